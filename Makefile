@@ -1,0 +1,36 @@
+# shoectl — quick start: `make run`, `make test`. Both work on a fresh machine with Python 3.11 and make.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench traceability clean venv
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## run: set up and run the main job on the embedded defaults
+run: $(STAMP)
+	$(VENV)/bin/shoectl run
+
+## test: set up and run the whole test suite
+test: $(STAMP)
+	$(PY) -m pytest
+
+## bench: performance figures (not pass/fail)
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+## traceability: regenerate docs/traceability.md from the tests' reg markers
+traceability: $(STAMP)
+	$(PY) tools/traceability.py --write
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

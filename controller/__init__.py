@@ -1,0 +1,1 @@
+"""shoectl controller: the rules core, the table state machine, the journal and the CLI."""

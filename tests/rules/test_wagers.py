@@ -1,0 +1,208 @@
+"""Wagers and settlement: every kind, commission rounding, order, House Money, void rounds."""
+from __future__ import annotations
+
+import dataclasses
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from controller.rules.cards import ALL_CARDS, parse_cards
+from controller.rules.engine import RoundFacts, deal
+from controller.rules.errors import WagerError
+from controller.rules.model import BonusRank, Game, Outcome, WagerKind as K
+from controller.rules.submission import load_preset
+from controller.rules.wagers import (
+    Result, Wager, add_house_money, house_money_max_addition, net_multiplier, settle, settle_house_money, void,
+)
+
+MINI = load_preset("minibaccarat")
+MIDI = load_preset("midibaccarat")
+EZ = load_preset("ez-baccarat")
+T21 = load_preset("21-baccarat")
+
+BANKER_WINS = parse_cards("2S,3H,4D,4C")  # Player 6, Banker 7, both stand
+PLAYER_WINS = parse_cards("3S,2H,4D,4C")  # Player 7, Banker 6
+TIE = parse_cards("3S,3H,4D,4C")          # 7 - 7
+
+
+def one(round_cards, kind, amount=100, sub=MINI, seat=1, **kw):
+    r = deal(round_cards, sub.game, getattr(sub, "twentyone", None), **kw)
+    [s] = settle(r, [Wager(seat, kind, amount)], sub)
+    return s
+
+
+def test_player_wins_even_money_and_banker_loses() -> None:
+    s = one(PLAYER_WINS, K.PLAYER)
+    assert (s.result, s.win, s.net, s.returned) == (Result.WIN, 100, 100, 200)
+    s = one(PLAYER_WINS, K.BANKER)
+    assert (s.result, s.net, s.returned) == (Result.LOSE, -100, 0)
+
+
+def test_banker_pays_less_five_percent_commission() -> None:
+    s = one(BANKER_WINS, K.BANKER, 100)
+    assert (s.result, s.win, s.commission) == (Result.WIN, 95, 5)
+
+
+@pytest.mark.parametrize("mode, win", [("down", 28), ("up", 29), ("half-up", 29), ("half-even", 28)])
+def test_commission_rounding_is_explicit(mode: str, win: int) -> None:
+    # 30 units at 1:1 less 5% = 28.5 units: the rounding rule decides.
+    sub = dataclasses.replace(MINI, commission_rounding=mode)
+    s = one(BANKER_WINS, K.BANKER, 30, sub)
+    assert s.win == win and s.win + s.commission == 30
+
+
+def test_ties_push_player_and_banker_and_pay_the_tie_8_to_1() -> None:
+    assert one(TIE, K.PLAYER).result is Result.PUSH
+    assert one(TIE, K.BANKER).result is Result.PUSH
+    assert one(TIE, K.TIE).win == 800
+    assert one(PLAYER_WINS, K.TIE).result is Result.LOSE
+
+
+def test_pairs_pay_11_to_1() -> None:
+    cards = parse_cards("5S,2H,5D,4C")  # Player 5-5 pair (0, draws)
+    r = deal(cards + parse_cards("KD,KC"))
+    assert r.player_pair and not r.banker_pair
+    out = {s.kind: s for s in settle(r, [Wager(1, K.PLAYER_PAIR, 10), Wager(1, K.BANKER_PAIR, 10)], MINI)}
+    assert out[K.PLAYER_PAIR].win == 110 and out[K.BANKER_PAIR].result is Result.LOSE
+
+
+def test_ten_and_king_are_not_a_pair() -> None:
+    assert not deal(parse_cards("10S,2H,KD,4C,KS,KC")).player_pair
+
+
+def test_ez_banker_pushes_on_winning_three_card_seven_and_dragon_pays() -> None:
+    cards = parse_cards("3S,AH,3D,AC,5S")  # Player 6, Banker 2 draws 5 -> 7 on three cards
+    r = deal(cards, Game.EZ_BACCARAT)
+    assert r.dragon7
+    out = {s.kind: s for s in settle(r, [Wager(2, K.BANKER, 100), Wager(2, K.DRAGON7, 10), Wager(3, K.PANDA8, 10)], EZ)}
+    assert out[K.BANKER].result is Result.PUSH
+    assert out[K.DRAGON7].win == 400
+    assert out[K.PANDA8].result is Result.LOSE
+    # Any other Banker win pays 1:1 with no commission (627c.2).
+    assert one(BANKER_WINS, K.BANKER, 100, EZ).win == 100
+
+
+@pytest.mark.reg("681a.7(h)")
+def test_settlement_order_is_counterclockwise_from_the_dealers_right_main_wagers_first() -> None:
+    sub = dataclasses.replace(MINI, seats=(7, 6, 5, 4, 3, 2, 1))  # a table numbered the other way
+    r = deal(PLAYER_WINS)
+    wagers = [Wager(1, K.TIE, 5), Wager(3, K.PLAYER, 10), Wager(7, K.BANKER, 10), Wager(5, K.TIE, 5), Wager(1, K.PLAYER, 10)]
+    order = [(s.seat, s.kind) for s in settle(r, wagers, sub)]
+    assert order == [(7, K.BANKER), (3, K.PLAYER), (1, K.PLAYER), (5, K.TIE), (1, K.TIE)]
+
+
+@pytest.mark.reg("681a.7(i)(1)", "681a.7(j)(1)", "681a.7(k)(1)(ii)")
+def test_21_baccarat_settlement_over_21() -> None:
+    cards = parse_cards("KS,9H,6D,8C,KD")  # Player 16 draws K -> 26; Banker 17 stands
+    s = {x.kind: x for x in settle(deal(cards, Game.TWENTYONE), [Wager(1, K.PLAYER, 10), Wager(2, K.BANKER, 10), Wager(3, K.TIE, 10)], T21)}
+    assert s[K.PLAYER].result is Result.LOSE and s[K.BANKER].result is Result.WIN and s[K.TIE].result is Result.LOSE
+
+
+@pytest.mark.reg("681a.7(i)(4)", "681a.7(j)(4)", "681a.7(k)(1)(i)")
+def test_21_baccarat_equal_totals_return_player_and_banker_and_pay_tie() -> None:
+    r = deal(parse_cards("KS,9H,9D,KC"), Game.TWENTYONE)
+    s = {x.kind: x for x in settle(r, [Wager(1, K.PLAYER, 10), Wager(2, K.BANKER, 10), Wager(3, K.TIE, 10)], T21)}
+    assert s[K.PLAYER].result is Result.PUSH and s[K.BANKER].result is Result.PUSH
+    assert s[K.TIE].win == 10 * T21.payout(K.TIE).win
+
+
+@pytest.mark.reg("681a.7(k)(2)", "681a.7(k)(2)(i)", "681a.7(k)(2)(ii)", "681a.7(k)(3)", "681a.7(k)(3)(i)", "681a.7(k)(3)(ii)")
+def test_21_baccarat_bonus_pays_by_rank_and_loses_without_pair_or_better() -> None:
+    r = deal(parse_cards("5S,9H,5D,KC,7C"), Game.TWENTYONE, bonus_in_play=True)
+    assert r.player_bonus_rank is BonusRank.PAIR and r.banker_bonus_rank is BonusRank.NONE
+    s = {x.kind: x for x in settle(r, [Wager(1, K.PLAYER_BONUS, 10), Wager(2, K.BANKER_BONUS, 10)], T21)}
+    assert s[K.PLAYER_BONUS].win == 10 * T21.bonus_paytable[BonusRank.PAIR].win // T21.bonus_paytable[BonusRank.PAIR].stake
+    assert s[K.BANKER_BONUS].result is Result.LOSE
+
+
+def test_bonus_wager_on_a_round_dealt_without_the_bonus_is_refused() -> None:
+    r = deal(parse_cards("5S,9H,5D,KC,7C"), Game.TWENTYONE)
+    with pytest.raises(WagerError, match="without the Bonus"):
+        settle(r, [Wager(1, K.PLAYER_BONUS, 10)], T21)
+
+
+@pytest.mark.reg("629a.8(c)(3)", "629a.8(c)(3)(i)")
+def test_house_money_is_settled_on_the_first_four_cards() -> None:
+    first_four = parse_cards("5S,KH,5D,2C")  # Player pair only
+    [s] = settle_house_money(first_four, [Wager(2, K.HOUSE_MONEY, 10), Wager(2, K.PLAYER, 10)], MIDI)
+    assert s.kind is K.HOUSE_MONEY and s.win == 30
+    [s] = settle_house_money(parse_cards("5S,KH,5D,KC"), [Wager(2, K.HOUSE_MONEY, 10)], MIDI)
+    assert s.win == 150
+    [s] = settle_house_money(parse_cards("5S,KH,6D,QC"), [Wager(2, K.HOUSE_MONEY, 10)], MIDI)
+    assert s.result is Result.LOSE
+
+
+@pytest.mark.reg("629a.8(c)(3)(i)(A)", "629a.8(c)(3)(i)(B)")
+def test_house_money_payout_added_to_the_original_wager_up_to_the_portion() -> None:
+    first_four = parse_cards("5S,KH,5D,2C")
+    wagers = [Wager(2, K.PLAYER, 10), Wager(2, K.HOUSE_MONEY, 10)]
+    [hm] = settle_house_money(first_four, wagers, MIDI)
+    assert house_money_max_addition(hm, MIDI) == 30
+    grown = add_house_money(wagers, hm, K.PLAYER, 30, MIDI)
+    assert grown[0] == Wager(2, K.PLAYER, 40)
+    half = dataclasses.replace(MIDI, house_money=dataclasses.replace(MIDI.house_money, portion=Decimal("0.5")))
+    assert house_money_max_addition(hm, half) == 15
+    with pytest.raises(WagerError, match="may add 1 to 15"):
+        add_house_money(wagers, hm, K.PLAYER, 16, half)
+    with pytest.raises(WagerError, match="no original banker wager"):
+        add_house_money(wagers, hm, K.BANKER, 5, MIDI)
+    # The added payout is then settled with the wager on the round's outcome.
+    r = deal(first_four + parse_cards("KD,KS"))  # Player 0 draws K -> 0; Banker 2 draws -> 2: Banker
+    [main] = [s for s in settle(r, grown, MIDI) if s.kind is K.PLAYER]
+    assert main.amount == 40 and main.result is Result.LOSE
+
+
+@pytest.mark.reg("627a.13(e)")
+def test_void_round_returns_every_wager() -> None:
+    out = void([Wager(1, K.PLAYER, 10), Wager(2, K.TIE, 5)])
+    assert all(s.result is Result.PUSH and s.returned == s.amount for s in out)
+
+
+@pytest.mark.parametrize(
+    "wager, sub, message",
+    [(Wager(9, K.PLAYER, 10), MINI, "seat 9 is not at this table"),
+     (Wager(1, K.DRAGON7, 10), MINI, "not offered"),
+     (Wager(1, K.PLAYER_BONUS, 10), MINI, "not offered")],
+)
+def test_bad_wagers_are_refused(wager: Wager, sub, message: str) -> None:
+    with pytest.raises(WagerError, match=message):
+        settle(deal(PLAYER_WINS), [wager], sub)
+
+
+@pytest.mark.parametrize("amount", [0, -5, 1.5, True, "10"])
+def test_amounts_are_positive_whole_minor_units(amount: object) -> None:
+    with pytest.raises(WagerError):
+        Wager(1, K.PLAYER, amount)  # type: ignore[arg-type]
+
+
+def test_net_multiplier_for_each_kind() -> None:
+    f = RoundFacts(Outcome.BANKER, player_pair=True, dragon7=True)
+    assert net_multiplier(K.BANKER, f, MINI) == Decimal("0.95")
+    assert net_multiplier(K.BANKER, f, EZ) == 0
+    assert net_multiplier(K.PLAYER, f, MINI) == -1
+    assert net_multiplier(K.PLAYER_PAIR, f, MINI) == 11
+    assert net_multiplier(K.DRAGON7, f, EZ) == 40
+
+
+kinds_mini = st.sampled_from([K.PLAYER, K.BANKER, K.TIE, K.PLAYER_PAIR, K.BANKER_PAIR])
+
+
+@given(
+    st.lists(st.sampled_from(ALL_CARDS), min_size=6, max_size=6),
+    st.lists(st.tuples(st.sampled_from(MINI.seats), kinds_mini, st.integers(1, 10**9)), min_size=1, max_size=20),
+)
+def test_settlement_conserves_money(cards: list, raw: list) -> None:
+    wagers = [Wager(s, k, a) for s, k, a in raw]
+    out = settle(deal(cards), wagers, MINI)
+    assert sorted((w.seat, w.kind, w.amount) for w in wagers) == sorted((s.seat, s.kind, s.amount) for s in out)
+    staked = sum(w.amount for w in wagers)
+    returned = sum(s.returned for s in out)
+    house = sum(s.amount - s.returned for s in out)
+    assert staked - returned == house  # what the house keeps is exactly what players did not get back
+    for s in out:
+        assert isinstance(s.win, int) and isinstance(s.commission, int)
+        assert s.returned >= 0
+        if s.kind is K.BANKER and s.result is Result.WIN:
+            assert s.win + s.commission == s.amount  # 1:1 gross, split between player and house
