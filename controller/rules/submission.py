@@ -98,14 +98,20 @@ DEFAULT_PAYTABLE: Mapping[WagerKind, Payout] = types.MappingProxyType(
     }
 )
 
-# 21 Baccarat Bonus Wager (681a.8(c) not found: assumption).
+# 21 Baccarat: the Tie pays 10:1 by default (681a.8(b) not found). At 8:1 the Tie would hold 22%
+# under the assumed draw rules, far from the 5.4-5.9% the rulemaking preamble (46 Pa.B. 7323)
+# gives; 10:1 holds 4.8% (6 decks). See docs/odds.md.
+TWENTYONE_PAYTABLE_OVERRIDES: Mapping[WagerKind, Payout] = types.MappingProxyType({WagerKind.TIE: Payout(10, 1)})
+
+# 21 Baccarat Bonus Wager (681a.8(c) not found: assumption). Chosen so that the Bonus holds about
+# 7% (6 decks) under the assumed rules, inside the 5.8-8.0% the rulemaking preamble gives.
 DEFAULT_BONUS_PAYTABLE: Mapping[BonusRank, Payout] = types.MappingProxyType(
     {
-        BonusRank.PAIR: Payout(1, 1),
-        BonusRank.FLUSH: Payout(3, 1),
-        BonusRank.STRAIGHT: Payout(5, 1),
-        BonusRank.THREE_OF_A_KIND: Payout(20, 1),
-        BonusRank.STRAIGHT_FLUSH: Payout(30, 1),
+        BonusRank.PAIR: Payout(2, 1),
+        BonusRank.FLUSH: Payout(4, 1),
+        BonusRank.STRAIGHT: Payout(7, 1),
+        BonusRank.THREE_OF_A_KIND: Payout(25, 1),
+        BonusRank.STRAIGHT_FLUSH: Payout(40, 1),
         BonusRank.SUITED_THREE_OF_A_KIND: Payout(100, 1),
     }
 )
@@ -596,7 +602,10 @@ class _Parser:
             wagers = self.wagers(sections["wagers"]["offered"], game)
 
         # [paytable]
-        table = {k: DEFAULT_PAYTABLE[k] for k in WagerKind if k in wagers and k not in _NOT_IN_PAYTABLE}
+        defaults = dict(DEFAULT_PAYTABLE)
+        if game is Game.TWENTYONE:
+            defaults.update(TWENTYONE_PAYTABLE_OVERRIDES)
+        table = {k: defaults[k] for k in WagerKind if k in wagers and k not in _NOT_IN_PAYTABLE}
         for key, value in sections["paytable"].items():
             kind = WagerKind(key)
             if kind not in wagers:

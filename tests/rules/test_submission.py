@@ -124,16 +124,16 @@ def test_21_baccarat_preset_values():
     s = load_preset("21-baccarat")
     assert (s.game, s.decks, s.dealing) == (Game.TWENTYONE, 6, Dealing.FACE_UP)
     assert s.wagers == {W.PLAYER, W.BANKER, W.TIE, W.PLAYER_BONUS, W.BANKER_BONUS}
-    assert dict(s.paytable) == {W.PLAYER: Payout(1), W.BANKER: Payout(1), W.TIE: Payout(8)}
+    assert dict(s.paytable) == {W.PLAYER: Payout(1), W.BANKER: Payout(1), W.TIE: Payout(10)}
     assert s.commission == 0
     assert s.twentyone == TwentyOneOptions(True, True, "each", 17)
     assert BonusRank.NONE not in s.bonus_paytable
     assert dict(s.bonus_paytable) == {
-        BonusRank.PAIR: Payout(1), BonusRank.FLUSH: Payout(3), BonusRank.STRAIGHT: Payout(5),
-        BonusRank.THREE_OF_A_KIND: Payout(20), BonusRank.STRAIGHT_FLUSH: Payout(30),
+        BonusRank.PAIR: Payout(2), BonusRank.FLUSH: Payout(4), BonusRank.STRAIGHT: Payout(7),
+        BonusRank.THREE_OF_A_KIND: Payout(25), BonusRank.STRAIGHT_FLUSH: Payout(40),
         BonusRank.SUITED_THREE_OF_A_KIND: Payout(100),
     }
-    assert s.bonus_payout("flush") == Payout(3)
+    assert s.bonus_payout("flush") == Payout(4)
 
 
 def test_default_submission_is_the_default_preset():

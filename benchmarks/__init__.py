@@ -1,0 +1,1 @@
+"""Performance figures for shoectl (`make bench`). Figures, not pass/fail tests."""

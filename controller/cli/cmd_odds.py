@@ -1,0 +1,122 @@
+"""``shoectl odds``: exact odds and house edges by enumeration (``controller.rules.odds``).
+
+``shoectl odds [--game {punto-banco,ez-baccarat,21-baccarat}] [--decks N] [--removed C1,C2,...]
+[--submission FILE_OR_PRESET] [--json]``
+
+- ``--game`` picks the game's preset (punto-banco -> minibaccarat, ez-baccarat -> ez-baccarat,
+  21-baccarat -> 21-baccarat) unless ``--submission`` is given; then ``--game``, if also given,
+  must agree with it. Neither: the default Rules Submission.
+- ``--decks`` sets the number of decks in the shoe (default: the submission's).
+- ``--removed`` takes cards out of the shoe (comma- or space-separated; may be repeated).
+- ``--json`` prints one JSON object (``OddsReport.to_json()``, exact fractions under ``"exact"``).
+
+Every input error (unknown game or card, more copies removed than the shoe holds, a bad deck
+count, a bad Rules Submission file) is one line on standard error and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from controller.cli.common import GAME_CHOICES, percent, print_json, submission_for
+from controller.errors import UsageError
+from controller.rules.cards import Composition, parse_cards
+from controller.rules.odds import OddsReport, exact_odds
+from controller.rules.submission import MAX_DECKS, MIN_DECKS
+
+_GAME_TITLES = {"punto-banco": "Punto Banco", "ez-baccarat": "EZ Baccarat", "21-baccarat": "21 Baccarat"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "odds",
+        help="exact odds and house edges of every wager, by enumeration",
+        description="Exact probabilities of every outcome and the house edge of every offered wager, "
+        "counted over every ordered six-card sequence the shoe can deal.",
+    )
+    p.add_argument(
+        "--game", metavar="GAME", default=None,
+        help=f"{', '.join(GAME_CHOICES)}: use that game's preset (default: the default Rules Submission)",
+    )
+    p.add_argument(
+        "--decks", metavar="N", default=None,
+        help=f"decks in the shoe, {MIN_DECKS}-{MAX_DECKS} (default: the Rules Submission's)",
+    )
+    p.add_argument(
+        "--removed", metavar="C1,C2,...", action="append", default=[],
+        help="cards taken out of the shoe, e.g. AS,10H,KD (may be repeated)",
+    )
+    p.add_argument("--submission", metavar="FILE_OR_PRESET", help="a Rules Submission file or preset name")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def _game(text: str | None) -> str | None:
+    if text is None:
+        return None
+    name = text.strip().lower()
+    if name not in GAME_CHOICES:
+        raise UsageError(f"unknown game {text!r}; games: {', '.join(GAME_CHOICES)}")
+    return name
+
+
+def _decks(text: str | None, default: int) -> int:
+    if text is None:
+        return default
+    try:
+        n = int(str(text).strip())
+    except ValueError:
+        n = None
+    if n is None or not MIN_DECKS <= n <= MAX_DECKS:
+        raise UsageError(f"--decks must be a whole number from {MIN_DECKS} to {MAX_DECKS}, not {text!r}")
+    return n
+
+
+def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
+    game = _game(args.game)
+    sub = submission_for(game, args.submission)
+    shoe = Composition.standard(_decks(args.decks, sub.decks))
+    removed = parse_cards(" ".join(args.removed or []))
+    if removed:
+        shoe = shoe.remove(removed)
+    return sub, exact_odds(sub, shoe)
+
+
+def run(args: argparse.Namespace) -> int:
+    sub, report = build_report(args)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(render_text(sub, report))
+    return 0
+
+
+def render_text(sub: Any, r: OddsReport) -> str:
+    title = _GAME_TITLES.get(r.game.value, r.game.value)
+    lines = [
+        f"Exact odds: {title}, {r.decks} deck{'s' if r.decks != 1 else ''}, {r.cards} cards"
+        f" (Rules Submission {sub.source})",
+    ]
+    if r.removed:
+        lines.append(f"Removed: {','.join(str(c) for c in r.removed)}")
+    if r.bonus_in_play is not None:
+        lines.append(f"Bonus in play: {'yes' if r.bonus_in_play else 'no'}")
+    lines.append(f"Ordered six-card sequences: {r.total_sequences:,}")
+    lines.append("")
+    width = max([len("Outcome")] + [len(k) for k in r.outcomes]) + 2
+    lines.append(f"{'Outcome':<{width}}{'Probability':>12}{'Percent':>12}  {'Sequences':>24}")
+    for name, p in r.outcomes.items():
+        lines.append(f"{name:<{width}}{float(p):>12.8f}{percent(float(p)):>12}  {r.counts[name]:>24,}")
+    if r.wagers:
+        lines.append("")
+        pw = max([len("Pays")] + [len(r.payouts.get(k, "")) for k in r.wagers]) + 2
+        ww = max([len("Wager")] + [len(k) for k in r.wagers]) + 2
+        lines.append(
+            f"{'Wager':<{ww}}{'Pays':<{pw}}{'House edge':>12}{'Win':>12}{'Push':>12}{'Lose':>12}"
+        )
+        for name, w in r.wagers.items():
+            lines.append(
+                f"{name:<{ww}}{r.payouts.get(name, ''):<{pw}}{percent(float(w['house_edge'])):>12}"
+                f"{percent(float(w['win'])):>12}{percent(float(w['push'])):>12}{percent(float(w['lose'])):>12}"
+            )
+    return "\n".join(lines)

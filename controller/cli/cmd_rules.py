@@ -1,0 +1,124 @@
+"""``shoectl rules``: deal a round from given cards, show or check a Rules Submission.
+
+``shoectl rules deal --game G --cards AS,9H,... [--bonus] [--json]`` deals one round from those
+cards in order. ``--cards -`` reads one round per line from standard input and writes one result
+per line; a bad line is reported (as ``{"line": n, "error": ...}`` with ``--json``) and the run
+exits 2 at the end. Too few cards: the round is void for insufficient cards (627a.13(e)), exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from controller.cli.common import GAME_CHOICES, print_json, submission_for
+from controller.errors import UsageError
+from controller.rules.cards import Composition, parse_cards
+from controller.rules.engine import RoundResult, deal
+from controller.rules.errors import RulesError
+from controller.rules.submission import preset_names
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rules", help="deal a round from given cards; show or check a Rules Submission")
+    rs = p.add_subparsers(dest="rules_command", metavar="SUBCOMMAND", parser_class=type(p))
+    rs.required = True
+
+    d = rs.add_parser("deal", help="decide one round from cards in the order they leave the shoe")
+    d.add_argument("--game", choices=GAME_CHOICES, default=None, help="punto-banco (default), ez-baccarat or 21-baccarat")
+    d.add_argument("--submission", metavar="FILE|PRESET", help="a Rules Submission file or preset name")
+    d.add_argument("--cards", required=True, metavar="C1,C2,...|-", help="cards in deal order, or - to read one round per line from stdin")
+    d.add_argument("--bonus", action="store_true", help="21 Baccarat: a Bonus Wager is in play (681a.7(f)(2))")
+    d.add_argument("--json", action="store_true", help="one JSON object per round")
+    d.set_defaults(func=run_deal)
+
+    s = rs.add_parser("show", help="print a Rules Submission (default: the default preset)")
+    s.add_argument("submission", nargs="?", metavar="FILE|PRESET")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=run_show)
+
+    c = rs.add_parser("check", help="validate Rules Submission files; exit 2 on the first bad one")
+    c.add_argument("files", nargs="+", metavar="FILE")
+    c.set_defaults(func=run_check)
+
+    pr = rs.add_parser("presets", help="list the shipped presets")
+    pr.set_defaults(func=run_presets)
+
+
+def _deal_line(text: str, sub: Any, bonus: bool) -> RoundResult:
+    cards = parse_cards(text)
+    if not cards:
+        raise UsageError("no cards given")
+    Composition.standard(sub.decks).remove(cards)  # more copies than the shoe holds is an input error
+    return deal(cards, sub.game, getattr(sub, "twentyone", None), bonus_in_play=bonus)
+
+
+def _text(r: RoundResult) -> str:
+    p = " ".join(map(str, r.player))
+    b = " ".join(map(str, r.banker))
+    extra = []
+    if r.natural:
+        extra.append("natural")
+    for flag in ("player_pair", "banker_pair"):
+        if r.game.is_punto_banco_family and getattr(r, flag):
+            extra.append(flag.replace("_", " "))
+    if r.game.value == "ez-baccarat":
+        extra += [n for n in ("dragon7", "panda8") if getattr(r, n)]
+    if r.game.value == "21-baccarat" and r.bonus_in_play:
+        extra.append(f"player bonus {r.player_bonus_rank.value}, banker bonus {r.banker_bonus_rank.value}")
+    verdict = "tie" if r.outcome.value == "tie" else f"{r.outcome.value} wins"
+    tail = f" ({', '.join(extra)})" if extra else ""
+    return f"Player {p} = {r.player_total} | Banker {b} = {r.banker_total} -> {verdict}{tail}; {r.cards_used} cards"
+
+
+def run_deal(args: argparse.Namespace) -> int:
+    sub = submission_for(args.game, args.submission)
+    if args.cards != "-":
+        r = _deal_line(args.cards, sub, args.bonus)
+        print_json(r.to_json()) if args.json else print(_text(r))
+        return 0
+    failed = 0
+    for n, line in enumerate(sys.stdin, start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            r = _deal_line(line, sub, args.bonus)
+        except (RulesError, UsageError) as exc:
+            failed += 1
+            msg = " ".join(str(exc).split())
+            if args.json:
+                print_json({"line": n, "error": msg})
+            print(f"shoectl rules deal: error: line {n}: {msg}", file=sys.stderr)
+            continue
+        print_json(r.to_json()) if args.json else print(_text(r))
+        sys.stdout.flush()
+    return 2 if failed else 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    sub = submission_for(None, args.submission)
+    d = sub.to_dict()
+    if args.json:
+        print_json(d)
+        return 0
+    for key, value in d.items():
+        print(f"{key}: {value}")
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from controller.rules.submission import load_submission
+
+    for f in args.files:
+        sub = load_submission(f)
+        print(f"{f}: ok ({sub.name}: {sub.game.value}, {sub.decks} decks)")
+    return 0
+
+
+def run_presets(args: argparse.Namespace) -> int:
+    for name in preset_names():
+        sub = submission_for(None, name)
+        print(f"{name}: {sub.name} ({sub.game.value}, {sub.decks} decks, {sub.dealing.value})")
+    return 0
+
+

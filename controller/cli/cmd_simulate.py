@@ -1,0 +1,117 @@
+"""``shoectl simulate --submission FILE --shoes N [--seed S] [--json] [--rounds]``.
+
+Deals whole shoes as the table would (``controller.simulation``) and prints outcome frequencies and
+each wager's realised hold with a 95% confidence interval, beside the exact figure from
+``controller.rules.odds`` for the same full shoe and whether the interval contains it.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from controller.cli.common import GAME_CHOICES, percent, print_json, submission_for
+from controller.rules.engine import RoundResult
+from controller.simulation import Estimate, outcome_frequencies, simulate, wager_holds
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("simulate", help="deal whole shoes through the rules core; frequencies and holds with 95% CIs")
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_arguments(p: argparse.ArgumentParser, default_shoes: int = 100) -> None:
+    p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission file or preset (default: minibaccarat)")
+    p.add_argument("--game", choices=GAME_CHOICES, help="use the preset for this game instead of --submission")
+    p.add_argument("--shoes", type=_positive_int, default=default_shoes, metavar="N", help=f"shoes to deal (default {default_shoes})")
+    p.add_argument("--seed", type=int, default=None, metavar="S", help="seed for a reproducible run (default: OS randomness)")
+    p.add_argument("--rounds", action="store_true", help="print every round as it is decided")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
+    return n
+
+
+def _exact(sub: Any) -> Any | None:
+    """Exact odds for the full shoe, or None when this game has no exact enumeration."""
+    try:
+        from controller.rules.odds import exact_odds
+    except ImportError:  # pragma: no cover - odds ships with the rules core
+        return None
+    return exact_odds(sub)
+
+
+def report(sub: Any, tally: Any, seed: int | None, elapsed: float) -> dict[str, Any]:
+    exact = _exact(sub)
+    outcomes: dict[str, Any] = {}
+    for name, est in outcome_frequencies(tally, sub.game).items():
+        outcomes[name] = _with_exact(est, None if exact is None else exact.outcomes.get(name))
+    wagers: dict[str, Any] = {}
+    for name, est in wager_holds(tally, sub).items():
+        ref = None if exact is None or name not in exact.wagers else exact.wagers[name]["house_edge"]
+        wagers[name] = _with_exact(est, ref)
+    return {
+        "submission": sub.source,
+        "game": sub.game.value,
+        "decks": sub.decks,
+        "shoes": tally.shoes,
+        "rounds": tally.rounds,
+        "void_rounds": tally.void_rounds,
+        "cards_dealt": tally.cards_dealt,
+        "seed": seed,
+        "seconds": round(elapsed, 3),
+        "outcomes": outcomes,
+        "wagers": wagers,
+    }
+
+
+def _with_exact(est: Estimate, exact: Any) -> dict[str, Any]:
+    d = est.to_json()
+    if exact is not None:
+        d["exact"] = float(exact)
+        d["agrees"] = est.contains(float(exact))
+    return d
+
+
+def print_round(shoe: int, n: int, r: RoundResult, as_json: bool) -> None:
+    if as_json:
+        print_json({"type": "round", "shoe": shoe, "round": n, **r.to_json()}, )
+    else:
+        from controller.cli.cmd_rules import _text
+
+        print(f"shoe {shoe} round {n:3d}: {_text(r)}", flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    sub = submission_for(args.game, args.submission)
+    on_round = (lambda s, n, r: print_round(s, n, r, args.json)) if args.rounds else None
+    t0 = time.perf_counter()
+    tally = simulate(sub, args.shoes, args.seed, on_round=on_round)
+    rep = report(sub, tally, args.seed, time.perf_counter() - t0)
+    if args.json:
+        print_json({"type": "summary", **rep} if args.rounds else rep)
+        return 0
+    void = f", {rep['void_rounds']} void" if rep["void_rounds"] else ""
+    seed = args.seed if args.seed is not None else "OS random"
+    print(f"{sub.name} ({sub.game.value}, {sub.decks} decks): {rep['shoes']} shoes, "
+          f"{rep['rounds']} rounds{void}, seed {seed}, {rep['seconds']:.2f} s")
+    _table("outcome", "frequency", rep["outcomes"])
+    _table("wager", "hold", rep["wagers"])
+    return 0
+
+
+def _table(title: str, what: str, rows: dict[str, Any]) -> None:
+    print(f"\n{title:<14}{what:>11}   {'95% CI':<23}{'exact':>10}  agrees")
+    for name, d in rows.items():
+        lo, hi = d["ci95"]
+        exact = percent(d["exact"]) if "exact" in d else "-"
+        agrees = ("yes" if d["agrees"] else "NO") if "agrees" in d else "-"
+        print(f"{name:<14}{percent(d['value']):>11}   [{percent(lo)}, {percent(hi)}]".ljust(50) + f"{exact:>10}  {agrees}")

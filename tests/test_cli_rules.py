@@ -1,0 +1,115 @@
+"""The command-line contract of `shoectl rules`, `simulate` and `run` (other programs parse it)."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from controller.cli.main import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    """Run the CLI in-process; argparse's own errors exit through SystemExit, like a process."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_rules_deal_json_contract(capsys) -> None:
+    code, out, err = run(capsys, "rules", "deal", "--cards", "2H,3D,3C,3S,4H,KC", "--json")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    assert d["game"] == "punto-banco"
+    assert d["player"] == {"cards": ["2H", "3C", "4H"], "total": 9}
+    assert d["banker"] == {"cards": ["3D", "3S"], "total": 6}
+    assert (d["outcome"], d["natural"], d["cards_used"]) == ("player", False, 5)
+
+
+def test_rules_deal_ez_and_21_keys(capsys) -> None:
+    code, out, _ = run(capsys, "rules", "deal", "--game", "ez-baccarat", "--cards", "3S,AH,3D,AC,5S", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["dragon7"] is True and d["panda8"] is False
+    code, out, _ = run(capsys, "rules", "deal", "--game", "21-baccarat", "--cards", "AS,5H,KD,5C,5D", "--bonus", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["banker"]["bonus_rank"] == "three_of_a_kind" and d["banker"]["bonus_cards"] == ["5H", "5C", "5D"]
+    assert d["dealt"][4] == {"card": "5D", "to": "banker_bonus"}
+
+
+def test_rules_deal_text(capsys) -> None:
+    code, out, _ = run(capsys, "rules", "deal", "--cards", "as 9h 2c kd")
+    assert code == 0 and "banker wins (natural)" in out
+
+
+@pytest.mark.reg("627a.13(e)")
+def test_too_few_cards_exit_2_round_void(capsys) -> None:
+    code, out, err = run(capsys, "rules", "deal", "--cards", "AS,9H,2C")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "void" in err and "insufficient cards" in err
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [(["rules", "deal", "--cards", "AS,ZZ,2C,3C"], "unknown card 'ZZ'"),
+     (["rules", "deal", "--game", "21-baccarat", "--cards", "AS,AS,AS,AS,AS,AS,AS"], "holds 6"),
+     (["rules", "deal", "--game", "baccarat-royale", "--cards", "AS"], "invalid choice"),
+     (["rules", "deal", "--submission", "/nonexistent/sub.toml", "--cards", "AS,2C,3C,4C"], "/nonexistent/sub.toml"),
+     (["rules", "deal", "--submission", "ez-baccarat", "--game", "punto-banco", "--cards", "AS,2C,3C,4C"], "does not match"),
+     (["simulate", "--shoes", "0"], "at least 1"),
+     (["nonsense"], "invalid choice")],
+)
+def test_input_errors_are_one_line_exit_2(capsys, argv: list[str], needle: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert needle in err and err.strip().count("\n") == 0 and "Traceback" not in err
+
+
+def test_bad_submission_file_names_file_and_key(capsys, tmp_path) -> None:
+    f = tmp_path / "bad.toml"
+    f.write_text('[submission]\ngame = "punto-banco"\n[paytable]\ntiee = "8:1"\n')
+    code, _, err = run(capsys, "rules", "deal", "--submission", str(f), "--cards", "AS,2C,3C,4C")
+    assert code == 2 and str(f) in err and "paytable.tiee" in err
+
+
+def test_rules_deal_reads_rounds_from_stdin(capsys, monkeypatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("AS,9H,2C,KD\n\n# a comment\nAS,XX\n2H,3D,3C,3S,4H\n"))
+    code, out, err = run(capsys, "rules", "deal", "--cards", "-", "--json")
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert code == 2  # one bad line
+    assert lines[0]["outcome"] == "banker"
+    assert lines[1] == {"line": 4, "error": lines[1]["error"]} and "XX" in lines[1]["error"]
+    assert lines[2]["outcome"] == "player"
+    assert "line 4" in err
+
+
+def test_simulate_json(capsys) -> None:
+    code, out, _ = run(capsys, "simulate", "--shoes", "3", "--seed", "1", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["shoes"] == 3 and d["rounds"] > 100
+    assert set(d["outcomes"]) >= {"player", "banker", "tie", "player_pair", "banker_pair"}
+    lo, hi = d["wagers"]["banker"]["ci95"]
+    assert lo <= d["wagers"]["banker"]["value"] <= hi
+
+
+def test_rules_show_and_presets(capsys) -> None:
+    code, out, _ = run(capsys, "rules", "show", "midibaccarat", "--json")
+    assert code == 0 and json.loads(out)["submission"]["dealing"] == "face-down"
+    code, out, _ = run(capsys, "rules", "presets")
+    assert code == 0 and "minibaccarat" in out and "21-baccarat" in out
+
+
+def test_console_script_runs_as_a_process() -> None:
+    proc = subprocess.run([sys.executable, "-m", "controller.cli.main", "rules", "deal", "--cards", "AS,ZZ"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_run_prints_each_round_and_a_summary(capsys) -> None:
+    code, out, _ = run(capsys, "run", "--seed", "4", "--shoes", "1")
+    assert code == 0
+    assert "shoe 1 round   1:" in out and "wager" in out
