@@ -20,12 +20,17 @@ from collections.abc import Sequence
 
 from controller.errors import UsageError
 from controller.rules.errors import RulesError
+from firmware_bridge.errors import BridgeError
+from firmware_bridge.profiles import ProfileError
 
 COMMAND_MODULES = (
     "controller.cli.cmd_rules",
     "controller.cli.cmd_odds",
     "controller.cli.cmd_simulate",
     "controller.cli.cmd_run",
+    "controller.cli.cmd_profiles",
+    "controller.cli.cmd_udev",
+    "controller.cli.cmd_devices",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -60,9 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (e.g. `| head`): not an error of ours.
         sys.stderr.close()
         return EXIT_OK
-    except (UsageError, RulesError, OSError) as exc:
-        # User-facing errors: bad input (UsageError, RulesError: both ValueErrors) or a file or
-        # device that cannot be used (OSError). One line, exit 2. Anything else is a bug and
+    except (UsageError, RulesError, ProfileError, BridgeError, OSError) as exc:
+        # User-facing errors: bad input (UsageError, RulesError, ProfileError, a bad fault spec)
+        # or a file or device that cannot be used (OSError, TransportError). One line, exit 2. Anything else is a bug and
         # keeps its traceback.
         print(f"shoectl {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

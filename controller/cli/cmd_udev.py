@@ -1,0 +1,90 @@
+"""``shoectl udev``: generate the udev rules from the device profiles, or check the checked-in file.
+
+- ``udev generate [-o FILE]``: the rules for the profiles of the search path, on standard output
+  or written to FILE (replaced atomically).
+- ``udev check [FILE]``: exit 0 if FILE (default: the repository's ``udev/99-shoectl.rules``)
+  equals the generated rules, else print a unified diff and exit 1 (a missing file also exits 1).
+
+Installing the rules: ``docs/udev.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from firmware_bridge.profiles import list_profiles
+from firmware_bridge.udev import checked_in_rules_path, generate_rules
+
+EXIT_DIFFERS = 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("udev", help="generate udev rules from the device profiles")
+    us = p.add_subparsers(dest="udev_command", metavar="SUBCOMMAND", parser_class=type(p))
+    us.required = True
+
+    g = us.add_parser("generate", help="print (or write) the rules")
+    g.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    g.set_defaults(func=run_generate)
+
+    c = us.add_parser("check", help="exit 1 if the rules file differs from the generated rules")
+    c.add_argument("file", nargs="?", metavar="FILE", help="default: the repository's udev/99-shoectl.rules")
+    c.set_defaults(func=run_check)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch to the subcommand (for callers that build their own parser)."""
+    return int(args.func(args) or 0)
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    text = generate_rules(list_profiles())
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    _write_atomically(Path(args.output), text)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    path = Path(args.file) if args.file else checked_in_rules_path()
+    expected = generate_rules(list_profiles())
+    try:
+        actual = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        print(f"{path}: missing; run: shoectl udev generate -o {path}")
+        return EXIT_DIFFERS
+    except UnicodeDecodeError:
+        print(f"{path}: not UTF-8 text; run: shoectl udev generate -o {path}")
+        return EXIT_DIFFERS
+    if actual == expected:
+        print(f"{path}: up to date")
+        return 0
+    diff = difflib.unified_diff(
+        actual.splitlines(keepends=True), expected.splitlines(keepends=True),
+        fromfile=str(path), tofile="generated",
+    )
+    sys.stdout.writelines(diff)
+    print(f"{path}: differs from the generated rules; run: shoectl udev generate -o {path}")
+    return EXIT_DIFFERS
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
