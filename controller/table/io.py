@@ -1,0 +1,78 @@
+"""What goes into the table core and what comes out of it. Immutable data only.
+
+Inputs are device events (from a link, after they are journaled) and operator commands (from the
+console or the automated dealer). Outputs are device commands to send, records to journal, and
+notices for the display. The core never performs I/O itself; the runner does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+
+class Role(IntEnum):
+    """Operator roles, ordered: a higher role may do what a lower one may."""
+
+    DEALER = 1
+    FLOORPERSON = 2
+    SUPERVISOR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> Role:
+        try:
+            return cls[str(text).upper()]
+        except KeyError:
+            raise ValueError(f"unknown role {text!r} (dealer, floorperson, supervisor)") from None
+
+
+@dataclass(frozen=True)
+class DeviceInput:
+    """A device event. ``device`` is the role the device plays at this table (shuffler, shoe)."""
+
+    device: str
+    event: Any  # a firmware_bridge.protocol DeviceEvent
+
+
+@dataclass(frozen=True)
+class DeviceStatus:
+    """The runner's report on a link: ``up`` after a (re)connect handshake, down when lost."""
+
+    device: str
+    up: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class OperatorInput:
+    command: str
+    args: dict[str, Any] = field(default_factory=dict)
+    operator: str = "auto"
+    role: Role = Role.DEALER
+
+
+@dataclass(frozen=True)
+class SendCommand:
+    device: str
+    message: Any  # a firmware_bridge.protocol Command
+
+
+@dataclass(frozen=True)
+class Record:
+    """A journal entry the core asks for (kind, payload, and the shoe/round it belongs to)."""
+
+    kind: str
+    payload: dict[str, Any]
+    shoe: str | None = None
+    round: int | None = None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the dealer, the floorperson or the display should see."""
+
+    level: str  # info | warning | fault
+    text: str
+
+
+Output = SendCommand | Record | Notice

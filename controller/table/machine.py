@@ -1,0 +1,95 @@
+"""The table's states and transitions, declared as data in one place.
+
+``build_machine(model)`` attaches a ``transitions.Machine`` (queued, auto-transitions off) to the
+table core. Guards (``conditions``) and effects (``after``) are methods of the model
+(``controller.table.core.TableCore``); an effect never blocks: it only appends outputs.
+
+    closed ──open──▶ shuffling ──shuffle_done──▶ cutting ──cut_complete──▶ ready_to_load
+      ▲                 │ count wrong                                         │ load
+      │                 ▼                                                     ▼
+      │            count_fault ──reshuffle──▶ shuffling                    loading ──loaded──▶ burning
+      │                                                                                    │ burned
+    close ◀── (betting) ◀──round_over── dealing ◀──no_more_bets── betting ◀────────────────┘
+                             │ squeeze / house money sub-states; cover card -> reshuffle
+    any live state ──fault──▶ fault ──recovered──▶ (the state it left)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from transitions import Machine
+
+STATES = [
+    "closed",          # no cards in play
+    "inspection",      # 681a.5(g): idle table, cards spread for inspection
+    "shuffling",       # 681a.5(a): automated shuffle under way (or the dealer's manual shuffle)
+    "count_fault",     # 681a.5(a) + count check: wrong card count, the table stays closed
+    "cutting",         # 681a.5(b)-(d): cut offered, cover cards placed
+    "ready_to_load",   # 681a.5(e): a floorperson may still order a recut or reshuffle
+    "loading",         # 681a.7(a): stack going into the shoe
+    "burning",         # 681a.7(c): first card after a load, or a new dealer's burn
+    "betting",         # wagers open
+    "dealing",         # 629a.8(b) "no more bets" said; cards being dealt
+    "squeeze",         # 629a.8(c)(1)-(2),(4)-(5): a hand is with a player (face-down dealing)
+    "house_money",     # 629a.8(c)(3): House Money settled before any third card
+    "fault",           # device fault or link lost: everything held, resumes where it stopped
+]
+
+LIVE = ["shuffling", "cutting", "ready_to_load", "loading", "burning", "betting", "dealing", "squeeze", "house_money", "inspection"]
+
+TRANSITIONS: list[dict[str, Any]] = [
+    # opening and shuffling (681a.5(a), (h))
+    {"trigger": "open", "source": "closed", "dest": "shuffling", "after": "start_shuffle"},
+    {"trigger": "shuffle_done", "source": "shuffling", "dest": "count_fault", "unless": "count_ok", "after": "report_count_fault"},
+    {"trigger": "shuffle_done", "source": "shuffling", "dest": "loading", "conditions": ["count_ok", "automatic_shoe"], "after": "deliver_to_shoe"},
+    {"trigger": "shuffle_done", "source": "shuffling", "dest": "cutting", "conditions": "count_ok", "after": ["deliver_to_dealer", "offer_cut"]},
+    {"trigger": "reshuffle", "source": ["count_fault", "ready_to_load", "cutting"], "dest": "shuffling", "after": "start_shuffle"},
+    {"trigger": "reshuffle", "source": "betting", "dest": "shuffling", "after": "collect_and_reshuffle"},
+    # cut (681a.5(b)-(e))
+    {"trigger": "cut_complete", "source": "cutting", "dest": "ready_to_load"},
+    {"trigger": "recut", "source": "ready_to_load", "dest": "cutting", "after": "offer_cut"},
+    {"trigger": "load", "source": "ready_to_load", "dest": "loading", "after": "prompt_load"},
+    # load and burn (681a.7(a), (c))
+    {"trigger": "loaded", "source": "loading", "dest": "burning", "after": "prompt_burn"},
+    {"trigger": "burned", "source": "burning", "dest": "betting", "after": "open_betting"},
+    {"trigger": "new_dealer", "source": "betting", "dest": "burning", "after": "prompt_burn"},
+    # a round (629a.8, 681a.7(e)-(l), 627a.13)
+    {"trigger": "no_more_bets", "source": "betting", "dest": "dealing", "after": "start_round"},
+    {"trigger": "squeeze_start", "source": "dealing", "dest": "squeeze"},
+    {"trigger": "squeeze_done", "source": "squeeze", "dest": "dealing", "after": "continue_round"},
+    {"trigger": "house_money_start", "source": "dealing", "dest": "house_money"},
+    {"trigger": "house_money_done", "source": "house_money", "dest": "dealing", "after": "continue_round"},
+    {"trigger": "round_over", "source": ["dealing", "squeeze", "house_money"], "dest": "shuffling", "conditions": "reshuffle_due", "after": "collect_and_reshuffle"},
+    {"trigger": "round_over", "source": ["dealing", "squeeze", "house_money"], "dest": "betting", "after": "open_betting"},
+    # idle table (681a.5(g)) and closing
+    {"trigger": "declare_idle", "source": ["betting", "ready_to_load", "closed"], "dest": "inspection", "after": "spread_cards"},
+    {"trigger": "inspected", "source": "inspection", "dest": "shuffling", "after": "start_shuffle"},
+    {"trigger": "close", "source": ["betting", "count_fault", "ready_to_load", "inspection"], "dest": "closed", "after": "closed_table"},
+    # faults: held where they happened, resumed exactly there
+    {"trigger": "fault", "source": LIVE, "dest": "fault", "before": "remember_state"},
+    {"trigger": "resume_shuffling", "source": "fault", "dest": "shuffling", "after": "resumed"},
+    {"trigger": "resume_cutting", "source": "fault", "dest": "cutting", "after": "resumed"},
+    {"trigger": "resume_ready_to_load", "source": "fault", "dest": "ready_to_load", "after": "resumed"},
+    {"trigger": "resume_loading", "source": "fault", "dest": "loading", "after": "resumed"},
+    {"trigger": "resume_burning", "source": "fault", "dest": "burning", "after": "resumed"},
+    {"trigger": "resume_betting", "source": "fault", "dest": "betting", "after": "resumed"},
+    {"trigger": "resume_dealing", "source": "fault", "dest": "dealing", "after": "resumed"},
+    {"trigger": "resume_squeeze", "source": "fault", "dest": "squeeze", "after": "resumed"},
+    {"trigger": "resume_house_money", "source": "fault", "dest": "house_money", "after": "resumed"},
+    {"trigger": "resume_inspection", "source": "fault", "dest": "inspection", "after": "resumed"},
+]
+
+
+LIVE_SET = frozenset(LIVE)
+
+
+def build_machine(model: Any, initial: str = "closed") -> Machine:
+    return Machine(
+        model=model,
+        states=STATES,
+        transitions=TRANSITIONS,
+        initial=initial,
+        queued=True,
+        auto_transitions=False,
+        ignore_invalid_triggers=False,
+    )

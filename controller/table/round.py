@@ -1,0 +1,44 @@
+"""One round in progress: its wagers, its engine, and who holds the cards in a squeeze."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.rules.cards import Card
+from controller.rules.engine import RoundEngine, RoundResult
+from controller.rules.model import Target, WagerKind
+from controller.rules.wagers import BONUS_WAGERS, Settlement, Wager
+
+
+@dataclass
+class RoundInProgress:
+    """``kind`` is ``normal``, ``simulated`` (627a.13(c)(2)/(d): no wagers) or ``void`` (627a.13(e))."""
+
+    number: int
+    kind: str
+    wagers: list[Wager]
+    engine: RoundEngine
+    cards: list[tuple[Card, Target, int]] = field(default_factory=list)  # (card, target, position)
+    house_money: list[Settlement] = field(default_factory=list)
+    house_money_settled: bool = False
+    squeezed: set[str] = field(default_factory=set)   # hands already squeezed and returned face up
+    squeeze_phase: str | None = None                  # "player" | "banker" while a hand is with a player
+    holders: dict[str, int | None] = field(default_factory=dict)  # hand -> seat (None: the dealer)
+    squeeze_refused: set[int] = field(default_factory=set)
+    result: RoundResult | None = None
+    settled: bool = False
+
+    @classmethod
+    def begin(cls, number: int, kind: str, wagers: list[Wager], submission: Any) -> RoundInProgress:
+        bonus = any(w.kind in BONUS_WAGERS for w in wagers)
+        engine = RoundEngine(submission.game, getattr(submission, "twentyone", None), bonus_in_play=bonus)
+        return cls(number, kind, wagers, engine)
+
+    def main_wagers(self) -> list[Wager]:
+        return [w for w in self.wagers if w.kind is not WagerKind.HOUSE_MONEY]
+
+    def house_money_wagers(self) -> list[Wager]:
+        return [w for w in self.wagers if w.kind is WagerKind.HOUSE_MONEY]
+
+    def first_four(self) -> list[Card]:
+        return [c for c, _, _ in self.cards[:4]]

@@ -1,0 +1,129 @@
+"""A sans-I/O test bench for the table core: scripted devices that obey its commands and prompts.
+
+The bench plays the shuffler (answers SHUFFLE with SHUFFLE_DONE and the stack's count), the
+dealer (obeys CUT n / COVER n / LOAD / BURN / DRAW / DISCARD prompts when ``auto_deal``) and the
+card-reading shoe (CARD_READ for each card drawn, COVER_CARD when the cover card comes out,
+SHOE_EMPTY at the end). Inputs and outputs are kept so tests can assert on them and replay them.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from controller.rules.cards import Card, Composition
+from controller.rules.submission import load_preset
+from controller.table.core import TableCore
+from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Record, Role, SendCommand
+from firmware_bridge.protocol import messages as m
+
+SUIT_CODE = {"C": 0, "D": 1, "H": 2, "S": 3}
+
+
+class Bench:
+    def __init__(self, preset: str = "minibaccarat", *, seed: int = 1, stack: list[Card] | None = None,
+                 count_delta: int = 0, auto_deal: bool = True, automatic_shoe: bool = False, submission: Any = None) -> None:
+        self.sub = submission or load_preset(preset)
+        self.core = TableCore(self.sub, automatic_shoe=automatic_shoe)
+        self.rng = random.Random(seed)
+        self.base = stack
+        self.count_delta = count_delta
+        self.auto_deal = auto_deal
+        self.stack: list[Card] = []
+        self.cover_index: int | None = None
+        self.drawn = 0
+        self.inputs: list[Any] = []
+        self.records: list[Record] = []
+        self.notices: list[Notice] = []
+        self.sent: list[SendCommand] = []
+        self.face_up_at: set[int] = set()
+
+    # -- feeding ---------------------------------------------------------------------------
+    def feed(self, inp: Any) -> list[Any]:
+        self.inputs.append(inp)
+        outs = self.core.handle(inp)
+        for o in outs:
+            if isinstance(o, Record):
+                self.records.append(o)
+            elif isinstance(o, Notice):
+                self.notices.append(o)
+            else:
+                self.sent.append(o)
+        for o in outs:
+            if isinstance(o, SendCommand):
+                self._device_acts(o)
+        return outs
+
+    def op(self, command: str, role: Role = Role.FLOORPERSON, operator: str = "fp1", **args: Any) -> list[Any]:
+        return self.feed(OperatorInput(command, args, operator, role))
+
+    def event(self, device: str, ev: Any) -> list[Any]:
+        return self.feed(DeviceInput(device, ev))
+
+    def link(self, device: str, up: bool) -> list[Any]:
+        return self.feed(DeviceStatus(device, up))
+
+    # -- the scripted devices ------------------------------------------------------------------
+    def _device_acts(self, o: SendCommand) -> None:
+        msg = o.message
+        if isinstance(msg, m.Shuffle):
+            cards = list(self.base) if self.base is not None else Composition.standard(msg.decks).cards()
+            if self.base is None:
+                self.rng.shuffle(cards)
+            self.stack, self.drawn, self.cover_index = cards, 0, None
+            n = len(cards) + self.count_delta
+            self.event("shuffler", m.ShuffleDone(n, msg.decks * 52))
+        elif isinstance(msg, m.Deliver) and msg.target is m.DeliverTarget.SHOE:
+            self.cover_index = len(self.stack) - 14 if self.cover_index is None else self.cover_index
+            self.event("shoe", m.ShoeLoaded(len(self.stack)))
+        elif isinstance(msg, m.Display):
+            self._prompted(msg.text)
+
+    def _prompted(self, text: str) -> None:
+        word, *rest = text.split()
+        if word == "CUT":
+            n = int(rest[0])
+            self.stack = self.stack[n:] + self.stack[:n]
+        elif word == "COVER":
+            self.cover_index = len(self.stack) - int(rest[0])
+        elif word == "LOAD" and self.auto_deal:
+            self.event("shoe", m.ShoeLoaded(len(self.stack)))
+        elif word in ("BURN", "DRAW", "DISCARD") and self.auto_deal:
+            self.draw()
+
+    def draw(self, face_up: bool = False) -> None:
+        """The dealer draws the next card from the shoe (the cover card first, if it is next)."""
+        if self.cover_index is not None and self.drawn == self.cover_index:
+            self.cover_index = None
+            self.event("shoe", m.CoverCard(self.drawn + 1))
+        if self.drawn >= len(self.stack):
+            self.event("shoe", m.ShoeEmpty())
+            return
+        c = self.stack[self.drawn]
+        self.drawn += 1
+        up = face_up or self.drawn in self.face_up_at
+        self.event("shoe", m.CardRead(c.rank, SUIT_CODE[c.suit], up, self.drawn, self.drawn * 1000))
+
+    # -- scenarios -----------------------------------------------------------------------------
+    def open_and_cut(self, cut: int = 100, cover: int = 14, seats: tuple[int, ...] = ()) -> None:
+        for s in seats:
+            self.op("sit", Role.DEALER, seat=s)
+        self.op("open")
+        if self.core.state == "cutting":
+            while self.core.shoe.cut_offeree is not None:
+                self.op("cut_decline", Role.DEALER, seat=self.core.shoe.cut_offeree)
+            self.op("cut", Role.DEALER, position=cut)
+            self.op("cover", Role.DEALER, from_bottom=cover)
+            self.op("load", Role.DEALER)
+
+    def play_round(self, wagers: list[tuple[int, str, int]] = ()) -> list[Record]:
+        start = len(self.records)
+        for seat, kind, amount in wagers:
+            self.op("wager", Role.DEALER, seat=seat, kind=kind, amount=amount)
+        self.op("no_more_bets", Role.DEALER)
+        return self.records[start:]
+
+    def kinds(self, since: int = 0) -> list[str]:
+        return [r.kind for r in self.records[since:]]
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [r.payload for r in self.records if r.kind == kind]
