@@ -428,3 +428,26 @@ def test_recovery_by_replaying_inputs_reaches_the_same_state(cut_at: int) -> Non
         full.core.handle(inp)
     assert b.core.snapshot() == full.core.snapshot() == a.core.snapshot()
     assert replay is not None
+
+
+@pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat"])
+def test_the_automated_dealer_plays_whole_shoes(preset: str) -> None:
+    from controller.table.autodealer import AutoDealer
+
+    b = Bench(preset, seed=3)
+    auto = AutoDealer(b.sub, seed=3)
+    for _ in range(20000):
+        op = auto.next_input(b.core)
+        if op is None:
+            break
+        b.feed(op)
+        if len({r.shoe for r in b.records if r.kind == "round_result"}) >= 2:
+            break
+    results = b.of("round_result")
+    assert len(results) > 50
+    assert not b.of("refused"), b.of("refused")[:3]
+    assert {r.payload["shoe"] for r in b.records if r.kind == "shoe_start"} >= {"T1-S0001", "T1-S0002"}
+    staked = sum(w["amount"] for r in b.of("round_start") for w in r["wagers"])
+    settled = sum(s["amount"] for s in b.of("settlement") if s["kind"] != "house_money")
+    hm = sum(s["amount"] for s in b.of("settlement") if s["kind"] == "house_money")
+    assert staked == settled + hm - sum(a["amount"] for a in b.of("house_money_added"))

@@ -1,0 +1,98 @@
+"""The automated dealer and floorperson for ``shoectl run`` on the embedded defaults.
+
+It plays the table's staff and players: opens the table, declines or takes the cut, places the
+cover cards, loads, seats players and places their wagers, says "no more bets", turns squeezed
+cards, continues after House Money, and clears faults a floorperson would clear. It only gives
+operator commands (``OperatorInput``) to the core, exactly as people at the console would; the
+physical dealing (drawing cards) is the emulated dealer's, on the shoe's prompts.
+
+``next_input(core) -> OperatorInput | None``: what to do now, or None to wait for the devices.
+Deterministic for a given seed.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from controller.rules.model import WagerKind
+from controller.table.io import OperatorInput, Role
+
+DEALER, FLOOR = "auto-dealer", "auto-floor"
+
+
+class AutoDealer:
+    def __init__(self, submission: Any, seed: int | None = None, *, players: int = 4) -> None:
+        self.sub = submission
+        self.rng = random.Random(seed)
+        seats = list(submission.seats)
+        self.seats = sorted(self.rng.sample(seats, min(players, len(seats))))
+        self._seated = False
+        self._bets_placed_for: int | None = None
+        self._asked: set[tuple[str, Any]] = set()
+
+    def _op(self, command: str, role: Role = Role.DEALER, **args: Any) -> OperatorInput:
+        return OperatorInput(command, args, FLOOR if role >= Role.FLOORPERSON else DEALER, role)
+
+    def next_input(self, core: Any) -> OperatorInput | None:
+        state = core.state
+        if not self._seated:
+            seat = next((s for s in self.seats if s not in core.occupied), None)
+            if seat is not None:
+                return self._op("sit", seat=seat)
+            self._seated = True
+        if state == "closed":
+            return self._once(("open", core.next_shoe), "open", Role.FLOORPERSON)
+        if state == "count_fault":
+            return self._once(("reshuffle", core.shoe.id), "order_reshuffle", Role.FLOORPERSON)
+        if state == "cutting":
+            shoe = core.shoe
+            if shoe.cut_position is None:
+                if shoe.cut_offeree is not None:
+                    if self.rng.random() < 0.5:
+                        return self._op("cut_decline", seat=shoe.cut_offeree)
+                    return self._op("cut", seat=shoe.cut_offeree, position=self._cut_position(shoe))
+                return self._op("cut", position=self._cut_position(shoe))
+            return self._op("cover", from_bottom=self.rng.randint(max(14, self.sub.min_cover_depth), max(16, self.sub.min_cover_depth)))
+        if state == "ready_to_load":
+            return self._op("load")
+        if state == "betting" and core.round is None and core.prompt == "PLACE BETS":
+            key = (core.shoe.id, core.round_count)
+            if self._bets_placed_for != key:
+                self._bets_placed_for = key
+                self._pending = self._wagers()
+            if self._pending:
+                seat, kind, amount = self._pending.pop()
+                return self._op("wager", seat=seat, kind=kind, amount=amount)
+            return self._op("no_more_bets")
+        if state == "squeeze":
+            return self._op("reveal")
+        if state == "house_money":
+            return self._op("continue")
+        if state == "fault":
+            clearable = [k for k in core.faults if k.split(":")[0] in ("jam", "fault")]
+            if clearable:
+                return self._op("clear_fault", Role.FLOORPERSON, key=clearable[0])
+        return None
+
+    def _once(self, key: tuple[str, Any], command: str, role: Role) -> OperatorInput | None:
+        if key in self._asked:
+            return None
+        self._asked.add(key)
+        return self._op(command, role)
+
+    def _cut_position(self, shoe: Any) -> int:
+        d = self.sub.min_cover_depth
+        return self.rng.randint(d, shoe.stack_size - d)
+
+    def _wagers(self) -> list[tuple[int, str, int]]:
+        """Each seated player bets on Player or Banker, sometimes on a side wager; amounts in
+        cents, multiples of 5 dollars."""
+        offered = [k for k in self.sub.wagers if k not in (WagerKind.PLAYER, WagerKind.BANKER)]
+        out = []
+        for seat in self.seats:
+            side = self.rng.choice([WagerKind.PLAYER, WagerKind.BANKER])
+            out.append((seat, side.value, 500 * self.rng.randint(1, 20)))
+            if offered and self.rng.random() < 0.3:
+                out.append((seat, self.rng.choice(sorted(offered)).value, 500 * self.rng.randint(1, 4)))
+        out.reverse()
+        return out

@@ -1,0 +1,76 @@
+"""How the table's inputs and decisions become journal entries, and how inputs come back.
+
+Every input is journaled before it is acted on, in the same transaction as the records the core
+made from it (all or nothing). Device events keep their device id, event epoch and counter, so a
+device event resent after a crash or a reconnect is recognised and processed once.
+
+Entry kinds: ``input.device`` (payload: role, event name, event fields), ``input.operator``
+(command, args, role; operator in its own column), ``input.status`` (role, up, reason), and the
+core's own record kinds (``card``, ``round_result``, ``settlement``, ...; see docs/journal.md).
+
+``inputs_from(entries)`` turns the journaled inputs back into core inputs, for ``recover``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from controller.journal.store import Record as JournalRecord
+from controller.table.io import DeviceInput, DeviceStatus, OperatorInput, Record, Role
+from firmware_bridge.protocol import messages as m
+
+INPUT_KINDS = ("input.device", "input.operator", "input.status")
+_EVENT_CLASSES = {cls.__name__: cls for cls in vars(m).values()
+                  if isinstance(cls, type) and issubclass(cls, m.DeviceEvent) and cls is not m.DeviceEvent}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if hasattr(value, "value") and isinstance(value.value, int):  # IntEnum
+        return int(value.value)
+    return str(value)
+
+
+def device_input_record(inp: DeviceInput, device_id: str, epoch: int | None, counter: int | None,
+                        shoe: str | None, round_no: int | None) -> JournalRecord:
+    ev = inp.event
+    fields = {f.name: _plain(getattr(ev, f.name)) for f in dataclasses.fields(ev) if f.name != "counter"}
+    return JournalRecord("input.device", {"role": inp.device, "event": type(ev).__name__, "fields": fields},
+                         shoe=shoe, round=round_no, device=device_id, epoch=epoch, counter=counter)
+
+
+def operator_input_record(inp: OperatorInput, shoe: str | None, round_no: int | None) -> JournalRecord:
+    return JournalRecord("input.operator", {"command": inp.command, "args": {k: _plain(v) for k, v in inp.args.items()},
+                                            "role": inp.role.name.lower()},
+                         shoe=shoe, round=round_no, operator=inp.operator)
+
+
+def status_input_record(inp: DeviceStatus, shoe: str | None, round_no: int | None) -> JournalRecord:
+    return JournalRecord("input.status", {"role": inp.device, "up": inp.up, "reason": inp.reason},
+                         shoe=shoe, round=round_no)
+
+
+def output_records(records: Iterable[Record]) -> list[JournalRecord]:
+    return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round) for r in records]
+
+
+def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | None:
+    """The core input a journal entry holds, or None if it is not an input."""
+    p = entry.payload
+    if entry.kind == "input.device":
+        cls = _EVENT_CLASSES[p["event"]]
+        return DeviceInput(p["role"], cls(**p["fields"], counter=entry.device_counter or 0))
+    if entry.kind == "input.operator":
+        return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["role"]))
+    if entry.kind == "input.status":
+        return DeviceStatus(p["role"], bool(p["up"]), p.get("reason", ""))
+    return None
+
+
+def inputs_from(entries: Iterable[Any]) -> Iterator[DeviceInput | OperatorInput | DeviceStatus]:
+    for e in entries:
+        inp = input_from(e)
+        if inp is not None:
+            yield inp
