@@ -31,6 +31,8 @@ COMMAND_MODULES = (
     "controller.cli.cmd_profiles",
     "controller.cli.cmd_udev",
     "controller.cli.cmd_devices",
+    "controller.cli.cmd_journal",
+    "controller.cli.cmd_replay",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

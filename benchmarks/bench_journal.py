@@ -1,0 +1,100 @@
+"""Throughput of the journal (figures, not a pass/fail test), on real files in a temp directory.
+
+``run(quick=False) -> dict``:
+
+- ``single_appends_per_s``: ``Journal.append`` of a card-read-sized device event, each its own
+  durable transaction (WAL, synchronous=FULL: one fsync each), median over repeats;
+- ``batch10_entries_per_s`` / ``batch100_entries_per_s``: entries per second through
+  ``append_batch`` in batches of 10 and 100 (one fsync per batch);
+- ``verify_entries_per_s``: ``verify`` (SQLite quick_check + the chain) and
+  ``verify_chain_only_entries_per_s`` (without quick_check), over a journal of many entries;
+- ``fsync_floor_commits_per_s``: bare single-row SQLite commits with the same settings, the floor
+  that the disk sets (REFERENCE.md measured ~6,700/s on these machines).
+
+The table needs a few dozen entries per round, so even the single-append figure is far above need.
+Run from the project root: ``python -m benchmarks journal [--quick]`` or
+``python -m benchmarks.bench_journal [--quick]``.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from controller.journal import Journal, Record, verify
+
+
+def _payload(i: int) -> dict:
+    return {"card": "AS", "rank": i % 13 + 1, "suit": i % 4, "position": i % 416 + 1, "face_up": False,
+            "timestamp_ms": 1_000_000 + 37 * i}
+
+
+def _single(path: Path, n: int) -> float:
+    with Journal.open(path, table_id="bench") as j:
+        start = time.perf_counter()
+        for i in range(n):
+            j.append("card.read", _payload(i), shoe="S1", round=i // 6, device="shoe-1", epoch=1, counter=i + 1)
+        return n / (time.perf_counter() - start)
+
+
+def _batched(path: Path, n: int, size: int) -> float:
+    with Journal.open(path, table_id="bench") as j:
+        start = time.perf_counter()
+        for b in range(0, n, size):
+            j.append_batch([Record("card.read", _payload(i), shoe="S1", round=i // 6, device="shoe-1", epoch=1,
+                                   counter=i + 1) for i in range(b, min(n, b + size))])
+        return n / (time.perf_counter() - start)
+
+
+def _floor(path: Path, n: int) -> float:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("CREATE TABLE t (seq INTEGER PRIMARY KEY, x TEXT)")
+    start = time.perf_counter()
+    for i in range(n):
+        conn.execute("INSERT INTO t (x) VALUES (?)", (json.dumps(_payload(i)),))
+    rate = n / (time.perf_counter() - start)
+    conn.close()
+    return rate
+
+
+def _median(fn, repeats: int, d: Path, name: str, *args) -> float:
+    return statistics.median(fn(d / f"{name}{r}.db", *args) for r in range(repeats))
+
+
+def run(quick: bool = False) -> dict:
+    repeats = 2 if quick else 5
+    n_single = 300 if quick else 2000
+    n_batch = 2000 if quick else 20000
+    n_verify = 5000 if quick else 100_000
+    with tempfile.TemporaryDirectory(prefix="bench-journal-") as tmp:
+        d = Path(tmp)
+        figures: dict = {
+            "single_appends_per_s": round(_median(_single, repeats, d, "single", n_single)),
+            "batch10_entries_per_s": round(_median(_batched, repeats, d, "b10", n_batch, 10)),
+            "batch100_entries_per_s": round(_median(_batched, repeats, d, "b100", n_batch, 100)),
+            "fsync_floor_commits_per_s": round(_median(_floor, repeats, d, "floor", n_single)),
+        }
+        big = d / "verify.db"
+        _batched(big, n_verify, 1000)
+        for key, check in (("verify_entries_per_s", True), ("verify_chain_only_entries_per_s", False)):
+            rates = []
+            for _ in range(max(1, repeats - 1)):
+                start = time.perf_counter()
+                report = verify(big, integrity_check=check)
+                rates.append(report.entries / (time.perf_counter() - start))
+                assert report.ok and report.entries == n_verify
+            figures[key] = round(statistics.median(rates))
+        figures["verify_journal_entries"] = n_verify
+        figures["verify_journal_bytes"] = big.stat().st_size
+    figures["settings"] = "WAL, synchronous=FULL, one writer; median of %d repeats" % repeats
+    return figures
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(quick="--quick" in sys.argv[1:]), indent=2))

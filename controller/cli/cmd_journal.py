@@ -1,0 +1,180 @@
+"""``shoectl journal``: verify and export the tamper-evident journal.
+
+``shoectl journal verify PATH [--hmac-key FILE] [--expect-count N] [--expect-last-hash H]
+[--anchor SEQ:HASH ...] [--json]``: exit 0 when intact (prints the count and the last hash), 1
+naming the first bad entry and why, 2 for a missing, unreadable or not-a-journal file, or a
+missing or unusable key (one line on standard error).
+
+``shoectl journal export PATH [--format jsonl] [--since SEQ] [-o FILE]``: one JSON object per
+entry (all columns, ``payload`` as an object) for entries with ``seq > SEQ``. With ``-o`` the file
+is written whole or not at all.
+
+Adding a sub-command (e.g. ``replay``) from another module, without editing this one: in that
+module's ``register(sub)`` (``sub`` being the top-level sub-parsers that ``controller.cli.main``
+passes to every command module) call::
+
+    from controller.cli.cmd_journal import add_subcommand
+    p = add_subcommand(sub, "replay", help="...")
+    p.add_argument(...)
+    p.set_defaults(func=run_replay)
+
+and list that module in ``controller.cli.main.COMMAND_MODULES``. ``add_subcommand`` creates the
+``journal`` parser if this module has not registered it yet, so the order does not matter.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO, Any
+
+from controller.cli.common import print_json
+from controller.errors import UsageError
+from controller.journal.chain import load_hmac_key
+from controller.journal.errors import JournalError
+from controller.journal.store import JournalReader
+from controller.journal.verify import VerifyReport, is_hash, verify
+
+EXIT_OK, EXIT_FAILED = 0, 1
+_SUBCOMMANDS_ATTR = "_shoectl_journal_subcommands"
+
+
+def journal_subparsers(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """The sub-parsers of ``shoectl journal`` (creating the ``journal`` parser on first use)."""
+    parser = sub.choices.get("journal")
+    if parser is None:
+        parser = sub.add_parser(
+            "journal", help="verify or export the tamper-evident journal",
+            description="Verify the journal's hash chain, or export its entries.")
+        action = parser.add_subparsers(dest="journal_command", metavar="SUBCOMMAND", parser_class=type(parser))
+        action.required = True
+        setattr(parser, _SUBCOMMANDS_ATTR, action)
+    action = getattr(parser, _SUBCOMMANDS_ATTR, None)
+    if action is None:
+        raise RuntimeError("a 'journal' command was registered by something other than controller.cli.cmd_journal")
+    return action
+
+
+def add_subcommand(sub: argparse._SubParsersAction, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """Add ``shoectl journal NAME`` and return its parser (``kwargs`` go to ``add_parser``)."""
+    return journal_subparsers(sub).add_parser(name, **kwargs)
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
+    return value
+
+
+def _hash(text: str) -> str:
+    if not is_hash(text.lower()):
+        raise argparse.ArgumentTypeError(f"not a SHA-256 hash (64 hex digits): {text!r}")
+    return text.lower()
+
+
+def _anchor(text: str) -> tuple[int, str]:
+    seq, sep, digest = text.partition(":")
+    if not sep or not seq.isdigit() or int(seq) < 1 or not is_hash(digest.lower()):
+        raise argparse.ArgumentTypeError(f"an anchor is SEQ:HASH (as printed by the controller), got {text!r}")
+    return int(seq), digest.lower()
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    js = journal_subparsers(sub)
+
+    v = js.add_parser("verify", help="check the journal's hash chain (and HMAC); exit 1 naming the first bad entry")
+    v.add_argument("path", metavar="PATH", help="the journal file")
+    v.add_argument("--hmac-key", metavar="FILE", help="the HMAC key file (required for an HMAC-protected journal)")
+    v.add_argument("--expect-count", type=_non_negative, metavar="N", help="the journal must hold exactly N entries")
+    v.add_argument("--expect-last-hash", type=_hash, metavar="H", help="the last entry's hash must be H")
+    v.add_argument("--anchor", type=_anchor, action="append", default=[], metavar="SEQ:HASH",
+                   help="entry SEQ must have hash HASH (an anchor printed by the controller); repeatable")
+    v.add_argument("--no-integrity-check", action="store_true", help="skip SQLite's quick_check (faster)")
+    v.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    v.set_defaults(func=run_verify)
+
+    e = js.add_parser("export", help="write the journal's entries as JSON lines")
+    e.add_argument("path", metavar="PATH", help="the journal file")
+    e.add_argument("--format", choices=["jsonl"], default="jsonl", help="jsonl: one JSON object per entry (default)")
+    e.add_argument("--since", type=_non_negative, default=0, metavar="SEQ", help="only entries after SEQ")
+    e.add_argument("-o", "--output", metavar="FILE", help="write to FILE (whole or not at all) instead of stdout")
+    e.set_defaults(func=run_export)
+
+    # `shoectl journal replay` is registered by another module with add_subcommand(sub, "replay", ...)
+    # (see the module docstring); nothing to add here.
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    report = verify(args.path, hmac_key=key, expect_count=args.expect_count,
+                    expect_last_hash=args.expect_last_hash, anchors=args.anchor,
+                    integrity_check=not args.no_integrity_check)
+    if report.needs_key:
+        raise UsageError(f"{args.path}: {report.reason} (--hmac-key FILE)")
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(_text(args.path, report))
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _text(path: str, r: VerifyReport) -> str:
+    algo = r.algorithm + (f", key id {r.key_id}" if r.key_id else "")
+    if r.ok:
+        return f"{path}: ok: {r.entries} entries, last hash {r.last_hash} ({algo})"
+    where = f"entry {r.first_bad_seq}" if r.first_bad_seq is not None else "the journal"
+    return f"{path}: FAILED at {where}: {r.reason} ({r.entries} entries good before it; {algo})"
+
+
+def run_export(args: argparse.Namespace) -> int:
+    with JournalReader.open(args.path) as reader:
+        if args.output is None:
+            _write_jsonl(reader, args.since, sys.stdout)
+            return EXIT_OK
+        out = Path(args.output)
+        directory = out.parent if str(out.parent) else Path(".")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=directory)
+        except OSError as exc:
+            raise JournalError(f"{out}: cannot write the export: {exc.strerror or exc}") from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                count = _write_jsonl(reader, args.since, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644 & ~_umask())
+            os.replace(tmp, out)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    print(f"{out}: {count} entries")
+    return EXIT_OK
+
+
+def _write_jsonl(reader: JournalReader, since: int, stream: IO[str]) -> int:
+    count = 0
+    try:
+        with reader.snapshot():
+            for entry in reader.entries(since_seq=since):
+                stream.write(json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+                count += 1
+    except OSError as exc:
+        if isinstance(exc, (JournalError, BrokenPipeError)):
+            raise
+        raise JournalError(f"cannot write the export: {exc.strerror or exc}") from None
+    return count
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,211 @@
+"""The journal's canonical encoding and hash chain, and the HMAC key file.
+
+Every entry n carries ``prev_hash`` (the hash of entry n-1; 64 zeros for entry 1) and
+``hash = H(prev_hash || body)`` where ``prev_hash`` is its 64 lowercase hex characters in ASCII and
+``body`` is the UTF-8 of the canonical JSON array::
+
+    [seq, ts, kind, table_id, shoe_id, round_no, device_id, device_epoch, device_counter, operator, payload]
+
+(``null`` for an absent column, ``payload`` the object itself). Canonical JSON is
+``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``; the stored
+``payload`` column is exactly the canonical JSON of the payload, so the body is built by splicing
+that text in. ``H`` is SHA-256, or HMAC-SHA-256 with the journal's secret key.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from controller.journal.errors import JournalError, PayloadError
+
+GENESIS_HASH = "0" * 64
+SHA256 = "sha256"
+HMAC_SHA256 = "hmac-sha256"
+ALGORITHMS = (SHA256, HMAC_SHA256)
+MIN_KEY_BYTES = 16
+
+_KEY_ID_PREFIX = b"shoectl-journal key id\x00"
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_HEAD = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_json(obj: Any) -> str:
+    """The canonical JSON text of ``obj`` (sorted keys, no spaces, UTF-8 characters kept):
+    ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``."""
+    return _CANONICAL.encode(obj)
+
+
+def _where(path: str) -> str:
+    return path or "the payload"
+
+
+class _FloatFound(Exception):
+    pass
+
+
+def _float_found(text: str) -> Any:
+    raise _FloatFound(text)
+
+
+_STRICT = json.JSONDecoder(parse_float=_float_found, parse_constant=_float_found)
+
+
+def decode_payload_strict(text: str) -> Any:
+    """``json.loads`` that raises PayloadError on a float, NaN or Infinity."""
+    try:
+        return _STRICT.decode(text)
+    except _FloatFound as exc:
+        raise PayloadError(f"{exc} in the payload is a float, which the journal never stores") from None
+
+
+def _check(value: Any, path: str, depth: int, seen: set[int]) -> None:
+    if value is None or value is True or value is False:
+        return
+    if isinstance(value, float):  # before int: no float subclass is an int, but be explicit
+        raise PayloadError(
+            f"{_where(path)} is a float ({value!r}): the journal takes no floats; "
+            "write money and numbers as int (e.g. minor units) or str")
+    if isinstance(value, int):
+        return
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise PayloadError(f"{_where(path)} is not valid Unicode text ({exc.reason})") from None
+        return
+    if isinstance(value, (dict, list, tuple)):
+        if id(value) in seen:
+            raise PayloadError(f"{_where(path)} contains itself (circular reference)")
+        seen.add(id(value))
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise PayloadError(f"{_where(path)} has a non-string key {key!r}: JSON object keys are strings")
+                _check(key, f"{path}[{key!r}]", depth + 1, seen)
+                _check(item, f"{path}[{key!r}]", depth + 1, seen)
+        else:
+            for i, item in enumerate(value):
+                _check(item, f"{path}[{i}]", depth + 1, seen)
+        seen.discard(id(value))
+        return
+    hint = " (use int minor units or str)" if type(value).__name__ == "Decimal" else ""
+    raise PayloadError(f"{_where(path)} is a {type(value).__name__}, which is not a JSON value{hint}")
+
+
+def encode_payload(payload: Any) -> str:
+    """Check that ``payload`` is a JSON object without floats and return its canonical JSON text.
+
+    Raises PayloadError naming the offending place, e.g. ``payload['bets'][0]['amount'] is a float``.
+    Tuples are accepted and read back as lists.
+    """
+    return encode_payload_value(payload)[0]
+
+
+def encode_payload_value(payload: Any) -> tuple[str, Any]:
+    """``encode_payload``, also returning the payload as it reads back (``json.loads`` of the text)."""
+    if not isinstance(payload, dict):
+        raise PayloadError(f"the payload must be a dict (a JSON object), got {type(payload).__name__}")
+    # Fast path: encode, decode refusing floats, compare. Any doubt goes to the precise walk below.
+    try:
+        text = canonical_json(payload)
+        text.encode("utf-8")
+        back = _STRICT.decode(text)
+        if back == payload:
+            return text, back
+    except (TypeError, ValueError, RecursionError, _FloatFound):
+        pass
+    try:
+        _check(payload, "payload", 0, set())  # raises with the place, or passes (e.g. a tuple)
+        text = canonical_json(payload)
+    except PayloadError:
+        raise
+    except RecursionError:
+        raise PayloadError("the payload is nested too deeply") from None
+    except (TypeError, ValueError) as exc:
+        raise PayloadError(f"the payload is not JSON: {exc}") from None
+    return text, json.loads(text)
+
+
+def entry_body(seq: int, ts: str, kind: str, table_id: str, shoe_id: str | None, round_no: int | None,
+               device_id: str | None, device_epoch: int | None, device_counter: int | None,
+               operator: str | None, payload_text: str) -> bytes:
+    """The bytes an entry's hash covers after ``prev_hash`` (see the module docstring)."""
+    head = _HEAD.encode([seq, ts, kind, table_id, shoe_id, round_no, device_id, device_epoch, device_counter, operator])
+    return (head[:-1] + "," + payload_text + "]").encode("utf-8")
+
+
+def key_id(key: bytes) -> str:
+    """A public fingerprint of an HMAC key (16 hex digits), stored in the journal's ``meta`` table
+    so that a wrong key is reported as such. It is not the key and does not reveal it."""
+    return hashlib.sha256(_KEY_ID_PREFIX + key).hexdigest()[:16]
+
+
+class Hasher:
+    """Computes entry hashes for one algorithm (and key)."""
+
+    __slots__ = ("algorithm", "_key", "key_id")
+
+    def __init__(self, key: bytes | None = None) -> None:
+        if key is not None and not isinstance(key, (bytes, bytearray)):
+            raise TypeError("the HMAC key must be bytes (see load_hmac_key)")
+        if key is not None and len(key) == 0:
+            raise JournalError("the HMAC key is empty")
+        self._key = bytes(key) if key is not None else None
+        self.algorithm = HMAC_SHA256 if key is not None else SHA256
+        self.key_id = key_id(self._key) if self._key is not None else None
+
+    def digest(self, prev_hash: str, body: bytes) -> str:
+        data = prev_hash.encode("ascii") + body
+        if self._key is None:
+            return hashlib.sha256(data).hexdigest()
+        return hmac.digest(self._key, data, "sha256").hex()
+
+
+def load_hmac_key(path: str | os.PathLike[str]) -> bytes:
+    """Read an HMAC key from a secret file: its exact bytes (a trailing newline is part of the key).
+
+    The file must exist, be a regular file, hold at least 16 bytes, and be readable by its owner
+    only (no group or world read permission): otherwise JournalError says why.
+    Create one with ``umask 077; head -c 32 /dev/urandom > journal.key``.
+    """
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY)
+    except FileNotFoundError:
+        raise JournalError(f"{p}: HMAC key file not found") from None
+    except OSError as exc:
+        raise JournalError(f"{p}: cannot read the HMAC key file: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise JournalError(f"{p}: the HMAC key file is not a regular file")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & (stat.S_IRGRP | stat.S_IROTH):
+            raise JournalError(
+                f"{p}: the HMAC key file is readable by group or others (mode {mode:04o}); "
+                "restrict it with chmod 600")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except JournalError:
+        raise
+    except OSError as exc:
+        raise JournalError(f"{p}: cannot read the HMAC key file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    key = b"".join(chunks)
+    if not key:
+        raise JournalError(f"{p}: the HMAC key file is empty")
+    if len(key) < MIN_KEY_BYTES:
+        raise JournalError(f"{p}: the HMAC key is too short ({len(key)} bytes; at least {MIN_KEY_BYTES} needed)")
+    return key

@@ -1,0 +1,56 @@
+"""Errors of the journal.
+
+::
+
+    JournalError (+OSError)            the journal file cannot be used; one line, exit 2 in the CLI
+    +-- NotAJournalError               not SQLite, or SQLite without the journal's schema
+    +-- JournalBusyError               locked by another connection, or another writer holds it
+    +-- JournalWriteError              an append failed (disk full, I/O error); nothing was stored
+    PayloadError (+ValueError)         a payload or column value the journal refuses (e.g. a float)
+    DeviceEventConflict (+ValueError)  a device event whose (device, epoch, counter) is stored
+                                       with a different kind or payload
+
+``JournalError`` is an ``OSError`` so that ``controller.cli.main`` reports it as one line with
+exit 2 without knowing the journal; ``PayloadError`` and ``DeviceEventConflict`` are programming or
+device errors that the caller (the table) must handle.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class JournalError(OSError):
+    """The journal file cannot be opened, read or written."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else self.__class__.__name__
+
+
+class NotAJournalError(JournalError):
+    """The file is not SQLite, or is SQLite without the journal's schema."""
+
+
+class JournalBusyError(JournalError):
+    """The database is locked, or another process has the journal open for writing."""
+
+
+class JournalWriteError(JournalError):
+    """An append or batch could not be committed. The journal is exactly as before the call."""
+
+
+class PayloadError(ValueError):
+    """A payload or column value that the journal refuses (float, non-JSON type, bad key)."""
+
+
+class DeviceEventConflict(ValueError):
+    """A device event arrived again with the same (device, epoch, counter) but a different kind or
+    payload: not a harmless resend. Nothing was stored; ``existing`` is the stored entry."""
+
+    def __init__(self, message: str, existing: Any, kind: str, payload: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.existing = existing
+        self.kind = kind
+        self.payload = payload
