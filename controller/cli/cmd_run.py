@@ -1,22 +1,203 @@
-"""``shoectl run``: the main job.
+"""``shoectl run``: the main job — a whole table.
 
-Until the table controller (issue 4) lands, ``shoectl run`` deals shoes of the default Rules
-Submission through the rules core exactly as ``shoectl simulate --rounds`` does, printing each
-round and a summary. The device bridge and the journal will take over here.
+With no ``--device``: the embedded defaults — an emulated shuffler and card-reading shoe with a
+scripted dealer, served over pseudo-terminals and reached through pyserial like real hardware,
+the automated dealer and floorperson, the default Rules Submission, and the journal
+``./var/journal.db``. With ``--device PROFILE@PORT`` (repeatable; roles from the profiles' kinds):
+attached hardware or a separately emulated table (``shoectl emulate --table``).
+
+A journal that already holds entries is resumed: every journaled input is fed to the table core
+again (the state the journal proves), the links are told which device events are already stored,
+and the devices resend what was not yet acknowledged.
+
+Output: one line per round and per notice; ``--json`` writes every record as a JSON line instead.
 """
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
 
-from controller.cli import cmd_simulate
+import structlog
+
+from controller.cli.common import print_json, submission_for
+from controller.errors import UsageError
+from controller.journal import Journal
+from controller.logging import configure_logging
+from controller.table.autodealer import AutoDealer
+from controller.table.core import TableCore
+from controller.table.io import Notice, OperatorInput, Record, Role
+from controller.table.runner import TableRunner
+
+DEFAULT_JOURNAL = Path("var") / "journal.db"
+ROLE_OF_KIND = {"shuffler": "shuffler", "shoe": "shoe"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="the main job (for now: deal shoes of the default submission, printing each round)")
-    cmd_simulate.add_arguments(p, default_shoes=1)
+    p = sub.add_parser("run", help="the main job: run a table (embedded emulated devices by default)")
+    p.add_argument("--device", action="append", default=[], metavar="PROFILE@PORT",
+                   help="attach a device (repeatable): e.g. emulated-shoe@/dev/pts/5, acme-readershoe-s@/dev/shoectl/shoe")
+    p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
+    p.add_argument("--journal", default=str(DEFAULT_JOURNAL), metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
+    p.add_argument("--table-id", default="T1", metavar="ID")
+    p.add_argument("--shoes", type=_positive, metavar="N", help="stop after N completed shoes")
+    p.add_argument("--rounds", type=_positive, metavar="N", help="stop after N rounds")
+    p.add_argument("--seed", type=int, metavar="S", help="seed for the built-in emulator and the automated dealer")
+    p.add_argument("--speed", default="20", metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
+    p.add_argument("--faults", metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
+    p.add_argument("--dealt-log", metavar="FILE", help="built-in emulator: append every card the shoe delivers")
+    p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
+    p.add_argument("--json", action="store_true", help="write every journal record as a JSON line")
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-file", metavar="PATH", help="JSON log file (default: next to the journal)")
     p.set_defaults(func=run)
 
 
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
+    return n
+
+
+def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
+    from firmware_bridge.profiles import resolve_profile
+
+    out: dict[str, tuple[Any, str]] = {}
+    for spec in specs:
+        name, sep, port = spec.partition("@")
+        if not sep or not name or not port:
+            raise UsageError(f"--device {spec!r}: expected PROFILE@PORT")
+        profile = resolve_profile(name)
+        role = ROLE_OF_KIND.get(profile.kind)
+        if role is None:
+            raise UsageError(f"--device {spec!r}: a {profile.kind} is not supported by the table runner yet")
+        if role in out:
+            raise UsageError(f"--device {spec!r}: a {role} is already attached")
+        out[role] = (profile, port)
+    if specs and set(out) != {"shuffler", "shoe"}:
+        raise UsageError("attach both a shuffler and a shoe (--device PROFILE@PORT for each)")
+    return out
+
+
+class _Display:
+    """Line-per-event output for people; ``--json`` writes the records instead."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.lock = threading.Lock()
+
+    def record(self, r: Record) -> None:
+        with self.lock:
+            if self.as_json:
+                print_json({"type": r.kind, "shoe": r.shoe, "round": r.round, **r.payload})
+                sys.stdout.flush()
+                return
+            p = r.payload
+            if r.kind == "round_result" and p.get("kind") != "void":
+                cards = lambda side: " ".join(p[side]["cards"])  # noqa: E731
+                print(f"{r.shoe} round {p['round']:3d} [{p['kind']}]: Player {cards('player')} ({p['player']['total']})"
+                      f"  Banker {cards('banker')} ({p['banker']['total']})  -> {p['outcome']}", flush=True)
+            elif r.kind == "shoe_start":
+                print(f"== shoe {p['shoe']}: shuffling {p['decks']} decks", flush=True)
+            elif r.kind == "cut":
+                print(f"   cut at {p['position']} by {p['by']}", flush=True)
+            elif r.kind == "reconciliation":
+                print(f"   shoe done: {p['left_shoe']} cards out, {p['remaining_in_shoe']} left; "
+                      f"{'reconciled' if p['ok'] else 'DOES NOT RECONCILE'}", flush=True)
+
+    def notice(self, n: Notice) -> None:
+        if self.as_json:
+            with self.lock:
+                print_json({"type": "notice", "level": n.level, "text": n.text})
+            return
+        if n.level != "info":
+            with self.lock:
+                print(f"!! {n.level}: {n.text}", flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
-    args.rounds = True
-    return cmd_simulate.run(args)
+    sub = submission_for(None, args.submission)
+    attached = _parse_devices(args.device)
+    journal_path = Path(args.journal)
+    journal_path.parent.mkdir(parents=True, exist_ok=True)
+    configure_logging(level=args.log_level, file=args.log_file or str(journal_path.with_suffix(".log")), table=args.table_id)
+    display = _Display(args.json)
+    emulator = None
+    journal = Journal.open(journal_path, table_id=args.table_id)
+    try:
+        core = TableCore(sub, table_id=args.table_id)
+        auto = None if args.manual else AutoDealer(sub, seed=args.seed)
+        runner = TableRunner(core, journal, autodealer=auto, on_record=display.record, on_notice=display.notice,
+                             rounds=args.rounds, shoes=args.shoes, pace=0.0)
+        resumed = runner.recover_from_journal()
+        if resumed and not args.json:
+            print(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}", flush=True)
+        if not attached:
+            emulator, attached = _start_emulator(args)
+            if resumed and core.state not in ("closed", "count_fault", "shuffling"):
+                # A new built-in emulator holds no cards: the shoe the journal left in play is gone.
+                runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
+                                            "auto-floor", Role.FLOORPERSON))
+        runner.links = _make_links(runner, attached)
+        _install_signals(runner)
+        runner.run()
+    finally:
+        if emulator is not None:
+            emulator.close()
+        anchor = journal.anchor() if journal.last_seq else None
+        journal.close()
+    if not args.json:
+        print(f"journal {journal_path}: {anchor or 'empty'}", flush=True)
+    return 0
+
+
+def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any, str]]]:
+    from firmware_bridge.emulator.factory import parse_speed
+    from firmware_bridge.emulator.faults import FaultSpec
+    from firmware_bridge.emulator.serving import serve_table
+    from firmware_bridge.emulator.table import Table
+    from firmware_bridge.profiles import get_profile
+
+    try:
+        speed = parse_speed(args.speed)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    faults = FaultSpec.parse(args.faults)
+    table = Table(seed=args.seed, speed=speed, faults=faults, dealt_log=args.dealt_log)
+    server = serve_table(table)
+    ports = {d["profile"]: d["port"] for d in server.devices()}
+    attached = {"shuffler": (get_profile("emulated-shuffler"), ports["emulated-shuffler"]),
+                "shoe": (get_profile("emulated-shoe"), ports["emulated-shoe"])}
+    return server, attached
+
+
+def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]]) -> dict[str, Any]:
+    from firmware_bridge.link import DeviceLink
+
+    links = {}
+    for role, (profile, port) in attached.items():
+        seed = runner.last_delivered_for(role)
+        links[role] = DeviceLink.from_profile(
+            profile, port, on_event=runner.link_event_callback(role), on_state=runner.link_state_callback(role),
+            last_delivered=seed[1] if seed else None,
+        )
+    return links
+
+
+def _install_signals(runner: TableRunner) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        structlog.get_logger().warning("stopping", signal=signum)
+        runner.stop()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)

@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "controller.cli.cmd_devices",
     "controller.cli.cmd_journal",
     "controller.cli.cmd_replay",
+    "controller.cli.cmd_emulate",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

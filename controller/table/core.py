@@ -34,6 +34,7 @@ from controller.table.round import RoundInProgress
 from firmware_bridge.protocol import messages as m
 
 SUITS_BY_CODE = ("C", "D", "H", "S")
+GATE_OPEN_STATES = frozenset({"burning", "betting", "dealing", "squeeze", "house_money"})
 
 # The least role that may give each operator command.
 PERMISSIONS: dict[str, Role] = {
@@ -60,6 +61,7 @@ PERMISSIONS: dict[str, Role] = {
     "enter_card": Role.FLOORPERSON,
     "void_round": Role.FLOORPERSON,
     "manual_shuffle_done": Role.DEALER,
+    "restart_shoe": Role.FLOORPERSON,
 }
 
 
@@ -146,9 +148,21 @@ class TableCore:
         self._out = []
 
     def resume_outputs(self) -> list[Output]:
-        """Idempotent commands that bring the devices back in step after a restart or reconnect:
-        the current prompt again (a display is idempotent)."""
-        return [SendCommand("shoe", m.Display(self.prompt))] if self.prompt else []
+        """Commands that bring the devices back in step after a restart or a reconnect, safe to
+        repeat: a shuffle not yet reported done is asked for again (nothing has been dealt from
+        it; its count is checked when it reports), a stack not yet cut is delivered to the dealer
+        again, and the current prompt is shown again (a display is idempotent)."""
+        out: list[Output] = []
+        st = self.saved_state or self.state
+        if st in GATE_OPEN_STATES:
+            out.append(SendCommand("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
+        if st == "shuffling":
+            out.append(SendCommand("shuffler", m.Shuffle(self.sub.decks)))
+        elif st == "cutting" and self.shoe is not None and self.shoe.cut_position is None:
+            out.append(SendCommand("shuffler", m.Deliver(m.DeliverTarget.DEALER)))
+        if self.prompt:
+            out.append(SendCommand("shoe", m.Display(self.prompt)))
+        return out
 
     # -- snapshot for displays and `ctl status` ---------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -380,6 +394,25 @@ class TableCore:
             raise Refused("no round in progress")
         self._void_round("voided by the floorperson")
 
+    def op_restart_shoe(self, op: OperatorInput, reason: str = "the devices lost the shoe") -> None:
+        """The shoe in play is gone (the devices were replaced or restarted without their cards):
+        a round in progress is void and its wagers returned (as 627a.13(e)), wagers on the layout
+        are returned, and a new shoe is shuffled."""
+        if self.state in ("closed", "fault", "shuffling"):
+            raise Refused(f"nothing to restart while the table is {self.state}")
+        r = self.round
+        if r is not None and not r.settled:
+            for s in void(r.wagers):
+                self._record("settlement", s.to_json())
+            r.kind, r.settled = "void", True
+            self._record("round_result", {"round": r.number, "kind": "void", "reason": reason,
+                                          "cards": [{"card": str(c), "to": t.value} for c, t, _ in r.cards]})
+        for s in void(self.pending_wagers):
+            self._record("wager_returned", s.to_json())
+        self.pending_wagers = []
+        self._record("shoe_restarted", {"reason": reason})
+        self.restart()
+
     def op_manual_shuffle_done(self, op: OperatorInput) -> None:
         raise Refused("this table uses an automated shuffler")
 
@@ -506,7 +539,7 @@ class TableCore:
         elif action is irr.Action.DISCARD_WITH_ONE_MORE:
             self._record("discard", {"card": str(c), "position": position, "reason": "627a.13(c)(1)"})
             self.discard_next = 1
-            self._prompt("DISCARD")
+            self._prompt("BURN")
             return
         elif action is irr.Action.BANKER_THIRD_CARD:  # pragma: no cover - the engine drew it already
             raise Refused("the Banker's third card is dealt by the tableau")
@@ -546,7 +579,7 @@ class TableCore:
     def _next_prompt(self) -> None:
         r = self.round
         if self.discard_next:
-            self._prompt("DISCARD")
+            self._prompt("BURN")
             return
         if r is None or self.state != "dealing":
             return
@@ -726,7 +759,7 @@ class TableCore:
             "remaining_in_shoe": remaining, "total": shoe.dealt + remaining,
             "expected": shoe.decks * 52, "ok": shoe.dealt + remaining == shoe.decks * 52,
         })
-        self._prompt("COLLECT")
+        self._prompt("UNLOAD")
 
     # -- shoe preparation ----------------------------------------------------------------------
     def start_shuffle(self) -> None:
@@ -791,6 +824,7 @@ class TableCore:
         self._prompt("LOAD")
 
     def prompt_burn(self) -> None:
+        self._send("shoe", m.GateUnlock())  # the shoe's gate opens once it holds a cut, loaded stack
         self._prompt("BURN")
 
     def spread_cards(self) -> None:
@@ -798,6 +832,7 @@ class TableCore:
         self._prompt("SPREAD")
 
     def closed_table(self) -> None:
+        self._send("shoe", m.GateLock())
         self._prompt("CLOSED")
 
     # -- faults --------------------------------------------------------------------------------

@@ -65,6 +65,8 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "declare_idle", "source": ["betting", "ready_to_load", "closed"], "dest": "inspection", "after": "spread_cards"},
     {"trigger": "inspected", "source": "inspection", "dest": "shuffling", "after": "start_shuffle"},
     {"trigger": "close", "source": ["betting", "count_fault", "ready_to_load", "inspection"], "dest": "closed", "after": "closed_table"},
+    # the devices were replaced or restarted without their cards: a new shoe
+    {"trigger": "restart", "source": LIVE + ["count_fault"], "dest": "shuffling", "after": "collect_and_reshuffle"},
     # faults: held where they happened, resumed exactly there
     {"trigger": "fault", "source": LIVE, "dest": "fault", "before": "remember_state"},
     {"trigger": "resume_shuffling", "source": "fault", "dest": "shuffling", "after": "resumed"},

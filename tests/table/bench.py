@@ -87,7 +87,7 @@ class Bench:
             self.cover_index = len(self.stack) - int(rest[0])
         elif word == "LOAD" and self.auto_deal:
             self.event("shoe", m.ShoeLoaded(len(self.stack)))
-        elif word in ("BURN", "DRAW", "DISCARD") and self.auto_deal:
+        elif word in ("BURN", "DRAW") and self.auto_deal:
             self.draw()
 
     def draw(self, face_up: bool = False) -> None:

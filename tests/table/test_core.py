@@ -382,7 +382,7 @@ def test_link_lost_and_back_reissues_the_prompt_and_settles_once() -> None:
     before = len(b.sent)
     b.link("shoe", True)
     assert b.core.state == "dealing"
-    assert b.sent[before].message == m.Display("DRAW BANKER")
+    assert [s.message for s in b.sent[before:before + 2]] == [m.GateUnlock(), m.Display("DRAW BANKER")]
     b.auto_deal = True
     b.draw()
     assert len(b.of("settlement")) == 1
@@ -451,3 +451,18 @@ def test_the_automated_dealer_plays_whole_shoes(preset: str) -> None:
     settled = sum(s["amount"] for s in b.of("settlement") if s["kind"] != "house_money")
     hm = sum(s["amount"] for s in b.of("settlement") if s["kind"] == "house_money")
     assert staked == settled + hm - sum(a["amount"] for a in b.of("house_money_added"))
+
+
+def test_restart_shoe_voids_the_round_returns_wagers_and_reshuffles() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    b.draw()
+    b.op("restart_shoe", Role.DEALER)
+    assert "needs a floorperson" in b.of("refused")[-1]["reason"]
+    b.op("restart_shoe", reason="emulator restarted")
+    assert b.of("round_result")[-1]["kind"] == "void"
+    assert b.of("settlement")[-1]["result"] == "push"
+    assert b.core.state == "cutting" and b.core.shoe.id.endswith("S0002")

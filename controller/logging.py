@@ -1,0 +1,64 @@
+"""structlog, configured once for the process: JSON lines to a rotating file, readable lines on
+standard error. Every line carries the table, shoe, round and device ids (``None`` where not
+applicable), from structlog's context variables (the runner binds shoe and round per input; the
+links bind their device).
+
+``configure_logging(level, file, table)`` may be called again (tests): it replaces the handlers.
+Nothing is configured at import time.
+"""
+from __future__ import annotations
+
+import logging
+import logging.handlers
+from typing import Any
+
+import structlog
+
+IDS = ("table", "shoe", "round", "device")
+_HANDLER_TAG = "_shoectl_handler"
+
+
+def _ensure_ids(logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+    for key in IDS:
+        event.setdefault(key, None)
+    return event
+
+
+def configure_logging(level: str = "warning", file: str | None = None, table: str | None = None,
+                      max_bytes: int = 10 * 1024 * 1024, backups: int = 5) -> None:
+    shared = [
+        structlog.contextvars.merge_contextvars,
+        _ensure_ids,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+    root = logging.getLogger()
+    for h in [h for h in root.handlers if getattr(h, _HANDLER_TAG, False)]:
+        root.removeHandler(h)
+        h.close()
+    console = logging.StreamHandler()
+    console.setLevel(level.upper())
+    console.setFormatter(structlog.stdlib.ProcessorFormatter(
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.dev.ConsoleRenderer(colors=False)],
+        foreign_pre_chain=shared))
+    setattr(console, _HANDLER_TAG, True)
+    root.addHandler(console)
+    if file:
+        fh = logging.handlers.RotatingFileHandler(file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
+        fh.setLevel(logging.DEBUG if level == "debug" else logging.INFO)
+        fh.setFormatter(structlog.stdlib.ProcessorFormatter(
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
+            foreign_pre_chain=shared))
+        setattr(fh, _HANDLER_TAG, True)
+        root.addHandler(fh)
+    root.setLevel(logging.DEBUG)
+    logging.getLogger("transitions").setLevel(logging.WARNING)  # its per-callback chatter is not ours
+    structlog.contextvars.clear_contextvars()
+    if table is not None:
+        structlog.contextvars.bind_contextvars(table=table)

@@ -1,0 +1,277 @@
+"""The table runner: one thread owns the table core; the links, the senders and the operators only
+enqueue.
+
+For each input, in the order it was queued:
+1. a device event already in the journal (same device serial, event epoch and counter: resent
+   after a crash or a reconnect) is not processed again;
+2. the core decides (``TableCore.handle``);
+3. the input and every record the core made from it are appended in ONE transaction
+   (``Journal.append_batch``: all or nothing, durable when it returns);
+4. only then is a device event acknowledged (the link's ``on_event`` returns, and the link sends
+   EVENT_ACK), and the core's device commands are queued to the per-device senders.
+A crash anywhere loses nothing: an input not yet committed is resent by its device (device
+events) or was never acted on (operator commands); a committed one is found in the journal at the
+restart, where ``recover`` feeds every journaled input to a fresh core to rebuild its state.
+
+Threads: the owner (``run``), one sender per device role (``link.request`` may block for a reply
+or a retry), and the links' own threads. Nothing here blocks the owner on device I/O.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from controller.journal import Journal
+from controller.table.core import TableCore
+from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Record, SendCommand
+from controller.table.journaling import (
+    INPUT_KINDS, device_input_record, inputs_from, operator_input_record, output_records, status_input_record,
+)
+from firmware_bridge.errors import BridgeError
+
+log = structlog.get_logger()
+
+
+@dataclass
+class _DeviceItem:
+    role: str
+    link_event: Any
+    done: threading.Event = field(default_factory=threading.Event)
+    error: BaseException | None = None
+
+
+class _Stop:
+    pass
+
+
+class TableRunner:
+    """Owns a ``TableCore``; see the module docstring.
+
+    Args:
+        core: the table core (fresh; ``recover_from_journal`` rebuilds it).
+        journal: an open ``Journal`` (written only by the owner thread).
+        links: device role ("shuffler", "shoe") -> a ``DeviceLink`` not yet started, created with
+            ``on_event=runner.link_event_callback(role)`` and ``on_state=runner.link_state_callback(role)``.
+        autodealer: gives operator commands when the table waits for people (or None).
+        on_record / on_notice: display hooks, called on the owner thread.
+        rounds / shoes: stop after this many rounds / completed shoes (None: run until stopped).
+        pace: seconds the automated dealer waits between its actions.
+    """
+
+    def __init__(self, core: TableCore, journal: Journal, links: dict[str, Any] | None = None, *,
+                 autodealer: Any = None, on_record: Callable[[Record], None] | None = None,
+                 on_notice: Callable[[Notice], None] | None = None, rounds: int | None = None,
+                 shoes: int | None = None, pace: float = 0.0) -> None:
+        self.core = core
+        self.journal = journal
+        self.links: dict[str, Any] = dict(links or {})
+        self.autodealer = autodealer
+        self.on_record = on_record
+        self.on_notice = on_notice
+        self.stop_rounds = rounds
+        self.stop_shoes = shoes
+        self.pace = pace
+        self.rounds_done = 0
+        self.shoes_done = 0
+        self.inbox: queue.Queue[Any] = queue.Queue()
+        self._outboxes: dict[str, queue.Queue[Any]] = {}
+        self._senders: list[threading.Thread] = []
+        self._stopping = threading.Event()
+        self._last_auto = 0.0
+        self.error: BaseException | None = None
+        self._log = log.bind(table=core.table_id)
+
+    # -- wiring for the links --------------------------------------------------------------------
+    def link_event_callback(self, role: str) -> Callable[[Any], None]:
+        """``on_event`` for the link of ``role``: returns once the event is committed (so the
+        link acknowledges it only then); raises if it could not be."""
+        def on_event(link_event: Any) -> None:
+            item = _DeviceItem(role, link_event)
+            self.inbox.put(item)
+            while not item.done.wait(0.2):
+                if self._stopping.is_set():
+                    raise BridgeError("the table is stopping; the event stays with the device")
+            if item.error is not None:
+                raise item.error
+        return on_event
+
+    def link_state_callback(self, role: str) -> Callable[[Any, str | None], None]:
+        def on_state(state: Any, reason: str | None) -> None:
+            value = getattr(state, "value", str(state))
+            if value == "connected":
+                self.inbox.put(DeviceStatus(role, True))
+            elif value == "disconnected" and reason:
+                self.inbox.put(DeviceStatus(role, False, reason))
+        return on_state
+
+    def submit(self, op: OperatorInput) -> None:
+        """Queue an operator command (from the console or a script)."""
+        self.inbox.put(op)
+
+    # -- recovery ---------------------------------------------------------------------------------
+    def recover_from_journal(self) -> int:
+        """Feed every journaled input to the core; returns how many. Also returns, per role, the
+        last stored device counter, for seeding the links (``last_delivered_for``)."""
+        inputs = list(inputs_from(self.journal.entries(kinds=INPUT_KINDS)))
+        self.core.recover(inputs)
+        self.rounds_done = 0
+        return len(inputs)
+
+    def last_delivered_for(self, role: str) -> tuple[str, tuple[int, int]] | None:
+        """(device serial, (epoch, counter)) of the last stored event from the device in ``role``."""
+        serial = None
+        for e in self.journal.entries(kinds=("input.device",)):
+            if e.payload.get("role") == role:
+                serial = e.device_id
+        if serial is None:
+            return None
+        last = self.journal.last_device_counter(serial)
+        return (serial, last) if last else None
+
+    # -- running ------------------------------------------------------------------------------------
+    def start_links(self) -> None:
+        for role, link in self.links.items():
+            box: queue.Queue[Any] = queue.Queue()
+            self._outboxes[role] = box
+            t = threading.Thread(target=self._send_loop, args=(role, link, box), name=f"shoectl-send-{role}", daemon=True)
+            t.start()
+            self._senders.append(t)
+            link.start()
+
+    def run(self) -> None:
+        """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
+        self.start_links()
+        for o in self.core.resume_outputs():
+            self._dispatch(o)
+        try:
+            while not self._stopping.is_set():
+                try:
+                    item = self.inbox.get(timeout=self._idle_timeout())
+                except queue.Empty:
+                    self._auto()
+                    continue
+                if isinstance(item, _Stop):
+                    break
+                self._process(item)
+                if self._limit_reached():
+                    break
+        except BaseException as exc:  # a journal that cannot be written stops the table
+            self.error = exc
+            self._log.error("table stopped", error=str(exc))
+            raise
+        finally:
+            self._stopping.set()
+            self._shutdown()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.inbox.put(_Stop())
+
+    def _idle_timeout(self) -> float:
+        return max(self.pace, 0.01) if self.autodealer is not None else 0.2
+
+    def _auto(self) -> None:
+        if self.autodealer is None:
+            return
+        now = time.monotonic()
+        if now - self._last_auto < self.pace:
+            return
+        op = self.autodealer.next_input(self.core)
+        if op is not None:
+            self._last_auto = now
+            self._process(op)
+
+    def _limit_reached(self) -> bool:
+        return ((self.stop_rounds is not None and self.rounds_done >= self.stop_rounds)
+                or (self.stop_shoes is not None and self.shoes_done >= self.stop_shoes))
+
+    # -- one input ----------------------------------------------------------------------------------
+    def _process(self, item: Any) -> None:
+        core = self.core
+        shoe = core.shoe.id if core.shoe else None
+        rnd = core.round.number if core.round else None
+        structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
+        if isinstance(item, _DeviceItem):
+            ev = item.link_event
+            try:
+                if self.journal.find_device_event(ev.serial, ev.epoch, ev.counter) is not None:
+                    item.done.set()  # already stored and acted on before a crash or a reconnect
+                    return
+                inp = DeviceInput(item.role, ev.message)
+                first = device_input_record(inp, ev.serial, ev.epoch, ev.counter, shoe, rnd)
+                outs = core.handle(inp)
+                self._commit(first, outs)
+            except BaseException as exc:
+                item.error = exc
+                raise
+            finally:
+                item.done.set()
+        elif isinstance(item, OperatorInput):
+            outs = core.handle(item)
+            self._commit(operator_input_record(item, shoe, rnd), outs)
+        elif isinstance(item, DeviceStatus):
+            outs = core.handle(item)
+            self._commit(status_input_record(item, shoe, rnd), outs)
+        elif isinstance(item, _NoticeItem) and self.on_notice is not None:
+            self.on_notice(item.notice)
+
+    def _commit(self, first: Any, outs: list[Any]) -> None:
+        records = [o for o in outs if isinstance(o, Record)]
+        self.journal.append_batch([first, *output_records(records)])
+        for o in outs:
+            self._dispatch(o)
+
+    def _dispatch(self, o: Any) -> None:
+        if isinstance(o, Record):
+            if o.kind == "round_result":
+                self.rounds_done += 1
+            elif o.kind == "reconciliation":
+                self.shoes_done += 1
+            if self.on_record is not None:
+                self.on_record(o)
+        elif isinstance(o, Notice):
+            if self.on_notice is not None:
+                self.on_notice(o)
+        elif isinstance(o, SendCommand):
+            box = self._outboxes.get(o.device)
+            if box is None:
+                self._log.warning("no device for command", role=o.device, command=type(o.message).__name__)
+            else:
+                box.put(o.message)
+
+    # -- senders --------------------------------------------------------------------------------------
+    def _send_loop(self, role: str, link: Any, box: queue.Queue[Any]) -> None:
+        while not self._stopping.is_set():
+            try:
+                msg = box.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            while not self._stopping.is_set():
+                if link.wait_connected(timeout=0.5):
+                    try:
+                        link.request(msg)
+                    except BridgeError as exc:
+                        if self.on_notice is not None:
+                            self.inbox.put(_NoticeItem(Notice("warning", f"{role}: {type(msg).__name__}: {exc}")))
+                        self._log.warning("command failed", role=role, command=type(msg).__name__, error=str(exc))
+                    break
+
+    def _shutdown(self) -> None:
+        for link in self.links.values():
+            try:
+                link.stop()
+            except Exception as exc:  # noqa: BLE001 - shutting down: report, go on
+                self._log.warning("link stop failed", error=str(exc))
+        for t in self._senders:
+            t.join(timeout=2)
+
+
+@dataclass
+class _NoticeItem:
+    notice: Notice
