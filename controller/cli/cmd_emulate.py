@@ -1,0 +1,152 @@
+"""``shoectl emulate``: serve an emulated device, or a whole emulated table, until stopped.
+
+``shoectl emulate --profile NAME [--transport pty|tcp] [--port N] [--link PATH] [--seed S]
+[--faults SPEC] [--speed max|N]`` serves one device and prints one JSON line
+``{"profile": NAME, "port": PORT}`` (PORT: the pty symlink path, or ``socket://127.0.0.1:N``).
+A USB profile is served with the same protocol bytes over the pty or TCP (in-process USB, the
+``EmulatedUsbBackend``, exists only inside a Python process).
+
+``shoectl emulate --table [--seed S] [--faults SPEC] [--speed max|N] [--dealt-log FILE]
+[--dir DIR]`` serves an emulated shuffler and shoe (with the scripted dealer) over ptys and
+prints ``{"devices": [{"profile": ..., "port": ...}, ...]}`` (shuffler first); every card the
+shoe delivers is appended to the dealt log (``POSITION CARD up|down[ misread]``, one per line,
+flushed per line).
+
+Both serve until SIGINT or SIGTERM, then shut down cleanly and exit 0. Errors (one line on
+standard error, exit 2, via ``controller.cli.main``): a bad profile (``ProfileError``), a bad
+``--faults`` spec (``FaultSpecError``, a ``BridgeError``), bad option combinations or ``--speed``
+(``UsageError``), a port that cannot be bound or a link that cannot be made (``OSError``).
+A server thread that dies ends the command with exit 1.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import signal
+import sys
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from controller.cli.common import print_json
+from controller.errors import UsageError
+from firmware_bridge.emulator.factory import build_device, parse_speed
+from firmware_bridge.emulator.faults import FaultSpec
+from firmware_bridge.emulator.server import DeviceServer
+from firmware_bridge.emulator.serving import TRANSPORTS, serve_device, serve_table
+from firmware_bridge.emulator.table import Table
+from firmware_bridge.profiles import resolve_profile
+
+POLL_S = 0.2  # how often the main thread checks its servers while it waits for a signal
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("emulate", help="serve an emulated device or table (pty/TCP) with faults")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--profile", metavar="NAME|FILE", help="the device profile to emulate")
+    what.add_argument("--table", action="store_true",
+                      help="an emulated shuffler, shoe and dealer over ptys")
+    p.add_argument("--transport", choices=TRANSPORTS, default="pty",
+                   help="with --profile: pty (default) or tcp on 127.0.0.1")
+    p.add_argument("--port", type=int, default=None, metavar="N",
+                   help="with --transport tcp: the TCP port (default: a free one)")
+    p.add_argument("--link", metavar="PATH",
+                   help="with --transport pty: the symlink to create (default: in a temp dir)")
+    p.add_argument("--seed", type=int, metavar="S", help="reproducible shuffles and faults")
+    p.add_argument("--faults", metavar="SPEC",
+                   help="e.g. corrupt=0.01,unplug-every=3s,misread-at=12 (docs/emulator.md)")
+    p.add_argument("--speed", default="1", metavar="max|N",
+                   help="mechanisms N times faster than real time, or max (default 1)")
+    p.add_argument("--dealt-log", metavar="FILE",
+                   help="with --table: append every card dealt to FILE")
+    p.add_argument("--dir", metavar="DIR", help="with --table: where to put the pty links")
+    p.add_argument("--shuffler-profile", default="emulated-shuffler", metavar="NAME|FILE",
+                   help="with --table (default emulated-shuffler)")
+    p.add_argument("--shoe-profile", default="emulated-shoe", metavar="NAME|FILE",
+                   help="with --table (default emulated-shoe)")
+    p.set_defaults(func=run)
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    if args.table:
+        bad = [opt for opt, given in (("--transport", args.transport != "pty"),
+                                       ("--port", args.port is not None),
+                                       ("--link", args.link is not None)) if given]
+        if bad:
+            raise UsageError(f"{', '.join(bad)}: only with --profile (a table is served on ptys)")
+    else:
+        bad = [opt for opt, given in (("--dealt-log", args.dealt_log is not None),
+                                       ("--dir", args.dir is not None)) if given]
+        if bad:
+            raise UsageError(f"{', '.join(bad)}: only with --table")
+        if args.port is not None and args.transport != "tcp":
+            raise UsageError("--port: only with --transport tcp")
+        if args.link is not None and args.transport != "pty":
+            raise UsageError("--link: only with --transport pty")
+        if args.port is not None and not 0 <= args.port <= 65535:
+            raise UsageError(f"--port {args.port}: must be 0..65535")
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_options(args)
+    faults = FaultSpec.parse(args.faults)
+    if faults.seed is None and args.seed is not None:
+        faults = dataclasses.replace(faults, seed=args.seed)
+    try:
+        speed = parse_speed(args.speed)
+    except ValueError as exc:
+        raise UsageError(f"--speed: {exc}") from None
+    if args.table:
+        return _serve_table(args, faults, speed)
+    return _serve_one(args, faults, speed)
+
+
+def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int:
+    profile = resolve_profile(args.profile)
+    device = build_device(profile, faults=faults, seed=args.seed, speed=speed)
+    server = serve_device(device, args.transport, port=args.port or 0, link=args.link)
+    try:
+        print_json({"profile": profile.name, "port": server.port})
+        sys.stdout.flush()
+        return _wait([server])
+    finally:
+        server.close()
+
+
+def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int:
+    table = Table(shuffler_profile=resolve_profile(args.shuffler_profile),
+                  shoe_profile=resolve_profile(args.shoe_profile), seed=args.seed, speed=speed,
+                  faults=faults, dealt_log=args.dealt_log)
+    try:
+        served = serve_table(table, directory=args.dir)
+    except BaseException:
+        table.close()
+        raise
+    try:
+        print_json({"devices": served.devices()})
+        sys.stdout.flush()
+        return _wait(served.servers.values())
+    finally:
+        served.close()
+
+
+def _wait(servers: Iterable[DeviceServer]) -> int:
+    """Block until SIGINT/SIGTERM (0) or a server thread dies (1)."""
+    servers = list(servers)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stop.wait(POLL_S):
+            for server in servers:
+                if server.error is not None:
+                    print(f"shoectl emulate: error: {server.device.name}: server stopped: "
+                          f"{server.error}", file=sys.stderr)
+                    return 1
+        return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,219 @@
+"""``Dealer``: a scripted dealer who acts only on the shoe's DISPLAY prompts (sans-I/O).
+
+The dealer is attached to one ``EmulatedShoe``: every DISPLAY the shoe executes is a prompt; the
+dealer performs it ``delay_s`` seconds later, in order, during the shoe's ``tick()`` (so the ACK of
+the DISPLAY is on the wire before the cards it makes the dealer draw). A retransmitted DISPLAY is
+replayed by the protocol core and never reaches the dealer, so a retry never makes the dealer act
+twice; a controller that is down sends no prompts, so the dealing stops, as at a real table.
+
+Prompt language (case-insensitive, words separated by spaces; the full text is in
+docs/emulator.md):
+
+=================  ===============================================================================
+``DRAW [HAND]``    draw one card for HAND (e.g. ``PLAYER``, ``BANKER``); a cover card that comes out
+                   first is set aside and the next card is drawn
+``BURN [N]``       draw N cards (default 1) to the discard rack
+``CUT N``          cover card N cards from the top of the stack in hand; the cards above it and the
+                   cover card go to the bottom (681a.5(c)-(d))
+``COVER N``        second cover card with N cards below it (681a.5(d))
+``LOAD``           put the stack in hand into the shoe (SHOE_LOADED)
+``UNLOAD``         take what is left in the shoe out, unread, to the discard rack (SHOE_EMPTY)
+``REVEAL``         press the reveal button (BUTTON REVEAL); likewise ``CONFIRM``, ``CANCEL``,
+                   ``CALL FLOOR``
+``CLOSE DOOR``     close the shoe's door (DOOR closed)
+anything else      information for the dealer (e.g. ``PLACE YOUR BETS``): no action
+=================  ===============================================================================
+
+The stack in hand comes from the shuffler's DELIVER(DEALER) (``receive_stack``). Every prompt
+leaves a ``DealerAction`` in ``log``; what cannot be done (no stack in hand, gate locked, shoe
+empty, ...) is recorded as refused, and nothing else happens.
+
+Mistakes on request: ``draw_extra_card_next()`` (the next DRAW takes one card too many),
+``expose_next_card()`` (the next card drawn leaves face up); as faults ``dealer-extra-at=N`` (the
+N-th DRAW prompt) and ``dealer-expose-at=N`` (the N-th card the dealer draws, burns included).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from firmware_bridge.protocol import ButtonId
+
+from .cards import DeviceCard, Item, cut_stack, insert_second_cover
+from .device import EmulatorStateError
+from .faults import FaultSpec
+from .shoe import EmulatedShoe
+
+__all__ = ["DealerAction", "Dealer", "parse_prompt"]
+
+_BUTTONS = {"REVEAL": ButtonId.REVEAL, "CONFIRM": ButtonId.CONFIRM, "CANCEL": ButtonId.CANCEL,
+            "CALL FLOOR": ButtonId.CALL_FLOOR}
+
+
+@dataclass(frozen=True, slots=True)
+class DealerAction:
+    """One prompt and what the dealer did about it. ``ok`` is False when it could not be done."""
+
+    at: float
+    prompt: str
+    verb: str
+    ok: bool
+    detail: str = ""
+
+
+def parse_prompt(text: str) -> tuple[str, list[str]]:
+    """``"draw player"`` -> ``("DRAW", ["PLAYER"])``; ``"call floor"`` -> ``("CALL FLOOR", [])``;
+    an empty text -> ``("", [])``."""
+    words = text.upper().split()
+    if not words:
+        return "", []
+    if words[:2] in (["CALL", "FLOOR"], ["CLOSE", "DOOR"]):
+        return " ".join(words[:2]), words[2:]
+    return words[0], words[1:]
+
+
+class Dealer:
+    """The dealer at ``shoe``. ``faults`` defaults to the shoe's; ``delay_s`` is the reaction
+    time (0: the next tick)."""
+
+    def __init__(self, shoe: EmulatedShoe, *, delay_s: float = 0.0,
+                 faults: FaultSpec | None = None) -> None:
+        self.shoe = shoe
+        self.delay_s = delay_s
+        self.faults = faults if faults is not None else shoe.faults
+        self.hand: list[Item] | None = None        # the stack being prepared
+        self.layout: list[tuple[str, DeviceCard]] = []  # cards drawn for hands, in order
+        self.discards: list[Item] = []
+        self.covers_set_aside = 0
+        self.log: list[DealerAction] = []
+        self.draw_prompts = 0
+        self.cards_drawn = 0
+        self._extra_next = False
+        self._expose_next = False
+        self._pending: deque[tuple[float, str]] = deque()
+        shoe.add_prompt_listener(self.on_prompt)
+        shoe.add_tick_hook(self.tick)
+
+    # --- inputs --------------------------------------------------------------------------------
+
+    def receive_stack(self, stack: list[Item]) -> None:
+        """The shuffler presents a stack for the cut (DELIVER(DEALER))."""
+        self.hand = list(stack)
+
+    def on_prompt(self, text: str) -> None:
+        """The shoe displayed ``text``: act on it ``delay_s`` from now."""
+        self._pending.append((self.shoe.clock() + self.delay_s, text))
+
+    def tick(self, now: float) -> None:
+        """Perform the prompts that are due, oldest first."""
+        pending = self._pending
+        while pending and pending[0][0] <= now:
+            _, text = pending.popleft()
+            self.perform(text, now)
+
+    @property
+    def pending_prompts(self) -> int:
+        return len(self._pending)
+
+    # --- mistakes ------------------------------------------------------------------------------
+
+    def draw_extra_card_next(self) -> None:
+        """The next DRAW prompt draws one card too many."""
+        self._extra_next = True
+
+    def expose_next_card(self) -> None:
+        """The next card the dealer draws leaves the shoe face up."""
+        self._expose_next = True
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def perform(self, text: str, now: float | None = None) -> DealerAction:
+        """Do what the prompt says, now; return (and log) what happened."""
+        at = self.shoe.clock() if now is None else now
+        verb, args = parse_prompt(text)
+        try:
+            ok, detail = self._do(verb, args)
+        except (ValueError, EmulatorStateError) as exc:
+            ok, detail = False, str(exc)
+        action = DealerAction(at, text, verb, ok, detail)
+        self.log.append(action)
+        return action
+
+    def _do(self, verb: str, args: list[str]) -> tuple[bool, str]:
+        if verb == "DRAW":
+            self.draw_prompts += 1
+            hand = args[0] if args else ""
+            extra = self._extra_next or self.draw_prompts == self.faults.dealer_extra_at
+            self._extra_next = False
+            return self._draw(1 + extra, hand)
+        if verb == "BURN":
+            return self._draw(_number(args, default=1), None)
+        if verb == "CUT":
+            self.hand = cut_stack(self._in_hand(), _number(args))
+            return True, f"cut at {args[0]}"
+        if verb == "COVER":
+            self.hand = insert_second_cover(self._in_hand(), _number(args))
+            return True, f"cover card {args[0]} above the bottom"
+        if verb == "LOAD":
+            count = self.shoe.load(self._in_hand())
+            self.hand = None
+            return True, f"loaded {count} cards"
+        if verb == "UNLOAD":
+            items = self.shoe.unload()
+            self.discards.extend(items)
+            return True, f"unloaded {len(items)} items"
+        if verb in _BUTTONS:
+            self.shoe.press(_BUTTONS[verb])
+            return True, verb.lower()
+        if verb == "CLOSE DOOR":
+            self.shoe.close_door()
+            return True, "door closed"
+        return True, "no action"
+
+    def _in_hand(self) -> list[Item]:
+        if self.hand is None:
+            raise ValueError("no stack in hand")
+        return self.hand
+
+    def _draw(self, count: int, hand: str | None) -> tuple[bool, str]:
+        drawn: list[str] = []
+        for _ in range(count):
+            card, why = self._draw_card()
+            if card is None:
+                return False, f"refused: {why}" + (f" after {' '.join(drawn)}" if drawn else "")
+            if hand is None:
+                self.discards.append(card)
+            else:
+                self.layout.append((hand, card))
+            drawn.append(str(card))
+        return True, " ".join(drawn)
+
+    def _draw_card(self) -> tuple[DeviceCard | None, str]:
+        """Draw until a card comes out (cover cards are set aside)."""
+        while True:
+            number = self.cards_drawn + 1
+            expose = self._expose_next or number == self.faults.dealer_expose_at
+            result = self.shoe.draw(face_up=expose)
+            if result.refused is not None:
+                return None, result.refused
+            if result.is_cover:
+                self.covers_set_aside += 1
+                continue
+            self.cards_drawn = number
+            self._expose_next = False
+            assert result.card is not None
+            return result.card, ""
+
+
+def _number(args: list[str], default: int | None = None) -> int:
+    if not args:
+        if default is None:
+            raise ValueError("a number is missing")
+        return default
+    try:
+        value = int(args[0])
+    except ValueError:
+        raise ValueError(f"not a number: {args[0]!r}") from None
+    if value < 1:
+        raise ValueError(f"must be at least 1: {value}")
+    return value

@@ -1,0 +1,459 @@
+"""``EmulatedDevice``: the device side of the protocol for one emulated shuffler or shoe (sans-I/O).
+
+The model is driven by three calls and touches no port, thread or real clock:
+
+- ``receive_data(data)``: bytes from the host; every complete command is answered at once;
+- ``tick(now=None)``: let time pass (shuffle progress, delayed dealer actions, host-loss timeout);
+- ``outgoing()``: the frames to write, oldest first, one frame per item (so a line fault such as
+  ``dup`` acts on whole frames). Events emitted before a reply come before it (D8).
+
+Time comes from the injected ``clock`` (``time.monotonic`` by default; ``ManualClock`` in tests).
+Callers that drive a model from several threads hold ``device.lock`` around each call (a table
+gives all its devices the same lock, since the shuffler hands stacks to the shoe).
+
+The protocol core (``DeviceConnection``) answers SYNC, HELLO, EVENT_ACK, RESEND_EVENTS and replays
+by itself; this class answers the rest: HEARTBEAT, STATUS, RESET, SET_MODE, DISPLAY, and NAKs
+NOT_SUPPORTED for what the model lacks (SHUFFLE/DELIVER on a shoe, GATE_* on a shuffler) and
+WRONG_STATE / DOOR_OPEN / JAM / BUSY / FAULT for what its state forbids. Subclasses add the
+mechanisms (``EmulatedShuffler``, ``EmulatedShoe``, ``EmulatedShufflerShoe``).
+
+Power loss (``power_cycle()``, RESET(REBOOT), fault ``reset-at=N``): the session is lost (the new
+core answers NOT_SYNCED until SYNC), the device clock restarts, the mode returns to NORMAL, the
+display clears and the gate locks; the event counter, the event epoch and the unacknowledged events
+survive (non-volatile storage), so after SYNC/HELLO/RESEND_EVENTS nothing is lost or duplicated.
+Physical things (cards in the shoe, an open door, a jam) stay as they are.
+"""
+from __future__ import annotations
+
+import os
+import random
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from firmware_bridge.protocol import (
+    NEED_DATA,
+    Ack,
+    AutoReply,
+    Capability,
+    CommandReceived,
+    Deliver,
+    DeviceConnection,
+    DeviceEvent,
+    DeviceMode,
+    DeviceState,
+    Display,
+    Door,
+    Dropped,
+    Fault,
+    GateLock,
+    GateUnlock,
+    Heartbeat,
+    HeartbeatReply,
+    Identity,
+    Jam,
+    JamLocation,
+    Nak,
+    NakCode,
+    Reply,
+    Reset,
+    ResetKind,
+    SetMode,
+    Shuffle,
+    StatusReply,
+    StatusRequest,
+)
+from firmware_bridge.protocol.messages import MAX_ID_TEXT, MAX_TEXT
+
+from .clock import Clock, monotonic
+from .faults import FaultSpec
+
+__all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of",
+           "identity_for"]
+
+EMULATOR_FIRMWARE = "shoectl-emu 1"
+HOST_LOSS_TIMEOUT_S = 5.0  # docs/protocol.md section 8
+_U32 = 0xFFFF_FFFF
+
+# A handler returns the reply and, optionally, what to do once the reply is on its way.
+Handled = tuple[Reply, Callable[[], None] | None]
+
+
+class EmulatorStateError(RuntimeError):
+    """A physical action the device's state does not allow (e.g. loading a shoe that holds cards)."""
+
+
+def _clip(text: str, limit: int) -> str:
+    return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
+
+
+def capabilities_of(profile: Any) -> Capability:
+    """The IDENTITY capability bits of a profile's ``capabilities`` table."""
+    c = profile.capabilities
+    bits = Capability(0)
+    for flag, on in ((Capability.CARD_RECOGNITION, c.card_recognition),
+                     (Capability.FACE_UP_DETECTION, c.face_up_detection),
+                     (Capability.COVER_CARD_SENSOR, c.cover_card_sensor),
+                     (Capability.CARD_COUNT, c.card_count_after_shuffle),
+                     (Capability.AUTO_RESHUFFLE, c.automatic_reshuffle),
+                     (Capability.BATCH_SHUFFLER, c.shuffler == "batch"),
+                     (Capability.CONTINUOUS_SHUFFLER, c.shuffler == "continuous")):
+        if on:
+            bits |= flag
+    return bits
+
+
+def identity_for(profile: Any, *, serial: str | None = None, firmware: str = EMULATOR_FIRMWARE,
+                 event_epoch: int | None = None) -> Identity:
+    """The IDENTITY a device of ``profile`` answers HELLO with.
+
+    ``serial`` defaults to the profile's USB serial number, else ``EMU-<profile name>``.
+    ``event_epoch`` defaults to 32 random bits from the OS: every new emulated device starts its
+    event counter at 1, so it must never reuse an epoch (E2), not even in a seeded run.
+    """
+    if serial is None:
+        serial = getattr(profile.transport, "serial_number", None) or f"EMU-{profile.name}"
+    if event_epoch is None:
+        event_epoch = int.from_bytes(os.urandom(4), "little")
+    return Identity(
+        protocol_version=profile.protocol_version,
+        capabilities=capabilities_of(profile),
+        deck_capacity=profile.capabilities.deck_capacity,
+        event_epoch=event_epoch,
+        model=_clip(profile.model, MAX_ID_TEXT),
+        serial=_clip(serial, MAX_ID_TEXT),
+        firmware=_clip(firmware, MAX_ID_TEXT),
+    )
+
+
+class EmulatedDevice:
+    """Base of the emulated devices. See the module docstring for the driving contract.
+
+    Args:
+        profile: the device profile (``firmware_bridge.profiles.Profile``).
+        clock: seconds, monotonic (``time.monotonic`` by default).
+        faults: device faults to act on (``FaultSpec``); line faults are the servers' business.
+        seed: makes every random choice of the model reproducible (``random.Random(seed)``);
+            ``None`` uses the OS CSPRNG (``random.SystemRandom``).
+        speed: how much faster than real time mechanisms run; ``math.inf`` (``"max"``) finishes
+            them at the next tick.
+        serial, firmware, event_epoch: identity overrides (see ``identity_for``).
+        host_loss_timeout: seconds without any command after which the device considers the host
+            gone (section 7: the shoe locks its gate); ``None`` disables it.
+        max_unacknowledged: events held before the device stops producing new ones (E8).
+    """
+
+    def __init__(self, profile: Any, *, clock: Clock = monotonic, faults: FaultSpec | None = None,
+                 seed: int | None = None, speed: float = 1.0, serial: str | None = None,
+                 firmware: str = EMULATOR_FIRMWARE, event_epoch: int | None = None,
+                 host_loss_timeout: float | None = HOST_LOSS_TIMEOUT_S,
+                 max_unacknowledged: int = 4096) -> None:
+        if not speed > 0:
+            raise ValueError(f"speed must be positive, got {speed}")
+        self.profile = profile
+        self.clock = clock
+        self.faults = faults or FaultSpec()
+        self.seed = seed
+        self.rng: random.Random = random.SystemRandom() if seed is None else random.Random(seed)
+        self.speed = float(speed)
+        self.lock = threading.RLock()
+        self.host_loss_timeout = host_loss_timeout
+        self.max_unacknowledged = max_unacknowledged
+        self.identity = identity_for(profile, serial=serial, firmware=firmware,
+                                     event_epoch=event_epoch)
+        self.connection = DeviceConnection(self.identity, max_unacknowledged=max_unacknowledged)
+        self.mode = DeviceMode.NORMAL
+        self.display_text = ""
+        self.door_open = False
+        self.jammed = False
+        self.jam_location: JamLocation | None = None
+        self.faulted = False  # a FAULT condition that RESET(MECHANISM) clears
+        self.gate_locked = True
+        self.host_lost = False
+        self.boots = 1
+        self.events_emitted = 0
+        self.frames_dropped = 0
+        self._boot_at = clock()
+        self._last_command_at: float | None = None
+        self._out: list[bytes] = []
+        self._backlog: deque[DeviceEvent] = deque()
+        self._power_loss_pending = False
+        self._reset_fault_done = False
+        self._prompt_listeners: list[Callable[[str], None]] = []
+        self._tick_hooks: list[Callable[[float], None]] = []
+
+    # --- driving -------------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
+        """Feed bytes from the host; answer every complete command (replies go to ``outgoing()``)."""
+        conn = self.connection
+        conn.receive_data(data)
+        while True:
+            event = conn.next_event()
+            if event is NEED_DATA:
+                break
+            if isinstance(event, Dropped):
+                self.frames_dropped += 1
+                continue
+            self._last_command_at = self.clock()
+            self.host_lost = False
+            if isinstance(event, AutoReply):
+                self._out.append(event.data)
+                self._flush_backlog()
+                continue
+            assert isinstance(event, CommandReceived)
+            try:
+                reply, after = self._command(event.command)
+            except Exception as exc:  # a bug in a model must not leave the command unanswered
+                reply, after = Nak(NakCode.INTERNAL_ERROR, _clip(f"{type(exc).__name__}: {exc}", MAX_TEXT)), None
+            self._out.append(conn.send(reply))
+            if after is not None:
+                after()
+            if conn is not self.connection:  # rebooted: the rest of the old buffer is gone
+                break
+        self._after_step()
+
+    def tick(self, now: float | None = None) -> None:
+        """Let time pass up to ``now`` (default: the clock): mechanisms, dealer, host loss."""
+        if now is None:
+            now = self.clock()
+        self._flush_backlog()
+        self._tick(now)
+        for hook in tuple(self._tick_hooks):
+            hook(now)
+        timeout = self.host_loss_timeout
+        if (timeout is not None and self._last_command_at is not None and not self.host_lost
+                and now - self._last_command_at >= timeout):
+            self.host_lost = True
+            self._on_host_lost()
+        self._after_step()
+
+    def outgoing(self) -> list[bytes]:
+        """Take the frames to write, oldest first (one complete frame per item)."""
+        out, self._out = self._out, []
+        return out
+
+    def output_bytes(self) -> bytes:
+        """``outgoing()`` joined into one byte string."""
+        return b"".join(self.outgoing())
+
+    # --- state ---------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.profile.name
+
+    @property
+    def state(self) -> DeviceState:
+        if self.mode == DeviceMode.MAINTENANCE:
+            return DeviceState.MAINTENANCE
+        if self.jammed or self.faulted:
+            return DeviceState.FAULT
+        return self._activity_state()
+
+    def uptime_ms(self, now: float | None = None) -> int:
+        """The device clock (ms since the last power-up, wrapping at 2**32)."""
+        if now is None:
+            now = self.clock()
+        return int((now - self._boot_at) * 1000) & _U32
+
+    @property
+    def events_blocked(self) -> bool:
+        """True when the event store is full (E8): the device must not produce new events."""
+        return bool(self._backlog) or self.connection.unacknowledged_count >= self.max_unacknowledged
+
+    def cards_in_shoe(self) -> int:
+        return 0
+
+    # --- listeners -----------------------------------------------------------------------------
+
+    def add_prompt_listener(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(text)`` for every DISPLAY command executed (not for replays)."""
+        self._prompt_listeners.append(listener)
+
+    def add_tick_hook(self, hook: Callable[[float], None]) -> None:
+        """Call ``hook(now)`` on every ``tick()`` (e.g. the dealer attached to this shoe)."""
+        self._tick_hooks.append(hook)
+
+    # --- physical events (also usable directly by tests and the dealer) ------------------------
+
+    def emit(self, event: DeviceEvent) -> None:
+        """Send a new event (built with ``counter=0``). If the event store is full it waits in a
+        backlog, in order, until the host acknowledges (never dropped)."""
+        if self.events_blocked:
+            self._backlog.append(event)
+            return
+        self._send_event(event)
+
+    def open_door(self) -> None:
+        if not self.door_open:
+            self.door_open = True
+            self.emit(Door(open=True))
+
+    def close_door(self) -> None:
+        if self.door_open:
+            self.door_open = False
+            self.emit(Door(open=False))
+
+    def jam(self, location: JamLocation = JamLocation.UNKNOWN) -> None:
+        """A card jam: the device refuses mechanism commands (NAK JAM) until RESET(MECHANISM)."""
+        if not self.jammed:
+            self.jammed = True
+            self.jam_location = JamLocation(location)
+            self.emit(Jam(location=location))
+
+    def fault(self, code: int, text: str = "") -> None:
+        """A device fault (FAULT event, state FAULT) until RESET(MECHANISM)."""
+        self.faulted = True
+        self.emit(Fault(code=code, text=_clip(text, MAX_TEXT)))
+
+    def power_cycle(self) -> None:
+        """Power loss and restart (see the module docstring)."""
+        old = self.connection
+        self.connection = DeviceConnection(
+            self.identity,
+            next_event_counter=old.last_event_counter + 1,
+            unacknowledged=old.unacknowledged_events(),
+            last_acknowledged_event=old.last_acknowledged_event,
+            max_unacknowledged=self.max_unacknowledged,
+        )
+        self.boots += 1
+        self._boot_at = self.clock()
+        self._last_command_at = None
+        self.host_lost = False
+        self.mode = DeviceMode.NORMAL
+        self.display_text = ""
+        self.gate_locked = True
+        self._power_loss_pending = False
+        self._on_power_loss()
+
+    # --- hooks for subclasses ------------------------------------------------------------------
+
+    def _activity_state(self) -> DeviceState:
+        return DeviceState.IDLE
+
+    def _busy(self) -> bool:
+        """True while a mechanism runs (SET_MODE and other mechanism commands get BUSY)."""
+        return False
+
+    def _tick(self, now: float) -> None:
+        """Advance the mechanisms to ``now``."""
+
+    def _reset_mechanism(self) -> None:
+        """RESET(MECHANISM): clear jam and fault, re-home (the gate locks)."""
+        self.jammed = False
+        self.jam_location = None
+        self.faulted = False
+        self.gate_locked = True
+
+    def _on_power_loss(self) -> None:
+        """What a power loss does to the mechanisms (called after the session was replaced)."""
+
+    def _on_host_lost(self) -> None:
+        """No command for ``host_loss_timeout`` seconds."""
+
+    def _cmd_shuffle(self, command: Shuffle) -> Handled:
+        return self._nak(NakCode.NOT_SUPPORTED, "this device does not shuffle"), None
+
+    def _cmd_deliver(self, command: Deliver) -> Handled:
+        return self._nak(NakCode.NOT_SUPPORTED, "this device does not deliver stacks"), None
+
+    def _cmd_gate_lock(self, command: GateLock) -> Handled:
+        return self._nak(NakCode.NOT_SUPPORTED, "this device has no card gate"), None
+
+    def _cmd_gate_unlock(self, command: GateUnlock) -> Handled:
+        return self._nak(NakCode.NOT_SUPPORTED, "this device has no card gate"), None
+
+    # --- helpers for subclasses ----------------------------------------------------------------
+
+    @staticmethod
+    def _nak(code: NakCode, text: str = "") -> Nak:
+        return Nak(code, _clip(text, MAX_TEXT))
+
+    def _refusal(self, *, busy_ok: bool = False) -> Nak | None:
+        """The NAK a mechanism command gets in the current state, or ``None`` if it may run."""
+        if self.mode != DeviceMode.NORMAL:
+            return self._nak(NakCode.WRONG_STATE, f"device is in {self.mode.name} mode")
+        if self.jammed:
+            return self._nak(NakCode.JAM, "clear the jam (RESET) first")
+        if self.faulted:
+            return self._nak(NakCode.FAULT, "device fault: RESET or service needed")
+        if self.door_open:
+            return self._nak(NakCode.DOOR_OPEN, "door open")
+        if not busy_ok and self._busy():
+            return self._nak(NakCode.BUSY, "mechanism busy")
+        return None
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _send_event(self, event: DeviceEvent) -> None:
+        self._out.append(self.connection.send(event))
+        self.events_emitted += 1
+        if (self.faults.reset_at and not self._reset_fault_done
+                and self.connection.last_event_counter >= self.faults.reset_at):
+            self._reset_fault_done = True
+            self._power_loss_pending = True
+
+    def _flush_backlog(self) -> None:
+        backlog = self._backlog
+        while backlog and self.connection.unacknowledged_count < self.max_unacknowledged:
+            self._send_event(backlog.popleft())
+
+    def _after_step(self) -> None:
+        if self._power_loss_pending:
+            self.power_cycle()
+
+    def _command(self, command: Any) -> Handled:
+        name = _HANDLERS.get(type(command))
+        if name is None:
+            return self._nak(NakCode.NOT_SUPPORTED, f"{command.TYPE.name} not supported"), None
+        return getattr(self, name)(command)
+
+    def _cmd_heartbeat(self, command: Heartbeat) -> Handled:
+        return HeartbeatReply(command.token, self.uptime_ms(),
+                              self.connection.last_event_counter), None
+
+    def _cmd_status(self, command: StatusRequest) -> Handled:
+        conn = self.connection
+        return StatusReply(
+            state=self.state, mode=self.mode, door_open=self.door_open, jam=self.jammed,
+            gate_locked=self.gate_locked, cards_in_shoe=min(self.cards_in_shoe(), 0xFFFF),
+            pending_events=min(conn.unacknowledged_count + len(self._backlog), 0xFFFF),
+            last_acked_event=conn.last_acknowledged_event,
+        ), None
+
+    def _cmd_reset(self, command: Reset) -> Handled:
+        if command.kind == ResetKind.REBOOT:
+            return Ack(), self.power_cycle
+        self._reset_mechanism()
+        return Ack(), None
+
+    def _cmd_set_mode(self, command: SetMode) -> Handled:
+        if command.mode != self.mode and self._busy():
+            return self._nak(NakCode.BUSY, "mechanism busy"), None
+        self.mode = DeviceMode(command.mode)
+        return Ack(), None
+
+    def _cmd_display(self, command: Display) -> Handled:
+        self.display_text = command.text
+        listeners = tuple(self._prompt_listeners)
+
+        def notify() -> None:
+            for listener in listeners:
+                listener(command.text)
+
+        return Ack(), notify if listeners else None
+
+
+_HANDLERS: dict[type, str] = {
+    Heartbeat: "_cmd_heartbeat",
+    StatusRequest: "_cmd_status",
+    Reset: "_cmd_reset",
+    SetMode: "_cmd_set_mode",
+    Display: "_cmd_display",
+    Shuffle: "_cmd_shuffle",
+    Deliver: "_cmd_deliver",
+    GateLock: "_cmd_gate_lock",
+    GateUnlock: "_cmd_gate_unlock",
+}

@@ -1,0 +1,152 @@
+"""Fault injection for byte streams and devices, as data plus a sans-I/O byte transformer.
+
+A ``FaultSpec`` is parsed from ``--faults`` text: comma-separated ``name=value`` items, e.g.
+``corrupt=0.01,drop=0.005,dup=0.01,delay=2ms,unplug-every=3s,seed=7``.
+
+Line faults (applied by ``LineFaults.apply`` to each chunk written to the wire):
+- ``corrupt=P``   each byte is replaced by a random byte with probability P;
+- ``drop=P``      each byte is dropped with probability P;
+- ``dup=P``       each chunk (a whole frame, as the emulator writes one frame per chunk) is sent
+                  twice with probability P;
+- ``delay=T``     each chunk is held back T (``5ms``, ``0.2s``); the server applies it.
+Device faults (acted on by the emulated devices and servers, not by the byte transformer):
+- ``unplug-every=T`` the server unplugs and replugs the device every T (``unplug-for=T``, default
+  200ms, how long it stays away);
+- ``reset-at=N``   the device loses power after emitting N events (unacknowledged events kept);
+- ``jam-at=N``, ``door-open-at=N``: a jam / the door opening after the N-th card delivered;
+- ``face-up-at=K``: the card at stack position K is face up; ``misread-at=K``: unreadable;
+- ``missing-card=N`` / ``extra-card=N``: the shuffler's stack is short / long by N cards;
+- ``cover-at=K``: the cover card at stack position K.
+Dealer faults (acted on by the scripted dealer, ``firmware_bridge.emulator.dealer``):
+- ``dealer-extra-at=N``: on the N-th DRAW prompt the dealer draws one card too many;
+- ``dealer-expose-at=N``: the N-th card the dealer draws (burns included) leaves the shoe face up.
+``seed=S`` makes every random choice reproducible.
+
+``LineFaults`` never raises; ``FaultSpec.parse`` raises ``FaultSpecError`` naming the bad item.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field, fields
+
+from firmware_bridge.errors import FaultSpecError
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$")
+
+
+def parse_duration(text: str) -> float:
+    """``"5ms"`` -> 0.005, ``"2s"`` / ``"2"`` -> 2.0 seconds."""
+    m = _DURATION.match(text)
+    if not m:
+        raise FaultSpecError(f"not a duration: {text!r} (use e.g. 5ms or 2s)")
+    value = float(m.group(1))
+    return value / 1000 if m.group(2) == "ms" else value
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    corrupt: float = 0.0
+    drop: float = 0.0
+    dup: float = 0.0
+    delay: float = 0.0
+    unplug_every: float = 0.0
+    unplug_for: float = 0.2
+    reset_at: int = 0
+    jam_at: int = 0
+    door_open_at: int = 0
+    face_up_at: int = -1
+    misread_at: int = -1
+    missing_card: int = 0
+    extra_card: int = 0
+    cover_at: int = -1
+    dealer_extra_at: int = 0
+    dealer_expose_at: int = 0
+    seed: int | None = None
+
+    _RATES = ("corrupt", "drop", "dup")
+    _DURATIONS = ("delay", "unplug_every", "unplug_for")
+    _COUNTS = ("reset_at", "jam_at", "door_open_at", "missing_card", "extra_card",
+               "dealer_extra_at", "dealer_expose_at")
+
+    @classmethod
+    def parse(cls, text: str | None) -> FaultSpec:
+        if text is None or not text.strip():
+            return cls()
+        known = {f.name for f in fields(cls)}
+        values: dict[str, object] = {}
+        for item in text.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            if "=" not in item:
+                raise FaultSpecError(f"fault {item!r}: expected name=value (known: {', '.join(sorted(n.replace('_', '-') for n in known))})")
+            name, value = (p.strip() for p in item.split("=", 1))
+            key = name.replace("-", "_")
+            if key not in known:
+                raise FaultSpecError(f"unknown fault {name!r} (known: {', '.join(sorted(n.replace('_', '-') for n in known))})")
+            try:
+                if key in cls._RATES:
+                    v: object = float(value)
+                    if not 0.0 <= v <= 1.0:  # type: ignore[operator]
+                        raise ValueError
+                elif key in cls._DURATIONS:
+                    v = parse_duration(value)
+                else:
+                    v = int(value)
+                    if key in cls._COUNTS and v < 0:  # type: ignore[operator]
+                        raise ValueError
+            except (ValueError, FaultSpecError):
+                kind = "a probability from 0 to 1" if key in cls._RATES else "a duration" if key in cls._DURATIONS else "a whole number"
+                raise FaultSpecError(f"fault {name}={value!r}: expected {kind}") from None
+            values[key] = v
+        return cls(**values)  # type: ignore[arg-type]
+
+    @property
+    def line_faults(self) -> bool:
+        return bool(self.corrupt or self.drop or self.dup or self.delay)
+
+    def __str__(self) -> str:
+        default = FaultSpec()
+        items = [f"{f.name.replace('_', '-')}={getattr(self, f.name)}" for f in fields(self)
+                 if getattr(self, f.name) != getattr(default, f.name)]
+        return ",".join(items) or "none"
+
+
+@dataclass
+class LineFaults:
+    """Applies the line faults of a ``FaultSpec`` to chunks of bytes (sans-I/O, seeded)."""
+
+    spec: FaultSpec
+    rng: random.Random = field(default_factory=random.Random)
+    corrupted: int = 0
+    dropped: int = 0
+    duplicated: int = 0
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, stream: int = 0) -> LineFaults:
+        """``stream`` separates the random sequences of several lines with the same seed."""
+        seed = None if spec.seed is None else spec.seed * 1_000_003 + stream
+        return cls(spec, random.Random(seed))
+
+    def apply(self, chunk: bytes) -> list[bytes]:
+        """The chunks to put on the wire in place of ``chunk`` (zero, one or two of them)."""
+        s = self.spec
+        if not (s.corrupt or s.drop or s.dup):
+            return [chunk]
+        rnd = self.rng.random
+        if s.corrupt or s.drop:
+            out = bytearray()
+            for b in chunk:
+                if s.drop and rnd() < s.drop:
+                    self.dropped += 1
+                    continue
+                if s.corrupt and rnd() < s.corrupt:
+                    b = self.rng.randrange(256)
+                    self.corrupted += 1
+                out.append(b)
+            chunk = bytes(out)
+        if s.dup and rnd() < s.dup:
+            self.duplicated += 1
+            return [chunk, chunk]
+        return [chunk] if chunk else []

@@ -1,0 +1,93 @@
+"""Convenience entry points to serve devices and tables (what ``shoectl emulate`` uses).
+
+- ``serve_device(device, transport="pty"|"tcp", ...)`` -> a started ``PtyServer`` / ``TcpServer``.
+- ``serve_table(table, directory=None, faults=None)`` -> a started ``TableServer``: one
+  ``PtyServer`` per device of the table, with stable links ``DIR/shuffler`` and ``DIR/shoe``
+  (``DIR`` a new temporary directory unless given; removed on close if it was made here).
+
+``TableServer.devices()`` is the JSON-ready list ``[{"profile": NAME, "port": PATH}, ...]``
+(shuffler first) that ``shoectl emulate --table`` prints. Closing a ``TableServer`` stops its
+servers and closes the table (and so its dealt log).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .device import EmulatedDevice
+from .faults import FaultSpec
+from .pty_server import PtyServer
+from .server import DeviceServer
+from .table import Table
+from .tcp_server import TcpServer
+
+__all__ = ["TRANSPORTS", "TableServer", "serve_device", "serve_table"]
+
+TRANSPORTS = ("pty", "tcp")
+
+
+def serve_device(device: EmulatedDevice, transport: str = "pty", *, port: int = 0,
+                 link: str | os.PathLike[str] | None = None, faults: FaultSpec | None = None,
+                 **kwargs: Any) -> DeviceServer:
+    """Start serving ``device``: ``pty`` (``link``: the symlink path) or ``tcp`` (``port``, 0 for
+    a free one, loopback only). ``faults`` defaults to the device's own."""
+    faults = faults if faults is not None else device.faults
+    server: DeviceServer
+    if transport == "pty":
+        server = PtyServer(device, link=link, faults=faults, **kwargs)
+    elif transport == "tcp":
+        server = TcpServer(device, port=port, faults=faults, **kwargs)
+    else:
+        raise ValueError(f"unknown transport {transport!r} (use one of {', '.join(TRANSPORTS)})")
+    return server.start()
+
+
+class TableServer:
+    """A table served over ptys. ``servers`` maps ``"shuffler"`` / ``"shoe"`` to their servers."""
+
+    def __init__(self, table: Table, *, directory: str | os.PathLike[str] | None = None,
+                 faults: FaultSpec | None = None, **kwargs: Any) -> None:
+        self.table = table
+        self._made_dir = directory is None
+        self.directory = Path(tempfile.mkdtemp(prefix="shoectl-table-") if directory is None
+                              else directory)
+        faults = faults if faults is not None else table.faults
+        self.servers: dict[str, DeviceServer] = {
+            role: PtyServer(device, link=self.directory / role, faults=faults, **kwargs)
+            for role, device in (("shuffler", table.shuffler), ("shoe", table.shoe))
+        }
+
+    def start(self) -> TableServer:
+        try:
+            for server in self.servers.values():
+                server.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def devices(self) -> list[dict[str, str]]:
+        return [{"profile": server.device.name, "port": server.port}
+                for server in self.servers.values()]
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            server.close()
+        self.table.close()
+        if self._made_dir:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __enter__(self) -> TableServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def serve_table(table: Table, *, directory: str | os.PathLike[str] | None = None,
+                faults: FaultSpec | None = None, **kwargs: Any) -> TableServer:
+    """Start serving ``table`` over ptys (see the module docstring)."""
+    return TableServer(table, directory=directory, faults=faults, **kwargs).start()

@@ -1,0 +1,150 @@
+"""``shoectl emulate``: as a subprocess (JSON line, a pyserial client, SIGTERM -> exit 0) and
+in-process for its usage errors (exit 2, one line on stderr)."""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import serial
+
+from controller.cli import main as cli_main
+from firmware_bridge.emulator import read_dealt_log
+from firmware_bridge.protocol import (
+    CardRead,
+    Deliver,
+    DeliverTarget,
+    Display,
+    GateUnlock,
+    ShoeLoaded,
+    Shuffle,
+    ShuffleDone,
+)
+
+from .test_emulator_support import Host, SerialWire
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULE = "controller.cli.cmd_emulate"
+# Runs shoectl with the emulate command registered, whether or not main.py lists it yet.
+LAUNCHER = (
+    "import sys\n"
+    "from controller.cli import main as m\n"
+    f"if {MODULE!r} not in m.COMMAND_MODULES:\n"
+    f"    m.COMMAND_MODULES = (*m.COMMAND_MODULES, {MODULE!r})\n"
+    "sys.exit(m.main(sys.argv[1:]))\n"
+)
+
+
+@pytest.fixture
+def with_emulate(monkeypatch):
+    if MODULE not in cli_main.COMMAND_MODULES:
+        monkeypatch.setattr(cli_main, "COMMAND_MODULES", (*cli_main.COMMAND_MODULES, MODULE))
+
+
+def start(*args: str) -> tuple[subprocess.Popen, dict]:
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, "emulate", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ready, _, _ = select.select([proc.stdout], [], [], 15)
+    if not ready:
+        proc.kill()
+        pytest.fail("shoectl emulate printed nothing within 15 s")
+    line = proc.stdout.readline()
+    if not line:
+        proc.wait(5)
+        pytest.fail(f"shoectl emulate exited {proc.returncode}: {proc.stderr.read()}")
+    return proc, json.loads(line)
+
+
+def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> int:
+    proc.send_signal(sig)
+    try:
+        return proc.wait(10)
+    finally:
+        if proc.poll() is None:  # pragma: no cover
+            proc.kill()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_emulate_a_profile_on_a_pty(sig) -> None:
+    proc, info = start("--profile", "emulated-shuffler", "--speed", "max", "--seed", "1")
+    try:
+        assert info["profile"] == "emulated-shuffler" and os.path.islink(info["port"])
+        with serial.Serial(info["port"], timeout=0.02) as port:
+            host = Host(SerialWire(port))
+            assert host.handshake().model == "Emulated batch shuffler"
+            host.ok(Shuffle(8))
+            assert host.wait_for(ShuffleDone).card_count == 416
+    finally:
+        code = stop(proc, sig)
+    assert code == 0, proc.stderr.read()
+    assert not os.path.lexists(info["port"])  # cleaned up
+
+
+def test_emulate_over_tcp_with_faults() -> None:
+    proc, info = start("--profile", "emulated-shoe", "--transport", "tcp",
+                       "--faults", "delay=5ms,seed=2")
+    try:
+        assert info["port"].startswith("socket://127.0.0.1:")
+        with serial.serial_for_url(info["port"], timeout=0.02) as port:
+            assert Host(SerialWire(port)).handshake().model == "Emulated card-reading shoe"
+    finally:
+        assert stop(proc) == 0
+
+
+def test_emulate_a_table_with_a_dealt_log(tmp_path) -> None:
+    log = tmp_path / "dealt.log"
+    proc, info = start("--table", "--seed", "9", "--speed", "max", "--dealt-log", str(log))
+    try:
+        devices = info["devices"]
+        assert [d["profile"] for d in devices] == ["emulated-shuffler", "emulated-shoe"]
+        with serial.Serial(devices[0]["port"], timeout=0.02) as sp, \
+                serial.Serial(devices[1]["port"], timeout=0.02) as hp:
+            shuffler, shoe = Host(SerialWire(sp)), Host(SerialWire(hp))
+            shuffler.handshake()
+            shoe.handshake()
+            shuffler.ok(Shuffle(8))
+            shuffler.wait_for(ShuffleDone)
+            shuffler.ok(Deliver(DeliverTarget.DEALER))
+            for prompt in ("CUT 20", "COVER 15", "LOAD"):
+                shoe.ok(Display(prompt))
+            shoe.wait_for(ShoeLoaded)
+            shoe.ok(GateUnlock())
+            for prompt in ("BURN", "DRAW PLAYER", "DRAW BANKER"):
+                shoe.ok(Display(prompt))
+            deadline = time.monotonic() + 5
+            while len(shoe.of(CardRead)) < 3 and time.monotonic() < deadline:
+                shoe.pump(0.02)
+            reads = shoe.of(CardRead)
+            assert [(r.rank, r.suit) for r in reads] == [
+                (c.card.rank, c.card.suit) for c in read_dealt_log(log)]  # flushed per line
+    finally:
+        assert stop(proc) == 0
+    assert len(read_dealt_log(log)) == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--profile", "no-such-profile"], "no-such-profile"),
+    (["--profile", "emulated-shoe", "--faults", "bogus=1"], "unknown fault 'bogus'"),
+    (["--profile", "emulated-shoe", "--faults", "drop=2"], "drop"),
+    (["--profile", "emulated-shoe", "--speed", "0"], "--speed"),
+    (["--profile", "emulated-shoe", "--port", "5"], "--port"),
+    (["--profile", "emulated-shoe", "--dealt-log", "x"], "--dealt-log"),
+    (["--table", "--transport", "tcp"], "--transport"),
+])
+def test_usage_errors_exit_2_with_one_line(with_emulate, capsys, args, message) -> None:
+    assert cli_main.main(["emulate", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and err.startswith("shoectl emulate: error:")
+
+
+def test_profile_or_table_is_required(with_emulate, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli_main.main(["emulate"])
+    assert info.value.code == 2
+    assert "--profile" in capsys.readouterr().err

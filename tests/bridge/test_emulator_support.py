@@ -1,0 +1,207 @@
+"""Test helpers for the emulator tests (no tests here): a minimal host and the wires it talks over.
+
+The real link layer is written elsewhere; these few lines drive ``HostConnection`` directly:
+send a command, read until its reply (retransmitting on timeout), collect events, acknowledge.
+A *wire* has ``write(bytes)``, ``read() -> bytes`` (short wait) and ``now() -> float``.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import usb.core
+
+from firmware_bridge.emulator import EmulatedDevice, ManualClock
+from firmware_bridge.protocol import (
+    NEED_DATA,
+    Command,
+    DeviceEvent,
+    Dropped,
+    DuplicateEvent,
+    EventAck,
+    EventGap,
+    EventReceived,
+    Hello,
+    HostConnection,
+    Identity,
+    Nak,
+    RemoteProtocolError,
+    ReplyReceived,
+    Reply,
+    ResendEvents,
+    StaleReply,
+    StatusReply,
+    StatusRequest,
+    Sync,
+)
+
+
+class DeviceWire:
+    """Straight into a sans-I/O model; every read advances the manual clock by ``step``."""
+
+    def __init__(self, device: EmulatedDevice, clock: ManualClock, step: float = 0.01,
+                 ticker: Callable[[], None] | None = None) -> None:
+        self.device, self.clock, self.step = device, clock, step
+        self.ticker = ticker or device.tick
+
+    def write(self, data: bytes) -> None:
+        self.device.receive_data(data)
+
+    def read(self) -> bytes:
+        self.clock.advance(self.step)
+        self.ticker()
+        return self.device.output_bytes()
+
+    def now(self) -> float:
+        return self.clock()
+
+
+class SerialWire:
+    """A pyserial port (a real pty path or a socket:// URL)."""
+
+    def __init__(self, port: Any) -> None:
+        self.port = port
+        self.port.timeout = 0.02
+
+    def write(self, data: bytes) -> None:
+        self.port.write(data)
+
+    def read(self) -> bytes:
+        return self.port.read(max(1, self.port.in_waiting))
+
+    def now(self) -> float:
+        return time.monotonic()
+
+
+class UsbWire:
+    """pyusb endpoints of a device found through ``usb.core.find(backend=...)``."""
+
+    def __init__(self, dev: Any, ep_out: int, ep_in: int) -> None:
+        self.dev, self.ep_out, self.ep_in = dev, ep_out, ep_in
+
+    def write(self, data: bytes) -> None:
+        self.dev.write(self.ep_out, data, timeout=100)
+
+    def read(self) -> bytes:
+        try:
+            return bytes(self.dev.read(self.ep_in, 512, timeout=20))
+        except usb.core.USBTimeoutError:
+            return b""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+
+class Host:
+    """A minimal host: one command at a time, retransmission on timeout, events collected."""
+
+    def __init__(self, wire: Any, *, timeout: float = 0.3, attempts: int = 6,
+                 conn: HostConnection | None = None) -> None:
+        self.wire = wire
+        self.timeout = timeout
+        self.attempts = attempts
+        self.conn = conn or HostConnection()
+        self.events: list[DeviceEvent] = []
+        self.retransmitted: list[DeviceEvent] = []
+        self.duplicates: list[DeviceEvent] = []
+        self.gaps: list[EventGap] = []
+        self.stale: list[StaleReply] = []
+        self.dropped: list[Dropped] = []
+        self.violations: list[RemoteProtocolError] = []
+        self._reply: ReplyReceived | None = None
+
+    # --- commands --------------------------------------------------------------------------------
+
+    def command(self, command: Command) -> Reply:
+        """Send ``command``; return its reply (NAK included). Raises ``TimeoutError``."""
+        self._reply = None
+        self.wire.write(self.conn.send(command))
+        for attempt in range(self.attempts):
+            if attempt:
+                self.wire.write(self.conn.retransmit_bytes())
+            deadline = self.wire.now() + self.timeout
+            while self.wire.now() < deadline:
+                self._feed(self.wire.read())
+                if self._reply is not None:
+                    return self._reply.reply
+        self.conn.abandon_command()
+        raise TimeoutError(f"no reply to {command!r}")
+
+    def ok(self, command: Command) -> Reply:
+        """``command`` must not be NAKed."""
+        reply = self.command(command)
+        assert not isinstance(reply, Nak), f"{command!r} -> {reply!r}"
+        return reply
+
+    def handshake(self) -> Identity:
+        self.wire.write(b"\x00")
+        self.ok(Sync())
+        identity = self.ok(Hello())
+        assert isinstance(identity, Identity)
+        return identity
+
+    def status(self) -> StatusReply:
+        reply = self.ok(StatusRequest())
+        assert isinstance(reply, StatusReply)
+        return reply
+
+    def resend(self) -> None:
+        self.ok(ResendEvents())
+
+    def ack(self) -> None:
+        """Acknowledge every event received so far."""
+        counter = self.conn.contiguous_event_counter
+        if counter:
+            self.ok(EventAck(counter))
+
+    # --- events ----------------------------------------------------------------------------------
+
+    def pump(self, seconds: float) -> None:
+        deadline = self.wire.now() + seconds
+        while self.wire.now() < deadline:
+            self._feed(self.wire.read())
+
+    def wait_for(self, cls: type, timeout: float = 3.0,
+                 predicate: Callable[[Any], bool] | None = None) -> Any:
+        """The first new event of type ``cls`` (matching ``predicate``) received so far or within
+        ``timeout``."""
+        deadline = self.wire.now() + timeout
+        seen = 0
+        while True:
+            for event in self.events[seen:]:
+                if isinstance(event, cls) and (predicate is None or predicate(event)):
+                    return event
+            seen = len(self.events)
+            if self.wire.now() >= deadline:
+                raise TimeoutError(f"no {cls.__name__} within {timeout} s; got {self.events!r}")
+            self._feed(self.wire.read())
+
+    def of(self, cls: type) -> list[Any]:
+        return [e for e in self.events if isinstance(e, cls)]
+
+    def _feed(self, data: bytes) -> None:
+        if data:
+            self.conn.receive_data(data)
+        while True:
+            try:
+                event = self.conn.next_event()
+            except RemoteProtocolError as exc:
+                self.violations.append(exc)
+                continue
+            if event is NEED_DATA:
+                return
+            if isinstance(event, ReplyReceived):
+                self._reply = event
+            elif isinstance(event, EventReceived):
+                self.events.append(event.event)
+                if event.retransmitted:
+                    self.retransmitted.append(event.event)
+            elif isinstance(event, DuplicateEvent):
+                self.duplicates.append(event.event)
+            elif isinstance(event, EventGap):
+                self.gaps.append(event)
+            elif isinstance(event, StaleReply):
+                self.stale.append(event)
+            elif isinstance(event, Dropped):
+                self.dropped.append(event)
