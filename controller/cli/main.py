@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "controller.cli.cmd_journal",
     "controller.cli.cmd_replay",
     "controller.cli.cmd_emulate",
+    "controller.cli.cmd_diagram",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

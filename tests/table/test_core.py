@@ -466,3 +466,15 @@ def test_restart_shoe_voids_the_round_returns_wagers_and_reshuffles() -> None:
     assert b.of("round_result")[-1]["kind"] == "void"
     assert b.of("settlement")[-1]["result"] == "push"
     assert b.core.state == "cutting" and b.core.shoe.id.endswith("S0002")
+
+
+def test_state_machine_doc_is_current_and_lists_every_state() -> None:
+    from pathlib import Path
+
+    from controller.table.diagram import state_machine_doc
+    from controller.table.machine import STATES
+
+    doc = state_machine_doc()
+    assert (Path(__file__).resolve().parents[2] / "docs" / "state-machine.md").read_text(encoding="utf-8") == doc
+    for s in STATES:
+        assert f'state "{s}"' in doc
