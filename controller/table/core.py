@@ -539,7 +539,7 @@ class TableCore:
         elif action is irr.Action.DISCARD_WITH_ONE_MORE:
             self._record("discard", {"card": str(c), "position": position, "reason": "627a.13(c)(1)"})
             self.discard_next = 1
-            self._prompt("BURN")
+            self._prompt(f"BURN {self._next_card_mark()}")
             return
         elif action is irr.Action.BANKER_THIRD_CARD:  # pragma: no cover - the engine drew it already
             raise Refused("the Banker's third card is dealt by the tableau")
@@ -579,7 +579,7 @@ class TableCore:
     def _next_prompt(self) -> None:
         r = self.round
         if self.discard_next:
-            self._prompt("BURN")
+            self._prompt(f"BURN {self._next_card_mark()}")
             return
         if r is None or self.state != "dealing":
             return
@@ -587,7 +587,7 @@ class TableCore:
         if target is None:
             self._complete_round()
         else:
-            self._prompt(f"DRAW {target.value.upper()}")
+            self._prompt(f"DRAW {target.value.upper()} {self._next_card_mark()}")
 
     def continue_round(self) -> None:
         r = self.round
@@ -825,7 +825,12 @@ class TableCore:
 
     def prompt_burn(self) -> None:
         self._send("shoe", m.GateUnlock())  # the shoe's gate opens once it holds a cut, loaded stack
-        self._prompt("BURN")
+        self._prompt(f"BURN {self._next_card_mark()}")
+
+    def _next_card_mark(self) -> str:
+        """``@N``: the N-th card out of this shoe. A prompt shown again (after a restart or a
+        reconnect) names the same card, so the dealer never draws twice for it."""
+        return f"@{(self.shoe.dealt if self.shoe else 0) + 1}"
 
     def spread_cards(self) -> None:
         self._record("inspection", {"clause": "681a.5(g)"})

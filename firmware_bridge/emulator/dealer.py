@@ -11,7 +11,10 @@ docs/emulator.md):
 
 =================  ===============================================================================
 ``DRAW [HAND]``    draw one card for HAND (e.g. ``PLAYER``, ``BANKER``); a cover card that comes out
-                   first is set aside and the next card is drawn
+                   first is set aside and the next card is drawn. ``@N`` anywhere in a DRAW or
+                   BURN prompt makes it idempotent: "the N-th card out of this shoe"; the dealer
+                   acts only if fewer than N cards have left the shoe since it was loaded, so a
+                   prompt shown again after a controller restart never draws a card twice
 ``BURN [N]``       draw N cards (default 1) to the discard rack
 ``CUT N``          cover card N cards from the top of the stack in hand; the cards above it and the
                    cover card go to the bottom (681a.5(c)-(d))
@@ -88,6 +91,7 @@ class Dealer:
         self.log: list[DealerAction] = []
         self.draw_prompts = 0
         self.cards_drawn = 0
+        self.drawn_this_shoe = 0
         self._extra_next = False
         self._expose_next = False
         self._pending: deque[tuple[float, str]] = deque()
@@ -140,6 +144,13 @@ class Dealer:
         return action
 
     def _do(self, verb: str, args: list[str]) -> tuple[bool, str]:
+        if verb in ("DRAW", "BURN"):
+            marks = [a for a in args if a.startswith("@")]
+            args = [a for a in args if not a.startswith("@")]
+            if marks:
+                wanted = _number([marks[-1][1:]])
+                if self.drawn_this_shoe >= wanted:
+                    return True, f"card {wanted} already drawn: no action"
         if verb == "DRAW":
             self.draw_prompts += 1
             hand = args[0] if args else ""
@@ -157,6 +168,7 @@ class Dealer:
         if verb == "LOAD":
             count = self.shoe.load(self._in_hand())
             self.hand = None
+            self.drawn_this_shoe = 0
             return True, f"loaded {count} cards"
         if verb == "UNLOAD":
             items = self.shoe.unload()
@@ -200,6 +212,7 @@ class Dealer:
                 self.covers_set_aside += 1
                 continue
             self.cards_drawn = number
+            self.drawn_this_shoe += 1
             self._expose_next = False
             assert result.card is not None
             return result.card, ""

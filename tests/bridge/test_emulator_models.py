@@ -624,3 +624,26 @@ def test_set_mode_and_display_are_remembered(clock) -> None:
     host.ok(SetMode(DeviceMode.DIAGNOSTIC))
     assert shoe.display_text == "Place your bets" and shoe.mode == DeviceMode.DIAGNOSTIC
     assert isinstance(host.ok(SetMode(DeviceMode.NORMAL)), Ack)
+
+
+def test_a_numbered_draw_prompt_shown_again_never_draws_twice(clock) -> None:
+    """``@N``: the N-th card of this shoe. The same prompt again (a restarted controller showing
+    its current prompt) is a no-op once that card is out."""
+    table = Table(clock=clock, speed=INF, seed=5)
+    shuffler = connect(table.shuffler, clock, ticker=table.tick)
+    shoe = connect(table.shoe, clock, ticker=table.tick)
+    shuffler.ok(Shuffle(8))
+    shuffler.wait_for(ShuffleDone)
+    shuffler.ok(Deliver(DeliverTarget.DEALER))
+    shuffler.pump(0.05)
+    for prompt in ("CUT 50", "COVER 14", "LOAD"):
+        shoe.ok(Display(prompt))
+    shoe.wait_for(ShoeLoaded)
+    shoe.ok(GateUnlock())
+    for prompt in ("BURN @1", "BURN @1", "DRAW PLAYER @2", "DRAW PLAYER @2", "DRAW BANKER @3"):
+        shoe.ok(Display(prompt))
+    shoe.pump(0.05)
+    assert [r.position for r in shoe.of(CardRead)] == [1, 2, 3]
+    assert [a.detail for a in table.dealer.log if "already drawn" in a.detail] == [
+        "card 1 already drawn: no action", "card 2 already drawn: no action"]
+    table.close()

@@ -382,7 +382,7 @@ def test_link_lost_and_back_reissues_the_prompt_and_settles_once() -> None:
     before = len(b.sent)
     b.link("shoe", True)
     assert b.core.state == "dealing"
-    assert [s.message for s in b.sent[before:before + 2]] == [m.GateUnlock(), m.Display("DRAW BANKER")]
+    assert [s.message for s in b.sent[before:before + 2]] == [m.GateUnlock(), m.Display(f"DRAW BANKER @{b.drawn + 1}")]
     b.auto_deal = True
     b.draw()
     assert len(b.of("settlement")) == 1
