@@ -59,7 +59,8 @@ class AutoDealer:
             key = (core.shoe.id, core.round_count)
             if self._bets_placed_for != key:
                 self._bets_placed_for = key
-                self._pending = self._wagers()
+                # After a restart the layout may already hold this round's wagers: keep them.
+                self._pending = [] if core.pending_wagers else self._wagers()
             if self._pending:
                 seat, kind, amount = self._pending.pop()
                 return self._op("wager", seat=seat, kind=kind, amount=amount)
