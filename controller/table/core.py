@@ -374,6 +374,11 @@ class TableCore:
                 raise Refused("enter the misread card (enter_card) to clear it")
         for k in keys:
             self.faults.pop(k, None)
+            kind, _, device = k.partition(":")
+            if kind in ("jam", "fault") and device:
+                # The floorperson has cleared the mechanism; the device re-homes (its gate locks,
+                # and opens again with the resume).
+                self._send(device, m.Reset(m.ResetKind.MECHANISM))
         self._record("fault_cleared", {"faults": keys, "by": op.operator})
         self._maybe_resume()
 
@@ -459,6 +464,7 @@ class TableCore:
         key = f"door:{device}"
         if ev.open:
             self._raise_fault(key, f"{device} door open")
+            self._send("shoe", m.Display("CLOSE DOOR"))  # not the current prompt: shown once
         elif key in self.faults:
             self.faults.pop(key)
             self._record("fault_cleared", {"faults": [key], "by": "door closed"})

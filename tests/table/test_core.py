@@ -478,3 +478,17 @@ def test_state_machine_doc_is_current_and_lists_every_state() -> None:
     assert (Path(__file__).resolve().parents[2] / "docs" / "state-machine.md").read_text(encoding="utf-8") == doc
     for s in STATES:
         assert f'state "{s}"' in doc
+
+
+def test_clearing_a_jam_resets_the_mechanism_then_resumes_with_the_gate_open() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.play_round([(1, "player", 100)])
+    b.event("shoe", m.Jam(m.JamLocation.SHOE_EXIT))
+    assert b.core.state == "fault"
+    before = len(b.sent)
+    b.op("clear_fault")
+    msgs = [s.message for s in b.sent[before:]]
+    assert msgs[0] == m.Reset(m.ResetKind.MECHANISM) and m.GateUnlock() in msgs
+    assert b.core.state == "dealing" and isinstance(msgs[-1], m.Display) and msgs[-1].text.startswith("DRAW PLAYER")
