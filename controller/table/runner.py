@@ -152,10 +152,15 @@ class TableRunner:
         try:
             while not self._stopping.is_set():
                 try:
-                    item = self.inbox.get(timeout=self._idle_timeout())
+                    item = self.inbox.get_nowait()
                 except queue.Empty:
-                    self._auto()
-                    continue
+                    # Nothing from the devices or the console: the people at the table act.
+                    if self._auto():
+                        continue
+                    try:
+                        item = self.inbox.get(timeout=self._idle_timeout())
+                    except queue.Empty:
+                        continue
                 if isinstance(item, _Stop):
                     break
                 self._process(item)
@@ -174,18 +179,21 @@ class TableRunner:
         self.inbox.put(_Stop())
 
     def _idle_timeout(self) -> float:
-        return max(self.pace, 0.01) if self.autodealer is not None else 0.2
+        return min(max(self.pace, 0.005), 0.2) if self.autodealer is not None else 0.2
 
-    def _auto(self) -> None:
+    def _auto(self) -> bool:
+        """Let the automated dealer act (at most once per ``pace``); True if it did."""
         if self.autodealer is None:
-            return
+            return False
         now = time.monotonic()
         if now - self._last_auto < self.pace:
-            return
+            return False
         op = self.autodealer.next_input(self.core)
-        if op is not None:
-            self._last_auto = now
-            self._process(op)
+        if op is None:
+            return False
+        self._last_auto = now
+        self._process(op)
+        return True
 
     def _limit_reached(self) -> bool:
         return ((self.stop_rounds is not None and self.rounds_done >= self.stop_rounds)
