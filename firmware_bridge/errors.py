@@ -8,6 +8,11 @@ Each class also inherits the builtin a caller would naturally catch (as python-c
     |   +-- TransportTimeout (+TimeoutError)        nothing arrived in time
     +-- LinkError                              the link gave up (retries exhausted, handshake failed)
     |   +-- CommandFailed                      the device refused a command (carries the NAK)
+    |   +-- NotConnected                       the link is down: the command was NOT sent
+    |   +-- HandshakeFailed                    the device was refused (protocol version, serial)
+    |   +-- CommandOutcomeUnknown              sent, but no reply: it may or may not have run
+    |       +-- CommandTimeout (+TimeoutError)        every attempt timed out (link then lost)
+    |       +-- CommandInterrupted (+ConnectionError) the link went down while waiting
     +-- FaultSpecError (+ValueError)           a bad --faults specification
 """
 from __future__ import annotations
@@ -46,3 +51,35 @@ class CommandFailed(LinkError):
 
 class FaultSpecError(BridgeError, ValueError):
     """A fault specification could not be parsed."""
+
+
+class NotConnected(LinkError):
+    """The link is not connected (connecting, disconnected or closed): the command was not sent,
+    so it certainly did not run and may be sent again once the link is up."""
+
+
+class HandshakeFailed(LinkError):
+    """The handshake refused the device: unsupported protocol version, or a device whose
+    IDENTITY serial number differs from the one this link is bound to."""
+
+
+class CommandOutcomeUnknown(LinkError):
+    """A command was sent but its reply never arrived: the device may or may not have executed
+    it. The link starts a new session (SYNC), so the command is never resent automatically; the
+    caller decides from STATUS and the events what happened (docs/link.md).
+
+    Attributes: ``command`` (the command), ``attempts`` (transmissions made).
+    """
+
+    def __init__(self, message: str, *, command: object = None, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.command = command
+        self.attempts = attempts
+
+
+class CommandTimeout(CommandOutcomeUnknown, TimeoutError):
+    """Every attempt of a command timed out; the link is then declared lost and reconnects."""
+
+
+class CommandInterrupted(CommandOutcomeUnknown, ConnectionError):
+    """The link went down (unplug, stop, a lost session) while a command awaited its reply."""

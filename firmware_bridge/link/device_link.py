@@ -1,0 +1,893 @@
+"""``DeviceLink``: the I/O pump for one device (threads, timeouts, retries, heartbeat, reconnect).
+
+The protocol core (``HostConnection``) decides nothing about time; this module does. Threads:
+
+- the **supervisor** (``shoectl-link-<id>``), started by ``start()``: opens the transport, runs
+  the handshake, then serves the session: EVENT_ACK for what the consumer stored, RESEND_EVENTS
+  when a gap shows, HEARTBEAT when idle; on a loss it tears the session down and reconnects
+  with exponential backoff. ``on_state`` runs on this thread, except for consumer errors
+  (reported by the deliverer) and the final ``CLOSED`` (reported by ``stop()``'s caller);
+- the **deliverer** (``shoectl-events-<id>``), started with the supervisor when there is an
+  ``on_event``: calls it for each event, in order, one at a time, and tells the supervisor
+  what may now be acknowledged. A slow consumer therefore delays neither heartbeats nor
+  reconnects, and events already received are delivered even while the link is down;
+- the **reader** (``shoectl-read-<id>``), one per session: ``transport.read`` -> protocol core ->
+  replies to the waiting command, events to the sequencer. It never calls user code;
+- **callers** of ``request()`` write their command themselves and wait for the reader to hand
+  them the reply; ``request()`` calls (and the supervisor's own commands) are serialized by one
+  lock, so at most one command is outstanding (docs/protocol.md H1).
+
+Full rules (handshake, retries, acknowledgement, what happens at unplug): ``docs/link.md``.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from firmware_bridge.errors import (
+    CommandFailed,
+    CommandInterrupted,
+    CommandTimeout,
+    HandshakeFailed,
+    LinkError,
+    NotConnected,
+    TransportError,
+)
+from firmware_bridge.protocol import (
+    PROTOCOL_VERSION,
+    Command,
+    Dropped,
+    DuplicateEvent,
+    EventAck,
+    EventEpochChanged,
+    EventGap,
+    EventReceived,
+    Heartbeat,
+    HeartbeatReply,
+    Hello,
+    HostConnection,
+    Identity,
+    Nak,
+    NakCode,
+    NeedData,
+    ProtocolError,
+    ProtocolStateError,
+    RemoteProtocolError,
+    Reply,
+    ReplyReceived,
+    ResendEvents,
+    StaleReply,
+    StatusReply,
+    StatusRequest,
+    Sync,
+)
+from firmware_bridge.transport import Transport
+
+from .backoff import Backoff
+from .sequencer import BUFFERED, DUPLICATE, OVERFLOW, QUEUED, EventSequencer
+from .state import LinkEvent, LinkState
+
+__all__ = ["DeviceLink"]
+
+EventCallback = Callable[[LinkEvent], None]
+StateCallback = Callable[[LinkState, "str | None"], None]
+
+MAX_IDLE_WAIT = 0.5    # longest the supervisor sleeps without re-checking its work (seconds)
+READ_POLL = 0.1        # longest a reader read blocks (seconds): bounds stop() on USB
+
+
+class _Waiter:
+    """The reply slot of the one outstanding command. ``set`` is called with the link's lock
+    held (so at most once takes effect); ``wait`` blocks on a plain lock, the cheapest wake-up."""
+
+    __slots__ = ("seq", "result", "done", "_gate")
+
+    def __init__(self, seq: int) -> None:
+        self.seq = seq
+        self.result: ReplyReceived | BaseException | None = None
+        self.done = False
+        self._gate = threading.Lock()
+        self._gate.acquire()
+
+    def set(self, result: ReplyReceived | BaseException) -> None:
+        if not self.done:
+            self.result = result
+            self.done = True
+            self._gate.release()
+
+    def wait(self, timeout: float) -> bool:
+        if self._gate.acquire(timeout=max(timeout, 0.0)):
+            self._gate.release()  # stays open: a later wait() returns at once
+            return True
+        return False
+
+
+class _Session:
+    """One connection: an open transport, a fresh protocol state and its reader thread."""
+
+    def __init__(self, number: int, transport: Transport, conn: HostConnection) -> None:
+        self.number = number
+        self.transport = transport
+        self.conn = conn
+        self.alive = True
+        self.lost_reason: str | None = None
+        self.epoch_confirmed = False  # this session's IDENTITY was accepted
+        self.reader: threading.Thread | None = None
+
+
+class DeviceLink:
+    """One device: the transport, the protocol state, and the threads that drive them.
+
+    Args:
+        transport: the device's transport, not opened (the link opens, closes and reopens it).
+        timing: ``firmware_bridge.profiles.Timing`` (or any object with ``response_timeout_ms``,
+            ``heartbeat_interval_ms``, ``retries``, ``reconnect_min_ms``, ``reconnect_max_ms``);
+            default: the protocol's defaults (250 ms, 1 s, 3 retries = 4 attempts).
+        device_id: name in logs and ``LinkEvent.device_id`` (a profile name); default: the
+            device's serial number once known.
+        on_event: ``on_event(LinkEvent)``, called on the link's deliverer thread, in order,
+            exactly once per (epoch, counter) that returns normally. Commit the event durably inside it: the
+            link acknowledges it to the device only after it returned (with ``auto_ack``). If it
+            raises, nothing is acknowledged, the error is reported and the same event is offered
+            again after a backoff (``reconnect_min_ms`` doubling up to ``reconnect_max_ms``).
+            ``None``: events are neither delivered nor acknowledged (the device keeps them).
+        on_state: ``on_state(state, reason)`` for every state change and every reported error
+            (then ``state`` is the unchanged current state and ``reason`` says what failed).
+            Called from the link's threads (supervisor, deliverer), possibly concurrently:
+            keep it short and thread-safe. Exceptions from either callback never stop the link.
+        auto_ack: acknowledge each event once ``on_event`` returned. ``False``: the consumer
+            calls ``acknowledge(counter)`` when its commit is durable.
+        last_delivered: ``(event_epoch, counter)`` of the last event already stored (from the
+            journal): counters up to it are duplicates.
+        expected_serial: refuse a device whose IDENTITY serial differs (otherwise the first
+            serial seen binds the link: a changed serial after a replug is refused).
+        clock: monotonic seconds (``time.monotonic``) for heartbeat and resend scheduling.
+        sleep: ``sleep(seconds)`` for the reconnect backoff; the default waits on the stop
+            event so ``stop()`` interrupts it. An injected one should return promptly.
+        read_poll: longest one transport read blocks (bounds ``stop()`` where reads cannot be
+            cancelled, e.g. USB).
+    """
+
+    def __init__(self, transport: Transport, *, timing: Any = None, device_id: str | None = None,
+                 on_event: EventCallback | None = None, on_state: StateCallback | None = None,
+                 auto_ack: bool = True, last_delivered: tuple[int, int] | None = None,
+                 expected_serial: str | None = None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], object] | None = None,
+                 read_poll: float = READ_POLL) -> None:
+        if timing is None:
+            from firmware_bridge.profiles import Timing  # noqa: PLC0415 - data only
+
+            timing = Timing()
+        self.transport = transport
+        self.reply_timeout = timing.response_timeout_ms / 1000
+        self.attempts = int(timing.retries) + 1
+        self.heartbeat_interval = timing.heartbeat_interval_ms / 1000
+        self.reconnect_min = timing.reconnect_min_ms / 1000
+        self.reconnect_max = max(timing.reconnect_max_ms / 1000, self.reconnect_min)
+        self.resend_interval = self.reply_timeout
+        self.read_poll = read_poll
+        self.auto_ack = auto_ack
+        self._device_id = device_id
+        self._on_event = on_event
+        self._on_state = on_state
+        self._clock = clock
+        self._sleep = sleep
+
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)        # supervisor work, state changes
+        self._ready_cond = threading.Condition(self._lock)  # events for the deliverer
+        self._cmd_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._state = LinkState.DISCONNECTED
+        self._started = False
+        self._stop_detached = False
+        self._supervisor: threading.Thread | None = None
+        self._deliverer: threading.Thread | None = None
+        self._session: _Session | None = None
+        self._session_numbers = itertools.count(1)
+        self._next_seq = 0
+        self._waiter: _Waiter | None = None
+        self._last_tx = clock()
+        self._last_resend = float("-inf")
+        self._tokens = itertools.count(1)
+        self._identity: Identity | None = None
+        self._bound_serial = expected_serial
+        self._status: StatusReply | None = None
+        self._seq = EventSequencer(last_delivered, device_id=device_id or "")
+        self._acked = 0              # highest counter the device confirmed, current epoch
+        self._ack_requested = 0      # manual mode: highest counter the consumer acknowledged
+        self._deliver_backoff = Backoff(self.reconnect_min, self.reconnect_max)
+        self._deliver_retry_at: float | None = None
+        self._stats = dict.fromkeys(
+            ("sessions", "reconnects", "commands", "retransmissions", "timeouts", "frames_dropped",
+             "stale_replies", "protocol_errors", "events_delivered", "events_duplicate",
+             "events_early", "events_overflow", "resend_requests", "heartbeats", "acks",
+             "callback_errors", "events_lost_epoch"), 0)
+        self._log = structlog.get_logger().bind(device=self.device_id)
+
+    @classmethod
+    def from_profile(cls, profile: Any, port: str | None = None, *, usb_backend: Any = None,
+                     **kwargs: Any) -> DeviceLink:
+        """A link for a device profile: its transport (``open_transport``), its timing, its
+        name as ``device_id`` and, for a USB profile naming one, its serial number."""
+        from firmware_bridge.transport import open_transport  # noqa: PLC0415
+
+        transport = open_transport(profile, port, usb_backend=usb_backend)
+        kwargs.setdefault("timing", profile.timing)
+        kwargs.setdefault("device_id", profile.name)
+        serial = getattr(profile.transport, "serial_number", None)
+        if serial:
+            kwargs.setdefault("expected_serial", serial)
+        return cls(transport, **kwargs)
+
+    # --- public state -------------------------------------------------------------------------
+
+    @property
+    def state(self) -> LinkState:
+        return self._state
+
+    @property
+    def identity(self) -> Identity | None:
+        """The device's IDENTITY from the last successful handshake (``None`` before)."""
+        return self._identity
+
+    @property
+    def last_status(self) -> StatusReply | None:
+        """The STATUS_REPLY of the last handshake."""
+        return self._status
+
+    @property
+    def device_id(self) -> str:
+        if self._device_id:
+            return self._device_id
+        if self._identity is not None:
+            return self._identity.serial
+        return self.transport.describe()
+
+    @property
+    def last_delivered(self) -> tuple[int, int] | None:
+        """``(epoch, counter)`` of the last event whose ``on_event`` returned."""
+        with self._lock:
+            return self._seq.last_delivered
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counters since construction (a copy)."""
+        with self._lock:
+            out = dict(self._stats)
+            out["events_ready"] = self._seq.ready_count
+            out["events_buffered"] = self._seq.buffered_count
+            return out
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> DeviceLink:
+        """Start the supervisor thread (it connects in the background). Returns ``self``.
+
+        Raises RuntimeError if already started or stopped."""
+        with self._lock:
+            if self._started or self._stopping.is_set():
+                raise RuntimeError("a DeviceLink can be started once, and not after stop()")
+            self._started = True
+        self._supervisor = threading.Thread(target=self._supervise, daemon=True,
+                                            name=f"shoectl-link-{self.device_id}")
+        if self._on_event is not None:
+            self._deliverer = threading.Thread(target=self._deliver_loop, daemon=True,
+                                               name=f"shoectl-events-{self.device_id}")
+            self._deliverer.start()
+        self._supervisor.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop: fail an outstanding command (``CommandInterrupted``), end the session, join the
+        threads, close the transport; state ``CLOSED``. Idempotent. Waits for a running
+        ``on_event`` to return (no further one starts). Called from ``on_event``/``on_state``
+        (a link thread) it only requests the stop and returns."""
+        threads = [t for t in (self._supervisor, self._deliverer) if t is not None]
+        detached = threading.current_thread() in threads
+        with self._lock:
+            if self._state is LinkState.CLOSED:
+                return
+            if detached:
+                self._stop_detached = True  # the supervisor finishes the job when it exits
+            self._stopping.set()
+            if self._session is not None:
+                self._lose_locked(self._session, "stopped")
+            self._cond.notify_all()
+            self._ready_cond.notify_all()
+        if detached:
+            return
+        for thread in threads:
+            thread.join()
+        self._teardown()
+        self._set_state(LinkState.CLOSED, "stopped")
+
+    def __enter__(self) -> DeviceLink:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def wait_connected(self, timeout: float | None = None) -> bool:
+        """Block until the link is ``CONNECTED`` (True) or ``timeout`` s passed / it closed
+        (False)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._state is not LinkState.CONNECTED:
+                if self._state is LinkState.CLOSED or self._stopping.is_set():
+                    return False
+                left = MAX_IDLE_WAIT if deadline is None else deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, MAX_IDLE_WAIT))
+            return True
+
+    # --- requests -----------------------------------------------------------------------------
+
+    def request(self, command: Command, timeout: float | None = None) -> Reply:
+        """Send ``command`` and return its reply (ACK, IDENTITY, STATUS_REPLY, ...).
+
+        One command at a time: concurrent callers wait their turn. Each attempt waits
+        ``timeout`` seconds (default: the profile's reply timeout) and is retransmitted with the
+        same sequence number, up to the profile's attempts; the device replays its reply to a
+        retransmission and never executes a command twice.
+
+        Raises:
+            NotConnected: the link is not connected; the command was not sent.
+            CommandFailed: the device answered NAK (``code``, ``text``); it did not execute it.
+            CommandTimeout: every attempt timed out; outcome unknown; the link reconnects.
+            CommandInterrupted: the link went down (unplug, stop) before the reply; outcome
+                unknown. The command is NOT resent after the reconnect (a new session could
+                execute it a second time); check STATUS / events and decide.
+            LinkError: the reply broke the protocol (wrong type, undecodable).
+        """
+        if not isinstance(command, Command):
+            raise TypeError(f"request() takes a command, not {type(command).__name__}")
+        if isinstance(command, (Sync, Hello, EventAck, ResendEvents)):
+            raise ValueError(f"{command.TYPE.name} belongs to the link (handshake and "
+                             "acknowledgements); use acknowledge() for EVENT_ACK")
+        return self._transact(command, timeout, internal=False)
+
+    def acknowledge(self, counter: int, epoch: int | None = None) -> bool:
+        """``auto_ack=False`` only: every delivered event up to ``counter`` is durably stored;
+        the link sends EVENT_ACK in the background. ``epoch``: the event's epoch; an
+        acknowledgement for another epoch than the device's current one is ignored (returns
+        False). Raises ValueError for a counter not delivered yet, RuntimeError with auto_ack."""
+        if self.auto_ack:
+            raise RuntimeError("acknowledge() is for links made with auto_ack=False")
+        with self._cond:
+            if epoch is not None and epoch != self._seq.epoch:
+                return False
+            delivered = self._seq.delivered_in_epoch()
+            if counter > delivered:
+                raise ValueError(f"event {counter} has not been delivered (last: {delivered})")
+            if counter > self._ack_requested:
+                self._ack_requested = counter
+                self._cond.notify_all()
+            return True
+
+    def accept_gap(self, up_to: int | None = None) -> int:
+        """Declare missing event counters up to ``up_to`` (default: all known) lost for good
+        (docs/protocol.md E7: a host decision, recorded as an irregularity by the caller), so
+        later events can be delivered and acknowledged. Returns how many were given up."""
+        with self._cond:
+            lost = self._seq.accept_gap(up_to)
+            session = self._session
+            if session is not None and session.epoch_confirmed:
+                session.conn.accept_gap(self._seq.queued)
+            self._cond.notify_all()
+            self._ready_cond.notify_all()
+        if lost:
+            self._report_error(f"{lost} missing event(s) accepted as lost (up to {up_to})")
+        return lost
+
+    # --- the command path ---------------------------------------------------------------------
+
+    def _transact(self, command: Command, timeout: float | None, *, internal: bool) -> Reply:
+        reply_timeout = self.reply_timeout if timeout is None else timeout
+        with self._cmd_lock:
+            with self._lock:
+                session = self._session
+                why = None
+                if self._stopping.is_set():
+                    why = "link is stopping"
+                elif session is None or not session.alive:
+                    lost = session.lost_reason if session is not None else None
+                    why = f"link is down ({lost})" if lost else "link is down"
+                elif not internal and self._state is not LinkState.CONNECTED:
+                    why = f"link is {self._state.value}"
+                if why is not None:
+                    raise NotConnected(f"{self.device_id}: {why}; {command.TYPE.name} not sent")
+                conn = session.conn
+                try:
+                    data = conn.send(command)
+                except ProtocolStateError as exc:
+                    raise LinkError(f"{self.device_id}: cannot send {command.TYPE.name}: {exc}") from exc
+                pending = conn.pending
+                assert pending is not None
+                self._next_seq = (pending.seq + 1) & 0xFF
+                waiter = _Waiter(pending.seq)
+                self._waiter = waiter
+                self._stats["commands"] += 1
+            try:
+                result = self._exchange(session, command, data, waiter, reply_timeout)
+            finally:
+                with self._lock:
+                    if self._waiter is waiter:
+                        self._waiter = None
+        if isinstance(result, BaseException):
+            raise result
+        reply = result.reply
+        if isinstance(reply, Nak):
+            if reply.code == NakCode.NOT_SYNCED:
+                self._lose(session, "device lost its session (NAK NOT_SYNCED): it restarted")
+            raise CommandFailed(command, reply.code, reply.text)
+        return reply
+
+    def _exchange(self, session: _Session, command: Command, data: bytes, waiter: _Waiter,
+                  reply_timeout: float) -> ReplyReceived | BaseException:
+        """Write ``data`` and wait for the reply, retransmitting; returns the result or the
+        exception to raise."""
+        attempts = 0
+        name = command.TYPE.name
+        while True:
+            attempts += 1
+            self._last_tx = self._clock()
+            try:
+                session.transport.write(data)
+            except TransportError as exc:
+                self._lose(session, f"write failed: {exc}")
+                return CommandInterrupted(f"{self.device_id}: {name}: link lost while sending "
+                                          f"({exc}); outcome unknown", command=command,
+                                          attempts=attempts)
+            if waiter.wait(reply_timeout):
+                break
+            with self._lock:
+                if waiter.done:
+                    break
+                if not session.alive:
+                    waiter.set(self._interrupted(command, attempts, session))
+                    break
+                self._stats["timeouts"] += 1
+                if attempts >= self.attempts:
+                    session.conn.abandon_command()
+                    reason = f"{name} got no reply after {attempts} attempt(s)"
+                    self._lose_locked(session, reason)
+                    return CommandTimeout(f"{self.device_id}: {reason}; outcome unknown",
+                                          command=command, attempts=attempts)
+                data = session.conn.retransmit_bytes()
+                self._stats["retransmissions"] += 1
+        result = waiter.result
+        assert result is not None
+        if isinstance(result, CommandInterrupted):
+            result.attempts = attempts
+        return result
+
+    def _interrupted(self, command: Command, attempts: int, session: _Session) -> CommandInterrupted:
+        reason = session.lost_reason or "link lost"
+        return CommandInterrupted(f"{self.device_id}: {command.TYPE.name}: {reason} before the "
+                                  "reply; outcome unknown (not resent)", command=command,
+                                  attempts=attempts)
+
+    def _lose(self, session: _Session, reason: str) -> None:
+        with self._lock:
+            self._lose_locked(session, reason)
+
+    def _lose_locked(self, session: _Session, reason: str) -> None:
+        """Mark ``session`` lost (once): fail the outstanding command, wake everyone."""
+        if not session.alive:
+            return
+        session.alive = False
+        session.lost_reason = reason
+        waiter = self._waiter
+        if waiter is not None and session.conn.pending is not None:
+            pending = session.conn.pending
+            waiter.set(self._interrupted(pending.command, pending.attempts, session))
+        session.transport.cancel_read()
+        self._cond.notify_all()
+
+    # --- the reader thread --------------------------------------------------------------------
+
+    def _read_loop(self, session: _Session) -> None:
+        transport = session.transport
+        poll = self.read_poll
+        try:
+            while session.alive:
+                try:
+                    data = transport.read(poll)
+                except TransportError as exc:
+                    self._lose(session, f"read failed: {exc}")
+                    return
+                if not data:
+                    continue
+                with self._lock:
+                    if not session.alive:
+                        return
+                    session.conn.receive_data(data)
+                    self._drain_locked(session)
+        except Exception as exc:  # noqa: BLE001 - a bug must not kill the link silently
+            self._log.exception("reader failed", error=repr(exc))
+            self._lose(session, f"reader failed: {exc!r}")
+
+    def _drain_locked(self, session: _Session) -> None:
+        conn = session.conn
+        stats = self._stats
+        notify = False
+        while True:
+            try:
+                ev = conn.next_event()
+            except RemoteProtocolError as exc:
+                stats["protocol_errors"] += 1
+                waiter = self._waiter
+                if exc.command is not None and waiter is not None and not waiter.done:
+                    waiter.set(LinkError(f"{self.device_id}: protocol violation in the reply to "
+                                         f"{type(exc.command).__name__}: {exc}"))
+                self._log.warning("protocol violation", error=str(exc))
+                continue
+            kind = type(ev)
+            if kind is NeedData:
+                break
+            if kind is EventReceived or kind is DuplicateEvent:
+                notify |= self._on_device_event_locked(session, ev.event)  # type: ignore[union-attr]
+            elif kind is ReplyReceived:
+                self._on_reply_locked(session, ev)  # type: ignore[arg-type]
+            elif kind is Dropped:
+                stats["frames_dropped"] += 1
+            elif kind is StaleReply:
+                stats["stale_replies"] += 1
+            elif kind is EventGap:
+                if session.epoch_confirmed:
+                    self._seq.note_highest(ev.last)  # type: ignore[union-attr]
+                    notify = True
+            elif kind is EventEpochChanged:
+                pass  # handled with the IDENTITY reply, after the serial check
+        if notify:
+            self._cond.notify_all()
+            self._ready_cond.notify_all()
+
+    def _on_device_event_locked(self, session: _Session, event: Any) -> bool:
+        if not session.epoch_confirmed:
+            # Before this session's IDENTITY the epoch is unknown; RESEND_EVENTS brings it back.
+            self._stats["events_early"] += 1
+            return False
+        outcome = self._seq.offer(event)
+        if outcome is DUPLICATE:
+            self._stats["events_duplicate"] += 1
+            return False
+        if outcome is OVERFLOW:
+            self._stats["events_overflow"] += 1
+            return False
+        return outcome is QUEUED or outcome is BUFFERED
+
+    def _on_reply_locked(self, session: _Session, received: ReplyReceived) -> None:
+        reply = received.reply
+        if type(reply) is Identity:
+            self._accept_identity_locked(session, reply)
+        elif type(reply) is HeartbeatReply and session.epoch_confirmed:
+            self._seq.note_highest(reply.last_event_counter)
+        waiter = self._waiter
+        if waiter is not None and waiter.seq == received.seq:
+            waiter.set(received)
+
+    def _accept_identity_locked(self, session: _Session, identity: Identity) -> None:
+        """Runs in the reader as soon as IDENTITY arrives, so that the events right behind it
+        are filed under the right epoch. The supervisor reports refusals."""
+        if identity.protocol_version != PROTOCOL_VERSION:
+            return
+        if self._bound_serial is not None and identity.serial != self._bound_serial:
+            return
+        old = self._seq.epoch
+        if old is not None and old != identity.event_epoch:
+            # The device's counter restarted: acknowledgements start again from nothing.
+            self._acked = self._ack_requested = 0
+            self._log.warning("event epoch changed", old=old, new=identity.event_epoch)
+        lost = self._seq.set_epoch(identity.event_epoch)
+        self._seq.serial = identity.serial
+        self._seq.device_id = self._device_id or identity.serial
+        session.epoch_confirmed = True
+        if lost:
+            self._stats["events_lost_epoch"] += sum(b - a + 1 for a, b in lost)
+            self._log.error("events lost at an event epoch change", ranges=lost,
+                            epoch=identity.event_epoch)
+
+    # --- the supervisor thread ----------------------------------------------------------------
+
+    def _supervise(self) -> None:
+        backoff = Backoff(self.reconnect_min, self.reconnect_max)
+        first = True
+        while not self._stopping.is_set():
+            if not first:
+                self._wait(backoff.next())
+                if self._stopping.is_set():
+                    break
+                with self._lock:
+                    self._stats["reconnects"] += 1
+            first = False
+            self._set_state(LinkState.CONNECTING, None)
+            try:
+                self._connect()
+            except (TransportError, LinkError, ProtocolError) as exc:
+                reason = f"connect failed: {exc}"
+                self._teardown()
+                if self._stopping.is_set():
+                    break
+                self._set_state(LinkState.DISCONNECTED, reason)
+                continue
+            except Exception as exc:  # noqa: BLE001 - a bug must not kill the link silently
+                self._log.exception("connect crashed", error=repr(exc))
+                reason = f"connect crashed: {exc!r}"
+                self._teardown()
+                self._set_state(LinkState.DISCONNECTED, reason)
+                continue
+            backoff.reset()
+            self._set_state(LinkState.CONNECTED, None)
+            try:
+                reason = self._serve()
+            except Exception as exc:  # noqa: BLE001
+                self._log.exception("session crashed", error=repr(exc))
+                reason = f"session crashed: {exc!r}"
+            self._teardown()
+            if self._stopping.is_set():
+                break
+            self._set_state(LinkState.DISCONNECTED, reason)
+        if self._stop_detached:  # stop() was called from on_event/on_state
+            self._teardown()
+            self._set_state(LinkState.CLOSED, "stopped")
+
+    def _wait(self, seconds: float) -> None:
+        if self._sleep is not None:
+            self._sleep(seconds)
+        else:
+            self._stopping.wait(seconds)
+
+    def _connect(self) -> None:
+        """Open the transport and run the handshake: 0x00, SYNC, HELLO, STATUS, RESEND_EVENTS."""
+        self.transport.open()
+        with self._lock:
+            seq = self._seq
+            # The sequencer, not the protocol core, decides what is new: seed the core with every
+            # counter the link already holds (queued, buffered or known), so its EVENT_ACK guard
+            # (no acknowledgement past a counter it has not seen) covers what the link delivers.
+            conn = HostConnection(
+                last_event_counter=seq.known_highest if seq.epoch is not None else 0,
+                event_epoch=seq.epoch, first_seq=self._next_seq)
+            session = _Session(next(self._session_numbers), self.transport, conn)
+            self._session = session
+            self._stats["sessions"] += 1
+            if self._stopping.is_set():
+                self._lose_locked(session, "stopped")
+        reader = threading.Thread(target=self._read_loop, args=(session,), daemon=True,
+                                  name=f"shoectl-read-{self.device_id}")
+        session.reader = reader
+        reader.start()
+        try:
+            session.transport.write(b"\x00")  # the device drops any partial frame it holds
+        except TransportError as exc:
+            self._lose(session, f"write failed: {exc}")
+            raise
+        self._transact(Sync(), None, internal=True)
+        identity = self._transact(Hello(PROTOCOL_VERSION), None, internal=True)
+        assert isinstance(identity, Identity)
+        self._check_identity(identity, session)
+        status = self._transact(StatusRequest(), None, internal=True)
+        assert isinstance(status, StatusReply)
+        with self._lock:
+            self._identity = identity
+            self._status = status
+            if self._bound_serial is None:
+                self._bound_serial = identity.serial
+            if self._device_id is None:
+                self._log = structlog.get_logger().bind(device=self.device_id)
+            self._acked = status.last_acked_event
+            delivered = self._seq.delivered_in_epoch()
+            need_resend = status.pending_events > 0 or self._seq.gap
+        self._log.info("handshake done", serial=identity.serial, model=identity.model,
+                       firmware=identity.firmware, epoch=identity.event_epoch,
+                       pending_events=status.pending_events,
+                       last_acked_event=status.last_acked_event, last_delivered=delivered)
+        if status.last_acked_event > delivered:
+            self._report_error(f"the device acknowledged events up to {status.last_acked_event}"
+                               f" but this host delivered only up to {delivered} in epoch "
+                               f"{identity.event_epoch}: events in between are not recoverable "
+                               "(seed last_delivered from the journal)")
+        if need_resend:
+            self._request_resend()
+
+    def _check_identity(self, identity: Identity, session: _Session) -> None:
+        problem = None
+        if identity.protocol_version != PROTOCOL_VERSION:
+            problem = (f"device speaks protocol version {identity.protocol_version}, this host "
+                       f"speaks {PROTOCOL_VERSION}")
+        elif self._bound_serial is not None and identity.serial != self._bound_serial:
+            problem = (f"device serial {identity.serial!r} is not this link's device "
+                       f"{self._bound_serial!r}: refused")
+        if problem is None and not session.epoch_confirmed:
+            problem = "identity not accepted"  # pragma: no cover - reader accepts it first
+        if problem is not None:
+            self._lose(session, problem)
+            raise HandshakeFailed(f"{self.device_id}: {problem}")
+
+    def _teardown(self) -> None:
+        """End the current session (if any): reader joined, transport closed."""
+        with self._lock:
+            session = self._session
+            if session is not None:
+                self._lose_locked(session, "closed")
+        if session is not None and session.reader is not None:
+            if session.reader is not threading.current_thread():
+                session.reader.join()
+        try:
+            self.transport.close()
+        except Exception:  # noqa: BLE001 - close never raises by contract; be safe
+            pass
+
+    # the session's work
+
+    def _serve(self) -> str:
+        """Serve the session until it is lost or the link stops; returns why it ended."""
+        while True:
+            with self._cond:
+                while True:
+                    session = self._session
+                    assert session is not None
+                    if self._stopping.is_set():
+                        return "stopped"
+                    if not session.alive:
+                        return session.lost_reason or "link lost"
+                    now = self._clock()
+                    work, wait = self._due_locked(now)
+                    if work:
+                        break
+                    self._cond.wait(min(wait, MAX_IDLE_WAIT))
+            ack, resend, heartbeat = work
+            if ack:
+                self._acknowledge()
+            if resend:
+                self._request_resend()
+            if heartbeat:
+                self._heartbeat()
+
+    def _due_locked(self, now: float) -> tuple[tuple[bool, bool, bool] | None, float]:
+        """What the supervisor should do now, or how long it may sleep."""
+        wait = MAX_IDLE_WAIT
+        ack = self._ack_target_locked() > self._acked
+        resend = False
+        if self._seq.gap and not self._seq.full:
+            due = self._last_resend + self.resend_interval
+            if now >= due:
+                resend = True
+            else:
+                wait = min(wait, due - now)
+        heartbeat_due = self._last_tx + self.heartbeat_interval
+        heartbeat = now >= heartbeat_due
+        if not heartbeat:
+            wait = min(wait, heartbeat_due - now)
+        if ack or resend or heartbeat:
+            return (ack, resend, heartbeat), 0.0
+        return None, max(wait, 0.001)
+
+    def _ack_target_locked(self) -> int:
+        target = self._seq.delivered_in_epoch()
+        if not self.auto_ack:
+            target = min(self._ack_requested, target)
+        session = self._session
+        if session is None or not session.epoch_confirmed:
+            return 0
+        # Never past what the protocol core saw (it would refuse); by construction it saw it.
+        return min(target, session.conn.contiguous_event_counter)
+
+    # --- the deliverer thread -----------------------------------------------------------------
+
+    def _deliver_loop(self) -> None:
+        callback = self._on_event
+        assert callback is not None
+        while True:
+            with self._ready_cond:
+                while True:
+                    if self._stopping.is_set():
+                        return
+                    event = self._seq.peek()
+                    retry_at = self._deliver_retry_at
+                    if event is not None:
+                        if retry_at is None:
+                            break
+                        wait = retry_at - self._clock()
+                        if wait <= 0:
+                            break
+                    else:
+                        wait = MAX_IDLE_WAIT
+                    self._ready_cond.wait(min(wait, MAX_IDLE_WAIT))
+            try:
+                callback(event)
+            except Exception as exc:  # noqa: BLE001 - the consumer's failure is reported
+                with self._lock:
+                    delay = self._deliver_backoff.next()
+                    self._deliver_retry_at = self._clock() + delay
+                    self._stats["callback_errors"] += 1
+                self._report_error(f"on_event raised for event {event.epoch}:{event.counter}: "
+                                   f"{exc!r}; not acknowledged, redelivered in {delay:.3g} s")
+                continue
+            with self._lock:
+                self._seq.commit(event)
+                self._stats["events_delivered"] += 1
+                if self._deliver_retry_at is not None:
+                    self._deliver_retry_at = None
+                    self._deliver_backoff.reset()
+                self._cond.notify_all()  # the supervisor acknowledges
+
+    def _internal(self, command: Command) -> Reply | None:
+        """Send one of the link's own commands. A NAK is reported (``None``); any other failure
+        ends the session (a lost reply, a protocol violation: the next session starts clean),
+        so the supervisor never retries in a tight loop."""
+        session = self._session
+        try:
+            return self._transact(command, None, internal=True)
+        except CommandFailed as exc:
+            self._report_error(f"device refused {command.TYPE.name}: {exc}")
+        except LinkError as exc:
+            if session is not None:
+                self._lose(session, f"{command.TYPE.name} failed: {exc}")
+        return None
+
+    def _acknowledge(self) -> None:
+        with self._lock:
+            target = self._ack_target_locked()
+            if target <= self._acked:
+                return
+        reply = self._internal(EventAck(target))
+        with self._lock:
+            if reply is not None:
+                self._stats["acks"] += 1
+            # After a NAK (BAD_EVENT_ACK: the device never issued it, a device fault) there is
+            # nothing to keep: do not ask again. After a loss, the handshake re-reads the state.
+            if reply is not None or (self._session is not None and self._session.alive):
+                self._acked = max(self._acked, target)
+
+    def _request_resend(self) -> None:
+        with self._lock:
+            self._last_resend = self._clock()
+            self._stats["resend_requests"] += 1
+            missing = self._seq.missing()
+        if missing:
+            self._log.debug("asking the device to resend events", missing=missing[:8])
+        if self._internal(ResendEvents()) is not None:
+            with self._lock:
+                self._last_resend = self._clock()
+
+    def _heartbeat(self) -> None:
+        token = next(self._tokens) & 0xFFFF_FFFF
+        if self._internal(Heartbeat(token)) is not None:
+            with self._lock:
+                self._stats["heartbeats"] += 1
+
+    # --- reporting ----------------------------------------------------------------------------
+
+    def _set_state(self, state: LinkState, reason: str | None) -> None:
+        with self._cond:
+            if self._state is LinkState.CLOSED or (self._state is state and reason is None):
+                return
+            self._state = state
+            self._cond.notify_all()
+        if state is LinkState.DISCONNECTED:
+            self._log.warning("link state", state=state.value, reason=reason)
+        else:
+            self._log.info("link state", state=state.value, reason=reason)
+        self._notify_state(state, reason)
+
+    def _report_error(self, reason: str) -> None:
+        self._log.error("link error", state=self._state.value, reason=reason)
+        self._notify_state(self._state, reason)
+
+    def _notify_state(self, state: LinkState, reason: str | None) -> None:
+        callback = self._on_state
+        if callback is None:
+            return
+        try:
+            callback(state, reason)
+        except Exception as exc:  # noqa: BLE001 - a broken observer must not break the link
+            self._log.exception("on_state raised", error=repr(exc))

@@ -1,0 +1,181 @@
+"""In-order, exactly-once event delivery state for one device (pure logic, no threads, no I/O).
+
+The device numbers its events 1, 2, 3, ... per *event epoch* and resends every unacknowledged
+one after a reconnect or on RESEND_EVENTS, so the same event can arrive several times and, after
+line damage, out of order. ``EventSequencer`` turns that stream into the sequence the consumer
+sees:
+
+- ``offer(event)`` files an arriving event: the next expected counter goes to the ready queue
+  (with whatever buffered events then follow it), a later one waits in a reorder buffer, an
+  earlier or already buffered one is a duplicate and is dropped;
+- ``peek()`` is the next event to deliver; ``commit(event)`` records that the consumer took it
+  (its callback returned). Until then the same event stays at the head (redelivery);
+- ``last_delivered`` = ``(epoch, counter)`` of the last committed event survives everything
+  (reconnects, epoch changes) and may be seeded from a journal;
+- ``gap``: some counter between the last queued one and the highest known to exist (from a later
+  event or a HEARTBEAT_REPLY) is missing: ask the device for RESEND_EVENTS;
+- ``set_epoch(epoch)``: the device's counter restarted. Events of the old epoch already queued
+  are still delivered (they happened first); old-epoch events that never arrived are lost and
+  returned to the caller to report;
+- ``accept_gap(up_to)``: the host decided that missing counters are lost (docs/protocol.md E7).
+
+Not thread-safe: the link guards it with its lock.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from firmware_bridge.protocol import DeviceEvent
+
+from .state import LinkEvent
+
+__all__ = ["EventSequencer", "QUEUED", "BUFFERED", "DUPLICATE", "OVERFLOW"]
+
+QUEUED = "queued"        # ready for delivery (and maybe released buffered events behind it)
+BUFFERED = "buffered"    # ahead of a gap; waits for the missing counters
+DUPLICATE = "duplicate"  # already queued, buffered or delivered: dropped
+OVERFLOW = "overflow"    # buffer full: dropped unacknowledged (the device sends it again)
+
+
+class EventSequencer:
+    """Delivery state. ``last_delivered``: ``(epoch, counter)`` already stored by the consumer
+    (from its journal), or ``None`` for a fresh start. ``max_buffered`` bounds the events held
+    (ready + reorder buffer); beyond it events are dropped unacknowledged, which is safe."""
+
+    def __init__(self, last_delivered: tuple[int, int] | None = None, *, device_id: str = "",
+                 max_buffered: int = 65536) -> None:
+        self.device_id = device_id
+        self.serial = ""
+        self.max_buffered = max_buffered
+        self.epoch: int | None = None
+        self.queued = 0          # highest counter of the current epoch placed in the ready queue
+        self.known_highest = 0   # highest counter of the current epoch known to exist
+        self.last_delivered: tuple[int, int] | None = None
+        if last_delivered is not None:
+            epoch, counter = last_delivered
+            if not (0 <= epoch <= 0xFFFF_FFFF and 0 <= counter <= 0xFFFF_FFFF):
+                raise ValueError(f"last_delivered must be two u32 values, got {last_delivered}")
+            self.epoch = epoch
+            self.queued = self.known_highest = counter
+            self.last_delivered = (epoch, counter)
+        self._ready: deque[LinkEvent] = deque()
+        self._reorder: dict[int, DeviceEvent] = {}
+
+    # the epoch
+
+    def set_epoch(self, epoch: int) -> list[tuple[int, int]]:
+        """Make ``epoch`` current. Returns the counter ranges of the old epoch that were known to
+        exist but never arrived (lost with the old epoch); ``[]`` if the epoch did not change."""
+        if epoch == self.epoch:
+            return []
+        lost: list[tuple[int, int]] = []
+        if self.epoch is not None:
+            lost = self.missing()
+        self.epoch = epoch
+        self.queued = self.known_highest = 0
+        self._reorder.clear()
+        return lost
+
+    # arrivals
+
+    def offer(self, event: DeviceEvent) -> str:
+        """File an event of the current epoch; returns QUEUED, BUFFERED, DUPLICATE or OVERFLOW."""
+        if self.epoch is None:
+            raise RuntimeError("no event epoch yet: the IDENTITY reply sets it")
+        counter: int = event.counter  # type: ignore[attr-defined]
+        if counter > self.known_highest:
+            self.known_highest = counter
+        if counter <= self.queued or counter in self._reorder:
+            return DUPLICATE
+        if len(self._ready) + len(self._reorder) >= self.max_buffered:
+            return OVERFLOW
+        if counter != self.queued + 1:
+            self._reorder[counter] = event
+            return BUFFERED
+        self._queue(event)
+        reorder = self._reorder
+        while reorder and self.queued + 1 in reorder:
+            self._queue(reorder.pop(self.queued + 1))
+        return QUEUED
+
+    def _queue(self, event: DeviceEvent) -> None:
+        counter: int = event.counter  # type: ignore[attr-defined]
+        assert self.epoch is not None
+        self._ready.append(LinkEvent(self.device_id, self.serial, self.epoch, counter, event))
+        self.queued = counter
+
+    def note_highest(self, counter: int) -> None:
+        """The device says events up to ``counter`` exist (HEARTBEAT_REPLY, EventGap)."""
+        if counter > self.known_highest:
+            self.known_highest = counter
+
+    # gaps
+
+    @property
+    def gap(self) -> bool:
+        """True when some existing counter after ``queued`` has not arrived yet."""
+        return self.known_highest > self.queued
+
+    def missing(self) -> list[tuple[int, int]]:
+        """Inclusive ranges of counters known to exist that have not arrived."""
+        ranges: list[tuple[int, int]] = []
+        start = self.queued + 1
+        for counter in sorted(self._reorder):
+            if counter > start:
+                ranges.append((start, counter - 1))
+            start = counter + 1
+        if start <= self.known_highest:
+            ranges.append((start, self.known_highest))
+        return ranges
+
+    def accept_gap(self, up_to: int | None = None) -> int:
+        """Give up on missing counters up to ``up_to`` (default: all known); buffered events
+        beyond them become deliverable. Returns how many counters were given up."""
+        target = self.known_highest if up_to is None else min(up_to, self.known_highest)
+        if target <= self.queued:
+            return 0
+        keys = sorted(k for k in self._reorder if k <= target)
+        lost = target - self.queued - len(keys)
+        for key in keys:
+            self._queue(self._reorder.pop(key))
+        self.queued = target
+        while self._reorder and self.queued + 1 in self._reorder:
+            self._queue(self._reorder.pop(self.queued + 1))
+        return lost
+
+    # delivery
+
+    def peek(self) -> LinkEvent | None:
+        """The next event to deliver, or ``None``."""
+        return self._ready[0] if self._ready else None
+
+    def commit(self, event: LinkEvent) -> None:
+        """The consumer stored ``event`` (the head of the queue)."""
+        head = self._ready[0] if self._ready else None
+        if head is not event:
+            raise RuntimeError(f"commit of event {event.counter}, but the head is "
+                               f"{None if head is None else head.counter}")
+        self._ready.popleft()
+        self.last_delivered = (event.epoch, event.counter)
+
+    @property
+    def full(self) -> bool:
+        """True when ``max_buffered`` events are held: further ones are dropped (OVERFLOW), so
+        asking the device to resend is pointless until the consumer catches up."""
+        return len(self._ready) + len(self._reorder) >= self.max_buffered
+
+    @property
+    def ready_count(self) -> int:
+        return len(self._ready)
+
+    @property
+    def buffered_count(self) -> int:
+        return len(self._reorder)
+
+    def delivered_in_epoch(self) -> int:
+        """The last delivered counter if it belongs to the current epoch, else 0: the most the
+        host may acknowledge to the device now."""
+        last = self.last_delivered
+        if last is None or last[0] != self.epoch:
+            return 0
+        return last[1]
