@@ -91,10 +91,12 @@ class TableCore:
     """See the module docstring."""
 
     def __init__(self, submission: Any, *, table_id: str = "T1", automatic_shoe: bool = False,
-                 first_shoe: int = 1) -> None:
+                 shuffler: bool = True, first_shoe: int = 1) -> None:
         self.sub = submission
         self.table_id = table_id
         self.automatic_shoe = automatic_shoe
+        self.has_shuffler = shuffler  # False: the dealer shuffles by hand (681a.5(a), (g)(1))
+        self._washing = False
         self.shoe: ShoeRecord | None = None
         self.next_shoe = first_shoe
         self.round: RoundInProgress | None = None
@@ -156,7 +158,7 @@ class TableCore:
         st = self.saved_state or self.state
         if st in GATE_OPEN_STATES:
             out.append(SendCommand("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
-        if st == "shuffling":
+        if st == "shuffling" and self.has_shuffler:
             out.append(SendCommand("shuffler", m.Shuffle(self.sub.decks)))
         elif st == "cutting" and self.shoe is not None and self.shoe.cut_position is None:
             out.append(SendCommand("shuffler", m.Deliver(m.DeliverTarget.DEALER)))
@@ -336,6 +338,12 @@ class TableCore:
         self.declare_idle()
 
     def op_inspection_done(self, op: OperatorInput, face_up: bool = False) -> None:
+        """681a.5(g)(1)-(2): after the inspection, washed and shuffled by hand then cut, or put
+        into the automated shuffler (the batch already in it taken out)."""
+        if self.has_shuffler:
+            self._record("shuffler_batch_removed", {"clause": "681a.5(g)(2)"})
+        else:
+            self._washing = True
         self.inspected()
 
     def op_reveal(self, op: OperatorInput) -> None:
@@ -419,7 +427,16 @@ class TableCore:
         self.restart()
 
     def op_manual_shuffle_done(self, op: OperatorInput) -> None:
-        raise Refused("this table uses an automated shuffler")
+        """681a.5(a), (g)(1): the dealer has shuffled by hand (after a wash for an idle table)."""
+        if self.has_shuffler:
+            raise Refused("this table uses an automated shuffler")
+        if self.state != "shuffling":
+            raise Refused(f"no shuffle is under way (the table is {self.state})")
+        n = self.sub.decks * 52
+        self._shuffle_count = (n, n)  # a hand shuffle is not counted by a device
+        self._record("manual_shuffle", {"washed": self._washing, "dealer": self.dealer})
+        self._washing = False
+        self.shuffle_done()
 
     # -- devices -------------------------------------------------------------------------------
     def _device(self, d: DeviceInput) -> None:
@@ -776,8 +793,11 @@ class TableCore:
         self.shoe = ShoeRecord(sid, self.sub.decks, self.sub.decks * 52)
         self.round_count = 0
         self._record("shoe_start", {"shoe": sid, "decks": self.sub.decks})
-        self._send("shuffler", m.Shuffle(self.sub.decks))
-        self._prompt("SHUFFLING")
+        if self.has_shuffler:
+            self._send("shuffler", m.Shuffle(self.sub.decks))
+            self._prompt("SHUFFLING")
+        else:
+            self._prompt("WASH AND SHUFFLE" if self._washing else "SHUFFLE BY HAND")
 
     def count_ok(self) -> bool:
         got, _expected = self._shuffle_count
@@ -793,7 +813,8 @@ class TableCore:
 
     def deliver_to_dealer(self) -> None:
         """The shuffled stack goes to the dealer, to be cut (681a.5(a)-(b))."""
-        self._send("shuffler", m.Deliver(m.DeliverTarget.DEALER))
+        if self.has_shuffler:
+            self._send("shuffler", m.Deliver(m.DeliverTarget.DEALER))
 
     def offer_cut(self) -> None:
         """681a.5(b): offer the cut from the highest-numbered occupied seat, clockwise."""

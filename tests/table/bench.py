@@ -21,9 +21,10 @@ SUIT_CODE = {"C": 0, "D": 1, "H": 2, "S": 3}
 
 class Bench:
     def __init__(self, preset: str = "minibaccarat", *, seed: int = 1, stack: list[Card] | None = None,
-                 count_delta: int = 0, auto_deal: bool = True, automatic_shoe: bool = False, submission: Any = None) -> None:
+                 count_delta: int = 0, auto_deal: bool = True, automatic_shoe: bool = False, submission: Any = None,
+                 shuffler: bool = True) -> None:
         self.sub = submission or load_preset(preset)
-        self.core = TableCore(self.sub, automatic_shoe=automatic_shoe)
+        self.core = TableCore(self.sub, automatic_shoe=automatic_shoe, shuffler=shuffler)
         self.rng = random.Random(seed)
         self.base = stack
         self.count_delta = count_delta

@@ -492,3 +492,23 @@ def test_clearing_a_jam_resets_the_mechanism_then_resumes_with_the_gate_open() -
     msgs = [s.message for s in b.sent[before:]]
     assert msgs[0] == m.Reset(m.ResetKind.MECHANISM) and m.GateUnlock() in msgs
     assert b.core.state == "dealing" and isinstance(msgs[-1], m.Display) and msgs[-1].text.startswith("DRAW PLAYER")
+
+
+@pytest.mark.reg("681a.5(g)", "681a.5(g)(1)", "681a.5(a)")
+def test_without_a_shuffler_the_idle_table_is_washed_shuffled_by_hand_and_cut() -> None:
+    b = Bench(shuffler=False)
+    b.op("open")
+    assert b.core.state == "shuffling" and b.core.prompt == "SHUFFLE BY HAND"
+    b.stack = Composition.standard(8).cards()
+    b.op("manual_shuffle_done", Role.DEALER)
+    assert b.core.state == "cutting"
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    b.op("load", Role.DEALER)
+    assert b.core.state == "betting"
+    b.op("declare_idle")
+    b.op("inspection_done")
+    assert b.core.prompt == "WASH AND SHUFFLE"
+    b.op("manual_shuffle_done", Role.DEALER)
+    assert b.of("manual_shuffle")[-1]["washed"] is True and b.core.state == "cutting"
+    assert not any(isinstance(s.message, m.Shuffle) for s in b.sent)
