@@ -109,7 +109,10 @@ def test_console_script_runs_as_a_process() -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
 
 
-def test_run_prints_each_round_and_a_summary(capsys) -> None:
-    code, out, _ = run(capsys, "run", "--seed", "4", "--shoes", "1")
-    assert code == 0
-    assert "shoe 1 round   1:" in out and "wager" in out
+def test_run_prints_each_round_and_the_journal_anchor(tmp_path) -> None:
+    journal = tmp_path / "j.db"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--rounds", "3",
+                           "--seed", "4", "--speed", "max"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count(" round ") == 3 and f"journal {journal}: " in proc.stdout
+    assert "Traceback" not in proc.stderr
