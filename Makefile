@@ -16,9 +16,10 @@ $(STAMP): pyproject.toml | $(PY)
 
 venv: $(STAMP)
 
-## run: set up and run the main job on the embedded defaults
+## run: set up and run the main job on the embedded defaults (one shoe; ARGS="..." for more)
+ARGS ?= --shoes 1
 run: $(STAMP)
-	$(VENV)/bin/shoectl run
+	$(VENV)/bin/shoectl run $(ARGS)
 
 ## test: set up and run the whole test suite
 test: $(STAMP)

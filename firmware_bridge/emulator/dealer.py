@@ -38,6 +38,7 @@ N-th DRAW prompt) and ``dealer-expose-at=N`` (the N-th card the dealer draws, bu
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from firmware_bridge.protocol import ButtonId
@@ -48,6 +49,9 @@ from .faults import FaultSpec
 from .shoe import EmulatedShoe
 
 __all__ = ["DealerAction", "Dealer", "parse_prompt"]
+
+_NEEDS_STACK = frozenset({"CUT", "COVER", "LOAD"})
+STACK_WAIT_S = 30.0  # how long a prompt that needs the stack waits for the shuffler's delivery
 
 _BUTTONS = {"REVEAL": ButtonId.REVEAL, "CONFIRM": ButtonId.CONFIRM, "CANCEL": ButtonId.CANCEL,
             "CALL FLOOR": ButtonId.CALL_FLOOR}
@@ -95,6 +99,7 @@ class Dealer:
         self._extra_next = False
         self._expose_next = False
         self._pending: deque[tuple[float, str]] = deque()
+        self.stack_coming: Callable[[], bool] = lambda: False  # the table: is a delivery under way?
         shoe.add_prompt_listener(self.on_prompt)
         shoe.add_tick_hook(self.tick)
 
@@ -109,10 +114,17 @@ class Dealer:
         self._pending.append((self.shoe.clock() + self.delay_s, text))
 
     def tick(self, now: float) -> None:
-        """Perform the prompts that are due, oldest first."""
+        """Perform the prompts that are due, oldest first. A prompt that needs the stack in hand
+        (CUT, COVER, LOAD) while the shuffler is still delivering it (``stack_coming``) waits for it, as a dealer
+        would, up to ``STACK_WAIT_S``; the prompts after it wait in order."""
         pending = self._pending
         while pending and pending[0][0] <= now:
-            _, text = pending.popleft()
+            due, text = pending[0]
+            verb, _ = parse_prompt(text)
+            if (verb in _NEEDS_STACK and self.hand is None and self.stack_coming()
+                    and now - due < STACK_WAIT_S):
+                return
+            pending.popleft()
             self.perform(text, now)
 
     @property

@@ -28,6 +28,8 @@ from typing import IO, Any
 
 from firmware_bridge.profiles import Profile
 
+from firmware_bridge.protocol import DeviceState
+
 from .cards import DeviceCard, parse_device_card
 from .clock import Clock, monotonic
 from .dealer import Dealer
@@ -124,6 +126,7 @@ class Table:
         self.dealer = Dealer(self.shoe, delay_s=dealer_delay_s, faults=self.faults)
         self.shuffler.attached_shoe = self.shoe
         self.shuffler.deliver_to_dealer = self.dealer.receive_stack
+        self.dealer.stack_coming = lambda: self.shuffler.state == DeviceState.DELIVERING
         self.dealt_log: DealtLog | None = None
         if dealt_log is not None:
             self.dealt_log = DealtLog(dealt_log)

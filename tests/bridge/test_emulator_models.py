@@ -647,3 +647,23 @@ def test_a_numbered_draw_prompt_shown_again_never_draws_twice(clock) -> None:
     assert [a.detail for a in table.dealer.log if "already drawn" in a.detail] == [
         "card 1 already drawn: no action", "card 2 already drawn: no action"]
     table.close()
+
+
+def test_the_dealer_waits_for_the_stack_before_cutting(clock) -> None:
+    """CUT arrives while the shuffler is still delivering: the dealer cuts once the stack is in
+    hand, and the prompts after it keep their order."""
+    table = Table(clock=clock, speed=1.0, seed=5)
+    shuffler = connect(table.shuffler, clock, ticker=table.tick)
+    shoe = connect(table.shoe, clock, ticker=table.tick)
+    table.shuffler.shuffle_s = 0.01
+    shuffler.ok(Shuffle(8))
+    shuffler.wait_for(ShuffleDone)
+    shuffler.ok(Deliver(DeliverTarget.DEALER))  # takes deliver_s (1 s) at speed 1
+    for prompt in ("CUT 50", "COVER 14", "LOAD"):
+        shoe.ok(Display(prompt))
+    assert table.dealer.hand is None and table.dealer.pending_prompts == 3
+    clock.advance(1.5)
+    shoe.pump(0.05)
+    assert shoe.wait_for(ShoeLoaded).card_count == 416
+    assert [a.ok for a in table.dealer.log] == [True, True, True]
+    table.close()
