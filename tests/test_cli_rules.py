@@ -116,3 +116,15 @@ def test_run_prints_each_round_and_the_journal_anchor(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count(" round ") == 3 and f"journal {journal}: " in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "device, needle",
+    [("emulated-shoe", "is a serial device: give its port"),
+     ("emulated-usb-shuffler@/dev/ttyS0", "is a USB device"),
+     ("nope@/dev/ttyS0", "nope"),
+     ("emulated-shoe@", "expected PROFILE@PORT")],
+)
+def test_run_device_errors_are_one_line_exit_2(capsys, tmp_path, device: str, needle: str) -> None:
+    code, out, err = run(capsys, "run", "--journal", str(tmp_path / "j.db"), "--device", device)
+    assert code == 2 and needle in err and err.strip().count("\n") == 0

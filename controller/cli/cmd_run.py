@@ -38,8 +38,8 @@ ROLE_OF_KIND = {"shuffler": "shuffler", "shoe": "shoe"}
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="the main job: run a table (embedded emulated devices by default)")
-    p.add_argument("--device", action="append", default=[], metavar="PROFILE@PORT",
-                   help="attach a device (repeatable): e.g. emulated-shoe@/dev/pts/5, acme-readershoe-s@/dev/shoectl/shoe")
+    p.add_argument("--device", action="append", default=[], metavar="PROFILE[@PORT]",
+                   help="attach a device (repeatable): a serial one at a port (acme-readershoe-s@/dev/shoectl/acme-readershoe-s), a USB one by its profile (acme-batchshuffler-x)")
     p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
     p.add_argument("--journal", default=str(DEFAULT_JOURNAL), metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
     p.add_argument("--table-id", default="T1", metavar="ID")
@@ -72,15 +72,20 @@ def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
     out: dict[str, tuple[Any, str]] = {}
     for spec in specs:
         name, sep, port = spec.partition("@")
-        if not sep or not name or not port:
-            raise UsageError(f"--device {spec!r}: expected PROFILE@PORT")
+        if not name or (sep and not port):
+            raise UsageError(f"--device {spec!r}: expected PROFILE@PORT (serial) or PROFILE (USB, found by VID/PID)")
         profile = resolve_profile(name)
+        is_usb = getattr(profile.transport, "type", None) == "usb"
+        if is_usb and port:
+            raise UsageError(f"--device {spec!r}: {name} is a USB device, found by VID/PID: give no port")
+        if not is_usb and not port:
+            raise UsageError(f"--device {spec!r}: {name} is a serial device: give its port (PROFILE@PORT)")
         role = ROLE_OF_KIND.get(profile.kind)
         if role is None:
             raise UsageError(f"--device {spec!r}: a {profile.kind} is not supported by the table runner yet")
         if role in out:
             raise UsageError(f"--device {spec!r}: a {role} is already attached")
-        out[role] = (profile, port)
+        out[role] = (profile, port or None)
     if specs and set(out) != {"shuffler", "shoe"}:
         raise UsageError("attach both a shuffler and a shoe (--device PROFILE@PORT for each)")
     return out
