@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from controller.cli.common import print_json, submission_for
+from controller.cli.common import positive_int, print_json, submission_for
 from controller.errors import UsageError
 from controller.journal import Journal
 from controller.logging import configure_logging
@@ -43,8 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
     p.add_argument("--journal", default=str(DEFAULT_JOURNAL), metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
     p.add_argument("--table-id", default="T1", metavar="ID")
-    p.add_argument("--shoes", type=_positive, metavar="N", help="stop after N completed shoes")
-    p.add_argument("--rounds", type=_positive, metavar="N", help="stop after N rounds")
+    p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes")
+    p.add_argument("--rounds", type=positive_int, metavar="N", help="stop after N rounds")
     p.add_argument("--seed", type=int, metavar="S", help="seed for the built-in emulator and the automated dealer")
     p.add_argument("--speed", default="20", metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
     p.add_argument("--faults", metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
@@ -54,16 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-file", metavar="PATH", help="JSON log file (default: next to the journal)")
     p.set_defaults(func=run)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
-    return n
 
 
 def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:

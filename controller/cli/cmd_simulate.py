@@ -10,7 +10,7 @@ import argparse
 import time
 from typing import Any
 
-from controller.cli.common import GAME_CHOICES, percent, print_json, submission_for
+from controller.cli.common import GAME_CHOICES, percent, positive_int, print_json, submission_for
 from controller.rules.engine import RoundResult
 from controller.simulation import Estimate, outcome_frequencies, simulate, wager_holds
 
@@ -24,20 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def add_arguments(p: argparse.ArgumentParser, default_shoes: int = 100) -> None:
     p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission file or preset (default: minibaccarat)")
     p.add_argument("--game", choices=GAME_CHOICES, help="use the preset for this game instead of --submission")
-    p.add_argument("--shoes", type=_positive_int, default=default_shoes, metavar="N", help=f"shoes to deal (default {default_shoes})")
+    p.add_argument("--shoes", type=positive_int, default=default_shoes, metavar="N", help=f"shoes to deal (default {default_shoes})")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="seed for a reproducible run (default: OS randomness)")
     p.add_argument("--rounds", action="store_true", help="print every round as it is decided")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
-    return n
 
 
 def _exact(sub: Any) -> Any | None:

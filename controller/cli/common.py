@@ -24,6 +24,19 @@ def submission_for(game: str | None, spec: str | None) -> Any:
     return sub
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
+    return n
+
+
 def print_json(obj: Any, *, stream=None) -> None:
     out = stream or sys.stdout
     out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
