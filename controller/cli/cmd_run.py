@@ -25,7 +25,7 @@ import structlog
 
 from controller.cli.common import positive_int, print_json, submission_for
 from controller.errors import UsageError
-from controller.journal import Journal
+from controller.journal import Journal, load_hmac_key
 from controller.logging import configure_logging
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
@@ -42,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="attach a device (repeatable): a serial one at a port (acme-readershoe-s@/dev/shoectl/acme-readershoe-s), a USB one by its profile (acme-batchshuffler-x)")
     p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
     p.add_argument("--journal", default=str(DEFAULT_JOURNAL), metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
+    p.add_argument("--hmac-key", metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
     p.add_argument("--table-id", default="T1", metavar="ID")
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes")
     p.add_argument("--rounds", type=positive_int, metavar="N", help="stop after N rounds")
@@ -87,6 +88,7 @@ class _Display:
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.lock = threading.Lock()
+        self.snapshot = None  # the table core's snapshot(), once there is a core
 
     def record(self, r: Record) -> None:
         with self.lock:
@@ -97,8 +99,17 @@ class _Display:
             p = r.payload
             if r.kind == "round_result" and p.get("kind") != "void":
                 cards = lambda side: " ".join(p[side]["cards"])  # noqa: E731
+                left = self.snapshot().get("cards_remaining") if self.snapshot else None
                 print(f"{r.shoe} round {p['round']:3d} [{p['kind']}]: Player {cards('player')} ({p['player']['total']})"
-                      f"  Banker {cards('banker')} ({p['banker']['total']})  -> {p['outcome']}", flush=True)
+                      f"  Banker {cards('banker')} ({p['banker']['total']})  -> {p['outcome']}"
+                      f"{f'   [{left} cards left]' if left is not None else ''}", flush=True)
+            elif r.kind == "round_result":
+                print(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; wagers returned", flush=True)
+            elif r.kind in ("fault", "count_fault"):
+                print(f"!! FAULT: {p.get('reason') or p.get('problem')}", flush=True)
+            elif r.kind == "resumed":
+                print(f"   resumed: {p['state']}", flush=True)
+
             elif r.kind == "shoe_start":
                 print(f"== shoe {p['shoe']}: shuffling {p['decks']} decks", flush=True)
             elif r.kind == "cut":
@@ -112,9 +123,9 @@ class _Display:
             with self.lock:
                 print_json({"type": "notice", "level": n.level, "text": n.text})
             return
-        if n.level != "info":
+        if n.level == "warning":
             with self.lock:
-                print(f"!! {n.level}: {n.text}", flush=True)
+                print(f"!! {n.text}", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,9 +136,11 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, file=args.log_file or str(journal_path.with_suffix(".log")), table=args.table_id)
     display = _Display(args.json)
     emulator = None
-    journal = Journal.open(journal_path, table_id=args.table_id)
+    key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    journal = Journal.open(journal_path, table_id=args.table_id, hmac_key=key)
     try:
         core = TableCore(sub, table_id=args.table_id)
+        display.snapshot = core.snapshot
         auto = None if args.manual else AutoDealer(sub, seed=args.seed)
         runner = TableRunner(core, journal, autodealer=auto, on_record=display.record, on_notice=display.notice,
                              rounds=args.rounds, shoes=args.shoes, pace=0.0)
