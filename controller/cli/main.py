@@ -35,6 +35,9 @@ COMMAND_MODULES = (
     "controller.cli.cmd_replay",
     "controller.cli.cmd_emulate",
     "controller.cli.cmd_diagram",
+    "controller.cli.cmd_operators",
+    "controller.cli.cmd_roadmap",
+    "controller.cli.cmd_ctl",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -1,0 +1,100 @@
+"""``shoectl roadmap PATH [--shoe ID] [--format text|svg|png] [--json] [-o FILE]``: the baccarat
+roadmaps (bead plate, big road, big eye boy, small road, cockroach pig) of one shoe of the journal
+at PATH (default: the latest shoe), from its normal rounds (docs/roadmaps.md).
+
+Output goes to standard output, or to FILE with ``-o``: text (default), SVG, PNG (needs Pillow;
+refused on a terminal without ``-o``), or with ``--json`` the stable JSON
+``{"bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig"}`` on one line.
+An unknown shoe, a journal without shoes, or PNG without Pillow: UsageError (exit 2); a missing or
+unusable journal: JournalError, an OSError (exit 2).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from controller.errors import UsageError
+from controller.journal import JournalReader
+from controller.journal.replay import replay
+from controller.roadmaps import compute, render_png, render_svg, render_text, results_from_rounds
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("roadmap", help="the baccarat roadmaps of one shoe of a journal (text, SVG, PNG, JSON)",
+                       description="The bead plate, big road, big eye boy, small road and cockroach pig of one "
+                                   "shoe, from its normal rounds (simulated and void rounds are not on the roads).")
+    p.add_argument("path", metavar="PATH", help="the journal file")
+    p.add_argument("--shoe", metavar="ID", help="the shoe (default: the latest shoe in the journal)")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--format", choices=["text", "svg", "png"], default="text",
+                     help="text grids (default), an SVG document, or a PNG image (needs Pillow)")
+    how.add_argument("--json", action="store_true", help="the roads as one JSON object (logical columns)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.set_defaults(func=run)
+
+
+def shoe_rounds(docs: list[dict[str, Any]], shoe: str | None) -> tuple[str, list[dict[str, Any]]]:
+    """The id and the round documents (in journal order) of ``shoe``, or of the latest shoe when
+    ``shoe`` is None, among replayed documents. UsageError if there is no such shoe."""
+    order: list[str] = []
+    rounds: dict[str, list[dict[str, Any]]] = {}
+    for d in docs:
+        sid = d.get("shoe")
+        if sid is None:
+            continue
+        if sid not in rounds:
+            order.append(sid)
+            rounds[sid] = []
+        if d.get("type") == "round":
+            rounds[sid].append(d)
+    if shoe is None:
+        if not order:
+            raise UsageError("no shoe in the journal")
+        shoe = order[-1]
+    elif shoe not in rounds:
+        raise UsageError(f"no shoe {shoe!r} in the journal")
+    return shoe, rounds[shoe]
+
+
+def run(args: argparse.Namespace) -> int:
+    with JournalReader.open(args.path) as reader:
+        docs = list(replay(reader.entries(), shoe=args.shoe))
+    sid, docs = shoe_rounds(docs, args.shoe)
+    results = results_from_rounds(docs)
+    maps = compute(results)
+    if args.json:
+        _emit(json.dumps(maps.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n", args.output)
+        return 0
+    title = _title(sid, results, len(docs))
+    if args.format == "png":
+        data = render_png(maps, title=title)
+        if args.output:
+            Path(args.output).write_bytes(data)
+        elif sys.stdout.isatty():
+            raise UsageError("refusing to write a PNG image to a terminal: use -o FILE")
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        return 0
+    text = render_svg(maps, title=title) if args.format == "svg" else render_text(maps, title=title)
+    _emit(text, args.output)
+    return 0
+
+
+def _title(sid: str, results: list[Any], n_rounds: int) -> str:
+    counts = {k: sum(1 for r in results if r.outcome == k) for k in "BPT"}
+    title = (f"shoe {sid}: {len(results)} rounds (banker {counts['B']}, player {counts['P']}, "
+             f"tie {counts['T']})")
+    off = n_rounds - len(results)
+    return title + (f"; {off} simulated or void not on the roads" if off else "")
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
