@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="attach a device (repeatable): a serial one at a port (acme-readershoe-s@/dev/shoectl/acme-readershoe-s), a USB one by its profile (acme-batchshuffler-x)")
     p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
     p.add_argument("--journal", default=str(DEFAULT_JOURNAL), metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
+    p.add_argument("--control", metavar="PATH", help="control socket for shoectl ctl/console (default: control.sock beside the journal)")
+    p.add_argument("--operators", metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
     p.add_argument("--hmac-key", metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
     p.add_argument("--table-id", default="T1", metavar="ID")
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes")
@@ -154,8 +156,12 @@ def run(args: argparse.Namespace) -> int:
                 runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
                                             "auto-floor", Role.FLOORPERSON))
         runner.links = _make_links(runner, attached)
+        control = _start_control(runner, args, journal_path)
         _install_signals(runner)
-        runner.run()
+        try:
+            runner.run()
+        finally:
+            control.close()
     finally:
         if emulator is not None:
             emulator.close()
@@ -197,6 +203,21 @@ def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]]) -> di
             last_delivered=seed[1] if seed else None,
         )
     return links
+
+
+def _start_control(runner: TableRunner, args: argparse.Namespace, journal_path: Path) -> Any:
+    """The control socket (mode 0660) with the operators file's authenticator, if there is one."""
+    from controller.control.server import ControlServer
+
+    auth = None
+    ops_path = Path(args.operators) if args.operators else journal_path.parent / "operators.toml"
+    if args.operators or ops_path.exists():
+        from controller.operators.auth import Authenticator
+        from controller.operators.store import load_operators
+
+        auth = Authenticator(load_operators(ops_path))
+    path = Path(args.control) if args.control else journal_path.parent / "control.sock"
+    return ControlServer(runner, path, auth).start()
 
 
 def _install_signals(runner: TableRunner) -> None:

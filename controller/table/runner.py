@@ -39,6 +39,23 @@ log = structlog.get_logger()
 
 
 @dataclass
+class _OperatorItem:
+    """An operator command from the control socket: ``reply`` receives the core's outputs."""
+
+    op: OperatorInput
+    reply: queue.Queue[Any]
+
+
+@dataclass
+class _JournalNote:
+    """A record to journal on the owner thread (e.g. a command refused before the core saw it)."""
+
+    kind: str
+    payload: dict[str, Any]
+    operator: str | None = None
+
+
+@dataclass
 class _DeviceItem:
     role: str
     link_event: Any
@@ -85,6 +102,9 @@ class TableRunner:
         self._stopping = threading.Event()
         self._last_auto = 0.0
         self.error: BaseException | None = None
+        self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
+        self._subscribers: list[queue.Queue[Any]] = []
+        self._sub_lock = threading.Lock()
         self._log = log.bind(table=core.table_id)
 
     # -- wiring for the links --------------------------------------------------------------------
@@ -113,6 +133,43 @@ class TableRunner:
     def submit(self, op: OperatorInput) -> None:
         """Queue an operator command (from the console or a script)."""
         self.inbox.put(op)
+
+    def submit_and_wait(self, op: OperatorInput, timeout: float = 10.0) -> list[Any]:
+        """Queue an operator command and return the core's outputs for it (raises TimeoutError)."""
+        reply: queue.Queue[Any] = queue.Queue(maxsize=1)
+        self.inbox.put(_OperatorItem(op, reply))
+        try:
+            result = reply.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError("the table did not answer in time") from None
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def note(self, kind: str, payload: dict[str, Any], operator: str | None = None) -> None:
+        """Journal a record on the owner thread (e.g. an authentication refusal)."""
+        self.inbox.put(_JournalNote(kind, payload, operator))
+
+    def subscribe(self, maxsize: int = 1000) -> queue.Queue[Any]:
+        """A queue that receives every record and notice as a JSON-ready dict (dropped when full)."""
+        q: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
+        with self._sub_lock:
+            self._subscribers.append(q)
+        return q
+
+    def unsubscribe(self, q: queue.Queue[Any]) -> None:
+        with self._sub_lock:
+            if q in self._subscribers:
+                self._subscribers.remove(q)
+
+    def _publish(self, event: dict[str, Any]) -> None:
+        with self._sub_lock:
+            subs = list(self._subscribers)
+        for q in subs:
+            try:
+                q.put_nowait(event)
+            except queue.Full:
+                pass
 
     # -- recovery ---------------------------------------------------------------------------------
     def recover_from_journal(self) -> int:
@@ -223,6 +280,19 @@ class TableRunner:
         elif isinstance(item, OperatorInput):
             outs = core.handle(item)
             self._commit(operator_input_record(item, shoe, rnd), outs)
+        elif isinstance(item, _OperatorItem):
+            try:
+                outs = core.handle(item.op)
+                self._commit(operator_input_record(item.op, shoe, rnd), outs)
+            except BaseException as exc:
+                item.reply.put(exc)
+                raise
+            item.reply.put(outs)
+        elif isinstance(item, _JournalNote):
+            from controller.journal import Record as JRecord
+
+            self.journal.append_batch([JRecord(item.kind, item.payload, shoe=shoe, round=rnd, operator=item.operator)])
+            self._publish({"type": item.kind, "shoe": shoe, "round": rnd, **item.payload})
         elif isinstance(item, DeviceStatus):
             outs = core.handle(item)
             self._commit(status_input_record(item, shoe, rnd), outs)
@@ -232,6 +302,7 @@ class TableRunner:
     def _commit(self, first: Any, outs: list[Any]) -> None:
         records = [o for o in outs if isinstance(o, Record)]
         self.journal.append_batch([first, *output_records(records)])
+        self.latest_snapshot = self.core.snapshot()
         for o in outs:
             self._dispatch(o)
 
@@ -243,9 +314,13 @@ class TableRunner:
                 self.shoes_done += 1
             if self.on_record is not None:
                 self.on_record(o)
+            if self._subscribers:
+                self._publish({"type": o.kind, "shoe": o.shoe, "round": o.round, **o.payload})
         elif isinstance(o, Notice):
             if self.on_notice is not None:
                 self.on_notice(o)
+            if self._subscribers:
+                self._publish({"type": "notice", "level": o.level, "text": o.text})
         elif isinstance(o, SendCommand):
             box = self._outboxes.get(o.device)
             if box is None:

@@ -1,0 +1,1 @@
+"""Operators' access to a running table: the control socket server and its client."""
