@@ -215,7 +215,10 @@ def _start_control(runner: TableRunner, args: argparse.Namespace, journal_path: 
         from controller.operators.auth import Authenticator
         from controller.operators.store import load_operators
 
-        auth = Authenticator(load_operators(ops_path))
+        operators = load_operators(ops_path)
+        for warning in operators.warnings:
+            print(f"!! {warning}", file=sys.stderr)
+        auth = Authenticator(operators)
     path = Path(args.control) if args.control else journal_path.parent / "control.sock"
     return ControlServer(runner, path, auth).start()
 

@@ -1,0 +1,145 @@
+"""``shoectl operators``: add, list and remove the operators who may work the table.
+
+- ``shoectl operators add ID --role ROLE [--name NAME] [--file PATH] [--pin-stdin] [--replace]``
+  asks for the PIN twice without echo (``getpass``), or reads one line from standard input with
+  ``--pin-stdin``; the PIN must pass the PIN rules (docs/operators.md).
+- ``shoectl operators list [--file PATH] [--json]``: id, role, name, created; never the hash.
+  JSON: ``{"file": PATH, "operators": [{"id", "role", "name", "created"}], "warnings": [...]}``.
+- ``shoectl operators remove ID [--file PATH]``.
+
+The file defaults to ``var/operators.toml`` in the working directory. Errors: one line, exit 2.
+Findings about the file's permissions are printed as warnings on standard error. Nothing this
+command prints contains a PIN.
+"""
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from controller.cli.common import print_json
+from controller.errors import UsageError
+from controller.operators.store import (
+    DEFAULT_PATH,
+    ROLE_NAMES,
+    Operator,
+    OperatorsError,
+    PinError,
+    add_operator,
+    check_pin,
+    load_operators,
+    remove_operator,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("operators", help="add, list and remove operators (roles and PINs)")
+    ops = p.add_subparsers(dest="operators_command", metavar="SUBCOMMAND", parser_class=type(p))
+    ops.required = True
+
+    a = ops.add_parser("add", help="add an operator (asks for the PIN twice, without echo)")
+    a.add_argument("id", metavar="ID", help="operator id: lowercase letters, digits, '_', '-' (at most 32)")
+    a.add_argument("--role", required=True, choices=ROLE_NAMES)
+    a.add_argument("--name", help="the operator's name, for display")
+    _file_arg(a)
+    a.add_argument("--pin-stdin", action="store_true", help="read the PIN as one line from standard input")
+    a.add_argument("--replace", action="store_true", help="replace an existing operator (new role and PIN)")
+    a.set_defaults(func=run_add)
+
+    ls = ops.add_parser("list", help="list the operators (never their PIN hashes)")
+    _file_arg(ls)
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=run_list)
+
+    rm = ops.add_parser("remove", help="remove an operator")
+    rm.add_argument("id", metavar="ID")
+    _file_arg(rm)
+    rm.set_defaults(func=run_remove)
+
+
+def _file_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--file", default=DEFAULT_PATH, metavar="PATH",
+                   help=f"the operators file (default: {DEFAULT_PATH})")
+
+
+def _warn(messages: list[str]) -> None:
+    for m in messages:
+        print(f"shoectl operators: warning: {m}", file=sys.stderr)
+
+
+def _read_pin(op_id: str, from_stdin: bool) -> str:
+    """The new PIN: one line of standard input, or asked twice without echo (must match)."""
+    if from_stdin:
+        line = sys.stdin.readline()
+        if not line.strip():
+            raise UsageError("--pin-stdin: no PIN on standard input")
+        pin = line.strip()
+        check_pin(pin, op_id)
+        return pin
+    try:
+        pin = getpass.getpass(f"PIN for {op_id}: ")
+        check_pin(pin, op_id)  # before asking again
+        again = getpass.getpass(f"PIN for {op_id} again: ")
+    except EOFError:
+        raise UsageError("no PIN entered (use --pin-stdin to give it on standard input)") from None
+    if again != pin:
+        raise UsageError("the two PINs differ; nothing was changed")
+    return pin
+
+
+def run_add(args: argparse.Namespace) -> int:
+    try:
+        if not args.replace:  # refuse before asking for a PIN; add_operator checks again under the lock
+            try:
+                existing = load_operators(args.file)
+            except OperatorsError as exc:
+                if exc.reason != "file not found":
+                    raise
+            else:
+                if args.id in existing:
+                    raise OperatorsError(existing.path or args.file, f"operators.{args.id}",
+                                         "already exists (use --replace to change its role, name or PIN)")
+        pin = _read_pin(args.id, args.pin_stdin)
+        op = add_operator(args.file, args.id, args.role, pin, args.name, replace=args.replace)
+    except (OperatorsError, PinError) as exc:
+        raise UsageError(str(exc)) from None
+    verb = "replaced" if args.replace else "added"
+    print(f"{verb} operator {op.id} ({op.role.name.lower()}{', ' + op.name if op.name else ''}) in {args.file}")
+    return 0
+
+
+def _row(op: Operator) -> list[str]:
+    d = op.to_public()
+    return [d["id"], d["role"], d["name"] or "-", d["created"] or "-"]
+
+
+def run_list(args: argparse.Namespace) -> int:
+    try:
+        ops = load_operators(args.file)
+    except OperatorsError as exc:
+        if exc.reason == "file not found":
+            raise UsageError(f"{exc} (add the first operator with "
+                             f"`shoectl operators add ID --role supervisor --file {args.file}`)") from None
+        raise UsageError(str(exc)) from None
+    _warn(ops.warnings)
+    if args.json:
+        print_json({"file": str(args.file), "operators": [op.to_public() for op in ops.values()],
+                    "warnings": ops.warnings})
+        return 0
+    if not ops:
+        print(f"no operators in {args.file}")
+        return 0
+    rows = [["ID", "ROLE", "NAME", "CREATED"]] + [_row(op) for op in ops.values()]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[3])
+    return 0
+
+
+def run_remove(args: argparse.Namespace) -> int:
+    try:
+        op = remove_operator(args.file, args.id)
+    except OperatorsError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"removed operator {op.id} ({op.role.name.lower()}) from {args.file}")
+    return 0

@@ -1,0 +1,241 @@
+"""PIN authentication with lockout, and role authorization.
+
+Contract:
+- ``Authenticator(operators, *, max_failures=5, lockout_s=300, clock=time.monotonic)``.
+  ``authenticate(id, pin)`` returns the ``Operator`` or raises an ``AuthError``:
+  ``UnknownOperator`` (no such id; a PIN hash is still computed so the time taken does not reveal
+  which ids exist), ``WrongPin`` (``tries_left`` before the lockout), ``LockedOut``
+  (``retry_after`` seconds). ``max_failures`` wrong PINs in a row lock that operator out for
+  ``lockout_s`` seconds (the failure that reaches the limit raises ``LockedOut``); while locked out
+  even the right PIN is refused, without checking it. A success resets the count; so does the end
+  of a lockout (the operator then has ``max_failures`` fresh tries). Wrong PINs do not expire
+  otherwise. Unknown ids are not counted.
+- The lockout state is in memory only: a restart of the process that owns the ``Authenticator``
+  (``shoectl run``) clears it. Restarting needs access to the table computer, which the console
+  does not give.
+- ``authenticate`` is thread-safe: attempts are serialized under one lock (each costs one scrypt,
+  about 50-100 ms), so parallel guesses cannot overrun the limit.
+- ``authorize(operator, command, permissions)`` raises ``NotPermitted`` unless the operator's role
+  is at least ``permissions[command]``; a command not in ``permissions`` is not permitted.
+- Exit codes for the CLI layer: ``EXIT_AUTH`` (3) for any ``AuthError``, ``EXIT_FORBIDDEN`` (4)
+  for ``NotPermitted``; both are on the exception as ``exit_code``. No message contains a PIN.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+from controller.operators.store import SCRYPT_N, SCRYPT_P, SCRYPT_R, Operator, PinHash, verify_pin
+from controller.table.io import Role
+
+__all__ = [
+    "EXIT_AUTH",
+    "EXIT_FORBIDDEN",
+    "AccessError",
+    "AuthError",
+    "Authenticator",
+    "LockedOut",
+    "NotPermitted",
+    "UnknownOperator",
+    "WrongPin",
+    "authorize",
+]
+
+EXIT_AUTH = 3  # unknown operator, wrong PIN, locked out
+EXIT_FORBIDDEN = 4  # authenticated, but the role is too low for the command
+
+# Verified against when the id is unknown, so that an unknown id costs one scrypt like a known one.
+_DUMMY_HASH = PinHash(SCRYPT_N, SCRYPT_R, SCRYPT_P, b"\0" * 16, b"\0" * 32).format()
+_MAX_SHOWN_ID = 40
+
+
+def _shown(op_id: object) -> str:
+    text = op_id if isinstance(op_id, str) else repr(op_id)
+    if len(text) > _MAX_SHOWN_ID:
+        text = text[:_MAX_SHOWN_ID] + "..."
+    return repr(text)
+
+
+def _duration(seconds: float) -> str:
+    """``"5 min"``, ``"4 min 12 s"``, ``"40 s"`` (rounded up to the second)."""
+    s = max(1, math.ceil(seconds))
+    m, s = divmod(s, 60)
+    if not m:
+        return f"{s} s"
+    return f"{m} min" + (f" {s} s" if s else "")
+
+
+# Errors -------------------------------------------------------------------------------------
+
+
+class AccessError(Exception):
+    """Base of authentication and authorization refusals; ``exit_code`` is the CLI exit code."""
+
+    exit_code: ClassVar[int] = EXIT_AUTH
+
+
+class AuthError(AccessError):
+    """The operator could not be authenticated (exit code ``EXIT_AUTH``)."""
+
+    exit_code: ClassVar[int] = EXIT_AUTH
+
+    def __init__(self, operator_id: str, message: str) -> None:
+        self.operator_id = operator_id
+        super().__init__(message)
+
+
+class UnknownOperator(AuthError):
+    def __init__(self, operator_id: str) -> None:
+        super().__init__(operator_id, f"unknown operator {_shown(operator_id)}")
+
+
+class WrongPin(AuthError):
+    """A wrong PIN; ``tries_left`` more wrong PINs in a row are allowed before the lockout."""
+
+    def __init__(self, operator_id: str, tries_left: int, lockout_s: float) -> None:
+        self.tries_left = tries_left
+        tries = "1 try" if tries_left == 1 else f"{tries_left} tries"
+        super().__init__(operator_id, f"wrong PIN for operator {_shown(operator_id)}; {tries} left "
+                                      f"before a {_duration(lockout_s)} lockout")
+
+
+class LockedOut(AuthError):
+    """The operator is locked out for ``retry_after`` more seconds."""
+
+    def __init__(self, operator_id: str, retry_after: float, failures: int, *, just_now: bool = False) -> None:
+        self.retry_after = retry_after
+        self.failures = failures
+        if just_now:
+            text = (f"wrong PIN for operator {_shown(operator_id)}; {failures} wrong PINs in a row: "
+                    f"locked out for {_duration(retry_after)}")
+        else:
+            text = (f"operator {_shown(operator_id)} is locked out for another {_duration(retry_after)} "
+                    f"after {failures} wrong PINs in a row")
+        super().__init__(operator_id, text)
+
+
+class NotPermitted(AccessError):
+    """The operator's role is too low for ``command`` (``needed`` is None for an unknown command)."""
+
+    exit_code: ClassVar[int] = EXIT_FORBIDDEN
+
+    def __init__(self, operator: Operator, command: str, needed: Role | None) -> None:
+        self.operator_id = operator.id
+        self.command = command
+        self.needed = needed
+        self.role = operator.role
+        role = operator.role.name.lower()
+        if needed is None:
+            text = f"{_shown(command)} is not a command an operator may give ({operator.id} is a {role})"
+        else:
+            text = f"{command} needs a {needed.name.lower()} or above; {operator.id} is a {role}"
+        super().__init__(text)
+
+
+# Authorization ------------------------------------------------------------------------------
+
+
+def authorize(operator: Operator, command: str, permissions: Mapping[str, Role]) -> None:
+    """Raise ``NotPermitted`` unless ``operator.role >= permissions[command]`` (deny when the
+    command is not in ``permissions``)."""
+    needed = permissions.get(command)
+    if needed is None or operator.role < needed:
+        raise NotPermitted(operator, command, needed)
+
+
+# Authentication -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Failures:
+    count: int = 0
+    locked_until: float | None = None
+
+
+class Authenticator:
+    """Checks operators' PINs against ``operators`` (id -> ``Operator``, e.g. the result of
+    ``load_operators``), with a lockout after ``max_failures`` wrong PINs in a row."""
+
+    def __init__(self, operators: Mapping[str, Operator], *, max_failures: int = 5, lockout_s: float = 300.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if max_failures < 1:
+            raise ValueError("max_failures must be at least 1")
+        if not lockout_s > 0:
+            raise ValueError("lockout_s must be more than 0")
+        self.max_failures = int(max_failures)
+        self.lockout_s = float(lockout_s)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._operators: dict[str, Operator] = dict(operators)
+        self._failures: dict[str, _Failures] = {}
+
+    @property
+    def operators(self) -> Mapping[str, Operator]:
+        """The operators currently accepted (a copy)."""
+        with self._lock:
+            return dict(self._operators)
+
+    def update_operators(self, operators: Mapping[str, Operator]) -> None:
+        """Replace the operators (e.g. after the file was reloaded). Lockouts of operators that are
+        still there are kept; those of removed operators are dropped."""
+        with self._lock:
+            self._operators = dict(operators)
+            self._failures = {k: v for k, v in self._failures.items() if k in self._operators}
+
+    def authenticate(self, operator_id: str, pin: str) -> Operator:
+        """The operator ``operator_id`` if ``pin`` is theirs; else raise ``UnknownOperator``,
+        ``WrongPin`` or ``LockedOut`` (all ``AuthError``)."""
+        if not isinstance(operator_id, str) or not isinstance(pin, str):
+            raise TypeError("an operator id and a PIN are strings")
+        with self._lock:
+            op = self._operators.get(operator_id)
+            if op is None:
+                verify_pin(pin, _DUMMY_HASH)  # the same work as for a known id
+                raise UnknownOperator(operator_id)
+            now = self._clock()
+            state = self._failures.get(operator_id)
+            if state is not None and state.locked_until is not None:
+                if now < state.locked_until:
+                    raise LockedOut(operator_id, state.locked_until - now, state.count)
+                state = None  # the lockout is over: fresh tries
+                del self._failures[operator_id]
+            if verify_pin(pin, op.pin_hash):
+                self._failures.pop(operator_id, None)
+                return op
+            count = (state.count if state is not None else 0) + 1
+            if count >= self.max_failures:
+                self._failures[operator_id] = _Failures(count, now + self.lockout_s)
+                raise LockedOut(operator_id, self.lockout_s, count, just_now=True)
+            self._failures[operator_id] = _Failures(count)
+            raise WrongPin(operator_id, self.max_failures - count, self.lockout_s)
+
+    def authorize(self, operator: Operator, command: str, permissions: Mapping[str, Role]) -> None:
+        """``authorize`` (module function) as a method, for callers holding an Authenticator."""
+        authorize(operator, command, permissions)
+
+    def failures(self, operator_id: str) -> int:
+        """Wrong PINs in a row so far for ``operator_id`` (0 after a success or a finished lockout)."""
+        with self._lock:
+            state = self._failures.get(operator_id)
+            if state is None:
+                return 0
+            if state.locked_until is not None and self._clock() >= state.locked_until:
+                return 0
+            return state.count
+
+    def locked_for(self, operator_id: str) -> float:
+        """Seconds of lockout left for ``operator_id`` (0.0 when not locked out)."""
+        with self._lock:
+            state = self._failures.get(operator_id)
+            if state is None or state.locked_until is None:
+                return 0.0
+            return max(0.0, state.locked_until - self._clock())
+
+    def unlock(self, operator_id: str) -> None:
+        """Clear ``operator_id``'s wrong-PIN count and lockout (e.g. on a supervisor's order)."""
+        with self._lock:
+            self._failures.pop(operator_id, None)

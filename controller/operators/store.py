@@ -1,0 +1,589 @@
+"""The operators file, PIN rules and PIN hashing.
+
+The file is TOML, one table per operator (docs/operators.md)::
+
+    [operators.d1]
+    role = "dealer"                 # dealer | floorperson | supervisor
+    name = "Dana Lee"               # optional
+    pin_hash = "scrypt$n=16384,r=8,p=1$<salt base64>$<hash base64>"
+    created = 2025-03-01T18:04:11Z  # optional, an offset date-time
+
+Contract:
+- ``load_operators(path)`` reads and validates the whole file and returns ``Operators`` (a
+  read-only mapping id -> ``Operator``). Every problem raises ``OperatorsError(source, key,
+  reason)`` (a ``UsageError``, so a ``ValueError``) whose one-line message names the file, the
+  dotted key (``operators.d1.role``) and the reason; nothing else escapes. A file that the group
+  or others may read or write (mode bits 0o066) is not an error: it is reported in
+  ``Operators.warnings``.
+- ``add_operator`` / ``remove_operator`` read, change and rewrite the file under an exclusive
+  lock (``.NAME.lock`` beside it). Writes are atomic: a temporary file in the same directory,
+  created 0600, written and fsynced, then ``os.replace``d over the old one and the directory
+  fsynced. When anything fails the old file is untouched. The file is machine-written: comments
+  and formatting are not preserved.
+- ``hash_pin(pin)`` -> ``"scrypt$n=16384,r=8,p=1$<salt>$<hash>"`` (hashlib.scrypt, a fresh
+  16-byte salt from ``secrets``, a 32-byte hash, standard base64 with padding).
+  ``verify_pin(pin, pin_hash)`` compares in constant time; a malformed or weakened hash string
+  raises ``PinHashError`` (a ``ValueError``) rather than returning False.
+- ``check_pin(pin, operator_id)`` enforces the PIN rules (4 to 12 ASCII digits, not guessable)
+  and raises ``PinError`` (a ``UsageError``). No message ever contains a PIN.
+- No I/O at import time; nothing is cached.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import stat
+import tempfile
+import time
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from controller.errors import UsageError
+from controller.table.io import Role
+
+__all__ = [
+    "DEFAULT_PATH",
+    "FILE_MODE",
+    "Operator",
+    "Operators",
+    "OperatorsError",
+    "PinError",
+    "PinHash",
+    "PinHashError",
+    "add_operator",
+    "check_pin",
+    "hash_pin",
+    "load_operators",
+    "parse_pin_hash",
+    "remove_operator",
+    "verify_pin",
+]
+
+DEFAULT_PATH = "var/operators.toml"  # relative to the working directory
+FILE_MODE = 0o600
+MAX_FILE_BYTES = 1024 * 1024
+LOCK_TIMEOUT_S = 10.0
+
+# scrypt parameters written by hash_pin, and the bounds a stored hash must respect (so a hand-edited
+# file can neither weaken a hash nor make every login cost seconds and gigabytes).
+SCHEME = "scrypt"
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 16384, 8, 1
+SALT_BYTES, HASH_BYTES = 16, 32
+MIN_N, MAX_N = 2**14, 2**20
+MIN_R, MAX_R = 8, 32
+MIN_P, MAX_P = 1, 16
+MAX_SCRYPT_MEMORY = 256 * 1024 * 1024  # 128 * r * n bytes
+MIN_SALT, MAX_SALT = 16, 64
+MIN_HASH, MAX_HASH = 32, 64
+
+PIN_MIN, PIN_MAX = 4, 12
+ROLE_NAMES = tuple(r.name.lower() for r in Role)  # ("dealer", "floorperson", "supervisor")
+MAX_NAME = 64
+
+_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+ID_RULE = "1-32 characters: lowercase letters, digits, '_' and '-', starting with a letter or digit"
+_OPERATOR_KEYS = ("role", "name", "pin_hash", "created")
+_B64 = r"[A-Za-z0-9+/]+={0,2}"
+_HASH_RE = re.compile(rf"^scrypt\$n=([1-9][0-9]{{0,9}}),r=([1-9][0-9]{{0,4}}),p=([1-9][0-9]{{0,4}})\$({_B64})\$({_B64})$")
+_HEADER = (
+    "# shoectl operators file: written by `shoectl operators`; see docs/operators.md.\n"
+    "# PIN hashes only, never PINs. Keep this file mode 0600.\n"
+)
+
+
+# Errors -------------------------------------------------------------------------------------
+
+
+class OperatorsError(UsageError):
+    """The operators file is invalid, missing, unreadable or cannot be written, or a change to it
+    is refused. The message names the file, the dotted key and the reason, on one line; the parts
+    are also available as attributes. A ``UsageError`` (so a ``ValueError``): a command that lets
+    it escape reports it as one line, exit 2."""
+
+    def __init__(self, source: str, key: str, reason: str) -> None:
+        self.source = source
+        self.key = key
+        self.reason = reason
+        where = f"{source}: {key}" if key else source
+        super().__init__(f"{where}: {reason}")
+
+
+class PinHashError(ValueError):
+    """A PIN hash string is malformed or outside the accepted parameters."""
+
+
+class PinError(UsageError):
+    """A PIN breaks the PIN rules (a ``UsageError``, so a ``ValueError``). The message never
+    contains the PIN."""
+
+
+# PIN hashing --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PinHash:
+    """A parsed ``scrypt$n=N,r=R,p=P$<salt>$<hash>`` string."""
+
+    n: int
+    r: int
+    p: int
+    salt: bytes = field(repr=False)
+    digest: bytes = field(repr=False)
+
+    def format(self) -> str:
+        salt = base64.b64encode(self.salt).decode("ascii")
+        digest = base64.b64encode(self.digest).decode("ascii")
+        return f"{SCHEME}$n={self.n},r={self.r},p={self.p}${salt}${digest}"
+
+
+def _b64(text: str, what: str) -> bytes:
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise PinHashError(f"the {what} is not base64") from None
+    if base64.b64encode(raw).decode("ascii") != text:  # one spelling per value: padding, no stray bits
+        raise PinHashError(f"the {what} is not canonical base64")
+    return raw
+
+
+def parse_pin_hash(text: str) -> PinHash:
+    """Parse and check a stored PIN hash string; raise ``PinHashError`` saying what is wrong."""
+    if not isinstance(text, str):
+        raise PinHashError("a PIN hash is a string")
+    m = _HASH_RE.fullmatch(text)
+    if m is None:  # the text is never echoed: a PIN typed in by mistake must not reach a message
+        if "$" in text and text.split("$", 1)[0] != SCHEME:
+            raise PinHashError(f"unsupported hash scheme (only {SCHEME})")
+        raise PinHashError(f"not a PIN hash of the form {SCHEME}$n=N,r=R,p=P$<salt base64>$<hash base64>")
+    n, r, p = (int(m.group(i)) for i in (1, 2, 3))
+    if n & (n - 1) or not MIN_N <= n <= MAX_N:
+        raise PinHashError(f"scrypt n={n} must be a power of two from {MIN_N} to {MAX_N}")
+    if not MIN_R <= r <= MAX_R:
+        raise PinHashError(f"scrypt r={r} must be {MIN_R} to {MAX_R}")
+    if not MIN_P <= p <= MAX_P:
+        raise PinHashError(f"scrypt p={p} must be {MIN_P} to {MAX_P}")
+    if 128 * r * n > MAX_SCRYPT_MEMORY:
+        raise PinHashError(f"scrypt n={n}, r={r} needs more than {MAX_SCRYPT_MEMORY >> 20} MiB")
+    salt = _b64(m.group(4), "salt")
+    digest = _b64(m.group(5), "hash")
+    if not MIN_SALT <= len(salt) <= MAX_SALT:
+        raise PinHashError(f"the salt is {len(salt)} bytes; it must be {MIN_SALT} to {MAX_SALT}")
+    if not MIN_HASH <= len(digest) <= MAX_HASH:
+        raise PinHashError(f"the hash is {len(digest)} bytes; it must be {MIN_HASH} to {MAX_HASH}")
+    return PinHash(n, r, p, salt, digest)
+
+
+def _scrypt(pin: str, n: int, r: int, p: int, salt: bytes, dklen: int) -> bytes:
+    secret = pin.encode("utf-8", "surrogatepass")
+    return hashlib.scrypt(secret, salt=salt, n=n, r=r, p=p, dklen=dklen,
+                          maxmem=128 * r * (n + p + 2) + (1 << 20))
+
+
+def hash_pin(pin: str) -> str:
+    """The stored form of ``pin``: scrypt with the default parameters and a fresh random salt.
+    Does not apply the PIN rules (see ``check_pin``)."""
+    if not isinstance(pin, str):
+        raise TypeError("a PIN is a string")
+    salt = secrets.token_bytes(SALT_BYTES)
+    digest = _scrypt(pin, SCRYPT_N, SCRYPT_R, SCRYPT_P, salt, HASH_BYTES)
+    return PinHash(SCRYPT_N, SCRYPT_R, SCRYPT_P, salt, digest).format()
+
+
+def verify_pin(pin: str, pin_hash: str) -> bool:
+    """True if ``pin`` hashes to ``pin_hash`` (compared with ``hmac.compare_digest``). A malformed
+    ``pin_hash`` raises ``PinHashError``; a ``pin`` that is not a string raises ``TypeError``."""
+    if not isinstance(pin, str):
+        raise TypeError("a PIN is a string")
+    h = parse_pin_hash(pin_hash)
+    return hmac.compare_digest(_scrypt(pin, h.n, h.r, h.p, h.salt, len(h.digest)), h.digest)
+
+
+# PIN rules ----------------------------------------------------------------------------------
+
+
+def _is_straight_run(pin: str) -> bool:
+    """0123, 4567, 9876, 7890 (runs wrap around 9-0 as on a keypad row)."""
+    steps = {(int(b) - int(a)) % 10 for a, b in zip(pin, pin[1:])}
+    return steps in ({1}, {9})
+
+
+def _is_repeated_block(pin: str) -> bool:
+    """1111, 1212, 123123, 12341234: a shorter block repeated."""
+    return any(len(pin) % k == 0 and pin == pin[:k] * (len(pin) // k) for k in range(1, len(pin) // 2 + 1))
+
+
+def check_pin(pin: str, operator_id: str | None = None) -> None:
+    """Raise ``PinError`` unless ``pin`` is 4 to 12 ASCII digits and not easily guessed: not one
+    digit repeated (1111), not a straight run up or down (1234, 9876, 7890), not a shorter block
+    repeated (1212, 123123), and not the operator's id."""
+    if not isinstance(pin, str):
+        raise PinError("a PIN is a string of digits")
+    if not (pin.isascii() and pin.isdigit()):
+        raise PinError(f"a PIN is {PIN_MIN} to {PIN_MAX} digits 0-9 and nothing else")
+    if not PIN_MIN <= len(pin) <= PIN_MAX:
+        raise PinError(f"a PIN is {PIN_MIN} to {PIN_MAX} digits; this one has {len(pin)}")
+    if len(set(pin)) == 1:
+        raise PinError("the PIN is one digit repeated; choose one that is harder to guess")
+    if _is_straight_run(pin):
+        raise PinError("the PIN is a straight run of digits, up or down; choose one that is harder to guess")
+    if _is_repeated_block(pin):
+        raise PinError("the PIN repeats a shorter pattern of digits; choose one that is harder to guess")
+    if operator_id is not None and pin == operator_id:
+        raise PinError("the PIN is the operator's id; choose one that is harder to guess")
+
+
+# Data ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Operator:
+    """One operator. ``pin_hash`` is kept out of ``repr`` so it does not end up in logs."""
+
+    id: str
+    role: Role
+    name: str | None
+    pin_hash: str = field(repr=False)
+    created: datetime | None = None
+
+    def to_public(self) -> dict[str, Any]:
+        """``{"id", "role", "name", "created"}`` (``created`` as RFC 3339 UTC or None); never the hash."""
+        return {"id": self.id, "role": self.role.name.lower(), "name": self.name,
+                "created": _format_datetime(self.created) if self.created is not None else None}
+
+
+class Operators(Mapping[str, Operator]):
+    """A read-only mapping id -> ``Operator`` as loaded from ``path``, with the non-fatal findings
+    about the file (e.g. its permissions) in ``warnings``."""
+
+    def __init__(self, operators: Iterable[Operator] = (), *, path: str | None = None,
+                 warnings: Iterable[str] = ()) -> None:
+        self._by_id: dict[str, Operator] = {}
+        for op in operators:
+            if op.id in self._by_id:
+                raise ValueError(f"operator {op.id!r} given twice")
+            self._by_id[op.id] = op
+        self.path = path
+        self.warnings: list[str] = list(warnings)
+
+    def __getitem__(self, key: str) -> Operator:
+        return self._by_id[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._by_id))
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __repr__(self) -> str:
+        return f"Operators({sorted(self._by_id)!r}, path={self.path!r})"
+
+
+# Loading ------------------------------------------------------------------------------------
+
+
+def _safe(text: str) -> str:
+    """Make ``text`` printable on one line (escape control characters)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _source(path: str | os.PathLike[str]) -> str:
+    try:
+        return os.fspath(path)
+    except TypeError:
+        raise OperatorsError(_safe(repr(path)), "", "not a file path") from None
+
+
+def _typename(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return f"a {type(value).__name__}"
+
+
+def _mode_warnings(source: str, mode: int) -> list[str]:
+    perms = stat.S_IMODE(mode)
+    out = []
+    if perms & 0o022:
+        out.append(f"{source}: mode {perms:04o} lets other users change who may operate the table; "
+                   f"chmod 600 {source}")
+    if perms & 0o044:
+        out.append(f"{source}: mode {perms:04o} lets other users read the PIN hashes; chmod 600 {source}")
+    return out
+
+
+def _check_name(value: object, source: str, key: str) -> str:
+    if not isinstance(value, str):
+        raise OperatorsError(source, key, f"must be a string, not {_typename(value)}")
+    if not value.strip():
+        raise OperatorsError(source, key, "must not be empty")
+    if len(value) > MAX_NAME:
+        raise OperatorsError(source, key, f"is longer than {MAX_NAME} characters")
+    if not value.isprintable():
+        raise OperatorsError(source, key, "must not contain control characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OperatorsError(source, key, "is not valid Unicode text") from None
+    return value
+
+
+def _check_id(value: object, source: str, key: str) -> str:
+    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
+        raise OperatorsError(source, key, f"not a valid operator id ({ID_RULE})")
+    return value
+
+
+def _parse_operator(op_id: str, entry: object, source: str) -> Operator:
+    base = f"operators.{_safe(op_id)}"
+    _check_id(op_id, source, base)
+    if not isinstance(entry, dict):
+        raise OperatorsError(source, base, f"must be a table, not {_typename(entry)}")
+    for key in entry:
+        if key not in _OPERATOR_KEYS:
+            raise OperatorsError(source, f"{base}.{_safe(key)}", f"unknown key (known: {', '.join(_OPERATOR_KEYS)})")
+    for key in ("role", "pin_hash"):
+        if key not in entry:
+            raise OperatorsError(source, f"{base}.{key}", "missing (required)")
+    role_text = entry["role"]
+    if not isinstance(role_text, str) or role_text not in ROLE_NAMES:
+        shown = repr(role_text) if isinstance(role_text, str) else _typename(role_text)
+        raise OperatorsError(source, f"{base}.role", f"must be one of {', '.join(ROLE_NAMES)}, not {_safe(shown)}")
+    role = Role.parse(role_text)
+    pin_hash = entry["pin_hash"]
+    if not isinstance(pin_hash, str):
+        raise OperatorsError(source, f"{base}.pin_hash", f"must be a string, not {_typename(pin_hash)}")
+    try:
+        parse_pin_hash(pin_hash)
+    except PinHashError as exc:
+        raise OperatorsError(source, f"{base}.pin_hash", str(exc)) from None
+    name = _check_name(entry["name"], source, f"{base}.name") if "name" in entry else None
+    created = entry.get("created")
+    if created is not None and not (isinstance(created, datetime) and created.tzinfo is not None):
+        raise OperatorsError(source, f"{base}.created",
+                             f"must be an offset date-time such as 2025-03-01T18:04:11Z, not {_typename(created)}")
+    return Operator(op_id, role, name, pin_hash, created)
+
+
+def _parse_text(text: str, source: str) -> list[Operator]:
+    if text.startswith("\ufeff"):  # a byte-order mark some editors add
+        text = text[1:]
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise OperatorsError(source, "", f"TOML syntax error: {_safe(str(exc))}") from None
+    except RecursionError:
+        raise OperatorsError(source, "", "TOML syntax error: arrays or tables nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
+        raise OperatorsError(source, "", f"TOML value error: {_safe(str(exc))}") from None
+    for key in data:
+        if key != "operators":
+            raise OperatorsError(source, _safe(key), "unknown key (the file holds only [operators.ID] tables)")
+    table = data.get("operators", {})
+    if not isinstance(table, dict):
+        raise OperatorsError(source, "operators", f"must be a table of [operators.ID] tables, not {_typename(table)}")
+    return [_parse_operator(op_id, entry, source) for op_id, entry in table.items()]
+
+
+def _read(path: str | os.PathLike[str]) -> tuple[list[Operator], list[str]]:
+    source = _source(path)
+    shown = _safe(source)
+    try:
+        with open(source, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise OperatorsError(shown, "", "not a regular file")
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise OperatorsError(shown, "", "file not found") from None
+    except IsADirectoryError:
+        raise OperatorsError(shown, "", "is a directory, not a file") from None
+    except PermissionError:
+        raise OperatorsError(shown, "", "cannot read the file: permission denied") from None
+    except (OSError, ValueError) as exc:  # ValueError: embedded NUL in the path
+        if isinstance(exc, OperatorsError):
+            raise
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise OperatorsError(shown, "", f"cannot read the file: {_safe(reason)}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise OperatorsError(shown, "", f"file is larger than {MAX_FILE_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OperatorsError(shown, "", f"not UTF-8 text (bad byte at offset {exc.start})") from None
+    return _parse_text(text, shown), _mode_warnings(shown, mode)
+
+
+def load_operators(path: str | os.PathLike[str] = DEFAULT_PATH) -> Operators:
+    """Read and validate the operators file at ``path``. Raises ``OperatorsError``; a file others
+    may read or write loads, with a finding in ``.warnings``."""
+    ops, warnings = _read(path)
+    return Operators(ops, path=_safe(_source(path)), warnings=warnings)
+
+
+# Writing ------------------------------------------------------------------------------------
+
+
+def _format_datetime(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
+
+
+def _render(ops: Iterable[Operator]) -> str:
+    parts = [_HEADER]
+    for op in sorted(ops, key=lambda o: o.id):
+        lines = [f"[operators.{op.id}]", f'role = "{op.role.name.lower()}"']
+        if op.name is not None:
+            lines.append(f"name = {json.dumps(op.name, ensure_ascii=False)}")  # a valid TOML basic string
+        lines.append(f'pin_hash = "{op.pin_hash}"')
+        if op.created is not None:
+            lines.append(f"created = {_format_datetime(op.created)}")
+        parts.append("\n" + "\n".join(lines) + "\n")
+    return "".join(parts)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically (mode 0600); on failure the old file is intact."""
+    parent = path.parent
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), FILE_MODE)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(parent)
+
+
+@contextlib.contextmanager
+def _locked(path: Path, shown: str) -> Iterator[None]:
+    """An exclusive flock on ``.NAME.lock`` beside ``path`` (read-modify-write of the file)."""
+    import fcntl
+
+    lock_path = path.parent / f".{path.name}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise OperatorsError(shown, "", "busy: another shoectl is changing the file") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+@contextlib.contextmanager
+def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[str, dict[str, Operator], list[Operator]]]:
+    """Lock the file, yield (shown name, current operators by id, a list to fill with the new
+    contents), then write the new contents atomically. OSErrors become ``OperatorsError``."""
+    source = _source(path)
+    shown = _safe(source)
+    p = Path(source)
+    try:
+        if create:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(p, shown):
+            try:
+                current = {op.id: op for op in _read(p)[0]}
+            except OperatorsError as exc:
+                if not (create and exc.reason == "file not found"):
+                    raise
+                current = {}
+            new: list[Operator] = []
+            yield shown, current, new
+            text = _render(new)
+            _parse_text(text, shown)  # never write a file this module could not load back
+            _write_atomic(p, text.encode("utf-8"))
+    except OSError as exc:
+        reason = _safe(exc.strerror or str(exc))
+        raise OperatorsError(shown, "", f"cannot write the file: {reason}") from None
+    except ValueError as exc:
+        if isinstance(exc, OperatorsError):
+            raise
+        raise OperatorsError(shown, "", f"cannot write the file: {_safe(str(exc))}") from None
+
+
+def add_operator(path: str | os.PathLike[str], id: str, role: Role | str, pin: str, name: str | None = None,
+                 *, replace: bool = False, now: datetime | None = None) -> Operator:
+    """Add operator ``id`` with ``role`` and the hash of ``pin`` to the file at ``path`` (created,
+    with its directory, if missing) and return it. Refuses an existing id unless ``replace``;
+    replacing keeps the old name when ``name`` is None. The PIN must pass ``check_pin``.
+    Raises ``OperatorsError`` (bad id, role or name, existing id, unusable file) or ``PinError``."""
+    shown = _safe(_source(path))
+    key = f"operators.{_safe(str(id))}"
+    _check_id(id, shown, key)
+    if isinstance(role, str):
+        try:
+            role = Role.parse(role)
+        except ValueError as exc:
+            raise OperatorsError(shown, f"{key}.role", str(exc)) from None
+    elif not isinstance(role, Role):
+        raise OperatorsError(shown, f"{key}.role", f"must be one of {', '.join(ROLE_NAMES)}")
+    if name is not None:
+        name = _check_name(name, shown, f"{key}.name")
+    check_pin(pin, id)
+    pin_hash = hash_pin(pin)
+    created = now if now is not None else datetime.now(timezone.utc)
+    with _changing(path, create=True) as (shown, current, new):
+        old = current.pop(id, None)
+        if old is not None and not replace:
+            raise OperatorsError(shown, key, "already exists (use --replace to change its role, name or PIN)")
+        if old is not None and name is None:
+            name = old.name
+        op = Operator(id, role, name, pin_hash, created)
+        new.extend([*current.values(), op])
+    return op
+
+
+def remove_operator(path: str | os.PathLike[str], id: str) -> Operator:
+    """Remove operator ``id`` from the file at ``path`` and return it. Raises ``OperatorsError``
+    if there is no such operator or the file cannot be read or written."""
+    with _changing(path, create=False) as (shown, current, new):
+        old = current.pop(id, None)
+        if old is None:
+            raise OperatorsError(shown, f"operators.{_safe(str(id))}", "no such operator")
+        new.extend(current.values())
+    return old
