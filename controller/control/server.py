@@ -168,6 +168,16 @@ class ControlServer:
         except AuthError as exc:
             self.runner.note("auth_refused", {"command": command, "operator": operator, "code": "auth", "reason": str(exc)}, operator)
             return {"ok": False, "code": "auth", "error": str(exc)}
+        if command == "set_submission":
+            from controller.rules.errors import RulesError
+            from controller.rules.submission import resolve_submission
+
+            try:
+                spec = args.get("submission")
+                sub = resolve_submission(str(spec) if spec is not None else None)
+            except RulesError as exc:
+                return {"ok": False, "code": "bad_request", "error": str(exc)}
+            args = {"submission": {k: v for k, v in sub.to_dict().items() if k != "source"}, "source": sub.source}
         try:
             outs = self.runner.submit_and_wait(OperatorInput(command, args, who.id, who.role))
         except TimeoutError as exc:

@@ -62,6 +62,7 @@ PERMISSIONS: dict[str, Role] = {
     "void_round": Role.FLOORPERSON,
     "manual_shuffle_done": Role.DEALER,
     "restart_shoe": Role.FLOORPERSON,
+    "set_submission": Role.FLOORPERSON,
 }
 
 
@@ -171,6 +172,8 @@ class TableCore:
         r = self.round
         return {
             "table": self.table_id,
+            "game": self.sub.game.value,
+            "submission": self.sub.name,
             "state": self.state,
             "shoe": self.shoe.id if self.shoe else None,
             "round": r.number if r else self.round_count,
@@ -406,6 +409,19 @@ class TableCore:
         if self.round is None:
             raise Refused("no round in progress")
         self._void_round("voided by the floorperson")
+
+    def op_set_submission(self, op: OperatorInput, submission: dict[str, Any], source: str = "operator") -> None:
+        """At opening (the table closed), a floorperson sets the Rules Submission's choices. The
+        whole submission travels in the command (journaled), so replaying it never reads a file."""
+        from controller.rules.submission import parse_submission
+
+        if self.state != "closed":
+            raise Refused("the Rules Submission can be changed only while the table is closed")
+        if not isinstance(submission, dict):
+            raise Refused("submission must be the Rules Submission's contents")
+        new = parse_submission(submission, source)
+        self.sub = new
+        self._record("submission", {"source": source, **new.to_dict()})
 
     def op_restart_shoe(self, op: OperatorInput, reason: str = "the devices lost the shoe") -> None:
         """The shoe in play is gone (the devices were replaced or restarted without their cards):
@@ -893,4 +909,4 @@ class TableCore:
 
 
 def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v if isinstance(v, (int, str, bool)) or v is None else str(v)) for k, v in d.items()}
+    return {k: (v if isinstance(v, (int, str, bool, dict, list)) or v is None else str(v)) for k, v in d.items()}

@@ -28,6 +28,10 @@ _EVENT_CLASSES = {cls.__name__: cls for cls in vars(m).values()
 def _plain(value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
     if hasattr(value, "value") and isinstance(value.value, int):  # IntEnum
         return int(value.value)
     return str(value)

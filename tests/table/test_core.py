@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from bench import Bench
 
 from controller.rules.cards import Composition, parse_cards
 from controller.rules.submission import load_preset
+from controller.table.core import TableCore
 from controller.table.io import Role
 from firmware_bridge.protocol import messages as m
 
@@ -512,3 +514,31 @@ def test_without_a_shuffler_the_idle_table_is_washed_shuffled_by_hand_and_cut() 
     b.op("manual_shuffle_done", Role.DEALER)
     assert b.of("manual_shuffle")[-1]["washed"] is True and b.core.state == "cutting"
     assert not any(isinstance(s.message, m.Shuffle) for s in b.sent)
+
+
+def test_floorperson_sets_the_rules_submission_at_opening_and_it_replays() -> None:
+    from controller.table.journaling import inputs_from, operator_input_record
+
+    b = Bench()
+    mini = load_preset("midibaccarat").to_dict()
+    mini.pop("source")
+    b.op("set_submission", Role.DEALER, submission=mini)
+    assert "needs a floorperson" in b.of("refused")[-1]["reason"]
+    b.op("set_submission", submission=mini, source="preset:midibaccarat")
+    assert b.core.sub.name == "Midibaccarat, 6 decks" and b.of("submission")[-1]["source"] == "preset:midibaccarat"
+    b.open_and_cut()
+    b.op("set_submission", submission=mini)
+    assert "only while the table is closed" in b.of("refused")[-1]["reason"]
+    # journaled as an input and replayed, the submission comes back whole (no file is read)
+    from types import SimpleNamespace
+
+    entries = []
+    for inp in b.inputs:
+        if hasattr(inp, "command"):
+            rec = operator_input_record(inp, None, None)
+            entries.append(SimpleNamespace(kind=rec.kind, payload=json.loads(json.dumps(rec.payload)), operator=rec.operator,
+                                           device_counter=None))
+    replayed = list(inputs_from(entries))
+    again = TableCore(load_preset("minibaccarat"))
+    again.handle(replayed[1])
+    assert again.sub == b.core.sub
