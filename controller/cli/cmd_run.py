@@ -54,6 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dealt-log", metavar="FILE", help="built-in emulator: append every card the shoe delivers")
     p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
     p.add_argument("--json", action="store_true", help="write every journal record as a JSON line")
+    p.add_argument("--display", choices=["live", "lines"], help="live: the table redrawn in place with its roadmaps "
+                   "(default on a terminal); lines: one line per round and fault")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-file", metavar="PATH", help="JSON log file (default: next to the journal)")
     p.set_defaults(func=run)
@@ -143,6 +145,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         core = TableCore(sub, table_id=args.table_id)
         display.snapshot = core.snapshot
+        mode = args.display or ("live" if sys.stdout.isatty() and not args.json else "lines")
+        if mode == "live" and not args.json:
+            from controller.table.display import LiveDisplay
+
+            display = LiveDisplay(lambda: runner.latest_snapshot)  # type: ignore[assignment]
         auto = None if args.manual else AutoDealer(sub, seed=args.seed)
         runner = TableRunner(core, journal, autodealer=auto, on_record=display.record, on_notice=display.notice,
                              rounds=args.rounds, shoes=args.shoes, pace=0.0)
