@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--journal", default=str(DEFAULT_JOURNAL), metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
     p.add_argument("--control", metavar="PATH", help="control socket for shoectl ctl/console (default: control.sock beside the journal)")
     p.add_argument("--operators", metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
+    p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
+                   help="how long five wrong PINs in a row lock an operator out (default 300)")
     p.add_argument("--hmac-key", metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
     p.add_argument("--table-id", default="T1", metavar="ID")
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes")
@@ -225,7 +227,7 @@ def _start_control(runner: TableRunner, args: argparse.Namespace, journal_path: 
         operators = load_operators(ops_path)
         for warning in operators.warnings:
             print(f"!! {warning}", file=sys.stderr)
-        auth = Authenticator(operators)
+        auth = Authenticator(operators, lockout_s=args.lockout)
     path = Path(args.control) if args.control else journal_path.parent / "control.sock"
     return ControlServer(runner, path, auth).start()
 
