@@ -42,7 +42,6 @@ import secrets
 import stat
 import tempfile
 import time
-import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -51,6 +50,7 @@ from typing import Any
 
 from controller.errors import UsageError
 from controller.table.io import Role
+from controller.rules.tomltext import load_toml, safe as _safe, typename as _typename
 
 __all__ = [
     "DEFAULT_PATH",
@@ -292,34 +292,11 @@ class Operators(Mapping[str, Operator]):
 # Loading ------------------------------------------------------------------------------------
 
 
-def _safe(text: str) -> str:
-    """Make ``text`` printable on one line (escape control characters)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
 def _source(path: str | os.PathLike[str]) -> str:
     try:
         return os.fspath(path)
     except TypeError:
         raise OperatorsError(_safe(repr(path)), "", "not a file path") from None
-
-
-def _typename(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    return f"a {type(value).__name__}"
 
 
 def _mode_warnings(source: str, mode: int) -> list[str]:
@@ -387,16 +364,7 @@ def _parse_operator(op_id: str, entry: object, source: str) -> Operator:
 
 
 def _parse_text(text: str, source: str) -> list[Operator]:
-    if text.startswith("\ufeff"):  # a byte-order mark some editors add
-        text = text[1:]
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise OperatorsError(source, "", f"TOML syntax error: {_safe(str(exc))}") from None
-    except RecursionError:
-        raise OperatorsError(source, "", "TOML syntax error: arrays or tables nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
-        raise OperatorsError(source, "", f"TOML value error: {_safe(str(exc))}") from None
+    data = load_toml(text, lambda reason: OperatorsError(source, "", reason))
     for key in data:
         if key != "operators":
             raise OperatorsError(source, _safe(key), "unknown key (the file holds only [operators.ID] tables)")

@@ -21,16 +21,15 @@ import importlib.resources
 import math
 import os
 import re
-import tomllib
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, time
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .errors import SubmissionError, WagerError
 from .model import BonusRank, Dealing, Game, Payout, WagerKind
+from .tomltext import load_toml, safe as _safe, show as _show, typename as _typename
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -369,16 +368,7 @@ def _parse_bytes(raw: bytes, source: str) -> Submission:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SubmissionError(source, "", f"not UTF-8 text (bad byte at offset {exc.start})") from None
-    if text.startswith("\ufeff"):  # a byte-order mark some editors add
-        text = text[1:]
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SubmissionError(source, "", f"TOML syntax error: {_safe(str(exc))}") from None
-    except RecursionError:
-        raise SubmissionError(source, "", "TOML syntax error: arrays or tables nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
-        raise SubmissionError(source, "", f"TOML value error: {_safe(str(exc))}") from None
+    data = load_toml(text, lambda reason: SubmissionError(source, "", reason))
     return _Parser(data, source).parse()
 
 
@@ -392,47 +382,8 @@ def _key_part(part: object) -> str:
     return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
-def _safe(text: str) -> str:
-    """Make ``text`` printable on one line (escape control characters)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
 def _names(enum: Any) -> str:
     return ", ".join(m.value for m in enum)
-
-
-def _typename(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "a table"
-    if isinstance(value, datetime):
-        return "a date-time"
-    if isinstance(value, date):
-        return "a date"
-    if isinstance(value, time):
-        return "a time"
-    return f"a {type(value).__name__}"
-
-
-def _show(value: object) -> str:
-    """A short one-line rendering of a bad value for a message."""
-    if isinstance(value, (Mapping, list, tuple)):
-        return _typename(value)
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return _safe(text)
 
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
