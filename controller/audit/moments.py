@@ -5,7 +5,7 @@ complete ``decks``-deck multiset (every one of the 52 codes ``decks`` times). Al
 pure and exact (integer arithmetic, converted to float at the end); inputs must be complete orders
 (``orders.check_complete``), else the figures are meaningless.
 
-- ``positional_moments(positions, shoes, decks)`` -> ``(mean, var)`` of the collision count ``Y``:
+- ``positional_moments(positions, shoes, decks, codes=52)`` -> ``(mean, var)`` of the collision count ``Y``:
   the number of (pair of shoes, position) where both shoes hold the same code. Pearson's X^2 of the
   codes x positions table is ``2k/S * Y + M (k - S)`` (k = 52 codes, M positions, S shoes).
 - ``adjacency_moments(pre_order, decks)`` -> ``(mean, var)`` of the number of places j where
@@ -35,17 +35,18 @@ K = CARDS_PER_DECK
 
 # --- positional ----------------------------------------------------------------------------------
 
-def positional_moments(positions: int, shoes: int, decks: int) -> tuple[float, float]:
-    """Mean and variance of the collision count over ``positions`` places of ``shoes`` shoes."""
-    n, m, s = decks, decks * K, shoes
+def positional_moments(positions: int, shoes: int, decks: int, codes: int = K) -> tuple[float, float]:
+    """Mean and variance of the collision count over ``positions`` places of ``shoes`` shoes, each
+    a uniform arrangement of ``codes`` codes x ``decks`` copies (``codes`` is 52 but for tests)."""
+    k, n, m, s = codes, decks, decks * codes, shoes
     pairs = comb(s, 2)
-    mean = Fraction(positions * pairs, K)
+    mean = Fraction(positions * pairs, k)
     # Var(Y_p): C(S,2) pair indicators, each Bernoulli(1/k), pairwise uncorrelated.
-    var = positions * pairs * Fraction(K - 1, K * K)
+    var = positions * pairs * Fraction(k - 1, k * k)
     # Cov(Y_p, Y_q), p != q: only the same pair of shoes at both places is correlated (within a shoe
     # the two places are drawn without replacement).
-    both = Fraction(K * (n * (n - 1)) ** 2 + K * (K - 1) * n ** 4, (m * (m - 1)) ** 2)
-    var += positions * (positions - 1) * pairs * (both - Fraction(1, K * K))
+    both = Fraction(k * (n * (n - 1)) ** 2 + k * (k - 1) * n ** 4, (m * (m - 1)) ** 2)
+    var += positions * (positions - 1) * pairs * (both - Fraction(1, k * k))
     return float(mean), float(var)
 
 

@@ -11,12 +11,19 @@ Tests (k = 52 codes, M = 52 x decks places, S shoes):
 
 - ``positional_test``: where each card lands. Pearson X^2 of the k x M table "code c at place p,
   counted over the shoes" against k equal cells per place; nominal df = M (k - 1). The table is
-  sparse unless S is large, so the p-value uses the exact null mean and variance of the collision
-  count Y (X^2 = 2k/S Y + M (k - S)) in a moment-matched gamma (a scaled chi-square) with a
-  continuity correction. One-sided: too much agreement between shoes (a stuck slot, a weak mix).
+  sparse unless S is large, so the p-value comes from the collision count Y (the pairs of shoes
+  holding the same code at the same place; X^2 = 2k/S Y + M (k - S)) through the count law
+  matched to Y's exact null mean and variance (``stats.count_sf``: binomial-type, as Y sums
+  many nearly independent rare coincidences). One-sided: too much agreement between shoes (a
+  stuck slot, a weak mix). One shoe alone cannot be tested (X^2 is then fixed): p = 1.
+- ``position_max_test``: the most shoes that hold one card at one place (a stuck slot puts the
+  same card at its place in every shoe). p = min(1, M k P(Binomial(S, 1/k) >= max)), a
+  Bonferroni bound over places and codes: valid under any dependence, nearly exact in the tail.
+  One-sided. It complements the chi-square, which spreads a single stuck card over M (k - 1)
+  degrees of freedom.
 - ``adjacency_test(orders, pre_orders)``: how many neighbouring pairs of the pre-shuffle order
-  (as ordered pairs of codes) are still neighbours, summed over shoes; moment-matched gamma, one-
-  sided (too many kept).
+  (as ordered pairs of codes) are still neighbours, summed over shoes; one-
+  sided (too many kept); p from the count law matched to the exact null mean and variance.
 - ``rising_sequences_test(orders, pre_orders)``: the number of rising sequences of each order
   relative to its pre-shuffle order (Bayer-Diaconis: k riffles leave at most 2^k), copies of a
   code matched in order; normal, one-sided (too few).
@@ -41,9 +48,9 @@ from typing import Any
 
 from .moments import adjacency_moments, positional_moments, rising_moments, runs_moments, serial_moments
 from .orders import CARDS_PER_DECK, check_complete, rank_of
-from .stats import gamma_sf_moments, normal_cdf, normal_sf
+from .stats import betainc, count_sf, normal_cdf, normal_sf
 
-__all__ = ["TestResult", "adjacency_test", "kept_adjacencies", "positional_test", "rising_sequences", "rising_sequences_test",
+__all__ = ["TestResult", "adjacency_test", "kept_adjacencies", "position_max_test", "positional_test", "rising_sequences", "rising_sequences_test",
            "runs_test", "runs_up_down", "serial_correlation_test", "validate_orders"]
 
 K = CARDS_PER_DECK
@@ -102,28 +109,50 @@ def _pre_for(pre_orders: Order | Sequence[Order | None] | None, shoes: int, deck
 
 # --- positional ----------------------------------------------------------------------------------
 
-def positional_test(orders: Sequence[Order]) -> TestResult:
-    decks = validate_orders(orders)
-    m, s = decks * K, len(orders)
+def _place_counts(orders: Sequence[Order], m: int) -> list[int]:
+    """``counts[p * k + c]``: the shoes holding code c at place p."""
     counts = [0] * (m * K)
     for order in orders:
         base = 0
         for c in order:
             counts[base + c] += 1
             base += K
+    return counts
+
+
+def positional_test(orders: Sequence[Order]) -> TestResult:
+    decks = validate_orders(orders)
+    m, s = decks * K, len(orders)
+    counts = _place_counts(orders, m)
     collisions = sum(n * (n - 1) // 2 for n in counts if n > 1)
     chi2 = 2 * K / s * collisions + m * (K - s)
     mean_y, var_y = positional_moments(m, s, decks)
     df = m * (K - 1)
     if var_y > 0:
-        p, shape = gamma_sf_moments(collisions - 0.5, mean_y, var_y)
-        method = "Pearson X2, p from a gamma matched to the exact null mean and variance of the collision count"
+        p = count_sf(collisions, mean_y, var_y)
+        method = "Pearson X2; p from the collision count's exact null mean and variance (binomial-type count law)"
     else:  # one shoe: X2 is fixed by the composition, nothing to test
-        p, shape = 1.0, math.inf
+        p = 1.0
         method = "one shoe: the positional table is fixed by the composition (no test)"
     return TestResult("positional", chi2, float(df), float(df), p, "greater", method, s,
-                      {"collisions": collisions, "collisions_expected": mean_y,
-                       "collisions_sd": math.sqrt(var_y), "effective_df": 2 * shape if var_y > 0 else None})
+                      {"collisions": collisions, "collisions_expected": mean_y, "collisions_sd": math.sqrt(var_y)})
+
+
+def position_max_test(orders: Sequence[Order]) -> TestResult:
+    decks = validate_orders(orders)
+    m, s = decks * K, len(orders)
+    counts = _place_counts(orders, m)
+    top = max(counts)
+    where = counts.index(top)
+    place, c = divmod(where, K)
+    expected = s / K
+    if s < 2:
+        p = 1.0
+    else:
+        p = min(1.0, m * K * betainc(top, s - top + 1, 1.0 / K))  # P(Binomial(s, 1/k) >= top)
+    return TestResult("position_max", float(top), None, expected, p, "greater",
+                      "largest count of one card at one place; Bonferroni bound over places and cards (binomial tail)",
+                      s, {"place": place + 1, "card_code": c, "shoes": s})
 
 
 # --- adjacency -----------------------------------------------------------------------------------
@@ -161,11 +190,11 @@ def adjacency_test(orders: Sequence[Order], pre_orders: Order | Sequence[Order |
         used += 1
     if not used:
         raise ValueError("no shoe has a known pre-shuffle order")
-    p, shape = gamma_sf_moments(kept - 0.5, mean, var)
+    p = count_sf(kept, mean, var)
     z = (kept - mean) / math.sqrt(var)
     return TestResult("adjacency", float(kept), None, mean, p, "greater",
-                      "count of kept neighbouring pairs, p from a gamma matched to its exact null mean and variance",
-                      used, {"z": z, "sd": math.sqrt(var), "effective_df": 2 * shape})
+                      "count of kept neighbouring pairs; p from its exact null mean and variance (binomial-type count law)",
+                      used, {"z": z, "sd": math.sqrt(var)})
 
 
 # --- rising sequences ----------------------------------------------------------------------------

@@ -11,6 +11,13 @@ Contracts (all functions are pure; bad arguments raise ``ValueError``):
 - ``gamma_sf_moments(x, mean, var)``: P(X >= x) for X ~ Gamma with that mean and variance (a
   scaled chi-square): the moment-matched approximation used for non-negative, right-skewed
   statistics such as counts; returns ``(p, shape)``.
+- ``betainc(a, b, x)``: the regularized incomplete beta function I_x(a, b), ``a, b > 0``,
+  ``0 <= x <= 1`` (continued fraction, Numerical Recipes 6.4).
+- ``count_sf(k, mean, var)``: P(X >= k) for a count X approximated by the two-parameter law that
+  matches its mean and variance: binomial (n = mean^2/(mean - var), real n) when var < mean,
+  Poisson when they are equal, negative binomial when var > mean. For sums of many weakly
+  dependent rare events (kept adjacencies, coincidences between shoes) this keeps the skewness of
+  a count, which a normal or gamma approximation gets wrong when the count is small.
 - ``holm(pvalues, alpha)``: Holm-Bonferroni step-down: ``(adjusted, rejected)`` in input order.
   Adjusted p-values are ``max_{j<=i} min(1, (m - j + 1) p_(j))``; a hypothesis is rejected when its
   adjusted p-value is <= alpha. This controls the family-wise error rate at alpha under any
@@ -21,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["chi2_sf", "gamma_sf_moments", "gammainc_upper", "holm", "normal_cdf", "normal_sf"]
+__all__ = ["betainc", "chi2_sf", "count_sf", "gamma_sf_moments", "gammainc_upper", "holm", "normal_cdf", "normal_sf"]
 
 _EPS = 1e-15
 _TINY = 1e-300
@@ -125,6 +132,75 @@ def gamma_sf_moments(x: float, mean: float, var: float) -> tuple[float, float]:
     if x <= 0:
         return 1.0, shape
     return gammainc_upper(shape, x / scale), shape
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b)."""
+    if not (a > 0 and b > 0) or math.isinf(a) or math.isinf(b):
+        raise ValueError(f"betainc: a and b must be positive and finite, got {a!r}, {b!r}")
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"betainc: x must be in [0, 1], got {x!r}")
+    if x == 0.0 or x == 1.0:
+        return x
+    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_cf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_cf(b, a, 1.0 - x) / b
+
+
+def _beta_cf(a: float, b: float, x: float) -> float:
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    if abs(d) < _TINY:
+        d = _TINY
+    d = 1.0 / d
+    h = d
+    for m in range(1, _MAX_ITER):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = _TINY if abs(d) < _TINY else d
+        c = 1.0 + aa / c
+        c = _TINY if abs(c) < _TINY else c
+        d = 1.0 / d
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = _TINY if abs(d) < _TINY else d
+        c = 1.0 + aa / c
+        c = _TINY if abs(c) < _TINY else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < _EPS:
+            break
+    return h
+
+
+_POISSON_TOLERANCE = 1e-9
+
+
+def count_sf(k: int, mean: float, var: float) -> float:
+    """P(X >= k) for a count with this mean and variance (see the module docstring)."""
+    if not (mean > 0 and var > 0):
+        raise ValueError(f"count_sf: mean and variance must be positive, got {mean!r}, {var!r}")
+    if k <= 0:
+        return 1.0
+    ratio = var / mean
+    if abs(ratio - 1.0) < _POISSON_TOLERANCE:
+        return 1.0 - gammainc_upper(k, mean)  # P(Poisson(mean) >= k) = P(k, mean)
+    if ratio < 1.0:
+        p = 1.0 - ratio
+        n = mean / p
+        if k > n:
+            return 0.0
+        if k > n - 1.0:  # the last, fractional, step of a real-n binomial: use the continuous form
+            return betainc(k, max(n - k + 1.0, 1e-12), p)
+        return betainc(k, n - k + 1.0, p)
+    r = mean * mean / (var - mean)
+    p = mean / var
+    return betainc(k, r, 1.0 - p)  # P(NegBin(r, p) >= k) = I_{1-p}(k, r)
 
 
 def holm(pvalues: Sequence[float], alpha: float) -> tuple[list[float], list[bool]]:

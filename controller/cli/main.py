@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "controller.cli.cmd_operators",
     "controller.cli.cmd_roadmap",
     "controller.cli.cmd_ctl",
+    "controller.cli.cmd_audit",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -84,6 +84,7 @@ class ShoeRecord:
     burned: list[str] = field(default_factory=list)
     dealt: int = 0          # cards that left the shoe (burns included)
     cover_reached: bool = False
+    reads: list[tuple[int, int, int]] = field(default_factory=list)  # (position, rank, suit) as read
     cut_offer: list[int] = field(default_factory=list)   # seats still to be offered the cut, in order
     cut_offeree: int | None = None                       # None and no offer left = the dealer cuts
 
@@ -516,6 +517,7 @@ class TableCore:
     def on_CardRead(self, device: str, ev: m.CardRead) -> None:
         if self.shoe is not None:
             self.shoe.dealt += 1
+            self.shoe.reads.append((ev.position, ev.rank, ev.suit))
         if not ev.readable:
             self._raise_fault("misread", f"card at position {ev.position} could not be read: show it to the floorperson")
             return
@@ -788,16 +790,41 @@ class TableCore:
         self._reconcile()
         self.start_shuffle()
 
+    def _cardset(self) -> Any:
+        """The card-set check of the shoe in play (controller.audit.cardset): the cards read
+        against the N-deck composition; the cards left in the shoe are counted, not read."""
+        from controller.audit.cardset import verify_cardset
+
+        shoe = self.shoe
+        remaining = max(0, (shoe.loaded_count or 0) - shoe.dealt)
+        return verify_cardset(shoe.reads, decks=shoe.decks, loaded=shoe.loaded_count, remaining=remaining, shoe=shoe.id)
+
+    def cardset_bad(self) -> bool:
+        return self.shoe is not None and self.shoe.loaded_count is not None and not self._cardset().ok
+
+    def report_cardset_fault(self) -> None:
+        """A duplicated, foreign or missing card: the cards are collected and the table stays
+        closed until a floorperson has dealt with it and orders a reshuffle (681a.7(d)(1))."""
+        self.round = None
+        self._reconcile()
+        problems = self._cardset().problems
+        self._record("count_fault", {"problem": "; ".join(problems), "cardset": True})
+        self._notice("fault", f"the cards of shoe {self.shoe.id} do not reconcile: {'; '.join(problems)}; the table stays closed")
+
     def _reconcile(self) -> None:
         shoe = self.shoe
         if shoe is None:
             return
         remaining = (shoe.loaded_count or 0) - shoe.dealt
+        cardset = self._cardset() if shoe.loaded_count is not None else None
         self._record("reconciliation", {
             "loaded": shoe.loaded_count, "left_shoe": shoe.dealt, "burned": len(shoe.burned),
             "remaining_in_shoe": remaining, "total": shoe.dealt + remaining,
-            "expected": shoe.decks * 52, "ok": shoe.dealt + remaining == shoe.decks * 52,
+            "expected": shoe.decks * 52,
+            "ok": shoe.dealt + remaining == shoe.decks * 52 and (cardset is None or cardset.ok),
         })
+        if cardset is not None:
+            self._record("cardset", cardset.to_json())
         self._prompt("UNLOAD")
 
     # -- shoe preparation ----------------------------------------------------------------------

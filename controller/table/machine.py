@@ -59,6 +59,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "squeeze_done", "source": "squeeze", "dest": "dealing", "after": "continue_round"},
     {"trigger": "house_money_start", "source": "dealing", "dest": "house_money"},
     {"trigger": "house_money_done", "source": "house_money", "dest": "dealing", "after": "continue_round"},
+    {"trigger": "round_over", "source": ["dealing", "squeeze", "house_money"], "dest": "count_fault", "conditions": ["reshuffle_due", "cardset_bad"], "after": "report_cardset_fault"},
     {"trigger": "round_over", "source": ["dealing", "squeeze", "house_money"], "dest": "shuffling", "conditions": "reshuffle_due", "after": "collect_and_reshuffle"},
     {"trigger": "round_over", "source": ["dealing", "squeeze", "house_money"], "dest": "betting", "after": "open_betting"},
     # idle table (681a.5(g)) and closing

@@ -16,7 +16,10 @@ Device faults (acted on by the emulated devices and servers, not by the byte tra
 - ``jam-at=N``, ``door-open-at=N``: a jam / the door opening after the N-th card delivered;
 - ``face-up-at=K``: the card at stack position K is face up; ``misread-at=K``: unreadable;
 - ``missing-card=N`` / ``extra-card=N``: the shuffler's stack is short / long by N cards;
-- ``cover-at=K``: the cover card at stack position K.
+- ``cover-at=K``: the cover card at stack position K;
+- ``shuffle=MODEL``: how the shuffler mixes the stack (``firmware_bridge.emulator.shuffle_models``):
+  ``uniform`` (default), ``riffle:K`` (K Gilbert-Shannon-Reeds riffles), ``strip[:K]`` (strip
+  passes only), ``stuck:P`` (a uniform shuffle with slot P stuck).
 Dealer faults (acted on by the scripted dealer, ``firmware_bridge.emulator.dealer``):
 - ``dealer-extra-at=N``: on the N-th DRAW prompt the dealer draws one card too many;
 - ``dealer-expose-at=N``: the N-th card the dealer draws (burns included) leaves the shoe face up.
@@ -31,6 +34,8 @@ import re
 from dataclasses import dataclass, field, fields
 
 from firmware_bridge.errors import FaultSpecError
+
+from .shuffle_models import parse_model as parse_shuffle_model
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$")
 
@@ -62,6 +67,7 @@ class FaultSpec:
     cover_at: int = -1
     dealer_extra_at: int = 0
     dealer_expose_at: int = 0
+    shuffle: str = "uniform"
     seed: int | None = None
 
     _RATES = ("corrupt", "drop", "dup")
@@ -85,6 +91,9 @@ class FaultSpec:
             key = name.replace("-", "_")
             if key not in known:
                 raise FaultSpecError(f"unknown fault {name!r} (known: {', '.join(sorted(n.replace('_', '-') for n in known))})")
+            if key == "shuffle":
+                values[key] = parse_shuffle_model(value).spec  # FaultSpecError names the bad text
+                continue
             try:
                 if key in cls._RATES:
                     v: object = float(value)

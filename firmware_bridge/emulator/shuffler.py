@@ -6,7 +6,9 @@ Commands (on top of ``EmulatedDevice``):
   delivering; WRONG_STATE outside NORMAL mode; JAM / FAULT / DOOR_OPEN as the state says.
   Otherwise ACK; then SHUFFLE_PROGRESS 25, 50, 75 as the shuffle time passes, then
   SHUFFLE_DONE(card_count, expected_count = decks x 52). The stack is ``decks`` fresh decks
-  shuffled with ``random.SystemRandom`` (the OS CSPRNG), or ``random.Random(seed)`` when seeded.
+  shuffled with ``random.SystemRandom`` (the OS CSPRNG), or ``random.Random(seed)`` when seeded,
+  by the shuffle model of fault ``shuffle=`` (``shuffle_models``: uniform by default; riffle:K,
+  strip[:K] and stuck:P are the weak shufflers the shuffle audit must catch).
   Faults ``missing-card=N`` / ``extra-card=N`` take N random cards out / put N random extra cards
   in, so the count is wrong. A device without the CARD_COUNT capability reports ``card_count`` 0.
 - DELIVER(SHOE): hands the shuffled stack to ``attached_shoe`` (an in-process handoff; the shoe
@@ -43,6 +45,7 @@ from firmware_bridge.protocol import (
 
 from .cards import DeviceCard, Item, standard_stack
 from .device import EmulatedDevice, EmulatorStateError, Handled
+from .shuffle_models import parse_model
 
 __all__ = ["FAULT_DELIVERY_REFUSED", "EmulatedShuffler"]
 
@@ -168,11 +171,10 @@ class EmulatedShuffler(EmulatedDevice):
     # --- the shuffle itself --------------------------------------------------------------------
 
     def shuffled_stack(self, decks: int) -> list[Item]:
-        """``decks`` decks shuffled with the device's generator, with the missing/extra-card
-        faults applied."""
+        """``decks`` decks shuffled by the ``shuffle=`` fault's model (uniform by default) with the
+        device's generator, with the missing/extra-card faults applied."""
         rng = self.rng
-        stack: list[Item] = list(standard_stack(decks))
-        rng.shuffle(stack)
+        stack: list[Item] = parse_model(self.faults.shuffle).shuffle(standard_stack(decks), rng)
         for _ in range(min(self.faults.missing_card, len(stack))):
             del stack[rng.randrange(len(stack))]
         for _ in range(self.faults.extra_card):

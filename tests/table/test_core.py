@@ -542,3 +542,27 @@ def test_floorperson_sets_the_rules_submission_at_opening_and_it_replays() -> No
     again = TableCore(load_preset("minibaccarat"))
     again.handle(replayed[1])
     assert again.sub == b.core.sub
+
+
+@pytest.mark.reg("681a.7(d)(1)")
+def test_a_duplicated_card_found_at_the_reshuffle_keeps_the_table_closed() -> None:
+    from controller.rules.cards import card
+
+    stack = Composition.standard(8).cards()
+    import random
+
+    random.Random(5).shuffle(stack)
+    i = next(k for k, c in enumerate(stack) if k >= 30 and c != card(1, "S"))
+    # one card replaced by a ninth ace of spades, placed early in the shoe so it is read
+    stack = stack[:]
+    stack[i] = card(1, "S")
+    b = Bench(stack=stack)
+    b.open_and_cut(cut=10, cover=14)
+    while b.core.state == "betting":
+        b.play_round([(1, "player", 100)])
+    assert b.core.state == "count_fault"
+    cs = b.of("cardset")[-1]
+    assert not cs["ok"] and any(e["card"] == "AS" for e in cs["extra"])
+    assert "extra AS" in b.of("count_fault")[-1]["problem"]
+    b.op("order_reshuffle")
+    assert b.core.state in ("cutting", "count_fault")

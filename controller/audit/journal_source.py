@@ -1,0 +1,227 @@
+"""The audit's view of a journal: per shoe, the cards read and where they sat (a thin layer).
+
+``collect_shoes(entries) -> list[ShoeData]`` reads journal entries (anything with ``kind``,
+``payload`` and ``shoe_id``, e.g. ``JournalReader.entries()``), in journal order, and returns the
+shoes in the order they started; a malformed record the audit needs raises
+``JournalContentError`` (a ``ValueError``) naming the entry. It uses the core's records ``shoe_start`` {shoe, decks}, ``cut``
+{position, by, stack}, ``cover`` {from_bottom}, ``shoe_loaded`` {cards}, ``reconciliation``, and
+the device events (kind ``input.device``, payload {role, event, fields}) ``CardRead`` {rank, suit,
+face_up, position} and ``CoverCard`` {position}. Unknown kinds are ignored.
+
+``stack_map(shoe) -> StackMap``: which card of the stack each shoe position held. The loaded stack
+is rebuilt the way the table builds it (681a.5(c)-(d), ``firmware_bridge.emulator.cards``): the
+shuffler's output ``0..stack-1``; each ``cut`` at n moves the top n cards under the rest with the
+cover card under them; each ``cover`` puts the second cover card ``from_bottom`` cards above the
+bottom; then every COVER_CARD the shoe reported at a position the rebuilt stack does not have a
+cover at (e.g. a misplaced cover card) is inserted there. Reads must land on cards: otherwise the
+map is ``None`` with the reason (the journal does not describe how the stack was built).
+
+``partial_order(shoe, order="shuffler"|"shoe") -> list[int | None]``: the stack as card codes,
+``None`` where unknown. ``"shuffler"`` undoes the cut: place i is the i-th card out of the
+shuffler, which is what a shuffler audit needs (a random cut spreads a stuck slot or a weak
+shuffle's positional pattern over every position). ``"shoe"`` is the order of the loaded shoe.
+Raises ``ValueError`` (with the reason) when the shoe cannot be mapped.
+
+What a journal cannot tell: the cards never read (those below the cover card when the shoe is
+unloaded, unreadable cards) - only how many; the order in which the discards went back into the
+shuffler - the previous shoe's deal order is an assumption (``previous_orders``).
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .cardset import UNREADABLE, CardSetReport, Read, verify_cardset
+from .orders import CARDS_PER_DECK, impute
+
+__all__ = ["JournalContentError", "ShoeData", "StackMap", "collect_shoes", "partial_order", "previous_orders", "stack_map"]
+
+_COVER = -1
+
+
+class JournalContentError(ValueError):
+    """A record the audit needs is malformed (e.g. a ``cut`` without a position)."""
+
+
+@dataclass
+class ShoeData:
+    """One shoe as the journal tells it."""
+
+    shoe: str
+    decks: int | None = None
+    cuts: list[tuple[int, int | None]] = field(default_factory=list)   # (position, stack)
+    covers_from_bottom: list[int] = field(default_factory=list)
+    loaded: int | None = None
+    reads: list[Read] = field(default_factory=list)
+    cover_positions: list[int] = field(default_factory=list)
+    reconciliation: dict[str, Any] | None = None
+    shuffle_count: tuple[int, int] | None = None                          # (card_count, expected)
+
+    @property
+    def remaining(self) -> int | None:
+        rec = self.reconciliation
+        value = rec.get("remaining_in_shoe") if rec else None
+        return value if isinstance(value, int) and value >= 0 else None
+
+    @property
+    def stack_size(self) -> int | None:
+        if self.loaded is not None:
+            return self.loaded
+        if self.cuts and self.cuts[-1][1] is not None:
+            return self.cuts[-1][1]
+        return self.decks * CARDS_PER_DECK if self.decks else None
+
+    def verify(self) -> CardSetReport:
+        """The card-set verification of this shoe (``cardset.verify_cardset``)."""
+        if not self.decks:
+            raise ValueError(f"shoe {self.shoe}: the journal does not say how many decks")
+        return verify_cardset(self.reads, decks=self.decks, loaded=self.loaded, remaining=self.remaining,
+                              shoe=self.shoe)
+
+
+def collect_shoes(entries: Iterable[Any]) -> list[ShoeData]:
+    shoes: dict[str, ShoeData] = {}
+
+    def get(sid: str) -> ShoeData:
+        doc = shoes.get(sid)
+        if doc is None:
+            doc = shoes[sid] = ShoeData(sid)
+        return doc
+
+    for e in entries:
+        try:
+            _collect_one(e, get)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            where = f"entry {e.seq}" if getattr(e, "seq", None) is not None else "an entry"
+            raise JournalContentError(f"{where} ({e.kind}): malformed payload ({exc.__class__.__name__}: {exc})") from None
+    return list(shoes.values())
+
+
+def _collect_one(e: Any, get: Callable[[str], ShoeData]) -> None:
+    kind, p = e.kind, e.payload
+    if kind == "shoe_start":
+        sid = p.get("shoe") or e.shoe_id
+        if isinstance(sid, str):
+            decks = p.get("decks")
+            get(sid).decks = decks if isinstance(decks, int) else None
+        return
+    sid = e.shoe_id
+    if not isinstance(sid, str):
+        return
+    doc = get(sid)
+    if kind == "cut":
+        doc.cuts.append((int(p["position"]), p.get("stack")))
+    elif kind == "cover":
+        doc.covers_from_bottom.append(int(p["from_bottom"]))
+    elif kind == "shoe_loaded":
+        doc.loaded = int(p["cards"])
+    elif kind == "reconciliation":
+        doc.reconciliation = dict(p)
+    elif kind == "input.device":
+        event, f = p.get("event"), p.get("fields") or {}
+        if event == "CardRead":
+            doc.reads.append(Read(int(f["position"]), int(f["rank"]), int(f["suit"])))
+        elif event == "CoverCard":
+            doc.cover_positions.append(int(f["position"]))
+        elif event == "ShuffleDone":
+            doc.shuffle_count = (int(f.get("card_count", 0)), int(f.get("expected_count", 0)))
+
+
+@dataclass(frozen=True)
+class StackMap:
+    """``index[position]``: the shuffler-output index of the card at that shoe position (1-based),
+    and ``card_index[position]``: its index among the cards of the loaded shoe (covers skipped)."""
+
+    stack: int
+    index: dict[int, int]
+    card_index: dict[int, int]
+
+
+def _cut(items: list[int], n: int) -> list[int]:
+    if not 1 <= n < len(items):
+        raise ValueError(f"cut at {n} does not fit a stack of {len(items)} items")
+    return [*items[n:], *items[:n], _COVER]
+
+
+def _second_cover(items: list[int], n: int) -> list[int]:
+    below = 0
+    for i in range(len(items) - 1, -1, -1):
+        if items[i] != _COVER:
+            below += 1
+            if below == n:
+                return [*items[:i], _COVER, *items[i:]]
+    raise ValueError(f"a cover card {n} cards above the bottom does not fit the stack")
+
+
+def stack_map(shoe: ShoeData) -> tuple[StackMap | None, str | None]:
+    """The position map of ``shoe``, or ``(None, reason)``."""
+    size = shoe.cuts[0][1] if shoe.cuts and shoe.cuts[0][1] is not None else shoe.stack_size
+    if not size:
+        return None, "the journal does not say how many cards were loaded"
+    items = list(range(size))
+    try:
+        for position, _ in shoe.cuts:
+            items = _cut(items, position)
+        for from_bottom in shoe.covers_from_bottom:
+            items = _second_cover(items, from_bottom)
+    except ValueError as exc:
+        return None, str(exc)
+    for position in sorted(set(shoe.cover_positions)):
+        if position < 1 or position > len(items) + 1:
+            return None, f"a cover card at position {position} is outside the stack"
+        if position > len(items) or items[position - 1] != _COVER:
+            items.insert(position - 1, _COVER)
+    index: dict[int, int] = {}
+    card_index: dict[int, int] = {}
+    n = 0
+    for pos, item in enumerate(items, start=1):
+        if item != _COVER:
+            index[pos] = item
+            card_index[pos] = n
+            n += 1
+    for r in shoe.reads:
+        if r.position not in index:
+            return None, f"a card was read at position {r.position}, where the recorded cut puts no card"
+    return StackMap(size, index, card_index), None
+
+
+def partial_order(shoe: ShoeData, order: Literal["shuffler", "shoe"] = "shuffler") -> list[int | None]:
+    """The stack as card codes (``None`` = unknown), in shuffler or shoe order."""
+    smap, reason = stack_map(shoe)
+    if smap is None:
+        raise ValueError(f"shoe {shoe.shoe}: {reason}")
+    places = smap.index if order == "shuffler" else smap.card_index
+    out: list[int | None] = [None] * smap.stack
+    for r in shoe.reads:
+        if r.rank == UNREADABLE:
+            continue
+        c = r.card()
+        if c is None:
+            raise ValueError(f"shoe {shoe.shoe}: a foreign card at position {r.position}")
+        i = places[r.position]
+        if out[i] is not None:
+            raise ValueError(f"shoe {shoe.shoe}: position {r.position} read twice")
+        out[i] = c.code
+    return out
+
+
+def previous_orders(shoes: list[ShoeData], decks: int, seed: int) -> list[list[int] | None]:
+    """For each shoe, the previous shoe's cards in the order they left it (unread cards appended
+    in a seeded random order): the pre-shuffle order when the discards go back into the shuffler
+    in deal order. ``None`` for the first shoe, or when the previous shoe cannot be used."""
+    out: list[list[int] | None] = [None]
+    for i in range(1, len(shoes)):
+        prev = shoes[i - 1]
+        try:
+            if prev.decks != decks:
+                raise ValueError("different decks")
+            partial = partial_order(prev, "shoe")
+            known = [c for c in partial if c is not None]
+            rest: list[int | None] = [None] * (len(partial) - len(known))
+            full, _ = impute([*known, *rest], decks, random.Random(f"{seed}:{prev.shoe}:pre"))
+            out.append(full)
+        except ValueError:
+            out.append(None)
+    return out

@@ -1,0 +1,101 @@
+"""``shoectl audit``: shuffle integrity from a journal (docs/audit.md).
+
+``shoectl audit cards PATH [--shoes ID,...] [--json]``: every dealt shoe's cards (read, unread
+and unreadable) against its N-deck composition: extra, foreign, missing cards and reused
+positions, by shoe and position. Exit 0 when every card set is complete, 1 when any is not.
+
+``shoectl audit shuffle PATH [--shoes ID,...] [--confidence 0.95|0.99] [--order shuffler|shoe]
+[--pre-order fresh|previous|none] [--seed S] [--json]``: the randomness tests over the card orders
+of the shoes (positional chi-square, position maximum, adjacency, rising sequences, runs up and
+down, serial correlation), each with statistic, df, p-value and pass/fail, and a verdict with
+Holm-Bonferroni. Exit 0 on a pass, 1 on a fail.
+
+Both: ``--shoes`` takes shoe ids or ``fnmatch`` patterns (comma-separated, repeatable). A file
+that is not a journal, a journal without shoes, or a ``--shoes`` that matches nothing: one line on
+standard error, exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+
+from controller.audit.journal_audit import PRE_ORDERS, AuditInputError, cards_audit, select_shoes, shuffle_audit
+from controller.audit.journal_source import JournalContentError, ShoeData, collect_shoes
+from controller.audit.report import cards_text, shuffle_text
+from controller.cli.common import print_json
+from controller.errors import UsageError
+from controller.journal import JournalReader
+
+EXIT_OK, EXIT_FAILED = 0, 1
+KINDS = ("shoe_start", "cut", "cover", "shoe_loaded", "reconciliation", "input.device")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    audit = sub.add_parser("audit", help="shuffle integrity: card sets and randomness of the shuffles in a journal",
+                           description="Audit the shuffles recorded in a journal.")
+    action = audit.add_subparsers(dest="audit_command", metavar="SUBCOMMAND", parser_class=type(audit))
+    action.required = True
+
+    c = action.add_parser("cards", help="each shoe's cards against its N-deck composition (exit 1 if any is wrong)")
+    _common(c)
+    c.set_defaults(func=run_cards)
+
+    s = action.add_parser("shuffle", help="statistical randomness tests over the shoes' card orders (exit 1 on a fail)")
+    _common(s)
+    s.add_argument("--confidence", type=float, choices=[0.95, 0.99], default=0.99,
+                   help="confidence level of every test and of the verdict (default 0.99)")
+    s.add_argument("--order", choices=["shuffler", "shoe"], default="shuffler",
+                   help="audit the shuffler's output (the recorded cut undone; default) or the order in the shoe")
+    s.add_argument("--pre-order", choices=PRE_ORDERS, default="fresh",
+                   help="the order before each shuffle: fresh decks (the emulator's; default), the previous "
+                        "shoe's deal order, or none (skips adjacency and rising sequences)")
+    s.add_argument("--seed", type=int, default=0, help="seed for filling in unread cards and breaking ties (default 0)")
+    s.set_defaults(func=run_shuffle)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", metavar="PATH", help="the journal file")
+    p.add_argument("--shoes", action="append", default=[], metavar="ID,...",
+                   help="only these shoes (ids or fnmatch patterns, comma-separated; repeatable)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _load(args: argparse.Namespace) -> tuple[list[ShoeData], list[ShoeData]]:
+    with JournalReader.open(args.path) as reader:
+        with reader.snapshot():
+            try:
+                every = collect_shoes(reader.entries(kinds=KINDS))
+            except JournalContentError as exc:
+                raise UsageError(f"{args.path}: {exc}") from None
+    if not every:
+        raise UsageError(f"{args.path}: no shoes in the journal")
+    patterns = [p.strip() for item in args.shoes for p in item.split(",") if p.strip()]
+    try:
+        return every, select_shoes(every, patterns)
+    except AuditInputError as exc:
+        raise UsageError(f"{args.path}: {exc}") from None
+
+
+def run_cards(args: argparse.Namespace) -> int:
+    _, shoes = _load(args)
+    audit = cards_audit(shoes)
+    if not audit.reports:
+        raise UsageError(f"{args.path}: no dealt shoe to check")
+    if args.json:
+        print_json(audit.to_json())
+    else:
+        print(cards_text(args.path, audit))
+    return EXIT_OK if audit.ok else EXIT_FAILED
+
+
+def run_shuffle(args: argparse.Namespace) -> int:
+    every, shoes = _load(args)
+    try:
+        audit = shuffle_audit(shoes, confidence=args.confidence, order=args.order, pre_order=args.pre_order,
+                              seed=args.seed, context=every)
+    except AuditInputError as exc:
+        raise UsageError(f"{args.path}: {exc}") from None
+    if args.json:
+        print_json(audit.to_json())
+    else:
+        print(shuffle_text(args.path, audit))
+    return EXIT_OK if audit.result.passed else EXIT_FAILED

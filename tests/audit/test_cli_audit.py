@@ -1,0 +1,151 @@
+"""``shoectl audit cards|shuffle``: exit codes (0 pass, 1 fail, 2 bad input), one-line errors,
+text and JSON reports; synthetic journals, and one real emulated table with a weak shuffler."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main as cli_main
+from controller.journal import Journal
+
+from .conftest import shuffled_specs
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = cli_main.main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cards_ok_text_and_json(capsys, make_journal) -> None:
+    path = make_journal(shuffled_specs(2, decks=8, seed=1))
+    code, out, err = run(capsys, "audit", "cards", str(path))
+    assert code == 0 and err == ""
+    assert "T1-S0001: ok: 416 expected, 416 loaded" in out and "T1-S0003: skipped (not dealt)" in out
+    assert out.strip().endswith("card sets ok: 2 shoes checked, 0 failed")
+    code, out, _ = run(capsys, "audit", "cards", str(path), "--json", "--shoes", "T1-S0002")
+    doc = json.loads(out)
+    assert code == 0 and doc["ok"] and [s["shoe"] for s in doc["shoes"]] == ["T1-S0002"]
+
+
+def test_cards_failed_names_shoe_and_position(capsys, make_journal) -> None:
+    specs = shuffled_specs(2, decks=8, seed=2, read_all=True)
+    specs[1].stack = specs[1].stack[:-1]  # one card short: every other card was read
+    code, out, _ = run(capsys, "audit", "cards", str(make_journal(specs)), "--json")
+    doc = json.loads(out)
+    assert code == 1 and not doc["ok"] and doc["failed"] == ["T1-S0002"]
+    bad = doc["shoes"][1]
+    assert bad["missing_count"] == 1 and len(bad["missing"]) == 1
+    assert "loaded 415 cards, expected 416" in bad["problems"]
+
+
+def test_shuffle_audit_passes_a_good_shuffler(capsys, make_journal) -> None:
+    path = make_journal(shuffled_specs(6, decks=8, seed=5))
+    code, out, err = run(capsys, "audit", "shuffle", str(path))
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith(f"shuffle audit of {path}: 6 shoes of 8 decks, shuffler order, confidence 99%")
+    assert "verdict: PASS (Holm-Bonferroni over 6 tests at alpha 0.01)" in out
+    for name in ("positional", "position_max", "adjacency", "rising_sequences", "runs", "serial_correlation"):
+        assert any(line.startswith(name) for line in lines)
+
+
+def test_shuffle_audit_fails_a_riffle_and_reports_json(capsys, make_journal) -> None:
+    specs = shuffled_specs(2, decks=8, seed=5, model="riffle:2")
+    code, out, _ = run(capsys, "audit", "shuffle", str(make_journal(specs)), "--json", "--confidence", "0.95")
+    doc = json.loads(out)
+    assert code == 1 and doc["verdict"] == "fail" and doc["alpha"] == 0.05
+    assert doc["audited"] == ["T1-S0001", "T1-S0002"] and doc["excluded"] == [{"shoe": "T1-S0003", "reason": "not dealt"}]
+    assert doc["pre_order"] == "fresh" and doc["imputed_cards"] > 0
+    by_name = {t["name"]: t for t in doc["tests"]}
+    assert by_name["rising_sequences"]["rejected"] and by_name["adjacency"]["rejected"]
+    for t in doc["tests"]:
+        assert {"statistic", "df", "expected", "p_value", "p_adjusted", "passed", "rejected"} <= t.keys()
+
+
+def test_shuffle_audit_catches_a_stuck_slot_only_in_the_shuffler_order(capsys, make_journal) -> None:
+    path = make_journal(shuffled_specs(12, decks=8, seed=9, model="stuck:17"))
+    code, out, _ = run(capsys, "audit", "shuffle", str(path), "--json")
+    assert code == 1 and json.loads(out)["verdict"] == "fail"
+    # in shoe order every shoe's cut moves the stuck card: the positional tests cannot see it
+    code, out, _ = run(capsys, "audit", "shuffle", str(path), "--json", "--order", "shoe", "--pre-order", "none")
+    doc = json.loads(out)
+    assert code == 0 and doc["pre_order"] == "none" and len(doc["tests"]) == 4
+
+
+def test_shuffle_audit_excludes_a_shoe_with_a_bad_card_set(capsys, make_journal) -> None:
+    specs = shuffled_specs(3, decks=8, seed=3)
+    specs[0].stack = specs[0].stack[:-1]
+    code, out, _ = run(capsys, "audit", "shuffle", str(make_journal(specs)), "--json", "--pre-order", "previous")
+    doc = json.loads(out)
+    excluded = {e["shoe"]: e["reason"] for e in doc["excluded"]}
+    assert excluded["T1-S0001"].startswith("card set: loaded 415 cards")
+    assert doc["audited"] == ["T1-S0002", "T1-S0003"] and doc["pre_order"] == "previous"
+    # only the third shoe has a usable previous shoe (the first is short a card)
+    assert {t["name"]: t["shoes"] for t in doc["tests"]}["adjacency"] == 1
+
+
+@pytest.mark.parametrize("command", ["cards", "shuffle"])
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, make_journal, command: str) -> None:
+    junk = tmp_path / "junk.txt"
+    junk.write_text("not a journal\n")
+    code, out, err = run(capsys, "audit", command, str(junk))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "not a journal" in err
+
+    empty = tmp_path / "empty.db"
+    with Journal.open(empty, table_id="T1") as j:
+        j.append("table_open", {})
+    code, _, err = run(capsys, "audit", command, str(empty))
+    assert code == 2 and err.strip() == f"shoectl audit: error: {empty}: no shoes in the journal"
+
+    code, _, err = run(capsys, "audit", command, str(tmp_path / "missing.db"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+
+    path = make_journal(shuffled_specs(1, decks=1, seed=1))
+    code, _, err = run(capsys, "audit", command, str(path), "--shoes", "T9-*")
+    assert code == 2 and "no shoe 'T9-*' in the journal" in err
+
+
+def test_a_malformed_record_is_exit_2(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as j:
+        j.append("shoe_start", {"shoe": "T1-S0001", "decks": 8}, shoe="T1-S0001")
+        j.append("cut", {"by": "dealer"}, shoe="T1-S0001")
+    code, _, err = run(capsys, "audit", "cards", str(path))
+    assert code == 2 and "entry 2 (cut): malformed payload" in err and len(err.strip().splitlines()) == 1
+
+
+def test_only_undealt_shoes_is_exit_2(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as j:
+        j.append("shoe_start", {"shoe": "T1-S0001", "decks": 8}, shoe="T1-S0001")
+    for command in ("cards", "shuffle"):
+        code, _, err = run(capsys, "audit", command, str(path))
+        assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_confidence_choices(capsys, make_journal) -> None:
+    path = make_journal(shuffled_specs(1, decks=1, seed=1))
+    code, _, err = run(capsys, "audit", "shuffle", str(path), "--confidence", "0.9")
+    assert code == 2 and "invalid choice" in err
+
+
+def test_a_real_emulated_table_with_a_riffling_shuffler(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.db"
+    proc = subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--shoes", "1", "--seed", "3", "--speed", "max",
+                           "--faults", "shuffle=riffle:1"], capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cards = subprocess.run([*SHOECTL, "audit", "cards", str(journal), "--json"], capture_output=True, text=True)
+    assert cards.returncode == 0 and json.loads(cards.stdout)["ok"]
+    shuffle = subprocess.run([*SHOECTL, "audit", "shuffle", str(journal), "--json"], capture_output=True, text=True)
+    doc = json.loads(shuffle.stdout)
+    assert shuffle.returncode == 1 and doc["verdict"] == "fail" and doc["audited"] == ["T1-S0001"]
