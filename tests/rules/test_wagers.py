@@ -100,7 +100,7 @@ def test_21_baccarat_settlement_over_21() -> None:
     assert s[K.PLAYER].result is Result.LOSE and s[K.BANKER].result is Result.WIN and s[K.TIE].result is Result.LOSE
 
 
-@pytest.mark.reg("681a.7(i)(4)", "681a.7(j)(4)", "681a.7(k)(1)(i)")
+@pytest.mark.reg("681a.7(i)(4)", "681a.7(j)(4)", "681a.7(k)(1)", "681a.7(k)(1)(i)")
 def test_21_baccarat_equal_totals_return_player_and_banker_and_pay_tie() -> None:
     r = deal(parse_cards("KS,9H,9D,KC"), Game.TWENTYONE)
     s = {x.kind: x for x in settle(r, [Wager(1, K.PLAYER, 10), Wager(2, K.BANKER, 10), Wager(3, K.TIE, 10)], T21)}
