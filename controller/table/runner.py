@@ -31,7 +31,7 @@ from controller.journal import Journal
 from controller.table.core import TableCore
 from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Record, SendCommand
 from controller.table.journaling import (
-    INPUT_KINDS, device_input_record, inputs_from, operator_input_record, output_records, status_input_record,
+    INPUT_KINDS, device_input_record, input_from, operator_input_record, output_records, status_input_record,
 )
 from firmware_bridge.errors import BridgeError
 
@@ -103,6 +103,7 @@ class TableRunner:
         self._last_auto = 0.0
         self.error: BaseException | None = None
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
+        self._serial_of_role: dict[str, str] = {}
         self._subscribers: list[queue.Queue[Any]] = []
         self._sub_lock = threading.Lock()
         self._log = log.bind(table=core.table_id)
@@ -173,19 +174,25 @@ class TableRunner:
 
     # -- recovery ---------------------------------------------------------------------------------
     def recover_from_journal(self) -> int:
-        """Feed every journaled input to the core; returns how many. Also returns, per role, the
-        last stored device counter, for seeding the links (``last_delivered_for``)."""
-        inputs = list(inputs_from(self.journal.entries(kinds=INPUT_KINDS)))
+        """Feed every journaled input to the core (one pass over the journal); returns how many.
+        Remembers, per device role, the serial of the device whose events were stored, for
+        seeding the links (``last_delivered_for``)."""
+        inputs = []
+        for e in self.journal.entries(kinds=INPUT_KINDS):
+            inp = input_from(e)
+            if inp is None:
+                continue
+            inputs.append(inp)
+            if e.kind == "input.device":
+                self._serial_of_role[e.payload["role"]] = e.device_id
         self.core.recover(inputs)
         self.rounds_done = 0
         return len(inputs)
 
     def last_delivered_for(self, role: str) -> tuple[str, tuple[int, int]] | None:
-        """(device serial, (epoch, counter)) of the last stored event from the device in ``role``."""
-        serial = None
-        for e in self.journal.entries(kinds=("input.device",)):
-            if e.payload.get("role") == role:
-                serial = e.device_id
+        """(device serial, (epoch, counter)) of the last stored event from the device in ``role``
+        (after ``recover_from_journal``)."""
+        serial = self._serial_of_role.get(role)
         if serial is None:
             return None
         last = self.journal.last_device_counter(serial)
