@@ -316,16 +316,10 @@ def deal(
     return engine.result()
 
 
-def round_cards_needed_max(game: Game) -> int:
-    """The most cards a round can use: 6 in every supported game (4 + two draws)."""
-    return 6
-
-
 __all__: Sequence[str] = (
     "RoundEngine",
     "RoundFacts",
     "RoundResult",
     "deal",
     "twentyone_outcome",
-    "round_cards_needed_max",
 )

@@ -22,18 +22,17 @@ from typing import Any
 from transitions import MachineError
 
 from controller.rules import irregularities as irr
-from controller.rules.cards import Card, card as make_card
+from controller.rules.cards import SUITS, Card, card as make_card
 from controller.rules.errors import RulesError
 from controller.rules.model import Dealing, Target, WagerKind
 from controller.rules.shoe import CutError, check_cut, check_second_cover
 from controller.rules.wagers import Wager, add_house_money, settle, settle_house_money, void
-from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Output, Record, Role, SendCommand
+from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Output, Record, Role, SendCommand, jsonable
 from controller.table.machine import LIVE_SET, build_machine
 from controller.table.round import RoundInProgress
 
 from firmware_bridge.protocol import messages as m
 
-SUITS_BY_CODE = ("C", "D", "H", "S")
 GATE_OPEN_STATES = frozenset({"burning", "betting", "dealing", "squeeze", "house_money"})
 
 # The least role that may give each operator command.
@@ -212,7 +211,7 @@ class TableCore:
             raise Refused(f"unknown command {op.command!r}")
         if op.role < need:
             raise Refused(f"{op.command} needs a {need.name.lower()} or above; {op.operator} is a {op.role.name.lower()}")
-        self._record("operator", {"command": op.command, "args": _jsonable(op.args), "operator": op.operator,
+        self._record("operator", {"command": op.command, "args": jsonable(op.args), "operator": op.operator,
                                   "role": op.role.name.lower(), "state": self.state})
         try:
             getattr(self, f"op_{op.command}")(op, **op.args)
@@ -521,7 +520,7 @@ class TableCore:
         if not ev.readable:
             self._raise_fault("misread", f"card at position {ev.position} could not be read: show it to the floorperson")
             return
-        c = make_card(ev.rank, SUITS_BY_CODE[ev.suit])
+        c = make_card(ev.rank, SUITS[ev.suit])
         self._accept_card(c, face_up=ev.face_up, position=ev.position)
 
     # -- cards -------------------------------------------------------------------------------
@@ -933,7 +932,3 @@ class TableCore:
         deferred, self.deferred = self.deferred, []
         for c, face_up, position in deferred:
             self._accept_card(c, face_up=face_up, position=position)
-
-
-def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v if isinstance(v, (int, str, bool, dict, list)) or v is None else str(v)) for k, v in d.items()}

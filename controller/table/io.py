@@ -11,6 +11,20 @@ from enum import IntEnum
 from typing import Any
 
 
+def jsonable(value: Any) -> Any:
+    """``value`` as plain JSON data for the journal: ints, strings, booleans and None as they are,
+    mappings and sequences recursively, an IntEnum as its int, anything else as its text."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "value") and isinstance(value.value, int):  # IntEnum
+        return int(value.value)
+    return str(value)
+
+
 class Role(IntEnum):
     """Operator roles, ordered: a higher role may do what a lower one may."""
 

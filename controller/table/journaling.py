@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from controller.journal.store import Record as JournalRecord
-from controller.table.io import DeviceInput, DeviceStatus, OperatorInput, Record, Role
+from controller.table.io import DeviceInput, DeviceStatus, OperatorInput, Record, Role, jsonable
 from firmware_bridge.protocol import messages as m
 
 INPUT_KINDS = ("input.device", "input.operator", "input.status")
@@ -25,28 +25,16 @@ _EVENT_CLASSES = {cls.__name__: cls for cls in vars(m).values()
                   if isinstance(cls, type) and issubclass(cls, m.DeviceEvent) and cls is not m.DeviceEvent}
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
-        return value
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if hasattr(value, "value") and isinstance(value.value, int):  # IntEnum
-        return int(value.value)
-    return str(value)
-
-
 def device_input_record(inp: DeviceInput, device_id: str, epoch: int | None, counter: int | None,
                         shoe: str | None, round_no: int | None) -> JournalRecord:
     ev = inp.event
-    fields = {f.name: _plain(getattr(ev, f.name)) for f in dataclasses.fields(ev) if f.name != "counter"}
+    fields = {f.name: jsonable(getattr(ev, f.name)) for f in dataclasses.fields(ev) if f.name != "counter"}
     return JournalRecord("input.device", {"role": inp.device, "event": type(ev).__name__, "fields": fields},
                          shoe=shoe, round=round_no, device=device_id, epoch=epoch, counter=counter)
 
 
 def operator_input_record(inp: OperatorInput, shoe: str | None, round_no: int | None) -> JournalRecord:
-    return JournalRecord("input.operator", {"command": inp.command, "args": {k: _plain(v) for k, v in inp.args.items()},
+    return JournalRecord("input.operator", {"command": inp.command, "args": {k: jsonable(v) for k, v in inp.args.items()},
                                             "role": inp.role.name.lower()},
                          shoe=shoe, round=round_no, operator=inp.operator)
 
