@@ -50,7 +50,8 @@ from typing import Any
 
 from controller.errors import UsageError
 from controller.table.io import Role
-from controller.rules.tomltext import load_toml, safe as _safe, typename as _typename
+from controller.rules.submission import read_config_bytes
+from controller.rules.tomltext import decode_utf8, load_toml, safe as _safe, typename as _typename
 
 __all__ = [
     "DEFAULT_PATH",
@@ -375,31 +376,9 @@ def _parse_text(text: str, source: str) -> list[Operator]:
 
 
 def _read(path: str | os.PathLike[str]) -> tuple[list[Operator], list[str]]:
-    source = _source(path)
-    shown = _safe(source)
-    try:
-        with open(source, "rb") as fh:
-            mode = os.fstat(fh.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                raise OperatorsError(shown, "", "not a regular file")
-            raw = fh.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise OperatorsError(shown, "", "file not found") from None
-    except IsADirectoryError:
-        raise OperatorsError(shown, "", "is a directory, not a file") from None
-    except PermissionError:
-        raise OperatorsError(shown, "", "cannot read the file: permission denied") from None
-    except (OSError, ValueError) as exc:  # ValueError: embedded NUL in the path
-        if isinstance(exc, OperatorsError):
-            raise
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise OperatorsError(shown, "", f"cannot read the file: {_safe(reason)}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise OperatorsError(shown, "", f"file is larger than {MAX_FILE_BYTES} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise OperatorsError(shown, "", f"not UTF-8 text (bad byte at offset {exc.start})") from None
+    shown, raw, mode = read_config_bytes(path, MAX_FILE_BYTES, lambda where, reason: OperatorsError(where, "", reason),
+                                         regular_only=True)
+    text = decode_utf8(raw, lambda reason: OperatorsError(shown, "", reason))
     return _parse_text(text, shown), _mode_warnings(shown, mode)
 
 

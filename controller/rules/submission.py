@@ -21,6 +21,7 @@ import importlib.resources
 import math
 import os
 import re
+import stat
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from typing import Any
 
 from .errors import SubmissionError, WagerError
 from .model import BonusRank, Dealing, Game, Payout, WagerKind
-from .tomltext import load_toml, safe as _safe, show as _show, typename as _typename
+from .tomltext import decode_utf8, load_toml, safe as _safe, show as _show, typename as _typename
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -273,29 +274,43 @@ class Submission:
 # Reading ------------------------------------------------------------------------------------
 
 
-def load_submission(path: str | os.PathLike[str]) -> Submission:
-    """Read, parse and validate a Rules Submission TOML file."""
+def read_config_bytes(path: str | os.PathLike[str], max_bytes: int,
+                      fail: Callable[[str, str], Exception], *, regular_only: bool = False) -> tuple[str, bytes, int]:
+    """Read ``path`` (at most ``max_bytes``): returns ``(shown path, bytes, st_mode)``. Every problem
+    raises ``fail(shown_path, reason)``: not a path, not found, a directory (or, with
+    ``regular_only``, anything but a regular file), permission denied, too large."""
     try:
         source = os.fspath(path)
     except TypeError:
-        raise SubmissionError(_safe(repr(path)), "", "not a file path") from None
+        raise fail(_safe(repr(path)), "not a file path") from None
     if isinstance(source, bytes):
         source = os.fsdecode(source)
     shown = _safe(source)
+    raw = b""
     try:
         with open(source, "rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)
+            mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISREG(mode) or not regular_only:  # never read (and block on) a FIFO
+                raw = fh.read(max_bytes + 1)
     except FileNotFoundError:
-        raise SubmissionError(shown, "", "file not found") from None
+        raise fail(shown, "file not found") from None
     except IsADirectoryError:
-        raise SubmissionError(shown, "", "is a directory, not a file") from None
+        raise fail(shown, "is a directory, not a file") from None
     except PermissionError:
-        raise SubmissionError(shown, "", "cannot read the file: permission denied") from None
+        raise fail(shown, "cannot read the file: permission denied") from None
     except (OSError, ValueError) as exc:  # ValueError: embedded NUL in the path
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise SubmissionError(shown, "", f"cannot read the file: {_safe(reason)}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SubmissionError(shown, "", f"file is larger than {MAX_FILE_BYTES} bytes")
+        raise fail(shown, f"cannot read the file: {_safe(reason)}") from None
+    if regular_only and not stat.S_ISREG(mode):
+        raise fail(shown, "not a regular file")
+    if len(raw) > max_bytes:
+        raise fail(shown, f"file is larger than {max_bytes} bytes")
+    return shown, raw, mode
+
+
+def load_submission(path: str | os.PathLike[str]) -> Submission:
+    """Read, parse and validate a Rules Submission TOML file."""
+    shown, raw, _ = read_config_bytes(path, MAX_FILE_BYTES, lambda where, reason: SubmissionError(where, "", reason))
     return _parse_bytes(raw, shown)
 
 
@@ -364,10 +379,7 @@ def _load_preset_cached(name: str) -> Submission:
 
 
 def _parse_bytes(raw: bytes, source: str) -> Submission:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SubmissionError(source, "", f"not UTF-8 text (bad byte at offset {exc.start})") from None
+    text = decode_utf8(raw, lambda reason: SubmissionError(source, "", reason))
     data = load_toml(text, lambda reason: SubmissionError(source, "", reason))
     return _Parser(data, source).parse()
 

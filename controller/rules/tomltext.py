@@ -1,7 +1,8 @@
 """Shared pieces of the project's TOML loaders (Rules Submission, operators file): parse text into
 a dict with one-line errors, and describe bad values in messages.
 
-``load_toml(text, fail)`` returns the parsed mapping; on any syntax problem it raises
+``decode_utf8(raw, fail)`` decodes a file's bytes (read by ``submission.read_config_bytes``, the
+one place in the rules core that reads files). ``load_toml(text, fail)`` returns the parsed mapping; on any syntax problem it raises
 ``fail(reason)`` (the caller's own error type, which names the file). ``safe``, ``typename`` and
 ``show`` make values printable on one line. (The device-profile loader in firmware_bridge keeps
 its own copy: the bridge does not import the controller.)
@@ -51,6 +52,13 @@ def show(value: object) -> str:
     if len(text) > 60:
         text = text[:57] + "..."
     return safe(text)
+
+
+def decode_utf8(raw: bytes, fail: Callable[[str], Exception]) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"not UTF-8 text (bad byte at offset {exc.start})") from None
 
 
 def load_toml(text: str, fail: Callable[[str], Exception]) -> dict[str, Any]:
