@@ -24,16 +24,15 @@ and list that module in ``controller.cli.main.COMMAND_MODULES``. ``add_subcomman
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO, Any
 
 from controller.cli.common import print_json
 from controller.errors import UsageError
+from controller.fsutil import atomic_writer
 from controller.journal.chain import load_hmac_key
 from controller.journal.errors import JournalError
 from controller.journal.store import JournalReader
@@ -140,22 +139,13 @@ def run_export(args: argparse.Namespace) -> int:
             _write_jsonl(reader, args.since, sys.stdout)
             return EXIT_OK
         out = Path(args.output)
-        directory = out.parent if str(out.parent) else Path(".")
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=directory)
-        except OSError as exc:
-            raise JournalError(f"{out}: cannot write the export: {exc.strerror or exc}") from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            with atomic_writer(out, mode=0o644 & ~_umask()) as f:
                 count = _write_jsonl(reader, args.since, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644 & ~_umask())
-            os.replace(tmp, out)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        except OSError as exc:
+            if isinstance(exc, JournalError):
+                raise
+            raise JournalError(f"{out}: cannot write the export: {exc.strerror or exc}") from None
     print(f"{out}: {count} entries")
     return EXIT_OK
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import sys
-import tempfile
 from pathlib import Path
 
+from controller.fsutil import atomic_writer
 from firmware_bridge.profiles import list_profiles
 from firmware_bridge.udev import checked_in_rules_path, generate_rules
 
@@ -75,16 +74,5 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_writer(path, mode=0o644) as fh:
+        fh.write(text)

@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from controller.fsutil import fsync_dir
 from controller.journal.chain import (
     ALGORITHMS,
     GENESIS_HASH,
@@ -212,19 +213,6 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
     if "i/o error" in low:
         return JournalWriteError(f"{where}: disk I/O error; nothing was stored")
     return JournalError(f"{where}: {msg}")
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _row_to_entry(row: tuple[Any, ...], path: Path | str) -> Entry:
@@ -588,7 +576,7 @@ class Journal(_ReadApi):
                     if not create:
                         raise NotAJournalError(f"{p}: not a journal: an empty SQLite database")
                     meta = _create_schema(conn, p, table_id, hasher, clock or utc_now)
-                    _fsync_dir(p.parent.absolute())
+                    fsync_dir(p.parent.absolute())
             except sqlite3.Error as exc:
                 raise translate(exc, p, "open the journal") from None
             _check_meta(p, meta, table_id, hasher)

@@ -40,7 +40,6 @@ import os
 import re
 import secrets
 import stat
-import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from typing import Any
 
 from controller.errors import UsageError
 from controller.table.io import Role
+from controller.fsutil import atomic_writer
 from controller.rules.submission import read_config_bytes
 from controller.rules.tomltext import decode_utf8, load_toml, safe as _safe, typename as _typename
 
@@ -409,35 +409,10 @@ def _render(ops: Iterable[Operator]) -> str:
     return "".join(parts)
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically (mode 0600); on failure the old file is intact."""
-    parent = path.parent
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), FILE_MODE)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(parent)
+    with atomic_writer(path, mode=FILE_MODE, binary=True) as fh:
+        fh.write(data)
 
 
 @contextlib.contextmanager
