@@ -17,6 +17,7 @@ from serial.tools import list_ports, list_ports_common
 import controller.cli.main as cli_main
 from firmware_bridge.profiles import PROFILE_PATH_ENV, ProfileError, builtin_profile_dir
 from firmware_bridge.udev import checked_in_rules_path
+from cli_run import run
 
 OUR_MODULES = ("controller.cli.cmd_profiles", "controller.cli.cmd_udev", "controller.cli.cmd_devices")
 
@@ -28,13 +29,6 @@ def _setup(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli_main, "COMMAND_MODULES", modules)
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = cli_main.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _port(device: str, vid: int | None = None, pid: int | None = None, serial: str | None = None,

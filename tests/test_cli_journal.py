@@ -14,6 +14,7 @@ import pytest
 
 from controller.cli import main as cli_main
 from controller.journal import Journal, JournalReader, Record
+from cli_run import run
 
 KEY = b"s" * 32
 
@@ -24,13 +25,6 @@ def with_journal_command(monkeypatch) -> None:
     monkeypatch.setattr(cli_main, "COMMAND_MODULES", ("controller.cli.cmd_journal",) + modules)
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = cli_main.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -9,20 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli.main import main
 from controller.operators.store import load_operators, verify_pin
+from cli_run import run
 
 PIN = "8042"
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run the CLI in-process; argparse's own errors exit through SystemExit, like a process."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -10,18 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main as cli_main
 from controller.journal import Journal, JournalReader, Record
 from controller.journal.replay import replay
+from cli_run import run
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = cli_main.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

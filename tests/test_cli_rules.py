@@ -8,17 +8,9 @@ import sys
 
 import pytest
 
-from controller.cli.main import main
+from cli_run import run
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run the CLI in-process; argparse's own errors exit through SystemExit, like a process."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_rules_deal_json_contract(capsys) -> None:

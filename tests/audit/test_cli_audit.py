@@ -9,21 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main as cli_main
 from controller.journal import Journal
 
 from .conftest import shuffled_specs
+from cli_run import run
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = cli_main.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_cards_ok_text_and_json(capsys, make_journal) -> None:
