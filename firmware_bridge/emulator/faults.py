@@ -138,6 +138,10 @@ class LineFaults:
         seed = None if spec.seed is None else spec.seed * 1_000_003 + stream
         return cls(spec, random.Random(seed))
 
+    def schedule(self, frames: list[bytes], due: float) -> list[tuple[float, bytes]]:
+        """``(due, chunk)`` for every chunk the frames become on the wire (see ``apply``)."""
+        return [(due, chunk) for frame in frames for chunk in self.apply(frame)]
+
     def apply(self, chunk: bytes) -> list[bytes]:
         """The chunks to put on the wire in place of ``chunk`` (zero, one or two of them)."""
         s = self.spec

@@ -238,12 +238,8 @@ class DeviceServer:
                 device.receive_data(received)
             device.tick()
             frames = device.outgoing()
-        if not frames:
-            return
-        due = self.clock() + self.faults.delay
-        for frame in frames:
-            for chunk in self.line.apply(frame):
-                self._due.append((due, chunk))
+        if frames:
+            self._due.extend(self.line.schedule(frames, self.clock() + self.faults.delay))
 
     def _flush(self) -> None:
         now = self.clock()

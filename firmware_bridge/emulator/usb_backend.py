@@ -434,12 +434,8 @@ class EmulatedUsbBackend(IBackend):
             self._live(handle)
 
     def _collect(self, frames: list[bytes]) -> None:
-        if not frames:
-            return
-        due = self.clock() + self.faults.delay
-        for frame in frames:
-            for chunk in self.line.apply(frame):
-                self._due.append((due, chunk))
+        if frames:
+            self._due.extend(self.line.schedule(frames, self.clock() + self.faults.delay))
 
     def _release_due(self) -> None:
         now = self.clock()
