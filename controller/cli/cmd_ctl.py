@@ -25,6 +25,7 @@ from controller.cli.common import print_json
 from controller.control.client import ControlClient
 from controller.errors import UsageError
 from controller.table.core import PERMISSIONS
+from controller.table.display import round_result_text
 
 DEFAULT_SOCKET = Path("var") / "control.sock"
 EXIT_REFUSED, EXIT_AUTH, EXIT_FORBIDDEN = 1, 3, 4
@@ -97,10 +98,7 @@ def status_text(st: dict[str, Any]) -> str:
 def event_text(ev: dict[str, Any]) -> str | None:
     t = ev.get("type")
     if t == "round_result":
-        if ev.get("kind") == "void":
-            return f"{ev.get('shoe')} round {ev.get('round')}: VOID ({ev.get('reason')})"
-        return (f"{ev.get('shoe')} round {ev.get('round')} [{ev.get('kind')}]: P {' '.join(ev['player']['cards'])} "
-                f"({ev['player']['total']})  B {' '.join(ev['banker']['cards'])} ({ev['banker']['total']}) -> {ev['outcome']}")
+        return round_result_text(ev.get("shoe"), ev, short=True)
     if t in ("fault", "count_fault"):
         return f"FAULT: {ev.get('reason') or ev.get('problem')}"
     if t == "notice" and ev.get("level") != "info":

@@ -53,7 +53,7 @@ def _deal_line(text: str, sub: Any, bonus: bool) -> RoundResult:
     return deal(cards, sub.game, getattr(sub, "twentyone", None), bonus_in_play=bonus)
 
 
-def _text(r: RoundResult) -> str:
+def round_text(r: RoundResult) -> str:
     p = " ".join(map(str, r.player))
     b = " ".join(map(str, r.banker))
     extra = []
@@ -75,7 +75,7 @@ def run_deal(args: argparse.Namespace) -> int:
     sub = submission_for(args.game, args.submission)
     if args.cards != "-":
         r = _deal_line(args.cards, sub, args.bonus)
-        print_json(r.to_json()) if args.json else print(_text(r))
+        print_json(r.to_json()) if args.json else print(round_text(r))
         return 0
     failed = 0
     for n, line in enumerate(sys.stdin, start=1):
@@ -90,7 +90,7 @@ def run_deal(args: argparse.Namespace) -> int:
                 print_json({"line": n, "error": msg})
             print(f"shoectl rules deal: error: line {n}: {msg}", file=sys.stderr)
             continue
-        print_json(r.to_json()) if args.json else print(_text(r))
+        print_json(r.to_json()) if args.json else print(round_text(r))
         sys.stdout.flush()
     return 2 if failed else 0
 

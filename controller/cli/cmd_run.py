@@ -29,6 +29,7 @@ from controller.journal import Journal, load_hmac_key
 from controller.logging import configure_logging
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
+from controller.table.display import round_result_text
 from controller.table.io import Notice, OperatorInput, Record, Role
 from controller.table.runner import TableRunner
 
@@ -104,11 +105,8 @@ class _Display:
                 return
             p = r.payload
             if r.kind == "round_result" and p.get("kind") != "void":
-                cards = lambda side: " ".join(p[side]["cards"])  # noqa: E731
                 left = self.snapshot().get("cards_remaining") if self.snapshot else None
-                print(f"{r.shoe} round {p['round']:3d} [{p['kind']}]: Player {cards('player')} ({p['player']['total']})"
-                      f"  Banker {cards('banker')} ({p['banker']['total']})  -> {p['outcome']}"
-                      f"{f'   [{left} cards left]' if left is not None else ''}", flush=True)
+                print(round_result_text(r.shoe, p) + (f"   [{left} cards left]" if left is not None else ""), flush=True)
             elif r.kind == "round_result":
                 print(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; wagers returned", flush=True)
             elif r.kind in ("fault", "count_fault"):

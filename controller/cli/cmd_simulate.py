@@ -75,9 +75,9 @@ def print_round(shoe: int, n: int, r: RoundResult, as_json: bool) -> None:
     if as_json:
         print_json({"type": "round", "shoe": shoe, "round": n, **r.to_json()}, )
     else:
-        from controller.cli.cmd_rules import _text
+        from controller.cli.cmd_rules import round_text
 
-        print(f"shoe {shoe} round {n:3d}: {_text(r)}", flush=True)
+        print(f"shoe {shoe} round {n:3d}: {round_text(r)}", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,6 +13,18 @@ from controller.roadmaps import compute, render_text, results_from_rounds
 CLEAR = "\x1b[H\x1b[2J"
 
 
+def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> str:
+    """One line for a ``round_result`` record: the hands, the totals and the outcome (``short``:
+    "P"/"B" for the hands, as the console prints them), or VOID with the reason."""
+    if p.get("kind") == "void":
+        return f"{shoe} round {p['round']}: VOID ({p.get('reason')})"
+    pl, bk = ("P", "B") if short else ("Player", "Banker")
+    number = f"{p['round']}" if short else f"{p['round']:3d}"
+    arrow = " -> " if short else "  -> "
+    return (f"{shoe} round {number} [{p['kind']}]: {pl} {' '.join(p['player']['cards'])} ({p['player']['total']})"
+            f"  {bk} {' '.join(p['banker']['cards'])} ({p['banker']['total']}){arrow}{p['outcome']}")
+
+
 def render(snap: dict[str, Any], rounds: list[dict[str, Any]], notices: list[str]) -> str:
     left = snap.get("cards_remaining")
     lines = [
