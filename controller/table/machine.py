@@ -70,18 +70,11 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "restart", "source": LIVE + ["count_fault"], "dest": "shuffling", "after": "collect_and_reshuffle"},
     # faults: held where they happened, resumed exactly there
     {"trigger": "fault", "source": LIVE, "dest": "fault", "before": "remember_state"},
-    {"trigger": "resume_shuffling", "source": "fault", "dest": "shuffling", "after": "resumed"},
-    {"trigger": "resume_cutting", "source": "fault", "dest": "cutting", "after": "resumed"},
-    {"trigger": "resume_ready_to_load", "source": "fault", "dest": "ready_to_load", "after": "resumed"},
-    {"trigger": "resume_loading", "source": "fault", "dest": "loading", "after": "resumed"},
-    {"trigger": "resume_burning", "source": "fault", "dest": "burning", "after": "resumed"},
-    {"trigger": "resume_betting", "source": "fault", "dest": "betting", "after": "resumed"},
-    {"trigger": "resume_dealing", "source": "fault", "dest": "dealing", "after": "resumed"},
-    {"trigger": "resume_squeeze", "source": "fault", "dest": "squeeze", "after": "resumed"},
-    {"trigger": "resume_house_money", "source": "fault", "dest": "house_money", "after": "resumed"},
-    {"trigger": "resume_inspection", "source": "fault", "dest": "inspection", "after": "resumed"},
+    # (one resume_<state> per live state, generated below)
 ]
 
+
+TRANSITIONS += [{"trigger": f"resume_{state}", "source": "fault", "dest": state, "after": "resumed"} for state in LIVE]
 
 LIVE_SET = frozenset(LIVE)
 
