@@ -98,6 +98,8 @@ class TableCore:
         self.automatic_shoe = automatic_shoe
         self.has_shuffler = shuffler  # False: the dealer shuffles by hand (681a.5(a), (g)(1))
         self._washing = False
+        self._spread_face_up = False
+        self._cardset_cache: tuple[tuple[Any, ...], Any] | None = None
         self.shoe: ShoeRecord | None = None
         self.next_shoe = first_shoe
         self.round: RoundInProgress | None = None
@@ -332,15 +334,17 @@ class TableCore:
         if self.state == "betting":
             self.new_dealer()
 
-    def op_declare_idle(self, op: OperatorInput) -> None:
-        """681a.5(g): no gaming activity: spread the cards for inspection."""
+    def op_declare_idle(self, op: OperatorInput, face_up: bool = False) -> None:
+        """681a.5(g): no gaming activity: spread the cards for inspection, face down unless a
+        player asks for them face up."""
         if self.automatic_shoe:
             raise Refused("681a.5(h): an automatic reshuffling shoe is in use; 681a.5(g) does not apply")
         if self.pending_wagers:
             raise Refused("there are wagers on the layout")
+        self._spread_face_up = bool(face_up)
         self.declare_idle()
 
-    def op_inspection_done(self, op: OperatorInput, face_up: bool = False) -> None:
+    def op_inspection_done(self, op: OperatorInput) -> None:
         """681a.5(g)(1)-(2): after the inspection, washed and shuffled by hand then cut, or put
         into the automated shuffler (the batch already in it taken out)."""
         if self.has_shuffler:
@@ -452,6 +456,8 @@ class TableCore:
         self._shuffle_count = (n, n)  # a hand shuffle is not counted by a device
         self._record("manual_shuffle", {"washed": self._washing, "dealer": self.dealer})
         self._washing = False
+        self._spread_face_up = False
+        self._cardset_cache: tuple[tuple[Any, ...], Any] | None = None
         self.shuffle_done()
 
     # -- devices -------------------------------------------------------------------------------
@@ -795,8 +801,12 @@ class TableCore:
         from controller.audit.cardset import verify_cardset
 
         shoe = self.shoe
-        remaining = max(0, (shoe.loaded_count or 0) - shoe.dealt)
-        return verify_cardset(shoe.reads, decks=shoe.decks, loaded=shoe.loaded_count, remaining=remaining, shoe=shoe.id)
+        key = (shoe.id, len(shoe.reads), shoe.dealt, shoe.loaded_count)
+        if self._cardset_cache is None or self._cardset_cache[0] != key:  # asked up to 3 times per reshuffle
+            remaining = max(0, (shoe.loaded_count or 0) - shoe.dealt)
+            report = verify_cardset(shoe.reads, decks=shoe.decks, loaded=shoe.loaded_count, remaining=remaining, shoe=shoe.id)
+            self._cardset_cache = (key, report)
+        return self._cardset_cache[1]
 
     def cardset_bad(self) -> bool:
         return self.shoe is not None and self.shoe.loaded_count is not None and not self._cardset().ok
@@ -902,8 +912,8 @@ class TableCore:
         return f"@{(self.shoe.dealt if self.shoe else 0) + 1}"
 
     def spread_cards(self) -> None:
-        self._record("inspection", {"clause": "681a.5(g)"})
-        self._prompt("SPREAD")
+        self._record("inspection", {"clause": "681a.5(g)", "face_up": self._spread_face_up})
+        self._prompt("SPREAD FACE UP" if self._spread_face_up else "SPREAD")
 
     def closed_table(self) -> None:
         self._send("shoe", m.GateLock())
