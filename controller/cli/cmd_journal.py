@@ -32,6 +32,7 @@ from typing import IO, Any
 
 from controller.cli.common import print_json
 from controller.errors import UsageError
+from controller.cli.common import non_negative_int
 from controller.fsutil import atomic_writer
 from controller.journal.chain import load_hmac_key
 from controller.journal.errors import JournalError
@@ -63,16 +64,6 @@ def add_subcommand(sub: argparse._SubParsersAction, name: str, **kwargs: Any) ->
     return journal_subparsers(sub).add_parser(name, **kwargs)
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
-    return value
-
-
 def _hash(text: str) -> str:
     if not is_hash(text.lower()):
         raise argparse.ArgumentTypeError(f"not a SHA-256 hash (64 hex digits): {text!r}")
@@ -92,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = js.add_parser("verify", help="check the journal's hash chain (and HMAC); exit 1 naming the first bad entry")
     v.add_argument("path", metavar="PATH", help="the journal file")
     v.add_argument("--hmac-key", metavar="FILE", help="the HMAC key file (required for an HMAC-protected journal)")
-    v.add_argument("--expect-count", type=_non_negative, metavar="N", help="the journal must hold exactly N entries")
+    v.add_argument("--expect-count", type=non_negative_int, metavar="N", help="the journal must hold exactly N entries")
     v.add_argument("--expect-last-hash", type=_hash, metavar="H", help="the last entry's hash must be H")
     v.add_argument("--anchor", type=_anchor, action="append", default=[], metavar="SEQ:HASH",
                    help="entry SEQ must have hash HASH (an anchor printed by the controller); repeatable")
@@ -103,7 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     e = js.add_parser("export", help="write the journal's entries as JSON lines")
     e.add_argument("path", metavar="PATH", help="the journal file")
     e.add_argument("--format", choices=["jsonl"], default="jsonl", help="jsonl: one JSON object per entry (default)")
-    e.add_argument("--since", type=_non_negative, default=0, metavar="SEQ", help="only entries after SEQ")
+    e.add_argument("--since", type=non_negative_int, default=0, metavar="SEQ", help="only entries after SEQ")
     e.add_argument("-o", "--output", metavar="FILE", help="write to FILE (whole or not at all) instead of stdout")
     e.set_defaults(func=run_export)
 

@@ -1,8 +1,10 @@
 """Helpers shared by the command modules: submission resolution, JSON output, game names."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from controller.errors import UsageError
@@ -24,17 +26,21 @@ def submission_for(game: str | None, spec: str | None) -> Any:
     return sub
 
 
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1."""
-    import argparse
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {n}")
+        return n
+    return parse
 
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
-    return n
+
+positive_int = whole_number(1)
+non_negative_int = whole_number(0)
 
 
 def print_json(obj: Any, *, stream=None) -> None:
