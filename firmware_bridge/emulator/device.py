@@ -238,6 +238,15 @@ class EmulatedDevice:
         """``outgoing()`` joined into one byte string."""
         return b"".join(self.outgoing())
 
+    def exchange(self, received: bytes) -> list[bytes]:
+        """One step of a channel's pump, under ``self.lock``: take ``received`` (maybe none),
+        let time pass, and return the frames to write (``receive_data``, ``tick``, ``outgoing``)."""
+        with self.lock:
+            if received:
+                self.receive_data(received)
+            self.tick()
+            return self.outgoing()
+
     # --- state ---------------------------------------------------------------------------------
 
     @property

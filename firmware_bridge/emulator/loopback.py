@@ -135,12 +135,7 @@ class LoopbackTransport(Transport):
 
     def _pump(self, received: bytes) -> None:
         """Feed ``received`` to the device, let time pass, and queue what it sends."""
-        device = self.device
-        with device.lock:
-            if received:
-                device.receive_data(received)
-            device.tick()
-            frames = device.outgoing()
+        frames = self.device.exchange(received)
         if frames:
             with self._wakeup:
                 self._due.extend(self.line.schedule(frames, self.clock() + self.faults.delay))

@@ -232,12 +232,7 @@ class DeviceServer:
     def _step(self, received: bytes) -> None:
         if received and self.host_line is not None:
             received = b"".join(self.host_line.apply(received))
-        device = self.device
-        with device.lock:
-            if received:
-                device.receive_data(received)
-            device.tick()
-            frames = device.outgoing()
+        frames = self.device.exchange(received)
         if frames:
             self._due.extend(self.line.schedule(frames, self.clock() + self.faults.delay))
 

@@ -3,7 +3,6 @@ through pyusb's real code on the emulated backend (timeouts, unplug errno 19, re
 the device emitted reaches the consumer exactly once and in order."""
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -17,31 +16,9 @@ from firmware_bridge.link import DeviceLink
 from firmware_bridge.profiles import get_profile
 from firmware_bridge.protocol import CardRead, GateUnlock, Shuffle, ShuffleDone, StatusRequest, StatusReply
 from firmware_bridge.transport.usb import UsbTransport
+from bridge.consumer import Consumer, wait_until
 
 INF = float("inf")
-
-
-def wait_until(pred, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
-
-
-class Consumer:
-    def __init__(self) -> None:
-        self.events: list = []
-        self.lock = threading.Lock()
-
-    def __call__(self, event) -> None:
-        with self.lock:
-            self.events.append(event)
-
-    def of(self, cls) -> list:
-        with self.lock:
-            return [e.message for e in self.events if isinstance(e.message, cls)]
 
 
 @pytest.mark.slow

@@ -16,31 +16,9 @@ from firmware_bridge.errors import DeviceDisconnected, TransportError
 from firmware_bridge.link import DeviceLink
 from firmware_bridge.profiles import get_profile
 from firmware_bridge.protocol import CardRead, GateUnlock, StatusReply, StatusRequest
+from bridge.consumer import Consumer, wait_until
 
 INF = float("inf")
-
-
-def wait_until(pred, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.005)
-    return pred()
-
-
-class Consumer:
-    def __init__(self) -> None:
-        self.events: list = []
-        self.lock = threading.Lock()
-
-    def __call__(self, event) -> None:
-        with self.lock:
-            self.events.append(event)
-
-    def reads(self) -> list:
-        with self.lock:
-            return [e.message for e in self.events if isinstance(e.message, CardRead)]
 
 
 def link_to(device, transport: LoopbackTransport, consumer: Consumer) -> DeviceLink:
@@ -120,9 +98,9 @@ def test_every_card_once_in_order_through_noise_and_unplugs() -> None:
                 time.sleep(0.05)
                 transport.replug()
                 assert link.wait_connected(10)
-        assert wait_until(lambda: len(consumer.reads()) >= 135)
+        assert wait_until(lambda: len(consumer.of(CardRead)) >= 135)
         time.sleep(0.1)  # a duplicate would arrive now
-        assert [r.position for r in consumer.reads()] == [d.position for d in delivered]
+        assert [r.position for r in consumer.of(CardRead)] == [d.position for d in delivered]
         counters = [e.counter for e in consumer.events]
         assert counters == sorted(set(counters))
         assert link.stats["sessions"] >= 4 and transport.line.corrupted > 0
