@@ -1,0 +1,141 @@
+"""``TableRunner`` in one process: the real core, a real SQLite journal and the real host links,
+wired to an emulated table through the in-memory loopback transport (no pty, no subprocess).
+
+The runner's contract (controller/table/runner.py): a device event is committed to the journal
+before the link acknowledges it; an event whose commit failed is not acknowledged, so the device
+keeps it and resends it to the next runner, which stores it once; ``stop()`` ends the run and
+releases the links."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from controller.journal import Journal, JournalReader, verify
+from controller.rules.submission import load_preset
+from controller.table.autodealer import AutoDealer
+from controller.table.core import TableCore
+from controller.table.runner import TableRunner
+from firmware_bridge.emulator.loopback import LoopbackTransport
+from firmware_bridge.emulator.table import Table, read_dealt_log
+from firmware_bridge.link import DeviceLink
+from firmware_bridge.profiles import get_profile
+
+INF = float("inf")
+
+
+def make_runner(table: Table, journal: Journal, **kwargs) -> TableRunner:
+    sub = load_preset("minibaccarat")
+    runner = TableRunner(TableCore(sub, table_id="T1"), journal, autodealer=AutoDealer(sub, seed=7), **kwargs)
+    runner.recover_from_journal()
+    links = {}
+    for role, device in (("shuffler", table.shuffler), ("shoe", table.shoe)):
+        profile = get_profile(device.name)
+        seed = runner.last_delivered_for(role)
+        links[role] = DeviceLink(LoopbackTransport(device), timing=profile.timing, device_id=profile.name,
+                                 on_event=runner.link_event_callback(role),
+                                 on_state=runner.link_state_callback(role),
+                                 last_delivered=seed[1] if seed else None)
+    runner.links = links
+    return runner
+
+
+def run_in_thread(runner: TableRunner) -> threading.Thread:
+    def target() -> None:
+        try:
+            runner.run()
+        except BaseException:  # the test reads runner.error
+            pass
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    return t
+
+
+def journal_cards(path) -> list[tuple[int, int, int]]:
+    """(position, rank, suit) of every card read the journal holds, in order."""
+    with JournalReader.open(path) as r:
+        return [(f["position"], f["rank"], f["suit"]) for e in r.entries(kinds=["input.device"])
+                if e.payload["event"] == "CardRead" for f in [e.payload["fields"]]]
+
+
+def dealt_cards(path) -> list[tuple[int, int, int]]:
+    """(position, rank, suit) of every card the emulated shoe delivered, in order."""
+    return [(d.position, d.card.rank, d.card.suit) for d in read_dealt_log(path)]
+
+
+def test_a_whole_shoe_is_journaled_card_for_card_and_verifies(tmp_path) -> None:
+    table = Table(seed=11, speed=INF, dealt_log=tmp_path / "dealt.log")
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = make_runner(table, journal, shoes=1)
+    thread = run_in_thread(runner)
+    thread.join(120)
+    journal.close()
+    table.close()
+    assert not thread.is_alive() and runner.error is None
+    assert runner.shoes_done == 1 and runner.rounds_done > 50
+    cards = journal_cards(tmp_path / "j.db")
+    assert len(cards) > 300
+    assert cards == dealt_cards(tmp_path / "dealt.log")
+    assert verify(tmp_path / "j.db").ok
+
+
+def test_an_event_is_acknowledged_only_after_its_commit_and_a_failed_commit_is_resent(tmp_path, mocker) -> None:
+    """A failing disk (the one edge mocked): the commit of the 40th device event raises; the
+    runner stops with that error and the link does not acknowledge the event. A new runner on the
+    same journal gets it again from the device and stores it once: the journal equals the shoe."""
+    table = Table(seed=12, speed=INF, dealt_log=tmp_path / "dealt.log")
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    real_append = journal.append_batch
+    device_batches = 0
+
+    def failing_append(items):
+        nonlocal device_batches
+        items = list(items)
+        if items and getattr(items[0], "kind", None) == "input.device":
+            device_batches += 1
+            if device_batches == 40:
+                raise OSError(28, "No space left on device")
+        return real_append(items)
+
+    mocker.patch.object(journal, "append_batch", side_effect=failing_append)
+    runner = make_runner(table, journal)
+    thread = run_in_thread(runner)
+    thread.join(60)
+    assert not thread.is_alive()
+    assert isinstance(runner.error, OSError)
+    stored = journal.last_seq
+    journal.close()
+    cards_before = len(journal_cards(tmp_path / "j.db"))
+
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = make_runner(table, journal, rounds=3)
+    thread = run_in_thread(runner)
+    thread.join(120)
+    journal.close()
+    table.close()
+    assert not thread.is_alive() and runner.error is None
+    cards = journal_cards(tmp_path / "j.db")
+    assert len(cards) > cards_before, "the second run went on from where the first stopped"
+    assert cards == dealt_cards(tmp_path / "dealt.log"), "a card lost, stored twice or out of order"
+    assert verify(tmp_path / "j.db").ok and stored > 0
+
+
+def test_stop_ends_the_run_promptly_and_releases_the_links(tmp_path) -> None:
+    table = Table(seed=13, speed=1.0, dealt_log=tmp_path / "dealt.log")
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = make_runner(table, journal)
+    thread = run_in_thread(runner)
+    deadline = time.monotonic() + 20
+    while not all(link.state.value == "connected" for link in runner.links.values()):
+        assert time.monotonic() < deadline, "the links never connected"
+        time.sleep(0.01)
+    started = time.monotonic()
+    runner.stop()
+    thread.join(10)
+    assert not thread.is_alive() and time.monotonic() - started < 10
+    assert runner.error is None
+    assert all(link.state.value != "connected" for link in runner.links.values())
+    journal.close()
+    table.close()
+    assert verify(tmp_path / "j.db").ok
