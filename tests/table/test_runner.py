@@ -52,6 +52,13 @@ def run_in_thread(runner: TableRunner) -> threading.Thread:
     return t
 
 
+def run_to_the_end(runner: TableRunner, timeout: float = 120) -> None:
+    """Run ``runner`` until it stops by itself (its limit reached, or an error)."""
+    thread = run_in_thread(runner)
+    thread.join(timeout)
+    assert not thread.is_alive(), "the runner did not stop"
+
+
 def journal_cards(path) -> list[tuple[int, int, int]]:
     """(position, rank, suit) of every card read the journal holds, in order."""
     with JournalReader.open(path) as r:
@@ -68,11 +75,10 @@ def test_a_whole_shoe_is_journaled_card_for_card_and_verifies(tmp_path) -> None:
     table = Table(seed=11, speed=INF, dealt_log=tmp_path / "dealt.log")
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
     runner = make_runner(table, journal, shoes=1)
-    thread = run_in_thread(runner)
-    thread.join(120)
+    run_to_the_end(runner)
     journal.close()
     table.close()
-    assert not thread.is_alive() and runner.error is None
+    assert runner.error is None
     assert runner.shoes_done == 1 and runner.rounds_done > 50
     cards = journal_cards(tmp_path / "j.db")
     assert len(cards) > 300
@@ -100,9 +106,7 @@ def test_an_event_is_acknowledged_only_after_its_commit_and_a_failed_commit_is_r
 
     mocker.patch.object(journal, "append_batch", side_effect=failing_append)
     runner = make_runner(table, journal)
-    thread = run_in_thread(runner)
-    thread.join(60)
-    assert not thread.is_alive()
+    run_to_the_end(runner)
     assert isinstance(runner.error, OSError)
     stored = journal.last_seq
     journal.close()
@@ -110,11 +114,10 @@ def test_an_event_is_acknowledged_only_after_its_commit_and_a_failed_commit_is_r
 
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
     runner = make_runner(table, journal, rounds=3)
-    thread = run_in_thread(runner)
-    thread.join(120)
+    run_to_the_end(runner)
     journal.close()
     table.close()
-    assert not thread.is_alive() and runner.error is None
+    assert runner.error is None
     cards = journal_cards(tmp_path / "j.db")
     assert len(cards) > cards_before, "the second run went on from where the first stopped"
     assert cards == dealt_cards(tmp_path / "dealt.log"), "a card lost, stored twice or out of order"
