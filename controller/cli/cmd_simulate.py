@@ -16,7 +16,7 @@ from controller.simulation import Estimate, outcome_frequencies, simulate, wager
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("simulate", help="deal whole shoes through the rules core; frequencies and holds with 95% CIs")
+    p = sub.add_parser("simulate", help="deal whole shoes through the rules core; frequencies and holds with 95%% confidence intervals")
     add_arguments(p)
     p.set_defaults(func=run)
 

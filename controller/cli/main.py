@@ -5,18 +5,24 @@ Exit codes (a stable contract):
 - 0 success;
 - 1 a check that ran and failed (e.g. a journal that does not verify, an audit that fails);
 - 2 usage and input errors: bad arguments, unknown card, bad Rules Submission, unreadable file —
-  one line on standard error, never a traceback;
+  one line on standard error, never a traceback; a command group without its subcommand
+  (``shoectl``, ``shoectl journal``) prints its help, which lists the subcommands, and then that
+  line, on standard error;
 - 130 interrupted (Ctrl-C).
 
 A command module exposes ``register(subparsers)`` (adding its parser with
-``set_defaults(func=run)``) and ``run(args) -> int``.
+``set_defaults(func=run)``) and ``run(args) -> int``. Every parser is a ``_Parser``
+(``add_subparsers`` passes the class on): options are never abbreviated (``--shoe`` is refused,
+not taken for ``--shoes``), and argparse's own errors are one line with exit 2.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from functools import partial
 
 from controller.errors import UsageError
 from controller.rules.errors import RulesError
@@ -45,6 +51,10 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # one line, exit 2 (argparse's own convention)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
@@ -54,11 +64,37 @@ def build_parser() -> argparse.ArgumentParser:
         prog="shoectl",
         description="Controller for automated card shufflers and card-reading baccarat shoes.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    for group, action in _command_groups(parser):
+        # Not argparse's "the following arguments are required: COMMAND": the group's help,
+        # which lists what can follow.
+        action.required = False
+        group.set_defaults(func=partial(_list_subcommands, group, action.metavar or "COMMAND"))
     return parser
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("shoectl")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(version unknown: not installed)"
+
+
+def _command_groups(parser: argparse.ArgumentParser) -> Iterator[tuple[argparse.ArgumentParser, argparse._SubParsersAction]]:
+    """Every parser that has subcommands (this one and those below it), with its subparsers action."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            yield parser, action
+            for child in {id(p): p for p in action.choices.values()}.values():
+                yield from _command_groups(child)
+
+
+def _list_subcommands(group: argparse.ArgumentParser, metavar: str, args: argparse.Namespace) -> int:
+    sys.stderr.write(f"{group.format_help()}\n{group.prog}: error: no {metavar} given\n")
+    return EXIT_USAGE
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,95 @@
+"""The CLI's own surface: ``--help`` for every command, ``--version``, a command group without a
+subcommand, and no abbreviated options. Commands are discovered from the parser, so a command
+added later is covered without editing this file."""
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+from collections.abc import Iterator
+
+import pytest
+
+from controller.cli.main import build_parser
+from cli_run import run
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser's subcommands by name (aliases of one parser listed once)."""
+    out: dict[str, argparse.ArgumentParser] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            seen: set[int] = set()
+            for name, child in action.choices.items():
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    out[name] = child
+    return out
+
+
+def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    yield path, parser
+    for name, child in _subcommands(parser).items():
+        yield from _walk(child, (*path, name))
+
+
+PARSERS = list(_walk(build_parser()))
+GROUPS = [(path, parser) for path, parser in PARSERS if _subcommands(parser)]
+
+
+def _ids(item: tuple[tuple[str, ...], argparse.ArgumentParser]) -> str:
+    return " ".join(item[0]) or "shoectl"
+
+
+def test_the_walk_finds_nested_commands() -> None:
+    """Guards the discovery itself: a walk that found only the top level would make the
+    parametrised tests below pass vacuously."""
+    paths = {path for path, _ in PARSERS}
+    assert ("run",) in paths and ("journal", "verify") in paths and ("udev", "check") in paths
+    assert len(PARSERS) > 20
+
+
+@pytest.mark.parametrize("item", PARSERS, ids=_ids)
+def test_help_works_for_every_command(capsys, item) -> None:
+    path, parser = item
+    code, out, err = run(capsys, *path, "--help")
+    assert code == 0, err
+    assert err == ""
+    assert out.startswith(f"usage: {parser.prog}")
+    assert "Traceback" not in out
+    for name in _subcommands(parser):
+        assert name in out, f"{' '.join(path)} --help does not list {name}"
+
+
+@pytest.mark.parametrize("item", PARSERS, ids=_ids)
+def test_no_parser_accepts_abbreviated_options(item) -> None:
+    assert item[1].allow_abbrev is False
+
+
+def test_an_abbreviated_option_is_refused_in_one_line(capsys, tmp_path) -> None:
+    """``--shoe 1`` once silently meant ``--shoes 1``."""
+    code, out, err = run(capsys, "run", "--shoe", "1", "--journal", str(tmp_path / "j.db"))
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and "--shoe" in err
+    assert not (tmp_path / "j.db").exists()
+
+
+@pytest.mark.parametrize("item", GROUPS, ids=_ids)
+def test_a_command_group_alone_lists_its_commands(capsys, item) -> None:
+    """``shoectl`` (or ``shoectl journal``) without a command is a usage error that shows the
+    commands, as git does: exit 2, the help and then one error line on standard error, nothing
+    on standard output."""
+    path, parser = item
+    code, out, err = run(capsys, *path)
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"usage: {parser.prog}")
+    assert err.splitlines()[-1].startswith(f"{parser.prog}: error: no ")
+    for name in _subcommands(parser):
+        assert name in err
+
+
+def test_version_comes_from_the_package_metadata(capsys) -> None:
+    code, out, err = run(capsys, "--version")
+    assert code == 0 and err == ""
+    assert out == f"shoectl {importlib.metadata.version('shoectl')}\n"
