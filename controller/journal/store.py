@@ -1,4 +1,7 @@
-"""The journal store: an append-only, hash-chained SQLite file (WAL, synchronous=FULL).
+"""The journal's writer: an append-only, hash-chained SQLite file (WAL, synchronous=FULL).
+
+(Reading is ``controller.journal.reader``; entries and their validation ``entry``; the schema
+``schema``; connections and SQLite's errors ``connection``. The names are re-exported here.)
 
 Writing: ``Journal.open(path, table_id=...)`` returns the one writer. Each ``append`` is its own
 committed transaction: when it returns, the entry is on disk (the WAL is fsynced). ``append_batch``
@@ -18,492 +21,25 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import sqlite3
 import threading
-import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from controller.fsutil import fsync_dir
-from controller.journal.chain import (
-    ALGORITHMS,
-    GENESIS_HASH,
-    HMAC_SHA256,
-    Hasher,
-    canonical_json,
-    encode_payload_value,
-    entry_body,
-)
-from controller.journal.errors import (
-    DeviceEventConflict,
-    JournalBusyError,
-    JournalError,
-    JournalWriteError,
-    NotAJournalError,
-    PayloadError,
-)
+from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, canonical_json, entry_body
+from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, JournalConnection, sqlite_uri, translate
+from controller.journal.entry import Clock, Entry, Record, PreparedEntry, check_str, format_ts, parse_ts, prepare, row_to_entry, utc_now
+from controller.journal.errors import DeviceEventConflict, JournalBusyError, JournalError, NotAJournalError, PayloadError
+from controller.journal.reader import JournalReader, _ReadApi
+from controller.journal.schema import SCHEMA_VERSION, SELECT, check_sqlite_version, create_schema, inspect_meta
 
-FORMAT = "shoectl-journal"
-SCHEMA_VERSION = 1
-MIN_SQLITE = (3, 37, 0)  # STRICT tables
-DEFAULT_BUSY_TIMEOUT = 2.0
-_PAGE = 1000
-_INT64_MAX = 2**63 - 1
+__all__ = ["Entry", "Journal", "JournalReader", "Record", "SCHEMA_VERSION", "format_ts", "parse_ts"]
 
-COLUMNS = ("seq", "ts", "kind", "table_id", "shoe_id", "round_no", "device_id", "device_epoch",
-           "device_counter", "operator", "payload", "prev_hash", "hash")
-_SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM entries"
 
-SCHEMA = """
-CREATE TABLE meta (
-    key   TEXT PRIMARY KEY NOT NULL,
-    value TEXT NOT NULL
-) STRICT;
-CREATE TABLE entries (
-    seq            INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
-    ts             TEXT NOT NULL,
-    kind           TEXT NOT NULL CHECK (kind <> ''),
-    table_id       TEXT NOT NULL,
-    shoe_id        TEXT,
-    round_no       INTEGER,
-    device_id      TEXT,
-    device_epoch   INTEGER,
-    device_counter INTEGER,
-    operator       TEXT,
-    payload        TEXT NOT NULL,
-    prev_hash      TEXT NOT NULL,
-    hash           TEXT NOT NULL,
-    CHECK (device_counter IS NULL OR (device_id IS NOT NULL AND device_epoch IS NOT NULL))
-) STRICT;
-CREATE UNIQUE INDEX entries_device_event ON entries (device_id, device_epoch, device_counter)
-    WHERE device_counter IS NOT NULL;
-CREATE INDEX entries_device_seq ON entries (device_id, seq) WHERE device_id IS NOT NULL;
-CREATE INDEX entries_shoe_seq ON entries (shoe_id, seq) WHERE shoe_id IS NOT NULL;
-CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries
-    BEGIN SELECT RAISE(ABORT, 'journal entries are append-only'); END;
-CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries
-    BEGIN SELECT RAISE(ABORT, 'journal entries are append-only'); END;
-"""
-
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def format_ts(dt: datetime) -> str:
-    """UTC ISO-8601 with microseconds and a ``Z``: ``2025-01-31T20:15:00.123456Z``."""
-    if not isinstance(dt, datetime):
-        raise TypeError(f"the journal clock must return a datetime, got {type(dt).__name__}")
-    if dt.tzinfo is None or dt.utcoffset() is None:
-        raise ValueError("the journal clock returned a naive datetime; it must be timezone-aware (UTC)")
-    return dt.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
-
-
-def parse_ts(ts: str) -> datetime:
-    if not (isinstance(ts, str) and len(ts) == 27 and ts.endswith("Z")):
-        raise ValueError(f"not a journal timestamp: {ts!r}")
-    return datetime.fromisoformat(ts[:-1]).replace(tzinfo=timezone.utc)
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One journal entry: every column, with ``payload`` decoded (a new dict for each read)."""
-
-    seq: int
-    ts: str
-    kind: str
-    table_id: str
-    shoe_id: str | None
-    round_no: int | None
-    device_id: str | None
-    device_epoch: int | None
-    device_counter: int | None
-    operator: str | None
-    payload: dict[str, Any]
-    prev_hash: str
-    hash: str
-
-    @property
-    def time(self) -> datetime:
-        """``ts`` as an aware UTC datetime."""
-        return parse_ts(self.ts)
-
-    @property
-    def is_device_event(self) -> bool:
-        return self.device_counter is not None
-
-    def to_json(self) -> dict[str, Any]:
-        """All columns, in schema order (``payload`` as an object): the export format."""
-        return {name: getattr(self, name) for name in COLUMNS}
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """An entry to append with ``append_batch``; the fields are ``append``'s arguments."""
-
-    kind: str
-    payload: dict[str, Any]
-    shoe: str | None = None
-    round: int | None = None
-    device: str | None = None
-    epoch: int | None = None
-    counter: int | None = None
-    operator: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    kind: str
-    payload: dict[str, Any]
-    payload_text: str
-    shoe: str | None
-    round: int | None
-    device: str | None
-    epoch: int | None
-    counter: int | None
-    operator: str | None
-
-
-# --- helpers -----------------------------------------------------------------------------------
-
-def _check_sqlite_version() -> None:
-    if sqlite3.sqlite_version_info < MIN_SQLITE:
-        raise JournalError(f"SQLite {sqlite3.sqlite_version} is too old for the journal "
-                           f"(needs {'.'.join(map(str, MIN_SQLITE))} or newer)")
-
-
-def _uri(path: Path, **params: str) -> str:
-    query = "&".join(f"{k}={v}" for k, v in params.items())
-    return "file:" + urllib.parse.quote(str(path.absolute())) + ("?" + query if query else "")
-
-
-class _Connection(sqlite3.Connection):
-    """A plain connection; a Python subclass so that tests can patch ``execute`` at the edge."""
-
-
-def translate(exc: BaseException, path: Path | str, action: str) -> JournalError:
-    """A sqlite3 error as a one-line JournalError of the right kind."""
-    msg = " ".join(str(exc).split()) or exc.__class__.__name__
-    low = msg.lower()
-    where = f"{path}: cannot {action}"
-    if "file is not a database" in low or "not a database" in low:
-        return NotAJournalError(f"{path}: not a journal: not an SQLite database")
-    if "locked" in low or "busy" in low:
-        return JournalBusyError(f"{where}: the database is locked by another connection ({msg})")
-    if "disk is full" in low or "disk full" in low:
-        return JournalWriteError(f"{where}: database or disk is full; nothing was stored")
-    if "readonly" in low or "read-only" in low:
-        return JournalError(f"{where}: the journal or its directory is read-only ({msg})")
-    if "unable to open" in low:
-        parent = Path(path).parent
-        if not parent.is_dir():
-            return JournalError(f"{where}: directory {parent} does not exist")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            return JournalError(f"{where}: directory {parent} is read-only (WAL needs to create files beside the journal)")
-        return JournalError(f"{where}: unable to open the database file")
-    if "malformed" in low or "corrupt" in low:
-        return NotAJournalError(f"{where}: the database file is corrupt ({msg})")
-    if "i/o error" in low:
-        return JournalWriteError(f"{where}: disk I/O error; nothing was stored")
-    return JournalError(f"{where}: {msg}")
-
-
-def _row_to_entry(row: tuple[Any, ...], path: Path | str) -> Entry:
-    try:
-        payload = json.loads(row[10])
-    except (TypeError, ValueError):
-        raise NotAJournalError(f"{path}: entry {row[0]} has a payload that is not JSON; run `shoectl journal verify`") from None
-    return Entry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9], payload, row[11], row[12])
-
-
-def _inspect(conn: sqlite3.Connection, path: Path | str) -> dict[str, str] | None:
-    """The meta of a journal, None for an empty database; NotAJournalError for anything else."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not names and version == 0:
-        return None
-    if "meta" not in names or "entries" not in names:
-        raise NotAJournalError(f"{path}: not a journal: an SQLite database without the journal's tables")
-    try:
-        meta = dict(conn.execute("SELECT key, value FROM meta"))
-    except sqlite3.DatabaseError as exc:
-        raise NotAJournalError(f"{path}: not a journal: unreadable meta table ({exc})") from None
-    if meta.get("format") != FORMAT:
-        raise NotAJournalError(f"{path}: not a journal: meta.format is {meta.get('format')!r}, not {FORMAT!r}")
-    if version != SCHEMA_VERSION or meta.get("schema_version") != str(SCHEMA_VERSION):
-        newer = version > SCHEMA_VERSION
-        raise NotAJournalError(
-            f"{path}: journal schema version {version} is not supported (this shoectl reads {SCHEMA_VERSION}"
-            f"{'; it was written by a newer shoectl' if newer else ''})")
-    if meta.get("hash_algorithm") not in ALGORITHMS:
-        raise NotAJournalError(f"{path}: not a journal: unknown hash algorithm {meta.get('hash_algorithm')!r}")
-    if not meta.get("table_id"):
-        raise NotAJournalError(f"{path}: not a journal: meta has no table_id")
-    return meta
-
-
-def _check_str(name: str, value: Any, *, optional: bool) -> None:
-    if value is None:
-        if optional:
-            return
-        raise PayloadError(f"{name} is required")
-    if not isinstance(value, str):
-        raise PayloadError(f"{name} must be a str, got {type(value).__name__} {value!r}")
-    if not value:
-        raise PayloadError(f"{name} must not be empty")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise PayloadError(f"{name} is not valid Unicode text") from None
-
-
-def _check_int(name: str, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise PayloadError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if not 0 <= value <= _INT64_MAX:
-        raise PayloadError(f"{name} must be between 0 and 2**63-1, got {value}")
-
-
-def prepare(kind: str, payload: dict[str, Any], *, shoe: str | None = None, round: int | None = None,
-            device: str | None = None, epoch: int | None = None, counter: int | None = None,
-            operator: str | None = None) -> _Prepared:
-    """Validate an entry's fields before any database work (PayloadError on a bad one)."""
-    _check_str("kind", kind, optional=False)
-    _check_str("shoe", shoe, optional=True)
-    _check_int("round", round)
-    _check_str("device", device, optional=True)
-    _check_int("epoch", epoch)
-    _check_int("counter", counter)
-    _check_str("operator", operator, optional=True)
-    if counter is not None and (device is None or epoch is None):
-        raise PayloadError("a device event needs device, epoch and counter together")
-    if epoch is not None and device is None:
-        raise PayloadError("epoch given without device")
-    text, value = encode_payload_value(payload)
-    return _Prepared(kind, value, text, shoe, round, device, epoch, counter, operator)
-
-
-# --- reading -----------------------------------------------------------------------------------
-
-class _ReadApi:
-    """Queries shared by the writer (``Journal``) and ``JournalReader``."""
-
-    _conn: sqlite3.Connection
-    path: Path
-    meta: dict[str, str]
-
-    @property
-    def table_id(self) -> str:
-        return self.meta["table_id"]
-
-    @property
-    def hash_algorithm(self) -> str:
-        return self.meta["hash_algorithm"]
-
-    @property
-    def key_id(self) -> str | None:
-        return self.meta.get("key_id")
-
-    def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-        try:
-            return self._conn.execute(sql, tuple(params)).fetchall()
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path, "read the journal") from None
-
-    def entries(self, since_seq: int = 0, kinds: Iterable[str] | None = None,
-                shoe: str | None = None) -> Iterator[Entry]:
-        """Entries with ``seq > since_seq`` in seq order, optionally only those ``kinds`` and/or
-        that ``shoe``. Read in pages, so entries appended while iterating are included; use
-        ``snapshot()`` for a fixed view."""
-        where = ["seq > ?"]
-        base: list[Any] = []
-        if kinds is not None:
-            kinds = [kinds] if isinstance(kinds, str) else list(kinds)
-            if not kinds:
-                return
-            where.append("kind IN (" + ",".join("?" * len(kinds)) + ")")
-            base.extend(kinds)
-        if shoe is not None:
-            where.append("shoe_id = ?")
-            base.append(shoe)
-        sql = f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY seq LIMIT {_PAGE}"
-        last = int(since_seq)
-        while True:
-            rows = self._query(sql, [last, *base])
-            for row in rows:
-                yield _row_to_entry(row, self.path)
-            if len(rows) < _PAGE:
-                return
-            last = rows[-1][0]
-
-    def get(self, seq: int) -> Entry | None:
-        rows = self._query(f"{_SELECT} WHERE seq = ?", (seq,))
-        return _row_to_entry(rows[0], self.path) if rows else None
-
-    def last(self) -> Entry | None:
-        rows = self._query(f"{_SELECT} ORDER BY seq DESC LIMIT 1")
-        return _row_to_entry(rows[0], self.path) if rows else None
-
-    @property
-    def last_seq(self) -> int:
-        """The seq of the last entry (= the number of entries), 0 if empty."""
-        rows = self._query("SELECT max(seq) FROM entries")
-        return rows[0][0] or 0
-
-    def anchor(self) -> str:
-        """``SEQ:HASH`` of the last entry (``0:000...`` when empty): print it somewhere outside
-        the journal (e.g. at each shoe end) and check it later with ``verify --anchor``."""
-        rows = self._query("SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1")
-        seq, h = rows[0] if rows else (0, GENESIS_HASH)
-        return f"{seq}:{h}"
-
-    def _latest_epoch(self, device_id: str) -> int | None:
-        rows = self._query(
-            "SELECT device_epoch FROM entries WHERE device_id = ? AND device_counter IS NOT NULL "
-            "ORDER BY seq DESC LIMIT 1", (device_id,))
-        return rows[0][0] if rows else None
-
-    def last_device_counter(self, device_id: str, *, contiguous: bool = True) -> tuple[int, int] | None:
-        """``(epoch, counter)`` to seed the link layer's duplicate tracking for ``device_id`` after
-        a restart (``HostConnection(last_event_counter=counter, event_epoch=epoch)``), or None if
-        no event of that device is stored.
-
-        ``epoch`` is that of the device's most recent stored event (a device picks a new epoch,
-        not necessarily a larger one, whenever its counter restarts). ``counter`` is, by default,
-        the highest counter C of that epoch such that every counter from the epoch's lowest stored
-        one up to C is stored: if a gap is open (events stored after a missing one), it stops
-        before the gap, so the still-unacknowledged missing events are not taken for duplicates
-        when the device resends them (and the journal drops the resent ones it already has).
-        ``contiguous=False`` gives the highest stored counter (use it once the table has recorded
-        a gap as unrecoverable, protocol E7); ``device_counter_gaps`` lists the gaps.
-        """
-        epoch = self._latest_epoch(device_id)
-        if epoch is None:
-            return None
-        lo, hi, n = self._query(
-            "SELECT min(device_counter), max(device_counter), count(*) FROM entries "
-            "WHERE device_id = ? AND device_epoch = ? AND device_counter IS NOT NULL", (device_id, epoch))[0]
-        if not contiguous or hi - lo + 1 == n:
-            return epoch, hi
-        return epoch, self.device_counter_gaps(device_id, epoch)[0][0] - 1
-
-    def device_counter_gaps(self, device_id: str, epoch: int | None = None) -> list[tuple[int, int]]:
-        """Inclusive ranges ``(first, last)`` of counters missing between the lowest and the
-        highest stored counter of ``device_id`` in ``epoch`` (default: the epoch of its most
-        recent stored event)."""
-        if epoch is None:
-            epoch = self._latest_epoch(device_id)
-            if epoch is None:
-                return []
-        rows = self._query(
-            "SELECT c, nxt FROM (SELECT device_counter AS c, lead(device_counter) OVER (ORDER BY device_counter) AS nxt "
-            "FROM entries WHERE device_id = ? AND device_epoch = ? AND device_counter IS NOT NULL) "
-            "WHERE nxt > c + 1 ORDER BY c", (device_id, epoch))
-        return [(c + 1, nxt - 1) for c, nxt in rows]
-
-    def find_device_event(self, device_id: str, epoch: int, counter: int) -> Entry | None:
-        rows = self._query(f"{_SELECT} WHERE device_id = ? AND device_epoch = ? AND device_counter = ?",
-                           (device_id, epoch, counter))
-        return _row_to_entry(rows[0], self.path) if rows else None
-
-    @contextlib.contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Within the block, reads see one consistent state of the journal (a read transaction)."""
-        try:
-            self._conn.execute("BEGIN")
-            self._conn.execute("SELECT 1 FROM meta LIMIT 1").fetchall()  # the snapshot starts at the first read
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
-            raise translate(exc, self.path, "read the journal") from None
-        try:
-            yield
-        finally:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("COMMIT")
-
-
-class JournalReader(_ReadApi):
-    """A read-only view of a journal (its own ``mode=ro`` connection); never modifies the file.
-
-    One reader per thread. Open with ``JournalReader.open(path)``.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, path: Path, meta: dict[str, str]) -> None:
-        self._conn = conn
-        self.path = path
-        self.meta = meta
-
-    @classmethod
-    def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> JournalReader:
-        p = Path(path)
-        conn = open_readonly_connection(p, busy_timeout=busy_timeout)
-        try:
-            meta = _inspect(conn, p)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise translate(exc, p, "read the journal") from None
-        except BaseException:
-            conn.close()
-            raise
-        if meta is None:
-            conn.close()
-            raise NotAJournalError(f"{p}: not a journal: an empty SQLite database")
-        return cls(conn, p, meta)
-
-    def close(self) -> None:
-        self._conn.close()
-
-    def __enter__(self) -> JournalReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> sqlite3.Connection:
-    """A ``mode=ro`` connection to an existing file. If SQLite cannot open it because the WAL
-    index cannot be created (a read-only copy) and no ``-wal`` file exists (so no writer is
-    active), the file is opened ``immutable``. JournalError if missing or unusable."""
-    _check_sqlite_version()
-    if not path.exists():
-        raise JournalError(f"{path}: no such journal")
-    if path.is_dir():
-        raise JournalError(f"{path}: is a directory, not a journal")
-    if not os.access(path, os.R_OK):
-        raise JournalError(f"{path}: permission denied")
-    try:
-        conn = sqlite3.connect(_uri(path, mode="ro"), uri=True, timeout=busy_timeout, isolation_level=None,
-                               factory=_Connection)
-        try:
-            conn.execute("PRAGMA query_only = 1")
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-    except sqlite3.Error as exc:
-        if "unable to open" not in str(exc) or Path(str(path) + "-wal").exists():
-            raise translate(exc, path, "open the journal") from None
-    try:
-        conn = sqlite3.connect(_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None,
-                               factory=_Connection)
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return conn
-    except sqlite3.Error as exc:
-        raise translate(exc, path, "open the journal") from None
-
-
-# --- writing -----------------------------------------------------------------------------------
 
 @dataclass
 class _Tail:
@@ -543,8 +79,8 @@ class Journal(_ReadApi):
         an aware datetime (default: now, UTC). Refuses (JournalError) if WAL or synchronous=FULL
         cannot be set, or another process has the journal open for writing.
         """
-        _check_sqlite_version()
-        _check_str("table_id", table_id, optional=False)
+        check_sqlite_version()
+        check_str("table_id", table_id, optional=False)
         raw = os.fspath(path)
         if raw in ("", ":memory:") or str(raw).startswith("file:"):
             raise JournalError(f"{raw or '(empty)'}: the journal must be a file path (WAL needs a file)")
@@ -561,9 +97,9 @@ class Journal(_ReadApi):
         conn = None
         try:
             try:
-                conn = sqlite3.connect(_uri(p, mode="rwc" if create else "rw"), uri=True, timeout=busy_timeout,
-                                       isolation_level=None, check_same_thread=False, factory=_Connection)
-                meta = _inspect(conn, p)  # before any change: never convert someone else's database
+                conn = sqlite3.connect(sqlite_uri(p, mode="rwc" if create else "rw"), uri=True, timeout=busy_timeout,
+                                       isolation_level=None, check_same_thread=False, factory=JournalConnection)
+                meta = inspect_meta(conn, p)  # before any change: never convert someone else's database
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise JournalError(f"{p}: cannot use WAL mode here (journal_mode stays {mode!r}); "
@@ -575,7 +111,7 @@ class Journal(_ReadApi):
                 if meta is None:
                     if not create:
                         raise NotAJournalError(f"{p}: not a journal: an empty SQLite database")
-                    meta = _create_schema(conn, p, table_id, hasher, clock or utc_now)
+                    meta = create_schema(conn, p, table_id, hasher, clock or utc_now)
                     fsync_dir(p.parent.absolute())
             except sqlite3.Error as exc:
                 raise translate(exc, p, "open the journal") from None
@@ -628,7 +164,7 @@ class Journal(_ReadApi):
             return []
         return self._commit(prepared)
 
-    def _commit(self, records: list[_Prepared]) -> list[Entry | None]:
+    def _commit(self, records: list[PreparedEntry]) -> list[Entry | None]:
         self._check_writer()
         conn = self._conn
         try:
@@ -683,9 +219,9 @@ class Journal(_ReadApi):
         return seq, prev
 
     def _stored_device_event(self, device: str | None, epoch: int | None, counter: int) -> Entry | None:
-        row = self._conn.execute(f"{_SELECT} WHERE device_id = ? AND device_epoch = ? AND device_counter = ?",
+        row = self._conn.execute(f"{SELECT} WHERE device_id = ? AND device_epoch = ? AND device_counter = ?",
                                  (device, epoch, counter)).fetchone()
-        return _row_to_entry(row, self.path) if row else None
+        return row_to_entry(row, self.path) if row else None
 
     def _abort(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -744,7 +280,7 @@ def _record_fields(item: Record | Mapping[str, Any], i: int) -> dict[str, Any]:
     raise PayloadError(f"batch item {i}: expected a Record or a mapping, got {type(item).__name__}")
 
 
-def _same_event_or_raise(existing: Entry, rec: _Prepared) -> None:
+def _same_event_or_raise(existing: Entry, rec: PreparedEntry) -> None:
     if existing.kind == rec.kind and canonical_json(existing.payload) == rec.payload_text:
         return
     raise DeviceEventConflict(
@@ -769,34 +305,6 @@ def _take_writer_lock(path: Path) -> int:
         os.close(fd)
         raise JournalBusyError(f"{path}: the journal is already open for writing (another shoectl holds {lock_path.name})") from None
     return fd
-
-
-def _create_schema(conn: sqlite3.Connection, path: Path, table_id: str, hasher: Hasher, clock: Clock) -> dict[str, str]:
-    meta = {
-        "format": FORMAT,
-        "schema_version": str(SCHEMA_VERSION),
-        "table_id": table_id,
-        "created": format_ts(clock()),
-        "hash_algorithm": hasher.algorithm,
-    }
-    if hasher.key_id is not None:
-        meta["key_id"] = hasher.key_id
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if _inspect(conn, path) is not None:  # created meanwhile by someone else
-            conn.execute("ROLLBACK")
-            return _inspect(conn, path)  # type: ignore[return-value]
-        for statement in SCHEMA.split(";\n"):
-            if statement.strip():
-                conn.execute(statement)
-        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(meta.items()))
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-        raise
-    return meta
 
 
 def _check_meta(path: Path, meta: dict[str, str], table_id: str, hasher: Hasher) -> None:

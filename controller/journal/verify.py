@@ -24,7 +24,9 @@ from typing import Any
 
 from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, canonical_json, decode_payload_strict, entry_body
 from controller.journal.errors import NotAJournalError
-from controller.journal.store import _SELECT, _inspect, open_readonly_connection, parse_ts, translate
+from controller.journal.connection import open_readonly_connection, translate
+from controller.journal.entry import parse_ts
+from controller.journal.schema import SELECT, inspect_meta
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -75,7 +77,7 @@ def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expec
     try:
         try:
             conn.execute("BEGIN")  # one consistent snapshot, even while the writer appends
-            meta = _inspect(conn, p)
+            meta = inspect_meta(conn, p)
             if meta is None:
                 raise NotAJournalError(f"{p}: not a journal: an empty SQLite database")
             total = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
@@ -118,7 +120,7 @@ def _check_chain(conn: sqlite3.Connection, meta: dict[str, str], hasher: Hasher,
     def fail(seq: int | None, reason: str) -> VerifyReport:
         return VerifyReport(False, good, seq, reason, last_seq=expected - 1, last_hash=prev, **base)
 
-    cur = conn.execute(f"{_SELECT} ORDER BY seq")
+    cur = conn.execute(f"{SELECT} ORDER BY seq")
     while True:
         rows = cur.fetchmany(2000)
         if not rows:

@@ -1,0 +1,82 @@
+"""Opening SQLite connections to a journal file (read-only ones with the fallback for read-only
+copies) and translating SQLite's errors into one-line ``JournalError``s."""
+from __future__ import annotations
+
+import os
+import sqlite3
+import urllib.parse
+from pathlib import Path
+
+from controller.journal.errors import JournalBusyError, JournalError, JournalWriteError, NotAJournalError
+from controller.journal.schema import check_sqlite_version
+
+DEFAULT_BUSY_TIMEOUT = 2.0
+
+
+def sqlite_uri(path: Path, **params: str) -> str:
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    return "file:" + urllib.parse.quote(str(path.absolute())) + ("?" + query if query else "")
+
+
+class JournalConnection(sqlite3.Connection):
+    """A plain connection; a Python subclass so that tests can patch ``execute`` at the edge."""
+
+
+def translate(exc: BaseException, path: Path | str, action: str) -> JournalError:
+    """A sqlite3 error as a one-line JournalError of the right kind."""
+    msg = " ".join(str(exc).split()) or exc.__class__.__name__
+    low = msg.lower()
+    where = f"{path}: cannot {action}"
+    if "file is not a database" in low or "not a database" in low:
+        return NotAJournalError(f"{path}: not a journal: not an SQLite database")
+    if "locked" in low or "busy" in low:
+        return JournalBusyError(f"{where}: the database is locked by another connection ({msg})")
+    if "disk is full" in low or "disk full" in low:
+        return JournalWriteError(f"{where}: database or disk is full; nothing was stored")
+    if "readonly" in low or "read-only" in low:
+        return JournalError(f"{where}: the journal or its directory is read-only ({msg})")
+    if "unable to open" in low:
+        parent = Path(path).parent
+        if not parent.is_dir():
+            return JournalError(f"{where}: directory {parent} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            return JournalError(f"{where}: directory {parent} is read-only (WAL needs to create files beside the journal)")
+        return JournalError(f"{where}: unable to open the database file")
+    if "malformed" in low or "corrupt" in low:
+        return NotAJournalError(f"{where}: the database file is corrupt ({msg})")
+    if "i/o error" in low:
+        return JournalWriteError(f"{where}: disk I/O error; nothing was stored")
+    return JournalError(f"{where}: {msg}")
+
+
+def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> sqlite3.Connection:
+    """A ``mode=ro`` connection to an existing file. If SQLite cannot open it because the WAL
+    index cannot be created (a read-only copy) and no ``-wal`` file exists (so no writer is
+    active), the file is opened ``immutable``. JournalError if missing or unusable."""
+    check_sqlite_version()
+    if not path.exists():
+        raise JournalError(f"{path}: no such journal")
+    if path.is_dir():
+        raise JournalError(f"{path}: is a directory, not a journal")
+    if not os.access(path, os.R_OK):
+        raise JournalError(f"{path}: permission denied")
+    try:
+        conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=busy_timeout, isolation_level=None,
+                               factory=JournalConnection)
+        try:
+            conn.execute("PRAGMA query_only = 1")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+    except sqlite3.Error as exc:
+        if "unable to open" not in str(exc) or Path(str(path) + "-wal").exists():
+            raise translate(exc, path, "open the journal") from None
+    try:
+        conn = sqlite3.connect(sqlite_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None,
+                               factory=JournalConnection)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "open the journal") from None

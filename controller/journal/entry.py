@@ -1,0 +1,149 @@
+"""Journal entries: the ``Entry`` read back, the ``Record`` to append, timestamps, and the
+validation of an entry's fields before any database work (``prepare``)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from controller.journal.chain import encode_payload_value
+from controller.journal.errors import NotAJournalError, PayloadError
+
+_INT64_MAX = 2**63 - 1
+
+COLUMNS = ("seq", "ts", "kind", "table_id", "shoe_id", "round_no", "device_id", "device_epoch",
+           "device_counter", "operator", "payload", "prev_hash", "hash")
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def format_ts(dt: datetime) -> str:
+    """UTC ISO-8601 with microseconds and a ``Z``: ``2025-01-31T20:15:00.123456Z``."""
+    if not isinstance(dt, datetime):
+        raise TypeError(f"the journal clock must return a datetime, got {type(dt).__name__}")
+    if dt.tzinfo is None or dt.utcoffset() is None:
+        raise ValueError("the journal clock returned a naive datetime; it must be timezone-aware (UTC)")
+    return dt.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+
+
+def parse_ts(ts: str) -> datetime:
+    if not (isinstance(ts, str) and len(ts) == 27 and ts.endswith("Z")):
+        raise ValueError(f"not a journal timestamp: {ts!r}")
+    return datetime.fromisoformat(ts[:-1]).replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journal entry: every column, with ``payload`` decoded (a new dict for each read)."""
+
+    seq: int
+    ts: str
+    kind: str
+    table_id: str
+    shoe_id: str | None
+    round_no: int | None
+    device_id: str | None
+    device_epoch: int | None
+    device_counter: int | None
+    operator: str | None
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+    @property
+    def time(self) -> datetime:
+        """``ts`` as an aware UTC datetime."""
+        return parse_ts(self.ts)
+
+    @property
+    def is_device_event(self) -> bool:
+        return self.device_counter is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """All columns, in schema order (``payload`` as an object): the export format."""
+        return {name: getattr(self, name) for name in COLUMNS}
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """An entry to append with ``append_batch``; the fields are ``append``'s arguments."""
+
+    kind: str
+    payload: dict[str, Any]
+    shoe: str | None = None
+    round: int | None = None
+    device: str | None = None
+    epoch: int | None = None
+    counter: int | None = None
+    operator: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedEntry:
+    kind: str
+    payload: dict[str, Any]
+    payload_text: str
+    shoe: str | None
+    round: int | None
+    device: str | None
+    epoch: int | None
+    counter: int | None
+    operator: str | None
+
+
+def row_to_entry(row: tuple[Any, ...], path: Path | str) -> Entry:
+    try:
+        payload = json.loads(row[10])
+    except (TypeError, ValueError):
+        raise NotAJournalError(f"{path}: entry {row[0]} has a payload that is not JSON; run `shoectl journal verify`") from None
+    return Entry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9], payload, row[11], row[12])
+
+
+def check_str(name: str, value: Any, *, optional: bool) -> None:
+    if value is None:
+        if optional:
+            return
+        raise PayloadError(f"{name} is required")
+    if not isinstance(value, str):
+        raise PayloadError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+    if not value:
+        raise PayloadError(f"{name} must not be empty")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PayloadError(f"{name} is not valid Unicode text") from None
+
+
+def _check_int(name: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PayloadError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if not 0 <= value <= _INT64_MAX:
+        raise PayloadError(f"{name} must be between 0 and 2**63-1, got {value}")
+
+
+def prepare(kind: str, payload: dict[str, Any], *, shoe: str | None = None, round: int | None = None,
+            device: str | None = None, epoch: int | None = None, counter: int | None = None,
+            operator: str | None = None) -> PreparedEntry:
+    """Validate an entry's fields before any database work (PayloadError on a bad one)."""
+    check_str("kind", kind, optional=False)
+    check_str("shoe", shoe, optional=True)
+    _check_int("round", round)
+    check_str("device", device, optional=True)
+    _check_int("epoch", epoch)
+    _check_int("counter", counter)
+    check_str("operator", operator, optional=True)
+    if counter is not None and (device is None or epoch is None):
+        raise PayloadError("a device event needs device, epoch and counter together")
+    if epoch is not None and device is None:
+        raise PayloadError("epoch given without device")
+    text, value = encode_payload_value(payload)
+    return PreparedEntry(kind, value, text, shoe, round, device, epoch, counter, operator)

@@ -1,0 +1,193 @@
+"""Reading a journal: the queries shared by the writer and ``JournalReader`` (a read-only view)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from controller.journal.chain import GENESIS_HASH
+from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, open_readonly_connection, translate
+from controller.journal.entry import Entry, row_to_entry
+from controller.journal.errors import NotAJournalError
+from controller.journal.schema import SELECT, inspect_meta
+
+_PAGE = 1000
+
+
+class _ReadApi:
+    """Queries shared by the writer (``Journal``) and ``JournalReader``."""
+
+    _conn: sqlite3.Connection
+    path: Path
+    meta: dict[str, str]
+
+    @property
+    def table_id(self) -> str:
+        return self.meta["table_id"]
+
+    @property
+    def hash_algorithm(self) -> str:
+        return self.meta["hash_algorithm"]
+
+    @property
+    def key_id(self) -> str | None:
+        return self.meta.get("key_id")
+
+    def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._conn.execute(sql, tuple(params)).fetchall()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, "read the journal") from None
+
+    def entries(self, since_seq: int = 0, kinds: Iterable[str] | None = None,
+                shoe: str | None = None) -> Iterator[Entry]:
+        """Entries with ``seq > since_seq`` in seq order, optionally only those ``kinds`` and/or
+        that ``shoe``. Read in pages, so entries appended while iterating are included; use
+        ``snapshot()`` for a fixed view."""
+        where = ["seq > ?"]
+        base: list[Any] = []
+        if kinds is not None:
+            kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+            if not kinds:
+                return
+            where.append("kind IN (" + ",".join("?" * len(kinds)) + ")")
+            base.extend(kinds)
+        if shoe is not None:
+            where.append("shoe_id = ?")
+            base.append(shoe)
+        sql = f"{SELECT} WHERE {' AND '.join(where)} ORDER BY seq LIMIT {_PAGE}"
+        last = int(since_seq)
+        while True:
+            rows = self._query(sql, [last, *base])
+            for row in rows:
+                yield row_to_entry(row, self.path)
+            if len(rows) < _PAGE:
+                return
+            last = rows[-1][0]
+
+    def get(self, seq: int) -> Entry | None:
+        rows = self._query(f"{SELECT} WHERE seq = ?", (seq,))
+        return row_to_entry(rows[0], self.path) if rows else None
+
+    def last(self) -> Entry | None:
+        rows = self._query(f"{SELECT} ORDER BY seq DESC LIMIT 1")
+        return row_to_entry(rows[0], self.path) if rows else None
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last entry (= the number of entries), 0 if empty."""
+        rows = self._query("SELECT max(seq) FROM entries")
+        return rows[0][0] or 0
+
+    def anchor(self) -> str:
+        """``SEQ:HASH`` of the last entry (``0:000...`` when empty): print it somewhere outside
+        the journal (e.g. at each shoe end) and check it later with ``verify --anchor``."""
+        rows = self._query("SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1")
+        seq, h = rows[0] if rows else (0, GENESIS_HASH)
+        return f"{seq}:{h}"
+
+    def _latest_epoch(self, device_id: str) -> int | None:
+        rows = self._query(
+            "SELECT device_epoch FROM entries WHERE device_id = ? AND device_counter IS NOT NULL "
+            "ORDER BY seq DESC LIMIT 1", (device_id,))
+        return rows[0][0] if rows else None
+
+    def last_device_counter(self, device_id: str, *, contiguous: bool = True) -> tuple[int, int] | None:
+        """``(epoch, counter)`` to seed the link layer's duplicate tracking for ``device_id`` after
+        a restart (``HostConnection(last_event_counter=counter, event_epoch=epoch)``), or None if
+        no event of that device is stored.
+
+        ``epoch`` is that of the device's most recent stored event (a device picks a new epoch,
+        not necessarily a larger one, whenever its counter restarts). ``counter`` is, by default,
+        the highest counter C of that epoch such that every counter from the epoch's lowest stored
+        one up to C is stored: if a gap is open (events stored after a missing one), it stops
+        before the gap, so the still-unacknowledged missing events are not taken for duplicates
+        when the device resends them (and the journal drops the resent ones it already has).
+        ``contiguous=False`` gives the highest stored counter (use it once the table has recorded
+        a gap as unrecoverable, protocol E7); ``device_counter_gaps`` lists the gaps.
+        """
+        epoch = self._latest_epoch(device_id)
+        if epoch is None:
+            return None
+        lo, hi, n = self._query(
+            "SELECT min(device_counter), max(device_counter), count(*) FROM entries "
+            "WHERE device_id = ? AND device_epoch = ? AND device_counter IS NOT NULL", (device_id, epoch))[0]
+        if not contiguous or hi - lo + 1 == n:
+            return epoch, hi
+        return epoch, self.device_counter_gaps(device_id, epoch)[0][0] - 1
+
+    def device_counter_gaps(self, device_id: str, epoch: int | None = None) -> list[tuple[int, int]]:
+        """Inclusive ranges ``(first, last)`` of counters missing between the lowest and the
+        highest stored counter of ``device_id`` in ``epoch`` (default: the epoch of its most
+        recent stored event)."""
+        if epoch is None:
+            epoch = self._latest_epoch(device_id)
+            if epoch is None:
+                return []
+        rows = self._query(
+            "SELECT c, nxt FROM (SELECT device_counter AS c, lead(device_counter) OVER (ORDER BY device_counter) AS nxt "
+            "FROM entries WHERE device_id = ? AND device_epoch = ? AND device_counter IS NOT NULL) "
+            "WHERE nxt > c + 1 ORDER BY c", (device_id, epoch))
+        return [(c + 1, nxt - 1) for c, nxt in rows]
+
+    def find_device_event(self, device_id: str, epoch: int, counter: int) -> Entry | None:
+        rows = self._query(f"{SELECT} WHERE device_id = ? AND device_epoch = ? AND device_counter = ?",
+                           (device_id, epoch, counter))
+        return row_to_entry(rows[0], self.path) if rows else None
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Within the block, reads see one consistent state of the journal (a read transaction)."""
+        try:
+            self._conn.execute("BEGIN")
+            self._conn.execute("SELECT 1 FROM meta LIMIT 1").fetchall()  # the snapshot starts at the first read
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            raise translate(exc, self.path, "read the journal") from None
+        try:
+            yield
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("COMMIT")
+
+
+class JournalReader(_ReadApi):
+    """A read-only view of a journal (its own ``mode=ro`` connection); never modifies the file.
+
+    One reader per thread. Open with ``JournalReader.open(path)``.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, meta: dict[str, str]) -> None:
+        self._conn = conn
+        self.path = path
+        self.meta = meta
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> JournalReader:
+        p = Path(path)
+        conn = open_readonly_connection(p, busy_timeout=busy_timeout)
+        try:
+            meta = inspect_meta(conn, p)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate(exc, p, "read the journal") from None
+        except BaseException:
+            conn.close()
+            raise
+        if meta is None:
+            conn.close()
+            raise NotAJournalError(f"{p}: not a journal: an empty SQLite database")
+        return cls(conn, p, meta)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> JournalReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

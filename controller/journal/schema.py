@@ -1,0 +1,108 @@
+"""The journal's SQLite schema: creating it in a new file, and recognising a journal (its ``meta``)
+in an existing one."""
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+from controller.journal.chain import ALGORITHMS, Hasher
+from controller.journal.entry import COLUMNS, Clock, format_ts
+from controller.journal.errors import JournalError, NotAJournalError
+
+FORMAT = "shoectl-journal"
+SCHEMA_VERSION = 1
+MIN_SQLITE = (3, 37, 0)  # STRICT tables
+
+SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM entries"
+
+SCHEMA = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+) STRICT;
+CREATE TABLE entries (
+    seq            INTEGER PRIMARY KEY NOT NULL CHECK (seq >= 1),
+    ts             TEXT NOT NULL,
+    kind           TEXT NOT NULL CHECK (kind <> ''),
+    table_id       TEXT NOT NULL,
+    shoe_id        TEXT,
+    round_no       INTEGER,
+    device_id      TEXT,
+    device_epoch   INTEGER,
+    device_counter INTEGER,
+    operator       TEXT,
+    payload        TEXT NOT NULL,
+    prev_hash      TEXT NOT NULL,
+    hash           TEXT NOT NULL,
+    CHECK (device_counter IS NULL OR (device_id IS NOT NULL AND device_epoch IS NOT NULL))
+) STRICT;
+CREATE UNIQUE INDEX entries_device_event ON entries (device_id, device_epoch, device_counter)
+    WHERE device_counter IS NOT NULL;
+CREATE INDEX entries_device_seq ON entries (device_id, seq) WHERE device_id IS NOT NULL;
+CREATE INDEX entries_shoe_seq ON entries (shoe_id, seq) WHERE shoe_id IS NOT NULL;
+CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries
+    BEGIN SELECT RAISE(ABORT, 'journal entries are append-only'); END;
+CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries
+    BEGIN SELECT RAISE(ABORT, 'journal entries are append-only'); END;
+"""
+
+
+def check_sqlite_version() -> None:
+    if sqlite3.sqlite_version_info < MIN_SQLITE:
+        raise JournalError(f"SQLite {sqlite3.sqlite_version} is too old for the journal "
+                           f"(needs {'.'.join(map(str, MIN_SQLITE))} or newer)")
+
+
+def inspect_meta(conn: sqlite3.Connection, path: Path | str) -> dict[str, str] | None:
+    """The meta of a journal, None for an empty database; NotAJournalError for anything else."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not names and version == 0:
+        return None
+    if "meta" not in names or "entries" not in names:
+        raise NotAJournalError(f"{path}: not a journal: an SQLite database without the journal's tables")
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+    except sqlite3.DatabaseError as exc:
+        raise NotAJournalError(f"{path}: not a journal: unreadable meta table ({exc})") from None
+    if meta.get("format") != FORMAT:
+        raise NotAJournalError(f"{path}: not a journal: meta.format is {meta.get('format')!r}, not {FORMAT!r}")
+    if version != SCHEMA_VERSION or meta.get("schema_version") != str(SCHEMA_VERSION):
+        newer = version > SCHEMA_VERSION
+        raise NotAJournalError(
+            f"{path}: journal schema version {version} is not supported (this shoectl reads {SCHEMA_VERSION}"
+            f"{'; it was written by a newer shoectl' if newer else ''})")
+    if meta.get("hash_algorithm") not in ALGORITHMS:
+        raise NotAJournalError(f"{path}: not a journal: unknown hash algorithm {meta.get('hash_algorithm')!r}")
+    if not meta.get("table_id"):
+        raise NotAJournalError(f"{path}: not a journal: meta has no table_id")
+    return meta
+
+
+def create_schema(conn: sqlite3.Connection, path: Path, table_id: str, hasher: Hasher, clock: Clock) -> dict[str, str]:
+    meta = {
+        "format": FORMAT,
+        "schema_version": str(SCHEMA_VERSION),
+        "table_id": table_id,
+        "created": format_ts(clock()),
+        "hash_algorithm": hasher.algorithm,
+    }
+    if hasher.key_id is not None:
+        meta["key_id"] = hasher.key_id
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if inspect_meta(conn, path) is not None:  # created meanwhile by someone else
+            conn.execute("ROLLBACK")
+            return inspect_meta(conn, path)  # type: ignore[return-value]
+        for statement in SCHEMA.split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(meta.items()))
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return meta
