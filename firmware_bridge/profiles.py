@@ -8,8 +8,9 @@ Contract:
   validates an already-parsed mapping. The result is an immutable ``Profile``.
 - ``profile_dirs()`` is the search path: the directories in ``$SHOECTL_PROFILE_PATH``
   (``os.pathsep``-separated, searched first, so a site can override a shipped profile by name),
-  then the repository's ``device_profiles/``. ``profile_files()`` lists the ``*.toml`` files in
-  it (names starting with ``.`` are ignored: editor lock and backup files).
+  then the built-in profiles (``device_profiles/``, an installed data package).
+  ``profile_files()`` lists the ``*.toml`` files in it (names starting with ``.`` are ignored:
+  editor lock and backup files).
 - ``list_profiles()`` loads the first file of each name, sorted by name, and raises on the first
   bad file: nothing is skipped silently. ``check_profiles(paths)`` loads every file and returns
   one ``ProfileCheck`` per file instead of raising. ``get_profile(name)`` loads one profile by
@@ -22,6 +23,7 @@ Contract:
 """
 from __future__ import annotations
 
+import importlib.resources
 import math
 import os
 import re
@@ -358,8 +360,11 @@ class ProfileCheck:
 
 
 def builtin_profile_dir() -> Path:
-    """The repository's ``device_profiles/`` directory (beside this package)."""
-    return Path(__file__).resolve().parent.parent / "device_profiles"
+    """The built-in profiles: the ``device_profiles`` data package (the repository's
+    ``device_profiles/``, shipped in the wheel), found through the import system so that a
+    checkout and an installed copy behave alike. pip installs packages as files, so this is a
+    real directory."""
+    return Path(str(importlib.resources.files("device_profiles")))
 
 
 def profile_dirs() -> list[Path]:
