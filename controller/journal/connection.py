@@ -49,10 +49,22 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
     return JournalError(f"{where}: {msg}")
 
 
+def _cannot_create_side_files(exc: sqlite3.Error) -> bool:
+    """The error SQLite gives a reader that cannot create the ``-shm`` file beside a WAL database:
+    "unable to open database file" (CANTOPEN) or, from 3.40 on, "attempt to write a readonly
+    database" (READONLY)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY)
+    text = str(exc).lower()
+    return "unable to open" in text or "readonly" in text
+
+
 def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> sqlite3.Connection:
     """A ``mode=ro`` connection to an existing file. If SQLite cannot open it because the WAL
-    index cannot be created (a read-only copy) and no ``-wal`` file exists (so no writer is
-    active), the file is opened ``immutable``. JournalError if missing or unusable."""
+    index (``-shm``) cannot be created beside it (a read-only copy: a write-protected file or
+    directory) and no ``-wal`` file exists (so no writer is active), the file is opened
+    ``immutable``. JournalError if missing or unusable."""
     check_sqlite_version()
     if not path.exists():
         raise JournalError(f"{path}: no such journal")
@@ -71,7 +83,7 @@ def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_T
             raise
         return conn
     except sqlite3.Error as exc:
-        if "unable to open" not in str(exc) or Path(str(path) + "-wal").exists():
+        if not _cannot_create_side_files(exc) or Path(str(path) + "-wal").exists():
             raise translate(exc, path, "open the journal") from None
     try:
         conn = sqlite3.connect(sqlite_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None,

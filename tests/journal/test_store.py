@@ -555,24 +555,6 @@ def test_read_only_directory(tmp_path: Path) -> None:
         os.chmod(d, 0o755)
 
 
-def test_read_only_copy_can_be_read_and_verified(tmp_path: Path, journal_path: Path) -> None:
-    """A copy without -wal/-shm files that SQLite cannot create them for (simulated read-only
-    media) is opened immutable."""
-    fill(journal_path, 5)
-    assert not Path(str(journal_path) + "-wal").exists()
-    real = sqlite3.connect
-
-    def connect(database, *a, **kw):
-        if "immutable=1" not in database:
-            raise sqlite3.OperationalError("unable to open database file")
-        return real(database, *a, **kw)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("controller.journal.store.sqlite3.connect", connect)
-        assert verify(journal_path).ok
-        with JournalReader.open(journal_path) as r:
-            assert r.last_seq == 5
-
-
 def test_changed_behind_the_writers_back_is_refused(journal: Journal, journal_path: Path) -> None:
     journal.append("a", {})
     other = sqlite3.connect(journal_path, isolation_level=None)
