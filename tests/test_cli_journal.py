@@ -15,6 +15,7 @@ import pytest
 from controller.cli import main as cli_main
 from controller.journal import Journal, JournalReader, Record
 from cli_run import run
+from tampering import tamper
 
 KEY = b"s" * 32
 
@@ -48,14 +49,6 @@ def hmac_journal(tmp_path: Path) -> tuple[Path, Path]:
     return p, key
 
 
-def _tamper(path: Path, sql: str) -> None:
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("DROP TRIGGER entries_no_update")
-    conn.execute("DROP TRIGGER IF EXISTS entries_no_delete")
-    conn.execute(sql)
-    conn.close()
-
-
 # --- verify ----------------------------------------------------------------------------------------
 
 
@@ -63,8 +56,12 @@ def test_verify_intact(capsys, jpath: Path) -> None:
     code, out, err = run(capsys, "journal", "verify", str(jpath))
     with JournalReader.open(jpath) as r:
         h = r.last().hash
-    assert code == 0 and err == ""
+    assert code == 0
     assert out == f"{jpath}: ok: 5 entries, last hash {h} (sha256)\n"
+    assert err == (f"shoectl journal: warning: {jpath}: checked without an anchor: a removed tail, or a rewrite "
+                   "with recomputed hashes, would not show (see docs/journal.md, Anchors)\n")
+    code, out, err = run(capsys, "journal", "verify", str(jpath), "--anchor", f"5:{h}")
+    assert code == 0 and err == ""
 
 
 def test_verify_json_contract(capsys, jpath: Path) -> None:
@@ -72,12 +69,14 @@ def test_verify_json_contract(capsys, jpath: Path) -> None:
     d = json.loads(out)
     assert code == 0
     assert set(d) == {"ok", "entries", "first_bad_seq", "reason", "last_seq", "last_hash", "total", "algorithm",
-                      "key_id", "needs_key", "path"}
+                      "key_id", "needs_key", "path", "anchors", "links_only", "warnings"}
     assert (d["ok"], d["entries"], d["first_bad_seq"], d["reason"], d["last_seq"]) == (True, 5, None, None, 5)
+    assert (d["anchors"], d["links_only"]) == (0, False)
+    assert len(d["warnings"]) == 1 and "checked without an anchor" in d["warnings"][0]
 
 
 def test_verify_tampered_exits_1_naming_the_entry(capsys, jpath: Path) -> None:
-    _tamper(jpath, "UPDATE entries SET payload = '{\"card\":\"AH\",\"n\":2}' WHERE seq = 3")
+    tamper(jpath, "UPDATE entries SET payload = '{\"card\":\"AH\",\"n\":2}' WHERE seq = 3")
     code, out, err = run(capsys, "journal", "verify", str(jpath))
     assert code == 1 and err == ""
     assert out.startswith(f"{jpath}: FAILED at entry 3: entry 3: hash mismatch") and out.count("\n") == 1
@@ -87,7 +86,7 @@ def test_verify_tampered_exits_1_naming_the_entry(capsys, jpath: Path) -> None:
 
 
 def test_verify_deleted_row(capsys, jpath: Path) -> None:
-    _tamper(jpath, "DELETE FROM entries WHERE seq = 2")
+    tamper(jpath, "DELETE FROM entries WHERE seq = 2")
     code, out, _ = run(capsys, "journal", "verify", str(jpath))
     assert code == 1 and "FAILED at entry 2" in out and "missing" in out
 
@@ -98,7 +97,7 @@ def test_verify_anchors(capsys, jpath: Path) -> None:
         h = j.last().hash
     assert run(capsys, "journal", "verify", str(jpath), "--expect-count", "5", "--expect-last-hash", h)[0] == 0
     assert run(capsys, "journal", "verify", str(jpath), "--anchor", anchor, "--anchor", f"1:{h}")[0] == 1
-    _tamper(jpath, "DELETE FROM entries WHERE seq = 5")
+    tamper(jpath, "DELETE FROM entries WHERE seq = 5")
     assert run(capsys, "journal", "verify", str(jpath))[0] == 0  # truncation: invisible to the chain alone
     code, out, _ = run(capsys, "journal", "verify", str(jpath), "--expect-count", "5")
     assert code == 1 and "truncated" in out
@@ -115,6 +114,30 @@ def test_verify_anchors(capsys, jpath: Path) -> None:
 def test_verify_bad_arguments(capsys, jpath: Path, args) -> None:
     code, out, err = run(capsys, "journal", "verify", str(jpath), *args)
     assert code == 2 and out == "" and err.count("\n") == 1 and "error" in err
+
+
+@pytest.mark.parametrize("args", [
+    ["journal", "export", "{j}", "--since", "99999999999999999999999"],
+    ["journal", "export", "{j}", "--since", "9223372036854775808"],
+    ["journal", "export", "{j}", "--since", "1" + "0" * 5000],
+    ["journal", "verify", "{j}", "--expect-count", "99999999999999999999999"],
+    ["journal", "verify", "{j}", "--anchor", "99999999999999999999999:" + "0" * 64],
+    ["journal", "verify", "{j}", "--anchor", "\u00b2:" + "0" * 64],
+    ["journal", "replay", "{j}", "--round", "99999999999999999999999"],
+    ["journal", "replay", "{j}", "--round", "0"],
+])
+def test_every_number_option_is_bounded(capsys, jpath: Path, args: list[str]) -> None:
+    """`export --since 99999999999999999999999` printed an OverflowError traceback: every number
+    a journal command takes is a whole number that fits SQLite's integers, refused in one line."""
+    code, out, err = run(capsys, *(a.format(j=jpath) for a in args))
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "error" in err
+    assert "Error" not in err and "Traceback" not in err and "_anchor" not in err
+    assert len(err) < 400
+
+
+def test_the_largest_seq_is_accepted(capsys, jpath: Path) -> None:
+    code, out, _ = run(capsys, "journal", "export", str(jpath), "--since", "9223372036854775807")
+    assert (code, out) == (0, "")
 
 
 def test_verify_missing_file(capsys, tmp_path: Path) -> None:

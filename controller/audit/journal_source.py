@@ -33,16 +33,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from controller.journal.errors import JournalContentError, malformed_entry
+
 from .cardset import UNREADABLE, CardSetReport, Read, verify_cardset
 from .orders import CARDS_PER_DECK, impute
 
 __all__ = ["JournalContentError", "ShoeData", "StackMap", "collect_shoes", "partial_order", "previous_orders", "stack_map"]
 
 _COVER = -1
-
-
-class JournalContentError(ValueError):
-    """A record the audit needs is malformed (e.g. a ``cut`` without a position)."""
 
 
 @dataclass
@@ -94,8 +92,7 @@ def collect_shoes(entries: Iterable[Any]) -> list[ShoeData]:
         try:
             _collect_one(e, get)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            where = f"entry {e.seq}" if getattr(e, "seq", None) is not None else "an entry"
-            raise JournalContentError(f"{where} ({e.kind}): malformed payload ({exc.__class__.__name__}: {exc})") from None
+            raise malformed_entry(e, exc) from None
     return list(shoes.values())
 
 

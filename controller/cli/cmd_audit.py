@@ -12,20 +12,22 @@ Holm-Bonferroni. Exit 0 on a pass, 1 on a fail.
 
 Both: ``--shoes`` takes shoe ids or ``fnmatch`` patterns (comma-separated, repeatable). A file
 that is not a journal, a journal without shoes, or a ``--shoes`` that matches nothing: one line on
-standard error, exit 2.
+standard error, exit 2. The journal is checked as it is read (``controller.cli.journal_input``): one
+that does not verify (an edited, deleted or re-chained entry, a failed SQLite integrity check) is
+not audited (exit 1) unless ``--no-verify``.
 """
 from __future__ import annotations
 
 import argparse
 
 from controller.audit.journal_audit import PRE_ORDERS, AuditInputError, cards_audit, select_shoes, shuffle_audit
-from controller.audit.journal_source import JournalContentError, ShoeData, collect_shoes
+from controller.audit.journal_source import ShoeData, collect_shoes
 from controller.audit.report import cards_text, shuffle_text
 from controller.cli.common import print_json
+from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, read_checked
 from controller.errors import UsageError
-from controller.journal import JournalReader
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
 KINDS = ("shoe_start", "cut", "cover", "shoe_loaded", "reconciliation", "input.device")
 
 
@@ -53,19 +55,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", metavar="PATH", help="the journal file")
+    add_journal_input(p)
     p.add_argument("--shoes", action="append", default=[], metavar="ID,...",
                    help="only these shoes (ids or fnmatch patterns, comma-separated; repeatable)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _load(args: argparse.Namespace) -> tuple[list[ShoeData], list[ShoeData]]:
-    with JournalReader.open(args.path) as reader:
-        with reader.snapshot():
-            try:
-                every = collect_shoes(reader.entries(kinds=KINDS))
-            except JournalContentError as exc:
-                raise UsageError(f"{args.path}: {exc}") from None
+def _load(args: argparse.Namespace) -> tuple[list[ShoeData], list[ShoeData]] | None:
+    """Every shoe and the selected ones; None when the journal does not verify (said on stderr)."""
+    every = read_checked(args, collect_shoes, kinds=KINDS)
+    if every is None:
+        return None
     if not every:
         raise UsageError(f"{args.path}: no shoes in the journal")
     patterns = [p.strip() for item in args.shoes for p in item.split(",") if p.strip()]
@@ -76,7 +76,10 @@ def _load(args: argparse.Namespace) -> tuple[list[ShoeData], list[ShoeData]]:
 
 
 def run_cards(args: argparse.Namespace) -> int:
-    _, shoes = _load(args)
+    loaded = _load(args)
+    if loaded is None:
+        return EXIT_FAILED
+    _, shoes = loaded
     audit = cards_audit(shoes)
     if not audit.reports:
         raise UsageError(f"{args.path}: no dealt shoe to check")
@@ -88,7 +91,10 @@ def run_cards(args: argparse.Namespace) -> int:
 
 
 def run_shuffle(args: argparse.Namespace) -> int:
-    every, shoes = _load(args)
+    loaded = _load(args)
+    if loaded is None:
+        return EXIT_FAILED
+    every, shoes = loaded
     try:
         audit = shuffle_audit(shoes, confidence=args.confidence, order=args.order, pre_order=args.pre_order,
                               seed=args.seed, context=every)

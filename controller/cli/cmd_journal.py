@@ -1,13 +1,15 @@
 """``shoectl journal``: verify and export the tamper-evident journal.
 
 ``shoectl journal verify PATH [--hmac-key FILE] [--expect-count N] [--expect-last-hash H]
-[--anchor SEQ:HASH ...] [--json]``: exit 0 when intact (prints the count and the last hash), 1
-naming the first bad entry and why, 2 for a missing, unreadable or not-a-journal file, or a
-missing or unusable key (one line on standard error).
+[--anchor SEQ:HASH ...] [--anchors FILE ...] [--json]``: exit 0 when intact (prints the count and
+the last hash), 1 naming the first bad entry and why, 2 for a missing, unreadable or
+not-a-journal file, or a missing or unusable key (one line on standard error). The anchors file
+beside the journal (``PATH.anchors``) is checked too; a verification without any anchor warns.
 
-``shoectl journal export PATH [--format jsonl] [--since SEQ] [-o FILE]``: one JSON object per
-entry (all columns, ``payload`` as an object) for entries with ``seq > SEQ``. With ``-o`` the file
-is written whole or not at all.
+``shoectl journal export PATH [--format jsonl] [--since SEQ] [-o FILE] [--hmac-key FILE]
+[--no-verify]``: one JSON object per entry (all columns, ``payload`` as an object) for entries with
+``seq > SEQ``, written only once the whole journal was read and checked
+(``controller.cli.journal_input``); with ``-o`` the file is written whole or not at all.
 
 Adding a sub-command (e.g. ``replay``) from another module, without editing this one: in that
 module's ``register(sub)`` (``sub`` being the top-level sub-parsers that ``controller.cli.main``
@@ -27,19 +29,28 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from controller.cli.common import print_json
+from controller.cli.common import INT64_MAX, non_negative_int, positive_int, print_json
+from controller.cli.journal_input import (
+    EXIT_DOES_NOT_VERIFY,
+    add_journal_input,
+    copy_text,
+    read_checked,
+    spooled_text,
+    verdict_line,
+    warn,
+)
 from controller.errors import UsageError
-from controller.cli.common import non_negative_int
 from controller.fsutil import atomic_writer
 from controller.journal.chain import load_hmac_key
+from controller.journal.entry import Entry
 from controller.journal.errors import JournalError
-from controller.journal.store import JournalReader
-from controller.journal.verify import VerifyReport, is_hash, verify
+from controller.journal.verify import is_hash, verify
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
 _SUBCOMMANDS_ATTR = "_shoectl_journal_subcommands"
 
 
@@ -72,9 +83,14 @@ def _hash(text: str) -> str:
 
 def _anchor(text: str) -> tuple[int, str]:
     seq, sep, digest = text.partition(":")
-    if not sep or not seq.isdigit() or int(seq) < 1 or not is_hash(digest.lower()):
-        raise argparse.ArgumentTypeError(f"an anchor is SEQ:HASH (as printed by the controller), got {text!r}")
-    return int(seq), digest.lower()
+    try:
+        number = positive_int(seq)
+    except argparse.ArgumentTypeError:
+        number = None
+    if not sep or number is None or not is_hash(digest.lower()):
+        raise argparse.ArgumentTypeError(f"an anchor is SEQ:HASH (SEQ from 1 to {INT64_MAX}, as printed by the "
+                                         f"controller), got {text[:100]!r}")
+    return number, digest.lower()
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,14 +103,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--expect-last-hash", type=_hash, metavar="H", help="the last entry's hash must be H")
     v.add_argument("--anchor", type=_anchor, action="append", default=[], metavar="SEQ:HASH",
                    help="entry SEQ must have hash HASH (an anchor printed by the controller); repeatable")
+    v.add_argument("--anchors", action="append", metavar="FILE",
+                   help="an anchors file to check (repeatable; default: PATH.anchors, if it exists)")
     v.add_argument("--no-integrity-check", action="store_true", help="skip SQLite's quick_check (faster)")
     v.add_argument("--json", action="store_true", help="print the report as one JSON object")
     v.set_defaults(func=run_verify)
 
     e = js.add_parser("export", help="write the journal's entries as JSON lines")
-    e.add_argument("path", metavar="PATH", help="the journal file")
+    add_journal_input(e)
     e.add_argument("--format", choices=["jsonl"], default="jsonl", help="jsonl: one JSON object per entry (default)")
-    e.add_argument("--since", type=non_negative_int, default=0, metavar="SEQ", help="only entries after SEQ")
+    e.add_argument("--since", type=non_negative_int, default=0, metavar="SEQ",
+                   help=f"only entries after SEQ (0 to {INT64_MAX})")
     e.add_argument("-o", "--output", metavar="FILE", help="write to FILE (whole or not at all) instead of stdout")
     e.set_defaults(func=run_export)
 
@@ -105,34 +124,31 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_verify(args: argparse.Namespace) -> int:
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     report = verify(args.path, hmac_key=key, expect_count=args.expect_count,
-                    expect_last_hash=args.expect_last_hash, anchors=args.anchor,
+                    expect_last_hash=args.expect_last_hash, anchors=args.anchor, anchor_files=args.anchors,
                     integrity_check=not args.no_integrity_check)
     if report.needs_key:
         raise UsageError(f"{args.path}: {report.reason} (--hmac-key FILE)")
     if args.json:
         print_json(report.to_json())
     else:
-        print(_text(args.path, report))
+        for line in report.warnings:
+            warn(args, line)
+        print(verdict_line(args.path, report))
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
-def _text(path: str, r: VerifyReport) -> str:
-    algo = r.algorithm + (f", key id {r.key_id}" if r.key_id else "")
-    if r.ok:
-        return f"{path}: ok: {r.entries} entries, last hash {r.last_hash} ({algo})"
-    where = f"entry {r.first_bad_seq}" if r.first_bad_seq is not None else "the journal"
-    return f"{path}: FAILED at {where}: {r.reason} ({r.entries} entries good before it; {algo})"
-
-
 def run_export(args: argparse.Namespace) -> int:
-    with JournalReader.open(args.path) as reader:
+    with spooled_text() as spool:
+        count = read_checked(args, lambda entries: _write_jsonl(entries, spool), since_seq=args.since)
+        if count is None:
+            return EXIT_FAILED
         if args.output is None:
-            _write_jsonl(reader, args.since, sys.stdout)
+            copy_text(spool, sys.stdout)
             return EXIT_OK
         out = Path(args.output)
         try:
             with atomic_writer(out, mode=0o644 & ~_umask()) as f:
-                count = _write_jsonl(reader, args.since, f)
+                copy_text(spool, f)
         except OSError as exc:
             if isinstance(exc, JournalError):
                 raise
@@ -141,15 +157,14 @@ def run_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_jsonl(reader: JournalReader, since: int, stream: IO[str]) -> int:
+def _write_jsonl(entries: Iterable[Entry], stream: IO[str]) -> int:
     count = 0
     try:
-        with reader.snapshot():
-            for entry in reader.entries(since_seq=since):
-                stream.write(json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
-                count += 1
+        for entry in entries:
+            stream.write(json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+            count += 1
     except OSError as exc:
-        if isinstance(exc, (JournalError, BrokenPipeError)):
+        if isinstance(exc, JournalError):
             raise
         raise JournalError(f"cannot write the export: {exc.strerror or exc}") from None
     return count

@@ -6,7 +6,8 @@ Output goes to standard output, or to FILE with ``-o``: text (default), SVG, PNG
 refused on a terminal without ``-o``), or with ``--json`` the stable JSON
 ``{"bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig"}`` on one line.
 An unknown shoe, a journal without shoes, or PNG without Pillow: UsageError (exit 2); a missing or
-unusable journal: JournalError, an OSError (exit 2).
+unusable journal: JournalError, an OSError (exit 2); a journal that does not verify: exit 1, unless
+``--no-verify`` (``controller.cli.journal_input``).
 """
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, read_checked
 from controller.errors import UsageError
-from controller.journal import JournalReader
 from controller.journal.replay import replay
 from controller.roadmaps import compute, render_png, render_svg, render_text, results_from_rounds
 
@@ -26,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("roadmap", help="the baccarat roadmaps of one shoe of a journal (text, SVG, PNG, JSON)",
                        description="The bead plate, big road, big eye boy, small road and cockroach pig of one "
                                    "shoe, from its normal rounds (simulated and void rounds are not on the roads).")
-    p.add_argument("path", metavar="PATH", help="the journal file")
+    add_journal_input(p)
     p.add_argument("--shoe", metavar="ID", help="the shoe (default: the latest shoe in the journal)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--format", choices=["text", "svg", "png"], default="text",
@@ -60,8 +61,9 @@ def shoe_rounds(docs: list[dict[str, Any]], shoe: str | None) -> tuple[str, list
 
 
 def run(args: argparse.Namespace) -> int:
-    with JournalReader.open(args.path) as reader:
-        docs = list(replay(reader.entries(), shoe=args.shoe))
+    docs = read_checked(args, lambda entries: list(replay(entries, shoe=args.shoe)))
+    if docs is None:
+        return EXIT_DOES_NOT_VERIFY
     sid, docs = shoe_rounds(docs, args.shoe)
     results = results_from_rounds(docs)
     maps = compute(results)

@@ -18,6 +18,7 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ import structlog
 from controller.cli.common import positive_int, print_json, submission_for
 from controller.errors import UsageError
 from controller.journal import Journal, load_hmac_key
+from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
 from controller.logging import configure_logging
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
@@ -142,7 +144,9 @@ def run(args: argparse.Namespace) -> int:
     emulator = None
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     journal = Journal.open(journal_path, table_id=args.table_id, hmac_key=key)
+    witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     try:
+        witness.record(journal.take_anchor())
         core = TableCore(sub, table_id=args.table_id)
         display.snapshot = core.snapshot
         mode = args.display or ("live" if sys.stdout.isatty() and not args.json else "lines")
@@ -151,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
 
             display = LiveDisplay(lambda: runner.latest_snapshot)  # type: ignore[assignment]
         auto = None if args.manual else AutoDealer(sub, seed=args.seed)
-        runner = TableRunner(core, journal, autodealer=auto, on_record=display.record, on_notice=display.notice,
+        runner = TableRunner(core, journal, autodealer=auto, on_record=_anchored(display.record, witness, journal),
+                             on_notice=display.notice,
                              rounds=args.rounds, shoes=args.shoes, pace=0.0)
         resumed = runner.recover_from_journal()
         if resumed and not args.json:
@@ -172,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if emulator is not None:
             emulator.close()
+        if witness.recorded:
+            record_anchor(witness, journal)
         anchor = journal.anchor() if journal.last_seq else None
         journal.close()
     if not args.json:
@@ -240,3 +247,13 @@ def _install_signals(runner: TableRunner) -> None:
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
+
+
+def _anchored(on_record: Callable[[Record], None], witness: AnchorWitness, journal: Journal) -> Callable[[Record], None]:
+    """``on_record`` that also has ``witness`` record the journal's anchor at every shoe end (the
+    reconciliation record), on the table's thread (docs/journal.md, Anchors)."""
+    def record(r: Record) -> None:
+        on_record(r)
+        if r.kind == "reconciliation":
+            record_anchor(witness, journal)
+    return record

@@ -26,15 +26,25 @@ def submission_for(game: str | None, spec: str | None) -> Any:
     return sub
 
 
-def whole_number(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number of at least ``minimum``."""
+INT64_MAX = 2**63 - 1  # SQLite's largest integer: a count or a seq compared with the journal
+
+
+def whole_number(minimum: int, maximum: int = INT64_MAX) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``minimum`` to ``maximum``, in ASCII digits."""
+    bound = len(str(max(abs(minimum), abs(maximum))))
+
     def parse(text: str) -> int:
-        try:
+        digits = text[1:] if text[:1] in "+-" else text
+        if not (digits.isascii() and digits.isdigit()):
+            raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}")
+        if len(digits.lstrip("0")) > bound:  # out of range: never parse thousands of digits
+            n = -(10**bound) if text.startswith("-") else 10**bound
+        else:
             n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
         if n < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {n}")
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {text[:40]}")
+        if n > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum}, not {text[:40]}")
         return n
     return parse
 

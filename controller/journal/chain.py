@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.errors import JournalError, PayloadError
+from shoectl_config.files import NotARegularFile, require_regular_file
 
 GENESIS_HASH = "0" * 64
 SHA256 = "sha256"
@@ -167,6 +168,13 @@ class Hasher:
             return hashlib.sha256(data).hexdigest()
         return hmac.digest(self._key, data, "sha256").hex()
 
+    def mac(self, domain: bytes, data: bytes) -> str | None:
+        """HMAC-SHA-256 with the key over ``domain`` (a prefix that no other use shares and that
+        never starts like an entry's ``prev_hash``) and ``data``; None without a key."""
+        if self._key is None:
+            return None
+        return hmac.digest(self._key, domain + data, "sha256").hex()
+
 
 def load_hmac_key(path: str | os.PathLike[str]) -> bytes:
     """Read an HMAC key from a secret file: its exact bytes (a trailing newline is part of the key).
@@ -177,9 +185,12 @@ def load_hmac_key(path: str | os.PathLike[str]) -> bytes:
     """
     p = Path(path)
     try:
-        fd = os.open(p, os.O_RDONLY)
+        require_regular_file(p)  # a FIFO is never opened (it would block until a writer came)
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise JournalError(f"{p}: HMAC key file not found") from None
+    except NotARegularFile as exc:
+        raise JournalError(f"{exc} (the HMAC key file)") from None
     except OSError as exc:
         raise JournalError(f"{p}: cannot read the HMAC key file: {exc.strerror or exc}") from None
     try:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from controller.journal.errors import JournalBusyError, JournalError, JournalWriteError, NotAJournalError
 from controller.journal.schema import check_sqlite_version
+from shoectl_config.files import NotARegularFile, require_regular_file
 
 DEFAULT_BUSY_TIMEOUT = 2.0
 
@@ -49,6 +50,19 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
     return JournalError(f"{where}: {msg}")
 
 
+def require_journal_file(path: Path) -> None:
+    """JournalError unless ``path`` is an existing regular file: a FIFO would block SQLite's open
+    forever, a device would never end."""
+    if not path.exists():
+        raise JournalError(f"{path}: no such journal")
+    if path.is_dir():
+        raise JournalError(f"{path}: is a directory, not a journal")
+    try:
+        require_regular_file(path)
+    except NotARegularFile as exc:
+        raise JournalError(str(exc)) from None
+
+
 def _cannot_create_side_files(exc: sqlite3.Error) -> bool:
     """The error SQLite gives a reader that cannot create the ``-shm`` file beside a WAL database:
     "unable to open database file" (CANTOPEN) or, from 3.40 on, "attempt to write a readonly
@@ -66,10 +80,7 @@ def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_T
     directory) and no ``-wal`` file exists (so no writer is active), the file is opened
     ``immutable``. JournalError if missing or unusable."""
     check_sqlite_version()
-    if not path.exists():
-        raise JournalError(f"{path}: no such journal")
-    if path.is_dir():
-        raise JournalError(f"{path}: is a directory, not a journal")
+    require_journal_file(path)
     if not os.access(path, os.R_OK):
         raise JournalError(f"{path}: permission denied")
     try:

@@ -7,6 +7,8 @@
     +-- JournalBusyError               locked by another connection, or another writer holds it
     +-- JournalWriteError              an append failed (disk full, I/O error); nothing was stored
     PayloadError (+ValueError)         a payload or column value the journal refuses (e.g. a float)
+    JournalContentError (+ValueError)  a stored entry whose payload is not what its kind needs
+                                       (found by a reader of the table's records: replay, audit)
     DeviceEventConflict (+ValueError)  a device event whose (device, epoch, counter) is stored
                                        with a different kind or payload
 
@@ -54,3 +56,16 @@ class DeviceEventConflict(ValueError):
         self.existing = existing
         self.kind = kind
         self.payload = payload
+
+
+class JournalContentError(ValueError):
+    """A stored entry whose payload is not what a reader of its kind needs (e.g. a ``cut`` without
+    a position): a bug, or a forger. The message names the entry."""
+
+
+def malformed_entry(entry: Any, exc: BaseException) -> JournalContentError:
+    """The ``JournalContentError`` for ``entry``, whose payload made a reader raise ``exc``."""
+    seq = getattr(entry, "seq", None)
+    where = f"entry {seq}" if seq is not None else "an entry"
+    what = f"no field {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else "a field of the wrong kind"
+    return JournalContentError(f"{where} ({getattr(entry, 'kind', '?')}): malformed payload: {what}")

@@ -7,12 +7,15 @@
 - ``{"type": "round", "shoe", "round", "kind": "normal"|"simulated"|"void", "cards": [{"card",
   "to"}, ...] (in the order they left the shoe), "player": {"cards", "total"}, "banker": {...},
   "outcome", "wagers": [...], "settlements": [...]}`` for each completed round.
-Only the core's records are read; inputs are not needed.
+Only the core's records are read; inputs are not needed. A record whose payload lacks what its
+kind needs raises ``JournalContentError`` naming the entry.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+from controller.journal.errors import malformed_entry
 
 
 def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None = None) -> Iterator[dict[str, Any]]:
@@ -29,60 +32,63 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                                       "reconciliation": None})
 
     for e in entries:
-        k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
-        if k == "shoe_start":
-            if current is not None and current in shoes and want(current) and round is None:
-                yield shoes.pop(current)
-            current = p["shoe"]
-            shoe_doc(current)["decks"] = p.get("decks")
-            continue
-        if sid is None:
-            continue
-        doc = shoe_doc(sid)
-        if k == "cut":
-            doc["cut"] = {"position": p["position"], "by": p["by"]}
-        elif k == "cover":
-            doc["cover_from_bottom"] = p["from_bottom"]
-        elif k == "burn":
-            doc["burned"].append(p["card"])
-        elif k == "shoe_loaded":
-            doc["loaded"] = p["cards"]
-        elif k == "cover_card":
-            doc["cover_card_position"] = p.get("position")
-        elif k == "reconciliation":
-            doc["reconciliation"] = p
-        elif k == "round_start":
-            rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
-                                         "cards": [], "player": None, "banker": None, "outcome": None,
-                                         "wagers": list(p["wagers"]), "settlements": []}
-        elif k == "round_kind" and (sid, rno) in rounds:
-            rounds[(sid, rno)]["kind"] = p["kind"]
-        elif k == "card" and (sid, rno) in rounds:
-            rounds[(sid, rno)]["cards"].append({"card": p["card"], "to": p["to"]})
-        elif k == "settlement" and (sid, rno) in rounds:
-            rounds[(sid, rno)]["settlements"].append(p)
-        elif k == "house_money_added" and (sid, rno) in rounds:
-            rounds[(sid, rno)].setdefault("house_money_added", []).append(p)
-        elif k == "round_result" and (sid, rno) in rounds:
-            r = rounds[(sid, rno)]
-            r["kind"] = p.get("kind", r["kind"])
-            if r["kind"] != "void":
-                r["player"], r["banker"], r["outcome"] = p["player"], p["banker"], p["outcome"]
-                r["cards"] = [{"card": d["card"], "to": d["to"]} for d in p["dealt"]]
-                for extra in ("natural", "dragon7", "panda8", "player_pair", "banker_pair"):
-                    if extra in p:
-                        r[extra] = p[extra]
-            else:
-                r["reason"] = p.get("reason")
-            doc["rounds"] += 1
-        elif k == "discard_rack" and (sid, rno) in rounds:
-            r = rounds.pop((sid, rno))
-            if want(sid, rno):
-                yield r
-            continue
-        if k == "round_result" and (sid, rno) in rounds and rounds[(sid, rno)]["kind"] == "void":
-            r = rounds.pop((sid, rno))
-            if want(sid, rno):
-                yield r
+        try:
+            k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
+            if k == "shoe_start":
+                if current is not None and current in shoes and want(current) and round is None:
+                    yield shoes.pop(current)
+                current = p["shoe"]
+                shoe_doc(current)["decks"] = p.get("decks")
+                continue
+            if sid is None:
+                continue
+            doc = shoe_doc(sid)
+            if k == "cut":
+                doc["cut"] = {"position": p["position"], "by": p["by"]}
+            elif k == "cover":
+                doc["cover_from_bottom"] = p["from_bottom"]
+            elif k == "burn":
+                doc["burned"].append(p["card"])
+            elif k == "shoe_loaded":
+                doc["loaded"] = p["cards"]
+            elif k == "cover_card":
+                doc["cover_card_position"] = p.get("position")
+            elif k == "reconciliation":
+                doc["reconciliation"] = p
+            elif k == "round_start":
+                rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
+                                             "cards": [], "player": None, "banker": None, "outcome": None,
+                                             "wagers": list(p["wagers"]), "settlements": []}
+            elif k == "round_kind" and (sid, rno) in rounds:
+                rounds[(sid, rno)]["kind"] = p["kind"]
+            elif k == "card" and (sid, rno) in rounds:
+                rounds[(sid, rno)]["cards"].append({"card": p["card"], "to": p["to"]})
+            elif k == "settlement" and (sid, rno) in rounds:
+                rounds[(sid, rno)]["settlements"].append(p)
+            elif k == "house_money_added" and (sid, rno) in rounds:
+                rounds[(sid, rno)].setdefault("house_money_added", []).append(p)
+            elif k == "round_result" and (sid, rno) in rounds:
+                r = rounds[(sid, rno)]
+                r["kind"] = p.get("kind", r["kind"])
+                if r["kind"] != "void":
+                    r["player"], r["banker"], r["outcome"] = p["player"], p["banker"], p["outcome"]
+                    r["cards"] = [{"card": d["card"], "to": d["to"]} for d in p["dealt"]]
+                    for extra in ("natural", "dragon7", "panda8", "player_pair", "banker_pair"):
+                        if extra in p:
+                            r[extra] = p[extra]
+                else:
+                    r["reason"] = p.get("reason")
+                doc["rounds"] += 1
+            elif k == "discard_rack" and (sid, rno) in rounds:
+                r = rounds.pop((sid, rno))
+                if want(sid, rno):
+                    yield r
+                continue
+            if k == "round_result" and (sid, rno) in rounds and rounds[(sid, rno)]["kind"] == "void":
+                r = rounds.pop((sid, rno))
+                if want(sid, rno):
+                    yield r
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise malformed_entry(e, exc) from None
     if current is not None and current in shoes and want(current) and round is None:
         yield shoes.pop(current)

@@ -29,13 +29,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from controller.fsutil import fsync_dir
+from controller.journal.anchors import Anchor
 from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, canonical_json, entry_body
-from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, JournalConnection, sqlite_uri, translate
+from controller.journal.connection import (
+    DEFAULT_BUSY_TIMEOUT,
+    JournalConnection,
+    require_journal_file,
+    sqlite_uri,
+    translate,
+)
 from controller.journal.entry import Clock, Entry, Record, PreparedEntry, check_str, format_ts, parse_ts, prepare, row_to_entry, utc_now
 from controller.journal.errors import DeviceEventConflict, JournalBusyError, JournalError, NotAJournalError, PayloadError
 from controller.journal.reader import JournalReader, _ReadApi
 from controller.journal.schema import SCHEMA_VERSION, SELECT, check_sqlite_version, create_schema, inspect_meta
+from controller.journal.walcheck import keep_ignored_wal
+
+log = structlog.get_logger()
 
 __all__ = ["Entry", "Journal", "JournalReader", "Record", "SCHEMA_VERSION", "format_ts", "parse_ts"]
 
@@ -91,11 +103,17 @@ class Journal(_ReadApi):
         if not p.parent.is_dir():
             raise JournalError(f"{p}: directory {p.parent} does not exist")
         existed = p.exists()
-        if not existed and not create:
+        if existed:
+            require_journal_file(p)
+        elif not create:
             raise JournalError(f"{p}: no such journal")
         lock_fd = _take_writer_lock(p)
         conn = None
         try:
+            ignored = keep_ignored_wal(p)
+            if ignored is not None:
+                log.warning("journal -wal file ignored by SQLite", journal=str(p), problem=ignored[0],
+                            kept_as=str(ignored[1]) if ignored[1] else None)
             try:
                 conn = sqlite3.connect(sqlite_uri(p, mode="rwc" if create else "rw"), uri=True, timeout=busy_timeout,
                                        isolation_level=None, check_same_thread=False, factory=JournalConnection)
@@ -247,6 +265,13 @@ class Journal(_ReadApi):
         elif self._owner != me:
             raise RuntimeError("the Journal is written by one thread only (the table's); "
                                "other threads must enqueue, or read with a JournalReader")
+
+    def take_anchor(self) -> Anchor:
+        """The journal's head as an ``Anchor`` for a witness to keep, signed with the journal's key
+        if it has one (see ``controller.journal.anchors``)."""
+        seq, digest = self.anchor().split(":")
+        return Anchor(self.table_id, self.meta["created"], int(seq), digest, self.hash_algorithm, self.key_id,
+                      format_ts(self._clock())).signed(self._hasher)
 
     # closing
 

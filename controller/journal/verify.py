@@ -1,4 +1,5 @@
-"""Verify a journal file: SQLite integrity, the hash chain (and HMAC), and external anchors.
+"""Verify a journal file: SQLite integrity, the hash chain (and HMAC), and anchors; and read a
+journal while checking it the same way.
 
 ``verify(path)`` opens the file read-only and never modifies it. It reports the first bad entry:
 
@@ -9,26 +10,39 @@
 - with HMAC: an entry forged with a recomputed hash by someone without the key.
 
 A chain alone cannot detect a truncated tail (the last entries removed) nor, without HMAC, a
-journal rewritten from some entry on with recomputed hashes. For those, compare with an anchor
-kept outside the journal (``Journal.anchor()``, printed at each shoe end): ``expect_count``,
-``expect_last_hash``, or ``anchors=[(seq, hash), ...]`` (an entry that must have that hash).
+journal rewritten from some entry on with recomputed hashes, nor an HMAC journal re-chained with
+SHA-256 and relabelled (when no key is given). Anchors kept outside the journal can
+(``controller.journal.anchors``): the anchors file beside the journal (``<journal>.anchors``,
+written by ``shoectl run``) is read by default, ``anchor_files`` names others; ``anchors=[(seq,
+hash), ...]``, ``expect_count`` and ``expect_last_hash`` are anchors given by hand. A verification
+without any anchor says so in ``warnings``.
+
+``checked_read(path, ...)`` is the same check as a reader reads: ``read.entries()`` yields every
+entry, each checked as it goes by (the check stops at the first failure, the reading does not),
+and ``read.report()`` is the verdict once they have all been read. An HMAC journal read without
+its key is checked without recomputing the hashes (``links_only``), and said so in ``warnings``.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, canonical_json, decode_payload_strict, entry_body
-from controller.journal.errors import NotAJournalError
+from controller.journal.anchors import AnchorFile, anchors_path
+from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher
+from controller.journal.chaincheck import ChainCheck
 from controller.journal.connection import open_readonly_connection, translate
-from controller.journal.entry import parse_ts
+from controller.journal.entry import Entry, row_to_entry
+from controller.journal.errors import NotAJournalError
 from controller.journal.schema import SELECT, inspect_meta
+from controller.journal.walcheck import wal_problem
 
 _HEX = frozenset("0123456789abcdef")
+_FETCH = 2000
 
 
 @dataclass(frozen=True)
@@ -38,12 +52,16 @@ class VerifyReport:
     ok: everything checked is intact.
     entries: entries found good (all of them when ok; those before the first bad one otherwise).
     first_bad_seq: the seq of the first bad (or missing) entry; None when ok or when the failure
-        is not about one entry (integrity check, key).
+        is not about one entry (integrity check, key, an anchor that does not fit the journal).
     reason: why it failed, one line; None when ok.
     last_seq, last_hash: the last good entry (0 and the genesis hash when none).
     total: rows in the entries table.
     algorithm, key_id: the journal's hash algorithm and HMAC key id (from its meta table).
     needs_key: the journal is HMAC-protected and no key was given (nothing was verified).
+    anchors: how many anchors were checked (given, read from anchors files, expected count and
+        last hash).
+    links_only: the hashes were not recomputed (an HMAC journal read without its key).
+    warnings: one line each: checked without any anchor, a -wal file SQLite ignores, ...
     """
 
     ok: bool
@@ -57,9 +75,14 @@ class VerifyReport:
     key_id: str | None = None
     needs_key: bool = False
     path: str = ""
+    anchors: int = 0
+    links_only: bool = False
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["warnings"] = list(self.warnings)
+        return out
 
 
 def is_hash(text: str) -> bool:
@@ -68,11 +91,34 @@ def is_hash(text: str) -> bool:
 
 def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expect_count: int | None = None,
            expect_last_hash: str | None = None, anchors: Iterable[tuple[int, str]] = (),
+           anchor_files: Iterable[str | os.PathLike[str]] | None = None,
            integrity_check: bool = True) -> VerifyReport:
     """Verify the journal at ``path`` (read-only). Raises JournalError when the file is missing,
-    unreadable, locked or not a journal; returns a VerifyReport otherwise."""
+    unreadable, locked or not a journal, or an anchors file cannot be read; returns a
+    VerifyReport otherwise. ``anchor_files=None``: the anchors file beside the journal, if any."""
+    with checked_read(path, hmac_key=hmac_key, expect_count=expect_count, expect_last_hash=expect_last_hash,
+                      anchors=anchors, anchor_files=anchor_files, integrity_check=integrity_check,
+                      key_required=True, warn_unanchored=True) as read:
+        if read.check.ok:
+            for _ in read.rows():
+                if not read.check.ok:
+                    break
+        return read.report()
+
+
+@contextlib.contextmanager
+def checked_read(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expect_count: int | None = None,
+                 expect_last_hash: str | None = None, anchors: Iterable[tuple[int, str]] = (),
+                 anchor_files: Iterable[str | os.PathLike[str]] | None = None, integrity_check: bool = True,
+                 key_required: bool = False, warn_unanchored: bool = False) -> Iterator[CheckedRead]:
+    """One consistent, checked read of the journal at ``path`` (see the module docstring).
+
+    ``key_required``: an HMAC journal without its key fails (``needs_key``) instead of being
+    checked links only. ``warn_unanchored``: a warning when the journal verifies without any
+    anchor having been checked."""
     p = Path(path)
     hasher = Hasher(hmac_key)
+    wal = wal_problem(p)  # before SQLite opens it: what it will ignore
     conn = open_readonly_connection(p)
     try:
         try:
@@ -80,20 +126,134 @@ def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expec
             meta = inspect_meta(conn, p)
             if meta is None:
                 raise NotAJournalError(f"{p}: not a journal: an empty SQLite database")
-            total = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
-            base = {"total": total, "algorithm": meta["hash_algorithm"], "key_id": meta.get("key_id"), "path": str(p)}
-            if integrity_check:
-                problems = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
-                if problems != ["ok"]:
-                    return VerifyReport(False, 0, None, "SQLite integrity check failed: " + "; ".join(map(str, problems)), **base)
-            failure, needs_key = _check_key(meta, hasher)
-            if failure is not None:
-                return VerifyReport(False, 0, None, failure, needs_key=needs_key, **base)
-            return _check_chain(conn, meta, hasher, total, expect_count, expect_last_hash, dict(anchors), base)
+            read = CheckedRead(conn, p, meta, [wal] if wal else [])
+            read.prepare(hasher, integrity_check=integrity_check, key_required=key_required,
+                         anchors=anchors, anchor_files=anchor_files, expect_count=expect_count,
+                         expect_last_hash=expect_last_hash, warn_unanchored=warn_unanchored)
+            yield read
         except sqlite3.Error as exc:
             raise translate(exc, p, "read the journal") from None
     finally:
         conn.close()
+
+
+class CheckedRead:
+    """A journal being read and checked in one read transaction (made by ``checked_read``)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, meta: dict[str, str], warnings: list[str]) -> None:
+        self._conn = conn
+        self.path = path
+        self.meta = meta
+        self.warnings = warnings
+        self.total = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        self.check = ChainCheck(meta["table_id"], None)
+        self.needs_key = False
+        self.links_only = False
+        self.anchor_count = 0
+        self._expect: tuple[int | None, str | None] = (None, None)
+        self._complete = False
+        self._warn_unanchored = False
+
+    def prepare(self, hasher: Hasher, *, integrity_check: bool, key_required: bool,
+                anchors: Iterable[tuple[int, str]], anchor_files: Iterable[str | os.PathLike[str]] | None,
+                expect_count: int | None, expect_last_hash: str | None, warn_unanchored: bool) -> None:
+        """The checks before the entries: SQLite's, the key's, the anchors'."""
+        check = self.check
+        if integrity_check:
+            problem = _integrity_problem(self._conn)
+            if problem is not None:
+                check.fail(None, problem)
+        failure, needs_key = _check_key(self.meta, hasher)
+        if needs_key and not key_required:
+            self.links_only = True
+            self.warnings.append(f"{self.path}: the journal is HMAC-protected; without its key (--hmac-key) only "
+                                 "the links of its chain were checked, not its hashes")
+        elif failure is not None:
+            check.fail(None, failure)
+            self.needs_key = needs_key
+        else:
+            check.hasher = hasher
+        anchor_map: dict[int, list[tuple[str, str]]] = {}
+        for seq, digest in anchors:
+            anchor_map.setdefault(seq, []).append((digest.lower(), "--anchor"))
+        files = [anchors_path(self.path)] if anchor_files is None else [Path(f) for f in anchor_files]
+        for f in files:
+            if anchor_files is None and not f.exists():
+                continue
+            self._read_anchor_file(AnchorFile(f), anchor_map)
+        check.anchors = anchor_map
+        self._expect = (expect_count, expect_last_hash)
+        self.anchor_count = sum(map(len, anchor_map.values())) + (expect_count is not None) + (expect_last_hash is not None)
+        self._warn_unanchored = warn_unanchored and not self.anchor_count
+
+    def _read_anchor_file(self, anchor_file: AnchorFile, anchor_map: dict[int, list[tuple[str, str]]]) -> None:
+        lines = anchor_file.read()
+        if lines.torn_last_line:
+            self.warnings.append(lines.torn_last_line)
+        for where, reason in lines.bad:
+            self.check.fail(None, f"{where}: {reason}")
+        hasher = self.check.hasher
+        for where, anchor in lines.anchors:
+            why = anchor.differs_from(self.meta)
+            if why is None and hasher is not None and anchor.algorithm == HMAC_SHA256 and not anchor.signature_holds(hasher):
+                why = "its signature does not match the journal's key: forged?"
+            if why is None and anchor.seq == 0 and anchor.hash != GENESIS_HASH:
+                why = "an anchor of entry 0 must have the genesis hash"
+            if why is not None:
+                self.check.fail(None, f"{where}: the anchor does not fit this journal: {why}")
+            elif anchor.seq:
+                anchor_map.setdefault(anchor.seq, []).append((anchor.hash, where))
+
+    def rows(self) -> Iterator[tuple[Any, ...]]:
+        """Every row of ``entries`` in seq order (all columns), each fed to the check."""
+        cur = self._conn.execute(f"{SELECT} ORDER BY seq")
+        check = self.check
+        while True:
+            rows = cur.fetchmany(_FETCH)
+            if not rows:
+                break
+            for row in rows:
+                check.feed(row)
+                yield row
+        self._complete = True
+
+    def entries(self, since_seq: int = 0, kinds: Iterable[str] | None = None) -> Iterator[Entry]:
+        """The entries with ``seq > since_seq`` (of those ``kinds``), in order; every entry is
+        read and checked, those not asked for too."""
+        wanted = None if kinds is None else frozenset([kinds] if isinstance(kinds, str) else kinds)
+        for row in self.rows():
+            if row[0] > since_seq and (wanted is None or row[2] in wanted):
+                yield row_to_entry(row, self.path)
+
+    def report(self) -> VerifyReport:
+        """The verdict: after every row was read, or after the check failed."""
+        check = self.check
+        if check.ok:
+            if not self._complete:
+                raise RuntimeError("CheckedRead.report() before all the entries were read")
+            check.finish(*self._expect)
+        if check.ok and self._warn_unanchored:  # a failure needs no anchor to be believed
+            self.warnings.append(f"{self.path}: checked without an anchor: a removed tail, or a rewrite with "
+                                 "recomputed hashes, would not show (see docs/journal.md, Anchors)")
+            self._warn_unanchored = False
+        return VerifyReport(
+            check.ok, check.good, check.first_bad_seq, check.reason, last_seq=check.last_seq,
+            last_hash=check.last_hash, total=self.total, algorithm=self.meta["hash_algorithm"],
+            key_id=self.meta.get("key_id"), needs_key=self.needs_key, path=str(self.path),
+            anchors=self.anchor_count, links_only=self.links_only,
+            warnings=tuple(self.warnings))
+
+
+def _integrity_problem(conn: sqlite3.Connection) -> str | None:
+    """SQLite's quick_check in one line (its report spans several), or None when it is ok."""
+    rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(5)")]
+    if rows == ["ok"]:
+        return None
+    lines = [" ".join(line.split()) for r in rows for line in r.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("*** in database")]
+    first = lines[0] if lines else "no details"
+    more = f" (and {len(lines) - 1} more problem(s))" if len(lines) > 1 else ""
+    return f"SQLite integrity check failed: {first}{more}"
 
 
 def _check_key(meta: dict[str, str], hasher: Hasher) -> tuple[str | None, bool]:
@@ -107,95 +267,3 @@ def _check_key(meta: dict[str, str], hasher: Hasher) -> tuple[str | None, bool]:
     if algorithm == HMAC_SHA256 and meta.get("key_id") is not None and meta.get("key_id") != hasher.key_id:
         return f"wrong HMAC key: its key id is {hasher.key_id}, the journal's is {meta.get('key_id')}", False
     return None, False
-
-
-def _check_chain(conn: sqlite3.Connection, meta: dict[str, str], hasher: Hasher, total: int,
-                 expect_count: int | None, expect_last_hash: str | None, anchors: dict[int, str],
-                 base: dict[str, Any]) -> VerifyReport:
-    table_id = meta["table_id"]
-    expected = 1
-    prev = GENESIS_HASH
-    good = 0
-
-    def fail(seq: int | None, reason: str) -> VerifyReport:
-        return VerifyReport(False, good, seq, reason, last_seq=expected - 1, last_hash=prev, **base)
-
-    cur = conn.execute(f"{SELECT} ORDER BY seq")
-    while True:
-        rows = cur.fetchmany(2000)
-        if not rows:
-            break
-        for row in rows:
-            seq = row[0]
-            if not isinstance(seq, int) or seq < expected:
-                return fail(seq if isinstance(seq, int) else expected, f"unexpected seq {seq!r} (expected {expected})")
-            if seq > expected:
-                missing = f"entry {expected} is missing" if seq == expected + 1 else f"entries {expected}-{seq - 1} are missing"
-                return fail(expected, f"{missing} (the next entry is {seq}): deleted?")
-            reason = _check_row(row, prev, hasher, table_id)
-            if reason is not None:
-                return fail(seq, f"entry {seq}: {reason}")
-            anchored = anchors.get(seq)
-            if anchored is not None and anchored != row[12]:
-                return fail(seq, f"entry {seq}: hash {row[12]} differs from the anchor {anchored}: "
-                                 "the journal was rewritten from this entry or before")
-            prev = row[12]
-            expected += 1
-            good += 1
-    last = expected - 1
-    beyond = sorted(s for s in anchors if s > last)
-    if beyond:
-        return fail(beyond[0], f"entry {beyond[0]} of an anchor is missing: the journal ends at {last} (truncated?)")
-    if expect_count is not None and last != expect_count:
-        if last < expect_count:
-            return fail(last + 1, f"the journal has {last} entries, {expect_count} expected: truncated?")
-        return fail(expect_count + 1, f"the journal has {last} entries, {expect_count} expected")
-    if expect_last_hash is not None and prev != expect_last_hash.lower():
-        return fail(last or None, f"the last hash is {prev}, {expect_last_hash} expected")
-    return VerifyReport(True, good, None, None, last_seq=last, last_hash=prev, **base)
-
-
-def _check_row(row: tuple[Any, ...], prev: str, hasher: Hasher, table_id: str) -> str | None:
-    (seq, ts, kind, row_table, shoe_id, round_no, device_id, device_epoch, device_counter, operator,
-     payload, prev_hash, digest) = row
-    if prev_hash != prev:
-        where = "the genesis hash" if seq == 1 else f"the hash of entry {seq - 1}"
-        return (f"prev_hash does not match {where}: an entry before it was deleted, inserted or moved, "
-                "or this one was")
-    if not (type(ts) is str and type(kind) is str and type(row_table) is str and type(payload) is str
-            and type(digest) is str and _opt(shoe_id, str) and _opt(round_no, int) and _opt(device_id, str)
-            and _opt(device_epoch, int) and _opt(device_counter, int) and _opt(operator, str)):
-        for name, value, kind_of, optional in (
-            ("ts", ts, str, False), ("kind", kind, str, False), ("table_id", row_table, str, False),
-            ("shoe_id", shoe_id, str, True), ("round_no", round_no, int, True), ("device_id", device_id, str, True),
-            ("device_epoch", device_epoch, int, True), ("device_counter", device_counter, int, True),
-            ("operator", operator, str, True), ("payload", payload, str, False), ("hash", digest, str, False),
-        ):
-            if not (value is None and optional) and type(value) is not kind_of:
-                return f"column {name} holds a {type(value).__name__}, not a {kind_of.__name__}"
-    expect = hasher.digest(prev, entry_body(seq, ts, kind, row_table, shoe_id, round_no, device_id, device_epoch,
-                                            device_counter, operator, payload))
-    if expect != digest:
-        forged = " or forged without the HMAC key" if hasher.algorithm == HMAC_SHA256 else ""
-        return f"hash mismatch: the entry was edited{forged}"
-    # The hash is right, so what follows was written with a valid hash: a bug, or a forger.
-    try:
-        if canonical_json(decode_payload_strict(payload)) != payload:
-            return "payload is not canonical JSON"
-    except (ValueError, RecursionError) as exc:  # PayloadError is a ValueError
-        return f"bad payload: {exc}"
-    try:
-        parse_ts(ts)
-    except ValueError:
-        return f"bad timestamp {ts!r}"
-    if not kind:
-        return "empty kind"
-    if row_table != table_id:
-        return f"table_id {row_table!r} differs from the journal's {table_id!r}"
-    if device_counter is not None and (device_id is None or device_epoch is None):
-        return "device_counter without device_id and device_epoch"
-    return None
-
-
-def _opt(value: Any, kind_of: type) -> bool:
-    return value is None or type(value) is kind_of

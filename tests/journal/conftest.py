@@ -1,8 +1,8 @@
-"""Helpers for the journal tests: a fixed clock, journals with known content, tampering."""
+"""Helpers for the journal tests: a fixed clock, journals with known content (tampering with them:
+``tests/tampering.py``)."""
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -36,29 +36,6 @@ def fill(path: Path, n: int, *, hmac_key: bytes | None = None, table_id: str = "
     with Journal.open(path, table_id=table_id, hmac_key=hmac_key, clock=FakeClock()) as j:
         return [j.append(f"e{i}", {"i": i, "amount": 100 * i, "who": f"p{i % 3}"},
                          shoe="S1", round=i // 3).hash for i in range(n)]
-
-
-def tamper(path: Path, *statements: str, params: tuple = ()) -> None:
-    """Change a journal the way an attacker with file access would: drop the append-only
-    triggers, run SQL, commit."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        conn.execute("BEGIN")
-        conn.execute("DROP TRIGGER IF EXISTS entries_no_update")
-        conn.execute("DROP TRIGGER IF EXISTS entries_no_delete")
-        for s in statements:
-            conn.execute(s, params if "?" in s else ())
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-
-
-def rows(path: Path) -> list[tuple]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return conn.execute("SELECT * FROM entries ORDER BY seq").fetchall()
-    finally:
-        conn.close()
 
 
 @pytest.fixture

@@ -32,7 +32,9 @@ from controller.journal import (
 )
 from controller.journal.store import SCHEMA_VERSION
 
-from .conftest import KEY, OTHER_KEY, FakeClock, fill, rows
+from tampering import rows
+
+from .conftest import KEY, OTHER_KEY, FakeClock, fill
 
 # --- opening and the settings ------------------------------------------------------------------
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -13,45 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.journal import GENESIS_HASH, Journal, JournalError, NotAJournalError, verify
-from controller.journal.chain import Hasher, entry_body
 
-from .conftest import KEY, OTHER_KEY, FakeClock, fill, rows, tamper
+from tampering import rechain, renumber, rewrite, rows, tamper
+
+from .conftest import KEY, OTHER_KEY, FakeClock, fill
 
 N = 10
-
-
-def rewrite(path: Path, new_rows: list[tuple], *, meta: dict[str, str] | None = None) -> None:
-    """Replace every entry (what an attacker with file access can do)."""
-    tamper(path, "DELETE FROM entries")
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        conn.execute("BEGIN")
-        conn.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", new_rows)
-        for k, v in (meta or {}).items():
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (k, v))
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-
-
-def rechain(entries: list[tuple], *, from_seq: int = 1, key: bytes | None = None) -> list[tuple]:
-    """Recompute prev_hash/hash from ``from_seq`` on, as a forger would, with ``key`` (None: plain
-    SHA-256, i.e. a forger who does not have the HMAC key)."""
-    hasher = Hasher(key)
-    out = []
-    prev = GENESIS_HASH
-    for r in entries:
-        r = tuple(r)
-        if r[0] >= from_seq:
-            digest = hasher.digest(prev, entry_body(*r[:11]))
-            r = (*r[:11], prev, digest)
-        out.append(r)
-        prev = r[12]
-    return out
-
-
-def renumber(entries: list[tuple]) -> list[tuple]:
-    return [(i, *r[1:]) for i, r in enumerate(entries, start=1)]
 
 
 @pytest.fixture

@@ -1,0 +1,96 @@
+"""A journal as the input of a command (`journal export|replay`, `audit`, `roadmap`): read in one
+consistent snapshot and checked as it is read, exactly as `journal verify` checks it
+(``controller.journal.verify.checked_read``), with nothing written before the check is done.
+
+``add_journal_input(parser)`` adds ``PATH``, ``--hmac-key FILE`` and ``--no-verify``.
+``read_checked(args, consume, since_seq=, kinds=)`` gives the entries to ``consume`` and returns
+its result once every entry was read and checked; its warnings (an HMAC journal read without its
+key, a ``-wal`` file SQLite ignores) go to standard error, one line each. When the journal does not
+verify it prints why on one line and returns None (the command exits 1 and writes nothing), or,
+with ``--no-verify``, says so on one line and returns the result all the same. An entry whose
+payload ``consume`` cannot use (``JournalContentError``) is a ``UsageError`` naming it (exit 2).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, TypeVar
+
+from controller.errors import UsageError
+from controller.journal.chain import load_hmac_key
+from controller.journal.entry import Entry
+from controller.journal.errors import JournalContentError
+from controller.journal.verify import VerifyReport, checked_read
+
+T = TypeVar("T")
+EXIT_DOES_NOT_VERIFY = 1
+_SPOOL_IN_MEMORY = 16 * 1024 * 1024
+
+
+def add_journal_input(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="the journal file")
+    parser.add_argument("--hmac-key", metavar="FILE",
+                        help="the journal's HMAC key file: its hashes are checked too (without it, an HMAC "
+                             "journal's chain is checked link by link)")
+    parser.add_argument("--no-verify", action="store_true",
+                        help="read a journal that does not verify all the same (saying so on standard error)")
+
+
+def verdict_line(path: str, r: VerifyReport) -> str:
+    """`journal verify`'s one line about ``r``."""
+    algo = r.algorithm + (f", key id {r.key_id}" if r.key_id else "")
+    if r.ok:
+        return f"{path}: ok: {r.entries} entries, last hash {r.last_hash} ({algo})"
+    where = f"entry {r.first_bad_seq}" if r.first_bad_seq is not None else "the journal"
+    return f"{path}: FAILED at {where}: {r.reason} ({r.entries} entries good before it; {algo})"
+
+
+def warn(args: argparse.Namespace, line: str) -> None:
+    print(f"shoectl {args.command}: warning: {line}", file=sys.stderr)
+
+
+def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], T], *, since_seq: int = 0,
+                 kinds: Iterable[str] | None = None) -> T | None:
+    """See the module docstring. ``consume`` must not write anything the user sees."""
+    key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    with checked_read(args.path, hmac_key=key) as read:
+        entries = read.entries(since_seq=since_seq, kinds=kinds)
+        try:
+            result = consume(entries)
+            for _ in entries:  # what consume did not take is checked all the same
+                pass
+        except Exception as exc:
+            if read.check.ok or args.no_verify:
+                if isinstance(exc, JournalContentError):
+                    raise UsageError(f"{args.path}: {exc}") from None
+                raise
+            result = None  # an entry it choked on was already found bad: that is the news
+        report = read.report()
+    for line in report.warnings:
+        warn(args, line)
+    if report.ok:
+        return result
+    if not args.no_verify:
+        print(f"shoectl {args.command}: error: {verdict_line(args.path, report)}; nothing was written "
+              "(--no-verify reads it all the same)", file=sys.stderr)
+        return None
+    warn(args, f"{verdict_line(args.path, report)}; read all the same (--no-verify)")
+    return result
+
+
+@contextlib.contextmanager
+def spooled_text() -> Iterator[IO[str]]:
+    """A text buffer for output that must be written whole or not at all (in memory up to 16 MiB,
+    then in a temporary file)."""
+    with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY, mode="w+", encoding="utf-8", newline="\n") as f:
+        yield f  # type: ignore[misc]
+
+
+def copy_text(spool: IO[str], stream: IO[str]) -> None:
+    spool.seek(0)
+    shutil.copyfileobj(spool, stream)
+    stream.flush()

@@ -1,0 +1,133 @@
+"""Checking a journal's hash chain one row at a time: what ``verify`` does, and what every reader
+does as it reads.
+
+``ChainCheck(table_id, hasher, anchors)``: ``feed(row)`` each row of ``entries`` (all columns, in
+schema order) in ``seq`` order, then ``finish()``. The first failure is kept (``reason``, one line;
+``first_bad_seq``); ``good`` counts the entries before it, ``last_seq``/``last_hash`` are those of
+the last good one. With ``hasher=None`` (an HMAC journal read without its key) every check is made
+except recomputing the hashes: the ``seq`` order, the ``prev_hash`` links, the columns.
+
+``anchors`` maps a ``seq`` to the hashes the entry must have, each with where it came from
+(``--anchor``, ``FILE line N``).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, canonical_json, decode_payload_strict, entry_body
+from controller.journal.entry import parse_ts
+
+AnchorMap = Mapping[int, Sequence[tuple[str, str]]]  # seq -> [(hash, where it came from)]
+
+
+class ChainCheck:
+    """See the module docstring."""
+
+    def __init__(self, table_id: str, hasher: Hasher | None, anchors: AnchorMap | None = None) -> None:
+        self.table_id = table_id
+        self.hasher = hasher
+        self.anchors = anchors or {}
+        self.good = 0
+        self.last_seq = 0
+        self.last_hash = GENESIS_HASH
+        self.reason: str | None = None
+        self.first_bad_seq: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+    def fail(self, seq: int | None, reason: str) -> bool:
+        """Record a failure (the first one counts); False."""
+        if self.reason is None:
+            self.reason, self.first_bad_seq = reason, seq
+        return False
+
+    def feed(self, row: Sequence[Any]) -> bool:
+        """Check the next row; True while the chain holds (after a failure: False, unchecked)."""
+        if self.reason is not None:
+            return False
+        seq, expected = row[0], self.last_seq + 1
+        if not isinstance(seq, int) or seq < expected:
+            return self.fail(seq if isinstance(seq, int) else expected, f"unexpected seq {seq!r} (expected {expected})")
+        if seq > expected:
+            missing = f"entry {expected} is missing" if seq == expected + 1 else f"entries {expected}-{seq - 1} are missing"
+            return self.fail(expected, f"{missing} (the next entry is {seq}): deleted?")
+        reason = check_row(row, self.last_hash, self.hasher, self.table_id)
+        if reason is not None:
+            return self.fail(seq, f"entry {seq}: {reason}")
+        for anchored, where in self.anchors.get(seq, ()):
+            if anchored != row[12]:
+                return self.fail(seq, f"entry {seq}: hash {row[12]} differs from the anchor {anchored} ({where}): "
+                                      "the journal was rewritten from this entry or before")
+        self.last_seq, self.last_hash = seq, row[12]
+        self.good += 1
+        return True
+
+    def finish(self, expect_count: int | None = None, expect_last_hash: str | None = None) -> bool:
+        """The checks at the end: anchors beyond the last entry, the expected count and last hash."""
+        if self.reason is not None:
+            return False
+        last = self.last_seq
+        beyond = sorted(s for s in self.anchors if s > last)
+        if beyond:
+            where = self.anchors[beyond[0]][0][1]
+            return self.fail(beyond[0], f"entry {beyond[0]} of an anchor ({where}) is missing: the journal ends at "
+                                        f"{last} (truncated?)")
+        if expect_count is not None and last != expect_count:
+            if last < expect_count:
+                return self.fail(last + 1, f"the journal has {last} entries, {expect_count} expected: truncated?")
+            return self.fail(expect_count + 1, f"the journal has {last} entries, {expect_count} expected")
+        if expect_last_hash is not None and self.last_hash != expect_last_hash.lower():
+            return self.fail(last or None, f"the last hash is {self.last_hash}, {expect_last_hash} expected")
+        return True
+
+
+def check_row(row: Sequence[Any], prev: str, hasher: Hasher | None, table_id: str) -> str | None:
+    """Why ``row`` does not follow an entry whose hash is ``prev`` (None when it does)."""
+    (seq, ts, kind, row_table, shoe_id, round_no, device_id, device_epoch, device_counter, operator,
+     payload, prev_hash, digest) = row
+    if prev_hash != prev:
+        where = "the genesis hash" if seq == 1 else f"the hash of entry {seq - 1}"
+        return (f"prev_hash does not match {where}: an entry before it was deleted, inserted or moved, "
+                "or this one was")
+    if not (type(ts) is str and type(kind) is str and type(row_table) is str and type(payload) is str
+            and type(digest) is str and _opt(shoe_id, str) and _opt(round_no, int) and _opt(device_id, str)
+            and _opt(device_epoch, int) and _opt(device_counter, int) and _opt(operator, str)):
+        for name, value, kind_of, optional in (
+            ("ts", ts, str, False), ("kind", kind, str, False), ("table_id", row_table, str, False),
+            ("shoe_id", shoe_id, str, True), ("round_no", round_no, int, True), ("device_id", device_id, str, True),
+            ("device_epoch", device_epoch, int, True), ("device_counter", device_counter, int, True),
+            ("operator", operator, str, True), ("payload", payload, str, False), ("hash", digest, str, False),
+        ):
+            if not (value is None and optional) and type(value) is not kind_of:
+                return f"column {name} holds a {type(value).__name__}, not a {kind_of.__name__}"
+    if hasher is not None:
+        expect = hasher.digest(prev, entry_body(seq, ts, kind, row_table, shoe_id, round_no, device_id, device_epoch,
+                                                device_counter, operator, payload))
+        if expect != digest:
+            forged = " or forged without the HMAC key" if hasher.algorithm == HMAC_SHA256 else ""
+            return f"hash mismatch: the entry was edited{forged}"
+    # The hash is right (or cannot be recomputed), so what follows was written with a valid hash:
+    # a bug, or a forger.
+    try:
+        if canonical_json(decode_payload_strict(payload)) != payload:
+            return "payload is not canonical JSON"
+    except (ValueError, RecursionError) as exc:  # PayloadError is a ValueError
+        return f"bad payload: {exc}"
+    try:
+        parse_ts(ts)
+    except ValueError:
+        return f"bad timestamp {ts!r}"
+    if not kind:
+        return "empty kind"
+    if row_table != table_id:
+        return f"table_id {row_table!r} differs from the journal's {table_id!r}"
+    if device_counter is not None and (device_id is None or device_epoch is None):
+        return "device_counter without device_id and device_epoch"
+    return None
+
+
+def _opt(value: Any, kind_of: type) -> bool:
+    return value is None or type(value) is kind_of

@@ -1,0 +1,127 @@
+"""Whether SQLite will use the ``-wal`` file beside a journal, or silently ignore (part of) it.
+
+SQLite reads a WAL file only if its header is valid, and only its frames up to the first one that
+does not belong (another salt) or is damaged (a checksum that does not match); it says nothing
+about what it ignores. ``wal_problem(journal_path)`` says it in one line: a ``-wal`` file that is
+not a WAL file at all, or one with committed transactions after a damaged frame (what they held is
+not in the journal). ``None`` when there is nothing to say: no ``-wal`` file, an empty one, or one
+that ends in the torn, uncommitted frames a crash during a write leaves (those were never
+acknowledged).
+
+The format (https://www.sqlite.org/fileformat.html#the_write_ahead_log): a 32-byte header (magic,
+version, page size, checkpoint sequence, two salts, a checksum of its first 24 bytes), then
+frames of a 24-byte header (page number, database size after a commit or 0, the two salts, a
+cumulative checksum) and one page each.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import struct
+import time
+from pathlib import Path
+
+_MAGIC_LE, _MAGIC_BE = 0x377F0682, 0x377F0683  # the checksums' byte order: little or big endian
+_VERSION = 3007000
+_HEADER = 32
+_FRAME_HEADER = 24
+_MASK = 0xFFFFFFFF
+
+
+def wal_path(journal_path: str | os.PathLike[str]) -> Path:
+    return Path(os.fspath(journal_path) + "-wal")
+
+
+def _checksum(data: bytes, order: str, s0: int, s1: int) -> tuple[int, int]:
+    words = struct.unpack(f"{order}{len(data) // 4}I", data)
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & _MASK
+        s1 = (s1 + words[i + 1] + s0) & _MASK
+    return s0, s1
+
+
+def wal_problem(journal_path: str | os.PathLike[str]) -> str | None:
+    """One line about what SQLite will ignore in the journal's ``-wal`` file, or None (above)."""
+    wal = wal_path(journal_path)
+    try:
+        st = os.stat(wal)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{wal}: cannot be checked ({exc.strerror or exc})"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{wal}: is not a regular file; SQLite cannot use it"
+    if st.st_size == 0:
+        return None
+    try:
+        with open(wal, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
+            return _frames_problem(wal, fh, st.st_size)
+    except OSError as exc:
+        return f"{wal}: cannot be checked ({exc.strerror or exc})"
+
+
+def keep_ignored_wal(journal_path: str | os.PathLike[str]) -> tuple[str, Path | None] | None:
+    """For a writer about to open the journal (SQLite will overwrite what it ignores): when
+    ``wal_problem`` has something to say, copy the ``-wal`` file to ``<journal>-wal.ignored-<UTC
+    time>`` first. Returns (the problem, the copy or None if it could not be made), or None."""
+    problem = wal_problem(journal_path)
+    if problem is None:
+        return None
+    wal = wal_path(journal_path)
+    copy = wal.with_name(f"{wal.name}.ignored-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    try:
+        if not stat.S_ISREG(os.stat(wal).st_mode):
+            return problem, None
+        shutil.copyfile(wal, copy)
+    except OSError:
+        return problem, None
+    return problem, copy
+
+
+def _frames_problem(wal: Path, fh, size: int) -> str | None:  # noqa: ANN001 - a binary file
+    ignored = f"{wal}: not a WAL file ({size} bytes): SQLite ignores it, so whatever it held is not in the journal"
+    header = fh.read(_HEADER)
+    if len(header) < _HEADER:
+        return ignored
+    magic, version, page_size, _, salt1, salt2, c0, c1 = struct.unpack(">8I", header)
+    if magic not in (_MAGIC_LE, _MAGIC_BE) or version != _VERSION or not _is_page_size(page_size):
+        return ignored
+    order = "<" if magic == _MAGIC_LE else ">"
+    if _checksum(header[:24], order, 0, 0) != (c0, c1):
+        return ignored
+    s = (c0, c1)
+    frame = 0
+    while True:
+        head = fh.read(_FRAME_HEADER)
+        page = fh.read(page_size)
+        if len(head) < _FRAME_HEADER or len(page) < page_size:
+            return None  # the end, or a frame torn by a crash (never committed)
+        frame += 1
+        _, commit, fs1, fs2, fc0, fc1 = struct.unpack(">6I", head)
+        if (fs1, fs2) == (salt1, salt2):
+            s = _checksum(head[:8] + page, order, *s)
+            if s == (fc0, fc1):
+                continue
+        # SQLite stops here. A commit of this WAL's own further on is a transaction it drops.
+        lost = _later_commits(fh, page_size, salt1, salt2) + (commit != 0 and (fs1, fs2) == (salt1, salt2))
+        if lost:
+            return (f"{wal}: frame {frame} is damaged: SQLite ignores it and everything after it, "
+                    f"{lost} committed transaction(s) that are not in the journal")
+        return None
+
+
+def _later_commits(fh, page_size: int, salt1: int, salt2: int) -> int:  # noqa: ANN001 - a binary file
+    count = 0
+    while True:
+        head = fh.read(_FRAME_HEADER)
+        if len(head) < _FRAME_HEADER:
+            return count
+        fh.seek(page_size, os.SEEK_CUR)
+        _, commit, fs1, fs2, _, _ = struct.unpack(">6I", head)
+        if commit and (fs1, fs2) == (salt1, salt2):
+            count += 1
+
+
+def _is_page_size(n: int) -> bool:
+    return 512 <= n <= 65536 and n & (n - 1) == 0

@@ -1,0 +1,151 @@
+"""Anchors: the journal's head kept outside it (``controller.journal.anchors``), and what they let
+``verify`` see that a chain alone cannot: a removed tail, a re-chained journal, an HMAC journal
+re-chained with SHA-256 and relabelled when no key is given. Also the writer and a ``-wal`` file
+that SQLite ignores."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from controller.journal import Journal, JournalError, verify
+from controller.journal.anchors import Anchor, AnchorFile, anchors_path
+from controller.journal.chain import Hasher
+from tampering import delete_and_rechain, rechain, rewrite, rows, tamper
+
+from .conftest import KEY, OTHER_KEY, FakeClock
+
+N = 10
+
+
+def anchored(path: Path, n: int = N, *, key: bytes | None = None, every: int = 5) -> AnchorFile:
+    """A journal of ``n`` entries whose anchors (at opening, then every ``every`` entries) are in
+    the file beside it, as ``shoectl run`` keeps them."""
+    witness = AnchorFile.beside(path)
+    with Journal.open(path, table_id="T1", hmac_key=key, clock=FakeClock()) as j:
+        witness.record(j.take_anchor())
+        for i in range(n):
+            j.append(f"e{i}", {"i": i}, shoe="S1")
+            if (i + 1) % every == 0:
+                witness.record(j.take_anchor())
+    return witness
+
+
+def test_anchors_round_trip_and_an_hmac_journals_are_signed(journal_path: Path) -> None:
+    witness = anchored(journal_path, key=KEY)
+    lines = witness.read()
+    assert [a.seq for _, a in lines.anchors] == [0, 5, 10] and not lines.bad and lines.torn_last_line is None
+    assert lines.anchors[-1][0] == f"{witness.path} line 3"
+    last = lines.anchors[-1][1]
+    assert (last.algorithm, last.table_id, last.hash) == ("hmac-sha256", "T1", rows(journal_path)[-1][12])
+    assert last.signature_holds(Hasher(KEY)) and not last.signature_holds(Hasher(OTHER_KEY))
+    assert Anchor.from_json(last.to_json()) == last
+    r = verify(journal_path, hmac_key=KEY)
+    assert r.ok and r.anchors == 2 and r.warnings == ()
+
+
+def test_a_verification_without_any_anchor_warns(journal_path: Path) -> None:
+    anchored(journal_path)
+    anchors_path(journal_path).unlink()
+    r = verify(journal_path)
+    assert r.ok and r.anchors == 0 and len(r.warnings) == 1 and "checked without an anchor" in r.warnings[0]
+    assert verify(journal_path, expect_count=N).warnings == ()
+
+
+def test_a_removed_tail_is_caught_by_the_anchors_beside_the_journal(journal_path: Path) -> None:
+    anchored(journal_path)
+    tamper(journal_path, "DELETE FROM entries WHERE seq > 7")
+    r = verify(journal_path)
+    assert not r.ok and r.first_bad_seq == 10
+    assert r.reason == (f"entry 10 of an anchor ({anchors_path(journal_path)} line 3) is missing: the journal ends "
+                        "at 7 (truncated?)")
+
+
+def test_a_rechained_journal_is_caught_by_the_anchors(journal_path: Path) -> None:
+    anchored(journal_path)
+    delete_and_rechain(journal_path, 3)
+    r = verify(journal_path)
+    assert not r.ok and r.first_bad_seq == 5 and "differs from the anchor" in r.reason and "line 2" in r.reason
+
+
+def test_a_relabelled_hmac_journal_fails_without_the_key(journal_path: Path, tmp_path: Path) -> None:
+    """Issue 9: an HMAC journal re-chained with SHA-256 and relabelled verified when the key was
+    not given. Its anchors were signed with the key and say the chain is HMAC: they do not fit."""
+    anchored(journal_path, key=KEY)
+    witness_copy = shutil.copy(anchors_path(journal_path), tmp_path / "witness.anchors")
+    rewrite(journal_path, rechain(rows(journal_path)), meta={"hash_algorithm": "sha256", "key_id": None})
+    r = verify(journal_path)
+    assert not r.ok and r.first_bad_seq is None
+    assert "the anchor does not fit this journal: it says the journal's chain is hmac-sha256" in r.reason
+    assert "re-chained and relabelled?" in r.reason
+    anchors_path(journal_path).unlink()  # the forger removes the anchors beside it too: only a warning
+    r = verify(journal_path)
+    assert r.ok and "checked without an anchor" in r.warnings[0]
+    assert not verify(journal_path, anchor_files=[witness_copy]).ok  # a copy kept elsewhere still sees it
+
+
+def test_a_forged_anchor_of_an_hmac_journal_is_caught_with_the_key(journal_path: Path) -> None:
+    """A forger without the key removes the tail and rewrites the anchors to the new end: the
+    anchors' signatures do not hold."""
+    witness = anchored(journal_path, key=KEY)
+    tamper(journal_path, "DELETE FROM entries WHERE seq > 7")
+    forged = [a for _, a in witness.read().anchors if a.seq <= 5]
+    last = rows(journal_path)[-1]
+    forged.append(Anchor("T1", forged[0].journal_created, 7, last[12], "hmac-sha256", forged[0].key_id,
+                         forged[-1].ts, mac="ab" * 32))
+    witness.path.write_text("".join(json.dumps(a.to_json()) + "\n" for a in forged))
+    r = verify(journal_path, hmac_key=KEY)
+    assert not r.ok and r.reason.endswith("the anchor does not fit this journal: its signature does not match the "
+                                          "journal's key: forged?")
+
+
+def test_anchors_of_another_journal(journal_path: Path, tmp_path: Path) -> None:
+    """A new journal at the same path, with the old one's anchors still beside it: verify says so,
+    and the writer of anchors refuses to mix them."""
+    anchored(journal_path)
+    journal_path.unlink()
+    with Journal.open(journal_path, table_id="T1") as j:  # created now, not at the fake clock's instant
+        j.append("e", {})
+        r = verify(journal_path)
+        assert not r.ok and "it was taken of another journal" in r.reason
+        with pytest.raises(JournalError, match="holds the anchors of another journal .*: move it away with that "
+                                               "journal"):
+            AnchorFile.beside(journal_path).record(j.take_anchor())
+
+
+def test_a_line_that_is_not_an_anchor_fails_and_a_torn_last_line_warns(journal_path: Path) -> None:
+    witness = anchored(journal_path)
+    text = witness.path.read_text()
+    witness.path.write_text(text + '{"format": "shoectl-journal-anchor/1", "seq": 1')
+    r = verify(journal_path)
+    assert r.ok and r.warnings == (f"{witness.path} line 4: an incomplete last line (a write cut short) is not an "
+                                   "anchor",)
+    witness.path.write_text(text.replace('"seq":5', '"seq":"5"'))
+    r = verify(journal_path)
+    assert not r.ok and r.reason == f"{witness.path} line 2: not an anchor (seq is not a whole number)"
+
+
+def test_the_same_head_is_anchored_once(journal_path: Path) -> None:
+    anchored(journal_path)
+    witness = AnchorFile.beside(journal_path)  # as a second run of the table would
+    with Journal.open(journal_path, table_id="T1") as j:
+        witness.record(j.take_anchor())
+        witness.record(j.take_anchor())
+    assert [a.seq for _, a in witness.read().anchors] == [0, 5, 10, 10]  # the second run's once
+
+
+def test_the_writer_keeps_a_wal_file_that_sqlite_ignores(journal_path: Path) -> None:
+    """SQLite would overwrite a -wal file it ignores: the writer keeps a copy and warns."""
+    anchored(journal_path)
+    wal = Path(f"{journal_path}-wal")
+    wal.write_bytes(b"not a wal" * 1000)
+    with capture_logs() as logs:
+        Journal.open(journal_path, table_id="T1").close()
+    copies = list(journal_path.parent.glob(f"{wal.name}.ignored-*"))
+    assert len(copies) == 1 and copies[0].read_bytes() == b"not a wal" * 1000
+    [event] = [e for e in logs if e["event"] == "journal -wal file ignored by SQLite"]
+    assert event["log_level"] == "warning" and event["kept_as"] == str(copies[0])
+    assert "not a WAL file (9000 bytes)" in event["problem"]
