@@ -99,7 +99,7 @@ class Dealer:
         self._extra_next = False
         self._expose_next = False
         self._pending: deque[tuple[float, str]] = deque()
-        self.stack_coming: Callable[[], bool] = lambda: False  # the table: is a delivery under way?
+        self.stack_coming: Callable[[], bool] = lambda: False  # the table: is a stack on its way?
         shoe.add_prompt_listener(self.on_prompt)
         shoe.add_tick_hook(self.tick)
 
@@ -115,8 +115,10 @@ class Dealer:
 
     def tick(self, now: float) -> None:
         """Perform the prompts that are due, oldest first. A prompt that needs the stack in hand
-        (CUT, COVER, LOAD) while the shuffler is still delivering it (``stack_coming``) waits for it, as a dealer
-        would, up to ``STACK_WAIT_S``; the prompts after it wait in order."""
+        (CUT, COVER, LOAD) while a stack is on its way (``stack_coming``: the shuffler holds one
+        or delivers it; its DELIVER may arrive after the prompts, on another link) waits for it, as
+        a dealer would, up to ``STACK_WAIT_S``; the prompts after it wait in order. Without a
+        stack on its way the prompt is refused at once."""
         pending = self._pending
         while pending and pending[0][0] <= now:
             due, text = pending[0]

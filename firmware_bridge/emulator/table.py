@@ -1,7 +1,9 @@
 """``Table``: an emulated shuffler, shoe and dealer wired together in one process, and the dealt log.
 
 - The shuffler's DELIVER(SHOE) loads the table's shoe; DELIVER(DEALER) hands the stack to the
-  dealer, who cuts, places the cover card and loads it on the shoe's prompts.
+  dealer, who cuts, places the cover card and loads it on the shoe's prompts. The prompts and the
+  DELIVER travel on different links, so a prompt may come first: while the shuffler holds a
+  shuffled stack or delivers it, the dealer waits for it (``Dealer.stack_coming``).
 - All parts share one clock and one lock (``table.lock`` is every device's ``lock``): the shuffler
   thread's delivery touches the shoe, the shoe thread's tick drives the dealer.
 - ``seed`` makes the shuffles reproducible (the shuffler gets ``random.Random(seed)``); the same
@@ -126,7 +128,9 @@ class Table:
         self.dealer = Dealer(self.shoe, delay_s=dealer_delay_s, faults=self.faults)
         self.shuffler.attached_shoe = self.shoe
         self.shuffler.deliver_to_dealer = self.dealer.receive_stack
-        self.dealer.stack_coming = lambda: self.shuffler.state == DeviceState.DELIVERING
+        # A stack is coming while the shuffler holds one (SHUFFLED: its DELIVER may still be on
+        # the shuffler's link while the prompts to cut it already reached the shoe) or delivers it.
+        self.dealer.stack_coming = lambda: self.shuffler.state in (DeviceState.SHUFFLED, DeviceState.DELIVERING)
         self.dealt_log: DealtLog | None = None
         if dealt_log is not None:
             self.dealt_log = DealtLog(dealt_log)

@@ -649,15 +649,22 @@ def test_a_numbered_draw_prompt_shown_again_never_draws_twice(clock) -> None:
     table.close()
 
 
-def test_the_dealer_waits_for_the_stack_before_cutting(clock) -> None:
-    """CUT arrives while the shuffler is still delivering: the dealer cuts once the stack is in
-    hand, and the prompts after it keep their order."""
+def shuffled_table(clock: ManualClock) -> tuple[Table, Host, Host]:
+    """A table at real speed whose shuffler holds a shuffled stack; hosts on the shuffler and the
+    shoe."""
     table = Table(clock=clock, speed=1.0, seed=5)
     shuffler = connect(table.shuffler, clock, ticker=table.tick)
     shoe = connect(table.shoe, clock, ticker=table.tick)
     table.shuffler.shuffle_s = 0.01
     shuffler.ok(Shuffle(8))
     shuffler.wait_for(ShuffleDone)
+    return table, shuffler, shoe
+
+
+def test_the_dealer_waits_for_the_stack_before_cutting(clock) -> None:
+    """CUT arrives while the shuffler is still delivering: the dealer cuts once the stack is in
+    hand, and the prompts after it keep their order."""
+    table, shuffler, shoe = shuffled_table(clock)
     shuffler.ok(Deliver(DeliverTarget.DEALER))  # takes deliver_s (1 s) at speed 1
     for prompt in ("CUT 50", "COVER 14", "LOAD"):
         shoe.ok(Display(prompt))
@@ -666,4 +673,24 @@ def test_the_dealer_waits_for_the_stack_before_cutting(clock) -> None:
     shoe.pump(0.05)
     assert shoe.wait_for(ShoeLoaded).card_count == 416
     assert [a.ok for a in table.dealer.log] == [True, True, True]
+    table.close()
+
+
+def test_the_dealer_waits_for_a_stack_the_shuffler_has_not_been_told_to_deliver_yet(clock) -> None:
+    """The prompts reach the shoe and the DELIVER reaches the shuffler on independent links, so
+    CUT and COVER may come before the shuffler has even started delivering. The dealer once
+    refused them ("no stack in hand"), then loaded the uncut stack when it came: a shoe without
+    its cover card, dealt to the last card."""
+    table, shuffler, shoe = shuffled_table(clock)
+    original = list(table.shuffler.shuffled)
+    for prompt in ("CUT 50", "COVER 14", "LOAD"):      # before the DELIVER
+        shoe.ok(Display(prompt))
+    shoe.pump(0.5)
+    assert table.dealer.hand is None and table.dealer.pending_prompts == 3 and not table.dealer.log
+    shuffler.ok(Deliver(DeliverTarget.DEALER))
+    clock.advance(1.5)
+    shoe.pump(0.05)
+    assert shoe.wait_for(ShoeLoaded).card_count == 416
+    assert [a.ok for a in table.dealer.log] == [True, True, True]
+    assert table.shoe.stack == insert_second_cover(cut_stack(original, 50), 14)
     table.close()
