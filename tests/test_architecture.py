@@ -47,3 +47,14 @@ def test_firmware_bridge_does_not_import_the_controller() -> None:
     for path in (ROOT / "firmware_bridge").rglob("*.py"):
         bad = {n for n in _imports(path) if n == "controller" or n.startswith("controller.")}
         assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_the_shared_configuration_package_imports_neither_side() -> None:
+    """shoectl_config sits below both firmware_bridge and the controller (both import it), so it
+    imports neither of them."""
+    paths = sorted((ROOT / "shoectl_config").rglob("*.py"))
+    assert paths
+    for path in paths:
+        bad = {n for n in _imports(path) for side in ("controller", "firmware_bridge")
+               if n == side or n.startswith(side + ".")}
+        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
