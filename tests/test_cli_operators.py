@@ -187,7 +187,7 @@ def test_list_bad_file_is_one_line(capsys, tmp_path: Path) -> None:
     bad.write_text('[operators.d1]\nrole = "boss"\npin_hash = "x"\n', encoding="utf-8")
     code, _, err = run(capsys, "operators", "list", "--file", str(bad))
     assert code == 2 and err == (f"shoectl operators: error: {bad}: operators.d1.role: "
-                                 "must be one of dealer, floorperson, supervisor, not 'boss'\n")
+                                 "unknown value 'boss'; allowed: dealer, floorperson, supervisor\n")
 
 
 def test_list_warns_about_a_readable_file(capsys, stdin, ops_file: Path) -> None:

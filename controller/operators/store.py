@@ -50,8 +50,11 @@ from typing import Any
 from controller.errors import UsageError
 from controller.table.io import Role
 from controller.fsutil import atomic_writer
-from controller.rules.submission import read_config_bytes
-from controller.rules.tomltext import decode_utf8, load_toml, safe as _safe, typename as _typename
+from shoectl_config.documents import parse_toml
+from shoectl_config.errors import ConfigError
+from shoectl_config.files import read_regular_file
+from shoectl_config.parser import DocumentParser
+from shoectl_config.text import key_part, safe as _safe, typename as _typename
 
 __all__ = [
     "DEFAULT_PATH",
@@ -106,18 +109,11 @@ _HEADER = (
 # Errors -------------------------------------------------------------------------------------
 
 
-class OperatorsError(UsageError):
+class OperatorsError(UsageError, ConfigError):
     """The operators file is invalid, missing, unreadable or cannot be written, or a change to it
     is refused. The message names the file, the dotted key and the reason, on one line; the parts
-    are also available as attributes. A ``UsageError`` (so a ``ValueError``): a command that lets
-    it escape reports it as one line, exit 2."""
-
-    def __init__(self, source: str, key: str, reason: str) -> None:
-        self.source = source
-        self.key = key
-        self.reason = reason
-        where = f"{source}: {key}" if key else source
-        super().__init__(f"{where}: {reason}")
+    are also available as attributes (``ConfigError``). A ``UsageError`` (so a ``ValueError``): a
+    command that lets it escape reports it as one line, exit 2."""
 
 
 class PinHashError(ValueError):
@@ -312,19 +308,8 @@ def _mode_warnings(source: str, mode: int) -> list[str]:
 
 
 def _check_name(value: object, source: str, key: str) -> str:
-    if not isinstance(value, str):
-        raise OperatorsError(source, key, f"must be a string, not {_typename(value)}")
-    if not value.strip():
-        raise OperatorsError(source, key, "must not be empty")
-    if len(value) > MAX_NAME:
-        raise OperatorsError(source, key, f"is longer than {MAX_NAME} characters")
-    if not value.isprintable():
-        raise OperatorsError(source, key, "must not contain control characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise OperatorsError(source, key, "is not valid Unicode text") from None
-    return value
+    """An operator's display name: one printable line of at most ``MAX_NAME`` characters."""
+    return _OperatorsParser(None, source).text(key, value, MAX_NAME)
 
 
 def _check_id(value: object, source: str, key: str) -> str:
@@ -333,53 +318,45 @@ def _check_id(value: object, source: str, key: str) -> str:
     return value
 
 
-def _parse_operator(op_id: str, entry: object, source: str) -> Operator:
-    base = f"operators.{_safe(op_id)}"
-    _check_id(op_id, source, base)
-    if not isinstance(entry, dict):
-        raise OperatorsError(source, base, f"must be a table, not {_typename(entry)}")
-    for key in entry:
-        if key not in _OPERATOR_KEYS:
-            raise OperatorsError(source, f"{base}.{_safe(key)}", f"unknown key (known: {', '.join(_OPERATOR_KEYS)})")
-    for key in ("role", "pin_hash"):
-        if key not in entry:
-            raise OperatorsError(source, f"{base}.{key}", "missing (required)")
-    role_text = entry["role"]
-    if not isinstance(role_text, str) or role_text not in ROLE_NAMES:
-        shown = repr(role_text) if isinstance(role_text, str) else _typename(role_text)
-        raise OperatorsError(source, f"{base}.role", f"must be one of {', '.join(ROLE_NAMES)}, not {_safe(shown)}")
-    role = Role.parse(role_text)
-    pin_hash = entry["pin_hash"]
-    if not isinstance(pin_hash, str):
-        raise OperatorsError(source, f"{base}.pin_hash", f"must be a string, not {_typename(pin_hash)}")
-    try:
-        parse_pin_hash(pin_hash)
-    except PinHashError as exc:
-        raise OperatorsError(source, f"{base}.pin_hash", str(exc)) from None
-    name = _check_name(entry["name"], source, f"{base}.name") if "name" in entry else None
-    created = entry.get("created")
-    if created is not None and not (isinstance(created, datetime) and created.tzinfo is not None):
-        raise OperatorsError(source, f"{base}.created",
-                             f"must be an offset date-time such as 2025-03-01T18:04:11Z, not {_typename(created)}")
-    return Operator(op_id, role, name, pin_hash, created)
+class _OperatorsParser(DocumentParser):
+    """One validation pass over a parsed operators file; raises on the first problem."""
+
+    error = OperatorsError
+
+    def operators(self) -> list[Operator]:
+        self.document(("operators",))
+        return [self.operator(op_id, entry) for op_id, entry in self.section("operators", None).items()]
+
+    def operator(self, op_id: str, entry: object) -> Operator:
+        base = f"operators.{key_part(op_id)}"
+        _check_id(op_id, self.source, base)
+        entry = self.table(base, entry, _OPERATOR_KEYS)
+        for key in ("role", "pin_hash"):
+            if key not in entry:
+                raise self.missing(f"{base}.{key}")
+        role = Role.parse(self.choice(f"{base}.role", entry["role"], ROLE_NAMES))
+        pin_hash = entry["pin_hash"]
+        if not isinstance(pin_hash, str):  # never shown: it may be a PIN typed in by mistake
+            raise self.fail(f"{base}.pin_hash", f"expected a string, got {_typename(pin_hash)}")
+        try:
+            parse_pin_hash(pin_hash)
+        except PinHashError as exc:
+            raise self.fail(f"{base}.pin_hash", str(exc)) from None
+        name = self.text(f"{base}.name", entry["name"], MAX_NAME) if "name" in entry else None
+        created = entry.get("created")
+        if created is not None and not (isinstance(created, datetime) and created.tzinfo is not None):
+            raise self.fail(f"{base}.created",
+                            f"must be an offset date-time such as 2025-03-01T18:04:11Z, not {_typename(created)}")
+        return Operator(op_id, role, name, pin_hash, created)
 
 
-def _parse_text(text: str, source: str) -> list[Operator]:
-    data = load_toml(text, lambda reason: OperatorsError(source, "", reason))
-    for key in data:
-        if key != "operators":
-            raise OperatorsError(source, _safe(key), "unknown key (the file holds only [operators.ID] tables)")
-    table = data.get("operators", {})
-    if not isinstance(table, dict):
-        raise OperatorsError(source, "operators", f"must be a table of [operators.ID] tables, not {_typename(table)}")
-    return [_parse_operator(op_id, entry, source) for op_id, entry in table.items()]
+def _parse_document(raw: bytes, source: str) -> list[Operator]:
+    return _OperatorsParser(parse_toml(raw, source, OperatorsError), source).operators()
 
 
 def _read(path: str | os.PathLike[str]) -> tuple[list[Operator], list[str]]:
-    shown, raw, mode = read_config_bytes(path, MAX_FILE_BYTES, lambda where, reason: OperatorsError(where, "", reason),
-                                         regular_only=True)
-    text = decode_utf8(raw, lambda reason: OperatorsError(shown, "", reason))
-    return _parse_text(text, shown), _mode_warnings(shown, mode)
+    shown, raw, mode = read_regular_file(path, MAX_FILE_BYTES, OperatorsError)
+    return _parse_document(raw, shown), _mode_warnings(shown, mode)
 
 
 def load_operators(path: str | os.PathLike[str] = DEFAULT_PATH) -> Operators:
@@ -456,9 +433,9 @@ def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[s
                 current = {}
             new: list[Operator] = []
             yield shown, current, new
-            text = _render(new)
-            _parse_text(text, shown)  # never write a file this module could not load back
-            _write_atomic(p, text.encode("utf-8"))
+            data = _render(new).encode("utf-8")
+            _parse_document(data, shown)  # never write a file this module could not load back
+            _write_atomic(p, data)
     except OSError as exc:
         reason = _safe(exc.strerror or str(exc))
         raise OperatorsError(shown, "", f"cannot write the file: {reason}") from None

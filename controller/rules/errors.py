@@ -5,6 +5,8 @@ know builtins can still catch them. Messages are one line, fit for an operator.
 """
 from __future__ import annotations
 
+from shoectl_config.errors import ConfigError
+
 
 class RulesError(ValueError):
     """Base of every rules-core error."""
@@ -27,15 +29,9 @@ class InsufficientCardsError(RulesError):
     """Too few cards to complete a round: the round is void (627a.13(e))."""
 
 
-class SubmissionError(RulesError):
-    """A Rules Submission file is invalid. The message names the file, the key and the reason."""
-
-    def __init__(self, source: str, key: str, reason: str) -> None:
-        self.source = source
-        self.key = key
-        self.reason = reason
-        where = f"{source}: {key}" if key else source
-        super().__init__(f"{where}: {reason}")
+class SubmissionError(RulesError, ConfigError):
+    """A Rules Submission file is invalid. The message names the file, the key and the reason
+    (``source``, ``key``, ``reason``: see ``shoectl_config.errors.ConfigError``)."""
 
 
 class WagerError(RulesError):

@@ -18,19 +18,19 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
-import math
 import os
-import re
-import stat
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
+
+from shoectl_config.documents import parse_toml, read_toml_file
+from shoectl_config.parser import DocumentParser
+from shoectl_config.text import safe as _safe, show as _show, typename as _typename
 
 from .errors import SubmissionError, WagerError
 from .model import BonusRank, Dealing, Game, Payout, WagerKind
-from .tomltext import decode_utf8, load_toml, safe as _safe, show as _show, typename as _typename
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -57,6 +57,8 @@ MAX_NAME_LENGTH = 200
 MAX_FILE_BYTES = 1 << 20  # a Rules Submission is a few hundred bytes; refuse anything absurd
 MIN_DRAW_THRESHOLD, MAX_DRAW_THRESHOLD = 12, 21
 MAX_ODDS_TERM = 1_000_000  # a bound on each side of "W:S" odds
+MAX_ODDS_TEXT = 40  # characters of "W:S" odds: digits are bounded before they are converted
+RATE_PLACES = 6  # decimal places of a commission rate or a House Money portion (one in a million)
 
 COMMISSION_ROUNDINGS = ("down", "half-up", "half-even", "up")
 UNAUTHORIZED_THIRD_CARD = ("discard", "simulated-round")
@@ -274,44 +276,10 @@ class Submission:
 # Reading ------------------------------------------------------------------------------------
 
 
-def read_config_bytes(path: str | os.PathLike[str], max_bytes: int,
-                      fail: Callable[[str, str], Exception], *, regular_only: bool = False) -> tuple[str, bytes, int]:
-    """Read ``path`` (at most ``max_bytes``): returns ``(shown path, bytes, st_mode)``. Every problem
-    raises ``fail(shown_path, reason)``: not a path, not found, a directory (or, with
-    ``regular_only``, anything but a regular file), permission denied, too large."""
-    try:
-        source = os.fspath(path)
-    except TypeError:
-        raise fail(_safe(repr(path)), "not a file path") from None
-    if isinstance(source, bytes):
-        source = os.fsdecode(source)
-    shown = _safe(source)
-    raw = b""
-    try:
-        with open(source, "rb") as fh:
-            mode = os.fstat(fh.fileno()).st_mode
-            if stat.S_ISREG(mode) or not regular_only:  # never read (and block on) a FIFO
-                raw = fh.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise fail(shown, "file not found") from None
-    except IsADirectoryError:
-        raise fail(shown, "is a directory, not a file") from None
-    except PermissionError:
-        raise fail(shown, "cannot read the file: permission denied") from None
-    except (OSError, ValueError) as exc:  # ValueError: embedded NUL in the path
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise fail(shown, f"cannot read the file: {_safe(reason)}") from None
-    if regular_only and not stat.S_ISREG(mode):
-        raise fail(shown, "not a regular file")
-    if len(raw) > max_bytes:
-        raise fail(shown, f"file is larger than {max_bytes} bytes")
-    return shown, raw, mode
-
-
 def load_submission(path: str | os.PathLike[str]) -> Submission:
     """Read, parse and validate a Rules Submission TOML file."""
-    shown, raw, _ = read_config_bytes(path, MAX_FILE_BYTES, lambda where, reason: SubmissionError(where, "", reason))
-    return _parse_bytes(raw, shown)
+    shown, data, _ = read_toml_file(path, MAX_FILE_BYTES, SubmissionError)
+    return _Parser(data, shown).parse()
 
 
 def parse_submission(data: Mapping[str, Any], source: str) -> Submission:
@@ -375,23 +343,7 @@ def _load_preset_cached(name: str) -> Submission:
     if name not in preset_names():
         raise SubmissionError(_safe(source), "", f"unknown preset; presets: {', '.join(preset_names())}")
     raw = (_presets_dir() / f"{name}.toml").read_bytes()
-    return _parse_bytes(raw, source)
-
-
-def _parse_bytes(raw: bytes, source: str) -> Submission:
-    text = decode_utf8(raw, lambda reason: SubmissionError(source, "", reason))
-    data = load_toml(text, lambda reason: SubmissionError(source, "", reason))
-    return _Parser(data, source).parse()
-
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key_part(part: object) -> str:
-    text = str(part)
-    if _BARE_KEY.match(text):
-        return text
-    return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
+    return _Parser(parse_toml(raw, source, SubmissionError), source).parse()
 
 
 def _names(enum: Any) -> str:
@@ -409,115 +361,45 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "bonus_paytable": tuple(r.value for r in BonusRank if r is not BonusRank.NONE),
 }
 
-_ELSEWHERE = {
-    ("paytable", "house_money"): " (House Money odds go in [house_money])",
-    ("paytable", "player_bonus"): " (Bonus Wager odds go in [bonus_paytable])",
-    ("paytable", "banker_bonus"): " (Bonus Wager odds go in [bonus_paytable])",
-    ("bonus_paytable", "none"): " (a hand without a pair or better loses the Bonus Wager)",
+_ELSEWHERE: dict[str, dict[str, str]] = {  # a word for a key written in the wrong section
+    "paytable": {
+        "house_money": " (House Money odds go in [house_money])",
+        "player_bonus": " (Bonus Wager odds go in [bonus_paytable])",
+        "banker_bonus": " (Bonus Wager odds go in [bonus_paytable])",
+    },
+    "bonus_paytable": {"none": " (a hand without a pair or better loses the Bonus Wager)"},
 }
 
 
-class _Parser:
-    """One validation pass over a parsed document; raises on the first problem."""
+class _Parser(DocumentParser):
+    """One validation pass over a parsed Rules Submission; raises on the first problem."""
 
-    def __init__(self, data: object, source: str) -> None:
-        self.data = data
-        self.source = source
-
-    # -- helpers ----------------------------------------------------------------------------
-
-    def fail(self, key: str, reason: str) -> SubmissionError:
-        return SubmissionError(self.source, key, reason)
-
-    def section(self, name: str) -> dict[str, Any]:
-        """The section's table (empty if absent), after checking its type and key names."""
-        assert isinstance(self.data, Mapping)
-        value = self.data.get(name, {})
-        if not isinstance(value, Mapping):
-            raise self.fail(name, f"expected a table ([{name}]), got {_typename(value)}")
-        known = _SECTIONS[name]
-        for key in value:
-            if not isinstance(key, str) or key not in known:
-                hint = _ELSEWHERE.get((name, key), "") if isinstance(key, str) else ""
-                raise self.fail(f"{name}.{_key_part(key)}", f"unknown key{hint}; known keys: {', '.join(known)}")
-        return dict(value)
-
-    def whole(self, key: str, value: object) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"expected an integer, got {_typename(value)} ({_show(value)})")
-        return value
-
-    def integer(self, key: str, value: object, lo: int, hi: int, hint: str = "") -> int:
-        value = self.whole(key, value)
-        if not lo <= value <= hi:
-            raise self.fail(key, f"out of range: {value} (allowed {lo}..{hi}{hint})")
-        return value
-
-    def boolean(self, key: str, value: object) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(key, f"expected a boolean (true or false), got {_typename(value)} ({_show(value)})")
-        return value
-
-    def string(self, key: str, value: object) -> str:
-        if not isinstance(value, str):
-            raise self.fail(key, f"expected a string, got {_typename(value)} ({_show(value)})")
-        return value
-
-    def choice(self, key: str, value: object, allowed: tuple[str, ...]) -> str:
-        text = self.string(key, value)
-        if text not in allowed:
-            raise self.fail(key, f"unknown value {_show(text)}; allowed: {', '.join(allowed)}")
-        return text
-
-    def enum(self, key: str, value: object, enum: Any) -> Any:
-        return enum(self.choice(key, value, tuple(m.value for m in enum)))
+    error = SubmissionError
 
     def payout(self, key: str, value: object) -> Payout:
         text = self.string(key, value)
         try:
-            p = Payout.parse(text)
-        except ValueError:  # RulesError, or an integer beyond Python's digit limit
-            raise self.fail(key, f"payout odds must look like '8:1' or '8 to 1', not {_show(text)}") from None
+            p = Payout.parse(text) if len(text) <= MAX_ODDS_TEXT else None
+        except ValueError:  # RulesError
+            p = None
+        if p is None:
+            raise self.fail(key, f"payout odds must look like '8:1' or '8 to 1', not {_show(text)}")
         if not 1 <= p.win <= MAX_ODDS_TERM or not 1 <= p.stake <= MAX_ODDS_TERM:
             raise self.fail(
                 key, f"out of range: {_show(text)} (win and stake must each be 1..{MAX_ODDS_TERM})"
             )
         return p
 
-    def decimal(self, key: str, value: object) -> Decimal:
-        if isinstance(value, bool):
-            raise self.fail(key, f"expected a decimal string such as \"0.05\", got a boolean ({_show(value)})")
-        if isinstance(value, int):
-            return Decimal(value)
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise self.fail(key, f"expected a finite number, got {_show(value)}")
-            return Decimal(repr(value))  # the decimal text TOML held, not the binary float
-        if isinstance(value, str):
-            try:
-                d = Decimal(value.strip())
-            except InvalidOperation:
-                raise self.fail(key, f"not a decimal number: {_show(value)}") from None
-            if not d.is_finite():
-                raise self.fail(key, f"expected a finite number, got {_show(value)}")
-            return d
-        raise self.fail(key, f"expected a decimal string such as \"0.05\", got {_typename(value)}")
-
     # -- the pass ---------------------------------------------------------------------------
 
     def parse(self) -> Submission:
-        if not isinstance(self.data, Mapping):
-            raise self.fail("", f"expected a table of sections, got {_typename(self.data)}")
-        for name in self.data:
-            if not isinstance(name, str) or name not in _SECTIONS:
-                raise self.fail(_key_part(name), f"unknown section; known sections: {', '.join(_SECTIONS)}")
-        sections = {name: self.section(name) for name in _SECTIONS}
+        present = self.document(_SECTIONS)  # the sections actually written in the file
+        sections = {name: self.section(name, known, _ELSEWHERE.get(name)) for name, known in _SECTIONS.items()}
 
         sub = sections["submission"]
         if "game" not in sub:
-            raise self.fail("submission.game", f"required; allowed: {_names(Game)}")
+            raise self.missing("submission.game", f"; allowed: {_names(Game)}")
         game: Game = self.enum("submission.game", sub["game"], Game)
-        present = self.data  # the sections actually written in the file
 
         # [submission]
         decks = _DEFAULT_DECKS[game]
@@ -525,13 +407,7 @@ class _Parser:
             decks = self.integer("submission.decks", sub["decks"], MIN_DECKS, MAX_DECKS)
         name = f"{_GAME_TITLES[game]}, {decks} decks"
         if "name" in sub:
-            name = self.string("submission.name", sub["name"]).strip()
-            if not name:
-                raise self.fail("submission.name", "must not be empty")
-            if len(name) > MAX_NAME_LENGTH or not name.isprintable():
-                raise self.fail(
-                    "submission.name", f"must be one printable line of at most {MAX_NAME_LENGTH} characters"
-                )
+            name = self.text("submission.name", sub["name"], MAX_NAME_LENGTH)
         dealing = Dealing.FACE_UP
         if "dealing" in sub:
             dealing = self.enum("submission.dealing", sub["dealing"], Dealing)
@@ -553,7 +429,7 @@ class _Parser:
                 )
             min_cover_depth = self.integer(
                 "submission.min_cover_depth", value, REG_MIN_COVER_DEPTH, decks * 52 // 2,
-                f" for {decks} decks",
+                hint=f" for {decks} decks",
             )
         seats = DEFAULT_SEATS
         if "seats" in sub:
@@ -583,9 +459,8 @@ class _Parser:
         com = sections["commission"]
         commission = _DEFAULT_COMMISSION[game]
         if "rate" in com:
-            commission = self.decimal("commission.rate", com["rate"])
-            if not Decimal(0) <= commission < Decimal(1):
-                raise self.fail("commission.rate", f"out of range: {commission} (allowed 0 <= rate < 1)")
+            commission = self.decimal("commission.rate", com["rate"], 0, 1, hi_open=True, places=RATE_PLACES,
+                                      name="rate")
             if game is Game.EZ_BACCARAT and commission != 0:
                 raise self.fail(
                     "commission.rate", f"must be 0 for ez-baccarat (commission-free, 627c.2), not {commission}"
@@ -611,9 +486,8 @@ class _Parser:
                 both = self.payout("house_money.both_pairs", hm["both_pairs"])
             portion = house_money.portion
             if "portion" in hm:
-                portion = self.decimal("house_money.portion", hm["portion"])
-                if not Decimal(0) < portion <= Decimal(1):
-                    raise self.fail("house_money.portion", f"out of range: {portion} (allowed 0 < portion <= 1)")
+                portion = self.decimal("house_money.portion", hm["portion"], 0, 1, lo_open=True,
+                                       places=RATE_PLACES, name="portion")
             house_money = HouseMoneyOptions(either, both, portion)
 
         # [irregularities]

@@ -166,7 +166,7 @@ def test_automatic_reshuffling_shoe_profile() -> None:
 
 
 def test_every_key_is_documented() -> None:
-    from firmware_bridge.profiles import _SECTIONS
+    from firmware_bridge.profile_parser import _SECTIONS
 
     doc = (builtin_profile_dir().parent / "docs" / "device-profiles.md").read_text(encoding="utf-8")
     for section, keys in _SECTIONS.items():

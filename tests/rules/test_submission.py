@@ -9,6 +9,7 @@ import sys
 import types
 from dataclasses import FrozenInstanceError
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.rules import submission as sub_mod
+from shoectl_config import files as config_files
 from controller.rules.errors import RulesError, SubmissionError, WagerError
 from controller.rules.model import BonusRank, Dealing, Game, Payout, WagerKind
 from controller.rules.submission import (
@@ -287,7 +289,7 @@ BAD = [
     ("unknown-submission-key", PB + "deck = 8\n", "submission.deck", "known keys: name, game, decks"),
     ("quoted-odd-key", PB + '[paytable]\n"a\\nb" = "1:1"\n', 'paytable."a\\nb"', "unknown key"),
     ("section-not-table", "submission = 5\n", "submission", "expected a table ([submission]), got an integer"),
-    ("missing-game", "[submission]\ndecks = 8\n", "submission.game", "required; allowed: punto-banco, ez-baccarat, 21-baccarat"),
+    ("missing-game", "[submission]\ndecks = 8\n", "submission.game", "required key is missing; allowed: punto-banco, ez-baccarat, 21-baccarat"),
     ("no-submission", "", "submission.game", "required"),
     ("bad-game", '[submission]\ngame = "blackjack"\n', "submission.game", "unknown value 'blackjack'; allowed: punto-banco, ez-baccarat, 21-baccarat"),
     ("game-not-string", "[submission]\ngame = 1\n", "submission.game", "expected a string, got an integer"),
@@ -337,6 +339,15 @@ BAD = [
     ("commission-inf", PB + "[commission]\nrate = inf\n", "commission.rate", "expected a finite number"),
     ("commission-bool", PB + "[commission]\nrate = true\n", "commission.rate", "got a boolean"),
     ("commission-array", PB + "[commission]\nrate = [0.05]\n", "commission.rate", "got an array"),
+    # Bounds checked before any arithmetic: Fraction("1e-999999999") would compute 10**999999999.
+    ("commission-tiny-exponent", PB + '[commission]\nrate = "1e-999999999"\n', "commission.rate", "too many decimal places: '1e-999999999' (at most 6)"),
+    ("commission-huge-exponent", PB + '[commission]\nrate = "1e999999999"\n', "commission.rate", "out of range: 1E+999999999 (allowed 0 <= rate < 1)"),
+    ("commission-float-tiny", PB + "[commission]\nrate = 1e-300\n", "commission.rate", "too many decimal places"),
+    ("commission-seven-places", PB + '[commission]\nrate = "0.0500001"\n', "commission.rate", "too many decimal places"),
+    ("commission-long-text", PB + f'[commission]\nrate = "0.{"0" * 60}5"\n', "commission.rate", "not a decimal number of at most 40 characters"),
+    ("commission-huge-int", PB + f"[commission]\nrate = {'9' * 4000}\n", "commission.rate", "out of range: a very large integer"),
+    ("hm-portion-tiny-exponent", HM + '[house_money]\nportion = "1e-999999999"\n', "house_money.portion", "too many decimal places"),
+    ("pay-long", PB + f'[paytable]\ntie = "{"0" * 40}8:1"\n', "paytable.tie", "payout odds must look like"),
     ("rounding-enum", PB + '[commission]\nrounding = "nearest"\n', "commission.rounding", "allowed: down, half-up, half-even, up"),
     ("hm-not-offered", PB + '[house_money]\nportion = "1"\n', "house_money", "'house_money' is not in wagers.offered"),
     ("hm-in-ez", EZ + '[house_money]\nportion = "1"\n', "house_money", "not offered in ez-baccarat"),
@@ -404,7 +415,7 @@ def test_unreadable_file(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(sub_mod, "open", refuse, raising=False)
+    monkeypatch.setattr(config_files, "open", refuse, raising=False)
     with pytest.raises(SubmissionError, match=r"rules\.toml: cannot read the file: permission denied"):
         load_submission(path)
 
@@ -415,7 +426,7 @@ def test_io_error_while_reading(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(sub_mod, "open", broken, raising=False)
+    monkeypatch.setattr(config_files, "open", broken, raising=False)
     with pytest.raises(SubmissionError, match=r"rules\.toml: cannot read the file: Input/output error"):
         load_submission(path)
 
@@ -431,6 +442,21 @@ def test_oversized_file(tmp_path):
     path = write(tmp_path, PB + "#" * (sub_mod.MAX_FILE_BYTES + 1) + "\n")
     with pytest.raises(SubmissionError, match="larger than"):
         load_submission(path)
+
+
+@settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(st.from_regex(r"[-+]?[0-9]{0,12}(\.[0-9]{0,12})?([eE][-+]?[0-9]{1,12})?", fullmatch=True),
+                      st.text(alphabet="0123456789.eE+-_ naNIinf", max_size=50)))
+def test_every_accepted_rate_is_cheap_exact_arithmetic(text):
+    """Whatever the rate text, it is refused or it is a Decimal with at most six decimal places:
+    settlement's Fraction and quantize stay small (no 10**999999999)."""
+    try:
+        s = parse_submission({"submission": {"game": "punto-banco"}, "commission": {"rate": text}}, "fuzz")
+    except SubmissionError as exc:
+        assert exc.key == "commission.rate" and "\n" not in str(exc)
+        return
+    assert 0 <= s.commission < 1
+    assert Fraction(s.commission).denominator <= 10**sub_mod.RATE_PLACES
 
 
 def test_parse_submission_rejects_non_mapping_and_non_string_keys():

@@ -1,0 +1,65 @@
+"""Configuration and input files through the real CLI, in a process: a number without bounds and
+a FIFO given as a file must each end in one line and exit 2, never in a hang (issue 9, items 2
+and 11). A hang on the old code shows as the subprocess timeout."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+HANG = 60  # seconds before a run is declared hung (never a performance limit)
+
+TINY_RATE = '[submission]\ngame = "punto-banco"\n[commission]\nrate = "1e-999999999"\n'
+
+
+def shoectl(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SHOECTL, *argv], capture_output=True, text=True, timeout=HANG, stdin=subprocess.DEVNULL)
+
+
+def one_line_exit_2(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ("rules", "check", "{file}"),
+    ("odds", "--decks", "1", "--submission", "{file}"),
+    ("simulate", "--shoes", "1", "--submission", "{file}"),
+    ("rules", "show", "{file}"),
+    ("run", "--journal", "{dir}/j.db", "--rounds", "1", "--speed", "max", "--submission", "{file}"),
+], ids=lambda c: c[0] + (" " + c[1] if c[1] in ("check", "show") else ""))
+def test_a_rate_with_a_huge_exponent_is_refused_in_one_line(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """``rate = "1e-999999999"`` passed ``rules check`` and then hung odds, simulate and run in
+    ``Fraction()`` (10**999999999). Now every command refuses it, naming the file, the key and
+    the reason."""
+    path = tmp_path / "rules.toml"
+    path.write_text(TINY_RATE, encoding="utf-8")
+    argv = [a.format(file=path, dir=tmp_path) for a in command]
+    one_line_exit_2(shoectl(*argv), f"{path}: commission.rate: too many decimal places")
+    assert not (tmp_path / "j.db").exists()  # a refused input changes nothing
+
+
+@pytest.mark.parametrize("command", [
+    ("rules", "check", "{fifo}"),
+    ("run", "--journal", "{dir}/j.db", "--rounds", "1", "--speed", "max", "--submission", "{fifo}"),
+    ("operators", "list", "--file", "{fifo}"),
+    ("run", "--journal", "{dir}/j.db", "--rounds", "1", "--speed", "max", "--operators", "{fifo}"),
+    ("profiles", "check", "{fifo}"),
+], ids=["rules check", "run --submission", "operators --file", "run --operators", "profiles check"])
+def test_a_fifo_given_as_an_input_file_is_refused_without_blocking(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """A FIFO (nobody writing to it) blocked the reader forever. Now: one line, exit 2, at once."""
+    fifo = tmp_path / "input.toml"
+    os.mkfifo(fifo)
+    argv = [a.format(fifo=fifo, dir=tmp_path) for a in command]
+    proc = shoectl(*argv)
+    if command[:2] == ("profiles", "check"):  # a report line per file, on stdout
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stdout == f"{fifo}: error: is a FIFO, not a regular file\n"
+        return
+    one_line_exit_2(proc, f"{fifo}: is a FIFO, not a regular file")
