@@ -117,6 +117,8 @@ class _Session:
         self.alive = True
         self.lost_reason: str | None = None
         self.epoch_confirmed = False  # this session's IDENTITY was accepted
+        self.epoch_change: tuple[int, int] | None = None  # (old, new) when IDENTITY changed it
+        self.lost_at_epoch_change: list[tuple[int, int]] = []  # old-epoch counters never received
         self.reader: threading.Thread | None = None
 
 
@@ -138,6 +140,8 @@ class DeviceLink:
             ``None``: events are neither delivered nor acknowledged (the device keeps them).
         on_state: ``on_state(state, reason)`` for every state change and every reported error
             (then ``state`` is the unchanged current state and ``reason`` says what failed).
+            ``identity`` is already the new device's when ``CONNECTED`` is reported; the
+            reason of that report says whether the event epoch changed (``None`` if not).
             Called from the link's threads (supervisor, deliverer), possibly concurrently:
             keep it short and thread-safe. Exceptions from either callback never stop the link.
         auto_ack: acknowledge each event once ``on_event`` returned. ``False``: the consumer
@@ -207,7 +211,7 @@ class DeviceLink:
             ("sessions", "reconnects", "commands", "retransmissions", "timeouts", "frames_dropped",
              "stale_replies", "protocol_errors", "events_delivered", "events_duplicate",
              "events_early", "events_overflow", "resend_requests", "heartbeats", "acks",
-             "callback_errors", "events_lost_epoch"), 0)
+             "callback_errors", "events_lost_epoch", "epoch_changes"), 0)
         self._log = structlog.get_logger().bind(device=self.device_id)
 
     @classmethod
@@ -585,6 +589,8 @@ class DeviceLink:
         if old is not None and old != identity.event_epoch:
             # The device's counter restarted: acknowledgements start again from nothing.
             self._acked = self._ack_requested = 0
+            self._stats["epoch_changes"] += 1
+            session.epoch_change = (old, identity.event_epoch)
             self._log.warning("event epoch changed", old=old, new=identity.event_epoch)
         lost = self._seq.set_epoch(identity.event_epoch)
         self._seq.serial = identity.serial
@@ -592,8 +598,7 @@ class DeviceLink:
         session.epoch_confirmed = True
         if lost:
             self._stats["events_lost_epoch"] += sum(b - a + 1 for a, b in lost)
-            self._log.error("events lost at an event epoch change", ranges=lost,
-                            epoch=identity.event_epoch)
+            session.lost_at_epoch_change = lost  # reported by the supervisor after the handshake
 
     # --- the supervisor thread ----------------------------------------------------------------
 
@@ -610,7 +615,7 @@ class DeviceLink:
             first = False
             self._set_state(LinkState.CONNECTING, None)
             try:
-                self._connect()
+                note = self._connect()
             except (TransportError, LinkError, ProtocolError) as exc:
                 reason = f"connect failed: {exc}"
                 self._teardown()
@@ -625,7 +630,7 @@ class DeviceLink:
                 self._set_state(LinkState.DISCONNECTED, reason)
                 continue
             backoff.reset()
-            self._set_state(LinkState.CONNECTED, None)
+            self._set_state(LinkState.CONNECTED, note)
             try:
                 reason = self._serve()
             except Exception as exc:  # noqa: BLE001
@@ -645,8 +650,9 @@ class DeviceLink:
         else:
             self._stopping.wait(seconds)
 
-    def _connect(self) -> None:
-        """Open the transport and run the handshake: 0x00, SYNC, HELLO, STATUS, RESEND_EVENTS."""
+    def _connect(self) -> str | None:
+        """Open the transport and run the handshake: 0x00, SYNC, HELLO, STATUS, RESEND_EVENTS.
+        Returns what to say with ``CONNECTED``: that the event epoch changed, else ``None``."""
         self.transport.open()
         with self._lock:
             seq = self._seq
@@ -695,8 +701,17 @@ class DeviceLink:
                                f" but this host delivered only up to {delivered} in epoch "
                                f"{identity.event_epoch}: events in between are not recoverable "
                                "(seed last_delivered from the journal)")
+        if session.lost_at_epoch_change:
+            old_epoch = session.epoch_change[0] if session.epoch_change else None
+            self._report_error(f"events {_ranges_text(session.lost_at_epoch_change)} of event epoch "
+                               f"{old_epoch} never arrived and are lost with it")
         if need_resend:
             self._request_resend()
+        if session.epoch_change is None:
+            return None
+        old_epoch, new_epoch = session.epoch_change
+        return (f"event epoch changed from {old_epoch} to {new_epoch}: the device restarted its event "
+                "counter (a reset that lost its memory, or another unit)")
 
     def _check_identity(self, identity: Identity, session: _Session) -> None:
         problem = None
@@ -891,3 +906,8 @@ class DeviceLink:
             callback(state, reason)
         except Exception as exc:  # noqa: BLE001 - a broken observer must not break the link
             self._log.exception("on_state raised", error=repr(exc))
+
+
+def _ranges_text(ranges: list[tuple[int, int]]) -> str:
+    """``[(3, 5), (9, 9)]`` -> ``"3-5, 9"``."""
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)

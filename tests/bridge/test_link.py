@@ -463,6 +463,39 @@ def test_epoch_change_restarts_counters(rig_factory: Callable[..., Rig]) -> None
     wait_for(lambda: rig.device.unacknowledged() == 0, "new epoch acknowledged")
 
 
+def test_an_epoch_change_and_its_lost_events_are_reported_to_the_host(
+        tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:
+    """The host must learn that the device restarted its counter (its memory is gone) and which
+    events went with it: ``CONNECTED`` says so, with ``identity`` already the new device's."""
+    device = FakeDevice(tmp_path)
+    # Events 1 and 2 were acknowledged by someone else: 3..5 wait behind a gap that never fills.
+    stored = [replace(card(i), counter=i + 1) for i in range(5)]
+    device.conn = DeviceConnection(device.identity, next_event_counter=6,
+                                   unacknowledged=stored[2:], last_acknowledged_event=2)
+    seen_at_connect: list[tuple[str | None, int]] = []
+    rig = connected(rig_factory(device=device))
+    wait_for(lambda: rig.link.stats["events_buffered"] == 3, "events 3..5 wait behind the gap")
+    states = rig.states
+    wait_for(lambda: LinkState.CONNECTED in states.states(), "the first CONNECTED reported")
+
+    def observe(state: LinkState, reason: str | None) -> None:
+        if state is LinkState.CONNECTED:
+            seen_at_connect.append((reason, rig.link.identity.event_epoch))
+        states(state, reason)
+
+    rig.link._on_state = observe
+    device.unplug()
+    device.plug(new_epoch=8)
+    wait_for(lambda: any(r and "epoch changed from 7 to 8" in r for r, _ in seen_at_connect), "the epoch change")
+    assert "events 1-2 of event epoch 7 never arrived" in states.reasons()
+    assert [e for r, e in seen_at_connect if r and "epoch changed" in r] == [8]
+    assert rig.link.stats["epoch_changes"] == 1
+    device.unplug()
+    device.plug()                      # the same epoch again: a plain reconnect says nothing
+    wait_for(lambda: len(seen_at_connect) >= 2, "the reconnect")
+    assert seen_at_connect[-1] == (None, 8), seen_at_connect
+
+
 def test_unrecoverable_gap_waits_for_the_host_decision(tmp_path: Path,
                                                        rig_factory: Callable[..., Rig]) -> None:
     device = FakeDevice(tmp_path)
