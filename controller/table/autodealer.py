@@ -70,7 +70,9 @@ class AutoDealer:
         if state == "house_money":
             return self._op("continue")
         if state == "fault":
-            clearable = [k for k in core.faults if k.split(":")[0] in ("jam", "fault")]
+            # A jam or device fault: the mechanism is reset. A missing cover card: the round is
+            # completed and the cards are reshuffled (681a.5(f), 681a.7(d)).
+            clearable = [k for k in core.faults if k.split(":")[0] in ("jam", "fault", "cover")]
             if clearable:
                 return self._op("clear_fault", Role.FLOORPERSON, key=clearable[0])
         return None

@@ -27,6 +27,7 @@ from controller.rules.errors import RulesError
 from controller.rules.model import Dealing, Target, WagerKind
 from controller.rules.shoe import CutError, check_cut, check_second_cover
 from controller.rules.wagers import Wager, add_house_money, settle, settle_house_money, void
+from controller.table import faults as checks
 from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Output, Record, Role, SendCommand, jsonable
 from controller.table.machine import LIVE_SET, build_machine
 from controller.table.round import RoundInProgress
@@ -120,6 +121,8 @@ class TableCore:
         self._out: list[Output] = []
         self._next_round_kind = "normal"
         self.deferred: list[tuple[Card, bool, int]] = []  # cards read while a fault held the table
+        self.devices: dict[str, tuple[str, int]] = {}    # role -> (serial, event epoch) last connected
+        self.shoe_lost: str | None = None  # a device lost the shoe in play: given up once no fault holds
         self.machine = build_machine(self)
 
     # -- the entry point ---------------------------------------------------------------------
@@ -433,16 +436,15 @@ class TableCore:
         are returned, and a new shoe is shuffled."""
         if self.state in ("closed", "fault", "shuffling"):
             raise Refused(f"nothing to restart while the table is {self.state}")
-        r = self.round
-        if r is not None and not r.settled:
-            for s in void(r.wagers):
-                self._record("settlement", s.to_json())
-            r.kind, r.settled = "void", True
-            self._record("round_result", {"round": r.number, "kind": "void", "reason": reason,
-                                          "cards": [{"card": str(c), "to": t.value} for c, t, _ in r.cards]})
-        for s in void(self.pending_wagers):
-            self._record("wager_returned", s.to_json())
-        self.pending_wagers = []
+        self._give_up_shoe(reason)
+
+    def _give_up_shoe(self, reason: str) -> None:
+        """The shoe in play is gone: void a round in progress (627a.13(e)), return the wagers on
+        the layout, collect, reconcile and reshuffle (681a.7(d)(1)-(2))."""
+        self.deferred, self.discard_next, self.saved_state = [], 0, None  # cards of the lost shoe
+        if self.round is not None and not self.round.settled:
+            self._record_void(reason)
+        self._return_pending_wagers()
         self._record("shoe_restarted", {"reason": reason})
         self.restart()
 
@@ -471,10 +473,30 @@ class TableCore:
         key = f"link:{s.device}"
         if not s.up:
             self._raise_fault(key, f"link to the {s.device} lost{': ' + s.reason if s.reason else ''}")
-        elif key in self.faults:
+            return
+        if key in self.faults:
             self.faults.pop(key)
             self._record("fault_cleared", {"faults": [key], "by": "reconnect"})
-            self._maybe_resume()
+        why = checks.replaced_identity(self.devices.get(s.device), s.serial, s.epoch)
+        if s.epoch is not None:
+            self.devices[s.device] = (s.serial, s.epoch)
+        if why is not None:
+            self._device_replaced(s, why)
+        self._maybe_resume()
+
+    def _device_replaced(self, s: DeviceStatus, why: str) -> None:
+        """The device in ``s.device`` is not the one that was there: whatever it held is gone."""
+        state = self.saved_state if self.state == "fault" else self.state
+        lost = bool(state) and checks.cards_lost_with(s.device, state, self.automatic_shoe)
+        self._record("device_replaced", {"role": s.device, "serial": s.serial, "epoch": s.epoch, "reason": why,
+                                         "state": state, "shoe_lost": lost})
+        if not lost:
+            self._notice("warning", f"the {s.device} came back as a new device: {why}")
+            return
+        self.shoe_lost = f"the {s.device} came back as a new device ({why})"
+        if self.faults.pop("misread", None) is not None:  # a card of the lost shoe
+            self._record("fault_cleared", {"faults": ["misread"], "by": "shoe given up"})
+        self._notice("fault", f"{self.shoe_lost}: the shoe in play is given up")
 
     def on_ShuffleDone(self, device: str, ev: m.ShuffleDone) -> None:
         self._shuffle_count = (ev.card_count, ev.expected_count)
@@ -487,6 +509,19 @@ class TableCore:
         self._record("shoe_loaded", {"cards": ev.card_count})
         self.loaded()
 
+    def load_count_ok(self) -> bool:
+        return checks.load_count_problem(self.shoe, self.shoe.loaded_count) is None
+
+    def report_load_count_fault(self) -> None:
+        """681a.7(a): the shoe holds another number of cards than the stack prepared under
+        681a.5: the cards are taken out and the table stays closed until a floorperson orders a
+        reshuffle (681a.7(d)(1): "to ensure that no cards are missing")."""
+        shoe = self.shoe
+        self._record("count_fault", {"loaded": shoe.loaded_count, "expected": shoe.stack_size,
+                                     "problem": checks.count_difference(shoe.loaded_count, shoe.stack_size)})
+        self._notice("fault", f"{checks.load_count_problem(shoe, shoe.loaded_count)}; the table stays closed")
+        self._reconcile()
+
     def on_CoverCard(self, device: str, ev: m.CoverCard) -> None:
         """681a.7(d): the cover card is set aside; the hand is completed, then the reshuffle."""
         if self.shoe is None:
@@ -495,9 +530,35 @@ class TableCore:
         self._record("cover_card", {"position": ev.position, "during_round": self.round is not None})
         self._notice("info", "cover card reached: this round is completed, then the cards are reshuffled")
 
+    def _missed_cover_card(self, device: str) -> None:
+        """681a.5(d), 681a.7(d): the card just read lies below the second cover card, yet no cover
+        card came out. Dealing stops (the card is kept, applied when the fault clears) until a
+        floorperson has checked the shoe; the cover position is reached all the same, so the round
+        is completed and then the cards are collected and reshuffled."""
+        shoe = self.shoe
+        shoe.cover_reached = True
+        due = checks.cover_card_due(shoe)
+        self._record("cover_card_missing", {"expected_after": due, "cards_out": shoe.dealt, "clause": "681a.7(d)"})
+        self._raise_fault(f"cover:{device}", f"the {device} passed the cover card's position ({due} cards out) and no "
+                          "cover card came out: check the shoe; after this round the cards are reshuffled")
+
     def on_ShoeEmpty(self, device: str, ev: m.ShoeEmpty) -> None:
+        """No card is left to deal: a round in progress is void (627a.13(e)); between rounds the
+        cards are reshuffled now, not at a round that could never be dealt. Cards the controller
+        counted as still in the shoe are said to be missing."""
+        shoe = self.shoe
+        if shoe is None or self.state not in GATE_OPEN_STATES:
+            return  # an unloaded shoe, or one emptied while the table was held
+        left = (shoe.loaded_count or 0) - shoe.dealt
+        shoe.cover_reached = True
+        if left > 0:
+            self._record("shoe_empty", {"cards_counted_in_shoe": left})
+            self._notice("fault", f"the shoe is empty, yet {left} cards counted in it never came out")
         if self.round is not None and not self.round.engine.complete:
             self._void_round("627a.13(e): insufficient cards to complete the round")
+        elif self.state == "betting" and self.round is None:
+            self._return_pending_wagers()  # the round they were for cannot be dealt (627a.13(e))
+            self.reshuffle()
 
     def on_Door(self, device: str, ev: m.Door) -> None:
         key = f"door:{device}"
@@ -523,6 +584,8 @@ class TableCore:
         if self.shoe is not None:
             self.shoe.dealt += 1
             self.shoe.reads.append((ev.position, ev.rank, ev.suit))
+            if checks.missed_cover_card(self.shoe):
+                self._missed_cover_card(device)
         if not ev.readable:
             self._raise_fault("misread", f"card at position {ev.position} could not be read: show it to the floorperson")
             return
@@ -775,16 +838,24 @@ class TableCore:
         self.round_over()
 
     def _void_round(self, reason: str) -> None:
-        r = self.round
-        for s in void(r.wagers):
-            self._record("settlement", s.to_json())
-        r.kind = "void"
-        r.settled = True
-        self._record("round_result", {"round": r.number, "kind": "void", "reason": reason,
-                                      "cards": [{"card": str(c), "to": t.value} for c, t, _ in r.cards]})
+        self._record_void(reason)
         self._notice("warning", f"round void: {reason}; all wagers returned")
         self.shoe.cover_reached = True  # 627a.13(e): the entire set reshuffled
         self.round_over()
+
+    def _return_pending_wagers(self) -> None:
+        for s in void(self.pending_wagers):
+            self._record("wager_returned", s.to_json())
+        self.pending_wagers = []
+
+    def _record_void(self, reason: str) -> None:
+        """627a.13(e): the round in progress is void and every wager on it is returned."""
+        r = self.round
+        for s in void(r.wagers):
+            self._record("settlement", s.to_json())
+        r.kind, r.settled = "void", True
+        self._record("round_result", {"round": r.number, "kind": "void", "reason": reason,
+                                      "cards": [{"card": str(c), "to": t.value} for c, t, _ in r.cards]})
 
     def reshuffle_due(self) -> bool:
         return bool(self.shoe and (self.shoe.cover_reached or self.reshuffle_ordered))
@@ -858,8 +929,7 @@ class TableCore:
     def report_count_fault(self) -> None:
         got, expected = self._shuffle_count
         want = self.sub.decks * 52
-        diff = got - want
-        what = f"{-diff} card{'s' if -diff != 1 else ''} missing" if diff < 0 else f"{diff} extra card{'s' if diff != 1 else ''}"
+        what = checks.count_difference(got, want)
         self._record("count_fault", {"counted": got, "expected": want, "device_expected": expected, "problem": what})
         self._notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}; the table stays closed")
 
@@ -931,7 +1001,12 @@ class TableCore:
         self.saved_state = self.state
 
     def _maybe_resume(self) -> None:
-        if self.state == "fault" and not self.faults and self.saved_state:
+        """Resume where the table stopped once no fault holds it; a shoe lost meanwhile is given
+        up instead (at once when no fault held the table)."""
+        if self.shoe_lost and (self.state != "fault" or not self.faults):
+            reason, self.shoe_lost = self.shoe_lost, None
+            self._give_up_shoe(reason)
+        elif self.state == "fault" and not self.faults and self.saved_state:
             getattr(self, f"resume_{self.saved_state}")()
 
     def resumed(self) -> None:

@@ -50,11 +50,15 @@ class DeviceInput:
 
 @dataclass(frozen=True)
 class DeviceStatus:
-    """The runner's report on a link: ``up`` after a (re)connect handshake, down when lost."""
+    """The runner's report on a link: ``up`` after a (re)connect handshake, down when lost.
+    ``serial`` and ``epoch`` (with ``up``): the identity of the device now in that role, from its
+    IDENTITY; a different one than before means the device lost what it held."""
 
     device: str
     up: bool
     reason: str = ""
+    serial: str = ""
+    epoch: int | None = None
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ made from it (all or nothing). Device events keep their device id, event epoch a
 device event resent after a crash or a reconnect is recognised and processed once.
 
 Entry kinds: ``input.device`` (payload: role, event name, event fields), ``input.operator``
-(command, args, role; operator in its own column), ``input.status`` (role, up, reason), and the
-core's own record kinds (``card``, ``round_result``, ``settlement``, ...; see docs/journal.md).
+(command, args, role; operator in its own column), ``input.status`` (role, up, reason; when up,
+the device's serial and event epoch), and the core's own record kinds (``card``,
+``round_result``, ``settlement``, ...; see docs/journal.md).
 
 ``inputs_from(entries)`` turns the journaled inputs back into core inputs, for ``recover``.
 """
@@ -40,7 +41,8 @@ def operator_input_record(inp: OperatorInput, shoe: str | None, round_no: int | 
 
 
 def status_input_record(inp: DeviceStatus, shoe: str | None, round_no: int | None) -> JournalRecord:
-    return JournalRecord("input.status", {"role": inp.device, "up": inp.up, "reason": inp.reason},
+    identity = {"serial": inp.serial, "epoch": inp.epoch} if inp.epoch is not None else {}
+    return JournalRecord("input.status", {"role": inp.device, "up": inp.up, "reason": inp.reason, **identity},
                          shoe=shoe, round=round_no)
 
 
@@ -57,7 +59,7 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | None:
     if entry.kind == "input.operator":
         return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["role"]))
     if entry.kind == "input.status":
-        return DeviceStatus(p["role"], bool(p["up"]), p.get("reason", ""))
+        return DeviceStatus(p["role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"))
     return None
 
 

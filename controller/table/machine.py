@@ -50,6 +50,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "recut", "source": "ready_to_load", "dest": "cutting", "after": "offer_cut"},
     {"trigger": "load", "source": "ready_to_load", "dest": "loading", "after": "prompt_load"},
     # load and burn (681a.7(a), (c))
+    {"trigger": "loaded", "source": "loading", "dest": "count_fault", "unless": "load_count_ok", "after": "report_load_count_fault"},
     {"trigger": "loaded", "source": "loading", "dest": "burning", "after": "prompt_burn"},
     {"trigger": "burned", "source": "burning", "dest": "betting", "after": "open_betting"},
     {"trigger": "new_dealer", "source": "betting", "dest": "burning", "after": "prompt_burn"},
@@ -66,8 +67,9 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "declare_idle", "source": ["betting", "ready_to_load", "closed"], "dest": "inspection", "after": "spread_cards"},
     {"trigger": "inspected", "source": "inspection", "dest": "shuffling", "after": "start_shuffle"},
     {"trigger": "close", "source": ["betting", "count_fault", "ready_to_load", "inspection"], "dest": "closed", "after": "closed_table"},
-    # the devices were replaced or restarted without their cards: a new shoe
-    {"trigger": "restart", "source": LIVE + ["count_fault"], "dest": "shuffling", "after": "collect_and_reshuffle"},
+    # the devices were replaced or restarted without their cards: a new shoe (also once the faults
+    # that held the table have cleared, when the device that lost the cards came back)
+    {"trigger": "restart", "source": LIVE + ["count_fault", "fault"], "dest": "shuffling", "after": "collect_and_reshuffle"},
     # faults: held where they happened, resumed exactly there
     {"trigger": "fault", "source": LIVE, "dest": "fault", "before": "remember_state"},
     # (one resume_<state> per live state, generated below)

@@ -123,10 +123,15 @@ class TableRunner:
         return on_event
 
     def link_state_callback(self, role: str) -> Callable[[Any, str | None], None]:
+        """``on_state`` for the link of ``role``. A connect is reported with the identity of the
+        device now answering (read here, on the link's thread, when the link has just set it), so
+        the core can tell a reconnect from another device or one that lost its memory."""
         def on_state(state: Any, reason: str | None) -> None:
             value = getattr(state, "value", str(state))
             if value == "connected":
-                self.inbox.put(DeviceStatus(role, True))
+                identity = getattr(self.links.get(role), "identity", None)
+                self.inbox.put(DeviceStatus(role, True, reason or "", getattr(identity, "serial", ""),
+                                            getattr(identity, "event_epoch", None)))
             elif value == "disconnected" and reason:
                 self.inbox.put(DeviceStatus(role, False, reason))
         return on_state

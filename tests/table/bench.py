@@ -60,8 +60,10 @@ class Bench:
     def event(self, device: str, ev: Any) -> list[Any]:
         return self.feed(DeviceInput(device, ev))
 
-    def link(self, device: str, up: bool) -> list[Any]:
-        return self.feed(DeviceStatus(device, up))
+    def link(self, device: str, up: bool, *, serial: str = "", epoch: int | None = None) -> list[Any]:
+        """The link of ``device`` went down or came up (with the identity of the device then
+        answering: ``serial`` and event ``epoch``)."""
+        return self.feed(DeviceStatus(device, up, serial=serial, epoch=epoch))
 
     # -- the scripted devices ------------------------------------------------------------------
     def _device_acts(self, o: SendCommand) -> None:
