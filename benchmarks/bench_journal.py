@@ -8,6 +8,8 @@
   ``append_batch`` in batches of 10 and 100 (one fsync per batch);
 - ``verify_entries_per_s``: ``verify`` (SQLite quick_check + the chain) and
   ``verify_chain_only_entries_per_s`` (without quick_check), over a journal of many entries;
+- ``checked_read_entries_per_s``: entries read back (decoded) and checked as they are read, as
+  every reader of a journal does (``verify.checked_read``), over the same journal;
 - ``fsync_floor_commits_per_s``: bare single-row SQLite commits with the same settings, the floor
   that the disk sets (REFERENCE.md measured ~6,700/s on these machines).
 
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 
 from controller.journal import Journal, Record, verify
+from controller.journal.verify import checked_read
 
 
 def _payload(i: int) -> dict:
@@ -90,6 +93,14 @@ def run(quick: bool = False) -> dict:
                 rates.append(report.entries / (time.perf_counter() - start))
                 assert report.ok and report.entries == n_verify
             figures[key] = round(statistics.median(rates))
+        rates = []
+        for _ in range(max(1, repeats - 1)):
+            start = time.perf_counter()
+            with checked_read(big) as read:
+                count = sum(1 for _ in read.entries())
+                assert read.report().ok and count == n_verify
+            rates.append(count / (time.perf_counter() - start))
+        figures["checked_read_entries_per_s"] = round(statistics.median(rates))
         figures["verify_journal_entries"] = n_verify
         figures["verify_journal_bytes"] = big.stat().st_size
     figures["settings"] = "WAL, synchronous=FULL, one writer; median of %d repeats" % repeats
