@@ -275,3 +275,20 @@ def test_a_relabelled_hmac_journal_does_not_verify_without_the_key(hmac_table: t
     assert "it says the journal's chain is hmac-sha256 (key id " in out and "the journal says sha256" in out
     code, out, _ = run(capsys, "journal", "verify", str(journal), "--hmac-key", str(key))
     assert code == 1 and "not HMAC-protected" in out
+
+
+# --- the table itself reads its journal when it resumes ------------------------------------------------
+
+
+def test_run_does_not_resume_from_a_journal_that_does_not_verify(journal: Path) -> None:
+    """`shoectl run` feeds every journaled input to the core again when it resumes: from an
+    edited journal it would rebuild (and anchor) a state the journal does not prove."""
+    tamper(journal, "UPDATE entries SET operator = 'someone' WHERE seq = 100")
+    before = journal.read_bytes(), anchors_path(journal).read_bytes()
+    done = subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--shoes",
+                           "1", "--speed", "max", "--seed", "2", "--display", "lines"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "FAILED at entry 100" in done.stderr
+    assert "the table does not resume from a journal that does not verify" in done.stderr
+    assert (journal.read_bytes(), anchors_path(journal).read_bytes()) == before

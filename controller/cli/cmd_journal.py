@@ -40,7 +40,6 @@ from controller.cli.journal_input import (
     copy_text,
     read_checked,
     spooled_text,
-    verdict_line,
     warn,
 )
 from controller.errors import UsageError
@@ -48,7 +47,7 @@ from controller.fsutil import atomic_writer
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalError
-from controller.journal.verify import is_hash, verify
+from controller.journal.verify import is_hash, verdict_line, verify
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
 _SUBCOMMANDS_ATTR = "_shoectl_journal_subcommands"

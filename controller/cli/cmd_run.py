@@ -28,6 +28,7 @@ from controller.cli.common import positive_int, print_json, submission_for
 from controller.errors import UsageError
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
+from controller.journal.verify import require_intact
 from controller.logging import configure_logging
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
@@ -143,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     display = _Display(args.json)
     emulator = None
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
     journal = Journal.open(journal_path, table_id=args.table_id, hmac_key=key)
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     try:

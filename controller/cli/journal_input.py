@@ -24,7 +24,7 @@ from controller.errors import UsageError
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalContentError
-from controller.journal.verify import VerifyReport, checked_read
+from controller.journal.verify import checked_read, verdict_line
 
 T = TypeVar("T")
 EXIT_DOES_NOT_VERIFY = 1
@@ -38,15 +38,6 @@ def add_journal_input(parser: argparse.ArgumentParser) -> None:
                              "journal's chain is checked link by link)")
     parser.add_argument("--no-verify", action="store_true",
                         help="read a journal that does not verify all the same (saying so on standard error)")
-
-
-def verdict_line(path: str, r: VerifyReport) -> str:
-    """`journal verify`'s one line about ``r``."""
-    algo = r.algorithm + (f", key id {r.key_id}" if r.key_id else "")
-    if r.ok:
-        return f"{path}: ok: {r.entries} entries, last hash {r.last_hash} ({algo})"
-    where = f"entry {r.first_bad_seq}" if r.first_bad_seq is not None else "the journal"
-    return f"{path}: FAILED at {where}: {r.reason} ({r.entries} entries good before it; {algo})"
 
 
 def warn(args: argparse.Namespace, line: str) -> None:

@@ -37,7 +37,7 @@ from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher
 from controller.journal.chaincheck import ChainCheck
 from controller.journal.connection import open_readonly_connection, translate
 from controller.journal.entry import Entry, row_to_entry
-from controller.journal.errors import NotAJournalError
+from controller.journal.errors import JournalError, NotAJournalError
 from controller.journal.schema import SELECT, inspect_meta
 from controller.journal.walcheck import wal_problem
 
@@ -87,6 +87,27 @@ class VerifyReport:
 
 def is_hash(text: str) -> bool:
     return isinstance(text, str) and len(text) == 64 and set(text) <= _HEX
+
+
+def verdict_line(path: str | os.PathLike[str], r: VerifyReport) -> str:
+    """`journal verify`'s one line about ``r``."""
+    algo = r.algorithm + (f", key id {r.key_id}" if r.key_id else "")
+    if r.ok:
+        return f"{path}: ok: {r.entries} entries, last hash {r.last_hash} ({algo})"
+    where = f"entry {r.first_bad_seq}" if r.first_bad_seq is not None else "the journal"
+    return f"{path}: FAILED at {where}: {r.reason} ({r.entries} entries good before it; {algo})"
+
+
+def require_intact(path: str | os.PathLike[str], *, hmac_key: bytes | None = None) -> None:
+    """For the table about to resume the journal at ``path`` (nothing to do when there is none
+    yet): JournalError, one line, unless it verifies. Resuming feeds every journaled input to the
+    core again, so a journal that does not verify would rebuild a state it does not prove."""
+    if not Path(path).exists():
+        return
+    report = verify(path, hmac_key=hmac_key)
+    if not report.ok:
+        raise JournalError(f"{verdict_line(path, report)}: the table does not resume from a journal that does "
+                           "not verify")
 
 
 def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expect_count: int | None = None,
