@@ -39,6 +39,8 @@ FORMAT = "shoectl-journal-anchor/1"
 _DOMAIN = b"shoectl-journal anchor\x00"  # never the start of an entry's hash input (64 hex digits)
 _SIGNED = ("table_id", "journal_created", "seq", "hash", "algorithm", "key_id", "ts")
 _HEX = frozenset("0123456789abcdef")
+_MAX_TEXT = 200
+MAX_FILE_BYTES = 64 * 1024 * 1024  # an anchor a shoe is ~300 bytes: decades of them
 
 log = structlog.get_logger()
 
@@ -91,10 +93,11 @@ class Anchor:
         if obj["algorithm"] not in ALGORITHMS:
             raise ValueError("not an anchor (unknown hash algorithm)")
         for name in ("table_id", "journal_created", "ts"):
-            if not isinstance(obj[name], str) or not obj[name]:
-                raise ValueError(f"not an anchor ({name} is not text)")
-        if not (obj["key_id"] is None or isinstance(obj["key_id"], str)):
-            raise ValueError("not an anchor (key_id is not text)")
+            value = obj[name]
+            if not isinstance(value, str) or not value or len(value) > _MAX_TEXT or not value.isprintable():
+                raise ValueError(f"not an anchor ({name} is not a line of text)")
+        if not (obj["key_id"] is None or _is_hex(obj["key_id"], 16)):
+            raise ValueError("not an anchor (key_id is not 16 hex digits)")
         return cls(**{name: obj[name] for name in (*_SIGNED, "mac")})
 
     def differs_from(self, meta: Mapping[str, str]) -> str | None:
@@ -190,13 +193,16 @@ class AnchorFile:
         newline (a write cut short) is not counted as an anchor but reported apart."""
         try:
             require_regular_file(self.path)
-            data = self.path.read_bytes()
+            with open(self.path, "rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
             raise JournalError(f"{self.path}: no such anchors file") from None
         except NotARegularFile as exc:
             raise JournalError(str(exc)) from None
         except OSError as exc:
             raise JournalError(f"{self.path}: cannot read the anchors file: {exc.strerror or exc}") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise JournalError(f"{self.path}: the anchors file is larger than {MAX_FILE_BYTES} bytes: not ours")
         anchors: list[tuple[str, Anchor]] = []
         bad: list[tuple[str, str]] = []
         lines = data.split(b"\n")
@@ -206,10 +212,13 @@ class AnchorFile:
         for number, raw in enumerate(lines[:-1], start=1):
             where = f"{self.path} line {number}"
             try:
-                anchors.append((where, Anchor.from_json(json.loads(raw.decode("utf-8")))))
-            except (UnicodeDecodeError, json.JSONDecodeError):
+                obj = json.loads(raw.decode("utf-8"))
+            except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
                 bad.append((where, "not an anchor (not a line of JSON)"))
-            except (ValueError, TypeError, RecursionError) as exc:
+                continue
+            try:
+                anchors.append((where, Anchor.from_json(obj)))
+            except ValueError as exc:
                 bad.append((where, str(exc)))
         return AnchorLines(anchors, bad, torn)
 

@@ -149,3 +149,25 @@ def test_the_writer_keeps_a_wal_file_that_sqlite_ignores(journal_path: Path) -> 
     [event] = [e for e in logs if e["event"] == "journal -wal file ignored by SQLite"]
     assert event["log_level"] == "warning" and event["kept_as"] == str(copies[0])
     assert "not a WAL file (9000 bytes)" in event["problem"]
+
+
+@pytest.mark.parametrize("line", [
+    '{"seq": ' + "9" * 5000 + "}",
+    "[" * 100_000,
+    "\xff\xfe not utf-8",
+])
+def test_a_hostile_line_is_one_line_not_an_anchor(journal_path: Path, line: str) -> None:
+    witness = anchored(journal_path)
+    with open(witness.path, "a", encoding="latin-1") as f:
+        f.write(line + "\n")
+    r = verify(journal_path)
+    assert not r.ok and r.reason == f"{witness.path} line 4: not an anchor (not a line of JSON)"
+
+
+def test_an_anchor_naming_its_journal_with_a_line_break_is_not_one(journal_path: Path) -> None:
+    witness = anchored(journal_path)
+    obj = witness.read().anchors[-1][1].to_json()
+    with open(witness.path, "a") as f:
+        f.write(json.dumps({**obj, "table_id": "T1\nFAKE"}) + "\n")
+    r = verify(journal_path)
+    assert not r.ok and "\n" not in r.reason and r.reason.endswith("line 4: not an anchor (table_id is not a line of text)")
