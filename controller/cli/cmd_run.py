@@ -11,20 +11,21 @@ again (the state the journal proves), the links are told which device events are
 and the devices resend what was not yet acknowledged.
 
 Output: one line per round and per notice; ``--json`` writes every record as a JSON line instead.
+
+SIGTERM and SIGINT stop the table: exit 143 or 130, within ``stopping.STOP_GRACE_S`` seconds even
+when the table's thread is stuck (``controller.cli.stopping``).
 """
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from controller.cli.common import positive_int, print_json, submission_for
+from controller.cli.stopping import run_until_signalled
 from controller.errors import UsageError
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
@@ -171,9 +172,8 @@ def run(args: argparse.Namespace) -> int:
                                             "auto-floor", Role.FLOORPERSON))
         runner.links = _make_links(runner, attached)
         control = _start_control(runner, args, journal_path)
-        _install_signals(runner)
         try:
-            runner.run()
+            stopped_by = run_until_signalled(runner.run, runner.stop, name="shoectl run")
         finally:
             control.close()
     finally:
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
         journal.close()
     if not args.json:
         print(f"journal {journal_path}: {anchor or 'empty'}", flush=True)
-    return 0
+    return 0 if stopped_by is None else 128 + stopped_by  # 143 after SIGTERM, 130 after SIGINT
 
 
 def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any, str]]]:
@@ -237,18 +237,6 @@ def _start_control(runner: TableRunner, args: argparse.Namespace, journal_path: 
         auth = Authenticator(operators, lockout_s=args.lockout)
     path = Path(args.control) if args.control else journal_path.parent / "control.sock"
     return ControlServer(runner, path, auth).start()
-
-
-def _install_signals(runner: TableRunner) -> None:
-    if threading.current_thread() is not threading.main_thread():
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        structlog.get_logger().warning("stopping", signal=signum)
-        runner.stop()
-
-    signal.signal(signal.SIGINT, handler)
-    signal.signal(signal.SIGTERM, handler)
 
 
 def _anchored(on_record: Callable[[Record], None], witness: AnchorWitness, journal: Journal) -> Callable[[Record], None]:

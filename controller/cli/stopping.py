@@ -1,0 +1,93 @@
+"""Stopping a long-running command on SIGTERM or SIGINT, within a bounded time.
+
+``run_until_signalled(work, stop, name=...)`` runs ``work`` (the table's owner loop) on a thread of
+its own while the main thread only waits for it. Python runs signal handlers on the main thread,
+so a main thread that does nothing else runs them at once, however busy ``work`` is (blocked
+writing to a full pipe, waiting on a disk, computing). On the first SIGTERM or SIGINT, ``stop()``
+is called and ``work`` has ``grace_s`` seconds to return:
+
+- it returns: ``run_until_signalled`` returns the signal number; the caller closes what it holds
+  and exits ``128 + N`` (143 for SIGTERM, 130 for SIGINT);
+- it does not: one line on standard error and ``os._exit(128 + N)`` at once, without cleanup.
+  Nothing is lost: every input the journal committed is durable, and an input not yet committed
+  was not acknowledged (its device sends it again) or not acted on (an operator command).
+
+A second signal during the grace period exits at once the same way. Called from any thread but
+the main one (signals cannot be caught there), it simply runs ``work``.
+
+A single call into C that holds the interpreter lock (such as ``Fraction`` of a decimal with a
+billion-digit exponent) cannot be interrupted by any Python code; that is why numbers from
+outside are bounded when they are read (docs/configuration.md).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+__all__ = ["STOP_GRACE_S", "run_until_signalled"]
+
+STOP_GRACE_S = 5.0  # how long a stopping table may take to finish its input and close its links
+_POLL_S = 0.1       # how often the waiting main thread looks at the clock
+_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, name: str,
+                        grace_s: float = STOP_GRACE_S) -> int | None:
+    """Run ``work`` until it returns; returns the number of the signal that stopped it, or
+    ``None`` if it returned by itself. An exception from ``work`` is raised here. ``name``
+    starts the line written on a forced exit (``shoectl run``)."""
+    if threading.current_thread() is not threading.main_thread():
+        work()
+        return None
+    failure: list[BaseException] = []
+
+    def owner() -> None:
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
+            failure.append(exc)
+
+    received: list[int] = []
+    deadline = [float("inf")]
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if received:
+            _exit_now(name, signum, "a second stop signal")
+        received.append(signum)
+        deadline[0] = time.monotonic() + grace_s
+        # Logged from a thread of its own: a stuck owner may hold the log handler's lock.
+        threading.Thread(target=structlog.get_logger().warning, args=("stopping",), daemon=True,
+                         kwargs={"signal": signal.Signals(signum).name, "grace_s": grace_s}).start()
+        stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in _SIGNALS}
+    thread = threading.Thread(target=owner, name="shoectl-owner", daemon=True)
+    try:
+        thread.start()
+        while thread.is_alive():
+            thread.join(_POLL_S)
+            if received and time.monotonic() > deadline[0] and thread.is_alive():
+                _exit_now(name, received[0], f"the table did not stop within {grace_s:g} s")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if failure:
+        raise failure[0]
+    return received[0] if received else None
+
+
+def _exit_now(name: str, signum: int, why: str) -> None:
+    """Leave without cleanup: the stuck thread may hold the journal, the log or standard output."""
+    line = (f"{name}: stopped by {signal.Signals(signum).name}: {why}; exiting now "
+            "(every committed input is in the journal)\n").encode()
+    # Even standard error may be a full pipe: the last words get one second, then the exit.
+    writer = threading.Thread(target=os.write, args=(2, line), daemon=True)
+    writer.start()
+    writer.join(1.0)
+    os._exit(128 + signum)

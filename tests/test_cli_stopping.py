@@ -1,0 +1,93 @@
+"""controller.cli.stopping: a stop signal is honoured however busy the worker is, and the process
+exits within the grace period. Signals need a process of their own: each case runs a small
+script in a subprocess."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from controller.cli.stopping import run_until_signalled
+
+HANG = 60  # seconds before a wait is declared hung (never a performance limit)
+
+SCRIPT = """
+import sys, threading, time
+import structlog
+from controller.cli.stopping import run_until_signalled
+structlog.configure(logger_factory=structlog.ReturnLoggerFactory())  # logs out of the way of the output
+stop = threading.Event()
+
+def busy():  # pure Python work that never looks at the stop request
+    print("ready", flush=True)
+    while True:
+        sum(range(1000))
+
+def polite():  # returns soon after the stop request
+    print("ready", flush=True)
+    while not stop.wait(0.01):
+        sum(range(1000))
+
+work = {"busy": busy, "polite": polite}[sys.argv[1]]
+got = run_until_signalled(work, stop.set, name="test", grace_s=float(sys.argv[2]))
+print("returned", got, flush=True)
+sys.exit(0 if got is None else 128 + got)
+"""
+
+
+def spawn(mode: str, grace: float) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SCRIPT), mode, str(grace)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_worker_that_stops_returns_the_signal(sig: signal.Signals) -> None:
+    proc = spawn("polite", 30)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 128 + sig and out == f"returned {int(sig)}\n", err
+
+
+def test_a_busy_worker_is_cut_off_after_the_grace_period() -> None:
+    proc = spawn("busy", 0.5)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 143 and out == ""  # no clean return: the process was ended
+    assert err.splitlines()[-1] == ("test: stopped by SIGTERM: the table did not stop within 0.5 s; exiting now "
+                                    "(every committed input is in the journal)")
+
+
+def test_a_second_signal_exits_at_once() -> None:
+    proc = spawn("busy", 600)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=HANG)  # not 600 s
+    assert proc.returncode == 130 and "stopped by SIGINT: a second stop signal; exiting now" in err
+
+
+def test_the_workers_own_error_is_raised_in_the_caller() -> None:
+    def broken() -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        run_until_signalled(broken, lambda: None, name="test")
+    assert run_until_signalled(lambda: None, lambda: None, name="test") is None
+    # Signal handlers are restored afterwards.
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_off_the_main_thread_the_work_simply_runs() -> None:
+    ran: list[str] = []
+    t = threading.Thread(target=lambda: ran.append(str(run_until_signalled(lambda: ran.append("work"), lambda: None,
+                                                                             name="test"))))
+    t.start()
+    t.join(HANG)
+    assert ran == ["work", "None"]
