@@ -190,8 +190,8 @@ class CheckedRead:
             self.warnings.append(f"{self.path}: the journal is HMAC-protected; without its key (--hmac-key) only "
                                  "the links of its chain were checked, not its hashes")
         elif failure is not None:
+            self.needs_key = needs_key and check.ok  # a failed integrity check comes first
             check.fail(None, failure)
-            self.needs_key = needs_key
         else:
             check.hasher = hasher
         anchor_map: dict[int, list[tuple[str, str]]] = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,15 @@ def test_an_anchor_naming_its_journal_with_a_line_break_is_not_one(journal_path:
         f.write(json.dumps({**obj, "table_id": "T1\nFAKE"}) + "\n")
     r = verify(journal_path)
     assert not r.ok and "\n" not in r.reason and r.reason.endswith("line 4: not an anchor (table_id is not a line of text)")
+
+
+def test_a_failed_integrity_check_comes_before_a_missing_key(journal_path: Path) -> None:
+    anchored(journal_path, n=200, key=KEY)
+    conn = sqlite3.connect(journal_path)
+    page = conn.execute("SELECT pageno FROM dbstat WHERE name = 'entries_shoe_seq' ORDER BY pageno DESC").fetchone()[0]
+    conn.close()
+    with open(journal_path, "r+b") as f:
+        f.seek((page - 1) * 4096 + 100)
+        f.write(b"\x13" * 200)
+    r = verify(journal_path)
+    assert not r.ok and not r.needs_key and r.reason.startswith("SQLite integrity check failed")
