@@ -145,10 +145,11 @@ def run(args: argparse.Namespace) -> int:
     display = _Display(args.json)
     emulator = None
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
-    require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
     journal = Journal.open(journal_path, table_id=args.table_id, hmac_key=key)
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     try:
+        if journal.last_seq:
+            require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
         witness.record(journal.take_anchor())
         core = TableCore(sub, table_id=args.table_id)
         display.snapshot = core.snapshot
