@@ -1,33 +1,65 @@
-"""Atheris fuzz target for the protocol codec and both connection roles (not run in CI).
+"""The protocol fuzz target: the codec and both connection roles, on any input bytes.
 
-Run from the project root: ``pip install atheris`` then
-``python -m tests.fuzz.fuzz_codec [corpus_dir] -max_len=4096``. ``test_protocol_properties.py`` runs
-``test_one_input`` on generated inputs so the target cannot rot.
+``test_one_input(data)`` is the entry point of three runners: atheris (``pip install atheris``,
+then ``python -m tests.fuzz.fuzz_codec [corpus_dir] -max_len=4096`` from the project root), the
+bounded seeded fuzz in ``make test`` (``test_protocol_fuzz.py``, with ``protocol_inputs``) and the
+ten-million-input soak (``python -m benchmarks.soak_protocol``, docs/hardening.md).
+``test_protocol_properties.py`` also runs it on hypothesis-generated inputs.
 
-One input drives, in turn: the frame decoder fed in fuzzer-chosen pieces, the message decoder on
-every frame, a host connection and a device connection. The invariants are those of
-docs/protocol.md: the decoder never raises and accounts for every byte; a decoded message
-re-encodes to a payload that decodes to the same message; the host raises nothing but
-RemoteProtocolError; the device raises nothing at all when the application answers each command.
+One input drives, in turn: the frame decoder fed in pieces (the first byte chooses their size),
+the message decoder on every frame, a host connection and a device connection, each driven by a
+small application (``HostDriver``, ``DeviceDriver``) that reacts to its events as the link layer
+and a device's firmware would. The invariants are those of docs/protocol.md: the decoder never
+raises and accounts for every byte; a decoded message re-encodes to a payload that decodes to the
+same message; the host raises nothing but ``RemoteProtocolError`` for received bytes; the device
+raises nothing at all and writes only well-formed frames; a host that gives up its missing events
+can acknowledge everything it has. Any other exception, or a failed assertion, is a defect.
 """
 from __future__ import annotations
 
 import sys
+from collections import Counter
 
 from firmware_bridge.protocol import (
+    EXPECTED_REPLY,
     NEED_DATA,
+    Ack,
+    AutoReply,
     Capability,
+    Command,
     CommandReceived,
+    Deliver,
+    DeliverTarget,
     DeviceConnection,
+    DeviceMode,
+    DeviceState,
+    Display,
     Dropped,
+    EventAck,
+    EventReceived,
     Frame,
     FrameDecoder,
+    GateLock,
+    GateUnlock,
+    Heartbeat,
+    HeartbeatReply,
+    Hello,
     HostConnection,
     Identity,
     MalformedPayloadError,
     Nak,
     NakCode,
     RemoteProtocolError,
+    Reply,
+    ReplyReceived,
+    ResendEvents,
+    Reset,
+    ResetKind,
+    SetMode,
+    ShoeLoaded,
+    Shuffle,
+    StatusReply,
+    StatusRequest,
     Sync,
     UnknownMessageTypeError,
     decode_message,
@@ -76,24 +108,194 @@ def check_messages(frames: list[Frame]) -> None:
         assert encode_message(message, frame.seq, frame.flags)
 
 
+class HostDriver:
+    """A controller's link layer in miniature, driving one ``HostConnection`` from its events.
+
+    SYNC first; after every reply (or a reply that broke the protocol) the next command of a fixed
+    rotation, or SYNC again when the session was lost; an EVENT_ACK when an event arrives and
+    nothing is pending; a retransmission after every fourth piece that left a command pending.
+    What it writes is kept in ``output`` (``take_output``). Gaps are never accepted: only a
+    person decides that events are lost (docs/protocol.md E7), so a peer can make this
+    connection track missing counters for as long as it likes.
+
+    ``feed`` raises only what ``HostConnection`` documents as a fault of our own, never for
+    received bytes: ``RemoteProtocolError`` is the documented answer to a bad frame and is caught.
+    """
+
+    def __init__(self) -> None:
+        self.connection = HostConnection()
+        self._turn = 0
+        self._feeds = 0
+        self.seen: Counter[str] = Counter()  # events (and RemoteProtocolError) by type name
+        self.output = bytearray(self.connection.send(Sync()))
+
+    def feed(self, data: bytes) -> None:
+        host = self.connection
+        self._next_command()  # a link always has a command in flight (at worst a heartbeat)
+        host.receive_data(data)
+        while True:
+            try:
+                event = host.next_event()
+            except RemoteProtocolError as exc:
+                self.seen[type(exc).__name__] += 1
+                if exc.command is not None:  # the pending command is finished: it failed
+                    self._next_command()
+                continue
+            if event is NEED_DATA:
+                break
+            kind = type(event)
+            self.seen[kind.__name__] += 1
+            if kind is ReplyReceived or (kind is EventReceived and host.pending is None):
+                self._next_command()
+        assert host.contiguous_event_counter <= host.highest_event_counter, host
+        self._feeds += 1
+        if host.pending is not None and self._feeds % 4 == 0:  # as if the reply timed out
+            self.output += host.retransmit_bytes()
+
+    def _next_command(self) -> None:
+        host = self.connection
+        if host.pending is not None:
+            return
+        if not host.synced:
+            self.output += host.send(Sync())
+            return
+        self._turn += 1
+        command = _HOST_COMMANDS[self._turn % len(_HOST_COMMANDS)]
+        self.output += host.send(EventAck(host.contiguous_event_counter) if command is None else command)
+
+    def take_output(self) -> bytes:
+        data = bytes(self.output)
+        self.output.clear()
+        return data
+
+    def reconnect(self) -> None:
+        """The cable was pulled and plugged back: the pending command is lost, SYNC again."""
+        host = self.connection
+        host.connection_lost()
+        self.output.clear()
+        while host.next_event() is not NEED_DATA:
+            pass
+        assert host.pending is None and not host.synced
+        self._next_command()
+
+    def lose_and_give_up_gaps(self) -> None:
+        """The end of a session: the host gives up missing events, then loses the link."""
+        host = self.connection
+        missing = host.missing_events()
+        lost = host.accept_gap()
+        assert lost == sum(last - first + 1 for first, last in missing), (missing, lost)
+        assert host.contiguous_event_counter == host.highest_event_counter
+        self.reconnect()
+
+
+# EVENT_ACK (None) is built with the counter of the moment.
+_HOST_COMMANDS = (Hello(), Heartbeat(0), StatusRequest(), None, ResendEvents(), GateUnlock(),
+                  Display("DRAW PLAYER"), Shuffle(8), Deliver(DeliverTarget.SHOE),
+                  SetMode(DeviceMode.NORMAL), Reset(ResetKind.MECHANISM), GateLock())
+
+
+class DeviceDriver:
+    """A shoe's firmware in miniature, driving one ``DeviceConnection``.
+
+    Every application command gets its proper reply (every other one a NAK instead), followed by
+    an event while the event store has room. Everything the device writes is kept in ``output``
+    until ``check_output`` proves it well-formed. ``feed`` raises nothing: the device answers bad
+    input with NAKs, by contract.
+    """
+
+    def __init__(self, max_unacknowledged: int = 16) -> None:
+        self.connection = DeviceConnection(_IDENTITY, max_unacknowledged=max_unacknowledged)
+        self._max = max_unacknowledged
+        self.output = bytearray()
+        self._answered = 0
+        self.seen: Counter[str] = Counter()  # events by type name; NAKs the core sent by code
+
+    def feed(self, data: bytes) -> None:
+        device = self.connection
+        device.receive_data(data)
+        while (event := device.next_event()) is not NEED_DATA:
+            kind = type(event)
+            self.seen[kind.__name__] += 1
+            written = b""
+            if kind is AutoReply:
+                written = event.data  # type: ignore[union-attr]
+                if type(event.reply) is Nak:  # type: ignore[union-attr]
+                    self.seen[f"NAK {event.reply.code.name}"] += 1  # type: ignore[union-attr]
+            elif kind is CommandReceived:
+                written = device.send(self._reply(event.command))  # type: ignore[union-attr]
+                if device.unacknowledged_count < self._max:
+                    written += device.send(ShoeLoaded(52))
+            self.output += written
+        assert device.last_acknowledged_event <= device.last_event_counter
+        assert device.unacknowledged_count <= self._max
+
+    def _reply(self, command: Command) -> Reply:
+        self._answered += 1
+        if self._answered % 2:
+            return Nak(NakCode.BUSY, "busy")
+        expected = EXPECTED_REPLY[type(command)]
+        if expected is HeartbeatReply:
+            return HeartbeatReply(command.token, 1000, self.connection.last_event_counter)  # type: ignore[attr-defined]
+        if expected is StatusReply:
+            return StatusReply(DeviceState.LOADED, DeviceMode.NORMAL, False, False, True, 100,
+                               self.connection.unacknowledged_count, self.connection.last_acknowledged_event)
+        return Ack()
+
+    def take_output(self) -> bytes:
+        """What the device wrote since the last call, checked: whole frames that decode (no
+        damage, no bad text)."""
+        data = bytes(self.output)
+        self.output.clear()
+        decoder = FrameDecoder()
+        decoder.receive_data(data)
+        for item in decoder:
+            assert type(item) is Frame, item
+            decode_message(item)
+        assert decoder.buffered == 0
+        return data
+
+
+class Stream:
+    """A host and a device linked to each other for days, with every input injected into both.
+
+    After each input the two exchange what they wrote (one round trip), so commands get
+    their real replies and events their acknowledgements, while the injected bytes damage, split,
+    duplicate and impersonate frames in both directions. State accumulates across inputs
+    (sessions, cached commands, event counters, missing counters): this is what shows whether
+    what a connection holds stays bounded. Every ``reconnect_every`` inputs the host loses the
+    link and syncs again, as when a cable is pulled.
+    """
+
+    def __init__(self, reconnect_every: int = 1000) -> None:
+        self.host = HostDriver()
+        self.device = DeviceDriver()
+        self.inputs = 0
+        self._reconnect_every = reconnect_every
+
+    def feed(self, data: bytes) -> None:
+        host, device = self.host, self.device
+        for piece in _pieces(data):
+            host.feed(piece)
+            device.feed(piece)
+        device.feed(host.take_output())
+        host.feed(device.take_output())
+        self.inputs += 1
+        if self.inputs % self._reconnect_every == 0:
+            self.host.reconnect()
+
+
 def check_host(data: bytes) -> None:
-    host = HostConnection()
-    host.send(Sync())
-    host.receive_data(data)
-    while True:
-        try:
-            if host.next_event() is NEED_DATA:
-                return
-        except RemoteProtocolError:
-            continue
+    driver = HostDriver()
+    for piece in _pieces(data):
+        driver.feed(piece)
+    driver.lose_and_give_up_gaps()
 
 
 def check_device(data: bytes) -> None:
-    device = DeviceConnection(_IDENTITY)
-    device.receive_data(data)
-    while (event := device.next_event()) is not NEED_DATA:
-        if isinstance(event, CommandReceived):
-            device.send(Nak(NakCode.NOT_SUPPORTED))
+    driver = DeviceDriver()
+    for piece in _pieces(data):
+        driver.feed(piece)
+    driver.take_output()
 
 
 def test_one_input(data: bytes) -> int:
