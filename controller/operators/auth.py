@@ -1,7 +1,8 @@
 """PIN authentication with lockout, and role authorization.
 
 Contract:
-- ``Authenticator(operators, *, max_failures=5, lockout_s=300, clock=time.monotonic)``.
+- ``Authenticator(operators, *, max_failures=5, lockout_s=300, clock=time.monotonic,
+  unknown_limit=5, window_s=60, max_unknown_ids=1024, dummy_hashes_per_s=2)``.
   ``authenticate(id, pin)`` returns the ``Operator`` or raises an ``AuthError``:
   ``UnknownOperator`` (no such id; a PIN hash is still computed so the time taken does not reveal
   which ids exist), ``WrongPin`` (``tries_left`` before the lockout), ``LockedOut``
@@ -9,12 +10,23 @@ Contract:
   ``lockout_s`` seconds (the failure that reaches the limit raises ``LockedOut``); while locked out
   even the right PIN is refused, without checking it. A success resets the count; so does the end
   of a lockout (the operator then has ``max_failures`` fresh tries). Wrong PINs do not expire
-  otherwise. Unknown ids are not counted.
+  otherwise.
+- Unknown ids are throttled instead, in bounded memory: ``unknown_limit`` failures for one unknown
+  id within ``window_s`` seconds make further attempts for it fail at once with ``Throttled``
+  (``retry_after``) until the oldest leaves the window; the last ``max_unknown_ids`` ids are
+  remembered (the least recently tried forgotten first). The dummy PIN hash that makes an unknown
+  id cost the same as a known one is computed at most ``dummy_hashes_per_s`` times a second on
+  average (in bursts of twice that); beyond that an unknown id is refused without it, so a flood
+  of unknown ids cannot take the table's processor time nor delay the operators' logins.
+- Every PIN check runs on one thread of the ``Authenticator``'s own (started at the first check),
+  so the 16 MiB each scrypt takes is one buffer reused, not one kept per connection thread.
 - The lockout state is in memory only: a restart of the process that owns the ``Authenticator``
   (``shoectl run``) clears it. Restarting needs access to the table computer, which the console
   does not give.
-- ``authenticate`` is thread-safe: attempts are serialized under one lock (each costs one scrypt,
-  about 50-100 ms), so parallel guesses cannot overrun the limit.
+- ``authenticate`` is thread-safe: attempts for known ids are serialized under one lock (each
+  costs one scrypt, about 50-100 ms), so parallel guesses cannot overrun the limit.
+- ``LoginThrottle`` (failures per key in a sliding window, bounded memory) is public: the control
+  socket uses one per connection too.
 - ``authorize(operator, command, permissions)`` raises ``NotPermitted`` unless the operator's role
   is at least ``permissions[command]``; a command not in ``permissions`` is not permitted.
 - Exit codes for the CLI layer: ``EXIT_AUTH`` (3) for any ``AuthError``, ``EXIT_FORBIDDEN`` (4)
@@ -25,7 +37,9 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -39,7 +53,9 @@ __all__ = [
     "AuthError",
     "Authenticator",
     "LockedOut",
+    "LoginThrottle",
     "NotPermitted",
+    "Throttled",
     "UnknownOperator",
     "WrongPin",
     "authorize",
@@ -118,6 +134,15 @@ class LockedOut(AuthError):
         super().__init__(operator_id, text)
 
 
+class Throttled(AuthError):
+    """Too many failed logins for an unknown id (or on one connection): ``retry_after`` seconds."""
+
+    def __init__(self, operator_id: str, retry_after: float, what: str | None = None) -> None:
+        self.retry_after = retry_after
+        what = what or f"for operator {_shown(operator_id)}"
+        super().__init__(operator_id, f"too many failed logins {what}; try again in {_duration(retry_after)}")
+
+
 class NotPermitted(AccessError):
     """The operator's role is too low for ``command`` (``needed`` is None for an unknown command)."""
 
@@ -147,6 +172,76 @@ def authorize(operator: Operator, command: str, permissions: Mapping[str, Role])
         raise NotPermitted(operator, command, needed)
 
 
+# Throttling ---------------------------------------------------------------------------------
+
+
+class LoginThrottle:
+    """Failed logins per key in a sliding window of ``window_s`` seconds: after ``limit`` of them,
+    ``wait(key)`` is the time until the oldest leaves the window (0.0: go ahead). At most
+    ``max_keys`` keys are remembered, the least recently failed forgotten first. Not thread-safe:
+    the owner serializes calls."""
+
+    def __init__(self, limit: int, window_s: float, max_keys: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit, self.window_s, self.max_keys = int(limit), float(window_s), int(max_keys)
+        self._clock = clock
+        self._failures: OrderedDict[object, deque[float]] = OrderedDict()
+
+    def wait(self, key: object) -> float:
+        times = self._failures.get(key)
+        if times is None or len(times) < self.limit:
+            return 0.0
+        return max(0.0, times[0] + self.window_s - self._clock())
+
+    def failed(self, key: object) -> None:
+        times = self._failures.get(key)
+        if times is None:
+            times = self._failures[key] = deque(maxlen=self.limit)
+            while len(self._failures) > self.max_keys:
+                self._failures.popitem(last=False)
+        else:
+            self._failures.move_to_end(key)
+        times.append(self._clock())
+
+    def forget(self, key: object) -> None:
+        self._failures.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._failures)
+
+
+class _Budget:
+    """A token bucket: ``take()`` is True at most ``rate`` times a second on average, ``burst`` at once."""
+
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float]) -> None:
+        self.rate, self.burst, self._clock = float(rate), float(burst), clock
+        self._tokens, self._at = float(burst), clock()
+
+    def take(self) -> bool:
+        now = self._clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        if self._tokens < 1.0:
+            return False
+        self._tokens -= 1.0
+        return True
+
+
+class _PinHasher:
+    """Runs every PIN check on one thread of its own. A check takes 16 MiB (scrypt), and memory
+    freed on a thread stays with that thread's malloc arena: checks on many connection threads at
+    once took hundreds of MB that never came back. On one thread it is one buffer, reused."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def verify(self, pin: str, stored: str) -> bool:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shoectl-pin-check")
+        return self._pool.submit(verify_pin, pin, stored).result()
+
+
 # Authentication -----------------------------------------------------------------------------
 
 
@@ -161,7 +256,8 @@ class Authenticator:
     ``load_operators``), with a lockout after ``max_failures`` wrong PINs in a row."""
 
     def __init__(self, operators: Mapping[str, Operator], *, max_failures: int = 5, lockout_s: float = 300.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, unknown_limit: int = 5, window_s: float = 60.0,
+                 max_unknown_ids: int = 1024, dummy_hashes_per_s: float = 2.0) -> None:
         if max_failures < 1:
             raise ValueError("max_failures must be at least 1")
         if not lockout_s > 0:
@@ -172,6 +268,9 @@ class Authenticator:
         self._lock = threading.Lock()
         self._operators: dict[str, Operator] = dict(operators)
         self._failures: dict[str, _Failures] = {}
+        self._unknown = LoginThrottle(unknown_limit, window_s, max_unknown_ids, clock)
+        self._dummy_budget = _Budget(dummy_hashes_per_s, max(1, round(dummy_hashes_per_s * 2)), clock)
+        self._hasher = _PinHasher()
 
     @property
     def operators(self) -> Mapping[str, Operator]:
@@ -188,13 +287,24 @@ class Authenticator:
 
     def authenticate(self, operator_id: str, pin: str) -> Operator:
         """The operator ``operator_id`` if ``pin`` is theirs; else raise ``UnknownOperator``,
-        ``WrongPin`` or ``LockedOut`` (all ``AuthError``)."""
+        ``Throttled``, ``WrongPin`` or ``LockedOut`` (all ``AuthError``)."""
         if not isinstance(operator_id, str) or not isinstance(pin, str):
             raise TypeError("an operator id and a PIN are strings")
         with self._lock:
+            known = operator_id in self._operators
+            if not known:
+                wait = self._unknown.wait(operator_id)
+                if wait:
+                    raise Throttled(operator_id, wait)
+                self._unknown.failed(operator_id)
+                dummy = self._dummy_budget.take()
+        if not known:
+            if dummy:
+                self._hasher.verify(pin, _DUMMY_HASH)  # the same work as for a known id
+            raise UnknownOperator(operator_id)
+        with self._lock:
             op = self._operators.get(operator_id)
-            if op is None:
-                verify_pin(pin, _DUMMY_HASH)  # the same work as for a known id
+            if op is None:  # removed by update_operators meanwhile
                 raise UnknownOperator(operator_id)
             now = self._clock()
             state = self._failures.get(operator_id)
@@ -203,7 +313,7 @@ class Authenticator:
                     raise LockedOut(operator_id, state.locked_until - now, state.count)
                 state = None  # the lockout is over: fresh tries
                 del self._failures[operator_id]
-            if verify_pin(pin, op.pin_hash):
+            if self._hasher.verify(pin, op.pin_hash):
                 self._failures.pop(operator_id, None)
                 return op
             count = (state.count if state is not None else 0) + 1

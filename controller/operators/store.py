@@ -68,6 +68,7 @@ __all__ = [
     "add_operator",
     "check_pin",
     "hash_pin",
+    "is_operator_id",
     "load_operators",
     "parse_pin_hash",
     "remove_operator",
@@ -312,8 +313,13 @@ def _check_name(value: object, source: str, key: str) -> str:
     return _OperatorsParser(None, source).text(key, value, MAX_NAME)
 
 
+def is_operator_id(value: object) -> bool:
+    """Whether ``value`` is a valid operator id (``ID_RULE``), known or not."""
+    return isinstance(value, str) and _ID_RE.fullmatch(value) is not None
+
+
 def _check_id(value: object, source: str, key: str) -> str:
-    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
+    if not is_operator_id(value):
         raise OperatorsError(source, key, f"not a valid operator id ({ID_RULE})")
     return value
 
