@@ -368,7 +368,11 @@ class TableCore:
         hm = next((s for s in r.house_money if s.seat == seat), None)
         if hm is None:
             raise Refused(f"seat {seat} has no House Money wager")
-        r.wagers = add_house_money(r.wagers, hm, WagerKind(side), int(amount), self.sub)
+        try:
+            kind = WagerKind(side)
+        except ValueError:
+            raise Refused(f"unknown wager kind {side!r} (player or banker)") from None
+        r.wagers = add_house_money(r.wagers, hm, kind, int(amount), self.sub)
         self._record("house_money_added", {"seat": seat, "side": side, "amount": int(amount)})
 
     def op_continue(self, op: OperatorInput) -> None:

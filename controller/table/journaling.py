@@ -46,6 +46,49 @@ def status_input_record(inp: DeviceStatus, shoe: str | None, round_no: int | Non
                          shoe=shoe, round=round_no)
 
 
+def note_record(kind: str, payload: dict[str, Any], operator: str | None, shoe: str | None,
+                round_no: int | None) -> JournalRecord:
+    """A note from outside the core (a refusal at the control socket) as a record the journal
+    always takes, whatever a client put in it: text that is not valid Unicode is escaped, values
+    that are not JSON (a float, an object) and whole numbers beyond 64 bits become text, nesting
+    deeper than ``MAX_NOTE_DEPTH`` is cut; an operator that cannot be the journal's operator
+    column (empty, not valid Unicode, not text) goes into the payload instead."""
+    body = _journal_safe(payload, 0)
+    if not isinstance(body, dict):
+        body = {"note": body}
+    if operator is not None and not (isinstance(operator, str) and operator and is_unicode_text(operator)):
+        body.setdefault("operator", _journal_safe(operator, 0))
+        operator = None
+    return JournalRecord(kind, body, shoe=shoe, round=round_no, operator=operator)
+
+
+MAX_NOTE_DEPTH = 8
+_INT64 = 2**63
+
+
+def _journal_safe(value: Any, depth: int) -> Any:
+    if value is None or isinstance(value, bool) or (isinstance(value, int) and -_INT64 < value < _INT64):
+        return value
+    if isinstance(value, str):
+        return value if is_unicode_text(value) else value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if depth >= MAX_NOTE_DEPTH:
+        return "..."
+    if isinstance(value, dict):
+        return {_journal_safe(str(k), depth): _journal_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_journal_safe(v, depth + 1) for v in value]
+    return _journal_safe(repr(value), depth)
+
+
+def is_unicode_text(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (encodes as UTF-8: no lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def output_records(records: Iterable[Record]) -> list[JournalRecord]:
     return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round) for r in records]
 

@@ -31,7 +31,8 @@ from controller.journal import Journal
 from controller.table.core import TableCore
 from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Record, SendCommand
 from controller.table.journaling import (
-    INPUT_KINDS, device_input_record, input_from, operator_input_record, output_records, status_input_record,
+    INPUT_KINDS, device_input_record, input_from, note_record, operator_input_record, output_records,
+    status_input_record,
 )
 from firmware_bridge.errors import BridgeError
 
@@ -301,10 +302,9 @@ class TableRunner:
                 raise
             item.reply.put(outs)
         elif isinstance(item, _JournalNote):
-            from controller.journal import Record as JRecord
-
-            self.journal.append_batch([JRecord(item.kind, item.payload, shoe=shoe, round=rnd, operator=item.operator)])
-            self._publish({"type": item.kind, "shoe": shoe, "round": rnd, **item.payload})
+            note = note_record(item.kind, item.payload, item.operator, shoe, rnd)  # journaled whatever it holds
+            self.journal.append_batch([note])
+            self._publish({"type": note.kind, "shoe": shoe, "round": rnd, **note.payload})
         elif isinstance(item, DeviceStatus):
             outs = core.handle(item)
             self._commit(status_input_record(item, shoe, rnd), outs)
