@@ -27,7 +27,7 @@ from controller.errors import UsageError
 from controller.table.core import PERMISSIONS
 from controller.table.display import round_result_text
 
-DEFAULT_SOCKET = Path("var") / "control.sock"
+DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
 EXIT_REFUSED, EXIT_AUTH, EXIT_FORBIDDEN = 1, 3, 4
 _CODE_EXIT = {"refused": EXIT_REFUSED, "auth": EXIT_AUTH, "forbidden": EXIT_FORBIDDEN, "bad_request": 2, "timeout": 1}
 

@@ -47,7 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="attach a device (repeatable): a serial one at a port (acme-readershoe-s@/dev/shoectl/acme-readershoe-s), a USB one by its profile (acme-batchshuffler-x)")
     p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
     p.add_argument("--journal", default=str(DEFAULT_JOURNAL), metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
-    p.add_argument("--control", metavar="PATH", help="control socket for shoectl ctl/console (default: control.sock beside the journal)")
+    p.add_argument("--control", metavar="PATH", help="control socket for shoectl ctl/console (default: the journal's "
+                   "name with .sock, beside it: var/journal.sock)")
+    p.add_argument("--control-connections", type=positive_int, default=64, metavar="N",
+                   help="most connections the control socket serves at once (default 64)")
+    p.add_argument("--control-group", metavar="GROUP", help="group of the control socket (default: shoectl, if it exists)")
     p.add_argument("--operators", metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
     p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
                    help="how long five wrong PINs in a row lock an operator out (default 300)")
@@ -145,7 +149,12 @@ def run(args: argparse.Namespace) -> int:
     display = _Display(args.json)
     emulator = None
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
-    journal = Journal.open(journal_path, table_id=args.table_id, hmac_key=key)
+    control = _claim_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
+    try:
+        journal = Journal.open(journal_path, table_id=args.table_id, hmac_key=key)
+    except BaseException:
+        control.close()
+        raise
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     try:
         if journal.last_seq:
@@ -172,12 +181,12 @@ def run(args: argparse.Namespace) -> int:
                 runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
                                             "auto-floor", Role.FLOORPERSON))
         runner.links = _make_links(runner, attached)
-        control = _start_control(runner, args, journal_path)
-        try:
-            stopped_by = run_until_signalled(runner.run, runner.stop, name="shoectl run")
-        finally:
-            control.close()
+        control.start(runner)
+        for warning in control.warnings:
+            print(f"!! {warning}", file=sys.stderr)
+        stopped_by = run_until_signalled(runner.run, runner.stop, name="shoectl run")
     finally:
+        control.close()
         if emulator is not None:
             emulator.close()
         if witness.recorded:
@@ -222,8 +231,9 @@ def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]]) -> di
     return links
 
 
-def _start_control(runner: TableRunner, args: argparse.Namespace, journal_path: Path) -> Any:
-    """The control socket (mode 0660) with the operators file's authenticator, if there is one."""
+def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
+    """The control socket's server, its path claimed (refused while another table uses it), with
+    the operators file's authenticator if there is one; ``start(runner)`` serves the table."""
     from controller.control.server import ControlServer
 
     auth = None
@@ -236,8 +246,10 @@ def _start_control(runner: TableRunner, args: argparse.Namespace, journal_path: 
         for warning in operators.warnings:
             print(f"!! {warning}", file=sys.stderr)
         auth = Authenticator(operators, lockout_s=args.lockout)
-    path = Path(args.control) if args.control else journal_path.parent / "control.sock"
-    return ControlServer(runner, path, auth).start()
+    path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
+    server = ControlServer(path, auth, max_connections=args.control_connections,
+                           group=args.control_group or "shoectl", group_required=bool(args.control_group))
+    return server.claim()
 
 
 def _anchored(on_record: Callable[[Record], None], witness: AnchorWitness, journal: Journal) -> Callable[[Record], None]:

@@ -1,21 +1,25 @@
 """Client side of the control socket (see controller.control.server for the protocol).
 
 ``ControlClient(path)``: ``status()``, ``command(operator, pin, command, args)`` (the server's
-reply dict), ``events()`` (an iterator over the live event stream). A missing socket or a table
-that is not running raises ``ControlUnavailable`` (an OSError: one line, exit 2 in the CLI).
+reply dict), ``events()`` (an iterator over the live event stream). A missing socket, a table that
+is not running, a table too busy to take the connection, or something on the socket that does not
+answer as a table raises ``ControlUnavailable`` (an OSError: one line, exit 2 in the CLI).
 """
 from __future__ import annotations
 
 import itertools
 import json
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+MAX_REPLY = 16 * 1024 * 1024
+
 
 class ControlUnavailable(OSError):
-    """No table answers on the control socket."""
+    """No table answers on the control socket (or it cannot take this connection now)."""
 
 
 class ControlClient:
@@ -25,26 +29,34 @@ class ControlClient:
         self._ids = itertools.count(1)
 
     def _connect(self) -> socket.socket:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
-        try:
-            s.connect(str(self.path))
-        except (FileNotFoundError, ConnectionRefusedError):
-            s.close()
-            raise ControlUnavailable(f"no table is listening on {self.path} (is `shoectl run` running?)") from None
-        except PermissionError:
-            s.close()
-            raise ControlUnavailable(f"{self.path}: permission denied (are you in the shoectl group?)") from None
-        return s
+        deadline = time.monotonic() + self.timeout
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            try:
+                s.connect(str(self.path))
+                return s
+            except BlockingIOError:  # the table's listen backlog is full for a moment
+                s.close()
+                if time.monotonic() >= deadline:
+                    raise ControlUnavailable(f"{self.path}: the table is too busy to take a connection") from None
+                time.sleep(0.05)
+            except OSError as exc:
+                s.close()
+                raise _unavailable(self.path, exc) from None
+
 
     def request(self, obj: dict[str, Any]) -> dict[str, Any]:
         obj = {"id": next(self._ids), **obj}
         with self._connect() as s:
-            s.sendall(json.dumps(obj).encode() + b"\n")
-            return json.loads(_read_line(s))
+            _send(s, obj)
+            return self._reply(_read_line(s))
 
     def status(self) -> dict[str, Any]:
-        return self.request({"op": "status"})
+        reply = self.request({"op": "status"})
+        if not isinstance(reply.get("status"), dict):
+            raise ControlUnavailable(f"{self.path}: the table did not give its status ({reply.get('error')})")
+        return reply
 
     def command(self, operator: str, pin: str, command: str, args: dict[str, Any]) -> dict[str, Any]:
         return self.request({"op": "command", "operator": operator, "pin": pin, "command": command, "args": args})
@@ -54,17 +66,50 @@ class ControlClient:
         s = self._connect()
         s.settimeout(None)
         with s:
-            s.sendall(json.dumps({"id": next(self._ids), "op": "subscribe"}).encode() + b"\n")
+            _send(s, {"id": next(self._ids), "op": "subscribe"})
             f = s.makefile("rb")
             for line in f:
-                yield json.loads(line)
+                yield self._reply(line)
+
+    def _reply(self, line: bytes) -> dict[str, Any]:
+        """One reply line as a dict; ``ControlUnavailable`` if it is not a table's, or says the
+        table is too busy for this connection."""
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            raise ControlUnavailable(f"{self.path}: what answers there is not a table (not a JSON reply)")
+        if reply.get("code") in ("busy", "idle"):
+            raise ControlUnavailable(f"{self.path}: {reply.get('error')}")
+        return reply
+
+
+def _send(s: socket.socket, obj: dict[str, Any]) -> None:
+    try:
+        s.sendall(json.dumps(obj).encode() + b"\n")
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the table closed the connection (e.g. too busy): its reason is in the reply, if any
 
 
 def _read_line(s: socket.socket) -> bytes:
     buf = b""
     while b"\n" not in buf:
-        chunk = s.recv(65536)
+        try:
+            chunk = s.recv(65536)
+        except ConnectionResetError:
+            chunk = b""
         if not chunk:
             raise ControlUnavailable("the table closed the connection")
         buf += chunk
+        if len(buf) > MAX_REPLY:
+            raise ControlUnavailable("the table's reply is too long")
     return buf.split(b"\n", 1)[0]
+
+
+def _unavailable(path: Path, exc: OSError) -> ControlUnavailable:
+    if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
+        return ControlUnavailable(f"no table is listening on {path} (is `shoectl run` running?)")
+    if isinstance(exc, PermissionError):
+        return ControlUnavailable(f"{path}: permission denied (are you in the shoectl group?)")
+    return ControlUnavailable(f"{path}: cannot connect ({exc.strerror or exc})")

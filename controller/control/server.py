@@ -8,175 +8,262 @@ Protocol (one JSON object per line, UTF-8; docs/control.md):
         "args": {"seat": 3, "kind": "banker", "amount": 2500}}
     <- {"id": 2, "ok": true, "records": [...]}            accepted; the records it produced
     <- {"id": 2, "ok": false, "code": "refused", "error": "..."}     the table refused it
-    <- {"id": 2, "ok": false, "code": "auth", "error": "..."}        unknown operator, wrong PIN, locked out
+    <- {"id": 2, "ok": false, "code": "auth", "error": "..."}        unknown operator, wrong PIN, locked out, throttled
     <- {"id": 2, "ok": false, "code": "forbidden", "error": "..."}   the operator's role is too low
     <- {"id": 2, "ok": false, "code": "bad_request", "error": "..."} malformed request
     -> {"id": 3, "op": "subscribe"}
-    <- {"id": 3, "ok": true} then {"event": {...}} lines for every journal record and notice
+    <- {"id": 3, "ok": true, "status": {...}} then {"event": {...}} lines for every journal record and notice
+    <- {"ok": false, "code": "busy", "error": "..."}      on connecting: too many connections
+    <- {"ok": false, "code": "idle", "error": "..."}      no request for ``idle_s`` seconds: closed
 
-Every command, accepted or refused, is journaled with the operator's id and role: accepted and
-table-refused ones as the table's input (``input.operator`` + ``refused``), authentication and
-role refusals as ``auth_refused`` records. The socket is created with mode 0660 (owner and group).
+Every command, accepted or refused, is journaled: accepted and table-refused ones as the table's
+input (``input.operator`` + ``refused``), authentication and role refusals as ``auth_refused``,
+malformed requests as ``bad_request``, connections shed as ``connection_refused`` (in a flood, a
+``refusals_summary`` instead of each one: ``controller.control.refusals``). Requests are validated
+at the edge, in the connection's thread (``controller.control.requests``), so nothing a client
+sends reaches the table's thread unless it is safe to act on and to journal.
+
+Limits: at most ``max_connections`` at once (the next is told ``busy`` and closed); a connection
+that sends no request for ``idle_s`` seconds (subscriptions excepted) is closed; one that fails
+``LOGIN_LIMIT`` logins within ``LOGIN_WINDOW_S`` seconds, or sends ``BAD_LIMIT`` malformed
+requests, is told so and closed; a line is at most ``MAX_LINE`` bytes. When the process runs out
+of file descriptors the accept loop backs off and retries: it never stops accepting while the
+table runs. The socket itself (path, ownership, mode, group): ``controller.control.endpoint``.
 """
 from __future__ import annotations
 
+import errno
 import json
-import os
 import queue
 import socket
-import stat
 import threading
-from pathlib import Path
+import time
 from typing import Any
 
 import structlog
 
+from controller.control.endpoint import ControlEndpoint
+from controller.control.refusals import RefusalJournal
+from controller.control.requests import BadRequest, Request, parse_request, shown_text
+from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
+from controller.operators.store import is_operator_id
 from controller.table.core import PERMISSIONS
 from controller.table.io import OperatorInput, Record
 
-SOCKET_MODE = 0o660
 MAX_LINE = 64 * 1024
+MAX_CONNECTIONS = 64
+IDLE_S = 30.0
+LOGIN_LIMIT, LOGIN_WINDOW_S = 5, 60.0
+BAD_LIMIT = 20
+_OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+_MAX_BACKOFF_S = 1.0
 log = structlog.get_logger()
 
 
-class ControlServer:
-    """Serves ``runner`` on the UNIX socket ``path`` with ``authenticator`` (``None``: no
-    operators file — only ``status`` and ``subscribe`` are served, commands are refused)."""
+class _Session:
+    """One connection's state."""
 
-    def __init__(self, runner: Any, path: str | os.PathLike[str], authenticator: Any = None) -> None:
-        self.runner = runner
-        self.path = Path(path)
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.bad_requests = 0
+        self.closing = False
+
+
+class ControlServer:
+    """Serves a table on the UNIX socket ``path`` with ``authenticator`` (``None``: no operators
+    file, only ``status`` and ``subscribe`` are served and commands are refused).
+
+    ``claim()`` takes the socket's path (refused while another table answers there; see
+    ``ControlEndpoint``) and may be called early, before the table exists; ``start(runner)``
+    listens and serves ``runner`` (a ``TableRunner``); ``close()`` stops and removes the socket."""
+
+    def __init__(self, path: Any, authenticator: Any = None, *, max_connections: int = MAX_CONNECTIONS,
+                 group: str | None = "shoectl", group_required: bool = False, idle_s: float = IDLE_S) -> None:
+        self.endpoint = ControlEndpoint(path, group=group, group_required=group_required)
+        self.path = self.endpoint.path
         self.auth = authenticator
-        self._sock: socket.socket | None = None
-        self._threads: list[threading.Thread] = []
+        self.max_connections = int(max_connections)
+        self.idle_s = float(idle_s)
+        self.runner: Any = None
+        self._refusals: RefusalJournal | None = None
+        self._slots = threading.BoundedSemaphore(self.max_connections)
+        self._login_failures = LoginThrottle(LOGIN_LIMIT, LOGIN_WINDOW_S, max_keys=self.max_connections * 2)
+        self._lock = threading.Lock()
+        self._numbers = iter(range(1, 2**62))
+        self._accept_thread: threading.Thread | None = None
         self._stop = threading.Event()
 
-    def start(self) -> ControlServer:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists() or self.path.is_symlink():
-            if not stat.S_ISSOCK(self.path.lstat().st_mode):
-                raise OSError(f"{self.path}: exists and is not a socket; refusing to replace it")
-            self.path.unlink()
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o117)  # the socket is born 0660: no window where others could connect
-        try:
-            sock.bind(str(self.path))
-        finally:
-            os.umask(old)
-        os.chmod(self.path, SOCKET_MODE)
-        sock.listen(8)
+    @property
+    def warnings(self) -> list[str]:
+        """What the operator should know about the socket (e.g. its group could not be set)."""
+        return self.endpoint.warnings
+
+    def claim(self) -> ControlServer:
+        self.endpoint.claim()
+        return self
+
+    def start(self, runner: Any) -> ControlServer:
+        self.runner = runner
+        self._refusals = RefusalJournal(runner.note)
+        sock = self.endpoint.listen(backlog=self.max_connections)
         sock.settimeout(0.2)
-        self._sock = sock
-        t = threading.Thread(target=self._accept_loop, name="shoectl-control", daemon=True)
-        t.start()
-        self._threads.append(t)
+        self._accept_thread = threading.Thread(target=self._accept_loop, args=(sock,), name="shoectl-control", daemon=True)
+        self._accept_thread.start()
         return self
 
     def close(self) -> None:
         self._stop.set()
-        for t in self._threads:
-            t.join(timeout=2)
-        if self._sock is not None:
-            self._sock.close()
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
+        if self._accept_thread is not None:
+            self._accept_thread.join(timeout=2)
+        if self._refusals is not None:
+            self._refusals.close()
+        self.endpoint.close()
 
-    def _accept_loop(self) -> None:
+    # -- accepting ------------------------------------------------------------------------------------
+    def _accept_loop(self, sock: socket.socket) -> None:
+        backoff = 0.0
+        while not self._stop.is_set():
+            self._refusals.tick()
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                continue
+            except OSError as exc:
+                if self._stop.is_set():
+                    return
+                # Out of descriptors (or any other accept failure): wait and try again; the
+                # pending clients stay in the backlog meanwhile.
+                backoff = min(_MAX_BACKOFF_S, backoff * 2 or 0.01)
+                if exc.errno not in _OUT_OF_DESCRIPTORS or backoff == _MAX_BACKOFF_S:
+                    log.warning("control socket: accept failed; retrying", error=str(exc), retry_in=backoff)
+                self._stop.wait(backoff)
+                continue
+            backoff = 0.0
+            if not self._slots.acquire(blocking=False):
+                self._shed(conn)
+                continue
+            try:
+                threading.Thread(target=self._serve, args=(conn, next(self._numbers)),
+                                 name="shoectl-control-conn", daemon=True).start()
+            except RuntimeError as exc:  # cannot start a new thread
+                self._slots.release()
+                log.warning("control socket: cannot serve a connection", error=str(exc))
+                self._shed(conn)
+
+    def _shed(self, conn: socket.socket) -> None:
+        reason = f"the table is busy: {self.max_connections} connections are open; try again later"
+        with conn:
+            conn.setblocking(False)
+            try:
+                conn.send(_line({"ok": False, "code": "busy", "error": reason}))
+                conn.recv(MAX_LINE)  # what the client sent already: closing on unread data would reset the reply
+            except OSError:
+                pass
+        self._refusals.refused("connection_refused", {"code": "busy", "reason": reason})
+
+    # -- one connection -----------------------------------------------------------------------------
+    def _serve(self, conn: socket.socket, number: int) -> None:
+        session = _Session(number)
+        try:
+            with conn:
+                conn.settimeout(0.5)
+                self._serve_lines(conn, session)
+        except Exception as exc:  # noqa: BLE001 - a defect here must not reach the table, nor print a traceback
+            log.error("control connection failed", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            with self._lock:
+                self._login_failures.forget(number)
+            self._slots.release()
+
+    def _serve_lines(self, conn: socket.socket, session: _Session) -> None:
+        buf = bytearray()
+        idle_until = time.monotonic() + self.idle_s
         while not self._stop.is_set():
             try:
-                conn, _ = self._sock.accept()
+                data = conn.recv(65536)
             except TimeoutError:
+                if time.monotonic() >= idle_until:
+                    self._send(conn, {"ok": False, "code": "idle", "error": f"no request for {self.idle_s:g} s: closed"})
+                    return
                 continue
             except OSError:
                 return
-            t = threading.Thread(target=self._serve, args=(conn,), name="shoectl-control-conn", daemon=True)
-            t.start()
-
-    # -- one connection ----------------------------------------------------------------------------
-    def _serve(self, conn: socket.socket) -> None:
-        conn.settimeout(0.5)
-        buf = b""
-        with conn:
-            while not self._stop.is_set():
-                try:
-                    data = conn.recv(4096)
-                except TimeoutError:
+            if not data:
+                return
+            buf += data
+            start = 0
+            while (end := buf.find(b"\n", start)) >= 0:
+                line, start = bytes(buf[start:end]), end + 1
+                if not line.strip():
                     continue
-                except OSError:
+                reply = self._handle_line(line, conn, session)
+                if reply is None:  # a subscription took over the connection
                     return
-                if not data:
+                if not self._send(conn, reply) or session.closing:
                     return
-                buf += data
-                if len(buf) > MAX_LINE and b"\n" not in buf:
-                    self._send(conn, {"ok": False, "code": "bad_request", "error": "request line too long"})
-                    return
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    if not line.strip():
-                        continue
-                    reply = self._handle_line(line, conn)
-                    if reply is None:  # a subscription took over the connection
-                        return
-                    if not self._send(conn, reply):
-                        return
+                idle_until = time.monotonic() + self.idle_s
+            del buf[:start]
+            if len(buf) > MAX_LINE:
+                self._send(conn, self._bad_request(BadRequest(f"request line longer than {MAX_LINE} bytes"), session))
+                return
 
     def _send(self, conn: socket.socket, obj: dict[str, Any]) -> bool:
         try:
-            conn.sendall(json.dumps(obj, separators=(",", ":"), default=str).encode() + b"\n")
+            conn.sendall(_line(obj))
             return True
         except OSError:
             return False
 
-    def _handle_line(self, line: bytes, conn: socket.socket) -> dict[str, Any] | None:
+    def _handle_line(self, line: bytes, conn: socket.socket, session: _Session) -> dict[str, Any] | None:
         try:
-            req = json.loads(line)
-            if not isinstance(req, dict):
-                raise ValueError("a request is a JSON object")
-        except (ValueError, UnicodeDecodeError) as exc:
-            return {"ok": False, "code": "bad_request", "error": f"not a JSON request: {exc}"}
-        rid = req.get("id")
-        op = req.get("op")
-        if op == "status":
-            return {"id": rid, "ok": True, "status": self.runner.latest_snapshot}
-        if op == "subscribe":
-            self._stream(conn, rid)
+            req = parse_request(line)
+        except BadRequest as exc:
+            return self._bad_request(exc, session)
+        if req.op == "status":
+            return {"id": req.rid, "ok": True, "status": self.runner.latest_snapshot}
+        if req.op == "subscribe":
+            self._stream(conn, req.rid)
             return None
-        if op == "command":
-            return {"id": rid, **self._command(req)}
-        return {"id": rid, "ok": False, "code": "bad_request", "error": f"unknown op {op!r} (status, command, subscribe)"}
+        return {"id": req.rid, **self._command(req, session)}
 
-    def _command(self, req: dict[str, Any]) -> dict[str, Any]:
-        command, operator, pin = req.get("command"), req.get("operator"), req.get("pin")
-        args = req.get("args") or {}
-        if not isinstance(command, str) or not isinstance(operator, str) or not isinstance(pin, str) or not isinstance(args, dict):
-            return {"ok": False, "code": "bad_request", "error": "a command needs \"command\", \"operator\", \"pin\" (strings) and \"args\" (an object)"}
-        if command not in PERMISSIONS:
-            return {"ok": False, "code": "bad_request", "error": f"unknown command {command!r}"}
+    def _bad_request(self, exc: BadRequest, session: _Session) -> dict[str, Any]:
+        session.bad_requests += 1
+        reason = str(exc)
+        self._refusals.refused("bad_request", {"code": "bad_request", "reason": reason})
+        if session.bad_requests >= BAD_LIMIT:
+            session.closing = True
+            reason += f"; {BAD_LIMIT} malformed requests on this connection: closing it"
+        return {"id": exc.rid, "ok": False, "code": "bad_request", "error": reason}
+
+    # -- commands -------------------------------------------------------------------------------------
+    def _command(self, req: Request, session: _Session) -> dict[str, Any]:
+        command, operator = req.command, req.operator
         if self.auth is None:
-            self.runner.note("auth_refused", {"command": command, "operator": operator, "reason": "no operators file"}, operator)
-            return {"ok": False, "code": "auth", "error": "this table has no operators file (shoectl run --operators FILE)"}
-        from controller.operators.auth import AuthError, NotPermitted
-
+            return self._auth_refused(req, "auth", "this table has no operators file (shoectl run --operators FILE)",
+                                      reason="no operators file")
+        with self._lock:
+            wait = self._login_failures.wait(session.number)
+        if wait:
+            session.closing = True
+            return self._auth_refused(req, "auth", str(Throttled(operator, wait, "on this connection")))
         try:
-            who = self.auth.authenticate(operator, pin)
+            who = self.auth.authenticate(operator, req.pin)
             self.auth.authorize(who, command, PERMISSIONS)
         except NotPermitted as exc:
-            self.runner.note("auth_refused", {"command": command, "operator": operator, "code": "forbidden", "reason": str(exc)}, operator)
-            return {"ok": False, "code": "forbidden", "error": str(exc)}
+            return self._auth_refused(req, "forbidden", str(exc))
         except AuthError as exc:
-            self.runner.note("auth_refused", {"command": command, "operator": operator, "code": "auth", "reason": str(exc)}, operator)
-            return {"ok": False, "code": "auth", "error": str(exc)}
+            with self._lock:
+                self._login_failures.failed(session.number)
+            return self._auth_refused(req, "auth", str(exc))
+        args = req.args
         if command == "set_submission":
             from controller.rules.errors import RulesError
             from controller.rules.submission import resolve_submission
 
             try:
-                spec = args.get("submission")
-                sub = resolve_submission(str(spec) if spec is not None else None)
-            except RulesError as exc:
-                return {"ok": False, "code": "bad_request", "error": str(exc)}
+                sub = resolve_submission(args.get("submission"))
+            except (RulesError, OSError) as exc:
+                return self._bad_request(BadRequest(shown_text(str(exc), 200), req.rid), session)
             args = {"submission": {k: v for k, v in sub.to_dict().items() if k != "source"}, "source": sub.source}
         try:
             outs = self.runner.submit_and_wait(OperatorInput(command, args, who.id, who.role))
@@ -187,6 +274,13 @@ class ControlServer:
         if refused is not None:
             return {"ok": False, "code": "refused", "error": refused["reason"]}
         return {"ok": True, "records": records}
+
+    def _auth_refused(self, req: Request, code: str, error: str, reason: str | None = None) -> dict[str, Any]:
+        """Journal an authentication or role refusal (the operator column only for a valid id)."""
+        operator = req.operator if is_operator_id(req.operator) else None
+        self._refusals.refused("auth_refused", {"command": req.command, "operator": shown_text(req.operator),
+                                                "code": code, "reason": reason or error}, operator)
+        return {"ok": False, "code": code, "error": error}
 
     def _stream(self, conn: socket.socket, rid: Any) -> None:
         q = self.runner.subscribe()
@@ -202,3 +296,7 @@ class ControlServer:
                     return
         finally:
             self.runner.unsubscribe(q)
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), default=str).encode() + b"\n"

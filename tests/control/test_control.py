@@ -8,40 +8,18 @@ import stat
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pexpect
 import pytest
 
 from controller.journal import JournalReader
-
-SHOECTL = [sys.executable, "-m", "controller.cli.main"]
-
-
-def shoectl(*args: str, pin: str | None = None, check: bool = False) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*SHOECTL, *args], input=(pin + "\n") if pin is not None else None,
-                          capture_output=True, text=True, timeout=60)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
+from tests.control.conftest import shoectl
 
 
 @pytest.fixture()
-def table(tmp_path: Path):
-    ops = tmp_path / "operators.toml"
-    shoectl("operators", "add", "fp1", "--role", "floorperson", "--file", str(ops), "--pin-stdin", pin="2580", check=True)
-    shoectl("operators", "add", "d1", "--role", "dealer", "--file", str(ops), "--pin-stdin", pin="4826", check=True)
-    journal = tmp_path / "journal.db"
-    sock = tmp_path / "control.sock"
-    proc = subprocess.Popen([*SHOECTL, "run", "--manual", "--speed", "max", "--journal", str(journal), "--control", str(sock),
-                             "--operators", str(ops), "--seed", "3"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not sock.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sock.exists(), proc.stderr.read() if proc.poll() is not None else "no socket"
-    yield {"sock": str(sock), "journal": journal, "proc": proc}
-    proc.terminate()
-    proc.wait(timeout=30)
+def table(start_table, workdir):
+    t = start_table(workdir, "--manual", "--seed", "3")
+    return {"sock": str(t.sock), "journal": t.journal, "proc": t.proc}
 
 
 def ctl(t: dict, *args: str, operator: str | None = None, pin: str | None = None) -> subprocess.CompletedProcess:

@@ -1,0 +1,82 @@
+"""Refusals at the control socket, journaled without letting a flood fill the journal.
+
+Contract: ``RefusalJournal(note, *, burst=10, window_s=10.0, summary_every_s=1.0,
+clock=time.monotonic)``; ``refused(kind, payload, operator)`` journals one refusal through
+``note(kind, payload, operator)`` (``TableRunner.note``, which queues it for the table's own
+thread). The caller has made the payload safe to journal (``controller.control.requests``).
+
+In each window of ``window_s`` seconds (from the first refusal after the previous window ended)
+the first ``burst`` refusals are journaled one by one; the rest are only counted, and a
+``refusals_summary`` record says how many were not journaled one by one since the previous
+summary (``not_journaled``), by code (``by_code``: auth, forbidden, bad_request, busy, ...), with
+up to five of the operator ids tried (``operators``). Summaries are written by ``tick()`` (the
+server calls it several times a second) at most every ``summary_every_s`` seconds while a flood
+lasts, and by ``close()``; so a steady flood costs the journal at most ``burst`` records per window
+plus one a second, and memory is bounded (counters per code and five ids). Thread-safe.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+SUMMARY_KIND = "refusals_summary"
+MAX_OPERATORS_SHOWN = 5
+
+Note = Callable[[str, dict[str, Any], "str | None"], None]
+
+
+class RefusalJournal:
+    """See the module docstring."""
+
+    def __init__(self, note: Note, *, burst: int = 10, window_s: float = 10.0, summary_every_s: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._note = note
+        self.burst = int(burst)
+        self.window_s = float(window_s)
+        self.summary_every_s = float(summary_every_s)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._window_end: float | None = None
+        self._in_window = 0
+        self._counted: dict[str, int] = {}
+        self._operators: list[str] = []
+        self._last_summary = clock()
+
+    def refused(self, kind: str, payload: dict[str, Any], operator: str | None = None) -> None:
+        """Journal this refusal, or count it if the window's ``burst`` is spent."""
+        with self._lock:
+            now = self._clock()
+            if self._window_end is None or now >= self._window_end:
+                self._window_end = now + self.window_s
+                self._in_window = 0
+            self._in_window += 1
+            if self._in_window > self.burst:
+                code = str(payload.get("code") or kind)
+                self._counted[code] = self._counted.get(code, 0) + 1
+                shown = payload.get("operator")
+                if isinstance(shown, str) and shown not in self._operators and len(self._operators) < MAX_OPERATORS_SHOWN:
+                    self._operators.append(shown)
+                return
+        self._note(kind, payload, operator)
+
+    def tick(self) -> None:
+        """Journal the counts so far if the last summary is ``summary_every_s`` old."""
+        with self._lock:
+            if self._counted and self._clock() >= self._last_summary + self.summary_every_s:
+                self._flush()
+
+    def close(self) -> None:
+        """Journal the counts not yet summarized."""
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
+        counted = sum(self._counted.values())
+        if counted:
+            self._note(SUMMARY_KIND, {"not_journaled": counted, "by_code": dict(sorted(self._counted.items())),
+                                      "operators": list(self._operators)}, None)
+        self._counted = {}
+        self._operators = []
+        self._last_summary = self._clock()

@@ -1,0 +1,243 @@
+"""The control socket's requests, parsed and validated at the edge, before anything is queued.
+
+Contract: ``parse_request(line)`` returns a ``Request`` or raises ``BadRequest`` (a one-line
+reason in the operator's words, which never repeats the PIN nor a value that is not printable
+text). Whatever a ``Request`` holds is safe to journal and to hand to the table core:
+
+- the line is UTF-8 JSON holding one object, nested at most ``MAX_DEPTH`` levels; numbers are
+  whole (no fraction, exponent, NaN or Infinity) and at most ``MAX_DIGITS`` digits; every string,
+  key or value, is valid Unicode (no lone surrogates);
+- ``id`` is absent, null, a whole number or printable text of at most ``MAX_ID`` characters;
+- ``op`` is ``status``, ``subscribe`` or ``command``; a command has ``command`` (one the table
+  knows), ``operator`` and ``pin`` (strings of at most ``MAX_TEXT`` characters) and ``args`` (an
+  object, absent or null for none);
+- each argument is one the command takes, of the type the table core's ``op_<command>`` method
+  declares: a whole number (not a boolean) within +-``MAX_WHOLE``, a boolean, or printable text of
+  at most ``MAX_TEXT`` characters; null only where the method allows ``None``; every required
+  argument is present. (``set_submission`` takes ``submission``: a preset name or a file on the
+  table computer.)
+
+The operator id is not judged here: an id that is not a valid operator id is an authentication
+failure (``shown_text`` renders it for messages and the journal).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.table.core import PERMISSIONS, TableCore
+from controller.table.journaling import is_unicode_text
+
+MAX_DEPTH = 8
+MAX_DIGITS = 20
+MAX_ID = 64
+MAX_TEXT = 256
+MAX_WHOLE = 2**53 - 1  # the whole numbers every JSON reader keeps exactly
+OPS = ("status", "command", "subscribe")
+
+
+class BadRequest(ValueError):
+    """A malformed request; the message says what is wrong with it. ``rid`` is the request's id
+    when it could be read (echoed in the reply)."""
+
+    def __init__(self, reason: str, rid: int | str | None = None) -> None:
+        self.rid = rid
+        super().__init__(reason)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A valid request (see the module docstring)."""
+
+    op: str
+    rid: int | str | None = None
+    command: str | None = None
+    operator: str | None = None
+    pin: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def shown_text(text: str, limit: int = 40) -> str:
+    """``text`` as printable, valid text of at most about ``limit`` characters, for messages and
+    the journal: control characters and lone surrogates escaped, the rest cut off with ``...``."""
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                       for c in text)
+    return text
+
+
+# -- the JSON line ----------------------------------------------------------------------------------
+
+class _NotWhole(Exception):
+    pass
+
+
+def _refuse_number(text: str) -> Any:
+    raise _NotWhole(text)
+
+
+def _whole_number(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise _NotWhole(text)
+    return int(text)
+
+
+_DECODER = json.JSONDecoder(parse_float=_refuse_number, parse_constant=_refuse_number, parse_int=_whole_number)
+
+
+def _decode(line: bytes) -> dict[str, Any]:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("not a JSON request: the line is not UTF-8 text") from None
+    try:
+        obj = _DECODER.decode(text)
+    except _NotWhole as exc:
+        raise BadRequest(f"not a JSON request: {shown_text(exc.args[0], 24)} is not a whole number of at most "
+                         f"{MAX_DIGITS} digits (no fractions, exponents, NaN or Infinity)") from None
+    except RecursionError:
+        raise BadRequest(f"not a JSON request: nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:  # json.JSONDecodeError: one line, with the position
+        raise BadRequest(f"not a JSON request: {shown_text(str(exc), 80)}") from None
+    if not isinstance(obj, dict):
+        raise BadRequest("not a JSON request: a request is one JSON object per line")
+    _check_tree(obj)
+    return obj
+
+
+def _check_tree(obj: dict[str, Any]) -> None:
+    """Depth and text checks over the whole request, without recursion."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            if not is_unicode_text(value):
+                raise BadRequest("not a JSON request: a string is not valid Unicode text (a lone surrogate)")
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth > MAX_DEPTH:
+            raise BadRequest(f"not a JSON request: nested more than {MAX_DEPTH} levels deep")
+        items = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+        for key, item in items:
+            if key is not None and not is_unicode_text(key):
+                raise BadRequest("not a JSON request: a key is not valid Unicode text (a lone surrogate)")
+            stack.append((item, depth + 1))
+
+
+# -- the request ------------------------------------------------------------------------------------
+
+def parse_request(line: bytes) -> Request:
+    """The request on ``line`` (without its newline), or ``BadRequest``."""
+    obj = _decode(line)
+    rid = _request_id(obj.get("id"))
+    op = obj.get("op")
+    if op not in OPS:
+        raise BadRequest(f"unknown op {_shown_value(op)} (status, command, subscribe)", rid)
+    if op != "command":
+        return Request(op, rid)
+    command = obj.get("command")
+    if not isinstance(command, str) or command not in PERMISSIONS:
+        raise BadRequest(f"unknown command {_shown_value(command)}", rid)
+    operator, pin = obj.get("operator"), obj.get("pin")
+    for name, value in (("operator", operator), ("pin", pin)):
+        if not isinstance(value, str) or len(value) > MAX_TEXT:
+            raise BadRequest(f"a command needs \"{name}\": a string of at most {MAX_TEXT} characters", rid)
+    args = obj.get("args")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise BadRequest(f"{command}: \"args\" must be an object (KEY: VALUE), not {_json_type(args)}", rid)
+    return Request(op, rid, command, operator, pin, check_args(command, args, rid))
+
+
+def _request_id(rid: Any) -> int | str | None:
+    if rid is None or (isinstance(rid, int) and not isinstance(rid, bool) and abs(rid) <= MAX_WHOLE):
+        return rid
+    if isinstance(rid, str) and len(rid) <= MAX_ID and rid.isprintable():
+        return rid
+    raise BadRequest(f"\"id\" must be a whole number or printable text of at most {MAX_ID} characters")
+
+
+# -- arguments, typed by the table core's op_<command> methods -------------------------------------------
+
+_WHOLE, _TEXT, _BOOL = "a whole number", "text", "true or false"
+_TYPES = {"int": _WHOLE, "str": _TEXT, "bool": _BOOL}
+# The client names a Rules Submission; the server resolves it into the whole submission.
+_CLIENT_PARAMETERS = {"set_submission": {"submission": (_TEXT, False, True)}}
+
+
+@functools.cache
+def parameters(command: str) -> dict[str, tuple[str, bool, bool]]:
+    """``command``'s arguments: name -> (type, required, may be null), from ``TableCore``'s
+    ``op_<command>`` signature (ValueError for a parameter type the socket cannot carry)."""
+    if command in _CLIENT_PARAMETERS:
+        return _CLIENT_PARAMETERS[command]
+    out = {}
+    for p in list(inspect.signature(getattr(TableCore, f"op_{command}")).parameters.values())[2:]:
+        names = [t.strip() for t in str(p.annotation).split("|")]
+        nullable = "None" in names
+        kinds = [_TYPES.get(n) for n in names if n != "None"]
+        if len(kinds) != 1 or kinds[0] is None:
+            raise ValueError(f"op_{command}({p.name}: {p.annotation}): not a type the control socket carries")
+        out[p.name] = (kinds[0], p.default is inspect.Parameter.empty, nullable or p.default is None)
+    return out
+
+
+def check_args(command: str, args: dict[str, Any], rid: int | str | None = None) -> dict[str, Any]:
+    """``args`` if they are what ``command`` takes (see the module docstring), else ``BadRequest``."""
+    params = parameters(command)
+    unknown = [k for k in args if k not in params]
+    if unknown:
+        takes = ", ".join(params) or "no arguments"
+        raise BadRequest(f"{command}: unknown argument {_shown_value(unknown[0])} ({command} takes {takes})", rid)
+    for name, (kind, required, nullable) in params.items():
+        if name not in args:
+            if required:
+                raise BadRequest(f"{command}: missing argument {name} ({kind})", rid)
+            continue
+        value = args[name]
+        if value is None and nullable:
+            continue
+        if not _is_a(kind, value):
+            raise BadRequest(f"{command}: {name} must be {_described(kind)}, not {_json_type(value)}", rid)
+    return dict(args)
+
+
+def _is_a(kind: str, value: Any) -> bool:
+    if kind == _BOOL:
+        return isinstance(value, bool)
+    if kind == _WHOLE:
+        return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_WHOLE
+    return isinstance(value, str) and len(value) <= MAX_TEXT and value.isprintable()
+
+
+def _described(kind: str) -> str:
+    if kind == _WHOLE:
+        return f"a whole number (at most {MAX_WHOLE} either way)"
+    if kind == _TEXT:
+        return f"printable text of at most {MAX_TEXT} characters"
+    return kind
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return "a whole number out of range" if abs(value) > MAX_WHOLE else "a whole number"
+    if isinstance(value, str):
+        return "text" if len(value) <= MAX_TEXT and value.isprintable() else "text that is too long or not printable"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _shown_value(value: Any) -> str:
+    if isinstance(value, str):
+        return f"'{shown_text(value)}'"
+    return _json_type(value)

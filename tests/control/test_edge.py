@@ -1,0 +1,160 @@
+"""Nothing a client writes on the control socket can stop the table or make its journal refuse a
+record: requests are validated at the edge (issue 9, items 1, 12 and 14, and the same class of
+defect for every value a request carries). Each test runs ``shoectl run`` and writes raw bytes on
+its real UNIX socket."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.control.conftest import PINS, command_line
+
+
+def _escaped_line(operator_json: str, command: str = "open", args: str = "{}") -> bytes:
+    """A command line whose operator is written as raw JSON text (e.g. a lone surrogate escape)."""
+    return (f'{{"id": 7, "op": "command", "operator": {operator_json}, "pin": "1111", "command": "{command}", '
+            f'"args": {args}}}\n').encode()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("with_operators", [True, False], ids=["operators-file", "no-operators-file"])
+def test_operator_ids_that_the_journal_cannot_hold_do_not_stop_the_table(start_table, workdir, with_operators) -> None:
+    """Item 1: operator "" or a lone surrogate made the refusal's journal note fail on the table's
+    thread, and `shoectl run` exited 1 with a traceback."""
+    t = start_table(workdir, operators=with_operators)
+    empty = t.ask(_escaped_line('""'))
+    assert empty["ok"] is False and empty["code"] == "auth" and empty["id"] == 7
+    surrogate = t.ask(_escaped_line('"\\ud800"'))
+    assert surrogate["code"] == "bad_request" and "not valid Unicode" in surrogate["error"]
+    controls = t.ask(_escaped_line('"\\u0000\\u001b[2J"'))
+    assert controls["code"] == "auth" and "\x1b" not in controls["error"]
+    t.assert_dealing()
+    t.assert_stopped_cleanly()
+    refusals = t.journaled("auth_refused")
+    # An id that is not a valid operator id stays out of the operator column; the payload shows it escaped.
+    assert [(r["_operator"], r["operator"]) for r in refusals] == [(None, ""), (None, "\\x00\\x1b[2J")]
+    assert [r["reason"] for r in t.journaled("bad_request")] == ["not a JSON request: a string is not valid Unicode text (a lone surrogate)"]
+
+
+@pytest.mark.slow
+def test_an_authenticated_supervisor_cannot_send_text_the_journal_refuses(start_table, workdir) -> None:
+    """Item 1: an authenticated supervisor with a lone surrogate in an argument stopped the table
+    when the command was journaled; control characters reached the journal and the displays."""
+    t = start_table(workdir)
+    for args in ('{"reason": "\\udc80"}', '{"reason": "a\\u0000b"}'):
+        reply = t.ask(_escaped_line('"sup"', "restart_shoe", args).replace(b'"1111"', f'"{PINS["sup"]}"'.encode()))
+        assert reply["code"] == "bad_request", reply
+    t.assert_dealing()
+    t.assert_stopped_cleanly()
+    assert not [r for r in t.journaled("input.operator") if r["_operator"] == "sup"]
+
+
+@pytest.mark.slow
+def test_deeply_nested_json_is_answered_and_journaled(start_table, workdir) -> None:
+    """Items 12 and 14: a deeply nested line under 64 KiB raised RecursionError in the connection
+    thread (no reply, a traceback on stderr); malformed requests were not journaled."""
+    t = start_table(workdir)
+    deep = b"[" * 30000 + b"]" * 30000 + b"\n"
+    reply = t.ask(deep)
+    assert reply is not None and reply["code"] == "bad_request" and "nested" in reply["error"]
+    nested_args = command_line("d1", "sit", seat=1).replace(b'{"seat": 1}', b'{"seat": ' + b"[" * 20 + b"]" * 20 + b"}")
+    assert t.ask(nested_args)["code"] == "bad_request"
+    unknown = t.ask({"id": "x", "op": "launch"})
+    assert unknown == {"id": "x", "ok": False, "code": "bad_request", "error": "unknown op 'launch' (status, command, subscribe)"}
+    t.assert_dealing()
+    t.assert_stopped_cleanly()
+    reasons = [r["reason"] for r in t.journaled("bad_request")]
+    assert reasons == ["not a JSON request: nested more than 8 levels deep"] * 2 + ["unknown op 'launch' (status, command, subscribe)"]
+
+
+# Values of the wrong kind, each from an authenticated operator: the table core is never given them.
+BAD_VALUES = [
+    ("float-amount", "wager", '{"seat": 1, "kind": "banker", "amount": 25.5}', "not a whole number"),
+    ("huge-exponent", "wager", '{"seat": 1, "kind": "banker", "amount": 1e999}', "not a whole number"),
+    ("nan", "wager", '{"seat": 1, "kind": "banker", "amount": NaN}', "not a whole number"),
+    ("infinity", "wager", '{"seat": 1, "kind": "banker", "amount": -Infinity}', "not a whole number"),
+    ("many-digits", "wager", '{"seat": 1, "kind": "banker", "amount": ' + "9" * 5000 + "}", "not a whole number"),
+    ("beyond-2**53", "wager", '{"seat": 1, "kind": "banker", "amount": 18446744073709551616}', "amount must be a whole number"),
+    ("boolean-seat", "sit", '{"seat": true}', "seat must be a whole number"),
+    ("text-seat", "sit", '{"seat": "3"}', "seat must be a whole number"),
+    ("null-seat", "sit", '{"seat": null}', "seat must be a whole number"),
+    ("list-amount", "wager", '{"seat": 1, "kind": "banker", "amount": [2500]}', "amount must be a whole number"),
+    ("number-kind", "wager", '{"seat": 1, "kind": 3, "amount": 2500}', "kind must be printable text"),
+    ("missing", "wager", '{"seat": 1, "kind": "banker"}', "missing argument amount"),
+    ("unknown-key", "sit", '{"seat": 1, "chair": 2}', "unknown argument 'chair'"),
+    ("args-list", "sit", "[1]", '"args" must be an object'),
+    ("number-text-cut", "cut", '{"position": "abc"}', "position must be a whole number"),
+    ("long-text", "dealer_sign_in", json.dumps({"dealer": "x" * 300}), "dealer must be printable text of at most 256"),
+    ("escape-text", "dealer_sign_in", '{"dealer": "\\u001b[2J"}', "dealer must be printable text"),
+    ("text-flag", "declare_idle", '{"face_up": "yes"}', "face_up must be true or false"),
+]
+
+
+@pytest.mark.slow
+def test_values_of_the_wrong_kind_are_refused_at_the_edge(start_table, workdir) -> None:
+    """The same class as item 1, for every value a request carries: floats, 1e999, NaN and huge
+    numbers as amounts, booleans and text where whole numbers are expected, non-string ids and
+    operators. Each is a `bad_request` with the reason; the table keeps dealing; nothing reaches
+    the table core."""
+    t = start_table(workdir, "--manual")
+    for name, command, args, expected in BAD_VALUES:
+        operator = "sup"
+        line = (f'{{"id": "{name}", "op": "command", "operator": "{operator}", "pin": "{PINS[operator]}", '
+                f'"command": "{command}", "args": {args}}}\n').encode()
+        reply = t.ask(line)
+        assert reply["code"] == "bad_request" and expected in reply["error"], (name, reply)
+        assert "float" not in reply["error"] and "TypeError" not in reply["error"], reply
+    for bad_id in ('{"a": 1}', "[1]", "1.5", "true", json.dumps("x" * 65)):
+        reply = t.ask(f'{{"id": {bad_id}, "op": "status"}}\n'.encode())
+        assert reply["code"] == "bad_request" and reply["id"] is None, reply
+    for bad_operator in ("5", "null", '["sup"]', json.dumps("s" * 300)):
+        reply = t.ask(_escaped_line(bad_operator))
+        assert reply["code"] == "bad_request" and '"operator"' in reply["error"], reply
+    assert t.ask({"id": 2**53 - 1, "op": "status"})["id"] == 2**53 - 1  # a whole number id is echoed
+    # The values never reached the table core: no operator input was journaled, all were refused.
+    assert t.journaled("input.operator") == []
+    time.sleep(1.5)  # the count of those not journaled one by one is journaled within a second
+    t.assert_stopped_cleanly()
+    refused = len(BAD_VALUES) + 5 + 4
+    assert t.refusals("bad_request") == (10, refused - 10)  # ten one by one in the window, the rest counted
+
+
+@pytest.mark.slow
+def test_a_cut_position_given_as_text_reaches_no_conversion_on_the_table_thread(start_table, workdir) -> None:
+    """A dealer's `cut position="abc"` while cutting was converted with int() on the table's own
+    thread: ValueError, and `shoectl run` stopped. Now it is a bad request; the cut then works."""
+    t = start_table(workdir, "--manual")
+    assert t.ask(command_line("fp1", "open"))["ok"]
+    assert t.wait_state("cutting") == "cutting"
+    assert t.ask(command_line("d1", "cut", position="abc"))["code"] == "bad_request"
+    assert t.alive()
+    assert t.ask(command_line("d1", "cut", position=120))["ok"]
+    t.assert_stopped_cleanly()
+
+
+
+@pytest.mark.slow
+def test_an_unknown_side_for_house_money_is_refused_not_raised(start_table, workdir) -> None:
+    """`house_money_add side="sideways"` reached `WagerKind(side)` on the table's own thread: a
+    ValueError that stopped `shoectl run`. The table refuses it with the reason and deals on."""
+    t = start_table(workdir, "--manual", "--submission", "midibaccarat")
+    assert t.ask(command_line("fp1", "open"))["ok"]
+    assert t.wait_state("cutting") == "cutting"
+    for command, args in (("cut", {"position": 150}), ("cover", {"from_bottom": 14}), ("load", {})):
+        assert t.ask(command_line("d1", command, **args))["ok"]
+    assert t.wait_state("betting") == "betting"
+    for kind in ("banker", "house_money"):
+        assert t.ask(command_line("d1", "wager", seat=1, kind=kind, amount=1000))["ok"]
+    assert t.ask(command_line("d1", "no_more_bets"))["ok"]
+    deadline = time.monotonic() + 20
+    while (state := t.status()["state"]) != "house_money" and time.monotonic() < deadline:
+        if state == "squeeze":  # 629a.8(c): the squeezed cards are turned first
+            t.ask(command_line("d1", "reveal"))
+        time.sleep(0.05)
+    assert state == "house_money", state
+    reply = t.ask(command_line("d1", "house_money_add", seat=1, side="sideways", amount=100))
+    assert reply["code"] == "refused" and "sideways" in reply["error"], reply
+    assert t.ask(command_line("d1", "continue"))["ok"]
+    t.assert_stopped_cleanly()
