@@ -44,6 +44,7 @@ from firmware_bridge.protocol import (
     Dropped,
     DuplicateEvent,
     EventAck,
+    EventBeyondWindow,
     EventEpochChanged,
     EventGap,
     EventReceived,
@@ -79,6 +80,7 @@ StateCallback = Callable[[LinkState, "str | None"], None]
 
 MAX_IDLE_WAIT = 0.5    # longest the supervisor sleeps without re-checking its work (seconds)
 READ_POLL = 0.1        # longest a reader read blocks (seconds): bounds stop() on USB
+STALLED_RESEND_FACTOR = 20  # a stalled gap is asked about this many times less often
 
 
 class _Waiter:
@@ -211,7 +213,7 @@ class DeviceLink:
             ("sessions", "reconnects", "commands", "retransmissions", "timeouts", "frames_dropped",
              "stale_replies", "protocol_errors", "events_delivered", "events_duplicate",
              "events_early", "events_overflow", "resend_requests", "heartbeats", "acks",
-             "callback_errors", "events_lost_epoch", "epoch_changes"), 0)
+             "callback_errors", "events_lost_epoch", "epoch_changes", "gaps_stalled"), 0)
         self._log = structlog.get_logger().bind(device=self.device_id)
 
     @classmethod
@@ -544,6 +546,8 @@ class DeviceLink:
                 stats["frames_dropped"] += 1
             elif kind is StaleReply:
                 stats["stale_replies"] += 1
+            elif kind is EventBeyondWindow:
+                stats["events_overflow"] += 1  # too far past a gap to track: the device resends it
             elif kind is EventGap:
                 if session.epoch_confirmed:
                     self._seq.note_highest(ev.last)  # type: ignore[union-attr]
@@ -773,7 +777,7 @@ class DeviceLink:
         ack = self._ack_target_locked() > self._acked
         resend = False
         if self._seq.gap and not self._seq.full:
-            due = self._last_resend + self.resend_interval
+            due = self._last_resend + self.resend_interval * (STALLED_RESEND_FACTOR if self._seq.stalled else 1)
             if now >= due:
                 resend = True
             else:
@@ -867,9 +871,16 @@ class DeviceLink:
         with self._lock:
             self._last_resend = self._clock()
             self._stats["resend_requests"] += 1
-            missing = self._seq.missing()
+            missing = self._seq.missing(limit=9)  # eight shown, and whether there are more
+            stalled = self._seq.resend_requested()
+            if stalled:
+                self._stats["gaps_stalled"] += 1
         if missing:
-            self._log.debug("asking the device to resend events", missing=missing[:8])
+            self._log.debug("asking the device to resend events", missing=missing)
+        if stalled:
+            self._report_error(f"events {_ranges_text(missing)} never arrived although the device was asked "
+                               f"{self._seq.stall_resends} times to resend them: a device fault; the events "
+                               "after them wait (accept_gap() gives them up, docs/protocol.md E7)")
         if self._internal(ResendEvents()) is not None:
             with self._lock:
                 self._last_resend = self._clock()
@@ -908,6 +919,7 @@ class DeviceLink:
             self._log.exception("on_state raised", error=repr(exc))
 
 
-def _ranges_text(ranges: list[tuple[int, int]]) -> str:
-    """``[(3, 5), (9, 9)]`` -> ``"3-5, 9"``."""
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+def _ranges_text(ranges: list[tuple[int, int]], most: int = 8) -> str:
+    """``[(3, 5), (9, 9)]`` -> ``"3-5, 9"``; past ``most`` ranges, ``", ..."`` (one line)."""
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges[:most])
+    return text + (", ..." if len(ranges) > most else "")

@@ -7,7 +7,10 @@ sees:
 
 - ``offer(event)`` files an arriving event: the next expected counter goes to the ready queue
   (with whatever buffered events then follow it), a later one waits in a reorder buffer, an
-  earlier or already buffered one is a duplicate and is dropped;
+  earlier or already buffered one is a duplicate and is dropped. Memory is bounded: the ready
+  queue holds at most ``max_buffered`` events (then the consumer must catch up) and the reorder
+  buffer only counters less than ``max_buffered`` past the last queued one; anything else is
+  dropped unacknowledged (OVERFLOW), which is safe: the device sends it again;
 - ``peek()`` is the next event to deliver; ``commit(event)`` records that the consumer took it
   (its callback returned). Until then the same event stays at the head (redelivery);
 - ``last_delivered`` = ``(epoch, counter)`` of the last committed event survives everything
@@ -17,36 +20,44 @@ sees:
 - ``set_epoch(epoch)``: the device's counter restarted. Events of the old epoch already queued
   are still delivered (they happened first); old-epoch events that never arrived are lost and
   returned to the caller to report;
-- ``accept_gap(up_to)``: the host decided that missing counters are lost (docs/protocol.md E7).
+- ``accept_gap(up_to)``: the host decided that missing counters are lost (docs/protocol.md E7);
+- ``resend_requested()``: the link asked for RESEND_EVENTS. A gap that outlasts
+  ``stall_resends`` requests without its first missing counter arriving is *stalled*: a device
+  fault (it lost events it must keep), reported once by the link, and asked about less often.
 
 Not thread-safe: the link guards it with its lock.
 """
 from __future__ import annotations
 
+import heapq
 from collections import deque
 
 from firmware_bridge.protocol import DeviceEvent
 
 from .state import LinkEvent
 
-__all__ = ["EventSequencer", "QUEUED", "BUFFERED", "DUPLICATE", "OVERFLOW"]
+__all__ = ["EventSequencer", "QUEUED", "BUFFERED", "DUPLICATE", "OVERFLOW", "STALL_RESENDS"]
 
 QUEUED = "queued"        # ready for delivery (and maybe released buffered events behind it)
 BUFFERED = "buffered"    # ahead of a gap; waits for the missing counters
 DUPLICATE = "duplicate"  # already queued, buffered or delivered: dropped
-OVERFLOW = "overflow"    # buffer full: dropped unacknowledged (the device sends it again)
+OVERFLOW = "overflow"    # ready queue full, or too far past a gap: dropped unacknowledged (resent)
+
+STALL_RESENDS = 8  # RESEND_EVENTS requests a gap may outlast before it is declared stalled
 
 
 class EventSequencer:
     """Delivery state. ``last_delivered``: ``(epoch, counter)`` already stored by the consumer
-    (from its journal), or ``None`` for a fresh start. ``max_buffered`` bounds the events held
-    (ready + reorder buffer); beyond it events are dropped unacknowledged, which is safe."""
+    (from its journal), or ``None`` for a fresh start. ``max_buffered`` bounds the ready queue and
+    the reorder window (so at most about twice that many events are held); beyond them events are
+    dropped unacknowledged, which is safe. ``stall_resends``: see ``resend_requested``."""
 
     def __init__(self, last_delivered: tuple[int, int] | None = None, *, device_id: str = "",
-                 max_buffered: int = 65536) -> None:
+                 max_buffered: int = 65536, stall_resends: int = STALL_RESENDS) -> None:
         self.device_id = device_id
         self.serial = ""
         self.max_buffered = max_buffered
+        self.stall_resends = stall_resends
         self.epoch: int | None = None
         self.queued = 0          # highest counter of the current epoch placed in the ready queue
         self.known_highest = 0   # highest counter of the current epoch known to exist
@@ -60,6 +71,9 @@ class EventSequencer:
             self.last_delivered = (epoch, counter)
         self._ready: deque[LinkEvent] = deque()
         self._reorder: dict[int, DeviceEvent] = {}
+        self._resends = 0                    # requests made while ``queued`` stood at ...
+        self._resends_at: int | None = None  # ... this counter
+        self._stalled_at: int | None = None  # ``queued`` when the gap was declared stalled
 
     # the epoch
 
@@ -74,6 +88,7 @@ class EventSequencer:
         self.epoch = epoch
         self.queued = self.known_highest = 0
         self._reorder.clear()
+        self._stalled_at = self._resends_at = None
         return lost
 
     # arrivals
@@ -87,11 +102,13 @@ class EventSequencer:
             self.known_highest = counter
         if counter <= self.queued or counter in self._reorder:
             return DUPLICATE
-        if len(self._ready) + len(self._reorder) >= self.max_buffered:
-            return OVERFLOW
         if counter != self.queued + 1:
+            if counter - self.queued > self.max_buffered:
+                return OVERFLOW  # too far past the gap: holding it would not bound memory
             self._reorder[counter] = event
             return BUFFERED
+        if self.full:
+            return OVERFLOW
         self._queue(event)
         reorder = self._reorder
         while reorder and self.queued + 1 in reorder:
@@ -116,17 +133,40 @@ class EventSequencer:
         """True when some existing counter after ``queued`` has not arrived yet."""
         return self.known_highest > self.queued
 
-    def missing(self) -> list[tuple[int, int]]:
-        """Inclusive ranges of counters known to exist that have not arrived."""
+    def missing(self, limit: int | None = None) -> list[tuple[int, int]]:
+        """Inclusive ranges of counters known to exist that have not arrived (the first
+        ``limit`` of them, if given)."""
         ranges: list[tuple[int, int]] = []
         start = self.queued + 1
-        for counter in sorted(self._reorder):
+        held = sorted(self._reorder) if limit is None else heapq.nsmallest(limit, self._reorder)
+        for counter in held:
             if counter > start:
                 ranges.append((start, counter - 1))
             start = counter + 1
-        if start <= self.known_highest:
+        if start <= self.known_highest and (limit is None or len(held) == len(self._reorder)):
             ranges.append((start, self.known_highest))
-        return ranges
+        return ranges if limit is None else ranges[:limit]
+
+    def resend_requested(self) -> bool:
+        """The link asked the device to resend (RESEND_EVENTS). Returns True once per stall: when
+        the gap has now outlasted ``stall_resends`` requests with its first missing counter still
+        absent. A device keeps every unacknowledged event (docs/protocol.md E3), so a gap that does
+        not close is a fault, not something to hold ever more events for."""
+        if not self.gap:
+            self._resends_at = None
+            return False
+        if self._resends_at != self.queued:
+            self._resends_at, self._resends = self.queued, 0
+        self._resends += 1
+        if self._resends > self.stall_resends and self._stalled_at != self.queued:
+            self._stalled_at = self.queued
+            return True
+        return False
+
+    @property
+    def stalled(self) -> bool:
+        """True while a gap declared stalled (``resend_requested``) is still open where it was."""
+        return self._stalled_at is not None and self._stalled_at == self.queued and self.gap
 
     def accept_gap(self, up_to: int | None = None) -> int:
         """Give up on missing counters up to ``up_to`` (default: all known); buffered events
@@ -141,6 +181,7 @@ class EventSequencer:
         self.queued = target
         while self._reorder and self.queued + 1 in self._reorder:
             self._queue(self._reorder.pop(self.queued + 1))
+        self._stalled_at = self._resends_at = None
         return lost
 
     # delivery
@@ -160,9 +201,10 @@ class EventSequencer:
 
     @property
     def full(self) -> bool:
-        """True when ``max_buffered`` events are held: further ones are dropped (OVERFLOW), so
-        asking the device to resend is pointless until the consumer catches up."""
-        return len(self._ready) + len(self._reorder) >= self.max_buffered
+        """True when ``max_buffered`` events wait for the consumer: the next ones are dropped
+        (OVERFLOW), so asking the device to resend is pointless until it catches up. (Events held
+        behind a gap never make it full: only a resend can fill the gap.)"""
+        return len(self._ready) >= self.max_buffered
 
     @property
     def ready_count(self) -> int:

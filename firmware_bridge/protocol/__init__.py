@@ -13,11 +13,13 @@ Layers, one module each:
 The normative description, with a hex test vector for every message, is ``docs/protocol.md``.
 """
 from .connection import (
+    MAX_EVENTS_AHEAD,
     NEED_DATA,
     AutoReply,
     CommandReceived,
     DeviceConnection,
     DuplicateEvent,
+    EventBeyondWindow,
     EventEpochChanged,
     EventGap,
     EventReceived,
@@ -111,12 +113,13 @@ from .messages import (
 )
 
 __all__ = [
-    "CARD_UNREADABLE", "EXPECTED_REPLY", "FLAG_RETRANSMISSION", "MAX_ENCODED", "MAX_FRAME",
+    "CARD_UNREADABLE", "EXPECTED_REPLY", "FLAG_RETRANSMISSION", "MAX_ENCODED", "MAX_EVENTS_AHEAD", "MAX_FRAME",
     "MAX_ID_TEXT", "MAX_PAYLOAD", "MAX_TEXT", "MESSAGE_CLASSES", "NEED_DATA", "PROTOCOL_VERSION",
     "Ack", "AutoReply", "ButtonId", "ButtonPress", "Capability", "CardRead", "Command",
     "CommandReceived", "CoverCard", "Deliver", "DeliverTarget", "DeviceConnection", "DeviceEvent",
     "DeviceMode", "DeviceState", "Display", "Door", "DropReason", "Dropped", "DuplicateEvent",
-    "EventAck", "EventBufferFullError", "EventEpochChanged", "EventGap", "EventReceived", "Fault",
+    "EventAck", "EventBeyondWindow", "EventBufferFullError", "EventEpochChanged", "EventGap", "EventReceived",
+    "Fault",
     "Frame", "FrameDecoder", "GateLock", "GateUnlock", "Heartbeat", "HeartbeatReply", "Hello",
     "HostConnection", "Identity", "InvalidMessageError", "Jam", "JamLocation",
     "LocalProtocolError", "MalformedPayloadError", "Message", "MessageKind", "MessageType", "Nak",

@@ -15,13 +15,15 @@ these objects expose. The rules (``docs/protocol.md`` is normative) in short:
   refuses everything else (NAK NOT_SYNCED), so a stale cache can never answer a new host.
 - Events carry a u32 counter (1, 2, 3, ...). The device keeps each event until the host
   acknowledges its counter (EVENT_ACK acknowledges everything up to and including it) and sends
-  them again on RESEND_EVENTS. The host drops duplicate counters and reports gaps.
+  them again on RESEND_EVENTS. The host drops duplicate counters and reports gaps. It tracks
+  counters up to ``max_events_ahead`` past the last one received without a gap: an event further
+  ahead is not tracked (``EventBeyondWindow``), so a gap that never closes costs bounded memory.
 
 Events returned by ``next_event()``:
 
 - both roles: ``NeedData`` (``NEED_DATA``: feed more bytes), ``Dropped`` (from the frame layer);
 - host: ``ReplyReceived``, ``StaleReply``, ``EventReceived``, ``DuplicateEvent``, ``EventGap``,
-  ``EventEpochChanged``;
+  ``EventBeyondWindow``, ``EventEpochChanged``;
 - device: ``CommandReceived`` (the application must ``send()`` exactly one reply before calling
   ``next_event()`` again) and ``AutoReply`` (the protocol core answered by itself: replays,
   SYNC, HELLO, EVENT_ACK, RESEND_EVENTS and protocol NAKs; write ``data`` to the link).
@@ -75,10 +77,12 @@ __all__ = [
     "CommandReceived",
     "DeviceConnection",
     "DuplicateEvent",
+    "EventBeyondWindow",
     "EventEpochChanged",
     "EventGap",
     "EventReceived",
     "HostConnection",
+    "MAX_EVENTS_AHEAD",
     "NeedData",
     "PendingCommand",
     "ReplyReceived",
@@ -86,6 +90,10 @@ __all__ = [
 ]
 
 _U32 = 0xFFFF_FFFF
+# Counters tracked past the first missing one. A device reports at most 65,535 unacknowledged
+# events (STATUS_REPLY pending_events is a u16) and keeps them all until they are acknowledged
+# (E3, E8), so a legitimate gap closes within this window.
+MAX_EVENTS_AHEAD = 0xFFFF
 _EVENT_BITS = 0x80   # top two bits of the type byte: 10 = event, 01 = reply, 00 = command
 _REPLY_BITS = 0x40
 _KIND_MASK = 0xC0
@@ -147,6 +155,18 @@ class EventGap:
 
 
 @dataclass(frozen=True, slots=True)
+class EventBeyondWindow:
+    """Host: an event more than ``max_events_ahead`` counters past the last contiguous one
+    (``first_missing - 1``; ``first_missing`` is the first counter not received yet). It is not
+    tracked: do not store or acknowledge it. The device keeps
+    it (unacknowledged) and sends it again; a gap that stays open this long is a device fault
+    (it lost events it must keep, docs/protocol.md E3), not a reason to hold ever more counters."""
+
+    event: DeviceEvent
+    first_missing: int
+
+
+@dataclass(frozen=True, slots=True)
 class EventEpochChanged:
     """Host: IDENTITY announced a new event epoch; counters restarted, duplicate tracking reset."""
 
@@ -191,7 +211,7 @@ class PendingCommand:
 
 
 HostEvent = (NeedData | Dropped | ReplyReceived | StaleReply | EventReceived | DuplicateEvent
-             | EventGap | EventEpochChanged)
+             | EventGap | EventBeyondWindow | EventEpochChanged)
 DeviceSideEvent = NeedData | Dropped | CommandReceived | AutoReply
 
 
@@ -205,12 +225,17 @@ class HostConnection:
             0 if none; counters up to it are duplicates.
         event_epoch: the device's event epoch that counter belongs to, if known.
         first_seq: sequence number of the first command (0-255).
+        max_events_ahead: how many counters past the first missing one are tracked (the memory
+            of an open gap); default ``MAX_EVENTS_AHEAD``.
     """
 
     def __init__(self, *, last_event_counter: int = 0, event_epoch: int | None = None,
-                 first_seq: int = 0) -> None:
+                 first_seq: int = 0, max_events_ahead: int = MAX_EVENTS_AHEAD) -> None:
         if not 0 <= last_event_counter <= _U32:
             raise InvalidMessageError(f"last_event_counter must be a u32, got {last_event_counter}")
+        if max_events_ahead < 1:
+            raise InvalidMessageError(f"max_events_ahead must be at least 1, got {max_events_ahead}")
+        self._max_ahead = max_events_ahead
         self._decoder = FrameDecoder()
         self._queue: deque[HostEvent] = deque()
         self._next_seq = first_seq & 0xFF
@@ -371,6 +396,8 @@ class HostConnection:
                                          "at 1)", seq=frame.seq, msg_type=frame.msg_type)
         if counter <= self._contiguous or counter in self._above:
             return DuplicateEvent(event)  # type: ignore[arg-type]
+        if counter - self._contiguous > self._max_ahead:
+            return EventBeyondWindow(event, self._contiguous + 1)  # type: ignore[arg-type]
         received = EventReceived(event, bool(frame.flags & FLAG_RETRANSMISSION))  # type: ignore[arg-type]
         gap = None
         if counter > self._highest + 1:

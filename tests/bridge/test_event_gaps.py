@@ -1,0 +1,127 @@
+"""A gap in the device's event counters that never closes (issue 9 item 16): a device that sends
+only every other counter made the host connection's set of out-of-order counters grow without
+limit. Now the memory is bounded (the protocol core and the link's sequencer each hold a window)
+and a gap that outlasts the resend requests is a fault the link reports."""
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from firmware_bridge.link import EventSequencer
+from firmware_bridge.link.sequencer import BUFFERED, DUPLICATE, OVERFLOW, QUEUED
+from firmware_bridge.protocol import (
+    MAX_EVENTS_AHEAD,
+    NEED_DATA,
+    DeviceConnection,
+    EventBeyondWindow,
+    EventReceived,
+    HostConnection,
+    encode_message,
+)
+
+from .fake_device import FakeDevice, card
+from .test_link import Rig, connected, rig_factory, wait_for  # noqa: F401 - rig_factory is a fixture
+
+
+def numbered(counter: int):  # noqa: ANN201 - a CardRead
+    return replace(card(counter), counter=counter)
+
+
+def feed(conn: HostConnection, counters: range) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for counter in counters:
+        conn.receive_data(encode_message(numbered(counter), counter & 0xFF))
+        while (ev := conn.next_event()) is not NEED_DATA:
+            kinds[type(ev).__name__] = kinds.get(type(ev).__name__, 0) + 1
+    return kinds
+
+
+# --- the protocol core -----------------------------------------------------------------------
+
+def test_every_other_counter_costs_the_host_connection_bounded_memory() -> None:
+    """Every odd counter missing: once the window past the first missing counter is full, more
+    such events cost nothing (before: about 56 bytes each, for ever: +68 MB in 300,000 events)."""
+    conn = HostConnection(max_events_ahead=1000)
+    feed(conn, range(2, 1002, 2))  # the window is full from here on
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kinds = feed(conn, range(1002, 41_002, 2))
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kinds == {"EventBeyondWindow": 20_000}
+    assert grown < 50_000, f"{grown} bytes for 20,000 events that are not tracked"
+
+
+def test_the_default_window_is_what_a_device_may_hold() -> None:
+    """A device reports at most 65,535 unacknowledged events (a u16): that is the window."""
+    conn = HostConnection()
+    counters = range(2, MAX_EVENTS_AHEAD + 2002, 2)
+    kinds = feed(conn, counters)
+    tracked = MAX_EVENTS_AHEAD // 2  # the even counters up to 65,535
+    assert MAX_EVENTS_AHEAD == 0xFFFF
+    assert kinds["EventReceived"] == tracked and kinds["EventBeyondWindow"] == len(counters) - tracked
+    assert conn.contiguous_event_counter == 0 and len(conn.missing_events()) == tracked
+
+
+def test_an_event_beyond_the_window_is_not_tracked_and_counts_when_it_comes_again() -> None:
+    conn = HostConnection(max_events_ahead=4)  # counters up to 0 + 4 are tracked
+    assert feed(conn, range(2, 5)) == {"EventGap": 1, "EventReceived": 3}  # 2..4, 1 missing
+    conn.receive_data(encode_message(numbered(5), 5))
+    assert conn.next_event() == EventBeyondWindow(numbered(5), first_missing=1)
+    assert conn.highest_event_counter == 4 and conn.missing_events() == [(1, 1)]
+    feed(conn, range(1, 2))  # the gap closes
+    assert conn.contiguous_event_counter == 4
+    conn.receive_data(encode_message(numbered(5), 5))  # resent: now an ordinary new event
+    assert type(conn.next_event()) is EventReceived and conn.contiguous_event_counter == 5
+
+
+# --- the link's sequencer --------------------------------------------------------------------
+
+def test_the_sequencer_holds_a_window_behind_a_gap_and_a_bounded_ready_queue() -> None:
+    seq = EventSequencer((1, 0), max_buffered=4)  # counters up to 0 + 4 are held
+    assert [seq.offer(numbered(c)) for c in (2, 3, 4, 5)] == [BUFFERED] * 3 + [OVERFLOW]
+    assert seq.buffered_count == 3 and not seq.full  # behind a gap: only a resend can help
+    assert seq.offer(numbered(1)) == QUEUED  # the gap closes even with the window full
+    assert seq.ready_count == 4 and seq.full  # the consumer is behind: the next ones wait
+    assert seq.offer(numbered(5)) == OVERFLOW and seq.offer(numbered(3)) == DUPLICATE
+
+
+def test_a_gap_is_stalled_after_the_resend_requests_it_outlasts() -> None:
+    seq = EventSequencer((1, 0), stall_resends=3)
+    seq.offer(numbered(2))
+    assert [seq.resend_requested() for _ in range(5)] == [False, False, False, True, False]  # once
+    assert seq.stalled and seq.missing() == [(1, 1)]
+    seq.offer(numbered(1))  # it came after all: no longer stalled
+    assert not seq.stalled and not seq.gap and not seq.resend_requested()
+    seq.offer(numbered(4))
+    assert [seq.resend_requested() for _ in range(4)] == [False, False, False, True]  # a new gap, a new report
+    assert seq.accept_gap() == 1 and not seq.stalled
+    assert seq.missing(limit=1) == [] and seq.queued == 4
+
+
+# --- through the link ------------------------------------------------------------------------
+
+def test_a_device_that_lost_every_other_event_is_a_reported_fault(tmp_path: Path,
+                                                                 rig_factory: Callable[..., Rig]) -> None:  # noqa: F811
+    """The device holds only the even counters (it lost the odd ones it had to keep). The link
+    asks for them, then reports the gap as a device fault, once, and keeps the session; nothing
+    is delivered out of order; the host's decision (accept_gap) lets the rest through."""
+    device = FakeDevice(tmp_path)
+    evens = [numbered(c) for c in range(2, 2001, 2)]
+    device.conn = DeviceConnection(device.identity, next_event_counter=2001, unacknowledged=evens,
+                                   max_unacknowledged=4096)
+    rig = connected(rig_factory(device=device))
+    wait_for(lambda: "never arrived although the device was asked" in rig.states.reasons(), "the fault report")
+    reasons = [r for r in rig.states.reasons().splitlines() if "never arrived" in r]
+    assert reasons == [reasons[0]] and reasons[0].startswith("events 1, 3, 5, 7, 9, 11, 13, 15, ... never arrived")
+    assert rig.link.stats["gaps_stalled"] == 1 and len(rig.sink) == 0
+    assert rig.link.stats["events_buffered"] == len(evens)
+    assert rig.link.state.value == "connected"
+    assert rig.link.accept_gap() == 1000
+    wait_for(lambda: len(rig.sink) >= len(evens), "the even events, in order")
+    assert rig.sink.messages() == evens
+    wait_for(lambda: device.unacknowledged() == 0, "all acknowledged")
