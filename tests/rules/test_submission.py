@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.rules import submission as sub_mod
+from controller.rules import submission_parser as sub_parser
 from shoectl_config import files as config_files
 from controller.rules.errors import RulesError, SubmissionError, WagerError
 from controller.rules.model import BonusRank, Dealing, Game, Payout, WagerKind
@@ -456,7 +457,7 @@ def test_every_accepted_rate_is_cheap_exact_arithmetic(text):
         assert exc.key == "commission.rate" and "\n" not in str(exc)
         return
     assert 0 <= s.commission < 1
-    assert Fraction(s.commission).denominator <= 10**sub_mod.RATE_PLACES
+    assert Fraction(s.commission).denominator <= 10**sub_parser.RATE_PLACES
 
 
 def test_parse_submission_rejects_non_mapping_and_non_string_keys():
@@ -573,8 +574,8 @@ def test_importing_reads_no_preset():
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
-_KEYS = sorted({k for keys in sub_mod._SECTIONS.values() for k in keys} | {"x", "none", "house_money"})
-_SECTION_NAMES = sorted(sub_mod._SECTIONS) + ["extra"]
+_KEYS = sorted({k for keys in sub_parser._SECTIONS.values() for k in keys} | {"x", "none", "house_money"})
+_SECTION_NAMES = sorted(sub_parser._SECTIONS) + ["extra"]
 _LITERALS = st.sampled_from([
     '"punto-banco"', '"ez-baccarat"', '"21-baccarat"', '"face-down"', '"face-up"', '"8:1"', '"0:1"', '"1 to 1"',
     '"0.05"', '"0"', '"1"', '"NaN"', "0.05", "1e400", "-0.0", "nan", "inf", "true", "false", "0", "1", "8", "17",
@@ -593,7 +594,7 @@ def toml_documents(draw):
     for section in sections:
         if section != "submission":
             lines.append(f"[{section}]")
-        known = sorted(sub_mod._SECTIONS.get(section, ()))
+        known = sorted(sub_parser._SECTIONS.get(section, ()))
         keys = draw(st.lists(st.sampled_from(known or _KEYS) | st.sampled_from(_KEYS), max_size=3, unique=True))
         for key in keys:
             if section == "submission" and key == "game":

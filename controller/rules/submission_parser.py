@@ -1,0 +1,348 @@
+"""Checking a parsed Rules Submission: ``SubmissionParser(data, source).parse()`` -> ``Submission``.
+
+The limits and the per-game defaults of every key, and one validation pass (a ``shoectl_config``
+``DocumentParser``) that fills in the defaults and checks every section, key, type, range and the
+values against each other (a wager offered by the game, House Money only where it is offered).
+Every problem raises ``SubmissionError(source, key, reason)``. Every key, its default and the
+clause it serves are documented in ``docs/rules-submission.md``.
+"""
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from shoectl_config.parser import DocumentParser
+from shoectl_config.text import show as _show, typename as _typename
+
+from .errors import SubmissionError
+from .model import BonusRank, Dealing, Game, Payout, WagerKind
+from .submission_data import HouseMoneyOptions, Submission, TwentyOneOptions, names_of
+
+__all__ = ["SubmissionParser"]
+
+# Limits -------------------------------------------------------------------------------------
+
+MIN_DECKS, MAX_DECKS = 1, 8
+REG_MIN_COVER_DEPTH = 10  # 681a.5(c)-(d): "at least ten cards"; may be raised, never lowered
+MAX_BURN_CARDS = 52
+MAX_SEAT_NUMBER = 99
+MAX_NAME_LENGTH = 200
+MIN_DRAW_THRESHOLD, MAX_DRAW_THRESHOLD = 12, 21
+MAX_ODDS_TERM = 1_000_000  # a bound on each side of "W:S" odds
+MAX_ODDS_TEXT = 40  # characters of "W:S" odds: digits are bounded before they are converted
+RATE_PLACES = 6  # decimal places of a commission rate or a House Money portion (one in a million)
+
+COMMISSION_ROUNDINGS = ("down", "half-up", "half-even", "up")
+UNAUTHORIZED_THIRD_CARD = ("discard", "simulated-round")
+DRAW_RULES = ("each", "first-only")
+
+# Wagers a game may offer, and the wagers it offers unless [wagers].offered says otherwise.
+_P, _B, _T = WagerKind.PLAYER, WagerKind.BANKER, WagerKind.TIE
+_PP, _BP = WagerKind.PLAYER_PAIR, WagerKind.BANKER_PAIR
+ALLOWED_WAGERS: Mapping[Game, frozenset[WagerKind]] = types.MappingProxyType(
+    {
+        Game.PUNTO_BANCO: frozenset({_P, _B, _T, _PP, _BP, WagerKind.HOUSE_MONEY}),
+        Game.EZ_BACCARAT: frozenset({_P, _B, _T, _PP, _BP, WagerKind.DRAGON7, WagerKind.PANDA8}),
+        Game.TWENTYONE: frozenset({_P, _B, _T, WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS}),
+    }
+)
+DEFAULT_WAGERS: Mapping[Game, frozenset[WagerKind]] = types.MappingProxyType(
+    {
+        Game.PUNTO_BANCO: frozenset({_P, _B, _T, _PP, _BP}),
+        Game.EZ_BACCARAT: frozenset({_P, _B, _T, _PP, _BP, WagerKind.DRAGON7, WagerKind.PANDA8}),
+        Game.TWENTYONE: frozenset({_P, _B, _T, WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS}),
+    }
+)
+REQUIRED_WAGERS = frozenset({_P, _B})  # 681a.7(e): Player and Banker wagers; the rest optional
+
+# Wagers whose payout is not a single paytable entry: House Money has its own section, the
+# 21 Baccarat Bonus Wagers pay by rank from [bonus_paytable].
+_NOT_IN_PAYTABLE = frozenset({WagerKind.HOUSE_MONEY, WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS})
+
+# REFERENCE.md "Usual paytables" (627a.12 / 629a.12 / 627c.2 / 681a.8 not found: assumptions).
+DEFAULT_PAYTABLE: Mapping[WagerKind, Payout] = types.MappingProxyType(
+    {
+        WagerKind.PLAYER: Payout(1, 1),
+        WagerKind.BANKER: Payout(1, 1),
+        WagerKind.TIE: Payout(8, 1),
+        WagerKind.PLAYER_PAIR: Payout(11, 1),
+        WagerKind.BANKER_PAIR: Payout(11, 1),
+        WagerKind.DRAGON7: Payout(40, 1),
+        WagerKind.PANDA8: Payout(25, 1),
+    }
+)
+
+# 21 Baccarat: the Tie pays 10:1 by default (681a.8(b) not found). At 8:1 the Tie would hold 22%
+# under the assumed draw rules, far from the 5.4-5.9% the rulemaking preamble (46 Pa.B. 7323)
+# gives; 10:1 holds 4.8% (6 decks). See docs/odds.md.
+TWENTYONE_PAYTABLE_OVERRIDES: Mapping[WagerKind, Payout] = types.MappingProxyType({WagerKind.TIE: Payout(10, 1)})
+
+# 21 Baccarat Bonus Wager (681a.8(c) not found: assumption). Chosen so that the Bonus holds about
+# 7% (6 decks) under the assumed rules, inside the 5.8-8.0% the rulemaking preamble gives.
+DEFAULT_BONUS_PAYTABLE: Mapping[BonusRank, Payout] = types.MappingProxyType(
+    {
+        BonusRank.PAIR: Payout(2, 1),
+        BonusRank.FLUSH: Payout(4, 1),
+        BonusRank.STRAIGHT: Payout(7, 1),
+        BonusRank.THREE_OF_A_KIND: Payout(25, 1),
+        BonusRank.STRAIGHT_FLUSH: Payout(40, 1),
+        BonusRank.SUITED_THREE_OF_A_KIND: Payout(100, 1),
+    }
+)
+
+_DEFAULT_DECKS = {Game.PUNTO_BANCO: 8, Game.EZ_BACCARAT: 8, Game.TWENTYONE: 6}
+_DEFAULT_COMMISSION = {
+    Game.PUNTO_BANCO: Decimal("0.05"),
+    Game.EZ_BACCARAT: Decimal("0"),
+    Game.TWENTYONE: Decimal("0"),
+}
+_GAME_TITLES = {
+    Game.PUNTO_BANCO: "Punto Banco",
+    Game.EZ_BACCARAT: "EZ Baccarat",
+    Game.TWENTYONE: "21 Baccarat",
+}
+DEFAULT_SEATS: tuple[int, ...] = tuple(range(1, 8))
+
+
+
+# Validation ---------------------------------------------------------------------------------
+
+_SECTIONS: dict[str, tuple[str, ...]] = {
+    "submission": ("name", "game", "decks", "dealing", "burn_cards", "min_cover_depth", "seats"),
+    "wagers": ("offered",),
+    "paytable": tuple(k.value for k in WagerKind if k not in _NOT_IN_PAYTABLE),
+    "commission": ("rate", "rounding"),
+    "house_money": ("either_pair", "both_pairs", "portion"),
+    "irregularities": ("unauthorized_third_card",),
+    "twentyone": ("naturals", "bonus_only_card", "draw_rule", "draw_threshold"),
+    "bonus_paytable": tuple(r.value for r in BonusRank if r is not BonusRank.NONE),
+}
+
+_ELSEWHERE: dict[str, dict[str, str]] = {  # a word for a key written in the wrong section
+    "paytable": {
+        "house_money": " (House Money odds go in [house_money])",
+        "player_bonus": " (Bonus Wager odds go in [bonus_paytable])",
+        "banker_bonus": " (Bonus Wager odds go in [bonus_paytable])",
+    },
+    "bonus_paytable": {"none": " (a hand without a pair or better loses the Bonus Wager)"},
+}
+
+
+class SubmissionParser(DocumentParser):
+    """One validation pass over a parsed Rules Submission; raises on the first problem."""
+
+    error = SubmissionError
+
+    def payout(self, key: str, value: object) -> Payout:
+        text = self.string(key, value)
+        try:
+            p = Payout.parse(text) if len(text) <= MAX_ODDS_TEXT else None
+        except ValueError:  # RulesError
+            p = None
+        if p is None:
+            raise self.fail(key, f"payout odds must look like '8:1' or '8 to 1', not {_show(text)}")
+        if not 1 <= p.win <= MAX_ODDS_TERM or not 1 <= p.stake <= MAX_ODDS_TERM:
+            raise self.fail(
+                key, f"out of range: {_show(text)} (win and stake must each be 1..{MAX_ODDS_TERM})"
+            )
+        return p
+
+    # -- the pass ---------------------------------------------------------------------------
+
+    def parse(self) -> Submission:
+        present = self.document(_SECTIONS)  # the sections actually written in the file
+        sections = {name: self.section(name, known, _ELSEWHERE.get(name)) for name, known in _SECTIONS.items()}
+
+        sub = sections["submission"]
+        if "game" not in sub:
+            raise self.missing("submission.game", f"; allowed: {names_of(Game)}")
+        game: Game = self.enum("submission.game", sub["game"], Game)
+
+        # [submission]
+        decks = _DEFAULT_DECKS[game]
+        if "decks" in sub:
+            decks = self.integer("submission.decks", sub["decks"], MIN_DECKS, MAX_DECKS)
+        name = f"{_GAME_TITLES[game]}, {decks} decks"
+        if "name" in sub:
+            name = self.text("submission.name", sub["name"], MAX_NAME_LENGTH)
+        dealing = Dealing.FACE_UP
+        if "dealing" in sub:
+            dealing = self.enum("submission.dealing", sub["dealing"], Dealing)
+        if game is Game.TWENTYONE and dealing is not Dealing.FACE_UP:
+            raise self.fail(
+                "submission.dealing", "21 Baccarat cards are dealt face up (681a.7(e)); allowed: face-up"
+            )
+        burn_cards = 1
+        if "burn_cards" in sub:
+            burn_cards = self.integer("submission.burn_cards", sub["burn_cards"], 1, MAX_BURN_CARDS)
+        min_cover_depth = REG_MIN_COVER_DEPTH
+        if "min_cover_depth" in sub:
+            value = self.whole("submission.min_cover_depth", sub["min_cover_depth"])
+            if value < REG_MIN_COVER_DEPTH:
+                raise self.fail(
+                    "submission.min_cover_depth",
+                    f"out of range: {value}; the cover card goes at least {REG_MIN_COVER_DEPTH} cards in "
+                    "(681a.5(c)-(d)): the minimum may be raised, never lowered",
+                )
+            min_cover_depth = self.integer(
+                "submission.min_cover_depth", value, REG_MIN_COVER_DEPTH, decks * 52 // 2,
+                hint=f" for {decks} decks",
+            )
+        seats = DEFAULT_SEATS
+        if "seats" in sub:
+            seats = self.seats(sub["seats"])
+
+        # [wagers]
+        wagers = DEFAULT_WAGERS[game]
+        if "offered" in sections["wagers"]:
+            wagers = self.wagers(sections["wagers"]["offered"], game)
+
+        # [paytable]
+        defaults = dict(DEFAULT_PAYTABLE)
+        if game is Game.TWENTYONE:
+            defaults.update(TWENTYONE_PAYTABLE_OVERRIDES)
+        table = {k: defaults[k] for k in WagerKind if k in wagers and k not in _NOT_IN_PAYTABLE}
+        for key, value in sections["paytable"].items():
+            kind = WagerKind(key)
+            if kind not in wagers:
+                raise self.fail(
+                    f"paytable.{key}",
+                    f"wager not offered at this table (add it to wagers.offered); offered: {_offered(wagers)}",
+                )
+            table[kind] = self.payout(f"paytable.{key}", value)
+        paytable = types.MappingProxyType({k: table[k] for k in WagerKind if k in table})
+
+        # [commission]
+        com = sections["commission"]
+        commission = _DEFAULT_COMMISSION[game]
+        if "rate" in com:
+            commission = self.decimal("commission.rate", com["rate"], 0, 1, hi_open=True, places=RATE_PLACES,
+                                      name="rate")
+            if game is Game.EZ_BACCARAT and commission != 0:
+                raise self.fail(
+                    "commission.rate", f"must be 0 for ez-baccarat (commission-free, 627c.2), not {commission}"
+                )
+        rounding = "down"
+        if "rounding" in com:
+            rounding = self.choice("commission.rounding", com["rounding"], COMMISSION_ROUNDINGS)
+
+        # [house_money]
+        house_money = HouseMoneyOptions()
+        if "house_money" in present:
+            if WagerKind.HOUSE_MONEY not in wagers:
+                raise self.fail(
+                    "house_money",
+                    "section given but 'house_money' is not in wagers.offered"
+                    + ("" if game is Game.PUNTO_BANCO else f" (not offered in {game.value})"),
+                )
+            hm = sections["house_money"]
+            either, both = house_money.either_pair, house_money.both_pairs
+            if "either_pair" in hm:
+                either = self.payout("house_money.either_pair", hm["either_pair"])
+            if "both_pairs" in hm:
+                both = self.payout("house_money.both_pairs", hm["both_pairs"])
+            portion = house_money.portion
+            if "portion" in hm:
+                portion = self.decimal("house_money.portion", hm["portion"], 0, 1, lo_open=True,
+                                       places=RATE_PLACES, name="portion")
+            house_money = HouseMoneyOptions(either, both, portion)
+
+        # [irregularities]
+        unauthorized = "discard"
+        if "irregularities" in present:
+            if game is Game.TWENTYONE:
+                raise self.fail("irregularities", "applies to punto-banco and ez-baccarat only (627a.13(c))")
+            irr = sections["irregularities"]
+            if "unauthorized_third_card" in irr:
+                unauthorized = self.choice(
+                    "irregularities.unauthorized_third_card", irr["unauthorized_third_card"], UNAUTHORIZED_THIRD_CARD
+                )
+
+        # [twentyone] and [bonus_paytable]
+        twentyone = TwentyOneOptions()
+        bonus = dict(DEFAULT_BONUS_PAYTABLE)
+        for sec in ("twentyone", "bonus_paytable"):
+            if sec in present and game is not Game.TWENTYONE:
+                raise self.fail(sec, f"applies to 21-baccarat only, not {game.value}")
+        if "twentyone" in present:
+            twentyone = self.twentyone(sections["twentyone"])
+        if "bonus_paytable" in present:
+            if not wagers & {WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS}:
+                raise self.fail("bonus_paytable", "section given but no Bonus Wager is in wagers.offered")
+            for key, value in sections["bonus_paytable"].items():
+                bonus[BonusRank(key)] = self.payout(f"bonus_paytable.{key}", value)
+        bonus_paytable = types.MappingProxyType({r: bonus[r] for r in BonusRank if r in bonus})
+
+        return Submission(
+            source=self.source,
+            name=name,
+            game=game,
+            decks=decks,
+            dealing=dealing,
+            burn_cards=burn_cards,
+            min_cover_depth=min_cover_depth,
+            seats=seats,
+            wagers=wagers,
+            paytable=paytable,
+            commission=commission,
+            commission_rounding=rounding,
+            unauthorized_third_card=unauthorized,
+            house_money=house_money,
+            twentyone=twentyone,
+            bonus_paytable=bonus_paytable,
+        )
+
+    def seats(self, value: object) -> tuple[int, ...]:
+        key = "submission.seats"
+        if not isinstance(value, (list, tuple)):
+            raise self.fail(key, f"expected an array of seat numbers, got {_typename(value)}")
+        if not value:
+            raise self.fail(key, "must list at least one seat")
+        seen: set[int] = set()
+        for i, seat in enumerate(value):
+            self.integer(f"{key}[{i}]", seat, 1, MAX_SEAT_NUMBER)
+            if seat in seen:
+                raise self.fail(key, f"duplicate seat {seat}")
+            seen.add(seat)
+        return tuple(value)
+
+    def wagers(self, value: object, game: Game) -> frozenset[WagerKind]:
+        key = "wagers.offered"
+        if not isinstance(value, (list, tuple)):
+            raise self.fail(key, f"expected an array of wager names, got {_typename(value)}")
+        allowed = ALLOWED_WAGERS[game]
+        allowed_text = ", ".join(k.value for k in WagerKind if k in allowed)
+        out: set[WagerKind] = set()
+        for i, item in enumerate(value):
+            kind = self.enum(f"{key}[{i}]", item, WagerKind)
+            if kind not in allowed:
+                raise self.fail(f"{key}[{i}]", f"{kind.value} is not a {game.value} wager; allowed: {allowed_text}")
+            if kind in out:
+                raise self.fail(f"{key}[{i}]", f"duplicate wager {kind.value}")
+            out.add(kind)
+        missing = [k.value for k in WagerKind if k in REQUIRED_WAGERS and k not in out]
+        if missing:
+            raise self.fail(
+                key, f"must include {', '.join(missing)} (every table offers the Player and Banker wagers)"
+            )
+        return frozenset(out)
+
+    def twentyone(self, sec: dict[str, Any]) -> TwentyOneOptions:
+        d = TwentyOneOptions()
+        getters: dict[str, Callable[[str, object], Any]] = {
+            "naturals": self.boolean,
+            "bonus_only_card": self.boolean,
+            "draw_rule": lambda k, v: self.choice(k, v, DRAW_RULES),
+            "draw_threshold": lambda k, v: self.integer(k, v, MIN_DRAW_THRESHOLD, MAX_DRAW_THRESHOLD),
+        }
+        values = {name: getattr(d, name) for name in getters}
+        for name, get in getters.items():
+            if name in sec:
+                values[name] = get(f"twentyone.{name}", sec[name])
+        return TwentyOneOptions(**values)
+
+
+def _offered(wagers: frozenset[WagerKind]) -> str:
+    return ", ".join(k.value for k in WagerKind if k in wagers)
