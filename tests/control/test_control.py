@@ -13,7 +13,7 @@ import pexpect
 import pytest
 
 from controller.journal import JournalReader
-from tests.control.conftest import shoectl
+from tests.control.running_table import shoectl
 
 
 @pytest.fixture()

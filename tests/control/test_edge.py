@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.control.conftest import PINS, command_line
+from tests.control.running_table import PINS, command_line
 
 
 def _escaped_line(operator_json: str, command: str = "open", args: str = "{}") -> bytes:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.control.conftest import PINS, read_reply, send_and_read
+from tests.control.running_table import PINS, read_reply, send_and_read
 
 SEED = 20240611
 CLIENTS = 8

@@ -20,7 +20,7 @@ from controller.journal import Journal
 from controller.rules.submission import default_submission
 from controller.table.core import TableCore
 from controller.table.runner import TableRunner
-from tests.control.conftest import command_line, read_reply, send_and_read, shoectl
+from tests.control.running_table import command_line, proc_number, read_reply, rss_kib, send_and_read, shoectl
 from tests.unprivileged import UNPRIVILEGED_USER, run_unprivileged
 
 
@@ -70,16 +70,8 @@ def _low_descriptor_limit(extra: int):
     return limit
 
 
-def _proc_number(pid: int, file: str, line_start: str, word: int) -> int:
-    """A number from /proc/PID/FILE: word ``word`` of the line that starts with ``line_start``."""
-    for line in Path(f"/proc/{pid}/{file}").read_text().splitlines():
-        if line.startswith(line_start):
-            return int(line.split()[word])
-    raise AssertionError(f"no {line_start} in /proc/{pid}/{file}")
-
-
 def _descriptor_limit(pid: int) -> int:
-    return _proc_number(pid, "limits", "Max open files", 3)
+    return proc_number(pid, "limits", "Max open files", 3)
 
 
 @pytest.mark.slow
@@ -203,10 +195,6 @@ def test_failed_logins_are_throttled_per_operator_id_and_per_connection(start_ta
     t.assert_stopped_cleanly()
 
 
-def _rss_kib(pid: int) -> int:
-    return _proc_number(pid, "status", "VmRSS:", 1)
-
-
 @pytest.mark.slow
 def test_a_flood_of_unknown_operators_is_summarized_and_bounded(start_table, workdir) -> None:
     """Item 13: a flood of failed logins for unknown operators took memory from 37 to 440 MB,
@@ -215,7 +203,7 @@ def test_a_flood_of_unknown_operators_is_summarized_and_bounded(start_table, wor
     memory stays bounded, and an operator's command goes through during the flood."""
     t = start_table(workdir)
     t.assert_dealing()
-    rss_before = _rss_kib(t.proc.pid)
+    rss_before = rss_kib(t.proc.pid)
     replies: list[dict] = []
     lock = threading.Lock()
 
@@ -233,7 +221,7 @@ def test_a_flood_of_unknown_operators_is_summarized_and_bounded(start_table, wor
         w.join()
     assert legit["ok"], legit
     assert len(replies) == 600 and all(r["code"] == "auth" for r in replies)
-    growth_mib = (_rss_kib(t.proc.pid) - rss_before) / 1024
+    growth_mib = (rss_kib(t.proc.pid) - rss_before) / 1024
     t.assert_dealing()
     time.sleep(1.5)  # the count of refusals not journaled one by one is journaled within a second
     t.assert_stopped_cleanly()
