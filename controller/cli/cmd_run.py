@@ -12,8 +12,8 @@ and the devices resend what was not yet acknowledged.
 
 Output: one line per round and per notice; ``--json`` writes every record as a JSON line instead.
 
-SIGTERM and SIGINT stop the table: exit 143 or 130, within ``stopping.STOP_GRACE_S`` seconds even
-when the table's thread is stuck (``controller.cli.stopping``).
+SIGTERM and SIGINT stop the table: exit 143 or 130, within ``--stop-grace`` seconds even when the
+table's thread is stuck (``controller.cli.stopping``).
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.cli.common import positive_int, print_json, submission_for
-from controller.cli.stopping import run_until_signalled
+from controller.cli.common import positive_int, print_json, submission_for, whole_number
+from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
 from controller.errors import UsageError
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
@@ -69,6 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(default on a terminal); lines: one line per round and fault")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-file", metavar="PATH", help="JSON log file (default: next to the journal)")
+    p.add_argument("--stop-grace", type=whole_number(1, 3600), default=STOP_GRACE_S, metavar="SECONDS",
+                   help=f"after SIGTERM or SIGINT, how long the table may take to stop before the process "
+                        f"exits anyway (default {STOP_GRACE_S})")
     p.set_defaults(func=run)
 
 
@@ -184,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         control.start(runner)
         for warning in control.warnings:
             print(f"!! {warning}", file=sys.stderr)
-        stopped_by = run_until_signalled(runner.run, runner.stop, name="shoectl run")
+        stopped_by = run_until_signalled(runner.run, runner.stop, name="shoectl run", grace_s=args.stop_grace)
     finally:
         control.close()
         if emulator is not None:

@@ -32,7 +32,7 @@ import structlog
 
 __all__ = ["STOP_GRACE_S", "run_until_signalled"]
 
-STOP_GRACE_S = 5.0  # how long a stopping table may take to finish its input and close its links
+STOP_GRACE_S = 5  # seconds a stopping table may take to finish its input and close its links
 _POLL_S = 0.1       # how often the waiting main thread looks at the clock
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
 

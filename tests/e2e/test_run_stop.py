@@ -27,9 +27,10 @@ def last_seq(journal: Path) -> int:
         return 0
 
 
-def start(tmp_path: Path, stdout: int | object) -> tuple[subprocess.Popen[bytes], Path, Path]:
+def start(tmp_path: Path, stdout: int | object, *extra: str) -> tuple[subprocess.Popen[bytes], Path, Path]:
     journal, err = tmp_path / "journal.db", tmp_path / "stderr.txt"
-    proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--seed", "8", "--speed", "max", "--json"],
+    proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--seed", "8", "--speed", "max", "--json",
+                             *extra],
                             stdout=stdout, stderr=err.open("wb"), stdin=subprocess.DEVNULL)  # type: ignore[arg-type]
     return proc, journal, err
 
@@ -61,7 +62,7 @@ def test_a_stuck_table_still_stops_within_the_grace_period(tmp_path: Path) -> No
     """Nobody reads the table's output: its thread blocks writing to the full pipe. SIGTERM must
     still end the process (before: it waited on the pipe forever), with one line saying so, and
     the journal holds everything it committed."""
-    proc, journal, err = start(tmp_path, subprocess.PIPE)  # never read until the end
+    proc, journal, err = start(tmp_path, subprocess.PIPE, "--stop-grace", "1")  # stdout never read
     try:
         stalled: list[int] = []
 
@@ -80,7 +81,7 @@ def test_a_stuck_table_still_stops_within_the_grace_period(tmp_path: Path) -> No
         proc.stdout.close()
     text = err.read_text()
     assert code == 143, text
-    assert "shoectl run: stopped by SIGTERM: the table did not stop within 5 s; exiting now" in text
+    assert "shoectl run: stopped by SIGTERM: the table did not stop within 1 s; exiting now" in text
     assert "Traceback" not in text
     assert verify(journal).ok
     assert last_seq(journal) == stalled[-1]  # everything committed is there, nothing after
