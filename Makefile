@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench traceability clean venv
+.PHONY: run test bench soak traceability clean venv
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,14 @@ test: $(STAMP)
 ## bench: performance figures (not pass/fail)
 bench: $(STAMP)
 	$(PY) -m benchmarks
+
+## soak: the long hardening runs, not part of `make test` (docs/hardening.md): 10 million fuzzed
+## protocol inputs on 2 cores, then 100 SIGKILLs of `shoectl run` against an external emulator
+SOAK_INPUTS ?= 10000000
+SOAK_KILLS  ?= 100
+soak: $(STAMP)
+	$(PY) -m benchmarks.soak_protocol --inputs $(SOAK_INPUTS)
+	$(PY) -m benchmarks.soak_crash --kills $(SOAK_KILLS)
 
 ## traceability: regenerate docs/traceability.md from the tests' reg markers
 traceability: $(STAMP)

@@ -1,0 +1,362 @@
+"""Crash soak: SIGKILL ``shoectl run`` at random moments, again and again, against one external
+emulated table; then prove that the journal lost nothing, doubled nothing and still adds up.
+
+``python -m benchmarks.soak_crash [--kills N] [--seed S] [--keep DIR]`` (run from the project
+root; ``make soak`` runs it with the default 100 kills). docs/hardening.md explains the figures.
+
+1. ``shoectl emulate --table --speed max --dealt-log FILE`` serves a shuffler and a shoe on ptys
+   for the whole soak; its dealt log is the ground truth of every card that left the shoe.
+2. ``shoectl run`` (the automated dealer, on one journal) is started, killed with SIGKILL at a
+   random moment, and started again, ``--kills`` times: a quarter of the kills while it starts
+   (journal, replay, handshakes), the others after a random number of its journal records
+   (mid-round, between settlements, in a shuffle). A controller that exits by itself, writes no
+   record for a minute, or a table that stops dealing, is a defect.
+3. A last ``shoectl run --rounds R`` must finish by itself, cleanly.
+4. The checks, all through the CLI (``shoectl journal verify``, ``export`` and ``replay``):
+   - the journal verifies;
+   - the shoe's CARD_READs in the journal are the dealt log, card for card, in order: none
+     lost, none twice;
+   - every wager placed is staked in exactly one round or returned before one (none lost across
+     a restart, none staked twice), and every wager staked in a round is settled (won, lost,
+     pushed, or returned when the round is void) exactly once; no round is started or decided
+     twice.
+
+Exit status 0 when every check holds, 1 on a defect (it says which, and keeps the directory with
+the journal, the dealt log and the controller's output), 2 for a usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import selectors
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from firmware_bridge.emulator.table import read_dealt_log
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+STARTUP_KILL_S = (0.05, 2.5)  # a kill "at a random time" comes this long (uniform) after the start
+KILL_AFTER_LINES = 300         # a kill "after a random record" comes after 1 to this many records
+HANG_S = 60.0                  # a controller with no record this long after its start hangs
+STALL_CYCLES = 10              # this many "after a random record" lives in a row without a card: a hang
+FINAL_ROUNDS = 10
+FINAL_TIMEOUT_S = 300.0
+
+
+class Defect(Exception):
+    """A check failed: the message says what, in the soak's words."""
+
+
+class Table:
+    """The external emulated table (``shoectl emulate --table``) for the whole soak."""
+
+    def __init__(self, work: Path, seed: int) -> None:
+        self.dealt_log = work / "dealt.log"
+        (work / "dev").mkdir()
+        self._stderr = open(work / "emulator.err", "w")  # noqa: SIM115 - open for the table's life
+        self.proc = subprocess.Popen(
+            [*SHOECTL, "emulate", "--table", "--seed", str(seed), "--speed", "max",
+             "--dealt-log", str(self.dealt_log), "--dir", str(work / "dev")],
+            stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+        first = self.proc.stdout.readline() if self.proc.stdout else ""
+        try:
+            self.ports = {d["profile"]: d["port"] for d in json.loads(first)["devices"]}
+        except (ValueError, KeyError):
+            self.stop()
+            raise Defect(f"the emulator did not start (see {work / 'emulator.err'})") from None
+
+    def check_alive(self) -> None:
+        if self.proc.poll() is not None:
+            raise Defect(f"the emulator exited with status {self.proc.returncode}")
+
+    def cards_dealt(self) -> int:
+        try:
+            with open(self.dealt_log, "rb") as f:
+                return sum(1 for _ in f)
+        except FileNotFoundError:
+            return 0
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._stderr.close()
+
+
+def run_command(table: Table, journal: Path, seed: int, *extra: str) -> list[str]:
+    return [*SHOECTL, "run", "--device", f"emulated-shuffler@{table.ports['emulated-shuffler']}",
+            "--device", f"emulated-shoe@{table.ports['emulated-shoe']}", "--journal", str(journal),
+            "--json", "--seed", str(seed), *extra]
+
+
+class Controller:
+    """One ``shoectl run``, its JSON lines counted as they come (appended to ``run.out``)."""
+
+    def __init__(self, command: list[str], work: Path) -> None:
+        self._out = open(work / "run.out", "ab")  # noqa: SIM115 - closed in kill()
+        self._err_path = work / "run.err"
+        self._err = open(self._err_path, "wb")  # noqa: SIM115
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self._err)
+        self.lines = 0
+        self.first_line_s: float | None = None
+
+    def read_until(self, lines: int, deadline: float) -> None:
+        """Count output lines until ``lines`` have come, the deadline passes or the process ends."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while self.lines < lines and (left := deadline - time.monotonic()) > 0:
+                if not sel.select(left):
+                    continue
+                data = os.read(fd, 65536)
+                if not data:
+                    return
+                self._out.write(data)
+                if self.first_line_s is None and b"\n" in data:
+                    self.first_line_s = time.monotonic() - self.started
+                self.lines += data.count(b"\n")
+
+    def kill(self) -> int | None:
+        """SIGKILL it unless it already exited; return its exit status if it did."""
+        code = self.proc.poll()
+        if code is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+        if self.proc.stdout is not None:
+            self._out.write(self.proc.stdout.read())
+            self.proc.stdout.close()
+        self._out.close()
+        self._err.close()
+        return code
+
+    def stderr_tail(self) -> str:
+        return self._err_path.read_text(encoding="utf-8", errors="replace")[-3000:]
+
+
+def kill_cycles(table: Table, work: Path, journal: Path, kills: int, rng: random.Random,
+                progress: dict[str, float]) -> dict[str, list[float]]:
+    """Start, SIGKILL and restart the controller ``kills`` times.
+
+    A quarter of the kills come at a random time up to ``STARTUP_KILL_S`` after the start (most
+    while it opens and replays the journal and shakes hands with the devices); the others right
+    after a random number (1 to ``KILL_AFTER_LINES``) of the controller's journal records,
+    wherever they fall: between a card and its decision, between two settlements, in a shuffle.
+    Returns, by kind of kill, the seconds each controller lived, and the seconds to its first
+    record; ``progress`` holds the kills so far."""
+    lived: dict[str, list[float]] = {"at a random time": [], "after a random record": [], "first record": []}
+    stalled = 0
+    for cycle in range(kills):
+        before = table.cards_dealt()
+        controller = Controller(run_command(table, journal, rng.randrange(1 << 30)), work)
+        try:
+            if rng.random() < 0.25:
+                kind = "at a random time"
+                controller.read_until(1 << 62, controller.started + rng.uniform(*STARTUP_KILL_S))
+            else:
+                kind = "after a random record"
+                controller.read_until(rng.randint(1, KILL_AFTER_LINES), controller.started + HANG_S)
+                if controller.lines == 0 and controller.proc.poll() is None:
+                    raise Defect(f"restart {cycle + 1}: no journal record in {HANG_S:g} s: the "
+                                 "controller hangs")
+        finally:  # also when the soak itself is interrupted
+            code = controller.kill()
+        if code is not None:
+            raise Defect(f"restart {cycle + 1}: the controller exited by itself with status "
+                         f"{code} before its SIGKILL:\n{controller.stderr_tail()}")
+        lived[kind].append(time.monotonic() - controller.started)
+        progress["kills"] = cycle + 1
+        if controller.first_line_s is not None:
+            lived["first record"].append(controller.first_line_s)
+        table.check_alive()
+        stalled = 0 if table.cards_dealt() > before or kind == "at a random time" else stalled + 1
+        if stalled >= STALL_CYCLES:
+            raise Defect(f"no card dealt in {stalled} restarts in a row (restart {cycle + 1}): "
+                         "the table stopped dealing")
+        if (cycle + 1) % 10 == 0:
+            print(f"  {cycle + 1:>4} kills  {table.cards_dealt():>7,} cards dealt", flush=True)
+    return lived
+
+
+def finish(table: Table, journal: Path, seed: int, work: Path) -> None:
+    """A last controller that must finish ``FINAL_ROUNDS`` rounds and exit 0 by itself."""
+    try:
+        done = subprocess.run(run_command(table, journal, seed, "--rounds", str(FINAL_ROUNDS)),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              timeout=FINAL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise Defect(f"the final run did not finish {FINAL_ROUNDS} rounds in {FINAL_TIMEOUT_S:g} s") from None
+    (work / "final.err").write_text(done.stderr, encoding="utf-8")
+    if done.returncode != 0:
+        raise Defect(f"the final run exited with status {done.returncode}:\n{done.stderr[-3000:]}")
+
+
+def shoectl_lines(*args: str) -> list[dict]:  # type: ignore[type-arg]
+    """Run a ``shoectl journal`` reader and parse its JSON lines (a failure is a defect)."""
+    done = subprocess.run([*SHOECTL, "journal", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Defect(f"shoectl journal {' '.join(args)} exited {done.returncode}: {done.stderr.strip()}")
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def check_cards(entries: list[dict], dealt_log: Path) -> int:  # type: ignore[type-arg]
+    """The journal's CARD_READs are the dealt log, in order; return the number of cards."""
+    journaled = [(f["position"], "?" if f["rank"] == 0xFF else (f["rank"], f["suit"]))
+                 for e in entries if e["kind"] == "input.device" and e["payload"]["event"] == "CardRead"
+                 for f in [e["payload"]["fields"]]]
+    dealt = [(d.position, "?" if d.misread else (d.card.rank, d.card.suit))
+             for d in read_dealt_log(dealt_log)]
+    if journaled != dealt:
+        first = next((i for i, (a, b) in enumerate(zip(journaled, dealt)) if a != b),
+                     min(len(journaled), len(dealt)))
+        raise Defect(f"journal and dealt log differ: {len(journaled)} cards journaled, "
+                     f"{len(dealt)} dealt, first difference at card {first + 1}: journal "
+                     f"{journaled[first:first + 3]} dealt {dealt[first:first + 3]}")
+    return len(dealt)
+
+
+def _wager(p: dict) -> tuple[int, str, int]:  # type: ignore[type-arg]
+    return (p["seat"], p["kind"], p["amount"])
+
+
+def check_wagers(entries: list[dict]) -> Counter[str]:  # type: ignore[type-arg]
+    """Walk the journal's money records in order: every wager placed is staked once or returned;
+    every staked wager is settled once. Returns counts by outcome."""
+    pending: Counter[tuple[int, str, int]] = Counter()
+    staked: dict[tuple[str, int], Counter[tuple[int, str, int]]] = {}
+    settled: dict[tuple[str, int], Counter[tuple[int, str, int]]] = {}
+    decided: set[tuple[str, int]] = set()
+    counts: Counter[str] = Counter()
+    for e in entries:
+        kind, p, key = e["kind"], e["payload"], (e["shoe_id"], e["round_no"])
+        if kind == "wager":
+            pending[_wager(p)] += 1
+            counts["placed"] += 1
+        elif kind == "wager_returned":
+            if pending[_wager(p)] < 1:
+                raise Defect(f"entry {e['seq']}: a wager returned that was not pending: {p}")
+            pending[_wager(p)] -= 1
+            counts["returned before a round"] += 1
+        elif kind == "round_start":
+            key = (e["shoe_id"], p["round"])
+            wagers = Counter(_wager(w) for w in p["wagers"])
+            if key in staked:
+                raise Defect(f"entry {e['seq']}: round {key} started twice")
+            if wagers != +pending:
+                raise Defect(f"entry {e['seq']}: round {key} staked {sorted(wagers.elements())} "
+                             f"but the wagers placed were {sorted(pending.elements())}")
+            staked[key], pending = wagers, Counter()
+        elif kind == "settlement":
+            settled.setdefault(key, Counter())[_wager(p)] += 1
+            counts[p["result"]] += 1
+        elif kind == "round_result":
+            if key in decided:
+                raise Defect(f"entry {e['seq']}: round {key} decided twice")
+            decided.add(key)
+            counts[f"rounds {p.get('kind', 'normal')}"] += 1
+    for key, wagers in staked.items():
+        if key in decided and settled.get(key, Counter()) != wagers:
+            raise Defect(f"round {key}: staked {sorted(wagers.elements())}, settled "
+                         f"{sorted(settled.get(key, Counter()).elements())}")
+    open_rounds = [k for k in staked if k not in decided]
+    if open_rounds:
+        raise Defect(f"rounds started and never decided: {open_rounds}")
+    counts["open at the end"] = sum(pending.values())
+    return counts
+
+
+def check_replay(journal: Path) -> int:
+    """``shoectl journal replay``: no round twice, every round's wagers settled exactly once."""
+    rounds = [d for d in shoectl_lines("replay", "--json", str(journal)) if d["type"] == "round"]
+    keys = [(d["shoe"], d["round"]) for d in rounds]
+    if len(keys) != len(set(keys)):
+        raise Defect("replay shows a round twice")
+    for d in rounds:
+        staked = sorted(_wager(w) for w in d["wagers"])
+        if sorted(_wager(s) for s in d["settlements"]) != staked:
+            raise Defect(f"replay: round {d['shoe']} {d['round']}: settlements {d['settlements']} "
+                         f"for wagers {d['wagers']}")
+    return len(rounds)
+
+
+def soak(kills: int, seed: int, work: Path, progress: dict[str, float]) -> dict:  # type: ignore[type-arg]
+    """The whole soak; ``progress`` says how far it got (kills, cards, seconds) if it stops."""
+    rng = random.Random(seed)
+    journal = work / "journal.db"
+    start = time.monotonic()
+    table = Table(work, seed)
+    try:
+        lived = kill_cycles(table, work, journal, kills, rng, progress)
+        finish(table, journal, seed, work)
+    finally:
+        table.stop()
+        progress.update(cards=table.cards_dealt(), seconds=round(time.monotonic() - start, 1))
+    soaked = time.monotonic() - start
+    verify = subprocess.run([*SHOECTL, "journal", "verify", str(journal)], capture_output=True, text=True)
+    if verify.returncode != 0:
+        raise Defect(f"shoectl journal verify exited {verify.returncode}: {verify.stdout}{verify.stderr}")
+    entries = shoectl_lines("export", str(journal))
+    cards = check_cards(entries, table.dealt_log)
+    money = check_wagers(entries)
+    rounds = check_replay(journal)
+    return {"kills": sum(len(lived[k]) for k in ("at a random time", "after a random record")),
+            "cards": cards, "rounds": rounds, "journal_entries": len(entries),
+            "wagers": dict(money), "seconds": round(soaked, 1), "seed": seed,
+            "controller_seconds": {kind: _spread(times) for kind, times in lived.items()},
+            "verify": verify.stdout.strip()}
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "min": round(min(values), 2),
+            "median": round(statistics.median(values), 2), "max": round(max(values), 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.soak_crash",
+                                 description="Crash soak (docs/hardening.md).")
+    ap.add_argument("--kills", type=int, default=100, metavar="N", help="SIGKILLs (default 100)")
+    ap.add_argument("--seed", type=int, default=1, metavar="S")
+    ap.add_argument("--keep", metavar="DIR", help="work in DIR (created) and keep it")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
+    args = ap.parse_args(argv)
+    if args.kills < 1:
+        ap.error("--kills must be at least 1")
+    if args.keep:
+        work = Path(args.keep)
+        work.mkdir(parents=True, exist_ok=False)
+    else:
+        work = Path(tempfile.mkdtemp(prefix="shoectl-crash-soak-"))
+    print(f"crash soak: {args.kills} SIGKILLs of shoectl run, seed {args.seed}, in {work}", flush=True)
+    progress: dict[str, float] = {"kills": 0}
+    try:
+        figures = soak(args.kills, args.seed, work, progress)
+    except Defect as exc:
+        print(f"DEFECT: {exc}\n(journal, dealt log and outputs kept in {work})\n"
+              f"so far: {json.dumps(progress)}", file=sys.stderr)
+        return 1
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2), encoding="utf-8")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
