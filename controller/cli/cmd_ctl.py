@@ -24,7 +24,7 @@ from typing import Any
 from controller.cli.common import print_json
 from controller.control.client import ControlClient
 from controller.errors import UsageError
-from controller.table.core import PERMISSIONS
+from controller.table.commands import COMMANDS, help_text
 from controller.table.display import round_result_text
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
@@ -33,12 +33,16 @@ _CODE_EXIT = {"refused": EXIT_REFUSED, "auth": EXIT_AUTH, "forbidden": EXIT_FORB
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ctl", help="give one command to a running table (for scripts)")
+    p = sub.add_parser("ctl", help="give one command to a running table (for scripts)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="table commands (KEY=VALUE arguments; money in minor units, e.g. cents):\n"
+                              + "\n".join(f"  {c.usage()}\n      {c.help}; {c.min_role.label} or above"
+                                           for c in COMMANDS.values()))
     p.add_argument("--socket", default=str(DEFAULT_SOCKET), metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
     p.add_argument("--operator", metavar="ID", default=os.environ.get("SHOECTL_OPERATOR"), help="operator id (or SHOECTL_OPERATOR)")
     p.add_argument("--pin-stdin", action="store_true", help="read the PIN from the first line of standard input")
     p.add_argument("--json", action="store_true", help="print the server's reply as JSON")
-    p.add_argument("table_command", metavar="COMMAND", help="status, watch, or a table command: " + ", ".join(sorted(PERMISSIONS)))
+    p.add_argument("table_command", metavar="COMMAND", help="status, watch, or a table command (listed below)")
     p.add_argument("args", nargs="*", metavar="KEY=VALUE")
     p.set_defaults(func=run)
 
@@ -128,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
             elif (text := event_text(ev)) is not None:
                 print(text, flush=True)
         return 0
-    if args.table_command not in PERMISSIONS:
-        raise UsageError(f"unknown command {args.table_command!r} (status, watch, {', '.join(sorted(PERMISSIONS))})")
+    if args.table_command not in COMMANDS:
+        raise UsageError(f"unknown command {args.table_command!r} (status, watch, {', '.join(sorted(COMMANDS))})")
     if not args.operator:
         raise UsageError("--operator is required for table commands (or set SHOECTL_OPERATOR)")
     reply = client.command(args.operator, _pin(args), args.table_command, parse_args(args.args))
@@ -193,7 +197,7 @@ class Console(cmd.Cmd):
     def default(self, line: str) -> None:
         words = line.split()
         command, items = words[0], words[1:]
-        if command not in PERMISSIONS:
+        if command not in COMMANDS:
             print(f"unknown command {command!r}: `help` lists them")
             self.last_code = 2
             return
@@ -212,27 +216,28 @@ class Console(cmd.Cmd):
             self.last_code = _CODE_EXIT.get(reply.get("code"), 1)
 
     def completenames(self, text: str, *ignored: Any) -> list[str]:
-        return [c for c in [*PERMISSIONS, "status", "quit", "help"] if c.startswith(text)]
+        return [c for c in [*COMMANDS, "status", "quit", "help"] if c.startswith(text)]
 
     def completedefault(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
-        keys = ["seat=", "kind=", "amount=", "position=", "from_bottom=", "dealer=", "card=", "side=", "key=", "reason="]
-        if text.startswith("seat="):
-            return [f"seat={s}" for s in self._seats if f"seat={s}".startswith(text)]
-        if text.startswith("kind="):
-            kinds = ["player", "banker", "tie", "player_pair", "banker_pair", "dragon7", "panda8", "player_bonus", "banker_bonus", "house_money"]
-            return [f"kind={k}" for k in kinds if f"kind={k}".startswith(text)]
-        return [k for k in keys if k.startswith(text)]
+        """The command's argument names, then the values of the argument being typed."""
+        command = COMMANDS.get(line.split()[0]) if line.split() else None
+        if command is None:
+            return []
+        for a in command.args:
+            if text.startswith(f"{a.name}="):
+                values = self._seats if a.kind == "seat" else list(a.choices) or (["true", "false"] if a.kind == "flag" else [])
+                return [f"{a.name}={v}" for v in values if f"{a.name}={v}".startswith(text)]
+        return [f"{a.name}=" for a in command.args if f"{a.name}=".startswith(text)]
 
     def do_help(self, arg: str) -> None:
-        if arg in PERMISSIONS:
-            print(f"{arg}: needs a {PERMISSIONS[arg].name.lower()} or above. Arguments as KEY=VALUE.")
+        if arg in COMMANDS:
+            print(help_text(arg))
             return
         if arg:
             super().do_help(arg)
             return
-        print("status, quit, and the table commands (role needed):")
-        for name, role in sorted(PERMISSIONS.items()):
-            print(f"  {name:<20} {role.name.lower()}")
+        print("status, quit, and the table commands (`help COMMAND` for its arguments):")
+        print(help_text())
 
 
 def run_console(args: argparse.Namespace) -> int:

@@ -34,7 +34,8 @@ from controller.logging import configure_logging
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
 from controller.table.display import round_result_text
-from controller.table.io import Notice, OperatorInput, Record, Role
+from controller.table.io import Notice, OperatorInput, Record
+from controller.roles import Role
 from controller.table.runner import TableRunner
 
 DEFAULT_JOURNAL = Path("var") / "journal.db"

@@ -11,10 +11,11 @@ text). Whatever a ``Request`` holds is safe to journal and to hand to the table 
 - ``op`` is ``status``, ``subscribe`` or ``command``; a command has ``command`` (one the table
   knows), ``operator`` and ``pin`` (strings of at most ``MAX_TEXT`` characters) and ``args`` (an
   object, absent or null for none);
-- each argument is one the command takes, of the type the table core's ``op_<command>`` method
-  declares: a whole number (not a boolean) within +-``MAX_WHOLE``, a boolean, or printable text of
-  at most ``MAX_TEXT`` characters; null only where the method allows ``None``; every required
-  argument is present. (``set_submission`` takes ``submission``: a preset name or a file on the
+- each argument is one the command takes, of the type the table's commands table
+  (``controller.table.commands.COMMANDS``) declares: a whole number (not a boolean) within
+  +-``MAX_WHOLE``, a boolean, or printable text of at most ``MAX_TEXT`` characters; null only for
+  an optional argument; every required argument is present. (The table checks the rest: a seat of
+  this table, a wager kind it offers, ...) (``set_submission`` takes ``submission``: a preset name or a file on the
   table computer.)
 
 The operator id is not judged here: an id that is not a valid operator id is an authentication
@@ -23,12 +24,11 @@ failure (``shown_text`` renders it for messages and the journal).
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.table.core import PERMISSIONS, TableCore
+from controller.table.commands import COMMANDS
 from controller.table.journaling import is_unicode_text
 
 MAX_DEPTH = 8
@@ -142,7 +142,7 @@ def parse_request(line: bytes) -> Request:
     if op != "command":
         return Request(op, rid)
     command = obj.get("command")
-    if not isinstance(command, str) or command not in PERMISSIONS:
+    if not isinstance(command, str) or command not in COMMANDS:
         raise BadRequest(f"unknown command {_shown_value(command)}", rid)
     operator, pin = obj.get("operator"), obj.get("pin")
     for name, value in (("operator", operator), ("pin", pin)):
@@ -164,28 +164,26 @@ def _request_id(rid: Any) -> int | str | None:
     raise BadRequest(f"\"id\" must be a whole number or printable text of at most {MAX_ID} characters")
 
 
-# -- arguments, typed by the table core's op_<command> methods -------------------------------------------
+# -- arguments, typed by the table's commands table -----------------------------------------------------
 
 _WHOLE, _TEXT, _BOOL = "a whole number", "text", "true or false"
-_TYPES = {"int": _WHOLE, "str": _TEXT, "bool": _BOOL}
+_TYPES = {"seat": _WHOLE, "count": _WHOLE, "money": _WHOLE, "flag": _BOOL, "text": _TEXT, "choice": _TEXT,
+          "card": _TEXT}
 # The client names a Rules Submission; the server resolves it into the whole submission.
 _CLIENT_PARAMETERS = {"set_submission": {"submission": (_TEXT, False, True)}}
 
 
 @functools.cache
 def parameters(command: str) -> dict[str, tuple[str, bool, bool]]:
-    """``command``'s arguments: name -> (type, required, may be null), from ``TableCore``'s
-    ``op_<command>`` signature (ValueError for a parameter type the socket cannot carry)."""
+    """``command``'s arguments: name -> (type, required, may be null), from its declaration in
+    the commands table (ValueError for an argument kind the socket cannot carry)."""
     if command in _CLIENT_PARAMETERS:
         return _CLIENT_PARAMETERS[command]
     out = {}
-    for p in list(inspect.signature(getattr(TableCore, f"op_{command}")).parameters.values())[2:]:
-        names = [t.strip() for t in str(p.annotation).split("|")]
-        nullable = "None" in names
-        kinds = [_TYPES.get(n) for n in names if n != "None"]
-        if len(kinds) != 1 or kinds[0] is None:
-            raise ValueError(f"op_{command}({p.name}: {p.annotation}): not a type the control socket carries")
-        out[p.name] = (kinds[0], p.default is inspect.Parameter.empty, nullable or p.default is None)
+    for a in COMMANDS[command].args:
+        if a.kind not in _TYPES:
+            raise ValueError(f"{command} {a.name}: a {a.kind} is not a type the control socket carries")
+        out[a.name] = (_TYPES[a.kind], a.required, not a.required)
     return out
 
 

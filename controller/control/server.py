@@ -47,7 +47,7 @@ from controller.control.refusals import RefusalJournal
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
 from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
 from controller.operators.store import is_operator_id
-from controller.table.core import PERMISSIONS
+from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, Record
 
 MAX_LINE = 64 * 1024
@@ -248,7 +248,7 @@ class ControlServer:
             return self._auth_refused(req, "auth", str(Throttled(operator, wait, "on this connection")))
         try:
             who = self.auth.authenticate(operator, req.pin)
-            self.auth.authorize(who, command, PERMISSIONS)
+            self.auth.authorize(who, command, MIN_ROLES)
         except NotPermitted as exc:
             return self._auth_refused(req, "forbidden", str(exc))
         except AuthError as exc:

@@ -3,7 +3,7 @@
 - ``controller.operators.store``: the operators file (TOML, PIN hashes only), PIN hashing and
   PIN rules, atomic writes.
 - ``controller.operators.auth``: ``Authenticator`` (PIN check with lockout) and ``authorize``
-  (role check against the table's ``PERMISSIONS``), with the CLI exit codes ``EXIT_AUTH`` and
+  (role check against the least role of each command, ``controller.table.commands.MIN_ROLES``), with the CLI exit codes ``EXIT_AUTH`` and
   ``EXIT_FORBIDDEN``.
 
 See docs/operators.md. Importing this package has no side effects.

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from controller.operators.store import SCRYPT_N, SCRYPT_P, SCRYPT_R, Operator, PinHash, verify_pin
-from controller.table.io import Role
+from controller.roles import Role
 
 __all__ = [
     "EXIT_AUTH",

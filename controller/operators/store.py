@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import UsageError
-from controller.table.io import Role
+from controller.roles import Role
 from controller.fsutil import atomic_writer
 from shoectl_config.documents import parse_toml
 from shoectl_config.errors import ConfigError

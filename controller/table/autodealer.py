@@ -15,7 +15,8 @@ import random
 from typing import Any
 
 from controller.rules.model import WagerKind
-from controller.table.io import OperatorInput, Role
+from controller.table.io import OperatorInput
+from controller.roles import Role
 
 DEALER, FLOOR = "auto-dealer", "auto-floor"
 

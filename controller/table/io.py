@@ -7,8 +7,9 @@ notices for the display. The core never performs I/O itself; the runner does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Any
+
+from controller.roles import Role
 
 
 def jsonable(value: Any) -> Any:
@@ -23,21 +24,6 @@ def jsonable(value: Any) -> Any:
     if hasattr(value, "value") and isinstance(value.value, int):  # IntEnum
         return int(value.value)
     return str(value)
-
-
-class Role(IntEnum):
-    """Operator roles, ordered: a higher role may do what a lower one may."""
-
-    DEALER = 1
-    FLOORPERSON = 2
-    SUPERVISOR = 3
-
-    @classmethod
-    def parse(cls, text: str) -> Role:
-        try:
-            return cls[str(text).upper()]
-        except KeyError:
-            raise ValueError(f"unknown role {text!r} (dealer, floorperson, supervisor)") from None
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,8 @@ TRANSITIONS: list[dict[str, Any]] = [
 TRANSITIONS += [{"trigger": f"resume_{state}", "source": "fault", "dest": state, "after": "resumed"} for state in LIVE]
 
 LIVE_SET = frozenset(LIVE)
+# States in which the shoe holds a cut, loaded stack and its gate is open for dealing.
+GATE_OPEN_STATES = frozenset({"burning", "betting", "dealing", "squeeze", "house_money"})
 
 
 def build_machine(model: Any, initial: str = "closed") -> Machine:

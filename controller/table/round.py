@@ -42,3 +42,33 @@ class RoundInProgress:
 
     def first_four(self) -> list[Card]:
         return [c for c, _, _ in self.cards[:4]]
+
+    def hand_cards(self, target: Target) -> list[str]:
+        """The cards dealt to ``target`` so far, as text, in deal order."""
+        return [str(c) for c, t, _ in self.cards if t is target]
+
+    def cards_json(self) -> list[dict[str, str]]:
+        return [{"card": str(c), "to": t.value} for c, t, _ in self.cards]
+
+    # -- who holds the cards in a squeeze (629a.8(c)(1)-(2), (6), (d)) ---------------------------
+    def highest_wager_seat(self, side: WagerKind, seats: list[int]) -> int | None:
+        """629a.8(c)(1)-(2), (6): the highest wager on the hand; ties go to the player closest to
+        the dealer counterclockwise (earliest in the counterclockwise seat order)."""
+        totals: dict[int, int] = {}
+        for w in self.wagers:
+            if w.kind is side:
+                totals[w.seat] = totals.get(w.seat, 0) + w.amount
+        if not totals:
+            return None
+        order = {s: i for i, s in enumerate(seats)}
+        return min(totals, key=lambda s: (-totals[s], order[s]))
+
+    def next_holder(self, previous: int, seats: list[int], occupied: set[int]) -> int | None:
+        """629a.8(d): the player immediately to the right of the previous player, then each other
+        player in turn counterclockwise (none who already gave the cards up)."""
+        i = seats.index(previous)
+        for k in range(1, len(seats)):
+            s = seats[(i + k) % len(seats)]
+            if s in occupied and s not in self.squeeze_refused:
+                return s
+        return None

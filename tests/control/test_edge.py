@@ -161,12 +161,12 @@ def test_an_unknown_side_for_house_money_is_refused_not_raised(start_table, work
 
 
 def test_every_command_has_arguments_the_socket_can_check() -> None:
-    """The edge reads each command's argument types from the table core's ``op_<command>``
-    signature: a command whose signature it cannot read would fail at the socket at run time."""
+    """The edge reads each command's argument types from the commands table: a command whose
+    arguments it cannot carry would fail at the socket at run time."""
     from controller.control.requests import parameters
-    from controller.table.core import PERMISSIONS
+    from controller.table.commands import COMMANDS
 
-    kinds = {kind for command in PERMISSIONS for kind, _, _ in parameters(command).values()}
+    kinds = {kind for command in COMMANDS for kind, _, _ in parameters(command).values()}
     assert kinds == {"a whole number", "text", "true or false"}
     assert parameters("wager") == {"seat": ("a whole number", True, False), "kind": ("text", True, False),
                                    "amount": ("a whole number", True, False)}

@@ -19,8 +19,8 @@ from controller.operators.auth import (
     authorize,
 )
 from controller.operators.store import Operator, hash_pin
-from controller.table.core import PERMISSIONS
-from controller.table.io import Role
+from controller.table.commands import MIN_ROLES
+from controller.roles import Role
 
 PINS = {"d1": "8042", "f1": "1357", "s1": "2580"}
 
@@ -205,7 +205,7 @@ def test_non_string_inputs_are_type_errors(authn: Authenticator) -> None:
 def test_a_dealer_may_not_order_a_reshuffle(authn: Authenticator) -> None:
     dealer = authn.authenticate("d1", PINS["d1"])
     with pytest.raises(NotPermitted) as info:
-        authn.authorize(dealer, "order_reshuffle", PERMISSIONS)
+        authn.authorize(dealer, "order_reshuffle", MIN_ROLES)
     exc = info.value
     assert (exc.command, exc.needed, exc.role) == ("order_reshuffle", Role.FLOORPERSON, Role.DEALER)
     assert str(exc) == "order_reshuffle needs a floorperson or above; d1 is a dealer"
@@ -214,21 +214,21 @@ def test_a_dealer_may_not_order_a_reshuffle(authn: Authenticator) -> None:
 
 
 def test_roles_are_ordered(operators) -> None:
-    authorize(operators["f1"], "order_reshuffle", PERMISSIONS)
-    authorize(operators["s1"], "order_reshuffle", PERMISSIONS)
-    authorize(operators["d1"], "wager", PERMISSIONS)
-    for command, needed in PERMISSIONS.items():
+    authorize(operators["f1"], "order_reshuffle", MIN_ROLES)
+    authorize(operators["s1"], "order_reshuffle", MIN_ROLES)
+    authorize(operators["d1"], "wager", MIN_ROLES)
+    for command, needed in MIN_ROLES.items():
         for op in operators.values():
             if op.role >= needed:
-                authorize(op, command, PERMISSIONS)
+                authorize(op, command, MIN_ROLES)
             else:
                 with pytest.raises(NotPermitted):
-                    authorize(op, command, PERMISSIONS)
+                    authorize(op, command, MIN_ROLES)
 
 
 def test_an_unknown_command_is_not_permitted(operators) -> None:
     with pytest.raises(NotPermitted, match="not a command") as info:
-        authorize(operators["s1"], "self_destruct", PERMISSIONS)
+        authorize(operators["s1"], "self_destruct", MIN_ROLES)
     assert info.value.needed is None
 
 

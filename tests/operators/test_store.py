@@ -26,7 +26,7 @@ from controller.operators.store import (
     remove_operator,
     verify_pin,
 )
-from controller.table.io import Role
+from controller.roles import Role
 
 NOW = datetime(2025, 3, 1, 18, 4, 11, tzinfo=timezone.utc)
 

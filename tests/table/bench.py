@@ -13,7 +13,8 @@ from typing import Any
 from controller.rules.cards import Card, Composition
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
-from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Record, Role, SendCommand
+from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Record, SendCommand
+from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
 SUIT_CODE = {"C": 0, "D": 1, "H": 2, "S": 3}

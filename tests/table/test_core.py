@@ -10,7 +10,7 @@ from bench import Bench
 from controller.rules.cards import Composition, parse_cards
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
-from controller.table.io import Role
+from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
 P_WINS = parse_cards("3S,2H,4D,4C")  # Player 7, Banker 6: both stand

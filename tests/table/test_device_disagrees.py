@@ -9,7 +9,7 @@ from bench import Bench
 
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
-from controller.table.io import Role
+from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
 

@@ -1,0 +1,217 @@
+"""What each operator command does, once ``controller.table.commands`` has let it through.
+
+A handler is called as ``handler(table, op, **args)`` with arguments already parsed and checked
+against their declaration, the operator's role checked, and the table in one of the command's
+states. What is left to check depends on the table's contents (a seat's wagers, who is offered
+the cut, which faults are active): every handler checks all of that first and raises ``Refused``
+before it changes anything, then journals and applies.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from controller.rules.cards import parse_card
+from controller.rules.model import WagerKind
+from controller.rules.wagers import Wager, add_house_money
+from controller.table import dealing, preparation, rounds
+from controller.table.errors import Refused
+from controller.table.faults import check_operator_clearable, clear_faults
+from controller.table.io import OperatorInput
+from controller.table.machine import LIVE
+
+if TYPE_CHECKING:
+    from controller.table.core import TableCore
+
+# The states a round is being played in; an order to reshuffle there takes effect after it.
+ROUND_STATES = ("betting", "dealing", "squeeze", "house_money")
+# A restart needs a shoe in play (a new shuffle is already under way in "shuffling").
+RESTART_STATES = tuple(s for s in LIVE + ["count_fault"] if s != "shuffling")
+
+
+def open_table(t: TableCore, op: OperatorInput) -> None:
+    t.open()
+
+
+def close_table(t: TableCore, op: OperatorInput) -> None:
+    if t.round is not None:
+        raise Refused("a round is in progress")
+    t.close()
+
+
+def sit(t: TableCore, op: OperatorInput, seat: int) -> None:
+    t.occupied.add(seat)
+
+
+def leave(t: TableCore, op: OperatorInput, seat: int) -> None:
+    if any(w.seat == seat for w in t.pending_wagers):
+        raise Refused(f"seat {seat} has wagers on the layout")
+    t.occupied.discard(seat)
+
+
+def wager(t: TableCore, op: OperatorInput, seat: int, kind: str, amount: int) -> None:
+    k = WagerKind(kind)
+    if not t.sub.offers(k):
+        raise Refused(f"the {k.value} wager is not offered at this table")
+    w = Wager(seat, k, amount)
+    t.occupied.add(w.seat)
+    t.pending_wagers.append(w)
+    t.record("wager", w.to_json())
+
+
+def no_more_bets(t: TableCore, op: OperatorInput) -> None:
+    """629a.8(b): "no more bets" before any card is dealt."""
+    t.no_more_bets()
+
+
+# -- the cut (681a.5(b)-(e)) -------------------------------------------------------------------
+def cut_decline(t: TableCore, op: OperatorInput, seat: int) -> None:
+    t.shoe.check_decline(seat)
+    t.record("cut_declined", {"seat": seat})
+    preparation.offer_next_cut(t)
+
+
+def cut(t: TableCore, op: OperatorInput, position: int, seat: int | None = None) -> None:
+    shoe = t.shoe
+    by = shoe.check_cut(position, seat, t.sub.min_cover_depth)
+    shoe.cut(position, by)
+    t.record("cut", {"position": shoe.cut_position, "by": shoe.cut_by, "stack": shoe.stack_size})
+    t.show(f"CUT {shoe.cut_position}")
+
+
+def cover(t: TableCore, op: OperatorInput, from_bottom: int) -> None:
+    shoe = t.shoe
+    shoe.check_cover(from_bottom, t.sub.min_cover_depth)
+    shoe.cover_from_bottom = from_bottom
+    t.record("cover", {"from_bottom": from_bottom})
+    t.show(f"COVER {from_bottom}")
+    t.cut_complete()
+
+
+def load(t: TableCore, op: OperatorInput) -> None:
+    t.load()
+
+
+def order_recut(t: TableCore, op: OperatorInput) -> None:
+    """681a.5(e): after the cut, before the cards are in the shoe."""
+    t.recut()
+
+
+def order_reshuffle(t: TableCore, op: OperatorInput) -> None:
+    """681a.5(e) before loading: reshuffle now; 681a.5(f) after any round: after this round."""
+    if t.state in ("ready_to_load", "cutting", "count_fault"):
+        t.reshuffle()
+        return
+    between_rounds = t.state == "betting" and t.round is None
+    if between_rounds and t.pending_wagers:
+        raise Refused("wagers are on the layout: deal this round first, or the reshuffle follows it")
+    t.reshuffle_ordered = True
+    t.record("reshuffle_ordered", {"by": op.operator})
+    if between_rounds:
+        t.reshuffle()
+
+
+def dealer_sign_in(t: TableCore, op: OperatorInput, dealer: str) -> None:
+    """681a.7(c): each new dealer burns one card before dealing."""
+    if t.state == "betting" and t.pending_wagers:
+        raise Refused("sign in between rounds, before wagers are placed")
+    t.dealer = dealer
+    t.record("dealer", {"dealer": dealer})
+    if t.state == "betting":
+        t.new_dealer()
+
+
+def declare_idle(t: TableCore, op: OperatorInput, face_up: bool = False) -> None:
+    """681a.5(g): no gaming activity: spread the cards for inspection, face down unless a player
+    asks for them face up."""
+    if t.automatic_shoe:
+        raise Refused("681a.5(h): an automatic reshuffling shoe is in use; 681a.5(g) does not apply")
+    if t.pending_wagers:
+        raise Refused("there are wagers on the layout")
+    t.spread_face_up = face_up
+    t.declare_idle()
+
+
+def inspection_done(t: TableCore, op: OperatorInput) -> None:
+    """681a.5(g)(1)-(2): after the inspection, washed and shuffled by hand then cut, or put into
+    the automated shuffler (the batch already in it taken out)."""
+    if t.has_shuffler:
+        t.record("shuffler_batch_removed", {"clause": "681a.5(g)(2)"})
+    else:
+        t.washing = True
+    t.inspected()
+
+
+def manual_shuffle_done(t: TableCore, op: OperatorInput) -> None:
+    """681a.5(a), (g)(1): the dealer has shuffled by hand (after a wash for an idle table)."""
+    if t.has_shuffler:
+        raise Refused("this table uses an automated shuffler")
+    n = t.sub.decks * 52
+    t.shuffle_count = (n, n)  # a hand shuffle is not counted by a device
+    t.record("manual_shuffle", {"washed": t.washing, "dealer": t.dealer})
+    t.washing = False
+    t.spread_face_up = False
+    t.shuffle_done()
+
+
+# -- the round -----------------------------------------------------------------------------------
+def reveal(t: TableCore, op: OperatorInput) -> None:
+    dealing.reveal(t, f"operator {op.operator}")
+
+
+def relinquish(t: TableCore, op: OperatorInput) -> None:
+    dealing.relinquish(t)
+
+
+def house_money_add(t: TableCore, op: OperatorInput, seat: int, side: str, amount: int) -> None:
+    """629a.8(c)(3)(i)(A)-(B): the dealer places all or the allowed portion of a winning House
+    Money payout on the player's original Player or Banker wager."""
+    r = t.round
+    hm = next((s for s in r.house_money if s.seat == seat), None)
+    if hm is None:
+        raise Refused(f"seat {seat} has no House Money wager")
+    r.wagers = add_house_money(r.wagers, hm, WagerKind(side), amount, t.sub)
+    t.record("house_money_added", {"seat": seat, "side": side, "amount": amount})
+
+
+def continue_round(t: TableCore, op: OperatorInput) -> None:
+    t.house_money_done()
+
+
+def void_round(t: TableCore, op: OperatorInput) -> None:
+    if t.round is None:
+        raise Refused("no round in progress")
+    rounds.void_round(t, "voided by the floorperson")
+
+
+# -- faults and floor decisions ---------------------------------------------------------------------
+def clear_fault(t: TableCore, op: OperatorInput, key: str | None = None) -> None:
+    keys = check_operator_clearable(t.faults, key)
+    clear_faults(t, keys, by=op.operator)
+
+
+def enter_card(t: TableCore, op: OperatorInput, card: str) -> None:
+    """A card the shoe could not read, shown to and entered by the floorperson."""
+    if "misread" not in t.faults:
+        raise Refused("no misread card is waiting")
+    c = parse_card(card)
+    t.faults.pop("misread")
+    t.record("card_entered", {"card": str(c), "by": op.operator})
+    t.maybe_resume()
+    dealing.accept_card(t, c, face_up=False, position=0)
+
+
+def restart_shoe(t: TableCore, op: OperatorInput, reason: str = "the devices lost the shoe") -> None:
+    """The shoe in play is gone (the devices were replaced or restarted without their cards): a
+    round in progress is void and its wagers returned (as 627a.13(e)), wagers on the layout are
+    returned, and a new shoe is shuffled."""
+    preparation.give_up_shoe(t, reason)
+
+
+def set_submission(t: TableCore, op: OperatorInput, submission: dict[str, Any], source: str = "operator") -> None:
+    """At opening (the table closed), a floorperson sets the Rules Submission's choices. The whole
+    submission travels in the command (journaled), so replaying it never reads a file."""
+    from controller.rules.submission import parse_submission
+
+    new = parse_submission(submission, source)
+    t.sub = new
+    t.record("submission", {"source": source, **new.to_dict()})

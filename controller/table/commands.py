@@ -1,0 +1,244 @@
+"""Who may do what, and when: every operator command of the table, as data.
+
+``COMMANDS`` maps each command's name to its ``Command``: the least role that may give it, the
+states in which the table accepts it (``None``: any), its arguments (name, kind, unit, help) and
+its handler (``controller.table.actions``). This is the one place that says so: the table core,
+the control socket (role refusals), ``shoectl ctl --help``, the console's ``help CMD`` and
+docs/control.md all read it.
+
+``admit(op, state, submission)`` runs the checks in this order, and changes nothing:
+1. the command exists; 2. the operator's role is high enough; 3. the table is in one of the
+command's states; 4. every required argument is there, none is unknown, each is of its kind
+(a whole number, a seat of this table, a wager kind, ...). It returns the parsed arguments, or
+raises ``Refused`` with a sentence in the operator's words.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from controller.roles import Role
+from controller.rules.cards import CardError, parse_card
+from controller.rules.model import WagerKind
+from controller.table import actions as act
+from controller.table.errors import Refused
+from controller.table.io import OperatorInput
+
+MAX_AMOUNT = 10**12          # minor units: far above any table limit, far below trouble
+MAX_POSITION = 100_000
+MAX_TEXT = 64
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a command. ``kind``: ``seat``, ``count`` (a whole number >= 0),
+    ``money`` (a whole number of minor units > 0), ``choice``, ``flag``, ``text``, ``card``,
+    ``table`` (a mapping)."""
+
+    name: str
+    kind: str
+    help: str
+    unit: str = ""
+    required: bool = True
+    choices: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """``amount=CENTS`` style, for usage lines."""
+        shown = {"seat": "SEAT", "count": "N", "money": "CENTS", "flag": "true|false", "text": "TEXT",
+                 "card": "CARD", "table": "{...}"}.get(self.kind) or "|".join(self.choices)
+        text = f"{self.name}={shown}"
+        return text if self.required else f"[{text}]"
+
+    def parse(self, value: Any, submission: Any) -> Any:
+        """The value checked and converted; ``Refused`` naming the argument otherwise. Whole
+        numbers may come as JSON numbers or as decimal text (``seat=3`` typed at a console)."""
+        kind = self.kind
+        if kind in ("seat", "count", "money"):
+            number = _whole_number(value)
+            if kind == "seat":
+                seats = list(submission.seats)
+                if number not in seats:
+                    raise Refused(f"{self.name} must be a seat of this table ({', '.join(map(str, seats))})")
+                return number
+            low, high = (1, MAX_AMOUNT) if kind == "money" else (0, MAX_POSITION)
+            if number is None or not low <= number <= high:
+                what = "a whole number of minor units (cents) above 0" if kind == "money" else "a whole number"
+                raise Refused(f"{self.name} must be {what}")
+            return number
+        if kind == "choice":
+            if not isinstance(value, str) or value.lower() not in self.choices:
+                raise Refused(f"{self.name} must be one of: {', '.join(self.choices)} (not {_shown(value)})")
+            return value.lower()
+        if kind == "flag":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
+                return value.lower() in ("true", "yes")
+            raise Refused(f"{self.name} must be true or false")
+        if kind == "text":
+            if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT or not value.isprintable():
+                raise Refused(f"{self.name} must be printable text of 1 to {MAX_TEXT} characters")
+            return value.strip()
+        if kind == "card":
+            try:
+                return str(parse_card(value if isinstance(value, str) else ""))
+            except CardError:
+                raise Refused(f"{self.name} must be a card such as AS, 10H or KD") from None
+        if kind == "table":
+            if not isinstance(value, Mapping):
+                raise Refused(f"{self.name} must be the Rules Submission's contents")
+            return dict(value)
+        raise AssertionError(f"argument kind {kind!r} has no parser")  # a table error, not input
+
+
+def _whole_number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 15:
+        return int(value.strip())
+    return None
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    min_role: Role
+    states: tuple[str, ...] | None
+    handler: Callable[..., None]
+    help: str
+    args: tuple[Arg, ...] = ()
+    not_now: str = "{command} is not allowed while the table is {state}"  # refused for the state
+
+    def usage(self) -> str:
+        return " ".join([self.name, *(a.describe() for a in self.args)])
+
+    def check_args(self, given: Mapping[str, Any], submission: Any) -> dict[str, Any]:
+        known = {a.name: a for a in self.args}
+        unknown = sorted(k for k in given if k not in known)
+        missing = [a.name for a in self.args if a.required and a.name not in given]
+        if unknown or missing:
+            problem = "; ".join(filter(None, [
+                f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(_printable, unknown))}" if unknown else "",
+                f"missing {', '.join(missing)}" if missing else ""]))
+            raise Refused(f"{problem}: {self.name} takes {_takes(self)}")
+        return {name: known[name].parse(value, submission) for name, value in given.items()}
+
+
+def _shown(value: Any) -> str:
+    """A value a client gave, short and printable, for a refusal."""
+    text = value if isinstance(value, str) else repr(value)
+    return repr(text[:MAX_TEXT]) if text.isprintable() else "text that is not printable"
+
+
+def _printable(text: str) -> str:
+    return text if text.isprintable() and len(text) <= MAX_TEXT else repr(text[:MAX_TEXT])
+
+
+def _takes(command: Command) -> str:
+    if not command.args:
+        return "no arguments"
+    return ", ".join(f"{a.name} ({a.help}{', ' + a.unit if a.unit else ''}{'' if a.required else ', optional'})"
+                     for a in command.args)
+
+
+D, F = Role.DEALER, Role.FLOORPERSON
+SEAT = Arg("seat", "seat", "a seat number of this table")
+WAGER_KINDS = tuple(k.value for k in WagerKind)
+NO_CUT = "no cut is under way (the table is {state})"
+NO_SQUEEZE = "no hand is being squeezed"
+
+COMMANDS: dict[str, Command] = {c.name: c for c in [
+    Command("open", F, ("closed",), act.open_table, "open the table: shuffle a new shoe (681a.5(a))"),
+    Command("close", F, ("betting", "count_fault", "ready_to_load", "inspection"), act.close_table,
+            "close the table between rounds"),
+    Command("sit", D, None, act.sit, "a player takes a seat", (SEAT,)),
+    Command("leave", D, None, act.leave, "a player leaves a seat with no wagers on the layout", (SEAT,)),
+    Command("wager", D, ("betting",), act.wager, "place a wager while betting is open", (
+        SEAT, Arg("kind", "choice", "the wager", choices=WAGER_KINDS),
+        Arg("amount", "money", "the stake", unit="minor units (cents)")),
+        "wagers are accepted only while betting is open (the table is {state})"),
+    Command("no_more_bets", D, ("betting",), act.no_more_bets, "call no more bets and deal the round (629a.8(b))"),
+    Command("cut_decline", D, ("cutting",), act.cut_decline, "the seat offered the cut declines it (681a.5(b))",
+            (Arg("seat", "seat", "the seat offered the cut"),), NO_CUT),
+    Command("cut", D, ("cutting",), act.cut, "cut the stack with the cover card (681a.5(b)-(c))", (
+        Arg("position", "count", "cards from the top of the stack", unit="cards"),
+        Arg("seat", "seat", "the player who cuts (none: the dealer)", required=False)), NO_CUT),
+    Command("cover", D, ("cutting",), act.cover, "place the second cover card (681a.5(d))",
+            (Arg("from_bottom", "count", "cards above the bottom of the stack", unit="cards"),), NO_CUT),
+    Command("load", D, ("ready_to_load",), act.load, "load the cut stack into the shoe"),
+    Command("dealer_sign_in", D, None, act.dealer_sign_in, "a new dealer comes to the table and burns a card (681a.7(c))",
+            (Arg("dealer", "text", "the dealer's id"),)),
+    Command("reveal", D, ("squeeze",), act.reveal, "turn the squeezed hand face up (629a.8(c))", (), NO_SQUEEZE),
+    Command("relinquish", D, ("squeeze",), act.relinquish,
+            "the player holding the cards gives them up; the right passes on (629a.8(d))", (), NO_SQUEEZE),
+    Command("house_money_add", D, ("house_money",), act.house_money_add,
+            "add a winning House Money payout to the original wager (629a.8(c)(3)(i))", (
+                SEAT, Arg("side", "choice", "the original wager", choices=("player", "banker")),
+                Arg("amount", "money", "the payout to add", unit="minor units (cents)")),
+            "no House Money settlement is under way"),
+    Command("continue", D, ("house_money",), act.continue_round, "go on with the round after House Money", (), "nothing to continue"),
+    Command("manual_shuffle_done", D, ("shuffling",), act.manual_shuffle_done,
+            "the dealer has shuffled by hand (681a.5(a), (g)(1))", (), "no shuffle is under way (the table is {state})"),
+    Command("order_recut", F, ("ready_to_load",), act.order_recut, "order a recut before loading (681a.5(e))"),
+    Command("order_reshuffle", F, ("ready_to_load", "cutting", "count_fault", *act.ROUND_STATES), act.order_reshuffle,
+            "order a reshuffle: now before loading, or after this round (681a.5(e)-(f))", (),
+            "no shoe to reshuffle while the table is {state}"),
+    Command("declare_idle", F, ("betting", "ready_to_load", "closed"), act.declare_idle,
+            "no gaming activity: spread the cards for inspection (681a.5(g))",
+            (Arg("face_up", "flag", "spread face up, as a player asked", required=False),)),
+    Command("inspection_done", F, ("inspection",), act.inspection_done, "the inspection is over: wash and shuffle (681a.5(g))"),
+    Command("clear_fault", F, ("fault",), act.clear_fault, "clear a fault the floorperson has dealt with",
+            (Arg("key", "text", "the fault to clear (all clearable ones when absent)", required=False),),
+            "there is no fault"),
+    Command("enter_card", F, None, act.enter_card, "enter the card the shoe could not read",
+            (Arg("card", "card", "the card, e.g. AS, 10H, KD"),)),
+    Command("void_round", F, ("dealing", "squeeze", "house_money"), act.void_round,
+            "void the round in progress: every wager returned", (), "no round in progress"),
+    Command("restart_shoe", F, act.RESTART_STATES, act.restart_shoe,
+            "the devices lost the shoe: void the round, return the wagers, shuffle anew",
+            (Arg("reason", "text", "why, for the record", required=False),),
+            "nothing to restart while the table is {state}"),
+    Command("set_submission", F, ("closed",), act.set_submission, "set the Rules Submission at opening", (
+        Arg("submission", "table", "the Rules Submission's contents"),
+        Arg("source", "text", "where it came from, for the record", required=False)),
+        "the Rules Submission can be changed only while the table is closed"),
+]}
+
+
+# The least role for each command, as the operators' authorization reads it (derived, read-only).
+MIN_ROLES: Mapping[str, Role] = MappingProxyType({name: c.min_role for name, c in COMMANDS.items()})
+
+
+def admit(op: OperatorInput, state: str, submission: Any) -> tuple[Command, dict[str, Any]]:
+    """The command and its parsed arguments if ``op`` may be carried out now (see the module
+    docstring); ``Refused`` otherwise. Changes nothing."""
+    command = COMMANDS.get(op.command)
+    if command is None:
+        raise Refused(f"unknown command {_printable(str(op.command))}")
+    if op.role < command.min_role:
+        raise Refused(f"{command.name} needs a {command.min_role.label} or above; "
+                      f"{op.operator} is a {op.role.label}")
+    if command.states is not None and state not in command.states:
+        raise Refused(command.not_now.format(command=command.name, state=state.replace("_", " ")))
+    if not isinstance(op.args, Mapping):
+        raise Refused(f"{command.name} takes {_takes(command)}")
+    return command, command.check_args(op.args, submission)
+
+
+def help_text(name: str | None = None) -> str:
+    """``help`` for one command (usage, role, arguments) or a list of all of them."""
+    if name is None:
+        width = max(map(len, COMMANDS))
+        return "\n".join(f"  {c.name:<{width}}  {c.min_role.label:<11}  {c.help}" for c in COMMANDS.values())
+    c = COMMANDS.get(name)
+    if c is None:
+        raise Refused(f"unknown command {_printable(name)}")
+    lines = [f"{c.usage()}", f"  {c.help}", f"  needs: {c.min_role.label} or above"]
+    lines += [f"  {a.name}: {a.help}{' (' + a.unit + ')' if a.unit else ''}"
+              f"{'; one of ' + ', '.join(a.choices) if a.choices else ''}{'' if a.required else ' (optional)'}"
+              for a in c.args]
+    return "\n".join(lines)

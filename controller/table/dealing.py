@@ -1,0 +1,203 @@
+"""Cards into rounds: where each card that leaves the shoe goes, the squeeze and House Money.
+
+``accept_card`` routes every readable card: deferred while a fault holds the table, to the
+discard rack when 627a.13(c)(1) asks for one more, burned (681a.7(c)), dealt into the round by the
+tableau, set aside when found face up (627a.13(d)), or handled as a card drawn in error (627a.13).
+After each card the next prompt follows: the next card, a squeeze (629a.8(c)), House Money
+(629a.8(c)(3)) or the end of the round.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from controller.rules import irregularities as irr
+from controller.rules.cards import Card
+from controller.rules.model import Dealing, WagerKind
+from controller.rules.wagers import settle_house_money
+from controller.table import rounds
+from controller.table.errors import Refused
+
+if TYPE_CHECKING:
+    from controller.table.core import TableCore
+    from controller.table.round import RoundInProgress
+
+
+def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
+    st = t.state
+    if st == "fault":
+        # Nothing is lost: a card that left the shoe while the table was held is applied, in
+        # order, when the fault clears.
+        t.deferred.append((c, face_up, position))
+        t.record("card_deferred", {"card": str(c), "position": position})
+        return
+    if t.discard_next:
+        # 627a.13(c)(1): one more card drawn face down to the discard rack, undisclosed.
+        t.discard_next -= 1
+        t.record("discard", {"card": str(c), "position": position, "reason": "627a.13(c)(1)"})
+        next_prompt(t)
+        return
+    if st == "burning":
+        t.shoe.burned.append(str(c))
+        t.record("burn", {"card": str(c), "position": position, "dealer": t.dealer})
+        t.burned()
+        return
+    r = t.round
+    if st == "dealing" and r is not None and not r.engine.complete:
+        if face_up and r.cards:
+            # 627a.13(d): a card found face up in the shoe mid-round is set aside; it opens a
+            # simulated round after this one, and this round goes on with the next card.
+            irregularity(t, irr.face_up_card_in_shoe(c, submission=t.sub))
+            t.pending_simulated = c
+            next_prompt(t)
+            return
+        if face_up and not r.cards and r.kind == "normal":
+            # 627a.13(d): the disclosed card opens a simulated round: no wagers accepted.
+            irregularity(t, irr.face_up_card_in_shoe(c, submission=t.sub))
+            rounds.make_simulated(t, r)
+        deal_into_round(t, c, position)
+        return
+    # A card drawn when none was called for: a card drawn in error (627a.13).
+    card_in_error(t, c, face_up, position)
+
+
+def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
+    last, t.last_round = t.last_round, None
+    if (t.state == "betting" and t.round is None and last is not None and last.kind == "normal"
+            and len(last.cards) == 4 and not t.pending_wagers):
+        # The card right after a round that ended on four cards: the dealer drew a third card for
+        # the Player when none was authorized (627a.13(b)-(c)).
+        decision = irr.unauthorized_player_third_card(last.first_four(), c, disclosed=face_up, submission=t.sub)
+    else:
+        decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)
+    irregularity(t, decision)
+    action = decision.action
+    if action is irr.Action.NEXT_HAND_FIRST_CARD:
+        t.held_card = c
+    elif action is irr.Action.SIMULATED_ROUND:
+        t.pending_simulated = c
+    elif action is irr.Action.DISCARD_WITH_ONE_MORE:
+        t.record("discard", {"card": str(c), "position": position, "reason": "627a.13(c)(1)"})
+        t.discard_next = 1
+        t.show(f"BURN {t.next_card_mark()}")
+        return
+    elif action is irr.Action.BANKER_THIRD_CARD:  # pragma: no cover - the engine drew it already
+        raise Refused("the Banker's third card is dealt by the tableau")
+    if t.state == "betting" and t.pending_simulated is not None and t.round is None:
+        rounds.start_simulated(t)
+
+
+def irregularity(t: TableCore, decision: Any) -> None:
+    t.record("irregularity", decision.to_json())
+    t.notice("warning", f"{decision.clause}: {decision.reason}")
+
+
+def deal_into_round(t: TableCore, c: Card, position: int) -> None:
+    r = t.round
+    target = r.engine.feed(c)
+    r.cards.append((c, target, position))
+    t.record("card", {"card": str(c), "to": target.value, "position": position, "n": len(r.cards)})
+    after_card(t)
+
+
+def after_card(t: TableCore) -> None:
+    r = t.round
+    n = len(r.cards)
+    face_down = t.sub.dealing is Dealing.FACE_DOWN and r.kind == "normal"
+    if n == 4 and face_down and "player" not in r.squeezed:
+        begin_squeeze(t, "player")
+        return
+    if n == 4 and not r.house_money_settled:
+        r.house_money_settled = True
+        if r.house_money_wagers() and r.kind == "normal":
+            settle_house_money_now(t)
+            return
+    if face_down and n > 4 and f"third:{n}" not in r.squeezed:
+        # 629a.8(c)(4)-(5): a third card goes face down to the player who squeezed that hand.
+        r.squeezed.add(f"third:{n}")
+        begin_squeeze(t, r.cards[-1][1].hand)
+        return
+    next_prompt(t)
+
+
+def next_prompt(t: TableCore) -> None:
+    r = t.round
+    if t.discard_next:
+        t.show(f"BURN {t.next_card_mark()}")
+        return
+    if r is None or t.state != "dealing":
+        return
+    target = r.engine.next_target()
+    if target is None:
+        rounds.complete_round(t)
+    else:
+        t.show(f"DRAW {target.value.upper()} {t.next_card_mark()}")
+
+
+def continue_round(t: TableCore) -> None:
+    r = t.round
+    if r is not None and len(r.cards) == 4 and not r.house_money_settled:
+        after_card(t)
+    else:
+        next_prompt(t)
+
+
+# -- squeeze (629a.8(c)(1)-(2), (4)-(6), (d)) ------------------------------------------------------
+def begin_squeeze(t: TableCore, hand: str) -> None:
+    """Hand ``hand``'s cards, face down, to the player entitled to them."""
+    r = t.round
+    if hand not in r.holders:
+        r.holders[hand] = r.highest_wager_seat(WagerKind(hand), list(t.sub.seats))
+    r.squeeze_phase = hand
+    holder = r.holders[hand]
+    t.record("squeeze", {"hand": hand, "seat": holder})
+    if t.state == "dealing":
+        t.squeeze_start()
+    if holder is None:
+        reveal(t, "the dealer (no player holds the hand)")
+    else:
+        t.show(f"SQUEEZE {hand.upper()} SEAT {holder}")
+
+
+def in_squeeze(t: TableCore) -> RoundInProgress:
+    if t.state != "squeeze" or t.round is None or t.round.squeeze_phase is None:
+        raise Refused("no hand is being squeezed")
+    return t.round
+
+
+def relinquish(t: TableCore) -> None:
+    """629a.8(d): a player who delays the game gives up the cards; the right passes on for the
+    remainder of the round; if no player takes it, the dealer turns the cards over."""
+    r = in_squeeze(t)
+    hand = r.squeeze_phase
+    previous = r.holders.get(hand)
+    if previous is None:
+        raise Refused("the dealer holds the cards")
+    r.squeeze_refused.add(previous)
+    r.holders[hand] = r.next_holder(previous, list(t.sub.seats), t.occupied)
+    t.record("relinquished", {"seat": previous, "to": r.holders[hand], "hand": hand})
+    if r.holders[hand] is None:
+        reveal(t, "the dealer (no player accepted)")
+    else:
+        t.show(f"SQUEEZE {hand.upper()} SEAT {r.holders[hand]}")
+
+
+def reveal(t: TableCore, by: str) -> None:
+    r = in_squeeze(t)
+    hand = r.squeeze_phase
+    r.squeezed.add(hand)
+    r.squeeze_phase = None
+    t.record("revealed", {"hand": hand, "by": by})
+    if hand == "player" and len(r.cards) == 4:
+        begin_squeeze(t, "banker")  # 629a.8(c)(2): then the Banker's Hand
+        return
+    t.squeeze_done()
+
+
+# -- House Money (629a.8(c)(3)) -------------------------------------------------------------------
+def settle_house_money_now(t: TableCore) -> None:
+    r = t.round
+    r.house_money = settle_house_money(r.first_four(), r.house_money_wagers(), t.sub)
+    for s in r.house_money:
+        t.record("settlement", s.to_json())
+    t.house_money_start()
+    t.show("HOUSE MONEY")

@@ -1,0 +1,161 @@
+"""What the table does with each device event and link status.
+
+``EVENT_HANDLERS`` maps each device event's message type to its handler, called as
+``handler(table, device_role, event)``; an event with no handler (progress, heartbeats' news)
+changes nothing. ``link_status`` handles the runner's report that a link went down or came back.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from controller.rules.cards import SUITS, card as make_card
+from controller.table import checks, dealing, rounds
+from controller.table.errors import Refused
+from controller.table.faults import cleared_by_device, raise_fault
+from controller.table.io import DeviceStatus
+from controller.table.machine import GATE_OPEN_STATES
+from firmware_bridge.protocol import messages as m
+
+if TYPE_CHECKING:
+    from controller.table.core import TableCore
+
+
+def shuffle_done(t: TableCore, device: str, ev: m.ShuffleDone) -> None:
+    t.shuffle_count = (ev.card_count, ev.expected_count)
+    t.shuffle_done()
+
+
+def shoe_loaded(t: TableCore, device: str, ev: m.ShoeLoaded) -> None:
+    if t.state != "loading" or t.shoe is None:
+        raise Refused(f"the shoe reports {ev.card_count} cards loaded but no load is under way")
+    t.shoe.loaded_count = ev.card_count
+    t.record("shoe_loaded", {"cards": ev.card_count})
+    t.loaded()
+
+
+def cover_card(t: TableCore, device: str, ev: m.CoverCard) -> None:
+    """681a.7(d): the cover card is set aside; the hand is completed, then the reshuffle."""
+    if t.shoe is None:
+        raise Refused("a cover card with no shoe in play")
+    t.shoe.cover_reached = True
+    t.record("cover_card", {"position": ev.position, "during_round": t.round is not None})
+    t.notice("info", "cover card reached: this round is completed, then the cards are reshuffled")
+
+
+def shoe_empty(t: TableCore, device: str, ev: m.ShoeEmpty) -> None:
+    """No card is left to deal: a round in progress is void (627a.13(e)); between rounds the
+    cards are reshuffled now, not at a round that could never be dealt. Cards the controller
+    counted as still in the shoe are said to be missing."""
+    shoe = t.shoe
+    if shoe is None or t.state not in GATE_OPEN_STATES:
+        return  # an unloaded shoe, or one emptied while the table was held
+    left = (shoe.loaded_count or 0) - shoe.dealt
+    shoe.cover_reached = True
+    if left > 0:
+        t.record("shoe_empty", {"cards_counted_in_shoe": left})
+        t.notice("fault", f"the shoe is empty, yet {left} cards counted in it never came out")
+    if t.round is not None and not t.round.engine.complete:
+        rounds.void_round(t, "627a.13(e): insufficient cards to complete the round")
+    elif t.state == "betting" and t.round is None:
+        rounds.return_pending_wagers(t)  # the round they were for cannot be dealt (627a.13(e))
+        t.reshuffle()
+
+
+def door(t: TableCore, device: str, ev: m.Door) -> None:
+    key = f"door:{device}"
+    if ev.open:
+        raise_fault(t, key, f"{device} door open")
+        t.send("shoe", m.Display("CLOSE DOOR"))  # not the current prompt: shown once
+    else:
+        cleared_by_device(t, key, "door closed")
+
+
+def jam(t: TableCore, device: str, ev: m.Jam) -> None:
+    raise_fault(t, f"jam:{device}", f"{device} card jam ({getattr(ev.location, 'name', ev.location)})")
+
+
+def device_fault(t: TableCore, device: str, ev: m.Fault) -> None:
+    raise_fault(t, f"fault:{device}", f"{device} fault {ev.code}: {ev.text}")
+
+
+def button(t: TableCore, device: str, ev: m.ButtonPress) -> None:
+    if ev.button == m.ButtonId.REVEAL and t.state == "squeeze":
+        dealing.reveal(t, "reveal button")
+
+
+def card_read(t: TableCore, device: str, ev: m.CardRead) -> None:
+    if t.shoe is not None:
+        t.shoe.card_left(ev.position, ev.rank, ev.suit)
+        if checks.missed_cover_card(t.shoe):
+            missed_cover_card(t, device)
+    if not ev.readable:
+        raise_fault(t, "misread", f"card at position {ev.position} could not be read: show it to the floorperson")
+        return
+    dealing.accept_card(t, make_card(ev.rank, SUITS[ev.suit]), face_up=ev.face_up, position=ev.position)
+
+
+def missed_cover_card(t: TableCore, device: str) -> None:
+    """681a.5(d), 681a.7(d): the card just read lies below the second cover card, yet no cover
+    card came out. Dealing stops (the card is kept, applied when the fault clears) until a
+    floorperson has checked the shoe; the cover position is reached all the same, so the round
+    is completed and then the cards are collected and reshuffled."""
+    shoe = t.shoe
+    shoe.cover_reached = True
+    due = checks.cover_card_due(shoe)
+    t.record("cover_card_missing", {"expected_after": due, "cards_out": shoe.dealt, "clause": "681a.7(d)"})
+    raise_fault(t, f"cover:{device}", f"the {device} passed the cover card's position ({due} cards out) and no "
+                "cover card came out: check the shoe; after this round the cards are reshuffled")
+
+
+EVENT_HANDLERS: dict[type, Callable[[Any, str, Any], None]] = {
+    m.ShuffleDone: shuffle_done,
+    m.ShoeLoaded: shoe_loaded,
+    m.CoverCard: cover_card,
+    m.ShoeEmpty: shoe_empty,
+    m.Door: door,
+    m.Jam: jam,
+    m.Fault: device_fault,
+    m.ButtonPress: button,
+    m.CardRead: card_read,
+}
+
+
+def device_event(t: TableCore, device: str, ev: Any) -> None:
+    handler = EVENT_HANDLERS.get(type(ev))
+    if handler is not None:
+        handler(t, device, ev)
+
+
+def link_status(t: TableCore, s: DeviceStatus) -> None:
+    """A link went down (a fault), or came back: with the device that was there (the table
+    resumes), or with another one or the same one without its memory (a new event epoch): then
+    whatever that device held is gone."""
+    key = f"link:{s.device}"
+    if not s.up:
+        raise_fault(t, key, f"link to the {s.device} lost{': ' + s.reason if s.reason else ''}")
+        return
+    if key in t.faults:
+        t.faults.pop(key)
+        t.record("fault_cleared", {"faults": [key], "by": "reconnect"})
+    why = checks.replaced_identity(t.devices.get(s.device), s.serial, s.epoch)
+    if s.epoch is not None:
+        t.devices[s.device] = (s.serial, s.epoch)
+    if why is not None:
+        device_replaced(t, s, why)
+    t.maybe_resume()
+
+
+def device_replaced(t: TableCore, s: DeviceStatus, why: str) -> None:
+    """The device in ``s.device`` is not the one that was there: whatever it held is gone."""
+    state = t.saved_state if t.state == "fault" else t.state
+    lost = bool(state) and checks.cards_lost_with(s.device, state, t.automatic_shoe)
+    t.record("device_replaced", {"role": s.device, "serial": s.serial, "epoch": s.epoch, "reason": why,
+                                 "state": state, "shoe_lost": lost})
+    if not lost:
+        t.notice("warning", f"the {s.device} came back as a new device: {why}")
+        return
+    t.shoe_lost = f"the {s.device} came back as a new device ({why})"
+    if t.faults.pop("misread", None) is not None:  # a card of the lost shoe
+        t.record("fault_cleared", {"faults": ["misread"], "by": "shoe given up"})
+    t.notice("fault", f"{t.shoe_lost}: the shoe in play is given up")

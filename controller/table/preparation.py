@@ -1,0 +1,131 @@
+"""Preparing a shoe and ending one: shuffle and count (681a.5(a)), the cut offer (681a.5(b)),
+loading and the burn prompt (681a.7(a), (c)), the automatic reshuffling shoe (681a.5(h)), the
+idle table's inspection (681a.5(g)), and at the end collecting, reconciling and reshuffling
+(681a.7(d)). The table machine's callbacks delegate here.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from controller.table import rounds
+from controller.table.checks import count_difference, load_count_problem
+from controller.table.shoe import Shoe
+from firmware_bridge.protocol import messages as m
+
+if TYPE_CHECKING:
+    from controller.table.core import TableCore
+
+
+def start_shuffle(t: TableCore) -> None:
+    """681a.5(a): shuffle with the automated shuffler (or by hand at a table without one)."""
+    t.reshuffle_ordered = False
+    sid = f"{t.table_id}-S{t.next_shoe:04d}"
+    t.next_shoe += 1
+    t.shoe = Shoe(sid, t.sub.decks, t.sub.decks * 52)
+    t.round_count = 0
+    t.record("shoe_start", {"shoe": sid, "decks": t.sub.decks})
+    if t.has_shuffler:
+        t.send("shuffler", m.Shuffle(t.sub.decks))
+        t.show("SHUFFLING")
+    else:
+        t.show("WASH AND SHUFFLE" if t.washing else "SHUFFLE BY HAND")
+
+
+def count_ok(t: TableCore) -> bool:
+    got, _expected = t.shuffle_count
+    return got == t.sub.decks * 52
+
+
+def report_count_fault(t: TableCore) -> None:
+    got, expected = t.shuffle_count
+    want = t.sub.decks * 52
+    what = count_difference(got, want)
+    t.record("count_fault", {"counted": got, "expected": want, "device_expected": expected, "problem": what})
+    t.notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}; the table stays closed")
+
+
+def deliver_to_dealer(t: TableCore) -> None:
+    """The shuffled stack goes to the dealer, to be cut (681a.5(a)-(b))."""
+    if t.has_shuffler:
+        t.send("shuffler", m.Deliver(m.DeliverTarget.DEALER))
+
+
+def offer_cut(t: TableCore) -> None:
+    """681a.5(b): offer the cut from the highest-numbered occupied seat, clockwise."""
+    t.shoe.start_cut_offer(Shoe.cut_offer_order(list(t.sub.seats), t.occupied))
+    t.record("cut_offer", {"order": list(t.shoe.cut_offer)})
+    offer_next_cut(t)
+
+
+def offer_next_cut(t: TableCore) -> None:
+    seat = t.shoe.offer_next()
+    t.show(f"OFFER CUT SEAT {seat}" if seat is not None else "DEALER CUTS")
+
+
+def deliver_to_shoe(t: TableCore) -> None:
+    """681a.5(h): an automatic reshuffling shoe: no cut; the stack goes into the shoe."""
+    t.record("cut_skipped", {"clause": "681a.5(h)"})
+    t.send("shuffler", m.Deliver(m.DeliverTarget.SHOE))
+
+
+def report_load_count_fault(t: TableCore) -> None:
+    """681a.7(a): the shoe holds another number of cards than the stack prepared under 681a.5:
+    the cards are taken out and the table stays closed until a floorperson orders a reshuffle
+    (681a.7(d)(1): "to ensure that no cards are missing")."""
+    shoe = t.shoe
+    t.record("count_fault", {"loaded": shoe.loaded_count, "expected": shoe.stack_size,
+                             "problem": count_difference(shoe.loaded_count, shoe.stack_size)})
+    t.notice("fault", f"{load_count_problem(shoe, shoe.loaded_count)}; the table stays closed")
+    reconcile(t)
+
+
+def prompt_burn(t: TableCore) -> None:
+    t.send("shoe", m.GateUnlock())  # the shoe's gate opens once it holds a cut, loaded stack
+    t.show(f"BURN {t.next_card_mark()}")
+
+
+def spread_cards(t: TableCore) -> None:
+    t.record("inspection", {"clause": "681a.5(g)", "face_up": t.spread_face_up})
+    t.show("SPREAD FACE UP" if t.spread_face_up else "SPREAD")
+
+
+def closed_table(t: TableCore) -> None:
+    t.send("shoe", m.GateLock())
+    t.show("CLOSED")
+
+
+def reconcile(t: TableCore) -> None:
+    """681a.7(d)(1): collect the cards and prove none is missing."""
+    shoe = t.shoe
+    if shoe is None:
+        return
+    t.record("reconciliation", shoe.reconciliation())
+    if shoe.loaded_count is not None:
+        t.record("cardset", shoe.cardset().to_json())
+    t.show("UNLOAD")
+
+
+def collect_and_reshuffle(t: TableCore) -> None:
+    """681a.7(d)(1)-(2): collect the cards, prove none is missing, reshuffle."""
+    t.round = None
+    reconcile(t)
+    start_shuffle(t)
+
+
+def report_cardset_fault(t: TableCore) -> None:
+    """A duplicated, foreign or missing card: the cards are collected and the table stays closed
+    until a floorperson has dealt with it and orders a reshuffle (681a.7(d)(1))."""
+    t.round = None
+    reconcile(t)
+    problems = "; ".join(t.shoe.cardset().problems)
+    t.record("count_fault", {"problem": problems, "cardset": True})
+    t.notice("fault", f"the cards of shoe {t.shoe.id} do not reconcile: {problems}; the table stays closed")
+
+
+def give_up_shoe(t: TableCore, reason: str) -> None:
+    """The shoe in play is gone: void a round in progress (627a.13(e)), return the wagers on the
+    layout, collect, reconcile and reshuffle (681a.7(d)(1)-(2))."""
+    t.deferred, t.discard_next, t.saved_state = [], 0, None  # cards of the lost shoe
+    rounds.abandon(t, reason)
+    t.record("shoe_restarted", {"reason": reason})
+    t.restart()

@@ -1,0 +1,129 @@
+"""The shoe in play: its cut and cover cards, its cards out, and its reconciliation.
+
+``Shoe`` owns what the controller knows about one shoe, from the shuffle to the reshuffle, and
+answers the questions the procedure asks of it. Its ``check_*`` methods raise ``Refused`` and
+change nothing; the matching methods without ``check_`` change it (the core calls the check
+first, then journals, then applies). Clauses: 681a.5(b)-(d) (the cut, cover cards), 681a.7(c)
+(burns), 681a.7(d)(1)-(2) (collect, count, reshuffle).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.rules.shoe import CutError, check_cut, check_second_cover
+from controller.table.errors import Refused
+
+
+@dataclass
+class Shoe:
+    """What the controller knows about the shoe in play."""
+
+    id: str
+    decks: int
+    stack_size: int
+    cut_position: int | None = None
+    cut_by: str | None = None
+    cover_from_bottom: int | None = None
+    loaded_count: int | None = None
+    burned: list[str] = field(default_factory=list)
+    dealt: int = 0          # cards that left the shoe (burns included)
+    cover_reached: bool = False
+    reads: list[tuple[int, int, int]] = field(default_factory=list)  # (position, rank, suit) as read
+    cut_offer: list[int] = field(default_factory=list)   # seats still to be offered the cut, in order
+    cut_offeree: int | None = None                       # None and no offer left = the dealer cuts
+    _cardset_cache: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False, compare=False)
+
+    # -- cards out -------------------------------------------------------------------------------
+    @property
+    def remaining(self) -> int | None:
+        """Cards still in the shoe (None before it is loaded)."""
+        return None if not self.loaded_count else self.loaded_count - self.dealt
+
+    def card_left(self, position: int, rank: int, suit: int) -> None:
+        """A card left the shoe (read, or unreadable)."""
+        self.dealt += 1
+        self.reads.append((position, rank, suit))
+
+    def next_card_mark(self) -> str:
+        """``@N``: the N-th card out of this shoe. A prompt shown again (after a restart or a
+        reconnect) names the same card, so the dealer never draws twice for it."""
+        return f"@{self.dealt + 1}"
+
+    # -- the cut (681a.5(b)-(d)) ---------------------------------------------------------------
+    @staticmethod
+    def cut_offer_order(seats: list[int], occupied: set[int]) -> list[int]:
+        """681a.5(b): from the highest-numbered occupied seat, clockwise (``seats`` are listed
+        counterclockwise from the dealer's right)."""
+        taken = [s for s in seats if s in occupied]
+        if not taken:
+            return []
+        start = seats.index(max(taken))
+        clockwise = [seats[(start - k) % len(seats)] for k in range(len(seats))]
+        return [s for s in clockwise if s in occupied]
+
+    def start_cut_offer(self, order: list[int]) -> None:
+        """A new cut: any earlier cut and cover are forgotten (a recut)."""
+        self.cut_position = self.cover_from_bottom = None
+        self.cut_offer = list(order)
+
+    def offer_next(self) -> int | None:
+        """The next seat to be offered the cut, or None: the dealer cuts."""
+        self.cut_offeree = self.cut_offer.pop(0) if self.cut_offer else None
+        return self.cut_offeree
+
+    def check_decline(self, seat: int) -> None:
+        if self.cut_offeree != seat:
+            raise Refused(f"the cut is offered to seat {self.cut_offeree}, not seat {seat}")
+
+    def check_cut(self, position: int, seat: int | None, min_depth: int) -> str:
+        """Who cuts (``seat N`` or ``dealer``) if a cut at ``position`` is allowed now."""
+        if self.cut_position is not None:
+            raise Refused("the stack is already cut; place the second cover card")
+        if self.cut_offeree is not None and seat != self.cut_offeree:
+            raise Refused(f"the cut is offered to seat {self.cut_offeree}; it cuts, or declines first")
+        if self.cut_offeree is None and seat is not None:
+            raise Refused("every player declined: the dealer cuts")
+        try:
+            check_cut(self.stack_size, position, min_depth)
+        except CutError as exc:
+            raise Refused(str(exc)) from None
+        return f"seat {seat}" if seat is not None else "dealer"
+
+    def cut(self, position: int, by: str) -> None:
+        self.cut_position, self.cut_by = position, by
+
+    def check_cover(self, from_bottom: int, min_depth: int) -> None:
+        if self.cut_position is None:
+            raise Refused("cut the stack before placing the second cover card")
+        try:
+            check_second_cover(self.stack_size, from_bottom, min_depth)
+        except CutError as exc:
+            raise Refused(str(exc)) from None
+
+    # -- the end of the shoe (681a.7(d)) --------------------------------------------------------
+    def cardset(self) -> Any:
+        """The card-set check (controller.audit.cardset): the cards read against the N-deck
+        composition; the cards left in the shoe are counted, not read. Cached per state."""
+        from controller.audit.cardset import verify_cardset
+
+        key = (len(self.reads), self.dealt, self.loaded_count)
+        if self._cardset_cache is None or self._cardset_cache[0] != key:  # asked up to 3 times per reshuffle
+            left = max(0, (self.loaded_count or 0) - self.dealt)
+            report = verify_cardset(self.reads, decks=self.decks, loaded=self.loaded_count, remaining=left, shoe=self.id)
+            self._cardset_cache = (key, report)
+        return self._cardset_cache[1]
+
+    def cardset_bad(self) -> bool:
+        return self.loaded_count is not None and not self.cardset().ok
+
+    def reconciliation(self) -> dict[str, Any]:
+        """681a.7(d)(1): the cards out plus the cards left against the decks shuffled."""
+        left = (self.loaded_count or 0) - self.dealt
+        cardset = self.cardset() if self.loaded_count is not None else None
+        return {
+            "loaded": self.loaded_count, "left_shoe": self.dealt, "burned": len(self.burned),
+            "remaining_in_shoe": left, "total": self.dealt + left, "expected": self.decks * 52,
+            "ok": self.dealt + left == self.decks * 52 and (cardset is None or cardset.ok),
+        }
+

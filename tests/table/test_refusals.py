@@ -1,0 +1,91 @@
+"""A refused input changes nothing: for random sequences of operator commands (any command, any
+role, good and bad arguments) and dealer draws, every input the core refuses leaves the table
+exactly as it was — its ``snapshot()`` and all of its state — and produces only the ``refused``
+record and its notice."""
+from __future__ import annotations
+
+import pickle
+import random
+
+from bench import Bench
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controller.roles import Role
+from controller.table.commands import COMMANDS
+from controller.table.io import Notice, OperatorInput, Record
+
+JUNK = [-1, 10**16, "", "\u00e9", "x" * 70, True, None, float("nan"), 2.5, [1], {"a": 1}, "\ud800"]
+PLAUSIBLE = {
+    "seat": lambda rnd: rnd.randint(1, 8), "count": lambda rnd: rnd.choice([0, 5, 14, 100, 300, 416]),
+    "money": lambda rnd: rnd.choice([100, 2500, 100_000, 0]), "flag": lambda rnd: rnd.random() < 0.5,
+    "text": lambda rnd: rnd.choice(["d2", "jam:shoe", "door:shoe", "misread", "link:shoe"]),
+    "card": lambda rnd: rnd.choice(["AS", "10H", "KD", "ZZ"]), "table": lambda rnd: {},
+}
+
+
+def random_command(rnd: random.Random, state: str) -> OperatorInput:
+    """Mostly well-formed commands that ``state`` accepts (so the handlers' own checks are
+    reached), others with junk arguments, an unknown argument or an unknown name."""
+    fitting = sorted(n for n, c in COMMANDS.items() if c.states is None or state in c.states)
+    name = rnd.choice(fitting) if rnd.random() < 0.7 else rnd.choice([*COMMANDS, "self_destruct"])
+    command = COMMANDS.get(name)
+    args = {}
+    for a in command.args if command else ():
+        if a.required or rnd.random() < 0.5:
+            good = rnd.choice(a.choices) if a.choices else PLAUSIBLE[a.kind](rnd)
+            args[a.name] = good if rnd.random() < 0.85 else rnd.choice(JUNK)
+    if rnd.random() < 0.05:
+        args["bogus"] = 1
+    role = rnd.choice([Role.FLOORPERSON, Role.SUPERVISOR, Role.DEALER, Role.DEALER])
+    return OperatorInput(name, args, "op1", role)
+
+
+def advance(b: Bench) -> None:
+    """Take the table on towards play, as its staff would (so that rounds are reached often)."""
+    core = b.core
+    if core.state == "closed":
+        b.op("open")
+    elif core.state == "cutting":
+        while core.shoe.cut_offeree is not None:
+            b.op("cut_decline", Role.DEALER, seat=core.shoe.cut_offeree)
+        if core.shoe.cut_position is None:
+            b.op("cut", Role.DEALER, position=100)
+        b.op("cover", Role.DEALER, from_bottom=14)
+    elif core.state == "ready_to_load":
+        b.op("load", Role.DEALER)
+    elif core.state == "count_fault":
+        b.op("order_reshuffle")
+    elif core.state == "inspection":
+        b.op("inspection_done")
+
+
+def state_of(core) -> bytes:
+    """Everything the core holds (its machine's state included), as bytes to compare; the Rules
+    Submission (immutable) by identity, the machine's trigger methods left out."""
+    held = {k: v for k, v in vars(core).items() if k not in ("machine", "_out", "sub") and not callable(v)}
+    return pickle.dumps((held, id(core.sub), core.state))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rnd=st.randoms(use_true_random=False), preset=st.sampled_from(["minibaccarat", "midibaccarat", "ez-baccarat"]))
+def test_a_refused_input_leaves_the_table_unchanged(rnd: random.Random, preset: str) -> None:
+    b = Bench(preset, seed=rnd.randrange(100))  # the scripted dealer draws on every prompt
+    b.open_and_cut(seats=(1, 3))
+    assert b.core.state == "betting"
+    for _ in range(rnd.randint(5, 80)):
+        roll = rnd.random()
+        if roll < 0.1:
+            if b.core.shoe is not None and b.drawn < len(b.stack):
+                b.draw()  # a card drawn when none was called for, too
+            continue
+        if roll < 0.3:
+            advance(b)
+            continue
+        step = random_command(rnd, b.core.state)
+        before_snapshot, before = b.core.snapshot(), state_of(b.core)
+        outs = b.feed(step)
+        if any(isinstance(o, Record) and o.kind == "refused" for o in outs):
+            assert [type(o) for o in outs] == [Record, Notice], outs
+            assert b.core.snapshot() == before_snapshot, step
+            assert state_of(b.core) == before, f"refused {step} changed the table"
