@@ -18,8 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from controller.journal.store import Record as JournalRecord
-from controller.table.io import DeviceInput, DeviceStatus, OperatorInput, Record, jsonable
-from controller.roles import Role
+from controller.table.io import DeviceInput, DeviceStatus, OperatorInput, Record, Role, jsonable
 from firmware_bridge.protocol import messages as m
 
 INPUT_KINDS = ("input.device", "input.operator", "input.status")
