@@ -101,6 +101,17 @@ def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
     return out
 
 
+def table_capabilities(profiles: list[Any]) -> dict[str, bool]:
+    """What the attached devices' profiles say about the table's procedure, as ``TableCore``
+    options: an automatic reshuffling shoe (681a.5(h): no manual cut) and whether a shuffler is
+    there at all (681a.5(a): otherwise the dealer shuffles by hand). No profiles: the built-in
+    emulated shuffler and shoe."""
+    if not profiles:
+        return {"automatic_shoe": False, "shuffler": True}
+    return {"automatic_shoe": any(p.capabilities.automatic_reshuffle for p in profiles),
+            "shuffler": any(p.capabilities.shuffler != "none" for p in profiles)}
+
+
 class _Display:
     """Line-per-event output for people; ``--json`` writes the records instead."""
 
@@ -164,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         if journal.last_seq:
             require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
         witness.record(journal.take_anchor())
-        core = TableCore(sub, table_id=args.table_id)
+        core = TableCore(sub, table_id=args.table_id, **table_capabilities([p for p, _ in attached.values()]))
         display.snapshot = core.snapshot
         mode = args.display or ("live" if sys.stdout.isatty() and not args.json else "lines")
         if mode == "live" and not args.json:
