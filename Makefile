@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench soak traceability clean venv
+.PHONY: run test bench soak traceability docs clean venv
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ soak: $(STAMP)
 ## traceability: regenerate docs/traceability.md from the tests' reg markers
 traceability: $(STAMP)
 	$(PY) tools/traceability.py --write
+
+## docs: regenerate the generated parts of docs/ (traceability, the operator command reference)
+docs: traceability
+	$(PY) tools/commands_doc.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -242,3 +242,17 @@ def help_text(name: str | None = None) -> str:
               f"{'; one of ' + ', '.join(a.choices) if a.choices else ''}{'' if a.required else ' (optional)'}"
               for a in c.args]
     return "\n".join(lines)
+
+
+REFERENCE_BEGIN = "<!-- commands: generated from controller/table/commands.py by `make docs`; do not edit -->"
+REFERENCE_END = "<!-- end of commands -->"
+
+
+def markdown_reference() -> str:
+    """The commands as a Markdown table for docs/control.md (between the two markers)."""
+    rows = ["| command | who | when (table states) | arguments | what it does |", "|---|---|---|---|---|"]
+    for c in COMMANDS.values():
+        states = ", ".join(s.replace("_", " ") for s in c.states) if c.states else "any"
+        args = "<br>".join(f"`{a.describe()}` {a.help}{' (' + a.unit + ')' if a.unit else ''}" for a in c.args) or "none"
+        rows.append(f"| `{c.name}` | {c.min_role.label} or above | {states} | {args} | {c.help} |")
+    return "\n".join([REFERENCE_BEGIN, *rows, REFERENCE_END])

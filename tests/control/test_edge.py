@@ -170,3 +170,15 @@ def test_every_command_has_arguments_the_socket_can_check() -> None:
     assert kinds == {"a whole number", "text", "true or false"}
     assert parameters("wager") == {"seat": ("a whole number", True, False), "kind": ("text", True, False),
                                    "amount": ("a whole number", True, False)}
+
+
+def test_the_command_reference_in_docs_is_generated_from_the_commands_table() -> None:
+    """docs/control.md's command reference is the commands table's own rendering: a command, role,
+    state or argument changed in the code and not in the doc fails here (`make docs` rewrites it)."""
+    from pathlib import Path
+
+    from controller.table.commands import COMMANDS, markdown_reference
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "control.md").read_text(encoding="utf-8")
+    assert markdown_reference() in doc
+    assert all(f"| `{name}` |" in doc for name in COMMANDS)
