@@ -141,7 +141,8 @@ def _printable(text: str) -> str:
 def _takes(command: Command) -> str:
     if not command.args:
         return "no arguments"
-    return ", ".join(f"{a.name} ({a.help}{', ' + a.unit if a.unit else ''}{'' if a.required else ', optional'})"
+    return ", ".join(f"{a.name} ({a.help}{', ' + a.unit if a.unit else ''}"
+                     f"{': ' + ', '.join(a.choices) if a.choices else ''}{'' if a.required else ', optional'})"
                      for a in command.args)
 
 
