@@ -12,7 +12,7 @@ from .cards import Card
 NATURALS = frozenset({8, 9})
 
 # Banker 3-6 after the Player drew: the Player's third-card values on which the Banker draws
-# (REFERENCE.md table; column = value of the Player's third card).
+# (the standard Punto Banco tableau; column = value of the Player's third card).
 BANKER_DRAWS_ON: dict[int, frozenset[int]] = {
     3: frozenset({0, 1, 2, 3, 4, 5, 6, 7, 9}),
     4: frozenset({2, 3, 4, 5, 6, 7}),

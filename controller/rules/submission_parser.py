@@ -61,7 +61,7 @@ REQUIRED_WAGERS = frozenset({_P, _B})  # 681a.7(e): Player and Banker wagers; th
 # 21 Baccarat Bonus Wagers pay by rank from [bonus_paytable].
 _NOT_IN_PAYTABLE = frozenset({WagerKind.HOUSE_MONEY, WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS})
 
-# REFERENCE.md "Usual paytables" (627a.12 / 629a.12 / 627c.2 / 681a.8 not found: assumptions).
+# The usual paytables (627a.12 / 629a.12 / 627c.2 / 681a.8 not found: docs/assumptions.md).
 DEFAULT_PAYTABLE: Mapping[WagerKind, Payout] = types.MappingProxyType(
     {
         WagerKind.PLAYER: Payout(1, 1),
