@@ -29,8 +29,9 @@ from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
 from controller.errors import UsageError
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
+from controller.journal.errors import JournalContentError
 from controller.journal.verify import require_intact
-from controller.logging import configure_logging
+from controller.logconfig import configure_logging
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
 from controller.table.display import round_result_text
@@ -186,7 +187,10 @@ def run(args: argparse.Namespace) -> int:
         runner = TableRunner(core, journal, autodealer=auto, on_record=_anchored(display.record, witness, journal),
                              on_notice=display.notice,
                              rounds=args.rounds, shoes=args.shoes, pace=0.0)
-        resumed = runner.recover_from_journal()
+        try:
+            resumed = runner.recover_from_journal()
+        except JournalContentError as exc:  # a journal that verifies, with an input no table wrote
+            raise UsageError(f"{journal_path}: {exc}: the table does not resume from it") from None
         if resumed and not args.json:
             print(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}", flush=True)
         if not attached:
