@@ -36,7 +36,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from controller.rules.cards import SUITS, Card, Composition, card
+from controller.rules.cards import Card, Composition, card_from_wire
+from controller.rules.errors import CardError
 
 __all__ = ["UNREADABLE", "CardSetReport", "Read", "verify_cardset"]
 
@@ -56,9 +57,10 @@ class Read(NamedTuple):
 
     def card(self) -> Card | None:
         """The card read, or ``None`` when unreadable or out of range."""
-        if isinstance(self.rank, int) and 1 <= self.rank <= 13 and isinstance(self.suit, int) and 0 <= self.suit <= 3:
-            return card(self.rank, SUITS[self.suit])
-        return None
+        try:
+            return card_from_wire(self.rank, self.suit)
+        except CardError:
+            return None
 
     def text(self) -> str:
         c = self.card()

@@ -25,12 +25,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from controller.rules.cards import card_from_wire
+
 __all__ = ["CARDS_PER_DECK", "CODES", "card_text", "check_complete", "code", "fresh_order", "impute", "rank_of"]
 
 CARDS_PER_DECK = 52
 CODES = range(CARDS_PER_DECK)
-_RANKS = {1: "A", 11: "J", 12: "Q", 13: "K"}
-_SUITS = "CDHS"
 
 
 def code(rank: int, suit: int) -> int:
@@ -47,8 +47,7 @@ def rank_of(c: int) -> int:
 def card_text(c: int) -> str:
     if not (isinstance(c, int) and 0 <= c < CARDS_PER_DECK):
         raise ValueError(f"not a card code: {c!r}")
-    rank = rank_of(c)
-    return _RANKS.get(rank, str(rank)) + _SUITS[c % 4]
+    return str(card_from_wire(rank_of(c), c % 4))
 
 
 def fresh_order(decks: int) -> list[int]:

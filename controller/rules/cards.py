@@ -4,6 +4,8 @@ Contract:
 - ``parse_card("AS") -> Card``; accepts a rank (``A 2..9 10 T J Q K``) then a suit (``C D H S`` or
   the symbols ``♣ ♦ ♥ ♠``), case-insensitive, surrounding white space ignored. Anything else raises
   ``CardError`` with a one-line message naming the bad text.
+- ``card_from_wire(rank, suit) -> Card``: the card of a CARD_READ (rank 1-13, suit 0-3 in the order
+  of ``SUITS``), the one place the wire's suit numbers become letters; ``CardError`` otherwise.
 - ``Card`` is an immutable, hashable (rank, suit) pair; ``str(card)`` is the canonical form
   (``"AS"``, ``"10H"``, ``"KD"``). The 52 cards are interned: parsing returns the same objects.
 - ``Composition`` is a multiset of cards (an N-deck shoe, possibly with cards removed). Removing
@@ -60,6 +62,19 @@ def card(rank: int, suit: str) -> Card:
         return _INTERNED[(rank, suit)]
     except KeyError:
         raise CardError(f"no such card: rank {rank!r}, suit {suit!r}") from None
+
+
+def card_from_wire(rank: int, suit: int) -> Card:
+    """The card a device reports in CARD_READ (docs/protocol.md): ``rank`` 1 (ace) .. 13 (king),
+    ``suit`` 0 clubs, 1 diamonds, 2 hearts, 3 spades (the order of ``SUITS``). Anything else, the
+    unreadable marker (0xFF) included, raises ``CardError``."""
+    if _whole(rank) and _whole(suit) and 1 <= rank <= 13 and 0 <= suit < len(SUITS):
+        return _INTERNED[(int(rank), SUITS[suit])]
+    raise CardError(f"no such card: rank {rank!r}, suit {suit!r}")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # an IntEnum (protocol Suit) too
 
 
 def parse_card(text: str) -> Card:

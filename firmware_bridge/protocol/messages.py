@@ -86,6 +86,8 @@ __all__ = [
     "encode_message",
     "kind_of",
     "message_class",
+    "message_class_named",
+    "wire_name",
 ]
 
 MAX_TEXT = 64       # UTF-8 bytes in DISPLAY, NAK and FAULT texts
@@ -840,6 +842,21 @@ def message_class(msg_type: int) -> type[Message]:
     except KeyError:
         raise UnknownMessageTypeError(f"unknown message type {msg_type:#04x}",
                                       msg_type=msg_type) from None
+
+
+def wire_name(message: Message | type[Message]) -> str:
+    """The name of a message (or message class) on the wire, as docs/protocol.md spells it and the
+    journal stores it: its ``MessageType`` name (``CardRead`` -> ``"CARD_READ"``)."""
+    return message.TYPE.name
+
+
+def message_class_named(name: str) -> type[Message]:
+    """The class of the message whose wire name is ``name`` (``"CARD_READ"`` -> ``CardRead``): the
+    inverse of ``wire_name``. Raises UnknownMessageTypeError for any other text."""
+    member = MessageType.__members__.get(name) if isinstance(name, str) else None
+    if member is None:
+        raise UnknownMessageTypeError(f"unknown message name {str(name)[:40]!r}")
+    return _BY_TYPE[member]
 
 
 def decode_message(frame: Frame) -> Message:
