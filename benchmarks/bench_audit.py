@@ -113,12 +113,12 @@ def _records(shoe: ShoeData, counter: list[int]) -> list[Record]:
     recs += [Record("cut", {"position": p, "by": "dealer", "stack": n}, shoe=sid) for p, n in shoe.cuts]
     recs += [Record("cover", {"from_bottom": n}, shoe=sid) for n in shoe.covers_from_bottom]
     recs.append(Record("shoe_loaded", {"cards": shoe.loaded}, shoe=sid))
-    events = [(r.position, "CardRead", {"rank": r.rank, "suit": r.suit, "face_up": False, "position": r.position})
-              for r in shoe.reads] + [(p, "CoverCard", {"position": p}) for p in shoe.cover_positions]
+    events = [(r.position, "CARD_READ", {"rank": r.rank, "suit": r.suit, "face_up": False, "position": r.position})
+              for r in shoe.reads] + [(p, "COVER_CARD", {"position": p}) for p in shoe.cover_positions]
     for _, event, fields in sorted(events, key=lambda e: e[0]):
         counter[0] += 1
-        recs.append(Record("input.device", {"role": "shoe", "event": event, "fields": fields}, shoe=sid,
-                           device="EMU-shoe", epoch=1, counter=counter[0]))
+        recs.append(Record("input.device", {"device_role": "shoe", "event": event, "fields": fields}, shoe=sid,
+                           device_serial="EMU-shoe", epoch=1, counter=counter[0]))
     recs.append(Record("reconciliation", dict(shoe.reconciliation or {}), shoe=sid))
     return recs
 

@@ -40,7 +40,7 @@ def _single(path: Path, n: int) -> float:
     with Journal.open(path, table_id="bench") as j:
         start = time.perf_counter()
         for i in range(n):
-            j.append("card.read", _payload(i), shoe="S1", round=i // 6, device="shoe-1", epoch=1, counter=i + 1)
+            j.append("card.read", _payload(i), shoe="S1", round=i // 6, device_serial="shoe-1", epoch=1, counter=i + 1)
         return n / (time.perf_counter() - start)
 
 
@@ -48,7 +48,7 @@ def _batched(path: Path, n: int, size: int) -> float:
     with Journal.open(path, table_id="bench") as j:
         start = time.perf_counter()
         for b in range(0, n, size):
-            j.append_batch([Record("card.read", _payload(i), shoe="S1", round=i // 6, device="shoe-1", epoch=1,
+            j.append_batch([Record("card.read", _payload(i), shoe="S1", round=i // 6, device_serial="shoe-1", epoch=1,
                                    counter=i + 1) for i in range(b, min(n, b + size))])
         return n / (time.perf_counter() - start)
 

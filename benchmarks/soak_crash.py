@@ -216,7 +216,7 @@ def shoectl_lines(*args: str) -> list[dict]:  # type: ignore[type-arg]
 def check_cards(entries: list[dict], dealt_log: Path) -> int:  # type: ignore[type-arg]
     """The journal's CARD_READs are the dealt log, in order; return the number of cards."""
     journaled = [(f["position"], "?" if f["rank"] == 0xFF else (f["rank"], f["suit"]))
-                 for e in entries if e["kind"] == "input.device" and e["payload"]["event"] == "CardRead"
+                 for e in entries if e["kind"] == "input.device" and e["payload"]["event"] == "CARD_READ"
                  for f in [e["payload"]["fields"]]]
     dealt = [(d.position, "?" if d.misread else (d.card.rank, d.card.suit))
              for d in read_dealt_log(dealt_log)]

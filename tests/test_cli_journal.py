@@ -32,7 +32,7 @@ def with_journal_command(monkeypatch) -> None:
 def jpath(tmp_path: Path) -> Path:
     p = tmp_path / "table.db"
     with Journal.open(p, table_id="T1") as j:
-        j.append_batch([Record("card.read", {"card": c, "n": i}, shoe="S1", round=1, device="shoe-1", epoch=1,
+        j.append_batch([Record("card.read", {"card": c, "n": i}, shoe="S1", round=1, device_serial="shoe-1", epoch=1,
                                counter=i + 1) for i, c in enumerate(["AS", "9H", "KD", "2C", "7S"])])
     return p
 
@@ -199,10 +199,11 @@ def test_export_jsonl_to_stdout(capsys, jpath: Path) -> None:
     assert code == 0 and err == ""
     lines = [json.loads(line) for line in out.splitlines()]
     assert [d["seq"] for d in lines] == [1, 2, 3, 4, 5]
-    assert list(lines[0]) == ["seq", "ts", "kind", "table_id", "shoe_id", "round_no", "device_id", "device_epoch",
-                              "device_counter", "operator", "payload", "prev_hash", "hash"]
+    assert list(lines[0]) == ["seq", "ts", "kind", "table_id", "shoe_id", "round_no", "device_serial", "device_epoch",
+                              "device_counter", "operator", "payload", "prev_hash", "hash", "schema_version"]
     assert lines[0]["payload"] == {"card": "AS", "n": 0} and lines[1]["prev_hash"] == lines[0]["hash"]
-    assert (lines[4]["device_id"], lines[4]["device_epoch"], lines[4]["device_counter"]) == ("shoe-1", 1, 5)
+    assert (lines[4]["device_serial"], lines[4]["device_epoch"], lines[4]["device_counter"]) == ("shoe-1", 1, 5)
+    assert {d["schema_version"] for d in lines} == {2}
 
 
 def test_export_since(capsys, jpath: Path) -> None:

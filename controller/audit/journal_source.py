@@ -3,10 +3,12 @@
 ``collect_shoes(entries) -> list[ShoeData]`` reads journal entries (anything with ``kind``,
 ``payload`` and ``shoe_id``, e.g. ``JournalReader.entries()``), in journal order, and returns the
 shoes in the order they started; a malformed record the audit needs raises
-``JournalContentError`` (a ``ValueError``) naming the entry. It uses the core's records ``shoe_start`` {shoe, decks}, ``cut``
-{position, by, stack}, ``cover`` {from_bottom}, ``shoe_loaded`` {cards}, ``reconciliation``, and
-the device events (kind ``input.device``, payload {role, event, fields}) ``CardRead`` {rank, suit,
-face_up, position} and ``CoverCard`` {position}. Unknown kinds are ignored.
+``JournalContentError`` (a ``ValueError``) naming the entry. It uses the core's records
+``shoe_start`` {shoe, decks}, ``cut`` {position, by, stack}, ``cover`` {from_bottom},
+``shoe_loaded`` {cards}, ``reconciliation``, and the device events (kind ``input.device``, payload
+{device_role, event, fields}, read in either schema version's words) CARD_READ {rank, suit,
+face_up, position}, COVER_CARD {position} and SHUFFLE_DONE {card_count, expected_count}: the kinds
+``AUDIT_KINDS``. Other kinds are ignored.
 
 ``stack_map(shoe) -> StackMap``: which card of the stack each shoe position held. The loaded stack
 is rebuilt the way the table builds it (681a.5(c)-(d), ``firmware_bridge.emulator.cards``): the
@@ -33,13 +35,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry
+from controller.journal.vocabulary import current_payload
+from firmware_bridge.protocol import messages as m
 
 from .cardset import UNREADABLE, CardSetReport, Read, verify_cardset
 from .orders import CARDS_PER_DECK, impute
 
-__all__ = ["JournalContentError", "ShoeData", "StackMap", "collect_shoes", "partial_order", "previous_orders", "stack_map"]
+__all__ = ["AUDIT_KINDS", "JournalContentError", "ShoeData", "StackMap", "collect_shoes", "partial_order",
+           "previous_orders", "stack_map"]
 
+AUDIT_KINDS = (kinds.SHOE_START, kinds.CUT, kinds.COVER, kinds.SHOE_LOADED, kinds.RECONCILIATION, kinds.INPUT_DEVICE)
+_CARD_READ, _COVER_CARD, _SHUFFLE_DONE = (m.wire_name(cls) for cls in (m.CardRead, m.CoverCard, m.ShuffleDone))
 _COVER = -1
 
 
@@ -98,7 +106,7 @@ def collect_shoes(entries: Iterable[Any]) -> list[ShoeData]:
 
 def _collect_one(e: Any, get: Callable[[str], ShoeData]) -> None:
     kind, p = e.kind, e.payload
-    if kind == "shoe_start":
+    if kind == kinds.SHOE_START:
         sid = p.get("shoe") or e.shoe_id
         if isinstance(sid, str):
             decks = p.get("decks")
@@ -108,21 +116,22 @@ def _collect_one(e: Any, get: Callable[[str], ShoeData]) -> None:
     if not isinstance(sid, str):
         return
     doc = get(sid)
-    if kind == "cut":
+    if kind == kinds.CUT:
         doc.cuts.append((int(p["position"]), p.get("stack")))
-    elif kind == "cover":
+    elif kind == kinds.COVER:
         doc.covers_from_bottom.append(int(p["from_bottom"]))
-    elif kind == "shoe_loaded":
+    elif kind == kinds.SHOE_LOADED:
         doc.loaded = int(p["cards"])
-    elif kind == "reconciliation":
+    elif kind == kinds.RECONCILIATION:
         doc.reconciliation = dict(p)
-    elif kind == "input.device":
+    elif kind == kinds.INPUT_DEVICE:
+        p = current_payload(e)
         event, f = p.get("event"), p.get("fields") or {}
-        if event == "CardRead":
+        if event == _CARD_READ:
             doc.reads.append(Read(int(f["position"]), int(f["rank"]), int(f["suit"])))
-        elif event == "CoverCard":
+        elif event == _COVER_CARD:
             doc.cover_positions.append(int(f["position"]))
-        elif event == "ShuffleDone":
+        elif event == _SHUFFLE_DONE:
             doc.shuffle_count = (int(f.get("card_count", 0)), int(f.get("expected_count", 0)))
 
 

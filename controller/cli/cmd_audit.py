@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 
 from controller.audit.journal_audit import PRE_ORDERS, AuditInputError, cards_audit, select_shoes, shuffle_audit
-from controller.audit.journal_source import ShoeData, collect_shoes
+from controller.audit.journal_source import AUDIT_KINDS, ShoeData, collect_shoes
 from controller.audit.report import cards_text, shuffle_text
 from controller.cli.common import print_json
 from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, read_checked
 from controller.errors import UsageError
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
-KINDS = ("shoe_start", "cut", "cover", "shoe_loaded", "reconciliation", "input.device")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,7 +62,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[list[ShoeData], list[ShoeData]] | None:
     """Every shoe and the selected ones; None when the journal does not verify (said on stderr)."""
-    every = read_checked(args, collect_shoes, kinds=KINDS)
+    every = read_checked(args, collect_shoes, kinds=AUDIT_KINDS)
     if every is None:
         return None
     if not every:

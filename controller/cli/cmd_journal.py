@@ -7,9 +7,14 @@ not-a-journal file, or a missing or unusable key (one line on standard error). T
 beside the journal (``PATH.anchors``) is checked too; a verification without any anchor warns.
 
 ``shoectl journal export PATH [--format jsonl] [--since SEQ] [-o FILE] [--hmac-key FILE]
-[--no-verify]``: one JSON object per entry (all columns, ``payload`` as an object) for entries with
-``seq > SEQ``, written only once the whole journal was read and checked
-(``controller.cli.journal_input``); with ``-o`` the file is written whole or not at all.
+[--no-verify]``: one JSON object per entry (all columns, ``payload`` as an object, then
+``schema_version``) for entries with ``seq > SEQ``, written only once the whole journal was read
+and checked (``controller.cli.journal_input``); with ``-o`` the file is written whole or not at all.
+
+``shoectl journal migrate OLD NEW [--hmac-key FILE]``: a journal of an earlier schema version
+(which ``shoectl run`` reads but does not continue) copied into a new journal NEW of the current
+version, its chain and anchors unchanged (``controller.journal.migrate``); OLD is never changed.
+Exit 0 when done, 1 when OLD does not verify, 2 for a file that cannot be used (NEW existing).
 
 Adding a sub-command (e.g. ``replay``) from another module, without editing this one: in that
 module's ``register(sub)`` (``sub`` being the top-level sub-parsers that ``controller.cli.main``
@@ -47,6 +52,8 @@ from controller.fsutil import atomic_writer
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalError
+from controller.journal.migrate import DoesNotVerify, migrate
+from controller.journal.schema import SCHEMA_VERSION
 from controller.journal.verify import is_hash, verdict_line, verify
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
@@ -116,6 +123,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("-o", "--output", metavar="FILE", help="write to FILE (whole or not at all) instead of stdout")
     e.set_defaults(func=run_export)
 
+    mg = js.add_parser("migrate", help=f"copy a journal of an earlier schema version into a new file of version "
+                                       f"{SCHEMA_VERSION} (the old file is left as it is)")
+    mg.add_argument("old", metavar="OLD", help="the journal to migrate (never changed)")
+    mg.add_argument("new", metavar="NEW", help="the new journal (must not exist)")
+    mg.add_argument("--hmac-key", metavar="FILE", help="the journal's HMAC key file (required for an HMAC journal)")
+    mg.set_defaults(func=run_migrate)
+
     # `shoectl journal replay` is registered by another module with add_subcommand(sub, "replay", ...)
     # (see the module docstring); nothing to add here.
 
@@ -134,6 +148,18 @@ def run_verify(args: argparse.Namespace) -> int:
             warn(args, line)
         print(verdict_line(args.path, report))
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    try:
+        count = migrate(args.old, args.new, hmac_key=key)
+    except DoesNotVerify as exc:
+        print(f"shoectl journal: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{args.new}: {count} entries of {args.old} migrated to schema version {SCHEMA_VERSION} (chain and "
+          f"anchors unchanged; {args.old} left as it was)")
+    return EXIT_OK
 
 
 def run_export(args: argparse.Namespace) -> int:

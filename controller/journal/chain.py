@@ -4,7 +4,7 @@ Every entry n carries ``prev_hash`` (the hash of entry n-1; 64 zeros for entry 1
 ``hash = H(prev_hash || body)`` where ``prev_hash`` is its 64 lowercase hex characters in ASCII and
 ``body`` is the UTF-8 of the canonical JSON array::
 
-    [seq, ts, kind, table_id, shoe_id, round_no, device_id, device_epoch, device_counter, operator, payload]
+    [seq, ts, kind, table_id, shoe_id, round_no, device_serial, device_epoch, device_counter, operator, payload]
 
 (``null`` for an absent column, ``payload`` the object itself). Canonical JSON is
 ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``; the stored
@@ -135,10 +135,11 @@ def encode_payload_value(payload: Any) -> tuple[str, Any]:
 
 
 def entry_body(seq: int, ts: str, kind: str, table_id: str, shoe_id: str | None, round_no: int | None,
-               device_id: str | None, device_epoch: int | None, device_counter: int | None,
+               device_serial: str | None, device_epoch: int | None, device_counter: int | None,
                operator: str | None, payload_text: str) -> bytes:
     """The bytes an entry's hash covers after ``prev_hash`` (see the module docstring)."""
-    head = _HEAD.encode([seq, ts, kind, table_id, shoe_id, round_no, device_id, device_epoch, device_counter, operator])
+    head = _HEAD.encode([seq, ts, kind, table_id, shoe_id, round_no, device_serial, device_epoch, device_counter,
+                         operator])
     return (head[:-1] + "," + payload_text + "]").encode("utf-8")
 
 

@@ -86,26 +86,26 @@ class ChainCheck:
 
 def check_row(row: Sequence[Any], prev: str, hasher: Hasher | None, table_id: str) -> str | None:
     """Why ``row`` does not follow an entry whose hash is ``prev`` (None when it does)."""
-    (seq, ts, kind, row_table, shoe_id, round_no, device_id, device_epoch, device_counter, operator,
+    (seq, ts, kind, row_table, shoe_id, round_no, device_serial, device_epoch, device_counter, operator,
      payload, prev_hash, digest) = row
     if prev_hash != prev:
         where = "the genesis hash" if seq == 1 else f"the hash of entry {seq - 1}"
         return (f"prev_hash does not match {where}: an entry before it was deleted, inserted or moved, "
                 "or this one was")
     if not (type(ts) is str and type(kind) is str and type(row_table) is str and type(payload) is str
-            and type(digest) is str and _opt(shoe_id, str) and _opt(round_no, int) and _opt(device_id, str)
+            and type(digest) is str and _opt(shoe_id, str) and _opt(round_no, int) and _opt(device_serial, str)
             and _opt(device_epoch, int) and _opt(device_counter, int) and _opt(operator, str)):
         for name, value, kind_of, optional in (
             ("ts", ts, str, False), ("kind", kind, str, False), ("table_id", row_table, str, False),
-            ("shoe_id", shoe_id, str, True), ("round_no", round_no, int, True), ("device_id", device_id, str, True),
+            ("shoe_id", shoe_id, str, True), ("round_no", round_no, int, True), ("device_serial", device_serial, str, True),
             ("device_epoch", device_epoch, int, True), ("device_counter", device_counter, int, True),
             ("operator", operator, str, True), ("payload", payload, str, False), ("hash", digest, str, False),
         ):
             if not (value is None and optional) and type(value) is not kind_of:
                 return f"column {name} holds a {type(value).__name__}, not a {kind_of.__name__}"
     if hasher is not None:
-        expect = hasher.digest(prev, entry_body(seq, ts, kind, row_table, shoe_id, round_no, device_id, device_epoch,
-                                                device_counter, operator, payload))
+        expect = hasher.digest(prev, entry_body(seq, ts, kind, row_table, shoe_id, round_no, device_serial,
+                                                device_epoch, device_counter, operator, payload))
         if expect != digest:
             forged = " or forged without the HMAC key" if hasher.algorithm == HMAC_SHA256 else ""
             return f"hash mismatch: the entry was edited{forged}"
@@ -124,8 +124,8 @@ def check_row(row: Sequence[Any], prev: str, hasher: Hasher | None, table_id: st
         return "empty kind"
     if row_table != table_id:
         return f"table_id {row_table!r} differs from the journal's {table_id!r}"
-    if device_counter is not None and (device_id is None or device_epoch is None):
-        return "device_counter without device_id and device_epoch"
+    if device_counter is not None and (device_serial is None or device_epoch is None):
+        return "device_counter without device_serial and device_epoch"
     return None
 
 

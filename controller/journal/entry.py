@@ -14,7 +14,7 @@ from controller.journal.errors import NotAJournalError, PayloadError
 
 _INT64_MAX = 2**63 - 1
 
-COLUMNS = ("seq", "ts", "kind", "table_id", "shoe_id", "round_no", "device_id", "device_epoch",
+COLUMNS = ("seq", "ts", "kind", "table_id", "shoe_id", "round_no", "device_serial", "device_epoch",
            "device_counter", "operator", "payload", "prev_hash", "hash")
 
 Clock = Callable[[], datetime]
@@ -41,7 +41,9 @@ def parse_ts(ts: str) -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One journal entry: every column, with ``payload`` decoded (a new dict for each read)."""
+    """One journal entry: every column, with ``payload`` decoded (a new dict for each read), and
+    ``schema_version``: the schema whose words the entry was written in (1 for the entries of a
+    version-1 journal, also once migrated; ``controller.journal.vocabulary``)."""
 
     seq: int
     ts: str
@@ -49,13 +51,14 @@ class Entry:
     table_id: str
     shoe_id: str | None
     round_no: int | None
-    device_id: str | None
+    device_serial: str | None
     device_epoch: int | None
     device_counter: int | None
     operator: str | None
     payload: dict[str, Any]
     prev_hash: str
     hash: str
+    schema_version: int = 2
 
     @property
     def time(self) -> datetime:
@@ -67,8 +70,11 @@ class Entry:
         return self.device_counter is not None
 
     def to_json(self) -> dict[str, Any]:
-        """All columns, in schema order (``payload`` as an object): the export format."""
-        return {name: getattr(self, name) for name in COLUMNS}
+        """All columns, in schema order (``payload`` as an object, as stored), then
+        ``schema_version``: the export format."""
+        out = {name: getattr(self, name) for name in COLUMNS}
+        out["schema_version"] = self.schema_version
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +85,7 @@ class Record:
     payload: dict[str, Any]
     shoe: str | None = None
     round: int | None = None
-    device: str | None = None
+    device_serial: str | None = None
     epoch: int | None = None
     counter: int | None = None
     operator: str | None = None
@@ -92,18 +98,20 @@ class PreparedEntry:
     payload_text: str
     shoe: str | None
     round: int | None
-    device: str | None
+    device_serial: str | None
     epoch: int | None
     counter: int | None
     operator: str | None
 
 
-def row_to_entry(row: tuple[Any, ...], path: Path | str) -> Entry:
+def row_to_entry(row: tuple[Any, ...], path: Path | str, schema_version: int = 2) -> Entry:
+    """The Entry of a row of every column in ``COLUMNS`` order, written under ``schema_version``."""
     try:
         payload = json.loads(row[10])
     except (TypeError, ValueError):
         raise NotAJournalError(f"{path}: entry {row[0]} has a payload that is not JSON; run `shoectl journal verify`") from None
-    return Entry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9], payload, row[11], row[12])
+    return Entry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9], payload, row[11], row[12],
+                 schema_version)
 
 
 def check_str(name: str, value: Any, *, optional: bool) -> None:
@@ -131,19 +139,19 @@ def _check_int(name: str, value: Any) -> None:
 
 
 def prepare(kind: str, payload: dict[str, Any], *, shoe: str | None = None, round: int | None = None,
-            device: str | None = None, epoch: int | None = None, counter: int | None = None,
+            device_serial: str | None = None, epoch: int | None = None, counter: int | None = None,
             operator: str | None = None) -> PreparedEntry:
     """Validate an entry's fields before any database work (PayloadError on a bad one)."""
     check_str("kind", kind, optional=False)
     check_str("shoe", shoe, optional=True)
     _check_int("round", round)
-    check_str("device", device, optional=True)
+    check_str("device_serial", device_serial, optional=True)
     _check_int("epoch", epoch)
     _check_int("counter", counter)
     check_str("operator", operator, optional=True)
-    if counter is not None and (device is None or epoch is None):
-        raise PayloadError("a device event needs device, epoch and counter together")
-    if epoch is not None and device is None:
-        raise PayloadError("epoch given without device")
+    if counter is not None and (device_serial is None or epoch is None):
+        raise PayloadError("a device event needs device_serial, epoch and counter together")
+    if epoch is not None and device_serial is None:
+        raise PayloadError("epoch given without device_serial")
     text, value = encode_payload_value(payload)
-    return PreparedEntry(kind, value, text, shoe, round, device, epoch, counter, operator)
+    return PreparedEntry(kind, value, text, shoe, round, device_serial, epoch, counter, operator)

@@ -12,7 +12,7 @@ from controller.journal.chain import GENESIS_HASH
 from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, open_readonly_connection, translate
 from controller.journal.entry import Entry, row_to_entry
 from controller.journal.errors import NotAJournalError
-from controller.journal.schema import SELECT, inspect_meta
+from controller.journal.schema import Layout, inspect_meta, layout_of
 
 _PAGE = 1000
 
@@ -23,6 +23,7 @@ class _ReadApi:
     _conn: sqlite3.Connection
     path: Path
     meta: dict[str, str]
+    layout: Layout
 
     @property
     def table_id(self) -> str:
@@ -35,6 +36,13 @@ class _ReadApi:
     @property
     def key_id(self) -> str | None:
         return self.meta.get("key_id")
+
+    @property
+    def schema_version(self) -> int:
+        return self.layout.version
+
+    def _entry(self, row: tuple[Any, ...]) -> Entry:
+        return row_to_entry(row, self.path, self.layout.entry_version(row[0]))
 
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -58,23 +66,23 @@ class _ReadApi:
         if shoe is not None:
             where.append("shoe_id = ?")
             base.append(shoe)
-        sql = f"{SELECT} WHERE {' AND '.join(where)} ORDER BY seq LIMIT {_PAGE}"
+        sql = f"{self.layout.select} WHERE {' AND '.join(where)} ORDER BY seq LIMIT {_PAGE}"
         last = int(since_seq)
         while True:
             rows = self._query(sql, [last, *base])
             for row in rows:
-                yield row_to_entry(row, self.path)
+                yield self._entry(row)
             if len(rows) < _PAGE:
                 return
             last = rows[-1][0]
 
     def get(self, seq: int) -> Entry | None:
-        rows = self._query(f"{SELECT} WHERE seq = ?", (seq,))
-        return row_to_entry(rows[0], self.path) if rows else None
+        rows = self._query(f"{self.layout.select} WHERE seq = ?", (seq,))
+        return self._entry(rows[0]) if rows else None
 
     def last(self) -> Entry | None:
-        rows = self._query(f"{SELECT} ORDER BY seq DESC LIMIT 1")
-        return row_to_entry(rows[0], self.path) if rows else None
+        rows = self._query(f"{self.layout.select} ORDER BY seq DESC LIMIT 1")
+        return self._entry(rows[0]) if rows else None
 
     @property
     def last_seq(self) -> int:
@@ -89,16 +97,16 @@ class _ReadApi:
         seq, h = rows[0] if rows else (0, GENESIS_HASH)
         return f"{seq}:{h}"
 
-    def _latest_epoch(self, device_id: str) -> int | None:
+    def _latest_epoch(self, device_serial: str) -> int | None:
         rows = self._query(
-            "SELECT device_epoch FROM entries WHERE device_id = ? AND device_counter IS NOT NULL "
-            "ORDER BY seq DESC LIMIT 1", (device_id,))
+            f"SELECT device_epoch FROM entries WHERE {self.layout.serial_column} = ? AND device_counter IS NOT NULL "
+            "ORDER BY seq DESC LIMIT 1", (device_serial,))
         return rows[0][0] if rows else None
 
-    def last_device_counter(self, device_id: str, *, contiguous: bool = True) -> tuple[int, int] | None:
-        """``(epoch, counter)`` to seed the link layer's duplicate tracking for ``device_id`` after
-        a restart (``HostConnection(last_event_counter=counter, event_epoch=epoch)``), or None if
-        no event of that device is stored.
+    def last_device_counter(self, device_serial: str, *, contiguous: bool = True) -> tuple[int, int] | None:
+        """``(epoch, counter)`` to seed the link layer's duplicate tracking for the device with
+        this serial after a restart (``HostConnection(last_event_counter=counter,
+        event_epoch=epoch)``), or None if no event of that device is stored.
 
         ``epoch`` is that of the device's most recent stored event (a device picks a new epoch,
         not necessarily a larger one, whenever its counter restarts). ``counter`` is, by default,
@@ -109,34 +117,35 @@ class _ReadApi:
         ``contiguous=False`` gives the highest stored counter (use it once the table has recorded
         a gap as unrecoverable, protocol E7); ``device_counter_gaps`` lists the gaps.
         """
-        epoch = self._latest_epoch(device_id)
+        serial = self.layout.serial_column
+        epoch = self._latest_epoch(device_serial)
         if epoch is None:
             return None
         lo, hi, n = self._query(
             "SELECT min(device_counter), max(device_counter), count(*) FROM entries "
-            "WHERE device_id = ? AND device_epoch = ? AND device_counter IS NOT NULL", (device_id, epoch))[0]
+            f"WHERE {serial} = ? AND device_epoch = ? AND device_counter IS NOT NULL", (device_serial, epoch))[0]
         if not contiguous or hi - lo + 1 == n:
             return epoch, hi
-        return epoch, self.device_counter_gaps(device_id, epoch)[0][0] - 1
+        return epoch, self.device_counter_gaps(device_serial, epoch)[0][0] - 1
 
-    def device_counter_gaps(self, device_id: str, epoch: int | None = None) -> list[tuple[int, int]]:
+    def device_counter_gaps(self, device_serial: str, epoch: int | None = None) -> list[tuple[int, int]]:
         """Inclusive ranges ``(first, last)`` of counters missing between the lowest and the
-        highest stored counter of ``device_id`` in ``epoch`` (default: the epoch of its most
-        recent stored event)."""
+        highest stored counter of the device ``device_serial`` in ``epoch`` (default: the epoch of
+        its most recent stored event)."""
         if epoch is None:
-            epoch = self._latest_epoch(device_id)
+            epoch = self._latest_epoch(device_serial)
             if epoch is None:
                 return []
         rows = self._query(
             "SELECT c, nxt FROM (SELECT device_counter AS c, lead(device_counter) OVER (ORDER BY device_counter) AS nxt "
-            "FROM entries WHERE device_id = ? AND device_epoch = ? AND device_counter IS NOT NULL) "
-            "WHERE nxt > c + 1 ORDER BY c", (device_id, epoch))
+            f"FROM entries WHERE {self.layout.serial_column} = ? AND device_epoch = ? AND device_counter IS NOT NULL) "
+            "WHERE nxt > c + 1 ORDER BY c", (device_serial, epoch))
         return [(c + 1, nxt - 1) for c, nxt in rows]
 
-    def find_device_event(self, device_id: str, epoch: int, counter: int) -> Entry | None:
-        rows = self._query(f"{SELECT} WHERE device_id = ? AND device_epoch = ? AND device_counter = ?",
-                           (device_id, epoch, counter))
-        return row_to_entry(rows[0], self.path) if rows else None
+    def find_device_event(self, device_serial: str, epoch: int, counter: int) -> Entry | None:
+        rows = self._query(f"{self.layout.select} WHERE {self.layout.serial_column} = ? AND device_epoch = ? "
+                           "AND device_counter = ?", (device_serial, epoch, counter))
+        return self._entry(rows[0]) if rows else None
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -165,6 +174,7 @@ class JournalReader(_ReadApi):
         self._conn = conn
         self.path = path
         self.meta = meta
+        self.layout = layout_of(meta)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> JournalReader:

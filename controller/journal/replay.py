@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from controller.journal import kinds
 from controller.journal.errors import malformed_entry
 
 
@@ -34,7 +35,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     for e in entries:
         try:
             k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
-            if k == "shoe_start":
+            if k == kinds.SHOE_START:
                 if current is not None and current in shoes and want(current) and round is None:
                     yield shoes.pop(current)
                 current = p["shoe"]
@@ -43,31 +44,31 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             if sid is None:
                 continue
             doc = shoe_doc(sid)
-            if k == "cut":
+            if k == kinds.CUT:
                 doc["cut"] = {"position": p["position"], "by": p["by"]}
-            elif k == "cover":
+            elif k == kinds.COVER:
                 doc["cover_from_bottom"] = p["from_bottom"]
-            elif k == "burn":
+            elif k == kinds.BURN:
                 doc["burned"].append(p["card"])
-            elif k == "shoe_loaded":
+            elif k == kinds.SHOE_LOADED:
                 doc["loaded"] = p["cards"]
-            elif k == "cover_card":
+            elif k == kinds.COVER_CARD:
                 doc["cover_card_position"] = p.get("position")
-            elif k == "reconciliation":
+            elif k == kinds.RECONCILIATION:
                 doc["reconciliation"] = p
-            elif k == "round_start":
+            elif k == kinds.ROUND_START:
                 rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
                                              "cards": [], "player": None, "banker": None, "outcome": None,
                                              "wagers": list(p["wagers"]), "settlements": []}
-            elif k == "round_kind" and (sid, rno) in rounds:
+            elif k == kinds.ROUND_KIND and (sid, rno) in rounds:
                 rounds[(sid, rno)]["kind"] = p["kind"]
-            elif k == "card" and (sid, rno) in rounds:
+            elif k == kinds.CARD and (sid, rno) in rounds:
                 rounds[(sid, rno)]["cards"].append({"card": p["card"], "to": p["to"]})
-            elif k == "settlement" and (sid, rno) in rounds:
+            elif k == kinds.SETTLEMENT and (sid, rno) in rounds:
                 rounds[(sid, rno)]["settlements"].append(p)
-            elif k == "house_money_added" and (sid, rno) in rounds:
+            elif k == kinds.HOUSE_MONEY_ADDED and (sid, rno) in rounds:
                 rounds[(sid, rno)].setdefault("house_money_added", []).append(p)
-            elif k == "round_result" and (sid, rno) in rounds:
+            elif k == kinds.ROUND_RESULT and (sid, rno) in rounds:
                 r = rounds[(sid, rno)]
                 r["kind"] = p.get("kind", r["kind"])
                 if r["kind"] != "void":
@@ -79,12 +80,12 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 else:
                     r["reason"] = p.get("reason")
                 doc["rounds"] += 1
-            elif k == "discard_rack" and (sid, rno) in rounds:
+            elif k == kinds.DISCARD_RACK and (sid, rno) in rounds:
                 r = rounds.pop((sid, rno))
                 if want(sid, rno):
                     yield r
                 continue
-            if k == "round_result" and (sid, rno) in rounds and rounds[(sid, rno)]["kind"] == "void":
+            if k == kinds.ROUND_RESULT and (sid, rno) in rounds and rounds[(sid, rno)]["kind"] == "void":
                 r = rounds.pop((sid, rno))
                 if want(sid, rno):
                     yield r

@@ -1,9 +1,16 @@
 """The journal's SQLite schema: creating it in a new file, and recognising a journal (its ``meta``)
-in an existing one."""
+in an existing one, of either schema version.
+
+Version 2 (written now) differs from version 1 (still read) in one column name (``device_id`` is
+``device_serial``) and in the words of three input kinds (``controller.journal.vocabulary``).
+``layout_of(meta)`` gives what a reader needs to read a file of either version: the SELECT of its
+columns and which of its entries were written under version 1 (all of them in a version-1 file;
+those a migration copied, ``meta.migrated_entries``, in a migrated one)."""
 from __future__ import annotations
 
 import contextlib
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 from controller.journal.chain import ALGORITHMS, Hasher
@@ -11,10 +18,41 @@ from controller.journal.entry import COLUMNS, Clock, format_ts
 from controller.journal.errors import JournalError, NotAJournalError
 
 FORMAT = "shoectl-journal"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 MIN_SQLITE = (3, 37, 0)  # STRICT tables
+_INT64_MAX = 2**63 - 1
 
-SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM entries"
+# The column that holds the device's serial, by schema version (the other columns kept their names).
+_SERIAL_COLUMN = {1: "device_id", 2: "device_serial"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How to read a journal file: its schema ``version``, the column holding a device's serial,
+    the SELECT of every column in ``COLUMNS`` order, and ``earlier_until``: entries 1 to it were
+    written under schema version 1 (0 when none was)."""
+
+    version: int
+    serial_column: str
+    select: str
+    earlier_until: int
+
+    def entry_version(self, seq: int) -> int:
+        """The schema version whose words entry ``seq`` is written in."""
+        return 1 if seq <= self.earlier_until else self.version
+
+
+def layout_of(meta: dict[str, str]) -> Layout:
+    """The ``Layout`` of a journal whose meta (as ``inspect_meta`` returns it) is ``meta``."""
+    version = int(meta["schema_version"])
+    serial = _SERIAL_COLUMN[version]
+    columns = [serial if c == "device_serial" else c for c in COLUMNS]
+    earlier = _INT64_MAX if version == 1 else int(meta.get("migrated_entries", "0"))
+    return Layout(version, serial, "SELECT " + ", ".join(columns) + " FROM entries", earlier)
+
+
+CURRENT = layout_of({"schema_version": str(SCHEMA_VERSION)})
 
 SCHEMA = """
 CREATE TABLE meta (
@@ -28,18 +66,18 @@ CREATE TABLE entries (
     table_id       TEXT NOT NULL,
     shoe_id        TEXT,
     round_no       INTEGER,
-    device_id      TEXT,
+    device_serial  TEXT,
     device_epoch   INTEGER,
     device_counter INTEGER,
     operator       TEXT,
     payload        TEXT NOT NULL,
     prev_hash      TEXT NOT NULL,
     hash           TEXT NOT NULL,
-    CHECK (device_counter IS NULL OR (device_id IS NOT NULL AND device_epoch IS NOT NULL))
+    CHECK (device_counter IS NULL OR (device_serial IS NOT NULL AND device_epoch IS NOT NULL))
 ) STRICT;
-CREATE UNIQUE INDEX entries_device_event ON entries (device_id, device_epoch, device_counter)
+CREATE UNIQUE INDEX entries_device_event ON entries (device_serial, device_epoch, device_counter)
     WHERE device_counter IS NOT NULL;
-CREATE INDEX entries_device_seq ON entries (device_id, seq) WHERE device_id IS NOT NULL;
+CREATE INDEX entries_device_seq ON entries (device_serial, seq) WHERE device_serial IS NOT NULL;
 CREATE INDEX entries_shoe_seq ON entries (shoe_id, seq) WHERE shoe_id IS NOT NULL;
 CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries
     BEGIN SELECT RAISE(ABORT, 'journal entries are append-only'); END;
@@ -68,11 +106,14 @@ def inspect_meta(conn: sqlite3.Connection, path: Path | str) -> dict[str, str] |
         raise NotAJournalError(f"{path}: not a journal: unreadable meta table ({exc})") from None
     if meta.get("format") != FORMAT:
         raise NotAJournalError(f"{path}: not a journal: meta.format is {meta.get('format')!r}, not {FORMAT!r}")
-    if version != SCHEMA_VERSION or meta.get("schema_version") != str(SCHEMA_VERSION):
+    if version not in READABLE_VERSIONS or meta.get("schema_version") != str(version):
         newer = version > SCHEMA_VERSION
         raise NotAJournalError(
-            f"{path}: journal schema version {version} is not supported (this shoectl reads {SCHEMA_VERSION}"
-            f"{'; it was written by a newer shoectl' if newer else ''})")
+            f"{path}: journal schema version {version} is not supported (this shoectl reads versions "
+            f"{' and '.join(map(str, READABLE_VERSIONS))}{'; it was written by a newer shoectl' if newer else ''})")
+    migrated = meta.get("migrated_entries", "0")
+    if not (migrated.isascii() and migrated.isdigit() and int(migrated) <= _INT64_MAX):
+        raise NotAJournalError(f"{path}: not a journal: meta.migrated_entries is {migrated[:40]!r}, not a count")
     if meta.get("hash_algorithm") not in ALGORITHMS:
         raise NotAJournalError(f"{path}: not a journal: unknown hash algorithm {meta.get('hash_algorithm')!r}")
     if not meta.get("table_id"):
@@ -90,6 +131,12 @@ def create_schema(conn: sqlite3.Connection, path: Path, table_id: str, hasher: H
     }
     if hasher.key_id is not None:
         meta["key_id"] = hasher.key_id
+    return create_schema_with_meta(conn, path, meta)
+
+
+def create_schema_with_meta(conn: sqlite3.Connection, path: Path, meta: dict[str, str]) -> dict[str, str]:
+    """Create the current schema in an empty database with this ``meta`` (which must say the
+    current schema version); the meta of the journal someone else created meanwhile, if any."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         if inspect_meta(conn, path) is not None:  # created meanwhile by someone else

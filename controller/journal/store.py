@@ -5,8 +5,9 @@
 
 Writing: ``Journal.open(path, table_id=...)`` returns the one writer. Each ``append`` is its own
 committed transaction: when it returns, the entry is on disk (the WAL is fsynced). ``append_batch``
-commits several entries in one transaction, all or nothing. A device event (``device``, ``epoch``,
-``counter``) that is already stored is a duplicate: ``append`` returns ``None`` and stores nothing.
+commits several entries in one transaction, all or nothing. A device event (``device_serial``,
+``epoch``, ``counter``) that is already stored is a duplicate: ``append`` returns ``None`` and stores
+nothing.
 
 Threads: a ``Journal`` is not thread-safe. It belongs to one thread (the table's): the first thread
 that writes owns it, and a write from another thread raises RuntimeError. Other threads and
@@ -41,10 +42,10 @@ from controller.journal.connection import (
     sqlite_uri,
     translate,
 )
-from controller.journal.entry import Clock, Entry, Record, PreparedEntry, check_str, format_ts, parse_ts, prepare, row_to_entry, utc_now
+from controller.journal.entry import Clock, Entry, Record, PreparedEntry, check_str, format_ts, parse_ts, prepare, utc_now
 from controller.journal.errors import DeviceEventConflict, JournalBusyError, JournalError, NotAJournalError, PayloadError
 from controller.journal.reader import JournalReader, _ReadApi
-from controller.journal.schema import SCHEMA_VERSION, SELECT, check_sqlite_version, create_schema, inspect_meta
+from controller.journal.schema import SCHEMA_VERSION, check_sqlite_version, create_schema, inspect_meta, layout_of
 from controller.journal.walcheck import keep_ignored_wal
 
 log = structlog.get_logger()
@@ -71,6 +72,7 @@ class Journal(_ReadApi):
         self._conn = conn
         self.path = path
         self.meta = meta
+        self.layout = layout_of(meta)
         self._hasher = hasher
         self._clock = clock
         self._lock_fd = lock_fd
@@ -89,7 +91,8 @@ class Journal(_ReadApi):
         ``table_id`` must match the journal's; ``hmac_key`` (bytes, see ``load_hmac_key``) must be
         given exactly when the journal was created with one, and be that key. ``clock`` returns
         an aware datetime (default: now, UTC). Refuses (JournalError) if WAL or synchronous=FULL
-        cannot be set, or another process has the journal open for writing.
+        cannot be set, another process has the journal open for writing, or the journal is of an
+        earlier schema version (it is read, not continued: ``controller.journal.migrate``).
         """
         check_sqlite_version()
         check_str("table_id", table_id, optional=False)
@@ -118,6 +121,11 @@ class Journal(_ReadApi):
                 conn = sqlite3.connect(sqlite_uri(p, mode="rwc" if create else "rw"), uri=True, timeout=busy_timeout,
                                        isolation_level=None, check_same_thread=False, factory=JournalConnection)
                 meta = inspect_meta(conn, p)  # before any change: never convert someone else's database
+                if meta is not None and meta["schema_version"] != str(SCHEMA_VERSION):
+                    raise JournalError(
+                        f"{p}: a schema-version-{meta['schema_version']} journal (an earlier shoectl's) is read but "
+                        f"not continued: migrate it into a new file (shoectl journal migrate {p} NEW) or start "
+                        "a new journal")
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise JournalError(f"{p}: cannot use WAL mode here (journal_mode stays {mode!r}); "
@@ -150,17 +158,17 @@ class Journal(_ReadApi):
     # writing
 
     def append(self, kind: str, payload: dict[str, Any], *, shoe: str | None = None, round: int | None = None,
-               device: str | None = None, epoch: int | None = None, counter: int | None = None,
+               device_serial: str | None = None, epoch: int | None = None, counter: int | None = None,
                operator: str | None = None) -> Entry | None:
         """Append one entry in its own transaction; durable when this returns.
 
-        Returns the stored Entry, or None when ``(device, epoch, counter)`` is already stored with
+        Returns the stored Entry, or None when ``(device_serial, epoch, counter)`` is already stored with
         the same kind and payload (a resent device event). Raises PayloadError for a bad field or
         a float in the payload, DeviceEventConflict for a counter reused with a different event,
         JournalError when the write fails (the journal is then unchanged).
         """
-        rec = prepare(kind, payload, shoe=shoe, round=round, device=device, epoch=epoch, counter=counter,
-                      operator=operator)
+        rec = prepare(kind, payload, shoe=shoe, round=round, device_serial=device_serial, epoch=epoch,
+                      counter=counter, operator=operator)
         return self._commit([rec])[0]
 
     def append_batch(self, items: Iterable[Record | Mapping[str, Any]]) -> list[Entry | None]:
@@ -195,7 +203,7 @@ class Journal(_ReadApi):
             batch_events: dict[tuple[str, int, int], Entry] = {}
             for rec in records:
                 if rec.counter is not None:
-                    key = (rec.device, rec.epoch, rec.counter)
+                    key = (rec.device_serial, rec.epoch, rec.counter)
                     existing = batch_events.get(key) or self._stored_device_event(*key)
                     if existing is not None:
                         _same_event_or_raise(existing, rec)
@@ -203,18 +211,18 @@ class Journal(_ReadApi):
                         continue
                 seq += 1
                 ts = format_ts(self._clock())
-                body = entry_body(seq, ts, rec.kind, self.table_id, rec.shoe, rec.round, rec.device, rec.epoch,
-                                  rec.counter, rec.operator, rec.payload_text)
+                body = entry_body(seq, ts, rec.kind, self.table_id, rec.shoe, rec.round, rec.device_serial,
+                                  rec.epoch, rec.counter, rec.operator, rec.payload_text)
                 digest = self._hasher.digest(prev, body)
                 conn.execute(
-                    "INSERT INTO entries (seq, ts, kind, table_id, shoe_id, round_no, device_id, device_epoch, "
+                    "INSERT INTO entries (seq, ts, kind, table_id, shoe_id, round_no, device_serial, device_epoch, "
                     "device_counter, operator, payload, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (seq, ts, rec.kind, self.table_id, rec.shoe, rec.round, rec.device, rec.epoch, rec.counter,
-                     rec.operator, rec.payload_text, prev, digest))
-                entry = Entry(seq, ts, rec.kind, self.table_id, rec.shoe, rec.round, rec.device, rec.epoch,
-                              rec.counter, rec.operator, rec.payload, prev, digest)
+                    (seq, ts, rec.kind, self.table_id, rec.shoe, rec.round, rec.device_serial, rec.epoch,
+                     rec.counter, rec.operator, rec.payload_text, prev, digest))
+                entry = Entry(seq, ts, rec.kind, self.table_id, rec.shoe, rec.round, rec.device_serial, rec.epoch,
+                              rec.counter, rec.operator, rec.payload, prev, digest, SCHEMA_VERSION)
                 if rec.counter is not None:
-                    batch_events[(rec.device, rec.epoch, rec.counter)] = entry  # type: ignore[index]
+                    batch_events[(rec.device_serial, rec.epoch, rec.counter)] = entry  # type: ignore[index]
                 out.append(entry)
                 prev = digest
             conn.execute("COMMIT")
@@ -236,10 +244,10 @@ class Journal(_ReadApi):
                 f"wrote up to {self._tail.seq}); refusing to append")
         return seq, prev
 
-    def _stored_device_event(self, device: str | None, epoch: int | None, counter: int) -> Entry | None:
-        row = self._conn.execute(f"{SELECT} WHERE device_id = ? AND device_epoch = ? AND device_counter = ?",
-                                 (device, epoch, counter)).fetchone()
-        return row_to_entry(row, self.path) if row else None
+    def _stored_device_event(self, device_serial: str | None, epoch: int | None, counter: int) -> Entry | None:
+        row = self._conn.execute(f"{self.layout.select} WHERE device_serial = ? AND device_epoch = ? "
+                                 "AND device_counter = ?", (device_serial, epoch, counter)).fetchone()
+        return self._entry(row) if row else None
 
     def _abort(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -309,7 +317,7 @@ def _same_event_or_raise(existing: Entry, rec: PreparedEntry) -> None:
     if existing.kind == rec.kind and canonical_json(existing.payload) == rec.payload_text:
         return
     raise DeviceEventConflict(
-        f"device {rec.device} epoch {rec.epoch} counter {rec.counter} is already stored as entry {existing.seq} "
+        f"device {rec.device_serial} epoch {rec.epoch} counter {rec.counter} is already stored as entry {existing.seq} "
         f"with a different {'kind' if existing.kind != rec.kind else 'payload'}: not a resend",
         existing, rec.kind, rec.payload)
 

@@ -38,7 +38,7 @@ from controller.journal.chaincheck import ChainCheck
 from controller.journal.connection import open_readonly_connection, translate
 from controller.journal.entry import Entry, row_to_entry
 from controller.journal.errors import JournalError, NotAJournalError
-from controller.journal.schema import SELECT, inspect_meta
+from controller.journal.schema import inspect_meta, layout_of
 from controller.journal.walcheck import wal_problem
 
 _HEX = frozenset("0123456789abcdef")
@@ -165,6 +165,7 @@ class CheckedRead:
         self._conn = conn
         self.path = path
         self.meta = meta
+        self.layout = layout_of(meta)
         self.warnings = warnings
         self.total = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
         self.check = ChainCheck(meta["table_id"], None)
@@ -227,7 +228,7 @@ class CheckedRead:
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
         """Every row of ``entries`` in seq order (all columns), each fed to the check."""
-        cur = self._conn.execute(f"{SELECT} ORDER BY seq")
+        cur = self._conn.execute(f"{self.layout.select} ORDER BY seq")
         check = self.check
         while True:
             rows = cur.fetchmany(_FETCH)
@@ -244,7 +245,7 @@ class CheckedRead:
         wanted = None if kinds is None else frozenset([kinds] if isinstance(kinds, str) else kinds)
         for row in self.rows():
             if row[0] > since_seq and (wanted is None or row[2] in wanted):
-                yield row_to_entry(row, self.path)
+                yield row_to_entry(row, self.path, self.layout.entry_version(row[0]))
 
     def report(self) -> VerifyReport:
         """The verdict: after every row was read, or after the check failed."""

@@ -1,15 +1,17 @@
 """How the table's inputs and decisions become journal entries, and how inputs come back.
 
 Every input is journaled before it is acted on, in the same transaction as the records the core
-made from it (all or nothing). Device events keep their device id, event epoch and counter, so a
-device event resent after a crash or a reconnect is recognised and processed once.
+made from it (all or nothing). Device events keep their device serial, event epoch and counter,
+so a device event resent after a crash or a reconnect is recognised and processed once.
 
-Entry kinds: ``input.device`` (payload: role, event name, event fields), ``input.operator``
-(command, args, role; operator in its own column), ``input.status`` (role, up, reason; when up,
-the device's serial and event epoch), and the core's own record kinds (``card``,
-``round_result``, ``settlement``, ...; see docs/journal.md).
+Entry kinds (``controller.journal.kinds``, docs/journal.md): ``input.device`` (payload:
+device_role, the event's wire name, its fields), ``input.operator`` (command, args,
+operator_role; the operator in its own column), ``input.status`` (device_role, up, reason; when
+up, the device's serial and event epoch), and the core's own record kinds (``card``,
+``round_result``, ``settlement``, ...).
 
-``inputs_from(entries)`` turns the journaled inputs back into core inputs, for ``recover``.
+``input_from(entry)`` turns a journaled input back into a core input, for ``recover``, in the
+words of whichever schema version it was written under (``controller.journal.vocabulary``).
 """
 from __future__ import annotations
 
@@ -17,33 +19,35 @@ import dataclasses
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from controller.journal import kinds
+from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.store import Record as JournalRecord
+from controller.journal.vocabulary import current_payload
 from controller.table.io import DeviceInput, DeviceStatus, OperatorInput, Record, Role, jsonable
 from firmware_bridge.protocol import messages as m
 
-INPUT_KINDS = ("input.device", "input.operator", "input.status")
-_EVENT_CLASSES = {cls.__name__: cls for cls in vars(m).values()
-                  if isinstance(cls, type) and issubclass(cls, m.DeviceEvent) and cls is not m.DeviceEvent}
+INPUT_KINDS = kinds.INPUT_KINDS
 
 
-def device_input_record(inp: DeviceInput, device_id: str, epoch: int | None, counter: int | None,
+def device_input_record(inp: DeviceInput, device_serial: str, epoch: int | None, counter: int | None,
                         shoe: str | None, round_no: int | None) -> JournalRecord:
     ev = inp.event
     fields = {f.name: jsonable(getattr(ev, f.name)) for f in dataclasses.fields(ev) if f.name != "counter"}
-    return JournalRecord("input.device", {"role": inp.device, "event": type(ev).__name__, "fields": fields},
-                         shoe=shoe, round=round_no, device=device_id, epoch=epoch, counter=counter)
+    return JournalRecord(kinds.INPUT_DEVICE, {"device_role": inp.device, "event": m.wire_name(ev), "fields": fields},
+                         shoe=shoe, round=round_no, device_serial=device_serial, epoch=epoch, counter=counter)
 
 
 def operator_input_record(inp: OperatorInput, shoe: str | None, round_no: int | None) -> JournalRecord:
-    return JournalRecord("input.operator", {"command": inp.command, "args": {k: jsonable(v) for k, v in inp.args.items()},
-                                            "role": inp.role.name.lower()},
+    return JournalRecord(kinds.INPUT_OPERATOR, {"command": inp.command,
+                                                "args": {k: jsonable(v) for k, v in inp.args.items()},
+                                                "operator_role": inp.role.name.lower()},
                          shoe=shoe, round=round_no, operator=inp.operator)
 
 
 def status_input_record(inp: DeviceStatus, shoe: str | None, round_no: int | None) -> JournalRecord:
     identity = {"serial": inp.serial, "epoch": inp.epoch} if inp.epoch is not None else {}
-    return JournalRecord("input.status", {"role": inp.device, "up": inp.up, "reason": inp.reason, **identity},
-                         shoe=shoe, round=round_no)
+    return JournalRecord(kinds.INPUT_STATUS, {"device_role": inp.device, "up": inp.up, "reason": inp.reason,
+                                              **identity}, shoe=shoe, round=round_no)
 
 
 def note_record(kind: str, payload: dict[str, Any], operator: str | None, shoe: str | None,
@@ -94,16 +98,30 @@ def output_records(records: Iterable[Record]) -> list[JournalRecord]:
 
 
 def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | None:
-    """The core input a journal entry holds, or None if it is not an input."""
-    p = entry.payload
-    if entry.kind == "input.device":
-        cls = _EVENT_CLASSES[p["event"]]
-        return DeviceInput(p["role"], cls(**p["fields"], counter=entry.device_counter or 0))
-    if entry.kind == "input.operator":
-        return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["role"]))
-    if entry.kind == "input.status":
-        return DeviceStatus(p["role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"))
-    return None
+    """The core input a journal entry holds (written under either schema version), or None if it
+    is not an input. JournalContentError, naming the entry, for one that does not make an input."""
+    if entry.kind not in INPUT_KINDS:
+        return None
+    try:
+        p = current_payload(entry)
+        if entry.kind == kinds.INPUT_DEVICE:
+            return DeviceInput(p["device_role"], _event_class(entry, p["event"])(**p["fields"],
+                                                                                counter=entry.device_counter or 0))
+        if entry.kind == kinds.INPUT_OPERATOR:
+            return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["operator_role"]))
+        return DeviceStatus(p["device_role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError
+        raise malformed_entry(entry, exc) from None
+
+
+def _event_class(entry: Any, name: Any) -> type[m.DeviceEvent]:
+    try:
+        cls = m.message_class_named(name)
+    except m.UnknownMessageTypeError:
+        cls = None
+    if cls is None or not issubclass(cls, m.DeviceEvent):
+        raise JournalContentError(f"entry {entry.seq} ({entry.kind}): {str(name)[:40]!r} is not a device event")
+    return cls
 
 
 def inputs_from(entries: Iterable[Any]) -> Iterator[DeviceInput | OperatorInput | DeviceStatus]:

@@ -27,7 +27,7 @@ from typing import Any
 
 import structlog
 
-from controller.journal import Journal
+from controller.journal import Journal, kinds
 from controller.table.core import TableCore
 from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Record, SendCommand
 from controller.table.journaling import (
@@ -189,8 +189,8 @@ class TableRunner:
             if inp is None:
                 continue
             inputs.append(inp)
-            if e.kind == "input.device":
-                self._serial_of_role[e.payload["role"]] = e.device_id
+            if isinstance(inp, DeviceInput) and e.device_serial is not None:
+                self._serial_of_role[inp.device] = e.device_serial
         self.core.recover(inputs)
         self.rounds_done = 0
         return len(inputs)
@@ -320,9 +320,9 @@ class TableRunner:
 
     def _dispatch(self, o: Any) -> None:
         if isinstance(o, Record):
-            if o.kind == "round_result":
+            if o.kind == kinds.ROUND_RESULT:
                 self.rounds_done += 1
-            elif o.kind == "reconciliation":
+            elif o.kind == kinds.RECONCILIATION:
                 self.shoes_done += 1
             if self.on_record is not None:
                 self.on_record(o)

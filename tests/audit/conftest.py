@@ -56,16 +56,16 @@ def shoe_records(spec: ShoeSpec, epoch: int, counter: list[int]) -> list[Record]
 
     def device(event: str, fields: dict[str, Any]) -> Record:
         counter[0] += 1
-        return Record("input.device", {"role": "shoe", "event": event, "fields": fields}, shoe=spec.shoe,
-                      device="EMU-shoe", epoch=epoch, counter=counter[0])
+        return Record("input.device", {"device_role": "shoe", "event": event, "fields": fields}, shoe=spec.shoe,
+                      device_serial="EMU-shoe", epoch=epoch, counter=counter[0])
 
     read = 0
     for position, item in enumerate(items[:stop], start=1):
         if item is COVER:
-            recs.append(device("CoverCard", {"position": position}))
+            recs.append(device("COVER_CARD", {"position": position}))
             continue
         rank, suit = (0xFF, 0) if position in spec.misread else (item.rank, item.suit)
-        recs.append(device("CardRead", {"rank": rank, "suit": suit, "face_up": False, "position": position,
+        recs.append(device("CARD_READ", {"rank": rank, "suit": suit, "face_up": False, "position": position,
                                         "timestamp_ms": position}))
         read += 1
     recs.append(Record("reconciliation", {"loaded": loaded, "left_shoe": read, "burned": 1,

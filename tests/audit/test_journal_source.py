@@ -78,7 +78,7 @@ def test_previous_shoe_order_as_the_pre_shuffle_order(make_journal) -> None:
 def test_entries_without_a_shoe_are_ignored() -> None:
     from types import SimpleNamespace as E
     entries = [E(kind="table_open", payload={}, shoe_id=None),
-               E(kind="input.device", payload={"event": "CardRead", "fields": {}}, shoe_id=None),
+               E(kind="input.device", payload={"event": "CARD_READ", "fields": {}}, shoe_id=None),
                E(kind="shoe_start", payload={"shoe": "X", "decks": 6}, shoe_id="X")]
     shoes = collect_shoes(entries)
     assert [(s.shoe, s.decks) for s in shoes] == [("X", 6)]

@@ -40,7 +40,7 @@ def test_a_whole_shoe_follows_the_procedure(tmp_path: Path, preset: str) -> None
     entries = played(tmp_path, preset)
     kinds = [e.kind for e in entries]
     # shuffled and counted, offered for the cut, cut and covered within the limits, loaded, burned
-    assert of(entries, "input.device")[0]["event"] in ("ShuffleProgress", "ShuffleDone")
+    assert of(entries, "input.device")[0]["event"] in ("SHUFFLE_PROGRESS", "SHUFFLE_DONE")
     assert kinds.index("shoe_start") < kinds.index("cut_offer") < kinds.index("cut") < kinds.index("cover") \
         < kinds.index("shoe_loaded") < kinds.index("burn") < kinds.index("round_start")
     cut, cover = of(entries, "cut")[0], of(entries, "cover")[0]

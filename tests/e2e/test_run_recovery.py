@@ -47,7 +47,7 @@ def journal_cards(path: Path) -> list[str]:
     with JournalReader.open(path) as r:
         out = []
         for e in r.entries(kinds=("input.device",)):
-            if e.payload["event"] == "CardRead":
+            if e.payload["event"] == "CARD_READ":
                 f = e.payload["fields"]
                 out.append("?" if f["rank"] == 0xFF else RANK.get(f["rank"], str(f["rank"])) + SUIT[f["suit"]])
         return out

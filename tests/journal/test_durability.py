@@ -32,11 +32,11 @@ with Journal.open(path, table_id="T1") as j:
     if mode == "single":
         for i in range(first, n):
             e = j.append("card.read", {"i": i, "card": i % 52}, shoe="S1", round=i // 6,
-                         device="shoe-1", epoch=1, counter=i + 1)
+                         device_serial="shoe-1", epoch=1, counter=i + 1)
             print(f"{i} {e.seq if e else 'dup'}", flush=True)
     else:
         for b in range(first, n, 10):
-            out = j.append_batch([Record("card.read", {"i": i, "card": i % 52}, device="shoe-1", epoch=1,
+            out = j.append_batch([Record("card.read", {"i": i, "card": i % 52}, device_serial="shoe-1", epoch=1,
                                          counter=i + 1) for i in range(b, min(b + 10, n))])
             print(" ".join(str(e.seq) if e else "dup" for e in out), flush=True)
 print("done", flush=True)

@@ -52,7 +52,7 @@ def test_new_journal_uses_wal_full_and_schema(journal: Journal, journal_path: Pa
 
 def test_append_and_read_back(journal: Journal) -> None:
     a = journal.append("shoe.loaded", {"decks": 8, "name": "Mini ☘"}, shoe="S1", operator="dealer-7")
-    b = journal.append("card.read", {"card": "AS", "position": 1}, shoe="S1", round=1, device="shoe-1", epoch=3, counter=1)
+    b = journal.append("card.read", {"card": "AS", "position": 1}, shoe="S1", round=1, device_serial="shoe-1", epoch=3, counter=1)
     assert isinstance(a, Entry) and (a.seq, b.seq) == (1, 2)
     assert a.prev_hash == GENESIS_HASH and b.prev_hash == a.hash
     assert a.ts == "2025-01-31T20:15:00.002000Z" and a.time.year == 2025  # .001: meta "created"
@@ -64,8 +64,10 @@ def test_append_and_read_back(journal: Journal) -> None:
     assert [e.seq for e in journal.entries(shoe="S2")] == []
     assert list(journal.entries(kinds=[])) == []
     assert b.to_json()["payload"] == {"card": "AS", "position": 1}
-    assert list(b.to_json()) == ["seq", "ts", "kind", "table_id", "shoe_id", "round_no", "device_id", "device_epoch",
-                                 "device_counter", "operator", "payload", "prev_hash", "hash"]
+    assert list(b.to_json()) == ["seq", "ts", "kind", "table_id", "shoe_id", "round_no", "device_serial",
+                                 "device_epoch", "device_counter", "operator", "payload", "prev_hash", "hash",
+                                 "schema_version"]
+    assert b.to_json()["schema_version"] == 2 and b.device_serial == "shoe-1"
     # the payload column is canonical JSON
     assert rows(journal.path)[0][10] == '{"decks":8,"name":"Mini ☘"}'
 
@@ -208,13 +210,13 @@ def test_empty_file_becomes_a_journal(journal_path: Path) -> None:
 
 
 def test_device_event_resent_is_dropped(journal: Journal) -> None:
-    first = journal.append("card.read", {"card": "9H"}, device="shoe-1", epoch=1, counter=7)
-    assert journal.append("card.read", {"card": "9H"}, device="shoe-1", epoch=1, counter=7) is None
+    first = journal.append("card.read", {"card": "9H"}, device_serial="shoe-1", epoch=1, counter=7)
+    assert journal.append("card.read", {"card": "9H"}, device_serial="shoe-1", epoch=1, counter=7) is None
     # other contexts after a reconnect don't matter: same device event
-    assert journal.append("card.read", {"card": "9H"}, device="shoe-1", epoch=1, counter=7, round=3) is None
+    assert journal.append("card.read", {"card": "9H"}, device_serial="shoe-1", epoch=1, counter=7, round=3) is None
     # same counter, other epoch or device: a different event
-    assert journal.append("card.read", {"card": "9H"}, device="shoe-1", epoch=2, counter=7).seq == 2
-    assert journal.append("card.read", {"card": "9H"}, device="shoe-2", epoch=1, counter=7).seq == 3
+    assert journal.append("card.read", {"card": "9H"}, device_serial="shoe-1", epoch=2, counter=7).seq == 2
+    assert journal.append("card.read", {"card": "9H"}, device_serial="shoe-2", epoch=1, counter=7).seq == 3
     # host events carry no counter and are never duplicates
     assert journal.append("note", {}).seq == 4 and journal.append("note", {}).seq == 5
     assert journal.find_device_event("shoe-1", 1, 7) == first
@@ -222,21 +224,21 @@ def test_device_event_resent_is_dropped(journal: Journal) -> None:
 
 
 def test_conflicting_resend_raises_and_stores_nothing(journal: Journal) -> None:
-    journal.append("card.read", {"card": "9H"}, device="shoe-1", epoch=1, counter=1)
+    journal.append("card.read", {"card": "9H"}, device_serial="shoe-1", epoch=1, counter=1)
     with pytest.raises(DeviceEventConflict, match="different payload") as info:
-        journal.append("card.read", {"card": "9D"}, device="shoe-1", epoch=1, counter=1)
+        journal.append("card.read", {"card": "9D"}, device_serial="shoe-1", epoch=1, counter=1)
     assert info.value.existing.seq == 1 and info.value.payload == {"card": "9D"}
     with pytest.raises(DeviceEventConflict, match="different kind"):
-        journal.append("door.open", {"card": "9H"}, device="shoe-1", epoch=1, counter=1)
-    journal.append("x", {"v": True}, device="d", epoch=1, counter=1)
+        journal.append("door.open", {"card": "9H"}, device_serial="shoe-1", epoch=1, counter=1)
+    journal.append("x", {"v": True}, device_serial="d", epoch=1, counter=1)
     with pytest.raises(DeviceEventConflict):  # true is not 1 in the journal (though True == 1 in Python)
-        journal.append("x", {"v": 1}, device="d", epoch=1, counter=1)
+        journal.append("x", {"v": 1}, device_serial="d", epoch=1, counter=1)
     assert journal.last_seq == 2
     assert journal.append("next", {}).seq == 3
 
 
 def test_unique_index_backs_the_duplicate_rule(journal: Journal) -> None:
-    journal.append("e", {}, device="d", epoch=1, counter=1)
+    journal.append("e", {}, device_serial="d", epoch=1, counter=1)
     with pytest.raises(sqlite3.IntegrityError):
         journal._conn.execute(
             "INSERT INTO entries VALUES (2, 't', 'e', 'T1', NULL, NULL, 'd', 1, 1, NULL, '{}', 'p', 'h')")
@@ -245,24 +247,24 @@ def test_unique_index_backs_the_duplicate_rule(journal: Journal) -> None:
 def test_last_device_counter(journal: Journal) -> None:
     assert journal.last_device_counter("shoe-1") is None and journal.device_counter_gaps("shoe-1") == []
     for c in (1, 2, 3):
-        journal.append("card", {"c": c}, device="shoe-1", epoch=5, counter=c)
-    journal.append("link.lost", {}, device="shoe-1")  # a host event about the device: no counter
+        journal.append("card", {"c": c}, device_serial="shoe-1", epoch=5, counter=c)
+    journal.append("link.lost", {}, device_serial="shoe-1")  # a host event about the device: no counter
     assert journal.last_device_counter("shoe-1") == (5, 3)
-    journal.append("card", {"c": 5}, device="shoe-1", epoch=5, counter=5)  # 4 lost in the air
+    journal.append("card", {"c": 5}, device_serial="shoe-1", epoch=5, counter=5)  # 4 lost in the air
     assert journal.last_device_counter("shoe-1") == (5, 3)  # seed below the gap: 4 gets resent
     assert journal.last_device_counter("shoe-1", contiguous=False) == (5, 5)
     assert journal.device_counter_gaps("shoe-1") == [(4, 4)]
-    journal.append("card", {"c": 9}, device="shoe-1", epoch=5, counter=9)
+    journal.append("card", {"c": 9}, device_serial="shoe-1", epoch=5, counter=9)
     assert journal.device_counter_gaps("shoe-1", 5) == [(4, 4), (6, 8)]
     assert journal.last_device_counter("shoe-1") == (5, 3)
-    journal.append("card", {"c": 4}, device="shoe-1", epoch=5, counter=4)
+    journal.append("card", {"c": 4}, device_serial="shoe-1", epoch=5, counter=4)
     assert journal.last_device_counter("shoe-1") == (5, 5)
     for c in (6, 7, 8):
-        journal.append("card", {"c": c}, device="shoe-1", epoch=5, counter=c)
+        journal.append("card", {"c": c}, device_serial="shoe-1", epoch=5, counter=c)
     assert journal.last_device_counter("shoe-1") == (5, 9) and journal.device_counter_gaps("shoe-1") == []
-    journal.append("card", {"c": 1}, device="shoe-1", epoch=6, counter=1)  # the device started a new epoch
+    journal.append("card", {"c": 1}, device_serial="shoe-1", epoch=6, counter=1)  # the device started a new epoch
     assert journal.last_device_counter("shoe-1") == (6, 1)
-    journal.append("card", {"c": 900}, device="shuffler-1", epoch=1, counter=900)  # a journal started mid-life
+    journal.append("card", {"c": 900}, device_serial="shuffler-1", epoch=1, counter=900)  # a journal started mid-life
     assert journal.last_device_counter("shuffler-1") == (1, 900)
 
 
@@ -272,14 +274,14 @@ def test_last_device_counter(journal: Journal) -> None:
 def test_batch_appends_in_one_transaction(journal: Journal) -> None:
     out = journal.append_batch([
         Record("a", {"n": 1}, shoe="S1"),
-        {"kind": "b", "payload": {"n": 2}, "device": "d", "epoch": 1, "counter": 1},
-        {"kind": "b", "payload": {"n": 2}, "device": "d", "epoch": 1, "counter": 1},  # repeated within the batch
+        {"kind": "b", "payload": {"n": 2}, "device_serial": "d", "epoch": 1, "counter": 1},
+        {"kind": "b", "payload": {"n": 2}, "device_serial": "d", "epoch": 1, "counter": 1},  # repeated within the batch
         Record("c", {"n": 3}),
     ])
     assert [e.seq if e else None for e in out] == [1, 2, None, 3]
     assert out[1].prev_hash == out[0].hash and out[3].prev_hash == out[1].hash
     assert journal.append_batch([]) == []
-    assert journal.append_batch([{"kind": "b", "payload": {"n": 2}, "device": "d", "epoch": 1, "counter": 1}]) == [None]
+    assert journal.append_batch([{"kind": "b", "payload": {"n": 2}, "device_serial": "d", "epoch": 1, "counter": 1}]) == [None]
     assert verify(journal.path).ok
 
 
@@ -318,9 +320,9 @@ def test_batch_database_error_mid_batch_stores_nothing(journal: Journal, mocker)
 
 
 def test_batch_conflict_stores_nothing(journal: Journal) -> None:
-    journal.append("card", {"c": 1}, device="d", epoch=1, counter=1)
+    journal.append("card", {"c": 1}, device_serial="d", epoch=1, counter=1)
     with pytest.raises(DeviceEventConflict):
-        journal.append_batch([Record("a", {}), Record("card", {"c": 2}, device="d", epoch=1, counter=1)])
+        journal.append_batch([Record("a", {}), Record("card", {"c": 2}, device_serial="d", epoch=1, counter=1)])
     assert journal.last_seq == 1
 
 
@@ -386,10 +388,10 @@ def test_tuples_read_back_as_lists(journal: Journal) -> None:
     ({"round": "3"}, "round must be an int"),
     ({"round": True}, "round must be an int"),
     ({"round": -1}, "between 0"),
-    ({"counter": 1}, "device, epoch and counter together"),
-    ({"device": "d", "counter": 1}, "device, epoch and counter together"),
-    ({"epoch": 1}, "epoch given without device"),
-    ({"device": "d", "epoch": 1, "counter": 2**63}, "between 0"),
+    ({"counter": 1}, "device_serial, epoch and counter together"),
+    ({"device_serial": "d", "counter": 1}, "device_serial, epoch and counter together"),
+    ({"epoch": 1}, "epoch given without device_serial"),
+    ({"device_serial": "d", "epoch": 1, "counter": 2**63}, "between 0"),
     ({"operator": b"x"}, "operator must be a str"),
 ])
 def test_refused_columns(journal: Journal, kwargs, match) -> None:

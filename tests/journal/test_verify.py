@@ -306,7 +306,7 @@ def test_any_single_edit_is_found_where_it_is(template, n: int, data) -> None:
     column, value = data.draw(st.sampled_from([
         ("kind", "forged"), ("payload", '{"i":-1}'), ("ts", "2000-01-01T00:00:00.000000Z"),
         ("shoe_id", None), ("round_no", 12345), ("prev_hash", "a" * 64), ("hash", "b" * 64),
-        ("device_id", "dev"), ("operator", "op"),
+        ("device_serial", "dev"), ("operator", "op"),
     ]), label="edit")
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "j.db"

@@ -63,7 +63,7 @@ def journal_cards(path) -> list[tuple[int, int, int]]:
     """(position, rank, suit) of every card read the journal holds, in order."""
     with JournalReader.open(path) as r:
         return [(f["position"], f["rank"], f["suit"]) for e in r.entries(kinds=["input.device"])
-                if e.payload["event"] == "CardRead" for f in [e.payload["fields"]]]
+                if e.payload["event"] == "CARD_READ" for f in [e.payload["fields"]]]
 
 
 def dealt_cards(path) -> list[tuple[int, int, int]]:

@@ -1,0 +1,193 @@
+"""The journal's vocabulary: every kind of record a table writes, with a one-line meaning and its
+payload keys (schema version 2). docs/journal.md ("Record kinds") lists the same kinds and keys,
+and tests/journal/test_kinds.py checks the two against each other, against the kinds spelled in
+the code and against the records of a real run.
+
+The store itself stays generic (it stores any kind it is given); this registry is the contract of
+what a table journals, for its writers (``controller.table``, ``controller.control``) and its
+readers (replay, the audit, recovery, the floor feed). Writers and readers use the constants
+below, never the literal text. A record's payload holds every key of ``Kind.keys`` and may hold
+those of ``Kind.optional``, nothing else; ``payload_problem`` says when it does not.
+
+What schema version 1 spelled differently (device events by class name, ``role``) is read through
+``controller.journal.vocabulary``.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of record: its name, what it means, the payload keys it always has (``keys``)
+    and those it may have (``optional``)."""
+
+    name: str
+    meaning: str
+    keys: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+
+    @property
+    def allowed(self) -> frozenset[str]:
+        return frozenset(self.keys) | frozenset(self.optional)
+
+
+# -- inputs: what came into the table, journaled before the table acts on it -----------------------
+INPUT_DEVICE = "input.device"
+INPUT_OPERATOR = "input.operator"
+INPUT_STATUS = "input.status"
+
+# -- the table's decisions: shoe ----------------------------------------------------------------------
+SHOE_START = "shoe_start"
+SUBMISSION = "submission"
+COUNT_FAULT = "count_fault"
+CUT_OFFER = "cut_offer"
+CUT_DECLINED = "cut_declined"
+CUT = "cut"
+CUT_SKIPPED = "cut_skipped"
+COVER = "cover"
+INSPECTION = "inspection"
+SHUFFLER_BATCH_REMOVED = "shuffler_batch_removed"
+MANUAL_SHUFFLE = "manual_shuffle"
+SHOE_LOADED = "shoe_loaded"
+BURN = "burn"
+COVER_CARD = "cover_card"
+COVER_CARD_MISSING = "cover_card_missing"
+SHOE_EMPTY = "shoe_empty"
+RESHUFFLE_ORDERED = "reshuffle_ordered"
+SHOE_RESTARTED = "shoe_restarted"
+RECONCILIATION = "reconciliation"
+CARDSET = "cardset"
+
+# -- rounds ---------------------------------------------------------------------------------------------
+WAGER = "wager"
+ROUND_START = "round_start"
+CARD = "card"
+CARD_DEFERRED = "card_deferred"
+HELD_CARD_USED = "held_card_used"
+CARD_ENTERED = "card_entered"
+DISCARD = "discard"
+IRREGULARITY = "irregularity"
+SQUEEZE = "squeeze"
+RELINQUISHED = "relinquished"
+REVEALED = "revealed"
+HOUSE_MONEY_ADDED = "house_money_added"
+ROUND_KIND = "round_kind"
+SETTLEMENT = "settlement"
+WAGER_RETURNED = "wager_returned"
+ROUND_RESULT = "round_result"
+DISCARD_RACK = "discard_rack"
+
+# -- people, devices and faults ------------------------------------------------------------------------
+OPERATOR = "operator"
+REFUSED = "refused"
+DEALER = "dealer"
+DEVICE_REPLACED = "device_replaced"
+FAULT = "fault"
+FAULT_CLEARED = "fault_cleared"
+RESUMED = "resumed"
+
+# -- refusals at the control socket, before the table saw them (controller.control) --------------------
+CONNECTION_REFUSED = "connection_refused"
+BAD_REQUEST = "bad_request"
+AUTH_REFUSED = "auth_refused"
+REFUSALS_SUMMARY = "refusals_summary"
+
+_SETTLEMENT_KEYS = ("seat", "kind", "amount", "result", "win", "commission", "net")
+_HAND_RESULT_KEYS = ("game", "player", "banker", "outcome", "natural", "cards_used", "dealt", "player_pair",
+                     "banker_pair", "dragon7", "panda8")
+
+KINDS: Mapping[str, Kind] = {k.name: k for k in (
+    Kind(INPUT_DEVICE, "a device event (columns: device_serial, device_epoch, device_counter); fields as in "
+         "docs/protocol.md, enums as numbers", ("device_role", "event", "fields")),
+    Kind(INPUT_OPERATOR, "an operator command as given (column: operator)", ("command", "args", "operator_role")),
+    Kind(INPUT_STATUS, "a device link came up (with the identity of the device now in that role) or went down",
+         ("device_role", "up", "reason"), ("serial", "epoch")),
+
+    Kind(SHOE_START, "a new shoe: its id and decks; the shuffle is ordered", ("shoe", "decks")),
+    Kind(SUBMISSION, "the Rules Submission set at opening, whole (as its TOML file's layout)",
+         ("source", "submission", "wagers", "paytable", "commission"),
+         ("house_money", "twentyone", "bonus_paytable", "irregularities")),
+    Kind(COUNT_FAULT, "the cards counted (after the shuffle, at loading, or in the card set) are not what the "
+         "shoe must hold: the table stays closed", ("problem",),
+         ("counted", "expected", "device_expected", "loaded", "cardset")),
+    Kind(CUT_OFFER, "the order in which the seats are offered the cut (681a.5(c))", ("order",)),
+    Kind(CUT_DECLINED, "a seat declined the cut", ("seat",)),
+    Kind(CUT, "the cut: position from the top, by whom, of a stack of how many cards", ("position", "by", "stack")),
+    Kind(CUT_SKIPPED, "no cut: an automatic reshuffling shoe (681a.5(h))", ("clause",)),
+    Kind(COVER, "the second cover card, this many cards above the bottom (681a.5(d))", ("from_bottom",)),
+    Kind(INSPECTION, "the cards spread for inspection before a manual shuffle (681a.5(g))", ("clause", "face_up")),
+    Kind(SHUFFLER_BATCH_REMOVED, "the shuffler's batch taken out for a manual shuffle (681a.5(g)(2))", ("clause",)),
+    Kind(MANUAL_SHUFFLE, "a manual shuffle done (washed first or not), by the dealer", ("washed", "dealer")),
+    Kind(SHOE_LOADED, "the shoe reports the cards loaded", ("cards",)),
+    Kind(BURN, "a card burned (position in the stack as loaded)", ("card", "position", "dealer")),
+    Kind(COVER_CARD, "the cover card came out", ("position", "during_round")),
+    Kind(COVER_CARD_MISSING, "more cards came out than the cover card's place allows, and no cover card "
+         "(681a.7(d))", ("expected_after", "cards_out", "clause")),
+    Kind(SHOE_EMPTY, "the shoe is empty although cards counted in it never came out", ("cards_counted_in_shoe",)),
+    Kind(RESHUFFLE_ORDERED, "a reshuffle ordered by a floorperson", ("by",)),
+    Kind(SHOE_RESTARTED, "the shoe in play given up and a new one started", ("reason",)),
+    Kind(RECONCILIATION, "the shoe's cards reconciled when it ends", ("loaded", "left_shoe", "burned",
+         "remaining_in_shoe", "total", "expected", "ok")),
+    Kind(CARDSET, "the card-set verification of the ended shoe (controller.audit.cardset)", (
+        "shoe", "ok", "expected", "loaded", "read", "identified", "unreadable", "unread", "extra", "foreign",
+        "reused_positions", "missing", "missing_count", "surplus", "unaccounted", "not_seen", "problems")),
+
+    Kind(WAGER, "a wager placed", ("seat", "kind", "amount")),
+    Kind(ROUND_START, "a round begins with these wagers; kind normal or simulated", ("round", "kind", "wagers")),
+    Kind(CARD, "a card dealt to a hand (position in the stack; n: the round's nth card)",
+         ("card", "to", "position", "n")),
+    Kind(CARD_DEFERRED, "a card drawn between rounds, held for the next one (627a.13(a))", ("card", "position")),
+    Kind(HELD_CARD_USED, "the held card dealt as the round's first (627a.13(a))", ("card", "clause")),
+    Kind(CARD_ENTERED, "a card entered by hand for one the shoe could not read", ("card", "by")),
+    Kind(DISCARD, "a card drawn to the discard rack undisclosed (627a.13(c)(1))", ("card", "position", "reason")),
+    Kind(IRREGULARITY, "a dealing irregularity and the table's decision (627a.13)",
+         ("action", "clause", "card", "reason")),
+    Kind(SQUEEZE, "a hand given to a seat to squeeze (Midibaccarat)", ("hand", "seat")),
+    Kind(RELINQUISHED, "the squeeze passed from a seat to another", ("seat", "to", "hand")),
+    Kind(REVEALED, "a squeezed hand revealed, by whom", ("hand", "by")),
+    Kind(HOUSE_MONEY_ADDED, "a House Money wager added", ("seat", "side", "amount")),
+    Kind(ROUND_KIND, "the round's kind changed (simulated: 627a.13(d))", ("kind", "clause")),
+    Kind(SETTLEMENT, "a wager settled (minor units; net to the player)", _SETTLEMENT_KEYS),
+    Kind(WAGER_RETURNED, "a wager returned (a void round)", _SETTLEMENT_KEYS),
+    Kind(ROUND_RESULT, "a round's outcome: the hands and the cards as dealt; a void round its reason and cards",
+         ("round", "kind"), (*_HAND_RESULT_KEYS, "reason", "cards")),
+    Kind(DISCARD_RACK, "the round's cards to the discard rack, in an order that rebuilds each hand (681a.7(l))",
+         ("cards",)),
+
+    Kind(OPERATOR, "an operator command the table accepted (before it acts on it)",
+         ("command", "args", "operator", "role", "state")),
+    Kind(REFUSED, "an input the table refused; nothing changed", ("input", "reason", "state"), ("operator",)),
+    Kind(DEALER, "the dealer at the table", ("dealer",)),
+    Kind(DEVICE_REPLACED, "a device came back as another (serial or event epoch): what it held is lost",
+         ("role", "serial", "epoch", "reason", "state", "shoe_lost")),
+    Kind(FAULT, "a fault that stops play", ("fault", "reason")),
+    Kind(FAULT_CLEARED, "faults cleared, by whom or what", ("faults", "by")),
+    Kind(RESUMED, "play resumed after a fault", ("state",)),
+
+    Kind(CONNECTION_REFUSED, "a control connection refused: the table is busy", ("code", "reason")),
+    Kind(BAD_REQUEST, "a malformed control request", ("code", "reason")),
+    Kind(AUTH_REFUSED, "a control command refused at login or for the operator's role",
+         ("command", "operator", "code", "reason")),
+    Kind(REFUSALS_SUMMARY, "control refusals counted but not journaled one by one (a flood)",
+         ("not_journaled", "by_code", "operators")),
+)}
+
+INPUT_KINDS: tuple[str, ...] = (INPUT_DEVICE, INPUT_OPERATOR, INPUT_STATUS)
+
+
+def payload_problem(kind: str, payload: Mapping[str, Any]) -> str | None:
+    """Why ``payload`` is not what a ``kind`` record holds (an unknown kind, a key missing or not
+    of its kind), or None when it is."""
+    spec = KINDS.get(kind)
+    if spec is None:
+        return f"unknown record kind {kind!r}"
+    missing = [k for k in spec.keys if k not in payload]
+    if missing:
+        return f"{kind}: payload without {', '.join(missing)}"
+    extra = sorted(set(payload) - spec.allowed)
+    if extra:
+        return f"{kind}: payload keys {', '.join(extra)} are not in the registry"
+    return None
