@@ -11,11 +11,12 @@ import argparse
 import sys
 from typing import Any
 
-from controller.cli.common import GAME_CHOICES, print_json, submission_for
+from controller.cli.common import GAME_CHOICES, percent, print_json, submission_for
 from controller.errors import UsageError
 from controller.rules.cards import Composition, parse_cards
 from controller.rules.engine import RoundResult, deal
 from controller.rules.errors import RulesError
+from controller.rules.odds import exact_odds
 from controller.rules.submission import preset_names
 
 
@@ -96,13 +97,26 @@ def run_deal(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    """The Rules Submission, then every offered wager's house edge by exact odds
+    (``controller.rules.odds``, as ``shoectl odds``), with a note for a wager the house has no edge
+    on. ``--json``: the submission's dict plus ``house_edge`` (per wager, a fraction of the stake)."""
     sub = submission_for(None, args.submission)
     d = sub.to_dict()
+    report = exact_odds(sub)
     if args.json:
-        print_json(d)
+        print_json({**d, "house_edge": {k: float(w["house_edge"]) for k, w in report.wagers.items()}})
         return 0
     for key, value in d.items():
         print(f"{key}: {value}")
+    print("house edge (exact odds for a full shoe; shoectl odds has the details):")
+    width = max(map(len, report.wagers)) + 2
+    pays = max(len(report.payouts.get(k, "")) for k in report.wagers) + 2
+    for kind, w in report.wagers.items():
+        print(f"  {kind:<{width}}{report.payouts.get(kind, ''):<{pays}}{percent(float(w['house_edge'])):>9}")
+    no_edge = [k for k, w in report.wagers.items() if w["house_edge"] <= 0]
+    if no_edge:
+        print(f"note: the house has no edge on {', '.join(no_edge)}: set their payout (paytable, commission) "
+              "in the Rules Submission (docs/assumptions.md)")
     return 0
 
 

@@ -636,8 +636,8 @@ def _payout_text(kind: WagerKind, submission: Any) -> str:
         if kind in (WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS):
             return "by rank"
         text = str(submission.payout(kind))
-        if kind is WagerKind.BANKER and submission.commission:
-            rate = (Decimal(submission.commission) * 100).normalize()
+        if submission.commission_on(kind):
+            rate = (Decimal(submission.commission_on(kind)) * 100).normalize()
             text += f" less {rate:f}% commission"
         return text
     except (RulesError, AttributeError, TypeError):  # display only

@@ -62,6 +62,7 @@ class Submission:
     house_money: HouseMoneyOptions
     twentyone: TwentyOneOptions
     bonus_paytable: Mapping[BonusRank, Payout]
+    player_commission: Decimal = Decimal(0)  # 21 Baccarat: on a winning Player wager (681a.8(a) not found)
 
     def __hash__(self) -> int:
         return hash(
@@ -70,6 +71,7 @@ class Submission:
                 self.min_cover_depth, self.seats, self.wagers, frozenset(self.paytable.items()),
                 self.commission, self.commission_rounding, self.unauthorized_third_card,
                 self.house_money, self.twentyone, frozenset(self.bonus_paytable.items()),
+                self.player_commission,
             )
         )
 
@@ -101,6 +103,15 @@ class Submission:
         if wk in (WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS):
             raise WagerError(f"the {wk.value} wager pays by rank: use Submission.bonus_payout(rank)")
         return self.paytable[wk]
+
+    def commission_on(self, kind: WagerKind | str) -> Decimal:
+        """The share withheld from the payout of a winning ``kind`` wager: ``commission`` on the
+        Banker wager, ``player_commission`` on the Player wager, nothing on the others."""
+        if kind == WagerKind.BANKER:
+            return self.commission
+        if kind == WagerKind.PLAYER:
+            return self.player_commission
+        return Decimal(0)
 
     def bonus_payout(self, rank: BonusRank | str) -> Payout:
         """The 21 Baccarat Bonus Wager odds for a winning ``rank`` (681a.7(k)(2)-(3)).
@@ -149,6 +160,8 @@ class Submission:
             }
         if self.game is Game.TWENTYONE:
             t = self.twentyone
+            out["commission"] = {"rate": str(self.commission), "player_rate": str(self.player_commission),
+                                 "rounding": self.commission_rounding}
             out["twentyone"] = {
                 "naturals": t.naturals,
                 "bonus_only_card": t.bonus_only_card,

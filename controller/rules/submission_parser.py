@@ -113,7 +113,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "submission": ("name", "game", "decks", "dealing", "burn_cards", "min_cover_depth", "seats"),
     "wagers": ("offered",),
     "paytable": tuple(k.value for k in WagerKind if k not in _NOT_IN_PAYTABLE),
-    "commission": ("rate", "rounding"),
+    "commission": ("rate", "player_rate", "rounding"),
     "house_money": ("either_pair", "both_pairs", "portion"),
     "irregularities": ("unauthorized_third_card",),
     "twentyone": ("naturals", "bonus_only_card", "draw_rule", "draw_threshold"),
@@ -224,6 +224,13 @@ class SubmissionParser(DocumentParser):
                 raise self.fail(
                     "commission.rate", f"must be 0 for ez-baccarat (commission-free, 627c.2), not {commission}"
                 )
+        player_commission = Decimal(0)
+        if "player_rate" in com:
+            if game is not Game.TWENTYONE:
+                raise self.fail("commission.player_rate", "applies to 21-baccarat only (the Player wager of "
+                                f"{game.value} pays without commission; the Banker's is commission.rate)")
+            player_commission = self.decimal("commission.player_rate", com["player_rate"], 0, 1, hi_open=True,
+                                             places=RATE_PLACES, name="rate")
         rounding = "down"
         if "rounding" in com:
             rounding = self.choice("commission.rounding", com["rounding"], COMMISSION_ROUNDINGS)
@@ -292,6 +299,7 @@ class SubmissionParser(DocumentParser):
             house_money=house_money,
             twentyone=twentyone,
             bonus_paytable=bonus_paytable,
+            player_commission=player_commission,
         )
 
     def seats(self, value: object) -> tuple[int, ...]:

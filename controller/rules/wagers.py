@@ -9,7 +9,8 @@ Contract:
   the regulation's order (681a.7(h), 629a.11): seats counterclockwise from the dealer's right
   (``submission.seats``), the Player and Banker wagers first, then Tie and the side wagers.
   A win pays ``amount * multiplier`` rounded to a whole minor unit by the submission's
-  ``commission_rounding`` (only a commissioned Banker win can be fractional).
+  ``commission_rounding`` (only a commissioned win can be fractional: the Banker's, and in
+  21 Baccarat the Player's when ``[commission] player_rate`` is set).
 - ``settle_house_money(first_four, wagers, submission)`` settles House Money wagers after the first
   two cards of each hand and before any third card (629a.8(c)(3)); ``add_house_money(...)`` moves
   all or the allowed portion of a winning payout onto the player's Player or Banker wager
@@ -66,7 +67,7 @@ class Wager:
 @dataclass(frozen=True, slots=True)
 class Settlement:
     """One wager settled. ``win`` is what is paid beyond the returned stake; ``commission`` is the
-    Banker commission withheld from the gross win."""
+    commission withheld from the gross win (``Submission.commission_on``)."""
 
     seat: int
     kind: WagerKind
@@ -113,12 +114,9 @@ def net_multiplier(kind: WagerKind, facts: RoundFacts, submission: Any) -> Fract
         sign = _wins(facts.outcome, kind)
         if sign <= 0:
             return sign
-        odds = sub.payout(kind).ratio
-        if kind is WagerKind.BANKER:
-            if sub.game is Game.EZ_BACCARAT and facts.dragon7:
-                return Fraction(0)  # 627c.2: a winning three-card Banker 7 pushes
-            return odds * (1 - Fraction(sub.commission))
-        return odds
+        if kind is WagerKind.BANKER and sub.game is Game.EZ_BACCARAT and facts.dragon7:
+            return Fraction(0)  # 627c.2: a winning three-card Banker 7 pushes
+        return sub.payout(kind).ratio * (1 - Fraction(sub.commission_on(kind)))
     if kind is WagerKind.TIE:
         return sub.payout(kind).ratio if facts.outcome is Outcome.TIE else Fraction(-1)
     event = {
@@ -153,8 +151,8 @@ def settle_one(wager: Wager, facts: RoundFacts, submission: Any) -> Settlement:
         return Settlement(wager.seat, wager.kind, wager.amount, Result.PUSH)
     win = _round_money(wager.amount * m, submission.commission_rounding)
     commission = 0
-    if wager.kind is WagerKind.BANKER and submission.commission:
-        gross = _round_money(wager.amount * submission.payout(WagerKind.BANKER).ratio, "down")
+    if submission.commission_on(wager.kind):
+        gross = _round_money(wager.amount * submission.payout(wager.kind).ratio, "down")
         commission = gross - win
     return Settlement(wager.seat, wager.kind, wager.amount, Result.WIN, win, max(commission, 0))
 
