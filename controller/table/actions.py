@@ -131,16 +131,6 @@ def declare_idle(t: TableCore, op: OperatorInput, face_up: bool = False) -> None
     t.declare_idle()
 
 
-def inspection_done(t: TableCore, op: OperatorInput) -> None:
-    """681a.5(g)(1)-(2): after the inspection, washed and shuffled by hand then cut, or put into
-    the automated shuffler (the batch already in it taken out)."""
-    if t.has_shuffler:
-        t.record("shuffler_batch_removed", {"clause": "681a.5(g)(2)"})
-    else:
-        t.washing = True
-    t.inspected()
-
-
 def manual_shuffle_done(t: TableCore, op: OperatorInput) -> None:
     """681a.5(a), (g)(1): the dealer has shuffled by hand (after a wash for an idle table)."""
     if t.has_shuffler:

@@ -22,7 +22,7 @@ from typing import Any
 from controller.roles import Role
 from controller.rules.cards import CardError, parse_card
 from controller.rules.model import WagerKind
-from controller.table import actions as act
+from controller.table import actions as act, decks
 from controller.table.errors import Refused
 from controller.table.io import OperatorInput
 
@@ -184,6 +184,11 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("continue", D, ("house_money",), act.continue_round, "go on with the round after House Money", (), "nothing to continue"),
     Command("manual_shuffle_done", D, ("shuffling",), act.manual_shuffle_done,
             "the dealer has shuffled by hand (681a.5(a), (g)(1))", (), "no shuffle is under way (the table is {state})"),
+    Command("preshuffled_decks", D, ("shuffling",), decks.preshuffled_decks,
+            "put preshuffled decks in play instead of a shuffle by hand (681a.5(a))", (
+                Arg("decks", "count", "the decks in the preshuffled pack", unit="decks"),
+                Arg("seal", "text", "the pack's seal or lot, for the record", required=False)),
+            "no shuffle is under way (the table is {state})"),
     Command("order_recut", F, ("ready_to_load",), act.order_recut, "order a recut before loading (681a.5(e))"),
     Command("order_reshuffle", F, ("ready_to_load", "cutting", "count_fault", *act.ROUND_STATES), act.order_reshuffle,
             "order a reshuffle: now before loading, or after this round (681a.5(e)-(f))", (),
@@ -191,7 +196,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("declare_idle", F, ("betting", "ready_to_load", "closed"), act.declare_idle,
             "no gaming activity: spread the cards for inspection (681a.5(g))",
             (Arg("face_up", "flag", "spread face up, as a player asked", required=False),)),
-    Command("inspection_done", F, ("inspection",), act.inspection_done, "the inspection is over: wash and shuffle (681a.5(g))"),
+    Command("inspection_done", F, ("inspection",), decks.inspection_done,
+            "the inspection is over: wash and shuffle, or into the shuffler (681a.5(g))",
+            (Arg("reshuffle_batch", "flag", "a player asks that the batch taken out of the shuffler be spread and "
+                 "reshuffled before it is dealt (681a.5(g)(2))", required=False),)),
     Command("clear_fault", F, ("fault",), act.clear_fault, "clear a fault the floorperson has dealt with",
             (Arg("key", "text", "the fault to clear (all clearable ones when absent)", required=False),),
             "there is no fault"),

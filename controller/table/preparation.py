@@ -85,6 +85,7 @@ def prompt_burn(t: TableCore) -> None:
 
 
 def spread_cards(t: TableCore) -> None:
+    t.batch_spread = False
     t.record("inspection", {"clause": "681a.5(g)", "face_up": t.spread_face_up})
     t.show("SPREAD FACE UP" if t.spread_face_up else "SPREAD")
 
