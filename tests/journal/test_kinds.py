@@ -1,0 +1,173 @@
+"""The registry of record kinds (controller/journal/kinds.py) against docs/journal.md, against the
+kinds the code spells, and against the records of real runs; the wire names of device events."""
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.journal import JournalReader, kinds
+from controller.journal.vocabulary import V1_EVENT_NAMES, current_payload
+from controller.rules.cards import SUITS, card_from_wire
+from controller.rules.errors import CardError
+from firmware_bridge.protocol import messages as m
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "journal.md"
+
+# The calls that make a journal record, whose first argument is the record's kind.
+_RECORDING_CALLS = {"record", "_record", "Record", "JournalRecord", "note", "note_record", "refused"}
+
+
+def _documented_kinds() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """docs/journal.md's "Record kinds" tables: kind -> (keys, optional keys)."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("\n## Record kinds\n", 1)[1].split("\n## ", 1)[0]
+    out: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for line in section.splitlines():
+        row = re.match(r"\| `([a-z_.]+)` \| ([^|]*) \|", line)
+        if row is None:
+            continue
+        assert row.group(1) not in out, f"{row.group(1)} is listed twice in docs/journal.md"
+        keys = re.findall(r"`([a-z_0-9]+)`(\??)", row.group(2))
+        out[row.group(1)] = (tuple(k for k, opt in keys if not opt), tuple(k for k, opt in keys if opt))
+    return out
+
+
+def test_the_doc_lists_every_kind_of_the_registry_with_its_payload_and_no_other() -> None:
+    documented = _documented_kinds()
+    registered = {k.name: (k.keys, k.optional) for k in kinds.KINDS.values()}
+    assert sorted(set(registered) - set(documented)) == [], "registered but not in docs/journal.md"
+    assert sorted(set(documented) - set(registered)) == [], "in docs/journal.md but not registered"
+    assert {k: (set(a), set(b)) for k, (a, b) in documented.items()} == \
+           {k: (set(a), set(b)) for k, (a, b) in registered.items()}
+
+
+def test_the_registry_is_consistent() -> None:
+    assert all(name == k.name and k.meaning and k.keys for name, k in kinds.KINDS.items())
+    assert all(not set(k.keys) & set(k.optional) for k in kinds.KINDS.values())
+    constants = {v for n, v in vars(kinds).items() if n.isupper() and isinstance(v, str)}
+    assert constants == set(kinds.KINDS)  # a constant for every kind, and a kind for every constant
+    assert set(kinds.INPUT_KINDS) <= set(kinds.KINDS)
+
+
+def _spelled_kinds() -> dict[str, list[str]]:
+    """Every kind the production code writes: the first argument of a call that makes a record
+    (text, or a ``kinds.`` constant), and the value of a module's ``*_KIND`` constant; kind ->
+    where."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "controller").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        constants = [n for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+                     and any(isinstance(t, ast.Name) and t.id.endswith("_KIND") for t in n.targets)]
+        for node in [*ast.walk(tree)]:
+            value = None
+            if isinstance(node, ast.Call) and node.args:
+                func, first = node.func, node.args[0]
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+                if name in _RECORDING_CALLS and isinstance(first, ast.Constant):
+                    value = first.value
+                elif name in _RECORDING_CALLS and isinstance(first, ast.Attribute) and \
+                        isinstance(first.value, ast.Name) and first.value.id == "kinds":
+                    value = getattr(kinds, first.attr)
+            elif node in constants:
+                value = node.value.value  # type: ignore[attr-defined]
+            if isinstance(value, str):
+                found.setdefault(value, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_every_kind_the_code_writes_is_registered_and_every_registered_kind_is_written() -> None:
+    written = _spelled_kinds()
+    unknown = {kind: where for kind, where in written.items() if kind not in kinds.KINDS}
+    assert unknown == {}
+    assert sorted(set(kinds.KINDS) - set(written)) == []
+
+
+def _run_table(journal: Path, *extra: str) -> None:
+    subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--speed", "max",
+                    "--display", "lines", *extra], check=True, capture_output=True, timeout=180)
+
+
+@pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat"])
+def test_every_record_of_a_real_run_fits_its_kind(preset: str, tmp_path: Path) -> None:
+    """A whole shoe dealt by `shoectl run` (squeezes in Midibaccarat, Dragon 7 and Panda 8 in EZ
+    Baccarat): every entry's kind is registered and its payload has its kind's keys, no other."""
+    journal = tmp_path / "table.db"
+    _run_table(journal, "--shoes", "1", "--seed", "7", "--submission", preset)
+    with JournalReader.open(journal) as r:
+        entries = list(r.entries())
+    assert {e.schema_version for e in entries} == {2}
+    assert [(e.seq, e.kind, kinds.payload_problem(e.kind, e.payload)) for e in entries
+            if kinds.payload_problem(e.kind, e.payload)] == []
+    seen = {e.kind for e in entries}
+    assert {kinds.INPUT_DEVICE, kinds.INPUT_OPERATOR, kinds.INPUT_STATUS, kinds.ROUND_RESULT,
+            kinds.RECONCILIATION, kinds.CARDSET} <= seen
+    events = {e.payload["event"] for e in entries if e.kind == kinds.INPUT_DEVICE}
+    assert {"CARD_READ", "SHUFFLE_DONE", "SHOE_LOADED", "COVER_CARD"} <= events
+    assert all(m.message_class_named(name).TYPE.name == name for name in events)
+
+
+def test_payload_problem_names_what_is_wrong() -> None:
+    assert kinds.payload_problem(kinds.CUT, {"position": 80, "by": "seat 2", "stack": 416}) is None
+    assert kinds.payload_problem("cut.made", {}) == "unknown record kind 'cut.made'"
+    assert kinds.payload_problem(kinds.CUT, {"position": 80}) == "cut: payload without by, stack"
+    assert kinds.payload_problem(kinds.INPUT_DEVICE, {"device_role": "shoe", "event": "CARD_READ", "fields": {},
+                                                      "role": "shoe"}) == \
+        "input.device: payload keys role are not in the registry"
+
+
+# --- wire names and cards ------------------------------------------------------------------------------
+
+
+def test_every_message_has_one_wire_name_and_back() -> None:
+    for cls in m.MESSAGE_CLASSES:
+        assert m.wire_name(cls) == cls.TYPE.name and m.message_class_named(m.wire_name(cls)) is cls
+    assert m.wire_name(m.CardRead(12, 2, False, 17, 1234)) == "CARD_READ"
+    for bad in ("CardRead", "card_read", "", None, 0x80):
+        with pytest.raises(m.UnknownMessageTypeError):
+            m.message_class_named(bad)  # type: ignore[arg-type]
+
+
+def test_version_1_event_names_are_the_device_events_wire_names() -> None:
+    """Frozen: the class names version 1 wrote, each mapped to a device event's wire name, every
+    device event once."""
+    events = {cls for cls in m.MESSAGE_CLASSES if issubclass(cls, m.DeviceEvent)}
+    assert {m.message_class_named(name) for name in V1_EVENT_NAMES.values()} == events
+    assert len(set(V1_EVENT_NAMES.values())) == len(V1_EVENT_NAMES) == len(events)
+
+
+def test_card_from_wire_reads_the_protocol_suits() -> None:
+    """docs/protocol.md: "Suits in CARD_READ: 0 clubs, 1 diamonds, 2 hearts, 3 spades"."""
+    for suit in m.Suit:
+        assert card_from_wire(12, suit).suit == suit.name[0] == SUITS[suit]
+        assert str(card_from_wire(1, int(suit))) == "A" + suit.name[0]
+    assert [str(card_from_wire(r, 2)) for r in (1, 10, 11, 13)] == ["AH", "10H", "JH", "KH"]
+    for rank, suit in ((m.CARD_UNREADABLE, m.CARD_UNREADABLE), (0, 0), (14, 0), (1, 4), (1, -1), (True, 0),
+                       (1, True), ("1", 0)):
+        with pytest.raises(CardError, match="no such card"):
+            card_from_wire(rank, suit)  # type: ignore[arg-type]
+
+
+def test_v1_words_become_v2_words_and_v2_words_stay() -> None:
+    from controller.journal.entry import Entry
+
+    def entry(kind: str, payload: dict, version: int) -> Entry:
+        return Entry(1, "2025-01-31T20:15:00.000000Z", kind, "T1", None, None, None, None, None, None, payload,
+                     "0" * 64, "0" * 64, version)
+
+    old = entry(kinds.INPUT_DEVICE, {"role": "shoe", "event": "ShuffleDone", "fields": {"card_count": 416}}, 1)
+    assert current_payload(old) == {"device_role": "shoe", "event": "SHUFFLE_DONE", "fields": {"card_count": 416}}
+    assert old.payload["event"] == "ShuffleDone"  # the entry itself is as stored
+    assert current_payload(entry(kinds.INPUT_OPERATOR, {"command": "sit", "args": {}, "role": "dealer"}, 1)) == \
+        {"command": "sit", "args": {}, "operator_role": "dealer"}
+    assert current_payload(entry(kinds.INPUT_STATUS, {"role": "shoe", "up": False, "reason": "lost"}, 1)) == \
+        {"device_role": "shoe", "up": False, "reason": "lost"}
+    new = {"device_role": "shoe", "event": "SHUFFLE_DONE", "fields": {}}
+    assert current_payload(entry(kinds.INPUT_DEVICE, new, 2)) is new
+    cut = {"position": 80, "by": "seat 2", "stack": 416, "role": "?"}
+    assert current_payload(entry(kinds.CUT, cut, 1)) is cut
