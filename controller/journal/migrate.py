@@ -78,6 +78,8 @@ def _copy(src: Path, tmp: Path, hmac_key: bytes | None, clock: Callable[[], date
     """Copy every entry of ``src`` (checked as it is read) into a new journal at ``tmp``."""
     with checked_read(src, hmac_key=hmac_key, key_required=True) as read:
         version = read.layout.version
+        if read.needs_key:
+            raise JournalError(f"{src}: {read.check.reason} (--hmac-key FILE): the migration checks the whole chain")
         if version == SCHEMA_VERSION:
             raise JournalError(f"{src}: already a schema-version-{SCHEMA_VERSION} journal: nothing to migrate")
         meta = {k: v for k, v in read.meta.items() if k not in ("schema_version", "migrated_from", "migrated_entries")}
@@ -96,8 +98,7 @@ def _copy(src: Path, tmp: Path, hmac_key: bytes | None, clock: Callable[[], date
                     batch.clear()
             conn.executemany(insert, batch)
             report = read.report()
-            if not report.ok or report.needs_key:
-                conn.execute("ROLLBACK")
+            if not report.ok:
                 raise DoesNotVerify(f"{verdict_line(src, report)}: a journal that does not verify is not migrated")
             conn.execute("UPDATE meta SET value = ? WHERE key = 'migrated_entries'", (str(report.last_seq),))
             conn.execute("COMMIT")

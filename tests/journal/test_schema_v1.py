@@ -226,6 +226,33 @@ def test_migrate_refuses_a_version_2_journal(v1: Path, capsys) -> None:
     assert code == 2 and "already a schema-version-2 journal: nothing to migrate" in err and not again.exists()
 
 
+def _hmac_v1_journal(path: Path, key: bytes) -> list[str]:
+    """An HMAC journal made version 1 the way version 1 stored it (the serial column device_id,
+    user_version 1): a version-1 writer is gone, and tests/data holds a plain sha256 one. Its
+    entries' hashes."""
+    with Journal.open(path, table_id="T1", hmac_key=key) as j:
+        hashes = [j.append(kinds.INPUT_DEVICE, {"role": "shoe", "event": "ShoeEmpty", "fields": {}},
+                           device_serial="SN-1", epoch=1, counter=n).hash for n in (1, 2, 3)]
+    tamper(path, "ALTER TABLE entries RENAME COLUMN device_serial TO device_id", "PRAGMA user_version = 1",
+           "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    return hashes
+
+
+def test_migrate_an_hmac_journal_needs_its_key(tmp_path: Path, capsys) -> None:
+    key = tmp_path / "journal.key"
+    key.write_bytes(b"k" * 32)
+    key.chmod(0o600)
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    hashes = _hmac_v1_journal(old, b"k" * 32)
+    code, out, err = run(capsys, "journal", "migrate", str(old), str(new))
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "HMAC key required" in err and not new.exists()
+    assert run(capsys, "journal", "migrate", str(old), str(new), "--hmac-key", str(key))[0] == 0
+    assert verify(new, hmac_key=b"k" * 32).ok
+    with JournalReader.open(new) as r:
+        assert [e.hash for e in r.entries()] == hashes and r.last_device_counter("SN-1") == (1, 3)
+        assert [input_from(e).event for e in r.entries()] == [m.ShoeEmpty(counter=n) for n in (1, 2, 3)]
+
+
 # --- a device event no table wrote ------------------------------------------------------------------
 
 
