@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
+from firmware_bridge.link.sequencer import EventSequencer
 from firmware_bridge.protocol import (
     EXPECTED_REPLY,
     NEED_DATA,
@@ -31,6 +32,7 @@ from firmware_bridge.protocol import (
     Deliver,
     DeliverTarget,
     DeviceConnection,
+    DeviceEvent,
     DeviceMode,
     DeviceState,
     Display,
@@ -109,24 +111,28 @@ def check_messages(frames: list[Frame]) -> None:
 
 
 class HostDriver:
-    """A controller's link layer in miniature, driving one ``HostConnection`` from its events.
+    """The controller's end of a device link in miniature: a ``HostConnection`` for the session
+    and the link's ``EventSequencer`` for the events (the one place that decides which event
+    counters are new, missing or duplicated: docs/link.md), driven as ``DeviceLink`` drives them.
 
     SYNC first; after every reply (or a reply that broke the protocol) the next command of a fixed
-    rotation, or SYNC again when the session was lost; an EVENT_ACK when an event arrives and
-    nothing is pending; a retransmission after every fourth piece that left a command pending.
-    What it writes is kept in ``output`` (``take_output``). Gaps are never accepted: only a
-    person decides that events are lost (docs/protocol.md E7), so a peer can make this
-    connection track missing counters for as long as it likes.
+    rotation, or SYNC again when the session was lost; an EVENT_ACK for what was delivered when an
+    event arrives and nothing is pending; a retransmission after every fourth piece that left a
+    command pending. IDENTITY sets the sequencer's epoch, HEARTBEAT_REPLY tells it what exists;
+    every event it queues is delivered at once. What the host writes is kept in ``output``
+    (``take_output``). Gaps are never accepted: only a person decides that events are lost
+    (docs/protocol.md E7), so a peer can keep counters open for as long as it likes.
 
-    ``feed`` raises only what ``HostConnection`` documents as a fault of our own, never for
-    received bytes: ``RemoteProtocolError`` is the documented answer to a bad frame and is caught.
+    ``feed`` raises only for a fault of our own, never for received bytes: ``RemoteProtocolError``
+    is the documented answer to a bad frame and is caught.
     """
 
     def __init__(self) -> None:
         self.connection = HostConnection()
+        self.events = EventSequencer(device_id="fuzz")
         self._turn = 0
         self._feeds = 0
-        self.seen: Counter[str] = Counter()  # events (and RemoteProtocolError) by type name
+        self.seen: Counter[str] = Counter()  # events, RemoteProtocolErrors, sequencer outcomes
         self.output = bytearray(self.connection.send(Sync()))
 
     def feed(self, data: bytes) -> None:
@@ -145,12 +151,31 @@ class HostDriver:
                 break
             kind = type(event)
             self.seen[kind.__name__] += 1
-            if kind is ReplyReceived or (kind is EventReceived and host.pending is None):
+            if kind is ReplyReceived:
+                self._on_reply(event.reply)  # type: ignore[union-attr]
                 self._next_command()
-        assert host.contiguous_event_counter <= host.highest_event_counter, host
+            elif kind is EventReceived:
+                self._file(event.event)  # type: ignore[union-attr]
+                self._next_command()
+        events = self.events
+        while (ready := events.peek()) is not None:
+            events.commit(ready)
+        assert events.queued <= events.known_highest
         self._feeds += 1
         if host.pending is not None and self._feeds % 4 == 0:  # as if the reply timed out
             self.output += host.retransmit_bytes()
+
+    def _on_reply(self, reply: Reply) -> None:
+        if type(reply) is Identity:
+            self.events.set_epoch(reply.event_epoch)
+        elif type(reply) is HeartbeatReply and self.events.epoch is not None:
+            self.events.note_highest(reply.last_event_counter)
+
+    def _file(self, event: DeviceEvent) -> None:
+        if self.events.epoch is None:  # before the first IDENTITY: a resend brings it back
+            self.seen["event before the epoch"] += 1
+        else:
+            self.seen[f"sequencer {self.events.offer(event)}"] += 1
 
     def _next_command(self) -> None:
         host = self.connection
@@ -161,7 +186,7 @@ class HostDriver:
             return
         self._turn += 1
         command = _HOST_COMMANDS[self._turn % len(_HOST_COMMANDS)]
-        self.output += host.send(EventAck(host.contiguous_event_counter) if command is None else command)
+        self.output += host.send(EventAck(self.events.delivered_in_epoch()) if command is None else command)
 
     def take_output(self) -> bytes:
         data = bytes(self.output)
@@ -180,11 +205,13 @@ class HostDriver:
 
     def lose_and_give_up_gaps(self) -> None:
         """The end of a session: the host gives up missing events, then loses the link."""
-        host = self.connection
-        missing = host.missing_events()
-        lost = host.accept_gap()
+        events = self.events
+        missing = events.missing()
+        lost = events.accept_gap()
         assert lost == sum(last - first + 1 for first, last in missing), (missing, lost)
-        assert host.contiguous_event_counter == host.highest_event_counter
+        assert not events.gap
+        while (ready := events.peek()) is not None:
+            events.commit(ready)
         self.reconnect()
 
 
@@ -264,11 +291,18 @@ class Stream:
     (sessions, cached commands, event counters, missing counters): this is what shows whether
     what a connection holds stays bounded. Every ``reconnect_every`` inputs the host loses the
     link and syncs again, as when a cable is pulled.
+
+    ``lonely`` is a second host at the end of a cable to a hostile device: after one honest
+    handshake (so it knows the event epoch) it hears only the injected bytes. Nothing answers its
+    commands any more, so nothing (a new session, a new event epoch) resets what it tracks: every
+    event counter the inputs leave open stays open, which is what makes unbounded tracking show.
     """
 
     def __init__(self, reconnect_every: int = 1000) -> None:
         self.host = HostDriver()
         self.device = DeviceDriver()
+        self.lonely = HostDriver()
+        _handshake(self.lonely, DeviceDriver())
         self.inputs = 0
         self._reconnect_every = reconnect_every
 
@@ -277,11 +311,23 @@ class Stream:
         for piece in _pieces(data):
             host.feed(piece)
             device.feed(piece)
+        self.lonely.feed(data[1:])
+        self.lonely.take_output()
         device.feed(host.take_output())
         host.feed(device.take_output())
         self.inputs += 1
         if self.inputs % self._reconnect_every == 0:
             self.host.reconnect()
+
+
+def _handshake(host: HostDriver, device: DeviceDriver, round_trips: int = 60) -> None:
+    """Let ``host`` and ``device`` talk until the host knows the device's event epoch."""
+    for _ in range(round_trips):
+        if host.events.epoch is not None:
+            return
+        device.feed(host.take_output())
+        host.feed(device.take_output())
+    raise AssertionError(f"no IDENTITY after {round_trips} round trips")
 
 
 def check_host(data: bytes) -> None:
