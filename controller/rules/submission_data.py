@@ -63,6 +63,8 @@ class Submission:
     twentyone: TwentyOneOptions
     bonus_paytable: Mapping[BonusRank, Payout]
     player_commission: Decimal = Decimal(0)  # 21 Baccarat: on a winning Player wager (681a.8(a) not found)
+    # 627a.13(c)(2)/(d): the wagers on the layout when a simulated round begins: "return" | "stay"
+    simulated_round_wagers: str = "return"
 
     def __hash__(self) -> int:
         return hash(
@@ -71,7 +73,7 @@ class Submission:
                 self.min_cover_depth, self.seats, self.wagers, frozenset(self.paytable.items()),
                 self.commission, self.commission_rounding, self.unauthorized_third_card,
                 self.house_money, self.twentyone, frozenset(self.bonus_paytable.items()),
-                self.player_commission,
+                self.player_commission, self.simulated_round_wagers,
             )
         )
 
@@ -170,5 +172,6 @@ class Submission:
             }
             out["bonus_paytable"] = {r.value: str(p) for r, p in self.bonus_paytable.items()}
         else:
-            out["irregularities"] = {"unauthorized_third_card": self.unauthorized_third_card}
+            out["irregularities"] = {"unauthorized_third_card": self.unauthorized_third_card,
+                                     "simulated_round_wagers": self.simulated_round_wagers}
         return out

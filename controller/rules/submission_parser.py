@@ -36,6 +36,7 @@ RATE_PLACES = 6  # decimal places of a commission rate or a House Money portion 
 
 COMMISSION_ROUNDINGS = ("down", "half-up", "half-even", "up")
 UNAUTHORIZED_THIRD_CARD = ("discard", "simulated-round")
+SIMULATED_ROUND_WAGERS = ("return", "stay")  # 627a.13(c)(2)/(d): "wagers may not be accepted"
 DRAW_RULES = ("each", "first-only")
 
 # Wagers a game may offer, and the wagers it offers unless [wagers].offered says otherwise.
@@ -115,7 +116,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "paytable": tuple(k.value for k in WagerKind if k not in _NOT_IN_PAYTABLE),
     "commission": ("rate", "player_rate", "rounding"),
     "house_money": ("either_pair", "both_pairs", "portion"),
-    "irregularities": ("unauthorized_third_card",),
+    "irregularities": ("unauthorized_third_card", "simulated_round_wagers"),
     "twentyone": ("naturals", "bonus_only_card", "draw_rule", "draw_threshold"),
     "bonus_paytable": tuple(r.value for r in BonusRank if r is not BonusRank.NONE),
 }
@@ -177,6 +178,9 @@ class SubmissionParser(DocumentParser):
         burn_cards = 1
         if "burn_cards" in sub:
             burn_cards = self.integer("submission.burn_cards", sub["burn_cards"], 1, MAX_BURN_CARDS)
+            if game is Game.TWENTYONE and burn_cards != 1:
+                raise self.fail("submission.burn_cards", f"21 Baccarat burns one card (681a.7(c): \"remove the "
+                                f"first card\", a new dealer \"one card\"), not {burn_cards}; allowed: 1")
         min_cover_depth = REG_MIN_COVER_DEPTH
         if "min_cover_depth" in sub:
             value = self.whole("submission.min_cover_depth", sub["min_cover_depth"])
@@ -257,7 +261,7 @@ class SubmissionParser(DocumentParser):
             house_money = HouseMoneyOptions(either, both, portion)
 
         # [irregularities]
-        unauthorized = "discard"
+        unauthorized, simulated_wagers = "discard", "return"
         if "irregularities" in present:
             if game is Game.TWENTYONE:
                 raise self.fail("irregularities", "applies to punto-banco and ez-baccarat only (627a.13(c))")
@@ -265,6 +269,10 @@ class SubmissionParser(DocumentParser):
             if "unauthorized_third_card" in irr:
                 unauthorized = self.choice(
                     "irregularities.unauthorized_third_card", irr["unauthorized_third_card"], UNAUTHORIZED_THIRD_CARD
+                )
+            if "simulated_round_wagers" in irr:
+                simulated_wagers = self.choice(
+                    "irregularities.simulated_round_wagers", irr["simulated_round_wagers"], SIMULATED_ROUND_WAGERS
                 )
 
         # [twentyone] and [bonus_paytable]
@@ -300,6 +308,7 @@ class SubmissionParser(DocumentParser):
             twentyone=twentyone,
             bonus_paytable=bonus_paytable,
             player_commission=player_commission,
+            simulated_round_wagers=simulated_wagers,
         )
 
     def seats(self, value: object) -> tuple[int, ...]:

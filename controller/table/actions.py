@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 ROUND_STATES = ("betting", "dealing", "squeeze", "house_money")
 # A restart needs a shoe in play (a new shuffle is already under way in "shuffling").
 RESTART_STATES = tuple(s for s in LIVE + ["count_fault"] if s != "shuffling")
+# 681a.7(c): a new dealer signs in between rounds, where a burn can come before the dealer's
+# first card: at once when betting, or the burn after the next load is theirs. Not while a round
+# is dealt (its dealer completes it) nor while a fault holds the table (docs/assumptions.md).
+SIGN_IN_STATES = tuple(s for s in ["closed", "count_fault", *LIVE] if s not in ROUND_STATES[1:])
 
 
 def open_table(t: TableCore, op: OperatorInput) -> None:
@@ -35,6 +39,8 @@ def open_table(t: TableCore, op: OperatorInput) -> None:
 def close_table(t: TableCore, op: OperatorInput) -> None:
     if t.round is not None:
         raise Refused("a round is in progress")
+    if t.pending_wagers:
+        raise Refused("there are wagers on the layout: deal the round first")
     t.close()
 
 
@@ -92,7 +98,10 @@ def load(t: TableCore, op: OperatorInput) -> None:
 
 
 def order_recut(t: TableCore, op: OperatorInput) -> None:
-    """681a.5(e): after the cut, before the cards are in the shoe."""
+    """681a.5(e): "After the cards have been cut and before the cards have been placed in the
+    dealing shoe": from the cut (before or after the second cover card) until the load."""
+    if t.state == "cutting" and t.shoe.cut_position is None:
+        raise Refused("the stack is not cut yet: nothing to recut")
     t.recut()
 
 
@@ -156,10 +165,9 @@ def house_money_add(t: TableCore, op: OperatorInput, seat: int, side: str, amoun
     """629a.8(c)(3)(i)(A)-(B): the dealer places all or the allowed portion of a winning House
     Money payout on the player's original Player or Banker wager."""
     r = t.round
-    hm = next((s for s in r.house_money if s.seat == seat), None)
-    if hm is None:
-        raise Refused(f"seat {seat} has no House Money wager")
+    hm = r.check_house_money_add(seat, WagerKind(side), amount, t.sub)
     r.wagers = add_house_money(r.wagers, hm, WagerKind(side), amount, t.sub)
+    r.house_money_add(seat, WagerKind(side), amount)
     t.record("house_money_added", {"seat": seat, "side": side, "amount": amount})
 
 
@@ -180,14 +188,23 @@ def clear_fault(t: TableCore, op: OperatorInput, key: str | None = None) -> None
 
 
 def enter_card(t: TableCore, op: OperatorInput, card: str) -> None:
-    """A card the shoe could not read, shown to and entered by the floorperson."""
-    if "misread" not in t.faults:
+    """A card the shoe could not read, shown to and entered by the floorperson. It keeps its
+    place among the cards out (those drawn after it follow it) and its face-up flag (627a.13(d));
+    the earliest such card is entered first."""
+    waiting = [i for i, (c, _, _) in enumerate(t.deferred) if c is None]
+    if not waiting:
         raise Refused("no misread card is waiting")
     c = parse_card(card)
-    t.faults.pop("misread")
+    _, face_up, position = t.deferred[waiting[0]]
+    t.deferred[waiting[0]] = (c, face_up, position)
     t.record("card_entered", {"card": str(c), "by": op.operator})
-    t.maybe_resume()
-    dealing.accept_card(t, c, face_up=False, position=0)
+    if len(waiting) > 1:
+        return  # another card the shoe could not read still waits
+    t.faults.pop("misread", None)
+    if t.state == "fault":
+        t.maybe_resume()  # the deferred cards, this one among them, follow when no fault holds
+    else:
+        dealing.apply_deferred(t)
 
 
 def restart_shoe(t: TableCore, op: OperatorInput, reason: str = "the devices lost the shoe") -> None:

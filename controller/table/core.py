@@ -34,7 +34,7 @@ from controller.table.commands import admit
 from controller.table.errors import Refused
 from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Output, Record, SendCommand, jsonable
 from controller.table.machine import GATE_OPEN_STATES, build_machine
-from controller.table.round import RoundInProgress
+from controller.table.round import RoundInProgress, SetAside
 from controller.table.shoe import Shoe
 from firmware_bridge.protocol import messages as m
 
@@ -70,13 +70,16 @@ class TableCore:
         self.round_count = 0          # rounds in the current shoe
         self.occupied: set[int] = set()
         self.pending_wagers: list[Wager] = []
-        self.held_card: Card | None = None          # 627a.13(a)/(b): first card of the next hand
-        self.pending_simulated: Card | None = None  # 627a.13(c)(2)/(d): starts a simulated round
+        self.held_card: SetAside | None = None             # 627a.13(a)/(b): first card of the next hand
+        self.pending_simulated: list[SetAside] = []        # 627a.13(c)(2)/(d): each opens a simulated round
         self.discard_next = 0                        # 627a.13(c)(1): cards to discard face down
+        self.burns_due = 0                           # 681a.7(c): cards still to burn (Rules Submission's burn_cards)
         self.reshuffle_ordered = False
         self.faults: dict[str, str] = {}            # active fault key -> reason
         self.saved_state: str | None = None
-        self.deferred: list[tuple[Card, bool, int]] = []  # cards read while a fault held the table
+        # Cards out of the shoe while a fault held the table, in order: (card, face up, position);
+        # card None: one the shoe could not read, until the floorperson enters it.
+        self.deferred: list[tuple[Card | None, bool, int]] = []
         self.devices: dict[str, tuple[str, int]] = {}    # role -> (serial, event epoch) last connected
         self.shoe_lost: str | None = None  # a device lost the shoe in play: given up once no fault holds
         self.prompt_text: str | None = None
@@ -189,6 +192,10 @@ class TableCore:
             preparation.give_up_shoe(self, reason)
         elif self.state == "fault" and not self.faults and self.saved_state:
             self.trigger(f"resume_{self.saved_state}")  # generated per live state in machine.py
+            # Once resumed, not inside the transition: a deferred card may start transitions
+            # of its own (a squeeze, the end of the round), which the queued machine would
+            # otherwise hold until all of them had been applied in the wrong state.
+            dealing.apply_deferred(self)
 
     # -- the machine's callbacks (controller.table.machine names them) ----------------------------
     def start_shuffle(self) -> None:
@@ -243,9 +250,9 @@ class TableCore:
         rounds.open_betting(self)
 
     def start_round(self) -> None:
-        held = rounds.begin_round(self)
-        if held is not None:
-            dealing.deal_into_round(self, held, 0)
+        first = rounds.begin_round(self)
+        if first is not None:
+            dealing.deal_into_round(self, first.card, first.position)
         else:
             dealing.next_prompt(self)
 
@@ -259,6 +266,3 @@ class TableCore:
         self.saved_state = None
         self.record("resumed", {"state": self.state})
         self._out.extend(self.resume_outputs())
-        deferred, self.deferred = self.deferred, []
-        for c, face_up, position in deferred:
-            dealing.accept_card(self, c, face_up=face_up, position=position)

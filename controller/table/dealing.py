@@ -1,10 +1,11 @@
 """Cards into rounds: where each card that leaves the shoe goes, the squeeze and House Money.
 
-``accept_card`` routes every readable card: deferred while a fault holds the table, to the
-discard rack when 627a.13(c)(1) asks for one more, burned (681a.7(c)), dealt into the round by the
-tableau, set aside when found face up (627a.13(d)), or handled as a card drawn in error (627a.13).
-After each card the next prompt follows: the next card, a squeeze (629a.8(c)), House Money
-(629a.8(c)(3)) or the end of the round.
+``accept_card`` routes every readable card, and records where it went with its position in the
+shoe: deferred while a fault holds the table, to the discard rack when 627a.13(c)(1) asks for one
+more, burned (681a.7(c)), dealt into the round by the tableau, set aside when found face up
+(627a.13(d)), or handled as a card drawn in error (627a.13; at 21 Baccarat, to the discard rack).
+A card is never refused: it has left the shoe. After each card the next prompt follows: the next
+card, a squeeze (629a.8(c)), House Money (629a.8(c)(3)) or the end of the round.
 """
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from controller.rules import irregularities as irr
 from controller.rules.cards import Card
-from controller.rules.model import Dealing, WagerKind
+from controller.rules.model import Dealing, Game, WagerKind
 from controller.rules.wagers import settle_house_money
 from controller.table import rounds
 from controller.table.errors import Refused
+from controller.table.round import SetAside
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
@@ -33,35 +35,54 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
     if t.discard_next:
         # 627a.13(c)(1): one more card drawn face down to the discard rack, undisclosed.
         t.discard_next -= 1
-        t.record("discard", {"card": str(c), "position": position, "reason": "627a.13(c)(1)"})
+        discard(t, c, position, "627a.13(c)(1)")
         next_prompt(t)
         return
     if st == "burning":
         t.shoe.burned.append(str(c))
         t.record("burn", {"card": str(c), "position": position, "dealer": t.dealer})
-        t.burned()
+        t.burns_due -= 1
+        if t.burns_due > 0:  # the Rules Submission burns more than one (burn_cards)
+            t.show(f"BURN {t.next_card_mark()}")
+        else:
+            t.burned()
         return
     r = t.round
     if st == "dealing" and r is not None and not r.engine.complete:
-        if face_up and r.cards:
+        # Every 21 Baccarat card is dealt face up (681a.7(e)) and 627a.13 is not its section: a
+        # card that comes out face up is dealt as any other (docs/irregularities.md).
+        found_face_up = face_up and t.sub.game is not Game.TWENTYONE
+        if found_face_up and r.cards:
             # 627a.13(d): a card found face up in the shoe mid-round is set aside; it opens a
             # simulated round after this one, and this round goes on with the next card.
-            irregularity(t, irr.face_up_card_in_shoe(c, submission=t.sub))
-            t.pending_simulated = c
+            decision = irr.face_up_card_in_shoe(c, submission=t.sub)
+            irregularity(t, decision)
+            t.pending_simulated.append(SetAside(c, position, decision.clause))
             next_prompt(t)
             return
-        if face_up and not r.cards and r.kind == "normal":
+        if found_face_up and not r.cards and r.kind == "normal":
             # 627a.13(d): the disclosed card opens a simulated round: no wagers accepted.
-            irregularity(t, irr.face_up_card_in_shoe(c, submission=t.sub))
-            rounds.make_simulated(t, r)
+            decision = irr.face_up_card_in_shoe(c, submission=t.sub)
+            irregularity(t, decision)
+            rounds.make_simulated(t, r, decision.clause)
         deal_into_round(t, c, position)
         return
     # A card drawn when none was called for: a card drawn in error (627a.13).
     card_in_error(t, c, face_up, position)
 
 
+# Why a card goes to the discard rack when 627a.13 gives it no other place (docs/irregularities.md).
+TWENTYONE_CARD_IN_ERROR = ("21 Baccarat: a card drawn when none was called for goes to the discard rack, "
+                           "as a burn card (681a.7(c)); it may have been seen while wagers could be placed")
+SECOND_HELD_CARD = "627a.13(a): the next hand's first card is already held; a second card drawn in error is discarded"
+
+
 def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
     last, t.last_round = t.last_round, None
+    if t.sub.game is Game.TWENTYONE:
+        discard(t, c, position, TWENTYONE_CARD_IN_ERROR)
+        t.notice("warning", f"card {c} drawn when none was called for: to the discard rack")
+        return
     if (t.state == "betting" and t.round is None and last is not None and last.kind == "normal"
             and len(last.cards) == 4 and not t.pending_wagers):
         # The card right after a round that ended on four cards: the dealer drew a third card for
@@ -71,19 +92,37 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)
     irregularity(t, decision)
     action = decision.action
+    aside = SetAside(c, position, decision.clause)
     if action is irr.Action.NEXT_HAND_FIRST_CARD:
-        t.held_card = c
+        if t.held_card is None:
+            t.held_card = aside
+        else:
+            discard(t, c, position, SECOND_HELD_CARD)
     elif action is irr.Action.SIMULATED_ROUND:
-        t.pending_simulated = c
+        t.pending_simulated.append(aside)
     elif action is irr.Action.DISCARD_WITH_ONE_MORE:
-        t.record("discard", {"card": str(c), "position": position, "reason": "627a.13(c)(1)"})
+        discard(t, c, position, "627a.13(c)(1)")
         t.discard_next = 1
         t.show(f"BURN {t.next_card_mark()}")
         return
     elif action is irr.Action.BANKER_THIRD_CARD:  # pragma: no cover - the engine drew it already
         raise Refused("the Banker's third card is dealt by the tableau")
-    if t.state == "betting" and t.pending_simulated is not None and t.round is None:
+    if t.state == "betting" and t.pending_simulated and t.round is None:
         rounds.start_simulated(t)
+
+
+def discard(t: TableCore, c: Card, position: int, reason: str) -> None:
+    """The card goes to the discard rack, on record with its position in the shoe."""
+    t.record("discard", {"card": str(c), "position": position, "reason": reason})
+
+
+def apply_deferred(t: TableCore) -> None:
+    """The cards that left the shoe while a fault held the table, in the order they left it, one
+    at a time: a new fault keeps the rest waiting, and those still waiting when the shoe ends
+    are collected with its cards (``preparation.collect_set_aside``)."""
+    while t.deferred and t.state != "fault":
+        c, face_up, position = t.deferred.pop(0)
+        accept_card(t, c, face_up=face_up, position=position)
 
 
 def irregularity(t: TableCore, decision: Any) -> None:

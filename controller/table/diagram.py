@@ -32,9 +32,11 @@ commands, journal records, notices) and never block on I/O.
 - `shuffling` → `count_fault` when the shuffler's count is wrong (681a.5(a)): the table stays closed.
 - `cutting` → `ready_to_load`: the cut offered clockwise from the highest-numbered occupied seat,
   the cover card at least 10 cards from either end, the second cover card at least 10 above the
-  bottom (681a.5(b)-(d)); a floorperson may order a recut or reshuffle before loading (681a.5(e)).
+  bottom (681a.5(b)-(d)); from the cut until the load a floorperson may order a recut (`cutting`
+  → `cutting`) or a reshuffle (681a.5(e)).
 - `shuffling` → `loading` directly for an automatic reshuffling shoe (681a.5(h)).
-- `burning`: one card after each load and for each new dealer (681a.7(c)).
+- `burning`: the Rules Submission's `burn_cards` (one at 21 Baccarat) after each load and for each
+  new dealer, who signs in between rounds, so the burn comes before their first card (681a.7(c)).
 - `dealing` / `squeeze` / `house_money`: the round through the rules core (681a.7(e)-(l), 629a.8);
   `round_over` goes back to `betting`, or to `shuffling` when the cover card came out or a
   floorperson ordered a reshuffle (681a.5(f), 681a.7(d)).

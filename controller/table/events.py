@@ -90,6 +90,8 @@ def card_read(t: TableCore, device: str, ev: m.CardRead) -> None:
         if checks.missed_cover_card(t.shoe):
             missed_cover_card(t, device)
     if not ev.readable:
+        # Its place among the cards out is kept (face up or not) until the floorperson enters it.
+        t.deferred.append((None, ev.face_up, ev.position))
         raise_fault(t, "misread", f"card at position {ev.position} could not be read: show it to the floorperson")
         return
     dealing.accept_card(t, make_card(ev.rank, SUITS[ev.suit]), face_up=ev.face_up, position=ev.position)

@@ -47,7 +47,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "reshuffle", "source": "betting", "dest": "shuffling", "after": "collect_and_reshuffle"},
     # cut (681a.5(b)-(e))
     {"trigger": "cut_complete", "source": "cutting", "dest": "ready_to_load"},
-    {"trigger": "recut", "source": "ready_to_load", "dest": "cutting", "after": "offer_cut"},
+    {"trigger": "recut", "source": ["cutting", "ready_to_load"], "dest": "cutting", "after": "offer_cut"},
     {"trigger": "load", "source": "ready_to_load", "dest": "loading", "after": "prompt_load"},
     # load and burn (681a.7(a), (c))
     {"trigger": "loaded", "source": "loading", "dest": "count_fault", "unless": "load_count_ok", "after": "report_load_count_fault"},

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 def start_shuffle(t: TableCore) -> None:
     """681a.5(a): shuffle with the automated shuffler (or by hand at a table without one)."""
+    collect_set_aside(t)
     t.reshuffle_ordered = False
     sid = f"{t.table_id}-S{t.next_shoe:04d}"
     t.next_shoe += 1
@@ -80,6 +81,9 @@ def report_load_count_fault(t: TableCore) -> None:
 
 
 def prompt_burn(t: TableCore) -> None:
+    """681a.7(c): the first card after a load, and a new dealer's card, go to the discard rack;
+    as many as the Rules Submission's ``burn_cards`` (one at 21 Baccarat)."""
+    t.burns_due = t.sub.burn_cards
     t.send("shoe", m.GateUnlock())  # the shoe's gate opens once it holds a cut, loaded stack
     t.show(f"BURN {t.next_card_mark()}")
 
@@ -91,6 +95,7 @@ def spread_cards(t: TableCore) -> None:
 
 
 def closed_table(t: TableCore) -> None:
+    collect_set_aside(t)
     t.send("shoe", m.GateLock())
     t.show("CLOSED")
 
@@ -100,15 +105,32 @@ def reconcile(t: TableCore) -> None:
     shoe = t.shoe
     if shoe is None:
         return
+    collect_set_aside(t)
     t.record("reconciliation", shoe.reconciliation())
     if shoe.loaded_count is not None:
         t.record("cardset", shoe.cardset().to_json())
     t.show("UNLOAD")
 
 
+def collect_set_aside(t: TableCore) -> None:
+    """Cards out of the shoe that wait for a round this shoe will not deal (a held first card, a
+    simulated round's first card, cards drawn while a fault held the table) go back with the
+    cards when the shoe ends: the next shoe is shuffled from the entire set (681a.7(d)(1)). Each
+    is recorded as discarded, with its position."""
+    waiting = [(a.card, a.position, a.clause) for a in ([t.held_card] if t.held_card else []) + t.pending_simulated]
+    waiting += [(c, position, "drawn while the table was held") for c, _, position in t.deferred if c is not None]
+    for c, position, why in waiting:
+        t.record("discard", {"card": str(c), "position": position,
+                             "reason": f"{why}: collected with the cards when the shoe ended"})
+    t.held_card, t.pending_simulated, t.discard_next = None, [], 0
+    t.deferred = [d for d in t.deferred if d[0] is None]  # a card still to be entered is not known
+
+
 def collect_and_reshuffle(t: TableCore) -> None:
-    """681a.7(d)(1)-(2): collect the cards, prove none is missing, reshuffle."""
+    """681a.7(d)(1)-(2): collect the cards, prove none is missing, reshuffle. Wagers still on
+    the layout (kept through a simulated round) are returned: no round of this shoe is left."""
     t.round = None
+    rounds.return_pending_wagers(t)
     reconcile(t)
     start_shuffle(t)
 
@@ -117,6 +139,7 @@ def report_cardset_fault(t: TableCore) -> None:
     """A duplicated, foreign or missing card: the cards are collected and the table stays closed
     until a floorperson has dealt with it and orders a reshuffle (681a.7(d)(1))."""
     t.round = None
+    rounds.return_pending_wagers(t)
     reconcile(t)
     problems = "; ".join(t.shoe.cardset().problems)
     t.record("count_fault", {"problem": problems, "cardset": True})

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.rules.cards import Card
 from controller.rules.wagers import settle, void
-from controller.table.round import RoundInProgress
+from controller.table.round import RoundInProgress, SetAside
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
@@ -16,43 +15,52 @@ if TYPE_CHECKING:
 
 def open_betting(t: TableCore) -> None:
     t.round = None
-    if t.pending_simulated is not None:
+    if t.pending_simulated:
         start_simulated(t)
         return
     t.show("PLACE BETS")
 
 
-def begin_round(t: TableCore) -> Card | None:
-    """The round starts with the wagers on the layout; returns a held card (627a.13(a)/(b))
-    that is its first card, if there is one."""
+def begin_round(t: TableCore) -> SetAside | None:
+    """The round starts: a normal round with the wagers on the layout and the held card
+    (627a.13(a)/(b)) as its first card if there is one; a simulated round (627a.13(c)(2)/(d))
+    with no wagers and the disclosed card first. Returns that first card, or None."""
     t.last_round = None
     t.round_count += 1
-    wagers, t.pending_wagers = t.pending_wagers, []
-    t.round = RoundInProgress.begin(t.round_count, t.next_round_kind, wagers, t.sub)
-    t.next_round_kind = "normal"
-    t.record("round_start", {"round": t.round_count, "kind": t.round.kind,
-                             "wagers": [w.to_json() for w in wagers]})
-    if t.held_card is None:
-        return None
-    held, t.held_card = t.held_card, None
-    t.record("held_card_used", {"card": str(held), "clause": "627a.13(a)"})
-    return held
+    kind, t.next_round_kind = t.next_round_kind, "normal"
+    if kind == "simulated":
+        first, wagers = t.pending_simulated.pop(0), []
+    else:
+        (first, t.held_card), (wagers, t.pending_wagers) = (t.held_card, None), (t.pending_wagers, [])
+    t.round = RoundInProgress.begin(t.round_count, kind, wagers, t.sub)
+    t.record("round_start", {"round": t.round_count, "kind": kind, "wagers": [w.to_json() for w in wagers]})
+    if first is not None:
+        t.record("held_card_used", {"card": str(first.card), "clause": first.clause})
+    return first
 
 
 def start_simulated(t: TableCore) -> None:
-    """627a.13(c)(2)/(d): the disclosed card opens a simulated round without wagers."""
-    c, t.pending_simulated = t.pending_simulated, None
+    """627a.13(c)(2)/(d): the disclosed card opens a simulated round "in which wagers may not be
+    accepted". The wagers on the layout are returned, or stay there for the next real round, as
+    the Rules Submission says (``simulated_round_wagers``)."""
+    if t.sub.simulated_round_wagers == "return":
+        return_pending_wagers(t)
     t.next_round_kind = "simulated"
-    t.held_card = c
     t.no_more_bets()
 
 
-def make_simulated(t: TableCore, r: RoundInProgress) -> None:
+def make_simulated(t: TableCore, r: RoundInProgress, clause: str) -> None:
+    """627a.13(d): the round's first card was found face up: the round is a simulated one. Its
+    wagers are returned, or put back on the layout for the next real round (Rules Submission)."""
     r.kind = "simulated"
-    for s in void(r.wagers):
+    wagers, r.wagers = r.wagers, []
+    if t.sub.simulated_round_wagers == "stay":
+        t.pending_wagers = wagers + t.pending_wagers
+        t.record("round_kind", {"kind": "simulated", "clause": clause, "wagers_kept": [w.to_json() for w in wagers]})
+        return
+    for s in void(wagers):
         t.record("settlement", s.to_json())
-    r.wagers = []
-    t.record("round_kind", {"kind": "simulated", "clause": "627a.13(d)"})
+    t.record("round_kind", {"kind": "simulated", "clause": clause})
 
 
 def complete_round(t: TableCore) -> None:
@@ -71,7 +79,7 @@ def complete_round(t: TableCore) -> None:
 
 
 def _void(t: TableCore, r: RoundInProgress, reason: str) -> None:
-    for s in void(r.wagers):
+    for s in void(r.unsettled_wagers()):
         t.record("settlement", s.to_json())
     r.kind, r.settled = "void", True
     t.record("round_result", {"round": r.number, "kind": "void", "reason": reason, "cards": r.cards_json()})

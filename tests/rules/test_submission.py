@@ -260,10 +260,17 @@ def test_min_cover_depth_may_be_raised_never_lowered(tmp_path):
 
 @pytest.mark.reg("681a.7(c)")
 def test_burn_card_count(tmp_path):
+    """681a.7(c): "After each full batch of cards is placed in the shoe, the dealer shall remove
+    the first card and place it in the discard rack. Each new dealer ... shall also remove one
+    card": one card at 21 Baccarat, so any other count is refused there; the Punto Banco games
+    (whose burn section was not found) may set more, and the table and ``simulate`` burn it."""
     base = '[submission]\ngame = "21-baccarat"\n'
     assert load_submission(write(tmp_path, base)).burn_cards == 1
     assert load_preset("21-baccarat").burn_cards == 1
-    assert load_submission(write(tmp_path, base + "burn_cards = 3\n")).burn_cards == 3
+    assert load_submission(write(tmp_path, base + "burn_cards = 1\n")).burn_cards == 1
+    with pytest.raises(SubmissionError, match=r"submission\.burn_cards: .*681a\.7\(c\)"):
+        load_submission(write(tmp_path, base + "burn_cards = 3\n"))
+    assert load_submission(write(tmp_path, PB + "burn_cards = 3\n")).burn_cards == 3
     with pytest.raises(SubmissionError, match=r"submission\.burn_cards: out of range"):
         load_submission(write(tmp_path, base + "burn_cards = 0\n"))
 

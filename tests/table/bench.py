@@ -1,7 +1,8 @@
 """A sans-I/O test bench for the table core: scripted devices that obey its commands and prompts.
 
 The bench plays the shuffler (answers SHUFFLE with SHUFFLE_DONE and the stack's count), the
-dealer (obeys CUT n / COVER n / LOAD / BURN / DRAW / DISCARD prompts when ``auto_deal``) and the
+dealer (obeys CUT n / COVER n / LOAD / BURN / DRAW / DISCARD prompts when ``auto_deal``; like the
+emulated dealer, not a BURN or DRAW whose ``@N`` names a card already drawn) and the
 card-reading shoe (CARD_READ for each card drawn, COVER_CARD when the cover card comes out,
 SHOE_EMPTY at the end). Inputs and outputs are kept so tests can assert on them and replay them.
 """
@@ -18,6 +19,16 @@ from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
 SUIT_CODE = {"C": 0, "D": 1, "H": 2, "S": 3}
+
+
+def stack_with(front: list[Card], decks: int = 8, burn: int = 1) -> list[Card]:
+    """A full shoe whose cards after the cut and the ``burn`` burned cards start with ``front``
+    (cut at 100)."""
+    rest = Composition.standard(decks).remove(front).cards()
+    burned, rest = rest[:burn], rest[burn:]
+    ordered = burned + list(front) + rest   # the order after the cut
+    n = 100
+    return ordered[-n:] + ordered[:-n]    # undo a cut at 100
 
 
 class Bench:
@@ -38,6 +49,8 @@ class Bench:
         self.notices: list[Notice] = []
         self.sent: list[SendCommand] = []
         self.face_up_at: set[int] = set()
+        self.misread_at: set[int] = set()         # positions the shoe reads as unreadable
+        self.misread: dict[int, Card] = {}        # position -> the card it could not read
 
     # -- feeding ---------------------------------------------------------------------------
     def feed(self, inp: Any) -> list[Any]:
@@ -92,7 +105,9 @@ class Bench:
         elif word == "LOAD" and self.auto_deal:
             self.event("shoe", m.ShoeLoaded(len(self.stack)))
         elif word in ("BURN", "DRAW") and self.auto_deal:
-            self.draw()
+            marks = [int(a[1:]) for a in rest if a.startswith("@")]
+            if not marks or marks[-1] > self.drawn:  # a prompt shown again names a card already drawn
+                self.draw()
 
     def draw(self, face_up: bool = False) -> None:
         """The dealer draws the next card from the shoe (the cover card first, if it is next)."""
@@ -105,6 +120,10 @@ class Bench:
         c = self.stack[self.drawn]
         self.drawn += 1
         up = face_up or self.drawn in self.face_up_at
+        if self.drawn in self.misread_at:
+            self.misread[self.drawn] = c  # shown to the floorperson, who enters it
+            self.event("shoe", m.CardRead(0xFF, 0xFF, up, self.drawn, self.drawn * 1000))
+            return
         self.event("shoe", m.CardRead(c.rank, SUIT_CODE[c.suit], up, self.drawn, self.drawn * 1000))
 
     # -- scenarios -----------------------------------------------------------------------------

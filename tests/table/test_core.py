@@ -5,7 +5,7 @@ import dataclasses
 import json
 
 import pytest
-from bench import Bench
+from bench import Bench, stack_with
 
 from controller.rules.cards import Composition, parse_cards
 from controller.rules.submission import load_preset
@@ -14,15 +14,6 @@ from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
 P_WINS = parse_cards("3S,2H,4D,4C")  # Player 7, Banker 6: both stand
-
-
-def stack_with(front: list, decks: int = 8) -> list:
-    """A full shoe whose cards after the cut and burn start with ``front`` (cut at 100)."""
-    rest = Composition.standard(decks).remove(front).cards()
-    burn, rest = rest[:1], rest[1:]
-    ordered = burn + list(front) + rest   # the order after the cut
-    n = 100
-    return ordered[-n:] + ordered[:-n]    # undo a cut at 100
 
 
 # -- 681a.5 ---------------------------------------------------------------------------------------
@@ -292,7 +283,7 @@ def test_undisclosed_card_drawn_in_error_is_the_first_card_of_the_next_hand() ->
     b.draw()  # between rounds, face down
     held = b.of("irregularity")[-1]["card"]
     b.play_round([(1, "player", 100)])
-    assert b.of("card")[0] == {"card": held, "to": "player", "position": 0, "n": 1}
+    assert b.of("card")[0] == {"card": held, "to": "player", "position": 2, "n": 1}  # its place in the shoe
 
 
 @pytest.mark.reg("627a.13(b)")

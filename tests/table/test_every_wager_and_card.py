@@ -1,0 +1,259 @@
+"""Whole shoes with random irregularities: nothing is lost from the money or from the record.
+
+Over 200 random shoes (four presets, both Rules Submission choices for the wagers on the layout
+when a simulated round begins) the staff and players of ``Walk`` play with the irregularities of
+627a.13 and worse: cards found face up (627a.13(c)-(d)), cards drawn when none was called for
+(627a.13(a)-(b); at 21 Baccarat, to the discard rack), cards the shoe cannot read, rounds voided by
+the floorperson (627a.13(e)), a door opened mid-round (the cards drawn meanwhile deferred), House
+Money added within and beyond its limit, new dealers, recuts, reshuffles, idle tables and restarts.
+Then:
+
+- every wager placed is settled, pushed or returned exactly once (a House Money payout added to a
+  wager is settled with it);
+- every card that left the shoe is in the journal exactly once with where it went: dealt to a
+  hand, burned or to the discard rack (a held card, a simulated round's first card and a deferred
+  card end in one of these), with its position in the shoe.
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+
+import pytest
+from bench import Bench
+
+from controller.roles import Role
+from controller.rules.submission import load_preset
+from controller.table.io import DeviceInput
+from firmware_bridge.protocol import messages as m
+
+SHOES_PER_CASE = 50
+FINAL = ("card", "burn", "discard")   # where a card that left the shoe ends
+
+
+class Walk:
+    """The people at the table, acting at random but as they may (a few of their commands are
+    refused, as at a real table); the dealer draws only when the shoe's prompt asks, or in error."""
+
+    def __init__(self, b: Bench, rnd: random.Random) -> None:
+        self.b, self.rnd = b, rnd
+        self.reads: Counter[tuple[str, int]] = Counter()   # (shoe, position) of every card out
+        self.shoe_seen: str | None = None
+        self.door_open = False
+
+    def draw(self, face_up: bool = False) -> None:
+        core, b = self.b.core, self.b
+        if b.drawn < len(b.stack):  # else the shoe reports itself empty
+            self.reads[(core.shoe.id, b.drawn + 1)] += 1
+        b.draw(face_up)
+
+    def new_shoe(self) -> None:
+        """Irregularities planted in the shoe just shuffled: cards face up, cards unreadable."""
+        b, rnd = self.b, self.rnd
+        n = len(b.stack)
+        b.face_up_at = {rnd.randrange(1, n) for _ in range(rnd.randint(0, 3))}
+        b.misread_at = {rnd.randrange(1, n) for _ in range(rnd.randint(0, 2))}
+
+    def step(self) -> None:
+        b, core, rnd = self.b, self.b.core, self.rnd
+        if core.shoe is not None and core.shoe.id != self.shoe_seen:
+            self.shoe_seen = core.shoe.id
+            self.new_shoe()
+        state = core.state
+        if state == "closed":
+            b.op("open")
+        elif state == "count_fault":
+            b.op("order_reshuffle")
+        elif state == "inspection":
+            b.op("inspection_done")
+        elif state == "cutting":
+            self.cutting()
+        elif state == "ready_to_load":
+            b.op(rnd.choice(["load"] * 8 + ["order_recut", "order_reshuffle"]), Role.FLOORPERSON)
+        elif state == "loading":
+            b.event("shoe", m.ShoeLoaded(len(b.stack)))
+        elif state == "burning":
+            self.draw()
+        elif state == "betting":
+            self.betting()
+        elif state in ("dealing", "squeeze", "house_money"):
+            self.in_round(state)
+        elif state == "fault":
+            self.fault()
+        else:  # pragma: no cover - a state the walk does not know
+            raise AssertionError(f"the walk does not know the state {state}")
+
+    def cutting(self) -> None:
+        b, shoe, rnd = self.b, self.b.core.shoe, self.rnd
+        if shoe.cut_position is None:
+            if shoe.cut_offeree is not None and rnd.random() < 0.5:
+                b.op("cut_decline", Role.DEALER, seat=shoe.cut_offeree)
+            else:
+                by = {} if shoe.cut_offeree is None else {"seat": shoe.cut_offeree}
+                b.op("cut", Role.DEALER, position=rnd.randint(10, shoe.stack_size - 10), **by)
+        elif rnd.random() < 0.05:
+            b.op("order_recut")
+        else:
+            b.op("cover", Role.DEALER, from_bottom=rnd.randint(14, 16))
+
+    def betting(self) -> None:
+        b, core, rnd = self.b, self.b.core, self.rnd
+        if core.discard_next:  # 627a.13(c)(1): one more card, face down, to the discard rack
+            self.draw()
+            return
+        # Most shoes are dealt to the cover card: what ends one early is rare.
+        roll = rnd.random()
+        if roll < 0.02:
+            self.draw(face_up=rnd.random() < 0.5)  # a card drawn in error
+        elif roll < 0.025:
+            b.op("dealer_sign_in", Role.DEALER, dealer=f"D{rnd.randint(1, 9)}")
+        elif roll < 0.0255:
+            b.op("declare_idle")
+        elif roll < 0.026:
+            b.op("order_reshuffle")
+        elif roll < 0.0263:
+            b.op("restart_shoe", reason="test")
+        elif roll < 0.35 and len(core.pending_wagers) < 6:
+            kinds = sorted(k.value for k in b.sub.wagers)
+            b.op("wager", Role.DEALER, seat=rnd.choice(b.sub.seats), kind=rnd.choice(kinds),
+                 amount=rnd.choice([100, 500, 1000, 2500]))
+        else:
+            b.op("no_more_bets", Role.DEALER)
+
+    def in_round(self, state: str) -> None:
+        b, core, rnd = self.b, self.b.core, self.rnd
+        roll = rnd.random()
+        if roll < 0.0003:
+            b.op("void_round")
+        elif roll < 0.0006:
+            b.op("order_reshuffle")
+        elif roll < 0.0106 and not self.door_open:
+            b.event("shoe", m.Door(True))
+            self.door_open = True
+        elif state == "squeeze":
+            b.op("relinquish" if roll < 0.2 else "reveal", Role.DEALER)
+        elif state == "house_money":
+            if roll < 0.5 and core.round.house_money:
+                s = rnd.choice(core.round.house_money)
+                b.op("house_money_add", Role.DEALER, seat=s.seat, side=rnd.choice(["player", "banker"]),
+                     amount=rnd.choice([1, 100, max(1, s.win // 2), max(1, s.win)]))
+            elif roll < 0.55:
+                self.draw(face_up=rnd.random() < 0.5)  # a card drawn in error during House Money
+            else:
+                b.op("continue", Role.DEALER)
+        else:
+            self.draw()
+
+    def fault(self) -> None:
+        b, core, rnd = self.b, self.b.core, self.rnd
+        if self.door_open and (rnd.random() < 0.6 or "misread" not in core.faults):
+            if rnd.random() < 0.3 and core.saved_state in ("dealing",):
+                self.draw()  # a card taken while the door is open: deferred, not lost
+            else:
+                b.event("shoe", m.Door(False))
+                self.door_open = False
+            return
+        if "misread" in core.faults:
+            position = next(p for c, _, p in core.deferred if c is None)
+            b.op("enter_card", card=str(b.misread[position]))
+            return
+        b.op("clear_fault")  # a missing cover card: the floorperson has checked the shoe
+
+    def outstanding(self) -> list:
+        """The wagers not yet settled: on the layout, and in a round not yet settled."""
+        core = self.b.core
+        in_round = core.round.unsettled_wagers() if core.round is not None and not core.round.settled else []
+        return list(core.pending_wagers) + in_round
+
+
+def walk(preset: str, option: str, burn_cards: int, seed: int) -> Walk:
+    base = load_preset(preset)
+    sub = dataclasses.replace(base, simulated_round_wagers=option, burn_cards=burn_cards)
+    b = Bench(submission=sub, seed=seed, auto_deal=False)
+    for seat in sub.seats[:4]:
+        b.op("sit", Role.DEALER, seat=seat)
+    w = Walk(b, random.Random(seed))
+    ended, seen = 0, 0
+    for _ in range(400_000):
+        w.step()
+        ended += sum(1 for r in b.records[seen:] if r.kind == "reconciliation")
+        seen = len(b.records)
+        if ended >= SHOES_PER_CASE:
+            break
+    assert ended >= SHOES_PER_CASE, f"only {ended} shoes in the step budget (state {b.core.state})"
+    return w
+
+
+def check_wagers(w: Walk) -> Counter:
+    """Walk the records in order: a wager is resolved only while it is outstanding, and what is
+    outstanding at the end is what the table still holds."""
+    open_: Counter[tuple[int, str]] = Counter()
+    money, counts = 0, Counter()
+    for r in w.b.records:
+        p = r.payload
+        if r.kind == "wager":
+            open_[(p["seat"], p["kind"])] += 1
+            money += p["amount"]
+        elif r.kind == "house_money_added":
+            money += p["amount"]
+        elif r.kind in ("settlement", "wager_returned"):
+            key = (p["seat"], p["kind"])
+            assert open_[key] > 0, f"{r.kind} of a wager not outstanding: {p} (round {r.round}, shoe {r.shoe})"
+            open_[key] -= 1
+            money -= p["amount"]
+            counts[r.kind if r.kind == "wager_returned" else p["result"]] += 1
+    left = w.outstanding()
+    assert +open_ == Counter((x.seat, x.kind.value) for x in left)
+    assert money == sum(x.amount for x in left)
+    return counts
+
+
+def check_cards(w: Walk) -> Counter:
+    """Every card out of a shoe that ended is in exactly one final record, with its position."""
+    ended = {r.shoe for r in w.b.records if r.kind == "reconciliation"}
+    final: Counter[tuple[str, int]] = Counter()
+    where: Counter[str] = Counter()
+    for r in w.b.records:
+        if r.kind in FINAL and r.shoe in ended:
+            final[(r.shoe, r.payload["position"])] += 1
+            where[r.kind] += 1
+    reads = Counter({k: n for k, n in w.reads.items() if k[0] in ended})
+    assert all(n == 1 for n in reads.values()), "a position read twice"
+    missing = sorted(k for k in reads if k not in final)
+    assert not missing, f"cards out with no record of where they went: {missing[:5]}"
+    twice = sorted(k for k, n in final.items() if n != 1)
+    assert not twice, f"cards recorded in two places: {twice[:5]}"
+    assert set(final) == set(reads), sorted(set(final) - set(reads))[:5]
+    return where
+
+
+@pytest.mark.reg("627a.13(a)", "627a.13(d)", "627a.13(e)", "629a.8(c)(3)(i)(A)", "681a.7(c)", "681a.7(l)")
+@pytest.mark.parametrize("preset, option, burn_cards, seed", [
+    ("minibaccarat", "return", 1, 11),
+    ("midibaccarat", "stay", 1, 12),
+    ("ez-baccarat", "stay", 2, 13),
+    ("21-baccarat", "return", 1, 14),
+])
+def test_every_wager_is_resolved_once_and_every_card_is_on_record(preset: str, option: str, burn_cards: int,
+                                                                  seed: int) -> None:
+    """627a.13(d): a simulated round is one "in which wagers may not be accepted", and 627a.13(e):
+    a void round's "wagers shall be returned"; 681a.7(l): the cards go to "the discard rack in a
+    manner that permits the reconstruction of each hand"; 681a.7(c): burned cards go to "the
+    discard rack". Over whole random shoes with irregularities, every wager placed is settled,
+    pushed or returned exactly once, and every card out of the shoe is on record once, where it
+    went."""
+    w = walk(preset, option, burn_cards, seed)
+    results = check_wagers(w)
+    where = check_cards(w)
+    refused_inputs = {r.payload["input"] for r in w.b.records if r.kind == "refused"}
+    devices = {type(i.event).__name__ for i in w.b.inputs if isinstance(i, DeviceInput)}
+    assert not refused_inputs & devices, f"a device event was refused: {refused_inputs & devices}"
+    # The walk reached what it is for (so the test cannot pass by playing nothing).
+    kinds = Counter(r.kind for r in w.b.records)
+    assert results["win"] and results["lose"] and results["push"] and where["card"] > 1000
+    assert kinds["discard"] and kinds["card_deferred"] and kinds["card_entered"] and kinds["burn"] >= SHOES_PER_CASE
+    round_kinds = Counter(r.payload["kind"] for r in w.b.records if r.kind == "round_result")
+    assert round_kinds["void"]
+    if preset != "21-baccarat":
+        assert kinds["irregularity"] and round_kinds["simulated"]
