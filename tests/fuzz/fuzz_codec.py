@@ -186,7 +186,14 @@ class HostDriver:
             return
         self._turn += 1
         command = _HOST_COMMANDS[self._turn % len(_HOST_COMMANDS)]
-        self.output += host.send(EventAck(self.events.delivered_in_epoch()) if command is None else command)
+        self.output += host.send(EventAck(self._ack_counter()) if command is None else command)
+
+    def _ack_counter(self) -> int:
+        """What ``DeviceLink`` acknowledges: the last event delivered in the current epoch, and
+        never more than a protocol core that still tracks counters itself has seen (that core
+        refuses to acknowledge more; an epoch that comes back resets its count, not the link's)."""
+        delivered = self.events.delivered_in_epoch()
+        return min(delivered, getattr(self.connection, "contiguous_event_counter", delivered))
 
     def take_output(self) -> bytes:
         data = bytes(self.output)
