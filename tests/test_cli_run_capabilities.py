@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.cli.cmd_run import table_capabilities
+from controller.cli.cmd_run import _parse_devices, table_capabilities
+from controller.errors import UsageError
 from controller.rules.submission import load_preset
 from controller.roles import Role
 from controller.table.core import TableCore
@@ -15,13 +16,14 @@ from firmware_bridge.profiles import get_profile
 
 
 def test_the_built_in_emulated_table_has_a_shuffler_and_a_cut() -> None:
-    assert table_capabilities([]) == {"automatic_shoe": False, "shuffler": True}
+    assert table_capabilities([]) == {"automatic_shoe": False, "shuffler": True, "shuffler_in_shoe": False}
     pair = [get_profile("emulated-shuffler"), get_profile("emulated-shoe")]
-    assert table_capabilities(pair) == {"automatic_shoe": False, "shuffler": True}
+    assert table_capabilities(pair) == {"automatic_shoe": False, "shuffler": True, "shuffler_in_shoe": False}
 
 
 def test_a_shoe_without_a_shuffler_is_shuffled_by_hand() -> None:
-    assert table_capabilities([get_profile("acme-readershoe-s")]) == {"automatic_shoe": False, "shuffler": False}
+    assert table_capabilities([get_profile("acme-readershoe-s")]) == \
+        {"automatic_shoe": False, "shuffler": False, "shuffler_in_shoe": False}
 
 
 @pytest.mark.reg("681a.5(h)")
@@ -30,10 +32,24 @@ def test_an_automatic_reshuffling_shoe_reaches_the_core_and_skips_the_cut() -> N
     do not apply." The profile's capability reaches the core, which then delivers the shuffled
     stack straight into the shoe instead of offering a cut."""
     options = table_capabilities([get_profile("acme-autoshoe-r")])
-    assert options == {"automatic_shoe": True, "shuffler": True}
+    assert options == {"automatic_shoe": True, "shuffler": True, "shuffler_in_shoe": True}
     core = TableCore(load_preset("minibaccarat"), **options)
-    core.handle(OperatorInput("open", {}, "f1", Role.FLOORPERSON))
-    outs = core.handle(DeviceInput("shuffler", m.ShuffleDone(416, 416)))
+    outs = core.handle(OperatorInput("open", {}, "f1", Role.FLOORPERSON))
+    assert SendCommand("shoe", m.Shuffle(8)) in outs  # one device: the shuffler is in the shoe
+    outs = core.handle(DeviceInput("shoe", m.ShuffleDone(416, 416)))
     assert [o.payload for o in outs if isinstance(o, Record) and o.kind == "cut_skipped"] == [{"clause": "681a.5(h)"}]
-    assert any(isinstance(o, SendCommand) and o.message == m.Deliver(m.DeliverTarget.SHOE) for o in outs)
+    assert SendCommand("shoe", m.Deliver(m.DeliverTarget.SHOE)) in outs
     assert core.state == "loading"
+
+
+@pytest.mark.reg("681a.5(h)")
+def test_run_attaches_a_shoe_with_its_shuffler_built_in_alone() -> None:
+    """681a.5(h): a dealing shoe "that automatically reshuffles and counts the cards" is one device
+    (profile kind shuffler-shoe): attached alone, in the shoe's role, it takes the shuffler's
+    commands too; no other shuffler may be attached beside it."""
+    attached = _parse_devices(["emulated-autoshoe@/dev/null"])
+    assert list(attached) == ["shoe"] and attached["shoe"][0].kind == "shuffler-shoe"
+    with pytest.raises(UsageError, match="has its shuffler built in: attach no other shuffler"):
+        _parse_devices(["emulated-autoshoe@/dev/null", "emulated-shuffler@/dev/null"])
+    with pytest.raises(UsageError, match="or one shuffler-shoe"):
+        _parse_devices(["emulated-shoe@/dev/null"])

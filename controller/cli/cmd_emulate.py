@@ -7,10 +7,12 @@ A USB profile is served with the same protocol bytes over the pty or TCP (in-pro
 ``EmulatedUsbBackend``, exists only inside a Python process).
 
 ``shoectl emulate --table [--seed S] [--faults SPEC] [--speed max|N] [--dealt-log FILE]
-[--dir DIR]`` serves an emulated shuffler and shoe (with the scripted dealer) over ptys and
-prints ``{"devices": [{"profile": ..., "port": ...}, ...]}`` (shuffler first); every card the
-shoe delivers is appended to the dealt log (``POSITION CARD up|down[ misread]``, one per line,
-flushed per line).
+[--dir DIR] [--shuffler-profile NAME] [--shoe-profile NAME]`` serves an emulated shuffler and shoe
+(with the scripted dealer) over ptys and prints ``{"devices": [{"profile": ..., "port": ...},
+...]}`` (shuffler first); every card the shoe delivers is appended to the dealt log
+(``POSITION CARD up|down[ misread]``, one per line, flushed per line). A ``--shoe-profile`` of kind
+``shuffler-shoe`` (``emulated-autoshoe``, an automatic reshuffling shoe, 681a.5(h)) is one device
+that shuffles and deals: it is served alone, and ``--shuffler-profile`` is refused with it.
 
 Both serve until SIGINT or SIGTERM, then shut down cleanly and exit 0. Errors (one line on
 standard error, exit 2, via ``controller.cli.main``): a bad profile (``ProfileError``), a bad
@@ -60,10 +62,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dealt-log", metavar="FILE",
                    help="with --table: append every card dealt to FILE")
     p.add_argument("--dir", metavar="DIR", help="with --table: where to put the pty links")
-    p.add_argument("--shuffler-profile", default="emulated-shuffler", metavar="NAME|FILE",
+    p.add_argument("--shuffler-profile", default=None, metavar="NAME|FILE",
                    help="with --table (default emulated-shuffler)")
     p.add_argument("--shoe-profile", default="emulated-shoe", metavar="NAME|FILE",
-                   help="with --table (default emulated-shoe)")
+                   help="with --table (default emulated-shoe); a shuffler-shoe such as emulated-autoshoe "
+                        "shuffles and deals alone")
     p.set_defaults(func=run)
 
 
@@ -114,9 +117,16 @@ def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int
 
 
 def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int:
-    table = Table(shuffler_profile=resolve_profile(args.shuffler_profile),
-                  shoe_profile=resolve_profile(args.shoe_profile), seed=args.seed, speed=speed,
-                  faults=faults, dealt_log=args.dealt_log)
+    shoe = resolve_profile(args.shoe_profile)
+    shuffler = resolve_profile(args.shuffler_profile or "emulated-shuffler")
+    if shoe.kind == "shuffler-shoe" and args.shuffler_profile is not None:
+        raise UsageError(f"--shuffler-profile: the shoe {shoe.name} has its shuffler built in (a shuffler-shoe)")
+    for option, profile, kinds in (("--shoe-profile", shoe, ("shoe", "shuffler-shoe")),
+                                   ("--shuffler-profile", shuffler, ("shuffler",))):
+        if profile.kind not in kinds:
+            raise UsageError(f"{option} {profile.name}: a {profile.kind}, not a {' or a '.join(kinds)}")
+    table = Table(shuffler_profile=shuffler, shoe_profile=shoe, seed=args.seed, speed=speed, faults=faults,
+                  dealt_log=args.dealt_log)
     try:
         served = serve_table(table, directory=args.dir)
     except BaseException:

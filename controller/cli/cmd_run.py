@@ -4,13 +4,20 @@ With no ``--device``: the embedded defaults — an emulated shuffler and card-re
 scripted dealer, served over pseudo-terminals and reached through pyserial like real hardware,
 the automated dealer and floorperson, the default Rules Submission, and the journal
 ``./var/journal.db``. With ``--device PROFILE@PORT`` (repeatable; roles from the profiles' kinds):
-attached hardware or a separately emulated table (``shoectl emulate --table``).
+attached hardware or a separately emulated table (``shoectl emulate --table``): a shuffler and a
+shoe, or one shoe with the shuffler built in (profile kind ``shuffler-shoe``, e.g. an automatic
+reshuffling shoe, 681a.5(h)), which then takes the shuffler's commands too.
 
 A journal that already holds entries is resumed: every journaled input is fed to the table core
 again (the state the journal proves), the links are told which device events are already stored,
 and the devices resend what was not yet acknowledged.
 
 Output: one line per round and per notice; ``--json`` writes every record as a JSON line instead.
+
+A count or card-set fault holds the table until a floorperson acts. The automated floorperson
+orders a few reshuffles (``controller.table.autodealer``); when the cards still count wrong it
+closes the table, and ``shoectl run`` ends with one line on standard error saying why and exit 1.
+With ``--manual`` the table waits in its count fault for an operator (``shoectl ctl``).
 
 SIGTERM and SIGINT stop the table: exit 143 or 130, within ``--stop-grace`` seconds even when the
 table's thread is stuck (``controller.cli.stopping``).
@@ -40,7 +47,7 @@ from controller.roles import Role
 from controller.table.runner import TableRunner
 
 DEFAULT_JOURNAL = Path("var") / "journal.db"
-ROLE_OF_KIND = {"shuffler": "shuffler", "shoe": "shoe"}
+ROLE_OF_KIND = {"shuffler": "shuffler", "shoe": "shoe", "shuffler-shoe": "shoe"}  # a shuffler-shoe shuffles too
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -97,20 +104,25 @@ def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
         if role in out:
             raise UsageError(f"--device {spec!r}: a {role} is already attached")
         out[role] = (profile, port or None)
-    if specs and set(out) != {"shuffler", "shoe"}:
-        raise UsageError("attach both a shuffler and a shoe (--device PROFILE@PORT for each)")
+    built_in = "shoe" in out and out["shoe"][0].kind == "shuffler-shoe"
+    if built_in and "shuffler" in out:
+        raise UsageError(f"--device: the shoe {out['shoe'][0].name} has its shuffler built in: attach no other shuffler")
+    if specs and not built_in and set(out) != {"shuffler", "shoe"}:
+        raise UsageError("attach both a shuffler and a shoe (--device PROFILE@PORT for each), or one shuffler-shoe")
     return out
 
 
 def table_capabilities(profiles: list[Any]) -> dict[str, bool]:
     """What the attached devices' profiles say about the table's procedure, as ``TableCore``
-    options: an automatic reshuffling shoe (681a.5(h): no manual cut) and whether a shuffler is
-    there at all (681a.5(a): otherwise the dealer shuffles by hand). No profiles: the built-in
-    emulated shuffler and shoe."""
+    options: an automatic reshuffling shoe (681a.5(h): no manual cut), whether a shuffler is
+    there at all (681a.5(a): otherwise the dealer shuffles by hand), and whether it is built into
+    the shoe (kind ``shuffler-shoe``: one device takes both roles' commands). No profiles: the
+    built-in emulated shuffler and shoe."""
     if not profiles:
-        return {"automatic_shoe": False, "shuffler": True}
+        return {"automatic_shoe": False, "shuffler": True, "shuffler_in_shoe": False}
     return {"automatic_shoe": any(p.capabilities.automatic_reshuffle for p in profiles),
-            "shuffler": any(p.capabilities.shuffler != "none" for p in profiles)}
+            "shuffler": any(p.capabilities.shuffler != "none" for p in profiles),
+            "shuffler_in_shoe": any(p.kind == "shuffler-shoe" for p in profiles)}
 
 
 class _Display:
@@ -187,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
         runner = TableRunner(core, journal, autodealer=auto, on_record=_anchored(display.record, witness, journal),
                              on_notice=display.notice,
                              rounds=args.rounds, shoes=args.shoes, pace=0.0)
+        if auto is not None:
+            auto.on_give_up = lambda why: runner.stop()
         try:
             resumed = runner.recover_from_journal()
         except JournalContentError as exc:  # a journal that verifies, with an input no table wrote
@@ -214,6 +228,9 @@ def run(args: argparse.Namespace) -> int:
         journal.close()
     if not args.json:
         print(f"journal {journal_path}: {anchor or 'empty'}", flush=True)
+    if stopped_by is None and auto is not None and auto.gave_up:
+        print(f"shoectl run: the table stays closed: {auto.gave_up}", file=sys.stderr, flush=True)
+        return 1
     return 0 if stopped_by is None else 128 + stopped_by  # 143 after SIGTERM, 130 after SIGINT
 
 

@@ -36,12 +36,15 @@ def open_table(t: TableCore, op: OperatorInput) -> None:
     t.open()
 
 
-def close_table(t: TableCore, op: OperatorInput) -> None:
+def close_table(t: TableCore, op: OperatorInput, reason: str | None = None) -> None:
+    """Close the table; a ``reason`` (journaled with the command) is also said in one notice."""
     if t.round is not None:
         raise Refused("a round is in progress")
     if t.pending_wagers:
         raise Refused("there are wagers on the layout: deal the round first")
     t.close()
+    if reason:
+        t.notice("warning", f"the table is closed by {op.operator}: {reason}")
 
 
 def sit(t: TableCore, op: OperatorInput, seat: int) -> None:

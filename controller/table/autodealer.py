@@ -6,12 +6,20 @@ cards, continues after House Money, and clears faults a floorperson would clear.
 operator commands (``OperatorInput``) to the core, exactly as people at the console would; the
 physical dealing (drawing cards) is the emulated dealer's, on the shoe's prompts.
 
+A count or card-set fault holds the table until a floorperson acts. This one orders a reshuffle,
+at most ``MAX_RESHUFFLES_AFTER_COUNT_FAULTS`` times in a row (no shoe counted right in between);
+when the cards still count wrong it closes the table with the reason (``close reason=...``: one
+notice, journaled with the command), sets ``gave_up`` to a sentence saying why, calls
+``on_give_up(gave_up)`` once the close is done, and gives no command after that. A person must
+then check the cards and the shuffler.
+
 ``next_input(core) -> OperatorInput | None``: what to do now, or None to wait for the devices.
 Deterministic for a given seed.
 """
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from controller.rules.model import WagerKind
@@ -19,11 +27,17 @@ from controller.table.io import OperatorInput
 from controller.roles import Role
 
 DEALER, FLOOR = "auto-dealer", "auto-floor"
+MAX_RESHUFFLES_AFTER_COUNT_FAULTS = 3
 
 
 class AutoDealer:
-    def __init__(self, submission: Any, seed: int | None = None, *, players: int = 4) -> None:
+    def __init__(self, submission: Any, seed: int | None = None, *, players: int = 4,
+                 on_give_up: Callable[[str], None] | None = None) -> None:
         self.sub = submission
+        self.on_give_up = on_give_up
+        self.gave_up: str | None = None
+        self._told = False
+        self._count_faulted: list[str] = []  # shoes held by a count fault since one last counted right
         self.rng = random.Random(seed)
         seats = list(submission.seats)
         self.seats = sorted(self.rng.sample(seats, min(players, len(seats))))
@@ -36,6 +50,13 @@ class AutoDealer:
 
     def next_input(self, core: Any) -> OperatorInput | None:
         state = core.state
+        if self.gave_up is not None:
+            if not self._told and self.on_give_up is not None:
+                self._told = True
+                self.on_give_up(self.gave_up)
+            return None
+        if state in ("burning", "betting"):
+            self._count_faulted.clear()  # this shoe's count was right when it was loaded
         if not self._seated:
             seat = next((s for s in self.seats if s not in core.occupied), None)
             if seat is not None:
@@ -44,7 +65,7 @@ class AutoDealer:
         if state == "closed":
             return self._once(("open", core.next_shoe), "open", Role.FLOORPERSON)
         if state == "count_fault":
-            return self._once(("reshuffle", core.shoe.id), "order_reshuffle", Role.FLOORPERSON)
+            return self._count_fault(core)
         if state == "cutting":
             shoe = core.shoe
             if shoe.cut_position is None:
@@ -77,6 +98,19 @@ class AutoDealer:
             if clearable:
                 return self._op("clear_fault", Role.FLOORPERSON, key=clearable[0])
         return None
+
+    def _count_fault(self, core: Any) -> OperatorInput | None:
+        """A reshuffle, or the table closed once ``MAX_RESHUFFLES_AFTER_COUNT_FAULTS`` did not help."""
+        shoe = core.shoe.id
+        if shoe not in self._count_faulted:
+            self._count_faulted.append(shoe)
+        reshuffles = len(self._count_faulted) - 1
+        if reshuffles < MAX_RESHUFFLES_AFTER_COUNT_FAULTS:
+            return self._once(("reshuffle", shoe), "order_reshuffle", Role.FLOORPERSON)
+        self.gave_up = (f"the cards counted wrong {reshuffles + 1} times in a row, last: {core.count_problem}; "
+                        f"after {reshuffles} reshuffles the automated floorperson closed the table: "
+                        "a floorperson must check the cards and the shuffler")
+        return self._op("close", Role.FLOORPERSON, reason=f"the cards counted wrong after {reshuffles} reshuffles")
 
     def _once(self, key: tuple[str, Any], command: str, role: Role) -> OperatorInput | None:
         if key in self._asked:

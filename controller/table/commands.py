@@ -155,7 +155,7 @@ NO_SQUEEZE = "no hand is being squeezed"
 COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("open", F, ("closed",), act.open_table, "open the table: shuffle a new shoe (681a.5(a))"),
     Command("close", F, ("betting", "count_fault", "ready_to_load", "inspection"), act.close_table,
-            "close the table between rounds"),
+            "close the table between rounds", (Arg("reason", "text", "why, said and journaled", required=False),)),
     Command("sit", D, None, act.sit, "a player takes a seat", (SEAT,)),
     Command("leave", D, None, act.leave, "a player leaves a seat with no wagers on the layout", (SEAT,)),
     Command("wager", D, ("betting",), act.wager, "place a wager while betting is open", (

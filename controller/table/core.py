@@ -49,15 +49,18 @@ class TableCore:
         table_id: names the shoes (``T1-S0001``).
         automatic_shoe: an automatic reshuffling shoe (681a.5(h)): no cut, no idle inspection.
         shuffler: False when the dealer shuffles by hand (681a.5(a), (g)(1)).
+        shuffler_in_shoe: the shoe has the shuffler built in (a profile of kind ``shuffler-shoe``):
+            one device plays both roles, so the shuffler's commands go to the shoe, in order.
         first_shoe: the number of the first shoe.
     """
 
     def __init__(self, submission: Any, *, table_id: str = "T1", automatic_shoe: bool = False,
-                 shuffler: bool = True, first_shoe: int = 1) -> None:
+                 shuffler: bool = True, shuffler_in_shoe: bool = False, first_shoe: int = 1) -> None:
         self.sub = submission
         self.table_id = table_id
         self.automatic_shoe = automatic_shoe
         self.has_shuffler = shuffler
+        self.shuffler_in_shoe = shuffler_in_shoe
         self.washing = False          # 681a.5(g)(1): the next hand shuffle follows a wash
         self.spread_face_up = False   # 681a.5(g): a player asked for the spread face up
         self.batch_spread = False     # 681a.5(g)(2): the batch out of the shuffler spread at a player's request
@@ -76,6 +79,7 @@ class TableCore:
         self.burns_due = 0                           # 681a.7(c): cards still to burn (Rules Submission's burn_cards)
         self.reshuffle_ordered = False
         self.faults: dict[str, str] = {}            # active fault key -> reason
+        self.count_problem: str | None = None       # why the last count or card-set check failed
         self.saved_state: str | None = None
         # Cards out of the shoe while a fault held the table, in order: (card, face up, position);
         # card None: one the shoe could not read, until the floorperson enters it.
@@ -132,9 +136,9 @@ class TableCore:
         if st in GATE_OPEN_STATES:
             out.append(SendCommand("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
         if st == "shuffling" and self.has_shuffler:
-            out.append(SendCommand("shuffler", m.Shuffle(self.sub.decks)))
+            out.append(SendCommand(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
         elif st == "cutting" and self.shoe is not None and self.shoe.cut_position is None:
-            out.append(SendCommand("shuffler", m.Deliver(m.DeliverTarget.DEALER)))
+            out.append(SendCommand(self.device_for("shuffler"), m.Deliver(m.DeliverTarget.DEALER)))
         if self.prompt_text:
             out.append(SendCommand("shoe", m.Display(self.prompt_text)))
         return out
@@ -174,7 +178,11 @@ class TableCore:
         self._out.append(Notice(level, text))
 
     def send(self, device: str, message: Any) -> None:
-        self._out.append(SendCommand(device, message))
+        self._out.append(SendCommand(self.device_for(device), message))
+
+    def device_for(self, role: str) -> str:
+        """The device role that carries out ``role``'s commands (the shoe for a built-in shuffler)."""
+        return "shoe" if role == "shuffler" and self.shuffler_in_shoe else role
 
     def show(self, text: str) -> None:
         """Tell the dealer (the shoe's display) what to do next."""

@@ -41,6 +41,7 @@ def report_count_fault(t: TableCore) -> None:
     got, expected = t.shuffle_count
     want = t.sub.decks * 52
     what = count_difference(got, want)
+    t.count_problem = f"{what} after the shuffle"
     t.record("count_fault", {"counted": got, "expected": want, "device_expected": expected, "problem": what})
     t.notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}; the table stays closed")
 
@@ -74,6 +75,7 @@ def report_load_count_fault(t: TableCore) -> None:
     the cards are taken out and the table stays closed until a floorperson orders a reshuffle
     (681a.7(d)(1): "to ensure that no cards are missing")."""
     shoe = t.shoe
+    t.count_problem = f"{count_difference(shoe.loaded_count, shoe.stack_size)} at loading"
     t.record("count_fault", {"loaded": shoe.loaded_count, "expected": shoe.stack_size,
                              "problem": count_difference(shoe.loaded_count, shoe.stack_size)})
     t.notice("fault", f"{load_count_problem(shoe, shoe.loaded_count)}; the table stays closed")
@@ -142,6 +144,7 @@ def report_cardset_fault(t: TableCore) -> None:
     rounds.return_pending_wagers(t)
     reconcile(t)
     problems = "; ".join(t.shoe.cardset().problems)
+    t.count_problem = f"the card set of shoe {t.shoe.id}: {problems}"
     t.record("count_fault", {"problem": problems, "cardset": True})
     t.notice("fault", f"the cards of shoe {t.shoe.id} do not reconcile: {problems}; the table stays closed")
 

@@ -95,7 +95,8 @@ class Dealer:
         self.log: list[DealerAction] = []
         self.draw_prompts = 0
         self.cards_drawn = 0
-        self.drawn_this_shoe = 0
+        self.drawn_this_shoe = 0  # since the shoe was last loaded, by this dealer or by a shuffler
+        self._loads_seen = shoe.loads
         self._extra_next = False
         self._expose_next = False
         self._pending: deque[tuple[float, str]] = deque()
@@ -158,6 +159,8 @@ class Dealer:
         return action
 
     def _do(self, verb: str, args: list[str]) -> tuple[bool, str]:
+        if self.shoe.loads != self._loads_seen:  # loaded since: by LOAD, or by a shuffler's DELIVER(SHOE)
+            self._loads_seen, self.drawn_this_shoe = self.shoe.loads, 0
         if verb in ("DRAW", "BURN"):
             marks = [a for a in args if a.startswith("@")]
             args = [a for a in args if not a.startswith("@")]
@@ -182,7 +185,7 @@ class Dealer:
         if verb == "LOAD":
             count = self.shoe.load(self._in_hand())
             self.hand = None
-            self.drawn_this_shoe = 0
+            self._loads_seen, self.drawn_this_shoe = self.shoe.loads, 0
             return True, f"loaded {count} cards"
         if verb == "UNLOAD":
             items = self.shoe.unload()

@@ -3,10 +3,12 @@
 - ``serve_device(device, transport="pty"|"tcp", ...)`` -> a started ``PtyServer`` / ``TcpServer``.
 - ``serve_table(table, directory=None, faults=None)`` -> a started ``TableServer``: one
   ``PtyServer`` per device of the table, with stable links ``DIR/shuffler`` and ``DIR/shoe``
-  (``DIR`` a new temporary directory unless given; removed on close if it was made here).
+  (only ``DIR/shoe`` for a shoe with the shuffler built in; ``DIR`` a new temporary directory
+  unless given; removed on close if it was made here).
 
 ``TableServer.devices()`` is the JSON-ready list ``[{"profile": NAME, "port": PATH}, ...]``
-(shuffler first) that ``shoectl emulate --table`` prints. Closing a ``TableServer`` stops its
+(shuffler first; one entry for a shoe with the shuffler built in) that ``shoectl emulate
+--table`` prints. Closing a ``TableServer`` stops its
 servers and closes the table (and so its dealt log).
 """
 from __future__ import annotations
@@ -46,7 +48,8 @@ def serve_device(device: EmulatedDevice, transport: str = "pty", *, port: int = 
 
 
 class TableServer:
-    """A table served over ptys. ``servers`` maps ``"shuffler"`` / ``"shoe"`` to their servers."""
+    """A table served over ptys. ``servers`` maps ``"shuffler"`` / ``"shoe"`` (``"shoe"`` alone for
+    a shoe with the shuffler built in) to their servers."""
 
     def __init__(self, table: Table, *, directory: str | os.PathLike[str] | None = None,
                  faults: FaultSpec | None = None, **kwargs: Any) -> None:
@@ -55,9 +58,10 @@ class TableServer:
         self.directory = Path(tempfile.mkdtemp(prefix="shoectl-table-") if directory is None
                               else directory)
         faults = faults if faults is not None else table.faults
+        roles = (("shoe", table.shoe),) if table.shuffler is table.shoe else (
+            ("shuffler", table.shuffler), ("shoe", table.shoe))
         self.servers: dict[str, DeviceServer] = {
-            role: PtyServer(device, link=self.directory / role, faults=faults, **kwargs)
-            for role, device in (("shuffler", table.shuffler), ("shoe", table.shoe))
+            role: PtyServer(device, link=self.directory / role, faults=faults, **kwargs) for role, device in roles
         }
 
     def start(self) -> TableServer:

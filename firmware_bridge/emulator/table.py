@@ -1,5 +1,8 @@
 """``Table``: an emulated shuffler, shoe and dealer wired together in one process, and the dealt log.
 
+- A shoe profile of kind ``shuffler-shoe`` (e.g. ``emulated-autoshoe``) makes one device that
+  shuffles and deals (``EmulatedShufflerShoe``): it is both ``table.shuffler`` and ``table.shoe``,
+  ``devices`` holds it once, and the shuffler profile is not used.
 - The shuffler's DELIVER(SHOE) loads the table's shoe; DELIVER(DEALER) hands the stack to the
   dealer, who cuts, places the cover card and loads it on the shoe's prompts. The prompts and the
   DELIVER travel on different links, so a prompt may come first: while the shuffler holds a
@@ -40,6 +43,7 @@ from .factory import resolve
 from .faults import FaultSpec
 from .shoe import Delivered, EmulatedShoe
 from .shuffler import EmulatedShuffler
+from .shuffler_shoe import EmulatedShufflerShoe
 
 __all__ = ["DealtCard", "DealtLog", "Table", "read_dealt_log"]
 
@@ -100,10 +104,12 @@ def _parse_lines(lines: list[str]) -> Iterator[DealtCard]:
 
 
 class Table:
-    """Shuffler + shoe + dealer. ``devices`` is ``(shuffler, shoe)``.
+    """Shuffler + shoe + dealer. ``devices`` is ``(shuffler, shoe)``, or ``(shoe,)`` when the shoe
+    has the shuffler built in.
 
     Args:
-        shuffler_profile, shoe_profile: profiles or profile names.
+        shuffler_profile, shoe_profile: profiles or profile names (a ``shuffler-shoe`` shoe profile:
+            one device, the shuffler profile unused).
         clock, seed, speed, faults: as for the devices (``seed`` drives the shuffler).
         dealer_delay_s: the dealer's reaction time after a prompt.
         dealt_log: a path or stream for ``DealtLog``, or ``None``.
@@ -119,9 +125,14 @@ class Table:
         self.faults = faults or FaultSpec()
         self.clock = clock
         common = dict(clock=clock, faults=self.faults, speed=speed, **device_kwargs)
-        self.shuffler = EmulatedShuffler(resolve(shuffler_profile), seed=seed, **common)
-        self.shoe = EmulatedShoe(resolve(shoe_profile), seed=None if seed is None else seed + 1,
-                                 **common)
+        shoe_prof = resolve(shoe_profile)
+        self.shoe: EmulatedShoe
+        self.shuffler: EmulatedShuffler
+        if shoe_prof.kind == "shuffler-shoe":
+            self.shoe = self.shuffler = EmulatedShufflerShoe(shoe_prof, seed=seed, **common)
+        else:
+            self.shuffler = EmulatedShuffler(resolve(shuffler_profile), seed=seed, **common)
+            self.shoe = EmulatedShoe(shoe_prof, seed=None if seed is None else seed + 1, **common)
         self.lock = threading.RLock()
         for device in self.devices:
             device.lock = self.lock
@@ -137,8 +148,8 @@ class Table:
             self.shoe.add_draw_listener(self.dealt_log)
 
     @property
-    def devices(self) -> tuple[EmulatedDevice, EmulatedDevice]:
-        return (self.shuffler, self.shoe)
+    def devices(self) -> tuple[EmulatedDevice, ...]:
+        return (self.shoe,) if self.shuffler is self.shoe else (self.shuffler, self.shoe)
 
     def tick(self, now: float | None = None) -> None:
         """Tick every device (and so the dealer) under the table lock."""

@@ -136,6 +136,10 @@ def test_emulate_a_table_with_a_dealt_log(tmp_path) -> None:
     (["--profile", "emulated-shoe", "--port", "5"], "--port"),
     (["--profile", "emulated-shoe", "--dealt-log", "x"], "--dealt-log"),
     (["--table", "--transport", "tcp"], "--transport"),
+    (["--table", "--shoe-profile", "emulated-autoshoe", "--shuffler-profile", "emulated-shuffler"],
+     "the shoe emulated-autoshoe has its shuffler built in"),
+    (["--table", "--shoe-profile", "emulated-shuffler"], "--shoe-profile emulated-shuffler: a shuffler, not a shoe"),
+    (["--table", "--shuffler-profile", "emulated-shoe"], "--shuffler-profile emulated-shoe: a shoe, not a shuffler"),
 ])
 def test_usage_errors_exit_2_with_one_line(with_emulate, capsys, args, message) -> None:
     assert cli_main.main(["emulate", *args]) == 2

@@ -76,29 +76,33 @@ def test_face_up_card_in_the_shoe_gives_a_simulated_round(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-@pytest.mark.reg("681a.5(a)")
-def test_a_missing_card_keeps_the_table_closed(tmp_path: Path) -> None:
-    """Every shuffle of this emulated shuffler is one card short: the table never opens. The run
-    is stopped (SIGTERM) once the journal shows the count fault a few times."""
-    import signal
-    import time
+@pytest.mark.reg("681a.5(a)", "681a.7(d)(1)")
+def test_a_missing_card_holds_the_table_closed_and_the_run_ends_saying_why(tmp_path: Path) -> None:
+    """681a.5(a): the cards are shuffled "so that they are randomly intermixed" and counted; every
+    shuffle of this emulated shuffler is one card short (681a.7(d)(1): "to ensure that no cards are
+    missing"). The table stays closed; the automated floorperson orders 3 reshuffles, then closes
+    the table saying why (one notice, journaled), and ``shoectl run`` ends with one line and
+    exit 1 instead of starting a new shoe again and again (it used to start 10,000 a minute and
+    never reach --shoes)."""
+    import json
 
     journal = tmp_path / "journal.db"
-    proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--seed", "2", "--speed", "max",
-                             "--faults", "missing-card=1", "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        faults: list[dict] = []
-        while time.monotonic() < deadline and len(faults) < 3:
-            time.sleep(0.3)
-            if journal.exists():
-                faults = [p for k, p in kinds(journal) if k == "count_fault"]
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 143, err[-2000:]  # 128 + SIGTERM after a clean stop
-    assert len(faults) >= 3 and all(f["problem"] == "1 card missing" for f in faults)
+    proc = subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--seed", "2", "--speed", "max", "--shoes", "1",
+                           "--faults", "missing-card=1", "--json"], capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("shoectl run: the table stays closed: the cards counted wrong 4 times in a row, "
+                           "last: 1 card missing after the shuffle; after 3 reshuffles"), line
     entries = kinds(journal)
+    faults = [p for k, p in entries if k == "count_fault"]
+    assert len(faults) == 4 and all(f["problem"] == "1 card missing" for f in faults)
+    commands = [p["command"] for k, p in entries if k == "operator" and p["operator"] == "auto-floor"]
+    assert commands == ["open", "order_reshuffle", "order_reshuffle", "order_reshuffle", "close"]
+    assert [p["args"] for k, p in entries if k == "operator" and p["command"] == "close"] == \
+        [{"reason": "the cards counted wrong after 3 reshuffles"}]
+    notices = [json.loads(x) for x in proc.stdout.splitlines() if '"notice"' in x]
+    assert [n["text"] for n in notices if "closed by" in n["text"]] == \
+        ["the table is closed by auto-floor: the cards counted wrong after 3 reshuffles"]
     assert not any(k in ("round_start", "burn", "shoe_loaded") for k, _ in entries)
     assert verify(journal).ok
 

@@ -1,0 +1,75 @@
+"""An automatic reshuffling shoe end to end: ``shoectl emulate --table --shoe-profile
+emulated-autoshoe`` serves one device that shuffles, counts, loads itself and deals (a shoe with its
+shuffler built in, profile kind ``shuffler-shoe``); ``shoectl run --device emulated-autoshoe@PORT``
+drives it through the real path (pyserial on a pty, the protocol, the link, the table core, the
+journal), with the procedure the profile's capabilities call for."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.journal import JournalReader
+
+from .test_run_faults import check_integrity
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+
+
+@pytest.mark.slow
+@pytest.mark.reg("681a.5(h)", "681a.7(a)", "681a.7(c)", "681a.7(d)", "681a.7(d)(1)")
+def test_an_automatic_reshuffling_shoe_deals_shoe_after_shoe_without_a_cut(tmp_path: Path) -> None:
+    """681a.5(h): "If a certificate holder is utilizing the approved device, subsections (b)-(g) do
+    not apply": no cut is offered and no cover card placed by hand. 681a.7 still does: each stack
+    is loaded (by the device) and counted, its first card burned (681a.7(c)), and when the device's
+    own cover card comes out the round is completed, the cards reconciled (681a.7(d)(1)) and the
+    device reshuffles for the next shoe."""
+    (tmp_path / "dev").mkdir()
+    emu = subprocess.Popen([*SHOECTL, "emulate", "--table", "--shoe-profile", "emulated-autoshoe", "--seed", "7",
+                            "--speed", "max", "--dealt-log", str(tmp_path / "dealt.log"), "--dir", str(tmp_path / "dev")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        devices = json.loads(emu.stdout.readline())["devices"]
+        assert [d["profile"] for d in devices] == ["emulated-autoshoe"]  # one device: shuffler and shoe
+        journal = tmp_path / "journal.db"
+        run = subprocess.run([*SHOECTL, "run", "--device", f"emulated-autoshoe@{devices[0]['port']}", "--journal",
+                              str(journal), "--shoes", "2", "--seed", "7", "--json"],
+                             capture_output=True, text=True, timeout=180)
+        assert run.returncode == 0, run.stderr[-3000:]
+    finally:
+        emu.send_signal(signal.SIGTERM)
+        _, err = emu.communicate(timeout=20)
+    assert emu.returncode == 0, err[-2000:]
+
+    rounds = check_integrity(tmp_path, journal)  # the journal's cards are the dealt log's; every wager settled once
+    with JournalReader.open(journal) as r:
+        entries = [(e.kind, e.payload) for e in r.entries()]
+    kinds = [k for k, _ in entries]
+    assert not {"cut_offer", "cut", "cover", "cut_declined"} & set(kinds)  # no cut offered (681a.5(h))
+    assert {p["device_role"] for k, p in entries if k == "input.device"} == {"shoe"}
+    shoes = [s for s in _split_by_shoe(entries) if "reconciliation" in [k for k, _ in s]]
+    assert len(shoes) == 2
+    for shoe in shoes:
+        kinds = [k for k, _ in shoe]
+        assert [p for k, p in shoe if k == "cut_skipped"] == [{"clause": "681a.5(h)"}]
+        assert kinds.index("cut_skipped") < kinds.index("shoe_loaded") < kinds.index("burn") < kinds.index("round_start")
+        i_cover = kinds.index("cover_card")  # the device's own cover card, 16 cards above the bottom
+        assert "round_result" in kinds[i_cover:kinds.index("reconciliation")]
+        [reconciliation] = [p for k, p in shoe if k == "reconciliation"]
+        assert reconciliation["ok"] and reconciliation["total"] == 416 and reconciliation["remaining_in_shoe"] <= 16
+        assert kinds.count("round_result") > 50
+    assert not [d for d in rounds if d["kind"] == "void"]
+
+
+def _split_by_shoe(entries: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
+    shoes: list[list[tuple[str, dict]]] = []
+    for kind, payload in entries:
+        if kind == "shoe_start":
+            shoes.append([])
+        if shoes:
+            shoes[-1].append((kind, payload))
+    return shoes
