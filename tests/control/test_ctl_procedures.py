@@ -1,0 +1,54 @@
+"""681a.5 procedures that operators give at a running table (``shoectl run --manual`` on the
+built-in emulator) with ``shoectl ctl``: the batch taken out of the shuffler spread and reshuffled
+at a player's request (681a.5(g)(2)), and a count fault that waits for the floorperson."""
+from __future__ import annotations
+
+import pytest
+
+from tests.control.running_table import PINS, shoectl
+
+
+def ctl(t, operator: str, *args: str) -> None:
+    proc = shoectl("ctl", "--socket", str(t.sock), "--operator", operator, "--pin-stdin", *args, pin=PINS[operator])
+    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+
+
+@pytest.mark.slow
+@pytest.mark.reg("681a.5(g)(2)")
+def test_a_players_request_reshuffles_the_batch_taken_out_of_the_shuffler(start_table, workdir) -> None:
+    """681a.5(g)(2): "Unless a player requests otherwise, the batch of cards removed from the
+    shuffler does not need to be spread for inspection and reshuffled prior to being dealt"."""
+    t = start_table(workdir, manual=True)
+    ctl(t, "fp1", "open")
+    assert t.wait_state("cutting") == "cutting"
+    ctl(t, "d1", "cut", "position=120")
+    ctl(t, "d1", "cover", "from_bottom=14")
+    ctl(t, "d1", "load")
+    assert t.wait_state("betting") == "betting"
+    ctl(t, "fp1", "declare_idle")
+    ctl(t, "fp1", "inspection_done", "reshuffle_batch=true")
+    status = t.status()
+    assert (status["state"], status["prompt"]) == ("inspection", "SPREAD")
+    ctl(t, "fp1", "inspection_done")
+    assert t.wait_state("cutting") == "cutting"
+    assert [r["clause"] for r in t.journaled("inspection")] == ["681a.5(g)", "681a.5(g)(2)"]
+    assert len(t.journaled("shuffler_batch_removed")) == 1 and len(t.journaled("shoe_start")) == 2
+    t.assert_stopped_cleanly()
+
+
+@pytest.mark.slow
+@pytest.mark.reg("681a.5(a)")
+def test_with_manual_a_count_fault_waits_for_the_floorperson(start_table, workdir) -> None:
+    """681a.5(a) with the count check: every shuffle is one card short. Without the automated
+    floorperson the table neither loops nor ends: it waits in its count fault for an operator."""
+    t = start_table(workdir, "--faults", "missing-card=1", manual=True)
+    ctl(t, "fp1", "open")
+    assert t.wait_state("count_fault") == "count_fault"
+    ctl(t, "fp1", "order_reshuffle")
+    assert t.wait_state("count_fault") == "count_fault"
+    assert len(t.journaled("count_fault")) == 2 and len(t.journaled("shoe_start")) == 2 and t.alive()
+    ctl(t, "fp1", "close", "reason=shuffler sent for service")
+    assert t.wait_state("closed") == "closed"
+    [close] = [r for r in t.journaled("operator") if r["command"] == "close"]
+    assert close["args"] == {"reason": "shuffler sent for service"} and close["operator"] == "fp1"
+    t.assert_stopped_cleanly()
