@@ -160,7 +160,7 @@ def after_card(t: TableCore) -> None:
 
 def next_prompt(t: TableCore) -> None:
     r = t.round
-    if t.discard_next:
+    if t.discard_next or t.state == "burning":  # a card owed to the discard rack, or a burn still due
         t.show(f"BURN {t.next_card_mark()}")
         return
     if r is None or t.state != "dealing":

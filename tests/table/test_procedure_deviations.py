@@ -64,6 +64,24 @@ def test_a_new_dealer_signs_in_between_rounds_and_burns_before_dealing_any_card(
     assert burn_index < first_card
 
 
+@pytest.mark.reg("681a.7(c)", "627a.13(c)(1)")
+def test_a_new_dealers_burn_is_still_asked_for_after_a_card_owed_to_the_discard_rack() -> None:
+    """681a.7(c): the new dealer removes one card "before dealing any cards to the players";
+    627a.13(c)(1): the disclosed card goes to the discard rack with "one additional card, drawn
+    face down". A new dealer who signs in while that card is owed draws it first, then burns."""
+    sub = with_options("minibaccarat", unauthorized_third_card="discard")
+    b = Bench(submission=sub, stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")))
+    b.open_and_cut()
+    b.play_round([(1, "player", 100)])
+    b.auto_deal = False
+    b.draw(face_up=True)  # an unauthorised Player third card, disclosed: (c)(1)
+    b.op("dealer_sign_in", Role.DEALER, dealer="D2")
+    b.auto_deal = True
+    b.draw()  # the card owed to the discard rack
+    assert [d["reason"] for d in b.of("discard")] == ["627a.13(c)(1)", "627a.13(c)(1)"]
+    assert b.of("burn")[-1]["dealer"] == "D2" and b.core.state == "betting"
+
+
 @pytest.mark.reg("681a.7(c)")
 def test_a_new_dealer_cannot_sign_in_while_a_fault_holds_the_table() -> None:
     """681a.7(c): "Each new dealer who comes to the table shall also remove one card ... before
