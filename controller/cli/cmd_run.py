@@ -167,6 +167,9 @@ class _Display:
             with self.lock:
                 print(f"!! {n.text}", flush=True)
 
+    def close(self) -> None:
+        """Nothing to finish: every line was written as it came (the live display draws its last screen)."""
+
 
 def run(args: argparse.Namespace) -> int:
     sub = submission_for(None, args.submission)
@@ -219,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"!! {warning}", file=sys.stderr)
         stopped_by = run_until_signalled(runner.run, runner.stop, name="shoectl run", grace_s=args.stop_grace)
     finally:
+        display.close()
         control.close()
         if emulator is not None:
             emulator.close()

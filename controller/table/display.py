@@ -1,23 +1,36 @@
-"""The live text display of ``shoectl run``: the table's state, the shoe remaining, the current
-hands, wagers by seat, the last results, faults, and the roadmaps of the current shoe, redrawn in
-place (ANSI) after every decision. ``render(snapshot, rounds)`` is pure; ``LiveDisplay`` keeps the
-current shoe's rounds and writes to a terminal."""
+"""The live display of ``shoectl run`` on a terminal, and the one-line text of a round.
+
+``LiveDisplay(snapshot)`` takes the table's records and notices (``record``, ``notice``: cheap,
+called on the table's thread) and keeps the rounds of the current shoe, and of the last dealt one
+until the next has a round. A ``rich.live.Live`` redraws the screen (``display_screen.screen``)
+a few times a second from its own thread, in place, line by line, never clearing the whole
+screen; it follows the terminal's size. Other output (a warning, a log line) is printed above
+it. ``close()`` draws the final screen and leaves it on the terminal: the last dealt shoe with
+its roads, not the empty shoe that was being shuffled when the table stopped. On a standard
+output that is not a terminal only the final screen is written, at ``close()``.
+"""
 from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, TextIO
 
-from controller.roadmaps import compute, render_text, results_from_rounds
+from rich.console import Console, RenderableType
+from rich.live import Live
 
-CLEAR = "\x1b[H\x1b[2J"
+from controller.table.display_screen import ShownShoe, screen
+
+REFRESH_PER_SECOND = 8
+RECORD_KINDS = frozenset({"shoe_start", "round_result", "card", "fault", "resumed", "count_fault", "wager",
+                          "round_start", "cut", "reconciliation"})
 
 
 def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> str:
     """One line for a ``round_result`` record: the hands, the totals and the outcome (``short``:
     "P"/"B" for the hands, as the console prints them), or VOID with the reason."""
     if p.get("kind") == "void":
-        return f"{shoe} round {p['round']}: VOID ({p.get('reason')})"
+        return f"{shoe} round {p['round']}: VOID ({p.get('reason') or 'no reason given'})"
     pl, bk = ("P", "B") if short else ("Player", "Banker")
     number = f"{p['round']}" if short else f"{p['round']:3d}"
     arrow = " -> " if short else "  -> "
@@ -25,59 +38,63 @@ def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> s
             f"  {bk} {' '.join(p['banker']['cards'])} ({p['banker']['total']}){arrow}{p['outcome']}")
 
 
-def render(snap: dict[str, Any], rounds: list[dict[str, Any]], notices: list[str]) -> str:
-    left = snap.get("cards_remaining")
-    lines = [
-        f"shoectl  table {snap.get('table')}  {snap.get('submission')}  |  state {snap.get('state')}  |  "
-        f"shoe {snap.get('shoe')}  round {snap.get('round')}  |  cards left {left if left is not None else '-'}"
-        f"{'  (cover card reached)' if snap.get('cover_reached') else ''}",
-    ]
-    if snap.get("player") or snap.get("banker"):
-        lines.append(f"Player: {' '.join(snap.get('player') or [])}    Banker: {' '.join(snap.get('banker') or [])}")
-    last = next((r for r in reversed(rounds) if r.get("kind") != "void"), None)
-    if last is not None:
-        lines.append(f"Last round {last['round']}: Player {' '.join(last['player']['cards'])} ({last['player']['total']})  "
-                     f"Banker {' '.join(last['banker']['cards'])} ({last['banker']['total']})  -> {last['outcome']}")
-    wagers = snap.get("wagers") or []
-    by_seat: dict[int, list[str]] = {}
-    for w in wagers:
-        by_seat.setdefault(w["seat"], []).append(f"{w['kind']} {w['amount'] / 100:.2f}")
-    lines.append("Wagers: " + ("; ".join(f"seat {s}: {', '.join(v)}" for s, v in sorted(by_seat.items())) or "none"))
-    recent = [r["outcome"][0].upper() for r in rounds if r.get("kind") == "normal"][-30:]
-    lines.append("Results: " + (" ".join(recent) or "-"))
-    faults = snap.get("faults") or {}
-    lines.append("Faults: " + ("; ".join(faults.values()) if faults else "none"))
-    if snap.get("prompt"):
-        lines.append(f"Dealer: {snap['prompt']}")
-    for n in notices[-3:]:
-        lines.append(f"!! {n}")
-    lines.append("")
-    lines.append(render_text(compute(results_from_rounds(rounds)), title=f"Roadmaps of {snap.get('shoe')}"))
-    return "\n".join(lines)
-
-
 class LiveDisplay:
-    """Collects the current shoe's rounds from the records and redraws after each decision."""
+    """See the module docstring. ``snapshot()`` gives the table core's latest snapshot (a dict)."""
 
-    def __init__(self, snapshot: Any, out: TextIO | None = None) -> None:
+    def __init__(self, snapshot: Callable[[], dict[str, Any]], out: TextIO | None = None) -> None:
         self.snapshot = snapshot
-        self.out = out or sys.stdout
+        self.console = Console(file=out or sys.stdout, highlight=False)
+        self.shoe: str | None = None
         self.rounds: list[dict[str, Any]] = []
+        self.last_dealt = ShownShoe(None)
         self.notices: list[str] = []
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # the first record starts the Live, which draws at once
+        self.live: Live | None = None
 
     def record(self, r: Any) -> None:
+        if r.kind not in RECORD_KINDS:
+            return
         with self.lock:
             if r.kind == "shoe_start":
-                self.rounds = []
+                if self.rounds:
+                    self.last_dealt = ShownShoe(self.shoe, self.rounds, last=True)
+                self.shoe, self.rounds = r.payload.get("shoe", r.shoe), []
             elif r.kind == "round_result":
-                self.rounds.append(dict(r.payload))
-            elif r.kind not in ("card", "fault", "resumed", "count_fault", "wager", "round_start"):
-                return
-            self.out.write(CLEAR + render(self.snapshot(), self.rounds, self.notices))
-            self.out.flush()
+                self.shoe = r.shoe or self.shoe
+                self.rounds = [*self.rounds, dict(r.payload)]
+            self._start()
 
     def notice(self, n: Any) -> None:
         if n.level != "info":
             with self.lock:
-                self.notices.append(n.text)
+                self.notices = [*self.notices[-9:], n.text]
+                self._start()
+
+    def shown(self) -> ShownShoe:
+        """The shoe whose roads are on screen (see the module docstring)."""
+        if not self.rounds and self.last_dealt.rounds:
+            return self.last_dealt
+        return ShownShoe(self.shoe, self.rounds)
+
+    def render(self) -> RenderableType:
+        """The screen for the console's size now (one line short of its height, for the cursor)."""
+        with self.lock:
+            shown, notices = self.shown(), list(self.notices)
+        width, height = self.console.size
+        return screen(self.snapshot(), shown, notices, width=width, height=height - 1,
+                      unicode=self.console.encoding.lower().startswith("utf"))
+
+    def _start(self) -> None:
+        if self.live is None:
+            self.live = Live(console=self.console, get_renderable=self.render, auto_refresh=True,
+                             refresh_per_second=REFRESH_PER_SECOND, vertical_overflow="crop")
+            self.live.start()
+
+    def close(self) -> None:
+        """Draw the final screen, leave it on the terminal, and stop redrawing."""
+        with self.lock:
+            live, self.live = self.live, None
+        if live is None:
+            self.console.print(self.render())
+        else:
+            live.stop()

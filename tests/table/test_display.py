@@ -1,37 +1,127 @@
-"""The live display of shoectl run: pure rendering, and a run that redraws it."""
+"""The live display of shoectl run: the screen as a pure function (fits the terminal, grows with
+it, colours), the shoe it shows at the end, and a real run on a pseudo-terminal read back through
+a terminal emulator (pyte) as a person's screen."""
 from __future__ import annotations
 
-import subprocess
+import io
+import os
 import sys
 
+import pexpect
+import pyte
+import pytest
 from bench import Bench
+from rich.cells import cell_len
+from rich.console import Console
 
 from controller.table.autodealer import AutoDealer
-from controller.table.display import render
+from controller.table.display import LiveDisplay
+from controller.table.display_screen import ShownShoe, screen
+
+RED_BOLD = "\x1b[1;38;2;208;2;27m"     # banker: the roadmaps' red ink (#d0021b), bold
+BLUE_BOLD = "\x1b[1;38;2;26;83;196m"   # player: #1a53c4
+GREEN_BOLD = "\x1b[1;38;2;27;138;58m"  # tie: #1b8a3a
 
 
-def test_render_shows_state_hands_wagers_results_faults_and_roadmaps() -> None:
-    b = Bench(seed=4)
-    auto = AutoDealer(b.sub, seed=4)
-    while len(b.of("round_result")) < 12:
+def _table_after(rounds: int, seed: int = 4) -> Bench:
+    b = Bench(seed=seed)
+    auto = AutoDealer(b.sub, seed=seed)
+    while len(b.of("round_result")) < rounds:
         b.feed(auto.next_input(b.core))
+    return b
+
+
+def _shown(renderable, width: int, height: int, *, colour: bool = False) -> str:
+    console = Console(file=io.StringIO(), width=width, height=height, record=True,
+                      color_system="truecolor" if colour else None, legacy_windows=False)
+    console.print(renderable)
+    return console.export_text(styles=colour)
+
+
+def test_screen_fits_80_by_24_with_every_part() -> None:
+    b = _table_after(40)
     snap = b.core.snapshot()
     snap["faults"] = {"door:shoe": "shoe door open"}
-    text = render(snap, b.of("round_result"), ["627a.13(d): a face-up card"])
-    first = text.splitlines()[0]
-    assert "state betting" in first and "T1-S0001" in first and "cards left" in first
-    assert "Last round 12:" in text and "Results: " in text and "shoe door open" in text
-    for road in ("Bead plate:", "Big road:", "Big eye boy:", "Small road:", "Cockroach pig:"):
+    snap["wagers"] = [{"seat": 2, "kind": "banker", "amount": 2500}, {"seat": 2, "kind": "tie", "amount": 505}]
+    shown = ShownShoe(snap["shoe"], b.of("round_result"))
+    text = _shown(screen(snap, shown, ["627a.13(d): a face-up card"], width=80, height=23), 80, 24)
+    lines = text.rstrip("\n").split("\n")
+    assert len(lines) <= 23 and max(map(cell_len, lines)) <= 80
+    assert "betting" in lines[0] and "T1-S0001" in lines[0] and "cards left" in lines[0]
+    assert "Last    round 40:" in text and "shoe door open" in text and "627a.13(d): a face-up card" in text
+    assert "seat 2: banker 25.00, tie 5.05" in text  # money in major units, as everywhere a person reads it
+    for road in ("Bead plate", "Big road", "Big eye boy", "Small road", "Cockroach pig"):
         assert road in text
     outcomes = [r["outcome"][0].upper() for r in b.of("round_result")]
-    assert "Results: " + " ".join(outcomes) in text
+    assert " ".join(outcomes[-10:]) in text  # the latest results, in order
 
 
-def test_run_with_the_live_display_redraws_the_table(tmp_path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(tmp_path / "j.db"),
-                           "--rounds", "5", "--speed", "max", "--seed", "2", "--display", "live"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    frames = proc.stdout.split("\x1b[H\x1b[2J")
-    assert len(frames) > 5
-    assert "Big road:" in frames[-1] and "Last round 5:" in proc.stdout
+def test_screen_grows_with_the_terminal() -> None:
+    b = _table_after(60)
+    snap = b.core.snapshot()
+    shown = ShownShoe(snap["shoe"], b.of("round_result"))
+    small = _shown(screen(snap, shown, [], width=80, height=23), 80, 24)
+    big = _shown(screen(snap, shown, [], width=160, height=49), 160, 50)
+    big_lines = big.rstrip("\n").split("\n")
+    assert len(big_lines) <= 49 and max(map(cell_len, big_lines)) <= 160
+    results = lambda t: next(line for line in t.split("\n") if line.startswith("Results")).count(" ")  # noqa: E731
+    assert results(big) > results(small)
+    assert "Latest rounds" in big and "round 60: Player" in big and big.count("round 5") > small.count("round 5")
+    road_row = lambda t: next(line for line in t.split("\n") if line.startswith(("P ", "B ", "T ")))  # noqa: E731
+    assert len(road_row(big)) > len(road_row(small))  # more road columns
+
+
+def test_short_screen_leaves_out_the_legend_and_derived_roads_not_the_table() -> None:
+    b = _table_after(10)
+    snap = b.core.snapshot()
+    text = _shown(screen(snap, ShownShoe(snap["shoe"], b.of("round_result")), [], width=80, height=16), 80, 16)
+    assert len(text.rstrip("\n").split("\n")) <= 16
+    assert "Big road" in text and "Wagers" in text and "Big eye boy" not in text
+
+
+def test_banker_red_player_blue_tie_green() -> None:
+    b = _table_after(30, seed=9)
+    snap = b.core.snapshot()
+    text = _shown(screen(snap, ShownShoe(snap["shoe"], b.of("round_result")), [], width=100, height=29), 100, 30,
+                  colour=True)
+    assert f"{RED_BOLD}B" in text and f"{BLUE_BOLD}P" in text and f"{GREEN_BOLD}T" in text
+    assert f"{RED_BOLD}Banker" in text and f"{BLUE_BOLD}Player" in text
+
+
+def test_after_a_new_shoe_starts_the_last_dealt_shoe_stays_on_screen() -> None:
+    b = _table_after(3)
+    display = LiveDisplay(b.core.snapshot, out=io.StringIO())
+    for r in b.records:
+        display.record(r)
+    dealt = display.shown()
+    assert dealt.shoe == "T1-S0001" and len(dealt.rounds) == 3 and not dealt.last
+    display.record(type(b.records[0])("shoe_start", {"shoe": "T1-S0002", "decks": 8}, "T1-S0002", None))
+    shown = display.shown()
+    assert shown.shoe == "T1-S0001" and shown.last and [r["round"] for r in shown.rounds] == [1, 2, 3]
+    display.close()
+    assert "Roadmaps of T1-S0001, the last dealt shoe" in display.console.file.getvalue()
+
+
+@pytest.mark.slow
+def test_run_on_a_terminal_redraws_in_place_in_colour_and_ends_on_the_dealt_shoe(tmp_path) -> None:
+    """``shoectl run --shoes 1`` on an 80x24 pseudo-terminal: the screen is redrawn line by line
+    (never a whole-screen clear), in colour, and what is left at the end is the shoe just dealt
+    with its roads, although the next shoe was already being shuffled."""
+    env = dict(os.environ, TERM="xterm-256color", COLORTERM="truecolor")
+    env.pop("COLUMNS", None), env.pop("LINES", None)
+    child = pexpect.spawn(sys.executable, ["-m", "controller.cli.main", "run", "--journal", str(tmp_path / "j.db"),
+                                           "--shoes", "1", "--speed", "max", "--seed", "2"],
+                          env=env, encoding="utf-8", dimensions=(24, 80), timeout=120)
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before
+    assert child.exitstatus == 0, out[-2000:]
+    assert "\x1b[2J" not in out and out.count("\x1b[2K") > 50  # erased and redrawn by the line, many times
+    assert RED_BOLD in out and BLUE_BOLD in out
+    term = pyte.Screen(80, 24)
+    pyte.Stream(term).feed(out)
+    shown = "\n".join(term.display)
+    assert "Roadmaps of T1-S0001, the last dealt shoe" in shown, shown
+    assert "Big road" in shown and "journal " in shown
+    bead = shown.split("Bead plate", 1)[1].split("\n")[1]
+    assert bead.split()[0] in ("B", "P", "T", "Bb", "Bp", "B*", "Pb", "Pp", "P*", "Tb", "Tp", "T*")

@@ -1,0 +1,242 @@
+"""The live display's screen, as a pure function of the table's snapshot and the shoe's rounds.
+
+``screen(snap, shown, notices, width=80, height=24, unicode=True) -> rich renderable`` lays out,
+in at most ``height`` lines of at most ``width`` cells:
+
+1. the table, its Rules Submission and state; the shoe, round and cards left;
+2. the hands on the layout; the last round (hands, totals, outcome);
+3. the wagers by seat (in major units, ``controller.money``); the last results of the shoe;
+4. faults (or none) and what the shoe tells the dealer; the latest warnings;
+5. the roadmaps of ``shown`` (a ``ShownShoe``): bead plate and big road side by side, then big eye
+   boy, small road and cockroach pig; each road shows its latest columns that fit;
+6. with room to spare: the legend, then the latest rounds, one per line.
+
+What does not fit is left out from the end of that order (the legend, the derived roads, the
+warnings), never cut in the middle of a line. A wider terminal shows more road columns and
+results, a taller one more rounds. Banker is red, player blue, a tie green (docs/roadmaps.md).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
+from controller.money import money_text
+from controller.roadmaps import compute, fold, results_from_rounds
+from controller.roadmaps.render import BLUE_INK, GREEN_INK, RED_INK, bead_cells, bead_text, big_road_text
+
+OUTCOME_STYLE = {"B": Style(color=RED_INK, bold=True), "P": Style(color=BLUE_INK, bold=True),
+                 "T": Style(color=GREEN_INK, bold=True)}
+COLOUR_STYLE = {"red": OUTCOME_STYLE["B"], "blue": OUTCOME_STYLE["P"]}
+LABEL = Style(bold=True)
+DIM = Style(dim=True)
+WARN = Style(color="yellow", bold=True)
+FAULT = Style(color="white", bgcolor="red", bold=True)
+ROWS = 6
+LEGEND = "B banker  P player  T tie  ·  pairs: p player, b banker, * both  ·  a number counts ties"
+# Derived roads: big eye boy hollow circles, small road filled dots, cockroach pig slashes.
+DERIVED_MARKS = {True: ("○", "●", "╱"), False: ("o", "@", "/")}
+
+
+@dataclass(frozen=True)
+class ShownShoe:
+    """The shoe whose roads are on screen: the current one, or the last dealt one while the next
+    has no round yet (``last`` True)."""
+
+    shoe: str | None
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    last: bool = False
+
+
+def screen(snap: dict[str, Any], shown: ShownShoe, notices: Sequence[str], *, width: int = 80, height: int = 24,
+           unicode: bool = True) -> RenderableType:
+    """See the module docstring."""
+    width, height = max(width, 40), max(height, 8)
+    rounds = shown.rounds
+    top = [_header(snap, width), _hands(snap), _last_round(rounds), _wagers(snap), _results(rounds, width),
+           _faults(snap)]
+    warnings = [_line(Text("!! " + n, style=WARN)) for n in notices[-2:]]
+    maps = compute(results_from_rounds(rounds))
+    about = f"{shown.shoe}, the last dealt shoe" if shown.last else shown.shoe
+    title = _line(Text(f"Roadmaps of {about}" if shown.shoe else "Roadmaps: no shoe yet", style=LABEL))
+    main_roads = _side_by_side([("Bead plate", _bead(maps)), ("Big road", _big_road(maps))], width)
+    glyphs = DERIVED_MARKS[unicode]
+    derived = _side_by_side([(name, _derived(road, mark)) for name, road, mark in
+                             (("Big eye boy", maps.big_eye_boy, glyphs[0]), ("Small road", maps.small_road, glyphs[1]),
+                              ("Cockroach pig", maps.cockroach_pig, glyphs[2]))], width)
+    legend = _line(Text(LEGEND if unicode else LEGEND.replace("·", "|"), style=DIM))
+    road_lines = ROWS + 1
+    used = len(top) + 1 + road_lines
+    # What goes first when the screen is short: the legend, then the derived roads, then warnings.
+    keep_warnings = used + len(warnings) <= height
+    used += len(warnings) if keep_warnings else 0
+    keep_derived = used + road_lines <= height
+    used += road_lines if keep_derived else 0
+    keep_legend = used + 1 <= height
+    used += 1 if keep_legend else 0
+    return Group(*top, *(warnings if keep_warnings else []), title, main_roads, *([derived] if keep_derived else []),
+                 *([legend] if keep_legend else []), *_recent(rounds, height - used))
+
+
+# -- lines -------------------------------------------------------------------------------------------
+def _line(text: Text) -> Text:
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return text
+
+
+def _shown(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _header(snap: dict[str, Any], width: int) -> Text:
+    """The table (left, shortened first) and the shoe (right) on one line."""
+    left = Text.assemble((f"{_shown(snap.get('table'))} ", LABEL), f"{_shown(snap.get('submission'))}  ",
+                         (f" {str(snap.get('state') or '-').replace('_', ' ')} ", Style(reverse=True, bold=True)))
+    if snap.get("shoe"):
+        right = Text(f"shoe {snap['shoe']} · round {_shown(snap.get('round'))} · "
+                     f"{_shown(snap.get('cards_remaining'))} cards left")
+        if snap.get("cover_reached"):
+            right.append(" · cover card out", style=WARN)
+    else:
+        right = Text("no shoe in play", style=DIM)
+    room = width - right.cell_len - 2
+    if left.cell_len > room:
+        left.truncate(max(room, 0), overflow="ellipsis")
+    return _line(Text.assemble(left, " " * max(2, width - left.cell_len - right.cell_len), right))
+
+
+def _cards(cards: Sequence[str]) -> str:
+    return " ".join(cards) if cards else "-"
+
+
+def _hands(snap: dict[str, Any]) -> Text:
+    if not (snap.get("player") or snap.get("banker")):
+        return _line(Text("Hand    no cards on the layout", style=DIM))
+    return _line(Text.assemble(("Hand    ", LABEL), ("Player ", OUTCOME_STYLE["P"]), _cards(snap.get("player") or []),
+                               "    ", ("Banker ", OUTCOME_STYLE["B"]), _cards(snap.get("banker") or [])))
+
+
+def _last_round(rounds: Sequence[dict[str, Any]]) -> Text:
+    last = next((r for r in reversed(rounds) if r.get("kind") != "void"), None)
+    if last is None:
+        return _line(Text("Last    no round yet in this shoe", style=DIM))
+    return _line(Text.assemble(("Last    ", LABEL), *_round_parts(last)))
+
+
+def _round_parts(r: dict[str, Any]) -> list[Any]:
+    outcome = str(r.get("outcome", ""))
+    return [f"round {r['round']}: ", ("Player ", OUTCOME_STYLE["P"]),
+            f"{_cards(r['player']['cards'])} ({r['player']['total']})  ", ("Banker ", OUTCOME_STYLE["B"]),
+            f"{_cards(r['banker']['cards'])} ({r['banker']['total']})  → ",
+            (outcome, OUTCOME_STYLE.get(outcome[:1].upper(), LABEL))]
+
+
+def _wagers(snap: dict[str, Any]) -> Text:
+    by_seat: dict[int, list[str]] = {}
+    for w in snap.get("wagers") or []:
+        by_seat.setdefault(w["seat"], []).append(f"{w['kind']} {money_text(w['amount'])}")
+    text = "; ".join(f"seat {s}: {', '.join(v)}" for s, v in sorted(by_seat.items())) or "none"
+    return _line(Text.assemble(("Wagers  ", LABEL), text))
+
+
+def _results(rounds: Sequence[dict[str, Any]], width: int) -> Text:
+    letters = [str(r["outcome"])[:1].upper() for r in rounds if r.get("kind") == "normal"]
+    counts = "  ".join(f"{k} {letters.count(k)}" for k in "BPT")
+    room = max(0, (width - 8 - len(counts) - 4) // 2)
+    shown = letters[-room:] if room else []
+    text = Text("Results ", style=LABEL)
+    if len(shown) < len(letters):
+        text.append("… ", style=DIM)
+    for letter in shown:
+        text.append(letter, style=OUTCOME_STYLE[letter])
+        text.append(" ")
+    if not letters:
+        text.append("-", style=DIM)
+    text.append(f"   {counts}" if letters else "", style=DIM)
+    return _line(text)
+
+
+def _faults(snap: dict[str, Any]) -> Text:
+    faults = snap.get("faults") or {}
+    text = Text("Faults  ", style=LABEL)
+    if faults:
+        text.append(" " + "; ".join(faults.values()) + " ", style=FAULT)
+    else:
+        text.append("none", style=DIM)
+    if snap.get("prompt"):
+        text.append("    Dealer: ", style=LABEL)
+        text.append(str(snap["prompt"]))
+    return _line(text)
+
+
+def _recent(rounds: Sequence[dict[str, Any]], room: int) -> list[RenderableType]:
+    """The latest rounds under a heading, in ``room`` lines (none when fewer than two)."""
+    if room < 2 or not rounds:
+        return []
+    lines: list[RenderableType] = [_line(Text("Latest rounds", style=LABEL))]
+    for r in list(rounds)[-(room - 1):]:
+        if r.get("kind") == "void":
+            lines.append(_line(Text(f"round {r['round']}: VOID ({r.get('reason') or 'no reason given'})", style=DIM)))
+        else:
+            lines.append(_line(Text.assemble(*_round_parts(r))))
+    return lines
+
+
+# -- roads -------------------------------------------------------------------------------------------
+Grid = list[tuple[int, int, str, Style]]  # (column, row, text, style)
+
+
+def _bead(maps: Any) -> Grid:
+    return [(c.x, c.y, bead_text(c.item), OUTCOME_STYLE[c.item.outcome]) for c in bead_cells(maps.bead_plate, ROWS)]
+
+
+def _big_road(maps: Any) -> Grid:
+    return [(c.x, c.y, big_road_text(c.item), OUTCOME_STYLE[c.item.outcome]) for c in fold(maps.big_road, ROWS)]
+
+
+def _derived(road: Any, mark: str) -> Grid:
+    return [(c.x, c.y, mark, COLOUR_STYLE[c.item]) for c in fold(road, ROWS)]
+
+
+def _road_lines(grid: Grid, room: int) -> list[Text]:
+    """``ROWS`` lines of at most ``room`` cells: the latest columns of ``grid`` that fit."""
+    size = max((len(t) for _, _, t, _ in grid), default=1)
+    columns = max((x for x, _, _, _ in grid), default=-1) + 1
+    fit = max(1, (room + 1) // (size + 1))
+    first = max(0, columns - fit)
+    cells = {(x, y): (t, s) for x, y, t, s in grid if x >= first}
+    lines = []
+    for y in range(ROWS):
+        line = Text()
+        for x in range(first, first + min(fit, max(columns - first, 1))):
+            t, s = cells.get((x, y), ("·", DIM))
+            line.append(t.ljust(size), style=s)
+            line.append(" ")
+        line.rstrip()
+        lines.append(_line(line))
+    return lines
+
+
+def _side_by_side(roads: list[tuple[str, Grid]], width: int) -> Table:
+    """The roads in columns under their names: ``ROWS + 1`` lines. Each road gets the width it
+    needs, up to an equal share; the last takes the rest."""
+    gap = 3
+    needs = [(max((x for x, _, _, _ in g), default=0) + 1) * (max((len(t) for _, _, t, _ in g), default=1) + 1)
+             for _, g in roads]
+    share = (width - gap * (len(roads) - 1)) // len(roads)
+    widths = [min(n, share) for n in needs[:-1]]
+    widths.append(width - sum(widths) - gap * (len(roads) - 1))
+    grid = Table.grid(padding=(0, gap, 0, 0))
+    for w in widths:
+        grid.add_column(width=w, no_wrap=True, overflow="crop")
+    grid.add_row(*(Text(name, style=LABEL) for name, _ in roads))
+    columns = [_road_lines(g, w) for (_, g), w in zip(roads, widths)]
+    for y in range(ROWS):
+        grid.add_row(*(col[y] for col in columns))
+    return grid
