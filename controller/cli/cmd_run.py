@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from controller.cli.cmd_systemd import service_watch
 from controller.cli.common import positive_int, print_json, submission_for, whole_number
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
 from controller.errors import UsageError
@@ -187,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
         control.close()
         raise
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
+    service = None  # systemd's notifications, once the table runs
     try:
         if journal.last_seq:
             require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
@@ -220,8 +222,15 @@ def run(args: argparse.Namespace) -> int:
         control.start(runner)
         for warning in control.warnings:
             print(f"!! {warning}", file=sys.stderr)
-        stopped_by = run_until_signalled(runner.run, runner.stop, name="shoectl run", grace_s=args.stop_grace)
+        service = service_watch(runner).start()
+
+        def stop() -> None:
+            service.stopping()  # at once: closing the links may take seconds
+            runner.stop()
+        stopped_by = run_until_signalled(runner.run, stop, name="shoectl run", grace_s=args.stop_grace)
     finally:
+        if service is not None:
+            service.stopping()
         display.close()
         control.close()
         if emulator is not None:

@@ -104,6 +104,7 @@ class TableRunner:
         self._last_auto = 0.0
         self.error: BaseException | None = None
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
+        self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
         self._serial_of_role: dict[str, str] = {}
         self._subscribers: list[queue.Queue[Any]] = []
         self._sub_lock = threading.Lock()
@@ -221,6 +222,7 @@ class TableRunner:
             self._dispatch(o)
         try:
             while not self._stopping.is_set():
+                self.turns += 1
                 try:
                     item = self.inbox.get_nowait()
                 except queue.Empty:

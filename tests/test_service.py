@@ -1,0 +1,208 @@
+"""``shoectl run`` as a systemd service (issue 12, "A table computer's conventions"): the
+notifications it sends to ``$NOTIFY_SOCKET`` (a real datagram socket standing in for systemd), the
+watchdog that only a turning owner feeds, and the unit ``shoectl systemd-unit`` prints, which
+``packaging/shoectl.service`` is and ``systemd-analyze verify`` accepts."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cli_run import run
+from controller.cli.cmd_systemd import status_line, unit_text
+from controller.sdnotify import Notifier, ServiceWatch, watchdog_interval
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+HANG = 120  # seconds before a wait is declared hung (never a performance limit)
+
+
+class FakeSystemd:
+    """A datagram socket where a service's notifications arrive, as systemd's would."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind("\0" + address[1:] if address.startswith("@") else address)
+        self.sock.settimeout(0.05)
+
+    def messages(self) -> list[list[str]]:
+        """Every datagram received so far, each as its lines."""
+        out = []
+        while True:
+            try:
+                out.append(self.sock.recv(65536).decode().split("\n"))
+            except TimeoutError:
+                return out
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def systemd(tmp_path: Path):
+    fake = FakeSystemd(str(tmp_path / "notify.sock"))
+    yield fake
+    fake.close()
+
+
+def _keys(messages: list[list[str]]) -> list[str]:
+    return [line for message in messages for line in message if not line.startswith("STATUS=")]
+
+
+def test_run_tells_systemd_ready_then_watchdog_then_stopping(tmp_path: Path, systemd: FakeSystemd) -> None:
+    env = {**os.environ, "NOTIFY_SOCKET": systemd.address, "WATCHDOG_USEC": "200000"}
+    env.pop("WATCHDOG_PID", None)
+    done = subprocess.run([*SHOECTL, "run", "--shoes", "1", "--speed", "max", "--journal", str(tmp_path / "j.db")],
+                          env=env, capture_output=True, text=True, timeout=HANG, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    messages = systemd.messages()
+    keys = _keys(messages)
+    assert keys[0] == "READY=1" and keys[-1] == "STOPPING=1", keys
+    assert keys.count("READY=1") == 1 and keys.count("STOPPING=1") == 1
+    assert "WATCHDOG=1" in keys[1:-1]
+    statuses = [line for m in messages for line in m if line.startswith("STATUS=")]
+    assert any(s.startswith("STATUS=table T1: ") and "shoe T1-S0001" in s for s in statuses), statuses
+    assert statuses[-1] == "STATUS=stopping"
+
+
+def test_without_notify_socket_nothing_is_sent_and_nothing_fails(tmp_path: Path) -> None:
+    assert Notifier.from_environment({}).send("READY=1") is False
+    # A service manager that went away: the send fails quietly, the table goes on.
+    assert Notifier(str(tmp_path / "gone.sock")).send("READY=1") is False
+
+
+def test_an_abstract_notify_socket_is_reached() -> None:
+    systemd = FakeSystemd(f"@shoectl-test-{uuid.uuid4().hex}")
+    try:
+        assert Notifier(systemd.address).send("READY=1", "STATUS=multi\nline") is True
+        assert systemd.messages() == [["READY=1", "STATUS=multi line"]]
+    finally:
+        systemd.close()
+
+
+def test_watchdog_interval_from_the_environment() -> None:
+    me = str(os.getpid())
+    assert watchdog_interval({"WATCHDOG_USEC": "30000000"}) == 30.0
+    assert watchdog_interval({"WATCHDOG_USEC": "30000000", "WATCHDOG_PID": me}) == 30.0
+    assert watchdog_interval({"WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"}) is None  # for another process
+    assert watchdog_interval({"WATCHDOG_USEC": "0"}) is None
+    assert watchdog_interval({"WATCHDOG_USEC": "soon"}) is None
+    assert watchdog_interval({}) is None
+
+
+def test_a_stuck_owner_stops_the_watchdog_pings(systemd: FakeSystemd) -> None:
+    """The pings come from the owner's turns: when it stops turning, systemd hears nothing and
+    its watchdog restarts the service; when it turns again, the pings resume."""
+    turns = [0]
+    moving = threading.Event()
+    moving.set()
+    stop = threading.Event()
+
+    def owner() -> None:
+        while not stop.is_set():
+            if moving.is_set():
+                turns[0] += 1
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=owner, daemon=True)
+    thread.start()
+    watch = ServiceWatch(Notifier(systemd.address), lambda: turns[0], lambda: "table T1: idle", watchdog_s=0.2).start()
+    try:
+        _wait_for_key(systemd, "WATCHDOG=1")
+        moving.clear()
+        time.sleep(0.15)   # a ping already decided may still arrive
+        systemd.messages()
+        time.sleep(0.6)    # three ping intervals with the owner stuck
+        assert "WATCHDOG=1" not in _keys(systemd.messages())
+        moving.set()
+        _wait_for_key(systemd, "WATCHDOG=1")
+    finally:
+        watch.stopping()
+        stop.set()
+        thread.join()
+    assert _keys(systemd.messages())[-1:] == ["STOPPING=1"]
+
+
+def _wait_for_key(systemd: FakeSystemd, key: str) -> None:
+    end = time.monotonic() + HANG
+    while key not in _keys(systemd.messages()):
+        assert time.monotonic() < end, f"no {key}"
+
+
+def test_status_line_says_what_the_table_does() -> None:
+    snap = {"table": "T1", "state": "count_fault", "shoe": "T1-S0002", "round": 7, "cards_remaining": 301,
+            "faults": {"link:shoe": "link to the shoe lost: no such device"}}
+    assert status_line(snap) == ("table T1: count fault, shoe T1-S0002 round 7, 301 cards left, "
+                                 "faults: link to the shoe lost: no such device")
+    assert status_line({"table": "T1", "state": "closed", "shoe": None, "faults": {}}) == "table T1: closed"
+
+
+# -- the unit ---------------------------------------------------------------------------------------
+
+
+def test_packaging_unit_is_the_generated_one(capsys) -> None:
+    code, out, err = run(capsys, "systemd-unit")
+    assert (code, err) == (0, "")
+    assert out == (ROOT / "packaging" / "shoectl.service").read_text(encoding="utf-8"), (
+        "packaging/shoectl.service is stale: run `shoectl systemd-unit -o packaging/shoectl.service`")
+
+
+def _settings(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            out.setdefault(key, []).append(value)
+    return out
+
+
+def test_unit_runs_the_table_as_a_notify_service_under_its_own_user() -> None:
+    s = _settings(unit_text())
+    assert s["Type"] == ["notify"] and s["User"] == ["shoectl"] and s["Group"] == ["shoectl"]
+    assert s["Restart"] == ["on-failure"] and s["WatchdogSec"] == ["30s"]
+    assert s["StateDirectory"] == ["shoectl"] and s["RuntimeDirectory"] == ["shoectl"]
+    [exec_start] = s["ExecStart"]
+    assert exec_start.startswith("/opt/shoectl/bin/shoectl run --journal /var/lib/shoectl/journal.db "
+                                 "--control /run/shoectl/control.sock ")
+    assert "143" in s["SuccessExitStatus"][0].split()  # a systemctl stop is a clean stop, not a failure
+    for key, value in [("NoNewPrivileges", "yes"), ("ProtectSystem", "strict"), ("PrivateTmp", "yes"),
+                       ("DevicePolicy", "closed")]:
+        assert s[key] == [value], key
+    assert "char-ttyUSB rw" in s["DeviceAllow"] and "char-usb_device rw" in s["DeviceAllow"]
+
+
+def test_unit_refuses_a_relative_executable(capsys) -> None:
+    code, out, err = run(capsys, "systemd-unit", "--executable", "shoectl")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "absolute path" in err
+
+
+def _verify(text: str, tmp_path: Path) -> str:
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    path = tmp_path / "shoectl.service"
+    path.write_text(text, encoding="utf-8")
+    done = subprocess.run([analyze, "verify", "--man=no", str(path)], capture_output=True, text=True, timeout=HANG)
+    return "\n".join(line for line in (done.stdout + done.stderr).splitlines() if str(path) in line)
+
+
+def test_systemd_analyze_verify_accepts_the_unit(tmp_path: Path) -> None:
+    # verify checks that the program exists: point the unit at the installed one.
+    executable = shutil.which("shoectl", path=str(Path(sys.executable).parent)) or sys.executable
+    assert _verify(unit_text(executable), tmp_path) == ""
+
+
+def test_systemd_analyze_verify_would_catch_a_bad_unit(tmp_path: Path) -> None:
+    """The check above is only worth something if verify reports a mistake in our file."""
+    executable = shutil.which("shoectl", path=str(Path(sys.executable).parent)) or sys.executable
+    bad = unit_text(executable).replace("Restart=on-failure", "Restart=sometimes")
+    assert "Restart" in _verify(bad, tmp_path) or "restart" in _verify(bad, tmp_path)
