@@ -239,3 +239,17 @@ def test_udev_generate_and_check(capsys, tmp_path: Path) -> None:
 
     code, out, _ = run(capsys, "udev", "check", str(tmp_path / "missing.rules"))
     assert code == 1 and "missing" in out
+
+
+def test_udev_test_profiles_only_with_the_flag(capsys, tmp_path: Path) -> None:
+    code, production, _ = run(capsys, "udev", "generate")
+    assert code == 0 and "shoectl/emulated-usb-shuffler" not in production
+    code, with_tests, _ = run(capsys, "udev", "generate", "--include-test-profiles")
+    assert code == 0 and 'SYMLINK+="shoectl/emulated-usb-shuffler"' in with_tests
+    # check compares with the same choice of profiles
+    code, out, _ = run(capsys, "udev", "check", "--include-test-profiles")
+    assert code == 1 and "+SUBSYSTEM" in out and "emulated-usb-shuffler" in out
+    target = tmp_path / "99-shoectl.rules"
+    target.write_text(with_tests, encoding="utf-8")
+    code, out, _ = run(capsys, "udev", "check", "--include-test-profiles", str(target))
+    assert code == 0 and out.strip().endswith("up to date")

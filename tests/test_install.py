@@ -116,6 +116,12 @@ def test_udev_rules_are_generated_from_the_shipped_profiles(install) -> None:
     assert done.stdout == (ROOT / "udev" / "99-shoectl.rules").read_text(encoding="utf-8")
 
 
+def test_udev_check_reads_the_installed_rules_outside_a_checkout(install) -> None:
+    """An installed copy has no udev/ folder of its own: check looks where the rules are installed."""
+    done = _shoectl(install, "udev", "check")
+    assert "/etc/udev/rules.d/99-shoectl.rules" in done.stdout and "site-packages" not in done.stdout
+
+
 def test_rules_presets_are_shipped(install) -> None:
     done = _shoectl(install, "rules", "presets")
     assert done.returncode == 0, done.stderr

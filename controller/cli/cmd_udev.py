@@ -1,9 +1,13 @@
 """``shoectl udev``: generate the udev rules from the device profiles, or check the checked-in file.
 
-- ``udev generate [-o FILE]``: the rules for the profiles of the search path, on standard output
-  or written to FILE (replaced atomically).
-- ``udev check [FILE]``: exit 0 if FILE (default: the repository's ``udev/99-shoectl.rules``)
-  equals the generated rules, else print a unified diff and exit 1 (a missing file also exits 1).
+- ``udev generate [--include-test-profiles] [-o FILE]``: the rules for the profiles of the
+  search path, on standard output or written to FILE (replaced atomically). The production rules
+  leave out shoectl's emulated test profiles; ``--include-test-profiles`` adds them (a machine
+  that tests with the emulated USB shuffler).
+- ``udev check [--include-test-profiles] [FILE]``: exit 0 if FILE equals the generated rules,
+  else print a unified diff and exit 1 (a missing file also exits 1). The default FILE: in a
+  checkout, the repository's ``udev/99-shoectl.rules``; in an installed copy, the installed
+  ``/etc/udev/rules.d/99-shoectl.rules`` (``firmware_bridge.udev.default_rules_path``).
 
 Installing the rules: ``docs/udev.md``.
 """
@@ -16,7 +20,7 @@ from pathlib import Path
 
 from controller.fsutil import atomic_writer
 from firmware_bridge.profiles import list_profiles
-from firmware_bridge.udev import checked_in_rules_path, generate_rules
+from firmware_bridge.udev import INSTALLED_RULES_PATH, default_rules_path, generate_rules
 
 EXIT_DIFFERS = 1
 
@@ -28,11 +32,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     g = us.add_parser("generate", help="print (or write) the rules")
     g.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    _test_profiles_option(g)
     g.set_defaults(func=run_generate)
 
     c = us.add_parser("check", help="exit 1 if the rules file differs from the generated rules")
-    c.add_argument("file", nargs="?", metavar="FILE", help="default: the repository's udev/99-shoectl.rules")
+    c.add_argument("file", nargs="?", metavar="FILE", help="default: the repository's udev/99-shoectl.rules in a "
+                   f"checkout, else the installed {INSTALLED_RULES_PATH}")
+    _test_profiles_option(c)
     c.set_defaults(func=run_check)
+
+
+def _test_profiles_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--include-test-profiles", action="store_true",
+                   help="also give shoectl's emulated test devices (emulated-*) to group shoectl")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    text = generate_rules(list_profiles())
+    text = generate_rules(list_profiles(), include_test_profiles=args.include_test_profiles)
     if not args.output:
         sys.stdout.write(text)
         return 0
@@ -51,8 +63,8 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    path = Path(args.file) if args.file else checked_in_rules_path()
-    expected = generate_rules(list_profiles())
+    path = Path(args.file) if args.file else default_rules_path()
+    expected = generate_rules(list_profiles(), include_test_profiles=args.include_test_profiles)
     try:
         actual = path.read_text(encoding="utf-8")
     except FileNotFoundError:

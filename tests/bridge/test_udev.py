@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from firmware_bridge.profiles import PROFILE_PATH_ENV, list_profiles, parse_profile
-from firmware_bridge.udev import HEADER, checked_in_rules_path, generate_rules
+from firmware_bridge.udev import HEADER, checked_in_rules_path, generate_rules, is_test_profile
 
 RULES_D = Path("/etc/udev/rules.d")
 # Devices that exist on most Linux machines, containers included; udevadm test needs one.
@@ -39,7 +39,7 @@ def test_checked_in_rules_equal_the_generated_rules() -> None:
 
 def test_every_rule_is_group_shoectl_mode_0660_with_a_symlink() -> None:
     profiles = {p.name: p for p in list_profiles()}
-    text = generate_rules(profiles.values())
+    text = generate_rules(profiles.values(), include_test_profiles=True)
     assert text.startswith(HEADER + "\n") and text.endswith("\n")
     lines = rule_lines(text)
     with_identity = {n for n, p in profiles.items() if p.usb_identity is not None}
@@ -56,7 +56,7 @@ def test_every_rule_is_group_shoectl_mode_0660_with_a_symlink() -> None:
 
 
 def test_usb_and_tty_rules_use_the_right_match_keys() -> None:
-    text = generate_rules(list_profiles())
+    text = generate_rules(list_profiles(), include_test_profiles=True)
     by_name = {m.group(1): m.group(0) for m in re.finditer(r'^.*SYMLINK\+="shoectl/([^"]+)"$', text, re.M)}
     usb = by_name["acme-batchshuffler-x"]
     assert usb.startswith('SUBSYSTEM=="usb", ENV{DEVTYPE}=="usb_device", ATTR{idVendor}=="1209", ATTR{idProduct}=="0002", ')
@@ -69,10 +69,26 @@ def test_usb_and_tty_rules_use_the_right_match_keys() -> None:
 
 
 def test_plain_serial_profiles_are_listed_without_a_rule() -> None:
-    text = generate_rules(list_profiles())
+    text = generate_rules(list_profiles(), include_test_profiles=True)
     for name in ("emulated-shoe", "emulated-shuffler"):
         assert f"# {name}: no rule: not a USB device" in text
         assert f"shoectl/{name}\"" not in text
+
+
+def test_production_rules_leave_out_the_test_profiles_and_say_so() -> None:
+    """A table computer gives no device to group shoectl for the emulator's test IDs; the flag
+    (a machine that tests with the emulated USB shuffler) adds them, and nothing else changes."""
+    profiles = list_profiles()
+    test_names = sorted(p.name for p in profiles if is_test_profile(p))
+    assert "emulated-usb-shuffler" in test_names and not any(n.startswith("acme-") for n in test_names)
+    production = generate_rules(profiles)
+    for name in test_names:
+        assert f"# {name}:" not in production and f"shoectl/{name}\"" not in production
+    assert f"# Left out: shoectl's emulated test profiles ({', '.join(test_names)});" in production
+    assert "--include-test-profiles adds them" in production
+    with_tests = generate_rules(profiles, include_test_profiles=True)
+    assert 'SYMLINK+="shoectl/emulated-usb-shuffler"' in with_tests and "Left out" not in with_tests
+    assert rule_lines(production) == [line for line in rule_lines(with_tests) if "shoectl/emulated-" not in line]
 
 
 def _profile(name: str, transport: dict) -> object:
