@@ -82,7 +82,7 @@ def test_devices_without_a_libusb_backend(capsys, monkeypatch) -> None:
     _attach(monkeypatch, [], None)
     code, out, err = run(capsys, "devices")
     assert code == 0 and err == ""
-    assert out.splitlines() == ["USB: no libusb backend available", "no devices found"]
+    assert out.splitlines() == ["USB: no libusb backend (install libusb: apt install libusb-1.0-0)", "no devices found"]
     code, out, _ = run(capsys, "devices", "--json")
     d = json.loads(out)
     assert code == 0 and d["usb"] == {"backend": False, "error": None, "devices": []} and d["serial_ports"] == []

@@ -8,7 +8,8 @@ adapter they are. A device whose serial number cannot be read (no permission) do
 profile that names one.
 
 Nothing attached is a normal answer ("no devices found", exit 0). No libusb backend is a normal
-line ("USB: no libusb backend available"), not an error. A bad profile: the devices are still
+line that says how to install it ("USB: no libusb backend (install libusb: apt install
+libusb-1.0-0)"), exit 0: the serial ports are still listed. A bad profile: the devices are still
 listed (without matches), then the profile error is printed and the exit code is 2.
 
 ``--json`` prints one object (a stable contract)::
@@ -30,8 +31,9 @@ from typing import Any
 
 from controller.cli.common import print_json
 from firmware_bridge.profiles import Profile, ProfileError, list_profiles
+from firmware_bridge.transport.usb import NO_LIBUSB
 
-NO_BACKEND = "USB: no libusb backend available"
+NO_BACKEND = f"USB: {NO_LIBUSB}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:

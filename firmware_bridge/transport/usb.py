@@ -33,9 +33,10 @@ from firmware_bridge.errors import DeviceDisconnected, TransportError, Transport
 
 from .base import Transport
 
-__all__ = ["UsbTransport"]
+__all__ = ["NO_LIBUSB", "UsbTransport"]
 
 DEFAULT_WRITE_TIMEOUT_MS = 1000
+NO_LIBUSB = "no libusb backend (install libusb: apt install libusb-1.0-0)"  # pyusb finds none
 BULK_READ_PACKETS = 64  # a bulk read asks for up to 64 packets (4 KiB at 64-byte packets)
 _ENDPOINT_IN = 0x80
 _TYPE_BULK, _TYPE_INTERRUPT = 0x02, 0x03
@@ -95,7 +96,7 @@ class UsbTransport(Transport):
         try:
             dev = self._locate(find)
         except usb.core.NoBackendError as exc:
-            raise TransportError(f"cannot open {self.describe()}: no libusb backend") from exc
+            raise TransportError(f"cannot open {self.describe()}: {NO_LIBUSB}") from exc
         except usb.core.USBError as exc:
             raise self._map_error("find", exc, usb.core) from exc
         if dev is None:
