@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "controller.cli.cmd_udev",
     "controller.cli.cmd_devices",
     "controller.cli.cmd_systemd",
+    "controller.cli.cmd_completion",
     "controller.cli.cmd_journal",
     "controller.cli.cmd_replay",
     "controller.cli.cmd_emulate",
