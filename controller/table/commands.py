@@ -267,6 +267,7 @@ def markdown_reference() -> str:
     rows = ["| command | who | when (table states) | arguments | what it does |", "|---|---|---|---|---|"]
     for c in COMMANDS.values():
         states = ", ".join(s.replace("_", " ") for s in c.states) if c.states else "any"
-        args = "<br>".join(f"`{a.describe()}` {a.help}{' (' + a.unit + ')' if a.unit else ''}" for a in c.args) or "none"
+        args = "<br>".join(f"`{a.describe()}` {a.help}{' (' + a.unit + ')' if a.unit else ''}".replace("|", "\\|")
+                           for a in c.args) or "none"  # a "|" inside a cell ends it in Markdown
         rows.append(f"| `{c.name}` | {c.min_role.label} or above | {states} | {args} | {c.help} |")
     return "\n".join([REFERENCE_BEGIN, *rows, REFERENCE_END])
