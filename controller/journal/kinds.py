@@ -163,11 +163,11 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          ("cards",)),
 
     Kind(OPERATOR, "an operator command the table accepted (before it acts on it)",
-         ("command", "args", "operator", "role", "state")),
+         ("command", "args", "operator", "operator_role", "state")),
     Kind(REFUSED, "an input the table refused; nothing changed", ("input", "reason", "state"), ("operator",)),
     Kind(DEALER, "the dealer at the table", ("dealer",)),
     Kind(DEVICE_REPLACED, "a device came back as another (serial or event epoch): what it held is lost",
-         ("role", "serial", "epoch", "reason", "state", "shoe_lost")),
+         ("device_role", "serial", "epoch", "reason", "state", "shoe_lost")),
     Kind(FAULT, "a fault that stops play", ("fault", "reason")),
     Kind(FAULT_CLEARED, "faults cleared, by whom or what", ("faults", "by")),
     Kind(RESUMED, "play resumed after a fault", ("state",)),

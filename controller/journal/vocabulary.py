@@ -34,7 +34,8 @@ V1_EVENT_NAMES: dict[str, str] = {
 }
 
 _V1_ROLE = {kinds.INPUT_DEVICE: "device_role", kinds.INPUT_STATUS: "device_role",
-            kinds.INPUT_OPERATOR: "operator_role"}
+            kinds.INPUT_OPERATOR: "operator_role", kinds.OPERATOR: "operator_role",
+            kinds.DEVICE_REPLACED: "device_role"}
 
 
 def current_payload(entry: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from controller.journal import kinds
 from controller.rules.cards import parse_card
 from controller.rules.model import WagerKind
 from controller.rules.wagers import Wager, add_house_money
@@ -64,7 +65,7 @@ def wager(t: TableCore, op: OperatorInput, seat: int, kind: str, amount: int) ->
     w = Wager(seat, k, amount)
     t.occupied.add(w.seat)
     t.pending_wagers.append(w)
-    t.record("wager", w.to_json())
+    t.record(kinds.WAGER, w.to_json())
 
 
 def no_more_bets(t: TableCore, op: OperatorInput) -> None:
@@ -75,7 +76,7 @@ def no_more_bets(t: TableCore, op: OperatorInput) -> None:
 # -- the cut (681a.5(b)-(e)) -------------------------------------------------------------------
 def cut_decline(t: TableCore, op: OperatorInput, seat: int) -> None:
     t.shoe.check_decline(seat)
-    t.record("cut_declined", {"seat": seat})
+    t.record(kinds.CUT_DECLINED, {"seat": seat})
     preparation.offer_next_cut(t)
 
 
@@ -83,7 +84,7 @@ def cut(t: TableCore, op: OperatorInput, position: int, seat: int | None = None)
     shoe = t.shoe
     by = shoe.check_cut(position, seat, t.sub.min_cover_depth)
     shoe.cut(position, by)
-    t.record("cut", {"position": shoe.cut_position, "by": shoe.cut_by, "stack": shoe.stack_size})
+    t.record(kinds.CUT, {"position": shoe.cut_position, "by": shoe.cut_by, "stack": shoe.stack_size})
     t.show(f"CUT {shoe.cut_position}")
 
 
@@ -91,7 +92,7 @@ def cover(t: TableCore, op: OperatorInput, from_bottom: int) -> None:
     shoe = t.shoe
     shoe.check_cover(from_bottom, t.sub.min_cover_depth)
     shoe.cover_from_bottom = from_bottom
-    t.record("cover", {"from_bottom": from_bottom})
+    t.record(kinds.COVER, {"from_bottom": from_bottom})
     t.show(f"COVER {from_bottom}")
     t.cut_complete()
 
@@ -117,7 +118,7 @@ def order_reshuffle(t: TableCore, op: OperatorInput) -> None:
     if between_rounds and t.pending_wagers:
         raise Refused("wagers are on the layout: deal this round first, or the reshuffle follows it")
     t.reshuffle_ordered = True
-    t.record("reshuffle_ordered", {"by": op.operator})
+    t.record(kinds.RESHUFFLE_ORDERED, {"by": op.operator})
     if between_rounds:
         t.reshuffle()
 
@@ -127,7 +128,7 @@ def dealer_sign_in(t: TableCore, op: OperatorInput, dealer: str) -> None:
     if t.state == "betting" and t.pending_wagers:
         raise Refused("sign in between rounds, before wagers are placed")
     t.dealer = dealer
-    t.record("dealer", {"dealer": dealer})
+    t.record(kinds.DEALER, {"dealer": dealer})
     if t.state == "betting":
         t.new_dealer()
 
@@ -149,7 +150,7 @@ def manual_shuffle_done(t: TableCore, op: OperatorInput) -> None:
         raise Refused("this table uses an automated shuffler")
     n = t.sub.decks * 52
     t.shuffle_count = (n, n)  # a hand shuffle is not counted by a device
-    t.record("manual_shuffle", {"washed": t.washing, "dealer": t.dealer})
+    t.record(kinds.MANUAL_SHUFFLE, {"washed": t.washing, "dealer": t.dealer})
     t.washing = False
     t.spread_face_up = False
     t.shuffle_done()
@@ -171,7 +172,7 @@ def house_money_add(t: TableCore, op: OperatorInput, seat: int, side: str, amoun
     hm = r.check_house_money_add(seat, WagerKind(side), amount, t.sub)
     r.wagers = add_house_money(r.wagers, hm, WagerKind(side), amount, t.sub)
     r.house_money_add(seat, WagerKind(side), amount)
-    t.record("house_money_added", {"seat": seat, "side": side, "amount": amount})
+    t.record(kinds.HOUSE_MONEY_ADDED, {"seat": seat, "side": side, "amount": amount})
 
 
 def continue_round(t: TableCore, op: OperatorInput) -> None:
@@ -200,7 +201,7 @@ def enter_card(t: TableCore, op: OperatorInput, card: str) -> None:
     c = parse_card(card)
     _, face_up, position = t.deferred[waiting[0]]
     t.deferred[waiting[0]] = (c, face_up, position)
-    t.record("card_entered", {"card": str(c), "by": op.operator})
+    t.record(kinds.CARD_ENTERED, {"card": str(c), "by": op.operator})
     if len(waiting) > 1:
         return  # another card the shoe could not read still waits
     t.faults.pop("misread", None)
@@ -224,4 +225,4 @@ def set_submission(t: TableCore, op: OperatorInput, submission: dict[str, Any], 
 
     new = parse_submission(submission, source)
     t.sub = new
-    t.record("submission", {"source": source, **new.to_dict()})
+    t.record(kinds.SUBMISSION, {"source": source, **new.to_dict()})

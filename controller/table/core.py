@@ -25,6 +25,7 @@ from typing import Any
 
 from transitions import MachineError
 
+from controller.journal import kinds
 from controller.rules.cards import Card
 from controller.rules.errors import RulesError
 from controller.rules.model import Target
@@ -107,16 +108,21 @@ class TableCore:
         except (Refused, RulesError, MachineError) as exc:
             reason = f"not allowed while the table is {self.state}" if isinstance(exc, MachineError) else str(exc)
             self._out = []  # a refused input produces nothing else
-            what = inp.command if isinstance(inp, OperatorInput) else type(getattr(inp, "event", inp)).__name__
-            self.record("refused", {"input": what, "reason": reason, "state": self.state,
-                                    **({"operator": inp.operator} if isinstance(inp, OperatorInput) else {})})
+            what = inp.command if isinstance(inp, OperatorInput) else self._input_name(inp)
+            self.record(kinds.REFUSED, {"input": what, "reason": reason, "state": self.state,
+                                        **({"operator": inp.operator} if isinstance(inp, OperatorInput) else {})})
             self.notice("warning", f"{what} refused: {reason}")
         return self._out
 
+    @staticmethod
+    def _input_name(inp: DeviceInput | DeviceStatus) -> str:
+        """A device input as the journal names it: the event's wire name, or ``link status``."""
+        return m.wire_name(inp.event) if isinstance(inp, DeviceInput) else "link status"
+
     def _operator(self, op: OperatorInput) -> None:
         command, args = admit(op, self.state, self.sub)
-        self.record("operator", {"command": op.command, "args": jsonable(op.args), "operator": op.operator,
-                                 "role": op.role.label, "state": self.state})
+        self.record(kinds.OPERATOR, {"command": op.command, "args": jsonable(op.args), "operator": op.operator,
+                                     "operator_role": op.role.label, "state": self.state})
         command.handler(self, op, **args)
 
     def recover(self, inputs: Iterable[DeviceInput | DeviceStatus | OperatorInput]) -> None:
@@ -272,5 +278,5 @@ class TableCore:
 
     def resumed(self) -> None:
         self.saved_state = None
-        self.record("resumed", {"state": self.state})
+        self.record(kinds.RESUMED, {"state": self.state})
         self._out.extend(self.resume_outputs())

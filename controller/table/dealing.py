@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from controller.journal import kinds
 from controller.rules import irregularities as irr
 from controller.rules.cards import Card
 from controller.rules.model import Dealing, Game, WagerKind
@@ -30,7 +31,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         # Nothing is lost: a card that left the shoe while the table was held is applied, in
         # order, when the fault clears.
         t.deferred.append((c, face_up, position))
-        t.record("card_deferred", {"card": str(c), "position": position})
+        t.record(kinds.CARD_DEFERRED, {"card": str(c), "position": position})
         return
     if t.discard_next:
         # 627a.13(c)(1): one more card drawn face down to the discard rack, undisclosed.
@@ -40,7 +41,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         return
     if st == "burning":
         t.shoe.burned.append(str(c))
-        t.record("burn", {"card": str(c), "position": position, "dealer": t.dealer})
+        t.record(kinds.BURN, {"card": str(c), "position": position, "dealer": t.dealer})
         t.burns_due -= 1
         if t.burns_due > 0:  # the Rules Submission burns more than one (burn_cards)
             t.show(f"BURN {t.next_card_mark()}")
@@ -113,7 +114,7 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
 
 def discard(t: TableCore, c: Card, position: int, reason: str) -> None:
     """The card goes to the discard rack, on record with its position in the shoe."""
-    t.record("discard", {"card": str(c), "position": position, "reason": reason})
+    t.record(kinds.DISCARD, {"card": str(c), "position": position, "reason": reason})
 
 
 def apply_deferred(t: TableCore) -> None:
@@ -126,7 +127,7 @@ def apply_deferred(t: TableCore) -> None:
 
 
 def irregularity(t: TableCore, decision: Any) -> None:
-    t.record("irregularity", decision.to_json())
+    t.record(kinds.IRREGULARITY, decision.to_json())
     t.notice("warning", f"{decision.clause}: {decision.reason}")
 
 
@@ -134,7 +135,7 @@ def deal_into_round(t: TableCore, c: Card, position: int) -> None:
     r = t.round
     target = r.engine.feed(c)
     r.cards.append((c, target, position))
-    t.record("card", {"card": str(c), "to": target.value, "position": position, "n": len(r.cards)})
+    t.record(kinds.CARD, {"card": str(c), "to": target.value, "position": position, "n": len(r.cards)})
     after_card(t)
 
 
@@ -188,7 +189,7 @@ def begin_squeeze(t: TableCore, hand: str) -> None:
         r.holders[hand] = r.highest_wager_seat(WagerKind(hand), list(t.sub.seats))
     r.squeeze_phase = hand
     holder = r.holders[hand]
-    t.record("squeeze", {"hand": hand, "seat": holder})
+    t.record(kinds.SQUEEZE, {"hand": hand, "seat": holder})
     if t.state == "dealing":
         t.squeeze_start()
     if holder is None:
@@ -213,7 +214,7 @@ def relinquish(t: TableCore) -> None:
         raise Refused("the dealer holds the cards")
     r.squeeze_refused.add(previous)
     r.holders[hand] = r.next_holder(previous, list(t.sub.seats), t.occupied)
-    t.record("relinquished", {"seat": previous, "to": r.holders[hand], "hand": hand})
+    t.record(kinds.RELINQUISHED, {"seat": previous, "to": r.holders[hand], "hand": hand})
     if r.holders[hand] is None:
         reveal(t, "the dealer (no player accepted)")
     else:
@@ -225,7 +226,7 @@ def reveal(t: TableCore, by: str) -> None:
     hand = r.squeeze_phase
     r.squeezed.add(hand)
     r.squeeze_phase = None
-    t.record("revealed", {"hand": hand, "by": by})
+    t.record(kinds.REVEALED, {"hand": hand, "by": by})
     if hand == "player" and len(r.cards) == 4:
         begin_squeeze(t, "banker")  # 629a.8(c)(2): then the Banker's Hand
         return
@@ -237,6 +238,6 @@ def settle_house_money_now(t: TableCore) -> None:
     r = t.round
     r.house_money = settle_house_money(r.first_four(), r.house_money_wagers(), t.sub)
     for s in r.house_money:
-        t.record("settlement", s.to_json())
+        t.record(kinds.SETTLEMENT, s.to_json())
     t.house_money_start()
     t.show("HOUSE MONEY")

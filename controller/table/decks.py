@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from controller.journal import kinds
 from controller.table.errors import Refused
 from controller.table.io import OperatorInput
 
@@ -55,10 +56,10 @@ def inspection_done(t: TableCore, op: OperatorInput, reshuffle_batch: bool = Fal
         t.batch_spread = False
         t.inspected()  # the requested reshuffle, in the automated shuffler
         return
-    t.record("shuffler_batch_removed", {"clause": "681a.5(g)(2)"})
+    t.record(kinds.SHUFFLER_BATCH_REMOVED, {"clause": "681a.5(g)(2)"})
     if not reshuffle_batch:
         t.inspected()
         return
     t.batch_spread = True
-    t.record("inspection", {"clause": "681a.5(g)(2)", "face_up": t.spread_face_up})
+    t.record(kinds.INSPECTION, {"clause": "681a.5(g)(2)", "face_up": t.spread_face_up})
     t.show("SPREAD FACE UP" if t.spread_face_up else "SPREAD")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from controller.journal import kinds
 from controller.rules.cards import SUITS, card as make_card
 from controller.table import checks, dealing, rounds
 from controller.table.errors import Refused
@@ -30,7 +31,7 @@ def shoe_loaded(t: TableCore, device: str, ev: m.ShoeLoaded) -> None:
     if t.state != "loading" or t.shoe is None:
         raise Refused(f"the shoe reports {ev.card_count} cards loaded but no load is under way")
     t.shoe.loaded_count = ev.card_count
-    t.record("shoe_loaded", {"cards": ev.card_count})
+    t.record(kinds.SHOE_LOADED, {"cards": ev.card_count})
     t.loaded()
 
 
@@ -39,7 +40,7 @@ def cover_card(t: TableCore, device: str, ev: m.CoverCard) -> None:
     if t.shoe is None:
         raise Refused("a cover card with no shoe in play")
     t.shoe.cover_reached = True
-    t.record("cover_card", {"position": ev.position, "during_round": t.round is not None})
+    t.record(kinds.COVER_CARD, {"position": ev.position, "during_round": t.round is not None})
     t.notice("info", "cover card reached: this round is completed, then the cards are reshuffled")
 
 
@@ -53,7 +54,7 @@ def shoe_empty(t: TableCore, device: str, ev: m.ShoeEmpty) -> None:
     left = (shoe.loaded_count or 0) - shoe.dealt
     shoe.cover_reached = True
     if left > 0:
-        t.record("shoe_empty", {"cards_counted_in_shoe": left})
+        t.record(kinds.SHOE_EMPTY, {"cards_counted_in_shoe": left})
         t.notice("fault", f"the shoe is empty, yet {left} cards counted in it never came out")
     if t.round is not None and not t.round.engine.complete:
         rounds.void_round(t, "627a.13(e): insufficient cards to complete the round")
@@ -105,7 +106,7 @@ def missed_cover_card(t: TableCore, device: str) -> None:
     shoe = t.shoe
     shoe.cover_reached = True
     due = checks.cover_card_due(shoe)
-    t.record("cover_card_missing", {"expected_after": due, "cards_out": shoe.dealt, "clause": "681a.7(d)"})
+    t.record(kinds.COVER_CARD_MISSING, {"expected_after": due, "cards_out": shoe.dealt, "clause": "681a.7(d)"})
     raise_fault(t, f"cover:{device}", f"the {device} passed the cover card's position ({due} cards out) and no "
                 "cover card came out: check the shoe; after this round the cards are reshuffled")
 
@@ -139,7 +140,7 @@ def link_status(t: TableCore, s: DeviceStatus) -> None:
         return
     if key in t.faults:
         t.faults.pop(key)
-        t.record("fault_cleared", {"faults": [key], "by": "reconnect"})
+        t.record(kinds.FAULT_CLEARED, {"faults": [key], "by": "reconnect"})
     why = checks.replaced_identity(t.devices.get(s.device), s.serial, s.epoch)
     if s.epoch is not None:
         t.devices[s.device] = (s.serial, s.epoch)
@@ -152,12 +153,12 @@ def device_replaced(t: TableCore, s: DeviceStatus, why: str) -> None:
     """The device in ``s.device`` is not the one that was there: whatever it held is gone."""
     state = t.saved_state if t.state == "fault" else t.state
     lost = bool(state) and checks.cards_lost_with(s.device, state, t.automatic_shoe)
-    t.record("device_replaced", {"role": s.device, "serial": s.serial, "epoch": s.epoch, "reason": why,
+    t.record(kinds.DEVICE_REPLACED, {"device_role": s.device, "serial": s.serial, "epoch": s.epoch, "reason": why,
                                  "state": state, "shoe_lost": lost})
     if not lost:
         t.notice("warning", f"the {s.device} came back as a new device: {why}")
         return
     t.shoe_lost = f"the {s.device} came back as a new device ({why})"
     if t.faults.pop("misread", None) is not None:  # a card of the lost shoe
-        t.record("fault_cleared", {"faults": ["misread"], "by": "shoe given up"})
+        t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": "shoe given up"})
     t.notice("fault", f"{t.shoe_lost}: the shoe in play is given up")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from controller.journal import kinds
 from controller.table.errors import Refused
 from controller.table.machine import LIVE_SET
 from firmware_bridge.protocol import messages as m
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 def raise_fault(t: TableCore, key: str, reason: str) -> None:
     t.faults[key] = reason
-    t.record("fault", {"fault": key, "reason": reason})
+    t.record(kinds.FAULT, {"fault": key, "reason": reason})
     t.notice("fault", reason)
     if t.state != "fault" and t.state in LIVE_SET:
         t.fault()
@@ -52,7 +53,7 @@ def clear_faults(t: TableCore, keys: list[str], *, by: str) -> None:
             # The floorperson has cleared the mechanism; the device re-homes (its gate locks,
             # and opens again with the resume).
             t.send(device, m.Reset(m.ResetKind.MECHANISM))
-    t.record("fault_cleared", {"faults": keys, "by": by})
+    t.record(kinds.FAULT_CLEARED, {"faults": keys, "by": by})
     t.maybe_resume()
 
 
@@ -60,5 +61,5 @@ def cleared_by_device(t: TableCore, key: str, by: str) -> None:
     """The device itself ended fault ``key`` (reconnected, door closed)."""
     if key in t.faults:
         t.faults.pop(key)
-        t.record("fault_cleared", {"faults": [key], "by": by})
+        t.record(kinds.FAULT_CLEARED, {"faults": [key], "by": by})
         t.maybe_resume()

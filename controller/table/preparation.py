@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from controller.journal import kinds
 from controller.table import rounds
 from controller.table.checks import count_difference, load_count_problem
 from controller.table.shoe import Shoe
@@ -24,7 +25,7 @@ def start_shuffle(t: TableCore) -> None:
     t.next_shoe += 1
     t.shoe = Shoe(sid, t.sub.decks, t.sub.decks * 52)
     t.round_count = 0
-    t.record("shoe_start", {"shoe": sid, "decks": t.sub.decks})
+    t.record(kinds.SHOE_START, {"shoe": sid, "decks": t.sub.decks})
     if t.has_shuffler:
         t.send("shuffler", m.Shuffle(t.sub.decks))
         t.show("SHUFFLING")
@@ -42,7 +43,7 @@ def report_count_fault(t: TableCore) -> None:
     want = t.sub.decks * 52
     what = count_difference(got, want)
     t.count_problem = f"{what} after the shuffle"
-    t.record("count_fault", {"counted": got, "expected": want, "device_expected": expected, "problem": what})
+    t.record(kinds.COUNT_FAULT, {"counted": got, "expected": want, "device_expected": expected, "problem": what})
     t.notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}; the table stays closed")
 
 
@@ -55,7 +56,7 @@ def deliver_to_dealer(t: TableCore) -> None:
 def offer_cut(t: TableCore) -> None:
     """681a.5(b): offer the cut from the highest-numbered occupied seat, clockwise."""
     t.shoe.start_cut_offer(Shoe.cut_offer_order(list(t.sub.seats), t.occupied))
-    t.record("cut_offer", {"order": list(t.shoe.cut_offer)})
+    t.record(kinds.CUT_OFFER, {"order": list(t.shoe.cut_offer)})
     offer_next_cut(t)
 
 
@@ -66,7 +67,7 @@ def offer_next_cut(t: TableCore) -> None:
 
 def deliver_to_shoe(t: TableCore) -> None:
     """681a.5(h): an automatic reshuffling shoe: no cut; the stack goes into the shoe."""
-    t.record("cut_skipped", {"clause": "681a.5(h)"})
+    t.record(kinds.CUT_SKIPPED, {"clause": "681a.5(h)"})
     t.send("shuffler", m.Deliver(m.DeliverTarget.SHOE))
 
 
@@ -76,7 +77,7 @@ def report_load_count_fault(t: TableCore) -> None:
     (681a.7(d)(1): "to ensure that no cards are missing")."""
     shoe = t.shoe
     t.count_problem = f"{count_difference(shoe.loaded_count, shoe.stack_size)} at loading"
-    t.record("count_fault", {"loaded": shoe.loaded_count, "expected": shoe.stack_size,
+    t.record(kinds.COUNT_FAULT, {"loaded": shoe.loaded_count, "expected": shoe.stack_size,
                              "problem": count_difference(shoe.loaded_count, shoe.stack_size)})
     t.notice("fault", f"{load_count_problem(shoe, shoe.loaded_count)}; the table stays closed")
     reconcile(t)
@@ -92,7 +93,7 @@ def prompt_burn(t: TableCore) -> None:
 
 def spread_cards(t: TableCore) -> None:
     t.batch_spread = False
-    t.record("inspection", {"clause": "681a.5(g)", "face_up": t.spread_face_up})
+    t.record(kinds.INSPECTION, {"clause": "681a.5(g)", "face_up": t.spread_face_up})
     t.show("SPREAD FACE UP" if t.spread_face_up else "SPREAD")
 
 
@@ -108,9 +109,9 @@ def reconcile(t: TableCore) -> None:
     if shoe is None:
         return
     collect_set_aside(t)
-    t.record("reconciliation", shoe.reconciliation())
+    t.record(kinds.RECONCILIATION, shoe.reconciliation())
     if shoe.loaded_count is not None:
-        t.record("cardset", shoe.cardset().to_json())
+        t.record(kinds.CARDSET, shoe.cardset().to_json())
     t.show("UNLOAD")
 
 
@@ -122,7 +123,7 @@ def collect_set_aside(t: TableCore) -> None:
     waiting = [(a.card, a.position, a.clause) for a in ([t.held_card] if t.held_card else []) + t.pending_simulated]
     waiting += [(c, position, "drawn while the table was held") for c, _, position in t.deferred if c is not None]
     for c, position, why in waiting:
-        t.record("discard", {"card": str(c), "position": position,
+        t.record(kinds.DISCARD, {"card": str(c), "position": position,
                              "reason": f"{why}: collected with the cards when the shoe ended"})
     t.held_card, t.pending_simulated, t.discard_next = None, [], 0
     t.deferred = [d for d in t.deferred if d[0] is None]  # a card still to be entered is not known
@@ -145,7 +146,7 @@ def report_cardset_fault(t: TableCore) -> None:
     reconcile(t)
     problems = "; ".join(t.shoe.cardset().problems)
     t.count_problem = f"the card set of shoe {t.shoe.id}: {problems}"
-    t.record("count_fault", {"problem": problems, "cardset": True})
+    t.record(kinds.COUNT_FAULT, {"problem": problems, "cardset": True})
     t.notice("fault", f"the cards of shoe {t.shoe.id} do not reconcile: {problems}; the table stays closed")
 
 
@@ -154,5 +155,5 @@ def give_up_shoe(t: TableCore, reason: str) -> None:
     layout, collect, reconcile and reshuffle (681a.7(d)(1)-(2))."""
     t.deferred, t.discard_next, t.saved_state = [], 0, None  # cards of the lost shoe
     rounds.abandon(t, reason)
-    t.record("shoe_restarted", {"reason": reason})
+    t.record(kinds.SHOE_RESTARTED, {"reason": reason})
     t.restart()

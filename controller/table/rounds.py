@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from controller.journal import kinds
 from controller.rules.wagers import settle, void
 from controller.table.round import RoundInProgress, SetAside
 
@@ -33,9 +34,9 @@ def begin_round(t: TableCore) -> SetAside | None:
     else:
         (first, t.held_card), (wagers, t.pending_wagers) = (t.held_card, None), (t.pending_wagers, [])
     t.round = RoundInProgress.begin(t.round_count, kind, wagers, t.sub)
-    t.record("round_start", {"round": t.round_count, "kind": kind, "wagers": [w.to_json() for w in wagers]})
+    t.record(kinds.ROUND_START, {"round": t.round_count, "kind": kind, "wagers": [w.to_json() for w in wagers]})
     if first is not None:
-        t.record("held_card_used", {"card": str(first.card), "clause": first.clause})
+        t.record(kinds.HELD_CARD_USED, {"card": str(first.card), "clause": first.clause})
     return first
 
 
@@ -56,11 +57,11 @@ def make_simulated(t: TableCore, r: RoundInProgress, clause: str) -> None:
     wagers, r.wagers = r.wagers, []
     if t.sub.simulated_round_wagers == "stay":
         t.pending_wagers = wagers + t.pending_wagers
-        t.record("round_kind", {"kind": "simulated", "clause": clause, "wagers_kept": [w.to_json() for w in wagers]})
+        t.record(kinds.ROUND_KIND, {"kind": "simulated", "clause": clause, "wagers_kept": [w.to_json() for w in wagers]})
         return
     for s in void(wagers):
-        t.record("settlement", s.to_json())
-    t.record("round_kind", {"kind": "simulated", "clause": clause})
+        t.record(kinds.SETTLEMENT, s.to_json())
+    t.record(kinds.ROUND_KIND, {"kind": "simulated", "clause": clause})
 
 
 def complete_round(t: TableCore) -> None:
@@ -68,21 +69,21 @@ def complete_round(t: TableCore) -> None:
     r.result = r.engine.result()
     if r.kind == "normal" and not r.settled:
         for s in settle(r.result, r.main_wagers(), t.sub):
-            t.record("settlement", s.to_json())
+            t.record(kinds.SETTLEMENT, s.to_json())
     r.settled = True
     t.last_outcome = r.result.outcome.value
-    t.record("round_result", {"round": r.number, "kind": r.kind, **r.result.to_json()})
+    t.record(kinds.ROUND_RESULT, {"round": r.number, "kind": r.kind, **r.result.to_json()})
     t.last_round = r
     # 681a.7(l): to the discard rack in an order that permits reconstructing each hand.
-    t.record("discard_rack", {"cards": [str(c) for c, _, _ in r.cards]})
+    t.record(kinds.DISCARD_RACK, {"cards": [str(c) for c, _, _ in r.cards]})
     t.round_over()
 
 
 def _void(t: TableCore, r: RoundInProgress, reason: str) -> None:
     for s in void(r.unsettled_wagers()):
-        t.record("settlement", s.to_json())
+        t.record(kinds.SETTLEMENT, s.to_json())
     r.kind, r.settled = "void", True
-    t.record("round_result", {"round": r.number, "kind": "void", "reason": reason, "cards": r.cards_json()})
+    t.record(kinds.ROUND_RESULT, {"round": r.number, "kind": "void", "reason": reason, "cards": r.cards_json()})
 
 
 def void_round(t: TableCore, reason: str) -> None:
@@ -106,5 +107,5 @@ def return_pending_wagers(t: TableCore) -> None:
     """The wagers on the layout go back to their players (the round they were for cannot be
     dealt)."""
     for s in void(t.pending_wagers):
-        t.record("wager_returned", s.to_json())
+        t.record(kinds.WAGER_RETURNED, s.to_json())
     t.pending_wagers = []

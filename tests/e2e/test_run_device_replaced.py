@@ -111,7 +111,7 @@ def test_a_replaced_emulator_voids_the_round_reconciles_and_deals_a_new_shoe(tmp
     assert len(rec) == 1
     # The new shoe was dealt from the new devices: the journal's cards of their epoch are exactly
     # what the new shoe delivered.
-    replaced = next(e.payload for e in after if e.kind == "device_replaced" and e.payload["role"] == "shoe")
+    replaced = next(e.payload for e in after if e.kind == "device_replaced" and e.payload["device_role"] == "shoe")
     new_cards = [card_text(e.payload["fields"]) for e in after if e.kind == "input.device"
                  and e.device_epoch == replaced["epoch"] and e.payload["event"] == "CARD_READ"]
     dealt = [str(d.card) for d in read_dealt_log(tmp_path / "dealt-2.log")]

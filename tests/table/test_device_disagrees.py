@@ -41,7 +41,7 @@ def test_a_shoe_back_with_a_new_event_epoch_voids_the_round_and_the_cards_are_re
     b.auto_deal = True
     b.link("shoe", True, serial="SO-1", epoch=99)      # a new device behind the same port
     assert b.core.state == "fault"                     # the shuffler's link still holds the table
-    assert b.of("device_replaced")[-1] == {"role": "shoe", "serial": "SO-1", "epoch": 99, "state": "dealing",
+    assert b.of("device_replaced")[-1] == {"device_role": "shoe", "serial": "SO-1", "epoch": 99, "state": "dealing",
                                            "shoe_lost": True, "reason": b.of("device_replaced")[-1]["reason"]}
     assert "epoch 99, was 2" in b.of("device_replaced")[-1]["reason"]
     assert not b.of("round_result")

@@ -247,7 +247,7 @@ def test_every_wager_is_resolved_once_and_every_card_is_on_record(preset: str, o
     results = check_wagers(w)
     where = check_cards(w)
     refused_inputs = {r.payload["input"] for r in w.b.records if r.kind == "refused"}
-    devices = {type(i.event).__name__ for i in w.b.inputs if isinstance(i, DeviceInput)}
+    devices = {m.wire_name(i.event) for i in w.b.inputs if isinstance(i, DeviceInput)}
     assert not refused_inputs & devices, f"a device event was refused: {refused_inputs & devices}"
     # The walk reached what it is for (so the test cannot pass by playing nothing).
     kinds = Counter(r.kind for r in w.b.records)
