@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from controller.journal import kinds
-from controller.rules.cards import SUITS, card as make_card
+from controller.rules.cards import card_from_wire
 from controller.table import checks, dealing, rounds
 from controller.table.errors import Refused
 from controller.table.faults import cleared_by_device, raise_fault
@@ -95,7 +95,7 @@ def card_read(t: TableCore, device: str, ev: m.CardRead) -> None:
         t.deferred.append((None, ev.face_up, ev.position))
         raise_fault(t, "misread", f"card at position {ev.position} could not be read: show it to the floorperson")
         return
-    dealing.accept_card(t, make_card(ev.rank, SUITS[ev.suit]), face_up=ev.face_up, position=ev.position)
+    dealing.accept_card(t, card_from_wire(ev.rank, ev.suit), face_up=ev.face_up, position=ev.position)
 
 
 def missed_cover_card(t: TableCore, device: str) -> None:
