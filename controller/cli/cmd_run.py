@@ -28,10 +28,12 @@ import argparse
 import sys
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from controller.cli.cmd_systemd import service_watch
+from controller.cli.outages import OutageLines
 from controller.cli.common import positive_int, print_json, submission_for, whole_number
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
 from controller.errors import UsageError
@@ -146,7 +148,8 @@ class _Display:
                 print(round_result_text(r.shoe, p) + (f"   [{left} cards left]" if left is not None else ""), flush=True)
             elif r.kind == "round_result":
                 print(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; wagers returned", flush=True)
-            elif r.kind in ("fault", "count_fault"):
+            elif r.kind in ("fault", "count_fault") and not str(p.get("fault", "")).startswith("link:"):
+                # (a device outage is written by its OutageLines: once, not at every retry)
                 print(f"!! FAULT: {p.get('reason') or p.get('problem')}", flush=True)
             elif r.kind == "resumed":
                 print(f"   resumed: {p['state']}", flush=True)
@@ -218,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
                 # A new built-in emulator holds no cards: the shoe the journal left in play is gone.
                 runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
                                             "auto-floor", Role.FLOORPERSON))
-        runner.links = _make_links(runner, attached)
+        runner.links = _make_links(runner, attached, outage_lines=mode != "live")  # the live display shows faults
         control.start(runner)
         for warning in control.warnings:
             print(f"!! {warning}", file=sys.stderr)
@@ -267,16 +270,22 @@ def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any,
     return server, attached
 
 
-def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]]) -> dict[str, Any]:
+def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outage_lines: bool = True) -> dict[str, Any]:
+    """The links of the attached devices; with ``outage_lines``, each writes one line on standard
+    error per outage (``controller.cli.outages``)."""
     from firmware_bridge.link import DeviceLink
 
     links = {}
     for role, (profile, port) in attached.items():
         seed = runner.last_delivered_for(role)
+        on_state = runner.link_state_callback(role)
+        lines = OutageLines.for_device(role, profile, port, partial(print, file=sys.stderr, flush=True))
         links[role] = DeviceLink.from_profile(
-            profile, port, on_event=runner.link_event_callback(role), on_state=runner.link_state_callback(role),
+            profile, port, on_event=runner.link_event_callback(role),
+            on_state=lines.wrap(on_state) if outage_lines else on_state,
             last_delivered=seed[1] if seed else None,
         )
+        lines.for_link(links[role])
     return links
 
 

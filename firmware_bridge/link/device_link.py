@@ -181,6 +181,7 @@ class DeviceLink:
         self._device_id = device_id
         self._on_event = on_event
         self._on_state = on_state
+        self._outage: str | None = None  # the reason of the outage in progress (logged once, not per retry)
         self._clock = clock
         self._sleep = sleep
 
@@ -897,12 +898,15 @@ class DeviceLink:
         with self._cond:
             if self._state is LinkState.CLOSED or (self._state is state and reason is None):
                 return
+            retry = self._outage is not None and (state is LinkState.CONNECTING or reason == self._outage)
+            if state is LinkState.DISCONNECTED:
+                self._outage = reason
+            elif state is not LinkState.CONNECTING:
+                self._outage = None
             self._state = state
             self._cond.notify_all()
-        if state is LinkState.DISCONNECTED:
-            self._log.warning("link state", state=state.value, reason=reason)
-        else:
-            self._log.info("link state", state=state.value, reason=reason)
+        # Info, once per outage and cause: the link's owner tells people (shoectl run: one line).
+        (self._log.debug if retry else self._log.info)("link state", state=state.value, reason=reason)
         self._notify_state(state, reason)
 
     def _report_error(self, reason: str) -> None:

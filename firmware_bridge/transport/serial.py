@@ -24,6 +24,7 @@ Behaviour beyond the ``Transport`` contract:
 """
 from __future__ import annotations
 
+import errno
 import os
 import select
 from typing import Any
@@ -38,6 +39,15 @@ DEFAULT_WRITE_TIMEOUT = 1.0  # seconds; a device that takes no bytes for this lo
 MAX_READ = 65536             # bytes returned by one read() at most
 # pyserial port classes whose fileno() can be waited on with select() and read without blocking.
 _SELECTABLE = frozenset({"serial.serialposix", "serial.urlhandler.protocol_socket"})
+# Why a port did not open, in plain words (pyserial nests the OSError's repr in its message).
+_OPEN_FAILURES = {
+    errno.ENOENT: "no such device", errno.ENODEV: "no such device", errno.ENXIO: "no such device",
+    errno.EACCES: "permission denied (is this user in group shoectl? docs/udev.md)",
+    errno.EPERM: "permission denied (is this user in group shoectl? docs/udev.md)",
+    errno.EBUSY: "in use by another program",
+    errno.EAGAIN: "in use by another program (a port is opened exclusively)",
+    errno.ENOTTY: "not a serial port", errno.EISDIR: "not a serial port",
+}
 
 
 class SerialTransport(Transport):
@@ -96,7 +106,7 @@ class SerialTransport(Transport):
             port = serial.serial_for_url(self.url, timeout=self._timeout,
                                          write_timeout=self.write_timeout, **kwargs)
         except (serial.SerialException, OSError, ValueError) as exc:
-            raise TransportError(f"cannot open serial port {self.url}: {exc}") from exc
+            raise TransportError(f"cannot open serial port {self.url}: {_open_failure(exc)}") from exc
         if type(port).__module__ in _SELECTABLE:
             try:
                 self._fd = port.fileno()
@@ -205,3 +215,16 @@ class SerialTransport(Transport):
         if isinstance(exc, (serial.SerialException, OSError)):
             return DeviceDisconnected(f"{self.url}: {what} failed, device gone: {exc}")
         return TransportError(f"{self.url}: {what} failed: {type(exc).__name__}: {exc}")
+
+
+def _open_failure(exc: BaseException) -> str:
+    """Why opening a port failed, in a few plain words (``"no such device"``), without the nested
+    errno text pyserial builds."""
+    code = getattr(exc, "errno", None)
+    if code is None and "Inappropriate ioctl" in str(exc):  # pyserial's "Could not configure port"
+        code = errno.ENOTTY
+    if code in _OPEN_FAILURES:
+        return _OPEN_FAILURES[code]
+    if code:
+        return os.strerror(code).lower()
+    return str(exc)
