@@ -156,10 +156,30 @@ def test_an_earlier_shoe_by_id(capsys, two_shoes: Path) -> None:
 # --- errors ----------------------------------------------------------------------------------------
 
 
-def test_unknown_shoe_is_exit_2(capsys, two_shoes: Path) -> None:
+def test_unknown_shoe_is_exit_2_and_names_the_shoes(capsys, two_shoes: Path) -> None:
     code, out, err = run(capsys, "roadmap", str(two_shoes), "--shoe", "S9")
     assert (code, out) == (2, "")
-    assert err == "shoectl roadmap: error: no shoe 'S9' in the journal\n"
+    assert err == "shoectl roadmap: error: no shoe 'S9' in the journal; its shoes: S1, S2\n"
+
+
+def test_unknown_shoe_among_many_names_the_first_and_last(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "many.db"
+    with Journal.open(path, table_id="T1") as j:
+        j.append_batch([Record("shoe_start", {"decks": 8, "shoe": f"S{n:02d}"}, shoe=f"S{n:02d}") for n in range(1, 31)])
+    code, out, err = run(capsys, "roadmap", str(path), "--shoe", "S99")
+    assert (code, out) == (2, "")
+    assert err == "shoectl roadmap: error: no shoe 'S99' in the journal; its shoes: S01, S02, S03, ..., S28, S29, S30 (30 shoes)\n"
+
+
+def test_default_is_the_latest_shoe_with_rounds_not_the_one_being_shuffled(capsys, two_shoes: Path) -> None:
+    """A journal that ends as the next shoe is shuffled (as every `shoectl run --shoes N` does)."""
+    with Journal.open(two_shoes, table_id="T1") as j:
+        j.append_batch([Record("shoe_start", {"decks": 8, "shoe": "S3"}, shoe="S3")])
+    code, out, err = run(capsys, "roadmap", str(two_shoes))
+    assert code == 0 and err == ""
+    assert out.startswith("shoe S2: 5 rounds (banker 2, player 1, tie 2)")
+    code, out, _ = run(capsys, "roadmap", str(two_shoes), "--shoe", "S3")
+    assert code == 0 and out.startswith("shoe S3: 0 rounds")
 
 
 def test_missing_journal_is_exit_2(capsys, tmp_path: Path) -> None:

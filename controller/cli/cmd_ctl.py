@@ -13,23 +13,22 @@ no table on the socket; 3 authentication failed (unknown operator, wrong PIN, lo
 from __future__ import annotations
 
 import argparse
-import cmd
 import getpass
 import os
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 from controller.cli.common import print_json
 from controller.control.client import ControlClient
 from controller.errors import UsageError
-from controller.table.commands import COMMANDS, help_text
+from controller.money import money_text
+from controller.table.commands import COMMANDS
 from controller.table.display import round_result_text
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
 EXIT_REFUSED, EXIT_AUTH, EXIT_FORBIDDEN = 1, 3, 4
-_CODE_EXIT = {"refused": EXIT_REFUSED, "auth": EXIT_AUTH, "forbidden": EXIT_FORBIDDEN, "bad_request": 2, "timeout": 1}
+EXIT_OF_CODE = {"refused": EXIT_REFUSED, "auth": EXIT_AUTH, "forbidden": EXIT_FORBIDDEN, "bad_request": 2, "timeout": 1}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,9 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("args", nargs="*", metavar="KEY=VALUE")
     p.set_defaults(func=run)
 
-    c = sub.add_parser("console", help="interactive console for dealers and floorpersons")
-    c.add_argument("--socket", default=str(DEFAULT_SOCKET), metavar="PATH")
-    c.add_argument("--operator", metavar="ID", default=os.environ.get("SHOECTL_OPERATOR"))
+    c = sub.add_parser("console", help="interactive console for dealers and floorpersons",
+                       description="The table's events as they happen, above a prompt with Tab completion of the "
+                                   "commands and their arguments. Without --operator: status and events only.")
+    c.add_argument("--socket", default=str(DEFAULT_SOCKET), metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
+    c.add_argument("--operator", metavar="ID", default=os.environ.get("SHOECTL_OPERATOR"),
+                   help="operator id for table commands (or SHOECTL_OPERATOR); without it the console only watches")
     c.add_argument("--pin-stdin", action="store_true", help="read the PIN from the first line of standard input")
     c.set_defaults(func=run_console)
 
@@ -85,13 +87,21 @@ def _pin(args: argparse.Namespace) -> str:
 
 
 def status_text(st: dict[str, Any]) -> str:
-    lines = [f"table {st.get('table')}  state {st.get('state')}  shoe {st.get('shoe')}  round {st.get('round')}",
-             f"cards dealt {st.get('cards_dealt')}  remaining {st.get('cards_remaining')}"
-             f"{'  (cover card reached)' if st.get('cover_reached') else ''}  last outcome {st.get('last_outcome')}"]
+    """The table's status for a person: every value in words or numbers (money in major units),
+    nothing shown that the table does not have (no shoe, no hand, no outcome yet)."""
+    state = str(st.get("state") or "unknown").replace("_", " ")
+    if st.get("shoe"):
+        cover = "  (cover card reached)" if st.get("cover_reached") else ""
+        shoe = (f"shoe {st['shoe']}  round {st.get('round') or 0}",
+                f"cards dealt {st.get('cards_dealt') or 0}  remaining {st.get('cards_remaining') or 0}{cover}")
+    else:
+        shoe = ("no shoe in play",)
+    lines = [f"table {st.get('table')}  state {state}  {shoe[0]}", *shoe[1:],
+             f"last outcome {st['last_outcome']}" if st.get("last_outcome") else "no round decided yet"]
     if st.get("player") or st.get("banker"):
-        lines.append(f"player {' '.join(st.get('player') or [])}   banker {' '.join(st.get('banker') or [])}")
+        lines.append(f"player {' '.join(st.get('player') or []) or '-'}   banker {' '.join(st.get('banker') or []) or '-'}")
     if st.get("wagers"):
-        lines.append("wagers " + ", ".join(f"seat {w['seat']} {w['kind']} {w['amount']}" for w in st["wagers"]))
+        lines.append("wagers " + ", ".join(f"seat {w['seat']} {w['kind']} {money_text(w['amount'])}" for w in st["wagers"]))
     if st.get("faults"):
         lines.append("FAULTS " + "; ".join(st["faults"].values()))
     if st.get("prompt"):
@@ -108,10 +118,32 @@ def event_text(ev: dict[str, Any]) -> str | None:
     if t == "notice" and ev.get("level") != "info":
         return f"{ev['level']}: {ev['text']}"
     if t in ("refused", "auth_refused"):
-        return f"refused ({ev.get('operator', '')}): {ev.get('reason')}"
+        by = f" ({ev['operator']})" if ev.get("operator") else ""
+        return f"{ev.get('input') or ev.get('command')} refused{by}: {ev.get('reason')}"
     if t == "shoe_start":
         return f"new shoe {ev.get('shoe')}"
     return None
+
+
+class EventLines:
+    """The line to print for a table event, or None. The warning the table gives with every
+    refusal repeats the refusal's event: only the event is printed. With ``own_operator``, that
+    operator's refusals are left out: the console prints its own commands' answers itself."""
+
+    def __init__(self, own_operator: str | None = None) -> None:
+        self.own_operator = own_operator
+        self._refusal_notice: str | None = None
+
+    def __call__(self, ev: dict[str, Any]) -> str | None:
+        kind = ev.get("type")
+        if kind in ("refused", "auth_refused"):
+            self._refusal_notice = f"{ev.get('input') or ev.get('command')} refused: {ev.get('reason')}"
+            if self.own_operator is not None and ev.get("operator") == self.own_operator:
+                return None
+        elif kind == "notice" and ev.get("text") == self._refusal_notice:
+            self._refusal_notice = None
+            return None
+        return event_text(ev)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(reply["status"]) if args.json else print(status_text(reply["status"]))
         return 0
     if args.table_command == "watch":
+        lines = EventLines()
         for msg in client.events():
             if "status" in msg:
                 print_json(msg["status"]) if args.json else print(status_text(msg["status"]), flush=True)
@@ -129,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print_json(ev)
                 sys.stdout.flush()
-            elif (text := event_text(ev)) is not None:
+            elif (text := lines(ev)) is not None:
                 print(text, flush=True)
         return 0
     if args.table_command not in COMMANDS:
@@ -145,114 +178,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.json:
         print(f"shoectl ctl: {args.table_command}: {reply.get('code')}: {reply.get('error')}", file=sys.stderr)
-    return _CODE_EXIT.get(reply.get("code"), 1)
-
-
-class Console(cmd.Cmd):
-    """The interactive console: history and tab completion (readline), help per command, and the
-    table's events printed as they happen."""
-
-    intro = "shoectl console: `help` lists the commands, `status` shows the table, Ctrl-D leaves."
-    prompt = "shoectl> "
-
-    def __init__(self, client: ControlClient, operator: str, pin: str) -> None:
-        super().__init__()
-        self.client = client
-        self.operator = operator
-        self.pin = pin
-        self.last_code = 0
-        self._seats: list[str] = [str(s) for s in range(1, 15)]
-
-    def preloop(self) -> None:
-        threading.Thread(target=self._watch, daemon=True, name="shoectl-console-watch").start()
-
-    def _watch(self) -> None:
-        try:
-            for msg in self.client.events():
-                ev = msg.get("event")
-                if ev and (text := event_text(ev)) is not None:
-                    sys.stdout.write(f"\n* {text}\n{self.prompt}")
-                    sys.stdout.flush()
-        except (OSError, ValueError):
-            sys.stdout.write("\n* the table stopped\n")
-            sys.stdout.flush()
-
-    def emptyline(self) -> bool:
-        return False
-
-    def do_status(self, arg: str) -> None:
-        """status: the table's state, shoe, hands, wagers and faults."""
-        print(status_text(self.client.status()["status"]))
-
-    def do_quit(self, arg: str) -> bool:
-        """quit: leave the console (the table keeps running)."""
-        return True
-
-    do_exit = do_quit
-
-    def do_EOF(self, arg: str) -> bool:  # noqa: N802 - cmd's name for Ctrl-D
-        print()
-        return True
-
-    def default(self, line: str) -> None:
-        words = line.split()
-        command, items = words[0], words[1:]
-        if command not in COMMANDS:
-            print(f"unknown command {command!r}: `help` lists them")
-            self.last_code = 2
-            return
-        try:
-            args = parse_args(items)
-        except UsageError as exc:
-            print(exc)
-            self.last_code = 2
-            return
-        reply = self.client.command(self.operator, self.pin, command, args)
-        if reply.get("ok"):
-            print(f"{command}: ok")
-            self.last_code = 0
-        else:
-            print(f"{command}: {reply.get('code')}: {reply.get('error')}")
-            self.last_code = _CODE_EXIT.get(reply.get("code"), 1)
-
-    def completenames(self, text: str, *ignored: Any) -> list[str]:
-        return [c for c in [*COMMANDS, "status", "quit", "help"] if c.startswith(text)]
-
-    def completedefault(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
-        """The command's argument names, then the values of the argument being typed."""
-        command = COMMANDS.get(line.split()[0]) if line.split() else None
-        if command is None:
-            return []
-        for a in command.args:
-            if text.startswith(f"{a.name}="):
-                values = self._seats if a.kind == "seat" else list(a.choices) or (["true", "false"] if a.kind == "flag" else [])
-                return [f"{a.name}={v}" for v in values if f"{a.name}={v}".startswith(text)]
-        return [f"{a.name}=" for a in command.args if f"{a.name}=".startswith(text)]
-
-    def do_help(self, arg: str) -> None:
-        if arg in COMMANDS:
-            print(help_text(arg))
-            return
-        if arg:
-            super().do_help(arg)
-            return
-        print("status, quit, and the table commands (`help COMMAND` for its arguments):")
-        print(help_text())
+    return EXIT_OF_CODE.get(reply.get("code"), 1)
 
 
 def run_console(args: argparse.Namespace) -> int:
-    if not args.operator:
-        raise UsageError("--operator is required (or set SHOECTL_OPERATOR)")
+    from controller.cli.console import Console  # prompt_toolkit: only for the console
+
     client = ControlClient(args.socket)
     client.status()  # fail early, in one line, when no table is listening
-    console = Console(client, args.operator, _pin(args))
-    try:
-        import readline  # noqa: F401 - history and tab completion for cmd
-    except ImportError:  # pragma: no cover - readline is part of CPython on Linux
-        pass
-    try:
-        console.cmdloop()
-    except KeyboardInterrupt:
-        print()
-    return 0
-
+    pin = _pin(args) if args.operator else None
+    return Console(client, args.operator, pin).run()

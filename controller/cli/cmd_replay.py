@@ -15,6 +15,7 @@ from controller.cli.common import positive_int, print_json
 from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, copy_text, read_checked, spooled_text
 from controller.journal.entry import Entry
 from controller.journal.replay import replay
+from controller.money import money_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,13 +50,19 @@ def _write(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str]) -> 
 
 
 def _text(d: dict) -> str:
+    """One line for a replayed shoe or round, for a person: what the journal does not hold is said
+    in words (a shoe not cut, no second cover card), money in major units."""
     if d["type"] == "shoe":
-        cut = d["cut"] or {}
-        return (f"shoe {d['shoe']}: {d['decks']} decks, cut at {cut.get('position')} by {cut.get('by')}, second cover "
-                f"{d['cover_from_bottom']} from the bottom, burned {' '.join(d['burned']) or '-'}, {d['rounds']} rounds")
+        cut = d["cut"]
+        cover = d["cover_from_bottom"]
+        parts = [f"shoe {d['shoe']}: " + (f"{d['decks']} decks" if d["decks"] else "decks not recorded"),
+                 f"cut at {cut['position']} by {cut['by']}" if cut else "not cut",
+                 f"second cover {cover} from the bottom" if cover is not None else "no second cover card",
+                 f"burned {' '.join(d['burned']) or '-'}", f"{d['rounds']} rounds"]
+        return ", ".join(parts)
     if d["kind"] == "void":
-        return f"  {d['shoe']} round {d['round']}: VOID ({d.get('reason')}), wagers returned"
+        return f"  {d['shoe']} round {d['round']}: VOID ({d.get('reason') or 'no reason given'}), wagers returned"
     cards = " ".join(f"{c['card']}>{c['to'][0].upper()}" for c in d["cards"])
     net = sum(s["net"] for s in d["settlements"])
     return (f"  {d['shoe']} round {d['round']} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
-            f" -> {d['outcome']}; {len(d['wagers'])} wagers, players net {net:+d}")
+            f" -> {d['outcome']}; {len(d['wagers'])} wagers, players net {money_text(net, signed=True)}")

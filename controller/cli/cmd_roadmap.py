@@ -1,13 +1,13 @@
 """``shoectl roadmap PATH [--shoe ID] [--format text|svg|png] [--json] [-o FILE]``: the baccarat
 roadmaps (bead plate, big road, big eye boy, small road, cockroach pig) of one shoe of the journal
-at PATH (default: the latest shoe), from its normal rounds (docs/roadmaps.md).
+at PATH (default: the latest shoe with a normal round), from its normal rounds (docs/roadmaps.md).
 
 Output goes to standard output, or to FILE with ``-o``: text (default), SVG, PNG (needs Pillow;
 refused on a terminal without ``-o``), or with ``--json`` the stable JSON
 ``{"bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig"}`` on one line.
-An unknown shoe, a journal without shoes, or PNG without Pillow: UsageError (exit 2); a missing or
-unusable journal: JournalError, an OSError (exit 2); a journal that does not verify: exit 1, unless
-``--no-verify`` (``controller.cli.journal_input``).
+An unknown shoe (the journal's shoe ids are named), a journal without shoes, or PNG without
+Pillow: UsageError (exit 2); a missing or unusable journal: JournalError, an OSError (exit 2); a
+journal that does not verify: exit 1, unless ``--no-verify`` (``controller.cli.journal_input``).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="The bead plate, big road, big eye boy, small road and cockroach pig of one "
                                    "shoe, from its normal rounds (simulated and void rounds are not on the roads).")
     add_journal_input(p)
-    p.add_argument("--shoe", metavar="ID", help="the shoe (default: the latest shoe in the journal)")
+    p.add_argument("--shoe", metavar="ID", help="the shoe (default: the latest shoe that has rounds)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--format", choices=["text", "svg", "png"], default="text",
                      help="text grids (default), an SVG document, or a PNG image (needs Pillow)")
@@ -38,30 +38,35 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def shoe_rounds(docs: list[dict[str, Any]], shoe: str | None) -> tuple[str, list[dict[str, Any]]]:
-    """The id and the round documents (in journal order) of ``shoe``, or of the latest shoe when
-    ``shoe`` is None, among replayed documents. UsageError if there is no such shoe."""
-    order: list[str] = []
+    """The id and the round documents (in journal order) of ``shoe`` among replayed documents; when
+    ``shoe`` is None, of the latest shoe with a round on the roads (a normal round), else the
+    latest shoe. UsageError if the journal has no shoe, or no shoe ``shoe`` (naming the ids it has)."""
     rounds: dict[str, list[dict[str, Any]]] = {}
     for d in docs:
         sid = d.get("shoe")
-        if sid is None:
-            continue
-        if sid not in rounds:
-            order.append(sid)
-            rounds[sid] = []
-        if d.get("type") == "round":
-            rounds[sid].append(d)
+        if sid is not None:
+            rounds.setdefault(sid, [])
+            if d.get("type") == "round":
+                rounds[sid].append(d)
+    if not rounds:
+        raise UsageError("no shoe in the journal")
     if shoe is None:
-        if not order:
-            raise UsageError("no shoe in the journal")
-        shoe = order[-1]
+        with_rounds = [sid for sid, docs in rounds.items() if any(d.get("kind") == "normal" for d in docs)]
+        shoe = (with_rounds or list(rounds))[-1]
     elif shoe not in rounds:
-        raise UsageError(f"no shoe {shoe!r} in the journal")
+        raise UsageError(f"no shoe {shoe!r} in the journal; its shoes: {_ids(list(rounds))}")
     return shoe, rounds[shoe]
 
 
+def _ids(ids: list[str], most: int = 12) -> str:
+    """The ids, or the first and last few of them and how many there are."""
+    if len(ids) <= most:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:3])}, ..., {', '.join(ids[-3:])} ({len(ids)} shoes)"
+
+
 def run(args: argparse.Namespace) -> int:
-    docs = read_checked(args, lambda entries: list(replay(entries, shoe=args.shoe)))
+    docs = read_checked(args, lambda entries: list(replay(entries)))  # every shoe: to choose, or to name them
     if docs is None:
         return EXIT_DOES_NOT_VERIFY
     sid, docs = shoe_rounds(docs, args.shoe)

@@ -2,6 +2,7 @@
 ``ctl`` client and the interactive console driven with pexpect as a person would."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -10,6 +11,7 @@ import sys
 import time
 
 import pexpect
+import pyte
 import pytest
 
 from controller.journal import JournalReader
@@ -89,8 +91,10 @@ def test_five_wrong_pins_lock_the_operator_out(table) -> None:
 @pytest.mark.reg("629a.8(b)")
 def test_console_driven_as_a_person_would(table) -> None:
     env = dict(os.environ, TERM="dumb")
+    transcript = io.StringIO()
     child = pexpect.spawn(sys.executable, ["-m", "controller.cli.main", "console", "--socket", table["sock"], "--operator", "fp1"],
                           env=env, encoding="utf-8", timeout=20)
+    child.logfile_read = transcript
     try:
         child.expect("PIN for fp1: ")
         child.sendline("2580")
@@ -107,7 +111,9 @@ def test_console_driven_as_a_person_would(table) -> None:
         while status(table)["state"] != "cutting" and time.monotonic() < deadline:
             time.sleep(0.1)
         child.sendline("cut seat=5 position=5")
-        child.expect("refused: .*at least 10 cards")
+        child.expect("cut: refused: .*at least 10 cards")
+        child.sendline("help cut")
+        child.expect(r"position: cards from the top of the stack \(cards\)")
         child.sendline("cut_decline seat=5")
         child.expect("cut_decline: ok")
         child.sendline("cut_decline seat=2")
@@ -120,6 +126,8 @@ def test_console_driven_as_a_person_would(table) -> None:
         wait_state(table, "betting")
         child.sendline("wager seat=2 kind=banker amount=2500")
         child.expect("wager: ok")
+        child.sendline("status")
+        child.expect("wagers seat 2 banker 25.00")  # typed in cents, shown in major units
         child.sendline("no_more_bets")
         child.expect("no_more_bets: ok")
         child.expect(r"\* T1-S0001 round 1 \[normal\]: P .* -> (player|banker|tie)")
@@ -129,7 +137,75 @@ def test_console_driven_as_a_person_would(table) -> None:
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
+    assert transcript.getvalue().count("at least 10 cards") == 1  # the refusal once: not again as event or warning
     rounds = journaled(table, "round_result")
     assert len(rounds) == 1 and rounds[0]["kind"] == "normal"
     settled = journaled(table, "settlement")
     assert [(s["seat"], s["kind"], s["amount"]) for s in settled] == [(2, "banker", 2500)]
+
+
+@pytest.mark.slow
+def test_status_says_in_words_what_the_table_does_not_have(table) -> None:
+    out = ctl(table, "status")
+    assert out.returncode == 0
+    assert out.stdout.splitlines()[:2] == ["table T1  state closed  no shoe in play", "no round decided yet"]
+    assert "None" not in out.stdout
+
+
+def _screen(text: str, columns: int = 100, lines: int = 24) -> list[str]:
+    """What a person sees: ``text`` (a terminal's byte stream) through a VT100 emulator."""
+    screen = pyte.Screen(columns, lines)
+    pyte.Stream(screen).feed(text)
+    return [line.rstrip() for line in screen.display]
+
+
+def _until_shown(child: pexpect.spawn, transcript: io.StringIO, *lines: str, timeout: float = 10) -> list[str]:
+    """Read the console's output until ``lines`` are whole lines of its screen, one under the
+    other; the screen. Fails with the screen when they never are."""
+    def shown(screen: list[str]) -> bool:
+        return any(screen[i:i + len(lines)] == list(lines) for i in range(len(screen)))
+
+    deadline = time.monotonic() + timeout
+    while not shown(screen := _screen(transcript.getvalue())):
+        assert time.monotonic() < deadline, f"never shown: {lines!r} on\n" + "\n".join(screen)
+        try:
+            child.read_nonblocking(65536, timeout=0.2)
+        except pexpect.TIMEOUT:
+            pass
+    return screen
+
+
+@pytest.mark.slow
+def test_console_on_a_terminal_prints_events_above_the_prompt_and_completes(table) -> None:
+    """The console without an operator on a 100x24 terminal: an event that arrives while a line is
+    being typed is printed above the prompt and the typed text stays on the prompt line; Tab
+    completes commands, argument names and values; status needs no operator, table commands
+    say they need one; another operator's refusal is printed once."""
+    env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
+    env.pop("SHOECTL_OPERATOR", None)
+    transcript = io.StringIO()
+    child = pexpect.spawn(sys.executable, ["-m", "controller.cli.main", "console", "--socket", table["sock"]],
+                          env=env, encoding="utf-8", timeout=20, dimensions=(24, 100))
+    child.logfile_read = transcript
+    try:
+        _until_shown(child, transcript, "shoectl>")
+        child.send("sta")
+        _until_shown(child, transcript, "shoectl> sta")
+        assert ctl(table, "open", operator="fp1", pin="2580").returncode == 0
+        _until_shown(child, transcript, "* new shoe T1-S0001", "shoectl> sta")  # above the prompt; the typed text kept
+        wait_state(table, "cutting")
+        child.send("tus\r")
+        child.expect("state cutting")
+        assert ctl(table, "load", operator="d1", pin="4826").returncode == 1
+        _until_shown(child, transcript, "* load refused (d1): load is not allowed while the table is cutting")
+        for typed, shown in (("wag\t", "wager"), ("se\t", "wager seat="), ("3 kind=ti\t", "wager seat=3 kind=tie")):
+            child.send(typed)  # as a person types: Tab, then a look at what it completed
+            _until_shown(child, transcript, f"shoectl> {shown}")
+        child.send("amount=500\r")
+        child.expect("table commands need an operator: start the console with --operator ID")
+        child.send("\x04")  # Ctrl-D
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert transcript.getvalue().count("not allowed while the table is cutting") == 1
+    assert "warning: load refused" not in transcript.getvalue()

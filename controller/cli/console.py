@@ -1,0 +1,185 @@
+"""``shoectl console``: the interactive console for dealers and floorpersons (prompt_toolkit).
+
+- The table's events (rounds, faults, warnings, other operators' refusals, new shoes) are printed
+  above the prompt as they happen, never into the line being typed (``patch_stdout``).
+- Tab completes the commands, then each command's argument names (``seat=``, ``kind=`` ...) and
+  their values (wager kinds, seats, true/false), from the commands table
+  (``controller.table.commands``); the menu shows each argument's help and unit.
+- ``help`` lists the commands, ``help COMMAND`` gives its usage, role and arguments
+  (``commands.help_text``); ``status`` shows the table; ``quit``, ``exit`` or Ctrl-D leave; Ctrl-C
+  drops the line being typed. History with the arrow keys.
+- Without an operator the console shows the table (``status``, the events) and refuses table
+  commands in one line; with one, every command is authenticated with the PIN given at the start.
+- A refusal is printed once: the table's answer to this console's command, not again as the
+  event or the warning that echo it (``EventLines``).
+"""
+from __future__ import annotations
+
+import shlex
+import threading
+from collections.abc import Iterable, Iterator
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.patch_stdout import patch_stdout
+
+from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, status_text
+from controller.control.client import ControlClient
+from controller.errors import UsageError
+from controller.table.commands import COMMANDS, Arg, help_text
+
+PROMPT = "shoectl> "
+INTRO = "shoectl console: `help` lists the commands, `status` shows the table, Tab completes, Ctrl-D leaves."
+CONSOLE_COMMANDS = {"status": "the table's state, shoe, hands, wagers and faults",
+                    "help": "the commands, or `help COMMAND` for one command's arguments",
+                    "quit": "leave the console (the table keeps running)", "exit": "leave the console"}
+SEATS = tuple(str(s) for s in range(1, 10))  # the status does not name the seats: the largest preset table's
+
+
+def arg_values(arg: Arg) -> tuple[str, ...]:
+    """The values the console offers for an argument: its choices, the seats, or true/false."""
+    if arg.choices:
+        return arg.choices
+    return {"seat": SEATS, "flag": ("true", "false")}.get(arg.kind, ())
+
+
+class CommandCompleter(Completer):
+    """Completes the first word (a command), then ``NAME=`` for the command's arguments not yet
+    given, then ``NAME=VALUE`` for an argument with known values; after ``help``, a command."""
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+        before = document.text_before_cursor
+        words = before.split()
+        word = document.get_word_before_cursor(WORD=True)
+        if len(words) == 0 or (len(words) == 1 and not before[-1:].isspace()):
+            for name in [*COMMANDS, *CONSOLE_COMMANDS]:
+                if name.startswith(word):
+                    more = name == "help" or bool(name in COMMANDS and COMMANDS[name].args)
+                    yield Completion(name + (" " if more else ""), -len(word), display=name, display_meta=self._meta(name))
+            return
+        if words[0] == "help":
+            if len(words) == 1 or (len(words) == 2 and word):
+                for name in COMMANDS:
+                    if name.startswith(word):
+                        yield Completion(name, -len(word), display_meta=COMMANDS[name].help)
+            return
+        command = COMMANDS.get(words[0])
+        if command is None:
+            return
+        if "=" in word:
+            name, _, typed = word.partition("=")
+            arg = next((a for a in command.args if a.name == name), None)
+            for value in arg_values(arg) if arg else ():
+                if value.startswith(typed):
+                    yield Completion(f"{name}={value} ", -len(word), display=value)
+            return
+        given = {w.partition("=")[0] for w in words[1:]}
+        for a in command.args:
+            if a.name.startswith(word) and a.name not in given:
+                meta = a.help + (f" ({a.unit})" if a.unit else "") + ("" if a.required else ", optional")
+                yield Completion(f"{a.name}=", -len(word), display=a.describe(), display_meta=meta)
+
+    @staticmethod
+    def _meta(name: str) -> str:
+        return COMMANDS[name].help if name in COMMANDS else CONSOLE_COMMANDS[name]
+
+
+class Console:
+    """One console session on ``client``; ``operator`` and ``pin`` None for a console that only
+    watches. ``run()`` returns when the person leaves."""
+
+    def __init__(self, client: ControlClient, operator: str | None, pin: str | None) -> None:
+        self.client = client
+        self.operator = operator
+        self.pin = pin
+        self.event_lines = EventLines(own_operator=operator)
+        self.last_code = 0
+
+    def run(self) -> int:
+        session: PromptSession[str] = PromptSession(PROMPT, completer=CommandCompleter(), history=InMemoryHistory(),
+                                                    complete_while_typing=False)
+        print(INTRO)
+        threading.Thread(target=self._watch, daemon=True, name="shoectl-console-watch").start()
+        while True:
+            try:
+                # Only while the prompt waits: what the events print then goes above it. A
+                # command's answer is printed after it, straight, before the next prompt.
+                with patch_stdout(raw=True):
+                    line = session.prompt()
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                break
+            if self.handle(line):
+                break
+        return 0
+
+    def _watch(self) -> None:
+        try:
+            for msg in self.client.events():
+                ev = msg.get("event")
+                if ev and (text := self.event_lines(ev)) is not None:
+                    print(f"* {text}", flush=True)
+        except (OSError, ValueError):
+            print("* the table stopped", flush=True)
+
+    def handle(self, line: str) -> bool:
+        """Carry out one typed line; True when the person leaves."""
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            print(f"cannot read that line: {exc} (quote a value with spaces: reason='door jammed')")
+            self.last_code = 2
+            return False
+        if not words:
+            return False
+        command, items = words[0], words[1:]
+        if command in ("quit", "exit"):
+            return True
+        try:
+            if command == "help":
+                print(self.help(items[0] if items else None))
+            elif command == "status":
+                print(status_text(self.client.status()["status"]))
+            else:
+                self.command(command, items)
+        except OSError as exc:  # the table went away: say so, stay at the prompt
+            print(f"the table does not answer: {exc}")
+            self.last_code = 2
+        return False
+
+    def help(self, name: str | None) -> str:
+        if name is None:
+            width = max(map(len, CONSOLE_COMMANDS))
+            own = "\n".join(f"  {n:<{width}}  {text}" for n, text in CONSOLE_COMMANDS.items())
+            return f"console commands:\n{own}\ntable commands (`help COMMAND` for its arguments):\n{help_text()}"
+        if name in CONSOLE_COMMANDS:
+            return f"{name}: {CONSOLE_COMMANDS[name]}"
+        if name in COMMANDS:
+            return help_text(name)
+        return f"no command {name!r}: `help` lists them"
+
+    def command(self, command: str, items: Iterable[str]) -> None:
+        if command not in COMMANDS:
+            print(f"unknown command {command!r}: `help` lists them")
+            self.last_code = 2
+            return
+        if self.operator is None or self.pin is None:
+            print("table commands need an operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
+            self.last_code = 2
+            return
+        try:
+            args = parse_args(list(items))
+        except UsageError as exc:
+            print(exc)
+            self.last_code = 2
+            return
+        reply = self.client.command(self.operator, self.pin, command, args)
+        if reply.get("ok"):
+            print(f"{command}: ok")
+            self.last_code = 0
+        else:
+            print(f"{command}: {reply.get('code')}: {reply.get('error')}")
+            self.last_code = EXIT_OF_CODE.get(reply.get("code"), 1)

@@ -1,0 +1,41 @@
+"""The console's Tab completion, from the commands table: commands, argument names not yet given,
+argument values; and the console's event lines (a refusal once)."""
+from __future__ import annotations
+
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+
+from controller.cli.cmd_ctl import EventLines
+from controller.cli.console import CommandCompleter
+from controller.rules.model import WagerKind
+
+
+def completions(text: str) -> list[str]:
+    return [c.text for c in CommandCompleter().get_completions(Document(text), CompleteEvent(completion_requested=True))]
+
+
+def test_commands_then_argument_names_then_values() -> None:
+    assert completions("wag") == ["wager "]
+    assert completions("no_") == ["no_more_bets"]  # no arguments: nothing to type after it
+    assert completions("st") == ["status"]
+    assert completions("wager ") == ["seat=", "kind=", "amount="]
+    assert completions("wager seat=3 ") == ["kind=", "amount="]  # a name already given is not offered again
+    assert completions("wager seat=3 kind=") == [f"kind={k.value} " for k in WagerKind]
+    assert completions("wager seat=3 kind=ba") == ["kind=banker ", "kind=banker_pair ", "kind=banker_bonus "]
+    assert completions("declare_idle face_up=t") == ["face_up=true "]
+    assert completions("sit seat=") == [f"seat={n} " for n in range(1, 10)]
+    assert completions("help cu") == ["cut_decline", "cut"]
+    assert completions("nonsense ") == [] and completions("wager amount=1") == []
+
+
+def test_the_warning_that_repeats_a_refusal_is_not_printed_and_own_refusals_are_left_out() -> None:
+    lines = EventLines()
+    refused = {"type": "refused", "input": "load", "reason": "load is not allowed while the table is cutting",
+               "operator": "d1"}
+    warning = {"type": "notice", "level": "warning", "text": "load refused: load is not allowed while the table is cutting"}
+    assert lines(refused) == "load refused (d1): load is not allowed while the table is cutting"
+    assert lines(warning) is None
+    assert lines({"type": "notice", "level": "warning", "text": "shoe door open"}) == "warning: shoe door open"
+    own = EventLines(own_operator="d1")
+    assert own(refused) is None and own(warning) is None
+    assert own(dict(refused, operator="fp1")) is not None

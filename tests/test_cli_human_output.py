@@ -1,0 +1,42 @@
+"""What a person reads from `journal replay` on a journal written by `shoectl run`: no Python
+`None` for what the journal does not hold, and money in major units."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_run import run
+
+
+@pytest.fixture(scope="module")
+def one_shoe(tmp_path_factory) -> Path:
+    """A whole shoe, and the next one started (shuffled, not yet cut) when the run stops."""
+    path = tmp_path_factory.mktemp("human") / "journal.db"
+    subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(path), "--shoes", "1",
+                    "--speed", "max", "--seed", "3", "--display", "lines"], check=True, capture_output=True, timeout=240)
+    return path
+
+
+def test_replay_says_in_words_what_a_shoe_does_not_have(capsys, one_shoe: Path) -> None:
+    code, out, err = run(capsys, "journal", "replay", str(one_shoe))
+    assert code == 0 and err == ""
+    assert "None" not in out
+    shoes = [line for line in out.splitlines() if line.startswith("shoe ")]
+    assert re.fullmatch(r"shoe T1-S0001: 8 decks, cut at \d+ by (seat \d+|the dealer|\S+), second cover \d+ from "
+                        r"the bottom, burned \S+, \d+ rounds", shoes[0])
+    assert shoes[1] == "shoe T1-S0002: 8 decks, not cut, no second cover card, burned -, 0 rounds"
+
+
+def test_replay_shows_money_in_major_units(capsys, one_shoe: Path) -> None:
+    _, out, _ = run(capsys, "journal", "replay", str(one_shoe))
+    nets = re.findall(r"players net (\S+)$", out, flags=re.M)
+    assert nets and all(re.fullmatch(r"[+-]\d{1,3}(,\d{3})*\.\d\d", n) for n in nets)
+    _, doc, _ = run(capsys, "journal", "replay", str(one_shoe), "--json", "--round", "1")
+    first = next(json.loads(line) for line in doc.splitlines() if json.loads(line)["type"] == "round")
+    cents = sum(s["net"] for s in first["settlements"])
+    assert f"players net {'+' if cents >= 0 else '-'}{abs(cents) // 100:,}.{abs(cents) % 100:02d}" in out
