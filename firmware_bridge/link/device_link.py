@@ -6,13 +6,18 @@ The protocol core (``HostConnection``) decides nothing about time; this module d
   the handshake, then serves the session: EVENT_ACK for what the consumer stored, RESEND_EVENTS
   when a gap shows, HEARTBEAT when idle; on a loss it tears the session down and reconnects
   with exponential backoff. ``on_state`` runs on this thread, except for consumer errors
-  (reported by the deliverer) and the final ``CLOSED`` (reported by ``stop()``'s caller);
+  (reported by the thread that called ``on_event``) and the final ``CLOSED`` (reported by ``stop()``'s caller);
 - the **deliverer** (``shoectl-events-<id>``), started with the supervisor when there is an
-  ``on_event``: calls it for each event, in order, one at a time, and tells the supervisor
-  what may now be acknowledged. A slow consumer therefore delays neither heartbeats nor
-  reconnects, and events already received are delivered even while the link is down;
+  ``on_event``: with ``auto_ack`` it calls ``on_event`` for each event, in order, one at a time,
+  and tells the supervisor what may now be acknowledged, so a slow consumer delays neither
+  heartbeats nor reconnects, and events already received are delivered even while the link is
+  down. In hand-off mode (``auto_ack=False``) it only redelivers what the reader could not hand
+  over (after a consumer error, or events released by ``accept_gap``);
 - the **reader** (``shoectl-read-<id>``), one per session: ``transport.read`` -> protocol core ->
-  replies to the waiting command, events to the sequencer. It never calls user code;
+  replies to the waiting command, events to the sequencer (the one judge of what is new). In
+  hand-off mode it then calls ``on_event`` itself, without the lock, for each event now in
+  order: one thread change from the wire to the consumer. A damaged frame makes it ask the
+  supervisor for a HEARTBEAT at once (what was lost shows in its reply);
 - **callers** of ``request()`` write their command themselves and wait for the reader to hand
   them the reply; ``request()`` calls (and the supervisor's own commands) are serialized by one
   lock, so at most one command is outstanding (docs/protocol.md H1).
@@ -42,11 +47,8 @@ from firmware_bridge.protocol import (
     PROTOCOL_VERSION,
     Command,
     Dropped,
-    DuplicateEvent,
+    DropReason,
     EventAck,
-    EventBeyondWindow,
-    EventEpochChanged,
-    EventGap,
     EventReceived,
     Heartbeat,
     HeartbeatReply,
@@ -84,27 +86,49 @@ STALLED_RESEND_FACTOR = 20  # a stalled gap is asked about this many times less 
 
 
 class _Waiter:
-    """The reply slot of the one outstanding command. ``set`` is called with the link's lock
-    held (so at most once takes effect); ``wait`` blocks on a plain lock, the cheapest wake-up."""
+    """The reply slot of the one outstanding command. ``set``, ``nudge`` and ``rearm`` are called
+    with the link's lock held (so at most one ``set`` takes effect); ``wait`` blocks on a plain
+    lock, the cheapest wake-up."""
 
-    __slots__ = ("seq", "result", "done", "_gate")
+    __slots__ = ("seq", "result", "done", "nudged", "_gate", "_open")
 
     def __init__(self, seq: int) -> None:
         self.seq = seq
         self.result: ReplyReceived | BaseException | None = None
         self.done = False
+        self.nudged = False  # a damaged frame woke the caller during this attempt
         self._gate = threading.Lock()
         self._gate.acquire()
+        self._open = False
 
     def set(self, result: ReplyReceived | BaseException) -> None:
         if not self.done:
             self.result = result
             self.done = True
+            self._open_gate()
+
+    def nudge(self) -> None:
+        """A frame arrived damaged: it may have been the reply. Wakes the caller once per attempt."""
+        if not self.done and not self.nudged:
+            self.nudged = True
+            self._open_gate()
+
+    def rearm(self) -> None:
+        """After a nudge (not done): close the gate again, so ``wait`` waits for the reply."""
+        if self._open and not self.done:
+            self._gate.acquire()
+            self._open = False
+
+    def _open_gate(self) -> None:
+        if not self._open:
+            self._open = True
             self._gate.release()
 
     def wait(self, timeout: float) -> bool:
+        """True when set or nudged, False after ``timeout`` seconds. The gate stays open: a later
+        ``wait`` returns at once until ``rearm``."""
         if self._gate.acquire(timeout=max(timeout, 0.0)):
-            self._gate.release()  # stays open: a later wait() returns at once
+            self._gate.release()
             return True
         return False
 
@@ -134,20 +158,24 @@ class DeviceLink:
             default: the protocol's defaults (250 ms, 1 s, 3 retries = 4 attempts).
         device_id: name in logs and ``LinkEvent.device_id`` (a profile name); default: the
             device's serial number once known.
-        on_event: ``on_event(LinkEvent)``, called on the link's deliverer thread, in order,
-            exactly once per (epoch, counter) that returns normally. Commit the event durably inside it: the
-            link acknowledges it to the device only after it returned (with ``auto_ack``). If it
-            raises, nothing is acknowledged, the error is reported and the same event is offered
-            again after a backoff (``reconnect_min_ms`` doubling up to ``reconnect_max_ms``).
-            ``None``: events are neither delivered nor acknowledged (the device keeps them).
+        on_event: ``on_event(LinkEvent)``, called in order, exactly once per (epoch, counter)
+            that returns normally. With ``auto_ack`` it runs on the link's deliverer thread: commit
+            the event durably inside it; the link acknowledges it to the device only after it
+            returned. With ``auto_ack=False`` it is a hand-off, called on the reader thread as
+            soon as the event is in order: it must return promptly (put the event on a queue),
+            and the consumer calls ``acknowledge`` once it stored it. If it raises, nothing is
+            acknowledged, the error is reported and the same event is offered again after a
+            backoff (``reconnect_min_ms`` doubling up to ``reconnect_max_ms``), later ones behind
+            it. ``None``: events are neither delivered nor acknowledged (the device keeps them).
         on_state: ``on_state(state, reason)`` for every state change and every reported error
             (then ``state`` is the unchanged current state and ``reason`` says what failed).
             ``identity`` is already the new device's when ``CONNECTED`` is reported; the
             reason of that report says whether the event epoch changed (``None`` if not).
-            Called from the link's threads (supervisor, deliverer), possibly concurrently:
+            Called from the link's threads (supervisor, deliverer, reader), possibly concurrently:
             keep it short and thread-safe. Exceptions from either callback never stop the link.
-        auto_ack: acknowledge each event once ``on_event`` returned. ``False``: the consumer
-            calls ``acknowledge(counter)`` when its commit is durable.
+        auto_ack: acknowledge each event once ``on_event`` returned. ``False``: hand-off mode
+            (see ``on_event``); the consumer calls ``acknowledge(counter, epoch)`` when its commit
+            is durable, and the supervisor sends EVENT_ACK at once.
         last_delivered: ``(event_epoch, counter)`` of the last event already stored (from the
             journal): counters up to it are duplicates.
         expected_serial: refuse a device whose IDENTITY serial differs (otherwise the first
@@ -210,11 +238,16 @@ class DeviceLink:
         self._ack_requested = 0      # manual mode: highest counter the consumer acknowledged
         self._deliver_backoff = Backoff(self.reconnect_min, self.reconnect_max)
         self._deliver_retry_at: float | None = None
+        self._delivering = False                 # the delivery turn is held (reader or deliverer)
+        self._handing: LinkEvent | None = None   # the event inside on_event right now
+        self._probe_wanted = False               # a damaged frame came: ask what was missed
+        self._last_heartbeat = float("-inf")
         self._stats = dict.fromkeys(
             ("sessions", "reconnects", "commands", "retransmissions", "timeouts", "frames_dropped",
              "stale_replies", "protocol_errors", "events_delivered", "events_duplicate",
              "events_early", "events_overflow", "resend_requests", "heartbeats", "acks",
-             "callback_errors", "events_lost_epoch", "epoch_changes", "gaps_stalled"), 0)
+             "callback_errors", "events_lost_epoch", "epoch_changes", "gaps_stalled", "probes",
+             "early_retransmissions"), 0)
         self._log = structlog.get_logger().bind(device=self.device_id)
 
     @classmethod
@@ -296,7 +329,8 @@ class DeviceLink:
         ``on_event`` to return (no further one starts). Called from ``on_event``/``on_state``
         (a link thread) it only requests the stop and returns."""
         threads = [t for t in (self._supervisor, self._deliverer) if t is not None]
-        detached = threading.current_thread() in threads
+        current, session = threading.current_thread(), self._session
+        detached = current in threads or (session is not None and current is session.reader)
         with self._lock:
             if self._state is LinkState.CLOSED:
                 return
@@ -361,21 +395,26 @@ class DeviceLink:
         return self._transact(command, timeout, internal=False)
 
     def acknowledge(self, counter: int, epoch: int | None = None) -> bool:
-        """``auto_ack=False`` only: every delivered event up to ``counter`` is durably stored;
-        the link sends EVENT_ACK in the background. ``epoch``: the event's epoch; an
+        """``auto_ack=False`` only: every event handed to ``on_event`` up to ``counter`` is
+        durably stored; the link sends EVENT_ACK at once, from its supervisor (any thread may
+        call this; it never blocks on the device). ``epoch``: the event's epoch; an
         acknowledgement for another epoch than the device's current one is ignored (returns
-        False). Raises ValueError for a counter not delivered yet, RuntimeError with auto_ack."""
+        False). Raises ValueError for a counter not handed over yet, RuntimeError with auto_ack."""
         if self.auto_ack:
             raise RuntimeError("acknowledge() is for links made with auto_ack=False")
         with self._cond:
             if epoch is not None and epoch != self._seq.epoch:
                 return False
-            delivered = self._seq.delivered_in_epoch()
-            if counter > delivered:
-                raise ValueError(f"event {counter} has not been delivered (last: {delivered})")
+            handed = self._seq.delivered_in_epoch()
+            handing = self._handing  # on_event may not have returned yet: it counts
+            if handing is not None and handing.epoch == self._seq.epoch:
+                handed = max(handed, handing.counter)
+            if counter > handed:
+                raise ValueError(f"event {counter} has not been delivered (last: {handed})")
             if counter > self._ack_requested:
                 self._ack_requested = counter
-                self._cond.notify_all()
+                if self._ack_target_locked() > self._acked:
+                    self._cond.notify_all()  # else the end of that delivery wakes the supervisor
             return True
 
     def accept_gap(self, up_to: int | None = None) -> int:
@@ -384,9 +423,6 @@ class DeviceLink:
         later events can be delivered and acknowledged. Returns how many were given up."""
         with self._cond:
             lost = self._seq.accept_gap(up_to)
-            session = self._session
-            if session is not None and session.epoch_confirmed:
-                session.conn.accept_gap(self._seq.queued)
             self._cond.notify_all()
             self._ready_cond.notify_all()
         if lost:
@@ -439,41 +475,64 @@ class DeviceLink:
     def _exchange(self, session: _Session, command: Command, data: bytes, waiter: _Waiter,
                   reply_timeout: float) -> ReplyReceived | BaseException:
         """Write ``data`` and wait for the reply, retransmitting; returns the result or the
-        exception to raise."""
+        exception to raise. Each attempt waits ``reply_timeout``; a damaged frame during an
+        attempt (maybe the reply) sends the same bytes once more at once, which the device answers
+        with its cached reply (docs/protocol.md D3), without counting as an attempt."""
         attempts = 0
         name = command.TYPE.name
         while True:
             attempts += 1
             self._last_tx = self._clock()
-            try:
-                session.transport.write(data)
-            except TransportError as exc:
-                self._lose(session, f"write failed: {exc}")
-                return CommandInterrupted(f"{self.device_id}: {name}: link lost while sending "
-                                          f"({exc}); outcome unknown", command=command,
-                                          attempts=attempts)
-            if waiter.wait(reply_timeout):
+            sent = time.monotonic()
+            lost = self._write_command(session, data, command, attempts)
+            while lost is None:
+                woke = waiter.wait(reply_timeout - (time.monotonic() - sent))
+                with self._lock:
+                    if waiter.done:
+                        break
+                    if not session.alive:
+                        waiter.set(self._interrupted(command, attempts, session))
+                        break
+                    if woke:  # nudged by a damaged frame: ask again now, not after the timeout
+                        waiter.rearm()
+                        data = session.conn.retransmit_bytes()
+                        self._stats["retransmissions"] += 1
+                        self._stats["early_retransmissions"] += 1
+                    else:
+                        self._stats["timeouts"] += 1
+                        if attempts >= self.attempts:
+                            session.conn.abandon_command()
+                            reason = f"{name} got no reply after {attempts} attempt(s)"
+                            self._lose_locked(session, reason)
+                            return CommandTimeout(f"{self.device_id}: {reason}; outcome unknown",
+                                                  command=command, attempts=attempts)
+                        data = session.conn.retransmit_bytes()
+                        self._stats["retransmissions"] += 1
+                        waiter.nudged = False  # a new attempt may be nudged again
+                        break
+                lost = self._write_command(session, data, command, attempts)
+            if lost is not None:
+                return lost
+            if waiter.done:
                 break
-            with self._lock:
-                if waiter.done:
-                    break
-                if not session.alive:
-                    waiter.set(self._interrupted(command, attempts, session))
-                    break
-                self._stats["timeouts"] += 1
-                if attempts >= self.attempts:
-                    session.conn.abandon_command()
-                    reason = f"{name} got no reply after {attempts} attempt(s)"
-                    self._lose_locked(session, reason)
-                    return CommandTimeout(f"{self.device_id}: {reason}; outcome unknown",
-                                          command=command, attempts=attempts)
-                data = session.conn.retransmit_bytes()
-                self._stats["retransmissions"] += 1
         result = waiter.result
         assert result is not None
         if isinstance(result, CommandInterrupted):
             result.attempts = attempts
         return result
+
+    def _write_command(self, session: _Session, data: bytes, command: Command,
+                       attempts: int) -> CommandInterrupted | None:
+        """Write a command's bytes; on a transport error the session is lost and the command's
+        outcome unknown (returned, to raise)."""
+        try:
+            session.transport.write(data)
+        except TransportError as exc:
+            self._lose(session, f"write failed: {exc}")
+            return CommandInterrupted(f"{self.device_id}: {command.TYPE.name}: link lost while "
+                                      f"sending ({exc}); outcome unknown", command=command,
+                                      attempts=attempts)
+        return None
 
     def _interrupted(self, command: Command, attempts: int, session: _Session) -> CommandInterrupted:
         reason = session.lost_reason or "link lost"
@@ -516,15 +575,19 @@ class DeviceLink:
                     if not session.alive:
                         return
                     session.conn.receive_data(data)
-                    self._drain_locked(session)
+                    deliver = self._drain_locked(session)
+                if deliver:
+                    self._deliver_turn()
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the link silently
             self._log.exception("reader failed", error=repr(exc))
             self._lose(session, f"reader failed: {exc!r}")
 
-    def _drain_locked(self, session: _Session) -> None:
+    def _drain_locked(self, session: _Session) -> bool:
+        """Take every decoded item from the protocol core. Returns True when the caller (the
+        reader, in hand-off mode) now holds the delivery turn and must deliver, without the lock."""
         conn = session.conn
         stats = self._stats
-        notify = False
+        queued = wake = False
         while True:
             try:
                 ev = conn.next_event()
@@ -539,39 +602,47 @@ class DeviceLink:
             kind = type(ev)
             if kind is NeedData:
                 break
-            if kind is EventReceived or kind is DuplicateEvent:
-                notify |= self._on_device_event_locked(session, ev.event)  # type: ignore[union-attr]
+            if kind is EventReceived:
+                verdict = self._on_device_event_locked(session, ev.event)  # type: ignore[union-attr]
+                if verdict is QUEUED:
+                    queued = True
+                elif verdict is BUFFERED:
+                    wake = True  # a gap: the supervisor asks for RESEND_EVENTS
             elif kind is ReplyReceived:
                 self._on_reply_locked(session, ev)  # type: ignore[arg-type]
             elif kind is Dropped:
                 stats["frames_dropped"] += 1
+                if ev.reason is not DropReason.RESET:  # type: ignore[union-attr]
+                    # A damaged frame may have been the awaited reply, or an event: ask now, not
+                    # after the reply timeout or at the next idle heartbeat.
+                    if self._waiter is not None:
+                        self._waiter.nudge()
+                    if session.epoch_confirmed:
+                        self._probe_wanted = wake = True
             elif kind is StaleReply:
                 stats["stale_replies"] += 1
-            elif kind is EventBeyondWindow:
-                stats["events_overflow"] += 1  # too far past a gap to track: the device resends it
-            elif kind is EventGap:
-                if session.epoch_confirmed:
-                    self._seq.note_highest(ev.last)  # type: ignore[union-attr]
-                    notify = True
-            elif kind is EventEpochChanged:
-                pass  # handled with the IDENTITY reply, after the serial check
-        if notify:
+        if wake:
             self._cond.notify_all()
-            self._ready_cond.notify_all()
+        if queued:
+            if self.auto_ack:
+                self._ready_cond.notify_all()
+            elif self._take_turn_locked():
+                return True
+        return False
 
-    def _on_device_event_locked(self, session: _Session, event: Any) -> bool:
+    def _on_device_event_locked(self, session: _Session, event: Any) -> str | None:
+        """File an arriving event with the sequencer, the one judge of what is new (docs/link.md
+        section 6); returns its verdict (``None``: arrived before this session's IDENTITY)."""
         if not session.epoch_confirmed:
             # Before this session's IDENTITY the epoch is unknown; RESEND_EVENTS brings it back.
             self._stats["events_early"] += 1
-            return False
-        outcome = self._seq.offer(event)
-        if outcome is DUPLICATE:
+            return None
+        verdict = self._seq.offer(event)
+        if verdict is DUPLICATE:
             self._stats["events_duplicate"] += 1
-            return False
-        if outcome is OVERFLOW:
+        elif verdict is OVERFLOW:
             self._stats["events_overflow"] += 1
-            return False
-        return outcome is QUEUED or outcome is BUFFERED
+        return verdict
 
     def _on_reply_locked(self, session: _Session, received: ReplyReceived) -> None:
         reply = received.reply
@@ -660,13 +731,7 @@ class DeviceLink:
         Returns what to say with ``CONNECTED``: that the event epoch changed, else ``None``."""
         self.transport.open()
         with self._lock:
-            seq = self._seq
-            # The sequencer, not the protocol core, decides what is new: seed the core with every
-            # counter the link already holds (queued, buffered or known), so its EVENT_ACK guard
-            # (no acknowledgement past a counter it has not seen) covers what the link delivers.
-            conn = HostConnection(
-                last_event_counter=seq.known_highest if seq.epoch is not None else 0,
-                event_epoch=seq.epoch, first_seq=self._next_seq)
+            conn = HostConnection(first_seq=self._next_seq)
             session = _Session(next(self._session_numbers), self.transport, conn)
             self._session = session
             self._stats["sessions"] += 1
@@ -784,6 +849,8 @@ class DeviceLink:
             else:
                 wait = min(wait, due - now)
         heartbeat_due = self._last_tx + self.heartbeat_interval
+        if self._probe_wanted:  # a damaged frame: a HEARTBEAT now, at most one per reply timeout
+            heartbeat_due = min(heartbeat_due, self._last_heartbeat + self.reply_timeout)
         heartbeat = now >= heartbeat_due
         if not heartbeat:
             wait = min(wait, heartbeat_due - now)
@@ -792,53 +859,80 @@ class DeviceLink:
         return None, max(wait, 0.001)
 
     def _ack_target_locked(self) -> int:
-        target = self._seq.delivered_in_epoch()
-        if not self.auto_ack:
-            target = min(self._ack_requested, target)
+        """The highest counter EVENT_ACK may cover now: delivered (and, in hand-off mode,
+        acknowledged by the consumer), so never past a counter missing in the sequencer."""
         session = self._session
         if session is None or not session.epoch_confirmed:
             return 0
-        # Never past what the protocol core saw (it would refuse); by construction it saw it.
-        return min(target, session.conn.contiguous_event_counter)
+        target = self._seq.delivered_in_epoch()
+        if not self.auto_ack:
+            target = min(self._ack_requested, target)
+        return target
 
     # --- the deliverer thread -----------------------------------------------------------------
 
     def _deliver_loop(self) -> None:
-        callback = self._on_event
-        assert callback is not None
+        """Deliver whatever is ready when nobody else is delivering: with ``auto_ack`` every
+        event; in hand-off mode what the reader left (a redelivery after a consumer error, events
+        released by ``accept_gap``)."""
         while True:
             with self._ready_cond:
-                while True:
+                while not self._take_turn_locked():
                     if self._stopping.is_set():
                         return
-                    event = self._seq.peek()
                     retry_at = self._deliver_retry_at
-                    if event is not None:
-                        if retry_at is None:
-                            break
-                        wait = retry_at - self._clock()
-                        if wait <= 0:
-                            break
-                    else:
-                        wait = MAX_IDLE_WAIT
-                    self._ready_cond.wait(min(wait, MAX_IDLE_WAIT))
-            try:
-                callback(event)
-            except Exception as exc:  # noqa: BLE001 - the consumer's failure is reported
+                    wait = MAX_IDLE_WAIT if retry_at is None else retry_at - self._clock()
+                    self._ready_cond.wait(min(max(wait, 0.001), MAX_IDLE_WAIT))
+            self._deliver_turn()
+
+    def _take_turn_locked(self) -> bool:
+        """Take the delivery turn if an event is ready, nobody holds the turn and no redelivery
+        backoff is running. One holder at a time keeps ``on_event`` calls in order, one by one."""
+        if self._delivering or self._stopping.is_set() or self._seq.peek() is None:
+            return False
+        retry_at = self._deliver_retry_at
+        if retry_at is not None and self._clock() < retry_at:
+            return False
+        self._delivering = True
+        return True
+
+    def _deliver_turn(self) -> None:
+        """Holding the delivery turn: call ``on_event`` for each ready event in order until none
+        is left, one raises (it stays at the head, redelivered after a backoff) or the link stops;
+        then give the turn back."""
+        callback = self._on_event
+        assert callback is not None
+        try:
+            while True:
                 with self._lock:
-                    delay = self._deliver_backoff.next()
-                    self._deliver_retry_at = self._clock() + delay
-                    self._stats["callback_errors"] += 1
-                self._report_error(f"on_event raised for event {event.epoch}:{event.counter}: "
-                                   f"{exc!r}; not acknowledged, redelivered in {delay:.3g} s")
-                continue
+                    event = self._seq.peek()
+                    if event is None or self._stopping.is_set():
+                        return
+                    self._handing = event
+                try:
+                    callback(event)
+                except Exception as exc:  # noqa: BLE001 - the consumer's failure is reported
+                    with self._lock:
+                        delay = self._deliver_backoff.next()
+                        self._deliver_retry_at = self._clock() + delay
+                        self._stats["callback_errors"] += 1
+                    self._report_error(f"on_event raised for event {event.epoch}:{event.counter}: "
+                                       f"{exc!r}; not acknowledged, redelivered in {delay:.3g} s")
+                    return
+                with self._lock:
+                    self._seq.commit(event)
+                    self._stats["events_delivered"] += 1
+                    if self._deliver_retry_at is not None:
+                        self._deliver_retry_at = None
+                        self._deliver_backoff.reset()
+                    if self._ack_target_locked() > self._acked:
+                        self._cond.notify_all()  # the supervisor acknowledges
+        finally:
             with self._lock:
-                self._seq.commit(event)
-                self._stats["events_delivered"] += 1
-                if self._deliver_retry_at is not None:
-                    self._deliver_retry_at = None
-                    self._deliver_backoff.reset()
-                self._cond.notify_all()  # the supervisor acknowledges
+                self._delivering = False
+                self._handing = None
+                if self._seq.peek() is not None:
+                    self._ready_cond.notify_all()  # the deliverer takes over
 
     def _internal(self, command: Command) -> Reply | None:
         """Send one of the link's own commands. A NAK is reported (``None``); any other failure
@@ -887,6 +981,13 @@ class DeviceLink:
                 self._last_resend = self._clock()
 
     def _heartbeat(self) -> None:
+        """HEARTBEAT: its reply's ``last_event_counter`` shows events lost at the tail (noted by
+        the reader, which makes a gap for ``_request_resend``)."""
+        with self._lock:
+            self._last_heartbeat = self._clock()
+            if self._probe_wanted:
+                self._probe_wanted = False
+                self._stats["probes"] += 1
         token = next(self._tokens) & 0xFFFF_FFFF
         if self._internal(Heartbeat(token)) is not None:
             with self._lock:

@@ -36,7 +36,7 @@ from firmware_bridge.protocol import DeviceEvent
 
 from .state import LinkEvent
 
-__all__ = ["EventSequencer", "QUEUED", "BUFFERED", "DUPLICATE", "OVERFLOW", "STALL_RESENDS"]
+__all__ = ["EventSequencer", "QUEUED", "BUFFERED", "DUPLICATE", "OVERFLOW", "STALL_RESENDS", "MAX_BUFFERED"]
 
 QUEUED = "queued"        # ready for delivery (and maybe released buffered events behind it)
 BUFFERED = "buffered"    # ahead of a gap; waits for the missing counters
@@ -44,6 +44,10 @@ DUPLICATE = "duplicate"  # already queued, buffered or delivered: dropped
 OVERFLOW = "overflow"    # ready queue full, or too far past a gap: dropped unacknowledged (resent)
 
 STALL_RESENDS = 8  # RESEND_EVENTS requests a gap may outlast before it is declared stalled
+# Counters held past the last queued one (and events waiting for the consumer). A device reports
+# at most 65,535 unacknowledged events (STATUS_REPLY pending_events is a u16) and keeps them all
+# until they are acknowledged (docs/protocol.md E3, E6, E8), so a legitimate gap closes within it.
+MAX_BUFFERED = 0xFFFF
 
 
 class EventSequencer:
@@ -53,7 +57,7 @@ class EventSequencer:
     dropped unacknowledged, which is safe. ``stall_resends``: see ``resend_requested``."""
 
     def __init__(self, last_delivered: tuple[int, int] | None = None, *, device_id: str = "",
-                 max_buffered: int = 65536, stall_resends: int = STALL_RESENDS) -> None:
+                 max_buffered: int = MAX_BUFFERED, stall_resends: int = STALL_RESENDS) -> None:
         self.device_id = device_id
         self.serial = ""
         self.max_buffered = max_buffered
@@ -122,7 +126,7 @@ class EventSequencer:
         self.queued = counter
 
     def note_highest(self, counter: int) -> None:
-        """The device says events up to ``counter`` exist (HEARTBEAT_REPLY, EventGap)."""
+        """The device says events up to ``counter`` exist (its HEARTBEAT_REPLY)."""
         if counter > self.known_highest:
             self.known_highest = counter
 

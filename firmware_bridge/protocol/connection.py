@@ -15,15 +15,15 @@ these objects expose. The rules (``docs/protocol.md`` is normative) in short:
   refuses everything else (NAK NOT_SYNCED), so a stale cache can never answer a new host.
 - Events carry a u32 counter (1, 2, 3, ...). The device keeps each event until the host
   acknowledges its counter (EVENT_ACK acknowledges everything up to and including it) and sends
-  them again on RESEND_EVENTS. The host drops duplicate counters and reports gaps. It tracks
-  counters up to ``max_events_ahead`` past the last one received without a gap: an event further
-  ahead is not tracked (``EventBeyondWindow``), so a gap that never closes costs bounded memory.
+  them again on RESEND_EVENTS. The host side here only decodes them (``EventReceived``, every
+  time one arrives): which counters are new, duplicated or missing is decided once, by the
+  consumer of the event stream across sessions (the link's ``EventSequencer``, docs/link.md
+  section 6), because only it knows what was stored before this session.
 
 Events returned by ``next_event()``:
 
 - both roles: ``NeedData`` (``NEED_DATA``: feed more bytes), ``Dropped`` (from the frame layer);
-- host: ``ReplyReceived``, ``StaleReply``, ``EventReceived``, ``DuplicateEvent``, ``EventGap``,
-  ``EventBeyondWindow``, ``EventEpochChanged``;
+- host: ``ReplyReceived``, ``StaleReply``, ``EventReceived``;
 - device: ``CommandReceived`` (the application must ``send()`` exactly one reply before calling
   ``next_event()`` again) and ``AutoReply`` (the protocol core answered by itself: replays,
   SYNC, HELLO, EVENT_ACK, RESEND_EVENTS and protocol NAKs; write ``data`` to the link).
@@ -58,7 +58,6 @@ from .messages import (
     DeviceEvent,
     EventAck,
     Heartbeat,
-    HeartbeatReply,
     Hello,
     MAX_TEXT,
     Identity,
@@ -76,13 +75,8 @@ __all__ = [
     "AutoReply",
     "CommandReceived",
     "DeviceConnection",
-    "DuplicateEvent",
-    "EventBeyondWindow",
-    "EventEpochChanged",
-    "EventGap",
     "EventReceived",
     "HostConnection",
-    "MAX_EVENTS_AHEAD",
     "NeedData",
     "PendingCommand",
     "ReplyReceived",
@@ -90,10 +84,6 @@ __all__ = [
 ]
 
 _U32 = 0xFFFF_FFFF
-# Counters tracked past the first missing one. A device reports at most 65,535 unacknowledged
-# events (STATUS_REPLY pending_events is a u16) and keeps them all until they are acknowledged
-# (E3, E8), so a legitimate gap closes within this window.
-MAX_EVENTS_AHEAD = 0xFFFF
 _EVENT_BITS = 0x80   # top two bits of the type byte: 10 = event, 01 = reply, 00 = command
 _REPLY_BITS = 0x40
 _KIND_MASK = 0xC0
@@ -129,49 +119,12 @@ class StaleReply:
 
 @dataclass(frozen=True, slots=True)
 class EventReceived:
-    """Host: a device event seen for the first time. Store it, then acknowledge its counter."""
+    """Host: a device event arrived (a first sending or a resend: the counter says which, to the
+    consumer that knows what it already stored). ``retransmitted``: the device flagged it as
+    sent again (RESEND_EVENTS)."""
 
     event: DeviceEvent
     retransmitted: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class DuplicateEvent:
-    """Host: an event whose counter was already received (a resend); do not store it again."""
-
-    event: DeviceEvent
-
-
-@dataclass(frozen=True, slots=True)
-class EventGap:
-    """Host: event counters ``first``..``last`` (inclusive) are missing so far.
-
-    Reported when a later counter (or a HEARTBEAT_REPLY's ``last_event_counter``) shows them. They
-    may still arrive (send RESEND_EVENTS); until they do, ``contiguous_event_counter`` stays below.
-    """
-
-    first: int
-    last: int
-
-
-@dataclass(frozen=True, slots=True)
-class EventBeyondWindow:
-    """Host: an event more than ``max_events_ahead`` counters past the last contiguous one
-    (``first_missing - 1``; ``first_missing`` is the first counter not received yet). It is not
-    tracked: do not store or acknowledge it. The device keeps
-    it (unacknowledged) and sends it again; a gap that stays open this long is a device fault
-    (it lost events it must keep, docs/protocol.md E3), not a reason to hold ever more counters."""
-
-    event: DeviceEvent
-    first_missing: int
-
-
-@dataclass(frozen=True, slots=True)
-class EventEpochChanged:
-    """Host: IDENTITY announced a new event epoch; counters restarted, duplicate tracking reset."""
-
-    old: int
-    new: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,42 +163,27 @@ class PendingCommand:
     attempts: int
 
 
-HostEvent = (NeedData | Dropped | ReplyReceived | StaleReply | EventReceived | DuplicateEvent
-             | EventGap | EventBeyondWindow | EventEpochChanged)
+HostEvent = NeedData | Dropped | ReplyReceived | StaleReply | EventReceived
 DeviceSideEvent = NeedData | Dropped | CommandReceived | AutoReply
 
 
 # --- host ----------------------------------------------------------------------------------------
 
 class HostConnection:
-    """The controller's side of one device link.
+    """The controller's side of one device link, for one session (a new one after a reconnect).
 
     Args:
-        last_event_counter: the highest event counter already stored durably (from the journal),
-            0 if none; counters up to it are duplicates.
-        event_epoch: the device's event epoch that counter belongs to, if known.
         first_seq: sequence number of the first command (0-255).
-        max_events_ahead: how many counters past the first missing one are tracked (the memory
-            of an open gap); default ``MAX_EVENTS_AHEAD``.
     """
 
-    def __init__(self, *, last_event_counter: int = 0, event_epoch: int | None = None,
-                 first_seq: int = 0, max_events_ahead: int = MAX_EVENTS_AHEAD) -> None:
-        if not 0 <= last_event_counter <= _U32:
-            raise InvalidMessageError(f"last_event_counter must be a u32, got {last_event_counter}")
-        if max_events_ahead < 1:
-            raise InvalidMessageError(f"max_events_ahead must be at least 1, got {max_events_ahead}")
-        self._max_ahead = max_events_ahead
+    def __init__(self, *, first_seq: int = 0) -> None:
         self._decoder = FrameDecoder()
         self._queue: deque[HostEvent] = deque()
         self._next_seq = first_seq & 0xFF
         self._pending: PendingCommand | None = None
         self._synced = False
-        self._epoch = event_epoch
-        self._contiguous = last_event_counter  # every counter <= this was received
-        self._highest = last_event_counter     # highest counter received or known to exist
-        self._above: set[int] = set()          # counters received beyond _contiguous
-        self._acknowledged = 0                 # highest counter the device confirmed as acked
+        self._epoch: int | None = None   # from the last IDENTITY
+        self._acknowledged = 0           # highest counter the device confirmed as acked
 
     # state for the link layer
 
@@ -261,34 +199,13 @@ class HostConnection:
 
     @property
     def event_epoch(self) -> int | None:
+        """The event epoch of the device's last IDENTITY reply (``None`` before one)."""
         return self._epoch
 
     @property
-    def contiguous_event_counter(self) -> int:
-        """Every event counter up to this one has been received: the most the host may ack."""
-        return self._contiguous
-
-    @property
-    def highest_event_counter(self) -> int:
-        """The highest event counter received or announced by the device."""
-        return self._highest
-
-    @property
     def acknowledged_event_counter(self) -> int:
-        """The highest counter whose EVENT_ACK the device accepted."""
+        """The highest counter whose EVENT_ACK the device accepted (in its current epoch)."""
         return self._acknowledged
-
-    def missing_events(self) -> list[tuple[int, int]]:
-        """Inclusive ranges of counters between contiguous and highest not yet received."""
-        ranges: list[tuple[int, int]] = []
-        start = self._contiguous + 1
-        for counter in sorted(self._above):
-            if counter > start:
-                ranges.append((start, counter - 1))
-            start = counter + 1
-        if start <= self._highest:
-            ranges.append((start, self._highest))
-        return ranges
 
     # sending
 
@@ -297,8 +214,8 @@ class HostConnection:
 
         Raises:
             WrongRoleError: ``command`` is not a host command.
-            ProtocolStateError: a command is already pending; the session is not synced and this
-                is not SYNC; or an EVENT_ACK beyond ``contiguous_event_counter``.
+            ProtocolStateError: a command is already pending; or the session is not synced and
+                this is not SYNC.
         """
         if not isinstance(command, Command):
             raise WrongRoleError(f"the host sends commands, not {type(command).__name__}")
@@ -308,10 +225,6 @@ class HostConnection:
                 "wait for its reply, retransmit it, or abandon it")
         if not self._synced and type(command) is not Sync:
             raise ProtocolStateError(f"send SYNC before {command.TYPE.name}: no session")
-        if type(command) is EventAck and command.counter > self._contiguous:
-            raise ProtocolStateError(
-                f"cannot acknowledge event {command.counter}: only events up to "
-                f"{self._contiguous} were all received")
         seq = self._next_seq
         self._next_seq = (seq + 1) & 0xFF
         data = encode_message(command, seq)
@@ -342,19 +255,6 @@ class HostConnection:
         if dropped is not None:
             self._queue.append(dropped)
         return command
-
-    def accept_gap(self, up_to: int | None = None) -> int:
-        """Declare missing counters up to ``up_to`` (default: all) lost for good, so later events
-        can be acknowledged. Returns how many counters were given up."""
-        target = self._highest if up_to is None else min(up_to, self._highest)
-        if target <= self._contiguous:
-            return 0
-        received = {c for c in self._above if c <= target}
-        lost = target - self._contiguous - len(received)
-        self._above -= received
-        self._contiguous = target
-        self._advance()
-        return lost
 
     # receiving
 
@@ -390,36 +290,10 @@ class HostConnection:
 
     def _on_event(self, frame: Frame) -> HostEvent:
         event = decode_message(frame)
-        counter = event.counter  # type: ignore[attr-defined]
-        if counter == 0:
+        if event.counter == 0:  # type: ignore[attr-defined]
             raise UnexpectedMessageError(f"{event.TYPE.name} with event counter 0 (counters start "
                                          "at 1)", seq=frame.seq, msg_type=frame.msg_type)
-        if counter <= self._contiguous or counter in self._above:
-            return DuplicateEvent(event)  # type: ignore[arg-type]
-        if counter - self._contiguous > self._max_ahead:
-            return EventBeyondWindow(event, self._contiguous + 1)  # type: ignore[arg-type]
-        received = EventReceived(event, bool(frame.flags & FLAG_RETRANSMISSION))  # type: ignore[arg-type]
-        gap = None
-        if counter > self._highest + 1:
-            gap = EventGap(self._highest + 1, counter - 1)
-        if counter > self._highest:
-            self._highest = counter
-        if counter == self._contiguous + 1:
-            self._contiguous = counter
-            if self._above:
-                self._advance()
-        else:
-            self._above.add(counter)
-        if gap is None:
-            return received
-        self._queue.append(received)
-        return gap
-
-    def _advance(self) -> None:
-        above = self._above
-        while self._contiguous + 1 in above:
-            self._contiguous += 1
-            above.discard(self._contiguous)
+        return EventReceived(event, bool(frame.flags & FLAG_RETRANSMISSION))  # type: ignore[arg-type]
 
     def _on_reply(self, frame: Frame) -> HostEvent:
         pending = self._pending
@@ -447,33 +321,15 @@ class HostConnection:
         elif type(command) is EventAck:
             self._acknowledged = max(self._acknowledged, command.counter)
         elif type(command) is Heartbeat:
-            return self._on_heartbeat(command, reply, result)  # type: ignore[arg-type]
+            if reply.token != command.token:  # type: ignore[attr-defined]
+                raise UnexpectedMessageError(
+                    f"HEARTBEAT token {command.token:#x} echoed as {reply.token:#x}",  # type: ignore[attr-defined]
+                    seq=frame.seq, msg_type=MessageType.HEARTBEAT_REPLY, command=command)
         elif type(command) is Hello:
-            return self._on_identity(reply, result)  # type: ignore[arg-type]
+            if reply.event_epoch != self._epoch:  # type: ignore[attr-defined]
+                self._epoch = reply.event_epoch  # type: ignore[attr-defined]
+                self._acknowledged = 0  # the device's counter restarted
         return result
-
-    def _on_heartbeat(self, command: Heartbeat, reply: HeartbeatReply,
-                      result: ReplyReceived) -> HostEvent:
-        if reply.token != command.token:
-            raise UnexpectedMessageError(
-                f"HEARTBEAT token {command.token:#x} echoed as {reply.token:#x}",
-                seq=result.seq, msg_type=MessageType.HEARTBEAT_REPLY, command=command)
-        if reply.last_event_counter > self._highest:
-            # Events were issued that never arrived (tail loss): report them now.
-            gap = EventGap(self._highest + 1, reply.last_event_counter)
-            self._highest = reply.last_event_counter
-            self._queue.append(result)
-            return gap
-        return result
-
-    def _on_identity(self, identity: Identity, result: ReplyReceived) -> HostEvent:
-        old, self._epoch = self._epoch, identity.event_epoch
-        if old is None or old == identity.event_epoch:
-            return result
-        self._contiguous = self._highest = self._acknowledged = 0
-        self._above.clear()
-        self._queue.append(result)
-        return EventEpochChanged(old, identity.event_epoch)
 
 
 # --- device --------------------------------------------------------------------------------------

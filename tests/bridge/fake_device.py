@@ -8,7 +8,7 @@ that lets the tests control every byte:
 - it speaks the protocol through ``DeviceConnection`` (replay, SYNC, EVENT_ACK and
   RESEND_EVENTS are the real core's); application commands are answered by ``_answer``:
   STATUS and HEARTBEAT truthfully, everything else ACK, unless scripted otherwise (``naks``,
-  ``drop_replies``, ``mute``, ``on_command``);
+  ``drop_replies``, ``damage_replies``, ``mute``, ``on_command``);
 - ``emit(event)`` emits an event now (stored until acknowledged, as a device must);
 - ``LineFaults`` on what it writes (``faults_out``) and on what it reads (``faults_in``), applied
   per frame;
@@ -57,7 +57,7 @@ from firmware_bridge.protocol import (
     StatusRequest,
 )
 
-__all__ = ["FakeDevice", "card", "default_identity"]
+__all__ = ["FakeDevice", "card", "damaged", "default_identity"]
 
 
 def default_identity(serial: str = "SN-TEST-1", epoch: int = 7, version: int = 1) -> Identity:
@@ -71,6 +71,15 @@ def card(i: int) -> CardRead:
     """The i-th card of a repeating stack, counter left to the device (0)."""
     return CardRead(rank=i % 13 + 1, suit=i % 4, face_up=False, position=i % 416 + 1,
                     timestamp_ms=1000 + i)
+
+
+def damaged(frame: bytes) -> bytes:
+    """``frame`` with one byte in its middle changed, never into a 0x00 delimiter: the host's
+    decoder drops it (bad CRC or COBS)."""
+    data = bytearray(frame)
+    middle = len(data) // 2
+    data[middle] ^= 0x55 if data[middle] != 0x55 else 0xAA
+    return bytes(data)
 
 
 def _frames(data: bytes) -> list[bytes]:
@@ -111,6 +120,7 @@ class FakeDevice:
         self.emitted: list[DeviceEvent] = []
         self.naks: dict[type, tuple[NakCode, str]] = {}
         self.drop_replies: Counter[type] = Counter()
+        self.damage_replies: Counter[type] = Counter()  # replies sent damaged (not their replays)
         self.mute = False
         self.on_command: Callable[[Command], Reply | None] | None = None
         self.write_drops = 0
@@ -338,6 +348,9 @@ class FakeDevice:
         if kind is not None and self.drop_replies[kind] > 0:
             self.drop_replies[kind] -= 1
             return
+        if kind is not None and self.damage_replies[kind] > 0:
+            self.damage_replies[kind] -= 1
+            data = damaged(data)
         self._write(data)
 
     def _write(self, data: bytes) -> None:

@@ -430,7 +430,7 @@ def test_reset_at_fault_loses_power_after_the_nth_event(clock) -> None:
     assert shoe.boots == 2 and shoe.gate_locked
     host.pump(0.05)  # the old session got both events but never acknowledged them
     assert [type(e) for e in host.events] == [ShoeLoaded, CardRead]
-    fresh = Host(host.wire, conn=HostConnection(event_epoch=shoe.identity.event_epoch))
+    fresh = Host(host.wire)  # a new host: its own sequencer, the epoch from IDENTITY
     fresh.handshake()
     assert fresh.status().pending_events == 2
     fresh.resend()

@@ -35,7 +35,6 @@ from firmware_bridge.protocol import (
     Display,
     GateUnlock,
     Heartbeat,
-    HostConnection,
     ShoeLoaded,
     Shuffle,
     ShuffleDone,
@@ -169,7 +168,7 @@ def test_line_faults_are_survivable_with_retries(tmp_path, spec) -> None:
                     host.resend()
             assert done.card_count == 416
             host.ok(Heartbeat(1))
-            while host.conn.missing_events():
+            while host.sequencer.gap:
                 host.resend()
                 host.pump(0.1)
             assert sorted(e.counter for e in host.events) == [1, 2, 3, 4]
@@ -204,7 +203,7 @@ def test_tcp_socket_url(tmp_path) -> None:
             assert host.wait_for(ShuffleDone).expected_count == 208
         # a second connection replaces the first; the device's events are still held
         with open_port(server.port) as port:
-            host2 = Host(SerialWire(port), conn=HostConnection(event_epoch=device.identity.event_epoch))
+            host2 = Host(SerialWire(port))
             host2.handshake()
             assert host2.status().pending_events == 4
         server.unplug()

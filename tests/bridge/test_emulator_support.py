@@ -2,6 +2,7 @@
 
 The real link layer is written elsewhere; these few lines drive ``HostConnection`` directly:
 send a command, read until its reply (retransmitting on timeout), collect events, acknowledge.
+What is new, duplicated or missing is decided by the link's ``EventSequencer``, as in the link.
 A *wire* has ``write(bytes)``, ``read() -> bytes`` (short wait) and ``now() -> float``.
 """
 from __future__ import annotations
@@ -13,15 +14,16 @@ from typing import Any
 import usb.core
 
 from firmware_bridge.emulator import EmulatedDevice, ManualClock
+from firmware_bridge.link import EventSequencer
+from firmware_bridge.link.sequencer import DUPLICATE, OVERFLOW
 from firmware_bridge.protocol import (
     NEED_DATA,
     Command,
     DeviceEvent,
     Dropped,
-    DuplicateEvent,
     EventAck,
-    EventGap,
     EventReceived,
+    HeartbeatReply,
     Hello,
     HostConnection,
     Identity,
@@ -102,10 +104,10 @@ class Host:
         self.timeout = timeout
         self.attempts = attempts
         self.conn = conn or HostConnection()
+        self.sequencer = EventSequencer(device_id="test-host")
         self.events: list[DeviceEvent] = []
         self.retransmitted: list[DeviceEvent] = []
         self.duplicates: list[DeviceEvent] = []
-        self.gaps: list[EventGap] = []
         self.stale: list[StaleReply] = []
         self.dropped: list[Dropped] = []
         self.violations: list[RemoteProtocolError] = []
@@ -150,8 +152,8 @@ class Host:
         self.ok(ResendEvents())
 
     def ack(self) -> None:
-        """Acknowledge every event received so far."""
-        counter = self.conn.contiguous_event_counter
+        """Acknowledge every event received so far without a gap."""
+        counter = self.sequencer.queued
         if counter:
             self.ok(EventAck(counter))
 
@@ -180,6 +182,25 @@ class Host:
     def of(self, cls: type) -> list[Any]:
         return [e for e in self.events if isinstance(e, cls)]
 
+    def _learn(self, reply: Reply) -> None:
+        sequencer = self.sequencer
+        if isinstance(reply, Identity):
+            sequencer.set_epoch(reply.event_epoch)
+        elif isinstance(reply, HeartbeatReply) and sequencer.epoch is not None:
+            sequencer.note_highest(reply.last_event_counter)
+
+    def _file(self, event: DeviceEvent, retransmitted: bool) -> None:
+        sequencer = self.sequencer
+        verdict = sequencer.offer(event) if sequencer.epoch is not None else None
+        if verdict is DUPLICATE:
+            self.duplicates.append(event)
+        elif verdict is not OVERFLOW:
+            self.events.append(event)
+            if retransmitted:
+                self.retransmitted.append(event)
+        while (ready := sequencer.peek()) is not None:  # this host stores at once
+            sequencer.commit(ready)
+
     def _feed(self, data: bytes) -> None:
         if data:
             self.conn.receive_data(data)
@@ -193,14 +214,9 @@ class Host:
                 return
             if isinstance(event, ReplyReceived):
                 self._reply = event
+                self._learn(event.reply)
             elif isinstance(event, EventReceived):
-                self.events.append(event.event)
-                if event.retransmitted:
-                    self.retransmitted.append(event.event)
-            elif isinstance(event, DuplicateEvent):
-                self.duplicates.append(event.event)
-            elif isinstance(event, EventGap):
-                self.gaps.append(event)
+                self._file(event.event, event.retransmitted)
             elif isinstance(event, StaleReply):
                 self.stale.append(event)
             elif isinstance(event, Dropped):

@@ -1,7 +1,7 @@
 """A gap in the device's event counters that never closes (issue 9 item 16): a device that sends
-only every other counter made the host connection's set of out-of-order counters grow without
-limit. Now the memory is bounded (the protocol core and the link's sequencer each hold a window)
-and a gap that outlasts the resend requests is a fault the link reports."""
+only every other counter made the host's set of out-of-order counters grow without limit. Now
+the memory is bounded (the link's sequencer, the one judge of what is new, holds a window) and a
+gap that outlasts the resend requests is a fault the link reports."""
 from __future__ import annotations
 
 import tracemalloc
@@ -12,10 +12,8 @@ from pathlib import Path
 from firmware_bridge.link import EventSequencer
 from firmware_bridge.link.sequencer import BUFFERED, DUPLICATE, OVERFLOW, QUEUED
 from firmware_bridge.protocol import (
-    MAX_EVENTS_AHEAD,
     NEED_DATA,
     DeviceConnection,
-    EventBeyondWindow,
     EventReceived,
     HostConnection,
     encode_message,
@@ -29,54 +27,61 @@ def numbered(counter: int):  # noqa: ANN201 - a CardRead
     return replace(card(counter), counter=counter)
 
 
-def feed(conn: HostConnection, counters: range) -> dict[str, int]:
-    kinds: dict[str, int] = {}
+def feed(conn: HostConnection, sequencer: EventSequencer, counters: range) -> dict[str, int]:
+    """Each counter's frame through the host connection (it decodes) and the sequencer (it
+    judges); returns how many of each verdict."""
+    verdicts: dict[str, int] = {}
     for counter in counters:
         conn.receive_data(encode_message(numbered(counter), counter & 0xFF))
         while (ev := conn.next_event()) is not NEED_DATA:
-            kinds[type(ev).__name__] = kinds.get(type(ev).__name__, 0) + 1
-    return kinds
+            assert type(ev) is EventReceived
+            verdict = sequencer.offer(ev.event)
+            verdicts[verdict] = verdicts.get(verdict, 0) + 1
+    return verdicts
 
 
-# --- the protocol core -----------------------------------------------------------------------
+# --- through the protocol core ---------------------------------------------------------------
 
-def test_every_other_counter_costs_the_host_connection_bounded_memory() -> None:
+def test_every_other_counter_costs_bounded_memory() -> None:
     """Every odd counter missing: once the window past the first missing counter is full, more
     such events cost nothing (before: about 56 bytes each, for ever: +68 MB in 300,000 events)."""
-    conn = HostConnection(max_events_ahead=1000)
-    feed(conn, range(2, 1002, 2))  # the window is full from here on
+    conn, sequencer = HostConnection(), EventSequencer((1, 0), max_buffered=1000)
+    feed(conn, sequencer, range(2, 1002, 2))  # the window is full from here on
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        kinds = feed(conn, range(1002, 41_002, 2))
+        verdicts = feed(conn, sequencer, range(1002, 41_002, 2))
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    assert kinds == {"EventBeyondWindow": 20_000}
-    assert grown < 50_000, f"{grown} bytes for 20,000 events that are not tracked"
+    assert verdicts == {OVERFLOW: 20_000}
+    assert grown < 50_000, f"{grown} bytes for 20,000 events that are not held"
 
 
-def test_the_default_window_is_what_a_device_may_hold() -> None:
-    """A device reports at most 65,535 unacknowledged events (a u16): that is the window."""
-    conn = HostConnection()
-    counters = range(2, MAX_EVENTS_AHEAD + 2002, 2)
-    kinds = feed(conn, counters)
-    tracked = MAX_EVENTS_AHEAD // 2  # the even counters up to 65,535
-    assert MAX_EVENTS_AHEAD == 0xFFFF
-    assert kinds["EventReceived"] == tracked and kinds["EventBeyondWindow"] == len(counters) - tracked
-    assert conn.contiguous_event_counter == 0 and len(conn.missing_events()) == tracked
+def test_the_default_window_holds_what_a_device_may_hold() -> None:
+    """A device reports at most 65,535 unacknowledged events (a u16): the default window holds
+    them all behind a gap, and not many more."""
+    conn, sequencer = HostConnection(), EventSequencer((1, 0))
+    counters = range(2, 0xFFFF + 2002, 2)
+    verdicts = feed(conn, sequencer, counters)
+    held = 0xFFFF // 2  # the even counters up to 65,534
+    assert sequencer.max_buffered == 0xFFFF
+    assert verdicts[BUFFERED] == held and verdicts[OVERFLOW] == len(counters) - held
+    # the odd counters behind the held ones, and the range past the window (known to exist)
+    assert sequencer.queued == 0 and len(sequencer.missing()) == held + 1
 
 
-def test_an_event_beyond_the_window_is_not_tracked_and_counts_when_it_comes_again() -> None:
-    conn = HostConnection(max_events_ahead=4)  # counters up to 0 + 4 are tracked
-    assert feed(conn, range(2, 5)) == {"EventGap": 1, "EventReceived": 3}  # 2..4, 1 missing
-    conn.receive_data(encode_message(numbered(5), 5))
-    assert conn.next_event() == EventBeyondWindow(numbered(5), first_missing=1)
-    assert conn.highest_event_counter == 4 and conn.missing_events() == [(1, 1)]
-    feed(conn, range(1, 2))  # the gap closes
-    assert conn.contiguous_event_counter == 4
-    conn.receive_data(encode_message(numbered(5), 5))  # resent: now an ordinary new event
-    assert type(conn.next_event()) is EventReceived and conn.contiguous_event_counter == 5
+def test_an_event_beyond_the_window_is_not_held_and_counts_when_it_comes_again() -> None:
+    conn, sequencer = HostConnection(), EventSequencer((1, 0), max_buffered=4)
+    assert feed(conn, sequencer, range(2, 5)) == {BUFFERED: 3}  # 2..4, 1 missing
+    assert feed(conn, sequencer, range(5, 6)) == {OVERFLOW: 1}
+    assert sequencer.known_highest == 5 and sequencer.missing() == [(1, 1), (5, 5)]
+    assert feed(conn, sequencer, range(1, 2)) == {QUEUED: 1}  # the gap closes
+    assert sequencer.queued == 4
+    while (ready := sequencer.peek()) is not None:  # the consumer takes them
+        sequencer.commit(ready)
+    assert feed(conn, sequencer, range(5, 6)) == {QUEUED: 1}  # resent: now an ordinary new event
+    assert sequencer.queued == 5 and feed(conn, sequencer, range(3, 4)) == {DUPLICATE: 1}
 
 
 # --- the link's sequencer --------------------------------------------------------------------

@@ -26,6 +26,7 @@ from firmware_bridge.link.sequencer import BUFFERED, DUPLICATE, OVERFLOW, QUEUED
 from firmware_bridge.profiles import Timing, parse_profile
 from firmware_bridge.protocol import (
     Ack,
+    CardRead,
     DeviceConnection,
     GateLock,
     NakCode,
@@ -36,7 +37,7 @@ from firmware_bridge.protocol import (
 )
 from firmware_bridge.transport import SerialTransport
 
-from .fake_device import FakeDevice, card, default_identity
+from .fake_device import FakeDevice, card, damaged, default_identity
 
 DEADLINE = 60.0  # seconds before a wait is declared hung (never a performance limit)
 
@@ -435,6 +436,83 @@ def test_manual_acknowledgement(rig_factory: Callable[..., Rig]) -> None:
     assert not rig.link.acknowledge(5, epoch=99)  # another epoch: ignored
     assert rig.link.acknowledge(5, epoch=7)
     wait_for(lambda: rig.device.unacknowledged() == 0, "ack 5")
+
+
+def test_hand_off_delivery_runs_on_the_reader_and_is_acknowledged_when_stored(
+        rig_factory: Callable[..., Rig]) -> None:
+    """``auto_ack=False``: the reader hands each event over itself (no thread in between) and the
+    consumer's acknowledgement, even of the event it is being handed, goes out at once."""
+    threads: list[str] = []
+    stored: list[LinkEvent] = []
+    links: list[DeviceLink] = []
+
+    def hand_off(event: LinkEvent) -> None:
+        threads.append(threading.current_thread().name)
+        stored.append(event)
+        if event.counter % 2 == 0:  # "stored" at once: acknowledged before on_event returned
+            links[0].acknowledge(event.counter, event.epoch)
+
+    rig = connected(rig_factory(auto_ack=False, on_event=hand_off))
+    links.append(rig.link)
+    for i in range(6):
+        rig.device.emit(card(i))
+    wait_for(lambda: rig.device.last_acknowledged() == 6, "events 1..6 acknowledged")
+    assert [e.message for e in stored] == rig.device.emitted
+    assert threads and all(name.startswith("shoectl-read-") for name in threads), threads
+    assert rig.link.stats["callback_errors"] == 0
+
+
+def test_a_hand_off_that_raises_is_redelivered_in_order(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory(auto_ack=False))
+    rig.sink.fail_once = {2}
+    for i in range(5):
+        rig.device.emit(card(i))
+    wait_for(lambda: len(rig.sink) >= 5, "5 events")
+    assert rig.sink.failures == 1 and rig.sink.messages() == rig.device.emitted
+    assert rig.device.unacknowledged() == 5  # nothing acknowledged by the link itself
+    assert rig.link.acknowledge(5)
+    wait_for(lambda: rig.device.unacknowledged() == 0, "acknowledged by the consumer")
+
+
+def emit_damaged(device: FakeDevice, event: CardRead) -> None:
+    """Emit ``event`` with one byte of its frame changed on the wire (the device keeps it)."""
+    with device.lock:
+        data = device.conn.send(event)
+        device.emitted.append(replace(event, counter=device.conn.last_event_counter))
+        device._write(damaged(data))
+
+
+def test_a_damaged_event_is_asked_for_at_once_not_at_the_next_heartbeat(
+        rig_factory: Callable[..., Rig]) -> None:
+    """The last event of a burst arrives damaged (nothing after it shows a gap) and the idle
+    heartbeat is an hour away: the frame the decoder dropped makes the link ask (HEARTBEAT, whose
+    reply shows the counter, then RESEND_EVENTS), so the event arrives long before."""
+    timing = replace(TIMING, heartbeat_interval_ms=3_600_000)
+    rig = connected(rig_factory(timing=timing))
+    rig.device.emit(card(0))
+    wait_for(lambda: len(rig.sink) == 1, "the first event")
+    emit_damaged(rig.device, card(1))
+    wait_for(lambda: len(rig.sink) == 2, "the damaged event, resent")
+    assert rig.sink.messages() == rig.device.emitted
+    stats = rig.link.stats
+    assert stats["frames_dropped"] >= 1 and stats["probes"] >= 1 and stats["resend_requests"] >= 1
+
+
+def test_a_damaged_reply_is_asked_for_again_at_once_and_the_command_runs_once(
+        rig_factory: Callable[..., Rig]) -> None:
+    """The reply to SHUFFLE arrives damaged and the reply timeout is longer than this test may
+    wait: the damaged frame makes the link send the same bytes again at once, the device replays
+    its reply (docs/protocol.md D3) and does not shuffle twice."""
+    rig = connected(rig_factory())
+    rig.device.damage_replies[Shuffle] = 1
+    result: list[object] = []
+    caller = threading.Thread(target=lambda: result.append(rig.link.request(Shuffle(decks=8), timeout=3600)),
+                              daemon=True)
+    caller.start()
+    wait_for(lambda: bool(result), "the reply")
+    assert result == [Ack()]
+    assert rig.device.executed["Shuffle"] == 1 and rig.device.replayed == 1
+    assert rig.link.stats["early_retransmissions"] == 1 and rig.link.stats["timeouts"] == 0
 
 
 def test_resume_from_a_journal_position(tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:

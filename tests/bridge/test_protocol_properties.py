@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from firmware_bridge.link import EventSequencer
+from firmware_bridge.link.sequencer import BUFFERED, DUPLICATE, QUEUED
 from firmware_bridge.protocol import (
     CARD_UNREADABLE,
     FLAG_RETRANSMISSION,
@@ -37,11 +39,8 @@ from firmware_bridge.protocol import (
     Door,
     Dropped,
     DropReason,
-    DuplicateEvent,
     EventAck,
     EventBufferFullError,
-    EventEpochChanged,
-    EventGap,
     EventReceived,
     Fault,
     Frame,
@@ -377,8 +376,11 @@ class Pair:
         return drain(self.host, reply)
 
     def handshake(self) -> None:
+        self.handshake_with(IDENTITY)
+
+    def handshake_with(self, identity: Identity) -> None:
         assert isinstance(self.command(Sync())[0], ReplyReceived)
-        assert self.command(Hello())[0].reply == IDENTITY  # type: ignore[attr-defined]
+        assert self.command(Hello())[0].reply == identity  # type: ignore[attr-defined]
 
 
 # --- connection rules ----------------------------------------------------------------------------
@@ -457,68 +459,80 @@ def test_events_are_counted_stored_acknowledged_and_released() -> None:
     received = drain(pair.host, data)
     assert [e.event.counter for e in received] == [1, 2]  # type: ignore[attr-defined]
     assert pair.device.unacknowledged_count == 2
-    [ack] = pair.command(EventAck(pair.host.contiguous_event_counter))
+    [ack] = pair.command(EventAck(2))
     assert isinstance(ack, ReplyReceived) and ack.reply == Ack()
     assert pair.device.unacknowledged_events() == () and pair.device.last_acknowledged_event == 2
     assert pair.host.acknowledged_event_counter == 2
 
 
-def test_resent_events_are_dropped_as_duplicates() -> None:
+def sequenced(pair: Pair, events: list[object], sequencer: EventSequencer) -> list[tuple[int, str]]:
+    """What the link's sequencer (the one judge of new, duplicate and missing, docs/link.md 6)
+    makes of the events the host connection reported: ``(counter, verdict)``."""
+    return [(e.event.counter, sequencer.offer(e.event)) for e in events  # type: ignore[attr-defined]
+            if isinstance(e, EventReceived)]
+
+
+def test_resent_events_come_again_flagged_and_the_sequencer_drops_them() -> None:
     pair = Pair()
     pair.handshake()
+    sequencer = EventSequencer((IDENTITY.event_epoch, 0))
     first = drain(pair.host, events_from_device(pair, Door(True), Door(False)))
-    assert all(isinstance(e, EventReceived) for e in first)
+    assert all(isinstance(e, EventReceived) and not e.retransmitted for e in first)
+    assert sequenced(pair, first, sequencer) == [(1, QUEUED), (2, QUEUED)]
     resent = pair.command(ResendEvents())
     assert isinstance(resent[0], ReplyReceived)
-    assert [type(e) for e in resent[1:]] == [DuplicateEvent, DuplicateEvent]
-    assert [e.event.counter for e in resent[1:]] == [1, 2]  # type: ignore[attr-defined]
+    assert all(isinstance(e, EventReceived) and e.retransmitted for e in resent[1:])
+    assert sequenced(pair, resent, sequencer) == [(1, DUPLICATE), (2, DUPLICATE)]
 
 
-def test_a_gap_is_reported_then_filled_by_a_resend() -> None:
+def test_a_lost_event_is_a_gap_for_the_sequencer_and_comes_back_on_a_resend() -> None:
     pair = Pair()
     pair.handshake()
+    sequencer = EventSequencer((IDENTITY.event_epoch, 0))
     one, _two, three = (pair.device.send(ShuffleProgress(p)) for p in (10, 20, 30))
     events = drain(pair.host, one + three)            # event 2 lost on the wire
-    assert events[1] == EventGap(2, 2)
-    assert isinstance(events[2], EventReceived) and events[2].event.counter == 3
-    assert pair.host.contiguous_event_counter == 1 and pair.host.missing_events() == [(2, 2)]
-    with pytest.raises(ProtocolStateError):
-        pair.host.send(EventAck(3))                   # must not acknowledge past the gap
+    assert sequenced(pair, events, sequencer) == [(1, QUEUED), (3, BUFFERED)]
+    assert sequencer.gap and sequencer.missing() == [(2, 2)] and sequencer.queued == 1
     resent = pair.command(ResendEvents())
-    kinds = [(type(e).__name__, getattr(getattr(e, "event", None), "counter", None)) for e in resent]
-    assert kinds[1:] == [("DuplicateEvent", 1), ("EventReceived", 2), ("DuplicateEvent", 3)]
+    assert sequenced(pair, resent, sequencer) == [(1, DUPLICATE), (2, QUEUED), (3, DUPLICATE)]
     assert resent[2].retransmitted  # type: ignore[attr-defined]
-    assert pair.host.contiguous_event_counter == 3 and pair.host.missing_events() == []
+    assert not sequencer.gap and sequencer.queued == 3
 
 
 def test_a_lost_last_event_shows_in_the_heartbeat_and_an_unfillable_gap_can_be_accepted() -> None:
     app = lambda command: HeartbeatReply(command.token, 1000, pair.device.last_event_counter)  # noqa: E731
     pair = Pair(app)
     pair.handshake()
+    sequencer = EventSequencer((IDENTITY.event_epoch, 0))
     pair.device.send(Jam(JamLocation.MIXER))          # never reaches the host
-    events = pair.command(Heartbeat(99))
-    assert events[0] == EventGap(1, 1)
-    assert isinstance(events[1], ReplyReceived)
-    assert pair.host.accept_gap() == 1
-    assert pair.host.contiguous_event_counter == 1
+    [reply] = pair.command(Heartbeat(99))
+    assert isinstance(reply, ReplyReceived) and reply.reply.last_event_counter == 1  # type: ignore[attr-defined]
+    sequencer.note_highest(reply.reply.last_event_counter)  # type: ignore[attr-defined]
+    assert sequencer.missing() == [(1, 1)]
+    assert sequencer.accept_gap() == 1
+    assert sequencer.queued == 1 and not sequencer.gap
 
 
-def test_new_event_epoch_restarts_duplicate_tracking() -> None:
-    host = HostConnection(last_event_counter=500, event_epoch=1)
-    device = DeviceConnection(Identity(1, Capability(0), 8, 2, "S", "N", "F"))
-    for command in (Sync(), Hello()):
-        [auto] = drain(device, host.send(command))
-        events = drain(host, auto.data)  # type: ignore[attr-defined]
-    assert events[0] == EventEpochChanged(1, 2)
-    assert host.contiguous_event_counter == 0
-    [event] = drain(host, device.send(ShoeEmpty()))
+def test_a_new_event_epoch_restarts_the_counters() -> None:
+    pair = Pair()
+    pair.handshake()
+    events_from_device(pair, ShoeEmpty())
+    pair.command(EventAck(1))
+    assert pair.host.acknowledged_event_counter == 1
+    pair.device = DeviceConnection(Identity(1, Capability(0), 8, 2, "S", "N", "F"))  # another epoch
+    pair.handshake_with(pair.device.identity)
+    assert pair.host.event_epoch == 2 and pair.host.acknowledged_event_counter == 0
+    [event] = drain(pair.host, pair.device.send(ShoeEmpty()))
     assert isinstance(event, EventReceived) and event.event.counter == 1
 
 
-def test_host_baseline_from_the_journal_drops_already_stored_events() -> None:
-    host = HostConnection(last_event_counter=2)
+def test_a_baseline_from_the_journal_drops_already_stored_events() -> None:
+    host = HostConnection()
+    sequencer = EventSequencer((1, 2))  # the journal holds epoch 1 up to counter 2
     wire = b"".join(encode_message(ShoeEmpty(counter=c), c) for c in (1, 2, 3))
-    assert [type(e) for e in drain(host, wire)] == [DuplicateEvent, DuplicateEvent, EventReceived]
+    events = drain(host, wire)
+    assert all(type(e) is EventReceived for e in events)
+    assert [sequencer.offer(e.event) for e in events] == [DUPLICATE, DUPLICATE, QUEUED]  # type: ignore[attr-defined]
 
 
 def test_device_event_ack_rules() -> None:
@@ -673,20 +687,22 @@ def test_connection_lost_discards_the_partial_frame_and_requires_sync() -> None:
 
 
 @given(st.lists(st.integers(1, 40), min_size=1, max_size=60))
-def test_host_event_tracking_matches_a_model(counters: list[int]) -> None:
-    """Whatever order counters arrive in: duplicates are dropped, contiguous is the model's."""
+def test_event_tracking_matches_a_model(counters: list[int]) -> None:
+    """Whatever order counters arrive in, the host connection reports each and the sequencer
+    judges: a duplicate is dropped, every new one kept, and the queued counter is the model's."""
     host = HostConnection()
+    sequencer = EventSequencer((1, 0))
     seen: set[int] = set()
     for counter in counters:
-        events = drain(host, encode_message(ShoeLoaded(52, counter=counter), counter))
-        fresh = [e for e in events if isinstance(e, EventReceived)]
-        assert (len(fresh) == 1) == (counter not in seen)
-        assert all(isinstance(e, DuplicateEvent) for e in events) or counter not in seen
+        [event] = drain(host, encode_message(ShoeLoaded(52, counter=counter), counter))
+        assert isinstance(event, EventReceived)
+        verdict = sequencer.offer(event.event)
+        assert (verdict == DUPLICATE) == (counter in seen)
         seen.add(counter)
         expected = 0
         while expected + 1 in seen:
             expected += 1
-        assert host.contiguous_event_counter == expected
+        assert sequencer.queued == expected
 
 
 # --- the fuzz target stays runnable ---------------------------------------------------------------
