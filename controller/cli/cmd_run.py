@@ -278,13 +278,11 @@ def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outag
     links = {}
     for role, (profile, port) in attached.items():
         seed = runner.last_delivered_for(role)
-        on_state = runner.link_state_callback(role)
+        options = runner.link_options(role)
         lines = OutageLines.for_device(role, profile, port, partial(print, file=sys.stderr, flush=True))
-        links[role] = DeviceLink.from_profile(
-            profile, port, on_event=runner.link_event_callback(role),
-            on_state=lines.wrap(on_state) if outage_lines else on_state,
-            last_delivered=seed[1] if seed else None,
-        )
+        if outage_lines:
+            options["on_state"] = lines.wrap(options["on_state"])
+        links[role] = DeviceLink.from_profile(profile, port, **options, last_delivered=seed[1] if seed else None)
         lines.for_link(links[role])
     return links
 

@@ -7,14 +7,18 @@ For each input, in the order it was queued:
 2. the core decides (``TableCore.handle``);
 3. the input and every record the core made from it are appended in ONE transaction
    (``Journal.append_batch``: all or nothing, durable when it returns);
-4. only then is a device event acknowledged (the link's ``on_event`` returns, and the link sends
-   EVENT_ACK), and the core's device commands are queued to the per-device senders.
+4. only then is a device event acknowledged: the owner calls ``link.acknowledge`` and the link's
+   supervisor sends EVENT_ACK at once; the core's device commands are queued to the per-device
+   senders.
 A crash anywhere loses nothing: an input not yet committed is resent by its device (device
 events) or was never acted on (operator commands); a committed one is found in the journal at the
 restart, where ``recover`` feeds every journaled input to a fresh core to rebuild its state.
 
 Threads: the owner (``run``), one sender per device role (``link.request`` may block for a reply
-or a retry), and the links' own threads. Nothing here blocks the owner on device I/O.
+or a retry), and the links' own threads. Nothing here blocks the owner on device I/O. A device
+event crosses one thread boundary: the link's reader hands it over (``link_options``: hand-off
+delivery, ``auto_ack=False``) onto the inbox, and the owner takes it from there to the journal
+and the acknowledgement (docs/architecture.md, "The path of one card").
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -58,10 +62,10 @@ class _JournalNote:
 
 @dataclass
 class _DeviceItem:
+    """A device event handed over by the link of ``role``; acknowledged by the owner once stored."""
+
     role: str
     link_event: Any
-    done: threading.Event = field(default_factory=threading.Event)
-    error: BaseException | None = None
 
 
 class _Stop:
@@ -75,7 +79,7 @@ class TableRunner:
         core: the table core (fresh; ``recover_from_journal`` rebuilds it).
         journal: an open ``Journal`` (written only by the owner thread).
         links: device role ("shuffler", "shoe") -> a ``DeviceLink`` not yet started, created with
-            ``on_event=runner.link_event_callback(role)`` and ``on_state=runner.link_state_callback(role)``.
+            ``**runner.link_options(role)``.
         autodealer: gives operator commands when the table waits for people (or None).
         on_record / on_notice: display hooks, called on the owner thread.
         rounds / shoes: stop after this many rounds / completed shoes (None: run until stopped).
@@ -111,17 +115,19 @@ class TableRunner:
         self._log = log.bind(table=core.table_id)
 
     # -- wiring for the links --------------------------------------------------------------------
+    def link_options(self, role: str) -> dict[str, Any]:
+        """The keyword arguments of the ``DeviceLink`` for ``role``: hand-off delivery
+        (``auto_ack=False``: the owner acknowledges each event after its commit) and the two
+        callbacks below."""
+        return {"on_event": self.link_event_callback(role), "on_state": self.link_state_callback(role),
+                "auto_ack": False}
+
     def link_event_callback(self, role: str) -> Callable[[Any], None]:
-        """``on_event`` for the link of ``role``: returns once the event is committed (so the
-        link acknowledges it only then); raises if it could not be."""
+        """``on_event`` for the link of ``role`` (made with ``auto_ack=False``): queues the event
+        for the owner and returns at once. The owner acknowledges it after its commit; one never
+        committed (an error, a stop) is never acknowledged, so the device keeps it and resends it."""
         def on_event(link_event: Any) -> None:
-            item = _DeviceItem(role, link_event)
-            self.inbox.put(item)
-            while not item.done.wait(0.2):
-                if self._stopping.is_set():
-                    raise BridgeError("the table is stopping; the event stays with the device")
-            if item.error is not None:
-                raise item.error
+            self.inbox.put(_DeviceItem(role, link_event))
         return on_event
 
     def link_state_callback(self, role: str) -> Callable[[Any, str | None], None]:
@@ -208,6 +214,9 @@ class TableRunner:
     # -- running ------------------------------------------------------------------------------------
     def start_links(self) -> None:
         for role, link in self.links.items():
+            if link.auto_ack:  # it would acknowledge events before the owner stored them
+                raise ValueError(f"the {role} link must be made with runner.link_options(role)")
+        for role, link in self.links.items():
             box: queue.Queue[Any] = queue.Queue()
             self._outboxes[role] = box
             t = threading.Thread(target=self._send_loop, args=(role, link, box), name=f"shoectl-send-{role}", daemon=True)
@@ -279,19 +288,16 @@ class TableRunner:
         structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
         if isinstance(item, _DeviceItem):
             ev = item.link_event
-            try:
-                if self.journal.find_device_event(ev.serial, ev.epoch, ev.counter) is not None:
-                    item.done.set()  # already stored and acted on before a crash or a reconnect
-                    return
-                inp = DeviceInput(item.role, ev.message)
-                first = device_input_record(inp, ev.serial, ev.epoch, ev.counter, shoe, rnd)
-                outs = core.handle(inp)
-                self._commit(first, outs)
-            except BaseException as exc:
-                item.error = exc
-                raise
-            finally:
-                item.done.set()
+            # The link's sequencer dropped what this process already stored; the journal's key is
+            # the backstop for what a crash left unacknowledged (docs/link.md, section 6).
+            link = self.links[item.role]
+            if self.journal.find_device_event(ev.serial, ev.epoch, ev.counter) is not None:
+                link.acknowledge(ev.counter, ev.epoch)
+                return
+            inp = DeviceInput(item.role, ev.message)
+            first = device_input_record(inp, ev.serial, ev.epoch, ev.counter, shoe, rnd)
+            # A failed commit raises: the event is never acknowledged and the device resends it.
+            self._commit(first, core.handle(inp), lambda: link.acknowledge(ev.counter, ev.epoch))
         elif isinstance(item, OperatorInput):
             outs = core.handle(item)
             self._commit(operator_input_record(item, shoe, rnd), outs)
@@ -313,9 +319,13 @@ class TableRunner:
         elif isinstance(item, _NoticeItem) and self.on_notice is not None:
             self.on_notice(item.notice)
 
-    def _commit(self, first: Any, outs: list[Any]) -> None:
+    def _commit(self, first: Any, outs: list[Any], stored: Callable[[], object] | None = None) -> None:
+        """Journal ``first`` and the core's records in one transaction; then ``stored()`` (the
+        acknowledgement of a device event, at once), then the outputs."""
         records = [o for o in outs if isinstance(o, Record)]
         self.journal.append_batch([first, *output_records(records)])
+        if stored is not None:
+            stored()
         self.latest_snapshot = self.core.snapshot()
         for o in outs:
             self._dispatch(o)

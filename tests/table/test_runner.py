@@ -34,9 +34,7 @@ def make_runner(table: Table, journal: Journal, **kwargs) -> TableRunner:
         profile = get_profile(device.name)
         seed = runner.last_delivered_for(role)
         links[role] = DeviceLink(LoopbackTransport(device), timing=profile.timing, device_id=profile.name,
-                                 on_event=runner.link_event_callback(role),
-                                 on_state=runner.link_state_callback(role),
-                                 last_delivered=seed[1] if seed else None)
+                                 **runner.link_options(role), last_delivered=seed[1] if seed else None)
     runner.links = links
     return runner
 
@@ -122,6 +120,44 @@ def test_an_event_is_acknowledged_only_after_its_commit_and_a_failed_commit_is_r
     assert len(cards) > cards_before, "the second run went on from where the first stopped"
     assert cards == dealt_cards(tmp_path / "dealt.log"), "a card lost, stored twice or out of order"
     assert verify(tmp_path / "j.db").ok and stored > 0
+
+
+def test_each_event_is_acknowledged_by_the_owner_right_after_its_commit(tmp_path) -> None:
+    """The link hands each event over (``auto_ack=False``) and the owner thread itself
+    acknowledges it once the journal holds it: no thread in between, nothing acknowledged
+    before its commit, every stored event acknowledged."""
+    table = Table(seed=14, speed=INF, dealt_log=tmp_path / "dealt.log")
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = make_runner(table, journal, rounds=3)
+    acks: list[tuple[threading.Thread, bool]] = []
+    for link in runner.links.values():
+        def spy(counter, epoch=None, *, link=link, real=link.acknowledge):  # noqa: ANN001, ANN202
+            serial = link.identity.serial
+            acks.append((threading.current_thread(), journal.find_device_event(serial, epoch, counter) is not None))
+            return real(counter, epoch)
+        link.acknowledge = spy
+    thread = run_in_thread(runner)
+    thread.join(120)
+    assert not thread.is_alive() and runner.error is None
+    stored = journal.last_seq
+    journal.close()
+    table.close()
+    with JournalReader.open(tmp_path / "j.db") as r:
+        device_inputs = len(list(r.entries(kinds=["input.device"])))
+    assert stored and len(acks) == device_inputs > 20
+    assert all(owner is thread and committed for owner, committed in acks)
+
+
+def test_a_link_that_would_acknowledge_before_the_commit_is_refused(tmp_path) -> None:
+    table = Table(seed=15, speed=INF)
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = make_runner(table, journal)
+    runner.links["shoe"] = DeviceLink(LoopbackTransport(table.shoe), on_event=runner.link_event_callback("shoe"))
+    with pytest.raises(ValueError, match="link_options"):
+        runner.start_links()
+    assert all(link.state.value == "disconnected" for link in runner.links.values())  # none started
+    journal.close()
+    table.close()
 
 
 def test_stop_ends_the_run_promptly_and_releases_the_links(tmp_path) -> None:
