@@ -105,8 +105,8 @@ class _ReadApi:
 
     def last_device_counter(self, device_serial: str, *, contiguous: bool = True) -> tuple[int, int] | None:
         """``(epoch, counter)`` to seed the link layer's duplicate tracking for the device with
-        this serial after a restart (``HostConnection(last_event_counter=counter,
-        event_epoch=epoch)``), or None if no event of that device is stored.
+        this serial after a restart (``DeviceLink(last_delivered=(epoch, counter))``), or None
+        if no event of that device is stored.
 
         ``epoch`` is that of the device's most recent stored event (a device picks a new epoch,
         not necessarily a larger one, whenever its counter restarts). ``counter`` is, by default,
