@@ -215,10 +215,13 @@ def simulate(
     seed: int | None = None,
     *,
     on_round: Callable[[int, int, RoundResult], None] | None = None,
+    on_shoe: Callable[[int, Tally], None] | None = None,
     fast: bool | None = None,
 ) -> Tally:
     """Deal ``shoes`` whole shoes. ``on_round(shoe_no, round_no, result)`` forces the reference
-    path. ``fast`` None = automatic (the trie for the Punto Banco games)."""
+    path. ``on_shoe(shoe_no, shoe_tally)`` after each shoe, with that shoe's own tally (for
+    progress and running figures). ``fast`` None = automatic (the trie for the Punto Banco
+    games)."""
     if shoes < 1:
         raise RulesError(f"--shoes must be at least 1, not {shoes}")
     rng = make_rng(seed)
@@ -233,10 +236,13 @@ def simulate(
         shoe = shuffle_and_prepare(submission, rng, base)
         new_batch = (shoe_no - 1) % batch_size == 0
         if trie is not None:
-            total.merge(tally_shoe_fast(shoe, trie), new_batch=new_batch)
+            one = tally_shoe_fast(shoe, trie)
         else:
             cb = None if on_round is None else (lambda i, r, s=shoe_no: on_round(s, i, r))
-            total.merge(tally_shoe_reference(shoe, submission, cb), new_batch=new_batch)
+            one = tally_shoe_reference(shoe, submission, cb)
+        total.merge(one, new_batch=new_batch)
+        if on_shoe is not None:
+            on_shoe(shoe_no, one)
     return total
 
 
@@ -268,16 +274,25 @@ def estimate(t: Tally, value: Callable[[RoundFacts], Fraction | int | bool]) -> 
         return cache[f]
 
     total = sum(v(f) * c for f, c in t.facts.items())
-    mean = total / n
     batches = [(bn, sum(v(f) * c for f, c in bf.items())) for bn, bf in t.batches if bn]
+    if len(batches) >= 2:
+        return batch_means_estimate(batches)
+    mean = total / n
+    ss = sum(v(f) ** 2 * c for f, c in t.facts.items())
+    var = max(ss / n - mean * mean, 0.0) * n / max(n - 1, 1)
+    half = Z95 * math.sqrt(var / n)
+    return Estimate(mean, mean - half, mean + half)
+
+
+def batch_means_estimate(batches: list[tuple[int, float]]) -> Estimate:
+    """The mean per round and its 95% interval from at least two batches of whole shoes, each
+    ``(rounds, sum of the value over its rounds)``: the ratio estimator with Student's t (see the
+    module docstring)."""
+    n = sum(n_j for n_j, _ in batches)
+    mean = sum(s_j for _, s_j in batches) / n
     k = len(batches)
-    if k >= 2:
-        var = k / (k - 1) * sum((s_j - mean * n_j) ** 2 for n_j, s_j in batches) / (n * n)
-        half = t975(k - 1) * math.sqrt(var)
-    else:
-        ss = sum(v(f) ** 2 * c for f, c in t.facts.items())
-        var = max(ss / n - mean * mean, 0.0) * n / max(n - 1, 1)
-        half = Z95 * math.sqrt(var / n)
+    var = k / (k - 1) * sum((s_j - mean * n_j) ** 2 for n_j, s_j in batches) / (n * n)
+    half = t975(k - 1) * math.sqrt(var)
     return Estimate(mean, mean - half, mean + half)
 
 
@@ -296,8 +311,13 @@ def outcome_frequencies(t: Tally, game: Game) -> dict[str, Estimate]:
     return {name: estimate(t, pred) for name, pred in events.items()}
 
 
-def wager_holds(t: Tally, submission: Any) -> dict[str, Estimate]:
-    """Realised hold (the house's gain per unit staked, per round) of each offered wager, valued
-    by ``net_multiplier``; House Money is valued on its own (without additions)."""
+def house_gains(submission: Any) -> dict[str, Callable[[RoundFacts], Fraction]]:
+    """For each offered wager (in the order of ``WagerKind``), the house's gain per unit staked
+    in a round, valued by ``net_multiplier``; House Money on its own (without additions)."""
     kinds = sorted(submission.wagers, key=lambda k: list(WagerKind).index(k))
-    return {k.value: estimate(t, lambda f, k=k: -net_multiplier(k, f, submission)) for k in kinds}
+    return {k.value: (lambda f, k=k: -net_multiplier(k, f, submission)) for k in kinds}
+
+
+def wager_holds(t: Tally, submission: Any) -> dict[str, Estimate]:
+    """Realised hold (the house's gain per unit staked, per round) of each offered wager."""
+    return {name: estimate(t, gain) for name, gain in house_gains(submission).items()}

@@ -91,6 +91,7 @@ class ShuffleAudit:
     pre_order: str
     seed: int
     extra: dict[str, Any] = field(default_factory=dict)
+    orders: list[list[int]] = field(default_factory=list, repr=False)  # the audited orders, for charts
 
     def to_json(self) -> dict[str, Any]:
         doc = self.result.to_json()
@@ -151,4 +152,4 @@ def shuffle_audit(shoes: Sequence[ShoeData], *, confidence: float = 0.99,
         pres = None
     result = audit_orders(orders, confidence=confidence, pre_orders=pres, seed=seed)
     effective = pre_order if pres is not None else "none"
-    return ShuffleAudit(result, [s.shoe for s in chosen], excluded, imputed, order, effective, seed)
+    return ShuffleAudit(result, [s.shoe for s in chosen], excluded, imputed, order, effective, seed, orders=orders)

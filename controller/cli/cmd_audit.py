@@ -8,7 +8,12 @@ positions, by shoe and position. Exit 0 when every card set is complete, 1 when 
 [--pre-order fresh|previous|none] [--seed S] [--json]``: the randomness tests over the card orders
 of the shoes (positional chi-square, position maximum, adjacency, rising sequences, runs up and
 down, serial correlation), each with statistic, df, p-value and pass/fail, and a verdict with
-Holm-Bonferroni. Exit 0 on a pass, 1 on a fail.
+Holm-Bonferroni. Exit 0 on a pass, 1 on a fail. ``--plot FILE`` (``.png`` or ``.svg``, needs
+matplotlib; checked before the journal is read) also draws where each rank landed against a
+uniform shuffle and each test's p-value against alpha (``controller.cli.charts``).
+
+On a terminal a progress bar on standard error follows the reading of the journal, then the tests
+(nothing when standard error is not a terminal).
 
 Both: ``--shoes`` takes shoe ids or ``fnmatch`` patterns (comma-separated, repeatable). A file
 that is not a journal, a journal without shoes, or a ``--shoes`` that matches nothing: one line on
@@ -19,11 +24,14 @@ not audited (exit 1) unless ``--no-verify``.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from controller.audit.journal_audit import PRE_ORDERS, AuditInputError, cards_audit, select_shoes, shuffle_audit
 from controller.audit.journal_source import AUDIT_KINDS, ShoeData, collect_shoes
 from controller.audit.report import cards_text, shuffle_text
+from controller.cli.charts import plot_target, position_residuals, shuffle_chart
 from controller.cli.common import print_json
+from controller.cli.progress import progress_bar
 from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, read_checked
 from controller.errors import UsageError
 
@@ -50,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the order before each shuffle: fresh decks (the emulator's; default), the previous "
                         "shoe's deal order, or none (skips adjacency and rising sequences)")
     s.add_argument("--seed", type=int, default=0, help="seed for filling in unread cards and breaking ties (default 0)")
+    s.add_argument("--plot", metavar="FILE", help="also draw where each rank landed (a heat-map against a uniform "
+                   "shuffle) and each test's p-value against alpha, as PNG or SVG by FILE's suffix (needs "
+                   "matplotlib: pip install 'shoectl[plot]')")
     s.set_defaults(func=run_shuffle)
 
 
@@ -62,7 +73,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[list[ShoeData], list[ShoeData]] | None:
     """Every shoe and the selected ones; None when the journal does not verify (said on stderr)."""
-    every = read_checked(args, collect_shoes, kinds=AUDIT_KINDS)
+    every = read_checked(args, collect_shoes, kinds=AUDIT_KINDS, progress=f"reading {Path(args.path).name}")
     if every is None:
         return None
     if not every:
@@ -90,15 +101,22 @@ def run_cards(args: argparse.Namespace) -> int:
 
 
 def run_shuffle(args: argparse.Namespace) -> int:
+    target = plot_target(args.plot) if args.plot else None
     loaded = _load(args)
     if loaded is None:
         return EXIT_FAILED
     every, shoes = loaded
     try:
-        audit = shuffle_audit(shoes, confidence=args.confidence, order=args.order, pre_order=args.pre_order,
-                              seed=args.seed, context=every)
+        with progress_bar("running the randomness tests", None):
+            audit = shuffle_audit(shoes, confidence=args.confidence, order=args.order, pre_order=args.pre_order,
+                                  seed=args.seed, context=every)
     except AuditInputError as exc:
         raise UsageError(f"{args.path}: {exc}") from None
+    if target is not None:
+        res = audit.result
+        shuffle_chart(target, f"shuffle audit of {Path(args.path).name}: {res.shoes} shoes of {res.decks} decks, "
+                              f"{audit.order} order: {'PASS' if res.passed else 'FAIL'} at {res.confidence:.0%}",
+                      position_residuals(audit.orders, res.decks), res)
     if args.json:
         print_json(audit.to_json())
     else:

@@ -1,8 +1,13 @@
-"""``shoectl simulate --submission FILE --shoes N [--seed S] [--json] [--rounds]``.
+"""``shoectl simulate --submission FILE --shoes N [--seed S] [--json] [--rounds] [--plot FILE]``.
 
 Deals whole shoes as the table would (``controller.simulation``) and prints outcome frequencies and
 each wager's realised hold with a 95% confidence interval, beside the exact figure from
 ``controller.rules.odds`` for the same full shoe and whether the interval contains it.
+
+On a terminal a progress bar on standard error shows the shoes dealt (not with ``--rounds``, whose
+lines are the progress; nothing when standard error is not a terminal). ``--plot FILE`` (``.png``
+or ``.svg``, needs matplotlib) draws each wager's running hold and interval converging on the
+exact figure (``controller.cli.charts``); the file is checked before any shoe is dealt.
 """
 from __future__ import annotations
 
@@ -10,7 +15,9 @@ import argparse
 import time
 from typing import Any
 
+from controller.cli.charts import RunningHold, hold_chart, plot_target
 from controller.cli.common import GAME_CHOICES, percent, positive_int, print_json, submission_for
+from controller.cli.progress import progress_bar
 from controller.rules.engine import RoundResult
 from controller.simulation import Estimate, outcome_frequencies, simulate, wager_holds
 
@@ -28,6 +35,8 @@ def add_arguments(p: argparse.ArgumentParser, default_shoes: int = 100) -> None:
     p.add_argument("--seed", type=int, default=None, metavar="S", help="seed for a reproducible run (default: OS randomness)")
     p.add_argument("--rounds", action="store_true", help="print every round as it is decided")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--plot", metavar="FILE", help="also draw each wager's running hold and 95%% interval against the "
+                   "exact figure, as PNG or SVG by FILE's suffix (needs matplotlib: pip install 'shoectl[plot]')")
 
 
 def _exact(sub: Any) -> Any | None:
@@ -82,10 +91,21 @@ def print_round(shoe: int, n: int, r: RoundResult, as_json: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     sub = submission_for(args.game, args.submission)
+    target = plot_target(args.plot) if args.plot else None
     on_round = (lambda s, n, r: print_round(s, n, r, args.json)) if args.rounds else None
+    running = RunningHold(sub, args.shoes) if target else None
     t0 = time.perf_counter()
-    tally = simulate(sub, args.shoes, args.seed, on_round=on_round)
+    with progress_bar(None if args.rounds else f"dealing {args.shoes} shoes", args.shoes) as update:
+        def on_shoe(n: int, total: Any) -> None:
+            update(n)
+            if running is not None:
+                running.add(n, total)
+        tally = simulate(sub, args.shoes, args.seed, on_round=on_round, on_shoe=on_shoe)
     rep = report(sub, tally, args.seed, time.perf_counter() - t0)
+    if target is not None and running is not None:
+        seed = f"seed {args.seed}" if args.seed is not None else "OS random"
+        hold_chart(target, f"{sub.name}: realised hold over {tally.shoes} shoes ({seed}), 95% intervals",
+                   running, {name: d.get("exact") for name, d in rep["wagers"].items()})
     if args.json:
         print_json({"type": "summary", **rep} if args.rounds else rep)
         return 0

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TypeVar
 
+from controller.cli.progress import progress_bar
 from controller.errors import UsageError
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
@@ -45,15 +46,19 @@ def warn(args: argparse.Namespace, line: str) -> None:
 
 
 def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], T], *, since_seq: int = 0,
-                 kinds: Iterable[str] | None = None) -> T | None:
-    """See the module docstring. ``consume`` must not write anything the user sees."""
+                 kinds: Iterable[str] | None = None, progress: str | None = None) -> T | None:
+    """See the module docstring. ``consume`` must not write anything the user sees. ``progress``:
+    what to call the reading in a progress bar on a terminal (``controller.cli.progress``)."""
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
-    with checked_read(args.path, hmac_key=key) as read:
+    with checked_read(args.path, hmac_key=key) as read, progress_bar(progress, read.total) as update:
         entries = read.entries(since_seq=since_seq, kinds=kinds)
+        if progress:
+            entries = _tracked(entries, update)
         try:
             result = consume(entries)
             for _ in entries:  # what consume did not take is checked all the same
                 pass
+            update(read.total)
         except Exception as exc:
             if read.check.ok or args.no_verify:
                 if isinstance(exc, JournalContentError):
@@ -71,6 +76,12 @@ def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], 
         return None
     warn(args, f"{verdict_line(args.path, report)}; read all the same (--no-verify)")
     return result
+
+
+def _tracked(entries: Iterator[Entry], update: Callable[[int], None]) -> Iterator[Entry]:
+    for entry in entries:
+        update(entry.seq)
+        yield entry
 
 
 @contextlib.contextmanager

@@ -86,8 +86,11 @@ class LiveDisplay:
 
     def _start(self) -> None:
         if self.live is None:
+            # A line on standard error goes above the screen when it is the same terminal; to
+            # its own file otherwise (2>run.log).
             self.live = Live(console=self.console, get_renderable=self.render, auto_refresh=True,
-                             refresh_per_second=REFRESH_PER_SECOND, vertical_overflow="crop")
+                             refresh_per_second=REFRESH_PER_SECOND, vertical_overflow="crop",
+                             redirect_stderr=sys.stderr.isatty())
             self.live.start()
 
     def close(self) -> None:
