@@ -1,7 +1,8 @@
 """The whole table: rounds per second at ``--speed max`` and the latency from a card leaving the
 emulated shoe to the table core's journaled decision about it, over the real path (pty, pyserial,
 protocol, link, owner thread, SQLite with synchronous=FULL), beside its floor measured in the same
-run.
+run. The emulated table runs in a process of its own, as a real shoe is a device of its own: in
+this process its threads would compete with the controller's for the interpreter.
 
 The floor of one card is what any design pays on this machine: a raw pty round trip (23 bytes,
 one CARD_READ frame, written to a pty master, echoed by a thread on the slave, read back) plus one
@@ -13,13 +14,16 @@ x the floor's median, p99 at most ``GOAL_P99_US``.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import statistics
 import tempfile
 import threading
 import time
 import tty
+from collections import deque
 from pathlib import Path
+from typing import Any
 
 from benchmarks.stats import percentile
 
@@ -84,25 +88,45 @@ class Floor:
             os.close(fd)
 
 
+def serve_emulated_table(conn: Any, directory: str) -> None:
+    """The child process: an emulated table at speed max served over ptys in ``directory``, as
+    ``shoectl emulate --table`` would. Sends its ports, serves until told to stop, then sends
+    ``(position, perf_counter)`` of every card that left the shoe (CLOCK_MONOTONIC: the same
+    clock as the parent's)."""
+    from firmware_bridge.emulator.serving import serve_table
+    from firmware_bridge.emulator.table import Table
+
+    drawn: list[tuple[int, float]] = []
+    table = Table(seed=1, speed=float("inf"))
+    table.shoe.add_draw_listener(lambda d: drawn.append((d.position, time.perf_counter())))
+    server = serve_table(table, directory=directory)
+    conn.send(server.devices())
+    conn.recv()
+    server.close()
+    conn.send(drawn)
+
+
 class TableBench:
-    """An emulated table served over ptys (speed max) and one journal, run in segments: each
-    segment is a ``shoectl run`` as the CLI builds it (recovery from the journal, links seeded
-    from it, hand-off delivery), stopped after ``rounds`` rounds. Between segments the floor is
-    sampled, so both see the same machine conditions. ``latency``: seconds from each card
-    leaving the shoe (matched by its position) to the table's journaled record of it."""
+    """An emulated table in another process (as a real shoe is another device) and one journal,
+    run in segments: each segment is a ``shoectl run`` as the CLI builds it (recovery from the
+    journal, links seeded from it, hand-off delivery), stopped after ``rounds`` rounds. Between
+    segments the floor is sampled, so both see the same machine conditions. ``latency()``:
+    seconds from each card leaving the shoe to the table's journaled record of it (matched by
+    shoe position, in order)."""
 
     def __init__(self, directory: Path) -> None:
         from controller.rules.submission import load_preset
-        from firmware_bridge.emulator.serving import serve_table
-        from firmware_bridge.emulator.table import Table
 
         self.directory = directory
         self.sub = load_preset("minibaccarat")
-        self.table = Table(seed=1, speed=float("inf"))
-        self._drawn: dict[int, float] = {}
-        self.table.shoe.add_draw_listener(lambda d: self._drawn.__setitem__(d.position, time.perf_counter()))
-        self.server = serve_table(self.table, directory=directory / "dev")
-        self.latency: list[float] = []
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        self._device = context.Process(target=serve_emulated_table, args=(child, str(directory / "dev")),
+                                       daemon=True)
+        self._device.start()
+        self.ports = {d["profile"]: d["port"] for d in self._conn.recv()}
+        self.decided: list[tuple[int, float]] = []
+        self.drawn: list[tuple[int, float]] = []
         self.rounds = 0
         self.seconds = 0.0
         self.journal_entries = 0
@@ -120,16 +144,14 @@ class TableBench:
 
         def on_record(r) -> None:  # noqa: ANN001 - a controller.table.io.Record
             if r.kind in ("card", "burn", "discard"):
-                drawn = self._drawn.pop(r.payload.get("position"), None)
-                if drawn is not None:
-                    self.latency.append(time.perf_counter() - drawn)
+                self.decided.append((r.payload.get("position"), time.perf_counter()))
             elif r.kind == "round_result" and not started:
                 started.append(time.perf_counter())  # rounds/s counted from the first round's end
 
         runner = TableRunner(TableCore(self.sub), journal, autodealer=AutoDealer(self.sub, seed=seed),
                              on_record=on_record, rounds=rounds)
         runner.recover_from_journal()
-        ports = {d["profile"]: d["port"] for d in self.server.devices()}
+        ports = self.ports
         links = {}
         for role in ("shuffler", "shoe"):
             seeded = runner.last_delivered_for(role)
@@ -145,7 +167,16 @@ class TableBench:
         journal.close()
 
     def close(self) -> None:
-        self.server.close()
+        """Stop the emulated table and collect when its cards left the shoe."""
+        self._conn.send("stop")
+        self.drawn = self._conn.recv()
+        self._device.join(timeout=30)
+
+    def latency(self) -> list[float]:
+        waiting: dict[int, deque[float]] = {}
+        for position, t in self.drawn:
+            waiting.setdefault(position, deque()).append(t)
+        return [t - waiting[p].popleft() for p, t in self.decided if waiting.get(p)]
 
 
 def _us(values: list[float]) -> dict[str, float]:
@@ -165,7 +196,7 @@ def run(quick: bool = False) -> dict:
             floor.sample(samples)
         finally:
             bench.close()
-    floor_us, card_us = _us(floor.totals()), _us(bench.latency)
+    floor_us, card_us = _us(floor.totals()), _us(bench.latency())
     ratio = card_us["median"] / floor_us["median"]
     return {
         "floor_us": floor_us,
