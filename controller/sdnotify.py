@@ -11,12 +11,14 @@ used here: ``READY=1`` (startup is done), ``STATUS=...`` (one line for ``systemc
 Contract:
 - ``Notifier.from_environment()`` is a notifier for the socket in the environment, or one that
   sends nothing when the process was not started by systemd (no ``$NOTIFY_SOCKET``): callers never
-  ask which. Sending never raises: a service manager that went away does not stop the table (a
-  failed send is logged once, at debug level).
+  ask which. Sending never raises and never blocks for long (``SEND_TIMEOUT_S``): a service
+  manager that went away or stopped reading does not stop the table (a failed send is logged
+  once, at debug level).
 - ``ServiceWatch`` (a thread): sends ``READY=1`` once ``progress()`` first returns more than 0
   (the owner of the work has begun its loop), then every half watchdog interval ``WATCHDOG=1`` if
   ``progress()`` has moved since the previous ping (a stuck owner stops the pings, and systemd
-  restarts the service), and ``STATUS=`` lines from ``status()`` when the text changes.
+  restarts the service), and ``STATUS=`` lines from ``status()`` when the text changes (at most
+  once a second).
   ``stopping()`` sends ``STOPPING=1`` once and ends the thread.
 
 Nothing happens at import time.
@@ -35,7 +37,8 @@ __all__ = ["Notifier", "ServiceWatch", "watchdog_interval"]
 
 log = structlog.get_logger()
 
-_STATUS_POLL_S = 1.0  # how often STATUS= is refreshed when there is no watchdog (or a slow one)
+_STATUS_POLL_S = 1.0  # how often STATUS= is refreshed at most
+SEND_TIMEOUT_S = 1.0  # a full notification socket (nobody reading) costs at most this per message
 
 
 class Notifier:
@@ -62,6 +65,7 @@ class Notifier:
         data = "\n".join(line.replace("\n", " ") for line in lines).encode("utf-8", "replace")
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+                sock.settimeout(SEND_TIMEOUT_S)
                 sock.sendto(data, target)
         except OSError as exc:
             if not self._failed:
@@ -118,7 +122,8 @@ class ServiceWatch:
                 return
             self._stopping_sent = True
             self._stop.set()
-        self.notifier.send("STOPPING=1", "STATUS=stopping")
+            # Under the lock: no READY or WATCHDOG of the watching thread comes after it.
+            self.notifier.send("STOPPING=1", "STATUS=stopping")
 
     def _watch(self) -> None:
         tick = min(self.ping_every or _STATUS_POLL_S, _STATUS_POLL_S)
@@ -126,17 +131,19 @@ class ServiceWatch:
             if self._stop.wait(min(tick, 0.05)):
                 return
         last_progress, last_status, last_ping = self.progress(), None, time.monotonic()
+        last_status_at = -_STATUS_POLL_S
         while True:
             with self._lock:
                 if self._stop.is_set():
                     return
                 lines = [] if self.ready else ["READY=1"]
                 self.ready = True
-                text = self.status()
-                if text != last_status:
-                    lines.append(f"STATUS={text}")
-                    last_status = text
                 now, turns = time.monotonic(), self.progress()
+                if now - last_status_at >= _STATUS_POLL_S:
+                    text = self.status()
+                    if text != last_status:
+                        lines.append(f"STATUS={text}")
+                        last_status, last_status_at = text, now
                 # Only a moving owner earns a ping: a stuck one lets the watchdog fire.
                 if self.ping_every is not None and now - last_ping >= self.ping_every and turns != last_progress:
                     lines.append("WATCHDOG=1")

@@ -26,24 +26,39 @@ HANG = 120  # seconds before a wait is declared hung (never a performance limit)
 
 
 class FakeSystemd:
-    """A datagram socket where a service's notifications arrive, as systemd's would."""
+    """A datagram socket where a service's notifications arrive, read as they come (as systemd
+    does: the kernel queues only a few datagrams for a socket nobody reads)."""
 
     def __init__(self, address: str) -> None:
         self.address = address
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind("\0" + address[1:] if address.startswith("@") else address)
         self.sock.settimeout(0.05)
+        self._received: list[list[str]] = []
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while not self._closed.is_set():
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                continue
+            with self._lock:
+                self._received.append(data.decode().split("\n"))
 
     def messages(self) -> list[list[str]]:
-        """Every datagram received so far, each as its lines."""
-        out = []
-        while True:
-            try:
-                out.append(self.sock.recv(65536).decode().split("\n"))
-            except TimeoutError:
-                return out
+        """Every datagram received since the last call, each as its lines."""
+        time.sleep(0.1)  # let the reader take what is in flight
+        with self._lock:
+            out, self._received = self._received, []
+        return out
 
     def close(self) -> None:
+        self._closed.set()
+        self._reader.join()
         self.sock.close()
 
 
@@ -72,6 +87,19 @@ def test_run_tells_systemd_ready_then_watchdog_then_stopping(tmp_path: Path, sys
     statuses = [line for m in messages for line in m if line.startswith("STATUS=")]
     assert any(s.startswith("STATUS=table T1: ") and "shoe T1-S0001" in s for s in statuses), statuses
     assert statuses[-1] == "STATUS=stopping"
+
+
+def test_a_service_manager_that_stops_reading_does_not_hold_the_table(tmp_path: Path) -> None:
+    """Its socket's queue fills up (a few datagrams); the table still runs to its end and stops."""
+    unread = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    unread.bind(str(tmp_path / "notify.sock"))
+    try:
+        env = {**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify.sock"), "WATCHDOG_USEC": "100000"}
+        done = subprocess.run([*SHOECTL, "run", "--shoes", "1", "--speed", "max", "--journal", str(tmp_path / "j.db")],
+                              env=env, capture_output=True, text=True, timeout=HANG, stdin=subprocess.DEVNULL)
+    finally:
+        unread.close()
+    assert done.returncode == 0, done.stderr
 
 
 def test_without_notify_socket_nothing_is_sent_and_nothing_fails(tmp_path: Path) -> None:
