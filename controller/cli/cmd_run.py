@@ -35,6 +35,7 @@ from typing import Any
 from controller.cli.cmd_systemd import service_watch
 from controller.cli.outages import OutageLines
 from controller.cli.common import positive_int, print_json, submission_for, whole_number
+from controller.cli.run_options import check_paths, emulator_speed, fault_spec, table_id
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
 from controller.errors import UsageError
 from controller.journal import Journal, load_hmac_key
@@ -68,12 +69,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
                    help="how long five wrong PINs in a row lock an operator out (default 300)")
     p.add_argument("--hmac-key", metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
-    p.add_argument("--table-id", default="T1", metavar="ID")
+    p.add_argument("--table-id", type=table_id, default="T1", metavar="ID", help="the table's name (default T1)")
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes")
     p.add_argument("--rounds", type=positive_int, metavar="N", help="stop after N rounds")
     p.add_argument("--seed", type=int, metavar="S", help="seed for the built-in emulator and the automated dealer")
-    p.add_argument("--speed", default="20", metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
-    p.add_argument("--faults", metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
+    p.add_argument("--speed", type=emulator_speed, default="20", metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
+    p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", metavar="FILE", help="built-in emulator: append every card the shoe delivers")
     p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
     p.add_argument("--json", action="store_true", help="write every journal record as a JSON line")
@@ -178,18 +179,19 @@ class _Display:
 def run(args: argparse.Namespace) -> int:
     sub = submission_for(None, args.submission)
     attached = _parse_devices(args.device)
-    journal_path = Path(args.journal)
-    journal_path.parent.mkdir(parents=True, exist_ok=True)
-    configure_logging(level=args.log_level, file=args.log_file or str(journal_path.with_suffix(".log")), table=args.table_id)
-    display = _Display(args.json)
-    emulator = None
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    journal_path = Path(args.journal)
+    check_paths(args, journal_path)  # every option is read and checked before anything is created
     control = _claim_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
     try:
+        journal_path.parent.mkdir(parents=True, exist_ok=True)
+        configure_logging(level=args.log_level, file=args.log_file or str(journal_path.with_suffix(".log")), table=args.table_id)
         journal = Journal.open(journal_path, table_id=args.table_id, hmac_key=key)
     except BaseException:
         control.close()
         raise
+    display = _Display(args.json)
+    emulator = None
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     service = None  # systemd's notifications, once the table runs
     try:
@@ -251,18 +253,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any, str]]]:
-    from firmware_bridge.emulator.factory import parse_speed
     from firmware_bridge.emulator.faults import FaultSpec
     from firmware_bridge.emulator.serving import serve_table
     from firmware_bridge.emulator.table import Table
     from firmware_bridge.profiles import get_profile
 
-    try:
-        speed = parse_speed(args.speed)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    faults = FaultSpec.parse(args.faults)
-    table = Table(seed=args.seed, speed=speed, faults=faults, dealt_log=args.dealt_log)
+    # --speed and --faults were parsed with the arguments (controller.cli.run_options)
+    table = Table(seed=args.seed, speed=args.speed, faults=args.faults or FaultSpec(), dealt_log=args.dealt_log)
     server = serve_table(table)
     ports = {d["profile"]: d["port"] for d in server.devices()}
     attached = {"shuffler": (get_profile("emulated-shuffler"), ports["emulated-shuffler"]),

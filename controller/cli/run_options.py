@@ -1,0 +1,66 @@
+"""``shoectl run``'s options checked before anything is opened or created (issue 12): a bad value
+is refused with one line and exit 2 while the journal, its log file and the control socket do
+not exist yet, so a refused command changes nothing.
+
+- ``emulator_speed``, ``fault_spec`` and ``table_id`` are argparse types: ``--speed fast``,
+  ``--faults corrupt=2`` or an empty ``--table-id`` is refused while the arguments are parsed.
+- ``check_paths(args, journal)`` refuses, before any of them is created, a journal, log file,
+  dealt-cards log or control socket path that is a directory, and a log file or dealt-cards log
+  whose folder does not exist (the journal's and the socket's folders are created).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from controller.errors import UsageError
+
+__all__ = ["TABLE_ID", "check_paths", "emulator_speed", "fault_spec", "table_id"]
+
+TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")  # it starts every shoe id: T1-S0001
+
+
+def emulator_speed(text: str) -> float:
+    """``--speed``: ``max`` (no waiting) or a positive number of times real time."""
+    from firmware_bridge.emulator.factory import parse_speed
+
+    try:
+        return parse_speed(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected max or a positive number (times real time), not {text[:40]!r}") from None
+
+
+def fault_spec(text: str) -> Any:
+    """``--faults``: a ``FaultSpec`` (docs/emulator.md)."""
+    from firmware_bridge.emulator.faults import FaultSpec
+    from firmware_bridge.errors import FaultSpecError
+
+    try:
+        return FaultSpec.parse(text)
+    except FaultSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def table_id(text: str) -> str:
+    """``--table-id``: 1-32 letters, digits, '.', '_' or '-', starting with a letter or digit."""
+    if not TABLE_ID.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected 1-32 letters, digits, '.', '_' or '-' (e.g. T1), not {text[:40]!r}")
+    return text
+
+
+def check_paths(args: argparse.Namespace, journal: Path) -> None:
+    """Raise ``UsageError`` for a path option that could only fail once things exist."""
+    control = Path(args.control) if args.control else journal.with_suffix(".sock")
+    for option, path in (("--journal", journal), ("--control", control)):
+        if path.is_dir():
+            raise UsageError(f"{option} {path}: is a directory; give a file name")
+    for option, value in (("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
+        if value is None:
+            continue
+        path = Path(value)
+        if path.is_dir():
+            raise UsageError(f"{option} {path}: is a directory; give a file name")
+        if not path.parent.is_dir():
+            raise UsageError(f"{option} {path}: no such folder {path.parent}")
