@@ -45,5 +45,10 @@ traceability: $(STAMP)
 docs: traceability
 	$(PY) tools/commands_doc.py
 
+## clean: remove the virtual environment, build output and test caches. Never a journal: var/
+## (journals, their anchors and logs, operators files) is kept; README, "Starting a table afresh".
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	@echo "make clean removed: $(VENV) build *.egg-info .pytest_cache .hypothesis"
+	@echo "make clean kept: var/ (journals, anchors, logs, operators files); make never deletes a journal"
+	@echo "to start a table afresh, move its journal aside: see README.md, \"Starting a table afresh\""

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.cmd_systemd import service_watch
-from controller.cli.outages import OutageLines
 from controller.cli.common import positive_int, print_json, submission_for, whole_number
+from controller.cli.outages import OutageLines
 from controller.cli.run_options import check_paths, emulator_speed, fault_spec, table_id
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
 from controller.errors import UsageError
