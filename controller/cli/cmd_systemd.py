@@ -82,21 +82,20 @@ RestrictNamespaces=yes
 RestrictRealtime=yes
 RestrictSUIDSGID=yes
 LockPersonality=yes
+PrivateMounts=yes
+ProtectProc=invisible
+RemoveIPC=yes
+IPAddressDeny=any
 SystemCallArchitectures=native
 SystemCallFilter=@system-service
 # AF_UNIX: the control socket and systemd's notification socket; AF_NETLINK: libusb's hotplug.
+# A port on a serial device server (socket://, rfc2217://) needs AF_INET and IPAddressAllow=.
 RestrictAddressFamilies=AF_UNIX AF_NETLINK
-# The devices: serial ports (USB-serial adapters, USB modems, UARTs), USB devices for libusb, and
-# pseudo-terminals for the built-in emulated table. The udev rules (docs/udev.md) give attached
-# devices to group shoectl; a port without a rule (a plain /dev/ttyS0) is usually group dialout:
-# add SupplementaryGroups=dialout in an override.
-DevicePolicy=closed
-DeviceAllow=char-ttyS rw
-DeviceAllow=char-ttyUSB rw
-DeviceAllow=char-ttyACM rw
-DeviceAllow=char-usb_device rw
-DeviceAllow=/dev/ptmx rw
-DeviceAllow=char-pts rw
+# The devices are guarded by their permissions: the udev rules (docs/udev.md) give attached
+# devices to group shoectl, mode 0660; a port without a rule (a plain /dev/ttyS0) is usually group
+# dialout: add SupplementaryGroups=dialout in an override. No DevicePolicy=closed: DeviceAllow=
+# char-ttyUSB finds the driver's major number when the service starts, so a USB-serial driver
+# loaded later (the first adapter plugged in after boot) would be refused until a restart.
 
 [Install]
 WantedBy=multi-user.target
