@@ -45,7 +45,10 @@ def colour(name: str, default: str) -> str:
 def screen_of(ansi: str, columns: int, lines: int) -> pyte.Screen:
     screen = pyte.Screen(columns, lines)
     stream = pyte.Stream(screen)
-    stream.feed(ansi.replace("\n", "\r\n"))
+    lines = ansi.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the capture's last newline: on the last row it would scroll the screen
+    stream.feed("\r\n".join(lines))
     return screen
 
 

@@ -165,6 +165,8 @@ def shuffle_chart(path: Path, title: str, residuals: list[list[float]], result: 
         tests.text(0.02, y, f"{t.statistic:.6g} vs {t.expected:.6g}", va="center", fontsize=8,
                    bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0, "pad": 1},
                    transform=tests.get_yaxis_transform())
+    tests.set_xscale("symlog", linthresh=1)  # a p-value of 1e-300 beside one just under alpha
+    tests.set_xlim(0, max(max(height), -math.log10(alpha)) * 1.6)
     tests.set_xlabel("-log10 p-value (longer: further from the null)")
     tests.set_title("each test: statistic vs its null mean", fontsize=11)
     tests.legend(fontsize=8, loc="lower right")

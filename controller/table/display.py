@@ -22,6 +22,7 @@ from rich.live import Live
 from controller.table.display_screen import ShownShoe, screen
 
 REFRESH_PER_SECOND = 8
+SPARE_LINES = 3
 RECORD_KINDS = frozenset({"shoe_start", "round_result", "card", "fault", "resumed", "count_fault", "wager",
                           "round_start", "cut", "reconciliation"})
 
@@ -77,11 +78,12 @@ class LiveDisplay:
         return ShownShoe(self.shoe, self.rounds)
 
     def render(self) -> RenderableType:
-        """The screen for the console's size now (one line short of its height, for the cursor)."""
+        """The screen for the console's size now, ``SPARE_LINES`` short of its height: the cursor's
+        line, and the run's last line under the final screen, which then stays whole."""
         with self.lock:
             shown, notices = self.shown(), list(self.notices)
         width, height = self.console.size
-        return screen(self.snapshot(), shown, notices, width=width, height=height - 1,
+        return screen(self.snapshot(), shown, notices, width=width, height=height - SPARE_LINES,
                       unicode=self.console.encoding.lower().startswith("utf"))
 
     def _start(self) -> None:

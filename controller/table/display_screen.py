@@ -99,8 +99,9 @@ def _header(snap: dict[str, Any], width: int) -> Text:
     left = Text.assemble((f"{_shown(snap.get('table'))} ", LABEL), f"{_shown(snap.get('submission'))}  ",
                          (f" {str(snap.get('state') or '-').replace('_', ' ')} ", Style(reverse=True, bold=True)))
     if snap.get("shoe"):
-        right = Text(f"shoe {snap['shoe']} · round {_shown(snap.get('round'))} · "
-                     f"{_shown(snap.get('cards_remaining'))} cards left")
+        left_in_shoe = snap.get("cards_remaining")
+        right = Text(f"shoe {snap['shoe']} · round {_shown(snap.get('round'))}"
+                     + (f" · {left_in_shoe} cards left" if left_in_shoe is not None else ""))
         if snap.get("cover_reached"):
             right.append(" · cover card out", style=WARN)
     else:
@@ -227,8 +228,8 @@ def _side_by_side(roads: list[tuple[str, Grid]], width: int) -> Table:
     """The roads in columns under their names: ``ROWS + 1`` lines. Each road gets the width it
     needs, up to an equal share; the last takes the rest."""
     gap = 3
-    needs = [(max((x for x, _, _, _ in g), default=0) + 1) * (max((len(t) for _, _, t, _ in g), default=1) + 1)
-             for _, g in roads]
+    needs = [max(len(name), (max((x for x, _, _, _ in g), default=0) + 1) * (max((len(t) for _, _, t, _ in g), default=1) + 1))
+             for name, g in roads]
     share = (width - gap * (len(roads) - 1)) // len(roads)
     widths = [min(n, share) for n in needs[:-1]]
     widths.append(width - sum(widths) - gap * (len(roads) - 1))

@@ -125,3 +125,15 @@ def test_run_on_a_terminal_redraws_in_place_in_colour_and_ends_on_the_dealt_shoe
     assert "Big road" in shown and "journal " in shown
     bead = shown.split("Bead plate", 1)[1].split("\n")[1]
     assert bead.split()[0] in ("B", "P", "T", "Bb", "Bp", "B*", "Pb", "Pp", "P*", "Tb", "Tp", "T*")
+
+
+def test_an_empty_shoe_and_a_closed_table_keep_every_name_whole() -> None:
+    b = Bench(seed=1)
+    closed = _shown(screen(b.core.snapshot(), ShownShoe(None), [], width=80, height=23), 80, 24)
+    assert "no shoe in play" in closed.split("\n")[0] and "None" not in closed
+    b.open_and_cut()
+    snap = b.core.snapshot()
+    text = _shown(screen(snap, ShownShoe(snap["shoe"]), [], width=80, height=23), 80, 24)
+    for name in ("Bead plate", "Big road", "Big eye boy", "Small road", "Cockroach pig", "no round yet in this shoe"):
+        assert name in text
+    assert "None" not in text
