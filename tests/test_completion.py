@@ -3,11 +3,11 @@ of this version; the bash script, sourced into a real bash, completes commands, 
 an option's choices."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import require_command
 
 from cli_run import run
 from controller.cli.main import _command_groups, build_parser
@@ -36,9 +36,7 @@ def test_an_unknown_shell_is_refused(capsys) -> None:
 
 
 def _complete_in_bash(script: Path, *words: str) -> list[str]:
-    bash = shutil.which("bash")
-    if bash is None:
-        pytest.skip("bash is not installed")
+    bash = require_command("bash")
     array = " ".join(f"'{w}'" for w in ("shoectl", *words))
     probe = (f"source '{script}'; COMP_WORDS=({array}); COMP_CWORD={len(words)}; "
              'COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; _shtab_shoectl; printf "%s\\n" "${COMPREPLY[@]}"')
@@ -59,9 +57,7 @@ def test_bash_completes_commands_subcommands_and_choices(capsys, tmp_path: Path)
 
 
 def test_zsh_script_parses(capsys, tmp_path: Path) -> None:
-    zsh = shutil.which("zsh")
-    if zsh is None:
-        pytest.skip("zsh is not installed")
+    zsh = require_command("zsh", "Debian's zsh package")
     code, out, _ = run(capsys, "completion", "zsh")
     script = tmp_path / "_shoectl"
     script.write_text(out, encoding="utf-8")

@@ -2,19 +2,16 @@
 (issue 12): run against a scratch directory that holds a table's var/ beside a venv and caches."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from conftest import require_command
 
 MAKEFILE = Path(__file__).resolve().parent.parent / "Makefile"
 
 
 def test_make_clean_keeps_the_journals_and_says_what_it_kept(tmp_path: Path) -> None:
-    make = shutil.which("make")
-    if make is None:
-        pytest.skip("make is not installed")
+    make = require_command("make")
     kept = [tmp_path / "var" / name for name in ("journal.db", "journal.db.anchors", "journal.log", "operators.toml")]
     removed = [tmp_path / ".venv" / "bin" / "python", tmp_path / "build" / "lib" / "x.py",
                tmp_path / "shoectl.egg-info" / "PKG-INFO", tmp_path / ".pytest_cache" / "README.md",

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import require_command
 
 from cli_run import run
 from controller.cli.cmd_systemd import status_line, unit_text
@@ -215,9 +216,7 @@ def test_unit_refuses_a_relative_executable(capsys) -> None:
 
 
 def _verify(text: str, tmp_path: Path) -> str:
-    analyze = shutil.which("systemd-analyze")
-    if analyze is None:
-        pytest.skip("systemd-analyze is not installed")
+    analyze = require_command("systemd-analyze", "Debian's systemd package")
     path = tmp_path / "shoectl.service"
     path.write_text(text, encoding="utf-8")
     done = subprocess.run([analyze, "verify", "--man=no", str(path)], capture_output=True, text=True, timeout=HANG)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
+from conftest import require_command
 
 from firmware_bridge.profiles import PROFILE_PATH_ENV, list_profiles, parse_profile
 from firmware_bridge.udev import HEADER, checked_in_rules_path, generate_rules, is_test_profile
@@ -123,9 +123,7 @@ def test_duplicate_names_are_refused() -> None:
 def _udevadm_test_output(rules_text: str) -> tuple[str, Path]:
     """Install ``rules_text`` as a uniquely named file in /etc/udev/rules.d, run ``udevadm test``
     on an existing device, remove the file, and return the output and the file's path."""
-    udevadm = shutil.which("udevadm")
-    if udevadm is None:
-        pytest.skip("udevadm is not installed (CI installs Debian's udev package)")
+    udevadm = require_command("udevadm", "Debian's udev package")
     if not RULES_D.is_dir() or not os.access(RULES_D, os.W_OK):
         pytest.skip(f"{RULES_D} is missing or not writable (CI runs as root)")
     device = next((d for d in SYS_DEVICES if os.path.exists(d)), None)
