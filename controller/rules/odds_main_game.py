@@ -1,0 +1,250 @@
+"""Exact counts of the main game's categories, by value-class tables (pure; no I/O).
+
+Contract:
+- ``punto_banco_categories(composition)`` -> ordered six-card sequences per category of a Punto
+  Banco family round, keyed by ``PUNTO_BANCO_CATEGORIES``: ``player`` (Player wins, not Panda 8),
+  ``player_panda8``, ``banker`` (Banker wins, not Dragon 7), ``banker_dragon7``, ``tie``. Dragon 7
+  and Panda 8 are read off an engine ``RoundResult``, so they are the engine's definitions.
+- ``twentyone_categories(composition, naturals=, draw_rule=, threshold=)`` -> the same for 21
+  Baccarat, keyed by ``TWENTYONE_CATEGORIES`` (``player``, ``banker``, ``tie``), counting only the
+  cards that decide the Player and Banker wagers (the 681a.7(f)(2) bonus-only card never does).
+- The counts of one call sum to ``falling(composition.total, ROUND_CARDS)``; the composition must
+  hold at least ``ROUND_CARDS`` cards (the caller checks).
+- ``clear_caches()`` forgets the tables (built once per rule set, on first use).
+
+Method (docs/odds.md): the drawing rules are turned once per rule set into a
+composition-independent table keyed by the MULTISET of card-value classes a round uses (4, 5 or 6
+cards; 10 classes), holding how many ordered value sequences with that multiset end in each
+category. The table is built from the rule functions of ``punto_banco`` / ``twentyone``
+(unordered first-two-card pairs with multiplicity 2). A shoe is then one pass over the table: every
+value sequence with multiset ``{v: k_v}`` is dealt by ``prod_v c_v (c_v - 1) ... (c_v - k_v + 1)``
+ordered card sequences, times ``(N-k)...(N-5)`` for the free trailing positions.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from operator import mul
+
+from . import punto_banco as pb
+from . import twentyone as t21
+from .cards import ALL_CARDS, Card, Composition, card
+from .engine import RoundResult, twentyone_outcome
+from .model import Game, Outcome
+from .odds_sequences import ROUND_CARDS, falling
+
+__all__ = [
+    "PUNTO_BANCO_CATEGORIES", "TWENTYONE_CATEGORIES", "clear_caches", "punto_banco_categories",
+    "twentyone_categories",
+]
+
+_BASE = 8  # a multiset of <= 6 values in 10 classes is a base-8 number (digit = multiplicity)
+_POW = tuple(_BASE**v for v in range(10))
+_SLOTS_PER_CLASS = ROUND_CARDS  # slot v*6 + j holds (count of class v) - j
+
+
+@dataclass(frozen=True)
+class _MainTable:
+    """Categories and, per number of cards used, the multisets (as slot tuples) and one column of
+    ordered-value-sequence counts per category."""
+
+    categories: tuple[str, ...]
+    groups: tuple[tuple[int, tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]], ...]
+
+
+def _finish_table(acc: Mapping[int, int], categories: tuple[str, ...]) -> _MainTable:
+    nc = len(categories)
+    by_key: dict[int, list[int]] = {}
+    for code, m in acc.items():
+        key, cat = divmod(code, nc)
+        by_key.setdefault(key, [0] * nc)[cat] += m
+    by_k: dict[int, list[tuple[tuple[int, ...], list[int]]]] = defaultdict(list)
+    for key, row in sorted(by_key.items()):
+        slots: list[int] = []
+        rest = key
+        for v in range(10):
+            rest, k_v = divmod(rest, _BASE)
+            slots.extend(v * _SLOTS_PER_CLASS + j for j in range(k_v))
+        by_k[len(slots)].append((tuple(slots), row))
+    groups = []
+    for k in sorted(by_k):
+        entries = by_k[k]
+        slots_list = tuple(s for s, _ in entries)
+        cols = tuple(tuple(row[c] for _, row in entries) for c in range(nc))
+        groups.append((k, slots_list, cols))
+    return _MainTable(categories, tuple(groups))
+
+
+def _value_pairs() -> list[tuple[int, int, int]]:
+    """Unordered pairs of value classes with their number of orders (1 or 2)."""
+    return [(a, b, 1 if a == b else 2) for a in range(10) for b in range(a, 10)]
+
+
+# Punto Banco family categories (Dragon 7 / Panda 8 are facts of every Punto Banco round).
+PUNTO_BANCO_CATEGORIES = ("player", "player_panda8", "banker", "banker_dragon7", "tie")
+
+
+def _pb_category(pf: int, bf: int, p3: bool, b3: bool) -> int:
+    """Category of a finished Punto Banco round, read off a ``RoundResult`` (so Dragon 7 and
+    Panda 8 are exactly the engine's definitions)."""
+    outcome = Outcome.PLAYER if pf > bf else Outcome.BANKER if bf > pf else Outcome.TIE  # as RoundEngine.result
+    dummy = ALL_CARDS[0]
+    r = RoundResult(
+        game=Game.EZ_BACCARAT,
+        dealt=(),
+        player=(dummy,) * (3 if p3 else 2),
+        banker=(dummy,) * (3 if b3 else 2),
+        player_total=pf,
+        banker_total=bf,
+        outcome=outcome,
+        player_natural=False,
+        banker_natural=False,
+    )
+    if outcome is Outcome.PLAYER:
+        return 1 if r.panda8 else 0
+    if outcome is Outcome.BANKER:
+        return 3 if r.dragon7 else 2
+    return 4
+
+
+@lru_cache(maxsize=None)
+def _punto_banco_table() -> _MainTable:
+    nc = len(PUNTO_BANCO_CATEGORIES)
+    nat = [pb.is_natural(t) for t in range(10)]
+    pdraw = [pb.player_draws(t) for t in range(10)]
+    bdraw_stood = [pb.banker_draws(t, None) for t in range(10)]
+    bdraw = [[pb.banker_draws(t, x) for x in range(10)] for t in range(10)]
+    cat = [[[[_pb_category(pf, bf, p3, b3) for b3 in (False, True)] for p3 in (False, True)]
+            for bf in range(10)] for pf in range(10)]
+    # cat_y[pf][bt][y]: both hands three cards, Banker's third card y.
+    cat_y = [[[cat[pf][(bt + y) % 10][1][1] for y in range(10)] for bt in range(10)] for pf in range(10)]
+    cat_by = [[[cat[pt][(bt + y) % 10][0][1] for y in range(10)] for bt in range(10)] for pt in range(10)]
+    pow_nc = [p * nc for p in _POW]
+    acc: dict[int, int] = defaultdict(int)
+    pairs = _value_pairs()
+    for a, b, mp in pairs:
+        pt = (a + b) % 10
+        kp = _POW[a] + _POW[b]
+        for c, d, mb in pairs:
+            bt = (c + d) % 10
+            m = mp * mb
+            k4 = (kp + _POW[c] + _POW[d]) * nc
+            if nat[pt] or nat[bt]:  # 631a.11(a)
+                acc[k4 + cat[pt][bt][0][0]] += m
+            elif pdraw[pt]:
+                row = bdraw[bt]
+                for x in range(10):
+                    pf = (pt + x) % 10
+                    k5 = k4 + pow_nc[x]
+                    if row[x]:
+                        cats = cat_y[pf][bt]
+                        for y in range(10):
+                            acc[k5 + pow_nc[y] + cats[y]] += m
+                    else:
+                        acc[k5 + cat[pf][bt][1][0]] += m
+            elif bdraw_stood[bt]:
+                cats = cat_by[pt][bt]
+                for y in range(10):
+                    acc[k4 + pow_nc[y] + cats[y]] += m
+            else:
+                acc[k4 + cat[pt][bt][0][0]] += m
+    return _finish_table(acc, PUNTO_BANCO_CATEGORIES)
+
+
+TWENTYONE_CATEGORIES = ("player", "banker", "tie")
+_T21_CAT_INDEX = {Outcome.PLAYER: 0, Outcome.BANKER: 1, Outcome.TIE: 2}
+
+
+def _t21_rep(v: int) -> Card:
+    """A card of 21 Baccarat value class ``v`` (0 = ace, 1..8 = 2..9, 9 = ten-value)."""
+    return card(v + 1, "S")
+
+
+@lru_cache(maxsize=None)
+def _twentyone_table(naturals: bool, draw_rule: str, threshold: int) -> _MainTable:
+    """Mirror of ``RoundEngine._next_twentyone`` for the cards that count for the Player and
+    Banker wagers (the 681a.7(f)(2) bonus-only cards never do)."""
+    nc = len(TWENTYONE_CATEGORIES)
+    rep = [_t21_rep(v) for v in range(10)]
+    pairs = _value_pairs()
+    tot2 = {(a, b): t21.total([rep[a], rep[b]]) for a, b, _ in pairs}
+    nat2 = {(a, b): bool(naturals and t21.is_natural([rep[a], rep[b]])) for a, b, _ in pairs}
+    tot3 = {(a, b, x): t21.total([rep[a], rep[b], rep[x]]) for a, b, _ in pairs for x in range(10)}
+    out = [[_T21_CAT_INDEX[twentyone_outcome(p, q)] for q in range(32)] for p in range(32)]
+    pow_nc = [p * nc for p in _POW]
+    acc: dict[int, int] = defaultdict(int)
+    for a, b, mp in pairs:
+        pt = tot2[a, b]
+        kp = _POW[a] + _POW[b]
+        for c, d, mb in pairs:
+            bt = tot2[c, d]
+            m = mp * mb
+            k4 = (kp + _POW[c] + _POW[d]) * nc
+            if nat2[a, b] or nat2[c, d]:  # 681a.7(f): no more cards for the wagers
+                acc[k4 + out[pt][bt]] += m
+                continue
+            # 681a.7(g): each hand below the threshold gets one card, the Player's first.
+            p_draws = pt < threshold
+            b_draws = bt < threshold and not (draw_rule == "first-only" and p_draws)
+            if p_draws:
+                for x in range(10):
+                    px = tot3[a, b, x]
+                    k5 = k4 + pow_nc[x]
+                    if b_draws:
+                        row = out[px]
+                        for y in range(10):
+                            acc[k5 + pow_nc[y] + row[tot3[c, d, y]]] += m
+                    else:
+                        acc[k5 + out[px][bt]] += m
+            elif b_draws:
+                row = out[pt]
+                for y in range(10):
+                    acc[k4 + pow_nc[y] + row[tot3[c, d, y]]] += m
+            else:
+                acc[k4 + out[pt][bt]] += m
+    return _finish_table(acc, TWENTYONE_CATEGORIES)
+
+
+def _main_counts(table: _MainTable, class_counts: Sequence[int], n_cards: int) -> list[int]:
+    """Ordered six-card sequences per category for a shoe with these value-class counts."""
+    f = [c - j for c in class_counts for j in range(_SLOTS_PER_CLASS)]
+    fget = f.__getitem__
+    prod = math.prod
+    totals = [0] * len(table.categories)
+    for k, slots_list, cols in table.groups:
+        tail = falling(n_cards - k, ROUND_CARDS - k)
+        if not tail:
+            continue
+        weights = [prod(map(fget, s)) for s in slots_list]
+        for i, col in enumerate(cols):
+            totals[i] += tail * sum(map(mul, weights, col))
+    return totals
+
+
+def punto_banco_categories(composition: Composition) -> dict[str, int]:
+    """Ordered six-card sequences per ``PUNTO_BANCO_CATEGORIES`` entry for this shoe."""
+    classes = [0] * 10
+    for c, k in composition.counts().items():
+        classes[pb.card_value(c)] += k
+    counts = _main_counts(_punto_banco_table(), classes, composition.total)
+    return dict(zip(PUNTO_BANCO_CATEGORIES, counts))
+
+
+def twentyone_categories(
+    composition: Composition, *, naturals: bool, draw_rule: str, threshold: int
+) -> dict[str, int]:
+    """Ordered six-card sequences per ``TWENTYONE_CATEGORIES`` entry for this shoe and rule set."""
+    classes = [0] * 10
+    for c, k in composition.counts().items():
+        classes[t21.card_value(c) - 1] += k
+    counts = _main_counts(_twentyone_table(naturals, draw_rule, threshold), classes, composition.total)
+    return dict(zip(TWENTYONE_CATEGORIES, counts))
+
+
+def clear_caches() -> None:
+    """Forget the value-class tables (for measuring a cold call)."""
+    _punto_banco_table.cache_clear()
+    _twentyone_table.cache_clear()
