@@ -19,14 +19,13 @@ import sys
 
 from controller.cli.common import print_json
 from controller.errors import UsageError
+from controller.operators.pins import PinError, check_pin
 from controller.operators.store import (
     DEFAULT_PATH,
     ROLE_NAMES,
     Operator,
     OperatorsError,
-    PinError,
     add_operator,
-    check_pin,
     load_operators,
     remove_operator,
 )

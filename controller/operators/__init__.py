@@ -1,7 +1,8 @@
 """Operators: who may work the table, in which role, and how they prove it (a PIN).
 
-- ``controller.operators.store``: the operators file (TOML, PIN hashes only), PIN hashing and
-  PIN rules, atomic writes.
+- ``controller.operators.store``: the operators file (TOML, PIN hashes only), read and validated,
+  changed under a lock with atomic writes.
+- ``controller.operators.pins``: the PIN rules and the scrypt PIN hash.
 - ``controller.operators.auth``: ``Authenticator`` (PIN check with lockout) and ``authorize``
   (role check against the least role of each command, ``controller.table.commands.MIN_ROLES``), with the CLI exit codes ``EXIT_AUTH`` and
   ``EXIT_FORBIDDEN``.
@@ -22,19 +23,15 @@ from controller.operators.auth import (
     WrongPin,
     authorize,
 )
+from controller.operators.pins import PinError, PinHashError, check_pin, hash_pin, verify_pin
 from controller.operators.store import (
     DEFAULT_PATH,
     Operator,
     Operators,
     OperatorsError,
-    PinError,
-    PinHashError,
     add_operator,
-    check_pin,
-    hash_pin,
     load_operators,
     remove_operator,
-    verify_pin,
 )
 
 __all__ = [

@@ -43,7 +43,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
 
-from controller.operators.store import SCRYPT_N, SCRYPT_P, SCRYPT_R, Operator, PinHash, verify_pin
+from controller.operators.pins import SCRYPT_N, SCRYPT_P, SCRYPT_R, PinHash, verify_pin
+from controller.operators.store import Operator
 from controller.roles import Role
 
 __all__ = [

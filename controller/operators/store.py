@@ -1,4 +1,4 @@
-"""The operators file, PIN rules and PIN hashing.
+"""The operators file: who may work the table, in which role, with which PIN hash.
 
 The file is TOML, one table per operator (docs/operators.md)::
 
@@ -19,26 +19,17 @@ Contract:
   lock (``.NAME.lock`` beside it). Writes are atomic: a temporary file in the same directory,
   created 0600, written and fsynced, then ``os.replace``d over the old one and the directory
   fsynced. When anything fails the old file is untouched. The file is machine-written: comments
-  and formatting are not preserved.
-- ``hash_pin(pin)`` -> ``"scrypt$n=16384,r=8,p=1$<salt>$<hash>"`` (hashlib.scrypt, a fresh
-  16-byte salt from ``secrets``, a 32-byte hash, standard base64 with padding).
-  ``verify_pin(pin, pin_hash)`` compares in constant time; a malformed or weakened hash string
-  raises ``PinHashError`` (a ``ValueError``) rather than returning False.
-- ``check_pin(pin, operator_id)`` enforces the PIN rules (4 to 12 ASCII digits, not guessable)
-  and raises ``PinError`` (a ``UsageError``). No message ever contains a PIN.
+  and formatting are not preserved. A new PIN must pass ``check_pin``; only its hash is stored.
+- PIN rules and hashing live in ``controller.operators.pins``; their public names are also
+  importable from here.
 - No I/O at import time; nothing is cached.
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 import re
-import secrets
 import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -48,8 +39,17 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import UsageError
-from controller.roles import Role
 from controller.fsutil import atomic_writer
+from controller.operators.pins import (  # the PIN names are also public here (__all__)
+    PinError,
+    PinHash,
+    PinHashError,
+    check_pin,
+    hash_pin,
+    parse_pin_hash,
+    verify_pin,
+)
+from controller.roles import Role
 from shoectl_config.documents import parse_toml
 from shoectl_config.errors import ConfigError
 from shoectl_config.files import read_regular_file
@@ -74,33 +74,16 @@ __all__ = [
     "remove_operator",
     "verify_pin",
 ]
-
 DEFAULT_PATH = "var/operators.toml"  # relative to the working directory
 FILE_MODE = 0o600
 MAX_FILE_BYTES = 1024 * 1024
 LOCK_TIMEOUT_S = 10.0
-
-# scrypt parameters written by hash_pin, and the bounds a stored hash must respect (so a hand-edited
-# file can neither weaken a hash nor make every login cost seconds and gigabytes).
-SCHEME = "scrypt"
-SCRYPT_N, SCRYPT_R, SCRYPT_P = 16384, 8, 1
-SALT_BYTES, HASH_BYTES = 16, 32
-MIN_N, MAX_N = 2**14, 2**20
-MIN_R, MAX_R = 8, 32
-MIN_P, MAX_P = 1, 16
-MAX_SCRYPT_MEMORY = 256 * 1024 * 1024  # 128 * r * n bytes
-MIN_SALT, MAX_SALT = 16, 64
-MIN_HASH, MAX_HASH = 32, 64
-
-PIN_MIN, PIN_MAX = 4, 12
 ROLE_NAMES = tuple(r.name.lower() for r in Role)  # ("dealer", "floorperson", "supervisor")
 MAX_NAME = 64
 
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 ID_RULE = "1-32 characters: lowercase letters, digits, '_' and '-', starting with a letter or digit"
 _OPERATOR_KEYS = ("role", "name", "pin_hash", "created")
-_B64 = r"[A-Za-z0-9+/]+={0,2}"
-_HASH_RE = re.compile(rf"^scrypt\$n=([1-9][0-9]{{0,9}}),r=([1-9][0-9]{{0,4}}),p=([1-9][0-9]{{0,4}})\$({_B64})\$({_B64})$")
 _HEADER = (
     "# shoectl operators file: written by `shoectl operators`; see docs/operators.md.\n"
     "# PIN hashes only, never PINs. Keep this file mode 0600.\n"
@@ -115,130 +98,6 @@ class OperatorsError(UsageError, ConfigError):
     is refused. The message names the file, the dotted key and the reason, on one line; the parts
     are also available as attributes (``ConfigError``). A ``UsageError`` (so a ``ValueError``): a
     command that lets it escape reports it as one line, exit 2."""
-
-
-class PinHashError(ValueError):
-    """A PIN hash string is malformed or outside the accepted parameters."""
-
-
-class PinError(UsageError):
-    """A PIN breaks the PIN rules (a ``UsageError``, so a ``ValueError``). The message never
-    contains the PIN."""
-
-
-# PIN hashing --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PinHash:
-    """A parsed ``scrypt$n=N,r=R,p=P$<salt>$<hash>`` string."""
-
-    n: int
-    r: int
-    p: int
-    salt: bytes = field(repr=False)
-    digest: bytes = field(repr=False)
-
-    def format(self) -> str:
-        salt = base64.b64encode(self.salt).decode("ascii")
-        digest = base64.b64encode(self.digest).decode("ascii")
-        return f"{SCHEME}$n={self.n},r={self.r},p={self.p}${salt}${digest}"
-
-
-def _b64(text: str, what: str) -> bytes:
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise PinHashError(f"the {what} is not base64") from None
-    if base64.b64encode(raw).decode("ascii") != text:  # one spelling per value: padding, no stray bits
-        raise PinHashError(f"the {what} is not canonical base64")
-    return raw
-
-
-def parse_pin_hash(text: str) -> PinHash:
-    """Parse and check a stored PIN hash string; raise ``PinHashError`` saying what is wrong."""
-    if not isinstance(text, str):
-        raise PinHashError("a PIN hash is a string")
-    m = _HASH_RE.fullmatch(text)
-    if m is None:  # the text is never echoed: a PIN typed in by mistake must not reach a message
-        if "$" in text and text.split("$", 1)[0] != SCHEME:
-            raise PinHashError(f"unsupported hash scheme (only {SCHEME})")
-        raise PinHashError(f"not a PIN hash of the form {SCHEME}$n=N,r=R,p=P$<salt base64>$<hash base64>")
-    n, r, p = (int(m.group(i)) for i in (1, 2, 3))
-    if n & (n - 1) or not MIN_N <= n <= MAX_N:
-        raise PinHashError(f"scrypt n={n} must be a power of two from {MIN_N} to {MAX_N}")
-    if not MIN_R <= r <= MAX_R:
-        raise PinHashError(f"scrypt r={r} must be {MIN_R} to {MAX_R}")
-    if not MIN_P <= p <= MAX_P:
-        raise PinHashError(f"scrypt p={p} must be {MIN_P} to {MAX_P}")
-    if 128 * r * n > MAX_SCRYPT_MEMORY:
-        raise PinHashError(f"scrypt n={n}, r={r} needs more than {MAX_SCRYPT_MEMORY >> 20} MiB")
-    salt = _b64(m.group(4), "salt")
-    digest = _b64(m.group(5), "hash")
-    if not MIN_SALT <= len(salt) <= MAX_SALT:
-        raise PinHashError(f"the salt is {len(salt)} bytes; it must be {MIN_SALT} to {MAX_SALT}")
-    if not MIN_HASH <= len(digest) <= MAX_HASH:
-        raise PinHashError(f"the hash is {len(digest)} bytes; it must be {MIN_HASH} to {MAX_HASH}")
-    return PinHash(n, r, p, salt, digest)
-
-
-def _scrypt(pin: str, n: int, r: int, p: int, salt: bytes, dklen: int) -> bytes:
-    secret = pin.encode("utf-8", "surrogatepass")
-    return hashlib.scrypt(secret, salt=salt, n=n, r=r, p=p, dklen=dklen,
-                          maxmem=128 * r * (n + p + 2) + (1 << 20))
-
-
-def hash_pin(pin: str) -> str:
-    """The stored form of ``pin``: scrypt with the default parameters and a fresh random salt.
-    Does not apply the PIN rules (see ``check_pin``)."""
-    if not isinstance(pin, str):
-        raise TypeError("a PIN is a string")
-    salt = secrets.token_bytes(SALT_BYTES)
-    digest = _scrypt(pin, SCRYPT_N, SCRYPT_R, SCRYPT_P, salt, HASH_BYTES)
-    return PinHash(SCRYPT_N, SCRYPT_R, SCRYPT_P, salt, digest).format()
-
-
-def verify_pin(pin: str, pin_hash: str) -> bool:
-    """True if ``pin`` hashes to ``pin_hash`` (compared with ``hmac.compare_digest``). A malformed
-    ``pin_hash`` raises ``PinHashError``; a ``pin`` that is not a string raises ``TypeError``."""
-    if not isinstance(pin, str):
-        raise TypeError("a PIN is a string")
-    h = parse_pin_hash(pin_hash)
-    return hmac.compare_digest(_scrypt(pin, h.n, h.r, h.p, h.salt, len(h.digest)), h.digest)
-
-
-# PIN rules ----------------------------------------------------------------------------------
-
-
-def _is_straight_run(pin: str) -> bool:
-    """0123, 4567, 9876, 7890 (runs wrap around 9-0 as on a keypad row)."""
-    steps = {(int(b) - int(a)) % 10 for a, b in zip(pin, pin[1:])}
-    return steps in ({1}, {9})
-
-
-def _is_repeated_block(pin: str) -> bool:
-    """1111, 1212, 123123, 12341234: a shorter block repeated."""
-    return any(len(pin) % k == 0 and pin == pin[:k] * (len(pin) // k) for k in range(1, len(pin) // 2 + 1))
-
-
-def check_pin(pin: str, operator_id: str | None = None) -> None:
-    """Raise ``PinError`` unless ``pin`` is 4 to 12 ASCII digits and not easily guessed: not one
-    digit repeated (1111), not a straight run up or down (1234, 9876, 7890), not a shorter block
-    repeated (1212, 123123), and not the operator's id."""
-    if not isinstance(pin, str):
-        raise PinError("a PIN is a string of digits")
-    if not (pin.isascii() and pin.isdigit()):
-        raise PinError(f"a PIN is {PIN_MIN} to {PIN_MAX} digits 0-9 and nothing else")
-    if not PIN_MIN <= len(pin) <= PIN_MAX:
-        raise PinError(f"a PIN is {PIN_MIN} to {PIN_MAX} digits; this one has {len(pin)}")
-    if len(set(pin)) == 1:
-        raise PinError("the PIN is one digit repeated; choose one that is harder to guess")
-    if _is_straight_run(pin):
-        raise PinError("the PIN is a straight run of digits, up or down; choose one that is harder to guess")
-    if _is_repeated_block(pin):
-        raise PinError("the PIN repeats a shorter pattern of digits; choose one that is harder to guess")
-    if operator_id is not None and pin == operator_id:
-        raise PinError("the PIN is the operator's id; choose one that is harder to guess")
 
 
 # Data ---------------------------------------------------------------------------------------
