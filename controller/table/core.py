@@ -42,6 +42,10 @@ from firmware_bridge.protocol import messages as m
 __all__ = ["Refused", "TableCore"]
 
 
+# Before the next stack is loaded: the states in which the last shoe's UNLOAD is shown again.
+UNLOAD_STATES = frozenset({"shuffling", "count_fault", "cutting", "ready_to_load", "inspection", "closed"})
+
+
 class TableCore:
     """See the module docstring.
 
@@ -88,6 +92,7 @@ class TableCore:
         self.devices: dict[str, tuple[str, int]] = {}    # role -> (serial, event epoch) last connected
         self.shoe_lost: str | None = None  # a device lost the shoe in play: given up once no fault holds
         self.prompt_text: str | None = None
+        self.unload_due = False       # 681a.7(d)(1): the last shoe's cards are to be taken out before the next load
         self.dealer: str | None = None
         self.last_outcome: str | None = None
         self._out: list[Output] = []
@@ -145,6 +150,11 @@ class TableCore:
             out.append(SendCommand(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
         elif st == "cutting" and self.shoe is not None and self.shoe.cut_position is None:
             out.append(SendCommand(self.device_for("shuffler"), m.Deliver(m.DeliverTarget.DEALER)))
+        if self.unload_due and st in UNLOAD_STATES and self.prompt_text != "UNLOAD":
+            # The cards left in the last shoe may still be in it (the UNLOAD prompt lost in a
+            # crash): without it the dealer cannot load the next stack. Unloading an empty shoe
+            # does nothing.
+            out.append(SendCommand("shoe", m.Display("UNLOAD")))
         if self.prompt_text:
             out.append(SendCommand("shoe", m.Display(self.prompt_text)))
         return out
@@ -231,6 +241,7 @@ class TableCore:
         preparation.deliver_to_shoe(self)
 
     def prompt_load(self) -> None:
+        self.unload_due = False
         self.show("LOAD")
 
     def prompt_burn(self) -> None:

@@ -112,6 +112,7 @@ def reconcile(t: TableCore) -> None:
     t.record(kinds.RECONCILIATION, shoe.reconciliation())
     if shoe.loaded_count is not None:
         t.record(kinds.CARDSET, shoe.cardset().to_json())
+    t.unload_due = True  # until the next stack is loaded: shown again by resume_outputs
     t.show("UNLOAD")
 
 

@@ -557,3 +557,24 @@ def test_a_duplicated_card_found_at_the_reshuffle_keeps_the_table_closed() -> No
     assert "extra AS" in b.of("count_fault")[-1]["problem"]
     b.op("order_reshuffle")
     assert b.core.state in ("cutting", "count_fault")
+
+
+@pytest.mark.reg("681a.7(d)(1)")
+def test_a_restart_after_the_reconciliation_shows_unload_again_before_the_new_shoe() -> None:
+    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the shoe
+    ..." A controller killed after the shoe's reconciliation was journaled but before the UNLOAD
+    prompt reached the shoe must ask for it again: otherwise the last shoe's cards stay in the
+    shoe and the dealer cannot load the next stack (found by the crash soak)."""
+    b = Bench()
+    b.open_and_cut()
+    while b.core.shoe.id.endswith("S0001"):
+        b.play_round()
+    assert b.core.state in ("cutting", "shuffling") and b.of("reconciliation")[-1]["remaining_in_shoe"] > 0
+    restarted = TableCore(b.sub)
+    restarted.recover(b.inputs)
+    shown = [o.message.text for o in restarted.resume_outputs() if isinstance(o.message, m.Display)]
+    assert shown[0] == "UNLOAD" and shown[-1] == b.core.prompt
+    b.open_and_cut()  # the next stack is cut and loaded: no more UNLOAD after that
+    restarted = TableCore(b.sub)
+    restarted.recover(b.inputs)
+    assert "UNLOAD" not in [o.message.text for o in restarted.resume_outputs() if isinstance(o.message, m.Display)]
