@@ -74,8 +74,8 @@ def test_wrong_pin_and_low_role_are_refused_change_nothing_and_are_journaled(tab
     assert early.returncode == 1 and "not allowed while the table is cutting" in early.stderr
     assert journaled(table, "refused")[-1]["input"] == "no_more_bets"
     ops = journaled(table, "input.operator")
-    assert ops[-2:] == [dict(command="open", args={}, role="floorperson", _operator="fp1"),
-                        dict(command="no_more_bets", args={}, role="dealer", _operator="d1")]
+    assert ops[-2:] == [dict(command="open", args={}, operator_role="floorperson", _operator="fp1"),
+                        dict(command="no_more_bets", args={}, operator_role="dealer", _operator="d1")]
 
 
 @pytest.mark.slow
