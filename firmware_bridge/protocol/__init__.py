@@ -4,7 +4,11 @@ Layers, one module each:
 
 - ``framing``: COBS frames with a version, sequence number, flags, length and CRC-16; an
   incremental ``FrameDecoder`` that reports damage as ``Dropped`` and resynchronises.
-- ``messages``: one frozen dataclass per message type, payload encode/decode.
+- ``messages``: the message vocabulary and codec (the registry of every message type,
+  ``encode_message`` / ``decode_message``), re-exporting the messages, which live by direction:
+  ``commands`` (host -> device), ``replies``, ``device_events``; each a frozen dataclass on
+  ``message_base.Message`` with its payload encode/decode; ``wire_values``: the type bytes, field
+  enumerations and limits.
 - ``connection``: ``HostConnection`` (the controller) and ``DeviceConnection`` (a shuffler or
   shoe): sequence numbers, one command at a time, retransmission and replay, event counters and
   acknowledgements (which counters are new is decided across sessions by the link's
@@ -124,5 +128,5 @@ __all__ = [
     "SetMode", "ShoeEmpty", "ShoeLoaded", "Shuffle", "ShuffleDone", "ShuffleProgress",
     "StaleReply", "StatusReply", "StatusRequest", "Suit", "Sync", "UnexpectedMessageError",
     "UnknownMessageTypeError", "WrongRoleError", "cobs_decode", "cobs_encode", "crc16",
-    "decode_message", "encode_frame", "encode_message", "kind_of", "parse_frame",
+    "decode_message", "encode_frame", "encode_message", "kind_of", "message_class", "parse_frame",
 ]
