@@ -94,10 +94,10 @@ def serve_emulated_table(conn: Any, directory: str) -> None:
     ``(position, perf_counter)`` of every card that left the shoe (CLOCK_MONOTONIC: the same
     clock as the parent's)."""
     from firmware_bridge.emulator.serving import serve_table
-    from firmware_bridge.emulator.table import Table
+    from firmware_bridge.emulator.table import EmulatedTable
 
     drawn: list[tuple[int, float]] = []
-    table = Table(seed=1, speed=float("inf"))
+    table = EmulatedTable(seed=1, speed=float("inf"))
     table.shoe.add_draw_listener(lambda d: drawn.append((d.position, time.perf_counter())))
     server = serve_table(table, directory=directory)
     conn.send(server.devices())

@@ -36,7 +36,7 @@ from firmware_bridge.emulator.factory import build_device, parse_speed
 from firmware_bridge.emulator.faults import FaultSpec
 from firmware_bridge.emulator.server import DeviceServer
 from firmware_bridge.emulator.serving import TRANSPORTS, serve_device, serve_table
-from firmware_bridge.emulator.table import Table
+from firmware_bridge.emulator.table import EmulatedTable
 from firmware_bridge.profiles import resolve_profile
 
 POLL_S = 0.2  # how often the main thread checks its servers while it waits for a signal
@@ -125,7 +125,7 @@ def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> i
                                    ("--shuffler-profile", shuffler, ("shuffler",))):
         if profile.kind not in kinds:
             raise UsageError(f"{option} {profile.name}: a {profile.kind}, not a {' or a '.join(kinds)}")
-    table = Table(shuffler_profile=shuffler, shoe_profile=shoe, seed=args.seed, speed=speed, faults=faults,
+    table = EmulatedTable(shuffler_profile=shuffler, shoe_profile=shoe, seed=args.seed, speed=speed, faults=faults,
                   dealt_log=args.dealt_log)
     try:
         served = serve_table(table, directory=args.dir)

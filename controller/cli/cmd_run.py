@@ -255,11 +255,11 @@ def run(args: argparse.Namespace) -> int:
 def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any, str]]]:
     from firmware_bridge.emulator.faults import FaultSpec
     from firmware_bridge.emulator.serving import serve_table
-    from firmware_bridge.emulator.table import Table
+    from firmware_bridge.emulator.table import EmulatedTable
     from firmware_bridge.profiles import get_profile
 
     # --speed and --faults were parsed with the arguments (controller.cli.run_options)
-    table = Table(seed=args.seed, speed=args.speed, faults=args.faults or FaultSpec(), dealt_log=args.dealt_log)
+    table = EmulatedTable(seed=args.seed, speed=args.speed, faults=args.faults or FaultSpec(), dealt_log=args.dealt_log)
     server = serve_table(table)
     ports = {d["profile"]: d["port"] for d in server.devices()}
     attached = {"shuffler": (get_profile("emulated-shuffler"), ports["emulated-shuffler"]),

@@ -2,7 +2,7 @@
 
 Models (sans-I/O: ``receive_data`` / ``tick`` / ``outgoing``, time from an injected clock):
 ``EmulatedDevice`` (base), ``EmulatedShuffler``, ``EmulatedShoe``, ``EmulatedShufflerShoe``,
-``build_device(profile)``; the scripted ``Dealer``; ``Table`` (shuffler + shoe + dealer) with its
+``build_device(profile)``; the scripted ``Dealer``; ``EmulatedTable`` (shuffler + shoe + dealer) with its
 ``DealtLog``. Serving (threads and real I/O): ``PtyServer``, ``TcpServer``,
 ``EmulatedUsbBackend`` (a pyusb backend), and ``serve_table``. Faults: ``FaultSpec`` /
 ``LineFaults``. The user's guide is docs/emulator.md.
@@ -21,7 +21,7 @@ from .server import DeviceServer
 from .shoe import Delivered, DrawResult, EmulatedShoe
 from .shuffler import EmulatedShuffler
 from .shuffler_shoe import EmulatedShufflerShoe
-from .table import DealtCard, DealtLog, Table, read_dealt_log
+from .table import DealtCard, DealtLog, EmulatedTable, read_dealt_log
 from .tcp_server import TcpServer
 from .usb_backend import EmulatedUsbBackend
 
@@ -29,7 +29,7 @@ __all__ = [
     "COVER", "Clock", "DealerAction", "Dealer", "DealtCard", "DealtLog", "Delivered",
     "DeviceCard", "DeviceServer", "DrawResult", "EmulatedDevice", "EmulatedShoe",
     "EmulatedShuffler", "EmulatedShufflerShoe", "EmulatedUsbBackend", "EmulatorStateError",
-    "FaultSpec", "LineFaults", "ManualClock", "PtyServer", "Table", "TableServer", "TcpServer",
+    "FaultSpec", "LineFaults", "ManualClock", "PtyServer", "EmulatedTable", "TableServer", "TcpServer",
     "build_device", "card_count", "cut_stack", "identity_for", "insert_second_cover",
     "parse_prompt", "parse_speed", "read_dealt_log", "serve_device", "serve_table",
     "standard_stack",

@@ -23,7 +23,7 @@ from .device import EmulatedDevice
 from .faults import FaultSpec
 from .pty_server import PtyServer
 from .server import DeviceServer
-from .table import Table
+from .table import EmulatedTable
 from .tcp_server import TcpServer
 
 __all__ = ["TRANSPORTS", "TableServer", "serve_device", "serve_table"]
@@ -51,7 +51,7 @@ class TableServer:
     """A table served over ptys. ``servers`` maps ``"shuffler"`` / ``"shoe"`` (``"shoe"`` alone for
     a shoe with the shuffler built in) to their servers."""
 
-    def __init__(self, table: Table, *, directory: str | os.PathLike[str] | None = None,
+    def __init__(self, table: EmulatedTable, *, directory: str | os.PathLike[str] | None = None,
                  faults: FaultSpec | None = None, **kwargs: Any) -> None:
         self.table = table
         self._made_dir = directory is None
@@ -91,7 +91,7 @@ class TableServer:
         self.close()
 
 
-def serve_table(table: Table, *, directory: str | os.PathLike[str] | None = None,
+def serve_table(table: EmulatedTable, *, directory: str | os.PathLike[str] | None = None,
                 faults: FaultSpec | None = None, **kwargs: Any) -> TableServer:
     """Start serving ``table`` over ptys (see the module docstring)."""
     return TableServer(table, directory=directory, faults=faults, **kwargs).start()

@@ -1,4 +1,4 @@
-"""``Table``: an emulated shuffler, shoe and dealer wired together in one process, and the dealt log.
+"""``EmulatedTable``: an emulated shuffler, shoe and dealer wired together in one process, and the dealt log.
 
 - A shoe profile of kind ``shuffler-shoe`` (e.g. ``emulated-autoshoe``) makes one device that
   shuffles and deals (``EmulatedShufflerShoe``): it is both ``table.shuffler`` and ``table.shoe``,
@@ -45,7 +45,7 @@ from .shoe import Delivered, EmulatedShoe
 from .shuffler import EmulatedShuffler
 from .shuffler_shoe import EmulatedShufflerShoe
 
-__all__ = ["DealtCard", "DealtLog", "Table", "read_dealt_log"]
+__all__ = ["DealtCard", "DealtLog", "EmulatedTable", "read_dealt_log"]
 
 
 class DealtLog:
@@ -103,7 +103,7 @@ def _parse_lines(lines: list[str]) -> Iterator[DealtCard]:
             raise ValueError(f"dealt log line {number}: {line!r}: {exc}") from None
 
 
-class Table:
+class EmulatedTable:
     """Shuffler + shoe + dealer. ``devices`` is ``(shuffler, shoe)``, or ``(shoe,)`` when the shoe
     has the shuffler built in.
 
@@ -162,7 +162,7 @@ class Table:
         if self.dealt_log is not None:
             self.dealt_log.close()
 
-    def __enter__(self) -> Table:
+    def __enter__(self) -> EmulatedTable:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from firmware_bridge.emulator import COVER, EmulatedShufflerShoe, ManualClock, Table, build_device
+from firmware_bridge.emulator import COVER, EmulatedShufflerShoe, ManualClock, EmulatedTable, build_device
 from firmware_bridge.emulator.serving import TableServer
 from firmware_bridge.emulator.shuffler_shoe import AUTO_COVER_FROM_BOTTOM
 from firmware_bridge.protocol import CardRead, CoverCard, Deliver, DeliverTarget, Display, GateUnlock, ShoeLoaded, Shuffle, ShuffleDone
@@ -49,7 +49,7 @@ def test_without_a_cover_sensor_no_cover_card_is_placed(clock) -> None:
 
 
 def test_a_table_with_the_shuffler_in_the_shoe_is_one_device_served_once(clock, tmp_path) -> None:
-    table = Table(shoe_profile="emulated-autoshoe", clock=clock, speed=INF, seed=2)
+    table = EmulatedTable(shoe_profile="emulated-autoshoe", clock=clock, speed=INF, seed=2)
     assert isinstance(table.shoe, EmulatedShufflerShoe) and table.shuffler is table.shoe
     assert table.devices == (table.shoe,)
     server = TableServer(table, directory=tmp_path)
@@ -61,7 +61,7 @@ def test_a_table_with_the_shuffler_in_the_shoe_is_one_device_served_once(clock, 
 def test_the_dealer_counts_the_cards_of_each_shoe_the_device_loads_itself(clock) -> None:
     """A prompt's ``@N`` is "the N-th card out of this shoe": after the device loads a new shoe
     itself (no dealer's LOAD), ``BURN @1`` burns the new shoe's first card."""
-    table = Table(shoe_profile="emulated-autoshoe", clock=clock, speed=INF, seed=3)
+    table = EmulatedTable(shoe_profile="emulated-autoshoe", clock=clock, speed=INF, seed=3)
     host = connect(table.shoe, clock, ticker=table.tick)
     for shoe in range(2):
         host.ok(Shuffle(8))

@@ -14,7 +14,7 @@ from firmware_bridge.emulator import (
     EmulatedShufflerShoe,
     FaultSpec,
     ManualClock,
-    Table,
+    EmulatedTable,
     build_device,
     cut_stack,
     insert_second_cover,
@@ -231,7 +231,7 @@ def test_seeded_shuffles_are_reproducible_and_unseeded_use_the_os_csprng(clock) 
 
 
 def test_deliver_to_the_attached_shoe_loads_it(clock) -> None:
-    table = Table(clock=clock, speed=INF, seed=3)
+    table = EmulatedTable(clock=clock, speed=INF, seed=3)
     shuffler_host = connect(table.shuffler, clock, ticker=table.tick)
     shoe_host = connect(table.shoe, clock, ticker=table.tick)
     shuffler_host.ok(Shuffle(8))
@@ -344,7 +344,7 @@ def test_jam_at_blocks_the_shoe_until_a_mechanism_reset(clock) -> None:
 
 
 def test_door_open_at_and_the_dealer_closing_it(clock) -> None:
-    table = Table(clock=clock, faults=FaultSpec.parse("door-open-at=1"))
+    table = EmulatedTable(clock=clock, faults=FaultSpec.parse("door-open-at=1"))
     host = connect(table.shoe, clock)
     table.shoe.load(cards("AS 2S 3S"))
     host.ok(GateUnlock())
@@ -449,7 +449,7 @@ def test_reset_at_fault_loses_power_after_the_nth_event(clock) -> None:
 
 def test_the_dealer_cuts_covers_loads_burns_and_draws_on_prompts(clock, tmp_path) -> None:
     log = tmp_path / "dealt.log"
-    table = Table(clock=clock, speed=INF, seed=11, dealt_log=log)
+    table = EmulatedTable(clock=clock, speed=INF, seed=11, dealt_log=log)
     shuffler = connect(table.shuffler, clock, ticker=table.tick)
     shoe = connect(table.shoe, clock, ticker=table.tick)
     shuffler.ok(Shuffle(8))
@@ -482,7 +482,7 @@ def test_the_dealer_cuts_covers_loads_burns_and_draws_on_prompts(clock, tmp_path
 
 
 def test_the_dealer_sets_the_cover_card_aside_and_draws_on(clock) -> None:
-    table = Table(clock=clock)
+    table = EmulatedTable(clock=clock)
     host = connect(table.shoe, clock)
     table.dealer.receive_stack(cards("AS 2S 3S 4S 5S 6S"))
     for prompt in ("cut 2", "cover 3", "load"):
@@ -501,7 +501,7 @@ def test_the_dealer_sets_the_cover_card_aside_and_draws_on(clock) -> None:
 
 
 def test_the_dealer_acts_only_on_prompts_after_its_delay(clock) -> None:
-    table = Table(clock=clock, dealer_delay_s=0.5)
+    table = EmulatedTable(clock=clock, dealer_delay_s=0.5)
     host = connect(table.shoe, clock)
     table.shoe.load(cards("AS 2S 3S"))
     host.ok(GateUnlock())
@@ -518,7 +518,7 @@ def test_the_dealer_acts_only_on_prompts_after_its_delay(clock) -> None:
 
 
 def test_a_retransmitted_display_does_not_make_the_dealer_act_twice(clock) -> None:
-    table = Table(clock=clock)
+    table = EmulatedTable(clock=clock)
     host = connect(table.shoe, clock)
     table.shoe.load(cards("AS 2S 3S"))
     host.ok(GateUnlock())
@@ -530,7 +530,7 @@ def test_a_retransmitted_display_does_not_make_the_dealer_act_twice(clock) -> No
 
 
 def test_dealer_mistakes_on_request_and_as_faults(clock) -> None:
-    table = Table(clock=clock, faults=FaultSpec.parse("dealer-extra-at=2,dealer-expose-at=4"))
+    table = EmulatedTable(clock=clock, faults=FaultSpec.parse("dealer-extra-at=2,dealer-expose-at=4"))
     host = connect(table.shoe, clock)
     table.shoe.load(cards("AS 2S 3S 4S 5S 6S 7S 8S 9S"))
     host.ok(GateUnlock())
@@ -548,7 +548,7 @@ def test_dealer_mistakes_on_request_and_as_faults(clock) -> None:
 
 
 def test_dealer_refusals_are_logged_and_change_nothing(clock) -> None:
-    table = Table(clock=clock)
+    table = EmulatedTable(clock=clock)
     host = connect(table.shoe, clock)
     for prompt in ("CUT 10", "LOAD", "CUT x", "DRAW"):
         host.ok(Display(prompt))
@@ -561,7 +561,7 @@ def test_dealer_refusals_are_logged_and_change_nothing(clock) -> None:
 
 
 def test_unload_empties_the_shoe(clock) -> None:
-    table = Table(clock=clock)
+    table = EmulatedTable(clock=clock)
     host = connect(table.shoe, clock)
     table.shoe.load(cards("AS 2S") + [COVER] + cards("3S"))
     host.ok(Display("UNLOAD"))
@@ -574,7 +574,7 @@ def test_same_seed_same_prompts_same_cards(clock, tmp_path) -> None:
     def deal(seed: int, name: str) -> list[str]:
         c = ManualClock()
         path = tmp_path / name
-        with Table(clock=c, seed=seed, speed=INF, dealt_log=path) as table:
+        with EmulatedTable(clock=c, seed=seed, speed=INF, dealt_log=path) as table:
             sh = connect(table.shuffler, c, ticker=table.tick)
             so = connect(table.shoe, c, ticker=table.tick)
             sh.ok(Shuffle(8))
@@ -629,7 +629,7 @@ def test_set_mode_and_display_are_remembered(clock) -> None:
 def test_a_numbered_draw_prompt_shown_again_never_draws_twice(clock) -> None:
     """``@N``: the N-th card of this shoe. The same prompt again (a restarted controller showing
     its current prompt) is a no-op once that card is out."""
-    table = Table(clock=clock, speed=INF, seed=5)
+    table = EmulatedTable(clock=clock, speed=INF, seed=5)
     shuffler = connect(table.shuffler, clock, ticker=table.tick)
     shoe = connect(table.shoe, clock, ticker=table.tick)
     shuffler.ok(Shuffle(8))
@@ -649,10 +649,10 @@ def test_a_numbered_draw_prompt_shown_again_never_draws_twice(clock) -> None:
     table.close()
 
 
-def shuffled_table(clock: ManualClock) -> tuple[Table, Host, Host]:
+def shuffled_table(clock: ManualClock) -> tuple[EmulatedTable, Host, Host]:
     """A table at real speed whose shuffler holds a shuffled stack; hosts on the shuffler and the
     shoe."""
-    table = Table(clock=clock, speed=1.0, seed=5)
+    table = EmulatedTable(clock=clock, speed=1.0, seed=5)
     shuffler = connect(table.shuffler, clock, ticker=table.tick)
     shoe = connect(table.shoe, clock, ticker=table.tick)
     table.shuffler.shuffle_s = 0.01

@@ -19,7 +19,7 @@ from firmware_bridge.emulator import (
     FaultSpec,
     ManualClock,
     PtyServer,
-    Table,
+    EmulatedTable,
     TcpServer,
     build_device,
     read_dealt_log,
@@ -320,7 +320,7 @@ def test_usb_backend_wants_a_usb_profile() -> None:
 
 def test_a_served_table_deals_and_writes_the_dealt_log(tmp_path) -> None:
     log = tmp_path / "dealt.log"
-    table = Table(seed=21, speed=INF, dealt_log=log)
+    table = EmulatedTable(seed=21, speed=INF, dealt_log=log)
     with serve_table(table, directory=tmp_path / "dev") as served:
         ports = {d["profile"]: d["port"] for d in served.devices()}
         assert ports == {"emulated-shuffler": str(tmp_path / "dev" / "shuffler"),

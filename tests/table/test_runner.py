@@ -18,14 +18,14 @@ from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
 from controller.table.runner import TableRunner
 from firmware_bridge.emulator.loopback import LoopbackTransport
-from firmware_bridge.emulator.table import Table, read_dealt_log
+from firmware_bridge.emulator.table import EmulatedTable, read_dealt_log
 from firmware_bridge.link import DeviceLink
 from firmware_bridge.profiles import get_profile
 
 INF = float("inf")
 
 
-def make_runner(table: Table, journal: Journal, **kwargs) -> TableRunner:
+def make_runner(table: EmulatedTable, journal: Journal, **kwargs) -> TableRunner:
     sub = load_preset("minibaccarat")
     runner = TableRunner(TableCore(sub, table_id="T1"), journal, autodealer=AutoDealer(sub, seed=7), **kwargs)
     runner.recover_from_journal()
@@ -70,7 +70,7 @@ def dealt_cards(path) -> list[tuple[int, int, int]]:
 
 
 def test_a_whole_shoe_is_journaled_card_for_card_and_verifies(tmp_path) -> None:
-    table = Table(seed=11, speed=INF, dealt_log=tmp_path / "dealt.log")
+    table = EmulatedTable(seed=11, speed=INF, dealt_log=tmp_path / "dealt.log")
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
     runner = make_runner(table, journal, shoes=1)
     run_to_the_end(runner)
@@ -88,7 +88,7 @@ def test_an_event_is_acknowledged_only_after_its_commit_and_a_failed_commit_is_r
     """A failing disk (the one edge mocked): the commit of the 40th device event raises; the
     runner stops with that error and the link does not acknowledge the event. A new runner on the
     same journal gets it again from the device and stores it once: the journal equals the shoe."""
-    table = Table(seed=12, speed=INF, dealt_log=tmp_path / "dealt.log")
+    table = EmulatedTable(seed=12, speed=INF, dealt_log=tmp_path / "dealt.log")
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
     real_append = journal.append_batch
     device_batches = 0
@@ -126,7 +126,7 @@ def test_each_event_is_acknowledged_by_the_owner_right_after_its_commit(tmp_path
     """The link hands each event over (``auto_ack=False``) and the owner thread itself
     acknowledges it once the journal holds it: no thread in between, nothing acknowledged
     before its commit, every stored event acknowledged."""
-    table = Table(seed=14, speed=INF, dealt_log=tmp_path / "dealt.log")
+    table = EmulatedTable(seed=14, speed=INF, dealt_log=tmp_path / "dealt.log")
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
     runner = make_runner(table, journal, rounds=3)
     acks: list[tuple[threading.Thread, bool]] = []
@@ -149,7 +149,7 @@ def test_each_event_is_acknowledged_by_the_owner_right_after_its_commit(tmp_path
 
 
 def test_a_link_that_would_acknowledge_before_the_commit_is_refused(tmp_path) -> None:
-    table = Table(seed=15, speed=INF)
+    table = EmulatedTable(seed=15, speed=INF)
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
     runner = make_runner(table, journal)
     runner.links["shoe"] = DeviceLink(LoopbackTransport(table.shoe), on_event=runner.link_event_callback("shoe"))
@@ -161,7 +161,7 @@ def test_a_link_that_would_acknowledge_before_the_commit_is_refused(tmp_path) ->
 
 
 def test_stop_ends_the_run_promptly_and_releases_the_links(tmp_path) -> None:
-    table = Table(seed=13, speed=1.0, dealt_log=tmp_path / "dealt.log")
+    table = EmulatedTable(seed=13, speed=1.0, dealt_log=tmp_path / "dealt.log")
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
     runner = make_runner(table, journal)
     thread = run_in_thread(runner)
