@@ -12,9 +12,10 @@ Importing this package opens nothing and starts nothing.
 from .cards import COVER, DeviceCard, card_count, cut_stack, insert_second_cover, standard_stack
 from .clock import Clock, ManualClock
 from .dealer import Dealer, DealerAction, parse_prompt
-from .device import EmulatedDevice, EmulatorStateError, identity_for
+from .device import EmulatedDevice, EmulatorStateError
 from .factory import build_device, parse_speed
 from .faults import FaultSpec, LineFaults
+from .identity import identity_for
 from .pty_server import PtyServer
 from .serving import TableServer, serve_device, serve_table
 from .server import DeviceServer

@@ -25,10 +25,8 @@ Physical things (cards in the shoe, an open door, a jam) stay as they are.
 """
 from __future__ import annotations
 
-import os
 import random
 import threading
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +34,6 @@ from firmware_bridge.protocol import (
     NEED_DATA,
     Ack,
     AutoReply,
-    Capability,
     CommandReceived,
     Deliver,
     DeviceConnection,
@@ -51,7 +48,6 @@ from firmware_bridge.protocol import (
     GateUnlock,
     Heartbeat,
     HeartbeatReply,
-    Identity,
     Jam,
     JamLocation,
     Nak,
@@ -64,15 +60,18 @@ from firmware_bridge.protocol import (
     StatusReply,
     StatusRequest,
 )
-from firmware_bridge.protocol.messages import MAX_ID_TEXT, MAX_TEXT
+from firmware_bridge.protocol.message_base import clip_text
+from firmware_bridge.protocol.wire_values import MAX_TEXT
 
 from .clock import Clock, monotonic
 from .faults import FaultSpec
+from .identity import EMULATOR_FIRMWARE, capabilities_of, identity_for
+from .outbox import Outbox
 
+# EMULATOR_FIRMWARE, capabilities_of and identity_for live in .identity; importable from here too.
 __all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of",
            "identity_for"]
 
-EMULATOR_FIRMWARE = "shoectl-emu 1"
 HOST_LOSS_TIMEOUT_S = 5.0  # docs/protocol.md section 8
 _U32 = 0xFFFF_FFFF
 
@@ -82,49 +81,6 @@ Handled = tuple[Reply, Callable[[], None] | None]
 
 class EmulatorStateError(RuntimeError):
     """A physical action the device's state does not allow (e.g. loading a shoe that holds cards)."""
-
-
-def _clip(text: str, limit: int) -> str:
-    return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
-
-
-def capabilities_of(profile: Any) -> Capability:
-    """The IDENTITY capability bits of a profile's ``capabilities`` table."""
-    c = profile.capabilities
-    bits = Capability(0)
-    for flag, on in ((Capability.CARD_RECOGNITION, c.card_recognition),
-                     (Capability.FACE_UP_DETECTION, c.face_up_detection),
-                     (Capability.COVER_CARD_SENSOR, c.cover_card_sensor),
-                     (Capability.CARD_COUNT, c.card_count_after_shuffle),
-                     (Capability.AUTO_RESHUFFLE, c.automatic_reshuffle),
-                     (Capability.BATCH_SHUFFLER, c.shuffler == "batch"),
-                     (Capability.CONTINUOUS_SHUFFLER, c.shuffler == "continuous")):
-        if on:
-            bits |= flag
-    return bits
-
-
-def identity_for(profile: Any, *, serial: str | None = None, firmware: str = EMULATOR_FIRMWARE,
-                 event_epoch: int | None = None) -> Identity:
-    """The IDENTITY a device of ``profile`` answers HELLO with.
-
-    ``serial`` defaults to the profile's USB serial number, else ``EMU-<profile name>``.
-    ``event_epoch`` defaults to 32 random bits from the OS: every new emulated device starts its
-    event counter at 1, so it must never reuse an epoch (E2), not even in a seeded run.
-    """
-    if serial is None:
-        serial = getattr(profile.transport, "serial_number", None) or f"EMU-{profile.name}"
-    if event_epoch is None:
-        event_epoch = int.from_bytes(os.urandom(4), "little")
-    return Identity(
-        protocol_version=profile.protocol_version,
-        capabilities=capabilities_of(profile),
-        deck_capacity=profile.capabilities.deck_capacity,
-        event_epoch=event_epoch,
-        model=_clip(profile.model, MAX_ID_TEXT),
-        serial=_clip(serial, MAX_ID_TEXT),
-        firmware=_clip(firmware, MAX_ID_TEXT),
-    )
 
 
 class EmulatedDevice:
@@ -172,12 +128,10 @@ class EmulatedDevice:
         self.gate_locked = True
         self.host_lost = False
         self.boots = 1
-        self.events_emitted = 0
         self.frames_dropped = 0
         self._boot_at = clock()
         self._last_command_at: float | None = None
-        self._out: list[bytes] = []
-        self._backlog: deque[DeviceEvent] = deque()
+        self._outbox = Outbox(max_unacknowledged)
         self._power_loss_pending = False
         self._reset_fault_done = False
         self._prompt_listeners: list[Callable[[str], None]] = []
@@ -199,15 +153,15 @@ class EmulatedDevice:
             self._last_command_at = self.clock()
             self.host_lost = False
             if isinstance(event, AutoReply):
-                self._out.append(event.data)
+                self._outbox.put(event.data)
                 self._flush_backlog()
                 continue
             assert isinstance(event, CommandReceived)
             try:
                 reply, after = self._command(event.command)
             except Exception as exc:  # a bug in a model must not leave the command unanswered
-                reply, after = Nak(NakCode.INTERNAL_ERROR, _clip(f"{type(exc).__name__}: {exc}", MAX_TEXT)), None
-            self._out.append(conn.send(reply))
+                reply, after = Nak(NakCode.INTERNAL_ERROR, clip_text(f"{type(exc).__name__}: {exc}", MAX_TEXT)), None
+            self._outbox.put(conn.send(reply))
             if after is not None:
                 after()
             if conn is not self.connection:  # rebooted: the rest of the old buffer is gone
@@ -231,8 +185,7 @@ class EmulatedDevice:
 
     def outgoing(self) -> list[bytes]:
         """Take the frames to write, oldest first (one complete frame per item)."""
-        out, self._out = self._out, []
-        return out
+        return self._outbox.take()
 
     def output_bytes(self) -> bytes:
         """``outgoing()`` joined into one byte string."""
@@ -270,7 +223,12 @@ class EmulatedDevice:
     @property
     def events_blocked(self) -> bool:
         """True when the event store is full (E8): the device must not produce new events."""
-        return bool(self._backlog) or self.connection.unacknowledged_count >= self.max_unacknowledged
+        return self._outbox.blocked(self.connection)
+
+    @property
+    def events_emitted(self) -> int:
+        """Events sent so far (not counting those still held back)."""
+        return self._outbox.sent
 
     def cards_in_shoe(self) -> int:
         return 0
@@ -290,10 +248,8 @@ class EmulatedDevice:
     def emit(self, event: DeviceEvent) -> None:
         """Send a new event (built with ``counter=0``). If the event store is full it waits in a
         backlog, in order, until the host acknowledges (never dropped)."""
-        if self.events_blocked:
-            self._backlog.append(event)
-            return
-        self._send_event(event)
+        if self._outbox.emit(self.connection, event):
+            self._check_reset_fault()
 
     def open_door(self) -> None:
         if not self.door_open:
@@ -315,7 +271,7 @@ class EmulatedDevice:
     def fault(self, code: int, text: str = "") -> None:
         """A device fault (FAULT event, state FAULT) until RESET(MECHANISM)."""
         self.faulted = True
-        self.emit(Fault(code=code, text=_clip(text, MAX_TEXT)))
+        self.emit(Fault(code=code, text=clip_text(text, MAX_TEXT)))
 
     def power_cycle(self) -> None:
         """Power loss and restart (see the module docstring)."""
@@ -378,7 +334,7 @@ class EmulatedDevice:
 
     @staticmethod
     def _nak(code: NakCode, text: str = "") -> Nak:
-        return Nak(code, _clip(text, MAX_TEXT))
+        return Nak(code, clip_text(text, MAX_TEXT))
 
     def _refusal(self, *, busy_ok: bool = False) -> Nak | None:
         """The NAK a mechanism command gets in the current state, or ``None`` if it may run."""
@@ -396,18 +352,17 @@ class EmulatedDevice:
 
     # --- internals -----------------------------------------------------------------------------
 
-    def _send_event(self, event: DeviceEvent) -> None:
-        self._out.append(self.connection.send(event))
-        self.events_emitted += 1
+    def _check_reset_fault(self) -> None:
+        """After events went out: the ``reset-at=N`` fault cuts the power once event N is sent
+        (at the end of the step, so the frames already queued still go out)."""
         if (self.faults.reset_at and not self._reset_fault_done
                 and self.connection.last_event_counter >= self.faults.reset_at):
             self._reset_fault_done = True
             self._power_loss_pending = True
 
     def _flush_backlog(self) -> None:
-        backlog = self._backlog
-        while backlog and self.connection.unacknowledged_count < self.max_unacknowledged:
-            self._send_event(backlog.popleft())
+        if self._outbox.flush(self.connection):
+            self._check_reset_fault()
 
     def _after_step(self) -> None:
         if self._power_loss_pending:
@@ -428,7 +383,7 @@ class EmulatedDevice:
         return StatusReply(
             state=self.state, mode=self.mode, door_open=self.door_open, jam=self.jammed,
             gate_locked=self.gate_locked, cards_in_shoe=min(self.cards_in_shoe(), 0xFFFF),
-            pending_events=min(conn.unacknowledged_count + len(self._backlog), 0xFFFF),
+            pending_events=min(conn.unacknowledged_count + self._outbox.waiting, 0xFFFF),
             last_acked_event=conn.last_acknowledged_event,
         ), None
 

@@ -17,7 +17,7 @@ Contract:
   ``MalformedPayloadError`` for a wrong length, a bad enum value, bad UTF-8 or a bad value. A
   message with a fixed layout declares it as ``_WIRE = layout((attribute, struct code), ...)``
   and inherits both; others write them with ``pack_text`` / ``unpack_text``,
-  ``construct_decoded`` and ``expect_end``.
+  ``construct_decoded`` and ``expect_end``. ``clip_text`` fits a sender's text into a field's limit.
 - Payloads are exact: trailing bytes are an error. Reserved bits in bit fields are sent as 0 and
   ignored on receipt.
 """
@@ -39,6 +39,7 @@ __all__ = [
     "WireLayout",
     "as_bool",
     "check_text",
+    "clip_text",
     "construct_decoded",
     "expect_end",
     "layout",
@@ -77,6 +78,12 @@ def check_text(value: object, name: str, limit: int) -> bytes:
     if len(raw) > limit:
         raise InvalidMessageError(f"{name} is {len(raw)} UTF-8 bytes; the limit is {limit}")
     return raw
+
+
+def clip_text(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, never inside a character: what a sender
+    puts in a text field of that limit when its own text may be longer."""
+    return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
 
 
 def pack_text(value: str) -> bytes:

@@ -1,0 +1,61 @@
+"""What an emulated device says it is: the IDENTITY it answers HELLO with, from its profile.
+
+Contract:
+- ``capabilities_of(profile)`` -> the IDENTITY capability bits of the profile's ``capabilities``
+  table (card recognition, face-up detection, cover-card sensor, card count after a shuffle,
+  automatic reshuffle, batch or continuous shuffler).
+- ``identity_for(profile, serial=, firmware=, event_epoch=)`` -> the ``Identity`` message; texts
+  longer than the wire allows (``MAX_ID_TEXT`` UTF-8 bytes) are cut, never refused.
+- Pure, except that a missing ``event_epoch`` is drawn from the OS (see ``identity_for``).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from firmware_bridge.protocol import Capability, Identity
+from firmware_bridge.protocol.message_base import clip_text
+from firmware_bridge.protocol.wire_values import MAX_ID_TEXT
+
+__all__ = ["EMULATOR_FIRMWARE", "capabilities_of", "identity_for"]
+
+EMULATOR_FIRMWARE = "shoectl-emu 1"
+
+
+def capabilities_of(profile: Any) -> Capability:
+    """The IDENTITY capability bits of a profile's ``capabilities`` table."""
+    c = profile.capabilities
+    bits = Capability(0)
+    for flag, on in ((Capability.CARD_RECOGNITION, c.card_recognition),
+                     (Capability.FACE_UP_DETECTION, c.face_up_detection),
+                     (Capability.COVER_CARD_SENSOR, c.cover_card_sensor),
+                     (Capability.CARD_COUNT, c.card_count_after_shuffle),
+                     (Capability.AUTO_RESHUFFLE, c.automatic_reshuffle),
+                     (Capability.BATCH_SHUFFLER, c.shuffler == "batch"),
+                     (Capability.CONTINUOUS_SHUFFLER, c.shuffler == "continuous")):
+        if on:
+            bits |= flag
+    return bits
+
+
+def identity_for(profile: Any, *, serial: str | None = None, firmware: str = EMULATOR_FIRMWARE,
+                 event_epoch: int | None = None) -> Identity:
+    """The IDENTITY a device of ``profile`` answers HELLO with.
+
+    ``serial`` defaults to the profile's USB serial number, else ``EMU-<profile name>``.
+    ``event_epoch`` defaults to 32 random bits from the OS: every new emulated device starts its
+    event counter at 1, so it must never reuse an epoch (E2), not even in a seeded run.
+    """
+    if serial is None:
+        serial = getattr(profile.transport, "serial_number", None) or f"EMU-{profile.name}"
+    if event_epoch is None:
+        event_epoch = int.from_bytes(os.urandom(4), "little")
+    return Identity(
+        protocol_version=profile.protocol_version,
+        capabilities=capabilities_of(profile),
+        deck_capacity=profile.capabilities.deck_capacity,
+        event_epoch=event_epoch,
+        model=clip_text(profile.model, MAX_ID_TEXT),
+        serial=clip_text(serial, MAX_ID_TEXT),
+        firmware=clip_text(firmware, MAX_ID_TEXT),
+    )
