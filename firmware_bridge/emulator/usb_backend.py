@@ -5,13 +5,10 @@ to ``usb.core.find(backend=...)`` and pyusb's real find / set_configuration / cl
 / ctrl_transfer code runs against it. (pyftdi's ``tests/backend/usbvirt.py`` uses the same
 design.)
 
-Descriptors come from the profile's ``[transport]`` (type ``usb``): one configuration
-(``configuration``, self-powered) with one vendor-specific interface (``interface``) holding an
-OUT and an IN endpoint (``endpoint_out`` / ``endpoint_in``, ``transfer`` bulk or interrupt,
-``max_packet``); string descriptors 1-3 are ``manufacturer``, ``product`` and ``serial_number``
-(served by GET_DESCRIPTOR through ``ctrl_transfer``, language 0x0409). Every field pyusb reads is
-present: ``bus``, ``address``, ``port_number``, ``port_numbers``, ``speed``, ``extra_descriptors``,
-and ``bRefresh`` / ``bSynchAddress`` on endpoints.
+Descriptors come from the profile's ``[transport]`` (type ``usb``), built by ``usb_descriptors``:
+one configuration with one vendor-specific interface holding an OUT and an IN endpoint, and string
+descriptors (served by GET_DESCRIPTOR through ``ctrl_transfer``, language 0x0409). Every field
+pyusb reads is present.
 
 Transfers:
 - a write to the OUT endpoint feeds the device (``receive_data``) and returns the byte count;
@@ -46,10 +43,9 @@ from firmware_bridge.profiles import UsbTransportSpec
 from .clock import Clock, monotonic
 from .device import EmulatedDevice
 from .faults import FaultSpec, LineFaults
+from .usb_descriptors import UsbDescriptor, VirtualUsbDevice, build_virtual_device, descriptor_bytes
 
-__all__ = ["EmulatedUsbBackend", "UsbDescriptor"]
-
-LANGID_EN_US = 0x0409
+__all__ = ["EmulatedUsbBackend", "UsbDescriptor"]  # UsbDescriptor lives in usb_descriptors
 _LIBUSB_ERROR_NO_DEVICE = -4
 _LIBUSB_ERROR_NOT_FOUND = -5
 _LIBUSB_ERROR_TIMEOUT = -7
@@ -58,31 +54,9 @@ _GET_STATUS, _GET_DESCRIPTOR, _GET_CONFIGURATION, _SET_CONFIGURATION = 0x00, 0x0
 _GET_INTERFACE, _SET_INTERFACE = 0x0A, 0x0B
 
 
-class UsbDescriptor:
-    """A descriptor as pyusb reads it: plain attributes (``_set_attr`` uses ``getattr``)."""
-
-    def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
-
-    def __repr__(self) -> str:
-        return f"UsbDescriptor({self.__dict__!r})"
-
-
-@dataclass(eq=False)
-class _VirtualDevice:
-    """What ``enumerate_devices`` yields: the descriptors of one plugged-in instance."""
-
-    generation: int
-    device: UsbDescriptor
-    configuration: UsbDescriptor
-    interface: UsbDescriptor
-    endpoints: list[UsbDescriptor]
-    strings: dict[int, str] = field(default_factory=dict)
-
-
 @dataclass(eq=False)
 class _Handle:
-    dev: _VirtualDevice
+    dev: VirtualUsbDevice
     configuration: int
     claimed: set[int] = field(default_factory=set)
 
@@ -102,14 +76,6 @@ def _fill(buff: Any, data: bytes | bytearray) -> int:
     n = min(len(view), len(data))
     view[:n] = data[:n]
     return n
-
-
-def _speed_for(max_packet: int) -> int:
-    if max_packet >= 1024:
-        return usb.util.SPEED_SUPER
-    if max_packet >= 512:
-        return usb.util.SPEED_HIGH
-    return usb.util.SPEED_FULL
 
 
 class EmulatedUsbBackend(IBackend):
@@ -207,70 +173,9 @@ class EmulatedUsbBackend(IBackend):
             raise _no_device()
         return handle
 
-    # --- descriptors ---------------------------------------------------------------------------
-
-    def _build(self) -> _VirtualDevice:
-        s = self.spec
-        strings = {1: s.manufacturer, 2: s.product}
-        if s.serial_number:
-            strings[3] = s.serial_number
-        kind = usb.util.ENDPOINT_TYPE_BULK if s.transfer == "bulk" else usb.util.ENDPOINT_TYPE_INTR
-        interval = 0 if s.transfer == "bulk" else 1
-        endpoints = [
-            UsbDescriptor(bLength=7, bDescriptorType=usb.util.DESC_TYPE_ENDPOINT,
-                          bEndpointAddress=address, bmAttributes=kind,
-                          wMaxPacketSize=s.max_packet, bInterval=interval, bRefresh=0,
-                          bSynchAddress=0, extra_descriptors=[])
-            for address in (s.endpoint_out, s.endpoint_in)
-        ]
-        interface = UsbDescriptor(bLength=9, bDescriptorType=usb.util.DESC_TYPE_INTERFACE,
-                                  bInterfaceNumber=s.interface, bAlternateSetting=0,
-                                  bNumEndpoints=len(endpoints), bInterfaceClass=0xFF,
-                                  bInterfaceSubClass=0x00, bInterfaceProtocol=0x00,
-                                  iInterface=0, extra_descriptors=[])
-        configuration = UsbDescriptor(bLength=9, bDescriptorType=usb.util.DESC_TYPE_CONFIG,
-                                      wTotalLength=9 + 9 + 7 * len(endpoints), bNumInterfaces=1,
-                                      bConfigurationValue=s.configuration, iConfiguration=0,
-                                      bmAttributes=0xC0, bMaxPower=50, extra_descriptors=[])
-        device = UsbDescriptor(bLength=18, bDescriptorType=usb.util.DESC_TYPE_DEVICE,
-                               bcdUSB=0x0200, bDeviceClass=0x00, bDeviceSubClass=0x00,
-                               bDeviceProtocol=0x00, bMaxPacketSize0=64, idVendor=s.vid,
-                               idProduct=s.pid, bcdDevice=0x0100, iManufacturer=1, iProduct=2,
-                               iSerialNumber=3 if s.serial_number else 0, bNumConfigurations=1,
-                               bus=self.bus, address=self._address,
-                               port_number=self.port_numbers[-1] if self.port_numbers else None,
-                               port_numbers=self.port_numbers or None,
-                               speed=_speed_for(s.max_packet))
-        return _VirtualDevice(self._generation, device, configuration, interface, endpoints,
-                              strings)
-
-    def _descriptor_bytes(self, dev: _VirtualDevice, kind: int, index: int, langid: int) -> bytes:
-        if kind == usb.util.DESC_TYPE_DEVICE and index == 0:
-            d = dev.device
-            return bytes([18, 1]) + d.bcdUSB.to_bytes(2, "little") + bytes(
-                [d.bDeviceClass, d.bDeviceSubClass, d.bDeviceProtocol, d.bMaxPacketSize0]) + \
-                d.idVendor.to_bytes(2, "little") + d.idProduct.to_bytes(2, "little") + \
-                d.bcdDevice.to_bytes(2, "little") + bytes(
-                [d.iManufacturer, d.iProduct, d.iSerialNumber, d.bNumConfigurations])
-        if kind == usb.util.DESC_TYPE_CONFIG and index == 0:
-            c, i = dev.configuration, dev.interface
-            out = bytes([9, 2]) + c.wTotalLength.to_bytes(2, "little") + bytes(
-                [c.bNumInterfaces, c.bConfigurationValue, 0, c.bmAttributes, c.bMaxPower])
-            out += bytes([9, 4, i.bInterfaceNumber, 0, i.bNumEndpoints, i.bInterfaceClass,
-                          i.bInterfaceSubClass, i.bInterfaceProtocol, 0])
-            for e in dev.endpoints:
-                out += bytes([7, 5, e.bEndpointAddress, e.bmAttributes]) + \
-                    e.wMaxPacketSize.to_bytes(2, "little") + bytes([e.bInterval])
-            return out
-        if kind == usb.util.DESC_TYPE_STRING:
-            if index == 0:
-                return bytes([4, 3]) + LANGID_EN_US.to_bytes(2, "little")
-            text = dev.strings.get(index)
-            if text is None or langid != LANGID_EN_US:
-                raise _pipe_error()
-            body = text.encode("utf-16-le")
-            return bytes([2 + len(body), 3]) + body
-        raise _pipe_error()
+    def _build(self) -> VirtualUsbDevice:
+        return build_virtual_device(self.spec, generation=self._generation, bus=self.bus,
+                                    address=self._address, port_numbers=self.port_numbers)
 
     # --- IBackend: enumeration and descriptors -------------------------------------------------
 
@@ -279,24 +184,24 @@ class EmulatedUsbBackend(IBackend):
         if self._plugged:
             yield self._dev
 
-    def get_parent(self, dev: _VirtualDevice) -> None:
+    def get_parent(self, dev: VirtualUsbDevice) -> None:
         return None
 
-    def get_device_descriptor(self, dev: _VirtualDevice) -> UsbDescriptor:
+    def get_device_descriptor(self, dev: VirtualUsbDevice) -> UsbDescriptor:
         return dev.device
 
-    def get_configuration_descriptor(self, dev: _VirtualDevice, config: int) -> UsbDescriptor:
+    def get_configuration_descriptor(self, dev: VirtualUsbDevice, config: int) -> UsbDescriptor:
         if config != 0:
             raise IndexError(f"no configuration index {config}")
         return dev.configuration
 
-    def get_interface_descriptor(self, dev: _VirtualDevice, intf: int, alt: int,
+    def get_interface_descriptor(self, dev: VirtualUsbDevice, intf: int, alt: int,
                                  config: int) -> UsbDescriptor:
         if (config, intf, alt) != (0, 0, 0):
             raise IndexError(f"no interface index {intf} alt {alt} in configuration {config}")
         return dev.interface
 
-    def get_endpoint_descriptor(self, dev: _VirtualDevice, ep: int, intf: int, alt: int,
+    def get_endpoint_descriptor(self, dev: VirtualUsbDevice, ep: int, intf: int, alt: int,
                                 config: int) -> UsbDescriptor:
         if (config, intf, alt) != (0, 0, 0) or not 0 <= ep < len(dev.endpoints):
             raise IndexError(f"no endpoint index {ep}")
@@ -304,7 +209,7 @@ class EmulatedUsbBackend(IBackend):
 
     # --- IBackend: handles ---------------------------------------------------------------------
 
-    def open_device(self, dev: _VirtualDevice) -> _Handle:
+    def open_device(self, dev: VirtualUsbDevice) -> _Handle:
         self._auto_plug()
         if not self._plugged or dev.generation != self._generation:
             raise _no_device()
@@ -364,7 +269,9 @@ class EmulatedUsbBackend(IBackend):
             raise _pipe_error()  # the device defines no class or vendor requests
         if device_to_host:
             if bRequest == _GET_DESCRIPTOR:
-                reply = self._descriptor_bytes(handle.dev, wValue >> 8, wValue & 0xFF, wIndex)
+                reply = descriptor_bytes(handle.dev, wValue >> 8, wValue & 0xFF, wIndex)
+                if reply is None:
+                    raise _pipe_error()
             elif bRequest == _GET_CONFIGURATION:
                 reply = bytes([handle.configuration])
             elif bRequest == _GET_STATUS:
