@@ -37,19 +37,36 @@ raises ``GameScopeError`` for ``21-baccarat``.
 Errors: ``NotAnIrregularityError`` and ``GameScopeError`` are ``RulesError`` s; bad card text raises
 ``CardError``; a missing or wrong Rules Submission, or a first deal that is not four cards, raises
 ``RulesError``. Valid inputs never raise. See ``docs/irregularities.md``.
+
+This module decides the misdealt cards, (a)-(d), and answers the tableau questions they ask; every
+name above is importable from here. ``irregularity_decisions`` holds ``Decision``, ``Action``, the
+errors and the scope check; ``irregularity_dealing`` holds (e) and the dealing helpers.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from enum import Enum
-from itertools import chain
+from collections.abc import Sequence
 from typing import Any
 
 from . import punto_banco as pb
 from .cards import Card, parse_card
-from .engine import RoundResult, deal
-from .errors import InsufficientCardsError, RulesError
+from .errors import RulesError
+from .irregularity_dealing import (
+    apply_to_next_round,
+    can_complete_round,
+    insufficient_cards,
+    simulated_round,
+    void_decision_for,
+)
+from .irregularity_decisions import (
+    MAX_ROUND_CARDS,
+    MIN_ROUND_CARDS,
+    UNAUTHORIZED_THIRD_CARD_OPTIONS,
+    Action,
+    Decision,
+    GameScopeError,
+    NotAnIrregularityError,
+    game_in_scope,
+)
 from .model import Game
 
 __all__ = [
@@ -72,93 +89,9 @@ __all__ = [
     "void_decision_for",
 ]
 
-MIN_ROUND_CARDS = 4  # P1 B1 P2 B2, both hands standing
-MAX_ROUND_CARDS = 6  # plus a third card to each hand
-
-# Rules Submission values of ``irregularities.unauthorized_third_card`` and the clause each selects.
-UNAUTHORIZED_THIRD_CARD_OPTIONS = {"discard": "627a.13(c)(1)", "simulated-round": "627a.13(c)(2)"}
-
-
-class NotAnIrregularityError(RulesError):
-    """The Player was entitled to the third card under 627a.10: it is not an irregularity."""
-
-
-class GameScopeError(RulesError):
-    """627a.13 does not cover the game (21 Baccarat)."""
-
-
-class Action(str, Enum):
-    """What becomes of the card concerned (or of the round, for ``VOID_ROUND``)."""
-
-    NEXT_HAND_FIRST_CARD = "next-hand-first-card"
-    """(a), (b): hold the card, undisclosed; it is the first card (P1) of the next hand."""
-
-    BANKER_THIRD_CARD = "banker-third-card"
-    """(b), (c): the card is the Banker's third card; the round completes and settles with it."""
-
-    DISCARD_WITH_ONE_MORE = "discard-with-one-more"
-    """(c)(1): the disclosed card and one more card drawn face down from the shoe, not disclosed,
-    go to the discard rack."""
-
-    SIMULATED_ROUND = "simulated-round"
-    """(c)(2), (d): the card is the first card of a simulated round in which no wagers are
-    accepted, dealt per the rules (``simulated_round``), then all its cards go to the discard
-    rack."""
-
-    VOID_ROUND = "void-round"
-    """(e): the round is void, every wager is returned, and the entire set of cards is reshuffled
-    and placed in the shoe before a new round."""
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """One irregularity decided. Immutable.
-
-    ``action``: what to do; ``clause``: the clause that requires it (``"627a.13(b)"``); ``card``:
-    the card concerned, or ``None`` (a void round); ``reason``: one plain sentence for the dealer
-    and the journal.
-    """
-
-    action: Action
-    clause: str
-    card: Card | None
-    reason: str
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "action", Action(self.action))
-
-    def to_json(self) -> dict[str, Any]:
-        """Stable JSON form: ``{"action", "clause", "card", "reason"}`` (card as ``"AS"`` or null)."""
-        return {
-            "action": self.action.value,
-            "clause": self.clause,
-            "card": None if self.card is None else str(self.card),
-            "reason": self.reason,
-        }
-
-
-# -- helpers ---------------------------------------------------------------------------------
-
-
-def _card(c: Card | str) -> Card:
-    return parse_card(c)  # a Card is returned as is; bad text raises CardError
-
-
-def _game(game: Game | str) -> Game:
-    try:
-        g = Game(game)
-    except ValueError:
-        raise RulesError(f"unknown game {game!r}; known: {', '.join(x.value for x in Game)}") from None
-    if not g.is_punto_banco_family:
-        raise GameScopeError(
-            f"627a.13 (Minibaccarat irregularities) covers the Punto Banco games only "
-            f"(punto-banco, ez-baccarat), not {g.value}"
-        )
-    return g
-
 
 def _first_four(cards: Sequence[Card | str]) -> tuple[Card, Card, Card, Card]:
-    four = tuple(_card(c) for c in cards)
+    four = tuple(parse_card(c) for c in cards)
     if len(four) != 4:
         raise RulesError(
             f"expected the round's first four cards in deal order P1 B1 P2 B2, got {len(four)}"
@@ -173,7 +106,7 @@ def _totals(four: Sequence[Card]) -> tuple[int, int]:
 def _option(submission: Any) -> str:
     if submission is None:
         raise RulesError("a Rules Submission is needed to decide 627a.13(c) (irregularities.unauthorized_third_card)")
-    _game(submission.game)
+    game_in_scope(submission.game)
     option = getattr(submission, "unauthorized_third_card", None)
     if option not in UNAUTHORIZED_THIRD_CARD_OPTIONS:
         raise RulesError(
@@ -223,8 +156,8 @@ def card_drawn_in_error(card: Card | str, *, disclosed: bool, game: Game | str =
     (a) not disclosed: the first card of the next hand. (d) disclosed: the first card of a
     simulated round. For an unauthorised Player third card use ``unauthorized_player_third_card``.
     """
-    _game(game)
-    c = _card(card)
+    game_in_scope(game)
+    c = parse_card(card)
     if disclosed:
         return Decision(
             Action.SIMULATED_ROUND,
@@ -258,7 +191,7 @@ def unauthorized_player_third_card(
     """
     option = _option(submission)
     four = _first_four(first_four)
-    c = _card(card)
+    c = parse_card(card)
     pt, bt = _totals(four)
     if player_entitled_to_third_card(four):
         raise NotAnIrregularityError(
@@ -324,11 +257,11 @@ def face_up_card_in_shoe(
     submission's raises ``RulesError``.
     """
     if submission is not None:
-        if game is not None and _game(game) is not Game(submission.game):
+        if game is not None and game_in_scope(game) is not Game(submission.game):
             raise RulesError(f"game {Game(game).value} differs from the Rules Submission's {Game(submission.game).value}")
         game = submission.game
-    _game(Game.PUNTO_BANCO if game is None else game)
-    c = _card(card)
+    game_in_scope(Game.PUNTO_BANCO if game is None else game)
+    c = parse_card(card)
     if dealt_as_player_third_after is not None:
         four = _first_four(dealt_as_player_third_after)
         _option(submission)  # (c) needs the Rules Submission: check it whichever way this goes
@@ -341,72 +274,3 @@ def face_up_card_in_shoe(
         f"Card {c} was found face up in the dealing shoe: it is the first card of a simulated round "
         "in which no wagers are accepted, and its cards then go to the discard rack.",
     )
-
-
-_VOID_REASON = (
-    "Insufficient cards remain in the dealing shoe to complete the round: it is void, all wagers "
-    "are returned, and the entire set of cards is reshuffled and placed in the shoe before a new "
-    "round."
-)
-
-
-def can_complete_round(cards_remaining: int, cards_needed_max: int = MAX_ROUND_CARDS) -> bool:
-    """True when a round is certain to complete from ``cards_remaining`` cards (at least
-    ``cards_needed_max``, 6 in Punto Banco). False does not mean void: see ``insufficient_cards``."""
-    return _count(cards_remaining) >= cards_needed_max
-
-
-def insufficient_cards(cards_remaining: int, *, game: Game | str = Game.PUNTO_BANCO) -> Decision | None:
-    """(e) before dealing: ``VOID_ROUND`` when no round can be completed (fewer than 4 cards).
-
-    With 4 or 5 cards the round may still complete (no draw, or one), so this returns ``None``: the
-    controller deals, and if the shoe runs out mid-round ``engine.deal`` raises
-    ``InsufficientCardsError`` and ``void_decision_for`` gives the decision. Voiding a round that
-    could have completed would not follow (e), which voids a round only when the cards are
-    insufficient to complete it.
-    """
-    _game(game)
-    if _count(cards_remaining) < MIN_ROUND_CARDS:
-        return Decision(Action.VOID_ROUND, "627a.13(e)", None, _VOID_REASON)
-    return None
-
-
-def void_decision_for(exc: InsufficientCardsError, *, game: Game | str = Game.PUNTO_BANCO) -> Decision:
-    """(e) after the shoe ran out mid-round (``engine.deal`` / ``simulated_round`` raised ``exc``)."""
-    _game(game)
-    if not isinstance(exc, InsufficientCardsError):
-        raise RulesError(f"expected an InsufficientCardsError, got {type(exc).__name__}")
-    return Decision(Action.VOID_ROUND, "627a.13(e)", None, _VOID_REASON)
-
-
-def _count(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise RulesError(f"cards remaining must be a whole number 0 or more, not {n!r}")
-    return n
-
-
-# -- dealing helpers --------------------------------------------------------------------------
-
-
-def simulated_round(
-    first_card: Card | str, following: Iterable[Card | str], game: Game | str = Game.PUNTO_BANCO
-) -> RoundResult:
-    """Deal the simulated round of (c)(2)/(d): ``first_card`` (the disclosed card) is P1, then the
-    round takes from ``following`` only the cards it needs (an iterator over the shoe is left
-    positioned after them). No wager is accepted or settled; the table records the round as
-    simulated and sends its cards to the discard rack. Raises ``InsufficientCardsError`` if the
-    cards run out (then ``void_decision_for``)."""
-    g = _game(game)
-    return deal(chain((_card(first_card),), following), g)
-
-
-def apply_to_next_round(held: Card | str | None, shoe_cards: Iterable[Card | str]) -> Iterator[Card | str]:
-    """The cards for the next hand: the held card of (a)/(b) first (as P1), then the shoe's cards.
-
-    Lazy: it takes from ``shoe_cards`` only as cards are asked for, so
-    ``engine.deal(apply_to_next_round(held, shoe))`` uses only what the round needs. ``held`` is
-    checked at once (bad card text raises ``CardError`` here, not later).
-    """
-    if held is None:
-        return iter(shoe_cards)
-    return chain((_card(held),), shoe_cards)
