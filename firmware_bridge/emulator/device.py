@@ -160,7 +160,7 @@ class EmulatedDevice:
             try:
                 reply, after = self._command(event.command)
             except Exception as exc:  # a bug in a model must not leave the command unanswered
-                reply, after = Nak(NakCode.INTERNAL_ERROR, clip_text(f"{type(exc).__name__}: {exc}", MAX_TEXT)), None
+                reply, after = self._nak(NakCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"), None
             self._outbox.put(conn.send(reply))
             if after is not None:
                 after()
