@@ -31,7 +31,6 @@ and list that module in ``controller.cli.main.COMMAND_MODULES``. ``add_subcomman
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Iterable
@@ -186,7 +185,7 @@ def _write_jsonl(entries: Iterable[Entry], stream: IO[str]) -> int:
     count = 0
     try:
         for entry in entries:
-            stream.write(json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+            stream.write(entry.to_json_line())
             count += 1
     except OSError as exc:
         if isinstance(exc, JournalError):

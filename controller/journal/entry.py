@@ -76,6 +76,11 @@ class Entry:
         out["schema_version"] = self.schema_version
         return out
 
+    def to_json_line(self) -> str:
+        """``to_json()`` as one line of compact JSON (UTF-8 text unescaped), with its newline: the
+        line ``shoectl journal export`` and ``shoectl run --json`` write for this entry."""
+        return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+
 
 @dataclass(frozen=True, slots=True)
 class Record:
