@@ -1,7 +1,14 @@
 """structlog, configured once for the process: JSON lines to a rotating file, readable lines on
 standard error. Every line carries the table, shoe, round and device ids (``None`` where not
-applicable), from structlog's context variables (the runner binds shoe and round per input; the
-links bind their device).
+applicable): the table's for the whole process, on every thread (``configure_logging``), the
+others from structlog's context variables or the logger's own (the runner binds shoe and round per
+input; the links bind their device).
+
+Levels: ``error`` only for what a person must act on (the table stopped by a failure, a journal
+anchor not recorded, events a device lost); ``warning`` for what went wrong and was mended, or
+may want a look; ``info`` for the expected events of a run (a link up, a handshake, a stop asked
+for, the reader of the output gone); ``debug`` for the detail. A normal run writes nothing above
+``info`` (tests/test_run_log_levels.py).
 
 ``configure_logging(level, file, table)`` may be called again (tests): it replaces the handlers.
 Nothing is configured at import time.
@@ -16,11 +23,13 @@ import structlog
 
 IDS = ("table", "shoe", "round", "device")
 _HANDLER_TAG = "_shoectl_handler"
+_process_ids: dict[str, Any] = {}  # ids of the whole process (the table), set by configure_logging
 
 
 def _ensure_ids(logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
     for key in IDS:
-        event.setdefault(key, None)
+        if event.get(key) is None:  # context variables are per thread: the links' threads have none
+            event[key] = _process_ids.get(key)
     return event
 
 
@@ -60,5 +69,5 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
     root.setLevel(logging.DEBUG)
     logging.getLogger("transitions").setLevel(logging.WARNING)  # its per-callback chatter is not ours
     structlog.contextvars.clear_contextvars()
-    if table is not None:
-        structlog.contextvars.bind_contextvars(table=table)
+    _process_ids.clear()
+    _process_ids["table"] = table

@@ -12,7 +12,10 @@ A journal that already holds entries is resumed: every journaled input is fed to
 again (the state the journal proves), the links are told which device events are already stored,
 and the devices resend what was not yet acknowledged.
 
-Output: one line per round and per notice; ``--json`` writes every record as a JSON line instead.
+Output: one line per round and per notice; ``--json`` writes every journal entry this run stores
+as ``shoectl journal export`` does, and each notice as ``{"notice": {"level": ..., "text": ...}}``
+(``controller.cli.run_output``). A reader that goes away (``shoectl run --json | head``) stops the
+table cleanly: exit 0.
 
 A count or card-set fault holds the table until a floorperson acts. The automated floorperson
 orders a few reshuffles (``controller.table.autodealer``); when the cards still count wrong it
@@ -26,16 +29,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from controller.cli.cmd_systemd import service_watch
-from controller.cli.common import positive_int, print_json, submission_for, whole_number
+from controller.cli.common import positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
 from controller.cli.run_options import check_paths, emulator_speed, fault_spec, table_id
+from controller.cli.run_output import JournalLines, StdoutLines
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
 from controller.errors import UsageError
 from controller.journal import Journal, load_hmac_key
@@ -77,7 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", metavar="FILE", help="built-in emulator: append every card the shoe delivers")
     p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
-    p.add_argument("--json", action="store_true", help="write every journal record as a JSON line")
+    p.add_argument("--json", action="store_true", help="write every journal entry as journal export does "
+                   "(and each notice as {\"notice\": {...}}), one JSON line each")
     p.add_argument("--display", choices=["live", "lines"], help="live: the table redrawn in place with its roadmaps "
                    "(default on a terminal); lines: one line per round and fault")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
@@ -130,47 +134,35 @@ def table_capabilities(profiles: list[Any]) -> dict[str, bool]:
 
 
 class _Display:
-    """Line-per-event output for people; ``--json`` writes the records instead."""
+    """Line-per-event output for people (``--display lines``); ``--json`` is ``JournalLines``."""
 
-    def __init__(self, as_json: bool) -> None:
-        self.as_json = as_json
-        self.lock = threading.Lock()
+    def __init__(self, out: StdoutLines) -> None:
+        self.out = out
         self.snapshot = None  # the table core's snapshot(), once there is a core
 
     def record(self, r: Record) -> None:
-        with self.lock:
-            if self.as_json:
-                print_json({"type": r.kind, "shoe": r.shoe, "round": r.round, **r.payload})
-                sys.stdout.flush()
-                return
-            p = r.payload
-            if r.kind == "round_result" and p.get("kind") != "void":
-                left = self.snapshot().get("cards_remaining") if self.snapshot else None
-                print(round_result_text(r.shoe, p) + (f"   [{left} cards left]" if left is not None else ""), flush=True)
-            elif r.kind == "round_result":
-                print(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; wagers returned", flush=True)
-            elif r.kind in ("fault", "count_fault") and not str(p.get("fault", "")).startswith("link:"):
-                # (a device outage is written by its OutageLines: once, not at every retry)
-                print(f"!! FAULT: {p.get('reason') or p.get('problem')}", flush=True)
-            elif r.kind == "resumed":
-                print(f"   resumed: {p['state']}", flush=True)
-
-            elif r.kind == "shoe_start":
-                print(f"== shoe {p['shoe']}: shuffling {p['decks']} decks", flush=True)
-            elif r.kind == "cut":
-                print(f"   cut at {p['position']} by {p['by']}", flush=True)
-            elif r.kind == "reconciliation":
-                print(f"   shoe done: {p['left_shoe']} cards out, {p['remaining_in_shoe']} left; "
-                      f"{'reconciled' if p['ok'] else 'DOES NOT RECONCILE'}", flush=True)
+        p = r.payload
+        if r.kind == "round_result" and p.get("kind") != "void":
+            left = self.snapshot().get("cards_remaining") if self.snapshot else None
+            self.out.line(round_result_text(r.shoe, p) + (f"   [{left} cards left]" if left is not None else ""))
+        elif r.kind == "round_result":
+            self.out.line(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; wagers returned")
+        elif r.kind in ("fault", "count_fault") and not str(p.get("fault", "")).startswith("link:"):
+            # (a device outage is written by its OutageLines: once, not at every retry)
+            self.out.line(f"!! FAULT: {p.get('reason') or p.get('problem')}")
+        elif r.kind == "resumed":
+            self.out.line(f"   resumed: {p['state']}")
+        elif r.kind == "shoe_start":
+            self.out.line(f"== shoe {p['shoe']}: shuffling {p['decks']} decks")
+        elif r.kind == "cut":
+            self.out.line(f"   cut at {p['position']} by {p['by']}")
+        elif r.kind == "reconciliation":
+            self.out.line(f"   shoe done: {p['left_shoe']} cards out, {p['remaining_in_shoe']} left; "
+                          f"{'reconciled' if p['ok'] else 'DOES NOT RECONCILE'}")
 
     def notice(self, n: Notice) -> None:
-        if self.as_json:
-            with self.lock:
-                print_json({"type": "notice", "level": n.level, "text": n.text})
-            return
         if n.level == "warning":
-            with self.lock:
-                print(f"!! {n.text}", flush=True)
+            self.out.line(f"!! {n.text}")
 
     def close(self) -> None:
         """Nothing to finish: every line was written as it came (the live display draws its last screen)."""
@@ -190,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
     except BaseException:
         control.close()
         raise
-    display = _Display(args.json)
+    out = StdoutLines(on_gone=lambda: runner.stop())  # the reader went away: stop as after --shoes N
+    display: Any = JournalLines(journal, out) if args.json else _Display(out)
     emulator = None
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     service = None  # systemd's notifications, once the table runs
@@ -199,7 +192,8 @@ def run(args: argparse.Namespace) -> int:
             require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
         witness.record(journal.take_anchor())
         core = TableCore(sub, table_id=args.table_id, **table_capabilities([p for p, _ in attached.values()]))
-        display.snapshot = core.snapshot
+        if not args.json:
+            display.snapshot = core.snapshot
         mode = args.display or ("live" if sys.stdout.isatty() and not args.json else "lines")
         if mode == "live" and not args.json:
             from controller.table.display import LiveDisplay
@@ -216,14 +210,15 @@ def run(args: argparse.Namespace) -> int:
         except JournalContentError as exc:  # a journal that verifies, with an input no table wrote
             raise UsageError(f"{journal_path}: {exc}: the table does not resume from it") from None
         if resumed and not args.json:
-            print(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}", flush=True)
+            out.line(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}")
         if not attached:
             emulator, attached = _start_emulator(args)
             if resumed and core.state not in ("closed", "count_fault", "shuffling"):
                 # A new built-in emulator holds no cards: the shoe the journal left in play is gone.
                 runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
                                             "auto-floor", Role.FLOORPERSON))
-        runner.links = _make_links(runner, attached, outage_lines=mode != "live")  # the live display shows faults
+        runner.links = _make_links(runner, attached, outage_lines=mode != "live",  # the live display shows faults
+                                   seeded=emulator is None)
         control.start(runner)
         for warning in control.warnings:
             print(f"!! {warning}", file=sys.stderr)
@@ -245,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
         anchor = journal.anchor() if journal.last_seq else None
         journal.close()
     if not args.json:
-        print(f"journal {journal_path}: {anchor or 'empty'}", flush=True)
+        out.line(f"journal {journal_path}: {anchor or 'empty'}")
     if stopped_by is None and auto is not None and auto.gave_up:
         print(f"shoectl run: the table stays closed: {auto.gave_up}", file=sys.stderr, flush=True)
         return 1
@@ -267,14 +262,17 @@ def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any,
     return server, attached
 
 
-def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outage_lines: bool = True) -> dict[str, Any]:
+def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outage_lines: bool = True,
+                seeded: bool = True) -> dict[str, Any]:
     """The links of the attached devices; with ``outage_lines``, each writes one line on standard
-    error per outage (``controller.cli.outages``)."""
+    error per outage (``controller.cli.outages``). ``seeded``: each link is told the last event the
+    journal holds from its device; not for a built-in emulator started by this run, a new device
+    (told, its link would only find the event counter restarted and warn at every resume)."""
     from firmware_bridge.link import DeviceLink
 
     links = {}
     for role, (profile, port) in attached.items():
-        seed = runner.last_delivered_for(role)
+        seed = runner.last_delivered_for(role) if seeded else None
         options = runner.link_options(role)
         lines = OutageLines.for_device(role, profile, port, partial(print, file=sys.stderr, flush=True))
         if outage_lines:

@@ -61,8 +61,9 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
             _exit_now(name, signum, "a second stop signal")
         received.append(signum)
         deadline[0] = time.monotonic() + grace_s
-        # Logged from a thread of its own: a stuck owner may hold the log handler's lock.
-        threading.Thread(target=structlog.get_logger().warning, args=("stopping",), daemon=True,
+        # Logged from a thread of its own: a stuck owner may hold the log handler's lock. Info: a
+        # stop asked for is expected (the forced exit below is the line a person must read).
+        threading.Thread(target=structlog.get_logger().info, args=("stopping",), daemon=True,
                          kwargs={"signal": signal.Signals(signum).name, "grace_s": grace_s}).start()
         stop()
 

@@ -364,9 +364,11 @@ class TableRunner:
                     try:
                         link.request(msg)
                     except BridgeError as exc:
-                        if self.on_notice is not None:
+                        stopping = self._stopping.is_set()  # the link was closed under it: expected, info
+                        if self.on_notice is not None and not stopping:
                             self.inbox.put(_NoticeItem(Notice("warning", f"{role}: {type(msg).__name__}: {exc}")))
-                        self._log.warning("command failed", role=role, command=type(msg).__name__, error=str(exc))
+                        (self._log.info if stopping else self._log.warning)(
+                            "command failed", role=role, command=type(msg).__name__, error=str(exc))
                     break
 
     def _shutdown(self) -> None:

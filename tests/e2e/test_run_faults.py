@@ -100,7 +100,7 @@ def test_a_missing_card_holds_the_table_closed_and_the_run_ends_saying_why(tmp_p
     assert commands == ["open", "order_reshuffle", "order_reshuffle", "order_reshuffle", "close"]
     assert [p["args"] for k, p in entries if k == "operator" and p["command"] == "close"] == \
         [{"reason": "the cards counted wrong after 3 reshuffles"}]
-    notices = [json.loads(x) for x in proc.stdout.splitlines() if '"notice"' in x]
+    notices = [json.loads(x)["notice"] for x in proc.stdout.splitlines() if x.startswith('{"notice":')]
     assert [n["text"] for n in notices if "closed by" in n["text"]] == \
         ["the table is closed by auto-floor: the cards counted wrong after 3 reshuffles"]
     assert not any(k in ("round_start", "burn", "shoe_loaded") for k, _ in entries)

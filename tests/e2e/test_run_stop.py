@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.journal import JournalReader, verify
+from run_logs import LogFile, loud
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 HANG = 60  # seconds before a wait is declared hung (never a performance limit)
@@ -56,6 +57,10 @@ def test_a_stop_signal_stops_the_table_cleanly(tmp_path: Path, sig: signal.Signa
             proc.wait()
     assert "Traceback" not in err.read_text() and "exiting now" not in err.read_text()
     assert verify(journal).ok
+    # a stop asked for is expected: logged at info (issue 12: it was a warning), nothing above
+    lines = LogFile(journal).new_lines()
+    assert loud(err.read_text(), lines) == []
+    assert [d["signal"] for d in lines if d["event"] == "stopping"] == [sig.name]
 
 
 def test_a_stuck_table_still_stops_within_the_grace_period(tmp_path: Path) -> None:
