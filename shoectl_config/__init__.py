@@ -14,7 +14,8 @@ imports nothing from ``controller`` or ``firmware_bridge`` (tests/test_architect
 - ``parser``: ``DocumentParser``, the base of every loader's validation pass (``fail``,
   ``section``, ``integer``, ``choice``, ``decimal``, ...);
 - ``errors``: ``ConfigError(source, key, reason)``, the base of every loader's error;
-- ``text``: values made printable for messages (``safe``, ``show``, ``typename``, ``key_part``).
+- ``text``: values made printable for messages (``safe``, ``show``, ``typename``, ``key_part``);
+- ``toml_text``: TOML text a person can copy into a file (``toml_document``, ``toml_value``).
 
 Importing the package has no side effects.
 """

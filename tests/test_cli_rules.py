@@ -6,9 +6,16 @@ import json
 import subprocess
 import sys
 
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
 from cli_run import run
+from controller.cli.common import percent
+from controller.rules.odds import exact_odds
+from controller.rules.submission import load_preset, load_submission, preset_names
 
 
 
@@ -93,6 +100,41 @@ def test_rules_show_and_presets(capsys) -> None:
     assert code == 0 and json.loads(out)["submission"]["dealing"] == "face-down"
     code, out, _ = run(capsys, "rules", "presets")
     assert code == 0 and "minibaccarat" in out and "21-baccarat" in out
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_rules_show_prints_toml_that_rules_check_accepts_and_loads_to_the_same_submission(
+        capsys, tmp_path: Path, preset: str) -> None:
+    """Issue 12: what `rules show` prints is a Rules Submission a user can copy (it printed
+    Python dicts before), with each wager's house edge kept, as TOML comments."""
+    code, out, err = run(capsys, "rules", "show", preset)
+    assert code == 0 and err == ""
+    copied = tmp_path / "our-rules.toml"
+    copied.write_text(out, encoding="utf-8")
+    code, checked, err = run(capsys, "rules", "check", str(copied))
+    assert code == 0 and checked.startswith(f"{copied}: ok"), err
+    expected = load_preset(preset)
+    assert replace(load_submission(copied), source=expected.source) == expected
+    report = exact_odds(expected)
+    edges = {line.split()[1]: line.split()[-1] for line in out.splitlines() if line.startswith("#   ")}
+    assert edges == {kind: percent(float(w["house_edge"])) for kind, w in report.wagers.items()}
+    assert "house_edge" not in tomllib.loads(out)  # the edges are comments, not keys
+
+
+def test_rules_show_of_a_file_with_awkward_text_gives_it_back_whole(capsys, tmp_path: Path) -> None:
+    """Quotes, a backslash and accents in the name, a newline in the file's name: the TOML escapes
+    them and the first comment stays one line."""
+    source = tmp_path / "our\nrules.toml"
+    source.write_text('[submission]\nname = "Casino \\"Nord\\" \\\\ table 3 \u2013 \u00e9t\u00e9"\n'
+                      'game = "ez-baccarat"\n', encoding="utf-8")
+    original = load_submission(source)
+    assert original.name == 'Casino "Nord" \\ table 3 \u2013 \u00e9t\u00e9'
+    code, out, err = run(capsys, "rules", "show", str(source))
+    assert code == 0 and err == ""
+    assert out.splitlines()[0].startswith("# Rules Submission: ") and "our\\nrules.toml" in out.splitlines()[0]
+    copied = tmp_path / "copy.toml"
+    copied.write_text(out, encoding="utf-8")
+    assert replace(load_submission(copied), source=original.source) == original
 
 
 def test_console_script_runs_as_a_process() -> None:

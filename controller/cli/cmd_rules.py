@@ -4,6 +4,11 @@
 cards in order. ``--cards -`` reads one round per line from standard input and writes one result
 per line; a bad line is reported (as ``{"line": n, "error": ...}`` with ``--json``) and the run
 exits 2 at the end. Too few cards: the round is void for insufficient cards (627a.13(e)), exit 2.
+
+``shoectl rules show [FILE|PRESET] [--json]`` prints the Rules Submission as TOML a person can copy
+into a file of their own: ``shoectl rules check`` accepts it and it loads to the same submission;
+each offered wager's house edge follows as comments. ``--json``: the submission's dict plus
+``house_edge``.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from controller.rules.engine import RoundResult, deal
 from controller.rules.errors import RulesError
 from controller.rules.odds import exact_odds
 from controller.rules.submission import preset_names
+from shoectl_config.text import safe
+from shoectl_config.toml_text import toml_document
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -97,26 +104,31 @@ def run_deal(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """The Rules Submission, then every offered wager's house edge by exact odds
-    (``controller.rules.odds``, as ``shoectl odds``), with a note for a wager the house has no edge
-    on. ``--json``: the submission's dict plus ``house_edge`` (per wager, a fraction of the stake)."""
+    """The Rules Submission as TOML (``Submission.to_dict`` without its ``source``, which the
+    first comment names), then every offered wager's house edge by exact odds
+    (``controller.rules.odds``, as ``shoectl odds``) as comments, with a note for a wager the house
+    has no edge on. ``--json``: the submission's dict plus ``house_edge`` (per wager, a fraction of
+    the stake)."""
     sub = submission_for(None, args.submission)
     d = sub.to_dict()
     report = exact_odds(sub)
     if args.json:
         print_json({**d, "house_edge": {k: float(w["house_edge"]) for k, w in report.wagers.items()}})
         return 0
-    for key, value in d.items():
-        print(f"{key}: {value}")
-    print("house edge (exact odds for a full shoe; shoectl odds has the details):")
+    source = d.pop("source")
+    print(f"# Rules Submission: {safe(sub.name)} ({safe(source)}). Save it as a file, edit it and")
+    print("# check it with `shoectl rules check FILE`; every key: docs/rules-submission.md.")
+    print()
+    print(toml_document(d))
+    print("# House edge by exact odds for a full shoe (`shoectl odds` has the details):")
     width = max(map(len, report.wagers)) + 2
     pays = max(len(report.payouts.get(k, "")) for k in report.wagers) + 2
     for kind, w in report.wagers.items():
-        print(f"  {kind:<{width}}{report.payouts.get(kind, ''):<{pays}}{percent(float(w['house_edge'])):>9}")
+        print(f"#   {kind:<{width}}{report.payouts.get(kind, ''):<{pays}}{percent(float(w['house_edge'])):>9}")
     no_edge = [k for k, w in report.wagers.items() if w["house_edge"] <= 0]
     if no_edge:
-        print(f"note: the house has no edge on {', '.join(no_edge)}: set their payout (paytable, commission) "
-              "in the Rules Submission (docs/assumptions.md)")
+        print(f"# note: the house has no edge on {', '.join(no_edge)}: set their payout (paytable, commission)")
+        print("# in the Rules Submission (docs/assumptions.md)")
     return 0
 
 

@@ -90,8 +90,8 @@ def test_a_player_rate_that_cannot_apply_is_refused_by_key(tmp_path, game, value
 def test_rules_show_prints_every_wagers_edge_and_names_a_wager_without_one(capsys, tmp_path) -> None:
     code, out, err = run(capsys, "rules", "show", "21-baccarat")
     assert code == 0 and err == ""
-    edges = dict(line.split()[0::2] for line in out.splitlines()
-                 if line.startswith("  ") and line.split()[0] in ("player", "banker", "tie"))
+    edges = dict(line.split()[1::2] for line in out.splitlines()
+                 if line.startswith("#   ") and line.split()[1] in ("player", "banker", "tie"))
     assert edges == {"player": "0.0000%", "banker": "0.0000%", "tie": "4.8096%"}
     assert "note: the house has no edge on player, banker" in out
     path = tmp_path / "rules.toml"

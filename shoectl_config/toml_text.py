@@ -1,0 +1,46 @@
+"""TOML text from plain data, for a person to copy into a configuration file.
+
+``toml_document(tables)`` writes a document of tables whose values are strings, integers,
+booleans and arrays of them (what the Rules Submission holds), one ``[table]`` after another,
+keys in the mapping's order; ``tomllib.loads`` of the text gives the same mapping back.
+``toml_value(value)`` writes one value: a string as a basic string, with every character TOML
+does not allow there (``"``, ``\\``, control characters, DEL) escaped.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .text import key_part, typename
+
+__all__ = ["toml_document", "toml_value"]
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def toml_value(value: Any) -> str:
+    """One TOML value; ``TypeError`` for anything but a string, integer, boolean or array of them."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + "".join(_ESCAPES.get(c) or (f"\\u{ord(c):04X}" if ord(c) < 0x20 or c == "\x7f" else c)
+                             for c in value) + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    raise TypeError(f"no TOML text for {typename(value)}")
+
+
+def toml_document(tables: Mapping[str, Mapping[str, Any]]) -> str:
+    """The tables as TOML text, a blank line between them, ending with a newline."""
+    blocks = []
+    for name, table in tables.items():
+        lines = [f"[{_key(name)}]", *(f"{_key(key)} = {toml_value(value)}" for key, value in table.items())]
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+def _key(key: str) -> str:
+    """A bare key if it can be (``key_part`` leaves it as it is), else a quoted one."""
+    return key if key_part(key) == key else toml_value(key)
