@@ -38,6 +38,7 @@ class Kind:
 INPUT_DEVICE = "input.device"
 INPUT_OPERATOR = "input.operator"
 INPUT_STATUS = "input.status"
+INPUT_COMMAND_FAILED = "input.command_failed"
 
 # -- the table's decisions: shoe ----------------------------------------------------------------------
 SHOE_START = "shoe_start"
@@ -105,6 +106,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(INPUT_OPERATOR, "an operator command as given (column: operator)", ("command", "args", "operator_role")),
     Kind(INPUT_STATUS, "a device link came up (with the identity of the device now in that role) or went down",
          ("device_role", "up", "reason"), ("serial", "epoch")),
+    Kind(INPUT_COMMAND_FAILED, "a command to a device did not go through: refused (a NAK) or its outcome unknown",
+         ("device_role", "command", "reason", "refused")),
 
     Kind(SHOE_START, "a new shoe: its id and decks; the shuffle is ordered", ("shoe", "decks")),
     Kind(SUBMISSION, "the Rules Submission set at opening, whole (as its TOML file's layout)",
@@ -180,7 +183,7 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          ("not_journaled", "by_code", "operators")),
 )}
 
-INPUT_KINDS: tuple[str, ...] = (INPUT_DEVICE, INPUT_OPERATOR, INPUT_STATUS)
+INPUT_KINDS: tuple[str, ...] = (INPUT_DEVICE, INPUT_OPERATOR, INPUT_STATUS, INPUT_COMMAND_FAILED)
 
 
 def payload_problem(kind: str, payload: Mapping[str, Any]) -> str | None:

@@ -28,6 +28,7 @@ from controller.roles import Role
 
 DEALER, FLOOR = "auto-dealer", "auto-floor"
 MAX_RESHUFFLES_AFTER_COUNT_FAULTS = 3
+MAX_COMMAND_FAULT_CLEARS = 3  # a device that refuses the same again after that is a person's to look at
 
 
 class AutoDealer:
@@ -38,6 +39,7 @@ class AutoDealer:
         self.gave_up: str | None = None
         self._told = False
         self._count_faulted: list[str] = []  # shoes held by a count fault since one last counted right
+        self._command_clears = 0  # command faults cleared since the table last reached betting
         self.rng = random.Random(seed)
         seats = list(submission.seats)
         self.seats = sorted(self.rng.sample(seats, min(players, len(seats))))
@@ -57,6 +59,7 @@ class AutoDealer:
             return None
         if state in ("burning", "betting"):
             self._count_faulted.clear()  # this shoe's count was right when it was loaded
+            self._command_clears = 0     # the devices did what they were asked
         if not self._seated:
             seat = next((s for s in self.seats if s not in core.occupied), None)
             if seat is not None:
@@ -94,10 +97,21 @@ class AutoDealer:
         if state == "fault":
             # A jam or device fault: the mechanism is reset. A missing cover card: the round is
             # completed and the cards are reshuffled (681a.5(f), 681a.7(d)).
-            clearable = [k for k in core.faults if k.split(":")[0] in ("jam", "fault", "cover")]
+            clearable = [k for k in core.faults if k.split(":")[0] in ("jam", "fault", "cover", "command")]
             if clearable:
-                return self._op("clear_fault", Role.FLOORPERSON, key=clearable[0])
+                return self._clear(core, clearable[0])
         return None
+
+    def _clear(self, core: Any, key: str) -> OperatorInput | None:
+        """Clear a fault; a device that keeps refusing commands (``command:`` faults) is given up
+        on after ``MAX_COMMAND_FAULT_CLEARS`` clears without a round dealt in between."""
+        if key.startswith("command:"):
+            self._command_clears += 1
+            if self._command_clears > MAX_COMMAND_FAULT_CLEARS:
+                self.gave_up = (f"{core.faults[key]}; it was cleared {MAX_COMMAND_FAULT_CLEARS} times and the device "
+                                "still refuses: a floorperson must check it")
+                return None
+        return self._op("clear_fault", Role.FLOORPERSON, key=key)
 
     def _count_fault(self, core: Any) -> OperatorInput | None:
         """A reshuffle, or the table closed once ``MAX_RESHUFFLES_AFTER_COUNT_FAULTS`` did not help."""

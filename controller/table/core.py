@@ -33,7 +33,9 @@ from controller.rules.wagers import Wager
 from controller.table import checks, dealing, events, preparation, rounds
 from controller.table.commands import admit
 from controller.table.errors import Refused
-from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Output, Record, SendCommand, jsonable
+from controller.table.io import (
+    CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, Record, SendCommand, jsonable,
+)
 from controller.table.machine import GATE_OPEN_STATES, build_machine
 from controller.table.round import RoundInProgress, SetAside
 from controller.table.shoe import Shoe
@@ -99,7 +101,7 @@ class TableCore:
         self.machine = build_machine(self)
 
     # -- the entry point ---------------------------------------------------------------------
-    def handle(self, inp: DeviceInput | DeviceStatus | OperatorInput) -> list[Output]:
+    def handle(self, inp: DeviceInput | DeviceStatus | CommandFailed | OperatorInput) -> list[Output]:
         self._out = []
         try:
             if isinstance(inp, OperatorInput):
@@ -108,6 +110,8 @@ class TableCore:
                 events.device_event(self, inp.device, inp.event)
             elif isinstance(inp, DeviceStatus):
                 events.link_status(self, inp)
+            elif isinstance(inp, CommandFailed):
+                events.command_failed(self, inp)
             else:
                 raise Refused(f"unknown input {type(inp).__name__}")
         except (Refused, RulesError, MachineError) as exc:
@@ -120,9 +124,12 @@ class TableCore:
         return self._out
 
     @staticmethod
-    def _input_name(inp: DeviceInput | DeviceStatus) -> str:
-        """A device input as the journal names it: the event's wire name, or ``link status``."""
-        return m.wire_name(inp.event) if isinstance(inp, DeviceInput) else "link status"
+    def _input_name(inp: DeviceInput | DeviceStatus | CommandFailed) -> str:
+        """A device input as the journal names it: the event's wire name, ``link status``, or
+        ``<COMMAND> failed``."""
+        if isinstance(inp, DeviceInput):
+            return m.wire_name(inp.event)
+        return f"{inp.command} failed" if isinstance(inp, CommandFailed) else "link status"
 
     def _operator(self, op: OperatorInput) -> None:
         command, args = admit(op, self.state, self.sub)

@@ -14,7 +14,7 @@ from controller.rules.cards import card_from_wire
 from controller.table import checks, dealing, rounds
 from controller.table.errors import Refused
 from controller.table.faults import cleared_by_device, raise_fault
-from controller.table.io import DeviceStatus
+from controller.table.io import CommandFailed, DeviceStatus
 from controller.table.machine import GATE_OPEN_STATES
 from firmware_bridge.protocol import messages as m
 
@@ -129,6 +129,20 @@ def device_event(t: TableCore, device: str, ev: Any) -> None:
     handler = EVENT_HANDLERS.get(type(ev))
     if handler is not None:
         handler(t, device, ev)
+
+
+def command_failed(t: TableCore, f: CommandFailed) -> None:
+    """A command to a device did not go through. Refused (a NAK): the device did not do it, so
+    the table holds (a fault a floorperson clears once the device is seen to; the resume sends
+    again what the state needs: the shuffle, the delivery, the gate, the prompt). A prompt the
+    shoe did not show, a command refused while a fault already holds the table (a door, a jam:
+    the resume re-sends), or one whose outcome is unknown (no reply: the link is down and the
+    reconnect's resume re-sends) is only said."""
+    text = f"the {f.device} did not carry out {f.command}: {f.reason}"
+    if not f.refused or f.command == "DISPLAY" or t.state == "fault":
+        t.notice("warning", text)
+        return
+    raise_fault(t, f"command:{f.device}", text + "; check the device, then clear the fault")
 
 
 def link_status(t: TableCore, s: DeviceStatus) -> None:

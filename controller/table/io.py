@@ -48,6 +48,18 @@ class DeviceStatus:
 
 
 @dataclass(frozen=True)
+class CommandFailed:
+    """The runner's report that a device command did not go through: ``refused`` when the device
+    answered with a NAK (it did not carry it out), otherwise its outcome is unknown (no reply:
+    the link went down or timed out). ``command`` is the command's wire name (``SHUFFLE``)."""
+
+    device: str
+    command: str
+    reason: str
+    refused: bool
+
+
+@dataclass(frozen=True)
 class OperatorInput:
     command: str
     args: dict[str, Any] = field(default_factory=dict)

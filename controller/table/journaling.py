@@ -23,7 +23,7 @@ from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.store import Record as JournalRecord
 from controller.journal.vocabulary import current_payload
-from controller.table.io import DeviceInput, DeviceStatus, OperatorInput, Record, Role, jsonable
+from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, OperatorInput, Record, Role, jsonable
 from firmware_bridge.protocol import messages as m
 
 INPUT_KINDS = kinds.INPUT_KINDS
@@ -48,6 +48,12 @@ def status_input_record(inp: DeviceStatus, shoe: str | None, round_no: int | Non
     identity = {"serial": inp.serial, "epoch": inp.epoch} if inp.epoch is not None else {}
     return JournalRecord(kinds.INPUT_STATUS, {"device_role": inp.device, "up": inp.up, "reason": inp.reason,
                                               **identity}, shoe=shoe, round=round_no)
+
+
+def command_failed_record(inp: CommandFailed, shoe: str | None, round_no: int | None) -> JournalRecord:
+    return JournalRecord(kinds.INPUT_COMMAND_FAILED, {"device_role": inp.device, "command": inp.command,
+                                                      "reason": inp.reason, "refused": inp.refused},
+                         shoe=shoe, round=round_no)
 
 
 def note_record(kind: str, payload: dict[str, Any], operator: str | None, shoe: str | None,
@@ -97,7 +103,7 @@ def output_records(records: Iterable[Record]) -> list[JournalRecord]:
     return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round) for r in records]
 
 
-def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | None:
+def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | CommandFailed | None:
     """The core input a journal entry holds (written under either schema version), or None if it
     is not an input. JournalContentError, naming the entry, for one that does not make an input."""
     if entry.kind not in INPUT_KINDS:
@@ -109,6 +115,8 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | None:
                                                                                 counter=entry.device_counter or 0))
         if entry.kind == kinds.INPUT_OPERATOR:
             return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["operator_role"]))
+        if entry.kind == kinds.INPUT_COMMAND_FAILED:
+            return CommandFailed(p["device_role"], p["command"], p["reason"], bool(p["refused"]))
         return DeviceStatus(p["device_role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError
         raise malformed_entry(entry, exc) from None

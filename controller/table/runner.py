@@ -33,12 +33,14 @@ import structlog
 
 from controller.journal import Journal, kinds
 from controller.table.core import TableCore
-from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Record, SendCommand
+from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Record, SendCommand
 from controller.table.journaling import (
-    INPUT_KINDS, device_input_record, input_from, note_record, operator_input_record, output_records,
-    status_input_record,
+    INPUT_KINDS, command_failed_record, device_input_record, input_from, note_record, operator_input_record,
+    output_records, status_input_record,
 )
 from firmware_bridge.errors import BridgeError
+from firmware_bridge.errors import CommandFailed as DeviceRefused
+from firmware_bridge.protocol import messages as m
 
 log = structlog.get_logger()
 
@@ -316,8 +318,9 @@ class TableRunner:
         elif isinstance(item, DeviceStatus):
             outs = core.handle(item)
             self._commit(status_input_record(item, shoe, rnd), outs)
-        elif isinstance(item, _NoticeItem) and self.on_notice is not None:
-            self.on_notice(item.notice)
+        elif isinstance(item, CommandFailed):
+            outs = core.handle(item)
+            self._commit(command_failed_record(item, shoe, rnd), outs)
 
     def _commit(self, first: Any, outs: list[Any], stored: Callable[[], object] | None = None) -> None:
         """Journal ``first`` and the core's records in one transaction; then ``stored()`` (the
@@ -365,10 +368,10 @@ class TableRunner:
                         link.request(msg)
                     except BridgeError as exc:
                         stopping = self._stopping.is_set()  # the link was closed under it: expected, info
-                        if self.on_notice is not None and not stopping:
-                            self.inbox.put(_NoticeItem(Notice("warning", f"{role}: {type(msg).__name__}: {exc}")))
+                        if not stopping:  # the core decides what a failed command means (journaled first)
+                            self.inbox.put(CommandFailed(role, m.wire_name(msg), str(exc), isinstance(exc, DeviceRefused)))
                         (self._log.info if stopping else self._log.warning)(
-                            "command failed", role=role, command=type(msg).__name__, error=str(exc))
+                            "command failed", role=role, command=m.wire_name(msg), error=str(exc))
                     break
 
     def _shutdown(self) -> None:
@@ -380,7 +383,3 @@ class TableRunner:
         for t in self._senders:
             t.join(timeout=2)
 
-
-@dataclass
-class _NoticeItem:
-    notice: Notice
