@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import require_command
+from required import require_command
 
 from cli_run import run
 from controller.cli.main import _command_groups, build_parser

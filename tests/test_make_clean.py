@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from conftest import require_command
+from required import require_command
 
 MAKEFILE = Path(__file__).resolve().parent.parent / "Makefile"
 

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import require_command
+from required import require_command
 
 from cli_run import run
 from controller.cli.cmd_systemd import status_line, unit_text

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import require_command
+from required import require_command
 
 from firmware_bridge.profiles import PROFILE_PATH_ENV, list_profiles, parse_profile
 from firmware_bridge.udev import HEADER, checked_in_rules_path, generate_rules, is_test_profile
