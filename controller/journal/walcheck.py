@@ -98,13 +98,16 @@ def _frames_problem(wal: Path, fh, size: int) -> str | None:  # noqa: ANN001 - a
         if len(head) < _FRAME_HEADER or len(page) < page_size:
             return None  # the end, or a frame torn by a crash (never committed)
         frame += 1
-        _, commit, fs1, fs2, fc0, fc1 = struct.unpack(">6I", head)
+        _, _, fs1, fs2, fc0, fc1 = struct.unpack(">6I", head)
         if (fs1, fs2) == (salt1, salt2):
             s = _checksum(head[:8] + page, order, *s)
             if s == (fc0, fc1):
                 continue
-        # SQLite stops here. A commit of this WAL's own further on is a transaction it drops.
-        lost = _later_commits(fh, page_size, salt1, salt2) + (commit != 0 and (fs1, fs2) == (salt1, salt2))
+        # SQLite stops here. A commit of this WAL's own further on is a transaction it drops. The
+        # damaged frame itself never committed, even when it is a commit frame: a crash during its
+        # write tears it (its header written over the page of an earlier, checkpointed frame), and
+        # SQLite counts a transaction committed only once that whole frame is written and synced.
+        lost = _later_commits(fh, page_size, salt1, salt2)
         if lost:
             return (f"{wal}: frame {frame} is damaged: SQLite ignores it and everything after it, "
                     f"{lost} committed transaction(s) that are not in the journal")
