@@ -14,6 +14,7 @@ x the floor's median, p99 at most ``GOAL_P99_US``.
 """
 from __future__ import annotations
 
+import bisect
 import multiprocessing
 import os
 import statistics
@@ -21,7 +22,6 @@ import tempfile
 import threading
 import time
 import tty
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -110,14 +110,18 @@ class TableBench:
     """An emulated table in another process (as a real shoe is another device) and one journal,
     run in segments: each segment is a ``shoectl run`` as the CLI builds it (recovery from the
     journal, links seeded from it, hand-off delivery), stopped after ``rounds`` rounds. Between
-    segments the floor is sampled, so both see the same machine conditions. ``latency()``:
-    seconds from each card leaving the shoe to the table's journaled record of it (matched by
-    shoe position, in order)."""
+    segments the floor is sampled, so both see the same machine conditions. The journal stays
+    open throughout, as in one long run: SQLite then rewrites its WAL in place once the first
+    checkpoint is behind (a warm-up segment, not measured), instead of growing a new one per
+    segment. ``latency()``: seconds from each card leaving the shoe to the table's journaled
+    record of it (matched by shoe position, in order)."""
 
     def __init__(self, directory: Path) -> None:
+        from controller.journal import Journal
         from controller.rules.submission import load_preset
 
         self.directory = directory
+        self.journal = Journal.open(directory / "journal.db", table_id="T1")
         self.sub = load_preset("minibaccarat")
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
@@ -131,18 +135,19 @@ class TableBench:
         self.seconds = 0.0
         self.journal_entries = 0
 
-    def segment(self, rounds: int, seed: int) -> None:
-        from controller.journal import Journal
+    def segment(self, rounds: int, seed: int, *, measure: bool = True) -> None:
         from controller.table.autodealer import AutoDealer
         from controller.table.core import TableCore
         from controller.table.runner import TableRunner
         from firmware_bridge.link import DeviceLink
         from firmware_bridge.profiles import get_profile
 
-        journal = Journal.open(self.directory / "journal.db", table_id="T1")
+        journal = self.journal
         started: list[float] = []
 
         def on_record(r) -> None:  # noqa: ANN001 - a controller.table.io.Record
+            if not measure:
+                return
             if r.kind in ("card", "burn", "discard"):
                 self.decided.append((r.payload.get("position"), time.perf_counter()))
             elif r.kind == "round_result" and not started:
@@ -164,19 +169,27 @@ class TableBench:
             self.seconds += time.perf_counter() - started[0]
             self.rounds += runner.rounds_done - 1
         self.journal_entries = journal.last_seq
-        journal.close()
 
     def close(self) -> None:
-        """Stop the emulated table and collect when its cards left the shoe."""
+        """Close the journal, stop the emulated table and collect when its cards left the shoe."""
+        self.journal.close()
         self._conn.send("stop")
         self.drawn = self._conn.recv()
         self._device.join(timeout=30)
 
     def latency(self) -> list[float]:
-        waiting: dict[int, deque[float]] = {}
+        """Each measured record against the last time a card left the shoe at its position
+        before it (a position comes round again only with the next shoe)."""
+        drawn: dict[int, list[float]] = {}
         for position, t in self.drawn:
-            waiting.setdefault(position, deque()).append(t)
-        return [t - waiting[p].popleft() for p, t in self.decided if waiting.get(p)]
+            drawn.setdefault(position, []).append(t)  # in time order: one listener, one thread
+        out = []
+        for position, t in self.decided:
+            times = drawn.get(position, [])
+            i = bisect.bisect_right(times, t)
+            if i:
+                out.append(t - times[i - 1])
+        return out
 
 
 def _us(values: list[float]) -> dict[str, float]:
@@ -185,11 +198,12 @@ def _us(values: list[float]) -> dict[str, float]:
 
 
 def run(quick: bool = False) -> dict:
-    segments, rounds = (3, 10) if quick else (8, 25)
+    segments, rounds, warm_up = (3, 10, 10) if quick else (8, 25, 40)
     samples = (300 if quick else 2000) // (segments + 1)
     with tempfile.TemporaryDirectory(prefix="bench-table-") as tmp, Floor(Path(tmp)) as floor:
         bench = TableBench(Path(tmp))
         try:
+            bench.segment(warm_up, seed=0, measure=False)
             for i in range(segments):
                 floor.sample(samples)
                 bench.segment(rounds, seed=i + 1)
