@@ -51,6 +51,7 @@ from .errors import (
     WrongRoleError,
 )
 from .framing import FLAG_RETRANSMISSION, Dropped, DropReason, Frame, FrameDecoder
+from .message_base import clip_text
 from .messages import (
     EXPECTED_REPLY,
     Ack,
@@ -537,7 +538,7 @@ class DeviceConnection:
 
     def _nak(self, seq: int, command: Command | None, code: NakCode, text: str,
              cache: tuple[int, bytes] | None) -> AutoReply:
-        return self._answer(seq, command, Nak(code, _clip(text)), cache)
+        return self._answer(seq, command, Nak(code, clip_text(text, MAX_TEXT)), cache)
 
     def _on_sync(self, seq: int, command: Command, cache: tuple[int, bytes]) -> AutoReply:
         # SYNC is not remembered: it clears the cache, and a retransmitted SYNC simply runs again.
@@ -568,11 +569,6 @@ _DEFINED_TYPES = frozenset(MessageType)
 
 def _type_name(msg_type: int) -> str:
     return MessageType(msg_type).name if msg_type in _DEFINED_TYPES else f"type {msg_type:#04x}"
-
-
-def _clip(text: str, limit: int = MAX_TEXT) -> str:
-    """Shorten ``text`` to at most ``limit`` UTF-8 bytes without splitting a character."""
-    return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
 
 
 _AUTO_HANDLERS = {
