@@ -6,7 +6,7 @@
   writes the STATUS frame's length through ``SerialTransport`` and reads back the STATUS_REPLY
   frame's length, written by a bare echo thread (``os.read``/``os.write`` on the master);
 - ``link_round_trip_us``: ``DeviceLink.request(StatusRequest())`` to its reply, against the
-  scripted protocol device of the tests (``tests/bridge/fake_device.py``: ``DeviceConnection``
+  scripted protocol device of the tests (``tests/link/fake_device.py``: ``DeviceConnection``
   on the pty master);
 - ``ratio_median`` / ``ratio_p99``: link / raw; the goal is a median under 3x;
 - ``events_per_s``: CARD_READ events emitted by the device as fast as it can, through the link

@@ -16,7 +16,7 @@ from firmware_bridge.errors import DeviceDisconnected, TransportError
 from firmware_bridge.link import DeviceLink
 from firmware_bridge.profiles import get_profile
 from firmware_bridge.protocol import CardRead, GateUnlock, StatusReply, StatusRequest
-from bridge.consumer import Consumer, wait_until
+from link.consumer import Consumer, wait_until
 
 INF = float("inf")
 
