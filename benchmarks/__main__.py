@@ -25,9 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     names = args.names or sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
     results = {"machine": {"python": platform.python_version(), "platform": platform.platform()}, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    for name in names:
+    for i, name in enumerate(names, start=1):
         mod = importlib.import_module(f"benchmarks.bench_{name}")
-        print(f"== {name}", flush=True)
+        print(f"== {name} ({i} of {len(names)})", flush=True)  # progress: the whole run takes minutes
         t0 = time.perf_counter()
         figures = mod.run(quick=args.quick)
         figures["_wall_seconds"] = round(time.perf_counter() - t0, 2)
