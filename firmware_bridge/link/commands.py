@@ -1,0 +1,169 @@
+"""The command path of a ``DeviceLink``: one command at a time, written by its caller, retransmitted
+with the same sequence number on a timeout or at once after a damaged frame (early
+retransmission), the reply handed over by the reader; and how a session is marked lost.
+
+A mixin of ``DeviceLink`` (``device_link``): it works on the link's lock, session and waiter.
+"""
+from __future__ import annotations
+
+import time
+
+
+from firmware_bridge.errors import (
+    CommandFailed,
+    CommandInterrupted,
+    CommandTimeout,
+    LinkError,
+    NotConnected,
+    TransportError,
+)
+from firmware_bridge.protocol import Command, Nak, NakCode, ProtocolStateError, Reply, ReplyReceived
+
+from .session import Session, Waiter
+from .state import LinkState
+
+__all__ = ["CommandPath"]
+
+
+class CommandPath:
+    """The command path of a ``DeviceLink`` (see the module docstring)."""
+
+    def _transact(self, command: Command, timeout: float | None, *, internal: bool) -> Reply:
+        reply_timeout = self.reply_timeout if timeout is None else timeout
+        with self._cmd_lock:
+            with self._lock:
+                session = self._session
+                why = None
+                if self._stopping.is_set():
+                    why = "link is stopping"
+                elif session is None or not session.alive:
+                    lost = session.lost_reason if session is not None else None
+                    why = f"link is down ({lost})" if lost else "link is down"
+                elif not internal and self._state is not LinkState.CONNECTED:
+                    why = f"link is {self._state.value}"
+                if why is not None:
+                    raise NotConnected(f"{self.device_id}: {why}; {command.TYPE.name} not sent")
+                conn = session.conn
+                try:
+                    data = conn.send(command)
+                except ProtocolStateError as exc:
+                    raise LinkError(f"{self.device_id}: cannot send {command.TYPE.name}: {exc}") from exc
+                pending = conn.pending
+                assert pending is not None
+                self._next_seq = (pending.seq + 1) & 0xFF
+                waiter = Waiter(pending.seq)
+                self._waiter = waiter
+                self._stats["commands"] += 1
+            try:
+                result = self._exchange(session, command, data, waiter, reply_timeout)
+            finally:
+                with self._lock:
+                    if self._waiter is waiter:
+                        self._waiter = None
+        if isinstance(result, BaseException):
+            raise result
+        reply = result.reply
+        if isinstance(reply, Nak):
+            if reply.code == NakCode.NOT_SYNCED:
+                self._lose(session, "device lost its session (NAK NOT_SYNCED): it restarted")
+            raise CommandFailed(command, reply.code, reply.text)
+        return reply
+
+    def _exchange(self, session: Session, command: Command, data: bytes, waiter: Waiter,
+                  reply_timeout: float) -> ReplyReceived | BaseException:
+        """Write ``data`` and wait for the reply, retransmitting; returns the result or the
+        exception to raise. Each attempt waits ``reply_timeout``; a damaged frame during an
+        attempt (maybe the reply) sends the same bytes once more at once, which the device answers
+        with its cached reply (docs/protocol.md D3), without counting as an attempt."""
+        attempts = 0
+        name = command.TYPE.name
+        while True:
+            attempts += 1
+            self._last_tx = self._clock()
+            sent = time.monotonic()
+            lost = self._write_command(session, data, command, attempts)
+            while lost is None:
+                woke = waiter.wait(reply_timeout - (time.monotonic() - sent))
+                with self._lock:
+                    if waiter.done:
+                        break
+                    if not session.alive:
+                        waiter.set(self._interrupted(command, attempts, session))
+                        break
+                    if woke:  # nudged by a damaged frame: ask again now, not after the timeout
+                        waiter.rearm()
+                        data = session.conn.retransmit_bytes()
+                        self._stats["retransmissions"] += 1
+                        self._stats["early_retransmissions"] += 1
+                    else:
+                        self._stats["timeouts"] += 1
+                        if attempts >= self.attempts:
+                            session.conn.abandon_command()
+                            reason = f"{name} got no reply after {attempts} attempt(s)"
+                            self._lose_locked(session, reason)
+                            return CommandTimeout(f"{self.device_id}: {reason}; outcome unknown",
+                                                  command=command, attempts=attempts)
+                        data = session.conn.retransmit_bytes()
+                        self._stats["retransmissions"] += 1
+                        waiter.nudged = False  # a new attempt may be nudged again
+                        break
+                lost = self._write_command(session, data, command, attempts)
+            if lost is not None:
+                return lost
+            if waiter.done:
+                break
+        result = waiter.result
+        assert result is not None
+        if isinstance(result, CommandInterrupted):
+            result.attempts = attempts
+        return result
+
+    def _write_command(self, session: Session, data: bytes, command: Command,
+                       attempts: int) -> CommandInterrupted | None:
+        """Write a command's bytes; on a transport error the session is lost and the command's
+        outcome unknown (returned, to raise)."""
+        try:
+            session.transport.write(data)
+        except TransportError as exc:
+            self._lose(session, f"write failed: {exc}")
+            return CommandInterrupted(f"{self.device_id}: {command.TYPE.name}: link lost while "
+                                      f"sending ({exc}); outcome unknown", command=command,
+                                      attempts=attempts)
+        return None
+
+    def _interrupted(self, command: Command, attempts: int, session: Session) -> CommandInterrupted:
+        reason = session.lost_reason or "link lost"
+        return CommandInterrupted(f"{self.device_id}: {command.TYPE.name}: {reason} before the "
+                                  "reply; outcome unknown (not resent)", command=command,
+                                  attempts=attempts)
+
+    def _lose(self, session: Session, reason: str) -> None:
+        with self._lock:
+            self._lose_locked(session, reason)
+
+    def _lose_locked(self, session: Session, reason: str) -> None:
+        """Mark ``session`` lost (once): fail the outstanding command, wake everyone."""
+        if not session.alive:
+            return
+        session.alive = False
+        session.lost_reason = reason
+        waiter = self._waiter
+        if waiter is not None and session.conn.pending is not None:
+            pending = session.conn.pending
+            waiter.set(self._interrupted(pending.command, pending.attempts, session))
+        session.transport.cancel_read()
+        self._cond.notify_all()
+
+    def _internal(self, command: Command) -> Reply | None:
+        """Send one of the link's own commands. A NAK is reported (``None``); any other failure
+        ends the session (a lost reply, a protocol violation: the next session starts clean),
+        so the supervisor never retries in a tight loop."""
+        session = self._session
+        try:
+            return self._transact(command, None, internal=True)
+        except CommandFailed as exc:
+            self._report_error(f"device refused {command.TYPE.name}: {exc}")
+        except LinkError as exc:
+            if session is not None:
+                self._lose(session, f"{command.TYPE.name} failed: {exc}")
+        return None
