@@ -3,8 +3,8 @@
 - ``DeviceLink`` (``device_link``): threads, handshake, request/reply with retransmission,
   heartbeat, reconnect with backoff, in-order exactly-once event delivery with acknowledgement
   after the consumer stored the event. Its jobs live in ``session`` (a connection and the reply
-  slot), ``commands`` (request/retransmission), ``reader``, ``delivery`` (delivery turn,
-  redelivery), ``supervisor`` (handshake, heartbeat, acknowledgement, reconnect) and
+  slot), ``commands`` (request/retransmission), ``reader``, ``delivery`` (``EventDeliverer``:
+  delivery turn, redelivery), ``supervisor`` (handshake, heartbeat, acknowledgement, reconnect) and
   ``reporting`` (state changes and errors).
 - ``LinkState``, ``LinkEvent`` (``state``): what the link reports.
 - ``EventSequencer`` (``sequencer``): the pure ordering and de-duplication logic.

@@ -1,59 +1,87 @@
-"""Event delivery of a ``DeviceLink``: the delivery turn (one holder at a time calls
-``on_event`` in order), the deliverer thread, redelivery after a consumer error with backoff,
-and the highest counter that may be acknowledged.
+"""``EventDeliverer``: the delivery of in-order events to ``on_event`` for one ``DeviceLink``.
 
-A mixin of ``DeviceLink`` (``device_link``): it works on the link's lock and sequencer.
+It owns the delivery turn (one holder at a time, the reader in hand-off mode or the deliverer
+thread, calls ``on_event`` in order, one by one), the event being handed over right now, and the
+redelivery backoff after a consumer error. The events and their order belong to the link's
+``EventSequencer``; every method named ``*_locked`` expects the link's lock held.
 """
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+
+from .backoff import Backoff
+from .sequencer import EventSequencer
 from .session import MAX_IDLE_WAIT
+from .state import LinkEvent
 
-__all__ = ["EventDelivery"]
+__all__ = ["EventDeliverer"]
 
 
-class EventDelivery:
-    """Event delivery of a ``DeviceLink`` (see the module docstring)."""
+class EventDeliverer:
+    """Delivers what the sequencer has ready to ``on_event``.
 
-    def _ack_target_locked(self) -> int:
-        """The highest counter EVENT_ACK may cover now: delivered (and, in hand-off mode,
-        acknowledged by the consumer), so never past a counter missing in the sequencer."""
-        session = self._session
-        if session is None or not session.epoch_confirmed:
-            return 0
-        target = self._sequencer.delivered_in_epoch()
-        if not self.auto_ack:
-            target = min(self._ack_requested, target)
-        return target
+    Args:
+        lock: the link's lock (guards the sequencer and this object's state).
+        sequencer: the link's sequencer: ``peek`` for the next event, ``commit`` once delivered.
+        on_event: the consumer; a raise leaves the event at the head, offered again after
+            ``backoff``. ``None``: nothing is delivered (the link starts no deliverer thread).
+        stopping: set when the link stops: no further ``on_event`` starts.
+        clock: monotonic seconds, for the redelivery backoff.
+        stats: the link's counters (``events_delivered``, ``callback_errors``).
+        report_error: reports a consumer failure (called without the lock).
+        delivered_locked: called with the lock held after each event delivered (the link wakes
+            its supervisor when an acknowledgement is now due).
+    """
 
-    def _deliver_loop(self) -> None:
-        """Deliver whatever is ready when nobody else is delivering: with ``auto_ack`` every
-        event; in hand-off mode what the reader left (a redelivery after a consumer error, events
-        released by ``accept_gap``)."""
+    def __init__(self, lock: threading.Lock, sequencer: EventSequencer,
+                 on_event: Callable[[LinkEvent], None] | None, *, stopping: threading.Event,
+                 clock: Callable[[], float], backoff: Backoff, stats: dict[str, int],
+                 report_error: Callable[[str], None],
+                 delivered_locked: Callable[[], None]) -> None:
+        self._lock = lock
+        self.ready = threading.Condition(lock)  # notified when an event may be waiting
+        self._sequencer = sequencer
+        self._on_event = on_event
+        self._stopping = stopping
+        self._clock = clock
+        self._backoff = backoff
+        self._stats = stats
+        self._report_error = report_error
+        self._delivered_locked = delivered_locked
+        self._retry_at: float | None = None
+        self._delivering = False             # the delivery turn is held (reader or deliverer)
+        self.handing: LinkEvent | None = None  # the event inside on_event right now
+
+    def run(self) -> None:
+        """The deliverer thread: deliver whatever is ready when nobody else is delivering (with
+        ``auto_ack`` every event; in hand-off mode what the reader left: a redelivery after a
+        consumer error, events released by ``accept_gap``) until the link stops."""
         while True:
-            with self._ready_cond:
-                while not self._take_turn_locked():
+            with self.ready:
+                while not self.take_turn_locked():
                     if self._stopping.is_set():
                         return
-                    retry_at = self._deliver_retry_at
+                    retry_at = self._retry_at
                     wait = MAX_IDLE_WAIT if retry_at is None else retry_at - self._clock()
-                    self._ready_cond.wait(min(max(wait, 0.001), MAX_IDLE_WAIT))
-            self._deliver_turn()
+                    self.ready.wait(min(max(wait, 0.001), MAX_IDLE_WAIT))
+            self.deliver_turn()
 
-    def _take_turn_locked(self) -> bool:
+    def take_turn_locked(self) -> bool:
         """Take the delivery turn if an event is ready, nobody holds the turn and no redelivery
         backoff is running. One holder at a time keeps ``on_event`` calls in order, one by one."""
         if self._delivering or self._stopping.is_set() or self._sequencer.peek() is None:
             return False
-        retry_at = self._deliver_retry_at
+        retry_at = self._retry_at
         if retry_at is not None and self._clock() < retry_at:
             return False
         self._delivering = True
         return True
 
-    def _deliver_turn(self) -> None:
-        """Holding the delivery turn: call ``on_event`` for each ready event in order until none
-        is left, one raises (it stays at the head, redelivered after a backoff) or the link stops;
-        then give the turn back."""
+    def deliver_turn(self) -> None:
+        """Holding the delivery turn (without the lock): call ``on_event`` for each ready event in
+        order until none is left, one raises (it stays at the head, redelivered after a backoff)
+        or the link stops; then give the turn back."""
         callback = self._on_event
         assert callback is not None
         try:
@@ -62,13 +90,13 @@ class EventDelivery:
                     event = self._sequencer.peek()
                     if event is None or self._stopping.is_set():
                         return
-                    self._handing = event
+                    self.handing = event
                 try:
                     callback(event)
                 except Exception as exc:  # noqa: BLE001 - the consumer's failure is reported
                     with self._lock:
-                        delay = self._deliver_backoff.next()
-                        self._deliver_retry_at = self._clock() + delay
+                        delay = self._backoff.next()
+                        self._retry_at = self._clock() + delay
                         self._stats["callback_errors"] += 1
                     self._report_error(f"on_event raised for event {event.epoch}:{event.counter}: "
                                        f"{exc!r}; not acknowledged, redelivered in {delay:.3g} s")
@@ -76,14 +104,13 @@ class EventDelivery:
                 with self._lock:
                     self._sequencer.commit(event)
                     self._stats["events_delivered"] += 1
-                    if self._deliver_retry_at is not None:
-                        self._deliver_retry_at = None
-                        self._deliver_backoff.reset()
-                    if self._ack_target_locked() > self._acked:
-                        self._cond.notify_all()  # the supervisor acknowledges
+                    if self._retry_at is not None:
+                        self._retry_at = None
+                        self._backoff.reset()
+                    self._delivered_locked()
         finally:
             with self._lock:
                 self._delivering = False
-                self._handing = None
+                self.handing = None
                 if self._sequencer.peek() is not None:
-                    self._ready_cond.notify_all()  # the deliverer takes over
+                    self.ready.notify_all()  # the deliverer takes over

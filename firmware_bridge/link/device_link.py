@@ -22,10 +22,11 @@ The protocol core (``HostConnection``) decides nothing about time; this module d
   them the reply; ``request()`` calls (and the supervisor's own commands) are serialized by one
   lock, so at most one command is outstanding (docs/protocol.md H1).
 
-The jobs live in their own modules, mixed into ``DeviceLink``: ``session`` (a connection and the
-reply slot), ``commands`` (request/retransmission, losing a session), ``reader``, ``delivery``
-(the delivery turn, redelivery, what may be acknowledged), ``supervisor`` (handshake,
-heartbeat, acknowledgements, resends, reconnect) and ``reporting`` (state and errors).
+The jobs live in their own modules: the collaborators ``session`` (``Session``, ``Waiter``: a
+connection and the reply slot) and ``delivery`` (``EventDeliverer``: the delivery turn,
+redelivery), and the parts of ``DeviceLink`` itself in ``commands`` (request/retransmission,
+losing a session), ``reader``, ``supervisor`` (handshake, heartbeat, acknowledgements, resends,
+reconnect) and ``reporting`` (state and errors).
 
 Full rules (handshake, retries, acknowledgement, what happens at unplug): ``docs/link.md``.
 """
@@ -53,7 +54,7 @@ from firmware_bridge.transport import Transport
 
 from .backoff import Backoff
 from .commands import CommandPath
-from .delivery import EventDelivery
+from .delivery import EventDeliverer
 from .reader import READ_POLL, SessionReader
 from .reporting import StateReporting
 from .sequencer import EventSequencer
@@ -68,7 +69,7 @@ StateCallback = Callable[[LinkState, "str | None"], None]
 
 
 
-class DeviceLink(StateReporting, CommandPath, SessionReader, EventDelivery, Supervisor):
+class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
     """One device: the transport, the protocol state, and the threads that drive them.
 
     Args:
@@ -135,7 +136,6 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, EventDelivery, Supe
 
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)        # supervisor work, state changes
-        self._ready_cond = threading.Condition(self._lock)  # events for the deliverer
         self._cmd_lock = threading.Lock()
         self._stopping = threading.Event()
         self._state = LinkState.DISCONNECTED
@@ -156,10 +156,6 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, EventDelivery, Supe
         self._sequencer = EventSequencer(last_delivered, device_id=device_id or "")
         self._acked = 0              # highest counter the device confirmed, current epoch
         self._ack_requested = 0      # manual mode: highest counter the consumer acknowledged
-        self._deliver_backoff = Backoff(self.reconnect_min, self.reconnect_max)
-        self._deliver_retry_at: float | None = None
-        self._delivering = False                 # the delivery turn is held (reader or deliverer)
-        self._handing: LinkEvent | None = None   # the event inside on_event right now
         self._probe_wanted = False               # a damaged frame came: ask what was missed
         self._last_heartbeat = float("-inf")
         self._stats = dict.fromkeys(
@@ -168,6 +164,10 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, EventDelivery, Supe
              "events_early", "events_overflow", "resend_requests", "heartbeats", "acks",
              "callback_errors", "events_lost_epoch", "epoch_changes", "gaps_stalled", "probes",
              "early_retransmissions"), 0)
+        self._delivery = EventDeliverer(
+            self._lock, self._sequencer, on_event, stopping=self._stopping, clock=clock,
+            backoff=Backoff(self.reconnect_min, self.reconnect_max), stats=self._stats,
+            report_error=self._report_error, delivered_locked=self._wake_for_ack_locked)
         self._log = structlog.get_logger().bind(device=self.device_id)
 
     @classmethod
@@ -237,7 +237,7 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, EventDelivery, Supe
         self._supervisor = threading.Thread(target=self._supervise, daemon=True,
                                             name=f"shoectl-link-{self.device_id}")
         if self._on_event is not None:
-            self._deliverer = threading.Thread(target=self._deliver_loop, daemon=True,
+            self._deliverer = threading.Thread(target=self._delivery.run, daemon=True,
                                                name=f"shoectl-events-{self.device_id}")
             self._deliverer.start()
         self._supervisor.start()
@@ -260,7 +260,7 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, EventDelivery, Supe
             if self._session is not None:
                 self._lose_locked(self._session, "stopped")
             self._cond.notify_all()
-            self._ready_cond.notify_all()
+            self._delivery.ready.notify_all()
         if detached:
             return
         for thread in threads:
@@ -326,15 +326,14 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, EventDelivery, Supe
             if epoch is not None and epoch != self._sequencer.epoch:
                 return False
             handed = self._sequencer.delivered_in_epoch()
-            handing = self._handing  # on_event may not have returned yet: it counts
+            handing = self._delivery.handing  # on_event may not have returned yet: it counts
             if handing is not None and handing.epoch == self._sequencer.epoch:
                 handed = max(handed, handing.counter)
             if counter > handed:
                 raise ValueError(f"event {counter} has not been delivered (last: {handed})")
             if counter > self._ack_requested:
                 self._ack_requested = counter
-                if self._ack_target_locked() > self._acked:
-                    self._cond.notify_all()  # else the end of that delivery wakes the supervisor
+                self._wake_for_ack_locked()  # else the end of that delivery wakes the supervisor
             return True
 
     def accept_gap(self, up_to: int | None = None) -> int:
@@ -344,7 +343,7 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, EventDelivery, Supe
         with self._cond:
             lost = self._sequencer.accept_gap(up_to)
             self._cond.notify_all()
-            self._ready_cond.notify_all()
+            self._delivery.ready.notify_all()
         if lost:
             self._report_error(f"{lost} missing event(s) accepted as lost (up to {up_to})")
         return lost

@@ -52,7 +52,7 @@ class SessionReader:
                     session.conn.receive_data(data)
                     deliver = self._drain_locked(session)
                 if deliver:
-                    self._deliver_turn()
+                    self._delivery.deliver_turn()
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the link silently
             self._log.exception("reader failed", error=repr(exc))
             self._lose(session, f"reader failed: {exc!r}")
@@ -100,8 +100,8 @@ class SessionReader:
             self._cond.notify_all()
         if queued:
             if self.auto_ack:
-                self._ready_cond.notify_all()
-            elif self._take_turn_locked():
+                self._delivery.ready.notify_all()
+            elif self._delivery.take_turn_locked():
                 return True
         return False
 

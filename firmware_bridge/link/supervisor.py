@@ -218,6 +218,22 @@ class Supervisor:
             return (ack, resend, heartbeat), 0.0
         return None, max(wait, 0.001)
 
+    def _ack_target_locked(self) -> int:
+        """The highest counter EVENT_ACK may cover now: delivered (and, in hand-off mode,
+        acknowledged by the consumer), so never past a counter missing in the sequencer."""
+        session = self._session
+        if session is None or not session.epoch_confirmed:
+            return 0
+        target = self._sequencer.delivered_in_epoch()
+        if not self.auto_ack:
+            target = min(self._ack_requested, target)
+        return target
+
+    def _wake_for_ack_locked(self) -> None:
+        """Wake the supervisor when an EVENT_ACK is now due (after a delivery, an acknowledge())."""
+        if self._ack_target_locked() > self._acked:
+            self._cond.notify_all()
+
     def _acknowledge(self) -> None:
         with self._lock:
             target = self._ack_target_locked()
