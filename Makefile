@@ -23,7 +23,7 @@ run: $(STAMP)
 
 ## test: set up and run the whole test suite
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 ## bench: performance figures (not pass/fail)
 bench: $(STAMP)
