@@ -145,7 +145,7 @@ class TableBench:
         journal = self.journal
         started: list[float] = []
 
-        def on_record(r) -> None:  # noqa: ANN001 - a controller.table.io.Record
+        def on_record(r) -> None:  # noqa: ANN001 - a controller.table.io.TableRecord
             if not measure:
                 return
             if r.kind in ("card", "burn", "discard"):

@@ -10,7 +10,7 @@ from controller.errors import UsageError
 from controller.rules.submission import load_preset
 from controller.roles import Role
 from controller.table.core import TableCore
-from controller.table.io import DeviceInput, OperatorInput, Record, SendCommand
+from controller.table.io import DeviceInput, OperatorInput, TableRecord, SendCommand
 from firmware_bridge.protocol import messages as m
 from firmware_bridge.profiles import get_profile
 
@@ -37,7 +37,7 @@ def test_an_automatic_reshuffling_shoe_reaches_the_core_and_skips_the_cut() -> N
     outs = core.handle(OperatorInput("open", {}, "f1", Role.FLOORPERSON))
     assert SendCommand("shoe", m.Shuffle(8)) in outs  # one device: the shuffler is in the shoe
     outs = core.handle(DeviceInput("shoe", m.ShuffleDone(416, 416)))
-    assert [o.payload for o in outs if isinstance(o, Record) and o.kind == "cut_skipped"] == [{"clause": "681a.5(h)"}]
+    assert [o.payload for o in outs if isinstance(o, TableRecord) and o.kind == "cut_skipped"] == [{"clause": "681a.5(h)"}]
     assert SendCommand("shoe", m.Deliver(m.DeliverTarget.SHOE)) in outs
     assert core.state == "loading"
 

@@ -49,7 +49,7 @@ from controller.logconfig import configure_logging
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
 from controller.table.display import round_result_text
-from controller.table.io import Notice, OperatorInput, Record
+from controller.table.io import Notice, OperatorInput, TableRecord
 from controller.roles import Role
 from controller.table.runner import TableRunner
 
@@ -140,7 +140,7 @@ class _Display:
         self.out = out
         self.snapshot = None  # the table core's snapshot(), once there is a core
 
-    def record(self, r: Record) -> None:
+    def record(self, r: TableRecord) -> None:
         p = r.payload
         if r.kind == "round_result" and p.get("kind") != "void":
             left = self.snapshot().get("cards_remaining") if self.snapshot else None
@@ -303,10 +303,10 @@ def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
     return server.claim()
 
 
-def _anchored(on_record: Callable[[Record], None], witness: AnchorWitness, journal: Journal) -> Callable[[Record], None]:
+def _anchored(on_record: Callable[[TableRecord], None], witness: AnchorWitness, journal: Journal) -> Callable[[TableRecord], None]:
     """``on_record`` that also has ``witness`` record the journal's anchor at every shoe end (the
     reconciliation record), on the table's thread (docs/journal.md, Anchors)."""
-    def record(r: Record) -> None:
+    def record(r: TableRecord) -> None:
         on_record(r)
         if r.kind == "reconciliation":
             record_anchor(witness, journal)

@@ -23,7 +23,7 @@ import structlog
 
 from controller.cli.common import print_json
 from controller.journal import Journal, JournalError
-from controller.table.io import Notice, Record
+from controller.table.io import Notice, TableRecord
 
 
 class StdoutLines:
@@ -74,7 +74,7 @@ class JournalLines:
         self.out = out
         self.written_seq = journal.last_seq if since_seq is None else since_seq
 
-    def record(self, r: Record) -> None:
+    def record(self, r: TableRecord) -> None:
         self._entries()
 
     def notice(self, n: Notice) -> None:

@@ -48,7 +48,7 @@ from controller.control.requests import BadRequest, Request, parse_request, show
 from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
 from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
-from controller.table.io import OperatorInput, Record
+from controller.table.io import OperatorInput, TableRecord
 
 MAX_LINE = 64 * 1024
 MAX_CONNECTIONS = 64
@@ -269,7 +269,7 @@ class ControlServer:
             outs = self.runner.submit_and_wait(OperatorInput(command, args, who.id, who.role))
         except TimeoutError as exc:
             return {"ok": False, "code": "timeout", "error": str(exc)}
-        records = [{"type": o.kind, **o.payload} for o in outs if isinstance(o, Record)]
+        records = [{"type": o.kind, **o.payload} for o in outs if isinstance(o, TableRecord)]
         refused = next((r for r in records if r["type"] == "refused"), None)
         if refused is not None:
             return {"ok": False, "code": "refused", "error": refused["reason"]}

@@ -2,7 +2,7 @@
 
 Contract: ``TableCore(submission, ...)``; ``handle(input) -> list[Output]`` is the only entry
 point. Inputs are ``DeviceInput``, ``DeviceStatus`` and ``OperatorInput`` (controller.table.io);
-outputs are ``SendCommand`` (to a device role), ``Record`` (to journal) and ``Notice``. The core is
+outputs are ``SendCommand`` (to a device role), ``TableRecord`` (to journal) and ``Notice``. The core is
 deterministic: the same inputs in the same order give the same state and outputs, so a restarted
 controller rebuilds its state by feeding the journaled inputs again (``recover``).
 
@@ -34,7 +34,7 @@ from controller.table import checks, dealing, events, preparation, rounds
 from controller.table.commands import admit
 from controller.table.errors import Refused
 from controller.table.io import (
-    CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, Record, SendCommand, jsonable,
+    CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
 from controller.table.machine import GATE_OPEN_STATES, build_machine
 from controller.table.round import RoundInProgress, SetAside
@@ -194,7 +194,7 @@ class TableCore:
 
     # -- outputs (for the collaborators) ---------------------------------------------------------
     def record(self, kind: str, payload: dict[str, Any]) -> None:
-        self._out.append(Record(kind, payload, self.shoe.id if self.shoe else None,
+        self._out.append(TableRecord(kind, payload, self.shoe.id if self.shoe else None,
                                 self.round.number if self.round else None))
 
     def notice(self, level: str, text: str) -> None:

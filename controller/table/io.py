@@ -74,7 +74,7 @@ class SendCommand:
 
 
 @dataclass(frozen=True)
-class Record:
+class TableRecord:
     """A journal entry the core asks for (kind, payload, and the shoe/round it belongs to)."""
 
     kind: str
@@ -91,4 +91,4 @@ class Notice:
     text: str
 
 
-Output = SendCommand | Record | Notice
+Output = SendCommand | TableRecord | Notice

@@ -23,7 +23,7 @@ from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.store import Record as JournalRecord
 from controller.journal.vocabulary import current_payload
-from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, OperatorInput, Record, Role, jsonable
+from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, OperatorInput, TableRecord, Role, jsonable
 from firmware_bridge.protocol import messages as m
 
 INPUT_KINDS = kinds.INPUT_KINDS
@@ -99,7 +99,7 @@ def is_unicode_text(text: str) -> bool:
     return True
 
 
-def output_records(records: Iterable[Record]) -> list[JournalRecord]:
+def output_records(records: Iterable[TableRecord]) -> list[JournalRecord]:
     return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round) for r in records]
 
 

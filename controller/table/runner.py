@@ -33,7 +33,7 @@ import structlog
 
 from controller.journal import Journal, kinds
 from controller.table.core import TableCore
-from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Record, SendCommand
+from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
 from controller.table.journaling import (
     INPUT_KINDS, command_failed_record, device_input_record, input_from, note_record, operator_input_record,
     output_records, status_input_record,
@@ -89,7 +89,7 @@ class TableRunner:
     """
 
     def __init__(self, core: TableCore, journal: Journal, links: dict[str, Any] | None = None, *,
-                 autodealer: Any = None, on_record: Callable[[Record], None] | None = None,
+                 autodealer: Any = None, on_record: Callable[[TableRecord], None] | None = None,
                  on_notice: Callable[[Notice], None] | None = None, rounds: int | None = None,
                  shoes: int | None = None, pace: float = 0.0) -> None:
         self.core = core
@@ -325,7 +325,7 @@ class TableRunner:
     def _commit(self, first: Any, outs: list[Any], stored: Callable[[], object] | None = None) -> None:
         """Journal ``first`` and the core's records in one transaction; then ``stored()`` (the
         acknowledgement of a device event, at once), then the outputs."""
-        records = [o for o in outs if isinstance(o, Record)]
+        records = [o for o in outs if isinstance(o, TableRecord)]
         self.journal.append_batch([first, *output_records(records)])
         if stored is not None:
             stored()
@@ -334,7 +334,7 @@ class TableRunner:
             self._dispatch(o)
 
     def _dispatch(self, o: Any) -> None:
-        if isinstance(o, Record):
+        if isinstance(o, TableRecord):
             if o.kind == kinds.ROUND_RESULT:
                 self.rounds_done += 1
             elif o.kind == kinds.RECONCILIATION:

@@ -18,7 +18,7 @@ from controller.journal.errors import JournalContentError
 from controller.journal.vocabulary import current_payload
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
-from controller.table.io import DeviceInput, OperatorInput, Record
+from controller.table.io import DeviceInput, OperatorInput, TableRecord
 from controller.table.journaling import input_from
 from controller.table.runner import TableRunner
 from firmware_bridge.protocol import messages as m
@@ -115,7 +115,7 @@ def test_the_v1_inputs_rebuild_every_record_of_the_v1_journal(v1_read: Path) -> 
             if inp is None:  # in version 2's words, should a record's words change with the schema
                 stored.append([e.kind, current_payload(e), e.shoe_id, e.round_no])
             else:
-                made += [[o.kind, o.payload, o.shoe, o.round] for o in core.handle(inp) if isinstance(o, Record)]
+                made += [[o.kind, o.payload, o.shoe, o.round] for o in core.handle(inp) if isinstance(o, TableRecord)]
     assert len(stored) == 2012 and json.loads(json.dumps(made)) == stored
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from controller.rules.cards import Card, Composition
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
-from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, Record, SendCommand
+from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
 from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
@@ -45,7 +45,7 @@ class Bench:
         self.cover_index: int | None = None
         self.drawn = 0
         self.inputs: list[Any] = []
-        self.records: list[Record] = []
+        self.records: list[TableRecord] = []
         self.notices: list[Notice] = []
         self.sent: list[SendCommand] = []
         self.face_up_at: set[int] = set()
@@ -57,7 +57,7 @@ class Bench:
         self.inputs.append(inp)
         outs = self.core.handle(inp)
         for o in outs:
-            if isinstance(o, Record):
+            if isinstance(o, TableRecord):
                 self.records.append(o)
             elif isinstance(o, Notice):
                 self.notices.append(o)
@@ -138,7 +138,7 @@ class Bench:
             self.op("cover", Role.DEALER, from_bottom=cover)
             self.op("load", Role.DEALER)
 
-    def play_round(self, wagers: list[tuple[int, str, int]] = ()) -> list[Record]:
+    def play_round(self, wagers: list[tuple[int, str, int]] = ()) -> list[TableRecord]:
         start = len(self.records)
         for seat, kind, amount in wagers:
             self.op("wager", Role.DEALER, seat=seat, kind=kind, amount=amount)

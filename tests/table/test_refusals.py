@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from controller.roles import Role
 from controller.table.commands import COMMANDS
-from controller.table.io import Notice, OperatorInput, Record
+from controller.table.io import Notice, OperatorInput, TableRecord
 
 JUNK = [-1, 10**16, "", "\u00e9", "x" * 70, True, None, float("nan"), 2.5, [1], {"a": 1}, "\ud800"]
 PLAUSIBLE = {
@@ -85,7 +85,7 @@ def test_a_refused_input_leaves_the_table_unchanged(rnd: random.Random, preset: 
         step = random_command(rnd, b.core.state)
         before_snapshot, before = b.core.snapshot(), state_of(b.core)
         outs = b.feed(step)
-        if any(isinstance(o, Record) and o.kind == "refused" for o in outs):
-            assert [type(o) for o in outs] == [Record, Notice], outs
+        if any(isinstance(o, TableRecord) and o.kind == "refused" for o in outs):
+            assert [type(o) for o in outs] == [TableRecord, Notice], outs
             assert b.core.snapshot() == before_snapshot, step
             assert state_of(b.core) == before, f"refused {step} changed the table"
