@@ -51,5 +51,15 @@ def test_run_attaches_a_shoe_with_its_shuffler_built_in_alone() -> None:
     assert list(attached) == ["shoe"] and attached["shoe"][0].kind == "shuffler-shoe"
     with pytest.raises(UsageError, match="has its shuffler built in: attach no other shuffler"):
         _parse_devices(["emulated-autoshoe@/dev/null", "emulated-shuffler@/dev/null"])
-    with pytest.raises(UsageError, match="or one shuffler-shoe"):
-        _parse_devices(["emulated-shoe@/dev/null"])
+    with pytest.raises(UsageError, match="attach a shoe"):
+        _parse_devices(["emulated-shuffler@/dev/null"])
+
+
+@pytest.mark.reg("681a.5(a)")
+def test_run_attaches_a_shoe_alone_at_a_table_without_a_shuffler() -> None:
+    """681a.5(a): "unless the cards were preshuffled ..., the dealer shall shuffle the cards, either
+    manually or by use of an automated card shuffling device": a shoe attached alone is a table
+    without a shuffler (the dealer shuffles by hand or puts preshuffled decks in play)."""
+    attached = _parse_devices(["emulated-shoe@/dev/null"])
+    assert list(attached) == ["shoe"]
+    assert table_capabilities([attached["shoe"][0]])["shuffler"] is False

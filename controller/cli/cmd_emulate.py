@@ -7,12 +7,14 @@ A USB profile is served with the same protocol bytes over the pty or TCP (in-pro
 ``EmulatedUsbBackend``, exists only inside a Python process).
 
 ``shoectl emulate --table [--seed S] [--faults SPEC] [--speed max|N] [--dealt-log FILE]
-[--dir DIR] [--shuffler-profile NAME] [--shoe-profile NAME]`` serves an emulated shuffler and shoe
+[--dir DIR] [--shuffler-profile NAME | --no-shuffler [--decks N]] [--shoe-profile NAME]`` serves an emulated shuffler and shoe
 (with the scripted dealer) over ptys and prints ``{"devices": [{"profile": ..., "port": ...},
 ...]}`` (shuffler first); every card the shoe delivers is appended to the dealt log
 (``POSITION CARD up|down[ misread]``, one per line, flushed per line). A ``--shoe-profile`` of kind
 ``shuffler-shoe`` (``emulated-autoshoe``, an automatic reshuffling shoe, 681a.5(h)) is one device
 that shuffles and deals: it is served alone, and ``--shuffler-profile`` is refused with it.
+``--no-shuffler [--decks N]`` serves the shoe alone at a table without a shuffler (681a.5(a)): on
+the prompt ``SHUFFLE BY HAND`` the dealer opens a new pack of N (default 8) preshuffled decks.
 
 Both serve until SIGINT or SIGTERM, then shut down cleanly and exit 0. Errors (one line on
 standard error, exit 2, via ``controller.cli.main``): a bad profile (``ProfileError``), a bad
@@ -30,7 +32,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from controller.cli.common import print_json
+from controller.cli.common import positive_int, print_json
 from controller.errors import UsageError
 from firmware_bridge.emulator.factory import build_device, parse_speed
 from firmware_bridge.emulator.faults import FaultSpec
@@ -64,6 +66,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dir", metavar="DIR", help="with --table: where to put the pty links")
     p.add_argument("--shuffler-profile", default=None, metavar="NAME|FILE",
                    help="with --table (default emulated-shuffler)")
+    p.add_argument("--no-shuffler", action="store_true",
+                   help="with --table: no shuffler, only the shoe; the dealer opens preshuffled packs (681a.5(a))")
+    p.add_argument("--decks", type=positive_int, default=8, metavar="N",
+                   help="with --no-shuffler: decks in each preshuffled pack (default 8)")
     p.add_argument("--shoe-profile", default="emulated-shoe", metavar="NAME|FILE",
                    help="with --table (default emulated-shoe); a shuffler-shoe such as emulated-autoshoe "
                         "shuffles and deals alone")
@@ -77,9 +83,14 @@ def _check_options(args: argparse.Namespace) -> None:
                                        ("--link", args.link is not None)) if given]
         if bad:
             raise UsageError(f"{', '.join(bad)}: only with --profile (a table is served on ptys)")
+        if args.no_shuffler and args.shuffler_profile is not None:
+            raise UsageError("--shuffler-profile: not with --no-shuffler")
+        if args.decks != 8 and not args.no_shuffler:
+            raise UsageError("--decks: only with --no-shuffler (a shuffler is told the decks by the table)")
     else:
         bad = [opt for opt, given in (("--dealt-log", args.dealt_log is not None),
-                                       ("--dir", args.dir is not None)) if given]
+                                       ("--dir", args.dir is not None),
+                                       ("--no-shuffler", args.no_shuffler)) if given]
         if bad:
             raise UsageError(f"{', '.join(bad)}: only with --table")
         if args.port is not None and args.transport != "tcp":
@@ -119,14 +130,15 @@ def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int
 def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int:
     shoe = resolve_profile(args.shoe_profile)
     shuffler = resolve_profile(args.shuffler_profile or "emulated-shuffler")
-    if shoe.kind == "shuffler-shoe" and args.shuffler_profile is not None:
-        raise UsageError(f"--shuffler-profile: the shoe {shoe.name} has its shuffler built in (a shuffler-shoe)")
+    if shoe.kind == "shuffler-shoe" and (args.shuffler_profile is not None or args.no_shuffler):
+        option = "--no-shuffler" if args.no_shuffler else "--shuffler-profile"
+        raise UsageError(f"{option}: the shoe {shoe.name} has its shuffler built in (a shuffler-shoe)")
     for option, profile, kinds in (("--shoe-profile", shoe, ("shoe", "shuffler-shoe")),
                                    ("--shuffler-profile", shuffler, ("shuffler",))):
         if profile.kind not in kinds:
             raise UsageError(f"{option} {profile.name}: a {profile.kind}, not a {' or a '.join(kinds)}")
-    table = EmulatedTable(shuffler_profile=shuffler, shoe_profile=shoe, seed=args.seed, speed=speed, faults=faults,
-                  dealt_log=args.dealt_log)
+    table = EmulatedTable(shuffler_profile=None if args.no_shuffler else shuffler, shoe_profile=shoe, seed=args.seed,
+                          speed=speed, faults=faults, dealt_log=args.dealt_log, decks=args.decks)
     try:
         served = serve_table(table, directory=args.dir)
     except BaseException:

@@ -5,8 +5,9 @@ scripted dealer, served over pseudo-terminals and reached through pyserial like 
 the automated dealer and floorperson, the default Rules Submission, and the journal
 ``./var/journal.db``. With ``--device PROFILE@PORT`` (repeatable; roles from the profiles' kinds):
 attached hardware or a separately emulated table (``shoectl emulate --table``): a shuffler and a
-shoe, or one shoe with the shuffler built in (profile kind ``shuffler-shoe``, e.g. an automatic
-reshuffling shoe, 681a.5(h)), which then takes the shuffler's commands too.
+shoe, one shoe with the shuffler built in (profile kind ``shuffler-shoe``, e.g. an automatic
+reshuffling shoe, 681a.5(h)), which then takes the shuffler's commands too, or a shoe alone: a table
+without a shuffler, where the dealer puts preshuffled decks in play (681a.5(a)).
 
 A journal that already holds entries is resumed: every journaled input is fed to the table core
 again (the state the journal proves), the links are told which device events are already stored,
@@ -115,8 +116,8 @@ def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
     built_in = "shoe" in out and out["shoe"][0].kind == "shuffler-shoe"
     if built_in and "shuffler" in out:
         raise UsageError(f"--device: the shoe {out['shoe'][0].name} has its shuffler built in: attach no other shuffler")
-    if specs and not built_in and set(out) != {"shuffler", "shoe"}:
-        raise UsageError("attach both a shuffler and a shoe (--device PROFILE@PORT for each), or one shuffler-shoe")
+    if specs and "shoe" not in out:
+        raise UsageError("attach a shoe (--device PROFILE@PORT): with a shuffler, or alone at a table without one")
     return out
 
 

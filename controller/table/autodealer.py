@@ -1,6 +1,7 @@
 """The automated dealer and floorperson for ``shoectl run`` on the embedded defaults.
 
-It plays the table's staff and players: opens the table, declines or takes the cut, places the
+It plays the table's staff and players: opens the table, puts preshuffled decks in play at a
+table without a shuffler (681a.5(a)), declines or takes the cut, places the
 cover cards, loads, seats players and places their wagers, says "no more bets", turns squeezed
 cards, continues after House Money, and clears faults a floorperson would clear. It only gives
 operator commands (``OperatorInput``) to the core, exactly as people at the console would; the
@@ -69,6 +70,12 @@ class AutoDealer:
             return self._once(("open", core.next_shoe), "open", Role.FLOORPERSON)
         if state == "count_fault":
             return self._count_fault(core)
+        if state == "shuffling" and not core.has_shuffler:
+            # 681a.5(a): no shuffler; the dealer opens a pack of preshuffled decks, or (after an
+            # idle table's wash) says the hand shuffle is done.
+            if core.washing:
+                return self._once(("shuffled", core.shoe.id), "manual_shuffle_done", Role.DEALER)
+            return self._once(("preshuffled", core.shoe.id), "preshuffled_decks", Role.DEALER, decks=self.sub.decks)
         if state == "cutting":
             shoe = core.shoe
             if shoe.cut_position is None:
@@ -126,11 +133,11 @@ class AutoDealer:
                         "a floorperson must check the cards and the shuffler")
         return self._op("close", Role.FLOORPERSON, reason=f"the cards counted wrong after {reshuffles} reshuffles")
 
-    def _once(self, key: tuple[str, Any], command: str, role: Role) -> OperatorInput | None:
+    def _once(self, key: tuple[str, Any], command: str, role: Role, **args: Any) -> OperatorInput | None:
         if key in self._asked:
             return None
         self._asked.add(key)
-        return self._op(command, role)
+        return self._op(command, role, **args)
 
     def _cut_position(self, shoe: Any) -> int:
         d = self.sub.min_cover_depth

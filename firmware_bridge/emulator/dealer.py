@@ -16,6 +16,8 @@ docs/emulator.md):
                    acts only if fewer than N cards have left the shoe since it was loaded, so a
                    prompt shown again after a controller restart never draws a card twice
 ``BURN [N]``       draw N cards (default 1) to the discard rack
+``SHUFFLE ...``    a table without a shuffler (``SHUFFLE BY HAND``): open a new preshuffled pack
+                   (``open_pack``, 681a.5(a)) and take it in hand; refused without one
 ``CUT N``          cover card N cards from the top of the stack in hand; the cards above it and the
                    cover card go to the bottom (681a.5(c)-(d))
 ``COVER N``        second cover card with N cards below it (681a.5(d))
@@ -101,6 +103,7 @@ class Dealer:
         self._expose_next = False
         self._pending: deque[tuple[float, str]] = deque()
         self.stack_coming: Callable[[], bool] = lambda: False  # the table: is a stack on its way?
+        self.open_pack: Callable[[], list[Item]] | None = None  # the table without a shuffler: a new pack
         shoe.add_prompt_listener(self.on_prompt)
         shoe.add_tick_hook(self.tick)
 
@@ -176,6 +179,11 @@ class Dealer:
             return self._draw(1 + extra, hand)
         if verb == "BURN":
             return self._draw(_number(args, default=1), None)
+        if verb == "SHUFFLE":
+            if self.open_pack is None:
+                raise ValueError("no preshuffled pack at this table")
+            self.hand = self.open_pack()
+            return True, f"opened a preshuffled pack of {len(self.hand)} cards"
         if verb == "CUT":
             self.hand = cut_stack(self._in_hand(), _number(args))
             return True, f"cut at {args[0]}"

@@ -3,7 +3,7 @@
 - ``serve_device(device, transport="pty"|"tcp", ...)`` -> a started ``PtyServer`` / ``TcpServer``.
 - ``serve_table(table, directory=None, faults=None)`` -> a started ``TableServer``: one
   ``PtyServer`` per device of the table, with stable links ``DIR/shuffler`` and ``DIR/shoe``
-  (only ``DIR/shoe`` for a shoe with the shuffler built in; ``DIR`` a new temporary directory
+  (only ``DIR/shoe`` for a shoe with the shuffler built in or a table without a shuffler; ``DIR`` a new temporary directory
   unless given; removed on close if it was made here).
 
 ``TableServer.devices()`` is the JSON-ready list ``[{"profile": NAME, "port": PATH}, ...]``
@@ -58,7 +58,7 @@ class TableServer:
         self.directory = Path(tempfile.mkdtemp(prefix="shoectl-table-") if directory is None
                               else directory)
         faults = faults if faults is not None else table.faults
-        roles = (("shoe", table.shoe),) if table.shuffler is table.shoe else (
+        roles = (("shoe", table.shoe),) if table.shuffler in (None, table.shoe) else (
             ("shuffler", table.shuffler), ("shoe", table.shoe))
         self.servers: dict[str, DeviceServer] = {
             role: PtyServer(device, link=self.directory / role, faults=faults, **kwargs) for role, device in roles

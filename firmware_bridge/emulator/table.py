@@ -3,6 +3,9 @@
 - A shoe profile of kind ``shuffler-shoe`` (e.g. ``emulated-autoshoe``) makes one device that
   shuffles and deals (``EmulatedShufflerShoe``): it is both ``table.shuffler`` and ``table.shoe``,
   ``devices`` holds it once, and the shuffler profile is not used.
+- ``shuffler_profile=None``: a table without a shuffler (681a.5(a)): the shoe alone. When the shoe
+  prompts ``SHUFFLE BY HAND`` the dealer opens a new pack of ``decks`` preshuffled decks (seeded
+  by ``seed``) and takes it in hand to be cut.
 - The shuffler's DELIVER(SHOE) loads the table's shoe; DELIVER(DEALER) hands the stack to the
   dealer, who cuts, places the cover card and loads it on the shoe's prompts. The prompts and the
   DELIVER travel on different links, so a prompt may come first: while the shuffler holds a
@@ -25,6 +28,7 @@ cards and are not logged. ``read_dealt_log(path)`` parses the file back.
 from __future__ import annotations
 
 import os
+import random
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,7 +39,7 @@ from firmware_bridge.profiles import Profile
 
 from firmware_bridge.protocol import DeviceState
 
-from .cards import DeviceCard, parse_device_card
+from .cards import DeviceCard, parse_device_card, standard_stack
 from .clock import Clock, monotonic
 from .dealer import Dealer
 from .device import EmulatedDevice
@@ -109,27 +113,31 @@ class EmulatedTable:
 
     Args:
         shuffler_profile, shoe_profile: profiles or profile names (a ``shuffler-shoe`` shoe profile:
-            one device, the shuffler profile unused).
+            one device, the shuffler profile unused; ``shuffler_profile=None``: no shuffler).
+        decks: without a shuffler, the decks in each preshuffled pack the dealer opens.
         clock, seed, speed, faults: as for the devices (``seed`` drives the shuffler).
         dealer_delay_s: the dealer's reaction time after a prompt.
         dealt_log: a path or stream for ``DealtLog``, or ``None``.
         device_kwargs: extra keyword arguments for both device constructors.
     """
 
-    def __init__(self, *, shuffler_profile: Profile | str = "emulated-shuffler",
+    def __init__(self, *, shuffler_profile: Profile | str | None = "emulated-shuffler",
                  shoe_profile: Profile | str = "emulated-shoe", clock: Clock = monotonic,
                  seed: int | None = None, speed: float = 1.0, faults: FaultSpec | None = None,
                  dealer_delay_s: float = 0.0,
-                 dealt_log: str | os.PathLike[str] | IO[str] | None = None,
+                 dealt_log: str | os.PathLike[str] | IO[str] | None = None, decks: int = 8,
                  **device_kwargs: Any) -> None:
         self.faults = faults or FaultSpec()
         self.clock = clock
         common = dict(clock=clock, faults=self.faults, speed=speed, **device_kwargs)
         shoe_prof = resolve(shoe_profile)
         self.shoe: EmulatedShoe
-        self.shuffler: EmulatedShuffler
+        self.shuffler: EmulatedShuffler | None
         if shoe_prof.kind == "shuffler-shoe":
             self.shoe = self.shuffler = EmulatedShufflerShoe(shoe_prof, seed=seed, **common)
+        elif shuffler_profile is None:
+            self.shuffler = None
+            self.shoe = EmulatedShoe(shoe_prof, seed=None if seed is None else seed + 1, **common)
         else:
             self.shuffler = EmulatedShuffler(resolve(shuffler_profile), seed=seed, **common)
             self.shoe = EmulatedShoe(shoe_prof, seed=None if seed is None else seed + 1, **common)
@@ -137,11 +145,16 @@ class EmulatedTable:
         for device in self.devices:
             device.lock = self.lock
         self.dealer = Dealer(self.shoe, delay_s=dealer_delay_s, faults=self.faults)
-        self.shuffler.attached_shoe = self.shoe
-        self.shuffler.deliver_to_dealer = self.dealer.receive_stack
-        # A stack is coming while the shuffler holds one (SHUFFLED: its DELIVER may still be on
-        # the shuffler's link while the prompts to cut it already reached the shoe) or delivers it.
-        self.dealer.stack_coming = lambda: self.shuffler.state in (DeviceState.SHUFFLED, DeviceState.DELIVERING)
+        if self.shuffler is None:
+            packs = random.Random(seed)
+            self.dealer.open_pack = lambda: packs.sample(standard_stack(decks), decks * 52)
+        else:
+            shuffler = self.shuffler
+            shuffler.attached_shoe = self.shoe
+            shuffler.deliver_to_dealer = self.dealer.receive_stack
+            # A stack is coming while the shuffler holds one (SHUFFLED: its DELIVER may still be on
+            # the shuffler's link while the prompts to cut it already reached the shoe) or delivers it.
+            self.dealer.stack_coming = lambda: shuffler.state in (DeviceState.SHUFFLED, DeviceState.DELIVERING)
         self.dealt_log: DealtLog | None = None
         if dealt_log is not None:
             self.dealt_log = DealtLog(dealt_log)
@@ -149,7 +162,7 @@ class EmulatedTable:
 
     @property
     def devices(self) -> tuple[EmulatedDevice, ...]:
-        return (self.shoe,) if self.shuffler is self.shoe else (self.shuffler, self.shoe)
+        return (self.shoe,) if self.shuffler in (None, self.shoe) else (self.shuffler, self.shoe)
 
     def tick(self, now: float | None = None) -> None:
         """Tick every device (and so the dealer) under the table lock."""

@@ -28,23 +28,7 @@ def test_an_automatic_reshuffling_shoe_deals_shoe_after_shoe_without_a_cut(tmp_p
     is loaded (by the device) and counted, its first card burned (681a.7(c)), and when the device's
     own cover card comes out the round is completed, the cards reconciled (681a.7(d)(1)) and the
     device reshuffles for the next shoe."""
-    (tmp_path / "dev").mkdir()
-    emu = subprocess.Popen([*SHOECTL, "emulate", "--table", "--shoe-profile", "emulated-autoshoe", "--seed", "7",
-                            "--speed", "max", "--dealt-log", str(tmp_path / "dealt.log"), "--dir", str(tmp_path / "dev")],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        devices = json.loads(emu.stdout.readline())["devices"]
-        assert [d["profile"] for d in devices] == ["emulated-autoshoe"]  # one device: shuffler and shoe
-        journal = tmp_path / "journal.db"
-        run = subprocess.run([*SHOECTL, "run", "--device", f"emulated-autoshoe@{devices[0]['port']}", "--journal",
-                              str(journal), "--shoes", "2", "--seed", "7", "--json"],
-                             capture_output=True, text=True, timeout=180)
-        assert run.returncode == 0, run.stderr[-3000:]
-    finally:
-        emu.send_signal(signal.SIGTERM)
-        _, err = emu.communicate(timeout=20)
-    assert emu.returncode == 0, err[-2000:]
-
+    journal = run_one_device_table(tmp_path, ["--shoe-profile", "emulated-autoshoe"], "emulated-autoshoe", seed=7)
     rounds = check_integrity(tmp_path, journal)  # the journal's cards are the dealt log's; every wager settled once
     with JournalReader.open(journal) as r:
         entries = [(e.kind, e.payload) for e in r.entries()]
@@ -63,6 +47,29 @@ def test_an_automatic_reshuffling_shoe_deals_shoe_after_shoe_without_a_cut(tmp_p
         assert reconciliation["ok"] and reconciliation["total"] == 416 and reconciliation["remaining_in_shoe"] <= 16
         assert kinds.count("round_result") > 50
     assert not [d for d in rounds if d["kind"] == "void"]
+
+
+def run_one_device_table(tmp_path: Path, emulate_args: list[str], profile: str, seed: int) -> Path:
+    """Serve ``shoectl emulate --table *emulate_args`` (one device, ``profile``, with a dealt log in
+    ``tmp_path``), drive it with ``shoectl run --device profile@PORT --shoes 2 --json`` and return
+    the journal; both commands must exit 0."""
+    (tmp_path / "dev").mkdir()
+    emu = subprocess.Popen([*SHOECTL, "emulate", "--table", *emulate_args, "--seed", str(seed), "--speed", "max",
+                            "--dealt-log", str(tmp_path / "dealt.log"), "--dir", str(tmp_path / "dev")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        devices = json.loads(emu.stdout.readline())["devices"]
+        assert [d["profile"] for d in devices] == [profile]  # one device
+        journal = tmp_path / "journal.db"
+        run = subprocess.run([*SHOECTL, "run", "--device", f"{profile}@{devices[0]['port']}", "--journal",
+                              str(journal), "--shoes", "2", "--seed", str(seed), "--json"],
+                             capture_output=True, text=True, timeout=180)
+        assert run.returncode == 0, run.stderr[-3000:]
+    finally:
+        emu.send_signal(signal.SIGTERM)
+        _, err = emu.communicate(timeout=20)
+    assert emu.returncode == 0, err[-2000:]
+    return journal
 
 
 def _split_by_shoe(entries: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:

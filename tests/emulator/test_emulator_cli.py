@@ -140,6 +140,11 @@ def test_emulate_a_table_with_a_dealt_log(tmp_path) -> None:
      "the shoe emulated-autoshoe has its shuffler built in"),
     (["--table", "--shoe-profile", "emulated-shuffler"], "--shoe-profile emulated-shuffler: a shuffler, not a shoe"),
     (["--table", "--shuffler-profile", "emulated-shoe"], "--shuffler-profile emulated-shoe: a shoe, not a shuffler"),
+    (["--table", "--no-shuffler", "--shuffler-profile", "emulated-shuffler"], "--shuffler-profile: not with --no-shuffler"),
+    (["--table", "--no-shuffler", "--shoe-profile", "emulated-autoshoe"],
+     "--no-shuffler: the shoe emulated-autoshoe has its shuffler built in"),
+    (["--table", "--decks", "6"], "--decks: only with --no-shuffler"),
+    (["--profile", "emulated-shoe", "--no-shuffler"], "--no-shuffler: only with --table"),
 ])
 def test_usage_errors_exit_2_with_one_line(with_emulate, capsys, args, message) -> None:
     assert cli_main.main(["emulate", *args]) == 2

@@ -500,6 +500,29 @@ def test_the_dealer_sets_the_cover_card_aside_and_draws_on(clock) -> None:
     assert table.dealer.log[-1].ok is False and "shoe empty" in table.dealer.log[-1].detail
 
 
+@pytest.mark.reg("681a.5(a)")
+def test_without_a_shuffler_the_dealer_opens_a_preshuffled_pack_on_the_shuffle_prompt(clock) -> None:
+    """681a.5(a): "unless the cards were preshuffled ...": a table without a shuffler serves the shoe
+    alone; on ``SHUFFLE BY HAND`` the dealer opens a new pack of preshuffled decks (a whole set,
+    seeded), which the next prompts cut and load. Beside a shuffler there is no pack: refused."""
+    table = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5)
+    assert table.devices == (table.shoe,) and table.shuffler is None
+    host = connect(table.shoe, clock)
+    for prompt in ("SHUFFLE BY HAND", "cut 30", "cover 14", "load"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    assert [a.ok for a in table.dealer.log] == [True] * 4
+    assert host.of(ShoeLoaded)[0].card_count == 104
+    again = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5).dealer
+    again.perform("SHUFFLE BY HAND")
+    pack = again.hand
+    assert sorted(pack, key=str) == sorted(cards(" ".join(f"{r}{s}" for r in "A 2 3 4 5 6 7 8 9 10 J Q K".split()
+                                                          for s in "CDHS")) * 2, key=str)
+    assert pack != sorted(pack, key=str)
+    beside_a_shuffler = EmulatedTable(clock=clock).dealer.perform("SHUFFLE BY HAND")
+    assert not beside_a_shuffler.ok and "no preshuffled pack" in beside_a_shuffler.detail
+
+
 def test_the_dealer_acts_only_on_prompts_after_its_delay(clock) -> None:
     table = EmulatedTable(clock=clock, dealer_delay_s=0.5)
     host = connect(table.shoe, clock)
