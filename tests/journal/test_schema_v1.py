@@ -1,4 +1,4 @@
-"""A real schema-version-1 journal (tests/data/journal-v1.db, written by `shoectl run` before
+"""A real schema-version-1 journal (tests/data/journal-v1.sql, written by `shoectl run` before
 version 2; see tests/data/README.md): every reader reads it, the table recovers from it, the writer
 does not continue it, and `journal migrate` copies it into a new version-2 journal with its chain
 and anchors unchanged (docs/journal.md, "Schema versions")."""
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -28,17 +29,23 @@ from tampering import tamper
 from test_journal_readers import READERS
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-V1 = DATA / "journal-v1.db"
+V1_SQL = DATA / "journal-v1.sql"          # the journal's SQL text (sqlite3 .dump), kept as text
+V1_ANCHORS = DATA / "journal-v1.anchors"
 V1_ENTRIES = 2934
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 
 
 def _copy(directory: Path) -> Path:
-    """A copy of the version-1 journal and its anchors in ``directory`` (never read the data file
-    itself: a reader may create -wal/-shm files beside it)."""
+    """The version-1 journal rebuilt in ``directory`` from its SQL text (the same rows, hashes and
+    user_version, in WAL mode as its writer left it), with its anchors beside it."""
     path = directory / "old.db"
-    shutil.copy(V1, path)
-    shutil.copy(anchors_path(V1), anchors_path(path))
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript(V1_SQL.read_text(encoding="utf-8"))
+        conn.execute("PRAGMA journal_mode = WAL")
+    finally:
+        conn.close()
+    shutil.copy(V1_ANCHORS, anchors_path(path))
     return path
 
 
