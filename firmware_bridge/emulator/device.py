@@ -67,6 +67,7 @@ from .clock import Clock, monotonic
 from .faults import FaultSpec
 from .identity import EMULATOR_FIRMWARE, capabilities_of, identity_for
 from .outbox import Outbox
+from .refusals import mechanism_refusal, nak
 
 # EMULATOR_FIRMWARE, capabilities_of and identity_for live in .identity; importable from here too.
 __all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of",
@@ -186,10 +187,6 @@ class EmulatedDevice:
     def outgoing(self) -> list[bytes]:
         """Take the frames to write, oldest first (one complete frame per item)."""
         return self._outbox.take()
-
-    def output_bytes(self) -> bytes:
-        """``outgoing()`` joined into one byte string."""
-        return b"".join(self.outgoing())
 
     def exchange(self, received: bytes) -> list[bytes]:
         """One step of a channel's pump, under ``self.lock``: take ``received`` (maybe none),
@@ -318,37 +315,17 @@ class EmulatedDevice:
     def _on_host_lost(self) -> None:
         """No command for ``host_loss_timeout`` seconds."""
 
-    def _cmd_shuffle(self, command: Shuffle) -> Handled:
-        return self._nak(NakCode.NOT_SUPPORTED, "this device does not shuffle"), None
-
-    def _cmd_deliver(self, command: Deliver) -> Handled:
-        return self._nak(NakCode.NOT_SUPPORTED, "this device does not deliver stacks"), None
-
-    def _cmd_gate_lock(self, command: GateLock) -> Handled:
-        return self._nak(NakCode.NOT_SUPPORTED, "this device has no card gate"), None
-
-    def _cmd_gate_unlock(self, command: GateUnlock) -> Handled:
-        return self._nak(NakCode.NOT_SUPPORTED, "this device has no card gate"), None
+    # A mechanism adds _cmd_shuffle / _cmd_deliver / _cmd_gate_lock / _cmd_gate_unlock; without
+    # one, the command is NAKed NOT_SUPPORTED with the reason in _LACKS.
 
     # --- helpers for subclasses ----------------------------------------------------------------
 
-    @staticmethod
-    def _nak(code: NakCode, text: str = "") -> Nak:
-        return Nak(code, clip_text(text, MAX_TEXT))
+    _nak = staticmethod(nak)
 
     def _refusal(self, *, busy_ok: bool = False) -> Nak | None:
         """The NAK a mechanism command gets in the current state, or ``None`` if it may run."""
-        if self.mode != DeviceMode.NORMAL:
-            return self._nak(NakCode.WRONG_STATE, f"device is in {self.mode.name} mode")
-        if self.jammed:
-            return self._nak(NakCode.JAM, "clear the jam (RESET) first")
-        if self.faulted:
-            return self._nak(NakCode.FAULT, "device fault: RESET or service needed")
-        if self.door_open:
-            return self._nak(NakCode.DOOR_OPEN, "door open")
-        if not busy_ok and self._busy():
-            return self._nak(NakCode.BUSY, "mechanism busy")
-        return None
+        return mechanism_refusal(mode=self.mode, jammed=self.jammed, faulted=self.faulted,
+                                 door_open=self.door_open, busy=not busy_ok and self._busy())
 
     # --- internals -----------------------------------------------------------------------------
 
@@ -369,10 +346,11 @@ class EmulatedDevice:
             self.power_cycle()
 
     def _command(self, command: Any) -> Handled:
-        name = _HANDLERS.get(type(command))
-        if name is None:
-            return self._nak(NakCode.NOT_SUPPORTED, f"{command.TYPE.name} not supported"), None
-        return getattr(self, name)(command)
+        handler = getattr(self, _HANDLERS.get(type(command), ""), None)  # by name: a subclass's own _cmd_*
+        if handler is None:
+            reason = _LACKS.get(type(command), f"{command.TYPE.name} not supported")
+            return self._nak(NakCode.NOT_SUPPORTED, reason), None
+        return handler(command)
 
     def _cmd_heartbeat(self, command: Heartbeat) -> Handled:
         return HeartbeatReply(command.token, self.uptime_ms(),
@@ -411,13 +389,11 @@ class EmulatedDevice:
 
 
 _HANDLERS: dict[type, str] = {
-    Heartbeat: "_cmd_heartbeat",
-    StatusRequest: "_cmd_status",
-    Reset: "_cmd_reset",
-    SetMode: "_cmd_set_mode",
-    Display: "_cmd_display",
-    Shuffle: "_cmd_shuffle",
-    Deliver: "_cmd_deliver",
-    GateLock: "_cmd_gate_lock",
+    Heartbeat: "_cmd_heartbeat", StatusRequest: "_cmd_status", Reset: "_cmd_reset", SetMode: "_cmd_set_mode",
+    Display: "_cmd_display", Shuffle: "_cmd_shuffle", Deliver: "_cmd_deliver", GateLock: "_cmd_gate_lock",
     GateUnlock: "_cmd_gate_unlock",
+}
+_LACKS: dict[type, str] = {
+    Shuffle: "this device does not shuffle", Deliver: "this device does not deliver stacks",
+    GateLock: "this device has no card gate", GateUnlock: "this device has no card gate",
 }

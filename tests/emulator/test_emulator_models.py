@@ -211,9 +211,9 @@ def test_a_retransmitted_shuffle_shuffles_once(clock) -> None:
     shuffler.receive_data(data)              # executed; suppose its ACK is lost
     shuffler.outgoing()
     shuffler.receive_data(conn.retransmit_bytes())
-    host._feed(shuffler.output_bytes())      # the replayed ACK
+    host._feed(b"".join(shuffler.outgoing()))      # the replayed ACK
     shuffler.tick()
-    host._feed(shuffler.output_bytes())
+    host._feed(b"".join(shuffler.outgoing()))
     assert len(host.of(ShuffleDone)) == 1 and shuffler.shuffles == 1
 
 
@@ -548,7 +548,7 @@ def test_a_retransmitted_display_does_not_make_the_dealer_act_twice(clock) -> No
     table.shoe.receive_data(host.conn.send(Display("DRAW")))
     table.shoe.receive_data(host.conn.retransmit_bytes())
     table.tick()
-    host._feed(table.shoe.output_bytes())
+    host._feed(b"".join(table.shoe.outgoing()))
     assert table.shoe.cards_delivered == 1 and len(host.of(CardRead)) == 1
 
 

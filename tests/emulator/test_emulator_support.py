@@ -53,7 +53,7 @@ class DeviceWire:
     def read(self) -> bytes:
         self.clock.advance(self.step)
         self.ticker()
-        return self.device.output_bytes()
+        return b"".join(self.device.outgoing())
 
     def now(self) -> float:
         return self.clock()

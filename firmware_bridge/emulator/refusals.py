@@ -1,0 +1,29 @@
+"""What an emulated device answers a command it will not carry out: ``nak(code, text)`` (the text
+clipped to the wire's limit) and ``mechanism_refusal``, the NAK a mechanism command gets in a
+given condition of the device, or ``None`` when it may run (docs/emulator.md)."""
+from __future__ import annotations
+
+from firmware_bridge.protocol import DeviceMode, Nak, NakCode
+from firmware_bridge.protocol.message_base import clip_text
+from firmware_bridge.protocol.wire_values import MAX_TEXT
+
+
+def nak(code: NakCode, text: str = "") -> Nak:
+    return Nak(code, clip_text(text, MAX_TEXT))
+
+
+def mechanism_refusal(*, mode: DeviceMode, jammed: bool, faulted: bool, door_open: bool,
+                      busy: bool) -> Nak | None:
+    """In this order: not in NORMAL mode, a jam, a device fault, the door open, the mechanism
+    busy (pass ``busy=False`` for a command that may run while it is)."""
+    if mode != DeviceMode.NORMAL:
+        return nak(NakCode.WRONG_STATE, f"device is in {mode.name} mode")
+    if jammed:
+        return nak(NakCode.JAM, "clear the jam (RESET) first")
+    if faulted:
+        return nak(NakCode.FAULT, "device fault: RESET or service needed")
+    if door_open:
+        return nak(NakCode.DOOR_OPEN, "door open")
+    if busy:
+        return nak(NakCode.BUSY, "mechanism busy")
+    return None
