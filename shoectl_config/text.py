@@ -14,6 +14,15 @@ _HUGE = 10**30  # integers beyond this are named, not printed (a TOML integer ma
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
+def is_unicode_text(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (encodes as UTF-8: no lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def safe(text: str) -> str:
     """``text`` printable on one line: control characters (and lone surrogates) escaped."""
     if text.isprintable():
@@ -21,27 +30,17 @@ def safe(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
+# First match wins: a bool is an int and a datetime a date to isinstance, so they come first.
+_TYPE_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
+    ((list, tuple), "an array"), (Mapping, "a table"), (datetime, "a date-time"), (date, "a date"),
+    (time, "a time"),
+)
+
+
 def typename(value: object) -> str:
     """The type of a parsed TOML value in words: ``"an integer"``, ``"a table"``, ..."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "a table"
-    if isinstance(value, datetime):
-        return "a date-time"
-    if isinstance(value, date):
-        return "a date"
-    if isinstance(value, time):
-        return "a time"
-    return f"a {type(value).__name__}"
+    return next((name for kinds, name in _TYPE_NAMES if isinstance(value, kinds)), f"a {type(value).__name__}")
 
 
 def show(value: object) -> str:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.table.commands import COMMANDS
-from controller.table.journaling import is_unicode_text
+from shoectl_config.text import is_unicode_text
 
 MAX_DEPTH = 8
 MAX_DIGITS = 20

@@ -11,6 +11,7 @@ from typing import Any
 
 from controller.journal.chain import encode_payload_value
 from controller.journal.errors import NotAJournalError, PayloadError
+from shoectl_config.text import is_unicode_text
 
 _INT64_MAX = 2**63 - 1
 
@@ -128,10 +129,8 @@ def check_str(name: str, value: Any, *, optional: bool) -> None:
         raise PayloadError(f"{name} must be a str, got {type(value).__name__} {value!r}")
     if not value:
         raise PayloadError(f"{name} must not be empty")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise PayloadError(f"{name} is not valid Unicode text") from None
+    if not is_unicode_text(value):
+        raise PayloadError(f"{name} is not valid Unicode text")
 
 
 def _check_int(name: str, value: Any) -> None:

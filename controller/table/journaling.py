@@ -25,6 +25,7 @@ from controller.journal.store import Record as JournalRecord
 from controller.journal.vocabulary import current_payload
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, OperatorInput, TableRecord, Role, jsonable
 from firmware_bridge.protocol import messages as m
+from shoectl_config.text import is_unicode_text
 
 INPUT_KINDS = kinds.INPUT_KINDS
 
@@ -88,15 +89,6 @@ def _journal_safe(value: Any, depth: int) -> Any:
     if isinstance(value, (list, tuple)):
         return [_journal_safe(v, depth + 1) for v in value]
     return _journal_safe(repr(value), depth)
-
-
-def is_unicode_text(text: str) -> bool:
-    """Whether ``text`` is valid Unicode (encodes as UTF-8: no lone surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def output_records(records: Iterable[TableRecord]) -> list[JournalRecord]:
