@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from datetime import date, datetime, time
 
-__all__ = ["key_part", "safe", "show", "typename"]
+__all__ = ["key_part", "safe", "show", "toml_string", "typename"]
 
 MAX_SHOWN = 60  # characters of a bad value quoted in a message
 _HUGE = 10**30  # integers beyond this are named, not printed (a TOML integer may have 4,000 digits)
@@ -55,9 +55,26 @@ def show(value: object) -> str:
     return safe(text)
 
 
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: ``"``, ``\\``, control characters, DEL and anything else
+    that does not print (a lone surrogate, a line separator) escaped as TOML escapes them
+    (``\\n``, ``\\u0007``); printable non-ASCII characters stay as they are."""
+    def escaped(c: str) -> str:
+        if c in _TOML_ESCAPES:
+            return _TOML_ESCAPES[c]
+        if c.isprintable() and c != "\x7f":
+            return c
+        return f"\\u{ord(c):04X}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08X}"
+    return '"' + "".join(escaped(c) for c in text) + '"'
+
+
 def key_part(part: object) -> str:
-    """One part of a dotted key: bare if it can be, else quoted with escapes (``"a\\nb"``)."""
+    """One part of a dotted key as TOML writes it: bare if it can be, else a basic string
+    (``"a\\nb"``, ``"café"``)."""
     text = str(part)
     if _BARE_KEY.fullmatch(text):
         return text
-    return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
+    return toml_string(text)

@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .text import key_part, typename
+from .text import key_part, toml_string, typename
 
 __all__ = ["toml_document", "toml_value"]
-
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
 def toml_value(value: Any) -> str:
@@ -25,8 +23,7 @@ def toml_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return '"' + "".join(_ESCAPES.get(c) or (f"\\u{ord(c):04X}" if ord(c) < 0x20 or c == "\x7f" else c)
-                             for c in value) + '"'
+        return toml_string(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"no TOML text for {typename(value)}")

@@ -28,3 +28,25 @@ def test_the_characters_toml_refuses_in_a_string_are_escaped() -> None:
 def test_anything_but_plain_data_is_refused() -> None:
     with pytest.raises(TypeError, match="no TOML text for a float"):
         toml_value(0.5)
+
+
+@pytest.mark.parametrize("key", ["a\nb", "café", 'say "hi"', "back\\slash", "bell\x07", "tab\there", "del\x7f", "a.b", "庄"])
+def test_a_quoted_key_in_a_message_is_the_key_as_toml_writes_it(key: str) -> None:
+    """An unknown key named in an error message is written as TOML writes it, so the operator can
+    find it in the file: TOML escapes (``\\n``, ``\\u0007``), printable non-ASCII kept as is, never
+    Python's escape forms (``\\xe9``)."""
+    from shoectl_config.text import key_part
+
+    shown = key_part(key)
+    assert "\\x" not in shown
+    assert tomllib.loads(f"{shown} = 1") == {key: 1}
+    assert shown.isprintable()
+
+
+def test_an_unknown_key_with_a_newline_is_named_in_toml_form() -> None:
+    from shoectl_config.parser import DocumentParser
+
+    doc = tomllib.loads('[table]\n"caf\\u00e9\\n" = 1\n')
+    with pytest.raises(Exception) as caught:
+        DocumentParser(doc, "the file").section("table", ("known",))
+    assert 'table."café\\n"' in str(caught.value)
