@@ -53,3 +53,18 @@ def test_a_bad_value_is_refused_before_anything_is_created(capsys, monkeypatch, 
     assert out == "" and err.count("\n") == 1 and err.startswith("shoectl run: error: "), err
     assert "Traceback" not in err and "None" not in err and "Error" not in err
     assert _listing(tmp_path) == before  # no var/, no journal, no log file, no socket or lock file
+
+
+@pytest.mark.parametrize("extra", [["--speed", "max"], ["--faults", "corrupt=0.01"], ["--dealt-log", "dealt.txt"],
+                                   ["--speed", "5", "--faults", "drop=0.1"]])
+def test_built_in_emulator_options_beside_a_device_are_refused_not_ignored(capsys, monkeypatch, tmp_path: Path,
+                                                                         extra: list[str]) -> None:
+    """``--speed``, ``--faults`` and ``--dealt-log`` set the built-in emulator; with ``--device``
+    there is none, so an operator who gives them is told so (once they were silently ignored:
+    a fault test that injected nothing)."""
+    monkeypatch.chdir(tmp_path)
+    before = _listing(tmp_path)
+    code, out, err = run(capsys, "run", "--device", "emulated-shoe@/dev/null", "--shoes", "1", *extra)
+    assert code == 2, err
+    assert err.count("\n") == 1 and "only for the built-in emulator" in err and extra[0] in err, err
+    assert _listing(tmp_path) == before

@@ -38,7 +38,7 @@ from typing import Any
 from controller.cli.cmd_systemd import service_watch
 from controller.cli.common import positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
-from controller.cli.run_options import check_paths, emulator_speed, fault_spec, table_id
+from controller.cli.run_options import DEFAULT_SPEED, check_emulator_options, check_paths, emulator_speed, fault_spec, table_id
 from controller.cli.run_output import JournalLines, StdoutLines
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
 from controller.errors import UsageError
@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes")
     p.add_argument("--rounds", type=positive_int, metavar="N", help="stop after N rounds")
     p.add_argument("--seed", type=int, metavar="S", help="seed for the built-in emulator and the automated dealer")
-    p.add_argument("--speed", type=emulator_speed, default="20", metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
+    p.add_argument("--speed", type=emulator_speed, metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", metavar="FILE", help="built-in emulator: append every card the shoe delivers")
     p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
@@ -172,6 +172,7 @@ class _Display:
 def run(args: argparse.Namespace) -> int:
     sub = submission_for(None, args.submission)
     attached = _parse_devices(args.device)
+    check_emulator_options(args, attached)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     journal_path = Path(args.journal)
     check_paths(args, journal_path)  # every option is read and checked before anything is created
@@ -255,7 +256,8 @@ def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any,
     from firmware_bridge.profiles import get_profile
 
     # --speed and --faults were parsed with the arguments (controller.cli.run_options)
-    table = EmulatedTable(seed=args.seed, speed=args.speed, faults=args.faults or FaultSpec(), dealt_log=args.dealt_log)
+    speed = DEFAULT_SPEED if args.speed is None else args.speed
+    table = EmulatedTable(seed=args.seed, speed=speed, faults=args.faults or FaultSpec(), dealt_log=args.dealt_log)
     server = serve_table(table)
     ports = {d["profile"]: d["port"] for d in server.devices()}
     attached = {"shuffler": (get_profile("emulated-shuffler"), ports["emulated-shuffler"]),

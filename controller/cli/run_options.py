@@ -4,6 +4,9 @@ not exist yet, so a refused command changes nothing.
 
 - ``emulator_speed``, ``fault_spec`` and ``table_id`` are argparse types: ``--speed fast``,
   ``--faults corrupt=2`` or an empty ``--table-id`` is refused while the arguments are parsed.
+- ``check_emulator_options(args, attached)`` refuses the built-in emulator's options (``--speed``,
+  ``--faults``, ``--dealt-log``) beside ``--device``, where there is no built-in emulator for them
+  to set: silently ignoring them would let an operator believe faults were injected.
 - ``check_paths(args, journal)`` refuses, before any of them is created, a journal, log file,
   dealt-cards log or control socket path that is a directory, and a log file or dealt-cards log
   whose folder does not exist (the journal's and the socket's folders are created).
@@ -17,7 +20,10 @@ from typing import Any
 
 from controller.errors import UsageError
 
-__all__ = ["TABLE_ID", "check_paths", "emulator_speed", "fault_spec", "table_id"]
+__all__ = ["DEFAULT_SPEED", "TABLE_ID", "check_emulator_options", "check_paths", "emulator_speed", "fault_spec",
+           "table_id"]
+
+DEFAULT_SPEED = 20.0  # the built-in emulator's mechanisms, times real time
 
 TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")  # it starts every shoe id: T1-S0001
 
@@ -48,6 +54,18 @@ def table_id(text: str) -> str:
     if not TABLE_ID.fullmatch(text):
         raise argparse.ArgumentTypeError(f"expected 1-32 letters, digits, '.', '_' or '-' (e.g. T1), not {text[:40]!r}")
     return text
+
+
+def check_emulator_options(args: argparse.Namespace, attached: object) -> None:
+    """Raise ``UsageError`` for a built-in emulator option given with attached devices."""
+    if not attached:
+        return
+    given = [option for option, value in (("--speed", args.speed), ("--faults", args.faults),
+                                          ("--dealt-log", args.dealt_log)) if value is not None]
+    if given:
+        them = "it" if len(given) == 1 else "them"
+        raise UsageError(f"{', '.join(given)}: only for the built-in emulator, which does not run with --device; "
+                         f"give {them} to the external emulator instead (shoectl emulate)")
 
 
 def check_paths(args: argparse.Namespace, journal: Path) -> None:
