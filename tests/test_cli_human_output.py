@@ -40,3 +40,18 @@ def test_replay_shows_money_in_major_units(capsys, one_shoe: Path) -> None:
     first = next(json.loads(line) for line in doc.splitlines() if json.loads(line)["type"] == "round")
     cents = sum(s["net"] for s in first["settlements"])
     assert f"players net {'+' if cents >= 0 else '-'}{abs(cents) // 100:,}.{abs(cents) % 100:02d}" in out
+
+
+@pytest.mark.parametrize("has_shuffler, words", [(True, "8 decks to the shuffler"),
+                                                 (False, "8 preshuffled decks opened by the dealer")])
+def test_the_lines_display_says_how_a_new_shoe_is_made(capsys, has_shuffler: bool, words: str) -> None:
+    """``--display lines`` at a table without a shuffler once said "shuffling 8 decks": the dealer
+    opens preshuffled decks there (681a.5(a)), and the line says so."""
+    from controller.cli.cmd_run import _Display
+    from controller.cli.run_output import StdoutLines
+    from controller.table.io import TableRecord
+
+    display = _Display(StdoutLines())
+    display.snapshot = lambda: {"has_shuffler": has_shuffler}
+    display.record(TableRecord("shoe_start", {"shoe": "T1-S0002", "decks": 8}, "T1-S0002"))
+    assert capsys.readouterr().out == f"== shoe T1-S0002: {words}\n"

@@ -154,7 +154,9 @@ class _Display:
         elif r.kind == "resumed":
             self.out.line(f"   resumed: {p['state']}")
         elif r.kind == "shoe_start":
-            self.out.line(f"== shoe {p['shoe']}: shuffling {p['decks']} decks")
+            preshuffled = self.snapshot is not None and not self.snapshot().get("has_shuffler", True)
+            how = "preshuffled decks opened by the dealer" if preshuffled else "decks to the shuffler"
+            self.out.line(f"== shoe {p['shoe']}: {p['decks']} {how}")
         elif r.kind == "cut":
             self.out.line(f"   cut at {p['position']} by {p['by']}")
         elif r.kind == "reconciliation":

@@ -173,6 +173,7 @@ class TableCore:
             "table": self.table_id,
             "game": self.sub.game.value,
             "submission": self.sub.name,
+            "has_shuffler": self.has_shuffler,
             "state": self.state,
             "shoe": shoe.id if shoe else None,
             "round": r.number if r else self.round_count,
