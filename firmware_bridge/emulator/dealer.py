@@ -18,6 +18,10 @@ docs/emulator.md):
 ``BURN [N]``       draw N cards (default 1) to the discard rack
 ``SHUFFLE ...``    a table without a shuffler (``SHUFFLE BY HAND``): open a new preshuffled pack
                    (``open_pack``, 681a.5(a)) and take it in hand; refused without one
+``WASH ...``       a table without a shuffler, after the cards of an idle table were spread for
+                   inspection (``WASH AND SHUFFLE``, 681a.5(g)(1)): the cards of the discard rack and
+                   the layout washed and shuffled by hand into the stack in hand; refused beside a
+                   shuffler
 ``CUT N``          cover card N cards from the top of the stack in hand; the cards above it and the
                    cover card go to the bottom (681a.5(c)-(d))
 ``COVER N``        second cover card with N cards below it (681a.5(d))
@@ -39,6 +43,7 @@ N-th DRAW prompt) and ``dealer-expose-at=N`` (the N-th card the dealer draws, bu
 """
 from __future__ import annotations
 
+import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -184,6 +189,10 @@ class Dealer:
                 raise ValueError("no preshuffled pack at this table")
             self.hand = self.open_pack()
             return True, f"opened a preshuffled pack of {len(self.hand)} cards"
+        if verb == "WASH":
+            if self.open_pack is None:
+                raise ValueError("no hand shuffle at this table: its shuffler shuffles")
+            return True, self._wash()
         if verb == "CUT":
             self.hand = cut_stack(self._in_hand(), _number(args))
             return True, f"cut at {args[0]}"
@@ -206,6 +215,16 @@ class Dealer:
             self.shoe.close_door()
             return True, "door closed"
         return True, "no action"
+
+    def _wash(self) -> str:
+        """681a.5(g)(1): the cards taken from the discard rack and the layout (the shoe was emptied
+        by UNLOAD into the rack) are washed and shuffled by hand into the stack in hand; cover cards
+        are set aside. The order is random but repeatable for the same cards (seeded by them)."""
+        gathered = [i for i in self.discards if isinstance(i, DeviceCard)] + [c for _, c in self.layout]
+        self.discards, self.layout = [], []
+        random.Random(" ".join(map(str, gathered))).shuffle(gathered)
+        self.hand = gathered
+        return f"washed and shuffled by hand the {len(gathered)} inspected cards"
 
     def _in_hand(self) -> list[Item]:
         if self.hand is None:

@@ -523,6 +523,34 @@ def test_without_a_shuffler_the_dealer_opens_a_preshuffled_pack_on_the_shuffle_p
     assert not beside_a_shuffler.ok and "no preshuffled pack" in beside_a_shuffler.detail
 
 
+@pytest.mark.reg("681a.5(g)(1)")
+def test_without_a_shuffler_the_dealer_washes_and_shuffles_the_inspected_cards_by_hand(clock) -> None:
+    """681a.5(g): at an idle table "the cards shall be removed from the dealing shoe and the discard
+    rack and spread out on the table ..."; then "(1) Mixed thoroughly by a washing of the cards,
+    stacked, then shuffled and cut ... if there is no automated shuffling device in use". The shoe
+    prompts ``WASH AND SHUFFLE``; the emulated dealer, who once ignored it (and then refused the cut
+    for want of cards in hand), washes the cards of the rack and the layout into a stack in hand,
+    which is cut and loaded: every card of the shoe, in a new order. Beside a shuffler: refused."""
+    table = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5)
+    host = connect(table.shoe, clock)
+    for prompt in ("SHUFFLE BY HAND", "cut 30", "cover 14", "load"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    host.ok(GateUnlock())
+    for prompt in ("draw player", "draw banker", "burn 3", "unload"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    assert [a.ok for a in table.dealer.log] == [True] * 8, table.dealer.log
+    for prompt in ("WASH AND SHUFFLE", "cut 40", "cover 14", "load"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    assert [a.ok for a in table.dealer.log[8:]] == [True] * 4, table.dealer.log
+    assert "washed" in table.dealer.log[8].detail and "104" in table.dealer.log[8].detail
+    assert host.of(ShoeLoaded)[-1].card_count == 104
+    beside_a_shuffler = EmulatedTable(clock=clock).dealer.perform("WASH AND SHUFFLE")
+    assert not beside_a_shuffler.ok and "shuffler" in beside_a_shuffler.detail
+
+
 def test_the_dealer_acts_only_on_prompts_after_its_delay(clock) -> None:
     table = EmulatedTable(clock=clock, dealer_delay_s=0.5)
     host = connect(table.shoe, clock)
