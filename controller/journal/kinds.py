@@ -90,6 +90,10 @@ FAULT = "fault"
 FAULT_CLEARED = "fault_cleared"
 RESUMED = "resumed"
 
+# -- surveillance: the live edge monitor (controller.table.edge_monitor, docs/edge-monitor.md) ----------
+EDGE = "edge"
+EDGE_ALERT = "edge_alert"
+
 # -- refusals at the control socket, before the table saw them (controller.control) --------------------
 CONNECTION_REFUSED = "connection_refused"
 BAD_REQUEST = "bad_request"
@@ -121,8 +125,10 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(CUT, "the cut: position from the top, by whom, of a stack of how many cards", ("position", "by", "stack")),
     Kind(CUT_SKIPPED, "no cut: an automatic reshuffling shoe (681a.5(h))", ("clause",)),
     Kind(COVER, "the second cover card, this many cards above the bottom (681a.5(d))", ("from_bottom",)),
-    Kind(INSPECTION, "the cards spread for inspection before a manual shuffle (681a.5(g))", ("clause", "face_up")),
-    Kind(SHUFFLER_BATCH_REMOVED, "the shuffler's batch taken out for a manual shuffle (681a.5(g)(2))", ("clause",)),
+    Kind(INSPECTION, "an idle table's cards spread for a player's inspection before they are shuffled again, "
+         "by hand or in the shuffler (681a.5(g)); clause (g)(2) for a batch taken out of the shuffler", ("clause", "face_up")),
+    Kind(SHUFFLER_BATCH_REMOVED, "the batch already in the shuffler taken out once the inspected cards are put in "
+         "(681a.5(g)(2))", ("clause",)),
     Kind(MANUAL_SHUFFLE, "a manual shuffle done (washed first or not), by the dealer", ("washed", "dealer")),
     Kind(SHOE_LOADED, "the shoe reports the cards loaded", ("cards",)),
     Kind(BURN, "a card burned (position in the stack as loaded)", ("card", "position", "dealer")),
@@ -142,15 +148,16 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(ROUND_START, "a round begins with these wagers; kind normal or simulated", ("round", "kind", "wagers")),
     Kind(CARD, "a card dealt to a hand (position in the stack; n: the round's nth card)",
          ("card", "to", "position", "n")),
-    Kind(CARD_DEFERRED, "a card drawn between rounds, held for the next one (627a.13(a))", ("card", "position")),
+    Kind(CARD_DEFERRED, "a card that left the shoe while the table was held in a fault, applied in order when the "
+         "fault clears", ("card", "position")),
     Kind(HELD_CARD_USED, "a card set aside dealt as the round's first: held (627a.13(a)/(b)) or opening a "
          "simulated round (627a.13(c)(2)/(d)); clause says which", ("card", "clause")),
     Kind(CARD_ENTERED, "a card entered by hand for one the shoe could not read", ("card", "by")),
     Kind(DISCARD, "a card out of the shoe to the discard rack, dealt to no hand (627a.13(c)(1); a card drawn in "
          "error with no other place; a set-aside card when the shoe ends); reason says why",
          ("card", "position", "reason")),
-    Kind(IRREGULARITY, "a dealing irregularity and the table's decision (627a.13)",
-         ("action", "clause", "card", "reason")),
+    Kind(IRREGULARITY, "a dealing irregularity and the table's decision (627a.13); position: the card's in the stack",
+         ("action", "clause", "card", "reason"), ("position",)),
     Kind(SQUEEZE, "a hand given to a seat to squeeze (Midibaccarat)", ("hand", "seat")),
     Kind(RELINQUISHED, "the squeeze passed from a seat to another", ("seat", "to", "hand")),
     Kind(REVEALED, "a squeezed hand revealed, by whom", ("hand", "by")),
@@ -174,6 +181,12 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(FAULT, "a fault that stops play", ("fault", "reason")),
     Kind(FAULT_CLEARED, "faults cleared, by whom or what", ("faults", "by")),
     Kind(RESUMED, "play resumed after a fault", ("state",)),
+
+    Kind(EDGE, "after a round, each offered wager's exact expected value per unit for the player on the cards "
+         "left in the shoe (wagers: kind -> ev as an exact fraction, edge as a decimal)",
+         ("round", "submission", "cards_out", "remaining", "remaining_ranks", "wagers")),
+    Kind(EDGE_ALERT, "a surveillance notice: a wager's player edge is above the threshold (wagers: kind -> edge)",
+         ("round", "wagers", "threshold")),
 
     Kind(CONNECTION_REFUSED, "a control connection refused: the table is busy", ("code", "reason")),
     Kind(BAD_REQUEST, "a malformed control request", ("code", "reason")),

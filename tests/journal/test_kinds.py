@@ -171,3 +171,15 @@ def test_v1_words_become_v2_words_and_v2_words_stay() -> None:
     assert current_payload(entry(kinds.INPUT_DEVICE, new, 2)) is new
     cut = {"position": 80, "by": "seat 2", "stack": 416, "role": "?"}
     assert current_payload(entry(kinds.CUT, cut, 1)) is cut
+
+
+def test_the_doc_gives_each_kind_the_meaning_the_registry_gives() -> None:
+    """One wording of what a record means: the registry's, copied in docs/journal.md (a fixed
+    wording in one place once stayed wrong in the other)."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("\n## Record kinds\n", 1)[1].split("\n## ", 1)[0]
+    documented = {row.group(1): row.group(2).strip()
+                  for row in re.finditer(r"^\| `([a-z_.]+)` \| [^|]* \| (.*) \|$", section, re.M)}
+    wrong = {k.name: (documented.get(k.name), k.meaning) for k in kinds.KINDS.values()
+             if documented.get(k.name) != k.meaning}
+    assert not wrong, "docs/journal.md and kinds.py word these kinds differently: " + repr(wrong)
