@@ -1,0 +1,94 @@
+"""Every word the scoreboard shows, in English and Chinese: one table per language, so the page
+has no text of its own (it prints ``state.json``'s ``labels``).
+
+- ``LANGUAGES``: the languages there are (``en``, ``zh``).
+- ``labels(lang) -> dict[str, str]``: every label of ``lang``; ``ValueError`` for another language.
+- ``STATE_WORDS``: the table's states (``controller.scoreboard.state``) in words, per language;
+  ``labels`` holds them as ``state.<name>``.
+
+Chinese follows what players at a baccarat table expect: 庄 Banker, 闲 Player, 和 Tie, 大路 Big
+Road, 珠盘路 Bead Plate, 大眼仔 Big Eye Boy, 小路 Small Road, 曱甴路 Cockroach Pig, 庄问路 /
+闲问路 banker ask / player ask.
+"""
+from __future__ import annotations
+
+LANGUAGES = ("en", "zh")
+
+#: The table's states in words (their names: ``controller.scoreboard.state.STATES``).
+STATE_WORDS: dict[str, dict[str, str]] = {
+    "closed": {"en": "Closed", "zh": "停止营业"},
+    "inspection": {"en": "Cards spread for inspection", "zh": "验牌"},
+    "shuffling": {"en": "Shuffling", "zh": "洗牌中"},
+    "cutting": {"en": "Cutting the cards", "zh": "切牌"},
+    "ready_to_load": {"en": "Ready to load the shoe", "zh": "准备装牌"},
+    "loading": {"en": "Loading the shoe", "zh": "装牌中"},
+    "burning": {"en": "Burning a card", "zh": "烧牌"},
+    "betting": {"en": "Place your bets", "zh": "请下注"},
+    "no_more_bets": {"en": "No more bets", "zh": "停止下注"},
+    "dealing": {"en": "Dealing", "zh": "发牌中"},
+    "squeeze": {"en": "Squeeze", "zh": "咪牌中"},
+    "house_money": {"en": "House Money", "zh": "庄家钱"},
+    "count_fault": {"en": "Closed: card count fault", "zh": "暂停：牌数不符"},
+    "fault": {"en": "Play stopped: fault", "zh": "暂停：故障"},
+}
+
+_WORDS: dict[str, dict[str, str]] = {
+    # results and hands
+    "banker": {"en": "Banker", "zh": "庄"},
+    "player": {"en": "Player", "zh": "闲"},
+    "tie": {"en": "Tie", "zh": "和"},
+    "B": {"en": "B", "zh": "庄"},
+    "P": {"en": "P", "zh": "闲"},
+    "T": {"en": "T", "zh": "和"},
+    "player_pair": {"en": "Player pair", "zh": "闲对"},
+    "banker_pair": {"en": "Banker pair", "zh": "庄对"},
+    "pairs": {"en": "Pairs", "zh": "对子"},
+    "natural": {"en": "Natural", "zh": "例牌"},
+    "naturals": {"en": "Naturals", "zh": "例牌"},
+    "dragon7": {"en": "Dragon 7", "zh": "龙7"},
+    "panda8": {"en": "Panda 8", "zh": "熊猫8"},
+    "player_bonus": {"en": "Player Bonus", "zh": "闲奖金"},
+    "banker_bonus": {"en": "Banker Bonus", "zh": "庄奖金"},
+    "bonus_card": {"en": "Bonus card", "zh": "奖金牌"},
+    "bonus_rank": {"en": "Bonus", "zh": "奖金"},
+    "house_money_wager": {"en": "House Money", "zh": "庄家钱"},
+    "total": {"en": "Total", "zh": "点数"},
+    "wins": {"en": "wins", "zh": "赢"},
+    "void": {"en": "Void round", "zh": "无效局"},
+    "simulated": {"en": "Simulated round", "zh": "模拟局"},
+    # roads
+    "bead_plate": {"en": "Bead Plate", "zh": "珠盘路"},
+    "big_road": {"en": "Big Road", "zh": "大路"},
+    "big_eye_boy": {"en": "Big Eye Boy", "zh": "大眼仔"},
+    "small_road": {"en": "Small Road", "zh": "小路"},
+    "cockroach_pig": {"en": "Cockroach Pig", "zh": "曱甴路"},
+    "ask_banker": {"en": "Banker ask", "zh": "庄问路"},
+    "ask_player": {"en": "Player ask", "zh": "闲问路"},
+    # panels
+    "table": {"en": "Table", "zh": "台号"},
+    "shoe": {"en": "Shoe", "zh": "靴"},
+    "round": {"en": "Round", "zh": "局"},
+    "rounds": {"en": "Rounds", "zh": "局数"},
+    "last_round": {"en": "Last round", "zh": "上一局"},
+    "shoe_so_far": {"en": "This shoe", "zh": "本靴"},
+    "state": {"en": "Table", "zh": "状态"},
+    "rules": {"en": "Rules", "zh": "规则"},
+    "limits": {"en": "Limits", "zh": "限红"},
+    "no_limits": {"en": "Limits: ask the dealer", "zh": "限红：请询问荷官"},
+    "paytable": {"en": "Pays", "zh": "赔率"},
+    "commission": {"en": "Commission", "zh": "佣金"},
+    "no_commission": {"en": "No commission", "zh": "免佣"},
+    "decks": {"en": "Decks", "zh": "副牌"},
+    "no_round_yet": {"en": "No round yet", "zh": "尚无牌局"},
+    "reason": {"en": "Reason", "zh": "原因"},
+}
+
+
+def labels(lang: str) -> dict[str, str]:
+    """Every label in ``lang`` (``en`` or ``zh``): the words above, and each state as
+    ``state.<name>``."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"no labels in {lang!r}: the languages are {', '.join(LANGUAGES)}")
+    out = {key: words[lang] for key, words in _WORDS.items()}
+    out.update({f"state.{name}": words[lang] for name, words in STATE_WORDS.items()})
+    return out

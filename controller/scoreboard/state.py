@@ -1,0 +1,254 @@
+"""What the scoreboard shows of one table, kept up to date one journal entry at a time.
+
+``TableView(table_id=None)``; ``view.apply(entry)`` for each journal entry in ``seq`` order (an
+``Entry`` of ``controller.journal``); ``TableView.from_entries(entries)`` does both.
+``view.to_json(lang="en"|"zh") -> dict`` is THE object ``/tables/<id>/state.json`` returns and the
+page renders (``ValueError`` for another language):
+
+- ``table``: the table id (the entries' ``table_id``, or the one given).
+- ``version``: the ``seq`` of the last entry applied (0 before any): states with the same version
+  are the same.
+- ``state``: ``{"name", "text", "reason", "faults"}``: the table's state by name (``STATES``), in
+  words (``text``), why the table is held (a fault's or a count fault's reason, else null), and
+  the faults holding it (``[{"fault", "reason"}]``), from the journal's records (``STATE_AFTER``).
+- ``game``: the game (``punto-banco``, ``ez-baccarat``, ``21-baccarat``, ...) from the Rules
+  Submission or the rounds' results, null until either is journaled.
+- ``shoe``: the shoe's id (null before the first), ``round``: the number of the round in play or
+  the last one of this shoe (0 before the first).
+- ``roads``: the roads of the shoe exactly as ``shoectl roadmap --json`` gives them
+  (``controller.roadmaps.compute(...).to_json()``: ``bead_plate``, ``big_road``, ``big_eye_boy``,
+  ``small_road``, ``cockroach_pig``; ties, pairs and the unfolded columns as documented in
+  docs/roadmaps.md).
+- ``ask``: ``{"banker": {"big_eye_boy", "small_road", "cockroach_pig"}, "player": {...}}``, each
+  ``"red"``, ``"blue"`` or null (``controller.roadmaps.ask``).
+- ``last_round``: the last completed round of the shoe (any kind: normal, simulated, void) as
+  ``shoectl journal replay --json`` gives it, without the money (``wagers``, ``settlements``,
+  ``house_money_added``) and without ``type``: ``shoe``, ``round``, ``kind``, ``cards`` (``[{"card",
+  "to"}]`` in the order they left the shoe), ``player``/``banker`` (``cards``, ``total``; at 21
+  Baccarat also ``bonus_cards``, ``bonus_rank``), ``outcome``, and those of ``natural``,
+  ``player_pair``, ``banker_pair``, ``dragon7``, ``panda8`` the game records (a void round:
+  ``reason``); null before the first round of the shoe.
+- ``last_round_facts``: what to say about the last round, in order: ``[{"key", "text"}]`` with
+  ``key`` among ``natural``, ``player_pair``, ``banker_pair``, ``dragon7``, ``panda8``,
+  ``bonus_card`` (21 Baccarat: a card dealt to a hand's Bonus only; ``card`` is added) and
+  ``player_bonus``/``banker_bonus`` (a winning bonus rank; ``rank`` is added), ``text`` its label.
+- ``shoe_so_far``: ``{"rounds", "banker", "player", "tie", "percent": {"banker", "player", "tie"},
+  "player_pairs", "banker_pairs", "naturals", "dragon7", "panda8", "not_on_roads"}``: counts of
+  the shoe's normal rounds (those on the roads); percentages of ``rounds`` with one decimal (0
+  when there is none); ``not_on_roads`` the simulated and void rounds.
+- ``rules``: the Rules Submission in force, from its ``submission`` record: ``{"name", "game",
+  "decks", "offered", "paytable", "bonus_paytable", "commission", "house_money"}`` (odds and rates
+  as the record's text; sections a game has not are null); null when the journal has no such
+  record.
+- ``limits``: null: the Rules Submission holds no table limits.
+- ``labels``: every word the page shows, in ``lang`` (``controller.scoreboard.labels``).
+
+A new shoe resets the roads, the round, the last round and the shoe's counts. Each entry costs
+little: a round's entries are kept until it completes, then replayed by
+``controller.journal.replay`` (the same reconstruction as ``journal replay``), and the shoe's
+roads recomputed once per completed round.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from controller.journal import kinds
+from controller.journal.replay import replay
+from controller.roadmaps import Result, ask_indicators, compute, result_from_round
+from controller.scoreboard.labels import STATE_WORDS, labels
+
+STATES: tuple[str, ...] = tuple(STATE_WORDS)
+
+#: The state a record leaves the table in (records not listed leave it as it was). The records
+#: that carry the state itself (``operator``, ``refused``, ``resumed``, ``device_replaced``:
+#: their ``state``) and the faults are handled in ``TableView.apply``.
+STATE_AFTER: Mapping[str, str] = {
+    kinds.SHOE_START: "shuffling",
+    kinds.SHOE_RESTARTED: "shuffling",
+    kinds.INSPECTION: "inspection",
+    kinds.COUNT_FAULT: "count_fault",
+    kinds.CUT_OFFER: "cutting",
+    kinds.COVER: "ready_to_load",
+    kinds.CUT_SKIPPED: "loading",
+    kinds.SHOE_LOADED: "burning",
+    kinds.BURN: "betting",
+    kinds.WAGER: "betting",
+    kinds.ROUND_START: "no_more_bets",
+    kinds.CARD: "dealing",
+    kinds.HELD_CARD_USED: "dealing",
+    kinds.SQUEEZE: "squeeze",
+    kinds.REVEALED: "dealing",
+    kinds.HOUSE_MONEY_ADDED: "house_money",
+    kinds.ROUND_RESULT: "betting",
+    kinds.DISCARD_RACK: "betting",
+}
+
+#: Operator commands whose effect on the state no other record shows.
+STATE_AFTER_COMMAND: Mapping[str, str] = {"close": "closed", "load": "loading"}
+
+#: Keys of a replayed round that are not for the board (players' money).
+_MONEY_KEYS = ("wagers", "settlements", "house_money_added")
+_FLAGS = ("natural", "player_pair", "banker_pair", "dragon7", "panda8")
+
+
+def _percent(n: int, of: int) -> float:
+    return round(100 * n / of, 1) if of else 0
+
+
+class TableView:
+    """One table's scoreboard state, fed journal entries one at a time (see the module docstring)."""
+
+    def __init__(self, table_id: str | None = None) -> None:
+        self.table_id = table_id
+        self.version = 0
+        self.state = "closed"
+        self.faults: dict[str, str] = {}
+        self.count_problem: str | None = None
+        self.game: str | None = None
+        self.rules: dict[str, Any] | None = None
+        self._new_shoe(None)
+
+    def _new_shoe(self, shoe: str | None) -> None:
+        self.shoe = shoe
+        self.round = 0
+        self.last_round: dict[str, Any] | None = None
+        self._round_entries: list[Any] = []
+        self._results: list[Result] = []
+        self._rounds_off_roads = 0
+        self._flag_counts = dict.fromkeys(_FLAGS, 0)
+        self._roads = compute([])
+
+    @classmethod
+    def from_entries(cls, entries: Iterable[Any], table_id: str | None = None) -> TableView:
+        view = cls(table_id)
+        for e in entries:
+            view.apply(e)
+        return view
+
+    # -- feeding -------------------------------------------------------------------------------------
+
+    def apply(self, entry: Any) -> None:
+        """Take one journal entry (the next in ``seq`` order) into the view."""
+        k, p = entry.kind, entry.payload
+        self.version = entry.seq
+        if self.table_id is None:
+            self.table_id = entry.table_id
+        if k == kinds.SHOE_START:
+            self._new_shoe(p["shoe"])
+        elif k == kinds.SUBMISSION:
+            self.rules = _rules(p)
+            self.game = self.rules["game"] or self.game
+        self._follow_round(entry)
+        self._follow_state(k, p)
+
+    def _follow_round(self, entry: Any) -> None:
+        k = entry.kind
+        if k == kinds.ROUND_START:
+            self._round_entries = [entry]
+            self.round = entry.payload["round"]
+            return
+        if not self._round_entries:
+            return
+        self._round_entries.append(entry)
+        if k == kinds.ROUND_RESULT and "game" in entry.payload:
+            self.game = entry.payload["game"]
+        void = k == kinds.ROUND_RESULT and entry.payload.get("kind") == "void"
+        if k == kinds.DISCARD_RACK or void:
+            docs = [d for d in replay(self._round_entries) if d["type"] == "round"]
+            self._round_entries = []
+            if docs:
+                self._round_done(docs[-1])
+
+    def _round_done(self, doc: dict[str, Any]) -> None:
+        self.last_round = {key: v for key, v in doc.items() if key != "type" and key not in _MONEY_KEYS}
+        result = result_from_round(doc)
+        if result is None:
+            self._rounds_off_roads += 1
+            return
+        self._results.append(result)
+        for flag in _FLAGS:
+            self._flag_counts[flag] += bool(doc.get(flag))
+        self._roads = compute(self._results)
+
+    def _follow_state(self, k: str, p: Mapping[str, Any]) -> None:
+        if k == kinds.FAULT:
+            self.faults[p["fault"]] = p["reason"]
+        elif k == kinds.FAULT_CLEARED:
+            for key in p["faults"]:
+                self.faults.pop(key, None)
+        elif k in (kinds.OPERATOR, kinds.REFUSED, kinds.RESUMED, kinds.DEVICE_REPLACED):
+            self.state = p["state"]
+            if k == kinds.OPERATOR:
+                self.state = STATE_AFTER_COMMAND.get(p["command"], self.state)
+        elif k in STATE_AFTER:
+            self.state = STATE_AFTER[k]
+        if k == kinds.COUNT_FAULT:
+            self.count_problem = str(p["problem"])
+        elif self.state != "count_fault":
+            self.count_problem = None
+
+    # -- the object the page renders -----------------------------------------------------------------
+
+    def state_json(self, lang: str) -> dict[str, Any]:
+        """``{"name", "text", "reason", "faults"}`` (see the module docstring)."""
+        words = labels(lang)
+        name = "fault" if self.faults else self.state
+        reason = "; ".join(self.faults.values()) if self.faults else self.count_problem
+        return {"name": name, "text": words.get(f"state.{name}", name), "reason": reason,
+                "faults": [{"fault": key, "reason": why} for key, why in self.faults.items()]}
+
+    def to_json(self, lang: str = "en") -> dict[str, Any]:
+        """THE object of ``/tables/<id>/state.json`` (see the module docstring)."""
+        words = labels(lang)
+        return {
+            "table": self.table_id,
+            "version": self.version,
+            "state": self.state_json(lang),
+            "game": self.game,
+            "shoe": self.shoe,
+            "round": self.round,
+            "roads": self._roads.to_json(),
+            "ask": ask_indicators(self._roads.big_road).to_json(),
+            "last_round": self.last_round,
+            "last_round_facts": _facts(self.last_round, words),
+            "shoe_so_far": self._shoe_so_far(),
+            "rules": self.rules,
+            "limits": None,
+            "labels": words,
+        }
+
+    def _shoe_so_far(self) -> dict[str, Any]:
+        n = len(self._results)
+        counts = {name: sum(1 for r in self._results if r.outcome == letter)
+                  for name, letter in (("banker", "B"), ("player", "P"), ("tie", "T"))}
+        f = self._flag_counts
+        return {"rounds": n, **counts, "percent": {name: _percent(c, n) for name, c in counts.items()},
+                "player_pairs": f["player_pair"], "banker_pairs": f["banker_pair"], "naturals": f["natural"],
+                "dragon7": f["dragon7"], "panda8": f["panda8"], "not_on_roads": self._rounds_off_roads}
+
+
+def _facts(doc: Mapping[str, Any] | None, words: Mapping[str, str]) -> list[dict[str, Any]]:
+    """What to say about a round: its flags that are set, a 21 Baccarat bonus-only card, a
+    winning bonus rank (see the module docstring)."""
+    if doc is None:
+        return []
+    out: list[dict[str, Any]] = [{"key": f, "text": words[f]} for f in _FLAGS if doc.get(f)]
+    for c in doc.get("cards", []):
+        if str(c["to"]).endswith("_bonus"):
+            out.append({"key": "bonus_card", "text": words["bonus_card"], "card": c["card"], "to": c["to"]})
+    for side in ("player", "banker"):
+        hand = doc.get(side) or {}
+        rank = hand.get("bonus_rank")
+        if rank and rank != "none":
+            out.append({"key": f"{side}_bonus", "text": words[f"{side}_bonus"], "rank": rank})
+    return out
+
+
+def _rules(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The Rules Submission of a ``submission`` record, for the board."""
+    sub = p.get("submission") or {}
+    return {"name": sub.get("name"), "game": sub.get("game"), "decks": sub.get("decks"),
+            "offered": list((p.get("wagers") or {}).get("offered", [])), "paytable": dict(p.get("paytable") or {}),
+            "bonus_paytable": p.get("bonus_paytable"), "commission": p.get("commission"),
+            "house_money": p.get("house_money")}
