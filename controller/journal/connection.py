@@ -74,11 +74,16 @@ def _cannot_create_side_files(exc: sqlite3.Error) -> bool:
     return "unable to open" in text or "readonly" in text
 
 
-def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> sqlite3.Connection:
+def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+                             live: bool = False) -> sqlite3.Connection:
     """A ``mode=ro`` connection to an existing file. If SQLite cannot open it because the WAL
     index (``-shm``) cannot be created beside it (a read-only copy: a write-protected file or
     directory) and no ``-wal`` file exists (so no writer is active), the file is opened
-    ``immutable``. JournalError if missing or unusable."""
+    ``immutable``. JournalError if missing or unusable.
+
+    ``live=True`` (a reader that follows a journal another process is writing) never falls back
+    to ``immutable`` (SQLite would then assume the file never changes and miss what is appended):
+    it says instead what the reader lacks."""
     check_sqlite_version()
     require_journal_file(path)
     if not os.access(path, os.R_OK):
@@ -94,6 +99,10 @@ def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_T
             raise
         return conn
     except sqlite3.Error as exc:
+        if live and _cannot_create_side_files(exc):
+            raise JournalError(f"{path}: cannot follow the journal: SQLite cannot create its -wal and -shm files "
+                               "beside it (the table is not running); give this user write access to the "
+                               "journal's directory (a group shared with the table)") from None
         if not _cannot_create_side_files(exc) or Path(str(path) + "-wal").exists():
             raise translate(exc, path, "open the journal") from None
     try:

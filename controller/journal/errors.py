@@ -6,6 +6,7 @@
     +-- NotAJournalError               not SQLite, or SQLite without the journal's schema
     +-- JournalBusyError               locked by another connection, or another writer holds it
     +-- JournalWriteError              an append failed (disk full, I/O error); nothing was stored
+    +-- JournalIntegrityError          a reader following the journal found its chain broken
     PayloadError (+ValueError)         a payload or column value the journal refuses (e.g. a float)
     JournalContentError (+ValueError)  a stored entry whose payload is not what its kind needs
                                        (found by a reader of the table's records: replay, audit)
@@ -41,6 +42,11 @@ class JournalBusyError(JournalError):
 
 class JournalWriteError(JournalError):
     """An append or batch could not be committed. The journal is exactly as before the call."""
+
+
+class JournalIntegrityError(JournalError):
+    """The journal's chain does not hold where a reader following it got to (``JournalTail``):
+    the message is one line naming the first bad entry."""
 
 
 class PayloadError(ValueError):

@@ -164,6 +164,26 @@ class _ReadApi:
                 self._conn.execute("COMMIT")
 
 
+def open_with_meta(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+                   live: bool = False) -> tuple[sqlite3.Connection, dict[str, str]]:
+    """A read-only connection to the journal at ``path`` and its meta (``open_readonly_connection``;
+    ``live``: a journal being written, never opened immutable). JournalError, the connection
+    closed, when it is not a journal."""
+    conn = open_readonly_connection(path, busy_timeout=busy_timeout, live=live)
+    try:
+        meta = inspect_meta(conn, path)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise translate(exc, path, "read the journal") from None
+    except BaseException:
+        conn.close()
+        raise
+    if meta is None:
+        conn.close()
+        raise NotAJournalError(f"{path}: not a journal: an empty SQLite database")
+    return conn, meta
+
+
 class JournalReader(_ReadApi):
     """A read-only view of a journal (its own ``mode=ro`` connection); never modifies the file.
 
@@ -179,18 +199,7 @@ class JournalReader(_ReadApi):
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> JournalReader:
         p = Path(path)
-        conn = open_readonly_connection(p, busy_timeout=busy_timeout)
-        try:
-            meta = inspect_meta(conn, p)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise translate(exc, p, "read the journal") from None
-        except BaseException:
-            conn.close()
-            raise
-        if meta is None:
-            conn.close()
-            raise NotAJournalError(f"{p}: not a journal: an empty SQLite database")
+        conn, meta = open_with_meta(p, busy_timeout=busy_timeout)
         return cls(conn, p, meta)
 
     def close(self) -> None:

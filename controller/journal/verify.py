@@ -185,7 +185,7 @@ class CheckedRead:
             problem = _integrity_problem(self._conn)
             if problem is not None:
                 check.fail(None, problem)
-        failure, needs_key = _check_key(self.meta, hasher)
+        failure, needs_key = check_key(self.meta, hasher)
         if needs_key and not key_required:
             self.links_only = True
             self.warnings.append(f"{self.path}: the journal is HMAC-protected; without its key (--hmac-key) only "
@@ -278,7 +278,7 @@ def _integrity_problem(conn: sqlite3.Connection) -> str | None:
     return f"SQLite integrity check failed: {first}{more}"
 
 
-def _check_key(meta: dict[str, str], hasher: Hasher) -> tuple[str | None, bool]:
+def check_key(meta: dict[str, str], hasher: Hasher) -> tuple[str | None, bool]:
     """(why the key does not fit, whether a key is missing); (None, False) when it fits."""
     algorithm = meta["hash_algorithm"]
     if algorithm == HMAC_SHA256 and hasher.algorithm != HMAC_SHA256:
