@@ -34,6 +34,7 @@ from . import twentyone as t21
 from .cards import ALL_CARDS, Card, Composition, card
 from .engine import RoundResult, twentyone_outcome
 from .model import Game, Outcome
+from .odds_multisets import MultisetPlan
 from .odds_sequences import ROUND_CARDS, falling
 
 __all__ = [
@@ -208,9 +209,10 @@ def _twentyone_table(naturals: bool, draw_rule: str, threshold: int) -> _MainTab
     return _finish_table(acc, TWENTYONE_CATEGORIES)
 
 
-def _main_counts(table: _MainTable, class_counts: Sequence[int], n_cards: int) -> list[int]:
-    """Ordered six-card sequences per category for a shoe with these value-class counts."""
-    f = [c - j for c in class_counts for j in range(_SLOTS_PER_CLASS)]
+def main_counts_reference(table: _MainTable, class_counts: Sequence[int], n_cards: int) -> list[int]:
+    """Ordered six-card sequences per category for a shoe with these value-class counts: the
+    straightforward product per multiset (the reference the fast plan is tested against)."""
+    f = _factors(class_counts)
     fget = f.__getitem__
     prod = math.prod
     totals = [0] * len(table.categories)
@@ -222,6 +224,22 @@ def _main_counts(table: _MainTable, class_counts: Sequence[int], n_cards: int) -
         for i, col in enumerate(cols):
             totals[i] += tail * sum(map(mul, weights, col))
     return totals
+
+
+def _factors(class_counts: Sequence[int]) -> list[int]:
+    """``f[v * ROUND_CARDS + j] = class_counts[v] - j``: the factors of a multiset's weight."""
+    return [c - j for c in class_counts for j in range(_SLOTS_PER_CLASS)]
+
+
+_PLANS: dict[int, MultisetPlan] = {}
+
+
+def _main_counts(table: _MainTable, class_counts: Sequence[int], n_cards: int) -> list[int]:
+    """The same counts as ``main_counts_reference``, through the table's compiled plan."""
+    plan = _PLANS.get(id(table))
+    if plan is None:
+        plan = _PLANS[id(table)] = MultisetPlan(table.groups, len(table.categories))
+    return plan.counts(_factors(class_counts), n_cards)
 
 
 def punto_banco_categories(composition: Composition) -> dict[str, int]:
@@ -248,3 +266,4 @@ def clear_caches() -> None:
     """Forget the value-class tables (for measuring a cold call)."""
     _punto_banco_table.cache_clear()
     _twentyone_table.cache_clear()
+    _PLANS.clear()
