@@ -1,0 +1,202 @@
+"""How every floor command reaches the MQTT broker: its options, checked in one place, and a
+paho-mqtt 2.x client made from them.
+
+``add_broker_options(parser, url_flag="--broker")`` adds ``URL`` (``mqtt://HOST[:PORT]``, default
+port 1883; ``mqtts://HOST[:PORT]``, TLS, default port 8883), ``--tls-ca FILE``, ``--tls-cert FILE``,
+``--tls-key FILE``, ``--username NAME``, ``--password-file FILE`` (the password is the file's first
+line: never on the command line, where ``ps`` shows it), ``--client-id ID`` and ``--mqtt-version
+5|3.1.1``. ``broker_options(args, url_flag)`` reads them into a ``BrokerOptions`` and raises
+``BrokerError`` (a ``UsageError``: one line, exit 2) for a bad URL, TLS options without
+``mqtts://``, a password file without a user name, or a file that cannot be read.
+
+``make_client(options, client_id=..., persistent=False, will=None)`` returns a configured
+``paho.mqtt.client.Client`` (``CallbackAPIVersion.VERSION2``), not yet connected;
+``connect_in_background(client, options, persistent=...)`` connects it on paho's own network
+thread, which retries with backoff (``RECONNECT_DELAY``) until the broker answers and after every
+lost connection. ``persistent=True`` asks the broker to keep the session (and what arrives for
+its subscriptions) while the client is away: MQTT 5 ``clean_start=False`` with a session expiry,
+MQTT 3.1.1 ``clean_session=False``; it needs a fixed ``--client-id``.
+
+``refusal(reason_code)`` says in the user's words why the broker refused a connection, and
+``is_credentials_refusal`` whether retrying cannot help (a wrong password, not authorised).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import ssl
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from controller.errors import UsageError
+
+SCHEMES = {"mqtt": 1883, "mqtts": 8883}
+VERSIONS = {"5": mqtt.MQTTv5, "3.1.1": mqtt.MQTTv311}
+RECONNECT_DELAY = (0.25, 8.0)  # seconds: the first retry, and the longest wait between two
+KEEPALIVE = 20
+SESSION_EXPIRY = 7 * 24 * 3600  # a persistent session outlives a week's outage of its client
+_CREDENTIALS_REFUSED = {134: "wrong user name or password",
+                        135: "not authorised (a wrong user name or password, or a user it does not admit)"}
+_MAX_PASSWORD_FILE = 64 * 1024
+
+
+class BrokerError(UsageError):
+    """A broker option or file that cannot be used; the message is one line in the user's words."""
+
+
+@dataclass(frozen=True)
+class BrokerOptions:
+    """What ``broker_options`` read: where the broker is and how to log in (the password is
+    kept out of ``repr``)."""
+
+    url: str
+    host: str
+    port: int
+    tls: bool
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    client_id: str | None = None
+    protocol: int = mqtt.MQTTv5
+
+
+def add_broker_options(parser: argparse.ArgumentParser, *, url_flag: str = "--broker",
+                       url_help: str = "the MQTT broker: mqtt://HOST[:PORT] (port 1883) or mqtts://HOST[:PORT] "
+                                       "(TLS, port 8883)", required: bool = True) -> None:
+    """Add the broker's options (see the module docstring) to ``parser``."""
+    group = parser.add_argument_group("broker")
+    group.add_argument(url_flag, metavar="URL", required=required, help=url_help)
+    group.add_argument("--tls-ca", metavar="FILE", help="CA certificates (PEM) to check the broker's certificate "
+                                                         "with (default: the system's); mqtts:// only")
+    group.add_argument("--tls-cert", metavar="FILE", help="this client's certificate (PEM), for brokers that ask "
+                                                           "for one; mqtts:// only")
+    group.add_argument("--tls-key", metavar="FILE", help="the private key of --tls-cert (PEM)")
+    group.add_argument("--username", metavar="NAME", help="the MQTT user name (a table's is its table id under "
+                                                           "the documented ACL)")
+    group.add_argument("--password-file", metavar="FILE", help="a file whose first line is the MQTT password "
+                                                                "(never give a password on the command line)")
+    group.add_argument("--client-id", metavar="ID", help="the MQTT client id (default: one made from the command "
+                                                          "and the table)")
+    group.add_argument("--mqtt-version", choices=tuple(VERSIONS), default="5", help="MQTT protocol version "
+                                                                                      "(default 5)")
+
+
+def parse_broker_url(text: str) -> tuple[str, int, bool]:
+    """``(host, port, tls)`` of ``mqtt://HOST[:PORT]`` or ``mqtts://HOST[:PORT]``; BrokerError."""
+    bad = f"bad broker URL {text!r}: "
+    try:
+        parts = urllib.parse.urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise BrokerError(bad + f"{exc} (expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT])") from None
+    scheme = parts.scheme.lower()
+    if scheme not in SCHEMES:
+        raise BrokerError(bad + "expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
+    if parts.username is not None or parts.password is not None:
+        raise BrokerError(bad + "no user name or password in the URL: use --username and --password-file")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise BrokerError(bad + "only a host and a port may follow the scheme")
+    if not parts.hostname:
+        raise BrokerError(bad + "no host")
+    if port == 0:
+        raise BrokerError(bad + "port 0")
+    return parts.hostname, port or SCHEMES[scheme], scheme == "mqtts"
+
+
+def read_password_file(path: str) -> str:
+    """The first line of ``path`` (without its line end); BrokerError when it cannot be read or
+    holds no password."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_PASSWORD_FILE)
+    except OSError as exc:
+        raise BrokerError(f"{path}: cannot read the password file: {exc.strerror or exc}") from None
+    line = data.splitlines()[0] if data else b""
+    try:
+        password = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BrokerError(f"{path}: the password file is not UTF-8 text") from None
+    if not password:
+        raise BrokerError(f"{path}: the password file's first line is empty")
+    return password
+
+
+def _readable(path: str | None, what: str) -> str | None:
+    if path is not None and not os.access(path, os.R_OK):
+        raise BrokerError(f"{path}: cannot read the {what}" + ("" if os.path.exists(path) else ": no such file"))
+    return path
+
+
+def broker_options(args: argparse.Namespace, *, url_flag: str = "--broker") -> BrokerOptions:
+    """The ``BrokerOptions`` of parsed arguments (see the module docstring); BrokerError."""
+    url = getattr(args, url_flag.lstrip("-").replace("-", "_"))
+    host, port, tls = parse_broker_url(url)
+    if not tls and (args.tls_ca or args.tls_cert or args.tls_key):
+        raise BrokerError(f"--tls-ca, --tls-cert and --tls-key need an mqtts:// broker URL, not {url}")
+    if args.tls_key and not args.tls_cert:
+        raise BrokerError("--tls-key needs --tls-cert (the certificate it is the key of)")
+    if args.password_file and not args.username:
+        raise BrokerError("--password-file needs --username")
+    if args.client_id is not None and not args.client_id:
+        raise BrokerError("--client-id must not be empty")
+    password = read_password_file(args.password_file) if args.password_file else None
+    return BrokerOptions(url, host, port, tls, _readable(args.tls_ca, "CA file"), _readable(args.tls_cert, "certificate"),
+                         _readable(args.tls_key, "key file"), args.username, password, args.client_id,
+                         VERSIONS[args.mqtt_version])
+
+
+def make_client(options: BrokerOptions, *, client_id: str, persistent: bool = False,
+                will: tuple[str, str] | None = None) -> mqtt.Client:
+    """A paho client configured from ``options`` (not connected). ``client_id`` is used unless the
+    options name one. ``will``: ``(topic, payload)`` the broker publishes, retained, QoS 1, when the
+    connection is lost without a goodbye. BrokerError for TLS files that do not load."""
+    v311 = options.protocol == mqtt.MQTTv311
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=options.client_id or client_id,
+                         protocol=options.protocol, clean_session=(not persistent) if v311 else None)
+    client.reconnect_delay_set(*RECONNECT_DELAY)
+    if options.username is not None:
+        client.username_pw_set(options.username, options.password)
+    if options.tls:
+        try:
+            client.tls_set(ca_certs=options.tls_ca, certfile=options.tls_cert, keyfile=options.tls_key)
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            raise BrokerError(f"cannot use the TLS files: {' '.join(str(exc).split())}") from None
+    if will is not None:
+        client.will_set(will[0], will[1], qos=1, retain=True)
+    return client
+
+
+def connect_in_background(client: mqtt.Client, options: BrokerOptions, *, persistent: bool = False) -> None:
+    """Connect on paho's network thread (``loop_start``), which retries until the broker answers."""
+    kwargs: dict[str, Any] = {"keepalive": KEEPALIVE}
+    if options.protocol == mqtt.MQTTv5:
+        kwargs["clean_start"] = not persistent
+        if persistent:
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = SESSION_EXPIRY
+            kwargs["properties"] = props
+    client.connect_async(options.host, options.port, **kwargs)
+    client.loop_start()
+
+
+def is_credentials_refusal(reason_code: Any) -> bool:
+    """Whether a CONNACK's reason code says the credentials are refused (retrying cannot help)."""
+    return getattr(reason_code, "value", reason_code) in _CREDENTIALS_REFUSED
+
+
+def refusal(reason_code: Any, options: BrokerOptions) -> str:
+    """Why the broker at ``options`` refused the connection, one line."""
+    value = getattr(reason_code, "value", reason_code)
+    who = f" as {options.username}" if options.username else " without a user name"
+    words = _CREDENTIALS_REFUSED.get(value)
+    if words is not None:
+        return f"the broker {options.url} refused the connection{who}: {words}"
+    return f"the broker {options.url} refused the connection: {reason_code}"

@@ -1,0 +1,151 @@
+"""A real Mosquitto broker for the floor's tests (issue 13), under the documented ACL.
+
+``Mosquitto.start(users)`` writes a configuration into a directory of its own
+(``tempfile.mkdtemp``): one listener on a free port of 127.0.0.1, ``allow_anonymous false``, a
+password file made with ``mosquitto_passwd -b``, the ACL of ``packaging/mosquitto/acl`` (the one
+docs/floor.md documents) and persistence in that directory; it starts ``mosquitto`` and waits
+until it accepts connections. ``restart()`` stops it (SIGTERM: it saves its persistent sessions)
+and starts it again on the same port with the same persistence, so a persistent session
+survives. ``stop()`` stops it and removes the directory (the ``mosquitto`` fixture does it at
+teardown, also when the test failed).
+
+Each user's password is ``password_of(user)``, in a file ``password_file(user)`` (mode 0600);
+``login(user)`` gives the options ``shoectl feed`` and ``floor collect`` take. The users: the
+tables ``T1``-``T8`` (a table's MQTT user name is its table id), ``collector@floor`` and
+``display@floor``.
+
+Without ``mosquitto`` (``/usr/sbin``) the tests that use it are skipped, saying so; under
+``CI=true`` they fail (tests/required.py).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from required import require_command
+from services.postgres import free_port
+
+ACL = Path(__file__).resolve().parents[2] / "packaging" / "mosquitto" / "acl"
+TABLES = tuple(f"T{i}" for i in range(1, 9))
+COLLECTOR, DISPLAY = "collector@floor", "display@floor"
+USERS = (*TABLES, COLLECTOR, DISPLAY)
+START_TIMEOUT = 20.0  # seconds to wait for the broker to accept (never a performance limit)
+
+
+def password_of(user: str) -> str:
+    return f"pw-{user}-secret"
+
+
+class Mosquitto:
+    """One broker (see the module docstring)."""
+
+    def __init__(self, program: str, root: Path, port: int) -> None:
+        self.program = program
+        self.root = root
+        self.port = port
+        self.url = f"mqtt://127.0.0.1:{port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def start(cls, users: tuple[str, ...] = USERS) -> Mosquitto:
+        program = require_command("mosquitto", "the floor's tests run a real MQTT broker")
+        passwd = require_command("mosquitto_passwd", "the broker's password file")
+        root = Path(tempfile.mkdtemp(prefix="shoectl-mqtt-"))
+        broker = cls(program, root, free_port())
+        try:
+            pw = root / "passwd"
+            pw.touch(mode=0o600)
+            for user in users:
+                subprocess.run([passwd, "-b", str(pw), user, password_of(user)], check=True, capture_output=True)
+                f = broker.password_file(user)
+                f.write_text(password_of(user) + "\n")
+                f.chmod(0o600)
+            shutil.copy(ACL, root / "acl")
+            (root / "persist").mkdir()
+            (root / "mosquitto.conf").write_text("\n".join([
+                f"listener {broker.port} 127.0.0.1",
+                "allow_anonymous false",
+                f"password_file {pw}",
+                f"acl_file {root / 'acl'}",
+                "persistence true",
+                f"persistence_location {root / 'persist'}/",
+                "max_inflight_messages 100",
+                "max_queued_messages 100000",
+                f"log_dest file {root / 'mosquitto.log'}",
+                "log_type error", "log_type warning", "log_type notice",
+                *(["user root"] if os.geteuid() == 0 else []),  # it would drop to 'mosquitto', who cannot read root's temp dir
+            ]) + "\n")
+            broker._run()
+        except BaseException:
+            broker.stop()
+            raise
+        return broker
+
+    def password_file(self, user: str) -> Path:
+        return self.root / f"{user}.password"
+
+    def login(self, user: str) -> list[str]:
+        """``--username USER --password-file FILE``."""
+        return ["--username", user, "--password-file", str(self.password_file(user))]
+
+    def log(self) -> str:
+        with contextlib.suppress(OSError):
+            return (self.root / "mosquitto.log").read_text(errors="replace")
+        return ""
+
+    def _run(self) -> None:
+        self.proc = subprocess.Popen([self.program, "-c", str(self.root / "mosquitto.conf")],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
+                raise RuntimeError(f"mosquitto exited with {self.proc.returncode}: {err} {self.log()}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"mosquitto did not accept connections within {START_TIMEOUT} s: {self.log()}")
+            time.sleep(0.02)
+
+    def _halt(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+
+    def restart(self, down_for: float = 0.0) -> None:
+        """Stop the broker (saving its sessions), wait ``down_for`` seconds, start it again."""
+        self._halt()
+        time.sleep(down_for)
+        self._run()
+
+    def stop(self) -> None:
+        self._halt()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture
+def mosquitto() -> Iterator[Mosquitto]:
+    broker = Mosquitto.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
