@@ -182,11 +182,12 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(FAULT_CLEARED, "faults cleared, by whom or what", ("faults", "by")),
     Kind(RESUMED, "play resumed after a fault", ("state",)),
 
-    Kind(EDGE, "after a round, each offered wager's exact expected value per unit for the player on the cards "
-         "left in the shoe (wagers: kind -> ev as an exact fraction, edge as a decimal)",
-         ("round", "submission", "cards_out", "remaining", "remaining_ranks", "wagers")),
-    Kind(EDGE_ALERT, "a surveillance notice: a wager's player edge is above the threshold (wagers: kind -> edge)",
-         ("round", "wagers", "threshold")),
+    Kind(EDGE, "after a round, every wager the Rules Submission (its source) offers, valued exactly on the cards "
+         "left in the shoe (those below the cover card included: unseen); wagers: kind -> ev, the expected value "
+         "per unit for the player as an exact fraction, and edge, the same as a decimal: positive is the player's "
+         "advantage", ("round", "submission", "cards_out", "remaining", "remaining_ranks", "wagers")),
+    Kind(EDGE_ALERT, "a surveillance notice: each wager's player edge in wagers (kind -> decimal) is above the "
+         "configured threshold after the round", ("round", "wagers", "threshold")),
 
     Kind(CONNECTION_REFUSED, "a control connection refused: the table is busy", ("code", "reason")),
     Kind(BAD_REQUEST, "a malformed control request", ("code", "reason")),

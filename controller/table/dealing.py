@@ -57,14 +57,14 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
             # 627a.13(d): a card found face up in the shoe mid-round is set aside; it opens a
             # simulated round after this one, and this round goes on with the next card.
             decision = irr.face_up_card_in_shoe(c, submission=t.sub)
-            irregularity(t, decision)
+            irregularity(t, decision, position)
             t.pending_simulated.append(SetAside(c, position, decision.clause))
             next_prompt(t)
             return
         if found_face_up and not r.cards and r.kind == "normal":
             # 627a.13(d): the disclosed card opens a simulated round: no wagers accepted.
             decision = irr.face_up_card_in_shoe(c, submission=t.sub)
-            irregularity(t, decision)
+            irregularity(t, decision, position)
             rounds.make_simulated(t, r, decision.clause)
         deal_into_round(t, c, position)
         return
@@ -91,7 +91,7 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         decision = irr.unauthorized_player_third_card(last.first_four(), c, disclosed=face_up, submission=t.sub)
     else:
         decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)
-    irregularity(t, decision)
+    irregularity(t, decision, position)
     action = decision.action
     aside = SetAside(c, position, decision.clause)
     if action is irr.Action.NEXT_HAND_FIRST_CARD:
@@ -126,8 +126,10 @@ def apply_deferred(t: TableCore) -> None:
         accept_card(t, c, face_up=face_up, position=position)
 
 
-def irregularity(t: TableCore, decision: Any) -> None:
-    t.record(kinds.IRREGULARITY, decision.to_json())
+def irregularity(t: TableCore, decision: Any, position: int) -> None:
+    """The decision on record with the card's position in the shoe: a card set aside is out of
+    the shoe before any later record places it (the edge monitor counts it out from here)."""
+    t.record(kinds.IRREGULARITY, {**decision.to_json(), "position": position})
     t.notice("warning", f"{decision.clause}: {decision.reason}")
 
 

@@ -1,0 +1,148 @@
+"""The edge monitor's figures (docs/edge-monitor.md): what is left in the shoe after a round, counted
+from the table's own records, and every offered wager's exact expected value on it.
+
+- ``ShoeCards`` follows a table's records in order (live ``TableRecord``s or journal entries: each
+  has a kind, a payload and a shoe) and knows, for the shoe in play, its decks and every card that
+  has left it, keyed by its position in the stack, so a card recorded twice (drawn while a fault
+  held the table, dealt when it cleared; set aside by an irregularity, dealt in a later round) is
+  one card: dealt to a hand (``card``), burned, discarded, deferred, set aside (``irregularity``).
+  ``remaining()`` is the shoe's decks less those cards. The cards below the cover card are never
+  seen: they are part of that unknown remainder, as every card not yet out is.
+- ``edge_figures(submission, remaining)``: ``controller.rules.odds.exact_odds`` on it, as the
+  ``edge`` record's ``wagers``: each wager's expected value per unit for the player, exact
+  (``"N/D"``) and as a decimal. Run wherever it suits (the monitor runs it in a worker process).
+- ``edge_payload(...)`` the whole ``edge`` record's payload; ``above(wagers, threshold)`` the
+  wagers whose player edge exceeds it.
+- ``after_round(entries, shoe, round)``: the same, recomputed from a journal, for ``shoectl odds
+  --journal`` and the tests: the composition at that round's ``round_result``, exactly as the
+  monitor saw it.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from controller.journal import kinds
+from controller.rules.cards import Card, Composition, parse_card
+from controller.rules.errors import RulesError
+from controller.rules.odds import exact_odds
+from controller.rules.odds_sequences import ROUND_CARDS
+
+# The records that say a card left the shoe, with its position in the stack.
+CARD_OUT_KINDS = (kinds.CARD, kinds.BURN, kinds.DISCARD, kinds.CARD_DEFERRED, kinds.IRREGULARITY)
+# The records that end a shoe: its pending figures are dropped.
+SHOE_END_KINDS = (kinds.RECONCILIATION, kinds.SHOE_RESTARTED)
+EDGE_PLACES = Decimal("0.00000001")
+
+
+@dataclass(frozen=True)
+class Remaining:
+    """The cards left in a shoe after ``cards_out`` have left it; ``composition`` is None when
+    the figures cannot be had (``why``: fewer than six cards left, or cards out that the shoe's
+    decks do not hold, which the card-set check reports)."""
+
+    composition: Composition | None
+    cards_out: int
+    why: str = ""
+
+
+class ShoeCards:
+    """The cards out of the shoe in play, from the table's records (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.shoe: str | None = None
+        self.decks: int | None = None
+        self.out: dict[int, Card] = {}
+        self.ended = True
+
+    def feed(self, kind: str, payload: Mapping[str, Any], shoe: str | None) -> None:
+        if kind == kinds.SHOE_START:
+            self.shoe, self.decks, self.out, self.ended = payload["shoe"], payload["decks"], {}, False
+        elif kind in SHOE_END_KINDS:
+            self.ended = True
+        elif kind in CARD_OUT_KINDS and shoe == self.shoe and payload.get("position") is not None \
+                and payload.get("card"):
+            self.out[payload["position"]] = parse_card(payload["card"])
+
+    def remaining(self) -> Remaining:
+        if self.decks is None:
+            return Remaining(None, len(self.out), "the shoe's decks are not on record")
+        try:
+            left = Composition.standard(self.decks).remove(self.out.values())
+        except RulesError as exc:  # a foreign or extra card: the card-set check says so
+            return Remaining(None, len(self.out), str(exc))
+        if left.total < ROUND_CARDS:
+            return Remaining(None, len(self.out), f"{left.total} cards left: a round can use {ROUND_CARDS}")
+        return Remaining(left, len(self.out))
+
+
+def decimal_text(value: Fraction) -> str:
+    """``value`` as decimal text with 8 places (``-0.07611327``)."""
+    return str((Decimal(value.numerator) / Decimal(value.denominator)).quantize(EDGE_PLACES))
+
+
+def edge_figures(submission: Any, composition: Composition) -> dict[str, dict[str, str]]:
+    """Every offered wager -> ``{"ev": "N/D", "edge": "0.01234567"}``: its exact expected value per
+    unit staked for the player on ``composition`` (positive: the player's advantage)."""
+    report = exact_odds(submission, composition)
+    return {name: {"ev": str(w["expected"]), "edge": decimal_text(w["expected"])} for name, w in report.wagers.items()}
+
+
+def rank_counts(composition: Composition) -> list[int]:
+    """The cards of ``composition`` by rank: A, 2, ..., K."""
+    return composition.rank_counts()[1:]
+
+
+def edge_payload(round_no: int, submission: Any, remaining: Remaining,
+                 wagers: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """The ``edge`` record's payload (docs/journal.md)."""
+    comp = remaining.composition
+    return {"round": round_no, "submission": str(getattr(submission, "source", "")), "cards_out": remaining.cards_out,
+            "remaining": comp.total if comp else 0, "remaining_ranks": rank_counts(comp) if comp else [],
+            "wagers": {k: dict(v) for k, v in wagers.items()}}
+
+
+def above(wagers: Mapping[str, Mapping[str, str]], threshold: Fraction) -> dict[str, str]:
+    """The wagers whose exact player edge is above ``threshold``: kind -> decimal text."""
+    return {k: v["edge"] for k, v in wagers.items() if Fraction(v["ev"]) > threshold}
+
+
+@dataclass(frozen=True)
+class JournalPoint:
+    """A moment of a journal: the cards left after ``round`` of ``shoe``, the Rules Submission
+    record in force then (None: none was journaled), and the ``edge`` record journaled for that
+    round (None if there is none)."""
+
+    shoe: str
+    round: int
+    remaining: Remaining
+    submission_record: Mapping[str, Any] | None
+    edge: Mapping[str, Any] | None
+
+
+def after_round(entries: Iterable[Any], shoe: str, round_no: int) -> JournalPoint | None:
+    """The journal's cards left after round ``round_no`` of ``shoe`` (at its ``round_result``,
+    where the monitor takes them), or None if the journal has no such round; reads on to find its
+    ``edge`` record. ``entries``: journal entries (``kind``, ``payload``, ``shoe_id``, ``round_no``)."""
+    cards, submission = ShoeCards(), None
+    found: Remaining | None = None
+    found_sub = None
+    for e in entries:
+        if e.kind == kinds.SUBMISSION:
+            submission = e.payload
+        if found is None:
+            cards.feed(e.kind, e.payload, e.shoe_id)
+            if e.kind == kinds.ROUND_RESULT and e.shoe_id == shoe and e.payload.get("round") == round_no:
+                found, found_sub = cards.remaining(), submission
+        elif e.kind == kinds.EDGE and e.shoe_id == shoe and e.payload.get("round") == round_no:
+            return JournalPoint(shoe, round_no, found, found_sub, e.payload)
+        elif e.kind == kinds.SHOE_START:
+            break
+    return None if found is None else JournalPoint(shoe, round_no, found, found_sub, None)
+
+
+__all__ = ["CARD_OUT_KINDS", "JournalPoint", "Remaining", "SHOE_END_KINDS", "ShoeCards", "above",
+           "after_round", "decimal_text", "edge_figures", "edge_payload", "rank_counts"]
