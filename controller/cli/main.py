@@ -47,6 +47,8 @@ COMMAND_MODULES = (
     "controller.cli.cmd_roadmap",
     "controller.cli.cmd_ctl",
     "controller.cli.cmd_audit",
+    "controller.cli.cmd_floor",
+    "controller.cli.cmd_scoreboard",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

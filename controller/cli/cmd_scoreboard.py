@@ -1,0 +1,66 @@
+"""``shoectl scoreboard --journal PATH [--listen 127.0.0.1:8080] [--lang en|zh] [--hmac-key FILE]``:
+the table's scoreboard, a live web page, from its journal followed read-only (docs/scoreboard.md).
+
+The listening socket is bound and the journal opened before anything is served, so a bad
+``--listen``, a port in use, or a journal that does not exist or is not a journal is one line on
+standard error and exit 2. It listens on 127.0.0.1 unless told otherwise (``--listen
+0.0.0.0:8080`` serves the network). The URL of the table's page is the first line on standard
+output. SIGTERM and SIGINT stop it: exit 143 or 130. ``shoectl run --scoreboard HOST:PORT``
+serves the same app beside a running table (``scoreboard_server``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from controller.scoreboard.server import listen_address
+
+DEFAULT_LISTEN = "127.0.0.1:8080"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("scoreboard", help="the table's scoreboard: a live web page from its journal (read-only)",
+                       description="Serve the scoreboard of the table whose journal is PATH: the roads, the last "
+                                   "round, the shoe so far and the table's state, pushed to the browser as the "
+                                   "journal grows. Read-only: it never writes the journal nor accepts a command.")
+    p.add_argument("--journal", required=True, metavar="PATH", help="the table's journal (followed read-only)")
+    p.add_argument("--listen", type=listen_address, default=DEFAULT_LISTEN, metavar="HOST:PORT",
+                   help=f"where to serve (default {DEFAULT_LISTEN}; 0.0.0.0:PORT serves every network)")
+    p.add_argument("--lang", choices=["en", "zh"], default="en", help="the labels' language (default en)")
+    p.add_argument("--hmac-key", metavar="FILE", help="the journal's HMAC key file: its hashes are checked too")
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.set_defaults(func=run)
+
+
+def scoreboard_server(journal: str | Path, listen: tuple[str, int], *, lang: str = "en",
+                      hmac_key: bytes | None = None) -> Any:
+    """The ``ScoreboardServer`` of the journal at ``journal``, its socket bound, not started yet
+    (``.start()`` serves on a thread, ``.serve()`` on this one). UsageError for a port in use;
+    JournalError for a journal that cannot be followed; nothing is left open when it raises."""
+    from controller.scoreboard.app import create_app
+    from controller.scoreboard.server import ScoreboardServer, bind
+    from controller.scoreboard.sources import JournalSource
+
+    sock = bind(*listen)
+    try:
+        source = JournalSource.open(journal, hmac_key=hmac_key)
+    except BaseException:
+        sock.close()
+        raise
+    return ScoreboardServer(create_app(source, lang), sock, source)
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.cli.stopping import run_until_signalled
+    from controller.journal.chain import load_hmac_key
+    from controller.logconfig import configure_logging
+
+    configure_logging(level=args.log_level)
+    key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    server = scoreboard_server(args.journal, args.listen, lang=args.lang, hmac_key=key)
+    print(f"scoreboard of {server.table_id}: {server.url}/tables/{server.table_id}", flush=True)
+    stopped_by = run_until_signalled(server.serve, server.stop, name="shoectl scoreboard")
+    server.stop()
+    return 0 if stopped_by is None else 128 + stopped_by

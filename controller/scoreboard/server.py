@@ -1,0 +1,102 @@
+"""Serving the scoreboard app with uvicorn on a socket bound first, on a thread of its own.
+
+- ``listen_address("HOST:PORT")`` is an argparse type: ``127.0.0.1:8080``, ``0.0.0.0:8080``,
+  ``[::1]:8080``, port 0 for any free port; anything else is refused with one line.
+- ``bind(host, port)`` binds the listening socket before anything else is opened, so a port in
+  use is a one-line ``UsageError`` while nothing has changed yet.
+- ``ScoreboardServer(app, sock).start()`` serves on a thread (``scoreboard-http``): uvicorn
+  installs no signal handlers there, the caller owns stopping. ``stop()`` closes the source
+  first, which ends every open event stream, then lets uvicorn finish within ``_STOP_S``
+  seconds. ``url`` is where it listens.
+"""
+from __future__ import annotations
+
+import argparse
+import errno
+import socket
+import threading
+from typing import Any
+
+from controller.errors import UsageError
+
+__all__ = ["ScoreboardServer", "bind", "listen_address"]
+
+_STOP_S = 2  # seconds uvicorn may take to close its connections once the streams ended
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """``--listen HOST:PORT`` as (host, port); argparse's one-line error otherwise."""
+    host, sep, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not host or not (port.isascii() and port.isdigit()) or int(port) > 65535 or len(port) > 5:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, e.g. 127.0.0.1:8080, not {text[:60]!r}")
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+    except (socket.gaierror, UnicodeError):
+        raise argparse.ArgumentTypeError(f"expected a numeric address such as 127.0.0.1 or 0.0.0.0 before the port, "
+                                         f"not {host[:60]!r}") from None
+    return host, int(port)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket; UsageError (one line) when the port is in use or the address is not
+    this machine's."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=64)
+    except OSError as exc:
+        where = f"--listen {'[' + host + ']' if family == socket.AF_INET6 else host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise UsageError(f"{where}: the port is in use (another scoreboard or program listens there)") from None
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise UsageError(f"{where}: not an address of this machine") from None
+        if exc.errno == errno.EACCES:
+            raise UsageError(f"{where}: not allowed to listen on this port (ports below 1024 need privileges)") from None
+        raise UsageError(f"{where}: cannot listen: {exc.strerror or exc}") from None
+
+
+class ScoreboardServer:
+    """uvicorn serving ``app`` on ``sock`` (see the module docstring)."""
+
+    def __init__(self, app: Any, sock: socket.socket, source: Any) -> None:
+        import uvicorn
+
+        self._sock = sock
+        self._source = source
+        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
+                                timeout_graceful_shutdown=_STOP_S, ws="none")
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def table_id(self) -> str:
+        """The source's first table (a journal's table)."""
+        ids = self._source.table_ids()
+        return ids[0] if ids else ""
+
+    @property
+    def url(self) -> str:
+        host, port = self._sock.getsockname()[:2]
+        shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+        return f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}"
+
+    def start(self) -> ScoreboardServer:
+        self._thread = threading.Thread(target=self.serve, name="scoreboard-http", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve(self) -> None:
+        """Serve until ``stop()`` (on the calling thread)."""
+        self._server.run(sockets=[self._sock])
+
+    @property
+    def started(self) -> bool:
+        return bool(self._server.started)
+
+    def stop(self) -> None:
+        self._source.close()
+        self._server.should_exit = True
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(_STOP_S + 3)
+        self._sock.close()

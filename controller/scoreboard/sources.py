@@ -1,0 +1,190 @@
+"""Where the scoreboard's tables come from: ``TableSource`` and one implementation per source.
+
+A source feeds ``Channel``s (``controller.scoreboard.sse``): one per table (``table(id)``: the
+whole state the one-table page renders, ``TableView.to_json(lang)``) and ``floor`` (the floor
+page: every table with its state, last result and big road). It works on a thread of its own and
+hands each new snapshot to the event loop (``loop.call_soon_threadsafe``); the pages are pushed
+to, never polled. ``start(loop)`` begins feeding, ``close()`` stops the thread and closes the
+channels (which ends every open event stream).
+
+- ``JournalSource``: one table, from its journal, followed read-only with
+  ``controller.journal.tail.JournalTail`` (the same checks as ``shoectl journal verify``). Every
+  entry goes through ``TableView.apply``; a snapshot is published whenever the source has caught
+  up with what the journal holds (a journal of a thousand entries read at start is one state, not
+  a thousand). The thread looks for new entries every ``POLL_S`` (50 ms): a read of the SQLite
+  file's WAL index that finds nothing costs microseconds, and it keeps the journal's writer
+  unaware of its readers.
+- ``MqttFloorSource``: every table of the floor, from the retained ``status`` and ``roads`` topics
+  of the floor feed (docs/floor.md), through ``controller.floor.broker``.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from controller.scoreboard.sse import Channel, Snapshot
+
+__all__ = ["LANGS", "POLL_S", "JournalSource", "TableSource", "floor_row"]
+
+LANGS = ("en", "zh")
+POLL_S = 0.05       # how often a journal is looked at for new entries
+_BATCH = 1000       # entries read at one time
+_RETRY_S = 2.0      # after a read that failed (the disk, a lock held too long): try again
+
+log = structlog.get_logger()
+
+
+class TableSource(ABC):
+    """The tables a scoreboard shows (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.floor = Channel()
+        self._tables: dict[str, Channel] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def table_ids(self) -> list[str]:
+        return sorted(self._tables)
+
+    def table(self, table_id: str) -> Channel | None:
+        return self._tables.get(table_id)
+
+    @abstractmethod
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Begin feeding the channels; called on the event loop's thread."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop; idempotent. Closes every channel."""
+
+    def _publish(self, channel: Channel, snapshot: Snapshot) -> None:
+        """Hand ``snapshot`` to the event loop's thread (or publish at once before there is one)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            channel.publish(snapshot)
+            return
+        try:
+            loop.call_soon_threadsafe(channel.publish, snapshot)
+        except RuntimeError:  # the loop closed meanwhile: nobody is left to show it to
+            pass
+
+    def _close_channels(self) -> None:
+        def close() -> None:
+            self.floor.close()
+            for ch in self._tables.values():
+                ch.close()
+        loop = self._loop
+        if loop is not None and not loop.is_closed() and loop.is_running():
+            try:
+                loop.call_soon_threadsafe(close)
+                return
+            except RuntimeError:
+                pass
+        close()
+
+
+def snapshot_of(version: int, documents: dict[str, Any]) -> Snapshot:
+    """A ``Snapshot`` of one JSON document per language."""
+    return Snapshot(version, {lang: json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+                              for lang, doc in documents.items()})
+
+
+def floor_row(state: dict[str, Any]) -> dict[str, Any]:
+    """What the floor page shows of one table, from its whole state (``TableView.to_json``):
+    ``{"table", "shoe", "state", "last_result", "big_road", "version"}``."""
+    last = state.get("last_round") or {}
+    return {"table": state.get("table"), "shoe": state.get("shoe"), "state": state.get("state"),
+            "last_result": last.get("outcome"), "big_road": (state.get("roads") or {}).get("big_road", []),
+            "version": state.get("version")}
+
+
+class JournalSource(TableSource):
+    """One table from its journal (see the module docstring). ``open`` checks the journal at once:
+    JournalError (one line) when it is missing, not a journal or cannot be followed. The follower
+    is opened again on the source's thread (an SQLite connection serves the thread that made it)."""
+
+    def __init__(self, path: Path, table_id: str, *, hmac_key: bytes | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.table_id = table_id
+        self._hmac_key = hmac_key
+        self._tail: Any = None
+        self._view: Any = None
+        self._tables[table_id] = Channel()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.failure: str | None = None  # why the journal is not followed any more (a broken chain)
+
+    @classmethod
+    def open(cls, path: str | Path, *, hmac_key: bytes | None = None) -> JournalSource:
+        from controller.journal.tail import JournalTail
+
+        with JournalTail.open(path, hmac_key=hmac_key) as tail:
+            return cls(Path(path), tail.table_id, hmac_key=hmac_key)
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._thread = threading.Thread(target=self._follow, name=f"scoreboard-{self.table_id}", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5.0)
+        self._close_channels()
+
+    def catch_up(self) -> bool:
+        """Read and apply every entry the journal holds now and publish the state if anything
+        changed (or there was no state yet); True when something was read. Called on one thread
+        only (the source's)."""
+        if self._tail is None:
+            from controller.journal.tail import JournalTail
+            from controller.scoreboard.state import TableView
+
+            self._tail = JournalTail.open(self.path, hmac_key=self._hmac_key)
+            self._view = TableView(self.table_id)
+        read = False
+        while True:
+            entries = self._tail.poll(_BATCH)
+            for entry in entries:
+                self._view.apply(entry)
+            read = read or bool(entries)
+            if len(entries) < _BATCH:
+                break
+        if read or self._tables[self.table_id].latest is None:
+            self._publish_state()
+        return read
+
+    def _publish_state(self) -> None:
+        docs = {lang: self._view.to_json(lang) for lang in LANGS}
+        version = int(docs["en"].get("version") or 0)
+        self._publish(self._tables[self.table_id], snapshot_of(version, docs))
+        self._publish(self.floor, snapshot_of(version, {lang: {"tables": [floor_row(doc)], "labels": doc.get("labels", {})}
+                                                       for lang, doc in docs.items()}))
+
+    def _follow(self) -> None:
+        from controller.journal.errors import JournalIntegrityError
+
+        try:
+            while not self._stop.is_set():
+                try:
+                    read = self.catch_up()
+                except JournalIntegrityError as exc:
+                    # The chain broke: what follows is what the journal cannot prove; not shown.
+                    self.failure = str(exc)
+                    log.error("scoreboard stopped following the journal", reason=str(exc))
+                    return
+                except Exception as exc:  # noqa: BLE001 - a read that failed (disk, lock): try again
+                    log.warning("scoreboard could not read the journal", reason=" ".join(str(exc).split()))
+                    self._stop.wait(_RETRY_S)
+                    continue
+                if not read:
+                    self._stop.wait(POLL_S)
+        finally:
+            if self._tail is not None:
+                self._tail.close()

@@ -1,0 +1,34 @@
+/* The floor page: every table of the scoreboard's source (/floor.json, pushed by /events), each
+   a tile with its state, last result and big road, linking to its own page. */
+"use strict";
+(function () {
+  var make = Live.make, text = Live.text, clear = Live.clear;
+  var LETTER = {banker: "B", player: "P", tie: "T"};
+
+  function render(floor) {
+    var L = floor.labels || {};
+    text(document.getElementById("title"), L.table ? L.table : "");
+    var box = clear(document.getElementById("tables"));
+    (floor.tables || []).forEach(function (t) {
+      var tile = make("a", "tile", box);
+      tile.href = Live.withLang("/tables/" + encodeURIComponent(t.table));
+      tile.setAttribute("data-table", t.table);
+      var head = make("div", "head", tile);
+      make("span", "", head, (L.table || "") + " " + t.table);
+      if (t.shoe) make("span", "shoe", head, t.shoe);
+      var st = make("span", "state", head, t.state ? t.state.text : "");
+      st.setAttribute("data-state", t.state ? t.state.name : "");
+      var last = make("div", "last", tile, (L.last_round || "") + ": ");
+      var letter = LETTER[t.last_result] || "";
+      var b = make("b", "", last, t.last_result ? L[t.last_result] || t.last_result : "\u2014");
+      b.setAttribute("data-result", letter);
+      var svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+      svg.setAttribute("class", "road");
+      tile.appendChild(svg);
+      Roads.bigRoad(svg, t.big_road || [], 30, 19, L);
+    });
+    if (!(floor.tables || []).length) make("div", "empty", box, "\u2014");
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { Live.follow("/events", render); });
+})();

@@ -1,0 +1,42 @@
+/* Following a state pushed by the server (Server-Sent Events): `Live.follow(url, onState)` calls
+   onState(state) with the whole state on connect and at every change; the browser reconnects by
+   itself after a lost connection (the server sends the whole state again). The page's language
+   (?lang=en|zh) is passed on. document.body gets data-version (the state shown) and
+   data-rendered-at (when, in ms since the epoch): the tests measure journal-to-page latency with them. */
+"use strict";
+var Live = (function () {
+  function withLang(url) {
+    var lang = new URLSearchParams(location.search).get("lang");
+    return lang ? url + (url.indexOf("?") < 0 ? "?" : "&") + "lang=" + encodeURIComponent(lang) : url;
+  }
+
+  function follow(url, onState) {
+    var source = new EventSource(withLang(url));
+    source.addEventListener("state", function (ev) {
+      var state = JSON.parse(ev.data);
+      onState(state);
+      document.body.classList.remove("stale");
+      document.body.setAttribute("data-version", ev.lastEventId);
+      document.body.setAttribute("data-rendered-at", String(performance.timeOrigin + performance.now()));
+    });
+    source.addEventListener("error", function () { document.body.classList.add("stale"); });
+    return source;
+  }
+
+  function text(node, value) {
+    node.textContent = value === undefined || value === null ? "" : String(value);
+    return node;
+  }
+
+  function make(tag, cls, parent, value) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (value !== undefined) text(node, value);
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+
+  return {follow: follow, text: text, make: make, clear: clear, withLang: withLang};
+})();

@@ -1,0 +1,153 @@
+/* The one-table page: draws a state object (/tables/<id>/state.json, pushed by /tables/<id>/events)
+   into the page. Every word comes from state.labels; the roads from state.roads. Stable hooks for
+   the tests: data-road cells (roads.js), ids of the counts (#count-banker, ...), #last-round's
+   data-round / data-outcome and its .card elements (data-card, data-to, in deal order). */
+"use strict";
+(function () {
+  var SIZE = {big: 48, bead: 38, derived: 17};
+  var COLS = {big: 38, bead: 15, bigEye: 72, small: 35, cockroach: 35};
+  var SUITS = {H: "\u2665", D: "\u2666", C: "\u2663", S: "\u2660"};
+  var LETTER = {banker: "B", player: "P", tie: "T"};
+  var make = Live.make, text = Live.text, clear = Live.clear;
+  var $ = function (id) { return document.getElementById(id); };
+
+  function tableId() { return decodeURIComponent(location.pathname.split("/")[2] || ""); }
+
+  function header(s, L) {
+    text($("table-name"), (L.table || "") + " " + (s.table || ""));
+    text($("shoe"), s.shoe ? (L.shoe || "") + " " + s.shoe + (s.round ? "  \u00b7  " + (L.round || "") + " " + s.round : "") : "");
+    var st = $("state");
+    st.setAttribute("data-state", s.state.name);
+    text(st, s.state.text);
+    text($("state-reason"), s.state.reason ? (L.reason || "") + ": " + s.state.reason : "");
+    document.title = (L.table || "") + " " + (s.table || "") + " \u2014 " + s.state.text;
+  }
+
+  function roads(s, L) {
+    var r = s.roads;
+    text($("h-big-road"), L.big_road); text($("h-bead-plate"), L.bead_plate);
+    text($("h-big-eye-boy"), L.big_eye_boy); text($("h-small-road"), L.small_road);
+    text($("h-cockroach-pig"), L.cockroach_pig);
+    Roads.bigRoad($("big-road"), r.big_road, COLS.big, SIZE.big, L);
+    Roads.beadPlate($("bead-plate"), r.bead_plate, COLS.bead, SIZE.bead, L);
+    Roads.derived($("big-eye-boy"), "big_eye_boy", r.big_eye_boy, COLS.bigEye, SIZE.derived);
+    Roads.derived($("small-road"), "small_road", r.small_road, COLS.small, SIZE.derived);
+    Roads.derived($("cockroach-pig"), "cockroach_pig", r.cockroach_pig, COLS.cockroach, SIZE.derived);
+  }
+
+  function card(code, to, parent) {
+    var rank = code.slice(0, -1), suit = code.slice(-1);
+    var node = make("div", "card" + (suit === "H" || suit === "D" ? " red" : "") + (/_bonus$/.test(to) ? " bonus" : ""), parent);
+    node.setAttribute("data-card", code);
+    node.setAttribute("data-to", to);
+    make("span", "rank", node, rank);
+    make("span", "suit", node, SUITS[suit] || suit);
+    return node;
+  }
+
+  function lastRound(s, L) {
+    var box = clear($("last-round")), d = s.last_round;
+    var h = make("h2", "", box, L.last_round);
+    box.setAttribute("data-round", d ? d.round : "");
+    box.setAttribute("data-outcome", d && d.outcome ? LETTER[d.outcome] || d.outcome : "");
+    if (!d) { make("div", "empty", box, L.no_round_yet); return; }
+    make("span", "count", h, "  " + (L.round || "") + " " + d.round);
+    if (d.kind !== "normal") {
+      make("div", "result", box, L[d.kind] || d.kind);
+      if (d.reason) make("div", "tag", box, d.reason);
+      if (d.kind === "void") return;
+    }
+    var hands = make("div", "hands", box);
+    ["player", "banker"].forEach(function (side) {
+      var hand = d[side] || {cards: [], total: ""};
+      var el = make("div", "hand " + side + (d.outcome === side ? " won" : ""), hands);
+      el.setAttribute("data-hand", side);
+      var who = make("div", "who", el);
+      make("span", "", who, L[side]);
+      make("span", "total", who, hand.total).setAttribute("data-total", hand.total);
+      var cards = make("div", "cards", el);
+      // the cards of this hand in the order they left the shoe (d.cards is the deal order)
+      (d.cards || []).forEach(function (c) { if (c.to === side || c.to === side + "_bonus") card(c.card, c.to, cards); });
+    });
+    var res = make("div", "result", box);
+    var letter = LETTER[d.outcome] || "";
+    res.setAttribute("data-result", letter);
+    text(res, d.outcome === "tie" ? L.tie : (L[d.outcome] || "") + " " + (L.wins || ""));
+    var tags = make("div", "tags", box);
+    (s.last_round_facts || []).forEach(function (f) {
+      var tag = make("span", "tag" + (f.key === "dragon7" || f.key === "panda8" || /bonus/.test(f.key) ? " gold" : ""), tags,
+                     f.text + (f.card ? " " + f.card : "") + (f.rank ? " " + f.rank : ""));
+      tag.setAttribute("data-fact", f.key);
+    });
+  }
+
+  function countRow(grid, id, key, value, pct, cls) {
+    make("span", "k " + (cls || ""), grid, key);
+    make("span", "v " + (cls || ""), grid, value).id = "count-" + id;
+    make("span", "pct", grid, pct === undefined ? "" : pct.toFixed(1) + "%").id = pct === undefined ? "" : "pct-" + id;
+  }
+
+  function shoeSoFar(s, L) {
+    var box = clear($("shoe-so-far")), c = s.shoe_so_far;
+    make("h2", "", box, L.shoe_so_far);
+    var grid = make("div", "counts", box);
+    countRow(grid, "rounds", L.rounds, c.rounds);
+    countRow(grid, "banker", L.banker, c.banker, c.percent.banker, "B");
+    countRow(grid, "player", L.player, c.player, c.percent.player, "P");
+    countRow(grid, "tie", L.tie, c.tie, c.percent.tie, "T");
+    countRow(grid, "banker-pairs", L.banker_pair, c.banker_pairs);
+    countRow(grid, "player-pairs", L.player_pair, c.player_pairs);
+    countRow(grid, "naturals", L.naturals, c.naturals);
+    if (s.game === "ez-baccarat") {
+      countRow(grid, "dragon7", L.dragon7, c.dragon7);
+      countRow(grid, "panda8", L.panda8, c.panda8);
+    }
+  }
+
+  function ask(s, L) {
+    var box = clear($("ask"));
+    ["banker", "player"].forEach(function (side) {
+      var row = make("div", "side " + side, box);
+      row.setAttribute("data-ask", side);
+      make("span", "badge", row, L[LETTER[side]]);
+      make("span", "", row, L["ask_" + side]);
+      var marks = make("div", "marks", box);
+      marks.setAttribute("data-ask-marks", side);
+      ["big_eye_boy", "small_road", "cockroach_pig"].forEach(function (road) {
+        marks.appendChild(Roads.askMark(road, s.ask[side][road], 40));
+      });
+    });
+  }
+
+  function line(box, key, value) {
+    var row = make("div", "line", box);
+    make("span", "k", row, key);
+    make("span", "v", row, value);
+  }
+
+  function rules(s, L) {
+    var box = clear($("rules")), r = s.rules;
+    make("h2", "", box, L.limits + " \u00b7 " + L.paytable);
+    if (s.limits) Object.keys(s.limits).forEach(function (k) { line(box, L[k] || k, s.limits[k]); });
+    else make("div", "game", box, L.no_limits);
+    if (!r) return;
+    if (r.name) make("div", "game", box, r.name + (r.decks ? "  \u00b7  " + r.decks + " " + L.decks : ""));
+    Object.keys(r.paytable || {}).forEach(function (k) { line(box, L[k] || k, r.paytable[k]); });
+    if (r.commission !== undefined && r.commission !== null)
+      line(box, L.commission, r.commission === "0" || r.commission === 0 ? L.no_commission : r.commission);
+  }
+
+  function render(s) {
+    var L = s.labels || {};
+    header(s, L);
+    roads(s, L);
+    lastRound(s, L);
+    shoeSoFar(s, L);
+    ask(s, L);
+    rules(s, L);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    Live.follow("/tables/" + encodeURIComponent(tableId()) + "/events", render);
+  });
+})();
