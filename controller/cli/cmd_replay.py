@@ -1,21 +1,25 @@
-"""``shoectl journal replay PATH [--shoe ID] [--round N] [--json] [--hmac-key FILE] [--no-verify]``:
+"""``shoectl journal replay PATH [--shoe ID] [--round N] [--edges] [--json] [--hmac-key FILE] [--no-verify]``:
 reconstruct every shoe (cut and cover-card positions, burned cards, reconciliation) and every round
 (cards in the order they left the shoe, hands, outcome, wagers, settlements) from a journal
-(681a.7(l)). The journal is checked as it is read, and nothing is printed before the check is done
+(681a.7(l)). ``--edges``: each round with the edge monitor's figures journaled after it (its
+``edge`` record and any ``edge_alert``; docs/edge-monitor.md), in JSON as ``edge`` and
+``edge_alert`` (null when there is none), in text as a line below the round. The journal is checked as it is read, and nothing is printed before the check is done
 (``controller.cli.journal_input``)."""
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable
-from typing import IO
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
 
 from controller.cli import cmd_journal
 from controller.cli.common import positive_int, print_json
 from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, copy_text, read_checked, spooled_text
+from controller.journal import kinds
 from controller.journal.entry import Entry
 from controller.journal.replay import replay
 from controller.money import money_text
+from controller.table.edge_figures import edge_percent
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,13 +27,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_journal_input(p)
     p.add_argument("--shoe", metavar="ID", help="only this shoe")
     p.add_argument("--round", type=positive_int, metavar="N", help="only round N (of each shoe, or of --shoe)")
+    p.add_argument("--edges", action="store_true",
+                   help="the edge monitor's figures beside each round: each wager's player edge on the cards left")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with spooled_text() as spool:
-        found = read_checked(args, lambda entries: _write(args, entries, spool))
+        found = read_checked(args, lambda entries: write_replay(args, entries, spool))
         if found is None:
             return EXIT_DOES_NOT_VERIFY
         copy_text(spool, sys.stdout)
@@ -38,15 +44,51 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str]) -> int:
+def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str]) -> int:
+    """Replay ``entries`` into ``out`` as `journal replay` prints it (``args``: shoe, round, json);
+    the number of shoes and rounds written. `floor rounds` prints the central store through it."""
     found = 0
-    for doc in replay(entries, shoe=args.shoe, round=args.round):
+    edges = _Edges() if getattr(args, "edges", False) else None
+    docs: Iterable[dict] = replay(edges.siphon(entries) if edges else entries, shoe=args.shoe, round=args.round)
+    for doc in edges.beside(docs) if edges else docs:
         found += 1
         if args.json:
             print_json(doc, stream=out)
         else:
-            out.write(_text(doc) + "\n")
+            out.write(_text(doc) + "\n" + (_edge_text(doc) if edges and doc["type"] == "round" else ""))
     return found
+
+
+class _Edges:
+    """The ``edge`` and ``edge_alert`` records of a journal, by shoe and round, taken as the entries
+    go by; ``beside`` adds them to the round documents (all read first: a round's figures are
+    journaled after it)."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str, Any], dict] = {}
+
+    def siphon(self, entries: Iterable[Entry]) -> Iterator[Entry]:
+        for e in entries:
+            if e.kind in (kinds.EDGE, kinds.EDGE_ALERT):
+                self.found[(e.kind, e.shoe_id, e.round_no)] = e.payload
+            yield e
+
+    def beside(self, docs: Iterable[dict]) -> Iterator[dict]:
+        for doc in list(docs):
+            if doc["type"] == "round":
+                key = (doc["shoe"], doc["round"])
+                doc = {**doc, "edge": self.found.get((kinds.EDGE, *key)),
+                       "edge_alert": self.found.get((kinds.EDGE_ALERT, *key))}
+            yield doc
+
+
+def _edge_text(d: dict) -> str:
+    edge, alert = d["edge"], d["edge_alert"]
+    if edge is None:
+        return "      edge: none journaled\n"
+    figures = ", ".join(f"{k} {edge_percent(v['edge'])}" for k, v in edge["wagers"].items())
+    above = f"; ABOVE {alert['threshold']}: {', '.join(alert['wagers'])}" if alert else ""
+    return f"      edge ({edge['remaining']} cards left): {figures}{above}\n"
 
 
 def _text(d: dict) -> str:

@@ -1,0 +1,273 @@
+"""``shoectl floor``: the central store of every table's journal (PostgreSQL; docs/floor.md).
+
+- ``collect --broker URL --db URL``: subscribe to every table's journal topic and store each
+  entry (``controller.floor.collector``); runs until stopped;
+- ``backfill --db URL FILE``: store a ``shoectl journal export`` file, with the same checks;
+- ``verify --db URL [--table T]``: every table's chain as stored; exit 0, or 1 naming the first
+  bad ``(table, seq)``;
+- ``status --db URL [--json]``: one line per table, then the dropped messages;
+- ``rounds --db URL --table T [--shoe S] [--round N] [--json]``: the table's shoes and rounds
+  from the store, printed by the very code of ``shoectl journal replay``.
+
+A bad ``--db`` URL, a database that refuses the connection or the login, an unusable keys file
+or export file: one line on standard error, exit 2, nothing changed.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+from typing import Any
+
+from controller.cli.cmd_replay import write_replay
+from controller.cli.common import positive_int, print_json
+from controller.cli.journal_input import copy_text, spooled_text
+from controller.errors import UsageError
+
+EXIT_OK, EXIT_FAILED = 0, 1
+DB_HELP = ("the central store: postgresql://USER@HOST[:PORT]/DATABASE (a password in ~/.pgpass or "
+           "PGPASSFILE, never on the command line)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("floor", help="the floor's central store of every table's journal (PostgreSQL)",
+                            description="Collect every table's journal from the MQTT broker into PostgreSQL, "
+                                        "check the chains, and read the store (docs/floor.md).")
+    fs = parser.add_subparsers(dest="floor_command", metavar="SUBCOMMAND", parser_class=type(parser))
+
+    c = fs.add_parser("collect", help="subscribe to every table's journal topic and store each entry",
+                      description="Subscribe to shoectl/v1/tables/+/journal (QoS 1, persistent session) and store "
+                                  "every entry in PostgreSQL, acknowledging each message only once it is committed. "
+                                  "Runs until SIGTERM or Ctrl-C.")
+    c.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
+    _add_keys(c)
+    _add_collect_arguments(c)
+    c.set_defaults(func=run_collect)
+
+    b = fs.add_parser("backfill", help="store a `shoectl journal export` file (to fill gaps), with the same checks",
+                      description="Store every entry of a `shoectl journal export` file as if it had arrived from "
+                                  "the broker: duplicates dropped, second bodies refused and alarmed, chains checked, "
+                                  "gaps closed. The file is read and checked whole first; it is stored whole or not "
+                                  "at all.")
+    b.add_argument("file", metavar="FILE", help="a `shoectl journal export` file (one JSON entry per line)")
+    b.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
+    _add_keys(b)
+    b.set_defaults(func=run_backfill)
+
+    v = fs.add_parser("verify", help="check every table's chain in the store; exit 1 naming the first bad entry",
+                      description="Check each table's chain as stored, from entry 1: no seq missing, every "
+                                  "prev_hash the previous hash, and every hash where --keys holds the table's key. "
+                                  "Exit 0 when all hold, 1 naming the first bad (table, seq).")
+    v.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
+    v.add_argument("--table", metavar="ID", help="only this table")
+    _add_keys(v)
+    v.add_argument("--json", action="store_true", help="one JSON object per table")
+    v.set_defaults(func=run_verify)
+
+    s = fs.add_parser("status", help="one line per table: last entry, state, shoe, rounds today, alarms, lag",
+                      description="One line per table: the last entry's time, the table's state and shoe, rounds "
+                                  "completed today (UTC), open alarms and lag (journal entry to store commit); then "
+                                  "the messages dropped as not journal entries.")
+    s.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
+    s.add_argument("--json", action="store_true",
+                   help='one JSON object: {"tables": [...], "alarms": [...], "dropped": [...]}')
+    s.set_defaults(func=run_status)
+
+    r = fs.add_parser("rounds", help="a table's shoes and rounds from the store, as `journal replay` gives them",
+                      description="Reconstruct a table's shoes and rounds from the central store with the code of "
+                                  "`shoectl journal replay` (same output, same --json shape).")
+    r.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
+    r.add_argument("--table", required=True, metavar="ID", help="the table")
+    r.add_argument("--shoe", metavar="ID", help="only this shoe")
+    r.add_argument("--round", type=positive_int, metavar="N", help="only round N (of each shoe, or of --shoe)")
+    r.add_argument("--json", action="store_true", help="one JSON object per line")
+    r.set_defaults(func=run_rounds)
+
+
+def _add_collect_arguments(parser: argparse.ArgumentParser) -> None:
+    try:
+        from controller.floor.broker import add_broker_options
+    except ImportError:  # the floor extra is not installed: `collect` says so when run
+        parser.add_argument("--broker", required=True, metavar="URL", help="the MQTT broker: mqtt://HOST[:PORT]")
+    else:
+        add_broker_options(parser)
+    parser.add_argument("--batch", type=positive_int, default=1000, metavar="N",
+                        help="most entries stored in one transaction (default 1000)")
+    parser.add_argument("--max-message-bytes", type=positive_int, default=1024 * 1024, metavar="N",
+                        help="a larger message is dropped as not a journal entry (default 1 MiB)")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
+                        help="least level logged on standard error (default info)")
+    parser.add_argument("--log-file", metavar="PATH", help="also log JSON lines to PATH")
+
+
+def _add_keys(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--keys", metavar="FILE",
+                        help="TOML file naming each table's HMAC key file ([keys] T1 = \"T1.key\"): those tables' "
+                             "hashes are recomputed too (docs/floor.md)")
+
+
+def load_hashers(args: argparse.Namespace) -> dict[str, Any]:
+    from controller.floor.keys import KeysError, load_keys
+
+    if not args.keys:
+        return {}
+    try:
+        return load_keys(args.keys)
+    except KeysError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def open_reader(url: str) -> Any:
+    """A connection for reading the store (its schema checked); UsageError when it cannot be used."""
+    from controller.floor.schema import StoreError, require_schema
+    from controller.floor.store import connect
+
+    try:
+        conn = connect(url)
+        try:
+            require_schema(conn)
+        except BaseException:
+            conn.close()
+            raise
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    return conn
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    try:
+        from controller.floor.broker import broker_options
+        from controller.floor.collector import DEFAULT_CLIENT_ID, Collector, CollectorStopped
+        from controller.floor.schema import StoreError
+        from controller.floor.store import FloorStore
+    except ImportError as exc:
+        raise UsageError(f"shoectl floor collect needs the floor extra (pip install 'shoectl[floor]'): {exc}") from None
+    from controller.cli.stopping import run_until_signalled
+    from controller.logconfig import configure_logging
+
+    options = broker_options(args)
+    hashers = load_hashers(args)
+    configure_logging(args.log_level, args.log_file)
+
+    def open_store() -> FloorStore:
+        return FloorStore.open(args.db, hashers)
+
+    try:
+        store = open_store()
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+
+    def waiting(line: str) -> None:
+        print(f"shoectl floor collect: {line}", file=sys.stderr, flush=True)
+
+    collector = Collector(store, options, open_store=open_store, client_id=options.client_id or DEFAULT_CLIENT_ID,
+                          batch=args.batch, max_bytes=args.max_message_bytes, on_waiting=waiting)
+    try:
+        signum = run_until_signalled(collector.run, collector.stop, name="shoectl floor collect")
+    except CollectorStopped as exc:
+        print(f"shoectl floor collect: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        collector.store.close()
+    return 128 + signum if signum else EXIT_OK
+
+
+def run_backfill(args: argparse.Namespace) -> int:
+    from controller.floor.backfill import BackfillError, backfill, read_export
+    from controller.floor.schema import StoreError
+    from controller.floor.store import FloorStore
+
+    hashers = load_hashers(args)
+    try:
+        items = read_export(args.file)
+        store = FloorStore.open(args.db, hashers)
+    except (BackfillError, StoreError) as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        result = backfill(store, items)
+    finally:
+        store.close()
+    tables = ", ".join(f"{t} checked to {seq}" for t, seq in sorted(result.positions.items()))
+    print(f"{args.file}: {len(items)} entries: {result.stored} stored, {result.duplicates} already stored, "
+          f"{result.refused} refused (second bodies); {tables}")
+    return EXIT_OK
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from controller.floor.reading import tables, verify_table
+
+    hashers = load_hashers(args)
+    with open_reader(args.db) as conn:
+        names = tables(conn)
+        if args.table is not None:
+            if args.table not in names:
+                raise UsageError(f"no table {args.table!r} in the store")
+            names = [args.table]
+        verdicts = [verify_table(conn, name, hashers.get(name)) for name in names]
+    bad = next((v for v in verdicts if not v.ok), None)
+    for v in verdicts:
+        if args.json:
+            print_json(v.to_json())
+        elif v.ok:
+            how = "links and hashes" if v.hashes_checked else "links (no key: hashes not recomputed)"
+            print(f"{v.table_id}: OK: {v.entries} entries, last {v.last_seq}:{v.last_hash} ({how} checked)")
+        else:
+            print(f"{v.table_id}: FAILED at entry {v.first_bad_seq}: {v.reason}")
+    if not verdicts and not args.json:
+        print("the store holds no table yet")
+    if bad is not None:
+        print(f"shoectl floor verify: first bad entry: table {bad.table_id}, seq {bad.first_bad_seq}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from controller.floor.reading import dropped_counts, open_alarms, table_status, tables
+
+    now = datetime.now(timezone.utc)
+    day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    with open_reader(args.db) as conn:
+        rows = [table_status(conn, name, day_start) for name in tables(conn)]
+        alarms = open_alarms(conn)
+        dropped = dropped_counts(conn)
+    if args.json:
+        print_json({"at": now.isoformat(), "tables": rows, "alarms": alarms, "dropped": dropped})
+        return EXIT_OK
+    for row in rows:
+        print(_status_line(row))
+    if not rows:
+        print("the store holds no table yet")
+    for alarm in alarms:
+        where = f" entry {alarm['seq']}" if alarm["seq"] is not None else ""
+        times = f" ({alarm['count']} times)" if alarm["count"] > 1 else ""
+        print(f"alarm {alarm['table']}{where}: {alarm['kind']}{times}: {alarm['detail']}")
+    for d in dropped:
+        print(f"dropped {d['count']} message(s) on {d['table'] or 'an unknown topic'}: {d['reason']} "
+              f"(last: {d['last_detail']})")
+    return EXIT_OK
+
+
+def _status_line(row: dict[str, Any]) -> str:
+    alarms = ", ".join(f"{n} {kind}" for kind, n in row["open_alarms"].items()) or "no alarm"
+    behind = "" if row["checked_seq"] == row["last_seq"] else f" (chain checked to {row['checked_seq']})"
+    lag = f"lag {row['lag_seconds']:.3f} s" if row["lag_seconds"] is not None else "lag -"
+    return (f"{row['table']}: last entry {row['last_seq']}{behind} at {row['last_entry_ts'] or '-'}, "
+            f"{row['state'] or 'state unknown'}, shoe {row['shoe'] or '-'}, {row['rounds_today']} rounds today, "
+            f"{alarms}, {lag}, {row['dropped_messages']} dropped")
+
+
+def run_rounds(args: argparse.Namespace) -> int:
+    from controller.floor.reading import table_entries, tables
+    from controller.journal.errors import JournalContentError
+
+    with open_reader(args.db) as conn, spooled_text() as spool:
+        if args.table not in tables(conn):
+            raise UsageError(f"no table {args.table!r} in the store")
+        try:
+            found = write_replay(args, table_entries(conn, args.table), spool)
+        except JournalContentError as exc:
+            raise UsageError(f"table {args.table}: {exc}") from None
+        copy_text(spool, sys.stdout)
+    if not found and (args.shoe or args.round is not None):
+        print("no such shoe or round in the store")
+    return EXIT_OK

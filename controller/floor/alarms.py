@@ -1,0 +1,42 @@
+"""The store's alarms and dropped-message counts (tables ``floor_alarms``, ``dropped_messages``).
+
+An alarm is keyed while open by ``(table_id, kind, seq)``: raising it again updates its detail
+and ``last_seen`` and, when the same thing happened again (``again=True``: a second forged body,
+a repeated bad message), its ``count``. A gap alarm closes by itself when the gap is filled and
+the chain verifies across it; the others stay open for a person to read.
+
+Kinds: ``gap`` (entries missing before ``seq``), ``chain_break`` (entry ``seq`` does not follow
+its predecessor's hash), ``bad_hash`` (entry ``seq``'s hash is not its HMAC under the table's
+key), ``forgery`` (a second, different body under a stored ``(table_id, seq)``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+GAP, CHAIN_BREAK, BAD_HASH, FORGERY = "gap", "chain_break", "bad_hash", "forgery"
+
+
+def raise_alarm(conn: Any, table_id: str, seq: int | None, kind: str, detail: str, *, again: bool = True) -> None:
+    conn.execute(
+        "INSERT INTO floor_alarms (table_id, seq, kind, detail) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT (table_id, kind, coalesce(seq, 0)) WHERE open DO UPDATE SET detail = EXCLUDED.detail, "
+        "last_seen = clock_timestamp(), count = floor_alarms.count + %s",
+        (table_id, seq, kind, detail, 1 if again else 0))
+
+
+def close_gaps_up_to(conn: Any, table_id: str, last_seq: int) -> None:
+    """Close the open gap alarms of ``table_id`` at or before ``last_seq`` (the chain now verifies
+    through them)."""
+    conn.execute(
+        "UPDATE floor_alarms SET open = false, closed_at = clock_timestamp(), closed_why = %s "
+        "WHERE table_id = %s AND kind = %s AND open AND seq <= %s",
+        (f"filled: the chain verifies through entry {last_seq}", table_id, GAP, last_seq))
+
+
+def count_dropped(conn: Any, table_id: str, reason: str, detail: str) -> None:
+    """Count a message that was not a journal entry (``table_id`` from its topic, ``""`` if none)."""
+    conn.execute(
+        "INSERT INTO dropped_messages (table_id, reason, count, last_detail) VALUES (%s, %s, 1, %s) "
+        "ON CONFLICT (table_id, reason) DO UPDATE SET count = dropped_messages.count + 1, "
+        "last_detail = EXCLUDED.last_detail, last_seen = clock_timestamp()",
+        (table_id, reason, detail))

@@ -1,0 +1,137 @@
+"""The incremental chain check of one table in the central store, run in the transaction that
+stored a batch (``advance(conn, table_id, hasher, known)``).
+
+``chain_positions`` holds the last seq up to which the table's entries are contiguous and
+checked, and that entry's hash. From there, each following stored entry is checked with the
+journal's own ``check_row`` (its ``prev_hash`` is the previous entry's hash; with the table's
+HMAC key, its hash is recomputed). An entry that fits moves the position on. One that does not:
+
+1. if a body refused earlier for the same key (``rejected_entries``) fits, that body was the
+   table's and the stored one a forgery that arrived first: they swap places;
+2. else, if the entry names as its predecessor a refused body of the position's own seq that
+   fits the chain (a forger's body got there first and had a valid-looking hash), that body
+   replaces the position's entry and the check goes on;
+3. else the entry is moved out of ``entries`` into ``rejected_entries`` with a ``chain_break``
+   or ``bad_hash`` alarm: what does not fit the chain is never kept as the table's entry.
+
+Entries beyond a missing one wait in ``entries`` (they are the table's as far as anyone can tell
+yet) under an open ``gap`` alarm, which closes once the gap is filled and the chain verifies
+across it. ``known`` maps the seqs stored by this batch to their ``FloorEntry`` (no re-parse).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from controller.floor import alarms
+from controller.floor.message import FloorEntry, parse_entry
+from controller.floor.rows import insert_entry
+from controller.journal.chain import GENESIS_HASH, Hasher
+from controller.journal.chaincheck import check_row
+
+_PAGE = 1000
+
+
+def position(conn: Any, table_id: str) -> tuple[int, str]:
+    """``(last_seq, last_hash)`` of ``table_id``'s checked chain, locked for this transaction."""
+    conn.execute("INSERT INTO chain_positions (table_id, last_seq, last_hash) VALUES (%s, 0, %s) "
+                 "ON CONFLICT DO NOTHING", (table_id, GENESIS_HASH))
+    row = conn.execute("SELECT last_seq, last_hash FROM chain_positions WHERE table_id = %s FOR UPDATE",
+                       (table_id,)).fetchone()
+    return row[0], row[1]
+
+
+def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int, FloorEntry]) -> tuple[int, str]:
+    """See the module docstring; returns the new position."""
+    last_seq, last_hash = position(conn, table_id)
+    start = last_seq
+    while True:
+        rows = conn.execute("SELECT seq, line FROM entries WHERE table_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                            (table_id, last_seq, _PAGE)).fetchall()
+        if not rows or rows[0][0] != last_seq + 1:
+            break
+        for seq, line in rows:
+            if seq != last_seq + 1:
+                break
+            entry = known.get(seq) or parse_entry(line)
+            fitted = _fit(conn, table_id, entry, last_seq, last_hash, hasher)
+            if fitted is None:
+                break
+            last_seq, last_hash = seq, fitted.entry.hash
+        else:
+            if len(rows) == _PAGE:
+                continue
+        break
+    if last_seq != start:
+        conn.execute("UPDATE chain_positions SET last_seq = %s, last_hash = %s, updated_at = clock_timestamp() "
+                     "WHERE table_id = %s", (last_seq, last_hash, table_id))
+        alarms.close_gaps_up_to(conn, table_id, last_seq)
+    _alarm_gap(conn, table_id, last_seq)
+    return last_seq, last_hash
+
+
+def _fit(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, last_hash: str,
+         hasher: Hasher | None) -> FloorEntry | None:
+    """The body that stands at ``last_seq + 1`` once checked (the stored one, or a refused one that
+    fits), or None when none fits (the stored one is then moved out, alarmed)."""
+    reason = check_row(entry.chain_row(), last_hash, hasher, table_id)
+    if reason is None:
+        return entry
+    for other in _refused(conn, table_id, entry.seq):
+        if check_row(other.chain_row(), last_hash, hasher, table_id) is None:
+            _swap(conn, entry, other, f"did not fit the chain ({reason}); entry {entry.seq} as received later fits")
+            return other
+    if last_seq >= 1 and _swap_tip(conn, table_id, entry, last_seq, hasher):
+        return entry  # the tip was replaced by the predecessor this entry names
+    kind = alarms.BAD_HASH if reason.startswith("hash mismatch") else alarms.CHAIN_BREAK
+    _reject(conn, entry, reason)
+    conn.execute("DELETE FROM entries WHERE table_id = %s AND seq = %s", (table_id, entry.seq))
+    alarms.raise_alarm(conn, table_id, entry.seq, kind, f"entry {entry.seq} refused: {reason}")
+    return None
+
+
+def _swap_tip(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, hasher: Hasher | None) -> bool:
+    row = conn.execute("SELECT line FROM entries WHERE table_id = %s AND seq = %s", (table_id, last_seq)).fetchone()
+    tip = parse_entry(row[0])
+    before = GENESIS_HASH if last_seq == 1 else conn.execute(
+        "SELECT hash FROM entries WHERE table_id = %s AND seq = %s", (table_id, last_seq - 1)).fetchone()[0]
+    for other in _refused(conn, table_id, last_seq):
+        if other.entry.hash == entry.entry.prev_hash and check_row(other.chain_row(), before, hasher, table_id) is None \
+                and check_row(entry.chain_row(), other.entry.hash, hasher, table_id) is None:
+            _swap(conn, tip, other, f"entry {last_seq + 1} names the other body of entry {last_seq} as its predecessor")
+            conn.execute("UPDATE chain_positions SET last_hash = %s WHERE table_id = %s", (other.entry.hash, table_id))
+            return True
+    return False
+
+
+def _refused(conn: Any, table_id: str, seq: int) -> list[FloorEntry]:
+    rows = conn.execute("SELECT line FROM rejected_entries WHERE table_id = %s AND seq = %s ORDER BY id",
+                        (table_id, seq)).fetchall()
+    return [parse_entry(line) for (line,) in rows]
+
+
+def _reject(conn: Any, entry: FloorEntry, why: str) -> None:
+    conn.execute("INSERT INTO rejected_entries (table_id, seq, why, line) VALUES (%s, %s, %s, %s) "
+                 "ON CONFLICT (table_id, seq, line) DO UPDATE SET why = EXCLUDED.why",
+                 (entry.table_id, entry.seq, why, entry.line))
+
+
+def _swap(conn: Any, stored: FloorEntry, other: FloorEntry, why: str) -> None:
+    """``other`` (a refused body) becomes the entry; ``stored`` is refused, the forgery alarmed."""
+    _reject(conn, stored, why)
+    conn.execute("DELETE FROM rejected_entries WHERE table_id = %s AND seq = %s AND line = %s",
+                 (other.table_id, other.seq, other.line))
+    conn.execute("DELETE FROM entries WHERE table_id = %s AND seq = %s", (stored.table_id, stored.seq))
+    insert_entry(conn, other)
+    alarms.raise_alarm(conn, stored.table_id, stored.seq, alarms.FORGERY,
+                       f"entry {stored.seq}: the body received first was refused: {why}")
+
+
+def _alarm_gap(conn: Any, table_id: str, last_seq: int) -> None:
+    row = conn.execute("SELECT min(seq) FROM entries WHERE table_id = %s AND seq > %s",
+                       (table_id, last_seq)).fetchone()
+    if row[0] is None:
+        return
+    missing = last_seq + 1
+    what = f"entry {missing} is missing" if row[0] == missing + 1 else f"entries {missing}-{row[0] - 1} are missing"
+    alarms.raise_alarm(conn, table_id, missing, alarms.GAP, f"{what} (entry {row[0]} arrived)", again=False)

@@ -1,0 +1,228 @@
+"""The collector: every table's journal topic on the MQTT broker into the central store.
+
+``Collector(store, options, client_id=..., batch=...)``: ``run()`` (on the caller's thread, until
+``stop()``) connects on paho's network thread with a persistent session (fixed client id, QoS 1,
+no clean start), subscribes to ``shoectl/v1/tables/+/journal``, and stores what arrives in
+batches: every message received is put on a queue by paho's thread; ``run`` takes up to
+``batch`` of them at a time, checks each (``controller.floor.message.parse_entry``), stores the
+batch in one transaction (``FloorStore.add``) and only then acknowledges its messages (paho 2's
+manual acknowledgement: PUBACK after the commit). A crash before the commit loses nothing: the
+broker still holds the unacknowledged messages for the session and sends them again; the store
+drops what it already has. At-least-once delivery and an idempotent insert make exactly-once in
+the store.
+
+A message that is not a journal entry is logged, counted in ``dropped_messages`` (in the batch's
+transaction) and acknowledged, never stored: sending it again would not make it one.
+
+The broker going away is logged once per outage (warning) and paho reconnects with backoff; the
+session resumes where it was. The database going away: the batch is neither committed nor
+acknowledged; the collector reconnects with backoff and stores it again. A broker that refuses
+the collector's credentials is fatal (``CollectorStopped`` with the broker's reason): retrying
+cannot help.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from controller.floor.broker import BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal
+from controller.floor.message import MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry
+from controller.floor.schema import StoreError
+from controller.floor.store import BatchResult, FloorStore
+from controller.floor.topics import JOURNAL_SUBSCRIPTION, table_of
+
+DEFAULT_CLIENT_ID = "shoectl-collector"
+DEFAULT_BATCH = 1000
+LINGER_S = 0.02          # how long a batch waits for more messages once it holds one
+DB_RETRY_S = (0.5, 10.0)  # the first wait before reconnecting to the database, and the longest
+_log = structlog.get_logger("shoectl.floor.collector")
+
+
+class CollectorStopped(Exception):
+    """The collector cannot go on (the broker refused its credentials): one line, in words."""
+
+
+@dataclass(frozen=True)
+class Received:
+    mid: int
+    qos: int
+    topic: str
+    payload: bytes
+
+
+class Collector:
+    """See the module docstring. ``open_store`` makes a new store connection after a database
+    failure (the first store is given)."""
+
+    def __init__(self, store: FloorStore, options: BrokerOptions, *, open_store: Callable[[], FloorStore],
+                 client_id: str = DEFAULT_CLIENT_ID, batch: int = DEFAULT_BATCH,
+                 max_bytes: int = MAX_MESSAGE_BYTES, on_waiting: Callable[[str], None] | None = None) -> None:
+        self.store = store
+        self.options = options
+        self.open_store = open_store
+        self.batch = batch
+        self.max_bytes = max_bytes
+        self.on_waiting = on_waiting
+        self.inbox: queue.Queue[Received] = queue.Queue(maxsize=max(batch * 4, 100))
+        self._stop = threading.Event()
+        self._fatal: str | None = None
+        self._connected = False
+        self._ever_connected = False
+        self._outage_logged = False
+        self.stats = {"stored": 0, "duplicates": 0, "refused": 0, "dropped": 0, "batches": 0}
+        self.client = make_client(options, client_id=client_id, persistent=True)
+        self.client.manual_ack_set(True)
+        self.client.on_connect = self._on_connect
+        self.client.on_connect_fail = self._on_connect_fail
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_message = self._on_message
+
+    # -- paho's network thread --------------------------------------------------------------------
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
+        if reason_code.is_failure:
+            if is_credentials_refusal(reason_code):
+                self._fatal = refusal(reason_code, self.options)
+                self._stop.set()
+                return
+            self._outage(refusal(reason_code, self.options))
+            return
+        self._connected = True
+        self._ever_connected = True
+        if self._outage_logged:
+            _log.info("broker reachable again", broker=self.options.url)
+        self._outage_logged = False
+        client.subscribe(JOURNAL_SUBSCRIPTION, qos=1)
+        _log.info("collecting", broker=self.options.url, subscription=JOURNAL_SUBSCRIPTION,
+                  session_present=getattr(flags, "session_present", None))
+
+    def _on_connect_fail(self, client: Any, userdata: Any) -> None:
+        self._outage(f"the broker {self.options.url} is unreachable")
+
+    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
+        self._connected = False
+        if not self._stop.is_set():
+            self._outage(f"lost the broker {self.options.url} ({reason_code})")
+
+    def _outage(self, why: str) -> None:
+        if self._outage_logged:
+            return
+        self._outage_logged = True
+        _log.warning("broker unavailable; retrying", reason=why)
+        if not self._ever_connected and self.on_waiting is not None:
+            self.on_waiting(f"{why}; retrying until it answers")
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        item = Received(message.mid, message.qos, message.topic, bytes(message.payload))
+        while not self._stop.is_set():
+            try:
+                self.inbox.put(item, timeout=0.5)  # full: the store is behind; the broker waits
+                return
+            except queue.Full:
+                continue
+
+    # -- the batching thread (the caller's) -------------------------------------------------------
+
+    def run(self) -> None:
+        """Collect until ``stop()``; raises CollectorStopped when the broker refuses the credentials."""
+        connect_in_background(self.client, self.options, persistent=True)
+        try:
+            while not self._stop.is_set():
+                batch = self._take()
+                if batch:
+                    self._store(batch)
+        finally:
+            self.client.disconnect()
+            self.client.loop_stop()
+        if self._fatal is not None:
+            raise CollectorStopped(self._fatal)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _take(self) -> list[Received]:
+        try:
+            first = self.inbox.get(timeout=0.2)
+        except queue.Empty:
+            return []
+        batch = [first]
+        deadline = time.monotonic() + LINGER_S
+        while len(batch) < self.batch:
+            left = deadline - time.monotonic()
+            try:
+                batch.append(self.inbox.get(timeout=left) if left > 0 else self.inbox.get_nowait())
+            except queue.Empty:
+                break
+        return batch
+
+    def _store(self, batch: list[Received]) -> None:
+        items: list[FloorEntry] = []
+        dropped: list[tuple[str, str, str]] = []
+        for message in batch:
+            table = table_of(message.topic)
+            try:
+                items.append(parse_entry(message.payload, topic_table=table or "", max_bytes=self.max_bytes))
+            except NotAnEntry as exc:
+                _log.warning("message dropped: not a journal entry", topic=message.topic, reason=exc.reason,
+                             detail=exc.detail)
+                dropped.append((table or "", exc.reason, exc.detail))
+        result = self._add(items, dropped)
+        if result is None:
+            return  # stopping: nothing committed, nothing acknowledged; the broker keeps them
+        for message in batch:
+            self.client.ack(message.mid, message.qos)
+        self.stats["batches"] += 1
+        for key in ("stored", "duplicates", "refused", "dropped"):
+            self.stats[key] += getattr(result, key)
+        if result.refused:
+            _log.warning("second bodies refused under stored keys (forgery alarm)", count=result.refused)
+
+    def _add(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult | None:
+        """``store.add``, again after a database failure until it is done (None: stopped first)."""
+        import psycopg
+
+        wait = DB_RETRY_S[0]
+        while not self._stop.is_set():
+            try:
+                return self.store.add(items, dropped)
+            except psycopg.DataError:
+                return self._add_one_by_one(items, dropped)  # content PostgreSQL refuses: retrying cannot help
+            except Exception as exc:  # noqa: BLE001 - any database failure: nothing committed, nothing acked
+                _log.warning("the batch was not stored; retrying", error=" ".join(str(exc).split())[:300],
+                             retry_in_s=wait)
+                self._stop.wait(wait)
+                wait = min(wait * 2, DB_RETRY_S[1])
+                self._reopen_store()
+        return None
+
+    def _add_one_by_one(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult:
+        import psycopg
+
+        total = self.store.add([], dropped)
+        for item in items:
+            try:
+                part = self.store.add([item])
+            except psycopg.DataError as exc:
+                why = " ".join(str(exc).split())[:200]
+                _log.warning("message dropped: the database cannot store it", table=item.table_id, seq=item.seq,
+                             detail=why)
+                part = self.store.add([], [(item.table_id, "not_storable", f"entry {item.seq}: {why}")])
+            for key in ("stored", "duplicates", "refused", "dropped"):
+                setattr(total, key, getattr(total, key) + getattr(part, key))
+        return total
+
+    def _reopen_store(self) -> None:
+        try:
+            self.store.close()
+        except Exception:  # noqa: BLE001 - the old connection is gone anyway
+            pass
+        try:
+            self.store = self.open_store()
+        except StoreError as exc:
+            _log.warning("the database is unavailable", reason=str(exc))

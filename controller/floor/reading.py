@@ -1,0 +1,125 @@
+"""Reading the central store: ``tables``, ``verify_table`` (the whole chain of a table, with the
+journal's own ``ChainCheck``), ``table_entries`` (a table's entries as the journal's ``Entry``,
+for ``controller.journal.replay``) and ``table_status`` (one line's worth per table).
+
+Every reader runs in one read-only transaction of its own connection, so what it reports is one
+consistent state of the store.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from controller.floor.message import parse_entry
+from controller.floor.rows import entries_of
+from controller.journal import kinds
+from controller.journal.chain import Hasher
+from controller.journal.chaincheck import ChainCheck
+from controller.journal.entry import Entry
+
+_FETCH = 2000
+_STATE_KINDS = (kinds.OPERATOR, kinds.REFUSED, kinds.RESUMED, kinds.DEVICE_REPLACED)
+_FAULT_KINDS = (kinds.FAULT, kinds.FAULT_CLEARED, kinds.RESUMED)
+
+
+@dataclass(frozen=True)
+class TableVerdict:
+    table_id: str
+    entries: int
+    last_seq: int
+    last_hash: str
+    first_bad_seq: int | None
+    reason: str | None
+    hashes_checked: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"table": self.table_id, "ok": self.ok, "entries": self.entries, "last_seq": self.last_seq,
+                "last_hash": self.last_hash, "first_bad_seq": self.first_bad_seq, "reason": self.reason,
+                "hashes_checked": self.hashes_checked}
+
+
+def tables(conn: Any) -> list[str]:
+    """Every table the store knows of: with entries, a chain position, an alarm or a dropped message."""
+    rows = conn.execute("SELECT table_id FROM chain_positions UNION SELECT table_id FROM floor_alarms "
+                        "UNION SELECT table_id FROM dropped_messages WHERE table_id <> '' ORDER BY 1").fetchall()
+    return [r[0] for r in rows]
+
+
+def _lines(conn: Any, table_id: str) -> Iterator[tuple[str]]:
+    with conn.cursor(name="floor_lines") as cur:
+        cur.itersize = _FETCH
+        cur.execute("SELECT line FROM entries WHERE table_id = %s ORDER BY seq", (table_id,))
+        yield from cur
+
+
+def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdict:
+    """Check ``table_id``'s whole chain as stored, from entry 1: contiguous seqs, every ``prev_hash``
+    link, every hash when ``hasher`` holds the table's key."""
+    check = ChainCheck(table_id, hasher)
+    count = 0
+    for (line,) in _lines(conn, table_id):
+        count += 1
+        if not check.feed(parse_entry(line).chain_row()):
+            break
+    return TableVerdict(table_id, count, check.last_seq, check.last_hash, check.first_bad_seq, check.reason,
+                        hasher is not None)
+
+
+def table_entries(conn: Any, table_id: str) -> Iterator[Entry]:
+    """``table_id``'s stored entries in seq order, each exactly as the table's journal holds it."""
+    return entries_of(_lines(conn, table_id))
+
+
+def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any]:
+    """What ``floor status`` shows of a table (see docs/floor.md): rounds counted since ``day_start``."""
+    last = conn.execute(
+        "SELECT seq, ts, shoe_id, round_no, extract(epoch FROM stored_at - ts_at) FROM entries WHERE table_id = %s "
+        "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
+    position = conn.execute("SELECT last_seq FROM chain_positions WHERE table_id = %s", (table_id,)).fetchone()
+    shoe = conn.execute("SELECT shoe_id FROM entries WHERE table_id = %s AND shoe_id IS NOT NULL "
+                        "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
+    state = conn.execute("SELECT payload->>'state' FROM entries WHERE table_id = %s AND kind = ANY(%s) "
+                         "ORDER BY seq DESC LIMIT 1", (table_id, list(_STATE_KINDS))).fetchone()
+    fault = conn.execute("SELECT kind FROM entries WHERE table_id = %s AND kind = ANY(%s) ORDER BY seq DESC LIMIT 1",
+                         (table_id, list(_FAULT_KINDS))).fetchone()
+    rounds = conn.execute("SELECT count(*) FROM entries WHERE table_id = %s AND kind = %s AND ts_at >= %s "
+                          "AND coalesce(payload->>'kind', '') <> 'void'",
+                          (table_id, kinds.ROUND_RESULT, day_start)).fetchone()[0]
+    open_alarms = conn.execute("SELECT kind, count(*) FROM floor_alarms WHERE table_id = %s AND open GROUP BY kind "
+                               "ORDER BY kind", (table_id,)).fetchall()
+    dropped = conn.execute("SELECT coalesce(sum(count), 0) FROM dropped_messages WHERE table_id = %s",
+                           (table_id,)).fetchone()[0]
+    return {
+        "table": table_id,
+        "last_seq": last[0] if last else 0,
+        "checked_seq": position[0] if position else 0,
+        "last_entry_ts": last[1] if last else None,
+        "state": "fault" if fault and fault[0] == kinds.FAULT else (state[0] if state else None),
+        "shoe": shoe[0] if shoe else None,
+        "round": last[3] if last else None,
+        "rounds_today": rounds,
+        "open_alarms": dict(open_alarms),
+        "lag_seconds": round(float(last[4]), 3) if last else None,
+        "dropped_messages": int(dropped),
+    }
+
+
+def dropped_counts(conn: Any) -> list[dict[str, Any]]:
+    """Every count of dropped messages: ``{"table", "reason", "count", "last_detail", "last_seen"}``."""
+    rows = conn.execute("SELECT table_id, reason, count, last_detail, last_seen FROM dropped_messages "
+                        "ORDER BY table_id, reason").fetchall()
+    return [{"table": t or None, "reason": r, "count": c, "last_detail": d, "last_seen": s.isoformat()}
+            for t, r, c, d, s in rows]
+
+
+def open_alarms(conn: Any, table_id: str | None = None) -> list[dict[str, Any]]:
+    rows = conn.execute("SELECT table_id, seq, kind, detail, count, first_seen FROM floor_alarms WHERE open "
+                        "AND (%s::text IS NULL OR table_id = %s) ORDER BY id", (table_id, table_id)).fetchall()
+    return [{"table": t, "seq": s, "kind": k, "detail": d, "count": c, "first_seen": f.isoformat()}
+            for t, s, k, d, c, f in rows]

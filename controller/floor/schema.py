@@ -1,0 +1,124 @@
+"""The central store's schema and its migrations (docs/floor.md, "The store").
+
+``migrate(conn)`` brings a database to ``SCHEMA_VERSION``: it creates the ``schema_version``
+table on an empty database, then applies each step above the recorded version in its own
+transaction, under an advisory lock so that two collectors starting together do not race.
+A database of a newer version than this program knows is refused (``StoreError``).
+
+Tables (version 1):
+- ``entries``: one row per journal entry, keyed ``(table_id, seq)``: every column of the entry,
+  the payload as ``jsonb`` for queries (NULL when it holds a ``\\u0000``, which ``jsonb`` cannot),
+  ``line``: the exact JSON line received (what ``journal export`` wrote, without its newline: the
+  byte-exact copy every comparison and every reader uses), ``stored_at`` (the commit's time);
+- ``chain_positions``: per table, the last seq up to which the chain is contiguous and checked,
+  and its hash (the incremental chain check resumes there);
+- ``rejected_entries``: every body refused for a key (a second body, an entry that does not
+  fit the chain), kept for the auditors, never read as an entry;
+- ``floor_alarms``: gaps, chain breaks, bad hashes, forgeries; open until resolved;
+- ``dropped_messages``: messages that were not journal entries, counted by table and reason.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+SCHEMA_VERSION = 1
+_LOCK_KEY = 0x5E0EC7F100  # pg_advisory_xact_lock: one migrator at a time
+
+_STEPS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE entries (
+            table_id text NOT NULL,
+            seq bigint NOT NULL CHECK (seq >= 1),
+            ts text NOT NULL,
+            ts_at timestamptz NOT NULL,
+            kind text NOT NULL,
+            shoe_id text,
+            round_no bigint,
+            device_serial text,
+            device_epoch bigint,
+            device_counter bigint,
+            operator text,
+            payload jsonb,
+            prev_hash text NOT NULL,
+            hash text NOT NULL,
+            schema_version integer NOT NULL,
+            line text NOT NULL,
+            stored_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            PRIMARY KEY (table_id, seq))""",
+        "CREATE INDEX entries_shoe ON entries (table_id, shoe_id, seq)",
+        """CREATE TABLE chain_positions (
+            table_id text PRIMARY KEY,
+            last_seq bigint NOT NULL,
+            last_hash text NOT NULL,
+            updated_at timestamptz NOT NULL DEFAULT clock_timestamp())""",
+        """CREATE TABLE rejected_entries (
+            id bigserial PRIMARY KEY,
+            table_id text NOT NULL,
+            seq bigint NOT NULL,
+            why text NOT NULL,
+            line text NOT NULL,
+            received_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            UNIQUE (table_id, seq, line))""",
+        """CREATE TABLE floor_alarms (
+            id bigserial PRIMARY KEY,
+            table_id text NOT NULL,
+            seq bigint,
+            kind text NOT NULL,
+            detail text NOT NULL,
+            first_seen timestamptz NOT NULL DEFAULT clock_timestamp(),
+            last_seen timestamptz NOT NULL DEFAULT clock_timestamp(),
+            count bigint NOT NULL DEFAULT 1,
+            open boolean NOT NULL DEFAULT true,
+            closed_at timestamptz,
+            closed_why text)""",
+        "CREATE UNIQUE INDEX floor_alarms_open ON floor_alarms (table_id, kind, coalesce(seq, 0)) WHERE open",
+        """CREATE TABLE dropped_messages (
+            table_id text NOT NULL,
+            reason text NOT NULL,
+            count bigint NOT NULL DEFAULT 0,
+            last_detail text NOT NULL,
+            last_seen timestamptz NOT NULL DEFAULT clock_timestamp(),
+            PRIMARY KEY (table_id, reason))""",
+    ),
+}
+
+
+class StoreError(Exception):
+    """The central store cannot be used: one line for the user (the database, and why)."""
+
+
+def current_version(conn: Any) -> int:
+    """The recorded schema version (0 for a database without the ``schema_version`` table)."""
+    row = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+    if not row[0]:
+        return 0
+    row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+    return row[0] or 0
+
+
+def migrate(conn: Any) -> int:
+    """See the module docstring; returns the version the database had before."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, "
+                     "applied_at timestamptz NOT NULL DEFAULT clock_timestamp())")
+        before = current_version(conn)
+        if before > SCHEMA_VERSION:
+            raise StoreError(f"the database holds floor schema version {before}, newer than this program's "
+                             f"{SCHEMA_VERSION}: upgrade shoectl")
+        for version in range(before + 1, SCHEMA_VERSION + 1):
+            for statement in _STEPS[version]:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+    return before
+
+
+def require_schema(conn: Any) -> None:
+    """For the readers (verify, status, rounds): the database must hold this program's schema."""
+    version = current_version(conn)
+    if version == 0:
+        raise StoreError("the database holds no floor store yet (`shoectl floor collect` or `shoectl floor "
+                         "backfill` creates it)")
+    if version != SCHEMA_VERSION:
+        raise StoreError(f"the database holds floor schema version {version}, this program reads "
+                         f"{SCHEMA_VERSION}")

@@ -1,0 +1,159 @@
+"""The central store's write path: ``FloorStore.open(url)`` connects (psycopg 3) and migrates the
+schema; ``store.add(items, dropped)`` stores one batch in one transaction and returns what
+became of it; the caller acknowledges the batch's messages only after ``add`` returned (the
+commit is done).
+
+"An entry arrives" means the same for every source (a broker message, a line of an export file):
+
+- a new ``(table_id, seq)`` is stored (``INSERT ... ON CONFLICT DO NOTHING`` from a ``COPY`` of
+  the batch into a temporary table);
+- the same key with the same body (byte-exact line) is a duplicate: harmless, dropped;
+- the same key with another body is refused: kept in ``rejected_entries`` with a ``forgery``
+  alarm, the stored row never overwritten (``controller.floor.chain`` settles which body the
+  chain confirms when both arrive before their successor);
+- then each table's chain is checked from its position on (``controller.floor.chain``).
+
+``dropped`` are messages that were not journal entries: ``(table_id from the topic or "",
+reason, detail)``, counted in ``dropped_messages`` in the same transaction.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.floor import alarms, chain
+from controller.floor.message import FloorEntry
+from controller.floor.rows import ENTRY_COLUMNS, entry_values
+from controller.floor.schema import StoreError, migrate
+from controller.journal.chain import Hasher
+
+CONNECT_TIMEOUT = 10  # seconds
+
+
+@dataclass
+class BatchResult:
+    stored: int = 0
+    duplicates: int = 0
+    refused: int = 0
+    dropped: int = 0
+    positions: dict[str, int] = field(default_factory=dict)  # table -> last checked seq
+
+
+def connect(url: str, *, autocommit: bool = False) -> Any:
+    """A psycopg connection to ``url``; ``StoreError`` (one line, without the password) when the
+    URL is not one or the database cannot be reached or refuses the login."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise StoreError(f"--db must be a PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE), got {_shown(url)!r}")
+    try:
+        params = conninfo_to_dict(url)
+    except psycopg.Error:
+        raise StoreError(f"--db is not a valid PostgreSQL URL: {_shown(url)!r}") from None
+    where = f"{params.get('host', 'localhost')}:{params.get('port', 5432)}/{params.get('dbname', '')}"
+    try:
+        return psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot use the database {where}: {_reason(exc)}") from None
+
+
+def _shown(url: str) -> str:
+    """``url`` without a password (``postgresql://u:SECRET@h`` -> ``postgresql://u:***@h``)."""
+    head, at, tail = url.rpartition("@")
+    if at and ":" in head.split("//", 1)[-1]:
+        user = head.split("//", 1)[-1].split(":", 1)[0]
+        return f"{head.split('//', 1)[0]}//{user}:***@{tail}"
+    return url[:200]
+
+
+def _reason(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    for marker in ("FATAL: ", "failed: "):
+        if marker in text:
+            text = text.rsplit(marker, 1)[-1]
+    return text[:300] or "connection failed"
+
+
+class FloorStore:
+    """One connection to the central store, written by one thread."""
+
+    def __init__(self, conn: Any, hashers: Mapping[str, Hasher] | None = None) -> None:
+        self.conn = conn
+        self.hashers = dict(hashers or {})
+        self._staging = False
+
+    @classmethod
+    def open(cls, url: str, hashers: Mapping[str, Hasher] | None = None) -> FloorStore:
+        conn = connect(url)
+        try:
+            migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, hashers)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def add(self, items: Sequence[FloorEntry], dropped: Iterable[tuple[str, str, str]] = ()) -> BatchResult:
+        """Store one batch (see the module docstring); committed when it returns."""
+        result = BatchResult()
+        try:
+            self._add(items, dropped, result)
+        except BaseException:
+            self._staging = False  # the temporary table went with the transaction, if it was made in it
+            raise
+        return result
+
+    def _add(self, items: Sequence[FloorEntry], dropped: Iterable[tuple[str, str, str]], result: BatchResult) -> None:
+        with self.conn.transaction():
+            for table_id, reason, detail in dropped:
+                alarms.count_dropped(self.conn, table_id, reason, detail)
+                result.dropped += 1
+            if items:
+                inserted = self._insert(items, result)
+                for table_id in sorted({i.table_id for i in items}):
+                    known = {i.seq: i for i in inserted.get(table_id, ())}
+                    result.positions[table_id] = chain.advance(self.conn, table_id, self.hashers.get(table_id),
+                                                               known)[0]
+
+    def _insert(self, items: Sequence[FloorEntry], result: BatchResult) -> dict[str, list[FloorEntry]]:
+        conn = self.conn
+        if not self._staging:
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS incoming (n integer, LIKE entries INCLUDING DEFAULTS) "
+                         "ON COMMIT DELETE ROWS")
+            self._staging = True
+        columns = ", ".join(ENTRY_COLUMNS)
+        with conn.cursor() as cur:
+            with cur.copy(f"COPY incoming (n, {columns}) FROM STDIN") as copy:
+                for n, item in enumerate(items):
+                    copy.write_row((n, *entry_values(item)))
+            cur.execute(f"INSERT INTO entries ({columns}) SELECT DISTINCT ON (table_id, seq) {columns} FROM incoming "
+                        "ORDER BY table_id, seq, n ON CONFLICT DO NOTHING RETURNING table_id, seq")
+            new = set(cur.fetchall())
+            cur.execute("SELECT i.n, e.line FROM incoming i JOIN entries e USING (table_id, seq)")
+            stored_line = dict(cur.fetchall())
+            cur.execute("TRUNCATE incoming")  # within a larger transaction (a backfill) the next batch follows
+        inserted: dict[str, list[FloorEntry]] = {}
+        for n, item in enumerate(items):
+            key = (item.table_id, item.seq)
+            if key in new:
+                new.discard(key)
+                inserted.setdefault(item.table_id, []).append(item)
+                result.stored += 1
+            elif stored_line.get(n) == item.line:
+                result.duplicates += 1
+            else:
+                self._refuse_second_body(item)
+                result.refused += 1
+        return inserted
+
+    def _refuse_second_body(self, item: FloorEntry) -> None:
+        self.conn.execute(
+            "INSERT INTO rejected_entries (table_id, seq, why, line) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (table_id, seq, line) DO NOTHING",
+            (item.table_id, item.seq, "a second body under a stored (table_id, seq)", item.line))
+        alarms.raise_alarm(self.conn, item.table_id, item.seq, alarms.FORGERY,
+                           f"entry {item.seq}: a second, different body arrived; the stored one is kept")

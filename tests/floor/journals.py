@@ -1,0 +1,65 @@
+"""Real journals for the floor's tests: ``run_table`` deals a few rounds with ``shoectl run`` on the
+built-in emulator (``--speed max``) and returns the journal and its ``shoectl journal export``
+lines; ``forge_next`` makes a well-formed entry that claims the next seq of a chain."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from controller.journal.chain import Hasher, entry_body, encode_payload
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+
+
+@dataclass(frozen=True)
+class TableJournal:
+    path: Path
+    lines: list[str]  # the export, one entry per line, with its newline
+    key_file: Path | None = None
+
+    @property
+    def export_file(self) -> Path:
+        out = self.path.with_suffix(".jsonl")
+        if not out.exists():
+            out.write_text("".join(self.lines), encoding="utf-8")
+        return out
+
+
+def run_table(directory: Path, *, table_id: str = "T1", rounds: int = 12, seed: int = 5,
+              hmac: bool = False) -> TableJournal:
+    directory.mkdir(parents=True, exist_ok=True)
+    journal = directory / f"{table_id}.db"
+    extra: list[str] = []
+    key_file = None
+    if hmac:
+        key_file = directory / f"{table_id}.key"
+        key_file.write_bytes(b"k" * 16 + table_id.encode())
+        key_file.chmod(0o600)
+        extra = ["--hmac-key", str(key_file)]
+    subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--table-id", table_id, "--rounds", str(rounds),
+                    "--seed", str(seed), "--speed", "max", "--display", "lines", *extra],
+                   check=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+    export = subprocess.run([*SHOECTL, "journal", "export", str(journal), *extra], check=True, capture_output=True,
+                            timeout=120)
+    return TableJournal(journal, export.stdout.decode("utf-8").splitlines(keepends=True), key_file)
+
+
+def forge_next(line: str, *, hasher: Hasher | None = None, seq_delta: int = 0, **changes: object) -> str:
+    """The entry of ``line`` with ``changes`` to its columns and payload keys (``payload_*``), its
+    hash recomputed with ``hasher`` (SHA-256 by default: what anyone can compute without the key)
+    over its own ``prev_hash``: a well-formed entry a forger could publish."""
+    obj = json.loads(line)
+    obj["seq"] += seq_delta
+    for name, value in changes.items():
+        if name.startswith("payload_"):
+            obj["payload"][name[len("payload_"):]] = value
+        else:
+            obj[name] = value
+    body = entry_body(obj["seq"], obj["ts"], obj["kind"], obj["table_id"], obj["shoe_id"], obj["round_no"],
+                      obj["device_serial"], obj["device_epoch"], obj["device_counter"], obj["operator"],
+                      encode_payload(obj["payload"]))
+    obj["hash"] = (hasher or Hasher()).digest(obj["prev_hash"], body)
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -1,0 +1,148 @@
+"""The central store (controller.floor.store) on a real PostgreSQL with a real table's journal:
+insert-if-absent, duplicates, second bodies refused, the incremental chain check, gaps alarmed
+and closed, what does not fit the chain never stored, HMAC hashes checked with the table's key."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.floor.message import parse_entry
+from controller.floor.reading import open_alarms, verify_table
+from controller.floor.store import FloorStore
+from controller.journal.chain import Hasher
+from floor.journals import TableJournal, forge_next, run_table
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
+    return run_table(tmp_path_factory.mktemp("table"), rounds=8)
+
+
+@pytest.fixture(scope="module")
+def hmac_journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
+    return run_table(tmp_path_factory.mktemp("hmac-table"), table_id="T2", rounds=3, hmac=True)
+
+
+@pytest.fixture
+def store(floor_db: str) -> Iterator[FloorStore]:
+    s = FloorStore.open(floor_db)
+    yield s
+    s.close()
+
+
+def items(lines: list[str]):
+    return [parse_entry(line) for line in lines]
+
+
+def stored_lines(store: FloorStore, table: str = "T1") -> list[str]:
+    rows = store.conn.execute("SELECT line FROM entries WHERE table_id = %s ORDER BY seq", (table,)).fetchall()
+    store.conn.commit()
+    return [r[0] + "\n" for r in rows]
+
+
+def alarms(store: FloorStore) -> list[tuple[str, int | None, bool]]:
+    rows = store.conn.execute("SELECT kind, seq, open FROM floor_alarms ORDER BY id").fetchall()
+    store.conn.commit()
+    return rows
+
+
+def test_a_journal_in_batches_is_stored_byte_for_byte_and_its_chain_checked(store: FloorStore,
+                                                                            journal: TableJournal) -> None:
+    lines = journal.lines
+    for start in range(0, len(lines), 100):
+        result = store.add(items(lines[start:start + 100]))
+        assert (result.stored, result.duplicates, result.refused) == (len(lines[start:start + 100]), 0, 0)
+    assert stored_lines(store) == lines
+    assert result.positions == {"T1": len(lines)}
+    assert alarms(store) == []
+    assert verify_table(store.conn, "T1", None).ok
+
+
+def test_a_duplicate_is_harmless_and_changes_nothing(store: FloorStore, journal: TableJournal) -> None:
+    store.add(items(journal.lines))
+    again = store.add(items(journal.lines[:50] + journal.lines[:50]))
+    assert (again.stored, again.duplicates, again.refused) == (0, 100, 0)
+    assert stored_lines(store) == journal.lines
+    assert alarms(store) == []
+
+
+def test_a_second_body_under_a_stored_key_is_refused_alarmed_and_never_overwrites(store: FloorStore,
+                                                                                 journal: TableJournal) -> None:
+    store.add(items(journal.lines))
+    forged = forge_next(journal.lines[9], operator="mallory")  # entry 10, another body
+    result = store.add(items([forged]))
+    assert (result.stored, result.refused) == (0, 1)
+    assert stored_lines(store) == journal.lines
+    assert alarms(store) == [("forgery", 10, True)]
+    refused = store.conn.execute("SELECT seq, line FROM rejected_entries").fetchall()
+    assert refused == [(10, forged.rstrip("\n"))]
+    store.add(items([forged]))  # the same forgery again: counted on the same alarm
+    assert store.conn.execute("SELECT count FROM floor_alarms").fetchone() == (2,)
+
+
+def test_a_gap_is_alarmed_then_closed_when_filled_and_the_chain_verifies_across_it(store: FloorStore,
+                                                                                  journal: TableJournal) -> None:
+    lines = journal.lines
+    first = store.add(items(lines[:50] + lines[60:]))
+    assert first.positions == {"T1": 50}  # the chain waits at the gap; the entries after it are kept
+    assert alarms(store) == [("gap", 51, True)]
+    assert open_alarms(store.conn)[0]["detail"] == "entries 51-60 are missing (entry 61 arrived)"
+    filled = store.add(items(lines[50:60]))
+    assert filled.positions == {"T1": len(lines)}
+    assert alarms(store) == [("gap", 51, False)]
+    assert stored_lines(store) == lines
+
+
+def test_an_entry_that_does_not_fit_the_chain_is_never_stored(store: FloorStore, journal: TableJournal) -> None:
+    lines = journal.lines
+    store.add(items(lines[:20]))
+    stranger = forge_next(lines[20], prev_hash="ab" * 32)  # entry 21 naming a predecessor that is not 20
+    result = store.add(items([stranger]))
+    assert result.positions == {"T1": 20}
+    assert stored_lines(store) == lines[:20]
+    assert alarms(store) == [("chain_break", 21, True)]
+    store.add(items(lines[20:]))  # the table's own entry 21 and the rest
+    assert stored_lines(store) == lines
+    assert verify_table(store.conn, "T1", None).ok
+
+
+def test_a_forged_body_that_came_first_gives_way_to_the_body_the_chain_confirms(store: FloorStore,
+                                                                               journal: TableJournal) -> None:
+    """Without the table's key a forger can give entry 21 a valid SHA-256 over the right prev_hash;
+    entry 22, which names the table's own entry 21, settles it."""
+    lines = journal.lines
+    store.add(items(lines[:20]))
+    forged = forge_next(lines[20], operator="mallory")
+    store.add(items([forged]))
+    assert stored_lines(store) == lines[:20] + [forged]  # nothing yet says it is not the table's
+    store.add(items([lines[20]]))
+    store.add(items(lines[21:]))
+    assert stored_lines(store) == lines
+    assert ("forgery", 21, True) in alarms(store)
+    assert verify_table(store.conn, "T1", None).ok
+
+
+def test_with_the_tables_key_a_hash_that_is_not_its_hmac_is_refused(floor_db: str,
+                                                                    hmac_journal: TableJournal) -> None:
+    lines = hmac_journal.lines
+    forged = forge_next(lines[5], operator="mallory")  # SHA-256 over the right prev_hash: no key needed
+    keyed = FloorStore.open(floor_db, {"T2": Hasher(hmac_journal.key_file.read_bytes())})
+    try:
+        keyed.add(items(lines[:5] + [forged]))
+        assert stored_lines(keyed, "T2") == lines[:5]
+        assert alarms(keyed) == [("bad_hash", 6, True)]
+        keyed.add(items(lines))
+        assert stored_lines(keyed, "T2") == lines
+        assert verify_table(keyed.conn, "T2", Hasher(hmac_journal.key_file.read_bytes())).ok
+    finally:
+        keyed.close()
+
+
+def test_without_the_key_only_the_links_are_checked(store: FloorStore, hmac_journal: TableJournal) -> None:
+    lines = hmac_journal.lines
+    forged = forge_next(lines[5], operator="mallory")
+    store.add(items(lines[:5] + [forged]))
+    assert stored_lines(store, "T2") == lines[:5] + [forged]  # the links hold: only the key tells
+    assert not verify_table(store.conn, "T2", Hasher(hmac_journal.key_file.read_bytes())).ok
