@@ -18,6 +18,7 @@ import hmac
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,9 @@ ALGORITHMS = (SHA256, HMAC_SHA256)
 MIN_KEY_BYTES = 16
 
 _KEY_ID_PREFIX = b"shoectl-journal key id\x00"
+_SHA256_BLOCK = 64
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -150,9 +154,10 @@ def key_id(key: bytes) -> str:
 
 
 class Hasher:
-    """Computes entry hashes for one algorithm (and key)."""
+    """Computes entry hashes for one algorithm (and key): ``digest(prev_hash, body)``, or
+    ``hex_digest(data)`` of ``prev_hash || body`` already joined (hex, as stored)."""
 
-    __slots__ = ("algorithm", "_key", "key_id")
+    __slots__ = ("algorithm", "_key", "key_id", "hex_digest")
 
     def __init__(self, key: bytes | None = None) -> None:
         if key is not None and not isinstance(key, (bytes, bytearray)):
@@ -162,12 +167,10 @@ class Hasher:
         self._key = bytes(key) if key is not None else None
         self.algorithm = HMAC_SHA256 if key is not None else SHA256
         self.key_id = key_id(self._key) if self._key is not None else None
+        self.hex_digest: Callable[[bytes], str] = _sha256_hex if self._key is None else _hmac_sha256_hex(self._key)
 
     def digest(self, prev_hash: str, body: bytes) -> str:
-        data = prev_hash.encode("ascii") + body
-        if self._key is None:
-            return hashlib.sha256(data).hexdigest()
-        return hmac.digest(self._key, data, "sha256").hex()
+        return self.hex_digest(prev_hash.encode("ascii") + body)
 
     def mac(self, domain: bytes, data: bytes) -> str | None:
         """HMAC-SHA-256 with the key over ``domain`` (a prefix that no other use shares and that
@@ -175,6 +178,28 @@ class Hasher:
         if self._key is None:
             return None
         return hmac.digest(self._key, domain + data, "sha256").hex()
+
+
+def _sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _hmac_sha256_hex(key: bytes) -> Callable[[bytes], str]:
+    """HMAC-SHA-256 with ``key`` (RFC 2104), its keyed inner and outer states computed once and
+    copied for each message: several times faster than ``hmac.digest`` for short messages."""
+    if len(key) > _SHA256_BLOCK:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(_SHA256_BLOCK, b"\0")
+    inner = hashlib.sha256(key.translate(_IPAD))
+    outer = hashlib.sha256(key.translate(_OPAD))
+
+    def hex_digest(data: bytes) -> str:
+        i = inner.copy()
+        i.update(data)
+        o = outer.copy()
+        o.update(i.digest())
+        return o.hexdigest()
+    return hex_digest
 
 
 def load_hmac_key(path: str | os.PathLike[str]) -> bytes:

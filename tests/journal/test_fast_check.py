@@ -1,0 +1,148 @@
+"""The chain check's fast path (``ChainCheck.feed_rows``, ``controller.journal.shapes``) gives the
+reference's verdict (``ChainCheck.feed`` row by row): on seeded tampered journals, through
+``verify`` on a real SQLite file, and on payloads whose digits were changed after their shape was
+learned."""
+from __future__ import annotations
+
+import hmac
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.journal import Journal, verify
+from controller.journal.chain import Hasher, canonical_json
+from controller.journal.chaincheck import ChainCheck
+from controller.journal.shapes import PayloadShapes, is_canonical_reference
+
+from tampering import rechain, rewrite, rows
+
+from .conftest import KEY, FakeClock
+
+_DIGIT = re.compile(r"[0-9]")
+
+
+def _payload(rng: random.Random, i: int) -> dict:
+    """Payloads of a few shapes with digits everywhere they may be: ints (negative too), string
+    values, keys and escapes."""
+    shape = i % 6
+    if shape == 0:
+        return {"device_role": "shoe", "event": "CARD_READ",
+                "fields": {"face_up": False, "position": i, "rank": rng.randint(1, 13), "suit": rng.randint(0, 3),
+                           "timestamp_ms": rng.randint(0, 10**9)}}
+    if shape == 1:
+        return {"card": rng.choice(["AS", "7H", "TD", "9C"]), "n": rng.randint(1, 6), "position": i, "to": "player"}
+    if shape == 2:
+        return {"a1": rng.randint(0, 9), "a2": -rng.randint(1, 99), "seat 3": "x\u0001y\"z", "net": -rng.randint(0, 5000)}
+    if shape == 3:
+        return {"amount": rng.randint(0, 10**6), "kind": "banker", "seat": rng.randint(1, 7), "note": f"S-{i:04d} ü"}
+    if shape == 4:
+        return {"wagers": [{"amount": rng.randint(1, 9) * 500, "seat": s} for s in range(1, 4)], "round": i}
+    return {}
+
+
+def _tampered_payload(rng: random.Random, text: str) -> str:
+    """A forger's payload: the stored text with some digits changed, or another spelling of it."""
+    choice = rng.randrange(6)
+    if choice == 0:
+        return _DIGIT.sub(lambda m: str(rng.randrange(10)) if rng.random() < 0.5 else m.group(0), text)
+    if choice == 1:  # a leading zero or a negative zero where a number was
+        return re.sub(r"(?<=[:,\[])(-?)([1-9])", lambda m: m.group(1) + "0" + m.group(2) if rng.random() < 0.5 else m.group(0), text)
+    if choice == 2:
+        return text.replace("-", "-0", 1)
+    if choice == 3:
+        return text.replace(":", ": ", 1)
+    if choice == 4:  # keys swapped: no longer sorted
+        return text.replace('"a1"', '"a3"', 1)
+    return text.replace("\\u0001", "\\u0021", 1)
+
+
+def _journal(path: Path, rng: random.Random, n: int, key: bytes | None) -> None:
+    with Journal.open(path, table_id="T1", hmac_key=key, clock=FakeClock()) as j:
+        for i in range(n):
+            device = {"device_serial": "SN-1", "epoch": 7, "counter": i} if i % 6 == 0 else {}
+            j.append(f"k{i % 4}", _payload(rng, i), shoe=f"S{i // 50}" if i % 5 else None, round=i // 7 if i % 3 else None,
+                     operator="dealer \"1\"" if i % 9 == 0 else None, **device)
+
+
+def _reference(path: Path, key: bytes | None) -> tuple:
+    check = ChainCheck("T1", Hasher(key))
+    for row in rows(path):
+        if not check.feed(row):
+            break
+    check.finish()
+    return check.ok, check.first_bad_seq, check.reason, check.good, check.last_hash
+
+
+def _tamper(path: Path, rng: random.Random, key: bytes | None) -> None:
+    entries = [list(r) for r in rows(path)]
+    at = rng.randrange(30, len(entries))
+    kind = rng.randrange(5)
+    if kind == 0:
+        entries[at][10] = _tampered_payload(rng, entries[at][10])
+    elif kind == 1:
+        entries[at][1] = rng.choice([entries[at][1].replace("T", " "), entries[at][1].replace("-01-", "-13-"),
+                                     entries[at][1][:-1] + "z"])
+    elif kind == 2:
+        entries[at][3] = "T2"
+    elif kind == 3:
+        entries[at][11] = entries[at - 1][11]
+    else:
+        del entries[at]
+    rechained = rng.random() < 0.8
+    rewrite(path, rechain([tuple(r) for r in entries], from_seq=at + 1, key=key) if rechained else [tuple(r) for r in entries])
+
+
+@pytest.mark.parametrize("key", [None, KEY], ids=["sha256", "hmac"])
+def test_fast_path_and_reference_agree_on_tampered_journals(tmp_path: Path, key: bytes | None) -> None:
+    failures = 0
+    for seed in range(12):
+        rng = random.Random(seed)
+        path = tmp_path / f"j{seed}.db"
+        _journal(path, rng, 120, key)
+        if seed:  # seed 0: the intact journal
+            _tamper(path, rng, key)
+        report = verify(path, hmac_key=key, integrity_check=False)
+        assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == _reference(path, key), seed
+        failures += not report.ok
+    assert failures >= 8  # the tampering was found, not only agreed on
+
+
+def _canonical_values() -> st.SearchStrategy:
+    scalars = st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.text(alphabet="a1-9\"\\\u0001ü ", max_size=6)
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                        | st.dictionaries(st.text(alphabet="ab12", max_size=3), inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.dictionaries(st.text(alphabet="ab12", max_size=3), _canonical_values(), max_size=5),
+       digits=st.lists(st.integers(0, 9), min_size=1, max_size=40), seed=st.integers(0, 2**16))
+def test_a_known_shape_is_canonical_exactly_when_the_reference_says_so(value: dict, digits: list[int], seed: int) -> None:
+    """Learn a canonical payload's shape, then change its digits (some to leading or negative
+    zeros) and its minus signs' neighbours: the shape's answer is the reference's."""
+    text = canonical_json(value)
+    shapes = PayloadShapes()
+    assert shapes.is_canonical(text, text.encode())
+    rng = random.Random(seed)
+    changed = _DIGIT.sub(lambda m: str(digits[m.start() % len(digits)]) if rng.random() < 0.6 else m.group(0), text)
+    for other in (changed, _tampered_payload(rng, text), text):
+        assert shapes.is_canonical(other, other.encode()) == is_canonical_reference(other), other
+
+
+def test_reference_refuses_what_the_writer_never_writes() -> None:
+    for text in ('{"a":01}', '{"a":-0}', '{"a": 1}', '{"b":1,"a":2}', '{"a":1,"a":2}', '{"a":1.5}', '{"a":"\\u0021"}'):
+        shapes = PayloadShapes()
+        shapes.is_canonical(text.replace("0", "5").replace("-", "").replace("1.5", "1"), b"")  # nothing learned from b""
+        assert not shapes.is_canonical(text, text.encode()) and not is_canonical_reference(text), text
+    assert is_canonical_reference(json.dumps({"a": -10}, separators=(",", ":")))
+
+
+@pytest.mark.parametrize("length", [16, 32, 64, 65, 200])
+def test_hmac_with_precomputed_states_is_hmac_sha256(length: int) -> None:
+    key = bytes(range(length % 256)) * (length // 256) + bytes(range(length % 256))
+    data = b"0" * 64 + b'[1,"2025-01-31T20:15:00.001000Z","k",null]'
+    assert Hasher(key).hex_digest(data) == hmac.digest(key, data, "sha256").hex()
