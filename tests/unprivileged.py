@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from controller.cli import main as cli_main
+from controller.rules.submission import preset_names
 
 UNPRIVILEGED_USER = "nobody"
 
@@ -33,6 +34,9 @@ def run_unprivileged(*argv: str) -> tuple[int, str, str]:
     """Run ``shoectl ARGV`` as an unprivileged user; (exit code, stdout, stderr). A traceback in
     the child is returned on stderr with exit code 99."""
     cli_main.build_parser()  # every command module is imported before the privileges go
+    # This interpreter lives under /root, which the unprivileged user cannot read: what the child
+    # imports lazily (the presets' resource reader) is imported here, before the privileges go.
+    preset_names()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -105,6 +105,7 @@ class ControlServer:
     def start(self, runner: Any) -> ControlServer:
         self.runner = runner
         self._refusals = RefusalJournal(runner.note)
+        runner.on_stopping.append(self._refusals.close)  # the last summary, while the table still journals
         sock = self.endpoint.listen(backlog=self.max_connections)
         sock.settimeout(0.2)
         self._accept_thread = threading.Thread(target=self._accept_loop, args=(sock,), name="shoectl-control", daemon=True)

@@ -109,6 +109,7 @@ class TableRunner:
         self._stopping = threading.Event()
         self._last_auto = 0.0
         self.error: BaseException | None = None
+        self.on_stopping: list[Callable[[], None]] = []  # run on the owner thread before the table stops
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
         self._serial_of_role: dict[str, str] = {}
@@ -255,6 +256,8 @@ class TableRunner:
             raise
         finally:
             self._stopping.set()
+            if self.error is None:
+                self._last_notes()
             self._shutdown()
 
     def stop(self) -> None:
@@ -373,6 +376,24 @@ class TableRunner:
                         (self._log.info if stopping else self._log.warning)(
                             "command failed", role=role, command=m.wire_name(msg), error=str(exc))
                     break
+
+    def _last_notes(self) -> None:
+        """Before the table stops: the ``on_stopping`` hooks (e.g. the control socket's last
+        refusal summary), then every note still queued is journaled — a record handed to ``note``
+        is never lost to a stop. Other queued inputs are left: a device event not acknowledged is
+        resent by its device, and a command not answered was never confirmed to its operator."""
+        for hook in self.on_stopping:
+            try:
+                hook()
+            except Exception as exc:  # noqa: BLE001 - stopping: report, go on
+                self._log.warning("stop hook failed", error=str(exc))
+        while True:
+            try:
+                item = self.inbox.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, _JournalNote):
+                self._process(item)
 
     def _shutdown(self) -> None:
         for link in self.links.values():

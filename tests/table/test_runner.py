@@ -25,8 +25,8 @@ from firmware_bridge.profiles import get_profile
 INF = float("inf")
 
 
-def make_runner(table: EmulatedTable, journal: Journal, **kwargs) -> TableRunner:
-    sub = load_preset("minibaccarat")
+def make_runner(table: EmulatedTable, journal: Journal, preset: str = "minibaccarat", **kwargs) -> TableRunner:
+    sub = load_preset(preset)
     runner = TableRunner(TableCore(sub, table_id="T1"), journal, autodealer=AutoDealer(sub, seed=7), **kwargs)
     runner.recover_from_journal()
     links = {}
@@ -178,3 +178,30 @@ def test_stop_ends_the_run_promptly_and_releases_the_links(tmp_path) -> None:
     journal.close()
     table.close()
     assert verify(tmp_path / "j.db").ok
+
+
+def test_the_last_refusal_summary_is_journaled_when_the_table_stops(tmp_path) -> None:
+    """Refusals counted in the last second before a stop once vanished: the control socket's
+    summary was queued after the owner thread had stopped journaling. Now the runner runs its
+    ``on_stopping`` hooks and journals every note still queued before it stops."""
+    from controller.control.refusals import SUMMARY_KIND, RefusalJournal
+
+    table = EmulatedTable(seed=13, speed=1.0)
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = make_runner(table, journal)
+    refusals = RefusalJournal(runner.note, burst=1, window_s=60, summary_every_s=3600)
+    runner.on_stopping.append(refusals.close)
+    thread = run_in_thread(runner)
+    for i in range(5):  # one journaled at once, four only counted: no summary before the stop
+        refusals.refused("auth_refused", {"code": "auth", "operator": f"op{i}"})
+    runner.note("bad_request", {"code": "bad_request", "reason": "queued just before the stop"})
+    runner.stop()
+    thread.join(10)
+    assert not thread.is_alive() and runner.error is None
+    journal.close()
+    table.close()
+    with JournalReader.open(tmp_path / "j.db") as r:
+        records = [(e.kind, e.payload) for e in r.entries()]
+    [summary] = [p for k, p in records if k == SUMMARY_KIND]
+    assert summary["not_journaled"] == 4 and summary["by_code"] == {"auth": 4}
+    assert [p["reason"] for k, p in records if k == "bad_request"] == ["queued just before the stop"]
