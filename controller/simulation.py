@@ -1,16 +1,19 @@
 """Whole-shoe simulation through the rules core, as the table deals.
 
-Each shoe: the submission's N decks shuffled (a seeded ``random.Random`` for reproducible runs, the
-OS's CSPRNG otherwise), cut at a legal random position with the second cover card 14-16 cards above
-the bottom (681a.5(c)-(d)), the first card burned (681a.7(c)), rounds dealt until the cover card
-comes out, the round in progress completed, then reshuffled (681a.7(d)).
+Each shoe: the submission's N decks shuffled (a seeded generator for reproducible runs, the OS's
+randomness otherwise), cut at a legal random position with the second cover card 14-16 cards
+above the bottom (681a.5(c)-(d)), the first card burned (681a.7(c)), rounds dealt until the cover
+card comes out, the round in progress completed, then reshuffled (681a.7(d)).
 
-Two paths produce identical tallies (a test checks it on the same seeded shoes):
+Three paths produce the same tallies on the same shoes (tests check it on seeded shoes):
 - the reference path feeds every card to ``RoundEngine`` (used for 21 Baccarat and whenever each
   round is printed);
-- the fast path for the Punto Banco games walks a decision trie that is *compiled by running the same
-  RoundEngine* over every (Player two-card total, Banker two-card total, fifth card, sixth card),
-  so it cannot drift from live play; it needs only card values and ranks per position.
+- the pure-Python fast path for the Punto Banco games (``simulation_fast``) deals shoes of ranks
+  through a tableau *compiled by running the same RoundEngine*, so it cannot drift from live play;
+  for the same seed it deals the same shoes as the reference path;
+- the numpy path (``simulation_numpy``, the optional ``fast`` extra) deals thousands of shoes at
+  once through lookup tables derived from that same tableau; its shoes come from numpy's own
+  generator, so a seed repeats a run on the same engine only.
 
 Results are tallied as ``Counter[RoundFacts]``; every wager is then valued with
 ``wagers.net_multiplier``, the same function that settles live wagers.
@@ -23,23 +26,29 @@ batches (batch means) with Student's t; with a single shoe it falls back to the 
 from __future__ import annotations
 
 import math
-import random
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from controller.rules.cards import Card, Composition, card
+from controller.rules.cards import Composition
 from controller.rules.engine import RoundEngine, RoundFacts, RoundResult
 from controller.rules.errors import RulesError
 from controller.rules.model import Game, WagerKind
-from controller.rules.punto_banco import card_value as pb_value
-from controller.rules.shoe import PreparedShoe, prepare, random_cut, round_may_start
+from controller.rules.shoe import PreparedShoe, round_may_start
 from controller.rules.wagers import net_multiplier
+from controller.simulation_fast import PuntoBancoTrie, deal_batch, tally_shoe_fast, trie_for
+from controller.simulation_shoe import COVER_FROM_BOTTOM, Tally, make_rng, shuffle_and_prepare
+
+__all__ = [
+    "BATCHES", "COVER_FROM_BOTTOM", "ENGINES", "Estimate", "PuntoBancoTrie", "Tally", "batch_means_estimate",
+    "deal_shoe", "engine_for", "estimate", "house_gains", "make_rng", "numpy_available", "outcome_frequencies",
+    "shuffle_and_prepare", "simulate", "tally_shoe_fast", "tally_shoe_reference", "trie_for", "wager_holds",
+]
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 BATCHES = 30  # shoes are grouped into about this many batches for the confidence intervals
+ENGINES = ("auto", "python", "numpy")
 # Student's t, two-sided 95%, by degrees of freedom (1..30); beyond 30 the normal quantile.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
          2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
@@ -48,45 +57,6 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
 
 def t975(df: int) -> float:
     return _T975[df - 1] if 1 <= df <= len(_T975) else Z95
-COVER_FROM_BOTTOM = (14, 16)  # where the dealer puts the second cover card (>= 10, 681a.5(d))
-
-
-@dataclass
-class Tally:
-    """What a simulation counted. ``facts`` maps each distinct round summary to its count."""
-
-    shoes: int = 0
-    rounds: int = 0
-    void_rounds: int = 0
-    cards_dealt: int = 0
-    facts: Counter = field(default_factory=Counter)
-    batches: list[tuple[int, Counter]] = field(default_factory=list)  # (rounds, facts) per batch of shoes
-
-    def merge(self, other: Tally, *, new_batch: bool = False) -> None:
-        self.shoes += other.shoes
-        self.rounds += other.rounds
-        self.void_rounds += other.void_rounds
-        self.cards_dealt += other.cards_dealt
-        self.facts.update(other.facts)
-        if new_batch or not self.batches:
-            self.batches.append((0, Counter()))
-        n, f = self.batches[-1]
-        f.update(other.facts)
-        self.batches[-1] = (n + other.rounds, f)
-
-
-def make_rng(seed: int | None) -> random.Random:
-    """A seeded generator for reproducible runs; the OS CSPRNG when ``seed`` is None."""
-    return random.Random(seed) if seed is not None else random.SystemRandom()
-
-
-def shuffle_and_prepare(submission: Any, rng: random.Random, base: list[Card]) -> PreparedShoe:
-    cards = list(base)
-    rng.shuffle(cards)
-    n = len(cards)
-    depth = submission.min_cover_depth
-    lo, hi = max(COVER_FROM_BOTTOM[0], depth), max(COVER_FROM_BOTTOM[1], depth)
-    return prepare(cards, random_cut(rng, n, depth), rng.randint(lo, hi), submission.burn_cards, depth)
 
 
 # -- reference path ---------------------------------------------------------------------------
@@ -121,94 +91,33 @@ def tally_shoe_reference(shoe: PreparedShoe, submission: Any, on_round: Callable
     return t
 
 
-# -- fast path (Punto Banco family) -------------------------------------------------------------
-_VALUE_CARD = {v: card(v if v else 10, "S") for v in range(10)}  # a representative card per value
-
-
-class PuntoBancoTrie:
-    """Decision trie compiled from ``RoundEngine``: root index ``10 * player_total + banker_total``
-    of the first four cards; an inner node is a list indexed by the next card's value; a leaf is an
-    int index into ``leaves`` (a ``(facts_without_pairs, cards_used)`` pair)."""
-
-    def __init__(self, game: Game) -> None:
-        self.game = game
-        self.leaves: list[tuple[RoundFacts, int]] = []
-        self._leaf_ids: dict[tuple[RoundFacts, int], int] = {}
-        self.root = [self._build([_VALUE_CARD[pt], _VALUE_CARD[bt], _VALUE_CARD[0], _VALUE_CARD[0]])
-                     for pt in range(10) for bt in range(10)]
-
-    def _build(self, prefix: list[Card]) -> Any:
-        engine = RoundEngine(self.game)
-        for c in prefix:
-            engine.feed(c)
-        if engine.complete:
-            res = engine.result()
-            f = res.facts
-            key = (RoundFacts(f.outcome, dragon7=f.dragon7, panda8=f.panda8), res.cards_used)
-            if key not in self._leaf_ids:
-                self._leaf_ids[key] = len(self.leaves)
-                self.leaves.append(key)
-            return self._leaf_ids[key]
-        return [self._build(prefix + [_VALUE_CARD[v]]) for v in range(10)]
-
-
-_TRIES: dict[Game, PuntoBancoTrie] = {}
-
-
-def trie_for(game: Game) -> PuntoBancoTrie:
-    if game not in _TRIES:
-        _TRIES[game] = PuntoBancoTrie(game)
-    return _TRIES[game]
-
-
-def tally_shoe_fast(shoe: PreparedShoe, trie: PuntoBancoTrie) -> Tally:
-    """Deal one prepared shoe through the compiled trie. Same result as the reference path."""
-    stack = shoe.stack
-    vals = [pb_value(c) for c in stack]
-    ranks = [c.rank for c in stack]
-    n, pos, cover = len(stack), shoe.first_live, shoe.cover_index
-    root = trie.root
-    counts = [0] * (4 * len(trie.leaves))
-    rounds = void = 0
-    start = pos
-    while pos <= cover:
-        if pos + 6 > n:  # near the end: the round might run out; use exact engine semantics
-            needed = _needed(vals, pos, root, n)
-            if needed is None:
-                void = 1
-                break
-        node = root[(vals[pos] + vals[pos + 2]) % 10 * 10 + (vals[pos + 1] + vals[pos + 3]) % 10]
-        k = 4
-        while node.__class__ is list:
-            node = node[vals[pos + k]]
-            k += 1
-        counts[node * 4 + (ranks[pos] == ranks[pos + 2]) * 2 + (ranks[pos + 1] == ranks[pos + 3])] += 1
-        pos += k
-        rounds += 1
-    t = Tally(shoes=1, rounds=rounds, void_rounds=void, cards_dealt=pos - start)
-    for idx, c in enumerate(counts):
-        if c:
-            f, _ = trie.leaves[idx // 4]
-            t.facts[RoundFacts(f.outcome, player_pair=bool(idx & 2), banker_pair=bool(idx & 1),
-                               dragon7=f.dragon7, panda8=f.panda8)] += c
-    return t
-
-
-def _needed(vals: list[int], pos: int, root: list, n: int) -> int | None:
-    """Cards the round starting at ``pos`` uses, or None if the shoe runs out first."""
-    if pos + 4 > n:
-        return None
-    node = root[(vals[pos] + vals[pos + 2]) % 10 * 10 + (vals[pos + 1] + vals[pos + 3]) % 10]
-    k = 4
-    while node.__class__ is list:
-        if pos + k >= n:
-            return None
-        node = node[vals[pos + k]]
-        k += 1
-    return k
-
-
 # -- driver ------------------------------------------------------------------------------------
+def numpy_available() -> bool:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def engine_for(submission: Any, engine: str = "auto", *, per_round: bool = False) -> str:
+    """The engine a run uses: ``"numpy"`` or ``"python"``. ``auto`` takes numpy when it is
+    importable and the run allows it (a Punto Banco game, rounds not printed). Asking for numpy
+    where it cannot serve raises ``RulesError`` with the reason."""
+    if engine not in ENGINES:
+        raise RulesError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    fits = submission.game.is_punto_banco_family and not per_round
+    if engine == "numpy":
+        if not submission.game.is_punto_banco_family:
+            raise RulesError("the numpy engine deals the Punto Banco games only; use --engine python")
+        if per_round:
+            raise RulesError("--rounds prints every round through the rules engine; use --engine python")
+        if not numpy_available():
+            raise RulesError("the numpy engine needs numpy: pip install 'shoectl[fast]'")
+        return "numpy"
+    return "numpy" if engine == "auto" and fits and numpy_available() else "python"
+
+
 def simulate(
     submission: Any,
     shoes: int,
@@ -216,34 +125,61 @@ def simulate(
     *,
     on_round: Callable[[int, int, RoundResult], None] | None = None,
     on_shoe: Callable[[int, Tally], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
     fast: bool | None = None,
+    engine: str = "python",
 ) -> Tally:
     """Deal ``shoes`` whole shoes. ``on_round(shoe_no, round_no, result)`` forces the reference
-    path. ``on_shoe(shoe_no, shoe_tally)`` after each shoe, with that shoe's own tally (for
-    progress and running figures). ``fast`` None = automatic (the trie for the Punto Banco
-    games)."""
+    path. ``on_shoe(shoe_no, shoe_tally)`` after each shoe, with that shoe's own tally (for running
+    figures; it costs a tally per shoe). ``on_progress(shoes_done)`` now and then (cheap).
+    ``engine``: see ``engine_for``. ``fast`` (python engine): None = automatic (the compiled
+    tableau for the Punto Banco games), False = RoundEngine for every card."""
     if shoes < 1:
         raise RulesError(f"--shoes must be at least 1, not {shoes}")
+    chosen = engine_for(submission, engine, per_round=on_round is not None)
+    batch_size = max(1, shoes // BATCHES)
+    if chosen == "numpy":
+        from controller.simulation_numpy import simulate_numpy
+
+        return simulate_numpy(submission, shoes, seed, batch_size, on_shoe=on_shoe, on_progress=on_progress)
     rng = make_rng(seed)
-    base = Composition.standard(submission.decks).cards()
     use_fast = submission.game.is_punto_banco_family and on_round is None if fast is None else fast
     if use_fast and not submission.game.is_punto_banco_family:
         raise RulesError("the compiled fast path covers the Punto Banco games only")
-    trie = trie_for(submission.game) if use_fast else None
     total = Tally()
-    batch_size = max(1, shoes // BATCHES)
+    if use_fast:
+        step = min(batch_size, max(50, shoes // 500))  # progress often, a tally per 50 shoes at most
+        done = 0
+        numbered = None if on_shoe is None else _numbered(on_shoe)
+        while done < shoes:
+            n = min(step, batch_size - done % batch_size, shoes - done)
+            total.merge(deal_batch(submission, rng, n, numbered), new_batch=done % batch_size == 0)
+            done += n
+            if on_progress is not None:
+                on_progress(done)
+        return total
+    base = Composition.standard(submission.decks).cards()
     for shoe_no in range(1, shoes + 1):
         shoe = shuffle_and_prepare(submission, rng, base)
-        new_batch = (shoe_no - 1) % batch_size == 0
-        if trie is not None:
-            one = tally_shoe_fast(shoe, trie)
-        else:
-            cb = None if on_round is None else (lambda i, r, s=shoe_no: on_round(s, i, r))
-            one = tally_shoe_reference(shoe, submission, cb)
-        total.merge(one, new_batch=new_batch)
+        cb = None if on_round is None else (lambda i, r, s=shoe_no: on_round(s, i, r))
+        one = tally_shoe_reference(shoe, submission, cb)
+        total.merge(one, new_batch=(shoe_no - 1) % batch_size == 0)
         if on_shoe is not None:
             on_shoe(shoe_no, one)
+        if on_progress is not None:
+            on_progress(shoe_no)
     return total
+
+
+def _numbered(on_shoe: Callable[[int, Tally], None]) -> Callable[[Tally], None]:
+    """``on_shoe`` with the shoes numbered from 1 in the order they come."""
+    shoe_no = 0
+
+    def numbered(one: Tally) -> None:
+        nonlocal shoe_no
+        shoe_no += 1
+        on_shoe(shoe_no, one)
+    return numbered
 
 
 # -- statistics ------------------------------------------------------------------------------

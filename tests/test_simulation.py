@@ -92,3 +92,27 @@ def test_simulation_agrees_with_exact_odds(preset: str, shoes: int) -> None:
         half = (est.high - est.low) / 2
         assert half > 0
         assert abs(est.mean - float(ref)) <= 1.8 * half, (name, est, float(ref))
+
+
+@pytest.mark.parametrize("n", [2, 3, 52, 416, 624])
+def test_the_inline_shuffle_is_random_shuffle(n: int) -> None:
+    """The fast shuffle makes exactly random.shuffle's draws and swaps: the same permutation and
+    the generator left in the same state, so a seed deals the same shoes on every path."""
+    import random
+
+    from controller.simulation_shoe import shuffle
+
+    for seed in range(20):
+        a, b = list(range(n)), list(range(n))
+        ra, rb = random.Random(seed), random.Random(seed)
+        ra.shuffle(a)
+        shuffle(rb, b)
+        assert a == b and ra.random() == rb.random()
+
+
+def test_fast_path_deals_the_shoes_the_reference_path_deals_for_a_seed() -> None:
+    """simulate() on the fast path and on the engine path, same seed: the same tallies."""
+    sub = load_preset("ez-baccarat")
+    fast, ref = simulate(sub, 40, seed=4), simulate(sub, 40, seed=4, fast=False)
+    assert (fast.rounds, fast.cards_dealt, fast.facts) == (ref.rounds, ref.cards_dealt, ref.facts)
+    assert [n for n, _ in fast.batches] == [n for n, _ in ref.batches]
