@@ -49,6 +49,7 @@ COMMAND_MODULES = (
     "controller.cli.cmd_audit",
     "controller.cli.cmd_floor",
     "controller.cli.cmd_scoreboard",
+    "controller.cli.cmd_feed",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

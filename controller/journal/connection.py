@@ -83,14 +83,15 @@ def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_T
 
     ``live=True`` (a reader that follows a journal another process is writing) never falls back
     to ``immutable`` (SQLite would then assume the file never changes and miss what is appended):
-    it says instead what the reader lacks."""
+    it says instead what the reader lacks. Its connection may be handed to another thread (one
+    thread at a time: a follower opened by a command and run on the thread it starts)."""
     check_sqlite_version()
     require_journal_file(path)
     if not os.access(path, os.R_OK):
         raise JournalError(f"{path}: permission denied")
     try:
         conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=busy_timeout, isolation_level=None,
-                               factory=JournalConnection)
+                               factory=JournalConnection, check_same_thread=not live)
         try:
             conn.execute("PRAGMA query_only = 1")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()

@@ -1,0 +1,146 @@
+"""``shoectl feed --journal PATH --broker URL [...]``: publish a table's journal to the floor's MQTT
+broker (``controller.floor.feed``; docs/floor.md, The feed), and ``shoectl run --feed URL``: the
+same feed on a thread of the table's own process, following the journal as an outside feed does.
+
+The feed runs until SIGTERM or SIGINT (then it publishes what the journal still holds, for a few
+seconds, and says goodbye on its status topic): exit 143 or 130. An unreachable broker is not an
+error: the feed says so once on standard error and waits. Exit 2, one line: a bad option or URL,
+an unreadable password file, a cursor of another journal, a journal that cannot be read, a broker
+that refuses the credentials (or this table's topics), a chain that breaks.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from controller.cli.common import positive_int
+from controller.cli.stopping import run_until_signalled
+from controller.floor.broker import BrokerOptions, add_broker_options, broker_options
+from controller.floor.cursor import FeedCursor, default_cursor_path
+from controller.floor.feed import FeedSettings, JournalFeed
+from controller.journal.chain import load_hmac_key
+from controller.journal.entry import Entry
+from controller.journal.tail import JournalTail
+from controller.logconfig import configure_logging
+from controller.scoreboard.state import TableView
+
+STOP_GRACE_S = 10
+
+
+class ScoreboardSummary:
+    """The feed's ``TableSummary`` from the scoreboard's ``TableView`` (one reading of the journal
+    for the floor's screens, wherever they get it from)."""
+
+    def __init__(self, table_id: str) -> None:
+        self.view = TableView(table_id)
+        self._doc: dict[str, Any] | None = None
+
+    def apply(self, entry: Entry) -> None:
+        self.view.apply(entry)
+        self._doc = None
+
+    def _json(self) -> dict[str, Any]:
+        if self._doc is None:
+            self._doc = self.view.to_json()
+        return self._doc
+
+    def status(self) -> Mapping[str, Any]:
+        doc = self._json()
+        last = doc["last_round"] or {}
+        return {"state": doc["state"]["name"], "shoe": doc["shoe"], "round": doc["round"],
+                "last_outcome": last.get("outcome"), "faults": doc["state"]["faults"]}
+
+    def roads(self) -> Mapping[str, Any]:
+        return self._json()["roads"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("feed", help="publish a table's journal to the floor's MQTT broker",
+                       description="Follow a table's journal (read-only, while the table writes it) and publish "
+                                   "every entry, in order, QoS 1, to shoectl/v1/tables/<table>/journal, with the "
+                                   "table's status and roads retained beside it (docs/floor.md).")
+    p.add_argument("--journal", required=True, metavar="PATH", help="the table's journal")
+    p.add_argument("--cursor", metavar="PATH", help="the feed's position: the last entry the broker acknowledged "
+                                                     "(default: PATH.feed-cursor beside the journal)")
+    p.add_argument("--hmac-key", metavar="FILE", help="the journal's HMAC key: its hashes are checked as they are "
+                                                       "read (without it, an HMAC journal's links only)")
+    p.add_argument("--max-inflight", type=positive_int, default=FeedSettings.window, metavar="N",
+                   help=f"entries published and not yet acknowledged, at most (default {FeedSettings.window}): "
+                        "the feed's memory, and how far it reads ahead of the broker")
+    add_broker_options(p)
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-file", metavar="PATH", help="JSON log file (default: none)")
+    p.set_defaults(func=run)
+
+
+def add_run_feed_options(parser: argparse.ArgumentParser) -> None:
+    """``shoectl run``'s ``--feed URL`` and the broker's options."""
+    add_broker_options(parser, url_flag="--feed", required=False,
+                       url_help="also publish the journal to this MQTT broker, as shoectl feed does, from a thread "
+                                "of this process: mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
+
+
+def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
+    """``shoectl run``'s broker options, checked before anything is created (None without ``--feed``)."""
+    return broker_options(args, url_flag="--feed") if args.feed else None
+
+
+def _say(line: str) -> None:
+    print(f"shoectl feed: {line}", file=sys.stderr, flush=True)
+
+
+def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = None, hmac_key: bytes | None = None,
+              settings: FeedSettings = FeedSettings()) -> JournalFeed:
+    tail = JournalTail.open(journal, hmac_key=hmac_key)
+    try:
+        position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"])
+        position.load()  # a cursor of another journal is refused now, not on the feed's thread
+        return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings, say=_say)
+    except BaseException:
+        tail.close()
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    options = broker_options(args)
+    key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    feed = make_feed(Path(args.journal), options, cursor=args.cursor, hmac_key=key,
+                     settings=FeedSettings(window=args.max_inflight))
+    configure_logging(level=args.log_level, file=args.log_file, table=feed.table_id)
+    stop = threading.Event()
+    try:
+        stopped_by = run_until_signalled(lambda: feed.run(stop), stop.set, name="shoectl feed", grace_s=STOP_GRACE_S)
+    finally:
+        feed.tail.close()
+    return 0 if stopped_by is None else 128 + stopped_by
+
+
+class FeedThread:
+    """``shoectl run --feed``: the feed on a thread of its own; ``stop()`` drains and joins it."""
+
+    def __init__(self, journal: Path, options: BrokerOptions, hmac_key: bytes | None) -> None:
+        self.feed = make_feed(journal, options, hmac_key=hmac_key)
+        self._stop = threading.Event()
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="shoectl-feed", daemon=True)
+
+    def start(self) -> FeedThread:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            self.feed.run(self._stop)
+        except Exception as exc:  # noqa: BLE001 - the table goes on; the line says why the feed stopped
+            self.error = exc
+            _say(f"error: the feed stopped: {exc}; the table goes on, its journal keeps every entry")
+        finally:
+            self.feed.tail.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(self.feed.settings.stop_grace + 5)

@@ -1,0 +1,263 @@
+"""The feed: a table's journal published to the MQTT broker, entry by entry, in ``seq`` order.
+
+``JournalFeed(tail, options, cursor, summary)`` follows the journal (``JournalTail``: read-only,
+each entry checked as it is read) and publishes every entry after the cursor's to
+``shoectl/v1/tables/<table_id>/journal``, QoS 1, not retained, the payload exactly
+``Entry.to_json_line()`` (the line ``shoectl journal export`` writes). ``run(stop)`` works until
+the event ``stop`` is set, then drains (see ``stop_grace``), says goodbye and returns.
+
+- **Position.** The cursor file (``controller.floor.cursor``) holds the last ``seq`` the broker
+  acknowledged (PUBACK) with every entry before it acknowledged too; it is saved at most every
+  ``cursor_interval`` seconds and when the feed stops. A restarted feed resumes after it:
+  entries acknowledged since the last save are published again (duplicates; consumers drop them
+  by ``(table_id, seq)``), none is ever skipped.
+- **Bounded memory.** At most ``window`` entries are published and not yet acknowledged; the
+  journal is read only as acknowledgements make room. While the broker is away the journal is the
+  buffer: paho keeps those ``window`` entries and sends them again when it is back.
+- **Outages.** paho's network thread reconnects with backoff (``controller.floor.broker``). Each
+  outage is logged once (``warning``) and its end once (``info``, with the entry the feed catches
+  up from). A broker that refuses the credentials stops the feed: ``FeedRefused``, logged at
+  ``error`` (a person must act). A PUBACK that refuses an entry (MQTT 5: not authorised to publish
+  under that table's topic) stops it too.
+- **Status and roads.** ``summary`` (a ``TableSummary``: every entry read is given to it) says
+  what the table looks like; the feed publishes it, retained, QoS 1, to ``.../status``
+  (``{"table_id", "online": true, "state", "shoe", "round", "last_outcome", "faults", "seq",
+  "ts"}``) and ``.../roads`` (the current shoe's roads, as ``shoectl roadmap --json``) when it
+  changed, at most every ``status_interval`` seconds, and again after every reconnection. Its Last
+  Will, and its goodbye, set ``.../status`` to ``{"table_id", "online": false}``.
+"""
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+
+from controller.floor.broker import BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal
+from controller.floor.cursor import AckWindow, FeedCursor
+from controller.floor.topics import journal_topic, roads_topic, status_topic
+from controller.journal.entry import Entry
+from controller.journal.errors import JournalBusyError
+from controller.journal.tail import JournalTail
+
+log = structlog.get_logger("shoectl.feed")
+
+
+class TableSummary(Protocol):
+    """What the status and roads messages say, kept up to date one entry at a time."""
+
+    def apply(self, entry: Entry) -> None: ...
+
+    def status(self) -> Mapping[str, Any]:
+        """``state``, ``shoe``, ``round``, ``last_outcome``, ``faults``."""
+
+    def roads(self) -> Mapping[str, Any]:
+        """The current shoe's roads, as ``shoectl roadmap --json`` gives them."""
+
+
+class FeedRefused(BrokerError):
+    """The broker refuses this feed (credentials, or publishing under this table's topics)."""
+
+
+@dataclass(frozen=True)
+class FeedSettings:
+    window: int = 200            # entries published and not yet acknowledged, at most
+    poll_interval: float = 0.05  # seconds between two looks at the journal when it has nothing new
+    cursor_interval: float = 0.2  # seconds between two saves of the cursor
+    status_interval: float = 0.5  # seconds between two status (and roads) messages
+    stop_grace: float = 5.0      # seconds a stopping feed waits for the journal's end to be acknowledged
+
+
+def encode(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+
+
+class JournalFeed:
+    """See the module docstring."""
+
+    def __init__(self, tail: JournalTail, options: BrokerOptions, cursor: FeedCursor, summary: TableSummary,
+                 settings: FeedSettings = FeedSettings(), *, say: Callable[[str], None] | None = None) -> None:
+        self.tail = tail
+        self.options = options
+        self.cursor = cursor
+        self.summary = summary
+        self.settings = settings
+        self.say = say  # one line for a person (standard error), besides the log
+        self.table_id = tail.table_id
+        self._events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._connected = False
+        self._outage = False  # a warning was logged for the outage under way
+        self._ever_connected = False
+        self._last: Entry | None = None
+        self.window = AckWindow(0)
+        self._saved = 0
+        self.published = 0  # entries published by this run (duplicates after a reconnection not counted)
+        self.client = make_client(options, client_id=f"shoectl-feed-{self.table_id}",
+                                  will=(status_topic(self.table_id), encode({"table_id": self.table_id, "online": False})))
+        self.client.on_connect = self._on_connect
+        self.client.on_connect_fail = self._on_connect_fail
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_publish = self._on_publish
+
+    # -- paho's network thread: only queue what happened --------------------------------------------
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
+        self._events.put(("connack", reason_code))
+        self._wake.set()
+
+    def _on_connect_fail(self, client: Any, userdata: Any) -> None:
+        self._events.put(("unreachable", None))
+        self._wake.set()
+
+    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
+        self._events.put(("lost", reason_code))
+        self._wake.set()
+
+    def _on_publish(self, client: Any, userdata: Any, mid: int, reason_code: Any, properties: Any) -> None:
+        self._events.put(("puback", (mid, reason_code)))
+        self._wake.set()
+
+    # -- the feed's thread ----------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Publish until ``stop`` is set, then drain and say goodbye (see the module docstring).
+        FeedRefused when the broker refuses the feed; a JournalError when the journal cannot be
+        read or its chain breaks (the entries before the break are published)."""
+        start = self.cursor.load()
+        self.window = AckWindow(start)
+        self._saved = start
+        self._next_save = self._next_status = 0.0
+        self._sent_status: str | None = None
+        self._sent_roads: str | None = None
+        log.info("feed starting", broker=self.options.url, after_seq=start, journal=str(self.tail.path))
+        connect_in_background(self.client, self.options)
+        try:
+            while not stop.is_set():
+                self._step()
+            self._drain()
+        finally:
+            self._save_cursor(force=True)
+            self.client.disconnect()
+            self.client.loop_stop()
+            log.info("feed stopped", published=self.published, acknowledged_through=self.window.acked_through)
+
+    def _step(self) -> bool:
+        """One turn: take paho's news, publish what there is room for, save, report. True when
+        it found an entry to publish."""
+        self._take_events()
+        moved = self._publish_entries()
+        self._save_cursor()
+        self._publish_summary()
+        if not moved:
+            self._wake.wait(self.settings.poll_interval)
+            self._wake.clear()
+        return moved
+
+    def _drain(self) -> None:
+        """After ``stop``: publish the rest of the journal and wait for its acknowledgements, for at
+        most ``stop_grace`` seconds; then the goodbye status."""
+        deadline = time.monotonic() + self.settings.stop_grace
+        while time.monotonic() < deadline and self._connected:
+            if not self._step() and self.window.outstanding == 0:
+                break
+        if self._connected:
+            info = self.client.publish(status_topic(self.table_id),
+                                       encode({"table_id": self.table_id, "online": False}), qos=1, retain=True)
+            info.wait_for_publish(timeout=max(0.1, deadline - time.monotonic()))
+        self._take_events()
+
+    def _take_events(self) -> None:
+        while True:
+            try:
+                what, value = self._events.get_nowait()
+            except queue.Empty:
+                return
+            if what == "puback":
+                mid, code = value
+                if getattr(code, "is_failure", False):
+                    raise self._refused(f"the broker {self.options.url} refuses this table's entries on "
+                                        f"{journal_topic(self.table_id)}: {code} (is the MQTT user name the "
+                                        "table id?)")
+                self.window.acknowledged(mid)
+            elif what == "connack":
+                self._connack(value)
+            elif what in ("unreachable", "lost"):
+                self._connected = False
+                if not self._outage:
+                    self._outage = True
+                    why = ("cannot reach the broker" if what == "unreachable" or not self._ever_connected
+                           else "lost the broker")
+                    text = (f"{why} {self.options.url}; retrying, the entries wait in the journal "
+                            f"(acknowledged up to entry {self.window.acked_through})")
+                    log.warning(text)
+
+    def _connack(self, code: Any) -> None:
+        if getattr(code, "is_failure", False):
+            if is_credentials_refusal(code):
+                raise self._refused(refusal(code, self.options))
+            self._events.put(("unreachable", None))
+            return
+        self._connected = True
+        self._ever_connected = True
+        self._sent_status = self._sent_roads = None  # a Last Will may have replaced them
+        self._next_status = 0.0
+        if self._outage:
+            self._outage = False
+            log.info("broker reachable again; catching up", broker=self.options.url,
+                     from_seq=self.window.acked_through + 1)
+        else:
+            log.info("connected to the broker", broker=self.options.url)
+
+    def _refused(self, text: str) -> FeedRefused:
+        log.error(text)
+        return FeedRefused(text)
+
+    def _publish_entries(self) -> bool:
+        room = self.settings.window - self.window.outstanding
+        if room <= 0:
+            return False
+        try:
+            entries = self.tail.poll(room)
+        except JournalBusyError:
+            return False  # SQLite recovering the WAL after the table's crash: a moment
+        topic = journal_topic(self.table_id)
+        for e in entries:
+            self.summary.apply(e)
+            self._last = e
+            if e.seq <= self.window.last_published:
+                continue  # before the cursor: only for the summary
+            info = self.client.publish(topic, e.to_json_line(), qos=1)
+            self.window.published(info.mid, e.seq)
+            self.published += 1
+        return bool(entries)
+
+    def _save_cursor(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        through = self.window.acked_through
+        if through != self._saved and (force or now >= self._next_save):
+            self.cursor.save(through)
+            self._saved = through
+            self._next_save = now + self.settings.cursor_interval
+
+    def _publish_summary(self) -> None:
+        now = time.monotonic()
+        if not self._connected or now < self._next_status or self._last is None:
+            return
+        if self.window.last_published < self._last.seq:
+            return  # still reading up to the cursor
+        self._next_status = now + self.settings.status_interval
+        status = encode({"table_id": self.table_id, "online": True, **self.summary.status(), "seq": self._last.seq,
+                         "ts": self._last.ts})
+        if status != self._sent_status:
+            self.client.publish(status_topic(self.table_id), status, qos=1, retain=True)
+            self._sent_status = status
+        roads = encode(self.summary.roads())
+        if roads != self._sent_roads:
+            self.client.publish(roads_topic(self.table_id), roads, qos=1, retain=True)
+            self._sent_roads = roads

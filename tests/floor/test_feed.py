@@ -1,0 +1,179 @@
+"""``shoectl feed`` and ``shoectl run --feed`` against a real Mosquitto under the documented ACL:
+every entry in order, QoS 1, exactly as ``journal export`` writes it; the cursor after a SIGKILL;
+a broker restart while publishing; the retained status and roads; the Last Will."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cli_run import run
+from floor.mqtt_clients import Subscriber
+from services.mosquitto import COLLECTOR, DISPLAY, Mosquitto
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+JOURNAL_TOPIC = "shoectl/v1/tables/T1/journal"
+
+
+def shoectl(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SHOECTL, *argv], capture_output=True, text=True, timeout=timeout)
+
+
+def cli_out(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """``shoectl ARGV``'s standard output (in-process: no interpreter to start)."""
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    return out
+
+
+def export_lines(capsys: pytest.CaptureFixture[str], journal: Path) -> list[bytes]:
+    return [line.encode() for line in cli_out(capsys, "journal", "export", str(journal)).splitlines(keepends=True)]
+
+
+def start_feed(broker: Mosquitto, journal: Path, *extra: str, user: str = "T1") -> subprocess.Popen[str]:
+    return subprocess.Popen([*SHOECTL, "feed", "--journal", str(journal), "--broker", broker.url, *broker.login(user),
+                             "--log-level", "info", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def stopped(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> tuple[int, str]:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return code, proc.stderr.read()
+
+
+@pytest.fixture(scope="module")
+def table_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A journal written by a real ``shoectl run`` (read-only to these tests: each copies it)."""
+    journal = tmp_path_factory.mktemp("table") / "t1.db"
+    out = shoectl("run", "--speed", "max", "--rounds", "30", "--seed", "5", "--journal", str(journal), "--display",
+                  "lines", "--no-edge-monitor")
+    assert out.returncode == 0, out.stderr
+    return journal
+
+
+@pytest.fixture
+def journal(table_journal: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    copy = tmp_path / "t1.db"
+    shutil.copy(table_journal, copy)
+    shutil.copy(f"{table_journal}.anchors", f"{copy}.anchors")
+    return copy
+
+
+@pytest.fixture
+def collector(mosquitto: Mosquitto) -> Iterator[Subscriber]:
+    sub = Subscriber(mosquitto, COLLECTOR, "shoectl/v1/tables/+/journal", persistent=True, client_id="collector")
+    yield sub
+    sub.close()
+
+
+def test_run_feed_publishes_every_entry_in_order_exactly_as_journal_export(mosquitto: Mosquitto,
+                                                                           collector: Subscriber,
+                                                                           tmp_path: Path, capsys) -> None:
+    journal = tmp_path / "t1.db"
+    out = shoectl("run", "--speed", "max", "--rounds", "6", "--seed", "2", "--journal", str(journal), "--display",
+                  "lines", "--no-edge-monitor", "--feed", mosquitto.url, *mosquitto.login("T1"))
+    assert out.returncode == 0, out.stderr
+    expected = export_lines(capsys, journal)
+    collector.wait_for(lambda: len(collector.payloads(JOURNAL_TOPIC)) >= len(expected), "every entry")
+    assert collector.payloads(JOURNAL_TOPIC) == expected  # in order, each body exactly the export's line
+    cursor = json.loads(Path(f"{journal}.feed-cursor").read_text())
+    assert cursor["seq"] == len(expected) and cursor["table_id"] == "T1"
+
+
+def test_after_a_sigkill_the_feed_resumes_from_its_cursor_without_a_gap(mosquitto: Mosquitto, collector: Subscriber,
+                                                                         journal: Path, capsys) -> None:
+    expected = export_lines(capsys, journal)
+    cursor = Path(f"{journal}.feed-cursor")
+    feed = start_feed(mosquitto, journal, "--max-inflight", "1")  # one at a time: slow enough to be cut short
+    try:
+        collector.wait_for(cursor.exists, "the first cursor save")
+    finally:
+        stopped(feed, signal.SIGKILL)
+    saved = json.loads(cursor.read_text())["seq"]
+    assert 0 < saved <= len(collector.payloads(JOURNAL_TOPIC))
+    first_run = len(collector.payloads(JOURNAL_TOPIC))
+    feed = start_feed(mosquitto, journal)
+    try:
+        collector.wait_for(lambda: expected[-1] in collector.payloads(JOURNAL_TOPIC), "the last entry")
+    finally:
+        stopped(feed)
+    got = collector.payloads(JOURNAL_TOPIC)
+    assert got[first_run] == expected[saved]  # resumed at the cursor + 1
+    assert sorted(set(got)) == sorted(expected)  # every entry (duplicates allowed), nothing else
+    assert got[first_run:] == expected[saved:]  # the second run in order
+    assert json.loads(cursor.read_text())["seq"] == len(expected)
+
+
+def test_a_broker_restart_while_publishing_loses_nothing_and_is_logged_once(mosquitto: Mosquitto,
+                                                                            collector: Subscriber,
+                                                                            tmp_path: Path, capsys) -> None:
+    journal = tmp_path / "t1.db"
+    table = subprocess.Popen([*SHOECTL, "run", "--speed", "max", "--rounds", "25", "--seed", "8", "--journal",
+                              str(journal), "--display", "lines", "--no-edge-monitor"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        collector.wait_for(lambda: Path(f"{journal}-wal").exists(), "the table's journal")
+        feed = start_feed(mosquitto, journal)
+        try:
+            collector.wait_for(lambda: len(collector.payloads(JOURNAL_TOPIC)) > 30, "the first entries")
+            mosquitto.restart(down_for=1.0)  # the table keeps dealing meanwhile
+            assert table.wait(timeout=120) == 0, table.stderr.read()
+            expected = export_lines(capsys, journal)
+            collector.wait_for(lambda: expected[-1] in collector.payloads(JOURNAL_TOPIC), "the catch-up")
+        finally:
+            code, err = stopped(feed)
+    finally:
+        stopped(table, signal.SIGKILL)
+    assert code == 128 + signal.SIGTERM, err
+    got = collector.payloads(JOURNAL_TOPIC)
+    assert sorted(set(got)) == sorted(expected)  # no gap; duplicates allowed
+    assert err.count("lost the broker") == 1, err  # one warning per outage
+    assert err.count("reachable again") == 1, err
+
+
+def test_a_late_subscriber_sees_the_table_at_once_and_the_last_will_on_a_kill(mosquitto: Mosquitto,
+                                                                              journal: Path, capsys) -> None:
+    feed = start_feed(mosquitto, journal)
+    display = None
+    try:
+        watcher = Subscriber(mosquitto, COLLECTOR, JOURNAL_TOPIC, client_id="watch")
+        last = export_lines(capsys, journal)[-1]
+        watcher.wait_for(lambda: last in watcher.payloads(JOURNAL_TOPIC), "every entry")
+        watcher.close()
+        time.sleep(0.8)  # the status after the last entry
+        display = Subscriber(mosquitto, DISPLAY, "shoectl/v1/tables/+/status", "shoectl/v1/tables/+/roads",
+                             client_id="late-display")
+        display.wait_for(lambda: display.payloads("shoectl/v1/tables/T1/roads"), "the retained roads")
+        status = json.loads(display.payloads("shoectl/v1/tables/T1/status")[-1])
+        assert all(retain for _, _, retain in display.messages)
+        roads = display.payloads("shoectl/v1/tables/T1/roads")[-1]
+        assert json.loads(roads) == json.loads(cli_out(capsys, "roadmap", str(journal), "--json"))
+        replay = [json.loads(line) for line in cli_out(capsys, "journal", "replay", str(journal), "--json").splitlines()]
+        last_round = [d for d in replay if d.get("type") == "round"][-1]
+        assert status == {"table_id": "T1", "online": True, "state": status["state"], "shoe": last_round["shoe"],
+                          "round": last_round["round"], "last_outcome": last_round["outcome"], "faults": [],
+                          "seq": json.loads(last)["seq"], "ts": json.loads(last)["ts"]}
+        assert status["state"] in ("betting", "no_more_bets", "dealing", "settling", "closed")
+        stopped(feed, signal.SIGKILL)
+        display.wait_for(lambda: json.loads(display.payloads("shoectl/v1/tables/T1/status")[-1]).get("online") is False,
+                         "the Last Will")
+        assert json.loads(display.payloads("shoectl/v1/tables/T1/status")[-1]) == {"table_id": "T1", "online": False}
+    finally:
+        stopped(feed, signal.SIGKILL)
+        if display is not None:
+            display.close()
