@@ -1,7 +1,8 @@
 """``shoectl odds``: exact odds and house edges by enumeration (``controller.rules.odds``).
 
 ``shoectl odds [--game {punto-banco,ez-baccarat,21-baccarat}] [--decks N] [--removed C1,C2,...]
-[--submission FILE_OR_PRESET] [--json]``
+[--submission FILE_OR_PRESET] [--json]``; ``shoectl odds --journal PATH --shoe S --round N`` values
+the cards left in a journal's shoe after a round (``controller.cli.odds_journal``).
 
 - ``--game`` picks the game's preset (punto-banco -> minibaccarat, ez-baccarat -> ez-baccarat,
   21-baccarat -> 21-baccarat) unless ``--submission`` is given; then ``--game``, if also given,
@@ -18,7 +19,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from controller.cli.common import GAME_CHOICES, percent, print_json, submission_for
+from controller.cli.common import GAME_CHOICES, percent, positive_int, print_json, submission_for
+from controller.cli.journal_input import add_journal_input
+from controller.cli.odds_journal import run_journal
 from controller.errors import UsageError
 from controller.rules.cards import Composition, parse_cards
 from controller.rules.odds import OddsReport, exact_odds
@@ -48,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--submission", metavar="FILE_OR_PRESET", help="a Rules Submission file or preset name")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_journal_input(p, "--journal", help="value the cards left in this journal's shoe after a round (with --shoe and "
+                      "--round), compared with the edge monitor's record of it")
+    p.add_argument("--shoe", metavar="ID", help="with --journal: the shoe (e.g. T1-S0001)")
+    p.add_argument("--round", type=positive_int, metavar="N", help="with --journal: after this round of the shoe")
     p.set_defaults(func=run)
 
 
@@ -83,6 +90,10 @@ def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.path is not None:
+        return run_journal(args, render_text)
+    if args.shoe is not None or args.round is not None:
+        raise UsageError("--shoe and --round go with --journal PATH")
     sub, report = build_report(args)
     if args.json:
         print_json(report.to_json())

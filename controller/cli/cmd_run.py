@@ -31,15 +31,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from controller.cli.cmd_feed import FeedThread, add_run_feed_options, run_feed_options
 from controller.cli.cmd_systemd import service_watch
 from controller.cli.common import positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
-from controller.cli.run_options import DEFAULT_SPEED, check_emulator_options, check_paths, emulator_speed, fault_spec, table_id
+from controller.cli.run_options import (
+    DEFAULT_SPEED, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
+)
 from controller.cli.run_output import JournalLines, StdoutLines
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
 from controller.errors import UsageError
@@ -51,6 +53,7 @@ from controller.logconfig import configure_logging
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
 from controller.table.display import round_result_text
+from controller.table.edge_monitor import EdgeMonitor
 from controller.table.io import Notice, OperatorInput, TableRecord
 from controller.roles import Role
 from controller.table.runner import TableRunner
@@ -86,12 +89,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(and each notice as {\"notice\": {...}}), one JSON line each")
     p.add_argument("--display", choices=["live", "lines"], help="live: the table redrawn in place with its roadmaps "
                    "(default on a terminal); lines: one line per round and fault")
+    p.add_argument("--edge-threshold", type=edge_threshold, default=Decimal(0), metavar="X",
+                   help="the edge monitor's surveillance notice when a wager's player edge on the cards left "
+                        "goes above X per unit, -1 to 1 (default 0: any player advantage)")
+    p.add_argument("--no-edge-monitor", action="store_true", help="no edge figures after each round")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-file", metavar="PATH", help="JSON log file (default: next to the journal)")
     p.add_argument("--stop-grace", type=whole_number(1, 3600), default=STOP_GRACE_S, metavar="SECONDS",
                    help=f"after SIGTERM or SIGINT, how long the table may take to stop before the process "
                         f"exits anyway (default {STOP_GRACE_S})")
-    add_run_feed_options(p)
     p.set_defaults(func=run)
 
 
@@ -180,7 +186,6 @@ def run(args: argparse.Namespace) -> int:
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     journal_path = Path(args.journal)
     check_paths(args, journal_path)  # every option is read and checked before anything is created
-    feed_options = run_feed_options(args)
     control = _claim_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
     try:
         journal_path.parent.mkdir(parents=True, exist_ok=True)
@@ -194,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     emulator = None
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     service = None  # systemd's notifications, once the table runs
-    feed = None  # --feed: the journal to the floor's broker (controller.cli.cmd_feed), once the table runs
+    monitor = None  # the edge monitor (docs/edge-monitor.md), once the table runs
     try:
         if journal.last_seq:
             require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
@@ -217,6 +222,11 @@ def run(args: argparse.Namespace) -> int:
             resumed = runner.recover_from_journal()
         except JournalContentError as exc:  # a journal that verifies, with an input no table wrote
             raise UsageError(f"{journal_path}: {exc}: the table does not resume from it") from None
+        if not args.no_edge_monitor:
+            monitor = EdgeMonitor(args.edge_threshold)
+            if resumed:
+                monitor.prime(journal.entries())
+            monitor.attach(runner)
         if resumed and not args.json:
             out.line(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}")
         if not attached:
@@ -231,8 +241,6 @@ def run(args: argparse.Namespace) -> int:
         for warning in control.warnings:
             print(f"!! {warning}", file=sys.stderr)
         service = service_watch(runner).start()
-        if feed_options is not None:  # after the journal's first entries: a feed follows an existing journal
-            feed = FeedThread(journal_path, feed_options, key).start()
 
         def stop() -> None:
             service.stopping()  # at once: closing the links may take seconds
@@ -241,14 +249,14 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if service is not None:
             service.stopping()
+        if monitor is not None:
+            monitor.close()
         display.close()
         control.close()
         if emulator is not None:
             emulator.close()
         if witness.recorded:
             record_anchor(witness, journal)
-        if feed is not None:
-            feed.stop()  # it publishes what the journal holds, for a few seconds
         anchor = journal.anchor() if journal.last_seq else None
         journal.close()
     if not args.json:

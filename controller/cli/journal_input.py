@@ -2,7 +2,8 @@
 consistent snapshot and checked as it is read, exactly as `journal verify` checks it
 (``controller.journal.verify.checked_read``), with nothing written before the check is done.
 
-``add_journal_input(parser)`` adds ``PATH``, ``--hmac-key FILE`` and ``--no-verify``.
+``add_journal_input(parser)`` adds ``PATH``, ``--hmac-key FILE`` and ``--no-verify`` (``option="--journal"``:
+the journal as that option, for a command whose journal is optional: ``shoectl odds --journal``).
 ``read_checked(args, consume, since_seq=, kinds=)`` gives the entries to ``consume`` and returns
 its result once every entry was read and checked; its warnings (an HMAC journal read without its
 key, a ``-wal`` file SQLite ignores) go to standard error, one line each. When the journal does not
@@ -32,8 +33,11 @@ EXIT_DOES_NOT_VERIFY = 1
 _SPOOL_IN_MEMORY = 16 * 1024 * 1024
 
 
-def add_journal_input(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH", help="the journal file")
+def add_journal_input(parser: argparse.ArgumentParser, option: str | None = None, help: str = "the journal file") -> None:
+    if option is None:
+        parser.add_argument("path", metavar="PATH", help=help)
+    else:
+        parser.add_argument(option, dest="path", metavar="PATH", help=help)
     parser.add_argument("--hmac-key", metavar="FILE",
                         help="the journal's HMAC key file: its hashes are checked too (without it, an HMAC "
                              "journal's chain is checked link by link)")

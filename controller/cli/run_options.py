@@ -7,6 +7,7 @@ not exist yet, so a refused command changes nothing.
 - ``check_emulator_options(args, attached)`` refuses the built-in emulator's options (``--speed``,
   ``--faults``, ``--dealt-log``) beside ``--device``, where there is no built-in emulator for them
   to set: silently ignoring them would let an operator believe faults were injected.
+- ``edge_threshold`` too: ``--edge-threshold`` is a bounded decimal (``shoectl_config.numbers``).
 - ``check_paths(args, journal)`` refuses, before any of them is created, a journal, log file,
   dealt-cards log or control socket path that is a directory, and a log file or dealt-cards log
   whose folder does not exist (the journal's and the socket's folders are created).
@@ -15,13 +16,15 @@ from __future__ import annotations
 
 import argparse
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from controller.errors import UsageError
+from shoectl_config.numbers import NumberError, bounded_decimal
 
-__all__ = ["DEFAULT_SPEED", "TABLE_ID", "check_emulator_options", "check_paths", "emulator_speed", "fault_spec",
-           "table_id"]
+__all__ = ["DEFAULT_SPEED", "TABLE_ID", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
+           "fault_spec", "table_id"]
 
 DEFAULT_SPEED = 20.0  # the built-in emulator's mechanisms, times real time
 
@@ -66,6 +69,16 @@ def check_emulator_options(args: argparse.Namespace, attached: object) -> None:
         them = "it" if len(given) == 1 else "them"
         raise UsageError(f"{', '.join(given)}: only for the built-in emulator, which does not run with --device; "
                          f"give {them} to the external emulator instead (shoectl emulate)")
+
+
+def edge_threshold(text: str) -> Decimal:
+    """``--edge-threshold``: the player edge per unit staked above which the edge monitor raises its
+    surveillance notice (docs/edge-monitor.md): a decimal from -1 to 1 with at most 6 places
+    (``0.005``: half a percent in the player's favour)."""
+    try:
+        return bounded_decimal(text, -1, 1, name="threshold")
+    except NumberError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; e.g. 0 or 0.005") from None
 
 
 def check_paths(args: argparse.Namespace, journal: Path) -> None:

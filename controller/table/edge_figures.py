@@ -84,6 +84,11 @@ def decimal_text(value: Fraction) -> str:
     return str((Decimal(value.numerator) / Decimal(value.denominator)).quantize(EDGE_PLACES))
 
 
+def edge_percent(edge: str) -> str:
+    """An ``edge`` record's decimal as a person reads it: ``-0.07611327`` -> ``-7.6113%``."""
+    return f"{Decimal(edge) * 100:+.4f}%"
+
+
 def edge_figures(submission: Any, composition: Composition) -> dict[str, dict[str, str]]:
     """Every offered wager -> ``{"ev": "N/D", "edge": "0.01234567"}``: its exact expected value per
     unit staked for the player on ``composition`` (positive: the player's advantage)."""
@@ -145,4 +150,4 @@ def after_round(entries: Iterable[Any], shoe: str, round_no: int) -> JournalPoin
 
 
 __all__ = ["CARD_OUT_KINDS", "JournalPoint", "Remaining", "SHOE_END_KINDS", "ShoeCards", "above",
-           "after_round", "decimal_text", "edge_figures", "edge_payload", "rank_counts"]
+           "after_round", "decimal_text", "edge_figures", "edge_percent", "edge_payload", "rank_counts"]

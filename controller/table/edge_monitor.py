@@ -40,7 +40,7 @@ import structlog
 from controller.journal import kinds
 from controller.rules.cards import Composition
 from controller.table.edge_figures import (
-    SHOE_END_KINDS, Remaining, ShoeCards, above, decimal_text, edge_figures, edge_payload,
+    SHOE_END_KINDS, Remaining, ShoeCards, above, decimal_text, edge_figures, edge_payload, edge_percent,
 )
 from controller.table.io import Notice, TableRecord
 
@@ -91,8 +91,8 @@ class EdgeMonitor:
         if worker not in WORKERS:
             raise ValueError(f"worker must be one of {', '.join(WORKERS)}")
         self.threshold = Fraction(threshold)
-        self.threshold_text = str(Decimal(threshold)) if not isinstance(threshold, Fraction) \
-            else decimal_text(threshold)
+        shown = Decimal(threshold) if not isinstance(threshold, Fraction) else Decimal(decimal_text(threshold))
+        self.threshold_text = format(shown.normalize(), "f")
         self.worker = worker
         self.cards = ShoeCards()
         self.generation = 0        # bumped at every shoe start and end: older figures are dropped
@@ -199,7 +199,7 @@ class EdgeMonitor:
         if hot:
             out.append(self._record(kinds.EDGE_ALERT, {"round": round_no, "wagers": hot,
                                                        "threshold": self.threshold_text}, shoe, round_no))
-            shown = ", ".join(f"{k} {Decimal(v) * 100:+.4f}%" for k, v in hot.items())
+            shown = ", ".join(f"{k} {edge_percent(v)}" for k, v in hot.items())
             out.append(Notice("warning", f"surveillance: player edge above {self.threshold_text} after round "
                                          f"{round_no} of {shoe}: {shown}"))
             log.warning("player edge above the threshold", shoe=shoe, round=round_no, wagers=hot,

@@ -70,6 +70,13 @@ class _DeviceItem:
     link_event: Any
 
 
+@dataclass
+class _OwnerTask:
+    """Work a collaborator hands to the owner thread (``call_on_owner``), run between inputs."""
+
+    task: Callable[[], None]
+
+
 class _Stop:
     pass
 
@@ -166,6 +173,18 @@ class TableRunner:
     def note(self, kind: str, payload: dict[str, Any], operator: str | None = None) -> None:
         """Journal a record on the owner thread (e.g. an authentication refusal)."""
         self.inbox.put(_JournalNote(kind, payload, operator))
+
+    def call_on_owner(self, task: Callable[[], None]) -> None:
+        """Run ``task`` on the owner thread, in inbox order (e.g. the edge monitor's figures,
+        computed elsewhere, journaled by the owner through ``journal_outputs``)."""
+        self.inbox.put(_OwnerTask(task))
+
+    def journal_outputs(self, outs: list[Any]) -> None:
+        """(owner thread) Journal the records among ``outs`` in one transaction, then dispatch
+        ``outs`` (displays, subscribers) as the core's own outputs are."""
+        self.journal.append_batch(output_records([o for o in outs if isinstance(o, TableRecord)]))
+        for o in outs:
+            self._dispatch(o)
 
     def subscribe(self, maxsize: int = 1000) -> queue.Queue[Any]:
         """A queue that receives every record and notice as a JSON-ready dict (dropped when full)."""
@@ -324,6 +343,8 @@ class TableRunner:
         elif isinstance(item, CommandFailed):
             outs = core.handle(item)
             self._commit(command_failed_record(item, shoe, rnd), outs)
+        elif isinstance(item, _OwnerTask):
+            item.task()
 
     def _commit(self, first: Any, outs: list[Any], stored: Callable[[], object] | None = None) -> None:
         """Journal ``first`` and the core's records in one transaction; then ``stored()`` (the

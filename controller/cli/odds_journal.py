@@ -1,0 +1,85 @@
+"""``shoectl odds --journal PATH --shoe S --round N``: the exact figures for the cards left in shoe
+S after its round N, recomputed from the journal with the edge monitor's own functions
+(``controller.table.edge_figures``: the cards out as the table recorded them, ``edge_figures`` on
+what is left) and compared with the ``edge`` record the monitor journaled for that round, if any.
+
+The Rules Submission: ``--submission`` / ``--game`` when given; else the journal's ``submission``
+record in force at that round; else the one the ``edge`` record names (a preset, or a file that
+still exists); else the default, said in a line. The journal is checked as every reader checks it
+(``controller.cli.journal_input``). Exit status: 0 the figures (and they match the journal's), 1
+the journal does not verify or its ``edge`` record differs from the figures recomputed, 2 a usage
+or input error (no such shoe or round, a round after which fewer than six cards are left).
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from controller.cli.common import print_json, submission_for
+from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, read_checked
+from controller.errors import UsageError
+from controller.rules.errors import SubmissionError
+from controller.rules.odds import exact_odds
+from controller.rules.submission import parse_submission, resolve_submission
+from controller.table.edge_figures import JournalPoint, after_round, edge_figures, edge_payload, edge_percent
+
+EXIT_DIFFERS = 1
+
+
+def check_options(args: argparse.Namespace) -> None:
+    if args.shoe is None or args.round is None:
+        raise UsageError("--journal needs --shoe S and --round N: the moment whose remaining shoe to value")
+    if args.removed or args.decks is not None:
+        raise UsageError("--journal takes the shoe from the journal: give no --removed or --decks with it")
+
+
+def run_journal(args: argparse.Namespace, render_text: Any) -> int:
+    """See the module docstring; ``render_text(sub, report)`` is ``shoectl odds``'s own table."""
+    check_options(args)
+    read = read_checked(args, lambda entries: [after_round(entries, args.shoe, args.round)])
+    if read is None:
+        return EXIT_DOES_NOT_VERIFY
+    point = read[0]
+    if point is None:
+        raise UsageError(f"{args.path}: no round {args.round} of shoe {args.shoe} in the journal")
+    remaining = point.remaining
+    if remaining.composition is None:
+        raise UsageError(f"{args.path}: after round {args.round} of shoe {args.shoe}: no figures: {remaining.why}")
+    sub, whence = _submission(args, point)
+    wagers = edge_figures(sub, remaining.composition)
+    figures = edge_payload(args.round, sub, remaining, wagers)
+    journaled = point.edge
+    matches = None if journaled is None else (journaled.get("wagers") == wagers
+                                             and journaled.get("remaining") == figures["remaining"])
+    if args.json:
+        print_json({"shoe": args.shoe, **figures, "submission_from": whence, "journaled": journaled,
+                    "matches": matches, "odds": exact_odds(sub, remaining.composition).to_json()})
+    else:
+        print(f"Shoe {args.shoe} after round {args.round}: {figures['remaining']} cards left, {remaining.cards_out} "
+              "out of the shoe (the cards below the cover card are unseen: counted as left)")
+        print(f"Rules Submission: {sub.source} ({whence})")
+        print(render_text(sub, exact_odds(sub, remaining.composition)))
+        print("")
+        print(f"{'Wager':<14}{'Player edge':>13}  Journaled edge record")
+        for name, w in wagers.items():
+            mark = "none" if journaled is None else (
+                "same" if journaled.get("wagers", {}).get(name) == w else "DIFFERS")
+            print(f"{name:<14}{edge_percent(w['edge']):>13}  {mark}")
+    return EXIT_DIFFERS if matches is False else 0
+
+
+def _submission(args: argparse.Namespace, point: JournalPoint) -> tuple[Any, str]:
+    """The Rules Submission to value the wagers by, and where it came from."""
+    if args.submission or args.game:
+        return submission_for(args.game, args.submission), "given"
+    if point.submission_record is not None:
+        doc = {k: v for k, v in point.submission_record.items() if k != "source"}
+        return parse_submission(doc, str(point.submission_record.get("source", "journal"))), "the journal's"
+    if point.edge is not None and point.edge.get("submission"):
+        named = str(point.edge["submission"])
+        try:
+            return resolve_submission(named), "named by the journal's edge record"
+        except SubmissionError as exc:
+            raise UsageError(f"the journal's edge record names the Rules Submission {named}, which cannot be "
+                             f"read ({exc}): give it with --submission") from None
+    return submission_for(None, None), "the default: the journal names none"

@@ -1,0 +1,86 @@
+"""The edge monitor's count of the cards left (controller/table/edge_figures.py): at every round's
+result it is the shoe's decks less exactly the cards that physically left the shoe, through the
+irregularities that record a card twice or late (a card deferred while the table was held, a card
+set aside face up and dealt later, a card the shoe could not read), over whole random shoes
+driven by ``Walk`` (tests/table/test_every_wager_and_card.py) on the real core."""
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+
+from bench import Bench
+from test_every_wager_and_card import Walk
+
+from controller.journal import kinds
+from controller.roles import Role
+from controller.rules.cards import Composition
+from controller.rules.submission import load_preset
+from controller.table.edge_figures import ShoeCards, after_round, edge_percent
+
+
+def test_the_cards_left_at_each_round_are_the_decks_less_the_cards_drawn() -> None:
+    sub = dataclasses.replace(load_preset("ez-baccarat"), simulated_round_wagers="stay")
+    b = Bench(submission=sub, seed=5, auto_deal=False)
+    for seat in sub.seats[:4]:
+        b.op("sit", Role.DEALER, seat=seat)
+    w, cards = Walk(b, random.Random(5)), ShoeCards()
+    drawn_at: dict[int, list] = {}  # id of a round_result record -> the cards drawn from the shoe by then
+    decide = b.core.handle
+
+    def handle(inp):  # noqa: ANN001, ANN202 - the bench's devices act only after the core's outputs
+        outs = decide(inp)
+        drawn_at.update({id(o): b.stack[:b.drawn] for o in outs if getattr(o, "kind", None) == kinds.ROUND_RESULT})
+        return outs
+    b.core.handle = handle
+    checked, seen, ended = Counter(), 0, 0
+    while ended < 4:
+        w.step()
+        for r in b.records[seen:]:
+            cards.feed(r.kind, r.payload, r.shoe)
+            ended += r.kind == kinds.RECONCILIATION
+            if r.kind == kinds.ROUND_RESULT:
+                left, drawn = cards.remaining(), drawn_at[id(r)]
+                assert left.cards_out == len(drawn), r.payload
+                assert left.composition == Composition.standard(sub.decks).remove(drawn)
+                checked[r.payload["kind"]] += 1
+        seen = len(b.records)
+    irregular = Counter(r.kind for r in b.records)
+    # the walk went through what records a card twice or late
+    assert checked["normal"] > 100 and checked["simulated"]
+    assert irregular["card_deferred"] and irregular["irregularity"] and irregular["card_entered"]
+
+
+class _Entry:
+    def __init__(self, seq: int, kind: str, payload: dict, shoe: str | None) -> None:
+        self.seq, self.kind, self.payload, self.shoe_id, self.round_no = seq, kind, payload, shoe, payload.get("round")
+
+
+def test_the_cards_left_cannot_be_valued_when_they_do_not_fit_the_decks() -> None:
+    cards = ShoeCards()
+    assert cards.remaining().why == "the shoe's decks are not on record"
+    cards.feed(kinds.SHOE_START, {"shoe": "S1", "decks": 1}, "S1")
+    for i, c in enumerate(["AS", "AS"], start=1):  # one deck holds one ace of spades
+        cards.feed(kinds.CARD, {"card": c, "position": i}, "S1")
+    assert cards.remaining().composition is None and "AS" in cards.remaining().why
+    cards.feed(kinds.SHOE_START, {"shoe": "S2", "decks": 1}, "S2")
+    for i, c in enumerate(Composition.standard(1).cards()[:47], start=1):
+        cards.feed(kinds.BURN, {"card": str(c), "position": i}, "S2")
+    assert cards.remaining().composition is None and cards.remaining().why == "5 cards left: a round can use 6"
+    cards.feed(kinds.CARD, {"card": "AS", "position": 47}, "S2")  # the same position again: one card
+    assert cards.remaining().cards_out == 47
+
+
+def test_after_round_takes_the_cards_at_that_rounds_result_and_finds_its_edge_record() -> None:
+    entries = [
+        _Entry(1, kinds.SHOE_START, {"shoe": "S1", "decks": 8}, "S1"),
+        _Entry(2, kinds.CARD, {"card": "9S", "position": 2}, "S1"),
+        _Entry(3, kinds.ROUND_RESULT, {"round": 1, "kind": "normal"}, "S1"),
+        _Entry(4, kinds.CARD_DEFERRED, {"card": "9H", "position": 3}, "S1"),  # after the result: not counted
+        _Entry(5, kinds.EDGE, {"round": 1, "wagers": {}}, "S1"),
+    ]
+    point = after_round(entries, "S1", 1)
+    assert point.remaining.cards_out == 1 and point.edge == {"round": 1, "wagers": {}}
+    assert point.submission_record is None
+    assert after_round(entries, "S1", 2) is None
+    assert edge_percent("-0.07611327") == "-7.6113%" and edge_percent("0.00120000") == "+0.1200%"

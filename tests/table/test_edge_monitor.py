@@ -1,0 +1,146 @@
+"""The live edge monitor (controller/table/edge_monitor.py) on a real runner: the real core, links
+over the in-memory loopback to an emulated table, a real SQLite journal and the real worker
+(a process of its own, or a thread).
+
+Each ``edge`` record must be exact_odds on the remaining shoe, which the test rebuilds on its own
+from the journal's CARD_READ device events (the shoe's reads, not the table's records the monitor
+counts from); figures for a shoe that ended before they came are dropped; a void round has none."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from test_runner import INF, make_runner, run_to_the_end
+
+from controller.journal import Journal, JournalReader, kinds, verify
+from controller.rules.cards import Composition, card_from_wire
+from controller.rules.odds import exact_odds
+from controller.rules.submission import load_preset
+from controller.table.edge_monitor import EdgeMonitor
+from controller.table.io import TableRecord
+from firmware_bridge.emulator.table import EmulatedTable
+
+
+def remaining_from_reads(entries: list, shoe: str, decks: int, before_seq: int) -> Composition:
+    """The shoe's decks less every card its reader reported before entry ``before_seq``."""
+    out = [card_from_wire(e.payload["fields"]["rank"], e.payload["fields"]["suit"]) for e in entries
+           if e.kind == kinds.INPUT_DEVICE and e.payload["event"] == "CARD_READ" and e.shoe_id == shoe
+           and e.seq < before_seq]
+    return Composition.standard(decks).remove(out)
+
+
+@pytest.mark.parametrize("worker", ["process", "thread"])
+def test_each_round_gets_the_exact_figures_of_the_cards_left(tmp_path, worker: str) -> None:
+    sub = load_preset("ez-baccarat")
+    table = EmulatedTable(seed=21, speed=INF)
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = make_runner(table, journal, "ez-baccarat", rounds=6)
+    monitor = EdgeMonitor(worker=worker).attach(runner)
+    try:
+        run_to_the_end(runner)
+    finally:
+        monitor.close()
+        journal.close()
+        table.close()
+    assert runner.error is None and monitor.computed == 6
+    with JournalReader.open(tmp_path / "j.db") as r:
+        entries = list(r.entries())
+    results = {(e.shoe_id, e.payload["round"]): e for e in entries if e.kind == kinds.ROUND_RESULT}
+    edges = [e for e in entries if e.kind == kinds.EDGE]
+    assert sorted((e.shoe_id, e.payload["round"]) for e in edges) == sorted(results)
+    for edge in edges:
+        result = results[(edge.shoe_id, edge.payload["round"])]
+        assert edge.seq > result.seq and edge.round_no == edge.payload["round"]
+        left = remaining_from_reads(entries, edge.shoe_id, sub.decks, result.seq)
+        expected = exact_odds(sub, left).wagers
+        assert set(edge.payload["wagers"]) == {w.value for w in sub.wagers} == set(expected)
+        for name, w in edge.payload["wagers"].items():
+            assert Fraction(w["ev"]) == expected[name]["expected"], (edge.payload["round"], name)
+            assert abs(Fraction(w["edge"]) - expected[name]["expected"]) < Fraction(1, 10**8)
+        assert edge.payload["remaining"] == left.total and edge.payload["remaining_ranks"] == left.rank_counts()[1:]
+        assert edge.payload["cards_out"] == sub.decks * 52 - left.total
+        assert edge.payload["submission"] == "preset:ez-baccarat"
+    assert verify(tmp_path / "j.db").ok
+
+
+def _idle_runner(tmp_path):
+    """A runner that is not running: the test thread plays its owner (the journal's one writer)."""
+    from controller.table.core import TableCore
+    from controller.table.runner import TableRunner
+
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    return TableRunner(TableCore(load_preset("ez-baccarat")), journal), journal
+
+
+def _deal(monitor: EdgeMonitor, shoe: str, cards: list[str], round_kind: str = "normal") -> None:
+    monitor.observe(TableRecord(kinds.SHOE_START, {"shoe": shoe, "decks": 8}, shoe))
+    for i, c in enumerate(cards, start=1):
+        monitor.observe(TableRecord(kinds.CARD, {"card": c, "to": "player", "position": i, "n": i}, shoe, 1))
+    monitor.observe(TableRecord(kinds.ROUND_RESULT, {"round": 1, "kind": round_kind}, shoe, 1))
+
+
+def _run_owner_items(runner) -> None:
+    """Do what the owner thread does with the items the monitor hands it."""
+    item = runner.inbox.get(timeout=10)
+    item.task()
+    while not runner.inbox.empty():
+        runner.inbox.get_nowait().task()
+
+
+def test_figures_for_a_shoe_that_ended_before_they_came_are_dropped(tmp_path) -> None:
+    runner, journal = _idle_runner(tmp_path)
+    monitor = EdgeMonitor(worker="thread").attach(runner)
+    try:
+        _deal(monitor, "T1-S0001", ["9S", "8H", "KD", "QC"])
+        monitor.observe(TableRecord(kinds.RECONCILIATION, {}, "T1-S0001"))  # the shoe ends first
+        _run_owner_items(runner)
+        assert (monitor.computed, monitor.dropped) == (0, 1)
+        _deal(monitor, "T1-S0002", ["9S", "8H", "KD", "QC"])  # the next shoe's figures are journaled
+        _run_owner_items(runner)
+        assert (monitor.computed, monitor.dropped) == (1, 1)
+    finally:
+        monitor.close()
+        journal.close()
+    with JournalReader.open(tmp_path / "j.db") as r:
+        assert [(e.kind, e.shoe_id) for e in r.entries()] == [(kinds.EDGE, "T1-S0002")]
+
+
+def test_a_void_round_gets_no_figures_and_the_drain_journals_what_is_pending(tmp_path) -> None:
+    runner, journal = _idle_runner(tmp_path)
+    monitor = EdgeMonitor(worker="thread").attach(runner)
+    try:
+        _deal(monitor, "T1-S0001", ["9S", "8H", "KD", "QC"], round_kind="void")
+        assert monitor._pending == []
+        _deal(monitor, "T1-S0002", ["9S", "8H", "KD", "QC", "2C"])
+        monitor.drain()  # as the table stops, on the owner thread: pending figures are journaled
+        assert monitor.computed == 1
+    finally:
+        monitor.close()
+        journal.close()
+    with JournalReader.open(tmp_path / "j.db") as r:
+        [edge] = list(r.entries())
+    assert edge.kind == kinds.EDGE and edge.payload["cards_out"] == 5 and edge.payload["remaining"] == 411
+
+
+def test_a_wager_above_the_threshold_raises_the_notice_and_is_journaled(tmp_path) -> None:
+    """A shoe stripped of every 8 and 9 (no naturals, many three-card hands): Dragon 7 and Panda 8
+    turn in the player's favour."""
+    runner, journal = _idle_runner(tmp_path)
+    notices = []
+    runner.on_notice = notices.append
+    monitor = EdgeMonitor(threshold=Fraction(1, 100), worker="thread").attach(runner)
+    rich = [f"{r}{s}" for r in "89" for s in "CDHS" for _ in range(8)]
+    try:
+        _deal(monitor, "T1-S0001", rich)
+        _run_owner_items(runner)
+    finally:
+        monitor.close()
+        journal.close()
+    with JournalReader.open(tmp_path / "j.db") as r:
+        edge, alert = list(r.entries())
+    assert edge.kind == kinds.EDGE and alert.kind == kinds.EDGE_ALERT
+    hot = {k for k, w in edge.payload["wagers"].items() if Fraction(w["ev"]) > Fraction(1, 100)}
+    assert "dragon7" in hot and set(alert.payload["wagers"]) == hot and alert.payload["threshold"] == "0.01"
+    [notice] = notices
+    assert notice.level == "warning" and notice.text.startswith("surveillance: player edge above 0.01 after round 1")
+    assert "dragon7 +" in notice.text

@@ -1,0 +1,127 @@
+"""The edge monitor through the real CLI (docs/edge-monitor.md): ``shoectl run`` on the built-in
+emulated table in a process of its own, then ``shoectl journal replay --edges`` and ``shoectl odds
+--journal`` in-process on its journal.
+
+The Dragon-7-rich shoe is planted through the emulator's seed: a one-deck EZ Baccarat Rules
+Submission and ``--seed 4`` deal a shoe whose remaining cards favour the Dragon 7 after round 2 (the
+test recomputes that on its own from the shoe's reads before it looks for the notice)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from cli_run import run
+
+from controller.journal import JournalReader, kinds
+from controller.rules.cards import Composition, card_from_wire
+from controller.rules.odds import exact_odds
+from controller.rules.submission import load_preset, load_submission
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shoectl_run(journal: Path, *extra: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--speed", "max", *extra],
+                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def entries_of(journal: Path) -> list:
+    with JournalReader.open(journal) as r:
+        return list(r.entries())
+
+
+def reads_before(entries: list, shoe: str, seq: int) -> list:
+    return [card_from_wire(e.payload["fields"]["rank"], e.payload["fields"]["suit"]) for e in entries
+            if e.kind == kinds.INPUT_DEVICE and e.payload["event"] == "CARD_READ" and e.shoe_id == shoe and e.seq < seq]
+
+
+@pytest.fixture(scope="module")
+def ez_journal(tmp_path_factory) -> Path:
+    journal = tmp_path_factory.mktemp("edges") / "journal.db"
+    shoectl_run(journal, "--submission", "ez-baccarat", "--rounds", "4", "--seed", "3", "--display", "lines")
+    return journal
+
+
+def test_replay_shows_each_rounds_edge_figures(capsys, ez_journal: Path) -> None:
+    code, out, err = run(capsys, "journal", "replay", str(ez_journal), "--edges")
+    assert code == 0, err
+    lines = out.splitlines()
+    rounds = [i for i, line in enumerate(lines) if " round " in line and "[normal]" in line]
+    assert len(rounds) == 4
+    for i in rounds:
+        assert lines[i + 1].startswith("      edge (") and "dragon7 " in lines[i + 1] and "%" in lines[i + 1]
+    code, out, err = run(capsys, "journal", "replay", str(ez_journal), "--edges", "--json", "--round", "2")
+    assert code == 0, err
+    [doc] = [json.loads(line) for line in out.splitlines()]
+    [edge] = [e.payload for e in entries_of(ez_journal) if e.kind == kinds.EDGE and e.payload["round"] == 2]
+    assert doc["edge"] == edge and doc["edge_alert"] is None
+    code, out, _ = run(capsys, "journal", "replay", str(ez_journal), "--round", "2", "--json")
+    assert "edge" not in json.loads(out)  # only asked for
+
+
+def test_odds_recomputes_the_figures_after_a_round_from_the_journal(capsys, ez_journal: Path) -> None:
+    entries = entries_of(ez_journal)
+    [result] = [e for e in entries if e.kind == kinds.ROUND_RESULT and e.payload["round"] == 3]
+    code, out, err = run(capsys, "odds", "--journal", str(ez_journal), "--shoe", result.shoe_id, "--round", "3", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    left = Composition.standard(8).remove(reads_before(entries, result.shoe_id, result.seq))
+    expected = exact_odds(load_preset("ez-baccarat"), left).wagers
+    assert {k: Fraction(w["ev"]) for k, w in doc["wagers"].items()} == {k: w["expected"] for k, w in expected.items()}
+    assert doc["matches"] is True and doc["journaled"]["wagers"] == doc["wagers"] and doc["remaining"] == left.total
+    code, out, err = run(capsys, "odds", "--journal", str(ez_journal), "--shoe", result.shoe_id, "--round", "3")
+    assert code == 0, err
+    assert "after round 3" in out and out.count(" same\n") == 7 and "DIFFERS" not in out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--shoe", "T1-S0001", "--round", "99"], "no round 99 of shoe T1-S0001 in the journal"),
+    (["--round", "1"], "--journal needs --shoe S and --round N"),
+    (["--shoe", "T1-S0001", "--round", "1", "--removed", "AS"], "give no --removed or --decks"),
+])
+def test_odds_journal_input_errors_are_one_line(capsys, ez_journal: Path, argv: list, says: str) -> None:
+    code, out, err = run(capsys, "odds", "--journal", str(ez_journal), *argv)
+    assert code == 2 and out == "" and says in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("value", ["abc", "2", "-1.5", "0.0000001", "nan", "1e999", ""])
+def test_a_bad_edge_threshold_is_one_line_and_creates_nothing(capsys, tmp_path: Path, value: str) -> None:
+    journal = tmp_path / "j.db"
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--speed", "max", "--rounds", "1",
+                         f"--edge-threshold={value}")
+    assert code == 2 and len(err.splitlines()) == 1 and "--edge-threshold" in err, err
+    assert "Traceback" not in err and "None" not in err and not journal.exists()
+
+
+def test_no_edge_monitor_journals_no_edge_records(tmp_path: Path) -> None:
+    journal = tmp_path / "j.db"
+    shoectl_run(journal, "--submission", "ez-baccarat", "--rounds", "3", "--seed", "3", "--no-edge-monitor",
+                "--display", "lines")
+    found = {e.kind for e in entries_of(journal)}
+    assert kinds.ROUND_RESULT in found and not found & {kinds.EDGE, kinds.EDGE_ALERT}
+
+
+def test_a_dragon7_rich_shoe_raises_the_surveillance_notice(tmp_path: Path) -> None:
+    one_deck = tmp_path / "ez-1-deck.toml"
+    preset = (ROOT / "controller" / "rules" / "presets" / "ez-baccarat.toml").read_text(encoding="utf-8")
+    one_deck.write_text(preset.replace("decks = 8", "decks = 1"), encoding="utf-8")
+    sub = load_submission(one_deck)
+    journal = tmp_path / "j.db"
+    proc = shoectl_run(journal, "--submission", str(one_deck), "--rounds", "3", "--seed", "4", "--json")
+    entries = entries_of(journal)
+    [result] = [e for e in entries if e.kind == kinds.ROUND_RESULT and e.payload["round"] == 2]
+    left = Composition.standard(1).remove(reads_before(entries, result.shoe_id, result.seq))
+    assert exact_odds(sub, left).wagers["dragon7"]["expected"] > 0, "the seed no longer plants a Dragon-7-rich shoe"
+    [alert] = [e for e in entries if e.kind == kinds.EDGE_ALERT and e.payload["round"] == 2]
+    assert "dragon7" in alert.payload["wagers"] and alert.payload["threshold"] == "0"
+    assert Fraction(alert.payload["wagers"]["dragon7"]) > 0
+    notices = [json.loads(line)["notice"] for line in proc.stdout.splitlines() if line.startswith('{"notice":')]
+    assert any(n["level"] == "warning" and "after round 2 of" in n["text"] and "dragon7 +" in n["text"]
+               for n in notices), notices
