@@ -11,11 +11,12 @@ that refuses the credentials (or this table's topics), a chain that breaks.
 from __future__ import annotations
 
 import argparse
-import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import structlog
 
 from controller.cli.common import positive_int
 from controller.cli.stopping import run_until_signalled
@@ -27,6 +28,8 @@ from controller.journal.entry import Entry
 from controller.journal.tail import JournalTail
 from controller.logconfig import configure_logging
 from controller.scoreboard.state import TableView
+
+log = structlog.get_logger("shoectl.feed")
 
 STOP_GRACE_S = 10
 
@@ -89,17 +92,13 @@ def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
     return broker_options(args, url_flag="--feed") if args.feed else None
 
 
-def _say(line: str) -> None:
-    print(f"shoectl feed: {line}", file=sys.stderr, flush=True)
-
-
 def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = None, hmac_key: bytes | None = None,
               settings: FeedSettings = FeedSettings()) -> JournalFeed:
     tail = JournalTail.open(journal, hmac_key=hmac_key)
     try:
         position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"])
         position.load()  # a cursor of another journal is refused now, not on the feed's thread
-        return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings, say=_say)
+        return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)
     except BaseException:
         tail.close()
         raise
@@ -137,7 +136,7 @@ class FeedThread:
             self.feed.run(self._stop)
         except Exception as exc:  # noqa: BLE001 - the table goes on; the line says why the feed stopped
             self.error = exc
-            _say(f"error: the feed stopped: {exc}; the table goes on, its journal keeps every entry")
+            log.error(f"the feed stopped: {exc}; the table goes on, its journal keeps every entry")
         finally:
             self.feed.tail.close()
 

@@ -16,8 +16,8 @@ the event ``stop`` is set, then drains (see ``stop_grace``), says goodbye and re
   buffer: paho keeps those ``window`` entries and sends them again when it is back.
 - **Outages.** paho's network thread reconnects with backoff (``controller.floor.broker``). Each
   outage is logged once (``warning``) and its end once (``info``, with the entry the feed catches
-  up from). A broker that refuses the credentials stops the feed: ``FeedRefused``, logged at
-  ``error`` (a person must act). A PUBACK that refuses an entry (MQTT 5: not authorised to publish
+  up from). A broker that refuses the credentials stops the feed: ``FeedRefused``, which the
+  command reports (one line, exit 2; ``run --feed`` logs it at ``error``: a person must act). A PUBACK that refuses an entry (MQTT 5: not authorised to publish
   under that table's topic) stops it too.
 - **Status and roads.** ``summary`` (a ``TableSummary``: every entry read is given to it) says
   what the table looks like; the feed publishes it, retained, QoS 1, to ``.../status``
@@ -32,7 +32,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -81,13 +81,12 @@ class JournalFeed:
     """See the module docstring."""
 
     def __init__(self, tail: JournalTail, options: BrokerOptions, cursor: FeedCursor, summary: TableSummary,
-                 settings: FeedSettings = FeedSettings(), *, say: Callable[[str], None] | None = None) -> None:
+                 settings: FeedSettings = FeedSettings()) -> None:
         self.tail = tail
         self.options = options
         self.cursor = cursor
         self.summary = summary
         self.settings = settings
-        self.say = say  # one line for a person (standard error), besides the log
         self.table_id = tail.table_id
         self._events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self._wake = threading.Event()
@@ -215,8 +214,7 @@ class JournalFeed:
             log.info("connected to the broker", broker=self.options.url)
 
     def _refused(self, text: str) -> FeedRefused:
-        log.error(text)
-        return FeedRefused(text)
+        return FeedRefused(text)  # the caller says it: one line, where a person reads it
 
     def _publish_entries(self) -> bool:
         room = self.settings.window - self.window.outstanding

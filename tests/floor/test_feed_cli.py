@@ -1,0 +1,104 @@
+"""``shoectl feed``'s refusals: one line on standard error in the user's words, exit 2, nothing
+written (no cursor); and an unreachable broker at start, which is waited for, not an error."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_run import run
+from floor.test_feed import SHOECTL, stopped
+from services.mosquitto import Mosquitto, free_port
+from controller.journal import Journal
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Path:
+    path = tmp_path / "t1.db"
+    with Journal.open(path, table_id="T1") as j:
+        for i in range(5):
+            j.append("e", {"i": i})
+    return path
+
+
+def refused(capsys, *argv: str) -> str:
+    """Run ``shoectl feed ARGV``: exit 2 and one line on standard error, which is returned."""
+    code, out, err = run(capsys, "feed", *argv)
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shoectl feed: error: "), err
+    assert "Traceback" not in err and "None" not in err and "Error" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("http://127.0.0.1", "expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]"),
+    ("mqtt://127.0.0.1:99999", "Port out of range"),
+    ("mqtt://127.0.0.1:port", "expected mqtt://HOST[:PORT]"),
+    ("mqtt://T1:secret@127.0.0.1", "no user name or password in the URL"),
+    ("mqtt://", "no host"),
+    ("mqtt://127.0.0.1/shoectl", "only a host and a port"),
+])
+def test_a_bad_broker_url_is_one_line(capsys, journal: Path, url: str, says: str) -> None:
+    assert says in refused(capsys, "--journal", str(journal), "--broker", url)
+    assert not Path(f"{journal}.feed-cursor").exists()
+
+
+def test_bad_login_options_are_one_line(capsys, journal: Path, tmp_path: Path) -> None:
+    base = ["--journal", str(journal), "--broker", "mqtt://127.0.0.1:1"]
+    assert "cannot read the password file" in refused(capsys, *base, "--username", "T1", "--password-file",
+                                                      str(tmp_path / "nope"))
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    assert "first line is empty" in refused(capsys, *base, "--username", "T1", "--password-file", str(empty))
+    assert "--password-file needs --username" in refused(capsys, *base, "--password-file", str(empty))
+    assert "need an mqtts:// broker URL" in refused(capsys, *base, "--tls-ca", str(empty))
+    assert "cannot read the CA file: no such file" in refused(
+        capsys, "--journal", str(journal), "--broker", "mqtts://127.0.0.1:1", "--tls-ca", str(tmp_path / "ca.pem"))
+
+
+def test_not_a_journal_and_a_cursor_of_another_journal_are_one_line(capsys, journal: Path, tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.db"
+    bogus.write_text("not a database at all, " * 100)
+    assert "not a journal" in refused(capsys, "--journal", str(bogus), "--broker", "mqtt://127.0.0.1:1")
+    assert "no such journal" in refused(capsys, "--journal", str(tmp_path / "none.db"), "--broker", "mqtt://127.0.0.1:1")
+    other = tmp_path / "other.cursor"
+    other.write_text(json.dumps({"format": "shoectl-feed-cursor/1", "table_id": "T1",
+                                 "journal_created": "2020-01-01T00:00:00.000000Z", "seq": 3}))
+    line = refused(capsys, "--journal", str(journal), "--broker", "mqtt://127.0.0.1:1", "--cursor", str(other))
+    assert "the cursor of another journal" in line
+    other.write_text("garbage")
+    assert "not a feed cursor" in refused(capsys, "--journal", str(journal), "--broker", "mqtt://127.0.0.1:1",
+                                          "--cursor", str(other))
+
+
+def test_a_wrong_password_is_one_clear_line(capsys, journal: Path, mosquitto: Mosquitto, tmp_path: Path) -> None:
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not-the-password\n")
+    line = refused(capsys, "--journal", str(journal), "--broker", mosquitto.url, "--username", "T1",
+                   "--password-file", str(wrong))
+    assert f"the broker {mosquitto.url} refused the connection as T1: not authorised" in line
+    assert not Path(f"{journal}.feed-cursor").exists()
+
+
+def test_a_table_cannot_feed_under_another_tables_name(capsys, journal: Path, mosquitto: Mosquitto) -> None:
+    """The ACL lets user T2 publish under T2 only: T1's journal is refused (MQTT 5's PUBACK says so)."""
+    line = refused(capsys, "--journal", str(journal), "--broker", mosquitto.url, *mosquitto.login("T2"))
+    assert "refuses this table's entries on shoectl/v1/tables/T1/journal" in line
+    assert "is the MQTT user name the table id?" in line
+
+
+def test_an_unreachable_broker_at_start_is_waited_for_and_said_once(journal: Path) -> None:
+    port = free_port()  # nothing listens there
+    feed = subprocess.Popen([*SHOECTL, "feed", "--journal", str(journal), "--broker", f"mqtt://127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)  # several retries
+    assert feed.poll() is None  # still waiting
+    code, err = stopped(feed, signal.SIGTERM)
+    assert code == 128 + signal.SIGTERM
+    assert err.count("cannot reach the broker") == 1, err
+    assert "retrying, the entries wait in the journal" in err
