@@ -209,7 +209,7 @@ def run_verify(args: argparse.Namespace) -> int:
         if args.json:
             print_json(v.to_json())
         elif v.ok:
-            how = "links and hashes" if v.hashes_checked else "links (no key: hashes not recomputed)"
+            how = "links and hashes" if v.hashes_checked else "links (an HMAC journal without its key: hashes not recomputed)"
             print(f"{v.table_id}: OK: {v.entries} entries, last {v.last_seq}:{v.last_hash} ({how} checked)")
         else:
             print(f"{v.table_id}: FAILED at entry {v.first_bad_seq}: {v.reason}")

@@ -2,7 +2,9 @@
 stored a batch (``advance(conn, table_id, hasher, known)``).
 
 ``chain_positions`` holds the last seq up to which the table's entries are contiguous and
-checked, and that entry's hash. From there, each following stored entry is checked with the
+checked, and that entry's hash. Without the table's key, a table whose entry 1 carries its
+plain SHA-256 has every hash recomputed (``is_plain_sha256``); others are checked link by link.
+From there, each following stored entry is checked with the
 journal's own ``check_row`` (its ``prev_hash`` is the previous entry's hash; with the table's
 HMAC key, its hash is recomputed). An entry that fits moves the position on. One that does not:
 
@@ -32,18 +34,28 @@ from controller.journal.chaincheck import check_row
 _PAGE = 1000
 
 
-def position(conn: Any, table_id: str) -> tuple[int, str]:
-    """``(last_seq, last_hash)`` of ``table_id``'s checked chain, locked for this transaction."""
+def position(conn: Any, table_id: str) -> tuple[int, str, bool | None]:
+    """``(last_seq, last_hash, sha256)`` of ``table_id``'s checked chain, locked for this transaction."""
     conn.execute("INSERT INTO chain_positions (table_id, last_seq, last_hash) VALUES (%s, 0, %s) "
                  "ON CONFLICT DO NOTHING", (table_id, GENESIS_HASH))
-    row = conn.execute("SELECT last_seq, last_hash FROM chain_positions WHERE table_id = %s FOR UPDATE",
+    row = conn.execute("SELECT last_seq, last_hash, sha256 FROM chain_positions WHERE table_id = %s FOR UPDATE",
                        (table_id,)).fetchone()
-    return row[0], row[1]
+    return row[0], row[1], row[2]
+
+
+def is_plain_sha256(first: FloorEntry) -> bool:
+    """Whether entry 1's hash is its plain SHA-256: the table keeps a SHA-256 journal, so every hash
+    can be recomputed without a key. (An HMAC journal's entry 1 never is; a forger who made it so
+    would break entry 2's hash.)"""
+    return first.seq == 1 and check_row(first.chain_row(), GENESIS_HASH, Hasher(), first.table_id) is None
 
 
 def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int, FloorEntry]) -> tuple[int, str]:
-    """See the module docstring; returns the new position."""
-    last_seq, last_hash = position(conn, table_id)
+    """See the module docstring (``hasher``: the table's key, if the collector has it); returns the
+    new position."""
+    last_seq, last_hash, sha256 = position(conn, table_id)
+    if hasher is None and sha256:
+        hasher = Hasher()
     start = last_seq
     while True:
         rows = conn.execute("SELECT seq, line FROM entries WHERE table_id = %s AND seq > %s ORDER BY seq LIMIT %s",
@@ -54,6 +66,10 @@ def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int,
             if seq != last_seq + 1:
                 break
             entry = known.get(seq) or parse_entry(line)
+            if seq == 1 and hasher is None:
+                sha256 = is_plain_sha256(entry)
+                hasher = Hasher() if sha256 else None
+                conn.execute("UPDATE chain_positions SET sha256 = %s WHERE table_id = %s", (sha256, table_id))
             fitted = _fit(conn, table_id, entry, last_seq, last_hash, hasher)
             if fitted is None:
                 break

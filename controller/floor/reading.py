@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from controller.floor.chain import is_plain_sha256
 from controller.floor.message import parse_entry
 from controller.floor.rows import entries_of
 from controller.journal import kinds
@@ -60,12 +61,16 @@ def _lines(conn: Any, table_id: str) -> Iterator[tuple[str]]:
 
 def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdict:
     """Check ``table_id``'s whole chain as stored, from entry 1: contiguous seqs, every ``prev_hash``
-    link, every hash when ``hasher`` holds the table's key."""
+    link, every hash when ``hasher`` holds the table's key or the table keeps a SHA-256 journal
+    (``controller.floor.chain.is_plain_sha256``)."""
     check = ChainCheck(table_id, hasher)
     count = 0
     for (line,) in _lines(conn, table_id):
+        entry = parse_entry(line)
+        if count == 0 and hasher is None and is_plain_sha256(entry):
+            check.hasher = hasher = Hasher()
         count += 1
-        if not check.feed(parse_entry(line).chain_row()):
+        if not check.feed(entry.chain_row()):
             break
     return TableVerdict(table_id, count, check.last_seq, check.last_hash, check.first_bad_seq, check.reason,
                         hasher is not None)

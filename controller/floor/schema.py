@@ -11,7 +11,8 @@ Tables (version 1):
   ``line``: the exact JSON line received (what ``journal export`` wrote, without its newline: the
   byte-exact copy every comparison and every reader uses), ``stored_at`` (the commit's time);
 - ``chain_positions``: per table, the last seq up to which the chain is contiguous and checked,
-  and its hash (the incremental chain check resumes there);
+  and its hash (the incremental chain check resumes there), and ``sha256``: whether entry 1's hash
+  is its plain SHA-256 (then every hash is recomputed without a key; NULL until entry 1 is checked);
 - ``rejected_entries``: every body refused for a key (a second body, an entry that does not
   fit the chain), kept for the auditors, never read as an entry;
 - ``floor_alarms``: gaps, chain breaks, bad hashes, forgeries; open until resolved;
@@ -50,6 +51,7 @@ _STEPS: dict[int, tuple[str, ...]] = {
             table_id text PRIMARY KEY,
             last_seq bigint NOT NULL,
             last_hash text NOT NULL,
+            sha256 boolean,
             updated_at timestamptz NOT NULL DEFAULT clock_timestamp())""",
         """CREATE TABLE rejected_entries (
             id bigserial PRIMARY KEY,

@@ -81,7 +81,7 @@ class PostgresCluster:
 
     def create_database(self) -> str:
         name = f"floor_{uuid.uuid4().hex[:12]}"
-        self.sql(f'CREATE DATABASE "{name}"')
+        self.sql(f'CREATE DATABASE "{name}" STRATEGY = FILE_COPY')  # with fsync off, twice as fast as WAL_LOG
         return name
 
     def add_role(self, name: str, password: str, dbname: str) -> None:

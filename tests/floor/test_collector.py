@@ -1,0 +1,182 @@
+"""``shoectl floor collect`` as a process between a real Mosquitto (under the documented ACL) and a
+real PostgreSQL: every entry published is stored byte for byte; what is not a journal entry is
+dropped, counted and never stored; a collector SIGKILLed loses nothing published while it was
+down (persistent session, acknowledgement only after the commit); an unreachable broker is said
+in one line and waited for; refused credentials and a refused database are one line, exit 2."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import psycopg
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from floor.journals import SHOECTL, TableJournal, run_table
+from services.mosquitto import COLLECTOR, Mosquitto, password_of
+from services.postgres import free_port
+
+HANG = 30  # seconds before a wait is declared hung (never a performance limit)
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
+    return run_table(tmp_path_factory.mktemp("table"), rounds=6, seed=21)
+
+
+class Collector:
+    def __init__(self, broker_url: str, db: str, tmp: Path, *extra: str, login: list[str]) -> None:
+        self.err = tmp / f"collector-{time.monotonic_ns()}.err"
+        self.proc = subprocess.Popen([*SHOECTL, "floor", "collect", "--broker", broker_url, "--db", db, *login,
+                                      "--log-level", "info", *extra],
+                                     stdout=subprocess.DEVNULL, stderr=self.err.open("wb"), stdin=subprocess.DEVNULL)
+
+    def stderr(self) -> str:
+        return self.err.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=HANG)
+
+
+@pytest.fixture
+def collectors() -> Iterator[list[Collector]]:
+    started: list[Collector] = []
+    yield started
+    for c in started:
+        if c.proc.poll() is None:
+            c.proc.kill()
+            c.proc.wait()
+
+
+def start(collectors: list[Collector], broker: Mosquitto, db: str, tmp: Path, *extra: str,
+          subscribed: bool = True) -> Collector:
+    """A collector process; with ``subscribed``, once it has subscribed (its session exists from
+    then on: what is published before a collector's first subscription is nobody's)."""
+    c = Collector(broker.url, db, tmp, *extra, login=broker.login(COLLECTOR))
+    collectors.append(c)
+    if subscribed:
+        wait_until(lambda: "collecting" in c.stderr(), "the collector subscribed", c)
+    return c
+
+
+def publisher(broker: Mosquitto, user: str = "T1") -> mqtt.Client:
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"test-{user}-{time.monotonic_ns()}",
+                         protocol=mqtt.MQTTv5)
+    client.username_pw_set(user, password_of(user))
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    return client
+
+
+def publish(client: mqtt.Client, messages: list[str | bytes], table: str = "T1") -> None:
+    infos = [client.publish(f"shoectl/v1/tables/{table}/journal", m, qos=1) for m in messages]
+    for info in infos:
+        info.wait_for_publish(timeout=HANG)
+
+
+def wait_until(predicate, what: str, proc: Collector | None = None) -> None:
+    end = time.monotonic() + HANG
+    while not predicate():
+        if proc is not None and proc.proc.poll() is not None:
+            raise AssertionError(f"the collector exited {proc.proc.returncode}: {proc.stderr()}")
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}" + (f": {proc.stderr()}" if proc else ""))
+        time.sleep(0.1)
+
+
+def query(db: str, sql: str) -> list[tuple]:
+    try:
+        with psycopg.connect(db) as conn:
+            return conn.execute(sql).fetchall()
+    except psycopg.errors.UndefinedTable:
+        return []
+
+
+def stored(db: str) -> list[str]:
+    return [line + "\n" for (line,) in query(db, "SELECT line FROM entries WHERE table_id = 'T1' ORDER BY seq")]
+
+
+def test_every_entry_is_stored_and_what_is_not_one_is_dropped_counted_never_stored(
+        mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
+    collector = start(collectors, mosquitto, floor_db, tmp_path, "--max-message-bytes", "8192")
+    client = publisher(mosquitto)
+    as_t2 = json.loads(journal.lines[0]) | {"table_id": "T2"}
+    try:
+        publish(client, [*journal.lines[:30], b"not json", json.dumps(as_t2), b"{" + b" " * 9000 + b"}",
+                         json.dumps({"seq": 31}), *journal.lines[30:]])
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    wait_until(lambda: len(stored(floor_db)) == len(journal.lines), "every entry stored", collector)
+    wait_until(lambda: query(floor_db, "SELECT sum(count) FROM dropped_messages") == [(4,)], "4 dropped", collector)
+    assert stored(floor_db) == journal.lines
+    dropped = dict(query(floor_db, "SELECT reason, count FROM dropped_messages WHERE table_id = 'T1'"))
+    assert dropped == {"not_json": 1, "wrong_table": 1, "too_large": 1, "bad_field": 1}
+    assert query(floor_db, "SELECT count(*) FROM entries WHERE table_id <> 'T1'") == [(0,)]
+    assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
+    assert collector.stop() == 128 + signal.SIGTERM
+    assert "Traceback" not in collector.stderr()
+    status = subprocess.run([*SHOECTL, "floor", "status", "--db", floor_db], capture_output=True, text=True)
+    assert "4 dropped" in status.stdout and "dropped 1 message(s) on T1: wrong_table" in status.stdout
+
+
+def test_a_collector_killed_loses_nothing_published_while_it_was_down(
+        mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
+    lines = journal.lines
+    first = start(collectors, mosquitto, floor_db, tmp_path)
+    client = publisher(mosquitto)
+    try:
+        publish(client, lines[:80])
+        wait_until(lambda: len(stored(floor_db)) == 80, "the first 80 stored", first)
+        assert first.stop(signal.SIGKILL) == -signal.SIGKILL
+        publish(client, lines[80:])  # nobody collecting: the broker keeps them for the session
+        time.sleep(0.5)
+        assert len(stored(floor_db)) == 80
+        second = start(collectors, mosquitto, floor_db, tmp_path)
+        wait_until(lambda: len(stored(floor_db)) == len(lines), "every entry stored", second)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    assert stored(floor_db) == lines
+    assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
+    verify = subprocess.run([*SHOECTL, "floor", "verify", "--db", floor_db], capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(
+        mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
+    mosquitto._halt()
+    collector = start(collectors, mosquitto, floor_db, tmp_path, subscribed=False)
+    wait_until(lambda: "unreachable; retrying until it answers" in collector.stderr(), "the one line", collector)
+    mosquitto._run()
+    wait_until(lambda: "collecting" in collector.stderr(), "the collector subscribed", collector)
+    client = publisher(mosquitto)
+    try:
+        publish(client, journal.lines[:10])
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    wait_until(lambda: len(stored(floor_db)) == 10, "entries stored once the broker is up", collector)
+    assert collector.stderr().count("shoectl floor collect: ") == 1
+
+
+def test_refused_credentials_or_database_are_one_line_exit_2(mosquitto: Mosquitto, floor_db: str,
+                                                             tmp_path: Path) -> None:
+    wrong = tmp_path / "wrong.password"
+    wrong.write_text("not-the-password\n")
+    done = subprocess.run([*SHOECTL, "floor", "collect", "--broker", mosquitto.url, "--db", floor_db, "--username",
+                           COLLECTOR, "--password-file", str(wrong), "--log-level", "error"],
+                          capture_output=True, text=True, timeout=HANG)
+    assert done.returncode == 2 and "refused the connection as collector@floor" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and "not-the-password" not in done.stderr
+    closed = f"postgresql://postgres@127.0.0.1:{free_port()}/floor"
+    done = subprocess.run([*SHOECTL, "floor", "collect", "--broker", mosquitto.url, "--db", closed,
+                           *mosquitto.login(COLLECTOR)], capture_output=True, text=True, timeout=HANG)
+    assert done.returncode == 2 and "cannot use the database" in done.stderr and done.stderr.count("\n") == 1

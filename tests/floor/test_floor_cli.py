@@ -1,0 +1,153 @@
+"""``shoectl floor backfill|verify|status|rounds`` through the real CLI on a real PostgreSQL:
+`floor rounds` equals the table's own `journal replay`, verify names the first bad (table, seq),
+a gap closed by a backfill, and bad input refused on one line with exit 2, changing nothing."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from cli_run import run
+from floor.journals import TableJournal, run_table
+from services.postgres import PostgresCluster, free_port
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
+    return run_table(tmp_path_factory.mktemp("table"), rounds=10, seed=11)
+
+
+def count(db: str, sql: str = "SELECT count(*) FROM entries") -> int:
+    with psycopg.connect(db) as conn:
+        return conn.execute(sql).fetchone()[0]
+
+
+def test_floor_rounds_equals_the_tables_own_journal_replay(capsys, floor_db: str, journal: TableJournal) -> None:
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0
+    for extra in (["--json"], [], ["--json", "--round", "3"]):
+        code, replayed, _ = run(capsys, "journal", "replay", str(journal.path), *extra)
+        assert code == 0 and replayed
+        assert run(capsys, "floor", "rounds", "--db", floor_db, "--table", "T1", *extra) == (0, replayed, "")
+    shoe = json.loads(run(capsys, "journal", "replay", str(journal.path), "--json")[1].splitlines()[-1])["shoe"]
+    code, replayed, _ = run(capsys, "journal", "replay", str(journal.path), "--json", "--shoe", shoe)
+    assert run(capsys, "floor", "rounds", "--db", floor_db, "--table", "T1", "--json", "--shoe", shoe) == \
+        (0, replayed, "")
+
+
+def test_a_backfill_closes_a_gap_and_a_second_one_changes_nothing(capsys, floor_db: str, journal: TableJournal,
+                                                                   tmp_path: Path) -> None:
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(journal.lines[:40] + journal.lines[55:]), encoding="utf-8")
+    code, out, _ = run(capsys, "floor", "backfill", "--db", floor_db, str(part))
+    assert code == 0 and "T1 checked to 40" in out
+    code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
+    assert "1 gap" in out and "alarm T1 entry 41: gap: entries 41-55 are missing (entry 56 arrived)" in out
+    code, out, err = run(capsys, "floor", "verify", "--db", floor_db)
+    assert code == 1 and "T1: FAILED at entry 41" in out and "table T1, seq 41" in err
+    code, out, _ = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    assert code == 0 and f"{len(journal.lines) - 40 - (len(journal.lines) - 55)} stored" in out
+    assert f"T1 checked to {len(journal.lines)}" in out
+    status = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])
+    assert status["alarms"] == [] and status["tables"][0]["open_alarms"] == {}
+    assert run(capsys, "floor", "verify", "--db", floor_db)[0] == 0
+    code, out, _ = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    assert code == 0 and f"0 stored, {len(journal.lines)} already stored" in out
+
+
+def test_status_shows_each_table(capsys, floor_db: str, journal: TableJournal) -> None:
+    run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    last = json.loads(journal.lines[-1])
+    status = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])
+    row = status["tables"][0]
+    assert row["table"] == "T1" and row["last_seq"] == row["checked_seq"] == last["seq"]
+    assert row["last_entry_ts"] == last["ts"] and row["shoe"] == last["shoe_id"] or row["shoe"]
+    assert row["rounds_today"] == 10 and row["open_alarms"] == {} and row["dropped_messages"] == 0
+    assert row["state"] is not None and row["lag_seconds"] is not None
+    code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
+    assert code == 0 and out.startswith(f"T1: last entry {last['seq']} at {last['ts']}, ")
+    assert "10 rounds today, no alarm" in out
+
+
+def test_verify_names_the_first_bad_entry_of_a_store_edited_behind_its_back(capsys, floor_db: str,
+                                                                            journal: TableJournal) -> None:
+    run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1")
+    assert code == 0 and out.startswith(f"T1: OK: {len(journal.lines)} entries")
+    with psycopg.connect(floor_db) as conn:
+        conn.execute("UPDATE entries SET line = replace(line, '\"ts\":\"2', '\"ts\":\"1') WHERE seq = 2")
+    code, out, err = run(capsys, "floor", "verify", "--db", floor_db, "--json")
+    assert code == 1 and json.loads(out)["first_bad_seq"] == 2
+    assert err == "shoectl floor verify: first bad entry: table T1, seq 2\n"
+
+
+@pytest.mark.parametrize("url, says", [
+    ("mysql://root@127.0.0.1/x", "--db must be a PostgreSQL URL"),
+    ("postgresql://u@127.0.0.1:1/x?bogus=1", "not a valid PostgreSQL URL"),
+])
+def test_a_bad_db_url_is_one_line_exit_2(capsys, url: str, says: str, journal: TableJournal) -> None:
+    for argv in (["status"], ["verify"], ["rounds", "--table", "T1"], ["backfill", str(journal.export_file)]):
+        code, out, err = run(capsys, "floor", *argv, "--db", url)
+        assert code == 2 and out == "" and says in err and err.count("\n") == 1, (argv, err)
+
+
+def test_a_database_that_refuses_is_one_line_exit_2_and_the_password_never_shown(
+        capsys, postgres_cluster: PostgresCluster, floor_db: str, journal: TableJournal) -> None:
+    closed = f"postgresql://postgres@127.0.0.1:{free_port()}/x"
+    code, _, err = run(capsys, "floor", "backfill", "--db", closed, str(journal.export_file))
+    assert code == 2 and "cannot use the database" in err and "refused" in err and err.count("\n") == 1
+    dbname = floor_db.rsplit("/", 1)[1]
+    postgres_cluster.add_role("floorman", "right-password", dbname)
+    wrong = postgres_cluster.url(dbname, user="floorman", password="wrong-password")
+    code, _, err = run(capsys, "floor", "backfill", "--db", wrong, str(journal.export_file))
+    assert code == 2 and "password authentication failed" in err and "wrong-password" not in err
+    assert count(floor_db, "SELECT count(*) FROM pg_tables WHERE tablename = 'entries'") == 0
+    right = postgres_cluster.url(dbname, user="floorman", password="right-password")
+    assert run(capsys, "floor", "backfill", "--db", right, str(journal.export_file))[0] == 0
+
+
+def test_reading_a_database_without_a_store_says_so(capsys, floor_db: str) -> None:
+    code, out, err = run(capsys, "floor", "status", "--db", floor_db)
+    assert code == 2 and "holds no floor store yet" in err and out == ""
+
+
+@pytest.mark.parametrize("content, says", [
+    (b"not json\n", "line 2: not one JSON object"),
+    (b'{"seq": 1}\n', "line 2: no ts, kind"),
+    (b"", "no journal entries"),
+    (b"\xff\xfe\n", "line 2: not UTF-8"),
+])
+def test_a_bad_export_file_is_refused_whole_and_nothing_is_stored(capsys, floor_db: str, journal: TableJournal,
+                                                                   tmp_path: Path, content: bytes, says: str) -> None:
+    first = tmp_path / "first.jsonl"
+    first.write_text("".join(journal.lines[:5]), encoding="utf-8")
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(first))[0] == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(journal.lines[5].encode() + content if content else content)
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(bad))
+    assert code == 2 and out == "" and says in err and err.count("\n") == 1
+    assert count(floor_db) == 5
+
+
+def test_a_missing_or_unusable_file_or_keys_file_is_one_line(capsys, floor_db: str, journal: TableJournal,
+                                                            tmp_path: Path) -> None:
+    code, _, err = run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path / "none.jsonl"))
+    assert code == 2 and "no such file" in err
+    code, _, err = run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path))
+    assert code == 2 and err.count("\n") == 1
+    keys = tmp_path / "keys.toml"
+    keys.write_text('[keys]\nT1 = "missing.key"\n')
+    code, _, err = run(capsys, "floor", "verify", "--db", floor_db, "--keys", str(keys))
+    assert code == 2 and "keys.T1" in err and "not found" in err and err.count("\n") == 1
+
+
+def test_a_keys_file_lets_verify_recompute_hmac_hashes(capsys, floor_db: str, tmp_path_factory) -> None:
+    keyed = run_table(tmp_path_factory.mktemp("hmac"), table_id="T3", rounds=2, hmac=True)
+    keys = keyed.path.parent / "keys.toml"
+    keys.write_text(f'[keys]\nT3 = "{keyed.key_file.name}"\n')
+    assert run(capsys, "floor", "backfill", "--db", floor_db, "--keys", str(keys), str(keyed.export_file))[0] == 0
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--keys", str(keys))
+    assert code == 0 and "(links and hashes checked)" in out
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db)
+    assert code == 0 and "without its key: hashes not recomputed" in out
