@@ -53,7 +53,7 @@ except ImportError:  # run as a script from benchmarks/
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from benchmarks.stats import percentile
 
-from tests.bridge.fake_device import FakeDevice, card  # noqa: E402 - the tests' scripted device
+from tests.link.fake_device import FakeDevice, card  # noqa: E402 - the tests' scripted device
 
 GOAL_RATIO = 3.0
 TIMING = Timing(response_timeout_ms=250, heartbeat_interval_ms=1000, retries=3,

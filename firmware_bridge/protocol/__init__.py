@@ -9,6 +9,8 @@ Layers, one module each:
   ``commands`` (host -> device), ``replies``, ``device_events``; each a frozen dataclass on
   ``message_base.Message`` with its payload encode/decode; ``wire_values``: the type bytes, field
   enumerations and limits.
+- ``message_stream``: ``MessageDecoder``, bytes -> typed messages in one pass (the host's
+  receiving side), with a hand-written CARD_READ path checked against the generic one.
 - ``connection``: ``HostConnection`` (the controller) and ``DeviceConnection`` (a shuffler or
   shoe): sequence numbers, one command at a time, retransmission and replay, event counters and
   acknowledgements (which counters are new is decided across sessions by the link's

@@ -71,6 +71,7 @@ __all__ = [
     "cobs_encode",
     "crc16",
     "encode_frame",
+    "parse_chunk",
     "parse_frame",
 ]
 
@@ -84,6 +85,10 @@ MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE  # 264: largest decoded body
 MAX_ENCODED = MAX_FRAME + -(-MAX_FRAME // 254)  # 266: largest COBS encoding, delimiter excluded
 DELIMITER = b"\x00"
 CRC_INIT = 0xFFFF
+# The CRC register that becomes CRC_INIT after one 0x00 byte: a COBS chunk decoded in place
+# keeps its first code byte, zeroed, in front of the body, and crc_hqx(chunk, this) is the
+# body's CRC without slicing it off (a test checks the constant).
+CRC_INIT_BEFORE_ZERO = 0x1E0C
 FLAG_RETRANSMISSION = 0x01
 
 _CRC = struct.Struct(">H")
@@ -271,35 +276,56 @@ def _recover(chunk: bytes) -> tuple[int, Frame] | None:
     return None
 
 
+def parse_chunk(chunk: bytes | bytearray) -> list[Frame | Dropped]:
+    """Parse one complete chunk (the bytes between two delimiters, not empty; left unchanged) by
+    rules 2 and 3: ``[frame]``, ``[drop]``, or ``[drop of the garbage, frame recovered after it]``."""
+    if len(chunk) <= MAX_ENCODED:
+        result = _parse_owned(bytearray(chunk))
+        if type(result) is Frame or result.seq is not None:
+            return [result]
+    else:
+        result = Dropped(DropReason.OVERSIZE, len(chunk))
+    found = _recover(chunk)
+    if found is None:
+        return [result]
+    start, frame = found
+    reason = DropReason.OVERSIZE if len(chunk) > MAX_ENCODED else DropReason.GARBAGE
+    return [Dropped(reason, start), frame]
+
+
 class FrameDecoder:
     """Incremental frame decoder: feed bytes with ``receive_data``, pull with ``next_frame``.
 
     ``next_frame()`` returns a ``Frame``, a ``Dropped`` report, or ``None`` when it needs more data.
     Iterating the decoder yields frames and reports until it needs more data. It never raises on
     any input; see the module docstring for the resync rules.
+
+    Batch use (``MessageDecoder``): ``take_chunks()`` hands over every complete chunk at once, for
+    the caller to parse with ``parse_chunk`` (or a faster path of its own giving the same results).
     """
 
-    __slots__ = ("_buf", "_pos", "_queue")
+    __slots__ = ("_tail", "_chunks", "_queue")
 
     def __init__(self) -> None:
-        self._buf = bytearray()
-        self._pos = 0
-        self._queue: deque[Frame | Dropped] = deque()
+        self._tail = bytearray()     # received bytes after the last delimiter
+        self._chunks: deque[bytearray | Dropped] = deque()  # complete chunks not parsed yet; rule 4's report last
+        self._queue: deque[Frame | Dropped] = deque()   # the frame recovered behind a garbage report
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
         """Append received bytes (any amount, any split)."""
-        self._buf += data
+        self._tail += data
 
     @property
     def buffered(self) -> int:
         """Bytes received but not yet terminated by a delimiter."""
-        return len(self._buf) - self._pos
+        return len(self._tail)
 
     def reset(self) -> Dropped | None:
         """Discard any partial frame (e.g. after a reconnect); report it if there was one."""
-        pending = len(self._buf) - self._pos
-        self._buf.clear()
-        self._pos = 0
+        pending = len(self._tail) + sum(len(c) + 1 if type(c) is bytearray else c.nbytes  # type: ignore[union-attr]
+                                        for c in self._chunks)
+        self._tail.clear()
+        self._chunks.clear()
         self._queue.clear()
         return Dropped(DropReason.RESET, pending) if pending else None
 
@@ -311,44 +337,39 @@ class FrameDecoder:
         """Return the next frame or drop report, or ``None`` if more data is needed."""
         if self._queue:
             return self._queue.popleft()
-        buf = self._buf
-        pos = self._pos
+        chunks = self._chunks
         while True:
-            end = buf.find(0, pos)
-            if end < 0:
-                return self._need_data(pos)
-            if end == pos:  # idle fill between delimiters
-                pos += 1
-                continue
-            self._pos = end + 1
-            if end - pos <= MAX_ENCODED:
-                result = _parse_owned(buf[pos:end])
-                if type(result) is Frame or result.seq is not None:
-                    return result
-            else:
-                result = Dropped(DropReason.OVERSIZE, end - pos)
-            return self._resync(bytes(buf[pos:end]), result)
+            if not chunks:
+                self._split()
+                if not chunks:
+                    return None
+            chunk = chunks.popleft()
+            if type(chunk) is not bytearray:
+                return chunk  # type: ignore[return-value]  # rule 4's report
+            if chunk:  # an empty chunk is idle fill between delimiters
+                items = parse_chunk(chunk)
+                if len(items) > 1:
+                    self._queue.append(items[1])
+                return items[0]
 
-    def _resync(self, chunk: bytes, failure: Dropped) -> Frame | Dropped:
-        found = _recover(chunk)
-        if found is None:
-            return failure
-        start, frame = found
-        self._queue.append(frame)
-        reason = DropReason.OVERSIZE if len(chunk) > MAX_ENCODED else DropReason.GARBAGE
-        return Dropped(reason, start)
+    def take_chunks(self) -> list[bytearray | Dropped]:
+        """Every complete chunk not handed out yet, in order and without its delimiter (empty
+        ones are idle fill), for the caller to parse (it owns them: a fresh ``bytearray`` each);
+        the last item may be rule 4's ``Dropped`` report for the unterminated bytes. Do not mix with ``next_frame`` in the middle of a
+        recovered frame (``next_frame`` first returns what it holds)."""
+        self._split()
+        chunks = list(self._chunks)
+        self._chunks.clear()
+        return chunks
 
-    def _need_data(self, pos: int) -> Dropped | None:
-        buf = self._buf
-        pending = len(buf) - pos
-        if pending > 2 * MAX_ENCODED:
-            excess = pending - MAX_ENCODED
-            del buf[:pos + excess]
-            self._pos = 0
-            return Dropped(DropReason.OVERSIZE, excess)
-        if pending == 0:
-            buf.clear()
-        elif pos:
-            del buf[:pos]
-        self._pos = 0
-        return None
+    def _split(self) -> None:
+        """Move the complete chunks from the tail to ``_chunks``; trim the tail by rule 4."""
+        tail = self._tail
+        end = tail.rfind(0)
+        if end >= 0:
+            self._chunks.extend(tail[:end].split(b"\x00"))
+            del tail[:end + 1]
+        if len(tail) > 2 * MAX_ENCODED:
+            excess = len(tail) - MAX_ENCODED
+            del tail[:excess]
+            self._chunks.append(Dropped(DropReason.OVERSIZE, excess))

@@ -10,10 +10,10 @@ from .errors import (
     ProtocolStateError,
     RemoteProtocolError,
     UnexpectedMessageError,
-    UnknownMessageTypeError,
     WrongRoleError,
 )
-from .framing import FLAG_RETRANSMISSION, Dropped, Frame, FrameDecoder
+from .framing import FLAG_RETRANSMISSION, Dropped
+from .message_stream import Decoded, MessageDecoder
 
 from .messages import (
     EXPECTED_REPLY,
@@ -24,7 +24,6 @@ from .messages import (
     MessageType,
     Nak,
     Sync,
-    decode_message,
     encode_message,
 )
 from .connection_events import (
@@ -49,7 +48,7 @@ class HostConnection:
     """
 
     def __init__(self, *, first_seq: int = 0) -> None:
-        self._decoder = FrameDecoder()
+        self._decoder = MessageDecoder()
         self._queue: deque[HostEvent] = deque()
         self._next_seq = first_seq & 0xFF
         self._pending: PendingCommand | None = None
@@ -144,46 +143,55 @@ class HostConnection:
         """
         if self._queue:
             return self._queue.popleft()
-        item = self._decoder.next_frame()
+        item = self._decoder.next_item()
         if item is None:
             return NEED_DATA
+        if type(item) is Decoded:
+            kind = item.msg_type & _KIND_MASK
+            if kind == _EVENT_BITS:
+                return self._on_event(item)
+            if kind == _REPLY_BITS:
+                return self._on_reply(item)
+            raise UnexpectedMessageError(f"device sent {_type_name(item.msg_type)}, a host command",
+                                         seq=item.seq, msg_type=item.msg_type)
         if type(item) is Dropped:
             return item
-        kind = item.msg_type & _KIND_MASK
-        if kind == _EVENT_BITS:
-            return self._on_event(item)
-        if kind == _REPLY_BITS:
-            return self._on_reply(item)
-        if item.msg_type not in _DEFINED_TYPES:
-            raise UnknownMessageTypeError(f"unknown message type {item.msg_type:#04x}",
-                                          seq=item.seq, msg_type=item.msg_type)
-        raise UnexpectedMessageError(f"device sent {_type_name(item.msg_type)}, a host command",
-                                     seq=item.seq, msg_type=item.msg_type)
+        raise self._undecodable(item)  # type: ignore[arg-type]
 
-    def _on_event(self, frame: Frame) -> HostEvent:
-        event = decode_message(frame)
-        if event.counter == 0:  # type: ignore[attr-defined]
-            raise UnexpectedMessageError(f"{event.TYPE.name} with event counter 0 (counters start "
-                                         "at 1)", seq=frame.seq, msg_type=frame.msg_type)
-        return EventReceived(event, bool(frame.flags & FLAG_RETRANSMISSION))  # type: ignore[arg-type]
-
-    def _on_reply(self, frame: Frame) -> HostEvent:
+    def _undecodable(self, exc: RemoteProtocolError) -> RemoteProtocolError:
+        """A CRC-valid frame that did not decode: the error to raise. If it carried the pending
+        command's sequence number in a reply's type, that command is finished by it."""
+        msg_type = exc.msg_type if exc.msg_type is not None else 0
+        kind = msg_type & _KIND_MASK
+        if kind == 0 and msg_type in _DEFINED_TYPES:
+            return UnexpectedMessageError(f"device sent {_type_name(msg_type)}, a host command",
+                                          seq=exc.seq, msg_type=msg_type)
         pending = self._pending
-        if pending is None or frame.seq != pending.seq:
-            return StaleReply(frame.seq, decode_message(frame))  # type: ignore[arg-type]
+        if kind == _REPLY_BITS and pending is not None and exc.seq == pending.seq:
+            self._pending = None
+            exc.command = pending.command
+        return exc
+
+    def _on_event(self, item: Decoded) -> HostEvent:
+        event = item.message
+        if event.counter == 0:  # type: ignore[attr-defined]
+            raise UnexpectedMessageError(f"{event.TYPE.name} with event counter 0 (counters start "  # type: ignore[attr-defined]
+                                         "at 1)", seq=item.seq, msg_type=item.msg_type)
+        return EventReceived(event, bool(item.flags & FLAG_RETRANSMISSION))  # type: ignore[arg-type]
+
+    def _on_reply(self, item: Decoded) -> HostEvent:
+        pending = self._pending
+        reply = item.message
+        if pending is None or item.seq != pending.seq:
+            return StaleReply(item.seq, reply)  # type: ignore[arg-type]
         self._pending = None
         command = pending.command
-        try:
-            reply = decode_message(frame)
-        except RemoteProtocolError as exc:
-            exc.command = command
-            raise
         expected = EXPECTED_REPLY[type(command)]
         if type(reply) is not expected and type(reply) is not Nak:
             raise UnexpectedMessageError(
-                f"{command.TYPE.name} was answered with {reply.TYPE.name}",
-                seq=frame.seq, msg_type=frame.msg_type, command=command)
-        result = ReplyReceived(frame.seq, command, reply, pending.attempts)  # type: ignore[arg-type]
+                f"{command.TYPE.name} was answered with {reply.TYPE.name}",  # type: ignore[attr-defined]
+                seq=item.seq, msg_type=item.msg_type, command=command)
+        result = ReplyReceived(item.seq, command, reply, pending.attempts)  # type: ignore[arg-type]
         if type(reply) is Nak:
             if reply.code == NakCode.NOT_SYNCED:
                 self._synced = False
@@ -196,7 +204,7 @@ class HostConnection:
             if reply.token != command.token:  # type: ignore[attr-defined]
                 raise UnexpectedMessageError(
                     f"HEARTBEAT token {command.token:#x} echoed as {reply.token:#x}",  # type: ignore[attr-defined]
-                    seq=frame.seq, msg_type=MessageType.HEARTBEAT_REPLY, command=command)
+                    seq=item.seq, msg_type=MessageType.HEARTBEAT_REPLY, command=command)
         elif type(command) is Hello:
             if reply.event_epoch != self._epoch:  # type: ignore[attr-defined]
                 self._epoch = reply.event_epoch  # type: ignore[attr-defined]
