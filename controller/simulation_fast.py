@@ -66,7 +66,7 @@ class Tableau:
     """The trie flattened for dealing by rank.
 
     A leaf code is ``4 * leaf + 2 * player_pair + banker_pair`` (< ``codes``); ``facts[code]`` is
-    its ``RoundFacts``. ``flat`` holds inner nodes as blocks of 14 entries indexed by rank (entry 0
+    its ``RoundFacts`` and ``cards_used[code]`` the cards its round took. ``flat`` holds inner nodes as blocks of 14 entries indexed by rank (entry 0
     unused); a node is its block's start, always >= ``codes``, so ``node < codes`` tells a leaf.
     The first four cards ``r1 r2 r3 r4`` (Player, Banker, Player, Banker) lead to
     ``flat[player[r1 << 4 | r3] + banker[r2 << 4 | r4]]``.
@@ -74,6 +74,7 @@ class Tableau:
 
     def __init__(self, trie: PuntoBancoTrie) -> None:
         self.codes = 4 * len(trie.leaves)
+        self.cards_used = [used for _, used in trie.leaves for _ in range(4)]
         self.facts = [RoundFacts(f.outcome, player_pair=bool(c & 2), banker_pair=bool(c & 1),
                                  dragon7=f.dragon7, panda8=f.panda8)
                       for f, _ in trie.leaves for c in range(4)]
@@ -183,7 +184,7 @@ def tally_shoe_fast(shoe: PreparedShoe, trie: PuntoBancoTrie) -> Tally:
 
 
 @lru_cache(maxsize=None)
-def _base_ranks(decks: int) -> list[int]:
+def base_ranks(decks: int) -> list[int]:
     """The ranks of a fresh shoe in the order of ``Composition.cards()`` (the reference path's)."""
     return [c.rank for c in Composition.standard(decks).cards()]
 
@@ -192,7 +193,7 @@ def deal_batch(submission: Any, rng: random.Random, shoes: int,
                on_shoe: Callable[[Tally], None] | None = None) -> Tally:
     """Deal ``shoes`` whole shoes (module docstring); ``on_shoe`` gets each shoe's own tally."""
     tableau = tableau_for(submission.game)
-    base = _base_ranks(submission.decks)
+    base = base_ranks(submission.decks)
     burn, n = submission.burn_cards, len(base)
     counts = [0] * tableau.codes
     total = Tally()

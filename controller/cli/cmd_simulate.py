@@ -1,6 +1,7 @@
 """``shoectl simulate --submission FILE --shoes N [--seed S] [--json] [--rounds] [--plot FILE]``.
 
-Deals whole shoes as the table would (``controller.simulation``) and prints outcome frequencies and
+Deals whole shoes as the table would (``controller.simulation``; ``--engine`` picks the pure-Python
+paths or the numpy one, default numpy when it is installed and can serve) and prints outcome frequencies and
 each wager's realised hold with a 95% confidence interval, beside the exact figure from
 ``controller.rules.odds`` for the same full shoe and whether the interval contains it.
 
@@ -19,7 +20,7 @@ from controller.cli.charts import RunningHold, hold_chart, plot_target
 from controller.cli.common import GAME_CHOICES, percent, positive_int, print_json, submission_for
 from controller.cli.progress import progress_bar
 from controller.rules.engine import RoundResult
-from controller.simulation import Estimate, outcome_frequencies, simulate, wager_holds
+from controller.simulation import ENGINES, Estimate, engine_for, outcome_frequencies, simulate, wager_holds
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser, default_shoes: int = 100) -> None:
     p.add_argument("--shoes", type=positive_int, default=default_shoes, metavar="N", help=f"shoes to deal (default {default_shoes})")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="seed for a reproducible run (default: OS randomness)")
     p.add_argument("--rounds", action="store_true", help="print every round as it is decided")
+    p.add_argument("--engine", choices=ENGINES, default="auto", help="python: the pure-Python paths (a seed deals the "
+                   "same shoes on every Python path); numpy: vectorised across shoes, Punto Banco games (needs "
+                   "pip install 'shoectl[fast]'; its own shoes for a seed); auto (default): numpy when it can serve")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE", help="also draw each wager's running hold and 95%% interval against the "
                    "exact figure, as PNG or SVG by FILE's suffix (needs matplotlib: pip install 'shoectl[plot]')")
@@ -48,7 +52,7 @@ def _exact(sub: Any) -> Any | None:
     return exact_odds(sub)
 
 
-def report(sub: Any, tally: Any, seed: int | None, elapsed: float) -> dict[str, Any]:
+def report(sub: Any, tally: Any, seed: int | None, elapsed: float, engine: str = "python") -> dict[str, Any]:
     exact = _exact(sub)
     outcomes: dict[str, Any] = {}
     for name, est in outcome_frequencies(tally, sub.game).items():
@@ -66,6 +70,7 @@ def report(sub: Any, tally: Any, seed: int | None, elapsed: float) -> dict[str, 
         "void_rounds": tally.void_rounds,
         "cards_dealt": tally.cards_dealt,
         "seed": seed,
+        "engine": engine,
         "seconds": round(elapsed, 3),
         "outcomes": outcomes,
         "wagers": wagers,
@@ -93,15 +98,13 @@ def run(args: argparse.Namespace) -> int:
     sub = submission_for(args.game, args.submission)
     target = plot_target(args.plot) if args.plot else None
     on_round = (lambda s, n, r: print_round(s, n, r, args.json)) if args.rounds else None
+    engine = engine_for(sub, args.engine, per_round=args.rounds)
     running = RunningHold(sub, args.shoes) if target else None
     t0 = time.perf_counter()
     with progress_bar(None if args.rounds else f"dealing {args.shoes} shoes", args.shoes) as update:
-        def on_shoe(n: int, total: Any) -> None:
-            update(n)
-            if running is not None:
-                running.add(n, total)
-        tally = simulate(sub, args.shoes, args.seed, on_round=on_round, on_shoe=on_shoe)
-    rep = report(sub, tally, args.seed, time.perf_counter() - t0)
+        tally = simulate(sub, args.shoes, args.seed, on_round=on_round, on_progress=update, engine=engine,
+                         on_shoe=None if running is None else running.add)
+    rep = report(sub, tally, args.seed, time.perf_counter() - t0, engine)
     if target is not None and running is not None:
         seed = f"seed {args.seed}" if args.seed is not None else "OS random"
         hold_chart(target, f"{sub.name}: realised hold over {tally.shoes} shoes ({seed}), 95% intervals",
@@ -112,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     void = f", {rep['void_rounds']} void" if rep["void_rounds"] else ""
     seed = args.seed if args.seed is not None else "OS random"
     print(f"{sub.name} ({sub.game.value}, {sub.decks} decks): {rep['shoes']} shoes, "
-          f"{rep['rounds']} rounds{void}, seed {seed}, {rep['seconds']:.2f} s")
+          f"{rep['rounds']} rounds{void}, seed {seed}, {engine} engine, {rep['seconds']:.2f} s")
     _table("outcome", "frequency", rep["outcomes"])
     _table("wager", "hold", rep["wagers"])
     return 0
