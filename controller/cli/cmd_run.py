@@ -36,6 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from controller.cli.cmd_scoreboard import add_run_scoreboard_option, bind_run_scoreboard, start_run_scoreboard
 from controller.cli.cmd_systemd import service_watch
 from controller.cli.common import positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
@@ -85,6 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", metavar="FILE", help="built-in emulator: append every card the shoe delivers")
     p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
+    p.add_argument("--pace", type=whole_number(0, 10000), default=0, metavar="MS",
+                   help="the automated dealer waits MS milliseconds between its actions (default 0; e.g. 25 deals a "
+                        "round about every 150 ms, to watch a scoreboard)")
     p.add_argument("--json", action="store_true", help="write every journal entry as journal export does "
                    "(and each notice as {\"notice\": {...}}), one JSON line each")
     p.add_argument("--display", choices=["live", "lines"], help="live: the table redrawn in place with its roadmaps "
@@ -98,6 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stop-grace", type=whole_number(1, 3600), default=STOP_GRACE_S, metavar="SECONDS",
                    help=f"after SIGTERM or SIGINT, how long the table may take to stop before the process "
                         f"exits anyway (default {STOP_GRACE_S})")
+    add_run_scoreboard_option(p)
     p.set_defaults(func=run)
 
 
@@ -186,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     journal_path = Path(args.journal)
     check_paths(args, journal_path)  # every option is read and checked before anything is created
+    scoreboard_sock = bind_run_scoreboard(args)  # a port in use is refused before anything is created
     control = _claim_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
     try:
         journal_path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     service = None  # systemd's notifications, once the table runs
     monitor = None  # the edge monitor (docs/edge-monitor.md), once the table runs
+    scoreboard = None  # --scoreboard: the page of the table, once the table runs
     try:
         if journal.last_seq:
             require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
@@ -215,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
         auto = None if args.manual else AutoDealer(sub, seed=args.seed)
         runner = TableRunner(core, journal, autodealer=auto, on_record=_anchored(display.record, witness, journal),
                              on_notice=display.notice,
-                             rounds=args.rounds, shoes=args.shoes, pace=0.0)
+                             rounds=args.rounds, shoes=args.shoes, pace=args.pace / 1000)
         if auto is not None:
             auto.on_give_up = lambda why: runner.stop()
         try:
@@ -241,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
         for warning in control.warnings:
             print(f"!! {warning}", file=sys.stderr)
         service = service_watch(runner).start()
+        scoreboard = start_run_scoreboard(scoreboard_sock, journal_path, key)
 
         def stop() -> None:
             service.stopping()  # at once: closing the links may take seconds
@@ -251,6 +259,10 @@ def run(args: argparse.Namespace) -> int:
             service.stopping()
         if monitor is not None:
             monitor.close()
+        if scoreboard is not None:
+            scoreboard.stop()
+        elif scoreboard_sock is not None:
+            scoreboard_sock.close()
         display.close()
         control.close()
         if emulator is not None:

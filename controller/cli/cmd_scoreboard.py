@@ -6,7 +6,8 @@ The listening socket is bound and the journal opened before anything is served, 
 standard error and exit 2. It listens on 127.0.0.1 unless told otherwise (``--listen
 0.0.0.0:8080`` serves the network). The URL of the table's page is the first line on standard
 output. SIGTERM and SIGINT stop it: exit 143 or 130. ``shoectl run --scoreboard HOST:PORT``
-serves the same app beside a running table (``scoreboard_server``).
+serves the same app beside a running table, on a thread of its process
+(``add_run_scoreboard_option``, ``bind_run_scoreboard``, ``start_run_scoreboard``).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.errors import UsageError
 from controller.scoreboard.server import listen_address
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
@@ -34,18 +36,46 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def scoreboard_server(journal: str | Path, listen: tuple[str, int], *, lang: str = "en",
-                      hmac_key: bytes | None = None) -> Any:
-    """The ``ScoreboardServer`` of the journal at ``journal``, its socket bound, not started yet
-    (``.start()`` serves on a thread, ``.serve()`` on this one). UsageError for a port in use;
-    JournalError for a journal that cannot be followed; nothing is left open when it raises."""
-    from controller.scoreboard.app import create_app
-    from controller.scoreboard.server import ScoreboardServer, bind
-    from controller.scoreboard.sources import JournalSource
+def add_run_scoreboard_option(parser: argparse.ArgumentParser) -> None:
+    """``shoectl run --scoreboard HOST:PORT``."""
+    parser.add_argument("--scoreboard", type=listen_address, metavar="HOST:PORT",
+                        help="serve the table's scoreboard there too (e.g. 127.0.0.1:8080; read-only, from the journal "
+                             "like shoectl scoreboard; ?lang=zh for Chinese labels)")
 
-    sock = bind(*listen)
+
+def bind_run_scoreboard(args: argparse.Namespace) -> Any:
+    """``shoectl run``'s scoreboard socket, bound before anything is created (a port in use: one
+    line, exit 2), or None without ``--scoreboard``."""
+    from controller.scoreboard.server import bind
+
+    return bind(*args.scoreboard, option="--scoreboard") if args.scoreboard is not None else None
+
+
+def start_run_scoreboard(sock: Any, journal: Path, hmac_key: bytes | None) -> Any:
+    """The scoreboard of the table ``shoectl run`` is running, served on a thread of the process
+    from ``sock``, following the journal like an outside reader; its URL on standard error.
+    None when ``sock`` is None."""
+    if sock is None:
+        return None
+    server = scoreboard_server(journal, sock, hmac_key=hmac_key).start()
+    print(f"scoreboard: {server.url}/tables/{server.table_id}", file=sys.stderr, flush=True)
+    return server
+
+
+def scoreboard_server(journal: str | Path, sock: Any, *, lang: str = "en", hmac_key: bytes | None = None) -> Any:
+    """The ``ScoreboardServer`` of the journal at ``journal`` on the bound socket ``sock``, not
+    started yet (``.start()`` serves on a thread, ``.serve()`` on this one). JournalError for a
+    journal that cannot be followed (``sock`` is then closed)."""
     try:
+        from controller.scoreboard.app import create_app
+        from controller.scoreboard.server import ScoreboardServer
+        from controller.scoreboard.sources import JournalSource
+
         source = JournalSource.open(journal, hmac_key=hmac_key)
+    except ImportError as exc:
+        sock.close()
+        raise UsageError(f"the scoreboard needs {exc.name or 'starlette and uvicorn'}: "
+                         "pip install 'shoectl[scoreboard]'") from None
     except BaseException:
         sock.close()
         raise
@@ -56,10 +86,11 @@ def run(args: argparse.Namespace) -> int:
     from controller.cli.stopping import run_until_signalled
     from controller.journal.chain import load_hmac_key
     from controller.logconfig import configure_logging
+    from controller.scoreboard.server import bind
 
     configure_logging(level=args.log_level)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
-    server = scoreboard_server(args.journal, args.listen, lang=args.lang, hmac_key=key)
+    server = scoreboard_server(args.journal, bind(*args.listen), lang=args.lang, hmac_key=key)
     print(f"scoreboard of {server.table_id}: {server.url}/tables/{server.table_id}", flush=True)
     stopped_by = run_until_signalled(server.serve, server.stop, name="shoectl scoreboard")
     server.stop()

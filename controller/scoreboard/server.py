@@ -39,14 +39,14 @@ def listen_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """The listening socket; UsageError (one line) when the port is in use or the address is not
-    this machine's."""
+def bind(host: str, port: int, option: str = "--listen") -> socket.socket:
+    """The listening socket; UsageError (one line, naming ``option``) when the port is in use or
+    the address is not this machine's."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         return socket.create_server((host, port), family=family, backlog=64)
     except OSError as exc:
-        where = f"--listen {'[' + host + ']' if family == socket.AF_INET6 else host}:{port}"
+        where = f"{option} {'[' + host + ']' if family == socket.AF_INET6 else host}:{port}"
         if exc.errno == errno.EADDRINUSE:
             raise UsageError(f"{where}: the port is in use (another scoreboard or program listens there)") from None
         if exc.errno == errno.EADDRNOTAVAIL:

@@ -11,7 +11,8 @@ channels (which ends every open event stream).
   ``controller.journal.tail.JournalTail`` (the same checks as ``shoectl journal verify``). Every
   entry goes through ``TableView.apply``; a snapshot is published whenever the source has caught
   up with what the journal holds (a journal of a thousand entries read at start is one state, not
-  a thousand). The thread looks for new entries every ``POLL_S`` (50 ms): a read of the SQLite
+  a thousand), and, once following, at every completed round too (so the last round of a shoe is
+  shown even when the next shoe's first entries were journaled in the same instant). The thread looks for new entries every ``POLL_S`` (50 ms): a read of the SQLite
   file's WAL index that finds nothing costs microseconds, and it keeps the journal's writer
   unaware of its readers.
 - ``MqttFloorSource``: every table of the floor, from the retained ``status`` and ``roads`` topics
@@ -148,15 +149,21 @@ class JournalSource(TableSource):
 
             self._tail = JournalTail.open(self.path, hmac_key=self._hmac_key)
             self._view = TableView(self.table_id)
-        read = False
+        live = self._tables[self.table_id].latest is not None
+        read = published = False
         while True:
             entries = self._tail.poll(_BATCH)
             for entry in entries:
+                last_round = self._view.last_round
                 self._view.apply(entry)
+                published = False
+                if live and self._view.last_round is not last_round:
+                    self._publish_state()  # every round is shown, even one the next shoe follows at once
+                    published = True
             read = read or bool(entries)
             if len(entries) < _BATCH:
                 break
-        if read or self._tables[self.table_id].latest is None:
+        if (read and not published) or not live:
             self._publish_state()
         return read
 

@@ -16,7 +16,8 @@ from tests.required import require_command
 
 FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=1920,1080", "--force-device-scale-factor=1")
+         "--disable-dev-shm-usage", "--hide-scrollbars", "--disable-background-timer-throttling",
+         "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows", "--window-size=1920,1080", "--force-device-scale-factor=1")
 
 
 def chromium_path() -> str:
@@ -44,9 +45,14 @@ def chrome(tmp_path: Path) -> Iterator[Any]:
     options.add_argument(f"--user-data-dir={profile}")
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     try:
-        # the page itself 1920x1080, as on the table's screen (the window's size includes no chrome)
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                               {"width": 1920, "height": 1080, "deviceScaleFactor": 1, "mobile": False})
+        screen_size(driver)
         yield driver
     finally:
         driver.quit()
+
+
+def screen_size(driver: Any) -> None:
+    """The current window's page 1920x1080, as on the table's screen (a window's size would
+    include the browser's own bars); for each new window too."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 1920, "height": 1080, "deviceScaleFactor": 1, "mobile": False})

@@ -2,7 +2,8 @@
    onState(state) with the whole state on connect and at every change; the browser reconnects by
    itself after a lost connection (the server sends the whole state again). The page's language
    (?lang=en|zh) is passed on. document.body gets data-version (the state shown) and
-   data-rendered-at (when, in ms since the epoch): the tests measure journal-to-page latency with them. */
+   data-rendered-at (when, in ms since the epoch): the tests measure journal-to-page latency with them;
+   and a "scoreboard-rendered" event is dispatched on document right after each state is drawn. */
 "use strict";
 var Live = (function () {
   function withLang(url) {
@@ -18,6 +19,7 @@ var Live = (function () {
       document.body.classList.remove("stale");
       document.body.setAttribute("data-version", ev.lastEventId);
       document.body.setAttribute("data-rendered-at", String(performance.timeOrigin + performance.now()));
+      document.dispatchEvent(new CustomEvent("scoreboard-rendered", {detail: {version: ev.lastEventId}}));
     });
     source.addEventListener("error", function () { document.body.classList.add("stale"); });
     return source;

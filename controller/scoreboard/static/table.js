@@ -15,6 +15,8 @@
 
   function header(s, L) {
     text($("table-name"), (L.table || "") + " " + (s.table || ""));
+    $("shoe").setAttribute("data-shoe", s.shoe || "");
+    $("shoe").setAttribute("data-round", s.round || 0);
     text($("shoe"), s.shoe ? (L.shoe || "") + " " + s.shoe + (s.round ? "  \u00b7  " + (L.round || "") + " " + s.round : "") : "");
     var st = $("state");
     st.setAttribute("data-state", s.state.name);

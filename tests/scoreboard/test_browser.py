@@ -1,0 +1,161 @@
+"""The scoreboard in a real browser (headless Chromium through Selenium, ``tests/scoreboard/
+browser.py``): an emulated table deals a whole shoe with ``shoectl run --scoreboard`` and the
+page is checked against the journal at every state it draws.
+
+Artifacts (kept, git-ignored): ``artifacts/scoreboard/`` at the project root, or ``$SCOREBOARD_ARTIFACTS``:
+``table-en.png`` and ``table-zh.png`` (1920x1080, mid-shoe) and ``latency.json`` (journal entry
+to page, ms)."""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.scoreboard.browser import chrome, screen_size
+from tests.scoreboard.page import SEEN_JS, SHOWN_JS, WATCH_JS, JournalTruth
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOT_ROUND = 40
+DERIVED = ("big_eye_boy", "small_road", "cockroach_pig")
+
+
+def artifacts() -> Path:
+    path = Path(os.environ.get("SCOREBOARD_ARTIFACTS") or ROOT / "artifacts" / "scoreboard")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _scoreboard_url(proc: subprocess.Popen, deadline: float) -> str:
+    """The page's URL from ``shoectl run``'s standard error (``scoreboard: URL``)."""
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if line.startswith("scoreboard: "):
+            return line.split(" ", 1)[1].strip()
+        if not line and proc.poll() is not None:
+            break
+    pytest.fail(f"shoectl run printed no scoreboard URL (exit {proc.poll()})")
+
+
+def _screenshot(driver, name: str) -> Path:
+    path = artifacts() / name
+    driver.save_screenshot(str(path))
+    return path
+
+
+def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_path):
+    """Every state the page draws while a shoe is dealt shows what the journal holds at that
+    version: the roads as ``shoectl roadmap --json`` computes them (placed on screen as
+    ``roadmaps.fold`` places them), the shoe's counts, and the last round's hands as
+    ``shoectl journal replay --json`` gives it; every round of the shoe is drawn; a page left
+    open for the whole shoe holds no more nodes than a fresh page of the same state."""
+    journal = tmp_path / "journal.db"
+    with chrome(tmp_path) as driver:
+        proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--speed", "max", "--pace", "10",
+                                 "--seed", "14", "--shoes", "1", "--display", "lines", "--scoreboard", "127.0.0.1:0"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        try:
+            url = _scoreboard_url(proc, time.monotonic() + 20)
+            zh = driver.current_window_handle
+            driver.get(url + "?lang=zh")
+            driver.switch_to.new_window("window")
+            screen_size(driver)
+            en = driver.current_window_handle
+            driver.get(url)
+            driver.execute_script(WATCH_JS)
+            seen, shots = [], {}
+            while proc.poll() is None:
+                seen += driver.execute_script(SEEN_JS)
+                if not shots and seen and seen[-1]["round"] >= SCREENSHOT_ROUND:
+                    shots["en"] = _screenshot(driver, "table-en.png")
+                    driver.switch_to.window(zh)
+                    shots["zh"] = _screenshot(driver, "table-zh.png")
+                    driver.switch_to.window(en)
+                time.sleep(0.05)
+            assert proc.wait(timeout=10) == 0, proc.stderr.read()
+            time.sleep(0.3)  # the page's last state: the next shoe, shuffling
+            seen += driver.execute_script(SEEN_JS)
+            end = driver.execute_script(SHOWN_JS)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stderr.close()
+        # the server stopped with the table: a fresh page of the same journal, from shoectl scoreboard
+        fresh = _fresh_page(driver, journal)
+
+    truth = JournalTruth(journal)
+    shoe = truth.shoe_starts[0][1]
+    rounds_drawn = set()
+    for shown in seen:
+        want = truth.at(shown["version"])
+        assert shown["shoe"] == want["shoe"], shown["version"]
+        assert shown["roads"] == want["roads"], f"roads at version {shown['version']}"
+        assert shown["counts"] == want["counts"], f"counts at version {shown['version']}"
+        assert shown["last"] == want["last"], f"last round at version {shown['version']}"
+        _check_places(shown)
+        if shown["shoe"] == shoe and shown["last"]:
+            rounds_drawn.add(shown["last"]["round"])
+    dealt = [d["round"] for _, d in truth.rounds if d["shoe"] == shoe]
+    assert len(dealt) > 60 and rounds_drawn == set(dealt), f"rounds never drawn: {sorted(set(dealt) - rounds_drawn)}"
+
+    # the last state of the dealt shoe equals the commands' own output for the finished journal
+    final = max((s for s in seen if s["shoe"] == shoe), key=lambda s: s["version"])
+    roadmap = subprocess.run([*SHOECTL, "roadmap", str(journal), "--json"], capture_output=True, text=True, check=True)
+    assert final["roads"] == json.loads(roadmap.stdout)
+    replayed = subprocess.run([*SHOECTL, "journal", "replay", str(journal), "--json", "--shoe", shoe],
+                              capture_output=True, text=True, check=True)
+    last = [d for d in map(json.loads, replayed.stdout.splitlines()) if d["type"] == "round"][-1]
+    assert final["last"]["round"] == last["round"]
+    assert final["last"]["player"]["cards"] == [c["card"] for c in last["cards"] if c["to"] == "player"]
+    assert final["last"]["banker"]["total"] == last["banker"]["total"]
+
+    # a page open for the whole shoe holds what a fresh page of the same state holds
+    assert end["version"] == fresh["version"] and end["shoe"] != shoe and end["roads"]["bead_plate"] == []
+    assert end["nodes"] == fresh["nodes"]
+    for lang, path in shots.items():
+        assert path.stat().st_size > 20_000, lang
+    assert set(shots) == {"en", "zh"}
+    _report_latency(seen, truth)
+
+
+def _fresh_page(driver, journal: Path) -> dict:
+    from controller.cli.cmd_scoreboard import scoreboard_server
+    from controller.scoreboard.server import bind
+
+    server = scoreboard_server(journal, bind("127.0.0.1", 0)).start()
+    try:
+        driver.get(f"{server.url}/tables/{server.table_id}")
+        deadline = time.monotonic() + 10
+        while not driver.execute_script("return document.body.dataset.version") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return driver.execute_script(SHOWN_JS)
+    finally:
+        server.stop()
+
+
+def _check_places(shown: dict) -> None:
+    """Each road's cells are where ``controller.roadmaps.fold`` puts them (six rows, dragon tails)."""
+    from controller.roadmaps import fold
+
+    for road in ("big_road", *DERIVED):
+        assert shown["places"][road] == [[c.x, c.y] for c in fold(shown["roads"][road])], road
+
+
+def _report_latency(seen: list[dict], truth: JournalTruth) -> None:
+    """Journal entry (its ts) to the page showing its version: printed and kept in latency.json
+    (the page's first state is left out: it was journaled before the page was opened)."""
+    lat = sorted((s["rendered_at"] / 1000 - truth.ts[s["version"]]) * 1000 for s in seen[1:] if s["version"] in truth.ts)
+    if not lat:
+        return
+    figures = {"states": len(lat), "median_ms": round(statistics.median(lat), 1),
+               "p99_ms": round(lat[min(len(lat) - 1, int(len(lat) * 0.99))], 1), "max_ms": round(lat[-1], 1)}
+    (artifacts() / "latency.json").write_text(json.dumps(figures) + "\n")
+
+    print(f"journal-to-page latency: {figures}")
