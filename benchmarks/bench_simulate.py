@@ -1,40 +1,93 @@
-"""Simulation speed: Punto Banco rounds per second on one core (goal: >= 250,000), through the
-compiled trie (the default path) and through the per-card RoundEngine path, measured in the same
-run so the ratio is meaningful. Shuffling, cutting and burning are included."""
+"""Simulation speed beside its floor, in the same run (issue 15).
+
+The floor is ``benchmarks/floor_loop.py``: the straightforward 50-line Punto Banco loop
+(random.shuffle, list indexing, the tableau as ifs, Banker/Player/Tie tallies only). Measured
+against it, each path deals EZ Baccarat and tallies every wager (pairs, Dragon 7 and Panda 8
+included), shuffle, cut and burn included:
+
+- ``python``: the pure-Python fast path (the default without numpy); goal: at least the floor's
+  speed (ratio >= 1);
+- ``numpy``: vectorised across shoes; goal: >= 5,000,000 rounds/s;
+- ``engine``: RoundEngine fed card by card (the reference; few shoes).
+
+The repeats are interleaved (floor, python, numpy, engine, floor, ...) so that a noisy moment on
+this shared machine hits every path alike; each repeat's ratio is against the floor of the same
+repeat. Figures: median, min and max over the repeats. ``whole_process`` also times
+``shoectl simulate --engine python`` and the floor as whole processes, start-up and report
+included, side by side.
+"""
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 
 from controller.rules.submission import load_preset
-from controller.simulation import simulate, trie_for
+from controller.simulation import numpy_available, simulate, trie_for
+
+from benchmarks.floor_loop import floor_loop
+
+PRESET = "ez-baccarat"
+GOAL_NUMPY = 5_000_000
 
 
-def _rate(sub, shoes: int, fast: bool, seed: int) -> float:
+def _spread(values: list[float], digits: int = 0) -> dict[str, float]:
+    return {"median": round(statistics.median(values), digits), "min": round(min(values), digits),
+            "max": round(max(values), digits)}
+
+
+def _rate(deal: Callable[[int], int], seed: int) -> float:
     t0 = time.perf_counter()
-    t = simulate(sub, shoes, seed=seed, fast=fast)
-    return t.rounds / (time.perf_counter() - t0)
+    rounds = deal(seed)
+    return rounds / (time.perf_counter() - t0)
+
+
+def _whole_process(shoes: int, repeats: int) -> dict:
+    """Wall time of the floor and of ``shoectl simulate --engine python`` as processes."""
+    floor_cmd = [sys.executable, "-m", "benchmarks.floor_loop", str(shoes)]
+    sim_cmd = [sys.executable, "-m", "controller.cli.main", "simulate", "--game", PRESET, "--engine", "python",
+               "--shoes", str(shoes), "--json", "--seed"]
+    floor_s, sim_s = [], []
+    for seed in range(repeats):
+        for cmd, out in ((floor_cmd + [str(seed)], floor_s), (sim_cmd + [str(seed)], sim_s)):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            out.append(time.perf_counter() - t0)
+    return {"shoes": shoes, "floor_s": _spread(floor_s, 2), "simulate_python_s": _spread(sim_s, 2),
+            "time_ratio_simulate_to_floor": _spread([s / f for s, f in zip(sim_s, floor_s)], 2)}
 
 
 def run(quick: bool = False) -> dict:
-    out: dict = {}
+    sub = load_preset(PRESET)
+    t0 = time.perf_counter()
+    trie_for(sub.game)
+    compile_ms = (time.perf_counter() - t0) * 1000
     repeats = 3 if quick else 7
-    for preset in ("minibaccarat", "ez-baccarat"):
-        sub = load_preset(preset)
-        t0 = time.perf_counter()
-        trie_for(sub.game)
-        compile_ms = (time.perf_counter() - t0) * 1000
-        fast = [_rate(sub, 50 if quick else 400, True, seed) for seed in range(repeats)]
-        ref = [_rate(sub, 5 if quick else 40, False, seed) for seed in range(max(3, repeats // 2))]
-        out[preset] = {
-            "fast_rounds_per_s_median": round(statistics.median(fast)),
-            "fast_rounds_per_s_min": round(min(fast)),
-            "engine_rounds_per_s_median": round(statistics.median(ref)),
-            "speedup": round(statistics.median(fast) / statistics.median(ref), 1),
-            "trie_compile_ms": round(compile_ms, 1),
-        }
-    sub = load_preset("21-baccarat")
-    out["21-baccarat"] = {"engine_rounds_per_s_median": round(statistics.median(_rate(sub, 5 if quick else 20, False, s) for s in range(3)))}
+    shoes = 100 if quick else 1000
+    paths: dict[str, Callable[[int], int]] = {
+        "floor": lambda seed: sum(floor_loop(shoes, seed)),
+        "python": lambda seed: simulate(sub, shoes, seed, engine="python").rounds,
+        "engine": lambda seed: simulate(sub, 5 if quick else 20, seed, engine="python", fast=False).rounds,
+    }
+    if numpy_available():
+        numpy_shoes = 2000 if quick else 20000
+        paths["numpy"] = lambda seed: simulate(sub, numpy_shoes, seed, engine="numpy").rounds
+        paths["numpy"](0)  # builds its arrays once
+    rates: dict[str, list[float]] = {name: [] for name in paths}
+    for seed in range(repeats):
+        for name, deal in paths.items():
+            rates[name].append(_rate(deal, seed))
+    out: dict = {"preset": PRESET, "repeats": repeats, "trie_compile_ms": round(compile_ms, 1)}
+    for name, values in rates.items():
+        out[name] = {"rounds_per_s": _spread(values)}
+        if name != "floor":
+            out[name]["ratio_to_floor"] = _spread([v / f for v, f in zip(values, rates["floor"])], 2)
+    out["python"]["goal"] = "ratio_to_floor >= 1 (every wager tallied; the floor counts B/P/T only)"
+    if "numpy" in out:
+        out["numpy"]["goal"] = f">= {GOAL_NUMPY:,} rounds/s"
+    out["whole_process"] = _whole_process(500 if quick else 20000, 1 if quick else 3)
     return out
 
 
