@@ -150,6 +150,30 @@ def test_a_collector_killed_loses_nothing_published_while_it_was_down(
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
+def test_a_broker_restart_and_a_lost_database_connection_lose_nothing(
+        mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
+    lines = journal.lines
+    collector = start(collectors, mosquitto, floor_db, tmp_path)
+    for part, fault in ((lines[:40], None), (lines[40:80], "broker"), (lines[80:], "database")):
+        if fault == "broker":
+            mosquitto.restart()  # it saves the collector's session and loads it again
+        elif fault == "database":
+            query(floor_db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        client = publisher(mosquitto)
+        try:
+            publish(client, part)
+        finally:
+            client.disconnect()
+            client.loop_stop()
+        wait_until(lambda: len(stored(floor_db)) == lines.index(part[-1]) + 1, f"entries after the {fault}",
+                   collector)
+    assert stored(floor_db) == lines
+    assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
+    assert "the batch was not stored; retrying" in collector.stderr()  # the database was really lost
+    assert "Traceback" not in collector.stderr()
+
+
 def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(
         mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
     mosquitto._halt()
