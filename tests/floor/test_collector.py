@@ -17,7 +17,7 @@ import psycopg
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from floor.journals import SHOECTL, TableJournal, run_table
+from floor.journals import SHOECTL, TableJournal, forge_next, run_table
 from services.mosquitto import COLLECTOR, Mosquitto, password_of
 from services.postgres import free_port
 
@@ -172,6 +172,31 @@ def test_a_broker_restart_and_a_lost_database_connection_lose_nothing(
     assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
     assert "the batch was not stored; retrying" in collector.stderr()  # the database was really lost
     assert "Traceback" not in collector.stderr()
+
+
+def test_forged_messages_from_a_client_the_acl_allows_raise_alarms_and_change_nothing(
+        mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
+    """Table T1's own account publishes a second body under a stored (T1, 10) and an entry 31 whose
+    prev_hash does not fit: both alarmed, neither stored; the table's entries go on as before."""
+    lines = journal.lines
+    collector = start(collectors, mosquitto, floor_db, tmp_path)
+    client = publisher(mosquitto)
+    alarms = "SELECT kind, seq, open FROM floor_alarms ORDER BY id"
+    try:
+        publish(client, lines[:30])
+        wait_until(lambda: len(stored(floor_db)) == 30, "the first 30 stored", collector)
+        publish(client, [forge_next(lines[9], operator="mallory"), forge_next(lines[30], prev_hash="ab" * 32)])
+        wait_until(lambda: len(query(floor_db, alarms)) == 2, "two alarms", collector)
+        assert stored(floor_db) == lines[:30]
+        publish(client, lines[30:])
+        wait_until(lambda: len(stored(floor_db)) == len(lines), "every entry stored", collector)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    assert stored(floor_db) == lines
+    assert query(floor_db, alarms) == [("forgery", 10, True), ("chain_break", 31, True)]
+    verify = subprocess.run([*SHOECTL, "floor", "verify", "--db", floor_db], capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
 def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(

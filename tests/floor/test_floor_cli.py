@@ -1,10 +1,10 @@
-"""``shoectl floor backfill|verify|status|rounds`` through the real CLI on a real PostgreSQL:
-`floor rounds` equals the table's own `journal replay`, verify names the first bad (table, seq),
-a gap closed by a backfill, and bad input refused on one line with exit 2, changing nothing."""
+"""``shoectl floor verify|status|rounds`` through the real CLI on a real PostgreSQL: `floor rounds`
+equals the table's own `journal replay`, verify names the first bad (table, seq) and recomputes
+HMAC hashes with the keys file, and a bad or refused database is one line, exit 2, changing
+nothing (the backfill's own refusals: test_backfill.py)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -34,26 +34,6 @@ def test_floor_rounds_equals_the_tables_own_journal_replay(capsys, floor_db: str
     code, replayed, _ = run(capsys, "journal", "replay", str(journal.path), "--json", "--shoe", shoe)
     assert run(capsys, "floor", "rounds", "--db", floor_db, "--table", "T1", "--json", "--shoe", shoe) == \
         (0, replayed, "")
-
-
-def test_a_backfill_closes_a_gap_and_a_second_one_changes_nothing(capsys, floor_db: str, journal: TableJournal,
-                                                                   tmp_path: Path) -> None:
-    part = tmp_path / "part.jsonl"
-    part.write_text("".join(journal.lines[:40] + journal.lines[55:]), encoding="utf-8")
-    code, out, _ = run(capsys, "floor", "backfill", "--db", floor_db, str(part))
-    assert code == 0 and "T1 checked to 40" in out
-    code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
-    assert "1 gap" in out and "alarm T1 entry 41: gap: entries 41-55 are missing (entry 56 arrived)" in out
-    code, out, err = run(capsys, "floor", "verify", "--db", floor_db)
-    assert code == 1 and "T1: FAILED at entry 41" in out and "table T1, seq 41" in err
-    code, out, _ = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
-    assert code == 0 and f"{len(journal.lines) - 40 - (len(journal.lines) - 55)} stored" in out
-    assert f"T1 checked to {len(journal.lines)}" in out
-    status = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])
-    assert status["alarms"] == [] and status["tables"][0]["open_alarms"] == {}
-    assert run(capsys, "floor", "verify", "--db", floor_db)[0] == 0
-    code, out, _ = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
-    assert code == 0 and f"0 stored, {len(journal.lines)} already stored" in out
 
 
 def test_status_shows_each_table(capsys, floor_db: str, journal: TableJournal) -> None:
@@ -110,36 +90,6 @@ def test_a_database_that_refuses_is_one_line_exit_2_and_the_password_never_shown
 def test_reading_a_database_without_a_store_says_so(capsys, floor_db: str) -> None:
     code, out, err = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 2 and "holds no floor store yet" in err and out == ""
-
-
-@pytest.mark.parametrize("content, says", [
-    (b"not json\n", "line 2: not one JSON object"),
-    (b'{"seq": 1}\n', "line 2: no ts, kind"),
-    (b"", "no journal entries"),
-    (b"\xff\xfe\n", "line 2: not UTF-8"),
-])
-def test_a_bad_export_file_is_refused_whole_and_nothing_is_stored(capsys, floor_db: str, journal: TableJournal,
-                                                                   tmp_path: Path, content: bytes, says: str) -> None:
-    first = tmp_path / "first.jsonl"
-    first.write_text("".join(journal.lines[:5]), encoding="utf-8")
-    assert run(capsys, "floor", "backfill", "--db", floor_db, str(first))[0] == 0
-    bad = tmp_path / "bad.jsonl"
-    bad.write_bytes(journal.lines[5].encode() + content if content else content)
-    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(bad))
-    assert code == 2 and out == "" and says in err and err.count("\n") == 1
-    assert count(floor_db) == 5
-
-
-def test_a_missing_or_unusable_file_or_keys_file_is_one_line(capsys, floor_db: str, journal: TableJournal,
-                                                            tmp_path: Path) -> None:
-    code, _, err = run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path / "none.jsonl"))
-    assert code == 2 and "no such file" in err
-    code, _, err = run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path))
-    assert code == 2 and err.count("\n") == 1
-    keys = tmp_path / "keys.toml"
-    keys.write_text('[keys]\nT1 = "missing.key"\n')
-    code, _, err = run(capsys, "floor", "verify", "--db", floor_db, "--keys", str(keys))
-    assert code == 2 and "keys.T1" in err and "not found" in err and err.count("\n") == 1
 
 
 def test_a_keys_file_lets_verify_recompute_hmac_hashes(capsys, floor_db: str, tmp_path_factory) -> None:

@@ -4,7 +4,6 @@ and closed, what does not fit the chain never stored, HMAC hashes checked with t
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 

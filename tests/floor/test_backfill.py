@@ -1,0 +1,73 @@
+"""``shoectl floor backfill`` through the real CLI on a real PostgreSQL: a `journal export` file
+goes through the collector's own path (a gap closed, duplicates harmless), and a file that is not
+one — or is missing, or a directory — is refused on one line, exit 2, with nothing stored."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from cli_run import run
+from floor.journals import TableJournal, run_table
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
+    return run_table(tmp_path_factory.mktemp("table"), rounds=6, seed=13)
+
+
+def count(db: str) -> int:
+    with psycopg.connect(db) as conn:
+        return conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+
+
+def test_a_backfill_closes_a_gap_and_a_second_one_changes_nothing(capsys, floor_db: str, journal: TableJournal,
+                                                                   tmp_path: Path) -> None:
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(journal.lines[:40] + journal.lines[55:]), encoding="utf-8")
+    code, out, _ = run(capsys, "floor", "backfill", "--db", floor_db, str(part))
+    assert code == 0 and "T1 checked to 40" in out
+    code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
+    assert "1 gap" in out and "alarm T1 entry 41: gap: entries 41-55 are missing (entry 56 arrived)" in out
+    code, out, err = run(capsys, "floor", "verify", "--db", floor_db)
+    assert code == 1 and "T1: FAILED at entry 41" in out and "table T1, seq 41" in err
+    code, out, _ = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    assert code == 0 and f"{len(journal.lines) - 40 - (len(journal.lines) - 55)} stored" in out
+    assert f"T1 checked to {len(journal.lines)}" in out
+    status = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])
+    assert status["alarms"] == [] and status["tables"][0]["open_alarms"] == {}
+    assert run(capsys, "floor", "verify", "--db", floor_db)[0] == 0
+    code, out, _ = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    assert code == 0 and f"0 stored, {len(journal.lines)} already stored" in out
+
+
+@pytest.mark.parametrize("content, says", [
+    (b"not json\n", "line 2: not one JSON object"),
+    (b'{"seq": 1}\n', "line 2: no ts, kind"),
+    (b"", "no journal entries"),
+    (b"\xff\xfe\n", "line 2: not UTF-8"),
+])
+def test_a_bad_export_file_is_refused_whole_and_nothing_is_stored(capsys, floor_db: str, journal: TableJournal,
+                                                                   tmp_path: Path, content: bytes, says: str) -> None:
+    first = tmp_path / "first.jsonl"
+    first.write_text("".join(journal.lines[:5]), encoding="utf-8")
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(first))[0] == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(journal.lines[5].encode() + content if content else content)
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(bad))
+    assert code == 2 and out == "" and says in err and err.count("\n") == 1
+    assert count(floor_db) == 5
+
+
+def test_a_missing_or_unusable_file_or_keys_file_is_one_line(capsys, floor_db: str, journal: TableJournal,
+                                                            tmp_path: Path) -> None:
+    code, _, err = run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path / "none.jsonl"))
+    assert code == 2 and "no such file" in err
+    code, _, err = run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path))
+    assert code == 2 and err.count("\n") == 1
+    keys = tmp_path / "keys.toml"
+    keys.write_text('[keys]\nT1 = "missing.key"\n')
+    code, _, err = run(capsys, "floor", "verify", "--db", floor_db, "--keys", str(keys))
+    assert code == 2 and "keys.T1" in err and "not found" in err and err.count("\n") == 1
