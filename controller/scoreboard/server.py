@@ -7,7 +7,8 @@
 - ``ScoreboardServer(app, sock).start()`` serves on a thread (``scoreboard-http``): uvicorn
   installs no signal handlers there, the caller owns stopping. ``stop()`` closes the source
   first, which ends every open event stream, then lets uvicorn finish within ``_STOP_S``
-  seconds. ``url`` is where it listens.
+  seconds (it may be called from a signal handler while ``serve()`` runs on another thread).
+  ``url`` is where it listens.
 """
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ class ScoreboardServer:
 
         self._sock = sock
         self._source = source
+        self._address = sock.getsockname()[:2]
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=_STOP_S, ws="none")
         self._server = uvicorn.Server(config)
@@ -77,7 +79,7 @@ class ScoreboardServer:
 
     @property
     def url(self) -> str:
-        host, port = self._sock.getsockname()[:2]
+        host, port = self._address
         shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
         return f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}"
 
@@ -87,8 +89,11 @@ class ScoreboardServer:
         return self
 
     def serve(self) -> None:
-        """Serve until ``stop()`` (on the calling thread)."""
-        self._server.run(sockets=[self._sock])
+        """Serve until ``stop()`` (on the calling thread); the socket is closed when it returns."""
+        try:
+            self._server.run(sockets=[self._sock])
+        finally:
+            self._sock.close()
 
     @property
     def started(self) -> bool:
@@ -99,4 +104,3 @@ class ScoreboardServer:
         self._server.should_exit = True
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(_STOP_S + 3)
-        self._sock.close()

@@ -1,0 +1,107 @@
+"""The scoreboard served for a test, and plain HTTP to it (http.client: no extra client library).
+
+- ``dealt_journal(path, rounds)``: a journal of an emulated table that dealt ``rounds`` rounds
+  (``shoectl run`` in a subprocess).
+- ``serving(journal)``: a started ``ScoreboardServer`` on a free port of 127.0.0.1, stopped on
+  the way out whatever happened; ``get(server, path, method=)``: (status, headers, body bytes).
+- ``EventReader(server, path)``: a Server-Sent Events connection; ``next_state(timeout)`` is the
+  next ``event: state`` message as ``(id, object)``.
+"""
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+
+
+def dealt_journal(path: Path, rounds: int, seed: int = 3, *extra: str) -> Path:
+    subprocess.run([*SHOECTL, "run", "--journal", str(path), "--speed", "max", "--seed", str(seed),
+                    "--rounds", str(rounds), "--display", "lines", *extra],
+                   check=True, capture_output=True, cwd=path.parent, timeout=120)
+    return path
+
+
+@contextlib.contextmanager
+def serving(journal: Path, lang: str = "en") -> Iterator[Any]:
+    from controller.cli.cmd_scoreboard import scoreboard_server
+    from controller.scoreboard.server import bind
+
+    server = scoreboard_server(journal, bind("127.0.0.1", 0), lang=lang).start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if get(server, f"/tables/{server.table_id}/state.json")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.05)
+        yield server
+    finally:
+        server.stop()
+
+
+def _connection(server: Any, timeout: float = 10) -> http.client.HTTPConnection:
+    url = urlsplit(server.url)
+    return http.client.HTTPConnection(url.hostname, url.port, timeout=timeout)
+
+
+def get(server: Any, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    conn = _connection(server)
+    try:
+        conn.request(method, path)
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+def get_json(server: Any, path: str) -> Any:
+    status, _, body = get(server, path)
+    assert status == 200, (path, status, body[:200])
+    return json.loads(body)
+
+
+class EventReader:
+    """One SSE connection (see the module docstring)."""
+
+    def __init__(self, server: Any, path: str) -> None:
+        self.conn = _connection(server)
+        self.conn.request("GET", path, headers={"Accept": "text/event-stream"})
+        self.response = self.conn.getresponse()
+        assert self.response.status == 200
+        assert self.response.getheader("content-type", "").startswith("text/event-stream")
+
+    def next_state(self, timeout: float = 10) -> tuple[int, Any]:
+        self.conn.sock.settimeout(timeout)
+        fields: dict[str, str] = {}
+        while True:
+            line = self.response.fp.readline()
+            if not line:
+                raise EOFError("the event stream ended")
+            line = line.decode("utf-8").rstrip("\n")
+            if line == "":
+                if fields.get("event") == "state":
+                    return int(fields["id"]), json.loads(fields["data"])
+                fields = {}
+            elif not line.startswith(":"):
+                key, _, value = line.partition(":")
+                fields[key] = value[1:] if value.startswith(" ") else value
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> EventReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

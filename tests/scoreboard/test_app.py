@@ -1,0 +1,127 @@
+"""The scoreboard app through a real uvicorn on a free port of 127.0.0.1, read with http.client:
+what it serves, that it is read-only, and its Server-Sent Events (the whole state on connect and
+on every reconnect, then each new state)."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import subprocess
+
+import pytest
+
+from controller.journal.reader import JournalReader
+from controller.scoreboard.sse import QUEUE_LIMIT, Channel, Snapshot
+from controller.scoreboard.state import TableView
+from tests.scoreboard.serving import SHOECTL, EventReader, dealt_journal, get, get_json, serving
+
+ROUTES = ("/", "/floor.json", "/events", "/healthz", "/tables/T1", "/tables/T1/state.json", "/tables/T1/events",
+          "/static/table.js")
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory):
+    return dealt_journal(tmp_path_factory.mktemp("scoreboard") / "journal.db", rounds=12)
+
+
+def _contents(journal):
+    """The journal's file and its WAL, byte for byte (the -shm file holds readers' locks: not data)."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in journal.parent.glob("journal.db*")
+            if not p.name.endswith("-shm")}
+
+
+def _view(journal, lang):
+    with JournalReader.open(journal) as reader:
+        return TableView.from_entries(reader.entries()).to_json(lang)
+
+
+def test_state_json_is_the_table_view_of_the_journal_in_each_language(journal):
+    with serving(journal, lang="zh") as server:
+        assert get_json(server, "/tables/T1/state.json") == _view(journal, "zh")  # the server's --lang
+        assert get_json(server, "/tables/T1/state.json?lang=en") == _view(journal, "en")
+        floor = get_json(server, "/floor.json?lang=en")
+        assert [t["table"] for t in floor["tables"]] == ["T1"]
+        assert floor["tables"][0]["big_road"] == _view(journal, "en")["roads"]["big_road"]
+        assert get_json(server, "/healthz") == {"ok": True, "tables": ["T1"], "following": True}
+        status, headers, body = get(server, "/tables/T1")
+        assert status == 200 and b'<html lang="zh-Hans">' in body
+        assert "default-src 'self'" in headers["content-security-policy"]
+        status, _, body = get(server, "/tables/T2/state.json")
+        assert status == 404 and b"no table 'T2'" in body
+        assert get(server, "/")[0] == 200 and get(server, "/static/roads.js")[0] == 200
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+def test_no_route_accepts_anything_but_reading(journal, method):
+    before = _contents(journal)
+    with JournalReader.open(journal) as reader:
+        anchor = reader.anchor()
+    with serving(journal) as server:
+        for route in ROUTES:
+            assert get(server, route, method=method)[0] == 405, route
+        assert get(server, "/healthz", method="HEAD")[0] == 200
+    assert _contents(journal) == before
+    with JournalReader.open(journal) as reader:
+        assert reader.anchor() == anchor
+
+
+def test_events_give_the_whole_state_on_connect_then_each_new_state_and_again_on_reconnect(tmp_path):
+    journal = dealt_journal(tmp_path / "journal.db", rounds=3)
+    with serving(journal) as server:
+        with EventReader(server, "/tables/T1/events") as events:
+            version, state = events.next_state()
+            assert state == get_json(server, "/tables/T1/state.json") and version == state["version"]
+            # the table deals on, in another process: the page is pushed each new state
+            subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--speed", "max", "--rounds", "2",
+                            "--display", "lines"], check=True, capture_output=True, cwd=tmp_path, timeout=120)
+            versions = [version]
+            while state["version"] < _view(journal, "en")["version"]:
+                version, state = events.next_state()
+                versions.append(version)
+            assert versions == sorted(set(versions)) and len(versions) > 2
+            assert state == _view(journal, "en")
+        # a browser that reconnects gets the whole current state at once
+        with EventReader(server, "/tables/T1/events?lang=zh") as again:
+            assert again.next_state(timeout=2)[1] == _view(journal, "zh")
+        with EventReader(server, "/events") as floor:
+            assert floor.next_state(timeout=2)[1]["tables"][0]["version"] == state["version"]
+
+
+def test_a_slow_client_keeps_only_the_newest_states():
+    """A client that does not read holds at most QUEUE_LIMIT states; what it reads last is the
+    newest state; the others are dropped, oldest first, and counted."""
+    async def scenario():
+        channel = Channel(Snapshot(0, {"en": '{"version": 0}'}))
+        slow, fast = channel.subscribe(), channel.subscribe()
+        got = [(await fast.next(1)).version]
+        for v in range(1, 1000):
+            channel.publish(Snapshot(v, {"en": f'{{"version": {v}}}'}))
+            got.append((await fast.next(1)).version)
+        assert got == list(range(1000))
+        assert len(slow) == QUEUE_LIMIT and slow.dropped == 1000 - QUEUE_LIMIT
+        drained = [(await slow.next(1)).version for _ in range(QUEUE_LIMIT)]
+        assert drained == list(range(1000 - QUEUE_LIMIT, 1000))
+        assert await slow.next(0.01) is None
+        channel.close()
+        assert slow.closed and channel.subscribers == 0
+    asyncio.run(scenario())
+
+
+def test_a_client_that_stops_reading_does_not_hold_the_server_up(tmp_path):
+    """A stalled event stream: the server's queue for it stays bounded while the journal grows,
+    other clients are served, and the stalled client, reading again, ends with the newest state."""
+    journal = dealt_journal(tmp_path / "journal.db", rounds=2)
+    with serving(journal) as server:
+        stalled = EventReader(server, "/tables/T1/events")
+        try:
+            subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--speed", "max", "--rounds", "30",
+                            "--display", "lines"], check=True, capture_output=True, cwd=tmp_path, timeout=120)
+            newest = _view(journal, "en")["version"]
+            assert get_json(server, "/tables/T1/state.json")["version"] == newest
+            channel = server._source.table("T1")
+            assert channel.subscribers == 1 and all(len(sub) <= QUEUE_LIMIT for sub in channel._subscribers)
+            version, state = stalled.next_state()
+            while version < newest:
+                version, state = stalled.next_state()
+            assert state == _view(journal, "en")
+        finally:
+            stalled.close()

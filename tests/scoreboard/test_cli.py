@@ -1,0 +1,96 @@
+"""``shoectl scoreboard`` and ``shoectl run --scoreboard`` on the command line: bad input is one
+line and exit 2 with nothing served or created; a served scoreboard stops on SIGTERM."""
+from __future__ import annotations
+
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from tests.cli_run import run
+from tests.scoreboard.serving import SHOECTL, dealt_journal
+
+
+def _one_line_error(code, out, err, *words):
+    assert code == 2, err
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    for word in ("None", "Error", "Exception"):
+        assert word not in err, err
+    for word in words:
+        assert word in err, err
+
+
+@pytest.fixture
+def busy_port():
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        yield sock.getsockname()[1]
+
+
+def test_a_journal_that_does_not_exist_or_is_not_a_journal_is_refused(capsys, tmp_path, busy_port):
+    _one_line_error(*run(capsys, "scoreboard", "--journal", str(tmp_path / "nope.db"), "--listen", "127.0.0.1:0"),
+                    "no such journal")
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n")
+    _one_line_error(*run(capsys, "scoreboard", "--journal", str(text), "--listen", "127.0.0.1:0"), "not a journal")
+    empty = tmp_path / "empty.db"
+    sqlite3.connect(empty).close()
+    _one_line_error(*run(capsys, "scoreboard", "--journal", str(empty), "--listen", "127.0.0.1:0"), "not a journal")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db", "notes.txt"]  # nothing created
+
+
+@pytest.mark.parametrize("listen", ["8080", "localhost:8080", "127.0.0.1:", "127.0.0.1:65536", ":8080",
+                                    "127.0.0.1:80a", "[::1]:x", "256.1.1.1:80", "127.0.0.1:8080:1"])
+def test_a_bad_listen_address_is_refused(capsys, tmp_path, listen):
+    _one_line_error(*run(capsys, "scoreboard", "--journal", str(tmp_path / "j.db"), "--listen", listen),
+                    "--listen")
+
+
+def test_a_port_in_use_is_refused(capsys, tmp_path, busy_port):
+    journal = dealt_journal(tmp_path / "journal.db", rounds=1)
+    _one_line_error(*run(capsys, "scoreboard", "--journal", str(journal), "--listen", f"127.0.0.1:{busy_port}"),
+                    f"--listen 127.0.0.1:{busy_port}: the port is in use")
+
+
+def test_run_with_a_scoreboard_port_in_use_creates_nothing(capsys, tmp_path, busy_port):
+    journal = tmp_path / "var" / "journal.db"
+    _one_line_error(*run(capsys, "run", "--journal", str(journal), "--rounds", "1",
+                         "--scoreboard", f"127.0.0.1:{busy_port}"), "--scoreboard", "port is in use")
+    assert not journal.parent.exists()
+
+
+def test_an_unknown_language_is_refused(capsys, tmp_path):
+    _one_line_error(*run(capsys, "scoreboard", "--journal", str(tmp_path / "j.db"), "--lang", "fr"), "--lang")
+
+
+def test_the_scoreboard_serves_until_sigterm(tmp_path):
+    journal = dealt_journal(tmp_path / "journal.db", rounds=1)
+    proc = subprocess.Popen([*SHOECTL, "scoreboard", "--journal", str(journal), "--listen", "127.0.0.1:0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("scoreboard of T1: http://127.0.0.1:") and line.rstrip().endswith("/tables/T1"), line
+        from urllib.request import urlopen
+
+        url = line.split(": ", 1)[1].strip()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with urlopen(url + "/state.json", timeout=5) as resp:
+                    assert resp.status == 200
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 143
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
