@@ -1,5 +1,7 @@
 """``shoectl scoreboard --journal PATH [--listen 127.0.0.1:8080] [--lang en|zh] [--hmac-key FILE]``:
-the table's scoreboard, a live web page, from its journal followed read-only (docs/scoreboard.md).
+the table's scoreboard, a live web page, from its journal followed read-only (docs/scoreboard.md);
+``shoectl scoreboard --broker URL [broker options]``: the floor's, every table from the floor
+feed's retained MQTT topics (``controller.scoreboard.mqtt_source``).
 
 The listening socket is bound and the journal opened before anything is served, so a bad
 ``--listen``, a port in use, or a journal that does not exist or is not a journal is one line on
@@ -23,16 +25,22 @@ DEFAULT_LISTEN = "127.0.0.1:8080"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from controller.floor.broker import add_broker_options
+
     p = sub.add_parser("scoreboard", help="the table's scoreboard: a live web page from its journal (read-only)",
                        description="Serve the scoreboard of the table whose journal is PATH: the roads, the last "
                                    "round, the shoe so far and the table's state, pushed to the browser as the "
-                                   "journal grows. Read-only: it never writes the journal nor accepts a command.")
-    p.add_argument("--journal", required=True, metavar="PATH", help="the table's journal (followed read-only)")
+                                   "journal grows; or, with --broker, every table of the floor from the floor "
+                                   "feed's retained status and roads. Read-only: it never writes the journal nor "
+                                   "accepts a command.")
+    p.add_argument("--journal", metavar="PATH", help="the table's journal (followed read-only)")
     p.add_argument("--listen", type=listen_address, default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where to serve (default {DEFAULT_LISTEN}; 0.0.0.0:PORT serves every network)")
     p.add_argument("--lang", choices=["en", "zh"], default="en", help="the labels' language (default en)")
     p.add_argument("--hmac-key", metavar="FILE", help="the journal's HMAC key file: its hashes are checked too")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    add_broker_options(p, required=False, url_help="instead of --journal: the floor's MQTT broker (mqtt://HOST[:PORT] "
+                       "or mqtts://HOST[:PORT]); every table from its feed's retained status and roads")
     p.set_defaults(func=run)
 
 
@@ -82,16 +90,38 @@ def scoreboard_server(journal: str | Path, sock: Any, *, lang: str = "en", hmac_
     return ScoreboardServer(create_app(source, lang), sock, source)
 
 
+def floor_server(args: argparse.Namespace, sock: Any) -> Any:
+    """The ``ScoreboardServer`` of the floor from the broker of ``args`` (``--broker`` and its
+    options) on the bound socket ``sock``, not started. BrokerError (one line) for bad options."""
+    from controller.floor.broker import broker_options
+    from controller.scoreboard.app import create_app
+    from controller.scoreboard.mqtt_source import MqttFloorSource
+    from controller.scoreboard.server import ScoreboardServer
+
+    try:
+        source = MqttFloorSource(broker_options(args))
+    except BaseException:
+        sock.close()
+        raise
+    return ScoreboardServer(create_app(source, args.lang), sock, source)
+
+
 def run(args: argparse.Namespace) -> int:
     from controller.cli.stopping import run_until_signalled
     from controller.journal.chain import load_hmac_key
     from controller.logconfig import configure_logging
     from controller.scoreboard.server import bind
 
+    if (args.journal is None) == (args.broker is None):
+        raise UsageError("give the table's --journal PATH, or the floor's --broker URL (one of them)")
     configure_logging(level=args.log_level)
-    key = load_hmac_key(args.hmac_key) if args.hmac_key else None
-    server = scoreboard_server(args.journal, bind(*args.listen), lang=args.lang, hmac_key=key)
-    print(f"scoreboard of {server.table_id}: {server.url}/tables/{server.table_id}", flush=True)
+    if args.broker is not None:
+        server = floor_server(args, bind(*args.listen))
+        print(f"scoreboard of the floor: {server.url}/", flush=True)
+    else:
+        key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+        server = scoreboard_server(args.journal, bind(*args.listen), lang=args.lang, hmac_key=key)
+        print(f"scoreboard of {server.table_id}: {server.url}/tables/{server.table_id}", flush=True)
     stopped_by = run_until_signalled(server.serve, server.stop, name="shoectl scoreboard")
     server.stop()
     return 0 if stopped_by is None else 128 + stopped_by

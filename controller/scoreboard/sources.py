@@ -97,11 +97,11 @@ def snapshot_of(version: int, documents: dict[str, Any]) -> Snapshot:
 
 def floor_row(state: dict[str, Any]) -> dict[str, Any]:
     """What the floor page shows of one table, from its whole state (``TableView.to_json``):
-    ``{"table", "shoe", "state", "last_result", "big_road", "version"}``."""
+    ``{"table", "shoe", "state", "last_result", "big_road", "version", "online"}``."""
     last = state.get("last_round") or {}
     return {"table": state.get("table"), "shoe": state.get("shoe"), "state": state.get("state"),
             "last_result": last.get("outcome"), "big_road": (state.get("roads") or {}).get("big_road", []),
-            "version": state.get("version")}
+            "version": state.get("version"), "online": state.get("online", True)}
 
 
 class JournalSource(TableSource):

@@ -13,6 +13,7 @@
       var tile = make("a", "tile", box);
       tile.href = Live.withLang("/tables/" + encodeURIComponent(t.table));
       tile.setAttribute("data-table", t.table);
+      if (t.online === false) tile.classList.add("offline");
       var head = make("div", "head", tile);
       make("span", "", head, (L.table || "") + " " + t.table);
       if (t.shoe) make("span", "shoe", head, t.shoe);
