@@ -25,6 +25,7 @@ batches (batch means) with Student's t; with a single shoe it falls back to the 
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -93,11 +94,8 @@ def tally_shoe_reference(shoe: PreparedShoe, submission: Any, on_round: Callable
 
 # -- driver ------------------------------------------------------------------------------------
 def numpy_available() -> bool:
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether numpy can be imported (without importing it)."""
+    return importlib.util.find_spec("numpy") is not None
 
 
 def engine_for(submission: Any, engine: str = "auto", *, per_round: bool = False) -> str:

@@ -24,6 +24,7 @@ This module puts the figures together; the counting is done by (docs/odds.md has
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from fractions import Fraction
@@ -60,6 +61,7 @@ def clear_caches() -> None:
     measuring a cold call."""
     odds_main_game.clear_caches()
     odds_pairs_bonus.clear_caches()
+    _MULTIPLIERS.clear()
 
 
 def _removed(composition: Composition) -> tuple[Card, ...]:
@@ -163,28 +165,45 @@ def exact_odds(
     )
 
 
+# Net multipliers by (kind, facts) for the submissions seen last: ``id(submission)`` -> (the
+# submission, kept alive so that its id stays its own, and its table). Submissions are frozen.
+_MULTIPLIERS: dict[int, tuple[Any, dict[tuple[WagerKind, RoundFacts], Fraction]]] = {}
+_MULTIPLIER_SUBMISSIONS = 16
+
+
+def _multipliers(submission: Any) -> dict[tuple[WagerKind, RoundFacts], Fraction]:
+    entry = _MULTIPLIERS.get(id(submission))
+    if entry is None or entry[0] is not submission:
+        if len(_MULTIPLIERS) >= _MULTIPLIER_SUBMISSIONS:
+            _MULTIPLIERS.clear()
+        entry = _MULTIPLIERS[id(submission)] = (submission, {})
+    return entry[1]
+
+
 def _wager_stats(
     kind: WagerKind, dist: Iterable[tuple[RoundFacts, int]], submission: Any, total: int
 ) -> dict[str, Fraction]:
-    win = push = lose = 0
-    ev = Fraction(0)
+    """A wager's figures from ``net_multiplier`` over ``dist``, summed as integers over a common
+    denominator (one Fraction per figure at the end)."""
+    known = _multipliers(submission)
+    terms: list[tuple[Fraction, int]] = []
     for facts, k in dist:
         if not k:
             continue
-        m = net_multiplier(kind, facts, submission)
-        ev += m * k
-        if m > 0:
-            win += k
-        elif m < 0:
-            lose += k
-        else:
-            push += k
-    ev /= total
+        m = known.get((kind, facts))
+        if m is None:
+            m = known[kind, facts] = Fraction(net_multiplier(kind, facts, submission))
+        terms.append((m, k))
+    den = math.lcm(*(m.denominator for m, _ in terms)) if terms else 1
+    ev_num = sum(m.numerator * (den // m.denominator) * k for m, k in terms)
+    win = sum(k for m, k in terms if m > 0)
+    lose = sum(k for m, k in terms if m < 0)
+    ev = Fraction(ev_num, den * total)
     return {
         "house_edge": -ev,
         "expected": ev,
         "win": Fraction(win, total),
-        "push": Fraction(push, total),
+        "push": Fraction(sum(k for m, k in terms if m == 0), total),
         "lose": Fraction(lose, total),
     }
 

@@ -25,7 +25,6 @@ Method (docs/odds.md):
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -122,7 +121,7 @@ def bonus_counts(
     composition: Composition, naturals: bool, threshold: int, draw_rule: str, bonus_active: bool
 ) -> tuple[dict[BonusRank, int], dict[BonusRank, int]]:
     """Ordered six-card sequences by the Player's and by the Banker's Bonus rank."""
-    cls, draws, rank2, rank3 = _bonus_tables(naturals, threshold)
+    cls, draws, _, _ = _bonus_tables(naturals, threshold)
     n = [[0] * 4 for _ in range(14)]
     for c, k in composition.counts().items():
         n[c.rank][SUITS.index(c.suit)] += k
@@ -146,13 +145,17 @@ def bonus_counts(
     pairs_after3 = falling(big_n - 3, 2)
     pairs_after2 = falling(big_n - 2, 2)
 
-    player: dict[BonusRank, int] = defaultdict(int)
-    banker: dict[BonusRank, int] = defaultdict(int)
-    suits = range(4)
+    # Sums by rank index (``_RANK_LIST``): ``p_*`` / ``b_*`` already weighted; ``raw`` counts the
+    # three-card hands of a hand that always gets its third card, weighted by f_rest3 at the end.
+    nr = len(_RANK_LIST)
+    p_sum, b_sum, raw = [0] * nr, [0] * nr, [0] * nr
+    rank2i, rank3i = _rank_indices(naturals, threshold)
+    both_always = player_always and banker_always
     for r1 in _RANKS:
         n1, big1 = n[r1], rc[r1]
         if not big1:
             continue
+        c0, c1, c2, c3 = n1
         for r2 in _RANKS:
             d12 = int(r1 == r2)
             big2 = rc[r2] - d12
@@ -160,41 +163,67 @@ def bonus_counts(
                 continue
             n2 = n[r2]
             w2 = big1 * big2
-            same2 = sum(n1[s] * (n2[s] - d12) for s in suits)
-            r_same, r_diff = rank2[r1][r2]
+            a0, a1, a2, a3 = c0 * (n2[0] - d12), c1 * (n2[1] - d12), c2 * (n2[2] - d12), c3 * (n2[3] - d12)
+            same2 = a0 + a1 + a2 + a3
+            i_same, i_diff = rank2i[r1][r2]
             if not draws[r1][r2]:
-                for out in (player, banker):
-                    out[r_same] += same2 * f_rest2
-                    out[r_diff] += (w2 - same2) * f_rest2
+                q = f_rest2
+                p_sum[i_same] += same2 * q
+                p_sum[i_diff] += (w2 - same2) * q
+                b_sum[i_same] += same2 * q
+                b_sum[i_diff] += (w2 - same2) * q
                 continue
             # Two-card hands that could have drawn but did not.
             if not player_always:
                 q = nat_pairs((r1, r2)) * f_rest4
-                player[r_same] += same2 * q
-                player[r_diff] += (w2 - same2) * q
+                p_sum[i_same] += same2 * q
+                p_sum[i_diff] += (w2 - same2) * q
             if not banker_always:
                 q = (pairs_after2 - ok_pairs((r1, r2))) * f_rest4
-                banker[r_same] += same2 * q
-                banker[r_diff] += (w2 - same2) * q
+                b_sum[i_same] += same2 * q
+                b_sum[i_diff] += (w2 - same2) * q
+            row3 = rank3i[r1][r2]
             for r3 in _RANKS:
-                d13, d23 = int(r3 == r1), int(r3 == r2)
-                big3 = rc[r3] - d13 - d23
+                taken = (r3 == r1) + (r3 == r2)
+                big3 = rc[r3] - taken
                 if big3 <= 0:
                     continue
                 n3 = n[r3]
                 w3 = w2 * big3
-                flush = sum(n1[s] * (n2[s] - d12) * (n3[s] - d13 - d23) for s in suits)
-                r_flush, r_other = rank3[r1, r2, r3]
+                flush = a0 * n3[0] + a1 * n3[1] + a2 * n3[2] + a3 * n3[3] - taken * same2
+                i_flush, i_other = row3[r3]
+                if both_always:
+                    raw[i_flush] += flush
+                    raw[i_other] += w3 - flush
+                    continue
                 removed = (r1, r2, r3)
                 fp = f_rest3 if player_always else (pairs_after3 - nat_pairs(removed)) * f_rest5
                 fb = f_rest3 if banker_always else ok_pairs(removed) * f_rest5
-                player[r_flush] += flush * fp
-                player[r_other] += (w3 - flush) * fp
-                banker[r_flush] += flush * fb
-                banker[r_other] += (w3 - flush) * fb
-    return dict(player), dict(banker)
+                p_sum[i_flush] += flush * fp
+                p_sum[i_other] += (w3 - flush) * fp
+                b_sum[i_flush] += flush * fb
+                b_sum[i_other] += (w3 - flush) * fb
+    player = {r: p_sum[i] + raw[i] * f_rest3 for i, r in enumerate(_RANK_LIST) if p_sum[i] or raw[i]}
+    banker = {r: b_sum[i] + raw[i] * f_rest3 for i, r in enumerate(_RANK_LIST) if b_sum[i] or raw[i]}
+    return player, banker
+
+
+_RANK_LIST = tuple(BonusRank)
+
+
+@lru_cache(maxsize=None)
+def _rank_indices(naturals: bool, threshold: int) -> tuple[Any, Any]:
+    """``_bonus_tables``' rank2 and rank3 as indices into ``_RANK_LIST``, in nested lists for the
+    loops: ``rank2i[r1][r2]`` and ``rank3i[r1][r2][r3]`` = (all one suit, not)."""
+    _, _, rank2, rank3 = _bonus_tables(naturals, threshold)
+    index = {r: i for i, r in enumerate(_RANK_LIST)}
+    rank2i = [[tuple(index[x] for x in rank2[r1][r2]) for r2 in range(14)] for r1 in range(14)]
+    rank3i = [[[tuple(index[x] for x in rank3[r1, r2, r3]) if r1 and r2 and r3 else (0, 0) for r3 in range(14)]
+               for r2 in range(14)] for r1 in range(14)]
+    return rank2i, rank3i
 
 
 def clear_caches() -> None:
     """Forget the Bonus rank tables (for measuring a cold call)."""
     _bonus_tables.cache_clear()
+    _rank_indices.cache_clear()

@@ -74,3 +74,23 @@ def test_exact_odds_after_every_round_of_a_dealt_shoe_equals_the_reference() -> 
         assert report.counts["dragon7"] == ref["banker_dragon7"]
         assert report.counts["panda8"] == ref["player_panda8"]
         assert report.counts["banker"] == ref["banker"] + ref["banker_dragon7"]
+
+
+def test_a_changed_paytable_is_valued_afresh_each_call() -> None:
+    """The net multipliers remembered per submission never leak into another submission: two
+    submissions differing only in the Tie's payout, asked in turn, each get their own edge, the
+    same as with nothing remembered."""
+    import dataclasses
+    from fractions import Fraction
+
+    from controller.rules import odds
+    from controller.rules.model import Payout, WagerKind
+
+    eight = load_preset("minibaccarat")
+    nine = dataclasses.replace(eight, paytable={**eight.paytable, WagerKind.TIE: Payout(9)})
+    first = [exact_odds(sub).wagers["tie"]["house_edge"] for sub in (eight, nine, eight, nine)]
+    odds.clear_caches()
+    fresh = [exact_odds(sub).wagers["tie"]["house_edge"] for sub in (eight, nine)]
+    assert first == fresh * 2
+    p_tie = exact_odds(eight).outcomes["tie"]
+    assert fresh == [1 - 9 * p_tie, 1 - 10 * p_tie] and fresh[0] > fresh[1] > Fraction(0)
