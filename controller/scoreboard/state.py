@@ -54,6 +54,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from controller.journal import kinds
+from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.replay import replay
 from controller.roadmaps import Result, ask_indicators, compute, result_from_round
 from controller.scoreboard.labels import STATE_WORDS, labels
@@ -129,18 +130,25 @@ class TableView:
     # -- feeding -------------------------------------------------------------------------------------
 
     def apply(self, entry: Any) -> None:
-        """Take one journal entry (the next in ``seq`` order) into the view."""
-        k, p = entry.kind, entry.payload
+        """Take one journal entry (the next in ``seq`` order) into the view. A record whose payload
+        lacks what its kind needs (a forger's, or a journal read unchecked) raises
+        ``JournalContentError`` naming the entry, as ``journal replay`` does."""
+        try:
+            k, p = entry.kind, entry.payload
+            if k == kinds.SHOE_START:
+                self._new_shoe(str(p["shoe"]))
+            elif k == kinds.SUBMISSION:
+                self.rules = _rules(p)
+                self.game = self.rules["game"] or self.game
+            self._follow_round(entry)
+            self._follow_state(k, p)
+        except JournalContentError:
+            raise  # replay's own, naming the entry
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise malformed_entry(entry, exc) from None
         self.version = entry.seq
         if self.table_id is None:
             self.table_id = entry.table_id
-        if k == kinds.SHOE_START:
-            self._new_shoe(p["shoe"])
-        elif k == kinds.SUBMISSION:
-            self.rules = _rules(p)
-            self.game = self.rules["game"] or self.game
-        self._follow_round(entry)
-        self._follow_state(k, p)
 
     def _follow_round(self, entry: Any) -> None:
         k = entry.kind

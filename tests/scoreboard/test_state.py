@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from controller.journal import Journal, JournalReader, Record, kinds
+from controller.journal.errors import JournalContentError
 from controller.rules.submission import load_preset
 from controller.scoreboard.labels import LANGUAGES, STATE_WORDS, labels
 from controller.scoreboard.state import STATES, TableView
@@ -275,3 +276,19 @@ def test_an_empty_view() -> None:
     assert state["ask"] == {side: {"big_eye_boy": None, "small_road": None, "cockroach_pig": None}
                             for side in ("banker", "player")}
     assert state["rules"] is None and state["last_round"] is None and state["game"] is None
+
+
+def test_a_malformed_record_is_one_line_naming_the_entry(tmp_path: Path) -> None:
+    """A record without what its kind needs (a forger's, or a journal read unchecked) is refused
+    as replay refuses it, and the view stays as it was."""
+    path = tmp_path / "forged.db"
+    with Journal.open(path, table_id="T1") as j:
+        j.append_batch([Record(kinds.SHOE_START, {"shoe": "S1", "decks": 8}, shoe="S1"),
+                        Record(kinds.FAULT, {"fault": "jam:shoe"}, shoe="S1")])
+    with JournalReader.open(path) as r:
+        first, forged = list(r.entries())
+    view = TableView.from_entries([first])
+    before = view.to_json()
+    with pytest.raises(JournalContentError, match=r"^entry 2 \(fault\): malformed payload: no field 'reason'$"):
+        view.apply(forged)
+    assert view.to_json() == before
