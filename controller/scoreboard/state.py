@@ -63,7 +63,8 @@ STATES: tuple[str, ...] = tuple(STATE_WORDS)
 
 #: The state a record leaves the table in (records not listed leave it as it was). The records
 #: that carry the state itself (``operator``, ``refused``, ``resumed``, ``device_replaced``:
-#: their ``state``) and the faults are handled in ``TableView.apply``.
+#: their ``state``), a new dealer during betting (burning) and the faults are handled in
+#: ``TableView._follow_state``.
 STATE_AFTER: Mapping[str, str] = {
     kinds.SHOE_START: "shuffling",
     kinds.SHOE_RESTARTED: "shuffling",
@@ -189,6 +190,8 @@ class TableView:
             self.state = p["state"]
             if k == kinds.OPERATOR:
                 self.state = STATE_AFTER_COMMAND.get(p["command"], self.state)
+        elif k == kinds.DEALER and self.state == "betting":
+            self.state = "burning"  # a new dealer burns a card before the next round (681a.7(c))
         elif k in STATE_AFTER:
             self.state = STATE_AFTER[k]
         if k == kinds.COUNT_FAULT:

@@ -292,3 +292,35 @@ def test_a_malformed_record_is_one_line_naming_the_entry(tmp_path: Path) -> None
     with pytest.raises(JournalContentError, match=r"^entry 2 \(fault\): malformed payload: no field 'reason'$"):
         view.apply(forged)
     assert view.to_json() == before
+
+
+def test_a_new_dealer_a_squeeze_closing_and_a_count_fault(tmp_path: Path) -> None:
+    """A new dealer's burn, a squeeze, a count fault with its problem, a closed table: the state
+    after each record of a journal made by hand."""
+    shoe = "S1"
+    steps = [
+        (Record(kinds.SHOE_START, {"shoe": shoe, "decks": 8}, shoe=shoe), "shuffling"),
+        (Record(kinds.CUT_SKIPPED, {"clause": "681a.5(h)"}, shoe=shoe), "loading"),
+        (Record(kinds.SHOE_LOADED, {"cards": 416}, shoe=shoe), "burning"),
+        (Record(kinds.BURN, {"card": "3S", "position": 1, "dealer": None}, shoe=shoe), "betting"),
+        (Record(kinds.DEALER, {"dealer": "D2"}, shoe=shoe), "burning"),
+        (Record(kinds.BURN, {"card": "4S", "position": 2, "dealer": "D2"}, shoe=shoe), "betting"),
+        (Record(kinds.ROUND_START, {"round": 1, "kind": "normal", "wagers": []}, shoe=shoe, round=1), "no_more_bets"),
+        (Record(kinds.SQUEEZE, {"hand": "player", "seat": 3}, shoe=shoe, round=1), "squeeze"),
+        (Record(kinds.REVEALED, {"hand": "player", "by": "seat 3"}, shoe=shoe, round=1), "dealing"),
+        (Record(kinds.OPERATOR, {"command": "close", "args": {}, "operator": "F1", "operator_role": "floorperson",
+                                 "state": "betting"}), "closed"),
+        (Record(kinds.SHOE_START, {"shoe": "S2", "decks": 8}, shoe="S2"), "shuffling"),
+        (Record(kinds.COUNT_FAULT, {"problem": "2 cards missing", "counted": 414, "expected": 416}, shoe="S2"),
+         "count_fault"),
+    ]
+    path = tmp_path / "by-hand.db"
+    with Journal.open(path, table_id="T1") as j:
+        j.append_batch([record for record, _ in steps])
+    view = TableView()
+    with JournalReader.open(path) as r:
+        for e, (_, expected) in zip(r.entries(), steps):
+            view.apply(e)
+            assert view.to_json()["state"]["name"] == expected, e.kind
+    state = view.to_json("zh")["state"]
+    assert state == {"name": "count_fault", "text": "暂停：牌数不符", "reason": "2 cards missing", "faults": []}
