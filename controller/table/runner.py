@@ -115,6 +115,7 @@ class TableRunner:
         self._senders: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._last_auto = 0.0
+        self._auto_waits = False  # the automated dealer had nothing to do at its last turn
         self.error: BaseException | None = None
         self.on_stopping: list[Callable[[], None]] = []  # run on the owner thread before the table stops
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
@@ -284,7 +285,11 @@ class TableRunner:
         self.inbox.put(_Stop())
 
     def _idle_timeout(self) -> float:
-        return min(max(self.pace, 0.005), 0.2) if self.autodealer is not None else 0.2
+        # The automated dealer decides on the core's state alone, which only an input changes: once
+        # it had nothing to do, wait for an input; while it paces itself, until its next turn.
+        if self.autodealer is None or self._auto_waits:
+            return 0.2
+        return min(max(self.pace - (time.monotonic() - self._last_auto), 0.001), 0.2)
 
     def _auto(self) -> bool:
         """Let the automated dealer act (at most once per ``pace``); True if it did."""
@@ -294,6 +299,7 @@ class TableRunner:
         if now - self._last_auto < self.pace:
             return False
         op = self.autodealer.next_input(self.core)
+        self._auto_waits = op is None
         if op is None:
             return False
         self._last_auto = now

@@ -29,7 +29,7 @@ from collections import deque
 from firmware_bridge.errors import DeviceDisconnected, TransportError
 from firmware_bridge.transport.base import Transport
 
-from .clock import Clock, monotonic
+from .clock import Clock, monotonic, tick_period
 from .device import EmulatedDevice
 from .faults import FaultSpec, LineFaults
 
@@ -43,16 +43,16 @@ class LoopbackTransport(Transport):
         device: the emulated device (its ``lock`` is held around every call into it).
         faults: line faults applied to the device's frames (``None``: a clean line).
         clock: the time source for ``delay`` (``monotonic``; a ``ManualClock`` in tests).
-        poll_s: how often a waiting ``read`` ticks the device.
+        poll_s: how often a waiting ``read`` ticks the device (default ``tick_period(device.speed)``).
     """
 
     def __init__(self, device: EmulatedDevice, *, faults: FaultSpec | None = None,
-                 clock: Clock = monotonic, poll_s: float = 0.002) -> None:
+                 clock: Clock = monotonic, poll_s: float | None = None) -> None:
         self.device = device
         self.faults = faults or FaultSpec()
         self.line = LineFaults.from_spec(self.faults, stream=0)
         self.clock = clock
-        self.poll_s = poll_s
+        self.poll_s = tick_period(device.speed) if poll_s is None else poll_s
         self.plugged = True
         self.bytes_lost = 0
         self._open = False

@@ -24,7 +24,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from .clock import Clock, monotonic
+from .clock import Clock, monotonic, tick_period
 from .device import EmulatedDevice
 from .faults import FaultSpec, LineFaults
 
@@ -36,14 +36,14 @@ MAX_UNWRITTEN = 64 * 1024  # bytes held for a far end that does not read; more a
 class DeviceServer:
     """Base of the servers. Args: the device, ``faults`` (line faults, delay, unplug-every),
     ``host_faults`` (also apply the line faults to the host's bytes), ``clock``, ``poll_s`` (the
-    tick period)."""
+    tick period; default ``tick_period(device.speed)``)."""
 
     def __init__(self, device: EmulatedDevice, *, faults: FaultSpec | None = None,
-                 host_faults: bool = False, clock: Clock = monotonic, poll_s: float = 0.002) -> None:
+                 host_faults: bool = False, clock: Clock = monotonic, poll_s: float | None = None) -> None:
         self.device = device
         self.faults = faults or FaultSpec()
         self.clock = clock
-        self.poll_s = poll_s
+        self.poll_s = tick_period(device.speed) if poll_s is None else poll_s
         self.line = LineFaults.from_spec(self.faults, stream=0)
         self.host_line = LineFaults.from_spec(self.faults, stream=1) if host_faults else None
         self.unplugs = 0
