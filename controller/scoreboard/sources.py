@@ -175,15 +175,19 @@ class JournalSource(TableSource):
                                                        for lang, doc in docs.items()}))
 
     def _follow(self) -> None:
-        from controller.journal.errors import JournalIntegrityError
+        from controller.journal.errors import JournalContentError, JournalIntegrityError
 
         try:
             while not self._stop.is_set():
                 try:
                     read = self.catch_up()
-                except JournalIntegrityError as exc:
-                    # The chain broke: what follows is what the journal cannot prove; not shown.
-                    self.failure = str(exc)
+                except (JournalIntegrityError, JournalContentError) as exc:
+                    # The chain broke, or an entry no table wrote: what follows is what the journal
+                    # cannot prove (or does not say); it is not shown. The page keeps the state up
+                    # to the last good entry; /healthz says why it stopped.
+                    self.failure = " ".join(str(exc).split())
+                    if self._view is not None and self._view.version:
+                        self._publish_state()  # what was read before the bad entry
                     log.error("scoreboard stopped following the journal", reason=str(exc))
                     return
                 except Exception as exc:  # noqa: BLE001 - a read that failed (disk, lock): try again

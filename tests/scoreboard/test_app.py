@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import subprocess
+import time
 
 import pytest
 
@@ -125,3 +127,40 @@ def test_a_client_that_stops_reading_does_not_hold_the_server_up(tmp_path):
             assert state == _view(journal, "en")
         finally:
             stalled.close()
+
+
+def test_a_journal_whose_chain_breaks_is_shown_up_to_its_last_good_entry_and_health_says_why(tmp_path):
+    from tests.tampering import tamper
+
+    journal = dealt_journal(tmp_path / "journal.db", rounds=2)
+    tamper(journal, "UPDATE entries SET operator = 'mallory' WHERE seq = 20")
+    with serving(journal) as server:
+        deadline = time.monotonic() + 10
+        while (status := get(server, "/healthz"))[0] != 503:
+            assert time.monotonic() < deadline, status
+            time.sleep(0.05)
+        health = json.loads(status[2])
+        assert health["ok"] is False and health["following"] is False and "entry 20" in health["reason"]
+        assert get_json(server, "/tables/T1/state.json")["version"] == 19
+
+
+def test_an_entry_no_table_wrote_stops_the_page_at_the_entry_before_it(tmp_path):
+    """A forger's entry that keeps the chain whole (re-hashed) but lacks what its kind needs: the
+    scoreboard stops following there and /healthz names the entry, as ``journal replay`` would."""
+    from controller.journal.chain import canonical_json
+    from tests.tampering import rechain, rewrite, rows
+
+    journal = dealt_journal(tmp_path / "journal.db", rounds=2)
+    entries = rows(journal)
+    bad = next(r for r in entries if r[2] == "round_start")
+    payload = json.loads(bad[10])
+    del payload["round"]
+    entries = [(*r[:10], canonical_json(payload), *r[11:]) if r[0] == bad[0] else r for r in entries]
+    rewrite(journal, rechain(entries))
+    with serving(journal) as server:
+        deadline = time.monotonic() + 10
+        while (status := get(server, "/healthz"))[0] != 503:
+            assert time.monotonic() < deadline, status
+            time.sleep(0.05)
+        assert f"entry {bad[0]}" in json.loads(status[2])["reason"], status[2]
+        assert get_json(server, "/tables/T1/state.json")["version"] == bad[0] - 1
