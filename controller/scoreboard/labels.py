@@ -4,7 +4,9 @@ has no text of its own (it prints ``state.json``'s ``labels``).
 - ``LANGUAGES``: the languages there are (``en``, ``zh``).
 - ``labels(lang) -> dict[str, str]``: every label of ``lang``; ``ValueError`` for another language.
 - ``STATE_WORDS``: the table's states (``controller.scoreboard.state``) in words, per language;
-  ``labels`` holds them as ``state.<name>``.
+  ``labels`` holds them as ``state.<name>``. A wager kind (a paytable's key), a fact of a round
+  (``natural``, ``dragon7``, ...) and a round's kind are labels by their own name; a 21 Baccarat
+  Bonus rank is ``rank.<rank>``.
 
 Chinese follows what players at a baccarat table expect: 庄 Banker, 闲 Player, 和 Tie, 大路 Big
 Road, 珠盘路 Bead Plate, 大眼仔 Big Eye Boy, 小路 Small Road, 曱甴路 Cockroach Pig, 庄问路 /
@@ -51,7 +53,14 @@ _WORDS: dict[str, dict[str, str]] = {
     "banker_bonus": {"en": "Banker Bonus", "zh": "庄奖金"},
     "bonus_card": {"en": "Bonus card", "zh": "奖金牌"},
     "bonus_rank": {"en": "Bonus", "zh": "奖金"},
-    "house_money_wager": {"en": "House Money", "zh": "庄家钱"},
+    "house_money": {"en": "House Money", "zh": "庄家钱"},
+    # 21 Baccarat Bonus ranks (controller.rules.model.BonusRank), as ``rank.<rank>``
+    "rank.pair": {"en": "Pair", "zh": "对子"},
+    "rank.flush": {"en": "Flush", "zh": "同花"},
+    "rank.straight": {"en": "Straight", "zh": "顺子"},
+    "rank.three_of_a_kind": {"en": "Three of a kind", "zh": "三条"},
+    "rank.straight_flush": {"en": "Straight flush", "zh": "同花顺"},
+    "rank.suited_three_of_a_kind": {"en": "Suited three of a kind", "zh": "同花三条"},
     "total": {"en": "Total", "zh": "点数"},
     "wins": {"en": "wins", "zh": "赢"},
     "void": {"en": "Void round", "zh": "无效局"},
@@ -77,6 +86,7 @@ _WORDS: dict[str, dict[str, str]] = {
     "no_limits": {"en": "Limits: ask the dealer", "zh": "限红：请询问荷官"},
     "paytable": {"en": "Pays", "zh": "赔率"},
     "commission": {"en": "Commission", "zh": "佣金"},
+    "player_commission": {"en": "Commission on Player", "zh": "闲佣金"},
     "no_commission": {"en": "No commission", "zh": "免佣"},
     "decks": {"en": "Decks", "zh": "副牌"},
     "no_round_yet": {"en": "No round yet", "zh": "尚无牌局"},

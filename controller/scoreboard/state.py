@@ -37,9 +37,11 @@ page renders (``ValueError`` for another language):
   the shoe's normal rounds (those on the roads); percentages of ``rounds`` with one decimal (0
   when there is none); ``not_on_roads`` the simulated and void rounds.
 - ``rules``: the Rules Submission in force, from its ``submission`` record: ``{"name", "game",
-  "decks", "offered", "paytable", "bonus_paytable", "commission", "house_money"}`` (odds and rates
-  as the record's text; sections a game has not are null); null when the journal has no such
-  record.
+  "decks", "offered", "paytable", "bonus_paytable", "commission", "player_commission",
+  "house_money"}``: odds (``{"tie": "8:1", ...}``, 21 Baccarat's ``bonus_paytable`` by rank) and
+  rates (``commission`` on the Banker wager, ``player_commission`` on the Player wager at 21
+  Baccarat) as the record's text, what a game has not null; null while the journal has no such
+  record (``shoectl run`` journals one only when a floorperson sets the submission).
 - ``limits``: null: the Rules Submission holds no table limits.
 - ``labels``: every word the page shows, in ``lang`` (``controller.scoreboard.labels``).
 
@@ -258,8 +260,8 @@ def _facts(doc: Mapping[str, Any] | None, words: Mapping[str, str]) -> list[dict
 
 def _rules(p: Mapping[str, Any]) -> dict[str, Any]:
     """The Rules Submission of a ``submission`` record, for the board."""
-    sub = p.get("submission") or {}
+    sub, commission = p["submission"], p["commission"]
     return {"name": sub.get("name"), "game": sub.get("game"), "decks": sub.get("decks"),
-            "offered": list((p.get("wagers") or {}).get("offered", [])), "paytable": dict(p.get("paytable") or {}),
-            "bonus_paytable": p.get("bonus_paytable"), "commission": p.get("commission"),
-            "house_money": p.get("house_money")}
+            "offered": list(p["wagers"].get("offered", [])), "paytable": dict(p["paytable"]),
+            "bonus_paytable": p.get("bonus_paytable"), "commission": commission.get("rate"),
+            "player_commission": commission.get("player_rate"), "house_money": p.get("house_money")}

@@ -264,9 +264,27 @@ def test_the_rules_submission_in_force(tmp_path: Path) -> None:
     assert state["table"] == "T9" and state["game"] == "ez-baccarat" and state["version"] == 2
     rules = state["rules"]
     assert rules["paytable"]["dragon7"] == "40:1" and rules["paytable"]["tie"] == "8:1"
-    assert rules["commission"] == {"rate": "0", "rounding": "down"}
+    assert rules["commission"] == "0" and rules["player_commission"] is None
     assert rules["offered"] == sub["wagers"]["offered"] and rules["decks"] == 8
     assert rules["bonus_paytable"] is None and state["limits"] is None
+
+
+@pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat"])
+def test_every_word_of_the_rules_has_a_label(tmp_path: Path, preset: str) -> None:
+    """The page prints labels only: each wager of the paytable, each Bonus rank, in both languages."""
+    path = tmp_path / "submission.db"
+    with Journal.open(path, table_id="T1") as j:
+        j.append(kinds.SUBMISSION, load_preset(preset).to_dict())
+    with JournalReader.open(path) as r:
+        view = TableView.from_entries(r.entries())
+    rules = view.to_json()["rules"]
+    assert rules["paytable"]
+    for lang in LANGUAGES:
+        words = labels(lang)
+        assert all(wager in words for wager in [*rules["paytable"], *rules["offered"]])
+        assert all(f"rank.{rank}" in words for rank in rules["bonus_paytable"] or {})
+    if preset == "21-baccarat":
+        assert rules["bonus_paytable"] and rules["player_commission"] is not None
 
 
 def test_an_empty_view() -> None:
