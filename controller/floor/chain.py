@@ -36,10 +36,12 @@ _PAGE = 1000
 
 def position(conn: Any, table_id: str) -> tuple[int, str, bool | None]:
     """``(last_seq, last_hash, sha256)`` of ``table_id``'s checked chain, locked for this transaction."""
-    conn.execute("INSERT INTO chain_positions (table_id, last_seq, last_hash) VALUES (%s, 0, %s) "
-                 "ON CONFLICT DO NOTHING", (table_id, GENESIS_HASH))
-    row = conn.execute("SELECT last_seq, last_hash, sha256 FROM chain_positions WHERE table_id = %s FOR UPDATE",
-                       (table_id,)).fetchone()
+    select = "SELECT last_seq, last_hash, sha256 FROM chain_positions WHERE table_id = %s FOR UPDATE"
+    row = conn.execute(select, (table_id,)).fetchone()
+    if row is None:
+        conn.execute("INSERT INTO chain_positions (table_id, last_seq, last_hash) VALUES (%s, 0, %s) "
+                     "ON CONFLICT DO NOTHING", (table_id, GENESIS_HASH))
+        row = conn.execute(select, (table_id,)).fetchone()
     return row[0], row[1], row[2]
 
 

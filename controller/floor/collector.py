@@ -39,7 +39,7 @@ from controller.floor.topics import JOURNAL_SUBSCRIPTION, table_of
 
 DEFAULT_CLIENT_ID = "shoectl-collector"
 DEFAULT_BATCH = 1000
-LINGER_S = 0.02          # how long a batch waits for more messages once it holds one
+LINGER_S = 0.005         # a batch waits this long for more once it holds one (a burst arrives whole)
 DB_RETRY_S = (0.5, 10.0)  # the first wait before reconnecting to the database, and the longest
 _log = structlog.get_logger("shoectl.floor.collector")
 

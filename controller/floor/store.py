@@ -122,8 +122,7 @@ class FloorStore:
     def _insert(self, items: Sequence[FloorEntry], result: BatchResult) -> dict[str, list[FloorEntry]]:
         conn = self.conn
         if not self._staging:
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS incoming (n integer, LIKE entries INCLUDING DEFAULTS) "
-                         "ON COMMIT DELETE ROWS")
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS incoming (n integer, LIKE entries INCLUDING DEFAULTS)")
             self._staging = True
         columns = ", ".join(ENTRY_COLUMNS)
         with conn.cursor() as cur:
@@ -133,22 +132,37 @@ class FloorStore:
             cur.execute(f"INSERT INTO entries ({columns}) SELECT DISTINCT ON (table_id, seq) {columns} FROM incoming "
                         "ORDER BY table_id, seq, n ON CONFLICT DO NOTHING RETURNING table_id, seq")
             new = set(cur.fetchall())
-            cur.execute("SELECT i.n, e.line FROM incoming i JOIN entries e USING (table_id, seq)")
-            stored_line = dict(cur.fetchall())
-            cur.execute("TRUNCATE incoming")  # within a larger transaction (a backfill) the next batch follows
+            cur.execute("DELETE FROM incoming")  # cheaper than TRUNCATE (a new file each time) for one batch
         inserted: dict[str, list[FloorEntry]] = {}
-        for n, item in enumerate(items):
+        others: list[FloorEntry] = []
+        for item in items:
             key = (item.table_id, item.seq)
             if key in new:
-                new.discard(key)
+                new.discard(key)  # the first of the batch under its key is the one inserted
                 inserted.setdefault(item.table_id, []).append(item)
                 result.stored += 1
-            elif stored_line.get(n) == item.line:
+            else:
+                others.append(item)
+        stored_line = self._stored_lines(others)
+        for item in others:
+            if stored_line.get((item.table_id, item.seq)) == item.line:
                 result.duplicates += 1
             else:
                 self._refuse_second_body(item)
                 result.refused += 1
         return inserted
+
+    def _stored_lines(self, items: Sequence[FloorEntry]) -> dict[tuple[str, int], str]:
+        """The stored line of each key of ``items`` (read by primary key: no scan of ``entries``)."""
+        by_table: dict[str, list[int]] = {}
+        for item in items:
+            by_table.setdefault(item.table_id, []).append(item.seq)
+        out: dict[tuple[str, int], str] = {}
+        for table_id, seqs in by_table.items():
+            rows = self.conn.execute("SELECT seq, line FROM entries WHERE table_id = %s AND seq = ANY(%s)",
+                                     (table_id, seqs)).fetchall()
+            out.update(((table_id, seq), line) for seq, line in rows)
+        return out
 
     def _refuse_second_body(self, item: FloorEntry) -> None:
         self.conn.execute(
