@@ -37,12 +37,12 @@ def entries_of(journal: Path) -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def three_shoes(tmp_path_factory) -> list[Any]:
-    """Punto Banco from one deck, three shoes (about 23 rounds), a shoe jam the automated
-    floorperson clears in the first shoe."""
-    tmp = tmp_path_factory.mktemp("three-shoes")
+def two_shoes(tmp_path_factory) -> list[Any]:
+    """Punto Banco from one deck: two shoes (about 16 rounds) and the next one shuffled; a shoe
+    jam the automated floorperson clears in the first shoe."""
+    tmp = tmp_path_factory.mktemp("two-shoes")
     (tmp / "one-deck.toml").write_text('[submission]\ngame = "punto-banco"\ndecks = 1\n')
-    return entries_of(shoectl_run(tmp, "--submission", str(tmp / "one-deck.toml"), "--shoes", "3", "--seed", "2",
+    return entries_of(shoectl_run(tmp, "--submission", str(tmp / "one-deck.toml"), "--shoes", "2", "--seed", "2",
                                   "--faults", "jam-at=20"))
 
 
@@ -135,17 +135,17 @@ def states_after_rounds(capsys, journal: Path) -> list[dict[str, Any]]:
     return states
 
 
-def test_after_every_round_the_view_is_roadmap_and_replay(capsys, tmp_path: Path, three_shoes: list[Any]) -> None:
-    states = check_every_round(capsys, tmp_path, three_shoes)
-    shoes = [e.payload["shoe"] for e in three_shoes if e.kind == kinds.SHOE_START]
-    assert len(shoes) == 4 and len(states) == len(shoes) + sum(map(round_ends, three_shoes))
+def test_after_every_round_the_view_is_roadmap_and_replay(capsys, tmp_path: Path, two_shoes: list[Any]) -> None:
+    states = check_every_round(capsys, tmp_path, two_shoes)
+    shoes = [e.payload["shoe"] for e in two_shoes if e.kind == kinds.SHOE_START]
+    assert len(shoes) == 3 and len(states) == len(shoes) + sum(map(round_ends, two_shoes))
     assert [s["table"] for s in states] == ["T1"] * len(states)
     assert all(a["version"] < b["version"] for a, b in zip(states, states[1:]))
 
 
-def test_a_new_shoe_resets_the_roads_and_the_counts(capsys, tmp_path: Path, three_shoes: list[Any]) -> None:
+def test_a_new_shoe_resets_the_roads_and_the_counts(capsys, tmp_path: Path, two_shoes: list[Any]) -> None:
     view = TableView()
-    for e in three_shoes:
+    for e in two_shoes:
         before = view.to_json()
         view.apply(e)
         if e.kind == kinds.SHOE_START and before["shoe"] is not None:
@@ -159,11 +159,11 @@ def test_a_new_shoe_resets_the_roads_and_the_counts(capsys, tmp_path: Path, thre
             assert after["state"]["name"] == "shuffling"
 
 
-def test_the_state_is_the_tables_own(three_shoes: list[Any], ez_baccarat: Path) -> None:
+def test_the_state_is_the_tables_own(two_shoes: list[Any], ez_baccarat: Path) -> None:
     """Each operator command and refusal journals the state the table was in: the view, fed the
     entries before it, says the same."""
     checked = set()
-    for entries in (three_shoes, entries_of(ez_baccarat)):
+    for entries in (two_shoes, entries_of(ez_baccarat)):
         view = TableView()
         for e in entries:
             if e.kind in (kinds.OPERATOR, kinds.REFUSED):
@@ -173,10 +173,10 @@ def test_the_state_is_the_tables_own(three_shoes: list[Any], ez_baccarat: Path) 
     assert {"closed", "cutting", "ready_to_load", "betting"} <= checked
 
 
-def test_a_fault_shows_its_reason_until_it_clears(three_shoes: list[Any]) -> None:
+def test_a_fault_shows_its_reason_until_it_clears(two_shoes: list[Any]) -> None:
     view = TableView()
     seen = []
-    for e in three_shoes:
+    for e in two_shoes:
         view.apply(e)
         state = view.to_json()["state"]
         if e.kind == kinds.FAULT:
@@ -236,8 +236,8 @@ def test_21_baccarat_bonus_cards(capsys, baccarat21: Path) -> None:
     assert bonus_only >= 1
 
 
-def test_labels_in_english_and_chinese(three_shoes: list[Any]) -> None:
-    view = TableView.from_entries(three_shoes)
+def test_labels_in_english_and_chinese(two_shoes: list[Any]) -> None:
+    view = TableView.from_entries(two_shoes)
     en, zh = view.to_json("en"), view.to_json("zh")
     assert (zh["labels"]["banker"], zh["labels"]["player"], zh["labels"]["tie"]) == ("庄", "闲", "和")
     assert (en["labels"]["banker"], en["labels"]["player"], en["labels"]["tie"]) == ("Banker", "Player", "Tie")
