@@ -97,7 +97,7 @@ _FLAGS = ("natural", "player_pair", "banker_pair", "dragon7", "panda8")
 
 
 def _percent(n: int, of: int) -> float:
-    return round(100 * n / of, 1) if of else 0
+    return round(100 * n / of, 1) if of else 0.0
 
 
 class TableView:
