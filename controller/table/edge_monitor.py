@@ -3,15 +3,18 @@ left in the shoe, journaled as an ``edge`` record, and a surveillance notice (an
 record, a warning notice, a structlog warning) when a wager's player edge is above the threshold
 (docs/edge-monitor.md).
 
-Contract: ``EdgeMonitor(threshold).attach(runner)`` before ``runner.run()``; ``close()`` after it. The monitor never stands in a card's way:
+Contract: ``EdgeMonitor(threshold).attach(runner)`` before ``runner.run()``; ``close()`` after it.
+The monitor never stands in a card's way:
 
 - On the owner thread it only notes the cards out as the runner dispatches the records it has
   committed (``observe``: a dict update per record) and, at a round's result, hands the
   composition to a worker (``submit``: a queue put).
-- The worker is a process of its own by default (``worker="process"``): exact enumeration is a few
-  milliseconds of pure Python, and in a thread it would hold the interpreter's lock while a card
-  waits for it (docs/edge-monitor.md has both measured). ``worker="thread"`` is kept for that
-  comparison and for a platform without processes.
+- The worker is a thread by default (``worker="thread"``, ``shoectl-edge``): a round's figures
+  take about 0.6 ms of pure Python, which is all a card arriving meanwhile can wait for the
+  interpreter's lock (and never more than its switch interval). ``worker="process"`` takes the
+  counting out of the interpreter altogether, but on a machine with few cores the extra busy
+  process costs the table more than the lock does: ``benchmarks/bench_edge.py`` measures both
+  beside the monitor off (docs/edge-monitor.md).
 - The figures come back to the owner thread as an inbox item (``runner.call_on_owner``): the
   owner stays the journal's only writer. While inputs wait in the inbox the item goes to the back
   of the queue (up to ``MAX_YIELDS`` times), so its commit is made in a gap between inputs.
@@ -47,11 +50,21 @@ from controller.table.io import Notice, TableRecord
 log = structlog.get_logger()
 WORKERS = ("process", "thread")
 MAX_YIELDS = 4          # times the figures let waiting inputs go first (a table dealing flat out has no gap)
+ALERT_EVENT = "player edge above the threshold"  # the surveillance notice's log event (a warning by design)
 DRAIN_TIMEOUT_S = 2.0  # a few milliseconds of counting; bounded well inside shoectl run's --stop-grace
 
 
 # -- the worker's side (a process of its own: module-level, picklable) ------------------------------
-_SUBMISSIONS: dict[int, Any] = {}
+@dataclass(frozen=True)
+class _Document:
+    """A Rules Submission as a worker process receives it: parsed there once per token."""
+
+    token: int
+    source: str
+    body: dict[str, Any]
+
+
+_PARSED: dict[int, Any] = {}  # in a worker process: token -> its Submission
 
 
 def _worker_started() -> None:
@@ -59,15 +72,16 @@ def _worker_started() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _figures(token: int, source: str, document: dict[str, Any] | None, composition: Composition) -> dict:
-    """``edge_figures`` for the Rules Submission ``token`` (parsed once per worker from its
-    ``document``; None in a thread, where ``_SUBMISSIONS`` is shared)."""
-    sub = _SUBMISSIONS.get(token)
-    if sub is None:
-        from controller.rules.submission import parse_submission
+def _figures(submission: Any, composition: Composition) -> dict:
+    """``edge_figures``; ``submission`` is the object itself (a thread) or a ``_Document`` (a process)."""
+    if isinstance(submission, _Document):
+        parsed = _PARSED.get(submission.token)
+        if parsed is None:
+            from controller.rules.submission import parse_submission
 
-        sub = _SUBMISSIONS[token] = parse_submission(document, source)
-    return edge_figures(sub, composition)
+            parsed = _PARSED[submission.token] = parse_submission(submission.body, submission.source)
+        submission = parsed
+    return edge_figures(submission, composition)
 
 
 # -- the owner's side ------------------------------------------------------------------------------------
@@ -87,7 +101,7 @@ class EdgeMonitor:
     """See the module docstring. ``threshold``: the player edge per unit (``Decimal("0")``: any
     advantage) above which a wager raises the surveillance notice."""
 
-    def __init__(self, threshold: Decimal | Fraction | int = 0, *, worker: str = "process") -> None:
+    def __init__(self, threshold: Decimal | Fraction | int = 0, *, worker: str = "thread") -> None:
         if worker not in WORKERS:
             raise ValueError(f"worker must be one of {', '.join(WORKERS)}")
         self.threshold = Fraction(threshold)
@@ -102,6 +116,7 @@ class EdgeMonitor:
         self.dropped = 0           # figures dropped (their shoe ended first)
         self._pending: list[_Job] = []
         self._executor: Executor | None = None
+        self._warm: Future | None = None  # the worker's first job: starting up, building its tables
         self._tokens: dict[int, tuple[int, Any]] = {}  # id(submission) -> (token, submission)
 
     # -- wiring ------------------------------------------------------------------------------------
@@ -128,8 +143,13 @@ class EdgeMonitor:
         else:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="shoectl-edge")
         sub = runner.core.sub
-        self._executor.submit(_figures, *self._submission(sub), Composition.standard(sub.decks))  # builds its tables
+        self._warm = self._executor.submit(_figures, self._for_worker(sub), Composition.standard(sub.decks))
         return self
+
+    def wait_ready(self, timeout_s: float = 30.0) -> None:
+        """Wait until the worker is up and has built its tables (its first figures come in
+        milliseconds then); a table need not wait, a measurement does."""
+        self._warm.result(timeout=timeout_s)
 
     def observe(self, r: TableRecord) -> None:
         """(owner thread) A committed record: note the cards out; at a round's result, submit."""
@@ -149,22 +169,20 @@ class EdgeMonitor:
         sub = self.runner.core.sub
         job = _Job(shoe, round_no, self.generation, remaining, sub)
         try:
-            job.future = self._executor.submit(_figures, *self._submission(sub), remaining.composition)
+            job.future = self._executor.submit(_figures, self._for_worker(sub), remaining.composition)
         except RuntimeError as exc:  # a broken pool, or shut down
             self._stop(str(exc))
             return
         self._pending.append(job)
         job.future.add_done_callback(lambda _f: self.runner.call_on_owner(partial(self._arrived, job)))
 
-    def _submission(self, sub: Any) -> tuple[int, str, dict[str, Any] | None]:
-        """The worker's arguments for ``sub``: a token, its source and, for a process, the document
-        it is parsed from (a thread shares the object itself)."""
-        token, _ = self._tokens.setdefault(id(sub), (len(self._tokens) + 1, sub))
+    def _for_worker(self, sub: Any) -> Any:
+        """``sub`` as the worker takes it: the object itself in a thread, a ``_Document`` (with a
+        token per Rules Submission this monitor has seen) for a process."""
         if self.worker == "thread":
-            _SUBMISSIONS.setdefault(token, sub)
-            return token, sub.source, None
-        document = {k: v for k, v in sub.to_dict().items() if k != "source"}
-        return token, sub.source, document
+            return sub
+        token, _ = self._tokens.setdefault(id(sub), (len(self._tokens) + 1, sub))
+        return _Document(token, sub.source, {k: v for k, v in sub.to_dict().items() if k != "source"})
 
     # -- the figures back on the owner thread ----------------------------------------------------------
     def _arrived(self, job: _Job, *, now: bool = False) -> None:
@@ -202,7 +220,7 @@ class EdgeMonitor:
             shown = ", ".join(f"{k} {edge_percent(v)}" for k, v in hot.items())
             out.append(Notice("warning", f"surveillance: player edge above {self.threshold_text} after round "
                                          f"{round_no} of {shoe}: {shown}"))
-            log.warning("player edge above the threshold", shoe=shoe, round=round_no, wagers=hot,
+            log.warning(ALERT_EVENT, shoe=shoe, round=round_no, wagers=hot,
                         threshold=self.threshold_text)
         return out
 

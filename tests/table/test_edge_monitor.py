@@ -144,3 +144,27 @@ def test_a_wager_above_the_threshold_raises_the_notice_and_is_journaled(tmp_path
     [notice] = notices
     assert notice.level == "warning" and notice.text.startswith("surveillance: player edge above 0.01 after round 1")
     assert "dragon7 +" in notice.text
+
+
+@pytest.mark.parametrize("worker", ["thread", "process"])
+def test_each_table_is_valued_by_its_own_rules_submission(tmp_path, worker: str) -> None:
+    """Two monitors in one process, two Rules Submissions: neither is valued by the other's (the
+    worker once kept submissions by a number per monitor, so the second table got the first's)."""
+    from controller.table.core import TableCore
+    from controller.table.runner import TableRunner
+
+    offered = {}
+    for preset in ("minibaccarat", "ez-baccarat"):
+        journal = Journal.open(tmp_path / f"{preset}.db", table_id="T1")
+        runner = TableRunner(TableCore(load_preset(preset)), journal)
+        monitor = EdgeMonitor(worker=worker).attach(runner)
+        try:
+            _deal(monitor, "T1-S0001", ["9S", "8H", "KD", "QC"])
+            _run_owner_items(runner)
+        finally:
+            monitor.close()
+            journal.close()
+        with JournalReader.open(tmp_path / f"{preset}.db") as r:
+            [edge] = list(r.entries())
+        offered[preset] = set(edge.payload["wagers"])
+    assert offered == {p: {w.value for w in load_preset(p).wagers} for p in offered}
