@@ -168,3 +168,35 @@ def test_each_table_is_valued_by_its_own_rules_submission(tmp_path, worker: str)
             [edge] = list(r.entries())
         offered[preset] = set(edge.payload["wagers"])
     assert offered == {p: {w.value for w in load_preset(p).wagers} for p in offered}
+
+
+def test_a_resumed_table_values_the_shoe_it_left_in_play(tmp_path) -> None:
+    """A table resumed from its journal in the middle of a shoe (the devices kept it): the monitor
+    learns the shoe and its cards out from the journal (``prime``, as ``shoectl run`` does), so the
+    rounds after the restart get their figures, exact on the shoe's reads."""
+    sub = load_preset("ez-baccarat")
+    table = EmulatedTable(seed=22, speed=INF)
+    try:
+        for _ in range(2):
+            journal = Journal.open(tmp_path / "j.db", table_id="T1")
+            runner = make_runner(table, journal, "ez-baccarat", rounds=3)
+            monitor = EdgeMonitor()
+            monitor.prime(journal.entries())
+            monitor.attach(runner)
+            try:
+                run_to_the_end(runner)
+            finally:
+                monitor.close()
+                journal.close()
+            assert runner.error is None and monitor.computed == 3
+    finally:
+        table.close()
+    with JournalReader.open(tmp_path / "j.db") as r:
+        entries = list(r.entries())
+    results = {(e.shoe_id, e.payload["round"]): e for e in entries if e.kind == kinds.ROUND_RESULT}
+    edges = [e for e in entries if e.kind == kinds.EDGE]
+    assert [e.payload["round"] for e in edges] == [1, 2, 3, 4, 5, 6] and len({e.shoe_id for e in edges}) == 1
+    for edge in edges[3:]:
+        left = remaining_from_reads(entries, edge.shoe_id, sub.decks, results[(edge.shoe_id, edge.payload["round"])].seq)
+        assert {k: Fraction(w["ev"]) for k, w in edge.payload["wagers"].items()} == \
+               {k: w["expected"] for k, w in exact_odds(sub, left).wagers.items()}
