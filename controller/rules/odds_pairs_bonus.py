@@ -135,8 +135,12 @@ def bonus_counts(
     classes_possible = {_STAND, _DRAW} | ({_NAT} if naturals else set())
     player_always = not naturals or bonus_active
     banker_always = all(allowed[k] for k in classes_possible)
-    nat_pairs = _PairCounter([[int(cls[a][b] == _NAT) for b in range(14)] for a in range(14)], rc)
-    ok_pairs = _PairCounter([[int(allowed[cls[a][b]]) for b in range(14)] for a in range(14)], rc)
+    # Only needed where a hand's third card depends on the other hand's first two cards.
+    nat_pairs = ok_pairs = None
+    if not player_always:
+        nat_pairs = _PairCounter([[int(cls[a][b] == _NAT) for b in range(14)] for a in range(14)], rc)
+    if not banker_always:
+        ok_pairs = _PairCounter([[int(allowed[cls[a][b]]) for b in range(14)] for a in range(14)], rc)
 
     f_rest2 = falling(big_n - 2, 4)
     f_rest3 = falling(big_n - 3, 3)
