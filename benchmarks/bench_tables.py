@@ -1,0 +1,234 @@
+"""Many tables on one host (issue 15): each table a ``shoectl run`` process of its own (the real
+CLI) against an emulated table of its own, served from a process of its own — what ``shoectl
+emulate --table`` serves, plus a listener noting when each card leaves the shoe. The emulated
+tables are separate processes because a real shuffler and shoe are devices of their own: in the
+``shoectl run`` process (``--speed``'s built-in emulator) their ticking would be counted as the
+table's CPU and would compete with it for the interpreter. They are forked from a forkserver that
+has the emulator imported, so 32 of them start in a moment; the ``shoectl run`` processes start as
+any would (``python -m controller.cli.main run``).
+
+Two stages, on the same emulated tables:
+
+1. idle: every table ``shoectl run --manual`` (no automated dealer: the table closed, both device
+   links up, heartbeats going); the CPU of each run process over ``idle_s`` seconds;
+2. dealing at real pace: every table ``shoectl run --pace PACE_MS`` (the automated dealer waits
+   that long between its actions; the emulated mechanisms at real time: a shuffle takes its 15
+   seconds); the CPU of each process over the dealing window, and card-to-decision: from a card
+   leaving the emulated shoe (wall clock, in the emulator's process) to the timestamp of the
+   table's journaled record of it (``card`` or ``burn``, matched by shoe position): the decision
+   taken and written into its transaction, before that transaction's fdatasync.
+
+``run(quick)``: quick is 4 tables, emulated mechanisms 20 times real time (the shuffle in under a
+second) and a few seconds per stage; the full run 32 tables at real time, about 3 minutes.
+Goals: per-table idle CPU under 1 % of a core; card-to-decision p99 at most 5 ms.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks.stats import percentile
+
+GOAL_IDLE_CPU_PERCENT = 1.0
+GOAL_P99_MS = 5.0
+_TICK = os.sysconf("SC_CLK_TCK")
+_DECISIONS = ("card", "burn")
+
+
+def serve_emulated_table(conn: Any, directory: str, seed: int, speed: float) -> None:
+    """In its own process: serve an emulated table's devices over ptys in ``directory``, send their
+    ports, serve until told to stop, then send ``(position, wall time)`` of every card that left
+    the shoe."""
+    from firmware_bridge.emulator.serving import serve_table
+    from firmware_bridge.emulator.table import EmulatedTable
+
+    drawn: list[tuple[int, float]] = []
+    table = EmulatedTable(seed=seed, speed=speed)
+    table.shoe.add_draw_listener(lambda d: drawn.append((d.position, time.time())))
+    server = serve_table(table, directory=directory)
+    conn.send(server.devices())
+    conn.recv()
+    server.close()
+    conn.send(drawn)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+class Tables:
+    """``count`` emulated tables (processes of their own) in ``directory``, and ``shoectl run``
+    stages against them."""
+
+    def __init__(self, directory: Path, count: int, speed: float) -> None:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["firmware_bridge.emulator.serving", "firmware_bridge.emulator.table"])
+        self.directory = directory
+        self.emulators: list[tuple[Any, Any]] = []
+        self.ports: list[dict[str, str]] = []
+        for i in range(count):
+            parent, child = context.Pipe()
+            process = context.Process(target=serve_emulated_table, args=(child, str(directory / f"dev{i}"), i, speed),
+                                      daemon=True)
+            process.start()
+            self.emulators.append((process, parent))
+        for process, parent in self.emulators:
+            self.ports.append({d["profile"]: d["port"] for d in parent.recv()})
+        self.runs: list[subprocess.Popen[bytes]] = []
+
+    def start_runs(self, stage: str, options: list[str]) -> list[Path]:
+        """One ``shoectl run`` per table with ``options``, each on a journal of its own."""
+        journals = []
+        for i, ports in enumerate(self.ports):
+            journal = self.directory / f"{stage}-T{i}.db"
+            log = open(self.directory / f"{stage}-T{i}.out", "wb")  # noqa: SIM115 - the child's
+            self.runs.append(subprocess.Popen(
+                [sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--table-id", f"T{i}",
+                 "--seed", str(i), "--display", "lines", "--no-edge-monitor",
+                 *[a for role in ("shuffler", "shoe") for a in ("--device", f"emulated-{role}@{ports[f'emulated-{role}']}")],
+                 *options], stdout=log, stderr=subprocess.STDOUT))
+            log.close()
+            journals.append(journal)
+        return journals
+
+    def stop_runs(self) -> None:
+        for run in self.runs:
+            if run.poll() is None:
+                run.send_signal(signal.SIGTERM)
+        for run in self.runs:
+            try:
+                run.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                run.kill()
+                run.wait()
+        self.runs = []
+
+    def close(self) -> list[list[tuple[int, float]]]:
+        """Stop everything; every emulated table's draws."""
+        self.stop_runs()
+        drawn = []
+        for process, conn in self.emulators:
+            conn.send("stop")
+            drawn.append(conn.recv())
+            process.join(timeout=30)
+        return drawn
+
+    def cpu(self, seconds: float) -> tuple[list[float], list[float]]:
+        """Percent of a core over ``seconds``: each run process, each emulator process."""
+        pids = [r.pid for r in self.runs], [p.pid for p, _ in self.emulators]
+        before = [[cpu_seconds(pid) for pid in group] for group in pids]
+        started = time.monotonic()
+        time.sleep(seconds)
+        elapsed = time.monotonic() - started
+        after = [[cpu_seconds(pid) for pid in group] for group in pids]
+        runs, emulators = ([100 * (b - a) / elapsed for a, b in zip(x, y)] for x, y in zip(before, after))
+        return runs, emulators
+
+
+def _count(journal: Path, sql: str) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=1)
+        try:
+            return conn.execute(sql).fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0  # not created yet
+
+
+def _wait_for_links(journals: list[Path], runs: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for journal in journals:
+        while _count(journal, "SELECT count(*) FROM entries WHERE kind = 'input.status'") < 2:
+            if time.monotonic() > deadline or any(r.poll() is not None for r in runs):
+                raise RuntimeError(f"{journal.name}: the table's device links did not come up (see its .out file)")
+            time.sleep(0.2)
+
+
+def _decisions(journal: Path) -> list[tuple[int, float]]:
+    """(shoe position, wall time) of every card and burn record of the journal."""
+    conn = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(f"SELECT ts, json_extract(payload, '$.position') FROM entries WHERE kind IN "
+                            f"({', '.join('?' * len(_DECISIONS))})", _DECISIONS).fetchall()
+    finally:
+        conn.close()
+    return [(position, datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()) for ts, position in rows]
+
+
+def latencies(decided: list[tuple[int, float]], drawn: list[tuple[int, float]]) -> list[float]:
+    """Each decision against the last time a card left the shoe at its position before it (a
+    position comes round again only with the next shoe)."""
+    by_position: dict[int, list[float]] = {}
+    for position, t in drawn:
+        by_position.setdefault(position, []).append(t)
+    out = []
+    for position, t in decided:
+        earlier = [d for d in by_position.get(position, ()) if d <= t]
+        if earlier:
+            out.append(t - earlier[-1])
+    return out
+
+
+def _summary(values: list[float], digits: int = 2) -> dict[str, float]:
+    return {"median": round(statistics.median(values), digits), "max": round(max(values), digits),
+            "total": round(sum(values), digits)} if values else {}
+
+
+def run(quick: bool = False) -> dict:
+    count, speed, pace_ms = (4, 20.0, 100) if quick else (32, 1.0, 1000)
+    idle_s, deal_s = (2.0, 5.0) if quick else (15.0, 75.0)
+    with tempfile.TemporaryDirectory(prefix="bench-tables-") as tmp:
+        d = Path(tmp)
+        started = time.monotonic()
+        tables = Tables(d, count, speed)
+        try:
+            journals = tables.start_runs("idle", ["--manual"])
+            _wait_for_links(journals, tables.runs, 60 + 3 * count)
+            idle_runs, idle_emulators = tables.cpu(idle_s)
+            tables.stop_runs()
+            journals = tables.start_runs("deal", ["--pace", str(pace_ms)])
+            _wait_for_links(journals, tables.runs, 60 + 3 * count)
+            deal_runs, deal_emulators = tables.cpu(deal_s)
+        finally:
+            drawn = tables.close()
+        delays = [s * 1000 for journal, draws in zip(journals, drawn) for s in latencies(_decisions(journal), draws)]
+        rounds = sum(_count(j, "SELECT count(*) FROM entries WHERE kind = 'round_result'") for j in journals)
+        wall = time.monotonic() - started
+    p99 = percentile(delays, 99) if delays else float("nan")
+    return {
+        "tables": count,
+        "emulated_speed": speed,
+        "pace_ms": pace_ms,
+        "idle_run_cpu_percent_of_a_core": _summary(idle_runs),
+        "idle_emulator_cpu_percent_of_a_core": _summary(idle_emulators),
+        "dealing_run_cpu_percent_of_a_core": _summary(deal_runs),
+        "dealing_emulator_cpu_percent_of_a_core": _summary(deal_emulators),
+        "card_to_decision_ms": {"median": round(statistics.median(delays), 3) if delays else None,
+                                "p99": round(p99, 3), "max": round(max(delays), 3) if delays else None,
+                                "n": len(delays)},
+        "rounds_dealt": rounds,
+        "goal": f"idle run CPU < {GOAL_IDLE_CPU_PERCENT:g} % of a core per table, card-to-decision p99 <= "
+                f"{GOAL_P99_MS:g} ms",
+        "goal_met": bool(idle_runs) and max(idle_runs) < GOAL_IDLE_CPU_PERCENT and p99 <= GOAL_P99_MS,
+        "seconds": round(wall, 1),
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(quick="--quick" in sys.argv[1:]), indent=2))
