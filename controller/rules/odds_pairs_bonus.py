@@ -32,6 +32,7 @@ from typing import Any
 from . import twentyone as t21
 from .cards import SUITS, Composition, card
 from .model import BonusRank
+from .odds_multisets import _gather
 from .odds_sequences import ROUND_CARDS, falling
 
 __all__ = ["bonus_counts", "clear_caches", "pair_counts"]
@@ -153,8 +154,11 @@ def bonus_counts(
     # three-card hands of a hand that always gets its third card, weighted by f_rest3 at the end.
     nr = len(_RANK_LIST)
     p_sum, b_sum, raw = [0] * nr, [0] * nr, [0] * nr
-    rank2i, rank3i = _rank_indices(naturals, threshold)
+    rank2i, rank3i, groups, subsets = _rank_indices(naturals, threshold)
     both_always = player_always and banker_always
+    if both_always:  # per set of third ranks: the cards left of each suit, and of any suit
+        columns = [[row[s] for row in n] for s in range(4)] + [rc]
+        sums = [tuple(sum(gather(col)) for col in columns) for gather in subsets]
     for r1 in _RANKS:
         n1, big1 = n[r1], rc[r1]
         if not big1:
@@ -186,6 +190,16 @@ def bonus_counts(
                 q = (pairs_after2 - ok_pairs((r1, r2))) * f_rest4
                 b_sum[i_same] += same2 * q
                 b_sum[i_diff] += (w2 - same2) * q
+            if both_always:
+                # The third cards by the rank pair they give (all one suit, not): the flushes of
+                # a set of third ranks are a . (cards of each suit in it) less those the first
+                # two took; a rank left without a card adds nothing to either count.
+                for i_flush, i_other, k, taken in groups[r1][r2]:
+                    s0, s1, s2, s3, left = sums[k]
+                    flush = a0 * s0 + a1 * s1 + a2 * s2 + a3 * s3 - taken * same2
+                    raw[i_flush] += flush
+                    raw[i_other] += w2 * (left - taken) - flush
+                continue
             row3 = rank3i[r1][r2]
             for r3 in _RANKS:
                 taken = (r3 == r1) + (r3 == r2)
@@ -196,10 +210,6 @@ def bonus_counts(
                 w3 = w2 * big3
                 flush = a0 * n3[0] + a1 * n3[1] + a2 * n3[2] + a3 * n3[3] - taken * same2
                 i_flush, i_other = row3[r3]
-                if both_always:
-                    raw[i_flush] += flush
-                    raw[i_other] += w3 - flush
-                    continue
                 removed = (r1, r2, r3)
                 fp = f_rest3 if player_always else (pairs_after3 - nat_pairs(removed)) * f_rest5
                 fb = f_rest3 if banker_always else ok_pairs(removed) * f_rest5
@@ -216,15 +226,30 @@ _RANK_LIST = tuple(BonusRank)
 
 
 @lru_cache(maxsize=None)
-def _rank_indices(naturals: bool, threshold: int) -> tuple[Any, Any]:
+def _rank_indices(naturals: bool, threshold: int) -> tuple[Any, Any, Any, Any]:
     """``_bonus_tables``' rank2 and rank3 as indices into ``_RANK_LIST``, in nested lists for the
-    loops: ``rank2i[r1][r2]`` and ``rank3i[r1][r2][r3]`` = (all one suit, not)."""
+    loops: ``rank2i[r1][r2]`` and ``rank3i[r1][r2][r3]`` = (all one suit, not); and the third
+    ranks grouped by what they give: ``groups[r1][r2]`` = ``(flush index, other index, k, taken)``
+    for the set of third ranks ``subsets[k]`` (as a gather over a list by rank), ``taken`` the
+    cards of those ranks among the first two."""
     _, _, rank2, rank3 = _bonus_tables(naturals, threshold)
     index = {r: i for i, r in enumerate(_RANK_LIST)}
     rank2i = [[tuple(index[x] for x in rank2[r1][r2]) for r2 in range(14)] for r1 in range(14)]
     rank3i = [[[tuple(index[x] for x in rank3[r1, r2, r3]) if r1 and r2 and r3 else (0, 0) for r3 in range(14)]
                for r2 in range(14)] for r1 in range(14)]
-    return rank2i, rank3i
+    subset_ids: dict[tuple[int, ...], int] = {}
+    groups: list[list[tuple[tuple[int, int, int, int], ...]]] = [[()] * 14 for _ in range(14)]
+    for r1 in _RANKS:
+        for r2 in _RANKS:
+            by_pair: dict[tuple[int, int], list[int]] = {}
+            for r3 in _RANKS:
+                by_pair.setdefault(rank3i[r1][r2][r3], []).append(r3)
+            groups[r1][r2] = tuple(
+                (i_flush, i_other, subset_ids.setdefault(tuple(r3s), len(subset_ids)),
+                 sum((r3 == r1) + (r3 == r2) for r3 in r3s))
+                for (i_flush, i_other), r3s in by_pair.items())
+    subsets = [_gather(r3s) for r3s in subset_ids]
+    return rank2i, rank3i, groups, subsets
 
 
 def clear_caches() -> None:
