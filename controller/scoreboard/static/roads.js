@@ -72,7 +72,7 @@ var Roads = (function () {
       el("circle", {"class": e.outcome + " hollow", cx: cx, cy: cy, r: r, "stroke-width": size * 0.11}, g);
       if (e.ties > 0) {
         el("line", {"class": "tie-line", x1: cx + r, y1: cy - r, x2: cx - r, y2: cy + r, "stroke-width": size * 0.08}, g);
-        if (e.ties > 1) el("text", {"class": "tie-count", x: cx, y: cy, "font-size": size * 0.42}, g).textContent = e.ties;
+        if (e.ties > 1) el("text", {"class": "tie-count", x: cx, y: cy, "font-size": size * 0.5}, g).textContent = e.ties;
       }
       pairDots(g, cx, cy, r, e.player_pair, e.banker_pair);
     });
