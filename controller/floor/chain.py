@@ -130,7 +130,7 @@ def _refused(conn: Any, table_id: str, seq: int) -> list[FloorEntry]:
 
 def _reject(conn: Any, entry: FloorEntry, why: str) -> None:
     conn.execute("INSERT INTO rejected_entries (table_id, seq, why, line) VALUES (%s, %s, %s, %s) "
-                 "ON CONFLICT (table_id, seq, line) DO UPDATE SET why = EXCLUDED.why",
+                 "ON CONFLICT (table_id, seq, md5(line)) DO UPDATE SET why = EXCLUDED.why",
                  (entry.table_id, entry.seq, why, entry.line))
 
 

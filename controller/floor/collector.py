@@ -32,7 +32,7 @@ from typing import Any
 import structlog
 
 from controller.floor.broker import BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal
-from controller.floor.message import MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry
+from controller.floor.message import MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry
 from controller.floor.schema import StoreError
 from controller.floor.store import BatchResult, FloorStore
 from controller.floor.topics import JOURNAL_SUBSCRIPTION, table_of
@@ -140,6 +140,7 @@ class Collector:
         finally:
             self.client.disconnect()
             self.client.loop_stop()
+            _log.info("collector stopped", **self.stats)
         if self._fatal is not None:
             raise CollectorStopped(self._fatal)
 
@@ -165,13 +166,13 @@ class Collector:
         items: list[FloorEntry] = []
         dropped: list[tuple[str, str, str]] = []
         for message in batch:
-            table = table_of(message.topic)
+            table = (table_of(message.topic) or "")[:MAX_ID_CHARS]
             try:
-                items.append(parse_entry(message.payload, topic_table=table or "", max_bytes=self.max_bytes))
+                items.append(parse_entry(message.payload, topic_table=table, max_bytes=self.max_bytes))
             except NotAnEntry as exc:
                 _log.warning("message dropped: not a journal entry", topic=message.topic, reason=exc.reason,
                              detail=exc.detail)
-                dropped.append((table or "", exc.reason, exc.detail))
+                dropped.append((table, exc.reason, exc.detail))
         result = self._add(items, dropped)
         if result is None:
             return  # stopping: nothing committed, nothing acknowledged; the broker keeps them

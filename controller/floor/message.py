@@ -27,6 +27,7 @@ _TEXT_COLUMNS = ("ts", "kind", "table_id", "shoe_id", "device_serial", "operator
 _OPTIONAL = frozenset(("shoe_id", "round_no", "device_serial", "device_epoch", "device_counter", "operator"))
 _INT_COLUMNS = ("seq", "round_no", "device_epoch", "device_counter")
 _INT64_MAX = 2**63 - 1
+MAX_ID_CHARS = 200  # a table id is at most 32 (shoectl run --table-id); it keys the store's indexes
 
 
 class NotAnEntry(ValueError):
@@ -99,6 +100,8 @@ def _entry_of(obj: dict[str, Any]) -> tuple[Entry, str]:
             raise NotAnEntry("bad_field", f"{name} is not a text")
         if "\x00" in value or not is_unicode_text(value):
             raise NotAnEntry("bad_field", f"{name} holds a character that cannot be stored")
+        if name == "table_id" and len(value) > MAX_ID_CHARS:
+            raise NotAnEntry("bad_field", f"table_id is longer than {MAX_ID_CHARS} characters")
     for name in _INT_COLUMNS:
         value = obj[name]
         if value is None and name in _OPTIONAL:

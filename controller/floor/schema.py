@@ -46,7 +46,6 @@ _STEPS: dict[int, tuple[str, ...]] = {
             line text NOT NULL,
             stored_at timestamptz NOT NULL DEFAULT clock_timestamp(),
             PRIMARY KEY (table_id, seq))""",
-        "CREATE INDEX entries_shoe ON entries (table_id, shoe_id, seq)",
         """CREATE TABLE chain_positions (
             table_id text PRIMARY KEY,
             last_seq bigint NOT NULL,
@@ -59,8 +58,9 @@ _STEPS: dict[int, tuple[str, ...]] = {
             seq bigint NOT NULL,
             why text NOT NULL,
             line text NOT NULL,
-            received_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-            UNIQUE (table_id, seq, line))""",
+            received_at timestamptz NOT NULL DEFAULT clock_timestamp())""",
+        # md5: a btree cannot hold a long line itself (a row of an index is at most about 2.7 kB)
+        "CREATE UNIQUE INDEX rejected_entries_body ON rejected_entries (table_id, seq, md5(line))",
         """CREATE TABLE floor_alarms (
             id bigserial PRIMARY KEY,
             table_id text NOT NULL,

@@ -167,7 +167,7 @@ class FloorStore:
     def _refuse_second_body(self, item: FloorEntry) -> None:
         self.conn.execute(
             "INSERT INTO rejected_entries (table_id, seq, why, line) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (table_id, seq, line) DO NOTHING",
+            "ON CONFLICT (table_id, seq, md5(line)) DO NOTHING",
             (item.table_id, item.seq, "a second body under a stored (table_id, seq)", item.line))
         alarms.raise_alarm(self.conn, item.table_id, item.seq, alarms.FORGERY,
                            f"entry {item.seq}: a second, different body arrived; the stored one is kept")

@@ -3,6 +3,7 @@ insert-if-absent, duplicates, second bodies refused, the incremental chain check
 and closed, what does not fit the chain never stored, HMAC hashes checked with the table's key."""
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 
 import pytest
@@ -79,6 +80,11 @@ def test_a_second_body_under_a_stored_key_is_refused_alarmed_and_never_overwrite
     assert refused == [(10, forged.rstrip("\n"))]
     store.add(items([forged]))  # the same forgery again: counted on the same alarm
     assert store.conn.execute("SELECT count FROM floor_alarms").fetchone() == (2,)
+    noise = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(300))  # compresses badly
+    long = forge_next(journal.lines[9], payload_note=noise)  # longer than a btree row may be
+    assert store.add(items([long])).refused == 1
+    assert store.conn.execute("SELECT count(*), max(count) FROM floor_alarms").fetchone() == (1, 3)
+    assert stored_lines(store) == journal.lines
 
 
 def test_a_gap_is_alarmed_then_closed_when_filled_and_the_chain_verifies_across_it(store: FloorStore,
