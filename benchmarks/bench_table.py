@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 import tty
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,17 +89,18 @@ class Floor:
             os.close(fd)
 
 
-def serve_emulated_table(conn: Any, directory: str) -> None:
-    """The child process: an emulated table at speed max served over ptys in ``directory``, as
-    ``shoectl emulate --table`` would. Sends its ports, serves until told to stop, then sends
-    ``(position, perf_counter)`` of every card that left the shoe (CLOCK_MONOTONIC: the same
-    clock as the parent's)."""
+def serve_emulated_table(conn: Any, directory: str, seed: int = 1, speed: float = float("inf"),
+                         clock: Callable[[], float] = time.perf_counter) -> None:
+    """The child process: an emulated table (at speed max by default) served over ptys in
+    ``directory``, as ``shoectl emulate --table`` would. Sends its ports, serves until told to
+    stop, then sends ``(position, clock())`` of every card that left the shoe (by default
+    perf_counter, CLOCK_MONOTONIC: the same clock as the parent's)."""
     from firmware_bridge.emulator.serving import serve_table
     from firmware_bridge.emulator.table import EmulatedTable
 
     drawn: list[tuple[int, float]] = []
-    table = EmulatedTable(seed=1, speed=float("inf"))
-    table.shoe.add_draw_listener(lambda d: drawn.append((d.position, time.perf_counter())))
+    table = EmulatedTable(seed=seed, speed=speed)
+    table.shoe.add_draw_listener(lambda d: drawn.append((d.position, clock())))
     server = serve_table(table, directory=directory)
     conn.send(server.devices())
     conn.recv()
