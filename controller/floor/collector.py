@@ -44,6 +44,12 @@ DB_RETRY_S = (0.5, 10.0)  # the first wait before reconnecting to the database, 
 _log = structlog.get_logger("shoectl.floor.collector")
 
 
+def _refuses_content(exc: Exception) -> bool:
+    """Whether PostgreSQL refused what it was given (SQLSTATE class 22, data exception; 54, a limit
+    exceeded), not a failure of its own (a lost connection, a deadlock, a full disk: retried)."""
+    return (getattr(exc, "sqlstate", None) or "")[:2] in ("22", "54")
+
+
 class CollectorStopped(Exception):
     """The collector cannot go on (the broker refused its credentials): one line, in words."""
 
@@ -186,15 +192,15 @@ class Collector:
 
     def _add(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult | None:
         """``store.add``, again after a database failure until it is done (None: stopped first)."""
-        import psycopg
-
         wait = DB_RETRY_S[0]
+        one_by_one = False
         while not self._stop.is_set():
             try:
-                return self.store.add(items, dropped)
-            except psycopg.DataError:
-                return self._add_one_by_one(items, dropped)  # content PostgreSQL refuses: retrying cannot help
+                return self._add_one_by_one(items, dropped) if one_by_one else self.store.add(items, dropped)
             except Exception as exc:  # noqa: BLE001 - any database failure: nothing committed, nothing acked
+                if _refuses_content(exc) and not one_by_one:
+                    one_by_one = True  # retrying the same batch cannot help: find the entry it refuses
+                    continue
                 _log.warning("the batch was not stored; retrying", error=" ".join(str(exc).split())[:300],
                              retry_in_s=wait)
                 self._stop.wait(wait)
@@ -203,13 +209,17 @@ class Collector:
         return None
 
     def _add_one_by_one(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult:
-        import psycopg
-
+        """Each entry in a transaction of its own; one PostgreSQL refuses is dropped and counted
+        (``not_storable``). A failure of the database itself is raised (the caller retries; what
+        was committed comes again as duplicates)."""
         total = self.store.add([], dropped)
+        dropped.clear()  # counted: not again if this is retried
         for item in items:
             try:
                 part = self.store.add([item])
-            except psycopg.DataError as exc:
+            except Exception as exc:
+                if not _refuses_content(exc):
+                    raise
                 why = " ".join(str(exc).split())[:200]
                 _log.warning("message dropped: the database cannot store it", table=item.table_id, seq=item.seq,
                              detail=why)
