@@ -27,17 +27,6 @@ SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 HANG = 300  # seconds before a wait is given up (never a figure)
 
 
-def _url(proc: subprocess.Popen) -> str:
-    deadline = time.monotonic() + HANG
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if line.startswith("scoreboard: "):
-            return line.split(" ", 1)[1].strip()
-        if not line and proc.poll() is not None:
-            break
-    raise RuntimeError("shoectl run printed no scoreboard URL")
-
-
 def _received(url: str, proc: subprocess.Popen) -> list[tuple[int, float]]:
     """(version, arrival time) of every state the event stream gives until the table stops."""
     parts = urlsplit(url)
@@ -82,7 +71,9 @@ def run(quick: bool = False) -> dict:
                                  "--seed", "14", *limit, "--display", "lines", "--scoreboard", "127.0.0.1:0"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp)
         try:
-            received = _received(_url(proc), proc)
+            from tests.scoreboard.serving import run_scoreboard_url  # the tests' reader of it
+
+            received = _received(run_scoreboard_url(proc, HANG), proc)
             proc.wait(timeout=HANG)
         finally:
             if proc.poll() is None:

@@ -1,5 +1,6 @@
 """The scoreboard served for a test, and plain HTTP to it (http.client: no extra client library).
 
+- ``run_scoreboard_url(proc)``: the URL ``shoectl run --scoreboard`` writes on standard error.
 - ``dealt_journal(path, rounds)``: a journal of an emulated table that dealt ``rounds`` rounds
   (``shoectl run`` in a subprocess).
 - ``serving(journal)``: a started ``ScoreboardServer`` on a free port of 127.0.0.1, stopped on
@@ -21,6 +22,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+
+
+def run_scoreboard_url(proc: subprocess.Popen, timeout: float = 20) -> str:
+    """The page's URL from ``shoectl run --scoreboard``'s standard error (``scoreboard: URL``),
+    read from the running ``proc`` (stderr a text pipe); RuntimeError if it ends without one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if line.startswith("scoreboard: "):
+            return line.split(" ", 1)[1].strip()
+        if not line and proc.poll() is not None:
+            break
+    raise RuntimeError(f"shoectl run printed no scoreboard URL (exit {proc.poll()})")
 
 
 def dealt_journal(path: Path, rounds: int, seed: int = 3, *extra: str) -> Path:
