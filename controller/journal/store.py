@@ -34,6 +34,7 @@ import structlog
 
 from controller.fsutil import fsync_dir
 from controller.journal.anchors import Anchor
+from controller.journal.checkpoints import WAL_SIZE_LIMIT, Checkpointer
 from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, canonical_json, entry_body
 from controller.journal.connection import (
     DEFAULT_BUSY_TIMEOUT,
@@ -52,6 +53,10 @@ log = structlog.get_logger()
 
 __all__ = ["Entry", "Journal", "JournalReader", "Record", "SCHEMA_VERSION", "format_ts", "parse_ts"]
 
+
+
+_INSERT = ("INSERT INTO entries (seq, ts, kind, table_id, shoe_id, round_no, device_serial, device_epoch, "
+           "device_counter, operator, payload, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
 @dataclass
@@ -79,6 +84,7 @@ class Journal(_ReadApi):
         self._owner: int | None = None
         self._tail = _Tail()
         self._closed = False
+        self._checkpointer: Checkpointer | None = None
 
     # opening
 
@@ -191,7 +197,17 @@ class Journal(_ReadApi):
         return self._commit(prepared)
 
     def _commit(self, records: list[PreparedEntry]) -> list[Entry | None]:
+        """One transaction: the records chained and inserted; durable (the WAL
+        fsynced by SQLite, synchronous=FULL) when this returns. A device event already stored
+        makes the unique key refuse the insert; then the transaction is done again, looking each
+        device event up (the slow path of a resend after a crash)."""
         self._check_writer()
+        try:
+            return self._transaction(records, look_up=False)
+        except sqlite3.IntegrityError:
+            return self._transaction(records, look_up=True)
+
+    def _transaction(self, records: list[PreparedEntry], *, look_up: bool) -> list[Entry | None]:
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -201,25 +217,23 @@ class Journal(_ReadApi):
             seq, prev = self._tail_in_transaction()
             out: list[Entry | None] = []
             batch_events: dict[tuple[str, int, int], Entry] = {}
+            table_id, digest_of = self.table_id, self._hasher.digest
             for rec in records:
-                if rec.counter is not None:
+                if look_up and rec.counter is not None:
                     key = (rec.device_serial, rec.epoch, rec.counter)
-                    existing = batch_events.get(key) or self._stored_device_event(*key)
+                    existing = batch_events.get(key) or self._stored_device_event(*key)  # type: ignore[arg-type]
                     if existing is not None:
                         _same_event_or_raise(existing, rec)
                         out.append(None)
                         continue
                 seq += 1
                 ts = format_ts(self._clock())
-                body = entry_body(seq, ts, rec.kind, self.table_id, rec.shoe, rec.round, rec.device_serial,
+                body = entry_body(seq, ts, rec.kind, table_id, rec.shoe, rec.round, rec.device_serial,
                                   rec.epoch, rec.counter, rec.operator, rec.payload_text)
-                digest = self._hasher.digest(prev, body)
-                conn.execute(
-                    "INSERT INTO entries (seq, ts, kind, table_id, shoe_id, round_no, device_serial, device_epoch, "
-                    "device_counter, operator, payload, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (seq, ts, rec.kind, self.table_id, rec.shoe, rec.round, rec.device_serial, rec.epoch,
-                     rec.counter, rec.operator, rec.payload_text, prev, digest))
-                entry = Entry(seq, ts, rec.kind, self.table_id, rec.shoe, rec.round, rec.device_serial, rec.epoch,
+                digest = digest_of(prev, body)
+                conn.execute(_INSERT, (seq, ts, rec.kind, table_id, rec.shoe, rec.round, rec.device_serial,
+                                       rec.epoch, rec.counter, rec.operator, rec.payload_text, prev, digest))
+                entry = Entry(seq, ts, rec.kind, table_id, rec.shoe, rec.round, rec.device_serial, rec.epoch,
                               rec.counter, rec.operator, rec.payload, prev, digest, SCHEMA_VERSION)
                 if rec.counter is not None:
                     batch_events[(rec.device_serial, rec.epoch, rec.counter)] = entry  # type: ignore[index]
@@ -228,6 +242,8 @@ class Journal(_ReadApi):
             conn.execute("COMMIT")
         except BaseException as exc:
             self._abort()
+            if isinstance(exc, sqlite3.IntegrityError) and not look_up:
+                raise  # a device event already stored: _commit does it again, looking it up
             if isinstance(exc, sqlite3.Error):
                 raise translate(exc, self.path, "append") from None
             raise
@@ -281,6 +297,19 @@ class Journal(_ReadApi):
         return Anchor(self.table_id, self.meta["created"], int(seq), digest, self.hash_algorithm, self.key_id,
                       format_ts(self._clock())).signed(self._hasher)
 
+    def checkpoint_in_background(self) -> None:
+        """For a long-running writer: no checkpoint inside a commit from now on; a thread of the
+        journal's runs them between commits (``controller.journal.checkpoints``) until ``close``.
+        Idempotent."""
+        if self._checkpointer is not None:
+            return
+        try:
+            self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}").fetchall()
+            self._conn.execute("PRAGMA wal_autocheckpoint = 0").fetchall()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, "configure checkpoints") from None
+        self._checkpointer = Checkpointer(self.path).start()
+
     # closing
 
     def close(self) -> None:
@@ -288,6 +317,8 @@ class Journal(_ReadApi):
         if self._closed:
             return
         self._closed = True
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
         try:
             self._conn.close()
         finally:

@@ -6,8 +6,10 @@ For each input, in the order it was queued:
    after a crash or a reconnect) is not processed again;
 2. the core decides (``TableCore.handle``);
 3. the input and every record the core made from it are appended in ONE transaction
-   (``Journal.append_batch``: all or nothing, durable when it returns);
-4. only then is a device event acknowledged: the owner calls ``link.acknowledge`` and the link's
+   (``Journal.append_batch``: all or nothing, durable when it returns); device events that are
+   waiting together in the inbox are decided one after the other and share one transaction
+   (group commit: one fsync for the lot);
+4. only then is a device event acknowledged (each after the commit that stored it): the owner calls ``link.acknowledge`` and the link's
    supervisor sends EVENT_ACK at once; the core's device commands are queued to the per-device
    senders.
 A crash anywhere loses nothing: an input not yet committed is resent by its device (device
@@ -34,6 +36,7 @@ import structlog
 from controller.journal import Journal, kinds
 from controller.table.core import TableCore
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
+from controller.table.stored_events import StoredEvents
 from controller.table.journaling import (
     INPUT_KINDS, command_failed_record, device_input_record, input_from, note_record, operator_input_record,
     output_records, status_input_record,
@@ -43,6 +46,8 @@ from firmware_bridge.errors import CommandFailed as DeviceRefused
 from firmware_bridge.protocol import messages as m
 
 log = structlog.get_logger()
+
+MAX_GROUP = 64  # device events journaled in one transaction at most
 
 
 @dataclass
@@ -110,7 +115,8 @@ class TableRunner:
         self.pace = pace
         self.rounds_done = 0
         self.shoes_done = 0
-        self.inbox: queue.Queue[Any] = queue.Queue()
+        self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()  # the cheapest wake-up of the owner
+        self._stored = StoredEvents(journal)
         self._outboxes: dict[str, queue.Queue[Any]] = {}
         self._senders: list[threading.Thread] = []
         self._stopping = threading.Event()
@@ -249,6 +255,7 @@ class TableRunner:
 
     def run(self) -> None:
         """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
+        self.journal.checkpoint_in_background()  # no WAL checkpoint inside a card's commit
         self.start_links()
         for o in self.core.resume_outputs():
             self._dispatch(o)
@@ -264,6 +271,12 @@ class TableRunner:
                     try:
                         item = self.inbox.get(timeout=self._idle_timeout())
                     except queue.Empty:
+                        continue
+                if type(item) is _DeviceItem:
+                    item = self._process_device_items(item)
+                    if item is None:
+                        if self._limit_reached():
+                            break
                         continue
                 if isinstance(item, _Stop):
                     break
@@ -316,19 +329,7 @@ class TableRunner:
         shoe = core.shoe.id if core.shoe else None
         rnd = core.round.number if core.round else None
         structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
-        if isinstance(item, _DeviceItem):
-            ev = item.link_event
-            # The link's sequencer dropped what this process already stored; the journal's key is
-            # the backstop for what a crash left unacknowledged (docs/link.md, section 6).
-            link = self.links[item.role]
-            if self.journal.find_device_event(ev.serial, ev.epoch, ev.counter) is not None:
-                link.acknowledge(ev.counter, ev.epoch)
-                return
-            inp = DeviceInput(item.role, ev.message)
-            first = device_input_record(inp, ev.serial, ev.epoch, ev.counter, shoe, rnd)
-            # A failed commit raises: the event is never acknowledged and the device resends it.
-            self._commit(first, core.handle(inp), lambda: link.acknowledge(ev.counter, ev.epoch))
-        elif isinstance(item, OperatorInput):
+        if isinstance(item, OperatorInput):
             outs = core.handle(item)
             self._commit(operator_input_record(item, shoe, rnd), outs)
         elif isinstance(item, _OperatorItem):
@@ -352,13 +353,58 @@ class TableRunner:
         elif isinstance(item, _OwnerTask):
             item.task()
 
-    def _commit(self, first: Any, outs: list[Any], stored: Callable[[], object] | None = None) -> None:
-        """Journal ``first`` and the core's records in one transaction; then ``stored()`` (the
-        acknowledgement of a device event, at once), then the outputs."""
+    def _process_device_items(self, item: _DeviceItem) -> Any:
+        """``item`` and the device events queued right behind it (group commit): each one the
+        journal does not hold yet is decided by the core in turn; all are journaled in ONE
+        transaction; then each is acknowledged and the outputs go out, in order. A failed commit
+        raises: none is acknowledged and the devices resend them. Returns the first other input
+        taken from the inbox (to process next), or None."""
+        acks, outs, records = [], [], []
+        other = None
+        while True:
+            ev = item.link_event
+            link = self.links[item.role]
+            # The link's sequencer dropped what this process already stored; the journal's key is
+            # the backstop for what a crash left unacknowledged (docs/link.md, section 6).
+            if not self._stored.contains(ev.serial, ev.epoch, ev.counter):
+                core = self.core
+                shoe, rnd = (core.shoe.id if core.shoe else None), (core.round.number if core.round else None)
+                structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
+                inp = DeviceInput(item.role, ev.message)
+                decided = core.handle(inp)
+                records.append(device_input_record(inp, ev.serial, ev.epoch, ev.counter, shoe, rnd))
+                records.extend(output_records([o for o in decided if isinstance(o, TableRecord)]))
+                outs.extend(decided)
+                self._stored.add(ev.serial, ev.epoch, ev.counter)
+            acks.append((link, ev.counter, ev.epoch))
+            if len(acks) >= MAX_GROUP:
+                break
+            try:
+                item = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            if type(item) is not _DeviceItem:
+                other = item
+                break
+        if records:
+            try:
+                self.journal.append_batch(records)
+            except BaseException:
+                self._stored.rolled_back()
+                raise
+            self._stored.committed()
+        for link, counter, epoch in acks:
+            link.acknowledge(counter, epoch)
+        if records:
+            self.latest_snapshot = self.core.snapshot()
+        for o in outs:
+            self._dispatch(o)
+        return other
+
+    def _commit(self, first: Any, outs: list[Any]) -> None:
+        """Journal ``first`` and the core's records in one transaction; then the outputs."""
         records = [o for o in outs if isinstance(o, TableRecord)]
         self.journal.append_batch([first, *output_records(records)])
-        if stored is not None:
-            stored()
         self.latest_snapshot = self.core.snapshot()
         for o in outs:
             self._dispatch(o)

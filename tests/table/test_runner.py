@@ -205,3 +205,45 @@ def test_the_last_refusal_summary_is_journaled_when_the_table_stops(tmp_path) ->
     [summary] = [p for k, p in records if k == SUMMARY_KIND]
     assert summary["not_journaled"] == 4 and summary["by_code"] == {"auth": 4}
     assert [p["reason"] for k, p in records if k == "bad_request"] == ["queued just before the stop"]
+
+
+class _AckRecorder:
+    """The acknowledging edge of a link (``DeviceLink.acknowledge``), recording whether the journal
+    already held each event when it was acknowledged."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.acks: list[tuple[int, bool]] = []
+
+    def acknowledge(self, counter: int, epoch: int | None = None) -> bool:
+        self.acks.append((counter, self.journal.find_device_event("SN-1", epoch, counter) is not None))
+        return True
+
+
+def test_device_events_queued_together_share_one_commit_each_acknowledged_after_it(tmp_path, mocker) -> None:
+    """Group commit: the events waiting in the inbox are decided one after the other and stored in
+    one transaction (one fsync); each is acknowledged only once that commit holds it; an event the
+    journal already holds is acknowledged without being decided again; the next other input is
+    handed back, not lost."""
+    from controller.table.io import OperatorInput
+    from controller.table.runner import _DeviceItem
+    from firmware_bridge.link import LinkEvent
+    from firmware_bridge.protocol import Door
+
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    journal.append("input.device", {"stored": "before"}, device_serial="SN-1", epoch=7, counter=1)
+    runner = TableRunner(TableCore(load_preset("minibaccarat"), table_id="T1"), journal)
+    link = _AckRecorder(journal)
+    runner.links = {"shoe": link}
+    decided = mocker.spy(runner.core, "handle")
+    batches = mocker.spy(journal, "append_batch")
+    for counter in (1, 2, 3, 4):
+        runner.inbox.put(_DeviceItem("shoe", LinkEvent("shoe", "SN-1", 7, counter, Door(counter % 2 == 0, counter))))
+    behind = OperatorInput("op", "dealer", "status", {})
+    runner.inbox.put(behind)
+    assert runner._process_device_items(runner.inbox.get_nowait()) is behind
+    assert batches.call_count == 1 and decided.call_count == 3
+    assert link.acks == [(1, True), (2, True), (3, True), (4, True)]
+    with JournalReader.open(tmp_path / "j.db") as reader:
+        assert [e.device_counter for e in reader.entries(kinds=["input.device"])] == [1, 2, 3, 4]
+    journal.close()

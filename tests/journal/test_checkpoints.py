@@ -1,0 +1,52 @@
+"""Checkpoints off the commit path (controller/journal/checkpoints.py): a writer that asked for
+them never checkpoints inside a commit; the journal's thread copies the WAL into the database when
+the writer is quiet, and the WAL is then rewritten from its start instead of growing."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from controller.journal import Journal
+from controller.journal.verify import verify
+
+PAD = "x" * 20_000  # an entry of several pages, so that a few hundred commits pass 1000 WAL pages
+
+
+def _wait_for(condition, seconds: float = 10.0) -> bool:  # noqa: ANN001 - a predicate
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_no_commit_checkpoints_once_the_journal_does_it_in_the_background(tmp_path: Path) -> None:
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        journal._checkpointer.stop()  # type: ignore[union-attr]  # only the commits are looked at
+        size = path.stat().st_size
+        for i in range(200):  # well past SQLite's own threshold of 1000 pages
+            journal.append("k", {"i": i, "pad": PAD})
+        assert Path(str(path) + "-wal").stat().st_size > 1000 * 4096
+        assert path.stat().st_size == size  # nothing was copied into the database by a commit
+    assert verify(path).ok
+
+
+def test_the_background_thread_checkpoints_when_the_writer_is_quiet(tmp_path: Path) -> None:
+    path = tmp_path / "j.db"
+    wal = Path(str(path) + "-wal")
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        size = path.stat().st_size
+        for i in range(20):
+            journal.append("k", {"i": i, "pad": PAD})
+        assert _wait_for(lambda: path.stat().st_size > size)  # copied into the database
+        assert _wait_for(lambda: journal._checkpointer.checkpoints >= 1)  # type: ignore[union-attr]
+        wal_size = wal.stat().st_size
+        for i in range(20):
+            journal.append("k", {"i": i, "pad": PAD})
+        assert wal.stat().st_size <= wal_size  # rewritten from its start, not grown
+        assert journal.last_seq == 40
+    assert verify(path).ok
