@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import shutil
 import subprocess
 import time
 
@@ -23,6 +24,14 @@ ROUTES = ("/", "/floor.json", "/events", "/healthz", "/tables/T1", "/tables/T1/s
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory):
     return dealt_journal(tmp_path_factory.mktemp("scoreboard") / "journal.db", rounds=12)
+
+
+def _copy(journal, folder):
+    """A copy of the module's journal (its file and its WAL, if any) to change or to extend."""
+    for path in journal.parent.glob(journal.name + "*"):
+        if not path.name.endswith("-shm"):
+            shutil.copy(path, folder / path.name)
+    return folder / journal.name
 
 
 def _contents(journal):
@@ -66,8 +75,8 @@ def test_no_route_accepts_anything_but_reading(journal, method):
         assert reader.anchor() == anchor
 
 
-def test_events_give_the_whole_state_on_connect_then_each_new_state_and_again_on_reconnect(tmp_path):
-    journal = dealt_journal(tmp_path / "journal.db", rounds=3)
+def test_events_give_the_whole_state_on_connect_then_each_new_state_and_again_on_reconnect(tmp_path, journal):
+    journal = _copy(journal, tmp_path)
     with serving(journal) as server:
         with EventReader(server, "/tables/T1/events") as events:
             version, state = events.next_state()
@@ -108,14 +117,14 @@ def test_a_slow_client_keeps_only_the_newest_states():
     asyncio.run(scenario())
 
 
-def test_a_client_that_stops_reading_does_not_hold_the_server_up(tmp_path):
+def test_a_client_that_stops_reading_does_not_hold_the_server_up(tmp_path, journal):
     """A stalled event stream: the server's queue for it stays bounded while the journal grows,
     other clients are served, and the stalled client, reading again, ends with the newest state."""
-    journal = dealt_journal(tmp_path / "journal.db", rounds=2)
+    journal = _copy(journal, tmp_path)
     with serving(journal) as server:
         stalled = EventReader(server, "/tables/T1/events")
         try:
-            subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--speed", "max", "--rounds", "30",
+            subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--speed", "max", "--rounds", "15",
                             "--display", "lines"], check=True, capture_output=True, cwd=tmp_path, timeout=120)
             newest = _view(journal, "en")["version"]
             assert get_json(server, "/tables/T1/state.json")["version"] == newest
@@ -129,10 +138,10 @@ def test_a_client_that_stops_reading_does_not_hold_the_server_up(tmp_path):
             stalled.close()
 
 
-def test_a_journal_whose_chain_breaks_is_shown_up_to_its_last_good_entry_and_health_says_why(tmp_path):
+def test_a_journal_whose_chain_breaks_is_shown_up_to_its_last_good_entry_and_health_says_why(tmp_path, journal):
     from tests.tampering import tamper
 
-    journal = dealt_journal(tmp_path / "journal.db", rounds=2)
+    journal = _copy(journal, tmp_path)
     tamper(journal, "UPDATE entries SET operator = 'mallory' WHERE seq = 20")
     with serving(journal) as server:
         deadline = time.monotonic() + 10
@@ -144,13 +153,13 @@ def test_a_journal_whose_chain_breaks_is_shown_up_to_its_last_good_entry_and_hea
         assert get_json(server, "/tables/T1/state.json")["version"] == 19
 
 
-def test_an_entry_no_table_wrote_stops_the_page_at_the_entry_before_it(tmp_path):
+def test_an_entry_no_table_wrote_stops_the_page_at_the_entry_before_it(tmp_path, journal):
     """A forger's entry that keeps the chain whole (re-hashed) but lacks what its kind needs: the
     scoreboard stops following there and /healthz names the entry, as ``journal replay`` would."""
     from controller.journal.chain import canonical_json
     from tests.tampering import rechain, rewrite, rows
 
-    journal = dealt_journal(tmp_path / "journal.db", rounds=2)
+    journal = _copy(journal, tmp_path)
     entries = rows(journal)
     bad = next(r for r in entries if r[2] == "round_start")
     payload = json.loads(bad[10])

@@ -49,9 +49,10 @@ def test_a_bad_listen_address_is_refused(capsys, tmp_path, listen):
 
 
 def test_a_port_in_use_is_refused(capsys, tmp_path, busy_port):
-    journal = dealt_journal(tmp_path / "journal.db", rounds=1)
+    journal = tmp_path / "journal.db"  # the port is tried first: nothing else is opened
     _one_line_error(*run(capsys, "scoreboard", "--journal", str(journal), "--listen", f"127.0.0.1:{busy_port}"),
                     f"--listen 127.0.0.1:{busy_port}: the port is in use")
+    assert not journal.exists()
 
 
 def test_run_with_a_scoreboard_port_in_use_creates_nothing(capsys, tmp_path, busy_port):
