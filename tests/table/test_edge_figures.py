@@ -73,6 +73,7 @@ def test_the_cards_left_cannot_be_valued_when_they_do_not_fit_the_decks() -> Non
 
 def test_after_round_takes_the_cards_at_that_rounds_result_and_finds_its_edge_record() -> None:
     entries = [
+        _Entry(0, kinds.SUBMISSION, {"source": "preset:ez-baccarat"}, None),
         _Entry(1, kinds.SHOE_START, {"shoe": "S1", "decks": 8}, "S1"),
         _Entry(2, kinds.CARD, {"card": "9S", "position": 2}, "S1"),
         _Entry(3, kinds.ROUND_RESULT, {"round": 1, "kind": "normal"}, "S1"),
@@ -81,6 +82,6 @@ def test_after_round_takes_the_cards_at_that_rounds_result_and_finds_its_edge_re
     ]
     point = after_round(entries, "S1", 1)
     assert point.remaining.cards_out == 1 and point.edge == {"round": 1, "wagers": {}}
-    assert point.submission_record is None
+    assert point.submission_record == {"source": "preset:ez-baccarat"}  # the Rules Submission in force then
     assert after_round(entries, "S1", 2) is None
     assert edge_percent("-0.07611327") == "-7.6113%" and edge_percent("0.00120000") == "+0.1200%"
