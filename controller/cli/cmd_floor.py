@@ -222,12 +222,21 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from controller.floor.reading import dropped_counts, open_alarms, table_status, tables
+    from controller.journal.errors import JournalContentError
+    from controller.floor.reading import dropped_counts, open_alarms, state_entries, table_status, tables
+    from controller.scoreboard.state import TableView
 
     now = datetime.now(timezone.utc)
     day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     with open_reader(args.db) as conn:
-        rows = [table_status(conn, name, day_start) for name in tables(conn)]
+        rows = []
+        for name in tables(conn):
+            row = table_status(conn, name, day_start)
+            try:  # the state as the scoreboard and the feed's status name it
+                row["state"] = TableView.from_entries(state_entries(conn, name), name).state_json("en")["name"]
+            except JournalContentError:
+                row["state"] = None
+            rows.append(row)
         alarms = open_alarms(conn)
         dropped = dropped_counts(conn)
     if args.json:

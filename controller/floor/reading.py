@@ -21,8 +21,7 @@ from controller.journal.chaincheck import ChainCheck
 from controller.journal.entry import Entry
 
 _FETCH = 2000
-_STATE_KINDS = (kinds.OPERATOR, kinds.REFUSED, kinds.RESUMED, kinds.DEVICE_REPLACED)
-_FAULT_KINDS = (kinds.FAULT, kinds.FAULT_CLEARED, kinds.RESUMED)
+_STATE_TAIL = 50  # the latest entries, enough for the record that set the table's state
 
 
 @dataclass(frozen=True)
@@ -81,18 +80,28 @@ def table_entries(conn: Any, table_id: str) -> Iterator[Entry]:
     return entries_of(_lines(conn, table_id))
 
 
+def state_entries(conn: Any, table_id: str) -> list[Entry]:
+    """The entries that say the table's state now, in seq order: its latest ones, and every fault
+    and fault cleared since it last resumed play (a fault may hold the table for long). Fed to the
+    scoreboard's ``TableView`` by ``floor status``, so that both name the state alike."""
+    rows = conn.execute(
+        "SELECT line FROM (SELECT seq, line FROM entries WHERE table_id = %(t)s ORDER BY seq DESC LIMIT %(n)s) tail "
+        "UNION SELECT line FROM entries WHERE table_id = %(t)s AND kind = ANY(%(faults)s) AND seq > coalesce("
+        "(SELECT max(seq) FROM entries WHERE table_id = %(t)s AND kind = %(resumed)s), 0)",
+        {"t": table_id, "n": _STATE_TAIL, "faults": [kinds.FAULT, kinds.FAULT_CLEARED], "resumed": kinds.RESUMED},
+    ).fetchall()
+    return sorted(entries_of(rows), key=lambda e: e.seq)
+
+
 def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any]:
-    """What ``floor status`` shows of a table (see docs/floor.md): rounds counted since ``day_start``."""
+    """What ``floor status`` shows of a table (see docs/floor.md) but its state (``state_entries``):
+    rounds counted since ``day_start``."""
     last = conn.execute(
         "SELECT seq, ts, shoe_id, round_no, extract(epoch FROM stored_at - ts_at) FROM entries WHERE table_id = %s "
         "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
     position = conn.execute("SELECT last_seq FROM chain_positions WHERE table_id = %s", (table_id,)).fetchone()
     shoe = conn.execute("SELECT shoe_id FROM entries WHERE table_id = %s AND shoe_id IS NOT NULL "
                         "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
-    state = conn.execute("SELECT payload->>'state' FROM entries WHERE table_id = %s AND kind = ANY(%s) "
-                         "ORDER BY seq DESC LIMIT 1", (table_id, list(_STATE_KINDS))).fetchone()
-    fault = conn.execute("SELECT kind FROM entries WHERE table_id = %s AND kind = ANY(%s) ORDER BY seq DESC LIMIT 1",
-                         (table_id, list(_FAULT_KINDS))).fetchone()
     rounds = conn.execute("SELECT count(*) FROM entries WHERE table_id = %s AND kind = %s AND ts_at >= %s "
                           "AND coalesce(payload->>'kind', '') <> 'void'",
                           (table_id, kinds.ROUND_RESULT, day_start)).fetchone()[0]
@@ -105,7 +114,6 @@ def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any
         "last_seq": last[0] if last else 0,
         "checked_seq": position[0] if position else 0,
         "last_entry_ts": last[1] if last else None,
-        "state": "fault" if fault and fault[0] == kinds.FAULT else (state[0] if state else None),
         "shoe": shoe[0] if shoe else None,
         "round": last[3] if last else None,
         "rounds_today": rounds,

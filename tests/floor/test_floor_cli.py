@@ -10,6 +10,8 @@ import psycopg
 import pytest
 
 from cli_run import run
+from controller.journal import JournalReader
+from controller.scoreboard.state import TableView
 from floor.journals import TableJournal, run_table
 from services.postgres import PostgresCluster, free_port
 
@@ -44,7 +46,9 @@ def test_status_shows_each_table(capsys, floor_db: str, journal: TableJournal) -
     assert row["table"] == "T1" and row["last_seq"] == row["checked_seq"] == last["seq"]
     assert row["last_entry_ts"] == last["ts"] and row["shoe"] == last["shoe_id"] or row["shoe"]
     assert row["rounds_today"] == 10 and row["open_alarms"] == {} and row["dropped_messages"] == 0
-    assert row["state"] is not None and row["lag_seconds"] is not None
+    with JournalReader.open(journal.path) as reader:  # the state as the scoreboard says it from the whole journal
+        assert row["state"] == TableView.from_entries(reader.entries(), "T1").state_json("en")["name"]
+    assert row["lag_seconds"] is not None
     code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 0 and out.startswith(f"T1: last entry {last['seq']} at {last['ts']}, ")
     assert "10 rounds today, no alarm" in out
