@@ -15,7 +15,9 @@ or export file: one line on standard error, exit 2, nothing changed.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -36,8 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     fs = parser.add_subparsers(dest="floor_command", metavar="SUBCOMMAND", parser_class=type(parser))
 
     c = fs.add_parser("collect", help="subscribe to every table's journal topic and store each entry",
-                      description="Subscribe to shoectl/v1/tables/+/journal (QoS 1, persistent session) and store "
-                                  "every entry in PostgreSQL, acknowledging each message only once it is committed. "
+                      description="Subscribe to shoectl/v1/tables/+/journal (QoS 1, a persistent session under a "
+                                  "fixed client id, default shoectl-collector) and store every entry in PostgreSQL, acknowledging each message only once it is committed. "
                                   "Runs until SIGTERM or Ctrl-C.")
     c.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
     _add_keys(c)
@@ -52,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("file", metavar="FILE", help="a `shoectl journal export` file (one JSON entry per line)")
     b.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
     _add_keys(b)
-    b.set_defaults(func=run_backfill)
+    b.set_defaults(func=reading_errors(run_backfill))
 
     v = fs.add_parser("verify", help="check every table's chain in the store; exit 1 naming the first bad entry",
                       description="Check each table's chain as stored, from entry 1: no seq missing, every "
@@ -62,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--table", metavar="ID", help="only this table")
     _add_keys(v)
     v.add_argument("--json", action="store_true", help="one JSON object per table")
-    v.set_defaults(func=run_verify)
+    v.set_defaults(func=reading_errors(run_verify))
 
     s = fs.add_parser("status", help="one line per table: last entry, state, shoe, rounds today, alarms, lag",
                       description="One line per table: the last entry's time, the table's state and shoe, rounds "
@@ -71,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
     s.add_argument("--json", action="store_true",
                    help='one JSON object: {"tables": [...], "alarms": [...], "dropped": [...]}')
-    s.set_defaults(func=run_status)
+    s.set_defaults(func=reading_errors(run_status))
 
     r = fs.add_parser("rounds", help="a table's shoes and rounds from the store, as `journal replay` gives them",
                       description="Reconstruct a table's shoes and rounds from the central store with the code of "
@@ -81,7 +83,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--shoe", metavar="ID", help="only this shoe")
     r.add_argument("--round", type=positive_int, metavar="N", help="only round N (of each shoe, or of --shoe)")
     r.add_argument("--json", action="store_true", help="one JSON object per line")
-    r.set_defaults(func=run_rounds)
+    r.set_defaults(func=reading_errors(run_rounds))
+
+
+def reading_errors(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``run`` with a database failure while it works (the server gone, a lost connection) said on
+    one line, exit 2, instead of a traceback."""
+    @functools.wraps(run)
+    def guarded(args: argparse.Namespace) -> int:
+        try:
+            import psycopg
+        except ImportError:
+            return run(args)  # which says the floor extra is missing
+        try:
+            return run(args)
+        except psycopg.Error as exc:
+            raise UsageError(f"the database failed: {' '.join(str(exc).split())[:300]}") from None
+    return guarded
 
 
 def _add_collect_arguments(parser: argparse.ArgumentParser) -> None:

@@ -43,8 +43,11 @@ class BatchResult:
 def connect(url: str, *, autocommit: bool = False) -> Any:
     """A psycopg connection to ``url``; ``StoreError`` (one line, without the password) when the
     URL is not one or the database cannot be reached or refuses the login."""
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict
+    try:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        raise StoreError("the floor needs psycopg: pip install 'shoectl[floor]'") from None
 
     if not url.startswith(("postgresql://", "postgres://")):
         raise StoreError(f"--db must be a PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE), got {_shown(url)!r}")

@@ -91,6 +91,15 @@ def test_a_database_that_refuses_is_one_line_exit_2_and_the_password_never_shown
     assert run(capsys, "floor", "backfill", "--db", right, str(journal.export_file))[0] == 0
 
 
+def test_a_database_that_refuses_to_be_written_is_one_line_exit_2(capsys, floor_db: str,
+                                                                  journal: TableJournal) -> None:
+    """A read-only server (a standby, say) refuses the schema: said on one line, no traceback."""
+    read_only = floor_db + "?options=-c%20default_transaction_read_only%3Don"
+    code, out, err = run(capsys, "floor", "backfill", "--db", read_only, str(journal.export_file))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("shoectl floor: error: the database failed: ") and "read-only transaction" in err
+
+
 def test_reading_a_database_without_a_store_says_so(capsys, floor_db: str) -> None:
     code, out, err = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 2 and "holds no floor store yet" in err and out == ""
