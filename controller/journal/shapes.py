@@ -26,11 +26,11 @@ from collections.abc import Callable
 
 from controller.journal.chain import canonical_json, decode_payload_strict
 
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")  # ``data.translate(DIGITS_AS_ZERO)``: its shape
 # In canonical JSON, outside strings only integers hold digits or a minus sign.
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|(-?)([0-9]+)', re.DOTALL)
-_ZERO = ord("0")
-_UNKNOWN = object()
+ZERO = ord("0")
+UNKNOWN = object()
 MAX_SHAPES = 4096  # beyond it, payloads of new shapes take the reference test every time
 
 LeadDigits = Callable[[bytes], tuple[int, ...]]
@@ -45,32 +45,37 @@ def is_canonical_reference(text: str) -> bool:
 
 
 class PayloadShapes:
-    """The shapes of canonical payloads seen so far (see the module docstring)."""
+    """The shapes of canonical payloads seen so far (see the module docstring).
 
-    __slots__ = ("_shapes",)
+    ``is_canonical(text, data)`` answers; a caller in a hot loop may look a shape up itself:
+    ``known.get(data.translate(DIGITS_AS_ZERO), UNKNOWN)`` is None when every text of that shape is
+    canonical, a function of ``data`` giving the bytes that must not be ``ZERO``, or ``UNKNOWN``
+    (then ask ``is_canonical``, which learns it)."""
+
+    __slots__ = ("known",)
 
     def __init__(self) -> None:
-        self._shapes: dict[bytes, LeadDigits | None] = {}
+        self.known: dict[bytes, LeadDigits | None] = {}
 
     def is_canonical(self, text: str, data: bytes) -> bool:
         """Whether ``text`` (whose UTF-8 is ``data``) is canonical JSON: what
         ``is_canonical_reference(text)`` says."""
-        shape = data.translate(_DIGITS_AS_ZERO)
-        lead = self._shapes.get(shape, _UNKNOWN)
+        shape = data.translate(DIGITS_AS_ZERO)
+        lead = self.known.get(shape, UNKNOWN)
         if lead is None:
             return True
-        if lead is _UNKNOWN:
+        if lead is UNKNOWN:
             return self._learn(text, data, shape)
-        return _ZERO not in lead(data)  # type: ignore[operator]
+        return ZERO not in lead(data)  # type: ignore[operator]
 
     def _learn(self, text: str, data: bytes, shape: bytes) -> bool:
         if not is_canonical_reference(text):
             return False
-        if len(self._shapes) < MAX_SHAPES:
+        if len(self.known) < MAX_SHAPES:
             positions = _lead_positions(data)
             if positions is not None:
                 # itemgetter of one index returns the item, not a tuple: ask for it twice.
-                self._shapes[shape] = operator.itemgetter(*positions, positions[0]) if positions else None
+                self.known[shape] = operator.itemgetter(*positions, positions[0]) if positions else None
         return True
 
 
