@@ -141,7 +141,7 @@ def open_reader(url: str) -> Any:
     from controller.floor.store import connect
 
     try:
-        conn = connect(url)
+        conn = connect(url, snapshot=True)
         try:
             require_schema(conn)
         except BaseException:

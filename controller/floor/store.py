@@ -40,9 +40,10 @@ class BatchResult:
     positions: dict[str, int] = field(default_factory=dict)  # table -> last checked seq
 
 
-def connect(url: str, *, autocommit: bool = False) -> Any:
+def connect(url: str, *, autocommit: bool = False, snapshot: bool = False) -> Any:
     """A psycopg connection to ``url``; ``StoreError`` (one line, without the password) when the
-    URL is not one or the database cannot be reached or refuses the login."""
+    URL is not one or the database cannot be reached or refuses the login. ``snapshot``: its
+    transactions are read-only and see one state of the store (REPEATABLE READ)."""
     try:
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
@@ -57,9 +58,13 @@ def connect(url: str, *, autocommit: bool = False) -> Any:
         raise StoreError(f"--db is not a valid PostgreSQL URL: {_shown(url)!r}") from None
     where = f"{params.get('host', 'localhost')}:{params.get('port', 5432)}/{params.get('dbname', '')}"
     try:
-        return psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
+        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as exc:
         raise StoreError(f"cannot use the database {where}: {_reason(exc)}") from None
+    if snapshot:
+        conn.read_only = True
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    return conn
 
 
 def _shown(url: str) -> str:
