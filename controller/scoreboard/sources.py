@@ -196,6 +196,10 @@ class JournalSource(TableSource):
                     continue
                 if not read:
                     self._stop.wait(POLL_S)
+            if self.failure is None:
+                self.catch_up()  # stopping: what the journal holds now is the last state shown
+        except Exception as exc:  # noqa: BLE001 - the last look failed: the state before it stays
+            log.warning("scoreboard could not read the journal", reason=" ".join(str(exc).split()))
         finally:
             if self._tail is not None:
                 self._tail.close()

@@ -13,7 +13,7 @@ there (a source on another thread hands its snapshots over with ``loop.call_soon
 ``event_stream(subscription, lang)`` is the body of an SSE response: one ``event: state`` message
 per state, ``id`` its version, ``data`` the state as JSON in the subscriber's language, and a
 comment line every ``KEEPALIVE_S`` so that proxies and the browser see a live connection. It ends
-when the channel is closed (the server stopping).
+when the channel is closed (the server stopping), once the states queued before were sent.
 """
 from __future__ import annotations
 
@@ -122,11 +122,13 @@ async def event_stream(channel: Channel, sub: Subscription, lang: str,
     each state; unsubscribes when the client goes or the channel closes."""
     try:
         yield "retry: 1000\n\n"
-        while not sub.closed:
+        while True:
             snapshot = await sub.next(keepalive_s)
             if snapshot is not None:
                 yield sse_message(snapshot, lang)
-            elif not sub.closed:
+            elif sub.closed:
+                break  # closed and every queued state sent
+            else:
                 yield ": keepalive\n\n"
     finally:
         channel.unsubscribe(sub)

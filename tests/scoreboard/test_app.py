@@ -4,6 +4,7 @@ on every reconnect, then each new state)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import shutil
@@ -12,6 +13,7 @@ import time
 
 import pytest
 
+from controller.journal import Journal
 from controller.journal.reader import JournalReader
 from controller.scoreboard.sse import QUEUE_LIMIT, Channel, Snapshot
 from controller.scoreboard.state import TableView
@@ -173,3 +175,27 @@ def test_an_entry_no_table_wrote_stops_the_page_at_the_entry_before_it(tmp_path,
             time.sleep(0.05)
         assert f"entry {bad[0]}" in json.loads(status[2])["reason"], status[2]
         assert get_json(server, "/tables/T1/state.json")["version"] == bad[0] - 1
+
+
+def test_a_stopping_scoreboard_sends_the_journals_last_state_before_the_stream_ends(tmp_path, journal):
+    """Stopped right after the table's last entries (``shoectl run --scoreboard`` stops with its
+    table), the scoreboard reads the journal once more and every open stream gets that state
+    before it ends."""
+    from controller.cli.cmd_scoreboard import scoreboard_server
+    from controller.scoreboard.server import bind
+
+    journal = _copy(journal, tmp_path)
+    server = scoreboard_server(journal, bind("127.0.0.1", 0)).start()
+    try:
+        with EventReader(server, "/tables/T1/events") as events:
+            events.next_state()
+            with Journal.open(journal, table_id="T1") as table:  # the table's last word, then at once the stop
+                table.append("fault", {"fault": "shoe:jam", "reason": "the last entry before the stop"})
+            server.stop()
+            last = None
+            with contextlib.suppress(EOFError):
+                while True:
+                    last = events.next_state()
+    finally:
+        server.stop()
+    assert last is not None and last[1] == _view(journal, "en") and last[1]["state"]["name"] == "fault"

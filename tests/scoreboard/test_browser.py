@@ -81,6 +81,7 @@ def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_pa
             proc.stderr.close()
         # the server stopped with the table: a fresh page of the same journal, from shoectl scoreboard
         fresh = _fresh_page(driver, journal)
+        _check_fold_in_browser(driver)
 
     truth = JournalTruth(journal)
     shoe = truth.shoe_starts[0][1]
@@ -131,6 +132,26 @@ def _fresh_page(driver, journal: Path) -> dict:
         return driver.execute_script(SHOWN_JS)
     finally:
         server.stop()
+
+
+# Shoes whose roads have dragon tails: a streak longer than six turns right, a later long streak
+# runs its tail above an earlier one, and a tail along the top row pushes the next column right.
+TAILS = ("B " * 9 + "P " * 8 + "B " * 10 + "P " * 3 + "B " * 7 + "P",
+         "P " * 12 + "B P " * 3 + "B " * 6 + "P " * 7 + "B B T B",
+         "B B P B B B B B B B B P P P P P P P P P B P B " * 3)
+
+
+def _check_fold_in_browser(driver) -> None:
+    """The page's ``Roads.fold`` places every road of ``TAILS`` where ``roadmaps.fold`` does."""
+    from controller.roadmaps import compute, fold, parse_results
+
+    for letters in TAILS:
+        roads = compute(parse_results(letters)).to_json()
+        for name in ("big_road", *DERIVED):
+            placed = driver.execute_script(
+                "return Roads.fold(arguments[0]).map(function (c) { return [c.x, c.y]; });", roads[name])
+            assert placed == [[c.x, c.y] for c in fold(roads[name])], (letters, name)
+            assert max(y for _, y in placed) <= 5
 
 
 def _check_places(shown: dict) -> None:
