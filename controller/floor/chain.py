@@ -59,11 +59,12 @@ def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int,
     if hasher is None and sha256:
         hasher = Hasher()
     start = last_seq
-    while True:
-        rows = conn.execute("SELECT seq, line FROM entries WHERE table_id = %s AND seq > %s ORDER BY seq LIMIT %s",
-                            (table_id, last_seq, _PAGE)).fetchall()
-        if not rows or rows[0][0] != last_seq + 1:
-            break
+    known_seqs = list(known)
+    while _stored(conn, table_id, last_seq + 1, known):
+        # The lines this batch brought are not read back (known); a gap ends the walk.
+        rows = conn.execute("SELECT seq, CASE WHEN seq = ANY(%s) THEN NULL ELSE line END FROM entries "
+                            "WHERE table_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                            (known_seqs, table_id, last_seq, _PAGE)).fetchall()
         for seq, line in rows:
             if seq != last_seq + 1:
                 break
@@ -86,6 +87,14 @@ def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int,
         alarms.close_gaps_up_to(conn, table_id, last_seq)
     _alarm_gap(conn, table_id, last_seq)
     return last_seq, last_hash
+
+
+def _stored(conn: Any, table_id: str, seq: int, known: Mapping[int, FloorEntry]) -> bool:
+    """Whether entry ``seq`` is stored (a primary-key lookup unless this batch brought it): behind a
+    gap, the entries waiting after it are not read again at every batch."""
+    if seq in known:
+        return True
+    return conn.execute("SELECT 1 FROM entries WHERE table_id = %s AND seq = %s", (table_id, seq)).fetchone() is not None
 
 
 def _fit(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, last_hash: str,
