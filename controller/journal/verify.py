@@ -167,7 +167,7 @@ class CheckedRead:
         self.meta = meta
         self.layout = layout_of(meta)
         self.warnings = warnings
-        self.total = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        self._rows_read = 0
         self.check = ChainCheck(meta["table_id"], None)
         self.needs_key = False
         self.links_only = False
@@ -236,8 +236,16 @@ class CheckedRead:
             if not rows:
                 break
             check.feed_rows(rows)
+            self._rows_read += len(rows)
             yield rows
         self._complete = True
+
+    @property
+    def total(self) -> int:
+        """Rows in ``entries``: those read, once all were (counting them costs a pass of its own)."""
+        if self._complete:
+            return self._rows_read
+        return self._conn.execute("SELECT count(*) FROM entries").fetchone()[0]
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
         """Every row of ``entries`` in seq order (all columns), checked (``row_batches``)."""
