@@ -113,13 +113,20 @@ def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_pa
     # a page open for the whole shoe holds what a fresh page of the same state holds
     assert end["version"] == fresh["version"] and end["shoe"] != shoe and end["roads"]["bead_plate"] == []
     assert end["nodes"] == fresh["nodes"]
+    assert fresh["floor"] == [{"table": "T1", "state": "shuffling", "href": "/tables/T1", "big": 0}]
     for lang, path in shots.items():
         assert path.stat().st_size > 20_000, lang
     assert set(shots) == {"en", "zh"}
     _report_latency(seen, truth)
 
 
+FLOOR_JS = """return Array.prototype.slice.call(document.querySelectorAll('.tile')).map(function (t) {
+  return {table: t.dataset.table, state: t.querySelector('.state').dataset.state,
+          href: t.getAttribute('href'), big: t.querySelectorAll('[data-road="big"] .cell').length}; });"""
+
+
 def _fresh_page(driver, journal: Path) -> dict:
+    """The table's page of ``journal`` opened afresh (``shown``), with ``floor``: the floor page's tiles."""
     from controller.cli.cmd_scoreboard import scoreboard_server
     from controller.scoreboard.server import bind
 
@@ -129,7 +136,13 @@ def _fresh_page(driver, journal: Path) -> dict:
         deadline = time.monotonic() + 10
         while not driver.execute_script("return document.body.dataset.version") and time.monotonic() < deadline:
             time.sleep(0.05)
-        return driver.execute_script(SHOWN_JS)
+        shown = driver.execute_script(SHOWN_JS)
+        driver.get(f"{server.url}/")  # the floor page: this one table
+        deadline = time.monotonic() + 10
+        while not driver.execute_script("return document.body.dataset.version") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        shown["floor"] = driver.execute_script(FLOOR_JS)
+        return shown
     finally:
         server.stop()
 

@@ -7,7 +7,6 @@
 
   function render(floor) {
     var L = floor.labels || {};
-    text(document.getElementById("title"), L.table ? L.table : "");
     var box = clear(document.getElementById("tables"));
     (floor.tables || []).forEach(function (t) {
       var tile = make("a", "tile", box);
