@@ -12,12 +12,14 @@ included), shuffle, cut and burn included:
 
 The repeats are interleaved (floor, python, numpy, engine, floor, ...) so that a noisy moment on
 this shared machine hits every path alike; each repeat's ratio is against the floor of the same
-repeat. Figures: median, min and max over the repeats. ``whole_process`` also times
-``shoectl simulate --engine python`` and the floor as whole processes, start-up and report
-included, side by side.
+repeat. Figures: median, min and max over the repeats, by wall time and by this thread's CPU time
+(``cpu_*``: what the work costs, without the waits for a core that a loaded machine adds).
+``whole_process`` also times ``shoectl simulate --engine python`` and the floor as whole
+processes, start-up and report included, side by side (wall, and the children's CPU time).
 """
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,10 +40,16 @@ def _spread(values: list[float], digits: int = 0) -> dict[str, float]:
             "max": round(max(values), digits)}
 
 
-def _rate(deal: Callable[[int], int], seed: int) -> float:
-    t0 = time.perf_counter()
+def _rates(deal: Callable[[int], int], seed: int) -> tuple[float, float]:
+    """Rounds per second of ``deal(seed)``: by wall time and by this thread's CPU time."""
+    t0, c0 = time.perf_counter(), time.thread_time()
     rounds = deal(seed)
-    return rounds / (time.perf_counter() - t0)
+    return rounds / (time.perf_counter() - t0), rounds / (time.thread_time() - c0)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _whole_process(shoes: int, repeats: int) -> dict:
@@ -49,14 +57,19 @@ def _whole_process(shoes: int, repeats: int) -> dict:
     floor_cmd = [sys.executable, "-m", "benchmarks.floor_loop", str(shoes)]
     sim_cmd = [sys.executable, "-m", "controller.cli.main", "simulate", "--game", PRESET, "--engine", "python",
                "--shoes", str(shoes), "--json", "--seed"]
-    floor_s, sim_s = [], []
+    times: dict[str, list[float]] = {"floor_s": [], "simulate_python_s": [], "floor_cpu_s": [],
+                                     "simulate_python_cpu_s": []}
     for seed in range(repeats):
-        for cmd, out in ((floor_cmd + [str(seed)], floor_s), (sim_cmd + [str(seed)], sim_s)):
-            t0 = time.perf_counter()
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-            out.append(time.perf_counter() - t0)
-    return {"shoes": shoes, "floor_s": _spread(floor_s, 2), "simulate_python_s": _spread(sim_s, 2),
-            "time_ratio_simulate_to_floor": _spread([s / f for s, f in zip(sim_s, floor_s)], 2)}
+        for cmd, name in ((floor_cmd, "floor"), (sim_cmd, "simulate_python")):
+            t0, c0 = time.perf_counter(), _children_cpu()
+            subprocess.run([*cmd, str(seed)], check=True, stdout=subprocess.DEVNULL)
+            times[f"{name}_s"].append(time.perf_counter() - t0)
+            times[f"{name}_cpu_s"].append(_children_cpu() - c0)
+    out: dict = {"shoes": shoes, **{name: _spread(values, 2) for name, values in times.items()}}
+    for kind in ("", "cpu_"):
+        sim, floor = times[f"simulate_python_{kind}s"], times[f"floor_{kind}s"]
+        out[f"{kind}time_ratio_simulate_to_floor"] = _spread([a / b for a, b in zip(sim, floor)], 2)
+    return out
 
 
 def run(quick: bool = False) -> dict:
@@ -75,15 +88,19 @@ def run(quick: bool = False) -> dict:
         numpy_shoes = 2000 if quick else 20000
         paths["numpy"] = lambda seed: simulate(sub, numpy_shoes, seed, engine="numpy").rounds
         paths["numpy"](0)  # builds its arrays once
-    rates: dict[str, list[float]] = {name: [] for name in paths}
+    wall: dict[str, list[float]] = {name: [] for name in paths}
+    cpu: dict[str, list[float]] = {name: [] for name in paths}
     for seed in range(repeats):
         for name, deal in paths.items():
-            rates[name].append(_rate(deal, seed))
+            by_wall, by_cpu = _rates(deal, seed)
+            wall[name].append(by_wall)
+            cpu[name].append(by_cpu)
     out: dict = {"preset": PRESET, "repeats": repeats, "trie_compile_ms": round(compile_ms, 1)}
-    for name, values in rates.items():
-        out[name] = {"rounds_per_s": _spread(values)}
+    for name in paths:
+        out[name] = {"rounds_per_s": _spread(wall[name]), "cpu_rounds_per_s": _spread(cpu[name])}
         if name != "floor":
-            out[name]["ratio_to_floor"] = _spread([v / f for v, f in zip(values, rates["floor"])], 2)
+            out[name]["ratio_to_floor"] = _spread([v / f for v, f in zip(wall[name], wall["floor"])], 2)
+            out[name]["cpu_ratio_to_floor"] = _spread([v / f for v, f in zip(cpu[name], cpu["floor"])], 2)
     out["python"]["goal"] = "ratio_to_floor >= 1 (every wager tallied; the floor counts B/P/T only)"
     if "numpy" in out:
         out["numpy"]["goal"] = f">= {GOAL_NUMPY:,} rounds/s"
