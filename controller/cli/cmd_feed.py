@@ -22,7 +22,7 @@ from controller.cli.common import positive_int
 from controller.cli.stopping import run_until_signalled
 from controller.floor.broker import BrokerOptions, add_broker_options, broker_options
 from controller.floor.cursor import FeedCursor, default_cursor_path
-from controller.floor.feed import FeedSettings, JournalFeed
+from controller.floor.feed import DRAIN_LIMIT, FeedSettings, JournalFeed
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.tail import JournalTail
@@ -31,7 +31,7 @@ from controller.scoreboard.state import TableView
 
 log = structlog.get_logger("shoectl.feed")
 
-STOP_GRACE_S = 10
+STOP_GRACE_S = DRAIN_LIMIT * FeedSettings.stop_grace + 5  # the drain's longest, then a forced exit
 
 
 class ScoreboardSummary:
@@ -142,4 +142,4 @@ class FeedThread:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(self.feed.settings.stop_grace + 5)
+        self._thread.join(DRAIN_LIMIT * self.feed.settings.stop_grace + 5)

@@ -4,7 +4,8 @@
 each entry checked as it is read) and publishes every entry after the cursor's to
 ``shoectl/v1/tables/<table_id>/journal``, QoS 1, not retained, the payload exactly
 ``Entry.to_json_line()`` (the line ``shoectl journal export`` writes). ``run(stop)`` works until
-the event ``stop`` is set, then drains (see ``stop_grace``), says goodbye and returns.
+the event ``stop`` is set, then drains (publishes the rest of the journal while acknowledgements
+come, see ``_drain``), says goodbye and returns.
 
 - **Position.** The cursor file (``controller.floor.cursor``) holds the last ``seq`` the broker
   acknowledged (PUBACK) with every entry before it acknowledged too; it is saved at most every
@@ -70,7 +71,10 @@ class FeedSettings:
     poll_interval: float = 0.05  # seconds between two looks at the journal when it has nothing new
     cursor_interval: float = 0.2  # seconds between two saves of the cursor
     status_interval: float = 0.5  # seconds between two status (and roads) messages
-    stop_grace: float = 5.0      # seconds a stopping feed waits for the journal's end to be acknowledged
+    stop_grace: float = 5.0      # seconds a stopping feed waits for the next acknowledgement of the journal's end
+
+
+DRAIN_LIMIT = 6  # a stopping feed that is still being acknowledged stops after this many stop_grace
 
 
 def encode(doc: Mapping[str, Any]) -> str:
@@ -99,6 +103,7 @@ class JournalFeed:
         self.published = 0  # entries published by this run (duplicates after a reconnection not counted)
         self.client = make_client(options, client_id=f"shoectl-feed-{self.table_id}",
                                   will=(status_topic(self.table_id), encode({"table_id": self.table_id, "online": False})))
+        self.client.max_inflight_messages_set(settings.window)  # all of the window on the wire, none in paho's queue
         self.client.on_connect = self._on_connect
         self.client.on_connect_fail = self._on_connect_fail
         self.client.on_disconnect = self._on_disconnect
@@ -159,12 +164,17 @@ class JournalFeed:
         return moved
 
     def _drain(self) -> None:
-        """After ``stop``: publish the rest of the journal and wait for its acknowledgements, for at
-        most ``stop_grace`` seconds; then the goodbye status."""
-        deadline = time.monotonic() + self.settings.stop_grace
-        while time.monotonic() < deadline and self._connected:
+        """After ``stop``: publish the rest of the journal and wait for its acknowledgements while
+        they come (until ``stop_grace`` seconds pass without one, and at most ``DRAIN_LIMIT`` times
+        that); then the goodbye status. What is left waits in the journal for the next feed."""
+        now = time.monotonic()
+        deadline, limit = now + self.settings.stop_grace, now + DRAIN_LIMIT * self.settings.stop_grace
+        while time.monotonic() < min(deadline, limit) and self._connected:
+            before = self.window.acked_through
             if not self._step() and self.window.outstanding == 0:
                 break
+            if self.window.acked_through != before:
+                deadline = time.monotonic() + self.settings.stop_grace
         if self._connected:
             info = self.client.publish(status_topic(self.table_id),
                                        encode({"table_id": self.table_id, "online": False}), qos=1, retain=True)

@@ -92,6 +92,10 @@ def journaled(journal: Path) -> list[tuple[int, str]]:
         return [(e.seq, e.hash) for e in r.entries()]
 
 
+def cursor_of(journal: Path) -> int:
+    return json.loads(Path(f"{journal}.feed-cursor").read_text())["seq"]
+
+
 def open_alarms(db: str, table: str) -> list[tuple[str, int | None]]:
     with psycopg.connect(db) as conn:
         return conn.execute("SELECT kind, seq FROM floor_alarms WHERE table_id = %s AND open ORDER BY id",
@@ -141,6 +145,10 @@ def test_the_store_equals_every_journal_under_faults_and_forgeries_change_nothin
 
     for t, proc in runs.items():
         assert proc.wait(timeout=HANG) == 0, stderr_of(proc)
+    for t in ("T1", "T2", "T4"):  # a --feed stops with its table, after a drain; on a loaded machine some may be
+        if cursor_of(journals[t]) < len(journaled(journals[t])):  # left: the table's next feed publishes them
+            processes.start(f"feed-{t}", "feed", "--journal", str(journals[t]), "--broker", mosquitto.url,
+                            *mosquitto.login(t))
     for t in TABLES:
         wait_until(lambda: stored(floor_db, t) == journaled(journals[t]), f"{t}'s journal in the store")
     feed.send_signal(signal.SIGTERM)

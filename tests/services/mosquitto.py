@@ -79,8 +79,8 @@ class Mosquitto:
                 f"acl_file {root / 'acl'}",
                 "persistence true",
                 f"persistence_location {root / 'persist'}/",
-                "max_inflight_messages 100",
-                "max_queued_messages 100000",
+                "max_inflight_messages 1000",  # at least the collector's batch: it acknowledges after the commit
+                "max_queued_messages 0",  # none dropped for a persistent session (docs/floor.md, Security)
                 f"log_dest file {root / 'mosquitto.log'}",
                 "log_type error", "log_type warning", "log_type notice",
                 *(["user root"] if os.geteuid() == 0 else []),  # it would drop to 'mosquitto', who cannot read root's temp dir
