@@ -97,13 +97,19 @@
     countRow(grid, "banker", L.banker, c.banker, c.percent.banker, "B");
     countRow(grid, "player", L.player, c.player, c.percent.player, "P");
     countRow(grid, "tie", L.tie, c.tie, c.percent.tie, "T");
-    countRow(grid, "banker-pairs", L.banker_pair, c.banker_pairs);
-    countRow(grid, "player-pairs", L.player_pair, c.player_pairs);
-    countRow(grid, "naturals", L.naturals, c.naturals);
+    var more = make("div", "counts more", box);
+    smallCount(more, "banker-pairs", L.banker_pair, c.banker_pairs);
+    smallCount(more, "player-pairs", L.player_pair, c.player_pairs);
+    smallCount(more, "naturals", L.naturals, c.naturals);
     if (s.game === "ez-baccarat") {
-      countRow(grid, "dragon7", L.dragon7, c.dragon7);
-      countRow(grid, "panda8", L.panda8, c.panda8);
+      smallCount(more, "dragon7", L.dragon7, c.dragon7);
+      smallCount(more, "panda8", L.panda8, c.panda8);
     }
+  }
+
+  function smallCount(grid, id, key, value) {
+    make("span", "k", grid, key);
+    make("span", "v", grid, value).id = "count-" + id;
   }
 
   function ask(s, L) {
@@ -133,10 +139,14 @@
     if (s.limits) Object.keys(s.limits).forEach(function (k) { line(box, L[k] || k, s.limits[k]); });
     else make("div", "game", box, L.no_limits);
     if (!r) return;
-    if (r.name) make("div", "game", box, r.name + (r.decks ? "  \u00b7  " + r.decks + " " + L.decks : ""));
-    Object.keys(r.paytable || {}).forEach(function (k) { line(box, L[k] || k, r.paytable[k]); });
-    if (r.commission !== undefined && r.commission !== null)
-      line(box, L.commission, r.commission === "0" || r.commission === 0 ? L.no_commission : r.commission);
+    if (r.name) make("div", "game", box, r.name);
+    var pays = make("div", "pays", box);
+    Object.keys(r.paytable || {}).forEach(function (k) { line(pays, L[k] || k, r.paytable[k]); });
+    Object.keys(r.bonus_paytable || {}).forEach(function (k) { line(pays, (L.bonus_rank || "") + " " + k, r.bonus_paytable[k]); });
+    if (r.commission !== undefined && r.commission !== null) {
+      var rate = parseFloat(r.commission);
+      line(box, L.commission, rate === 0 ? L.no_commission : isNaN(rate) ? r.commission : +(rate * 100).toFixed(2) + "%");
+    }
   }
 
   function render(s) {
