@@ -1,13 +1,21 @@
 """The feed's position: only the highest contiguous acknowledged entry, whatever order the PUBACKs
-come in; the cursor file replaced whole and refused when it is another journal's."""
+come in; the cursor file replaced whole and refused when it is another journal's; and its window:
+no further into the journal than it may publish."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from controller.cli.cmd_feed import make_feed
+from controller.floor.broker import BrokerOptions, parse_broker_url
 from controller.floor.cursor import AckWindow, CursorError, FeedCursor
+from controller.floor.feed import FeedSettings
+from controller.journal import Journal
+from services.postgres import free_port
 
 
 def test_out_of_order_acknowledgements_advance_only_through_a_contiguous_run() -> None:
@@ -41,3 +49,27 @@ def test_the_cursor_round_trips_and_refuses_another_journals(tmp_path: Path) -> 
         path.write_text(bad)
         with pytest.raises(CursorError, match="not a feed cursor"):
             cursor.load()
+
+
+def test_while_the_broker_is_away_the_feed_reads_no_further_than_its_window(tmp_path: Path) -> None:
+    """The journal is the buffer: with the broker unreachable, the feed holds its window's entries
+    and reads nothing more, however many the journal has."""
+    journal = tmp_path / "t.db"
+    with Journal.open(journal, table_id="T1") as j:
+        for i in range(50):
+            j.append("e", {"i": i})
+    url = f"mqtt://127.0.0.1:{free_port()}"  # nothing listens there
+    feed = make_feed(journal, BrokerOptions(url, *parse_broker_url(url)), settings=FeedSettings(window=5))
+    stop = threading.Event()
+    worker = threading.Thread(target=feed.run, args=(stop,))
+    worker.start()
+    try:
+        time.sleep(1.0)
+        assert feed.window.last_published == 5 and feed.window.outstanding == 5
+        assert feed.tail.last_seq == 5  # read only as far as it may publish
+    finally:
+        stop.set()
+        worker.join(10)
+        feed.tail.close()
+    assert not worker.is_alive()
+    assert not Path(f"{journal}.feed-cursor").exists()  # nothing acknowledged: nothing to save
