@@ -131,6 +131,7 @@
     var row = make("div", "line", box);
     make("span", "k", row, key);
     make("span", "v", row, value);
+    return row;
   }
 
   function rules(s, L) {
@@ -142,7 +143,10 @@
     if (r.name) make("div", "game", box, r.name);
     var pays = make("div", "pays", box);
     Object.keys(r.paytable || {}).forEach(function (k) { line(pays, L[k] || k, r.paytable[k]); });
-    Object.keys(r.bonus_paytable || {}).forEach(function (k) { line(pays, (L.bonus_rank || "") + " " + k, r.bonus_paytable[k]); });
+    // 21 Baccarat's bonus ranks (their names as the Rules Submission gives them), in gold
+    Object.keys(r.bonus_paytable || {}).forEach(function (k) {
+      line(pays, L[k] || k.replace(/_/g, " "), r.bonus_paytable[k]).classList.add("bonus");
+    });
     if (r.commission !== undefined && r.commission !== null) {
       var rate = parseFloat(r.commission);
       line(box, L.commission, rate === 0 ? L.no_commission : isNaN(rate) ? r.commission : +(rate * 100).toFixed(2) + "%");
