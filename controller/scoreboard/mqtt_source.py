@@ -65,21 +65,25 @@ class MqttFloorSource(TableSource):
     ``controller.floor.broker.BrokerOptions``."""
 
     def __init__(self, options: Any) -> None:
+        """BrokerError (one line) for TLS files that do not load: before anything is served."""
+        from controller.floor.broker import make_client
+
         super().__init__()
         self._options = options
-        self._client: Any = None
+        self._client: Any = make_client(options, client_id="shoectl-scoreboard")
         self._lock = threading.Lock()  # the tables' messages: paho's thread writes, snapshots read
         self._status: dict[str, dict[str, Any]] = {}
         self._roads: dict[str, dict[str, Any]] = {}
         self._messages = 0  # the floor's version: messages taken so far
+        self._started = False
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        from controller.floor.broker import connect_in_background, make_client
+        from controller.floor.broker import connect_in_background
         from controller.floor.topics import ROADS, STATUS, TOPIC_PREFIX
 
         self._loop = loop
         self._publish(self.floor, self._floor_snapshot())
-        client = make_client(self._options, client_id="shoectl-scoreboard")
+        client = self._client
 
         def on_connect(client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
             if getattr(reason_code, "is_failure", False):
@@ -89,14 +93,14 @@ class MqttFloorSource(TableSource):
 
         client.on_connect = on_connect
         client.on_message = self._on_message
-        self._client = client
+        self._started = True
         connect_in_background(client, self._options)
 
     def close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            client.disconnect()
-            client.loop_stop()
+        if self._started:
+            self._started = False
+            self._client.disconnect()
+            self._client.loop_stop()
         self._close_channels()
 
     def _on_message(self, client: Any, userdata: Any, msg: Any) -> None:

@@ -95,3 +95,14 @@ def test_the_scoreboard_serves_until_sigterm(tmp_path):
         proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_the_floor_needs_exactly_one_source_and_usable_broker_files(capsys, tmp_path):
+    _one_line_error(*run(capsys, "scoreboard", "--listen", "127.0.0.1:0"), "--journal", "--broker")
+    _one_line_error(*run(capsys, "scoreboard", "--journal", str(tmp_path / "j.db"), "--broker", "mqtt://127.0.0.1:1",
+                         "--listen", "127.0.0.1:0"), "one of them")
+    not_a_certificate = tmp_path / "ca.pem"
+    not_a_certificate.write_text("not a certificate\n")
+    _one_line_error(*run(capsys, "scoreboard", "--broker", "mqtts://127.0.0.1:1", "--tls-ca", str(not_a_certificate),
+                         "--listen", "127.0.0.1:0"), "TLS")
+    _one_line_error(*run(capsys, "scoreboard", "--broker", "http://127.0.0.1:1", "--listen", "127.0.0.1:0"))
