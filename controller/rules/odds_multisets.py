@@ -1,21 +1,21 @@
 """Fast evaluation of a value-class multiset table on one shoe (pure; no I/O).
 
 Contract:
-- ``MultisetPlan(groups, categories, max_cards)`` is compiled once per table from its groups
+- ``MultisetPlan(groups, categories)`` is compiled once per table from its groups
   ``(k, slot tuples, one column per category)`` (see ``odds_main_game``): a multiset of ``k``
   value classes is a sorted tuple of slots ``v * ROUND_CARDS + j``, and its weight on a shoe is
   ``prod f[slot]`` with ``f[v * ROUND_CARDS + j] = (cards of class v) - j``.
 - ``plan.counts(f, n_cards)`` -> one exact integer per category:
   ``sum over k of (N-k)...(N-5) * sum over the multisets of size k of column * weight``, the same
-  figure as the straightforward product per multiset (``odds_main_game.main_counts_reference``),
-  for any shoe of at most ``max_cards`` cards.
+  figure as the straightforward product per multiset (``odds_main_game.main_counts_reference``).
+  The table must cover every sequence (each ends in exactly one category): one category, the one
+  with the most multisets, is the total ``N(N-1)...(N-5)`` less the others.
+- ``gather(indices)``: ``seq -> tuple(seq[i] for i in indices)`` in C, for one index too.
 
-Why it is fast (docs/odds.md, "Timing"): every multiset's weight is its parent's (the multiset
-less its last slot) times one factor, so each weight costs one multiplication, level by level,
-with the gathers done by ``operator.itemgetter`` in C. The categories are packed into one integer
-per multiset, one bit field per category wide enough for the largest possible count, so a level
-is one dot product instead of one per category; where many multisets share a column vector
-(21 Baccarat), their weights are summed first and multiplied once.
+Why it is fast (docs/odds.md): every multiset's weight is its parent's (the multiset less its last
+slot) times one factor, so each weight costs one multiplication, level by level, with the gathers
+done by ``operator.itemgetter`` in C; each category column is split by coefficient, so a count is
+``sum over coefficients x of x * sum(gathered weights)``, the inner sums in C.
 """
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ from operator import itemgetter, mul
 
 from .odds_sequences import ROUND_CARDS, falling
 
-__all__ = ["MultisetPlan"]
+__all__ = ["MultisetPlan", "gather"]
 
 Slots = tuple[int, ...]
 Group = tuple[int, tuple[Slots, ...], tuple[tuple[int, ...], ...]]
 
 
-def _gather(indices: Sequence[int]) -> Callable[[Sequence[int]], tuple[int, ...]]:
+def gather(indices: Sequence[int]) -> Callable[[Sequence[int]], tuple[int, ...]]:
     """``seq -> tuple(seq[i] for i in indices)``, in C (``itemgetter`` returns a bare item for one
     index, hence the wrapper)."""
     if len(indices) == 1:
@@ -48,8 +48,8 @@ class _Level:
 
     def __init__(self, k: int, keys: list[Slots], index_below: dict[Slots, int]) -> None:
         self.k = k
-        self.parents = _gather([index_below[s[:-1]] for s in keys]) if k > 1 else None
-        self.last = _gather([s[-1] for s in keys])
+        self.parents = gather([index_below[s[:-1]] for s in keys]) if k > 1 else None
+        self.last = gather([s[-1] for s in keys])
         self.terms: tuple[tuple[int, int, Callable[[Sequence[int]], tuple[int, ...]]], ...] = ()
 
     def weights(self, f: Sequence[int], below: Sequence[int] | None) -> list[int]:
@@ -96,7 +96,7 @@ class MultisetPlan:
             for s, x in zip(slots, col):
                 if x:
                     by_coefficient.setdefault(x, []).append(index[s])
-            terms.extend((c, x, _gather(ix)) for x, ix in sorted(by_coefficient.items()))
+            terms.extend((c, x, gather(ix)) for x, ix in sorted(by_coefficient.items()))
         return tuple(terms)
 
     def counts(self, f: Sequence[int], n_cards: int) -> list[int]:
@@ -111,8 +111,8 @@ class MultisetPlan:
             if not tail:
                 continue
             mine = [0] * self.categories
-            for c, x, gather in level.terms:
-                mine[c] += x * sum(gather(w))
+            for c, x, pick in level.terms:
+                mine[c] += x * sum(pick(w))
             for c in range(self.categories):
                 out[c] += tail * mine[c]
         out[self.derived] = falling(n_cards, ROUND_CARDS) - sum(out)

@@ -32,7 +32,7 @@ from typing import Any
 from . import twentyone as t21
 from .cards import SUITS, Composition, card
 from .model import BonusRank
-from .odds_multisets import _gather
+from .odds_multisets import gather
 from .odds_sequences import ROUND_CARDS, falling
 
 __all__ = ["bonus_counts", "clear_caches", "pair_counts"]
@@ -158,7 +158,7 @@ def bonus_counts(
     both_always = player_always and banker_always
     if both_always:  # per set of third ranks: the cards left of each suit, and of any suit
         columns = [[row[s] for row in n] for s in range(4)] + [rc]
-        sums = [tuple(sum(gather(col)) for col in columns) for gather in subsets]
+        sums = [tuple(sum(pick(col)) for col in columns) for pick in subsets]
     for r1 in _RANKS:
         n1, big1 = n[r1], rc[r1]
         if not big1:
@@ -248,7 +248,7 @@ def _rank_indices(naturals: bool, threshold: int) -> tuple[Any, Any, Any, Any]:
                 (i_flush, i_other, subset_ids.setdefault(tuple(r3s), len(subset_ids)),
                  sum((r3 == r1) + (r3 == r2) for r3 in r3s))
                 for (i_flush, i_other), r3s in by_pair.items())
-    subsets = [_gather(r3s) for r3s in subset_ids]
+    subsets = [gather(r3s) for r3s in subset_ids]
     return rank2i, rank3i, groups, subsets
 
 
