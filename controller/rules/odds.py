@@ -12,12 +12,14 @@ Contract:
 - A wager's figures come only from ``wagers.net_multiplier(kind, RoundFacts(...), submission)``
   evaluated over the exact distribution of the facts that wager depends on (``WAGER_FACTS``): no
   paytable rule is re-implemented here.
-- ``clear_caches()`` forgets the composition-independent tables (for measuring a cold call).
+- ``clear_caches()`` forgets the composition-independent tables, plans and the net multipliers
+  remembered per submission (for measuring a cold call).
 
 This module puts the figures together; the counting is done by (docs/odds.md has the method):
 - ``odds_sequences``: the counting unit (``ROUND_CARDS``, ``falling``);
 - ``odds_main_game``: Player / Banker / Tie, Dragon 7 and Panda 8, by value-class tables built
-  once per rule set from the drawing rules;
+  once per rule set from the drawing rules, evaluated on a shoe by ``odds_multisets``' compiled
+  plan;
 - ``odds_pairs_bonus``: the pair wagers and House Money (closed form over rank counts) and the 21
   Baccarat Bonus ranks (rank and suit counts);
 - ``odds_report``: the ``OddsReport`` returned.
