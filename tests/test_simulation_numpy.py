@@ -96,3 +96,16 @@ def test_cli_engine_refusals_are_one_line_exit_2(capsys, argv: list[str], needle
     code, out, err = run(capsys, "simulate", "--shoes", "2", *argv)
     assert code == 2 and out == ""
     assert needle in err and "Traceback" not in err
+
+
+def test_without_numpy_auto_is_python_and_numpy_is_refused(capsys, monkeypatch) -> None:
+    """numpy is an optional extra: where it is not installed (an edge this environment cannot
+    reach, hence the stand-in), ``auto`` deals on the Python path and ``--engine numpy`` says how
+    to get it, in one line, exit 2."""
+    import controller.simulation as simulation
+
+    monkeypatch.setattr(simulation, "numpy_available", lambda: False)
+    code, out, _ = run(capsys, "simulate", "--game", "punto-banco", "--shoes", "3", "--seed", "1", "--json")
+    assert code == 0 and json.loads(out)["engine"] == "python"
+    code, out, err = run(capsys, "simulate", "--game", "punto-banco", "--shoes", "3", "--engine", "numpy")
+    assert code == 2 and out == "" and "pip install 'shoectl[fast]'" in err and len(err.strip().splitlines()) == 1
