@@ -76,8 +76,7 @@ def create_app(source: TableSource, lang: str = "en") -> Starlette:
                         headers={"Cache-Control": "no-cache", "ETag": f'"{channel.latest.version}"'})
 
     def events(request: Request, channel: Channel) -> Response:
-        sub = channel.subscribe()
-        return StreamingResponse(event_stream(channel, sub, language(request)),
+        return StreamingResponse(event_stream(channel, language(request)),
                                  media_type="text/event-stream; charset=utf-8", headers=_SSE_HEADERS)
 
     async def healthz(request: Request) -> Response:

@@ -10,7 +10,7 @@ behind (memory per client is bounded; the client still gets the newest state).
 
 Channels live on the event loop's thread: ``publish``, ``subscribe`` and ``close`` are called
 there (a source on another thread hands its snapshots over with ``loop.call_soon_threadsafe``).
-``event_stream(subscription, lang)`` is the body of an SSE response: one ``event: state`` message
+``event_stream(channel, lang)`` is the body of an SSE response: one ``event: state`` message
 per state, ``id`` its version, ``data`` the state as JSON in the subscriber's language, and a
 comment line every ``KEEPALIVE_S`` so that proxies and the browser see a live connection. It ends
 when the channel is closed (the server stopping), once the states queued before were sent.
@@ -116,10 +116,11 @@ def sse_message(snapshot: Snapshot, lang: str) -> str:
     return f"id: {snapshot.version}\nevent: state\ndata: {data}\n\n"
 
 
-async def event_stream(channel: Channel, sub: Subscription, lang: str,
-                       keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[str]:
-    """The SSE body for one subscriber: ``retry`` first (the browser reconnects after 1 s), then
-    each state; unsubscribes when the client goes or the channel closes."""
+async def event_stream(channel: Channel, lang: str, keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[str]:
+    """The SSE body for one client: ``retry`` first (the browser reconnects after 1 s), then each
+    state. It subscribes when it is first iterated (nothing is queued for a response that is never
+    sent) and unsubscribes when the client goes or the channel closes."""
+    sub = channel.subscribe()
     try:
         yield "retry: 1000\n\n"
         while True:

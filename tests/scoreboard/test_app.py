@@ -199,3 +199,12 @@ def test_a_stopping_scoreboard_sends_the_journals_last_state_before_the_stream_e
     finally:
         server.stop()
     assert last is not None and last[1] == _view(journal, "en") and last[1]["state"]["name"] == "fault"
+
+
+def test_a_head_request_of_an_event_stream_holds_no_queue(journal):
+    with serving(journal) as server:
+        for _ in range(5):
+            assert get(server, "/tables/T1/events", method="HEAD")[0] == 200
+            assert get(server, "/events", method="HEAD")[0] == 200
+        time.sleep(0.2)
+        assert server._source.table("T1").subscribers == 0 and server._source.floor.subscribers == 0
