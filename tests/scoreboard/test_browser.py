@@ -97,7 +97,7 @@ def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_pa
             rounds_drawn.add(shown["last"]["round"])
     # every round completed once the page was open (those before are in its first state's roads)
     dealt = [d["round"] for seq, d in truth.rounds if d["shoe"] == shoe and seq > seen[0]["version"]]
-    assert len(dealt) > 60 and set(dealt) <= rounds_drawn, f"rounds never drawn: {sorted(set(dealt) - rounds_drawn)}"
+    assert len(dealt) > 20 and set(dealt) <= rounds_drawn, f"rounds never drawn: {sorted(set(dealt) - rounds_drawn)}"
 
     # the last state of the dealt shoe equals the commands' own output for the finished journal
     final = max((s for s in seen if s["shoe"] == shoe), key=lambda s: s["version"])
