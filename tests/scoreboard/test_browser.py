@@ -42,10 +42,12 @@ def _screenshot(driver, name: str) -> Path:
 def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_path):
     """Every state the page draws while a shoe is dealt (the emulated shuffle at 5 times real time
     leaves the page a few seconds to open before the first round; the dealer paced at 10 ms per
-    action) shows what the journal holds at that version: the roads as ``shoectl roadmap --json`` computes them (placed on screen as
-    ``roadmaps.fold`` places them), the shoe's counts, and the last round's hands as
-    ``shoectl journal replay --json`` gives it; every round of the shoe is drawn; a page left
-    open for the whole shoe holds no more nodes than a fresh page of the same state."""
+    action) shows what the journal holds at that version: the roads as ``shoectl roadmap --json``
+    computes them (placed on screen as ``roadmaps.fold`` places them), the shoe's counts, and the
+    last round's hands as ``shoectl journal replay --json`` gives it; every round completed once
+    the page was open is drawn (those before are in its first state); the last state of the shoe
+    equals those commands' output for the finished journal; a page left open for the whole shoe
+    holds no more nodes than a fresh page of the same state; the floor page shows the table."""
     journal = tmp_path / "journal.db"
     with chrome(tmp_path) as driver:
         proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--speed", "5", "--pace", "10",
