@@ -12,9 +12,9 @@ channels (which ends every open event stream).
   entry goes through ``TableView.apply``; a snapshot is published whenever the source has caught
   up with what the journal holds (a journal of a thousand entries read at start is one state, not
   a thousand), and, once following, at every completed round too (so the last round of a shoe is
-  shown even when the next shoe's first entries were journaled in the same instant). The thread looks for new entries every ``POLL_S`` (50 ms): a read of the SQLite
-  file's WAL index that finds nothing costs microseconds, and it keeps the journal's writer
-  unaware of its readers.
+  shown even when the next shoe's first entries were journaled in the same instant). The thread
+  looks for new entries every ``POLL_S`` (50 ms): a read of the SQLite file's WAL index that
+  finds nothing costs microseconds, and it keeps the journal's writer unaware of its readers.
 - ``MqttFloorSource``: every table of the floor, from the retained ``status`` and ``roads`` topics
   of the floor feed (docs/floor.md), through ``controller.floor.broker``.
 """

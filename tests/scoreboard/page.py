@@ -5,11 +5,11 @@
   ``SEEN_JS`` takes the records. Each record is ``shown()`` of the page at that moment.
 - ``SHOWN_JS``: the page now: ``{"version", "rendered_at", "shoe", "round", "roads" (as
   ``shoectl roadmap --json``, rebuilt from the cells' data-* hooks), "places" (each road's cells'
-  display column and row), "counts", "last" (round, outcome, each hand's total and cards),
-  "nodes"}``.
+  display column and row), "ask" (each side's three marks, "" for none), "counts", "last"
+  (round, outcome, each hand's total and cards), "nodes"}``.
 - ``JournalTruth(path)``: the journal read back (``controller.journal``): ``at(version)`` is
   what a page at that version must show, from ``journal.replay`` and ``roadmaps.compute`` (the
-  code of ``shoectl journal replay`` and ``shoectl roadmap``).
+  code of ``shoectl journal replay`` and ``shoectl roadmap``) and ``roadmaps.ask_indicators``.
 """
 from __future__ import annotations
 
@@ -36,6 +36,10 @@ var hand = function (side) {
   return {total: +h.querySelector('[data-total]').dataset.total,
           cards: Array.prototype.slice.call(h.querySelectorAll('.card')).map(function (c) { return c.dataset.card; })};
 };
+var asks = function (side) {
+  return Array.prototype.slice.call(document.querySelectorAll('[data-ask-marks="' + side + '"] [data-ask-road]'))
+    .map(function (m) { return m.dataset.colour; });
+};
 var last = document.getElementById('last-round');
 var big = cells('big');
 var derived = {};
@@ -54,6 +58,7 @@ return {
   },
   places: {big_road: places(big), big_eye_boy: places(derived.big_eye_boy), small_road: places(derived.small_road),
            cockroach_pig: places(derived.cockroach_pig)},
+  ask: {banker: asks('banker'), player: asks('player')},
   counts: {rounds: num('count-rounds'), banker: num('count-banker'), player: num('count-player'), tie: num('count-tie')},
   last: last.dataset.round ? {round: +last.dataset.round, outcome: last.dataset.outcome,
                               player: hand('player'), banker: hand('banker')} : null,
@@ -107,11 +112,15 @@ class JournalTruth:
 
     def at(self, version: int) -> dict[str, Any]:
         """What the page must show at ``version``: shoe, roads, counts, last round."""
-        from controller.roadmaps import compute, results_from_rounds
+        from controller.roadmaps import ask_indicators, compute, results_from_rounds
 
         shoe = self.shoe_at(version)
         docs = [d for seq, d in self.rounds if seq <= version and d["shoe"] == shoe]
         results = results_from_rounds(docs)
+        maps = compute(results)
+        ask = ask_indicators(maps.big_road).to_json()
         counts = {name: sum(1 for r in results if r.outcome == letter) for name, letter in LETTER.items()}
-        return {"shoe": shoe, "roads": compute(results).to_json(), "counts": {"rounds": len(results), **counts},
-                "last": shown_last(docs[-1] if docs else None)}
+        return {"shoe": shoe, "roads": maps.to_json(), "counts": {"rounds": len(results), **counts},
+                "last": shown_last(docs[-1] if docs else None),
+                "ask": {side: [ask[side][road] or "" for road in ("big_eye_boy", "small_road", "cockroach_pig")]
+                        for side in ("banker", "player")}}

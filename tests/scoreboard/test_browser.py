@@ -43,7 +43,8 @@ def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_pa
     """Every state the page draws while a shoe is dealt (the emulated shuffle at 5 times real time
     leaves the page a few seconds to open before the first round; the dealer paced at 10 ms per
     action) shows what the journal holds at that version: the roads as ``shoectl roadmap --json``
-    computes them (placed on screen as ``roadmaps.fold`` places them), the shoe's counts, and the
+    computes them (placed on screen as ``roadmaps.fold`` places them), the ask indicators, the
+    shoe's counts, and the
     last round's hands as ``shoectl journal replay --json`` gives it; every round completed once
     the page was open is drawn (those before are in its first state); the last state of the shoe
     equals those commands' output for the finished journal; a page left open for the whole shoe
@@ -94,6 +95,7 @@ def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_pa
         assert shown["roads"] == want["roads"], f"roads at version {shown['version']}"
         assert shown["counts"] == want["counts"], f"counts at version {shown['version']}"
         assert shown["last"] == want["last"], f"last round at version {shown['version']}"
+        assert shown["ask"] == want["ask"], f"ask at version {shown['version']}"
         _check_places(shown)
         if shown["shoe"] == shoe and shown["last"]:
             rounds_drawn.add(shown["last"]["round"])
