@@ -85,7 +85,11 @@ def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_pa
         # the server stopped with the table: a fresh page of the same journal, from shoectl scoreboard
         fresh = _fresh_page(driver, journal)
         _check_fold_in_browser(driver)
+        # (the event streams of the stopped table's server are refused while the pages retry them)
+        problems = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"
+                    and not ("/events" in e["message"] and "ERR_CONNECTION_REFUSED" in e["message"])]
 
+    assert problems == []  # no script error, no resource refused or missing
     truth = JournalTruth(journal)
     shoe = truth.shoe_starts[0][1]
     rounds_drawn = set()
