@@ -24,6 +24,7 @@ and the acknowledgement (docs/architecture.md, "The path of one card").
 """
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
@@ -231,6 +232,22 @@ class TableRunner:
         self.rounds_done = 0
         return len(inputs)
 
+    def journal_rules_in_force(self) -> bool:
+        """Journal the Rules Submission the core decides by, whole, unless it is the one last
+        journaled (after ``recover_from_journal``: a floorperson's ``set_submission`` is replayed
+        into the core and journaled by that command). So a journal says by which rules its rounds
+        were decided whatever file or preset the process was started with, from its first entry
+        on and again after a restart with other rules (replay, the scoreboard's paytable and the
+        edge monitor read it there). True if it wrote the record."""
+        in_force = json.loads(json.dumps(self.core.sub.to_dict()))
+        last = None
+        for e in self.journal.entries(kinds=(kinds.SUBMISSION,)):
+            last = e.payload
+        if last == in_force:
+            return False
+        self.journal.append_batch(output_records([TableRecord(kinds.SUBMISSION, in_force)]))
+        return True
+
     def last_delivered_for(self, role: str) -> tuple[str, tuple[int, int]] | None:
         """(device serial, (epoch, counter)) of the last stored event from the device in ``role``
         (after ``recover_from_journal``)."""
@@ -256,6 +273,7 @@ class TableRunner:
     def run(self) -> None:
         """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
         self.journal.checkpoint_in_background()  # no WAL checkpoint inside a card's commit
+        self.journal_rules_in_force()
         self.start_links()
         for o in self.core.resume_outputs():
             self._dispatch(o)

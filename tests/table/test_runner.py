@@ -7,6 +7,7 @@ keeps it and resends it to the next runner, which stores it once; ``stop()`` end
 releases the links."""
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -247,3 +248,39 @@ def test_device_events_queued_together_share_one_commit_each_acknowledged_after_
     with JournalReader.open(tmp_path / "j.db") as reader:
         assert [e.device_counter for e in reader.entries(kinds=["input.device"])] == [1, 2, 3, 4]
     journal.close()
+
+
+def test_the_rules_in_force_are_journaled_at_the_start_and_again_only_when_they_change(tmp_path) -> None:
+    """A journal says by which Rules Submission its rounds were decided: the runner journals the
+    one in force, whole, before the table's first entry of a run, unless it is the one last
+    journaled (a restart with the same rules adds nothing; a restart with another file does).
+    Once only a floorperson's ``set_submission`` was journaled: a table started with a preset or
+    file left no record of its rules (no paytable on the scoreboard, no rules for an audit)."""
+    path = tmp_path / "j.db"
+    starts = [("minibaccarat", True), ("minibaccarat", False), ("ez-baccarat", True), ("ez-baccarat", False)]
+    for preset, journaled in starts:
+        table = EmulatedTable(seed=13)
+        journal = Journal.open(path, table_id="T1")
+        runner = make_runner(table, journal, preset=preset)
+        assert runner.journal_rules_in_force() is journaled
+        journal.close()
+        table.close()
+    with JournalReader.open(path) as r:
+        entries = list(r.entries())
+    assert [(e.seq, e.kind) for e in entries] == [(1, "submission"), (2, "submission")]
+    assert [e.payload for e in entries] == [json.loads(json.dumps(load_preset(p).to_dict()))
+                                            for p in ("minibaccarat", "ez-baccarat")]
+    assert verify(path).ok
+
+
+def test_shoectl_run_journals_its_rules_before_the_first_shoe(tmp_path) -> None:
+    from controller.cli.main import main
+
+    path = tmp_path / "j.db"
+    assert main(["run", "--journal", str(path), "--rounds", "1", "--speed", "max", "--seed", "3",
+                 "--submission", "ez-baccarat", "--display", "lines"]) == 0
+    with JournalReader.open(path) as r:
+        kinds_in_order = [e.kind for e in r.entries()]
+        [submission] = [e.payload for e in r.entries(kinds=("submission",))]
+    assert kinds_in_order.index("submission") < kinds_in_order.index("shoe_start")
+    assert submission["source"] == "preset:ez-baccarat" and submission["submission"]["game"] == "ez-baccarat"
