@@ -106,3 +106,18 @@ def test_the_floor_needs_exactly_one_source_and_usable_broker_files(capsys, tmp_
     _one_line_error(*run(capsys, "scoreboard", "--broker", "mqtts://127.0.0.1:1", "--tls-ca", str(not_a_certificate),
                          "--listen", "127.0.0.1:0"), "TLS")
     _one_line_error(*run(capsys, "scoreboard", "--broker", "http://127.0.0.1:1", "--listen", "127.0.0.1:0"))
+
+
+@pytest.mark.parametrize("pace", ["-1", "fast", "10001", "2.5"])
+def test_run_refuses_a_bad_pace_before_creating_anything(capsys, tmp_path, pace):
+    journal = tmp_path / "var" / "journal.db"
+    _one_line_error(*run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--pace", pace), "--pace")
+    assert not journal.parent.exists()
+
+
+@pytest.mark.parametrize("listen", ["127.0.0.1", "localhost:80", "127.0.0.1:70000"])
+def test_run_refuses_a_bad_scoreboard_address_before_creating_anything(capsys, tmp_path, listen):
+    journal = tmp_path / "var" / "journal.db"
+    _one_line_error(*run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--scoreboard", listen),
+                    "--scoreboard")
+    assert not journal.parent.exists()
