@@ -29,15 +29,30 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
+from typing import TYPE_CHECKING
 
 from controller.errors import UsageError
 
+if TYPE_CHECKING:
+    import paho.mqtt.client as mqtt
+
+# paho-mqtt (the ``floor`` extra) is imported when a client is made, not with this module: every
+# ``shoectl`` command builds its parser with the floor's options, and a table installed without
+# the extra must still run. The protocol numbers are MQTT's own (paho's MQTTv311 and MQTTv5).
+MQTT_V311 = 4
+MQTT_V5 = 5
+
+
+def _paho() -> Any:
+    """The ``paho.mqtt.client`` module; ``UsageError`` in the user's words when it is missing."""
+    try:
+        import paho.mqtt.client as client_module
+    except ImportError:
+        raise UsageError("the floor needs paho-mqtt, which is not installed: pip install 'shoectl[floor]'") from None
+    return client_module
+
 SCHEMES = {"mqtt": 1883, "mqtts": 8883}
-VERSIONS = {"5": mqtt.MQTTv5, "3.1.1": mqtt.MQTTv311}
+VERSIONS = {"5": MQTT_V5, "3.1.1": MQTT_V311}
 RECONNECT_DELAY = (0.25, 8.0)  # seconds: the first retry, and the longest wait between two
 KEEPALIVE = 20
 SESSION_EXPIRY = 7 * 24 * 3600  # a persistent session outlives a week's outage of its client
@@ -65,7 +80,7 @@ class BrokerOptions:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     client_id: str | None = None
-    protocol: int = mqtt.MQTTv5
+    protocol: int = MQTT_V5
 
 
 def add_broker_options(parser: argparse.ArgumentParser, *, url_flag: str = "--broker",
@@ -158,7 +173,10 @@ def make_client(options: BrokerOptions, *, client_id: str, persistent: bool = Fa
     """A paho client configured from ``options`` (not connected). ``client_id`` is used unless the
     options name one. ``will``: ``(topic, payload)`` the broker publishes, retained, QoS 1, when the
     connection is lost without a goodbye. BrokerError for TLS files that do not load."""
-    v311 = options.protocol == mqtt.MQTTv311
+    mqtt = _paho()
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    v311 = options.protocol == MQTT_V311
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=options.client_id or client_id,
                          protocol=options.protocol, clean_session=(not persistent) if v311 else None)
     client.reconnect_delay_set(*RECONNECT_DELAY)
@@ -177,9 +195,12 @@ def make_client(options: BrokerOptions, *, client_id: str, persistent: bool = Fa
 def connect_in_background(client: mqtt.Client, options: BrokerOptions, *, persistent: bool = False) -> None:
     """Connect on paho's network thread (``loop_start``), which retries until the broker answers."""
     kwargs: dict[str, Any] = {"keepalive": KEEPALIVE}
-    if options.protocol == mqtt.MQTTv5:
+    if options.protocol == MQTT_V5:
         kwargs["clean_start"] = not persistent
         if persistent:
+            from paho.mqtt.packettypes import PacketTypes
+            from paho.mqtt.properties import Properties
+
             props = Properties(PacketTypes.CONNECT)
             props.SessionExpiryInterval = SESSION_EXPIRY
             kwargs["properties"] = props
