@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -48,7 +49,8 @@ def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_pa
     last round's hands as ``shoectl journal replay --json`` gives it; every round completed once
     the page was open is drawn (those before are in its first state); the last state of the shoe
     equals those commands' output for the finished journal; a page left open for the whole shoe
-    holds no more nodes than a fresh page of the same state; the floor page shows the table."""
+    holds no more nodes than a fresh page of the same state, and, its server gone and back,
+    reconnects by itself to the whole current state; the floor page shows the table."""
     journal = tmp_path / "journal.db"
     with chrome(tmp_path) as driver:
         proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--speed", "5", "--pace", "10",
@@ -76,14 +78,14 @@ def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_pa
             assert proc.wait(timeout=10) == 0, proc.stderr.read()
             time.sleep(0.3)  # the page's last state: the next shoe, shuffling
             seen += driver.execute_script(SEEN_JS)
-            end = driver.execute_script(SHOWN_JS)
         finally:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
             proc.stderr.close()
-        # the server stopped with the table: a fresh page of the same journal, from shoectl scoreboard
-        fresh = _fresh_page(driver, journal)
+        # the server stopped with the table; the journal gets one more entry and a scoreboard comes
+        # back on the same port: the open page reconnects by itself and shows the whole new state
+        end, fresh = _reconnected_and_fresh(driver, journal, url, zh)
         _check_fold_in_browser(driver)
         # (the event streams of the stopped table's server are refused while the pages retry them)
         problems = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"
@@ -118,10 +120,12 @@ def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_pa
     assert final["last"]["player"]["cards"] == [c["card"] for c in last["cards"] if c["to"] == "player"]
     assert final["last"]["banker"]["total"] == last["banker"]["total"]
 
-    # a page open for the whole shoe holds what a fresh page of the same state holds
-    assert end["version"] == fresh["version"] and end["shoe"] != shoe and end["roads"]["bead_plate"] == []
+    # the page open for the whole shoe, reconnected, shows the journal's newest entry, and holds
+    # what a fresh page of the same state holds
+    assert end["version"] == fresh["version"] == truth.entries[-1].seq
+    assert end["state"] == "fault" and end["shoe"] != shoe and end["roads"]["bead_plate"] == []
     assert end["nodes"] == fresh["nodes"]
-    assert fresh["floor"] == [{"table": "T1", "state": "shuffling", "href": "/tables/T1", "big": 0}]
+    assert fresh["floor"] == [{"table": "T1", "state": "fault", "href": "/tables/T1", "big": 0}]
     for lang, path in shots.items():
         assert path.stat().st_size > 20_000, lang
     assert set(shots) == {"en", "zh"}
@@ -133,24 +137,38 @@ FLOOR_JS = """return Array.prototype.slice.call(document.querySelectorAll('.tile
           href: t.getAttribute('href'), big: t.querySelectorAll('[data-road="big"] .cell').length}; });"""
 
 
-def _fresh_page(driver, journal: Path) -> dict:
-    """The table's page of ``journal`` opened afresh (``shown``), with ``floor``: the floor page's tiles."""
+def _wait_for(driver, script: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not driver.execute_script(script):
+        assert time.monotonic() < deadline, f"timed out waiting for: {script}"
+        time.sleep(0.05)
+
+
+def _reconnected_and_fresh(driver, journal: Path, url: str, other_window: str) -> tuple[dict, dict]:
+    """A fault journaled after the table stopped, a scoreboard of ``journal`` started on the port
+    of ``url`` (the stopped one's): what the open page shows once it has reconnected, and what a
+    fresh page of the same state shows (in ``other_window``), with ``floor``: the floor page's tiles."""
     from controller.cli.cmd_scoreboard import scoreboard_server
+    from controller.journal import Journal
     from controller.scoreboard.server import bind
 
-    server = scoreboard_server(journal, bind("127.0.0.1", 0)).start()
+    _wait_for(driver, "return document.body.classList.contains('stale')")  # it saw the server go
+    with Journal.open(journal, table_id="T1") as table:
+        version = table.append("fault", {"fault": "shoe:jam", "reason": "the shoe jammed"}).seq
+    server = scoreboard_server(journal, bind("127.0.0.1", urlsplit(url).port)).start()
     try:
-        driver.get(f"{server.url}/tables/{server.table_id}")
-        deadline = time.monotonic() + 10
-        while not driver.execute_script("return document.body.dataset.version") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        shown = driver.execute_script(SHOWN_JS)
+        _wait_for(driver, f"return document.body.dataset.version === '{version}' "
+                          "&& !document.body.classList.contains('stale')")
+        end = driver.execute_script(SHOWN_JS)
+        end["state"] = driver.execute_script("return document.getElementById('state').dataset.state")
+        driver.switch_to.window(other_window)
+        driver.get(url)
+        _wait_for(driver, f"return document.body.dataset.version === '{version}'")
+        fresh = driver.execute_script(SHOWN_JS)
         driver.get(f"{server.url}/")  # the floor page: this one table
-        deadline = time.monotonic() + 10
-        while not driver.execute_script("return document.body.dataset.version") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        shown["floor"] = driver.execute_script(FLOOR_JS)
-        return shown
+        _wait_for(driver, f"return document.body.dataset.version !== ''")
+        fresh["floor"] = driver.execute_script(FLOOR_JS)
+        return end, fresh
     finally:
         server.stop()
 
