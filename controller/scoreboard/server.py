@@ -58,13 +58,14 @@ def bind(host: str, port: int, option: str = "--listen") -> socket.socket:
 
 
 class ScoreboardServer:
-    """uvicorn serving ``app`` on ``sock`` (see the module docstring)."""
+    """uvicorn serving ``app`` on ``sock`` (see the module docstring); ``source`` the app's
+    ``TableSource``, closed by ``stop()``."""
 
     def __init__(self, app: Any, sock: socket.socket, source: Any) -> None:
         import uvicorn
 
         self._sock = sock
-        self._source = source
+        self.source = source
         self._address = sock.getsockname()[:2]
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=_STOP_S, ws="none")
@@ -74,7 +75,7 @@ class ScoreboardServer:
     @property
     def table_id(self) -> str:
         """The source's first table (a journal's table)."""
-        ids = self._source.table_ids()
+        ids = self.source.table_ids()
         return ids[0] if ids else ""
 
     @property
@@ -95,12 +96,8 @@ class ScoreboardServer:
         finally:
             self._sock.close()
 
-    @property
-    def started(self) -> bool:
-        return bool(self._server.started)
-
     def stop(self) -> None:
-        self._source.close()
+        self.source.close()
         self._server.should_exit = True
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(_STOP_S + 3)

@@ -130,7 +130,7 @@ def test_a_client_that_stops_reading_does_not_hold_the_server_up(tmp_path, journ
                             "--display", "lines"], check=True, capture_output=True, cwd=tmp_path, timeout=120)
             newest = _view(journal, "en")["version"]
             assert get_json(server, "/tables/T1/state.json")["version"] == newest
-            channel = server._source.table("T1")
+            channel = server.source.table("T1")
             assert channel.subscribers == 1 and all(len(sub) <= QUEUE_LIMIT for sub in channel._subscribers)
             version, state = stalled.next_state()
             while version < newest:
@@ -207,4 +207,4 @@ def test_a_head_request_of_an_event_stream_holds_no_queue(journal):
             assert get(server, "/tables/T1/events", method="HEAD")[0] == 200
             assert get(server, "/events", method="HEAD")[0] == 200
         time.sleep(0.2)
-        assert server._source.table("T1").subscribers == 0 and server._source.floor.subscribers == 0
+        assert server.source.table("T1").subscribers == 0 and server.source.floor.subscribers == 0
