@@ -1,6 +1,7 @@
 """The floor page from the floor feed: two tables fed by ``shoectl feed`` to a real Mosquitto
 (tests/services/mosquitto.py, under the documented ACL), the scoreboard logged in as the floor's
-display user, ``MqttFloorSource`` reading the retained ``status`` and ``roads`` topics."""
+display user, ``MqttFloorSource`` reading the retained ``status`` and ``roads`` topics; a feed
+that stops says so (its status ``online: false``) and the floor shows it."""
 from __future__ import annotations
 
 import json
@@ -56,6 +57,11 @@ def test_the_floor_page_lists_every_table_the_feed_publishes(tmp_path, mosquitto
         assert list(rows) == ["T1", "T2"]
         with EventReader(server, "/events") as events:
             assert events.next_state()[1]["tables"] == floor["tables"]
+            # T2's feed stops: its goodbye (retained status online: false) dims its tile
+            feeds[1].send_signal(signal.SIGTERM)
+            version, floor = events.next_state(timeout=30)
+            while {t["table"]: t["online"] for t in floor["tables"]} != {"T1": True, "T2": False}:
+                version, floor = events.next_state(timeout=30)
     finally:
         if server is not None:
             server.stop()
