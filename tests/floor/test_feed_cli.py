@@ -102,3 +102,22 @@ def test_an_unreachable_broker_at_start_is_waited_for_and_said_once(journal: Pat
     assert code == 128 + signal.SIGTERM
     assert err.count("cannot reach the broker") == 1, err
     assert "retrying, the entries wait in the journal" in err
+
+
+def test_run_refuses_a_bad_feed_option_before_creating_anything(capsys, tmp_path: Path) -> None:
+    journal = tmp_path / "var" / "t.db"
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--feed", "mqtts://127.0.0.1",
+                         "--username", "T1", "--password-file", str(tmp_path / "missing"))
+    assert code == 2 and err.strip().count("\n") == 0, err
+    assert "cannot read the password file" in err
+    assert not journal.parent.exists()  # nothing created
+
+
+def test_run_with_an_unreachable_broker_deals_on_and_says_so_once(tmp_path: Path) -> None:
+    journal = tmp_path / "t.db"
+    done = subprocess.run([*SHOECTL, "run", "--speed", "max", "--rounds", "3", "--journal", str(journal), "--display",
+                           "lines", "--no-edge-monitor", "--feed", f"mqtt://127.0.0.1:{free_port()}"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("cannot reach the broker") == 1, done.stderr
+    assert not Path(f"{journal}.feed-cursor").exists()  # nothing acknowledged; the journal keeps every entry
