@@ -11,7 +11,8 @@
   their floor ``hash_floor_entries_per_s`` (hashlib alone over the bytes the chain hashes, built
   beforehand) and the ratio to it (``*_over_floor``); ``verify_cpu_entries_per_s`` the same
   verify per CPU second of this process; ``hmac_*`` the same for an HMAC journal; goal (issue
-  15): 300,000 entries/s;
+  15): 300,000 entries/s; ``real_run_*`` the same over a journal ``shoectl run`` wrote (5 shoes
+  at speed max: its payloads have more shapes than card reads alone);
 - ``checked_read_entries_per_s``: entries read back (decoded) and checked as they are read, as
   every reader of a journal does (``verify.checked_read``), over the same journal;
 - ``fsync_floor_commits_per_s``: bare single-row SQLite commits with the same settings, the floor
@@ -26,6 +27,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,6 +74,15 @@ def _floor(path: Path, n: int) -> float:
     rate = n / (time.perf_counter() - start)
     conn.close()
     return rate
+
+
+def _run_journal(path: Path, shoes: int) -> int:
+    """A real ``shoectl run`` journal (built-in emulator at speed max, automated dealer) of
+    ``shoes`` shoes; its number of entries."""
+    subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(path), "--shoes", str(shoes),
+                    "--speed", "max", "--seed", "5", "--display", "lines", "--no-edge-monitor"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+    return verify(path).entries
 
 
 def _hashed_bytes(path: Path) -> list[bytes]:
@@ -138,6 +149,11 @@ def run(quick: bool = False) -> dict:
         _batched(keyed, n_verify, 1000, key=_KEY)
         figures.update({f"hmac_{k}": v for k, v in _verify_figures(keyed, _KEY, repeats, n_verify).items()
                         if k.startswith(("verify_", "hash_floor"))})
+        real = d / "real-run.db"
+        n_real = _run_journal(real, shoes=1 if quick else 5)
+        figures.update({f"real_run_{k}": v for k, v in _verify_figures(real, None, repeats, n_real).items()
+                        if k.startswith(("verify_cpu", "verify_over", "verify_entries"))})
+        figures["real_run_journal_entries"] = n_real
         rates = []
         for _ in range(max(1, repeats - 1)):
             start = time.perf_counter()
