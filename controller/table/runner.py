@@ -37,14 +37,12 @@ import structlog
 from controller.journal import Journal, kinds
 from controller.table.core import TableCore
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
+from controller.table.senders import DeviceSenders
 from controller.table.stored_events import StoredEvents
 from controller.table.journaling import (
     INPUT_KINDS, command_failed_record, device_input_record, input_from, note_record, operator_input_record,
     output_records, status_input_record,
 )
-from firmware_bridge.errors import BridgeError
-from firmware_bridge.errors import CommandFailed as DeviceRefused
-from firmware_bridge.protocol import messages as m
 
 log = structlog.get_logger()
 
@@ -118,9 +116,8 @@ class TableRunner:
         self.shoes_done = 0
         self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()  # the cheapest wake-up of the owner
         self._stored = StoredEvents(journal)
-        self._outboxes: dict[str, queue.Queue[Any]] = {}
-        self._senders: list[threading.Thread] = []
         self._stopping = threading.Event()
+        self._senders = DeviceSenders(self._stopping, self.inbox.put, log.bind(table=core.table_id))
         self._last_auto = 0.0
         self._auto_waits = False  # the automated dealer had nothing to do at its last turn
         self.error: BaseException | None = None
@@ -263,11 +260,7 @@ class TableRunner:
             if link.auto_ack:  # it would acknowledge events before the owner stored them
                 raise ValueError(f"the {role} link must be made with runner.link_options(role)")
         for role, link in self.links.items():
-            box: queue.Queue[Any] = queue.Queue()
-            self._outboxes[role] = box
-            t = threading.Thread(target=self._send_loop, args=(role, link, box), name=f"shoectl-send-{role}", daemon=True)
-            t.start()
-            self._senders.append(t)
+            self._senders.start(role, link)
             link.start()
 
     def run(self) -> None:
@@ -443,30 +436,8 @@ class TableRunner:
             if self._subscribers:
                 self._publish({"type": "notice", "level": o.level, "text": o.text})
         elif isinstance(o, SendCommand):
-            box = self._outboxes.get(o.device)
-            if box is None:
+            if not self._senders.send(o.device, o.message):
                 self._log.warning("no device for command", role=o.device, command=type(o.message).__name__)
-            else:
-                box.put(o.message)
-
-    # -- senders --------------------------------------------------------------------------------------
-    def _send_loop(self, role: str, link: Any, box: queue.Queue[Any]) -> None:
-        while not self._stopping.is_set():
-            try:
-                msg = box.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            while not self._stopping.is_set():
-                if link.wait_connected(timeout=0.5):
-                    try:
-                        link.request(msg)
-                    except BridgeError as exc:
-                        stopping = self._stopping.is_set()  # the link was closed under it: expected, info
-                        if not stopping:  # the core decides what a failed command means (journaled first)
-                            self.inbox.put(CommandFailed(role, m.wire_name(msg), str(exc), isinstance(exc, DeviceRefused)))
-                        (self._log.info if stopping else self._log.warning)(
-                            "command failed", role=role, command=m.wire_name(msg), error=str(exc))
-                    break
 
     def _last_notes(self) -> None:
         """Before the table stops: the ``on_stopping`` hooks (e.g. the control socket's last
@@ -492,6 +463,5 @@ class TableRunner:
                 link.stop()
             except Exception as exc:  # noqa: BLE001 - shutting down: report, go on
                 self._log.warning("link stop failed", error=str(exc))
-        for t in self._senders:
-            t.join(timeout=2)
+        self._senders.join(timeout=2)
 

@@ -1,0 +1,67 @@
+"""The device senders of a running table: one thread per device role sends the core's device
+commands through its link, in order (``link.request`` may block for a reply, a retry or a
+reconnect; the owner never waits for a device). A command that fails while the table runs becomes
+a ``CommandFailed`` input, which the core decides on after it is journaled."""
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from controller.table.io import CommandFailed
+from firmware_bridge.errors import BridgeError
+from firmware_bridge.errors import CommandFailed as DeviceRefused
+from firmware_bridge.protocol import messages as m
+
+__all__ = ["DeviceSenders"]
+
+
+class DeviceSenders:
+    """``start(role, link)`` a sender per device; ``send(role, message)`` from the owner thread;
+    ``join`` after ``stopping`` is set. ``failed(CommandFailed)`` is called on a sender thread."""
+
+    def __init__(self, stopping: threading.Event, failed: Callable[[CommandFailed], None], log: Any) -> None:
+        self._stopping = stopping
+        self._failed = failed
+        self._log = log
+        self._outboxes: dict[str, queue.SimpleQueue[Any]] = {}
+        self._threads: list[threading.Thread] = []
+
+    def start(self, role: str, link: Any) -> None:
+        box: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._outboxes[role] = box
+        thread = threading.Thread(target=self._send_loop, args=(role, link, box), name=f"shoectl-send-{role}",
+                                  daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def send(self, role: str, message: Any) -> bool:
+        """Queue ``message`` for the device in ``role``; False if there is none."""
+        box = self._outboxes.get(role)
+        if box is None:
+            return False
+        box.put(message)
+        return True
+
+    def join(self, timeout: float) -> None:
+        for thread in self._threads:
+            thread.join(timeout=timeout)
+
+    def _send_loop(self, role: str, link: Any, box: queue.SimpleQueue[Any]) -> None:
+        while not self._stopping.is_set():
+            try:
+                msg = box.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            while not self._stopping.is_set():
+                if link.wait_connected(timeout=0.5):
+                    try:
+                        link.request(msg)
+                    except BridgeError as exc:
+                        stopping = self._stopping.is_set()  # the link was closed under it: expected, info
+                        if not stopping:  # the core decides what a failed command means (journaled first)
+                            self._failed(CommandFailed(role, m.wire_name(msg), str(exc), isinstance(exc, DeviceRefused)))
+                        (self._log.info if stopping else self._log.warning)(
+                            "command failed", role=role, command=m.wire_name(msg), error=str(exc))
+                    break
