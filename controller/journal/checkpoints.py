@@ -28,7 +28,7 @@ import structlog
 
 from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, JournalConnection, sqlite_uri
 
-__all__ = ["Checkpointer", "WAL_SIZE_LIMIT"]
+__all__ = ["SQLITE_AUTOCHECKPOINT", "Checkpointer", "WAL_SIZE_LIMIT"]
 
 log = structlog.get_logger()
 
@@ -36,6 +36,7 @@ CHECK_INTERVAL = 0.05   # seconds between looks at the WAL's modification time
 QUIET = 0.05            # seconds without a commit before a checkpoint may run
 LONGEST = 2.0           # seconds a written WAL waits for a checkpoint at most
 WAL_SIZE_LIMIT = 16 << 20  # journal_size_limit: a WAL reset leaves at most this much
+SQLITE_AUTOCHECKPOINT = 1000  # SQLite's default wal_autocheckpoint (pages), restored if the thread fails
 
 
 class Checkpointer:
@@ -50,6 +51,7 @@ class Checkpointer:
         self.quiet_ns = int(quiet * 1e9)
         self.longest_ns = int(longest * 1e9)
         self.checkpoints = 0
+        self.failed = False  # the writer then checkpoints in its commits again (Journal._commit)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="shoectl-checkpoint", daemon=True)
 
@@ -78,8 +80,10 @@ class Checkpointer:
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                     self.checkpoints += 1
                     done_at, done_when = written, now
-        except sqlite3.Error as exc:  # the writer's own commits go on; SQLite checkpoints at close
-            log.warning("journal checkpoints stopped", journal=str(self.path), error=str(exc))
+        except sqlite3.Error as exc:
+            self.failed = True
+            log.warning("journal checkpoints stopped; the writer checkpoints in its commits again",
+                        journal=str(self.path), error=str(exc))
         finally:
             if conn is not None:
                 with contextlib.suppress(sqlite3.Error):

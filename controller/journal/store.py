@@ -34,7 +34,7 @@ import structlog
 
 from controller.fsutil import fsync_dir
 from controller.journal.anchors import Anchor
-from controller.journal.checkpoints import WAL_SIZE_LIMIT, Checkpointer
+from controller.journal.checkpoints import SQLITE_AUTOCHECKPOINT, WAL_SIZE_LIMIT, Checkpointer
 from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, canonical_json, entry_body
 from controller.journal.connection import (
     DEFAULT_BUSY_TIMEOUT,
@@ -202,6 +202,10 @@ class Journal(_ReadApi):
         makes the unique key refuse the insert; then the transaction is done again, looking each
         device event up (the slow path of a resend after a crash)."""
         self._check_writer()
+        if self._checkpointer is not None and self._checkpointer.failed:
+            self._checkpointer = None  # its thread stopped: SQLite's own checkpoints again
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute(f"PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT}").fetchall()
         try:
             return self._transaction(records, look_up=False)
         except sqlite3.IntegrityError:

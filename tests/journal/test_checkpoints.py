@@ -50,3 +50,19 @@ def test_the_background_thread_checkpoints_when_the_writer_is_quiet(tmp_path: Pa
         assert wal.stat().st_size <= wal_size  # rewritten from its start, not grown
         assert journal.last_seq == 40
     assert verify(path).ok
+
+
+def test_a_checkpoint_thread_that_fails_hands_checkpoints_back_to_the_commits(tmp_path: Path, mocker) -> None:
+    """If the thread cannot work (its connection refused: an edge a test cannot reach otherwise),
+    the WAL must not grow for ever: the writer's next commit turns SQLite's own checkpoints on."""
+    import sqlite3
+
+    from controller.journal import checkpoints
+
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        mocker.patch.object(checkpoints.sqlite3, "connect", side_effect=sqlite3.OperationalError("unable to open"))
+        journal.checkpoint_in_background()
+        assert _wait_for(lambda: journal._checkpointer.failed)  # type: ignore[union-attr]
+        journal.append("k", {})
+        assert journal._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
