@@ -10,6 +10,9 @@ any would (``python -m controller.cli.main run``).
 
 Two stages, on the same emulated tables:
 
+Every ``shoectl run`` as deployed (the edge monitor on: issue 15 wants it measured beside the
+cards' decisions).
+
 1. idle: every table ``shoectl run --manual`` (no automated dealer: the table closed, both device
    links up, heartbeats going); the CPU of each run process over ``idle_s`` seconds;
 2. dealing at real pace: every table ``shoectl run --pace PACE_MS`` (the automated dealer waits
@@ -86,7 +89,7 @@ class Tables:
             log = open(self.directory / f"{stage}-T{i}.out", "wb")  # noqa: SIM115 - the child's
             self.runs.append(subprocess.Popen(
                 [sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--table-id", f"T{i}",
-                 "--seed", str(i), "--display", "lines", "--no-edge-monitor",
+                 "--seed", str(i), "--display", "lines",
                  *[a for role in ("shuffler", "shoe") for a in ("--device", f"emulated-{role}@{ports[f'emulated-{role}']}")],
                  *options], stdout=log, stderr=subprocess.STDOUT))
             log.close()
