@@ -208,6 +208,30 @@ def connect_in_background(client: mqtt.Client, options: BrokerOptions, *, persis
     client.loop_start()
 
 
+def check_tls_trust(options: BrokerOptions, timeout: float = 5.0) -> None:
+    """For an ``mqtts://`` broker: BrokerError, one line, when its certificate is not trusted with
+    the options' CA file (or the system's) or does not name its host — retrying cannot help, and
+    paho's reconnecting thread would only retry. A broker that cannot be reached is not an error
+    here (the client waits for it)."""
+    if not options.tls:
+        return
+    import socket
+
+    context = ssl.create_default_context(cafile=options.tls_ca)
+    if options.tls_cert:
+        context.load_cert_chain(options.tls_cert, options.tls_key)
+    try:
+        with socket.create_connection((options.host, options.port), timeout=timeout) as raw, \
+                context.wrap_socket(raw, server_hostname=options.host):
+            return
+    except ssl.SSLCertVerificationError as exc:
+        why = exc.verify_message or " ".join(str(exc).split())
+        raise BrokerError(f"the broker {options.url} is not trusted: its certificate {why}"
+                          f"{'' if options.tls_ca else ' (give its CA with --tls-ca FILE)'}") from None
+    except (OSError, ssl.SSLError):
+        return  # not there yet, or not TLS: the client says so as it retries
+
+
 def is_credentials_refusal(reason_code: Any) -> bool:
     """Whether a CONNACK's reason code says the credentials are refused (retrying cannot help)."""
     return getattr(reason_code, "value", reason_code) in _CREDENTIALS_REFUSED

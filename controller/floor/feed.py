@@ -24,8 +24,11 @@ come, see ``_drain``), says goodbye and returns.
   what the table looks like; the feed publishes it, retained, QoS 1, to ``.../status``
   (``{"table_id", "online": true, "state", "shoe", "round", "last_outcome", "faults", "seq",
   "ts"}``) and ``.../roads`` (the current shoe's roads, as ``shoectl roadmap --json``) when it
-  changed, at most every ``status_interval`` seconds, and again after every reconnection. Its Last
-  Will, and its goodbye, set ``.../status`` to ``{"table_id", "online": false}``.
+  changed, at most every ``status_interval`` seconds, and again after every reconnection; not
+  before the broker has taken one of this run's entries (or none is waiting): a retained message
+  on a topic the ACL denies makes Mosquitto drop the connection, and the entries' PUBACK says why
+  more clearly. Its Last Will, and its goodbye, set ``.../status`` to ``{"table_id", "online":
+  false}``.
 """
 from __future__ import annotations
 
@@ -39,7 +42,9 @@ from typing import Any, Protocol
 
 import structlog
 
-from controller.floor.broker import BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal
+from controller.floor.broker import (
+    BrokerError, BrokerOptions, check_tls_trust, connect_in_background, is_credentials_refusal, make_client, refusal,
+)
 from controller.floor.cursor import AckWindow, FeedCursor
 from controller.floor.topics import journal_topic, roads_topic, status_topic
 from controller.journal.entry import Entry
@@ -98,6 +103,7 @@ class JournalFeed:
         self._outage = False  # a warning was logged for the outage under way
         self._ever_connected = False
         self._last: Entry | None = None
+        self._accepted = False  # an entry of this run was acknowledged (not refused) by the broker
         self.window = AckWindow(0)
         self._saved = 0
         self.published = 0  # entries published by this run (duplicates after a reconnection not counted)
@@ -140,6 +146,7 @@ class JournalFeed:
         self._sent_status: str | None = None
         self._sent_roads: str | None = None
         log.info("feed starting", broker=self.options.url, after_seq=start, journal=str(self.tail.path))
+        check_tls_trust(self.options)
         connect_in_background(self.client, self.options)
         try:
             while not stop.is_set():
@@ -193,7 +200,7 @@ class JournalFeed:
                     raise self._refused(f"the broker {self.options.url} refuses this table's entries on "
                                         f"{journal_topic(self.table_id)}: {code} (is the MQTT user name the "
                                         "table id?)")
-                self.window.acknowledged(mid)
+                self._accepted = self.window.acknowledged(mid) or self._accepted
             elif what == "connack":
                 self._connack(value)
             elif what in ("unreachable", "lost"):
@@ -257,6 +264,8 @@ class JournalFeed:
         now = time.monotonic()
         if not self._connected or now < self._next_status or self._last is None:
             return
+        if not self._accepted and self.window.outstanding:
+            return  # the broker has not yet taken one of this table's entries: it may refuse its topics
         if self.window.last_published < self._last.seq:
             return  # still reading up to the cursor
         self._next_status = now + self.settings.status_interval

@@ -6,7 +6,8 @@ password file made with ``mosquitto_passwd -b``, the ACL of ``packaging/mosquitt
 docs/floor.md documents) and persistence in that directory; it starts ``mosquitto`` and waits
 until it accepts connections. ``restart()`` stops it (SIGTERM: it saves its persistent sessions)
 and starts it again on the same port with the same persistence, so a persistent session
-survives. ``stop()`` stops it and removes the directory (the ``mosquitto`` fixture does it at
+survives. ``start(tls=True)`` adds a second listener with TLS (``tls_url``; its throwaway CA
+in ``ca_file``). ``stop()`` stops it and removes the directory (the ``mosquitto`` fixture does it at
 teardown, also when the test failed).
 
 Each user's password is ``password_of(user)``, in a file ``password_file(user)`` (mode 0600);
@@ -57,7 +58,7 @@ class Mosquitto:
         self.proc: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def start(cls, users: tuple[str, ...] = USERS) -> Mosquitto:
+    def start(cls, users: tuple[str, ...] = USERS, *, tls: bool = False) -> Mosquitto:
         program = require_command("mosquitto", "the floor's tests run a real MQTT broker")
         passwd = require_command("mosquitto_passwd", "the broker's password file")
         root = Path(tempfile.mkdtemp(prefix="shoectl-mqtt-"))
@@ -84,12 +85,31 @@ class Mosquitto:
                 f"log_dest file {root / 'mosquitto.log'}",
                 "log_type error", "log_type warning", "log_type notice",
                 *(["user root"] if os.geteuid() == 0 else []),  # it would drop to 'mosquitto', who cannot read root's temp dir
+                *(broker._tls_listener() if tls else []),
             ]) + "\n")
             broker._run()
         except BaseException:
             broker.stop()
             raise
         return broker
+
+    def _tls_listener(self) -> list[str]:
+        """A second listener with TLS: a throwaway CA (``ca_file``) and a certificate for 127.0.0.1."""
+        openssl = require_command("openssl", "the TLS listener's certificates")
+        self.tls_port = free_port()
+        self.tls_url = f"mqtts://127.0.0.1:{self.tls_port}"
+        self.ca_file = self.root / "ca.pem"
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        (self.root / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+        for argv in (
+            ["req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=shoectl test CA"],
+            ["req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", "server.pem", "-days", "2", "-extfile", "san.ext"],
+        ):
+            subprocess.run([openssl, *argv], cwd=self.root, check=True, capture_output=True)
+        return [f"listener {self.tls_port} 127.0.0.1", f"cafile {self.ca_file}", f"certfile {self.root / 'server.pem'}",
+                f"keyfile {self.root / 'server.key'}"]
 
     def password_file(self, user: str) -> Path:
         return self.root / f"{user}.password"
