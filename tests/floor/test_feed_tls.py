@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cli_run import run
-from controller.journal import Journal
 from floor.mqtt_clients import Subscriber
 from floor.test_feed import start_feed, stopped
+from floor.test_feed_cli import journal  # noqa: F401 - the fixture: a journal of 5 entries
 from services.mosquitto import COLLECTOR, Mosquitto
 
 
@@ -24,20 +24,11 @@ def tls_broker() -> Iterator[Mosquitto]:
         broker.stop()
 
 
-@pytest.fixture
-def journal(tmp_path: Path) -> Path:
-    path = tmp_path / "t1.db"
-    with Journal.open(path, table_id="T1") as j:
-        for i in range(20):
-            j.append("e", {"i": i})
-    return path
-
-
 def test_the_feed_publishes_over_tls_with_the_brokers_ca(tls_broker: Mosquitto, journal: Path) -> None:
     sub = Subscriber(tls_broker, COLLECTOR, "shoectl/v1/tables/+/journal", client_id="tls-sub")
     feed = start_feed(tls_broker, journal, "--tls-ca", str(tls_broker.ca_file), broker_url=tls_broker.tls_url)
     try:
-        sub.wait_for(lambda: len(sub.payloads("shoectl/v1/tables/T1/journal")) == 20, "every entry over TLS")
+        sub.wait_for(lambda: len(sub.payloads("shoectl/v1/tables/T1/journal")) == 5, "every entry over TLS")
     finally:
         stopped(feed)
         sub.close()
