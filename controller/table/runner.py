@@ -29,7 +29,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -37,7 +36,9 @@ import structlog
 from controller.journal import Journal, kinds
 from controller.table.core import TableCore
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
+from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerTask, Stop
 from controller.table.senders import DeviceSenders
+from controller.table.subscribers import Subscribers
 from controller.table.stored_events import StoredEvents
 from controller.table.journaling import (
     INPUT_KINDS, command_failed_record, device_input_record, input_from, note_record, operator_input_record,
@@ -47,42 +48,6 @@ from controller.table.journaling import (
 log = structlog.get_logger()
 
 MAX_GROUP = 64  # device events journaled in one transaction at most
-
-
-@dataclass
-class _OperatorItem:
-    """An operator command from the control socket: ``reply`` receives the core's outputs."""
-
-    op: OperatorInput
-    reply: queue.Queue[Any]
-
-
-@dataclass
-class _JournalNote:
-    """A record to journal on the owner thread (e.g. a command refused before the core saw it)."""
-
-    kind: str
-    payload: dict[str, Any]
-    operator: str | None = None
-
-
-@dataclass
-class _DeviceItem:
-    """A device event handed over by the link of ``role``; acknowledged by the owner once stored."""
-
-    role: str
-    link_event: Any
-
-
-@dataclass
-class _OwnerTask:
-    """Work a collaborator hands to the owner thread (``call_on_owner``), run between inputs."""
-
-    task: Callable[[], None]
-
-
-class _Stop:
-    pass
 
 
 class TableRunner:
@@ -125,8 +90,7 @@ class TableRunner:
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
         self._serial_of_role: dict[str, str] = {}
-        self._subscribers: list[queue.Queue[Any]] = []
-        self._sub_lock = threading.Lock()
+        self._subscribers = Subscribers()
         self._log = log.bind(table=core.table_id)
 
     # -- wiring for the links --------------------------------------------------------------------
@@ -142,7 +106,7 @@ class TableRunner:
         for the owner and returns at once. The owner acknowledges it after its commit; one never
         committed (an error, a stop) is never acknowledged, so the device keeps it and resends it."""
         def on_event(link_event: Any) -> None:
-            self.inbox.put(_DeviceItem(role, link_event))
+            self.inbox.put(DeviceItem(role, link_event))
         return on_event
 
     def link_state_callback(self, role: str) -> Callable[[Any, str | None], None]:
@@ -166,7 +130,7 @@ class TableRunner:
     def submit_and_wait(self, op: OperatorInput, timeout: float = 10.0) -> list[Any]:
         """Queue an operator command and return the core's outputs for it (raises TimeoutError)."""
         reply: queue.Queue[Any] = queue.Queue(maxsize=1)
-        self.inbox.put(_OperatorItem(op, reply))
+        self.inbox.put(OperatorItem(op, reply))
         try:
             result = reply.get(timeout=timeout)
         except queue.Empty:
@@ -177,12 +141,12 @@ class TableRunner:
 
     def note(self, kind: str, payload: dict[str, Any], operator: str | None = None) -> None:
         """Journal a record on the owner thread (e.g. an authentication refusal)."""
-        self.inbox.put(_JournalNote(kind, payload, operator))
+        self.inbox.put(JournalNote(kind, payload, operator))
 
     def call_on_owner(self, task: Callable[[], None]) -> None:
         """Run ``task`` on the owner thread, in inbox order (e.g. the edge monitor's figures,
         computed elsewhere, journaled by the owner through ``journal_outputs``)."""
-        self.inbox.put(_OwnerTask(task))
+        self.inbox.put(OwnerTask(task))
 
     def journal_outputs(self, outs: list[Any]) -> None:
         """(owner thread) Journal the records among ``outs`` in one transaction, then dispatch
@@ -193,24 +157,10 @@ class TableRunner:
 
     def subscribe(self, maxsize: int = 1000) -> queue.Queue[Any]:
         """A queue that receives every record and notice as a JSON-ready dict (dropped when full)."""
-        q: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
-        with self._sub_lock:
-            self._subscribers.append(q)
-        return q
+        return self._subscribers.add(maxsize)
 
     def unsubscribe(self, q: queue.Queue[Any]) -> None:
-        with self._sub_lock:
-            if q in self._subscribers:
-                self._subscribers.remove(q)
-
-    def _publish(self, event: dict[str, Any]) -> None:
-        with self._sub_lock:
-            subs = list(self._subscribers)
-        for q in subs:
-            try:
-                q.put_nowait(event)
-            except queue.Full:
-                pass
+        self._subscribers.remove(q)
 
     # -- recovery ---------------------------------------------------------------------------------
     def recover_from_journal(self) -> int:
@@ -283,13 +233,13 @@ class TableRunner:
                         item = self.inbox.get(timeout=self._idle_timeout())
                     except queue.Empty:
                         continue
-                if type(item) is _DeviceItem:
+                if type(item) is DeviceItem:
                     item = self._process_device_items(item)
                     if item is None:
                         if self._limit_reached():
                             break
                         continue
-                if isinstance(item, _Stop):
+                if isinstance(item, Stop):
                     break
                 self._process(item)
                 if self._limit_reached():
@@ -306,7 +256,7 @@ class TableRunner:
 
     def stop(self) -> None:
         self._stopping.set()
-        self.inbox.put(_Stop())
+        self.inbox.put(Stop())
 
     def _idle_timeout(self) -> float:
         # The automated dealer decides on the core's state alone, which only an input changes: once
@@ -343,7 +293,7 @@ class TableRunner:
         if isinstance(item, OperatorInput):
             outs = core.handle(item)
             self._commit(operator_input_record(item, shoe, rnd), outs)
-        elif isinstance(item, _OperatorItem):
+        elif isinstance(item, OperatorItem):
             try:
                 outs = core.handle(item.op)
                 self._commit(operator_input_record(item.op, shoe, rnd), outs)
@@ -351,20 +301,20 @@ class TableRunner:
                 item.reply.put(exc)
                 raise
             item.reply.put(outs)
-        elif isinstance(item, _JournalNote):
+        elif isinstance(item, JournalNote):
             note = note_record(item.kind, item.payload, item.operator, shoe, rnd)  # journaled whatever it holds
             self.journal.append_batch([note])
-            self._publish({"type": note.kind, "shoe": shoe, "round": rnd, **note.payload})
+            self._subscribers.publish({"type": note.kind, "shoe": shoe, "round": rnd, **note.payload})
         elif isinstance(item, DeviceStatus):
             outs = core.handle(item)
             self._commit(status_input_record(item, shoe, rnd), outs)
         elif isinstance(item, CommandFailed):
             outs = core.handle(item)
             self._commit(command_failed_record(item, shoe, rnd), outs)
-        elif isinstance(item, _OwnerTask):
+        elif isinstance(item, OwnerTask):
             item.task()
 
-    def _process_device_items(self, item: _DeviceItem) -> Any:
+    def _process_device_items(self, item: DeviceItem) -> Any:
         """``item`` and the device events queued right behind it (group commit): each one the
         journal does not hold yet is decided by the core in turn; all are journaled in ONE
         transaction; then each is acknowledged and the outputs go out, in order. A failed commit
@@ -394,7 +344,7 @@ class TableRunner:
                 item = self.inbox.get_nowait()
             except queue.Empty:
                 break
-            if type(item) is not _DeviceItem:
+            if type(item) is not DeviceItem:
                 other = item
                 break
         if records:
@@ -429,12 +379,12 @@ class TableRunner:
             if self.on_record is not None:
                 self.on_record(o)
             if self._subscribers:
-                self._publish({"type": o.kind, "shoe": o.shoe, "round": o.round, **o.payload})
+                self._subscribers.publish({"type": o.kind, "shoe": o.shoe, "round": o.round, **o.payload})
         elif isinstance(o, Notice):
             if self.on_notice is not None:
                 self.on_notice(o)
             if self._subscribers:
-                self._publish({"type": "notice", "level": o.level, "text": o.text})
+                self._subscribers.publish({"type": "notice", "level": o.level, "text": o.text})
         elif isinstance(o, SendCommand):
             if not self._senders.send(o.device, o.message):
                 self._log.warning("no device for command", role=o.device, command=type(o.message).__name__)
@@ -454,7 +404,7 @@ class TableRunner:
                 item = self.inbox.get_nowait()
             except queue.Empty:
                 return
-            if isinstance(item, _JournalNote):
+            if isinstance(item, JournalNote):
                 self._process(item)
 
     def _shutdown(self) -> None:

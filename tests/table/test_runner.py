@@ -227,7 +227,7 @@ def test_device_events_queued_together_share_one_commit_each_acknowledged_after_
     journal already holds is acknowledged without being decided again; the next other input is
     handed back, not lost."""
     from controller.table.io import OperatorInput
-    from controller.table.runner import _DeviceItem
+    from controller.table.inbox import DeviceItem
     from firmware_bridge.link import LinkEvent
     from firmware_bridge.protocol import Door
 
@@ -239,7 +239,7 @@ def test_device_events_queued_together_share_one_commit_each_acknowledged_after_
     decided = mocker.spy(runner.core, "handle")
     batches = mocker.spy(journal, "append_batch")
     for counter in (1, 2, 3, 4):
-        runner.inbox.put(_DeviceItem("shoe", LinkEvent("shoe", "SN-1", 7, counter, Door(counter % 2 == 0, counter))))
+        runner.inbox.put(DeviceItem("shoe", LinkEvent("shoe", "SN-1", 7, counter, Door(counter % 2 == 0, counter))))
     behind = OperatorInput("op", "dealer", "status", {})
     runner.inbox.put(behind)
     assert runner._process_device_items(runner.inbox.get_nowait()) is behind
