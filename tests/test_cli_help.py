@@ -93,3 +93,28 @@ def test_version_comes_from_the_package_metadata(capsys) -> None:
     code, out, err = run(capsys, "--version")
     assert code == 0 and err == ""
     assert out == f"shoectl {importlib.metadata.version('shoectl')}\n"
+
+
+def test_each_command_alone_parses_as_in_the_whole_parser() -> None:
+    """A command line imports only its command's modules (``COMMANDS``): every command there is
+    registered by exactly the modules the table names, and its help (and every subcommand's) is
+    the same as in the parser of every command (which the top-level help and completion use)."""
+    import argparse
+
+    from controller.cli import main as cli_main
+
+    def helps(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], str]:
+        out = {path: parser.format_help()} if path else {}
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    out.update(helps(child, (*path, name)))
+        return out
+
+    whole = helps(cli_main.build_parser())
+    assert {path[0] for path in whole} == set(cli_main.COMMANDS)
+    for command in cli_main.COMMANDS:
+        alone = helps(cli_main.build_parser([command, "--help"]))
+        same_modules = {c for c, mods in cli_main.COMMANDS.items() if set(mods) <= set(cli_main.COMMANDS[command])}
+        assert {path[0] for path in alone} == same_modules  # ctl and console: one module
+        assert alone == {path: text for path, text in whole.items() if path[0] in same_modules}

@@ -29,28 +29,32 @@ from controller.rules.errors import RulesError
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.profiles import ProfileError
 
-COMMAND_MODULES = (
-    "controller.cli.cmd_rules",
-    "controller.cli.cmd_odds",
-    "controller.cli.cmd_simulate",
-    "controller.cli.cmd_run",
-    "controller.cli.cmd_profiles",
-    "controller.cli.cmd_udev",
-    "controller.cli.cmd_devices",
-    "controller.cli.cmd_systemd",
-    "controller.cli.cmd_completion",
-    "controller.cli.cmd_journal",
-    "controller.cli.cmd_replay",
-    "controller.cli.cmd_emulate",
-    "controller.cli.cmd_diagram",
-    "controller.cli.cmd_operators",
-    "controller.cli.cmd_roadmap",
-    "controller.cli.cmd_ctl",
-    "controller.cli.cmd_audit",
-    "controller.cli.cmd_floor",
-    "controller.cli.cmd_scoreboard",
-    "controller.cli.cmd_feed",
-)
+# Each top-level command and the modules that register it (in order: a module that adds to a
+# command group comes after the group's own). A command runs with only its own modules imported:
+# importing all of them cost every ``shoectl`` process a third of a second or more.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "rules": ("cmd_rules",),
+    "odds": ("cmd_odds",),
+    "simulate": ("cmd_simulate",),
+    "run": ("cmd_run",),
+    "profiles": ("cmd_profiles",),
+    "udev": ("cmd_udev",),
+    "devices": ("cmd_devices",),
+    "systemd-unit": ("cmd_systemd",),
+    "completion": ("cmd_completion",),
+    "journal": ("cmd_journal", "cmd_replay"),
+    "emulate": ("cmd_emulate",),
+    "diagram": ("cmd_diagram",),
+    "operators": ("cmd_operators",),
+    "roadmap": ("cmd_roadmap",),
+    "ctl": ("cmd_ctl",),
+    "console": ("cmd_ctl",),
+    "audit": ("cmd_audit",),
+    "floor": ("cmd_floor",),
+    "scoreboard": ("cmd_scoreboard",),
+    "feed": ("cmd_feed",),
+}
+COMMAND_MODULES = tuple(dict.fromkeys(f"controller.cli.{m}" for mods in COMMANDS.values() for m in mods))
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -64,14 +68,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; given the arguments of one command line, only what that command needs
+    (every command when they name none, or one that does not exist: the help lists them all)."""
     parser = _Parser(
         prog="shoectl",
         description="Controller for automated card shufflers and card-reading baccarat shoes.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in _modules_for(argv):
         importlib.import_module(name).register(sub)
     for group, action in _command_groups(parser):
         # Not argparse's "the following arguments are required: COMMAND": the group's help,
@@ -79,6 +85,16 @@ def build_parser() -> argparse.ArgumentParser:
         action.required = False
         group.set_defaults(func=partial(_list_subcommands, group, action.metavar or "COMMAND"))
     return parser
+
+
+def _modules_for(argv: Sequence[str] | None) -> tuple[str, ...]:
+    """The command modules to register for ``argv``: the named command's, else all of them."""
+    if argv is None:
+        return COMMAND_MODULES
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command not in COMMANDS or "--version" in argv[: list(argv).index(command)]:
+        return COMMAND_MODULES
+    return tuple(f"controller.cli.{m}" for m in COMMANDS[command])
 
 
 def _version() -> str:
@@ -103,7 +119,8 @@ def _list_subcommands(group: argparse.ArgumentParser, metavar: str, args: argpar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
