@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli_run import run
+from controller.journal import JournalError, JournalReader
 from floor.mqtt_clients import Subscriber
 from services.mosquitto import COLLECTOR, DISPLAY, Mosquitto
 
@@ -54,6 +55,15 @@ def stopped(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> tuple[int
             proc.kill()
             proc.wait()
     return code, proc.stderr.read() if proc.stderr else ""
+
+
+def has_entries(journal: Path) -> bool:
+    """Whether the table's journal exists with its first entries committed (a feed follows it)."""
+    try:
+        with JournalReader.open(journal) as r:
+            return r.last_seq > 0
+    except JournalError:
+        return False
 
 
 def settled(sub: Subscriber, topic: str, quiet: float = 0.5) -> None:
@@ -145,7 +155,7 @@ def test_a_broker_restart_while_publishing_loses_nothing_and_is_logged_once(mosq
                               str(journal), "--display", "lines", "--no-edge-monitor"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        collector.wait_for(lambda: Path(f"{journal}-wal").exists(), "the table's journal")
+        collector.wait_for(lambda: has_entries(journal), "the table's journal")
         feed = start_feed(mosquitto, journal)
         try:
             collector.wait_for(lambda: len(collector.payloads(JOURNAL_TOPIC)) > 30, "the first entries")

@@ -30,10 +30,14 @@ def test_follows_a_journal_that_shoectl_run_is_writing(tmp_path: Path) -> None:
     read_while_running = 0
     try:
         deadline = time.monotonic() + 60
-        while not journal.exists() or not Path(f"{journal}-wal").exists():
+        while True:  # until the table has made its journal (its schema committed)
             assert proc.poll() is None and time.monotonic() < deadline, "the table did not start"
-            time.sleep(0.02)
-        with JournalTail.open(journal) as tail:
+            try:
+                tail = JournalTail.open(journal)
+                break
+            except JournalError:
+                time.sleep(0.02)
+        with tail:
             assert tail.table_id == "T1"
             while proc.poll() is None:
                 batch = tail.poll(7)  # small batches: many polls while it writes
