@@ -118,7 +118,7 @@ def round_trips(n: int, directory: str) -> tuple[list[float], list[float], dict[
     """``n`` raw and ``n`` link round trips, interleaved in blocks so that both see the same
     machine conditions (these machines are shared); the first tenth of each warms up."""
     device = FakeDevice(directory, name="bench-rtt").start()
-    link = DeviceLink(SerialTransport(str(device.path)), timing=TIMING, device_id="bench")
+    link = DeviceLink(SerialTransport(str(device.path)), timing=TIMING, profile_name="bench")
     raw: list[float] = []
     linked: list[float] = []
     block = 50
@@ -159,7 +159,7 @@ def event_throughput(n: int, directory: str) -> dict[str, float]:
         if count >= n:
             done.set()
 
-    link = DeviceLink(SerialTransport(str(device.path)), timing=TIMING, device_id="bench",
+    link = DeviceLink(SerialTransport(str(device.path)), timing=TIMING, profile_name="bench",
                       on_event=consume)
     try:
         link.start()

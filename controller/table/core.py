@@ -107,7 +107,7 @@ class TableCore:
             if isinstance(inp, OperatorInput):
                 self._operator(inp)
             elif isinstance(inp, DeviceInput):
-                events.device_event(self, inp.device, inp.event)
+                events.device_event(self, inp.device_role, inp.event)
             elif isinstance(inp, DeviceStatus):
                 events.link_status(self, inp)
             elif isinstance(inp, CommandFailed):

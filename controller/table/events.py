@@ -138,42 +138,42 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     shoe did not show, a command refused while a fault already holds the table (a door, a jam:
     the resume re-sends), or one whose outcome is unknown (no reply: the link is down and the
     reconnect's resume re-sends) is only said."""
-    text = f"the {f.device} did not carry out {f.command}: {f.reason}"
+    text = f"the {f.device_role} did not carry out {f.command}: {f.reason}"
     if not f.refused or f.command == "DISPLAY" or t.state == "fault":
         t.notice("warning", text)
         return
-    raise_fault(t, f"command:{f.device}", text + "; check the device, then clear the fault")
+    raise_fault(t, f"command:{f.device_role}", text + "; check the device, then clear the fault")
 
 
 def link_status(t: TableCore, s: DeviceStatus) -> None:
     """A link went down (a fault), or came back: with the device that was there (the table
     resumes), or with another one or the same one without its memory (a new event epoch): then
     whatever that device held is gone."""
-    key = f"link:{s.device}"
+    key = f"link:{s.device_role}"
     if not s.up:
-        raise_fault(t, key, f"link to the {s.device} lost{': ' + s.reason if s.reason else ''}")
+        raise_fault(t, key, f"link to the {s.device_role} lost{': ' + s.reason if s.reason else ''}")
         return
     if key in t.faults:
         t.faults.pop(key)
         t.record(kinds.FAULT_CLEARED, {"faults": [key], "by": "reconnect"})
-    why = checks.replaced_identity(t.devices.get(s.device), s.serial, s.epoch)
+    why = checks.replaced_identity(t.devices.get(s.device_role), s.serial, s.epoch)
     if s.epoch is not None:
-        t.devices[s.device] = (s.serial, s.epoch)
+        t.devices[s.device_role] = (s.serial, s.epoch)
     if why is not None:
         device_replaced(t, s, why)
     t.maybe_resume()
 
 
 def device_replaced(t: TableCore, s: DeviceStatus, why: str) -> None:
-    """The device in ``s.device`` is not the one that was there: whatever it held is gone."""
+    """The device in ``s.device_role`` is not the one that was there: whatever it held is gone."""
     state = t.saved_state if t.state == "fault" else t.state
-    lost = bool(state) and checks.cards_lost_with(s.device, state, t.automatic_shoe)
-    t.record(kinds.DEVICE_REPLACED, {"device_role": s.device, "serial": s.serial, "epoch": s.epoch, "reason": why,
+    lost = bool(state) and checks.cards_lost_with(s.device_role, state, t.automatic_shoe)
+    t.record(kinds.DEVICE_REPLACED, {"device_role": s.device_role, "serial": s.serial, "epoch": s.epoch, "reason": why,
                                  "state": state, "shoe_lost": lost})
     if not lost:
-        t.notice("warning", f"the {s.device} came back as a new device: {why}")
+        t.notice("warning", f"the {s.device_role} came back as a new device: {why}")
         return
-    t.shoe_lost = f"the {s.device} came back as a new device ({why})"
+    t.shoe_lost = f"the {s.device_role} came back as a new device ({why})"
     if t.faults.pop("misread", None) is not None:  # a card of the lost shoe
         t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": "shoe given up"})
     t.notice("fault", f"{t.shoe_lost}: the shoe in play is given up")

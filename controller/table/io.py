@@ -28,9 +28,9 @@ def jsonable(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class DeviceInput:
-    """A device event. ``device`` is the role the device plays at this table (shuffler, shoe)."""
+    """A device event. ``device_role`` is the role the device plays at this table (shuffler, shoe)."""
 
-    device: str
+    device_role: str
     event: Any  # a firmware_bridge.protocol DeviceEvent
 
 
@@ -38,9 +38,10 @@ class DeviceInput:
 class DeviceStatus:
     """The runner's report on a link: ``up`` after a (re)connect handshake, down when lost.
     ``serial`` and ``epoch`` (with ``up``): the identity of the device now in that role, from its
-    IDENTITY; a different one than before means the device lost what it held."""
+    IDENTITY; a different one than before means the device lost what it held. ``device_role``: the
+    role the device plays at this table (shuffler, shoe)."""
 
-    device: str
+    device_role: str
     up: bool
     reason: str = ""
     serial: str = ""
@@ -51,9 +52,10 @@ class DeviceStatus:
 class CommandFailed:
     """The runner's report that a device command did not go through: ``refused`` when the device
     answered with a NAK (it did not carry it out), otherwise its outcome is unknown (no reply:
-    the link went down or timed out). ``command`` is the command's wire name (``SHUFFLE``)."""
+    the link went down or timed out). ``command`` is the command's wire name (``SHUFFLE``);
+    ``device_role`` the role of the device it was for (shuffler, shoe)."""
 
-    device: str
+    device_role: str
     command: str
     reason: str
     refused: bool
@@ -69,7 +71,9 @@ class OperatorInput:
 
 @dataclass(frozen=True)
 class SendCommand:
-    device: str
+    """A command for the device in ``device_role`` (shuffler, shoe)."""
+
+    device_role: str
     message: Any  # a firmware_bridge.protocol Command
 
 

@@ -34,7 +34,7 @@ def device_input_record(inp: DeviceInput, device_serial: str, epoch: int | None,
                         shoe: str | None, round_no: int | None) -> JournalRecord:
     ev = inp.event
     fields = {f.name: jsonable(getattr(ev, f.name)) for f in dataclasses.fields(ev) if f.name != "counter"}
-    return JournalRecord(kinds.INPUT_DEVICE, {"device_role": inp.device, "event": m.wire_name(ev), "fields": fields},
+    return JournalRecord(kinds.INPUT_DEVICE, {"device_role": inp.device_role, "event": m.wire_name(ev), "fields": fields},
                          shoe=shoe, round=round_no, device_serial=device_serial, epoch=epoch, counter=counter)
 
 
@@ -47,12 +47,12 @@ def operator_input_record(inp: OperatorInput, shoe: str | None, round_no: int | 
 
 def status_input_record(inp: DeviceStatus, shoe: str | None, round_no: int | None) -> JournalRecord:
     identity = {"serial": inp.serial, "epoch": inp.epoch} if inp.epoch is not None else {}
-    return JournalRecord(kinds.INPUT_STATUS, {"device_role": inp.device, "up": inp.up, "reason": inp.reason,
+    return JournalRecord(kinds.INPUT_STATUS, {"device_role": inp.device_role, "up": inp.up, "reason": inp.reason,
                                               **identity}, shoe=shoe, round=round_no)
 
 
 def command_failed_record(inp: CommandFailed, shoe: str | None, round_no: int | None) -> JournalRecord:
-    return JournalRecord(kinds.INPUT_COMMAND_FAILED, {"device_role": inp.device, "command": inp.command,
+    return JournalRecord(kinds.INPUT_COMMAND_FAILED, {"device_role": inp.device_role, "command": inp.command,
                                                       "reason": inp.reason, "refused": inp.refused},
                          shoe=shoe, round=round_no)
 

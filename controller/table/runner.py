@@ -174,7 +174,7 @@ class TableRunner:
                 continue
             inputs.append(inp)
             if isinstance(inp, DeviceInput) and e.device_serial is not None:
-                self._serial_of_role[inp.device] = e.device_serial
+                self._serial_of_role[inp.device_role] = e.device_serial
         self.core.recover(inputs)
         self.rounds_done = 0
         return len(inputs)
@@ -386,8 +386,8 @@ class TableRunner:
             if self._subscribers:
                 self._subscribers.publish({"type": "notice", "level": o.level, "text": o.text})
         elif isinstance(o, SendCommand):
-            if not self._senders.send(o.device, o.message):
-                self._log.warning("no device for command", role=o.device, command=type(o.message).__name__)
+            if not self._senders.send(o.device_role, o.message):
+                self._log.warning("no device for command", role=o.device_role, command=type(o.message).__name__)
 
     def _last_notes(self) -> None:
         """Before the table stops: the ``on_stopping`` hooks (e.g. the control socket's last

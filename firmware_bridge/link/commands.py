@@ -42,12 +42,12 @@ class CommandPath:
                 elif not internal and self._state is not LinkState.CONNECTED:
                     why = f"link is {self._state.value}"
                 if why is not None:
-                    raise NotConnected(f"{self.device_id}: {why}; {command.TYPE.name} not sent")
+                    raise NotConnected(f"{self.name}: {why}; {command.TYPE.name} not sent")
                 conn = session.conn
                 try:
                     data = conn.send(command)
                 except ProtocolStateError as exc:
-                    raise LinkError(f"{self.device_id}: cannot send {command.TYPE.name}: {exc}") from exc
+                    raise LinkError(f"{self.name}: cannot send {command.TYPE.name}: {exc}") from exc
                 pending = conn.pending
                 assert pending is not None
                 self._next_seq = (pending.seq + 1) & 0xFF
@@ -101,7 +101,7 @@ class CommandPath:
                             session.conn.abandon_command()
                             reason = f"{name} got no reply after {attempts} attempt(s)"
                             self._lose_locked(session, reason)
-                            return CommandTimeout(f"{self.device_id}: {reason}; outcome unknown",
+                            return CommandTimeout(f"{self.name}: {reason}; outcome unknown",
                                                   command=command, attempts=attempts)
                         data = session.conn.retransmit_bytes()
                         self._stats["retransmissions"] += 1
@@ -126,14 +126,14 @@ class CommandPath:
             session.transport.write(data)
         except TransportError as exc:
             self._lose(session, f"write failed: {exc}")
-            return CommandInterrupted(f"{self.device_id}: {command.TYPE.name}: link lost while "
+            return CommandInterrupted(f"{self.name}: {command.TYPE.name}: link lost while "
                                       f"sending ({exc}); outcome unknown", command=command,
                                       attempts=attempts)
         return None
 
     def _interrupted(self, command: Command, attempts: int, session: Session) -> CommandInterrupted:
         reason = session.lost_reason or "link lost"
-        return CommandInterrupted(f"{self.device_id}: {command.TYPE.name}: {reason} before the "
+        return CommandInterrupted(f"{self.name}: {command.TYPE.name}: {reason} before the "
                                   "reply; outcome unknown (not resent)", command=command,
                                   attempts=attempts)
 

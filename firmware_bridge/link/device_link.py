@@ -77,8 +77,8 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         timing: ``firmware_bridge.profiles.Timing`` (or any object with ``response_timeout_ms``,
             ``heartbeat_interval_ms``, ``retries``, ``reconnect_min_ms``, ``reconnect_max_ms``);
             default: the protocol's defaults (250 ms, 1 s, 3 retries = 4 attempts).
-        device_id: name in logs and ``LinkEvent.device_id`` (a profile name); default: the
-            device's serial number once known.
+        profile_name: the device profile's name (``from_profile`` passes it): the link's ``name``
+            in logs and ``LinkEvent.profile_name``; default: the device's serial number once known.
         on_event: ``on_event(LinkEvent)``, called in order, exactly once per (epoch, counter)
             that returns normally. With ``auto_ack`` it runs on the link's deliverer thread: commit
             the event durably inside it; the link acknowledges it to the device only after it
@@ -108,7 +108,7 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
             cancelled, e.g. USB).
     """
 
-    def __init__(self, transport: Transport, *, timing: Any = None, device_id: str | None = None,
+    def __init__(self, transport: Transport, *, timing: Any = None, profile_name: str | None = None,
                  on_event: EventCallback | None = None, on_state: StateCallback | None = None,
                  auto_ack: bool = True, last_delivered: tuple[int, int] | None = None,
                  expected_serial: str | None = None, clock: Callable[[], float] = time.monotonic,
@@ -127,7 +127,7 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         self.resend_interval = self.reply_timeout
         self.read_poll = read_poll
         self.auto_ack = auto_ack
-        self._device_id = device_id
+        self._profile_name = profile_name
         self._on_event = on_event
         self._on_state = on_state
         self._outage: str | None = None  # the reason of the outage in progress (logged once, not per retry)
@@ -153,7 +153,7 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         self._identity: Identity | None = None
         self._bound_serial = expected_serial
         self._status: StatusReply | None = None
-        self._sequencer = EventSequencer(last_delivered, device_id=device_id or "")
+        self._sequencer = EventSequencer(last_delivered, profile_name=profile_name or "")
         self._acked = 0              # highest counter the device confirmed, current epoch
         self._ack_requested = 0      # manual mode: highest counter the consumer acknowledged
         self._probe_wanted = False               # a damaged frame came: ask what was missed
@@ -168,18 +168,18 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
             self._lock, self._sequencer, on_event, stopping=self._stopping, clock=clock,
             backoff=Backoff(self.reconnect_min, self.reconnect_max), stats=self._stats,
             report_error=self._report_error, delivered_locked=self._wake_for_ack_locked)
-        self._log = structlog.get_logger().bind(device=self.device_id)
+        self._log = structlog.get_logger().bind(device=self.name)
 
     @classmethod
     def from_profile(cls, profile: Any, port: str | None = None, *, usb_backend: Any = None,
                      **kwargs: Any) -> DeviceLink:
         """A link for a device profile: its transport (``open_transport``), its timing, its
-        name as ``device_id`` and, for a USB profile naming one, its serial number."""
+        name as ``profile_name`` and, for a USB profile naming one, its serial number."""
         from firmware_bridge.transport import open_transport  # noqa: PLC0415
 
         transport = open_transport(profile, port, usb_backend=usb_backend)
         kwargs.setdefault("timing", profile.timing)
-        kwargs.setdefault("device_id", profile.name)
+        kwargs.setdefault("profile_name", profile.name)
         serial = getattr(profile.transport, "serial_number", None)
         if serial:
             kwargs.setdefault("expected_serial", serial)
@@ -202,9 +202,11 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         return self._status
 
     @property
-    def device_id(self) -> str:
-        if self._device_id:
-            return self._device_id
+    def name(self) -> str:
+        """The link's name in logs and thread names: the profile name, else the device's serial
+        number once known, else the transport's description."""
+        if self._profile_name:
+            return self._profile_name
         if self._identity is not None:
             return self._identity.serial
         return self.transport.describe()
@@ -235,10 +237,10 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
                 raise RuntimeError("a DeviceLink can be started once, and not after stop()")
             self._started = True
         self._supervisor = threading.Thread(target=self._supervise, daemon=True,
-                                            name=f"shoectl-link-{self.device_id}")
+                                            name=f"shoectl-link-{self.name}")
         if self._on_event is not None:
             self._deliverer = threading.Thread(target=self._delivery.run, daemon=True,
-                                               name=f"shoectl-events-{self.device_id}")
+                                               name=f"shoectl-events-{self.name}")
             self._deliverer.start()
         self._supervisor.start()
         return self

@@ -70,7 +70,7 @@ class SessionReader:
                 stats["protocol_errors"] += 1
                 waiter = self._waiter
                 if exc.command is not None and waiter is not None and not waiter.done:
-                    waiter.set(LinkError(f"{self.device_id}: protocol violation in the reply to "
+                    waiter.set(LinkError(f"{self.name}: protocol violation in the reply to "
                                          f"{type(exc.command).__name__}: {exc}"))
                 self._log.warning("protocol violation", error=str(exc))
                 continue
@@ -145,7 +145,7 @@ class SessionReader:
             self._log.warning("event epoch changed", old=old, new=identity.event_epoch)
         lost = self._sequencer.set_epoch(identity.event_epoch)
         self._sequencer.serial = identity.serial
-        self._sequencer.device_id = self._device_id or identity.serial
+        self._sequencer.profile_name = self._profile_name or identity.serial
         session.epoch_confirmed = True
         if lost:
             self._stats["events_lost_epoch"] += sum(b - a + 1 for a, b in lost)

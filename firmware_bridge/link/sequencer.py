@@ -54,11 +54,12 @@ class EventSequencer:
     """Delivery state. ``last_delivered``: ``(epoch, counter)`` already stored by the consumer
     (from its journal), or ``None`` for a fresh start. ``max_buffered`` bounds the ready queue and
     the reorder window (so at most about twice that many events are held); beyond them events are
-    dropped unacknowledged, which is safe. ``stall_resends``: see ``resend_requested``."""
+    dropped unacknowledged, which is safe. ``stall_resends``: see ``resend_requested``.
+    ``profile_name`` and ``serial`` go into every ``LinkEvent`` (the link sets them)."""
 
-    def __init__(self, last_delivered: tuple[int, int] | None = None, *, device_id: str = "",
+    def __init__(self, last_delivered: tuple[int, int] | None = None, *, profile_name: str = "",
                  max_buffered: int = MAX_BUFFERED, stall_resends: int = STALL_RESENDS) -> None:
-        self.device_id = device_id
+        self.profile_name = profile_name
         self.serial = ""
         self.max_buffered = max_buffered
         self.stall_resends = stall_resends
@@ -122,7 +123,7 @@ class EventSequencer:
     def _queue(self, event: DeviceEvent) -> None:
         counter: int = event.counter  # type: ignore[attr-defined]
         assert self.epoch is not None
-        self._ready.append(LinkEvent(self.device_id, self.serial, self.epoch, counter, event))
+        self._ready.append(LinkEvent(self.profile_name, self.serial, self.epoch, counter, event))
         self.queued = counter
 
     def note_highest(self, counter: int) -> None:

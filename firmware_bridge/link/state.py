@@ -33,10 +33,11 @@ class LinkEvent:
 
     ``key`` = ``(serial, epoch, counter)`` is what the journal stores events under
     (docs/protocol.md E2). ``message`` is the decoded event (``CardRead``, ``Door``, ...), with
-    ``message.counter == counter``.
+    ``message.counter == counter``. ``profile_name``: the name of the device profile the link
+    was made with (the device's serial number for a link made without one).
     """
 
-    device_id: str
+    profile_name: str
     serial: str
     epoch: int
     counter: int

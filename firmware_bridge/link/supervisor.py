@@ -98,7 +98,7 @@ class Supervisor:
             if self._stopping.is_set():
                 self._lose_locked(session, "stopped")
         reader = threading.Thread(target=self._read_loop, args=(session,), daemon=True,
-                                  name=f"shoectl-read-{self.device_id}")
+                                  name=f"shoectl-read-{self.name}")
         session.reader = reader
         reader.start()
         try:
@@ -117,8 +117,8 @@ class Supervisor:
             self._status = status
             if self._bound_serial is None:
                 self._bound_serial = identity.serial
-            if self._device_id is None:
-                self._log = structlog.get_logger().bind(device=self.device_id)
+            if self._profile_name is None:
+                self._log = structlog.get_logger().bind(device=self.name)
             self._acked = status.last_acked_event
             delivered = self._sequencer.delivered_in_epoch()
             need_resend = status.pending_events > 0 or self._sequencer.gap
@@ -155,7 +155,7 @@ class Supervisor:
             problem = "identity not accepted"  # pragma: no cover - reader accepts it first
         if problem is not None:
             self._lose(session, problem)
-            raise HandshakeFailed(f"{self.device_id}: {problem}")
+            raise HandshakeFailed(f"{self.name}: {problem}")
 
     def _teardown(self) -> None:
         """End the current session (if any): reader joined, transport closed."""

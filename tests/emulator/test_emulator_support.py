@@ -104,7 +104,7 @@ class Host:
         self.timeout = timeout
         self.attempts = attempts
         self.conn = conn or HostConnection()
-        self.sequencer = EventSequencer(device_id="test-host")
+        self.sequencer = EventSequencer(profile_name="test-host")
         self.events: list[DeviceEvent] = []
         self.retransmitted: list[DeviceEvent] = []
         self.duplicates: list[DeviceEvent] = []

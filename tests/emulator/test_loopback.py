@@ -23,7 +23,7 @@ INF = float("inf")
 
 def link_to(device, transport: LoopbackTransport, consumer: Consumer) -> DeviceLink:
     profile = get_profile("emulated-shoe")
-    return DeviceLink(transport, timing=profile.timing, device_id=profile.name, on_event=consumer)
+    return DeviceLink(transport, timing=profile.timing, profile_name=profile.name, on_event=consumer)
 
 
 def test_quiet_line_returns_empty_and_unplug_raises_disconnected() -> None:

@@ -129,7 +129,7 @@ class HostDriver:
 
     def __init__(self) -> None:
         self.connection = HostConnection()
-        self.events = EventSequencer(device_id="fuzz")
+        self.events = EventSequencer(profile_name="fuzz")
         self._turn = 0
         self._feeds = 0
         self.seen: Counter[str] = Counter()  # events, RemoteProtocolErrors, sequencer outcomes

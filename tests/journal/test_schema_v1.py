@@ -130,7 +130,7 @@ def test_a_v1_input_comes_back_as_the_input_a_v2_entry_gives(v1_read: Path) -> N
     with JournalReader.open(v1_read) as r:
         inputs = [input_from(e) for e in r.entries(kinds=kinds.INPUT_KINDS)]
     cards = [i.event for i in inputs if isinstance(i, DeviceInput) and isinstance(i.event, m.CardRead)]
-    assert len(cards) == 402 and {i.device for i in inputs if isinstance(i, DeviceInput)} == {"shuffler", "shoe"}
+    assert len(cards) == 402 and {i.device_role for i in inputs if isinstance(i, DeviceInput)} == {"shuffler", "shoe"}
     assert {i.role.name for i in inputs if isinstance(i, OperatorInput)} == {"DEALER", "FLOORPERSON"}
 
 

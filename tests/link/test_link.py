@@ -147,7 +147,7 @@ def test_handshake(rig_factory: Callable[..., Rig]) -> None:
     dev, link = rig.device, rig.link
     assert link.state is LinkState.CONNECTED
     assert link.identity == dev.identity
-    assert link.device_id == "SN-TEST-1"  # no profile name given: the serial number
+    assert link.name == "SN-TEST-1"  # no profile name given: the serial number
     assert isinstance(link.last_status, StatusReply)
     wait_for(lambda: len(rig.states.states()) >= 2, "on_state reports")  # after the change
     assert rig.states.states()[:2] == [LinkState.CONNECTING, LinkState.CONNECTED]
@@ -376,7 +376,7 @@ def test_events_in_order_exactly_once(rig_factory: Callable[..., Rig]) -> None:
     assert [e.counter for e in rig.sink.events] == list(range(1, 301))
     assert {e.epoch for e in rig.sink.events} == {7}
     assert {e.serial for e in rig.sink.events} == {"SN-TEST-1"}
-    assert {e.device_id for e in rig.sink.events} == {"SN-TEST-1"}
+    assert {e.profile_name for e in rig.sink.events} == {"SN-TEST-1"}
     wait_for(lambda: rig.device.unacknowledged() == 0, "all acknowledged")
     assert rig.link.last_delivered == (7, 300)
 
@@ -624,7 +624,7 @@ def test_stream_with_line_faults_and_unplugs(tmp_path: Path,
 # --- the pure parts --------------------------------------------------------------------------
 
 def test_sequencer_orders_and_deduplicates() -> None:
-    seq = EventSequencer(device_id="d")
+    seq = EventSequencer(profile_name="d")
     with pytest.raises(RuntimeError):
         seq.offer(card(0))
     seq.set_epoch(1)
@@ -683,7 +683,7 @@ def test_link_from_profile(tmp_path: Path) -> None:
                              "timing": {"response_timeout_ms": 300, "retries": 2}},
                             "test.toml", "table-7-shoe")
     link = DeviceLink.from_profile(profile, str(tmp_path / "tty"))
-    assert link.device_id == "table-7-shoe"
+    assert link.name == "table-7-shoe"
     assert link.reply_timeout == 0.3 and link.attempts == 3
     assert isinstance(link.transport, SerialTransport)
     assert link.state is LinkState.DISCONNECTED

@@ -66,7 +66,7 @@ def test_usb_through_pyusb_real_code_with_timeouts_unplug_and_replug() -> None:
     backend = EmulatedUsbBackend(shuffler)
     consumer = Consumer()
     link = DeviceLink(UsbTransport(profile.transport, backend=backend), timing=profile.timing,
-                      device_id=profile.name, on_event=consumer)
+                      profile_name=profile.name, on_event=consumer)
     try:
         link.start()
         assert link.wait_connected(20)

@@ -34,7 +34,7 @@ def make_runner(table: EmulatedTable, journal: Journal, preset: str = "minibacca
     for role, device in (("shuffler", table.shuffler), ("shoe", table.shoe)):
         profile = get_profile(device.name)
         seed = runner.last_delivered_for(role)
-        links[role] = DeviceLink(LoopbackTransport(device), timing=profile.timing, device_id=profile.name,
+        links[role] = DeviceLink(LoopbackTransport(device), timing=profile.timing, profile_name=profile.name,
                                  **runner.link_options(role), last_delivered=seed[1] if seed else None)
     runner.links = links
     return runner
