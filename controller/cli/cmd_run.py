@@ -36,6 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from controller.cli.cmd_feed import FeedThread, add_run_feed_options, run_feed_options
 from controller.cli.cmd_scoreboard import add_run_scoreboard_option, bind_run_scoreboard, start_run_scoreboard
 from controller.cli.cmd_systemd import service_watch
 from controller.cli.common import positive_int, submission_for, whole_number
@@ -102,6 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stop-grace", type=whole_number(1, 3600), default=STOP_GRACE_S, metavar="SECONDS",
                    help=f"after SIGTERM or SIGINT, how long the table may take to stop before the process "
                         f"exits anyway (default {STOP_GRACE_S})")
+    add_run_feed_options(p)
     add_run_scoreboard_option(p)
     p.set_defaults(func=run)
 
@@ -191,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     journal_path = Path(args.journal)
     check_paths(args, journal_path)  # every option is read and checked before anything is created
+    feed_options = run_feed_options(args)
     scoreboard_sock = bind_run_scoreboard(args)  # a port in use is refused before anything is created
     control = _claim_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
     try:
@@ -207,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
     service = None  # systemd's notifications, once the table runs
     monitor = None  # the edge monitor (docs/edge-monitor.md), once the table runs
     scoreboard = None  # --scoreboard: the page of the table, once the table runs
+    feed = None  # --feed: the journal to the floor's broker (controller.cli.cmd_feed), once the table runs
     try:
         if journal.last_seq:
             require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
@@ -249,6 +253,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"!! {warning}", file=sys.stderr)
         service = service_watch(runner).start()
         scoreboard = start_run_scoreboard(scoreboard_sock, journal_path, key)
+        if feed_options is not None:  # after the journal's first entries: a feed follows an existing journal
+            feed = FeedThread(journal_path, feed_options, key).start()
 
         def stop() -> None:
             service.stopping()  # at once: closing the links may take seconds
@@ -269,6 +275,8 @@ def run(args: argparse.Namespace) -> int:
             emulator.close()
         if witness.recorded:
             record_anchor(witness, journal)
+        if feed is not None:
+            feed.stop()  # it publishes what the journal holds, for a few seconds
         anchor = journal.anchor() if journal.last_seq else None
         journal.close()
     if not args.json:
