@@ -49,8 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = fs.add_parser("backfill", help="store a `shoectl journal export` file (to fill gaps), with the same checks",
                       description="Store every entry of a `shoectl journal export` file as if it had arrived from "
                                   "the broker: duplicates dropped, second bodies refused and alarmed, chains checked, "
-                                  "gaps closed. The file is read and checked whole first; it is stored whole or not "
-                                  "at all.")
+                                  "gaps closed. The file is read line by line and stored in one transaction: whole "
+                                  "or not at all (a line that is not an entry stores nothing).")
     b.add_argument("file", metavar="FILE", help="a `shoectl journal export` file (one JSON entry per line)")
     b.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
     _add_keys(b)
@@ -68,8 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = fs.add_parser("status", help="one line per table: last entry, state, shoe, rounds today, alarms, lag",
                       description="One line per table: the last entry's time, the table's state and shoe, rounds "
-                                  "completed today (UTC), open alarms and lag (journal entry to store commit); then "
-                                  "the messages dropped as not journal entries.")
+                                  "completed today (UTC), open alarms, the last entry's delay (its journal time to "
+                                  "its store commit) and age (its store commit to now: it grows while nothing "
+                                  "arrives); then the messages dropped as not journal entries.")
     s.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
     s.add_argument("--json", action="store_true",
                    help='one JSON object: {"tables": [...], "alarms": [...], "dropped": [...]}')
@@ -93,12 +94,14 @@ def reading_errors(run: Callable[[argparse.Namespace], int]) -> Callable[[argpar
     def guarded(args: argparse.Namespace) -> int:
         try:
             import psycopg
+
+            from controller.floor.store import failure_words
         except ImportError:
             return run(args)  # which says the floor extra is missing
         try:
             return run(args)
         except psycopg.Error as exc:
-            raise UsageError(f"the database failed: {' '.join(str(exc).split())[:300]}") from None
+            raise UsageError(f"the database failed: {failure_words(exc)}") from None
     return guarded
 
 
@@ -109,6 +112,10 @@ def _add_collect_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--broker", required=True, metavar="URL", help="the MQTT broker: mqtt://HOST[:PORT]")
     else:
         add_broker_options(parser)
+    parser.add_argument("--share", metavar="GROUP",
+                        help="share the work with the other collectors of GROUP: the MQTT 5 shared subscription "
+                             "$share/GROUP/shoectl/v1/tables/+/journal gives each entry to one of them (MQTT 5 only; "
+                             "each collector its own --client-id)")
     parser.add_argument("--batch", type=positive_int, default=1000, metavar="N",
                         help="most entries stored in one transaction (default 1000)")
     parser.add_argument("--max-message-bytes", type=positive_int, default=1024 * 1024, metavar="N",
@@ -154,8 +161,8 @@ def open_reader(url: str) -> Any:
 
 def run_collect(args: argparse.Namespace) -> int:
     try:
-        from controller.floor.broker import broker_options
-        from controller.floor.collector import DEFAULT_CLIENT_ID, Collector, CollectorStopped
+        from controller.floor.broker import broker_options, check_tls_trust
+        from controller.floor.collector import DEFAULT_CLIENT_ID, Collector, CollectorStopped, journal_subscription
         from controller.floor.schema import StoreError
         from controller.floor.store import FloorStore
     except ImportError as exc:
@@ -164,7 +171,9 @@ def run_collect(args: argparse.Namespace) -> int:
     from controller.logconfig import configure_logging
 
     options = broker_options(args)
+    subscription = journal_subscription(args.share, options)
     hashers = load_hashers(args)
+    check_tls_trust(options)  # an untrusted certificate is not an outage: retrying cannot help
     configure_logging(args.log_level, args.log_file)
 
     def open_store() -> FloorStore:
@@ -179,7 +188,8 @@ def run_collect(args: argparse.Namespace) -> int:
         print(f"shoectl floor collect: {line}", file=sys.stderr, flush=True)
 
     collector = Collector(store, options, open_store=open_store, client_id=options.client_id or DEFAULT_CLIENT_ID,
-                          batch=args.batch, max_bytes=args.max_message_bytes, on_waiting=waiting)
+                          batch=args.batch, max_bytes=args.max_message_bytes, on_waiting=waiting,
+                          subscription=subscription)
     try:
         signum = run_until_signalled(collector.run, collector.stop, name="shoectl floor collect")
     except CollectorStopped as exc:
@@ -191,22 +201,22 @@ def run_collect(args: argparse.Namespace) -> int:
 
 
 def run_backfill(args: argparse.Namespace) -> int:
-    from controller.floor.backfill import BackfillError, backfill, read_export
+    from controller.floor.backfill import BackfillError, backfill, open_export
     from controller.floor.schema import StoreError
     from controller.floor.store import FloorStore
 
     hashers = load_hashers(args)
     try:
-        items = read_export(args.file)
-        store = FloorStore.open(args.db, hashers)
+        with open_export(args.file) as handle:
+            store = FloorStore.open(args.db, hashers)
+            try:
+                count, result = backfill(store, handle, args.file)
+            finally:
+                store.close()
     except (BackfillError, StoreError) as exc:
         raise UsageError(str(exc)) from None
-    try:
-        result = backfill(store, items)
-    finally:
-        store.close()
     tables = ", ".join(f"{t} checked to {seq}" for t, seq in sorted(result.positions.items()))
-    print(f"{args.file}: {len(items)} entries: {result.stored} stored, {result.duplicates} already stored, "
+    print(f"{args.file}: {count} entries: {result.stored} stored, {result.duplicates} already stored, "
           f"{result.refused} refused (second bodies); {tables}")
     return EXIT_OK
 
@@ -277,7 +287,11 @@ def run_status(args: argparse.Namespace) -> int:
 def _status_line(row: dict[str, Any]) -> str:
     alarms = ", ".join(f"{n} {kind}" for kind, n in row["open_alarms"].items()) or "no alarm"
     behind = "" if row["checked_seq"] == row["last_seq"] else f" (chain checked to {row['checked_seq']})"
-    lag = f"lag {row['lag_seconds']:.3f} s" if row["lag_seconds"] is not None else "lag -"
+    if row["last_delay_seconds"] is None:
+        lag = "no entry stored"
+    else:
+        lag = (f"last entry stored {row['last_delay_seconds']:.3f} s after its journal time, "
+               f"{row['last_stored_age_seconds']:.1f} s ago")
     return (f"{row['table']}: last entry {row['last_seq']}{behind} at {row['last_entry_ts'] or '-'}, "
             f"{row['state'] or 'state unknown'}, shoe {row['shoe'] or '-'}, {row['rounds_today']} rounds today, "
             f"{alarms}, {lag}, {row['dropped_messages']} dropped")

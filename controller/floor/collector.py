@@ -2,7 +2,8 @@
 
 ``Collector(store, options, client_id=..., batch=...)``: ``run()`` (on the caller's thread, until
 ``stop()``) connects on paho's network thread with a persistent session (fixed client id, QoS 1,
-no clean start), subscribes to ``shoectl/v1/tables/+/journal``, and stores what arrives in
+no clean start), subscribes to ``shoectl/v1/tables/+/journal`` (or, shared with other collectors,
+``$share/GROUP/shoectl/v1/tables/+/journal``: ``journal_subscription``), and stores what arrives in
 batches: every message received is put on a queue by paho's thread; ``run`` takes up to
 ``batch`` of them at a time, checks each (``controller.floor.message.parse_entry``), stores the
 batch in one transaction (``FloorStore.add``) and only then acknowledges its messages (paho 2's
@@ -31,7 +32,9 @@ from typing import Any
 
 import structlog
 
-from controller.floor.broker import BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal
+from controller.floor.broker import (
+    MQTT_V5, BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal,
+)
 from controller.floor.message import MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry
 from controller.floor.schema import StoreError
 from controller.floor.store import BatchResult, FloorStore
@@ -48,6 +51,23 @@ def _refuses_content(exc: Exception) -> bool:
     """Whether PostgreSQL refused what it was given (SQLSTATE class 22, data exception; 54, a limit
     exceeded), not a failure of its own (a lost connection, a deadlock, a full disk: retried)."""
     return (getattr(exc, "sqlstate", None) or "")[:2] in ("22", "54")
+
+
+def journal_subscription(share: str | None, options: BrokerOptions) -> str:
+    """What the collector subscribes to: every table's journal topic, or with ``share`` (a group
+    name) the MQTT 5 shared subscription ``$share/GROUP/...`` through which the broker gives each
+    message to one collector of the group. BrokerError (one line) for a bad group name, MQTT
+    3.1.1 (which has no shared subscriptions) or no ``--client-id`` (each collector of a group
+    keeps a persistent session of its own)."""
+    if share is None:
+        return JOURNAL_SUBSCRIPTION
+    if not share or any(c in share for c in "/+#$\0") or len(share) > MAX_ID_CHARS:
+        raise BrokerError(f"--share needs a group name without /, +, # or $, got {share[:MAX_ID_CHARS]!r}")
+    if options.protocol != MQTT_V5:
+        raise BrokerError("--share needs MQTT 5 (MQTT 3.1.1 has no shared subscriptions): drop --mqtt-version 3.1.1")
+    if options.client_id is None:
+        raise BrokerError("--share needs --client-id: each collector of the group keeps a session of its own")
+    return f"$share/{share}/{JOURNAL_SUBSCRIPTION}"
 
 
 class CollectorStopped(Exception):
@@ -68,8 +88,10 @@ class Collector:
 
     def __init__(self, store: FloorStore, options: BrokerOptions, *, open_store: Callable[[], FloorStore],
                  client_id: str = DEFAULT_CLIENT_ID, batch: int = DEFAULT_BATCH,
-                 max_bytes: int = MAX_MESSAGE_BYTES, on_waiting: Callable[[str], None] | None = None) -> None:
+                 max_bytes: int = MAX_MESSAGE_BYTES, on_waiting: Callable[[str], None] | None = None,
+                 subscription: str = JOURNAL_SUBSCRIPTION) -> None:
         self.store = store
+        self.subscription = subscription
         self.options = options
         self.open_store = open_store
         self.batch = batch
@@ -104,8 +126,8 @@ class Collector:
         if self._outage_logged:
             _log.info("broker reachable again", broker=self.options.url)
         self._outage_logged = False
-        client.subscribe(JOURNAL_SUBSCRIPTION, qos=1)
-        _log.info("collecting", broker=self.options.url, subscription=JOURNAL_SUBSCRIPTION,
+        client.subscribe(self.subscription, qos=1)
+        _log.info("collecting", broker=self.options.url, subscription=self.subscription,
                   session_present=getattr(flags, "session_present", None))
 
     def _on_connect_fail(self, client: Any, userdata: Any) -> None:

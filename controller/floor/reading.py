@@ -95,9 +95,12 @@ def state_entries(conn: Any, table_id: str) -> list[Entry]:
 
 def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any]:
     """What ``floor status`` shows of a table (see docs/floor.md) but its state (``state_entries``):
-    rounds counted since ``day_start``."""
+    rounds counted since ``day_start``; of the last entry (highest seq) both its delay (journal
+    ``ts`` to store commit: how late it arrived) and its age (store commit to now: a feed or a
+    collector that stopped shows as an age that grows while the delay stays)."""
     last = conn.execute(
-        "SELECT seq, ts, shoe_id, round_no, extract(epoch FROM stored_at - ts_at) FROM entries WHERE table_id = %s "
+        "SELECT seq, ts, shoe_id, round_no, extract(epoch FROM stored_at - ts_at), "
+        "extract(epoch FROM clock_timestamp() - stored_at) FROM entries WHERE table_id = %s "
         "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
     position = conn.execute("SELECT last_seq FROM chain_positions WHERE table_id = %s", (table_id,)).fetchone()
     shoe = conn.execute("SELECT shoe_id FROM entries WHERE table_id = %s AND shoe_id IS NOT NULL "
@@ -118,7 +121,8 @@ def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any
         "round": last[3] if last else None,
         "rounds_today": rounds,
         "open_alarms": dict(open_alarms),
-        "lag_seconds": round(float(last[4]), 3) if last else None,
+        "last_delay_seconds": round(float(last[4]), 3) if last else None,
+        "last_stored_age_seconds": round(float(last[5]), 3) if last else None,
         "dropped_messages": int(dropped),
     }
 

@@ -17,12 +17,16 @@ Tables (version 1):
   fit the chain), kept for the auditors, never read as an entry;
 - ``floor_alarms``: gaps, chain breaks, bad hashes, forgeries; open until resolved;
 - ``dropped_messages``: messages that were not journal entries, counted by table and reason.
+
+Version 2 adds indexes for ``floor status``, which otherwise scans every entry of a table:
+``entries (table_id, kind, seq)`` (the latest ``resumed``, the faults since) and ``entries
+(table_id, kind, ts_at)`` (the rounds of a day).
 """
 from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _LOCK_KEY = 0x5E0EC7F100  # pg_advisory_xact_lock: one migrator at a time
 
 _STEPS: dict[int, tuple[str, ...]] = {
@@ -82,6 +86,10 @@ _STEPS: dict[int, tuple[str, ...]] = {
             last_seen timestamptz NOT NULL DEFAULT clock_timestamp(),
             PRIMARY KEY (table_id, reason))""",
     ),
+    2: (
+        "CREATE INDEX entries_by_kind_seq ON entries (table_id, kind, seq)",
+        "CREATE INDEX entries_by_kind_time ON entries (table_id, kind, ts_at)",
+    ),
 }
 
 
@@ -98,8 +106,9 @@ def current_version(conn: Any) -> int:
     return row[0] or 0
 
 
-def migrate(conn: Any) -> int:
-    """See the module docstring; returns the version the database had before."""
+def migrate(conn: Any, target: int = SCHEMA_VERSION) -> int:
+    """See the module docstring; returns the version the database had before. ``target``: an
+    older version to stop at (the tests make a store of a former version with it)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, "
@@ -108,7 +117,7 @@ def migrate(conn: Any) -> int:
         if before > SCHEMA_VERSION:
             raise StoreError(f"the database holds floor schema version {before}, newer than this program's "
                              f"{SCHEMA_VERSION}: upgrade shoectl")
-        for version in range(before + 1, SCHEMA_VERSION + 1):
+        for version in range(before + 1, target + 1):
             for statement in _STEPS[version]:
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
@@ -123,4 +132,5 @@ def require_schema(conn: Any) -> None:
                          "backfill` creates it)")
     if version != SCHEMA_VERSION:
         raise StoreError(f"the database holds floor schema version {version}, this program reads "
-                         f"{SCHEMA_VERSION}")
+                         f"{SCHEMA_VERSION}" + (" (`shoectl floor collect` or `shoectl floor backfill` migrates it)"
+                                                if version < SCHEMA_VERSION else ""))

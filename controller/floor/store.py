@@ -76,12 +76,32 @@ def _shown(url: str) -> str:
     return url[:200]
 
 
+def failure_words(exc: Exception) -> str:
+    """What a database error says, in one line and in the user's words: never the SQL text
+    (psycopg adds ``LINE 1: CREATE TABLE ... ^`` to a server error's message)."""
+    state = getattr(exc, "sqlstate", None) or ""
+    diag = getattr(exc, "diag", None)
+    primary = " ".join((getattr(diag, "message_primary", None) or str(exc).split("\nLINE ", 1)[0]).split())[:300]
+    if state == "25006":
+        return ("the database is read-only (a standby, or default_transaction_read_only on): the floor store "
+                "cannot be written")
+    if state == "42501":
+        return f"this database user may not write the floor store ({primary}): grant it the rights, or use the owner's"
+    return primary or "the database failed"
+
+
 def _reason(exc: Exception) -> str:
     text = " ".join(str(exc).split())
     for marker in ("FATAL: ", "failed: "):
         if marker in text:
             text = text.rsplit(marker, 1)[-1]
     return text[:300] or "connection failed"
+
+
+def _psycopg_error() -> type[Exception]:
+    import psycopg
+
+    return psycopg.Error
 
 
 class FloorStore:
@@ -97,8 +117,11 @@ class FloorStore:
         conn = connect(url)
         try:
             migrate(conn)
-        except BaseException:
+        except BaseException as exc:
+            where = f"{conn.info.host}:{conn.info.port}/{conn.info.dbname}"
             conn.close()
+            if isinstance(exc, _psycopg_error()):
+                raise StoreError(f"cannot use the database {where}: {failure_words(exc)}") from None
             raise
         return cls(conn, hashers)
 

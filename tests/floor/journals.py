@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from controller.journal.chain import Hasher, entry_body, encode_payload
-
-SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+from floor.helpers import SHOECTL
 
 
 @dataclass(frozen=True)

@@ -4,23 +4,19 @@ one — or is missing, or a directory — is refused on one line, exit 2, with n
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from cli_run import run
-from floor.journals import TableJournal, run_table
+from floor.helpers import count
+from floor.journals import TableJournal, forge_next, run_table
 
 
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
     return run_table(tmp_path_factory.mktemp("table"), rounds=6, seed=13)
-
-
-def count(db: str) -> int:
-    with psycopg.connect(db) as conn:
-        return conn.execute("SELECT count(*) FROM entries").fetchone()[0]
 
 
 def test_a_backfill_closes_a_gap_and_a_second_one_changes_nothing(capsys, floor_db: str, journal: TableJournal,
@@ -81,3 +77,72 @@ def test_a_missing_or_unusable_file_or_keys_file_is_one_line(capsys, floor_db: s
     keys.write_text('[keys]\nT1 = "missing.key"\n')
     code, _, err = run(capsys, "floor", "verify", "--db", floor_db, "--keys", str(keys))
     assert code == 2 and "keys.T1" in err and "not found" in err and err.count("\n") == 1
+
+
+def test_a_journal_database_given_by_mistake_is_named_as_such(capsys, floor_db: str, journal: TableJournal) -> None:
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.path))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "not a journal export (this looks like a journal database: use shoectl journal export FILE)" in err
+    assert count(floor_db) == 0
+
+
+def test_a_line_longer_than_the_limit_is_refused_without_being_read_whole(
+        capsys, floor_db: str, journal: TableJournal, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of one line without a newline (a stray binary, say) is read in bounded pieces: its
+    first piece over the limit refuses the file; the rest is never read."""
+    big = tmp_path / "no-newline.jsonl"
+    big.write_bytes(journal.lines[0].encode() + b"x" * (3 * 1024 * 1024))
+    tracemalloc.start()
+    try:
+        code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(big))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 2 and "line 2: longer than the limit of 1048576 bytes" in err and err.count("\n") == 1
+    assert peak < 2.5 * 1024 * 1024, peak  # the 3 MiB line was never held whole
+    assert count(floor_db) == 0
+
+
+def synthetic_export(path: Path, first_line: str, entries: int) -> Path:
+    """An export of ``entries`` entries: ``first_line`` (entry 1) and copies of it chained on
+    (seq + 1, prev_hash the previous hash, the SHA-256 recomputed): a well-formed journal."""
+    line = first_line
+    with path.open("w", encoding="utf-8") as out:
+        for _ in range(entries):
+            out.write(line)
+            line = forge_next(line, seq_delta=1, prev_hash=json.loads(line)["hash"])
+    return path
+
+
+def test_memory_does_not_grow_with_the_file(capsys, floor_db: str, postgres_cluster, journal: TableJournal,
+                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is streamed in batches within one transaction: the peak of Python memory for a
+    file four times larger is about the same (the old reader held every entry, ~2.4 kB each)."""
+    monkeypatch.setattr("controller.floor.backfill.BATCH", 100)
+    warm_up = tmp_path / "warm-up.jsonl"  # every module imported before memory is traced
+    warm_up.write_text("".join(journal.lines[:5]), encoding="utf-8")
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(warm_up))[0] == 0
+    peaks = []
+    for entries in (500, 2000):
+        export = synthetic_export(tmp_path / f"{entries}.jsonl", journal.lines[0], entries)
+        name = postgres_cluster.create_database()
+        tracemalloc.start()
+        try:
+            code, out, err = run(capsys, "floor", "backfill", "--db", postgres_cluster.url(name), str(export))
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+            postgres_cluster.sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        assert code == 0 and f"{entries} stored" in out and f"T1 checked to {entries}" in out, err
+    assert peaks[1] < peaks[0] * 1.5, peaks
+
+
+def test_a_bad_line_late_in_a_file_stores_nothing_of_the_batches_before_it(capsys, floor_db: str,
+                                                                           journal: TableJournal, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("controller.floor.backfill.BATCH", 10)
+    bad = tmp_path / "late-bad.jsonl"
+    bad.write_text("".join(journal.lines[:55]) + "not json\n", encoding="utf-8")
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(bad))
+    assert code == 2 and "line 56: not one JSON object; nothing was stored" in err
+    assert count(floor_db) == 0 and count(floor_db, "SELECT count(*) FROM chain_positions") == 0

@@ -13,15 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
-import psycopg
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from floor.journals import SHOECTL, TableJournal, forge_next, run_table
+from floor.helpers import HANG, SHOECTL, query, stored_lines, wait_until
+from floor.journals import TableJournal, forge_next, run_table
 from services.mosquitto import COLLECTOR, Mosquitto, password_of
 from services.postgres import free_port
-
-HANG = 30  # seconds before a wait is declared hung (never a performance limit)
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +36,9 @@ class Collector:
 
     def stderr(self) -> str:
         return self.err.read_text(errors="replace")
+
+    def wait(self, predicate, what: str) -> None:
+        wait_until(predicate, what, process=self.proc, output=self.stderr)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         if self.proc.poll() is None:
@@ -62,7 +63,7 @@ def start(collectors: list[Collector], broker: Mosquitto, db: str, tmp: Path, *e
     c = Collector(broker.url, db, tmp, *extra, login=broker.login(COLLECTOR))
     collectors.append(c)
     if subscribed:
-        wait_until(lambda: "collecting" in c.stderr(), "the collector subscribed", c)
+        c.wait(lambda: "collecting" in c.stderr(), "the collector subscribed")
     return c
 
 
@@ -81,26 +82,8 @@ def publish(client: mqtt.Client, messages: list[str | bytes], table: str = "T1")
         info.wait_for_publish(timeout=HANG)
 
 
-def wait_until(predicate, what: str, proc: Collector | None = None) -> None:
-    end = time.monotonic() + HANG
-    while not predicate():
-        if proc is not None and proc.proc.poll() is not None:
-            raise AssertionError(f"the collector exited {proc.proc.returncode}: {proc.stderr()}")
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}" + (f": {proc.stderr()}" if proc else ""))
-        time.sleep(0.1)
-
-
-def query(db: str, sql: str) -> list[tuple]:
-    try:
-        with psycopg.connect(db) as conn:
-            return conn.execute(sql).fetchall()
-    except psycopg.errors.UndefinedTable:
-        return []
-
-
 def stored(db: str) -> list[str]:
-    return [line + "\n" for (line,) in query(db, "SELECT line FROM entries WHERE table_id = 'T1' ORDER BY seq")]
+    return stored_lines(db, "T1")
 
 
 def test_every_entry_is_stored_and_what_is_not_one_is_dropped_counted_never_stored(
@@ -114,8 +97,8 @@ def test_every_entry_is_stored_and_what_is_not_one_is_dropped_counted_never_stor
     finally:
         client.disconnect()
         client.loop_stop()
-    wait_until(lambda: len(stored(floor_db)) == len(journal.lines), "every entry stored", collector)
-    wait_until(lambda: query(floor_db, "SELECT sum(count) FROM dropped_messages") == [(4,)], "4 dropped", collector)
+    collector.wait(lambda: len(stored(floor_db)) == len(journal.lines), "every entry stored")
+    collector.wait(lambda: query(floor_db, "SELECT sum(count) FROM dropped_messages") == [(4,)], "4 dropped")
     assert stored(floor_db) == journal.lines
     dropped = dict(query(floor_db, "SELECT reason, count FROM dropped_messages WHERE table_id = 'T1'"))
     assert dropped == {"not_json": 1, "wrong_table": 1, "too_large": 1, "bad_field": 1}
@@ -134,13 +117,13 @@ def test_a_collector_killed_loses_nothing_published_while_it_was_down(
     client = publisher(mosquitto)
     try:
         publish(client, lines[:80])
-        wait_until(lambda: len(stored(floor_db)) == 80, "the first 80 stored", first)
+        first.wait(lambda: len(stored(floor_db)) == 80, "the first 80 stored")
         assert first.stop(signal.SIGKILL) == -signal.SIGKILL
         publish(client, lines[80:])  # nobody collecting: the broker keeps them for the session
         time.sleep(0.5)
         assert len(stored(floor_db)) == 80
         second = start(collectors, mosquitto, floor_db, tmp_path)
-        wait_until(lambda: len(stored(floor_db)) == len(lines), "every entry stored", second)
+        second.wait(lambda: len(stored(floor_db)) == len(lines), "every entry stored")
     finally:
         client.disconnect()
         client.loop_stop()
@@ -166,8 +149,7 @@ def test_a_broker_restart_and_a_lost_database_connection_lose_nothing(
         finally:
             client.disconnect()
             client.loop_stop()
-        wait_until(lambda: len(stored(floor_db)) == lines.index(part[-1]) + 1, f"entries after the {fault}",
-                   collector)
+        collector.wait(lambda: len(stored(floor_db)) == lines.index(part[-1]) + 1, f"entries after the {fault}")
     assert stored(floor_db) == lines
     assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
     assert "the batch was not stored; retrying" in collector.stderr()  # the database was really lost
@@ -184,12 +166,12 @@ def test_forged_messages_from_a_client_the_acl_allows_raise_alarms_and_change_no
     alarms = "SELECT kind, seq, open FROM floor_alarms ORDER BY id"
     try:
         publish(client, lines[:30])
-        wait_until(lambda: len(stored(floor_db)) == 30, "the first 30 stored", collector)
+        collector.wait(lambda: len(stored(floor_db)) == 30, "the first 30 stored")
         publish(client, [forge_next(lines[9], operator="mallory"), forge_next(lines[30], prev_hash="ab" * 32)])
-        wait_until(lambda: len(query(floor_db, alarms)) == 2, "two alarms", collector)
+        collector.wait(lambda: len(query(floor_db, alarms)) == 2, "two alarms")
         assert stored(floor_db) == lines[:30]
         publish(client, lines[30:])
-        wait_until(lambda: len(stored(floor_db)) == len(lines), "every entry stored", collector)
+        collector.wait(lambda: len(stored(floor_db)) == len(lines), "every entry stored")
     finally:
         client.disconnect()
         client.loop_stop()
@@ -203,16 +185,16 @@ def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(
         mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
     mosquitto._halt()
     collector = start(collectors, mosquitto, floor_db, tmp_path, subscribed=False)
-    wait_until(lambda: "unreachable; retrying until it answers" in collector.stderr(), "the one line", collector)
+    collector.wait(lambda: "unreachable; retrying until it answers" in collector.stderr(), "the one line")
     mosquitto._run()
-    wait_until(lambda: "collecting" in collector.stderr(), "the collector subscribed", collector)
+    collector.wait(lambda: "collecting" in collector.stderr(), "the collector subscribed")
     client = publisher(mosquitto)
     try:
         publish(client, journal.lines[:10])
     finally:
         client.disconnect()
         client.loop_stop()
-    wait_until(lambda: len(stored(floor_db)) == 10, "entries stored once the broker is up", collector)
+    collector.wait(lambda: len(stored(floor_db)) == 10, "entries stored once the broker is up")
     assert collector.stderr().count("shoectl floor collect: ") == 1
 
 

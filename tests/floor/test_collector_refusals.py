@@ -14,6 +14,7 @@ from controller.floor.broker import BrokerOptions
 from controller.floor.collector import Collector, Received
 from controller.floor.message import FloorEntry
 from controller.floor.store import BatchResult, FloorStore
+from floor.helpers import query
 from floor.journals import TableJournal, run_table
 
 
@@ -51,8 +52,7 @@ def batch(lines: list[str]) -> list[Received]:
 
 
 def stored(db: str) -> list[int]:
-    with psycopg.connect(db) as conn:
-        return [r[0] for r in conn.execute("SELECT seq FROM entries ORDER BY seq")]
+    return [seq for (seq,) in query(db, "SELECT seq FROM entries ORDER BY seq")]
 
 
 def test_an_entry_the_database_refuses_is_dropped_and_counted_and_the_rest_stored(floor_db: str,
@@ -63,10 +63,8 @@ def test_an_entry_the_database_refuses_is_dropped_and_counted_and_the_rest_store
     c._store(batch(journal.lines[:10]))
     assert acked == list(range(1, 11))
     assert stored(floor_db) == [1, 2, 3, 4, 6, 7, 8, 9, 10]
-    with psycopg.connect(floor_db) as conn:
-        assert conn.execute("SELECT table_id, reason, count FROM dropped_messages").fetchall() == \
-            [("T1", "not_storable", 1)]
-        assert conn.execute("SELECT kind, seq, open FROM floor_alarms").fetchall() == [("gap", 5, True)]
+    assert query(floor_db, "SELECT table_id, reason, count FROM dropped_messages") == [("T1", "not_storable", 1)]
+    assert query(floor_db, "SELECT kind, seq, open FROM floor_alarms") == [("gap", 5, True)]
 
 
 def test_a_lost_database_is_retried_and_nothing_is_acknowledged_before_the_commit(

@@ -5,6 +5,7 @@ nothing (the backfill's own refusals: test_backfill.py)."""
 from __future__ import annotations
 
 import json
+import time
 
 import psycopg
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from cli_run import run
 from controller.journal import JournalReader
 from controller.scoreboard.state import TableView
+from floor.helpers import count
 from floor.journals import TableJournal, run_table
 from services.postgres import PostgresCluster, free_port
 
@@ -19,11 +21,6 @@ from services.postgres import PostgresCluster, free_port
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
     return run_table(tmp_path_factory.mktemp("table"), rounds=10, seed=11)
-
-
-def count(db: str, sql: str = "SELECT count(*) FROM entries") -> int:
-    with psycopg.connect(db) as conn:
-        return conn.execute(sql).fetchone()[0]
 
 
 def test_floor_rounds_equals_the_tables_own_journal_replay(capsys, floor_db: str, journal: TableJournal) -> None:
@@ -44,14 +41,27 @@ def test_status_shows_each_table(capsys, floor_db: str, journal: TableJournal) -
     status = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])
     row = status["tables"][0]
     assert row["table"] == "T1" and row["last_seq"] == row["checked_seq"] == last["seq"]
-    assert row["last_entry_ts"] == last["ts"] and row["shoe"] == last["shoe_id"] or row["shoe"]
+    latest_shoe = next(e["shoe_id"] for e in map(json.loads, reversed(journal.lines)) if e["shoe_id"])
+    assert row["last_entry_ts"] == last["ts"] and row["shoe"] == latest_shoe
     assert row["rounds_today"] == 10 and row["open_alarms"] == {} and row["dropped_messages"] == 0
     with JournalReader.open(journal.path) as reader:  # the state as the scoreboard says it from the whole journal
         assert row["state"] == TableView.from_entries(reader.entries(), "T1").state_json("en")["name"]
-    assert row["lag_seconds"] is not None
+    assert row["last_delay_seconds"] > 0 and row["last_stored_age_seconds"] >= 0
     code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 0 and out.startswith(f"T1: last entry {last['seq']} at {last['ts']}, ")
-    assert "10 rounds today, no alarm" in out
+    assert "10 rounds today, no alarm" in out and "s after its journal time, " in out and " s ago" in out
+
+
+def test_status_shows_a_silent_table_aging_while_its_last_delay_stays(capsys, floor_db: str,
+                                                                      journal: TableJournal) -> None:
+    """A feed or collector that stopped: the last entry's delay (journal time to store commit) is
+    what it was, and its age (store commit to now) grows, so the silence shows."""
+    run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    before = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])["tables"][0]
+    time.sleep(1.2)
+    after = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])["tables"][0]
+    assert after["last_delay_seconds"] == before["last_delay_seconds"]
+    assert after["last_stored_age_seconds"] >= before["last_stored_age_seconds"] + 1.0
 
 
 def test_verify_names_the_first_bad_entry_of_a_store_edited_behind_its_back(capsys, floor_db: str,
@@ -91,13 +101,22 @@ def test_a_database_that_refuses_is_one_line_exit_2_and_the_password_never_shown
     assert run(capsys, "floor", "backfill", "--db", right, str(journal.export_file))[0] == 0
 
 
-def test_a_database_that_refuses_to_be_written_is_one_line_exit_2(capsys, floor_db: str,
-                                                                  journal: TableJournal) -> None:
-    """A read-only server (a standby, say) refuses the schema: said on one line, no traceback."""
+def test_a_database_that_refuses_to_be_written_is_one_line_exit_2(
+        capsys, postgres_cluster: PostgresCluster, floor_db: str, journal: TableJournal) -> None:
+    """A read-only server (a standby, say) or a user without the right to create the schema
+    refuses the store: said on one line in words, without the SQL, no traceback, nothing stored."""
     read_only = floor_db + "?options=-c%20default_transaction_read_only%3Don"
-    code, out, err = run(capsys, "floor", "backfill", "--db", read_only, str(journal.export_file))
-    assert code == 2 and out == "" and err.count("\n") == 1
-    assert err.startswith("shoectl floor: error: the database failed: ") and "read-only transaction" in err
+    dbname = floor_db.rsplit("/", 1)[1]
+    postgres_cluster.add_role("reader", "reader-password", dbname)
+    postgres_cluster.sql('REVOKE CREATE ON SCHEMA public FROM "reader", PUBLIC', dbname)
+    no_create = postgres_cluster.url(dbname, user="reader", password="reader-password")
+    for url, says in ((read_only, "the database is read-only"),
+                      (no_create, "this database user may not write the floor store (permission denied for schema "
+                                  "public)")):
+        code, out, err = run(capsys, "floor", "backfill", "--db", url, str(journal.export_file))
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert says in err and "LINE" not in err and "CREATE" not in err, err
+    assert count(floor_db, "SELECT count(*) FROM pg_tables WHERE tablename = 'entries'") == 0
 
 
 def test_reading_a_database_without_a_store_says_so(capsys, floor_db: str) -> None:

@@ -10,8 +10,11 @@ import pytest
 
 from controller.floor.message import parse_entry
 from controller.floor.reading import open_alarms, verify_table
-from controller.floor.store import FloorStore
+from cli_run import run
+from controller.floor.schema import SCHEMA_VERSION, migrate
+from controller.floor.store import FloorStore, connect
 from controller.journal.chain import Hasher
+from floor.helpers import query, stored_lines
 from floor.journals import TableJournal, forge_next, run_table
 
 
@@ -36,7 +39,7 @@ def items(lines: list[str]):
     return [parse_entry(line) for line in lines]
 
 
-def stored_lines(store: FloorStore, table: str = "T1") -> list[str]:
+def lines_of(store: FloorStore, table: str = "T1") -> list[str]:
     rows = store.conn.execute("SELECT line FROM entries WHERE table_id = %s ORDER BY seq", (table,)).fetchall()
     store.conn.commit()
     return [r[0] + "\n" for r in rows]
@@ -54,7 +57,7 @@ def test_a_journal_in_batches_is_stored_byte_for_byte_and_its_chain_checked(stor
     for start in range(0, len(lines), 100):
         result = store.add(items(lines[start:start + 100]))
         assert (result.stored, result.duplicates, result.refused) == (len(lines[start:start + 100]), 0, 0)
-    assert stored_lines(store) == lines
+    assert lines_of(store) == lines
     assert result.positions == {"T1": len(lines)}
     assert alarms(store) == []
     assert verify_table(store.conn, "T1", None).ok
@@ -64,7 +67,7 @@ def test_a_duplicate_is_harmless_and_changes_nothing(store: FloorStore, journal:
     store.add(items(journal.lines))
     again = store.add(items(journal.lines[:50] + journal.lines[:50]))
     assert (again.stored, again.duplicates, again.refused) == (0, 100, 0)
-    assert stored_lines(store) == journal.lines
+    assert lines_of(store) == journal.lines
     assert alarms(store) == []
 
 
@@ -74,7 +77,7 @@ def test_a_second_body_under_a_stored_key_is_refused_alarmed_and_never_overwrite
     forged = forge_next(journal.lines[9], operator="mallory")  # entry 10, another body
     result = store.add(items([forged]))
     assert (result.stored, result.refused) == (0, 1)
-    assert stored_lines(store) == journal.lines
+    assert lines_of(store) == journal.lines
     assert alarms(store) == [("forgery", 10, True)]
     refused = store.conn.execute("SELECT seq, line FROM rejected_entries").fetchall()
     assert refused == [(10, forged.rstrip("\n"))]
@@ -84,7 +87,7 @@ def test_a_second_body_under_a_stored_key_is_refused_alarmed_and_never_overwrite
     long = forge_next(journal.lines[9], payload_note=noise)  # longer than a btree row may be
     assert store.add(items([long])).refused == 1
     assert store.conn.execute("SELECT count(*), max(count) FROM floor_alarms").fetchone() == (1, 3)
-    assert stored_lines(store) == journal.lines
+    assert lines_of(store) == journal.lines
 
 
 def test_a_gap_is_alarmed_then_closed_when_filled_and_the_chain_verifies_across_it(store: FloorStore,
@@ -97,7 +100,7 @@ def test_a_gap_is_alarmed_then_closed_when_filled_and_the_chain_verifies_across_
     filled = store.add(items(lines[50:60]))
     assert filled.positions == {"T1": len(lines)}
     assert alarms(store) == [("gap", 51, False)]
-    assert stored_lines(store) == lines
+    assert lines_of(store) == lines
 
 
 def test_an_entry_that_does_not_fit_the_chain_is_never_stored(store: FloorStore, journal: TableJournal) -> None:
@@ -106,10 +109,10 @@ def test_an_entry_that_does_not_fit_the_chain_is_never_stored(store: FloorStore,
     stranger = forge_next(lines[20], prev_hash="ab" * 32)  # entry 21 naming a predecessor that is not 20
     result = store.add(items([stranger]))
     assert result.positions == {"T1": 20}
-    assert stored_lines(store) == lines[:20]
+    assert lines_of(store) == lines[:20]
     assert alarms(store) == [("chain_break", 21, True)]
     store.add(items(lines[20:]))  # the table's own entry 21 and the rest
-    assert stored_lines(store) == lines
+    assert lines_of(store) == lines
     assert verify_table(store.conn, "T1", None).ok
 
 
@@ -121,10 +124,10 @@ def test_a_forged_body_that_came_first_gives_way_to_the_body_the_chain_confirms(
     store.add(items(lines[:20]))
     forged = forge_next(lines[20], operator="mallory")
     store.add(items([forged]))
-    assert stored_lines(store) == lines[:20] + [forged]  # nothing yet says it is not the table's
+    assert lines_of(store) == lines[:20] + [forged]  # nothing yet says it is not the table's
     store.add(items([lines[20]]))
     store.add(items(lines[21:]))
-    assert stored_lines(store) == lines
+    assert lines_of(store) == lines
     assert ("forgery", 21, True) in alarms(store)
     assert verify_table(store.conn, "T1", None).ok
 
@@ -136,10 +139,10 @@ def test_with_the_tables_key_a_hash_that_is_not_its_hmac_is_refused(floor_db: st
     keyed = FloorStore.open(floor_db, {"T2": Hasher(hmac_journal.key_file.read_bytes())})
     try:
         keyed.add(items(lines[:5] + [forged]))
-        assert stored_lines(keyed, "T2") == lines[:5]
+        assert lines_of(keyed, "T2") == lines[:5]
         assert alarms(keyed) == [("bad_hash", 6, True)]
         keyed.add(items(lines))
-        assert stored_lines(keyed, "T2") == lines
+        assert lines_of(keyed, "T2") == lines
         assert verify_table(keyed.conn, "T2", Hasher(hmac_journal.key_file.read_bytes())).ok
     finally:
         keyed.close()
@@ -149,5 +152,25 @@ def test_without_the_key_only_the_links_are_checked(store: FloorStore, hmac_jour
     lines = hmac_journal.lines
     forged = forge_next(lines[5], operator="mallory")
     store.add(items(lines[:5] + [forged]))
-    assert stored_lines(store, "T2") == lines[:5] + [forged]  # the links hold: only the key tells
+    assert lines_of(store, "T2") == lines[:5] + [forged]  # the links hold: only the key tells
     assert not verify_table(store.conn, "T2", Hasher(hmac_journal.key_file.read_bytes())).ok
+
+
+def test_a_version_1_store_is_migrated_to_version_2_and_keeps_its_rows(capsys, floor_db: str,
+                                                                       journal: TableJournal) -> None:
+    """Version 2 adds the indexes `floor status` reads by (kind per table) instead of scanning
+    every entry; the collector (``FloorStore.open``) migrates a store of version 1 in place."""
+    conn = connect(floor_db)
+    migrate(conn, target=1)
+    FloorStore(conn).add(items(journal.lines))
+    conn.close()
+    indexes = "SELECT indexname FROM pg_indexes WHERE tablename = 'entries' ORDER BY 1"
+    assert query(floor_db, indexes) == [("entries_pkey",)]
+    code, _, err = run(capsys, "floor", "status", "--db", floor_db)
+    assert code == 2 and "holds floor schema version 1, this program reads 2 (`shoectl floor collect`" in err
+    FloorStore.open(floor_db).close()
+    assert query(floor_db, "SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)] == [(2,)]
+    assert query(floor_db, indexes) == [("entries_by_kind_seq",), ("entries_by_kind_time",), ("entries_pkey",)]
+    assert stored_lines(floor_db) == journal.lines
+    code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
+    assert code == 0 and out.startswith(f"T1: last entry {len(journal.lines)} ")
