@@ -41,7 +41,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     add_broker_options(p, required=False, url_help="instead of --journal: the floor's MQTT broker (mqtt://HOST[:PORT] "
                        "or mqtts://HOST[:PORT]); every table from its feed's retained status and roads")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, mqtt_version=None)  # None: not given (it is refused without --broker)
+
+
+#: The broker's options (``controller.floor.broker.add_broker_options``): only beside ``--broker``.
+BROKER_OPTIONS = ("tls_ca", "tls_cert", "tls_key", "username", "password_file", "client_id", "mqtt_version")
+
+
+def check_source_options(args: argparse.Namespace) -> None:
+    """UsageError (one line) unless exactly one source is given and every option given belongs to
+    it: the broker's options need ``--broker``, ``--hmac-key`` is the journal's. An option that
+    would be silently ignored would let a person believe it is in force."""
+    if (args.journal is None) == (args.broker is None):
+        raise UsageError("give the table's --journal PATH, or the floor's --broker URL (one of them)")
+    if args.broker is not None and args.hmac_key:
+        raise UsageError("--hmac-key is the journal's key: it goes with --journal, not with --broker")
+    if args.broker is None:
+        given = ["--" + name.replace("_", "-") for name in BROKER_OPTIONS if getattr(args, name) is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --broker URL "
+                             "(the floor's scoreboard); the table's scoreboard reads its journal")
 
 
 def add_run_scoreboard_option(parser: argparse.ArgumentParser) -> None:
@@ -92,14 +111,17 @@ def scoreboard_server(journal: str | Path, sock: Any, *, lang: str = "en", hmac_
 
 def floor_server(args: argparse.Namespace, sock: Any) -> Any:
     """The ``ScoreboardServer`` of the floor from the broker of ``args`` (``--broker`` and its
-    options) on the bound socket ``sock``, not started. BrokerError (one line) for bad options."""
-    from controller.floor.broker import broker_options
+    options) on the bound socket ``sock``, not started. BrokerError (one line) for bad options and
+    for an ``mqtts://`` broker whose certificate is not trusted (``check_tls_trust``)."""
+    from controller.floor.broker import broker_options, check_tls_trust
     from controller.scoreboard.app import create_app
     from controller.scoreboard.mqtt_source import MqttFloorSource
     from controller.scoreboard.server import ScoreboardServer
 
     try:
-        source = MqttFloorSource(broker_options(args))
+        options = broker_options(argparse.Namespace(**{**vars(args), "mqtt_version": args.mqtt_version or "5"}))
+        source = MqttFloorSource(options)  # TLS files that do not load are refused first
+        check_tls_trust(options)
     except BaseException:
         sock.close()
         raise
@@ -112,8 +134,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.logconfig import configure_logging
     from controller.scoreboard.server import bind
 
-    if (args.journal is None) == (args.broker is None):
-        raise UsageError("give the table's --journal PATH, or the floor's --broker URL (one of them)")
+    check_source_options(args)
     configure_logging(level=args.log_level)
     if args.broker is not None:
         server = floor_server(args, bind(*args.listen))

@@ -91,6 +91,9 @@ _WORDS: dict[str, dict[str, str]] = {
     "decks": {"en": "Decks", "zh": "副牌"},
     "no_round_yet": {"en": "No round yet", "zh": "尚无牌局"},
     "reason": {"en": "Reason", "zh": "原因"},
+    # the floor
+    "floor": {"en": "The floor", "zh": "赌场大厅"},
+    "offline": {"en": "Offline", "zh": "离线"},
 }
 
 

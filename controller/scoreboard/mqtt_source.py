@@ -4,28 +4,41 @@ broker client (``controller.floor.broker``; under the documented ACL, log in as
 ``display@floor``, which may read them).
 
 A table appears with its first status or roads message (a retained one arrives at once on
-subscribing). Each message replaces what the source holds of its table and publishes two
-snapshots: the floor (``{"tables": [floor_row...], "labels"}``, tables sorted by id) and the
-table's own state. The feed carries less than a journal, so a table's state here is
-``TableView.to_json``'s shape with what the status and the roads give: ``table``, ``version``
-(the status's ``seq``), ``state`` (in words), ``shoe``, ``round``, ``roads``, ``ask`` (from the
-roads, ``controller.roadmaps.ask``), ``last_round`` (its number and outcome only), ``shoe_so_far``
-(the counts the bead plate gives), ``online``; ``rules`` and ``limits`` null. A message that is not
-a JSON object is logged and ignored. Paho's network thread receives; the event loop publishes.
+subscribing). Each message replaces what the source holds of its table, rebuilds that table's
+state (and only that table's: the other tables' floor rows are kept, encoded, from their own last
+message) and publishes it at once; the floor (``{"tables": [floor_row...], "labels"}``, tables
+sorted by id) is published at most every ``FLOOR_EVERY_S`` (the messages in between coalesced
+into one snapshot), so a floor of many tables costs per message what one table costs. The feed
+carries less than a journal, so a table's state here is ``TableView.to_json``'s shape with what
+the status and the roads give: ``table``, ``version`` (the status's ``seq``), ``state`` (in
+words), ``shoe``, ``round``, ``roads``, ``placed`` (``controller.scoreboard.state.placed``),
+``ask`` (from the roads, ``controller.roadmaps.ask``), ``last_round`` (its number and outcome
+only), ``shoe_so_far`` (the counts the bead plate gives), ``online``; ``rules`` and ``limits``
+null. A message that is not a JSON object is logged and ignored. Paho's network thread receives;
+the event loop publishes.
+
+The client id is ``shoectl-scoreboard-<host>-<pid>-<n>`` unless ``--client-id`` names one: a
+broker closes the older of two connections with one id, so two floor scoreboards with a fixed id
+would knock each other off for ever. A lost connection is a warning once per outage, its return
+an info line.
 """
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import os
+import socket
 import threading
+import time
 from typing import Any
 
 import structlog
 
-from controller.scoreboard.sources import LANGS, TableSource, floor_row, snapshot_of
-from controller.scoreboard.sse import Channel
+from controller.scoreboard.sources import LANGS, TableSource, compact_json, floor_row, snapshot_of
+from controller.scoreboard.sse import Channel, Snapshot
 
-__all__ = ["MqttFloorSource", "feed_state"]
+__all__ = ["FLOOR_EVERY_S", "MqttFloorSource", "client_id", "feed_state"]
 
 log = structlog.get_logger()
 _STATE_SHAPE_EMPTY_ROADS = {"bead_plate": [], "big_road": [], "big_eye_boy": [], "small_road": [], "cockroach_pig": []}
@@ -35,6 +48,7 @@ def feed_state(table_id: str, status: dict[str, Any], roads: dict[str, Any] | No
     """A table's state from its feed's ``status`` and ``roads`` (see the module docstring)."""
     from controller.roadmaps import BigRoadEntry, ask_indicators
     from controller.scoreboard.labels import labels
+    from controller.scoreboard.state import placed
 
     words = labels(lang)
     roads = roads or _STATE_SHAPE_EMPTY_ROADS
@@ -42,7 +56,7 @@ def feed_state(table_id: str, status: dict[str, Any], roads: dict[str, Any] | No
     faults = list(status.get("faults") or [])
     reason = "; ".join(str(f.get("reason", "")) for f in faults) or None
     if status.get("online") is False:
-        reason = words.get("offline", "offline")
+        reason = words["offline"]
     beads = roads.get("bead_plate", [])
     counts = {side: beads.count(letter) for side, letter in (("banker", "B"), ("player", "P"), ("tie", "T"))}
     big = [[BigRoadEntry(**entry) for entry in column] for column in roads.get("big_road", [])]
@@ -51,6 +65,7 @@ def feed_state(table_id: str, status: dict[str, Any], roads: dict[str, Any] | No
         "table": table_id, "version": status.get("seq") or 0, "online": status.get("online", True),
         "state": {"name": name, "text": words.get(f"state.{name}", name), "reason": reason, "faults": faults},
         "game": None, "shoe": status.get("shoe"), "round": status.get("round") or 0, "roads": roads,
+        "placed": placed(roads),
         "ask": ask_indicators(big).to_json(),
         "last_round": {"round": status.get("round"), "kind": "normal", "outcome": last} if last else None,
         "last_round_facts": [],
@@ -58,6 +73,15 @@ def feed_state(table_id: str, status: dict[str, Any], roads: dict[str, Any] | No
                         "percent": {k: round(100 * v / len(beads), 1) if beads else 0 for k, v in counts.items()}},
         "rules": None, "limits": None, "labels": words,
     }
+
+
+FLOOR_EVERY_S = 0.2  # the floor page's states at most this often (a table's own page: every message)
+_CLIENTS = itertools.count(1)
+
+
+def client_id() -> str:
+    """A client id of this scoreboard alone (see the module docstring)."""
+    return f"shoectl-scoreboard-{socket.gethostname()}-{os.getpid()}-{next(_CLIENTS)}"
 
 
 class MqttFloorSource(TableSource):
@@ -70,11 +94,15 @@ class MqttFloorSource(TableSource):
 
         super().__init__()
         self._options = options
-        self._client: Any = make_client(options, client_id="shoectl-scoreboard")
+        self._client: Any = make_client(options, client_id=client_id())
         self._lock = threading.Lock()  # the tables' messages: paho's thread writes, snapshots read
         self._status: dict[str, dict[str, Any]] = {}
         self._roads: dict[str, dict[str, Any]] = {}
+        self._rows: dict[str, dict[str, str]] = {}  # table -> lang -> its floor row, as JSON text
         self._messages = 0  # the floor's version: messages taken so far
+        self._floor_due = False  # a floor snapshot is scheduled
+        self._floor_at = 0.0  # when the last floor snapshot was made (time.monotonic)
+        self._outage = False  # the broker is not connected since it was (said once)
         self._started = False
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -87,14 +115,30 @@ class MqttFloorSource(TableSource):
 
         def on_connect(client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
             if getattr(reason_code, "is_failure", False):
-                log.warning("scoreboard: the broker refused the connection", reason=str(reason_code))
+                self._lost("scoreboard: the broker refused the connection", reason=str(reason_code))
                 return
+            if self._outage:
+                log.info("scoreboard: connected to the broker again", broker=self._options.url)
+            self._outage = False
             client.subscribe([(f"{TOPIC_PREFIX}+/{STATUS}", 1), (f"{TOPIC_PREFIX}+/{ROADS}", 1)])
 
+        def on_disconnect(client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
+            if self._started:
+                self._lost("scoreboard: lost the connection to the broker; the floor shows what it had",
+                           reason=str(reason_code))
+
         client.on_connect = on_connect
+        client.on_disconnect = on_disconnect
+        client.on_connect_fail = lambda client, userdata: self._lost("scoreboard: cannot reach the broker")
         client.on_message = self._on_message
         self._started = True
         connect_in_background(client, self._options)
+
+    def _lost(self, event: str, **fields: Any) -> None:
+        """A warning once per outage (paho retries every few seconds: one line, not one a retry)."""
+        if not self._outage:
+            self._outage = True
+            log.warning(event, broker=self._options.url, **fields)
 
     def close(self) -> None:
         if self._started:
@@ -117,25 +161,46 @@ class MqttFloorSource(TableSource):
         with self._lock:
             (self._status if msg.topic.endswith("/" + STATUS) else self._roads)[table] = body
             self._messages += 1
-            new_table = table not in self._tables
-            if new_table:
+            if table not in self._tables:
                 self._tables[table] = Channel()
-            table_snapshot = self._table_snapshot(table)
-            floor_snapshot = self._floor_snapshot()
-        self._publish(self._tables[table], table_snapshot)
-        self._publish(self.floor, floor_snapshot)
+            docs = self._table_docs(table)
+            self._rows[table] = {lang: compact_json(floor_row(doc)) for lang, doc in docs.items()}
+            schedule = not self._floor_due
+            self._floor_due = True
+        self._publish(self._tables[table], snapshot_of(int(docs["en"]["version"]), docs))
+        if schedule:
+            self._schedule_floor()
+
+    def _schedule_floor(self) -> None:
+        """The floor's next snapshot, ``FLOOR_EVERY_S`` after the last one (at once before there is
+        an event loop, or when the last one is older)."""
+        loop = self._loop
+        delay = max(0.0, self._floor_at + FLOOR_EVERY_S - time.monotonic())
+        if loop is None or loop.is_closed():
+            self._publish_floor()
+            return
+        try:
+            loop.call_soon_threadsafe(loop.call_later, delay, self._publish_floor)
+        except RuntimeError:  # the loop closed meanwhile: nobody is left to show it to
+            pass
+
+    def _publish_floor(self) -> None:
+        with self._lock:
+            self._floor_due = False
+            self._floor_at = time.monotonic()
+            snapshot = self._floor_snapshot()
+        self._publish(self.floor, snapshot)
 
     def _table_docs(self, table: str) -> dict[str, dict[str, Any]]:
         status = self._status.get(table, {"table_id": table})
         return {lang: feed_state(table, status, self._roads.get(table), lang) for lang in LANGS}
 
-    def _table_snapshot(self, table: str) -> Any:
-        docs = self._table_docs(table)
-        return snapshot_of(int(docs["en"]["version"]), docs)
-
-    def _floor_snapshot(self) -> Any:
+    def _floor_snapshot(self) -> Snapshot:
+        """The floor from the tables' kept rows: their JSON joined, nothing rebuilt."""
         from controller.scoreboard.labels import labels
 
-        tables = sorted(set(self._status) | set(self._roads))
-        per_lang = {lang: [floor_row(self._table_docs(t)[lang]) for t in tables] for lang in LANGS}
-        return snapshot_of(self._messages, {lang: {"tables": rows, "labels": labels(lang)} for lang, rows in per_lang.items()})
+        tables = sorted(self._rows)
+        return Snapshot(self._messages, {
+            lang: f'{{"tables":[{",".join(self._rows[t][lang] for t in tables)}],"labels":{compact_json(labels(lang))}}}'
+            for lang in LANGS})
+

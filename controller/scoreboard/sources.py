@@ -31,7 +31,7 @@ import structlog
 
 from controller.scoreboard.sse import Channel, Snapshot
 
-__all__ = ["LANGS", "POLL_S", "JournalSource", "TableSource", "floor_row"]
+__all__ = ["LANGS", "POLL_S", "JournalSource", "TableSource", "compact_json", "floor_row", "snapshot_of"]
 
 LANGS = ("en", "zh")
 POLL_S = 0.05       # how often a journal is looked at for new entries
@@ -89,18 +89,24 @@ class TableSource(ABC):
         close()
 
 
+def compact_json(doc: Any) -> str:
+    """``doc`` as the pages get it: compact JSON, UTF-8 text as it is."""
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
 def snapshot_of(version: int, documents: dict[str, Any]) -> Snapshot:
     """A ``Snapshot`` of one JSON document per language."""
-    return Snapshot(version, {lang: json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
-                              for lang, doc in documents.items()})
+    return Snapshot(version, {lang: compact_json(doc) for lang, doc in documents.items()})
 
 
 def floor_row(state: dict[str, Any]) -> dict[str, Any]:
     """What the floor page shows of one table, from its whole state (``TableView.to_json``):
-    ``{"table", "shoe", "state", "last_result", "big_road", "version", "online"}``."""
+    ``{"table", "shoe", "state", "last_result", "big_road", "big_road_placed", "version",
+    "online"}`` (``big_road_placed``: its cells' places, ``state["placed"]["big_road"]``)."""
     last = state.get("last_round") or {}
     return {"table": state.get("table"), "shoe": state.get("shoe"), "state": state.get("state"),
             "last_result": last.get("outcome"), "big_road": (state.get("roads") or {}).get("big_road", []),
+            "big_road_placed": (state.get("placed") or {}).get("big_road", []),
             "version": state.get("version"), "online": state.get("online", True)}
 
 

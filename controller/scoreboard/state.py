@@ -19,6 +19,10 @@ page renders (``ValueError`` for another language):
   (``controller.roadmaps.compute(...).to_json()``: ``bead_plate``, ``big_road``, ``big_eye_boy``,
   ``small_road``, ``cockroach_pig``; ties, pairs and the unfolded columns as documented in
   docs/roadmaps.md).
+- ``placed``: where the page draws each road's cells: ``{"big_road", "big_eye_boy",
+  "small_road", "cockroach_pig"}``, each ``[[x, y], ...]`` for the road's cells in logical order
+  (column by column, top to bottom) as ``controller.roadmaps.fold`` places them (six rows, dragon
+  tails turning right), the placement of ``shoectl roadmap``'s text and pictures (``placed``).
 - ``ask``: ``{"banker": {"big_eye_boy", "small_road", "cockroach_pig"}, "player": {...}}``, each
   ``"red"``, ``"blue"`` or null (``controller.roadmaps.ask``).
 - ``last_round``: the last completed round of the shoe (any kind: normal, simulated, void) as
@@ -58,7 +62,7 @@ from typing import Any
 from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.replay import replay
-from controller.roadmaps import Result, ask_indicators, compute, result_from_round
+from controller.roadmaps import Result, ask_indicators, compute, fold, result_from_round
 from controller.scoreboard.labels import STATE_WORDS, labels
 
 STATES: tuple[str, ...] = tuple(STATE_WORDS)
@@ -214,6 +218,7 @@ class TableView:
     def to_json(self, lang: str = "en") -> dict[str, Any]:
         """THE object of ``/tables/<id>/state.json`` (see the module docstring)."""
         words = labels(lang)
+        roads = self._roads.to_json()
         return {
             "table": self.table_id,
             "version": self.version,
@@ -221,7 +226,8 @@ class TableView:
             "game": self.game,
             "shoe": self.shoe,
             "round": self.round,
-            "roads": self._roads.to_json(),
+            "roads": roads,
+            "placed": placed(roads),
             "ask": ask_indicators(self._roads.big_road).to_json(),
             "last_round": self.last_round,
             "last_round_facts": _facts(self.last_round, words),
@@ -239,6 +245,16 @@ class TableView:
         return {"rounds": n, **counts, "percent": {name: _percent(c, n) for name, c in counts.items()},
                 "player_pairs": f["player_pair"], "banker_pairs": f["banker_pair"], "naturals": f["natural"],
                 "dragon7": f["dragon7"], "panda8": f["panda8"], "not_on_roads": self._rounds_off_roads}
+
+
+#: The roads the page draws on a folding grid (the bead plate fills its grid in order).
+FOLDED_ROADS = ("big_road", "big_eye_boy", "small_road", "cockroach_pig")
+
+
+def placed(roads: Mapping[str, Any]) -> dict[str, list[list[int]]]:
+    """Each folded road's cells' places ``[x, y]`` in logical order (see the module docstring),
+    from roads as ``shoectl roadmap --json`` gives them."""
+    return {name: [[c.x, c.y] for c in fold(roads.get(name) or [])] for name in FOLDED_ROADS}
 
 
 def _facts(doc: Mapping[str, Any] | None, words: Mapping[str, str]) -> list[dict[str, Any]]:

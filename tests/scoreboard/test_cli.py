@@ -121,3 +121,18 @@ def test_run_refuses_a_bad_scoreboard_address_before_creating_anything(capsys, t
     _one_line_error(*run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--scoreboard", listen),
                     "--scoreboard")
     assert not journal.parent.exists()
+
+
+@pytest.mark.parametrize("options", [["--username", "u"], ["--tls-ca", "nope"], ["--mqtt-version", "3.1.1"],
+                                     ["--mqtt-version", "5"], ["--client-id", "x"], ["--tls-cert", "c", "--tls-key", "k"],
+                                     ["--username", "u", "--tls-ca", "nope", "--mqtt-version", "3.1.1"]])
+def test_broker_options_without_a_broker_are_refused(capsys, tmp_path, options):
+    """The broker's options beside --journal would be silently ignored: refused before anything is
+    opened or bound (the journal is not even looked at)."""
+    code, out, err = run(capsys, "scoreboard", "--journal", str(tmp_path / "j.db"), *options, "--listen", "127.0.0.1:0")
+    _one_line_error(code, out, err, "--broker", options[0])
+
+
+def test_an_hmac_key_with_a_broker_is_refused(capsys, tmp_path):
+    _one_line_error(*run(capsys, "scoreboard", "--broker", "mqtt://127.0.0.1:1", "--hmac-key", str(tmp_path / "nope"),
+                         "--listen", "127.0.0.1:0"), "--hmac-key", "--journal")

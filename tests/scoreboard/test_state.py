@@ -342,3 +342,19 @@ def test_a_new_dealer_a_squeeze_closing_and_a_count_fault(tmp_path: Path) -> Non
             assert view.to_json()["state"]["name"] == expected, e.kind
     state = view.to_json("zh")["state"]
     assert state == {"name": "count_fault", "text": "暂停：牌数不符", "reason": "2 cards missing", "faults": []}
+
+
+def test_the_state_places_every_road_cell_as_roadmaps_fold_does(two_shoes: list[Any]) -> None:
+    """The page draws each cell where the state's ``placed`` says: ``roadmaps.fold``'s places of
+    the roads beside them (one implementation of the dragon tails), for every state of a shoe."""
+    from controller.roadmaps import fold
+
+    view = TableView()
+    for e in two_shoes:
+        view.apply(e)
+        if round_ends(e):
+            state = view.to_json()
+            assert set(state["placed"]) == {"big_road", "big_eye_boy", "small_road", "cockroach_pig"}
+            for road, places in state["placed"].items():
+                assert places == [[c.x, c.y] for c in fold(state["roads"][road])], road
+    json.dumps(state)

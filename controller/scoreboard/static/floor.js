@@ -8,6 +8,7 @@
   function render(floor) {
     var L = floor.labels || {};
     var box = clear(document.getElementById("tables"));
+    document.title = L.floor || document.title;
     (floor.tables || []).forEach(function (t) {
       var tile = make("a", "tile", box);
       tile.href = Live.withLang("/tables/" + encodeURIComponent(t.table));
@@ -16,6 +17,7 @@
       var head = make("div", "head", tile);
       make("span", "", head, (L.table || "") + " " + t.table);
       if (t.shoe) make("span", "shoe", head, t.shoe);
+      if (t.online === false) make("span", "offline", head, L.offline);
       var st = make("span", "state", head, t.state ? t.state.text : "");
       st.setAttribute("data-state", t.state ? t.state.name : "");
       var last = make("div", "last", tile, (L.last_round || "") + ": ");
@@ -25,7 +27,7 @@
       var svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
       svg.setAttribute("class", "road");
       tile.appendChild(svg);
-      Roads.bigRoad(svg, t.big_road || [], 30, 19, L);
+      Roads.bigRoad(svg, t.big_road || [], t.big_road_placed || [], 30, 19, L);
     });
     if (!(floor.tables || []).length) make("div", "empty", box, "\u2014");
   }

@@ -1,6 +1,6 @@
 /* Drawing the roads of a state object (the roads exactly as `shoectl roadmap --json` gives them)
-   as SVG. Placement on screen: `fold` is the same rule as controller/roadmaps/render.py `fold`
-   (six rows, dragon tails turning right), checked against it by tests/scoreboard/test_browser.py.
+   as SVG, each cell where the state's `placed` puts it (controller/roadmaps `fold`: six rows,
+   dragon tails turning right; the page does no placing of its own).
    Every cell carries its logical place and content as data-* attributes (the tests read them);
    each drawing replaces the road's previous nodes, so the page never grows. */
 "use strict";
@@ -15,22 +15,14 @@ var Roads = (function () {
     return node;
   }
 
-  /* Logical columns onto a grid ROWS high: [{x, y, col, row, item}] in logical order. */
-  function fold(columns) {
-    var taken = new Set(), cells = [], start = -1;
-    var key = function (x, y) { return x + "," + y; };
+  /* The cells of a road: its logical columns paired with their places on screen, [x, y] in logical
+     order as the state gives them (state.placed, from controller/roadmaps `fold`): [{x, y, col, row, item}]. */
+  function cellsOf(columns, places) {
+    var cells = [], k = 0;
     columns.forEach(function (column, c) {
-      var x = start + 1;
-      while (taken.has(key(x, 0))) x++;
-      var y = 0, turned = false;
-      start = x;
       column.forEach(function (item, r) {
-        if (r > 0) {
-          if (!turned && y + 1 < ROWS && !taken.has(key(x, y + 1))) y++;
-          else { turned = true; x++; while (taken.has(key(x, y))) x++; }
-        }
-        taken.add(key(x, y));
-        cells.push({x: x, y: y, col: c, row: r, item: item});
+        var at = places[k++];
+        if (at) cells.push({x: at[0], y: at[1], col: c, row: r, item: item});
       });
     });
     return cells;
@@ -60,8 +52,8 @@ var Roads = (function () {
   }
 
   /* The big road: hollow circles, a green slash for ties with their count above one, pair dots. */
-  function bigRoad(svg, columns, cols, size, labels) {
-    var cells = fold(columns);
+  function bigRoad(svg, columns, places, cols, size, labels) {
+    var cells = cellsOf(columns, places);
     var layer = canvas(svg, cols, size, lastX(cells));
     layer.setAttribute("data-road", "big");
     cells.forEach(function (c) {
@@ -103,8 +95,8 @@ var Roads = (function () {
   }
 
   /* Big eye boy, small road or cockroach pig. */
-  function derived(svg, name, columns, cols, size) {
-    var cells = fold(columns);
+  function derived(svg, name, columns, places, cols, size) {
+    var cells = cellsOf(columns, places);
     var layer = canvas(svg, cols, size, lastX(cells));
     layer.setAttribute("data-road", name);
     cells.forEach(function (c) {
@@ -123,5 +115,5 @@ var Roads = (function () {
     return svg;
   }
 
-  return {fold: fold, bigRoad: bigRoad, beadPlate: beadPlate, derived: derived, askMark: askMark, ROWS: ROWS};
+  return {bigRoad: bigRoad, beadPlate: beadPlate, derived: derived, askMark: askMark, ROWS: ROWS};
 })();

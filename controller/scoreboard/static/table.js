@@ -26,15 +26,15 @@
   }
 
   function roads(s, L) {
-    var r = s.roads;
+    var r = s.roads, at = s.placed;
     text($("h-big-road"), L.big_road); text($("h-bead-plate"), L.bead_plate);
     text($("h-big-eye-boy"), L.big_eye_boy); text($("h-small-road"), L.small_road);
     text($("h-cockroach-pig"), L.cockroach_pig);
-    Roads.bigRoad($("big-road"), r.big_road, COLS.big, SIZE.big, L);
+    Roads.bigRoad($("big-road"), r.big_road, at.big_road, COLS.big, SIZE.big, L);
     Roads.beadPlate($("bead-plate"), r.bead_plate, COLS.bead, SIZE.bead, L);
-    Roads.derived($("big-eye-boy"), "big_eye_boy", r.big_eye_boy, COLS.bigEye, SIZE.derived);
-    Roads.derived($("small-road"), "small_road", r.small_road, COLS.small, SIZE.derived);
-    Roads.derived($("cockroach-pig"), "cockroach_pig", r.cockroach_pig, COLS.cockroach, SIZE.derived);
+    Roads.derived($("big-eye-boy"), "big_eye_boy", r.big_eye_boy, at.big_eye_boy, COLS.bigEye, SIZE.derived);
+    Roads.derived($("small-road"), "small_road", r.small_road, at.small_road, COLS.small, SIZE.derived);
+    Roads.derived($("cockroach-pig"), "cockroach_pig", r.cockroach_pig, at.cockroach_pig, COLS.cockroach, SIZE.derived);
   }
 
   function card(code, to, parent) {
@@ -78,7 +78,7 @@
     var tags = make("div", "tags", box);
     (s.last_round_facts || []).forEach(function (f) {
       var tag = make("span", "tag" + (f.key === "dragon7" || f.key === "panda8" || /bonus/.test(f.key) ? " gold" : ""), tags,
-                     f.text + (f.card ? " " + f.card : "") + (f.rank ? " " + f.rank : ""));
+                     f.text + (f.card ? " " + f.card : "") + (f.rank ? " " + (L["rank." + f.rank] || f.rank) : ""));
       tag.setAttribute("data-fact", f.key);
     });
   }
@@ -142,10 +142,12 @@
     if (!r) return;
     if (r.name) make("div", "game", box, r.name);
     var pays = make("div", "pays", box);
-    Object.keys(r.paytable || {}).forEach(function (k) { line(pays, L[k] || k, r.paytable[k]); });
-    // 21 Baccarat's bonus ranks (their names as the Rules Submission gives them), in gold
+    Object.keys(r.paytable || {}).forEach(function (k) { line(pays, L[k] || k, r.paytable[k]).setAttribute("data-wager", k); });
+    // 21 Baccarat's bonus ranks (labels rank.<rank>), in gold
     Object.keys(r.bonus_paytable || {}).forEach(function (k) {
-      line(pays, L[k] || k.replace(/_/g, " "), r.bonus_paytable[k]).classList.add("bonus");
+      var row = line(pays, L["rank." + k] || k, r.bonus_paytable[k]);
+      row.classList.add("bonus");
+      row.setAttribute("data-rank", k);
     });
     if (r.commission !== undefined && r.commission !== null) {
       var rate = parseFloat(r.commission);
