@@ -9,8 +9,9 @@ commit is done).
   the batch into a temporary table);
 - the same key with the same body (byte-exact line) is a duplicate: harmless, dropped;
 - the same key with another body is refused: kept in ``rejected_entries`` with a ``forgery``
-  alarm, the stored row never overwritten (``controller.floor.chain`` settles which body the
-  chain confirms when both arrive before their successor);
+  alarm, the stored row kept. It is replaced later only by ``controller.floor.chain`` (its
+  ``_swap``), when the chain proves the body stored first the forgery (docs/floor.md, "When a
+  stored row is replaced, and why"): alarmed, the replaced body kept in ``rejected_entries``;
 - then each table's chain is checked from its position on (``controller.floor.chain``).
 
 ``dropped`` are messages that were not journal entries: ``(table_id from the topic or "",
@@ -114,6 +115,8 @@ class FloorStore:
 
     @classmethod
     def open(cls, url: str, hashers: Mapping[str, Hasher] | None = None) -> FloorStore:
+        """Connect and migrate; StoreError, one line in the user's words, when the database cannot
+        be reached or refuses the login or the migration (read-only, no right to create)."""
         conn = connect(url)
         try:
             migrate(conn)
