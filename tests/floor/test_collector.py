@@ -82,10 +82,6 @@ def publish(client: mqtt.Client, messages: list[str | bytes], table: str = "T1")
         info.wait_for_publish(timeout=HANG)
 
 
-def stored(db: str) -> list[str]:
-    return stored_lines(db, "T1")
-
-
 def test_every_entry_is_stored_and_what_is_not_one_is_dropped_counted_never_stored(
         mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
     collector = start(collectors, mosquitto, floor_db, tmp_path, "--max-message-bytes", "8192")
@@ -97,9 +93,9 @@ def test_every_entry_is_stored_and_what_is_not_one_is_dropped_counted_never_stor
     finally:
         client.disconnect()
         client.loop_stop()
-    collector.wait(lambda: len(stored(floor_db)) == len(journal.lines), "every entry stored")
+    collector.wait(lambda: len(stored_lines(floor_db)) == len(journal.lines), "every entry stored")
     collector.wait(lambda: query(floor_db, "SELECT sum(count) FROM dropped_messages") == [(4,)], "4 dropped")
-    assert stored(floor_db) == journal.lines
+    assert stored_lines(floor_db) == journal.lines
     dropped = dict(query(floor_db, "SELECT reason, count FROM dropped_messages WHERE table_id = 'T1'"))
     assert dropped == {"not_json": 1, "wrong_table": 1, "too_large": 1, "bad_field": 1}
     assert query(floor_db, "SELECT count(*) FROM entries WHERE table_id <> 'T1'") == [(0,)]
@@ -117,17 +113,17 @@ def test_a_collector_killed_loses_nothing_published_while_it_was_down(
     client = publisher(mosquitto)
     try:
         publish(client, lines[:80])
-        first.wait(lambda: len(stored(floor_db)) == 80, "the first 80 stored")
+        first.wait(lambda: len(stored_lines(floor_db)) == 80, "the first 80 stored")
         assert first.stop(signal.SIGKILL) == -signal.SIGKILL
         publish(client, lines[80:])  # nobody collecting: the broker keeps them for the session
         time.sleep(0.5)
-        assert len(stored(floor_db)) == 80
+        assert len(stored_lines(floor_db)) == 80
         second = start(collectors, mosquitto, floor_db, tmp_path)
-        second.wait(lambda: len(stored(floor_db)) == len(lines), "every entry stored")
+        second.wait(lambda: len(stored_lines(floor_db)) == len(lines), "every entry stored")
     finally:
         client.disconnect()
         client.loop_stop()
-    assert stored(floor_db) == lines
+    assert stored_lines(floor_db) == lines
     assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
     verify = subprocess.run([*SHOECTL, "floor", "verify", "--db", floor_db], capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout + verify.stderr
@@ -149,8 +145,8 @@ def test_a_broker_restart_and_a_lost_database_connection_lose_nothing(
         finally:
             client.disconnect()
             client.loop_stop()
-        collector.wait(lambda: len(stored(floor_db)) == lines.index(part[-1]) + 1, f"entries after the {fault}")
-    assert stored(floor_db) == lines
+        collector.wait(lambda: len(stored_lines(floor_db)) == lines.index(part[-1]) + 1, f"entries after the {fault}")
+    assert stored_lines(floor_db) == lines
     assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
     assert "the batch was not stored; retrying" in collector.stderr()  # the database was really lost
     assert "Traceback" not in collector.stderr()
@@ -166,16 +162,16 @@ def test_forged_messages_from_a_client_the_acl_allows_raise_alarms_and_change_no
     alarms = "SELECT kind, seq, open FROM floor_alarms ORDER BY id"
     try:
         publish(client, lines[:30])
-        collector.wait(lambda: len(stored(floor_db)) == 30, "the first 30 stored")
+        collector.wait(lambda: len(stored_lines(floor_db)) == 30, "the first 30 stored")
         publish(client, [forge_next(lines[9], operator="mallory"), forge_next(lines[30], prev_hash="ab" * 32)])
         collector.wait(lambda: len(query(floor_db, alarms)) == 2, "two alarms")
-        assert stored(floor_db) == lines[:30]
+        assert stored_lines(floor_db) == lines[:30]
         publish(client, lines[30:])
-        collector.wait(lambda: len(stored(floor_db)) == len(lines), "every entry stored")
+        collector.wait(lambda: len(stored_lines(floor_db)) == len(lines), "every entry stored")
     finally:
         client.disconnect()
         client.loop_stop()
-    assert stored(floor_db) == lines
+    assert stored_lines(floor_db) == lines
     assert query(floor_db, alarms) == [("forgery", 10, True), ("chain_break", 31, True)]
     verify = subprocess.run([*SHOECTL, "floor", "verify", "--db", floor_db], capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout + verify.stderr
@@ -194,7 +190,7 @@ def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(
     finally:
         client.disconnect()
         client.loop_stop()
-    collector.wait(lambda: len(stored(floor_db)) == 10, "entries stored once the broker is up")
+    collector.wait(lambda: len(stored_lines(floor_db)) == 10, "entries stored once the broker is up")
     assert collector.stderr().count("shoectl floor collect: ") == 1
 
 
