@@ -55,7 +55,7 @@ except ImportError:  # run as a script from benchmarks/
 
 from tests.link.fake_device import FakeDevice, card  # noqa: E402 - the tests' scripted device
 
-GOAL_RATIO = 3.0
+GOAL_RATIO = 1.5  # issue 15: the link round trip at most 1.5x the raw pty echo
 TIMING = Timing(response_timeout_ms=250, heartbeat_interval_ms=1000, retries=3,
                 reconnect_min_ms=100, reconnect_max_ms=5000)
 
@@ -206,7 +206,7 @@ def run(quick: bool = False) -> dict[str, object]:
         "ratio_median": round(ratio, 2),
         "ratio_p99": round(link_f["p99"] / raw_f["p99"], 2),
         "goal_ratio": GOAL_RATIO,
-        "goal_met": ratio < GOAL_RATIO,
+        "goal_met": ratio <= GOAL_RATIO,
         "link_retransmissions": stats["retransmissions"],
         **throughput,
     }

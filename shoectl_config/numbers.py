@@ -7,7 +7,8 @@ and its decimal places a value has few digits, so every later operation on it is
 
 ``bounded_decimal(value, lo, hi, ...)`` takes what TOML or JSON gives (a string such as
 ``"0.05"``, an integer, a finite float) and returns a ``Decimal`` or raises ``NumberError`` whose
-message is the reason, in the user's words.
+message is the reason, in the user's words. Decimal text is ASCII digits, sign, point and exponent
+only (no full-width or other Unicode digits, no ``_`` separators).
 """
 from __future__ import annotations
 
@@ -60,6 +61,8 @@ def _decimal(value: object) -> Decimal:
     text = value.strip()
     if len(text) > MAX_DECIMAL_TEXT:
         raise NumberError(f"not a decimal number of at most {MAX_DECIMAL_TEXT} characters: {show(value)}")
+    if not text.isascii() or "_" in text:  # Decimal() also takes "１" and "1_000"; a person's number is neither
+        raise NumberError(f"not a decimal number: {show(value)}")
     try:
         number = Decimal(text)
     except InvalidOperation:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -85,13 +86,79 @@ def test_odds_recomputes_the_figures_after_a_round_from_the_journal(capsys, ez_j
     (["--shoe", "T1-S0001", "--round", "99"], "no round 99 of shoe T1-S0001 in the journal"),
     (["--round", "1"], "--journal needs --shoe S and --round N"),
     (["--shoe", "T1-S0001", "--round", "1", "--removed", "AS"], "give no --removed or --decks"),
+    (["--shoe", "T1-S0001", "--round", "1", "--game", "nope"], "unknown game 'nope'; games: punto-banco"),
 ])
 def test_odds_journal_input_errors_are_one_line(capsys, ez_journal: Path, argv: list, says: str) -> None:
     code, out, err = run(capsys, "odds", "--journal", str(ez_journal), *argv)
     assert code == 2 and out == "" and says in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("value", ["abc", "2", "-1.5", "0.0000001", "nan", "1e999", ""])
+def test_odds_journal_values_another_submission_without_comparing(capsys, ez_journal: Path) -> None:
+    """The journal's edge records are EZ Baccarat's: 21 Baccarat's figures are not compared with them."""
+    argv = ["odds", "--journal", str(ez_journal), "--shoe", "T1-S0001", "--round", "2", "--game", "21-baccarat"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert out.count("not compared: the journal's figures are for another Rules Submission") == 1
+    assert "DIFFERS" not in out and " same\n" not in out
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0 and json.loads(out)["matches"] is None, err
+    code, out, err = run(capsys, *argv[:-1], "ez-baccarat")  # the journal's own: compared
+    assert code == 0 and out.count(" same\n") == 7 and "not compared" not in out, err
+
+
+def _journal_with_edge_record(path: Path, change: Callable[[dict], None]) -> None:
+    """A journal of one EZ Baccarat round whose ``edge`` record is the monitor's own figures
+    (``EdgeMonitor.outputs``) after ``change`` has altered them."""
+    from controller.journal import Journal
+    from controller.table.core import TableCore
+    from controller.table.edge_figures import ShoeCards, edge_figures
+    from controller.table.edge_monitor import EdgeMonitor
+    from controller.table.io import TableRecord
+    from controller.table.runner import TableRunner
+
+    sub = load_preset("ez-baccarat")
+    journal = Journal.open(path, table_id="T1")
+    try:
+        runner = TableRunner(TableCore(sub), journal)
+        cards = ShoeCards()
+        records = [TableRecord(kinds.SHOE_START, {"shoe": "T1-S0001", "decks": 8}, "T1-S0001")]
+        records += [TableRecord(kinds.CARD, {"card": c, "to": "player", "position": i, "n": i}, "T1-S0001", 1)
+                    for i, c in enumerate(["9S", "8H", "KD", "QC"], start=1)]
+        records.append(TableRecord(kinds.ROUND_RESULT, {"round": 1, "kind": "normal"}, "T1-S0001", 1))
+        for r in records:
+            cards.feed(r.kind, r.payload, r.shoe)
+        runner.journal_outputs(records)
+        remaining = cards.remaining()
+        wagers = edge_figures(sub, remaining.composition)
+        change(wagers)
+        runner.journal_outputs(EdgeMonitor().outputs("T1-S0001", 1, sub, remaining, wagers))
+    finally:
+        journal.close()
+
+
+def _edge_text_as_written_before(wagers: dict) -> None:
+    wagers["dragon7"]["edge"] = "-7.6E-2"  # another rendering of about the same figure: the ev is what counts
+
+
+def _a_different_ev(wagers: dict) -> None:
+    wagers["dragon7"]["ev"] = "1/2"
+
+
+@pytest.mark.parametrize("change, code, mark", [(_edge_text_as_written_before, 0, "same"),
+                                                (_a_different_ev, 1, "DIFFERS")])
+def test_odds_journal_compares_each_wagers_exact_ev(capsys, tmp_path: Path, change, code: int, mark: str) -> None:
+    journal = tmp_path / "j.db"
+    _journal_with_edge_record(journal, change)
+    argv = ["odds", "--journal", str(journal), "--shoe", "T1-S0001", "--round", "1"]
+    got, out, err = run(capsys, *argv, "--submission", "ez-baccarat")
+    assert got == code, err
+    dragon7 = [line for line in out.splitlines() if line.startswith("dragon7 ")][-1]  # the comparison's row
+    assert dragon7.endswith(f"  {mark}") and out.count(" same\n") == 7 - (mark == "DIFFERS")
+    got, out, err = run(capsys, *argv, "--json")  # the submission the edge record names
+    assert got == code and json.loads(out)["matches"] is (code == 0), err
+
+
+@pytest.mark.parametrize("value", ["abc", "2", "-1.5", "0.0000001", "nan", "1e999", "", "\uff11", "0.0\uff15", "1_0"])
 def test_a_bad_edge_threshold_is_one_line_and_creates_nothing(capsys, tmp_path: Path, value: str) -> None:
     journal = tmp_path / "j.db"
     code, out, err = run(capsys, "run", "--journal", str(journal), "--speed", "max", "--rounds", "1",
@@ -125,3 +192,5 @@ def test_a_dragon7_rich_shoe_raises_the_surveillance_notice(tmp_path: Path) -> N
     notices = [json.loads(line)["notice"] for line in proc.stdout.splitlines() if line.startswith('{"notice":')]
     assert any(n["level"] == "warning" and "after round 2 of" in n["text"] and "dragon7 +" in n["text"]
                for n in notices), notices
+    [logged] = [line for line in proc.stderr.splitlines() if "player edge above the threshold" in line and "round=2" in line]
+    assert "dragon7 +" in logged and "{" not in logged, logged  # the wagers as text, not a Python dict

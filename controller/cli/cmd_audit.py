@@ -30,7 +30,7 @@ from controller.audit.journal_audit import PRE_ORDERS, AuditInputError, cards_au
 from controller.audit.journal_source import AUDIT_KINDS, ShoeData, collect_shoes
 from controller.audit.report import cards_text, shuffle_text
 from controller.cli.charts import plot_target, position_residuals, shuffle_chart
-from controller.cli.common import print_json
+from controller.cli.common import non_negative_int, print_json
 from controller.cli.progress import progress_bar
 from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, read_checked
 from controller.errors import UsageError
@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--pre-order", choices=PRE_ORDERS, default="fresh",
                    help="the order before each shuffle: fresh decks (the emulator's; default), the previous "
                         "shoe's deal order, or none (skips adjacency and rising sequences)")
-    s.add_argument("--seed", type=int, default=0, help="seed for filling in unread cards and breaking ties (default 0)")
+    s.add_argument("--seed", type=non_negative_int, default=0, help="seed for filling in unread cards and breaking ties (default 0)")
     s.add_argument("--plot", metavar="FILE", help="also draw where each rank landed (a heat-map against a uniform "
                    "shuffle) and each test's p-value against alpha, as PNG or SVG by FILE's suffix (needs "
                    "matplotlib: pip install 'shoectl[plot]')")

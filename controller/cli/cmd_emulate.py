@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from controller.cli.common import positive_int, print_json
+from controller.cli.common import non_negative_int, positive_int, print_json
 from controller.errors import UsageError
 from firmware_bridge.emulator.factory import build_device, parse_speed
 from firmware_bridge.emulator.faults import FaultSpec
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --transport tcp: the TCP port (default: a free one)")
     p.add_argument("--link", metavar="PATH",
                    help="with --transport pty: the symlink to create (default: in a temp dir)")
-    p.add_argument("--seed", type=int, metavar="S", help="reproducible shuffles and faults")
+    p.add_argument("--seed", type=non_negative_int, metavar="S", help="reproducible shuffles and faults")
     p.add_argument("--faults", metavar="SPEC",
                    help="e.g. corrupt=0.01,unplug-every=3s,misread-at=12 (docs/emulator.md)")
     p.add_argument("--speed", default="1", metavar="max|N",

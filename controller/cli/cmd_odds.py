@@ -58,15 +58,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _game(text: str | None) -> str | None:
-    if text is None:
-        return None
-    name = text.strip().lower()
-    if name not in GAME_CHOICES:
-        raise UsageError(f"unknown game {text!r}; games: {', '.join(GAME_CHOICES)}")
-    return name
-
-
 def _decks(text: str | None, default: int) -> int:
     if text is None:
         return default
@@ -80,8 +71,7 @@ def _decks(text: str | None, default: int) -> int:
 
 
 def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
-    game = _game(args.game)
-    sub = submission_for(game, args.submission)
+    sub = submission_for(args.game, args.submission)
     shoe = Composition.standard(_decks(args.decks, sub.decks))
     removed = parse_cards(" ".join(args.removed or []))
     if removed:

@@ -39,7 +39,7 @@ from typing import Any
 from controller.cli.cmd_feed import FeedThread, add_run_feed_options, run_feed_options
 from controller.cli.cmd_scoreboard import add_run_scoreboard_option, bind_run_scoreboard, start_run_scoreboard
 from controller.cli.cmd_systemd import service_watch
-from controller.cli.common import positive_int, submission_for, whole_number
+from controller.cli.common import non_negative_int, positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
 from controller.cli.run_options import (
     DEFAULT_SPEED, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
@@ -82,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--table-id", type=table_id, default="T1", metavar="ID", help="the table's name (default T1)")
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes")
     p.add_argument("--rounds", type=positive_int, metavar="N", help="stop after N rounds")
-    p.add_argument("--seed", type=int, metavar="S", help="seed for the built-in emulator and the automated dealer")
+    p.add_argument("--seed", type=non_negative_int, metavar="S", help="seed for the built-in emulator and the automated dealer")
     p.add_argument("--speed", type=emulator_speed, metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", metavar="FILE", help="built-in emulator: append every card the shoe delivers")

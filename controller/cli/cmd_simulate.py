@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from controller.cli.charts import RunningHold, hold_chart, plot_target
-from controller.cli.common import GAME_CHOICES, percent, positive_int, print_json, submission_for
+from controller.cli.common import GAME_CHOICES, non_negative_int, percent, positive_int, print_json, submission_for
 from controller.cli.progress import progress_bar
 from controller.rules.engine import RoundResult
 from controller.simulation import ENGINES, Estimate, engine_for, outcome_frequencies, simulate, wager_holds
@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser, default_shoes: int = 100) -> None:
     p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission file or preset (default: minibaccarat)")
     p.add_argument("--game", choices=GAME_CHOICES, help="use the preset for this game instead of --submission")
     p.add_argument("--shoes", type=positive_int, default=default_shoes, metavar="N", help=f"shoes to deal (default {default_shoes})")
-    p.add_argument("--seed", type=int, default=None, metavar="S", help="seed for a reproducible run (default: OS randomness)")
+    p.add_argument("--seed", type=non_negative_int, default=None, metavar="S", help="seed for a reproducible run (default: OS randomness)")
     p.add_argument("--rounds", action="store_true", help="print every round as it is decided")
     p.add_argument("--engine", choices=ENGINES, default="auto", help="python: the pure-Python paths (a seed deals the "
                    "same shoes on every Python path); numpy: vectorised across shoes, Punto Banco games (needs "

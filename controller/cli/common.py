@@ -15,9 +15,22 @@ GAME_PRESET = {Game.PUNTO_BANCO: "minibaccarat", Game.EZ_BACCARAT: "ez-baccarat"
 GAME_CHOICES = [g.value for g in Game]
 
 
+def game_name(text: str | None) -> str | None:
+    """``--game``'s text as a game's name (case and spaces aside), or None when not given;
+    ``UsageError`` for a game there is not."""
+    if text is None:
+        return None
+    name = text.strip().lower()
+    if name not in GAME_CHOICES:
+        raise UsageError(f"unknown game {text!r}; games: {', '.join(GAME_CHOICES)}")
+    return name
+
+
 def submission_for(game: str | None, spec: str | None) -> Any:
     """The Rules Submission from ``--submission`` (a file or preset name), else the preset for
-    ``--game``, else the default. ``--game`` and ``--submission`` together must agree."""
+    ``--game`` (checked by ``game_name``), else the default. ``--game`` and ``--submission``
+    together must agree."""
+    game = game_name(game)
     if spec is None and game is not None:
         spec = GAME_PRESET[Game(game)]
     sub = resolve_submission(spec)

@@ -6,13 +6,18 @@ what is left) and compared with the ``edge`` record the monitor journaled for th
 The Rules Submission: ``--submission`` / ``--game`` when given; else the journal's ``submission``
 record in force at that round; else the one the ``edge`` record names (a preset, or a file that
 still exists); else the default, said in a line. The journal is checked as every reader checks it
-(``controller.cli.journal_input``). Exit status: 0 the figures (and they match the journal's), 1
-the journal does not verify or its ``edge`` record differs from the figures recomputed, 2 a usage
-or input error (no such shoe or round, a round after which fewer than six cards are left).
+(``controller.cli.journal_input``). The figures are compared with the ``edge`` record (each wager's
+exact ``ev``, and the cards left) only when the Rules Submission valued is the one the record was
+made for (the same source, or the same rules as the journal's ``submission`` record); otherwise
+``"matches"`` is null and one line says they are not compared. Exit status: 0 the figures (and
+they match the journal's, when compared), 1 the journal does not verify or its ``edge`` record
+differs from the figures recomputed, 2 a usage or input error (an unknown game, no such shoe or
+round, a round after which fewer than six cards are left).
 """
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from controller.cli.common import print_json, submission_for
@@ -24,6 +29,7 @@ from controller.rules.submission import parse_submission, resolve_submission
 from controller.table.edge_figures import JournalPoint, after_round, edge_figures, edge_payload, edge_percent
 
 EXIT_DIFFERS = 1
+NOT_COMPARED = "not compared: the journal's figures are for another Rules Submission"
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -49,8 +55,8 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
     wagers = edge_figures(sub, remaining.composition)
     figures = edge_payload(args.round, sub, remaining, wagers)
     journaled = point.edge
-    matches = None if journaled is None else (journaled.get("wagers") == wagers
-                                             and journaled.get("remaining") == figures["remaining"])
+    compared = journaled is not None and (whence != "given" or _same_rules(sub, journaled, point.submission_record))
+    matches = _matches(journaled, figures) if compared else None
     if args.json:
         print_json({"shoe": args.shoe, **figures, "submission_from": whence, "journaled": journaled,
                     "matches": matches, "odds": exact_odds(sub, remaining.composition).to_json()})
@@ -60,12 +66,46 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
         print(f"Rules Submission: {sub.source} ({whence})")
         print(render_text(sub, exact_odds(sub, remaining.composition)))
         print("")
+        if journaled is not None and not compared:
+            print(NOT_COMPARED)
         print(f"{'Wager':<14}{'Player edge':>13}  Journaled edge record")
         for name, w in wagers.items():
-            mark = "none" if journaled is None else (
-                "same" if journaled.get("wagers", {}).get(name) == w else "DIFFERS")
+            mark = "none" if journaled is None else "-" if not compared else (
+                "same" if _ev(journaled, name) == w["ev"] else "DIFFERS")
             print(f"{name:<14}{edge_percent(w['edge']):>13}  {mark}")
     return EXIT_DIFFERS if matches is False else 0
+
+
+def _ev(journaled: Mapping[str, Any], name: str) -> Any:
+    """A wager's exact expected value in the ``edge`` record (None: the record has no such wager)."""
+    return (journaled.get("wagers") or {}).get(name, {}).get("ev")
+
+
+def _matches(journaled: Mapping[str, Any], figures: Mapping[str, Any]) -> bool:
+    """The ``edge`` record agrees with the figures recomputed: the same wagers with the same exact
+    ``ev`` (the decimal text is only its rendering) and the same number of cards left."""
+    recomputed = figures["wagers"]
+    return (set(journaled.get("wagers") or {}) == set(recomputed)
+            and all(_ev(journaled, name) == w["ev"] for name, w in recomputed.items())
+            and journaled.get("remaining") == figures["remaining"])
+
+
+def _same_rules(sub: Any, journaled: Mapping[str, Any], record: Mapping[str, Any] | None) -> bool:
+    """``sub`` (given on the command line) is the Rules Submission the ``edge`` record was made for."""
+    if str(sub.source) == str(journaled.get("submission")):
+        return True
+    if record is None:
+        return False
+    try:
+        in_force = parse_submission(_rules_of(record), str(record.get("source", "journal")))
+    except SubmissionError:
+        return False
+    return _rules_of(in_force.to_dict()) == _rules_of(sub.to_dict())
+
+
+def _rules_of(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A Rules Submission document without its ``source``: the rules themselves."""
+    return {k: v for k, v in doc.items() if k != "source"}
 
 
 def _submission(args: argparse.Namespace, point: JournalPoint) -> tuple[Any, str]:
@@ -73,7 +113,7 @@ def _submission(args: argparse.Namespace, point: JournalPoint) -> tuple[Any, str
     if args.submission or args.game:
         return submission_for(args.game, args.submission), "given"
     if point.submission_record is not None:
-        doc = {k: v for k, v in point.submission_record.items() if k != "source"}
+        doc = _rules_of(point.submission_record)
         return parse_submission(doc, str(point.submission_record.get("source", "journal"))), "the journal's"
     if point.edge is not None and point.edge.get("submission"):
         named = str(point.edge["submission"])

@@ -80,8 +80,10 @@ class ShoeCards:
 
 
 def decimal_text(value: Fraction) -> str:
-    """``value`` as decimal text with 8 places (``-0.07611327``)."""
-    return str((Decimal(value.numerator) / Decimal(value.denominator)).quantize(EDGE_PLACES))
+    """``value`` as fixed-point text with 8 places (``-0.07611327``; zero, and a value that rounds
+    to it, is ``0.00000000``, never ``0E-8`` or ``-0.00000000``)."""
+    rounded = (Decimal(value.numerator) / Decimal(value.denominator)).quantize(EDGE_PLACES)
+    return format(rounded if rounded else rounded.copy_abs(), "f")
 
 
 def edge_percent(edge: str) -> str:

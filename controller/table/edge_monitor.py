@@ -220,8 +220,7 @@ class EdgeMonitor:
             shown = ", ".join(f"{k} {edge_percent(v)}" for k, v in hot.items())
             out.append(Notice("warning", f"surveillance: player edge above {self.threshold_text} after round "
                                          f"{round_no} of {shoe}: {shown}"))
-            log.warning(ALERT_EVENT, shoe=shoe, round=round_no, wagers=hot,
-                        threshold=self.threshold_text)
+            log.warning(ALERT_EVENT, shoe=shoe, round=round_no, wagers=shown, threshold=self.threshold_text)
         return out
 
     @staticmethod

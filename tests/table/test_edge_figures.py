@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections import Counter
+from fractions import Fraction
 
 from bench import Bench
 from test_every_wager_and_card import Walk
@@ -16,7 +17,7 @@ from controller.journal import kinds
 from controller.roles import Role
 from controller.rules.cards import Composition
 from controller.rules.submission import load_preset
-from controller.table.edge_figures import ShoeCards, after_round, edge_percent
+from controller.table.edge_figures import ShoeCards, after_round, decimal_text, edge_percent
 
 
 def test_the_cards_left_at_each_round_are_the_decks_less_the_cards_drawn() -> None:
@@ -85,3 +86,8 @@ def test_after_round_takes_the_cards_at_that_rounds_result_and_finds_its_edge_re
     assert point.submission_record == {"source": "preset:ez-baccarat"}  # the Rules Submission in force then
     assert after_round(entries, "S1", 2) is None
     assert edge_percent("-0.07611327") == "-7.6113%" and edge_percent("0.00120000") == "+0.1200%"
+
+
+def test_edges_are_fixed_point_text_with_eight_places() -> None:
+    assert [decimal_text(Fraction(n, d)) for n, d in [(0, 1), (-1, 10**10), (1, 10**10), (-7611327, 10**8), (3, 2)]] \
+        == ["0.00000000", "0.00000000", "0.00000000", "-0.07611327", "1.50000000"]

@@ -63,13 +63,13 @@ def test_each_round_gets_the_exact_figures_of_the_cards_left(tmp_path, worker: s
     assert verify(tmp_path / "j.db").ok
 
 
-def _idle_runner(tmp_path):
+def _idle_runner(tmp_path, preset: str = "ez-baccarat"):
     """A runner that is not running: the test thread plays its owner (the journal's one writer)."""
     from controller.table.core import TableCore
     from controller.table.runner import TableRunner
 
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
-    return TableRunner(TableCore(load_preset("ez-baccarat")), journal), journal
+    return TableRunner(TableCore(load_preset(preset)), journal), journal
 
 
 def _deal(monitor: EdgeMonitor, shoe: str, cards: list[str], round_kind: str = "normal") -> None:
@@ -122,28 +122,44 @@ def test_a_void_round_gets_no_figures_and_the_drain_journals_what_is_pending(tmp
     assert edge.kind == kinds.EDGE and edge.payload["cards_out"] == 5 and edge.payload["remaining"] == 411
 
 
-def test_a_wager_above_the_threshold_raises_the_notice_and_is_journaled(tmp_path) -> None:
-    """A shoe stripped of every 8 and 9 (no naturals, many three-card hands): Dragon 7 and Panda 8
-    turn in the player's favour."""
-    runner, journal = _idle_runner(tmp_path)
+def _one_round(tmp_path, preset: str, threshold: Fraction | int, cards: list[str]) -> tuple[list, list]:
+    """One round of ``cards`` valued by a monitor on an idle runner: (the journal's entries, the notices)."""
+    runner, journal = _idle_runner(tmp_path, preset)
     notices = []
     runner.on_notice = notices.append
-    monitor = EdgeMonitor(threshold=Fraction(1, 100), worker="thread").attach(runner)
-    rich = [f"{r}{s}" for r in "89" for s in "CDHS" for _ in range(8)]
+    monitor = EdgeMonitor(threshold=threshold, worker="thread").attach(runner)
     try:
-        _deal(monitor, "T1-S0001", rich)
+        _deal(monitor, "T1-S0001", cards)
         _run_owner_items(runner)
     finally:
         monitor.close()
         journal.close()
     with JournalReader.open(tmp_path / "j.db") as r:
-        edge, alert = list(r.entries())
+        return list(r.entries()), notices
+
+
+def test_a_wager_above_the_threshold_raises_the_notice_and_is_journaled(tmp_path) -> None:
+    """A shoe stripped of every 8 and 9 (no naturals, many three-card hands): Dragon 7 and Panda 8
+    turn in the player's favour."""
+    rich = [f"{r}{s}" for r in "89" for s in "CDHS" for _ in range(8)]
+    (edge, alert), notices = _one_round(tmp_path, "ez-baccarat", Fraction(1, 100), rich)
     assert edge.kind == kinds.EDGE and alert.kind == kinds.EDGE_ALERT
     hot = {k for k, w in edge.payload["wagers"].items() if Fraction(w["ev"]) > Fraction(1, 100)}
     assert "dragon7" in hot and set(alert.payload["wagers"]) == hot and alert.payload["threshold"] == "0.01"
     [notice] = notices
     assert notice.level == "warning" and notice.text.startswith("surveillance: player edge above 0.01 after round 1")
     assert "dragon7 +" in notice.text
+
+
+def test_an_edge_exactly_at_the_threshold_raises_no_notice(tmp_path) -> None:
+    """21 Baccarat's Player and Banker are exactly even (ev 0) on any shoe: at threshold 0 they are
+    not above it, so no ``edge_alert`` and no notice; their edge is written ``0.00000000``."""
+    [edge], notices = _one_round(tmp_path, "21-baccarat", 0, ["9S", "8H", "KD", "QC"])
+    assert edge.kind == kinds.EDGE
+    even = {k: w for k, w in edge.payload["wagers"].items() if w["ev"] == "0"}
+    assert set(even) == {"player", "banker"} and all(w["edge"] == "0.00000000" for w in even.values())
+    assert all(Fraction(w["ev"]) < 0 for k, w in edge.payload["wagers"].items() if k not in even)
+    assert notices == []
 
 
 @pytest.mark.parametrize("worker", ["thread", "process"])
