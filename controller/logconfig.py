@@ -1,8 +1,9 @@
 """structlog, configured once for the process: JSON lines to a rotating file, readable lines on
-standard error. Every line carries the table, shoe, round and device ids (``None`` where not
-applicable): the table's for the whole process, on every thread (``configure_logging``), the
-others from structlog's context variables or the logger's own (the runner binds shoe and round per
-input; the links bind their device).
+standard error. A line carries the table, shoe, round and device ids that apply to it: the
+table's for the whole process, on every thread (``configure_logging``), the others from structlog's
+context variables or the logger's own (the runner binds shoe and round per input; the links bind
+their device). An id without a value is left out (no ``shoe=None`` on a feed's or a collector's
+line).
 
 Levels: ``error`` only for what a person must act on (the table stopped by a failure, a journal
 anchor not recorded, events a device lost); ``warning`` for what went wrong and was mended, or
@@ -30,6 +31,8 @@ def _ensure_ids(logger: Any, method: str, event: dict[str, Any]) -> dict[str, An
     for key in IDS:
         if event.get(key) is None:  # context variables are per thread: the links' threads have none
             event[key] = _process_ids.get(key)
+        if event[key] is None:  # not applicable here (a context variable bound to None, or none bound)
+            del event[key]
     return event
 
 

@@ -5,8 +5,10 @@ same feed on a thread of the table's own process, following the journal as an ou
 The feed runs until SIGTERM or SIGINT (then it publishes what the journal still holds, for a few
 seconds, and says goodbye on its status topic): exit 143 or 130. An unreachable broker is not an
 error: the feed says so once on standard error and waits. Exit 2, one line: a bad option or URL,
-an unreadable password file, a cursor of another journal, a journal that cannot be read, a broker
-that refuses the credentials (or this table's topics), a chain that breaks.
+a TLS file that cannot be used, MQTT 3.1.1 (``require_mqtt_5``), an unreadable password file, a
+cursor that is not one or is another journal's, a journal that cannot be read, a broker that
+refuses the credentials (or this table's topics), a chain that breaks (after the entries before
+it are published).
 """
 from __future__ import annotations
 
@@ -20,11 +22,14 @@ import structlog
 
 from controller.cli.common import positive_int
 from controller.cli.stopping import run_until_signalled
-from controller.floor.broker import BrokerOptions, add_broker_options, broker_options
+from controller.errors import UsageError
+from controller.floor.broker import MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
 from controller.floor.cursor import FeedCursor, default_cursor_path
 from controller.floor.feed import DRAIN_LIMIT, FeedSettings, JournalFeed
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
+from controller.journal.errors import JournalError
+from controller.journal.reader import JournalReader
 from controller.journal.tail import JournalTail
 from controller.logconfig import configure_logging
 from controller.scoreboard.state import TableView
@@ -85,11 +90,53 @@ def add_run_feed_options(parser: argparse.ArgumentParser) -> None:
     add_broker_options(parser, url_flag="--feed", required=False,
                        url_help="also publish the journal to this MQTT broker, as shoectl feed does, from a thread "
                                 "of this process: mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
+    parser.set_defaults(mqtt_version=None)  # given or not: the broker's options are refused without --feed
+
+
+_RUN_BROKER_FLAGS = ("--tls-ca", "--tls-cert", "--tls-key", "--username", "--password-file", "--client-id",
+                     "--mqtt-version")
 
 
 def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
-    """``shoectl run``'s broker options, checked before anything is created (None without ``--feed``)."""
-    return broker_options(args, url_flag="--feed") if args.feed else None
+    """``shoectl run``'s broker options, checked before anything is created (None without
+    ``--feed``): UsageError for a broker option without ``--feed`` (ignoring it would let an
+    operator believe the table is fed), for what ``broker_options`` refuses, for MQTT 3.1.1, when
+    paho-mqtt is missing, and for a cursor beside the journal that is not this journal's."""
+    if not args.feed:
+        given = [flag for flag in _RUN_BROKER_FLAGS if getattr(args, flag[2:].replace("-", "_")) is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)}: only with --feed URL (the floor's broker), which is not given")
+        return None
+    options = broker_options(args, url_flag="--feed")
+    require_mqtt_5(options)
+    paho_client()  # the floor extra: missing, it is said now, not on the feed's thread
+    check_run_cursor(Path(args.journal), args.table_id)
+    return options
+
+
+def require_mqtt_5(options: BrokerOptions) -> None:
+    """UsageError for ``--mqtt-version 3.1.1``: a 3.1.1 PUBACK cannot refuse a publish (Mosquitto
+    acknowledges one its ACL denies and drops it), so the feed's cursor would pass entries the
+    floor never got (docs/floor.md, Guarantees and limits)."""
+    if options.protocol != MQTT_V5:
+        raise UsageError("--mqtt-version 3.1.1: the feed needs MQTT 5 (under 3.1.1 the broker acknowledges "
+                         "entries its ACL drops, and the feed would count them as delivered)")
+
+
+def check_run_cursor(journal: Path, table_id: str) -> None:
+    """CursorError for the feed's cursor beside ``journal`` when it is not a cursor, or not this
+    journal's (a journal still to be created is a new one: no cursor fits it)."""
+    cursor = default_cursor_path(journal)
+    if not cursor.exists():
+        return
+    created = None
+    if journal.exists():
+        try:
+            with JournalReader.open(journal) as reader:
+                table_id, created = reader.table_id, reader.meta.get("created")
+        except JournalError:
+            return  # not a journal: shoectl run says so when it opens it
+    FeedCursor(cursor, table_id, created).load()
 
 
 def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = None, hmac_key: bytes | None = None,
@@ -106,6 +153,7 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
 
 def run(args: argparse.Namespace) -> int:
     options = broker_options(args)
+    require_mqtt_5(options)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     feed = make_feed(Path(args.journal), options, cursor=args.cursor, hmac_key=key,
                      settings=FeedSettings(window=args.max_inflight))

@@ -43,7 +43,7 @@ MQTT_V311 = 4
 MQTT_V5 = 5
 
 
-def _paho() -> Any:
+def paho_client() -> Any:
     """The ``paho.mqtt.client`` module; ``UsageError`` in the user's words when it is missing."""
     try:
         import paho.mqtt.client as client_module
@@ -59,6 +59,7 @@ SESSION_EXPIRY = 7 * 24 * 3600  # a persistent session outlives a week's outage 
 _CREDENTIALS_REFUSED = {134: "wrong user name or password",
                         135: "not authorised (a wrong user name or password, or a user it does not admit)"}
 _MAX_PASSWORD_FILE = 64 * 1024
+PORT_WORDS = "the port must be a number from 1 to 65535"
 
 
 class BrokerError(UsageError):
@@ -109,9 +110,12 @@ def parse_broker_url(text: str) -> tuple[str, int, bool]:
     bad = f"bad broker URL {text!r}: "
     try:
         parts = urllib.parse.urlsplit(text)
+    except ValueError:  # an unbalanced [ of an IPv6 address
+        raise BrokerError(bad + "expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]") from None
+    try:
         port = parts.port
-    except ValueError as exc:
-        raise BrokerError(bad + f"{exc} (expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT])") from None
+    except ValueError:  # not digits, or out of range
+        raise BrokerError(bad + PORT_WORDS) from None
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
         raise BrokerError(bad + "expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
@@ -122,7 +126,7 @@ def parse_broker_url(text: str) -> tuple[str, int, bool]:
     if not parts.hostname:
         raise BrokerError(bad + "no host")
     if port == 0:
-        raise BrokerError(bad + "port 0")
+        raise BrokerError(bad + PORT_WORDS)
     return parts.hostname, port or SCHEMES[scheme], scheme == "mqtts"
 
 
@@ -163,9 +167,51 @@ def broker_options(args: argparse.Namespace, *, url_flag: str = "--broker") -> B
     if args.client_id is not None and not args.client_id:
         raise BrokerError("--client-id must not be empty")
     password = read_password_file(args.password_file) if args.password_file else None
-    return BrokerOptions(url, host, port, tls, _readable(args.tls_ca, "CA file"), _readable(args.tls_cert, "certificate"),
-                         _readable(args.tls_key, "key file"), args.username, password, args.client_id,
-                         VERSIONS[args.mqtt_version])
+    options = BrokerOptions(url, host, port, tls, _readable(args.tls_ca, "CA file"),
+                            _readable(args.tls_cert, "certificate"), _readable(args.tls_key, "key file"),
+                            args.username, password, args.client_id, VERSIONS[args.mqtt_version or "5"])
+    check_tls_files(options)
+    return options
+
+
+def check_tls_files(options: BrokerOptions) -> None:
+    """BrokerError, in the user's words, for a CA file that holds no certificate, a certificate
+    file that is not one, or a key that is not the certificate's (ssl's own messages name its C
+    source, not the file)."""
+    if options.tls_ca:
+        try:
+            ssl.create_default_context().load_verify_locations(cafile=options.tls_ca)
+        except (ssl.SSLError, ValueError):
+            raise BrokerError(f"--tls-ca {options.tls_ca}: not a certificate file (PEM)") from None
+    if not options.tls_cert:
+        return
+    try:
+        ssl.create_default_context().load_cert_chain(options.tls_cert, options.tls_key)
+        return
+    except (ssl.SSLError, ValueError) as exc:
+        mismatch = "KEY_VALUES_MISMATCH" in str(getattr(exc, "reason", "") or exc)
+    if mismatch:
+        raise BrokerError(f"--tls-key {options.tls_key or options.tls_cert}: the TLS key does not match the "
+                          f"certificate {options.tls_cert}")
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=options.tls_cert)
+    except (ssl.SSLError, ValueError):
+        raise BrokerError(f"--tls-cert {options.tls_cert}: not a certificate file (PEM)") from None
+    if options.tls_key:
+        raise BrokerError(f"--tls-key {options.tls_key}: not a private key file (PEM, without a passphrase)")
+    raise BrokerError(f"--tls-cert {options.tls_cert}: holds no private key; give it with --tls-key FILE")
+
+
+def host_problem(options: BrokerOptions) -> str | None:
+    """Why the broker's host cannot be reached by name, in the user's words (``cannot resolve host
+    H``), or None when its name resolves (or is an address)."""
+    import socket
+
+    try:
+        socket.getaddrinfo(options.host, options.port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        return f"cannot resolve host {options.host}"
+    return None
 
 
 def make_client(options: BrokerOptions, *, client_id: str, persistent: bool = False,
@@ -173,7 +219,7 @@ def make_client(options: BrokerOptions, *, client_id: str, persistent: bool = Fa
     """A paho client configured from ``options`` (not connected). ``client_id`` is used unless the
     options name one. ``will``: ``(topic, payload)`` the broker publishes, retained, QoS 1, when the
     connection is lost without a goodbye. BrokerError for TLS files that do not load."""
-    mqtt = _paho()
+    mqtt = paho_client()
     from paho.mqtt.enums import CallbackAPIVersion
 
     v311 = options.protocol == MQTT_V311
@@ -185,8 +231,9 @@ def make_client(options: BrokerOptions, *, client_id: str, persistent: bool = Fa
     if options.tls:
         try:
             client.tls_set(ca_certs=options.tls_ca, certfile=options.tls_cert, keyfile=options.tls_key)
-        except (OSError, ssl.SSLError, ValueError) as exc:
-            raise BrokerError(f"cannot use the TLS files: {' '.join(str(exc).split())}") from None
+        except (OSError, ssl.SSLError, ValueError):
+            check_tls_files(options)  # says which file and why
+            raise BrokerError("cannot use the TLS files (--tls-ca, --tls-cert, --tls-key)") from None
     if will is not None:
         client.will_set(will[0], will[1], qos=1, retain=True)
     return client

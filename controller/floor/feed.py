@@ -43,12 +43,13 @@ from typing import Any, Protocol
 import structlog
 
 from controller.floor.broker import (
-    BrokerError, BrokerOptions, check_tls_trust, connect_in_background, is_credentials_refusal, make_client, refusal,
+    BrokerError, BrokerOptions, check_tls_trust, connect_in_background, host_problem, is_credentials_refusal, make_client,
+    refusal,
 )
 from controller.floor.cursor import AckWindow, FeedCursor
 from controller.floor.topics import journal_topic, roads_topic, status_topic
 from controller.journal.entry import Entry
-from controller.journal.errors import JournalBusyError
+from controller.journal.errors import JournalBusyError, JournalIntegrityError
 from controller.journal.tail import JournalTail
 
 log = structlog.get_logger("shoectl.feed")
@@ -138,7 +139,8 @@ class JournalFeed:
     def run(self, stop: threading.Event) -> None:
         """Publish until ``stop`` is set, then drain and say goodbye (see the module docstring).
         FeedRefused when the broker refuses the feed; a JournalError when the journal cannot be
-        read or its chain breaks (the entries before the break are published)."""
+        read or its chain breaks (the entries before the break are published first, and their
+        acknowledgements waited for as a stopping feed waits)."""
         start = self.cursor.load()
         self.window = AckWindow(start)
         self._saved = start
@@ -149,8 +151,12 @@ class JournalFeed:
         check_tls_trust(self.options)
         connect_in_background(self.client, self.options)
         try:
-            while not stop.is_set():
-                self._step()
+            try:
+                while not stop.is_set():
+                    self._step()
+            except JournalIntegrityError:
+                self._settle(stop)  # the entries before the break are published: see them acknowledged
+                raise
             self._drain()
         finally:
             self._save_cursor(force=True)
@@ -188,6 +194,16 @@ class JournalFeed:
             info.wait_for_publish(timeout=max(0.1, deadline - time.monotonic()))
         self._take_events()
 
+    def _settle(self, stop: threading.Event) -> None:
+        """Wait for the acknowledgements of what is published (the broker may not be connected
+        yet), until ``stop``, or ``DRAIN_LIMIT`` times ``stop_grace`` pass."""
+        deadline = time.monotonic() + DRAIN_LIMIT * self.settings.stop_grace
+        while self.window.outstanding and not stop.is_set() and time.monotonic() < deadline:
+            self._take_events()
+            self._save_cursor()
+            self._wake.wait(self.settings.poll_interval)
+            self._wake.clear()
+
     def _take_events(self) -> None:
         while True:
             try:
@@ -209,7 +225,9 @@ class JournalFeed:
                     self._outage = True
                     why = ("cannot reach the broker" if what == "unreachable" or not self._ever_connected
                            else "lost the broker")
-                    text = (f"{why} {self.options.url}; retrying, the entries wait in the journal "
+                    unnamed = host_problem(self.options) if what == "unreachable" else None
+                    text = (f"{why} {self.options.url}{f' ({unnamed})' if unnamed else ''}; retrying, the entries "
+                            f"wait in the journal "
                             f"(acknowledged up to entry {self.window.acked_through})")
                     log.warning(text)
 

@@ -44,14 +44,16 @@ def refused(capsys, *argv: str, outage_lines: bool = False) -> str:
 
 @pytest.mark.parametrize(("url", "says"), [
     ("http://127.0.0.1", "expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]"),
-    ("mqtt://127.0.0.1:99999", "Port out of range"),
-    ("mqtt://127.0.0.1:port", "expected mqtt://HOST[:PORT]"),
+    ("mqtt://127.0.0.1:99999", "the port must be a number from 1 to 65535"),
+    ("mqtt://h:abc", "the port must be a number from 1 to 65535"),
+    ("mqtt://127.0.0.1:0", "the port must be a number from 1 to 65535"),
     ("mqtt://T1:secret@127.0.0.1", "no user name or password in the URL"),
     ("mqtt://", "no host"),
     ("mqtt://127.0.0.1/shoectl", "only a host and a port"),
 ])
 def test_a_bad_broker_url_is_one_line(capsys, journal: Path, url: str, says: str) -> None:
-    assert says in refused(capsys, "--journal", str(journal), "--broker", url)
+    line = refused(capsys, "--journal", str(journal), "--broker", url)
+    assert says in line and "cast to integer" not in line and "Port" not in line
     assert not Path(f"{journal}.feed-cursor").exists()
 
 
@@ -100,25 +102,47 @@ def test_a_table_cannot_feed_under_another_tables_name(capsys, journal: Path, mo
     assert "is the MQTT user name the table id?" in line
 
 
-def test_an_unreachable_broker_at_start_is_waited_for_and_said_once(journal: Path, tmp_path: Path) -> None:
-    port = free_port()  # nothing listens there
-    log = tmp_path / "feed.err"
+def waiting_feed(journal: Path, url: str, log: Path, *, wait_more: float = 0.0) -> tuple[int, str]:
+    """Start ``shoectl feed`` to the unreachable broker ``url``; once it says so (and ``wait_more``
+    seconds later, still running), SIGTERM it: its exit code and standard error."""
     with log.open("w") as err_file:
-        feed = subprocess.Popen([*SHOECTL, "feed", "--journal", str(journal), "--broker", f"mqtt://127.0.0.1:{port}"],
+        feed = subprocess.Popen([*SHOECTL, "feed", "--journal", str(journal), "--broker", url],
                                 stdout=subprocess.DEVNULL, stderr=err_file, text=True)
     try:
         deadline = time.monotonic() + 60
         while "cannot reach the broker" not in log.read_text():
             assert feed.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.05)
-        time.sleep(2.0)  # several more retries
+        time.sleep(wait_more)
         assert feed.poll() is None  # still waiting
     finally:
         code, _ = stopped(feed, signal.SIGTERM)
-    err = log.read_text()
+    return code, log.read_text()
+
+
+def test_an_unreachable_broker_at_start_is_waited_for_and_said_once(journal: Path, tmp_path: Path) -> None:
+    # nothing listens on a free port; two seconds: several more retries
+    code, err = waiting_feed(journal, f"mqtt://127.0.0.1:{free_port()}", tmp_path / "feed.err", wait_more=2.0)
     assert code == 128 + signal.SIGTERM, err
     assert err.count("cannot reach the broker") == 1, err
     assert "retrying, the entries wait in the journal" in err
+    assert "=None" not in err and "table=T1" in err, err  # no id without a value (issue 13)
+
+
+def test_a_host_that_does_not_resolve_is_said_in_words(journal: Path, tmp_path: Path) -> None:
+    """Before: the outage line did not say why; now it names the host that does not resolve, in
+    the user's words (no ``[Errno -8] Servname not supported``)."""
+    code, err = waiting_feed(journal, "mqtt://no-such-host.invalid", tmp_path / "feed.err")
+    assert "cannot reach the broker mqtt://no-such-host.invalid (cannot resolve host no-such-host.invalid)" in err
+    assert "Errno" not in err and "None" not in err, err
+
+
+def test_mqtt_3_1_1_is_refused_for_the_feed(capsys, journal: Path) -> None:
+    """Under 3.1.1 a PUBACK cannot refuse: Mosquitto acknowledges a publish its ACL denies and drops
+    it, so the feed's cursor would pass entries the floor never got (docs/floor.md)."""
+    line = refused(capsys, "--journal", str(journal), "--broker", "mqtt://127.0.0.1:1", "--mqtt-version", "3.1.1")
+    assert "--mqtt-version 3.1.1: the feed needs MQTT 5" in line
+    assert not Path(f"{journal}.feed-cursor").exists()
 
 
 def test_run_refuses_a_bad_feed_option_before_creating_anything(capsys, tmp_path: Path) -> None:
@@ -128,6 +152,45 @@ def test_run_refuses_a_bad_feed_option_before_creating_anything(capsys, tmp_path
     assert code == 2 and err.strip().count("\n") == 0, err
     assert "cannot read the password file" in err
     assert not journal.parent.exists()  # nothing created
+
+
+def test_run_refuses_a_cursor_that_is_not_one_before_creating_anything(capsys, tmp_path: Path) -> None:
+    """Before: the journal, its anchors and its log were created, then ``not a feed cursor``."""
+    journal = tmp_path / "j.db"
+    Path(f"{journal}.feed-cursor").write_text("garbage\n")
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--feed", "mqtt://127.0.0.1:1")
+    assert code == 2 and err.strip().count("\n") == 0, err
+    assert "j.db.feed-cursor: not a feed cursor" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.db.feed-cursor"]  # nothing created
+
+
+def test_run_refuses_the_cursor_of_another_journal_before_creating_anything(capsys, journal: Path,
+                                                                            tmp_path: Path) -> None:
+    new = tmp_path / "new.db"  # a journal still to be created: no cursor is its
+    Path(f"{new}.feed-cursor").write_text(json.dumps({"format": "shoectl-feed-cursor/1", "table_id": "T1",
+                                                      "journal_created": "2020-01-01T00:00:00.000000Z", "seq": 3}))
+    code, out, err = run(capsys, "run", "--journal", str(new), "--rounds", "1", "--feed", "mqtt://127.0.0.1:1")
+    assert code == 2 and "the cursor of another journal" in err and err.strip().count("\n") == 0, err
+    assert not new.exists() and not Path(f"{new}.anchors").exists() and not new.with_suffix(".log").exists()
+
+
+@pytest.mark.parametrize("option", [["--tls-ca", "ca.pem"], ["--username", "T1"], ["--password-file", "pw"],
+                                    ["--mqtt-version", "5"], ["--client-id", "t1"], ["--tls-cert", "c.pem"]])
+def test_run_refuses_broker_options_without_feed(capsys, tmp_path: Path, option: list[str]) -> None:
+    """Before: ``shoectl run --tls-ca x`` dealt as if the option were not there."""
+    journal = tmp_path / "var" / "t.db"
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", *option)
+    assert code == 2 and err.strip().count("\n") == 0, err
+    assert f"{option[0]}: only with --feed URL" in err
+    assert not journal.parent.exists()
+
+
+def test_run_refuses_mqtt_3_1_1_for_its_feed(capsys, tmp_path: Path) -> None:
+    journal = tmp_path / "var" / "t.db"
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--feed", "mqtt://127.0.0.1:1",
+                         "--mqtt-version", "3.1.1")
+    assert code == 2 and "the feed needs MQTT 5" in err and err.strip().count("\n") == 0, err
+    assert not journal.parent.exists()
 
 
 def test_run_with_an_unreachable_broker_deals_on_and_says_so_once(tmp_path: Path) -> None:

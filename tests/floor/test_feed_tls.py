@@ -42,3 +42,28 @@ def test_a_broker_it_cannot_trust_is_one_line(capsys, tls_broker: Mosquitto, jou
     assert f"the broker {tls_broker.tls_url} is not trusted: its certificate" in err
     assert "give its CA with --tls-ca FILE" in err
     assert not Path(f"{journal}.feed-cursor").exists()
+
+
+def test_tls_files_that_cannot_be_used_are_said_in_words(capsys, tls_broker: Mosquitto, journal: Path,
+                                                         tmp_path: Path) -> None:
+    """Before: ``cannot use the TLS files: [SSL] PEM lib (_ssl.c:3905)``. Now which file, and why."""
+    root, url = tls_broker.root, tls_broker.tls_url
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not PEM at all\n")
+    cases = [
+        (["--tls-ca", str(garbage)], f"--tls-ca {garbage}: not a certificate file (PEM)"),
+        (["--tls-cert", str(garbage), "--tls-key", str(root / "server.key")],
+         f"--tls-cert {garbage}: not a certificate file (PEM)"),
+        (["--tls-cert", str(root / "server.pem"), "--tls-key", str(garbage)],
+         f"--tls-key {garbage}: not a private key file"),
+        (["--tls-cert", str(root / "server.pem"), "--tls-key", str(root / "ca.key")],
+         "the TLS key does not match the certificate"),
+        (["--tls-cert", str(root / "server.pem")], "holds no private key; give it with --tls-key FILE"),
+    ]
+    for options, says in cases:
+        code, out, err = run(capsys, "feed", "--journal", str(journal), "--broker", url, "--tls-ca",
+                             str(tls_broker.ca_file), *options)
+        assert code == 2 and err.strip().count("\n") == 0, err
+        assert says in err, err
+        assert "_ssl.c" not in err and "[SSL" not in err and "PEM lib" not in err, err
+    assert not Path(f"{journal}.feed-cursor").exists()

@@ -15,8 +15,8 @@ Each user's password is ``password_of(user)``, in a file ``password_file(user)``
 tables ``T1``-``T8`` (a table's MQTT user name is its table id), ``collector@floor`` and
 ``display@floor``.
 
-Without ``mosquitto`` (``/usr/sbin``) the tests that use it are skipped, saying so; under
-``CI=true`` they fail (tests/required.py).
+Without ``mosquitto`` (on PATH, or in ``/usr/sbin`` where Debian puts it: ``debian_command``) the
+tests that use it are skipped, saying so; under ``CI=true`` they fail (tests/required.py).
 """
 from __future__ import annotations
 
@@ -39,8 +39,19 @@ from services.postgres import free_port
 ACL = Path(__file__).resolve().parents[2] / "packaging" / "mosquitto" / "acl"
 TABLES = tuple(f"T{i}" for i in range(1, 9))
 COLLECTOR, DISPLAY = "collector@floor", "display@floor"
+DEBIAN_FOLDERS = (Path("/usr/sbin"), Path("/usr/bin"))
 USERS = (*TABLES, COLLECTOR, DISPLAY)
 START_TIMEOUT = 20.0  # seconds to wait for the broker to accept (never a performance limit)
+
+
+def debian_command(name: str, why: str) -> str:
+    """``require_command(name)``, also where Debian's package puts it (``/usr/sbin/mosquitto``,
+    ``/usr/bin/mosquitto_passwd``) when that folder is not on PATH, as .ci/run finds it."""
+    if shutil.which(name) is None:
+        for folder in DEBIAN_FOLDERS:
+            if os.access(folder / name, os.X_OK):
+                return str(folder / name)
+    return require_command(name, why)
 
 
 def password_of(user: str) -> str:
@@ -59,8 +70,8 @@ class Mosquitto:
 
     @classmethod
     def start(cls, users: tuple[str, ...] = USERS, *, tls: bool = False) -> Mosquitto:
-        program = require_command("mosquitto", "the floor's tests run a real MQTT broker")
-        passwd = require_command("mosquitto_passwd", "the broker's password file")
+        program = debian_command("mosquitto", "the floor's tests run a real MQTT broker")
+        passwd = debian_command("mosquitto_passwd", "the broker's password file")
         root = Path(tempfile.mkdtemp(prefix="shoectl-mqtt-"))
         broker = cls(program, root, free_port())
         try:
