@@ -9,6 +9,14 @@ few milliseconds; ``tests/scoreboard/test_browser.py`` prints the journal-to-pag
 it in ``artifacts/scoreboard/latency.json``). The scoreboard looks at the journal every 50 ms, so
 the median is about half of that plus the delivery.
 
+``floor``: the floor scoreboard's cost per MQTT message (``MqttFloorSource``), for 32 and 256
+tables each holding a shoe of 60 results: ``message_us`` (one table's status: that table rebuilt
+in both languages, its floor row encoded; without an event loop the floor is published at once,
+so this includes a floor snapshot: the worst case), ``floor_snapshot_us`` (the floor's state joined from
+the kept rows: at most every 200 ms, whatever the message rate), and ``rebuild_all_us``: what one
+message cost before (every table's state rebuilt and the whole floor encoded again), for
+comparison. Medians of ``benchmarks.stats.timings``.
+
 Run from the project root: ``python -m benchmarks scoreboard [--quick]``.
 """
 from __future__ import annotations
@@ -23,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from benchmarks.stats import percentile
+from benchmarks.stats import percentile, summary, timings
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 HANG = 300  # seconds before a wait is given up (never a figure)
@@ -65,7 +73,60 @@ def _rounds(journal: Path) -> int:
         return sum(1 for _ in reader.entries(kinds=["round_result"]))
 
 
+def _floor_source(tables: int):
+    """A floor source (no broker: messages handed to it directly) holding ``tables`` tables."""
+    import json as _json
+
+    from controller.floor.broker import BrokerOptions
+    from controller.roadmaps import compute, parse_results
+    from controller.scoreboard.mqtt_source import MqttFloorSource
+
+    source = MqttFloorSource(BrokerOptions("mqtt://127.0.0.1:1", "127.0.0.1", 1, False))
+    roads = _json.dumps(compute(parse_results("B P B B T P P P B B P B B B B P T " * 4)).to_json()).encode()
+
+    class Message:
+        def __init__(self, topic: str, payload: bytes) -> None:
+            self.topic, self.payload = topic, payload
+
+    def status(table: str, seq: int) -> Message:
+        body = {"table_id": table, "seq": seq, "state": "betting", "shoe": f"{table}-S0001", "round": 60,
+                "last_outcome": "banker", "online": True}
+        return Message(f"shoectl/v1/tables/{table}/status", _json.dumps(body).encode())
+
+    for i in range(tables):
+        source._on_message(None, None, Message(f"shoectl/v1/tables/T{i}/roads", roads))
+        source._on_message(None, None, status(f"T{i}", 1))
+    return source, status
+
+
+def floor(quick: bool = False) -> dict:
+    """The floor's figures (see the module docstring)."""
+    from controller.scoreboard.sources import LANGS, floor_row, snapshot_of
+
+    repeats = 20 if quick else 200
+    out = {}
+    for tables in (32, 256):
+        source, status = _floor_source(tables)
+        seq = iter(range(2, 10**9))
+        message = timings(lambda: source._on_message(None, None, status("T7", next(seq))), repeats)
+        snapshot = timings(source._floor_snapshot, repeats)
+
+        def rebuild_all() -> None:
+            docs = {t: source._table_docs(t) for t in sorted(source._rows)}
+            snapshot_of(0, {lang: {"tables": [floor_row(d[lang]) for d in docs.values()]} for lang in LANGS})
+        before = timings(rebuild_all, max(5, repeats // 10))
+        out[str(tables)] = {"message_us": round(summary(message, 1e6)["median"], 1),
+                            "floor_snapshot_us": round(summary(snapshot, 1e6)["median"], 1),
+                            "rebuild_all_us": round(summary(before, 1e6)["median"], 1)}
+    return out
+
+
 def run(quick: bool = False) -> dict:
+    return {"floor": floor(quick), **latency(quick)}
+
+
+def latency(quick: bool = False) -> dict:
+    """The journal-to-client figures (see the module docstring)."""
     with tempfile.TemporaryDirectory() as tmp:
         journal = Path(tmp) / "journal.db"
         limit = ["--rounds", "20"] if quick else ["--shoes", "1"]

@@ -5,6 +5,11 @@
   (``shoectl run`` in a subprocess).
 - ``serving(journal)``: a started ``ScoreboardServer`` on a free port of 127.0.0.1, stopped on
   the way out whatever happened; ``get(server, path, method=)``: (status, headers, body bytes).
+- ``floor_fed(tmp_path, broker, rounds)``: tables (``{"T1": rounds, ...}``) dealt into journals of
+  their own and fed by ``shoectl feed`` to ``broker`` (tests/services/mosquitto.py), and a started
+  floor scoreboard of that broker (``--broker``, as the floor's display user): yields
+  ``(server, journals, feeds)``, every process stopped on the way out; ``journal_view(journal)``:
+  ``TableView.to_json`` of a whole journal.
 - ``EventReader(server, path)``: a Server-Sent Events connection; ``next_state(timeout)`` is the
   next ``event: state`` message as ``(id, object)``.
 """
@@ -42,6 +47,47 @@ def dealt_journal(path: Path, rounds: int, seed: int = 3, *extra: str) -> Path:
                     "--rounds", str(rounds), "--display", "lines", *extra],
                    check=True, capture_output=True, cwd=path.parent, timeout=120)
     return path
+
+
+def journal_view(journal: Path, lang: str = "en") -> dict[str, Any]:
+    from controller.journal.reader import JournalReader
+    from controller.scoreboard.state import TableView
+
+    with JournalReader.open(journal) as reader:
+        return TableView.from_entries(reader.entries()).to_json(lang)
+
+
+@contextlib.contextmanager
+def floor_fed(tmp_path: Path, broker: Any, rounds: dict[str, int]) -> Iterator[tuple[Any, dict[str, Path], list[Any]]]:
+    from controller.cli.cmd_scoreboard import floor_server
+    from controller.cli.main import build_parser
+    from controller.scoreboard.server import bind
+    from services.mosquitto import DISPLAY
+
+    journals = {}
+    for table, n in rounds.items():
+        (tmp_path / table).mkdir()
+        journals[table] = dealt_journal(tmp_path / table / "journal.db", n, 5, "--table-id", table)
+    feeds = [subprocess.Popen([*SHOECTL, "feed", "--journal", str(j), "--broker", broker.url, *broker.login(t)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for t, j in journals.items()]
+    server = None
+    try:
+        args = build_parser().parse_args(["scoreboard", "--broker", broker.url, *broker.login(DISPLAY),
+                                          "--listen", "127.0.0.1:0"])
+        server = floor_server(args, bind(*args.listen)).start()
+        yield server, journals, feeds
+    finally:
+        if server is not None:
+            server.stop()
+        for feed in feeds:
+            if feed.poll() is None:
+                feed.terminate()
+            try:
+                feed.wait(timeout=30)
+            finally:
+                if feed.poll() is None:
+                    feed.kill()
+                    feed.wait()
 
 
 @contextlib.contextmanager

@@ -6,38 +6,15 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 
-from controller.cli.main import build_parser
-from controller.journal.reader import JournalReader
-from controller.scoreboard.state import TableView
-from services.mosquitto import DISPLAY, mosquitto  # noqa: F401 - the broker fixture
-from tests.scoreboard.serving import SHOECTL, EventReader, dealt_journal, get_json
-
-
-def _view(journal):
-    with JournalReader.open(journal) as reader:
-        return TableView.from_entries(reader.entries()).to_json("en")
+from services.mosquitto import mosquitto  # noqa: F401 - the broker fixture
+from tests.scoreboard.serving import EventReader, floor_fed, get_json, journal_view
 
 
 def test_the_floor_page_lists_every_table_the_feed_publishes(tmp_path, mosquitto):
-    from controller.cli.cmd_scoreboard import floor_server
-    from controller.scoreboard.server import bind
-
-    journals = {}
-    for table, rounds in (("T1", 6), ("T2", 3)):
-        (tmp_path / table).mkdir()
-        journals[table] = dealt_journal(tmp_path / table / "journal.db", rounds, 5, "--table-id", table)
-    feeds = [subprocess.Popen([*SHOECTL, "feed", "--journal", str(j), "--broker", mosquitto.url, *mosquitto.login(t)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for t, j in journals.items()]
-    server = None
-    try:
-        args = build_parser().parse_args(["scoreboard", "--broker", mosquitto.url, *mosquitto.login(DISPLAY),
-                                          "--listen", "127.0.0.1:0"])
-        server = floor_server(args, bind(*args.listen)).start()
-        want = {t: _view(j) for t, j in journals.items()}
+    with floor_fed(tmp_path, mosquitto, {"T1": 6, "T2": 3}) as (server, journals, feeds):
+        want = {t: journal_view(j) for t, j in journals.items()}
         deadline = time.monotonic() + 30
         while True:
             floor = get_json(server, "/floor.json")
@@ -62,16 +39,3 @@ def test_the_floor_page_lists_every_table_the_feed_publishes(tmp_path, mosquitto
             version, floor = events.next_state(timeout=30)
             while {t["table"]: t["online"] for t in floor["tables"]} != {"T1": True, "T2": False}:
                 version, floor = events.next_state(timeout=30)
-    finally:
-        if server is not None:
-            server.stop()
-        for feed in feeds:
-            if feed.poll() is None:
-                feed.send_signal(signal.SIGTERM)
-            try:
-                feed.wait(timeout=30)
-            finally:
-                if feed.poll() is None:
-                    feed.kill()
-                    feed.wait()
-                feed.stderr.close()
