@@ -2,7 +2,9 @@
 
 ``python -m benchmarks [--quick] [NAME ...] [--json FILE]``. Each module returns a dict of figures;
 they are printed as indented JSON and, with ``--json``, written to a file (the default
-``benchmarks/results/latest.json`` is git-ignored).
+``benchmarks/results/latest.json`` is git-ignored). A module's ``"summary"`` rows
+(``benchmarks.stats.summary_row``: issue 15's figures) are printed last as one table: each figure
+beside its floor and its goal.
 """
 from __future__ import annotations
 
@@ -33,11 +35,35 @@ def main(argv: list[str] | None = None) -> int:
         figures["_wall_seconds"] = round(time.perf_counter() - t0, 2)
         results[name] = figures
         print(json.dumps(figures, indent=2, default=str), flush=True)
+    rows = [row for name in names for row in results[name].get("summary", [])]
+    if rows:
+        print(summary_table(rows), flush=True)
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
     print(f"figures written to {out}")
     return 0
+
+
+def _number(x: object) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and abs(x) < 100:
+        return f"{x:.3g}"
+    return f"{x:,}" if isinstance(x, int) else f"{x:,.0f}"
+
+
+def summary_table(rows: list[dict]) -> str:
+    """The closing table: figure, value, floor, ratio, goal, met."""
+    head = ("figure", "value", "floor", "value/floor", "goal", "met")
+    body = [(r["figure"], f"{_number(r['value'])} {r['unit']}", _number(r["floor"]), _number(r["ratio"]), r["goal"],
+             "-" if r["met"] is None else "yes" if r["met"] else "NO") for r in rows]
+    widths = [max(len(str(line[i])) for line in [head, *body]) for i in range(len(head))]
+    lines = ["== summary (issue 15): each figure beside its floor in the same run and its goal"]
+    for line in [head, *body]:
+        lines.append("  ".join(str(cell).ljust(w) if i in (0, 4) else str(cell).rjust(w)
+                               for i, (cell, w) in enumerate(zip(line, widths))).rstrip())
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

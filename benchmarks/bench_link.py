@@ -48,10 +48,10 @@ from firmware_bridge.protocol import (
 from firmware_bridge.transport import SerialTransport
 
 try:
-    from benchmarks.stats import percentile
+    from benchmarks.stats import percentile, summary_row
 except ImportError:  # run as a script from benchmarks/
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from benchmarks.stats import percentile
+    from benchmarks.stats import percentile, summary_row
 
 from tests.link.fake_device import FakeDevice, card  # noqa: E402 - the tests' scripted device
 
@@ -207,6 +207,9 @@ def run(quick: bool = False) -> dict[str, object]:
         "ratio_p99": round(link_f["p99"] / raw_f["p99"], 2),
         "goal_ratio": GOAL_RATIO,
         "goal_met": ratio <= GOAL_RATIO,
+        "summary": [summary_row("link STATUS round trip (median)", link_f["median"], "us",
+                                f"<= {GOAL_RATIO:g}x the raw pty echo", ratio <= GOAL_RATIO,
+                                floor=raw_f["median"], ratio=round(ratio, 2))],
         "link_retransmissions": stats["retransmissions"],
         **throughput,
     }

@@ -30,6 +30,7 @@ from controller.rules.submission import load_preset
 from controller.simulation import numpy_available, simulate, trie_for
 
 from benchmarks.floor_loop import floor_loop
+from benchmarks.stats import summary_row
 
 PRESET = "ez-baccarat"
 GOAL_NUMPY = 5_000_000
@@ -105,7 +106,23 @@ def run(quick: bool = False) -> dict:
     if "numpy" in out:
         out["numpy"]["goal"] = f">= {GOAL_NUMPY:,} rounds/s"
     out["whole_process"] = _whole_process(500 if quick else 20000, 1 if quick else 3)
+    out["summary"] = _summary_rows(out)
     return out
+
+
+def _summary_rows(out: dict) -> list[dict]:
+    """The simulator's rows of ``make bench``'s table: rounds/s by wall time (median of the
+    repeats), beside the floor loop's in the same run."""
+    floor = out["floor"]["rounds_per_s"]["median"]
+    rows = []
+    if "numpy" in out:
+        numpy_rate = out["numpy"]["rounds_per_s"]["median"]
+        rows.append(summary_row("simulation, numpy", numpy_rate, "rounds/s", f">= {GOAL_NUMPY:,} rounds/s",
+                                numpy_rate >= GOAL_NUMPY, floor=floor, ratio=out["numpy"]["ratio_to_floor"]["median"]))
+    ratio = out["python"]["ratio_to_floor"]["median"]
+    rows.append(summary_row("simulation, pure Python", out["python"]["rounds_per_s"]["median"], "rounds/s",
+                            ">= 1x the floor loop, every wager tallied", ratio >= 1, floor=floor, ratio=ratio))
+    return rows
 
 
 if __name__ == "__main__":

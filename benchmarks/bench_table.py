@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.stats import percentile
+from benchmarks.stats import percentile, summary_row
 
 
 GOAL_RATIO = 2.0     # card-to-decision median / floor median
@@ -227,6 +227,10 @@ def run(quick: bool = False) -> dict:
         "rounds": segments * rounds,
         "segments": segments,
         "journal_entries": bench.journal_entries,
+        "summary": [summary_row("card-to-decision, one table (median)", card_us["median"], "us",
+                                f"median <= {GOAL_RATIO:g}x floor, p99 <= {GOAL_P99_US:g} us (p99 {card_us['p99']:g} us)",
+                                ratio <= GOAL_RATIO and card_us["p99"] <= GOAL_P99_US, floor=floor_us["median"],
+                                ratio=round(ratio, 2))],
     }
 
 

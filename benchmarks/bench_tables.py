@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_table import Floor, serve_emulated_table
-from benchmarks.stats import percentile
+from benchmarks.stats import percentile, summary_row
 
 GOAL_IDLE_CPU_PERCENT = 1.0
 GOAL_P99_MS = 5.0
@@ -238,7 +238,20 @@ def run(quick: bool = False) -> dict:
         "goal_met": bool(idle_runs) and max(idle_runs) < GOAL_IDLE_CPU_PERCENT and monitored["p99"] is not None
                     and monitored["p99"] <= GOAL_P99_MS,
         "seconds": round(wall, 1),
+        "summary": [
+            summary_row(f"idle CPU per table, highest of {count} (shoectl run --manual)",
+                        round(max(idle_runs), 2) if idle_runs else None, "% of a core",
+                        f"< {GOAL_IDLE_CPU_PERCENT:g} % per table", bool(idle_runs) and max(idle_runs) < GOAL_IDLE_CPU_PERCENT),
+            summary_row(f"{count} tables, card-to-decision p99 (edge monitor on)", monitored["p99"], "ms",
+                        f"<= {GOAL_P99_MS:g} ms", monitored["p99"] is not None and monitored["p99"] <= GOAL_P99_MS,
+                        floor=_ms(floor.round_trips)["p99"],
+                        ratio=_ratio(monitored["p99"], _ms(floor.round_trips)["p99"])),
+        ],
     }
+
+
+def _ratio(value: float | None, floor: float | None) -> float | None:
+    return round(value / floor, 2) if value is not None and floor else None
 
 
 if __name__ == "__main__":

@@ -14,17 +14,27 @@ def percentile(values: list[float], q: float) -> float:
     return s[k]
 
 
-def timings(fn: Callable[[], object], repeats: int, warmup: int = 1) -> list[float]:
+def timings(fn: Callable[[], object], repeats: int, warmup: int = 1,
+            clock: Callable[[], float] = time.perf_counter) -> list[float]:
+    """Seconds per call of ``fn`` by ``clock`` (wall time; ``time.thread_time``: this thread's CPU)."""
     for _ in range(warmup):
         fn()
     out = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        out.append(time.perf_counter() - t0)
+        out.append(clock() - t0)
     return out
 
 
 def summary(values: list[float], scale: float = 1.0, unit: str = "s") -> dict[str, float | str]:
     return {"median": statistics.median(values) * scale, "p99": percentile(values, 99) * scale,
             "min": min(values) * scale, "n": len(values), "unit": unit}
+
+
+def summary_row(figure: str, value: float | None, unit: str, goal: str, met: bool | None, *,
+                floor: float | None = None, ratio: float | None = None) -> dict[str, object]:
+    """One row of ``make bench``'s closing table (``benchmarks/__main__.py``): a figure of issue 15,
+    its floor measured in the same run (None: it has none), value over floor, the goal in words
+    and whether it is met. A module lists its rows under ``"summary"`` in its figures."""
+    return {"figure": figure, "value": value, "unit": unit, "floor": floor, "ratio": ratio, "goal": goal, "met": met}

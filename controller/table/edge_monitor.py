@@ -10,11 +10,16 @@ The monitor never stands in a card's way:
   committed (``observe``: a dict update per record) and, at a round's result, hands the
   composition to a worker (``submit``: a queue put).
 - The worker is a thread by default (``worker="thread"``, ``shoectl-edge``): a round's figures
-  take about 0.6 ms of pure Python, which is all a card arriving meanwhile can wait for the
-  interpreter's lock (and never more than its switch interval). ``worker="process"`` takes the
+  take about 0.6 ms of pure Python holding the interpreter's lock. A card's thread that wants the
+  lock meanwhile waits until the worker is asked to let go, after the interpreter's switch
+  interval (5 ms by default): so while a thread worker runs, the monitor lowers the switch interval
+  of its process to ``SWITCH_INTERVAL_S`` (``sys.setswitchinterval``; restored when the last
+  monitor closes). That is safe: the interval only says how soon a thread waiting for the lock
+  asks the running one for it, never what a thread may do; it costs a few more lock hand-overs
+  while two threads both want to run, nothing when one is idle. ``worker="process"`` takes the
   counting out of the interpreter altogether, but on a machine with few cores the extra busy
-  process costs the table more than the lock does: ``benchmarks/bench_edge.py`` measures both
-  beside the monitor off (docs/edge-monitor.md).
+  process costs the table more: ``benchmarks/bench_edge.py`` measures each beside the monitor
+  off (docs/edge-monitor.md).
 - The figures come back to the owner thread as an inbox item (``runner.call_on_owner``): the
   owner stays the journal's only writer. While inputs wait in the inbox the item goes to the back
   of the queue (up to ``MAX_YIELDS`` times), so its commit is made in a gap between inputs.
@@ -30,6 +35,8 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import sys
+import threading
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,6 +59,30 @@ WORKERS = ("process", "thread")
 MAX_YIELDS = 4          # times the figures let waiting inputs go first (a table dealing flat out has no gap)
 ALERT_EVENT = "player edge above the threshold"  # the surveillance notice's log event (a warning by design)
 DRAIN_TIMEOUT_S = 2.0  # a few milliseconds of counting; bounded well inside shoectl run's --stop-grace
+SWITCH_INTERVAL_S = 0.0002  # how long a card's thread can wait for the lock while a thread worker counts
+
+
+class _SwitchInterval:
+    """The process's switch interval lowered while any thread worker runs (see the module docstring)."""
+
+    lock = threading.Lock()
+    users = 0
+    saved = 0.0
+
+    @classmethod
+    def lower(cls, interval_s: float) -> None:
+        with cls.lock:
+            if cls.users == 0:
+                cls.saved = sys.getswitchinterval()
+            cls.users += 1
+            sys.setswitchinterval(min(interval_s, cls.saved))
+
+    @classmethod
+    def restore(cls) -> None:
+        with cls.lock:
+            cls.users -= 1
+            if cls.users == 0:
+                sys.setswitchinterval(cls.saved)
 
 
 # -- the worker's side (a process of its own: module-level, picklable) ------------------------------
@@ -101,13 +132,18 @@ class EdgeMonitor:
     """See the module docstring. ``threshold``: the player edge per unit (``Decimal("0")``: any
     advantage) above which a wager raises the surveillance notice."""
 
-    def __init__(self, threshold: Decimal | Fraction | int = 0, *, worker: str = "thread") -> None:
+    def __init__(self, threshold: Decimal | Fraction | int = 0, *, worker: str = "thread",
+                 switch_interval_s: float | None = SWITCH_INTERVAL_S) -> None:
+        """``switch_interval_s``: the process's switch interval while a thread worker runs (None:
+        left as it is; the benchmark's comparison)."""
         if worker not in WORKERS:
             raise ValueError(f"worker must be one of {', '.join(WORKERS)}")
         self.threshold = Fraction(threshold)
         shown = Decimal(threshold) if not isinstance(threshold, Fraction) else Decimal(decimal_text(threshold))
         self.threshold_text = format(shown.normalize(), "f")
         self.worker = worker
+        self.switch_interval_s = switch_interval_s if worker == "thread" else None
+        self._lowered = False
         self.cards = ShoeCards()
         self.generation = 0        # bumped at every shoe start and end: older figures are dropped
         self.runner: Any = None
@@ -142,6 +178,9 @@ class EdgeMonitor:
                                                  initializer=_worker_started)
         else:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="shoectl-edge")
+            if self.switch_interval_s is not None:
+                _SwitchInterval.lower(self.switch_interval_s)
+                self._lowered = True
         sub = runner.core.sub
         self._warm = self._executor.submit(_figures, self._for_worker(sub), Composition.standard(sub.decks))
         return self
@@ -250,3 +289,6 @@ class EdgeMonitor:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
+        if self._lowered:
+            self._lowered = False
+            _SwitchInterval.restore()

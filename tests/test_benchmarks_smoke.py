@@ -1,0 +1,29 @@
+"""``python -m benchmarks --quick odds codec`` runs as ``make bench`` runs it and closes with the
+summary table: each figure beside its floor and its goal (issue 15). No figure is asserted: the
+figures are the benchmark's, never a test's."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow  # about 10 s of benchmark on a shared machine
+def test_quick_benchmarks_print_the_summary_table(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "odds", "codec", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = proc.stdout[proc.stdout.index("== summary"):].splitlines()
+    assert table[1].split() == ["figure", "value", "floor", "value/floor", "goal", "met"]
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    rows = figures["odds"]["summary"] + figures["codec"]["summary"]
+    assert [r["figure"] for r in rows] == [line[:len(r["figure"])] for line, r in zip(table[2:], rows)]
+    for row in rows:
+        assert set(row) == {"figure", "value", "unit", "floor", "ratio", "goal", "met"}
+        assert row["value"] > 0 and row["floor"] > 0 and isinstance(row["met"], bool), row
