@@ -2,10 +2,10 @@
 
 - ``DeviceLink`` (``device_link``): threads, handshake, request/reply with retransmission,
   heartbeat, reconnect with backoff, in-order exactly-once event delivery with acknowledgement
-  after the consumer stored the event. Its jobs live in ``session`` (a connection and the reply
-  slot), ``commands`` (request/retransmission), ``reader``, ``delivery`` (``EventDeliverer``:
-  delivery turn, redelivery), ``supervisor`` (handshake, heartbeat, acknowledgement, reconnect) and
-  ``reporting`` (state changes and errors).
+  after the consumer stored the event. It composes collaborators that own their state:
+  ``StateReporter`` (``reporting``), ``CommandChannel`` (``commands``: the session, the command in
+  flight), ``Supervisor`` (``supervisor``), ``SessionReader`` (``reader``), ``EventDeliverer``
+  (``delivery``) and ``Acknowledgements`` (``acknowledgements``).
 - ``LinkState``, ``LinkEvent`` (``state``): what the link reports.
 - ``EventSequencer`` (``sequencer``): the pure ordering and de-duplication logic.
 - ``Backoff`` (``backoff``): exponential delays.

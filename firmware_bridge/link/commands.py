@@ -1,13 +1,17 @@
-"""The command path of a ``DeviceLink``: one command at a time, written by its caller, retransmitted
-with the same sequence number on a timeout or at once after a damaged frame (early
-retransmission), the reply handed over by the reader; and how a session is marked lost.
+"""``CommandChannel``: the command path of a ``DeviceLink``, and the session it talks to.
 
-A mixin of ``DeviceLink`` (``device_link``): it works on the link's lock, session and waiter.
+One command at a time, written by its caller, retransmitted with the same sequence number on a
+timeout or at once after a damaged frame (early retransmission); the reader hands the reply over
+through the ``Waiter``. The channel owns the current ``Session`` (the supervisor ``attach``es a
+new one per connection), the reply slot of the outstanding command, the next sequence number and
+the time of the last write (the heartbeat is due after a quiet ``heartbeat_interval``); and it is
+where a session is marked lost (``lose``): the outstanding command fails, every link thread wakes.
 """
 from __future__ import annotations
 
+import threading
 import time
-
+from collections.abc import Callable
 
 from firmware_bridge.errors import (
     CommandFailed,
@@ -17,57 +21,115 @@ from firmware_bridge.errors import (
     NotConnected,
     TransportError,
 )
-from firmware_bridge.protocol import Command, Nak, NakCode, ProtocolStateError, Reply, ReplyReceived
+from firmware_bridge.protocol import (
+    Command,
+    HostConnection,
+    Nak,
+    NakCode,
+    ProtocolStateError,
+    Reply,
+    ReplyReceived,
+)
 
+from .reporting import StateReporter
 from .session import Session, Waiter
 from .state import LinkState
 
-__all__ = ["CommandPath"]
+__all__ = ["CommandChannel"]
 
 
-class CommandPath:
-    """The command path of a ``DeviceLink`` (see the module docstring)."""
+class CommandChannel:
+    """The command path (see the module docstring).
 
-    def _transact(self, command: Command, timeout: float | None, *, internal: bool) -> Reply:
+    Args:
+        lock: the link's lock (guards the session, the waiter and ``stats``); ``cond``: its
+            condition, which ``lose`` notifies (every link thread waiting wakes).
+        stopping: set when the link stops: no command is sent any more.
+        reporter: the link's state (a caller's command needs ``CONNECTED``) and its reports.
+        name: the link's name, for messages (a callable: it may become the serial).
+        reply_timeout: seconds each attempt waits by default; ``attempts``: how many.
+        clock: monotonic seconds (``last_tx``, for the heartbeat schedule).
+        stats: the link's counters.
+    """
+
+    def __init__(self, lock: threading.Lock, cond: threading.Condition, *, stopping: threading.Event,
+                 reporter: StateReporter, name: Callable[[], str], reply_timeout: float,
+                 attempts: int, clock: Callable[[], float], stats: dict[str, int]) -> None:
+        self._lock = lock
+        self._cond = cond
+        self._cmd_lock = threading.Lock()  # one command outstanding (docs/protocol.md H1)
+        self._stopping = stopping
+        self._reporter = reporter
+        self._name = name
+        self.reply_timeout = reply_timeout
+        self.attempts = attempts
+        self._clock = clock
+        self._stats = stats
+        self.session: Session | None = None  # the current connection (the supervisor's)
+        self.waiter: Waiter | None = None     # the outstanding command's reply slot
+        self.last_tx = clock()                # when a command was last written
+        self._next_seq = 0
+
+    def connection(self) -> HostConnection:
+        """A fresh protocol state for a new session, numbering on from the last command."""
+        return HostConnection(first_seq=self._next_seq)
+
+    def transact(self, command: Command, timeout: float | None, *, internal: bool) -> Reply:
+        """Send ``command`` and return its reply; raises as ``DeviceLink.request`` says.
+        ``internal``: one of the link's own commands (allowed before ``CONNECTED``)."""
         reply_timeout = self.reply_timeout if timeout is None else timeout
         with self._cmd_lock:
             with self._lock:
-                session = self._session
+                session = self.session
                 why = None
                 if self._stopping.is_set():
                     why = "link is stopping"
                 elif session is None or not session.alive:
                     lost = session.lost_reason if session is not None else None
                     why = f"link is down ({lost})" if lost else "link is down"
-                elif not internal and self._state is not LinkState.CONNECTED:
-                    why = f"link is {self._state.value}"
+                elif not internal and self._reporter.state is not LinkState.CONNECTED:
+                    why = f"link is {self._reporter.state.value}"
                 if why is not None:
-                    raise NotConnected(f"{self.name}: {why}; {command.TYPE.name} not sent")
+                    raise NotConnected(f"{self._name()}: {why}; {command.TYPE.name} not sent")
                 conn = session.conn
                 try:
                     data = conn.send(command)
                 except ProtocolStateError as exc:
-                    raise LinkError(f"{self.name}: cannot send {command.TYPE.name}: {exc}") from exc
+                    raise LinkError(f"{self._name()}: cannot send {command.TYPE.name}: {exc}") from exc
                 pending = conn.pending
                 assert pending is not None
                 self._next_seq = (pending.seq + 1) & 0xFF
                 waiter = Waiter(pending.seq)
-                self._waiter = waiter
+                self.waiter = waiter
                 self._stats["commands"] += 1
             try:
                 result = self._exchange(session, command, data, waiter, reply_timeout)
             finally:
                 with self._lock:
-                    if self._waiter is waiter:
-                        self._waiter = None
+                    if self.waiter is waiter:
+                        self.waiter = None
         if isinstance(result, BaseException):
             raise result
         reply = result.reply
         if isinstance(reply, Nak):
             if reply.code == NakCode.NOT_SYNCED:
-                self._lose(session, "device lost its session (NAK NOT_SYNCED): it restarted")
+                self.lose(session, "device lost its session (NAK NOT_SYNCED): it restarted")
             raise CommandFailed(command, reply.code, reply.text)
         return reply
+
+    def internal(self, command: Command) -> Reply | None:
+        """Send one of the link's own commands. A NAK is reported (``None``); any other failure
+        ends the session (a lost reply, a protocol violation: the next session starts clean),
+        so the supervisor never retries in a tight loop."""
+        session = self.session
+        try:
+            return self.transact(command, None, internal=True)
+        except CommandFailed as exc:
+            self._reporter.error(f"device refused {command.TYPE.name}: {exc}")
+        except LinkError as exc:
+            if session is not None:
+                self.lose(session, f"{command.TYPE.name} failed: {exc}")
+        return None
 
     def _exchange(self, session: Session, command: Command, data: bytes, waiter: Waiter,
                   reply_timeout: float) -> ReplyReceived | BaseException:
@@ -79,9 +141,9 @@ class CommandPath:
         name = command.TYPE.name
         while True:
             attempts += 1
-            self._last_tx = self._clock()
+            self.last_tx = self._clock()
             sent = time.monotonic()
-            lost = self._write_command(session, data, command, attempts)
+            lost = self._write(session, data, command, attempts)
             while lost is None:
                 woke = waiter.wait(reply_timeout - (time.monotonic() - sent))
                 with self._lock:
@@ -100,14 +162,14 @@ class CommandPath:
                         if attempts >= self.attempts:
                             session.conn.abandon_command()
                             reason = f"{name} got no reply after {attempts} attempt(s)"
-                            self._lose_locked(session, reason)
-                            return CommandTimeout(f"{self.name}: {reason}; outcome unknown",
+                            self.lose_locked(session, reason)
+                            return CommandTimeout(f"{self._name()}: {reason}; outcome unknown",
                                                   command=command, attempts=attempts)
                         data = session.conn.retransmit_bytes()
                         self._stats["retransmissions"] += 1
                         waiter.nudged = False  # a new attempt may be nudged again
                         break
-                lost = self._write_command(session, data, command, attempts)
+                lost = self._write(session, data, command, attempts)
             if lost is not None:
                 return lost
             if waiter.done:
@@ -118,52 +180,40 @@ class CommandPath:
             result.attempts = attempts
         return result
 
-    def _write_command(self, session: Session, data: bytes, command: Command,
-                       attempts: int) -> CommandInterrupted | None:
+    def _write(self, session: Session, data: bytes, command: Command,
+               attempts: int) -> CommandInterrupted | None:
         """Write a command's bytes; on a transport error the session is lost and the command's
         outcome unknown (returned, to raise)."""
         try:
             session.transport.write(data)
         except TransportError as exc:
-            self._lose(session, f"write failed: {exc}")
-            return CommandInterrupted(f"{self.name}: {command.TYPE.name}: link lost while "
+            self.lose(session, f"write failed: {exc}")
+            return CommandInterrupted(f"{self._name()}: {command.TYPE.name}: link lost while "
                                       f"sending ({exc}); outcome unknown", command=command,
                                       attempts=attempts)
         return None
 
     def _interrupted(self, command: Command, attempts: int, session: Session) -> CommandInterrupted:
         reason = session.lost_reason or "link lost"
-        return CommandInterrupted(f"{self.name}: {command.TYPE.name}: {reason} before the "
+        return CommandInterrupted(f"{self._name()}: {command.TYPE.name}: {reason} before the "
                                   "reply; outcome unknown (not resent)", command=command,
                                   attempts=attempts)
 
-    def _lose(self, session: Session, reason: str) -> None:
+    def lose(self, session: Session, reason: str) -> None:
+        """Mark ``session`` lost (see ``lose_locked``)."""
         with self._lock:
-            self._lose_locked(session, reason)
+            self.lose_locked(session, reason)
 
-    def _lose_locked(self, session: Session, reason: str) -> None:
-        """Mark ``session`` lost (once): fail the outstanding command, wake everyone."""
+    def lose_locked(self, session: Session, reason: str) -> None:
+        """Mark ``session`` lost (once): fail the outstanding command, cancel the reader's read,
+        wake everyone."""
         if not session.alive:
             return
         session.alive = False
         session.lost_reason = reason
-        waiter = self._waiter
+        waiter = self.waiter
         if waiter is not None and session.conn.pending is not None:
             pending = session.conn.pending
             waiter.set(self._interrupted(pending.command, pending.attempts, session))
         session.transport.cancel_read()
         self._cond.notify_all()
-
-    def _internal(self, command: Command) -> Reply | None:
-        """Send one of the link's own commands. A NAK is reported (``None``); any other failure
-        ends the session (a lost reply, a protocol violation: the next session starts clean),
-        so the supervisor never retries in a tight loop."""
-        session = self._session
-        try:
-            return self._transact(command, None, internal=True)
-        except CommandFailed as exc:
-            self._report_error(f"device refused {command.TYPE.name}: {exc}")
-        except LinkError as exc:
-            if session is not None:
-                self._lose(session, f"{command.TYPE.name} failed: {exc}")
-        return None

@@ -1,44 +1,45 @@
 """``DeviceLink``: the I/O pump for one device (threads, timeouts, retries, heartbeat, reconnect).
 
-The protocol core (``HostConnection``) decides nothing about time; this module does. Threads:
+The protocol core (``HostConnection``) decides nothing about time; the link does. ``DeviceLink``
+holds no logic of its own beyond its public calls: it composes collaborators that each own their
+state and are given what they need (the link's lock and condition, the transport, the sequencer,
+callbacks), and starts their threads:
 
-- the **supervisor** (``shoectl-link-<id>``), started by ``start()``: opens the transport, runs
-  the handshake, then serves the session: EVENT_ACK for what the consumer stored, RESEND_EVENTS
-  when a gap shows, HEARTBEAT when idle; on a loss it tears the session down and reconnects
-  with exponential backoff. ``on_state`` runs on this thread, except for consumer errors
-  (reported by the thread that called ``on_event``) and the final ``CLOSED`` (reported by ``stop()``'s caller);
-- the **deliverer** (``shoectl-events-<id>``), started with the supervisor when there is an
-  ``on_event``: with ``auto_ack`` it calls ``on_event`` for each event, in order, one at a time,
-  and tells the supervisor what may now be acknowledged, so a slow consumer delays neither
+- ``StateReporter`` (``reporting``): the link's state, the outage in progress, ``on_state`` and
+  the logger;
+- ``CommandChannel`` (``commands``): the current ``Session`` (``session``: one connection), the
+  one outstanding command and its reply slot (``Waiter``), retransmission, losing a session.
+  **Callers** of ``request()`` write their command themselves and wait for the reader to hand
+  them the reply; ``request()`` calls and the supervisor's own commands are serialized, so at
+  most one command is outstanding (docs/protocol.md H1);
+- ``Supervisor`` (``supervisor``), the **supervisor** thread (``shoectl-link-<name>``), started
+  by ``start()``: opens the transport, runs the handshake, then serves the session: EVENT_ACK for
+  what the consumer stored, RESEND_EVENTS when a gap shows, HEARTBEAT when idle; on a loss it
+  tears the session down and reconnects with exponential backoff. ``on_state`` runs on this
+  thread, except for consumer errors (reported by the thread that called ``on_event``) and the
+  final ``CLOSED`` (reported by ``stop()``'s caller);
+- ``SessionReader`` (``reader``), the **reader** thread (``shoectl-read-<name>``), one per
+  session: ``transport.read`` -> protocol core -> replies to the waiting command, events to the
+  sequencer (the one judge of what is new). In hand-off mode it then calls ``on_event`` itself,
+  without the lock, for each event now in order: one thread change from the wire to the
+  consumer. A damaged frame makes it ask the supervisor for a HEARTBEAT at once;
+- ``EventDeliverer`` (``delivery``), the **deliverer** thread (``shoectl-events-<name>``),
+  started with the supervisor when there is an ``on_event``: with ``auto_ack`` it calls
+  ``on_event`` for each event, in order, one at a time, so a slow consumer delays neither
   heartbeats nor reconnects, and events already received are delivered even while the link is
   down. In hand-off mode (``auto_ack=False``) it only redelivers what the reader could not hand
   over (after a consumer error, or events released by ``accept_gap``);
-- the **reader** (``shoectl-read-<id>``), one per session: ``transport.read`` -> protocol core ->
-  replies to the waiting command, events to the sequencer (the one judge of what is new). In
-  hand-off mode it then calls ``on_event`` itself, without the lock, for each event now in
-  order: one thread change from the wire to the consumer. A damaged frame makes it ask the
-  supervisor for a HEARTBEAT at once (what was lost shows in its reply);
-- **callers** of ``request()`` write their command themselves and wait for the reader to hand
-  them the reply; ``request()`` calls (and the supervisor's own commands) are serialized by one
-  lock, so at most one command is outstanding (docs/protocol.md H1).
-
-The jobs live in their own modules: the collaborators ``session`` (``Session``, ``Waiter``: a
-connection and the reply slot) and ``delivery`` (``EventDeliverer``: the delivery turn,
-redelivery), and the parts of ``DeviceLink`` itself in ``commands`` (request/retransmission,
-losing a session), ``reader``, ``supervisor`` (handshake, heartbeat, acknowledgements, resends,
-reconnect) and ``reporting`` (state and errors).
+- ``Acknowledgements`` (``acknowledgements``): what EVENT_ACK may cover, and what the device
+  confirmed; ``EventSequencer`` (``sequencer``): order and de-duplication, pure.
 
 Full rules (handshake, retries, acknowledgement, what happens at unplug): ``docs/link.md``.
 """
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
-
-import structlog
 
 from firmware_bridge.protocol import (
     Command,
@@ -52,24 +53,29 @@ from firmware_bridge.protocol import (
 )
 from firmware_bridge.transport import Transport
 
+from .acknowledgements import Acknowledgements
 from .backoff import Backoff
-from .commands import CommandPath
+from .commands import CommandChannel
 from .delivery import EventDeliverer
 from .reader import READ_POLL, SessionReader
-from .reporting import StateReporting
+from .reporting import StateCallback, StateReporter
 from .sequencer import EventSequencer
-from .session import MAX_IDLE_WAIT, Session, Waiter
+from .session import MAX_IDLE_WAIT, Session
 from .state import LinkEvent, LinkState
 from .supervisor import Supervisor
 
 __all__ = ["DeviceLink"]
 
 EventCallback = Callable[[LinkEvent], None]
-StateCallback = Callable[[LinkState, "str | None"], None]
+
+STAT_NAMES = ("sessions", "reconnects", "commands", "retransmissions", "timeouts", "frames_dropped",
+              "stale_replies", "protocol_errors", "events_delivered", "events_duplicate",
+              "events_early", "events_overflow", "resend_requests", "heartbeats", "acks",
+              "callback_errors", "events_lost_epoch", "epoch_changes", "gaps_stalled", "probes",
+              "early_retransmissions")
 
 
-
-class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
+class DeviceLink:
     """One device: the transport, the protocol state, and the threads that drive them.
 
     Args:
@@ -124,51 +130,45 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         self.heartbeat_interval = timing.heartbeat_interval_ms / 1000
         self.reconnect_min = timing.reconnect_min_ms / 1000
         self.reconnect_max = max(timing.reconnect_max_ms / 1000, self.reconnect_min)
-        self.resend_interval = self.reply_timeout
         self.read_poll = read_poll
         self.auto_ack = auto_ack
         self._profile_name = profile_name
         self._on_event = on_event
-        self._on_state = on_state
-        self._outage: str | None = None  # the reason of the outage in progress (logged once, not per retry)
-        self._clock = clock
-        self._sleep = sleep
 
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)        # supervisor work, state changes
-        self._cmd_lock = threading.Lock()
         self._stopping = threading.Event()
-        self._state = LinkState.DISCONNECTED
         self._started = False
-        self._stop_detached = False
-        self._supervisor: threading.Thread | None = None
-        self._deliverer: threading.Thread | None = None
-        self._session: Session | None = None
-        self._session_numbers = itertools.count(1)
-        self._next_seq = 0
-        self._waiter: Waiter | None = None
-        self._last_tx = clock()
-        self._last_resend = float("-inf")
-        self._tokens = itertools.count(1)
-        self._identity: Identity | None = None
-        self._bound_serial = expected_serial
-        self._status: StatusReply | None = None
+        self._supervisor_thread: threading.Thread | None = None
+        self._deliverer_thread: threading.Thread | None = None
+        self._stats = dict.fromkeys(STAT_NAMES, 0)
         self._sequencer = EventSequencer(last_delivered, profile_name=profile_name or "")
-        self._acked = 0              # highest counter the device confirmed, current epoch
-        self._ack_requested = 0      # manual mode: highest counter the consumer acknowledged
-        self._probe_wanted = False               # a damaged frame came: ask what was missed
-        self._last_heartbeat = float("-inf")
-        self._stats = dict.fromkeys(
-            ("sessions", "reconnects", "commands", "retransmissions", "timeouts", "frames_dropped",
-             "stale_replies", "protocol_errors", "events_delivered", "events_duplicate",
-             "events_early", "events_overflow", "resend_requests", "heartbeats", "acks",
-             "callback_errors", "events_lost_epoch", "epoch_changes", "gaps_stalled", "probes",
-             "early_retransmissions"), 0)
+        self._reporter = StateReporter(self._cond, on_state, profile_name or transport.describe())
+        self._commands = CommandChannel(
+            self._lock, self._cond, stopping=self._stopping, reporter=self._reporter, name=lambda: self.name,
+            reply_timeout=self.reply_timeout, attempts=self.attempts, clock=clock, stats=self._stats)
+        self._acks = Acknowledgements(self._cond, self._sequencer, lambda: self._commands.session,
+                                      auto_ack=auto_ack)
         self._delivery = EventDeliverer(
             self._lock, self._sequencer, on_event, stopping=self._stopping, clock=clock,
             backoff=Backoff(self.reconnect_min, self.reconnect_max), stats=self._stats,
-            report_error=self._report_error, delivered_locked=self._wake_for_ack_locked)
-        self._log = structlog.get_logger().bind(device=self.name)
+            report_error=self._reporter.error, delivered_locked=self._acks.wake_if_due_locked)
+        self._supervisor = Supervisor(
+            transport, lock=self._lock, cond=self._cond, stopping=self._stopping,
+            commands=self._commands, acks=self._acks, sequencer=self._sequencer,
+            reporter=self._reporter, stats=self._stats, reply_timeout=self.reply_timeout,
+            heartbeat_interval=self.heartbeat_interval, reconnect_min=self.reconnect_min,
+            reconnect_max=self.reconnect_max, profile_name=profile_name, name=lambda: self.name,
+            expected_serial=expected_serial, clock=clock, sleep=sleep, reader_for=self._reader_for)
+
+    def _reader_for(self, session: Session) -> Callable[[], None]:
+        """The target of ``session``'s reader thread (the supervisor starts it per connection)."""
+        return SessionReader(
+            session, lock=self._lock, cond=self._cond, sequencer=self._sequencer,
+            delivery=self._delivery, commands=self._commands, reporter=self._reporter,
+            stats=self._stats, auto_ack=self.auto_ack, read_poll=self.read_poll,
+            name=lambda: self.name, identity_arrived_locked=self._supervisor.identity_arrived_locked,
+            probe_locked=self._supervisor.probe_locked).run
 
     @classmethod
     def from_profile(cls, profile: Any, port: str | None = None, *, usb_backend: Any = None,
@@ -189,17 +189,17 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
 
     @property
     def state(self) -> LinkState:
-        return self._state
+        return self._reporter.state
 
     @property
     def identity(self) -> Identity | None:
         """The device's IDENTITY from the last successful handshake (``None`` before)."""
-        return self._identity
+        return self._supervisor.identity
 
     @property
     def last_status(self) -> StatusReply | None:
         """The STATUS_REPLY of the last handshake."""
-        return self._status
+        return self._supervisor.status
 
     @property
     def name(self) -> str:
@@ -207,8 +207,9 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         number once known, else the transport's description."""
         if self._profile_name:
             return self._profile_name
-        if self._identity is not None:
-            return self._identity.serial
+        supervisor = getattr(self, "_supervisor", None)  # None while the link is being made
+        if supervisor is not None and supervisor.identity is not None:
+            return supervisor.identity.serial
         return self.transport.describe()
 
     @property
@@ -236,13 +237,13 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
             if self._started or self._stopping.is_set():
                 raise RuntimeError("a DeviceLink can be started once, and not after stop()")
             self._started = True
-        self._supervisor = threading.Thread(target=self._supervise, daemon=True,
-                                            name=f"shoectl-link-{self.name}")
+        self._supervisor_thread = threading.Thread(target=self._supervisor.run, daemon=True,
+                                                   name=f"shoectl-link-{self.name}")
         if self._on_event is not None:
-            self._deliverer = threading.Thread(target=self._delivery.run, daemon=True,
-                                               name=f"shoectl-events-{self.name}")
-            self._deliverer.start()
-        self._supervisor.start()
+            self._deliverer_thread = threading.Thread(target=self._delivery.run, daemon=True,
+                                                      name=f"shoectl-events-{self.name}")
+            self._deliverer_thread.start()
+        self._supervisor_thread.start()
         return self
 
     def stop(self) -> None:
@@ -250,25 +251,25 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         threads, close the transport; state ``CLOSED``. Idempotent. Waits for a running
         ``on_event`` to return (no further one starts). Called from ``on_event``/``on_state``
         (a link thread) it only requests the stop and returns."""
-        threads = [t for t in (self._supervisor, self._deliverer) if t is not None]
-        current, session = threading.current_thread(), self._session
+        threads = [t for t in (self._supervisor_thread, self._deliverer_thread) if t is not None]
+        current, session = threading.current_thread(), self._commands.session
         detached = current in threads or (session is not None and current is session.reader)
         with self._lock:
-            if self._state is LinkState.CLOSED:
+            if self._reporter.state is LinkState.CLOSED:
                 return
             if detached:
-                self._stop_detached = True  # the supervisor finishes the job when it exits
+                self._supervisor.stop_detached = True  # the supervisor finishes the job when it exits
             self._stopping.set()
-            if self._session is not None:
-                self._lose_locked(self._session, "stopped")
+            if self._commands.session is not None:
+                self._commands.lose_locked(self._commands.session, "stopped")
             self._cond.notify_all()
             self._delivery.ready.notify_all()
         if detached:
             return
         for thread in threads:
             thread.join()
-        self._teardown()
-        self._set_state(LinkState.CLOSED, "stopped")
+        self._supervisor.teardown()
+        self._reporter.set(LinkState.CLOSED, "stopped")
 
     def __enter__(self) -> DeviceLink:
         return self.start()
@@ -280,9 +281,10 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         """Block until the link is ``CONNECTED`` (True) or ``timeout`` s passed / it closed
         (False)."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        reporter = self._reporter
         with self._cond:
-            while self._state is not LinkState.CONNECTED:
-                if self._state is LinkState.CLOSED or self._stopping.is_set():
+            while reporter.state is not LinkState.CONNECTED:
+                if reporter.state is LinkState.CLOSED or self._stopping.is_set():
                     return False
                 left = MAX_IDLE_WAIT if deadline is None else deadline - time.monotonic()
                 if left <= 0:
@@ -314,7 +316,7 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         if isinstance(command, (Sync, Hello, EventAck, ResendEvents)):
             raise ValueError(f"{command.TYPE.name} belongs to the link (handshake and "
                              "acknowledgements); use acknowledge() for EVENT_ACK")
-        return self._transact(command, timeout, internal=False)
+        return self._commands.transact(command, timeout, internal=False)
 
     def acknowledge(self, counter: int, epoch: int | None = None) -> bool:
         """``auto_ack=False`` only: every event handed to ``on_event`` up to ``counter`` is
@@ -324,19 +326,8 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
         False). Raises ValueError for a counter not handed over yet, RuntimeError with auto_ack."""
         if self.auto_ack:
             raise RuntimeError("acknowledge() is for links made with auto_ack=False")
-        with self._cond:
-            if epoch is not None and epoch != self._sequencer.epoch:
-                return False
-            handed = self._sequencer.delivered_in_epoch()
-            handing = self._delivery.handing  # on_event may not have returned yet: it counts
-            if handing is not None and handing.epoch == self._sequencer.epoch:
-                handed = max(handed, handing.counter)
-            if counter > handed:
-                raise ValueError(f"event {counter} has not been delivered (last: {handed})")
-            if counter > self._ack_requested:
-                self._ack_requested = counter
-                self._wake_for_ack_locked()  # else the end of that delivery wakes the supervisor
-            return True
+        with self._lock:
+            return self._acks.consumer_acknowledged_locked(counter, epoch, self._delivery.handing)
 
     def accept_gap(self, up_to: int | None = None) -> int:
         """Declare missing event counters up to ``up_to`` (default: all known) lost for good
@@ -347,6 +338,5 @@ class DeviceLink(StateReporting, CommandPath, SessionReader, Supervisor):
             self._cond.notify_all()
             self._delivery.ready.notify_all()
         if lost:
-            self._report_error(f"{lost} missing event(s) accepted as lost (up to {up_to})")
+            self._reporter.error(f"{lost} missing event(s) accepted as lost (up to {up_to})")
         return lost
-

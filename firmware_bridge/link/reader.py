@@ -1,17 +1,21 @@
-"""The reader thread of a ``DeviceLink`` session: bytes -> protocol core -> replies to the waiting
-command, events to the sequencer (the one judge of what is new), the IDENTITY's epoch accepted
-as soon as it arrives; in hand-off mode it delivers what is now in order itself.
+"""``SessionReader``: the reader thread of one ``DeviceLink`` session.
 
-A mixin of ``DeviceLink`` (``device_link``): it works on the link's lock, sequencer and stats.
+Bytes -> protocol core -> the reply to the waiting command (through the ``CommandChannel``'s
+waiter), events to the sequencer (the one judge of what is new), the IDENTITY handed to the
+supervisor as soon as it arrives (the events right behind it belong to its epoch). In hand-off
+mode the reader then delivers what is now in order itself, without the lock: one thread change
+from the wire to the consumer. A damaged frame nudges the waiting command (maybe its reply was
+lost) and asks the supervisor for a HEARTBEAT at once (maybe an event was). The reader ends when
+its session is lost; a read error loses it.
 """
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
-
 
 from firmware_bridge.errors import LinkError, TransportError
 from firmware_bridge.protocol import (
-    PROTOCOL_VERSION,
     Dropped,
     DropReason,
     EventReceived,
@@ -23,7 +27,10 @@ from firmware_bridge.protocol import (
     StaleReply,
 )
 
-from .sequencer import BUFFERED, DUPLICATE, OVERFLOW, QUEUED
+from .commands import CommandChannel
+from .delivery import EventDeliverer
+from .reporting import StateReporter
+from .sequencer import BUFFERED, DUPLICATE, OVERFLOW, QUEUED, EventSequencer
 from .session import Session
 
 __all__ = ["READ_POLL", "SessionReader"]
@@ -32,17 +39,50 @@ READ_POLL = 0.1        # longest a reader read blocks (seconds): bounds stop() o
 
 
 class SessionReader:
-    """The reader thread of a ``DeviceLink`` session (see the module docstring)."""
+    """Reads one session until it is lost (``run``, the thread's target).
 
-    def _read_loop(self, session: Session) -> None:
+    Args:
+        session: the session to read (its transport and protocol state).
+        lock: the link's lock (guards the protocol state, the sequencer, ``stats``);
+            ``cond``: its condition, notified when the supervisor has work (a gap, a probe).
+        sequencer: files every event that arrives.
+        delivery: the link's deliverer (woken with ``auto_ack``; in hand-off mode the reader
+            takes the delivery turn itself).
+        commands: the command path: its waiter gets the replies, ``lose`` ends the session.
+        identity_arrived_locked: ``(session, identity)``, with the lock held, when an IDENTITY
+            arrives; ``probe_locked``: a damaged frame came (the supervisor sends a HEARTBEAT).
+    """
+
+    def __init__(self, session: Session, *, lock: threading.Lock, cond: threading.Condition,
+                 sequencer: EventSequencer, delivery: EventDeliverer, commands: CommandChannel,
+                 reporter: StateReporter, stats: dict[str, int], auto_ack: bool, read_poll: float,
+                 name: Callable[[], str],
+                 identity_arrived_locked: Callable[[Session, Identity], None],
+                 probe_locked: Callable[[], None]) -> None:
+        self._session = session
+        self._lock = lock
+        self._cond = cond
+        self._sequencer = sequencer
+        self._delivery = delivery
+        self._commands = commands
+        self._reporter = reporter
+        self._stats = stats
+        self._auto_ack = auto_ack
+        self._read_poll = read_poll
+        self._name = name
+        self._identity_arrived_locked = identity_arrived_locked
+        self._probe_locked = probe_locked
+
+    def run(self) -> None:
+        session = self._session
         transport = session.transport
-        poll = self.read_poll
+        poll = self._read_poll
         try:
             while session.alive:
                 try:
                     data = transport.read(poll)
                 except TransportError as exc:
-                    self._lose(session, f"read failed: {exc}")
+                    self._commands.lose(session, f"read failed: {exc}")
                     return
                 if not data:
                     continue
@@ -54,8 +94,8 @@ class SessionReader:
                 if deliver:
                     self._delivery.deliver_turn()
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the link silently
-            self._log.exception("reader failed", error=repr(exc))
-            self._lose(session, f"reader failed: {exc!r}")
+            self._reporter.log.exception("reader failed", error=repr(exc))
+            self._commands.lose(session, f"reader failed: {exc!r}")
 
     def _drain_locked(self, session: Session) -> bool:
         """Take every decoded item from the protocol core. Returns True when the caller (the
@@ -68,17 +108,17 @@ class SessionReader:
                 ev = conn.next_event()
             except RemoteProtocolError as exc:
                 stats["protocol_errors"] += 1
-                waiter = self._waiter
+                waiter = self._commands.waiter
                 if exc.command is not None and waiter is not None and not waiter.done:
-                    waiter.set(LinkError(f"{self.name}: protocol violation in the reply to "
+                    waiter.set(LinkError(f"{self._name()}: protocol violation in the reply to "
                                          f"{type(exc.command).__name__}: {exc}"))
-                self._log.warning("protocol violation", error=str(exc))
+                self._reporter.log.warning("protocol violation", error=str(exc))
                 continue
             kind = type(ev)
             if kind is NeedData:
                 break
             if kind is EventReceived:
-                verdict = self._on_device_event_locked(session, ev.event)  # type: ignore[union-attr]
+                verdict = self._file_event_locked(session, ev.event)  # type: ignore[union-attr]
                 if verdict is QUEUED:
                     queued = True
                 elif verdict is BUFFERED:
@@ -90,22 +130,24 @@ class SessionReader:
                 if ev.reason is not DropReason.RESET:  # type: ignore[union-attr]
                     # A damaged frame may have been the awaited reply, or an event: ask now, not
                     # after the reply timeout or at the next idle heartbeat.
-                    if self._waiter is not None:
-                        self._waiter.nudge()
+                    waiter = self._commands.waiter
+                    if waiter is not None:
+                        waiter.nudge()
                     if session.epoch_confirmed:
-                        self._probe_wanted = wake = True
+                        self._probe_locked()
+                        wake = True
             elif kind is StaleReply:
                 stats["stale_replies"] += 1
         if wake:
             self._cond.notify_all()
         if queued:
-            if self.auto_ack:
+            if self._auto_ack:
                 self._delivery.ready.notify_all()
             elif self._delivery.take_turn_locked():
                 return True
         return False
 
-    def _on_device_event_locked(self, session: Session, event: Any) -> str | None:
+    def _file_event_locked(self, session: Session, event: Any) -> str | None:
         """File an arriving event with the sequencer, the one judge of what is new (docs/link.md
         section 6); returns its verdict (``None``: arrived before this session's IDENTITY)."""
         if not session.epoch_confirmed:
@@ -122,31 +164,9 @@ class SessionReader:
     def _on_reply_locked(self, session: Session, received: ReplyReceived) -> None:
         reply = received.reply
         if type(reply) is Identity:
-            self._accept_identity_locked(session, reply)
+            self._identity_arrived_locked(session, reply)
         elif type(reply) is HeartbeatReply and session.epoch_confirmed:
             self._sequencer.note_highest(reply.last_event_counter)
-        waiter = self._waiter
+        waiter = self._commands.waiter
         if waiter is not None and waiter.seq == received.seq:
             waiter.set(received)
-
-    def _accept_identity_locked(self, session: Session, identity: Identity) -> None:
-        """Runs in the reader as soon as IDENTITY arrives, so that the events right behind it
-        are filed under the right epoch. The supervisor reports refusals."""
-        if identity.protocol_version != PROTOCOL_VERSION:
-            return
-        if self._bound_serial is not None and identity.serial != self._bound_serial:
-            return
-        old = self._sequencer.epoch
-        if old is not None and old != identity.event_epoch:
-            # The device's counter restarted: acknowledgements start again from nothing.
-            self._acked = self._ack_requested = 0
-            self._stats["epoch_changes"] += 1
-            session.epoch_change = (old, identity.event_epoch)
-            self._log.warning("event epoch changed", old=old, new=identity.event_epoch)
-        lost = self._sequencer.set_epoch(identity.event_epoch)
-        self._sequencer.serial = identity.serial
-        self._sequencer.profile_name = self._profile_name or identity.serial
-        session.epoch_confirmed = True
-        if lost:
-            self._stats["events_lost_epoch"] += sum(b - a + 1 for a, b in lost)
-            session.lost_at_epoch_change = lost  # reported by the supervisor after the handshake

@@ -1,45 +1,77 @@
-"""State reporting of a ``DeviceLink``: state changes (logged once per outage and cause) and
-errors, passed to ``on_state``.
+"""``StateReporter``: where a ``DeviceLink`` is, and telling its owner (``on_state``, structlog).
 
-A mixin of ``DeviceLink`` (``device_link``).
+It owns the link's state, the outage in progress (so an outage is logged at ``info`` once per
+cause, its retries at ``debug``) and the logger bound to the link's name. State changes happen
+under the link's condition (``wait_connected`` and the supervisor wait on it); ``on_state`` is
+called without it, from whichever link thread reported.
 """
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
 from .state import LinkState
 
-__all__ = ["StateReporting"]
+__all__ = ["StateReporter", "ranges_text"]
+
+StateCallback = Callable[[LinkState, "str | None"], None]
 
 
-class StateReporting:
-    """State reporting of a ``DeviceLink`` (see the module docstring)."""
+class StateReporter:
+    """The link's state and its reports.
 
-    def _set_state(self, state: LinkState, reason: str | None) -> None:
+    Args:
+        cond: the link's condition (its lock): ``set`` changes the state under it and wakes
+            its waiters.
+        on_state: ``on_state(state, reason)`` for every change and every error (then ``state``
+            is the unchanged current one); its exceptions are logged, never raised.
+        name: the link's name, bound to the logger (``rename`` once the serial is known).
+    """
+
+    def __init__(self, cond: threading.Condition, on_state: StateCallback | None, name: str) -> None:
+        self._cond = cond
+        self.on_state = on_state
+        self.state = LinkState.DISCONNECTED
+        self._outage: str | None = None  # the reason of the outage in progress (logged once, not per retry)
+        self.log: Any = structlog.get_logger().bind(device=name)
+
+    def rename(self, name: str) -> None:
+        """Bind the logger to ``name`` (the serial, for a link made without a profile name)."""
+        self.log = structlog.get_logger().bind(device=name)
+
+    def set(self, state: LinkState, reason: str | None) -> None:
+        """Change the state (nothing after ``CLOSED``; the same state again only with a reason),
+        log it and report it."""
         with self._cond:
-            if self._state is LinkState.CLOSED or (self._state is state and reason is None):
+            if self.state is LinkState.CLOSED or (self.state is state and reason is None):
                 return
             retry = self._outage is not None and (state is LinkState.CONNECTING or reason == self._outage)
             if state is LinkState.DISCONNECTED:
                 self._outage = reason
             elif state is not LinkState.CONNECTING:
                 self._outage = None
-            self._state = state
+            self.state = state
             self._cond.notify_all()
         # Info, once per outage and cause: the link's owner tells people (shoectl run: one line).
-        (self._log.debug if retry else self._log.info)("link state", state=state.value, reason=reason)
-        self._notify_state(state, reason)
+        (self.log.debug if retry else self.log.info)("link state", state=state.value, reason=reason)
+        self._notify(state, reason)
 
-    def _report_error(self, reason: str) -> None:
-        self._log.error("link error", state=self._state.value, reason=reason)
-        self._notify_state(self._state, reason)
+    def error(self, reason: str) -> None:
+        """Report an error that does not change the state (logged at ``error``)."""
+        self.log.error("link error", state=self.state.value, reason=reason)
+        self._notify(self.state, reason)
 
-    def _notify_state(self, state: LinkState, reason: str | None) -> None:
-        callback = self._on_state
+    def _notify(self, state: LinkState, reason: str | None) -> None:
+        callback = self.on_state
         if callback is None:
             return
         try:
             callback(state, reason)
         except Exception as exc:  # noqa: BLE001 - a broken observer must not break the link
-            self._log.exception("on_state raised", error=repr(exc))
+            self.log.exception("on_state raised", error=repr(exc))
 
 
 def ranges_text(ranges: list[tuple[int, int]], most: int = 8) -> str:

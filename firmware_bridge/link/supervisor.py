@@ -1,22 +1,27 @@
-"""The supervisor thread of a ``DeviceLink``: connect and handshake, then serve the session
-(EVENT_ACK, RESEND_EVENTS, HEARTBEAT when idle or after a damaged frame), and on a loss tear it
-down and reconnect with exponential backoff.
+"""``Supervisor``: the supervisor thread of a ``DeviceLink``.
 
-A mixin of ``DeviceLink`` (``device_link``): it works on the link's lock, session and sequencer.
+Connect and handshake (0x00, SYNC, HELLO, STATUS, RESEND_EVENTS), then serve the session:
+EVENT_ACK when ``Acknowledgements`` says one is due, RESEND_EVENTS while the sequencer knows of a
+gap, HEARTBEAT when idle or at once after a damaged frame; on a loss tear the session down (its
+reader joined, the transport closed) and reconnect with exponential backoff.
+
+It owns what the handshake learns (the device's IDENTITY and STATUS, the serial the link is bound
+to, the event epoch accepted by ``identity_arrived_locked``) and the schedule of its own commands
+(last resend, last heartbeat, a probe wanted). It sends through the ``CommandChannel``, which owns
+the session it ``attach``es; ``reader_for(session)`` gives the target of each session's reader
+thread. Every method named ``*_locked`` expects the link's lock held.
 """
 from __future__ import annotations
 
+import itertools
 import threading
-
-import structlog
-
+from collections.abc import Callable
 from firmware_bridge.errors import HandshakeFailed, LinkError, TransportError
 from firmware_bridge.protocol import (
     PROTOCOL_VERSION,
     EventAck,
     Heartbeat,
     Hello,
-    HostConnection,
     Identity,
     ProtocolError,
     ResendEvents,
@@ -24,9 +29,13 @@ from firmware_bridge.protocol import (
     StatusRequest,
     Sync,
 )
+from firmware_bridge.transport import Transport
 
+from .acknowledgements import Acknowledgements
 from .backoff import Backoff
-from .reporting import ranges_text
+from .commands import CommandChannel
+from .reporting import StateReporter, ranges_text
+from .sequencer import EventSequencer
 from .session import MAX_IDLE_WAIT, Session
 from .state import LinkState
 
@@ -36,11 +45,64 @@ STALLED_RESEND_FACTOR = 20  # a stalled gap is asked about this many times less 
 
 
 class Supervisor:
-    """The supervisor thread of a ``DeviceLink`` (see the module docstring)."""
+    """The supervisor (see the module docstring); ``run`` is its thread's target.
 
-    def _supervise(self) -> None:
+    Args:
+        transport: the device's transport (opened per session, closed at its end).
+        lock, cond: the link's lock and its condition (the supervisor sleeps on it until work is
+            due: woken by ``lose``, an acknowledgement due, a gap, a probe, ``stop``).
+        stopping: set when the link stops.
+        commands, acks, sequencer, reporter, stats: the link's collaborators and counters.
+        reply_timeout, heartbeat_interval, reconnect_min, reconnect_max: seconds, as the link
+            took them from its timing (a RESEND_EVENTS at most once per reply timeout).
+        profile_name: the link's profile name (``None``: the serial names it once known);
+            ``name``: the link's name now.
+        expected_serial: the only serial accepted (``None``: the first seen binds the link).
+        clock, sleep: monotonic seconds; the reconnect wait (``None``: wait on ``stopping``).
+        reader_for: ``reader_for(session)`` -> the target of that session's reader thread.
+    """
+
+    def __init__(self, transport: Transport, *, lock: threading.Lock, cond: threading.Condition,
+                 stopping: threading.Event, commands: CommandChannel, acks: Acknowledgements,
+                 sequencer: EventSequencer, reporter: StateReporter, stats: dict[str, int],
+                 reply_timeout: float, heartbeat_interval: float, reconnect_min: float,
+                 reconnect_max: float, profile_name: str | None, name: Callable[[], str],
+                 expected_serial: str | None, clock: Callable[[], float],
+                 sleep: Callable[[float], object] | None,
+                 reader_for: Callable[[Session], Callable[[], None]]) -> None:
+        self.transport = transport
+        self._lock = lock
+        self._cond = cond
+        self._stopping = stopping
+        self._commands = commands
+        self._acks = acks
+        self._sequencer = sequencer
+        self._reporter = reporter
+        self._stats = stats
+        self.reply_timeout = reply_timeout
+        self.resend_interval = reply_timeout
+        self.heartbeat_interval = heartbeat_interval
+        self.reconnect_min = reconnect_min
+        self.reconnect_max = reconnect_max
+        self._profile_name = profile_name
+        self._name = name
+        self._clock = clock
+        self._sleep = sleep
+        self._reader_for = reader_for
+        self.identity: Identity | None = None
+        self.status: StatusReply | None = None
+        self.bound_serial = expected_serial
+        self.stop_detached = False  # stop() was called from a link thread: finish it on exit
+        self._session_numbers = itertools.count(1)
+        self._tokens = itertools.count(1)
+        self._last_resend = float("-inf")
+        self._last_heartbeat = float("-inf")
+        self._probe_wanted = False  # a damaged frame came: ask what was missed
+
+    def run(self) -> None:
         backoff = Backoff(self.reconnect_min, self.reconnect_max)
         first = True
+        report = self._reporter.set
         while not self._stopping.is_set():
             if not first:
                 self._wait(backoff.next())
@@ -49,36 +111,36 @@ class Supervisor:
                 with self._lock:
                     self._stats["reconnects"] += 1
             first = False
-            self._set_state(LinkState.CONNECTING, None)
+            report(LinkState.CONNECTING, None)
             try:
                 note = self._connect()
             except (TransportError, LinkError, ProtocolError) as exc:
                 reason = f"connect failed: {exc}"
-                self._teardown()
+                self.teardown()
                 if self._stopping.is_set():
                     break
-                self._set_state(LinkState.DISCONNECTED, reason)
+                report(LinkState.DISCONNECTED, reason)
                 continue
             except Exception as exc:  # noqa: BLE001 - a bug must not kill the link silently
-                self._log.exception("connect crashed", error=repr(exc))
+                self._reporter.log.exception("connect crashed", error=repr(exc))
                 reason = f"connect crashed: {exc!r}"
-                self._teardown()
-                self._set_state(LinkState.DISCONNECTED, reason)
+                self.teardown()
+                report(LinkState.DISCONNECTED, reason)
                 continue
             backoff.reset()
-            self._set_state(LinkState.CONNECTED, note)
+            report(LinkState.CONNECTED, note)
             try:
                 reason = self._serve()
             except Exception as exc:  # noqa: BLE001
-                self._log.exception("session crashed", error=repr(exc))
+                self._reporter.log.exception("session crashed", error=repr(exc))
                 reason = f"session crashed: {exc!r}"
-            self._teardown()
+            self.teardown()
             if self._stopping.is_set():
                 break
-            self._set_state(LinkState.DISCONNECTED, reason)
-        if self._stop_detached:  # stop() was called from on_event/on_state
-            self._teardown()
-            self._set_state(LinkState.CLOSED, "stopped")
+            report(LinkState.DISCONNECTED, reason)
+        if self.stop_detached:  # stop() was called from on_event/on_state
+            self.teardown()
+            report(LinkState.CLOSED, "stopped")
 
     def _wait(self, seconds: float) -> None:
         if self._sleep is not None:
@@ -90,51 +152,51 @@ class Supervisor:
         """Open the transport and run the handshake: 0x00, SYNC, HELLO, STATUS, RESEND_EVENTS.
         Returns what to say with ``CONNECTED``: that the event epoch changed, else ``None``."""
         self.transport.open()
+        commands = self._commands
         with self._lock:
-            conn = HostConnection(first_seq=self._next_seq)
-            session = Session(next(self._session_numbers), self.transport, conn)
-            self._session = session
+            session = Session(next(self._session_numbers), self.transport, commands.connection())
+            commands.session = session
             self._stats["sessions"] += 1
             if self._stopping.is_set():
-                self._lose_locked(session, "stopped")
-        reader = threading.Thread(target=self._read_loop, args=(session,), daemon=True,
-                                  name=f"shoectl-read-{self.name}")
+                commands.lose_locked(session, "stopped")
+        reader = threading.Thread(target=self._reader_for(session), daemon=True,
+                                  name=f"shoectl-read-{self._name()}")
         session.reader = reader
         reader.start()
         try:
             session.transport.write(b"\x00")  # the device drops any partial frame it holds
         except TransportError as exc:
-            self._lose(session, f"write failed: {exc}")
+            commands.lose(session, f"write failed: {exc}")
             raise
-        self._transact(Sync(), None, internal=True)
-        identity = self._transact(Hello(PROTOCOL_VERSION), None, internal=True)
+        commands.transact(Sync(), None, internal=True)
+        identity = commands.transact(Hello(PROTOCOL_VERSION), None, internal=True)
         assert isinstance(identity, Identity)
         self._check_identity(identity, session)
-        status = self._transact(StatusRequest(), None, internal=True)
+        status = commands.transact(StatusRequest(), None, internal=True)
         assert isinstance(status, StatusReply)
         with self._lock:
-            self._identity = identity
-            self._status = status
-            if self._bound_serial is None:
-                self._bound_serial = identity.serial
+            self.identity = identity
+            self.status = status
+            if self.bound_serial is None:
+                self.bound_serial = identity.serial
             if self._profile_name is None:
-                self._log = structlog.get_logger().bind(device=self.name)
-            self._acked = status.last_acked_event
+                self._reporter.rename(self._name())
+            self._acks.confirmed = status.last_acked_event
             delivered = self._sequencer.delivered_in_epoch()
             need_resend = status.pending_events > 0 or self._sequencer.gap
-        self._log.info("handshake done", serial=identity.serial, model=identity.model,
-                       firmware=identity.firmware, epoch=identity.event_epoch,
-                       pending_events=status.pending_events,
-                       last_acked_event=status.last_acked_event, last_delivered=delivered)
+        self._reporter.log.info("handshake done", serial=identity.serial, model=identity.model,
+                                firmware=identity.firmware, epoch=identity.event_epoch,
+                                pending_events=status.pending_events,
+                                last_acked_event=status.last_acked_event, last_delivered=delivered)
         if status.last_acked_event > delivered:
-            self._report_error(f"the device acknowledged events up to {status.last_acked_event}"
-                               f" but this host delivered only up to {delivered} in epoch "
-                               f"{identity.event_epoch}: events in between are not recoverable "
-                               "(seed last_delivered from the journal)")
+            self._reporter.error(f"the device acknowledged events up to {status.last_acked_event}"
+                                 f" but this host delivered only up to {delivered} in epoch "
+                                 f"{identity.event_epoch}: events in between are not recoverable "
+                                 "(seed last_delivered from the journal)")
         if session.lost_at_epoch_change:
             old_epoch = session.epoch_change[0] if session.epoch_change else None
-            self._report_error(f"events {ranges_text(session.lost_at_epoch_change)} of event epoch "
-                               f"{old_epoch} never arrived and are lost with it")
+            self._reporter.error(f"events {ranges_text(session.lost_at_epoch_change)} of event epoch "
+                                 f"{old_epoch} never arrived and are lost with it")
         if need_resend:
             self._request_resend()
         if session.epoch_change is None:
@@ -148,21 +210,47 @@ class Supervisor:
         if identity.protocol_version != PROTOCOL_VERSION:
             problem = (f"device speaks protocol version {identity.protocol_version}, this host "
                        f"speaks {PROTOCOL_VERSION}")
-        elif self._bound_serial is not None and identity.serial != self._bound_serial:
+        elif self.bound_serial is not None and identity.serial != self.bound_serial:
             problem = (f"device serial {identity.serial!r} is not this link's device "
-                       f"{self._bound_serial!r}: refused")
+                       f"{self.bound_serial!r}: refused")
         if problem is None and not session.epoch_confirmed:
             problem = "identity not accepted"  # pragma: no cover - reader accepts it first
         if problem is not None:
-            self._lose(session, problem)
-            raise HandshakeFailed(f"{self.name}: {problem}")
+            self._commands.lose(session, problem)
+            raise HandshakeFailed(f"{self._name()}: {problem}")
 
-    def _teardown(self) -> None:
+    def identity_arrived_locked(self, session: Session, identity: Identity) -> None:
+        """The reader got an IDENTITY: accept its event epoch at once, so that the events right
+        behind it are filed under the right epoch. Refusals are reported by the handshake."""
+        if identity.protocol_version != PROTOCOL_VERSION:
+            return
+        if self.bound_serial is not None and identity.serial != self.bound_serial:
+            return
+        old = self._sequencer.epoch
+        if old is not None and old != identity.event_epoch:
+            # The device's counter restarted: acknowledgements start again from nothing.
+            self._acks.restart_locked()
+            self._stats["epoch_changes"] += 1
+            session.epoch_change = (old, identity.event_epoch)
+            self._reporter.log.warning("event epoch changed", old=old, new=identity.event_epoch)
+        lost = self._sequencer.set_epoch(identity.event_epoch)
+        self._sequencer.serial = identity.serial
+        self._sequencer.profile_name = self._profile_name or identity.serial
+        session.epoch_confirmed = True
+        if lost:
+            self._stats["events_lost_epoch"] += sum(b - a + 1 for a, b in lost)
+            session.lost_at_epoch_change = lost  # reported after the handshake
+
+    def probe_locked(self) -> None:
+        """A damaged frame came (maybe an event): send a HEARTBEAT soon (the caller wakes us)."""
+        self._probe_wanted = True
+
+    def teardown(self) -> None:
         """End the current session (if any): reader joined, transport closed."""
         with self._lock:
-            session = self._session
+            session = self._commands.session
             if session is not None:
-                self._lose_locked(session, "closed")
+                self._commands.lose_locked(session, "closed")
         if session is not None and session.reader is not None:
             if session.reader is not threading.current_thread():
                 session.reader.join()
@@ -178,7 +266,7 @@ class Supervisor:
         while True:
             with self._cond:
                 while True:
-                    session = self._session
+                    session = self._commands.session
                     assert session is not None
                     if self._stopping.is_set():
                         return "stopped"
@@ -200,7 +288,7 @@ class Supervisor:
     def _due_locked(self, now: float) -> tuple[tuple[bool, bool, bool] | None, float]:
         """What the supervisor should do now, or how long it may sleep."""
         wait = MAX_IDLE_WAIT
-        ack = self._ack_target_locked() > self._acked
+        ack = self._acks.due_locked()
         resend = False
         if self._sequencer.gap and not self._sequencer.full:
             due = self._last_resend + self.resend_interval * (STALLED_RESEND_FACTOR if self._sequencer.stalled else 1)
@@ -208,7 +296,7 @@ class Supervisor:
                 resend = True
             else:
                 wait = min(wait, due - now)
-        heartbeat_due = self._last_tx + self.heartbeat_interval
+        heartbeat_due = self._commands.last_tx + self.heartbeat_interval
         if self._probe_wanted:  # a damaged frame: a HEARTBEAT now, at most one per reply timeout
             heartbeat_due = min(heartbeat_due, self._last_heartbeat + self.reply_timeout)
         heartbeat = now >= heartbeat_due
@@ -218,35 +306,21 @@ class Supervisor:
             return (ack, resend, heartbeat), 0.0
         return None, max(wait, 0.001)
 
-    def _ack_target_locked(self) -> int:
-        """The highest counter EVENT_ACK may cover now: delivered (and, in hand-off mode,
-        acknowledged by the consumer), so never past a counter missing in the sequencer."""
-        session = self._session
-        if session is None or not session.epoch_confirmed:
-            return 0
-        target = self._sequencer.delivered_in_epoch()
-        if not self.auto_ack:
-            target = min(self._ack_requested, target)
-        return target
-
-    def _wake_for_ack_locked(self) -> None:
-        """Wake the supervisor when an EVENT_ACK is now due (after a delivery, an acknowledge())."""
-        if self._ack_target_locked() > self._acked:
-            self._cond.notify_all()
-
     def _acknowledge(self) -> None:
+        acks = self._acks
         with self._lock:
-            target = self._ack_target_locked()
-            if target <= self._acked:
+            target = acks.target_locked()
+            if target <= acks.confirmed:
                 return
-        reply = self._internal(EventAck(target))
+        reply = self._commands.internal(EventAck(target))
         with self._lock:
             if reply is not None:
                 self._stats["acks"] += 1
             # After a NAK (BAD_EVENT_ACK: the device never issued it, a device fault) there is
             # nothing to keep: do not ask again. After a loss, the handshake re-reads the state.
-            if reply is not None or (self._session is not None and self._session.alive):
-                self._acked = max(self._acked, target)
+            session = self._commands.session
+            if reply is not None or (session is not None and session.alive):
+                acks.confirmed = max(acks.confirmed, target)
 
     def _request_resend(self) -> None:
         with self._lock:
@@ -257,12 +331,12 @@ class Supervisor:
             if stalled:
                 self._stats["gaps_stalled"] += 1
         if missing:
-            self._log.debug("asking the device to resend events", missing=missing)
+            self._reporter.log.debug("asking the device to resend events", missing=missing)
         if stalled:
-            self._report_error(f"events {ranges_text(missing)} never arrived although the device was asked "
-                               f"{self._sequencer.stall_resends} times to resend them: a device fault; the events "
-                               "after them wait (accept_gap() gives them up, docs/protocol.md E7)")
-        if self._internal(ResendEvents()) is not None:
+            self._reporter.error(f"events {ranges_text(missing)} never arrived although the device was asked "
+                                 f"{self._sequencer.stall_resends} times to resend them: a device fault; the events "
+                                 "after them wait (accept_gap() gives them up, docs/protocol.md E7)")
+        if self._commands.internal(ResendEvents()) is not None:
             with self._lock:
                 self._last_resend = self._clock()
 
@@ -275,6 +349,6 @@ class Supervisor:
                 self._probe_wanted = False
                 self._stats["probes"] += 1
         token = next(self._tokens) & 0xFFFF_FFFF
-        if self._internal(Heartbeat(token)) is not None:
+        if self._commands.internal(Heartbeat(token)) is not None:
             with self._lock:
                 self._stats["heartbeats"] += 1

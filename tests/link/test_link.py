@@ -561,7 +561,7 @@ def test_an_epoch_change_and_its_lost_events_are_reported_to_the_host(
             seen_at_connect.append((reason, rig.link.identity.event_epoch))
         states(state, reason)
 
-    rig.link._on_state = observe
+    rig.link._reporter.on_state = observe
     device.unplug()
     device.plug(new_epoch=8)
     wait_for(lambda: any(r and "epoch changed from 7 to 8" in r for r, _ in seen_at_connect), "the epoch change")
