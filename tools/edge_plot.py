@@ -8,7 +8,7 @@ a journal that does not verify is refused. The chart: the wager's player edge af
 ``edge_alert`` was journaled marked, and the cards left in the shoe on a second axis. docs/img/
 edge-dragon7.png is drawn from a real emulated EZ Baccarat shoe:
 
-    shoectl run --submission ez-baccarat --shoes 1 --seed 1 --speed max --display lines --journal /tmp/edge/j.db
+    shoectl run --submission ez-baccarat --shoes 1 --seed 7 --speed max --display lines --journal /tmp/edge/j.db
     python tools/edge_plot.py /tmp/edge/j.db docs/img/edge-dragon7.png --also panda8
 """
 from __future__ import annotations

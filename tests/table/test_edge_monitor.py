@@ -186,6 +186,29 @@ def test_each_table_is_valued_by_its_own_rules_submission(tmp_path, worker: str)
     assert offered == {p: {w.value for w in load_preset(p).wagers} for p in offered}
 
 
+def test_a_thread_worker_lowers_the_switch_interval_while_it_runs(tmp_path) -> None:
+    """A card's thread waits for the interpreter's lock while the worker thread counts: at most the
+    switch interval, which is 5 ms unless the monitor lowers it (and restores it when the last
+    thread-worker monitor closes; a process worker leaves it alone)."""
+    import sys
+
+    from controller.table.edge_monitor import SWITCH_INTERVAL_S
+
+    before = sys.getswitchinterval()
+    first, journal = _idle_runner(tmp_path)
+    monitors = [EdgeMonitor(worker="thread").attach(first)]
+    try:
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S) and SWITCH_INTERVAL_S < before
+        monitors.append(EdgeMonitor(worker="thread").attach(first))
+        monitors.pop(0).close()
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S)  # the other still runs
+    finally:
+        for m in monitors:
+            m.close()
+        journal.close()
+    assert sys.getswitchinterval() == before
+
+
 def test_a_resumed_table_values_the_shoe_it_left_in_play(tmp_path) -> None:
     """A table resumed from its journal in the middle of a shoe (the devices kept it): the monitor
     learns the shoe and its cards out from the journal (``prime``, as ``shoectl run`` does), so the

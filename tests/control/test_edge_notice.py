@@ -1,0 +1,42 @@
+"""The edge monitor's surveillance notice reaches the control socket's event stream
+(docs/edge-monitor.md, "The surveillance notice and the threshold": a ``warning`` notice on the
+control socket's event stream, as ``shoectl ctl watch`` and ``shoectl console`` show it).
+
+A one-deck EZ Baccarat Rules Submission and the emulator's ``--seed 4`` deal a shoe whose cards
+left favour the Dragon 7 after round 2 (tests/test_cli_edges.py checks that on its own); a
+one-deck shoe keeps raising notices, so a subscriber that comes in later still sees one."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from tests.control.running_table import read_reply
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_surveillance_notice_is_on_the_event_stream(start_table, workdir: Path) -> None:
+    one_deck = workdir / "ez-1-deck.toml"
+    preset = (ROOT / "controller" / "rules" / "presets" / "ez-baccarat.toml").read_text(encoding="utf-8")
+    one_deck.write_text(preset.replace("decks = 8", "decks = 1"), encoding="utf-8")
+    t = start_table(workdir, "--submission", str(one_deck), "--seed", "4", "--speed", "20")
+    with t.connect(timeout=30) as s:
+        s.sendall(json.dumps({"id": "w", "op": "subscribe"}).encode() + b"\n")
+        first = read_reply(s)
+        assert first is not None and first.get("ok") is True, first
+        deadline, notice, buf = time.monotonic() + 40, None, b""
+        while notice is None and time.monotonic() < deadline:
+            chunk = s.recv(65536)
+            assert chunk, f"the table closed the subscription: {t.stderr()}"
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                event = json.loads(line).get("event", {})
+                if event.get("type") == "notice" and event.get("text", "").startswith("surveillance: "):
+                    notice = event
+                    break
+    assert notice is not None, "no surveillance notice on the event stream"
+    assert notice["level"] == "warning" and "player edge above 0 after round" in notice["text"]
+    assert " +" in notice["text"] and "%" in notice["text"]
+    t.assert_stopped_cleanly()
