@@ -201,8 +201,8 @@ class TableCore:
     def notice(self, level: str, text: str) -> None:
         self._out.append(Notice(level, text))
 
-    def send(self, device: str, message: Any) -> None:
-        self._out.append(SendCommand(self.device_for(device), message))
+    def send(self, device_role: str, message: Any) -> None:
+        self._out.append(SendCommand(self.device_for(device_role), message))
 
     def device_for(self, role: str) -> str:
         """The device role that carries out ``role``'s commands (the shoe for a built-in shuffler)."""

@@ -22,12 +22,12 @@ if TYPE_CHECKING:
     from controller.table.core import TableCore
 
 
-def shuffle_done(t: TableCore, device: str, ev: m.ShuffleDone) -> None:
+def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
     t.shuffle_count = (ev.card_count, ev.expected_count)
     t.shuffle_done()
 
 
-def shoe_loaded(t: TableCore, device: str, ev: m.ShoeLoaded) -> None:
+def shoe_loaded(t: TableCore, device_role: str, ev: m.ShoeLoaded) -> None:
     if t.state != "loading" or t.shoe is None:
         raise Refused(f"the shoe reports {ev.card_count} cards loaded but no load is under way")
     t.shoe.loaded_count = ev.card_count
@@ -36,7 +36,7 @@ def shoe_loaded(t: TableCore, device: str, ev: m.ShoeLoaded) -> None:
     t.loaded()
 
 
-def cover_card(t: TableCore, device: str, ev: m.CoverCard) -> None:
+def cover_card(t: TableCore, device_role: str, ev: m.CoverCard) -> None:
     """681a.7(d): the cover card is set aside; the hand is completed, then the reshuffle."""
     if t.shoe is None:
         raise Refused("a cover card with no shoe in play")
@@ -45,7 +45,7 @@ def cover_card(t: TableCore, device: str, ev: m.CoverCard) -> None:
     t.notice("info", "cover card reached: this round is completed, then the cards are reshuffled")
 
 
-def shoe_empty(t: TableCore, device: str, ev: m.ShoeEmpty) -> None:
+def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
     """No card is left to deal: a round in progress is void (627a.13(e)); between rounds the
     cards are reshuffled now, not at a round that could never be dealt. Cards the controller
     counted as still in the shoe are said to be missing."""
@@ -64,33 +64,33 @@ def shoe_empty(t: TableCore, device: str, ev: m.ShoeEmpty) -> None:
         t.reshuffle()
 
 
-def door(t: TableCore, device: str, ev: m.Door) -> None:
-    key = f"door:{device}"
+def door(t: TableCore, device_role: str, ev: m.Door) -> None:
+    key = f"door:{device_role}"
     if ev.open:
-        raise_fault(t, key, f"{device} door open")
+        raise_fault(t, key, f"{device_role} door open")
         t.send("shoe", m.Display("CLOSE DOOR"))  # not the current prompt: shown once
     else:
         cleared_by_device(t, key, "door closed")
 
 
-def jam(t: TableCore, device: str, ev: m.Jam) -> None:
-    raise_fault(t, f"jam:{device}", f"{device} card jam ({getattr(ev.location, 'name', ev.location)})")
+def jam(t: TableCore, device_role: str, ev: m.Jam) -> None:
+    raise_fault(t, f"jam:{device_role}", f"{device_role} card jam ({getattr(ev.location, 'name', ev.location)})")
 
 
-def device_fault(t: TableCore, device: str, ev: m.Fault) -> None:
-    raise_fault(t, f"fault:{device}", f"{device} fault {ev.code}: {ev.text}")
+def device_fault(t: TableCore, device_role: str, ev: m.Fault) -> None:
+    raise_fault(t, f"fault:{device_role}", f"{device_role} fault {ev.code}: {ev.text}")
 
 
-def button(t: TableCore, device: str, ev: m.ButtonPress) -> None:
+def button(t: TableCore, device_role: str, ev: m.ButtonPress) -> None:
     if ev.button == m.ButtonId.REVEAL and t.state == "squeeze":
         dealing.reveal(t, "reveal button")
 
 
-def card_read(t: TableCore, device: str, ev: m.CardRead) -> None:
+def card_read(t: TableCore, device_role: str, ev: m.CardRead) -> None:
     if t.shoe is not None:
         t.shoe.card_left(ev.position, ev.rank, ev.suit)
         if checks.missed_cover_card(t.shoe):
-            missed_cover_card(t, device)
+            missed_cover_card(t, device_role)
     if not ev.readable:
         # Its place among the cards out is kept (face up or not) until the floorperson enters it.
         t.deferred.append((None, ev.face_up, ev.position))
@@ -99,7 +99,7 @@ def card_read(t: TableCore, device: str, ev: m.CardRead) -> None:
     dealing.accept_card(t, card_from_wire(ev.rank, ev.suit), face_up=ev.face_up, position=ev.position)
 
 
-def missed_cover_card(t: TableCore, device: str) -> None:
+def missed_cover_card(t: TableCore, device_role: str) -> None:
     """681a.5(d), 681a.7(d): the card just read lies below the second cover card, yet no cover
     card came out. Dealing stops (the card is kept, applied when the fault clears) until a
     floorperson has checked the shoe; the cover position is reached all the same, so the round
@@ -108,7 +108,7 @@ def missed_cover_card(t: TableCore, device: str) -> None:
     shoe.cover_reached = True
     due = checks.cover_card_due(shoe)
     t.record(kinds.COVER_CARD_MISSING, {"expected_after": due, "cards_out": shoe.dealt, "clause": "681a.7(d)"})
-    raise_fault(t, f"cover:{device}", f"the {device} passed the cover card's position ({due} cards out) and no "
+    raise_fault(t, f"cover:{device_role}", f"the {device_role} passed the cover card's position ({due} cards out) and no "
                 "cover card came out: check the shoe; after this round the cards are reshuffled")
 
 
@@ -125,10 +125,10 @@ EVENT_HANDLERS: dict[type, Callable[[Any, str, Any], None]] = {
 }
 
 
-def device_event(t: TableCore, device: str, ev: Any) -> None:
+def device_event(t: TableCore, device_role: str, ev: Any) -> None:
     handler = EVENT_HANDLERS.get(type(ev))
     if handler is not None:
-        handler(t, device, ev)
+        handler(t, device_role, ev)
 
 
 def command_failed(t: TableCore, f: CommandFailed) -> None:

@@ -71,13 +71,13 @@ class Bench:
     def op(self, command: str, role: Role = Role.FLOORPERSON, operator: str = "fp1", **args: Any) -> list[Any]:
         return self.feed(OperatorInput(command, args, operator, role))
 
-    def event(self, device: str, ev: Any) -> list[Any]:
-        return self.feed(DeviceInput(device, ev))
+    def event(self, device_role: str, ev: Any) -> list[Any]:
+        return self.feed(DeviceInput(device_role, ev))
 
-    def link(self, device: str, up: bool, *, serial: str = "", epoch: int | None = None) -> list[Any]:
-        """The link of ``device`` went down or came up (with the identity of the device then
+    def link(self, device_role: str, up: bool, *, serial: str = "", epoch: int | None = None) -> list[Any]:
+        """The link of ``device_role`` went down or came up (with the identity of the device then
         answering: ``serial`` and event ``epoch``)."""
-        return self.feed(DeviceStatus(device, up, serial=serial, epoch=epoch))
+        return self.feed(DeviceStatus(device_role, up, serial=serial, epoch=epoch))
 
     # -- the scripted devices ------------------------------------------------------------------
     def _device_acts(self, o: SendCommand) -> None:
