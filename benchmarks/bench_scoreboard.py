@@ -17,6 +17,13 @@ the kept rows: at most every 200 ms, whatever the message rate), and ``rebuild_a
 message cost before (every table's state rebuilt and the whole floor encoded again), for
 comparison. Medians of ``benchmarks.stats.timings``.
 
+``stages``: where the time goes, for a scoreboard in a process of its own (``shoectl scoreboard
+--journal``) following a table that deals (``shoectl run --speed 5 --pace 10``): for each state,
+``commit_to_read_ms`` (the entry's ``ts`` to the follower's poll returning it) and
+``read_to_state_ms`` (to the state built and encoded in both languages, ready for the event
+stream), median and p99, with the follower looking every 50 ms (as shipped) and every 10 ms.
+The rest of the journal-to-client figure is the event loop and the socket.
+
 Run from the project root: ``python -m benchmarks scoreboard [--quick]``.
 """
 from __future__ import annotations
@@ -26,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -122,27 +130,104 @@ def floor(quick: bool = False) -> dict:
 
 
 def run(quick: bool = False) -> dict:
-    return {"floor": floor(quick), **latency(quick)}
+    return {"floor": floor(quick), "stages": {f"poll_{int(p * 1000)}ms": stages(p, quick) for p in (0.05, 0.01)},
+            **latency(quick), "separate_process": latency(quick, separate=True)}
 
 
-def latency(quick: bool = False) -> dict:
-    """The journal-to-client figures (see the module docstring)."""
+def stages(poll_s: float, quick: bool = False) -> dict:
+    """The follower's stages (see the module docstring), looking every ``poll_s``."""
     with tempfile.TemporaryDirectory() as tmp:
         journal = Path(tmp) / "journal.db"
         limit = ["--rounds", "20"] if quick else ["--shoes", "1"]
         proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--speed", "5", "--pace", "10",
-                                 "--seed", "14", *limit, "--display", "lines", "--scoreboard", "127.0.0.1:0"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp)
+                                 "--seed", "14", *limit, "--display", "lines"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
+        reads: dict[int, float] = {}
+        built: list[tuple[int, float]] = []
         try:
-            from tests.scoreboard.serving import run_scoreboard_url  # the tests' reader of it
+            source = _opened(journal)
+            source.catch_up()  # what was journaled before it looked: left out
+            publish, poll = source._publish_state, source._tail.poll
 
-            received = _received(run_scoreboard_url(proc, HANG), proc)
-            proc.wait(timeout=HANG)
+            def timed_poll(n: int) -> list:
+                entries = poll(n)
+                now = time.time()
+                reads.update((e.seq, now) for e in entries)
+                return entries
+
+            def timed_publish() -> None:
+                publish()
+                built.append((source._view.version, time.time()))
+            source._tail.poll, source._publish_state = timed_poll, timed_publish
+            while proc.poll() is None:
+                if not source.catch_up():
+                    time.sleep(poll_s)
+            source.catch_up()
+            source._tail.close()
         finally:
             if proc.poll() is None:
                 proc.kill()
-                proc.wait()
+            proc.wait()
+        ts = _ts(journal)
+    read = [(reads[v] - ts[v]) * 1000 for v, _ in built if v in reads]
+    state = [(t - reads[v]) * 1000 for v, t in built if v in reads]
+    return {"states": len(read),
+            "commit_to_read_ms": {"median": round(statistics.median(read), 1), "p99": round(percentile(read, 99), 1)},
+            "read_to_state_ms": {"median": round(statistics.median(state), 1), "p99": round(percentile(state, 99), 1)}}
+
+
+def _opened(journal: Path):
+    """``JournalSource.open(journal)`` once the table has written it."""
+    from controller.journal.errors import JournalError
+    from controller.scoreboard.sources import JournalSource
+
+    deadline = time.monotonic() + HANG
+    while True:
+        try:
+            return JournalSource.open(journal)
+        except JournalError:
+            assert time.monotonic() < deadline, "the table wrote no journal"
+            time.sleep(0.05)
+
+
+def latency(quick: bool = False, separate: bool = False) -> dict:
+    """The journal-to-client figures (see the module docstring); ``separate``: the scoreboard as a
+    process of its own (``shoectl scoreboard --journal``) instead of ``run --scoreboard``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        journal = Path(tmp) / "journal.db"
+        limit = ["--rounds", "20"] if quick else ["--shoes", "1"]
+        proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--speed", "5", "--pace", "10",
+                                 "--seed", "14", *limit, "--display", "lines",
+                                 *([] if separate else ["--scoreboard", "127.0.0.1:0"])],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp)
+        board = None
+        try:
+            if separate:
+                _opened(journal)  # the journal exists: the scoreboard may open it
+                board = subprocess.Popen([*SHOECTL, "scoreboard", "--journal", str(journal), "--listen", "127.0.0.1:0"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                url = board.stdout.readline().split(": ", 1)[1].strip()
+
+                def stop_with_the_table() -> None:
+                    proc.wait()
+                    time.sleep(0.5)
+                    board.terminate()
+                threading.Thread(target=stop_with_the_table, daemon=True).start()
+            else:
+                from tests.scoreboard.serving import run_scoreboard_url  # the tests' reader of it
+
+                url = run_scoreboard_url(proc, HANG)
+            received = _received(url, proc)
+            proc.wait(timeout=HANG)
+        finally:
+            for p in (proc, board):
+                if p is not None and p.poll() is None:
+                    p.kill()
+                if p is not None:
+                    p.wait()
             proc.stderr.close()
+            if board is not None:
+                board.stdout.close()
         ts = _ts(journal)
         first = received[0][0] if received else 0  # journaled before the client connected: left out
         lat = sorted((t - ts[v]) * 1000 for v, t in received if v in ts and v > first)

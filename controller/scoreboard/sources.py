@@ -34,7 +34,7 @@ from controller.scoreboard.sse import Channel, Snapshot
 __all__ = ["LANGS", "POLL_S", "JournalSource", "TableSource", "compact_json", "floor_row", "snapshot_of"]
 
 LANGS = ("en", "zh")
-POLL_S = 0.05       # how often a journal is looked at for new entries
+POLL_S = 0.05       # how often a journal is looked at for new entries (10 ms measured no better: docs/scoreboard.md)
 _BATCH = 1000       # entries read at one time
 _RETRY_S = 2.0      # after a read that failed (the disk, a lock held too long): try again
 

@@ -3,7 +3,7 @@
 - ``WATCH_JS``: injected into an open table page, it records what the page shows every time it
   draws a new state (a MutationObserver on ``body[data-version]``) into ``window.__seen``;
   ``SEEN_JS`` takes the records. Each record is ``shown()`` of the page at that moment.
-- ``SHOWN_JS``: the page now: ``{"version", "rendered_at", "shoe", "round", "roads" (as
+- ``SHOWN_JS``: the page now: ``{"version", "rendered_at", "received_at", "shoe", "round", "roads" (as
   ``shoectl roadmap --json``, rebuilt from the cells' data-* hooks), "places" (each road's cells'
   display column and row), "ask" (each side's three marks, "" for none), "counts", "last"
   (round, outcome, each hand's total and cards), "nodes"}``.
@@ -46,6 +46,7 @@ var derived = {};
 ['big_eye_boy', 'small_road', 'cockroach_pig'].forEach(function (name) { derived[name] = cells(name); });
 return {
   version: +document.body.dataset.version, rendered_at: +document.body.dataset.renderedAt,
+  received_at: +document.body.dataset.receivedAt,
   shoe: document.getElementById('shoe').dataset.shoe, round: +document.getElementById('shoe').dataset.round,
   roads: {
     bead_plate: cells('bead').map(function (c) { return c.dataset.result; }),

@@ -2,7 +2,8 @@
    onState(state) with the whole state on connect and at every change; the browser reconnects by
    itself after a lost connection (the server sends the whole state again). The page's language
    (?lang=en|zh) is passed on. document.body gets data-version (the state shown) and
-   data-rendered-at (when, in ms since the epoch): the tests measure journal-to-page latency with them;
+   data-received-at and data-rendered-at (when the state arrived and when it was drawn, in ms since
+   the epoch): the tests measure journal-to-page latency and its parts with them;
    and a "scoreboard-rendered" event is dispatched on document right after each state is drawn. */
 "use strict";
 var Live = (function () {
@@ -14,10 +15,12 @@ var Live = (function () {
   function follow(url, onState) {
     var source = new EventSource(withLang(url));
     source.addEventListener("state", function (ev) {
+      var received = performance.timeOrigin + performance.now();
       var state = JSON.parse(ev.data);
       onState(state);
       document.body.classList.remove("stale");
       document.body.setAttribute("data-version", ev.lastEventId);
+      document.body.setAttribute("data-received-at", String(received));
       document.body.setAttribute("data-rendered-at", String(performance.timeOrigin + performance.now()));
       document.dispatchEvent(new CustomEvent("scoreboard-rendered", {detail: {version: ev.lastEventId}}));
     });
