@@ -47,7 +47,7 @@ var derived = {};
 return {
   version: +document.body.dataset.version, rendered_at: +document.body.dataset.renderedAt,
   received_at: +document.body.dataset.receivedAt,
-  shoe: document.getElementById('shoe').dataset.shoe, round: +document.getElementById('shoe').dataset.round,
+  shoe: document.getElementById('shoe').dataset.shoe || null, round: +document.getElementById('shoe').dataset.round,
   roads: {
     bead_plate: cells('bead').map(function (c) { return c.dataset.result; }),
     big_road: columns(big, function (c) {
