@@ -10,7 +10,8 @@ from the table's own records, and every offered wager's exact expected value on 
   seen: they are part of that unknown remainder, as every card not yet out is.
 - ``edge_figures(submission, remaining)``: ``controller.rules.odds.exact_odds`` on it, as the
   ``edge`` record's ``wagers``: each wager's expected value per unit for the player, exact
-  (``"N/D"``) and as a decimal. Run wherever it suits (the monitor runs it in a worker process).
+  (``"N/D"``) and as fixed-point decimal text. Run wherever it suits (the monitor runs it in its worker, a
+  thread by default).
 - ``edge_payload(...)`` the whole ``edge`` record's payload; ``above(wagers, threshold)`` the
   wagers whose player edge exceeds it.
 - ``after_round(entries, shoe, round)``: the same, recomputed from a journal, for ``shoectl odds

@@ -4,7 +4,7 @@ record, a warning notice, a structlog warning) when a wager's player edge is abo
 (docs/edge-monitor.md).
 
 Contract: ``EdgeMonitor(threshold).attach(runner)`` before ``runner.run()``; ``close()`` after it.
-The monitor never stands in a card's way:
+The monitor keeps out of a card's way as far as a process sharing the interpreter can:
 
 - On the owner thread it only notes the cards out as the runner dispatches the records it has
   committed (``observe``: a dict update per record) and, at a round's result, hands the
