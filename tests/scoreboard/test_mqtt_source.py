@@ -44,3 +44,37 @@ def test_one_tables_message_rebuilds_only_that_table(monkeypatch) -> None:
 def test_each_scoreboard_has_a_client_id_of_its_own() -> None:
     assert len({client_id() for _ in range(3)}) == 3
     assert client_id().startswith("shoectl-scoreboard-")
+
+
+def test_a_burst_of_messages_is_coalesced_on_the_floor_and_whole_on_each_tables_page() -> None:
+    """With the event loop running, 60 messages in a burst give the floor at most a state per
+    ``FLOOR_EVERY_S`` (coalesced: the last state has every message), while each table's own page
+    gets every one of its messages."""
+    import asyncio
+    import time
+
+    async def burst() -> tuple[int, float, dict, list[int]]:
+        source = MqttFloorSource(BrokerOptions("mqtt://127.0.0.1:1", "127.0.0.1", 1, False))
+        source._loop = asyncio.get_running_loop()  # as start() sets it, without a broker
+        for table in ("T1", "T2", "T3"):
+            source._on_message(None, None, _message(table, "status", _status(table, 1)))
+        await asyncio.sleep(0)
+        floor = source.floor.subscribe(limit=100)
+        page = source.table("T2").subscribe(limit=100)
+
+        def deliver() -> float:
+            t0 = time.monotonic()
+            for seq in range(2, 22):
+                for table in ("T1", "T2", "T3"):
+                    source._on_message(None, None, _message(table, "status", _status(table, seq)))
+            return time.monotonic() - t0
+        took = await asyncio.to_thread(deliver)
+        await asyncio.sleep(2.5 * mqtt_source.FLOOR_EVERY_S)
+        states = [floor._queue.popleft() for _ in range(len(floor))]
+        pages = [page._queue.popleft().version for _ in range(len(page))]
+        return len(states), took, json.loads(states[-1].document("en")), pages
+
+    count, took, last, pages = asyncio.run(burst())
+    assert count <= 3 + took / mqtt_source.FLOOR_EVERY_S, (count, took)  # 60 messages, a handful of states
+    assert {t["table"]: t["version"] for t in last["tables"]} == {"T1": 21, "T2": 21, "T3": 21}
+    assert pages[-20:] == list(range(2, 22))
