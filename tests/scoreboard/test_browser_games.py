@@ -22,7 +22,7 @@ from controller.rules.submission import load_preset
 from services.mosquitto import mosquitto  # noqa: F401 - the broker fixture
 from tests.scoreboard.browser import chrome
 from tests.scoreboard.serving import floor_fed, get_json, journal_view, serving
-from tests.scoreboard.test_state import copy, round_ends, shoectl_run
+from tests.scoreboard.test_state import copy, shoectl_run
 
 PAGE_JS = """
 var facts = {};
