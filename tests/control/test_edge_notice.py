@@ -3,7 +3,7 @@
 control socket's event stream, as ``shoectl ctl watch`` and ``shoectl console`` show it).
 
 A one-deck EZ Baccarat Rules Submission and the emulator's ``--seed 4`` deal a shoe whose cards
-left favour the Dragon 7 after round 2 (tests/test_cli_edges.py checks that on its own); a
+left favour the Dragon 7 after round 2 (tests/cli/test_cli_edges.py checks that on its own); a
 one-deck shoe keeps raising notices, so a subscriber that comes in later still sees one."""
 from __future__ import annotations
 

@@ -255,12 +255,11 @@ def test_another_module_can_add_replay(capsys, monkeypatch, jpath: Path) -> None
         p.add_argument("path")
         p.set_defaults(func=lambda args: print(f"replayed {args.path}") or 0)
 
-    fake = types.ModuleType("fake_cmd_journal_replay")
+    fake = types.ModuleType("controller.cli.fake_cmd_journal_replay")
     fake.register = register
-    monkeypatch.setitem(sys.modules, "fake_cmd_journal_replay", fake)
-    for order in (("fake_cmd_journal_replay", "controller.cli.cmd_journal"),
-                  ("controller.cli.cmd_journal", "fake_cmd_journal_replay")):
-        monkeypatch.setattr(cli_main, "COMMAND_MODULES", order)
+    monkeypatch.setitem(sys.modules, "controller.cli.fake_cmd_journal_replay", fake)
+    for order in (("fake_cmd_journal_replay", "cmd_journal"), ("cmd_journal", "fake_cmd_journal_replay")):
+        monkeypatch.setitem(cli_main.COMMANDS, "journal", order)  # the modules of `shoectl journal ...`
         code, out, _ = run(capsys, "journal", "replay", str(jpath))
         assert code == 0 and out == f"replayed {jpath}\n"
         assert run(capsys, "journal", "verify", str(jpath))[0] == 0

@@ -58,7 +58,7 @@ def test_numpy_shoes_are_whole_shoes_cut_legally_with_the_cover_card_near_the_bo
 
 @pytest.mark.parametrize("preset", ["minibaccarat", "ez-baccarat"])
 def test_numpy_simulation_agrees_with_exact_odds(preset: str) -> None:
-    """As tests/test_simulation.py's check for the Python paths: every figure of a seeded numpy
+    """As tests/simulation/test_simulation.py's check for the Python paths: every figure of a seeded numpy
     run within 1.8 times its 95% half-width of the exact figure."""
     from controller.rules.odds import exact_odds
 

@@ -21,7 +21,7 @@ from cli_run import run
 from controller.cli.cmd_systemd import status_line, unit_text
 from controller.sdnotify import Notifier, ServiceWatch, watchdog_interval
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 HANG = 120  # seconds before a wait is declared hung (never a performance limit)
 

@@ -23,7 +23,7 @@ from controller.rules.odds import exact_odds
 from controller.rules.submission import load_preset, load_submission
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def shoectl_run(journal: Path, *extra: str) -> subprocess.CompletedProcess:
