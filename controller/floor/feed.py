@@ -13,8 +13,9 @@ come, see ``_drain``), says goodbye and returns.
   entries acknowledged since the last save are published again (duplicates; consumers drop them
   by ``(table_id, seq)``), none is ever skipped.
 - **Bounded memory.** At most ``window`` entries are published and not yet acknowledged; the
-  journal is read only as acknowledgements make room. While the broker is away the journal is the
-  buffer: paho keeps those ``window`` entries and sends them again when it is back.
+  journal is read only as acknowledgements make room, and only while the broker is connected and
+  has acknowledged what paho sent again after a reconnection (``seq`` order on the wire). While the broker is away the journal is the buffer: paho keeps
+  the entries not yet acknowledged and sends them again when it is back.
 - **Outages.** paho's network thread reconnects with backoff (``controller.floor.broker``). Each
   outage is logged once (``warning``) and its end once (``info``, with the entry the feed catches
   up from). A broker that refuses the credentials stops the feed: ``FeedRefused``, which the
@@ -107,6 +108,7 @@ class JournalFeed:
         self._accepted = False  # an entry of this run was acknowledged (not refused) by the broker
         self.window = AckWindow(0)
         self._saved = 0
+        self._resent_through = 0  # entries up to this one are being sent again after a reconnection
         self.published = 0  # entries published by this run (duplicates after a reconnection not counted)
         self.client = make_client(options, client_id=f"shoectl-feed-{self.table_id}",
                                   will=(status_topic(self.table_id), encode({"table_id": self.table_id, "online": False})))
@@ -239,6 +241,7 @@ class JournalFeed:
             return
         self._connected = True
         self._ever_connected = True
+        self._resent_through = self.window.last_published  # paho sends the unacknowledged again
         self._sent_status = self._sent_roads = None  # a Last Will may have replaced them
         self._next_status = 0.0
         if self._outage:
@@ -253,7 +256,10 @@ class JournalFeed:
 
     def _publish_entries(self) -> bool:
         room = self.settings.window - self.window.outstanding
-        if room <= 0:
+        if room <= 0 or not self._connected or self.window.acked_through < self._resent_through:
+            # Not before the CONNACK, nor before what paho sends again after it is acknowledged:
+            # paho holds what is published without a socket and sends it after the CONNACK, behind
+            # what was published once the socket was up (out of order).
             return False
         try:
             entries = self.tail.poll(room)

@@ -6,7 +6,8 @@ password file made with ``mosquitto_passwd -b``, the ACL of ``packaging/mosquitt
 docs/floor.md documents) and persistence in that directory; it starts ``mosquitto`` and waits
 until it accepts connections. ``restart()`` stops it (SIGTERM: it saves its persistent sessions)
 and starts it again on the same port with the same persistence, so a persistent session
-survives. ``start(tls=True)`` adds a second listener with TLS (``tls_url``; its throwaway CA
+survives (``down()`` and ``up()`` are its two halves; ``pause()`` and ``resume()`` SIGSTOP and
+SIGCONT it: connected, not answering). ``start(tls=True)`` adds a second listener with TLS (``tls_url``; its throwaway CA
 in ``ca_file``). ``stop()`` stops it and removes the directory (the ``mosquitto`` fixture does it at
 teardown, also when the test failed).
 
@@ -153,6 +154,7 @@ class Mosquitto:
         if proc is None:
             return
         if proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)  # a paused broker too
             proc.send_signal(signal.SIGTERM)
             try:
                 proc.wait(timeout=10)
@@ -164,9 +166,25 @@ class Mosquitto:
 
     def restart(self, down_for: float = 0.0) -> None:
         """Stop the broker (saving its sessions), wait ``down_for`` seconds, start it again."""
-        self._halt()
+        self.down()
         time.sleep(down_for)
+        self.up()
+
+    def down(self) -> None:
+        """Stop the broker, saving its sessions (``up()`` starts it again on the same port)."""
+        self._halt()
+
+    def up(self) -> None:
         self._run()
+
+    def pause(self) -> None:
+        """SIGSTOP: the kernel still accepts connections on its port, nobody answers them."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
 
     def stop(self) -> None:
         self._halt()
