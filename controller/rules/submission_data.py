@@ -6,8 +6,9 @@ Every key, its default and the clause it serves are documented in ``docs/rules-s
 """
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from .errors import WagerError
 from .model import BonusRank, Dealing, Game, Payout, WagerKind
 
-__all__ = ["HouseMoneyOptions", "Submission", "TwentyOneOptions", "names_of"]
+__all__ = ["HouseMoneyOptions", "Submission", "TableLimits", "TwentyOneOptions", "WagerLimit", "names_of"]
 
 
 def names_of(enum: type[Enum]) -> str:
@@ -43,6 +44,41 @@ class HouseMoneyOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class WagerLimit:
+    """The least and the most one seat may have on one wager kind in a round, in minor units."""
+
+    min: int
+    max: int
+
+
+@dataclass(frozen=True, slots=True)
+class TableLimits:
+    """The table limits of ``[limits]``: ``wagers`` per offered wager kind (a kind without an
+    entry has no limit of its own) and ``table_max``, the most all of one seat's wagers of a
+    round may come to (None: no such limit). Empty (falsy) when the submission sets none."""
+
+    wagers: Mapping[WagerKind, WagerLimit] = field(default_factory=lambda: types.MappingProxyType({}))
+    table_max: int | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.wagers) or self.table_max is not None
+
+    def __hash__(self) -> int:
+        return hash((frozenset(self.wagers.items()), self.table_max))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``[limits]`` table as the file writes it (wagers in ``WagerKind`` order)."""
+        out: dict[str, Any] = {k.value: {"min": lim.min, "max": lim.max}
+                               for k, lim in sorted(self.wagers.items(), key=lambda kv: _ORDER.index(kv[0]))}
+        if self.table_max is not None:
+            out["table_max"] = self.table_max
+        return out
+
+
+_ORDER = list(WagerKind)
+
+
+@dataclass(frozen=True, slots=True)
 class Submission:
     """A validated Rules Submission. Immutable; build it with ``parse_submission`` and friends."""
 
@@ -65,6 +101,7 @@ class Submission:
     player_commission: Decimal = Decimal(0)  # 21 Baccarat: on a winning Player wager (681a.8(a) not found)
     # 627a.13(c)(2)/(d): the wagers on the layout when a simulated round begins: "return" | "stay"
     simulated_round_wagers: str = "return"
+    limits: TableLimits = TableLimits()  # [limits]: none unless the file sets them
 
     def __hash__(self) -> int:
         return hash(
@@ -73,7 +110,7 @@ class Submission:
                 self.min_cover_depth, self.seats, self.wagers, frozenset(self.paytable.items()),
                 self.commission, self.commission_rounding, self.unauthorized_third_card,
                 self.house_money, self.twentyone, frozenset(self.bonus_paytable.items()),
-                self.player_commission, self.simulated_round_wagers,
+                self.player_commission, self.simulated_round_wagers, self.limits,
             )
         )
 
@@ -135,7 +172,8 @@ class Submission:
         """A JSON-ready dict in the TOML file's layout, plus ``"source"``.
 
         Sections that do not apply (``house_money`` when not offered, ``irregularities`` for
-        21 Baccarat, ``twentyone`` / ``bonus_paytable`` for other games) are left out, so that
+        21 Baccarat, ``twentyone`` / ``bonus_paytable`` for other games, ``limits`` when none
+        are set) are left out, so that
         ``parse_submission(d without "source", source)`` gives back an equal ``Submission``.
         """
         out: dict[str, Any] = {
@@ -174,4 +212,6 @@ class Submission:
         else:
             out["irregularities"] = {"unauthorized_third_card": self.unauthorized_third_card,
                                      "simulated_round_wagers": self.simulated_round_wagers}
+        if self.limits:
+            out["limits"] = self.limits.to_dict()
         return out

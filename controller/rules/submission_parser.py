@@ -19,6 +19,7 @@ from shoectl_config.text import show as _show, typename as _typename
 from .errors import SubmissionError
 from .model import BonusRank, Dealing, Game, Payout, WagerKind
 from .submission_data import HouseMoneyOptions, Submission, TwentyOneOptions, names_of
+from .submission_limits import LIMIT_KEYS, parse_limits
 
 __all__ = ["SubmissionParser"]
 
@@ -119,6 +120,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "irregularities": ("unauthorized_third_card", "simulated_round_wagers"),
     "twentyone": ("naturals", "bonus_only_card", "draw_rule", "draw_threshold"),
     "bonus_paytable": tuple(r.value for r in BonusRank if r is not BonusRank.NONE),
+    "limits": LIMIT_KEYS,
 }
 
 _ELSEWHERE: dict[str, dict[str, str]] = {  # a word for a key written in the wrong section
@@ -289,6 +291,7 @@ class SubmissionParser(DocumentParser):
             for key, value in sections["bonus_paytable"].items():
                 bonus[BonusRank(key)] = self.payout(f"bonus_paytable.{key}", value)
         bonus_paytable = types.MappingProxyType({r: bonus[r] for r in BonusRank if r in bonus})
+        limits = parse_limits(self, sections["limits"], wagers)
 
         return Submission(
             source=self.source,
@@ -309,6 +312,7 @@ class SubmissionParser(DocumentParser):
             bonus_paytable=bonus_paytable,
             player_commission=player_commission,
             simulated_round_wagers=simulated_wagers,
+            limits=limits,
         )
 
     def seats(self, value: object) -> tuple[int, ...]:

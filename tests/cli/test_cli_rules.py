@@ -137,6 +137,18 @@ def test_rules_show_of_a_file_with_awkward_text_gives_it_back_whole(capsys, tmp_
     assert replace(load_submission(copied), source=original.source) == original
 
 
+def test_rules_show_of_a_file_with_limits_gives_them_back(capsys, tmp_path: Path) -> None:
+    """``[limits]`` is printed as inline tables (``banker = { min = 2500, max = 500000 }``) that
+    ``rules check`` accepts and that load to the same limits."""
+    source = Path(__file__).resolve().parents[2] / "docs" / "examples" / "minibaccarat-limits.toml"
+    code, out, err = run(capsys, "rules", "show", str(source))
+    assert code == 0 and err == "" and "banker = { min = 2500, max = 500000 }" in out
+    copied = tmp_path / "copy.toml"
+    copied.write_text(out, encoding="utf-8")
+    original = load_submission(source)
+    assert original.limits and replace(load_submission(copied), source=original.source) == original
+
+
 def test_console_script_runs_as_a_process() -> None:
     proc = subprocess.run([sys.executable, "-m", "controller.cli.main", "rules", "deal", "--cards", "AS,ZZ"],
                           capture_output=True, text=True)

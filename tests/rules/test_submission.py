@@ -21,6 +21,7 @@ from controller.rules import submission_parser as sub_parser
 from shoectl_config import files as config_files
 from controller.rules.errors import RulesError, SubmissionError, WagerError
 from controller.rules.model import BonusRank, Dealing, Game, Payout, WagerKind
+from controller.rules.submission_data import WagerLimit
 from controller.rules.submission import (
     DEFAULT_PRESET,
     HouseMoneyOptions,
@@ -378,6 +379,20 @@ BAD = [
     ("bonus-none", TO + '[bonus_paytable]\nnone = "0:1"\n', "bonus_paytable.none", "unknown key"),
     ("bonus-odds", TO + '[bonus_paytable]\npair = "0:1"\n', "bonus_paytable.pair", "out of range"),
     ("bonus-not-offered", TO + '[wagers]\noffered = ["player", "banker"]\n[bonus_paytable]\npair = "1:1"\n', "bonus_paytable", "no Bonus Wager is in wagers.offered"),
+    ("limits-unknown-key", PB + "[limits]\nbankr = { min = 1, max = 2 }\n", "limits.bankr", "unknown key; known keys: player, banker"),
+    ("limits-not-offered", PB + "[limits]\ndragon7 = { min = 1, max = 2 }\n", "limits.dragon7", "wager not offered at this table; offered: player, banker"),
+    ("limits-not-table", PB + "[limits]\nbanker = 2500\n", "limits.banker", "expected a table ([limits.banker]), got an integer"),
+    ("limits-unknown-bound", PB + "[limits]\nbanker = { min = 1, max = 2, maximum = 3 }\n", "limits.banker.maximum", "unknown key; known keys: min, max"),
+    ("limits-no-max", PB + "[limits]\nbanker = { min = 2500 }\n", "limits.banker.max", "required key is missing"),
+    ("limits-min-zero", PB + "[limits]\nbanker = { min = 0, max = 2 }\n", "limits.banker.min", "out of range: 0 (allowed 1..100000000000)"),
+    ("limits-max-huge", PB + "[limits]\nbanker = { min = 1, max = 100000000001 }\n", "limits.banker.max", "out of range"),
+    ("limits-float", PB + "[limits]\nbanker = { min = 25.0, max = 5000 }\n", "limits.banker.min", "expected an integer, got a float"),
+    ("limits-string", PB + '[limits]\nbanker = { min = "25.00", max = 5000 }\n', "limits.banker.min", "expected an integer, got a string"),
+    ("limits-bool", PB + "[limits]\nbanker = { min = true, max = 5000 }\n", "limits.banker.min", "got a boolean"),
+    ("limits-min-above-max", PB + "[limits]\nbanker = { min = 5000, max = 2500 }\n", "limits.banker", "min 5000 is above max 2500"),
+    ("limits-table-max-low", PB + "[limits]\nbanker = { min = 5000, max = 9000 }\ntable_max = 4000\n", "limits.table_max", "4000 is below the banker minimum 5000"),
+    ("limits-table-max-zero", PB + "[limits]\ntable_max = 0\n", "limits.table_max", "out of range: 0"),
+    ("limits-section-not-table", "limits = 5\n" + PB, "limits", "expected a table ([limits]), got an integer"),
     ("toml-syntax", PB + "decks = = 8\n", "", "TOML syntax error: Invalid value (at line 3, column 9)"),
     ("toml-unclosed", '[submission\ngame = "punto-banco"\n', "", "TOML syntax error"),
     ("toml-dup-key", PB + "decks = 8\ndecks = 6\n", "", "TOML syntax error"),
@@ -400,6 +415,22 @@ def test_bad_file_names_file_key_and_reason(tmp_path, text, key, reason):
         assert f": {key}: " in message
     assert reason in err.reason and reason in message
     assert "\n" not in message and "\r" not in message
+
+
+EXAMPLE_WITH_LIMITS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "minibaccarat-limits.toml"
+
+
+def test_limits_load_round_trip_and_travel_in_to_dict(tmp_path):
+    s = load_submission(EXAMPLE_WITH_LIMITS)
+    assert s.limits.wagers[W.BANKER] == WagerLimit(2500, 500000) and s.limits.table_max == 750000
+    assert list(s.limits.wagers) == [W.PLAYER, W.BANKER, W.TIE, W.PLAYER_PAIR, W.BANKER_PAIR]
+    assert s.to_dict()["limits"]["tie"] == {"min": 500, "max": 50000}
+    assert roundtrip(s) == s and hash(roundtrip(s)) == hash(s)
+    partial = load_submission(write(tmp_path, PB + "[limits]\nbanker = { min = 1, max = 1 }\n"))
+    assert partial.limits.table_max is None and set(partial.limits.wagers) == {W.BANKER}
+    assert roundtrip(partial) == partial and "table_max" not in partial.to_dict()["limits"]
+    assert all(not load_preset(name).limits and "limits" not in load_preset(name).to_dict() for name in PRESETS)
+    assert load_submission(write(tmp_path, PB + "[limits]\n")) == load_submission(write(tmp_path, PB))
 
 
 def test_bad_file_ids_are_unique():
