@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from controller.journal import kinds
+from controller.money import money_text
 from controller.rules.cards import parse_card
 from controller.rules.model import WagerKind
 from controller.rules.wagers import Wager, add_house_money
@@ -63,9 +64,31 @@ def wager(t: TableCore, op: OperatorInput, seat: int, kind: str, amount: int) ->
     if not t.sub.offers(k):
         raise Refused(f"the {k.value} wager is not offered at this table")
     w = Wager(seat, k, amount)
+    check_limits(t, w)
     t.occupied.add(w.seat)
     t.pending_wagers.append(w)
     t.record(kinds.WAGER, w.to_json())
+
+
+def check_limits(t: TableCore, w: Wager) -> None:
+    """The Rules Submission's ``[limits]``: the seat's wagers of ``w``'s kind on the layout, ``w``
+    included, within that kind's min and max; all of the seat's wagers within ``table_max``.
+    A House Money payout added to a wager (``house_money_add``) is not a wager and not checked."""
+    limits = t.sub.limits
+    if not limits:
+        return
+    mine = [x for x in t.pending_wagers if x.seat == w.seat]
+    on_kind = sum(x.amount for x in mine if x.kind is w.kind) + w.amount
+    lim = limits.wagers.get(w.kind)
+    already = f" (seat {w.seat} has {money_text(on_kind - w.amount)} on it)" if on_kind != w.amount else ""
+    if lim is not None and on_kind < lim.min:
+        raise Refused(f"the {w.kind.value} wager is at least {money_text(lim.min)} at this table{already}")
+    if lim is not None and on_kind > lim.max:
+        raise Refused(f"the {w.kind.value} wager is at most {money_text(lim.max)} at this table{already}")
+    total = sum(x.amount for x in mine) + w.amount
+    if limits.table_max is not None and total > limits.table_max:
+        raise Refused(f"a seat's wagers come to at most {money_text(limits.table_max)} a round at this table "
+                      f"(seat {w.seat} would have {money_text(total)})")
 
 
 def no_more_bets(t: TableCore, op: OperatorInput) -> None:

@@ -145,13 +145,27 @@ class AutoDealer:
 
     def _wagers(self) -> list[tuple[int, str, int]]:
         """Each seated player bets on Player or Banker, sometimes on a side wager; amounts in
-        cents, multiples of 5 dollars."""
+        cents, multiples of 5 dollars, brought inside the Rules Submission's ``[limits]`` (a side
+        wager that would take the seat past ``table_max`` is not placed)."""
         offered = [k for k in self.sub.wagers if k not in (WagerKind.PLAYER, WagerKind.BANKER)]
+        table_max = self.sub.limits.table_max
         out = []
         for seat in self.seats:
             side = self.rng.choice([WagerKind.PLAYER, WagerKind.BANKER])
-            out.append((seat, side.value, 500 * self.rng.randint(1, 20)))
+            main = self._within(side, 500 * self.rng.randint(1, 20), table_max)
+            out.append((seat, side.value, main))
             if offered and self.rng.random() < 0.3:
-                out.append((seat, self.rng.choice(sorted(offered)).value, 500 * self.rng.randint(1, 4)))
+                kind = self.rng.choice(sorted(offered))
+                room = None if table_max is None else table_max - main
+                amount = self._within(kind, 500 * self.rng.randint(1, 4), room)
+                if room is None or 0 < amount <= room:
+                    out.append((seat, kind.value, amount))
         out.reverse()
         return out
+
+    def _within(self, kind: WagerKind, amount: int, room: int | None) -> int:
+        """``amount`` moved inside ``kind``'s min and max, and down to ``room`` (not below the min)."""
+        lim = self.sub.limits.wagers.get(kind)
+        if room is not None:
+            amount = min(amount, room)
+        return amount if lim is None else min(max(amount, lim.min), lim.max)

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import pickle
 import random
+from pathlib import Path
 
 from bench import Bench
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.roles import Role
+from controller.rules.submission import load_submission
 from controller.table.commands import COMMANDS
 from controller.table.io import Notice, OperatorInput, TableRecord
 
+WITH_LIMITS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "minibaccarat-limits.toml"
 JUNK = [-1, 10**16, "", "\u00e9", "x" * 70, True, None, float("nan"), 2.5, [1], {"a": 1}, "\ud800"]
 PLAUSIBLE = {
     "seat": lambda rnd: rnd.randint(1, 8), "count": lambda rnd: rnd.choice([0, 5, 14, 100, 300, 416]),
@@ -68,9 +71,11 @@ def state_of(core) -> bytes:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rnd=st.randoms(use_true_random=False), preset=st.sampled_from(["minibaccarat", "midibaccarat", "ez-baccarat"]))
+@given(rnd=st.randoms(use_true_random=False),
+       preset=st.sampled_from(["minibaccarat", "midibaccarat", "ez-baccarat", "with-limits"]))
 def test_a_refused_input_leaves_the_table_unchanged(rnd: random.Random, preset: str) -> None:
-    b = Bench(preset, seed=rnd.randrange(100))  # the scripted dealer draws on every prompt
+    limited = load_submission(WITH_LIMITS) if preset == "with-limits" else None  # [limits] refuse wagers too
+    b = Bench(preset, seed=rnd.randrange(100), submission=limited)  # the scripted dealer draws on every prompt
     b.open_and_cut(seats=(1, 3))
     assert b.core.state == "betting"
     for _ in range(rnd.randint(5, 80)):
