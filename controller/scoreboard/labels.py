@@ -84,6 +84,7 @@ _WORDS: dict[str, dict[str, str]] = {
     "rules": {"en": "Rules", "zh": "规则"},
     "limits": {"en": "Limits", "zh": "限红"},
     "no_limits": {"en": "Limits: ask the dealer", "zh": "限红：请询问荷官"},
+    "table_max": {"en": "All of a seat's wagers", "zh": "每位总限红"},
     "paytable": {"en": "Pays", "zh": "赔率"},
     "commission": {"en": "Commission", "zh": "佣金"},
     "player_commission": {"en": "Commission on Player", "zh": "闲佣金"},

@@ -46,7 +46,12 @@ page renders (``ValueError`` for another language):
   rates (``commission`` on the Banker wager, ``player_commission`` on the Player wager at 21
   Baccarat) as the record's text, what a game has not null; null while the journal has no such
   record (``shoectl run`` journals one only when a floorperson sets the submission).
-- ``limits``: null: the Rules Submission holds no table limits.
+- ``limits``: the table limits of the Rules Submission in force (its ``submission`` record's
+  ``limits``): ``{KIND: {"min", "max", "text"}, ..., "table_max": {"max", "text"}}``, the wager
+  kinds in ``WagerKind`` order, amounts in minor units and ``text`` in major units as people read
+  them (``"25.00 – 5,000.00"``; ``controller.money``); ``table_max`` (all of one seat's wagers of a
+  round) only when set. Null when the submission sets no limits or none is journaled: the page
+  says "Limits: ask the dealer".
 - ``labels``: every word the page shows, in ``lang`` (``controller.scoreboard.labels``).
 
 A new shoe resets the roads, the round, the last round and the shoe's counts. Each entry costs
@@ -62,7 +67,9 @@ from typing import Any
 from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.replay import replay
+from controller.money import money_text
 from controller.roadmaps import Result, ask_indicators, compute, fold, result_from_round
+from controller.rules.model import WagerKind
 from controller.scoreboard.labels import STATE_WORDS, labels
 
 STATES: tuple[str, ...] = tuple(STATE_WORDS)
@@ -115,6 +122,7 @@ class TableView:
         self.count_problem: str | None = None
         self.game: str | None = None
         self.rules: dict[str, Any] | None = None
+        self.limits: dict[str, Any] | None = None
         self._new_shoe(None)
 
     def _new_shoe(self, shoe: str | None) -> None:
@@ -146,6 +154,7 @@ class TableView:
                 self._new_shoe(str(p["shoe"]))
             elif k == kinds.SUBMISSION:
                 self.rules = _rules(p)
+                self.limits = _limits(p.get("limits"))
                 self.game = self.rules["game"] or self.game
             self._follow_round(entry)
             self._follow_state(k, p)
@@ -233,7 +242,7 @@ class TableView:
             "last_round_facts": _facts(self.last_round, words),
             "shoe_so_far": self._shoe_so_far(),
             "rules": self.rules,
-            "limits": None,
+            "limits": self.limits,
             "labels": words,
         }
 
@@ -271,6 +280,21 @@ def _facts(doc: Mapping[str, Any] | None, words: Mapping[str, str]) -> list[dict
         rank = hand.get("bonus_rank")
         if rank and rank != "none":
             out.append({"key": f"{side}_bonus", "text": words[f"{side}_bonus"], "rank": rank})
+    return out
+
+
+def _limits(limits: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The table limits of a ``submission`` record's ``limits``, for the board (see the module
+    docstring); None for none."""
+    if not limits:
+        return None
+    out: dict[str, Any] = {}
+    for kind in WagerKind:  # the journal keeps no key order: the wagers in their own order
+        if kind.value in limits:
+            low, high = int(limits[kind.value]["min"]), int(limits[kind.value]["max"])
+            out[kind.value] = {"min": low, "max": high, "text": f"{money_text(low)} \u2013 {money_text(high)}"}
+    if limits.get("table_max") is not None:
+        out["table_max"] = {"max": int(limits["table_max"]), "text": money_text(limits["table_max"])}
     return out
 
 

@@ -2,8 +2,9 @@
 scoreboard/browser.py``), each checked in the DOM against ``state.json``:
 
 - EZ Baccarat: a journal ending on a round with a Dragon 7 (and one on a Panda 8) shows the tag,
-  the shoe's Dragon 7 / Panda 8 counts, the state in words and the paytable panel (the Rules
-  Submission journaled at opening);
+  the shoe's Dragon 7 / Panda 8 counts, the state in words and the limits and paytable panel (the
+  Rules Submission journaled at opening; the Panda 8 one with table limits, the Dragon 7 one
+  without: "Limits: ask the dealer");
 - 21 Baccarat, in Chinese: the bonus card of the last round, the bonus paytable by its ranks'
   labels (no English word on the zh page);
 - the floor page ``/`` over a real Mosquitto, two tables fed by ``shoectl feed``: each tile's
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from controller.journal import Journal, JournalReader, Record, kinds
-from controller.rules.submission import load_preset
+from controller.rules.submission import load_preset, parse_submission
 from services.mosquitto import mosquitto  # noqa: F401 - the broker fixture
 from tests.scoreboard.browser import chrome
 from tests.scoreboard.serving import floor_fed, get_json, journal_view, serving
@@ -32,9 +33,13 @@ document.querySelectorAll('#rules [data-wager]').forEach(function (l) { pays[l.d
 var ranks = {};
 document.querySelectorAll('#rules [data-rank]').forEach(function (l) {
   ranks[l.dataset.rank] = [l.querySelector('.k').textContent, l.querySelector('.v').textContent]; });
+var limits = {};
+document.querySelectorAll('#rules [data-limit]').forEach(function (l) {
+  var k = l.querySelector('.k'), v = l.querySelector('.v');
+  limits[l.dataset.limit] = k ? [k.textContent, v.textContent] : l.textContent; });
 var count = function (id) { var n = document.getElementById(id); return n ? n.textContent : null; };
 return {version: document.body.dataset.version, state: document.getElementById('state').textContent,
-        state_name: document.getElementById('state').dataset.state, facts: facts, pays: pays, ranks: ranks,
+        state_name: document.getElementById('state').dataset.state, facts: facts, pays: pays, ranks: ranks, limits: limits,
         dragon7: count('count-dragon7'), panda8: count('count-panda8'),
         cards: Array.prototype.slice.call(document.querySelectorAll('#last-round .card')).map(function (c) {
           return [c.dataset.card, c.dataset.to]; }),
@@ -49,9 +54,10 @@ def _wait_for(driver, script: str, timeout: float = 15) -> None:
         time.sleep(0.05)
 
 
-def _journal_ending_on(tmp: Path, source: Path, preset: str, wanted) -> Path:
-    """A journal of ``preset``'s Rules Submission and ``source``'s entries up to the end of the
-    first round whose replayed document satisfies ``wanted``."""
+def _journal_ending_on(tmp: Path, source: Path, preset: str, wanted, limits: dict[str, Any] | None = None) -> Path:
+    """A journal of ``preset``'s Rules Submission (with ``limits`` as its ``[limits]``, if given)
+    and ``source``'s entries but its own submission records up to the end of the first round whose replayed document satisfies
+    ``wanted``."""
     from controller.journal.replay import replay
 
     with JournalReader.open(source) as reader:
@@ -70,9 +76,18 @@ def _journal_ending_on(tmp: Path, source: Path, preset: str, wanted) -> Path:
     assert upto is not None, "no such round in the journal"
     path = tmp / f"{preset}-{upto}.db"
     with Journal.open(path, table_id=entries[0].table_id) as journal:
-        journal.append_batch([Record(kinds.SUBMISSION, load_preset(preset).to_dict()),
-                              *(copy(e) for e in entries if e.seq <= upto)])
+        journal.append_batch([Record(kinds.SUBMISSION, _submission(preset, limits)),
+                              *(copy(e) for e in entries if e.seq <= upto and e.kind != kinds.SUBMISSION)])
     return path
+
+
+def _submission(preset: str, limits: dict[str, Any] | None) -> dict[str, Any]:
+    """``preset``'s Rules Submission as journaled, with ``limits`` (checked by the parser)."""
+    d = load_preset(preset).to_dict()
+    if limits is None:
+        return d
+    source = d.pop("source")
+    return parse_submission({**d, "limits": limits}, source).to_dict()
 
 
 def _page(driver, server, lang: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -86,11 +101,19 @@ def _page(driver, server, lang: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def _check_words_and_pays(shown: dict[str, Any], state: dict[str, Any]) -> None:
     assert shown["state"] == state["state"]["text"] and shown["state_name"] == state["state"]["name"]
     words = state["labels"]
+    if state["limits"] is None:
+        assert shown["limits"] == {"": words["no_limits"]}  # "Limits: ask the dealer"
+    else:  # each limit under its label, as state.json writes it
+        assert shown["limits"] == {k: [words[k], v["text"]] for k, v in state["limits"].items()}
     assert shown["pays"] == state["rules"]["paytable"] and shown["pays"]
     for fact in state["last_round_facts"]:
         assert shown["facts"][fact["key"]].startswith(fact["text"]), fact
     assert set(shown["facts"]) == {f["key"] for f in state["last_round_facts"]}
     assert words[f"state.{state['state']['name']}"] in shown["text"]
+
+
+EZ_LIMITS = {"banker": {"min": 2500, "max": 500000}, "player": {"min": 2500, "max": 500000},
+             "dragon7": {"min": 500, "max": 10000}, "table_max": 1000000}
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +125,8 @@ def ez_journal(tmp_path_factory) -> Path:
 def test_ez_baccarat_shows_dragon7_and_panda8_and_its_paytable(tmp_path, ez_journal) -> None:
     with chrome(tmp_path) as driver:
         for flag in ("dragon7", "panda8"):
-            journal = _journal_ending_on(tmp_path, ez_journal, "ez-baccarat", lambda d: d.get(flag))
+            journal = _journal_ending_on(tmp_path, ez_journal, "ez-baccarat", lambda d: d.get(flag),
+                                         EZ_LIMITS if flag == "panda8" else None)
             with serving(journal) as server:
                 shown, state = _page(driver, server, "en")
             assert state["last_round"][flag] and flag in shown["facts"]
@@ -111,6 +135,7 @@ def test_ez_baccarat_shows_dragon7_and_panda8_and_its_paytable(tmp_path, ez_jour
                                                            str(state["shoe_so_far"]["panda8"]))
             _check_words_and_pays(shown, state)
             assert state["rules"]["paytable"]["dragon7"] == "40:1"
+            assert (state["limits"] is None) == (flag == "dragon7")
 
 
 def test_21_baccarat_shows_the_bonus_card_and_its_ranks_in_chinese(tmp_path) -> None:

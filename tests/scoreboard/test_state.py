@@ -14,7 +14,7 @@ import pytest
 
 from controller.journal import Journal, JournalReader, Record, kinds
 from controller.journal.errors import JournalContentError
-from controller.rules.submission import load_preset
+from controller.rules.submission import load_preset, load_submission
 from controller.scoreboard.labels import LANGUAGES, STATE_WORDS, labels
 from controller.scoreboard.state import STATES, TableView
 from cli_run import run
@@ -269,15 +269,35 @@ def test_the_rules_submission_in_force(tmp_path: Path) -> None:
     assert rules["bonus_paytable"] is None and state["limits"] is None
 
 
+def test_the_limits_of_the_rules_submission_in_force(tmp_path: Path) -> None:
+    """A ``submission`` record with ``[limits]``: each wager's min and max in minor units and as
+    text in major units, ``table_max`` last, a label for each in both languages; a later record
+    without limits takes them away (null: "ask the dealer")."""
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "minibaccarat-limits.toml"
+    path = tmp_path / "limits.db"
+    limits = view_after_submission(path, load_submission(example).to_dict()).to_json()["limits"]
+    assert list(limits) == ["player", "banker", "tie", "player_pair", "banker_pair", "table_max"]
+    assert limits["banker"] == {"min": 2500, "max": 500000, "text": "25.00 \u2013 5,000.00"}
+    assert limits["tie"]["text"] == "5.00 \u2013 500.00"
+    assert limits["table_max"] == {"max": 750000, "text": "7,500.00"}
+    assert json.loads(json.dumps(limits)) == limits
+    for lang in LANGUAGES:
+        assert all(labels(lang).get(key) for key in limits), lang
+    assert view_after_submission(path, load_preset("minibaccarat").to_dict()).to_json()["limits"] is None
+
+
+def view_after_submission(path: Path, submission: dict[str, Any]) -> TableView:
+    """The view of the journal at ``path`` once a ``submission`` record is appended to it."""
+    with Journal.open(path, table_id="T1") as j:
+        j.append(kinds.SUBMISSION, submission)
+    with JournalReader.open(path) as r:
+        return TableView.from_entries(r.entries())
+
+
 @pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat"])
 def test_every_word_of_the_rules_has_a_label(tmp_path: Path, preset: str) -> None:
     """The page prints labels only: each wager of the paytable, each Bonus rank, in both languages."""
-    path = tmp_path / "submission.db"
-    with Journal.open(path, table_id="T1") as j:
-        j.append(kinds.SUBMISSION, load_preset(preset).to_dict())
-    with JournalReader.open(path) as r:
-        view = TableView.from_entries(r.entries())
-    rules = view.to_json()["rules"]
+    rules = view_after_submission(tmp_path / "submission.db", load_preset(preset).to_dict()).to_json()["rules"]
     assert rules["paytable"]
     for lang in LANGUAGES:
         words = labels(lang)

@@ -1,7 +1,8 @@
 /* The one-table page: draws a state object (/tables/<id>/state.json, pushed by /tables/<id>/events)
    into the page. Every word comes from state.labels; the roads from state.roads. Stable hooks for
    the tests: data-road cells (roads.js), ids of the counts (#count-banker, ...), #last-round's
-   data-round / data-outcome and its .card elements (data-card, data-to, in deal order). */
+   data-round / data-outcome and its .card elements (data-card, data-to, in deal order), #rules'
+   data-limit lines (a wager kind or table_max; "" for "ask the dealer"). */
 "use strict";
 (function () {
   var SIZE = {big: 48, bead: 38, derived: 17};
@@ -137,8 +138,11 @@
   function rules(s, L) {
     var box = clear($("rules")), r = s.rules;
     make("h2", "", box, L.limits + " \u00b7 " + L.paytable);
-    if (s.limits) Object.keys(s.limits).forEach(function (k) { line(box, L[k] || k, s.limits[k]); });
-    else make("div", "game", box, L.no_limits);
+    // the table limits by wager (and all of a seat's wagers), in major units; none: ask the dealer
+    if (s.limits) Object.keys(s.limits).forEach(function (k) {
+      line(box, L[k] || k, s.limits[k].text).setAttribute("data-limit", k);
+    });
+    else make("div", "game", box, L.no_limits).setAttribute("data-limit", "");
     if (!r) return;
     if (r.name) make("div", "game", box, r.name);
     var pays = make("div", "pays", box);
