@@ -104,7 +104,7 @@ def test_the_floor_needs_exactly_one_source_and_usable_broker_files(capsys, tmp_
     not_a_certificate = tmp_path / "ca.pem"
     not_a_certificate.write_text("not a certificate\n")
     _one_line_error(*run(capsys, "scoreboard", "--broker", "mqtts://127.0.0.1:1", "--tls-ca", str(not_a_certificate),
-                         "--listen", "127.0.0.1:0"), "TLS")
+                         "--listen", "127.0.0.1:0"), "--tls-ca", "not a certificate file")
     _one_line_error(*run(capsys, "scoreboard", "--broker", "http://127.0.0.1:1", "--listen", "127.0.0.1:0"))
 
 
