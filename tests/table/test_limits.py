@@ -9,14 +9,15 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from bench import Bench
+from bench import Bench, stack_with
 
 from cli_run import run
 from controller.journal import JournalReader, kinds
 from controller.journal.replay import replay
 from controller.roles import Role
 from controller.rules.model import WagerKind
-from controller.rules.submission import load_submission
+from controller.rules.cards import parse_cards
+from controller.rules.submission import load_preset, load_submission, parse_submission
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "minibaccarat-limits.toml"
 # player/banker 25.00-5,000.00, tie 5.00-500.00, pairs 5.00-250.00, table_max 7,500.00
@@ -61,6 +62,30 @@ def test_wagers_at_the_limits_are_taken_and_another_seat_has_its_own_table_max()
     b.op("wager", Role.DEALER, seat=3, kind="player", amount=500000)     # seat 3 counts apart
     assert not b.of(kinds.REFUSED)
     assert sum(w.amount for w in b.core.pending_wagers if w.seat == 1) == 750000
+
+
+@pytest.mark.reg("629a.8(c)(3)(i)(A)")
+def test_a_house_money_payout_added_to_a_wager_is_not_a_wager_and_not_limited() -> None:
+    """629a.8(c)(3)(i)(A): "All of the winning House Money payout ... shall be added to the area
+    designated for the placement of the player's original wager on the Player's or Banker's
+    Hand." The dealer moves winnings; the limits apply to wagers placed, so the Player wager may
+    end above its max and the seat past table_max."""
+    d = load_preset("midibaccarat").to_dict()
+    source = d.pop("source")
+    sub = parse_submission({**d, "limits": {"player": {"min": 100, "max": 100}, "house_money": {"min": 10, "max": 10},
+                                            "table_max": 110}}, source)
+    b = Bench(submission=sub, stack=stack_with(parse_cards("5S,KH,5D,2C,KD,KC"), decks=6))  # Player pair of 5s
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(2, "player", 100), (2, "house_money", 10)])
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    assert b.core.state == "house_money"
+    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=30)
+    assert not b.of(kinds.REFUSED) and b.of("house_money_added") == [{"seat": 2, "side": "player", "amount": 30}]
+    b.op("continue", Role.DEALER)
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    assert [s["amount"] for s in b.of("settlement") if s["kind"] == "player"] == [130]
 
 
 def test_the_autodealer_stays_inside_the_limits_over_a_whole_shoe(capsys, tmp_path) -> None:
