@@ -7,22 +7,25 @@ in few *shapes*, so ``PayloadShapes`` remembers the shapes of payloads the refer
 canonical, and tells a payload of a known shape canonical by looking at a few of its bytes:
 
 - the *digit shape*: the UTF-8 bytes with every digit made ``0``. Payloads that differ only in
-  their numbers (a card read's rank, position and timestamp) share one;
-- the *letter shape*: every digit and capital letter made ``0``. Payloads that also differ in
-  card codes (``"7H"``, ``"AS"``: a round's result, its discard rack) share one. A shape is
-  remembered on its second sighting: one seen once is most likely never seen again.
+  their numbers (a card read's rank, position and timestamp) share one; it is remembered on its
+  third sighting;
+- the *run shape*: the bytes between the *runs* (the longest stretches of digits and capital
+  letters), each run made one ``0``. Payloads that also differ in card codes (``"7H"``, ``"AS"``)
+  and in the lengths of their numbers and strings of digits (a round's result, the edge monitor's
+  exact fractions, a count going from 9 to 10) share one; it is remembered on its second sighting.
+  Most shapes seen once are never seen again (a round's wagers); remembering costs a pass over the
+  payload.
 
-Why that gives the reference test's answer: a shape is remembered only when each byte it blurs
-(a digit; a digit or capital) is either in an integer or a plain character of a string value —
-never in an object key (other characters there could unsort or duplicate the keys) and never in
-a ``\\u`` escape (they could make an escape canonical JSON does not use). Outside strings,
-canonical JSON holds such bytes only in integers (``true``, ``false`` and ``null`` are lower case,
-and there are no exponents). A text of the same shape has the blurred bytes in the same places and
-every other byte equal, so it reads as the same tokens: the same keys in the same order, string
-values with other characters (still canonical: digits and capitals are never escaped), and in the
-integers' places, other bytes — which make canonical integers when they are all digits (a letter
-shape's check) and none of more than one digit starts with ``0``, nor a negative one is ``-0`` (the
-``lead`` bytes must not be ``0``). Anything else goes to the reference test.
+Why that gives the reference test's answer: a shape is remembered only for a payload with no
+backslash (so no escape), no run in an object key (other characters there could unsort or
+duplicate the keys) and, for a run shape, no run at either end. Outside strings, canonical JSON
+holds digits and capitals only in integers (``true``, ``false`` and ``null`` are lower case, and
+there are no exponents). A text of the same shape has every other byte equal and in the same
+order, so it reads as the same tokens: the same keys in the same order, string values with other
+digits and capitals (still canonical: they are never escaped), and in the integers' places other
+bytes — which make canonical integers when they are all digits (a run shape's check) and none of
+more than one digit starts with ``0``, nor a negative one is ``-0`` (the digit shape's ``lead``
+bytes must not be ``0``). Anything else goes to the reference test.
 """
 from __future__ import annotations
 
@@ -34,16 +37,19 @@ from controller.journal.chain import canonical_json, decode_payload_strict
 
 DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"0" * 9)  # ``data.translate(DIGITS_AS_ZERO)``: its digit shape
 _BLURRED_DIGITS = b"0123456789"
-_BLURRED_LETTERS = _BLURRED_DIGITS + b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_LETTERS_AS_ZERO = bytes.maketrans(_BLURRED_LETTERS[1:], b"0" * (len(_BLURRED_LETTERS) - 1))
-# In canonical JSON, outside strings only integers hold digits or a minus sign.
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|(-?)([0-9]+)', re.DOTALL)
+_BLURRED_RUNS = _BLURRED_DIGITS + b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# ``data.translate(_RUNS_AS_SPACE).split()``: the bytes between the runs (a space in them made 0xFF,
+# which UTF-8 never holds); ``data.translate(_RUNS_ONLY).split()``: the runs.
+_RUNS_AS_SPACE = bytes.maketrans(_BLURRED_RUNS + b" ", b" " * len(_BLURRED_RUNS) + b"\xff")
+_RUNS_ONLY = bytes(b if b in _BLURRED_RUNS else ord(" ") for b in range(256))
+_INTEGERS = re.compile(rb"(?:0|[1-9][0-9]*)(?: (?:0|[1-9][0-9]*))*")  # joined with spaces
+_NEGATIVE_INTEGERS = re.compile(rb"[1-9][0-9]*(?: [1-9][0-9]*)*")  # their digits, after the minus
 ZERO = ord("0")
 UNKNOWN = object()
 MAX_SHAPES = 4096  # of each kind; beyond it, payloads of new shapes take the reference test every time
 
 LeadDigits = Callable[[bytes], tuple[int, ...]]
-Canonical = Callable[[bytes], bool]
+CanonicalRuns = Callable[[list[bytes]], bool]
 
 
 def is_canonical_reference(text: str) -> bool:
@@ -62,12 +68,12 @@ class PayloadShapes:
     canonical, a function of ``data`` giving the bytes that must not be ``ZERO``, or ``UNKNOWN``
     (then ask ``is_canonical``)."""
 
-    __slots__ = ("known", "_by_letters", "_sightings")
+    __slots__ = ("known", "_by_runs", "_sightings")
 
     def __init__(self) -> None:
         self.known: dict[bytes, LeadDigits | None] = {}
-        self._by_letters: dict[bytes, Canonical] = {}
-        self._sightings: set[bytes] = set()  # canonical shapes seen once
+        self._by_runs: dict[bytes, CanonicalRuns] = {}
+        self._sightings: dict[bytes, int] = {}  # canonical shapes seen, not yet remembered: how often
 
     def is_canonical(self, text: str, data: bytes) -> bool:
         """Whether ``text`` (whose UTF-8 is ``data``) is canonical JSON: what
@@ -78,59 +84,65 @@ class PayloadShapes:
             return True
         if lead is not UNKNOWN:
             return ZERO not in lead(data)  # type: ignore[operator]
-        letter_shape = data.translate(_LETTERS_AS_ZERO)
-        canonical = self._by_letters.get(letter_shape)
-        if canonical is not None:
-            return canonical(data)
-        if not is_canonical_reference(text):
+        between = data.translate(_RUNS_AS_SPACE)
+        run_shape = b" ".join(between.split())
+        bracketed = between[:1] != b" " and between[-1:] != b" "  # no run at either end
+        canonical = self._by_runs.get(run_shape)
+        if canonical is not None and bracketed:
+            if not canonical(data.translate(_RUNS_ONLY).split()):
+                return False
+        elif not is_canonical_reference(text):
             return False
-        if self._second_sighting(shape) and len(self.known) < MAX_SHAPES:
-            found = _integers(data, _BLURRED_DIGITS)
-            if found is not None:
+        learn_runs = canonical is None and self._sighted(b"R" + run_shape, 2) and len(self._by_runs) < MAX_SHAPES
+        learn_digits = self._sighted(shape, 3) and len(self.known) < MAX_SHAPES
+        if (learn_runs or learn_digits) and bracketed:
+            integers = _integer_runs(data, between)
+            if integers is not None and learn_runs:
+                self._by_runs[run_shape] = _runs_check(integers)
+            if integers is not None and learn_digits:
+                leads = [start for _, start, length, negative in integers if negative or length > 1]
                 # itemgetter of one index returns the item, not a tuple: ask for it twice.
-                self.known[shape] = operator.itemgetter(*found[0], found[0][0]) if found[0] else None
-        if self._second_sighting(b"L" + letter_shape) and len(self._by_letters) < MAX_SHAPES:
-            found = _integers(data, _BLURRED_LETTERS)
-            if found is not None:
-                self._by_letters[letter_shape] = _integers_check(*found)
+                self.known[shape] = operator.itemgetter(*leads, leads[0]) if leads else None
         return True
 
-    def _second_sighting(self, shape: bytes) -> bool:
-        if shape in self._sightings:
-            return True
-        if len(self._sightings) >= 2 * MAX_SHAPES:
+    def _sighted(self, shape: bytes, times: int) -> bool:
+        """Whether ``shape`` was now seen ``times`` times (or more)."""
+        seen = self._sightings.get(shape, 0) + 1
+        if seen == 1 and len(self._sightings) >= 2 * MAX_SHAPES:
             self._sightings.clear()
-        self._sightings.add(shape)
-        return False
+        self._sightings[shape] = seen
+        return seen >= times
 
 
-def _integers(data: bytes, blurred: bytes) -> tuple[list[int], list[int]] | None:
-    """In the canonical ``data``: where the first digit of each integer of more than one digit, or
-    negative, is, and where every digit of its integers is; None when a ``blurred`` byte is in a
-    key or in a string with a ``\\u`` escape (no shape to remember)."""
-    leads, digits = [], []
-    for m in _TOKEN.finditer(data):
-        number = m.group(2)
-        if number is None:  # a string
-            text = m.group(0)
-            if text.translate(None, blurred) != text and (data[m.end():m.end() + 1] == b":" or b"\\u" in text):
+def _integer_runs(data: bytes, between: bytes) -> list[tuple[int, int, int, bool]] | None:
+    """In the canonical ``data`` (``between`` its bytes between the runs; no run at either end):
+    each integer as (which run it is, where it starts, its length, whether it is negative); None
+    when a run is in a key, or ``data`` holds a backslash (no shape to remember)."""
+    if b"\\" in data:
+        return None
+    pieces, runs = between.split(), data.translate(_RUNS_ONLY).split()
+    integers, offset, quotes = [], 0, 0
+    for i, run in enumerate(runs):
+        piece = pieces[i]
+        offset += len(piece)
+        quotes += piece.count(b'"')
+        if not quotes % 2:
+            integers.append((i, offset, len(run), piece[-1:] == b"-"))
+        else:  # in a string: a key when a colon follows the quote that ends it
+            after = pieces[i + 1]
+            end = after.find(b'"')
+            if end >= 0 and after[end + 1:end + 2] == b":":
                 return None
-        else:
-            start = m.start(2)
-            if m.group(1) or len(number) > 1:
-                leads.append(start)
-            digits.extend(range(start, start + len(number)))
-    return leads, digits
+        offset += len(run)
+    return integers
 
 
-def _integers_check(leads: list[int], digits: list[int]) -> Canonical:
-    """Whether a text of a letter shape has canonical integers where its first text had them."""
-    if not digits:
-        return lambda data: True
-    count = len(leads)
-    pick = operator.itemgetter(*leads, *digits, digits[0])  # always a tuple (see above)
-
-    def canonical(data: bytes) -> bool:
-        picked = bytes(pick(data))
-        return picked.isdigit() and ZERO not in picked[:count]
-    return canonical
+def _runs_check(integers: list[tuple[int, int, int, bool]]) -> CanonicalRuns:
+    """Whether the runs of a text of a run shape are canonical integers where the runs of its first
+    text were ``integers`` (``_integer_runs``): digits, no leading zero, and no ``-0``."""
+    checks = []
+    for negative, pattern in ((False, _INTEGERS), (True, _NEGATIVE_INTEGERS)):
+        runs = [i for i, _, _, minus in integers if minus is negative]
+        if runs:  # itemgetter of one index returns the item, not a tuple: ask for it twice
+            checks.append((operator.itemgetter(*runs, runs[0]), pattern.fullmatch))
+    return lambda runs: all(matches(b" ".join(pick(runs))) for pick, matches in checks)

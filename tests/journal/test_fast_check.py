@@ -8,6 +8,9 @@ import hmac
 import json
 import random
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,9 +48,14 @@ def _payload(rng: random.Random, i: int) -> dict:
     return {}
 
 
-def _tampered_payload(rng: random.Random, text: str) -> str:
-    """A forger's payload: the stored text with some digits changed, or another spelling of it."""
-    choice = rng.randrange(6)
+def _tampered_payload(rng: random.Random, text: str, choices: int = 6) -> str:
+    """A forger's payload: the stored text with some digits changed, or another spelling of it;
+    with ``choices=8`` also some numbers and card codes made longer, or digits made capitals."""
+    choice = rng.randrange(choices)
+    if choice == 6:  # a digit or capital doubled: a number, a card code, a count one longer
+        return re.sub(r"[0-9A-Z]", lambda m: m.group(0) * 2 if rng.random() < 0.3 else m.group(0), text)
+    if choice == 7:  # digits made capitals: letters where an integer was, or another card
+        return _DIGIT.sub(lambda m: rng.choice("AEHZ") if rng.random() < 0.3 else m.group(0), text)
     if choice == 0:
         return _DIGIT.sub(lambda m: str(rng.randrange(10)) if rng.random() < 0.5 else m.group(0), text)
     if choice == 1:  # a leading zero or a negative zero where a number was
@@ -78,12 +86,16 @@ def _reference(path: Path, key: bytes | None) -> tuple:
     return check.ok, check.first_bad_seq, check.reason, check.good, check.last_hash
 
 
-def _tamper(path: Path, rng: random.Random, key: bytes | None) -> None:
+def _tamper(path: Path, rng: random.Random, key: bytes | None, at: int | None = None, choices: int = 6,
+            payload_only: bool = False) -> None:
+    """Change, move or delete entry ``at`` (0-based; default: one at random), and most of the time
+    re-chain the entries from it on with ``key`` (``choices``: ``_tampered_payload``'s;
+    ``payload_only``: change its payload, and always re-chain)."""
     entries = [list(r) for r in rows(path)]
-    at = rng.randrange(30, len(entries))
-    kind = rng.randrange(5)
+    at = rng.randrange(30, len(entries)) if at is None else at
+    kind = 0 if payload_only else rng.randrange(5)
     if kind == 0:
-        entries[at][10] = _tampered_payload(rng, entries[at][10])
+        entries[at][10] = _tampered_payload(rng, entries[at][10], choices)
     elif kind == 1:
         entries[at][1] = rng.choice([entries[at][1].replace("T", " "), entries[at][1].replace("-01-", "-13-"),
                                      entries[at][1][:-1] + "z"])
@@ -93,7 +105,7 @@ def _tamper(path: Path, rng: random.Random, key: bytes | None) -> None:
         entries[at][11] = entries[at - 1][11]
     else:
         del entries[at]
-    rechained = rng.random() < 0.8
+    rechained = rng.random() < 0.8 or payload_only
     rewrite(path, rechain([tuple(r) for r in entries], from_seq=at + 1, key=key) if rechained else [tuple(r) for r in entries])
 
 
@@ -110,6 +122,47 @@ def test_fast_path_and_reference_agree_on_tampered_journals(tmp_path: Path, key:
         assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == _reference(path, key), seed
         failures += not report.ok
     assert failures >= 8  # the tampering was found, not only agreed on
+
+
+@pytest.fixture(scope="module", params=[None, KEY], ids=["sha256", "hmac"])
+def real_journal(request, tmp_path_factory) -> tuple[Path, bytes | None]:
+    """A journal of one whole shoe written by `shoectl run` on the built-in emulator (every kind of
+    record a table writes), and its HMAC key (None: SHA-256)."""
+    base = tmp_path_factory.mktemp("real-journal")
+    extra = []
+    if request.param is not None:
+        (base / "journal.key").write_bytes(request.param)
+        (base / "journal.key").chmod(0o600)
+        extra = ["--hmac-key", str(base / "journal.key")]
+    subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(base / "table.db"), "--shoes",
+                    "1", "--speed", "max", "--seed", "7", "--display", "lines", *extra], check=True, capture_output=True,
+                   timeout=120)
+    return base / "table.db", request.param
+
+
+def test_fast_path_and_reference_agree_on_a_real_journal_tampered_at_every_kind(
+        real_journal: tuple[Path, bytes | None], tmp_path: Path) -> None:
+    """For every kind of record in a real table's journal, an entry of that kind (most often its
+    last, when its payload shapes were learned) with its payload changed and re-chained as a forger
+    would, and one changed, moved or deleted, most often re-chained: `verify`'s verdict (the fast
+    path) is the reference's, row by row."""
+    source, key = real_journal
+    by_kind: dict[str, list[int]] = {}
+    for i, row in enumerate(rows(source)):
+        by_kind.setdefault(row[2], []).append(i)
+    assert len(by_kind) >= 20  # shoe_start, cut, burn, card, wager, settlement, round_result, edge, ...
+    failures = 0
+    for n, (kind, places) in enumerate(sorted(by_kind.items())):
+        for payload_only in (True, False):
+            rng = random.Random(2 * n + payload_only)
+            path = tmp_path / f"{n}-{payload_only}.db"
+            shutil.copy(source, path)
+            _tamper(path, rng, key, at=max(1, places[-1] if rng.random() < 0.7 else rng.choice(places)), choices=8,
+                    payload_only=payload_only)
+            report = verify(path, hmac_key=key, integrity_check=False, anchor_files=[])
+            assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == _reference(path, key), kind
+            failures += not report.ok
+    assert failures >= len(by_kind) // 2  # the tampering was found, not only agreed on
 
 
 def _canonical_values() -> st.SearchStrategy:
@@ -135,7 +188,7 @@ def test_a_known_shape_is_canonical_exactly_when_the_reference_says_so(value: di
     rng = random.Random(seed)
     changed = _BLURRED.sub(lambda m: picks[m.start() % len(picks)] if rng.random() < 0.6 else m.group(0), text)
     digits_only = _DIGIT.sub(lambda m: picks[m.start() % len(picks)] if m.group(0) in "0123456789" else m.group(0), text)
-    for other in (changed, digits_only, _tampered_payload(rng, text), text):
+    for other in (changed, digits_only, _tampered_payload(rng, text), _tampered_payload(rng, text, 8), text):
         assert shapes.is_canonical(other, other.encode()) == is_canonical_reference(other), other
 
 
