@@ -12,9 +12,10 @@ except recomputing the hashes: the ``seq`` order, the ``prev_hash`` links, the c
 
 ``feed_rows(rows)`` feeds many rows with the same verdict, faster: an entry that passes every check
 is recognised without the reference's work (the payload's canonical form by its shape,
-``controller.journal.shapes``; the hashed body spliced from JSON strings kept per value), and any
-entry it cannot vouch for goes through ``feed``, which finds the reason. Every reader of a journal
-checks through it (``verify.CheckedRead``).
+``controller.journal.shapes``; the hashed body spliced from JSON text kept per combination of the
+columns that repeat: kind, shoe, device, operator), and any entry it cannot vouch for goes through
+``feed``, which finds the reason. Every reader of a journal checks through it
+(``verify.CheckedRead``).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from controller.journal.shapes import DIGITS_AS_ZERO, UNKNOWN, ZERO, PayloadShap
 
 AnchorMap = Mapping[int, Sequence[tuple[str, str]]]  # seq -> [(hash, where it came from)]
 
-_MAX_STRINGS = 65536  # kinds, shoes, serials, operators: a journal's repeat; its other strings do not
+_MAX_HEADS = 65536  # a journal's kinds, shoes, devices and operators repeat, in few combinations
 
 
 class ChainCheck:
@@ -46,7 +47,7 @@ class ChainCheck:
         self.reason: str | None = None
         self.first_bad_seq: int | None = None
         self._shapes = PayloadShapes()
-        self._json_strings: dict[str | None, str] = {None: "null"}
+        self._heads: dict[tuple[str, str | None, str | None, int | None, str | None], tuple[str, str, str]] = {}
 
     @property
     def ok(self) -> bool:
@@ -87,7 +88,7 @@ class ChainCheck:
         sha256 = hashlib.sha256 if hasher.algorithm == SHA256 else None
         hex_digest, anchors, table_id = hasher.hex_digest, self.anchors, self.table_id
         is_canonical, shape_lead = self._shapes.is_canonical, self._shapes.known.get
-        json_string, strings, parse_naive = self._json_string, self._json_strings, datetime.fromisoformat
+        parse_naive, heads, head_of = datetime.fromisoformat, self._heads, self._head
         last_seq, prev, good = self.last_seq, self.last_hash, self.good
         for row in rows:
             (seq, ts, kind, row_table, shoe_id, round_no, device_serial, device_epoch, device_counter, operator,
@@ -100,13 +101,11 @@ class ChainCheck:
                                                     and device_epoch is not None))
                     and (device_epoch is None or type(device_epoch) is int)):
                 try:
-                    body = (f"{prev}[{seq},{encode_basestring(ts)},{strings.get(kind) or json_string(kind)},"
-                            f"{strings.get(row_table) or json_string(row_table)},"
-                            f"{strings.get(shoe_id) or json_string(shoe_id)},{'null' if round_no is None else round_no},"
-                            f"{strings.get(device_serial) or json_string(device_serial)},"
-                            f"{'null' if device_epoch is None else device_epoch},"
-                            f"{'null' if device_counter is None else device_counter},"
-                            f"{strings.get(operator) or json_string(operator)},{payload}]").encode()
+                    columns = (kind, shoe_id, device_serial, device_epoch, operator)
+                    before_round, before_counter, before_payload = heads.get(columns) or head_of(columns)
+                    body = (f"{prev}[{seq},{encode_basestring(ts)}{before_round}{'null' if round_no is None else round_no}"
+                            f"{before_counter}{'null' if device_counter is None else device_counter}"
+                            f"{before_payload}{payload}]").encode()
                     if (sha256(body).hexdigest() if sha256 else hex_digest(body)) == digest and len(ts) == 27 and ts[26] == "Z":
                         data = payload.encode()
                         lead = shape_lead(data.translate(DIGITS_AS_ZERO), UNKNOWN)  # is_canonical, inlined
@@ -123,12 +122,21 @@ class ChainCheck:
         self.last_seq, self.last_hash, self.good = last_seq, prev, good
         return True
 
-    def _json_string(self, text: str) -> str:
-        """The JSON of ``text`` (as ``entry_body`` writes it), kept for the values that repeat."""
-        out = encode_basestring(text)
-        if len(self._json_strings) < _MAX_STRINGS:
-            self._json_strings[text] = out
-        return out
+    def _head(self, columns: tuple[str, str | None, str | None, int | None, str | None]) -> tuple[str, str, str]:
+        """The hashed body's text around ``round_no``, ``device_counter`` and ``payload`` for the
+        columns that repeat (``kind, shoe_id, device_serial, device_epoch, operator``, checked to be
+        text, or an integer for ``device_epoch``; the journal's ``table_id``), as ``entry_body``
+        writes it; kept for the combinations that repeat. TypeError for a column of another type."""
+        kind, shoe_id, device_serial, device_epoch, operator = columns
+        if device_epoch is not None and type(device_epoch) is not int:
+            raise TypeError("device_epoch")
+        texts = [encode_basestring(text) if text is not None else "null"
+                 for text in (kind, self.table_id, shoe_id, device_serial, operator)]
+        head = (f",{texts[0]},{texts[1]},{texts[2]},", f",{texts[3]},{'null' if device_epoch is None else device_epoch},",
+                f",{texts[4]},")
+        if len(self._heads) < _MAX_HEADS:
+            self._heads[columns] = head
+        return head
 
     def finish(self, expect_count: int | None = None, expect_last_hash: str | None = None) -> bool:
         """The checks at the end: anchors beyond the last entry, the expected count and last hash."""

@@ -72,7 +72,7 @@ class PayloadShapes:
 
     def __init__(self) -> None:
         self.known: dict[bytes, LeadDigits | None] = {}
-        self._by_runs: dict[bytes, CanonicalRuns] = {}
+        self._by_runs: dict[bytes, CanonicalRuns | None] = {}  # None: no integers to check
         self._sightings: dict[bytes, int] = {}  # canonical shapes seen, not yet remembered: how often
 
     def is_canonical(self, text: str, data: bytes) -> bool:
@@ -87,13 +87,13 @@ class PayloadShapes:
         between = data.translate(_RUNS_AS_SPACE)
         run_shape = b" ".join(between.split())
         bracketed = between[:1] != b" " and between[-1:] != b" "  # no run at either end
-        canonical = self._by_runs.get(run_shape)
-        if canonical is not None and bracketed:
-            if not canonical(data.translate(_RUNS_ONLY).split()):
+        canonical = self._by_runs.get(run_shape, UNKNOWN)
+        if canonical is not UNKNOWN and bracketed:
+            if canonical is not None and not canonical(data.translate(_RUNS_ONLY).split()):  # type: ignore[operator]
                 return False
         elif not is_canonical_reference(text):
             return False
-        learn_runs = canonical is None and self._sighted(b"R" + run_shape, 2) and len(self._by_runs) < MAX_SHAPES
+        learn_runs = canonical is UNKNOWN and self._sighted(b"R" + run_shape, 2) and len(self._by_runs) < MAX_SHAPES
         learn_digits = self._sighted(shape, 3) and len(self.known) < MAX_SHAPES
         if (learn_runs or learn_digits) and bracketed:
             integers = _integer_runs(data, between)
@@ -137,12 +137,19 @@ def _integer_runs(data: bytes, between: bytes) -> list[tuple[int, int, int, bool
     return integers
 
 
-def _runs_check(integers: list[tuple[int, int, int, bool]]) -> CanonicalRuns:
+def _runs_check(integers: list[tuple[int, int, int, bool]]) -> CanonicalRuns | None:
     """Whether the runs of a text of a run shape are canonical integers where the runs of its first
-    text were ``integers`` (``_integer_runs``): digits, no leading zero, and no ``-0``."""
-    checks = []
-    for negative, pattern in ((False, _INTEGERS), (True, _NEGATIVE_INTEGERS)):
-        runs = [i for i, _, _, minus in integers if minus is negative]
-        if runs:  # itemgetter of one index returns the item, not a tuple: ask for it twice
-            checks.append((operator.itemgetter(*runs, runs[0]), pattern.fullmatch))
-    return lambda runs: all(matches(b" ".join(pick(runs))) for pick, matches in checks)
+    text were ``integers`` (``_integer_runs``): digits, no leading zero, and no ``-0``. None when
+    there are none."""
+    if not integers:
+        return None
+    plain = [i for i, _, _, negative in integers if not negative]
+    negative = [i for i, _, _, minus in integers if minus]
+    # itemgetter of one index returns the item, not a tuple: ask for it twice
+    pick_plain = operator.itemgetter(*plain, plain[0]) if plain else None
+    pick_negative = operator.itemgetter(*negative, negative[0]) if negative else None
+
+    def canonical(runs: list[bytes]) -> bool:
+        return ((pick_plain is None or _INTEGERS.fullmatch(b" ".join(pick_plain(runs))) is not None)
+                and (pick_negative is None or _NEGATIVE_INTEGERS.fullmatch(b" ".join(pick_negative(runs))) is not None))
+    return canonical
