@@ -12,7 +12,8 @@
   beforehand) and the ratio to it (``*_over_floor``); ``verify_cpu_entries_per_s`` the same
   verify per CPU second of this process; ``hmac_*`` the same for an HMAC journal; goal (issue
   15): 300,000 entries/s; ``real_run_*`` the same over a journal ``shoectl run`` wrote (5 shoes
-  at speed max: its payloads have more shapes than card reads alone);
+  at speed max: its payloads have more shapes than card reads alone), whose verify per CPU second
+  beside its floor is the summary row;
 - ``checked_read_entries_per_s``: entries read back (decoded) and checked as they are read, as
   every reader of a journal does (``verify.checked_read``), over the same journal;
 - ``fsync_floor_commits_per_s``: bare single-row SQLite commits with the same settings, the floor
@@ -25,6 +26,7 @@ Run from the project root: ``python -m benchmarks journal [--quick]`` or
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import statistics
 import subprocess
@@ -80,10 +82,10 @@ def _floor(path: Path, n: int) -> float:
 
 
 def _run_journal(path: Path, shoes: int) -> int:
-    """A real ``shoectl run`` journal (built-in emulator at speed max, automated dealer) of
-    ``shoes`` shoes; its number of entries."""
+    """A real ``shoectl run`` journal (built-in emulator at speed max, automated dealer, the edge
+    monitor on as by default) of ``shoes`` shoes; its number of entries."""
     subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(path), "--shoes", str(shoes),
-                    "--speed", "max", "--seed", "5", "--display", "lines", "--no-edge-monitor"],
+                    "--speed", "max", "--seed", "5", "--display", "lines"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
     return verify(path).entries
 
@@ -155,8 +157,9 @@ def run(quick: bool = False) -> dict:
         real = d / "real-run.db"
         n_real = _run_journal(real, shoes=1 if quick else 5)
         figures.update({f"real_run_{k}": v for k, v in _verify_figures(real, None, repeats, n_real).items()
-                        if k.startswith(("verify_cpu", "verify_over", "verify_entries"))})
+                        if k.startswith(("verify_cpu", "verify_over", "verify_entries", "hash_floor"))})
         figures["real_run_journal_entries"] = n_real
+        figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         rates = []
         for _ in range(max(1, repeats - 1)):
             start = time.perf_counter()
@@ -168,10 +171,12 @@ def run(quick: bool = False) -> dict:
         figures["verify_journal_entries"] = n_verify
         figures["verify_journal_bytes"] = big.stat().st_size
     figures["settings"] = "WAL, synchronous=FULL, one writer; median of %d repeats" % repeats
-    rate = figures["verify_entries_per_s"]
-    figures["summary"] = [summary_row("journal verify", rate, "entries/s", f">= {GOAL_VERIFY:,} entries/s",
-                                      rate >= GOAL_VERIFY, floor=figures["hash_floor_entries_per_s"],
-                                      ratio=figures["verify_over_floor"]["median"])]
+    # The summary: a real table's journal, per CPU second (what other processes on a busy machine
+    # do not inflate), beside hashlib alone over the same bytes by the wall clock.
+    rate, floor = figures["real_run_verify_cpu_entries_per_s"], figures["real_run_hash_floor_entries_per_s"]
+    figures["summary"] = [summary_row("journal verify, a real shoectl run journal, per CPU second", rate, "entries/s",
+                                      f">= {GOAL_VERIFY:,} entries/s", rate >= GOAL_VERIFY, floor=floor,
+                                      ratio=round(rate / floor, 3))]
     return figures
 
 
