@@ -52,4 +52,5 @@ def test_run_json_is_the_journal_export_of_what_the_run_stored(capsys, tmp_path:
         elif "came back as a new device" in json.loads(line)["notice"]["text"]:
             told += 1
             assert told <= replaced, "a notice before the entry that made it"
-    assert told == replaced == 2  # the shuffler and the shoe
+    shown = [line[:160] for line in again if is_notice(line) or '"device_replaced"' in line]
+    assert told == replaced == 2, shown  # the shuffler and the shoe
