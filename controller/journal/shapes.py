@@ -38,9 +38,10 @@ from controller.journal.chain import canonical_json, decode_payload_strict
 DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"0" * 9)  # ``data.translate(DIGITS_AS_ZERO)``: its digit shape
 _BLURRED_DIGITS = b"0123456789"
 _BLURRED_RUNS = _BLURRED_DIGITS + b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-# ``data.translate(_RUNS_AS_SPACE).split()``: the bytes between the runs (a space in them made 0xFF,
-# which UTF-8 never holds); ``data.translate(_RUNS_ONLY).split()``: the runs.
-_RUNS_AS_SPACE = bytes.maketrans(_BLURRED_RUNS + b" ", b" " * len(_BLURRED_RUNS) + b"\xff")
+# ``data.translate(_RUNS_AS_SPACE).split()``: the bytes between the runs (the ASCII whitespace in
+# them, which ``split`` would split at too, made bytes UTF-8 never holds); and
+# ``data.translate(_RUNS_ONLY).split()``: the runs.
+_RUNS_AS_SPACE = bytes.maketrans(_BLURRED_RUNS + b" \t\n\x0b\x0c\r", b" " * len(_BLURRED_RUNS) + b"\xff\xf9\xfa\xfb\xfc\xfd")
 _RUNS_ONLY = bytes(b if b in _BLURRED_RUNS else ord(" ") for b in range(256))
 _INTEGERS = re.compile(rb"(?:0|[1-9][0-9]*)(?: (?:0|[1-9][0-9]*))*")  # joined with spaces
 _NEGATIVE_INTEGERS = re.compile(rb"[1-9][0-9]*(?: [1-9][0-9]*)*")  # their digits, after the minus

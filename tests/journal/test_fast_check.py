@@ -198,6 +198,8 @@ def test_a_known_shape_is_canonical_exactly_when_the_reference_says_so(value: di
     ('{"A":1,"B":"7H"}', '{"B":1,"A":"7H"}'), ('{"A":1,"B":"7H"}', '{"A":1,"A":"7H"}'), ('{"a":"\\u0001","b":"7H"}', '{"a":"\\u0021","b":"AS"}'),
     ('{"A1":1,"A2":2}', '{"A2":1,"A1":2}'), ('{"a1":1,"a2":2}', '{"a1":1,"a1":2}'), ('{"a":"\\u0001"}', '{"a":"\\u0021"}'),
     ('{"a":1}', '{"a": 1}'), ('{"a":1}', '{"a":1.5}'),
+    # whitespace where a number was: not a run, nor the bytes between runs
+    ('{"a":1,"b":"X"}', '{"a":\n,"b":"7"}'), ('{"a":1,"b":2}', '{"a":\t,"b":2}'), ('{"a":"7H","b":[1]}', '{"a":"7H","b":[\r]}'),
 ])
 def test_a_learned_shape_does_not_pass_what_the_writer_never_writes(canonical: str, refused: str) -> None:
     shapes = PayloadShapes()
