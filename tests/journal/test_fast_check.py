@@ -144,8 +144,8 @@ def test_fast_path_and_reference_agree_on_a_real_journal_tampered_at_every_kind(
         real_journal: tuple[Path, bytes | None], tmp_path: Path) -> None:
     """For every kind of record in a real table's journal, an entry of that kind (most often its
     last, when its payload shapes were learned) with its payload changed and re-chained as a forger
-    would, and one changed, moved or deleted, most often re-chained: `verify`'s verdict (the fast
-    path) is the reference's, row by row."""
+    would, and for every other kind one changed, moved or deleted, most often re-chained: `verify`'s
+    verdict (the fast path) is the reference's, row by row."""
     source, key = real_journal
     by_kind: dict[str, list[int]] = {}
     for i, row in enumerate(rows(source)):
@@ -153,7 +153,7 @@ def test_fast_path_and_reference_agree_on_a_real_journal_tampered_at_every_kind(
     assert len(by_kind) >= 20  # shoe_start, cut, burn, card, wager, settlement, round_result, edge, ...
     failures = 0
     for n, (kind, places) in enumerate(sorted(by_kind.items())):
-        for payload_only in (True, False):
+        for payload_only in (True, False) if n % 2 else (True,):
             rng = random.Random(2 * n + payload_only)
             path = tmp_path / f"{n}-{payload_only}.db"
             shutil.copy(source, path)
