@@ -77,7 +77,9 @@ def _keys(messages: list[list[str]]) -> list[str]:
 def test_run_tells_systemd_ready_then_watchdog_then_stopping(tmp_path: Path, systemd: FakeSystemd) -> None:
     env = {**os.environ, "NOTIFY_SOCKET": systemd.address, "WATCHDOG_USEC": "200000"}
     env.pop("WATCHDOG_PID", None)
-    done = subprocess.run([*SHOECTL, "run", "--shoes", "1", "--speed", "max", "--journal", str(tmp_path / "j.db")],
+    # At the default pace (20 times real time) a shoe takes seconds: STATUS= is refreshed at most once a
+    # second, and at --speed max a fast machine deals the whole shoe before the first refresh.
+    done = subprocess.run([*SHOECTL, "run", "--shoes", "1", "--speed", "20", "--journal", str(tmp_path / "j.db")],
                           env=env, capture_output=True, text=True, timeout=HANG, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     messages = systemd.messages()
