@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import queue
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from controller.table.io import OperatorInput
 
-__all__ = ["DeviceItem", "JournalNote", "OperatorItem", "OwnerTask", "Stop"]
+__all__ = ["DeviceItem", "JournalNote", "OperatorItem", "OwnerTask", "Stop", "drain"]
 
 
 @dataclass
@@ -47,3 +47,14 @@ class OwnerTask:
 
 class Stop:
     """The owner stops at this item (``TableRunner.stop``)."""
+
+
+def drain(inbox: Any, kind: type) -> Iterator[Any]:
+    """Take every item queued in ``inbox`` now, yielding those of ``kind`` (the rest are dropped)."""
+    while True:
+        try:
+            item = inbox.get_nowait()
+        except queue.Empty:
+            return
+        if isinstance(item, kind):
+            yield item

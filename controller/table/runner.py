@@ -24,7 +24,6 @@ and the acknowledgement (docs/architecture.md, "The path of one card").
 """
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
@@ -36,13 +35,14 @@ import structlog
 from controller.journal import Journal, kinds
 from controller.table.core import TableCore
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
-from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerTask, Stop
+from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerTask, Stop, drain
 from controller.table.senders import DeviceSenders
 from controller.table.subscribers import Subscribers
 from controller.table.stored_events import StoredEvents
+from controller.table.link_wiring import event_callback, link_options
 from controller.table.journaling import (
     INPUT_KINDS, command_failed_record, device_input_record, input_from, note_record, operator_input_record,
-    output_records, status_input_record,
+    output_records, rules_record, status_input_record,
 )
 
 log = structlog.get_logger()
@@ -82,7 +82,8 @@ class TableRunner:
         self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()  # the cheapest wake-up of the owner
         self._stored = StoredEvents(journal)
         self._stopping = threading.Event()
-        self._senders = DeviceSenders(self._stopping, self.inbox.put, log.bind(table=core.table_id))
+        self._log = log.bind(table=core.table_id)
+        self._senders = DeviceSenders(self._stopping, self.inbox.put, self._log)
         self._last_auto = 0.0
         self._auto_waits = False  # the automated dealer had nothing to do at its last turn
         self.error: BaseException | None = None
@@ -91,37 +92,16 @@ class TableRunner:
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
         self._serial_of_role: dict[str, str] = {}
         self._subscribers = Subscribers()
-        self._log = log.bind(table=core.table_id)
 
     # -- wiring for the links --------------------------------------------------------------------
     def link_options(self, role: str) -> dict[str, Any]:
-        """The keyword arguments of the ``DeviceLink`` for ``role``: hand-off delivery
-        (``auto_ack=False``: the owner acknowledges each event after its commit) and the two
-        callbacks below."""
-        return {"on_event": self.link_event_callback(role), "on_state": self.link_state_callback(role),
-                "auto_ack": False}
+        """The keyword arguments of the ``DeviceLink`` for ``role`` (``link_wiring``): its events
+        and state changes onto this runner's inbox, each event acknowledged by the owner."""
+        return link_options(self.inbox.put, lambda r: getattr(self.links.get(r), "identity", None), role)
 
     def link_event_callback(self, role: str) -> Callable[[Any], None]:
-        """``on_event`` for the link of ``role`` (made with ``auto_ack=False``): queues the event
-        for the owner and returns at once. The owner acknowledges it after its commit; one never
-        committed (an error, a stop) is never acknowledged, so the device keeps it and resends it."""
-        def on_event(link_event: Any) -> None:
-            self.inbox.put(DeviceItem(role, link_event))
-        return on_event
-
-    def link_state_callback(self, role: str) -> Callable[[Any, str | None], None]:
-        """``on_state`` for the link of ``role``. A connect is reported with the identity of the
-        device now answering (read here, on the link's thread, when the link has just set it), so
-        the core can tell a reconnect from another device or one that lost its memory."""
-        def on_state(state: Any, reason: str | None) -> None:
-            value = getattr(state, "value", str(state))
-            if value == "connected":
-                identity = getattr(self.links.get(role), "identity", None)
-                self.inbox.put(DeviceStatus(role, True, reason or "", getattr(identity, "serial", ""),
-                                            getattr(identity, "event_epoch", None)))
-            elif value == "disconnected" and reason:
-                self.inbox.put(DeviceStatus(role, False, reason))
-        return on_state
+        """``on_event`` alone for the link of ``role`` (``link_wiring.event_callback``)."""
+        return event_callback(self.inbox.put, role)
 
     def submit(self, op: OperatorInput) -> None:
         """Queue an operator command (from the console or a script)."""
@@ -180,20 +160,13 @@ class TableRunner:
         return len(inputs)
 
     def journal_rules_in_force(self) -> bool:
-        """Journal the Rules Submission the core decides by, whole, unless it is the one last
-        journaled (after ``recover_from_journal``: a floorperson's ``set_submission`` is replayed
-        into the core and journaled by that command). So a journal says by which rules its rounds
-        were decided whatever file or preset the process was started with, from its first entry
-        on and again after a restart with other rules (replay, the scoreboard's paytable and the
-        edge monitor read it there). True if it wrote the record."""
-        in_force = json.loads(json.dumps(self.core.sub.to_dict()))
-        last = None
-        for e in self.journal.entries(kinds=(kinds.SUBMISSION,)):
-            last = e.payload
-        if last == in_force:
-            return False
-        self.journal.append_batch(output_records([TableRecord(kinds.SUBMISSION, in_force)]))
-        return True
+        """Journal the Rules Submission the core decides by unless it is the one last journaled
+        (``journaling.rules_record``; after ``recover_from_journal``, which replays a
+        floorperson's ``set_submission``). True if it wrote the record."""
+        record = rules_record(self.core.sub, self.journal.entries(kinds=(kinds.SUBMISSION,)))
+        if record is not None:
+            self.journal.append_batch([record])
+        return record is not None
 
     def last_delivered_for(self, role: str) -> tuple[str, tuple[int, int]] | None:
         """(device serial, (epoch, counter)) of the last stored event from the device in ``role``
@@ -285,11 +258,16 @@ class TableRunner:
                 or (self.stop_shoes is not None and self.shoes_done >= self.stop_shoes))
 
     # -- one input ----------------------------------------------------------------------------------
+    def _where(self) -> tuple[str | None, int | None]:
+        """The shoe and round in play (bound to the log lines that follow)."""
+        core = self.core
+        shoe, rnd = (core.shoe.id if core.shoe else None), (core.round.number if core.round else None)
+        structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
+        return shoe, rnd
+
     def _process(self, item: Any) -> None:
         core = self.core
-        shoe = core.shoe.id if core.shoe else None
-        rnd = core.round.number if core.round else None
-        structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
+        shoe, rnd = self._where()
         if isinstance(item, OperatorInput):
             outs = core.handle(item)
             self._commit(operator_input_record(item, shoe, rnd), outs)
@@ -328,11 +306,9 @@ class TableRunner:
             # The link's sequencer dropped what this process already stored; the journal's key is
             # the backstop for what a crash left unacknowledged (docs/link.md, section 6).
             if not self._stored.contains(ev.serial, ev.epoch, ev.counter):
-                core = self.core
-                shoe, rnd = (core.shoe.id if core.shoe else None), (core.round.number if core.round else None)
-                structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
+                shoe, rnd = self._where()
                 inp = DeviceInput(item.role, ev.message)
-                decided = core.handle(inp)
+                decided = self.core.handle(inp)
                 records.append(device_input_record(inp, ev.serial, ev.epoch, ev.counter, shoe, rnd))
                 records.extend(output_records([o for o in decided if isinstance(o, TableRecord)]))
                 outs.extend(decided)
@@ -399,13 +375,8 @@ class TableRunner:
                 hook()
             except Exception as exc:  # noqa: BLE001 - stopping: report, go on
                 self._log.warning("stop hook failed", error=str(exc))
-        while True:
-            try:
-                item = self.inbox.get_nowait()
-            except queue.Empty:
-                return
-            if isinstance(item, JournalNote):
-                self._process(item)
+        for note in drain(self.inbox, JournalNote):
+            self._process(note)
 
     def _shutdown(self) -> None:
         for link in self.links.values():

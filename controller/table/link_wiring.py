@@ -1,0 +1,46 @@
+"""What a device link hands the table's owner: the ``DeviceLink`` keyword arguments that put its
+events and its state changes on the owner's inbox (``controller/table/runner.py``).
+
+- ``link_options(put, identity_of, role)``: hand-off delivery (``auto_ack=False``: the owner
+  acknowledges each event after its commit) and the two callbacks below.
+- ``event_callback(put, role)``: queues each event for the owner and returns at once; one never
+  committed (an error, a stop) is never acknowledged, so the device keeps it and resends it.
+- ``state_callback(put, identity_of, role)``: a connect is reported with the identity of the device
+  now answering (``identity_of(role)``, read on the link's thread when the link has just set it;
+  a function, because the links are made after their options), so the core can tell a
+  reconnect from another device or one that lost its memory; a disconnect with its reason.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from controller.table.inbox import DeviceItem
+from controller.table.io import DeviceStatus
+
+__all__ = ["event_callback", "link_options", "state_callback"]
+
+Put = Callable[[Any], None]
+IdentityOf = Callable[[str], Any]
+
+
+def link_options(put: Put, identity_of: IdentityOf, role: str) -> dict[str, Any]:
+    return {"on_event": event_callback(put, role), "on_state": state_callback(put, identity_of, role), "auto_ack": False}
+
+
+def event_callback(put: Put, role: str) -> Callable[[Any], None]:
+    def on_event(link_event: Any) -> None:
+        put(DeviceItem(role, link_event))
+    return on_event
+
+
+def state_callback(put: Put, identity_of: IdentityOf, role: str) -> Callable[[Any, str | None], None]:
+    def on_state(state: Any, reason: str | None) -> None:
+        value = getattr(state, "value", str(state))
+        if value == "connected":
+            identity = identity_of(role)
+            put(DeviceStatus(role, True, reason or "", getattr(identity, "serial", ""),
+                             getattr(identity, "event_epoch", None)))
+        elif value == "disconnected" and reason:
+            put(DeviceStatus(role, False, reason))
+    return on_state
