@@ -20,10 +20,10 @@ from typing import Any
 
 import structlog
 
-from controller.cli.common import positive_int
+from controller.cli.common import given_options, positive_int
 from controller.cli.stopping import run_until_signalled
 from controller.errors import UsageError
-from controller.floor.broker import MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
+from controller.floor.broker import BROKER_FLAGS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
 from controller.floor.cursor import FeedCursor, default_cursor_path
 from controller.floor.feed import DRAIN_LIMIT, FeedSettings, JournalFeed
 from controller.journal.chain import load_hmac_key
@@ -93,8 +93,6 @@ def add_run_feed_options(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(mqtt_version=None)  # given or not: the broker's options are refused without --feed
 
 
-_RUN_BROKER_FLAGS = ("--tls-ca", "--tls-cert", "--tls-key", "--username", "--password-file", "--client-id",
-                     "--mqtt-version")
 
 
 def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
@@ -103,7 +101,7 @@ def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
     operator believe the table is fed), for what ``broker_options`` refuses, for MQTT 3.1.1, when
     paho-mqtt is missing, and for a cursor beside the journal that is not this journal's."""
     if not args.feed:
-        given = [flag for flag in _RUN_BROKER_FLAGS if getattr(args, flag[2:].replace("-", "_")) is not None]
+        given = given_options(args, BROKER_FLAGS)
         if given:
             raise UsageError(f"{', '.join(given)}: only with --feed URL (the floor's broker), which is not given")
         return None

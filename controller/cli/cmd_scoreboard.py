@@ -18,7 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.cli.common import given_options
 from controller.errors import UsageError
+from controller.floor.broker import BROKER_FLAGS
 from controller.scoreboard.server import listen_address
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
@@ -45,7 +47,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 #: The broker's options (``controller.floor.broker.add_broker_options``): only beside ``--broker``.
-BROKER_OPTIONS = ("tls_ca", "tls_cert", "tls_key", "username", "password_file", "client_id", "mqtt_version")
 
 
 def check_source_options(args: argparse.Namespace) -> None:
@@ -57,7 +58,7 @@ def check_source_options(args: argparse.Namespace) -> None:
     if args.broker is not None and args.hmac_key:
         raise UsageError("--hmac-key is the journal's key: it goes with --journal, not with --broker")
     if args.broker is None:
-        given = ["--" + name.replace("_", "-") for name in BROKER_OPTIONS if getattr(args, name) is not None]
+        given = given_options(args, BROKER_FLAGS)
         if given:
             raise UsageError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --broker URL "
                              "(the floor's scoreboard); the table's scoreboard reads its journal")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from controller.errors import UsageError
@@ -73,3 +73,9 @@ def print_json(obj: Any, *, stream=None) -> None:
 
 def percent(x: float, places: int = 4) -> str:
     return f"{x * 100:.{places}f}%"
+
+
+def given_options(args: argparse.Namespace, flags: Iterable[str]) -> list[str]:
+    """The ``flags`` (``--tls-ca``, ...) given on the command line: those whose value is not
+    ``None`` (their default), for refusing options that do nothing without another one."""
+    return [flag for flag in flags if getattr(args, flag[2:].replace("-", "_")) is not None]

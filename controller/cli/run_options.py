@@ -20,6 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from controller.cli.common import given_options
 from controller.errors import UsageError
 from shoectl_config.numbers import NumberError, bounded_decimal
 
@@ -63,8 +64,7 @@ def check_emulator_options(args: argparse.Namespace, attached: object) -> None:
     """Raise ``UsageError`` for a built-in emulator option given with attached devices."""
     if not attached:
         return
-    given = [option for option, value in (("--speed", args.speed), ("--faults", args.faults),
-                                          ("--dealt-log", args.dealt_log)) if value is not None]
+    given = given_options(args, ("--speed", "--faults", "--dealt-log"))
     if given:
         them = "it" if len(given) == 1 else "them"
         raise UsageError(f"{', '.join(given)}: only for the built-in emulator, which does not run with --device; "

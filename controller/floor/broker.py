@@ -84,6 +84,10 @@ class BrokerOptions:
     protocol: int = MQTT_V5
 
 
+# The broker's options besides its URL: given without the URL, they would do nothing.
+BROKER_FLAGS = ("--tls-ca", "--tls-cert", "--tls-key", "--username", "--password-file", "--client-id", "--mqtt-version")
+
+
 def add_broker_options(parser: argparse.ArgumentParser, *, url_flag: str = "--broker",
                        url_help: str = "the MQTT broker: mqtt://HOST[:PORT] (port 1883) or mqtts://HOST[:PORT] "
                                        "(TLS, port 8883)", required: bool = True) -> None:
