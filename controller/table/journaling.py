@@ -95,16 +95,13 @@ def output_records(records: Iterable[TableRecord]) -> list[JournalRecord]:
     return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round) for r in records]
 
 
-def rules_record(submission: Any, journaled: Iterable[Any]) -> JournalRecord | None:
+def rules_record(submission: Any, last_journaled: dict[str, Any] | None) -> JournalRecord | None:
     """The ``submission`` record of the Rules Submission in force, whole, or ``None`` when the
-    last of the ``journaled`` submission entries already holds it (a restart with the same rules
-    adds nothing; with other rules, or on a new journal, the record says by which rules the
+    last one journaled (its payload, ``None`` for none) already holds it (a restart with the same
+    rules adds nothing; with other rules, or on a new journal, the record says by which rules the
     rounds that follow are decided)."""
     in_force = jsonable(submission.to_dict())
-    last = None
-    for entry in journaled:
-        last = entry.payload
-    return None if last == in_force else JournalRecord(kinds.SUBMISSION, in_force)
+    return None if last_journaled == in_force else JournalRecord(kinds.SUBMISSION, in_force)
 
 
 def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | CommandFailed | None:

@@ -91,6 +91,7 @@ class TableRunner:
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
         self._serial_of_role: dict[str, str] = {}
+        self._rules_journaled: dict[str, Any] | None = None  # the last submission record (recover_from_journal)
         self._subscribers = Subscribers()
 
     # -- wiring for the links --------------------------------------------------------------------
@@ -146,9 +147,13 @@ class TableRunner:
     def recover_from_journal(self) -> int:
         """Feed every journaled input to the core (one pass over the journal); returns how many.
         Remembers, per device role, the serial of the device whose events were stored, for
-        seeding the links (``last_delivered_for``)."""
+        seeding the links (``last_delivered_for``), and the last Rules Submission journaled
+        (``journal_rules_in_force``)."""
         inputs = []
-        for e in self.journal.entries(kinds=INPUT_KINDS):
+        for e in self.journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION)):  # one pass for both
+            if e.kind == kinds.SUBMISSION:
+                self._rules_journaled = e.payload
+                continue
             inp = input_from(e)
             if inp is None:
                 continue
@@ -163,9 +168,10 @@ class TableRunner:
         """Journal the Rules Submission the core decides by unless it is the one last journaled
         (``journaling.rules_record``; after ``recover_from_journal``, which replays a
         floorperson's ``set_submission``). True if it wrote the record."""
-        record = rules_record(self.core.sub, self.journal.entries(kinds=(kinds.SUBMISSION,)))
+        record = rules_record(self.core.sub, self._rules_journaled)
         if record is not None:
             self.journal.append_batch([record])
+            self._rules_journaled = record.payload
         return record is not None
 
     def last_delivered_for(self, role: str) -> tuple[str, tuple[int, int]] | None:
