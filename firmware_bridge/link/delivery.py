@@ -51,6 +51,7 @@ class EventDeliverer:
         self._delivered_locked = delivered_locked
         self._retry_at: float | None = None
         self._delivering = False             # the delivery turn is held (reader or deliverer)
+        self._held = False                   # a new session's events wait for its CONNECTED report
         self.handing: LinkEvent | None = None  # the event inside on_event right now
 
     def run(self) -> None:
@@ -70,13 +71,27 @@ class EventDeliverer:
     def take_turn_locked(self) -> bool:
         """Take the delivery turn if an event is ready, nobody holds the turn and no redelivery
         backoff is running. One holder at a time keeps ``on_event`` calls in order, one by one."""
-        if self._delivering or self._stopping.is_set() or self._sequencer.peek() is None:
+        if self._delivering or self._held or self._stopping.is_set() or self._sequencer.peek() is None:
             return False
         retry_at = self._retry_at
         if retry_at is not None and self._clock() < retry_at:
             return False
         self._delivering = True
         return True
+
+    def hold_locked(self) -> None:
+        """A new session's IDENTITY was accepted: deliver nothing more until ``release``, so that
+        the owner hears the session's ``CONNECTED`` (with the identity) before any of its events.
+        A turn already running finishes the event in hand and stops at the next one."""
+        self._held = True
+
+    def release(self) -> None:
+        """The session's outcome was reported (``CONNECTED``, or the handshake failed): deliver
+        again; the deliverer thread takes over what is ready."""
+        with self._lock:
+            self._held = False
+            if self._sequencer.peek() is not None:
+                self.ready.notify_all()
 
     def deliver_turn(self) -> None:
         """Holding the delivery turn (without the lock): call ``on_event`` for each ready event in
@@ -88,7 +103,7 @@ class EventDeliverer:
             while True:
                 with self._lock:
                     event = self._sequencer.peek()
-                    if event is None or self._stopping.is_set():
+                    if event is None or self._held or self._stopping.is_set():
                         return
                     self.handing = event
                 try:

@@ -98,6 +98,7 @@ class DeviceLink:
             (then ``state`` is the unchanged current state and ``reason`` says what failed).
             ``identity`` is already the new device's when ``CONNECTED`` is reported; the
             reason of that report says whether the event epoch changed (``None`` if not).
+            A session's ``CONNECTED`` is reported before ``on_event`` gets any of its events.
             Called from the link's threads (supervisor, deliverer, reader), possibly concurrently:
             keep it short and thread-safe. Exceptions from either callback never stop the link.
         auto_ack: acknowledge each event once ``on_event`` returned. ``False``: hand-off mode
@@ -156,7 +157,8 @@ class DeviceLink:
         self._supervisor = Supervisor(
             transport, lock=self._lock, cond=self._cond, stopping=self._stopping,
             commands=self._commands, acks=self._acks, sequencer=self._sequencer,
-            reporter=self._reporter, stats=self._stats, reply_timeout=self.reply_timeout,
+            reporter=self._reporter, delivery=self._delivery, stats=self._stats,
+            reply_timeout=self.reply_timeout,
             heartbeat_interval=self.heartbeat_interval, reconnect_min=self.reconnect_min,
             reconnect_max=self.reconnect_max, profile_name=profile_name, name=lambda: self.name,
             expected_serial=expected_serial, clock=clock, sleep=sleep, reader_for=self._reader_for)

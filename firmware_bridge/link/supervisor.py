@@ -34,6 +34,7 @@ from firmware_bridge.transport import Transport
 from .acknowledgements import Acknowledgements
 from .backoff import Backoff
 from .commands import CommandChannel
+from .delivery import EventDeliverer
 from .reporting import StateReporter, ranges_text
 from .sequencer import EventSequencer
 from .session import MAX_IDLE_WAIT, Session
@@ -52,7 +53,9 @@ class Supervisor:
         lock, cond: the link's lock and its condition (the supervisor sleeps on it until work is
             due: woken by ``lose``, an acknowledgement due, a gap, a probe, ``stop``).
         stopping: set when the link stops.
-        commands, acks, sequencer, reporter, stats: the link's collaborators and counters.
+        commands, acks, sequencer, reporter, delivery, stats: the link's collaborators and
+            counters (``delivery`` is held from a session's IDENTITY until its outcome is
+            reported, so ``on_state(CONNECTED)`` comes before any event of the session).
         reply_timeout, heartbeat_interval, reconnect_min, reconnect_max: seconds, as the link
             took them from its timing (a RESEND_EVENTS at most once per reply timeout).
         profile_name: the link's profile name (``None``: the serial names it once known);
@@ -64,7 +67,8 @@ class Supervisor:
 
     def __init__(self, transport: Transport, *, lock: threading.Lock, cond: threading.Condition,
                  stopping: threading.Event, commands: CommandChannel, acks: Acknowledgements,
-                 sequencer: EventSequencer, reporter: StateReporter, stats: dict[str, int],
+                 sequencer: EventSequencer, reporter: StateReporter, delivery: EventDeliverer,
+                 stats: dict[str, int],
                  reply_timeout: float, heartbeat_interval: float, reconnect_min: float,
                  reconnect_max: float, profile_name: str | None, name: Callable[[], str],
                  expected_serial: str | None, clock: Callable[[], float],
@@ -78,6 +82,7 @@ class Supervisor:
         self._acks = acks
         self._sequencer = sequencer
         self._reporter = reporter
+        self._delivery = delivery
         self._stats = stats
         self.reply_timeout = reply_timeout
         self.resend_interval = reply_timeout
@@ -120,15 +125,18 @@ class Supervisor:
                 if self._stopping.is_set():
                     break
                 report(LinkState.DISCONNECTED, reason)
+                self._delivery.release()  # what earlier sessions received is delivered while down
                 continue
             except Exception as exc:  # noqa: BLE001 - a bug must not kill the link silently
                 self._reporter.log.exception("connect crashed", error=repr(exc))
                 reason = f"connect crashed: {exc!r}"
                 self.teardown()
                 report(LinkState.DISCONNECTED, reason)
+                self._delivery.release()
                 continue
             backoff.reset()
             report(LinkState.CONNECTED, note)
+            self._delivery.release()  # the owner has heard CONNECTED: now the session's events
             try:
                 reason = self._serve()
             except Exception as exc:  # noqa: BLE001
@@ -233,6 +241,8 @@ class Supervisor:
             self._stats["epoch_changes"] += 1
             session.epoch_change = (old, identity.event_epoch)
             self._reporter.log.warning("event epoch changed", old=old, new=identity.event_epoch)
+        if not session.epoch_confirmed:  # the handshake's HELLO, not one sent later by a caller
+            self._delivery.hold_locked()  # until CONNECTED is reported (run)
         lost = self._sequencer.set_epoch(identity.event_epoch)
         self._sequencer.serial = identity.serial
         self._sequencer.profile_name = self._profile_name or identity.serial
