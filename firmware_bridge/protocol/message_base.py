@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from struct import Struct
 from typing import Any, ClassVar, NamedTuple, Self
 
@@ -66,6 +67,8 @@ def layout(*fields: tuple[str, str]) -> WireLayout:
 
 
 def as_bool(value: object) -> bool:
+    if value is True or value is False:
+        return value  # type: ignore[return-value]
     if value in (0, 1):  # True/False compare equal to 1/0
         return bool(value)
     raise ValueError(f"expected a boolean (0 or 1), got {value!r}")
@@ -106,6 +109,27 @@ def unpack_text(payload: bytes, offset: int, name: str, limit: int) -> tuple[str
 
 
 _setattr = object.__setattr__
+_new_object = object.__new__
+# Per message class, its ``_COERCE`` converters as ``_member_lookup`` made them (filled on first use).
+_COERCIONS: dict[type, tuple[tuple[str, Callable[[Any], Any]], ...]] = {}
+
+
+def _member_lookup(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``convert`` itself, or for an Enum class a converter giving the same member faster: the
+    member whose value equals the given one (what calling the class looks up first), else the
+    class's own answer (a composite flag value, or the ValueError for a value it lacks)."""
+    if not (isinstance(convert, type) and issubclass(convert, Enum)):
+        return convert
+    members = {member.value: member for member in convert}
+
+    def to_member(value: Any) -> Any:
+        try:
+            member = members.get(value)
+        except TypeError:  # unhashable: the class says what is wrong with it
+            member = None
+        return convert(value) if member is None else member
+
+    return to_member
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,12 +148,36 @@ class Message:
             if not isinstance(value, int) or not 0 <= value <= maximum:
                 raise InvalidMessageError(
                     f"{type(self).__name__}.{name} must be an integer 0..{maximum}, got {value!r}")
-        for name, convert in self._COERCE.items():
+        self._normalise()
+
+    def _normalise(self) -> None:
+        """Coerce the ``_COERCE`` fields, then the semantic checks (``_check``); raise
+        InvalidMessageError."""
+        coercions = _COERCIONS.get(type(self))
+        if coercions is None:
+            coercions = _COERCIONS[type(self)] = tuple(
+                (name, _member_lookup(convert)) for name, convert in self._COERCE.items())
+        for name, convert in coercions:
             try:
                 _setattr(self, name, convert(getattr(self, name)))
             except ValueError as exc:
                 raise InvalidMessageError(f"{type(self).__name__}.{name}: {exc}") from None
         self._check()
+
+    @classmethod
+    def from_wire(cls, names: tuple[str, ...], values: tuple[Any, ...]) -> Self:
+        """The message whose fields ``names`` (every field) have the decoded ``values``: what
+        ``construct_decoded(cls, **dict(zip(names, values)))`` gives, without the wire range
+        checks that the ``_WIRE`` Struct which unpacked the integers already made (a u8 is
+        0..255). Coercion and ``_check`` run as in construction. Raises MalformedPayloadError."""
+        message = _new_object(cls)
+        for name, value in zip(names, values):
+            _setattr(message, name, value)
+        try:
+            message._normalise()
+        except InvalidMessageError as exc:
+            raise MalformedPayloadError(f"{cls.TYPE.name}: {exc}") from None
+        return message
 
     def _check(self) -> None:
         """Per-message semantic checks beyond the wire ranges; raise InvalidMessageError."""
@@ -146,11 +194,7 @@ class Message:
         if len(payload) != wire.struct.size:
             raise MalformedPayloadError(
                 f"{cls.TYPE.name} payload must be {wire.struct.size} bytes, got {len(payload)}")
-        values = wire.struct.unpack(payload)
-        try:
-            return cls(**dict(zip(wire.names, values)))
-        except InvalidMessageError as exc:
-            raise MalformedPayloadError(f"{cls.TYPE.name}: {exc}") from None
+        return cls.from_wire(wire.names, wire.struct.unpack(payload))
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,6 +131,8 @@ class HeartbeatReply(Reply):
 
 _STATUS_WIRE = layout(("state", "B"), ("mode", "B"), ("_flags", "B"), ("cards_in_shoe", "H"),
                      ("pending_events", "H"), ("last_acked_event", "I"))
+_STATUS_FIELDS = ("state", "mode", "door_open", "jam", "gate_locked", "cards_in_shoe",
+                  "pending_events", "last_acked_event")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,5 +166,5 @@ class StatusReply(Reply):
             raise MalformedPayloadError(f"STATUS_REPLY payload must be {_STATUS_WIRE.struct.size} "
                                         f"bytes, got {len(payload)}")
         state, mode, flags, cards, pending, acked = _STATUS_WIRE.struct.unpack(payload)
-        return construct_decoded(cls, state, mode, bool(flags & 1), bool(flags & 2), bool(flags & 4),
-                          cards, pending, acked)
+        return cls.from_wire(_STATUS_FIELDS, (state, mode, flags & 1 == 1, flags & 2 == 2,
+                                              flags & 4 == 4, cards, pending, acked))

@@ -1,0 +1,105 @@
+"""Decoding a fixed-layout payload (``Message.from_wire``: no range checks the Struct already made,
+enum fields looked up among their members) gives what the reference path gives: the class built
+from the unpacked values with every check of construction, item for item and error for error."""
+from __future__ import annotations
+
+import dataclasses
+from enum import Enum, IntFlag
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from firmware_bridge.protocol import (
+    MESSAGE_CLASSES,
+    Capability,
+    DeviceMode,
+    DeviceState,
+    InvalidMessageError,
+    MalformedPayloadError,
+    Message,
+    StatusReply,
+)
+from firmware_bridge.protocol.message_base import _member_lookup, construct_decoded
+from firmware_bridge.protocol.replies import _STATUS_WIRE
+
+# The classes whose decode goes through from_wire: the generic fixed layouts, and STATUS_REPLY.
+FIXED = tuple(cls for cls in MESSAGE_CLASSES
+              if cls.decode_payload.__func__ is Message.decode_payload.__func__)  # type: ignore[attr-defined]
+ENUMS = sorted({convert for cls in MESSAGE_CLASSES for convert in cls._COERCE.values()
+                if isinstance(convert, type) and issubclass(convert, Enum)}, key=lambda e: e.__name__)
+
+
+def reference_decode(cls: type[Message], payload: bytes) -> Message:
+    """The decode as construction does it: every value through the class's own checks."""
+    if cls is StatusReply:
+        state, mode, flags, cards, pending, acked = _STATUS_WIRE.struct.unpack(payload)
+        return construct_decoded(cls, state, mode, bool(flags & 1), bool(flags & 2),
+                                 bool(flags & 4), cards, pending, acked)
+    wire = cls._WIRE
+    values = dict(zip(wire.names, wire.struct.unpack(payload)))
+    return construct_decoded(cls, *(values[f.name] for f in dataclasses.fields(cls)))
+
+
+def outcome(decode, cls: type[Message], payload: bytes) -> tuple[str, object]:
+    try:
+        message = decode(cls, payload)
+    except MalformedPayloadError as exc:
+        return "error", str(exc)
+    fields = tuple((f.name, type(getattr(message, f.name)), getattr(message, f.name))
+                   for f in dataclasses.fields(cls))
+    return "message", (message, fields)
+
+
+payloads = st.sampled_from((*FIXED, StatusReply)).flatmap(
+    lambda cls: st.tuples(st.just(cls), st.binary(min_size=cls._WIRE.struct.size if cls is not StatusReply
+                                                   else _STATUS_WIRE.struct.size,
+                                                   max_size=cls._WIRE.struct.size if cls is not StatusReply
+                                                   else _STATUS_WIRE.struct.size)))
+
+
+@given(payloads)
+@example((StatusReply, bytes((9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))))  # no such DeviceState
+@example((StatusReply, bytes((0, 0, 0xFF, 0, 0, 0, 0, 0, 0, 0, 0))))  # reserved flag bits set
+def test_decoding_a_fixed_layout_gives_what_construction_gives(case: tuple[type[Message], bytes]) -> None:
+    cls, payload = case
+    assert outcome(lambda c, p: c.decode_payload(p), cls, payload) == outcome(reference_decode, cls, payload)
+
+
+def test_every_fixed_layout_lists_every_field() -> None:
+    """from_wire sets only the fields it is given: a fixed layout must name every field."""
+    for cls in FIXED:
+        assert set(cls._WIRE.names) == {f.name for f in dataclasses.fields(cls)}, cls.__name__
+
+
+@pytest.mark.parametrize("enum", ENUMS, ids=lambda e: e.__name__)
+def test_enum_fields_convert_as_the_enum_class_does(enum: type[Enum]) -> None:
+    convert = _member_lookup(enum)
+    values: list[object] = [*enum, *(m.value for m in enum), True, False, 0, 1, 2.0, 300, -1, "1",
+                            None, [1], {"a": 1}]
+    if issubclass(enum, IntFlag):
+        values += [0b11, 0xFFFF, 0x1_0000]
+    for value in values:
+        try:
+            expected: object = ("member", enum(value))
+        except (ValueError, TypeError) as exc:
+            expected = (type(exc), str(exc))
+        try:
+            got: object = ("member", convert(value))
+        except (ValueError, TypeError) as exc:
+            got = (type(exc), str(exc))
+        assert got == expected, value
+        if got[0] == "member":
+            assert type(got[1]) is enum
+
+
+def test_a_value_outside_an_enum_is_refused_in_the_same_words() -> None:
+    with pytest.raises(InvalidMessageError, match=r"StatusReply\.state: 9 is not a valid DeviceState"):
+        StatusReply(9, DeviceMode.NORMAL, False, False, False, 0, 0, 0)
+    with pytest.raises(MalformedPayloadError,
+                       match=r"STATUS_REPLY: StatusReply\.state: 9 is not a valid DeviceState"):
+        StatusReply.decode_payload(bytes((9,)) + bytes(10))
+    reply = StatusReply(DeviceState.IDLE.value, 0, 1, 0, True, 5, 6, 7)
+    assert reply.state is DeviceState.IDLE and reply.mode is DeviceMode.NORMAL
+    assert reply.door_open is True and reply.jam is False
+    assert Capability(3) == _member_lookup(Capability)(3)
