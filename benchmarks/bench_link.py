@@ -15,8 +15,10 @@
 - ``events_per_s``: CARD_READ events emitted by the device as fast as it can, through the link
   (decode, order, exactly-once filter) to a consumer callback, acknowledged as they go.
 
-Median and p99 are in microseconds. Raw and link round trips are taken in alternating blocks
-of 50, so both see the same load. The device runs in this process (one more Python thread
+Median and p99 are in microseconds. Raw and link round trips alternate in blocks of ``BLOCK``
+(10), so both see the same load: with blocks of 50, a burst of load on a shared machine could
+land on one side only and move the ratio anywhere from 1.2 to 5; one by one, each raw echo would
+start while the link's reader thread is still returning to its read. The device runs in this process (one more Python thread
 sharing the interpreter), for both the raw and the link figures; the link figure includes that
 device's own protocol work (``device_answer_us``), which a firmware device does not spend in
 this interpreter. Where the rest goes: docs/performance.md, "Link STATUS round trip".
@@ -59,6 +61,7 @@ except ImportError:  # run as a script from benchmarks/
 from tests.link.fake_device import FakeDevice, card  # noqa: E402 - the tests' scripted device
 
 GOAL_RATIO = 1.5  # issue 15: the link round trip at most 1.5x the raw pty echo
+BLOCK = 10        # raw and link round trips alternate in blocks of this many
 TIMING = Timing(response_timeout_ms=250, heartbeat_interval_ms=1000, retries=3,
                 reconnect_min_ms=100, reconnect_max_ms=5000)
 
@@ -138,14 +141,13 @@ class TimedDevice(FakeDevice):
 
 
 def round_trips(n: int, directory: str) -> tuple[list[float], list[float], list[float], dict[str, int]]:
-    """``n`` raw and ``n`` link round trips, interleaved in blocks so that both see the same
+    """``n`` raw and ``n`` link round trips, alternating in blocks of ``BLOCK`` so that both see the same
     machine conditions (these machines are shared), and the device's own time on each of the link
     round trips; the first tenth of each warms up."""
     device = TimedDevice(directory, name="bench-rtt").start()
     link = DeviceLink(SerialTransport(str(device.path)), timing=TIMING, profile_name="bench")
     raw: list[float] = []
     linked: list[float] = []
-    block = 50
     try:
         link.start()
         if not link.wait_connected(30):
@@ -158,15 +160,15 @@ def round_trips(n: int, directory: str) -> tuple[list[float], list[float], list[
             return time.perf_counter() - t0
 
         with RawEcho() as echo:
-            warm = max(block, n // 10)
+            warm = max(5 * BLOCK, n // 10)
             for _ in range(warm):
                 echo.round_trip()
                 one_link()
             with device.lock:
                 device.answers.clear()
             while len(raw) < n:
-                raw.extend(echo.round_trip() for _ in range(block))
-                linked.extend(one_link() for _ in range(block))
+                raw.extend(echo.round_trip() for _ in range(BLOCK))
+                linked.extend(one_link() for _ in range(BLOCK))
         stats = link.stats
         with device.lock:
             answers = device.answers[:n]
