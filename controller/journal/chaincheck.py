@@ -12,7 +12,7 @@ except recomputing the hashes: the ``seq`` order, the ``prev_hash`` links, the c
 
 ``feed_rows(rows)`` feeds many rows with the same verdict, faster: an entry that passes every check
 is recognised without the reference's work (the payload's canonical form by its shape,
-``controller.journal.shapes``; the hashed body spliced from JSON text kept per combination of the
+``controller.journal.shapes``, the entry's kind naming the group of its type shapes; the hashed body spliced from JSON text kept per combination of the
 columns that repeat: kind, shoe, device, operator), and any entry it cannot vouch for goes through
 ``feed``, which finds the reason. Every reader of a journal checks through it
 (``verify.CheckedRead``).
@@ -109,7 +109,7 @@ class ChainCheck:
                     if (sha256(body).hexdigest() if sha256 else hex_digest(body)) == digest and len(ts) == 27 and ts[26] == "Z":
                         data = payload.encode()
                         lead = shape_lead(data.translate(DIGITS_AS_ZERO), UNKNOWN)  # is_canonical, inlined
-                        if lead is None or (ZERO not in lead(data) if lead is not UNKNOWN else is_canonical(payload, data)):
+                        if lead is None or (ZERO not in lead(data) if lead is not UNKNOWN else is_canonical(payload, data, kind)):
                             parse_naive(ts[:26])
                             last_seq, prev, good = seq, digest, good + 1
                             continue

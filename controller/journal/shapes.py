@@ -13,8 +13,14 @@ canonical, and tells a payload of a known shape canonical by looking at a few of
   letters), each run made one ``0``. Payloads that also differ in card codes (``"7H"``, ``"AS"``)
   and in the lengths of their numbers and strings of digits (a round's result, the edge monitor's
   exact fractions, a count going from 9 to 10) share one; it is remembered on its second sighting.
-  Most shapes seen once are never seen again (a round's wagers); remembering costs a pass over the
-  payload.
+  Most shapes seen once are never seen again; remembering costs a pass over the payload;
+- the *type shape* (``controller.journal.type_shapes``): the keys in their places and each value's
+  JSON type, an array of elements of one type shape any number of them: a regular expression that
+  a payload must match in full. Payloads that differ in the length of their lists and in the
+  letters of their strings share one (a round's wagers, its result, the edge monitor's figures).
+  It is kept per group of payloads (the entries' kind), at most ``MAX_TYPE_SHAPES`` of each, and
+  remembered on its fourth sighting in the reference test: writing one decodes the payload and
+  compiling it costs a few hundred microseconds, which a shape seen fewer times never pays.
 
 Why that gives the reference test's answer: a shape is remembered only for a payload with no
 backslash (so no escape), no run in an object key (other characters there could unsort or
@@ -23,17 +29,23 @@ holds digits and capitals only in integers (``true``, ``false`` and ``null`` are
 there are no exponents). A text of the same shape has every other byte equal and in the same
 order, so it reads as the same tokens: the same keys in the same order, string values with other
 digits and capitals (still canonical: they are never escaped), and in the integers' places other
-bytes — which make canonical integers when they are all digits (a run shape's check) and none of
-more than one digit starts with ``0``, nor a negative one is ``-0`` (the digit shape's ``lead``
-bytes must not be ``0``). Anything else goes to the reference test.
+bytes — which make canonical integers when they are all digits, no more of them than ``int``
+reads (``sys.get_int_max_str_digits()``; a run shape's check) and none of more than one digit
+starts with ``0``, nor a negative one is ``-0`` (the digit shape's ``lead`` bytes must not be
+``0``). Why a type shape's match is canonical: ``controller.journal.type_shapes``. Anything else
+goes to the reference test.
 """
 from __future__ import annotations
 
+import functools
 import operator
 import re
+import sys
 from collections.abc import Callable
+from typing import Any
 
 from controller.journal.chain import canonical_json, decode_payload_strict
+from controller.journal.type_shapes import type_pattern
 
 DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"0" * 9)  # ``data.translate(DIGITS_AS_ZERO)``: its digit shape
 _BLURRED_DIGITS = b"0123456789"
@@ -43,22 +55,39 @@ _BLURRED_RUNS = _BLURRED_DIGITS + b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # ``data.translate(_RUNS_ONLY).split()``: the runs.
 _RUNS_AS_SPACE = bytes.maketrans(_BLURRED_RUNS + b" \t\n\x0b\x0c\r", b" " * len(_BLURRED_RUNS) + b"\xff\xf9\xfa\xfb\xfc\xfd")
 _RUNS_ONLY = bytes(b if b in _BLURRED_RUNS else ord(" ") for b in range(256))
-_INTEGERS = re.compile(rb"(?:0|[1-9][0-9]*)(?: (?:0|[1-9][0-9]*))*")  # joined with spaces
-_NEGATIVE_INTEGERS = re.compile(rb"[1-9][0-9]*(?: [1-9][0-9]*)*")  # their digits, after the minus
 ZERO = ord("0")
 UNKNOWN = object()
+_NOT_CANONICAL = object()
 MAX_SHAPES = 4096  # of each kind; beyond it, payloads of new shapes take the reference test every time
+MAX_TYPE_SHAPES = 16  # of each group (the entries' kinds: 1 to 7 each in a table's journal)
 
 LeadDigits = Callable[[bytes], tuple[int, ...]]
 CanonicalRuns = Callable[[list[bytes]], bool]
+Match = Callable[[str], Any]  # a compiled type shape's ``fullmatch``
+
+
+@functools.lru_cache(maxsize=4)
+def _integer_runs_patterns(digits: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """Canonical integers of at most ``digits`` digits (0: any number), the runs joined with
+    spaces: all of them, and the digits of negative ones (after the minus)."""
+    more = b"*" if digits <= 0 else b"{0,%d}" % (digits - 1)
+    positive = b"[1-9][0-9]" + more
+    return (re.compile(b"(?:0|%s)(?: (?:0|%s))*" % (positive, positive)),
+            re.compile(b"%s(?: %s)*" % (positive, positive)))
 
 
 def is_canonical_reference(text: str) -> bool:
     """The reference test: ``text`` is the canonical JSON of what it decodes to, without floats."""
+    return _reference_value(text) is not _NOT_CANONICAL
+
+
+def _reference_value(text: str) -> Any:
+    """What ``text`` decodes to when the reference test finds it canonical, else ``_NOT_CANONICAL``."""
     try:
-        return canonical_json(decode_payload_strict(text)) == text
+        value = decode_payload_strict(text)
+        return value if canonical_json(value) == text else _NOT_CANONICAL
     except (ValueError, RecursionError):  # PayloadError is a ValueError
-        return False
+        return _NOT_CANONICAL
 
 
 class PayloadShapes:
@@ -69,22 +98,29 @@ class PayloadShapes:
     canonical, a function of ``data`` giving the bytes that must not be ``ZERO``, or ``UNKNOWN``
     (then ask ``is_canonical``)."""
 
-    __slots__ = ("known", "_by_runs", "_sightings")
+    __slots__ = ("known", "_by_runs", "_by_types", "_sightings", "_digits")
 
     def __init__(self) -> None:
         self.known: dict[bytes, LeadDigits | None] = {}
         self._by_runs: dict[bytes, CanonicalRuns | None] = {}  # None: no integers to check
-        self._sightings: dict[bytes, int] = {}  # canonical shapes seen, not yet remembered: how often
+        self._by_types: dict[str, list[Match]] = {}  # by group
+        self._sightings: dict[object, int] = {}  # canonical shapes seen, not yet remembered: how often
+        self._digits = sys.get_int_max_str_digits()  # the most digits ``int`` reads (0: no limit)
 
-    def is_canonical(self, text: str, data: bytes) -> bool:
+    def is_canonical(self, text: str, data: bytes, group: str = "") -> bool:
         """Whether ``text`` (whose UTF-8 is ``data``) is canonical JSON: what
-        ``is_canonical_reference(text)`` says."""
+        ``is_canonical_reference(text)`` says. ``group``: which payloads it is one of (a journal
+        entry's kind), whose type shapes are tried."""
         shape = data.translate(DIGITS_AS_ZERO)
         lead = self.known.get(shape, UNKNOWN)
         if lead is None:
             return True
         if lead is not UNKNOWN:
             return ZERO not in lead(data)  # type: ignore[operator]
+        for match in self._by_types.get(group, ()):
+            if match(text) is not None:
+                self._learn(shape, data, None, None)
+                return True
         between = data.translate(_RUNS_AS_SPACE)
         run_shape = b" ".join(between.split())
         bracketed = between[:1] != b" " and between[-1:] != b" "  # no run at either end
@@ -92,21 +128,51 @@ class PayloadShapes:
         if canonical is not UNKNOWN and bracketed:
             if canonical is not None and not canonical(data.translate(_RUNS_ONLY).split()):  # type: ignore[operator]
                 return False
-        elif not is_canonical_reference(text):
-            return False
-        learn_runs = canonical is UNKNOWN and self._sighted(b"R" + run_shape, 2) and len(self._by_runs) < MAX_SHAPES
-        learn_digits = self._sighted(shape, 3) and len(self.known) < MAX_SHAPES
-        if (learn_runs or learn_digits) and bracketed:
-            integers = _integer_runs(data, between)
-            if integers is not None and learn_runs:
-                self._by_runs[run_shape] = _runs_check(integers)
-            if integers is not None and learn_digits:
-                leads = [start for _, start, length, negative in integers if negative or length > 1]
-                # itemgetter of one index returns the item, not a tuple: ask for it twice.
-                self.known[shape] = operator.itemgetter(*leads, leads[0]) if leads else None
+        else:
+            value = _reference_value(text)
+            if value is _NOT_CANONICAL:
+                return False
+            self._learn_type(group, value, text)
+        self._learn(shape, data, between, run_shape if canonical is UNKNOWN else None)
         return True
 
-    def _sighted(self, shape: bytes, times: int) -> bool:
+    def _learn(self, shape: bytes, data: bytes, between: bytes | None, run_shape: bytes | None) -> None:
+        """After the canonical ``data`` (digit shape ``shape``; ``between`` its bytes between the
+        runs, when known): remember its digit shape on its third sighting, and its run shape
+        ``run_shape`` (None: known already) on its second."""
+        learn_runs = run_shape is not None and self._sighted(b"R" + run_shape, 2) and len(self._by_runs) < MAX_SHAPES
+        learn_digits = self._sighted(shape, 3) and len(self.known) < MAX_SHAPES
+        if not (learn_runs or learn_digits):
+            return
+        if between is None:
+            between = data.translate(_RUNS_AS_SPACE)
+        if between[:1] == b" " or between[-1:] == b" ":  # a run at either end
+            return
+        integers = _integer_runs(data, between)
+        if integers is not None and learn_runs:
+            self._by_runs[run_shape] = _runs_check(integers, self._digits)  # type: ignore[index]
+        if integers is not None and learn_digits:
+            leads = [start for _, start, length, negative in integers if negative or length > 1]
+            # itemgetter of one index returns the item, not a tuple: ask for it twice.
+            self.known[shape] = operator.itemgetter(*leads, leads[0]) if leads else None
+
+    def _learn_type(self, group: str, value: Any, text: str) -> None:
+        """After the reference test found ``text`` (decoded: ``value``) canonical: remember its
+        type shape in ``group`` on its fourth sighting there."""
+        types = self._by_types.get(group)
+        if types is None:
+            if len(self._by_types) >= MAX_SHAPES:
+                return
+            types = self._by_types[group] = []
+        if len(types) >= MAX_TYPE_SHAPES:
+            return
+        pattern = type_pattern(value, self._digits)
+        if pattern is not None and self._sighted((group, pattern), 4):
+            match = re.compile(pattern).fullmatch
+            if match(text) is not None:
+                types.append(match)
+
+    def _sighted(self, shape: object, times: int) -> bool:
         """Whether ``shape`` was now seen ``times`` times (or more)."""
         seen = self._sightings.get(shape, 0) + 1
         if seen == 1 and len(self._sightings) >= 2 * MAX_SHAPES:
@@ -138,12 +204,13 @@ def _integer_runs(data: bytes, between: bytes) -> list[tuple[int, int, int, bool
     return integers
 
 
-def _runs_check(integers: list[tuple[int, int, int, bool]]) -> CanonicalRuns | None:
+def _runs_check(integers: list[tuple[int, int, int, bool]], digits: int) -> CanonicalRuns | None:
     """Whether the runs of a text of a run shape are canonical integers where the runs of its first
-    text were ``integers`` (``_integer_runs``): digits, no leading zero, and no ``-0``. None when
-    there are none."""
+    text were ``integers`` (``_integer_runs``): digits, no more than ``digits`` of them (0: any
+    number), no leading zero, and no ``-0``. None when there are none."""
     if not integers:
         return None
+    integers_pattern, negative_pattern = _integer_runs_patterns(digits)
     plain = [i for i, _, _, negative in integers if not negative]
     negative = [i for i, _, _, minus in integers if minus]
     # itemgetter of one index returns the item, not a tuple: ask for it twice
@@ -151,6 +218,6 @@ def _runs_check(integers: list[tuple[int, int, int, bool]]) -> CanonicalRuns | N
     pick_negative = operator.itemgetter(*negative, negative[0]) if negative else None
 
     def canonical(runs: list[bytes]) -> bool:
-        return ((pick_plain is None or _INTEGERS.fullmatch(b" ".join(pick_plain(runs))) is not None)
-                and (pick_negative is None or _NEGATIVE_INTEGERS.fullmatch(b" ".join(pick_negative(runs))) is not None))
+        return ((pick_plain is None or integers_pattern.fullmatch(b" ".join(pick_plain(runs))) is not None)
+                and (pick_negative is None or negative_pattern.fullmatch(b" ".join(pick_negative(runs))) is not None))
     return canonical
