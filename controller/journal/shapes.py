@@ -18,9 +18,10 @@ canonical, and tells a payload of a known shape canonical by looking at a few of
   JSON type, an array of elements of one type shape any number of them: a regular expression that
   a payload must match in full. Payloads that differ in the length of their lists and in the
   letters of their strings share one (a round's wagers, its result, the edge monitor's figures).
-  It is kept per group of payloads (the entries' kind), at most ``MAX_TYPE_SHAPES`` of each, and
-  remembered on its fourth sighting in the reference test: writing one decodes the payload and
-  compiling it costs a few hundred microseconds, which a shape seen fewer times never pays.
+  It is kept per group of payloads (the entries' kind), at most ``MAX_TYPE_SHAPES`` of each.
+  Compiling one costs a few hundred microseconds (the reference test of 50 payloads or more), so
+  a group remembers the type shape of every ``TYPE_SHAPE_EVERY``-th payload that no digit or type
+  shape vouched for: the groups of payloads that keep missing them, and only those, pay it.
 
 Why that gives the reference test's answer: a shape is remembered only for a payload with no
 backslash (so no escape), no run in an object key (other characters there could unsort or
@@ -60,6 +61,7 @@ UNKNOWN = object()
 _NOT_CANONICAL = object()
 MAX_SHAPES = 4096  # of each kind; beyond it, payloads of new shapes take the reference test every time
 MAX_TYPE_SHAPES = 16  # of each group (the entries' kinds: 1 to 7 each in a table's journal)
+TYPE_SHAPE_EVERY = 64  # payloads of a group missing its digit and type shapes, a type shape learned
 
 LeadDigits = Callable[[bytes], tuple[int, ...]]
 CanonicalRuns = Callable[[list[bytes]], bool]
@@ -98,13 +100,14 @@ class PayloadShapes:
     canonical, a function of ``data`` giving the bytes that must not be ``ZERO``, or ``UNKNOWN``
     (then ask ``is_canonical``)."""
 
-    __slots__ = ("known", "_by_runs", "_by_types", "_sightings", "_digits")
+    __slots__ = ("known", "_by_runs", "_by_types", "_misses", "_sightings", "_digits")
 
     def __init__(self) -> None:
         self.known: dict[bytes, LeadDigits | None] = {}
         self._by_runs: dict[bytes, CanonicalRuns | None] = {}  # None: no integers to check
         self._by_types: dict[str, list[Match]] = {}  # by group
-        self._sightings: dict[object, int] = {}  # canonical shapes seen, not yet remembered: how often
+        self._misses: dict[str, int] = {}  # by group: canonical payloads no digit or type shape vouched for
+        self._sightings: dict[bytes, int] = {}  # canonical shapes seen, not yet remembered: how often
         self._digits = sys.get_int_max_str_digits()  # the most digits ``int`` reads (0: no limit)
 
     def is_canonical(self, text: str, data: bytes, group: str = "") -> bool:
@@ -125,6 +128,7 @@ class PayloadShapes:
         run_shape = b" ".join(between.split())
         bracketed = between[:1] != b" " and between[-1:] != b" "  # no run at either end
         canonical = self._by_runs.get(run_shape, UNKNOWN)
+        value = UNKNOWN
         if canonical is not UNKNOWN and bracketed:
             if canonical is not None and not canonical(data.translate(_RUNS_ONLY).split()):  # type: ignore[operator]
                 return False
@@ -132,7 +136,10 @@ class PayloadShapes:
             value = _reference_value(text)
             if value is _NOT_CANONICAL:
                 return False
-            self._learn_type(group, value, text)
+        misses = self._misses.get(group, 0) + 1
+        self._misses[group] = misses
+        if not misses % TYPE_SHAPE_EVERY:
+            self._learn_type(group, decode_payload_strict(text) if value is UNKNOWN else value, text)
         self._learn(shape, data, between, run_shape if canonical is UNKNOWN else None)
         return True
 
@@ -157,8 +164,7 @@ class PayloadShapes:
             self.known[shape] = operator.itemgetter(*leads, leads[0]) if leads else None
 
     def _learn_type(self, group: str, value: Any, text: str) -> None:
-        """After the reference test found ``text`` (decoded: ``value``) canonical: remember its
-        type shape in ``group`` on its fourth sighting there."""
+        """Remember the type shape of the canonical ``text`` (decoded: ``value``) in ``group``."""
         types = self._by_types.get(group)
         if types is None:
             if len(self._by_types) >= MAX_SHAPES:
@@ -167,12 +173,12 @@ class PayloadShapes:
         if len(types) >= MAX_TYPE_SHAPES:
             return
         pattern = type_pattern(value, self._digits)
-        if pattern is not None and self._sighted((group, pattern), 4):
+        if pattern is not None:
             match = re.compile(pattern).fullmatch
             if match(text) is not None:
                 types.append(match)
 
-    def _sighted(self, shape: object, times: int) -> bool:
+    def _sighted(self, shape: bytes, times: int) -> bool:
         """Whether ``shape`` was now seen ``times`` times (or more)."""
         seen = self._sightings.get(shape, 0) + 1
         if seen == 1 and len(self._sightings) >= 2 * MAX_SHAPES:

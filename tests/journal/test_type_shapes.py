@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from controller.journal import shapes as shapes_module
 from controller.journal.chain import canonical_json
-from controller.journal.shapes import PayloadShapes, is_canonical_reference
+from controller.journal.shapes import TYPE_SHAPE_EVERY, PayloadShapes, is_canonical_reference
 from controller.journal.type_shapes import type_pattern
 
 _NASTY = '0123456789-+.eE "\\,:[]{}aAZtrufnl\u0001\u007f\u2028ü'
@@ -86,9 +86,9 @@ def test_a_text_matching_a_type_shape_is_canonical_as_the_reference_finds(value:
 
 def _learn(shapes: PayloadShapes, value: dict, group: str, seed: int) -> None:
     """Show ``shapes`` canonical texts of ``value``'s type shape (other strings and list lengths:
-    other digit and run shapes) until one is vouched for without the reference test."""
+    other digit and run shapes), enough for its type shape to be learned."""
     rng = random.Random(seed)
-    for _ in range(12):
+    for _ in range(2 * TYPE_SHAPE_EVERY):
         text = canonical_json(_same_types(value, rng))
         assert shapes.is_canonical(text, text.encode(), group)
 
@@ -117,12 +117,12 @@ def test_a_learned_type_shape_vouches_without_the_reference(monkeypatch: pytest.
         return canonical_json({"kind": "normal", "round": n, "wagers": [
             {"amount": rng.randrange(1, 400) * 500, "kind": rng.choice(["banker", "player", "tie", "banker_pair"]),
              "seat": rng.randrange(1, 8)} for _ in range(rng.randrange(1, 9))]})
-    for n in range(12):
+    for n in range(TYPE_SHAPE_EVERY):
         text = round_start(n)
         assert shapes.is_canonical(text, text.encode(), "round_start")
     references = []
     monkeypatch.setattr(shapes_module, "_reference_value", lambda text: references.append(text))
-    for n in range(12, 200):
+    for n in range(TYPE_SHAPE_EVERY, 300):
         text = round_start(n)
         assert shapes.is_canonical(text, text.encode(), "round_start")
     assert references == []
