@@ -19,6 +19,7 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from json.encoder import c_make_encoder, encode_basestring
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,22 @@ _OPAD = bytes(b ^ 0x5C for b in range(256))
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _HEAD = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def _one_shot(encoder: json.JSONEncoder) -> Callable[[Any], str]:
+    """``encoder.encode`` without building an encoder object per call (what ``JSONEncoder.encode``
+    does): json's C encoder made once, with the same options. It does not look for circular
+    references (a circular value raises RecursionError), so it is used only where that is caught
+    or cannot happen; the text it returns is ``encoder.encode``'s."""
+    if c_make_encoder is None:  # a Python without json's C accelerator
+        return encoder.encode
+    make = c_make_encoder(None, encoder.default, encode_basestring, None, encoder.key_separator,
+                          encoder.item_separator, encoder.sort_keys, encoder.skipkeys, encoder.allow_nan)
+    return lambda obj: "".join(make(obj, 0))
+
+
+_canonical_unchecked = _one_shot(_CANONICAL)
+_head_json = _one_shot(_HEAD)
 
 
 def canonical_json(obj: Any) -> str:
@@ -115,16 +132,23 @@ def encode_payload(payload: Any) -> str:
 
 def encode_payload_value(payload: Any) -> tuple[str, Any]:
     """``encode_payload``, also returning the payload as it reads back (``json.loads`` of the text)."""
+    text, _, value = encode_payload_parts(payload)
+    return text, value
+
+
+def encode_payload_parts(payload: Any) -> tuple[str, bytes, Any]:
+    """``encode_payload_value`` with the text's UTF-8 bytes in the middle: the writer stores the
+    text and hashes those bytes (``entry_body_bytes``), encoding the payload once."""
     if not isinstance(payload, dict):
         raise PayloadError(f"the payload must be a dict (a JSON object), got {type(payload).__name__}")
     # Fast path: encode, decode refusing floats, compare. Any doubt goes to the precise walk below.
     try:
-        text = canonical_json(payload)
-        text.encode("utf-8")
-        back = _STRICT.decode(text)
+        text = _canonical_unchecked(payload)
+        data = text.encode("utf-8")
+        back = _STRICT.scan_once(text, 0)[0]  # the whole text: one value the encoder just wrote
         if back == payload:
-            return text, back
-    except (TypeError, ValueError, RecursionError, _FloatFound):
+            return text, data, back
+    except (TypeError, ValueError, RecursionError, _FloatFound, StopIteration):
         pass
     try:
         _check(payload, "payload", 0, set())  # raises with the place, or passes (e.g. a tuple)
@@ -135,16 +159,24 @@ def encode_payload_value(payload: Any) -> tuple[str, Any]:
         raise PayloadError("the payload is nested too deeply") from None
     except (TypeError, ValueError) as exc:
         raise PayloadError(f"the payload is not JSON: {exc}") from None
-    return text, json.loads(text)
+    return text, text.encode("utf-8"), json.loads(text)
 
 
 def entry_body(seq: int, ts: str, kind: str, table_id: str, shoe_id: str | None, round_no: int | None,
                device_serial: str | None, device_epoch: int | None, device_counter: int | None,
                operator: str | None, payload_text: str) -> bytes:
     """The bytes an entry's hash covers after ``prev_hash`` (see the module docstring)."""
-    head = _HEAD.encode([seq, ts, kind, table_id, shoe_id, round_no, device_serial, device_epoch, device_counter,
-                         operator])
-    return (head[:-1] + "," + payload_text + "]").encode("utf-8")
+    return entry_body_bytes(seq, ts, kind, table_id, shoe_id, round_no, device_serial, device_epoch, device_counter,
+                            operator, payload_text.encode("utf-8"))
+
+
+def entry_body_bytes(seq: int, ts: str, kind: str, table_id: str, shoe_id: str | None, round_no: int | None,
+                     device_serial: str | None, device_epoch: int | None, device_counter: int | None,
+                     operator: str | None, payload_bytes: bytes) -> bytes:
+    """``entry_body`` with the payload's canonical JSON given as its UTF-8 bytes (the same result)."""
+    head = _head_json([seq, ts, kind, table_id, shoe_id, round_no, device_serial, device_epoch, device_counter,
+                       operator])  # no containers in it: nothing circular
+    return b"".join((head[:-1].encode("utf-8"), b",", payload_bytes, b"]"))
 
 
 def key_id(key: bytes) -> str:

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from controller.journal.chain import encode_payload_value
+from controller.journal.chain import encode_payload_parts
 from controller.journal.errors import NotAJournalError, PayloadError
 from shoectl_config.text import is_unicode_text
 
@@ -29,6 +29,8 @@ def format_ts(dt: datetime) -> str:
     """UTC ISO-8601 with microseconds and a ``Z``: ``2025-01-31T20:15:00.123456Z``."""
     if not isinstance(dt, datetime):
         raise TypeError(f"the journal clock must return a datetime, got {type(dt).__name__}")
+    if dt.tzinfo is timezone.utc:  # the default clock's: no conversion needed
+        return dt.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
     if dt.tzinfo is None or dt.utcoffset() is None:
         raise ValueError("the journal clock returned a naive datetime; it must be timezone-aware (UTC)")
     return dt.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
@@ -99,9 +101,13 @@ class Record:
 
 @dataclass(frozen=True, slots=True)
 class PreparedEntry:
+    """A validated entry to append: ``payload`` as it reads back, ``payload_text`` its canonical
+    JSON (stored), ``payload_bytes`` that text's UTF-8 (hashed)."""
+
     kind: str
     payload: dict[str, Any]
     payload_text: str
+    payload_bytes: bytes
     shoe: str | None
     round: int | None
     device_serial: str | None
@@ -157,5 +163,5 @@ def prepare(kind: str, payload: dict[str, Any], *, shoe: str | None = None, roun
         raise PayloadError("a device event needs device_serial, epoch and counter together")
     if epoch is not None and device_serial is None:
         raise PayloadError("epoch given without device_serial")
-    text, value = encode_payload_value(payload)
-    return PreparedEntry(kind, value, text, shoe, round, device_serial, epoch, counter, operator)
+    text, data, value = encode_payload_parts(payload)
+    return PreparedEntry(kind, value, text, data, shoe, round, device_serial, epoch, counter, operator)

@@ -300,17 +300,15 @@ def test_batch_validation_error_stores_nothing(journal: Journal) -> None:
 
 def test_batch_database_error_mid_batch_stores_nothing(journal: Journal, mocker) -> None:
     journal.append("before", {})
-    execute = journal._conn.execute
-    inserts = 0
+    execute, executemany = journal._conn.execute, journal._conn.executemany
 
-    def flaky(sql, *args):
-        nonlocal inserts
+    def flaky(sql, rows):  # the batch's rows go in with one executemany: two land, then the disk fails
         if sql.startswith("INSERT INTO entries"):
-            inserts += 1
-            if inserts == 3:
-                raise sqlite3.OperationalError("disk I/O error")
-        return execute(sql, *args)
-    mocker.patch.object(journal._conn, "execute", side_effect=flaky)
+            for row in list(rows)[:2]:
+                execute(sql, row)
+            raise sqlite3.OperationalError("disk I/O error")
+        return executemany(sql, rows)
+    mocker.patch.object(journal._conn, "executemany", side_effect=flaky)
     with pytest.raises(JournalWriteError, match="disk I/O error; nothing was stored"):
         journal.append_batch([Record(f"k{i}", {"i": i}) for i in range(5)])
     mocker.stopall()
@@ -467,13 +465,14 @@ def test_a_float_anywhere_is_refused(payload, where) -> None:
 
 
 def _fail_on(journal: Journal, mocker, prefix: str, message: str) -> None:
-    execute = journal._conn.execute
+    for method in ("execute", "executemany"):  # the entries go in with one executemany
+        real = getattr(journal._conn, method)
 
-    def failing(sql, *args):
-        if sql.startswith(prefix):
-            raise sqlite3.OperationalError(message)
-        return execute(sql, *args)
-    mocker.patch.object(journal._conn, "execute", side_effect=failing)
+        def failing(sql, *args, real=real):
+            if sql.startswith(prefix):
+                raise sqlite3.OperationalError(message)
+            return real(sql, *args)
+        mocker.patch.object(journal._conn, method, side_effect=failing)
 
 
 @pytest.mark.parametrize("stage", ["BEGIN", "INSERT", "COMMIT"])
