@@ -34,6 +34,7 @@ import structlog
 
 from controller.journal import Journal, kinds
 from controller.table.core import TableCore
+from controller.table.devices_heard import DevicesHeard
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
 from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerTask, Stop, drain
 from controller.table.senders import DeviceSenders
@@ -78,7 +79,9 @@ class TableRunner:
         self.stop_shoes = shoes
         self.pace = pace
         self.rounds_done = 0
-        self.shoes_done = 0
+        self.shoes_done = 0  # shoes reconciled after their deal; a shoe given up is not done
+        self._given_up_shoe: str | None = None
+        self._starting: DevicesHeard | None = None  # until the links said which devices answer
         self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()  # the cheapest wake-up of the owner
         self._stored = StoredEvents(journal)
         self._stopping = threading.Event()
@@ -196,12 +199,15 @@ class TableRunner:
         """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
         self.journal.checkpoint_in_background()  # no WAL checkpoint inside a card's commit
         self.journal_rules_in_force()
+        self._starting = DevicesHeard(self.links)
         self.start_links()
-        for o in self.core.resume_outputs():
-            self._dispatch(o)
         try:
             while not self._stopping.is_set():
                 self.turns += 1
+                if self._starting is not None and self._starting.ready:
+                    self._starting = None
+                    for o in self.core.resume_outputs():  # the commands a restart re-issues
+                        self._dispatch(o)
                 try:
                     item = self.inbox.get_nowait()
                 except queue.Empty:
@@ -246,7 +252,7 @@ class TableRunner:
 
     def _auto(self) -> bool:
         """Let the automated dealer act (at most once per ``pace``); True if it did."""
-        if self.autodealer is None:
+        if self.autodealer is None or self._starting is not None:
             return False
         now = time.monotonic()
         if now - self._last_auto < self.pace:
@@ -290,6 +296,8 @@ class TableRunner:
             self.journal.append_batch([note])
             self._subscribers.publish({"type": note.kind, "shoe": shoe, "round": rnd, **note.payload})
         elif isinstance(item, DeviceStatus):
+            if self._starting is not None:
+                self._starting.heard(item)
             outs = core.handle(item)
             self._commit(status_input_record(item, shoe, rnd), outs)
         elif isinstance(item, CommandFailed):
@@ -356,7 +364,9 @@ class TableRunner:
         if isinstance(o, TableRecord):
             if o.kind == kinds.ROUND_RESULT:
                 self.rounds_done += 1
-            elif o.kind == kinds.RECONCILIATION:
+            elif o.kind == kinds.SHOE_RESTARTED:
+                self._given_up_shoe = o.shoe
+            elif o.kind == kinds.RECONCILIATION and o.shoe != self._given_up_shoe:
                 self.shoes_done += 1
             if self.on_record is not None:
                 self.on_record(o)

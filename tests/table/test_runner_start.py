@@ -1,0 +1,84 @@
+"""A table that starts on a journal hears every device before it re-issues anything.
+
+The journal left the table shuffling shoe 2 (the first shoe was dealt and reconciled). The table
+starts again with new devices (another emulated table: new event epochs), and the shoe's link
+is slow to connect (a USB shoe still enumerating). The shuffle must not be re-issued before the
+shoe has said which unit answers: a new shoe found only once the stack had reached it would give
+the shoe up under the dealer's hands (its SHOE_LOADED refused, the table waiting for ever).
+"""
+from __future__ import annotations
+
+import time
+
+from controller.journal import Journal, JournalReader, verify
+from controller.table.devices_heard import DevicesHeard
+from controller.table.io import DeviceStatus
+from firmware_bridge.emulator.loopback import LoopbackTransport
+from firmware_bridge.emulator.table import EmulatedTable
+from firmware_bridge.link import DeviceLink
+from firmware_bridge.profiles import get_profile
+
+from test_runner import INF, make_runner, run_to_the_end
+
+
+class SlowToOpen(LoopbackTransport):
+    """A device whose first connection takes ``delay`` seconds (the one edge made slow)."""
+
+    def __init__(self, device, delay: float) -> None:
+        super().__init__(device)
+        self.delay = delay
+
+    def open(self) -> None:
+        if self.delay:
+            time.sleep(self.delay)
+            self.delay = 0.0
+        super().open()
+
+
+def test_a_restarted_table_re_issues_the_shuffle_only_after_it_heard_every_device(tmp_path) -> None:
+    path = tmp_path / "j.db"
+    first = EmulatedTable(seed=11, speed=INF)
+    with Journal.open(path, table_id="T1") as journal:
+        runner = make_runner(first, journal, shoes=1)
+        run_to_the_end(runner)
+        assert runner.error is None and runner.core.state == "shuffling"
+    first.close()
+
+    again = EmulatedTable(seed=12, speed=INF)
+    with Journal.open(path, table_id="T1") as journal:
+        runner = make_runner(again, journal, shoes=1)
+        profile = get_profile(again.shoe.name)
+        seed = runner.last_delivered_for("shoe")
+        runner.links["shoe"] = DeviceLink(SlowToOpen(again.shoe, 0.5), timing=profile.timing, profile_name=profile.name,
+                                          **runner.link_options("shoe"), last_delivered=seed[1] if seed else None)
+        started = journal.last_seq
+        run_to_the_end(runner, timeout=90)
+    again.close()
+    assert runner.error is None and runner.shoes_done == 1
+    with JournalReader.open(path) as r:
+        later = list(r.entries(since_seq=started))
+    kinds = [e.kind for e in later]
+    assert not [e.payload for e in later if e.kind == "refused"], "an input was refused"
+    replaced = [e.payload["device_role"] for e in later if e.kind == "device_replaced"]
+    assert sorted(replaced) == ["shoe", "shuffler"]
+    assert "shoe_restarted" not in kinds  # neither new unit held the cards of shoe 2
+    first_status = {role: next(i for i, e in enumerate(later) if e.kind == "input.status"
+                               and e.payload.get("device_role") == role) for role in ("shoe", "shuffler")}
+    first_shuffler_event = next(i for i, e in enumerate(later) if e.kind == "input.device"
+                                and e.payload["device_role"] == "shuffler")
+    assert max(first_status.values()) < first_shuffler_event  # the shuffle waited for the shoe
+    assert verify(path).ok
+
+
+def test_a_device_that_never_answers_holds_the_start_for_the_wait_only() -> None:
+    now = [100.0]
+    heard = DevicesHeard(["shuffler", "shoe"], wait=5.0, clock=lambda: now[0])
+    heard.heard(DeviceStatus("shuffler", True, serial="A", epoch=1))
+    heard.heard(DeviceStatus("shoe", False, "connect failed: not present"))  # not an answer
+    assert not heard.ready and heard.time_left() == 5.0
+    now[0] += 5.0
+    assert heard.ready and heard.time_left() == 0.0
+    both = DevicesHeard(["shuffler", "shoe"], wait=5.0, clock=lambda: now[0])
+    for role in ("shoe", "shuffler"):
+        both.heard(DeviceStatus(role, True, serial=role, epoch=1))
+    assert both.ready
