@@ -87,7 +87,7 @@ class ChainCheck:
             return all(map(self.feed, rows))
         sha256 = hashlib.sha256 if hasher.algorithm == SHA256 else None
         hex_digest, anchors, table_id = hasher.hex_digest, self.anchors, self.table_id
-        is_canonical, shape_lead = self._shapes.is_canonical, self._shapes.known.get
+        unknown_digits, shape_lead = self._shapes.unknown_digits, self._shapes.known.get
         parse_naive, heads, head_of = datetime.fromisoformat, self._heads, self._head
         last_seq, prev, good = self.last_seq, self.last_hash, self.good
         for row in rows:
@@ -108,8 +108,10 @@ class ChainCheck:
                             f"{before_payload}{payload}]").encode()
                     if (sha256(body).hexdigest() if sha256 else hex_digest(body)) == digest and len(ts) == 27 and ts[26] == "Z":
                         data = payload.encode()
-                        lead = shape_lead(data.translate(DIGITS_AS_ZERO), UNKNOWN)  # is_canonical, inlined
-                        if lead is None or (ZERO not in lead(data) if lead is not UNKNOWN else is_canonical(payload, data, kind)):
+                        shape = data.translate(DIGITS_AS_ZERO)  # PayloadShapes.is_canonical, inlined
+                        lead = shape_lead(shape, UNKNOWN)
+                        if lead is None or (ZERO not in lead(data) if lead is not UNKNOWN
+                                            else unknown_digits(payload, data, kind, shape)):
                             parse_naive(ts[:26])
                             last_seq, prev, good = seq, digest, good + 1
                             continue

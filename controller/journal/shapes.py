@@ -96,9 +96,9 @@ class PayloadShapes:
     """The shapes of canonical payloads seen so far (see the module docstring).
 
     ``is_canonical(text, data)`` answers; a caller in a hot loop may look a digit shape up itself:
-    ``known.get(data.translate(DIGITS_AS_ZERO), UNKNOWN)`` is None when every text of that shape is
-    canonical, a function of ``data`` giving the bytes that must not be ``ZERO``, or ``UNKNOWN``
-    (then ask ``is_canonical``)."""
+    ``known.get(shape, UNKNOWN)``, ``shape`` being ``data.translate(DIGITS_AS_ZERO)``, is None when
+    every text of that shape is canonical, a function of ``data`` giving the bytes that must not be
+    ``ZERO``, or ``UNKNOWN`` (then ask ``unknown_digits(text, data, group, shape)``)."""
 
     __slots__ = ("known", "_by_runs", "_by_types", "_misses", "_sightings", "_digits")
 
@@ -120,6 +120,11 @@ class PayloadShapes:
             return True
         if lead is not UNKNOWN:
             return ZERO not in lead(data)  # type: ignore[operator]
+        return self.unknown_digits(text, data, group, shape)
+
+    def unknown_digits(self, text: str, data: bytes, group: str, shape: bytes) -> bool:
+        """``is_canonical(text, data, group)`` for a ``text`` whose digit shape ``shape`` is not
+        known."""
         for match in self._by_types.get(group, ()):
             if match(text) is not None:
                 self._learn(shape, data, None, None)

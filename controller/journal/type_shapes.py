@@ -19,7 +19,8 @@ text``): it holds no whitespace, every integer in the form ``repr`` writes and w
 ``int`` reads, every string value in the form ``encode_basestring`` writes it (nothing in it is
 escaped, as nothing needs to be), and every object the keys of a canonical text: sorted, once
 each, spelled as canonical JSON spells them. The patterns are deterministic (the next character
-always tells which way a match goes), so a match takes time in proportion to the text.
+always tells which way a match goes): their repetitions are possessive (what one took is never
+given back, which would not have helped a match), and a match takes time in proportion to the text.
 """
 from __future__ import annotations
 
@@ -27,14 +28,14 @@ import re
 from json.encoder import encode_basestring
 from typing import Any
 
-_STRING = r'"[^"\\\x00-\x1f]*"'
+_STRING = r'"[^"\\\x00-\x1f]*+"'
 _BOOLEAN = "(?:true|false)"
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what canonical JSON escapes in a string
 
 
 def integer_pattern(digits: int) -> str:
     """A canonical integer of at most ``digits`` digits (0: any number of them)."""
-    more = "*" if digits <= 0 else "{0,%d}" % (digits - 1)
+    more = "*+" if digits <= 0 else "{0,%d}+" % (digits - 1)
     return f"(?:0|-?[1-9][0-9]{more})"
 
 
@@ -67,7 +68,7 @@ def _pattern(value: Any, integer: str) -> str | None:
         if None in elements:
             return None
         if elements.count(elements[0]) == len(elements):
-            return rf"\[{elements[0]}(?:,{elements[0]})*\]"
+            return rf"\[{elements[0]}(?:,{elements[0]})*+\]"
         return r"\[" + ",".join(elements) + r"\]"  # type: ignore[arg-type]
     if type(value) is list:
         return r"\[\]"
