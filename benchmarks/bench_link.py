@@ -18,10 +18,11 @@
 Median and p99 are in microseconds. Raw and link round trips alternate in blocks of ``BLOCK``
 (10), so both see the same load: with blocks of 50, a burst of load on a shared machine could
 land on one side only and move the ratio anywhere from 1.2 to 5; one by one, each raw echo would
-start while the link's reader thread is still returning to its read. The device runs in this process (one more Python thread
-sharing the interpreter), for both the raw and the link figures; the link figure includes that
-device's own protocol work (``device_answer_us``), which a firmware device does not spend in
-this interpreter. Where the rest goes: docs/performance.md, "Link STATUS round trip".
+start while the link's reader thread is still returning to its read. The device runs in this
+process (one more Python thread sharing the interpreter), for both the raw and the link figures;
+the link figure includes that device's own protocol work (``device_answer_us``), which a firmware
+device does not spend in this interpreter. Where the rest goes: docs/performance.md, "Link
+STATUS round trip".
 
 Run from the project root: ``python -m benchmarks link [--quick]`` or
 ``python -m benchmarks.bench_link [--quick]``.

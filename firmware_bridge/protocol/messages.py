@@ -58,7 +58,7 @@ from .device_events import (
     ShuffleProgress,
 )
 from .errors import MalformedPayloadError, UnknownMessageTypeError
-from .framing import Frame, encode_frame
+from .framing import FLAG_RETRANSMISSION, Frame, encode_frame
 from .message_base import Command, DeviceEvent, Message, Reply
 from .replies import Ack, HeartbeatReply, Identity, Nak, StatusReply
 from .wire_values import (
@@ -193,6 +193,20 @@ def decode_message(frame: Frame) -> Message:
         raise
 
 
+# The frame of a message without payload (STATUS, SYNC, RESEND_EVENTS, an ACK, ...) depends on its
+# type, sequence number and retransmission flag only: encode_frame makes each once, on first use
+# (at most 256 types x 256 numbers x 2 flags; other flag values are not kept).
+_EMPTY_FRAMES: dict[int, bytes] = {}
+
+
 def encode_message(message: Message, seq: int, flags: int = 0) -> bytes:
     """The complete wire frame (COBS-encoded, delimiter included) carrying ``message``."""
-    return encode_frame(message.TYPE, seq, message.encode_payload(), flags)
+    payload = message.encode_payload()
+    if (payload or (flags != 0 and flags != FLAG_RETRANSMISSION) or type(seq) is not int
+            or not 0 <= seq <= 0xFF):
+        return encode_frame(message.TYPE, seq, payload, flags)
+    key = message.TYPE << 9 | seq << 1 | flags
+    frame = _EMPTY_FRAMES.get(key)
+    if frame is None:
+        frame = _EMPTY_FRAMES[key] = encode_frame(message.TYPE, seq, payload, flags)
+    return frame

@@ -1,6 +1,10 @@
-"""Decoding a fixed-layout payload (``Message.from_wire``: no range checks the Struct already made,
-enum fields looked up among their members) gives what the reference path gives: the class built
-from the unpacked values with every check of construction, item for item and error for error."""
+"""The codec's fast paths give what the reference paths give (issue 15: the link round trip).
+
+- Decoding a fixed-layout payload (``Message.from_wire``: no range checks the Struct already made,
+  enum fields looked up among their members) gives the class built from the unpacked values with
+  every check of construction, item for item and error for error;
+- a message without payload is encoded once per type, sequence number and flag: the same bytes
+  as ``encode_frame``, and the same refusal of a bad sequence number or flag."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +15,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from firmware_bridge.protocol import (
+    FLAG_RETRANSMISSION,
     MESSAGE_CLASSES,
+    Ack,
     Capability,
     DeviceMode,
     DeviceState,
@@ -19,7 +25,10 @@ from firmware_bridge.protocol import (
     MalformedPayloadError,
     Message,
     StatusReply,
+    encode_frame,
+    encode_message,
 )
+from firmware_bridge.protocol import messages
 from firmware_bridge.protocol.message_base import _member_lookup, construct_decoded
 from firmware_bridge.protocol.replies import _STATUS_WIRE
 
@@ -103,3 +112,34 @@ def test_a_value_outside_an_enum_is_refused_in_the_same_words() -> None:
     assert reply.state is DeviceState.IDLE and reply.mode is DeviceMode.NORMAL
     assert reply.door_open is True and reply.jam is False
     assert Capability(3) == _member_lookup(Capability)(3)
+
+
+EMPTY = [Ack(), *(cls() for cls in MESSAGE_CLASSES if not cls._WIRE.names and not dataclasses.fields(cls))]
+
+
+def test_a_message_without_payload_is_encoded_as_encode_frame_encodes_it() -> None:
+    assert {type(m).__name__ for m in EMPTY} >= {"Ack", "Sync", "StatusRequest", "ResendEvents"}
+    for message in EMPTY:
+        for seq in range(256):
+            for flags in (0, FLAG_RETRANSMISSION):
+                expected = encode_frame(message.TYPE, seq, b"", flags)
+                assert encode_message(message, seq, flags) == expected  # made
+                assert encode_message(message, seq, flags) == expected  # kept
+
+
+def encoded(encode, *args: object) -> tuple[str, object]:
+    try:
+        return "frame", encode(*args)
+    except InvalidMessageError as exc:
+        return "refused", str(exc)
+
+
+@pytest.mark.parametrize(("seq", "flags"), [(256, 0), (-1, 0), (None, 0), (1.0, 0), (True, 0),
+                                            (1, 2), (1, 0x81), (1, -1), (1, None), (1, 256)])
+def test_other_sequence_numbers_and_flags_are_encoded_as_before_and_not_kept(seq: object,
+                                                                             flags: object) -> None:
+    kept = dict(messages._EMPTY_FRAMES)
+    for message in EMPTY:
+        assert (encoded(encode_message, message, seq, flags)
+                == encoded(encode_frame, message.TYPE, seq, b"", flags))
+    assert messages._EMPTY_FRAMES == kept
