@@ -210,19 +210,20 @@ class Journal(_ReadApi):
             self._checkpointer = None  # its thread stopped: SQLite's own checkpoints again
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute(f"PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT}").fetchall()
+        committed = self._tail  # the tail as this writer left it (_abort forgets it)
         try:
-            return self._transaction(records, look_up=False)
+            return self._transaction(records, committed, look_up=False)
         except sqlite3.IntegrityError:
-            return self._transaction(records, look_up=True)
+            return self._transaction(records, committed, look_up=True)
 
-    def _transaction(self, records: list[PreparedEntry], *, look_up: bool) -> list[Entry | None]:
+    def _transaction(self, records: list[PreparedEntry], committed: _Tail, *, look_up: bool) -> list[Entry | None]:
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise translate(exc, self.path, "append") from None
         try:
-            seq, prev = self._tail_in_transaction()
+            seq, prev = self._tail_in_transaction(committed, read=look_up)
             out: list[Entry | None] = []
             rows: list[tuple[Any, ...]] = []
             batch_events: dict[tuple[str, int, int], Entry] = {}
@@ -260,14 +261,19 @@ class Journal(_ReadApi):
         self._tail = _Tail(seq, prev, True)
         return out
 
-    def _tail_in_transaction(self) -> tuple[int, str]:
-        """The stored tail, checked against what this writer last committed."""
+    def _tail_in_transaction(self, committed: _Tail, *, read: bool) -> tuple[int, str]:
+        """The tail to chain onto. What this writer last committed, without a query, when it knows
+        (``committed.known``) and need not ``read``: an entry another writer appended meanwhile
+        (the writer lock keeps them out) holds the seq this writer inserts next, so the insert is
+        refused and the retry reads. Otherwise the stored tail, checked against ``committed``."""
+        if committed.known and not read:
+            return committed.seq, committed.hash
         row = self._conn.execute("SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1").fetchone()
         seq, prev = row if row else (0, GENESIS_HASH)
-        if self._tail.known and (seq, prev) != (self._tail.seq, self._tail.hash):
+        if committed.known and (seq, prev) != (committed.seq, committed.hash):
             raise JournalBusyError(
                 f"{self.path}: the journal was changed by another writer (last entry {seq}, this writer "
-                f"wrote up to {self._tail.seq}); refusing to append")
+                f"wrote up to {committed.seq}); refusing to append")
         return seq, prev
 
     def _stored_device_event(self, device_serial: str | None, epoch: int | None, counter: int) -> Entry | None:

@@ -16,6 +16,7 @@ words of whichever schema version it was written under (``controller.journal.voc
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -33,9 +34,15 @@ INPUT_KINDS = kinds.INPUT_KINDS
 def device_input_record(inp: DeviceInput, device_serial: str, epoch: int | None, counter: int | None,
                         shoe: str | None, round_no: int | None) -> JournalRecord:
     ev = inp.event
-    fields = {f.name: jsonable(getattr(ev, f.name)) for f in dataclasses.fields(ev) if f.name != "counter"}
+    fields = {name: jsonable(getattr(ev, name)) for name in _journaled_fields(type(ev))}
     return JournalRecord(kinds.INPUT_DEVICE, {"device_role": inp.device_role, "event": m.wire_name(ev), "fields": fields},
                          shoe=shoe, round=round_no, device_serial=device_serial, epoch=epoch, counter=counter)
+
+
+@functools.cache
+def _journaled_fields(event_class: type) -> tuple[str, ...]:
+    """The fields of a device event that its journal entry keeps (the counter has a column)."""
+    return tuple(f.name for f in dataclasses.fields(event_class) if f.name != "counter")
 
 
 def operator_input_record(inp: OperatorInput, shoe: str | None, round_no: int | None) -> JournalRecord:

@@ -94,6 +94,7 @@ class TableRunner:
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
         self._serial_of_role: dict[str, str] = {}
+        self._bound: tuple[int, str | None, int | None] | None = None  # thread, shoe, round bound to its log context
         self._rules_journaled: dict[str, Any] | None = None  # the last submission record (recover_from_journal)
         self._subscribers = Subscribers()
 
@@ -274,7 +275,10 @@ class TableRunner:
         """The shoe and round in play (bound to the log lines that follow)."""
         core = self.core
         shoe, rnd = (core.shoe.id if core.shoe else None), (core.round.number if core.round else None)
-        structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
+        bound = (threading.get_ident(), shoe, rnd)  # the context is the thread's
+        if bound != self._bound:  # most inputs change neither: no new context for each card
+            structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
+            self._bound = bound
         return shoe, rnd
 
     def _process(self, item: Any) -> None:
