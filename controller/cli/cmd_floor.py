@@ -18,7 +18,8 @@ import argparse
 import functools
 import sys
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
+from datetime import time as dt_time
 from typing import Any
 
 from controller.cli.cmd_replay import write_replay
@@ -29,6 +30,26 @@ from controller.errors import UsageError
 EXIT_OK, EXIT_FAILED = 0, 1
 DB_HELP = ("the central store: postgresql://USER@HOST[:PORT]/DATABASE (a password in ~/.pgpass or "
            "PGPASSFILE, never on the command line)")
+
+
+def clock_time(text: str) -> dt_time:
+    """``HH:MM`` (24-hour) as a time of day; a usage error otherwise."""
+    try:
+        hours, minutes = (int(part) for part in text.split(":"))
+        return dt_time(hours, minutes)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a time of day as HH:MM (e.g. 06:00)") from None
+
+
+def time_zone(name: str) -> tzinfo:
+    """A time zone of the IANA database by name; a usage error otherwise."""
+    from zoneinfo import ZoneInfo  # noqa: PLC0415 - read from disk: only when asked
+
+    try:
+        return ZoneInfo(name)
+    except (KeyError, ValueError, OSError):  # not found is a KeyError; a malformed name a ValueError
+        raise argparse.ArgumentTypeError(f"{name[:60]!r} is not a time zone this machine knows "
+                                         "(e.g. America/New_York, UTC)") from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,12 +89,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = fs.add_parser("status", help="one line per table: last entry, state, shoe, rounds today, alarms, lag",
                       description="One line per table: the last entry's time, the table's state and shoe, rounds "
-                                  "completed today (UTC), open alarms, the last entry's delay (its journal time to "
+                                  "completed this gaming day, open alarms, the last entry's delay (its journal time to "
                                   "its store commit) and age (its store commit to now: it grows while nothing "
                                   "arrives); then the messages dropped as not journal entries.")
     s.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
+    s.add_argument("--gaming-day", type=clock_time, default="06:00", metavar="HH:MM",
+                   help="the time the casino's gaming day starts, for the rounds counted today (default 06:00)")
+    s.add_argument("--timezone", type=time_zone, default=None, metavar="ZONE",
+                   help="the casino's time zone, e.g. America/New_York (default: this machine's)")
     s.add_argument("--json", action="store_true",
-                   help='one JSON object: {"tables": [...], "alarms": [...], "dropped": [...]}')
+                   help='one JSON object: {"at", "gaming_day_start", "tables": [...], "alarms": [...], "dropped": [...]}')
     s.set_defaults(func=reading_errors(run_status))
 
     r = fs.add_parser("rounds", help="a table's shoes and rounds from the store, as `journal replay` gives them",
@@ -251,11 +276,13 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def run_status(args: argparse.Namespace) -> int:
     from controller.journal.errors import JournalContentError
-    from controller.floor.reading import dropped_counts, open_alarms, state_entries, table_status, tables
+    from controller.floor.reading import (
+        dropped_counts, gaming_day_start, open_alarms, state_entries, table_status, tables,
+    )
     from controller.scoreboard.state import TableView
 
     now = datetime.now(timezone.utc)
-    day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    day_start = gaming_day_start(now, args.gaming_day, args.timezone or now.astimezone().tzinfo)
     with open_reader(args.db) as conn:
         rows = []
         for name in tables(conn):
@@ -268,7 +295,8 @@ def run_status(args: argparse.Namespace) -> int:
         alarms = open_alarms(conn)
         dropped = dropped_counts(conn)
     if args.json:
-        print_json({"at": now.isoformat(), "tables": rows, "alarms": alarms, "dropped": dropped})
+        print_json({"at": now.isoformat(), "gaming_day_start": day_start.isoformat(), "tables": rows,
+                    "alarms": alarms, "dropped": dropped})
         return EXIT_OK
     for row in rows:
         print(_status_line(row))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, time, timedelta, tzinfo
 from typing import Any
 
 from controller.floor.chain import is_plain_sha256
@@ -91,6 +91,17 @@ def state_entries(conn: Any, table_id: str) -> list[Entry]:
         {"t": table_id, "n": _STATE_TAIL, "faults": [kinds.FAULT, kinds.FAULT_CLEARED], "resumed": kinds.RESUMED},
     ).fetchall()
     return sorted(entries_of(rows), key=lambda e: e.seq)
+
+
+def gaming_day_start(now: datetime, starts_at: time, zone: tzinfo) -> datetime:
+    """The start of the gaming day ``now`` (aware) falls in: the latest ``starts_at`` wall-clock
+    time in ``zone`` not after ``now`` (a casino's gaming day runs from its own hour, in its own
+    time zone, not from midnight UTC)."""
+    local = now.astimezone(zone)
+    start = datetime.combine(local.date(), starts_at, tzinfo=zone)
+    if start > local:
+        start = datetime.combine(local.date() - timedelta(days=1), starts_at, tzinfo=zone)
+    return start
 
 
 def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any]:

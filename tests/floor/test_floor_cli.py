@@ -5,6 +5,7 @@ nothing (the backfill's own refusals: test_backfill.py)."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 import time
 
 import psycopg
@@ -133,3 +134,19 @@ def test_a_keys_file_lets_verify_recompute_hmac_hashes(capsys, floor_db: str, tm
     assert code == 0 and "(links and hashes checked)" in out
     code, out, _ = run(capsys, "floor", "verify", "--db", floor_db)
     assert code == 0 and "without its key: hashes not recomputed" in out
+
+
+def test_status_counts_the_rounds_of_the_gaming_day_given(capsys, floor_db: str, journal: TableJournal) -> None:
+    """The gaming day starts at ``--gaming-day`` in ``--timezone``: one that starts in a minute
+    began 23 h 59 min ago and holds every round just dealt; a bad hour or zone is a usage error."""
+    run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    soon = (datetime.now(timezone.utc) + timedelta(minutes=1)).strftime("%H:%M")
+    code, out, _ = run(capsys, "floor", "status", "--db", floor_db, "--json", "--timezone", "UTC",
+                       "--gaming-day", soon)
+    status = json.loads(out)
+    assert code == 0 and status["tables"][0]["rounds_today"] == 10
+    started = datetime.fromisoformat(status["gaming_day_start"])
+    assert timedelta(hours=23, minutes=58) < datetime.now(timezone.utc) - started <= timedelta(hours=24)
+    for bad in (["--gaming-day", "25:00"], ["--timezone", "Nowhere/Else"]):
+        code, out, err = run(capsys, "floor", "status", "--db", floor_db, *bad)
+        assert (code, out) == (2, "") and err.count("\n") == 1 and "Traceback" not in err
