@@ -52,6 +52,7 @@ class AutoDealer:
         return OperatorInput(command, args, FLOOR if role >= Role.FLOORPERSON else DEALER, role)
 
     def next_input(self, core: Any) -> OperatorInput | None:
+        self.sub = core.sub  # the Rules Submission in force: a floorperson may have set another
         state = core.state
         if self.gave_up is not None:
             if not self._told and self.on_give_up is not None:

@@ -121,3 +121,25 @@ def test_the_autodealer_stays_inside_the_limits_over_a_whole_shoe(capsys, tmp_pa
         settled += len(doc["settlements"])
     kinds_placed = {w["kind"] for d in rounds for w in d["wagers"]}
     assert {"player", "banker"} <= kinds_placed and placed == settled > len(rounds)
+
+
+def test_the_autodealer_wagers_by_the_submission_in_force_not_the_one_it_started_with() -> None:
+    """A floorperson may set another Rules Submission at opening (``set_submission``): the
+    automated players then wager inside the limits of the one in force."""
+    from controller.table.autodealer import AutoDealer
+
+    b = limited_bench()  # the core decides by the example's limits
+    dealer = AutoDealer(load_preset("minibaccarat"), seed=3, players=4)  # made with the preset: no limits
+    limits = load_submission(EXAMPLE).limits
+    placed = 0
+    for _ in range(120):  # a few rounds
+        op = dealer.next_input(b.core)
+        if op is None:
+            break
+        outs = b.feed(op)
+        assert not [o for o in outs if getattr(o, "kind", None) == kinds.REFUSED], op
+        if op.command == "wager":
+            placed += 1
+            lim = limits.wagers.get(WagerKind(op.args["kind"]))
+            assert lim is None or lim.min <= op.args["amount"] <= lim.max, op.args
+    assert placed >= 20
