@@ -352,6 +352,12 @@ class FrameDecoder:
                     self._queue.append(items[1])
                 return items[0]
 
+    def has_chunks(self) -> bool:
+        """True when ``take_chunks`` has something to hand out: a delimiter arrived since it last
+        did, or the unterminated tail is long enough for rule 4's report."""
+        tail = self._tail
+        return bool(self._chunks) or 0 in tail or len(tail) > 2 * MAX_ENCODED
+
     def take_chunks(self) -> list[bytearray | Dropped]:
         """Every complete chunk not handed out yet, in order and without its delimiter (empty
         ones are idle fill), for the caller to parse (it owns them: a fresh ``bytearray`` each);

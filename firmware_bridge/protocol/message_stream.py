@@ -108,6 +108,8 @@ class MessageDecoder:
         """The next item, or ``None`` when more bytes are needed."""
         ready = self._ready
         if not ready:
+            if not self._frames.has_chunks():  # the common end of a read: nothing more is complete
+                return None
             ready.extend(self.take_items())
             if not ready:
                 return None

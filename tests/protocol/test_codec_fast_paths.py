@@ -4,14 +4,16 @@
   enum fields looked up among their members) gives the class built from the unpacked values with
   every check of construction, item for item and error for error;
 - a message without payload is encoded once per type, sequence number and flag: the same bytes
-  as ``encode_frame``, and the same refusal of a bad sequence number or flag."""
+  as ``encode_frame``, and the same refusal of a bad sequence number or flag;
+- ``MessageDecoder.next_item`` answers "nothing yet" without splitting when ``has_chunks`` says
+  nothing is complete: item for item what ``take_items`` gives, on any stream cut anywhere."""
 from __future__ import annotations
 
 import dataclasses
 from enum import Enum, IntFlag
 
 import pytest
-from hypothesis import example, given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from firmware_bridge.protocol import (
@@ -28,7 +30,10 @@ from firmware_bridge.protocol import (
     encode_frame,
     encode_message,
 )
-from firmware_bridge.protocol import messages
+from firmware_bridge.protocol import FrameDecoder, messages
+from firmware_bridge.protocol.message_stream import MessageDecoder
+
+from .test_message_stream import _comparable, pieces
 from firmware_bridge.protocol.message_base import _member_lookup, construct_decoded
 from firmware_bridge.protocol.replies import _STATUS_WIRE
 
@@ -143,3 +148,25 @@ def test_other_sequence_numbers_and_flags_are_encoded_as_before_and_not_kept(seq
         assert (encoded(encode_message, message, seq, flags)
                 == encoded(encode_frame, message.TYPE, seq, b"", flags))
     assert messages._EMPTY_FRAMES == kept
+
+
+@given(st.lists(pieces, max_size=20), st.lists(st.integers(1, 700), max_size=10))
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@example([b"\x01" * 600], [])  # rule 4: a long run without a delimiter is reported
+@example([b"\x00\x00"], [1])  # idle fill only
+def test_next_item_gives_item_for_item_what_take_items_gives(parts: list[bytes], cuts: list[int]) -> None:
+    stream = b"".join(parts)
+    by_item, by_batch, frames = MessageDecoder(), MessageDecoder(), FrameDecoder()
+    got: list[object] = []
+    expected: list[object] = []
+    start = 0
+    for cut in [*cuts, len(stream)]:
+        piece, start = stream[start:start + cut], start + cut
+        for decoder in (by_item, by_batch, frames):
+            decoder.receive_data(piece)
+        has = frames.has_chunks()
+        assert has == bool(frames.take_chunks())
+        while (item := by_item.next_item()) is not None:
+            got.append(_comparable(item))
+        expected.extend(_comparable(item) for item in by_batch.take_items())
+    assert got == expected
