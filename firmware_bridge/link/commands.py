@@ -138,7 +138,6 @@ class CommandChannel:
         attempt (maybe the reply) sends the same bytes once more at once, which the device answers
         with its cached reply (docs/protocol.md D3), without counting as an attempt."""
         attempts = 0
-        name = command.TYPE.name
         while True:
             attempts += 1
             self.last_tx = self._clock()
@@ -146,6 +145,8 @@ class CommandChannel:
             lost = self._write(session, data, command, attempts)
             while lost is None:
                 woke = waiter.wait(reply_timeout - (time.monotonic() - sent))
+                if woke and waiter.done:  # the reader filled the slot: nothing left to decide
+                    break
                 with self._lock:
                     if waiter.done:
                         break
@@ -161,7 +162,7 @@ class CommandChannel:
                         self._stats["timeouts"] += 1
                         if attempts >= self.attempts:
                             session.conn.abandon_command()
-                            reason = f"{name} got no reply after {attempts} attempt(s)"
+                            reason = f"{command.TYPE.name} got no reply after {attempts} attempt(s)"
                             self.lose_locked(session, reason)
                             return CommandTimeout(f"{self._name()}: {reason}; outcome unknown",
                                                   command=command, attempts=attempts)
