@@ -11,10 +11,18 @@ that makes the decision durable). Each floor sample is one round trip plus one f
 taken in blocks between the segments of the table run (``TableBench``), so that both see the same
 conditions on a shared machine. Goals (issue 10): median card-to-decision at most ``GOAL_RATIO``
 x the floor's median, p99 at most ``GOAL_P99_US``.
+
+Where a card's time goes (``stages_us``, medians and p99 of each card's own stages): the wire (the
+card leaving the shoe, through the emulator and the pty, to the link's reader handing the event to
+the runner's callback), the hand-off (the owner thread taking it, the core deciding, the records
+made) up to the start of ``Journal.append_batch``, the transaction (validation, chaining, SQLite,
+the fsync), and after the commit (acknowledgement, snapshot, dispatch) up to the decision. The
+stages are timed by wrapping the callback and ``append_batch`` of the bench's own objects.
 """
 from __future__ import annotations
 
 import bisect
+import gc
 import multiprocessing
 import os
 import statistics
@@ -116,7 +124,7 @@ class TableBench:
     open throughout, as in one long run: SQLite then rewrites its WAL in place once the first
     checkpoint is behind (a warm-up segment, not measured), instead of growing a new one per
     segment. ``latency()``: seconds from each card leaving the shoe to the table's journaled
-    record of it (matched by shoe position, in order)."""
+    record of it (matched by shoe position, in order); ``stages()``: the same cut in four."""
 
     def __init__(self, directory: Path) -> None:
         from controller.journal import Journal
@@ -124,6 +132,7 @@ class TableBench:
 
         self.directory = directory
         self.journal = Journal.open(directory / "journal.db", table_id="T1")
+        self.journal.append_batch = self._timed_transaction(self.journal.append_batch)  # type: ignore[method-assign]
         self.sub = load_preset("minibaccarat")
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
@@ -133,6 +142,9 @@ class TableBench:
         self.ports = {d["profile"]: d["port"] for d in self._conn.recv()}
         self.decided: list[tuple[int, float]] = []
         self.drawn: list[tuple[int, float]] = []
+        self.handed: list[tuple[int, float]] = []  # (position, when the reader handed its event over)
+        self.transactions: list[tuple[float, float, list[int]]] = []  # (start, end, positions recorded)
+        self._measuring = False
         self.rounds = 0
         self.seconds = 0.0
         self.journal_entries = 0
@@ -146,11 +158,12 @@ class TableBench:
 
         journal = self.journal
         started: list[float] = []
+        self._measuring = measure
 
         def on_record(r) -> None:  # noqa: ANN001 - a controller.table.io.TableRecord
             if not measure:
                 return
-            if r.kind in ("card", "burn", "discard"):
+            if r.kind in DEALT_KINDS:
                 self.decided.append((r.payload.get("position"), time.perf_counter()))
             elif r.kind == "round_result" and not started:
                 started.append(time.perf_counter())  # rounds/s counted from the first round's end
@@ -162,9 +175,10 @@ class TableBench:
         links = {}
         for role in ("shuffler", "shoe"):
             seeded = runner.last_delivered_for(role)
+            options = runner.link_options(role)
+            options["on_event"] = self._timed_handoff(options["on_event"])
             links[role] = DeviceLink.from_profile(get_profile(f"emulated-{role}"), ports[f"emulated-{role}"],
-                                                  **runner.link_options(role),
-                                                  last_delivered=seeded[1] if seeded else None)
+                                                  **options, last_delivered=seeded[1] if seeded else None)
         runner.links = links
         runner.run()
         if started:
@@ -179,19 +193,68 @@ class TableBench:
         self.drawn = self._conn.recv()
         self._device.join(timeout=30)
 
+    def _timed_handoff(self, on_event: Callable[[Any], None]) -> Callable[[Any], None]:
+        def handed(link_event: Any) -> None:
+            if self._measuring and hasattr(link_event.message, "position"):
+                self.handed.append((link_event.message.position, time.perf_counter()))
+            on_event(link_event)
+        return handed
+
+    def _timed_transaction(self, append_batch: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def timed(records: Any) -> Any:
+            records = list(records)
+            t0 = time.perf_counter()
+            out = append_batch(records)
+            if self._measuring:
+                self.transactions.append((t0, time.perf_counter(), [r.payload.get("position") for r in records
+                                                                    if r.kind in DEALT_KINDS]))
+            return out
+        return timed
+
+    def _last_before(self, events: list[tuple[int, float]]) -> Callable[[int, float], float | None]:
+        """For (position, t): the last time in ``events`` at that position up to ``t``."""
+        by_position: dict[int, list[float]] = {}
+        for position, t in events:
+            by_position.setdefault(position, []).append(t)  # in time order: one thread each
+        for times in by_position.values():
+            times.sort()
+
+        def last(position: int, t: float) -> float | None:
+            times = by_position.get(position, [])
+            i = bisect.bisect_right(times, t)
+            return times[i - 1] if i else None
+        return last
+
     def latency(self) -> list[float]:
         """Each measured record against the last time a card left the shoe at its position
         before it (a position comes round again only with the next shoe)."""
-        drawn: dict[int, list[float]] = {}
-        for position, t in self.drawn:
-            drawn.setdefault(position, []).append(t)  # in time order: one listener, one thread
+        drawn = self._last_before(self.drawn)
         out = []
         for position, t in self.decided:
-            times = drawn.get(position, [])
-            i = bisect.bisect_right(times, t)
-            if i:
-                out.append(t - times[i - 1])
+            left = drawn(position, t)
+            if left is not None:
+                out.append(t - left)
         return out
+
+    def stages(self) -> dict[str, list[float]]:
+        """``latency()`` cut in four for each card seen at every stage (see the module docstring)."""
+        drawn, handed = self._last_before(self.drawn), self._last_before(self.handed)
+        ends = self._last_before([(p, end) for _, end, positions in self.transactions for p in positions])
+        starts = {(p, end): start for start, end, positions in self.transactions for p in positions}
+        out: dict[str, list[float]] = {name: [] for name in STAGES}
+        for position, t in self.decided:
+            left, end = drawn(position, t), ends(position, t)
+            given = handed(position, end) if end is not None else None
+            if left is None or given is None or given < left:
+                continue
+            start = starts[(position, end)]
+            for name, value in zip(STAGES, (given - left, start - given, end - start, t - end)):
+                out[name].append(value)
+        return out
+
+
+DEALT_KINDS = ("card", "burn", "discard")  # the records that say what became of a card
+STAGES = ("wire_to_handoff", "handoff_to_transaction", "transaction", "commit_to_decision")
 
 
 def _us(values: list[float]) -> dict[str, float]:
@@ -206,11 +269,13 @@ def run(quick: bool = False) -> dict:
         bench = TableBench(Path(tmp))
         try:
             bench.segment(warm_up, seed=0, measure=False)
+            gc.freeze()  # as shoectl run does once it has started
             for i in range(segments):
                 floor.sample(samples)
                 bench.segment(rounds, seed=i + 1)
             floor.sample(samples)
         finally:
+            gc.unfreeze()
             bench.close()
     floor_us, card_us = _us(floor.totals()), _us(bench.latency())
     ratio = card_us["median"] / floor_us["median"]
@@ -219,6 +284,7 @@ def run(quick: bool = False) -> dict:
         "raw_pty_round_trip_us": _us(floor.round_trips),
         "fdatasync_us": _us(floor.syncs),
         "card_to_decision_us": card_us,
+        "stages_us": {name: _us(values) for name, values in bench.stages().items() if values},
         "ratio_median": round(ratio, 2),
         "ratio_p99": round(card_us["p99"] / floor_us["p99"], 2),
         "goal": f"median <= {GOAL_RATIO:g}x floor, p99 <= {GOAL_P99_US:g} us",
