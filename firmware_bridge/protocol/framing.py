@@ -340,6 +340,8 @@ class FrameDecoder:
         chunks = self._chunks
         while True:
             if not chunks:
+                if not self.has_chunks():  # the common end of a read: nothing more is complete
+                    return None
                 self._split()
                 if not chunks:
                     return None
