@@ -61,6 +61,7 @@ UNKNOWN = object()
 _NOT_CANONICAL = object()
 MAX_SHAPES = 4096  # of each kind; beyond it, payloads of new shapes take the reference test every time
 MAX_TYPE_SHAPES = 16  # of each group (the entries' kinds: 1 to 7 each in a table's journal)
+MAX_TYPE_PATTERN = 16384  # characters of a type shape's regular expression (a table's: 40-750)
 TYPE_SHAPE_EVERY = 64  # payloads of a group missing its digit and type shapes, a type shape learned
 
 LeadDigits = Callable[[bytes], tuple[int, ...]]
@@ -141,8 +142,11 @@ class PayloadShapes:
             value = _reference_value(text)
             if value is _NOT_CANONICAL:
                 return False
-        misses = self._misses.get(group, 0) + 1
-        self._misses[group] = misses
+        misses = self._misses.get(group)
+        if misses is None and len(self._misses) >= MAX_SHAPES:
+            misses = 1  # too many groups to count: none learned
+        else:
+            misses = self._misses[group] = (misses or 0) + 1
         if not misses % TYPE_SHAPE_EVERY:
             self._learn_type(group, decode_payload_strict(text) if value is UNKNOWN else value, text)
         self._learn(shape, data, between, run_shape if canonical is UNKNOWN else None)
@@ -177,11 +181,15 @@ class PayloadShapes:
             types = self._by_types[group] = []
         if len(types) >= MAX_TYPE_SHAPES:
             return
-        pattern = type_pattern(value, self._digits)
-        if pattern is not None:
+        try:
+            pattern = type_pattern(value, self._digits)
+            if pattern is None or len(pattern) > MAX_TYPE_PATTERN:
+                return
             match = re.compile(pattern).fullmatch
-            if match(text) is not None:
-                types.append(match)
+        except (RecursionError, re.error):  # nested too deeply to write or compile: no shape
+            return
+        if match(text) is not None:
+            types.append(match)
 
     def _sighted(self, shape: bytes, times: int) -> bool:
         """Whether ``shape`` was now seen ``times`` times (or more)."""

@@ -9,7 +9,8 @@ limit):
 - an object: ``{``, its keys in its (sorted) order, each as canonical JSON writes it, a colon and
   its value's pattern, separated by commas, ``}``;
 - an array whose elements all have one pattern E: ``[E(,E)*]`` (any number of them, at least
-  one); another array: its elements' patterns in order;
+  one; written with E once, so that its length is the value's); another array: its elements'
+  patterns in order;
 - an integer: a canonical integer (``0``, or an optional ``-`` and a digit 1-9 followed by digits,
   at most ``digits`` of them); a string: a quote, any characters but a quote, a backslash and the
   control characters U+0000-U+001F, a quote; ``true`` or ``false``; ``null``.
@@ -68,7 +69,9 @@ def _pattern(value: Any, integer: str) -> str | None:
         if None in elements:
             return None
         if elements.count(elements[0]) == len(elements):
-            return rf"\[{elements[0]}(?:,{elements[0]})*+\]"
+            # E once, not ``E(?:,E)*`` (which lists nested in lists would double at every level):
+            # an element, then a comma another element follows, or the closing bracket.
+            return rf"\[(?:{elements[0]}(?:,(?!\])|(?=\])))++\]"
         return r"\[" + ",".join(elements) + r"\]"  # type: ignore[arg-type]
     if type(value) is list:
         return r"\[\]"

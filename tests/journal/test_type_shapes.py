@@ -8,11 +8,13 @@ from __future__ import annotations
 import random
 import re
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.journal import Journal, verify
 from controller.journal import shapes as shapes_module
 from controller.journal.chain import canonical_json
 from controller.journal.shapes import TYPE_SHAPE_EVERY, PayloadShapes, is_canonical_reference
@@ -178,3 +180,36 @@ def test_an_integer_longer_than_int_reads_is_refused_by_every_shape(sign: str) -
         assert is_canonical_reference(text) is canonical
         assert shapes.is_canonical(text, text.encode(), "card") is canonical
         assert shapes.is_canonical(text, text.encode(), "other") is canonical
+
+
+@pytest.mark.parametrize("depth", [20, 600])
+def test_lists_nested_deeply_have_a_type_shape_of_their_size_or_none(depth: int) -> None:
+    """A type shape is as long as its value is (a list of like elements writes its element once:
+    twice would double a list nested in lists at every level), and a value nested too deeply to
+    write or compile one has none: its payloads are checked all the same, without an error."""
+    nested: object = 1
+    for _ in range(depth):
+        nested = [nested]
+    if depth < 100:
+        assert len(type_pattern({"a": nested}, sys.get_int_max_str_digits())) < 100 * depth
+    shapes = PayloadShapes()
+    for i in range(2 * TYPE_SHAPE_EVERY):  # other strings each time: no digit or run shape repeats
+        text = canonical_json({"a": nested, "s": "x" * i})
+        forged = text.replace("[1]", "[1,]")
+        assert shapes.is_canonical(text, text.encode(), "deep") and is_canonical_reference(text)
+        assert not shapes.is_canonical(forged, forged.encode(), "deep") and not is_canonical_reference(forged)
+
+
+def test_a_journal_of_deeply_nested_payloads_verifies(tmp_path: Path) -> None:
+    """Through `verify` on a real file: payloads nested 600 deep, of a shape no digit or run shape
+    covers, often enough for a type shape to be tried (it cannot be compiled): the journal
+    verifies, as the reference finds it."""
+    nested: object = 1
+    for _ in range(600):
+        nested = [nested]
+    path = tmp_path / "deep.db"
+    with Journal.open(path, table_id="T1") as journal:
+        for i in range(2 * TYPE_SHAPE_EVERY):
+            journal.append("deep", {"a": nested, "s": "x" * i})
+    report = verify(path, anchor_files=[])
+    assert report.ok and report.entries == 2 * TYPE_SHAPE_EVERY, report.reason
