@@ -120,9 +120,7 @@ def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int
     device = build_device(profile, faults=faults, seed=args.seed, speed=speed)
     server = serve_device(device, args.transport, port=args.port or 0, link=args.link)
     try:
-        print_json({"profile": profile.name, "port": server.port})
-        sys.stdout.flush()
-        return _wait([server])
+        return _wait([server], {"profile": profile.name, "port": server.port})
     finally:
         server.close()
 
@@ -145,15 +143,15 @@ def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> i
         table.close()
         raise
     try:
-        print_json({"devices": served.devices()})
-        sys.stdout.flush()
-        return _wait(served.servers.values())
+        return _wait(served.servers.values(), {"devices": served.devices()})
     finally:
         served.close()
 
 
-def _wait(servers: Iterable[DeviceServer]) -> int:
-    """Block until SIGINT/SIGTERM (0) or a server thread dies (1)."""
+def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any]) -> int:
+    """Print the ``ready`` line, then block until SIGINT/SIGTERM (0) or a server thread dies (1).
+    The signals are caught before the line is printed: a stop sent as soon as it is read is a
+    clean stop, not a kill."""
     servers = list(servers)
     stop = threading.Event()
 
@@ -162,6 +160,8 @@ def _wait(servers: Iterable[DeviceServer]) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        print_json(ready)
+        sys.stdout.flush()
         while not stop.wait(POLL_S):
             for server in servers:
                 if server.error is not None:

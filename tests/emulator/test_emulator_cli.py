@@ -157,3 +157,12 @@ def test_profile_or_table_is_required(with_emulate, capsys) -> None:
         cli_main.main(["emulate"])
     assert info.value.code == 2
     assert "--profile" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_sent_as_soon_as_the_ready_line_is_read_is_a_clean_stop(sig) -> None:
+    """The ready line is the promise that the emulator is serving and stops cleanly on a signal:
+    a supervisor that stops it at once gets exit 0 and the port removed, never a kill."""
+    proc, info = start("--profile", "emulated-shoe", "--speed", "max")
+    assert stop(proc, sig) == 0, proc.stderr.read()
+    assert not os.path.lexists(info["port"])
