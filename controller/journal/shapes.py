@@ -148,7 +148,7 @@ class PayloadShapes:
         else:
             misses = self._misses[group] = (misses or 0) + 1
         if not misses % TYPE_SHAPE_EVERY:
-            self._learn_type(group, decode_payload_strict(text) if value is UNKNOWN else value, text)
+            self._learn_type(group, value, text)
         self._learn(shape, data, between, run_shape if canonical is UNKNOWN else None)
         return True
 
@@ -173,7 +173,8 @@ class PayloadShapes:
             self.known[shape] = operator.itemgetter(*leads, leads[0]) if leads else None
 
     def _learn_type(self, group: str, value: Any, text: str) -> None:
-        """Remember the type shape of the canonical ``text`` (decoded: ``value``) in ``group``."""
+        """Remember the type shape of the canonical ``text`` (decoded: ``value``, or ``UNKNOWN``)
+        in ``group``."""
         types = self._by_types.get(group)
         if types is None:
             if len(self._by_types) >= MAX_SHAPES:
@@ -182,11 +183,11 @@ class PayloadShapes:
         if len(types) >= MAX_TYPE_SHAPES:
             return
         try:
-            pattern = type_pattern(value, self._digits)
+            pattern = type_pattern(decode_payload_strict(text) if value is UNKNOWN else value, self._digits)
             if pattern is None or len(pattern) > MAX_TYPE_PATTERN:
                 return
             match = re.compile(pattern).fullmatch
-        except (RecursionError, re.error):  # nested too deeply to write or compile: no shape
+        except (RecursionError, ValueError, re.error):  # nested too deeply to write or compile: no shape
             return
         if match(text) is not None:
             types.append(match)
