@@ -201,10 +201,10 @@ class TableBench:
         return handed
 
     def _timed_transaction(self, append_batch: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        def timed(records: Any) -> Any:
+        def timed(records: Any, **options: Any) -> Any:
             records = list(records)
             t0 = time.perf_counter()
-            out = append_batch(records)
+            out = append_batch(records, **options)
             if self._measuring:
                 self.transactions.append((t0, time.perf_counter(), [r.payload.get("position") for r in records
                                                                     if r.kind in DEALT_KINDS]))

@@ -177,13 +177,15 @@ class Journal(_ReadApi):
                       counter=counter, operator=operator)
         return self._commit([rec])[0]
 
-    def append_batch(self, items: Iterable[Record | Mapping[str, Any]]) -> list[Entry | None]:
+    def append_batch(self, items: Iterable[Record | Mapping[str, Any]], *,
+                     results: bool = True) -> list[Entry | None]:
         """Append several entries in one transaction: all are stored or none.
 
         ``items`` are Records or mappings with append's argument names (``kind``, ``payload``,
         ``shoe``, ...). Returns one result per item, as ``append`` would (None for a duplicate
         device event, including one repeated within the batch). Every item is validated before
-        the transaction starts.
+        the transaction starts. ``results=False`` (a writer that does not read them back, the
+        table's owner on the card path): an empty list, and no ``Entry`` is built.
         """
         prepared = []
         for i, item in enumerate(items):
@@ -198,9 +200,9 @@ class Journal(_ReadApi):
                 raise PayloadError(f"batch item {i}: {exc}") from None
         if not prepared:
             return []
-        return self._commit(prepared)
+        return self._commit(prepared, results=results)
 
-    def _commit(self, records: list[PreparedEntry]) -> list[Entry | None]:
+    def _commit(self, records: list[PreparedEntry], *, results: bool = True) -> list[Entry | None]:
         """One transaction: the records chained and inserted; durable (the WAL
         fsynced by SQLite, synchronous=FULL) when this returns. A device event already stored
         makes the unique key refuse the insert; then the transaction is done again, looking each
@@ -212,11 +214,12 @@ class Journal(_ReadApi):
                 self._conn.execute(f"PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT}").fetchall()
         committed = self._tail  # the tail as this writer left it (_abort forgets it)
         try:
-            return self._transaction(records, committed, look_up=False)
+            return self._transaction(records, committed, look_up=False, results=results)
         except sqlite3.IntegrityError:
-            return self._transaction(records, committed, look_up=True)
+            return self._transaction(records, committed, look_up=True, results=results)
 
-    def _transaction(self, records: list[PreparedEntry], committed: _Tail, *, look_up: bool) -> list[Entry | None]:
+    def _transaction(self, records: list[PreparedEntry], committed: _Tail, *, look_up: bool,
+                     results: bool) -> list[Entry | None]:
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -243,11 +246,12 @@ class Journal(_ReadApi):
                 digest = hex_digest(prev.encode("ascii") + body)  # Hasher.digest, inlined
                 rows.append((seq, ts, rec.kind, table_id, rec.shoe, rec.round, rec.device_serial, rec.epoch,
                              rec.counter, rec.operator, rec.payload_text, prev, digest))
-                entry = Entry(seq, ts, rec.kind, table_id, rec.shoe, rec.round, rec.device_serial, rec.epoch,
-                              rec.counter, rec.operator, rec.payload, prev, digest, SCHEMA_VERSION)
-                if rec.counter is not None:
-                    batch_events[(rec.device_serial, rec.epoch, rec.counter)] = entry  # type: ignore[index]
-                out.append(entry)
+                if results or look_up:
+                    entry = Entry(seq, ts, rec.kind, table_id, rec.shoe, rec.round, rec.device_serial, rec.epoch,
+                                  rec.counter, rec.operator, rec.payload, prev, digest, SCHEMA_VERSION)
+                    if rec.counter is not None:
+                        batch_events[(rec.device_serial, rec.epoch, rec.counter)] = entry  # type: ignore[index]
+                    out.append(entry)
                 prev = digest
             conn.executemany(_INSERT, rows)  # one statement for the lot (the same SQL text: prepared once)
             conn.execute("COMMIT")
@@ -259,7 +263,7 @@ class Journal(_ReadApi):
                 raise translate(exc, self.path, "append") from None
             raise
         self._tail = _Tail(seq, prev, True)
-        return out
+        return out if results else []
 
     def _tail_in_transaction(self, committed: _Tail, *, read: bool) -> tuple[int, str]:
         """The tail to chain onto. What this writer last committed, without a query, when it knows

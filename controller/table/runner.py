@@ -343,7 +343,7 @@ class TableRunner:
                 break
         if records:
             try:
-                self.journal.append_batch(records)
+                self.journal.append_batch(records, results=False)
             except BaseException:
                 self._stored.rolled_back()
                 raise
@@ -359,7 +359,7 @@ class TableRunner:
     def _commit(self, first: Any, outs: list[Any]) -> None:
         """Journal ``first`` and the core's records in one transaction; then the outputs."""
         records = [o for o in outs if isinstance(o, TableRecord)]
-        self.journal.append_batch([first, *output_records(records)])
+        self.journal.append_batch([first, *output_records(records)], results=False)
         self.latest_snapshot = self.core.snapshot()
         for o in outs:
             self._dispatch(o)

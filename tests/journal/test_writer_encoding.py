@@ -1,11 +1,13 @@
 """The writer's fast encodings give what the chain's definitions give (docs/journal.md): a payload
 is encoded once (``encode_payload_parts``: its canonical text, that text's UTF-8, and the value as
 it reads back), the hashed body is built from those bytes (``entry_body_bytes``), and a UTC
-timestamp is formatted without a conversion (``format_ts``)."""
+timestamp is formatted without a conversion (``format_ts``); a batch whose results nobody reads
+is stored as any other."""
 from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,7 +19,11 @@ from controller.journal.chain import (
     entry_body,
     entry_body_bytes,
 )
+from controller.journal import Journal, verify
 from controller.journal.entry import format_ts
+from controller.journal.store import Record
+
+from .conftest import FakeClock
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 _json = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | _text,
@@ -51,3 +57,20 @@ def test_a_utc_timestamp_is_formatted_as_any_other_zone_is() -> None:
     assert format_ts(moment) == "2026-12-01T04:05:06.000078Z"
     assert format_ts(moment.astimezone(timezone(timedelta(hours=-5)))) == "2026-12-01T04:05:06.000078Z"
     assert format_ts(moment.replace(microsecond=0)) == "2026-12-01T04:05:06.000000Z"
+
+
+def test_a_batch_stored_without_results_is_the_same_journal(tmp_path: Path) -> None:
+    """The owner's ``append_batch(..., results=False)`` builds no entries to return; what it stores
+    (and how a resent device event in it is told apart) is what a batch with results stores."""
+    batches = [[Record("input.device", {"n": i}, shoe="S1", round=1, device_serial="D1", epoch=1, counter=i + 1),
+                Record("card", {"card": "QH", "n": i}, shoe="S1", round=1)] for i in range(3)]
+    stored = []
+    for name, results in (("with.db", True), ("without.db", False)):
+        with Journal.open(tmp_path / name, table_id="T1", clock=FakeClock()) as journal:
+            returned = [journal.append_batch(batch, results=results) for batch in batches]
+            again = journal.append_batch([batches[1][0], Record("note", {"after": "resend"})], results=results)
+            assert (again[0] is None) if results else again == []
+            assert all(len(r) == 2 for r in returned) if results else returned == [[], [], []]
+            stored.append([e.to_json() for e in journal.entries()])
+    assert stored[0] == stored[1] and len(stored[0]) == 7
+    assert verify(tmp_path / "without.db").ok

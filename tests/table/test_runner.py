@@ -94,14 +94,14 @@ def test_an_event_is_acknowledged_only_after_its_commit_and_a_failed_commit_is_r
     real_append = journal.append_batch
     device_batches = 0
 
-    def failing_append(items):
+    def failing_append(items, **options):
         nonlocal device_batches
         items = list(items)
         if items and getattr(items[0], "kind", None) == "input.device":
             device_batches += 1
             if device_batches == 40:
                 raise OSError(28, "No space left on device")
-        return real_append(items)
+        return real_append(items, **options)
 
     mocker.patch.object(journal, "append_batch", side_effect=failing_append)
     runner = make_runner(table, journal)
