@@ -9,9 +9,9 @@ For each input, in the order it was queued:
    (``Journal.append_batch``: all or nothing, durable when it returns); device events that are
    waiting together in the inbox are decided one after the other and share one transaction
    (group commit: one fsync for the lot);
-4. only then is a device event acknowledged (each after the commit that stored it): the owner calls ``link.acknowledge`` and the link's
-   supervisor sends EVENT_ACK at once; the core's device commands are queued to the per-device
-   senders.
+4. only then do the core's outputs go out (displays, subscribers, device commands to the senders),
+   and then each device event stored is acknowledged: the owner calls ``link.acknowledge`` and the
+   link's supervisor sends EVENT_ACK at once.
 A crash anywhere loses nothing: an input not yet committed is resent by its device (device
 events) or was never acted on (operator commands); a committed one is found in the journal at the
 restart, where ``recover`` feeds every journaled input to a fresh core to rebuild its state.
@@ -94,7 +94,6 @@ class TableRunner:
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
         self._serial_of_role: dict[str, str] = {}
-        self._bound: tuple[int, str | None, int | None] | None = None  # thread, shoe, round bound to its log context
         self._rules_journaled: dict[str, Any] | None = None  # the last submission record (recover_from_journal)
         self._subscribers = Subscribers()
 
@@ -275,10 +274,7 @@ class TableRunner:
         """The shoe and round in play (bound to the log lines that follow)."""
         core = self.core
         shoe, rnd = (core.shoe.id if core.shoe else None), (core.round.number if core.round else None)
-        bound = (threading.get_ident(), shoe, rnd)  # the context is the thread's
-        if bound != self._bound:  # most inputs change neither: no new context for each card
-            structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
-            self._bound = bound
+        structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
         return shoe, rnd
 
     def _process(self, item: Any) -> None:
@@ -313,7 +309,7 @@ class TableRunner:
     def _process_device_items(self, item: DeviceItem) -> Any:
         """``item`` and the device events queued right behind it (group commit): each one the
         journal does not hold yet is decided by the core in turn; all are journaled in ONE
-        transaction; then each is acknowledged and the outputs go out, in order. A failed commit
+        transaction; then the outputs go out, in order, and each is acknowledged. A failed commit
         raises: none is acknowledged and the devices resend them. Returns the first other input
         taken from the inbox (to process next), or None."""
         acks, outs, records = [], [], []
@@ -348,12 +344,12 @@ class TableRunner:
                 self._stored.rolled_back()
                 raise
             self._stored.committed()
-        for link, counter, epoch in acks:
-            link.acknowledge(counter, epoch)
         if records:
             self.latest_snapshot = self.core.snapshot()
-        for o in outs:
+        for o in outs:  # the decision first (displays, the next prompt), then the acknowledgements
             self._dispatch(o)
+        for link, counter, epoch in acks:  # (a hook that raised stops the table: the device resends)
+            link.acknowledge(counter, epoch)
         return other
 
     def _commit(self, first: Any, outs: list[Any]) -> None:
