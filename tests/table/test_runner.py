@@ -250,6 +250,26 @@ def test_device_events_queued_together_share_one_commit_each_acknowledged_after_
     journal.close()
 
 
+def test_a_decision_goes_out_before_its_event_is_acknowledged(tmp_path) -> None:
+    """The card path (docs/architecture.md): after the commit the core's outputs go out first (the
+    displays, the next prompt to the shoe), then the stored events are acknowledged."""
+    from controller.table.inbox import DeviceItem
+    from firmware_bridge.link import LinkEvent
+    from firmware_bridge.protocol import Door
+
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    link = _AckRecorder(journal)
+    seen: list[tuple[str, int]] = []  # (output, acknowledgements made when it went out)
+    runner = TableRunner(TableCore(load_preset("minibaccarat"), table_id="T1"), journal,
+                         on_record=lambda r: seen.append((r.kind, len(link.acks))),
+                         on_notice=lambda n: seen.append((n.text, len(link.acks))))
+    runner.links = {"shoe": link}
+    runner.inbox.put(DeviceItem("shoe", LinkEvent("shoe", "SN-1", 7, 1, Door(True, 1))))
+    assert runner._process_device_items(runner.inbox.get_nowait()) is None
+    assert seen == [("fault", 0), ("shoe door open", 0)] and link.acks == [(1, True)]
+    journal.close()
+
+
 def test_the_rules_in_force_are_journaled_at_the_start_and_again_only_when_they_change(tmp_path) -> None:
     """A journal says by which Rules Submission its rounds were decided: the runner journals the
     one in force, whole, before the table's first entry of a run, unless it is the one last
