@@ -21,9 +21,10 @@ ARGS ?= --shoes 1
 run: $(STAMP)
 	$(VENV)/bin/shoectl run $(ARGS)
 
-## test: set up and run the whole test suite
+## test: set up and run the whole test suite (two workers per CPU, each given whole modules, the
+## modules with slow tests first: tests/conftest.py)
 test: $(STAMP)
-	$(PY) -m pytest -n auto
+	$(PY) -m pytest -n auto --dist loadscope --no-loadscope-reorder
 
 ## bench: performance figures (not pass/fail)
 bench: $(STAMP)

@@ -1,14 +1,32 @@
-"""Project-wide pytest setup: the ``reg`` marker.
+"""Project-wide pytest setup: the ``reg`` marker, the order of the tests, their temporary directory.
 
 ``@pytest.mark.reg("681a.7(i)(3)")`` names the regulation clause a test checks (one or more
 clauses per marker). At collection every named clause is checked against the clauses parsed from
 docs/regulations/ (a typo is a collection error, so traceability cannot silently lose a test), and
-``--reg-report FILE`` writes ``{clause: [test ids]}`` as JSON for tools/traceability.py.
+``--reg-report FILE`` writes ``{clause: [test ids]}`` as JSON for tools/traceability.py. The same
+mapping is kept for the session (the ``reg_report`` fixture), with whether the whole suite was
+collected, so that tests/test_traceability.py need not collect the suite a second time.
+
+Order and workers: the modules holding a ``slow`` test run first, each module's tests together and
+in their own order, so that under ``pytest -n auto`` (``make test`` hands each worker whole modules,
+``--dist loadscope``) the long tests are not the last ones started: a long test left to the end keeps
+one worker busy while the others wait. ``-n auto`` starts two workers per CPU
+(``pytest_xdist_auto_num_workers``).
+
+Temporary directory: when ``TMPDIR`` is not set and /dev/shm (memory) has room, tests' temporary
+files (``tmp_path``, ``tempfile``, and every process a test starts) go there. A test still writes
+a real SQLite file and the journal still calls fdatasync at each commit; on memory that call costs
+nothing, where on this machine's disk it was half the time of dealing a shoe. What the tests check
+of durability is a process killed, which leaves the page cache either way (tests/journal/
+test_durability.py); like the PostgreSQL of tests/services/postgres.py (fsync=off), no test can
+cut the power.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,9 +36,37 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from regulations import clause_ids  # noqa: E402
 
+MEMORY_TMP = Path("/dev/shm")
+MEMORY_TMP_ROOM = 2 * 1024**3  # bytes free: a whole run leaves about 300 MB; pytest keeps the last three runs'
+REG_REPORT = pytest.StashKey[dict[str, list[str]]]()
+WHOLE_SUITE = pytest.StashKey[bool]()
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--reg-report", metavar="FILE", help="write {clause: [test ids]} JSON after collection")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: two workers per CPU. A test spends about half its time waiting (on the processes,
+    ptys, brokers and browsers it starts, on a device's timeout); a second worker per CPU runs
+    meanwhile. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return 2 * len(os.sched_getaffinity(0))
+
+
+def _memory_has_room() -> bool:
+    try:
+        st = os.statvfs(MEMORY_TMP)
+    except OSError:
+        return False
+    return os.access(MEMORY_TMP, os.W_OK | os.X_OK) and st.f_bavail * st.f_frsize >= MEMORY_TMP_ROOM
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if "TMPDIR" not in os.environ and config.getoption("basetemp") is None and _memory_has_room():
+        os.environ["TMPDIR"] = str(MEMORY_TMP)
+        tempfile.tempdir = None  # computed again from TMPDIR at its next use
 
 
 def _clauses_of(item: pytest.Item) -> list[str]:
@@ -28,6 +74,29 @@ def _clauses_of(item: pytest.Item) -> list[str]:
     for mark in item.iter_markers("reg"):
         out.extend(str(a) for a in mark.args)
     return out
+
+
+def _whole_suite(config: pytest.Config) -> bool:
+    """Whether this session collects every test under tests/ (no narrower path, nothing ignored)."""
+    if config.getoption("ignore") or config.getoption("ignore_glob"):
+        return False
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        return True
+    here = config.invocation_params.dir
+    return bool(config.args) and all((here / arg).resolve() in (ROOT, ROOT / "tests") for arg in config.args)
+
+
+@pytest.fixture(scope="session")
+def reg_report(pytestconfig: pytest.Config) -> dict[str, list[str]] | None:
+    """``{clause: [test ids]}`` of this session's collection if it was the whole suite, else None."""
+    if not pytestconfig.stash.get(WHOLE_SUITE, False):
+        return None
+    return pytestconfig.stash.get(REG_REPORT, None)
+
+
+def _slow_modules_first(items: list[pytest.Item]) -> None:
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)  # a stable sort: each module keeps its order
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -41,7 +110,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             report.setdefault(clause, []).append(item.nodeid)
     if bad:
         raise pytest.UsageError("unknown regulation clause in a reg marker:\n" + "\n".join(bad))
+    config.stash[REG_REPORT] = report
+    config.stash[WHOLE_SUITE] = _whole_suite(config)
     path = config.getoption("--reg-report")
     if path:
         Path(path).write_text(json.dumps(report, indent=1, sort_keys=True), encoding="utf-8")
-
+    _slow_modules_first(items)

@@ -1,8 +1,8 @@
 """Fixtures for the control-socket tests: a real table (``tests.control.running_table``).
 
 ``start_table(dir, *extra, manual=False, operators=True, ...)`` -> ``Table``, stopped at the end;
-``operators_file`` is made once per session; ``workdir`` is a short directory (``/tmp/shoectl-*``:
-a UNIX socket path has at most 107 bytes).
+``operators_file`` is made once per session; ``workdir`` is a short directory (``/tmp/shoectl-*``,
+or in the temporary directory when its name is as short: a UNIX socket path has at most 107 bytes).
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def operators_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture()
 def workdir() -> Iterator[Path]:
-    d = Path(tempfile.mkdtemp(prefix="shoectl-", dir="/tmp"))
+    base = tempfile.gettempdir()  # /dev/shm under tests/conftest.py, unless TMPDIR says otherwise
+    d = Path(tempfile.mkdtemp(prefix="shoectl-", dir=base if len(base) <= len("/dev/shm") else "/tmp"))
     yield d
     shutil.rmtree(d, ignore_errors=True)
 

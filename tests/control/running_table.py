@@ -97,6 +97,14 @@ class Table:
         counted = sum(r["by_code"].get(code, 0) for r in self.journaled("refusals_summary"))
         return len(single), counted
 
+    def wait_refusals_counted(self, totals: dict[str, int], timeout: float = 15.0) -> None:
+        """Wait until the journal holds ``totals[code]`` refusals of each code, one by one or in a
+        ``refusals_summary`` (those beyond the one-by-one window are counted within a second), or
+        ``timeout`` passes; the caller's assertions then say what is missing."""
+        deadline = time.monotonic() + timeout
+        while any(sum(self.refusals(code)) < n for code, n in totals.items()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.terminate()

@@ -115,9 +115,9 @@ def test_values_of_the_wrong_kind_are_refused_at_the_edge(start_table, workdir) 
     assert t.ask({"id": 2**53 - 1, "op": "status"})["id"] == 2**53 - 1  # a whole number id is echoed
     # The values never reached the table core: no operator input was journaled, all were refused.
     assert t.journaled("input.operator") == []
-    time.sleep(1.5)  # the count of those not journaled one by one is journaled within a second
-    t.assert_stopped_cleanly()
     refused = len(BAD_VALUES) + 5 + 4
+    t.wait_refusals_counted({"bad_request": refused})
+    t.assert_stopped_cleanly()
     assert t.refusals("bad_request") == (10, refused - 10)  # ten one by one in the window, the rest counted
 
 

@@ -227,7 +227,7 @@ def test_a_flood_of_unknown_operators_is_summarized_and_bounded(start_table, wor
     assert len(replies) == 600 and all(r["code"] == "auth" for r in replies)
     growth_mib = (rss_kib(t.proc.pid) - rss_before) / 1024
     t.assert_dealing()
-    time.sleep(1.5)  # the count of refusals not journaled one by one is journaled within a second
+    t.wait_refusals_counted({"auth": 600})
     t.assert_stopped_cleanly()
     single, counted = t.refusals("auth")
     assert single + counted == 600
