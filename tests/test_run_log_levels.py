@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from controller.journal import JournalReader, verify
 from run_logs import LogFile, loud
 
@@ -27,6 +29,7 @@ def kinds(journal: Path) -> list[str]:
         return [e.kind for e in r.entries()]
 
 
+@pytest.mark.slow
 def test_a_run_to_one_shoe_and_its_resumption_log_nothing_to_act_on(tmp_path: Path) -> None:
     """Before: every resume warned "event epoch changed" (the built-in emulator is a new device at
     every start, yet its links were told the last events of the one before); a clean stop could

@@ -19,6 +19,8 @@ import math
 import random
 from collections import Counter
 
+import pytest
+
 from controller.audit.orders import fresh_order
 from controller.audit.shuffle_audit import audit_orders
 
@@ -53,11 +55,13 @@ def check(rate: float, per_test: dict[str, float], alpha: float, runs: int) -> N
             assert r >= alpha - 3 * se, f"{name}: {r:.4f}"
 
 
+@pytest.mark.slow
 def test_false_alarm_rate_two_decks_many_runs() -> None:
     rate, per_test = false_alarms(decks=2, shoes=5, runs=2000, confidence=0.95, seed=12345)
     check(rate, per_test, 0.05, 2000)
 
 
+@pytest.mark.slow
 def test_false_alarm_rate_eight_deck_shoes() -> None:
     rate, per_test = false_alarms(decks=8, shoes=4, runs=500, confidence=0.95, seed=777)
     check(rate, per_test, 0.05, 500)

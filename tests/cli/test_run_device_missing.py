@@ -20,6 +20,7 @@ HANG = 60  # seconds before a wait is declared hung (never a performance limit)
 OUTAGE_S = 3  # long enough for many retries (the backoff starts at 0.1 s)
 
 
+@pytest.mark.slow
 def test_a_missing_port_is_one_plain_line_per_device_not_one_per_retry(tmp_path: Path) -> None:
     missing = tmp_path / "missing"
     proc = subprocess.Popen(

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cli_run import run
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
@@ -31,6 +32,7 @@ def is_notice(line: str) -> bool:
     return line.startswith('{"notice":')
 
 
+@pytest.mark.slow
 def test_run_json_is_the_journal_export_of_what_the_run_stored(capsys, tmp_path: Path) -> None:
     journal = tmp_path / "journal.db"
     first = run_json(journal)

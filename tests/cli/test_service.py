@@ -92,6 +92,7 @@ def test_run_tells_systemd_ready_then_watchdog_then_stopping(tmp_path: Path, sys
     assert statuses[-1] == "STATUS=stopping"
 
 
+@pytest.mark.slow
 def test_a_service_manager_that_stops_reading_does_not_hold_the_table(tmp_path: Path) -> None:
     """Its socket's queue fills up (a few datagrams); the table still runs to its end and stops."""
     unread = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -117,6 +117,7 @@ def test_run_feed_publishes_every_entry_in_order_exactly_as_journal_export(mosqu
     assert cursor["seq"] == len(expected) and cursor["table_id"] == "T1"
 
 
+@pytest.mark.slow
 def test_after_a_sigkill_the_feed_resumes_from_its_cursor_without_a_gap(mosquitto: Mosquitto, collector: Subscriber,
                                                                          journal: Path, capsys) -> None:
     expected = export_lines(capsys, journal)
@@ -143,6 +144,7 @@ def test_after_a_sigkill_the_feed_resumes_from_its_cursor_without_a_gap(mosquitt
     assert json.loads(cursor.read_text())["seq"] == len(expected)
 
 
+@pytest.mark.slow
 def test_a_broker_restart_while_publishing_loses_nothing_and_is_logged_once(mosquitto: Mosquitto,
                                                                             collector: Subscriber,
                                                                             tmp_path: Path, capsys) -> None:

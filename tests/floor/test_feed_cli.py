@@ -120,6 +120,7 @@ def waiting_feed(journal: Path, url: str, log: Path, *, wait_more: float = 0.0) 
     return code, log.read_text()
 
 
+@pytest.mark.slow
 def test_an_unreachable_broker_at_start_is_waited_for_and_said_once(journal: Path, tmp_path: Path) -> None:
     # nothing listens on a free port; two seconds: several more retries
     code, err = waiting_feed(journal, f"mqtt://127.0.0.1:{free_port()}", tmp_path / "feed.err", wait_more=2.0)

@@ -10,6 +10,7 @@ fuzz cannot pass by feeding noise that the frame layer throws away.
 from __future__ import annotations
 
 import fuzz_codec
+import pytest
 from protocol_inputs import ProtocolInputs
 
 INPUTS = 50_000
@@ -17,6 +18,7 @@ LINK_INPUTS = 20_000  # each drives a whole exchange between the two roles: dear
 SEED = 20_240_901
 
 
+@pytest.mark.slow
 def test_fresh_connections_hold_on_seeded_adversarial_inputs() -> None:
     inputs = ProtocolInputs(SEED)
     frames = sum(fuzz_codec.test_one_input(inputs.next()) for _ in range(INPUTS))
@@ -24,6 +26,7 @@ def test_fresh_connections_hold_on_seeded_adversarial_inputs() -> None:
     assert frames > INPUTS  # most inputs carry frames that pass the CRC, not just noise
 
 
+@pytest.mark.slow
 def test_a_long_lived_link_holds_on_seeded_adversarial_inputs() -> None:
     stream = fuzz_codec.Stream(reconnect_every=500)
     inputs = ProtocolInputs(SEED + 1)

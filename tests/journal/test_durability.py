@@ -94,6 +94,7 @@ def rng() -> random.Random:
     return random.Random(seed)
 
 
+@pytest.mark.slow
 def test_sigkill_single_appends(tmp_path: Path, rng: random.Random) -> None:
     path = tmp_path / "j.db"
     n = 100_000
@@ -108,6 +109,7 @@ def test_sigkill_single_appends(tmp_path: Path, rng: random.Random) -> None:
         assert before + len(returned) <= len(stored) <= before + len(returned) + 1, (attempt, len(stored), len(returned))
 
 
+@pytest.mark.slow
 def test_sigkill_batches_stay_whole(tmp_path: Path, rng: random.Random) -> None:
     path = tmp_path / "j.db"
     for attempt in range(4):

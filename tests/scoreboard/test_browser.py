@@ -40,6 +40,7 @@ def _screenshot(driver, name: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_whole_shoe_dealt_on_the_emulator_is_on_the_page_at_every_state(tmp_path):
     """Every state the page draws while a shoe is dealt (the emulated shuffle at 5 times real time
     leaves the page a few seconds to open before the first round; the dealer paced at 10 ms per

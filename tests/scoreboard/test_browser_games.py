@@ -162,6 +162,7 @@ TILES_JS = """return Array.prototype.slice.call(document.querySelectorAll('.tile
           big: t.querySelectorAll('[data-road="big"] .cell').length}; });"""
 
 
+@pytest.mark.slow
 def test_the_floor_page_over_mosquitto_shows_each_tables_state_and_last_result(tmp_path, mosquitto) -> None:
     letter = {"banker": "B", "player": "P", "tie": "T"}
     with floor_fed(tmp_path, mosquitto, {"T1": 4, "T2": 2}) as (server, journals, _), chrome(tmp_path) as driver:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import time
 
+import pytest
 from cli_run import run
 from floor.test_feed_tls import tls_broker  # noqa: F401 - the fixture: a broker with a TLS listener
 from services.mosquitto import DISPLAY, Mosquitto, mosquitto  # noqa: F401 - the broker fixture
@@ -54,6 +55,7 @@ def _stopped(proc: subprocess.Popen) -> str:
     return err
 
 
+@pytest.mark.slow
 def test_two_floor_scoreboards_on_one_broker_both_stay_and_say_an_outage_once(tmp_path, mosquitto) -> None:
     journal = dealt_journal(tmp_path / "journal.db", 2, 5)
     boards = [_scoreboard(mosquitto) for _ in range(2)]
