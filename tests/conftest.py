@@ -7,7 +7,7 @@ docs/regulations/ (a typo is a collection error, so traceability cannot silently
 mapping is kept for the session (the ``reg_report`` fixture), with whether the whole suite was
 collected, so that tests/test_traceability.py need not collect the suite a second time.
 
-Order and workers: the modules holding a ``slow`` test run first, each module's tests together and
+Order and workers: the modules holding the most ``slow`` tests run first, each module's tests together and
 in their own order, so that under ``pytest -n auto`` (``make test`` hands each worker whole modules,
 ``--dist loadscope``) the long tests are not the last ones started: a long test left to the end keeps
 one worker busy while the others wait. ``-n auto`` starts two workers per CPU
@@ -27,6 +27,7 @@ import json
 import os
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -95,8 +96,9 @@ def reg_report(pytestconfig: pytest.Config) -> dict[str, list[str]] | None:
 
 
 def _slow_modules_first(items: list[pytest.Item]) -> None:
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)  # a stable sort: each module keeps its order
+    """The modules with the most ``slow`` tests first; a stable sort, so each module keeps its order."""
+    slow: Counter[Path] = Counter(item.path for item in items if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[item.path])
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
