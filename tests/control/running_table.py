@@ -9,16 +9,19 @@ automated dealer unless ``manual``) and waits for its socket; ``Table`` talks to
 """
 from __future__ import annotations
 
+import io
 import json
 import signal
 import socket
 import subprocess
 import sys
 import time
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.cli import main as cli_main
 from controller.journal import JournalReader
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
@@ -123,8 +126,17 @@ class Table:
         code = self.stop()
         err = self.stderr()
         assert code in (0, 128 + signal.SIGTERM) and "Traceback" not in err, err
-        verified = shoectl("journal", "verify", str(self.journal))
-        assert verified.returncode == 0, verified.stdout + verified.stderr
+        code, said = journal_verify(self.journal)
+        assert code == 0, said
+
+
+def journal_verify(journal: Path) -> tuple[int, str]:
+    """``shoectl journal verify JOURNAL`` (the chain and the anchors file beside it) through the
+    CLI in this process: its exit code and what it printed."""
+    said = io.StringIO()
+    with redirect_stdout(said), redirect_stderr(said):
+        code = cli_main.main(["journal", "verify", str(journal)])
+    return code, said.getvalue()
 
 
 def send_and_read(s: socket.socket, line: bytes | dict[str, Any]) -> dict[str, Any] | None:
