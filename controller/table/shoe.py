@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.audit.cardset import verify_cardset  # at start-up, not on the card that ends a shoe
 from controller.rules.shoe import CutError, check_cut, check_second_cover
 from controller.table.errors import Refused
 
@@ -105,8 +106,6 @@ class Shoe:
     def cardset(self) -> Any:
         """The card-set check (controller.audit.cardset): the cards read against the N-deck
         composition; the cards left in the shoe are counted, not read. Cached per state."""
-        from controller.audit.cardset import verify_cardset
-
         key = (len(self.reads), self.dealt, self.loaded_count)
         if self._cardset_cache is None or self._cardset_cache[0] != key:  # asked up to 3 times per reshuffle
             left = max(0, (self.loaded_count or 0) - self.dealt)
