@@ -4,12 +4,26 @@ SQLite copies the WAL back into the database file (a checkpoint) by itself when 
 1000 pages, inside the commit that passes it: that commit then also writes and syncs the database
 file, milliseconds in the tail of a card's latency. A long-running writer (the table's owner)
 turns that off (``Journal.checkpoint_in_background``) and a ``Checkpointer`` thread, with its own
-connection, runs PASSIVE checkpoints instead (they never wait for the writer, nor it for them):
-when the WAL was written since the last one and has then been quiet for ``quiet`` seconds (between
-rounds, while people act), or at the latest every ``longest`` seconds (a table at full speed). Once a checkpoint has copied every frame, the
-writer's next transaction starts the WAL again from its beginning, rewriting the same blocks of
-the same file (its fsync has no change of file size to flush as well); ``journal_size_limit``
-trims a WAL that grew while checkpoints could not finish (a reader holding an old snapshot).
+connection, checkpoints instead, by how full the WAL is (its ``mxFrame``, read from the wal-index
+header in the ``-shm`` file every ``interval`` seconds):
+
+- past ``soft`` frames (SQLite's own 1000), a PASSIVE checkpoint once the writer has been quiet
+  for ``quiet`` seconds (between rounds, while people act). It never waits for the writer nor the
+  writer for it, and finished in a quiet moment it has copied every frame, so the writer's next
+  transaction starts the WAL again from its beginning, rewriting the same blocks of the same file
+  (an fsync with no change of file size to flush as well). That restart costs the commit that
+  makes it one more fsync: once per ``soft`` frames, not once per card as checkpointing at every
+  pause would.
+- past ``HARD_FRAMES`` (a table dealing without a pause, ``--speed max``: no quiet moment comes,
+  and a PASSIVE checkpoint never catches up with a writer that commits while it copies, so the
+  WAL would grow for ever, each commit appending to a longer file: 270 us a card's commit here
+  against 150 us rewriting a WAL that starts again), SQLite's own checkpoint inside the commit
+  that passes them (``wal_autocheckpoint``, set by ``Journal.checkpoint_in_background``): one
+  slow commit in several thousand frames.
+
+``journal_size_limit`` trims a WAL that grew past ``WAL_SIZE_LIMIT`` when it restarts. Where the
+``-shm`` file cannot be read, the thread checkpoints as it did before it could: PASSIVE when the
+writer is quiet, at the latest every ``longest`` seconds.
 
 Durability does not change: every commit is still synced to the WAL before it returns
 (synchronous=FULL); a checkpoint only moves committed pages into the database file, and a crash
@@ -20,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import struct
 import threading
 import time
 from pathlib import Path
@@ -28,14 +43,17 @@ import structlog
 
 from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, JournalConnection, sqlite_uri
 
-__all__ = ["SQLITE_AUTOCHECKPOINT", "Checkpointer", "WAL_SIZE_LIMIT"]
+__all__ = ["HARD_FRAMES", "SQLITE_AUTOCHECKPOINT", "Checkpointer", "WAL_SIZE_LIMIT"]
 
 log = structlog.get_logger()
 
-CHECK_INTERVAL = 0.05   # seconds between looks at the WAL's modification time
-QUIET = 0.05            # seconds without a commit before a checkpoint may run
-LONGEST = 2.0           # seconds a written WAL waits for a checkpoint at most
-WAL_SIZE_LIMIT = 16 << 20  # journal_size_limit: a WAL reset leaves at most this much
+CHECK_INTERVAL = 0.05   # seconds between looks at the WAL
+QUIET = 0.05            # seconds without a commit before a PASSIVE checkpoint may run
+LONGEST = 2.0           # seconds a written WAL waits for a checkpoint at most (-shm unreadable)
+SOFT_FRAMES = 1000      # frames (about 4 MiB) before a checkpoint in a quiet moment
+HARD_FRAMES = 4000      # frames (about 16 MiB) before the writer's own commit checkpoints (wal_autocheckpoint)
+WAL_SIZE_LIMIT = 16 << 20  # journal_size_limit: a WAL restart leaves at most this much
+_MX_FRAME = struct.Struct("=I")  # WalIndexHdr.mxFrame: offset 16, the machine's byte order
 SQLITE_AUTOCHECKPOINT = 1000  # SQLite's default wal_autocheckpoint (pages), restored if the thread fails
 
 
@@ -44,9 +62,11 @@ class Checkpointer:
     docstring). ``start()`` once, ``stop()`` (idempotent) before the writer closes."""
 
     def __init__(self, path: Path, *, interval: float = CHECK_INTERVAL, quiet: float = QUIET,
-                 longest: float = LONGEST) -> None:
+                 longest: float = LONGEST, soft: int = SOFT_FRAMES) -> None:
         self.path = path
         self.wal = Path(str(path) + "-wal")
+        self.shm = Path(str(path) + "-shm")
+        self.soft = soft
         self.interval = interval
         self.quiet_ns = int(quiet * 1e9)
         self.longest_ns = int(longest * 1e9)
@@ -66,9 +86,12 @@ class Checkpointer:
 
     def _run(self) -> None:
         conn = None
+        shm = None
         try:
             conn = sqlite3.connect(sqlite_uri(self.path, mode="rw"), uri=True, timeout=DEFAULT_BUSY_TIMEOUT,
                                    isolation_level=None, check_same_thread=False, factory=JournalConnection)
+            with contextlib.suppress(OSError):
+                shm = os.open(self.shm, os.O_RDONLY)
             done_at = self._written_at()  # what the last checkpoint covered (mtime of the WAL)
             done_when = time.time_ns()
             while not self._stop.wait(self.interval):
@@ -76,15 +99,24 @@ class Checkpointer:
                 if written == done_at:
                     continue
                 now = time.time_ns()
-                if now - written >= self.quiet_ns or now - done_when >= self.longest_ns:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                    self.checkpoints += 1
-                    done_at, done_when = written, now
+                quiet = now - written >= self.quiet_ns
+                frames = _frames(shm)
+                if frames is None:  # cannot tell how full: by time, as a fallback
+                    due = quiet or now - done_when >= self.longest_ns
+                else:
+                    due = quiet and frames >= self.soft
+                if not due:
+                    continue
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                self.checkpoints += 1
+                done_at, done_when = written, now
         except sqlite3.Error as exc:
             self.failed = True
             log.warning("journal checkpoints stopped; the writer checkpoints in its commits again",
                         journal=str(self.path), error=str(exc))
         finally:
+            if shm is not None:
+                os.close(shm)
             if conn is not None:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
@@ -94,3 +126,16 @@ class Checkpointer:
             return os.stat(self.wal).st_mtime_ns
         except OSError:
             return 0
+
+
+def _frames(shm: int | None) -> int | None:
+    """The frames in the WAL since it last started again: ``mxFrame`` of the wal-index header's
+    first copy (sqlite.org/walformat.html, section 2.1); ``None`` when it cannot be read. A value
+    torn by a concurrent commit only moves a checkpoint by one look."""
+    if shm is None:
+        return None
+    try:
+        data = os.pread(shm, 4, 16)
+    except OSError:
+        return None
+    return _MX_FRAME.unpack(data)[0] if len(data) == 4 else None

@@ -34,7 +34,7 @@ import structlog
 
 from controller.fsutil import fsync_dir
 from controller.journal.anchors import Anchor
-from controller.journal.checkpoints import SQLITE_AUTOCHECKPOINT, WAL_SIZE_LIMIT, Checkpointer
+from controller.journal.checkpoints import HARD_FRAMES, SQLITE_AUTOCHECKPOINT, WAL_SIZE_LIMIT, Checkpointer
 from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, canonical_json, entry_body_bytes
 from controller.journal.connection import (
     DEFAULT_BUSY_TIMEOUT,
@@ -318,14 +318,15 @@ class Journal(_ReadApi):
                       format_ts(self._clock())).signed(self._hasher)
 
     def checkpoint_in_background(self) -> None:
-        """For a long-running writer: no checkpoint inside a commit from now on; a thread of the
-        journal's runs them between commits (``controller.journal.checkpoints``) until ``close``.
-        Idempotent."""
+        """For a long-running writer: a thread of the journal's checkpoints between commits, in the
+        writer's quiet moments, once the WAL holds ``SOFT_FRAMES`` (``controller.journal.checkpoints``)
+        until ``close``; a commit checkpoints only when the WAL reaches ``HARD_FRAMES`` without a
+        quiet moment (a writer without pauses). Idempotent."""
         if self._checkpointer is not None:
             return
         try:
             self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}").fetchall()
-            self._conn.execute("PRAGMA wal_autocheckpoint = 0").fetchall()
+            self._conn.execute(f"PRAGMA wal_autocheckpoint = {HARD_FRAMES}").fetchall()  # a writer without pauses
         except sqlite3.Error as exc:
             raise translate(exc, self.path, "configure checkpoints") from None
         self._checkpointer = Checkpointer(self.path).start()

@@ -1,6 +1,7 @@
 """Checkpoints off the commit path (controller/journal/checkpoints.py): a writer that asked for
-them never checkpoints inside a commit; the journal's thread copies the WAL into the database when
-the writer is quiet, and the WAL is then rewritten from its start instead of growing."""
+them checkpoints inside a commit only past ``HARD_FRAMES`` without a pause; the journal's thread
+copies the WAL into the database when the writer is quiet and the WAL holds ``SOFT_FRAMES``, and
+the WAL is then rewritten from its start instead of growing."""
 from __future__ import annotations
 
 import time
@@ -27,7 +28,7 @@ def test_no_commit_checkpoints_once_the_journal_does_it_in_the_background(tmp_pa
         journal.checkpoint_in_background()
         journal._checkpointer.stop()  # type: ignore[union-attr]  # only the commits are looked at
         size = path.stat().st_size
-        for i in range(200):  # well past SQLite's own threshold of 1000 pages
+        for i in range(200):  # well past SQLite's own threshold of 1000 pages, below HARD_FRAMES
             journal.append("k", {"i": i, "pad": PAD})
         assert Path(str(path) + "-wal").stat().st_size > 1000 * 4096
         assert path.stat().st_size == size  # nothing was copied into the database by a commit
@@ -40,7 +41,7 @@ def test_the_background_thread_checkpoints_when_the_writer_is_quiet(tmp_path: Pa
     with Journal.open(path, table_id="T1") as journal:
         journal.checkpoint_in_background()
         size = path.stat().st_size
-        for i in range(20):
+        for i in range(200):  # past SOFT_FRAMES
             journal.append("k", {"i": i, "pad": PAD})
         assert _wait_for(lambda: path.stat().st_size > size)  # copied into the database
         assert _wait_for(lambda: journal._checkpointer.checkpoints >= 1)  # type: ignore[union-attr]
@@ -48,7 +49,7 @@ def test_the_background_thread_checkpoints_when_the_writer_is_quiet(tmp_path: Pa
         for i in range(20):
             journal.append("k", {"i": i, "pad": PAD})
         assert wal.stat().st_size <= wal_size  # rewritten from its start, not grown
-        assert journal.last_seq == 40
+        assert journal.last_seq == 220
     assert verify(path).ok
 
 
@@ -66,3 +67,31 @@ def test_a_checkpoint_thread_that_fails_hands_checkpoints_back_to_the_commits(tm
         assert _wait_for(lambda: journal._checkpointer.failed)  # type: ignore[union-attr]
         journal.append("k", {})
         assert journal._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+
+
+def test_a_quiet_writer_with_a_small_wal_is_not_checkpointed_at_every_pause(tmp_path: Path) -> None:
+    """A table at real pace pauses after every card: a checkpoint at each pause would make the
+    next commit start the WAL again, an fsync more on that card. Below SOFT_FRAMES nothing runs."""
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        for i in range(5):
+            journal.append("card", {"i": i})
+            time.sleep(0.15)  # quiet for three of the thread's looks
+        assert journal._checkpointer.checkpoints == 0  # type: ignore[union-attr]
+
+
+def test_a_writer_without_pauses_keeps_a_bounded_wal(tmp_path: Path) -> None:
+    """A table dealing flat out (``--speed max``) never gives the thread a quiet moment: the WAL
+    must still start again, not grow for ever (each commit would append to a longer file)."""
+    from controller.journal.checkpoints import HARD_FRAMES
+
+    path = tmp_path / "j.db"
+    wal = Path(str(path) + "-wal")
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        journal._checkpointer.stop()  # type: ignore[union-attr]  # no quiet moment ever comes
+        for i in range(1500):  # about 9,000 frames: twice past HARD_FRAMES
+            journal.append("k", {"i": i, "pad": PAD})
+        assert wal.stat().st_size <= (HARD_FRAMES + 200) * (4096 + 24)
+    assert verify(path).ok
