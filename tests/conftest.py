@@ -61,7 +61,8 @@ def _memory_has_room() -> bool:
         st = os.statvfs(MEMORY_TMP)
     except OSError:
         return False
-    return os.access(MEMORY_TMP, os.W_OK | os.X_OK) and st.f_bavail * st.f_frsize >= MEMORY_TMP_ROOM
+    runs_programs = not st.f_flag & getattr(os, "ST_NOEXEC", 0)  # a test may start a script it wrote
+    return runs_programs and os.access(MEMORY_TMP, os.W_OK | os.X_OK) and st.f_bavail * st.f_frsize >= MEMORY_TMP_ROOM
 
 
 def pytest_configure(config: pytest.Config) -> None:
