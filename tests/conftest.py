@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from regulations import clause_ids  # noqa: E402
 
 MEMORY_TMP = Path("/dev/shm")
-MEMORY_TMP_ROOM = 2 * 1024**3  # bytes free: a whole run leaves about 300 MB; pytest keeps the last three runs'
+MEMORY_TMP_ROOM = 2 * 1024**3  # bytes free: a whole run holds about 300 MB until its end (only failed tests keep theirs)
 REG_REPORT = pytest.StashKey[dict[str, list[str]]]()
 WHOLE_SUITE = pytest.StashKey[bool]()
 
