@@ -48,13 +48,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: pytest without xdist runs the tests too
+MAX_WORKERS = 16
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: two workers per CPU. A test spends about half its time waiting (on the processes,
     ptys, brokers and browsers it starts, on a device's timeout); a second worker per CPU runs
-    meanwhile. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set."""
+    meanwhile. At most ``MAX_WORKERS``: each worker's tests start tables, brokers and browsers of
+    their own, and memory, not CPUs, bounds a big machine. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still
+    decides when set."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return 2 * len(os.sched_getaffinity(0))
+    return min(2 * len(os.sched_getaffinity(0)), MAX_WORKERS)
 
 
 def _memory_has_room() -> bool:
