@@ -47,10 +47,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--reg-report", metavar="FILE", help="write {clause: [test ids]} JSON after collection")
 
 
-@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: pytest without xdist runs the tests too
 MAX_WORKERS = 16
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: pytest without xdist runs the tests too
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: two workers per CPU. A test spends about half its time waiting (on the processes,
     ptys, brokers and browsers it starts, on a device's timeout); a second worker per CPU runs
