@@ -24,12 +24,12 @@ from tests.control.running_table import command_line, proc_number, read_reply, r
 from tests.unprivileged import UNPRIVILEGED_USER, run_unprivileged
 
 
-# -- item 4: connections ------------------------------------------------------------------------------
-
-@pytest.mark.slow
 HANG = 60.0  # seconds before a wait is declared hung (each `shoectl ctl` is a process: slow under load)
 
 
+# -- item 4: connections ------------------------------------------------------------------------------
+
+@pytest.mark.slow
 def test_connections_beyond_the_cap_are_shed_with_a_reply(start_table, workdir) -> None:
     """Item 4: there was no cap (one thread per connection; 2,000 were observed)."""
     t = start_table(workdir, "--control-connections", "4")
