@@ -83,6 +83,11 @@ def test_a_replaced_emulator_voids_the_round_reconciles_and_deals_a_new_shoe(tmp
         assert any(e.kind == "fault" and e.payload["fault"] == "misread" for e in held)
         emu.send_signal(signal.SIGKILL)
         emu.wait(timeout=10)
+        # As udev removes a device's link when it is unplugged: a killed emulator cannot, and its
+        # links would point at pty numbers the kernel hands to the next process that asks (another
+        # test's terminal), where the table's reconnecting links would write their handshake.
+        for port in ports.values():
+            Path(port).unlink(missing_ok=True)
         before = entries(journal)
         old_shoe = next(e.payload["shoe"] for e in reversed(before) if e.kind == "shoe_start")
         time.sleep(0.5)
