@@ -14,7 +14,8 @@ For each input, in the order it was queued:
    link's supervisor sends EVENT_ACK at once.
 A crash anywhere loses nothing: an input not yet committed is resent by its device (device
 events) or was never acted on (operator commands); a committed one is found in the journal at the
-restart, where ``recover`` feeds every journaled input to a fresh core to rebuild its state.
+restart, where ``recover`` feeds every journaled input to a fresh core to rebuild its state; the
+commands the restart re-issues wait until every link has said which device answers (``DevicesHeard``).
 
 Threads: the owner (``run``), one sender per device role (``link.request`` may block for a reply
 or a retry), and the links' own threads. Nothing here blocks the owner on device I/O. A device
