@@ -134,6 +134,15 @@ def create_schema(conn: sqlite3.Connection, path: Path, table_id: str, hasher: H
     return create_schema_with_meta(conn, path, meta)
 
 
+def set_wal_mode(conn: sqlite3.Connection, path: Path) -> None:
+    """Put the database in WAL mode (kept in its file's header); JournalError where the filesystem
+    cannot have it (SQLite then keeps the mode it had)."""
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise JournalError(f"{path}: cannot use WAL mode here (journal_mode stays {mode!r}); "
+                           "put the journal on a local filesystem that supports it")
+
+
 def create_schema_with_meta(conn: sqlite3.Connection, path: Path, meta: dict[str, str]) -> dict[str, str]:
     """Create the current schema in an empty database with this ``meta`` (which must say the
     current schema version); the meta of the journal someone else created meanwhile, if any."""

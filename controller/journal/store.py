@@ -46,7 +46,10 @@ from controller.journal.connection import (
 from controller.journal.entry import Clock, Entry, Record, PreparedEntry, check_str, format_ts, parse_ts, prepare, utc_now
 from controller.journal.errors import DeviceEventConflict, JournalBusyError, JournalError, NotAJournalError, PayloadError
 from controller.journal.reader import JournalReader, _ReadApi
-from controller.journal.schema import SCHEMA_VERSION, check_sqlite_version, create_schema, inspect_meta, layout_of
+from controller.journal.creation import create_journal_file
+from controller.journal.schema import (
+    SCHEMA_VERSION, check_sqlite_version, create_schema, inspect_meta, layout_of, set_wal_mode,
+)
 from controller.journal.walcheck import keep_ignored_wal
 
 log = structlog.get_logger()
@@ -119,6 +122,8 @@ class Journal(_ReadApi):
         lock_fd = _take_writer_lock(p)
         conn = None
         try:
+            if not existed:  # made whole beside it, then linked in: a reader never sees it half-made
+                create_journal_file(p, table_id, hasher, clock or utc_now)
             ignored = keep_ignored_wal(p)
             if ignored is not None:
                 log.warning("journal -wal file ignored by SQLite", journal=str(p), problem=ignored[0],
@@ -132,10 +137,7 @@ class Journal(_ReadApi):
                         f"{p}: a schema-version-{meta['schema_version']} journal (an earlier shoectl's) is read but "
                         f"not continued: migrate it into a new file (shoectl journal migrate {p} NEW) or start "
                         "a new journal")
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if str(mode).lower() != "wal":
-                    raise JournalError(f"{p}: cannot use WAL mode here (journal_mode stays {mode!r}); "
-                                       "put the journal on a local filesystem that supports it")
+                set_wal_mode(conn, p)
                 conn.execute("PRAGMA synchronous = FULL")
                 sync = conn.execute("PRAGMA synchronous").fetchone()[0]
                 if sync != 2:
