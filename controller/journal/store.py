@@ -1,7 +1,8 @@
 """The journal's writer: an append-only, hash-chained SQLite file (WAL, synchronous=FULL).
 
 (Reading is ``controller.journal.reader``; entries and their validation ``entry``; the schema
-``schema``; connections and SQLite's errors ``connection``. The names are re-exported here.)
+``schema``; connections and SQLite's errors ``connection``; opening for writing (the lock, creating a new
+journal whole, the settings and the meta check) ``opening``. The names are re-exported here.)
 
 Writing: ``Journal.open(path, table_id=...)`` returns the one writer. Each ``append`` is its own
 committed transaction: when it returns, the entry is on disk (the WAL is fsynced). ``append_batch``
@@ -21,7 +22,6 @@ journal exactly as it was and the next append works. See ``controller.journal.er
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
 import threading
@@ -32,25 +32,15 @@ from typing import Any
 
 import structlog
 
-from controller.fsutil import fsync_dir
 from controller.journal.anchors import Anchor
 from controller.journal.checkpoints import HARD_FRAMES, SQLITE_AUTOCHECKPOINT, WAL_SIZE_LIMIT, Checkpointer
-from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, canonical_json, entry_body_bytes
-from controller.journal.connection import (
-    DEFAULT_BUSY_TIMEOUT,
-    JournalConnection,
-    require_journal_file,
-    sqlite_uri,
-    translate,
-)
+from controller.journal.chain import GENESIS_HASH, Hasher, canonical_json, entry_body_bytes
+from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, require_journal_file, translate
 from controller.journal.entry import Clock, Entry, Record, PreparedEntry, check_str, format_ts, parse_ts, prepare, utc_now
-from controller.journal.errors import DeviceEventConflict, JournalBusyError, JournalError, NotAJournalError, PayloadError
+from controller.journal.errors import DeviceEventConflict, JournalBusyError, JournalError, PayloadError
 from controller.journal.reader import JournalReader, _ReadApi
-from controller.journal.creation import create_journal_file
-from controller.journal.schema import (
-    SCHEMA_VERSION, check_sqlite_version, create_schema, inspect_meta, layout_of, set_wal_mode,
-)
-from controller.journal.walcheck import keep_ignored_wal
+from controller.journal.opening import open_writer
+from controller.journal.schema import SCHEMA_VERSION, check_sqlite_version, layout_of
 
 log = structlog.get_logger()
 
@@ -114,54 +104,20 @@ class Journal(_ReadApi):
             raise JournalError(f"{p}: is a directory, not a journal")
         if not p.parent.is_dir():
             raise JournalError(f"{p}: directory {p.parent} does not exist")
-        existed = p.exists()
-        if existed:
+        if p.exists():
             require_journal_file(p)
         elif not create:
             raise JournalError(f"{p}: no such journal")
-        lock_fd = _take_writer_lock(p)
-        conn = None
+        conn, meta, lock_fd = open_writer(p, table_id=table_id, hasher=hasher, clock=clock or utc_now,
+                                          create=create, busy_timeout=busy_timeout)
         try:
-            if not existed:  # made whole beside it, then linked in: a reader never sees it half-made
-                create_journal_file(p, table_id, hasher, clock or utc_now)
-            ignored = keep_ignored_wal(p)
-            if ignored is not None:
-                log.warning("journal -wal file ignored by SQLite", journal=str(p), problem=ignored[0],
-                            kept_as=str(ignored[1]) if ignored[1] else None)
-            try:
-                conn = sqlite3.connect(sqlite_uri(p, mode="rwc" if create else "rw"), uri=True, timeout=busy_timeout,
-                                       isolation_level=None, check_same_thread=False, factory=JournalConnection)
-                meta = inspect_meta(conn, p)  # before any change: never convert someone else's database
-                if meta is not None and meta["schema_version"] != str(SCHEMA_VERSION):
-                    raise JournalError(
-                        f"{p}: a schema-version-{meta['schema_version']} journal (an earlier shoectl's) is read but "
-                        f"not continued: migrate it into a new file (shoectl journal migrate {p} NEW) or start "
-                        "a new journal")
-                set_wal_mode(conn, p)
-                conn.execute("PRAGMA synchronous = FULL")
-                sync = conn.execute("PRAGMA synchronous").fetchone()[0]
-                if sync != 2:
-                    raise JournalError(f"{p}: cannot set synchronous=FULL (got {sync})")
-                if meta is None:
-                    if not create:
-                        raise NotAJournalError(f"{p}: not a journal: an empty SQLite database")
-                    meta = create_schema(conn, p, table_id, hasher, clock or utc_now)
-                    fsync_dir(p.parent.absolute())
-            except sqlite3.Error as exc:
-                raise translate(exc, p, "open the journal") from None
-            _check_meta(p, meta, table_id, hasher)
             journal = cls(conn, p, meta, hasher, clock or utc_now, lock_fd)
             journal._load_tail()
-            return journal
         except BaseException:
-            if conn is not None:
-                conn.close()
-            if not existed:  # leave no empty file behind from a failed creation
-                with contextlib.suppress(OSError):
-                    if p.stat().st_size == 0:
-                        p.unlink()
+            conn.close()
             os.close(lock_fd)
             raise
+        return journal
 
     # writing
 
@@ -374,33 +330,3 @@ def _same_event_or_raise(existing: Entry, rec: PreparedEntry) -> None:
         f"device {rec.device_serial} epoch {rec.epoch} counter {rec.counter} is already stored as entry {existing.seq} "
         f"with a different {'kind' if existing.kind != rec.kind else 'payload'}: not a resend",
         existing, rec.kind, rec.payload)
-
-
-def _take_writer_lock(path: Path) -> int:
-    """An exclusive flock on ``<journal>.lock`` for the writer's lifetime (a separate file: SQLite's
-    own POSIX locks on the database must not be disturbed)."""
-    lock_path = Path(str(path) + ".lock")
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        if not os.access(path.parent, os.W_OK):
-            raise JournalError(f"{path}: cannot open the journal for writing: directory {path.parent} is read-only") from None
-        raise JournalError(f"{lock_path}: cannot create the writer lock: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise JournalBusyError(f"{path}: the journal is already open for writing (another shoectl holds {lock_path.name})") from None
-    return fd
-
-
-def _check_meta(path: Path, meta: dict[str, str], table_id: str, hasher: Hasher) -> None:
-    if meta["table_id"] != table_id:
-        raise JournalError(f"{path}: the journal belongs to table {meta['table_id']!r}, not {table_id!r}")
-    algorithm = meta["hash_algorithm"]
-    if algorithm == HMAC_SHA256 and hasher.algorithm != HMAC_SHA256:
-        raise JournalError(f"{path}: the journal is HMAC-protected (key id {meta.get('key_id')}): an HMAC key is required")
-    if algorithm != HMAC_SHA256 and hasher.algorithm == HMAC_SHA256:
-        raise JournalError(f"{path}: the journal was created without an HMAC key; it cannot be continued with one")
-    if algorithm == HMAC_SHA256 and meta.get("key_id") != hasher.key_id:
-        raise JournalError(f"{path}: wrong HMAC key (key id {hasher.key_id}; the journal's is {meta.get('key_id')})")

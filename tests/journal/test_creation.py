@@ -1,4 +1,4 @@
-"""A new journal appears whole or not at all (controller/journal/creation.py): a feed or a
+"""A new journal appears whole or not at all (controller/journal/opening.py): a feed or a
 scoreboard started with the table must never find the path as an empty or half-made database,
 which it would refuse as not a journal."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ def test_the_path_does_not_exist_while_the_schema_is_written(tmp_path: Path, moc
         seen.append(path.exists())  # what a reader polling the path finds right now
         return real(conn, p, *args, **kwargs)
 
-    mocker.patch("controller.journal.creation.create_schema", side_effect=spying)
+    mocker.patch("controller.journal.opening.create_schema", side_effect=spying)
     with Journal.open(path, table_id="T1") as journal:
         journal.append("k", {})
     assert seen == [False]
@@ -32,7 +32,7 @@ def test_the_path_does_not_exist_while_the_schema_is_written(tmp_path: Path, moc
 
 def test_a_creation_that_fails_leaves_nothing_behind(tmp_path: Path, mocker) -> None:
     path = tmp_path / "j.db"
-    mocker.patch("controller.journal.creation.create_schema", side_effect=OSError(28, "No space left on device"))
+    mocker.patch("controller.journal.opening.create_schema", side_effect=OSError(28, "No space left on device"))
     with pytest.raises(JournalError, match="cannot create the journal: No space left on device"):
         Journal.open(path, table_id="T1")
     assert [p.name for p in tmp_path.iterdir() if p.name != "j.db.lock"] == []
@@ -48,7 +48,7 @@ def test_a_file_that_appeared_meanwhile_is_checked_not_replaced(tmp_path: Path, 
         path.write_bytes(b"someone's notes")
         return real(conn, p, *args, **kwargs)
 
-    mocker.patch("controller.journal.creation.create_schema", side_effect=someone_else_writes)
+    mocker.patch("controller.journal.opening.create_schema", side_effect=someone_else_writes)
     with pytest.raises(JournalError):
         Journal.open(path, table_id="T1")
     assert path.read_bytes() == b"someone's notes"
