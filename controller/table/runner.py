@@ -42,6 +42,7 @@ from controller.table.senders import DeviceSenders
 from controller.table.subscribers import Subscribers
 from controller.table.stored_events import StoredEvents
 from controller.table.link_wiring import event_callback, link_options
+from controller.table.run_limits import RunLimits
 from controller.table.journaling import (
     INPUT_KINDS, command_failed_record, device_input_record, input_from, note_record, operator_input_record,
     output_records, rules_record, status_input_record,
@@ -62,7 +63,7 @@ class TableRunner:
             ``**runner.link_options(role)``.
         autodealer: gives operator commands when the table waits for people (or None).
         on_record / on_notice: display hooks, called on the owner thread.
-        rounds / shoes: stop after this many rounds / completed shoes (None: run until stopped).
+        rounds / shoes: stop after this many rounds / shoes dealt (``RunLimits``; None: until stopped).
         pace: seconds the automated dealer waits between its actions.
     """
 
@@ -76,12 +77,8 @@ class TableRunner:
         self.autodealer = autodealer
         self.on_record = on_record
         self.on_notice = on_notice
-        self.stop_rounds = rounds
-        self.stop_shoes = shoes
+        self.limits = RunLimits(rounds, shoes)
         self.pace = pace
-        self.rounds_done = 0
-        self.shoes_done = 0  # shoes reconciled after their deal; a shoe given up is not done
-        self._given_up_shoe: str | None = None
         self._starting: DevicesHeard | None = None  # until the links said which devices answer
         self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()  # the cheapest wake-up of the owner
         self._stored = StoredEvents(journal)
@@ -165,7 +162,6 @@ class TableRunner:
             if isinstance(inp, DeviceInput) and e.device_serial is not None:
                 self._serial_of_role[inp.device_role] = e.device_serial
         self.core.recover(inputs)
-        self.rounds_done = 0
         return len(inputs)
 
     def journal_rules_in_force(self) -> bool:
@@ -222,13 +218,13 @@ class TableRunner:
                 if type(item) is DeviceItem:
                     item = self._process_device_items(item)
                     if item is None:
-                        if self._limit_reached():
+                        if self.limits.reached:
                             break
                         continue
                 if isinstance(item, Stop):
                     break
                 self._process(item)
-                if self._limit_reached():
+                if self.limits.reached:
                     break
         except BaseException as exc:  # a journal that cannot be written stops the table
             self.error = exc
@@ -266,9 +262,13 @@ class TableRunner:
         self._process(op)
         return True
 
-    def _limit_reached(self) -> bool:
-        return ((self.stop_rounds is not None and self.rounds_done >= self.stop_rounds)
-                or (self.stop_shoes is not None and self.shoes_done >= self.stop_shoes))
+    @property
+    def rounds_done(self) -> int:
+        return self.limits.rounds_done
+
+    @property
+    def shoes_done(self) -> int:
+        return self.limits.shoes_done
 
     # -- one input ----------------------------------------------------------------------------------
     def _where(self) -> tuple[str | None, int | None]:
@@ -363,12 +363,7 @@ class TableRunner:
 
     def _dispatch(self, o: Any) -> None:
         if isinstance(o, TableRecord):
-            if o.kind == kinds.ROUND_RESULT:
-                self.rounds_done += 1
-            elif o.kind == kinds.SHOE_RESTARTED:
-                self._given_up_shoe = o.shoe
-            elif o.kind == kinds.RECONCILIATION and o.shoe != self._given_up_shoe:
-                self.shoes_done += 1
+            self.limits.count(o)
             if self.on_record is not None:
                 self.on_record(o)
             if self._subscribers:
