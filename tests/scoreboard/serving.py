@@ -57,6 +57,18 @@ def journal_view(journal: Path, lang: str = "en") -> dict[str, Any]:
         return TableView.from_entries(reader.entries()).to_json(lang)
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 30) -> None:
+    """SIGTERM ``proc`` (unless it ended), wait up to ``timeout`` s, then kill it: never left behind."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @contextlib.contextmanager
 def floor_fed(tmp_path: Path, broker: Any, rounds: dict[str, int]) -> Iterator[tuple[Any, dict[str, Path], list[Any]]]:
     from controller.cli.cmd_scoreboard import floor_server
@@ -80,14 +92,7 @@ def floor_fed(tmp_path: Path, broker: Any, rounds: dict[str, int]) -> Iterator[t
         if server is not None:
             server.stop()
         for feed in feeds:
-            if feed.poll() is None:
-                feed.terminate()
-            try:
-                feed.wait(timeout=30)
-            finally:
-                if feed.poll() is None:
-                    feed.kill()
-                    feed.wait()
+            stop_process(feed)
 
 
 @contextlib.contextmanager

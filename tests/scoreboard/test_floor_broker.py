@@ -5,7 +5,6 @@ connections with one id); a broker that goes away is one warning and its return 
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import time
 
@@ -13,7 +12,7 @@ import pytest
 from cli_run import run
 from floor.test_feed_tls import tls_broker  # noqa: F401 - the fixture: a broker with a TLS listener
 from services.mosquitto import DISPLAY, Mosquitto, mosquitto  # noqa: F401 - the broker fixture
-from tests.scoreboard.serving import SHOECTL, dealt_journal
+from tests.scoreboard.serving import SHOECTL, dealt_journal, stop_process
 
 
 def _scoreboard(broker: Mosquitto) -> tuple[subprocess.Popen, str]:
@@ -40,14 +39,7 @@ def _wait(what: str, check, timeout: float = 30) -> None:
 
 
 def _stopped(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    stop_process(proc, timeout=15)
     err = proc.stderr.read()
     if proc.stdout:
         proc.stdout.close()
