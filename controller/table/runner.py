@@ -216,14 +216,11 @@ class TableRunner:
                     except queue.Empty:
                         continue
                 if type(item) is DeviceItem:
-                    item = self._process_device_items(item)
-                    if item is None:
-                        if self.limits.reached:
-                            break
-                        continue
+                    item = self._process_device_items(item)  # the item after the device events, if any
                 if isinstance(item, Stop):
                     break
-                self._process(item)
+                if item is not None:
+                    self._process(item)
                 if self.limits.reached:
                     break
         except BaseException as exc:  # a journal that cannot be written stops the table
@@ -243,6 +240,8 @@ class TableRunner:
     def _idle_timeout(self) -> float:
         # The automated dealer decides on the core's state alone, which only an input changes: once
         # it had nothing to do, wait for an input; while it paces itself, until its next turn.
+        if self._starting is not None:  # no later than the devices' wait ends
+            return min(max(self._starting.time_left(), 0.001), 0.2)
         if self.autodealer is None or self._auto_waits:
             return 0.2
         return min(max(self.pace - (time.monotonic() - self._last_auto), 0.001), 0.2)
