@@ -35,7 +35,6 @@ MAX_COMMAND_FAULT_CLEARS = 3  # a device that refuses the same again after that 
 class AutoDealer:
     def __init__(self, submission: Any, seed: int | None = None, *, players: int = 4,
                  on_give_up: Callable[[str], None] | None = None) -> None:
-        self.sub = submission
         self.on_give_up = on_give_up
         self.gave_up: str | None = None
         self._told = False
@@ -52,7 +51,7 @@ class AutoDealer:
         return OperatorInput(command, args, FLOOR if role >= Role.FLOORPERSON else DEALER, role)
 
     def next_input(self, core: Any) -> OperatorInput | None:
-        self.sub = core.sub  # the Rules Submission in force: a floorperson may have set another
+        sub = core.sub  # the Rules Submission in force: a floorperson may have set another
         state = core.state
         if self.gave_up is not None:
             if not self._told and self.on_give_up is not None:
@@ -76,16 +75,16 @@ class AutoDealer:
             # idle table's wash) says the hand shuffle is done.
             if core.washing:
                 return self._once(("shuffled", core.shoe.id), "manual_shuffle_done", Role.DEALER)
-            return self._once(("preshuffled", core.shoe.id), "preshuffled_decks", Role.DEALER, decks=self.sub.decks)
+            return self._once(("preshuffled", core.shoe.id), "preshuffled_decks", Role.DEALER, decks=sub.decks)
         if state == "cutting":
             shoe = core.shoe
             if shoe.cut_position is None:
                 if shoe.cut_offeree is not None:
                     if self.rng.random() < 0.5:
                         return self._op("cut_decline", seat=shoe.cut_offeree)
-                    return self._op("cut", seat=shoe.cut_offeree, position=self._cut_position(shoe))
-                return self._op("cut", position=self._cut_position(shoe))
-            return self._op("cover", from_bottom=self.rng.randint(max(14, self.sub.min_cover_depth), max(16, self.sub.min_cover_depth)))
+                    return self._op("cut", seat=shoe.cut_offeree, position=self._cut_position(shoe, sub.min_cover_depth))
+                return self._op("cut", position=self._cut_position(shoe, sub.min_cover_depth))
+            return self._op("cover", from_bottom=self.rng.randint(max(14, sub.min_cover_depth), max(16, sub.min_cover_depth)))
         if state == "ready_to_load":
             return self._op("load")
         if state == "betting" and core.round is None and core.prompt == "PLACE BETS":
@@ -93,7 +92,7 @@ class AutoDealer:
             if self._bets_placed_for != key:
                 self._bets_placed_for = key
                 # After a restart the layout may already hold this round's wagers: keep them.
-                self._pending = [] if core.pending_wagers else self._wagers()
+                self._pending = [] if core.pending_wagers else self._wagers(sub)
             if self._pending:
                 seat, kind, amount = self._pending.pop()
                 return self._op("wager", seat=seat, kind=kind, amount=amount)
@@ -140,33 +139,32 @@ class AutoDealer:
         self._asked.add(key)
         return self._op(command, role, **args)
 
-    def _cut_position(self, shoe: Any) -> int:
-        d = self.sub.min_cover_depth
-        return self.rng.randint(d, shoe.stack_size - d)
+    def _cut_position(self, shoe: Any, depth: int) -> int:
+        return self.rng.randint(depth, shoe.stack_size - depth)
 
-    def _wagers(self) -> list[tuple[int, str, int]]:
+    def _wagers(self, sub: Any) -> list[tuple[int, str, int]]:
         """Each seated player bets on Player or Banker, sometimes on a side wager; amounts in
         cents, multiples of 5 dollars, brought inside the Rules Submission's ``[limits]`` (a side
         wager that would take the seat past ``table_max`` is not placed)."""
-        offered = [k for k in self.sub.wagers if k not in (WagerKind.PLAYER, WagerKind.BANKER)]
-        table_max = self.sub.limits.table_max
+        offered = [k for k in sub.wagers if k not in (WagerKind.PLAYER, WagerKind.BANKER)]
+        table_max = sub.limits.table_max
         out = []
         for seat in self.seats:
             side = self.rng.choice([WagerKind.PLAYER, WagerKind.BANKER])
-            main = self._within(side, 500 * self.rng.randint(1, 20), table_max)
+            main = self._within(sub, side, 500 * self.rng.randint(1, 20), table_max)
             out.append((seat, side.value, main))
             if offered and self.rng.random() < 0.3:
                 kind = self.rng.choice(sorted(offered))
                 room = None if table_max is None else table_max - main
-                amount = self._within(kind, 500 * self.rng.randint(1, 4), room)
+                amount = self._within(sub, kind, 500 * self.rng.randint(1, 4), room)
                 if room is None or 0 < amount <= room:
                     out.append((seat, kind.value, amount))
         out.reverse()
         return out
 
-    def _within(self, kind: WagerKind, amount: int, room: int | None) -> int:
+    def _within(self, sub: Any, kind: WagerKind, amount: int, room: int | None) -> int:
         """``amount`` moved inside ``kind``'s min and max, and down to ``room`` (not below the min)."""
-        lim = self.sub.limits.wagers.get(kind)
+        lim = sub.limits.wagers.get(kind)
         if room is not None:
             amount = min(amount, room)
         return amount if lim is None else min(max(amount, lim.min), lim.max)
