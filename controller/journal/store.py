@@ -188,7 +188,7 @@ class Journal(_ReadApi):
             out: list[Entry | None] = []
             rows: list[tuple[Any, ...]] = []
             batch_events: dict[tuple[str, int, int], Entry] = {}
-            table_id, hex_digest, clock = self.table_id, self._hasher.hex_digest, self._clock
+            table_id, digest_of, clock = self.table_id, self._hasher.digest, self._clock
             for rec in records:
                 if look_up and rec.counter is not None:
                     key = (rec.device_serial, rec.epoch, rec.counter)
@@ -201,7 +201,7 @@ class Journal(_ReadApi):
                 ts = format_ts(clock())
                 body = entry_body_bytes(seq, ts, rec.kind, table_id, rec.shoe, rec.round, rec.device_serial,
                                         rec.epoch, rec.counter, rec.operator, rec.payload_bytes)
-                digest = hex_digest(prev.encode("ascii") + body)  # Hasher.digest, inlined
+                digest = digest_of(prev, body)
                 rows.append((seq, ts, rec.kind, table_id, rec.shoe, rec.round, rec.device_serial, rec.epoch,
                              rec.counter, rec.operator, rec.payload_text, prev, digest))
                 if results or look_up:
@@ -230,8 +230,7 @@ class Journal(_ReadApi):
         refused and the retry reads. Otherwise the stored tail, checked against ``committed``."""
         if committed.known and not read:
             return committed.seq, committed.hash
-        row = self._conn.execute("SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1").fetchone()
-        seq, prev = row if row else (0, GENESIS_HASH)
+        seq, prev = self._stored_tail()
         if committed.known and (seq, prev) != (committed.seq, committed.hash):
             raise JournalBusyError(
                 f"{self.path}: the journal was changed by another writer (last entry {seq}, this writer "
@@ -253,10 +252,14 @@ class Journal(_ReadApi):
 
     def _load_tail(self) -> None:
         try:
-            row = self._conn.execute("SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1").fetchone()
+            self._tail = _Tail(*self._stored_tail(), True)
         except sqlite3.Error as exc:
             raise translate(exc, self.path, "open the journal") from None
-        self._tail = _Tail(*(row if row else (0, GENESIS_HASH)), True)
+
+    def _stored_tail(self) -> tuple[int, str]:
+        """``(seq, hash)`` of the last stored entry; ``(0, GENESIS_HASH)`` in an empty journal."""
+        row = self._conn.execute("SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1").fetchone()
+        return (row[0], row[1]) if row else (0, GENESIS_HASH)
 
     def _check_writer(self) -> None:
         if self._closed:
