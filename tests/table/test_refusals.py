@@ -70,8 +70,10 @@ def state_of(core) -> bytes:
     return pickle.dumps((held, id(core.sub), core.state))
 
 
+# A plain Random seeded by Hypothesis (a failure names its seed, which replays it): one whose every
+# draw went through Hypothesis, to be shrunk draw by draw, cost four fifths of the test's time.
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rnd=st.randoms(use_true_random=False),
+@given(rnd=st.randoms(use_true_random=True),
        preset=st.sampled_from(["minibaccarat", "midibaccarat", "ez-baccarat", "with-limits"]))
 def test_a_refused_input_leaves_the_table_unchanged(rnd: random.Random, preset: str) -> None:
     limited = load_submission(WITH_LIMITS) if preset == "with-limits" else None  # [limits] refuse wagers too
