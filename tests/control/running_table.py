@@ -168,13 +168,15 @@ def make_operators_file(path: Path) -> Path:
 
 
 def launch_table(d: Path, operators_file: Path | None, *extra: str, manual: bool = False, journal: str = "journal.db",
-                 control: str | None = "c.sock", wait: bool = True, **popen: Any) -> Table:
+                 control: str | None = "c.sock", wait: bool = True, pace_ms: int | None = None, **popen: Any) -> Table:
     """``shoectl run`` in ``d`` (with ``operators_file`` if given); waits for its socket unless
-    ``wait`` is false. ``popen``: more arguments for ``subprocess.Popen``."""
+    ``wait`` is false. ``pace_ms``: the automated dealer's ``--pace`` (none: as fast as it can).
+    ``popen``: more arguments for ``subprocess.Popen``."""
     argv = [*SHOECTL, "run", "--speed", "max", "--seed", "7", "--display", "lines", "--journal", str(d / journal)]
     argv += ["--control", str(d / control)] if control else []
     argv += ["--operators", str(operators_file)] if operators_file else []
     argv += ["--manual"] if manual else []
+    argv += ["--pace", str(pace_ms)] if pace_ms is not None else []
     argv += list(extra)
     sock = d / control if control else (d / journal).with_suffix(".sock")
     err_path = d / f"{Path(journal).stem}.stderr"
