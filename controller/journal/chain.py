@@ -87,6 +87,19 @@ def decode_payload_strict(text: str) -> Any:
         raise PayloadError(f"{exc} in the payload is a float, which the journal never stores") from None
 
 
+def decode_canonical(text: str) -> tuple[bool, Any]:
+    """(True, what ``text`` decodes to) when ``canonical_json(decode_payload_strict(text)) ==
+    text``, else (False, None): the same answer without the decoder's and the encoder's set-up per
+    call (a decoded value is never circular; whitespace around the value is never canonical)."""
+    try:
+        value, end = _STRICT.scan_once(text, 0)
+        if end == len(text) and _canonical_unchecked(value) == text:
+            return True, value
+    except (ValueError, RecursionError, StopIteration, _FloatFound):
+        pass
+    return False, None
+
+
 def _check(value: Any, path: str, depth: int, seen: set[int]) -> None:
     if value is None or value is True or value is False:
         return

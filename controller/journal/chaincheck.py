@@ -95,14 +95,18 @@ class ChainCheck:
              payload, prev_hash, digest) = row
             # The columns meant to hold text are spliced in through encode_basestring, which takes
             # nothing else (TypeError); those meant to hold integers are checked here.
-            if (type(seq) is int and seq == last_seq + 1 and prev_hash == prev and kind and row_table == table_id
+            if (seq == last_seq + 1 and type(seq) is int and prev_hash == prev and row_table == table_id
                     and seq not in anchors and (round_no is None or type(round_no) is int)
+                    and (device_epoch is None or type(device_epoch) is int)
                     and (device_counter is None or (type(device_counter) is int and device_serial is not None
-                                                    and device_epoch is not None))
-                    and (device_epoch is None or type(device_epoch) is int)):
+                                                    and device_epoch is not None))):
                 try:
-                    columns = (kind, shoe_id, device_serial, device_epoch, operator)
-                    before_round, before_counter, before_payload = heads.get(columns) or head_of(columns)
+                    try:  # an empty ``kind`` never has a head (``_head``)
+                        before_round, before_counter, before_payload = heads[kind, shoe_id, device_serial, device_epoch,
+                                                                             operator]
+                    except KeyError:
+                        before_round, before_counter, before_payload = head_of((kind, shoe_id, device_serial,
+                                                                                device_epoch, operator))
                     body = (f"{prev}[{seq},{encode_basestring(ts)}{before_round}{'null' if round_no is None else round_no}"
                             f"{before_counter}{'null' if device_counter is None else device_counter}"
                             f"{before_payload}{payload}]").encode()
@@ -128,10 +132,13 @@ class ChainCheck:
         """The hashed body's text around ``round_no``, ``device_counter`` and ``payload`` for the
         columns that repeat (``kind, shoe_id, device_serial, device_epoch, operator``, checked to be
         text, or an integer for ``device_epoch``; the journal's ``table_id``), as ``entry_body``
-        writes it; kept for the combinations that repeat. TypeError for a column of another type."""
+        writes it; kept for the combinations that repeat. TypeError for a column of another type,
+        ValueError for an empty ``kind``."""
         kind, shoe_id, device_serial, device_epoch, operator = columns
         if device_epoch is not None and type(device_epoch) is not int:
             raise TypeError("device_epoch")
+        if not kind:
+            raise ValueError("an empty kind")
         texts = [encode_basestring(text) if text is not None else "null"
                  for text in (kind, self.table_id, shoe_id, device_serial, operator)]
         head = (f",{texts[0]},{texts[1]},{texts[2]},", f",{texts[3]},{'null' if device_epoch is None else device_epoch},",

@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.journal import Journal, verify
-from controller.journal.chain import Hasher, canonical_json
+from controller.journal.chain import Hasher, canonical_json, decode_canonical, decode_payload_strict
 from controller.journal.chaincheck import ChainCheck
 from controller.journal.shapes import PayloadShapes, is_canonical_reference
 
-from tampering import rechain, rewrite, rows
+from tampering import rechain, rewrite, rows, tamper
 
 from .conftest import KEY, FakeClock
 
@@ -255,3 +255,72 @@ def test_hmac_with_precomputed_states_is_hmac_sha256(length: int) -> None:
     key = bytes(range(length % 256)) * (length // 256) + bytes(range(length % 256))
     data = b"0" * 64 + b'[1,"2025-01-31T20:15:00.001000Z","k",null]'
     assert Hasher(key).hex_digest(data) == hmac.digest(key, data, "sha256").hex()
+
+
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("text", [
+    '{"a":1}', '{"a":[1,-2,{"b":null}],"c":"ü\\u0001"}', "[]", "null", "7", '"x"', "",
+    ' {"a":1}', '{"a":1} ', '{"a":1}\n', '{"a":1}x', '{"a":1}{}', '{"a":1.0}', '{"a":1e3}', '{"a":NaN}',
+    '{"a":-Infinity}', '{"a":Infinity}', '{"b":1,"a":2}', '{"a":1,"a":1}', '{"a":"\\u0041"}', '{"a":"\\/"}',
+    '{"a":"\\ud800"}', '{"a":"\ud800"}', '{"a":01}', '{"a":-0}', '{"a":[1,]}', '{"a":"x\ty"}', "{'a':1}",
+    '{"a":' + "9" * 5000 + "}", _DEEP, '{"a":"\\u00fc"}', '{"a":"ü"}', "true", "tru",
+])
+def test_decode_canonical_answers_as_the_reference(text: str) -> None:
+    """``decode_canonical`` (the shapes' reference test, without its set-up per call) says what
+    ``canonical_json(decode_payload_strict(text)) == text`` says, and gives the same value."""
+    canonical, value = decode_canonical(text)
+    assert canonical is is_canonical_reference(text), text[:80]
+    if canonical:
+        assert value == decode_payload_strict(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.dictionaries(st.text(alphabet="abA12", max_size=3), _canonical_values(), max_size=5),
+       seed=st.integers(0, 2**16))
+def test_decode_canonical_answers_as_the_reference_on_tampered_texts(value: dict, seed: int) -> None:
+    text = canonical_json(value)
+    rng = random.Random(seed)
+    for other in (text, _tampered_payload(rng, text), _tampered_payload(rng, text, 8), json.dumps(value), text + " "):
+        assert decode_canonical(other)[0] is is_canonical_reference(other), other
+
+
+
+_UNTYPED_ENTRIES = ("CREATE TABLE entries (seq INTEGER PRIMARY KEY, ts, kind, table_id, shoe_id, round_no, device_serial, "
+                    "device_epoch, device_counter, operator, payload, prev_hash, hash)")
+
+
+@pytest.mark.parametrize("at, column, stored, hashed_as, reason", [
+    (96, 2, "", "", "empty kind"),
+    (96, 2, 7, 7, "column kind holds a int"),
+    (96, 4, b"S1", "S1", "column shoe_id holds a bytes"),
+    (96, 7, 7.0, 7, "column device_epoch holds a float"),  # its text kept for (k0, S1, SN-1, 7): entry 85's
+    (96, 8, 96.0, 96.0, "column device_counter holds a float"),
+    (96, 6, None, None, "device_counter without device_serial"),
+    (97, 5, 13.0, 13.0, "column round_no holds a float"),
+])
+@pytest.mark.parametrize("key", [None, KEY], ids=["sha256", "hmac"])
+def test_a_column_of_another_type_hashed_as_the_fast_path_would_splice_it_is_found(
+        tmp_path: Path, key: bytes | None, at: int, column: int, stored: object, hashed_as: object, reason: str) -> None:
+    """A forger recreates the entries table without types or checks and stores in an entry a column
+    of another type, an empty kind or a device counter without its device, with the hash of the
+    text the fast path would build for it (``7.0`` spliced as the ``7`` of the same columns seen
+    before, ``13.0`` as itself): `verify` finds it at that entry for the reference's reason, as the
+    reference does."""
+    path = tmp_path / "j.db"
+    _journal(path, random.Random(3), 120, key)
+    entries = [list(r) for r in rows(path)]
+    heads = [[*entries[i][2:5], *entries[i][6:8], entries[i][9]] for i in (84, 96)]
+    assert heads[0] == heads[1] == ["k0", "T1", "S1", "SN-1", 7, None] and entries[96][8] == 96
+    assert entries[97][5] == 13
+    entries[at][column] = hashed_as
+    forged = [list(r) for r in rechain([tuple(r) for r in entries], from_seq=at + 1, key=key)]
+    forged[at][column] = stored
+    tamper(path, "ALTER TABLE entries RENAME TO old", _UNTYPED_ENTRIES, "INSERT INTO entries SELECT * FROM old",
+           "DROP TABLE old")
+    rewrite(path, [tuple(r) for r in forged])
+    assert type(rows(path)[at][column]) is type(stored)  # stored as it is: the table has no types
+    report = verify(path, hmac_key=key, integrity_check=False, anchor_files=[])
+    assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == _reference(path, key)
+    assert report.first_bad_seq == at + 1 and reason in report.reason, report.reason
