@@ -1,130 +1,27 @@
 """Exact odds by enumeration (controller.rules.odds) and ``shoectl odds``.
 
 The enumeration is checked three ways: against the published 8-deck Punto Banco counts and
-figures, against a brute force that deals every ordered card sequence of small shoes through
-``engine.deal`` and values every wager with ``wagers.net_multiplier`` over the full facts, and
-against small shoes worked out by hand.
+figures, against small shoes worked out by hand, and (tests/rules/test_odds_engine.py) against a
+brute force that deals every ordered card sequence of small shoes through ``engine.deal`` and
+values every wager with ``wagers.net_multiplier`` over the full facts.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 from fractions import Fraction
 from itertools import product
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from odds_brute_force import shoe, with_options
 
 from controller.cli.main import main
 from controller.rules import twentyone as t21
 from controller.rules.cards import ALL_CARDS, SUITS, Composition, card, parse_cards
-from controller.rules.engine import deal
-from controller.rules.errors import CompositionError, InsufficientCardsError
-from controller.rules.model import BonusRank, Game, Outcome, WagerKind
+from controller.rules.errors import CompositionError
+from controller.rules.model import BonusRank, Game, WagerKind
 from controller.rules.odds import exact_odds, falling
 from controller.rules.submission import load_preset
-from controller.rules.wagers import net_multiplier
-
-# --------------------------------------------------------------------------------------------
-# helpers
-# --------------------------------------------------------------------------------------------
-
-
-def shoe(decks: int, cards: str) -> Composition:
-    """A ``decks``-deck shoe with everything removed except ``cards``."""
-    keep = Counter(parse_cards(cards))
-    removed = [c for c in ALL_CARDS for _ in range(decks - keep[c])]
-    return Composition.standard(decks).remove(removed)
-
-
-def with_options(sub, **kw):
-    return dataclasses.replace(sub, twentyone=dataclasses.replace(sub.twentyone, **kw))
-
-
-def brute_force(sub, comp: Composition, bonus_in_play: bool) -> tuple[Counter, int]:
-    """Deal every ordered sequence of the shoe's cards through ``engine.deal``.
-
-    Sequences are grown one card at a time until ``deal`` completes a round; each distinct card
-    is taken with its multiplicity, and the cards after a completed round are free, so the
-    weights count ordered six-card sequences of physical cards, like the enumeration does.
-    Returns ``(weight by RoundFacts, total)``.
-    """
-    game = sub.game
-    opts = sub.twentyone if game is Game.TWENTYONE else None
-    counts = dict(sorted(comp.counts().items()))
-    dist: Counter = Counter()
-    prefix: list = []
-
-    def grow(weight: int, left: int) -> None:
-        try:
-            res = deal(prefix, game, opts, bonus_in_play=bonus_in_play)
-        except InsufficientCardsError:
-            for c, k in counts.items():
-                if k:
-                    counts[c] = k - 1
-                    prefix.append(c)
-                    grow(weight * k, left - 1)
-                    prefix.pop()
-                    counts[c] = k
-            return
-        assert res.cards_used == len(prefix)
-        dist[res.facts] += weight * falling(left, 6 - len(prefix))
-
-    grow(1, comp.total)
-    total = falling(comp.total, 6)
-    assert sum(dist.values()) == total
-    return dist, total
-
-
-def expected_from_engine(sub, comp: Composition, bonus_in_play: bool):
-    dist, total = brute_force(sub, comp, bonus_in_play)
-    events = {
-        "player": lambda f: f.outcome is Outcome.PLAYER,
-        "banker": lambda f: f.outcome is Outcome.BANKER,
-        "tie": lambda f: f.outcome is Outcome.TIE,
-    }
-    if sub.game.is_punto_banco_family:
-        events["player_pair"] = lambda f: f.player_pair
-        events["banker_pair"] = lambda f: f.banker_pair
-    if sub.game is Game.EZ_BACCARAT:
-        events["dragon7"] = lambda f: f.dragon7
-        events["panda8"] = lambda f: f.panda8
-    if WagerKind.HOUSE_MONEY in sub.wagers:
-        events["both_pairs"] = lambda f: f.player_pair and f.banker_pair
-    if sub.game is Game.TWENTYONE:
-        for side in ("player", "banker"):
-            for r in BonusRank:
-                events[f"{side}_bonus:{r.value}"] = lambda f, a=f"{side}_bonus_rank", r=r: getattr(f, a) is r
-    outcomes = {name: Fraction(sum(w for f, w in dist.items() if pred(f)), total) for name, pred in events.items()}
-    wagers = {}
-    for kind in WagerKind:
-        if kind not in sub.wagers:
-            continue
-        if kind in (WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS) and not bonus_in_play:
-            continue
-        ms = [(net_multiplier(kind, f, sub), w) for f, w in dist.items()]
-        wagers[kind.value] = {
-            "house_edge": -sum(m * w for m, w in ms) / total,
-            "win": Fraction(sum(w for m, w in ms if m > 0), total),
-            "push": Fraction(sum(w for m, w in ms if m == 0), total),
-            "lose": Fraction(sum(w for m, w in ms if m < 0), total),
-        }
-    return outcomes, wagers
-
-
-def assert_matches_engine(sub, comp: Composition, bonus_in_play: bool | None = None) -> None:
-    report = exact_odds(sub, comp, bonus_in_play=bonus_in_play)
-    in_play = bool(report.bonus_in_play)
-    outcomes, wagers = expected_from_engine(sub, comp, in_play)
-    assert report.outcomes == outcomes
-    assert set(report.wagers) == set(wagers)
-    for name, w in wagers.items():
-        got = report.wagers[name]
-        assert {k: got[k] for k in w} == w, name
-        assert got["expected"] == -got["house_edge"]
-
 
 # --------------------------------------------------------------------------------------------
 # published 8-deck figures
@@ -183,56 +80,8 @@ def test_wagers_are_only_the_offered_ones_and_stats_sum_to_one() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# brute-force cross-checks against the round engine
+# the Bonus enumeration's suit classes
 # --------------------------------------------------------------------------------------------
-
-PB_SHOES = {
-    "minibaccarat": (2, "AS,AS,3H,4D,4D,6H,7C,8D,9S,KH,KS"),
-    "ez-baccarat": (2, "AS,2S,3H,4D,4D,6H,7C,8D,9S,KH,QC"),
-    "midibaccarat": (2, "AS,2S,3H,4D,4D,6H,7C,7C,9S,KH,KS"),
-}
-
-
-@pytest.mark.parametrize("preset", sorted(PB_SHOES))
-def test_punto_banco_family_matches_the_engine_on_every_sequence(preset: str) -> None:
-    decks, cards = PB_SHOES[preset]
-    assert_matches_engine(load_preset(preset), shoe(decks, cards))
-
-
-# Naturals (A + ten-value), soft totals, busts on both sides, pairs, flushes, straights (incl.
-# Q-K-A and a straight flush), three of a kind and suited three of a kind.
-T21_SHOE = (3, "AS,AS,KH,QS,10S,7S,7S,7S,7H,8S,9S,5C")
-T21_OPTIONS = [
-    dict(naturals=n, bonus_only_card=b, draw_rule=d)
-    for n, b, d in product((True, False), (True, False), ("each", "first-only"))
-]
-
-
-@pytest.mark.parametrize("bonus_in_play", [True, False], ids=["bonus", "no-bonus"])
-@pytest.mark.parametrize("options", T21_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
-def test_21_baccarat_matches_the_engine_on_every_sequence(options: dict, bonus_in_play: bool) -> None:
-    sub = with_options(load_preset("21-baccarat"), **options)
-    assert_matches_engine(sub, shoe(*T21_SHOE), bonus_in_play)
-
-
-@pytest.mark.parametrize("threshold", [13, 21])
-def test_21_baccarat_draw_threshold_matches_the_engine(threshold: int) -> None:
-    sub = with_options(load_preset("21-baccarat"), draw_threshold=threshold)
-    assert_matches_engine(sub, shoe(3, "AS,AD,KH,QS,10S,6S,6S,6S,2S,3S,4S"), True)
-
-
-POOL = [card(r, s) for r in (1, 2, 3, 5, 6, 7, 8, 9, 10, 12, 13) for s in ("S", "H")]
-
-
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    preset=st.sampled_from(["minibaccarat", "ez-baccarat", "midibaccarat", "21-baccarat"]),
-    cards=st.lists(st.sampled_from(POOL), min_size=6, max_size=8),
-    bonus=st.booleans(),
-)
-def test_random_small_shoes_match_the_engine(preset: str, cards: list, bonus: bool) -> None:
-    comp = Composition(dict(Counter(cards)), 3)
-    assert_matches_engine(load_preset(preset), comp, bonus)
 
 
 def test_bonus_rank_depends_on_suits_only_through_a_flush() -> None:
