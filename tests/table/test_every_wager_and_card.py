@@ -228,6 +228,7 @@ def check_cards(w: Walk) -> Counter:
     return where
 
 
+@pytest.mark.slow  # 50 random shoes each
 @pytest.mark.reg("627a.13(a)", "627a.13(d)", "627a.13(e)", "629a.8(c)(3)(i)(A)", "681a.7(c)", "681a.7(l)")
 @pytest.mark.parametrize("preset, option, burn_cards, seed", [
     ("minibaccarat", "return", 1, 11),
