@@ -199,7 +199,7 @@ def crowd(sock_path: str, rounds: int, codes: Counter[str]) -> None:
 
 @pytest.mark.slow
 def test_fuzzed_control_socket_keeps_the_table_dealing_and_the_journal_true(start_table, workdir) -> None:
-    t = start_table(workdir, pace_ms=None)  # dealing flat out: the inputs meet the table in every state
+    t = start_table(workdir)
     t.assert_dealing()
     clients = [Client(str(t.sock), SEED + n) for n in range(CLIENTS)]
     crowd_codes: Counter[str] = Counter()
