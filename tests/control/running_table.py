@@ -133,10 +133,26 @@ class Table:
 def journal_verify(journal: Path) -> tuple[int, str]:
     """``shoectl journal verify JOURNAL`` (the chain and the anchors file beside it) through the
     CLI in this process: its exit code and what it printed."""
-    said = io.StringIO()
-    with redirect_stdout(said), redirect_stderr(said):
-        code = cli_main.main(["journal", "verify", str(journal)])
-    return code, said.getvalue()
+    done = shoectl_here("journal", "verify", str(journal))
+    return done.returncode, done.stdout + done.stderr
+
+
+def shoectl_here(*args: str, pin: str | None = None) -> subprocess.CompletedProcess:
+    """``shoectl ARGS`` through the CLI in this process (tests/cli_run.py's way), answered as
+    ``shoectl()`` answers: the exit code (argparse's SystemExit too) and what it printed; ``pin``
+    on its standard input. For clients such as ``ctl`` that the tests run many times: a process
+    each cost more CPU than the table they talk to."""
+    out, err = io.StringIO(), io.StringIO()
+    stdin, sys.stdin = sys.stdin, io.StringIO(pin + "\n" if pin is not None else "")
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = cli_main.main(list(args))
+            except SystemExit as exc:
+                code = exc.code
+    finally:
+        sys.stdin = stdin
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def send_and_read(s: socket.socket, line: bytes | dict[str, Any]) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ import pyte
 import pytest
 
 from controller.journal import JournalReader
-from tests.control.running_table import shoectl
+from tests.control.running_table import shoectl_here
 
 
 @pytest.fixture()
@@ -26,7 +26,7 @@ def table(start_table, workdir):
 
 def ctl(t: dict, *args: str, operator: str | None = None, pin: str | None = None) -> subprocess.CompletedProcess:
     extra = ["--operator", operator, "--pin-stdin"] if operator else []
-    return shoectl("ctl", "--socket", t["sock"], *extra, *args, pin=pin)
+    return shoectl_here("ctl", "--socket", t["sock"], *extra, *args, pin=pin)
 
 
 def status(t: dict) -> dict:
