@@ -22,7 +22,7 @@ from datetime import datetime, timezone, tzinfo
 from datetime import time as dt_time
 from typing import Any
 
-from controller.cli.cmd_replay import write_replay
+from controller.cli.cmd_replay import nothing_found, write_replay
 from controller.cli.common import positive_int, print_json
 from controller.cli.journal_input import copy_text, spooled_text
 from controller.errors import UsageError
@@ -336,7 +336,7 @@ def run_rounds(args: argparse.Namespace) -> int:
             found = write_replay(args, table_entries(conn, args.table), spool)
         except JournalContentError as exc:
             raise UsageError(f"table {args.table}: {exc}") from None
+        if not found and (args.shoe or args.round is not None):
+            raise nothing_found(args, f"the store's table {args.table}")
         copy_text(spool, sys.stdout)
-    if not found and (args.shoe or args.round is not None):
-        print("no such shoe or round in the store")
     return EXIT_OK

@@ -15,6 +15,7 @@ from typing import IO, Any
 from controller.cli import cmd_journal
 from controller.cli.common import positive_int, print_json
 from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, copy_text, read_checked, spooled_text
+from controller.errors import UsageError
 from controller.journal import kinds
 from controller.journal.entry import Entry
 from controller.journal.replay import replay
@@ -38,10 +39,17 @@ def run(args: argparse.Namespace) -> int:
         found = read_checked(args, lambda entries: write_replay(args, entries, spool))
         if found is None:
             return EXIT_DOES_NOT_VERIFY
+        if not found and (args.shoe or args.round is not None):
+            raise nothing_found(args, "the journal")
         copy_text(spool, sys.stdout)
-    if not found and (args.shoe or args.round is not None):
-        print("no such shoe or round in the journal")
     return 0
+
+
+def nothing_found(args: argparse.Namespace, where: str) -> UsageError:
+    """The refusal of a ``--shoe``/``--round`` that selects nothing in ``where`` (exit 2)."""
+    if args.shoe and args.round is not None:
+        return UsageError(f"no round {args.round} of shoe {args.shoe!r} in {where}")
+    return UsageError(f"no shoe {args.shoe!r} in {where}" if args.shoe else f"no round {args.round} in {where}")
 
 
 def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str]) -> int:

@@ -55,3 +55,17 @@ def test_the_lines_display_says_how_a_new_shoe_is_made(capsys, has_shuffler: boo
     display.snapshot = lambda: {"has_shuffler": has_shuffler}
     display.record(TableRecord("shoe_start", {"shoe": "T1-S0002", "decks": 8}, "T1-S0002"))
     assert capsys.readouterr().out == f"== shoe T1-S0002: {words}\n"
+
+
+@pytest.mark.parametrize("select, says", [
+    (["--shoe", "T1-S0009"], "no shoe 'T1-S0009' in the journal"),
+    (["--round", "999"], "no round 999 in the journal"),
+    (["--shoe", "T1-S0001", "--round", "999"], "no round 999 of shoe 'T1-S0001' in the journal"),
+])
+def test_replay_of_a_shoe_or_round_the_journal_does_not_have_is_one_line_exit_2(
+        capsys, one_shoe: Path, select: list[str], says: str) -> None:
+    """A selection that finds nothing is an input error (it printed a line on stdout and exited 0,
+    which a script could not tell from a replay)."""
+    for fmt in ([], ["--json"]):
+        assert run(capsys, "journal", "replay", str(one_shoe), *select, *fmt) == \
+            (2, "", f"shoectl journal: error: {says}\n")

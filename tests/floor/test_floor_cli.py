@@ -34,6 +34,9 @@ def test_floor_rounds_equals_the_tables_own_journal_replay(capsys, floor_db: str
     code, replayed, _ = run(capsys, "journal", "replay", str(journal.path), "--json", "--shoe", shoe)
     assert run(capsys, "floor", "rounds", "--db", floor_db, "--table", "T1", "--json", "--shoe", shoe) == \
         (0, replayed, "")
+    # a selection that finds nothing is one line, exit 2, as in `journal replay`
+    assert run(capsys, "floor", "rounds", "--db", floor_db, "--table", "T1", "--shoe", "T1-S0099") == \
+        (2, "", "shoectl floor: error: no shoe 'T1-S0099' in the store's table T1\n")
 
 
 def test_status_shows_each_table(capsys, floor_db: str, journal: TableJournal) -> None:
