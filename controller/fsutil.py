@@ -31,7 +31,10 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
     fsynced and renamed over ``path`` and the directory synced; otherwise it is removed."""
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:  # named by the file asked for, not by the temporary one
+        raise OSError(exc.errno, exc.strerror, str(target)) from None
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": "\n"})) as fh:

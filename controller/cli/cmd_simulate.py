@@ -19,6 +19,7 @@ from typing import Any
 from controller.cli.charts import RunningHold, hold_chart, plot_target
 from controller.cli.common import GAME_CHOICES, non_negative_int, percent, positive_int, print_json, submission_for
 from controller.cli.progress import progress_bar
+from controller.errors import UsageError
 from controller.rules.engine import RoundResult
 from controller.simulation import ENGINES, Estimate, engine_for, outcome_frequencies, simulate, wager_holds
 
@@ -97,6 +98,8 @@ def print_round(shoe: int, n: int, r: RoundResult, as_json: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     sub = submission_for(args.game, args.submission)
     target = plot_target(args.plot) if args.plot else None
+    if target is not None and args.shoes < 2:
+        raise UsageError("--plot needs at least 2 shoes: the chart's intervals come from batches of whole shoes")
     on_round = (lambda s, n, r: print_round(s, n, r, args.json)) if args.rounds else None
     engine = engine_for(sub, args.engine, per_round=args.rounds)
     running = RunningHold(sub, args.shoes) if target else None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from functools import partial
@@ -141,7 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc) or exc.__class__.__name__
-    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+    if isinstance(exc, OSError) and exc.strerror and text.startswith("[Errno"):
+        # the system's own words, without Python's "[Errno 2] ...: 'path'" dressing
+        text = exc.strerror if exc.filename is None else f"{os.fsdecode(exc.filename)}: {exc.strerror}"
+    elif isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
         text = f"{exc.filename}: {text}"
     return " ".join(text.split())
 

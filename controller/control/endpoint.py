@@ -58,8 +58,13 @@ class ControlEndpoint:
             raise OSError(f"{self.path}: too long for a UNIX socket path (at most {MAX_PATH_BYTES} bytes); "
                           "give a shorter --control path")
         gid = self._group_id()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            why = "it is not a folder" if isinstance(exc, FileExistsError) else exc.strerror or exc
+            raise OSError(f"{self.path.parent}: cannot make the control socket's lock file there "
+                          f"({why}); give another --control path") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -68,3 +68,28 @@ def test_built_in_emulator_options_beside_a_device_are_refused_not_ignored(capsy
     assert code == 2, err
     assert err.count("\n") == 1 and "only for the built-in emulator" in err and extra[0] in err, err
     assert _listing(tmp_path) == before
+
+
+def test_a_control_path_under_a_file_is_refused_in_words(capsys, monkeypatch, tmp_path: Path) -> None:
+    """A place the system refuses is said in the operator's words, naming the folder (it was
+    Python's "[Errno 2] No such file or directory: '/proc/version.sock.lock'")."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    before = _listing(tmp_path)
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--control", "a-file/t.sock")
+    assert (code, out, err) == (2, "", "shoectl run: error: a-file: cannot make the control socket's lock file "
+                                       "there (it is not a folder); give another --control path\n")
+    assert _listing(tmp_path) == before
+
+
+@pytest.mark.parametrize("argv", [["systemd-unit", "--output"], ["udev", "generate", "--output"],
+                                  ["emulate", "--table", "--dealt-log"]])
+def test_a_file_that_cannot_be_written_is_named_in_the_systems_words(capsys, monkeypatch, tmp_path: Path,
+                                                                     argv: list[str]) -> None:
+    """The file asked for is named, with the system's reason and nothing of Python's (no
+    "[Errno 2]", no temporary file's name)."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv, "no-folder/out.txt")
+    assert (code, out) == (2, "")
+    assert err == f"shoectl {argv[0]}: error: no-folder/out.txt: No such file or directory\n", err
+    assert _listing(tmp_path) == []
