@@ -46,7 +46,7 @@ from controller.cli.run_options import (
     DEFAULT_SPEED, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
 )
 from controller.cli.run_output import JournalLines, StdoutLines
-from controller.cli.stopping import STOP_GRACE_S, run_until_signalled
+from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
 from controller.errors import UsageError
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
@@ -188,6 +188,11 @@ class _Display:
 
 
 def run(args: argparse.Namespace) -> int:
+    with signals_held("shoectl run") as held:  # a stop while starting up is a clean stop, not a kill
+        return _run(args, held)
+
+
+def _run(args: argparse.Namespace, held: list[int]) -> int:
     sub = submission_for(None, args.submission)
     attached = _parse_devices(args.device)
     check_emulator_options(args, attached)
@@ -262,7 +267,8 @@ def run(args: argparse.Namespace) -> int:
             runner.stop()
         gc.freeze()  # start-up's objects live as long as the table: a full collection (~10 ms) skips them
         try:
-            stopped_by = run_until_signalled(runner.run, stop, name="shoectl run", grace_s=args.stop_grace)
+            stopped_by = run_until_signalled(runner.run, stop, name="shoectl run", grace_s=args.stop_grace,
+                                             held=held)
         finally:
             gc.unfreeze()  # an in-process caller (the tests' CLI runner) gets its heap back as it was
     finally:

@@ -12,7 +12,10 @@ is called and ``work`` has ``grace_s`` seconds to return:
   Nothing is lost: every input the journal committed is durable, and an input not yet committed
   was not acknowledged (its device sends it again) or not acted on (an operator command).
 
-A second signal during the grace period exits at once the same way. Called from any thread but
+A second signal during the grace period exits at once the same way. Before the work runs,
+``signals_held`` catches the signals of a command's start-up (``shoectl run`` answers on its
+control socket before its owner loop turns): a stop sent then is remembered, start-up ends, the
+work is not started and the exit is the stop's, with the same cleanup. Called from any thread but
 the main one (signals cannot be caught there), it simply runs ``work``.
 
 A single call into C that holds the interpreter lock (such as ``Fraction`` of a decimal with a
@@ -21,27 +24,57 @@ outside are bounded when they are read (docs/configuration.md).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import structlog
 
-__all__ = ["STOP_GRACE_S", "run_until_signalled"]
+__all__ = ["STOP_GRACE_S", "run_until_signalled", "signals_held"]
 
 STOP_GRACE_S = 5  # seconds a stopping table may take to finish its input and close its links
 _POLL_S = 0.1       # how often the waiting main thread looks at the clock
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
+@contextlib.contextmanager
+def signals_held(name: str) -> Iterator[list[int]]:
+    """While a command starts up: a SIGTERM or SIGINT is remembered in the yielded list, not
+    fatal, so a stop sent as soon as the command answers (its control socket, its ready line) is
+    a clean stop; hand the list to ``run_until_signalled``, which then returns at once without
+    running its work. A second signal exits at once (``name`` starts that line). Outside the main
+    thread, nothing is installed."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if held:
+            _exit_now(name, signum, "a second stop signal while starting")
+        held.append(signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in _SIGNALS}
+    try:
+        yield held
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, name: str,
-                        grace_s: float = STOP_GRACE_S) -> int | None:
+                        grace_s: float = STOP_GRACE_S, held: list[int] | None = None) -> int | None:
     """Run ``work`` until it returns; returns the number of the signal that stopped it, or
     ``None`` if it returned by itself. An exception from ``work`` is raised here. ``name``
-    starts the line written on a forced exit (``shoectl run``)."""
+    starts the line written on a forced exit (``shoectl run``). ``held``: the signals
+    ``signals_held`` caught while starting up; if there is one, ``work`` is not run and its
+    number is returned."""
+    if held:
+        return held[0]
     if threading.current_thread() is not threading.main_thread():
         work()
         return None

@@ -91,3 +91,51 @@ def test_off_the_main_thread_the_work_simply_runs() -> None:
     t.start()
     t.join(HANG)
     assert ran == ["work", "None"]
+
+
+STARTING = """
+import sys, threading
+import structlog
+from controller.cli.stopping import run_until_signalled, signals_held
+structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
+with signals_held("test") as held:
+    print("starting", flush=True)  # as a table whose control socket answers before its loop runs
+    sys.stdin.readline()           # the rest of its start-up, until told to go on
+    got = run_until_signalled(lambda: print("worked", flush=True), lambda: None, name="test", held=held)
+print("returned", got, flush=True)
+sys.exit(0 if got is None else 128 + got)
+"""
+
+
+def spawn_starting() -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(STARTING)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "starting\n"
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_while_starting_up_is_a_clean_stop_without_the_work(sig: signal.Signals) -> None:
+    """A stop sent while a command starts up (``shoectl run`` answers on its control socket before
+    its owner loop runs) is remembered: start-up ends, the work is not started, and the exit is
+    the stop's (it was a kill by the signal: no cleanup, no anchor, exit -15)."""
+    proc = spawn_starting()
+    proc.send_signal(sig)
+    out, err = proc.communicate("go on\n", timeout=HANG)
+    assert (proc.returncode, out) == (128 + sig, f"returned {int(sig)}\n"), err
+
+
+def test_a_second_stop_while_starting_up_exits_at_once() -> None:
+    proc = spawn_starting()
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=HANG)  # never told to go on
+    assert (proc.returncode, out) == (143, "")
+    assert "test: stopped by SIGTERM: a second stop signal while starting; exiting now" in err
+
+
+def test_without_a_stop_while_starting_up_the_work_runs() -> None:
+    proc = spawn_starting()
+    out, err = proc.communicate("go on\n", timeout=HANG)
+    assert (proc.returncode, out) == (0, "worked\nreturned None\n"), err

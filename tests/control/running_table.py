@@ -125,7 +125,7 @@ class Table:
         convention), no traceback, and the journal verifies."""
         code = self.stop()
         err = self.stderr()
-        assert code in (0, 128 + signal.SIGTERM) and "Traceback" not in err, err
+        assert code in (0, 128 + signal.SIGTERM) and "Traceback" not in err, f"exit {code}: {err}"
         code, said = journal_verify(self.journal)
         assert code == 0, said
 
