@@ -130,20 +130,21 @@ def floor_server(args: argparse.Namespace, sock: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.cli.stopping import run_until_signalled
+    from controller.cli.stopping import run_until_signalled, signals_held
     from controller.journal.chain import load_hmac_key
     from controller.logconfig import configure_logging
     from controller.scoreboard.server import bind
 
     check_source_options(args)
     configure_logging(level=args.log_level)
-    if args.broker is not None:
-        server = floor_server(args, bind(*args.listen))
-        print(f"scoreboard of the floor: {server.url}/", flush=True)
-    else:
-        key = load_hmac_key(args.hmac_key) if args.hmac_key else None
-        server = scoreboard_server(args.journal, bind(*args.listen), lang=args.lang, hmac_key=key)
-        print(f"scoreboard of {server.table_id}: {server.url}/tables/{server.table_id}", flush=True)
-    stopped_by = run_until_signalled(server.serve, server.stop, name="shoectl scoreboard")
+    with signals_held("shoectl scoreboard") as held:  # a stop sent once the address is printed is a clean stop
+        if args.broker is not None:
+            server = floor_server(args, bind(*args.listen))
+            print(f"scoreboard of the floor: {server.url}/", flush=True)
+        else:
+            key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+            server = scoreboard_server(args.journal, bind(*args.listen), lang=args.lang, hmac_key=key)
+            print(f"scoreboard of {server.table_id}: {server.url}/tables/{server.table_id}", flush=True)
+        stopped_by = run_until_signalled(server.serve, server.stop, name="shoectl scoreboard", held=held)
     server.stop()
     return 0 if stopped_by is None else 128 + stopped_by
