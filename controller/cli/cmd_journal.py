@@ -43,6 +43,7 @@ from controller.cli.journal_input import (
     add_journal_input,
     copy_text,
     read_checked,
+    refuse_output_over_journal,
     spooled_text,
     warn,
 )
@@ -162,6 +163,7 @@ def run_migrate(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    refuse_output_over_journal(args, args.output)
     with spooled_text() as spool:
         count = read_checked(args, lambda entries: _write_jsonl(entries, spool), since_seq=args.since)
         if count is None:

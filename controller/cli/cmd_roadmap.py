@@ -17,7 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, read_checked
+from controller.cli.journal_input import (
+    EXIT_DOES_NOT_VERIFY,
+    add_journal_input,
+    read_checked,
+    refuse_output_over_journal,
+)
 from controller.errors import UsageError
 from controller.journal.replay import replay
 from controller.roadmaps import compute, render_png, render_svg, render_text, results_from_rounds
@@ -66,6 +71,7 @@ def _ids(ids: list[str], most: int = 12) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_output_over_journal(args, args.output)
     docs = read_checked(args, lambda entries: list(replay(entries)))  # every shoe: to choose, or to name them
     if docs is None:
         return EXIT_DOES_NOT_VERIFY
