@@ -336,7 +336,7 @@ def run_rounds(args: argparse.Namespace) -> int:
             found = write_replay(args, table_entries(conn, args.table), spool)
         except JournalContentError as exc:
             raise UsageError(f"table {args.table}: {exc}") from None
-        if not found and (args.shoe or args.round is not None):
+        if not found and (args.shoe is not None or args.round is not None):
             raise nothing_found(args, f"the store's table {args.table}")
         copy_text(spool, sys.stdout)
     return EXIT_OK

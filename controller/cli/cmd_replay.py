@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         found = read_checked(args, lambda entries: write_replay(args, entries, spool))
         if found is None:
             return EXIT_DOES_NOT_VERIFY
-        if not found and (args.shoe or args.round is not None):
+        if not found and (args.shoe is not None or args.round is not None):
             raise nothing_found(args, "the journal")
         copy_text(spool, sys.stdout)
     return 0
@@ -47,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
 
 def nothing_found(args: argparse.Namespace, where: str) -> UsageError:
     """The refusal of a ``--shoe``/``--round`` that selects nothing in ``where`` (exit 2)."""
-    if args.shoe and args.round is not None:
+    if args.shoe is not None and args.round is not None:
         return UsageError(f"no round {args.round} of shoe {args.shoe!r} in {where}")
-    return UsageError(f"no shoe {args.shoe!r} in {where}" if args.shoe else f"no round {args.round} in {where}")
+    return UsageError(f"no shoe {args.shoe!r} in {where}" if args.shoe is not None else f"no round {args.round} in {where}")
 
 
 def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str]) -> int:

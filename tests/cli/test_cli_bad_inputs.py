@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from controller.journal import Journal, Record
-from controller.journal.anchors import anchors_path
+from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
 
 
 @pytest.fixture
 def one_shoe(tmp_path: Path) -> Path:
-    """A journal of one shoe of one banker round, with an anchors file beside it."""
+    """A journal of one shoe of one banker round, anchored in the anchors file beside it."""
     path = tmp_path / "table.db"
     hand = {"cards": [], "total": 0}
     with Journal.open(path, table_id="T1") as j:
@@ -23,7 +23,7 @@ def one_shoe(tmp_path: Path) -> Path:
             Record("round_result", {"kind": "normal", "outcome": "banker", "player": hand, "banker": hand,
                                     "dealt": [], "player_pair": False, "banker_pair": False}, shoe="S1", round=1),
         ])
-    anchors_path(path).write_text("1:" + "0" * 64 + "\n")
+        record_anchor(AnchorFile.beside(path), j)
     return path
 
 
@@ -33,7 +33,15 @@ def test_output_over_the_journal_read_is_refused(capsys, one_shoe: Path, command
     """`-o` naming the journal being read (or its anchors) replaced it with the output: the journal lost."""
     output = one_shoe if target == "journal" else anchors_path(one_shoe)
     before = {p: p.read_bytes() for p in (one_shoe, anchors_path(one_shoe))}
+    assert run(capsys, *command, str(one_shoe))[0] == 0  # the journal reads well: the -o is what is refused
     code, out, err = run(capsys, *command, str(one_shoe), "-o", str(output))
     assert code == 2, err
     assert err.count("\n") == 1 and "error: -o " in err and "give another file" in err, err
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_replay_of_an_empty_shoe_id_is_refused(capsys, one_shoe: Path) -> None:
+    """`journal replay --shoe ""` (an unset variable) printed nothing and exited 0, as if replayed."""
+    code, out, err = run(capsys, "journal", "replay", str(one_shoe), "--shoe", "")
+    assert (code, out) == (2, "")
+    assert err == "shoectl journal: error: no shoe '' in the journal\n"
