@@ -87,6 +87,11 @@ def check_paths(args: argparse.Namespace, journal: Path) -> None:
     for option, path in (("--journal", journal), ("--control", control)):
         if path.is_dir():
             raise UsageError(f"{option} {path}: is a directory; give a file name")
+    kept = {Path(f"{journal.resolve()}{suffix}") for suffix in ("", "-wal", "-shm", ".lock", ".anchors")}
+    for option, value in (("--control", control), ("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
+        if value is not None and Path(value).resolve() in kept:  # writing there would destroy the journal
+            raise UsageError(f"{option} {value}: that is the journal {journal} or a file beside it; "
+                             "give another file")
     for option, value in (("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
         if value is None:
             continue

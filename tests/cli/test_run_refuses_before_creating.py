@@ -93,3 +93,21 @@ def test_a_file_that_cannot_be_written_is_named_in_the_systems_words(capsys, mon
     assert (code, out) == (2, "")
     assert err == f"shoectl {argv[0]}: error: no-folder/out.txt: No such file or directory\n", err
     assert _listing(tmp_path) == []
+
+
+@pytest.mark.parametrize("option, value", [("--log-file", "t.db"), ("--dealt-log", "./t.db-wal"),
+                                           ("--control", "t.db.anchors"), ("--log-file", "../here/t.db.lock")])
+def test_an_output_over_the_journal_or_a_file_beside_it_is_refused(capsys, monkeypatch, tmp_path: Path,
+                                                                   option: str, value: str) -> None:
+    """A log, dealt log or control socket named as the journal or a file it keeps beside it would
+    write into the evidence: refused before anything is opened, however the path is spelled."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    (here / "t.db").write_bytes(b"the journal, as it stands")
+    before = _listing(tmp_path)
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "t.db", f"{option}={value}")
+    assert (code, out) == (2, "")
+    assert err == (f"shoectl run: error: {option} {value}: that is the journal t.db or a file beside it; "
+                   "give another file\n")
+    assert _listing(tmp_path) == before and (here / "t.db").read_bytes() == b"the journal, as it stands"
