@@ -45,3 +45,24 @@ def test_replay_of_an_empty_shoe_id_is_refused(capsys, one_shoe: Path) -> None:
     code, out, err = run(capsys, "journal", "replay", str(one_shoe), "--shoe", "")
     assert (code, out) == (2, "")
     assert err == "shoectl journal: error: no shoe '' in the journal\n"
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--journal", ""],                                  # was a traceback (a path with no name)
+    ["run", "--journal", "{tmp}/t.db", "--hmac-key", ""],      # was a run without the key asked for
+    ["run", "--journal", "{tmp}/t.db", "--operators", ""],     # was a run without the operators file
+    ["journal", "export", "{journal}", "-o", ""],              # was "Device or resource busy"
+    ["journal", "verify", "{journal}", "--anchors", ""],
+    ["roadmap", "{journal}", "-o", ""],                        # was written to standard output
+    ["diagram", "-o", ""],
+    ["simulate", "--shoes", "2", "--plot", ""],               # was a simulation without the chart
+])
+def test_an_empty_file_name_is_refused(capsys, one_shoe: Path, tmp_path: Path, argv: list[str]) -> None:
+    """An empty file name (an unset shell variable) is refused before anything runs, never taken for
+    "not given" nor for the current folder."""
+    argv = [a.format(tmp=tmp_path, journal=one_shoe) for a in argv]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.endswith(": an empty file name\n"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
