@@ -83,10 +83,11 @@ def edge_threshold(text: str) -> Decimal:
 
 def check_paths(args: argparse.Namespace, journal: Path) -> None:
     """Raise ``UsageError`` for a path option that could only fail once things exist."""
+    if journal.is_dir():  # checked first: "/" has no name to put the control socket's suffix on
+        raise UsageError(f"--journal {journal}: is a directory; give a file name")
     control = Path(args.control) if args.control else journal.with_suffix(".sock")
-    for option, path in (("--journal", journal), ("--control", control)):
-        if path.is_dir():
-            raise UsageError(f"{option} {path}: is a directory; give a file name")
+    if control.is_dir():
+        raise UsageError(f"--control {control}: is a directory; give a file name")
     kept = {Path(f"{journal.resolve()}{suffix}") for suffix in ("", "-wal", "-shm", ".lock", ".anchors")}
     for option, value in (("--control", control), ("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
         if value is not None and Path(value).resolve() in kept:  # writing there would destroy the journal

@@ -66,3 +66,9 @@ def test_an_empty_file_name_is_refused(capsys, one_shoe: Path, tmp_path: Path, a
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.endswith(": an empty file name\n"), err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_run_with_the_root_folder_as_journal_is_refused(capsys) -> None:
+    """`run --journal /` was a traceback: the control socket's name was made from the journal's first."""
+    code, out, err = run(capsys, "run", "--journal", "/", "--rounds", "1")
+    assert (code, out, err) == (2, "", "shoectl run: error: --journal /: is a directory; give a file name\n")
