@@ -41,7 +41,10 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:  # e.g. a folder of that name: named by the file asked for
+            raise OSError(exc.errno, exc.strerror, str(target)) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -72,3 +72,14 @@ def test_run_with_the_root_folder_as_journal_is_refused(capsys) -> None:
     """`run --journal /` was a traceback: the control socket's name was made from the journal's first."""
     code, out, err = run(capsys, "run", "--journal", "/", "--rounds", "1")
     assert (code, out, err) == (2, "", "shoectl run: error: --journal /: is a directory; give a file name\n")
+
+
+@pytest.mark.parametrize("command", [["udev", "generate"], ["systemd-unit"]])
+def test_output_onto_a_folder_names_the_folder(capsys, tmp_path: Path, command: list[str]) -> None:
+    """`-o DIR` named the temporary file written beside it (".DIR.x8k2.tmp"), not the folder given."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    code, out, err = run(capsys, *command, "-o", str(folder))
+    assert (code, out) == (2, "")
+    assert err == f"shoectl {command[0]}: error: {folder}: Is a directory\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and not any(folder.iterdir())
