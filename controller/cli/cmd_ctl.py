@@ -21,10 +21,12 @@ from typing import Any
 
 from controller.cli.common import print_json
 from controller.control.client import ControlClient
+from controller.control.requests import MAX_WHOLE
 from controller.errors import UsageError
 from controller.money import money_text
 from controller.table.commands import COMMANDS
 from controller.table.display import round_result_text
+from shoectl_config.text import is_unicode_text
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
 EXIT_REFUSED, EXIT_AUTH, EXIT_FORBIDDEN = 1, 3, 4
@@ -62,13 +64,19 @@ def parse_args(items: list[str]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"argument {item!r}: expected KEY=VALUE")
+        if not is_unicode_text(item):  # bytes that are not UTF-8, as the shell passed them
+            raise UsageError(f"argument {os.fsencode(item).decode('utf-8', 'backslashreplace')}: not UTF-8 text")
+        if key in out:
+            raise UsageError(f"argument {item!r}: {key} is given twice")
         if value.lower() in ("true", "false"):
             out[key] = value.lower() == "true"
         else:
             try:
-                out[key] = int(value)
+                number = int(value)
             except ValueError:
-                out[key] = value
+                number = None
+            # a number too large for the request stays text: the table then says what it must be
+            out[key] = number if number is not None and abs(number) <= MAX_WHOLE else value
     return out
 
 

@@ -2,6 +2,11 @@
 names are left byte for byte as they were."""
 from __future__ import annotations
 
+import io
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,6 +14,7 @@ import pytest
 from controller.journal import Journal, Record
 from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
+from tests.control.running_table import PINS, launch_table, make_operators_file, shoectl
 
 
 @pytest.fixture
@@ -83,3 +89,35 @@ def test_output_onto_a_folder_names_the_folder(capsys, tmp_path: Path, command: 
     assert (code, out) == (2, "")
     assert err == f"shoectl {command[0]}: error: {folder}: Is a directory\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out"] and not any(folder.iterdir())
+
+
+@pytest.mark.parametrize("arguments, said", [
+    (["seat=1", "seat=2"], "argument 'seat=2': seat is given twice"),   # was the last one, silently
+    (["seat=\udcff"], "argument seat=\\xff: not UTF-8 text"),         # was "not a JSON request: ..."
+])
+def test_ctl_arguments_refused_before_they_are_sent(capsys, monkeypatch, tmp_path: Path, arguments, said) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1357\n"))
+    code, out, err = run(capsys, "ctl", "--socket", str(tmp_path / "none.sock"), "--operator", "sup", "--pin-stdin",
+                         "sit", *arguments)
+    assert (code, out, err) == (2, "", f"shoectl ctl: error: {said}\n")
+
+
+@pytest.fixture
+def table_dir() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="sb-", dir="/tmp"))  # short: a UNIX socket's path has at most 107 bytes
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_ctl_number_too_large_is_said_in_the_argument_words(table_dir: Path) -> None:
+    """`sit seat=<30 digits>` was refused as "not a JSON request: 9999... is not a whole number of at
+    most 20 digits", words about a request the user never wrote; now as any seat that is not one."""
+    table = launch_table(table_dir, make_operators_file(table_dir / "ops.toml"), manual=True)
+    try:
+        done = shoectl("ctl", "--socket", str(table_dir / "c.sock"), "--operator", "sup", "--pin-stdin",
+                       "sit", "seat=" + "9" * 30, pin=PINS["sup"])
+    finally:
+        table.stop()
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("shoectl ctl: sit: bad_request: sit: seat must be a whole number (at most "
+                           "9007199254740991 either way), not text\n")
