@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = action.add_parser("shuffle", help="statistical randomness tests over the shoes' card orders (exit 1 on a fail)")
     _common(s)
-    s.add_argument("--confidence", type=float, choices=[0.95, 0.99], default=0.99,
+    s.add_argument("--confidence", choices=["0.95", "0.99"], default="0.99",
                    help="confidence level of every test and of the verdict (default 0.99)")
     s.add_argument("--order", choices=["shuffler", "shoe"], default="shuffler",
                    help="audit the shuffler's output (the recorded cut undone; default) or the order in the shoe")
@@ -108,7 +108,7 @@ def run_shuffle(args: argparse.Namespace) -> int:
     every, shoes = loaded
     try:
         with progress_bar("running the randomness tests", None):
-            audit = shuffle_audit(shoes, confidence=args.confidence, order=args.order, pre_order=args.pre_order,
+            audit = shuffle_audit(shoes, confidence=float(args.confidence), order=args.order, pre_order=args.pre_order,
                                   seed=args.seed, context=every)
     except AuditInputError as exc:
         raise UsageError(f"{args.path}: {exc}") from None

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from controller.cli.common import non_negative_int, positive_int, print_json
+from controller.cli.common import non_negative_int, positive_int, print_json, whole_number
 from controller.errors import UsageError
 from firmware_bridge.emulator.factory import build_device, parse_speed
 from firmware_bridge.emulator.faults import FaultSpec
@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="an emulated shuffler, shoe and dealer over ptys")
     p.add_argument("--transport", choices=TRANSPORTS, default="pty",
                    help="with --profile: pty (default) or tcp on 127.0.0.1")
-    p.add_argument("--port", type=int, default=None, metavar="N",
+    p.add_argument("--port", type=whole_number(0, 65535), default=None, metavar="N",
                    help="with --transport tcp: the TCP port (default: a free one)")
     p.add_argument("--link", metavar="PATH",
                    help="with --transport pty: the symlink to create (default: in a temp dir)")
@@ -97,8 +97,6 @@ def _check_options(args: argparse.Namespace) -> None:
             raise UsageError("--port: only with --transport tcp")
         if args.link is not None and args.transport != "pty":
             raise UsageError("--link: only with --transport pty")
-        if args.port is not None and not 0 <= args.port <= 65535:
-            raise UsageError(f"--port {args.port}: must be 0..65535")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -121,3 +121,15 @@ def test_ctl_number_too_large_is_said_in_the_argument_words(table_dir: Path) -> 
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == ("shoectl ctl: sit: bad_request: sit: seat must be a whole number (at most "
                            "9007199254740991 either way), not text\n")
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["emulate", "--profile", "emulated-shoe", "--transport", "tcp", "--port", "nan"],
+     "shoectl emulate: error: argument --port: not a whole number: 'nan'"),            # was "invalid int value"
+    (["audit", "shuffle", "{journal}", "--confidence", "x"],
+     "shoectl audit shuffle: error: argument --confidence: invalid choice: 'x' (choose from '0.95', '0.99')"),
+])
+def test_numbers_refused_without_python_type_names(capsys, one_shoe: Path, argv: list[str], said: str) -> None:
+    """A number option's refusal said "invalid int value" / "invalid float value": Python's words."""
+    code, out, err = run(capsys, *(a.format(journal=one_shoe) for a in argv))
+    assert (code, out, err) == (2, "", said + "\n")
