@@ -107,7 +107,7 @@ def _entry_of(obj: dict[str, Any]) -> tuple[Entry, str]:
         if value is None and name in _OPTIONAL:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _INT64_MAX:
-            raise NotAnEntry("bad_field", f"{name} is not a whole number from 0 to 2**63-1")
+            raise NotAnEntry("bad_field", f"{name} is not a whole number from 0 to {_INT64_MAX}")
     if obj["seq"] < 1:
         raise NotAnEntry("bad_field", "seq is not a whole number from 1")
     if obj["schema_version"] not in (1, 2):

@@ -14,6 +14,7 @@ import pytest
 from controller.journal import Journal, Record
 from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
+from services.postgres import floor_db, postgres_cluster  # noqa: F401 (fixtures)
 from tests.control.running_table import PINS, launch_table, make_operators_file, shoectl
 
 
@@ -133,3 +134,14 @@ def test_numbers_refused_without_python_type_names(capsys, one_shoe: Path, argv:
     """A number option's refusal said "invalid int value" / "invalid float value": Python's words."""
     code, out, err = run(capsys, *(a.format(journal=one_shoe) for a in argv))
     assert (code, out, err) == (2, "", said + "\n")
+
+
+def test_backfill_line_with_a_seq_that_is_text(capsys, tmp_path: Path, one_shoe: Path, floor_db: str) -> None:
+    """A backfill line whose seq is not a number was refused with "from 0 to 2**63-1": Python's notation."""
+    export = tmp_path / "export.jsonl"
+    assert run(capsys, "journal", "export", str(one_shoe), "-o", str(export))[0] == 0
+    export.write_text(export.read_text().replace('{"seq":1,', '{"seq":"one",', 1))
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(export))
+    assert (code, out) == (2, "")
+    assert err == (f"shoectl floor: error: {export} line 1: seq is not a whole number from 0 to "
+                   "9223372036854775807; nothing was stored\n")
