@@ -155,6 +155,8 @@ class EventLines:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.table_command in ("status", "watch") and args.args:
+        raise UsageError(f"{args.table_command} takes no arguments, not {' '.join(args.args)}")
     client = ControlClient(args.socket)
     if args.table_command == "status":
         reply = client.status()

@@ -145,3 +145,10 @@ def test_backfill_line_with_a_seq_that_is_text(capsys, tmp_path: Path, one_shoe:
     assert (code, out) == (2, "")
     assert err == (f"shoectl floor: error: {export} line 1: seq is not a whole number from 0 to "
                    "9223372036854775807; nothing was stored\n")
+
+
+@pytest.mark.parametrize("command", ["status", "watch"])
+def test_ctl_status_and_watch_refuse_arguments(capsys, tmp_path: Path, command: str) -> None:
+    """`ctl status seat=1` ignored the argument it could not use and answered as if it was not given."""
+    code, out, err = run(capsys, "ctl", "--socket", str(tmp_path / "none.sock"), command, "seat=1")
+    assert (code, out, err) == (2, "", f"shoectl ctl: error: {command} takes no arguments, not seat=1\n")
