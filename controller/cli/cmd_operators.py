@@ -22,13 +22,22 @@ from controller.errors import UsageError
 from controller.operators.pins import PinError, check_pin
 from controller.operators.store import (
     DEFAULT_PATH,
+    ID_RULE,
     ROLE_NAMES,
     Operator,
     OperatorsError,
     add_operator,
+    is_operator_id,
     load_operators,
     remove_operator,
 )
+
+
+def _operator_id(text: str) -> str:
+    """An argparse type: an operator id (``ID_RULE``), refused before the file is read."""
+    if not is_operator_id(text):
+        raise argparse.ArgumentTypeError(f"not a valid operator id: {text[:40]!r} ({ID_RULE})")
+    return text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ops.required = True
 
     a = ops.add_parser("add", help="add an operator (asks for the PIN twice, without echo)")
-    a.add_argument("id", metavar="ID", help="operator id: lowercase letters, digits, '_', '-' (at most 32)")
+    a.add_argument("id", type=_operator_id, metavar="ID", help="operator id: lowercase letters, digits, '_', '-' (at most 32)")
     a.add_argument("--role", required=True, choices=ROLE_NAMES)
     a.add_argument("--name", help="the operator's name, for display")
     _file_arg(a)
@@ -51,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(func=run_list)
 
     rm = ops.add_parser("remove", help="remove an operator")
-    rm.add_argument("id", metavar="ID")
+    rm.add_argument("id", type=_operator_id, metavar="ID")
     _file_arg(rm)
     rm.set_defaults(func=run_remove)
 

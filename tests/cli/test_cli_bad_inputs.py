@@ -152,3 +152,16 @@ def test_ctl_status_and_watch_refuse_arguments(capsys, tmp_path: Path, command: 
     """`ctl status seat=1` ignored the argument it could not use and answered as if it was not given."""
     code, out, err = run(capsys, "ctl", "--socket", str(tmp_path / "none.sock"), command, "seat=1")
     assert (code, out, err) == (2, "", f"shoectl ctl: error: {command} takes no arguments, not seat=1\n")
+
+
+@pytest.mark.parametrize("command", [["add", "--role", "dealer", "--pin-stdin"], ["remove"]])
+@pytest.mark.parametrize("given", ["", "BAD ID"])
+def test_operator_id_refused_in_the_words_of_the_argument(capsys, monkeypatch, tmp_path: Path, command, given) -> None:
+    """An id that cannot be one was refused as `FILE: operators.: ...`, a key of the file, as if
+    the file was wrong; the file given is left as it was (here: not created)."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("4829\n4829\n"))
+    file = tmp_path / "ops.toml"
+    code, out, err = run(capsys, "operators", command[0], given, *command[1:], "--file", str(file))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"shoectl operators {command[0]}: error: argument ID: not a valid operator id: {given!r} (")
+    assert err.count("\n") == 1 and not file.exists()
