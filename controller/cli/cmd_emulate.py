@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import signal
 import sys
 import threading
@@ -87,6 +88,8 @@ def _check_options(args: argparse.Namespace) -> None:
             raise UsageError("--shuffler-profile: not with --no-shuffler")
         if args.decks != 8 and not args.no_shuffler:
             raise UsageError("--decks: only with --no-shuffler (a shuffler is told the decks by the table)")
+        if args.dir is not None and os.path.exists(args.dir) and not os.path.isdir(args.dir):
+            raise UsageError(f"--dir {args.dir}: not a directory (the pty links are made in it)")
     else:
         bad = [opt for opt, given in (("--dealt-log", args.dealt_log is not None),
                                        ("--dir", args.dir is not None),

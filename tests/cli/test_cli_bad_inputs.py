@@ -165,3 +165,13 @@ def test_operator_id_refused_in_the_words_of_the_argument(capsys, monkeypatch, t
     assert (code, out) == (2, "")
     assert err.startswith(f"shoectl operators {command[0]}: error: argument ID: not a valid operator id: {given!r} (")
     assert err.count("\n") == 1 and not file.exists()
+
+
+def test_emulate_table_dir_that_is_a_file(capsys, tmp_path: Path) -> None:
+    """`emulate --table --dir FILE` said only "FILE: File exists"."""
+    file = tmp_path / "links"
+    file.write_text("mine\n")
+    code, out, err = run(capsys, "emulate", "--table", "--dir", str(file))
+    assert (code, out) == (2, "")
+    assert err == f"shoectl emulate: error: --dir {file}: not a directory (the pty links are made in it)\n"
+    assert file.read_text() == "mine\n"
