@@ -4,10 +4,10 @@ exit codes.
 Exit codes (a stable contract):
 - 0 success;
 - 1 a check that ran and failed (e.g. a journal that does not verify, an audit that fails);
-- 2 usage and input errors: bad arguments, unknown card, bad Rules Submission, unreadable file —
-  one line on standard error, never a traceback; a command group without its subcommand
-  (``shoectl``, ``shoectl journal``) prints its help, which lists the subcommands, and then that
-  line, on standard error;
+- 2 usage and input errors: bad arguments (an empty file name among them), unknown card, bad Rules
+  Submission, unreadable file — one line on standard error, never a traceback; a command group
+  without its subcommand (``shoectl``, ``shoectl journal``) prints its help, which lists the
+  subcommands, and then that line, on standard error;
 - 130 interrupted (Ctrl-C).
 
 A command module exposes ``register(subparsers)`` (adding its parser with
