@@ -64,8 +64,8 @@ class Arg:
                 return number
             low, high = (1, MAX_AMOUNT) if kind == "money" else (0, MAX_POSITION)
             if number is None or not low <= number <= high:
-                what = "a whole number of minor units (cents) above 0" if kind == "money" else "a whole number"
-                raise Refused(f"{self.name} must be {what}")
+                what = "a whole number of minor units (cents)" if kind == "money" else "a whole number"
+                raise Refused(f"{self.name} must be {what} from {low} to {high}")
             return number
         if kind == "choice":
             if not isinstance(value, str) or value.lower() not in self.choices:

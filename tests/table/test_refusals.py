@@ -8,13 +8,15 @@ import pickle
 import random
 from pathlib import Path
 
+import pytest
 from bench import Bench
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.roles import Role
 from controller.rules.submission import load_submission
-from controller.table.commands import COMMANDS
+from controller.table.commands import COMMANDS, MAX_AMOUNT, MAX_POSITION, admit
+from controller.table.errors import Refused
 from controller.table.io import Notice, OperatorInput, TableRecord
 
 WITH_LIMITS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "minibaccarat-limits.toml"
@@ -96,3 +98,17 @@ def test_a_refused_input_leaves_the_table_unchanged(rnd: random.Random, preset: 
             assert [type(o) for o in outs] == [TableRecord, Notice], outs
             assert b.core.snapshot() == before_snapshot, step
             assert state_of(b.core) == before, f"refused {step} changed the table"
+
+
+def test_a_number_out_of_range_is_refused_with_the_range() -> None:
+    """An operator who types a number out of range reads what range is allowed (it said "position
+    must be a whole number" of -1, which is one)."""
+    sub = load_submission(WITH_LIMITS)
+    cases = [(OperatorInput("cut", {"position": -1}, "d1", Role.DEALER), "cutting",
+              f"position must be a whole number from 0 to {MAX_POSITION}"),
+             (OperatorInput("wager", {"seat": 1, "kind": "banker", "amount": 0}, "d1", Role.DEALER), "betting",
+              f"amount must be a whole number of minor units (cents) from 1 to {MAX_AMOUNT}")]
+    for op, state, says in cases:
+        with pytest.raises(Refused) as refused:
+            admit(op, state, sub)
+        assert str(refused.value) == says
