@@ -175,3 +175,12 @@ def test_emulate_table_dir_that_is_a_file(capsys, tmp_path: Path) -> None:
     assert (code, out) == (2, "")
     assert err == f"shoectl emulate: error: --dir {file}: not a directory (the pty links are made in it)\n"
     assert file.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("given", ["", ",,,", " , "])
+def test_odds_removed_with_no_card_in_it_is_refused(capsys, given: str) -> None:
+    """``--removed`` with nothing in it (an unset variable, stray commas) was the odds of the full
+    shoe, exit 0, as if the cards asked for had been taken out."""
+    code, out, err = run(capsys, "odds", "--removed", given)
+    assert (code, out) == (2, "")
+    assert err == f"shoectl odds: error: --removed {given!r}: no card in it (cards such as AS,10H,KD)\n"
