@@ -49,6 +49,7 @@ from controller.cli.journal_input import (
 )
 from controller.errors import UsageError
 from controller.fsutil import atomic_writer
+from controller.journal.anchors import AnchorFile
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalError
@@ -136,6 +137,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_verify(args: argparse.Namespace) -> int:
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    for path in args.anchors or []:  # a file given that holds no anchor at all is the wrong file, not a bad journal
+        lines = AnchorFile(path).read()
+        if not lines.anchors:
+            why = f": {lines.bad[0][0]}: {lines.bad[0][1]}" if lines.bad else ""
+            raise UsageError(f"--anchors {path}: not an anchors file, no anchor in it{why}")
     report = verify(args.path, hmac_key=key, expect_count=args.expect_count,
                     expect_last_hash=args.expect_last_hash, anchors=args.anchor, anchor_files=args.anchors,
                     integrity_check=not args.no_integrity_check)

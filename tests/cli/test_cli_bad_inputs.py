@@ -184,3 +184,18 @@ def test_odds_removed_with_no_card_in_it_is_refused(capsys, given: str) -> None:
     code, out, err = run(capsys, "odds", "--removed", given)
     assert (code, out) == (2, "")
     assert err == f"shoectl odds: error: --removed {given!r}: no card in it (cards such as AS,10H,KD)\n"
+
+
+@pytest.mark.parametrize("content, tail", [(b"", ""), (b"\xff\xfe junk \x00", ""),
+                                           (b"[section]\nkey = 1\n", ": {file} line 1: not an anchor (not a line of JSON)")])
+def test_verify_against_a_file_with_no_anchor_in_it_is_refused(capsys, one_shoe: Path, tmp_path: Path,
+                                                               content: bytes, tail: str) -> None:
+    """``--anchors FILE`` naming a file that holds no anchor at all is the wrong file given: exit 2
+    naming it (it said "FAILED at the journal", exit 1, of a journal that verifies)."""
+    given = tmp_path / "given.anchors"
+    given.write_bytes(content)
+    code, out, err = run(capsys, "journal", "verify", str(one_shoe), "--anchors", str(given))
+    assert (code, out) == (2, "")
+    assert err == f"shoectl journal: error: --anchors {given}: not an anchors file, no anchor in it" \
+                  f"{tail.format(file=given)}\n"
+    assert run(capsys, "journal", "verify", str(one_shoe), "--anchors", str(anchors_path(one_shoe)))[0] == 0
