@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shoectl_config.parser import DocumentParser
-from shoectl_config.text import safe, show, typename
+from shoectl_config.text import described, safe, show
 
 from .profile_data import (
     Capabilities, Profile, ProfileError, SerialTransportSpec, Timing, TransportSpec, UsbTransportSpec,
@@ -160,7 +160,7 @@ class ProfileParser(DocumentParser):
     def stopbits(self, value: object) -> float:
         key = "transport.stopbits"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(key, f"expected 1, 1.5 or 2, got {typename(value)} ({show(value)})")
+            raise self.fail(key, f"expected 1, 1.5 or 2, got {described(value)}")
         if isinstance(value, float) and not math.isfinite(value):
             raise self.fail(key, f"expected 1, 1.5 or 2, got {show(value)}")
         if value not in STOPBITS:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, TypeVar
 from .errors import ConfigError
 from .files import ErrorFactory
 from .numbers import DEFAULT_PLACES, NumberError, bounded_decimal
-from .text import key_part, show, typename
+from .text import described, key_part, show, typename
 
 __all__ = ["DocumentParser"]
 
@@ -79,7 +79,7 @@ class DocumentParser:
     def whole(self, key: str, value: object) -> int:
         """An integer (not a boolean), any size."""
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"expected an integer, got {typename(value)} ({show(value)})")
+            raise self.fail(key, f"expected an integer, got {described(value)}")
         return value
 
     def integer(self, key: str, value: object, lo: int, hi: int, *, hint: str = "", hex_: bool = False) -> int:
@@ -93,12 +93,12 @@ class DocumentParser:
 
     def boolean(self, key: str, value: object) -> bool:
         if not isinstance(value, bool):
-            raise self.fail(key, f"expected a boolean (true or false), got {typename(value)} ({show(value)})")
+            raise self.fail(key, f"expected a boolean (true or false), got {described(value)}")
         return value
 
     def string(self, key: str, value: object) -> str:
         if not isinstance(value, str):
-            raise self.fail(key, f"expected a string, got {typename(value)} ({show(value)})")
+            raise self.fail(key, f"expected a string, got {described(value)}")
         return value
 
     def text(self, key: str, value: object, max_len: int, *, empty_ok: bool = False) -> str:

@@ -43,6 +43,13 @@ def typename(value: object) -> str:
     return next((name for kinds, name in _TYPE_NAMES if isinstance(value, kinds)), f"a {type(value).__name__}")
 
 
+def described(value: object) -> str:
+    """A bad value's type and the value: ``"a string ('8')"``; a table or an array by its type
+    alone (``show`` would only say the type again)."""
+    kind = typename(value)
+    return kind if isinstance(value, (Mapping, list, tuple)) else f"{kind} ({show(value)})"
+
+
 def show(value: object) -> str:
     """A bad value for a message: short, on one line (tables and arrays by their type)."""
     if isinstance(value, (Mapping, list, tuple)):

@@ -75,7 +75,7 @@ def test_typed_values() -> None:
         assert reason(P.text, "k", bad, 10) == ("k", "must be one printable line of at most 10 characters")
     assert P.choice("k", "p", ("p", "q")) == "p"
     assert reason(P.choice, "k", "r", ("p", "q")) == ("k", "unknown value 'r'; allowed: p, q")
-    assert reason(P.choice, "k", ["p"], ("p",)) == ("k", "expected a string, got an array (an array)")
+    assert reason(P.choice, "k", ["p"], ("p",)) == ("k", "expected a string, got an array")
     assert P.enum("k", "blue", Colour) is Colour.BLUE
     assert reason(P.enum, "k", "green", Colour) == ("k", "unknown value 'green'; allowed: red, blue")
 
