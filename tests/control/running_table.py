@@ -133,26 +133,10 @@ class Table:
 def journal_verify(journal: Path) -> tuple[int, str]:
     """``shoectl journal verify JOURNAL`` (the chain and the anchors file beside it) through the
     CLI in this process: its exit code and what it printed."""
-    done = shoectl_here("journal", "verify", str(journal))
-    return done.returncode, done.stdout + done.stderr
-
-
-def shoectl_here(*args: str, pin: str | None = None) -> subprocess.CompletedProcess:
-    """``shoectl ARGS`` through the CLI in this process (tests/cli_run.py's way), answered as
-    ``shoectl()`` answers: the exit code (argparse's SystemExit too) and what it printed; ``pin``
-    on its standard input. For clients such as ``ctl`` that the tests run many times: a process
-    each cost more CPU than the table they talk to."""
-    out, err = io.StringIO(), io.StringIO()
-    stdin, sys.stdin = sys.stdin, io.StringIO(pin + "\n" if pin is not None else "")
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                code = cli_main.main(list(args))
-            except SystemExit as exc:
-                code = exc.code
-    finally:
-        sys.stdin = stdin
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+    said = io.StringIO()
+    with redirect_stdout(said), redirect_stderr(said):
+        code = cli_main.main(["journal", "verify", str(journal)])
+    return code, said.getvalue()
 
 
 def send_and_read(s: socket.socket, line: bytes | dict[str, Any]) -> dict[str, Any] | None:
@@ -184,15 +168,13 @@ def make_operators_file(path: Path) -> Path:
 
 
 def launch_table(d: Path, operators_file: Path | None, *extra: str, manual: bool = False, journal: str = "journal.db",
-                 control: str | None = "c.sock", wait: bool = True, pace_ms: int | None = None, **popen: Any) -> Table:
+                 control: str | None = "c.sock", wait: bool = True, **popen: Any) -> Table:
     """``shoectl run`` in ``d`` (with ``operators_file`` if given); waits for its socket unless
-    ``wait`` is false. ``pace_ms``: the automated dealer's ``--pace`` (none: as fast as it can).
-    ``popen``: more arguments for ``subprocess.Popen``."""
+    ``wait`` is false. ``popen``: more arguments for ``subprocess.Popen``."""
     argv = [*SHOECTL, "run", "--speed", "max", "--seed", "7", "--display", "lines", "--journal", str(d / journal)]
     argv += ["--control", str(d / control)] if control else []
     argv += ["--operators", str(operators_file)] if operators_file else []
     argv += ["--manual"] if manual else []
-    argv += ["--pace", str(pace_ms)] if pace_ms is not None else []
     argv += list(extra)
     sock = d / control if control else (d / journal).with_suffix(".sock")
     err_path = d / f"{Path(journal).stem}.stderr"

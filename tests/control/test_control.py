@@ -17,24 +17,22 @@ import pyte
 import pytest
 
 from controller.journal import JournalReader
-from tests.control.running_table import shoectl_here
+from tests.control.running_table import shoectl
 
 
 @pytest.fixture()
 def table(start_table, workdir):
     t = start_table(workdir, "--manual", "--seed", "3")
-    return {"sock": str(t.sock), "journal": t.journal, "proc": t.proc, "table": t}
+    return {"sock": str(t.sock), "journal": t.journal, "proc": t.proc}
 
 
 def ctl(t: dict, *args: str, operator: str | None = None, pin: str | None = None) -> subprocess.CompletedProcess:
     extra = ["--operator", operator, "--pin-stdin"] if operator else []
-    return shoectl_here("ctl", "--socket", t["sock"], *extra, *args, pin=pin)
+    return shoectl("ctl", "--socket", t["sock"], *extra, *args, pin=pin)
 
 
 def status(t: dict) -> dict:
-    """The status `shoectl ctl status --json` prints (the reply's status), asked on the socket
-    directly: the tests poll it, and a `ctl` process per look cost more CPU than their tables."""
-    return t["table"].status()
+    return json.loads(ctl(t, "status", "--json").stdout)
 
 
 def wait_state(t: dict, want: str, timeout: float = 20) -> dict:
@@ -60,7 +58,7 @@ def test_socket_is_owner_and_group_only(table) -> None:
 @pytest.mark.slow
 @pytest.mark.reg("681a.5(e)")
 def test_wrong_pin_and_low_role_are_refused_change_nothing_and_are_journaled(table) -> None:
-    before = json.loads(ctl(table, "status", "--json").stdout)  # ctl --json: the reply's status as it is
+    before = status(table)
     assert before["state"] == "closed"
     bad = ctl(table, "open", operator="fp1", pin="1111")
     assert bad.returncode == 3 and "wrong PIN" in bad.stderr and bad.stderr.count("\n") == 1

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.control.running_table import PINS, shoectl_here
+from tests.control.running_table import PINS, shoectl
 
 
 def ctl(t, operator: str, *args: str) -> None:
-    proc = shoectl_here("ctl", "--socket", str(t.sock), "--operator", operator, "--pin-stdin", *args, pin=PINS[operator])
+    proc = shoectl("ctl", "--socket", str(t.sock), "--operator", operator, "--pin-stdin", *args, pin=PINS[operator])
     assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
 
 
