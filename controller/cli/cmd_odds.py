@@ -73,10 +73,12 @@ def _decks(text: str | None, default: int) -> int:
 def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
     sub = submission_for(args.game, args.submission)
     shoe = Composition.standard(_decks(args.decks, sub.decks))
+    removed = []
     for given in args.removed or []:
-        if not given.replace(",", " ").split():  # an unset variable, or only commas: nothing was meant
+        cards = parse_cards(given)
+        if not cards:  # an unset variable, or only commas: nothing was meant
             raise UsageError(f"--removed {given!r}: no card in it (cards such as AS,10H,KD)")
-    removed = parse_cards(" ".join(args.removed or []))
+        removed += cards
     if removed:
         shoe = shoe.remove(removed)
     return sub, exact_odds(sub, shoe)
