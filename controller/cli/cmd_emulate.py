@@ -27,13 +27,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import signal
 import sys
 import threading
 from collections.abc import Iterable
 from typing import Any
 
 from controller.cli.common import non_negative_int, positive_int, print_json, whole_number
+from controller.cli.stopping import stop_handler
 from controller.errors import UsageError
 from firmware_bridge.emulator.factory import build_device, parse_speed
 from firmware_bridge.emulator.faults import FaultSpec
@@ -159,8 +159,7 @@ def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any]) -> int:
     def on_signal(signum: int, frame: Any) -> None:
         stop.set()
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with stop_handler(on_signal):
         print_json(ready)
         sys.stdout.flush()
         while not stop.wait(POLL_S):
@@ -170,6 +169,3 @@ def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any]) -> int:
                           f"{server.error}", file=sys.stderr)
                     return 1
         return 0
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

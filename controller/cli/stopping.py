@@ -34,11 +34,23 @@ from typing import Any
 
 import structlog
 
-__all__ = ["STOP_GRACE_S", "run_until_signalled", "signals_held"]
+__all__ = ["STOP_GRACE_S", "run_until_signalled", "signals_held", "stop_handler"]
 
 STOP_GRACE_S = 5  # seconds a stopping table may take to finish its input and close its links
 _POLL_S = 0.1       # how often the waiting main thread looks at the clock
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@contextlib.contextmanager
+def stop_handler(on_signal: Callable[[int, Any], None]) -> Iterator[None]:
+    """``on_signal`` handles SIGTERM and SIGINT for the block; the handlers before are put back
+    after it (main thread only)."""
+    previous = {sig: signal.signal(sig, on_signal) for sig in _SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @contextlib.contextmanager
@@ -58,12 +70,8 @@ def signals_held(name: str) -> Iterator[list[int]]:
             _exit_now(name, signum, "a second stop signal while starting")
         held.append(signum)
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in _SIGNALS}
-    try:
+    with stop_handler(on_signal):
         yield held
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, name: str,
@@ -100,17 +108,13 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
                          kwargs={"signal": signal.Signals(signum).name, "grace_s": grace_s}).start()
         stop()
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in _SIGNALS}
     thread = threading.Thread(target=owner, name="shoectl-owner", daemon=True)
-    try:
+    with stop_handler(on_signal):
         thread.start()
         while thread.is_alive():
             thread.join(_POLL_S)
             if received and time.monotonic() > deadline[0] and thread.is_alive():
                 _exit_now(name, received[0], f"the table did not stop within {grace_s:g} s")
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     if failure:
         raise failure[0]
     return received[0] if received else None
