@@ -11,7 +11,7 @@ verify it prints why on one line and returns None (the command exits 1 and write
 with ``--no-verify``, says so on one line and returns the result all the same. An entry whose
 payload ``consume`` cannot use (``JournalContentError``) is a ``UsageError`` naming it (exit 2).
 ``refuse_output_over_journal(args, output)``: a ``-o FILE`` that is the journal itself or one of
-the files beside it (anchors, ``-wal``, ``-shm``) is refused before anything is read or written.
+the files beside it (``controller.journal.files``) is refused before anything is read or written.
 """
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ from typing import IO, TypeVar
 from controller.cli.progress import progress_bar
 from controller.errors import UsageError
 from controller.journal.chain import load_hmac_key
-from controller.journal.anchors import anchors_path
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalContentError
+from controller.journal.files import is_journal_file
 from controller.journal.verify import checked_read, verdict_line
 
 T = TypeVar("T")
@@ -52,13 +52,9 @@ def add_journal_input(parser: argparse.ArgumentParser, option: str | None = None
 def refuse_output_over_journal(args: argparse.Namespace, output: str | None) -> None:
     """Raise ``UsageError`` when ``output`` names the journal being read or a file beside it that
     it needs: writing there would destroy what the command reads (and the chain's evidence)."""
-    if not output or not os.path.exists(output):
-        return
-    journal = os.fspath(args.path)
-    for kept in (journal, anchors_path(journal), f"{journal}-wal", f"{journal}-shm"):
-        if os.path.exists(kept) and os.path.samefile(output, kept):
-            raise UsageError(f"-o {output}: that is the journal {journal} or a file beside it; "
-                             "give another file to write")
+    if output and is_journal_file(output, args.path):
+        raise UsageError(f"-o {output}: that is the journal {os.fspath(args.path)} or a file beside it; "
+                         "give another file to write")
 
 
 def warn(args: argparse.Namespace, line: str) -> None:

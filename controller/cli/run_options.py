@@ -22,6 +22,7 @@ from typing import Any
 
 from controller.cli.common import given_options
 from controller.errors import UsageError
+from controller.journal.files import is_journal_file
 from shoectl_config.numbers import NumberError, bounded_decimal
 
 __all__ = ["DEFAULT_SPEED", "TABLE_ID", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
@@ -88,9 +89,8 @@ def check_paths(args: argparse.Namespace, journal: Path) -> None:
     control = Path(args.control) if args.control else journal.with_suffix(".sock")
     if control.is_dir():
         raise UsageError(f"--control {control}: is a directory; give a file name")
-    kept = {Path(f"{journal.resolve()}{suffix}") for suffix in ("", "-wal", "-shm", ".lock", ".anchors")}
     for option, value in (("--control", control), ("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
-        if value is not None and Path(value).resolve() in kept:  # writing there would destroy the journal
+        if value is not None and is_journal_file(value, journal):  # writing there would destroy the journal
             raise UsageError(f"{option} {value}: that is the journal {journal} or a file beside it; "
                              "give another file")
     for option, value in (("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):

@@ -23,6 +23,7 @@ from controller.journal.chain import HMAC_SHA256, Hasher
 from controller.journal.connection import JournalConnection, sqlite_uri, translate
 from controller.journal.entry import Clock
 from controller.journal.errors import JournalBusyError, JournalError, NotAJournalError
+from controller.journal.files import lock_path
 from controller.journal.schema import SCHEMA_VERSION, create_schema, inspect_meta, set_wal_mode
 from controller.journal.walcheck import keep_ignored_wal
 
@@ -118,18 +119,18 @@ def _build_and_link(path: Path, table_id: str, hasher: Hasher, clock: Clock) -> 
 def _take_writer_lock(path: Path) -> int:
     """An exclusive flock on ``<journal>.lock`` for the writer's lifetime (a separate file: SQLite's
     own POSIX locks on the database must not be disturbed)."""
-    lock_path = Path(str(path) + ".lock")
+    lock = lock_path(path)
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         if not os.access(path.parent, os.W_OK):
             raise JournalError(f"{path}: cannot open the journal for writing: directory {path.parent} is read-only") from None
-        raise JournalError(f"{lock_path}: cannot create the writer lock: {exc.strerror or exc}") from None
+        raise JournalError(f"{lock}: cannot create the writer lock: {exc.strerror or exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        raise JournalBusyError(f"{path}: the journal is already open for writing (another shoectl holds {lock_path.name})") from None
+        raise JournalBusyError(f"{path}: the journal is already open for writing (another shoectl holds {lock.name})") from None
     return fd
 
 
