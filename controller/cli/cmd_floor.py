@@ -235,15 +235,28 @@ def run_backfill(args: argparse.Namespace) -> int:
         with open_export(args.file) as handle:
             store = FloorStore.open(args.db, hashers)
             try:
-                count, result = backfill(store, handle, args.file)
+                result = backfill(store, handle, args.file)
             finally:
                 store.close()
     except (BackfillError, StoreError) as exc:
         raise UsageError(str(exc)) from None
-    tables = ", ".join(f"{t} checked to {seq}" for t, seq in sorted(result.positions.items()))
-    print(f"{args.file}: {count} entries: {result.stored} stored, {result.duplicates} already stored, "
-          f"{result.refused} refused (second bodies); {tables}")
+    print(backfill_summary(args.file, result))
     return EXIT_OK
+
+
+def backfill_summary(path: str, result: Any) -> str:
+    """One line: what became of the file's entries (``controller.floor.backfill.Backfilled``)."""
+    tables = ", ".join(f"{t} checked to {seq}" for t, seq in sorted(result.positions.items()))
+    set_aside = ""
+    if result.set_aside_new or result.set_aside_before:
+        shown = ", ".join(f"{m.table_id} entry {m.seq}: {m.alarm}" for m in result.examples)
+        more = result.set_aside_new + result.set_aside_before - len(result.examples)
+        shown += f", and {more} more" if more else ""
+        before = f" (of which {result.set_aside_before} stored before)" if result.set_aside_before else ""
+        set_aside = (f" {result.set_aside_new + result.set_aside_before} set aside by the chain check{before} "
+                     f"({shown}; kept in rejected_entries, alarmed),")
+    return (f"{path}: {result.entries} entries: {result.stored} stored,{set_aside} {result.duplicates} already stored, "
+            f"{result.refused} refused (second bodies); {tables}")
 
 
 def run_verify(args: argparse.Namespace) -> int:

@@ -8,16 +8,20 @@ path)`` then streams it: each line is read with a bound (a line longer than ``ma
 refused without being read whole), checked (``parse_entry``) and stored in batches of ``BATCH``,
 all in ONE transaction. A line that is not a journal entry refuses the file (``BackfillError``
 naming the line): the transaction is rolled back and nothing is stored. Memory holds one batch,
-whatever the size of the file.
+whatever the size of the file. The result (``Backfilled``) counts what the chain check set aside
+apart from what stays stored: an entry of the file moved out as not fitting the chain is not
+counted as stored.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from controller.floor.chain import SetAside
 from controller.floor.message import MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry
-from controller.floor.store import BatchResult, FloorStore
+from controller.floor.store import FloorStore
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 BATCH = 2000
@@ -26,6 +30,24 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 class BackfillError(ValueError):
     """The export file cannot be used (one line: the file, the line, why)."""
+
+
+@dataclass
+class Backfilled:
+    """What became of a file's entries. ``stored``: new entries that stay stored (those the chain
+    check set aside again are in ``set_aside_new`` instead); ``set_aside_before``: entries stored
+    before that the check reached and set aside; ``examples``: the first few set aside."""
+    entries: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    refused: int = 0
+    set_aside_new: int = 0
+    set_aside_before: int = 0
+    examples: list[SetAside] = field(default_factory=list)
+    positions: dict[str, int] = field(default_factory=dict)  # table -> last checked seq
+
+
+EXAMPLES = 5
 
 
 def open_export(path: str | Path) -> BinaryIO:
@@ -57,32 +79,35 @@ def open_export(path: str | Path) -> BinaryIO:
 
 
 def backfill(store: FloorStore, handle: BinaryIO, path: str | Path,
-             max_bytes: int = MAX_MESSAGE_BYTES) -> tuple[int, BatchResult]:
-    """Store every entry of the export ``handle`` (the file ``path``) in one transaction; the
-    number of entries read and the sum of the batches' results. BackfillError: nothing stored."""
-    total = BatchResult()
-    count = 0
+             max_bytes: int = MAX_MESSAGE_BYTES) -> Backfilled:
+    """Store every entry of the export ``handle`` (the file ``path``) in one transaction; what
+    became of them. BackfillError: nothing stored."""
+    total = Backfilled()
     with store.conn.transaction():
         batch: list[FloorEntry] = []
         for item in _entries(handle, path, max_bytes):
             batch.append(item)
-            count += 1
+            total.entries += 1
             if len(batch) == BATCH:
                 _add(store, batch, total)
                 batch = []
         if batch:
             _add(store, batch, total)
-        if count == 0:
+        if total.entries == 0:
             raise BackfillError(f"{path}: no journal entries in the file (a `shoectl journal export` file is expected)")
-    return count, total
+    return total
 
 
-def _add(store: FloorStore, batch: list[FloorEntry], total: BatchResult) -> None:
+def _add(store: FloorStore, batch: list[FloorEntry], total: Backfilled) -> None:
     part = store.add(batch)
-    total.stored += part.stored
+    new = sum(1 for moved in part.set_aside if moved.new)
+    total.stored += part.stored - new
+    total.set_aside_new += new
+    total.set_aside_before += len(part.set_aside) - new
     total.duplicates += part.duplicates
     total.refused += part.refused
     total.positions.update(part.positions)
+    total.examples.extend(part.set_aside[:EXAMPLES - len(total.examples)])
 
 
 def _entries(handle: BinaryIO, path: str | Path, max_bytes: int) -> Iterator[FloorEntry]:

@@ -19,11 +19,13 @@ HMAC key, its hash is recomputed). An entry that fits moves the position on. One
 Entries beyond a missing one wait in ``entries`` (they are the table's as far as anyone can tell
 yet) under an open ``gap`` alarm, which closes once the gap is filled and the chain verifies
 across it. ``known`` maps the seqs stored by this batch to their ``FloorEntry`` (no re-parse).
+Each body moved out of ``entries`` (cases 1-3) is returned as a ``SetAside``, so that a caller
+counting what it stored can say what the check then set aside.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller.floor import alarms
 from controller.floor.message import FloorEntry, parse_entry
@@ -32,6 +34,21 @@ from controller.journal.chain import GENESIS_HASH, Hasher
 from controller.journal.chaincheck import check_row
 
 _PAGE = 1000
+
+
+class SetAside(NamedTuple):
+    """A body the chain check moved out of ``entries`` into ``rejected_entries``."""
+    table_id: str
+    seq: int
+    alarm: str  # the kind of the alarm raised on it
+    new: bool  # stored by this batch (else stored before it)
+
+
+class Advanced(NamedTuple):
+    """The table's checked position after ``advance``, and what the check set aside."""
+    last_seq: int
+    last_hash: str
+    set_aside: list[SetAside]
 
 
 def position(conn: Any, table_id: str) -> tuple[int, str, bool | None]:
@@ -52,14 +69,15 @@ def is_plain_sha256(first: FloorEntry) -> bool:
     return first.seq == 1 and check_row(first.chain_row(), GENESIS_HASH, Hasher(), first.table_id) is None
 
 
-def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int, FloorEntry]) -> tuple[int, str]:
+def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int, FloorEntry]) -> Advanced:
     """See the module docstring (``hasher``: the table's key, if the collector has it); returns the
-    new position."""
+    new position and the bodies set aside."""
     last_seq, last_hash, sha256 = position(conn, table_id)
     if hasher is None and sha256:
         hasher = Hasher()
     start = last_seq
     known_seqs = list(known)
+    set_aside: list[SetAside] = []
     while _stored(conn, table_id, last_seq + 1, known):
         # The lines this batch brought are not read back (known); a gap ends the walk.
         rows = conn.execute("SELECT seq, CASE WHEN seq = ANY(%s) THEN NULL ELSE line END FROM entries "
@@ -73,7 +91,7 @@ def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int,
                 sha256 = is_plain_sha256(entry)
                 hasher = Hasher() if sha256 else None
                 conn.execute("UPDATE chain_positions SET sha256 = %s WHERE table_id = %s", (sha256, table_id))
-            fitted = _fit(conn, table_id, entry, last_seq, last_hash, hasher)
+            fitted = _fit(conn, table_id, entry, last_seq, last_hash, hasher, _Moves(set_aside, known))
             if fitted is None:
                 break
             last_seq, last_hash = seq, fitted.entry.hash
@@ -86,7 +104,16 @@ def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int,
                      "WHERE table_id = %s", (last_seq, last_hash, table_id))
         alarms.close_gaps_up_to(conn, table_id, last_seq)
     _alarm_gap(conn, table_id, last_seq)
-    return last_seq, last_hash
+    return Advanced(last_seq, last_hash, set_aside)
+
+
+class _Moves(NamedTuple):
+    """Where the check records what it sets aside, and which seqs this batch stored."""
+    set_aside: list[SetAside]
+    known: Mapping[int, FloorEntry]
+
+    def record(self, entry: FloorEntry, alarm: str) -> None:
+        self.set_aside.append(SetAside(entry.table_id, entry.seq, alarm, entry.seq in self.known))
 
 
 def _stored(conn: Any, table_id: str, seq: int, known: Mapping[int, FloorEntry]) -> bool:
@@ -98,7 +125,7 @@ def _stored(conn: Any, table_id: str, seq: int, known: Mapping[int, FloorEntry])
 
 
 def _fit(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, last_hash: str,
-         hasher: Hasher | None) -> FloorEntry | None:
+         hasher: Hasher | None, moves: _Moves) -> FloorEntry | None:
     """The body that stands at ``last_seq + 1`` once checked (the stored one, or a refused one that
     fits), or None when none fits (the stored one is then moved out, alarmed)."""
     reason = check_row(entry.chain_row(), last_hash, hasher, table_id)
@@ -106,18 +133,21 @@ def _fit(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, last_hash: 
         return entry
     for other in _refused(conn, table_id, entry.seq):
         if check_row(other.chain_row(), last_hash, hasher, table_id) is None:
-            _swap(conn, entry, other, f"did not fit the chain ({reason}); entry {entry.seq} as received later fits")
+            _swap(conn, entry, other, f"did not fit the chain ({reason}); entry {entry.seq} as received later fits",
+                  moves)
             return other
-    if last_seq >= 1 and _swap_tip(conn, table_id, entry, last_seq, hasher):
+    if last_seq >= 1 and _swap_tip(conn, table_id, entry, last_seq, hasher, moves):
         return entry  # the tip was replaced by the predecessor this entry names
     kind = alarms.BAD_HASH if reason.startswith("hash mismatch") else alarms.CHAIN_BREAK
     _reject(conn, entry, reason)
     conn.execute("DELETE FROM entries WHERE table_id = %s AND seq = %s", (table_id, entry.seq))
     alarms.raise_alarm(conn, table_id, entry.seq, kind, f"entry {entry.seq} refused: {reason}")
+    moves.record(entry, kind)
     return None
 
 
-def _swap_tip(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, hasher: Hasher | None) -> bool:
+def _swap_tip(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, hasher: Hasher | None,
+              moves: _Moves) -> bool:
     row = conn.execute("SELECT line FROM entries WHERE table_id = %s AND seq = %s", (table_id, last_seq)).fetchone()
     tip = parse_entry(row[0])
     before = GENESIS_HASH if last_seq == 1 else conn.execute(
@@ -125,7 +155,8 @@ def _swap_tip(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, hasher
     for other in _refused(conn, table_id, last_seq):
         if other.entry.hash == entry.entry.prev_hash and check_row(other.chain_row(), before, hasher, table_id) is None \
                 and check_row(entry.chain_row(), other.entry.hash, hasher, table_id) is None:
-            _swap(conn, tip, other, f"entry {last_seq + 1} names the other body of entry {last_seq} as its predecessor")
+            _swap(conn, tip, other, f"entry {last_seq + 1} names the other body of entry {last_seq} as its predecessor",
+                  moves)
             conn.execute("UPDATE chain_positions SET last_hash = %s WHERE table_id = %s", (other.entry.hash, table_id))
             return True
     return False
@@ -143,7 +174,7 @@ def _reject(conn: Any, entry: FloorEntry, why: str) -> None:
                  (entry.table_id, entry.seq, why, entry.line))
 
 
-def _swap(conn: Any, stored: FloorEntry, other: FloorEntry, why: str) -> None:
+def _swap(conn: Any, stored: FloorEntry, other: FloorEntry, why: str, moves: _Moves) -> None:
     """``other`` (a refused body) becomes the entry; ``stored`` is refused, the forgery alarmed."""
     _reject(conn, stored, why)
     conn.execute("DELETE FROM rejected_entries WHERE table_id = %s AND seq = %s AND line = %s",
@@ -152,6 +183,7 @@ def _swap(conn: Any, stored: FloorEntry, other: FloorEntry, why: str) -> None:
     insert_entry(conn, other)
     alarms.raise_alarm(conn, stored.table_id, stored.seq, alarms.FORGERY,
                        f"entry {stored.seq}: the body received first was refused: {why}")
+    moves.record(stored, alarms.FORGERY)
 
 
 def _alarm_gap(conn: Any, table_id: str, last_seq: int) -> None:

@@ -39,6 +39,7 @@ class BatchResult:
     refused: int = 0
     dropped: int = 0
     positions: dict[str, int] = field(default_factory=dict)  # table -> last checked seq
+    set_aside: list[chain.SetAside] = field(default_factory=list)  # moved out of entries by the chain check
 
 
 def connect(url: str, *, autocommit: bool = False, snapshot: bool = False) -> Any:
@@ -150,8 +151,9 @@ class FloorStore:
                 inserted = self._insert(items, result)
                 for table_id in sorted({i.table_id for i in items}):
                     known = {i.seq: i for i in inserted.get(table_id, ())}
-                    result.positions[table_id] = chain.advance(self.conn, table_id, self.hashers.get(table_id),
-                                                               known)[0]
+                    advanced = chain.advance(self.conn, table_id, self.hashers.get(table_id), known)
+                    result.positions[table_id] = advanced.last_seq
+                    result.set_aside.extend(advanced.set_aside)
 
     def _insert(self, items: Sequence[FloorEntry], result: BatchResult) -> dict[str, list[FloorEntry]]:
         conn = self.conn

@@ -152,3 +152,19 @@ def test_a_bad_line_late_in_a_file_stores_nothing_of_the_batches_before_it(capsy
     code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(bad))
     assert code == 2 and "line 56: not one JSON object; nothing was stored" in err
     assert count(floor_db) == 0 and count(floor_db, "SELECT count(*) FROM chain_positions") == 0
+
+
+def test_an_entry_the_chain_check_sets_aside_is_not_counted_as_stored(capsys, floor_db: str, journal: TableJournal,
+                                                                      tmp_path: Path) -> None:
+    """A forged hash on entry 3: the chain check moves it out (alarmed) and entries 4-5 wait
+    behind the gap; the summary says 4 stored and 1 set aside, not 5 stored."""
+    forged = json.loads(journal.lines[2]) | {"hash": "ab" * 32}
+    bad = tmp_path / "forged.jsonl"
+    bad.write_text("".join(journal.lines[:2]) + json.dumps(forged) + "\n" + "".join(journal.lines[3:5]),
+                   encoding="utf-8")
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(bad))
+    assert code == 0 and err == ""
+    assert out.startswith(f"{bad}: 5 entries: 4 stored, 1 set aside by the chain check (T1 entry 3: bad_hash; "
+                          "kept in rejected_entries, alarmed), 0 already stored, 0 refused (second bodies); "
+                          "T1 checked to 2"), out
+    assert count(floor_db) == 4 and count(floor_db, "SELECT count(*) FROM rejected_entries") == 1
