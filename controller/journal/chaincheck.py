@@ -31,6 +31,7 @@ from controller.journal.shapes import DIGITS_AS_ZERO, UNKNOWN, ZERO, PayloadShap
 
 AnchorMap = Mapping[int, Sequence[tuple[str, str]]]  # seq -> [(hash, where it came from)]
 
+BATCH_ROWS = 256  # rows checked a batch: small enough to stay in the CPU cache (4096 rows: 20-25 % slower)
 _MAX_HEADS = 65536  # a journal's kinds, shoes, devices and operators repeat, in few combinations
 
 

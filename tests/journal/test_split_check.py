@@ -1,0 +1,167 @@
+"""``verify`` in two processes (``controller.journal.split_check``) gives the verdict of one pass:
+the same report, field by field, on intact and tampered journals, wherever the damage lies
+(before, at, just after and far after the split); a second process that fails costs time, never
+the verdict; and the split is made only where it pays and is safe."""
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from controller.journal import Journal, Record, verify
+from controller.journal.split_check import MIN_ROWS, LaterHalf, split_point
+
+from tampering import rechain, renumber, rewrite, rows, tamper
+
+from .conftest import KEY, FakeClock, fill
+
+N = 400
+K = N // 2  # where split_point splits a journal of N entries
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("split") / "plain.db"
+    fill(path, N)
+    return path
+
+
+@pytest.fixture(scope="module")
+def hmac(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("split") / "hmac.db"
+    fill(path, N, hmac_key=KEY)
+    return path
+
+
+def _copy(source: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "journal.db"
+    shutil.copyfile(source, target)
+    return target
+
+
+def _swap(a: int, b: int) -> Callable[[Path], None]:
+    def change(path: Path) -> None:
+        entries = rows(path)
+        entries[a - 1], entries[b - 1] = entries[b - 1], entries[a - 1]
+        rewrite(path, renumber(entries))
+    return change
+
+
+def _sql(statement: str, *params: object) -> Callable[[Path], None]:
+    return lambda path: tamper(path, statement, params=params)
+
+
+def _rechained_from(seq: int) -> Callable[[Path], None]:
+    return lambda path: rewrite(path, rechain(rows(path), from_seq=seq))
+
+
+TAMPERINGS = {
+    "intact": lambda path: None,
+    "edited before the split": _sql("UPDATE entries SET payload = ? WHERE seq = 17", '{"amount":1,"i":16,"who":"p1"}'),
+    "edited at the split": _sql("UPDATE entries SET kind = ? WHERE seq = ?", "e99", K),
+    "edited just after the split": _sql("UPDATE entries SET round_no = ? WHERE seq = ?", 999, K + 1),
+    "hash of the split entry": _sql("UPDATE entries SET hash = ? WHERE seq = ?", "f" * 64, K),
+    "edited far after the split": _sql("UPDATE entries SET operator = ? WHERE seq = ?", "mallory", N - 3),
+    "last entry edited": _sql("UPDATE entries SET ts = ? WHERE seq = ?", "2025-01-31T21:00:00.000000Z", N),
+    "split entry deleted": _sql("DELETE FROM entries WHERE seq = ?", K),
+    "entry after the split deleted": _sql("DELETE FROM entries WHERE seq = ?", K + 1),
+    "range across the split deleted": _sql("DELETE FROM entries WHERE seq BETWEEN ? AND ?", K - 5, K + 5),
+    "tail deleted": _sql("DELETE FROM entries WHERE seq > ?", N - 10),
+    "swapped across the split": _swap(K - 1, K + 2),
+    "swapped after the split": _swap(K + 50, K + 60),
+    "re-chained after the split": _rechained_from(K + 30),
+    "wrong table after the split": _sql("UPDATE entries SET table_id = 'T9' WHERE seq = ?", K + 7),
+    "link edited after the split": _sql("UPDATE entries SET prev_hash = ? WHERE seq = ?", "0" * 64, K + 9),
+}
+
+
+def _report_pair(path: Path, **options) -> tuple:
+    return verify(path, processes=1, **options), verify(path, processes=2, **options)
+
+
+@pytest.mark.parametrize("name", list(TAMPERINGS))
+def test_two_processes_give_the_verdict_of_one_pass(plain: Path, tmp_path: Path, name: str) -> None:
+    path = _copy(plain, tmp_path)
+    TAMPERINGS[name](path)
+    one, two = _report_pair(path)
+    assert two == one
+    # a removed tail or a re-chained part shows only against an anchor (the next test)
+    assert one.ok == (name in ("intact", "tail deleted", "re-chained after the split"))
+
+
+@pytest.mark.parametrize("name", ["intact", "edited just after the split", "re-chained after the split"])
+def test_two_processes_with_hmac_anchors_and_expectations(hmac: Path, tmp_path: Path, name: str) -> None:
+    path = _copy(hmac, tmp_path)
+    hashes = [r[12] for r in rows(path)]
+    TAMPERINGS[name](path)
+    for options in ({"hmac_key": KEY}, {"hmac_key": KEY, "anchors": [(K + 40, hashes[K + 39])], "expect_count": N},
+                    {"hmac_key": KEY, "anchors": [(K + 40, "0" * 64)]}, {"hmac_key": KEY, "expect_count": N + 1},
+                    {"hmac_key": KEY, "expect_last_hash": hashes[-1]}, {}):
+        one, two = _report_pair(path, **options)
+        assert two == one, options
+
+
+def test_the_second_process_checks_the_later_half(plain: Path, tmp_path: Path, mocker) -> None:
+    """The split is real: the second process's verdict is what the report joins."""
+    path = _copy(plain, tmp_path)
+    spy = mocker.spy(LaterHalf, "result")
+    report = verify(path, processes=2)
+    assert report.ok and report.entries == N and report.total == N
+    found = spy.spy_return
+    assert found is not None and found.good == N - K and found.rows == N - K and found.last_seq == N
+
+
+def test_a_failed_second_process_costs_time_not_the_verdict(plain: Path, tmp_path: Path, mocker) -> None:
+    path = _copy(plain, tmp_path)
+    TAMPERINGS["edited far after the split"](path)
+    expected = verify(path, processes=1)
+    mocker.patch.object(LaterHalf, "_check", side_effect=sqlite3.OperationalError("disk I/O error"))
+    spy = mocker.spy(LaterHalf, "result")
+    assert verify(path, processes=2) == expected
+    assert spy.spy_return is None  # the child failed; this process checked its half
+
+
+def test_split_only_where_it_pays_and_is_safe(tmp_path: Path) -> None:
+    path = tmp_path / "long.db"
+    with Journal.open(path, table_id="T1", clock=FakeClock()) as j:
+        for start in range(0, MIN_ROWS, 1000):
+            j.append_batch([Record(kind="e", payload={"i": i}) for i in range(start, start + 1000)])
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        assert split_point(conn, 1) is None
+        assert split_point(conn, 2)[0] == MIN_ROWS // 2
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait)
+        other.start()
+        try:  # another thread: a fork would copy only this one, with whatever locks the other held
+            assert split_point(conn, None) is None
+        finally:
+            stop.set()
+            other.join()
+        short = tmp_path / "short.db"
+        fill(short, 50)
+        with sqlite3.connect(f"file:{short}?mode=ro", uri=True) as short_conn:
+            assert split_point(short_conn, None) is None
+    finally:
+        conn.close()
+
+
+def test_the_command_splits_a_long_journal_and_finds_the_damage(tmp_path: Path) -> None:
+    """``shoectl journal verify`` (a process of one thread) on a journal long enough to split:
+    the damage far in the later half is reported as one pass reports it."""
+    path = tmp_path / "long.db"
+    with Journal.open(path, table_id="T1", clock=FakeClock()) as j:
+        for start in range(0, MIN_ROWS + 2000, 2000):
+            j.append_batch([Record(kind="e", payload={"i": i}, shoe="S1") for i in range(start, start + 2000)])
+    tamper(path, "UPDATE entries SET payload = '{\"i\":1}' WHERE seq = ?", params=(MIN_ROWS + 1500,))
+    done = subprocess.run([sys.executable, "-m", "controller.cli.main", "journal", "verify", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert f"FAILED at entry {MIN_ROWS + 1500}: entry {MIN_ROWS + 1500}: hash mismatch" in done.stdout
+    assert f"({MIN_ROWS + 1499} entries good before it" in done.stdout
