@@ -22,6 +22,10 @@ Confidence intervals: rounds dealt from the same shoe are not independent (they 
 composition), so a per-round binomial interval is too narrow. The tally keeps one sub-tally per
 batch of whole shoes (about 30 batches), and intervals are ratio-estimator intervals over those
 batches (batch means) with Student's t; with a single shoe it falls back to the per-round interval.
+An outcome's frequency is a proportion: its interval is Wilson's score interval (with the batch
+means' variance as an effective number of rounds and the same quantile), which stays within
+[0, 1] even with two shoes or a rare event never seen; a wager's hold is not a proportion (a
+round may cost the house several units) and keeps the symmetric interval.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ from controller.simulation_shoe import COVER_FROM_BOTTOM, Tally, make_rng, shuff
 __all__ = [
     "BATCHES", "COVER_FROM_BOTTOM", "ENGINES", "Estimate", "PuntoBancoTrie", "Tally", "batch_means_estimate",
     "deal_shoe", "engine_for", "estimate", "house_gains", "make_rng", "numpy_available", "outcome_frequencies",
-    "shuffle_and_prepare", "simulate", "tally_shoe_fast", "tally_shoe_reference", "trie_for", "wager_holds",
+    "proportion_estimate", "shuffle_and_prepare", "simulate", "tally_shoe_fast", "tally_shoe_reference", "trie_for", "wager_holds",
 ]
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -197,9 +201,31 @@ class Estimate:
 def estimate(t: Tally, value: Callable[[RoundFacts], Fraction | int | bool]) -> Estimate:
     """Mean per round of ``value(facts)``, with a 95% interval over the batches of shoes (see the
     module docstring); per-round when there is only one batch."""
-    n = t.rounds
-    if n == 0:
+    if t.rounds == 0:
         return Estimate(math.nan, math.nan, math.nan)
+    mean, var, quantile = _mean_and_variance(t, value)
+    half = quantile * math.sqrt(var)
+    return Estimate(mean, mean - half, mean + half)
+
+
+def proportion_estimate(t: Tally, event: Callable[[RoundFacts], bool]) -> Estimate:
+    """The share of rounds where ``event`` holds, with Wilson's 95% score interval (within [0, 1]):
+    the variance of ``estimate``'s batch means (or per round) gives the effective number of rounds
+    ``p(1-p)/variance``; the rounds themselves when that is undefined (an event never or always seen)."""
+    if t.rounds == 0:
+        return Estimate(math.nan, math.nan, math.nan)
+    p, var, z = _mean_and_variance(t, event)
+    n = p * (1 - p) / var if var > 0 and 0 < p < 1 else t.rounds
+    z2n = z * z / n
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z / (1 + z2n) * math.sqrt(p * (1 - p) / n + z2n / (4 * n))
+    return Estimate(p, max(min(centre - half, p), 0.0), min(max(centre + half, p), 1.0))  # rounding: p=0 stays 0
+
+
+def _mean_and_variance(t: Tally, value: Callable[[RoundFacts], Fraction | int | bool]) -> tuple[float, float, float]:
+    """The mean per round of ``value`` over ``t`` (at least one round), the variance of that mean,
+    and the two-sided 95% quantile to use with it."""
+    n = t.rounds
     cache: dict[RoundFacts, float] = {}
 
     def v(f: RoundFacts) -> float:
@@ -210,24 +236,28 @@ def estimate(t: Tally, value: Callable[[RoundFacts], Fraction | int | bool]) -> 
     total = sum(v(f) * c for f, c in t.facts.items())
     batches = [(bn, sum(v(f) * c for f, c in bf.items())) for bn, bf in t.batches if bn]
     if len(batches) >= 2:
-        return batch_means_estimate(batches)
+        return _batch_means(batches)
     mean = total / n
     ss = sum(v(f) ** 2 * c for f, c in t.facts.items())
     var = max(ss / n - mean * mean, 0.0) * n / max(n - 1, 1)
-    half = Z95 * math.sqrt(var / n)
-    return Estimate(mean, mean - half, mean + half)
+    return mean, var / n, Z95
 
 
 def batch_means_estimate(batches: list[tuple[int, float]]) -> Estimate:
     """The mean per round and its 95% interval from at least two batches of whole shoes, each
     ``(rounds, sum of the value over its rounds)``: the ratio estimator with Student's t (see the
     module docstring)."""
+    mean, var, quantile = _batch_means(batches)
+    half = quantile * math.sqrt(var)
+    return Estimate(mean, mean - half, mean + half)
+
+
+def _batch_means(batches: list[tuple[int, float]]) -> tuple[float, float, float]:
     n = sum(n_j for n_j, _ in batches)
     mean = sum(s_j for _, s_j in batches) / n
     k = len(batches)
     var = k / (k - 1) * sum((s_j - mean * n_j) ** 2 for n_j, s_j in batches) / (n * n)
-    half = t975(k - 1) * math.sqrt(var)
-    return Estimate(mean, mean - half, mean + half)
+    return mean, var, t975(k - 1)
 
 
 def outcome_frequencies(t: Tally, game: Game) -> dict[str, Estimate]:
@@ -242,7 +272,7 @@ def outcome_frequencies(t: Tally, game: Game) -> dict[str, Estimate]:
     if game is Game.EZ_BACCARAT:
         events["dragon7"] = lambda f: f.dragon7
         events["panda8"] = lambda f: f.panda8
-    return {name: estimate(t, pred) for name, pred in events.items()}
+    return {name: proportion_estimate(t, pred) for name, pred in events.items()}
 
 
 def house_gains(submission: Any) -> dict[str, Callable[[RoundFacts], Fraction]]:

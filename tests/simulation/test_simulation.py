@@ -1,7 +1,12 @@
 """Simulation: the fast path equals the engine path; seeded runs repeat; shoes end at the cover card."""
 from __future__ import annotations
 
+import json
+import math
+
 import pytest
+
+from cli_run import run
 
 from controller.rules.cards import Composition
 from controller.rules.submission import load_preset
@@ -116,3 +121,26 @@ def test_fast_path_deals_the_shoes_the_reference_path_deals_for_a_seed() -> None
     fast, ref = simulate(sub, 40, seed=4), simulate(sub, 40, seed=4, fast=False)
     assert (fast.rounds, fast.cards_dealt, fast.facts) == (ref.rounds, ref.cards_dealt, ref.facts)
     assert [n for n, _ in fast.batches] == [n for n, _ in ref.batches]
+
+
+@pytest.mark.parametrize("argv", [
+    ("--shoes", "2", "--seed", "1", "--engine", "python"),
+    ("--shoes", "2", "--seed", "1", "--engine", "auto"),
+    ("--shoes", "1", "--seed", "2", "--engine", "python", "--game", "ez-baccarat"),
+    ("--shoes", "2", "--seed", "3", "--engine", "python", "--game", "ez-baccarat"),
+])
+def test_an_outcome_frequencys_interval_lies_within_0_and_100_percent(capsys, argv: tuple[str, ...]) -> None:
+    """A frequency is a proportion: its 95% interval (Wilson's) is within [0, 100%] even from two
+    shoes (Student's t with 1 degree of freedom) or for a rare event, and holds the estimate; the
+    holds keep their symmetric interval (a hold may be below -100%)."""
+    code, out, _ = run(capsys, "simulate", "--json", *argv)
+    assert code == 0
+    report = json.loads(out)
+    for name, figure in report["outcomes"].items():
+        low, high = figure["ci95"]
+        assert 0.0 <= low <= figure["value"] <= high <= 1.0, (name, figure)
+    for figure in report["wagers"].values():
+        low, high = figure["ci95"]
+        assert math.isclose(figure["value"] - low, high - figure["value"], rel_tol=1e-9, abs_tol=1e-12)
+    code, out, _ = run(capsys, "simulate", *argv)
+    assert code == 0 and "[-" not in out.split("\nwager")[0]
