@@ -1,17 +1,23 @@
-"""Values in one-line messages: ``safe`` escapes control characters, ``typename`` names a parsed
-TOML value's type in words, ``show`` renders a bad value briefly, ``key_part`` writes one part of
-a dotted key as TOML would (quoted when it is not a bare key)."""
+"""Values in one-line messages: ``safe`` escapes control characters, ``quoted`` quotes a user's
+text, ``readable`` makes a whole message readable, ``typename`` names a parsed TOML value's type
+in words, ``show`` renders a bad value briefly, ``key_part`` writes one part of a dotted key as
+TOML would (quoted when it is not a bare key).
+
+A byte that is not UTF-8 in a command line or a file name reaches Python as a lone surrogate
+(U+DC80-U+DCFF, "surrogateescape"); every message shows it as the byte, ``\xff``, never as
+Python's ``\udcff``."""
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 from datetime import date, datetime, time
 
-__all__ = ["key_part", "safe", "show", "toml_string", "typename"]
+__all__ = ["key_part", "quoted", "readable", "safe", "show", "toml_string", "typename"]
 
 MAX_SHOWN = 60  # characters of a bad value quoted in a message
 _HUGE = 10**30  # integers beyond this are named, not printed (a TOML integer may have 4,000 digits)
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ESCAPED_BYTE = re.compile(r"(?<!\\)\\udc([89a-f][0-9a-f])")  # repr's spelling of a byte that was not UTF-8
 
 
 def is_unicode_text(text: str) -> bool:
@@ -24,10 +30,30 @@ def is_unicode_text(text: str) -> bool:
 
 
 def safe(text: str) -> str:
-    """``text`` printable on one line: control characters (and lone surrogates) escaped."""
+    """``text`` printable on one line: control characters escaped (``\n``, ``\x00``), a byte that
+    was not UTF-8 shown as that byte (``\xff``), any other lone surrogate as ``\ud800``."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return "".join(c if c.isprintable() else _escaped(c) for c in text)
+
+
+def _escaped(c: str) -> str:
+    if "\udc80" <= c <= "\udcff":
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return c.encode("unicode_escape").decode("ascii")
+
+
+def quoted(text: str) -> str:
+    """A user's ``text`` quoted in a message, as ``repr`` quotes it but with ``safe``'s escapes:
+    ``'T1'``, ``"it's"``, ``'\xff'`` for a byte that was not UTF-8."""
+    quote = '"' if "'" in text and '"' not in text else "'"
+    return f"{quote}{safe(text)}{quote}"
+
+
+def readable(message: str) -> str:
+    """A whole message as printed: ``safe``, and a byte that was not UTF-8 that some code quoted
+    with ``repr`` (argparse's ``invalid choice: '\\udcff'``) shown as ``\xff`` too."""
+    return _ESCAPED_BYTE.sub(r"\\x\1", safe(message))
 
 
 # First match wins: a bool is an int and a datetime a date to isinstance, so they come first.
@@ -56,7 +82,7 @@ def show(value: object) -> str:
         return typename(value)
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _HUGE:
         return "a very large integer"
-    text = repr(value)
+    text = quoted(value) if isinstance(value, str) else repr(value)
     if len(text) > MAX_SHOWN:
         text = text[: MAX_SHOWN - 3] + "..."
     return safe(text)

@@ -26,7 +26,7 @@ from controller.errors import UsageError
 from controller.money import money_text
 from controller.table.commands import COMMANDS
 from controller.table.display import round_result_text
-from shoectl_config.text import is_unicode_text
+from shoectl_config.text import is_unicode_text, quoted, safe
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
 EXIT_REFUSED, EXIT_AUTH, EXIT_FORBIDDEN = 1, 3, 4
@@ -63,11 +63,11 @@ def parse_args(items: list[str]) -> dict[str, Any]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise UsageError(f"argument {item!r}: expected KEY=VALUE")
+            raise UsageError(f"argument {quoted(item)}: expected KEY=VALUE")
         if not is_unicode_text(item):  # bytes that are not UTF-8, as the shell passed them
-            raise UsageError(f"argument {os.fsencode(item).decode('utf-8', 'backslashreplace')}: not UTF-8 text")
+            raise UsageError(f"argument {safe(item)}: not UTF-8 text")
         if key in out:
-            raise UsageError(f"argument {item!r}: {key} is given twice")
+            raise UsageError(f"argument {quoted(item)}: {key} is given twice")
         if value.lower() in ("true", "false"):
             out[key] = value.lower() == "true"
         else:
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
                 print(text, flush=True)
         return 0
     if args.table_command not in COMMANDS:
-        raise UsageError(f"unknown command {args.table_command!r} (status, watch, {', '.join(sorted(COMMANDS))})")
+        raise UsageError(f"unknown command {quoted(args.table_command)} (status, watch, {', '.join(sorted(COMMANDS))})")
     if not args.operator:
         raise UsageError("--operator is required for table commands (or set SHOECTL_OPERATOR)")
     reply = client.command(args.operator, _pin(args), args.table_command, parse_args(args.args))

@@ -26,6 +26,7 @@ from controller.cli.cmd_replay import nothing_found, write_replay
 from controller.cli.common import positive_int, print_json
 from controller.cli.journal_input import copy_text, spooled_text
 from controller.errors import UsageError
+from shoectl_config.text import quoted
 
 EXIT_OK, EXIT_FAILED = 0, 1
 DB_HELP = ("the central store: postgresql://USER@HOST[:PORT]/DATABASE (a password in ~/.pgpass or "
@@ -38,7 +39,7 @@ def clock_time(text: str) -> dt_time:
         hours, minutes = (int(part) for part in text.split(":"))
         return dt_time(hours, minutes)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a time of day as HH:MM (e.g. 06:00)") from None
+        raise argparse.ArgumentTypeError(f"{quoted(text[:40])} is not a time of day as HH:MM (e.g. 06:00)") from None
 
 
 def time_zone(name: str) -> tzinfo:
@@ -48,7 +49,7 @@ def time_zone(name: str) -> tzinfo:
     try:
         return ZoneInfo(name)
     except (KeyError, ValueError, OSError):  # not found is a KeyError; a malformed name a ValueError
-        raise argparse.ArgumentTypeError(f"{name[:60]!r} is not a time zone this machine knows "
+        raise argparse.ArgumentTypeError(f"{quoted(name[:60])} is not a time zone this machine knows "
                                          "(e.g. America/New_York, UTC)") from None
 
 
@@ -267,7 +268,7 @@ def run_verify(args: argparse.Namespace) -> int:
         names = tables(conn)
         if args.table is not None:
             if args.table not in names:
-                raise UsageError(f"no table {args.table!r} in the store")
+                raise UsageError(f"no table {quoted(args.table)} in the store")
             names = [args.table]
         verdicts = [verify_table(conn, name, hashers.get(name)) for name in names]
     bad = next((v for v in verdicts if not v.ok), None)
@@ -344,7 +345,7 @@ def run_rounds(args: argparse.Namespace) -> int:
 
     with open_reader(args.db) as conn, spooled_text() as spool:
         if args.table not in tables(conn):
-            raise UsageError(f"no table {args.table!r} in the store")
+            raise UsageError(f"no table {quoted(args.table)} in the store")
         try:
             found = write_replay(args, table_entries(conn, args.table), spool)
         except JournalContentError as exc:

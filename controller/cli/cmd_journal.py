@@ -56,6 +56,7 @@ from controller.journal.errors import JournalError
 from controller.journal.migrate import DoesNotVerify, migrate
 from controller.journal.schema import SCHEMA_VERSION
 from controller.journal.verify import is_hash, verdict_line, verify
+from shoectl_config.text import quoted
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
 _SUBCOMMANDS_ATTR = "_shoectl_journal_subcommands"
@@ -84,7 +85,7 @@ def add_subcommand(sub: argparse._SubParsersAction, name: str, **kwargs: Any) ->
 
 def _hash(text: str) -> str:
     if not is_hash(text.lower()):
-        raise argparse.ArgumentTypeError(f"not a SHA-256 hash (64 hex digits): {text!r}")
+        raise argparse.ArgumentTypeError(f"not a SHA-256 hash (64 hex digits): {quoted(text)}")
     return text.lower()
 
 
@@ -96,7 +97,7 @@ def _anchor(text: str) -> tuple[int, str]:
         number = None
     if not sep or number is None or not is_hash(digest.lower()):
         raise argparse.ArgumentTypeError(f"an anchor is SEQ:HASH (SEQ from 1 to {INT64_MAX}, as printed by the "
-                                         f"controller), got {text[:100]!r}")
+                                         f"controller), got {quoted(text[:100])}")
     return number, digest.lower()
 
 

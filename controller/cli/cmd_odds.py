@@ -26,6 +26,7 @@ from controller.errors import UsageError
 from controller.rules.cards import Composition, parse_cards
 from controller.rules.odds import OddsReport, exact_odds
 from controller.rules.submission import MAX_DECKS, MIN_DECKS
+from shoectl_config.text import quoted
 
 _GAME_TITLES = {"punto-banco": "Punto Banco", "ez-baccarat": "EZ Baccarat", "21-baccarat": "21 Baccarat"}
 
@@ -66,7 +67,7 @@ def _decks(text: str | None, default: int) -> int:
     except ValueError:
         n = None
     if n is None or not MIN_DECKS <= n <= MAX_DECKS:
-        raise UsageError(f"--decks must be a whole number from {MIN_DECKS} to {MAX_DECKS}, not {text!r}")
+        raise UsageError(f"--decks must be a whole number from {MIN_DECKS} to {MAX_DECKS}, not {quoted(text)}")
     return n
 
 
@@ -77,7 +78,7 @@ def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
     for given in args.removed or []:
         cards = parse_cards(given)
         if not cards:  # an unset variable, or only commas: nothing was meant
-            raise UsageError(f"--removed {given!r}: no card in it (cards such as AS,10H,KD)")
+            raise UsageError(f"--removed {quoted(given)}: no card in it (cards such as AS,10H,KD)")
         removed += cards
     if removed:
         shoe = shoe.remove(removed)

@@ -31,12 +31,13 @@ from controller.operators.store import (
     load_operators,
     remove_operator,
 )
+from shoectl_config.text import quoted
 
 
 def _operator_id(text: str) -> str:
     """An argparse type: an operator id (``ID_RULE``), refused before the file is read."""
     if not is_operator_id(text):
-        raise argparse.ArgumentTypeError(f"not a valid operator id: {text[:40]!r} ({ID_RULE})")
+        raise argparse.ArgumentTypeError(f"not a valid operator id: {quoted(text[:40])} ({ID_RULE})")
     return text
 
 

@@ -21,6 +21,7 @@ from controller.journal.entry import Entry
 from controller.journal.replay import replay
 from controller.money import money_text
 from controller.table.edge_figures import edge_percent
+from shoectl_config.text import quoted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
 def nothing_found(args: argparse.Namespace, where: str) -> UsageError:
     """The refusal of a ``--shoe``/``--round`` that selects nothing in ``where`` (exit 2)."""
     if args.shoe is not None and args.round is not None:
-        return UsageError(f"no round {args.round} of shoe {args.shoe!r} in {where}")
-    return UsageError(f"no shoe {args.shoe!r} in {where}" if args.shoe is not None else f"no round {args.round} in {where}")
+        return UsageError(f"no round {args.round} of shoe {quoted(args.shoe)} in {where}")
+    return UsageError(f"no shoe {quoted(args.shoe)} in {where}" if args.shoe is not None else f"no round {args.round} in {where}")
 
 
 def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str]) -> int:

@@ -26,6 +26,7 @@ from controller.cli.journal_input import (
 from controller.errors import UsageError
 from controller.journal.replay import replay
 from controller.roadmaps import compute, render_png, render_svg, render_text, results_from_rounds
+from shoectl_config.text import quoted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,7 +60,7 @@ def shoe_rounds(docs: list[dict[str, Any]], shoe: str | None) -> tuple[str, list
         with_rounds = [sid for sid, docs in rounds.items() if any(d.get("kind") == "normal" for d in docs)]
         shoe = (with_rounds or list(rounds))[-1]
     elif shoe not in rounds:
-        raise UsageError(f"no shoe {shoe!r} in the journal; its shoes: {_ids(list(rounds))}")
+        raise UsageError(f"no shoe {quoted(shoe)} in the journal; its shoes: {_ids(list(rounds))}")
     return shoe, rounds[shoe]
 
 

@@ -60,6 +60,7 @@ from controller.table.edge_monitor import EdgeMonitor
 from controller.table.io import Notice, OperatorInput, TableRecord
 from controller.roles import Role
 from controller.table.runner import TableRunner
+from shoectl_config.text import quoted
 
 DEFAULT_JOURNAL = Path("var") / "journal.db"
 ROLE_OF_KIND = {"shuffler": "shuffler", "shoe": "shoe", "shuffler-shoe": "shoe"}  # a shuffler-shoe shuffles too
@@ -116,18 +117,18 @@ def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
     for spec in specs:
         name, sep, port = spec.partition("@")
         if not name or (sep and not port):
-            raise UsageError(f"--device {spec!r}: expected PROFILE@PORT (serial) or PROFILE (USB, found by VID/PID)")
+            raise UsageError(f"--device {quoted(spec)}: expected PROFILE@PORT (serial) or PROFILE (USB, found by VID/PID)")
         profile = resolve_profile(name)
         is_usb = getattr(profile.transport, "type", None) == "usb"
         if is_usb and port:
-            raise UsageError(f"--device {spec!r}: {name} is a USB device, found by VID/PID: give no port")
+            raise UsageError(f"--device {quoted(spec)}: {name} is a USB device, found by VID/PID: give no port")
         if not is_usb and not port:
-            raise UsageError(f"--device {spec!r}: {name} is a serial device: give its port (PROFILE@PORT)")
+            raise UsageError(f"--device {quoted(spec)}: {name} is a serial device: give its port (PROFILE@PORT)")
         role = ROLE_OF_KIND.get(profile.kind)
         if role is None:
-            raise UsageError(f"--device {spec!r}: a {profile.kind} is not supported by the table runner yet")
+            raise UsageError(f"--device {quoted(spec)}: a {profile.kind} is not supported by the table runner yet")
         if role in out:
-            raise UsageError(f"--device {spec!r}: a {role} is already attached")
+            raise UsageError(f"--device {quoted(spec)}: a {role} is already attached")
         out[role] = (profile, port or None)
     built_in = "shoe" in out and out["shoe"][0].kind == "shuffler-shoe"
     if built_in and "shuffler" in out:

@@ -24,6 +24,7 @@ from typing import Any
 from controller.errors import UsageError
 from controller.fsutil import atomic_writer
 from controller.sdnotify import ServiceWatch
+from shoectl_config.text import quoted
 
 __all__ = ["CONTROL_SOCKET", "DEFAULT_EXECUTABLE", "ENV_FILE", "JOURNAL", "service_watch", "status_line", "unit_text"]
 
@@ -118,7 +119,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.executable.startswith("/") or any(c.isspace() for c in args.executable):
-        raise UsageError(f"--executable {args.executable!r}: give an absolute path without spaces "
+        raise UsageError(f"--executable {quoted(args.executable)}: give an absolute path without spaces "
                          "(e.g. the output of: command -v shoectl)")
     text = unit_text(args.executable)
     if not args.output:

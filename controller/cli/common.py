@@ -10,6 +10,7 @@ from typing import Any
 from controller.errors import UsageError
 from controller.rules.model import Game
 from controller.rules.submission import resolve_submission
+from shoectl_config.text import quoted
 
 GAME_PRESET = {Game.PUNTO_BANCO: "minibaccarat", Game.EZ_BACCARAT: "ez-baccarat", Game.TWENTYONE: "21-baccarat"}
 GAME_CHOICES = [g.value for g in Game]
@@ -22,7 +23,7 @@ def game_name(text: str | None) -> str | None:
         return None
     name = text.strip().lower()
     if name not in GAME_CHOICES:
-        raise UsageError(f"unknown game {text!r}; games: {', '.join(GAME_CHOICES)}")
+        raise UsageError(f"unknown game {quoted(text)}; games: {', '.join(GAME_CHOICES)}")
     return name
 
 
@@ -49,7 +50,7 @@ def whole_number(minimum: int, maximum: int = INT64_MAX) -> Callable[[str], int]
     def parse(text: str) -> int:
         digits = text[1:] if text[:1] in "+-" else text
         if not (digits.isascii() and digits.isdigit()):
-            raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}")
+            raise argparse.ArgumentTypeError(f"not a whole number: {quoted(text[:40])}")
         if len(digits.lstrip("0")) > bound:  # out of range: never parse thousands of digits
             n = -(10**bound) if text.startswith("-") else 10**bound
         else:

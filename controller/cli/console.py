@@ -29,6 +29,7 @@ from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, status_
 from controller.control.client import ControlClient
 from controller.errors import UsageError
 from controller.table.commands import COMMANDS, Arg, help_text
+from shoectl_config.text import quoted
 
 PROMPT = "shoectl> "
 INTRO = "shoectl console: `help` lists the commands, `status` shows the table, Tab completes, Ctrl-D leaves."
@@ -159,11 +160,11 @@ class Console:
             return f"{name}: {CONSOLE_COMMANDS[name]}"
         if name in COMMANDS:
             return help_text(name)
-        return f"no command {name!r}: `help` lists them"
+        return f"no command {quoted(name)}: `help` lists them"
 
     def command(self, command: str, items: Iterable[str]) -> None:
         if command not in COMMANDS:
-            print(f"unknown command {command!r}: `help` lists them")
+            print(f"unknown command {quoted(command)}: `help` lists them")
             self.last_code = 2
             return
         if self.operator is None or self.pin is None:

@@ -14,6 +14,9 @@ A command module exposes ``register(subparsers)`` (adding its parser with
 ``set_defaults(func=run)``) and ``run(args) -> int``. Every parser is a ``_Parser``
 (``add_subparsers`` passes the class on): options are never abbreviated (``--shoe`` is refused,
 not taken for ``--shoes``), and argparse's own errors are one line with exit 2.
+
+Every error line goes through ``shoectl_config.text.readable``: a byte of the user's input that
+is not UTF-8 (a file name, an argument) reads ``\xff`` however the message quoted it.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from controller.errors import UsageError
 from controller.rules.errors import RulesError
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.profiles import ProfileError
+from shoectl_config.text import readable
 
 # Each top-level command and the modules that register it (in order: a module that adds to a
 # command group comes after the group's own). A command runs with only its own modules imported:
@@ -80,7 +84,7 @@ class _Parser(argparse.ArgumentParser):
         return namespace, extras
 
     def error(self, message: str) -> None:  # one line, exit 2 (argparse's own convention)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {readable(message)}\n")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -150,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # User-facing errors: bad input (UsageError, RulesError, ProfileError, a bad fault spec)
         # or a file or device that cannot be used (OSError, TransportError). One line, exit 2. Anything else is a bug and
         # keeps its traceback.
-        print(f"shoectl {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"shoectl {args.command}: error: {readable(_one_line(exc))}", file=sys.stderr)
         return EXIT_USAGE
 
 

@@ -24,6 +24,7 @@ from controller.cli.common import given_options
 from controller.errors import UsageError
 from controller.journal.files import is_journal_file
 from shoectl_config.numbers import NumberError, bounded_decimal
+from shoectl_config.text import quoted
 
 __all__ = ["DEFAULT_SPEED", "TABLE_ID", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
            "fault_spec", "table_id"]
@@ -40,7 +41,7 @@ def emulator_speed(text: str) -> float:
     try:
         return parse_speed(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected max or a positive number (times real time), not {text[:40]!r}") from None
+        raise argparse.ArgumentTypeError(f"expected max or a positive number (times real time), not {quoted(text[:40])}") from None
 
 
 def fault_spec(text: str) -> Any:
@@ -57,7 +58,7 @@ def fault_spec(text: str) -> Any:
 def table_id(text: str) -> str:
     """``--table-id``: 1-32 letters, digits, '.', '_' or '-', starting with a letter or digit."""
     if not TABLE_ID.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"expected 1-32 letters, digits, '.', '_' or '-' (e.g. T1), not {text[:40]!r}")
+        raise argparse.ArgumentTypeError(f"expected 1-32 letters, digits, '.', '_' or '-' (e.g. T1), not {quoted(text[:40])}")
     return text
 
 

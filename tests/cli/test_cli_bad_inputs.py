@@ -199,3 +199,29 @@ def test_verify_against_a_file_with_no_anchor_in_it_is_refused(capsys, one_shoe:
     assert err == f"shoectl journal: error: --anchors {given}: not an anchors file, no anchor in it" \
                   f"{tail.format(file=given)}\n"
     assert run(capsys, "journal", "verify", str(one_shoe), "--anchors", str(anchors_path(one_shoe)))[0] == 0
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["odds", "--decks", "\udcff"], "shoectl odds: error: --decks must be a whole number from 1 to 8, not '\\xff'"),
+    (["odds", "--removed", "\udcffS"], "shoectl odds: error: unknown card '\\xffS': expected a rank"),
+    (["run", "--speed", "\udcff"], "argument --speed: expected max or a positive number (times real time), not '\\xff'"),
+    (["simulate", "--game", "\udcff"], "shoectl simulate: error: argument --game: invalid choice: '\\xff' (choose"),
+    (["rules", "check", "x\udcff.toml"], "shoectl rules: error: x\\xff.toml: file not found"),
+    (["journal", "verify", "no\udcffsuch.db"], "shoectl journal: error: no\\xffsuch.db: no such journal"),
+    (["\udcff"], "shoectl: error: argument COMMAND: invalid choice: '\\xff' (choose from"),
+    (["odds", "\udcff"], "shoectl: error: unrecognized arguments: \\xff"),
+])
+def test_a_byte_that_is_not_utf8_is_shown_as_the_byte(capsys, argv: list[str], said: str) -> None:
+    """A byte that is not UTF-8 (Python's surrogate escape '\\udcff') reads '\\xff' in every message,
+    whether the message quoted it itself, through argparse, or named a file."""
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "") and said in err and err.count("\n") == 1, err
+    assert "udc" not in err and "\udcff" not in err
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_as_its_bytes(tmp_path: Path) -> None:
+    """The same through a real process: the name is the bytes the shell passed."""
+    missing = tmp_path / "no\udcffsuch.db"
+    done = shoectl("journal", "verify", str(missing))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"shoectl journal: error: {tmp_path}/no\\xffsuch.db: no such journal\n"
