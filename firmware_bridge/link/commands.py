@@ -2,7 +2,8 @@
 
 One command at a time, written by its caller, retransmitted with the same sequence number on a
 timeout or at once after a damaged frame (early retransmission); the reader hands the reply over
-through the ``Waiter``. The channel owns the current ``Session`` (the supervisor ``attach``es a
+through the ``Waiter``, or the caller of ``request()`` reads it off a shared line itself
+(``SharedReading``: one thread wake-up instead of two). The channel owns the current ``Session`` (the supervisor ``attach``es a
 new one per connection), the reply slot of the outstanding command, the next sequence number and
 the time of the last write (the heartbeat is due after a quiet ``heartbeat_interval``); and it is
 where a session is marked lost (``lose``): the outstanding command fails, every link thread wakes.
@@ -99,11 +100,16 @@ class CommandChannel:
                 pending = conn.pending
                 assert pending is not None
                 self._next_seq = (pending.seq + 1) & 0xFF
-                waiter = Waiter(pending.seq)
+                # A caller's command reads its reply off the line itself where it can; the
+                # link's own (EVENT_ACK, HEARTBEAT) leave the line to the reader, so that the
+                # events flowing meanwhile are handed over by the reader as usual.
+                read = None if internal else session.read_for_requester
+                shared = session.transport.shared_reading if read is not None else None
+                waiter = Waiter(pending.seq, shared.wake_requester if shared is not None else None)
                 self.waiter = waiter
                 self._stats["commands"] += 1
             try:
-                result = self._exchange(session, command, data, waiter, reply_timeout)
+                result = self._exchange(session, command, data, waiter, reply_timeout, read)
             finally:
                 with self._lock:
                     if self.waiter is waiter:
@@ -132,7 +138,8 @@ class CommandChannel:
         return None
 
     def _exchange(self, session: Session, command: Command, data: bytes, waiter: Waiter,
-                  reply_timeout: float) -> ReplyReceived | BaseException:
+                  reply_timeout: float, read: Callable[[], None] | None
+                  ) -> ReplyReceived | BaseException:
         """Write ``data`` and wait for the reply, retransmitting; returns the result or the
         exception to raise. Each attempt waits ``reply_timeout``; a damaged frame during an
         attempt (maybe the reply) sends the same bytes once more at once, which the device answers
@@ -144,7 +151,7 @@ class CommandChannel:
             sent = time.monotonic()
             lost = self._write(session, data, command, attempts)
             while lost is None:
-                woke = waiter.wait(reply_timeout - (time.monotonic() - sent))
+                woke = self._wait(session, waiter, reply_timeout - (time.monotonic() - sent), read)
                 if woke and waiter.done:  # the reader filled the slot: nothing left to decide
                     break
                 with self._lock:
@@ -180,6 +187,29 @@ class CommandChannel:
         if isinstance(result, CommandInterrupted):
             result.attempts = attempts
         return result
+
+    @staticmethod
+    def _wait(session: Session, waiter: Waiter, timeout: float, read: Callable[[], None] | None
+              ) -> bool:
+        """Wait for the reply: True when ``waiter`` was set or nudged, False after ``timeout``.
+        With ``read`` (``session.read_for_requester``: the line is shared), the caller is woken
+        by the line itself and reads the reply (one thread wake-up, not the reader's and then
+        ours)."""
+        shared = session.transport.shared_reading
+        if read is None or shared is None:
+            return waiter.wait(timeout)
+        deadline = time.monotonic() + timeout
+        while not waiter.woken:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                readable = shared.wait_first(left)
+            except TransportError:  # closed: the session is over, the waiter set
+                return waiter.wait(left)
+            if readable:
+                read()
+        return True
 
     def _write(self, session: Session, data: bytes, command: Command,
                attempts: int) -> CommandInterrupted | None:

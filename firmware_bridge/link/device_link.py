@@ -9,8 +9,8 @@ callbacks), and starts their threads:
   the logger;
 - ``CommandChannel`` (``commands``): the current ``Session`` (``session``: one connection), the
   one outstanding command and its reply slot (``Waiter``), retransmission, losing a session.
-  **Callers** of ``request()`` write their command themselves and wait for the reader to hand
-  them the reply; ``request()`` calls and the supervisor's own commands are serialized, so at
+  **Callers** of ``request()`` write their command themselves and wait for the reply (on a
+  serial port they read it off the line themselves: ``SessionReader.read_for_requester``); ``request()`` calls and the supervisor's own commands are serialized, so at
   most one command is outstanding (docs/protocol.md H1);
 - ``Supervisor`` (``supervisor``), the **supervisor** thread (``shoectl-link-<name>``), started
   by ``start()``: opens the transport, runs the handshake, then serves the session: EVENT_ACK for
@@ -72,7 +72,7 @@ STAT_NAMES = ("sessions", "reconnects", "commands", "retransmissions", "timeouts
               "stale_replies", "protocol_errors", "events_delivered", "events_duplicate",
               "events_early", "events_overflow", "resend_requests", "heartbeats", "acks",
               "callback_errors", "events_lost_epoch", "epoch_changes", "gaps_stalled", "probes",
-              "early_retransmissions")
+              "early_retransmissions", "caller_reads")
 
 
 class DeviceLink:
@@ -165,12 +165,15 @@ class DeviceLink:
 
     def _reader_for(self, session: Session) -> Callable[[], None]:
         """The target of ``session``'s reader thread (the supervisor starts it per connection)."""
-        return SessionReader(
+        reader = SessionReader(
             session, lock=self._lock, cond=self._cond, sequencer=self._sequencer,
             delivery=self._delivery, commands=self._commands, reporter=self._reporter,
             stats=self._stats, auto_ack=self.auto_ack, read_poll=self.read_poll,
             name=lambda: self.name, identity_arrived_locked=self._supervisor.identity_arrived_locked,
-            probe_locked=self._supervisor.probe_locked).run
+            probe_locked=self._supervisor.probe_locked)
+        if session.transport.shared_reading is not None:
+            session.read_for_requester = reader.read_for_requester
+        return reader.run
 
     @classmethod
     def from_profile(cls, profile: Any, port: str | None = None, *, usb_backend: Any = None,

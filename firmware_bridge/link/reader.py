@@ -26,6 +26,7 @@ from firmware_bridge.protocol import (
     ReplyReceived,
     StaleReply,
 )
+from firmware_bridge.transport.serial_sharing import MAX_READ
 
 from .commands import CommandChannel
 from .delivery import EventDeliverer
@@ -72,34 +73,79 @@ class SessionReader:
         self._name = name
         self._identity_arrived_locked = identity_arrived_locked
         self._probe_locked = probe_locked
+        self._handed_back = False  # a caller read events for the reader to hand over
 
     def run(self) -> None:
         session = self._session
         transport = session.transport
+        shared = transport.shared_reading
         poll = self._read_poll
         try:
             while session.alive:
                 try:
-                    data = transport.read(poll)
+                    if shared is None:
+                        data = transport.read(poll)
+                        if not data:
+                            continue
+                        with self._lock:
+                            if not session.alive:
+                                return
+                            session.conn.receive_data(data)
+                            deliver = self._drain_locked(session, hand_off=True)
+                    else:
+                        readable = shared.wait_readable(poll)
+                        if self._handed_back and self._take_handed_back():
+                            self._delivery.deliver_turn()
+                        if not readable:
+                            continue
+                        with self._lock:  # read under the lock: a waiting caller may read too
+                            if not session.alive:
+                                return
+                            data = shared.read_ready()
+                            if not data:  # the caller took them
+                                continue
+                            session.conn.receive_data(data)
+                            deliver = self._drain_locked(session, hand_off=True)
                 except TransportError as exc:
                     self._commands.lose(session, f"read failed: {exc}")
                     return
-                if not data:
-                    continue
-                with self._lock:
-                    if not session.alive:
-                        return
-                    session.conn.receive_data(data)
-                    deliver = self._drain_locked(session)
                 if deliver:
                     self._delivery.deliver_turn()
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the link silently
             self._reporter.log.exception("reader failed", error=repr(exc))
             self._commands.lose(session, f"reader failed: {exc!r}")
 
-    def _drain_locked(self, session: Session) -> bool:
+    def read_for_requester(self) -> None:
+        """The reader's work, done by a command's caller woken by the line while it waits for its
+        reply (``SharedReading``: one thread wake-up per reply instead of two): read what is
+        there and file it, under the lock, as ``run`` does. Events that come with it are left to
+        the deliverer thread, or in hand-off mode handed back to the reader (woken through
+        ``cancel_read``), which hands them over: the caller never runs ``on_event``. A read error
+        loses the session, as in ``run``."""
+        session = self._session
+        shared = session.transport.shared_reading
+        try:
+            with self._lock:
+                while session.alive and shared is not None:
+                    data = shared.read_ready()
+                    if not data:
+                        return
+                    self._stats["caller_reads"] += 1
+                    session.conn.receive_data(data)
+                    self._drain_locked(session, hand_off=False)
+                    if len(data) < MAX_READ:  # else more may wait, which nobody else is told of
+                        return
+        except TransportError as exc:
+            self._commands.lose(session, f"read failed: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a bug must not kill the link silently
+            self._reporter.log.exception("reader failed", error=repr(exc))
+            self._commands.lose(session, f"reader failed: {exc!r}")
+
+    def _drain_locked(self, session: Session, *, hand_off: bool) -> bool:
         """Take every decoded item from the protocol core. Returns True when the caller (the
-        reader, in hand-off mode) now holds the delivery turn and must deliver, without the lock."""
+        reader, in hand-off mode) now holds the delivery turn and must deliver, without the lock;
+        ``hand_off=False`` (a command's caller read them): never; the deliverer thread, or in
+        hand-off mode the reader, is woken instead."""
         conn = session.conn
         stats = self._stats
         queued = wake = False
@@ -143,9 +189,19 @@ class SessionReader:
         if queued:
             if self._auto_ack:
                 self._delivery.ready.notify_all()
+            elif not hand_off:  # read by a command's caller: the reader hands them over
+                self._handed_back = True
+                session.transport.cancel_read()
             elif self._delivery.take_turn_locked():
                 return True
         return False
+
+    def _take_handed_back(self) -> bool:
+        """Woken by a caller that read events (``read_for_requester``): True when the reader now
+        holds the delivery turn and must deliver."""
+        with self._lock:
+            self._handed_back = False
+            return self._delivery.take_turn_locked()
 
     def _file_event_locked(self, session: Session, event: Any) -> str | None:
         """File an arriving event with the sequencer, the one judge of what is new (docs/link.md

@@ -6,6 +6,7 @@ thread that feeds it; a ``Waiter`` is where the reader hands a command's reply t
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from firmware_bridge.protocol import HostConnection, ReplyReceived
 from firmware_bridge.transport import Transport
@@ -20,10 +21,12 @@ class Waiter:
     with the link's lock held (so at most one ``set`` takes effect); ``wait`` blocks on a plain
     lock, the cheapest wake-up."""
 
-    __slots__ = ("seq", "result", "done", "nudged", "_gate", "_open")
+    __slots__ = ("seq", "result", "done", "nudged", "_gate", "_open", "_wake", "_owner")
 
-    def __init__(self, seq: int) -> None:
+    def __init__(self, seq: int, wake: Callable[[], None] | None = None) -> None:
         self.seq = seq
+        self._wake = wake  # also wakes the caller where it waits on the line (SharedReading)
+        self._owner = threading.get_ident()
         self.result: ReplyReceived | BaseException | None = None
         self.done = False
         self.nudged = False  # a damaged frame woke the caller during this attempt
@@ -53,6 +56,13 @@ class Waiter:
         if not self._open:
             self._open = True
             self._gate.release()
+            if self._wake is not None and threading.get_ident() != self._owner:
+                self._wake()
+
+    @property
+    def woken(self) -> bool:
+        """Set or nudged, and not rearmed since: what ``wait`` would return at once."""
+        return self._open
 
     def wait(self, timeout: float) -> bool:
         """True when set or nudged, False after ``timeout`` seconds. The gate stays open: a later
@@ -76,4 +86,6 @@ class Session:
         self.epoch_change: tuple[int, int] | None = None  # (old, new) when IDENTITY changed it
         self.lost_at_epoch_change: list[tuple[int, int]] = []  # old-epoch counters never received
         self.reader: threading.Thread | None = None
+        # Where the line has ``shared_reading``: the reader's work for a command's waiting caller.
+        self.read_for_requester: Callable[[], None] | None = None
 

@@ -29,14 +29,22 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from firmware_bridge.errors import TransportError
+
+if TYPE_CHECKING:
+    from .serial_sharing import SharedReading
 
 __all__ = ["Transport"]
 
 
 class Transport(ABC):
     """A byte pipe to one device (see the module docstring for the full contract)."""
+
+    # While open, where two threads can wait on the line, the requester woken first
+    # (``serial_sharing.SharedReading``, serial ports on Linux); ``None``: only ``read``.
+    shared_reading: SharedReading | None = None
 
     @abstractmethod
     def open(self) -> None:

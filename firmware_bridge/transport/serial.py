@@ -32,11 +32,11 @@ from typing import Any
 from firmware_bridge.errors import DeviceDisconnected, TransportError, TransportTimeout
 
 from .base import Transport
+from .serial_sharing import MAX_READ, SharedReading
 
 __all__ = ["SerialTransport"]
 
 DEFAULT_WRITE_TIMEOUT = 1.0  # seconds; a device that takes no bytes for this long is gone
-MAX_READ = 65536             # bytes returned by one read() at most
 # pyserial port classes whose fileno() can be waited on with select() and read without blocking.
 _SELECTABLE = frozenset({"serial.serialposix", "serial.urlhandler.protocol_socket"})
 # Why a port did not open, in plain words (pyserial nests the OSError's repr in its message).
@@ -71,6 +71,7 @@ class SerialTransport(Transport):
         self._timeout: float | None = None
         self._fd: int | None = None                    # descriptor to select on, if any
         self._wake: tuple[int, int] | None = None      # (read end, write end) of cancel pipe
+        self.shared_reading: SharedReading | None = None
 
     @property
     def is_url(self) -> bool:
@@ -117,12 +118,17 @@ class SerialTransport(Transport):
                 os.set_blocking(wake_r, False)
                 os.set_blocking(wake_w, False)
                 self._wake = (wake_r, wake_w)
+                if SharedReading.available():
+                    self.shared_reading = SharedReading(self._fd, wake_r, self.url)
         self._port = port
 
     def close(self) -> None:
         port, self._port = self._port, None
         wake, self._wake = self._wake, None
+        shared, self.shared_reading = self.shared_reading, None
         self._fd = None
+        if shared is not None:
+            shared.close()
         if port is not None:
             try:
                 port.close()

@@ -1,0 +1,119 @@
+"""``SharedReading``: two threads waiting on one serial descriptor, the requester woken first.
+
+A link has a reader thread that waits on the line all the time, and, while a command is
+outstanding, the command's caller waiting for its reply. Waking the reader and then having it
+wake the caller costs a second thread wake-up per reply. Here each side waits in an ``epoll`` of
+its own on the same descriptor, both registered ``EPOLLEXCLUSIVE``: the kernel wakes the first
+registered waiter that is actually waiting, and only it. The requester's is registered first, so
+bytes that arrive while the caller waits wake the caller alone, which reads them itself; when
+nobody waits there, they wake the reader.
+
+Which thread wakes is only a matter of speed, never of correctness: whoever wakes reads what is
+there (``read_ready``, never blocking) under the link's lock, so the bytes are taken in order,
+once; a thread that finds nothing (the other took it) waits again. The one rule: a wait that
+returned True must be followed by ``read_ready`` until it returns less than ``MAX_READ`` bytes,
+because the other side was not told of those bytes (while nobody waits, both sides are told,
+and readiness is level-triggered: it is reported again at each wait until the bytes are taken). Linux only (``select.EPOLLEXCLUSIVE``);
+``SharedReading.available()`` says whether it can be used.
+"""
+from __future__ import annotations
+
+import os
+import select
+
+from firmware_bridge.errors import DeviceDisconnected
+
+__all__ = ["SharedReading"]
+
+MAX_READ = 65536  # bytes returned by one read_ready() at most
+
+
+class SharedReading:
+    """Both waits on the open descriptor ``fd``; ``cancel_fd`` is the transport's cancel pipe
+    (read end, non-blocking), which wakes the reader's wait. ``close()`` releases the epolls and
+    the requester's wake-up pipe (not ``fd`` nor ``cancel_fd``: the transport's)."""
+
+    def __init__(self, fd: int, cancel_fd: int, name: str) -> None:
+        self._fd = fd
+        self._cancel_fd = cancel_fd
+        self._name = name
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        exclusive = select.EPOLLIN | select.EPOLLEXCLUSIVE
+        # The requester's epoll is registered on the line first: it is woken in preference.
+        self._requester = select.epoll()
+        self._requester.register(fd, exclusive)
+        self._requester.register(self._wake_r, select.EPOLLIN)
+        self._reader = select.epoll()
+        self._reader.register(fd, exclusive)
+        self._reader.register(cancel_fd, select.EPOLLIN)
+
+    @staticmethod
+    def available() -> bool:
+        return hasattr(select, "epoll") and hasattr(select, "EPOLLEXCLUSIVE")
+
+    def wait_readable(self, timeout: float) -> bool:
+        """The reader's wait: True when the line may hold bytes (read them: see the module
+        docstring); False after ``timeout`` seconds or when only ``cancel_read()`` woke it."""
+        return self._wait(self._reader, self._cancel_fd, timeout)
+
+    def wait_first(self, timeout: float) -> bool:
+        """The requester's wait, woken before the reader's: True when the line may hold bytes
+        (read them: see the module docstring); False after ``timeout`` seconds or when only
+        ``wake_requester()`` woke it."""
+        return self._wait(self._requester, self._wake_r, timeout)
+
+    def wake_requester(self) -> None:
+        """Make the requester's current or next ``wait_first`` return (False). Never raises."""
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:  # the pipe is full (already woken) or closed
+            pass
+
+    def _wait(self, poll: select.epoll, wake_fd: int, timeout: float) -> bool:
+        try:
+            ready = poll.poll(max(timeout, 0.0))
+        except (OSError, ValueError) as exc:  # closed under us: the session is over
+            raise DeviceDisconnected(f"{self._name}: closed while waiting") from exc
+        readable = False
+        for fd, _ in ready:
+            if fd != wake_fd:
+                readable = True
+                continue
+            try:
+                os.read(wake_fd, 4096)
+            except OSError:
+                pass
+        return readable
+
+    def read_ready(self) -> bytes:
+        """The bytes waiting now (at most ``MAX_READ``), ``b""`` if none; never blocks. A closed far
+        end (readable with no data, or EIO on a pty) raises ``DeviceDisconnected``."""
+        data = self._read()
+        # A serial port without VMIN also reads b"" when nothing is there (the other thread took
+        # it): only a line that is still readable and still gives nothing is closed.
+        if not data and select.select([self._fd], [], [], 0)[0]:
+            data = self._read()
+            if not data:
+                raise DeviceDisconnected(f"{self._name}: the far end closed (readable, no data)")
+        return data
+
+    def _read(self) -> bytes:
+        try:
+            return os.read(self._fd, MAX_READ)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError as exc:
+            raise DeviceDisconnected(f"{self._name}: read failed, device gone: {exc}") from exc
+
+    def close(self) -> None:
+        """Wake a requester still waiting, then release the epolls and the pipe; never raises."""
+        self.wake_requester()
+        for poll in (self._requester, self._reader):
+            poll.close()
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass

@@ -1,0 +1,126 @@
+"""SharedReading on a real pty opened by pyserial: two threads waiting on one line, the
+requester woken first; bytes read once; a closed far end still seen as closed."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import tty
+from collections.abc import Iterator
+
+import pytest
+
+from firmware_bridge.errors import DeviceDisconnected
+from firmware_bridge.transport import SerialTransport
+from firmware_bridge.transport.serial_sharing import SharedReading
+
+pytestmark = pytest.mark.skipif(not SharedReading.available(), reason="Linux epoll only")
+
+DEADLINE = 30.0  # seconds before a wait is declared hung (never a performance limit)
+
+
+@pytest.fixture
+def line() -> Iterator[tuple[int, SerialTransport]]:
+    """(the device's end: the pty master, the host's end: an open SerialTransport)."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    transport = SerialTransport(os.ttyname(slave))
+    transport.open()
+    yield master, transport
+    transport.close()
+    for fd in (master, slave):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def waiting_in_epoll(thread: threading.Thread) -> bool:
+    try:
+        with open(f"/proc/self/task/{thread.native_id}/wchan", encoding="ascii") as f:
+            return "epoll" in f.read()
+    except OSError:
+        return False
+
+
+def start_waiting(wait: object, timeout: float) -> tuple[threading.Thread, list[bool]]:
+    """Run ``wait(timeout)`` on a thread; return once the thread sleeps in epoll_wait."""
+    result: list[bool] = []
+    thread = threading.Thread(target=lambda: result.append(wait(timeout)), daemon=True)  # type: ignore[operator]
+    thread.start()
+    end = time.monotonic() + DEADLINE
+    while not waiting_in_epoll(thread):
+        assert time.monotonic() < end, "the waiting thread never reached epoll_wait"
+        time.sleep(0.001)
+    return thread, result
+
+
+def test_an_open_serial_port_offers_shared_reading(line: tuple[int, SerialTransport]) -> None:
+    _, transport = line
+    assert transport.shared_reading is not None
+    transport.close()
+    assert transport.shared_reading is None
+
+
+def test_bytes_wake_the_waiting_requester_and_not_the_reader(
+        line: tuple[int, SerialTransport]) -> None:
+    master, transport = line
+    shared = transport.shared_reading
+    assert shared is not None
+    reader, reader_woke = start_waiting(shared.wait_readable, 1.0)
+    requester, requester_woke = start_waiting(shared.wait_first, DEADLINE)
+    os.write(master, b"reply")
+    requester.join(DEADLINE)
+    assert requester_woke == [True]
+    assert shared.read_ready() == b"reply"
+    reader.join(DEADLINE)
+    assert reader_woke == [False]  # it slept through to its timeout
+
+
+def test_bytes_wake_the_reader_when_no_requester_waits(line: tuple[int, SerialTransport]) -> None:
+    master, transport = line
+    shared = transport.shared_reading
+    assert shared is not None
+    reader, reader_woke = start_waiting(shared.wait_readable, DEADLINE)
+    os.write(master, b"event")
+    reader.join(DEADLINE)
+    assert reader_woke == [True]
+    assert shared.read_ready() == b"event"
+
+
+def test_bytes_taken_by_one_side_read_as_nothing_by_the_other(
+        line: tuple[int, SerialTransport]) -> None:
+    """pyserial's port returns no bytes rather than EAGAIN when nothing is there: that is not a
+    closed line."""
+    master, transport = line
+    shared = transport.shared_reading
+    assert shared is not None
+    os.write(master, b"once")
+    assert shared.wait_first(DEADLINE)
+    assert shared.read_ready() == b"once"
+    assert shared.read_ready() == b""
+    assert transport.is_open
+
+
+def test_a_closed_far_end_is_reported(line: tuple[int, SerialTransport]) -> None:
+    master, transport = line
+    shared = transport.shared_reading
+    assert shared is not None
+    os.close(master)
+    assert shared.wait_readable(DEADLINE)
+    with pytest.raises(DeviceDisconnected):
+        shared.read_ready()
+
+
+def test_each_side_has_its_own_wake_up(line: tuple[int, SerialTransport]) -> None:
+    _, transport = line
+    shared = transport.shared_reading
+    assert shared is not None
+    requester, requester_woke = start_waiting(shared.wait_first, DEADLINE)
+    reader, reader_woke = start_waiting(shared.wait_readable, DEADLINE)
+    shared.wake_requester()
+    requester.join(DEADLINE)
+    assert requester_woke == [False] and reader.is_alive()
+    transport.cancel_read()
+    reader.join(DEADLINE)
+    assert reader_woke == [False]
