@@ -4,6 +4,8 @@ copies the WAL into the database when the writer is quiet and the WAL holds ``SO
 the WAL is then rewritten from its start instead of growing."""
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -22,6 +24,17 @@ def _wait_for(condition, seconds: float = 10.0) -> bool:  # noqa: ANN001 - a pre
     return True
 
 
+def _wal_frames(path: Path) -> int:
+    """The frames in the WAL (its ``mxFrame``), not its size: the WAL is preallocated."""
+    from controller.journal.checkpoints import _frames
+
+    fd = os.open(f"{path}-shm", os.O_RDONLY)
+    try:
+        return _frames(fd)  # type: ignore[return-value]
+    finally:
+        os.close(fd)
+
+
 def test_no_commit_checkpoints_once_the_journal_does_it_in_the_background(tmp_path: Path) -> None:
     path = tmp_path / "j.db"
     with Journal.open(path, table_id="T1") as journal:
@@ -30,7 +43,7 @@ def test_no_commit_checkpoints_once_the_journal_does_it_in_the_background(tmp_pa
         size = path.stat().st_size
         for i in range(200):  # well past SQLite's own threshold of 1000 pages, below HARD_FRAMES
             journal.append("k", {"i": i, "pad": PAD})
-        assert Path(str(path) + "-wal").stat().st_size > 1000 * 4096
+        assert _wal_frames(path) > 1000
         assert path.stat().st_size == size  # nothing was copied into the database by a commit
     assert verify(path).ok
 
@@ -95,3 +108,42 @@ def test_a_writer_without_pauses_keeps_a_bounded_wal(tmp_path: Path) -> None:
             journal.append("k", {"i": i, "pad": PAD})
         assert wal.stat().st_size <= (HARD_FRAMES + 200) * (4096 + 24)
     assert verify(path).ok
+
+
+def test_a_writer_that_asked_for_background_checkpoints_rewrites_a_preallocated_wal(tmp_path: Path) -> None:
+    """A commit that writes past the end of the WAL makes its fsync flush the file's size too:
+    the WAL is filled with zeros up to SOFT_FRAMES first, and the commits write over them."""
+    from controller.journal.checkpoints import SOFT_FRAMES
+
+    path = tmp_path / "j.db"
+    wal = Path(f"{path}-wal")
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        journal._checkpointer.stop()  # type: ignore[union-attr]  # only the commits are looked at
+        size = wal.stat().st_size
+        assert size == 32 + SOFT_FRAMES * (4096 + 24)
+        for i in range(100):
+            journal.append("card", {"i": i})
+        assert 100 <= _wal_frames(path) < SOFT_FRAMES
+        assert wal.stat().st_size == size
+    assert verify(path).ok
+
+
+def test_a_crash_with_a_preallocated_wal_keeps_every_commit_and_only_those(tmp_path: Path) -> None:
+    """The files as a crash leaves them (the database and its WAL, zeros after the last frame,
+    no wal-index): SQLite's recovery reads every committed entry and stops at the zeros; the
+    journal verifies and takes the next entry."""
+    path = tmp_path / "j.db"
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        journal._checkpointer.stop()  # type: ignore[union-attr]
+        for i in range(30):
+            journal.append("card", {"i": i})
+        shutil.copyfile(path, crashed / "j.db")
+        shutil.copyfile(f"{path}-wal", crashed / "j.db-wal")
+    with Journal.open(crashed / "j.db", table_id="T1") as journal:
+        assert [e.payload["i"] for e in journal.entries(kinds=("card",))] == list(range(30))
+        journal.append("card", {"i": 30})
+    assert verify(crashed / "j.db").ok
