@@ -33,9 +33,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from controller.cli.common import non_negative_int, positive_int, print_json, whole_number
+from controller.cli.run_options import emulator_speed
 from controller.cli.stopping import stop_handler
 from controller.errors import UsageError
-from firmware_bridge.emulator.factory import build_device, parse_speed
+from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.faults import FaultSpec
 from firmware_bridge.emulator.server import DeviceServer
 from firmware_bridge.emulator.serving import TRANSPORTS, serve_device, serve_table
@@ -108,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if faults.seed is None and args.seed is not None:
         faults = dataclasses.replace(faults, seed=args.seed)
     try:
-        speed = parse_speed(args.speed)
-    except ValueError as exc:
+        speed = emulator_speed(args.speed)
+    except argparse.ArgumentTypeError as exc:
         raise UsageError(f"--speed: {exc}") from None
     if args.table:
         return _serve_table(args, faults, speed)

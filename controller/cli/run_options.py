@@ -15,6 +15,7 @@ not exist yet, so a refused command changes nothing.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -35,13 +36,18 @@ TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")  # it starts every sho
 
 
 def emulator_speed(text: str) -> float:
-    """``--speed``: ``max`` (no waiting) or a positive number of times real time."""
+    """``--speed``: ``max`` (no waiting: ``math.inf``) or a finite positive number of times real
+    time; ``inf``, ``nan`` or ``1e999`` are refused, not taken for ``max``."""
     from firmware_bridge.emulator.factory import parse_speed
 
     try:
-        return parse_speed(text)
+        speed = parse_speed(text)
+        if math.isinf(speed) and text.strip().lower() != "max":
+            raise ValueError("max is spelled max")
+        return speed
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected max or a positive number (times real time), not {quoted(text[:40])}") from None
+        raise argparse.ArgumentTypeError(f"expected max or a finite positive number (times real time), "
+                                         f"not {quoted(text[:40])}") from None
 
 
 def fault_spec(text: str) -> Any:

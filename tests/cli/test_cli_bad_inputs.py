@@ -204,7 +204,8 @@ def test_verify_against_a_file_with_no_anchor_in_it_is_refused(capsys, one_shoe:
 @pytest.mark.parametrize("argv, said", [
     (["odds", "--decks", "\udcff"], "shoectl odds: error: --decks must be a whole number from 1 to 8, not '\\xff'"),
     (["odds", "--removed", "\udcffS"], "shoectl odds: error: unknown card '\\xffS': expected a rank"),
-    (["run", "--speed", "\udcff"], "argument --speed: expected max or a positive number (times real time), not '\\xff'"),
+    (["run", "--speed", "\udcff"], "argument --speed: expected max or a finite positive number (times real time), "
+                                   "not '\\xff'"),
     (["simulate", "--game", "\udcff"], "shoectl simulate: error: argument --game: invalid choice: '\\xff' (choose"),
     (["rules", "check", "x\udcff.toml"], "shoectl rules: error: x\\xff.toml: file not found"),
     (["journal", "verify", "no\udcffsuch.db"], "shoectl journal: error: no\\xffsuch.db: no such journal"),
@@ -225,3 +226,16 @@ def test_a_file_name_that_is_not_utf8_is_shown_as_its_bytes(tmp_path: Path) -> N
     done = shoectl("journal", "verify", str(missing))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"shoectl journal: error: {tmp_path}/no\\xffsuch.db: no such journal\n"
+
+
+@pytest.mark.parametrize("command", [["run", "--rounds", "1"], ["emulate", "--profile", "emulated-shoe"]])
+@pytest.mark.parametrize("speed", ["inf", "1e999", "Infinity", "nan"])
+def test_a_speed_that_is_not_a_finite_number_is_refused(capsys, monkeypatch, tmp_path: Path, command: list[str],
+                                                        speed: str) -> None:
+    """`--speed inf` (or 1e999, which reads as infinity) was taken for `max`; the speed is a finite
+    positive number or the word max."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *command, "--speed", speed)
+    assert (code, out) == (2, "") and list(tmp_path.iterdir()) == []
+    assert err.startswith(f"shoectl {command[0]}: error: ") and err.count("\n") == 1
+    assert err.endswith(f"--speed: expected max or a finite positive number (times real time), not '{speed}'\n")

@@ -12,6 +12,9 @@ from cli_run import run
 BAD = [
     ("--speed", "fast"),
     ("--speed", "0"),
+    ("--speed", "inf"),    # was taken for max
+    ("--speed", "1e999"),  # was taken for max
+    ("--speed", "nan"),
     ("--faults", "corrupt=2"),
     ("--faults", "bogus=1"),
     ("--table-id", ""),
