@@ -49,7 +49,7 @@ from controller.cli.journal_input import (
 )
 from controller.errors import UsageError
 from controller.fsutil import atomic_writer
-from controller.journal.anchors import AnchorFile
+from controller.journal.anchors import AnchorFile, AnchorLines
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalError
@@ -138,13 +138,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_verify(args: argparse.Namespace) -> int:
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
-    for path in args.anchors or []:  # a file given that holds no anchor at all is the wrong file, not a bad journal
-        lines = AnchorFile(path).read()
-        if not lines.anchors:
-            why = f": {lines.bad[0][0]}: {lines.bad[0][1]}" if lines.bad else ""
-            raise UsageError(f"--anchors {path}: not an anchors file, no anchor in it{why}")
+    anchor_files = None if args.anchors is None else [_anchors_given(path) for path in args.anchors]
     report = verify(args.path, hmac_key=key, expect_count=args.expect_count,
-                    expect_last_hash=args.expect_last_hash, anchors=args.anchor, anchor_files=args.anchors,
+                    expect_last_hash=args.expect_last_hash, anchors=args.anchor, anchor_files=anchor_files,
                     integrity_check=not args.no_integrity_check)
     if report.needs_key:
         raise UsageError(f"{args.path}: {report.reason} (--hmac-key FILE)")
@@ -155,6 +151,16 @@ def run_verify(args: argparse.Namespace) -> int:
             warn(args, line)
         print(verdict_line(args.path, report))
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _anchors_given(path: str) -> AnchorLines:
+    """The anchors file ``--anchors`` names, read once (``verify`` checks what was read). A file
+    that holds no anchor at all is the wrong file given, not a bad journal: a usage error."""
+    lines = AnchorFile(path).read()
+    if not lines.anchors:
+        why = f": {lines.bad[0][0]}: {lines.bad[0][1]}" if lines.bad else ""
+        raise UsageError(f"--anchors {path}: not an anchors file, no anchor in it{why}")
+    return lines
 
 
 def run_migrate(args: argparse.Namespace) -> int:

@@ -13,7 +13,8 @@ A chain alone cannot detect a truncated tail (the last entries removed) nor, wit
 journal rewritten from some entry on with recomputed hashes, nor an HMAC journal re-chained with
 SHA-256 and relabelled (when no key is given). Anchors kept outside the journal can
 (``controller.journal.anchors``): the anchors file beside the journal (``<journal>.anchors``,
-written by ``shoectl run``) is read by default, ``anchor_files`` names others; ``anchors=[(seq,
+written by ``shoectl run``) is read by default, ``anchor_files`` names others (paths, or the
+``AnchorLines`` of a file its caller already read); ``anchors=[(seq,
 hash), ...]``, ``expect_count`` and ``expect_last_hash`` are anchors given by hand. A verification
 without any anchor says so in ``warnings``.
 
@@ -32,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.journal.anchors import AnchorFile, anchors_path
+from controller.journal.anchors import AnchorFile, AnchorLines, anchors_path
 from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher
 from controller.journal.chaincheck import BATCH_ROWS, ChainCheck
 from controller.journal.connection import open_readonly_connection, translate
@@ -112,7 +113,7 @@ def require_intact(path: str | os.PathLike[str], *, hmac_key: bytes | None = Non
 
 def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expect_count: int | None = None,
            expect_last_hash: str | None = None, anchors: Iterable[tuple[int, str]] = (),
-           anchor_files: Iterable[str | os.PathLike[str]] | None = None,
+           anchor_files: Iterable[str | os.PathLike[str] | AnchorLines] | None = None,
            integrity_check: bool = True, processes: int | None = None) -> VerifyReport:
     """Verify the journal at ``path`` (read-only). Raises JournalError when the file is missing,
     unreadable, locked or not a journal, or an anchors file cannot be read; returns a
@@ -130,8 +131,9 @@ def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expec
 @contextlib.contextmanager
 def checked_read(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expect_count: int | None = None,
                  expect_last_hash: str | None = None, anchors: Iterable[tuple[int, str]] = (),
-                 anchor_files: Iterable[str | os.PathLike[str]] | None = None, integrity_check: bool = True,
-                 key_required: bool = False, warn_unanchored: bool = False) -> Iterator[CheckedRead]:
+                 anchor_files: Iterable[str | os.PathLike[str] | AnchorLines] | None = None,
+                 integrity_check: bool = True, key_required: bool = False,
+                 warn_unanchored: bool = False) -> Iterator[CheckedRead]:
     """One consistent, checked read of the journal at ``path`` (see the module docstring).
 
     ``key_required``: an HMAC journal without its key fails (``needs_key``) instead of being
@@ -177,7 +179,7 @@ class CheckedRead:
         self._warn_unanchored = False
 
     def prepare(self, hasher: Hasher, *, integrity_check: bool, key_required: bool,
-                anchors: Iterable[tuple[int, str]], anchor_files: Iterable[str | os.PathLike[str]] | None,
+                anchors: Iterable[tuple[int, str]], anchor_files: Iterable[str | os.PathLike[str] | AnchorLines] | None,
                 expect_count: int | None, expect_last_hash: str | None, warn_unanchored: bool) -> None:
         """The checks before the entries: SQLite's, the key's, the anchors'."""
         check = self.check
@@ -198,18 +200,17 @@ class CheckedRead:
         anchor_map: dict[int, list[tuple[str, str]]] = {}
         for seq, digest in anchors:
             anchor_map.setdefault(seq, []).append((digest.lower(), "--anchor"))
-        files = [anchors_path(self.path)] if anchor_files is None else [Path(f) for f in anchor_files]
-        for f in files:
-            if anchor_files is None and not f.exists():
-                continue
-            self._read_anchor_file(AnchorFile(f), anchor_map)
+        if anchor_files is None:
+            beside = anchors_path(self.path)
+            anchor_files = [beside] if beside.exists() else []
+        for f in anchor_files:
+            self._read_anchor_file(f if isinstance(f, AnchorLines) else AnchorFile(f).read(), anchor_map)
         check.anchors = anchor_map
         self._expect = (expect_count, expect_last_hash)
         self.anchor_count = sum(map(len, anchor_map.values())) + (expect_count is not None) + (expect_last_hash is not None)
         self._warn_unanchored = warn_unanchored and not self.anchor_count
 
-    def _read_anchor_file(self, anchor_file: AnchorFile, anchor_map: dict[int, list[tuple[str, str]]]) -> None:
-        lines = anchor_file.read()
+    def _read_anchor_file(self, lines: AnchorLines, anchor_map: dict[int, list[tuple[str, str]]]) -> None:
         if lines.torn_last_line:
             self.warnings.append(lines.torn_last_line)
         for where, reason in lines.bad:

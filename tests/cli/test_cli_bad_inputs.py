@@ -239,3 +239,23 @@ def test_a_speed_that_is_not_a_finite_number_is_refused(capsys, monkeypatch, tmp
     assert (code, out) == (2, "") and list(tmp_path.iterdir()) == []
     assert err.startswith(f"shoectl {command[0]}: error: ") and err.count("\n") == 1
     assert err.endswith(f"--speed: expected max or a finite positive number (times real time), not '{speed}'\n")
+
+
+def test_an_anchors_file_given_is_read_once(capsys, monkeypatch, one_shoe: Path) -> None:
+    """`--anchors FILE` was read twice: once to see it holds anchors, once to check them (a file
+    that changed in between was checked as a file never looked at). Each read is counted."""
+    reads: list[Path] = []
+    real_read = AnchorFile.read
+
+    def counted(self: AnchorFile):
+        reads.append(self.path)
+        return real_read(self)
+
+    monkeypatch.setattr(AnchorFile, "read", counted)
+    given = anchors_path(one_shoe)
+    code, out, err = run(capsys, "journal", "verify", str(one_shoe), "--anchors", str(given), "--anchors", str(given))
+    assert code == 0 and out.startswith(f"{one_shoe}: ok: 3 entries") and err == "", (out, err)
+    assert reads == [given, given]  # each --anchors once
+    reads.clear()
+    assert run(capsys, "journal", "verify", str(one_shoe))[0] == 0
+    assert reads == [given]  # the file beside the journal, by default, once too
