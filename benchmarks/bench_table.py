@@ -18,6 +18,13 @@ the runner's callback), the hand-off (the owner thread taking it, the core decid
 made) up to the start of ``Journal.append_batch``, the transaction (validation, chaining, SQLite,
 the fsync), and after the commit (acknowledgement, snapshot, dispatch) up to the decision. The
 stages are timed by wrapping the callback and ``append_batch`` of the bench's own objects.
+
+``python -m benchmarks.bench_table --sqlite-calls`` (``run(sqlite_calls=True)``) adds what the
+writer's SQLite calls cost inside the running table (``SqliteCalls``): BEGIN, the inserts and
+COMMIT, each by wall clock and by the owner thread's CPU time, the WAL frames each commit wrote
+(the ``mxFrame`` of the ``-shm`` header before and after) and the share of commits that wrote past
+the WAL file's end. It wraps the writer's connection and reads two files at each commit, a few
+microseconds on the figures: an instrumented run's figures are not the ones to compare.
 """
 from __future__ import annotations
 
@@ -126,12 +133,13 @@ class TableBench:
     segment. ``latency()``: seconds from each card leaving the shoe to the table's journaled
     record of it (matched by shoe position, in order); ``stages()``: the same cut in four."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, sqlite_calls: bool = False) -> None:
         from controller.journal import Journal
         from controller.rules.submission import load_preset
 
         self.directory = directory
         self.journal = Journal.open(directory / "journal.db", table_id="T1")
+        self.sqlite_calls = SqliteCalls(self.journal) if sqlite_calls else None
         self.journal.append_batch = self._timed_transaction(self.journal.append_batch)  # type: ignore[method-assign]
         self.sub = load_preset("minibaccarat")
         context = multiprocessing.get_context("spawn")
@@ -150,6 +158,8 @@ class TableBench:
         self.journal_entries = 0
 
     def segment(self, rounds: int, seed: int, *, measure: bool = True) -> None:
+        if self.sqlite_calls is not None:
+            self.sqlite_calls.measuring = measure
         from controller.table.autodealer import AutoDealer
         from controller.table.core import TableCore
         from controller.table.runner import TableRunner
@@ -188,6 +198,8 @@ class TableBench:
 
     def close(self) -> None:
         """Close the journal, stop the emulated table and collect when its cards left the shoe."""
+        if self.sqlite_calls is not None:
+            self.sqlite_calls.detach(self.journal)
         self.journal.close()
         self._conn.send("stop")
         self.drawn = self._conn.recv()
@@ -253,6 +265,69 @@ class TableBench:
         return out
 
 
+class SqliteCalls:
+    """The writer's connection wrapped (see the module docstring): each BEGIN, insert and COMMIT
+    timed by wall clock and by this thread's CPU time, and each COMMIT's WAL frames and whether
+    the WAL file grew. ``figures()``: medians and p90s in microseconds."""
+
+    CALLS = ("BEGIN IMMEDIATE", "INSERT", "COMMIT")
+
+    def __init__(self, journal: Any) -> None:
+        self._conn = journal._conn
+        self._wal = f"{journal.path}-wal"
+        self._shm = os.open(f"{journal.path}-shm", os.O_RDONLY)
+        self.measuring = False
+        self.wall: dict[str, list[float]] = {name: [] for name in self.CALLS}
+        self.cpu: dict[str, list[float]] = {name: [] for name in self.CALLS}
+        self.frames: list[int] = []
+        self.grew: list[bool] = []
+        journal._conn = self
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql != "COMMIT":
+            return self._timed(sql, self._conn.execute, sql, *args)
+        from controller.journal.checkpoints import wal_frames
+
+        before, size = wal_frames(self._shm) or 0, os.stat(self._wal).st_size
+        out = self._timed(sql, self._conn.execute, sql, *args)
+        after = wal_frames(self._shm) or 0
+        if self.measuring:
+            self.frames.append(after - before if after >= before else after)  # a restart begins again
+            self.grew.append(os.stat(self._wal).st_size > size)
+        return out
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        return self._timed("INSERT", self._conn.executemany, sql, rows)
+
+    def _timed(self, name: str, call: Callable[..., Any], *args: Any) -> Any:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        out = call(*args)
+        if self.measuring and name in self.wall:
+            self.cpu[name].append(time.thread_time() - c0)
+            self.wall[name].append(time.perf_counter() - t0)
+        return out
+
+    def detach(self, journal: Any) -> None:
+        """Give ``journal`` its own connection back (before it closes)."""
+        journal._conn = self._conn
+        os.close(self._shm)
+
+    def figures(self) -> dict[str, Any]:
+        def us(values: list[float]) -> dict[str, float]:
+            return {"median": round(statistics.median(values) * 1e6, 1),
+                    "p90": round(percentile(values, 90) * 1e6, 1)} if values else {}
+        frames: dict[int, int] = {}
+        for n in self.frames:
+            frames[n] = frames.get(n, 0) + 1
+        return {"wall_us": {name: us(v) for name, v in self.wall.items()},
+                "cpu_us": {name: us(v) for name, v in self.cpu.items()},
+                "wal_frames_per_commit": dict(sorted(frames.items())),
+                "commits_growing_the_wal": f"{sum(self.grew)} of {len(self.grew)}"}
+
+
 DEALT_KINDS = ("card", "burn", "discard")  # the records that say what became of a card
 STAGES = ("wire_to_handoff", "handoff_to_transaction", "transaction", "commit_to_decision")
 
@@ -262,11 +337,11 @@ def _us(values: list[float]) -> dict[str, float]:
             "p99": round(percentile(values, 99) * 1e6, 1), "n": len(values)}
 
 
-def run(quick: bool = False) -> dict:
+def run(quick: bool = False, *, sqlite_calls: bool = False) -> dict:
     segments, rounds, warm_up = (3, 10, 10) if quick else (8, 25, 40)
     samples = (300 if quick else 2000) // (segments + 1)
     with tempfile.TemporaryDirectory(prefix="bench-table-") as tmp, Floor(Path(tmp)) as floor:
-        bench = TableBench(Path(tmp))
+        bench = TableBench(Path(tmp), sqlite_calls=sqlite_calls)
         try:
             bench.segment(warm_up, seed=0, measure=False)
             gc.freeze()  # as shoectl run does once it has started
@@ -279,7 +354,7 @@ def run(quick: bool = False) -> dict:
             bench.close()
     floor_us, card_us = _us(floor.totals()), _us(bench.latency())
     ratio = card_us["median"] / floor_us["median"]
-    return {
+    figures = {
         "floor_us": floor_us,
         "raw_pty_round_trip_us": _us(floor.round_trips),
         "fdatasync_us": _us(floor.syncs),
@@ -298,9 +373,18 @@ def run(quick: bool = False) -> dict:
                                 ratio <= GOAL_RATIO and card_us["p99"] <= GOAL_P99_US, floor=floor_us["median"],
                                 ratio=round(ratio, 2))],
     }
+    if bench.sqlite_calls is not None:
+        figures["sqlite_calls"] = bench.sqlite_calls.figures()
+    return figures
 
 
 if __name__ == "__main__":
+    import argparse
     import json
 
-    print(json.dumps(run(), indent=2))
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_table")
+    ap.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
+    ap.add_argument("--sqlite-calls", action="store_true",
+                    help="also time the writer's SQLite calls and count each commit's WAL frames")
+    args = ap.parse_args()
+    print(json.dumps(run(args.quick, sqlite_calls=args.sqlite_calls), indent=2))

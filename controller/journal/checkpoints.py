@@ -52,7 +52,7 @@ import structlog
 
 from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, JournalConnection, sqlite_uri
 
-__all__ = ["HARD_FRAMES", "SQLITE_AUTOCHECKPOINT", "Checkpointer", "WAL_SIZE_LIMIT", "preallocate_wal"]
+__all__ = ["HARD_FRAMES", "SQLITE_AUTOCHECKPOINT", "Checkpointer", "WAL_SIZE_LIMIT", "preallocate_wal", "wal_frames"]
 
 log = structlog.get_logger()
 
@@ -112,7 +112,7 @@ class Checkpointer:
                     continue
                 now = time.time_ns()
                 quiet = now - written >= self.quiet_ns
-                frames = _frames(shm)
+                frames = wal_frames(shm)
                 if frames is None:  # cannot tell how full: by time, as a fallback
                     due = quiet or now - done_when >= self.longest_ns
                 else:
@@ -165,7 +165,7 @@ def preallocate_wal(wal: Path, page_size: int, frames: int = SOFT_FRAMES) -> int
         os.close(fd)
 
 
-def _frames(shm: int | None) -> int | None:
+def wal_frames(shm: int | None) -> int | None:
     """The frames in the WAL since it last started again: ``mxFrame`` of the wal-index header's
     first copy (sqlite.org/walformat.html, section 2.1); ``None`` when it cannot be read. A value
     torn by a concurrent commit only moves a checkpoint by one look."""

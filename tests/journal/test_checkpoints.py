@@ -26,11 +26,11 @@ def _wait_for(condition, seconds: float = 10.0) -> bool:  # noqa: ANN001 - a pre
 
 def _wal_frames(path: Path) -> int:
     """The frames in the WAL (its ``mxFrame``), not its size: the WAL is preallocated."""
-    from controller.journal.checkpoints import _frames
+    from controller.journal.checkpoints import wal_frames
 
     fd = os.open(f"{path}-shm", os.O_RDONLY)
     try:
-        return _frames(fd)  # type: ignore[return-value]
+        return wal_frames(fd)  # type: ignore[return-value]
     finally:
         os.close(fd)
 
