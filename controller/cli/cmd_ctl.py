@@ -22,7 +22,7 @@ from typing import Any
 from controller.cli.common import print_json
 from controller.control.client import ControlClient
 from controller.control.requests import MAX_WHOLE
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from controller.money import money_text
 from controller.table.commands import COMMANDS
 from controller.table.display import round_result_text
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog="table commands (KEY=VALUE arguments; money in minor units, e.g. cents):\n"
                               + "\n".join(f"  {c.usage()}\n      {c.help}; {c.min_role.label} or above"
                                            for c in COMMANDS.values()))
-    p.add_argument("--socket", default=str(DEFAULT_SOCKET), metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
+    p.add_argument("--socket", default=str(DEFAULT_SOCKET), type=path_argument, metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
     p.add_argument("--operator", metavar="ID", default=os.environ.get("SHOECTL_OPERATOR"), help="operator id (or SHOECTL_OPERATOR)")
     p.add_argument("--pin-stdin", action="store_true", help="read the PIN from the first line of standard input")
     p.add_argument("--json", action="store_true", help="print the server's reply as JSON")
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("console", help="interactive console for dealers and floorpersons",
                        description="The table's events as they happen, above a prompt with Tab completion of the "
                                    "commands and their arguments. Without --operator: status and events only.")
-    c.add_argument("--socket", default=str(DEFAULT_SOCKET), metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
+    c.add_argument("--socket", default=str(DEFAULT_SOCKET), type=path_argument, metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
     c.add_argument("--operator", metavar="ID", default=os.environ.get("SHOECTL_OPERATOR"),
                    help="operator id for table commands (or SHOECTL_OPERATOR); without it the console only watches")
     c.add_argument("--pin-stdin", action="store_true", help="read the PIN from the first line of standard input")

@@ -35,7 +35,7 @@ from typing import Any
 from controller.cli.common import non_negative_int, positive_int, print_json, whole_number
 from controller.cli.run_options import emulator_speed
 from controller.cli.stopping import stop_handler
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.faults import FaultSpec
 from firmware_bridge.emulator.server import DeviceServer
@@ -49,30 +49,30 @@ POLL_S = 0.2  # how often the main thread checks its servers while it waits for 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("emulate", help="serve an emulated device or table (pty/TCP) with faults")
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--profile", metavar="NAME|FILE", help="the device profile to emulate")
+    what.add_argument("--profile", type=path_argument, metavar="NAME|FILE", help="the device profile to emulate")
     what.add_argument("--table", action="store_true",
                       help="an emulated shuffler, shoe and dealer over ptys")
     p.add_argument("--transport", choices=TRANSPORTS, default="pty",
                    help="with --profile: pty (default) or tcp on 127.0.0.1")
     p.add_argument("--port", type=whole_number(0, 65535), default=None, metavar="N",
                    help="with --transport tcp: the TCP port (default: a free one)")
-    p.add_argument("--link", metavar="PATH",
+    p.add_argument("--link", type=path_argument, metavar="PATH",
                    help="with --transport pty: the symlink to create (default: in a temp dir)")
     p.add_argument("--seed", type=non_negative_int, metavar="S", help="reproducible shuffles and faults")
     p.add_argument("--faults", metavar="SPEC",
                    help="e.g. corrupt=0.01,unplug-every=3s,misread-at=12 (docs/emulator.md)")
     p.add_argument("--speed", default="1", metavar="max|N",
                    help="mechanisms N times faster than real time, or max (default 1)")
-    p.add_argument("--dealt-log", metavar="FILE",
+    p.add_argument("--dealt-log", type=path_argument, metavar="FILE",
                    help="with --table: append every card dealt to FILE")
-    p.add_argument("--dir", metavar="DIR", help="with --table: where to put the pty links")
-    p.add_argument("--shuffler-profile", default=None, metavar="NAME|FILE",
+    p.add_argument("--dir", type=path_argument, metavar="DIR", help="with --table: where to put the pty links")
+    p.add_argument("--shuffler-profile", default=None, type=path_argument, metavar="NAME|FILE",
                    help="with --table (default emulated-shuffler)")
     p.add_argument("--no-shuffler", action="store_true",
                    help="with --table: no shuffler, only the shoe; the dealer opens preshuffled packs (681a.5(a))")
     p.add_argument("--decks", type=positive_int, default=8, metavar="N",
                    help="with --no-shuffler: decks in each preshuffled pack (default 8)")
-    p.add_argument("--shoe-profile", default="emulated-shoe", metavar="NAME|FILE",
+    p.add_argument("--shoe-profile", default="emulated-shoe", type=path_argument, metavar="NAME|FILE",
                    help="with --table (default emulated-shoe); a shuffler-shoe such as emulated-autoshoe "
                         "shuffles and deals alone")
     p.set_defaults(func=run)

@@ -22,7 +22,7 @@ import structlog
 
 from controller.cli.common import given_options, positive_int
 from controller.cli.stopping import run_until_signalled
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from controller.floor.broker import BROKER_FLAGS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
 from controller.floor.cursor import FeedCursor, default_cursor_path
 from controller.floor.feed import DRAIN_LIMIT, FeedSettings, JournalFeed
@@ -71,17 +71,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Follow a table's journal (read-only, while the table writes it) and publish "
                                    "every entry, in order, QoS 1, to shoectl/v1/tables/<table>/journal, with the "
                                    "table's status and roads retained beside it (docs/floor.md).")
-    p.add_argument("--journal", required=True, metavar="PATH", help="the table's journal")
-    p.add_argument("--cursor", metavar="PATH", help="the feed's position: the last entry the broker acknowledged "
+    p.add_argument("--journal", required=True, type=path_argument, metavar="PATH", help="the table's journal")
+    p.add_argument("--cursor", type=path_argument, metavar="PATH", help="the feed's position: the last entry the broker acknowledged "
                                                      "(default: PATH.feed-cursor beside the journal)")
-    p.add_argument("--hmac-key", metavar="FILE", help="the journal's HMAC key: its hashes are checked as they are "
+    p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key: its hashes are checked as they are "
                                                        "read (without it, an HMAC journal's links only)")
     p.add_argument("--max-inflight", type=positive_int, default=FeedSettings.window, metavar="N",
                    help=f"entries published and not yet acknowledged, at most (default {FeedSettings.window}): "
                         "the feed's memory, and how far it reads ahead of the broker")
     add_broker_options(p)
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--log-file", metavar="PATH", help="JSON log file (default: none)")
+    p.add_argument("--log-file", type=path_argument, metavar="PATH", help="JSON log file (default: none)")
     p.set_defaults(func=run)
 
 

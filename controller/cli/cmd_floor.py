@@ -25,7 +25,7 @@ from typing import Any
 from controller.cli.cmd_replay import nothing_found, write_replay
 from controller.cli.common import positive_int, print_json
 from controller.cli.journal_input import copy_text, spooled_text
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from shoectl_config.text import quoted
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                   "the broker: duplicates dropped, second bodies refused and alarmed, chains checked, "
                                   "gaps closed. The file is read line by line and stored in one transaction: whole "
                                   "or not at all (a line that is not an entry stores nothing).")
-    b.add_argument("file", metavar="FILE", help="a `shoectl journal export` file (one JSON entry per line)")
+    b.add_argument("file", type=path_argument, metavar="FILE", help="a `shoectl journal export` file (one JSON entry per line)")
     b.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
     _add_keys(b)
     b.set_defaults(func=reading_errors(run_backfill))
@@ -148,11 +148,11 @@ def _add_collect_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a larger message is dropped as not a journal entry (default 1 MiB)")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                         help="least level logged on standard error (default info)")
-    parser.add_argument("--log-file", metavar="PATH", help="also log JSON lines to PATH")
+    parser.add_argument("--log-file", type=path_argument, metavar="PATH", help="also log JSON lines to PATH")
 
 
 def _add_keys(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--keys", metavar="FILE",
+    parser.add_argument("--keys", type=path_argument, metavar="FILE",
                         help="TOML file naming each table's HMAC key file ([keys] T1 = \"T1.key\"): those tables' "
                              "hashes are recomputed too (docs/floor.md)")
 

@@ -47,7 +47,7 @@ from controller.cli.journal_input import (
     spooled_text,
     warn,
 )
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from controller.fsutil import atomic_writer
 from controller.journal.anchors import AnchorFile, AnchorLines
 from controller.journal.chain import load_hmac_key
@@ -105,13 +105,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     js = journal_subparsers(sub)
 
     v = js.add_parser("verify", help="check the journal's hash chain (and HMAC); exit 1 naming the first bad entry")
-    v.add_argument("path", metavar="PATH", help="the journal file")
-    v.add_argument("--hmac-key", metavar="FILE", help="the HMAC key file (required for an HMAC-protected journal)")
+    v.add_argument("path", type=path_argument, metavar="PATH", help="the journal file")
+    v.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the HMAC key file (required for an HMAC-protected journal)")
     v.add_argument("--expect-count", type=non_negative_int, metavar="N", help="the journal must hold exactly N entries")
     v.add_argument("--expect-last-hash", type=_hash, metavar="H", help="the last entry's hash must be H")
     v.add_argument("--anchor", type=_anchor, action="append", default=[], metavar="SEQ:HASH",
                    help="entry SEQ must have hash HASH (an anchor printed by the controller); repeatable")
-    v.add_argument("--anchors", action="append", metavar="FILE",
+    v.add_argument("--anchors", action="append", type=path_argument, metavar="FILE",
                    help="an anchors file to check (repeatable; default: PATH.anchors, if it exists)")
     v.add_argument("--no-integrity-check", action="store_true", help="skip SQLite's quick_check (faster)")
     v.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -122,14 +122,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--format", choices=["jsonl"], default="jsonl", help="jsonl: one JSON object per entry (default)")
     e.add_argument("--since", type=non_negative_int, default=0, metavar="SEQ",
                    help=f"only entries after SEQ (0 to {INT64_MAX})")
-    e.add_argument("-o", "--output", metavar="FILE", help="write to FILE (whole or not at all) instead of stdout")
+    e.add_argument("-o", "--output", type=path_argument, metavar="FILE", help="write to FILE (whole or not at all) instead of stdout")
     e.set_defaults(func=run_export)
 
     mg = js.add_parser("migrate", help=f"copy a journal of an earlier schema version into a new file of version "
                                        f"{SCHEMA_VERSION} (the old file is left as it is)")
-    mg.add_argument("old", metavar="OLD", help="the journal to migrate (never changed)")
-    mg.add_argument("new", metavar="NEW", help="the new journal (must not exist)")
-    mg.add_argument("--hmac-key", metavar="FILE", help="the journal's HMAC key file (required for an HMAC journal)")
+    mg.add_argument("old", type=path_argument, metavar="OLD", help="the journal to migrate (never changed)")
+    mg.add_argument("new", type=path_argument, metavar="NEW", help="the new journal (must not exist)")
+    mg.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key file (required for an HMAC journal)")
     mg.set_defaults(func=run_migrate)
 
     # `shoectl journal replay` is registered by another module with add_subcommand(sub, "replay", ...)

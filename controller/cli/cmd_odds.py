@@ -22,7 +22,7 @@ from typing import Any
 from controller.cli.common import GAME_CHOICES, percent, positive_int, print_json, submission_for
 from controller.cli.journal_input import add_journal_input
 from controller.cli.odds_journal import run_journal
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from controller.rules.cards import Composition, parse_cards
 from controller.rules.odds import OddsReport, exact_odds
 from controller.rules.submission import MAX_DECKS, MIN_DECKS
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--removed", metavar="C1,C2,...", action="append", default=[],
         help="cards taken out of the shoe, e.g. AS,10H,KD (may be repeated)",
     )
-    p.add_argument("--submission", metavar="FILE_OR_PRESET", help="a Rules Submission file or preset name")
+    p.add_argument("--submission", type=path_argument, metavar="FILE_OR_PRESET", help="a Rules Submission file or preset name")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_journal_input(p, "--journal", help="value the cards left in this journal's shoe after a round (with --shoe and "
                       "--round), compared with the edge monitor's record of it")

@@ -18,7 +18,7 @@ import getpass
 import sys
 
 from controller.cli.common import print_json
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from controller.operators.pins import PinError, check_pin
 from controller.operators.store import (
     DEFAULT_PATH,
@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _file_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--file", default=DEFAULT_PATH, metavar="PATH",
+    p.add_argument("--file", default=DEFAULT_PATH, type=path_argument, metavar="PATH",
                    help=f"the operators file (default: {DEFAULT_PATH})")
 
 

@@ -17,6 +17,7 @@ import argparse
 from typing import Any
 
 from controller.cli.common import print_json
+from controller.errors import path_argument
 from firmware_bridge.profiles import Profile, check_profiles, list_profiles, profile_dirs, resolve_profile
 
 EXIT_BAD_PROFILE = 2
@@ -32,12 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(func=run_list)
 
     sh = ps.add_parser("show", help="every key of one profile")
-    sh.add_argument("profile", metavar="NAME|FILE")
+    sh.add_argument("profile", type=path_argument, metavar="NAME|FILE")
     sh.add_argument("--json", action="store_true")
     sh.set_defaults(func=run_show)
 
     ck = ps.add_parser("check", help="validate profile files (default: all in the search path); exit 2 if any is bad")
-    ck.add_argument("files", nargs="*", metavar="FILE")
+    ck.add_argument("files", nargs="*", type=path_argument, metavar="FILE")
     ck.set_defaults(func=run_check)
 
 

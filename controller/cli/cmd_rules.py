@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from controller.cli.common import GAME_CHOICES, percent, print_json, submission_for
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from controller.rules.cards import Composition, parse_cards
 from controller.rules.engine import RoundResult, deal
 from controller.rules.errors import RulesError
@@ -34,19 +34,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     d = rs.add_parser("deal", help="decide one round from cards in the order they leave the shoe")
     d.add_argument("--game", choices=GAME_CHOICES, default=None, help="punto-banco (default), ez-baccarat or 21-baccarat")
-    d.add_argument("--submission", metavar="FILE|PRESET", help="a Rules Submission file or preset name")
+    d.add_argument("--submission", type=path_argument, metavar="FILE|PRESET", help="a Rules Submission file or preset name")
     d.add_argument("--cards", required=True, metavar="C1,C2,...|-", help="cards in deal order, or - to read one round per line from stdin")
     d.add_argument("--bonus", action="store_true", help="21 Baccarat: a Bonus Wager is in play (681a.7(f)(2))")
     d.add_argument("--json", action="store_true", help="one JSON object per round")
     d.set_defaults(func=run_deal)
 
     s = rs.add_parser("show", help="print a Rules Submission (default: the default preset)")
-    s.add_argument("submission", nargs="?", metavar="FILE|PRESET")
+    s.add_argument("submission", nargs="?", type=path_argument, metavar="FILE|PRESET")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=run_show)
 
     c = rs.add_parser("check", help="validate Rules Submission files; exit 2 on the first bad one")
-    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("files", nargs="+", type=path_argument, metavar="FILE")
     c.set_defaults(func=run_check)
 
     pr = rs.add_parser("presets", help="list the shipped presets")

@@ -47,7 +47,7 @@ from controller.cli.run_options import (
 )
 from controller.cli.run_output import JournalLines, StdoutLines
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
 from controller.journal.errors import JournalContentError
@@ -70,24 +70,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="the main job: run a table (embedded emulated devices by default)")
     p.add_argument("--device", action="append", default=[], metavar="PROFILE[@PORT]",
                    help="attach a device (repeatable): a serial one at a port (acme-readershoe-s@/dev/shoectl/acme-readershoe-s), a USB one by its profile (acme-batchshuffler-x)")
-    p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
-    p.add_argument("--journal", default=str(DEFAULT_JOURNAL), metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
-    p.add_argument("--control", metavar="PATH", help="control socket for shoectl ctl/console (default: the journal's "
+    p.add_argument("--submission", type=path_argument, metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
+    p.add_argument("--journal", default=str(DEFAULT_JOURNAL), type=path_argument, metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
+    p.add_argument("--control", type=path_argument, metavar="PATH", help="control socket for shoectl ctl/console (default: the journal's "
                    "name with .sock, beside it: var/journal.sock)")
     p.add_argument("--control-connections", type=positive_int, default=64, metavar="N",
                    help="most connections the control socket serves at once (default 64)")
     p.add_argument("--control-group", metavar="GROUP", help="group of the control socket (default: shoectl, if it exists)")
-    p.add_argument("--operators", metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
+    p.add_argument("--operators", type=path_argument, metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
     p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
                    help="how long five wrong PINs in a row lock an operator out (default 300)")
-    p.add_argument("--hmac-key", metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
+    p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
     p.add_argument("--table-id", type=table_id, default="T1", metavar="ID", help="the table's name (default T1)")
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes (a shoe given up because a device was replaced is not one)")
     p.add_argument("--rounds", type=positive_int, metavar="N", help="stop after N rounds")
     p.add_argument("--seed", type=non_negative_int, metavar="S", help="seed for the built-in emulator and the automated dealer")
     p.add_argument("--speed", type=emulator_speed, metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
-    p.add_argument("--dealt-log", metavar="FILE", help="built-in emulator: append every card the shoe delivers")
+    p.add_argument("--dealt-log", type=path_argument, metavar="FILE", help="built-in emulator: append every card the shoe delivers")
     p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
     p.add_argument("--pace", type=whole_number(0, 10000), default=0, metavar="MS",
                    help="the automated dealer waits MS milliseconds between its actions (default 0; e.g. 25 deals a "
@@ -101,7 +101,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "goes above X per unit, -1 to 1 (default 0: any player advantage)")
     p.add_argument("--no-edge-monitor", action="store_true", help="no edge figures after each round")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--log-file", metavar="PATH", help="JSON log file (default: next to the journal)")
+    p.add_argument("--log-file", type=path_argument, metavar="PATH", help="JSON log file (default: next to the journal)")
     p.add_argument("--stop-grace", type=whole_number(1, 3600), default=STOP_GRACE_S, metavar="SECONDS",
                    help=f"after SIGTERM or SIGINT, how long the table may take to stop before the process "
                         f"exits anyway (default {STOP_GRACE_S})")

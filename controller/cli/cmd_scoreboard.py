@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.common import given_options
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from controller.floor.broker import BROKER_FLAGS
 from controller.scoreboard.server import listen_address
 
@@ -35,11 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "journal grows; or, with --broker, every table of the floor from the floor "
                                    "feed's retained status and roads. Read-only: it never writes the journal nor "
                                    "accepts a command.")
-    p.add_argument("--journal", metavar="PATH", help="the table's journal (followed read-only)")
+    p.add_argument("--journal", type=path_argument, metavar="PATH", help="the table's journal (followed read-only)")
     p.add_argument("--listen", type=listen_address, default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where to serve (default {DEFAULT_LISTEN}; 0.0.0.0:PORT serves every network)")
     p.add_argument("--lang", choices=["en", "zh"], default="en", help="the labels' language (default en)")
-    p.add_argument("--hmac-key", metavar="FILE", help="the journal's HMAC key file: its hashes are checked too")
+    p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key file: its hashes are checked too")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     add_broker_options(p, required=False, url_help="instead of --journal: the floor's MQTT broker (mqtt://HOST[:PORT] "
                        "or mqtts://HOST[:PORT]); every table from its feed's retained status and roads")

@@ -19,7 +19,7 @@ from typing import Any
 from controller.cli.charts import RunningHold, hold_chart, plot_target
 from controller.cli.common import GAME_CHOICES, non_negative_int, percent, positive_int, print_json, submission_for
 from controller.cli.progress import progress_bar
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 from controller.rules.engine import RoundResult
 from controller.simulation import ENGINES, Estimate, engine_for, outcome_frequencies, simulate, wager_holds
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_arguments(p: argparse.ArgumentParser, default_shoes: int = 100) -> None:
-    p.add_argument("--submission", metavar="FILE|PRESET", help="Rules Submission file or preset (default: minibaccarat)")
+    p.add_argument("--submission", type=path_argument, metavar="FILE|PRESET", help="Rules Submission file or preset (default: minibaccarat)")
     p.add_argument("--game", choices=GAME_CHOICES, help="use the preset for this game instead of --submission")
     p.add_argument("--shoes", type=positive_int, default=default_shoes, metavar="N", help=f"shoes to deal (default {default_shoes})")
     p.add_argument("--seed", type=non_negative_int, default=None, metavar="S", help="seed for a reproducible run (default: OS randomness)")
@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser, default_shoes: int = 100) -> None:
                    "same shoes on every Python path); numpy: vectorised across shoes, Punto Banco games (needs "
                    "pip install 'shoectl[fast]'; its own shoes for a seed); auto (default): numpy when it can serve")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--plot", metavar="FILE", help="also draw each wager's running hold and 95%% interval against the "
+    p.add_argument("--plot", type=path_argument, metavar="FILE", help="also draw each wager's running hold and 95%% interval against the "
                    "exact figure, as PNG or SVG by FILE's suffix (needs matplotlib: pip install 'shoectl[plot]')")
 
 

@@ -18,6 +18,7 @@ import difflib
 import sys
 from pathlib import Path
 
+from controller.errors import path_argument
 from controller.fsutil import atomic_writer
 from firmware_bridge.profiles import list_profiles
 from firmware_bridge.udev import INSTALLED_RULES_PATH, default_rules_path, generate_rules
@@ -31,12 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     us.required = True
 
     g = us.add_parser("generate", help="print (or write) the rules")
-    g.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    g.add_argument("-o", "--output", type=path_argument, metavar="FILE", help="write to FILE instead of standard output")
     _test_profiles_option(g)
     g.set_defaults(func=run_generate)
 
     c = us.add_parser("check", help="exit 1 if the rules file differs from the generated rules")
-    c.add_argument("file", nargs="?", metavar="FILE", help="default: the repository's udev/99-shoectl.rules in a "
+    c.add_argument("file", nargs="?", type=path_argument, metavar="FILE", help="default: the repository's udev/99-shoectl.rules in a "
                    f"checkout, else the installed {INSTALLED_RULES_PATH}")
     _test_profiles_option(c)
     c.set_defaults(func=run_check)

@@ -4,7 +4,8 @@ exit codes.
 Exit codes (a stable contract):
 - 0 success;
 - 1 a check that ran and failed (e.g. a journal that does not verify, an audit that fails);
-- 2 usage and input errors: bad arguments (an empty file name among them), unknown card, bad Rules
+- 2 usage and input errors: bad arguments (an empty file name among them: every argument that
+  names a file or a folder has ``type=controller.errors.path_argument``), unknown card, bad Rules
   Submission, unreadable file — one line on standard error, never a traceback; a command group
   without its subcommand (``shoectl``, ``shoectl journal``) prints its help, which lists the
   subcommands, and then that line, on standard error;
@@ -64,24 +65,10 @@ COMMAND_MODULES = tuple(dict.fromkeys(f"controller.cli.{m}" for mods in COMMANDS
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-# The metavars of the arguments that name a file or folder. An empty one (an unset variable in
-# `--hmac-key "$KEY"`) is refused: never taken for "not given" nor for the current folder.
-_FILE_METAVARS = frozenset({"FILE", "PATH", "DIR", "OLD", "NEW", "NAME|FILE", "FILE|PRESET", "FILE_OR_PRESET"})
-
-
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
-
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
-        namespace, extras = super().parse_known_args(args, namespace)
-        for action in self._actions:
-            value = getattr(namespace, action.dest, None) if action.metavar in _FILE_METAVARS else None
-            if value == "" or (isinstance(value, list) and "" in value):
-                name = "/".join(action.option_strings) or action.metavar
-                self.error(f"argument {name}: an empty file name")
-        return namespace, extras
 
     def error(self, message: str) -> None:  # one line, exit 2 (argparse's own convention)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {readable(message)}\n")

@@ -31,7 +31,7 @@ from typing import Any
 
 from typing import TYPE_CHECKING
 
-from controller.errors import UsageError
+from controller.errors import UsageError, path_argument
 
 if TYPE_CHECKING:
     import paho.mqtt.client as mqtt
@@ -94,14 +94,14 @@ def add_broker_options(parser: argparse.ArgumentParser, *, url_flag: str = "--br
     """Add the broker's options (see the module docstring) to ``parser``."""
     group = parser.add_argument_group("broker")
     group.add_argument(url_flag, metavar="URL", required=required, help=url_help)
-    group.add_argument("--tls-ca", metavar="FILE", help="CA certificates (PEM) to check the broker's certificate "
+    group.add_argument("--tls-ca", type=path_argument, metavar="FILE", help="CA certificates (PEM) to check the broker's certificate "
                                                          "with (default: the system's); mqtts:// only")
-    group.add_argument("--tls-cert", metavar="FILE", help="this client's certificate (PEM), for brokers that ask "
+    group.add_argument("--tls-cert", type=path_argument, metavar="FILE", help="this client's certificate (PEM), for brokers that ask "
                                                            "for one; mqtts:// only")
-    group.add_argument("--tls-key", metavar="FILE", help="the private key of --tls-cert (PEM)")
+    group.add_argument("--tls-key", type=path_argument, metavar="FILE", help="the private key of --tls-cert (PEM)")
     group.add_argument("--username", metavar="NAME", help="the MQTT user name (a table's is its table id under "
                                                            "the documented ACL)")
-    group.add_argument("--password-file", metavar="FILE", help="a file whose first line is the MQTT password "
+    group.add_argument("--password-file", type=path_argument, metavar="FILE", help="a file whose first line is the MQTT password "
                                                                 "(never give a password on the command line)")
     group.add_argument("--client-id", metavar="ID", help="the MQTT client id (default: one made from the command "
                                                           "and the table)")

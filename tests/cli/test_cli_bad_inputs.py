@@ -2,6 +2,7 @@
 names are left byte for byte as they were."""
 from __future__ import annotations
 
+import argparse
 import io
 import shutil
 import sys
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from controller.cli import main as cli_main
+from controller.errors import path_argument
 from controller.journal import Journal, Record
 from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
@@ -63,6 +66,7 @@ def test_replay_of_an_empty_shoe_id_is_refused(capsys, one_shoe: Path) -> None:
     ["roadmap", "{journal}", "-o", ""],                        # was written to standard output
     ["diagram", "-o", ""],
     ["simulate", "--shoes", "2", "--plot", ""],               # was a simulation without the chart
+    ["feed", "{journal}", "--broker", "mqtts://localhost", "--password-file", ""],  # the broker's options
 ])
 def test_an_empty_file_name_is_refused(capsys, one_shoe: Path, tmp_path: Path, argv: list[str]) -> None:
     """An empty file name (an unset shell variable) is refused before anything runs, never taken for
@@ -259,3 +263,23 @@ def test_an_anchors_file_given_is_read_once(capsys, monkeypatch, one_shoe: Path)
     reads.clear()
     assert run(capsys, "journal", "verify", str(one_shoe))[0] == 0
     assert reads == [given]  # the file beside the journal, by default, once too
+
+
+def _every_action(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in {id(p): p for p in action.choices.values()}.values():
+                yield from _every_action(child)
+        else:
+            yield parser.prog, action
+
+
+def test_every_argument_that_names_a_file_refuses_an_empty_name() -> None:
+    """Empty file names were refused by looking at the arguments' metavars after parsing; each such
+    argument now says so itself (``type=path_argument``). This lint finds one that forgot."""
+    file_like = {"FILE", "PATH", "DIR", "OLD", "NEW", "NAME|FILE", "FILE|PRESET", "FILE_OR_PRESET"}
+    actions = list(_every_action(cli_main.build_parser()))
+    named = [(prog, action.dest) for prog, action in actions if action.metavar in file_like]
+    assert len(named) > 50  # every command's parser was walked (the broker's options among them)
+    assert [(prog, action.dest) for prog, action in actions
+            if action.metavar in file_like and action.type is not path_argument] == []
