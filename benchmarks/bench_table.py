@@ -47,6 +47,7 @@ from benchmarks.stats import percentile, summary_row
 GOAL_RATIO = 2.0     # card-to-decision median / floor median
 GOAL_P99_US = 1000.0  # card-to-decision p99, microseconds
 FRAME_BYTES = 23      # one CARD_READ frame on the wire
+SEGMENT_TIMEOUT_S = 120.0  # a segment takes well under a second; a table that stops dealing fails the run
 PAGE = 4096 + 24      # one WAL frame: a page and its header
 
 
@@ -190,7 +191,17 @@ class TableBench:
             links[role] = DeviceLink.from_profile(get_profile(f"emulated-{role}"), ports[f"emulated-{role}"],
                                                   **options, last_delivered=seeded[1] if seeded else None)
         runner.links = links
-        runner.run()
+        watchdog = threading.Timer(SEGMENT_TIMEOUT_S, runner.stop)
+        watchdog.start()
+        try:
+            runner.run()
+        finally:
+            watchdog.cancel()
+        if not runner.limits.reached:
+            last = journal.last()
+            raise RuntimeError(f"the table stopped dealing: {runner.rounds_done} of {rounds} rounds in "
+                               f"{SEGMENT_TIMEOUT_S:g} s (the journal's last entry: "
+                               f"{f'{last.seq} {last.kind}' if last else 'none'})")
         if started:
             self.seconds += time.perf_counter() - started[0]
             self.rounds += runner.rounds_done - 1
