@@ -20,12 +20,17 @@ from __future__ import annotations
 
 import os
 import select
+import time
 
 from firmware_bridge.errors import DeviceDisconnected
 
 __all__ = ["SharedReading"]
 
 MAX_READ = 65536  # bytes returned by one read_ready() at most
+# Longest one epoll_wait lasts. close() wakes a waiter through its pipe, but when it releases the
+# pipe before the woken thread has run, the kernel drops that readiness and the thread sleeps
+# on: each wait is cut into slices so that it sees the close within one slice.
+WAIT_SLICE = 0.05  # seconds
 
 
 class SharedReading:
@@ -37,6 +42,7 @@ class SharedReading:
         self._fd = fd
         self._cancel_fd = cancel_fd
         self._name = name
+        self._closed = False
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -72,20 +78,29 @@ class SharedReading:
             pass
 
     def _wait(self, poll: select.epoll, wake_fd: int, timeout: float) -> bool:
-        try:
-            ready = poll.poll(max(timeout, 0.0))
-        except (OSError, ValueError) as exc:  # closed under us: the session is over
-            raise DeviceDisconnected(f"{self._name}: closed while waiting") from exc
-        readable = False
-        for fd, _ in ready:
-            if fd != wake_fd:
-                readable = True
-                continue
+        """Wait in slices of ``WAIT_SLICE``: True when the line is readable, False once woken
+        through ``wake_fd`` or after ``timeout``; ``DeviceDisconnected`` once ``close()`` ran."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while True:
+            if self._closed:
+                raise DeviceDisconnected(f"{self._name}: closed while waiting")
+            left = deadline - time.monotonic()
             try:
-                os.read(wake_fd, 4096)
-            except OSError:
-                pass
-        return readable
+                ready = poll.poll(min(max(left, 0.0), WAIT_SLICE))
+            except (OSError, ValueError) as exc:  # closed under us: the session is over
+                raise DeviceDisconnected(f"{self._name}: closed while waiting") from exc
+            readable = woken = False
+            for fd, _ in ready:
+                if fd != wake_fd:
+                    readable = True
+                    continue
+                woken = True
+                try:
+                    os.read(wake_fd, 4096)
+                except OSError:
+                    pass
+            if readable or woken or left <= WAIT_SLICE:
+                return readable
 
     def read_ready(self) -> bytes:
         """The bytes waiting now (at most ``MAX_READ``), ``b""`` if none; never blocks. A closed far
@@ -108,7 +123,10 @@ class SharedReading:
             raise DeviceDisconnected(f"{self._name}: read failed, device gone: {exc}") from exc
 
     def close(self) -> None:
-        """Wake a requester still waiting, then release the epolls and the pipe; never raises."""
+        """Wake a requester still waiting, then release the epolls and the pipe; never raises. A
+        wait under way ends within ``WAIT_SLICE`` (``DeviceDisconnected``) even if the wake-up is
+        lost with the pipe."""
+        self._closed = True
         self.wake_requester()
         for poll in (self._requester, self._reader):
             poll.close()

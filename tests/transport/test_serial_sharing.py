@@ -124,3 +124,37 @@ def test_each_side_has_its_own_wake_up(line: tuple[int, SerialTransport]) -> Non
     transport.cancel_read()
     reader.join(DEADLINE)
     assert reader_woke == [False]
+
+
+def test_closing_the_line_ends_both_waits_even_when_the_wake_up_is_lost(
+        line: tuple[int, SerialTransport], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link's stop closes the line while a request()'s caller waits on it. The close's wake-up
+    byte is released with its pipe, and the kernel then drops it if the woken thread has not run
+    yet (found in CI: the caller slept on for its whole reply timeout). Both waits end within a
+    slice of the close, whichever way that race goes: here the wake-up is lost for certain."""
+    _, transport = line
+    shared = transport.shared_reading
+    assert shared is not None
+    monkeypatch.setattr(shared, "wake_requester", lambda: None)
+    outcomes: dict[str, object] = {}
+
+    def wait(name: str, call: object) -> None:
+        try:
+            outcomes[name] = call(10 * DEADLINE)  # type: ignore[operator]
+        except DeviceDisconnected:
+            outcomes[name] = "closed"
+
+    threads = [threading.Thread(target=wait, args=item, daemon=True)
+               for item in (("requester", shared.wait_first), ("reader", shared.wait_readable))]
+    for thread in threads:
+        thread.start()
+    end = time.monotonic() + DEADLINE
+    while not all(waiting_in_epoll(thread) for thread in threads):
+        assert time.monotonic() < end, "the waits never reached epoll_wait"
+        time.sleep(0.001)
+    transport.close()
+    for thread in threads:
+        thread.join(DEADLINE)
+        assert not thread.is_alive(), "a wait outlived the close of its line"
+    assert outcomes["requester"] == "closed"
+    assert outcomes["reader"] in ("closed", False)  # the transport's cancel may wake it first
