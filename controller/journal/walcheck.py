@@ -4,7 +4,8 @@ SQLite reads a WAL file only if its header is valid, and only its frames up to t
 does not belong (another salt) or is damaged (a checksum that does not match); it says nothing
 about what it ignores. ``wal_problem(journal_path)`` says it in one line: a ``-wal`` file that is
 not a WAL file at all, or one with committed transactions after a damaged frame (what they held is
-not in the journal). ``None`` when there is nothing to say: no ``-wal`` file, an empty one, or one
+not in the journal). ``None`` when there is nothing to say: no ``-wal`` file, an empty one or one
+of zeros only (preallocated, never written), or one
 that ends in the torn, uncommitted frames a crash during a write leaves (those were never
 acknowledged).
 
@@ -79,14 +80,26 @@ def keep_ignored_wal(journal_path: str | os.PathLike[str]) -> tuple[str, Path | 
     return problem, copy
 
 
+def _only_zeros(start: bytes, fh) -> bool:  # noqa: ANN001 - a binary file
+    """True when ``start`` and the rest of ``fh`` are all zero bytes: a WAL preallocated by the
+    journal's writer (``checkpoints.preallocate_wal``) that no commit has written yet holds
+    nothing; SQLite writes a header before its first frame."""
+    if start.count(0) != len(start):
+        return False
+    while chunk := fh.read(1 << 20):
+        if chunk.count(0) != len(chunk):
+            return False
+    return True
+
+
 def _frames_problem(wal: Path, fh, size: int) -> str | None:  # noqa: ANN001 - a binary file
     ignored = f"{wal}: not a WAL file ({size} bytes): SQLite ignores it, so whatever it held is not in the journal"
     header = fh.read(_HEADER)
     if len(header) < _HEADER:
-        return ignored
+        return None if _only_zeros(header, fh) else ignored
     magic, version, page_size, _, salt1, salt2, c0, c1 = struct.unpack(">8I", header)
     if magic not in (_MAGIC_LE, _MAGIC_BE) or version != _VERSION or not _is_page_size(page_size):
-        return ignored
+        return None if _only_zeros(header, fh) else ignored
     order = "<" if magic == _MAGIC_LE else ">"
     if _checksum(header[:24], order, 0, 0) != (c0, c1):
         return ignored

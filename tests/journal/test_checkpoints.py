@@ -147,3 +147,42 @@ def test_a_crash_with_a_preallocated_wal_keeps_every_commit_and_only_those(tmp_p
         assert [e.payload["i"] for e in journal.entries(kinds=("card",))] == list(range(30))
         journal.append("card", {"i": 30})
     assert verify(crashed / "j.db").ok
+
+
+def test_a_crash_before_the_first_commit_leaves_a_wal_of_zeros_that_is_no_problem(tmp_path: Path) -> None:
+    """A table killed between asking for background checkpoints and its first commit leaves a
+    WAL of zeros only (no header yet): it holds nothing, so no reader warns that SQLite ignores
+    it (it said "not a WAL file"), and the writer opens the journal and appends as before."""
+    from controller.journal.walcheck import wal_problem
+
+    path = tmp_path / "j.db"
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append("card", {"i": 0})
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        journal._checkpointer.stop()  # type: ignore[union-attr]
+        shutil.copyfile(path, crashed / "j.db")
+        shutil.copyfile(f"{path}-wal", crashed / "j.db-wal")
+    wal = crashed / "j.db-wal"
+    assert wal.stat().st_size > 32 and wal.read_bytes().count(0) == wal.stat().st_size
+    assert wal_problem(crashed / "j.db") is None
+    with Journal.open(crashed / "j.db", table_id="T1") as journal:
+        journal.append("card", {"i": 1})
+        assert [e.payload["i"] for e in journal.entries(kinds=("card",))] == [0, 1]
+    assert verify(crashed / "j.db").ok
+
+
+def test_a_wal_of_zeros_with_one_byte_set_is_still_reported(tmp_path: Path) -> None:
+    from controller.journal.walcheck import wal_problem
+
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append("card", {"i": 0})
+    wal = Path(f"{path}-wal")
+    data = bytearray(100_000)
+    data[70_000] = 1
+    wal.write_bytes(bytes(data))
+    assert wal_problem(path) == (f"{wal}: not a WAL file (100000 bytes): SQLite ignores it, "
+                                 "so whatever it held is not in the journal")
