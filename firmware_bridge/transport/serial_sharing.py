@@ -27,9 +27,10 @@ from firmware_bridge.errors import DeviceDisconnected
 __all__ = ["SharedReading"]
 
 MAX_READ = 65536  # bytes returned by one read_ready() at most
-# Longest one epoll_wait lasts. close() wakes a waiter through its pipe, but when it releases the
-# pipe before the woken thread has run, the kernel drops that readiness and the thread sleeps
-# on: each wait is cut into slices so that it sees the close within one slice.
+# Longest one epoll_wait of the requester lasts (its wait is a command's reply timeout, which may
+# be long). close() wakes it through its pipe, but when it releases the pipe before the woken
+# thread has run, the kernel drops that readiness and the thread sleeps on: the wait is cut into
+# slices so that it sees the close within one slice.
 WAIT_SLICE = 0.05  # seconds
 
 
@@ -62,13 +63,15 @@ class SharedReading:
     def wait_readable(self, timeout: float) -> bool:
         """The reader's wait: True when the line may hold bytes (read them: see the module
         docstring); False after ``timeout`` seconds or when only ``cancel_read()`` woke it."""
-        return self._wait(self._reader, self._cancel_fd, timeout)
+        # Not cut in slices: the link's reader waits ``read_poll`` (0.1 s) at a time, which
+        # already bounds a close whose wake-up was lost, and an idle line wakes it no more often.
+        return self._wait(self._reader, self._cancel_fd, timeout, slice_s=timeout)
 
     def wait_first(self, timeout: float) -> bool:
         """The requester's wait, woken before the reader's: True when the line may hold bytes
         (read them: see the module docstring); False after ``timeout`` seconds or when only
         ``wake_requester()`` woke it."""
-        return self._wait(self._requester, self._wake_r, timeout)
+        return self._wait(self._requester, self._wake_r, timeout, slice_s=WAIT_SLICE)
 
     def wake_requester(self) -> None:
         """Make the requester's current or next ``wait_first`` return (False). Never raises."""
@@ -77,8 +80,8 @@ class SharedReading:
         except OSError:  # the pipe is full (already woken) or closed
             pass
 
-    def _wait(self, poll: select.epoll, wake_fd: int, timeout: float) -> bool:
-        """Wait in slices of ``WAIT_SLICE``: True when the line is readable, False once woken
+    def _wait(self, poll: select.epoll, wake_fd: int, timeout: float, *, slice_s: float) -> bool:
+        """Wait in slices of ``slice_s``: True when the line is readable, False once woken
         through ``wake_fd`` or after ``timeout``; ``DeviceDisconnected`` once ``close()`` ran."""
         deadline = time.monotonic() + max(timeout, 0.0)
         while True:
@@ -86,7 +89,7 @@ class SharedReading:
                 raise DeviceDisconnected(f"{self._name}: closed while waiting")
             left = deadline - time.monotonic()
             try:
-                ready = poll.poll(min(max(left, 0.0), WAIT_SLICE))
+                ready = poll.poll(min(max(left, 0.0), slice_s))
             except (OSError, ValueError) as exc:  # closed under us: the session is over
                 raise DeviceDisconnected(f"{self._name}: closed while waiting") from exc
             readable = woken = False
@@ -99,7 +102,7 @@ class SharedReading:
                     os.read(wake_fd, 4096)
                 except OSError:
                     pass
-            if readable or woken or left <= WAIT_SLICE:
+            if readable or woken or left <= slice_s:
                 return readable
 
     def read_ready(self) -> bytes:
@@ -124,8 +127,8 @@ class SharedReading:
 
     def close(self) -> None:
         """Wake a requester still waiting, then release the epolls and the pipe; never raises. A
-        wait under way ends within ``WAIT_SLICE`` (``DeviceDisconnected``) even if the wake-up is
-        lost with the pipe."""
+        requester's wait under way ends within ``WAIT_SLICE`` (``DeviceDisconnected``) even if
+        the wake-up is lost with the pipe; the reader's within its own ``timeout``."""
         self._closed = True
         self.wake_requester()
         for poll in (self._requester, self._reader):

@@ -126,26 +126,29 @@ def test_each_side_has_its_own_wake_up(line: tuple[int, SerialTransport]) -> Non
     assert reader_woke == [False]
 
 
-def test_closing_the_line_ends_both_waits_even_when_the_wake_up_is_lost(
+def test_closing_the_line_ends_the_requesters_wait_even_when_the_wake_up_is_lost(
         line: tuple[int, SerialTransport], monkeypatch: pytest.MonkeyPatch) -> None:
-    """A link's stop closes the line while a request()'s caller waits on it. The close's wake-up
-    byte is released with its pipe, and the kernel then drops it if the woken thread has not run
-    yet (found in CI: the caller slept on for its whole reply timeout). Both waits end within a
-    slice of the close, whichever way that race goes: here the wake-up is lost for certain."""
+    """A link's stop closes the line while a request()'s caller waits on it (a command's reply
+    timeout, which may be long). The close's wake-up byte is released with its pipe, and the
+    kernel then drops it if the woken thread has not run yet (found in CI: the caller slept on
+    for its whole reply timeout). The wait ends within a slice of the close, whichever way that
+    race goes: here the wake-up is lost for certain. The reader's wait ends within its own
+    timeout (the link's 0.1 s read poll), and any wait begun after the close fails at once."""
     _, transport = line
     shared = transport.shared_reading
     assert shared is not None
     monkeypatch.setattr(shared, "wake_requester", lambda: None)
     outcomes: dict[str, object] = {}
 
-    def wait(name: str, call: object) -> None:
+    def wait(name: str, call: object, timeout: float) -> None:
         try:
-            outcomes[name] = call(10 * DEADLINE)  # type: ignore[operator]
+            outcomes[name] = call(timeout)  # type: ignore[operator]
         except DeviceDisconnected:
             outcomes[name] = "closed"
 
     threads = [threading.Thread(target=wait, args=item, daemon=True)
-               for item in (("requester", shared.wait_first), ("reader", shared.wait_readable))]
+               for item in (("requester", shared.wait_first, 10 * DEADLINE),
+                            ("reader", shared.wait_readable, 0.5))]
     for thread in threads:
         thread.start()
     end = time.monotonic() + DEADLINE
@@ -158,3 +161,6 @@ def test_closing_the_line_ends_both_waits_even_when_the_wake_up_is_lost(
         assert not thread.is_alive(), "a wait outlived the close of its line"
     assert outcomes["requester"] == "closed"
     assert outcomes["reader"] in ("closed", False)  # the transport's cancel may wake it first
+    for call in (shared.wait_first, shared.wait_readable):
+        with pytest.raises(DeviceDisconnected):
+            call(DEADLINE)
