@@ -5,7 +5,9 @@ SQLite copies the WAL back into the database file (a checkpoint) by itself when 
 file, milliseconds in the tail of a card's latency. A long-running writer (the table's owner)
 turns that off (``Journal.checkpoint_in_background``) and a ``Checkpointer`` thread, with its own
 connection, checkpoints instead, by how full the WAL is (its ``mxFrame``, read from the wal-index
-header in the ``-shm`` file every ``interval`` seconds):
+header in the ``-shm`` file every ``interval`` seconds while the WAL is being written; a WAL
+nobody writes is looked at less and less often, at least every ``IDLE_INTERVAL``, so that an idle
+table's thread wakes about once a second instead of twenty times):
 
 - past ``soft`` frames (SQLite's own 1000), a PASSIVE checkpoint once the writer has been quiet
   for ``quiet`` seconds (between rounds, while people act). It never waits for the writer nor the
@@ -56,7 +58,8 @@ __all__ = ["HARD_FRAMES", "SQLITE_AUTOCHECKPOINT", "Checkpointer", "WAL_SIZE_LIM
 
 log = structlog.get_logger()
 
-CHECK_INTERVAL = 0.05   # seconds between looks at the WAL
+CHECK_INTERVAL = 0.05   # seconds between looks at the WAL while it is being written
+IDLE_INTERVAL = 1.0     # at most this long between looks at a WAL nobody writes (an idle table)
 QUIET = 0.05            # seconds without a commit before a PASSIVE checkpoint may run
 LONGEST = 2.0           # seconds a written WAL waits for a checkpoint at most (-shm unreadable)
 SOFT_FRAMES = 1000      # frames (about 4 MiB) before a checkpoint in a quiet moment
@@ -74,12 +77,14 @@ class Checkpointer:
     docstring). ``start()`` once, ``stop()`` (idempotent) before the writer closes."""
 
     def __init__(self, path: Path, *, interval: float = CHECK_INTERVAL, quiet: float = QUIET,
-                 longest: float = LONGEST, soft: int = SOFT_FRAMES) -> None:
+                 longest: float = LONGEST, soft: int = SOFT_FRAMES, idle_interval: float = IDLE_INTERVAL) -> None:
         self.path = path
         self.wal = Path(str(path) + "-wal")
         self.shm = Path(str(path) + "-shm")
         self.soft = soft
         self.interval = interval
+        self.idle_interval = max(idle_interval, interval)
+        self.looks = 0  # looks at the WAL so far
         self.quiet_ns = int(quiet * 1e9)
         self.longest_ns = int(longest * 1e9)
         self.checkpoints = 0
@@ -106,8 +111,14 @@ class Checkpointer:
                 shm = os.open(self.shm, os.O_RDONLY)
             done_at = self._written_at()  # what the last checkpoint covered (mtime of the WAL)
             done_when = time.time_ns()
-            while not self._stop.wait(self.interval):
+            seen, interval = done_at, self.interval
+            while not self._stop.wait(interval):
+                self.looks += 1
                 written = self._written_at()
+                if written == seen:  # nothing written since the last look: look less often
+                    interval = min(interval * 2, self.idle_interval)
+                else:
+                    seen, interval = written, self.interval
                 if written == done_at:
                     continue
                 now = time.time_ns()

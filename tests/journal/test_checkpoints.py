@@ -186,3 +186,27 @@ def test_a_wal_of_zeros_with_one_byte_set_is_still_reported(tmp_path: Path) -> N
     wal.write_bytes(bytes(data))
     assert wal_problem(path) == (f"{wal}: not a WAL file (100000 bytes): SQLite ignores it, "
                                  "so whatever it held is not in the journal")
+
+
+def test_an_idle_writers_wal_is_looked_at_less_and_less_often(tmp_path: Path) -> None:
+    """An idle table (nothing written) must not wake the thread twenty times a second: the
+    looks back off to one a second, and come back to every 50 ms once the WAL is written."""
+    from controller.journal.checkpoints import CHECK_INTERVAL
+
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        checkpointer = journal._checkpointer  # type: ignore[union-attr]
+        time.sleep(2.0)
+        idle_looks = checkpointer.looks
+        assert idle_looks <= 8  # 50 ms, 100, 200, 400, 800, then each second: 6 in 2 s
+        seen = checkpointer.looks
+        end = time.monotonic() + 2.0
+        i = 0
+        while time.monotonic() < end:  # a table dealing: a commit every 20 ms
+            journal.append("card", {"i": i})
+            i += 1
+            time.sleep(0.02)
+        # The first look at the written WAL comes within IDLE_INTERVAL, then one every 50 ms:
+        # at least (2.0 - 1.0) / 0.05 = 20 looks, against 2 had the back-off stayed.
+        assert checkpointer.looks - seen >= 0.5 * (2.0 - 1.0) / CHECK_INTERVAL
