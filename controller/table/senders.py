@@ -16,6 +16,11 @@ from firmware_bridge.protocol import messages as m
 
 __all__ = ["DeviceSenders"]
 
+# An idle sender waits for a command this long at most before it looks at ``stopping`` again;
+# ``join`` wakes it at once (``_WAKE``), so this bounds only a stop that is never joined.
+IDLE_WAKE = 1.0
+_WAKE = object()
+
 
 class DeviceSenders:
     """``start(role, link)`` a sender per device; ``send(role, message)`` from the owner thread;
@@ -45,14 +50,19 @@ class DeviceSenders:
         return True
 
     def join(self, timeout: float) -> None:
+        """Wake every sender (``stopping`` is set) and wait for each up to ``timeout``."""
+        for box in self._outboxes.values():
+            box.put(_WAKE)
         for thread in self._threads:
             thread.join(timeout=timeout)
 
     def _send_loop(self, role: str, link: Any, box: queue.SimpleQueue[Any]) -> None:
         while not self._stopping.is_set():
             try:
-                msg = box.get(timeout=0.2)
+                msg = box.get(timeout=IDLE_WAKE)
             except queue.Empty:
+                continue
+            if msg is _WAKE:
                 continue
             while not self._stopping.is_set():
                 if link.wait_connected(timeout=0.5):

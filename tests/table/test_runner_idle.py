@@ -35,3 +35,33 @@ def test_the_owner_loop_waits_while_the_shuffler_shuffles(tmp_path) -> None:
         journal.close()
         table.close()
     assert runner.error is None
+
+
+def test_an_idle_sender_sleeps_until_a_command_or_the_join(monkeypatch) -> None:
+    """An idle table's senders do not poll five times a second: each waits for a command (or at
+    most ``IDLE_WAKE``), and ``join`` wakes it at once."""
+    import threading
+
+    from controller.table import senders
+
+    monkeypatch.setattr(senders, "IDLE_WAKE", 60.0)  # a join that waited for it would hang
+    sent: list[object] = []
+
+    class Link:
+        def wait_connected(self, timeout: float) -> bool:
+            return True
+
+        def request(self, msg: object) -> None:
+            sent.append(msg)
+
+    stopping = threading.Event()
+    box = senders.DeviceSenders(stopping, failed=lambda failure: None, log=None)
+    box.start("shoe", Link())
+    assert box.send("shoe", "DISPLAY")
+    deadline = time.monotonic() + 10
+    while not sent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sent == ["DISPLAY"]
+    stopping.set()
+    box.join(timeout=10)
+    assert not any(thread.is_alive() for thread in box._threads)
