@@ -37,6 +37,11 @@ from .session import Session
 __all__ = ["READ_POLL", "SessionReader"]
 
 READ_POLL = 0.1        # longest a reader read blocks (seconds): bounds stop() on USB
+# Longest a reader waits on a shared serial line (seconds). Everything that needs the reader
+# wakes it through the transport's cancel pipe (a lost session, a stop: the reader is joined
+# before the line is closed; events a command's caller read for it), so this only sets how
+# often an idle line wakes it: ten times a second at READ_POLL, once here.
+SHARED_IDLE_WAIT = 1.0
 
 
 class SessionReader:
@@ -93,7 +98,7 @@ class SessionReader:
                             session.conn.receive_data(data)
                             deliver = self._drain_locked(session, hand_off=True)
                     else:
-                        readable = shared.wait_readable(poll)
+                        readable = shared.wait_readable(max(poll, SHARED_IDLE_WAIT))
                         if self._handed_back and self._take_handed_back():
                             self._delivery.deliver_turn()
                         if not readable:

@@ -78,3 +78,38 @@ def test_events_that_come_with_a_reply_are_delivered_in_order_exactly_once(
     assert threading.current_thread().name not in threads
     if not auto_ack:
         assert all(name.startswith("shoectl-read-") for name in threads), threads
+
+
+def _switches(thread: threading.Thread) -> int:
+    """The thread's voluntary context switches so far: one per wake-up from a wait."""
+    with open(f"/proc/self/task/{thread.native_id}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError("no voluntary_ctxt_switches line")
+
+
+def test_an_idle_serial_link_wakes_its_reader_about_once_a_second(tmp_path: Path) -> None:
+    """Nothing on the line, no heartbeat due: the reader sleeps until the cancel pipe or the
+    line wakes it, at most ``SHARED_IDLE_WAIT`` at a time (it woke ten times a second at the
+    0.1 s read poll, one table's largest share of idle wake-ups); a stop still ends it at once."""
+    from firmware_bridge.link.reader import SHARED_IDLE_WAIT
+
+    quiet = Timing(response_timeout_ms=2000, heartbeat_interval_ms=600_000, retries=3,
+                   reconnect_min_ms=10, reconnect_max_ms=200)
+    with FakeDevice(tmp_path) as device:
+        link = DeviceLink(SerialTransport(str(device.path)), timing=quiet)
+        with link:
+            assert link.wait_connected(60)
+            session = link._commands.session
+            assert session is not None and session.reader is not None
+            reader = session.reader
+            before = _switches(reader)
+            threading.Event().wait(2.0)
+            woke = _switches(reader) - before
+        reader.join(30)
+        assert not reader.is_alive()
+    assert SHARED_IDLE_WAIT >= 1.0
+    # Two waits of a second and, after each, maybe a wait or two for the interpreter lock; at a
+    # 0.1 s poll: 19-20.
+    assert woke <= 8
