@@ -126,6 +126,9 @@ class JournalSource(TableSource):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.failure: str | None = None  # why the journal is not followed any more (a broken chain)
+        # The version last handed to the channels, on the source's thread: a channel's ``latest``
+        # is set on the event loop's thread later, so it cannot tell whether a state went out.
+        self._published: int | None = None
 
     @classmethod
     def open(cls, path: str | Path, *, hmac_key: bytes | None = None) -> JournalSource:
@@ -155,7 +158,7 @@ class JournalSource(TableSource):
 
             self._tail = JournalTail.open(self.path, hmac_key=self._hmac_key)
             self._view = TableView(self.table_id)
-        live = self._tables[self.table_id].latest is not None
+        live = self._published is not None
         read = published = False
         while True:
             entries = self._tail.poll(_BATCH)
@@ -174,8 +177,13 @@ class JournalSource(TableSource):
         return read
 
     def _publish_state(self) -> None:
+        """Publish the view's state unless that version went out already (a client would get it
+        twice: each version is one state, sent once)."""
         docs = {lang: self._view.to_json(lang) for lang in LANGS}
         version = int(docs["en"].get("version") or 0)
+        if version == self._published:
+            return
+        self._published = version
         self._publish(self._tables[self.table_id], snapshot_of(version, docs))
         self._publish(self.floor, snapshot_of(version, {lang: {"tables": [floor_row(doc)], "labels": doc.get("labels", {})}
                                                        for lang, doc in docs.items()}))

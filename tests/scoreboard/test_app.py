@@ -208,3 +208,36 @@ def test_a_head_request_of_an_event_stream_holds_no_queue(journal):
             assert get(server, "/events", method="HEAD")[0] == 200
         time.sleep(0.2)
         assert server.source.table("T1").subscribers == 0 and server.source.floor.subscribers == 0
+
+
+def test_each_version_is_published_once_however_late_the_event_loop_takes_it(tmp_path, journal):
+    """The source's thread hands each state to the event loop's thread, which sets the channel's
+    ``latest`` when it runs. Found in CI: a look at the journal before the loop had run took the
+    state as never published and published it again, so a client that subscribed in between got
+    one version twice. Here the loop runs only after two looks."""
+    from controller.scoreboard.sources import JournalSource
+
+    journal = _copy(journal, tmp_path)
+    source = JournalSource.open(journal)
+    loop = asyncio.new_event_loop()
+    try:
+        source._loop = loop  # as start() sets it, without the thread: this test makes the looks
+        source.catch_up()
+        assert source.catch_up() is False  # nothing new in the journal
+        channel = source.table(source.table_id)
+        assert channel is not None
+        sub = channel.subscribe()  # before the loop ran: nothing published yet
+        loop.run_until_complete(asyncio.sleep(0))  # the loop takes what it was handed
+        assert len(sub) == 1
+        with Journal.open(journal, table_id=source.table_id) as writer:
+            writer.append("note", {"text": "one more"})
+        assert source.catch_up() is True
+        assert source.catch_up() is False
+        loop.run_until_complete(asyncio.sleep(0))
+        versions = []
+        while len(sub):
+            versions.append(loop.run_until_complete(sub.next(1)).version)
+        assert versions == sorted(set(versions)) and len(versions) == 2
+    finally:
+        source.close()
+        loop.close()
