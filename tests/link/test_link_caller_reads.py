@@ -110,6 +110,6 @@ def test_an_idle_serial_link_wakes_its_reader_about_once_a_second(tmp_path: Path
         reader.join(30)
         assert not reader.is_alive()
     assert SHARED_IDLE_WAIT >= 1.0
-    # Two waits of a second and, after each, maybe a wait or two for the interpreter lock; at a
+    # Two waits of a second and, after each, a few waits for the interpreter lock under load; at a
     # 0.1 s poll: 19-20.
-    assert woke <= 8
+    assert woke <= 10
