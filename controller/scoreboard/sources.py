@@ -158,32 +158,28 @@ class JournalSource(TableSource):
 
             self._tail = JournalTail.open(self.path, hmac_key=self._hmac_key)
             self._view = TableView(self.table_id)
-        live = self._published is not None
-        read = published = False
+        read = False
         while True:
             entries = self._tail.poll(_BATCH)
             for entry in entries:
                 last_round = self._view.last_round
                 self._view.apply(entry)
-                published = False
-                if live and self._view.last_round is not last_round:
+                if self._published is not None and self._view.last_round is not last_round:
                     self._publish_state()  # every round is shown, even one the next shoe follows at once
-                    published = True
             read = read or bool(entries)
             if len(entries) < _BATCH:
                 break
-        if (read and not published) or not live:
-            self._publish_state()
+        self._publish_state()  # the first state, or what the last round left unpublished
         return read
 
     def _publish_state(self) -> None:
         """Publish the view's state unless that version went out already (a client would get it
         twice: each version is one state, sent once)."""
-        docs = {lang: self._view.to_json(lang) for lang in LANGS}
-        version = int(docs["en"].get("version") or 0)
+        version = self._view.version
         if version == self._published:
             return
         self._published = version
+        docs = {lang: self._view.to_json(lang) for lang in LANGS}
         self._publish(self._tables[self.table_id], snapshot_of(version, docs))
         self._publish(self.floor, snapshot_of(version, {lang: {"tables": [floor_row(doc)], "labels": doc.get("labels", {})}
                                                        for lang, doc in docs.items()}))
