@@ -63,8 +63,8 @@ class SharedReading:
     def wait_readable(self, timeout: float) -> bool:
         """The reader's wait: True when the line may hold bytes (read them: see the module
         docstring); False after ``timeout`` seconds or when only ``cancel_read()`` woke it."""
-        # Not cut in slices: the link's reader waits ``read_poll`` (0.1 s) at a time, which
-        # already bounds a close whose wake-up was lost, and an idle line wakes it no more often.
+        # Not cut in slices: the link joins its reader before it closes the line, so the cancel
+        # pipe's wake-up is never released under it, and an idle line wakes it no more often.
         return self._wait(self._reader, self._cancel_fd, timeout, slice_s=timeout)
 
     def wait_first(self, timeout: float) -> bool:
