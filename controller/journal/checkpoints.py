@@ -77,7 +77,8 @@ class Checkpointer:
     docstring). ``start()`` once, ``stop()`` (idempotent) before the writer closes."""
 
     def __init__(self, path: Path, *, interval: float = CHECK_INTERVAL, quiet: float = QUIET,
-                 longest: float = LONGEST, soft: int = SOFT_FRAMES, idle_interval: float = IDLE_INTERVAL) -> None:
+                 longest: float = LONGEST, soft: int = SOFT_FRAMES,
+                 idle_interval: float = IDLE_INTERVAL) -> None:
         self.path = path
         self.wal = Path(str(path) + "-wal")
         self.shm = Path(str(path) + "-shm")
