@@ -119,7 +119,10 @@ class SerialTransport(Transport):
                 os.set_blocking(wake_w, False)
                 self._wake = (wake_r, wake_w)
                 if SharedReading.available():
-                    self.shared_reading = SharedReading(self._fd, wake_r, self.url)
+                    try:
+                        self.shared_reading = SharedReading(self._fd, wake_r, self.url)
+                    except OSError:  # out of descriptors: the reader reads through read() alone
+                        self.shared_reading = None
         self._port = port
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ and readiness is level-triggered: it is reported again at each wait until the by
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import time
@@ -37,24 +38,30 @@ WAIT_SLICE = 0.05  # seconds
 class SharedReading:
     """Both waits on the open descriptor ``fd``; ``cancel_fd`` is the transport's cancel pipe
     (read end, non-blocking), which wakes the reader's wait. ``close()`` releases the epolls and
-    the requester's wake-up pipe (not ``fd`` nor ``cancel_fd``: the transport's)."""
+    the requester's wake-up pipe (not ``fd`` nor ``cancel_fd``: the transport's). Making one
+    takes four descriptors; OSError when they cannot be had, with none left open."""
 
     def __init__(self, fd: int, cancel_fd: int, name: str) -> None:
         self._fd = fd
         self._cancel_fd = cancel_fd
         self._name = name
         self._closed = False
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        exclusive = select.EPOLLIN | select.EPOLLEXCLUSIVE
-        # The requester's epoll is registered on the line first: it is woken in preference.
-        self._requester = select.epoll()
-        self._requester.register(fd, exclusive)
-        self._requester.register(self._wake_r, select.EPOLLIN)
-        self._reader = select.epoll()
-        self._reader.register(fd, exclusive)
-        self._reader.register(cancel_fd, select.EPOLLIN)
+        # An OSError (no descriptor left: EMFILE) leaves nothing open: what was made is undone.
+        with contextlib.ExitStack() as undo:
+            self._wake_r, self._wake_w = os.pipe()
+            undo.callback(os.close, self._wake_w)
+            undo.callback(os.close, self._wake_r)
+            os.set_blocking(self._wake_r, False)
+            os.set_blocking(self._wake_w, False)
+            exclusive = select.EPOLLIN | select.EPOLLEXCLUSIVE
+            # The requester's epoll is registered on the line first: it is woken in preference.
+            self._requester = undo.enter_context(select.epoll())
+            self._requester.register(fd, exclusive)
+            self._requester.register(self._wake_r, select.EPOLLIN)
+            self._reader = undo.enter_context(select.epoll())
+            self._reader.register(fd, exclusive)
+            self._reader.register(cancel_fd, select.EPOLLIN)
+            undo.pop_all()  # all made: close() releases them from now on
 
     @staticmethod
     def available() -> bool:

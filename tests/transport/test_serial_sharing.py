@@ -164,3 +164,51 @@ def test_closing_the_line_ends_the_requesters_wait_even_when_the_wake_up_is_lost
     for call in (shared.wait_first, shared.wait_readable):
         with pytest.raises(DeviceDisconnected):
             call(DEADLINE)
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_port_opened_without_descriptors_to_spare_reads_alone_and_leaks_none(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in CI (a table run with RLIMIT_NOFILE 40 and its control socket flooded): a
+    reconnect whose SharedReading could not get its descriptors (EMFILE) crashed the link's
+    connect, leaving the port and what SharedReading had made open, so each retry took more.
+    Now the port opens without shared reading (the reader reads through read(), woken by the
+    cancel pipe) and a SharedReading that fails leaves nothing open. The EMFILE is simulated
+    at the second epoll: a process cannot otherwise run out at exactly that point."""
+    import select
+
+    from firmware_bridge.transport import serial_sharing
+
+    made = []
+    real_epoll = select.epoll
+
+    def epoll_until_the_second() -> select.epoll:
+        if made:
+            raise OSError(24, "Too many open files")
+        made.append(real_epoll())
+        return made[-1]
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    try:
+        before = _open_descriptors()
+        monkeypatch.setattr(serial_sharing.select, "epoll", epoll_until_the_second)
+        with pytest.raises(OSError):
+            SharedReading(slave, slave, "pty")
+        assert made[0].closed and _open_descriptors() == before
+        made.clear()
+        transport = SerialTransport(os.ttyname(slave))
+        transport.open()
+        try:
+            assert transport.shared_reading is None
+            os.write(master, b"still read")
+            assert transport.read(DEADLINE) == b"still read"
+        finally:
+            transport.close()
+        assert _open_descriptors() == before
+    finally:
+        for fd in (master, slave):
+            os.close(fd)
