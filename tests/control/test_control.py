@@ -217,6 +217,11 @@ def test_console_on_a_terminal_prints_events_above_the_prompt_and_completes(tabl
             _until_shown(child, transcript, f"shoectl> {shown}")
         child.send("amount=500\r")
         child.expect("table commands need an operator: start the console with --operator ID")
+        # Ctrl-D only once the next prompt is up: between two prompts the terminal is back in
+        # cooked mode, where the line discipline takes a Ctrl-D as end-of-line and it never
+        # reaches the console (seen once under load: the console then waited for input).
+        _until_shown(child, transcript, "table commands need an operator: start the console with --operator ID"
+                     " (or SHOECTL_OPERATOR)", "shoectl>")
         child.send("\x04")  # Ctrl-D
         child.expect(pexpect.EOF)
     finally:
