@@ -47,7 +47,7 @@ from controller.journal import Journal, Record, verify
 from controller.journal.chain import Hasher, entry_body
 from controller.journal.entry import COLUMNS
 from controller.journal.chaincheck import BATCH_ROWS
-from controller.journal.verify import checked_read
+from controller.journal.verification import checked_read
 
 from benchmarks.stats import summary_row
 

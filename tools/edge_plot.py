@@ -2,7 +2,7 @@
 
     python tools/edge_plot.py JOURNAL OUT.png [--shoe ID] [--wager dragon7] [--also panda8 ...]
 
-The journal is read checked, as every reader reads it (``controller.journal.verify.checked_read``);
+The journal is read checked, as every reader reads it (``controller.journal.verification.checked_read``);
 a journal that does not verify is refused. The chart: the wager's player edge after each round
 (percent of the stake; above zero the player has the advantage), the rounds after which an
 ``edge_alert`` was journaled marked, and the cards left in the shoe on a second axis. docs/img/
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from controller.journal import kinds  # noqa: E402
-from controller.journal.verify import checked_read  # noqa: E402
+from controller.journal.verification import checked_read  # noqa: E402
 
 
 def read_edges(journal: Path, shoe: str | None) -> tuple[str, list[dict], set[int]]:

@@ -25,7 +25,7 @@ from controller.control.requests import MAX_WHOLE
 from controller.errors import UsageError, path_argument
 from controller.money import money_text
 from controller.table.commands import COMMANDS
-from controller.table.display import round_result_text
+from controller.table.result_line import round_result_text
 from shoectl_config.text import is_unicode_text, quoted, safe
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock

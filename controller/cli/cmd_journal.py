@@ -55,7 +55,7 @@ from controller.journal.entry import Entry
 from controller.journal.errors import JournalError
 from controller.journal.migrate import DoesNotVerify, migrate
 from controller.journal.schema import SCHEMA_VERSION
-from controller.journal.verify import is_hash, verdict_line, verify
+from controller.journal.verification import is_hash, verdict_line, verify
 from shoectl_config.text import quoted
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY

@@ -51,11 +51,11 @@ from controller.errors import UsageError, path_argument
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
 from controller.journal.errors import JournalContentError
-from controller.journal.verify import require_intact
+from controller.journal.verification import require_intact
 from controller.logconfig import configure_logging
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
-from controller.table.display import round_result_text
+from controller.table.result_line import round_result_text
 from controller.table.edge_monitor import EdgeMonitor
 from controller.table.io import Notice, OperatorInput, TableRecord
 from controller.roles import Role

@@ -1,6 +1,6 @@
 """A journal as the input of a command (`journal export|replay`, `audit`, `roadmap`): read in one
 consistent snapshot and checked as it is read, exactly as `journal verify` checks it
-(``controller.journal.verify.checked_read``), with nothing written before the check is done.
+(``controller.journal.verification.checked_read``), with nothing written before the check is done.
 
 ``add_journal_input(parser)`` adds ``PATH``, ``--hmac-key FILE`` and ``--no-verify`` (``option="--journal"``:
 the journal as that option, for a command whose journal is optional: ``shoectl odds --journal``).
@@ -30,7 +30,7 @@ from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalContentError
 from controller.journal.files import is_journal_file
-from controller.journal.verify import checked_read, verdict_line
+from controller.journal.verification import checked_read, verdict_line
 
 T = TypeVar("T")
 EXIT_DOES_NOT_VERIFY = 1

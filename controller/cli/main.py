@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -32,7 +31,7 @@ from functools import partial
 from controller.errors import UsageError
 from controller.rules.errors import RulesError
 from firmware_bridge.errors import BridgeError
-from firmware_bridge.profiles import ProfileError
+from shoectl_config.errors import ConfigError
 from shoectl_config.text import readable
 
 # Each top-level command and the modules that register it (in order: a module that adds to a
@@ -81,7 +80,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="shoectl",
         description="Controller for automated card shufflers and card-reading baccarat shoes.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in _modules_for(argv):
         importlib.import_module(name).register(sub)
@@ -103,7 +102,23 @@ def _modules_for(argv: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(f"controller.cli.{m}" for m in COMMANDS[command])
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the installed package's version, looked up only when asked for (reading the
+    package metadata costs every process about 40 ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show the program's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(f"{parser.prog} {_version()}\n")  # on standard output, as argparse's own
+        parser.exit()
+
+
 def _version() -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("shoectl")
     except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
@@ -137,8 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (e.g. `| head`): not an error of ours.
         sys.stderr.close()
         return EXIT_OK
-    except (UsageError, RulesError, ProfileError, BridgeError, OSError) as exc:
-        # User-facing errors: bad input (UsageError, RulesError, ProfileError, a bad fault spec)
+    except (UsageError, RulesError, ConfigError, BridgeError, OSError) as exc:
+        # User-facing errors: bad input (UsageError, RulesError, a configuration file's ConfigError:
+        # a profile, a Rules Submission, an operators file; a bad fault spec)
         # or a file or device that cannot be used (OSError, TransportError). One line, exit 2. Anything else is a bug and
         # keeps its traceback.
         print(f"shoectl {args.command}: error: {readable(_one_line(exc))}", file=sys.stderr)

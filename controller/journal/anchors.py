@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import structlog
-
 from controller.fsutil import fsync_dir
 from controller.journal.chain import ALGORITHMS, Hasher, canonical_json
 from controller.journal.errors import JournalError
@@ -41,8 +39,6 @@ _SIGNED = ("table_id", "journal_created", "seq", "hash", "algorithm", "key_id", 
 _HEX = frozenset("0123456789abcdef")
 _MAX_TEXT = 200
 MAX_FILE_BYTES = 64 * 1024 * 1024  # an anchor a shoe is ~300 bytes: decades of them
-
-log = structlog.get_logger()
 
 
 @dataclass(frozen=True)
@@ -229,4 +225,7 @@ def record_anchor(witness: AnchorWitness, journal: Any) -> None:
     try:
         witness.record(journal.take_anchor())
     except OSError as exc:
-        log.error("journal anchor not recorded", witness=str(getattr(witness, "path", witness)), error=str(exc))
+        import structlog  # here, not at the top: every journal reader imports this module, few log
+
+        structlog.get_logger().error("journal anchor not recorded", witness=str(getattr(witness, "path", witness)),
+                                     error=str(exc))

@@ -29,7 +29,7 @@ from controller.journal.anchors import anchors_path
 from controller.journal.entry import COLUMNS, format_ts, utc_now
 from controller.journal.errors import JournalError
 from controller.journal.schema import SCHEMA_VERSION, create_schema_with_meta
-from controller.journal.verify import checked_read, verdict_line, verify
+from controller.journal.verification import checked_read, verdict_line, verify
 
 _BATCH = 2000
 

@@ -2,7 +2,7 @@
 
 Every entry stores the hash it follows (``prev_hash``), so the chain from entry ``k + 1`` on can be
 checked without the entries before it, starting at the hash entry ``k`` has in the file. ``verify``
-(``controller.journal.verify``) splits a long journal in two: a forked process checks the entries
+(``controller.journal.verification``) splits a long journal in two: a forked process checks the entries
 after ``k`` with a ``ChainCheck`` of its own, seeded with ``(k, hash of k)``, while the first
 process checks entries 1 to ``k``. Entry ``k`` itself is checked by the first process, which
 therefore proves the very hash the second one started from: the halves join into one chain. The

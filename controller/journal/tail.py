@@ -39,7 +39,7 @@ from controller.journal.entry import Entry, row_to_entry
 from controller.journal.errors import JournalError, JournalIntegrityError
 from controller.journal.reader import open_with_meta
 from controller.journal.schema import Layout, layout_of
-from controller.journal.verify import check_key
+from controller.journal.verification import check_key
 
 _SEEK_PAGE = 2000
 

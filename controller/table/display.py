@@ -1,4 +1,4 @@
-"""The live display of ``shoectl run`` on a terminal, and the one-line text of a round.
+"""The live display of ``shoectl run`` on a terminal (a round's one-line text: ``result_line``).
 
 ``LiveDisplay(snapshot)`` takes the table's records and notices (``record``, ``notice``: cheap,
 called on the table's thread) and keeps the rounds of the current shoe, and of the last dealt one
@@ -25,18 +25,6 @@ REFRESH_PER_SECOND = 8
 SPARE_LINES = 3
 RECORD_KINDS = frozenset({"shoe_start", "round_result", "card", "fault", "resumed", "count_fault", "wager",
                           "round_start", "cut", "reconciliation"})
-
-
-def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> str:
-    """One line for a ``round_result`` record: the hands, the totals and the outcome (``short``:
-    "P"/"B" for the hands, as the console prints them), or VOID with the reason."""
-    if p.get("kind") == "void":
-        return f"{shoe} round {p['round']}: VOID ({p.get('reason') or 'no reason given'})"
-    pl, bk = ("P", "B") if short else ("Player", "Banker")
-    number = f"{p['round']}" if short else f"{p['round']:3d}"
-    arrow = " -> " if short else "  -> "
-    return (f"{shoe} round {number} [{p['kind']}]: {pl} {' '.join(p['player']['cards'])} ({p['player']['total']})"
-            f"  {bk} {' '.join(p['banker']['cards'])} ({p['banker']['total']}){arrow}{p['outcome']}")
 
 
 class LiveDisplay:

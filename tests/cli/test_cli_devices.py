@@ -188,8 +188,6 @@ def test_profiles_show_unknown_raises_profile_error() -> None:
         cmd_profiles.run(SimpleNamespace(func=cmd_profiles.run_show, profile="no-such-device", json=False))
 
 
-@pytest.mark.skipif("ProfileError" not in Path(cli_main.__file__).read_text(encoding="utf-8"),
-                    reason="controller/cli/main.py does not catch firmware_bridge.profiles.ProfileError yet")
 def test_main_reports_a_profile_error_in_one_line(capsys) -> None:
     code, out, err = run(capsys, "profiles", "show", "no-such-device")
     assert code == 2 and out == ""

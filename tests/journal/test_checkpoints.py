@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from controller.journal import Journal
-from controller.journal.verify import verify
+from controller.journal.verification import verify
 
 PAD = "x" * 20_000  # an entry of several pages, so that a few hundred commits pass 1000 WAL pages
 

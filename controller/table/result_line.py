@@ -1,0 +1,20 @@
+"""The one-line text of a round's result, as ``shoectl run --display lines`` and the console
+print it. Kept apart from the live display so that a control client prints it without loading
+the terminal library."""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["round_result_text"]
+
+
+def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> str:
+    """One line for a ``round_result`` record: the hands, the totals and the outcome (``short``:
+    "P"/"B" for the hands, as the console prints them), or VOID with the reason."""
+    if p.get("kind") == "void":
+        return f"{shoe} round {p['round']}: VOID ({p.get('reason') or 'no reason given'})"
+    pl, bk = ("P", "B") if short else ("Player", "Banker")
+    number = f"{p['round']}" if short else f"{p['round']:3d}"
+    arrow = " -> " if short else "  -> "
+    return (f"{shoe} round {number} [{p['kind']}]: {pl} {' '.join(p['player']['cards'])} ({p['player']['total']})"
+            f"  {bk} {' '.join(p['banker']['cards'])} ({p['banker']['total']}){arrow}{p['outcome']}")
