@@ -64,9 +64,9 @@ def install(tmp_path_factory) -> dict:
                  cwd=work, timeout=INSTALL_TIMEOUT)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     (wheel,) = (work / "dist").glob("shoectl-*.whl")
-    venv.create(work / "venv", with_pip=True)
+    venv.create(work / "venv", with_pip=False)  # this pip installs into it (--python): ensurepip costs 4-5 s
     bin_dir = work / "venv" / "bin"
-    installed = _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+    installed = _run([sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "--quiet", str(wheel)],
                      cwd=work, timeout=INSTALL_TIMEOUT)
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     cwd = work / "table"
