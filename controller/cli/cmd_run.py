@@ -243,7 +243,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
         if not args.no_edge_monitor:
             monitor = EdgeMonitor(args.edge_threshold)
             if resumed:
-                monitor.prime(journal.entries())
+                monitor.prime_from(journal)
             monitor.attach(runner)
         if resumed and not args.json:
             out.line(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}")

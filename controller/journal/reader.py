@@ -84,6 +84,12 @@ class _ReadApi:
         rows = self._query(f"{self.layout.select} ORDER BY seq DESC LIMIT 1")
         return self._entry(rows[0]) if rows else None
 
+    def last_of_kind(self, kind: str) -> Entry | None:
+        """The last entry of ``kind``, or None. Read backwards from the end (the kind has no
+        index): as cheap as the entries after it are few, e.g. the shoe in play's."""
+        rows = self._query(f"{self.layout.select} WHERE kind = ? ORDER BY seq DESC LIMIT 1", (kind,))
+        return self._entry(rows[0]) if rows else None
+
     @property
     def last_seq(self) -> int:
         """The seq of the last entry (= the number of entries), 0 if empty."""

@@ -161,6 +161,14 @@ class EdgeMonitor:
         for e in entries:
             self.cards.feed(e.kind, e.payload, e.shoe_id)
 
+    def prime_from(self, journal: Any) -> None:
+        """``prime`` with the records of ``journal`` (a reader) from its last shoe start on: a shoe
+        start sets everything the monitor follows afresh, so what came before it changes nothing
+        (without one, every record). A resumed table's start reads one shoe, not its whole
+        journal a second time."""
+        start = journal.last_of_kind(kinds.SHOE_START)
+        self.prime(journal.entries(since_seq=start.seq - 1 if start is not None else 0))
+
     def attach(self, runner: Any) -> EdgeMonitor:
         """Observe every record ``runner`` dispatches (its ``on_record`` hook, kept and called
         first) and start the worker, warmed up with the table's Rules Submission."""

@@ -13,7 +13,7 @@ import pytest
 from test_runner import INF, make_runner, run_to_the_end
 
 from controller.journal import Journal, JournalReader, kinds, verify
-from controller.rules.cards import Composition, card_from_wire
+from controller.rules.cards import Composition, card_from_wire, parse_card
 from controller.rules.odds import exact_odds
 from controller.rules.submission import load_preset
 from controller.table.edge_monitor import EdgeMonitor
@@ -239,3 +239,63 @@ def test_a_resumed_table_values_the_shoe_it_left_in_play(tmp_path) -> None:
         left = remaining_from_reads(entries, edge.shoe_id, sub.decks, results[(edge.shoe_id, edge.payload["round"])].seq)
         assert {k: Fraction(w["ev"]) for k, w in edge.payload["wagers"].items()} == \
                {k: w["expected"] for k, w in exact_odds(sub, left).wagers.items()}
+
+
+def _two_shoes(path) -> Journal:
+    """A journal of two shoes: the first ended (reconciled), the second in play with two cards
+    out; an operator record between them."""
+    journal = Journal.open(path, table_id="T1")
+    journal.append(kinds.SHOE_START, {"shoe": "T1-S0001", "decks": 8}, shoe="T1-S0001")
+    for position, card in ((1, "AS"), (2, "KD"), (3, "9H")):
+        journal.append(kinds.CARD, {"card": card, "to": "player", "position": position, "n": position}, shoe="T1-S0001")
+    journal.append(kinds.RECONCILIATION, {"ok": True}, shoe="T1-S0001")
+    journal.append("input.operator", {"command": "open"})
+    journal.append(kinds.SHOE_START, {"shoe": "T1-S0002", "decks": 6}, shoe="T1-S0002")
+    journal.append(kinds.BURN, {"card": "5C", "position": 1, "dealer": "Dana"}, shoe="T1-S0002")
+    journal.append(kinds.CARD, {"card": "QS", "to": "banker", "position": 2, "n": 1}, shoe="T1-S0002")
+    return journal
+
+
+def _followed(monitor: EdgeMonitor) -> tuple:
+    cards = monitor.cards
+    return cards.shoe, cards.decks, dict(cards.out), cards.ended
+
+
+def test_a_resumed_start_reads_the_shoe_in_play_only_and_learns_the_same(tmp_path) -> None:
+    """``prime_from(journal)`` (what ``shoectl run`` calls when it resumes) reads the records from
+    the last shoe start on and knows what ``prime`` over the whole journal knows."""
+    journal = _two_shoes(tmp_path / "j.db")
+    try:
+        whole, from_start = EdgeMonitor(), EdgeMonitor()
+        whole.prime(journal.entries())
+        read: list[int] = []
+
+        class Counting:
+            def last_of_kind(self, kind: str):
+                return journal.last_of_kind(kind)
+
+            def entries(self, since_seq: int = 0):
+                for e in journal.entries(since_seq=since_seq):
+                    read.append(e.seq)
+                    yield e
+
+        from_start.prime_from(Counting())
+        assert _followed(from_start) == _followed(whole) == ("T1-S0002", 6, {1: parse_card("5C"),
+                                                                                2: parse_card("QS")}, False)
+        assert read == [7, 8, 9]  # the second shoe's start and its two cards, not the first shoe
+    finally:
+        journal.close()
+
+
+def test_without_a_shoe_start_every_record_is_read(tmp_path) -> None:
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    try:
+        journal.append("input.operator", {"command": "open"})
+        assert journal.last_of_kind(kinds.SHOE_START) is None
+        monitor = EdgeMonitor()
+        monitor.prime_from(journal)
+        assert _followed(monitor) == (None, None, {}, True)
+        journal.append(kinds.SHOE_START, {"shoe": "T1-S0001", "decks": 8}, shoe="T1-S0001")
+        assert journal.last_of_kind(kinds.SHOE_START).seq == 2 and journal.last_of_kind("no-such-kind") is None
+    finally:
+        journal.close()
