@@ -110,8 +110,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(INPUT_OPERATOR, "an operator command as given (column: operator)", ("command", "args", "operator_role")),
     Kind(INPUT_STATUS, "a device link came up (with the identity of the device now in that role) or went down",
          ("device_role", "up", "reason"), ("serial", "epoch")),
-    Kind(INPUT_COMMAND_FAILED, "a command to a device did not go through: refused (a NAK) or its outcome unknown",
-         ("device_role", "command", "reason", "refused")),
+    Kind(INPUT_COMMAND_FAILED, "a command to a device did not go through: refused (a NAK, its code's name in "
+         "code) or its outcome unknown", ("device_role", "command", "reason", "refused"), ("code",)),
 
     Kind(SHOE_START, "a new shoe: its id and decks; the shuffle is ordered", ("shoe", "decks")),
     Kind(SUBMISSION, "the Rules Submission set at opening, whole (as its TOML file's layout)",

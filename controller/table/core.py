@@ -148,15 +148,17 @@ class TableCore:
         """Commands that bring the devices back in step after a restart or a reconnect, safe to
         repeat: a shuffle not yet reported done is asked for again (nothing has been dealt from
         it; its count is checked when it reports), a stack not yet cut is delivered to the dealer
-        again, and the current prompt is shown again (a display is idempotent)."""
+        again, so is a stack whose DELIVER got no reply until it is loaded (``_delivery_due``),
+        and the current prompt is shown again (a display is idempotent)."""
         out: list[Output] = []
         st = self.saved_state or self.state
         if st in GATE_OPEN_STATES:
             out.append(SendCommand("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
         if st == "shuffling" and self.has_shuffler:
             out.append(SendCommand(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
-        elif st == "cutting" and self.shoe is not None and self.shoe.cut_position is None:
-            out.append(SendCommand(self.device_for("shuffler"), m.Deliver(m.DeliverTarget.DEALER)))
+        elif self._delivery_due(st):
+            target = m.DeliverTarget.SHOE if self.automatic_shoe else m.DeliverTarget.DEALER
+            out.append(SendCommand(self.device_for("shuffler"), m.Deliver(target)))
         if self.unload_due and st in UNLOAD_STATES and self.prompt_text != "UNLOAD":
             # The cards left in the last shoe may still be in it (the UNLOAD prompt lost in a
             # crash): without it the dealer cannot load the next stack. Unloading an empty shoe
@@ -165,6 +167,16 @@ class TableCore:
         if self.prompt_text:
             out.append(SendCommand("shoe", m.Display(self.prompt_text)))
         return out
+
+    def _delivery_due(self, st: str) -> bool:
+        """Whether a resume sends DELIVER again: a stack not yet cut (before a restart the dealer
+        may not have had it), or a DELIVER that got no reply while the stack is still to be loaded."""
+        shoe = self.shoe
+        if shoe is None or not self.has_shuffler:
+            return False
+        if st == "cutting" and shoe.cut_position is None:
+            return True
+        return shoe.delivery_in_doubt and st in ("cutting", "ready_to_load", "loading")
 
     # -- snapshot for displays and `ctl status` ---------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -228,6 +240,7 @@ class TableCore:
             # of its own (a squeeze, the end of the round), which the queued machine would
             # otherwise hold until all of them had been applied in the wrong state.
             dealing.apply_deferred(self)
+            preparation.apply_held_load(self)
 
     # -- the machine's callbacks (controller.table.machine names them) ----------------------------
     def start_shuffle(self) -> None:

@@ -28,11 +28,20 @@ def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
 
 
 def shoe_loaded(t: TableCore, device_role: str, ev: m.ShoeLoaded) -> None:
-    if t.state != "loading" or t.shoe is None:
+    """The stack is in the shoe. While a fault holds the table in the middle of a load (a link
+    lost, and the shoe's event delivered on its reconnect before the other device is back), the
+    load is recorded at once and the table goes on from it when it resumes
+    (``preparation.apply_held_load``): the event is a fact about the shoe, which a refusal would
+    lose (it is acknowledged once journaled, so never sent again)."""
+    held = t.state == "fault" and t.saved_state == "loading"
+    if (t.state != "loading" and not held) or t.shoe is None:
         raise Refused(f"the shoe reports {ev.card_count} cards loaded but no load is under way")
     t.shoe.loaded_count = ev.card_count
     t.unload_due = False
     t.record(kinds.SHOE_LOADED, {"cards": ev.card_count})
+    if held:
+        t.shoe.load_held = True
+        return
     t.loaded()
 
 
@@ -131,14 +140,32 @@ def device_event(t: TableCore, device_role: str, ev: Any) -> None:
         handler(t, device_role, ev)
 
 
+# A DELIVER sent again after one that got no reply, refused with one of these: the first went through.
+DELIVERED_ALREADY = frozenset({"WRONG_STATE", "BUSY"})
+
+
 def command_failed(t: TableCore, f: CommandFailed) -> None:
     """A command to a device did not go through. Refused (a NAK): the device did not do it, so
     the table holds (a fault a floorperson clears once the device is seen to; the resume sends
     again what the state needs: the shuffle, the delivery, the gate, the prompt). A prompt the
     shoe did not show, a command refused while a fault already holds the table (a door, a jam:
     the resume re-sends), or one whose outcome is unknown (no reply: the link is down and the
-    reconnect's resume re-sends) is only said."""
+    reconnect's resume re-sends) is only said. A DELIVER whose outcome is unknown marks the shoe's
+    delivery in doubt, so every resume until the stack is loaded sends it again; a DELIVER so sent
+    that is refused as WRONG_STATE (nothing left to deliver) or BUSY (delivering) tells that the
+    first went through."""
     text = f"the {f.device_role} did not carry out {f.command}: {f.reason}"
+    shoe = t.shoe
+    if f.command == "DELIVER" and shoe is not None:
+        if not f.refused:  # the stack may still be in the shuffler: the resume sends DELIVER again
+            shoe.delivery_in_doubt = True
+        elif f.code in DELIVERED_ALREADY and shoe.delivery_in_doubt:
+            # Sent again after a DELIVER that got no reply: the shuffler has nothing left to deliver
+            # (WRONG_STATE) or is delivering (BUSY), so that one went through.
+            shoe.delivery_in_doubt = False
+            t.notice("info", f"the {f.device_role} had already taken the DELIVER sent before the link was lost "
+                             f"({f.code}): not sent again")
+            return
     if not f.refused or f.command == "DISPLAY" or t.state == "fault":
         t.notice("warning", text)
         return

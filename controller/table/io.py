@@ -53,12 +53,14 @@ class CommandFailed:
     """The runner's report that a device command did not go through: ``refused`` when the device
     answered with a NAK (it did not carry it out), otherwise its outcome is unknown (no reply:
     the link went down or timed out). ``command`` is the command's wire name (``SHUFFLE``);
-    ``device_role`` the role of the device it was for (shuffler, shoe)."""
+    ``device_role`` the role of the device it was for (shuffler, shoe); ``code`` the NAK's code
+    name (``WRONG_STATE``) when refused."""
 
     device_role: str
     command: str
     reason: str
     refused: bool
+    code: str | None = None
 
 
 @dataclass(frozen=True)

@@ -59,9 +59,10 @@ def status_input_record(inp: DeviceStatus, shoe: str | None, round_no: int | Non
 
 
 def command_failed_record(inp: CommandFailed, shoe: str | None, round_no: int | None) -> JournalRecord:
-    return JournalRecord(kinds.INPUT_COMMAND_FAILED, {"device_role": inp.device_role, "command": inp.command,
-                                                      "reason": inp.reason, "refused": inp.refused},
-                         shoe=shoe, round=round_no)
+    payload = {"device_role": inp.device_role, "command": inp.command, "reason": inp.reason, "refused": inp.refused}
+    if inp.code is not None:
+        payload["code"] = inp.code
+    return JournalRecord(kinds.INPUT_COMMAND_FAILED, payload, shoe=shoe, round=round_no)
 
 
 def note_record(kind: str, payload: dict[str, Any], operator: str | None, shoe: str | None,
@@ -124,7 +125,7 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | Comma
         if entry.kind == kinds.INPUT_OPERATOR:
             return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["operator_role"]))
         if entry.kind == kinds.INPUT_COMMAND_FAILED:
-            return CommandFailed(p["device_role"], p["command"], p["reason"], bool(p["refused"]))
+            return CommandFailed(p["device_role"], p["command"], p["reason"], bool(p["refused"]), p.get("code"))
         return DeviceStatus(p["device_role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError
         raise malformed_entry(entry, exc) from None

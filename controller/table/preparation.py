@@ -71,6 +71,15 @@ def deliver_to_shoe(t: TableCore) -> None:
     t.send("shuffler", m.Deliver(m.DeliverTarget.SHOE))
 
 
+def apply_held_load(t: TableCore) -> None:
+    """A load the shoe reported while a fault held the table (``events.shoe_loaded``): once the
+    table is back in ``loading``, it goes on from it (the count check, then the burn)."""
+    shoe = t.shoe
+    if shoe is not None and shoe.load_held and t.state == "loading":
+        shoe.load_held = False
+        t.loaded()
+
+
 def report_load_count_fault(t: TableCore) -> None:
     """681a.7(a): the shoe holds another number of cards than the stack prepared under 681a.5:
     the cards are taken out and the table stays closed until a floorperson orders a reshuffle

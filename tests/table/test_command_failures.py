@@ -58,3 +58,122 @@ def test_a_failed_command_is_journaled_as_an_input_and_read_back_the_same() -> N
         kind, payload, schema_version, seq = record.kind, record.payload, 2, 1
 
     assert input_from(Stored()) == failure
+
+
+def _delivers(outs: list) -> list:
+    return [o.message for o in outs if isinstance(o, SendCommand) and isinstance(o.message, m.Deliver)]
+
+
+def loading_after_a_lost_delivery() -> Bench:
+    """A table whose DELIVER(DEALER) got no reply (the shuffler's link dropped while it was sent),
+    then cut, covered and told to load by the dealer at the console: the shoe never reports the
+    load, since the dealer never had the stack."""
+    b = Bench(auto_deal=False)
+    b.link("shuffler", True, serial="SH-1", epoch=1)
+    b.link("shoe", True, serial="SO-1", epoch=2)
+    b.op("open")
+    assert b.core.state == "cutting" and _delivers(b.sent) == [m.Deliver(m.DeliverTarget.DEALER)]
+    outs = b.feed(CommandFailed("shuffler", "DELIVER", "link lost while sending", refused=False))
+    assert not b.core.faults and [o.text for o in outs if hasattr(o, "text")]  # said, not a fault
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    b.op("load", Role.DEALER)
+    assert b.core.state == "loading"
+    return b
+
+
+def test_a_delivery_that_got_no_reply_is_sent_again_by_every_resume_until_the_stack_is_loaded() -> None:
+    """The table waited in loading for ever: the stack was still in the shuffler and no resume
+    sent DELIVER again once the cut was recorded (a CI run: a line unplugged every 250 ms)."""
+    b = loading_after_a_lost_delivery()
+    for _ in range(2):
+        b.link("shuffler", False)
+        outs = b.link("shuffler", True, serial="SH-1", epoch=1)
+        assert b.core.state == "loading"
+        assert _delivers(outs) == [m.Deliver(m.DeliverTarget.DEALER)]
+    assert _delivers(b.core.resume_outputs()) == [m.Deliver(m.DeliverTarget.DEALER)]  # a restart too
+    b.event("shoe", m.ShoeLoaded(len(b.stack)))
+    assert b.core.state != "loading" and _delivers(b.core.resume_outputs()) == []
+
+
+def test_a_delivery_sent_again_and_refused_as_wrong_state_went_through_the_first_time() -> None:
+    """Nothing left to deliver: the DELIVER that got no reply had gone through. Said, not a fault,
+    and the resumes stop sending it; without a delivery in doubt the same refusal is a fault."""
+    b = loading_after_a_lost_delivery()
+    refusal = CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE: nothing shuffled", refused=True,
+                            code="WRONG_STATE")
+    outs = b.feed(refusal)
+    assert not b.core.faults and b.core.state == "loading"
+    assert any("already taken the DELIVER" in o.text for o in outs if hasattr(o, "text"))
+    assert _delivers(b.core.resume_outputs()) == []
+    b.feed(refusal)
+    assert list(b.core.faults) == ["command:shuffler"]
+
+
+def test_a_delivery_sent_again_while_the_first_is_delivering_is_refused_busy_and_not_a_fault() -> None:
+    b = loading_after_a_lost_delivery()
+    b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: BUSY", refused=True, code="BUSY"))
+    assert not b.core.faults and _delivers(b.core.resume_outputs()) == []
+
+
+def test_the_delivery_in_doubt_is_rebuilt_by_replaying_the_journaled_inputs() -> None:
+    b = loading_after_a_lost_delivery()
+    replayed = Bench(auto_deal=False)
+    replayed.core.recover(b.inputs)
+    assert replayed.core.state == "loading" and replayed.core.shoe.delivery_in_doubt
+    assert _delivers(replayed.core.resume_outputs()) == [m.Deliver(m.DeliverTarget.DEALER)]
+
+
+def test_an_automatic_shoe_gets_its_delivery_again_too() -> None:
+    b = Bench(automatic_shoe=True, auto_deal=False)
+    b._device_acts = lambda o: (b.event("shuffler", m.ShuffleDone(416, 416))  # the shuffler shuffles, the
+                                if isinstance(o.message, m.Shuffle) else None)  # delivery gets no answer
+    b.op("open")
+    assert b.core.state == "loading"
+    b.feed(CommandFailed("shuffler", "DELIVER", "no reply", refused=False))
+    b.link("shuffler", False)
+    assert _delivers(b.link("shuffler", True)) == [m.Deliver(m.DeliverTarget.SHOE)]
+
+
+def test_a_refusal_is_journaled_with_its_code_and_read_back_the_same() -> None:
+    failure = CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE", refused=True, code="WRONG_STATE")
+    record = command_failed_record(failure, "T1-S0001", None)
+    assert record.payload["code"] == "WRONG_STATE" and kinds.payload_problem(record.kind, record.payload) is None
+
+    class Stored:
+        kind, payload, schema_version, seq = record.kind, record.payload, 2, 1
+
+    assert input_from(Stored()) == failure
+
+
+def test_a_senders_refusal_reaches_the_core_with_the_naks_code_name() -> None:
+    """The sender turns a device's NAK into the core's input: refused, with the code's name."""
+    import threading
+    import time
+
+    import structlog
+
+    from controller.table import senders
+    from firmware_bridge.errors import CommandFailed as DeviceRefused
+    from firmware_bridge.protocol import NakCode
+
+    failures: list[CommandFailed] = []
+
+    class RefusingLink:
+        def wait_connected(self, timeout: float) -> bool:
+            return True
+
+        def request(self, msg: object) -> None:
+            raise DeviceRefused(msg, NakCode.WRONG_STATE, "nothing shuffled to deliver")
+
+    stopping = threading.Event()
+    box = senders.DeviceSenders(stopping, failed=failures.append, log=structlog.get_logger())
+    box.start("shuffler", RefusingLink())
+    assert box.send("shuffler", m.Deliver(m.DeliverTarget.DEALER))
+    deadline = time.monotonic() + 10
+    while not failures and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stopping.set()
+    box.join(timeout=10)
+    assert failures == [CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE: nothing shuffled to deliver",
+                                      refused=True, code="WRONG_STATE")]
