@@ -33,6 +33,7 @@ from controller.rules.wagers import Wager
 from controller.table import checks, dealing, events, preparation, rounds
 from controller.table.commands import admit
 from controller.table.errors import Refused
+from controller.table.faults import held_prompts
 from controller.table.io import (
     CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
@@ -149,7 +150,8 @@ class TableCore:
         repeat: a shuffle not yet reported done is asked for again (nothing has been dealt from
         it; its count is checked when it reports), a stack not yet cut is delivered to the dealer
         again, so is a stack whose DELIVER got no reply until it is loaded (``_delivery_due``),
-        and the current prompt is shown again (a display is idempotent)."""
+        what the faults holding the table need the dealer to do (``faults.held_prompts``), and the
+        current prompt are shown again (a display is idempotent)."""
         out: list[Output] = []
         st = self.saved_state or self.state
         if st in GATE_OPEN_STATES:
@@ -164,6 +166,7 @@ class TableCore:
             # crash): without it the dealer cannot load the next stack. Unloading an empty shoe
             # does nothing.
             out.append(SendCommand("shoe", m.Display("UNLOAD")))
+        out += [SendCommand("shoe", m.Display(text)) for text in held_prompts(self.faults)]
         if self.prompt_text:
             out.append(SendCommand("shoe", m.Display(self.prompt_text)))
         return out

@@ -13,7 +13,7 @@ from controller.journal import kinds
 from controller.rules.cards import card_from_wire
 from controller.table import checks, dealing, rounds
 from controller.table.errors import Refused
-from controller.table.faults import cleared_by_device, raise_fault
+from controller.table.faults import CLOSE_DOOR, cleared_by_device, held_prompts, raise_fault
 from controller.table.io import CommandFailed, DeviceStatus
 from controller.table.machine import GATE_OPEN_STATES
 from firmware_bridge.protocol import messages as m
@@ -77,7 +77,7 @@ def door(t: TableCore, device_role: str, ev: m.Door) -> None:
     key = f"door:{device_role}"
     if ev.open:
         raise_fault(t, key, f"{device_role} door open")
-        t.send("shoe", m.Display("CLOSE DOOR"))  # not the current prompt: shown once
+        t.send("shoe", m.Display(CLOSE_DOOR))  # not the current prompt: see held_prompts
     else:
         cleared_by_device(t, key, "door closed")
 
@@ -189,6 +189,9 @@ def link_status(t: TableCore, s: DeviceStatus) -> None:
     if why is not None:
         device_replaced(t, s, why)
     t.maybe_resume()
+    if s.device_role == "shoe" and t.state == "fault":  # still held: what the dealer must do again
+        for text in held_prompts(t.faults):
+            t.send("shoe", m.Display(text))
 
 
 def device_replaced(t: TableCore, s: DeviceStatus, why: str) -> None:

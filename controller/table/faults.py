@@ -28,6 +28,18 @@ def raise_fault(t: TableCore, key: str, reason: str) -> None:
         t.fault()
 
 
+CLOSE_DOOR = "CLOSE DOOR"
+
+
+def held_prompts(active: dict[str, str]) -> list[str]:
+    """What the shoe's display must tell the dealer for the faults in ``active`` to clear: "CLOSE
+    DOOR" for an open door. Shown once when the fault is raised (not as the current prompt, which
+    the resume shows again), and again whenever the display was away while the fault held (a
+    reconnect of the shoe, a restart): a prompt lost with its link would leave the door open and
+    the table held for ever."""
+    return [CLOSE_DOOR] if any(k.startswith("door:") for k in active) else []
+
+
 def check_operator_clearable(active: dict[str, str], key: str | None) -> list[str]:
     """The faults a floorperson's ``clear_fault`` (with ``key`` or without) would clear;
     ``Refused`` if any of them is not theirs to clear."""
