@@ -153,7 +153,8 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     reconnect's resume re-sends) is only said. A DELIVER whose outcome is unknown marks the shoe's
     delivery in doubt, so every resume until the stack is loaded sends it again; a DELIVER so sent
     that is refused as WRONG_STATE (nothing left to deliver) or BUSY (delivering) tells that the
-    first went through."""
+    first went through. A refusal because the device is jammed is the jam fault (``jam:<role>``),
+    whose clearing resets the mechanism."""
     text = f"the {f.device_role} did not carry out {f.command}: {f.reason}"
     shoe = t.shoe
     if f.command == "DELIVER" and shoe is not None:
@@ -166,6 +167,12 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
             t.notice("info", f"the {f.device_role} had already taken the DELIVER sent before the link was lost "
                              f"({f.code}): not sent again")
             return
+    if f.refused and f.code == "JAM":
+        # The device says its mechanism is jammed (a RESET that clearing the jam sent was lost, say):
+        # the jam fault, whose clearing resets the mechanism, not a fault of the command.
+        if f"jam:{f.device_role}" not in t.faults:
+            raise_fault(t, f"jam:{f.device_role}", f"{f.device_role} jammed: {text}")
+        return
     if not f.refused or f.command == "DISPLAY" or t.state == "fault":
         t.notice("warning", text)
         return

@@ -177,3 +177,21 @@ def test_a_senders_refusal_reaches_the_core_with_the_naks_code_name() -> None:
     box.join(timeout=10)
     assert failures == [CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE: nothing shuffled to deliver",
                                       refused=True, code="WRONG_STATE")]
+
+
+def test_a_command_refused_because_the_device_is_jammed_is_the_jam_fault_whose_clearing_resets_it() -> None:
+    """The RESET sent when a floorperson cleared a jam was lost with the link; the shoe, still
+    jammed, refused the next GATE_UNLOCK as JAM. That is the jam fault again (clearing it sends
+    RESET), not a fault of the command, which the automated floorperson cleared three times
+    without a RESET before closing the table (a stress run: jam-at with unplugs)."""
+    b = Bench()
+    b.open_and_cut()
+    assert b.core.state == "betting"
+    b.feed(CommandFailed("shoe", "GATE_UNLOCK", "GateUnlock refused: JAM: clear the jam (RESET) first", refused=True,
+                         code="JAM"))
+    assert list(b.core.faults) == ["jam:shoe"] and b.core.state == "fault"
+    b.feed(CommandFailed("shoe", "GATE_UNLOCK", "GateUnlock refused: JAM", refused=True, code="JAM"))
+    assert len(b.of("fault")) == 1  # said once
+    outs = b.op("clear_fault", key="jam:shoe")
+    assert any(isinstance(o, SendCommand) and o.message == m.Reset(m.ResetKind.MECHANISM) for o in outs)
+    assert b.core.state == "betting"
