@@ -33,12 +33,15 @@ bench: $(STAMP)
 	$(PY) -m benchmarks
 
 ## soak: the long hardening runs, not part of `make test` (docs/hardening.md): 10 million fuzzed
-## protocol inputs on 2 cores, then 100 SIGKILLs of `shoectl run` against an external emulator
+## protocol inputs on 2 cores, 100 SIGKILLs of `shoectl run` against an external emulator, then
+## `shoectl run` under mixes of faults with unplugged lines, at several seeds
 SOAK_INPUTS ?= 10000000
 SOAK_KILLS  ?= 100
+SOAK_FAULT_SEEDS ?= 3
 soak: $(STAMP)
 	$(PY) -m benchmarks.soak_protocol --inputs $(SOAK_INPUTS)
 	$(PY) -m benchmarks.soak_crash --kills $(SOAK_KILLS)
+	$(PY) -m benchmarks.soak_faults --seeds $(SOAK_FAULT_SEEDS)
 
 ## traceability: regenerate docs/traceability.md from the tests' reg markers
 traceability: $(STAMP)

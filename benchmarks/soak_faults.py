@@ -1,0 +1,146 @@
+"""Fault-mix soak: ``shoectl run --rounds R`` on the built-in emulator under mixes of faults, each
+with its lines unplugged again and again, at several seeds, a few runs at a time; every run must
+finish by itself, and its journal must still add up.
+
+``python -m benchmarks.soak_faults [--seeds N] [--rounds R] [--jobs J] [--limit S] [--keep DIR]``
+(run from the project root; ``make soak`` runs it after the crash soak). docs/hardening.md
+explains it.
+
+What it finds is the table waiting for ever: a prompt, a command or an event lost with a line at
+the wrong moment, which nothing sends again (a DELIVER, a SHOE_LOADED, a CLOSE DOOR and a RESET
+were, each found by a run of this mix). A run is a defect when it does not finish its rounds
+within ``--limit`` seconds (the state it waits in and its last records are printed), exits with
+another status than 0, or leaves a journal that does not verify, whose CARD_READs are not the
+emulator's dealt log card for card, or whose money does not add up (the crash soak's checks:
+``benchmarks.soak_crash``).
+
+Not in the mixes, by design: lines noisy *and* unplugged at once (each link's reconnect backs off to
+5 s after failed handshakes, so such a run is slow, not stuck), a misread card (it holds the table
+until a floorperson enters it; the automated one does not) and a card missing from every shuffle
+(the automated floorperson closes the table after three reshuffles, exit 1).
+
+Exit status 0 when every run holds, 1 on a defect (its directory is kept), 2 for a usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from benchmarks.soak_crash import SHOECTL, Defect, check_cards, check_replay, check_wagers, shoectl_lines
+
+UNPLUG = "unplug-every=300ms,unplug-for=100ms"
+# (faults without the seed, Rules Submission): each is run at every seed.
+MIXES: tuple[tuple[str, str], ...] = (
+    ("unplug-every=250ms,unplug-for=100ms", "minibaccarat"),
+    ("corrupt=0.01,drop=0.002,dup=0.02", "minibaccarat"),
+    ("jam-at=40,door-open-at=90,unplug-every=350ms,unplug-for=120ms", "minibaccarat"),
+    (f"reset-at=50,door-open-at=120,{UNPLUG}", "minibaccarat"),
+    (f"face-up-at=35,{UNPLUG}", "minibaccarat"),
+    (f"cover-at=60,{UNPLUG}", "minibaccarat"),
+    (f"dealer-extra-at=40,{UNPLUG}", "minibaccarat"),
+    (f"dealer-expose-at=40,{UNPLUG}", "minibaccarat"),
+    (UNPLUG, "midibaccarat"),
+    (UNPLUG, "ez-baccarat"),
+    (UNPLUG, "21-baccarat"),
+)
+
+
+def one_run(work: Path, faults: str, submission: str, seed: int, rounds: int, limit_s: float) -> dict:  # type: ignore[type-arg]
+    """One ``shoectl run`` in ``work`` (created); its figures, or ``Defect``."""
+    work.mkdir(parents=True)
+    journal, dealt = work / "journal.db", work / "dealt.log"
+    argv = [*SHOECTL, "run", "--journal", str(journal), "--rounds", str(rounds), "--seed", str(seed), "--speed", "max",
+            "--faults", f"{faults},seed={seed}", "--submission", submission, "--dealt-log", str(dealt), "--json"]
+    started = time.monotonic()
+    with open(work / "stdout", "w") as out, open(work / "stderr", "w") as err:
+        try:
+            status = subprocess.run(argv, stdout=out, stderr=err, timeout=limit_s).returncode
+        except subprocess.TimeoutExpired:
+            raise Defect(f"did not finish {rounds} rounds in {limit_s:g} s; {_where(journal)}") from None
+    seconds = time.monotonic() - started
+    if status != 0:
+        said = (work / "stderr").read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        raise Defect(f"exited with status {status}: {said[-1] if said else 'nothing said'}")
+    verify = subprocess.run([*SHOECTL, "journal", "verify", str(journal)], capture_output=True, text=True)
+    if verify.returncode != 0:
+        raise Defect(f"the journal does not verify: {verify.stdout.strip()}{verify.stderr.strip()}")
+    entries = shoectl_lines("export", str(journal))
+    return {"seconds": round(seconds, 1), "cards": check_cards(entries, dealt), "rounds": check_replay(journal),
+            "wagers": sum(check_wagers(entries).values())}
+
+
+def _where(journal: Path) -> str:
+    """The state a stuck table waits in and its last records other than link changes."""
+    try:
+        entries = shoectl_lines("export", str(journal))
+    except Defect as exc:
+        return str(exc)
+    states = [e["payload"]["state"] for e in entries if e["kind"] == "resumed"]
+    shown = [f"{e['seq']} {e['kind']} {json.dumps(e['payload'])[:120]}" for e in entries
+             if e["kind"] not in ("input.status", "fault", "fault_cleared")][-6:]
+    return (f"{len(entries)} entries, last resumed in {states[-1] if states else '-'}; last records:\n  "
+            + "\n  ".join(shown))
+
+
+def soak(work: Path, seeds: int, rounds: int, jobs: int, limit_s: float) -> tuple[list[dict], list[str]]:  # type: ignore[type-arg]
+    """Every mix at every seed; (the figures of the runs that held, the defects)."""
+    runs = [(faults, submission, 1000 * (m + 1) + s) for m, (faults, submission) in enumerate(MIXES)
+            for s in range(1, seeds + 1)]
+    held: list[dict] = []  # type: ignore[type-arg]
+    defects: list[str] = []
+
+    def run(job: tuple[str, str, int]) -> None:
+        faults, submission, seed = job
+        where = work / f"seed-{seed}"
+        try:
+            figures = one_run(where, faults, submission, seed, rounds, limit_s)
+        except Defect as exc:
+            defects.append(f"{faults} {submission} seed={seed} ({where}): {exc}")
+            print(f"DEFECT {faults} {submission} seed={seed}", flush=True)
+            return
+        held.append({"faults": faults, "submission": submission, "seed": seed, **figures})
+        shutil.rmtree(where, ignore_errors=True)
+
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(run, runs))
+    return held, defects
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.soak_faults", description="Fault-mix soak (docs/hardening.md).")
+    ap.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds per mix (default 3)")
+    ap.add_argument("--rounds", type=int, default=40, metavar="R", help="rounds per run (default 40)")
+    ap.add_argument("--jobs", type=int, default=3, metavar="J", help="runs at a time (default 3)")
+    ap.add_argument("--limit", type=float, default=120.0, metavar="S", help="seconds a run may take (default 120)")
+    ap.add_argument("--keep", metavar="DIR", help="work in DIR (created) and keep it")
+    args = ap.parse_args(argv)
+    if min(args.seeds, args.rounds, args.jobs) < 1 or not args.limit > 0:
+        ap.error("--seeds, --rounds and --jobs must be at least 1, --limit above 0")
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="shoectl-fault-soak-"))
+    work.mkdir(parents=True, exist_ok=bool(not args.keep))
+    print(f"fault soak: {len(MIXES)} mixes x {args.seeds} seeds, {args.rounds} rounds each, {args.jobs} at a time, "
+          f"in {work}", flush=True)
+    started = time.monotonic()
+    held, defects = soak(work, args.seeds, args.rounds, args.jobs, args.limit)
+    seconds = [r["seconds"] for r in held]
+    print(json.dumps({"runs": len(held) + len(defects), "held": len(held), "defects": len(defects),
+                      "cards": sum(r["cards"] for r in held), "rounds": sum(r["rounds"] for r in held),
+                      "slowest_run_s": max(seconds, default=0), "seconds": round(time.monotonic() - started, 1)},
+                     indent=2))
+    if defects:
+        print("\n".join(f"DEFECT: {d}" for d in defects), file=sys.stderr)
+        return 1
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
