@@ -116,9 +116,10 @@ def soak(work: Path, seeds: int, rounds: int, jobs: int, limit_s: float) -> tupl
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.soak_faults", description="Fault-mix soak (docs/hardening.md).")
     ap.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds per mix (default 3)")
-    ap.add_argument("--rounds", type=int, default=40, metavar="R", help="rounds per run (default 40)")
+    ap.add_argument("--rounds", type=int, default=100, metavar="R",
+                    help="rounds per run (default 100: past a shoe's end, so a reshuffle, cut and load too)")
     ap.add_argument("--jobs", type=int, default=3, metavar="J", help="runs at a time (default 3)")
-    ap.add_argument("--limit", type=float, default=120.0, metavar="S", help="seconds a run may take (default 120)")
+    ap.add_argument("--limit", type=float, default=240.0, metavar="S", help="seconds a run may take (default 240)")
     ap.add_argument("--keep", metavar="DIR", help="work in DIR (created) and keep it")
     args = ap.parse_args(argv)
     if min(args.seeds, args.rounds, args.jobs) < 1 or not args.limit > 0:
