@@ -1,8 +1,9 @@
 """Crash soak: SIGKILL ``shoectl run`` at random moments, again and again, against one external
 emulated table; then prove that the journal lost nothing, doubled nothing and still adds up.
 
-``python -m benchmarks.soak_crash [--kills N] [--seed S] [--keep DIR]`` (run from the project
-root; ``make soak`` runs it with the default 100 kills). docs/hardening.md explains the figures.
+``python -m benchmarks.soak_crash [--kills N] [--seed S] [--keep DIR] [--faults SPEC]`` (run from
+the project root; ``make soak`` runs it with the default 100 kills; ``--faults`` gives the emulated
+table line faults as well). docs/hardening.md explains the figures.
 
 1. ``shoectl emulate --table --speed max --dealt-log FILE`` serves a shuffler and a shoe on ptys
    for the whole soak; its dealt log is the ground truth of every card that left the shoe.
@@ -59,13 +60,14 @@ class Defect(Exception):
 class Table:
     """The external emulated table (``shoectl emulate --table``) for the whole soak."""
 
-    def __init__(self, work: Path, seed: int) -> None:
+    def __init__(self, work: Path, seed: int, faults: str | None = None) -> None:
         self.dealt_log = work / "dealt.log"
         (work / "dev").mkdir()
         self._stderr = open(work / "emulator.err", "w")  # noqa: SIM115 - open for the table's life
         self.proc = subprocess.Popen(
             [*SHOECTL, "emulate", "--table", "--seed", str(seed), "--speed", "max",
-             "--dealt-log", str(self.dealt_log), "--dir", str(work / "dev")],
+             "--dealt-log", str(self.dealt_log), "--dir", str(work / "dev"),
+             *(["--faults", f"{faults},seed={seed}"] if faults else [])],
             stdout=subprocess.PIPE, stderr=self._stderr, text=True)
         first = self.proc.stdout.readline() if self.proc.stdout else ""
         try:
@@ -293,12 +295,13 @@ def check_replay(journal: Path) -> int:
     return len(rounds)
 
 
-def soak(kills: int, seed: int, work: Path, progress: dict[str, float]) -> dict:  # type: ignore[type-arg]
+def soak(kills: int, seed: int, work: Path, progress: dict[str, float],
+         faults: str | None = None) -> dict:  # type: ignore[type-arg]
     """The whole soak; ``progress`` says how far it got (kills, cards, seconds) if it stops."""
     rng = random.Random(seed)
     journal = work / "journal.db"
     start = time.monotonic()
-    table = Table(work, seed)
+    table = Table(work, seed, faults)
     try:
         lived = kill_cycles(table, work, journal, kills, rng, progress)
         finish(table, journal, seed, work)
@@ -334,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, metavar="S")
     ap.add_argument("--keep", metavar="DIR", help="work in DIR (created) and keep it")
     ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
+    ap.add_argument("--faults", metavar="SPEC", help="the emulated table's faults as well, e.g. "
+                    "unplug-every=300ms,unplug-for=100ms (shoectl emulate --faults; the soak's seed is added)")
     args = ap.parse_args(argv)
     if args.kills < 1:
         ap.error("--kills must be at least 1")
@@ -342,10 +347,11 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=False)
     else:
         work = Path(tempfile.mkdtemp(prefix="shoectl-crash-soak-"))
-    print(f"crash soak: {args.kills} SIGKILLs of shoectl run, seed {args.seed}, in {work}", flush=True)
+    print(f"crash soak: {args.kills} SIGKILLs of shoectl run, seed {args.seed}"
+          f"{f', emulator faults {args.faults}' if args.faults else ''}, in {work}", flush=True)
     progress: dict[str, float] = {"kills": 0}
     try:
-        figures = soak(args.kills, args.seed, work, progress)
+        figures = soak(args.kills, args.seed, work, progress, args.faults)
     except Defect as exc:
         print(f"DEFECT: {exc}\n(journal, dealt log and outputs kept in {work})\n"
               f"so far: {json.dumps(progress)}", file=sys.stderr)
