@@ -7,8 +7,8 @@ finish by itself, and its journal must still add up.
 explains it.
 
 What it finds is the table waiting for ever: a prompt, a command or an event lost with a line at
-the wrong moment, which nothing sends again (a DELIVER, a SHOE_LOADED, a CLOSE DOOR and a RESET
-were, each found by a run of this mix). A run is a defect when it does not finish its rounds
+the wrong moment, which nothing sends again (a DELIVER, a SHOE_LOADED, a CLOSE DOOR, a RESET and a
+DELIVER refused by a restarted shuffler were, each found by a run of these mixes). A run is a defect when it does not finish its rounds
 within ``--limit`` seconds (the state it waits in and its last records are printed), exits with
 another status than 0, or leaves a journal that does not verify, whose CARD_READs are not the
 emulator's dealt log card for card, or whose money does not add up (the crash soak's checks:
@@ -42,6 +42,9 @@ MIXES: tuple[tuple[str, str], ...] = (
     ("corrupt=0.01,drop=0.002,dup=0.02", "minibaccarat"),
     ("jam-at=40,door-open-at=90,unplug-every=350ms,unplug-for=120ms", "minibaccarat"),
     (f"reset-at=50,door-open-at=120,{UNPLUG}", "minibaccarat"),
+    (f"reset-at=1,{UNPLUG}", "minibaccarat"),                 # the shuffler restarts in the shoe's preparation
+    (f"reset-at=2,jam-at=3,{UNPLUG}", "ez-baccarat"),
+    (f"door-open-at=1,{UNPLUG}", "minibaccarat"),
     (f"face-up-at=35,{UNPLUG}", "minibaccarat"),
     (f"cover-at=60,{UNPLUG}", "minibaccarat"),
     (f"dealer-extra-at=40,{UNPLUG}", "minibaccarat"),

@@ -149,7 +149,7 @@ class TableCore:
         """Commands that bring the devices back in step after a restart or a reconnect, safe to
         repeat: a shuffle not yet reported done is asked for again (nothing has been dealt from
         it; its count is checked when it reports), a stack not yet cut is delivered to the dealer
-        again, so is a stack whose DELIVER got no reply until it is loaded (``_delivery_due``),
+        again, so is a stack whose DELIVER failed or got no reply until it is loaded (``_delivery_due``),
         what the faults holding the table need the dealer to do (``faults.held_prompts``), and the
         current prompt are shown again (a display is idempotent)."""
         out: list[Output] = []
@@ -173,13 +173,14 @@ class TableCore:
 
     def _delivery_due(self, st: str) -> bool:
         """Whether a resume sends DELIVER again: a stack not yet cut (before a restart the dealer
-        may not have had it), or a DELIVER that got no reply while the stack is still to be loaded."""
+        may not have had it), or a DELIVER that failed or got no reply while the stack is still to
+        be loaded (``events.command_failed``)."""
         shoe = self.shoe
         if shoe is None or not self.has_shuffler:
             return False
         if st == "cutting" and shoe.cut_position is None:
             return True
-        return shoe.delivery_in_doubt and st in ("cutting", "ready_to_load", "loading")
+        return shoe.delivery_due and st in ("cutting", "ready_to_load", "loading")
 
     # -- snapshot for displays and `ctl status` ---------------------------------------------------
     def snapshot(self) -> dict[str, Any]:

@@ -140,8 +140,11 @@ def device_event(t: TableCore, device_role: str, ev: Any) -> None:
         handler(t, device_role, ev)
 
 
-# A DELIVER sent again after one that got no reply, refused with one of these: the first went through.
+# A DELIVER sent again, refused with one of these: an earlier one went through.
 DELIVERED_ALREADY = frozenset({"WRONG_STATE", "BUSY"})
+# A refusal with this code is not the device's answer to the command: it restarted and lost the
+# session (the link reconnects), so the command's outcome is lost with it.
+SESSION_LOST = "NOT_SYNCED"
 
 
 def command_failed(t: TableCore, f: CommandFailed) -> None:
@@ -149,31 +152,32 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     the table holds (a fault a floorperson clears once the device is seen to; the resume sends
     again what the state needs: the shuffle, the delivery, the gate, the prompt). A prompt the
     shoe did not show, a command refused while a fault already holds the table (a door, a jam:
-    the resume re-sends), or one whose outcome is unknown (no reply: the link is down and the
-    reconnect's resume re-sends) is only said. A DELIVER whose outcome is unknown marks the shoe's
-    delivery in doubt, so every resume until the stack is loaded sends it again; a DELIVER so sent
-    that is refused as WRONG_STATE (nothing left to deliver) or BUSY (delivering) tells that the
-    first went through. A refusal because the device is jammed is the jam fault (``jam:<role>``),
-    whose clearing resets the mechanism."""
+    the resume re-sends), or one whose outcome is unknown (no reply, or NOT_SYNCED: the link is
+    down or the device restarted, and the reconnect's resume re-sends) is only said.
+
+    A DELIVER that did not go through (or may not have) makes the shoe's delivery due: every
+    resume until the stack is loaded sends it again (``TableCore._delivery_due``), whatever the
+    cut, cover and load recorded meanwhile; a DELIVER so sent that is refused as WRONG_STATE
+    (nothing left to deliver) or BUSY (delivering) tells that an earlier one went through. A
+    refusal because the device is jammed is the jam fault (``jam:<role>``), whose clearing resets
+    the mechanism."""
     text = f"the {f.device_role} did not carry out {f.command}: {f.reason}"
+    lost = not f.refused or f.code == SESSION_LOST
     shoe = t.shoe
     if f.command == "DELIVER" and shoe is not None:
-        if not f.refused:  # the stack may still be in the shuffler: the resume sends DELIVER again
-            shoe.delivery_in_doubt = True
-        elif f.code in DELIVERED_ALREADY and shoe.delivery_in_doubt:
-            # Sent again after a DELIVER that got no reply: the shuffler has nothing left to deliver
-            # (WRONG_STATE) or is delivering (BUSY), so that one went through.
-            shoe.delivery_in_doubt = False
-            t.notice("info", f"the {f.device_role} had already taken the DELIVER sent before the link was lost "
-                             f"({f.code}): not sent again")
+        if f.refused and f.code in DELIVERED_ALREADY and shoe.delivery_due:
+            shoe.delivery_due = False
+            t.notice("info", f"the {f.device_role} had already taken a DELIVER sent before ({f.code}): "
+                             "not sent again")
             return
+        shoe.delivery_due = True  # the stack may still be in the shuffler
     if f.refused and f.code == "JAM":
         # The device says its mechanism is jammed (a RESET that clearing the jam sent was lost, say):
         # the jam fault, whose clearing resets the mechanism, not a fault of the command.
         if f"jam:{f.device_role}" not in t.faults:
             raise_fault(t, f"jam:{f.device_role}", f"{f.device_role} jammed: {text}")
         return
-    if not f.refused or f.command == "DISPLAY" or t.state == "fault":
+    if lost or f.command == "DISPLAY" or t.state == "fault":
         t.notice("warning", text)
         return
     raise_fault(t, f"command:{f.device_role}", text + "; check the device, then clear the fault")

@@ -33,7 +33,7 @@ class Shoe:
     reads: list[tuple[int, int, int]] = field(default_factory=list)  # (position, rank, suit) as read
     cut_offer: list[int] = field(default_factory=list)   # seats still to be offered the cut, in order
     cut_offeree: int | None = None                       # None and no offer left = the dealer cuts
-    delivery_in_doubt: bool = False  # a DELIVER of this shoe's stack got no reply: the resume sends it again
+    delivery_due: bool = False  # a DELIVER of this stack failed or got no reply: every resume sends it again
     load_held: bool = False  # loaded while a fault held the table: it goes on from the load when resumed
     _cardset_cache: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False, compare=False)
 
