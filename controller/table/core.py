@@ -147,16 +147,21 @@ class TableCore:
 
     def resume_outputs(self) -> list[Output]:
         """Commands that bring the devices back in step after a restart or a reconnect, safe to
-        repeat: a shuffle not yet reported done is asked for again (nothing has been dealt from
-        it; its count is checked when it reports), a stack not yet cut is delivered to the dealer
-        again, so is a stack whose DELIVER failed or got no reply until it is loaded (``_delivery_due``),
-        what the faults holding the table need the dealer to do (``faults.held_prompts``), and the
-        current prompt are shown again (a display is idempotent)."""
+        repeat:
+
+        - a shuffle not yet reported done is asked for again (nothing has been dealt from it; its
+          count is checked when it reports; a shuffler that restarted meanwhile dropped it, one
+          still shuffling refuses it BUSY: ``events.command_failed``), but not while its
+          SHUFFLE_DONE waits for the resume (``Shoe.shuffle_held``);
+        - a stack not yet cut is delivered to the dealer again, and so is a stack whose DELIVER
+          failed or got no reply, until it is loaded (``_delivery_due``);
+        - what the faults holding the table need the dealer to do (``faults.held_prompts``) and
+          the current prompt are shown again (a display is idempotent)."""
         out: list[Output] = []
         st = self.saved_state or self.state
         if st in GATE_OPEN_STATES:
             out.append(SendCommand("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
-        if st == "shuffling" and self.has_shuffler:
+        if st == "shuffling" and self.has_shuffler and not (self.shoe is not None and self.shoe.shuffle_held):
             out.append(SendCommand(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
         elif self._delivery_due(st):
             target = m.DeliverTarget.SHOE if self.automatic_shoe else m.DeliverTarget.DEALER
@@ -244,7 +249,7 @@ class TableCore:
             # of its own (a squeeze, the end of the round), which the queued machine would
             # otherwise hold until all of them had been applied in the wrong state.
             dealing.apply_deferred(self)
-            preparation.apply_held_load(self)
+            preparation.apply_held(self)
 
     # -- the machine's callbacks (controller.table.machine names them) ----------------------------
     def start_shuffle(self) -> None:

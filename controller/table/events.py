@@ -23,6 +23,24 @@ if TYPE_CHECKING:
 
 
 def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
+    """The shuffler has shuffled. While a fault holds the table in the middle of the shuffle (the
+    shuffler's link back first), the count is kept and the table goes on from it when it resumes
+    (``preparation.apply_held``), as ``shoe_loaded`` does: refused, the resume asked for another
+    shuffle, which the shuffler, still delivering the first, could refuse (BUSY)."""
+    shoe = t.shoe
+    if t.state == "fault" and t.saved_state == "shuffling" and shoe is not None:
+        t.shuffle_count = (ev.card_count, ev.expected_count)
+        shoe.shuffle_held = True
+        return
+    if (t.state in AWAITING_STACK and shoe is not None and shoe.delivery_due
+            and ev.card_count == t.sub.decks * 52):
+        # A shuffle asked for again at a reconnect while the first one's SHUFFLE_DONE was still on
+        # its way: the shuffler shuffled the undealt stack again, and a DELIVER it refused BUSY
+        # meanwhile is due. Nothing has been dealt from the stack, so the new order changes nothing.
+        t.notice("info", f"the {device_role} shuffled the stack again (a SHUFFLE sent again at a reconnect): "
+                         "delivering it")
+        t.send("shuffler", m.Deliver(m.DeliverTarget.SHOE if t.automatic_shoe else m.DeliverTarget.DEALER))
+        return
     t.shuffle_count = (ev.card_count, ev.expected_count)
     t.shuffle_done()
 
@@ -31,7 +49,7 @@ def shoe_loaded(t: TableCore, device_role: str, ev: m.ShoeLoaded) -> None:
     """The stack is in the shoe. While a fault holds the table in the middle of a load (a link
     lost, and the shoe's event delivered on its reconnect before the other device is back), the
     load is recorded at once and the table goes on from it when it resumes
-    (``preparation.apply_held_load``): the event is a fact about the shoe, which a refusal would
+    (``preparation.apply_held``): the event is a fact about the shoe, which a refusal would
     lose (it is acknowledged once journaled, so never sent again)."""
     held = t.state == "fault" and t.saved_state == "loading"
     if (t.state != "loading" and not held) or t.shoe is None:
@@ -140,8 +158,10 @@ def device_event(t: TableCore, device_role: str, ev: Any) -> None:
         handler(t, device_role, ev)
 
 
-# A DELIVER sent again, refused with one of these: an earlier one went through.
-DELIVERED_ALREADY = frozenset({"WRONG_STATE", "BUSY"})
+# A DELIVER sent again, refused so: an earlier one went through (nothing left to deliver).
+DELIVERED_ALREADY = frozenset({"WRONG_STATE"})
+# States in which the stack is between the shuffler and the shoe.
+AWAITING_STACK = frozenset({"cutting", "ready_to_load", "loading"})
 # A refusal with this code is not the device's answer to the command: it restarted and lost the
 # session (the link reconnects), so the command's outcome is lost with it.
 SESSION_LOST = "NOT_SYNCED"
@@ -155,15 +175,20 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     the resume re-sends), or one whose outcome is unknown (no reply, or NOT_SYNCED: the link is
     down or the device restarted, and the reconnect's resume re-sends) is only said.
 
-    A DELIVER that did not go through (or may not have) makes the shoe's delivery due: every
-    resume until the stack is loaded sends it again (``TableCore._delivery_due``), whatever the
-    cut, cover and load recorded meanwhile; a DELIVER so sent that is refused as WRONG_STATE
-    (nothing left to deliver) or BUSY (delivering) tells that an earlier one went through. A
-    refusal because the device is jammed is the jam fault (``jam:<role>``), whose clearing resets
-    the mechanism."""
+    A SHUFFLE refused BUSY while the table shuffles (every resume asks for the shuffle again) found
+    the shuffler still shuffling: said at info. A DELIVER that did not go through (or may not
+    have) makes the shoe's delivery due: every resume until the stack is loaded sends it again
+    (``TableCore._delivery_due``), whatever the cut, cover and load recorded meanwhile; a DELIVER
+    so sent that is refused as WRONG_STATE (nothing left to deliver) or BUSY (delivering) tells
+    that an earlier one went through; one refused BUSY stays due (its SHUFFLE_DONE or the next
+    resume sends it again). A refusal because the device is jammed is the jam fault
+    (``jam:<role>``), whose clearing resets the mechanism."""
     text = f"the {f.device_role} did not carry out {f.command}: {f.reason}"
     lost = not f.refused or f.code == SESSION_LOST
     shoe = t.shoe
+    if f.command == "SHUFFLE" and f.refused and f.code == "BUSY" and (t.saved_state or t.state) == "shuffling":
+        t.notice("info", f"the {f.device_role} is still shuffling (BUSY)")  # a resume asked for it again
+        return
     if f.command == "DELIVER" and shoe is not None:
         if f.refused and f.code in DELIVERED_ALREADY and shoe.delivery_due:
             shoe.delivery_due = False
@@ -171,6 +196,11 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
                              "not sent again")
             return
         shoe.delivery_due = True  # the stack may still be in the shuffler
+        if f.refused and f.code == "BUSY":
+            # Delivering one sent before, or shuffling one asked for again: its SHUFFLE_DONE or the
+            # next resume sends DELIVER again; not a fault (a floorperson could do nothing).
+            t.notice("info", f"the {f.device_role} is busy (BUSY): DELIVER is sent again when it is done")
+            return
     if f.refused and f.code == "JAM":
         # The device says its mechanism is jammed (a RESET that clearing the jam sent was lost, say):
         # the jam fault, whose clearing resets the mechanism, not a fault of the command.

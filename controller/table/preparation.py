@@ -71,11 +71,15 @@ def deliver_to_shoe(t: TableCore) -> None:
     t.send("shuffler", m.Deliver(m.DeliverTarget.SHOE))
 
 
-def apply_held_load(t: TableCore) -> None:
-    """A load the shoe reported while a fault held the table (``events.shoe_loaded``): once the
-    table is back in ``loading``, it goes on from it (the count check, then the burn)."""
+def apply_held(t: TableCore) -> None:
+    """A shuffle or a load the devices reported while a fault held the table
+    (``events.shuffle_done``, ``events.shoe_loaded``): once the table is back in ``shuffling`` or
+    ``loading``, it goes on from it (the count check, then the cut or the burn)."""
     shoe = t.shoe
-    if shoe is not None and shoe.load_held and t.state == "loading":
+    if shoe is not None and shoe.shuffle_held and t.state == "shuffling":
+        shoe.shuffle_held = False
+        t.shuffle_done()
+    elif shoe is not None and shoe.load_held and t.state == "loading":
         shoe.load_held = False
         t.loaded()
 

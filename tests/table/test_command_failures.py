@@ -110,10 +110,13 @@ def test_a_delivery_sent_again_and_refused_as_wrong_state_went_through_the_first
     assert list(b.core.faults) == ["command:shuffler"]
 
 
-def test_a_delivery_sent_again_while_the_first_is_delivering_is_refused_busy_and_not_a_fault() -> None:
+def test_a_delivery_refused_busy_is_no_fault_and_stays_due() -> None:
+    """BUSY: the shuffler is delivering one sent before, or shuffling one asked for again. Nothing
+    for a floorperson to do: said at info, and DELIVER is sent again (the shuffle's SHUFFLE_DONE,
+    the next resume) until the shuffler takes it or says it has nothing left (WRONG_STATE)."""
     b = loading_after_a_lost_delivery()
     b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: BUSY", refused=True, code="BUSY"))
-    assert not b.core.faults and _delivers(b.core.resume_outputs()) == []
+    assert not b.core.faults and _delivers(b.core.resume_outputs()) == [m.Deliver(m.DeliverTarget.DEALER)]
 
 
 def test_the_delivery_due_is_rebuilt_by_replaying_the_journaled_inputs() -> None:
