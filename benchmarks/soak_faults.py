@@ -2,7 +2,7 @@
 with its lines unplugged again and again, at several seeds, a few runs at a time; every run must
 finish by itself, and its journal must still add up.
 
-``python -m benchmarks.soak_faults [--seeds N] [--rounds R] [--jobs J] [--limit S] [--keep DIR]``
+``python -m benchmarks.soak_faults [--seeds N] [--rounds R] [--jobs J] [--limit S] [--speed X] [--keep DIR]``
 (run from the project root; ``make soak`` runs it after the crash soak). docs/hardening.md
 explains it.
 
@@ -55,11 +55,12 @@ MIXES: tuple[tuple[str, str], ...] = (
 )
 
 
-def one_run(work: Path, faults: str, submission: str, seed: int, rounds: int, limit_s: float) -> dict:  # type: ignore[type-arg]
+def one_run(work: Path, faults: str, submission: str, seed: int, rounds: int, limit_s: float,
+            speed: str = "max") -> dict:  # type: ignore[type-arg]
     """One ``shoectl run`` in ``work`` (created); its figures, or ``Defect``."""
     work.mkdir(parents=True)
     journal, dealt = work / "journal.db", work / "dealt.log"
-    argv = [*SHOECTL, "run", "--journal", str(journal), "--rounds", str(rounds), "--seed", str(seed), "--speed", "max",
+    argv = [*SHOECTL, "run", "--journal", str(journal), "--rounds", str(rounds), "--seed", str(seed), "--speed", speed,
             "--faults", f"{faults},seed={seed}", "--submission", submission, "--dealt-log", str(dealt), "--json"]
     started = time.monotonic()
     with open(work / "stdout", "w") as out, open(work / "stderr", "w") as err:
@@ -92,7 +93,8 @@ def _where(journal: Path) -> str:
             + "\n  ".join(shown))
 
 
-def soak(work: Path, seeds: int, rounds: int, jobs: int, limit_s: float) -> tuple[list[dict], list[str]]:  # type: ignore[type-arg]
+def soak(work: Path, seeds: int, rounds: int, jobs: int, limit_s: float,
+         speed: str = "max") -> tuple[list[dict], list[str]]:  # type: ignore[type-arg]
     """Every mix at every seed; (the figures of the runs that held, the defects)."""
     runs = [(faults, submission, 1000 * (m + 1) + s) for m, (faults, submission) in enumerate(MIXES)
             for s in range(1, seeds + 1)]
@@ -103,7 +105,7 @@ def soak(work: Path, seeds: int, rounds: int, jobs: int, limit_s: float) -> tupl
         faults, submission, seed = job
         where = work / f"seed-{seed}"
         try:
-            figures = one_run(where, faults, submission, seed, rounds, limit_s)
+            figures = one_run(where, faults, submission, seed, rounds, limit_s, speed)
         except Defect as exc:
             defects.append(f"{faults} {submission} seed={seed} ({where}): {exc}")
             print(f"DEFECT {faults} {submission} seed={seed}", flush=True)
@@ -123,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="rounds per run (default 100: past a shoe's end, so a reshuffle, cut and load too)")
     ap.add_argument("--jobs", type=int, default=3, metavar="J", help="runs at a time (default 3)")
     ap.add_argument("--limit", type=float, default=240.0, metavar="S", help="seconds a run may take (default 240)")
+    ap.add_argument("--speed", default="max", metavar="X",
+                    help="the emulator's speed (default max; e.g. 20: shuffles take time, lines drop during them)")
     ap.add_argument("--keep", metavar="DIR", help="work in DIR (created) and keep it")
     args = ap.parse_args(argv)
     if min(args.seeds, args.rounds, args.jobs) < 1 or not args.limit > 0:
@@ -132,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fault soak: {len(MIXES)} mixes x {args.seeds} seeds, {args.rounds} rounds each, {args.jobs} at a time, "
           f"in {work}", flush=True)
     started = time.monotonic()
-    held, defects = soak(work, args.seeds, args.rounds, args.jobs, args.limit)
+    held, defects = soak(work, args.seeds, args.rounds, args.jobs, args.limit, args.speed)
     seconds = [r["seconds"] for r in held]
     print(json.dumps({"runs": len(held) + len(defects), "held": len(held), "defects": len(defects),
                       "cards": sum(r["cards"] for r in held), "rounds": sum(r["rounds"] for r in held),
