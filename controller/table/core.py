@@ -37,7 +37,7 @@ from controller.table.faults import held_prompts
 from controller.table.io import (
     CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
-from controller.table.machine import GATE_OPEN_STATES, build_machine
+from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, build_machine
 from controller.table.round import RoundInProgress, SetAside
 from controller.table.shoe import Shoe
 from firmware_bridge.protocol import messages as m
@@ -164,8 +164,7 @@ class TableCore:
         if st == "shuffling" and self.has_shuffler and not (self.shoe is not None and self.shoe.shuffle_held):
             out.append(SendCommand(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
         elif self._delivery_due(st):
-            target = m.DeliverTarget.SHOE if self.automatic_shoe else m.DeliverTarget.DEALER
-            out.append(SendCommand(self.device_for("shuffler"), m.Deliver(target)))
+            out.append(SendCommand(self.device_for("shuffler"), preparation.stack_delivery(self)))
         if self.unload_due and st in UNLOAD_STATES and self.prompt_text != "UNLOAD":
             # The cards left in the last shoe may still be in it (the UNLOAD prompt lost in a
             # crash): without it the dealer cannot load the next stack. Unloading an empty shoe
@@ -185,7 +184,7 @@ class TableCore:
             return False
         if st == "cutting" and shoe.cut_position is None:
             return True
-        return shoe.delivery_due and st in ("cutting", "ready_to_load", "loading")
+        return shoe.delivery_due and st in AWAITING_STACK
 
     # -- snapshot for displays and `ctl status` ---------------------------------------------------
     def snapshot(self) -> dict[str, Any]:

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from controller.journal import kinds
 from controller.rules.cards import card_from_wire
-from controller.table import checks, dealing, rounds
+from controller.table import checks, dealing, preparation, rounds
 from controller.table.errors import Refused
 from controller.table.faults import CLOSE_DOOR, cleared_by_device, held_prompts, raise_fault
 from controller.table.io import CommandFailed, DeviceStatus
-from controller.table.machine import GATE_OPEN_STATES
+from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES
 from firmware_bridge.protocol import messages as m
 
 if TYPE_CHECKING:
@@ -28,20 +28,18 @@ def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
     (``preparation.apply_held``), as ``shoe_loaded`` does: refused, the resume asked for another
     shuffle, which the shuffler, still delivering the first, could refuse (BUSY)."""
     shoe = t.shoe
+    t.shuffle_count = (ev.card_count, ev.expected_count)
     if t.state == "fault" and t.saved_state == "shuffling" and shoe is not None:
-        t.shuffle_count = (ev.card_count, ev.expected_count)
         shoe.shuffle_held = True
         return
-    if (t.state in AWAITING_STACK and shoe is not None and shoe.delivery_due
-            and ev.card_count == t.sub.decks * 52):
+    if t.state in AWAITING_STACK and shoe is not None and shoe.delivery_due and preparation.count_ok(t):
         # A shuffle asked for again at a reconnect while the first one's SHUFFLE_DONE was still on
         # its way: the shuffler shuffled the undealt stack again, and a DELIVER it refused BUSY
         # meanwhile is due. Nothing has been dealt from the stack, so the new order changes nothing.
         t.notice("info", f"the {device_role} shuffled the stack again (a SHUFFLE sent again at a reconnect): "
                          "delivering it")
-        t.send("shuffler", m.Deliver(m.DeliverTarget.SHOE if t.automatic_shoe else m.DeliverTarget.DEALER))
+        t.send("shuffler", preparation.stack_delivery(t))
         return
-    t.shuffle_count = (ev.card_count, ev.expected_count)
     t.shuffle_done()
 
 
@@ -160,8 +158,6 @@ def device_event(t: TableCore, device_role: str, ev: Any) -> None:
 
 # A DELIVER sent again, refused so: an earlier one went through (nothing left to deliver).
 DELIVERED_ALREADY = frozenset({"WRONG_STATE"})
-# States in which the stack is between the shuffler and the shoe.
-AWAITING_STACK = frozenset({"cutting", "ready_to_load", "loading"})
 # A refusal with this code is not the device's answer to the command: it restarted and lost the
 # session (the link reconnects), so the command's outcome is lost with it.
 SESSION_LOST = "NOT_SYNCED"

@@ -81,6 +81,8 @@ TRANSITIONS += [{"trigger": f"resume_{state}", "source": "fault", "dest": state,
 LIVE_SET = frozenset(LIVE)
 # States in which the shoe holds a cut, loaded stack and its gate is open for dealing.
 GATE_OPEN_STATES = frozenset({"burning", "betting", "dealing", "squeeze", "house_money"})
+# States in which the shuffled stack is on its way from the shuffler into the shoe.
+AWAITING_STACK = frozenset({"cutting", "ready_to_load", "loading"})
 
 
 def build_machine(model: Any, initial: str = "closed") -> Machine:

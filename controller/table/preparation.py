@@ -47,6 +47,12 @@ def report_count_fault(t: TableCore) -> None:
     t.notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}; the table stays closed")
 
 
+def stack_delivery(t: TableCore) -> m.Deliver:
+    """The DELIVER this table's stack takes: into the shoe at an automatic shoe (681a.5(h)), to
+    the dealer for the cut otherwise."""
+    return m.Deliver(m.DeliverTarget.SHOE if t.automatic_shoe else m.DeliverTarget.DEALER)
+
+
 def deliver_to_dealer(t: TableCore) -> None:
     """The shuffled stack goes to the dealer, to be cut (681a.5(a)-(b))."""
     if t.has_shuffler:
