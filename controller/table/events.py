@@ -169,44 +169,51 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     again what the state needs: the shuffle, the delivery, the gate, the prompt). A prompt the
     shoe did not show, a command refused while a fault already holds the table (a door, a jam:
     the resume re-sends), or one whose outcome is unknown (no reply, or NOT_SYNCED: the link is
-    down or the device restarted, and the reconnect's resume re-sends) is only said.
-
-    A SHUFFLE refused BUSY while the table shuffles (every resume asks for the shuffle again) found
-    the shuffler still shuffling: said at info. A DELIVER that did not go through (or may not
-    have) makes the shoe's delivery due: every resume until the stack is loaded sends it again
-    (``TableCore._delivery_due``), whatever the cut, cover and load recorded meanwhile; a DELIVER
-    so sent that is refused as WRONG_STATE (nothing left to deliver) or BUSY (delivering) tells
-    that an earlier one went through; one refused BUSY stays due (its SHUFFLE_DONE or the next
-    resume sends it again). A refusal because the device is jammed is the jam fault
-    (``jam:<role>``), whose clearing resets the mechanism."""
-    text = f"the {f.device_role} did not carry out {f.command}: {f.reason}"
-    lost = not f.refused or f.code == SESSION_LOST
-    shoe = t.shoe
-    if f.command == "SHUFFLE" and f.refused and f.code == "BUSY" and (t.saved_state or t.state) == "shuffling":
-        t.notice("info", f"the {f.device_role} is still shuffling (BUSY)")  # a resume asked for it again
+    down or the device restarted, and the reconnect's resume re-sends) is only said. A refusal
+    because the device is jammed is the jam fault (``jam:<role>``), whose clearing resets the
+    mechanism. The shuffle's and the stack's commands first: ``_stack_command_failed``."""
+    if _stack_command_failed(t, f):
         return
-    if f.command == "DELIVER" and shoe is not None:
-        if f.refused and f.code in DELIVERED_ALREADY and shoe.delivery_due:
-            shoe.delivery_due = False
-            t.notice("info", f"the {f.device_role} had already taken a DELIVER sent before ({f.code}): "
-                             "not sent again")
-            return
-        shoe.delivery_due = True  # the stack may still be in the shuffler
-        if f.refused and f.code == "BUSY":
-            # Delivering one sent before, or shuffling one asked for again: its SHUFFLE_DONE or the
-            # next resume sends DELIVER again; not a fault (a floorperson could do nothing).
-            t.notice("info", f"the {f.device_role} is busy (BUSY): DELIVER is sent again when it is done")
-            return
+    text = f"the {f.device_role} did not carry out {f.command}: {f.reason}"
     if f.refused and f.code == "JAM":
         # The device says its mechanism is jammed (a RESET that clearing the jam sent was lost, say):
         # the jam fault, whose clearing resets the mechanism, not a fault of the command.
         if f"jam:{f.device_role}" not in t.faults:
             raise_fault(t, f"jam:{f.device_role}", f"{f.device_role} jammed: {text}")
         return
-    if lost or f.command == "DISPLAY" or t.state == "fault":
+    if not f.refused or f.code == SESSION_LOST or f.command == "DISPLAY" or t.state == "fault":
         t.notice("warning", text)
         return
     raise_fault(t, f"command:{f.device_role}", text + "; check the device, then clear the fault")
+
+
+def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
+    """What a failed SHUFFLE or DELIVER means for the stack; True when that is all it means.
+
+    A SHUFFLE refused BUSY while the table shuffles (every resume asks for the shuffle again)
+    found the shuffler still shuffling: said at info. A DELIVER that did not go through (or may
+    not have) makes the shoe's delivery due: every resume until the stack is loaded sends it
+    again (``TableCore._delivery_due``), whatever the cut, cover and load recorded meanwhile. A
+    DELIVER so sent that is refused as WRONG_STATE (nothing left to deliver) tells that an earlier
+    one went through: no longer due. One refused BUSY (delivering one sent before, or shuffling
+    one asked for again) stays due without a fault: the shuffle's SHUFFLE_DONE or the next resume
+    sends it again. Any other failure of a DELIVER is then decided as any command's."""
+    shoe = t.shoe
+    busy = f.refused and f.code == "BUSY"
+    if f.command == "SHUFFLE" and busy and (t.saved_state or t.state) == "shuffling":
+        t.notice("info", f"the {f.device_role} is still shuffling (BUSY)")
+        return True
+    if f.command != "DELIVER" or shoe is None:
+        return False
+    if f.refused and f.code in DELIVERED_ALREADY and shoe.delivery_due:
+        shoe.delivery_due = False
+        t.notice("info", f"the {f.device_role} had already taken a DELIVER sent before ({f.code}): not sent again")
+        return True
+    shoe.delivery_due = True  # the stack may still be in the shuffler
+    if busy:  # not a fault: a floorperson could do nothing
+        t.notice("info", f"the {f.device_role} is busy (BUSY): DELIVER is sent again when it is done")
+        return True
+    return False
 
 
 def link_status(t: TableCore, s: DeviceStatus) -> None:
