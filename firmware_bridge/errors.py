@@ -39,14 +39,14 @@ class LinkError(BridgeError):
 
 
 class CommandFailed(LinkError):
-    """The device answered a command with a NAK."""
+    """The device answered a command with a NAK; ``code_name`` is its code's name (``BUSY``)."""
 
     def __init__(self, command: object, code: object, text: str = "") -> None:
         self.command = command
         self.code = code
         self.text = text
-        name = getattr(code, "name", code)
-        super().__init__(f"{type(command).__name__} refused: {name}{': ' + text if text else ''}")
+        self.code_name = str(getattr(code, "name", code))
+        super().__init__(f"{type(command).__name__} refused: {self.code_name}{': ' + text if text else ''}")
 
 
 class FaultSpecError(BridgeError, ValueError):

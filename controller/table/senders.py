@@ -72,7 +72,7 @@ class DeviceSenders:
                         stopping = self._stopping.is_set()  # the link was closed under it: expected, info
                         if not stopping:  # the core decides what a failed command means (journaled first)
                             refused = isinstance(exc, DeviceRefused)
-                            code = getattr(exc.code, "name", str(exc.code)) if refused else None
+                            code = exc.code_name if refused else None
                             self._failed(CommandFailed(role, m.wire_name(msg), str(exc), refused, code))
                         (self._log.info if stopping else self._log.warning)(
                             "command failed", role=role, command=m.wire_name(msg), error=str(exc))
