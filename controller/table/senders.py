@@ -71,9 +71,8 @@ class DeviceSenders:
                     except BridgeError as exc:
                         stopping = self._stopping.is_set()  # the link was closed under it: expected, info
                         if not stopping:  # the core decides what a failed command means (journaled first)
-                            refused = isinstance(exc, DeviceRefused)
-                            code = exc.code_name if refused else None
-                            self._failed(CommandFailed(role, m.wire_name(msg), str(exc), refused, code))
+                            code = exc.code_name if isinstance(exc, DeviceRefused) else None
+                            self._failed(CommandFailed(role, m.wire_name(msg), str(exc), code is not None, code))
                         (self._log.info if stopping else self._log.warning)(
                             "command failed", role=role, command=m.wire_name(msg), error=str(exc))
                     break
