@@ -42,6 +42,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from controller.cli.run_options import fault_spec
 from firmware_bridge.emulator.table import read_dealt_log
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
@@ -330,6 +331,13 @@ def _spread(values: list[float]) -> dict[str, float]:
             "median": round(statistics.median(values), 2), "max": round(max(values), 2)}
 
 
+def _faults(text: str) -> str:
+    """``--faults``, checked as ``shoectl emulate`` will take it (with the soak's seed added):
+    a bad spec is a usage error here (exit 2), not an emulator that does not start."""
+    fault_spec(f"{text},seed=0")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.soak_crash",
                                  description="Crash soak (docs/hardening.md).")
@@ -337,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, metavar="S")
     ap.add_argument("--keep", metavar="DIR", help="work in DIR (created) and keep it")
     ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
-    ap.add_argument("--faults", metavar="SPEC", help="the emulated table's faults as well, e.g. "
+    ap.add_argument("--faults", type=_faults, metavar="SPEC", help="the emulated table's faults as well, e.g. "
                     "unplug-every=300ms,unplug-for=100ms (shoectl emulate --faults; the soak's seed is added)")
     args = ap.parse_args(argv)
     if args.kills < 1:

@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.soak_crash import SHOECTL, Defect, check_cards, check_replay, check_wagers, shoectl_lines
+from controller.cli.run_options import emulator_speed
 
 UNPLUG = "unplug-every=300ms,unplug-for=100ms"
 # (faults without the seed, Rules Submission): each is run at every seed.
@@ -118,6 +119,12 @@ def soak(work: Path, seeds: int, rounds: int, jobs: int, limit_s: float,
     return held, defects
 
 
+def _speed(text: str) -> str:
+    """``--speed``, refused here as ``shoectl run`` would refuse it (exit 2), passed on as written."""
+    emulator_speed(text)
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.soak_faults", description="Fault-mix soak (docs/hardening.md).")
     ap.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds per mix (default 3)")
@@ -125,14 +132,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="rounds per run (default 100: past a shoe's end, so a reshuffle, cut and load too)")
     ap.add_argument("--jobs", type=int, default=3, metavar="J", help="runs at a time (default 3)")
     ap.add_argument("--limit", type=float, default=240.0, metavar="S", help="seconds a run may take (default 240)")
-    ap.add_argument("--speed", default="max", metavar="X",
+    ap.add_argument("--speed", type=_speed, default="max", metavar="X",
                     help="the emulator's speed (default max; e.g. 20: shuffles take time, lines drop during them)")
     ap.add_argument("--keep", metavar="DIR", help="work in DIR (created) and keep it")
     args = ap.parse_args(argv)
     if min(args.seeds, args.rounds, args.jobs) < 1 or not args.limit > 0:
         ap.error("--seeds, --rounds and --jobs must be at least 1, --limit above 0")
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="shoectl-fault-soak-"))
-    work.mkdir(parents=True, exist_ok=bool(not args.keep))
+    work.mkdir(parents=True, exist_ok=not args.keep)  # mkdtemp made it already
     print(f"fault soak: {len(MIXES)} mixes x {args.seeds} seeds, {args.rounds} rounds each, {args.jobs} at a time, "
           f"in {work}", flush=True)
     started = time.monotonic()

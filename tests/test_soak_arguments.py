@@ -1,0 +1,27 @@
+"""The soaks' own arguments: a speed or a fault spec the emulator would refuse is a usage error of
+the soak (one line, exit 2), found before any run starts, not a defect of every run."""
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import soak_crash, soak_faults
+
+
+@pytest.mark.parametrize("speed", ["fast", "0", "inf"])
+def test_the_fault_soak_refuses_a_speed_shoectl_run_would_refuse(speed: str, capsys, tmp_path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        soak_faults.main(["--speed", speed, "--keep", str(tmp_path / "w")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Traceback" not in err
+    assert "argument --speed: expected max or a finite positive number" in err.strip().splitlines()[-1]
+    assert not (tmp_path / "w").exists()  # nothing run
+
+
+@pytest.mark.parametrize("spec", ["unplug-every=banana", "no-such-fault=1"])
+def test_the_crash_soak_refuses_a_fault_spec_the_emulator_would_refuse(spec: str, capsys, tmp_path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        soak_crash.main(["--faults", spec, "--keep", str(tmp_path / "w")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("python -m benchmarks.soak_crash: error: argument --faults: ")
+    assert not (tmp_path / "w").exists()
