@@ -27,6 +27,7 @@ from tampering import rechain, rewrite, rows, tamper
 from .conftest import KEY, FakeClock
 
 _DIGIT = re.compile(r"[0-9]")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _payload(rng: random.Random, i: int) -> dict:
@@ -127,13 +128,18 @@ def test_fast_path_and_reference_agree_on_tampered_journals(tmp_path: Path, key:
 @pytest.fixture(scope="module", params=[None, KEY], ids=["sha256", "hmac"])
 def real_journal(request, tmp_path_factory) -> tuple[Path, bytes | None]:
     """A journal of one whole shoe written by `shoectl run` on the built-in emulator (every kind of
-    record a table writes), and its HMAC key (None: SHA-256)."""
+    record a table writes), and its HMAC key (None: SHA-256). The shoe has two decks, not the
+    preset's eight: the same kinds and shapes in a quarter of the entries, each tampered copy of
+    which the reference checks row by row."""
     base = tmp_path_factory.mktemp("real-journal")
-    extra = []
+    preset = ROOT / "controller" / "rules" / "presets" / "minibaccarat.toml"
+    (base / "two-decks.toml").write_text(preset.read_text(encoding="utf-8").replace("decks = 8", "decks = 2"),
+                                         encoding="utf-8")
+    extra = ["--submission", str(base / "two-decks.toml")]
     if request.param is not None:
         (base / "journal.key").write_bytes(request.param)
         (base / "journal.key").chmod(0o600)
-        extra = ["--hmac-key", str(base / "journal.key")]
+        extra += ["--hmac-key", str(base / "journal.key")]
     subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(base / "table.db"), "--shoes",
                     "1", "--speed", "max", "--seed", "7", "--display", "lines", *extra], check=True, capture_output=True,
                    timeout=120)
