@@ -16,14 +16,7 @@ Modules, one job each:
   (``partial_order``).
 - ``journal_audit``: from journal shoes to the two audits; ``report``: their text form.
 
-Importing the package imports nothing heavy and starts nothing.
+The package itself exports nothing: import from the module that does the job (``from
+controller.audit.cardset import verify_cardset``), so that the live table's reshuffle check loads
+the card-set check alone, not the statistics.
 """
-from .cardset import UNREADABLE, CardSetReport, Read, verify_cardset
-from .orders import card_text, check_complete, fresh_order, impute
-from .randomness import TestResult
-from .shuffle_audit import ALL_TESTS, AuditResult, audit_orders
-
-__all__ = [
-    "ALL_TESTS", "AuditResult", "CardSetReport", "Read", "TestResult", "UNREADABLE", "audit_orders",
-    "card_text", "check_complete", "fresh_order", "impute", "verify_cardset",
-]

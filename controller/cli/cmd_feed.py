@@ -32,7 +32,6 @@ from controller.journal.errors import JournalError
 from controller.journal.reader import JournalReader
 from controller.journal.tail import JournalTail
 from controller.logconfig import configure_logging
-from controller.scoreboard.state import TableView
 
 log = structlog.get_logger("shoectl.feed")
 
@@ -44,6 +43,10 @@ class ScoreboardSummary:
     for the floor's screens, wherever they get it from)."""
 
     def __init__(self, table_id: str) -> None:
+        # Here, not at the top: `shoectl run` imports this module for its options and loads the
+        # scoreboard's state (with the roadmaps) only when it feeds a broker.
+        from controller.scoreboard.state import TableView
+
         self.view = TableView(table_id)
         self._doc: dict[str, Any] | None = None
 

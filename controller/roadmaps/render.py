@@ -24,7 +24,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
-from xml.sax.saxutils import escape, quoteattr
+from html import escape
 
 from controller.errors import UsageError
 from controller.roadmaps.roads import BigRoadEntry, Colour, Result, Roadmaps
@@ -300,7 +300,7 @@ def _svg_shape(s: Shape) -> str:
         stroke = f' stroke="{s.stroke}" stroke-width="{_num(s.width)}"' if s.stroke else ""
         return f'<rect x="{_num(s.x)}" y="{_num(s.y)}" width="{_num(s.w)}" height="{_num(s.h)}" fill="{fill}"{stroke}/>'
     return (f'<text x="{_num(s.x)}" y="{_num(s.y)}" fill="{s.fill}" font-size="{_num(s.size)}" '
-            f'text-anchor="{s.anchor}" dominant-baseline="central">{escape(s.text)}</text>')
+            f'text-anchor="{s.anchor}" dominant-baseline="central">{escape(s.text, quote=False)}</text>')
 
 
 def render_svg(maps: Roadmaps, *, title: str | None = None, rows: int = ROWS) -> str:
@@ -311,8 +311,8 @@ def render_svg(maps: Roadmaps, *, title: str | None = None, rows: int = ROWS) ->
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
         'font-family="Helvetica, Arial, sans-serif">',
-        f"<title>{escape(title or 'Baccarat roadmaps')}</title>",
-        f'<rect width="{w}" height="{h}" fill={quoteattr(BACKGROUND)}/>',
+        f"<title>{escape(title or 'Baccarat roadmaps', quote=False)}</title>",
+        f'<rect width="{w}" height="{h}" fill="{BACKGROUND}"/>',
     ]
     return "\n".join(head + [_svg_shape(s) for s in sc.shapes] + ["</svg>"]) + "\n"
 
