@@ -3,7 +3,7 @@
 ``shoe(decks, cards)``: a shoe holding only ``cards``; ``with_options(sub, **kw)``: a Rules
 Submission with other 21 Baccarat options; ``assert_matches_engine(sub, comp, bonus_in_play)``:
 ``exact_odds`` equals, outcome by outcome and wager by wager, what ``brute_force`` gets by dealing
-every ordered card sequence of ``comp`` through ``engine.deal``.
+every ordered card sequence of ``comp`` through ``engine.RoundEngine``.
 """
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from collections import Counter
 from fractions import Fraction
 
 from controller.rules.cards import ALL_CARDS, Composition, parse_cards
-from controller.rules.engine import deal
-from controller.rules.errors import InsufficientCardsError
+from controller.rules.engine import RoundEngine
 from controller.rules.model import BonusRank, Game, Outcome, WagerKind
 from controller.rules.odds import exact_odds, falling
 from controller.rules.wagers import net_multiplier
@@ -31,33 +30,35 @@ def with_options(sub, **kw):
 
 
 def brute_force(sub, comp: Composition, bonus_in_play: bool) -> tuple[Counter, int]:
-    """Deal every ordered sequence of the shoe's cards through ``engine.deal``.
+    """Deal every ordered sequence of the shoe's cards through the rules engine.
 
-    Sequences are grown one card at a time until ``deal`` completes a round; each distinct card
-    is taken with its multiplicity, and the cards after a completed round are free, so the
-    weights count ordered six-card sequences of physical cards, like the enumeration does.
+    Sequences are grown one card at a time, each fed to one ``RoundEngine`` (the incremental form
+    of ``engine.deal``) until it completes a round; each distinct card is taken with its
+    multiplicity, and the cards after a completed round are free, so the weights count ordered
+    six-card sequences of physical cards, like the enumeration does. A card is taken back after
+    its subtree by popping it from the engine's two lists (the engine has no undo of its own):
+    one feed per node instead of dealing the whole prefix again at every node.
     Returns ``(weight by RoundFacts, total)``.
     """
     game = sub.game
     opts = sub.twentyone if game is Game.TWENTYONE else None
     counts = dict(sorted(comp.counts().items()))
     dist: Counter = Counter()
-    prefix: list = []
+    engine = RoundEngine(game, opts, bonus_in_play=bonus_in_play)
+    hands, dealt = engine._hands, engine._dealt
 
     def grow(weight: int, left: int) -> None:
-        try:
-            res = deal(prefix, game, opts, bonus_in_play=bonus_in_play)
-        except InsufficientCardsError:
-            for c, k in counts.items():
-                if k:
-                    counts[c] = k - 1
-                    prefix.append(c)
-                    grow(weight * k, left - 1)
-                    prefix.pop()
-                    counts[c] = k
+        if engine.complete:
+            dist[engine.result().facts] += weight * falling(left, 6 - len(dealt))
             return
-        assert res.cards_used == len(prefix)
-        dist[res.facts] += weight * falling(left, 6 - len(prefix))
+        for c, k in counts.items():
+            if k:
+                counts[c] = k - 1
+                target = engine.feed(c)
+                grow(weight * k, left - 1)
+                hands[target].pop()
+                dealt.pop()
+                counts[c] = k
 
     grow(1, comp.total)
     total = falling(comp.total, 6)

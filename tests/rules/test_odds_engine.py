@@ -1,5 +1,5 @@
 """Exact odds by enumeration (controller.rules.odds) against a brute force that deals every
-ordered card sequence of small shoes through ``engine.deal`` and values every wager with
+ordered card sequence of small shoes through ``engine.RoundEngine`` and values every wager with
 ``wagers.net_multiplier`` over the full facts (tests/rules/odds_brute_force.py).
 
 Apart from tests/rules/test_odds.py (the published figures, shoes worked out by hand, ``shoectl
