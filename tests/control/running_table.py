@@ -2,7 +2,7 @@
 the built-in emulator, its journal, its UNIX socket, and raw clients that write exactly the bytes
 they are given.
 
-``launch_table(dir, operators_file, *extra, manual=False, ...)`` starts one (``--speed max``; the
+``launch_table(dir, operators_file, *extra, manual=False, speed="max", ...)`` starts one (the
 automated dealer unless ``manual``) and waits for its socket; ``Table`` talks to it and stops it.
 ``make_operators_file(path)`` writes fp1 (floorperson, 2580), d1 (dealer, 4826) and sup
 (supervisor, 1357). Keep work directories short: a UNIX socket path has at most 107 bytes.
@@ -25,6 +25,10 @@ from controller.cli import main as cli_main
 from controller.journal import JournalReader
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+# Ten times the emulator's real pace: a round every tenth of a second or so, for a test that needs the
+# table dealing while it does something else for long (a table dealing flat out takes a whole core
+# from the rest of the suite for as long as the test runs).
+PACE = "10"
 PINS = {"fp1": "2580", "d1": "4826", "sup": "1357"}
 ROLES = {"fp1": "floorperson", "d1": "dealer", "sup": "supervisor"}
 
@@ -168,10 +172,10 @@ def make_operators_file(path: Path) -> Path:
 
 
 def launch_table(d: Path, operators_file: Path | None, *extra: str, manual: bool = False, journal: str = "journal.db",
-                 control: str | None = "c.sock", wait: bool = True, **popen: Any) -> Table:
+                 control: str | None = "c.sock", wait: bool = True, speed: str = "max", **popen: Any) -> Table:
     """``shoectl run`` in ``d`` (with ``operators_file`` if given); waits for its socket unless
     ``wait`` is false. ``popen``: more arguments for ``subprocess.Popen``."""
-    argv = [*SHOECTL, "run", "--speed", "max", "--seed", "7", "--display", "lines", "--journal", str(d / journal)]
+    argv = [*SHOECTL, "run", "--speed", speed, "--seed", "7", "--display", "lines", "--journal", str(d / journal)]
     argv += ["--control", str(d / control)] if control else []
     argv += ["--operators", str(operators_file)] if operators_file else []
     argv += ["--manual"] if manual else []
