@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from cli_run import run
+from cli_run import dealt_journal, run
 
 
 @pytest.fixture(scope="module")
 def one_shoe(tmp_path_factory) -> Path:
     """A whole shoe, and the next one started (shuffled, not yet cut) when the run stops."""
-    path = tmp_path_factory.mktemp("human") / "journal.db"
-    subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(path), "--shoes", "1",
-                    "--speed", "max", "--seed", "3", "--display", "lines"], check=True, capture_output=True, timeout=240)
-    return path
+    return dealt_journal(tmp_path_factory.mktemp("human") / "journal.db", "--shoes", "1", "--seed", "3")
 
 
 def test_replay_says_in_words_what_a_shoe_does_not_have(capsys, one_shoe: Path) -> None:

@@ -3,7 +3,6 @@ small hand-made journal with two shoes and simulated and void rounds."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,17 +11,14 @@ import pytest
 
 from controller.journal import Journal, JournalReader, Record
 from controller.journal.replay import replay
-from cli_run import run
+from cli_run import dealt_journal, run
 
 
 
 
 @pytest.fixture(scope="module")
 def table_journal(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("roadmap") / "journal.db"
-    subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(path), "--rounds", "30",
-                    "--speed", "max", "--seed", "1"], check=True, capture_output=True, timeout=240)
-    return path
+    return dealt_journal(tmp_path_factory.mktemp("roadmap") / "journal.db", "--rounds", "30", "--seed", "1")
 
 
 def _round(shoe: str, n: int, kind: str, outcome: str | None, pp: bool = False, bp: bool = False) -> list[Record]:

@@ -9,20 +9,18 @@ automated dealer unless ``manual``) and waits for its socket; ``Table`` talks to
 """
 from __future__ import annotations
 
-import io
 import json
 import signal
 import socket
 import subprocess
 import sys
 import time
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.cli import main as cli_main
 from controller.journal import JournalReader
+from tests.cli_run import run_captured
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 # Ten times the emulator's real pace: a round every tenth of a second or so, for a test that needs the
@@ -137,10 +135,8 @@ class Table:
 def journal_verify(journal: Path) -> tuple[int, str]:
     """``shoectl journal verify JOURNAL`` (the chain and the anchors file beside it) through the
     CLI in this process: its exit code and what it printed."""
-    said = io.StringIO()
-    with redirect_stdout(said), redirect_stderr(said):
-        code = cli_main.main(["journal", "verify", str(journal)])
-    return code, said.getvalue()
+    code, out, err = run_captured("journal", "verify", str(journal))
+    return code, out + err
 
 
 def send_and_read(s: socket.socket, line: bytes | dict[str, Any]) -> dict[str, Any] | None:

@@ -4,11 +4,11 @@ lines; ``forge_next`` makes a well-formed entry that claims the next seq of a ch
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from controller.journal.chain import Hasher, entry_body, encode_payload
+from cli_run import dealt_journal, run_captured
 from floor.helpers import SHOECTL
 
 
@@ -37,12 +37,10 @@ def run_table(directory: Path, *, table_id: str = "T1", rounds: int = 12, seed: 
         key_file.write_bytes(b"k" * 16 + table_id.encode())
         key_file.chmod(0o600)
         extra = ["--hmac-key", str(key_file)]
-    subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--table-id", table_id, "--rounds", str(rounds),
-                    "--seed", str(seed), "--speed", "max", "--display", "lines", *extra],
-                   check=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
-    export = subprocess.run([*SHOECTL, "journal", "export", str(journal), *extra], check=True, capture_output=True,
-                            timeout=120)
-    return TableJournal(journal, export.stdout.decode("utf-8").splitlines(keepends=True), key_file)
+    dealt_journal(journal, "--table-id", table_id, "--rounds", str(rounds), "--seed", str(seed), *extra)
+    code, exported, err = run_captured("journal", "export", str(journal), *extra)
+    assert code == 0, err
+    return TableJournal(journal, exported.splitlines(keepends=True), key_file)
 
 
 def forge_next(line: str, *, hasher: Hasher | None = None, seq_delta: int = 0, **changes: object) -> str:

@@ -9,8 +9,6 @@ import json
 import random
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from controller.journal.chain import Hasher, canonical_json, decode_canonical, d
 from controller.journal.chaincheck import ChainCheck
 from controller.journal.shapes import PayloadShapes, is_canonical_reference
 
+from cli_run import dealt_journal
 from tampering import rechain, rewrite, rows, tamper
 
 from .conftest import KEY, FakeClock
@@ -140,10 +139,7 @@ def real_journal(request, tmp_path_factory) -> tuple[Path, bytes | None]:
         (base / "journal.key").write_bytes(request.param)
         (base / "journal.key").chmod(0o600)
         extra += ["--hmac-key", str(base / "journal.key")]
-    subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(base / "table.db"), "--shoes",
-                    "1", "--speed", "max", "--seed", "7", "--display", "lines", *extra], check=True, capture_output=True,
-                   timeout=120)
-    return base / "table.db", request.param
+    return dealt_journal(base / "table.db", "--shoes", "1", "--seed", "7", *extra), request.param
 
 
 def test_fast_path_and_reference_agree_on_a_real_journal_tampered_at_every_kind(

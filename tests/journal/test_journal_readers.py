@@ -17,7 +17,7 @@ import pytest
 from controller.journal import JournalReader
 from controller.journal.anchors import AnchorFile, anchors_path
 
-from cli_run import run
+from cli_run import dealt_journal, run
 from tampering import delete_and_rechain, tamper
 from unprivileged import read_only_copy, run_unprivileged
 
@@ -231,9 +231,7 @@ def test_a_garbage_wal_file_is_reported(reader: str, journal: Path, capsys) -> N
 
 
 def _run_table(path: Path, *extra: str) -> None:
-    subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(path), "--shoes", "1",
-                    "--speed", "max", "--seed", "1", "--display", "lines", *extra], check=True, capture_output=True,
-                   timeout=120)
+    dealt_journal(path, "--shoes", "1", "--seed", "1", *extra)
 
 
 def test_run_anchors_the_journal_when_it_opens_it_and_at_every_shoe_end(table_journal: Path, capsys) -> None:

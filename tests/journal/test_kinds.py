@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,8 @@ from controller.journal.vocabulary import V1_EVENT_NAMES, current_payload
 from controller.rules.cards import SUITS, card_from_wire
 from controller.rules.errors import CardError
 from firmware_bridge.protocol import messages as m
+
+from cli_run import dealt_journal
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "journal.md"
@@ -89,8 +89,7 @@ def test_every_kind_the_code_writes_is_registered_and_every_registered_kind_is_w
 
 
 def _run_table(journal: Path, *extra: str) -> None:
-    subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--speed", "max",
-                    "--display", "lines", *extra], check=True, capture_output=True, timeout=180)
+    dealt_journal(journal, *extra)
 
 
 @pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat"])

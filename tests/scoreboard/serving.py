@@ -2,7 +2,7 @@
 
 - ``run_scoreboard_url(proc)``: the URL ``shoectl run --scoreboard`` writes on standard error.
 - ``dealt_journal(path, rounds)``: a journal of an emulated table that dealt ``rounds`` rounds
-  (``shoectl run`` in a subprocess).
+  (``shoectl run`` in this process, tests/cli_run.py).
 - ``serving(journal)``: a started ``ScoreboardServer`` on a free port of 127.0.0.1, stopped on
   the way out whatever happened; ``get(server, path, method=)``: (status, headers, body bytes).
 - ``floor_fed(tmp_path, broker, rounds)``: tables (``{"T1": rounds, ...}``) dealt into journals of
@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import cli_run
+
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 
 
@@ -43,10 +45,7 @@ def run_scoreboard_url(proc: subprocess.Popen, timeout: float = 20) -> str:
 
 
 def dealt_journal(path: Path, rounds: int, seed: int = 3, *extra: str) -> Path:
-    subprocess.run([*SHOECTL, "run", "--journal", str(path), "--speed", "max", "--seed", str(seed),
-                    "--rounds", str(rounds), "--display", "lines", *extra],
-                   check=True, capture_output=True, cwd=path.parent, timeout=120)
-    return path
+    return cli_run.dealt_journal(path, "--seed", str(seed), "--rounds", str(rounds), *extra)
 
 
 def journal_view(journal: Path, lang: str = "en") -> dict[str, Any]:

@@ -5,8 +5,6 @@ journal holding exactly the entries fed so far; its state in words follows the t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +15,14 @@ from controller.journal.errors import JournalContentError
 from controller.rules.submission import load_preset, load_submission
 from controller.scoreboard.labels import LANGUAGES, STATE_WORDS, labels
 from controller.scoreboard.state import STATES, TableView
-from cli_run import run
+from cli_run import dealt_journal, run
 
-SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 MONEY = ("wagers", "settlements", "house_money_added")
 
 
 def shoectl_run(tmp: Path, *options: str) -> Path:
     """A journal written by `shoectl run` on the built-in emulated table."""
-    journal = tmp / "journal.db"
-    subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--speed", "max", *options],
-                   check=True, capture_output=True, timeout=240)
-    return journal
+    return dealt_journal(tmp / "journal.db", *options)
 
 
 def entries_of(journal: Path) -> list[Any]:
