@@ -80,6 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--operators", type=path_argument, metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
     p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
                    help="how long five wrong PINs in a row lock an operator out (default 300)")
+    p.add_argument("--remember-pin", type=non_negative_int, default=300, metavar="SECONDS",
+                   help="how long a PIN that passed its check is accepted again without another (default 300; 0: check every PIN in full)")
     p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
     p.add_argument("--table-id", type=table_id, default="T1", metavar="ID", help="the table's name (default T1)")
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes (a shoe given up because a device was replaced is not one)")
@@ -350,7 +352,7 @@ def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
         operators = load_operators(ops_path)
         for warning in operators.warnings:
             print(f"!! {warning}", file=sys.stderr)
-        auth = Authenticator(operators, lockout_s=args.lockout)
+        auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin)
     path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
     server = ControlServer(path, auth, max_connections=args.control_connections,
                            group=args.control_group or "shoectl", group_required=bool(args.control_group))

@@ -2,7 +2,7 @@
 
 Contract:
 - ``Authenticator(operators, *, max_failures=5, lockout_s=300, clock=time.monotonic,
-  unknown_limit=5, window_s=60, max_unknown_ids=1024, dummy_hashes_per_s=2)``.
+  unknown_limit=5, window_s=60, max_unknown_ids=1024, dummy_hashes_per_s=2, remember_s=300)``.
   ``authenticate(id, pin)`` returns the ``Operator`` or raises an ``AuthError``:
   ``UnknownOperator`` (no such id; a PIN hash is still computed so the time taken does not reveal
   which ids exist), ``WrongPin`` (``tries_left`` before the lockout), ``LockedOut``
@@ -18,6 +18,12 @@ Contract:
   id cost the same as a known one is computed at most ``dummy_hashes_per_s`` times a second on
   average (in bursts of twice that); beyond that an unknown id is refused without it, so a flood
   of unknown ids cannot take the table's processor time nor delay the operators' logins.
+- A PIN that passed its scrypt check is remembered for ``remember_s`` seconds (from that check;
+  ``controller.operators.remembered``: a keyed hash in memory, ended by a new PIN in the file):
+  the same operator's right PIN is then accepted without another scrypt. A wrong PIN always
+  costs a scrypt, and makes the operator's PIN be checked in full again next time; so does a
+  lockout. The lockout check comes first, as before: while locked out even a remembered PIN is
+  refused.
 - Every PIN check runs on one thread of the ``Authenticator``'s own (started at the first check),
   so the 16 MiB each scrypt takes is one buffer reused, not one kept per connection thread.
 - The lockout state is in memory only: a restart of the process that owns the ``Authenticator``
@@ -44,6 +50,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from controller.operators.pins import SCRYPT_N, SCRYPT_P, SCRYPT_R, PinHash, verify_pin
+from controller.operators.remembered import RememberedPins
 from controller.operators.store import Operator
 from controller.roles import Role
 
@@ -258,7 +265,7 @@ class Authenticator:
 
     def __init__(self, operators: Mapping[str, Operator], *, max_failures: int = 5, lockout_s: float = 300.0,
                  clock: Callable[[], float] = time.monotonic, unknown_limit: int = 5, window_s: float = 60.0,
-                 max_unknown_ids: int = 1024, dummy_hashes_per_s: float = 2.0) -> None:
+                 max_unknown_ids: int = 1024, dummy_hashes_per_s: float = 2.0, remember_s: float = 300.0) -> None:
         if max_failures < 1:
             raise ValueError("max_failures must be at least 1")
         if not lockout_s > 0:
@@ -272,6 +279,7 @@ class Authenticator:
         self._unknown = LoginThrottle(unknown_limit, window_s, max_unknown_ids, clock)
         self._dummy_budget = _Budget(dummy_hashes_per_s, max(1, round(dummy_hashes_per_s * 2)), clock)
         self._hasher = _PinHasher()
+        self._remembered = RememberedPins(remember_s, clock)
 
     @property
     def operators(self) -> Mapping[str, Operator]:
@@ -285,6 +293,7 @@ class Authenticator:
         with self._lock:
             self._operators = dict(operators)
             self._failures = {k: v for k, v in self._failures.items() if k in self._operators}
+            self._remembered.keep_only(self._operators)
 
     def authenticate(self, operator_id: str, pin: str) -> Operator:
         """The operator ``operator_id`` if ``pin`` is theirs; else raise ``UnknownOperator``,
@@ -314,9 +323,14 @@ class Authenticator:
                     raise LockedOut(operator_id, state.locked_until - now, state.count)
                 state = None  # the lockout is over: fresh tries
                 del self._failures[operator_id]
-            if self._hasher.verify(pin, op.pin_hash):
+            if self._remembered.matches(op, pin):
                 self._failures.pop(operator_id, None)
                 return op
+            if self._hasher.verify(pin, op.pin_hash):
+                self._failures.pop(operator_id, None)
+                self._remembered.remember(op, pin)
+                return op
+            self._remembered.forget(operator_id)
             count = (state.count if state is not None else 0) + 1
             if count >= self.max_failures:
                 self._failures[operator_id] = _Failures(count, now + self.lockout_s)
