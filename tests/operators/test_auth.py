@@ -22,26 +22,15 @@ from controller.operators.store import Operator, hash_pin
 from controller.table.commands import MIN_ROLES
 from controller.roles import Role
 
+from .conftest import FakeClock
+
 PINS = {"d1": "8042", "f1": "1357", "s1": "2580"}
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(scope="module")
 def operators() -> dict[str, Operator]:
     roles = {"d1": Role.DEALER, "f1": Role.FLOORPERSON, "s1": Role.SUPERVISOR}
     return {i: Operator(i, roles[i], None, hash_pin(PINS[i])) for i in PINS}
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture

@@ -13,26 +13,14 @@ from controller.operators.remembered import RememberedPins
 from controller.operators.store import Operator, hash_pin
 from controller.roles import Role
 
+
 PINS = {"d1": "8042", "f1": "1357"}
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(scope="module")
 def operators() -> dict[str, Operator]:
     return {"d1": Operator("d1", Role.DEALER, None, hash_pin(PINS["d1"])),
             "f1": Operator("f1", Role.FLOORPERSON, None, hash_pin(PINS["f1"]))}
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture
