@@ -46,7 +46,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     attempts = 250 if quick else 2500
     d = Path(tempfile.mkdtemp(prefix="shoectl-bench-", dir="/tmp"))
     try:
-        t = launch_table(d, make_operators_file(d / "operators.toml"))
+        t = launch_table(d, make_operators_file(d / "operators.toml"), edge_monitor=True)
         try:
             time.sleep(1.0)
             idle = _timed_commands(t, 10)

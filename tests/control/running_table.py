@@ -2,8 +2,10 @@
 the built-in emulator, its journal, its UNIX socket, and raw clients that write exactly the bytes
 they are given.
 
-``launch_table(dir, operators_file, *extra, manual=False, speed="max", ...)`` starts one (the
-automated dealer unless ``manual``) and waits for its socket; ``Table`` talks to it and stops it.
+``launch_table(dir, operators_file, *extra, manual=False, speed="max", edge_monitor=False, ...)``
+starts one (the automated dealer unless ``manual``; the edge monitor, which these tests do not
+look at, only if asked: its start-up counts a whole shoe's odds) and waits for its socket;
+``Table`` talks to it and stops it.
 ``make_operators_file(path)`` writes fp1 (floorperson, 2580), d1 (dealer, 4826) and sup
 (supervisor, 1357). Keep work directories short: a UNIX socket path has at most 107 bytes.
 """
@@ -168,13 +170,14 @@ def make_operators_file(path: Path) -> Path:
 
 
 def launch_table(d: Path, operators_file: Path | None, *extra: str, manual: bool = False, journal: str = "journal.db",
-                 control: str | None = "c.sock", wait: bool = True, speed: str = "max", **popen: Any) -> Table:
+                 control: str | None = "c.sock", wait: bool = True, speed: str = "max", edge_monitor: bool = False, **popen: Any) -> Table:
     """``shoectl run`` in ``d`` (with ``operators_file`` if given); waits for its socket unless
     ``wait`` is false. ``popen``: more arguments for ``subprocess.Popen``."""
     argv = [*SHOECTL, "run", "--speed", speed, "--seed", "7", "--display", "lines", "--journal", str(d / journal)]
     argv += ["--control", str(d / control)] if control else []
     argv += ["--operators", str(operators_file)] if operators_file else []
     argv += ["--manual"] if manual else []
+    argv += [] if edge_monitor else ["--no-edge-monitor"]
     argv += list(extra)
     sock = d / control if control else (d / journal).with_suffix(".sock")
     err_path = d / f"{Path(journal).stem}.stderr"
