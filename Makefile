@@ -21,7 +21,7 @@ ARGS ?= --shoes 1
 run: $(STAMP)
 	$(VENV)/bin/shoectl run $(ARGS)
 
-## test: set up and run the whole test suite (three workers for every two CPUs, each given whole modules, the
+## test: set up and run the whole test suite (two workers per CPU, each given whole modules, the
 ## modules with slow tests first: tests/conftest.py)
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): each
 # worker would otherwise compile every module again (about 13 s of CPU a run; __pycache__ is ignored by git).

@@ -10,7 +10,7 @@ collected, so that tests/test_traceability.py need not collect the suite a secon
 Order and workers: the modules holding the most ``slow`` tests run first, each module's tests together and
 in their own order, so that under ``pytest -n auto`` (``make test`` hands each worker whole modules,
 ``--dist loadscope``) the long tests are not the last ones started: a long test left to the end keeps
-one worker busy while the others wait. ``-n auto`` starts three workers for every two CPUs
+one worker busy while the others wait. ``-n auto`` starts two workers per CPU
 (``pytest_xdist_auto_num_workers``).
 
 Temporary directory: when ``TMPDIR`` is not set and /dev/shm (memory) has room, tests' temporary
@@ -52,16 +52,14 @@ MAX_WORKERS = 16
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: pytest without xdist runs the tests too
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: three workers for every two CPUs. A test spends part of its time waiting (on the
-    processes, ptys, brokers and browsers it starts, on a device's timeout), and another worker runs
-    meanwhile; but every worker's tests start processes of their own, and past that the processes
-    only take the CPUs from each other. On the 2-core machine of docs/performance.md, two workers
-    took 206 s, three 160-163 s (265 s of CPU), four 167-190 s (300-327 s of CPU). At most
-    ``MAX_WORKERS``: memory, not CPUs, bounds a big machine. ``PYTEST_XDIST_AUTO_NUM_WORKERS``
-    still decides when set."""
+    """``-n auto``: two workers per CPU. A test spends about half its time waiting (on the processes,
+    ptys, brokers and browsers it starts, on a device's timeout); a second worker per CPU runs
+    meanwhile. At most ``MAX_WORKERS``: each worker's tests start tables, brokers and browsers of
+    their own, and memory, not CPUs, bounds a big machine. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still
+    decides when set."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return min(max(1, 3 * len(os.sched_getaffinity(0)) // 2), MAX_WORKERS)
+    return min(2 * len(os.sched_getaffinity(0)), MAX_WORKERS)
 
 
 def _memory_has_room() -> bool:
