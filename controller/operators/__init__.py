@@ -3,6 +3,8 @@
 - ``controller.operators.store``: the operators file (TOML, PIN hashes only), read and validated,
   changed under a lock with atomic writes.
 - ``controller.operators.pins``: the PIN rules and the scrypt PIN hash.
+- ``controller.operators.remembered``: the PINs that just passed their scrypt check, kept for a
+  short time as a keyed hash so that an operator's next commands do not each cost another.
 - ``controller.operators.auth``: ``Authenticator`` (PIN check with lockout) and ``authorize``
   (role check against the least role of each command, ``controller.table.commands.MIN_ROLES``), with the CLI exit codes ``EXIT_AUTH`` and
   ``EXIT_FORBIDDEN``.
