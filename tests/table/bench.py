@@ -4,7 +4,8 @@ The bench plays the shuffler (answers SHUFFLE with SHUFFLE_DONE and the stack's 
 dealer (obeys CUT n / COVER n / LOAD / BURN / DRAW / DISCARD prompts when ``auto_deal``; like the
 emulated dealer, not a BURN or DRAW whose ``@N`` names a card already drawn) and the
 card-reading shoe (CARD_READ for each card drawn, COVER_CARD when the cover card comes out,
-SHOE_EMPTY at the end). Inputs and outputs are kept so tests can assert on them and replay them.
+SHOE_EMPTY at the end). Inputs and outputs are kept so tests can assert on them and replay them; ``sent(outs, type)`` picks
+the device messages of one type out of a list of outputs.
 """
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
 SUIT_CODE = {"C": 0, "D": 1, "H": 2, "S": 3}
+
+
+def sent(outs: list[Any], message_type: type) -> list[Any]:
+    """The device messages of ``message_type`` among the core's outputs ``outs``, in order."""
+    return [o.message for o in outs if isinstance(o, SendCommand) and isinstance(o.message, message_type)]
 
 
 def stack_with(front: list[Card], decks: int = 8, burn: int = 1) -> list[Card]:

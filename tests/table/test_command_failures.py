@@ -4,11 +4,11 @@ which the resume sends again what the state needs; a refused prompt, a refusal w
 already holds the table, or a command whose outcome is unknown (the link went down) is only said."""
 from __future__ import annotations
 
-from bench import Bench
+from bench import Bench, sent
 
 from controller.journal import kinds
 from controller.roles import Role
-from controller.table.io import CommandFailed, SendCommand
+from controller.table.io import CommandFailed
 from controller.table.journaling import command_failed_record, input_from
 from firmware_bridge.protocol import messages as m
 
@@ -32,7 +32,7 @@ def test_a_refused_shuffle_holds_the_table_until_a_floorperson_clears_it_then_as
     assert b.of("refused")[-1]["input"] == "wager"
     outs = b.op("clear_fault", key="command:shuffler")
     assert b.core.state == "shuffling"
-    assert any(isinstance(o, SendCommand) and isinstance(o.message, m.Shuffle) for o in outs)
+    assert sent(outs, m.Shuffle)
 
 
 def test_an_unknown_outcome_a_refused_prompt_and_a_refusal_during_a_fault_are_only_said() -> None:
@@ -60,10 +60,6 @@ def test_a_failed_command_is_journaled_as_an_input_and_read_back_the_same() -> N
     assert input_from(Stored()) == failure
 
 
-def _delivers(outs: list) -> list:
-    return [o.message for o in outs if isinstance(o, SendCommand) and isinstance(o.message, m.Deliver)]
-
-
 def loading_after_a_lost_delivery() -> Bench:
     """A table whose DELIVER(DEALER) got no reply (the shuffler's link dropped while it was sent),
     then cut, covered and told to load by the dealer at the console: the shoe never reports the
@@ -72,7 +68,7 @@ def loading_after_a_lost_delivery() -> Bench:
     b.link("shuffler", True, serial="SH-1", epoch=1)
     b.link("shoe", True, serial="SO-1", epoch=2)
     b.op("open")
-    assert b.core.state == "cutting" and _delivers(b.sent) == [m.Deliver(m.DeliverTarget.DEALER)]
+    assert b.core.state == "cutting" and sent(b.sent, m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
     outs = b.feed(CommandFailed("shuffler", "DELIVER", "link lost while sending", refused=False))
     assert not b.core.faults and [o.text for o in outs if hasattr(o, "text")]  # said, not a fault
     b.op("cut", Role.DEALER, position=100)
@@ -90,10 +86,10 @@ def test_a_delivery_that_got_no_reply_is_sent_again_by_every_resume_until_the_st
         b.link("shuffler", False)
         outs = b.link("shuffler", True, serial="SH-1", epoch=1)
         assert b.core.state == "loading"
-        assert _delivers(outs) == [m.Deliver(m.DeliverTarget.DEALER)]
-    assert _delivers(b.core.resume_outputs()) == [m.Deliver(m.DeliverTarget.DEALER)]  # a restart too
+        assert sent(outs, m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
+    assert sent(b.core.resume_outputs(), m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]  # a restart too
     b.event("shoe", m.ShoeLoaded(len(b.stack)))
-    assert b.core.state != "loading" and _delivers(b.core.resume_outputs()) == []
+    assert b.core.state != "loading" and sent(b.core.resume_outputs(), m.Deliver) == []
 
 
 def test_a_delivery_sent_again_and_refused_as_wrong_state_went_through_the_first_time() -> None:
@@ -105,7 +101,7 @@ def test_a_delivery_sent_again_and_refused_as_wrong_state_went_through_the_first
     outs = b.feed(refusal)
     assert not b.core.faults and b.core.state == "loading"
     assert any("already taken a DELIVER" in o.text for o in outs if hasattr(o, "text"))
-    assert _delivers(b.core.resume_outputs()) == []
+    assert sent(b.core.resume_outputs(), m.Deliver) == []
     b.feed(refusal)
     assert list(b.core.faults) == ["command:shuffler"]
 
@@ -116,7 +112,7 @@ def test_a_delivery_refused_busy_is_no_fault_and_stays_due() -> None:
     the next resume) until the shuffler takes it or says it has nothing left (WRONG_STATE)."""
     b = loading_after_a_lost_delivery()
     b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: BUSY", refused=True, code="BUSY"))
-    assert not b.core.faults and _delivers(b.core.resume_outputs()) == [m.Deliver(m.DeliverTarget.DEALER)]
+    assert not b.core.faults and sent(b.core.resume_outputs(), m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
 
 
 def test_the_delivery_due_is_rebuilt_by_replaying_the_journaled_inputs() -> None:
@@ -124,7 +120,7 @@ def test_the_delivery_due_is_rebuilt_by_replaying_the_journaled_inputs() -> None
     replayed = Bench(auto_deal=False)
     replayed.core.recover(b.inputs)
     assert replayed.core.state == "loading" and replayed.core.shoe.delivery_due
-    assert _delivers(replayed.core.resume_outputs()) == [m.Deliver(m.DeliverTarget.DEALER)]
+    assert sent(replayed.core.resume_outputs(), m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
 
 
 def test_an_automatic_shoe_gets_its_delivery_again_too() -> None:
@@ -135,7 +131,7 @@ def test_an_automatic_shoe_gets_its_delivery_again_too() -> None:
     assert b.core.state == "loading"
     b.feed(CommandFailed("shuffler", "DELIVER", "no reply", refused=False))
     b.link("shuffler", False)
-    assert _delivers(b.link("shuffler", True)) == [m.Deliver(m.DeliverTarget.SHOE)]
+    assert sent(b.link("shuffler", True), m.Deliver) == [m.Deliver(m.DeliverTarget.SHOE)]
 
 
 def test_a_refusal_is_journaled_with_its_code_and_read_back_the_same() -> None:
@@ -196,7 +192,7 @@ def test_a_command_refused_because_the_device_is_jammed_is_the_jam_fault_whose_c
     b.feed(CommandFailed("shoe", "GATE_UNLOCK", "GateUnlock refused: JAM", refused=True, code="JAM"))
     assert len(b.of("fault")) == 1  # said once
     outs = b.op("clear_fault", key="jam:shoe")
-    assert any(isinstance(o, SendCommand) and o.message == m.Reset(m.ResetKind.MECHANISM) for o in outs)
+    assert m.Reset(m.ResetKind.MECHANISM) in sent(outs, m.Reset)
     assert b.core.state == "betting"
 
 
@@ -213,7 +209,7 @@ def test_a_refusal_because_the_device_restarted_is_an_outcome_lost_with_the_sess
     b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: NOT_SYNCED: send SYNC first", refused=True,
                          code="NOT_SYNCED"))
     assert not b.core.faults
-    assert _delivers(b.core.resume_outputs()) == [m.Deliver(m.DeliverTarget.DEALER)]
+    assert sent(b.core.resume_outputs(), m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
 
 
 def test_a_refused_delivery_is_sent_again_once_the_floorperson_clears_the_fault_even_after_the_cut() -> None:
@@ -225,4 +221,4 @@ def test_a_refused_delivery_is_sent_again_once_the_floorperson_clears_the_fault_
     b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: DOOR_OPEN", refused=True, code="DOOR_OPEN"))
     assert list(b.core.faults) == ["command:shuffler"]
     outs = b.op("clear_fault", key="command:shuffler")
-    assert b.core.state == "cutting" and _delivers(outs) == [m.Deliver(m.DeliverTarget.DEALER)]
+    assert b.core.state == "cutting" and sent(outs, m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]

@@ -3,9 +3,8 @@ that comes meanwhile (a fact about the shoe: kept, and the table goes on from it
 and what the dealer must do for the fault to clear (shown again)."""
 from __future__ import annotations
 
-from bench import Bench
+from bench import Bench, sent
 
-from controller.table.io import SendCommand
 from firmware_bridge.protocol import messages as m
 
 
@@ -34,7 +33,7 @@ def test_a_load_reported_while_a_fault_holds_the_table_is_kept_and_the_table_goe
 
 
 def _shown(outs: list) -> list[str]:
-    return [o.message.text for o in outs if isinstance(o, SendCommand) and isinstance(o.message, m.Display)]
+    return [d.text for d in sent(outs, m.Display)]
 
 
 def test_close_door_is_shown_again_when_the_shoe_comes_back_while_its_door_holds_the_table() -> None:
@@ -58,7 +57,7 @@ def test_close_door_is_shown_again_when_the_shoe_comes_back_while_its_door_holds
 
 
 def _shuffles(outs: list) -> int:
-    return sum(isinstance(o, SendCommand) and isinstance(o.message, m.Shuffle) for o in outs)
+    return len(sent(outs, m.Shuffle))
 
 
 def shuffling_table() -> Bench:
@@ -85,7 +84,7 @@ def test_a_shuffle_done_while_a_fault_holds_the_table_is_kept_and_no_second_shuf
     assert b.core.state == "fault" and not b.of("refused")
     outs = b.link("shoe", True, serial="SO-1", epoch=2)
     assert b.core.state == "cutting" and _shuffles(outs) == 0
-    assert any(isinstance(o, SendCommand) and isinstance(o.message, m.Deliver) for o in outs)
+    assert sent(outs, m.Deliver)
     replayed = Bench()
     replayed.core.recover(b.inputs)
     assert replayed.core.state == "cutting"
@@ -126,5 +125,4 @@ def test_a_second_shuffle_asked_for_at_a_reconnect_is_delivered_when_it_is_done(
     assert b.core.state == "loading"
     outs = b.event("shuffler", m.ShuffleDone(416, 416))                        # the second one's
     assert not b.of("refused") and b.core.state == "loading"
-    assert [o.message for o in outs if isinstance(o, SendCommand) and isinstance(o.message, m.Deliver)] == \
-        [m.Deliver(m.DeliverTarget.DEALER)]
+    assert sent(outs, m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
