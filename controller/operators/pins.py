@@ -11,6 +11,7 @@ Contract:
   and canonical base64; ``PinHash.format()`` gives the string back.
 - ``check_pin(pin, operator_id)`` enforces the PIN rules (4 to 12 ASCII digits, not guessable)
   and raises ``PinError`` (a ``UsageError``).
+- ``pin_bytes(pin)``: the bytes a PIN is hashed as (here and by ``controller.operators.remembered``).
 - No message ever contains a PIN or a hash string. No I/O; nothing is cached.
 """
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "check_pin",
     "hash_pin",
     "parse_pin_hash",
+    "pin_bytes",
     "verify_pin",
 ]
 
@@ -122,8 +124,13 @@ def parse_pin_hash(text: str) -> PinHash:
     return PinHash(n, r, p, salt, digest)
 
 
+def pin_bytes(pin: str) -> bytes:
+    """The bytes a PIN is hashed as (its UTF-8; a lone surrogate from a JSON request kept, not refused)."""
+    return pin.encode("utf-8", "surrogatepass")
+
+
 def _scrypt(pin: str, n: int, r: int, p: int, salt: bytes, dklen: int) -> bytes:
-    secret = pin.encode("utf-8", "surrogatepass")
+    secret = pin_bytes(pin)
     return hashlib.scrypt(secret, salt=salt, n=n, r=r, p=p, dklen=dklen,
                           maxmem=128 * r * (n + p + 2) + (1 << 20))
 

@@ -24,6 +24,7 @@ import hmac
 import secrets
 from collections.abc import Callable, Iterable
 
+from controller.operators.pins import pin_bytes
 from controller.operators.store import Operator
 
 
@@ -39,7 +40,7 @@ class RememberedPins:
         self._by_id: dict[str, tuple[str, bytes, float]] = {}  # id -> (PIN hash checked, MAC, until)
 
     def _mac(self, pin: str) -> bytes:
-        return hmac.new(self._key, pin.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
+        return hmac.new(self._key, pin_bytes(pin), hashlib.sha256).digest()
 
     def matches(self, operator: Operator, pin: str) -> bool:
         held = self._by_id.get(operator.id)
@@ -62,6 +63,3 @@ class RememberedPins:
         """Forget every operator not in ``operator_ids`` (those a reloaded file no longer has)."""
         keep = set(operator_ids)
         self._by_id = {k: v for k, v in self._by_id.items() if k in keep}
-
-    def __len__(self) -> int:
-        return len(self._by_id)
