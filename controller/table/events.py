@@ -16,10 +16,16 @@ from controller.table.errors import Refused
 from controller.table.faults import CLOSE_DOOR, cleared_by_device, held_prompts, raise_fault
 from controller.table.io import CommandFailed, DeviceStatus
 from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES
+from firmware_bridge.protocol import NakCode
 from firmware_bridge.protocol import messages as m
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
+
+
+def _held_in(t: TableCore, state: str) -> bool:
+    """Whether a fault holds the table in ``state`` (it resumes there once cleared)."""
+    return t.state == "fault" and t.saved_state == state
 
 
 def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
@@ -29,7 +35,7 @@ def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
     shuffle, which the shuffler, still delivering the first, could refuse (BUSY)."""
     shoe = t.shoe
     t.shuffle_count = (ev.card_count, ev.expected_count)
-    if t.state == "fault" and t.saved_state == "shuffling" and shoe is not None:
+    if _held_in(t, "shuffling") and shoe is not None:
         shoe.shuffle_held = True
         return
     if t.state in AWAITING_STACK and shoe is not None and shoe.delivery_due and preparation.count_ok(t):
@@ -49,7 +55,7 @@ def shoe_loaded(t: TableCore, device_role: str, ev: m.ShoeLoaded) -> None:
     load is recorded at once and the table goes on from it when it resumes
     (``preparation.apply_held``): the event is a fact about the shoe, which a refusal would
     lose (it is acknowledged once journaled, so never sent again)."""
-    held = t.state == "fault" and t.saved_state == "loading"
+    held = _held_in(t, "loading")
     if (t.state != "loading" and not held) or t.shoe is None:
         raise Refused(f"the shoe reports {ev.card_count} cards loaded but no load is under way")
     t.shoe.loaded_count = ev.card_count
@@ -156,11 +162,13 @@ def device_event(t: TableCore, device_role: str, ev: Any) -> None:
         handler(t, device_role, ev)
 
 
+# NAK codes by the name a failed command carries (``CommandFailed.code``, journaled as such).
+BUSY, JAM = NakCode.BUSY.name, NakCode.JAM.name
 # A DELIVER sent again, refused so: an earlier one went through (nothing left to deliver).
-DELIVERED_ALREADY = frozenset({"WRONG_STATE"})
+DELIVERED_ALREADY = frozenset({NakCode.WRONG_STATE.name})
 # A refusal with this code is not the device's answer to the command: it restarted and lost the
 # session (the link reconnects), so the command's outcome is lost with it.
-SESSION_LOST = "NOT_SYNCED"
+SESSION_LOST = NakCode.NOT_SYNCED.name
 
 
 def command_failed(t: TableCore, f: CommandFailed) -> None:
@@ -175,7 +183,7 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     if _stack_command_failed(t, f):
         return
     text = f"the {f.device_role} did not carry out {f.command}: {f.reason}"
-    if f.refused and f.code == "JAM":
+    if f.refused and f.code == JAM:
         # The device says its mechanism is jammed (a RESET that clearing the jam sent was lost, say):
         # the jam fault, whose clearing resets the mechanism, not a fault of the command.
         if f"jam:{f.device_role}" not in t.faults:
@@ -199,7 +207,7 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
     one asked for again) stays due without a fault: the shuffle's SHUFFLE_DONE or the next resume
     sends it again. Any other failure of a DELIVER is then decided as any command's."""
     shoe = t.shoe
-    busy = f.refused and f.code == "BUSY"
+    busy = f.refused and f.code == BUSY
     if f.command == "SHUFFLE" and busy and (t.saved_state or t.state) == "shuffling":
         t.notice("info", f"the {f.device_role} is still shuffling (BUSY)")
         return True
