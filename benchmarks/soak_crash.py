@@ -311,18 +311,23 @@ def soak(kills: int, seed: int, work: Path, progress: dict[str, float],
         table.stop()
         progress.update(cards=table.cards_dealt(), seconds=round(time.monotonic() - start, 1))
     soaked = time.monotonic() - start
+    return {"kills": sum(len(lived[k]) for k in ("at a random time", "after a random record")),
+            **check_journal(journal, table.dealt_log), "seconds": round(soaked, 1), "seed": seed,
+            "controller_seconds": {kind: _spread(times) for kind, times in lived.items()}}
+
+
+def check_journal(journal: Path, dealt_log: Path) -> dict:  # type: ignore[type-arg]
+    """Every check of a soaked journal, or ``Defect``: ``shoectl journal verify`` passes, its
+    CARD_READs are the dealt log (``check_cards``), its money adds up (``check_wagers``), its
+    replay shows each round once, settled once (``check_replay``). Its figures."""
     verify = subprocess.run([*SHOECTL, "journal", "verify", str(journal)], capture_output=True, text=True)
     if verify.returncode != 0:
         raise Defect(f"shoectl journal verify exited {verify.returncode}: {verify.stdout}{verify.stderr}")
     entries = shoectl_lines("export", "--no-verify", str(journal))  # verified just above
-    cards = check_cards(entries, table.dealt_log)
+    cards = check_cards(entries, dealt_log)
     money = check_wagers(entries)
-    rounds = check_replay(journal)
-    return {"kills": sum(len(lived[k]) for k in ("at a random time", "after a random record")),
-            "cards": cards, "rounds": rounds, "journal_entries": len(entries),
-            "wagers": dict(money), "seconds": round(soaked, 1), "seed": seed,
-            "controller_seconds": {kind: _spread(times) for kind, times in lived.items()},
-            "verify": verify.stdout.strip()}
+    return {"cards": cards, "rounds": check_replay(journal), "journal_entries": len(entries),
+            "wagers": dict(money), "verify": verify.stdout.strip()}
 
 
 def _spread(values: list[float]) -> dict[str, float]:

@@ -33,7 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchmarks.soak_crash import SHOECTL, Defect, check_cards, check_replay, check_wagers, shoectl_lines
+from benchmarks.soak_crash import SHOECTL, Defect, check_journal, shoectl_lines
 from controller.cli.run_options import emulator_speed
 
 UNPLUG = "unplug-every=300ms,unplug-for=100ms"
@@ -73,12 +73,9 @@ def one_run(work: Path, faults: str, submission: str, seed: int, rounds: int, li
     if status != 0:
         said = (work / "stderr").read_text(encoding="utf-8", errors="replace").strip().splitlines()
         raise Defect(f"exited with status {status}: {said[-1] if said else 'nothing said'}")
-    verify = subprocess.run([*SHOECTL, "journal", "verify", str(journal)], capture_output=True, text=True)
-    if verify.returncode != 0:
-        raise Defect(f"the journal does not verify: {verify.stdout.strip()}{verify.stderr.strip()}")
-    entries = shoectl_lines("export", "--no-verify", str(journal))  # verified just above
-    return {"seconds": round(seconds, 1), "cards": check_cards(entries, dealt), "rounds": check_replay(journal),
-            "wagers": sum(check_wagers(entries).values())}
+    checked = check_journal(journal, dealt)
+    return {"seconds": round(seconds, 1), "cards": checked["cards"], "rounds": checked["rounds"],
+            "wagers": sum(checked["wagers"].values())}
 
 
 def _where(journal: Path) -> str:
