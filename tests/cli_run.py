@@ -1,6 +1,11 @@
-"""Running the ``shoectl`` CLI in-process for tests."""
+"""Running the ``shoectl`` CLI in-process for tests, and the files it takes.
+
+``run(capsys, *argv)`` / ``run_captured(*argv)``: exit code, stdout, stderr; ``dealt_journal(path,
+*options)``: a journal dealt by ``shoectl run``; ``preset_with_decks(path, preset, decks)``: a
+shipped preset written to ``path`` with another number of decks, for ``--submission``."""
 from __future__ import annotations
 
+import importlib.resources
 import io
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -8,14 +13,18 @@ from pathlib import Path
 from controller.cli import main as cli_main
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run the CLI in-process and return (exit code, stdout, stderr); argparse's own errors exit
-    through SystemExit, like a process. ``COMMAND_MODULES`` is looked up at call time, so a
-    test's monkeypatched list applies."""
+def _exit_code(argv: tuple[str, ...]) -> int:
+    """``main(argv)``'s exit code; argparse's own errors exit through SystemExit, like a process.
+    ``COMMAND_MODULES`` is looked up at call time, so a test's monkeypatched list applies."""
     try:
-        code = cli_main.main(list(argv))
+        return cli_main.main(list(argv))
     except SystemExit as exc:
-        code = exc.code
+        return exc.code
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    """Run the CLI in-process and return (exit code, stdout, stderr)."""
+    code = _exit_code(argv)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -25,10 +34,7 @@ def run_captured(*argv: str) -> tuple[int, str, str]:
     (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        try:
-            code = cli_main.main(list(argv))
-        except SystemExit as exc:
-            code = exc.code
+        code = _exit_code(argv)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -39,3 +45,12 @@ def dealt_journal(journal: Path, *options: str) -> Path:
     code, _, err = run_captured("run", "--journal", str(journal), "--speed", "max", "--display", "lines", *options)
     assert code == 0, err[-3000:]
     return journal
+
+
+def preset_with_decks(path: Path, preset: str, decks: int) -> Path:
+    """The shipped preset ``preset`` written to ``path`` with ``decks`` decks instead of eight (a
+    shorter shoe, or one whose composition swings sooner); ``path`` is returned."""
+    text = (importlib.resources.files("controller.rules") / "presets" / f"{preset}.toml").read_text(encoding="utf-8")
+    assert "decks = 8" in text, preset
+    path.write_text(text.replace("decks = 8", f"decks = {decks}"), encoding="utf-8")
+    return path

@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from cli_run import run
+from cli_run import preset_with_decks, run
 
 from controller.journal import JournalReader, kinds
 from controller.rules.cards import Composition, card_from_wire
@@ -23,7 +23,6 @@ from controller.rules.odds import exact_odds
 from controller.rules.submission import load_preset, load_submission
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def shoectl_run(journal: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -176,9 +175,7 @@ def test_no_edge_monitor_journals_no_edge_records(tmp_path: Path) -> None:
 
 
 def test_a_dragon7_rich_shoe_raises_the_surveillance_notice(tmp_path: Path) -> None:
-    one_deck = tmp_path / "ez-1-deck.toml"
-    preset = (ROOT / "controller" / "rules" / "presets" / "ez-baccarat.toml").read_text(encoding="utf-8")
-    one_deck.write_text(preset.replace("decks = 8", "decks = 1"), encoding="utf-8")
+    one_deck = preset_with_decks(tmp_path / "ez-1-deck.toml", "ez-baccarat", 1)
     sub = load_submission(one_deck)
     journal = tmp_path / "j.db"
     proc = shoectl_run(journal, "--submission", str(one_deck), "--rounds", "3", "--seed", "4", "--json")

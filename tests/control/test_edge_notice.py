@@ -11,15 +11,13 @@ import json
 import time
 from pathlib import Path
 
+from tests.cli_run import preset_with_decks
 from tests.control.running_table import read_reply
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_surveillance_notice_is_on_the_event_stream(start_table, workdir: Path) -> None:
-    one_deck = workdir / "ez-1-deck.toml"
-    preset = (ROOT / "controller" / "rules" / "presets" / "ez-baccarat.toml").read_text(encoding="utf-8")
-    one_deck.write_text(preset.replace("decks = 8", "decks = 1"), encoding="utf-8")
+    one_deck = preset_with_decks(workdir / "ez-1-deck.toml", "ez-baccarat", 1)
     t = start_table(workdir, "--submission", str(one_deck), "--seed", "4", "--speed", "20", edge_monitor=True)
     with t.connect(timeout=30) as s:
         s.sendall(json.dumps({"id": "w", "op": "subscribe"}).encode() + b"\n")

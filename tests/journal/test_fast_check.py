@@ -20,13 +20,12 @@ from controller.journal.chain import Hasher, canonical_json, decode_canonical, d
 from controller.journal.chaincheck import ChainCheck
 from controller.journal.shapes import PayloadShapes, is_canonical_reference
 
-from cli_run import dealt_journal
+from cli_run import dealt_journal, preset_with_decks
 from tampering import rechain, rewrite, rows, tamper
 
 from .conftest import KEY, FakeClock
 
 _DIGIT = re.compile(r"[0-9]")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _payload(rng: random.Random, i: int) -> dict:
@@ -131,10 +130,7 @@ def real_journal(request, tmp_path_factory) -> tuple[Path, bytes | None]:
     preset's eight: the same kinds and shapes in a quarter of the entries, each tampered copy of
     which the reference checks row by row."""
     base = tmp_path_factory.mktemp("real-journal")
-    preset = ROOT / "controller" / "rules" / "presets" / "minibaccarat.toml"
-    (base / "two-decks.toml").write_text(preset.read_text(encoding="utf-8").replace("decks = 8", "decks = 2"),
-                                         encoding="utf-8")
-    extra = ["--submission", str(base / "two-decks.toml")]
+    extra = ["--submission", str(preset_with_decks(base / "two-decks.toml", "minibaccarat", 2))]
     if request.param is not None:
         (base / "journal.key").write_bytes(request.param)
         (base / "journal.key").chmod(0o600)
