@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from firmware_bridge.emulator import COVER, EmulatedShufflerShoe, ManualClock, EmulatedTable, build_device
+from firmware_bridge.emulator import COVER, EmulatedShufflerShoe, EmulatedTable, build_device
 from firmware_bridge.emulator.serving import TableServer
 from firmware_bridge.emulator.shuffler_shoe import AUTO_COVER_FROM_BOTTOM
 from firmware_bridge.protocol import CardRead, CoverCard, Deliver, DeliverTarget, Display, GateUnlock, ShoeLoaded, Shuffle, ShuffleDone
+from .host_support import INF, connect
 
-from .test_emulator_models import INF, connect
 
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
 
 
 def shuffled_and_loaded(device, host) -> None:

@@ -27,7 +27,7 @@ from firmware_bridge.protocol import (
     ShuffleDone,
 )
 
-from .test_emulator_support import Host, SerialWire
+from .host_support import Host, SerialWire
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULE = "controller.cli.cmd_emulate"

@@ -26,7 +26,6 @@ from firmware_bridge.emulator import (
     serve_device,
     serve_table,
 )
-from firmware_bridge.emulator.cards import parse_device_card
 from firmware_bridge.profiles import get_profile
 from firmware_bridge.protocol import (
     CardRead,
@@ -41,9 +40,8 @@ from firmware_bridge.protocol import (
     StatusRequest,
 )
 
-from .test_emulator_support import Host, SerialWire, UsbWire
+from .host_support import INF, Host, SerialWire, UsbWire, cards
 
-INF = float("inf")
 SERIAL_KW = get_profile("emulated-shoe").transport.pyserial_kwargs()
 
 
@@ -57,10 +55,6 @@ def wait_until(predicate, timeout: float = 3.0) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("condition not reached")
         time.sleep(0.005)
-
-
-def cards(text: str) -> list[DeviceCard]:
-    return [parse_device_card(t) for t in text.split()]
 
 
 # --- pty -------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 then ``python -m tests.fuzz.fuzz_codec [corpus_dir] -max_len=4096`` from the project root), the
 bounded seeded fuzz in ``make test`` (``test_protocol_fuzz.py``, with ``protocol_inputs``) and the
 ten-million-input soak (``python -m benchmarks.soak_protocol``, docs/hardening.md).
-``test_protocol_properties.py`` also runs it on hypothesis-generated inputs.
+``tests/protocol/test_arbitrary_input.py`` also runs it on hypothesis-generated inputs.
 
 One input drives, in turn: the frame decoder fed in pieces (the first byte chooses their size),
 the message decoder on every frame, a host connection and a device connection, each driven by a

@@ -20,7 +20,7 @@ from firmware_bridge.protocol import (
 )
 
 from .fake_device import FakeDevice, card
-from .test_link import Rig, connected, rig_factory, wait_for  # noqa: F401 - rig_factory is a fixture
+from .rig import Rig, connected, wait_for
 
 
 def numbered(counter: int):  # noqa: ANN201 - a CardRead

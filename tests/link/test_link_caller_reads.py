@@ -60,7 +60,7 @@ def test_events_that_come_with_a_reply_are_delivered_in_order_exactly_once(
         with link:
             assert link.wait_connected(60)
             # The handshake's STATUS brought events too; those wait for CONNECTED to be heard and
-            # go out on the deliverer thread (test_link: the hand-off's warm-up event).
+            # go out on the deliverer thread (test_link_events: the hand-off's warm-up event).
             with device.lock:
                 early = len(device.emitted)
             assert wait_until(lambda: len(delivered) >= early)

@@ -13,7 +13,7 @@ from firmware_bridge.protocol import StatusRequest
 from firmware_bridge.transport import SerialTransport
 
 from .fake_device import FakeDevice, card
-from .test_link import DEADLINE, TIMING, wait_for
+from .rig import DEADLINE, TIMING, wait_for
 
 
 def test_events_sent_during_the_handshake_wait_for_the_connected_report(tmp_path: Path) -> None:

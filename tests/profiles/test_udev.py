@@ -12,17 +12,12 @@ from pathlib import Path
 import pytest
 from required import require_command
 
-from firmware_bridge.profiles import PROFILE_PATH_ENV, list_profiles, parse_profile
+from firmware_bridge.profiles import list_profiles, parse_profile
 from firmware_bridge.udev import HEADER, checked_in_rules_path, generate_rules, is_test_profile
 
 RULES_D = Path("/etc/udev/rules.d")
 # Devices that exist on most Linux machines, containers included; udevadm test needs one.
 SYS_DEVICES = ("/sys/class/tty/ttyS0", "/sys/class/tty/tty0", "/sys/class/mem/null", "/sys/class/net/lo")
-
-
-@pytest.fixture(autouse=True)
-def _no_site_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(PROFILE_PATH_ENV, raising=False)
 
 
 def rule_lines(text: str) -> list[str]:

@@ -33,7 +33,8 @@ from firmware_bridge.protocol import (
 from firmware_bridge.protocol import FrameDecoder, messages
 from firmware_bridge.protocol.message_stream import MessageDecoder
 
-from .test_message_stream import _comparable, pieces
+from .harness import comparable
+from .strategies import stream_pieces
 from firmware_bridge.protocol.message_base import _member_lookup, construct_decoded
 from firmware_bridge.protocol.replies import _STATUS_WIRE
 
@@ -150,7 +151,7 @@ def test_other_sequence_numbers_and_flags_are_encoded_as_before_and_not_kept(seq
     assert messages._EMPTY_FRAMES == kept
 
 
-@given(st.lists(pieces, max_size=20), st.lists(st.integers(1, 700), max_size=10))
+@given(st.lists(stream_pieces, max_size=20), st.lists(st.integers(1, 700), max_size=10))
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @example([b"\x01" * 600], [])  # rule 4: a long run without a delimiter is reported
 @example([b"\x00\x00"], [1])  # idle fill only
@@ -167,6 +168,6 @@ def test_next_item_gives_item_for_item_what_take_items_gives(parts: list[bytes],
         has = frames.has_chunks()
         assert has == bool(frames.take_chunks())
         while (item := by_item.next_item()) is not None:
-            got.append(_comparable(item))
-        expected.extend(_comparable(item) for item in by_batch.take_items())
+            got.append(comparable(item))
+        expected.extend(comparable(item) for item in by_batch.take_items())
     assert got == expected

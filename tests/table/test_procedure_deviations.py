@@ -257,7 +257,7 @@ def test_the_burn_count_is_honoured_by_the_table_as_by_the_simulation() -> None:
     """681a.7(c): "After each full batch of cards is placed in the shoe, the dealer shall remove
     the first card and place it in the discard rack." Where the Rules Submission may set more
     (the Punto Banco games), the table burns what ``simulate`` burns, after each load and for
-    each new dealer; 21 Baccarat refuses any other count (tests/rules/test_submission.py)."""
+    each new dealer; 21 Baccarat refuses any other count (tests/rules/test_submission_regulation.py)."""
     sub = with_options("minibaccarat", burn_cards=3)
     front = P_WINS
     b = Bench(submission=sub, stack=stack_with(front, burn=3))

@@ -1,4 +1,5 @@
-"""Test helpers for the emulator tests (no tests here): a minimal host and the wires it talks over.
+"""Test helpers for the emulator tests (no tests here): a minimal host and the wires it talks over,
+and the small helpers the model tests share (``INF``, ``connect``, ``nak_code``, ``cards``).
 
 The real link layer is written elsewhere; these few lines drive ``HostConnection`` directly:
 send a command, read until its reply (retransmitting on timeout), collect events, acknowledge.
@@ -13,7 +14,8 @@ from typing import Any
 
 import usb.core
 
-from firmware_bridge.emulator import EmulatedDevice, ManualClock
+from firmware_bridge.emulator import DeviceCard, EmulatedDevice, ManualClock
+from firmware_bridge.emulator.cards import parse_device_card
 from firmware_bridge.link import EventSequencer
 from firmware_bridge.link.sequencer import DUPLICATE, OVERFLOW
 from firmware_bridge.protocol import (
@@ -28,6 +30,7 @@ from firmware_bridge.protocol import (
     HostConnection,
     Identity,
     Nak,
+    NakCode,
     RemoteProtocolError,
     ReplyReceived,
     Reply,
@@ -221,3 +224,23 @@ class Host:
                 self.stale.append(event)
             elif isinstance(event, Dropped):
                 self.dropped.append(event)
+
+
+INF = float("inf")  # the speed that never waits
+
+
+def connect(device, clock: ManualClock, ticker=None) -> Host:
+    """A ``Host`` on ``device`` over a ``DeviceWire``, its handshake done."""
+    host = Host(DeviceWire(device, clock, ticker=ticker))
+    host.handshake()
+    return host
+
+
+def nak_code(reply) -> NakCode | None:
+    """The code of a NAK reply, else None."""
+    return reply.code if isinstance(reply, Nak) else None
+
+
+def cards(text: str) -> list[DeviceCard]:
+    """Device cards from text such as ``"AS 10H"``."""
+    return [parse_device_card(t) for t in text.split()]

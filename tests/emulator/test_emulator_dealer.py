@@ -1,0 +1,214 @@
+"""The emulated dealer on the shoe's prompts (sans-I/O, ManualClock): cut, cover, load, burn, draw
+and unload; a table without a shuffler (a preshuffled pack, washing and shuffling by hand);
+mistakes, refusals, the same deal from the same seed; cut and cover on plain lists."""
+from __future__ import annotations
+
+import pytest
+
+from firmware_bridge.emulator import (
+    COVER,
+    DeviceCard,
+    FaultSpec,
+    ManualClock,
+    EmulatedTable,
+    cut_stack,
+    insert_second_cover,
+)
+from firmware_bridge.protocol import (
+    ButtonId,
+    ButtonPress,
+    CardRead,
+    Deliver,
+    DeliverTarget,
+    DeviceState,
+    Display,
+    GateUnlock,
+    ShoeEmpty,
+    ShoeLoaded,
+    Shuffle,
+    ShuffleDone,
+)
+
+from .host_support import INF, cards, connect
+
+
+def test_the_dealer_cuts_covers_loads_burns_and_draws_on_prompts(clock, tmp_path) -> None:
+    log = tmp_path / "dealt.log"
+    table = EmulatedTable(clock=clock, speed=INF, seed=11, dealt_log=log)
+    shuffler = connect(table.shuffler, clock, ticker=table.tick)
+    shoe = connect(table.shoe, clock, ticker=table.tick)
+    shuffler.ok(Shuffle(8))
+    shuffler.wait_for(ShuffleDone)
+    original = list(table.shuffler.shuffled)
+    shuffler.ok(Deliver(DeliverTarget.DEALER))
+    shuffler.pump(0.05)
+    assert table.dealer.hand == original
+    expected = insert_second_cover(cut_stack(original, 37), 14)
+    for prompt in ("CUT 37", "COVER 14", "LOAD"):
+        shoe.ok(Display(prompt))
+    assert shoe.wait_for(ShoeLoaded).card_count == 416
+    assert table.shoe.stack == expected
+    assert expected[-1] is COVER and expected[416 - 14] is COVER
+    shoe.ok(GateUnlock())
+    for prompt in ("BURN", "DRAW PLAYER", "DRAW BANKER", "DRAW PLAYER", "DRAW BANKER", "REVEAL",
+                   "PLACE YOUR BETS"):
+        shoe.ok(Display(prompt))
+    shoe.pump(0.05)
+    reads = shoe.of(CardRead)
+    assert [DeviceCard(r.rank, r.suit) for r in reads] == original[37:42]
+    assert [r.position for r in reads] == [1, 2, 3, 4, 5]
+    assert shoe.of(ButtonPress)[0].button == ButtonId.REVEAL
+    assert table.dealer.discards == [original[37]]
+    assert [h for h, _ in table.dealer.layout] == ["PLAYER", "BANKER", "PLAYER", "BANKER"]
+    assert [a.verb for a in table.dealer.log][-1] == "PLACE" and table.dealer.log[-1].ok
+    table.close()
+    assert log.read_text().splitlines() == [f"{i} {c} down" for i, c in
+                                            enumerate(original[37:42], start=1)]
+
+
+def test_the_dealer_sets_the_cover_card_aside_and_draws_on(clock) -> None:
+    table = EmulatedTable(clock=clock)
+    host = connect(table.shoe, clock)
+    table.dealer.receive_stack(cards("AS 2S 3S 4S 5S 6S"))
+    for prompt in ("cut 2", "cover 3", "load"):
+        host.ok(Display(prompt))
+    host.ok(GateUnlock())
+    for _ in range(6):
+        host.ok(Display("DRAW"))
+    host.ok(Display("DRAW"))
+    host.pump(0.05)
+    kinds = [type(e).__name__ for e in host.events]
+    # cut 2: 3S 4S 5S 6S AS 2S COVER; cover 3: 3S 4S 5S COVER 6S AS 2S COVER
+    assert kinds == ["ShoeLoaded", "CardRead", "CardRead", "CardRead", "CoverCard", "CardRead",
+                     "CardRead", "CardRead", "CoverCard", "ShoeEmpty"]
+    assert [DeviceCard(r.rank, r.suit) for r in host.of(CardRead)] == cards("3S 4S 5S 6S AS 2S")
+    assert table.dealer.log[-1].ok is False and "shoe empty" in table.dealer.log[-1].detail
+
+
+@pytest.mark.reg("681a.5(a)")
+def test_without_a_shuffler_the_dealer_opens_a_preshuffled_pack_on_the_shuffle_prompt(clock) -> None:
+    """681a.5(a): "unless the cards were preshuffled ...": a table without a shuffler serves the shoe
+    alone; on ``SHUFFLE BY HAND`` the dealer opens a new pack of preshuffled decks (a whole set,
+    seeded), which the next prompts cut and load. Beside a shuffler there is no pack: refused."""
+    table = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5)
+    assert table.devices == (table.shoe,) and table.shuffler is None
+    host = connect(table.shoe, clock)
+    for prompt in ("SHUFFLE BY HAND", "cut 30", "cover 14", "load"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    assert [a.ok for a in table.dealer.log] == [True] * 4
+    assert host.of(ShoeLoaded)[0].card_count == 104
+    again = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5).dealer
+    again.perform("SHUFFLE BY HAND")
+    pack = again.hand
+    assert sorted(pack, key=str) == sorted(cards(" ".join(f"{r}{s}" for r in "A 2 3 4 5 6 7 8 9 10 J Q K".split()
+                                                          for s in "CDHS")) * 2, key=str)
+    assert pack != sorted(pack, key=str)
+    beside_a_shuffler = EmulatedTable(clock=clock).dealer.perform("SHUFFLE BY HAND")
+    assert not beside_a_shuffler.ok and "no preshuffled pack" in beside_a_shuffler.detail
+
+
+@pytest.mark.reg("681a.5(g)(1)")
+def test_without_a_shuffler_the_dealer_washes_and_shuffles_the_inspected_cards_by_hand(clock) -> None:
+    """681a.5(g): at an idle table "the cards shall be removed from the dealing shoe and the discard
+    rack and spread out on the table ..."; then "(1) Mixed thoroughly by a washing of the cards,
+    stacked, then shuffled and cut ... if there is no automated shuffling device in use". The shoe
+    prompts ``WASH AND SHUFFLE``; the emulated dealer, who once ignored it (and then refused the cut
+    for want of cards in hand), washes the cards of the rack and the layout into a stack in hand,
+    which is cut and loaded: every card of the shoe, in a new order. Beside a shuffler: refused."""
+    table = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5)
+    host = connect(table.shoe, clock)
+    for prompt in ("SHUFFLE BY HAND", "cut 30", "cover 14", "load"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    host.ok(GateUnlock())
+    for prompt in ("draw player", "draw banker", "burn 3", "unload"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    assert [a.ok for a in table.dealer.log] == [True] * 8, table.dealer.log
+    for prompt in ("WASH AND SHUFFLE", "cut 40", "cover 14", "load"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    assert [a.ok for a in table.dealer.log[8:]] == [True] * 4, table.dealer.log
+    assert "washed" in table.dealer.log[8].detail and "104" in table.dealer.log[8].detail
+    assert host.of(ShoeLoaded)[-1].card_count == 104
+    beside_a_shuffler = EmulatedTable(clock=clock).dealer.perform("WASH AND SHUFFLE")
+    assert not beside_a_shuffler.ok and "shuffler" in beside_a_shuffler.detail
+
+
+def test_dealer_mistakes_on_request_and_as_faults(clock) -> None:
+    table = EmulatedTable(clock=clock, faults=FaultSpec.parse("dealer-extra-at=2,dealer-expose-at=4"))
+    host = connect(table.shoe, clock)
+    table.shoe.load(cards("AS 2S 3S 4S 5S 6S 7S 8S 9S"))
+    host.ok(GateUnlock())
+    host.ok(Display("DRAW PLAYER"))            # card 1
+    host.ok(Display("DRAW BANKER"))            # 2nd DRAW prompt: cards 2 and 3 (one too many)
+    host.ok(Display("DRAW PLAYER"))            # card 4, exposed by the fault
+    table.dealer.draw_extra_card_next()
+    table.dealer.expose_next_card()
+    host.ok(Display("DRAW BANKER"))            # cards 5 (exposed) and 6
+    host.pump(0.05)
+    reads = host.of(CardRead)
+    assert [r.rank for r in reads] == [1, 2, 3, 4, 5, 6]
+    assert [r.face_up for r in reads] == [False, False, False, True, True, False]
+    assert [a.detail for a in table.dealer.log] == ["AS", "2S 3S", "4S", "5S 6S"]
+
+
+def test_dealer_refusals_are_logged_and_change_nothing(clock) -> None:
+    table = EmulatedTable(clock=clock)
+    host = connect(table.shoe, clock)
+    for prompt in ("CUT 10", "LOAD", "CUT x", "DRAW"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    assert [(a.verb, a.ok) for a in table.dealer.log] == [
+        ("CUT", False), ("LOAD", False), ("CUT", False), ("DRAW", False)]
+    assert "no stack in hand" in table.dealer.log[0].detail
+    assert table.dealer.log[-1].detail == "refused: shoe empty"
+    assert host.events == []
+
+
+def test_unload_empties_the_shoe(clock) -> None:
+    table = EmulatedTable(clock=clock)
+    host = connect(table.shoe, clock)
+    table.shoe.load(cards("AS 2S") + [COVER] + cards("3S"))
+    host.ok(Display("UNLOAD"))
+    host.wait_for(ShoeEmpty)
+    assert table.shoe.stack == [] and table.dealer.discards == cards("AS 2S") + [COVER] + cards("3S")
+    assert host.status().state == DeviceState.IDLE
+
+
+def test_same_seed_same_prompts_same_cards(clock, tmp_path) -> None:
+    def deal(seed: int, name: str) -> list[str]:
+        c = ManualClock()
+        path = tmp_path / name
+        with EmulatedTable(clock=c, seed=seed, speed=INF, dealt_log=path) as table:
+            sh = connect(table.shuffler, c, ticker=table.tick)
+            so = connect(table.shoe, c, ticker=table.tick)
+            sh.ok(Shuffle(8))
+            sh.wait_for(ShuffleDone)
+            sh.ok(Deliver(DeliverTarget.DEALER))
+            sh.pump(0.05)
+            for prompt in ("CUT 100", "COVER 20", "LOAD"):
+                so.ok(Display(prompt))
+            so.ok(GateUnlock())
+            for _ in range(6):
+                so.ok(Display("DRAW"))
+            so.pump(0.05)
+        return path.read_text().splitlines()
+
+    assert deal(5, "a") == deal(5, "b") != deal(6, "c")
+    assert len(deal(5, "d")) == 6
+
+
+def test_cut_and_cover_on_plain_lists() -> None:
+    stack = cards("AS 2S 3S 4S 5S")
+    assert cut_stack(stack, 2) == cards("3S 4S 5S AS 2S") + [COVER]
+    assert insert_second_cover(cut_stack(stack, 2), 2) == cards("3S 4S 5S") + [COVER] + cards(
+        "AS 2S") + [COVER]
+    assert stack == cards("AS 2S 3S 4S 5S")
+    for bad in (0, 5):
+        with pytest.raises(ValueError):
+            cut_stack(stack, bad)
+    with pytest.raises(ValueError):
+        insert_second_cover(stack, 6)
+    assert str(DeviceCard(10, 2)) == "10H" and str(DeviceCard(1, 3)) == "AS"

@@ -1,0 +1,152 @@
+"""DeviceLink over real parts (a pty opened by pyserial, the real protocol core, a scripted device):
+getting back device events that went missing: a damaged event asked for at once, a resume from a
+journal position, an event epoch change and the events lost with it, a gap that cannot be
+recovered (the host decides), and a long stream over a faulty line with unplugs.
+
+No test asserts a duration: waits are conditions with a generous deadline that only turns a hang
+into a failure.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from firmware_bridge.emulator.faults import FaultSpec
+from firmware_bridge.link import LinkState
+from firmware_bridge.profiles import Timing
+from firmware_bridge.protocol import CardRead, DeviceConnection
+
+from .fake_device import FakeDevice, card, damaged
+from .rig import TIMING, Rig, connected, wait_for
+
+
+def emit_damaged(device: FakeDevice, event: CardRead) -> None:
+    """Emit ``event`` with one byte of its frame changed on the wire (the device keeps it)."""
+    with device.lock:
+        data = device.conn.send(event)
+        device.emitted.append(replace(event, counter=device.conn.last_event_counter))
+        device._write(damaged(data))
+
+
+def test_a_damaged_event_is_asked_for_at_once_not_at_the_next_heartbeat(
+        rig_factory: Callable[..., Rig]) -> None:
+    """The last event of a burst arrives damaged (nothing after it shows a gap) and the idle
+    heartbeat is an hour away: the frame the decoder dropped makes the link ask (HEARTBEAT, whose
+    reply shows the counter, then RESEND_EVENTS), so the event arrives long before."""
+    timing = replace(TIMING, heartbeat_interval_ms=3_600_000)
+    rig = connected(rig_factory(timing=timing))
+    rig.device.emit(card(0))
+    wait_for(lambda: len(rig.sink) == 1, "the first event")
+    emit_damaged(rig.device, card(1))
+    wait_for(lambda: len(rig.sink) == 2, "the damaged event, resent")
+    assert rig.sink.messages() == rig.device.emitted
+    stats = rig.link.stats
+    assert stats["frames_dropped"] >= 1 and stats["probes"] >= 1 and stats["resend_requests"] >= 1
+
+
+def test_resume_from_a_journal_position(tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:
+    device = FakeDevice(tmp_path)
+    for i in range(10):
+        device.emit(card(i))  # not plugged yet: all kept
+    rig = connected(rig_factory(device=device, last_delivered=(7, 6)))
+    wait_for(lambda: len(rig.sink) >= 4, "events 7..10")
+    assert [e.counter for e in rig.sink.events] == [7, 8, 9, 10]
+    wait_for(lambda: device.unacknowledged() == 0, "all acknowledged")
+
+
+def test_epoch_change_restarts_counters(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    for i in range(5):
+        rig.device.emit(card(i))
+    wait_for(lambda: len(rig.sink) >= 5, "5 events")
+    wait_for(lambda: rig.device.unacknowledged() == 0, "acknowledged")
+    rig.device.unplug()
+    rig.device.plug(new_epoch=8)  # the counter restarted at 1
+    for i in range(3):
+        rig.device.emit(card(100 + i))
+    wait_for(lambda: len(rig.sink) >= 8, "3 events of the new epoch")
+    assert [(e.epoch, e.counter) for e in rig.sink.events] == (
+        [(7, c) for c in range(1, 6)] + [(8, c) for c in range(1, 4)])
+    wait_for(lambda: rig.device.unacknowledged() == 0, "new epoch acknowledged")
+
+
+def test_an_epoch_change_and_its_lost_events_are_reported_to_the_host(
+        tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:
+    """The host must learn that the device restarted its counter (its memory is gone) and which
+    events went with it: ``CONNECTED`` says so, with ``identity`` already the new device's."""
+    device = FakeDevice(tmp_path)
+    # Events 1 and 2 were acknowledged by someone else: 3..5 wait behind a gap that never fills.
+    stored = [replace(card(i), counter=i + 1) for i in range(5)]
+    device.conn = DeviceConnection(device.identity, next_event_counter=6,
+                                   unacknowledged=stored[2:], last_acknowledged_event=2)
+    seen_at_connect: list[tuple[str | None, int]] = []
+    rig = connected(rig_factory(device=device))
+    wait_for(lambda: rig.link.stats["events_buffered"] == 3, "events 3..5 wait behind the gap")
+    states = rig.states
+    wait_for(lambda: LinkState.CONNECTED in states.states(), "the first CONNECTED reported")
+
+    def observe(state: LinkState, reason: str | None) -> None:
+        if state is LinkState.CONNECTED:
+            seen_at_connect.append((reason, rig.link.identity.event_epoch))
+        states(state, reason)
+
+    rig.link._reporter.on_state = observe
+    device.unplug()
+    device.plug(new_epoch=8)
+    wait_for(lambda: any(r and "epoch changed from 7 to 8" in r for r, _ in seen_at_connect), "the epoch change")
+    assert "events 1-2 of event epoch 7 never arrived" in states.reasons()
+    assert [e for r, e in seen_at_connect if r and "epoch changed" in r] == [8]
+    assert rig.link.stats["epoch_changes"] == 1
+    device.unplug()
+    device.plug()                      # the same epoch again: a plain reconnect says nothing
+    wait_for(lambda: len(seen_at_connect) >= 2, "the reconnect")
+    assert seen_at_connect[-1] == (None, 8), seen_at_connect
+
+
+def test_unrecoverable_gap_waits_for_the_host_decision(tmp_path: Path,
+                                                       rig_factory: Callable[..., Rig]) -> None:
+    device = FakeDevice(tmp_path)
+    # Events 1 and 2 were acknowledged by someone else: the device no longer has them.
+    stored = [replace(card(i), counter=i + 1) for i in range(5)]
+    device.conn = DeviceConnection(device.identity, next_event_counter=6,
+                                   unacknowledged=stored[2:], last_acknowledged_event=2)
+    rig = connected(rig_factory(device=device))
+    wait_for(lambda: "not recoverable" in rig.states.reasons(), "the loss reported")
+    wait_for(lambda: rig.link.stats["resend_requests"] >= 2, "resends while the gap lasts")
+    assert len(rig.sink) == 0  # never out of order
+    assert rig.link.accept_gap() == 2
+    wait_for(lambda: len(rig.sink) >= 3, "events 3..5")
+    assert rig.sink.messages() == stored[2:]
+
+
+def test_stream_with_line_faults_and_unplugs(tmp_path: Path,
+                                             rig_factory: Callable[..., Rig]) -> None:
+    """2,000 events; 1 % of bytes corrupted, random byte drops and duplicated frames in both
+    directions; four unplug/replug cycles (one a power cycle) during the stream. The consumer
+    must see exactly the device's sequence."""
+    faults = FaultSpec(corrupt=0.01, drop=0.002, dup=0.02, seed=20240611)
+    device = FakeDevice(tmp_path, faults_out=faults, faults_in=faults)
+    timing = Timing(response_timeout_ms=100, heartbeat_interval_ms=100, retries=4,
+                    reconnect_min_ms=10, reconnect_max_ms=100)
+    rig = connected(rig_factory(device=device, timing=timing))
+    total = 2000
+    cycles = {300: {}, 800: {"power_cycle": True}, 1300: {}, 1800: {}}
+    for i in range(total):
+        device.emit(card(i))
+        if i in cycles:
+            device.unplug()
+            for _ in range(3):
+                time.sleep(0.01)
+            device.plug(**cycles[i])
+        if i % 4 == 3:
+            time.sleep(0.001)  # a shoe deals a few cards a second; this is still far faster
+    wait_for(lambda: len(rig.sink) >= total, f"{total} events", deadline=180)
+    wait_for(lambda: device.unacknowledged() == 0, "all acknowledged", deadline=180)
+    assert rig.sink.messages() == device.emitted
+    assert [e.counter for e in rig.sink.events] == list(range(1, total + 1))
+    stats = rig.link.stats
+    assert stats["frames_dropped"] > 0 and stats["resend_requests"] > 0  # the faults did bite
+    assert device.plugs == 5
+    assert device.faults_out is not None and device.faults_out.corrupted > 0

@@ -1,0 +1,137 @@
+"""DeviceLink over real parts (a pty opened by pyserial, the real protocol core, a scripted device):
+heartbeats, a link marked down and reconnected (unplug and replug, backoff), a device that comes
+back as another device or speaks another protocol version refused, and ``stop()`` at any moment.
+
+No test asserts a duration: waits are conditions with a generous deadline that only turns a hang
+into a failure.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from firmware_bridge.errors import CommandInterrupted
+from firmware_bridge.link import DeviceLink, LinkState
+from firmware_bridge.profiles import Timing
+from firmware_bridge.protocol import StatusReply, StatusRequest
+
+from .fake_device import FakeDevice, card, default_identity
+from .rig import DEADLINE, Rig, connected, wait_for
+
+
+def test_heartbeat_when_idle(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    wait_for(lambda: rig.device.executed["Heartbeat"] >= 3, "three heartbeats")
+    assert rig.link.stats["heartbeats"] >= 2
+
+
+def test_missed_heartbeat_marks_link_down_then_reconnects(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    rig.device.mute = True
+    wait_for(lambda: LinkState.DISCONNECTED in rig.states.states(), "link marked down")
+    assert "HEARTBEAT got no reply" in rig.states.reasons()
+    rig.device.mute = False
+    assert rig.link.wait_connected(DEADLINE)
+
+
+def test_reconnect_after_unplug_and_replug(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    for _ in range(3):
+        rig.device.unplug()
+        wait_for(lambda: rig.link.state is not LinkState.CONNECTED, "link down after unplug")
+        rig.device.plug()
+        assert rig.link.wait_connected(DEADLINE)
+        assert isinstance(rig.link.request(StatusRequest()), StatusReply)
+    assert rig.link.stats["sessions"] >= 4
+
+
+def test_backoff_doubles_up_to_the_maximum(rig_factory: Callable[..., Rig]) -> None:
+    delays: list[float] = []
+    release = threading.Event()
+
+    def sleep(seconds: float) -> None:
+        delays.append(seconds)
+        if len(delays) >= 7:
+            release.wait(DEADLINE)
+
+    timing = Timing(response_timeout_ms=200, heartbeat_interval_ms=300, retries=3,
+                    reconnect_min_ms=10, reconnect_max_ms=100)
+    rig = rig_factory(plugged=False, timing=timing, sleep=sleep)
+    wait_for(lambda: len(delays) >= 7, "seven backoff delays")
+    assert delays[:7] == [0.01, 0.02, 0.04, 0.08, 0.1, 0.1, 0.1]
+    assert rig.link.state is LinkState.DISCONNECTED
+    assert "connect failed" in rig.states.reasons()
+    release.set()
+    rig.link.stop()
+
+
+def test_stop_during_reconnect_returns_promptly(rig_factory: Callable[..., Rig]) -> None:
+    timing = Timing(response_timeout_ms=200, heartbeat_interval_ms=300, retries=3,
+                    reconnect_min_ms=600_000, reconnect_max_ms=600_000)
+    rig = connected(rig_factory(timing=timing))
+    rig.device.unplug()
+    wait_for(lambda: rig.link.state is LinkState.DISCONNECTED, "disconnected")
+    stopper = threading.Thread(target=rig.link.stop)
+    stopper.start()
+    stopper.join(DEADLINE)  # the backoff is 10 minutes: returning at all means it was cut short
+    assert not stopper.is_alive()
+    assert rig.link.state is LinkState.CLOSED
+    assert not rig.link.transport.is_open
+
+
+def test_stop_interrupts_a_waiting_request(rig_factory: Callable[..., Rig]) -> None:
+    timing = Timing(response_timeout_ms=600_000, heartbeat_interval_ms=600_000, retries=0,
+                    reconnect_min_ms=10, reconnect_max_ms=100)
+    rig = connected(rig_factory(timing=timing))
+    rig.device.mute = True
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            rig.link.request(StatusRequest())
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    wait_for(lambda: rig.device.received["StatusRequest"] >= 2, "the request reached the device")
+    rig.link.stop()
+    caller.join(DEADLINE)
+    assert not caller.is_alive()
+    assert len(errors) == 1 and isinstance(errors[0], CommandInterrupted)
+
+
+def test_serial_number_change_is_refused(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    rig.device.unplug()
+    rig.device.plug(identity=default_identity(serial="SN-OTHER"))
+    wait_for(lambda: "refused" in rig.states.reasons(), "the other device refused")
+    assert rig.link.state is not LinkState.CONNECTED
+    assert rig.link.identity is not None and rig.link.identity.serial == "SN-TEST-1"
+    rig.device.unplug()
+    rig.device.plug(identity=default_identity(serial="SN-TEST-1"))
+    assert rig.link.wait_connected(DEADLINE)
+
+
+def test_unsupported_protocol_version_is_refused(tmp_path: Path,
+                                                 rig_factory: Callable[..., Rig]) -> None:
+    device = FakeDevice(tmp_path, identity=default_identity(version=2))
+    rig = rig_factory(device=device)
+    wait_for(lambda: "protocol version 2" in rig.states.reasons(), "version refused")
+    assert rig.link.state is not LinkState.CONNECTED
+    rig.link.stop()
+
+
+def test_stop_from_the_event_callback(rig_factory: Callable[..., Rig]) -> None:
+    links: list[DeviceLink] = []
+    rig = connected(rig_factory(on_event=lambda event: links[0].stop()))  # the consumer stops it
+    links.append(rig.link)
+    rig.device.emit(card(0))
+    wait_for(lambda: rig.link.state is LinkState.CLOSED, "closed by its own callback")
+    rig.link.stop()  # and from outside: nothing left to do
+    assert not rig.link.transport.is_open
+    with pytest.raises(RuntimeError):
+        rig.link.start()

@@ -1,0 +1,161 @@
+"""DeviceLink over real parts (a pty opened by pyserial, the real protocol core, a scripted device):
+the handshake, and requests and their replies: callers serialized, NAKs, lost and damaged replies
+(the command runs once), timeouts, requests refused or interrupted while the link is down.
+
+No test asserts a duration: waits are conditions with a generous deadline that only turns a hang
+into a failure.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from firmware_bridge.errors import CommandFailed, CommandInterrupted, CommandTimeout, NotConnected
+from firmware_bridge.link import LinkState
+from firmware_bridge.profiles import Timing
+from firmware_bridge.protocol import Ack, GateLock, NakCode, Shuffle, StatusReply, StatusRequest, Sync
+
+from .rig import DEADLINE, TIMING, Rig, connected, wait_for
+
+
+def test_handshake(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    dev, link = rig.device, rig.link
+    assert link.state is LinkState.CONNECTED
+    assert link.identity == dev.identity
+    assert link.name == "SN-TEST-1"  # no profile name given: the serial number
+    assert isinstance(link.last_status, StatusReply)
+    wait_for(lambda: len(rig.states.states()) >= 2, "on_state reports")  # after the change
+    assert rig.states.states()[:2] == [LinkState.CONNECTING, LinkState.CONNECTED]
+    with dev.lock:
+        assert dev.received["Sync"] >= 1 and dev.received["Hello"] >= 1
+        assert dev.received["StatusRequest"] >= 1
+    link.stop()
+    assert link.state is LinkState.CLOSED
+    assert rig.states.states()[-1] is LinkState.CLOSED
+    link.stop()  # idempotent
+
+
+def test_request_reply(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    status = rig.link.request(StatusRequest())
+    assert isinstance(status, StatusReply)
+    assert rig.link.request(Shuffle(decks=8)) == Ack()
+    with rig.device.lock:
+        assert rig.device.executed["Shuffle"] == 1
+
+
+def test_concurrent_callers_are_serialized(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    errors: list[BaseException] = []
+
+    def caller() -> None:
+        try:
+            for _ in range(50):
+                assert isinstance(rig.link.request(StatusRequest()), StatusReply)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=caller) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(DEADLINE)
+    assert not errors
+    with rig.device.lock:
+        assert rig.device.executed["StatusRequest"] >= 200
+
+
+def test_nak_raises_command_failed(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    rig.device.naks[Shuffle] = (NakCode.DOOR_OPEN, "door open")
+    with pytest.raises(CommandFailed) as info:
+        rig.link.request(Shuffle(decks=8))
+    assert info.value.code == NakCode.DOOR_OPEN and info.value.text == "door open"
+    assert isinstance(info.value.command, Shuffle)
+    assert rig.link.state is LinkState.CONNECTED  # a refusal is not a link problem
+    del rig.device.naks[Shuffle]
+    assert rig.link.request(Shuffle(decks=8)) == Ack()
+
+
+def test_lost_reply_is_retransmitted_and_executed_once(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    dev = rig.device
+    dev.drop_replies[Shuffle] = 1  # the device executes SHUFFLE but its ACK never arrives
+    assert rig.link.request(Shuffle(decks=6)) == Ack()
+    with dev.lock:
+        assert dev.executed["Shuffle"] == 1      # executed once
+        assert dev.received["Shuffle"] >= 2      # ... though it arrived (at least) twice
+        assert dev.replayed >= 1                 # the retransmission got the replayed reply
+    assert rig.link.stats["retransmissions"] >= 1
+
+
+def test_requests_are_refused_while_not_connected(rig_factory: Callable[..., Rig]) -> None:
+    rig = rig_factory(plugged=False)
+    with pytest.raises(NotConnected):
+        rig.link.request(StatusRequest())
+    with pytest.raises(ValueError):
+        rig.link.request(Sync())  # the link's own command
+    rig.link.stop()
+
+
+def test_all_attempts_time_out(rig_factory: Callable[..., Rig]) -> None:
+    quiet = Timing(response_timeout_ms=200, heartbeat_interval_ms=600_000, retries=3,
+                   reconnect_min_ms=10, reconnect_max_ms=200)  # no heartbeat gets there first
+    rig = connected(rig_factory(timing=quiet))
+    rig.device.mute = True  # the device hears but never answers
+    with pytest.raises(CommandTimeout) as info:
+        rig.link.request(Shuffle(decks=8))
+    assert info.value.attempts == TIMING.retries + 1
+    assert isinstance(info.value, TimeoutError)
+    wait_for(lambda: LinkState.DISCONNECTED in rig.states.states(), "link marked down")
+    rig.device.mute = False
+    assert rig.link.wait_connected(DEADLINE)
+
+
+def test_command_in_flight_at_unplug_fails_and_is_not_resent(
+        rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    dev = rig.device
+
+    def pull_the_plug(command: Any) -> None:
+        if isinstance(command, Shuffle):
+            dev._unplug()  # executed, but the cable is gone before the ACK
+        return None
+
+    dev.on_command = pull_the_plug
+    with pytest.raises(CommandInterrupted) as info:
+        rig.link.request(Shuffle(decks=8))
+    assert isinstance(info.value, ConnectionError)
+    dev.on_command = None
+    dev.plug()
+    assert rig.link.wait_connected(DEADLINE)
+    heartbeats = dev.executed["Heartbeat"]
+    wait_for(lambda: dev.executed["Heartbeat"] >= heartbeats + 2, "heartbeats after reconnect")
+    with dev.lock:
+        assert dev.executed["Shuffle"] == 1  # never run a second time by the link
+
+
+def test_a_damaged_reply_is_asked_for_again_at_once_and_the_command_runs_once(
+        rig_factory: Callable[..., Rig]) -> None:
+    """The reply to SHUFFLE arrives damaged and the reply timeout is longer than this test may
+    wait: the damaged frame makes the link send the same bytes again at once, the device replays
+    its reply (docs/protocol.md D3) and does not shuffle twice."""
+    rig = connected(rig_factory())
+    rig.device.damage_replies[Shuffle] = 1
+    result: list[object] = []
+    caller = threading.Thread(target=lambda: result.append(rig.link.request(Shuffle(decks=8), timeout=3600)),
+                              daemon=True)
+    caller.start()
+    wait_for(lambda: bool(result), "the reply")
+    assert result == [Ack()]
+    assert rig.device.executed["Shuffle"] == 1 and rig.device.replayed == 1
+    assert rig.link.stats["early_retransmissions"] == 1 and rig.link.stats["timeouts"] == 0
+
+
+def test_gate_lock_is_a_plain_request(rig_factory: Callable[..., Rig]) -> None:
+    rig = connected(rig_factory())
+    assert rig.link.request(GateLock()) == Ack()

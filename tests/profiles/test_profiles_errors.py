@@ -1,0 +1,114 @@
+"""Device profiles: every kind of bad file gives one ProfileError naming the file, the dotted key
+and the reason; TOML syntax errors give the line and column; bad file stems and unreadable
+paths are refused; a byte order mark is accepted."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from firmware_bridge.profiles import ProfileError, load_profile
+
+from .profile_documents import SERIAL_BASE, USB_BASE, dump_toml, with_change, write
+
+BAD_CASES: list[tuple[str, dict | str | bytes, str, str]] = [
+    # (id, document, dotted key, reason fragment)
+    ("unknown-section", with_change(SERIAL_BASE, "extra.a", 1), "extra", "unknown section; known sections: device, transport"),
+    ("unknown-device-key", with_change(SERIAL_BASE, "device.colour", "red"), "device.colour", "unknown key; known keys: vendor, model"),
+    ("usb-key-in-serial", with_change(SERIAL_BASE, "transport.vid", 0x1209), "transport.vid", "a USB-serial adapter is named by usb_vid"),
+    ("serial-key-in-usb", with_change(USB_BASE, "transport.baudrate", 9600), "transport.baudrate", "belongs to a serial transport"),
+    ("bool-for-int", with_change(SERIAL_BASE, "timing.retries", True), "timing.retries", "expected an integer, got a boolean"),
+    ("float-for-int", with_change(SERIAL_BASE, "capabilities.deck_capacity", 8.0), "capabilities.deck_capacity", "expected an integer, got a float"),
+    ("string-for-int", with_change(SERIAL_BASE, "transport.baudrate", "fast"), "transport.baudrate", "expected an integer, got a string"),
+    ("deck-capacity-range", with_change(SERIAL_BASE, "capabilities.deck_capacity", 13), "capabilities.deck_capacity", "out of range: 13 (allowed 1..12)"),
+    ("baud-range", with_change(SERIAL_BASE, "transport.baudrate", 0), "transport.baudrate", "out of range: 0"),
+    ("bytesize-range", with_change(SERIAL_BASE, "transport.bytesize", 9), "transport.bytesize", "out of range: 9 (allowed 5..8)"),
+    ("parity-enum", with_change(SERIAL_BASE, "transport.parity", "X"), "transport.parity", "unknown value 'X'; allowed: N, E, O, M, S"),
+    ("stopbits", with_change(SERIAL_BASE, "transport.stopbits", 3), "transport.stopbits", "allowed 1, 1.5, 2"),
+    ("stopbits-bool", with_change(SERIAL_BASE, "transport.stopbits", True), "transport.stopbits", "got a boolean"),
+    ("flow-not-bool", with_change(SERIAL_BASE, "transport.rtscts", 1), "transport.rtscts", "expected a boolean"),
+    ("kind-enum", with_change(SERIAL_BASE, "device.kind", "dealer"), "device.kind", "unknown value 'dealer'; allowed: shoe, shuffler, shuffler-shoe"),
+    ("transport-enum", with_change(SERIAL_BASE, "transport.type", "bluetooth"), "transport.type", "allowed: serial, usb"),
+    ("shuffler-enum", with_change(USB_BASE, "capabilities.shuffler", "riffle"), "capabilities.shuffler", "allowed: none, batch, continuous"),
+    ("missing-vendor", with_change(SERIAL_BASE, "device.vendor", delete=True), "device.vendor", "required key is missing"),
+    ("missing-kind", with_change(SERIAL_BASE, "device.kind", delete=True), "device.kind", "required key is missing; allowed: shoe"),
+    ("missing-transport", {k: v for k, v in SERIAL_BASE.items() if k != "transport"}, "transport", "required section [transport] is missing"),
+    ("missing-transport-type", with_change(SERIAL_BASE, "transport.type", delete=True), "transport.type", "required key is missing"),
+    ("missing-vid", with_change(USB_BASE, "transport.vid", delete=True), "transport.vid", "required key is missing"),
+    ("empty-vendor", with_change(SERIAL_BASE, "device.vendor", "  "), "device.vendor", "must not be empty"),
+    ("multiline-description", with_change(SERIAL_BASE, "device.description", "a\nb"), "device.description", "one printable line"),
+    ("protocol-version", with_change(SERIAL_BASE, "device.protocol_version", 0), "device.protocol_version", "out of range: 0 (allowed 1..255)"),
+    ("vid-range", with_change(USB_BASE, "transport.vid", 0x10000), "transport.vid", "out of range: 0x10000 (allowed 0x0000..0xffff)"),
+    ("pid-negative", with_change(USB_BASE, "transport.pid", -1), "transport.pid", "out of range: -1"),
+    ("endpoint-in-without-0x80", with_change(USB_BASE, "transport.endpoint_in", 0x01), "transport.endpoint_in", "bit 0x80 set"),
+    ("endpoint-out-with-0x80", with_change(USB_BASE, "transport.endpoint_out", 0x81), "transport.endpoint_out", "bit 0x80 clear"),
+    ("endpoint-zero", with_change(USB_BASE, "transport.endpoint_out", 0x00), "transport.endpoint_out", "endpoint numbers are 1..15"),
+    ("endpoint-reserved-bits", with_change(USB_BASE, "transport.endpoint_in", 0x91), "transport.endpoint_in", "endpoint numbers are 1..15"),
+    ("transfer-enum", with_change(USB_BASE, "transport.transfer", "isochronous"), "transport.transfer", "allowed: bulk, interrupt"),
+    ("max-packet-range", with_change(USB_BASE, "transport.max_packet", 2048), "transport.max_packet", "out of range: 2048 (allowed 8..1024)"),
+    ("bulk-packet-size", with_change(USB_BASE, "transport.max_packet", 100), "transport.max_packet", "a bulk endpoint takes one of"),
+    ("adapter-half-identity", with_change(SERIAL_BASE, "transport.usb_pid", delete=True), "transport.usb_pid", "required with the other"),
+    ("adapter-serial-quote", with_change(SERIAL_BASE, "transport.usb_serial", 'A"B'), "transport.usb_serial", "bad serial number"),
+    ("serial-trailing-newline", with_change(USB_BASE, "transport.serial_number", "SN1\n"), "transport.serial_number", "bad serial number"),
+    ("usb-serial-pattern", with_change(USB_BASE, "transport.serial_number", "SN*"), "transport.serial_number", "bad serial number"),
+    ("shoe-with-shuffler", with_change(SERIAL_BASE, "capabilities.shuffler", "batch"), "capabilities.shuffler", "has no shuffler"),
+    ("shuffler-without-shuffler", with_change(USB_BASE, "capabilities.shuffler", "none"), "capabilities.shuffler", "needs a shuffler"),
+    ("shuffler-cover-card", with_change(USB_BASE, "capabilities.cover_card_sensor", True), "capabilities.cover_card_sensor", "no cover card sensor"),
+    ("auto-reshuffle-on-a-shoe", with_change(SERIAL_BASE, "capabilities.automatic_reshuffle", True), "capabilities.automatic_reshuffle", "681a.5(h)"),
+    ("count-without-shuffler", with_change(SERIAL_BASE, "capabilities.card_count_after_shuffle", True), "capabilities.card_count_after_shuffle", "needs a shuffler"),
+    ("reconnect-order", with_change(with_change(SERIAL_BASE, "timing.reconnect_min_ms", 5000), "timing.reconnect_max_ms", 100), "timing.reconnect_max_ms", "below reconnect_min_ms"),
+    ("retries-range", with_change(SERIAL_BASE, "timing.retries", 100), "timing.retries", "out of range: 100 (allowed 0..20)"),
+    ("unknown-timing-key", with_change(SERIAL_BASE, "timing.timeout", 5), "timing.timeout", "known keys: response_timeout_ms"),
+    ("transport-not-a-table", 'transport = "serial"\n[device]\nvendor = "v"\nmodel = "m"\nkind = "shoe"\n', "transport", "expected a table ([transport]), got a string"),
+    ("toml-syntax", '[device]\nvendor = "v\n', "", "TOML syntax error"),
+    ("toml-duplicate-key", '[device]\nvendor = "a"\nvendor = "b"\n', "", "TOML syntax error"),
+    ("not-utf8", b'[device]\nvendor = "\xff"\n', "", "not UTF-8 text (bad byte at offset 19)"),
+    ("huge-integer", "[timing]\nretries = " + "9" * 5000 + "\n", "", "TOML"),
+    ("empty-file", "", "device", "required section [device] is missing"),
+]
+
+
+@pytest.mark.parametrize("doc,key,reason", [c[1:] for c in BAD_CASES], ids=[c[0] for c in BAD_CASES])
+def test_bad_profile_names_file_key_and_reason(tmp_path: Path, doc: Any, key: str, reason: str) -> None:
+    text = dump_toml(doc) if isinstance(doc, dict) else doc
+    path = write(tmp_path, text)
+    with pytest.raises(ProfileError) as ei:
+        load_profile(path)
+    err = ei.value
+    assert isinstance(err, ValueError)
+    assert err.source == str(path)
+    assert err.key == key
+    assert reason in err.reason, err.reason
+    msg = str(err)
+    assert "\n" not in msg and msg.startswith(str(path)) and (not key or f": {key}: " in msg)
+
+
+def test_toml_syntax_error_gives_line_and_column(tmp_path: Path) -> None:
+    path = write(tmp_path, '[device]\nvendor = "v"\nmodel = = "m"\n')
+    with pytest.raises(ProfileError, match=r"line 3, column \d+"):
+        load_profile(path)
+
+
+@pytest.mark.parametrize("stem", ["Bad Name", "UPPER", "-leading", "x" * 65, "trailing-newline\n"])
+def test_bad_file_stem(tmp_path: Path, stem: str) -> None:
+    path = write(tmp_path, dump_toml(SERIAL_BASE), f"{stem}.toml")
+    with pytest.raises(ProfileError, match="bad profile name .*the file stem"):
+        load_profile(path)
+
+
+def test_unreadable_paths(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="file not found"):
+        load_profile(tmp_path / "missing.toml")
+    (tmp_path / "dir.toml").mkdir()
+    with pytest.raises(ProfileError, match="is a directory"):
+        load_profile(tmp_path / "dir.toml")
+    with pytest.raises(ProfileError, match=r"named NAME\.toml"):
+        load_profile(write(tmp_path, dump_toml(SERIAL_BASE), "profile.txt"))
+    with pytest.raises(ProfileError, match="cannot read the file"):
+        load_profile("bad\0name.toml")
+
+
+def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path, b"\xef\xbb\xbf" + dump_toml(SERIAL_BASE).encode(), "bom.toml")
+    assert load_profile(path).vendor == "Test Vendor"

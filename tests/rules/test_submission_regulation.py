@@ -1,0 +1,83 @@
+"""Tests for the Rules Submission options the regulations govern (controller/rules/submission.py):
+the procedure and House Money portion a submission designates, the cover card depth, the burn
+count and the dealing it may not change."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from submission_helpers import PB, roundtrip, write
+
+from controller.rules.errors import SubmissionError
+from controller.rules.model import Dealing
+from controller.rules.submission import default_submission, load_preset, load_submission
+
+# Regulation options ---------------------------------------------------------------------------
+
+
+@pytest.mark.reg("627a.13(c)")
+@pytest.mark.parametrize("option", ["discard", "simulated-round"])
+def test_unauthorized_third_card_procedure_is_designated(tmp_path, option):
+    s = load_submission(write(
+        tmp_path, f'[submission]\ngame = "punto-banco"\n[irregularities]\nunauthorized_third_card = "{option}"\n'
+    ))
+    assert s.unauthorized_third_card == option
+    assert default_submission().unauthorized_third_card == "discard"
+    with pytest.raises(SubmissionError, match=r"irregularities\.unauthorized_third_card: .*allowed: discard, simulated-round"):
+        load_submission(write(
+            tmp_path, '[submission]\ngame = "punto-banco"\n[irregularities]\nunauthorized_third_card = "keep"\n'
+        ))
+
+
+@pytest.mark.reg("629a.8(c)(3)(i)(A)")
+@pytest.mark.parametrize("portion, ok", [('"1"', True), ('"0.5"', True), ("0.25", True), ("1", True),
+                                         ('"0"', False), ('"1.01"', False), ('"-0.5"', False)])
+def test_house_money_portion(tmp_path, portion, ok):
+    text = (
+        '[submission]\ngame = "punto-banco"\n[wagers]\noffered = ["player", "banker", "house_money"]\n'
+        f"[house_money]\nportion = {portion}\n"
+    )
+    path = write(tmp_path, text)
+    if ok:
+        s = load_submission(path)
+        assert s.house_money.portion == Decimal(portion.strip('"'))
+        assert isinstance(s.house_money.portion, Decimal)
+        assert roundtrip(s) == s
+    else:
+        with pytest.raises(SubmissionError, match=r"house_money\.portion: out of range"):
+            load_submission(path)
+
+
+@pytest.mark.reg("681a.5(c)")
+@pytest.mark.reg("681a.5(d)")
+def test_min_cover_depth_may_be_raised_never_lowered(tmp_path):
+    base = '[submission]\ngame = "21-baccarat"\n'
+    assert load_submission(write(tmp_path, base)).min_cover_depth == 10
+    assert load_submission(write(tmp_path, base + "min_cover_depth = 26\n")).min_cover_depth == 26
+    for bad in (9, 0, -10):
+        with pytest.raises(SubmissionError, match=r"submission\.min_cover_depth: out of range.*never lowered"):
+            load_submission(write(tmp_path, base + f"min_cover_depth = {bad}\n"))
+
+
+@pytest.mark.reg("681a.7(c)")
+def test_burn_card_count(tmp_path):
+    """681a.7(c): "After each full batch of cards is placed in the shoe, the dealer shall remove
+    the first card and place it in the discard rack. Each new dealer ... shall also remove one
+    card": one card at 21 Baccarat, so any other count is refused there; the Punto Banco games
+    (whose burn section was not found) may set more, and the table and ``simulate`` burn it."""
+    base = '[submission]\ngame = "21-baccarat"\n'
+    assert load_submission(write(tmp_path, base)).burn_cards == 1
+    assert load_preset("21-baccarat").burn_cards == 1
+    assert load_submission(write(tmp_path, base + "burn_cards = 1\n")).burn_cards == 1
+    with pytest.raises(SubmissionError, match=r"submission\.burn_cards: .*681a\.7\(c\)"):
+        load_submission(write(tmp_path, base + "burn_cards = 3\n"))
+    assert load_submission(write(tmp_path, PB + "burn_cards = 3\n")).burn_cards == 3
+    with pytest.raises(SubmissionError, match=r"submission\.burn_cards: out of range"):
+        load_submission(write(tmp_path, base + "burn_cards = 0\n"))
+
+
+@pytest.mark.reg("681a.7(e)")
+def test_21_baccarat_is_dealt_face_up(tmp_path):
+    assert load_preset("21-baccarat").dealing is Dealing.FACE_UP
+    with pytest.raises(SubmissionError, match=r"submission\.dealing: .*face up \(681a\.7\(e\)\)"):
+        load_submission(write(tmp_path, '[submission]\ngame = "21-baccarat"\ndealing = "face-down"\n'))

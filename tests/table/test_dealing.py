@@ -1,0 +1,68 @@
+"""Loading and dealing (681a.7): the burn, a round started on the cover card, a round dealt,
+settled and discarded in order, and whole shoes played by the automated dealer, through the table
+core's inputs and outputs (sans-I/O), with scripted devices (bench.py)."""
+from __future__ import annotations
+
+import pytest
+from bench import Bench
+
+from controller.roles import Role
+
+
+# -- 681a.7 ----------------------------------------------------------------------------------------
+@pytest.mark.reg("681a.7(a)", "681a.7(c)")
+def test_load_then_the_first_card_is_burned_and_a_new_dealer_burns_one() -> None:
+    b = Bench()
+    b.open_and_cut()
+    assert b.kinds().index("shoe_loaded") < b.kinds().index("burn")
+    b.op("dealer_sign_in", Role.DEALER, dealer="D2")
+    assert len(b.of("burn")) == 2 and b.of("burn")[1]["dealer"] == "D2"
+    assert b.core.state == "betting"
+
+
+@pytest.mark.reg("681a.7(d)")
+def test_cover_card_as_first_card_of_a_round_the_round_is_still_dealt() -> None:
+    b = Bench()
+    b.open_and_cut(cut=100, cover=14)
+    b.cover_index = b.drawn  # the cover card is next out
+    recs = b.play_round([(1, "player", 10)])
+    kinds = [r.kind for r in recs]
+    assert kinds.index("cover_card") < kinds.index("card") < kinds.index("round_result")
+    assert b.core.state == "cutting"  # then reshuffled
+
+
+@pytest.mark.reg("681a.7(e)", "681a.7(h)", "681a.7(i)", "681a.7(j)", "681a.7(k)", "681a.7(l)")
+def test_21_baccarat_round_dealt_settled_counterclockwise_and_discarded_in_order() -> None:
+    b = Bench("21-baccarat")
+    b.open_and_cut()
+    recs = b.play_round([(3, "player", 100), (1, "banker", 100), (2, "tie", 10), (1, "player_bonus", 5)])
+    res = next(r.payload for r in recs if r.kind == "round_result")
+    settlements = [r.payload for r in recs if r.kind == "settlement"]
+    assert [s["seat"] for s in settlements[:2]] == [1, 3]  # Player/Banker first, dealer's right first
+    assert {s["kind"] for s in settlements[2:]} == {"tie", "player_bonus"}
+    cards = [r.payload["card"] for r in recs if r.kind == "card"]
+    assert next(r.payload for r in recs if r.kind == "discard_rack")["cards"] == cards
+    assert [d["card"] for d in res["dealt"]] == cards
+
+
+@pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat"])
+def test_the_automated_dealer_plays_whole_shoes(preset: str) -> None:
+    from controller.table.autodealer import AutoDealer
+
+    b = Bench(preset, seed=3)
+    auto = AutoDealer(b.sub, seed=3)
+    for _ in range(20000):
+        op = auto.next_input(b.core)
+        if op is None:
+            break
+        b.feed(op)
+        if len({r.shoe for r in b.records if r.kind == "round_result"}) >= 2:
+            break
+    results = b.of("round_result")
+    assert len(results) > 50
+    assert not b.of("refused"), b.of("refused")[:3]
+    assert {r.payload["shoe"] for r in b.records if r.kind == "shoe_start"} >= {"T1-S0001", "T1-S0002"}
+    staked = sum(w["amount"] for r in b.of("round_start") for w in r["wagers"])
+    settled = sum(s["amount"] for s in b.of("settlement") if s["kind"] != "house_money")
+    hm = sum(s["amount"] for s in b.of("settlement") if s["kind"] == "house_money")
+    assert staked == settled + hm - sum(a["amount"] for a in b.of("house_money_added"))

@@ -1,0 +1,83 @@
+"""Irregularities in the deal (627a.13): a card drawn in error, an unauthorised third card (undisclosed
+or disclosed, per the Rules Submission), a face-up card found in the shoe, a shoe that runs out
+mid-round, through the table core's inputs and outputs (sans-I/O), with scripted devices
+(bench.py)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from bench import Bench, stack_with
+
+from controller.rules.cards import parse_cards
+from controller.rules.submission import load_preset
+
+P_WINS = parse_cards("3S,2H,4D,4C")  # Player 7, Banker 6: both stand
+
+
+# -- 627a.13 -----------------------------------------------------------------------------------------
+@pytest.mark.reg("627a.13(a)")
+def test_undisclosed_card_drawn_in_error_is_the_first_card_of_the_next_hand() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.draw()  # between rounds, face down
+    held = b.of("irregularity")[-1]["card"]
+    b.play_round([(1, "player", 100)])
+    assert b.of("card")[0] == {"card": held, "to": "player", "position": 2, "n": 1}  # its place in the shoe
+
+
+@pytest.mark.reg("627a.13(b)")
+def test_unauthorised_player_third_card_when_banker_stands_is_next_hands_first_card() -> None:
+    front = P_WINS + parse_cards("9S")
+    b = Bench(stack=stack_with(front), auto_deal=True)
+    b.open_and_cut()
+    b.play_round([(1, "player", 100)])
+    assert b.core.state == "betting" and b.of("round_result")[-1]["cards_used"] == 4
+    b.auto_deal = False
+    b.draw()  # the dealer wrongly draws a fifth card, face down
+    d = b.of("irregularity")[-1]
+    assert d["clause"] == "627a.13(b)" and d["action"] == "next-hand-first-card"
+    assert b.core.held_card is not None
+
+
+@pytest.mark.reg("627a.13(c)", "627a.13(c)(1)", "627a.13(c)(2)")
+@pytest.mark.parametrize("option, action", [("discard", "discard-with-one-more"), ("simulated-round", "simulated-round")])
+def test_disclosed_unauthorised_third_card_follows_the_rules_submission(option: str, action: str) -> None:
+    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card=option)
+    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
+    b.open_and_cut()
+    b.play_round([(1, "player", 100)])
+    b.draw(face_up=True)
+    assert b.of("irregularity")[-1]["action"] == action
+    if option == "discard":
+        assert [d["reason"] for d in b.of("discard")] == ["627a.13(c)(1)", "627a.13(c)(1)"]
+        assert b.core.state == "betting"
+    else:
+        assert b.of("round_result")[-1]["kind"] == "simulated"
+        assert b.of("round_result")[-1]["dealt"][0]["card"] == "9S"
+
+
+@pytest.mark.reg("627a.13(d)")
+def test_face_up_card_found_in_the_shoe_opens_a_simulated_round_without_wagers() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.face_up_at.add(b.drawn + 1)  # the next card out is face up
+    recs = b.play_round([(1, "player", 100)])
+    assert any(r.kind == "irregularity" and r.payload["clause"] == "627a.13(d)" for r in recs)
+    res = [r.payload for r in recs if r.kind == "round_result"][0]
+    assert res["kind"] == "simulated"
+    returned = [r.payload for r in recs if r.kind == "settlement"]
+    assert returned == [{"seat": 1, "kind": "player", "amount": 100, "result": "push", "win": 0, "commission": 0, "net": 0}]
+
+
+@pytest.mark.reg("627a.13(e)")
+def test_shoe_running_out_mid_round_voids_it_returns_wagers_and_reshuffles() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.stack = b.stack[: b.drawn + 2]  # only two cards left
+    b.cover_index = None
+    recs = b.play_round([(1, "player", 100), (2, "tie", 5)])
+    res = [r.payload for r in recs if r.kind == "round_result"][-1]
+    assert res["kind"] == "void"
+    assert all(s["result"] == "push" for s in (r.payload for r in recs if r.kind == "settlement"))
+    assert b.core.state == "cutting"  # the entire set reshuffled

@@ -1,0 +1,153 @@
+"""Faults, refusals and recovery in the table core: a door opened, a link lost, a misread card or a
+jam holds the table and it resumes exactly; a floorperson restarts the shoe; bad or untimely
+commands are refused without change; replaying the journaled inputs (also the Rules Submission set
+at opening) reaches the same state. Through the core's inputs and outputs (sans-I/O), with
+scripted devices (bench.py)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from bench import Bench
+
+from controller.rules.submission import load_preset
+from controller.table.core import TableCore
+from controller.roles import Role
+from firmware_bridge.protocol import messages as m
+
+
+# -- faults, refusals, recovery ----------------------------------------------------------------------
+def test_door_open_mid_round_holds_everything_and_resumes_exactly() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    b.draw()
+    b.draw()
+    b.event("shoe", m.Door(True))
+    assert b.core.state == "fault"
+    b.draw()  # a card taken while the door was open is not lost
+    assert b.of("card_deferred")
+    b.auto_deal = True
+    b.event("shoe", m.Door(False))
+    assert b.core.state == "betting"
+    assert len(b.of("round_result")) == 1 and len([s for s in b.of("settlement")]) == 1
+
+
+def test_link_lost_and_back_reissues_the_prompt_and_settles_once() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.play_round([(1, "banker", 100)])
+    b.draw()
+    b.link("shoe", False)
+    assert b.core.state == "fault"
+    b.op("clear_fault")
+    assert "clears when the device reconnects" in b.of("refused")[-1]["reason"] and b.core.state == "fault"
+    before = len(b.sent)
+    b.link("shoe", True)
+    assert b.core.state == "dealing"
+    assert [s.message for s in b.sent[before:before + 2]] == [m.GateUnlock(), m.Display(f"DRAW BANKER @{b.drawn + 1}")]
+    b.auto_deal = True
+    b.draw()
+    assert len(b.of("settlement")) == 1
+
+
+def test_misread_card_is_entered_by_the_floorperson() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.play_round([(1, "player", 100)])
+    b.event("shoe", m.CardRead(0xFF, 0xFF, False, 1, 0))
+    assert b.core.state == "fault" and "misread" in b.core.faults
+    b.op("enter_card", Role.DEALER, card="9H")
+    assert "needs a floorperson" in b.of("refused")[-1]["reason"]
+    b.op("enter_card", card="9H")
+    assert b.of("card")[-1]["card"] == "9H" and b.core.state == "dealing"
+
+
+def test_unknown_commands_bad_arguments_and_wrong_states_are_refused_without_change() -> None:
+    b = Bench()
+    snap = b.core.snapshot()
+    for cmd, args in [("fly", {}), ("wager", {"seat": 1}), ("no_more_bets", {}), ("load", {})]:
+        outs = b.op(cmd, Role.SUPERVISOR, **args)
+        assert [o.kind for o in outs if hasattr(o, "kind")] == ["refused"]
+    assert b.core.snapshot() == snap
+
+
+@pytest.mark.parametrize("cut_at", [5, 40, 97, 150])
+def test_recovery_by_replaying_inputs_reaches_the_same_state(cut_at: int) -> None:
+    a = Bench(seed=9)
+    a.open_and_cut(seats=(1, 2))
+    for i in range(12):
+        a.play_round([(1, "player", 100 + i), (2, "banker", 50)])
+    inputs = a.inputs
+    k = min(cut_at, len(inputs) - 1)
+    b = Bench(seed=9)
+    b.core.recover(inputs[:k])
+    replay = Bench(seed=9)
+    for inp in inputs[k:]:
+        b.core.handle(inp)
+    full = Bench(seed=9)
+    for inp in inputs:
+        full.core.handle(inp)
+    assert b.core.snapshot() == full.core.snapshot() == a.core.snapshot()
+    assert replay is not None
+
+
+def test_restart_shoe_voids_the_round_returns_wagers_and_reshuffles() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    b.draw()
+    b.op("restart_shoe", Role.DEALER)
+    assert "needs a floorperson" in b.of("refused")[-1]["reason"]
+    b.op("restart_shoe", reason="emulator restarted")
+    assert b.of("round_result")[-1]["kind"] == "void"
+    assert b.of("settlement")[-1]["result"] == "push"
+    assert b.core.state == "cutting" and b.core.shoe.id.endswith("S0002")
+
+
+def test_clearing_a_jam_resets_the_mechanism_then_resumes_with_the_gate_open() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.play_round([(1, "player", 100)])
+    b.event("shoe", m.Jam(m.JamLocation.SHOE_EXIT))
+    assert b.core.state == "fault"
+    before = len(b.sent)
+    b.op("clear_fault")
+    msgs = [s.message for s in b.sent[before:]]
+    assert msgs[0] == m.Reset(m.ResetKind.MECHANISM) and m.GateUnlock() in msgs
+    assert b.core.state == "dealing" and isinstance(msgs[-1], m.Display) and msgs[-1].text.startswith("DRAW PLAYER")
+
+
+def test_floorperson_sets_the_rules_submission_at_opening_and_it_replays() -> None:
+    from controller.table.journaling import inputs_from, operator_input_record
+
+    b = Bench()
+    mini = load_preset("midibaccarat").to_dict()
+    mini.pop("source")
+    b.op("set_submission", Role.DEALER, submission=mini)
+    assert "needs a floorperson" in b.of("refused")[-1]["reason"]
+    b.op("set_submission", submission=mini, source="preset:midibaccarat")
+    assert b.core.sub.name == "Midibaccarat, 6 decks" and b.of("submission")[-1]["source"] == "preset:midibaccarat"
+    b.open_and_cut()
+    b.op("set_submission", submission=mini)
+    assert "only while the table is closed" in b.of("refused")[-1]["reason"]
+    # journaled as an input and replayed, the submission comes back whole (no file is read)
+    from types import SimpleNamespace
+
+    entries = []
+    for inp in b.inputs:
+        if hasattr(inp, "command"):
+            rec = operator_input_record(inp, None, None)
+            entries.append(SimpleNamespace(kind=rec.kind, payload=json.loads(json.dumps(rec.payload)), operator=rec.operator,
+                                           device_counter=None))
+    replayed = list(inputs_from(entries))
+    again = TableCore(load_preset("minibaccarat"))
+    again.handle(replayed[1])
+    assert again.sub == b.core.sub

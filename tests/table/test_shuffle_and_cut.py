@@ -1,0 +1,227 @@
+"""Shuffling, cutting and reshuffling (681a.5; the reshuffle at the cover card, 681a.7(d)): the card
+count checked, the cut offered and made, the cover cards, recut and reshuffle orders, the idle
+table's inspection, a table without a shuffler, and the reconciliation of a shoe's cards, through
+the table core's inputs and outputs (sans-I/O), with scripted devices (bench.py)."""
+from __future__ import annotations
+
+import pytest
+from bench import Bench, stack_with
+
+from controller.rules.cards import Composition, parse_cards
+from controller.table.core import TableCore
+from controller.roles import Role
+from firmware_bridge.protocol import messages as m
+
+
+# -- 681a.5 ---------------------------------------------------------------------------------------
+@pytest.mark.reg("681a.5(a)")
+def test_open_shuffles_with_the_automated_shuffler_and_checks_the_count() -> None:
+    b = Bench()
+    b.op("open")
+    assert isinstance(b.sent[0].message, m.Shuffle) and b.sent[0].message.decks == 8
+    assert b.core.state == "cutting"
+
+
+@pytest.mark.reg("681a.5(a)")
+@pytest.mark.parametrize("delta, words", [(-2, "2 cards missing"), (1, "1 extra card")])
+def test_wrong_card_count_keeps_the_table_closed(delta: int, words: str) -> None:
+    b = Bench(count_delta=delta)
+    b.op("open")
+    assert b.core.state == "count_fault"
+    assert words in b.of("count_fault")[0]["problem"]
+    assert any(words in n.text and n.level == "fault" for n in b.notices)
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    assert b.of("refused")[-1]["input"] == "wager" and b.core.state == "count_fault"
+
+
+@pytest.mark.reg("681a.5(b)")
+def test_cut_offered_clockwise_from_the_highest_numbered_occupied_seat() -> None:
+    b = Bench()
+    for s in (2, 5, 7):
+        b.op("sit", Role.DEALER, seat=s)
+    b.op("open")
+    assert b.of("cut_offer")[0]["order"] == [7, 5, 2]
+    assert b.core.shoe.cut_offeree == 7
+    b.op("cut", Role.DEALER, position=50, seat=5)  # not yet offered to seat 5
+    assert "offered to seat 7" in b.of("refused")[-1]["reason"]
+    b.op("cut_decline", Role.DEALER, seat=7)
+    b.op("cut", Role.DEALER, position=50, seat=5)  # seat 5 accepts
+    assert b.of("cut")[-1] == {"position": 50, "by": "seat 5", "stack": 416}
+
+
+@pytest.mark.reg("681a.5(b)")
+def test_dealer_cuts_when_every_player_declines() -> None:
+    b = Bench()
+    b.op("sit", Role.DEALER, seat=3)
+    b.op("open")
+    b.op("cut_decline", Role.DEALER, seat=3)
+    assert b.core.prompt == "DEALER CUTS"
+    b.op("cut", Role.DEALER, position=60)
+    assert b.of("cut")[-1]["by"] == "dealer"
+
+
+@pytest.mark.reg("681a.5(c)")
+@pytest.mark.parametrize("position", [0, 9, 407, 416])
+def test_cover_card_closer_than_ten_cards_to_either_end_is_refused(position: int) -> None:
+    b = Bench()
+    b.op("open")
+    b.op("cut", Role.DEALER, position=position)
+    assert "at least 10 cards" in b.of("refused")[-1]["reason"]
+    assert b.core.shoe.cut_position is None and b.core.state == "cutting"
+
+
+@pytest.mark.reg("681a.5(d)", "681a.7(c)")
+def test_cut_moves_cards_above_the_cover_card_to_the_bottom_then_second_cover_and_burn() -> None:
+    front = parse_cards("9H,9D,9C,9S")
+    b = Bench(stack=stack_with(front))
+    b.open_and_cut(cut=100, cover=14)
+    burned = b.of("burn")[0]["card"]
+    assert b.core.state == "betting"
+    assert b.core.shoe.burned == [burned]
+    b.op("cover", Role.DEALER, from_bottom=9)  # outside the cut: refused, nothing changes
+    assert b.core.state == "betting"
+
+
+@pytest.mark.reg("681a.5(d)")
+def test_second_cover_card_must_be_at_least_ten_above_the_bottom() -> None:
+    b = Bench()
+    b.op("open")
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=9)
+    assert "at least 10 cards above the bottom" in b.of("refused")[-1]["reason"]
+    b.op("cover", Role.DEALER, from_bottom=10)
+    assert b.core.state == "ready_to_load"
+
+
+@pytest.mark.reg("681a.5(e)")
+def test_floorperson_may_order_recut_or_reshuffle_before_loading_a_dealer_may_not() -> None:
+    b = Bench()
+    b.op("open")
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    b.op("order_recut", Role.DEALER, operator="d1")
+    assert "needs a floorperson" in b.of("refused")[-1]["reason"] and b.core.state == "ready_to_load"
+    b.op("order_recut")
+    assert b.core.state == "cutting" and b.core.shoe.cut_position is None
+    b.op("cut", Role.DEALER, position=120)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    shuffles = sum(isinstance(s.message, m.Shuffle) for s in b.sent)
+    b.op("order_reshuffle")
+    assert sum(isinstance(s.message, m.Shuffle) for s in b.sent) == shuffles + 1
+    assert b.core.state == "cutting"  # shuffled again, cut offered again
+
+
+@pytest.mark.reg("681a.5(f)", "681a.7(d)", "681a.7(d)(1)", "681a.7(d)(2)")
+def test_cover_card_reached_completes_the_round_then_reshuffles_with_reconciliation() -> None:
+    b = Bench()
+    b.open_and_cut(cut=100, cover=14)
+    rounds = 0
+    first_shoe = b.core.shoe.id
+    while b.core.state == "betting" and rounds < 200:
+        b.play_round([(1, "player", 100)])
+        rounds += 1
+    assert b.core.shoe.id != first_shoe and 60 < rounds < 100
+    # The round during which the cover card came out was completed and settled.
+    last = b.of("round_result")[-1]
+    assert last["kind"] == "normal" and len(b.of("round_result")) == rounds
+    assert b.core.state == "cutting"  # reshuffled (count checked) and offered for the cut
+    rec = b.of("reconciliation")[-1]
+    assert rec["ok"] and rec["total"] == 416 and rec["left_shoe"] + rec["remaining_in_shoe"] == 416
+    assert b.kinds().index("reconciliation") > b.kinds().index("cover_card")
+
+
+@pytest.mark.reg("681a.5(f)")
+def test_floorperson_orders_a_reshuffle_after_any_round() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.play_round([(1, "banker", 100)])
+    b.op("order_reshuffle")
+    assert b.core.state == "cutting"
+    assert len([s for s in b.sent if isinstance(s.message, m.Shuffle)]) == 2
+
+
+@pytest.mark.reg("681a.5(g)", "681a.5(g)(2)")
+def test_idle_table_spreads_cards_for_inspection_then_reshuffles_in_the_automated_shuffler() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.op("declare_idle")
+    assert b.core.state == "inspection" and b.core.prompt == "SPREAD"
+    b.op("inspection_done")
+    assert b.core.state == "cutting"
+    assert len([s for s in b.sent if isinstance(s.message, m.Shuffle)]) == 2
+
+
+@pytest.mark.reg("681a.5(h)")
+def test_automatic_reshuffling_shoe_skips_the_cut_and_inspection() -> None:
+    b = Bench(automatic_shoe=True)
+    b.op("open")
+    assert "cut_skipped" in b.kinds() and "cut_offer" not in b.kinds()
+    assert any(isinstance(s.message, m.Deliver) and s.message.target is m.DeliverTarget.SHOE for s in b.sent)
+    assert b.core.state == "betting"
+    b.op("declare_idle")
+    assert "681a.5(h)" in b.of("refused")[-1]["reason"]
+
+
+@pytest.mark.reg("681a.5(g)", "681a.5(g)(1)", "681a.5(a)")
+def test_without_a_shuffler_the_idle_table_is_washed_shuffled_by_hand_and_cut() -> None:
+    b = Bench(shuffler=False)
+    b.op("open")
+    assert b.core.state == "shuffling" and b.core.prompt == "SHUFFLE BY HAND"
+    b.stack = Composition.standard(8).cards()
+    b.op("manual_shuffle_done", Role.DEALER)
+    assert b.core.state == "cutting"
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    b.op("load", Role.DEALER)
+    assert b.core.state == "betting"
+    b.op("declare_idle")
+    b.op("inspection_done")
+    assert b.core.prompt == "WASH AND SHUFFLE"
+    b.op("manual_shuffle_done", Role.DEALER)
+    assert b.of("manual_shuffle")[-1]["washed"] is True and b.core.state == "cutting"
+    assert not any(isinstance(s.message, m.Shuffle) for s in b.sent)
+
+
+@pytest.mark.reg("681a.7(d)(1)")
+def test_a_duplicated_card_found_at_the_reshuffle_keeps_the_table_closed() -> None:
+    from controller.rules.cards import card
+
+    stack = Composition.standard(8).cards()
+    import random
+
+    random.Random(5).shuffle(stack)
+    i = next(k for k, c in enumerate(stack) if k >= 30 and c != card(1, "S"))
+    # one card replaced by a ninth ace of spades, placed early in the shoe so it is read
+    stack = stack[:]
+    stack[i] = card(1, "S")
+    b = Bench(stack=stack)
+    b.open_and_cut(cut=10, cover=14)
+    while b.core.state == "betting":
+        b.play_round([(1, "player", 100)])
+    assert b.core.state == "count_fault"
+    cs = b.of("cardset")[-1]
+    assert not cs["ok"] and any(e["card"] == "AS" for e in cs["extra"])
+    assert "extra AS" in b.of("count_fault")[-1]["problem"]
+    b.op("order_reshuffle")
+    assert b.core.state in ("cutting", "count_fault")
+
+
+@pytest.mark.reg("681a.7(d)(1)")
+def test_a_restart_after_the_reconciliation_shows_unload_again_before_the_new_shoe() -> None:
+    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the shoe
+    ..." A controller killed after the shoe's reconciliation was journaled but before the UNLOAD
+    prompt reached the shoe must ask for it again: otherwise the last shoe's cards stay in the
+    shoe and the dealer cannot load the next stack (found by the crash soak)."""
+    b = Bench()
+    b.open_and_cut()
+    while b.core.shoe.id.endswith("S0001"):
+        b.play_round()
+    assert b.core.state in ("cutting", "shuffling") and b.of("reconciliation")[-1]["remaining_in_shoe"] > 0
+    restarted = TableCore(b.sub)
+    restarted.recover(b.inputs)
+    shown = [o.message.text for o in restarted.resume_outputs() if isinstance(o.message, m.Display)]
+    assert shown[0] == "UNLOAD" and shown[-1] == b.core.prompt
+    b.open_and_cut()  # the next stack is cut and loaded: no more UNLOAD after that
+    restarted = TableCore(b.sub)
+    restarted.recover(b.inputs)
+    assert "UNLOAD" not in [o.message.text for o in restarted.resume_outputs() if isinstance(o.message, m.Display)]
