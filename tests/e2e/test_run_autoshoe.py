@@ -5,19 +5,14 @@ drives it through the real path (pyserial on a pty, the protocol, the link, the 
 journal), with the procedure the profile's capabilities call for."""
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from controller.journal import JournalReader
 
-from .test_run_faults import check_integrity
-
-SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+from .journal_checks import check_integrity, split_by_shoe
+from .one_device_tables import run_one_device_table
 
 
 @pytest.mark.slow
@@ -35,7 +30,7 @@ def test_an_automatic_reshuffling_shoe_deals_shoe_after_shoe_without_a_cut(tmp_p
     kinds = [k for k, _ in entries]
     assert not {"cut_offer", "cut", "cover", "cut_declined"} & set(kinds)  # no cut offered (681a.5(h))
     assert {p["device_role"] for k, p in entries if k == "input.device"} == {"shoe"}
-    shoes = [s for s in _split_by_shoe(entries) if "reconciliation" in [k for k, _ in s]]
+    shoes = [s for s in split_by_shoe(entries) if "reconciliation" in [k for k, _ in s]]
     assert len(shoes) == 2
     for shoe in shoes:
         kinds = [k for k, _ in shoe]
@@ -47,36 +42,3 @@ def test_an_automatic_reshuffling_shoe_deals_shoe_after_shoe_without_a_cut(tmp_p
         assert reconciliation["ok"] and reconciliation["total"] == 416 and reconciliation["remaining_in_shoe"] <= 16
         assert kinds.count("round_result") > 50
     assert not [d for d in rounds if d["kind"] == "void"]
-
-
-def run_one_device_table(tmp_path: Path, emulate_args: list[str], profile: str, seed: int) -> Path:
-    """Serve ``shoectl emulate --table *emulate_args`` (one device, ``profile``, with a dealt log in
-    ``tmp_path``), drive it with ``shoectl run --device profile@PORT --shoes 2 --json`` and return
-    the journal; both commands must exit 0."""
-    (tmp_path / "dev").mkdir()
-    emu = subprocess.Popen([*SHOECTL, "emulate", "--table", *emulate_args, "--seed", str(seed), "--speed", "max",
-                            "--dealt-log", str(tmp_path / "dealt.log"), "--dir", str(tmp_path / "dev")],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        devices = json.loads(emu.stdout.readline())["devices"]
-        assert [d["profile"] for d in devices] == [profile]  # one device
-        journal = tmp_path / "journal.db"
-        run = subprocess.run([*SHOECTL, "run", "--device", f"{profile}@{devices[0]['port']}", "--journal",
-                              str(journal), "--shoes", "2", "--seed", str(seed), "--json"],
-                             capture_output=True, text=True, timeout=180)
-        assert run.returncode == 0, run.stderr[-3000:]
-    finally:
-        emu.send_signal(signal.SIGTERM)
-        _, err = emu.communicate(timeout=20)
-    assert emu.returncode == 0, err[-2000:]
-    return journal
-
-
-def _split_by_shoe(entries: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
-    shoes: list[list[tuple[str, dict]]] = []
-    for kind, payload in entries:
-        if kind == "shoe_start":
-            shoes.append([])
-        if shoes:
-            shoes[-1].append((kind, payload))
-    return shoes

@@ -24,7 +24,7 @@ from controller.journal import JournalReader, verify
 from controller.journal.errors import NotAJournalError
 from firmware_bridge.emulator.table import read_dealt_log
 
-from .test_run_recovery import RANK, SUIT
+from .journal_checks import RANK, SUIT
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 

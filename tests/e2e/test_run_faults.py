@@ -13,10 +13,8 @@ from pathlib import Path
 import pytest
 
 from controller.journal import JournalReader, verify
-from controller.journal.replay import replay
-from firmware_bridge.emulator.table import read_dealt_log
 
-from .test_run_recovery import journal_cards
+from .journal_checks import check_integrity
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 
@@ -35,19 +33,6 @@ def run_table(tmp: Path, faults: str, rounds: int = 25, seed: int = 5, submissio
 def kinds(journal: Path) -> list[tuple[str, dict]]:
     with JournalReader.open(journal) as r:
         return [(e.kind, e.payload) for e in r.entries()]
-
-
-def check_integrity(tmp: Path, journal: Path) -> list[dict]:
-    dealt = [str(d.card) for d in read_dealt_log(tmp / "dealt.log")]
-    assert journal_cards(journal) == dealt
-    assert verify(journal).ok
-    with JournalReader.open(journal) as r:
-        rounds = [d for d in replay(r.entries()) if d["type"] == "round"]
-    for d in rounds:
-        staked = sorted((w["seat"], w["kind"], w["amount"]) for w in d["wagers"])
-        settled = sorted((s["seat"], s["kind"], s["amount"]) for s in d["settlements"])
-        assert settled == staked, d
-    return rounds
 
 
 @pytest.mark.slow

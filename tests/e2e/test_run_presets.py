@@ -11,7 +11,7 @@ import pytest
 from controller.journal import JournalReader
 from controller.rules.submission import load_preset
 
-from .test_run_faults import check_integrity
+from .journal_checks import check_integrity
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 

@@ -11,8 +11,8 @@ import pytest
 
 from controller.journal import JournalReader
 
-from .test_run_autoshoe import _split_by_shoe, run_one_device_table
-from .test_run_faults import check_integrity
+from .journal_checks import check_integrity, split_by_shoe
+from .one_device_tables import run_one_device_table
 
 
 @pytest.mark.slow
@@ -28,7 +28,7 @@ def test_a_table_without_a_shuffler_deals_preshuffled_decks_shoe_after_shoe(tmp_
     with JournalReader.open(journal) as r:
         entries = [(e.kind, e.payload) for e in r.entries()]
     assert {p["device_role"] for k, p in entries if k == "input.device"} == {"shoe"}
-    shoes = [s for s in _split_by_shoe(entries) if "reconciliation" in [k for k, _ in s]]
+    shoes = [s for s in split_by_shoe(entries) if "reconciliation" in [k for k, _ in s]]
     assert len(shoes) == 2
     for shoe in shoes:
         kinds = [k for k, _ in shoe]

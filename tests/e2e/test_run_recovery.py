@@ -8,7 +8,6 @@ log): none lost, none twice; no wager settled twice; the chain verifies.
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -22,9 +21,9 @@ from controller.journal import JournalReader, verify
 from controller.journal.replay import replay
 from firmware_bridge.emulator.table import read_dealt_log
 
+from .journal_checks import journal_cards
+
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
-SUIT = {0: "C", 1: "D", 2: "H", 3: "S"}
-RANK = {1: "A", 10: "10", 11: "J", 12: "Q", 13: "K"}
 
 
 def start_table(tmp: Path, seed: int, faults: str | None = None) -> tuple[subprocess.Popen, dict[str, str]]:
@@ -41,16 +40,6 @@ def start_table(tmp: Path, seed: int, faults: str | None = None) -> tuple[subpro
 def run_cmd(ports: dict[str, str], journal: Path, *extra: str) -> list[str]:
     return [*SHOECTL, "run", "--device", f"emulated-shuffler@{ports['emulated-shuffler']}",
             "--device", f"emulated-shoe@{ports['emulated-shoe']}", "--journal", str(journal), "--json", *extra]
-
-
-def journal_cards(path: Path) -> list[str]:
-    with JournalReader.open(path) as r:
-        out = []
-        for e in r.entries(kinds=("input.device",)):
-            if e.payload["event"] == "CARD_READ":
-                f = e.payload["fields"]
-                out.append("?" if f["rank"] == 0xFF else RANK.get(f["rank"], str(f["rank"])) + SUIT[f["suit"]])
-        return out
 
 
 @pytest.mark.slow

@@ -20,15 +20,7 @@ from controller.journal.anchors import AnchorFile, anchors_path
 from cli_run import dealt_journal, run
 from tampering import delete_and_rechain, tamper
 from unprivileged import read_only_copy, run_unprivileged
-
-READERS = {
-    "verify": ["journal", "verify"],
-    "export": ["journal", "export"],
-    "replay": ["journal", "replay"],
-    "audit cards": ["audit", "cards"],
-    "audit shuffle": ["audit", "shuffle"],
-    "roadmap": ["roadmap"],
-}
+from .reader_commands import READERS
 
 
 @pytest.fixture(scope="module")

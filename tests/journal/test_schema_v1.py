@@ -26,7 +26,7 @@ from firmware_bridge.protocol import messages as m
 
 from cli_run import run
 from tampering import tamper
-from .test_journal_readers import READERS
+from .reader_commands import READERS
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 V1_SQL = DATA / "journal-v1.sql"          # the journal's SQL text (sqlite3 .dump), kept as text

@@ -2,7 +2,7 @@
 result it is the shoe's decks less exactly the cards that physically left the shoe, through the
 irregularities that record a card twice or late (a card deferred while the table was held, a card
 set aside face up and dealt later, a card the shoe could not read), over whole random shoes
-driven by ``Walk`` (tests/table/test_every_wager_and_card.py) on the real core."""
+driven by ``Walk`` (tests/table/walks.py) on the real core."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +11,7 @@ from collections import Counter
 from fractions import Fraction
 
 from bench import Bench
-from test_every_wager_and_card import Walk
+from walks import Walk
 
 from controller.journal import kinds
 from controller.roles import Role

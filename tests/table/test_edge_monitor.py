@@ -10,7 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from test_runner import INF, make_runner, run_to_the_end
+from runner_rig import INF, make_runner, run_to_the_end
 
 from controller.journal import Journal, JournalReader, kinds, verify
 from controller.rules.cards import Composition, card_from_wire, parse_card

@@ -9,8 +9,8 @@ import os
 import signal
 import time
 
+from runner_rig import INF, make_runner, run_in_thread
 from structlog.testing import capture_logs
-from test_runner import INF, make_runner, run_in_thread
 
 from controller.journal import Journal, JournalReader, kinds, verify
 from controller.table.edge_monitor import EdgeMonitor

@@ -22,6 +22,7 @@ from collections import Counter
 
 import pytest
 from bench import Bench
+from walks import Walk
 
 from controller.roles import Role
 from controller.rules.submission import load_preset
@@ -30,141 +31,6 @@ from firmware_bridge.protocol import messages as m
 
 SHOES_PER_CASE = 50
 FINAL = ("card", "burn", "discard")   # where a card that left the shoe ends
-
-
-class Walk:
-    """The people at the table, acting at random but as they may (a few of their commands are
-    refused, as at a real table); the dealer draws only when the shoe's prompt asks, or in error."""
-
-    def __init__(self, b: Bench, rnd: random.Random) -> None:
-        self.b, self.rnd = b, rnd
-        self.reads: Counter[tuple[str, int]] = Counter()   # (shoe, position) of every card out
-        self.shoe_seen: str | None = None
-        self.door_open = False
-
-    def draw(self, face_up: bool = False) -> None:
-        core, b = self.b.core, self.b
-        if b.drawn < len(b.stack):  # else the shoe reports itself empty
-            self.reads[(core.shoe.id, b.drawn + 1)] += 1
-        b.draw(face_up)
-
-    def new_shoe(self) -> None:
-        """Irregularities planted in the shoe just shuffled: cards face up, cards unreadable."""
-        b, rnd = self.b, self.rnd
-        n = len(b.stack)
-        b.face_up_at = {rnd.randrange(1, n) for _ in range(rnd.randint(0, 3))}
-        b.misread_at = {rnd.randrange(1, n) for _ in range(rnd.randint(0, 2))}
-
-    def step(self) -> None:
-        b, core, rnd = self.b, self.b.core, self.rnd
-        if core.shoe is not None and core.shoe.id != self.shoe_seen:
-            self.shoe_seen = core.shoe.id
-            self.new_shoe()
-        state = core.state
-        if state == "closed":
-            b.op("open")
-        elif state == "count_fault":
-            b.op("order_reshuffle")
-        elif state == "inspection":
-            b.op("inspection_done")
-        elif state == "cutting":
-            self.cutting()
-        elif state == "ready_to_load":
-            b.op(rnd.choice(["load"] * 8 + ["order_recut", "order_reshuffle"]), Role.FLOORPERSON)
-        elif state == "loading":
-            b.event("shoe", m.ShoeLoaded(len(b.stack)))
-        elif state == "burning":
-            self.draw()
-        elif state == "betting":
-            self.betting()
-        elif state in ("dealing", "squeeze", "house_money"):
-            self.in_round(state)
-        elif state == "fault":
-            self.fault()
-        else:  # pragma: no cover - a state the walk does not know
-            raise AssertionError(f"the walk does not know the state {state}")
-
-    def cutting(self) -> None:
-        b, shoe, rnd = self.b, self.b.core.shoe, self.rnd
-        if shoe.cut_position is None:
-            if shoe.cut_offeree is not None and rnd.random() < 0.5:
-                b.op("cut_decline", Role.DEALER, seat=shoe.cut_offeree)
-            else:
-                by = {} if shoe.cut_offeree is None else {"seat": shoe.cut_offeree}
-                b.op("cut", Role.DEALER, position=rnd.randint(10, shoe.stack_size - 10), **by)
-        elif rnd.random() < 0.05:
-            b.op("order_recut")
-        else:
-            b.op("cover", Role.DEALER, from_bottom=rnd.randint(14, 16))
-
-    def betting(self) -> None:
-        b, core, rnd = self.b, self.b.core, self.rnd
-        if core.discard_next:  # 627a.13(c)(1): one more card, face down, to the discard rack
-            self.draw()
-            return
-        # Most shoes are dealt to the cover card: what ends one early is rare.
-        roll = rnd.random()
-        if roll < 0.02:
-            self.draw(face_up=rnd.random() < 0.5)  # a card drawn in error
-        elif roll < 0.025:
-            b.op("dealer_sign_in", Role.DEALER, dealer=f"D{rnd.randint(1, 9)}")
-        elif roll < 0.0255:
-            b.op("declare_idle")
-        elif roll < 0.026:
-            b.op("order_reshuffle")
-        elif roll < 0.0263:
-            b.op("restart_shoe", reason="test")
-        elif roll < 0.35 and len(core.pending_wagers) < 6:
-            kinds = sorted(k.value for k in b.sub.wagers)
-            b.op("wager", Role.DEALER, seat=rnd.choice(b.sub.seats), kind=rnd.choice(kinds),
-                 amount=rnd.choice([100, 500, 1000, 2500]))
-        else:
-            b.op("no_more_bets", Role.DEALER)
-
-    def in_round(self, state: str) -> None:
-        b, core, rnd = self.b, self.b.core, self.rnd
-        roll = rnd.random()
-        if roll < 0.0003:
-            b.op("void_round")
-        elif roll < 0.0006:
-            b.op("order_reshuffle")
-        elif roll < 0.0106 and not self.door_open:
-            b.event("shoe", m.Door(True))
-            self.door_open = True
-        elif state == "squeeze":
-            b.op("relinquish" if roll < 0.2 else "reveal", Role.DEALER)
-        elif state == "house_money":
-            if roll < 0.5 and core.round.house_money:
-                s = rnd.choice(core.round.house_money)
-                b.op("house_money_add", Role.DEALER, seat=s.seat, side=rnd.choice(["player", "banker"]),
-                     amount=rnd.choice([1, 100, max(1, s.win // 2), max(1, s.win)]))
-            elif roll < 0.55:
-                self.draw(face_up=rnd.random() < 0.5)  # a card drawn in error during House Money
-            else:
-                b.op("continue", Role.DEALER)
-        else:
-            self.draw()
-
-    def fault(self) -> None:
-        b, core, rnd = self.b, self.b.core, self.rnd
-        if self.door_open and (rnd.random() < 0.6 or "misread" not in core.faults):
-            if rnd.random() < 0.3 and core.saved_state in ("dealing",):
-                self.draw()  # a card taken while the door is open: deferred, not lost
-            else:
-                b.event("shoe", m.Door(False))
-                self.door_open = False
-            return
-        if "misread" in core.faults:
-            position = next(p for c, _, p in core.deferred if c is None)
-            b.op("enter_card", card=str(b.misread[position]))
-            return
-        b.op("clear_fault")  # a missing cover card: the floorperson has checked the shoe
-
-    def outstanding(self) -> list:
-        """The wagers not yet settled: on the layout, and in a round not yet settled."""
-        core = self.b.core
-        in_round = core.round.unsettled_wagers() if core.round is not None and not core.round.settled else []
-        return list(core.pending_wagers) + in_round
 
 
 def walk(preset: str, option: str, burn_cards: int, seed: int) -> Walk:

@@ -12,50 +12,15 @@ import threading
 import time
 
 import pytest
+from runner_rig import INF, make_runner, run_in_thread, run_to_the_end
 
 from controller.journal import Journal, JournalReader, verify
 from controller.rules.submission import load_preset
-from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
 from controller.table.runner import TableRunner
 from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.emulator.table import EmulatedTable, read_dealt_log
 from firmware_bridge.link import DeviceLink
-from firmware_bridge.profiles import get_profile
-
-INF = float("inf")
-
-
-def make_runner(table: EmulatedTable, journal: Journal, preset: str = "minibaccarat", **kwargs) -> TableRunner:
-    sub = load_preset(preset)
-    runner = TableRunner(TableCore(sub, table_id="T1"), journal, autodealer=AutoDealer(sub, seed=7), **kwargs)
-    runner.recover_from_journal()
-    links = {}
-    for role, device in (("shuffler", table.shuffler), ("shoe", table.shoe)):
-        profile = get_profile(device.name)
-        seed = runner.last_delivered_for(role)
-        links[role] = DeviceLink(LoopbackTransport(device), timing=profile.timing, profile_name=profile.name,
-                                 **runner.link_options(role), last_delivered=seed[1] if seed else None)
-    runner.links = links
-    return runner
-
-
-def run_in_thread(runner: TableRunner) -> threading.Thread:
-    def target() -> None:
-        try:
-            runner.run()
-        except BaseException:  # the test reads runner.error
-            pass
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    return t
-
-
-def run_to_the_end(runner: TableRunner, timeout: float = 120) -> None:
-    """Run ``runner`` until it stops by itself (its limit reached, or an error)."""
-    thread = run_in_thread(runner)
-    thread.join(timeout)
-    assert not thread.is_alive(), "the runner did not stop"
 
 
 def journal_cards(path) -> list[tuple[int, int, int]]:

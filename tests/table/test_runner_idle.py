@@ -8,7 +8,7 @@ import time
 from controller.journal import Journal
 from firmware_bridge.emulator.table import EmulatedTable
 
-from test_runner import make_runner, run_in_thread
+from runner_rig import make_runner, run_in_thread
 
 
 def test_the_owner_loop_waits_while_the_shuffler_shuffles(tmp_path) -> None:

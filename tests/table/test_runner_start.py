@@ -18,7 +18,7 @@ from firmware_bridge.emulator.table import EmulatedTable
 from firmware_bridge.link import DeviceLink
 from firmware_bridge.profiles import get_profile
 
-from test_runner import INF, make_runner, run_to_the_end
+from runner_rig import INF, make_runner, run_to_the_end
 
 
 class SlowToOpen(LoopbackTransport):
