@@ -9,7 +9,6 @@ from pathlib import Path
 
 from controller.journal.chain import Hasher, entry_body, encode_payload
 from cli_run import dealt_journal, run_captured
-from floor.helpers import SHOECTL
 
 
 @dataclass(frozen=True)

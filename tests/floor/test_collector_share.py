@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from cli_run import run
+from floor.collector_processes import publish, publisher, start
 from floor.helpers import HANG, SHOECTL, query, stored_lines
 from floor.journals import TableJournal, run_table
-from floor.test_collector import collectors, publish, publisher, start  # noqa: F401 - collectors: a fixture
-from floor.test_feed_tls import tls_broker  # noqa: F401 - the fixture: a broker with a TLS listener
 from services.mosquitto import COLLECTOR, Mosquitto
 
 

@@ -6,64 +6,16 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cli_run import run
-from controller.journal import JournalError, JournalReader
+from floor.feeds import JOURNAL_TOPIC, cli_out, export_lines, has_entries, shoectl, start_feed, stopped
+from floor.helpers import SHOECTL
 from floor.mqtt_clients import Subscriber
 from services.mosquitto import COLLECTOR, DISPLAY, Mosquitto
-
-SHOECTL = [sys.executable, "-m", "controller.cli.main"]
-JOURNAL_TOPIC = "shoectl/v1/tables/T1/journal"
-
-
-def shoectl(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SHOECTL, *argv], capture_output=True, text=True, timeout=timeout)
-
-
-def cli_out(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    """``shoectl ARGV``'s standard output (in-process: no interpreter to start)."""
-    code, out, err = run(capsys, *argv)
-    assert code == 0, err
-    return out
-
-
-def export_lines(capsys: pytest.CaptureFixture[str], journal: Path) -> list[bytes]:
-    return [line.encode() for line in cli_out(capsys, "journal", "export", str(journal)).splitlines(keepends=True)]
-
-
-def start_feed(broker: Mosquitto, journal: Path, *extra: str, user: str = "T1",
-               broker_url: str | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([*SHOECTL, "feed", "--journal", str(journal), "--broker", broker_url or broker.url,
-                             *broker.login(user),
-                             "--log-level", "info", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
-
-
-def stopped(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> tuple[int, str]:
-    if proc.poll() is None:
-        proc.send_signal(sig)
-    try:
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return code, proc.stderr.read() if proc.stderr else ""
-
-
-def has_entries(journal: Path) -> bool:
-    """Whether the table's journal exists with its first entries committed (a feed follows it)."""
-    try:
-        with JournalReader.open(journal) as r:
-            return r.last_seq > 0
-    except JournalError:
-        return False
 
 
 def settled(sub: Subscriber, topic: str, quiet: float = 0.5) -> None:
@@ -74,26 +26,6 @@ def settled(sub: Subscriber, topic: str, quiet: float = 0.5) -> None:
         if now != count:
             count, since = now, time.monotonic()
         time.sleep(0.05)
-
-
-@pytest.fixture(scope="module")
-def table_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A journal written by a real ``shoectl run`` (read-only to these tests: each copies it)."""
-    journal = tmp_path_factory.mktemp("table") / "t1.db"
-    out = shoectl("run", "--speed", "max", "--rounds", "30", "--seed", "5", "--journal", str(journal), "--display",
-                  "lines", "--no-edge-monitor")
-    assert out.returncode == 0, out.stderr
-    return journal
-
-
-@pytest.fixture
-def journal(table_journal: Path, tmp_path: Path) -> Path:
-    import shutil
-
-    copy = tmp_path / "t1.db"
-    shutil.copy(table_journal, copy)
-    shutil.copy(f"{table_journal}.anchors", f"{copy}.anchors")
-    return copy
 
 
 @pytest.fixture
@@ -119,10 +51,11 @@ def test_run_feed_publishes_every_entry_in_order_exactly_as_journal_export(mosqu
 
 @pytest.mark.slow
 def test_after_a_sigkill_the_feed_resumes_from_its_cursor_without_a_gap(mosquitto: Mosquitto, collector: Subscriber,
-                                                                         journal: Path, capsys) -> None:
-    expected = export_lines(capsys, journal)
-    cursor = Path(f"{journal}.feed-cursor")
-    feed = start_feed(mosquitto, journal, "--max-inflight", "1")  # one at a time: slow enough to be cut short
+                                                                         table_journal_copy: Path, capsys) -> None:
+    expected = export_lines(capsys, table_journal_copy)
+    cursor = Path(f"{table_journal_copy}.feed-cursor")
+    # one at a time: slow enough to be cut short
+    feed = start_feed(mosquitto, table_journal_copy, "--max-inflight", "1")
     try:
         collector.wait_for(cursor.exists, "the first cursor save")
     finally:
@@ -131,7 +64,7 @@ def test_after_a_sigkill_the_feed_resumes_from_its_cursor_without_a_gap(mosquitt
     saved = json.loads(cursor.read_text())["seq"]
     assert 0 < saved <= len(collector.payloads(JOURNAL_TOPIC))
     first_run = len(collector.payloads(JOURNAL_TOPIC))
-    feed = start_feed(mosquitto, journal)
+    feed = start_feed(mosquitto, table_journal_copy)
     try:
         collector.wait_for(lambda: expected[-1] in collector.payloads(JOURNAL_TOPIC), "the last entry")
     finally:
@@ -173,12 +106,12 @@ def test_a_broker_restart_while_publishing_loses_nothing_and_is_logged_once(mosq
 
 
 def test_a_late_subscriber_sees_the_table_at_once_and_the_last_will_on_a_kill(mosquitto: Mosquitto,
-                                                                              journal: Path, capsys) -> None:
-    feed = start_feed(mosquitto, journal)
+                                                                              table_journal_copy: Path, capsys) -> None:
+    feed = start_feed(mosquitto, table_journal_copy)
     display = None
     try:
         watcher = Subscriber(mosquitto, COLLECTOR, JOURNAL_TOPIC, client_id="watch")
-        last = export_lines(capsys, journal)[-1]
+        last = export_lines(capsys, table_journal_copy)[-1]
         watcher.wait_for(lambda: last in watcher.payloads(JOURNAL_TOPIC), "every entry")
         watcher.close()
         time.sleep(0.8)  # the status after the last entry
@@ -188,8 +121,9 @@ def test_a_late_subscriber_sees_the_table_at_once_and_the_last_will_on_a_kill(mo
         status = json.loads(display.payloads("shoectl/v1/tables/T1/status")[-1])
         assert all(retain for _, _, retain in display.messages)
         roads = display.payloads("shoectl/v1/tables/T1/roads")[-1]
-        assert json.loads(roads) == json.loads(cli_out(capsys, "roadmap", str(journal), "--json"))
-        replay = [json.loads(line) for line in cli_out(capsys, "journal", "replay", str(journal), "--json").splitlines()]
+        assert json.loads(roads) == json.loads(cli_out(capsys, "roadmap", str(table_journal_copy), "--json"))
+        replay = [json.loads(line) for line in cli_out(capsys, "journal", "replay", str(table_journal_copy),
+                                                       "--json").splitlines()]
         last_round = [d for d in replay if d.get("type") == "round"][-1]
         assert status == {"table_id": "T1", "online": True, "state": status["state"], "shoe": last_round["shoe"],
                           "round": last_round["round"], "last_outcome": last_round["outcome"], "faults": [],

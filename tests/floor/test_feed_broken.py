@@ -7,22 +7,23 @@ import json
 import subprocess
 from pathlib import Path
 
+from floor.feeds import JOURNAL_TOPIC, export_lines
+from floor.helpers import SHOECTL
 from floor.mqtt_clients import Subscriber
-from floor.test_feed import JOURNAL_TOPIC, SHOECTL, export_lines, journal, table_journal  # noqa: F401 - fixtures
 from services.mosquitto import COLLECTOR, Mosquitto
 from tampering import tamper
 
 BREAK_AT = 40
 
 
-def test_a_feed_publishes_up_to_a_break_then_stops_with_one_line(mosquitto: Mosquitto, journal: Path,
+def test_a_feed_publishes_up_to_a_break_then_stops_with_one_line(mosquitto: Mosquitto, table_journal_copy: Path,
                                                                   capsys) -> None:
-    expected = export_lines(capsys, journal)
+    expected = export_lines(capsys, table_journal_copy)
     assert len(expected) > BREAK_AT + 10
-    tamper(journal, "UPDATE entries SET payload = ? WHERE seq = ?", params=('{"forged": true}', BREAK_AT))
+    tamper(table_journal_copy, "UPDATE entries SET payload = ? WHERE seq = ?", params=('{"forged": true}', BREAK_AT))
     collector = Subscriber(mosquitto, COLLECTOR, JOURNAL_TOPIC, client_id="break-collector")
     try:
-        done = subprocess.run([*SHOECTL, "feed", "--journal", str(journal), "--broker", mosquitto.url,
+        done = subprocess.run([*SHOECTL, "feed", "--journal", str(table_journal_copy), "--broker", mosquitto.url,
                                *mosquitto.login("T1")], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2, done.stderr
         lines = done.stderr.strip().splitlines()
@@ -34,4 +35,4 @@ def test_a_feed_publishes_up_to_a_break_then_stops_with_one_line(mosquitto: Mosq
     finally:
         collector.close()
     assert collector.payloads(JOURNAL_TOPIC) == good  # those before the break, in order, and nothing after
-    assert json.loads(Path(f"{journal}.feed-cursor").read_text())["seq"] == BREAK_AT - 1
+    assert json.loads(Path(f"{table_journal_copy}.feed-cursor").read_text())["seq"] == BREAK_AT - 1

@@ -11,18 +11,9 @@ from pathlib import Path
 import pytest
 
 from cli_run import run
-from floor.test_feed import SHOECTL, stopped
+from floor.feeds import stopped
+from floor.helpers import SHOECTL
 from services.mosquitto import Mosquitto, free_port
-from controller.journal import Journal
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Path:
-    path = tmp_path / "t1.db"
-    with Journal.open(path, table_id="T1") as j:
-        for i in range(5):
-            j.append("e", {"i": i})
-    return path
 
 
 OUTAGE_LINES = ("cannot reach the broker", "lost the broker")
@@ -51,14 +42,14 @@ def refused(capsys, *argv: str, outage_lines: bool = False) -> str:
     ("mqtt://", "no host"),
     ("mqtt://127.0.0.1/shoectl", "only a host and a port"),
 ])
-def test_a_bad_broker_url_is_one_line(capsys, journal: Path, url: str, says: str) -> None:
-    line = refused(capsys, "--journal", str(journal), "--broker", url)
+def test_a_bad_broker_url_is_one_line(capsys, five_entry_journal: Path, url: str, says: str) -> None:
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", url)
     assert says in line and "cast to integer" not in line and "Port" not in line
-    assert not Path(f"{journal}.feed-cursor").exists()
+    assert not Path(f"{five_entry_journal}.feed-cursor").exists()
 
 
-def test_bad_login_options_are_one_line(capsys, journal: Path, tmp_path: Path) -> None:
-    base = ["--journal", str(journal), "--broker", "mqtt://127.0.0.1:1"]
+def test_bad_login_options_are_one_line(capsys, five_entry_journal: Path, tmp_path: Path) -> None:
+    base = ["--journal", str(five_entry_journal), "--broker", "mqtt://127.0.0.1:1"]
     assert "cannot read the password file" in refused(capsys, *base, "--username", "T1", "--password-file",
                                                       str(tmp_path / "nope"))
     empty = tmp_path / "empty"
@@ -67,10 +58,12 @@ def test_bad_login_options_are_one_line(capsys, journal: Path, tmp_path: Path) -
     assert "--password-file needs --username" in refused(capsys, *base, "--password-file", str(empty))
     assert "need an mqtts:// broker URL" in refused(capsys, *base, "--tls-ca", str(empty))
     assert "cannot read the CA file: no such file" in refused(
-        capsys, "--journal", str(journal), "--broker", "mqtts://127.0.0.1:1", "--tls-ca", str(tmp_path / "ca.pem"))
+        capsys, "--journal", str(five_entry_journal), "--broker", "mqtts://127.0.0.1:1", "--tls-ca",
+        str(tmp_path / "ca.pem"))
 
 
-def test_not_a_journal_and_a_cursor_of_another_journal_are_one_line(capsys, journal: Path, tmp_path: Path) -> None:
+def test_not_a_journal_and_a_cursor_of_another_journal_are_one_line(capsys, five_entry_journal: Path,
+                                                                     tmp_path: Path) -> None:
     bogus = tmp_path / "bogus.db"
     bogus.write_text("not a database at all, " * 100)
     assert "not a journal" in refused(capsys, "--journal", str(bogus), "--broker", "mqtt://127.0.0.1:1")
@@ -78,26 +71,29 @@ def test_not_a_journal_and_a_cursor_of_another_journal_are_one_line(capsys, jour
     other = tmp_path / "other.cursor"
     other.write_text(json.dumps({"format": "shoectl-feed-cursor/1", "table_id": "T1",
                                  "journal_created": "2020-01-01T00:00:00.000000Z", "seq": 3}))
-    line = refused(capsys, "--journal", str(journal), "--broker", "mqtt://127.0.0.1:1", "--cursor", str(other))
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", "mqtt://127.0.0.1:1", "--cursor",
+                   str(other))
     assert "the cursor of another journal" in line
     other.write_text("garbage")
-    assert "not a feed cursor" in refused(capsys, "--journal", str(journal), "--broker", "mqtt://127.0.0.1:1",
-                                          "--cursor", str(other))
+    assert "not a feed cursor" in refused(capsys, "--journal", str(five_entry_journal), "--broker",
+                                          "mqtt://127.0.0.1:1", "--cursor", str(other))
 
 
-def test_a_wrong_password_is_one_clear_line(capsys, journal: Path, mosquitto: Mosquitto, tmp_path: Path) -> None:
+def test_a_wrong_password_is_one_clear_line(capsys, five_entry_journal: Path, mosquitto: Mosquitto,
+                                            tmp_path: Path) -> None:
     wrong = tmp_path / "wrong"
     wrong.write_text("not-the-password\n")
-    line = refused(capsys, "--journal", str(journal), "--broker", mosquitto.url, "--username", "T1",
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", mosquitto.url, "--username", "T1",
                    "--password-file", str(wrong), outage_lines=True)
     assert f"the broker {mosquitto.url} refused the connection as T1: not authorised" in line
-    assert not Path(f"{journal}.feed-cursor").exists()
+    assert not Path(f"{five_entry_journal}.feed-cursor").exists()
 
 
-def test_a_table_cannot_feed_under_another_tables_name(capsys, journal: Path, mosquitto: Mosquitto) -> None:
+def test_a_table_cannot_feed_under_another_tables_name(capsys, five_entry_journal: Path,
+                                                       mosquitto: Mosquitto) -> None:
     """The ACL lets user T2 publish under T2 only: T1's journal is refused (MQTT 5's PUBACK says so)."""
-    line = refused(capsys, "--journal", str(journal), "--broker", mosquitto.url, *mosquitto.login("T2"),
-                   outage_lines=True)
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", mosquitto.url,
+                   *mosquitto.login("T2"), outage_lines=True)
     assert "refuses this table's entries on shoectl/v1/tables/T1/journal" in line
     assert "is the MQTT user name the table id?" in line
 
@@ -121,29 +117,32 @@ def waiting_feed(journal: Path, url: str, log: Path, *, wait_more: float = 0.0) 
 
 
 @pytest.mark.slow
-def test_an_unreachable_broker_at_start_is_waited_for_and_said_once(journal: Path, tmp_path: Path) -> None:
+def test_an_unreachable_broker_at_start_is_waited_for_and_said_once(five_entry_journal: Path,
+                                                                   tmp_path: Path) -> None:
     # nothing listens on a free port; two seconds: several more retries
-    code, err = waiting_feed(journal, f"mqtt://127.0.0.1:{free_port()}", tmp_path / "feed.err", wait_more=2.0)
+    code, err = waiting_feed(five_entry_journal, f"mqtt://127.0.0.1:{free_port()}", tmp_path / "feed.err",
+                             wait_more=2.0)
     assert code == 128 + signal.SIGTERM, err
     assert err.count("cannot reach the broker") == 1, err
     assert "retrying, the entries wait in the journal" in err
     assert "=None" not in err and "table=T1" in err, err  # no id without a value (issue 13)
 
 
-def test_a_host_that_does_not_resolve_is_said_in_words(journal: Path, tmp_path: Path) -> None:
+def test_a_host_that_does_not_resolve_is_said_in_words(five_entry_journal: Path, tmp_path: Path) -> None:
     """Before: the outage line did not say why; now it names the host that does not resolve, in
     the user's words (no ``[Errno -8] Servname not supported``)."""
-    code, err = waiting_feed(journal, "mqtt://no-such-host.invalid", tmp_path / "feed.err")
+    code, err = waiting_feed(five_entry_journal, "mqtt://no-such-host.invalid", tmp_path / "feed.err")
     assert "cannot reach the broker mqtt://no-such-host.invalid (cannot resolve host no-such-host.invalid)" in err
     assert "Errno" not in err and "None" not in err, err
 
 
-def test_mqtt_3_1_1_is_refused_for_the_feed(capsys, journal: Path) -> None:
+def test_mqtt_3_1_1_is_refused_for_the_feed(capsys, five_entry_journal: Path) -> None:
     """Under 3.1.1 a PUBACK cannot refuse: Mosquitto acknowledges a publish its ACL denies and drops
     it, so the feed's cursor would pass entries the floor never got (docs/floor.md)."""
-    line = refused(capsys, "--journal", str(journal), "--broker", "mqtt://127.0.0.1:1", "--mqtt-version", "3.1.1")
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", "mqtt://127.0.0.1:1", "--mqtt-version",
+                   "3.1.1")
     assert "--mqtt-version 3.1.1: the feed needs MQTT 5" in line
-    assert not Path(f"{journal}.feed-cursor").exists()
+    assert not Path(f"{five_entry_journal}.feed-cursor").exists()
 
 
 def test_run_refuses_a_bad_feed_option_before_creating_anything(capsys, tmp_path: Path) -> None:
@@ -165,7 +164,7 @@ def test_run_refuses_a_cursor_that_is_not_one_before_creating_anything(capsys, t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["j.db.feed-cursor"]  # nothing created
 
 
-def test_run_refuses_the_cursor_of_another_journal_before_creating_anything(capsys, journal: Path,
+def test_run_refuses_the_cursor_of_another_journal_before_creating_anything(capsys, five_entry_journal: Path,
                                                                             tmp_path: Path) -> None:
     new = tmp_path / "new.db"  # a journal still to be created: no cursor is its
     Path(f"{new}.feed-cursor").write_text(json.dumps({"format": "shoectl-feed-cursor/1", "table_id": "T1",

@@ -10,9 +10,8 @@ import time
 from pathlib import Path
 
 from controller.journal import Journal
+from floor.feeds import JOURNAL_TOPIC, start_feed, stopped
 from floor.mqtt_clients import Subscriber
-from floor.test_feed import JOURNAL_TOPIC, start_feed, stopped
-from floor.test_feed_cli import journal  # noqa: F401 - the fixture: a journal of 5 entries
 from services.mosquitto import COLLECTOR, Mosquitto
 
 WAIT = 30.0
@@ -33,17 +32,17 @@ def _until(done, what: str) -> None:
 
 
 def test_entries_published_while_the_broker_has_not_answered_go_out_in_seq_order(mosquitto: Mosquitto,
-                                                                                  journal: Path) -> None:
+                                                                                  five_entry_journal: Path) -> None:
     Subscriber(mosquitto, COLLECTOR, JOURNAL_TOPIC, persistent=True, client_id="order-collector").close()
     mosquitto.down()  # the feed starts while nothing listens: entries 1-5 wait for a socket
-    feed = start_feed(mosquitto, journal)
+    feed = start_feed(mosquitto, five_entry_journal)
     collector = None
     try:
         time.sleep(0.5)  # its first tries fail
         mosquitto.up()
         mosquitto.pause()  # its next try connects (the kernel accepts) and gets no CONNACK
         _until(lambda: _connected_to(mosquitto.port), "the feed's connection")
-        with Journal.open(journal, table_id="T1") as j:  # the table writes on meanwhile
+        with Journal.open(five_entry_journal, table_id="T1") as j:  # the table writes on meanwhile
             for i in range(5, 12):
                 j.append("e", {"i": i})
         time.sleep(0.5)  # room to publish them
@@ -55,4 +54,4 @@ def test_entries_published_while_the_broker_has_not_answered_go_out_in_seq_order
         if collector is not None:
             collector.close()
     assert collector.seqs(JOURNAL_TOPIC) == list(range(1, 13)), err
-    assert json.loads(Path(f"{journal}.feed-cursor").read_text())["seq"] == 12
+    assert json.loads(Path(f"{five_entry_journal}.feed-cursor").read_text())["seq"] == 12

@@ -3,30 +3,18 @@ the CA (``--tls-ca``); a broker whose certificate it cannot trust is one line, e
 cannot help)."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from cli_run import run
+from floor.feeds import start_feed, stopped
 from floor.mqtt_clients import Subscriber
-from floor.test_feed import start_feed, stopped
-from floor.test_feed_cli import journal  # noqa: F401 - the fixture: a journal of 5 entries
 from services.mosquitto import COLLECTOR, Mosquitto
 
 
-@pytest.fixture
-def tls_broker() -> Iterator[Mosquitto]:
-    broker = Mosquitto.start(tls=True)
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
-def test_the_feed_publishes_over_tls_with_the_brokers_ca(tls_broker: Mosquitto, journal: Path) -> None:
+def test_the_feed_publishes_over_tls_with_the_brokers_ca(tls_broker: Mosquitto, five_entry_journal: Path) -> None:
     sub = Subscriber(tls_broker, COLLECTOR, "shoectl/v1/tables/+/journal", client_id="tls-sub")
-    feed = start_feed(tls_broker, journal, "--tls-ca", str(tls_broker.ca_file), broker_url=tls_broker.tls_url)
+    feed = start_feed(tls_broker, five_entry_journal, "--tls-ca", str(tls_broker.ca_file),
+                      broker_url=tls_broker.tls_url)
     try:
         sub.wait_for(lambda: len(sub.payloads("shoectl/v1/tables/T1/journal")) == 5, "every entry over TLS")
     finally:
@@ -34,17 +22,17 @@ def test_the_feed_publishes_over_tls_with_the_brokers_ca(tls_broker: Mosquitto, 
         sub.close()
 
 
-def test_a_broker_it_cannot_trust_is_one_line(capsys, tls_broker: Mosquitto, journal: Path) -> None:
-    code, out, err = run(capsys, "feed", "--journal", str(journal), "--broker", tls_broker.tls_url,
+def test_a_broker_it_cannot_trust_is_one_line(capsys, tls_broker: Mosquitto, five_entry_journal: Path) -> None:
+    code, out, err = run(capsys, "feed", "--journal", str(five_entry_journal), "--broker", tls_broker.tls_url,
                          *tls_broker.login("T1"))
     assert code == 2, err
     assert err.strip().count("\n") == 0, err
     assert f"the broker {tls_broker.tls_url} is not trusted: its certificate" in err
     assert "give its CA with --tls-ca FILE" in err
-    assert not Path(f"{journal}.feed-cursor").exists()
+    assert not Path(f"{five_entry_journal}.feed-cursor").exists()
 
 
-def test_tls_files_that_cannot_be_used_are_said_in_words(capsys, tls_broker: Mosquitto, journal: Path,
+def test_tls_files_that_cannot_be_used_are_said_in_words(capsys, tls_broker: Mosquitto, five_entry_journal: Path,
                                                          tmp_path: Path) -> None:
     """Before: ``cannot use the TLS files: [SSL] PEM lib (_ssl.c:3905)``. Now which file, and why."""
     root, url = tls_broker.root, tls_broker.tls_url
@@ -61,9 +49,9 @@ def test_tls_files_that_cannot_be_used_are_said_in_words(capsys, tls_broker: Mos
         (["--tls-cert", str(root / "server.pem")], "holds no private key; give it with --tls-key FILE"),
     ]
     for options, says in cases:
-        code, out, err = run(capsys, "feed", "--journal", str(journal), "--broker", url, "--tls-ca",
+        code, out, err = run(capsys, "feed", "--journal", str(five_entry_journal), "--broker", url, "--tls-ca",
                              str(tls_broker.ca_file), *options)
         assert code == 2 and err.strip().count("\n") == 0, err
         assert says in err, err
         assert "_ssl.c" not in err and "[SSL" not in err and "PEM lib" not in err, err
-    assert not Path(f"{journal}.feed-cursor").exists()
+    assert not Path(f"{five_entry_journal}.feed-cursor").exists()

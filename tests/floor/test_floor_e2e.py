@@ -25,8 +25,9 @@ import pytest
 
 from cli_run import run
 from controller.journal import JournalReader
-from floor.journals import SHOECTL, forge_next
-from floor.test_feed import has_entries
+from floor.feeds import has_entries
+from floor.helpers import SHOECTL
+from floor.journals import forge_next
 from floor.mqtt_clients import connected_client
 from services.mosquitto import COLLECTOR, Mosquitto
 

@@ -176,7 +176,7 @@ def _reconnected_and_fresh(driver, journal: Path, url: str, other_window: str) -
         _wait_for(driver, f"return document.body.dataset.version === '{version}'")
         fresh = driver.execute_script(SHOWN_JS)
         driver.get(f"{server.url}/")  # the floor page: this one table
-        _wait_for(driver, f"return document.body.dataset.version !== ''")
+        _wait_for(driver, "return document.body.dataset.version !== ''")
         fresh["floor"] = driver.execute_script(FLOOR_JS)
         return end, fresh
     finally:

@@ -20,10 +20,9 @@ import pytest
 
 from controller.journal import Journal, JournalReader, Record, kinds
 from controller.rules.submission import load_preset, parse_submission
-from services.mosquitto import mosquitto  # noqa: F401 - the broker fixture
 from tests.scoreboard.browser import chrome
 from tests.scoreboard.serving import floor_fed, get_json, journal_view, serving
-from tests.scoreboard.test_state import copy, shoectl_run
+from tests.scoreboard.runs import copy, shoectl_run
 
 PAGE_JS = """
 var facts = {};

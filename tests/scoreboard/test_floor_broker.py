@@ -10,8 +10,7 @@ import time
 
 import pytest
 from cli_run import run
-from floor.test_feed_tls import tls_broker  # noqa: F401 - the fixture: a broker with a TLS listener
-from services.mosquitto import DISPLAY, Mosquitto, mosquitto  # noqa: F401 - the broker fixture
+from services.mosquitto import DISPLAY, Mosquitto
 from tests.scoreboard.serving import SHOECTL, dealt_journal, stop_process
 
 

@@ -8,7 +8,6 @@ import json
 import signal
 import time
 
-from services.mosquitto import mosquitto  # noqa: F401 - the broker fixture
 from tests.scoreboard.serving import EventReader, floor_fed, get_json, journal_view
 
 

@@ -15,14 +15,10 @@ from controller.journal.errors import JournalContentError
 from controller.rules.submission import load_preset, load_submission
 from controller.scoreboard.labels import LANGUAGES, STATE_WORDS, labels
 from controller.scoreboard.state import STATES, TableView
-from cli_run import dealt_journal, run
+from cli_run import run
+from tests.scoreboard.runs import copy, shoectl_run
 
 MONEY = ("wagers", "settlements", "house_money_added")
-
-
-def shoectl_run(tmp: Path, *options: str) -> Path:
-    """A journal written by `shoectl run` on the built-in emulated table."""
-    return dealt_journal(tmp / "journal.db", *options)
 
 
 def entries_of(journal: Path) -> list[Any]:
@@ -59,12 +55,6 @@ def board_round(doc: dict[str, Any]) -> dict[str, Any]:
 def round_ends(entry: Any) -> bool:
     return entry.kind == kinds.DISCARD_RACK or (entry.kind == kinds.ROUND_RESULT
                                                and entry.payload.get("kind") == "void")
-
-
-def copy(entry: Any) -> Record:
-    return Record(entry.kind, entry.payload, shoe=entry.shoe_id, round=entry.round_no,
-                  device_serial=entry.device_serial, epoch=entry.device_epoch, counter=entry.device_counter,
-                  operator=entry.operator)
 
 
 def check_every_round(capsys, tmp: Path, entries: list[Any]) -> list[dict[str, Any]]:
