@@ -9,17 +9,32 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-__all__ = ["Clock", "ManualClock", "monotonic", "tick_period"]
+__all__ = ["IDLE_WAIT_S", "Clock", "ManualClock", "monotonic", "tick_period", "tick_wait"]
 
 Clock = Callable[[], float]
 monotonic: Clock = time.monotonic
 
 
+IDLE_WAIT_S = 1.0  # the longest a pump sleeps between two ticks of a device with nothing due
+
+
 def tick_period(speed: float) -> float:
-    """How often a waiting server or loopback ticks a device whose mechanisms run ``speed`` times
-    real time: every 20 ms at real time (nothing a device does is finer, and an idle table then
-    costs next to no CPU), more often as they run faster, every 2 ms at ``max``."""
+    """How often a server or loopback ticks a device whose mechanisms run ``speed`` times real
+    time while it waits on a condition rather than a time (``tick_wait``): every 20 ms at real
+    time (nothing a device does is finer), more often as they run faster, every 2 ms at ``max``."""
     return min(0.02, max(0.002, 0.02 / speed))
+
+
+def tick_wait(due: float | None, now: float, poll_s: float) -> float:
+    """How long a pump may sleep (unless bytes or an event wake it) before it ticks a device whose
+    ``next_due`` is ``due``: until then, at most ``IDLE_WAIT_S``; ``poll_s`` when ``due`` is past
+    (the device waits on a condition: a prompt for a stack still on its way). An idle device is
+    so ticked about once a second instead of fifty times."""
+    if due is None:
+        return IDLE_WAIT_S
+    if due <= now:
+        return poll_s
+    return min(due - now, IDLE_WAIT_S)
 
 
 class ManualClock:

@@ -109,8 +109,8 @@ class Dealer:
         self._pending: deque[tuple[float, str]] = deque()
         self.stack_coming: Callable[[], bool] = lambda: False  # the table: is a stack on its way?
         self.open_pack: Callable[[], list[Item]] | None = None  # the table without a shuffler: a new pack
-        shoe.add_prompt_listener(self.on_prompt)
-        shoe.add_tick_hook(self.tick)
+        shoe.hooks.add_prompt_listener(self.on_prompt)
+        shoe.hooks.add_tick_hook(self.tick, due=self.next_due)
 
     # --- inputs --------------------------------------------------------------------------------
 
@@ -137,6 +137,11 @@ class Dealer:
                 return
             pending.popleft()
             self.perform(text, now)
+
+    def next_due(self) -> float | None:
+        """When the oldest prompt is due (it may be past: a prompt waiting for the stack), or
+        None with no prompt pending."""
+        return self._pending[0][0] if self._pending else None
 
     @property
     def pending_prompts(self) -> int:

@@ -4,6 +4,7 @@ The model is driven by three calls and touches no port, thread or real clock:
 
 - ``receive_data(data)``: bytes from the host; every complete command is answered at once;
 - ``tick(now=None)``: let time pass (shuffle progress, delayed dealer actions, host-loss timeout);
+  ``next_due(now)`` says when a tick next has something to do, so that a pump can sleep till then;
 - ``outgoing()``: the frames to write, oldest first, one frame per item (so a line fault such as
   ``dup`` acts on whole frames). Events emitted before a reply come before it (D8).
 
@@ -65,9 +66,10 @@ from firmware_bridge.protocol.wire_values import MAX_TEXT
 
 from .clock import Clock, monotonic
 from .faults import FaultSpec
+from .hooks import DeviceHooks
 from .identity import EMULATOR_FIRMWARE, capabilities_of, identity_for
 from .outbox import Outbox
-from .refusals import mechanism_refusal, nak
+from .refusals import NOT_SUPPORTED_REASONS, mechanism_refusal, nak
 
 # EMULATOR_FIRMWARE, capabilities_of and identity_for live in .identity; importable from here too.
 __all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of",
@@ -135,8 +137,7 @@ class EmulatedDevice:
         self._outbox = Outbox(max_unacknowledged)
         self._power_loss_pending = False
         self._reset_fault_done = False
-        self._prompt_listeners: list[Callable[[str], None]] = []
-        self._tick_hooks: list[Callable[[float], None]] = []
+        self.hooks = DeviceHooks()  # what the dealer and the servers attach (hooks.py)
 
     # --- driving -------------------------------------------------------------------------------
 
@@ -175,14 +176,23 @@ class EmulatedDevice:
             now = self.clock()
         self._flush_backlog()
         self._tick(now)
-        for hook in tuple(self._tick_hooks):
-            hook(now)
+        self.hooks.tick(now)
         timeout = self.host_loss_timeout
         if (timeout is not None and self._last_command_at is not None and not self.host_lost
                 and now - self._last_command_at >= timeout):
             self.host_lost = True
             self._on_host_lost()
         self._after_step()
+
+    def next_due(self, now: float) -> float | None:
+        """When ``tick`` next has something to do without an input: a mechanism's next step, a
+        tick hook's (``now`` or earlier: something waits on a condition, not a time: tick at
+        every poll), the host-loss timeout; None when nothing will happen until an input or an
+        event (``hooks``' wake listeners)."""
+        dues = [self._mechanism_due(now), *self.hooks.dues(now)]
+        if self.host_loss_timeout is not None and self._last_command_at is not None and not self.host_lost:
+            dues.append(self._last_command_at + self.host_loss_timeout)
+        return min((due for due in dues if due is not None), default=None)
 
     def outgoing(self) -> list[bytes]:
         """Take the frames to write, oldest first (one complete frame per item)."""
@@ -230,16 +240,6 @@ class EmulatedDevice:
     def cards_in_shoe(self) -> int:
         return 0
 
-    # --- listeners -----------------------------------------------------------------------------
-
-    def add_prompt_listener(self, listener: Callable[[str], None]) -> None:
-        """Call ``listener(text)`` for every DISPLAY command executed (not for replays)."""
-        self._prompt_listeners.append(listener)
-
-    def add_tick_hook(self, hook: Callable[[float], None]) -> None:
-        """Call ``hook(now)`` on every ``tick()`` (e.g. the dealer attached to this shoe)."""
-        self._tick_hooks.append(hook)
-
     # --- physical events (also usable directly by tests and the dealer) ------------------------
 
     def emit(self, event: DeviceEvent) -> None:
@@ -247,6 +247,7 @@ class EmulatedDevice:
         backlog, in order, until the host acknowledges (never dropped)."""
         if self._outbox.emit(self.connection, event):
             self._check_reset_fault()
+        self.hooks.wake()
 
     def open_door(self) -> None:
         if not self.door_open:
@@ -302,6 +303,10 @@ class EmulatedDevice:
     def _tick(self, now: float) -> None:
         """Advance the mechanisms to ``now``."""
 
+    def _mechanism_due(self, now: float) -> float | None:
+        """When ``_tick`` next has something to do (None: no mechanism runs)."""
+        return None
+
     def _reset_mechanism(self) -> None:
         """RESET(MECHANISM): clear jam and fault, re-home (the gate locks)."""
         self.jammed = False
@@ -348,7 +353,7 @@ class EmulatedDevice:
     def _command(self, command: Any) -> Handled:
         handler = getattr(self, _HANDLERS.get(type(command), ""), None)  # by name: a subclass's own _cmd_*
         if handler is None:
-            reason = _LACKS.get(type(command), f"{command.TYPE.name} not supported")
+            reason = NOT_SUPPORTED_REASONS.get(type(command), f"{command.TYPE.name} not supported")
             return self._nak(NakCode.NOT_SUPPORTED, reason), None
         return handler(command)
 
@@ -379,7 +384,7 @@ class EmulatedDevice:
 
     def _cmd_display(self, command: Display) -> Handled:
         self.display_text = command.text
-        listeners = tuple(self._prompt_listeners)
+        listeners = self.hooks.prompt_listeners()
 
         def notify() -> None:
             for listener in listeners:
@@ -392,8 +397,4 @@ _HANDLERS: dict[type, str] = {
     Heartbeat: "_cmd_heartbeat", StatusRequest: "_cmd_status", Reset: "_cmd_reset", SetMode: "_cmd_set_mode",
     Display: "_cmd_display", Shuffle: "_cmd_shuffle", Deliver: "_cmd_deliver", GateLock: "_cmd_gate_lock",
     GateUnlock: "_cmd_gate_unlock",
-}
-_LACKS: dict[type, str] = {
-    Shuffle: "this device does not shuffle", Deliver: "this device does not deliver stacks",
-    GateLock: "this device has no card gate", GateUnlock: "this device has no card gate",
 }

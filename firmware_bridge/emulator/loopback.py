@@ -11,8 +11,9 @@ How bytes move:
 - ``write(data)``: under ``device.lock``, the device receives the bytes and answers at once; its
   frames (replies and events) are passed through the line faults and queued for reading;
 - ``read(timeout)``: ticks the device (so shuffles progress and the dealer acts), returns every
-  queued frame that is due, or waits for a ``write`` or the next tick (``poll_s``) until
-  ``timeout`` passes; a quiet line returns ``b""`` (the ``Transport`` contract);
+  queued frame that is due, or waits for a ``write``, an event the device emits from another
+  thread, or the device's next due (``clock.tick_wait``) until ``timeout`` passes; a quiet line
+  returns ``b""`` (the ``Transport`` contract);
 - ``unplug()`` / ``replug()``: the cable. While unplugged, ``open``, ``read`` and ``write`` raise
   ``DeviceDisconnected`` and frames the device sends are lost (it keeps its events, as a real
   device does, and resends what was not acknowledged).
@@ -29,7 +30,7 @@ from collections import deque
 from firmware_bridge.errors import DeviceDisconnected, TransportError
 from firmware_bridge.transport.base import Transport
 
-from .clock import Clock, monotonic, tick_period
+from .clock import Clock, monotonic, tick_period, tick_wait
 from .device import EmulatedDevice
 from .faults import FaultSpec, LineFaults
 
@@ -43,7 +44,8 @@ class LoopbackTransport(Transport):
         device: the emulated device (its ``lock`` is held around every call into it).
         faults: line faults applied to the device's frames (``None``: a clean line).
         clock: the time source for ``delay`` (``monotonic``; a ``ManualClock`` in tests).
-        poll_s: how often a waiting ``read`` ticks the device (default ``tick_period(device.speed)``).
+        poll_s: how often a waiting ``read`` ticks a device that waits on a condition (default
+            ``tick_period(device.speed)``).
     """
 
     def __init__(self, device: EmulatedDevice, *, faults: FaultSpec | None = None,
@@ -59,6 +61,7 @@ class LoopbackTransport(Transport):
         self._due: deque[tuple[float, bytes]] = deque()
         self._wakeup = threading.Condition()
         self._cancelled = False
+        self._emitted = False  # an event emitted since ``read`` last ticked the device
 
     # --- the cable ---------------------------------------------------------------------------
 
@@ -83,9 +86,12 @@ class LoopbackTransport(Transport):
         if not self.plugged:
             raise DeviceDisconnected(f"{self.describe()}: not present")
         self._open = True
+        self.device.hooks.add_wake_listener(self._device_emitted)
 
     def close(self) -> None:
         with self._wakeup:
+            if self._open:
+                self.device.hooks.remove_wake_listener(self._device_emitted)
             self._open = False
             self._wakeup.notify_all()
 
@@ -108,17 +114,23 @@ class LoopbackTransport(Transport):
             chunk = self._take_due()
             if chunk:
                 return chunk
+            with self.device.lock:  # never inside ``_wakeup``: an emit holds the device's lock first
+                due = self.device.next_due(self.clock())
             with self._wakeup:
                 self._check()
                 if self._cancelled:
                     self._cancelled = False
                     return b""
-                remaining = deadline - self.clock()
+                if self._emitted:  # since the tick above: tick again
+                    self._emitted = False
+                    continue
+                now = self.clock()
+                remaining = deadline - now
                 if remaining <= 0:
                     return b""
-                wait = min(remaining, self.poll_s)
+                wait = min(remaining, tick_wait(due, now, self.poll_s))
                 if self._due:
-                    wait = max(0.0, min(wait, self._due[0][0] - self.clock()))
+                    wait = max(0.0, min(wait, self._due[0][0] - now))
                 self._wakeup.wait(wait)
 
     def cancel_read(self) -> None:
@@ -127,6 +139,12 @@ class LoopbackTransport(Transport):
             self._wakeup.notify_all()
 
     # --- inside ------------------------------------------------------------------------------
+
+    def _device_emitted(self) -> None:
+        """An event from the device (maybe from another thread): a waiting ``read`` ticks now."""
+        with self._wakeup:
+            self._emitted = True
+            self._wakeup.notify_all()
 
     def _check(self) -> None:
         if not self.plugged:

@@ -1,11 +1,17 @@
 """What an emulated device answers a command it will not carry out: ``nak(code, text)`` (the text
 clipped to the wire's limit) and ``mechanism_refusal``, the NAK a mechanism command gets in a
-given condition of the device, or ``None`` when it may run (docs/emulator.md)."""
+given condition of the device, or ``None`` when it may run (docs/emulator.md); and
+``NOT_SUPPORTED_REASONS``, the text of the NAK NOT_SUPPORTED for a command a model lacks."""
 from __future__ import annotations
 
-from firmware_bridge.protocol import DeviceMode, Nak, NakCode
+from firmware_bridge.protocol import Deliver, DeviceMode, GateLock, GateUnlock, Nak, NakCode, Shuffle
 from firmware_bridge.protocol.message_base import clip_text
 from firmware_bridge.protocol.wire_values import MAX_TEXT
+
+NOT_SUPPORTED_REASONS: dict[type, str] = {
+    Shuffle: "this device does not shuffle", Deliver: "this device does not deliver stacks",
+    GateLock: "this device has no card gate", GateUnlock: "this device has no card gate",
+}
 
 
 def nak(code: NakCode, text: str = "") -> Nak:

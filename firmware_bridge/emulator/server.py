@@ -3,7 +3,9 @@
 A subclass supplies the channel (``PtyServer``: a pseudo-terminal behind a stable symlink;
 ``TcpServer``: a loopback TCP port); this class runs the loop, in one daemon thread per device:
 
-1. wait (``select``) until the host sent bytes, a queued frame is due, or ``poll_s`` passed;
+1. wait (``select``) until the host sent bytes, a queued frame is due, the device has something
+   to do (``device.next_due``, ``clock.tick_wait``: an idle device is ticked about once a second),
+   or the device emitted an event from another thread (its wake listener);
 2. under ``device.lock``: ``receive_data`` what arrived (through the host-side line faults, if
    enabled), ``tick()``, take ``outgoing()`` frames;
 3. pass each frame through ``LineFaults`` (corrupt / drop / dup) and hold it ``delay`` seconds;
@@ -24,7 +26,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from .clock import Clock, monotonic, tick_period
+from .clock import Clock, monotonic, tick_period, tick_wait
 from .device import EmulatedDevice
 from .faults import FaultSpec, LineFaults
 
@@ -36,7 +38,7 @@ MAX_UNWRITTEN = 64 * 1024  # bytes held for a far end that does not read; more a
 class DeviceServer:
     """Base of the servers. Args: the device, ``faults`` (line faults, delay, unplug-every),
     ``host_faults`` (also apply the line faults to the host's bytes), ``clock``, ``poll_s`` (the
-    tick period; default ``tick_period(device.speed)``)."""
+    tick period while the device waits on a condition; default ``tick_period(device.speed)``)."""
 
     def __init__(self, device: EmulatedDevice, *, faults: FaultSpec | None = None,
                  host_faults: bool = False, clock: Clock = monotonic, poll_s: float | None = None) -> None:
@@ -55,6 +57,7 @@ class DeviceServer:
         self._requests: queue.Queue[tuple[str, threading.Event]] = queue.Queue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._pump_ident: int | None = None
         self._wake_r, self._wake_w = -1, -1
         self._next_unplug: float | None = None
         self._replug_at: float | None = None
@@ -80,6 +83,7 @@ class DeviceServer:
         self._plugged = True
         if self.faults.unplug_every > 0:
             self._next_unplug = self.clock() + self.faults.unplug_every
+        self.device.hooks.add_wake_listener(self._wake_from_elsewhere)
         self._thread = threading.Thread(target=self._run, name=f"emulator-{self.device.name}",
                                         daemon=True)
         self._thread.start()
@@ -96,6 +100,7 @@ class DeviceServer:
     def close(self) -> None:
         thread, self._thread = self._thread, None
         if thread is not None:
+            self.device.hooks.remove_wake_listener(self._wake_from_elsewhere)
             self._stop.set()
             self._wake()
             thread.join(timeout=5)
@@ -173,7 +178,14 @@ class DeviceServer:
             except OSError:
                 pass
 
+    def _wake_from_elsewhere(self) -> None:
+        """The device emitted an event: wake the pump to send it, unless the pump emitted it
+        itself (it sends what its own step made)."""
+        if threading.get_ident() != self._pump_ident:
+            self._wake()
+
     def _run(self) -> None:
+        self._pump_ident = threading.get_ident()
         try:
             while not self._stop.is_set():
                 self._cycle()
@@ -185,7 +197,9 @@ class DeviceServer:
         now = self.clock()
         self._serve_requests()
         self._auto_plug(now)
-        timeout = self.poll_s
+        with self.device.lock:
+            due = self.device.next_due(now)
+        timeout = self.poll_s if self.faults.unplug_every > 0 else tick_wait(due, now, self.poll_s)
         if self._due:
             timeout = max(0.0, min(timeout, self._due[0][0] - now))
         rlist: list[Any] = [self._wake_r]

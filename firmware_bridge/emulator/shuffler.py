@@ -67,6 +67,12 @@ class _Job:
             return 1.0
         return min(1.0, max(0.0, (now - self.started) / self.duration))
 
+    def next_due(self) -> float:
+        """When the job next has something to report: a shuffle's next progress step, or its end."""
+        steps_left = self.kind == "shuffle" and self.steps_sent < len(PROGRESS_STEPS)
+        percent = PROGRESS_STEPS[self.steps_sent] if steps_left else 100
+        return self.started + self.duration * percent / 100
+
 
 class EmulatedShuffler(EmulatedDevice):
     """A batch shuffler. Extra args: ``shuffle_s`` (seconds at speed 1, default half the
@@ -140,6 +146,9 @@ class EmulatedShuffler(EmulatedDevice):
             elif job.fraction(now) >= 1.0:
                 self._finish_delivery(job)
         super()._tick(now)
+
+    def _mechanism_due(self, now: float) -> float | None:
+        return self._job.next_due() if self._job is not None else super()._mechanism_due(now)
 
     def _advance_shuffle(self, job: _Job, now: float) -> None:
         fraction = job.fraction(now)
