@@ -24,12 +24,14 @@ itself is self-powered: an unplug loses the link, not its session or events. Fau
 ``unplug-every=T`` / ``unplug-for=T`` drive this from the clock, checked on every call.
 
 Thread safety: a reader thread and a writer thread may use the device at once: transfers and
-unplug take ``device.lock``; a read waiting for data polls without holding it.
+unplug take ``device.lock``; a read waiting for data waits without holding it, until the host
+writes, the device emits an event, an unplug, or the device's next due (``clock.tick_wait``: a
+device waiting on a condition is ticked every ``poll_s``, one with nothing due once a second).
 """
 from __future__ import annotations
 
 import errno as errno_mod
-import time
+import threading
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +42,7 @@ from usb.backend import IBackend
 
 from firmware_bridge.profiles import UsbTransportSpec
 
-from .clock import Clock, monotonic
+from .clock import Clock, monotonic, tick_wait
 from .device import EmulatedDevice
 from .faults import FaultSpec, LineFaults
 from .usb_descriptors import UsbDescriptor, VirtualUsbDevice, build_virtual_device, descriptor_bytes
@@ -87,7 +89,7 @@ class EmulatedUsbBackend(IBackend):
         clock: for timeouts and unplug-every (seconds).
         bus, port_numbers: where the device appears; ``address`` starts at ``first_address`` and
             goes up by one on every replug (a re-enumeration).
-        poll_s: how often a waiting read ticks the device.
+        poll_s: how often a waiting read ticks a device that waits on a condition.
     """
 
     def __init__(self, device: EmulatedDevice, *, faults: FaultSpec | None = None,
@@ -116,7 +118,10 @@ class EmulatedUsbBackend(IBackend):
                              if self.faults.unplug_every > 0 else None)
         self._due: deque[tuple[float, bytes]] = deque()
         self._pending = bytearray()
+        self._wakeup = threading.Condition()
+        self._woken = False  # bytes written, an event, an unplug: since a waiting read last looked
         self._dev = self._build()
+        device.hooks.add_wake_listener(self._wake)
 
     # --- plugging ------------------------------------------------------------------------------
 
@@ -152,6 +157,7 @@ class EmulatedUsbBackend(IBackend):
         self._due.clear()
         self._pending.clear()
         self.unplugs += 1
+        self._wake()
 
     def _auto_plug(self) -> None:
         every = self.faults.unplug_every
@@ -317,6 +323,7 @@ class EmulatedUsbBackend(IBackend):
             device.receive_data(payload)
             device.tick()
             self._collect(device.outgoing())
+        self._wake()
         return len(payload)
 
     def _read(self, dev_handle: _Handle, ep: int, intf: int, buff: Any, timeout: int,
@@ -334,11 +341,31 @@ class EmulatedUsbBackend(IBackend):
                     n = _fill(buff, self._pending)
                     del self._pending[:n]
                     return n
-            if deadline is not None and self.clock() >= deadline:
-                raise usb.core.USBTimeoutError("Operation timed out", _LIBUSB_ERROR_TIMEOUT,
-                                               errno_mod.ETIMEDOUT)
-            time.sleep(self.poll_s)
+                now = self.clock()
+                wait = self._wait(device.next_due(now), now)
+            if deadline is not None:
+                if now >= deadline:
+                    raise usb.core.USBTimeoutError("Operation timed out", _LIBUSB_ERROR_TIMEOUT,
+                                                   errno_mod.ETIMEDOUT)
+                wait = min(wait, deadline - now)
+            with self._wakeup:
+                if not self._woken:
+                    self._wakeup.wait(wait)
+                self._woken = False
             self._live(handle)
+
+    def _wait(self, due: float | None, now: float) -> float:
+        """How long a read may wait before it ticks the device again (held: ``device.lock``)."""
+        if self.faults.unplug_every > 0:  # unplugged and replugged on the clock
+            return self.poll_s
+        wait = tick_wait(due, now, self.poll_s)
+        return max(0.0, min(wait, self._due[0][0] - now)) if self._due else wait
+
+    def _wake(self) -> None:
+        """Bytes written, an event emitted, an unplug: a waiting read looks again."""
+        with self._wakeup:
+            self._woken = True
+            self._wakeup.notify_all()
 
     def _collect(self, frames: list[bytes]) -> None:
         if frames:

@@ -1,8 +1,8 @@
 """An emulated device is ticked when it has something to do, not fifty times a second (issue 15:
 32 emulated tables on one host): ``next_due`` says when (a shuffle's next progress step, the
-dealer's next prompt, the host-loss timeout), a server or loopback with nothing due ticks its
-device about once a second, and an event emitted from another thread (the shuffler loading the
-shoe, a test opening a door) wakes the pump at once."""
+dealer's next prompt, the host-loss timeout); a server, a loopback or the USB backend with
+nothing due ticks its device about once a second; and an event emitted from another thread (the
+shuffler loading the shoe, a test opening a door) wakes the pump or the waiting read at once."""
 from __future__ import annotations
 
 import math
@@ -11,9 +11,10 @@ import time
 
 import pytest
 import serial
+import usb.core
 
 import firmware_bridge.emulator.clock as emulator_clock
-from firmware_bridge.emulator import EmulatedTable, ManualClock
+from firmware_bridge.emulator import EmulatedTable, EmulatedUsbBackend, ManualClock
 from firmware_bridge.emulator.clock import IDLE_WAIT_S, tick_wait
 from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.loopback import LoopbackTransport
@@ -23,7 +24,7 @@ from firmware_bridge.profiles import get_profile
 from firmware_bridge.protocol import Display, Door, Shuffle, ShuffleDone, ShuffleProgress
 from firmware_bridge.protocol.message_stream import MessageDecoder
 
-from .host_support import Host, SerialWire, connect
+from .host_support import Host, SerialWire, UsbWire, connect
 
 DEADLINE = 10.0  # seconds a test waits for what must come at once (never a performance limit)
 
@@ -45,6 +46,16 @@ def test_a_loopback_read_with_nothing_due_ticks_its_device_once_or_twice(mocker)
     transport = LoopbackTransport(device)
     transport.open()
     assert transport.read(0.5) == b""  # nothing to say before the host syncs
+    assert 1 <= exchange.call_count <= 2
+
+
+def test_a_usb_read_with_nothing_due_ticks_its_device_once_or_twice(mocker) -> None:
+    device = build_device("emulated-usb-shuffler", speed=1.0)
+    dev = usb.core.find(backend=EmulatedUsbBackend(device), idVendor=0x1209, idProduct=0x0001)
+    dev.set_configuration()
+    exchange = mocker.spy(device, "tick")
+    with pytest.raises(usb.core.USBTimeoutError):
+        dev.read(0x81, 64, timeout=500)  # nothing to say before the host syncs
     assert 1 <= exchange.call_count <= 2
 
 
@@ -148,3 +159,24 @@ class LoopbackWire:
 
     def now(self) -> float:
         return time.monotonic()
+
+
+def test_an_event_from_another_thread_wakes_a_usb_read_with_nothing_due(monkeypatch) -> None:
+    """A bulk read waiting forever (timeout 0), with nothing due for a minute, returns the door
+    opened from another thread."""
+    monkeypatch.setattr(emulator_clock, "IDLE_WAIT_S", 60.0)
+    device = build_device("emulated-usb-shuffler", speed=1.0, host_loss_timeout=None)
+    dev = usb.core.find(backend=EmulatedUsbBackend(device), idVendor=0x1209, idProduct=0x0001)
+    dev.set_configuration()
+    Host(UsbWire(dev, 0x01, 0x81)).handshake()
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(bytes(dev.read(0x81, 512, timeout=0))), daemon=True)
+    reader.start()
+    time.sleep(0.3)  # the read is waiting with nothing due
+    with device.lock:
+        device.open_door()
+    reader.join(DEADLINE)
+    assert not reader.is_alive(), "the read was not woken by the event"
+    decoder = MessageDecoder()
+    decoder.receive_data(got[0])
+    assert [type(item.message) for item in decoder.take_items()] == [Door]
