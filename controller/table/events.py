@@ -166,9 +166,6 @@ def device_event(t: TableCore, device_role: str, ev: Any) -> None:
 BUSY, JAM = NakCode.BUSY.name, NakCode.JAM.name
 # A DELIVER sent again, refused so: an earlier one went through (nothing left to deliver).
 DELIVERED_ALREADY = frozenset({NakCode.WRONG_STATE.name})
-# A refusal with this code is not the device's answer to the command: it restarted and lost the
-# session (the link reconnects), so the command's outcome is lost with it.
-SESSION_LOST = NakCode.NOT_SYNCED.name
 
 
 def command_failed(t: TableCore, f: CommandFailed) -> None:
@@ -176,8 +173,8 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     the table holds (a fault a floorperson clears once the device is seen to; the resume sends
     again what the state needs: the shuffle, the delivery, the gate, the prompt). A prompt the
     shoe did not show, a command refused while a fault already holds the table (a door, a jam:
-    the resume re-sends), or one whose outcome is unknown (no reply, or NOT_SYNCED: the link is
-    down or the device restarted, and the reconnect's resume re-sends) is only said. A refusal
+    the resume re-sends), or one whose outcome is unknown (no reply, the link down, or the device
+    restarted and lost the session: the reconnect's resume re-sends) is only said. A refusal
     because the device is jammed is the jam fault (``jam:<role>``), whose clearing resets the
     mechanism. The shuffle's and the stack's commands first: ``_stack_command_failed``."""
     if _stack_command_failed(t, f):
@@ -189,7 +186,7 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
         if f"jam:{f.device_role}" not in t.faults:
             raise_fault(t, f"jam:{f.device_role}", f"{f.device_role} jammed: {text}")
         return
-    if not f.refused or f.code == SESSION_LOST or f.command == "DISPLAY" or t.state == "fault":
+    if not f.refused or f.command == "DISPLAY" or t.state == "fault":
         t.notice("warning", text)
         return
     raise_fault(t, f"command:{f.device_role}", text + "; check the device, then clear the fault")

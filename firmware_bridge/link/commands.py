@@ -119,7 +119,12 @@ class CommandChannel:
         reply = result.reply
         if isinstance(reply, Nak):
             if reply.code == NakCode.NOT_SYNCED:
-                self.lose(session, "device lost its session (NAK NOT_SYNCED): it restarted")
+                # Not the device's answer to the command: it restarted, lost the session and did not
+                # look at it. An earlier transmission may have run before the restart.
+                reason = "device lost its session (NAK NOT_SYNCED): it restarted"
+                self.lose(session, reason)
+                raise CommandInterrupted(f"{self._name()}: {command.TYPE.name}: {reason}; outcome unknown "
+                                         "(not resent)", command=command, attempts=result.attempts)
             raise CommandFailed(command, reply.code, reply.text)
         return reply
 

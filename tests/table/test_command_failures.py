@@ -196,20 +196,41 @@ def test_a_command_refused_because_the_device_is_jammed_is_the_jam_fault_whose_c
     assert b.core.state == "betting"
 
 
-def test_a_refusal_because_the_device_restarted_is_an_outcome_lost_with_the_session() -> None:
-    """NOT_SYNCED: the device lost its session (it restarted) and did not look at the command; the
-    link reconnects and its resume sends again what the state needs. Not a fault: as a command
-    fault, its clearing sent no DELIVER once the cut was recorded, and the table waited in loading
-    for ever (a stress run: reset-at=1 with unplugs)."""
+LOST_SESSION = "emulated-shuffler: SHUFFLE: device lost its session (NAK NOT_SYNCED): it restarted; outcome unknown"
+
+
+def test_a_command_lost_with_the_devices_session_is_an_unknown_outcome() -> None:
+    """A NAK NOT_SYNCED is not the device's answer to the command: it restarted, lost the session
+    and did not look at it. The link reports an unknown outcome (CommandInterrupted) and reconnects,
+    and the resume sends again what the state needs. Not a fault: as a command fault, its
+    clearing sent no DELIVER once the cut was recorded, and the table waited in loading for ever
+    (a stress run: reset-at=1 with unplugs)."""
     b = opened_without_answer()
-    b.feed(CommandFailed("shuffler", "SHUFFLE", "Shuffle refused: NOT_SYNCED: send SYNC first", refused=True,
-                         code="NOT_SYNCED"))
+    b.feed(CommandFailed("shuffler", "SHUFFLE", LOST_SESSION, refused=False))
     assert b.core.state == "shuffling" and not b.core.faults
     b = loading_after_a_lost_delivery()
-    b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: NOT_SYNCED: send SYNC first", refused=True,
-                         code="NOT_SYNCED"))
+    b.feed(CommandFailed("shuffler", "DELIVER", LOST_SESSION.replace("SHUFFLE", "DELIVER"), refused=False))
     assert not b.core.faults
     assert sent(b.core.resume_outputs(), m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
+
+
+def test_a_lost_session_journaled_as_a_refusal_before_is_read_as_an_unknown_outcome() -> None:
+    """Journals written before the link said so hold such a command as refused with the code
+    NOT_SYNCED: read back, it is the unknown outcome the core now gets, so that resuming such a
+    journal decides as the table did then (no fault); any other refusal reads back as written."""
+    class Stored:
+        kind, schema_version, seq = kinds.INPUT_COMMAND_FAILED, 2, 1
+        payload = {"device_role": "shuffler", "command": "SHUFFLE", "refused": True, "code": "NOT_SYNCED",
+                   "reason": "Shuffle refused: NOT_SYNCED: send SYNC first"}
+
+    assert input_from(Stored()) == CommandFailed("shuffler", "SHUFFLE", "Shuffle refused: NOT_SYNCED: send SYNC first",
+                                                 refused=False)
+    b = opened_without_answer()
+    b.feed(input_from(Stored()))
+    assert b.core.state == "shuffling" and not b.core.faults
+    Stored.payload = {**Stored.payload, "code": "BUSY", "reason": "Shuffle refused: BUSY"}
+    assert input_from(Stored()) == CommandFailed("shuffler", "SHUFFLE", "Shuffle refused: BUSY", refused=True,
+                                                 code="BUSY")
 
 
 def test_a_refused_delivery_is_sent_again_once_the_floorperson_clears_the_fault_even_after_the_cut() -> None:

@@ -1,0 +1,39 @@
+"""A device that restarted answers every command NAK NOT_SYNCED until a new handshake: that is not
+its answer to the command (it did not look at it, and an earlier transmission may have run before
+the restart), so the link reports the command's outcome as unknown (``CommandInterrupted``, never
+``CommandFailed``), starts a new session, and the next command goes through (docs/link.md)."""
+from __future__ import annotations
+
+import pytest
+
+from firmware_bridge.emulator.factory import build_device
+from firmware_bridge.emulator.loopback import LoopbackTransport
+from firmware_bridge.errors import CommandFailed, CommandInterrupted, CommandOutcomeUnknown
+from firmware_bridge.link import DeviceLink
+from firmware_bridge.profiles import Timing
+from firmware_bridge.protocol import StatusReply, StatusRequest
+
+from .consumer import Consumer, wait_until
+
+QUIET = Timing(response_timeout_ms=200, heartbeat_interval_ms=600_000, retries=3,
+               reconnect_min_ms=10, reconnect_max_ms=200)  # no heartbeat gets the NAK first
+
+
+def test_a_command_to_a_device_that_lost_its_session_has_an_unknown_outcome_and_the_link_reconnects() -> None:
+    device = build_device("emulated-shoe", speed=float("inf"), host_loss_timeout=None)
+    link = DeviceLink(LoopbackTransport(device), timing=QUIET, profile_name="emulated-shoe", on_event=Consumer())
+    link.start()
+    try:
+        assert link.wait_connected(60)
+        assert isinstance(link.request(StatusRequest()), StatusReply)
+        with device.lock:
+            device.power_cycle()  # a new protocol core: NAK NOT_SYNCED until SYNC
+        with pytest.raises(CommandInterrupted) as raised:
+            link.request(StatusRequest())
+        assert not isinstance(raised.value, CommandFailed) and isinstance(raised.value, CommandOutcomeUnknown)
+        assert "lost its session" in str(raised.value) and "outcome unknown" in str(raised.value)
+        assert wait_until(lambda: device.connection.synced, 60)  # the link's new session
+        assert link.wait_connected(60)
+        assert isinstance(link.request(StatusRequest()), StatusReply)
+    finally:
+        link.stop()
