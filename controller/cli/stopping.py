@@ -32,8 +32,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import structlog
-
 __all__ = ["STOP_GRACE_S", "run_until_signalled", "signals_held", "stop_handler"]
 
 STOP_GRACE_S = 5  # seconds a stopping table may take to finish its input and close its links
@@ -81,6 +79,11 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
     starts the line written on a forced exit (``shoectl run``). ``held``: the signals
     ``signals_held`` caught while starting up; if there is one, ``work`` is not run and its
     number is returned."""
+    # Imported here, not at the top: ``shoectl emulate`` takes this module's ``stop_handler`` and
+    # logs nothing, and importing structlog (which loads rich) costs it 0.1 s of CPU a process.
+    import structlog
+
+    log = structlog.get_logger()
     if held:
         return held[0]
     if threading.current_thread() is not threading.main_thread():
@@ -104,7 +107,7 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
         deadline[0] = time.monotonic() + grace_s
         # Logged from a thread of its own: a stuck owner may hold the log handler's lock. Info: a
         # stop asked for is expected (the forced exit below is the line a person must read).
-        threading.Thread(target=structlog.get_logger().info, args=("stopping",), daemon=True,
+        threading.Thread(target=log.info, args=("stopping",), daemon=True,
                          kwargs={"signal": signal.Signals(signum).name, "grace_s": grace_s}).start()
         stop()
 
