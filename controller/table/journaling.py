@@ -25,7 +25,6 @@ from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.store import Record as JournalRecord
 from controller.journal.vocabulary import current_payload
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, OperatorInput, TableRecord, Role, jsonable
-from firmware_bridge.protocol import NakCode
 from firmware_bridge.protocol import messages as m
 from shoectl_config.text import is_unicode_text
 
@@ -113,14 +112,6 @@ def rules_record(submission: Any, last_journaled: dict[str, Any] | None) -> Jour
     return None if last_journaled == in_force else JournalRecord(kinds.SUBMISSION, in_force)
 
 
-# Until 2026-12-02 the link reported a NAK NOT_SYNCED to a command as the device's refusal of it,
-# and the core told it apart by its code. It is not one: the device had restarted and lost the
-# session without looking at the command (an earlier transmission may have run). The link now
-# reports it as a command whose outcome is unknown (``CommandInterrupted``); a journal written
-# before is read the same way, so that its resumption decides as the table did.
-_SESSION_LOST = NakCode.NOT_SYNCED.name
-
-
 def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | CommandFailed | None:
     """The core input a journal entry holds (written under either schema version), or None if it
     is not an input. JournalContentError, naming the entry, for one that does not make an input."""
@@ -134,10 +125,7 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | Comma
         if entry.kind == kinds.INPUT_OPERATOR:
             return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["operator_role"]))
         if entry.kind == kinds.INPUT_COMMAND_FAILED:
-            refused, code = bool(p["refused"]), p.get("code")
-            if refused and code == _SESSION_LOST:  # as the link now reports it: outcome unknown
-                refused, code = False, None
-            return CommandFailed(p["device_role"], p["command"], p["reason"], refused, code)
+            return CommandFailed(p["device_role"], p["command"], p["reason"], bool(p["refused"]), p.get("code"))
         return DeviceStatus(p["device_role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError
         raise malformed_entry(entry, exc) from None
