@@ -25,16 +25,20 @@ def tick_period(speed: float) -> float:
     return min(0.02, max(0.002, 0.02 / speed))
 
 
-def tick_wait(due: float | None, now: float, poll_s: float) -> float:
-    """How long a pump may sleep (unless bytes or an event wake it) before it ticks a device whose
-    ``next_due`` is ``due``: until then, at most ``IDLE_WAIT_S``; ``poll_s`` when ``due`` is past
-    (the device waits on a condition: a prompt for a stack still on its way). An idle device is
-    so ticked about once a second instead of fifty times."""
-    if due is None:
-        return IDLE_WAIT_S
-    if due <= now:
-        return poll_s
-    return min(due - now, IDLE_WAIT_S)
+def tick_wait(due: float | None, now: float, poll_s: float, *, frame_due: float | None = None,
+              on_the_clock: bool = False) -> float:
+    """How long a pump (a server's thread, a waiting loopback or USB read) may sleep, unless bytes
+    or an event wake it, before it ticks a device whose ``next_due`` is ``due``: until then, at
+    most ``IDLE_WAIT_S``; ``poll_s`` when ``due`` is past (the device waits on a condition: a
+    prompt for a stack still on its way), or when the line is unplugged and replugged on the
+    clock (``on_the_clock``: the fault unplug-every); never past ``frame_due``, when the first
+    frame the line's delay holds back is due. An idle device is so ticked about once a second
+    instead of fifty times."""
+    if on_the_clock or (due is not None and due <= now):
+        wait = poll_s
+    else:
+        wait = IDLE_WAIT_S if due is None else min(due - now, IDLE_WAIT_S)
+    return wait if frame_due is None else max(0.0, min(wait, frame_due - now))
 
 
 class ManualClock:

@@ -128,10 +128,8 @@ class LoopbackTransport(Transport):
                 remaining = deadline - now
                 if remaining <= 0:
                     return b""
-                wait = min(remaining, tick_wait(due, now, self.poll_s))
-                if self._due:
-                    wait = max(0.0, min(wait, self._due[0][0] - now))
-                self._wakeup.wait(wait)
+                frame_due = self._due[0][0] if self._due else None
+                self._wakeup.wait(min(remaining, tick_wait(due, now, self.poll_s, frame_due=frame_due)))
 
     def cancel_read(self) -> None:
         with self._wakeup:

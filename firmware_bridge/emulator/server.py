@@ -199,9 +199,8 @@ class DeviceServer:
         self._auto_plug(now)
         with self.device.lock:
             due = self.device.next_due(now)
-        timeout = self.poll_s if self.faults.unplug_every > 0 else tick_wait(due, now, self.poll_s)
-        if self._due:
-            timeout = max(0.0, min(timeout, self._due[0][0] - now))
+        timeout = tick_wait(due, now, self.poll_s, frame_due=self._due[0][0] if self._due else None,
+                            on_the_clock=self.faults.unplug_every > 0)
         rlist: list[Any] = [self._wake_r]
         wlist: list[Any] = []
         if self._plugged:

@@ -342,7 +342,9 @@ class EmulatedUsbBackend(IBackend):
                     del self._pending[:n]
                     return n
                 now = self.clock()
-                wait = self._wait(device.next_due(now), now)
+                wait = tick_wait(device.next_due(now), now, self.poll_s,
+                                 frame_due=self._due[0][0] if self._due else None,
+                                 on_the_clock=self.faults.unplug_every > 0)
             if deadline is not None:
                 if now >= deadline:
                     raise usb.core.USBTimeoutError("Operation timed out", _LIBUSB_ERROR_TIMEOUT,
@@ -353,13 +355,6 @@ class EmulatedUsbBackend(IBackend):
                     self._wakeup.wait(wait)
                 self._woken = False
             self._live(handle)
-
-    def _wait(self, due: float | None, now: float) -> float:
-        """How long a read may wait before it ticks the device again (held: ``device.lock``)."""
-        if self.faults.unplug_every > 0:  # unplugged and replugged on the clock
-            return self.poll_s
-        wait = tick_wait(due, now, self.poll_s)
-        return max(0.0, min(wait, self._due[0][0] - now)) if self._due else wait
 
     def _wake(self) -> None:
         """Bytes written, an event emitted, an unplug: a waiting read looks again."""
