@@ -72,8 +72,7 @@ from .outbox import Outbox
 from .refusals import NOT_SUPPORTED_REASONS, mechanism_refusal, nak
 
 # EMULATOR_FIRMWARE, capabilities_of and identity_for live in .identity; importable from here too.
-__all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of",
-           "identity_for"]
+__all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of", "identity_for"]
 
 HOST_LOSS_TIMEOUT_S = 5.0  # docs/protocol.md section 8
 _U32 = 0xFFFF_FFFF
@@ -177,22 +176,23 @@ class EmulatedDevice:
         self._flush_backlog()
         self._tick(now)
         self.hooks.tick(now)
-        timeout = self.host_loss_timeout
-        if (timeout is not None and self._last_command_at is not None and not self.host_lost
-                and now - self._last_command_at >= timeout):
+        host_loss = self._host_loss_at()
+        if host_loss is not None and now >= host_loss:
             self.host_lost = True
             self._on_host_lost()
         self._after_step()
 
     def next_due(self, now: float) -> float | None:
-        """When ``tick`` next has something to do without an input: a mechanism's next step, a
-        tick hook's (``now`` or earlier: something waits on a condition, not a time: tick at
-        every poll), the host-loss timeout; None when nothing will happen until an input or an
-        event (``hooks``' wake listeners)."""
-        dues = [self._mechanism_due(now), *self.hooks.dues(now)]
-        if self.host_loss_timeout is not None and self._last_command_at is not None and not self.host_lost:
-            dues.append(self._last_command_at + self.host_loss_timeout)
+        """When ``tick`` next has something to do without an input (a mechanism's next step, a tick
+        hook's, the host-loss timeout; ``now`` or earlier: something waits on a condition, tick
+        at every poll); None: nothing until an input or an event (``hooks``' wake listeners)."""
+        dues = (self._mechanism_due(now), self._host_loss_at(), *self.hooks.dues(now))
         return min((due for due in dues if due is not None), default=None)
+
+    def _host_loss_at(self) -> float | None:
+        """When the host counts as lost if no command comes first (None: not counting)."""
+        last, timeout = self._last_command_at, self.host_loss_timeout
+        return None if last is None or timeout is None or self.host_lost else last + timeout
 
     def outgoing(self) -> list[bytes]:
         """Take the frames to write, oldest first (one complete frame per item)."""
