@@ -16,6 +16,7 @@ import usb.core
 
 from firmware_bridge.emulator import DeviceCard, EmulatedDevice, ManualClock
 from firmware_bridge.emulator.cards import parse_device_card
+from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.link import EventSequencer
 from firmware_bridge.link.sequencer import DUPLICATE, OVERFLOW
 from firmware_bridge.protocol import (
@@ -93,6 +94,22 @@ class UsbWire:
             return bytes(self.dev.read(self.ep_in, 512, timeout=20))
         except usb.core.USBTimeoutError:
             return b""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+
+class LoopbackWire:
+    """A ``LoopbackTransport`` (the link's in-memory transport to the device)."""
+
+    def __init__(self, transport: LoopbackTransport) -> None:
+        self.transport = transport
+
+    def write(self, data: bytes) -> None:
+        self.transport.write(data)
+
+    def read(self) -> bytes:
+        return self.transport.read(0.02)
 
     def now(self) -> float:
         return time.monotonic()

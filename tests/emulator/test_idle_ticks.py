@@ -24,7 +24,7 @@ from firmware_bridge.profiles import get_profile
 from firmware_bridge.protocol import Display, Door, Shuffle, ShuffleDone, ShuffleProgress
 from firmware_bridge.protocol.message_stream import MessageDecoder
 
-from .host_support import Host, SerialWire, UsbWire, connect
+from .host_support import Host, LoopbackWire, SerialWire, UsbWire, connect
 
 DEADLINE = 10.0  # seconds a test waits for what must come at once (never a performance limit)
 
@@ -144,21 +144,6 @@ def test_an_event_from_another_thread_wakes_a_loopback_read_with_nothing_due(mon
     decoder.receive_data(got[0])
     assert [type(item.message) for item in decoder.take_items()] == [Door]
 
-
-class LoopbackWire:
-    """The tests' host (host_support.Host) on a ``LoopbackTransport``."""
-
-    def __init__(self, transport: LoopbackTransport) -> None:
-        self.transport = transport
-
-    def write(self, data: bytes) -> None:
-        self.transport.write(data)
-
-    def read(self) -> bytes:
-        return self.transport.read(0.02)
-
-    def now(self) -> float:
-        return time.monotonic()
 
 
 def test_an_event_from_another_thread_wakes_a_usb_read_with_nothing_due(monkeypatch) -> None:
