@@ -1,17 +1,11 @@
-"""Fixtures for the operators tests: a clock the test moves by hand."""
+"""Fixtures for the operators tests: a clock the test moves by hand (the emulator's ``ManualClock``)."""
 from __future__ import annotations
 
 import pytest
 
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from firmware_bridge.emulator import ManualClock
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> ManualClock:
+    return ManualClock()

@@ -21,8 +21,7 @@ from controller.operators.auth import (
 from controller.operators.store import Operator, hash_pin
 from controller.table.commands import MIN_ROLES
 from controller.roles import Role
-
-from .conftest import FakeClock
+from firmware_bridge.emulator import ManualClock
 
 PINS = {"d1": "8042", "f1": "1357", "s1": "2580"}
 
@@ -53,7 +52,7 @@ def test_wrong_pin_says_how_many_tries_are_left(authn: Authenticator) -> None:
     assert authn.failures("d1") == 1
 
 
-def test_five_failures_lock_out_and_the_lockout_ends(authn: Authenticator, clock: FakeClock) -> None:
+def test_five_failures_lock_out_and_the_lockout_ends(authn: Authenticator, clock: ManualClock) -> None:
     left = []
     for _ in range(4):
         with pytest.raises(WrongPin) as info:
@@ -63,27 +62,27 @@ def test_five_failures_lock_out_and_the_lockout_ends(authn: Authenticator, clock
     with pytest.raises(LockedOut) as info:
         authn.authenticate("d1", "0000")  # the fifth wrong PIN
     assert info.value.retry_after == 300 and "locked out for 5 min" in str(info.value)
-    clock.now += 100
+    clock.advance(100)
     with pytest.raises(LockedOut) as info:
         authn.authenticate("d1", PINS["d1"])  # even the right PIN is refused while locked out
     assert info.value.retry_after == pytest.approx(200) and "another 3 min 20 s" in str(info.value)
     assert authn.locked_for("d1") == pytest.approx(200)
-    clock.now += 199.5
+    clock.advance(199.5)
     with pytest.raises(LockedOut, match="another 1 s"):
         authn.authenticate("d1", PINS["d1"])
-    clock.now += 0.5
+    clock.advance(0.5)
     assert authn.locked_for("d1") == 0.0
     assert authn.authenticate("d1", PINS["d1"]).id == "d1"
     assert authn.failures("d1") == 0
 
 
-def test_after_a_lockout_there_are_fresh_tries(authn: Authenticator, clock: FakeClock) -> None:
+def test_after_a_lockout_there_are_fresh_tries(authn: Authenticator, clock: ManualClock) -> None:
     for _ in range(4):
         with pytest.raises(WrongPin):
             authn.authenticate("d1", "0000")
     with pytest.raises(LockedOut):
         authn.authenticate("d1", "0000")
-    clock.now += 300
+    clock.advance(300)
     with pytest.raises(WrongPin) as info:
         authn.authenticate("d1", "0000")
     assert info.value.tries_left == 4
@@ -109,13 +108,13 @@ def test_lockout_is_per_operator(authn: Authenticator) -> None:
         authn.authenticate("d1", PINS["d1"])
 
 
-def test_configurable_limit_and_time(operators, clock: FakeClock) -> None:
+def test_configurable_limit_and_time(operators, clock: ManualClock) -> None:
     a = Authenticator(operators, max_failures=2, lockout_s=30, clock=clock)
     with pytest.raises(WrongPin, match="1 try left before a 30 s lockout"):
         a.authenticate("s1", "0000")
     with pytest.raises(LockedOut, match="locked out for 30 s"):
         a.authenticate("s1", "0000")
-    clock.now += 30
+    clock.advance(30)
     assert a.authenticate("s1", PINS["s1"]).id == "s1"
     with pytest.raises(ValueError):
         Authenticator(operators, max_failures=0)
@@ -163,7 +162,7 @@ def test_update_operators_keeps_lockouts_of_those_still_there(operators, authn: 
     assert set(authn.operators) == {"d1", "s1"}
 
 
-def test_parallel_guesses_cannot_overrun_the_limit(operators, clock: FakeClock) -> None:
+def test_parallel_guesses_cannot_overrun_the_limit(operators, clock: ManualClock) -> None:
     a = Authenticator(operators, clock=clock)
     results: list[type] = []
     lock = threading.Lock()
