@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import serial
 import usb.core
 
 from firmware_bridge.emulator import DeviceCard, EmulatedDevice, ManualClock
@@ -19,6 +20,7 @@ from firmware_bridge.emulator.cards import parse_device_card
 from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.link import EventSequencer
 from firmware_bridge.link.sequencer import DUPLICATE, OVERFLOW
+from firmware_bridge.profiles import get_profile
 from firmware_bridge.protocol import (
     NEED_DATA,
     Command,
@@ -61,6 +63,13 @@ class DeviceWire:
 
     def now(self) -> float:
         return self.clock()
+
+
+
+def open_port(path: Any) -> serial.Serial:
+    """A pyserial port on the emulated serial device at ``path`` (a pty link), as the shoe's
+    profile sets its line."""
+    return serial.serial_for_url(str(path), timeout=0.02, **get_profile("emulated-shoe").transport.pyserial_kwargs())
 
 
 class SerialWire:

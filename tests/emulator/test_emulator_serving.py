@@ -26,7 +26,6 @@ from firmware_bridge.emulator import (
     serve_device,
     serve_table,
 )
-from firmware_bridge.profiles import get_profile
 from firmware_bridge.protocol import (
     CardRead,
     Deliver,
@@ -40,13 +39,8 @@ from firmware_bridge.protocol import (
     StatusRequest,
 )
 
-from .host_support import INF, Host, SerialWire, UsbWire, cards
+from .host_support import INF, Host, SerialWire, UsbWire, cards, open_port
 
-SERIAL_KW = get_profile("emulated-shoe").transport.pyserial_kwargs()
-
-
-def open_port(path: str | Path) -> serial.Serial:
-    return serial.serial_for_url(str(path), timeout=0.02, **SERIAL_KW)
 
 
 def wait_until(predicate, timeout: float = 3.0) -> None:

@@ -10,7 +10,6 @@ import threading
 import time
 
 import pytest
-import serial
 import usb.core
 
 import firmware_bridge.emulator.clock as emulator_clock
@@ -20,11 +19,10 @@ from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.emulator.pty_server import PtyServer
 from firmware_bridge.emulator.shuffler import PROGRESS_STEPS
-from firmware_bridge.profiles import get_profile
 from firmware_bridge.protocol import Display, Door, Shuffle, ShuffleDone, ShuffleProgress
 from firmware_bridge.protocol.message_stream import MessageDecoder
 
-from .host_support import Host, LoopbackWire, SerialWire, UsbWire, connect
+from .host_support import Host, LoopbackWire, SerialWire, UsbWire, connect, open_port
 
 DEADLINE = 10.0  # seconds a test waits for what must come at once (never a performance limit)
 
@@ -111,9 +109,7 @@ def test_an_event_from_another_thread_wakes_a_server_with_nothing_due(tmp_path, 
     the emit wakes the pump (without that, the event would wait for the next tick)."""
     monkeypatch.setattr(emulator_clock, "IDLE_WAIT_S", 60.0)
     device = build_device("emulated-shoe", speed=1.0, host_loss_timeout=None)
-    kwargs = get_profile("emulated-shoe").transport.pyserial_kwargs()
-    with PtyServer(device, link=tmp_path / "shoe") as server, \
-            serial.serial_for_url(str(server.port), timeout=0.02, **kwargs) as port:
+    with PtyServer(device, link=tmp_path / "shoe") as server, open_port(server.port) as port:
         host = Host(SerialWire(port))
         host.handshake()
         time.sleep(0.3)  # the pump is asleep with nothing due
