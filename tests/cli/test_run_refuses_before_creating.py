@@ -34,6 +34,8 @@ BAD = [
     ("--rounds", "-1"),
     ("--seed", "x"),
     ("--lockout", "0"),
+    ("--remember-pin", "-1"),
+    ("--remember-pin", "soon"),
     ("--control-connections", "0"),
     ("--stop-grace", "0"),
     ("--display", "x"),
