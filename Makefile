@@ -47,9 +47,11 @@ soak: $(STAMP)
 traceability: $(STAMP)
 	$(PY) tools/traceability.py --write
 
-## docs: regenerate the generated parts of docs/ (traceability, the operator command reference)
+## docs: regenerate the generated parts of the tree (traceability, the operator command reference,
+## the odds tables shipped in controller/rules/tables/)
 docs: traceability
 	$(PY) tools/commands_doc.py
+	$(PY) tools/shipped_odds_tables.py --write
 
 ## clean: remove the virtual environment, build output and test caches. Never a journal: var/
 ## (journals, their anchors and logs, operators files) is kept; README, "Starting a table afresh".

@@ -129,6 +129,21 @@ def test_rules_presets_are_shipped(install) -> None:
         assert path.stem in done.stdout
 
 
+def test_the_odds_tables_are_shipped_and_found(install) -> None:
+    """The presets' value-class tables are package data (docs/odds.md, "Shipped tables"): the
+    installed copy finds every one of them, so no process derives them again."""
+    shipped = sorted(p.name for p in (ROOT / "controller" / "rules" / "tables").glob("*.json.gz"))
+    assert shipped
+    probe = _run([str(install["bin"] / "python"), "-c",
+                  "from controller.rules import odds_tables as t; import sys; "
+                  "print(t.TABLES); print(all(t.load(n.removesuffix(t.SUFFIX)) for n in sys.argv[1:]))", *shipped],
+                 cwd=install["cwd"])
+    assert probe.returncode == 0, probe.stderr
+    folder, found = probe.stdout.split()
+    assert install["bin"].parent.resolve() in Path(folder).resolve().parents
+    assert found == "True"
+
+
 def test_run_deals_a_shoe_into_a_journal_that_verifies(install) -> None:
     done = _shoectl(install, "run", "--shoes", "1", "--speed", "max")
     assert done.returncode == 0, done.stderr

@@ -10,7 +10,10 @@ Contract:
   cards that decide the Player and Banker wagers (the 681a.7(f)(2) bonus-only card never does).
 - The counts of one call sum to ``falling(composition.total, ROUND_CARDS)``; the composition must
   hold at least ``ROUND_CARDS`` cards (the caller checks).
-- ``clear_caches()`` forgets the tables (built once per rule set, on first use).
+- ``clear_caches()`` forgets the tables (loaded or built once per rule set, on first use).
+- ``punto_banco_facts()`` / ``twentyone_facts(...)``: what a table is derived from, read off the
+  rule functions; ``derive_punto_banco_table(facts)`` / ``derive_twentyone_table(facts)`` derive
+  it now. On first use a table is the one shipped for its facts (``odds_tables``), else derived.
 
 Method (docs/odds.md): the drawing rules are turned once per rule set into a
 composition-independent table keyed by the MULTISET of card-value classes a round uses (4, 5 or 6
@@ -24,11 +27,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import mul
+from typing import Any
 
+from . import odds_tables
 from . import punto_banco as pb
 from . import twentyone as t21
 from .cards import ALL_CARDS, Card, Composition, card
@@ -111,15 +116,36 @@ def _pb_category(pf: int, bf: int, p3: bool, b3: bool) -> int:
     return 4
 
 
+def _shipped_or_derived(name: str, facts: dict[str, Any], categories: tuple[str, ...],
+                        derive: Callable[[dict[str, Any]], _MainTable]) -> _MainTable:
+    """The table shipped for these facts (odds_tables), else derived from them now."""
+    groups = odds_tables.load(odds_tables.table_key(name, facts))
+    return derive(facts) if groups is None else _MainTable(categories, groups)
+
+
+def punto_banco_facts() -> dict[str, Any]:
+    """What the Punto Banco table is derived from, read off the rule functions: naturals, the
+    Player's and the Banker's draws, and each finished round's category (by totals and thirds)."""
+    return {
+        "natural": [pb.is_natural(t) for t in range(10)],
+        "player_draws": [pb.player_draws(t) for t in range(10)],
+        "banker_draws_stood": [pb.banker_draws(t, None) for t in range(10)],
+        "banker_draws": [[pb.banker_draws(t, x) for x in range(10)] for t in range(10)],
+        "category": [[[[_pb_category(pf, bf, p3, b3) for b3 in (False, True)] for p3 in (False, True)]
+                      for bf in range(10)] for pf in range(10)],
+    }
+
+
 @lru_cache(maxsize=None)
 def _punto_banco_table() -> _MainTable:
+    return _shipped_or_derived("punto-banco", punto_banco_facts(), PUNTO_BANCO_CATEGORIES, derive_punto_banco_table)
+
+
+def derive_punto_banco_table(facts: dict[str, Any]) -> _MainTable:
+    """The Punto Banco table derived from ``punto_banco_facts()`` (never the shipped one)."""
     nc = len(PUNTO_BANCO_CATEGORIES)
-    nat = [pb.is_natural(t) for t in range(10)]
-    pdraw = [pb.player_draws(t) for t in range(10)]
-    bdraw_stood = [pb.banker_draws(t, None) for t in range(10)]
-    bdraw = [[pb.banker_draws(t, x) for x in range(10)] for t in range(10)]
-    cat = [[[[_pb_category(pf, bf, p3, b3) for b3 in (False, True)] for p3 in (False, True)]
-            for bf in range(10)] for pf in range(10)]
+    nat, pdraw, cat = facts["natural"], facts["player_draws"], facts["category"]
+    bdraw_stood, bdraw = facts["banker_draws_stood"], facts["banker_draws"]
     # cat_y[pf][bt][y]: both hands three cards, Banker's third card y.
     cat_y = [[[cat[pf][(bt + y) % 10][1][1] for y in range(10)] for bt in range(10)] for pf in range(10)]
     cat_by = [[[cat[pt][(bt + y) % 10][0][1] for y in range(10)] for bt in range(10)] for pt in range(10)]
@@ -164,27 +190,46 @@ def _t21_rep(v: int) -> Card:
     return card(v + 1, "S")
 
 
-@lru_cache(maxsize=None)
-def _twentyone_table(naturals: bool, draw_rule: str, threshold: int) -> _MainTable:
-    """Mirror of ``RoundEngine._next_twentyone`` for the cards that count for the Player and
-    Banker wagers (the 681a.7(f)(2) bonus-only cards never do)."""
-    nc = len(TWENTYONE_CATEGORIES)
+def twentyone_facts(naturals: bool, draw_rule: str, threshold: int) -> dict[str, Any]:
+    """What a 21 Baccarat table is derived from, read off the rule functions: per unordered
+    first-two-card value pair (``_value_pairs`` order) its total and whether it is a natural, per
+    pair and third card the total, the outcome of each pair of totals, and the drawing options."""
     rep = [_t21_rep(v) for v in range(10)]
     pairs = _value_pairs()
-    tot2 = {(a, b): t21.total([rep[a], rep[b]]) for a, b, _ in pairs}
-    nat2 = {(a, b): bool(naturals and t21.is_natural([rep[a], rep[b]])) for a, b, _ in pairs}
-    tot3 = {(a, b, x): t21.total([rep[a], rep[b], rep[x]]) for a, b, _ in pairs for x in range(10)}
-    out = [[_T21_CAT_INDEX[twentyone_outcome(p, q)] for q in range(32)] for p in range(32)]
+    return {
+        "total2": [t21.total([rep[a], rep[b]]) for a, b, _ in pairs],
+        "natural2": [bool(naturals and t21.is_natural([rep[a], rep[b]])) for a, b, _ in pairs],
+        "total3": [[t21.total([rep[a], rep[b], rep[x]]) for x in range(10)] for a, b, _ in pairs],
+        "outcome": [[_T21_CAT_INDEX[twentyone_outcome(p, q)] for q in range(32)] for p in range(32)],
+        "draw_rule": draw_rule,
+        "threshold": threshold,
+    }
+
+
+@lru_cache(maxsize=None)
+def _twentyone_table(naturals: bool, draw_rule: str, threshold: int) -> _MainTable:
+    return _shipped_or_derived("twentyone", twentyone_facts(naturals, draw_rule, threshold), TWENTYONE_CATEGORIES,
+                               derive_twentyone_table)
+
+
+def derive_twentyone_table(facts: dict[str, Any]) -> _MainTable:
+    """A 21 Baccarat table derived from ``twentyone_facts(...)`` (never the shipped one): mirror of
+    ``RoundEngine._next_twentyone`` for the cards that count for the Player and Banker wagers (the
+    681a.7(f)(2) bonus-only cards never do)."""
+    nc = len(TWENTYONE_CATEGORIES)
+    tot2, nat2, tot3, out = facts["total2"], facts["natural2"], facts["total3"], facts["outcome"]
+    draw_rule, threshold = facts["draw_rule"], facts["threshold"]
     pow_nc = [p * nc for p in _POW]
     acc: dict[int, int] = defaultdict(int)
-    for a, b, mp in pairs:
-        pt = tot2[a, b]
+    pairs = _value_pairs()
+    for i, (a, b, mp) in enumerate(pairs):
+        pt = tot2[i]
         kp = _POW[a] + _POW[b]
-        for c, d, mb in pairs:
-            bt = tot2[c, d]
+        for j, (c, d, mb) in enumerate(pairs):
+            bt = tot2[j]
             m = mp * mb
             k4 = (kp + _POW[c] + _POW[d]) * nc
-            if nat2[a, b] or nat2[c, d]:  # 681a.7(f): no more cards for the wagers
+            if nat2[i] or nat2[j]:  # 681a.7(f): no more cards for the wagers
                 acc[k4 + out[pt][bt]] += m
                 continue
             # 681a.7(g): each hand below the threshold gets one card, the Player's first.
@@ -192,18 +237,18 @@ def _twentyone_table(naturals: bool, draw_rule: str, threshold: int) -> _MainTab
             b_draws = bt < threshold and not (draw_rule == "first-only" and p_draws)
             if p_draws:
                 for x in range(10):
-                    px = tot3[a, b, x]
+                    px = tot3[i][x]
                     k5 = k4 + pow_nc[x]
                     if b_draws:
                         row = out[px]
                         for y in range(10):
-                            acc[k5 + pow_nc[y] + row[tot3[c, d, y]]] += m
+                            acc[k5 + pow_nc[y] + row[tot3[j][y]]] += m
                     else:
                         acc[k5 + out[px][bt]] += m
             elif b_draws:
                 row = out[pt]
                 for y in range(10):
-                    acc[k4 + pow_nc[y] + row[tot3[c, d, y]]] += m
+                    acc[k4 + pow_nc[y] + row[tot3[j][y]]] += m
             else:
                 acc[k4 + out[pt][bt]] += m
     return _finish_table(acc, TWENTYONE_CATEGORIES)
