@@ -2,7 +2,7 @@
 
 ``Mosquitto.start(users)`` writes a configuration into a directory of its own
 (``tempfile.mkdtemp``): one listener on a free port of 127.0.0.1, ``allow_anonymous false``, a
-password file made with ``mosquitto_passwd -b``, the ACL of ``packaging/mosquitto/acl`` (the one
+password file made with ``mosquitto_passwd -U``, the ACL of ``packaging/mosquitto/acl`` (the one
 docs/floor.md documents) and persistence in that directory; it starts ``mosquitto`` and waits
 until it accepts connections. ``restart()`` stops it (SIGTERM: it saves its persistent sessions)
 and starts it again on the same port with the same persistence, so a persistent session
@@ -78,8 +78,10 @@ class Mosquitto:
         try:
             pw = root / "passwd"
             pw.touch(mode=0o600)
+            # every user's password in clear, then hashed in place in one call (-U), not one call each
+            pw.write_text("".join(f"{user}:{password_of(user)}\n" for user in users))
+            subprocess.run([passwd, "-U", str(pw)], check=True, capture_output=True)
             for user in users:
-                subprocess.run([passwd, "-b", str(pw), user, password_of(user)], check=True, capture_output=True)
                 f = broker.password_file(user)
                 f.write_text(password_of(user) + "\n")
                 f.chmod(0o600)
