@@ -5,6 +5,10 @@ they are printed as indented JSON and, with ``--json``, written to a file (the d
 ``benchmarks/results/latest.json`` is git-ignored). A module's ``"summary"`` rows
 (``benchmarks.stats.summary_row``: issue 15's figures) are printed last as one table: each figure
 beside its floor and its goal.
+
+The tables and links a benchmark runs in this process log through structlog as ``shoectl run``
+does, configured once here: warnings and errors on standard error, so that standard output holds
+the figures alone (unconfigured, structlog printed every info line among them).
 """
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from controller.logconfig import configure_logging
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -25,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run")
     ap.add_argument("--json", default=str(HERE / "results" / "latest.json"), metavar="FILE")
     args = ap.parse_args(argv)
+    configure_logging("warning")
     names = args.names or sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
     results = {"machine": {"python": platform.python_version(), "platform": platform.platform()}, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     for i, name in enumerate(names, start=1):

@@ -229,4 +229,7 @@ def run(quick: bool = False) -> dict:
 if __name__ == "__main__":
     import json
 
+    from controller.logconfig import configure_logging
+
+    configure_logging("warning")  # standard output holds the figures alone (benchmarks/__main__.py)
     print(json.dumps(run(), indent=2))

@@ -361,4 +361,7 @@ def run(quick: bool = False) -> dict[str, object]:
 
 
 if __name__ == "__main__":
+    from controller.logconfig import configure_logging
+
+    configure_logging("warning")  # standard output holds the figures alone (benchmarks/__main__.py)
     print(json.dumps(run(quick="--quick" in sys.argv[1:]), indent=2))

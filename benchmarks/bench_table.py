@@ -19,12 +19,10 @@ made) up to the start of ``Journal.append_batch``, the transaction (validation, 
 the fsync), and after the commit (acknowledgement, snapshot, dispatch) up to the decision. The
 stages are timed by wrapping the callback and ``append_batch`` of the bench's own objects.
 
-``python -m benchmarks.bench_table --sqlite-calls`` (``run(sqlite_calls=True)``) adds what the
-writer's SQLite calls cost inside the running table (``SqliteCalls``): BEGIN, the inserts and
-COMMIT, each by wall clock and by the owner thread's CPU time, the WAL frames each commit wrote
-(the ``mxFrame`` of the ``-shm`` header before and after) and the share of commits that wrote past
-the WAL file's end. It wraps the writer's connection and reads two files at each commit, a few
-microseconds on the figures: an instrumented run's figures are not the ones to compare.
+``--sqlite-calls`` (``run(sqlite_calls=True)``) adds what the writer's SQLite calls cost inside
+the running table (``SqliteCalls``): BEGIN, the inserts and COMMIT by wall clock and the owner's
+CPU time, each commit's WAL frames (the ``-shm`` header's ``mxFrame``) and the share of commits
+past the WAL's end. It adds a few microseconds: its figures are not the ones to compare.
 """
 from __future__ import annotations
 
@@ -42,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.stats import percentile, summary_row
-
 
 GOAL_RATIO = 2.0     # card-to-decision median / floor median
 GOAL_P99_US = 1000.0  # card-to-decision p99, microseconds
@@ -393,9 +390,12 @@ if __name__ == "__main__":
     import argparse
     import json
 
+    from controller.logconfig import configure_logging
+
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_table")
     ap.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
     ap.add_argument("--sqlite-calls", action="store_true",
                     help="also time the writer's SQLite calls and count each commit's WAL frames")
     args = ap.parse_args()
+    configure_logging("warning")  # standard output holds the figures alone (benchmarks/__main__.py)
     print(json.dumps(run(args.quick, sqlite_calls=args.sqlite_calls), indent=2))

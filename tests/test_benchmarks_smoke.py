@@ -27,3 +27,17 @@ def test_quick_benchmarks_print_the_summary_table(tmp_path: Path) -> None:
     for row in rows:
         assert set(row) == {"figure", "value", "unit", "floor", "ratio", "goal", "met"}
         assert row["value"] > 0 and row["floor"] > 0 and isinstance(row["met"], bool), row
+
+
+@pytest.mark.slow  # a quick table run: a few seconds
+def test_a_benchmark_that_runs_a_table_prints_its_figures_alone_on_standard_output(tmp_path: Path) -> None:
+    """The table's own log lines (its links coming up, a warning) go to standard error, never among
+    the figures: what stands between the header and the summary is one JSON document."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "table", "--json", str(tmp_path / "f.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    header, rest = proc.stdout.split("\n", 1)
+    assert header == "== table (1 of 1)"
+    figures = json.loads(rest[:rest.index("== summary")])
+    assert figures["card_to_decision_us"]["n"] > 0
+    assert "link state" not in proc.stdout
