@@ -28,6 +28,7 @@ import gzip
 import hashlib
 import json
 import os
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ def load(key: str, folder: Path = TABLES) -> tuple[Group, ...] | None:
     try:
         raw = json.loads(gzip.decompress((folder / f"{key}{SUFFIX}").read_bytes()))
         return tuple((int(k), tuple(map(tuple, slots)), tuple(map(tuple, cols))) for k, slots, cols in raw)
-    except (OSError, EOFError, ValueError, TypeError):
+    except (OSError, EOFError, zlib.error, ValueError, TypeError):  # zlib.error: a damaged stream
         return None
 
 
