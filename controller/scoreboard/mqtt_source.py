@@ -14,8 +14,9 @@ the status and the roads give: ``table``, ``version`` (the status's ``seq``), ``
 words), ``shoe``, ``round``, ``roads``, ``placed`` (``controller.scoreboard.state.placed``),
 ``ask`` (from the roads, ``controller.roadmaps.ask``), ``last_round`` (its number and outcome
 only), ``shoe_so_far`` (the counts the bead plate gives), ``online``; ``rules`` and ``limits``
-null. A message that is not a JSON object is logged and ignored. Paho's network thread receives;
-the event loop publishes.
+null. A message that is not of the feed's shapes (``feed_shapes``: not JSON, nested too deep, a
+field of another type, a road that is not one) is logged (one warning) and changes nothing. Paho's
+network thread receives; the event loop publishes.
 
 The client id is ``shoectl-scoreboard-<host>-<pid>-<n>`` unless ``--client-id`` names one: a
 broker closes the older of two connections with one id, so two floor scoreboards with a fixed id
@@ -35,6 +36,7 @@ from typing import Any
 
 import structlog
 
+from controller.scoreboard import feed_shapes
 from controller.scoreboard.sources import LANGS, TableSource, compact_json, floor_row, snapshot_of
 from controller.scoreboard.sse import Channel, Snapshot
 
@@ -152,11 +154,13 @@ class MqttFloorSource(TableSource):
 
         try:
             body = json.loads(msg.payload)
-        except (UnicodeDecodeError, ValueError):
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError; RecursionError: nested too deep
             body = None
-        table = table_of(msg.topic, STATUS) or table_of(msg.topic, ROADS)
-        if table is None or not isinstance(body, dict):
-            log.warning("scoreboard: a floor message that is not a JSON object", topic=msg.topic)
+        kind = STATUS if table_of(msg.topic, STATUS) else ROADS
+        table = table_of(msg.topic, kind)
+        why = "not on a table's status or roads topic" if table is None else feed_shapes.problem(kind, table, body)
+        if why is not None:  # checked before anything is kept: the message changes nothing
+            log.warning("scoreboard: a floor message that does not fit, ignored", topic=msg.topic, why=why)
             return
         with self._lock:
             (self._status if msg.topic.endswith("/" + STATUS) else self._roads)[table] = body

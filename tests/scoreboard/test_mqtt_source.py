@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+import structlog
 from paho.mqtt.client import MQTTMessage
 
 from controller.floor.broker import BrokerOptions
 from controller.scoreboard import mqtt_source
 from controller.scoreboard.mqtt_source import MqttFloorSource, client_id
+from tests.scoreboard.runs import shoectl_run
 
 
 def _message(table: str, topic: str, body: dict) -> MQTTMessage:
@@ -78,3 +81,76 @@ def test_a_burst_of_messages_is_coalesced_on_the_floor_and_whole_on_each_tables_
     assert count <= 3 + took / mqtt_source.FLOOR_EVERY_S, (count, took)  # 60 messages, a handful of states
     assert {t["table"]: t["version"] for t in last["tables"]} == {"T1": 21, "T2": 21, "T3": 21}
     assert pages[-20:] == list(range(2, 22))
+
+
+_ROADS = {"bead_plate": ["B", "T"], "big_road": [[{"outcome": "B", "ties": 1, "player_pair": False,
+                                                    "banker_pair": True}]],
+          "big_eye_boy": [], "small_road": [], "cockroach_pig": []}
+# (topic leaf, payload bytes) of messages that are not the feed's: each is refused whole
+_MISFITS = {
+    "not JSON": ("status", b"{not json"),
+    "not UTF-8": ("status", b'{"table_id": "T7", "state": "\xff"}'),
+    "nested too deep": ("roads", b"[" * 5000 + b"]" * 5000),
+    "a list": ("status", b"[1, 2]"),
+    "another table's id": ("status", json.dumps({**_status("T8", 9)}).encode()),
+    "faults not objects": ("status", json.dumps({**_status("T7", 9), "faults": [1]}).encode()),
+    "round as text": ("status", json.dumps({**_status("T7", 9), "round": "nine"}).encode()),
+    "seq negative": ("status", json.dumps({**_status("T7", 9), "seq": -1}).encode()),
+    "online as text": ("status", json.dumps({**_status("T7", 9), "online": "yes"}).encode()),
+    "bead plate as text": ("roads", json.dumps({**_ROADS, "bead_plate": "BBB"}).encode()),
+    "an empty big-road column": ("roads", json.dumps({**_ROADS, "big_road": [[]]}).encode()),
+    "a cell of other keys": ("roads", json.dumps({**_ROADS, "big_road": [[{"outcome": "B"}]]}).encode()),
+    "a tie as a big-road win": ("roads", json.dumps({**_ROADS, "big_road": [[{**_ROADS["big_road"][0][0],
+                                                                             "outcome": "T"}]]}).encode()),
+    "a derived mark of another colour": ("roads", json.dumps({**_ROADS, "small_road": [["green"]]}).encode()),
+    "more cells than a shoe": ("roads", json.dumps({**_ROADS, "bead_plate": ["B"] * 1001}).encode()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MISFITS))
+def test_a_message_that_is_not_the_feeds_changes_nothing_and_is_one_warning(name: str) -> None:
+    """What the floor scoreboard keeps comes from the feed's shapes only (controller/scoreboard/
+    feed_shapes.py): a message of another shape on a table's topic raises nothing on paho's thread
+    (which would stop the scoreboard), changes neither the table's page nor the floor, and is
+    logged once; the table's next good message is taken as before."""
+    source = MqttFloorSource(BrokerOptions("mqtt://127.0.0.1:1", "127.0.0.1", 1, False))
+    source._on_message(None, None, _message("T7", "status", _status("T7", 1)))
+    source._on_message(None, None, _message("T7", "roads", _ROADS))
+    page, floor = source.table("T7").latest.document("en"), source._floor_snapshot().document("en")
+    leaf, payload = _MISFITS[name]
+    msg = MQTTMessage(topic=f"shoectl/v1/tables/T7/{leaf}".encode())
+    msg.payload = payload
+    with structlog.testing.capture_logs() as logs:
+        source._on_message(None, None, msg)
+    assert [(e["log_level"], e["event"]) for e in logs] == [
+        ("warning", "scoreboard: a floor message that does not fit, ignored")]
+    assert source.table("T7").latest.document("en") == page
+    assert source._floor_snapshot().document("en") == floor
+    source._on_message(None, None, _message("T7", "status", _status("T7", 2)))
+    assert json.loads(source.table("T7").latest.document("en"))["version"] == 2
+
+
+def test_the_feeds_own_messages_fit(tmp_path) -> None:
+    """What the feed publishes is taken: a real EZ Baccarat journal (a Dragon 7 and a Panda 8
+    among its rounds, a jam's fault) read entry by entry through the feed's own summary
+    (``cmd_feed.ScoreboardSummary``), its status and roads after every entry, as the feed sends
+    them, and its goodbye: the shapes are the feed's, not stricter."""
+    from controller.cli.cmd_feed import ScoreboardSummary
+    from controller.journal import JournalReader
+    from controller.scoreboard import feed_shapes
+
+    journal = shoectl_run(tmp_path, "--submission", "ez-baccarat", "--rounds", "30", "--seed", "8",
+                          "--faults", "jam-at=20")
+    summary = ScoreboardSummary("T1")
+    seen_roads = seen_faults = 0
+    with JournalReader.open(journal) as reader:
+        for entry in reader.entries():
+            summary.apply(entry)
+            status = {"table_id": "T1", "online": True, **summary.status(), "seq": entry.seq, "ts": entry.ts}
+            roads = json.loads(json.dumps(summary.roads()))
+            assert feed_shapes.problem("status", "T1", json.loads(json.dumps(status))) is None, status
+            assert feed_shapes.problem("roads", "T1", roads) is None, roads
+            seen_roads = max(seen_roads, len(roads["bead_plate"]) and len(roads["big_eye_boy"]))
+            seen_faults = max(seen_faults, len(status["faults"] or []))
+    assert seen_roads and seen_faults  # derived roads and a fault were among what was checked
+    assert feed_shapes.problem("status", "T1", {"table_id": "T1", "online": False}) is None  # the goodbye
