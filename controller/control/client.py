@@ -76,7 +76,7 @@ class ControlClient:
         table is too busy for this connection."""
         try:
             reply = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep
             reply = None
         if not isinstance(reply, dict):
             raise ControlUnavailable(f"{self.path}: what answers there is not a table (not a JSON reply)")

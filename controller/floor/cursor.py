@@ -55,7 +55,7 @@ class FeedCursor:
             raise CursorError(f"{self.path}: cannot read the feed's cursor: {exc.strerror or exc}") from None
         try:
             doc = json.loads(data) if len(data) <= _MAX_BYTES else None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON (nor UTF-8: a ValueError), or nested too deep
             doc = None
         seq = doc.get("seq") if isinstance(doc, dict) else None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or type(seq) is not int or seq < 0:

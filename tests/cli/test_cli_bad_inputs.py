@@ -283,3 +283,34 @@ def test_every_argument_that_names_a_file_refuses_an_empty_name() -> None:
     assert len(named) > 50  # every command's parser was walked (the broker's options among them)
     assert [(prog, action.dest) for prog, action in actions
             if action.metavar in file_like and action.type is not path_argument] == []
+
+
+@pytest.mark.parametrize("answer", [b"[" * 5000 + b"]" * 5000 + b"\n", b"\xff\xfe\n", b"[1, 2]\n"],
+                         ids=["nested-too-deep", "not-utf8", "not-an-object"])
+def test_ctl_against_a_socket_that_is_not_a_table_says_so_in_one_line(capsys, tmp_path: Path, answer: bytes) -> None:
+    """Whatever answers on the control socket's path (another program, a table of another version),
+    ``ctl`` reads its reply as a table's or says in one line that it is not one: never a traceback,
+    also for a line nested deeper than the JSON decoder goes."""
+    import socket
+    import threading
+
+    path = tmp_path / "other.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+
+    def answer_once() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.makefile("rb").readline()
+            conn.sendall(answer)
+
+    thread = threading.Thread(target=answer_once, daemon=True)
+    thread.start()
+    try:
+        code, out, err = run(capsys, "ctl", "--socket", str(path), "status")
+    finally:
+        thread.join(5)
+        server.close()
+    assert (code, out) == (2, "")
+    assert err == f"shoectl ctl: error: {path}: what answers there is not a table (not a JSON reply)\n"

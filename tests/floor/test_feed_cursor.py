@@ -45,8 +45,9 @@ def test_the_cursor_round_trips_and_refuses_another_journals(tmp_path: Path) -> 
         FeedCursor(path, "T1", "2026-02-02T00:00:00.000000Z").load()
     with pytest.raises(CursorError, match="the cursor of another journal"):
         FeedCursor(path, "T2", "2026-01-01T00:00:00.000000Z").load()
-    for bad in ('{"format": "shoectl-feed-cursor/1", "table_id": "T1", "seq": -1}', "[]", "x" * 10000):
-        path.write_text(bad)
+    for bad in ('{"format": "shoectl-feed-cursor/1", "table_id": "T1", "seq": -1}', "[]", "x" * 10000,
+                "[" * 2000 + "]" * 2000, b"\xff\xfe"):  # nested deeper than the decoder goes; not UTF-8
+        path.write_bytes(bad if isinstance(bad, bytes) else bad.encode())
         with pytest.raises(CursorError, match="not a feed cursor"):
             cursor.load()
 
