@@ -118,10 +118,9 @@ class EmulatedUsbBackend(IBackend):
                              if self.faults.unplug_every > 0 else None)
         self._due: deque[tuple[float, bytes]] = deque()
         self._pending = bytearray()
-        self._wakeup = threading.Condition()
-        self._woken = False  # bytes written, an event, an unplug: since a waiting read last looked
+        self._woken = threading.Event()  # bytes written, an event, an unplug: since a waiting read last looked
         self._dev = self._build()
-        device.hooks.add_wake_listener(self._wake)
+        device.hooks.add_wake_listener(self._woken.set)
 
     # --- plugging ------------------------------------------------------------------------------
 
@@ -157,7 +156,7 @@ class EmulatedUsbBackend(IBackend):
         self._due.clear()
         self._pending.clear()
         self.unplugs += 1
-        self._wake()
+        self._woken.set()
 
     def _auto_plug(self) -> None:
         every = self.faults.unplug_every
@@ -323,7 +322,7 @@ class EmulatedUsbBackend(IBackend):
             device.receive_data(payload)
             device.tick()
             self._collect(device.outgoing())
-        self._wake()
+        self._woken.set()
         return len(payload)
 
     def _read(self, dev_handle: _Handle, ep: int, intf: int, buff: Any, timeout: int,
@@ -350,17 +349,9 @@ class EmulatedUsbBackend(IBackend):
                     raise usb.core.USBTimeoutError("Operation timed out", _LIBUSB_ERROR_TIMEOUT,
                                                    errno_mod.ETIMEDOUT)
                 wait = min(wait, deadline - now)
-            with self._wakeup:
-                if not self._woken:
-                    self._wakeup.wait(wait)
-                self._woken = False
+            self._woken.wait(wait)
+            self._woken.clear()  # a wake before this line is seen by the look that follows
             self._live(handle)
-
-    def _wake(self) -> None:
-        """Bytes written, an event emitted, an unplug: a waiting read looks again."""
-        with self._wakeup:
-            self._woken = True
-            self._wakeup.notify_all()
 
     def _collect(self, frames: list[bytes]) -> None:
         if frames:
