@@ -5,7 +5,7 @@ message of another shape (a table's bug, a stray publisher the ACL let through) 
 can never stop the scoreboard's network thread.
 
 Contract: ``problem(kind, table, body) -> str | None``: why ``body`` (decoded JSON) is not a
-``kind`` (``STATUS`` or ``ROADS``) message of ``table``, in a few words, or None when it is.
+``kind`` (``STATUS``, else ``ROADS``) message of ``table``, in a few words, or None when it is.
 
 - status: an object whose ``table_id`` is the topic's table; ``online`` a boolean; ``state``,
   ``shoe``, ``last_outcome`` and ``ts`` text; ``round`` and ``seq`` whole numbers of at least 0;
@@ -20,9 +20,10 @@ Contract: ``problem(kind, table, body) -> str | None``: why ``body`` (decoded JS
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, get_args
 
-from controller.floor.topics import ROADS, STATUS
+from controller.floor.topics import STATUS
 from controller.roadmaps.roads import Colour, Outcome, Win
 
 __all__ = ["MAX_CELLS", "problem"]
@@ -39,11 +40,7 @@ def problem(kind: str, table: str, body: Any) -> str | None:
     """Why ``body`` is not a ``kind`` message of ``table`` (see the module docstring), or None."""
     if not isinstance(body, dict):
         return "not a JSON object"
-    if kind == STATUS:
-        return _status_problem(table, body)
-    if kind == ROADS:
-        return _roads_problem(body)
-    return f"not a status or roads message ({kind})"
+    return _status_problem(table, body) if kind == STATUS else _roads_problem(body)
 
 
 def _is_count(value: Any) -> bool:
@@ -86,7 +83,7 @@ def _is_big_road_cell(cell: Any) -> bool:
             and _is_count(cell["ties"]) and type(cell["player_pair"]) is bool and type(cell["banker_pair"]) is bool)
 
 
-def _columns_problem(columns: Any, fits: Any) -> str | None:
+def _columns_problem(columns: Any, fits: Callable[[Any], bool]) -> str | None:
     if type(columns) is not list or not all(type(c) is list and c for c in columns):
         return "is not a list of non-empty columns"
     if sum(map(len, columns)) > MAX_CELLS:

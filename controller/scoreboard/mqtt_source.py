@@ -156,14 +156,14 @@ class MqttFloorSource(TableSource):
             body = json.loads(msg.payload)
         except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError; RecursionError: nested too deep
             body = None
-        kind = STATUS if table_of(msg.topic, STATUS) else ROADS
+        kind = STATUS if table_of(msg.topic, STATUS) is not None else ROADS
         table = table_of(msg.topic, kind)
         why = "not on a table's status or roads topic" if table is None else feed_shapes.problem(kind, table, body)
         if why is not None:  # checked before anything is kept: the message changes nothing
             log.warning("scoreboard: a floor message that does not fit, ignored", topic=msg.topic, why=why)
             return
         with self._lock:
-            (self._status if msg.topic.endswith("/" + STATUS) else self._roads)[table] = body
+            (self._status if kind == STATUS else self._roads)[table] = body
             self._messages += 1
             if table not in self._tables:
                 self._tables[table] = Channel()
