@@ -8,15 +8,31 @@ is a test (tests/rules/test_odds_tables.py). Run it after changing a drawing rul
 """
 from __future__ import annotations
 
+import gzip
+import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from controller.fsutil import atomic_writer  # noqa: E402
 from controller.rules import odds_main_game as omg, odds_tables  # noqa: E402
 from controller.rules.model import Game  # noqa: E402
 from controller.rules.submission import load_preset, preset_names  # noqa: E402
+
+
+def write(key: str, groups: Sequence[odds_tables.Group], folder: Path = odds_tables.TABLES) -> Path:
+    """Store ``groups`` under ``key`` in ``folder`` (the file ``odds_tables.load`` reads), whole or
+    not at all; returns the file written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{key}{odds_tables.SUFFIX}"
+    text = json.dumps([[k, slots, cols] for k, slots, cols in groups], separators=(",", ":"))
+    with atomic_writer(path, binary=True) as fh:
+        # mtime 0: the same table gives the same bytes, so writing it again changes no file
+        fh.write(gzip.compress(text.encode(), compresslevel=9, mtime=0))
+    return path
 
 
 def shipped_tables() -> dict[str, omg._MainTable]:
@@ -39,7 +55,7 @@ def main(argv: list[str]) -> int:
                    if p.name.removesuffix(odds_tables.SUFFIX) not in tables)
     if "--write" in argv:
         for key, table in tables.items():
-            print(odds_tables.write(key, table.groups).relative_to(ROOT))
+            print(write(key, table.groups).relative_to(ROOT))
         for path in stale:
             path.unlink()
             print(f"removed {path.relative_to(ROOT)}")

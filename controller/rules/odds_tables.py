@@ -15,8 +15,8 @@ Contract:
 - ``load(key) -> groups | None``: the groups stored under ``key`` (tuples, as the builder returns
   them), or None when none is stored or the stored file cannot be read; the caller then derives
   the table, as it always can. Loading costs about 10 ms.
-- ``write(key, groups, folder=TABLES)``: store ``groups`` under ``key`` (the tool's; gzip'd
-  JSON, written whole to a temporary name and renamed).
+- The files are gzip'd JSON, ``[[k, slots, cols], ...]``, written by the tool
+  (``tools/shipped_odds_tables.py``: ``write``); the package only reads them.
 
 A test derives every stored table again and requires it to be equal, and requires the presets'
 rule sets to be stored (tests/rules/test_odds_tables.py): a builder changed without the files
@@ -27,13 +27,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import zlib
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TABLES", "load", "table_key", "write"]
+__all__ = ["SUFFIX", "TABLES", "load", "table_key"]
 
 TABLES = Path(__file__).resolve().parent / "tables"
 SUFFIX = ".json.gz"
@@ -54,15 +52,3 @@ def load(key: str, folder: Path = TABLES) -> tuple[Group, ...] | None:
         return tuple((int(k), tuple(map(tuple, slots)), tuple(map(tuple, cols))) for k, slots, cols in raw)
     except (OSError, EOFError, zlib.error, ValueError, TypeError):  # zlib.error: a damaged stream
         return None
-
-
-def write(key: str, groups: Sequence[Group], folder: Path = TABLES) -> Path:
-    """Store ``groups`` under ``key``; returns the file written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{key}{SUFFIX}"
-    text = json.dumps([[k, slots, cols] for k, slots, cols in groups], separators=(",", ":"))
-    temporary = path.with_name(path.name + ".tmp")
-    # mtime 0: the same table gives the same bytes, so writing again changes no file
-    temporary.write_bytes(gzip.compress(text.encode(), compresslevel=9, mtime=0))
-    os.replace(temporary, path)
-    return path

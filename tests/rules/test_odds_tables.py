@@ -10,7 +10,7 @@ import random
 from controller.rules import odds_main_game as omg
 from controller.rules import odds_tables
 from controller.rules.submission import load_preset
-from shipped_odds_tables import shipped_tables  # tools/ (tests/conftest.py)
+from shipped_odds_tables import shipped_tables, write  # tools/ (tests/conftest.py)
 
 
 def test_every_shipped_table_is_what_the_rules_derive_now_and_no_other_is_shipped() -> None:
@@ -51,7 +51,7 @@ def test_changed_rules_have_another_key() -> None:
 
 def test_a_table_file_that_cannot_be_read_is_no_table(tmp_path) -> None:
     good = ((4, ((0, 1, 6, 7),), ((1,), (0,))),)
-    written = odds_tables.write("t-0", good, folder=tmp_path)
+    written = write("t-0", good, folder=tmp_path)
     assert odds_tables.load("t-0", folder=tmp_path) == good
     for damaged in (b"", b"not gzip", gzip.compress(b"{not json"), gzip.compress(b'{"a": 1}'), written.read_bytes()[:20]):
         written.write_bytes(damaged)
@@ -64,7 +64,7 @@ def test_a_table_file_damaged_anywhere_is_no_table(tmp_path) -> None:
     stream, a wrong checksum or length, JSON that is not a table): never an exception, never a
     table other than the one written."""
     key, table = next(iter(shipped_tables().items()))
-    good = odds_tables.write(key, table.groups, folder=tmp_path).read_bytes()
+    good = write(key, table.groups, folder=tmp_path).read_bytes()
     rng = random.Random(15)
     for _ in range(200):
         damaged = bytearray(good)
@@ -77,6 +77,6 @@ def test_a_table_file_damaged_anywhere_is_no_table(tmp_path) -> None:
 def test_writing_the_same_table_again_writes_the_same_bytes(tmp_path) -> None:
     key, table = next(iter(shipped_tables().items()))
     groups = table.groups
-    first = odds_tables.write(key, groups, folder=tmp_path).read_bytes()
-    assert odds_tables.write(key, groups, folder=tmp_path).read_bytes() == first
+    first = write(key, groups, folder=tmp_path).read_bytes()
+    assert write(key, groups, folder=tmp_path).read_bytes() == first
     assert [p.name for p in tmp_path.iterdir()] == [f"{key}{odds_tables.SUFFIX}"]
