@@ -44,7 +44,7 @@ def shipped_tables() -> dict[str, omg._MainTable]:
         if Game(sub.game).is_punto_banco_family:
             continue
         opts = sub.twentyone
-        facts = omg.twentyone_facts(bool(opts.naturals), str(opts.draw_rule), int(opts.draw_threshold))
+        facts = omg.twentyone_facts(bool(opts.naturals), str(opts.draw_rule))
         out[odds_tables.table_key("twentyone", facts)] = omg.derive_twentyone_table(facts)
     return out
 

@@ -215,18 +215,18 @@ class RoundEngine:
         o = self.options
         h = self._hands
         p, b = h[Target.PLAYER], h[Target.BANKER]
-        threshold = o.draw_threshold
+        threshold = t21.DRAW_BELOW  # "less than a soft or hard 17"
         natural = o.naturals and (t21.is_natural(p) or t21.is_natural(b))
         if natural:
-            if not (self.bonus_in_play and o.bonus_only_card):
+            if not self.bonus_in_play:
                 return None  # 681a.7(f)(1)
-            # 681a.7(f)(2): one card, for the Bonus Wager only, to a hand below the threshold.
+            # 681a.7(f)(2): one card, for the Bonus Wager only, to a hand below 17.
             if not h[Target.PLAYER_BONUS] and t21.total(p) < threshold:
                 return Target.PLAYER_BONUS
             if not h[Target.BANKER_BONUS] and t21.total(b) < threshold:
                 return Target.BANKER_BONUS
             return None
-        # 681a.7(g): one additional card to a hand below the threshold, the Player's first.
+        # 681a.7(g): one additional card to a hand below 17, the Player's first.
         player_below = len(p) == 2 and t21.total(p) < threshold
         if player_below:
             return Target.PLAYER

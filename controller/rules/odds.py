@@ -123,7 +123,6 @@ def exact_odds(
             composition,
             naturals=bool(opts.naturals),
             draw_rule=str(opts.draw_rule),
-            threshold=int(opts.draw_threshold),
         )
         counts.update(cat)
         dists["main"] = [(RoundFacts(Outcome(k)), v) for k, v in cat.items()]
@@ -132,9 +131,8 @@ def exact_odds(
         p_ranks, b_ranks = odds_pairs_bonus.bonus_counts(
             composition,
             bool(opts.naturals),
-            int(opts.draw_threshold),
             str(opts.draw_rule),
-            bool(in_play and opts.bonus_only_card),
+            bool(in_play),
         )
         for side, ranks in (("player", p_ranks), ("banker", b_ranks)):
             for r in BonusRank:

@@ -5,7 +5,7 @@ Contract:
   Banco family round, keyed by ``PUNTO_BANCO_CATEGORIES``: ``player`` (Player wins, not Panda 8),
   ``player_panda8``, ``banker`` (Banker wins, not Dragon 7), ``banker_dragon7``, ``tie``. Dragon 7
   and Panda 8 are read off an engine ``RoundResult``, so they are the engine's definitions.
-- ``twentyone_categories(composition, naturals=, draw_rule=, threshold=)`` -> the same for 21
+- ``twentyone_categories(composition, naturals=, draw_rule=)`` -> the same for 21
   Baccarat, keyed by ``TWENTYONE_CATEGORIES`` (``player``, ``banker``, ``tie``), counting only the
   cards that decide the Player and Banker wagers (the 681a.7(f)(2) bonus-only card never does).
 - The counts of one call sum to ``falling(composition.total, ROUND_CARDS)``; the composition must
@@ -190,10 +190,11 @@ def _t21_rep(v: int) -> Card:
     return card(v + 1, "S")
 
 
-def twentyone_facts(naturals: bool, draw_rule: str, threshold: int) -> dict[str, Any]:
+def twentyone_facts(naturals: bool, draw_rule: str) -> dict[str, Any]:
     """What a 21 Baccarat table is derived from, read off the rule functions: per unordered
     first-two-card value pair (``_value_pairs`` order) its total and whether it is a natural, per
-    pair and third card the total, the outcome of each pair of totals, and the drawing options."""
+    pair and third card the total, the outcome of each pair of totals, and the drawing options
+    (the total a hand draws below is the regulation's, ``twentyone.DRAW_BELOW``)."""
     rep = [_t21_rep(v) for v in range(10)]
     pairs = _value_pairs()
     return {
@@ -202,13 +203,13 @@ def twentyone_facts(naturals: bool, draw_rule: str, threshold: int) -> dict[str,
         "total3": [[t21.total([rep[a], rep[b], rep[x]]) for x in range(10)] for a, b, _ in pairs],
         "outcome": [[_T21_CAT_INDEX[twentyone_outcome(p, q)] for q in range(32)] for p in range(32)],
         "draw_rule": draw_rule,
-        "threshold": threshold,
+        "threshold": t21.DRAW_BELOW,
     }
 
 
 @lru_cache(maxsize=None)
-def _twentyone_table(naturals: bool, draw_rule: str, threshold: int) -> _MainTable:
-    return _shipped_or_derived("twentyone", twentyone_facts(naturals, draw_rule, threshold), TWENTYONE_CATEGORIES,
+def _twentyone_table(naturals: bool, draw_rule: str) -> _MainTable:
+    return _shipped_or_derived("twentyone", twentyone_facts(naturals, draw_rule), TWENTYONE_CATEGORIES,
                                derive_twentyone_table)
 
 
@@ -297,13 +298,13 @@ def punto_banco_categories(composition: Composition) -> dict[str, int]:
 
 
 def twentyone_categories(
-    composition: Composition, *, naturals: bool, draw_rule: str, threshold: int
+    composition: Composition, *, naturals: bool, draw_rule: str
 ) -> dict[str, int]:
     """Ordered six-card sequences per ``TWENTYONE_CATEGORIES`` entry for this shoe and rule set."""
     classes = [0] * 10
     for c, k in composition.counts().items():
         classes[t21.card_value(c) - 1] += k
-    counts = _main_counts(_twentyone_table(naturals, draw_rule, threshold), classes, composition.total)
+    counts = _main_counts(_twentyone_table(naturals, draw_rule), classes, composition.total)
     return dict(zip(TWENTYONE_CATEGORIES, counts))
 
 

@@ -5,7 +5,7 @@ Contract:
   banker_pair)``, from the count of each of the 13 ranks (10-J-Q-K are four ranks) and the shoe's
   size; the four counts sum to ``falling(n_cards, ROUND_CARDS)``. Player Pair, Banker Pair and
   House Money read these.
-- ``bonus_counts(composition, naturals, threshold, draw_rule, bonus_active)`` -> two mappings,
+- ``bonus_counts(composition, naturals, draw_rule, bonus_active)`` -> two mappings,
   the Player's and the Banker's, of ordered six-card sequences by that hand's ``BonusRank`` (a
   rank with no sequence may be missing). ``bonus_active`` says whether the 681a.7(f)(2)
   bonus-only card is dealt.
@@ -69,8 +69,9 @@ _RANKS = range(1, 14)
 
 
 @lru_cache(maxsize=None)
-def _bonus_tables(naturals: bool, threshold: int) -> tuple[Any, ...]:
+def _bonus_tables(naturals: bool) -> tuple[Any, ...]:
     """Composition-independent rank tables from the ``twentyone`` functions."""
+    threshold = t21.DRAW_BELOW  # 681a.7(f)(2), (g)
     s, h = SUITS[3], SUITS[2]  # "S", "H"
     cls = [[_STAND] * 14 for _ in range(14)]
     draws = [[False] * 14 for _ in range(14)]
@@ -119,19 +120,19 @@ class _PairCounter:
 
 
 def bonus_counts(
-    composition: Composition, naturals: bool, threshold: int, draw_rule: str, bonus_active: bool
+    composition: Composition, naturals: bool, draw_rule: str, bonus_active: bool
 ) -> tuple[dict[BonusRank, int], dict[BonusRank, int]]:
     """Ordered six-card sequences by the Player's and by the Banker's Bonus rank."""
-    cls, draws, _, _ = _bonus_tables(naturals, threshold)
+    cls, draws, _, _ = _bonus_tables(naturals)
     n = [[0] * 4 for _ in range(14)]
     for c, k in composition.counts().items():
         n[c.rank][SUITS.index(c.suit)] += k
     rc = [sum(row) for row in n]
     big_n = sum(rc)
 
-    # Player: gets a third bonus card iff own total < threshold, unless (naturals and no
-    # bonus-only card) the Banker has a natural.
-    # Banker: gets one iff own total < threshold and the Player's first two cards allow it.
+    # Player: gets a third bonus card iff own total < 17, unless (naturals and no Bonus Wager
+    # in play) the Banker has a natural.
+    # Banker: gets one iff own total < 17 and the Player's first two cards allow it.
     allowed = {_STAND: True, _DRAW: draw_rule == "each", _NAT: bonus_active}
     classes_possible = {_STAND, _DRAW} | ({_NAT} if naturals else set())
     player_always = not naturals or bonus_active
@@ -154,7 +155,7 @@ def bonus_counts(
     # three-card hands of a hand that always gets its third card, weighted by f_rest3 at the end.
     nr = len(_RANK_LIST)
     p_sum, b_sum, raw = [0] * nr, [0] * nr, [0] * nr
-    rank2i, rank3i, groups, subsets = _rank_indices(naturals, threshold)
+    rank2i, rank3i, groups, subsets = _rank_indices(naturals)
     both_always = player_always and banker_always
     if both_always:  # per set of third ranks: the cards left of each suit, and of any suit
         columns = [[row[s] for row in n] for s in range(4)] + [rc]
@@ -226,13 +227,13 @@ _RANK_LIST = tuple(BonusRank)
 
 
 @lru_cache(maxsize=None)
-def _rank_indices(naturals: bool, threshold: int) -> tuple[Any, Any, Any, Any]:
+def _rank_indices(naturals: bool) -> tuple[Any, Any, Any, Any]:
     """``_bonus_tables``' rank2 and rank3 as indices into ``_RANK_LIST``, in nested lists for the
     loops: ``rank2i[r1][r2]`` and ``rank3i[r1][r2][r3]`` = (all one suit, not); and the third
     ranks grouped by what they give: ``groups[r1][r2]`` = ``(flush index, other index, k, taken)``
     for the set of third ranks ``subsets[k]`` (as a gather over a list by rank), ``taken`` the
     cards of those ranks among the first two."""
-    _, _, rank2, rank3 = _bonus_tables(naturals, threshold)
+    _, _, rank2, rank3 = _bonus_tables(naturals)
     index = {r: i for i, r in enumerate(_RANK_LIST)}
     rank2i = [[tuple(index[x] for x in rank2[r1][r2]) for r2 in range(14)] for r1 in range(14)]
     rank3i = [[[tuple(index[x] for x in rank3[r1, r2, r3]) if r1 and r2 and r3 else (0, 0) for r3 in range(14)]

@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import WagerError
 from .model import BonusRank, Dealing, Game, Payout, WagerKind
+from .twentyone import DRAW_BELOW
 
 __all__ = ["HouseMoneyOptions", "Submission", "TableLimits", "TwentyOneOptions", "WagerLimit", "names_of"]
 
@@ -26,12 +27,12 @@ def names_of(enum: type[Enum]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TwentyOneOptions:
-    """21 Baccarat choices where 681a.3 / 681a.8 were not found or 681a.7 reads two ways."""
+    """21 Baccarat choices where 681a.3 was not found or 681a.7 reads two ways. What the text fixes
+    (the Bonus-only card of 681a.7(f)(2), the 17 of (f)(2) and (g): ``twentyone.DRAW_BELOW``) is not
+    a choice."""
 
-    naturals: bool = True  # a two-card 21 is a natural (681a.7(f))
-    bonus_only_card: bool = True  # 681a.7(f)(2): a card for the Bonus Wager only
+    naturals: bool = True  # a two-card 21 is a natural (681a.7(f); 681a.3 not found)
     draw_rule: str = "each"  # 681a.7(g): "each" | "first-only"
-    draw_threshold: int = 17  # "less than a soft or hard 17"; 12..21
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,9 +205,9 @@ class Submission:
                                  "rounding": self.commission_rounding}
             out["twentyone"] = {
                 "naturals": t.naturals,
-                "bonus_only_card": t.bonus_only_card,
+                "bonus_only_card": True,  # 681a.7(f)(2), fixed: stated so the record says it
                 "draw_rule": t.draw_rule,
-                "draw_threshold": t.draw_threshold,
+                "draw_threshold": DRAW_BELOW,  # 681a.7(f)(2), (g), fixed
             }
             out["bonus_paytable"] = {r.value: str(p) for r, p in self.bonus_paytable.items()}
         else:

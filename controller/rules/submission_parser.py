@@ -9,13 +9,14 @@ clause it serves are documented in ``docs/rules-submission.md``.
 from __future__ import annotations
 
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 from shoectl_config.parser import DocumentParser
 from shoectl_config.text import show as _show, typename as _typename
 
+from . import twentyone as t21
 from .errors import SubmissionError
 from .model import BonusRank, Dealing, Game, Payout, WagerKind
 from .submission_data import HouseMoneyOptions, Submission, TwentyOneOptions, names_of
@@ -30,7 +31,6 @@ REG_MIN_COVER_DEPTH = 10  # 681a.5(c)-(d): "at least ten cards"; may be raised, 
 MAX_BURN_CARDS = 52
 MAX_SEAT_NUMBER = 99
 MAX_NAME_LENGTH = 200
-MIN_DRAW_THRESHOLD, MAX_DRAW_THRESHOLD = 12, 21
 MAX_ODDS_TERM = 1_000_000  # a bound on each side of "W:S" odds
 MAX_ODDS_TEXT = 40  # characters of "W:S" odds: digits are bounded before they are converted
 RATE_PLACES = 6  # decimal places of a commission rate or a House Money portion (one in a million)
@@ -351,18 +351,21 @@ class SubmissionParser(DocumentParser):
         return frozenset(out)
 
     def twentyone(self, sec: dict[str, Any]) -> TwentyOneOptions:
+        """The choices 681a leaves open, and the two keys whose value the text fixes: accepted
+        with that value only (a file that states it reads as before), refused otherwise."""
         d = TwentyOneOptions()
-        getters: dict[str, Callable[[str, object], Any]] = {
-            "naturals": self.boolean,
-            "bonus_only_card": self.boolean,
-            "draw_rule": lambda k, v: self.choice(k, v, DRAW_RULES),
-            "draw_threshold": lambda k, v: self.integer(k, v, MIN_DRAW_THRESHOLD, MAX_DRAW_THRESHOLD),
-        }
-        values = {name: getattr(d, name) for name in getters}
-        for name, get in getters.items():
-            if name in sec:
-                values[name] = get(f"twentyone.{name}", sec[name])
-        return TwentyOneOptions(**values)
+        naturals = self.boolean("twentyone.naturals", sec["naturals"]) if "naturals" in sec else d.naturals
+        draw_rule = (self.choice("twentyone.draw_rule", sec["draw_rule"], DRAW_RULES)
+                     if "draw_rule" in sec else d.draw_rule)
+        if "bonus_only_card" in sec and not self.boolean("twentyone.bonus_only_card", sec["bonus_only_card"]):
+            raise self.fail("twentyone.bonus_only_card", "681a.7(f)(2) requires it: with a natural and a Bonus "
+                            "Wager placed, \"one additional card shall be drawn\" for the Bonus Wager; allowed: true")
+        if "draw_threshold" in sec:
+            threshold = self.whole("twentyone.draw_threshold", sec["draw_threshold"])
+            if threshold != t21.DRAW_BELOW:
+                raise self.fail("twentyone.draw_threshold", f"a hand draws when it is \"less than a soft or hard "
+                                f"17\" (681a.7(f)(2), (g)), not {threshold}; allowed: {t21.DRAW_BELOW}")
+        return TwentyOneOptions(naturals=naturals, draw_rule=draw_rule)
 
 
 def _offered(wagers: frozenset[WagerKind]) -> str:

@@ -14,6 +14,10 @@ from collections.abc import Sequence
 from .cards import Card
 from .model import BonusRank
 
+# 681a.7(f)(2) and (g): a hand draws its one additional card when it "has a total value of less
+# than a soft or hard 17". Fixed by the regulation, not a Rules Submission setting.
+DRAW_BELOW = 17
+
 
 def card_value(c: Card) -> int:
     """Hard value of a card (ace counted 1): 2-10 face value, J/Q/K 10."""

@@ -38,10 +38,7 @@ def test_punto_banco_family_matches_the_engine_on_every_sequence(preset: str) ->
 # Naturals (A + ten-value), soft totals, busts on both sides, pairs, flushes, straights (incl.
 # Q-K-A and a straight flush), three of a kind and suited three of a kind.
 T21_SHOE = (3, "AS,AS,KH,QS,10S,7S,7S,7S,7H,8S,9S,5C")
-T21_OPTIONS = [
-    dict(naturals=n, bonus_only_card=b, draw_rule=d)
-    for n, b, d in product((True, False), (True, False), ("each", "first-only"))
-]
+T21_OPTIONS = [dict(naturals=n, draw_rule=d) for n, d in product((True, False), ("each", "first-only"))]
 
 
 @pytest.mark.parametrize("bonus_in_play", [True, False], ids=["bonus", "no-bonus"])
@@ -49,12 +46,6 @@ T21_OPTIONS = [
 def test_21_baccarat_matches_the_engine_on_every_sequence(options: dict, bonus_in_play: bool) -> None:
     sub = with_options(load_preset("21-baccarat"), **options)
     assert_matches_engine(sub, shoe(*T21_SHOE), bonus_in_play)
-
-
-@pytest.mark.parametrize("threshold", [13, 21])
-def test_21_baccarat_draw_threshold_matches_the_engine(threshold: int) -> None:
-    sub = with_options(load_preset("21-baccarat"), draw_threshold=threshold)
-    assert_matches_engine(sub, shoe(3, "AS,AD,KH,QS,10S,6S,6S,6S,2S,3S,4S"), True)
 
 
 POOL = [card(r, s) for r in (1, 2, 3, 5, 6, 7, 8, 9, 10, 12, 13) for s in ("S", "H")]

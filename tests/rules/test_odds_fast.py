@@ -36,8 +36,8 @@ def classes(composition: Composition, value) -> list[int]:
 
 TABLES = {
     "punto-banco": (omg._punto_banco_table, pb.card_value),
-    "21 each, naturals": (lambda: omg._twentyone_table(True, "each", 17), lambda c: t21.card_value(c) - 1),
-    "21 first-only, no naturals": (lambda: omg._twentyone_table(False, "first-only", 16), lambda c: t21.card_value(c) - 1),
+    "21 each, naturals": (lambda: omg._twentyone_table(True, "each"), lambda c: t21.card_value(c) - 1),
+    "21 first-only, no naturals": (lambda: omg._twentyone_table(False, "first-only"), lambda c: t21.card_value(c) - 1),
 }
 
 

@@ -27,18 +27,18 @@ def test_the_tables_in_use_are_the_shipped_ones_for_the_presets() -> None:
     opts = sub.twentyone
     pb_key = odds_tables.table_key("punto-banco", omg.punto_banco_facts())
     t21_key = odds_tables.table_key(
-        "twentyone", omg.twentyone_facts(bool(opts.naturals), str(opts.draw_rule), int(opts.draw_threshold)))
+        "twentyone", omg.twentyone_facts(bool(opts.naturals), str(opts.draw_rule)))
     assert omg._punto_banco_table().groups == odds_tables.load(pb_key)
-    assert omg._twentyone_table(bool(opts.naturals), str(opts.draw_rule), int(opts.draw_threshold)).groups \
+    assert omg._twentyone_table(bool(opts.naturals), str(opts.draw_rule)).groups \
         == odds_tables.load(t21_key)
 
 
 def test_a_rule_set_that_is_not_shipped_is_derived_from_its_rules() -> None:
-    facts = omg.twentyone_facts(False, "first-only", 16)
+    facts = omg.twentyone_facts(False, "first-only")
     key = odds_tables.table_key("twentyone", facts)
     assert odds_tables.load(key) is None
     omg.clear_caches()
-    assert omg._twentyone_table(False, "first-only", 16).groups == omg.derive_twentyone_table(facts).groups
+    assert omg._twentyone_table(False, "first-only").groups == omg.derive_twentyone_table(facts).groups
 
 
 def test_changed_rules_have_another_key() -> None:

@@ -92,7 +92,7 @@ def test_21_baccarat_preset_values():
     assert s.wagers == {W.PLAYER, W.BANKER, W.TIE, W.PLAYER_BONUS, W.BANKER_BONUS}
     assert dict(s.paytable) == {W.PLAYER: Payout(1), W.BANKER: Payout(1), W.TIE: Payout(10)}
     assert s.commission == 0
-    assert s.twentyone == TwentyOneOptions(True, True, "each", 17)
+    assert s.twentyone == TwentyOneOptions(True, "each")
     assert BonusRank.NONE not in s.bonus_paytable
     assert dict(s.bonus_paytable) == {
         BonusRank.PAIR: Payout(2), BonusRank.FLUSH: Payout(4), BonusRank.STRAIGHT: Payout(7),

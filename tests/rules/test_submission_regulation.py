@@ -81,3 +81,26 @@ def test_21_baccarat_is_dealt_face_up(tmp_path):
     assert load_preset("21-baccarat").dealing is Dealing.FACE_UP
     with pytest.raises(SubmissionError, match=r"submission\.dealing: .*face up \(681a\.7\(e\)\)"):
         load_submission(write(tmp_path, '[submission]\ngame = "21-baccarat"\ndealing = "face-down"\n'))
+
+
+@pytest.mark.reg("681a.7(g)")
+@pytest.mark.reg("681a.7(f)(2)")
+@pytest.mark.parametrize("threshold", [12, 16, 18, 21])
+def test_21_baccarat_draws_below_17_whatever_a_submission_says(tmp_path, threshold):
+    """681a.7(g): "the dealer shall draw one additional card face up to the Player's or Banker's
+    Hand if either ... has a total value of less than a soft or hard 17"; (f)(2) draws the Bonus-only
+    card below the same 17. The 17 is the regulation's, not the Rules Submission's."""
+    base = '[submission]\ngame = "21-baccarat"\n[twentyone]\n'
+    assert load_submission(write(tmp_path, base + "draw_threshold = 17\n")).to_dict()["twentyone"]["draw_threshold"] == 17
+    with pytest.raises(SubmissionError, match=rf"twentyone\.draw_threshold: .*17.*681a\.7\(f\)\(2\), \(g\)\), not {threshold}"):
+        load_submission(write(tmp_path, base + f"draw_threshold = {threshold}\n"))
+
+
+@pytest.mark.reg("681a.7(f)(2)")
+def test_21_baccarat_always_draws_the_bonus_only_card(tmp_path):
+    """681a.7(f)(2): with a natural, if "any player placed a Bonus Wager, one additional card shall
+    be drawn" to a hand below 17, for the Bonus Wager only. A Rules Submission cannot turn it off."""
+    base = '[submission]\ngame = "21-baccarat"\n[twentyone]\n'
+    assert load_submission(write(tmp_path, base + "bonus_only_card = true\n")).to_dict()["twentyone"]["bonus_only_card"] is True
+    with pytest.raises(SubmissionError, match=r"twentyone\.bonus_only_card: 681a\.7\(f\)\(2\) requires it"):
+        load_submission(write(tmp_path, base + "bonus_only_card = false\n"))
