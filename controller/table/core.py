@@ -57,17 +57,23 @@ class TableCore:
         table_id: names the shoes (``T1-S0001``).
         automatic_shoe: an automatic reshuffling shoe (681a.5(h)): no cut, no idle inspection.
         shuffler: False when the dealer shuffles by hand (681a.5(a), (g)(1)).
+        shuffler_keeps_one_batch: the automated shuffler "stores a single batch of shuffled cards
+            inside the shuffler in a secure manner" (681a.5(g)(2); a batch shuffler, not a
+            continuous one): only then may the batch taken out of it after an idle table's
+            inspection be dealt without being spread and reshuffled.
         shuffler_in_shoe: the shoe has the shuffler built in (a profile of kind ``shuffler-shoe``):
             one device plays both roles, so the shuffler's commands go to the shoe, in order.
         first_shoe: the number of the first shoe.
     """
 
     def __init__(self, submission: Any, *, table_id: str = "T1", automatic_shoe: bool = False,
-                 shuffler: bool = True, shuffler_in_shoe: bool = False, first_shoe: int = 1) -> None:
+                 shuffler: bool = True, shuffler_keeps_one_batch: bool = True, shuffler_in_shoe: bool = False,
+                 first_shoe: int = 1) -> None:
         self.sub = submission
         self.table_id = table_id
         self.automatic_shoe = automatic_shoe
         self.has_shuffler = shuffler
+        self.shuffler_keeps_one_batch = shuffler and shuffler_keeps_one_batch
         self.shuffler_in_shoe = shuffler_in_shoe
         self.washing = False          # 681a.5(g)(1): the next hand shuffle follows a wash
         self.spread_face_up = False   # 681a.5(g): a player asked for the spread face up

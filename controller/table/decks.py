@@ -40,9 +40,11 @@ def inspection_done(t: TableCore, op: OperatorInput, reshuffle_batch: bool = Fal
     """681a.5(g)(1)-(2): after the first player has inspected the spread cards, they are washed and
     shuffled by hand (no automated shuffler), or put into the automated shuffler to be shuffled and
     the batch already in it taken out (``shuffler_batch_removed``). That batch is dealt without
-    being spread and reshuffled "unless a player requests otherwise" (``reshuffle_batch``): then it
-    is spread for inspection (``inspection`` with clause 681a.5(g)(2), face up if the first spread
-    was), and the next ``inspection_done`` reshuffles it before it is dealt."""
+    being spread and reshuffled "unless a player requests otherwise" (``reshuffle_batch``), and only
+    "provided that the automated card shuffling device stores a single batch of shuffled cards
+    inside the shuffler in a secure manner" (``shuffler_keeps_one_batch``: not a continuous
+    shuffler). Otherwise it is spread for inspection (``inspection`` with clause 681a.5(g)(2), face
+    up if the first spread was), and the next ``inspection_done`` reshuffles it before it is dealt."""
     if not t.has_shuffler:
         if reshuffle_batch:
             raise Refused("there is no automated shuffler and so no batch taken out of it: "
@@ -57,7 +59,7 @@ def inspection_done(t: TableCore, op: OperatorInput, reshuffle_batch: bool = Fal
         t.inspected()  # the requested reshuffle, in the automated shuffler
         return
     t.record(kinds.SHUFFLER_BATCH_REMOVED, {"clause": "681a.5(g)(2)"})
-    if not reshuffle_batch:
+    if not reshuffle_batch and t.shuffler_keeps_one_batch:
         t.inspected()
         return
     t.batch_spread = True

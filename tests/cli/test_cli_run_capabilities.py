@@ -3,6 +3,8 @@ reshuffling shoe skips the manual cut (681a.5(h)); a table with no shuffler is s
 (681a.5(a))."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from controller.cli.cmd_run import _parse_devices, table_capabilities
@@ -16,14 +18,28 @@ from firmware_bridge.profiles import get_profile
 
 
 def test_the_built_in_emulated_table_has_a_shuffler_and_a_cut() -> None:
-    assert table_capabilities([]) == {"automatic_shoe": False, "shuffler": True, "shuffler_in_shoe": False}
+    batch = {"automatic_shoe": False, "shuffler": True, "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
+    assert table_capabilities([]) == batch
     pair = [get_profile("emulated-shuffler"), get_profile("emulated-shoe")]
-    assert table_capabilities(pair) == {"automatic_shoe": False, "shuffler": True, "shuffler_in_shoe": False}
+    assert table_capabilities(pair) == batch
+
+
+@pytest.mark.reg("681a.5(g)(2)")
+def test_a_continuous_shuffler_does_not_keep_one_batch() -> None:
+    """681a.5(g)(2): the batch removed from the shuffler may be dealt without a spread and a
+    reshuffle only "provided that the automated card shuffling device stores a single batch of
+    shuffled cards inside the shuffler in a secure manner": a batch shuffler, not a continuous one."""
+    shuffler = get_profile("emulated-shuffler")
+    continuous = dataclasses.replace(shuffler, capabilities=dataclasses.replace(shuffler.capabilities,
+                                                                               shuffler="continuous"))
+    options = table_capabilities([continuous, get_profile("emulated-shoe")])
+    assert options["shuffler"] is True and options["shuffler_keeps_one_batch"] is False
+    assert TableCore(load_preset("minibaccarat"), **options).shuffler_keeps_one_batch is False
 
 
 def test_a_shoe_without_a_shuffler_is_shuffled_by_hand() -> None:
     assert table_capabilities([get_profile("acme-readershoe-s")]) == \
-        {"automatic_shoe": False, "shuffler": False, "shuffler_in_shoe": False}
+        {"automatic_shoe": False, "shuffler": False, "shuffler_keeps_one_batch": False, "shuffler_in_shoe": False}
 
 
 @pytest.mark.reg("681a.5(h)")
@@ -32,7 +48,7 @@ def test_an_automatic_reshuffling_shoe_reaches_the_core_and_skips_the_cut() -> N
     do not apply." The profile's capability reaches the core, which then delivers the shuffled
     stack straight into the shoe instead of offering a cut."""
     options = table_capabilities([get_profile("acme-autoshoe-r")])
-    assert options == {"automatic_shoe": True, "shuffler": True, "shuffler_in_shoe": True}
+    assert options == {"automatic_shoe": True, "shuffler": True, "shuffler_keeps_one_batch": True, "shuffler_in_shoe": True}
     core = TableCore(load_preset("minibaccarat"), **options)
     outs = core.handle(OperatorInput("open", {}, "f1", Role.FLOORPERSON))
     assert SendCommand("shoe", m.Shuffle(8)) in outs  # one device: the shuffler is in the shoe

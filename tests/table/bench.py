@@ -40,9 +40,10 @@ def stack_with(front: list[Card], decks: int = 8, burn: int = 1) -> list[Card]:
 class Bench:
     def __init__(self, preset: str = "minibaccarat", *, seed: int = 1, stack: list[Card] | None = None,
                  count_delta: int = 0, auto_deal: bool = True, automatic_shoe: bool = False, submission: Any = None,
-                 shuffler: bool = True) -> None:
+                 shuffler: bool = True, shuffler_keeps_one_batch: bool = True) -> None:
         self.sub = submission or load_preset(preset)
-        self.core = TableCore(self.sub, automatic_shoe=automatic_shoe, shuffler=shuffler)
+        self.core = TableCore(self.sub, automatic_shoe=automatic_shoe, shuffler=shuffler,
+                              shuffler_keeps_one_batch=shuffler_keeps_one_batch)
         self.rng = random.Random(seed)
         self.base = stack
         self.count_delta = count_delta

@@ -131,6 +131,25 @@ def test_a_player_may_ask_that_the_batch_be_spread_and_reshuffled_before_it_is_d
     assert b.core.state == "betting"
 
 
+@pytest.mark.reg("681a.5(g)(2)")
+def test_the_batch_out_of_a_shuffler_that_does_not_keep_one_batch_is_always_spread_and_reshuffled() -> None:
+    """681a.5(g)(2): the removed batch "does not need to be spread for inspection and reshuffled
+    prior to being dealt provided that the automated card shuffling device stores a single batch of
+    shuffled cards inside the shuffler in a secure manner". A continuous shuffler does not, so its
+    batch is spread and reshuffled though no player asked."""
+    b = Bench(shuffler_keeps_one_batch=False)
+    b.open_and_cut()
+    b.op("declare_idle")
+    before = shuffles(b)
+    b.op("inspection_done")
+    assert b.of("shuffler_batch_removed") == [{"clause": "681a.5(g)(2)"}]
+    assert b.of("inspection")[-1] == {"clause": "681a.5(g)(2)", "face_up": False}
+    assert b.core.state == "inspection" and b.core.prompt == "SPREAD" and shuffles(b) == before
+    b.op("inspection_done")
+    assert shuffles(b) == before + 1 and b.core.state == "cutting"
+    assert len(b.of("shuffler_batch_removed")) == 1
+
+
 @pytest.mark.reg("681a.5(g)(2)", "681a.5(g)(1)")
 def test_without_a_shuffler_there_is_no_batch_to_ask_for() -> None:
     """681a.5(g)(2) applies "if an automated shuffling device is in use"; without one the cards are
