@@ -86,8 +86,10 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         return
     if (t.state == "betting" and t.round is None and last is not None and last.kind == "normal"
             and len(last.cards) == 4 and not t.pending_wagers):
-        # The card right after a round that ended on four cards: the dealer drew a third card for
-        # the Player when none was authorized (627a.13(b)-(c)).
+        # The card right after a round that ended on four cards, before any wager for the next
+        # round: the dealer drew a third card for the Player when none was authorized
+        # (627a.13(b)-(c)). After a wager it is a card drawn in error before the next hand
+        # (docs/irregularities.md, "What the regulation leaves open").
         decision = irr.unauthorized_player_third_card(last.first_four(), c, disclosed=face_up, submission=t.sub)
     else:
         decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)

@@ -71,6 +71,13 @@ def test_wrong_pin_and_low_role_are_refused_change_nothing_and_are_journaled(tab
     assert ok.returncode == 0
     st = wait_state(table, "cutting")
     assert st["shoe"] is not None
+    # 681a.5(e): "a floorperson or above may require the cards to be reshuffled or recut": a
+    # dealer's order is refused by role over the socket, journaled, and changes nothing
+    for command in ("order_recut", "order_reshuffle"):
+        low = ctl(table, command, operator="d1", pin="4826")
+        assert low.returncode == 4 and "floorperson" in low.stderr, low.stderr
+    assert [(r["_operator"], r["code"]) for r in journaled(table, "auth_refused")][-2:] == [("d1", "forbidden")] * 2
+    assert status(table)["state"] == "cutting" and status(table)["shoe"] == st["shoe"]
     # the table itself refuses what the procedure does not allow, with the reason: exit 1, journaled
     early = ctl(table, "no_more_bets", operator="d1", pin="4826")
     assert early.returncode == 1 and "not allowed while the table is cutting" in early.stderr

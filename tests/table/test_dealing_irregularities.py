@@ -11,6 +11,7 @@ from bench import Bench, stack_with
 
 from controller.rules.cards import parse_cards
 from controller.rules.submission import load_preset
+from controller.roles import Role
 
 P_WINS = parse_cards("3S,2H,4D,4C")  # Player 7, Banker 6: both stand
 
@@ -55,6 +56,27 @@ def test_disclosed_unauthorised_third_card_follows_the_rules_submission(option: 
     else:
         assert b.of("round_result")[-1]["kind"] == "simulated"
         assert b.of("round_result")[-1]["dealt"][0]["card"] == "9S"
+
+
+@pytest.mark.reg("627a.13(c)", "627a.13(d)")
+@pytest.mark.parametrize("wager_meanwhile, clause, action", [(False, "627a.13(c)(1)", "discard-with-one-more"),
+                                                            (True, "627a.13(d)", "simulated-round")])
+def test_a_disclosed_card_after_a_four_card_round_is_its_players_third_card_until_the_next_wager(
+        wager_meanwhile: bool, clause: str, action: str) -> None:
+    """(d) applies "Except as provided in subsection (c)", and (c) to "a third card dealt to the
+    Player's Hand". The shoe does not say which hand a card went to: the card right after a
+    four-card round is that round's Player's third card until a wager for the next round is placed
+    (docs/irregularities.md, "What the regulation leaves open"); after one, it is a card drawn in
+    error before the next hand, disclosed: (d)."""
+    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
+    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
+    b.open_and_cut()
+    b.play_round([(1, "player", 100)])
+    b.auto_deal = False
+    if wager_meanwhile:
+        b.op("wager", Role.DEALER, seat=2, kind="banker", amount=100)
+    b.draw(face_up=True)
+    assert [(i["clause"], i["action"]) for i in b.of("irregularity")] == [(clause, action)]
 
 
 @pytest.mark.reg("627a.13(d)")

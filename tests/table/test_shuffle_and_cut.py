@@ -71,15 +71,27 @@ def test_cover_card_closer_than_ten_cards_to_either_end_is_refused(position: int
 
 
 @pytest.mark.reg("681a.5(d)", "681a.7(c)")
-def test_cut_moves_cards_above_the_cover_card_to_the_bottom_then_second_cover_and_burn() -> None:
+def test_the_dealer_is_taken_through_the_cut_then_the_second_cover_card_then_the_burn() -> None:
+    """681a.5(d): "the dealer shall take all cards above the cover card and the cover card and
+    place them on the bottom of the stack. The dealer shall then insert the second cover card in a
+    position at least ten cards above the bottom of the stack." The cut is the dealer's hands: the
+    table prompts it at the position recorded (``CUT 100``), then the second cover card (``COVER
+    14``), and only then the load and the burn. The scripted dealer does what the prompts say, so
+    the shoe deals from the cut: the burn card is the card that was 101st in the shuffled stack and
+    the round's four cards the ones after it (``stack_with``)."""
     front = parse_cards("9H,9D,9C,9S")
-    b = Bench(stack=stack_with(front))
-    b.open_and_cut(cut=100, cover=14)
-    burned = b.of("burn")[0]["card"]
-    assert b.core.state == "betting"
-    assert b.core.shoe.burned == [burned]
-    b.op("cover", Role.DEALER, from_bottom=9)  # outside the cut: refused, nothing changes
-    assert b.core.state == "betting"
+    shuffled = stack_with(front)
+    b = Bench(stack=shuffled)
+    b.op("open")
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    b.op("load", Role.DEALER)
+    prompts = [s.message.text for s in b.sent if isinstance(s.message, m.Display)]
+    assert prompts[prompts.index("CUT 100"):] == ["CUT 100", "COVER 14", "LOAD", "BURN @1", "PLACE BETS"]
+    assert b.of("cut") == [{"position": 100, "by": "dealer", "stack": 416}] and b.of("cover") == [{"from_bottom": 14}]
+    assert [x["card"] for x in b.of("burn")] == [str(shuffled[100])] == [str(c) for c in b.core.shoe.burned]
+    b.play_round([(1, "player", 100)])
+    assert [c["card"] for c in b.of("card")] == ["9H", "9D", "9C", "9S"]
 
 
 @pytest.mark.reg("681a.5(d)")
