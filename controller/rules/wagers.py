@@ -210,9 +210,11 @@ def settle_house_money(first_four: Sequence[Card], wagers: Iterable[Wager], subm
     return [settle_one(w, facts, submission) for w in settlement_order(hm, submission)]
 
 
-def house_money_max_addition(settlement: Settlement, submission: Any) -> int:
-    """The most of a winning House Money payout that may be added to the original wager
-    (629a.8(c)(3)(i)(A)): all of it, or the Rules Submission's portion, rounded down."""
+def house_money_to_add(settlement: Settlement, submission: Any) -> int:
+    """What of a winning House Money payout is placed on the original wager, when it is placed
+    there and not handed to the player (629a.8(c)(3)(i)(A)-(B)): "all of the winning House Money
+    payout or ... only a specified portion" (the Rules Submission's ``portion``), rounded down; 0
+    for a House Money wager that did not win."""
     if settlement.kind is not WagerKind.HOUSE_MONEY or settlement.result is not Result.WIN:
         return 0
     return int(Decimal(settlement.win) * Decimal(submission.house_money.portion) // 1)
@@ -224,15 +226,21 @@ def add_house_money(
     """Return ``wagers`` with ``amount`` of a winning House Money payout added to the same seat's
     original Player or Banker wager (629a.8(c)(3)(i)(A)-(B)). The added amount is then settled with
     that wager on the round's outcome. Raises ``WagerError`` if the seat has no such wager, the
-    House Money wager did not win, or ``amount`` exceeds the allowed portion."""
+    House Money wager did not win, or ``amount`` is not ``house_money_to_add``: all of the payout or
+    the Rules Submission's portion, neither more nor less."""
     side = WagerKind(side)
     if side not in MAIN_WAGERS:
         raise WagerError("a House Money payout can be added only to a Player or Banker wager")
-    limit = house_money_max_addition(settlement, submission)
+    due = house_money_to_add(settlement, submission)
     if settlement.result is not Result.WIN:
         raise WagerError(f"seat {settlement.seat}: the House Money wager did not win; nothing to add")
-    if isinstance(amount, bool) or not isinstance(amount, int) or not 0 < amount <= limit:
-        raise WagerError(f"seat {settlement.seat}: may add 1 to {limit} of the House Money payout, not {amount!r}")
+    share = "all" if Decimal(submission.house_money.portion) == 1 else "the Rules Submission's portion"
+    if due == 0:
+        raise WagerError(f"seat {settlement.seat}: {share} of a payout of {settlement.win} is less than 1; "
+                         "it is handed to the player")
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount != due:
+        raise WagerError(f"seat {settlement.seat}: {share} of the House Money payout is placed on the wager "
+                         f"(629a.8(c)(3)(i)(A)-(B)): {due}, not {amount!r}")
     out, done = [], False
     for w in wagers:
         if not done and w.seat == settlement.seat and w.kind is side:
@@ -251,5 +259,5 @@ def void(wagers: Iterable[Wager]) -> list[Settlement]:
 
 __all__ = [
     "Result", "Settlement", "Wager", "net_multiplier", "settle", "settle_one", "settle_house_money",
-    "add_house_money", "house_money_max_addition", "settlement_order", "void", "BonusRank",
+    "add_house_money", "house_money_to_add", "settlement_order", "void", "BonusRank",
 ]

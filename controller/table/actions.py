@@ -189,10 +189,11 @@ def relinquish(t: TableCore, op: OperatorInput) -> None:
 
 
 def house_money_add(t: TableCore, op: OperatorInput, seat: int, side: str, amount: int) -> None:
-    """629a.8(c)(3)(i)(A)-(B): the dealer places all or the allowed portion of a winning House
-    Money payout on the player's original Player or Banker wager."""
+    """629a.8(c)(3)(i)(A)-(B): the dealer places all of a winning House Money payout, or the Rules
+    Submission's portion of it, on the player's original Player or Banker wager, once; without it
+    the payout is handed to the player."""
     r = t.round
-    hm = r.check_house_money_add(seat, WagerKind(side), amount, t.sub)
+    hm = r.check_house_money_add(seat)
     r.wagers = add_house_money(r.wagers, hm, WagerKind(side), amount, t.sub)
     r.house_money_add(seat, WagerKind(side), amount)
     t.record(kinds.HOUSE_MONEY_ADDED, {"seat": seat, "side": side, "amount": amount})

@@ -178,11 +178,15 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             "(the dealer who began a round completes it)"),
     Command("reveal", D, ("squeeze",), act.reveal, "turn the squeezed hand face up (629a.8(c))", (), NO_SQUEEZE),
     Command("relinquish", D, ("squeeze",), act.relinquish,
-            "the player holding the cards gives them up; the right passes on (629a.8(d))", (), NO_SQUEEZE),
+            "the player holding the cards gives them up, by choice or because a dealer or floorperson "
+            "requires it; the right passes on, and that player is not handed the cards again in the "
+            "round (629a.8(d))", (), NO_SQUEEZE),
     Command("house_money_add", D, ("house_money",), act.house_money_add,
-            "add a winning House Money payout to the original wager (629a.8(c)(3)(i))", (
+            "place a winning House Money payout on the original wager: all of it, or the Rules "
+            "Submission's portion, once; without it the payout is handed to the player (629a.8(c)(3)(i))", (
                 SEAT, Arg("side", "choice", "the original wager", choices=("player", "banker")),
-                Arg("amount", "money", "the payout to add", unit="minor units (cents)")),
+                Arg("amount", "money", "all of the payout, or the Rules Submission's portion of it",
+                    unit="minor units (cents)")),
             "no House Money settlement is under way"),
     Command("continue", D, ("house_money",), act.continue_round, "go on with the round after House Money", (), "nothing to continue"),
     Command("manual_shuffle_done", D, ("shuffling",), act.manual_shuffle_done,

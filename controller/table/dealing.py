@@ -34,10 +34,22 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         t.record(kinds.CARD_DEFERRED, {"card": str(c), "position": position})
         return
     if t.discard_next:
+        if face_up:
+            # 627a.13(c)(1) asks for "one additional card, drawn face down ... without disclosing"
+            # it: a card that comes out face up is disclosed, a card found face up in the shoe
+            # (627a.13(d): it opens a simulated round), and the face-down card is still owed.
+            decision = irr.face_up_card_in_shoe(c, submission=t.sub)
+            irregularity(t, decision, position)
+            t.pending_simulated.append(SetAside(c, position, decision.clause))
+            t.show(f"BURN {t.next_card_mark()}")
+            return
         # 627a.13(c)(1): one more card drawn face down to the discard rack, undisclosed.
         t.discard_next -= 1
         discard(t, c, position, "627a.13(c)(1)")
-        next_prompt(t)
+        if not t.discard_next and t.state == "betting" and t.round is None:
+            rounds.open_betting(t)  # a simulated round a card found face up meanwhile opens, or PLACE BETS
+        else:
+            next_prompt(t)
         return
     if st == "burning":
         t.shoe.burned.append(str(c))
@@ -190,7 +202,13 @@ def begin_squeeze(t: TableCore, hand: str) -> None:
     """Hand ``hand``'s cards, face down, to the player entitled to them."""
     r = t.round
     if hand not in r.holders:
-        r.holders[hand] = r.highest_wager_seat(WagerKind(hand), list(t.sub.seats))
+        holder = r.highest_wager_seat(WagerKind(hand), list(t.sub.seats))
+        if holder in r.squeeze_refused:
+            # 629a.8(d): a player who gave up "the right to turn over the cards" (the Player's
+            # Hand's) has given it up "for the remainder of that round of play": the Banker's Hand
+            # passes to the right of that player, as a relinquished hand does.
+            holder = r.next_holder(holder, list(t.sub.seats), t.occupied)
+        r.holders[hand] = holder
     r.squeeze_phase = hand
     holder = r.holders[hand]
     t.record(kinds.SQUEEZE, {"hand": hand, "seat": holder})

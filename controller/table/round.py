@@ -8,7 +8,7 @@ from typing import Any
 from controller.rules.cards import Card
 from controller.rules.engine import RoundEngine, RoundResult
 from controller.rules.model import Target, WagerKind
-from controller.rules.wagers import BONUS_WAGERS, Settlement, Wager, house_money_max_addition
+from controller.rules.wagers import BONUS_WAGERS, Settlement, Wager
 from controller.table.errors import Refused
 
 
@@ -38,7 +38,7 @@ class RoundInProgress:
     squeeze_phase: str | None = None                  # "player" | "banker" while a hand is with a player
     holders: dict[str, int | None] = field(default_factory=dict)  # hand -> seat (None: the dealer)
     squeeze_refused: set[int] = field(default_factory=set)
-    house_money_added: dict[int, tuple[WagerKind, int]] = field(default_factory=dict)  # seat -> (side, total)
+    house_money_added: dict[int, tuple[WagerKind, int]] = field(default_factory=dict)  # seat -> (side, amount)
     result: RoundResult | None = None
     settled: bool = False
 
@@ -59,26 +59,21 @@ class RoundInProgress:
         any third card (629a.8(c)(3))."""
         return self.main_wagers() if self.house_money else list(self.wagers)
 
-    def check_house_money_add(self, seat: int, side: WagerKind, amount: int, submission: Any) -> Settlement:
-        """629a.8(c)(3)(i)(A)-(B): the seat's winning House Money settlement, if ``amount`` of it
-        may still be added to its original ``side`` wager: all of the payout or the Rules
-        Submission's portion, in one or more parts, onto one original wager. What was already
-        added counts against what may still be added. ``Refused`` otherwise; changes nothing."""
+    def check_house_money_add(self, seat: int) -> Settlement:
+        """629a.8(c)(3)(i)(A)-(B): the seat's House Money settlement, if its payout is not yet
+        placed: it goes onto one original wager, once (the amount is ``add_house_money``'s to
+        check). ``Refused`` otherwise; changes nothing."""
         hm = next((s for s in self.house_money if s.seat == seat), None)
         if hm is None:
             raise Refused(f"seat {seat} has no House Money wager")
-        added_side, added = self.house_money_added.get(seat, (side, 0))
-        if added_side is not side:
-            raise Refused(f"seat {seat}'s House Money payout was added to its {added_side.value} wager; "
-                          f"it goes onto one original wager")
-        allowed = house_money_max_addition(hm, submission)
-        if added and amount > allowed - added:
-            more = f"at most {allowed - added} more may be added" if allowed > added else "nothing more may be added"
-            raise Refused(f"seat {seat}: {added} of the {allowed} allowed was already added; {more}")
+        if seat in self.house_money_added:
+            added_side, added = self.house_money_added[seat]
+            raise Refused(f"seat {seat}'s House Money payout ({added}) is already on its {added_side.value} wager; "
+                          "it goes onto one original wager, once")
         return hm
 
     def house_money_add(self, seat: int, side: WagerKind, amount: int) -> None:
-        self.house_money_added[seat] = (side, self.house_money_added.get(seat, (side, 0))[1] + amount)
+        self.house_money_added[seat] = (side, amount)
 
     def first_four(self) -> list[Card]:
         return [c for c, _, _ in self.cards[:4]]

@@ -14,7 +14,7 @@ from controller.rules.errors import WagerError
 from controller.rules.model import BonusRank, Game, Outcome, WagerKind as K
 from controller.rules.submission import load_preset
 from controller.rules.wagers import (
-    Result, Wager, add_house_money, house_money_max_addition, net_multiplier, settle, settle_house_money, void,
+    Result, Wager, add_house_money, house_money_to_add, net_multiplier, settle, settle_house_money, void,
 )
 
 MINI = load_preset("minibaccarat")
@@ -135,19 +135,27 @@ def test_house_money_is_settled_on_the_first_four_cards() -> None:
 
 
 @pytest.mark.reg("629a.8(c)(3)(i)(A)", "629a.8(c)(3)(i)(B)")
-def test_house_money_payout_added_to_the_original_wager_up_to_the_portion() -> None:
+def test_house_money_payout_added_to_the_original_wager_all_or_the_portion() -> None:
+    """629a.8(c)(3)(i)(A): "All of the winning House Money payout or, if specified in the ...
+    Rules Submission ..., only a specified portion of the winning House Money payout shall be
+    added": that amount, neither more nor less."""
     first_four = parse_cards("5S,KH,5D,2C")
     wagers = [Wager(2, K.PLAYER, 10), Wager(2, K.HOUSE_MONEY, 10)]
     [hm] = settle_house_money(first_four, wagers, MIDI)
-    assert house_money_max_addition(hm, MIDI) == 30
+    assert house_money_to_add(hm, MIDI) == 30
     grown = add_house_money(wagers, hm, K.PLAYER, 30, MIDI)
     assert grown[0] == Wager(2, K.PLAYER, 40)
+    for amount in (1, 29, 31):
+        with pytest.raises(WagerError, match=f"all of the House Money payout is placed on the wager .*: 30, not {amount}"):
+            add_house_money(wagers, hm, K.PLAYER, amount, MIDI)
     half = dataclasses.replace(MIDI, house_money=dataclasses.replace(MIDI.house_money, portion=Decimal("0.5")))
-    assert house_money_max_addition(hm, half) == 15
-    with pytest.raises(WagerError, match="may add 1 to 15"):
-        add_house_money(wagers, hm, K.PLAYER, 16, half)
+    assert house_money_to_add(hm, half) == 15
+    assert add_house_money(wagers, hm, K.PLAYER, 15, half)[0] == Wager(2, K.PLAYER, 25)
+    for amount in (14, 16, 30):
+        with pytest.raises(WagerError, match=f"the Rules Submission's portion .*: 15, not {amount}"):
+            add_house_money(wagers, hm, K.PLAYER, amount, half)
     with pytest.raises(WagerError, match="no original banker wager"):
-        add_house_money(wagers, hm, K.BANKER, 5, MIDI)
+        add_house_money(wagers, hm, K.BANKER, 30, MIDI)
     # The added payout is then settled with the wager on the round's outcome.
     r = deal(first_four + parse_cards("KD,KS"))  # Player 0 draws K -> 0; Banker 2 draws -> 2: Banker
     [main] = [s for s in settle(r, grown, MIDI) if s.kind is K.PLAYER]

@@ -58,6 +58,40 @@ def test_disclosed_unauthorised_third_card_follows_the_rules_submission(option: 
         assert b.of("round_result")[-1]["dealt"][0]["card"] == "9S"
 
 
+@pytest.mark.reg("627a.13(c)(1)", "627a.13(d)")
+def test_the_additional_card_of_c1_is_drawn_face_down_one_found_face_up_opens_a_simulated_round() -> None:
+    """627a.13(c)(1): "Place the disclosed card and one additional card, drawn face down from the
+    dealing shoe, into the discard rack without disclosing the additional card." A card that comes
+    out face up instead is disclosed: it is a card found face up in the shoe, (d), and opens a
+    simulated round; the face-down card is still owed, and only it goes with the first to the rack."""
+    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
+    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
+    b.open_and_cut()
+    b.play_round([(1, "player", 100)])
+    b.auto_deal = False
+    b.draw(face_up=True)  # the unauthorised third card, disclosed: (c)(1)
+    b.draw(face_up=True)  # the additional card comes out face up
+    assert b.core.prompt == "BURN @8" and b.core.discard_next == 1
+    b.draw()  # the face-down additional card
+    assert [(d["card"], d["reason"]) for d in b.of("discard")] == [("9S", "627a.13(c)(1)"), ("2S", "627a.13(c)(1)")]
+    assert [(i["card"], i["clause"]) for i in b.of("irregularity")] == [("9S", "627a.13(c)(1)"), ("AS", "627a.13(d)")]
+    assert b.of("round_start")[-1] == {"round": 2, "kind": "simulated", "wagers": []}
+    assert b.of("held_card_used")[-1] == {"card": "AS", "clause": "627a.13(d)"}
+
+
+@pytest.mark.reg("627a.13(c)(1)")
+def test_after_the_c1_discard_the_dealer_is_asked_for_wagers_again() -> None:
+    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
+    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
+    b.open_and_cut()
+    b.play_round([(1, "player", 100)])
+    b.auto_deal = False
+    b.draw(face_up=True)
+    assert b.core.prompt == "BURN @7"
+    b.draw()
+    assert b.core.prompt == "PLACE BETS" and b.core.state == "betting" and b.core.discard_next == 0
+
+
 @pytest.mark.reg("627a.13(c)", "627a.13(d)")
 @pytest.mark.parametrize("wager_meanwhile, clause, action", [(False, "627a.13(c)(1)", "discard-with-one-more"),
                                                             (True, "627a.13(d)", "simulated-round")])

@@ -115,14 +115,14 @@ def house_money_round(portion: str = "1") -> Bench:
 @pytest.mark.reg("629a.8(c)(3)(i)(A)")
 @pytest.mark.parametrize("portion, adds, accepted", [
     ("1", [300, 300, 300], [300]),
-    ("0.5", [150, 150], [150]),
-    ("0.5", [100, 50, 1], [100, 50]),
+    ("1", [100, 200, 300], [300]),
+    ("0.5", [100, 50, 150, 150], [150]),
 ])
-def test_a_house_money_payout_is_added_at_most_once_in_all(portion: str, adds: list[int], accepted: list[int]) -> None:
+def test_a_house_money_payout_is_added_all_or_the_portion_once(portion: str, adds: list[int], accepted: list[int]) -> None:
     """629a.8(c)(3)(i)(A): "All of the winning House Money payout or, if specified in the
     certificate holder's Rules Submission ..., only a specified portion of the winning House Money
     payout shall be added to the area designated for the placement of the player's original
-    wager." What was already added counts against what may still be added."""
+    wager." That amount, once: a part of it, or a second placement, is refused and changes nothing."""
     b = house_money_round(portion)
     for amount in adds:
         b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=amount)
@@ -141,12 +141,10 @@ def test_a_house_money_payout_goes_onto_one_original_wager() -> None:
     placement of the player's original wager on the Player's or Banker's Hand": one wager, so
     the payout is not split between the player's Player and Banker wagers."""
     b = house_money_round("1")
-    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=100)
-    b.op("house_money_add", Role.DEALER, seat=2, side="banker", amount=100)
-    assert [a["side"] for a in b.of("house_money_added")] == ["player"]
-    assert "player" in b.of("refused")[-1]["reason"]
-    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=200)
-    assert [a["amount"] for a in b.of("house_money_added")] == [100, 200]
+    b.op("house_money_add", Role.DEALER, seat=2, side="banker", amount=300)
+    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=300)
+    assert [(a["side"], a["amount"]) for a in b.of("house_money_added")] == [("banker", 300)]
+    assert "already on its banker wager" in b.of("refused")[-1]["reason"]
 
 
 # -- 3. 627a.13(d): no wager is lost to a simulated round --------------------------------------------------

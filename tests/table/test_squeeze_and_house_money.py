@@ -4,10 +4,13 @@ any third card, through the table core's inputs and outputs (sans-I/O), with scr
 (bench.py)."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from bench import Bench, stack_with
 
 from controller.rules.cards import parse_cards
+from controller.rules.submission import load_preset
 from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
@@ -41,17 +44,58 @@ def test_squeeze_goes_to_the_highest_wager_ties_to_the_player_closest_counterclo
     assert b.core.state in ("squeeze", "betting")  # a third-card squeeze, or the round is over
 
 
-@pytest.mark.reg("629a.8(c)(4)", "629a.8(c)(5)")
-def test_third_cards_go_face_down_to_the_same_players() -> None:
-    front = parse_cards("2S,3H,2D,3C,KS,KD")  # Player 4 draws, Banker 6 ... draws on 6? no: stands on K
-    b = midi(front)
-    b.play_round([(2, "player", 100), (3, "banker", 100)])
-    b.op("reveal", Role.DEALER)  # player
-    b.op("reveal", Role.DEALER)  # banker
-    assert b.core.state == "squeeze" and b.of("squeeze")[-1] == {"hand": "player", "seat": 2}
+@pytest.mark.reg("629a.8(c)(4)", "629a.8(c)(5)", "629a.8(d)")
+def test_third_cards_go_face_down_to_the_players_who_returned_the_hands() -> None:
+    """629a.8(c)(4): "Any third card required to be dealt to the Player's Hand shall be dealt face
+    down ... to the player who was handed and returned the Player's Hand"; (c)(5) the same for the
+    Banker's Hand. Seat 2 (the highest Player wager) gives the Player's Hand up and seat 3 returns
+    it: the Player's third card goes to seat 3, not to the highest wager, and the Banker's third
+    card to seat 4, who returned the Banker's Hand."""
+    # Player 2+2 = 4 draws the 5; Banker 3+K = 3 draws on a Player's third card of 5: both draw.
+    b = midi(parse_cards("2S,3C,2D,KD,5H,KC"))
+    b.play_round([(2, "player", 200), (3, "player", 100), (4, "banker", 100), (1, "banker", 50)])
+    assert b.of("squeeze") == [{"hand": "player", "seat": 2}]
+    b.op("relinquish", Role.DEALER)
+    assert b.of("relinquished") == [{"seat": 2, "to": 3, "hand": "player"}]
+    b.op("reveal", Role.DEALER)  # seat 3 returns the Player's Hand
+    b.op("reveal", Role.DEALER)  # seat 4 returns the Banker's Hand
+    assert b.core.state == "squeeze" and len(b.of("card")) == 5
+    assert b.of("squeeze")[-1] == {"hand": "player", "seat": 3} and b.core.prompt == "SQUEEZE PLAYER SEAT 3"
+    b.op("reveal", Role.DEALER)
+    assert b.core.state == "squeeze" and len(b.of("card")) == 6
+    assert b.of("squeeze")[-1] == {"hand": "banker", "seat": 4} and b.core.prompt == "SQUEEZE BANKER SEAT 4"
     b.op("reveal", Role.DEALER)
     assert b.core.state == "betting"
-    assert b.of("round_result")[-1]["player"]["cards"] == ["2S", "2D", "KS"]
+    assert b.of("squeeze") == [{"hand": "player", "seat": 2}, {"hand": "banker", "seat": 4},
+                               {"hand": "player", "seat": 3}, {"hand": "banker", "seat": 4}]
+    result = b.of("round_result")[-1]
+    assert (result["player"]["cards"], result["banker"]["cards"]) == (["2S", "2D", "5H"], ["3C", "KD", "KC"])
+
+
+@pytest.mark.reg("629a.8(d)")
+def test_a_player_who_gave_the_cards_up_is_not_handed_the_bankers_hand_in_that_round() -> None:
+    """629a.8(d): after a relinquishment the right passes on "for the remainder of that round of
+    play": seat 2, highest on both hands, gives up the Player's Hand, so the Banker's Hand goes to
+    the player to its right (seat 3), not back to seat 2."""
+    b = midi()
+    b.play_round([(2, "player", 200), (2, "banker", 200), (3, "banker", 100)])
+    b.op("relinquish", Role.FLOORPERSON)  # required of seat 2, who delays the game
+    b.op("reveal", Role.DEALER)  # seat 3 returns the Player's Hand
+    assert b.of("squeeze") == [{"hand": "player", "seat": 2}, {"hand": "banker", "seat": 3}]
+
+
+@pytest.mark.reg("629a.8(c)(6)")
+def test_a_tie_for_the_highest_wager_goes_by_the_tables_counterclockwise_order_not_by_seat_number() -> None:
+    """629a.8(c)(6): of equally high wagers, "the player making the wager who is closest to the
+    dealer, moving counterclockwise around the table". The Rules Submission lists the seats in
+    that order (``seats``); here seat 5 is the dealer's right, so it is closer than seat 2."""
+    sub = dataclasses.replace(load_preset("midibaccarat"), seats=(5, 4, 3, 2, 1))
+    b = Bench(submission=sub)
+    b.open_and_cut(seats=(1, 2, 3, 4, 5))
+    b.play_round([(2, "player", 200), (5, "player", 200), (1, "banker", 50), (3, "banker", 50)])
+    assert b.of("squeeze")[-1] == {"hand": "player", "seat": 5}
+    b.op("reveal", Role.DEALER)
+    assert b.of("squeeze")[-1] == {"hand": "banker", "seat": 3}
 
 
 @pytest.mark.reg("629a.8(d)")
@@ -75,6 +119,10 @@ def test_house_money_settled_before_any_third_card_and_payout_added_to_the_wager
     b.op("reveal", Role.DEALER)
     b.op("reveal", Role.DEALER)
     assert b.core.state == "house_money"
+    # "after the initial two cards dealt to both the Player's Hand and the Banker's Hand have been
+    # turned face up": both hands revealed, then the House Money settlement
+    kinds_in_order = [r.kind for r in b.records if r.kind in ("revealed", "settlement")]
+    assert kinds_in_order == ["revealed", "revealed", "settlement"]
     hm = [s for s in b.of("settlement") if s["kind"] == "house_money"]
     assert hm == [{"seat": 2, "kind": "house_money", "amount": 10, "result": "win", "win": 30, "commission": 0, "net": 30}]
     assert len(b.of("card")) == 4  # no third card yet
@@ -84,3 +132,41 @@ def test_house_money_settled_before_any_third_card_and_payout_added_to_the_wager
         b.op("reveal", Role.DEALER)
     main = [s for s in b.of("settlement") if s["kind"] == "player"]
     assert main[0]["amount"] == 130
+
+
+@pytest.mark.reg("629a.8(c)(3)(i)")
+def test_house_money_wagers_are_settled_counterclockwise_from_the_dealers_right() -> None:
+    """629a.8(c)(3)(i): "the dealer shall settle all House Money Wagers ... beginning from the
+    dealer's right and moving counterclockwise": the Rules Submission's seat order, whatever the
+    order the wagers were placed in."""
+    sub = dataclasses.replace(load_preset("midibaccarat"), seats=(3, 1, 4, 2))
+    b = Bench(submission=sub, stack=stack_with(parse_cards("5S,KH,5D,2C,KD,KC"), decks=6))
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(4, "house_money", 10), (1, "house_money", 10), (2, "house_money", 10), (3, "player", 100)])
+    b.op("reveal", Role.DEALER)
+    b.op("reveal", Role.DEALER)
+    assert [x["seat"] for x in b.of("settlement") if x["kind"] == "house_money"] == [1, 4, 2]
+
+
+@pytest.mark.reg("627a.13(e)", "629a.8(c)(3)")
+@pytest.mark.parametrize("front, house_money", [("5S,KH,5D,2C", "win"), ("5S,KH,6D,2C", "lose")])
+def test_a_round_voided_after_house_money_returns_every_wager_still_on_the_layout(front: str, house_money: str) -> None:
+    """627a.13(e): "that round shall be void and all wagers shall be returned"; 629a.8(c)(3):
+    House Money is settled "prior to dealing a third card". The shoe runs out when the Player's
+    third card is due: the House Money settlement made on the first four cards stands (each wager
+    is resolved once, docs/assumptions.md), and every wager still on the layout is returned, the
+    original wager with the House Money payout placed on it."""
+    b = midi(parse_cards(front + ",KD,KC"))
+    b.play_round([(2, "player", 100), (2, "house_money", 10)])
+    b.op("reveal", Role.DEALER)
+    b.op("reveal", Role.DEALER)
+    added = 30 if house_money == "win" else 0
+    if added:
+        b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=added)
+    b.auto_deal = False
+    b.op("continue", Role.DEALER)
+    b.event("shoe", m.ShoeEmpty())  # no card for the Player's third: the round cannot be completed
+    assert b.of("round_result")[-1]["kind"] == "void"
+    settled = [(s["kind"], s["amount"], s["result"]) for s in b.of("settlement")]
+    assert settled == [("house_money", 10, house_money), ("player", 100 + added, "push")]
+    assert b.of("settlement")[-1]["net"] == 0

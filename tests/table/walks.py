@@ -116,7 +116,7 @@ class Walk:
             if roll < 0.5 and core.round.house_money:
                 s = rnd.choice(core.round.house_money)
                 b.op("house_money_add", Role.DEALER, seat=s.seat, side=rnd.choice(["player", "banker"]),
-                     amount=rnd.choice([1, 100, max(1, s.win // 2), max(1, s.win)]))
+                     amount=rnd.choice([1, 100, max(1, s.win // 2), max(1, s.win), max(1, s.win)]))
             elif roll < 0.55:
                 self.draw(face_up=rnd.random() < 0.5)  # a card drawn in error during House Money
             else:
