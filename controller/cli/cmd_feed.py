@@ -24,7 +24,7 @@ from controller.cli.common import given_options, positive_int
 from controller.cli.stopping import run_until_signalled
 from controller.errors import UsageError, path_argument
 from controller.floor.broker import BROKER_FLAGS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
-from controller.floor.cursor import FeedCursor, default_cursor_path
+from controller.floor.cursor import CursorError, FeedCursor, default_cursor_path
 from controller.floor.feed import DRAIN_LIMIT, FeedSettings, JournalFeed
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
@@ -145,7 +145,11 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
     tail = JournalTail.open(journal, hmac_key=hmac_key)
     try:
         position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"])
-        position.load()  # a cursor of another journal is refused now, not on the feed's thread
+        delivered = position.load()  # a cursor of another journal is refused now, not on the feed's thread
+        if delivered > tail.end_seq():  # else the feed would wait for entries the journal never had
+            raise CursorError(f"{position.path}: the cursor says the floor has this journal's entries up to "
+                              f"{delivered}, but the journal ends at entry {tail.end_seq()}: it is not this "
+                              "journal's cursor (move it away to publish the journal from its start)")
         return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)
     except BaseException:
         tail.close()

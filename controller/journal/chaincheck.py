@@ -185,7 +185,7 @@ def check_row(row: Sequence[Any], prev: str, hasher: Hasher | None, table_id: st
             ("operator", operator, str, True), ("payload", payload, str, False), ("hash", digest, str, False),
         ):
             if not (value is None and optional) and type(value) is not kind_of:
-                return f"column {name} holds a {type(value).__name__}, not a {kind_of.__name__}"
+                return f"column {name} holds {_sql_type(value)}, not {_sql_type(kind_of())}"
     if hasher is not None:
         expect = hasher.digest(prev, entry_body(seq, ts, kind, row_table, shoe_id, round_no, device_serial,
                                                 device_epoch, device_counter, operator, payload))
@@ -214,3 +214,14 @@ def check_row(row: Sequence[Any], prev: str, hasher: Hasher | None, table_id: st
 
 def _opt(value: Any, kind_of: type) -> bool:
     return value is None or type(value) is kind_of
+
+
+def _sql_type(value: object) -> str:
+    """What a column holds, in SQL's words (a check's message is for a person, not a programmer)."""
+    if value is None:
+        return "no value (NULL)"
+    if isinstance(value, bytes):
+        return "a blob of bytes"
+    if isinstance(value, float):
+        return "a real number"
+    return "an integer" if isinstance(value, int) else "text"

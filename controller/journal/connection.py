@@ -24,7 +24,10 @@ class JournalConnection(sqlite3.Connection):
 
 
 def translate(exc: BaseException, path: Path | str, action: str) -> JournalError:
-    """A sqlite3 error as a one-line JournalError of the right kind."""
+    """A sqlite3 error as a one-line JournalError of the right kind. A UnicodeDecodeError is
+    sqlite3's when SQLite's own message quotes a schema that is not UTF-8 text: a damaged file."""
+    if isinstance(exc, UnicodeDecodeError):
+        return NotAJournalError(f"{path}: not a journal: its SQLite schema is damaged (text that is not UTF-8)")
     msg = " ".join(str(exc).split()) or exc.__class__.__name__
     low = msg.lower()
     where = f"{path}: cannot {action}"
@@ -99,7 +102,7 @@ def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_T
             conn.close()
             raise
         return conn
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         if live and _cannot_create_side_files(exc):
             raise JournalError(f"{path}: cannot follow the journal: SQLite cannot create its -wal and -shm files "
                                "beside it (the table is not running); give this user write access to the "
@@ -111,5 +114,5 @@ def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_T
                                factory=JournalConnection)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return conn
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         raise translate(exc, path, "open the journal") from None

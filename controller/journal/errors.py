@@ -73,5 +73,10 @@ def malformed_entry(entry: Any, exc: BaseException) -> JournalContentError:
     """The ``JournalContentError`` for ``entry``, whose payload made a reader raise ``exc``."""
     seq = getattr(entry, "seq", None)
     where = f"entry {seq}" if seq is not None else "an entry"
-    what = f"no field {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else "a field of the wrong kind"
+    if isinstance(exc, KeyError) and exc.args:
+        what = f"no field {exc.args[0]!r}"
+    elif isinstance(exc, TypeError) and len(exc.args) == 1 and isinstance(exc.args[0], str) and exc.args[0].isidentifier():
+        what = f"field {exc.args[0]!r} of the wrong kind"  # raised by a reader's own check, naming the field
+    else:
+        what = "a field of the wrong kind"
     return JournalContentError(f"{where} ({getattr(entry, 'kind', '?')}): malformed payload: {what}")

@@ -67,7 +67,7 @@ def open_writer(path: Path, *, table_id: str, hasher: Hasher, clock: Clock, crea
                     raise NotAJournalError(f"{path}: not a journal: an empty SQLite database")
                 meta = create_schema(conn, path, table_id, hasher, clock)
                 fsync_dir(path.parent.absolute())
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # UnicodeDecodeError: translate's docstring
             raise translate(exc, path, "open the journal") from None
         _check_meta(path, meta, table_id, hasher)
         return conn, meta, lock_fd

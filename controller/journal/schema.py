@@ -105,12 +105,18 @@ def inspect_meta(conn: sqlite3.Connection, path: Path | str) -> dict[str, str] |
     except sqlite3.DatabaseError as exc:
         raise NotAJournalError(f"{path}: not a journal: unreadable meta table ({exc})") from None
     if meta.get("format") != FORMAT:
-        raise NotAJournalError(f"{path}: not a journal: meta.format is {meta.get('format')!r}, not {FORMAT!r}")
-    if version not in READABLE_VERSIONS or meta.get("schema_version") != str(version):
+        said = "missing" if meta.get("format") is None else repr(str(meta.get("format"))[:40])
+        raise NotAJournalError(f"{path}: not a journal: its meta table's format is {said}, not {FORMAT!r}")
+    stated = meta.get("schema_version")
+    if version not in READABLE_VERSIONS:
         newer = version > SCHEMA_VERSION
         raise NotAJournalError(
             f"{path}: journal schema version {version} is not supported (this shoectl reads versions "
             f"{' and '.join(map(str, READABLE_VERSIONS))}{'; it was written by a newer shoectl' if newer else ''})")
+    if stated != str(version):
+        said = "missing" if stated is None else repr(str(stated)[:40])
+        raise NotAJournalError(f"{path}: not a journal: its meta table's schema version is {said}, but the "
+                               f"file's SQLite header says {version} (a damaged or edited file)")
     migrated = meta.get("migrated_entries", "0")
     if not (migrated.isascii() and migrated.isdigit() and int(migrated) <= _INT64_MAX):
         raise NotAJournalError(f"{path}: not a journal: meta.migrated_entries is {migrated[:40]!r}, not a count")

@@ -87,6 +87,14 @@ class JournalTail:
         """The hash of that entry (the genesis hash before any)."""
         return self._check.last_hash
 
+    def end_seq(self) -> int:
+        """The seq of the last entry the journal holds now, read or not (0 for none)."""
+        try:
+            (end,) = self._conn.execute("SELECT coalesce(max(seq), 0) FROM entries").fetchone()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, "read the journal") from None
+        return int(end)
+
     def poll(self, limit: int = 1000) -> list[Entry]:
         """Up to ``limit`` entries after the last one returned, checked (see the module
         docstring); ``[]`` when none was appended since. JournalIntegrityError on a break."""

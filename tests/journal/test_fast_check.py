@@ -291,12 +291,12 @@ _UNTYPED_ENTRIES = ("CREATE TABLE entries (seq INTEGER PRIMARY KEY, ts, kind, ta
 
 @pytest.mark.parametrize("at, column, stored, hashed_as, reason", [
     (96, 2, "", "", "empty kind"),
-    (96, 2, 7, 7, "column kind holds a int"),
-    (96, 4, b"S1", "S1", "column shoe_id holds a bytes"),
-    (96, 7, 7.0, 7, "column device_epoch holds a float"),  # its text kept for (k0, S1, SN-1, 7): entry 85's
-    (96, 8, 96.0, 96.0, "column device_counter holds a float"),
+    (96, 2, 7, 7, "column kind holds an integer"),
+    (96, 4, b"S1", "S1", "column shoe_id holds a blob of bytes"),
+    (96, 7, 7.0, 7, "column device_epoch holds a real number"),  # its text kept for (k0, S1, SN-1, 7): entry 85's
+    (96, 8, 96.0, 96.0, "column device_counter holds a real number"),
     (96, 6, None, None, "device_counter without device_serial"),
-    (97, 5, 13.0, 13.0, "column round_no holds a float"),
+    (97, 5, 13.0, 13.0, "column round_no holds a real number"),
 ])
 @pytest.mark.parametrize("key", [None, KEY], ids=["sha256", "hmac"])
 def test_a_column_of_another_type_hashed_as_the_fast_path_would_splice_it_is_found(

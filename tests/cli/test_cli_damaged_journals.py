@@ -1,0 +1,116 @@
+"""Journals damaged past what ``journal verify`` can see, read by the commands that read them: a
+schema whose text is not UTF-8, and entries rewritten with their hash chain recomputed (a forger
+without an HMAC key; ``verify`` says "ok"). Each command says one line naming the entry, exit 2,
+and leaves the file byte for byte as it was; a feed cursor past the journal's end is refused."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cli_run import dealt_journal, run
+from tampering import rechain, rewrite, rows
+
+SAID = ("Traceback", "Error:", "NoneType", "KeyError", "TypeError", "dict", "str instance")
+
+
+@pytest.fixture(scope="module")
+def dealt(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return dealt_journal(tmp_path_factory.mktemp("dealt") / "j.db", "--rounds", "3", "--seed", "5")
+
+
+def copy(dealt: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "j.db"
+    shutil.copyfile(dealt, path)
+    return path
+
+
+def one_line(capsys, *argv: str) -> str:
+    code, _, err = run(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert not any(word in err for word in SAID), err
+    return lines[0]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def forge(path: Path, kind: str, change) -> int:
+    """Rewrite the first ``kind`` entry's payload with ``change(payload)`` (or its kind, if
+    ``change`` is a str) and recompute the chain; returns its seq."""
+    entries = rows(path)
+    i = next(i for i, r in enumerate(entries) if r[2] == kind)
+    r = list(entries[i])
+    if isinstance(change, str):
+        r[2] = change
+    else:
+        r[10] = json.dumps(change(json.loads(r[10])), separators=(",", ":"), sort_keys=True)
+    entries[i] = tuple(r)
+    rewrite(path, rechain(entries))
+    return r[0]
+
+
+def test_a_schema_that_is_not_utf8_text_is_not_a_journal_for_any_reader(capsys, dealt: Path, tmp_path: Path) -> None:
+    path = copy(dealt, tmp_path)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE zz (y)")
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET name = CAST(X'7AFF' AS TEXT) WHERE name = 'zz'")
+    conn.commit()
+    conn.close()
+    before = digest(path)
+    for argv in (["journal", "verify"], ["journal", "replay"], ["journal", "export"], ["roadmap"]):
+        assert "its SQLite schema is damaged (text that is not UTF-8)" in one_line(capsys, *argv, str(path))
+    line = one_line(capsys, "run", "--journal", str(path), "--rounds", "1", "--speed", "max", "--display", "lines")
+    assert "not a journal" in line
+    assert digest(path) == before
+
+
+@pytest.mark.parametrize("kind, change, said", [
+    ("settlement", lambda p: {}, "(settlement): malformed payload: no field 'net'"),
+    ("burn", lambda p: {**p, "card": 5}, "(burn): malformed payload: field 'card' of the wrong kind"),
+    ("round_result", lambda p: {**p, "outcome": "dragon"}, "(round_result): malformed payload: field 'outcome'"),
+    ("round_result", lambda p: {**p, "banker": "x"}, "(round_result): malformed payload: a field of the wrong kind"),
+    ("round_result", "round_result2", "(discard_rack): round 1 of shoe T1-S0001 went to the discard rack without"),
+])
+def test_entries_forged_with_a_recomputed_chain_are_named_by_replay_and_roadmap(capsys, dealt: Path, tmp_path: Path,
+                                                                                kind, change, said) -> None:
+    path = copy(dealt, tmp_path)
+    seq = forge(path, kind, change)
+    assert run(capsys, "journal", "verify", str(path))[0] == 0  # the chain holds: verify cannot tell
+    before = digest(path)
+    for argv in (["journal", "replay"], ["roadmap"]):
+        line = one_line(capsys, *argv, str(path))
+        assert said in line and (f"entry {seq} " in line or kind == "round_result" and "entry" in line), line
+    assert digest(path) == before
+
+
+def test_a_meta_schema_version_that_disagrees_with_the_file_is_said_so(capsys, dealt: Path, tmp_path: Path) -> None:
+    path = copy(dealt, tmp_path)
+    rewrite(path, rows(path), meta={"schema_version": "99"})
+    line = one_line(capsys, "journal", "verify", str(path))
+    assert "its meta table's schema version is '99', but the file's SQLite header says 2" in line
+    assert "version 2 is not supported" not in line
+
+
+def test_a_feed_cursor_past_the_journals_end_is_refused_before_anything_is_published(capsys, dealt: Path,
+                                                                                     tmp_path: Path) -> None:
+    """A cursor beyond the last entry would make the feed wait for entries the journal never had,
+    and publish none of the new ones until it passed them: the floor would silently miss them."""
+    path = copy(dealt, tmp_path)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    meta = dict(conn.execute("SELECT key, value FROM meta"))
+    (end,) = conn.execute("SELECT max(seq) FROM entries").fetchone()
+    conn.close()
+    cursor = tmp_path / "cursor"
+    for seq in (end + 1, 10**30):
+        cursor.write_text(json.dumps({"format": "shoectl-feed-cursor/1", "table_id": meta["table_id"],
+                                      "journal_created": meta["created"], "seq": seq}))
+        line = one_line(capsys, "feed", "--journal", str(path), "--cursor", str(cursor), "--broker", "mqtt://127.0.0.1:1")
+        assert f"the cursor says the floor has this journal's entries up to {seq}, but the journal ends at entry {end}" in line
