@@ -57,7 +57,7 @@ class CommandCompleter(Completer):
         if len(words) == 0 or (len(words) == 1 and not before[-1:].isspace()):
             for name in [*COMMANDS, *CONSOLE_COMMANDS]:
                 if name.startswith(word):
-                    more = name == "help" or bool(name in COMMANDS and COMMANDS[name].args)
+                    more = name == "help" or bool(name in COMMANDS and COMMANDS[name].operator_args)
                     yield Completion(name + (" " if more else ""), -len(word), display=name, display_meta=self._meta(name))
             return
         if words[0] == "help":
@@ -71,13 +71,13 @@ class CommandCompleter(Completer):
             return
         if "=" in word:
             name, _, typed = word.partition("=")
-            arg = next((a for a in command.args if a.name == name), None)
+            arg = next((a for a in command.operator_args if a.name == name), None)
             for value in arg_values(arg) if arg else ():
                 if value.startswith(typed):
                     yield Completion(f"{name}={value} ", -len(word), display=value)
             return
         given = {w.partition("=")[0] for w in words[1:]}
-        for a in command.args:
+        for a in command.operator_args:
             if a.name.startswith(word) and a.name not in given:
                 meta = a.help + (f" ({a.unit})" if a.unit else "") + ("" if a.required else ", optional")
                 yield Completion(f"{a.name}=", -len(word), display=a.describe(), display_meta=meta)

@@ -169,18 +169,15 @@ def _request_id(rid: Any) -> int | str | None:
 _WHOLE, _TEXT, _BOOL = "a whole number", "text", "true or false"
 _TYPES = {"seat": _WHOLE, "count": _WHOLE, "money": _WHOLE, "flag": _BOOL, "text": _TEXT, "choice": _TEXT,
           "card": _TEXT}
-# The client names a Rules Submission; the server resolves it into the whole submission.
-_CLIENT_PARAMETERS = {"set_submission": {"submission": (_TEXT, False, True)}}
 
 
 @functools.cache
 def parameters(command: str) -> dict[str, tuple[str, bool, bool]]:
     """``command``'s arguments: name -> (type, required, may be null), from its declaration in
-    the commands table (ValueError for an argument kind the socket cannot carry)."""
-    if command in _CLIENT_PARAMETERS:
-        return _CLIENT_PARAMETERS[command]
+    the commands table, as an operator gives them (ValueError for an argument kind the socket
+    cannot carry)."""
     out = {}
-    for a in COMMANDS[command].args:
+    for a in COMMANDS[command].operator_args:
         if a.kind not in _TYPES:
             raise ValueError(f"{command} {a.name}: a {a.kind} is not a type the control socket carries")
         out[a.name] = (_TYPES[a.kind], a.required, not a.required)

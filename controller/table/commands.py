@@ -112,9 +112,17 @@ class Command:
     help: str
     args: tuple[Arg, ...] = ()
     not_now: str = "{command} is not allowed while the table is {state}"  # refused for the state
+    # What an operator gives, where it is not what the core takes: set_submission names a preset
+    # or a file, which the control server resolves into the contents the core journals.
+    given: tuple[Arg, ...] | None = None
+
+    @property
+    def operator_args(self) -> tuple[Arg, ...]:
+        """The arguments an operator types (console, ``ctl``, the control socket)."""
+        return self.args if self.given is None else self.given
 
     def usage(self) -> str:
-        return " ".join([self.name, *(a.describe() for a in self.args)])
+        return " ".join([self.name, *(a.describe() for a in self.operator_args)])
 
     def check_args(self, given: Mapping[str, Any], submission: Any) -> dict[str, Any]:
         known = {a.name: a for a in self.args}
@@ -223,7 +231,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("set_submission", F, ("closed",), act.set_submission, "set the Rules Submission at opening", (
         Arg("submission", "table", "the Rules Submission's contents"),
         Arg("source", "text", "where it came from, for the record", required=False)),
-        "the Rules Submission can be changed only while the table is closed"),
+        "the Rules Submission can be changed only while the table is closed",
+        given=(Arg("submission", "text", "a preset's name, or a Rules Submission file on the table computer "
+                   "(default: minibaccarat)", required=False),)),
 ]}
 
 
@@ -258,7 +268,7 @@ def help_text(name: str | None = None) -> str:
     lines = [f"{c.usage()}", f"  {c.help}", f"  needs: {c.min_role.label} or above"]
     lines += [f"  {a.name}: {a.help}{' (' + a.unit + ')' if a.unit else ''}"
               f"{'; one of ' + ', '.join(a.choices) if a.choices else ''}{'' if a.required else ' (optional)'}"
-              for a in c.args]
+              for a in c.operator_args]
     return "\n".join(lines)
 
 
@@ -272,6 +282,6 @@ def markdown_reference() -> str:
     for c in COMMANDS.values():
         states = ", ".join(s.replace("_", " ") for s in c.states) if c.states else "any"
         args = "<br>".join(f"`{a.describe()}` {a.help}{' (' + a.unit + ')' if a.unit else ''}".replace("|", "\\|")
-                           for a in c.args) or "none"  # a "|" inside a cell ends it in Markdown
+                           for a in c.operator_args) or "none"  # a "|" inside a cell ends it in Markdown
         rows.append(f"| `{c.name}` | {c.min_role.label} or above | {states} | {args} | {c.help} |")
     return "\n".join([REFERENCE_BEGIN, *rows, REFERENCE_END])

@@ -172,6 +172,22 @@ def test_every_command_has_arguments_the_socket_can_check() -> None:
                                    "amount": ("a whole number", True, False)}
 
 
+def test_set_submission_is_described_as_an_operator_gives_it() -> None:
+    """An operator names a preset or a file (the server resolves it into the contents the core
+    journals, with their source): the socket, ``help`` and docs/control.md say that, not the core's
+    ``submission={...} [source=TEXT]``, which an operator could not send."""
+    from controller.control.requests import BadRequest, check_args, parameters
+    from controller.table.commands import COMMANDS, help_text, markdown_reference
+
+    assert parameters("set_submission") == {"submission": ("text", False, True)}
+    with pytest.raises(BadRequest, match="source"):
+        check_args("set_submission", {"submission": "midibaccarat", "source": "x"})
+    assert COMMANDS["set_submission"].usage() == "set_submission [submission=TEXT]"
+    assert "a preset's name, or a Rules Submission file" in help_text("set_submission")
+    row = next(line for line in markdown_reference().splitlines() if line.startswith("| `set_submission`"))
+    assert "[submission=TEXT]" in row and "source" not in row and "{...}" not in row
+
+
 def test_the_command_reference_in_docs_is_generated_from_the_commands_table() -> None:
     """docs/control.md's command reference is the commands table's own rendering: a command, role,
     state or argument changed in the code and not in the doc fails here (`make docs` rewrites it)."""
