@@ -81,7 +81,7 @@ class BonusRank(str, Enum):
     SUITED_THREE_OF_A_KIND = "suited_three_of_a_kind"
 
 
-_ODDS_RE = re.compile(r"^\s*(\d+)\s*(?::|to|TO|To)\s*(\d+)\s*$")
+_ODDS_RE = re.compile(r"^\s*(\d+)\s*(?::|to|TO|To)\s*(\d+)\s*$", re.ASCII)  # ASCII: no full-width or other digits
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,7 +98,7 @@ def _whole_number(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 15:
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 15:
         return int(value.strip())
     return None
 

@@ -37,7 +37,9 @@ from firmware_bridge.errors import FaultSpecError
 
 from .shuffle_models import parse_model as parse_shuffle_model
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$", re.ASCII)
+_WHOLE = re.compile(r"^-?\d{1,18}$", re.ASCII)
+_MOST = 10**9  # a count or a stack position no table reaches
 
 
 def parse_duration(text: str) -> float:
@@ -74,6 +76,7 @@ class FaultSpec:
     _DURATIONS = ("delay", "unplug_every", "unplug_for")
     _COUNTS = ("reset_at", "jam_at", "door_open_at", "missing_card", "extra_card",
                "dealer_extra_at", "dealer_expose_at")
+    _POSITIONS = ("face_up_at", "misread_at", "cover_at")  # a card's place in the stack, from 1
 
     @classmethod
     def parse(cls, text: str | None) -> FaultSpec:
@@ -84,7 +87,7 @@ class FaultSpec:
         for item in text.split(","):
             item = item.strip()
             if not item:
-                continue
+                raise FaultSpecError(f"faults {text.strip()!r}: an empty item between commas")
             if "=" not in item:
                 raise FaultSpecError(f"fault {item!r}: expected name=value (known: {', '.join(sorted(n.replace('_', '-') for n in known))})")
             name, value = (p.strip() for p in item.split("=", 1))
@@ -101,12 +104,21 @@ class FaultSpec:
                         raise ValueError
                 elif key in cls._DURATIONS:
                     v = parse_duration(value)
+                    if key != "delay" and not v:  # an unplug of no length, or every 0 s: leave it out
+                        raise ValueError
                 else:
+                    if not _WHOLE.match(value):
+                        raise ValueError
                     v = int(value)
-                    if key in cls._COUNTS and v < 0:  # type: ignore[operator]
+                    least = 0 if key in cls._COUNTS else 1 if key in cls._POSITIONS else None
+                    if least is not None and not least <= v <= _MOST:  # type: ignore[operator]
                         raise ValueError
             except (ValueError, FaultSpecError):
-                kind = "a probability from 0 to 1" if key in cls._RATES else "a duration" if key in cls._DURATIONS else "a whole number"
+                kind = ("a probability from 0 to 1" if key in cls._RATES
+                        else "a duration above 0" if key in cls._DURATIONS and key != "delay"
+                        else "a duration" if key in cls._DURATIONS
+                        else f"a stack position from 1 to {_MOST}" if key in cls._POSITIONS
+                        else f"a whole number from 0 to {_MOST}" if key in cls._COUNTS else "a whole number")
                 raise FaultSpecError(f"fault {name}={value!r}: expected {kind}") from None
             values[key] = v
         return cls(**values)  # type: ignore[arg-type]

@@ -95,6 +95,7 @@ BAD = [
     ("hm-portion-zero", HM + '[house_money]\nportion = "0"\n', "house_money.portion", "out of range: 0 (allowed 0 < portion <= 1)"),
     ("hm-portion-big", HM + "[house_money]\nportion = 2\n", "house_money.portion", "out of range: 2"),
     ("hm-odds", HM + '[house_money]\neither_pair = "three to one"\n', "house_money.either_pair", "payout odds must look like"),
+    ("odds-fullwidth", PB + '[paytable]\ntie = "\uff18:\uff11"\n', "paytable.tie", "payout odds must look like"),
     ("hm-unknown", HM + '[house_money]\nboth_pair = "15:1"\n', "house_money.both_pair", "known keys: either_pair, both_pairs, portion"),
     ("irr-enum", PB + '[irregularities]\nunauthorized_third_card = "burn"\n', "irregularities.unauthorized_third_card", "allowed: discard, simulated-round"),
     ("irr-21", TO + '[irregularities]\nunauthorized_third_card = "discard"\n', "irregularities", "627a.13(c)"),

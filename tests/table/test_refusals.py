@@ -112,3 +112,14 @@ def test_a_number_out_of_range_is_refused_with_the_range() -> None:
         with pytest.raises(Refused) as refused:
             admit(op, state, sub)
         assert str(refused.value) == says
+
+
+@pytest.mark.parametrize("typed", ["\u0661", "\uff11", "1_0", "+1", "0x1"])
+def test_a_whole_number_typed_as_text_is_ascii_digits_only(typed: str) -> None:
+    """A console sends what the operator typed as text: ``seat=3`` is seat 3, but digits of other
+    scripts (an Arabic-Indic or a full-width one), underscores, signs and hex are refused, never
+    read as a seat the operator may not have meant."""
+    sub = load_submission(WITH_LIMITS)
+    assert admit(OperatorInput("sit", {"seat": " 1 "}, "d1", Role.DEALER), "betting", sub)[1] == {"seat": 1}
+    with pytest.raises(Refused, match="seat must be a seat of this table"):
+        admit(OperatorInput("sit", {"seat": typed}, "d1", Role.DEALER), "betting", sub)
