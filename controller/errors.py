@@ -1,8 +1,10 @@
 """Errors shared by the controller's command-line layer, and ``path_argument``, the argparse type
-of every argument that names a file or a folder."""
+of every argument that names a file or a folder (``output_path_argument`` for a file written to)."""
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 
 
 class UsageError(ValueError):
@@ -15,4 +17,19 @@ def path_argument(text: str) -> str:
     file name``, exit 2), never taken for "not given" nor for the current folder."""
     if not text:
         raise argparse.ArgumentTypeError("an empty file name")
+    return text
+
+
+def output_path_argument(text: str) -> str:
+    """``path_argument`` for a file the command appends to (a log, the dealt log): an existing
+    FIFO or socket is refused (``argument --log-file: ... is a FIFO``), since opening one to write
+    waits for a reader that may never come, before the command can even be stopped."""
+    text = path_argument(text)
+    try:
+        mode = os.stat(text).st_mode
+    except (OSError, ValueError):
+        return text  # not there yet (it is created), or a name the open will refuse in its words
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        kind = "a FIFO (a named pipe)" if stat.S_ISFIFO(mode) else "a socket"
+        raise argparse.ArgumentTypeError(f"{text} is {kind}; give a regular file")
     return text

@@ -35,7 +35,7 @@ from typing import Any
 from controller.cli.common import non_negative_int, positive_int, print_json, whole_number
 from controller.cli.run_options import emulator_speed
 from controller.cli.stopping import stop_handler
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, output_path_argument, path_argument
 from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.faults import FaultSpec
 from firmware_bridge.emulator.server import DeviceServer
@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="e.g. corrupt=0.01,unplug-every=3s,misread-at=12 (docs/emulator.md)")
     p.add_argument("--speed", default="1", metavar="max|N",
                    help="mechanisms N times faster than real time, or max (default 1)")
-    p.add_argument("--dealt-log", type=path_argument, metavar="FILE",
+    p.add_argument("--dealt-log", type=output_path_argument, metavar="FILE",
                    help="with --table: append every card dealt to FILE")
     p.add_argument("--dir", type=path_argument, metavar="DIR", help="with --table: where to put the pty links")
     p.add_argument("--shuffler-profile", default=None, type=path_argument, metavar="NAME|FILE",

@@ -22,7 +22,7 @@ import structlog
 
 from controller.cli.common import given_options, positive_int
 from controller.cli.stopping import run_until_signalled
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, output_path_argument, path_argument
 from controller.floor.broker import BROKER_FLAGS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
 from controller.floor.cursor import CursorError, FeedCursor, default_cursor_path
 from controller.floor.feed import DRAIN_LIMIT, FeedSettings, JournalFeed
@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the feed's memory, and how far it reads ahead of the broker")
     add_broker_options(p)
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--log-file", type=path_argument, metavar="PATH", help="JSON log file (default: none)")
+    p.add_argument("--log-file", type=output_path_argument, metavar="PATH", help="JSON log file (default: none)")
     p.set_defaults(func=run)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from controller.cli.cmd_replay import nothing_found, write_replay
 from controller.cli.common import positive_int, print_json
 from controller.cli.journal_input import copy_text, spooled_text
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, output_path_argument, path_argument
 from shoectl_config.text import quoted
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -148,7 +148,7 @@ def _add_collect_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a larger message is dropped as not a journal entry (default 1 MiB)")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                         help="least level logged on standard error (default info)")
-    parser.add_argument("--log-file", type=path_argument, metavar="PATH", help="also log JSON lines to PATH")
+    parser.add_argument("--log-file", type=output_path_argument, metavar="PATH", help="also log JSON lines to PATH")
 
 
 def _add_keys(parser: argparse.ArgumentParser) -> None:

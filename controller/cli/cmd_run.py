@@ -47,7 +47,7 @@ from controller.cli.run_options import (
 )
 from controller.cli.run_output import JournalLines, StdoutLines
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, output_path_argument, path_argument
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
 from controller.journal.errors import JournalContentError
@@ -90,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=non_negative_int, metavar="S", help="seed for the built-in emulator and the automated dealer")
     p.add_argument("--speed", type=emulator_speed, metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
-    p.add_argument("--dealt-log", type=path_argument, metavar="FILE", help="built-in emulator: append every card the shoe delivers")
+    p.add_argument("--dealt-log", type=output_path_argument, metavar="FILE", help="built-in emulator: append every card the shoe delivers")
     p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
     p.add_argument("--pace", type=whole_number(0, 10000), default=0, metavar="MS",
                    help="the automated dealer waits MS milliseconds between its actions (default 0; e.g. 25 deals a "
@@ -104,7 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "goes above X per unit, -1 to 1 (default 0: any player advantage)")
     p.add_argument("--no-edge-monitor", action="store_true", help="no edge figures after each round")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--log-file", type=path_argument, metavar="PATH", help="JSON log file (default: next to the journal)")
+    p.add_argument("--log-file", type=output_path_argument, metavar="PATH", help="JSON log file (default: next to the journal)")
     p.add_argument("--stop-grace", type=whole_number(1, 3600), default=STOP_GRACE_S, metavar="SECONDS",
                    help=f"after SIGTERM or SIGINT, how long the table may take to stop before the process "
                         f"exits anyway (default {STOP_GRACE_S})")

@@ -18,10 +18,11 @@ import difflib
 import sys
 from pathlib import Path
 
-from controller.errors import path_argument
+from controller.errors import UsageError, path_argument
 from controller.fsutil import atomic_writer
 from firmware_bridge.profiles import list_profiles
 from firmware_bridge.udev import INSTALLED_RULES_PATH, default_rules_path, generate_rules
+from shoectl_config.files import NotARegularFile, require_regular_file
 
 EXIT_DIFFERS = 1
 
@@ -67,10 +68,13 @@ def run_check(args: argparse.Namespace) -> int:
     path = Path(args.file) if args.file else default_rules_path()
     expected = generate_rules(list_profiles(), include_test_profiles=args.include_test_profiles)
     try:
+        require_regular_file(path)  # a FIFO would be waited on for a writer, without end
         actual = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         print(f"{path}: missing; run: shoectl udev generate -o {path}")
         return EXIT_DIFFERS
+    except NotARegularFile as exc:
+        raise UsageError(str(exc)) from None
     except UnicodeDecodeError:
         print(f"{path}: not UTF-8 text; run: shoectl udev generate -o {path}")
         return EXIT_DIFFERS

@@ -63,3 +63,27 @@ def test_a_fifo_given_as_an_input_file_is_refused_without_blocking(tmp_path: Pat
         assert proc.stdout == f"{fifo}: error: is a FIFO, not a regular file\n"
         return
     one_line_exit_2(proc, f"{fifo}: is a FIFO, not a regular file")
+
+
+@pytest.mark.parametrize("command, said", [
+    (("udev", "check", "{fifo}"), "{fifo}: is a FIFO, not a regular file"),
+    (("run", "--journal", "{dir}/j.db", "--rounds", "1", "--dealt-log", "{fifo}"),
+     "argument --dealt-log: {fifo} is a FIFO (a named pipe); give a regular file"),
+    (("run", "--journal", "{dir}/j.db", "--rounds", "1", "--log-file", "{fifo}"),
+     "argument --log-file: {fifo} is a FIFO (a named pipe); give a regular file"),
+    (("emulate", "--table", "--dealt-log", "{fifo}"), "argument --dealt-log: {fifo} is a FIFO"),
+    (("feed", "--journal", "{dir}/j.db", "--broker", "mqtt://127.0.0.1:1", "--log-file", "{fifo}"),
+     "argument --log-file: {fifo} is a FIFO"),
+    (("floor", "collect", "--log-file", "{fifo}"), "argument --log-file: {fifo} is a FIFO"),
+], ids=["udev check", "run --dealt-log", "run --log-file", "emulate --dealt-log", "feed --log-file", "floor --log-file"])
+def test_a_fifo_given_as_a_file_to_read_or_to_write_is_refused_without_blocking(capsys, tmp_path: Path, command, said) -> None:
+    """Opening a FIFO waits for the other end: a command given one to read with nobody writing, or
+    to append its log to with nobody reading, waited without end (and a stop signal with it)."""
+    from cli_run import run
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    argv = [a.format(fifo=fifo, dir=tmp_path) for a in command]
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and said.format(fifo=fifo) in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]  # nothing created
