@@ -179,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown command {quoted(args.table_command)} (status, watch, {', '.join(sorted(COMMANDS))})")
     if not args.operator:
         raise UsageError("--operator is required for table commands (or set SHOECTL_OPERATOR)")
+    if not is_unicode_text(args.operator):  # bytes that are not UTF-8, as the shell passed them
+        raise UsageError(f"--operator {safe(args.operator)}: not UTF-8 text")
     reply = client.command(args.operator, _pin(args), args.table_command, parse_args(args.args))
     if args.json:
         print_json(reply)

@@ -85,6 +85,8 @@ def _read_pin(op_id: str, from_stdin: bool) -> str:
         pin = line.strip()
         check_pin(pin, op_id)
         return pin
+    if not sys.stdin.isatty():  # getpass would warn, with its source line, and echo the PIN
+        raise UsageError("no terminal to ask the PIN on: give it on standard input with --pin-stdin")
     try:
         pin = getpass.getpass(f"PIN for {op_id}: ")
         check_pin(pin, op_id)  # before asking again

@@ -107,6 +107,24 @@ def test_ctl_arguments_refused_before_they_are_sent(capsys, monkeypatch, tmp_pat
     assert (code, out, err) == (2, "", f"shoectl ctl: error: {said}\n")
 
 
+def test_ctl_operator_that_is_not_utf8_is_refused_before_it_is_sent(capsys, monkeypatch, tmp_path: Path) -> None:
+    """It went to the table and came back as "bad_request: not a JSON request: ... (a lone surrogate)"."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1357\n"))
+    code, out, err = run(capsys, "ctl", "--socket", str(tmp_path / "none.sock"), "--operator", "\udcff\udcfe",
+                         "--pin-stdin", "open")
+    assert (code, out, err) == (2, "", "shoectl ctl: error: --operator \\xff\\xfe: not UTF-8 text\n")
+
+
+def test_operators_add_without_a_terminal_asks_for_pin_stdin(capsys, monkeypatch, tmp_path: Path) -> None:
+    """getpass printed its GetPassWarning, with a line of its source, and read the PIN with echo."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("4829\n4829\n"))
+    file = tmp_path / "ops.toml"
+    code, out, err = run(capsys, "operators", "add", "d9", "--role", "dealer", "--file", str(file))
+    assert (code, out) == (2, "") and not file.exists()
+    assert err == ("shoectl operators: error: no terminal to ask the PIN on: give it on standard input with "
+                   "--pin-stdin\n")
+
+
 @pytest.fixture
 def table_dir() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="sb-", dir="/tmp"))  # short: a UNIX socket's path has at most 107 bytes
