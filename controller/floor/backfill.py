@@ -5,10 +5,11 @@ refused, chains checked, gaps closed).
 ``open_export(path)`` opens the file and refuses at once what cannot be an export (missing, not a
 regular file, a journal's SQLite database given by mistake, empty). ``backfill(store, handle,
 path)`` then streams it: each line is read with a bound (a line longer than ``max_bytes`` is
-refused without being read whole), checked (``parse_entry``) and stored in batches of ``BATCH``,
-all in ONE transaction. A line that is not a journal entry refuses the file (``BackfillError``
-naming the line): the transaction is rolled back and nothing is stored. Memory holds one batch,
-whatever the size of the file. The result (``Backfilled``) counts what the chain check set aside
+refused without being read whole; its end, LF or CRLF, does not count and is not stored: a file
+that went through a Windows tool holds the same entries), checked (``parse_entry``) and stored in
+batches of ``BATCH``, all in ONE transaction. A line that is not a journal entry refuses the file
+(``BackfillError`` naming the line): the transaction is rolled back and nothing is stored. Memory
+holds one batch, whatever the size of the file. The result (``Backfilled``) counts what the chain check set aside
 apart from what stays stored: an entry of the file moved out as not fitting the chain is not
 counted as stored.
 """
@@ -114,17 +115,19 @@ def _entries(handle: BinaryIO, path: str | Path, max_bytes: int) -> Iterator[Flo
     number = 0
     try:
         while True:
-            raw = handle.readline(max_bytes + 2)  # an entry, its newline, and one byte to see it is too long
+            raw = handle.readline(max_bytes + 3)  # an entry, its CR LF, and one byte to see it is too long
             if not raw:
                 return
             number += 1
-            if len(raw) > max_bytes + 1 or (len(raw) == max_bytes + 1 and not raw.endswith(b"\n")):
+            body = raw[:-1] if raw.endswith(b"\n") else raw
+            body = body[:-1] if body.endswith(b"\r") else body  # a line's end, LF or CRLF, is no part of it
+            if len(body) > max_bytes:
                 raise BackfillError(f"{path} line {number}: longer than the limit of {max_bytes} bytes; nothing was "
                                     f"stored")
-            if not raw.strip():
+            if not body.strip():
                 continue
             try:
-                yield parse_entry(raw, max_bytes=max_bytes + 1)  # the newline does not count
+                yield parse_entry(body, max_bytes=max_bytes)
             except NotAnEntry as exc:
                 raise BackfillError(f"{path} line {number}: {exc.detail}; nothing was stored") from None
     except OSError as exc:

@@ -177,7 +177,8 @@ def _reject(conn: Any, entry: FloorEntry, why: str) -> None:
 def _swap(conn: Any, stored: FloorEntry, other: FloorEntry, why: str, moves: _Moves) -> None:
     """``other`` (a refused body) becomes the entry; ``stored`` is refused, the forgery alarmed."""
     _reject(conn, stored, why)
-    conn.execute("DELETE FROM rejected_entries WHERE table_id = %s AND seq = %s AND line = %s",
+    # btrim: a body refused before lines were trimmed may still end in CR; it is the same body
+    conn.execute("DELETE FROM rejected_entries WHERE table_id = %s AND seq = %s AND btrim(line, E' \\t\\r\\n') = %s",
                  (other.table_id, other.seq, other.line))
     conn.execute("DELETE FROM entries WHERE table_id = %s AND seq = %s", (stored.table_id, stored.seq))
     insert_entry(conn, other)

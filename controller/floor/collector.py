@@ -35,10 +35,13 @@ import structlog
 from controller.floor.broker import (
     MQTT_V5, BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal,
 )
-from controller.floor.message import MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry
+from controller.floor.message import (
+    MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry, shown_table,
+)
 from controller.floor.schema import StoreError
 from controller.floor.store import BatchResult, FloorStore
 from controller.floor.topics import JOURNAL_SUBSCRIPTION, table_of
+from shoectl_config.text import quoted
 
 DEFAULT_CLIENT_ID = "shoectl-collector"
 DEFAULT_BATCH = 1000
@@ -62,7 +65,7 @@ def journal_subscription(share: str | None, options: BrokerOptions) -> str:
     if share is None:
         return JOURNAL_SUBSCRIPTION
     if not share or any(c in share for c in "/+#$\0") or len(share) > MAX_ID_CHARS:
-        raise BrokerError(f"--share needs a group name without /, +, # or $, got {share[:MAX_ID_CHARS]!r}")
+        raise BrokerError(f"--share needs a group name without /, +, # or $, got {quoted(share[:60])}")
     if options.protocol != MQTT_V5:
         raise BrokerError("--share needs MQTT 5 (MQTT 3.1.1 has no shared subscriptions): drop --mqtt-version 3.1.1")
     if options.client_id is None:
@@ -194,7 +197,7 @@ class Collector:
         items: list[FloorEntry] = []
         dropped: list[tuple[str, str, str]] = []
         for message in batch:
-            table = (table_of(message.topic) or "")[:MAX_ID_CHARS]
+            table = shown_table(table_of(message.topic) or "")
             try:
                 items.append(parse_entry(message.payload, topic_table=table, max_bytes=self.max_bytes))
             except NotAnEntry as exc:

@@ -3,23 +3,32 @@ or a line of a ``shoectl journal export`` file, both exactly ``Entry.to_json_lin
 
 ``parse_entry(data, topic_table=None, max_bytes=...) -> FloorEntry`` checks that the bytes are
 one journal entry and raises ``NotAnEntry(reason, detail)`` otherwise: too large, not UTF-8, not a
-JSON object, a column missing or of the wrong type, a payload the journal would never store
-(floats, lone surrogates), a NUL character in a column PostgreSQL cannot store, or (for a
-message) a table id that differs from the topic's. ``reason`` is a short word for counting
-(``too_large``, ``not_json``, ``bad_field``, ``wrong_table``); ``detail`` says what, in one line.
+JSON object, a column missing or of the wrong type, a table id that is not one a table can have
+(``TABLE_ID``, the rule of ``shoectl run --table-id``), a payload the journal would never store
+(not an object, numbers with a fraction or an exponent, lone surrogates), a NUL character in a
+column PostgreSQL cannot store, or (for a message) a table id that differs from the topic's.
+``reason`` is a short word for counting (``too_large``, ``not_json``, ``bad_field``,
+``wrong_table``); ``detail`` says what, in one line and in the user's words (a payload's fault
+names the entry and the field: ``entry 12 (settlement): payload field bets[0].amount is a
+fractional number (1.5); amounts are whole minor units``), control characters escaped.
+
+The entry's ``line`` is the JSON object without the whitespace around it: a line's end (LF, or
+CRLF from a file that passed through a Windows tool) is never part of what is stored and
+compared, so the same entry is the same line whichever way it arrived.
 
 The hash chain is not checked here: that is the store's job (``controller.floor.chain``).
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from controller.journal.chain import encode_payload_value
 from controller.journal.entry import COLUMNS, Entry, parse_ts
 from controller.journal.errors import PayloadError
-from shoectl_config.text import is_unicode_text, safe
+from shoectl_config.text import is_unicode_text, quoted, safe
 
 MAX_MESSAGE_BYTES = 1024 * 1024
 _HEX = frozenset("0123456789abcdef")
@@ -27,7 +36,12 @@ _TEXT_COLUMNS = ("ts", "kind", "table_id", "shoe_id", "device_serial", "operator
 _OPTIONAL = frozenset(("shoe_id", "round_no", "device_serial", "device_epoch", "device_counter", "operator"))
 _INT_COLUMNS = ("seq", "round_no", "device_epoch", "device_counter")
 _INT64_MAX = 2**63 - 1
-MAX_ID_CHARS = 200  # a table id is at most 32 (shoectl run --table-id); it keys the store's indexes
+# shoectl run --table-id's rule (controller/cli/run_options.py, which the floor may not import;
+# tests/floor/test_table_ids.py keeps the two equal): it keys the store and is printed as it is.
+TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
+TABLE_ID_RULE = "1-32 letters, digits, '.', '_' or '-', starting with a letter or digit"
+MAX_ID_CHARS = 200  # a topic's table id recorded for a dropped message, escaped: it keys an index
+JSON_SPACE = " \t\r\n"  # what JSON allows around a value: never part of the stored line
 
 
 class NotAnEntry(ValueError):
@@ -74,17 +88,17 @@ def parse_entry(data: bytes | str, topic_table: str | None = None,
             data = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotAnEntry("not_utf8", f"not UTF-8 text (bad byte at offset {exc.start})") from None
-    line = data[:-1] if data.endswith("\n") else data
+    line = data.strip(JSON_SPACE)
     try:
-        obj = json.loads(line)
+        obj = json.loads(line, parse_float=_Unstorable, parse_constant=_Unstorable)
     except (ValueError, RecursionError):
         raise NotAnEntry("not_json", "not one JSON object") from None
     if not isinstance(obj, dict):
         raise NotAnEntry("not_json", "not one JSON object")
     entry, payload_text = _entry_of(obj)
     if topic_table is not None and entry.table_id != topic_table:
-        raise NotAnEntry("wrong_table", f"entry {entry.seq} of table {safe(entry.table_id)!r} published under "
-                                        f"table {safe(topic_table)!r}")
+        raise NotAnEntry("wrong_table", f"entry {entry.seq} of table {quoted(entry.table_id)} published under "
+                                        f"table {quoted(topic_table)}")
     return FloorEntry(entry, line, payload_text)
 
 
@@ -100,8 +114,8 @@ def _entry_of(obj: dict[str, Any]) -> tuple[Entry, str]:
             raise NotAnEntry("bad_field", f"{name} is not a text")
         if "\x00" in value or not is_unicode_text(value):
             raise NotAnEntry("bad_field", f"{name} holds a character that cannot be stored")
-        if name == "table_id" and len(value) > MAX_ID_CHARS:
-            raise NotAnEntry("bad_field", f"table_id is longer than {MAX_ID_CHARS} characters")
+        if name == "table_id" and not TABLE_ID.fullmatch(value):
+            raise NotAnEntry("bad_field", f"table_id {quoted(value[:40])} is not a table id ({TABLE_ID_RULE})")
     for name in _INT_COLUMNS:
         value = obj[name]
         if value is None and name in _OPTIONAL:
@@ -121,8 +135,75 @@ def _entry_of(obj: dict[str, Any]) -> tuple[Entry, str]:
         raise NotAnEntry("bad_field", "ts is not a journal timestamp") from None
     try:
         payload_text, payload = encode_payload_value(obj["payload"])
-    except PayloadError as exc:
-        raise NotAnEntry("bad_field", f"the payload is not a journal payload: {exc}") from None
+    except PayloadError:  # the journal's words are a programmer's (dict, float, repr): say it here
+        fault = _payload_fault(obj["payload"]) or "its payload is not one the journal stores"
+        raise NotAnEntry("bad_field", f"entry {obj['seq']} ({safe(obj['kind'][:40])}): {fault}") from None
     entry = Entry(*(payload if name == "payload" else obj[name] for name in COLUMNS),
                   schema_version=obj["schema_version"])
     return entry, payload_text
+
+
+class _Unstorable:
+    """A number JSON allows and the journal never writes (``1.5``, ``1e3``, ``NaN``), kept as its
+    text so that a message can show it as written. Neither a text nor a number to any check."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def shown_table(topic_table: str) -> str:
+    """A topic's table id as recorded for a dropped message: itself when it is a table id, else
+    escaped and cut short (it keys an index, and ``floor status`` prints it)."""
+    return topic_table if TABLE_ID.fullmatch(topic_table) else safe(topic_table[:MAX_ID_CHARS // 10])
+
+
+def _payload_fault(payload: Any) -> str | None:
+    """What keeps ``payload`` (as JSON read it) from being a journal payload, in the user's words
+    (the first fault, depth first); None when nothing does. Walked without recursion: JSON may nest
+    as deep as its reader allows."""
+    if not isinstance(payload, dict):
+        return f"its payload is not a JSON object (it is {_json_kind(payload)})"
+    todo: list[tuple[str, Any]] = [("", payload)]
+    while todo:
+        path, value = todo.pop()
+        if isinstance(value, _Unstorable):
+            if value.text.lstrip("-") in ("NaN", "Infinity"):
+                return f"{_where(path)} is {value.text}, not a number the journal stores"
+            return f"{_where(path)} is a fractional number ({value.text[:40]}); amounts are whole minor units"
+        if isinstance(value, str) and not is_unicode_text(value):
+            return f"{_where(path)} holds text that is not valid Unicode"
+        if isinstance(value, dict):
+            if not all(is_unicode_text(key) for key in value):
+                return f"a field name in {_where(path) if path else 'the payload'} is not valid Unicode"
+            todo.extend(reversed([(_field(path, key), item) for key, item in value.items()]))
+        elif isinstance(value, list):
+            todo.extend(reversed([(f"{path}[{i}]", item) for i, item in enumerate(value)]))
+    return None
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def _where(path: str) -> str:
+    return f"payload field {path if len(path) <= 100 else '...' + path[-100:]}"
+
+
+def _field(path: str, key: str) -> str:
+    """``path`` and one more field: ``bets[0].amount``; a name that is not a plain word quoted."""
+    if _NAME.fullmatch(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{quoted(key[:40])}]"
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return "a text"
+    if isinstance(value, list):
+        return "a list"
+    return "a number"

@@ -3,7 +3,10 @@ journal's own ``ChainCheck``), ``table_entries`` (a table's entries as the journ
 for ``controller.journal.replay``) and ``table_status`` (one line's worth per table).
 
 Every reader runs in one read-only transaction of its own connection, so what it reports is one
-consistent state of the store.
+consistent state of the store. The texts they return for showing (table and shoe ids, alarms' and
+dropped messages' details) have their control characters escaped (``shoectl_config.text.safe``):
+entries are checked on arrival, but a store written by an older version may hold a table id
+such as ``T1\x1b[2J``, and what the floor prints must never drive the terminal.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from controller.journal import kinds
 from controller.journal.chain import Hasher
 from controller.journal.chaincheck import ChainCheck
 from controller.journal.entry import Entry
+from shoectl_config.text import safe
 
 _FETCH = 2000
 _STATE_TAIL = 50  # the latest entries, enough for the record that set the table's state
@@ -71,8 +75,8 @@ def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdic
         count += 1
         if not check.feed(entry.chain_row()):
             break
-    return TableVerdict(table_id, count, check.last_seq, check.last_hash, check.first_bad_seq, check.reason,
-                        hasher is not None)
+    return TableVerdict(safe(table_id), count, check.last_seq, check.last_hash, check.first_bad_seq,
+                        None if check.reason is None else safe(check.reason), hasher is not None)
 
 
 def table_entries(conn: Any, table_id: str) -> Iterator[Entry]:
@@ -124,11 +128,11 @@ def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any
     dropped = conn.execute("SELECT coalesce(sum(count), 0) FROM dropped_messages WHERE table_id = %s",
                            (table_id,)).fetchone()[0]
     return {
-        "table": table_id,
+        "table": safe(table_id),
         "last_seq": last[0] if last else 0,
         "checked_seq": position[0] if position else 0,
         "last_entry_ts": last[1] if last else None,
-        "shoe": shoe[0] if shoe else None,
+        "shoe": safe(shoe[0]) if shoe else None,
         "round": last[3] if last else None,
         "rounds_today": rounds,
         "open_alarms": dict(open_alarms),
@@ -142,12 +146,12 @@ def dropped_counts(conn: Any) -> list[dict[str, Any]]:
     """Every count of dropped messages: ``{"table", "reason", "count", "last_detail", "last_seen"}``."""
     rows = conn.execute("SELECT table_id, reason, count, last_detail, last_seen FROM dropped_messages "
                         "ORDER BY table_id, reason").fetchall()
-    return [{"table": t or None, "reason": r, "count": c, "last_detail": d, "last_seen": s.isoformat()}
+    return [{"table": safe(t) or None, "reason": r, "count": c, "last_detail": safe(d), "last_seen": s.isoformat()}
             for t, r, c, d, s in rows]
 
 
 def open_alarms(conn: Any, table_id: str | None = None) -> list[dict[str, Any]]:
     rows = conn.execute("SELECT table_id, seq, kind, detail, count, first_seen FROM floor_alarms WHERE open "
                         "AND (%s::text IS NULL OR table_id = %s) ORDER BY id", (table_id, table_id)).fetchall()
-    return [{"table": t, "seq": s, "kind": k, "detail": d, "count": c, "first_seen": f.isoformat()}
+    return [{"table": safe(t), "seq": s, "kind": k, "detail": safe(d), "count": c, "first_seen": f.isoformat()}
             for t, s, k, d, c, f in rows]

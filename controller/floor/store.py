@@ -7,7 +7,8 @@ commit is done).
 
 - a new ``(table_id, seq)`` is stored (``INSERT ... ON CONFLICT DO NOTHING`` from a ``COPY`` of
   the batch into a temporary table);
-- the same key with the same body (byte-exact line) is a duplicate: harmless, dropped;
+- the same key with the same body (byte-exact line, without the whitespace around it: a stored
+  line from before lines were trimmed may still end in CR) is a duplicate: harmless, dropped;
 - the same key with another body is refused: kept in ``rejected_entries`` with a ``forgery``
   alarm, the stored row kept. It is replaced later only by ``controller.floor.chain`` (its
   ``_swap``), when the chain proves the body stored first the forgery (docs/floor.md, "When a
@@ -19,15 +20,17 @@ reason, detail)``, counted in ``dropped_messages`` in the same transaction.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from controller.floor import alarms, chain
-from controller.floor.message import FloorEntry
+from controller.floor.message import JSON_SPACE, FloorEntry
 from controller.floor.rows import ENTRY_COLUMNS, entry_values
 from controller.floor.schema import StoreError, migrate
 from controller.journal.chain import Hasher
+from shoectl_config.text import quoted, safe
 
 CONNECT_TIMEOUT = 10  # seconds
 
@@ -53,16 +56,17 @@ def connect(url: str, *, autocommit: bool = False, snapshot: bool = False) -> An
         raise StoreError("the floor needs psycopg: pip install 'shoectl[floor]'") from None
 
     if not url.startswith(("postgresql://", "postgres://")):
-        raise StoreError(f"--db must be a PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE), got {_shown(url)!r}")
+        raise StoreError(f"--db must be a PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE), "
+                         f"got {quoted(_shown(url))}")
     try:
         params = conninfo_to_dict(url)
     except psycopg.Error:
-        raise StoreError(f"--db is not a valid PostgreSQL URL: {_shown(url)!r}") from None
+        raise StoreError(f"--db is not a valid PostgreSQL URL: {quoted(_shown(url))}") from None
     where = f"{params.get('host', 'localhost')}:{params.get('port', 5432)}/{params.get('dbname', '')}"
     try:
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as exc:
-        raise StoreError(f"cannot use the database {where}: {_reason(exc)}") from None
+        raise StoreError(_connect_failure(exc, safe(where))) from None
     if snapshot:
         conn.read_only = True
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
@@ -92,12 +96,41 @@ def failure_words(exc: Exception) -> str:
     return primary or "the database failed"
 
 
-def _reason(exc: Exception) -> str:
-    text = " ".join(str(exc).split())
+_UNRESOLVED = re.compile(r"failed to resolve host '(.*)': (?:\[Errno (-?\d+)\] )?")
+_ERRNO = re.compile(r"\[Errno -?\d+\] ")
+_EAI_AGAIN = "-3"  # the name service did not answer (getaddrinfo's EAI_AGAIN)
+
+
+def _connect_failure(exc: Exception, where: str) -> str:
+    """Why ``where`` could not be used, in one line of the user's words: never libpq's or Python's
+    internals (``[Errno -2]``, ``fe_sendauth``) nor the hints libpq puts on lines of their own."""
+    text = str(exc).split("\n", 1)[0]  # several hosts tried: the last failure, then each again
+    unresolved = _UNRESOLVED.match(text)
+    if unresolved:
+        host = safe(unresolved.group(1))
+        if unresolved.group(2) == _EAI_AGAIN:
+            return f"cannot reach the database at {host}: no name server answered to look its host name up"
+        return f"cannot reach the database at {host}: the host name does not resolve"
+    if isinstance(exc, _connection_timeout()):
+        return f"cannot reach the database at {where}: no answer within {CONNECT_TIMEOUT} s"
     for marker in ("FATAL: ", "failed: "):
         if marker in text:
             text = text.rsplit(marker, 1)[-1]
-    return text[:300] or "connection failed"
+    reason = " ".join(_ERRNO.sub("", text).split())[:300]
+    if reason == "Connection refused":
+        return f"cannot reach the database at {where}: the connection was refused (is the server running there?)"
+    if reason == "No such file or directory":
+        return f"cannot reach the database at {where}: no server's socket there (is the server running?)"
+    if reason.startswith("fe_sendauth: no password supplied"):
+        return (f"cannot use the database {where}: the server asks for a password and none was found (put it in "
+                f"~/.pgpass, PGPASSFILE or passfile= in the URL)")
+    return f"cannot use the database {where}: {safe(reason) or 'connection failed'}"
+
+
+def _connection_timeout() -> type[Exception]:
+    import psycopg
+
+    return psycopg.errors.ConnectionTimeout
 
 
 def _psycopg_error() -> type[Exception]:
@@ -197,7 +230,7 @@ class FloorStore:
         for table_id, seqs in by_table.items():
             rows = self.conn.execute("SELECT seq, line FROM entries WHERE table_id = %s AND seq = ANY(%s)",
                                      (table_id, seqs)).fetchall()
-            out.update(((table_id, seq), line) for seq, line in rows)
+            out.update(((table_id, seq), line.strip(JSON_SPACE)) for seq, line in rows)
         return out
 
     def _refuse_second_body(self, item: FloorEntry) -> None:

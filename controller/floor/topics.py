@@ -10,6 +10,8 @@ characters MQTT gives a meaning in topics (``/``, ``+``, ``#``).
 """
 from __future__ import annotations
 
+from shoectl_config.text import quoted
+
 TOPIC_PREFIX = "shoectl/v1/tables/"
 JOURNAL, STATUS, ROADS = "journal", "status", "roads"
 JOURNAL_SUBSCRIPTION = f"{TOPIC_PREFIX}+/{JOURNAL}"
@@ -18,7 +20,7 @@ JOURNAL_SUBSCRIPTION = f"{TOPIC_PREFIX}+/{JOURNAL}"
 def table_topic(table_id: str, leaf: str) -> str:
     """``shoectl/v1/tables/<table_id>/<leaf>``; ValueError for a table id MQTT would misread."""
     if not table_id or any(c in table_id for c in "/+#\0"):
-        raise ValueError(f"the table id {table_id!r} cannot be part of an MQTT topic")
+        raise ValueError(f"the table id {quoted(table_id)} cannot be part of an MQTT topic")
     return f"{TOPIC_PREFIX}{table_id}/{leaf}"
 
 

@@ -149,4 +149,4 @@ def test_refused_credentials_or_database_are_one_line_exit_2(mosquitto: Mosquitt
     closed = f"postgresql://postgres@127.0.0.1:{free_port()}/floor"
     done = subprocess.run([*SHOECTL, "floor", "collect", "--broker", mosquitto.url, "--db", closed,
                            *mosquitto.login(COLLECTOR)], capture_output=True, text=True, timeout=HANG)
-    assert done.returncode == 2 and "cannot use the database" in done.stderr and done.stderr.count("\n") == 1
+    assert done.returncode == 2 and "cannot reach the database" in done.stderr and done.stderr.count("\n") == 1
