@@ -4,11 +4,15 @@
 TOML; ``read_toml_file(path, max_bytes, error)`` reads a regular file first
 (``files.read_regular_file``). Every problem raises ``error(source, "", reason)``: not UTF-8 (with
 the offset of the bad byte), a TOML syntax error (tomllib's message, with line and column), a
-value Python refuses (an integer beyond its digit limit), nesting too deep.
+value Python refuses (an integer of more digits than Python converts: "TOML value error: an
+integer with more than 4300 digits (at line 3)"), nesting too deep. No message holds a word of
+Python's own (``sys.set_int_max_str_digits``).
 """
 from __future__ import annotations
 
 import os
+import re
+import sys
 import tomllib
 from typing import Any
 
@@ -32,8 +36,46 @@ def parse_toml(raw: bytes, source: str, error: ErrorFactory) -> dict[str, Any]:
         raise error(source, "", f"TOML syntax error: {safe(str(exc))}") from None
     except RecursionError:
         raise error(source, "", "TOML syntax error: arrays or tables nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
-        raise error(source, "", f"TOML value error: {safe(str(exc))}") from None
+    except ValueError as exc:  # an integer longer than Python's digit limit (tomllib's int() refuses it)
+        raise error(source, "", f"TOML value error: {_value_problem(text, str(exc))}") from None
+
+
+_DIGITS = re.compile(r"[0-9][0-9_]*")
+
+
+def _value_problem(text: str, message: str) -> str:
+    """The reason, in words, for the ``ValueError`` (``message``) tomllib let out of ``text``.
+
+    The only one it lets out is ``int()`` refusing an integer of more digits than
+    ``sys.get_int_max_str_digits()``; the line is the first one holding such a run of digits whose
+    document, cut after that line, fails the same way (tomllib reads in order, so a cut document
+    fails so from that line on; a long run of digits in a string does not)."""
+    limit = sys.get_int_max_str_digits()
+    candidates = [m for m in _DIGITS.finditer(text) if limit and m.end() - m.start() - m.group().count("_") > limit]
+    found = None
+    low, high = 0, len(candidates)  # binary search for the first candidate whose cut document fails
+    while low < high:
+        middle = (low + high) // 2
+        if _fails_on_digits(text, candidates[middle].end(), message):
+            found, high = candidates[middle], middle
+        else:
+            low = middle + 1
+    if found is None:
+        return f"an integer with more than {limit} digits" if limit else "a value that cannot be read"
+    line = text.count("\n", 0, found.start()) + 1
+    return f"an integer with more than {limit} digits (at line {line})"
+
+
+def _fails_on_digits(text: str, end: int, message: str) -> bool:
+    """Whether ``text``, cut at the end of the line holding ``end``, fails with ``message``."""
+    cut = text.find("\n", end)
+    try:
+        tomllib.loads(text if cut < 0 else text[:cut + 1])
+    except ValueError as exc:
+        return not isinstance(exc, tomllib.TOMLDecodeError) and str(exc) == message
+    except RecursionError:
+        return False
+    return False
 
 
 def read_toml_file(path: str | os.PathLike[str], max_bytes: int,

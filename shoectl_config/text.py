@@ -3,18 +3,28 @@ text, ``readable`` makes a whole message readable, ``typename`` names a parsed T
 in words, ``show`` renders a bad value briefly, ``key_part`` writes one part of a dotted key as
 TOML would (quoted when it is not a bare key).
 
+A value from a file is shown as the file would hold it, never as Python writes it: ``true``, not
+``True``; ``1979-05-27``, not ``datetime.date(1979, 5, 27)``; ``2020-01-01T00:00:00Z``; ``nan``,
+``inf``; a string as a TOML literal string (``'8'``) or, when it holds a quote or a character
+that does not print, as a basic string with TOML's escapes (``"a\\nb"``). Whatever ``show`` and
+``key_part`` write is at most ``MAX_SHOWN`` characters: a longer value or key is cut, an ellipsis
+(``...``) marking the cut, so a 100 KB key in a file makes a short message.
+
 A byte that is not UTF-8 in a command line or a file name reaches Python as a lone surrogate
 (U+DC80-U+DCFF, "surrogateescape"); every message shows it as the byte, ``\xff``, never as
 Python's ``\udcff``."""
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 
-__all__ = ["key_part", "quoted", "readable", "safe", "show", "toml_string", "typename"]
+__all__ = ["MAX_SHOWN", "described", "key_part", "quoted", "readable", "safe", "show", "toml_key", "toml_string",
+           "typename"]
 
-MAX_SHOWN = 60  # characters of a bad value quoted in a message
+MAX_SHOWN = 60  # characters at most of a value or a key from a file shown in a message
+_ELLIPSIS = "..."
 _HUGE = 10**30  # integers beyond this are named, not printed (a TOML integer may have 4,000 digits)
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPED_BYTE = re.compile(r"(?<!\\)\\udc([89a-f][0-9a-f])")  # repr's spelling of a byte that was not UTF-8
@@ -65,49 +75,134 @@ _TYPE_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
 
 
 def typename(value: object) -> str:
-    """The type of a parsed TOML value in words: ``"an integer"``, ``"a table"``, ..."""
-    return next((name for kinds, name in _TYPE_NAMES if isinstance(value, kinds)), f"a {type(value).__name__}")
+    """The type of a parsed TOML value in words: ``"an integer"``, ``"a table"``, ``"a local
+    date-time"`` (one without an offset), ...; anything TOML never gives is ``"a value of
+    another kind"`` (no Python type name in a message)."""
+    if isinstance(value, datetime) and value.utcoffset() is None:
+        return "a local date-time"
+    return next((name for kinds, name in _TYPE_NAMES if isinstance(value, kinds)), "a value of another kind")
 
 
 def described(value: object) -> str:
-    """A bad value's type and the value: ``"a string ('8')"``; a table or an array by its type
-    alone (``show`` would only say the type again)."""
+    """A bad value's type and the value: ``"a string ('8')"``, ``"a boolean (true)"``,
+    ``"a date (1979-05-27)"``; a table or an array by its type alone (``show`` would only say the
+    type again)."""
     kind = typename(value)
-    return kind if isinstance(value, (Mapping, list, tuple)) else f"{kind} ({show(value)})"
+    shown = show(value)
+    return kind if shown == kind else f"{kind} ({shown})"
 
 
 def show(value: object) -> str:
-    """A bad value for a message: short, on one line (tables and arrays by their type)."""
-    if isinstance(value, (Mapping, list, tuple)):
-        return typename(value)
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _HUGE:
-        return "a very large integer"
-    text = quoted(value) if isinstance(value, str) else repr(value)
-    if len(text) > MAX_SHOWN:
-        text = text[: MAX_SHOWN - 3] + "..."
-    return safe(text)
+    """A bad value for a message as TOML writes it, short (at most ``MAX_SHOWN`` characters), on
+    one line: ``true``, ``8``, ``-inf``, ``nan``, ``1979-05-27``, ``2020-01-01T00:00:00Z``,
+    ``'8'``, ``"a\\nb"``; a table or an array by its type, an integer of more than 30 digits as
+    ``a very large integer``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return "a very large integer" if abs(value) > _HUGE else str(value)  # str() of 4,300+ digits raises
+    if isinstance(value, float):
+        return _toml_float(value)
+    if isinstance(value, str):
+        return _shown_string(value)
+    if isinstance(value, (datetime, date, time)):
+        return _toml_datetime(value)
+    return typename(value)
+
+
+def _toml_float(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)  # "0.5", "1e-300", "1e+16": TOML floats as they are
+
+
+def _toml_datetime(value: date | time) -> str:
+    """A date, a time or a date-time as TOML writes it; an offset of zero is ``Z``."""
+    text = value.isoformat()
+    if isinstance(value, (datetime, time)) and value.utcoffset() == timedelta(0) and text.endswith("+00:00"):
+        text = text[: -len("+00:00")] + "Z"
+    return text
+
+
+def _shown_string(text: str) -> str:
+    """A string of a file: a TOML literal string (``'8'``) when it can be one, else a basic string
+    with escapes (``"it's"``, ``"a\\nb"``); cut to ``MAX_SHOWN`` characters."""
+    head = text[:MAX_SHOWN]  # nothing beyond this can be shown: long values cost nothing more
+    if "'" not in head and head.isprintable():
+        return _quoted_pieces("'", list(head), len(text) > len(head))
+    return _quoted_pieces('"', [_escaped_in_basic(c) for c in head], len(text) > len(head))
+
+
+def _escaped_in_basic(c: str) -> str:
+    """One character in a basic string of a message: TOML's escapes, a byte that was not UTF-8
+    as that byte (``\\xff``)."""
+    if "\udc80" <= c <= "\udcff":
+        return _escaped(c)
+    return _toml_char(c)
+
+
+def _quoted_pieces(quote: str, pieces: list[str], longer: bool) -> str:
+    """``pieces`` (characters or whole escapes) between quotes, at most ``MAX_SHOWN`` characters
+    in all: when they do not fit (or ``longer``, there is more), as many as fit and ``...``."""
+    room = MAX_SHOWN - 2 * len(quote)
+    if not longer and sum(map(len, pieces)) <= room:
+        return quote + "".join(pieces) + quote
+    return quote + _kept(pieces, room - len(_ELLIPSIS)) + _ELLIPSIS + quote
+
+
+def _kept(pieces: list[str], room: int) -> str:
+    """The leading pieces whose length fits in ``room`` (an escape is never cut in two)."""
+    kept: list[str] = []
+    used = 0
+    for piece in pieces:
+        if used + len(piece) > room:
+            break
+        kept.append(piece)
+        used += len(piece)
+    return "".join(kept)
+
+
+def _cut(pieces: list[str], limit: int) -> str:
+    """``pieces`` joined, or as many as fit with ``...`` when all of them take more than ``limit``."""
+    if sum(map(len, pieces)) <= limit:
+        return "".join(pieces)
+    return _kept(pieces, limit - len(_ELLIPSIS)) + _ELLIPSIS
 
 
 _TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
+def _toml_char(c: str) -> str:
+    """One character in a TOML basic string: ``"``, ``\\``, control characters, DEL and anything
+    else that does not print escaped (``\\n``, ``\\u0007``), anything else as it is."""
+    if c in _TOML_ESCAPES:
+        return _TOML_ESCAPES[c]
+    if c.isprintable() and c != "\x7f":
+        return c
+    return f"\\u{ord(c):04X}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08X}"
+
+
 def toml_string(text: str) -> str:
     """``text`` as a TOML basic string: ``"``, ``\\``, control characters, DEL and anything else
     that does not print (a lone surrogate, a line separator) escaped as TOML escapes them
-    (``\\n``, ``\\u0007``); printable non-ASCII characters stay as they are."""
-    def escaped(c: str) -> str:
-        if c in _TOML_ESCAPES:
-            return _TOML_ESCAPES[c]
-        if c.isprintable() and c != "\x7f":
-            return c
-        return f"\\u{ord(c):04X}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08X}"
-    return '"' + "".join(escaped(c) for c in text) + '"'
+    (``\\n``, ``\\u0007``); printable non-ASCII characters stay as they are. Whole: for TOML
+    text (``toml_text``); a message uses ``key_part`` or ``show``, which are cut short."""
+    return '"' + "".join(map(_toml_char, text)) + '"'
+
+
+def toml_key(text: str) -> str:
+    """A key as TOML writes it, whole: bare if it can be, else a basic string."""
+    return text if _BARE_KEY.fullmatch(text) else toml_string(text)
 
 
 def key_part(part: object) -> str:
-    """One part of a dotted key as TOML writes it: bare if it can be, else a basic string
-    (``"a\\nb"``, ``"café"``)."""
+    """One part of a dotted key in a message as TOML writes it: bare if it can be, else a basic
+    string (``"a\\nb"``, ``"café"``); a key of more than ``MAX_SHOWN`` characters is cut
+    (``kkkk...``, ``"k\\nk..."``), so a huge unknown key makes a short message."""
     text = str(part)
     if _BARE_KEY.fullmatch(text):
-        return text
-    return toml_string(text)
+        return _cut(list(text[:MAX_SHOWN + 1]), MAX_SHOWN)
+    head = text[:MAX_SHOWN]  # nothing beyond this can be shown
+    return _quoted_pieces('"', [_toml_char(c) for c in head], len(text) > len(head))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .text import key_part, toml_string, typename
+from .text import toml_key, toml_string, typename
 
 __all__ = ["toml_document", "toml_value"]
 
@@ -43,5 +43,6 @@ def toml_document(tables: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def _key(key: str) -> str:
-    """A bare key if it can be (``key_part`` leaves it as it is), else a quoted one."""
-    return key if key_part(key) == key else toml_value(key)
+    """A bare key if it can be, else a quoted one; whole, however long (``key_part``, for
+    messages, would cut it)."""
+    return toml_key(key)

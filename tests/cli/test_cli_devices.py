@@ -210,7 +210,7 @@ def test_profiles_check_all_and_files(capsys, tmp_path: Path) -> None:
     assert code == 2 and err == ""
     assert out.splitlines() == [
         f"{good}: ok (good: shoe, serial 115200 8N1)",
-        f"{bad}: error: transport.vid: expected an integer, got a boolean (True)",
+        f"{bad}: error: transport.vid: expected an integer, got a boolean (true)",
     ]
 
 

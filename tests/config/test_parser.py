@@ -63,7 +63,7 @@ def test_typed_values() -> None:
     assert reason(P.integer, "k", 9, 1, 8, hint=" for 1 deck") == ("k", "out of range: 9 (allowed 1..8 for 1 deck)")
     assert reason(P.integer, "k", 0x10000, 0, 0xFFFF, hex_=True) == ("k", "out of range: 0x10000 (allowed 0x0000..0xffff)")
     assert reason(P.integer, "k", 10**50, 0, 1) == ("k", "out of range: a very large integer (allowed 0..1)")
-    assert reason(P.integer, "k", True, 0, 1) == ("k", "expected an integer, got a boolean (True)")
+    assert reason(P.integer, "k", True, 0, 1) == ("k", "expected an integer, got a boolean (true)")
     assert reason(P.integer, "k", "8", 0, 9) == ("k", "expected an integer, got a string ('8')")
     assert reason(P.integer, "k", date(2024, 1, 1), 0, 9)[1].startswith("expected an integer, got a date")
     assert P.boolean("k", False) is False
@@ -102,7 +102,7 @@ def test_decimals_in_bounds(value: object, result: Decimal) -> None:
     ("NaN", "expected a finite number, got 'NaN'"),
     ("-Infinity", "expected a finite number, got '-Infinity'"),
     (float("inf"), "expected a finite number, got inf"),
-    (True, 'expected a decimal string such as "0.05", got a boolean (True)'),
+    (True, 'expected a decimal string such as "0.05", got a boolean (true)'),
     ([0.05], 'expected a decimal string such as "0.05", got an array'),
 ])
 def test_decimals_out_of_bounds(value: object, message: str) -> None:
