@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import warnings
 import sys
 
 from controller.cli.common import print_json
@@ -85,14 +86,17 @@ def _read_pin(op_id: str, from_stdin: bool) -> str:
         pin = line.strip()
         check_pin(pin, op_id)
         return pin
-    if not sys.stdin.isatty():  # getpass would warn, with its source line, and echo the PIN
-        raise UsageError("no terminal to ask the PIN on: give it on standard input with --pin-stdin")
-    try:
-        pin = getpass.getpass(f"PIN for {op_id}: ")
-        check_pin(pin, op_id)  # before asking again
-        again = getpass.getpass(f"PIN for {op_id} again: ")
-    except EOFError:
-        raise UsageError("no PIN entered (use --pin-stdin to give it on standard input)") from None
+    with warnings.catch_warnings():
+        # Without a terminal getpass warns (with a line of its source) and reads the PIN echoed.
+        warnings.simplefilter("error", getpass.GetPassWarning)
+        try:
+            pin = getpass.getpass(f"PIN for {op_id}: ")
+            check_pin(pin, op_id)  # before asking again
+            again = getpass.getpass(f"PIN for {op_id} again: ")
+        except EOFError:
+            raise UsageError("no PIN entered (use --pin-stdin to give it on standard input)") from None
+        except getpass.GetPassWarning:
+            raise UsageError("no terminal to ask the PIN on: give it on standard input with --pin-stdin") from None
     if again != pin:
         raise UsageError("the two PINs differ; nothing was changed")
     return pin

@@ -118,12 +118,21 @@ class PreparedEntry:
 
 def row_to_entry(row: tuple[Any, ...], path: Path | str, schema_version: int = 2) -> Entry:
     """The Entry of a row of every column in ``COLUMNS`` order, written under ``schema_version``."""
+    if not (type(row[0]) is int and type(row[2]) is str and type(row[11]) is str and type(row[12]) is str):
+        # Only a reader that skipped the check (--no-verify) meets one: the check names the column.
+        raise NotAJournalError(f"{path}: an entry ({_shown_seq(row[0])}) holds a column of the wrong type; run "
+                               "`shoectl journal verify`")
     try:
         payload = json.loads(row[10])
-    except (TypeError, ValueError):
-        raise NotAJournalError(f"{path}: entry {row[0]} has a payload that is not JSON; run `shoectl journal verify`") from None
+    except (TypeError, ValueError, RecursionError):
+        raise NotAJournalError(f"{path}: entry {row[0]} has a payload that is not JSON, or is nested too deep; "
+                               "run `shoectl journal verify`") from None
     return Entry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9], payload, row[11], row[12],
                  schema_version)
+
+
+def _shown_seq(seq: Any) -> str:
+    return f"seq {seq}" if type(seq) is int else "its seq not a whole number"
 
 
 def check_str(name: str, value: Any, *, optional: bool) -> None:

@@ -294,6 +294,8 @@ class CheckedRead:
         read and checked, those not asked for too."""
         wanted = None if kinds is None else frozenset([kinds] if isinstance(kinds, str) else kinds)
         for row in self.rows():
+            if type(row[0]) is not int:  # unchecked (--no-verify): row_to_entry says it in words
+                row_to_entry(row, self.path)
             if row[0] > since_seq and (wanted is None or row[2] in wanted):
                 yield row_to_entry(row, self.path, self.layout.entry_version(row[0]))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as cli_main
-from controller.errors import path_argument
+from controller.errors import output_path_argument, path_argument
 from controller.journal import Journal, Record
 from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
@@ -117,6 +117,14 @@ def test_ctl_operator_that_is_not_utf8_is_refused_before_it_is_sent(capsys, monk
 
 def test_operators_add_without_a_terminal_asks_for_pin_stdin(capsys, monkeypatch, tmp_path: Path) -> None:
     """getpass printed its GetPassWarning, with a line of its source, and read the PIN with echo."""
+    import getpass
+
+    def no_terminal(prompt: str = "") -> str:  # what getpass does when it cannot open /dev/tty
+        import warnings
+        warnings.warn("Can not control echo on the terminal.", getpass.GetPassWarning, stacklevel=2)
+        return "4829"
+
+    monkeypatch.setattr(getpass, "getpass", no_terminal)
     monkeypatch.setattr(sys, "stdin", io.StringIO("4829\n4829\n"))
     file = tmp_path / "ops.toml"
     code, out, err = run(capsys, "operators", "add", "d9", "--role", "dealer", "--file", str(file))
@@ -294,13 +302,16 @@ def _every_action(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argpar
 
 def test_every_argument_that_names_a_file_refuses_an_empty_name() -> None:
     """Empty file names were refused by looking at the arguments' metavars after parsing; each such
-    argument now says so itself (``type=path_argument``). This lint finds one that forgot."""
+    argument now says so itself (``type=path_argument``, or ``output_path_argument`` for a file
+    appended to, which calls it). This lint finds one that forgot."""
     file_like = {"FILE", "PATH", "DIR", "OLD", "NEW", "NAME|FILE", "FILE|PRESET", "FILE_OR_PRESET"}
     actions = list(_every_action(cli_main.build_parser()))
     named = [(prog, action.dest) for prog, action in actions if action.metavar in file_like]
     assert len(named) > 50  # every command's parser was walked (the broker's options among them)
     assert [(prog, action.dest) for prog, action in actions
-            if action.metavar in file_like and action.type is not path_argument] == []
+            if action.metavar in file_like and action.type not in (path_argument, output_path_argument)] == []
+    with pytest.raises(argparse.ArgumentTypeError, match="an empty file name"):
+        output_path_argument("")
 
 
 @pytest.mark.parametrize("answer", [b"[" * 5000 + b"]" * 5000 + b"\n", b"\xff\xfe\n", b"[1, 2]\n"],

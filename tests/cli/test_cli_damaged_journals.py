@@ -114,3 +114,19 @@ def test_a_feed_cursor_past_the_journals_end_is_refused_before_anything_is_publi
                                       "journal_created": meta["created"], "seq": seq}))
         line = one_line(capsys, "feed", "--journal", str(path), "--cursor", str(cursor), "--broker", "mqtt://127.0.0.1:1")
         assert f"the cursor says the floor has this journal's entries up to {seq}, but the journal ends at entry {end}" in line
+
+
+def test_a_reader_told_not_to_verify_still_says_a_broken_payload_in_one_line(capsys, dealt: Path, tmp_path: Path) -> None:
+    """``--no-verify`` reads a journal whose check fails; a payload nested deeper than JSON's
+    reader goes raised RecursionError there."""
+    path = copy(dealt, tmp_path)
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER entries_no_update")
+    conn.execute("UPDATE entries SET payload = ? WHERE seq = 5", ("[" * 100_000 + "]" * 100_000,))
+    conn.commit()
+    conn.close()
+    for argv in (["journal", "export"], ["journal", "replay"], ["roadmap"]):
+        code, _, err = run(capsys, *argv, "--no-verify", str(path))
+        last = err.strip().splitlines()[-1]
+        assert code == 2 and "entry 5 has a payload that is not JSON, or is nested too deep" in last, err
+        assert not any(word in err for word in SAID), err
