@@ -37,7 +37,7 @@ _OPTIONAL = frozenset(("shoe_id", "round_no", "device_serial", "device_epoch", "
 _INT_COLUMNS = ("seq", "round_no", "device_epoch", "device_counter")
 _INT64_MAX = 2**63 - 1
 # shoectl run --table-id's rule (controller/cli/run_options.py, which the floor may not import;
-# tests/floor/test_table_ids.py keeps the two equal): it keys the store and is printed as it is.
+# tests/floor/test_backfill_input.py keeps the two equal): it keys the store and is printed as it is.
 TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
 TABLE_ID_RULE = "1-32 letters, digits, '.', '_' or '-', starting with a letter or digit"
 MAX_ID_CHARS = 200  # a topic's table id recorded for a dropped message, escaped: it keys an index
