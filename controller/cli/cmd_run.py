@@ -40,7 +40,7 @@ from typing import Any
 from controller.cli.cmd_feed import FeedThread, add_run_feed_options, run_feed_options
 from controller.cli.cmd_scoreboard import add_run_scoreboard_option, bind_run_scoreboard, start_run_scoreboard
 from controller.cli.cmd_systemd import service_watch
-from controller.cli.common import non_negative_int, positive_int, submission_for, whole_number
+from controller.cli.common import group_name, non_negative_int, positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
 from controller.cli.run_options import (
     DEFAULT_SPEED, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "name with .sock, beside it: var/journal.sock)")
     p.add_argument("--control-connections", type=positive_int, default=64, metavar="N",
                    help="most connections the control socket serves at once (default 64)")
-    p.add_argument("--control-group", metavar="GROUP", help="group of the control socket (default: shoectl, if it exists)")
+    p.add_argument("--control-group", type=group_name, metavar="GROUP", help="group of the control socket (default: shoectl, if it exists)")
     p.add_argument("--operators", type=path_argument, metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
     p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
                    help="how long five wrong PINs in a row lock an operator out (default 300)")

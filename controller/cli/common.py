@@ -43,6 +43,14 @@ def submission_for(game: str | None, spec: str | None) -> Any:
 INT64_MAX = 2**63 - 1  # SQLite's largest integer: a count or a seq compared with the journal
 
 
+def group_name(text: str) -> str:
+    """An argparse type: a group's name, not empty (an unset variable in ``--control-group "$G"``
+    would otherwise be taken for "not given" and the default group used)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty group name")
+    return text
+
+
 def whole_number(minimum: int, maximum: int = INT64_MAX) -> Callable[[str], int]:
     """An argparse type: a whole number from ``minimum`` to ``maximum``, in ASCII digits."""
     bound = len(str(max(abs(minimum), abs(maximum))))

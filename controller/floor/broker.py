@@ -32,6 +32,7 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from controller.errors import UsageError, path_argument
+from shoectl_config.text import quoted
 
 if TYPE_CHECKING:
     import paho.mqtt.client as mqtt
@@ -111,7 +112,7 @@ def add_broker_options(parser: argparse.ArgumentParser, *, url_flag: str = "--br
 
 def parse_broker_url(text: str) -> tuple[str, int, bool]:
     """``(host, port, tls)`` of ``mqtt://HOST[:PORT]`` or ``mqtts://HOST[:PORT]``; BrokerError."""
-    bad = f"bad broker URL {text!r}: "
+    bad = f"bad broker URL {quoted(text[:200])}: "
     try:
         parts = urllib.parse.urlsplit(text)
     except ValueError:  # an unbalanced [ of an IPv6 address

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from shoectl_config.text import show
+
 from .errors import CardError, CompositionError
 
 RANKS: tuple[int, ...] = tuple(range(1, 14))
@@ -84,11 +86,11 @@ def parse_card(text: str) -> Card:
     raw = str(text).strip()
     upper = raw.upper()
     if len(upper) < 2:
-        raise CardError(f"unknown card {raw!r}: expected a rank (A,2-9,10/T,J,Q,K) and a suit (C,D,H,S)")
+        raise CardError(f"unknown card {show(raw)}: expected a rank (A,2-9,10/T,J,Q,K) and a suit (C,D,H,S)")
     rank = _RANK_PARSE.get(upper[:-1])
     suit = _SUIT_PARSE.get(upper[-1])
     if rank is None or suit is None:
-        raise CardError(f"unknown card {raw!r}: expected a rank (A,2-9,10/T,J,Q,K) and a suit (C,D,H,S)")
+        raise CardError(f"unknown card {show(raw)}: expected a rank (A,2-9,10/T,J,Q,K) and a suit (C,D,H,S)")
     return _INTERNED[(rank, suit)]
 
 

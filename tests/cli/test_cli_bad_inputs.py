@@ -233,7 +233,7 @@ def test_verify_against_a_file_with_no_anchor_in_it_is_refused(capsys, one_shoe:
 
 @pytest.mark.parametrize("argv, said", [
     (["odds", "--decks", "\udcff"], "shoectl odds: error: --decks must be a whole number from 1 to 8, not '\\xff'"),
-    (["odds", "--removed", "\udcffS"], "shoectl odds: error: unknown card '\\xffS': expected a rank"),
+    (["odds", "--removed", "\udcffS"], 'shoectl odds: error: unknown card "\\xffS": expected a rank'),
     (["run", "--speed", "\udcff"], "argument --speed: expected max or a finite positive number (times real time), "
                                    "not '\\xff'"),
     (["simulate", "--game", "\udcff"], "shoectl simulate: error: argument --game: invalid choice: '\\xff' (choose"),
@@ -343,3 +343,9 @@ def test_ctl_against_a_socket_that_is_not_a_table_says_so_in_one_line(capsys, tm
         server.close()
     assert (code, out) == (2, "")
     assert err == f"shoectl ctl: error: {path}: what answers there is not a table (not a JSON reply)\n"
+
+
+def test_an_empty_control_group_is_refused_not_taken_for_the_default(capsys, tmp_path: Path) -> None:
+    code, out, err = run(capsys, "run", "--journal", str(tmp_path / "j.db"), "--rounds", "1", "--control-group", "")
+    assert (code, out) == (2, "") and err == "shoectl run: error: argument --control-group: an empty group name\n"
+    assert list(tmp_path.iterdir()) == []
