@@ -32,6 +32,7 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from controller.errors import UsageError, path_argument
+from shoectl_config.files import NotARegularFile, require_regular_file
 from shoectl_config.text import quoted
 
 if TYPE_CHECKING:
@@ -139,8 +140,11 @@ def read_password_file(path: str) -> str:
     """The first line of ``path`` (without its line end); BrokerError when it cannot be read or
     holds no password."""
     try:
+        require_regular_file(path)  # a FIFO would be waited on for a writer, without end
         with open(path, "rb") as fh:
             data = fh.read(_MAX_PASSWORD_FILE)
+    except NotARegularFile as exc:
+        raise BrokerError(f"cannot read the password file {exc}") from None
     except OSError as exc:
         raise BrokerError(f"{path}: cannot read the password file: {exc.strerror or exc}") from None
     line = data.splitlines()[0] if data else b""
@@ -156,6 +160,11 @@ def read_password_file(path: str) -> str:
 def _readable(path: str | None, what: str) -> str | None:
     if path is not None and not os.access(path, os.R_OK):
         raise BrokerError(f"{path}: cannot read the {what}" + ("" if os.path.exists(path) else ": no such file"))
+    if path is not None:
+        try:
+            require_regular_file(path)  # OpenSSL would wait on a FIFO for a writer, without end
+        except NotARegularFile as exc:
+            raise BrokerError(f"cannot read the {what} {exc}") from None
     return path
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from controller.errors import UsageError
 from controller.fsutil import atomic_writer
+from shoectl_config.files import NotARegularFile, require_regular_file
 
 FORMAT = "shoectl-feed-cursor/1"
 _MAX_BYTES = 4096
@@ -47,10 +48,13 @@ class FeedCursor:
 
     def load(self) -> int:
         try:
+            require_regular_file(self.path)  # a FIFO would be waited on for a writer, without end
             with open(self.path, "rb") as fh:
                 data = fh.read(_MAX_BYTES + 1)
         except FileNotFoundError:
             return 0
+        except NotARegularFile as exc:
+            raise CursorError(f"{exc} (a feed cursor is a file the feed writes)") from None
         except OSError as exc:
             raise CursorError(f"{self.path}: cannot read the feed's cursor: {exc.strerror or exc}") from None
         try:

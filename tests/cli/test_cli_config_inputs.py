@@ -75,15 +75,28 @@ def test_a_fifo_given_as_an_input_file_is_refused_without_blocking(tmp_path: Pat
     (("feed", "--journal", "{dir}/j.db", "--broker", "mqtt://127.0.0.1:1", "--log-file", "{fifo}"),
      "argument --log-file: {fifo} is a FIFO"),
     (("floor", "collect", "--log-file", "{fifo}"), "argument --log-file: {fifo} is a FIFO"),
-], ids=["udev check", "run --dealt-log", "run --log-file", "emulate --dealt-log", "feed --log-file", "floor --log-file"])
+    (("feed", "--journal", "{journal}", "--broker", "mqtt://127.0.0.1:1", "--cursor", "{fifo}"),
+     "{fifo}: is a FIFO, not a regular file (a feed cursor is a file the feed writes)"),
+    (("feed", "--journal", "{journal}", "--broker", "mqtt://127.0.0.1:1", "--username", "T1", "--password-file", "{fifo}"),
+     "cannot read the password file {fifo}: is a FIFO, not a regular file"),
+    (("feed", "--journal", "{journal}", "--broker", "mqtts://127.0.0.1:1", "--tls-ca", "{fifo}"),
+     "cannot read the CA file {fifo}: is a FIFO, not a regular file"),
+], ids=["udev check", "run --dealt-log", "run --log-file", "emulate --dealt-log", "feed --log-file", "floor --log-file",
+        "feed --cursor", "feed --password-file", "feed --tls-ca"])
 def test_a_fifo_given_as_a_file_to_read_or_to_write_is_refused_without_blocking(capsys, tmp_path: Path, command, said) -> None:
     """Opening a FIFO waits for the other end: a command given one to read with nobody writing, or
     to append its log to with nobody reading, waited without end (and a stop signal with it)."""
     from cli_run import run
 
+    from controller.journal import Journal
+
+    journal = tmp_path / "journal" / "j.db"
+    if "{journal}" in command:
+        journal.parent.mkdir()
+        Journal.open(journal, table_id="T1").close()
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    argv = [a.format(fifo=fifo, dir=tmp_path) for a in command]
+    argv = [a.format(fifo=fifo, dir=tmp_path, journal=journal) for a in command]
     code, _, err = run(capsys, *argv)
     assert code == 2 and err.count("\n") == 1 and said.format(fifo=fifo) in err, err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]  # nothing created
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["journal", "pipe"][("{journal}" not in command):]
