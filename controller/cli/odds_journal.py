@@ -114,7 +114,11 @@ def _submission(args: argparse.Namespace, point: JournalPoint) -> tuple[Any, str
         return submission_for(args.game, args.submission), "given"
     if point.submission_record is not None:
         doc = _rules_of(point.submission_record)
-        return parse_submission(doc, str(point.submission_record.get("source", "journal"))), "the journal's"
+        try:
+            return parse_submission(doc, str(point.submission_record.get("source", "journal"))), "the journal's"
+        except SubmissionError as exc:  # it names the file the record came from, not the journal
+            raise UsageError(f"{args.path}: the journal's submission record does not hold rules that can be "
+                             f"used ({exc})") from None
     if point.edge is not None and point.edge.get("submission"):
         named = str(point.edge["submission"])
         try:

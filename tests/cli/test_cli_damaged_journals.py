@@ -130,3 +130,15 @@ def test_a_reader_told_not_to_verify_still_says_a_broken_payload_in_one_line(cap
         last = err.strip().splitlines()[-1]
         assert code == 2 and "entry 5 has a payload that is not JSON, or is nested too deep" in last, err
         assert not any(word in err for word in SAID), err
+
+
+def test_odds_at_a_journal_point_names_the_journal_when_its_submission_record_is_unusable(capsys, dealt: Path,
+                                                                                       tmp_path: Path) -> None:
+    """The record's rules were refused in the name of the preset they came from, as if the preset
+    was wrong."""
+    path = copy(dealt, tmp_path)
+    forge(path, "submission", lambda p: {**p, "submission": {**p["submission"], "decks": 1_000_000}})
+    line = one_line(capsys, "odds", "--journal", str(path), "--shoe", "T1-S0001", "--round", "1")
+    assert line.startswith(f"shoectl odds: error: {path}: the journal's submission record does not hold rules "
+                           "that can be used (")
+    assert "submission.decks" in line
