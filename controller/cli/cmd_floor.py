@@ -26,7 +26,7 @@ from controller.cli.cmd_replay import nothing_found, write_replay
 from controller.cli.common import positive_int, print_json
 from controller.cli.journal_input import copy_text, spooled_text
 from controller.errors import UsageError, output_path_argument, path_argument
-from shoectl_config.text import quoted
+from shoectl_config.text import quoted, safe
 
 EXIT_OK, EXIT_FAILED = 0, 1
 DB_HELP = ("the central store: postgresql://USER@HOST[:PORT]/DATABASE (a password in ~/.pgpass or "
@@ -256,7 +256,7 @@ def backfill_summary(path: str, result: Any) -> str:
         before = f" (of which {result.set_aside_before} stored before)" if result.set_aside_before else ""
         set_aside = (f" {result.set_aside_new + result.set_aside_before} set aside by the chain check{before} "
                      f"({shown}; kept in rejected_entries, alarmed),")
-    return (f"{path}: {result.entries} entries: {result.stored} stored,{set_aside} {result.duplicates} already stored, "
+    return (f"{safe(path)}: {result.entries} entries: {result.stored} stored,{set_aside} {result.duplicates} already stored, "
             f"{result.refused} refused (second bodies); {tables}")
 
 

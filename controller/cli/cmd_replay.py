@@ -21,7 +21,7 @@ from controller.journal.entry import Entry
 from controller.journal.replay import replay
 from controller.money import money_text
 from controller.table.edge_figures import edge_percent
-from shoectl_config.text import quoted
+from shoectl_config.text import quoted, safe
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,7 +64,8 @@ def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str
         if args.json:
             print_json(doc, stream=out)
         else:
-            out.write(_text(doc) + "\n" + (_edge_text(doc) if edges and doc["type"] == "round" else ""))
+            # safe: a forged entry's ids or cards must not reach the terminal as control characters
+            out.write(safe(_text(doc)) + "\n" + (_edge_text(doc) if edges and doc["type"] == "round" else ""))
     return found
 
 

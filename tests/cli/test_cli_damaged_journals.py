@@ -142,3 +142,11 @@ def test_odds_at_a_journal_point_names_the_journal_when_its_submission_record_is
     assert line.startswith(f"shoectl odds: error: {path}: the journal's submission record does not hold rules "
                            "that can be used (")
     assert "submission.decks" in line
+
+
+def test_replay_text_never_prints_a_forged_control_character_raw(capsys, dealt: Path, tmp_path: Path) -> None:
+    path = copy(dealt, tmp_path)
+    entries = rows(path)
+    rewrite(path, rechain([(*r[:4], "T1-\x1b[2J" if r[4] else r[4], *r[5:]) for r in entries]))
+    code, out, err = run(capsys, "journal", "replay", str(path))
+    assert code == 0 and "\x1b" not in out and "T1-\\x1b[2J" in out, err
