@@ -249,7 +249,10 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
         if not args.no_edge_monitor:
             monitor = EdgeMonitor(args.edge_threshold)
             if resumed:
-                monitor.prime_from(journal)
+                try:
+                    monitor.prime_from(journal)
+                except JournalContentError as exc:  # a card record no table wrote
+                    raise UsageError(f"{journal_path}: {exc}: the table does not resume from it") from None
             monitor.attach(runner)
         if resumed and not args.json:
             out.line(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}")

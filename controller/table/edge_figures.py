@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 from controller.journal import kinds
+from controller.journal.errors import JournalContentError, malformed_entry
 from controller.rules.cards import Card, Composition, parse_card
 from controller.rules.errors import RulesError
 from controller.rules.odds import exact_odds
@@ -67,6 +68,16 @@ class ShoeCards:
         elif kind in CARD_OUT_KINDS and shoe == self.shoe and payload.get("position") is not None \
                 and payload.get("card"):
             self.out[payload["position"]] = parse_card(payload["card"])
+
+    def feed_entry(self, e: Any) -> None:
+        """``feed`` a journal entry; a payload it cannot take (a forged card, a shoe start without
+        its decks) is a ``JournalContentError`` naming the entry."""
+        try:
+            self.feed(e.kind, e.payload, e.shoe_id)
+        except RulesError as exc:  # an unknown card: its words, with the entry's
+            raise JournalContentError(f"entry {e.seq} ({e.kind}): {exc}") from None
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise malformed_entry(e, exc) from None
 
     def remaining(self) -> Remaining:
         if self.decks is None:
@@ -142,7 +153,7 @@ def after_round(entries: Iterable[Any], shoe: str, round_no: int) -> JournalPoin
         if e.kind == kinds.SUBMISSION:
             submission = e.payload
         if found is None:
-            cards.feed(e.kind, e.payload, e.shoe_id)
+            cards.feed_entry(e)
             if e.kind == kinds.ROUND_RESULT and e.shoe_id == shoe and e.payload.get("round") == round_no:
                 found, found_sub = cards.remaining(), submission
         elif e.kind == kinds.EDGE and e.shoe_id == shoe and e.payload.get("round") == round_no:

@@ -159,7 +159,7 @@ class EdgeMonitor:
     def prime(self, entries: Any) -> None:
         """Follow a resumed journal's records (``Entry``s) up to now, so the shoe in play is known."""
         for e in entries:
-            self.cards.feed(e.kind, e.payload, e.shoe_id)
+            self.cards.feed_entry(e)
 
     def prime_from(self, journal: Any) -> None:
         """``prime`` with the records of ``journal`` (a reader) from its last shoe start on: a shoe

@@ -150,3 +150,16 @@ def test_replay_text_never_prints_a_forged_control_character_raw(capsys, dealt: 
     rewrite(path, rechain([(*r[:4], "T1-\x1b[2J" if r[4] else r[4], *r[5:]) for r in entries]))
     code, out, err = run(capsys, "journal", "replay", str(path))
     assert code == 0 and "\x1b" not in out and "T1-\\x1b[2J" in out, err
+
+
+def test_a_forged_card_record_is_named_by_odds_and_by_a_resuming_run(capsys, dealt: Path, tmp_path: Path) -> None:
+    """It was "unknown card '5'" with no journal or entry (and a traceback from `run` once the
+    edge monitor's priming named the entry)."""
+    path = copy(dealt, tmp_path)
+    seq = forge(path, "card", lambda p: {**p, "card": "5"})
+    before = digest(path)
+    line = one_line(capsys, "odds", "--journal", str(path), "--shoe", "T1-S0001", "--round", "1")
+    assert f"{path}: entry {seq} (card): unknown card '5'" in line
+    line = one_line(capsys, "run", "--journal", str(path), "--rounds", "1", "--speed", "max", "--display", "lines")
+    assert f"entry {seq} (card): unknown card '5'" in line and line.endswith("the table does not resume from it")
+    assert digest(path) == before
