@@ -364,7 +364,7 @@ class SubmissionParser(DocumentParser):
             threshold = self.whole("twentyone.draw_threshold", sec["draw_threshold"])
             if threshold != t21.DRAW_BELOW:
                 raise self.fail("twentyone.draw_threshold", f"a hand draws when it is \"less than a soft or hard "
-                                f"17\" (681a.7(f)(2), (g)), not {threshold}; allowed: {t21.DRAW_BELOW}")
+                                f"17\" (681a.7(f)(2), (g)), not {_show(threshold)}; allowed: {t21.DRAW_BELOW}")
         return TwentyOneOptions(naturals=naturals, draw_rule=draw_rule)
 
 

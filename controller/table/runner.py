@@ -34,6 +34,7 @@ from typing import Any
 import structlog
 
 from controller.journal import Journal, kinds
+from controller.journal.errors import JournalContentError
 from controller.table.core import TableCore
 from controller.table.devices_heard import DevicesHeard
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
@@ -146,22 +147,36 @@ class TableRunner:
 
     # -- recovery ---------------------------------------------------------------------------------
     def recover_from_journal(self) -> int:
-        """Feed every journaled input to the core (one pass over the journal); returns how many.
-        Remembers, per device role, the serial of the device whose events were stored, for
-        seeding the links (``last_delivered_for``), and the last Rules Submission journaled
-        (``journal_rules_in_force``)."""
-        inputs = []
-        for e in self.journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION)):  # one pass for both
+        """Feed every journaled input to the core (one pass); returns how many. Remembers each
+        device role's serial (``last_delivered_for``) and the last Rules Submission journaled
+        (``journal_rules_in_force``). An input must meet the verdict it met when journaled (a
+        ``refused`` record or none), else the table would resume into another state than its
+        journal records (rules an earlier shoectl took): JournalContentError naming the entry."""
+        inputs: list[tuple[int, Any]] = []
+        refused_then: dict[int, str] = {}
+        for e in self.journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION, kinds.REFUSED)):
             if e.kind == kinds.SUBMISSION:
                 self._rules_journaled = e.payload
+                continue
+            if e.kind == kinds.REFUSED:  # written with the input it refuses, just after it
+                if inputs:
+                    refused_then[inputs[-1][0]] = str(e.payload.get("reason", ""))
                 continue
             inp = input_from(e)
             if inp is None:
                 continue
-            inputs.append(inp)
+            inputs.append((e.seq, inp))
             if isinstance(inp, DeviceInput) and e.device_serial is not None:
                 self._serial_of_role[inp.device_role] = e.device_serial
-        self.core.recover(inputs)
+        for seq, inp in inputs:
+            refused_now = next((o.payload for o in self.core.handle(inp)
+                                if isinstance(o, TableRecord) and o.kind == kinds.REFUSED), None)
+            if (refused_now is None) != (seq not in refused_then):
+                what = f"refused now ({refused_now['reason']}) and taken" if refused_now else \
+                    f"taken now and refused ({refused_then[seq]})"
+                raise JournalContentError(f"entry {seq}: {what} when it was journaled: the journal was written "
+                                          "under rules this shoectl does not apply the same way")
+        self.core.recover(())  # the outputs were acted on before the restart
         return len(inputs)
 
     def journal_rules_in_force(self) -> bool:
