@@ -86,7 +86,7 @@ def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int,
         for seq, line in rows:
             if seq != last_seq + 1:
                 break
-            entry = known.get(seq) or parse_entry(line)
+            entry = known.get(seq) or parse_entry(line, stored=True)
             if seq == 1 and hasher is None:
                 sha256 = is_plain_sha256(entry)
                 hasher = Hasher() if sha256 else None
@@ -149,7 +149,7 @@ def _fit(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, last_hash: 
 def _swap_tip(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, hasher: Hasher | None,
               moves: _Moves) -> bool:
     row = conn.execute("SELECT line FROM entries WHERE table_id = %s AND seq = %s", (table_id, last_seq)).fetchone()
-    tip = parse_entry(row[0])
+    tip = parse_entry(row[0], stored=True)
     before = GENESIS_HASH if last_seq == 1 else conn.execute(
         "SELECT hash FROM entries WHERE table_id = %s AND seq = %s", (table_id, last_seq - 1)).fetchone()[0]
     for other in _refused(conn, table_id, last_seq):
@@ -165,7 +165,7 @@ def _swap_tip(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, hasher
 def _refused(conn: Any, table_id: str, seq: int) -> list[FloorEntry]:
     rows = conn.execute("SELECT line FROM rejected_entries WHERE table_id = %s AND seq = %s ORDER BY id",
                         (table_id, seq)).fetchall()
-    return [parse_entry(line) for (line,) in rows]
+    return [parse_entry(line, stored=True) for (line,) in rows]
 
 
 def _reject(conn: Any, entry: FloorEntry, why: str) -> None:

@@ -78,8 +78,10 @@ class FloorEntry:
 
 
 def parse_entry(data: bytes | str, topic_table: str | None = None,
-                max_bytes: int = MAX_MESSAGE_BYTES) -> FloorEntry:
-    """See the module docstring."""
+                max_bytes: int = MAX_MESSAGE_BYTES, *, stored: bool = False) -> FloorEntry:
+    """See the module docstring. ``stored``: a line read back from the store, where an earlier
+    shoectl may have put a table id the rule refuses now (any of at most ``MAX_ID_CHARS``): it is
+    read as it was, and escaped wherever it is printed."""
     size = len(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
     if size > max_bytes:
         raise NotAnEntry("too_large", f"{size} bytes, more than the limit of {max_bytes}")
@@ -95,14 +97,14 @@ def parse_entry(data: bytes | str, topic_table: str | None = None,
         raise NotAnEntry("not_json", "not one JSON object") from None
     if not isinstance(obj, dict):
         raise NotAnEntry("not_json", "not one JSON object")
-    entry, payload_text = _entry_of(obj)
+    entry, payload_text = _entry_of(obj, stored)
     if topic_table is not None and entry.table_id != topic_table:
         raise NotAnEntry("wrong_table", f"entry {entry.seq} of table {quoted(entry.table_id)} published under "
                                         f"table {quoted(topic_table)}")
     return FloorEntry(entry, line, payload_text)
 
 
-def _entry_of(obj: dict[str, Any]) -> tuple[Entry, str]:
+def _entry_of(obj: dict[str, Any], stored: bool = False) -> tuple[Entry, str]:
     missing = [name for name in (*COLUMNS, "schema_version") if name not in obj]
     if missing:
         raise NotAnEntry("bad_field", f"no {', '.join(missing)}: not a journal entry")
@@ -114,7 +116,7 @@ def _entry_of(obj: dict[str, Any]) -> tuple[Entry, str]:
             raise NotAnEntry("bad_field", f"{name} is not a text")
         if "\x00" in value or not is_unicode_text(value):
             raise NotAnEntry("bad_field", f"{name} holds a character that cannot be stored")
-        if name == "table_id" and not TABLE_ID.fullmatch(value):
+        if name == "table_id" and not (TABLE_ID.fullmatch(value) or stored and len(value) <= MAX_ID_CHARS):
             raise NotAnEntry("bad_field", f"table_id {quoted(value[:40])} is not a table id ({TABLE_ID_RULE})")
     for name in _INT_COLUMNS:
         value = obj[name]

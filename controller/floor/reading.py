@@ -69,7 +69,7 @@ def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdic
     check = ChainCheck(table_id, hasher)
     count = 0
     for (line,) in _lines(conn, table_id):
-        entry = parse_entry(line)
+        entry = parse_entry(line, stored=True)
         if count == 0 and hasher is None and is_plain_sha256(entry):
             check.hasher = hasher = Hasher()
         count += 1

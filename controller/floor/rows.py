@@ -30,4 +30,4 @@ def insert_entry(conn: Any, item: FloorEntry) -> None:
 def entries_of(lines: Iterable[tuple[str]]) -> Iterator[Entry]:
     """The ``Entry`` of each row ``(line,)``, exactly as the table's journal holds it."""
     for (line,) in lines:
-        yield parse_entry(line).entry
+        yield parse_entry(line, stored=True).entry

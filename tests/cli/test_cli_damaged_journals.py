@@ -163,3 +163,35 @@ def test_a_forged_card_record_is_named_by_odds_and_by_a_resuming_run(capsys, dea
     line = one_line(capsys, "run", "--journal", str(path), "--rounds", "1", "--speed", "max", "--display", "lines")
     assert f"entry {seq} (card): unknown card '5'" in line and line.endswith("the table does not resume from it")
     assert digest(path) == before
+
+
+def test_a_journal_with_an_input_refused_now_and_taken_then_is_not_resumed(capsys, dealt: Path, tmp_path: Path) -> None:
+    """An input that the rules in force refuse, journaled as taken (by an earlier shoectl whose
+    rules took it, such as a House Money payout placed in parts, or by a forger): resuming it would
+    leave the table in another state than its journal records, silently. Refused in one line naming
+    the entry; the journal is left as it was."""
+    path = copy(dealt, tmp_path)
+    entries = rows(path)
+    i = next(i for i, r in enumerate(entries)
+             if r[2] == "input.operator" and json.loads(r[10])["command"] == "wager")
+    payload = json.loads(entries[i][10])
+    payload["args"]["amount"] = 0
+    entries[i] = (*entries[i][:10], json.dumps(payload, separators=(",", ":"), sort_keys=True), *entries[i][11:])
+    rewrite(path, rechain(entries))
+    before = digest(path)
+    line = one_line(capsys, "run", "--journal", str(path), "--rounds", "1", "--speed", "max", "--display", "lines")
+    assert f"entry {entries[i][0]}: refused now (amount must be a whole number of minor units (cents) from 1" in line
+    assert "taken when it was journaled" in line and line.endswith("the table does not resume from it")
+    assert digest(path) == before
+
+
+def test_the_feed_refuses_a_journal_whose_table_id_the_floor_does_not_take(capsys, tmp_path: Path) -> None:
+    """A journal made through the API may carry any table id; the floor drops every entry of one
+    outside ``shoectl run --table-id``'s rule, so the feed says so before publishing anything."""
+    from controller.journal import Journal
+
+    path = tmp_path / "salon.db"
+    Journal.open(path, table_id="Salon Privé 7").close()
+    line = one_line(capsys, "feed", "--journal", str(path), "--broker", "mqtt://127.0.0.1:1")
+    assert "the table id 'Salon Privé 7' is not one the floor takes" in line
+    assert not (tmp_path / "salon.db.feed-cursor").exists()

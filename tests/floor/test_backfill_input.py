@@ -168,3 +168,30 @@ def test_a_password_the_server_asks_for_and_none_found_is_said_in_words(capsys, 
     code, out, err = run(capsys, "floor", "status", "--db", postgres_cluster.url(dbname, user="nopass"))
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "the server asks for a password and none was found" in err and "fe_sendauth" not in err, err
+
+
+def test_a_store_an_earlier_shoectl_wrote_with_a_table_id_the_rule_refuses_is_still_read(
+        capsys, floor_db: str, tmp_path: Path) -> None:
+    """Before table ids were checked, a journal made through the API with any id ("Salon Privé 7")
+    was stored as it was; the readers (verify, status, rounds) read such a store, where the rule
+    now refuses the id on the way in (backfill, the collector)."""
+    from controller.floor.store import FloorStore
+    from controller.journal import Journal, Record
+
+    path = tmp_path / "salon.db"
+    with Journal.open(path, table_id="Salon Privé 7") as j:
+        j.append_batch([Record("shoe_start", {"decks": 8, "shoe": "S1"}, shoe="S1")])
+    export = tmp_path / "salon.jsonl"
+    code, out, _ = run(capsys, "journal", "export", str(path))
+    export.write_text(out)
+    assert "is not a table id" in run(capsys, "floor", "backfill", "--db", floor_db, str(export))[2]
+    store = FloorStore.open(floor_db)
+    try:  # what an earlier shoectl's backfill stored
+        store.add([message.parse_entry(line, stored=True) for line in out.splitlines()])
+    finally:
+        store.close()
+    for argv in (["verify"], ["status"], ["rounds", "--table", "Salon Privé 7"]):
+        code, out, err = run(capsys, "floor", *argv, "--db", floor_db)
+        assert "Traceback" not in err and code in (0, 2), err
+        assert code == 0 or "no " in err, (argv, err)
+    assert "Salon Privé 7: OK: 1 entries" in run(capsys, "floor", "verify", "--db", floor_db)[1]
