@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from controller.rules.cards import MAX_DECKS
+
 from .cardset import CardSetReport
 from .journal_source import ShoeData, partial_order, previous_orders, stack_map
 from .orders import fresh_order, impute
@@ -76,6 +78,8 @@ def cards_audit(shoes: Sequence[ShoeData]) -> CardsAudit:
             skipped.append((s.shoe, "not dealt"))
         elif not s.decks:
             skipped.append((s.shoe, "the journal does not say how many decks"))
+        elif not 1 <= s.decks <= MAX_DECKS:  # only a forger writes it: said with the shoe, not raised
+            skipped.append((s.shoe, f"the journal says {str(s.decks)[:20]} decks; a shoe holds 1 to {MAX_DECKS}"))
         else:
             reports.append(s.verify())
     return CardsAudit(reports, skipped)

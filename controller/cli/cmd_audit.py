@@ -92,7 +92,8 @@ def run_cards(args: argparse.Namespace) -> int:
     _, shoes = loaded
     audit = cards_audit(shoes)
     if not audit.reports:
-        raise UsageError(f"{args.path}: no dealt shoe to check")
+        why = [f"{shoe}: {reason}" for shoe, reason in audit.skipped if reason != "not dealt"][:3]
+        raise UsageError(f"{args.path}: no dealt shoe to check" + (f" ({'; '.join(why)})" if why else ""))
     if args.json:
         print_json(audit.to_json())
     else:

@@ -195,3 +195,12 @@ def test_the_feed_refuses_a_journal_whose_table_id_the_floor_does_not_take(capsy
     line = one_line(capsys, "feed", "--journal", str(path), "--broker", "mqtt://127.0.0.1:1")
     assert "the table id 'Salon Privé 7' is not one the floor takes" in line
     assert not (tmp_path / "salon.db.feed-cursor").exists()
+
+
+def test_audit_cards_names_the_shoe_of_a_deck_count_no_shoe_holds(capsys, dealt: Path, tmp_path: Path) -> None:
+    """It said "decks must be a whole number from 1 to 12, not 1000000000000", naming nothing."""
+    path = copy(dealt, tmp_path)
+    forge(path, "shoe_start", lambda p: {**p, "decks": 10**12})
+    line = one_line(capsys, "audit", "cards", str(path))
+    assert line.endswith("no dealt shoe to check (T1-S0001: the journal says 1000000000000 decks; a shoe holds "
+                         "1 to 12)"), line
