@@ -20,7 +20,7 @@ irregularities, squeeze and House Money (``dealing``); starting, settling and vo
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from transitions import MachineError
@@ -144,12 +144,25 @@ class TableCore:
                                      "operator_role": op.role.label, "state": self.state})
         command.handler(self, op, **args)
 
-    def recover(self, inputs: Iterable[DeviceInput | DeviceStatus | OperatorInput]) -> None:
+    def recover(self, inputs: Iterable[DeviceInput | DeviceStatus | OperatorInput],
+                verdicts: Sequence[str | None] | None = None) -> tuple[int, str | None] | None:
         """Rebuild the state by feeding journaled inputs again; their outputs are discarded (they
-        were acted on before the crash). Afterwards ``resume_outputs()`` says what to re-issue."""
-        for inp in inputs:
-            self.handle(inp)
-        self._out = []
+        were acted on before the crash). Afterwards ``resume_outputs()`` says what to re-issue.
+
+        ``verdicts``: the refusal each input met when it was journaled (None: it was taken). The
+        first input that meets another verdict now stops the rebuild: ``(its index, its refusal
+        now)`` is returned (None when every one agreed)."""
+        try:
+            for i, inp in enumerate(inputs):
+                outs = self.handle(inp)
+                if verdicts is not None:
+                    now = next((o.payload["reason"] for o in outs
+                                if isinstance(o, TableRecord) and o.kind == kinds.REFUSED), None)
+                    if (now is None) != (verdicts[i] is None):
+                        return i, now
+            return None
+        finally:
+            self._out = []
 
     def resume_outputs(self) -> list[Output]:
         """Commands that bring the devices back in step after a restart or a reconnect, safe to

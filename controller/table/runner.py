@@ -33,8 +33,7 @@ from typing import Any
 
 import structlog
 
-from controller.journal import Journal, kinds
-from controller.journal.errors import JournalContentError
+from controller.journal import Journal
 from controller.table.core import TableCore
 from controller.table.devices_heard import DevicesHeard
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
@@ -45,9 +44,10 @@ from controller.table.stored_events import StoredEvents
 from controller.table.link_wiring import event_callback, link_options
 from controller.table.run_limits import RunLimits
 from controller.table.journaling import (
-    INPUT_KINDS, command_failed_record, device_input_record, input_from, note_record, operator_input_record,
-    output_records, rules_record, status_input_record,
+    command_failed_record, device_input_record, note_record, operator_input_record, output_records, rules_record,
+    status_input_record,
 )
+from controller.table.recovery import read_journal_inputs, replay
 
 log = structlog.get_logger()
 
@@ -147,37 +147,14 @@ class TableRunner:
 
     # -- recovery ---------------------------------------------------------------------------------
     def recover_from_journal(self) -> int:
-        """Feed every journaled input to the core (one pass); returns how many. Remembers each
-        device role's serial (``last_delivered_for``) and the last Rules Submission journaled
-        (``journal_rules_in_force``). An input must meet the verdict it met when journaled (a
-        ``refused`` record or none), else the table would resume into another state than its
-        journal records (rules an earlier shoectl took): JournalContentError naming the entry."""
-        inputs: list[tuple[int, Any]] = []
-        refused_then: dict[int, str] = {}
-        for e in self.journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION, kinds.REFUSED)):
-            if e.kind == kinds.SUBMISSION:
-                self._rules_journaled = e.payload
-                continue
-            if e.kind == kinds.REFUSED:  # written with the input it refuses, just after it
-                if inputs:
-                    refused_then[inputs[-1][0]] = str(e.payload.get("reason", ""))
-                continue
-            inp = input_from(e)
-            if inp is None:
-                continue
-            inputs.append((e.seq, inp))
-            if isinstance(inp, DeviceInput) and e.device_serial is not None:
-                self._serial_of_role[inp.device_role] = e.device_serial
-        for seq, inp in inputs:
-            refused_now = next((o.payload for o in self.core.handle(inp)
-                                if isinstance(o, TableRecord) and o.kind == kinds.REFUSED), None)
-            if (refused_now is None) != (seq not in refused_then):
-                what = f"refused now ({refused_now['reason']}) and taken" if refused_now else \
-                    f"taken now and refused ({refused_then[seq]})"
-                raise JournalContentError(f"entry {seq}: {what} when it was journaled: the journal was written "
-                                          "under rules this shoectl does not apply the same way")
-        self.core.recover(())  # the outputs were acted on before the restart
-        return len(inputs)
+        """Feed every journaled input to the core, held to the verdicts they met then
+        (``recovery``: JournalContentError naming an entry that meets another); returns how many.
+        Remembers each device role's serial (``last_delivered_for``) and the last Rules
+        Submission journaled (``journal_rules_in_force``)."""
+        read = read_journal_inputs(self.journal)
+        self._serial_of_role, self._rules_journaled = read.serial_of_role, read.rules_journaled
+        replay(self.core, read)
+        return len(read.inputs)
 
     def journal_rules_in_force(self) -> bool:
         """Journal the Rules Submission the core decides by unless it is the one last journaled
