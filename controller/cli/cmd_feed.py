@@ -26,13 +26,13 @@ from controller.errors import UsageError, output_path_argument, path_argument
 from controller.floor.broker import BROKER_FLAGS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
 from controller.floor.cursor import CursorError, FeedCursor, default_cursor_path
 from controller.floor.feed import DRAIN_LIMIT, FeedSettings, JournalFeed
-from controller.floor.message import TABLE_ID, TABLE_ID_RULE
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalError
 from controller.journal.reader import JournalReader
 from controller.journal.tail import JournalTail
 from controller.logconfig import configure_logging
+from controller.table_ids import TABLE_ID, TABLE_ID_RULE
 from shoectl_config.text import quoted
 
 log = structlog.get_logger("shoectl.feed")
@@ -150,10 +150,10 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
             raise UsageError(f"{journal}: the table id {quoted(tail.table_id[:40])} is not one the floor takes "
                              f"({TABLE_ID_RULE})")
         position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"])
-        delivered = position.load()  # a cursor of another journal is refused now, not on the feed's thread
-        if delivered > tail.end_seq():  # else the feed would wait for entries the journal never had
+        delivered, end = position.load(), tail.end_seq()  # a cursor of another journal is refused now
+        if delivered > end:  # else the feed would wait for entries the journal never had
             raise CursorError(f"{position.path}: the cursor says the floor has this journal's entries up to "
-                              f"{delivered}, but the journal ends at entry {tail.end_seq()}: it is not this "
+                              f"{delivered}, but the journal ends at entry {end}: it is not this "
                               "journal's cursor (move it away to publish the journal from its start)")
         return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)
     except BaseException:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from controller.cli.common import given_options
 from controller.errors import UsageError
 from controller.journal.files import is_journal_file
+from controller.table_ids import TABLE_ID
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
 
@@ -32,7 +32,6 @@ __all__ = ["DEFAULT_SPEED", "TABLE_ID", "check_emulator_options", "check_paths",
 
 DEFAULT_SPEED = 20.0  # the built-in emulator's mechanisms, times real time
 
-TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")  # it starts every shoe id: T1-S0001
 
 
 def emulator_speed(text: str) -> float:

@@ -28,6 +28,7 @@ from typing import Any
 from controller.journal.chain import encode_payload_value
 from controller.journal.entry import COLUMNS, Entry, parse_ts
 from controller.journal.errors import PayloadError
+from controller.table_ids import TABLE_ID, TABLE_ID_RULE
 from shoectl_config.text import is_unicode_text, quoted, safe
 
 MAX_MESSAGE_BYTES = 1024 * 1024
@@ -36,10 +37,6 @@ _TEXT_COLUMNS = ("ts", "kind", "table_id", "shoe_id", "device_serial", "operator
 _OPTIONAL = frozenset(("shoe_id", "round_no", "device_serial", "device_epoch", "device_counter", "operator"))
 _INT_COLUMNS = ("seq", "round_no", "device_epoch", "device_counter")
 _INT64_MAX = 2**63 - 1
-# shoectl run --table-id's rule (controller/cli/run_options.py, which the floor may not import;
-# tests/floor/test_backfill_input.py keeps the two equal): it keys the store and is printed as it is.
-TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
-TABLE_ID_RULE = "1-32 letters, digits, '.', '_' or '-', starting with a letter or digit"
 MAX_ID_CHARS = 200  # a topic's table id recorded for a dropped message, escaped: it keys an index
 JSON_SPACE = " \t\r\n"  # what JSON allows around a value: never part of the stored line
 
