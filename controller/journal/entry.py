@@ -118,10 +118,7 @@ class PreparedEntry:
 
 def row_to_entry(row: tuple[Any, ...], path: Path | str, schema_version: int = 2) -> Entry:
     """The Entry of a row of every column in ``COLUMNS`` order, written under ``schema_version``."""
-    if not (type(row[0]) is int and type(row[2]) is str and type(row[11]) is str and type(row[12]) is str):
-        # Only a reader that skipped the check (--no-verify) meets one: the check names the column.
-        raise NotAJournalError(f"{path}: an entry ({_shown_seq(row[0])}) holds a column of the wrong type; run "
-                               "`shoectl journal verify`")
+    require_row_types(row, path)
     try:
         payload = json.loads(row[10])
     except (TypeError, ValueError, RecursionError):
@@ -131,8 +128,13 @@ def row_to_entry(row: tuple[Any, ...], path: Path | str, schema_version: int = 2
                  schema_version)
 
 
-def _shown_seq(seq: Any) -> str:
-    return f"seq {seq}" if type(seq) is int else "its seq not a whole number"
+def require_row_types(row: tuple[Any, ...], path: Path | str) -> None:
+    """NotAJournalError unless the row's seq, kind and hashes have their types: only a reader that
+    skipped the check (--no-verify) meets one that does not (the check names the column)."""
+    if not (type(row[0]) is int and type(row[2]) is str and type(row[11]) is str and type(row[12]) is str):
+        seq = f"seq {row[0]}" if type(row[0]) is int else "its seq not a whole number"
+        raise NotAJournalError(f"{path}: an entry ({seq}) holds a column of the wrong type; run "
+                               "`shoectl journal verify`")
 
 
 def check_str(name: str, value: Any, *, optional: bool) -> None:

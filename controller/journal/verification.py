@@ -37,7 +37,7 @@ from controller.journal.anchors import AnchorFile, AnchorLines, anchors_path
 from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher
 from controller.journal.chaincheck import BATCH_ROWS, ChainCheck
 from controller.journal.connection import open_readonly_connection, translate
-from controller.journal.entry import Entry, row_to_entry
+from controller.journal.entry import Entry, require_row_types, row_to_entry
 from controller.journal.errors import JournalError, NotAJournalError
 from controller.journal.schema import inspect_meta, layout_of
 from controller.journal.split_check import LaterHalf, split_point
@@ -294,8 +294,8 @@ class CheckedRead:
         read and checked, those not asked for too."""
         wanted = None if kinds is None else frozenset([kinds] if isinstance(kinds, str) else kinds)
         for row in self.rows():
-            if type(row[0]) is not int:  # unchecked (--no-verify): row_to_entry says it in words
-                row_to_entry(row, self.path)
+            if type(row[0]) is not int:  # unchecked (--no-verify): compared below
+                require_row_types(row, self.path)
             if row[0] > since_seq and (wanted is None or row[2] in wanted):
                 yield row_to_entry(row, self.path, self.layout.entry_version(row[0]))
 
