@@ -3,6 +3,7 @@ copies) and translating SQLite's errors into one-line ``JournalError``s."""
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import urllib.parse
 from pathlib import Path
@@ -23,11 +24,55 @@ class JournalConnection(sqlite3.Connection):
     """A plain connection; a Python subclass so that tests can patch ``execute`` at the edge."""
 
 
+# sqlite3's error for a TEXT value that is not UTF-8 (written by other means than this package,
+# which stores only text it encoded): "Could not decode to UTF-8 column 'payload' with text '...'".
+_UNDECODABLE = re.compile(r"could not decode to utf-8 column '([^']*)'", re.IGNORECASE)
+
+
+def undecodable_column(exc: BaseException) -> str | None:
+    """The column named by sqlite3's error for text that is not UTF-8, or None for any other."""
+    found = _UNDECODABLE.search(str(exc)) if isinstance(exc, sqlite3.OperationalError) else None
+    return found.group(1)[:40] if found else None
+
+
+def first_undecodable_entry(path: Path | str, after: int = 0) -> tuple[int, str] | None:
+    """The first entry after seq ``after`` holding text that is not UTF-8, and that column's
+    name; None if there is none. Read through a connection of its own that takes text as bytes:
+    for an error message only, never on the way of a journal that reads."""
+    try:
+        conn = open_readonly_connection(Path(path))
+    except JournalError:
+        return None
+    try:
+        conn.text_factory = bytes
+        cur = conn.execute("SELECT * FROM entries WHERE seq > ? ORDER BY seq", (after,))
+        names = [d[0] for d in cur.description]
+        for row in cur:
+            for name, value in zip(names, row):
+                if type(value) is bytes:
+                    try:
+                        value.decode("utf-8")
+                    except UnicodeDecodeError:
+                        return int(row[0]), name
+        return None
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
 def translate(exc: BaseException, path: Path | str, action: str) -> JournalError:
     """A sqlite3 error as a one-line JournalError of the right kind. A UnicodeDecodeError is
-    sqlite3's when SQLite's own message quotes a schema that is not UTF-8 text: a damaged file."""
+    sqlite3's when SQLite's own message quotes a schema that is not UTF-8 text: a damaged file;
+    an entry's text that is not UTF-8 is named by its seq."""
     if isinstance(exc, UnicodeDecodeError):
         return NotAJournalError(f"{path}: not a journal: its SQLite schema is damaged (text that is not UTF-8)")
+    column = undecodable_column(exc)
+    if column is not None:
+        found = first_undecodable_entry(path)
+        where = f"entry {found[0]}'s {found[1]}" if found else f"text in its {column} column"
+        return NotAJournalError(f"{path}: the journal is damaged: {where} is not UTF-8 text; "
+                                "run `shoectl journal verify`")
     msg = " ".join(str(exc).split()) or exc.__class__.__name__
     low = msg.lower()
     where = f"{path}: cannot {action}"

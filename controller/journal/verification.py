@@ -36,7 +36,7 @@ from typing import Any
 from controller.journal.anchors import AnchorFile, AnchorLines, anchors_path
 from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher
 from controller.journal.chaincheck import BATCH_ROWS, ChainCheck
-from controller.journal.connection import open_readonly_connection, translate
+from controller.journal.connection import first_undecodable_entry, open_readonly_connection, translate, undecodable_column
 from controller.journal.entry import Entry, require_row_types, row_to_entry
 from controller.journal.errors import JournalError, NotAJournalError
 from controller.journal.schema import inspect_meta, layout_of
@@ -230,19 +230,38 @@ class CheckedRead:
     def row_batches(self, *, after: int = 0, upto: int | None = None) -> Iterator[list[tuple[Any, ...]]]:
         """Every row of ``entries`` in seq order (all columns; with ``after``/``upto``: those with
         ``after < seq <= upto``, the rows before them already checked), in batches, each batch fed
-        to the check before it is handed over."""
-        if upto is None:
-            cur = self._conn.execute(f"{self.layout.select} WHERE seq > ? ORDER BY seq", (after,))
-        else:
-            cur = self._conn.execute(f"{self.layout.select} WHERE seq > ? AND seq <= ? ORDER BY seq", (after, upto))
+        to the check before it is handed over. A row holding text that is not UTF-8 (which only
+        something other than this package writes) cannot be handed over: it is the check's failure,
+        named like any other damaged entry, and the rows after it are read on (``--no-verify``)."""
         check = self.check
+        select = f"{self.layout.select} WHERE seq > ?" + (" ORDER BY seq" if upto is None else " AND seq <= ? ORDER BY seq")
         while True:
-            rows = cur.fetchmany(BATCH_ROWS)
-            if not rows:
-                break
-            check.feed_rows(rows)
-            self._rows_read += len(rows)
-            yield rows
+            cur = self._conn.execute(select, (after,) if upto is None else (after, upto))
+            try:
+                while rows := cur.fetchmany(BATCH_ROWS):
+                    check.feed_rows(rows)
+                    self._rows_read += len(rows)
+                    after = rows[-1][0]
+                    yield rows
+            except sqlite3.OperationalError as exc:
+                if undecodable_column(exc) is None:
+                    raise
+                found = first_undecodable_entry(self.path, after)
+                if found is None or (upto is not None and found[0] > upto):
+                    check.fail(None, "text in the journal is not UTF-8")
+                    return
+                seq, column = found
+                rows = self._conn.execute(f"{self.layout.select} WHERE seq > ? AND seq < ? ORDER BY seq",
+                                          (after, seq)).fetchall()
+                if rows:
+                    check.feed_rows(rows)
+                    self._rows_read += len(rows)
+                    yield rows
+                check.fail(seq, f"entry {seq}: its {column} is not UTF-8 text")
+                self._rows_read += 1
+                after = seq
+                continue
+            break
         self._complete = upto is None
 
     def check_all(self, processes: int | None = None) -> None:

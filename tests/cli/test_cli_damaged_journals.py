@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from cli_run import dealt_journal, run
-from tampering import rechain, rewrite, rows
+from tampering import rechain, rewrite, rows, tamper
+
+from controller.journal import JournalReader
+from controller.journal.errors import JournalError
 
 SAID = ("Traceback", "Error:", "NoneType", "KeyError", "TypeError", "dict", "str instance")
 
@@ -70,6 +73,39 @@ def test_a_schema_that_is_not_utf8_text_is_not_a_journal_for_any_reader(capsys, 
     line = one_line(capsys, "run", "--journal", str(path), "--rounds", "1", "--speed", "max", "--display", "lines")
     assert "not a journal" in line
     assert digest(path) == before
+
+
+def test_an_entrys_text_that_is_not_utf8_is_named_by_every_reader(capsys, dealt: Path, tmp_path: Path) -> None:
+    """Text SQLite stored without checking it (written by another tool) used to reach the user as
+    sqlite3's own sentence: the entry is named, verify fails on it as on any damaged entry, and a
+    reader told not to verify reads the entries after it."""
+    path = copy(dealt, tmp_path)
+    total = len(rows(path))
+    tamper(path, "UPDATE entries SET payload = CAST(X'7B22FF22' AS TEXT) WHERE seq IN (7, 9)")
+    before = digest(path)
+    code, out, err = run(capsys, "journal", "verify", str(path))
+    assert code == 1 and "FAILED at entry 7" in out + err and "payload is not UTF-8 text" in out + err
+    for argv in (["journal", "replay"], ["journal", "export"], ["roadmap"]):
+        code, out, err = run(capsys, *argv, str(path))
+        assert code == 1 and out == "" and "entry 7: its payload is not UTF-8 text" in err, err
+        assert err.count("\n") == 1 and not any(word in err for word in SAID), err
+    code, out, err = run(capsys, "journal", "export", "--no-verify", str(path))
+    exported = [json.loads(line)["seq"] for line in out.splitlines()]
+    assert code == 0 and exported == [seq for seq in range(1, total + 1) if seq not in (7, 9)]
+    assert "entry 7: its payload is not UTF-8 text" in err and "read all the same" in err
+    assert digest(path) == before
+
+
+def test_a_reader_that_does_not_check_names_the_entry_whose_text_is_not_utf8(dealt: Path, tmp_path: Path) -> None:
+    """The readers that follow a journal without its check (the scoreboard, the feed) say which
+    entry, in the user's words, instead of sqlite3's sentence."""
+    path = copy(dealt, tmp_path)
+    tamper(path, "UPDATE entries SET kind = CAST(X'6361FF' AS TEXT) WHERE seq = 12")
+    with JournalReader.open(path) as reader:
+        with pytest.raises(JournalError) as raised:
+            list(reader.entries())
+    said = str(raised.value)
+    assert said == f"{path}: the journal is damaged: entry 12's kind is not UTF-8 text; run `shoectl journal verify`"
 
 
 @pytest.mark.parametrize("kind, change, said", [
