@@ -23,6 +23,7 @@ cut the power.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -125,3 +126,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if path:
         Path(path).write_text(json.dumps(report, indent=1, sort_keys=True), encoding="utf-8")
     _slow_modules_first(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (every test module, item and fixture definition: about a million
+    objects in a worker) lives as long as the worker: kept out of the cyclic collector's full
+    passes, as ``shoectl run`` keeps what its start-up built (``gc.freeze``)."""
+    gc.freeze()
+
