@@ -3,8 +3,9 @@
 Contract: ``TableCore(submission, ...)``; ``handle(input) -> list[Output]`` is the only entry
 point. Inputs are ``DeviceInput``, ``DeviceStatus``, ``CommandFailed`` and ``OperatorInput``
 (controller.table.io); outputs are ``SendCommand`` (to a device role), ``TableRecord`` (to journal)
-and ``Notice``. The core is deterministic: the same inputs in the same order give the same state and outputs, so a restarted
-controller rebuilds its state by feeding the journaled inputs again (``recover``).
+and ``Notice``. The core is deterministic: the same inputs in the same order give the same state
+and outputs, so a restarted controller rebuilds its state by feeding the journaled inputs again
+(``recover``).
 
 An input that is not allowed now is refused: the output is a ``refused`` record and a notice
 with the reason, and nothing changes. Operator commands are admitted by the one table of who may
