@@ -25,7 +25,7 @@ from controller.journal.entry import Clock
 from controller.journal.errors import JournalBusyError, JournalError, NotAJournalError
 from controller.journal.files import lock_path
 from controller.journal.schema import SCHEMA_VERSION, create_schema, inspect_meta, set_wal_mode
-from controller.journal.walcheck import keep_ignored_wal
+from controller.journal.walcheck import keep_ignored_wal, orphaned_wal
 
 __all__ = ["open_writer"]
 
@@ -43,6 +43,9 @@ def open_writer(path: Path, *, table_id: str, hasher: Hasher, clock: Clock, crea
     conn = None
     try:
         if not existed:
+            orphan = orphaned_wal(path)  # under the lock: no writer of this path is starting
+            if orphan is not None:
+                raise JournalError(orphan)
             _create_journal_file(path, table_id, hasher, clock)
         ignored = keep_ignored_wal(path)
         if ignored is not None:

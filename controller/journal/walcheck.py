@@ -62,6 +62,27 @@ def wal_problem(journal_path: str | os.PathLike[str]) -> str | None:
         return f"{wal}: cannot be checked ({exc.strerror or exc})"
 
 
+def orphaned_wal(journal_path: str | os.PathLike[str]) -> str | None:
+    """One line when a ``-wal`` file that holds anything is beside a journal path that has no
+    journal yet, else None. SQLite would read it as the new journal's last transactions: the file
+    is another journal's, left behind when that journal was moved or removed without it (its
+    last entries, those not yet checkpointed, are in it and nowhere else)."""
+    wal = wal_path(journal_path)
+    try:
+        if os.path.lexists(journal_path) or os.stat(wal).st_size == 0:
+            return None
+        with open(wal, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
+            if _only_zeros(fh.read(_HEADER), fh):
+                return None
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{wal}: cannot be checked ({exc.strerror or exc})"
+    return (f"{wal}: a WAL file without its journal: it holds the last entries of a journal moved or "
+            f"removed without it; put it back beside that journal (moving the journal moves "
+            f"{Path(journal_path).name}* together), or move it away, before a new journal starts here")
+
+
 def keep_ignored_wal(journal_path: str | os.PathLike[str]) -> tuple[str, Path | None] | None:
     """For a writer about to open the journal (SQLite will overwrite what it ignores): when
     ``wal_problem`` has something to say, copy the ``-wal`` file to ``<journal>-wal.ignored-<UTC

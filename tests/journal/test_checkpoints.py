@@ -9,7 +9,10 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from controller.journal import Journal
+from controller.journal.errors import JournalError
 from controller.journal.verification import verify
 
 PAD = "x" * 20_000  # an entry of several pages, so that a few hundred commits pass 1000 WAL pages
@@ -210,3 +213,48 @@ def test_an_idle_writers_wal_is_looked_at_less_and_less_often(tmp_path: Path) ->
         # The first look at the written WAL comes within IDLE_INTERVAL, then one every 50 ms:
         # at least (2.0 - 1.0) / 0.05 = 20 looks, against 2 had the back-off stayed.
         assert checkpointer.looks - seen >= 0.5 * (2.0 - 1.0) / CHECK_INTERVAL
+
+
+def _journal_moved_without_its_wal(path: Path, moved: Path) -> bytes:
+    """A table killed with its last entries still in the WAL, then its journal moved to ``moved``
+    without the ``-wal`` file (``mv journal.db old/``): the WAL stays at ``path``'s name. Returns
+    the WAL's bytes."""
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        journal._checkpointer.stop()  # type: ignore[union-attr]
+        for i in range(5):
+            journal.append("card", {"i": i})
+        shutil.copyfile(path, moved)
+        wal = Path(f"{path}-wal").read_bytes()
+    path.unlink()
+    Path(f"{path}-wal").write_bytes(wal)
+    return wal
+
+
+def test_a_new_journal_never_takes_the_wal_a_moved_journal_left_behind(tmp_path: Path) -> None:
+    """SQLite reads a ``-wal`` file by its name alone: a new journal would take the moved one's
+    last entries as its own, and the moved one verify without them. The writer refuses to start a
+    journal beside such a file, naming it, and changes nothing; put back beside its journal, the
+    entries are all there."""
+    path, moved = tmp_path / "j.db", tmp_path / "old.db"
+    wal = _journal_moved_without_its_wal(path, moved)
+    with pytest.raises(JournalError) as refused:
+        Journal.open(path, table_id="T1")
+    assert str(refused.value).startswith(f"{path}-wal: a WAL file without its journal: it holds the last entries")
+    assert not path.exists() and Path(f"{path}-wal").read_bytes() == wal
+    shutil.move(f"{path}-wal", f"{moved}-wal")
+    with Journal.open(moved, table_id="T1") as journal:
+        assert [e.payload["i"] for e in journal.entries(kinds=("card",))] == list(range(5))
+    assert verify(moved).ok
+    with Journal.open(path, table_id="T1") as journal:
+        assert list(journal.entries(kinds=("card",))) == []
+
+
+def test_a_wal_of_zeros_beside_no_journal_is_no_reason_to_refuse_one(tmp_path: Path) -> None:
+    """A preallocated WAL that no commit wrote holds nothing: a journal starts beside it."""
+    path = tmp_path / "j.db"
+    Path(f"{path}-wal").write_bytes(bytes(4096 * 4))
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append("card", {"i": 0})
+    assert verify(path).ok
+
