@@ -21,6 +21,7 @@ from controller.errors import UsageError, path_argument
 from controller.rules.cards import Composition, parse_cards
 from controller.rules.engine import RoundResult, deal
 from controller.rules.errors import RulesError
+from controller.rules.model import Game
 from controller.rules.odds import exact_odds
 from controller.rules.submission import preset_names
 from shoectl_config.text import safe
@@ -81,6 +82,9 @@ def round_text(r: RoundResult) -> str:
 
 def run_deal(args: argparse.Namespace) -> int:
     sub = submission_for(args.game, args.submission)
+    if args.bonus and Game(sub.game) is not Game.TWENTYONE:
+        raise UsageError(f"--bonus: a Bonus Wager is 21 Baccarat's (681a.7(f)(2)); this round is "
+                         f"{Game(sub.game).value}'s")
     if args.cards != "-":
         r = _deal_line(args.cards, sub, args.bonus)
         print_json(r.to_json()) if args.json else print(round_text(r))

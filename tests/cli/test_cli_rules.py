@@ -40,6 +40,14 @@ def test_rules_deal_ez_and_21_keys(capsys) -> None:
     assert d["dealt"][4] == {"card": "5D", "to": "banker_bonus"}
 
 
+@pytest.mark.parametrize("game", ["punto-banco", "ez-baccarat"])
+def test_rules_deal_refuses_a_bonus_wager_outside_21_baccarat(capsys, game: str) -> None:
+    """681a.7(f)(2)'s Bonus Wager is 21 Baccarat's: asked of another game, ``--bonus`` was ignored
+    without a word."""
+    code, out, err = run(capsys, "rules", "deal", "--game", game, "--cards", "9S,9H,8C,8D", "--bonus")
+    assert (code, out) == (2, "") and f"a Bonus Wager is 21 Baccarat's (681a.7(f)(2)); this round is {game}'s" in err
+
+
 def test_rules_deal_text(capsys) -> None:
     code, out, _ = run(capsys, "rules", "deal", "--cards", "as 9h 2c kd")
     assert code == 0 and "banker wins (natural)" in out
