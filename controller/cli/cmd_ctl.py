@@ -100,8 +100,10 @@ def status_text(st: dict[str, Any]) -> str:
     state = str(st.get("state") or "unknown").replace("_", " ")
     if st.get("shoe"):
         cover = "  (cover card reached)" if st.get("cover_reached") else ""
+        left = st.get("cards_remaining")
+        left_text = "not loaded in the shoe yet" if left is None else f"remaining {left}"
         shoe = (f"shoe {st['shoe']}  round {st.get('round') or 0}",
-                f"cards dealt {st.get('cards_dealt') or 0}  remaining {st.get('cards_remaining') or 0}{cover}")
+                f"cards dealt {st.get('cards_dealt') or 0}  {left_text}{cover}")
     else:
         shoe = ("no shoe in play",)
     lines = [f"table {st.get('table')}  state {state}  {shoe[0]}", *shoe[1:],
