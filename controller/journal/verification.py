@@ -177,6 +177,7 @@ class CheckedRead:
         self._expect: tuple[int | None, str | None] = (None, None)
         self._complete = False
         self._warn_unanchored = False
+        self._opening_anchored = False  # an anchor of entry 0 (the journal's opening) was read
 
     def prepare(self, hasher: Hasher, *, integrity_check: bool, key_required: bool,
                 anchors: Iterable[tuple[int, str]], anchor_files: Iterable[str | os.PathLike[str] | AnchorLines] | None,
@@ -226,6 +227,8 @@ class CheckedRead:
                 self.check.fail(None, f"{where}: the anchor does not fit this journal: {why}")
             elif anchor.seq:
                 anchor_map.setdefault(anchor.seq, []).append((anchor.hash, where))
+            else:
+                self._opening_anchored = True
 
     def row_batches(self, *, after: int = 0, upto: int | None = None) -> Iterator[list[tuple[Any, ...]]]:
         """Every row of ``entries`` in seq order (all columns; with ``after``/``upto``: those with
@@ -326,8 +329,9 @@ class CheckedRead:
                 raise RuntimeError("CheckedRead.report() before all the entries were read")
             check.finish(*self._expect)
         if check.ok and self._warn_unanchored:  # a failure needs no anchor to be believed
-            self.warnings.append(f"{self.path}: checked without an anchor: a removed tail, or a rewrite with "
-                                 "recomputed hashes, would not show (see docs/journal.md, Anchors)")
+            which = " of any entry (the anchors read hold only the journal's opening)" if self._opening_anchored else ""
+            self.warnings.append(f"{self.path}: checked without an anchor{which}: a removed tail, or a rewrite "
+                                 "with recomputed hashes, would not show (see docs/journal.md, Anchors)")
             self._warn_unanchored = False
         return VerifyReport(
             check.ok, check.good, check.first_bad_seq, check.reason, last_seq=check.last_seq,

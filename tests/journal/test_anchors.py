@@ -56,6 +56,15 @@ def test_a_verification_without_any_anchor_warns(journal_path: Path) -> None:
     assert verify(journal_path, expect_count=N).warnings == ()
 
 
+def test_anchors_of_the_opening_only_are_said_to_anchor_no_entry(journal_path: Path) -> None:
+    """A table killed before its first shoe ended leaves only the opening's anchor (entry 0): the
+    file was read and fits, so "checked without an anchor" alone read as if it had not been."""
+    anchored(journal_path, every=N + 1)
+    r = verify(journal_path)
+    assert r.ok and len(r.warnings) == 1
+    assert "checked without an anchor of any entry (the anchors read hold only the journal's opening)" in r.warnings[0]
+
+
 def test_a_removed_tail_is_caught_by_the_anchors_beside_the_journal(journal_path: Path) -> None:
     anchored(journal_path)
     tamper(journal_path, "DELETE FROM entries WHERE seq > 7")
