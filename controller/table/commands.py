@@ -163,7 +163,8 @@ NO_SQUEEZE = "no hand is being squeezed"
 COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("open", F, ("closed",), act.open_table, "open the table: shuffle a new shoe (681a.5(a))"),
     Command("close", F, ("betting", "count_fault", "ready_to_load", "inspection"), act.close_table,
-            "close the table between rounds", (Arg("reason", "text", "why, said and journaled", required=False),)),
+            "close the table between rounds; the shoe in play ends: its cards are collected and "
+            "reconciled (681a.7(d)(1))", (Arg("reason", "text", "why, said and journaled", required=False),)),
     Command("sit", D, None, act.sit, "a player takes a seat", (SEAT,)),
     Command("leave", D, None, act.leave, "a player leaves a seat with no wagers on the layout", (SEAT,)),
     Command("wager", D, ("betting",), act.wager, "place a wager while betting is open", (
@@ -211,7 +212,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             "order a reshuffle: now before loading, or after this round (681a.5(e)-(f))", (),
             "no shoe to reshuffle while the table is {state}"),
     Command("declare_idle", F, ("betting", "ready_to_load", "closed"), act.declare_idle,
-            "no gaming activity: spread the cards for inspection (681a.5(g))",
+            "no gaming activity: the cards out of the shoe and the discard rack, spread for "
+            "inspection (681a.5(g)); the shoe in play is reconciled",
             (Arg("face_up", "flag", "spread face up, as a player asked", required=False),)),
     Command("inspection_done", F, ("inspection",), decks.inspection_done,
             "the inspection is over: wash and shuffle, or into the shuffler (681a.5(g))",

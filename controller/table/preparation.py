@@ -111,23 +111,39 @@ def prompt_burn(t: TableCore) -> None:
 
 
 def spread_cards(t: TableCore) -> None:
+    end_loaded_shoe(t)
     t.batch_spread = False
     t.record(kinds.INSPECTION, {"clause": "681a.5(g)", "face_up": t.spread_face_up})
     t.show("SPREAD FACE UP" if t.spread_face_up else "SPREAD")
 
 
 def closed_table(t: TableCore) -> None:
+    end_loaded_shoe(t)
     collect_set_aside(t)
     t.send("shoe", m.GateLock())
     t.show("CLOSED")
 
 
+def end_loaded_shoe(t: TableCore) -> None:
+    """A table closed, or declared idle, while a loaded shoe is in play: that shoe is over (the
+    next one is shuffled from the entire set): its cards are collected and reconciled
+    (681a.7(d)(1); for an idle table 681a.5(g): "removed from the dealing shoe and the discard
+    rack"). The UNLOAD prompt takes the cards left out of the shoe, so the next stack can load."""
+    if t.shoe is not None and t.shoe.loaded_count is not None and not t.shoe.collected:
+        reconcile(t)
+
+
 def reconcile(t: TableCore) -> None:
-    """681a.7(d)(1): collect the cards and prove none is missing."""
+    """681a.7(d)(1): collect the cards and prove none is missing. A stack that never reached the
+    shoe (a shoe restarted or reshuffled before its load) left nothing in it and no card out of
+    it: there is nothing to reconcile, and a reconciliation of 0 cards would be a false alarm."""
     shoe = t.shoe
     if shoe is None:
         return
     collect_set_aside(t)
+    shoe.collected = True
+    if shoe.loaded_count is None and not shoe.dealt:
+        return
     t.record(kinds.RECONCILIATION, shoe.reconciliation())
     if shoe.loaded_count is not None:
         t.record(kinds.CARDSET, shoe.cardset().to_json())

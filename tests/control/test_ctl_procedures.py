@@ -52,3 +52,46 @@ def test_with_manual_a_count_fault_waits_for_the_floorperson(start_table, workdi
     [close] = [r for r in t.journaled("operator") if r["command"] == "close"]
     assert close["args"] == {"reason": "shuffler sent for service"} and close["operator"] == "fp1"
     t.assert_stopped_cleanly()
+
+
+def _load_a_shoe(t, *cut_by: str) -> None:
+    assert t.wait_state("cutting") == "cutting"
+    ctl(t, "d1", "cut", "position=120", *cut_by)
+    ctl(t, "d1", "cover", "from_bottom=14")
+    ctl(t, "d1", "load")
+    assert t.wait_state("betting") == "betting", t.status()
+
+
+def _deal_a_round(t) -> None:
+    ctl(t, "d1", "wager", "seat=1", "kind=banker", "amount=1000")
+    ctl(t, "d1", "no_more_bets")
+    assert t.wait_state("betting") == "betting", t.status()
+
+
+@pytest.mark.slow
+@pytest.mark.reg("681a.7(d)(1)", "681a.5(g)")
+def test_a_shoe_ended_by_closing_or_idling_the_table_is_collected_and_the_next_one_loads(start_table, workdir) -> None:
+    """681a.7(d)(1): the dealer shall "collect and reshuffle the cards by removing the cards
+    remaining in the shoe and placing them in the discard rack to ensure that no cards are
+    missing"; 681a.5(g): at an idle table "the cards shall be removed from the dealing shoe and the
+    discard rack". A table closed, or declared idle, in the middle of a shoe left the cards in the
+    shoe unreconciled: the next stack could not be loaded, and the table waited in loading for
+    ever."""
+    t = start_table(workdir, manual=True)
+    ctl(t, "fp1", "open")
+    _load_a_shoe(t)
+    _deal_a_round(t)
+    ctl(t, "fp1", "close", "reason=end of shift")
+    assert t.wait_state("closed") == "closed"
+    ctl(t, "fp1", "open")
+    _load_a_shoe(t, "seat=1")  # the cards left in the first shoe were unloaded on the UNLOAD prompt
+    _deal_a_round(t)
+    ctl(t, "fp1", "declare_idle")
+    assert t.wait_state("inspection") == "inspection"
+    ctl(t, "fp1", "inspection_done")
+    _load_a_shoe(t, "seat=1")
+    reconciliations = t.journaled("reconciliation")
+    assert len(reconciliations) == 2 and all(r["ok"] and r["total"] == r["expected"] for r in reconciliations)
+    assert all(r["remaining_in_shoe"] > 300 for r in reconciliations)
+    assert [c["ok"] for c in t.journaled("cardset")] == [True, True]
+    t.assert_stopped_cleanly()

@@ -237,3 +237,22 @@ def test_a_restart_after_the_reconciliation_shows_unload_again_before_the_new_sh
     restarted = TableCore(b.sub)
     restarted.recover(b.inputs)
     assert "UNLOAD" not in [o.message.text for o in restarted.resume_outputs() if isinstance(o.message, m.Display)]
+
+
+@pytest.mark.reg("681a.7(d)(1)")
+def test_a_shoe_restarted_before_its_load_is_not_reported_as_not_reconciling() -> None:
+    """681a.7(d)(1) reconciles the cards of a dealt shoe. A stack restarted while being cut never
+    reached the shoe: it was journaled as a reconciliation of 0 cards against 416, "DOES NOT
+    RECONCILE" on the display, a false alarm. A shoe ended after its load is still reconciled."""
+    b = Bench()
+    b.op("open")
+    assert b.core.state == "cutting"
+    b.op("restart_shoe", reason="the stack was dropped")
+    assert b.core.state == "cutting" and "reconciliation" not in b.kinds()
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    b.op("load", Role.DEALER)
+    assert b.core.state == "betting"
+    b.op("restart_shoe", reason="the shoe was replaced")
+    [rec] = b.of("reconciliation")
+    assert rec["ok"] and rec["total"] == rec["expected"] == 416
