@@ -353,12 +353,14 @@ def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
     ops_path = Path(args.operators) if args.operators else journal_path.parent / "operators.toml"
     if args.operators or ops_path.exists():
         from controller.operators.auth import Authenticator
+        from controller.operators.following import FollowedOperators
         from controller.operators.store import load_operators
 
         operators = load_operators(ops_path)
         for warning in operators.warnings:
             print(f"!! {warning}", file=sys.stderr)
-        auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin)
+        auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin,
+                             reload=FollowedOperators(ops_path, operators).changed)
     path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
     server = ControlServer(path, auth, max_connections=args.control_connections,
                            group=args.control_group or "shoectl", group_required=bool(args.control_group))

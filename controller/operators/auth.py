@@ -2,7 +2,9 @@
 
 Contract:
 - ``Authenticator(operators, *, max_failures=5, lockout_s=300, clock=time.monotonic,
-  unknown_limit=5, window_s=60, max_unknown_ids=1024, dummy_hashes_per_s=2, remember_s=300)``.
+  unknown_limit=5, window_s=60, max_unknown_ids=1024, dummy_hashes_per_s=2, remember_s=300,
+  reload=None)``; ``reload``, when given, is asked before each check for the operators read again
+  (``controller.operators.following``: a running table follows its operators file).
   ``authenticate(id, pin)`` returns the ``Operator`` or raises an ``AuthError``:
   ``UnknownOperator`` (no such id; a PIN hash is still computed so the time taken does not reveal
   which ids exist), ``WrongPin`` (``tries_left`` before the lockout), ``LockedOut``
@@ -265,7 +267,8 @@ class Authenticator:
 
     def __init__(self, operators: Mapping[str, Operator], *, max_failures: int = 5, lockout_s: float = 300.0,
                  clock: Callable[[], float] = time.monotonic, unknown_limit: int = 5, window_s: float = 60.0,
-                 max_unknown_ids: int = 1024, dummy_hashes_per_s: float = 2.0, remember_s: float = 300.0) -> None:
+                 max_unknown_ids: int = 1024, dummy_hashes_per_s: float = 2.0, remember_s: float = 300.0,
+                 reload: Callable[[], Mapping[str, Operator] | None] | None = None) -> None:
         if max_failures < 1:
             raise ValueError("max_failures must be at least 1")
         if not lockout_s > 0:
@@ -280,6 +283,7 @@ class Authenticator:
         self._dummy_budget = _Budget(dummy_hashes_per_s, max(1, round(dummy_hashes_per_s * 2)), clock)
         self._hasher = _PinHasher()
         self._remembered = RememberedPins(remember_s, clock)
+        self._reload = reload  # the operators file read again when it changed (operators.following)
 
     @property
     def operators(self) -> Mapping[str, Operator]:
@@ -300,6 +304,10 @@ class Authenticator:
         ``Throttled``, ``WrongPin`` or ``LockedOut`` (all ``AuthError``)."""
         if not isinstance(operator_id, str) or not isinstance(pin, str):
             raise TypeError("an operator id and a PIN are strings")
+        if self._reload is not None:
+            fresh = self._reload()
+            if fresh is not None:
+                self.update_operators(fresh)
         with self._lock:
             known = operator_id in self._operators
             if not known:

@@ -95,3 +95,19 @@ def test_a_shoe_ended_by_closing_or_idling_the_table_is_collected_and_the_next_o
     assert all(r["remaining_in_shoe"] > 300 for r in reconciliations)
     assert [c["ok"] for c in t.journaled("cardset")] == [True, True]
     t.assert_stopped_cleanly()
+
+
+@pytest.mark.slow
+def test_an_operator_removed_from_the_file_is_refused_by_the_running_table(start_table, workdir,
+                                                                           operators_file) -> None:
+    """``shoectl operators remove`` while the table runs: the next command of that operator is
+    refused (it was accepted until the table restarted)."""
+    ops = workdir / "operators.toml"
+    ops.write_bytes(operators_file.read_bytes())
+    ops.chmod(0o600)
+    t = start_table(workdir, "--operators", str(ops), manual=True, operators=False)
+    ctl(t, "fp1", "open")
+    assert shoectl("operators", "remove", "fp1", "--file", str(ops)).returncode == 0
+    refused = shoectl("ctl", "--socket", str(t.sock), "--operator", "fp1", "--pin-stdin", "close", pin=PINS["fp1"])
+    assert refused.returncode != 0 and "unknown operator" in refused.stderr, refused.stderr
+    t.assert_stopped_cleanly()

@@ -1,0 +1,72 @@
+"""The operators file as a running table follows it: an operator removed, a PIN changed or a
+role changed (``shoectl operators add|remove``) counts from the next command, without a restart.
+
+Contract:
+- ``FollowedOperators(path, operators)``: ``operators`` as read from ``path`` at start-up.
+  ``changed()`` returns the operators read again when the file changed since the last look (its
+  size, modification time, inode or device: ``operators`` writes a new file and renames it into
+  place), else None. Thread-safe; one ``stat`` per call when nothing changed.
+- A file that changed but cannot be read now (half-copied by hand, damaged, removed) keeps the
+  operators read last: a table never loses every operator to a typo. That is said once per change
+  of the file, at ``error`` (a person must mend the file; until then a removed operator may still
+  be accepted). Its non-fatal findings (e.g. permissions) are said at ``warning`` once per change.
+- ``Authenticator(..., reload=followed.changed)`` asks before each PIN check
+  (docs/operators.md, "A running table follows the file").
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+import structlog
+
+from controller.operators.store import Operator, OperatorsError, load_operators
+
+__all__ = ["FollowedOperators"]
+
+log = structlog.get_logger()
+
+_Signature = tuple[int, int, int, int] | None
+
+
+def _signature(path: Path) -> _Signature:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+class FollowedOperators:
+    """See the module docstring."""
+
+    def __init__(self, path: str | os.PathLike[str], operators: Mapping[str, Operator]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._seen = _signature(self.path)  # as read at start-up (a change in between is read at once)
+        self._ids = frozenset(operators)
+
+    def changed(self) -> Mapping[str, Operator] | None:
+        """The operators read again if the file changed since the last call, else None."""
+        now = _signature(self.path)
+        if now == self._seen:
+            return None
+        with self._lock:
+            if now == self._seen:  # another thread read this change meanwhile
+                return None
+            self._seen = now
+            try:
+                operators = load_operators(self.path)
+            except OperatorsError as exc:
+                log.error("the operators file cannot be read; the table keeps the operators it read before",
+                             reason=str(exc))
+                return None
+            for warning in operators.warnings:
+                log.warning("operators file", finding=warning)
+            removed, added = sorted(self._ids - set(operators)), sorted(set(operators) - self._ids)
+            self._ids = frozenset(operators)
+            log.info("operators file read again", operators=len(operators), removed=removed or None,
+                        added=added or None)
+            return operators
