@@ -49,9 +49,10 @@ def cut(stack: Sequence[Card], position: int, min_depth: int = REGULATION_MIN_CO
 
 def check_second_cover(n: int, from_bottom: int, min_depth: int = REGULATION_MIN_COVER_DEPTH) -> None:
     if not min_depth <= from_bottom <= n:
+        bound = f"at least {min_depth}" if from_bottom < min_depth else f"at most {n}"
         raise CutError(
             f"second cover card {from_bottom} cards above the bottom of a {n}-card stack: it must be "
-            f"at least {min_depth} cards above the bottom (681a.5(d))"
+            f"{bound} cards above the bottom (681a.5(d))"
         )
 
 

@@ -25,6 +25,7 @@ from controller.rules.model import WagerKind
 from controller.table import actions as act, decks
 from controller.table.errors import Refused
 from controller.table.io import OperatorInput
+from controller.table.machine import state_words
 
 MAX_AMOUNT = 10**12          # minor units: far above any table limit, far below trouble
 MAX_POSITION = 100_000
@@ -225,7 +226,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("enter_card", F, None, act.enter_card, "enter the card the shoe could not read",
             (Arg("card", "card", "the card, e.g. AS, 10H, KD"),)),
     Command("void_round", F, ("dealing", "squeeze", "house_money"), act.void_round,
-            "void the round in progress: every wager returned", (), "no round in progress"),
+            "void the round in progress: every wager returned", (),
+            "void_round voids a round being dealt; the table is {state}"),
     Command("restart_shoe", F, act.RESTART_STATES, act.restart_shoe,
             "the devices lost the shoe: void the round, return the wagers, shuffle anew",
             (Arg("reason", "text", "why, for the record", required=False),),
@@ -253,7 +255,7 @@ def admit(op: OperatorInput, state: str, submission: Any) -> tuple[Command, dict
         raise Refused(f"{command.name} needs a {command.min_role.label} or above; "
                       f"{op.operator} is a {op.role.label}")
     if command.states is not None and state not in command.states:
-        raise Refused(command.not_now.format(command=command.name, state=state.replace("_", " ")))
+        raise Refused(command.not_now.format(command=command.name, state=state_words(state)))
     if not isinstance(op.args, Mapping):
         raise Refused(f"{command.name} takes {_takes(command)}")
     return command, command.check_args(op.args, submission)

@@ -38,7 +38,7 @@ from controller.table.faults import held_prompts
 from controller.table.io import (
     CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
-from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, build_machine
+from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, build_machine, state_words
 from controller.table.round import RoundInProgress, SetAside
 from controller.table.shoe import Shoe
 from firmware_bridge.protocol import messages as m
@@ -123,7 +123,8 @@ class TableCore:
             else:
                 raise Refused(f"unknown input {type(inp).__name__}")
         except (Refused, RulesError, MachineError) as exc:
-            reason = f"not allowed while the table is {self.state}" if isinstance(exc, MachineError) else str(exc)
+            reason = (f"not allowed while the table is {state_words(self.state)}" if isinstance(exc, MachineError)
+                      else str(exc))
             self._out = []  # a refused input produces nothing else
             what = inp.command if isinstance(inp, OperatorInput) else self._input_name(inp)
             self.record(kinds.REFUSED, {"input": what, "reason": reason, "state": self.state,

@@ -35,6 +35,20 @@ STATES = [
     "fault",           # device fault or link lost: everything held, resumes where it stopped
 ]
 
+# Each state as it ends "the table is ..." in what a floorperson reads (a refusal).
+STATE_WORDS = {
+    "closed": "closed", "inspection": "spread for inspection", "shuffling": "shuffling",
+    "count_fault": "in a count fault", "cutting": "cutting", "ready_to_load": "ready to load",
+    "loading": "loading", "burning": "burning", "betting": "betting", "dealing": "dealing",
+    "squeeze": "at the squeeze", "house_money": "at House Money",
+    "fault": "held by a fault (clear it first)",
+}
+
+
+def state_words(state: str) -> str:
+    """``state`` as it ends "the table is ..." (the name itself for one not in ``STATE_WORDS``)."""
+    return STATE_WORDS.get(state, state.replace("_", " "))
+
 LIVE = ["shuffling", "cutting", "ready_to_load", "loading", "burning", "betting", "dealing", "squeeze", "house_money", "inspection"]
 
 TRANSITIONS: list[dict[str, Any]] = [

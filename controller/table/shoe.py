@@ -78,6 +78,8 @@ class Shoe:
         return self.cut_offeree
 
     def check_decline(self, seat: int) -> None:
+        if self.cut_offeree is None:
+            raise Refused("no seat is offered the cut now: the dealer cuts")
         if self.cut_offeree != seat:
             raise Refused(f"the cut is offered to seat {self.cut_offeree}, not seat {seat}")
 
@@ -88,7 +90,8 @@ class Shoe:
         if self.cut_offeree is not None and seat != self.cut_offeree:
             raise Refused(f"the cut is offered to seat {self.cut_offeree}; it cuts, or declines first")
         if self.cut_offeree is None and seat is not None:
-            raise Refused("every player declined: the dealer cuts")
+            raise Refused("no seat is offered the cut now (none is occupied, or every player declined): "
+                          "the dealer cuts, without a seat")
         try:
             check_cut(self.stack_size, position, min_depth)
         except CutError as exc:

@@ -1,0 +1,49 @@
+"""Refusals in a floorperson's words (a floorperson's review found Python's ``None`` and state
+names used as adjectives: "the cut is offered to seat None", "the table is squeeze"). Each
+refusal names what is wrong now and, where there is one, what to do instead."""
+from __future__ import annotations
+
+from bench import Bench
+
+from controller.roles import Role
+from controller.table.machine import STATES, STATE_WORDS
+
+
+def _refused(b: Bench) -> str:
+    return b.of("refused")[-1]["reason"]
+
+
+def test_every_state_has_words_for_a_refusal() -> None:
+    assert set(STATE_WORDS) == set(STATES)
+
+
+def test_a_cut_with_no_seat_offered_it_says_the_dealer_cuts() -> None:
+    b = Bench()
+    b.op("open")
+    assert b.core.state == "cutting" and b.core.shoe.cut_offeree is None  # no seat occupied
+    b.op("cut_decline", Role.DEALER, seat=3)
+    assert _refused(b) == "no seat is offered the cut now: the dealer cuts"
+    b.op("cut", Role.DEALER, position=100, seat=3)
+    assert _refused(b).startswith("no seat is offered the cut now (none is occupied, or every player declined)")
+
+
+def test_a_second_cover_card_beyond_the_stack_says_at_most_not_at_least() -> None:
+    b = Bench()
+    b.op("open")
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=500)
+    assert _refused(b) == ("second cover card 500 cards above the bottom of a 416-card stack: it must be at most "
+                           "416 cards above the bottom (681a.5(d))")
+
+
+def test_a_refusal_in_a_fault_says_the_table_is_held_by_it() -> None:
+    """``void_round`` was refused in a fault with "no round in progress", a round being on the
+    layout; every state-refusal there now says the fault holds the table."""
+    b = Bench()
+    b.open_and_cut()
+    b.link("shoe", False)
+    assert b.core.state == "fault"
+    b.op("void_round")
+    assert _refused(b) == "void_round voids a round being dealt; the table is held by a fault (clear it first)"
+    b.op("close")
+    assert _refused(b) == "close is not allowed while the table is held by a fault (clear it first)"
