@@ -8,6 +8,7 @@ reconstruct every shoe (cut and cover-card positions, burned cards, reconciliati
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
@@ -65,7 +66,8 @@ def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str
             print_json(doc, stream=out)
         else:
             # safe: a forged entry's ids or cards must not reach the terminal as control characters
-            out.write(safe(_text(doc)) + "\n" + (_edge_text(doc) if edges and doc["type"] == "round" else ""))
+            out.write(safe(_text(doc)) + "\n" + _events_text(doc)
+                      + (_edge_text(doc) if edges and doc["type"] == "round" else ""))
     return found
 
 
@@ -101,6 +103,36 @@ def _edge_text(d: dict) -> str:
     return f"      edge ({edge['remaining']} cards left): {figures}{above}\n"
 
 
+def _reconciled(rec: dict | None) -> str:
+    if rec is None:
+        return "not reconciled yet (the shoe is still in play, or ended before its load)"
+    if rec.get("ok"):
+        return f"reconciled ({rec.get('total')} of {rec.get('expected')} cards)"
+    return f"DOES NOT RECONCILE ({rec.get('total')} of {rec.get('expected')} cards)"
+
+
+def _value(v: object) -> str:
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _events_text(d: dict) -> str:
+    """A line for each of the document's events: the entry, what, who, and its payload (each line
+    ``safe``: a forged payload's control characters never reach the terminal raw)."""
+    lines = []
+    for ev in d.get("events", ()):
+        p = dict(ev["payload"])
+        if ev["kind"] == "operator":
+            what = f"{_value(p.pop('command', '?'))} " + " ".join(f"{k}={_value(v)}" for k, v in (p.pop("args", None) or {}).items())
+            for said_elsewhere in ("operator", "operator_role", "state"):
+                p.pop(said_elsewhere, None)
+        else:
+            what = ev["kind"].replace("_", " ")
+        rest = ", ".join(f"{k} {_value(v)}" for k, v in p.items())
+        who = f" by {ev['operator']}" if ev.get("operator") else ""
+        lines.append(safe(f"      entry {ev['seq']}{who}: {what.strip()}" + (f" ({rest})" if rest else "")) + "\n")
+    return "".join(lines)
+
+
 def _text(d: dict) -> str:
     """One line for a replayed shoe or round, for a person: what the journal does not hold is said
     in words (a shoe not cut, no second cover card), money in major units."""
@@ -110,7 +142,7 @@ def _text(d: dict) -> str:
         parts = [f"shoe {d['shoe']}: " + (f"{d['decks']} decks" if d["decks"] else "decks not recorded"),
                  f"cut at {cut['position']} by {cut['by']}" if cut else "not cut",
                  f"second cover {cover} from the bottom" if cover is not None else "no second cover card",
-                 f"burned {' '.join(d['burned']) or '-'}", f"{d['rounds']} rounds"]
+                 f"burned {' '.join(d['burned']) or '-'}", f"{d['rounds']} rounds", _reconciled(d["reconciliation"])]
         return ", ".join(parts)
     if d["kind"] == "void":
         return f"  {d['shoe']} round {d['round']}: VOID ({d.get('reason') or 'no reason given'}), wagers returned"

@@ -7,6 +7,13 @@
 - ``{"type": "round", "shoe", "round", "kind": "normal"|"simulated"|"void", "cards": [{"card",
   "to"}, ...] (in the order they left the shoe), "player": {"cards", "total"}, "banker": {...},
   "outcome", "wagers": [...], "settlements": [...]}`` for each completed round.
+Each also holds ``"events"``: what surveillance asks after beside the cards, in journal order,
+``{"seq", "kind", "operator", "payload"}`` each (``operator``: whose command it followed, when
+the entries read hold the inputs, else the entry's own; null for what no one gave): the procedures (a declined cut, an inspection, a reshuffle ordered, a shoe restarted, a
+count fault), the irregularities (a card entered by hand, a card discarded and why, a wager
+returned), faults and their clearing, dealer sign-ins, device replacements, and every operator
+command but the routine ones of a round (``ROUTINE_COMMANDS``). A round's go with the round (those
+journaled while it was dealt), the others with the shoe.
 Only the core's records are read; inputs are not needed. A record whose payload lacks what its
 kind needs, or holds it as another type (a card that is not text, a total or a net that is not a
 whole number), and a round whose cards go to the rack without its result, raise
@@ -23,6 +30,33 @@ from controller.journal.errors import JournalContentError, malformed_entry
 
 
 OUTCOMES = ("player", "banker", "tie")  # a round_result's outcome (docs/journal.md)
+
+# The records a replay lists as events (see the module docstring), and the operator commands it
+# leaves out as routine (the round's own records show them: its wagers, its cards).
+EVENT_KINDS = frozenset({
+    kinds.OPERATOR, kinds.CUT_DECLINED, kinds.COUNT_FAULT, kinds.COVER_CARD_MISSING, kinds.INSPECTION,
+    kinds.SHUFFLER_BATCH_REMOVED, kinds.MANUAL_SHUFFLE, kinds.RESHUFFLE_ORDERED, kinds.SHOE_RESTARTED,
+    kinds.CARD_DEFERRED, kinds.HELD_CARD_USED, kinds.CARD_ENTERED, kinds.DISCARD, kinds.IRREGULARITY,
+    kinds.RELINQUISHED, kinds.WAGER_RETURNED, kinds.DEALER, kinds.DEVICE_REPLACED, kinds.FAULT,
+    kinds.FAULT_CLEARED, kinds.RESUMED,
+})
+ROUTINE_COMMANDS = frozenset({"wager", "no_more_bets", "sit", "leave", "cut", "cut_decline", "cover", "load",
+                              "reveal", "continue", "house_money_add"})
+
+
+_INPUTS = frozenset({kinds.INPUT_DEVICE, kinds.INPUT_OPERATOR, kinds.INPUT_STATUS, kinds.INPUT_COMMAND_FAILED})
+
+
+def _event(e: Any, actor: str | None) -> dict[str, Any] | None:
+    """The entry as an event, or None when it is none (see ``EVENT_KINDS``). ``actor``: the
+    operator whose command the core was deciding on when it made the record (the last
+    ``input.operator`` entry, when the entries read hold the inputs)."""
+    if e.kind not in EVENT_KINDS:
+        return None
+    if e.kind == kinds.OPERATOR and _text(e.payload, "command") in ROUTINE_COMMANDS:
+        return None
+    return {"seq": e.seq, "kind": e.kind, "operator": e.operator or e.payload.get("operator") or actor,
+            "payload": dict(e.payload)}
 
 
 def _text(p: Any, key: str) -> str:
@@ -69,11 +103,15 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     def shoe_doc(sid: str) -> dict[str, Any]:
         return shoes.setdefault(sid, {"type": "shoe", "shoe": sid, "decks": None, "cut": None, "cover_from_bottom": None,
                                       "burned": [], "loaded": None, "rounds": 0, "cover_card_position": None,
-                                      "reconciliation": None})
+                                      "reconciliation": None, "events": []})
 
+    actor: str | None = None
     for e in entries:
         try:
             k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
+            if k in _INPUTS:
+                actor = e.operator if k == kinds.INPUT_OPERATOR else None
+                continue
             if k == kinds.SHOE_START:
                 if current is not None and current in shoes and want(current) and round is None:
                     yield shoes.pop(current)
@@ -83,6 +121,9 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             if sid is None:
                 continue
             doc = shoe_doc(sid)
+            event = _event(e, actor)
+            if event is not None:
+                (rounds[(sid, rno)] if (sid, rno) in rounds else doc)["events"].append(event)
             if k == kinds.CUT:
                 doc["cut"] = {"position": p["position"], "by": p["by"]}
             elif k == kinds.COVER:
@@ -98,7 +139,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             elif k == kinds.ROUND_START:
                 rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
                                              "cards": [], "player": None, "banker": None, "outcome": None,
-                                             "wagers": list(p["wagers"]), "settlements": []}
+                                             "wagers": list(p["wagers"]), "settlements": [], "events": []}
             elif k == kinds.ROUND_KIND and (sid, rno) in rounds:
                 rounds[(sid, rno)]["kind"] = p["kind"]
             elif k == kinds.CARD and (sid, rno) in rounds:

@@ -104,6 +104,7 @@ STATE_AFTER_COMMAND: Mapping[str, str] = {"close": "closed", "load": "loading"}
 
 #: Keys of a replayed round that are not for the board (players' money).
 _MONEY_KEYS = ("wagers", "settlements", "house_money_added")
+_NOT_SHOWN = (*_MONEY_KEYS, "events")  # a public page shows no money, nor who did what (surveillance's)
 _FLAGS = ("natural", "player_pair", "banker_pair", "dragon7", "panda8")
 
 
@@ -185,7 +186,7 @@ class TableView:
                 self._round_done(docs[-1])
 
     def _round_done(self, doc: dict[str, Any]) -> None:
-        self.last_round = {key: v for key, v in doc.items() if key != "type" and key not in _MONEY_KEYS}
+        self.last_round = {key: v for key, v in doc.items() if key != "type" and key not in _NOT_SHOWN}
         result = result_from_round(doc)
         if result is None:
             self._rounds_off_roads += 1

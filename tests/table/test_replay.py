@@ -23,7 +23,8 @@ def played(preset: str, shoes: int = 2, seed: int = 5) -> Bench:
 
 
 def entries(b: Bench) -> list:
-    return [SimpleNamespace(kind=r.kind, payload=r.payload, shoe_id=r.shoe, round_no=r.round) for r in b.records]
+    return [SimpleNamespace(seq=i, kind=r.kind, payload=r.payload, shoe_id=r.shoe, round_no=r.round, operator=None)
+            for i, r in enumerate(b.records, start=1)]
 
 
 @pytest.mark.reg("681a.7(l)")
@@ -58,3 +59,36 @@ def test_filter_by_shoe_and_round() -> None:
     sid = b.of("shoe_start")[0]["shoe"]
     one = list(replay(entries(b), shoe=sid, round=3))
     assert [(d["type"], d["shoe"], d["round"]) for d in one] == [("round", sid, 3)]
+
+
+def test_procedures_and_irregularities_are_listed_with_who_gave_them() -> None:
+    """Surveillance reconstructs who did what, not only the cards: a floorperson's review found a
+    voided round, a restarted shoe and a close without their operator in the replay (the journal
+    held them)."""
+    from controller.roles import Role
+
+    b = Bench()
+    log: list = []
+
+    def by(operator: str, command: str, role: Role = Role.FLOORPERSON, **args) -> None:
+        log.append(SimpleNamespace(seq=None, kind="input.operator", payload={"command": command}, shoe_id=None,
+                                   round_no=None, operator=operator))
+        start = len(b.records)
+        b.op(command, role, operator=operator, **args)
+        log.extend(SimpleNamespace(seq=None, kind=r.kind, payload=r.payload, shoe_id=r.shoe, round_no=r.round,
+                                   operator=None) for r in b.records[start:])
+
+    by("fp1", "open")
+    by("d1", "cut", Role.DEALER, position=100)
+    by("d1", "cover", Role.DEALER, from_bottom=14)
+    by("d1", "load", Role.DEALER)
+    by("sup", "restart_shoe", Role.SUPERVISOR, reason="the shoe was dropped")
+    for i, e in enumerate(log, start=1):
+        e.seq = i
+    [first] = [d for d in replay(log) if d["type"] == "shoe"][:1]
+    said = {(ev["kind"], ev["operator"]) for ev in first["events"]}
+    assert ("operator", "sup") in said and ("shoe_restarted", "sup") in said
+    [restart] = [ev for ev in first["events"] if ev["kind"] == "operator" and ev["payload"]["command"] == "restart_shoe"]
+    assert restart["payload"]["args"] == {"reason": "the shoe was dropped"}
+    assert not any(ev["kind"] == "operator" and ev["payload"]["command"] in ("cut", "cover", "load")
+                   for ev in first["events"])  # routine: the shoe's cut and cover say it
