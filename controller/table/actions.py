@@ -235,11 +235,11 @@ def enter_card(t: TableCore, op: OperatorInput, card: str) -> None:
         dealing.apply_deferred(t)
 
 
-def restart_shoe(t: TableCore, op: OperatorInput, reason: str = "the devices lost the shoe") -> None:
+def restart_shoe(t: TableCore, op: OperatorInput, reason: str | None = None) -> None:
     """The shoe in play is gone (the devices were replaced or restarted without their cards): a
     round in progress is void and its wagers returned (as 627a.13(e)), wagers on the layout are
-    returned, and a new shoe is shuffled."""
-    preparation.give_up_shoe(t, reason)
+    returned, and a new shoe is shuffled. Without a reason the record says who ordered it."""
+    preparation.give_up_shoe(t, reason or f"ordered by {op.operator}, no reason given")
 
 
 def set_submission(t: TableCore, op: OperatorInput, submission: dict[str, Any], source: str = "operator") -> None:

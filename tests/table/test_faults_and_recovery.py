@@ -151,3 +151,11 @@ def test_floorperson_sets_the_rules_submission_at_opening_and_it_replays() -> No
     again = TableCore(load_preset("minibaccarat"))
     again.handle(replayed[1])
     assert again.sub == b.core.sub
+
+
+def test_a_restart_ordered_without_a_reason_records_who_ordered_it() -> None:
+    """It was recorded as "the devices lost the shoe" whoever ordered it, devices or not."""
+    b = Bench()
+    b.open_and_cut()
+    b.op("restart_shoe", operator="fp7")
+    assert b.of("shoe_restarted")[-1]["reason"] == "ordered by fp7, no reason given"
