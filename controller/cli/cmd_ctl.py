@@ -100,6 +100,7 @@ def status_text(st: dict[str, Any]) -> str:
     state = str(st.get("state") or "unknown").replace("_", " ")
     if st.get("shoe"):
         cover = "  (cover card reached)" if st.get("cover_reached") else ""
+        cover += "  (a reshuffle follows this round)" if st.get("reshuffle_ordered") and not st.get("cover_reached") else ""
         left = st.get("cards_remaining")
         left_text = "not loaded in the shoe yet" if left is None else f"remaining {left}"
         shoe = (f"shoe {st['shoe']}  round {st.get('round') or 0}",

@@ -139,7 +139,8 @@ def order_reshuffle(t: TableCore, op: OperatorInput) -> None:
         return
     between_rounds = t.state == "betting" and t.round is None
     if between_rounds and t.pending_wagers:
-        raise Refused("wagers are on the layout: deal this round first, or the reshuffle follows it")
+        raise Refused("wagers are on the layout: order the reshuffle once this round is dealt (say no more "
+                      "bets: it then follows the round), or after it")
     t.reshuffle_ordered = True
     t.record(kinds.RESHUFFLE_ORDERED, {"by": op.operator})
     if between_rounds:

@@ -221,6 +221,7 @@ class TableCore:
             "cards_dealt": shoe.dealt if shoe else 0,
             "cards_remaining": shoe.remaining if shoe else None,
             "cover_reached": bool(shoe and shoe.cover_reached),
+            "reshuffle_ordered": self.reshuffle_ordered,  # 681a.5(f): the shoe ends after this round
             "player": r.hand_cards(Target.PLAYER) if r else [],
             "banker": r.hand_cards(Target.BANKER) if r else [],
             "wagers": [w.to_json() for w in (r.wagers if r else self.pending_wagers)],

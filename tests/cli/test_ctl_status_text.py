@@ -15,3 +15,9 @@ def test_a_shoe_being_prepared_is_not_said_to_have_no_cards_left() -> None:
                            "cards_dealt": 21, "cards_remaining": 0, "cover_reached": True})
     assert "cards dealt 21  remaining 0  (cover card reached)" in dealing
     assert "no shoe in play" in status_text({"table": "T1", "state": "closed"})
+
+
+def test_a_reshuffle_ordered_for_after_the_round_is_said() -> None:
+    text = status_text({"table": "T1", "state": "squeeze", "shoe": "T1-S0002", "round": 4, "cards_dealt": 21,
+                        "cards_remaining": 395, "reshuffle_ordered": True})
+    assert "remaining 395  (a reshuffle follows this round)" in text

@@ -286,9 +286,11 @@ def test_a_refused_reshuffle_order_does_not_act_and_an_accepted_one_is_journaled
     assert b.core.state == "betting" and b.core.shoe.id == shoe
     b.auto_deal = False
     b.play_round([(1, "banker", 100)])
+    assert not b.core.snapshot()["reshuffle_ordered"]
     b.op("order_reshuffle")
     assert b.of("reshuffle_ordered") == [{"by": "fp1"}]
     assert [r.payload["command"] for r in b.records if r.kind == "operator"][-1] == "order_reshuffle"
+    assert b.core.snapshot()["reshuffle_ordered"]  # the status says what is pending
     b.auto_deal = True
     b.draw()
     assert b.core.shoe.id != shoe and b.core.state == "cutting"
