@@ -159,7 +159,7 @@ def bonus_counts(
     both_always = player_always and banker_always
     if both_always:  # per set of third ranks: the cards left of each suit, and of any suit
         columns = [[row[s] for row in n] for s in range(4)] + [rc]
-        sums = [tuple(sum(pick(col)) for col in columns) for pick in subsets]
+        sums = [tuple(map(sum, map(pick, columns))) for pick in subsets]
     for r1 in _RANKS:
         n1, big1 = n[r1], rc[r1]
         if not big1:
