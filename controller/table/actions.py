@@ -151,6 +151,8 @@ def dealer_sign_in(t: TableCore, op: OperatorInput, dealer: str) -> None:
     """681a.7(c): each new dealer burns one card before dealing."""
     if t.state == "betting" and t.pending_wagers:
         raise Refused("sign in between rounds, before wagers are placed")
+    if dealer == t.dealer:
+        raise Refused(f"{dealer} is the dealer signed in already")
     t.dealer = dealer
     t.record(kinds.DEALER, {"dealer": dealer})
     if t.state == "betting":
