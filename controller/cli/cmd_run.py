@@ -361,6 +361,9 @@ def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
             print(f"!! {warning}", file=sys.stderr)
         auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin,
                              reload=FollowedOperators(ops_path, operators).changed)
+    elif getattr(args, "manual", False):
+        print(f"!! no operators file ({ops_path}): the control socket takes no command, and without the "
+              "automated dealer nothing deals; add operators with `shoectl operators add`", file=sys.stderr)
     path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
     server = ControlServer(path, auth, max_connections=args.control_connections,
                            group=args.control_group or "shoectl", group_required=bool(args.control_group))

@@ -191,3 +191,17 @@ def test_a_dragon7_rich_shoe_raises_the_surveillance_notice(tmp_path: Path) -> N
                for n in notices), notices
     [logged] = [line for line in proc.stderr.splitlines() if "player edge above the threshold" in line and "round=2" in line]
     assert "dragon7 +" in logged and "{" not in logged, logged  # the wagers as text, not a Python dict
+
+
+def test_a_manual_table_without_an_operators_file_says_nobody_can_command_it(tmp_path: Path) -> None:
+    """``--manual`` without an operators file started in silence; every command then met "this
+    table has no operators file" and nothing dealt."""
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli.main", "run", "--manual", "--journal",
+                             str(tmp_path / "j.db"), "--display", "lines", "--speed", "max"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        first = proc.stderr.readline()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert first.startswith(f"!! no operators file ({tmp_path / 'operators.toml'}): the control socket takes no command")
