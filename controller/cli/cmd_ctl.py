@@ -137,16 +137,22 @@ def event_text(ev: dict[str, Any]) -> str | None:
 
 
 class EventLines:
-    """The line to print for a table event, or None. The warning the table gives with every
-    refusal repeats the refusal's event: only the event is printed. With ``own_operator``, that
-    operator's refusals are left out: the console prints its own commands' answers itself."""
+    """The line to print for a table event, or None. The notice the table gives with every refusal
+    and every fault repeats the event's reason: only the event is printed. With ``own_operator``,
+    that operator's refusals are left out: the console prints its own commands' answers itself."""
 
     def __init__(self, own_operator: str | None = None) -> None:
         self.own_operator = own_operator
         self._refusal_notice: str | None = None
+        self._fault_reason: str | None = None
 
     def __call__(self, ev: dict[str, Any]) -> str | None:
         kind = ev.get("type")
+        if kind == "fault":
+            self._fault_reason = ev.get("reason")
+        elif kind == "notice" and ev.get("level") == "fault" and ev.get("text") == self._fault_reason:
+            self._fault_reason = None
+            return None
         if kind in ("refused", "auth_refused"):
             self._refusal_notice = f"{ev.get('input') or ev.get('command')} refused: {ev.get('reason')}"
             if self.own_operator is not None and ev.get("operator") == self.own_operator:

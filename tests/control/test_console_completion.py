@@ -39,3 +39,13 @@ def test_the_warning_that_repeats_a_refusal_is_not_printed_and_own_refusals_are_
     own = EventLines(own_operator="d1")
     assert own(refused) is None and own(warning) is None
     assert own(dict(refused, operator="fp1")) is not None
+
+
+def test_a_fault_is_printed_once_not_again_as_its_notice() -> None:
+    """A floorperson's review: every fault came out twice ("FAULT: ..." and "fault: ...")."""
+    lines = EventLines()
+    fault = {"type": "fault", "fault": "jam:shoe", "reason": "shoe card jam"}
+    assert lines(fault) == "FAULT: shoe card jam"
+    assert lines({"type": "notice", "level": "fault", "text": "shoe card jam"}) is None
+    assert lines({"type": "notice", "level": "fault", "text": "the shoe in play is given up"}) == \
+        "fault: the shoe in play is given up"  # a fault notice of its own is still said
