@@ -29,7 +29,7 @@ from transitions import MachineError
 from controller.journal import kinds
 from controller.rules.cards import Card
 from controller.rules.errors import RulesError
-from controller.rules.model import Target
+from controller.rules.model import Dealing, Target
 from controller.rules.wagers import Wager
 from controller.table import checks, dealing, events, preparation, rounds
 from controller.table.commands import admit
@@ -222,13 +222,17 @@ class TableCore:
             "cards_remaining": shoe.remaining if shoe else None,
             "cover_reached": bool(shoe and shoe.cover_reached),
             "reshuffle_ordered": self.reshuffle_ordered,  # 681a.5(f): the shoe ends after this round
-            "player": r.hand_cards(Target.PLAYER) if r else [],
-            "banker": r.hand_cards(Target.BANKER) if r else [],
+            "player": r.shown_cards(Target.PLAYER, self.deals_face_down()) if r else [],
+            "banker": r.shown_cards(Target.BANKER, self.deals_face_down()) if r else [],
             "wagers": [w.to_json() for w in (r.wagers if r else self.pending_wagers)],
             "last_outcome": self.last_outcome,
             "faults": dict(self.faults),
             "prompt": self.prompt_text,
         }
+
+    def deals_face_down(self) -> bool:
+        """629a.8(c): this round's cards are dealt face down, each hand turned over in its squeeze."""
+        return self.sub.dealing is Dealing.FACE_DOWN and self.round is not None and self.round.kind == "normal"
 
     @property
     def prompt(self) -> str | None:
@@ -236,9 +240,9 @@ class TableCore:
         return self.prompt_text
 
     # -- outputs (for the collaborators) ---------------------------------------------------------
-    def record(self, kind: str, payload: dict[str, Any]) -> None:
+    def record(self, kind: str, payload: dict[str, Any], shown: dict[str, Any] | None = None) -> None:
         self._out.append(TableRecord(kind, payload, self.shoe.id if self.shoe else None,
-                                self.round.number if self.round else None))
+                                self.round.number if self.round else None, shown))
 
     def notice(self, level: str, text: str) -> None:
         self._out.append(Notice(level, text))

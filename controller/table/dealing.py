@@ -18,7 +18,7 @@ from controller.rules.model import Dealing, Game, WagerKind
 from controller.rules.wagers import settle_house_money
 from controller.table import rounds
 from controller.table.errors import Refused
-from controller.table.round import SetAside
+from controller.table.round import HIDDEN_CARD, SetAside
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
@@ -151,7 +151,9 @@ def deal_into_round(t: TableCore, c: Card, position: int) -> None:
     r = t.round
     target = r.engine.feed(c)
     r.cards.append((c, target, position))
-    t.record(kinds.CARD, {"card": str(c), "to": target.value, "position": position, "n": len(r.cards)})
+    payload = {"card": str(c), "to": target.value, "position": position, "n": len(r.cards)}
+    # 629a.8(c): dealt face down, the card is the squeeze's to turn over; journaled, not streamed
+    t.record(kinds.CARD, payload, shown=dict(payload, card=HIDDEN_CARD) if t.deals_face_down() else None)
     after_card(t)
 
 

@@ -81,12 +81,16 @@ class SendCommand:
 
 @dataclass(frozen=True)
 class TableRecord:
-    """A journal entry the core asks for (kind, payload, and the shoe/round it belongs to)."""
+    """A journal entry the core asks for (kind, payload, and the shoe/round it belongs to).
+    ``shown``: the payload as the control socket's event streams may show it, when that is less
+    than the journal holds (a card dealt face down, before its hand is turned over: 629a.8(c));
+    never journaled."""
 
     kind: str
     payload: dict[str, Any]
     shoe: str | None = None
     round: int | None = None
+    shown: dict[str, Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

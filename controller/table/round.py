@@ -11,6 +11,8 @@ from controller.rules.model import Target, WagerKind
 from controller.rules.wagers import BONUS_WAGERS, Settlement, Wager
 from controller.table.errors import Refused
 
+HIDDEN_CARD = "??"  # a card dealt face down, not turned over yet (RoundInProgress.shown_cards)
+
 
 @dataclass(frozen=True)
 class SetAside:
@@ -81,6 +83,20 @@ class RoundInProgress:
     def hand_cards(self, target: Target) -> list[str]:
         """The cards dealt to ``target`` so far, as text, in deal order."""
         return [str(c) for c, t, _ in self.cards if t is target]
+
+    def shown_cards(self, target: Target, face_down: bool) -> list[str]:
+        """``hand_cards`` as the table may show them: in a round dealt face down (629a.8(c)) a card
+        not turned over yet is ``HIDDEN_CARD``: the initial cards until their hand's squeeze ends,
+        a third card while the player who holds its hand squeezes it. The journal holds them all."""
+        out = []
+        for k, (c, t, _) in enumerate(self.cards, start=1):
+            if t is not target:
+                continue
+            hand = t.hand
+            hidden = face_down and (hand not in self.squeezed if k <= 4
+                                    else self.squeeze_phase == hand and k == len(self.cards))
+            out.append(HIDDEN_CARD if hidden else str(c))
+        return out
 
     def cards_json(self) -> list[dict[str, str]]:
         return [{"card": str(c), "to": t.value} for c, t, _ in self.cards]

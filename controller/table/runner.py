@@ -358,7 +358,8 @@ class TableRunner:
             if self.on_record is not None:
                 self.on_record(o)
             if self._subscribers:
-                self._subscribers.publish({"type": o.kind, "shoe": o.shoe, "round": o.round, **o.payload})
+                shown = o.payload if o.shown is None else o.shown  # a face-down card stays hidden
+                self._subscribers.publish({"type": o.kind, "shoe": o.shoe, "round": o.round, **shown})
         elif isinstance(o, Notice):
             if self.on_notice is not None:
                 self.on_notice(o)

@@ -269,3 +269,27 @@ def test_shoectl_run_journals_its_rules_before_the_first_shoe(tmp_path) -> None:
         [submission] = [e.payload for e in r.entries(kinds=("submission",))]
     assert kinds_in_order.index("submission") < kinds_in_order.index("shoe_start")
     assert submission["source"] == "preset:ez-baccarat" and submission["submission"]["game"] == "ez-baccarat"
+
+
+@pytest.mark.reg("629a.8(c)(1)")
+def test_the_event_stream_shows_a_card_dealt_face_down_as_hidden_and_the_journal_keeps_it(tmp_path) -> None:
+    """629a.8(c): dealt face down, a card is the squeeze's to turn over: the control socket's event
+    stream carries it hidden; the journal, and the round's result once it is decided, hold it."""
+    table = EmulatedTable(seed=5, speed=INF)
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = make_runner(table, journal, preset="midibaccarat", rounds=3)
+    events = runner.subscribe(maxsize=100_000)
+    run_to_the_end(runner)
+    journal.close()
+    table.close()
+    assert runner.error is None
+    streamed = []
+    while not events.empty():
+        streamed.append(events.get_nowait())
+    cards = [e for e in streamed if e["type"] == "card"]
+    assert cards and all(e["card"] == "??" for e in cards)
+    results = [e for e in streamed if e["type"] == "round_result"]
+    assert results and all("??" not in e["player"]["cards"] for e in results)
+    with JournalReader.open(tmp_path / "j.db") as reader:
+        journaled = [e.payload["card"] for e in reader.entries(kinds="card")]
+    assert len(journaled) == len(cards) and "??" not in journaled

@@ -170,3 +170,38 @@ def test_a_round_voided_after_house_money_returns_every_wager_still_on_the_layou
     settled = [(s["kind"], s["amount"], s["result"]) for s in b.of("settlement")]
     assert settled == [("house_money", 10, house_money), ("player", 100 + added, "push")]
     assert b.of("settlement")[-1]["net"] == 0
+
+
+@pytest.mark.reg("629a.8(c)(1)", "629a.8(c)(4)", "629a.8(c)(5)")
+def test_a_card_dealt_face_down_is_not_shown_before_its_hand_is_turned_over() -> None:
+    """629a.8(c): the cards are dealt face down and turned over by the player handed them. A
+    floorperson's review read the Player's natural in the table's status, with no PIN, while the
+    player still squeezed. The journal holds every card; the status and the event stream show a
+    card dealt face down only once its hand is turned over."""
+    b = midi(parse_cards("2S,3C,2D,KD,5H,KC"))
+    b.play_round([(2, "player", 200), (4, "banker", 100)])
+    assert b.core.state == "squeeze"
+    snap = b.core.snapshot()
+    assert (snap["player"], snap["banker"]) == (["??", "??"], ["??", "??"])
+    cards = [r for r in b.records if r.kind == "card"]
+    assert [r.payload["card"] for r in cards] == ["2S", "3C", "2D", "KD"]  # journaled as they are
+    assert all(r.shown == dict(r.payload, card="??") for r in cards)  # streamed face down
+    b.op("reveal", Role.DEALER)  # seat 2 turns the Player's Hand over
+    snap = b.core.snapshot()
+    assert (snap["player"], snap["banker"]) == (["2S", "2D"], ["??", "??"])
+    b.op("reveal", Role.DEALER)  # then the Banker's; the Player's third card goes to seat 2, face down
+    snap = b.core.snapshot()
+    assert b.core.state == "squeeze" and (snap["player"], snap["banker"]) == (["2S", "2D", "??"], ["3C", "KD"])
+    b.op("reveal", Role.DEALER)
+    assert b.core.snapshot()["player"] == ["2S", "2D", "5H"]
+
+
+def test_a_round_dealt_face_up_shows_every_card_at_once() -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    b.draw()
+    [card] = [r for r in b.records if r.kind == "card"]
+    assert card.shown is None and b.core.snapshot()["player"] == [card.payload["card"]]
