@@ -14,7 +14,7 @@ from controller.journal import kinds
 from controller.money import money_text
 from controller.rules.cards import parse_card
 from controller.rules.model import WagerKind
-from controller.rules.wagers import Wager, add_house_money
+from controller.rules.wagers import Wager, add_house_money, void
 from controller.table import dealing, preparation, rounds
 from controller.table.errors import Refused
 from controller.table.faults import check_operator_clearable, clear_faults
@@ -68,6 +68,19 @@ def wager(t: TableCore, op: OperatorInput, seat: int, kind: str, amount: int) ->
     t.occupied.add(w.seat)
     t.pending_wagers.append(w)
     t.record(kinds.WAGER, w.to_json())
+
+
+def take_back(t: TableCore, op: OperatorInput, seat: int, kind: str) -> None:
+    """A wager placed by mistake (the wrong seat, kind or amount), taken back before "no more
+    bets": the seat's latest wager of that kind goes back to its player, journaled as returned."""
+    k = WagerKind(kind)
+    mine = [i for i, w in enumerate(t.pending_wagers) if w.seat == seat and w.kind is k]
+    if not mine:
+        raise Refused(f"seat {seat} has no {k.value} wager on the layout")
+    w = t.pending_wagers[mine[-1]]
+    t.pending_wagers = t.pending_wagers[:mine[-1]] + t.pending_wagers[mine[-1] + 1:]
+    for s in void([w]):
+        t.record(kinds.WAGER_RETURNED, s.to_json())
 
 
 def check_limits(t: TableCore, w: Wager) -> None:

@@ -172,6 +172,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
         SEAT, Arg("kind", "choice", "the wager", choices=WAGER_KINDS),
         Arg("amount", "money", "the stake", unit="minor units (cents)")),
         "wagers are accepted only while betting is open (the table is {state})"),
+    Command("take_back", D, ("betting",), act.take_back,
+            "take back a wager placed by mistake, before no more bets: the seat's latest of that kind "
+            "goes back to the player", (SEAT, Arg("kind", "choice", "the wager", choices=WAGER_KINDS)),
+            "a wager is taken back only while betting is open (the table is {state})"),
     Command("no_more_bets", D, ("betting",), act.no_more_bets, "call no more bets and deal the round (629a.8(b))"),
     Command("cut_decline", D, ("cutting",), act.cut_decline, "the seat offered the cut declines it (681a.5(b))",
             (Arg("seat", "seat", "the seat offered the cut"),), NO_CUT),

@@ -358,3 +358,26 @@ def test_the_held_card_record_names_the_clause_that_placed_it(face_up: bool, cla
     b.play_round([(1, "player", 100)])
     used = b.of("held_card_used")
     assert used and {u["clause"] for u in used} == {clause}
+
+
+def test_a_wager_placed_by_mistake_is_taken_back_before_no_more_bets_and_returned_on_record() -> None:
+    """A floorperson's review: a wager typed wrong (99,999,999,999 instead of 1,000) could not be
+    taken back: the round had to be dealt. The seat's latest wager of that kind goes back to the
+    player before "no more bets", journaled as returned, and is in no round; after "no more bets"
+    nothing is taken back."""
+    b = Bench()
+    b.open_and_cut()
+    b.op("wager", Role.DEALER, seat=3, kind="banker", amount=1_000)
+    b.op("wager", Role.DEALER, seat=3, kind="banker", amount=99_999_999_999)
+    b.op("wager", Role.DEALER, seat=5, kind="player", amount=500)
+    b.op("take_back", Role.DEALER, seat=3, kind="banker")
+    assert b.of("wager_returned") == [{"seat": 3, "kind": "banker", "amount": 99_999_999_999, "result": "push",
+                                       "win": 0, "commission": 0, "net": 0}]
+    assert [(w.seat, w.amount) for w in b.core.pending_wagers] == [(3, 1_000), (5, 500)]
+    b.op("take_back", Role.DEALER, seat=4, kind="banker")
+    assert b.of("refused")[-1]["reason"] == "seat 4 has no banker wager on the layout"
+    b.auto_deal = False
+    b.op("no_more_bets", Role.DEALER)
+    b.op("take_back", Role.DEALER, seat=5, kind="player")
+    assert b.of("refused")[-1]["reason"].startswith("a wager is taken back only while betting is open")
+    assert sorted((w["seat"], w["amount"]) for w in b.of("round_start")[-1]["wagers"]) == [(3, 1_000), (5, 500)]
