@@ -6,7 +6,8 @@
   their values (wager kinds, seats, true/false), from the commands table
   (``controller.table.commands``); the menu shows each argument's help and unit.
 - ``help`` lists the commands, ``help COMMAND`` gives its usage, role and arguments
-  (``commands.help_text``); ``status`` shows the table; ``quit``, ``exit`` or Ctrl-D leave; Ctrl-C
+  (``commands.help_text``); ``status`` shows the table; ``pin`` takes the PIN again (after a wrong
+  one, or a new one); ``quit``, ``exit`` or Ctrl-D leave; Ctrl-C
   drops the line being typed. History with the arrow keys.
 - Without an operator the console shows the table (``status``, the events) and refuses table
   commands in one line; with one, every command is authenticated with the PIN given at the start.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import shlex
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -35,6 +36,7 @@ PROMPT = "shoectl> "
 INTRO = "shoectl console: `help` lists the commands, `status` shows the table, Tab completes, Ctrl-D leaves."
 CONSOLE_COMMANDS = {"status": "the table's state, shoe, hands, wagers and faults",
                     "help": "the commands, or `help COMMAND` for one command's arguments",
+                    "pin": "type your PIN again (after a wrong one, or once it was changed)",
                     "quit": "leave the console (the table keeps running)", "exit": "leave the console"}
 SEATS = tuple(str(s) for s in range(1, 10))  # the status does not name the seats: the largest preset table's
 
@@ -91,10 +93,12 @@ class Console:
     """One console session on ``client``; ``operator`` and ``pin`` None for a console that only
     watches. ``run()`` returns when the person leaves."""
 
-    def __init__(self, client: ControlClient, operator: str | None, pin: str | None) -> None:
+    def __init__(self, client: ControlClient, operator: str | None, pin: str | None,
+                 read_pin: Callable[[str], str] | None = None) -> None:
         self.client = client
         self.operator = operator
         self.pin = pin
+        self.read_pin = read_pin or (lambda prompt: PromptSession().prompt(prompt, is_password=True))
         self.event_lines = EventLines(own_operator=operator)
         self.last_code = 0
 
@@ -144,12 +148,28 @@ class Console:
                 print(self.help(items[0] if items else None))
             elif command == "status":
                 print(status_text(self.client.status()["status"]))
+            elif command == "pin":
+                self.new_pin()
             else:
                 self.command(command, items)
         except OSError as exc:  # the table went away: say so, stay at the prompt
             print(f"the table does not answer: {exc}")
             self.last_code = 2
         return False
+
+    def new_pin(self) -> None:
+        """The PIN every command carries from now on, typed again (not echoed)."""
+        if self.operator is None:
+            print("no operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
+            self.last_code = 2
+            return
+        try:
+            pin = self.read_pin(f"PIN for {self.operator}: ")
+        except (EOFError, KeyboardInterrupt):
+            print("the PIN is unchanged")
+            return
+        self.pin = pin.strip()
+        print("the next commands carry the PIN just typed")
 
     def help(self, name: str | None) -> str:
         if name is None:
@@ -182,5 +202,6 @@ class Console:
             print(f"{command}: ok")
             self.last_code = 0
         else:
-            print(f"{command}: {reply.get('code')}: {reply.get('error')}")
+            again = " (`pin` to type it again)" if "wrong PIN" in str(reply.get("error")) else ""
+            print(f"{command}: {reply.get('code')}: {reply.get('error')}{again}")
             self.last_code = EXIT_OF_CODE.get(reply.get("code"), 1)

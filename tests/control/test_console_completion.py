@@ -49,3 +49,31 @@ def test_a_fault_is_printed_once_not_again_as_its_notice() -> None:
     assert lines({"type": "notice", "level": "fault", "text": "shoe card jam"}) is None
     assert lines({"type": "notice", "level": "fault", "text": "the shoe in play is given up"}) == \
         "fault: the shoe in play is given up"  # a fault notice of its own is still said
+
+
+class _Table:
+    """A table's control client that knows one PIN for fp1."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    def command(self, operator: str, pin: str, command: str, args: dict) -> dict:
+        self.sent.append((command, pin))
+        if pin != "2580":
+            return {"ok": False, "code": "auth", "error": f"wrong PIN for operator '{operator}'; 4 tries left"}
+        return {"ok": True, "records": []}
+
+
+def test_after_a_wrong_pin_the_console_takes_it_again(capsys) -> None:
+    """A floorperson's review: the console kept the wrong PIN it started with, each command used a
+    try up, and only leaving the console changed it."""
+    from controller.cli.console import Console
+
+    table = _Table()
+    console = Console(table, "fp1", "2850", read_pin=lambda prompt: "2580\n")  # type: ignore[arg-type]
+    console.handle("sit seat=1")
+    assert "wrong PIN for operator 'fp1'; 4 tries left (`pin` to type it again)" in capsys.readouterr().out
+    console.handle("pin")
+    console.handle("sit seat=1")
+    assert "sit: ok" in capsys.readouterr().out and table.sent == [("sit", "2850"), ("sit", "2580")]
+    assert "pin" in console.help(None)
