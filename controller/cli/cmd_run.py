@@ -258,10 +258,16 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
             out.line(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}")
         if not attached:
             emulator, attached = _start_emulator(args)
-            if resumed and core.state not in ("closed", "count_fault", "shuffling"):
+            if resumed and core.state not in ("closed", "count_fault", "shuffling", "fault"):
                 # A new built-in emulator holds no cards: the shoe the journal left in play is gone.
-                runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
-                                            "auto-floor", Role.FLOORPERSON))
+                # (In a fault the table restarts it itself once the faults clear: the devices came
+                # back as new ones.) A --manual table has no automated floorperson: it is said.
+                if args.manual:
+                    print("!! the built-in emulator was restarted without the cards of the shoe in play: "
+                          "a floorperson restarts the shoe (restart_shoe)", file=sys.stderr)
+                else:
+                    runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
+                                                "auto-floor", Role.FLOORPERSON))
         runner.links = _make_links(runner, attached, outage_lines=mode != "live",  # the live display shows faults
                                    seeded=emulator is None)
         control.start(runner)

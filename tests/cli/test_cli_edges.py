@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -205,3 +206,37 @@ def test_a_manual_table_without_an_operators_file_says_nobody_can_command_it(tmp
         proc.terminate()
         proc.communicate(timeout=30)
     assert first.startswith(f"!! no operators file ({tmp_path / 'operators.toml'}): the control socket takes no command")
+
+
+def test_a_manual_table_resumed_on_a_new_built_in_emulator_leaves_the_restart_to_a_floorperson(
+        capsys, tmp_path: Path) -> None:
+    """A floorperson's review: a ``--manual`` table resumed on a fresh built-in emulator had the
+    automated floorperson order ``restart_shoe`` (journaled as ``auto-floor``), in a mode without
+    one. It now says so and leaves it to a person."""
+    journal = tmp_path / "j.db"
+    code, _, _ = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--speed", "max", "--seed", "3",
+                     "--display", "lines", "--no-edge-monitor")
+    assert code == 0
+    with JournalReader.open(journal) as reader:
+        before = reader.last_seq
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli.main", "run", "--manual", "--journal", str(journal),
+                             "--display", "lines", "--speed", "max", "--no-edge-monitor"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _resumed(journal, before):  # the resumed table journals its devices' return
+            assert time.monotonic() < deadline and proc.poll() is None, "the table did not resume"
+            time.sleep(0.1)
+        time.sleep(0.5)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "!! the built-in emulator was restarted without the cards of the shoe in play" in err, err
+    with JournalReader.open(journal) as reader:
+        assert [e for e in reader.entries(since_seq=before, kinds="input.operator") if e.operator == "auto-floor"] == []
+
+
+def _resumed(journal: Path, before: int) -> bool:
+    with JournalReader.open(journal) as reader:
+        return reader.last_seq > before
+
