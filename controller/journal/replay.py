@@ -9,11 +9,12 @@
   "outcome", "wagers": [...], "settlements": [...]}`` for each completed round.
 Each also holds ``"events"``: what surveillance asks after beside the cards, in journal order,
 ``{"seq", "kind", "operator", "payload"}`` each (``operator``: whose command it followed, when
-the entries read hold the inputs, else the entry's own; null for what no one gave): the procedures (a declined cut, an inspection, a reshuffle ordered, a shoe restarted, a
-count fault), the irregularities (a card entered by hand, a card discarded and why, a wager
-returned), faults and their clearing, dealer sign-ins, device replacements, and every operator
-command but the routine ones of a round (``ROUTINE_COMMANDS``). A round's go with the round (those
-journaled while it was dealt), the others with the shoe.
+the entries read hold the inputs, else the entry's own; null for what no one gave): the
+procedures (a declined cut, an inspection, a reshuffle ordered, a shoe restarted, a count
+fault), the irregularities (a card entered by hand, a card discarded and why, a wager returned),
+faults and their clearing, dealer sign-ins, device replacements, and every operator command but
+the routine ones of a round (``ROUTINE_COMMANDS``). A round's go with the round (those journaled
+while it was dealt), the others with the shoe.
 Only the core's records are read; inputs are not needed. A record whose payload lacks what its
 kind needs, or holds it as another type (a card that is not text, a total or a net that is not a
 whole number), and a round whose cards go to the rack without its result, raise
@@ -42,9 +43,6 @@ EVENT_KINDS = frozenset({
 })
 ROUTINE_COMMANDS = frozenset({"wager", "no_more_bets", "sit", "leave", "cut", "cut_decline", "cover", "load",
                               "reveal", "continue", "house_money_add"})
-
-
-_INPUTS = frozenset({kinds.INPUT_DEVICE, kinds.INPUT_OPERATOR, kinds.INPUT_STATUS, kinds.INPUT_COMMAND_FAILED})
 
 
 def _event(e: Any, actor: str | None) -> dict[str, Any] | None:
@@ -109,7 +107,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     for e in entries:
         try:
             k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
-            if k in _INPUTS:
+            if k in kinds.INPUT_KINDS:
                 actor = e.operator if k == kinds.INPUT_OPERATOR else None
                 continue
             if k == kinds.SHOE_START:

@@ -210,6 +210,7 @@ class TableCore:
     # -- snapshot for displays and `ctl status` ---------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         r, shoe = self.round, self.shoe
+        face_down = self.deals_face_down()
         return {
             "table": self.table_id,
             "game": self.sub.game.value,
@@ -222,8 +223,8 @@ class TableCore:
             "cards_remaining": shoe.remaining if shoe else None,
             "cover_reached": bool(shoe and shoe.cover_reached),
             "reshuffle_ordered": self.reshuffle_ordered,  # 681a.5(f): the shoe ends after this round
-            "player": r.shown_cards(Target.PLAYER, self.deals_face_down()) if r else [],
-            "banker": r.shown_cards(Target.BANKER, self.deals_face_down()) if r else [],
+            "player": r.shown_cards(Target.PLAYER, face_down) if r else [],
+            "banker": r.shown_cards(Target.BANKER, face_down) if r else [],
             "wagers": [w.to_json() for w in (r.wagers if r else self.pending_wagers)],
             "last_outcome": self.last_outcome,
             "faults": dict(self.faults),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from controller.journal import kinds
 from controller.rules import irregularities as irr
 from controller.rules.cards import Card
-from controller.rules.model import Dealing, Game, WagerKind
+from controller.rules.model import Game, WagerKind
 from controller.rules.wagers import settle_house_money
 from controller.table import rounds
 from controller.table.errors import Refused
@@ -160,7 +160,7 @@ def deal_into_round(t: TableCore, c: Card, position: int) -> None:
 def after_card(t: TableCore) -> None:
     r = t.round
     n = len(r.cards)
-    face_down = t.sub.dealing is Dealing.FACE_DOWN and r.kind == "normal"
+    face_down = t.deals_face_down()
     if n == 4 and face_down and "player" not in r.squeezed:
         begin_squeeze(t, "player")
         return
