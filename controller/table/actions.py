@@ -14,7 +14,7 @@ from controller.journal import kinds
 from controller.money import money_text
 from controller.rules.cards import parse_card
 from controller.rules.model import WagerKind
-from controller.rules.wagers import Wager, add_house_money, void
+from controller.rules.wagers import Wager, add_house_money
 from controller.table import dealing, preparation, rounds
 from controller.table.errors import Refused
 from controller.table.faults import check_operator_clearable, clear_faults
@@ -77,10 +77,7 @@ def take_back(t: TableCore, op: OperatorInput, seat: int, kind: str) -> None:
     mine = [i for i, w in enumerate(t.pending_wagers) if w.seat == seat and w.kind is k]
     if not mine:
         raise Refused(f"seat {seat} has no {k.value} wager on the layout")
-    w = t.pending_wagers[mine[-1]]
-    t.pending_wagers = t.pending_wagers[:mine[-1]] + t.pending_wagers[mine[-1] + 1:]
-    for s in void([w]):
-        t.record(kinds.WAGER_RETURNED, s.to_json())
+    rounds.return_wagers(t, [t.pending_wagers.pop(mine[-1])])
 
 
 def check_limits(t: TableCore, w: Wager) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from controller.journal import kinds
-from controller.rules.wagers import settle, void
+from controller.rules.wagers import Wager, settle, void
 from controller.table.round import RoundInProgress, SetAside
 
 if TYPE_CHECKING:
@@ -106,6 +106,12 @@ def abandon(t: TableCore, reason: str) -> None:
 def return_pending_wagers(t: TableCore) -> None:
     """The wagers on the layout go back to their players (the round they were for cannot be
     dealt)."""
-    for s in void(t.pending_wagers):
-        t.record(kinds.WAGER_RETURNED, s.to_json())
+    return_wagers(t, t.pending_wagers)
     t.pending_wagers = []
+
+
+def return_wagers(t: TableCore, wagers: list[Wager]) -> None:
+    """``wagers`` go back to their players, each journaled as returned (the caller takes them off
+    the layout)."""
+    for s in void(wagers):
+        t.record(kinds.WAGER_RETURNED, s.to_json())
