@@ -44,6 +44,7 @@ from controller.journal.split_check import LaterHalf, split_point
 from controller.journal.walcheck import wal_problem
 
 _HEX = frozenset("0123456789abcdef")
+_LAST_SEQ = 2**63 - 1  # SQLite's largest integer: no seq is above it
 
 
 @dataclass(frozen=True)
@@ -237,9 +238,11 @@ class CheckedRead:
         something other than this package writes) cannot be handed over: it is the check's failure,
         named like any other damaged entry, and the rows after it are read on (``--no-verify``)."""
         check = self.check
-        select = f"{self.layout.select} WHERE seq > ?" + (" ORDER BY seq" if upto is None else " AND seq <= ? ORDER BY seq")
+        select = f"{self.layout.select} WHERE seq > ? AND seq <= ? ORDER BY seq"
+        last = _LAST_SEQ if upto is None else upto
+        bad: tuple[int, str] | None = None  # an entry ahead whose text is not UTF-8: read up to it, then fail on it
         while True:
-            cur = self._conn.execute(select, (after,) if upto is None else (after, upto))
+            cur = self._conn.execute(select, (after, last if bad is None else bad[0] - 1))
             try:
                 while rows := cur.fetchmany(BATCH_ROWS):
                     check.feed_rows(rows)
@@ -249,22 +252,17 @@ class CheckedRead:
             except sqlite3.OperationalError as exc:
                 if undecodable_column(exc) is None:
                     raise
-                found = first_undecodable_entry(self.path, after)
-                if found is None or (upto is not None and found[0] > upto):
+                bad = first_undecodable_entry(self.path, after)
+                if bad is None or bad[0] > last:
                     check.fail(None, "text in the journal is not UTF-8")
                     return
-                seq, column = found
-                rows = self._conn.execute(f"{self.layout.select} WHERE seq > ? AND seq < ? ORDER BY seq",
-                                          (after, seq)).fetchall()
-                if rows:
-                    check.feed_rows(rows)
-                    self._rows_read += len(rows)
-                    yield rows
-                check.fail(seq, f"entry {seq}: its {column} is not UTF-8 text")
-                self._rows_read += 1
-                after = seq
                 continue
-            break
+            if bad is None:
+                break
+            seq, column = bad
+            check.fail(seq, f"entry {seq}: its {column} is not UTF-8 text")
+            self._rows_read += 1
+            after, bad = seq, None
         self._complete = upto is None
 
     def check_all(self, processes: int | None = None) -> None:
