@@ -145,11 +145,8 @@ def _escaped_in_basic(c: str) -> str:
 
 def _quoted_pieces(quote: str, pieces: list[str], longer: bool) -> str:
     """``pieces`` (characters or whole escapes) between quotes, at most ``MAX_SHOWN`` characters
-    in all: when they do not fit (or ``longer``, there is more), as many as fit and ``...``."""
-    room = MAX_SHOWN - 2 * len(quote)
-    if not longer and sum(map(len, pieces)) <= room:
-        return quote + "".join(pieces) + quote
-    return quote + _kept(pieces, room - len(_ELLIPSIS)) + _ELLIPSIS + quote
+    in all (``_cut``)."""
+    return quote + _cut(pieces, MAX_SHOWN - 2 * len(quote), longer) + quote
 
 
 def _kept(pieces: list[str], room: int) -> str:
@@ -164,9 +161,10 @@ def _kept(pieces: list[str], room: int) -> str:
     return "".join(kept)
 
 
-def _cut(pieces: list[str], limit: int) -> str:
-    """``pieces`` joined, or as many as fit with ``...`` when all of them take more than ``limit``."""
-    if sum(map(len, pieces)) <= limit:
+def _cut(pieces: list[str], limit: int, longer: bool = False) -> str:
+    """``pieces`` joined, or as many as fit with ``...`` when all of them take more than ``limit``
+    or ``longer`` (the text goes on beyond them)."""
+    if not longer and sum(map(len, pieces)) <= limit:
         return "".join(pieces)
     return _kept(pieces, limit - len(_ELLIPSIS)) + _ELLIPSIS
 
@@ -202,7 +200,7 @@ def key_part(part: object) -> str:
     string (``"a\\nb"``, ``"café"``); a key of more than ``MAX_SHOWN`` characters is cut
     (``kkkk...``, ``"k\\nk..."``), so a huge unknown key makes a short message."""
     text = str(part)
-    if _BARE_KEY.fullmatch(text):
-        return _cut(list(text[:MAX_SHOWN + 1]), MAX_SHOWN)
     head = text[:MAX_SHOWN]  # nothing beyond this can be shown
+    if _BARE_KEY.fullmatch(text):
+        return _cut(list(head), MAX_SHOWN, len(text) > len(head))
     return _quoted_pieces('"', [_toml_char(c) for c in head], len(text) > len(head))

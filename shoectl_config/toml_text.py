@@ -29,7 +29,7 @@ def toml_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
     raise TypeError(f"no TOML text for {typename(value)}")
 
 
@@ -37,12 +37,6 @@ def toml_document(tables: Mapping[str, Mapping[str, Any]]) -> str:
     """The tables as TOML text, a blank line between them, ending with a newline."""
     blocks = []
     for name, table in tables.items():
-        lines = [f"[{_key(name)}]", *(f"{_key(key)} = {toml_value(value)}" for key, value in table.items())]
+        lines = [f"[{toml_key(name)}]", *(f"{toml_key(key)} = {toml_value(value)}" for key, value in table.items())]
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
-
-
-def _key(key: str) -> str:
-    """A bare key if it can be, else a quoted one; whole, however long (``key_part``, for
-    messages, would cut it)."""
-    return toml_key(key)
