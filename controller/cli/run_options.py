@@ -27,11 +27,10 @@ from controller.table_ids import TABLE_ID
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
 
-__all__ = ["DEFAULT_SPEED", "TABLE_ID", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
+__all__ = ["DEFAULT_SPEED", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
            "fault_spec", "table_id"]
 
 DEFAULT_SPEED = 20.0  # the built-in emulator's mechanisms, times real time
-
 
 
 def emulator_speed(text: str) -> float:
