@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import warnings
 import sys
+import warnings
 
 from controller.cli.common import print_json
 from controller.errors import UsageError, path_argument

@@ -367,7 +367,7 @@ def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
             print(f"!! {warning}", file=sys.stderr)
         auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin,
                              reload=FollowedOperators(ops_path, operators).changed)
-    elif getattr(args, "manual", False):
+    elif args.manual:
         print(f"!! no operators file ({ops_path}): the control socket takes no command, and without the "
               "automated dealer nothing deals; add operators with `shoectl operators add`", file=sys.stderr)
     path = Path(args.control) if args.control else journal_path.with_suffix(".sock")

@@ -61,12 +61,12 @@ class FollowedOperators:
                 operators = load_operators(self.path)
             except OperatorsError as exc:
                 log.error("the operators file cannot be read; the table keeps the operators it read before",
-                             reason=str(exc))
+                          reason=str(exc))
                 return None
             for warning in operators.warnings:
                 log.warning("operators file", finding=warning)
             removed, added = sorted(self._ids - set(operators)), sorted(set(operators) - self._ids)
             self._ids = frozenset(operators)
             log.info("operators file read again", operators=len(operators), removed=removed or None,
-                        added=added or None)
+                     added=added or None)
             return operators

@@ -99,8 +99,9 @@ def _whole_number(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 15:
-        return int(value.strip())
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdigit() and len(text) <= 15:
+        return int(text)
     return None
 
 

@@ -46,8 +46,8 @@ STATE_WORDS = {
 
 
 def state_words(state: str) -> str:
-    """``state`` as it ends "the table is ..." (the name itself for one not in ``STATE_WORDS``)."""
-    return STATE_WORDS.get(state, state.replace("_", " "))
+    """``state`` as it ends "the table is ..." (every state has its words: tests/table/test_refusal_words.py)."""
+    return STATE_WORDS[state]
 
 LIVE = ["shuffling", "cutting", "ready_to_load", "loading", "burning", "betting", "dealing", "squeeze", "house_money", "inspection"]
 
