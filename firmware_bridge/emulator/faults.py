@@ -83,45 +83,60 @@ class FaultSpec:
         if text is None or not text.strip():
             return cls()
         known = {f.name for f in fields(cls)}
+        names = ", ".join(sorted(n.replace("_", "-") for n in known))
         values: dict[str, object] = {}
         for item in text.split(","):
             item = item.strip()
             if not item:
                 raise FaultSpecError(f"faults {text.strip()!r}: an empty item between commas")
             if "=" not in item:
-                raise FaultSpecError(f"fault {item!r}: expected name=value (known: {', '.join(sorted(n.replace('_', '-') for n in known))})")
+                raise FaultSpecError(f"fault {item!r}: expected name=value (known: {names})")
             name, value = (p.strip() for p in item.split("=", 1))
             key = name.replace("-", "_")
             if key not in known:
-                raise FaultSpecError(f"unknown fault {name!r} (known: {', '.join(sorted(n.replace('_', '-') for n in known))})")
+                raise FaultSpecError(f"unknown fault {name!r} (known: {names})")
             if key == "shuffle":
                 values[key] = parse_shuffle_model(value).spec  # FaultSpecError names the bad text
                 continue
             try:
-                if key in cls._RATES:
-                    v: object = float(value)
-                    if not 0.0 <= v <= 1.0:  # type: ignore[operator]
-                        raise ValueError
-                elif key in cls._DURATIONS:
-                    v = parse_duration(value)
-                    if key != "delay" and not v:  # an unplug of no length, or every 0 s: leave it out
-                        raise ValueError
-                else:
-                    if not _WHOLE.match(value):
-                        raise ValueError
-                    v = int(value)
-                    least = 0 if key in cls._COUNTS else 1 if key in cls._POSITIONS else None
-                    if least is not None and not least <= v <= _MOST:  # type: ignore[operator]
-                        raise ValueError
+                values[key] = cls._value(key, value)
             except (ValueError, FaultSpecError):
-                kind = ("a probability from 0 to 1" if key in cls._RATES
-                        else "a duration above 0" if key in cls._DURATIONS and key != "delay"
-                        else "a duration" if key in cls._DURATIONS
-                        else f"a stack position from 1 to {_MOST}" if key in cls._POSITIONS
-                        else f"a whole number from 0 to {_MOST}" if key in cls._COUNTS else "a whole number")
-                raise FaultSpecError(f"fault {name}={value!r}: expected {kind}") from None
-            values[key] = v
+                raise FaultSpecError(f"fault {name}={value!r}: expected {cls._expected(key)}") from None
         return cls(**values)  # type: ignore[arg-type]
+
+    @classmethod
+    def _value(cls, key: str, value: str) -> object:
+        """``value`` for fault ``key``; ValueError (or FaultSpecError) when it is not one."""
+        if key in cls._RATES:
+            rate = float(value)
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError
+            return rate
+        if key in cls._DURATIONS:
+            seconds = parse_duration(value)
+            if key != "delay" and not seconds:  # an unplug of no length, or every 0 s: leave it out
+                raise ValueError
+            return seconds
+        if not _WHOLE.match(value):
+            raise ValueError
+        whole = int(value)
+        least = 0 if key in cls._COUNTS else 1 if key in cls._POSITIONS else None
+        if least is not None and not least <= whole <= _MOST:
+            raise ValueError
+        return whole
+
+    @classmethod
+    def _expected(cls, key: str) -> str:
+        """What fault ``key`` takes, for the message that refuses another value."""
+        if key in cls._RATES:
+            return "a probability from 0 to 1"
+        if key in cls._DURATIONS:
+            return "a duration" if key == "delay" else "a duration above 0"
+        if key in cls._POSITIONS:
+            return f"a stack position from 1 to {_MOST}"
+        if key in cls._COUNTS:
+            return f"a whole number from 0 to {_MOST}"
+        return "a whole number"
 
     @property
     def line_faults(self) -> bool:
