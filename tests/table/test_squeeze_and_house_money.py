@@ -200,8 +200,7 @@ def test_a_round_dealt_face_up_shows_every_card_at_once() -> None:
     b = Bench()
     b.open_and_cut()
     b.auto_deal = False
-    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
-    b.op("no_more_bets", Role.DEALER)
+    b.play_round([(1, "player", 100)])
     b.draw()
     [card] = [r for r in b.records if r.kind == "card"]
     assert card.shown is None and b.core.snapshot()["player"] == [card.payload["card"]]
