@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(reply)
     if reply.get("ok"):
         if not args.json:
-            print(f"{args.table_command}: ok")
+            print(f"{args.table_command}: ok" + (f": {reply['said']}" if reply.get("said") else ""))
         return 0
     if not args.json:
         print(f"shoectl ctl: {args.table_command}: {reply.get('code')}: {reply.get('error')}", file=sys.stderr)

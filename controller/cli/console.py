@@ -199,9 +199,9 @@ class Console:
             return
         reply = self.client.command(self.operator, self.pin, command, args)
         if reply.get("ok"):
-            print(f"{command}: ok")
+            print(f"{command}: ok" + (f": {reply['said']}" if reply.get("said") else ""))
             self.last_code = 0
         else:
-            again = " (`pin` to type it again)" if "wrong PIN" in str(reply.get("error")) else ""
+            again = " (`pin` to type it again)" if "tries_left" in reply else ""
             print(f"{command}: {reply.get('code')}: {reply.get('error')}{again}")
             self.last_code = EXIT_OF_CODE.get(reply.get("code"), 1)

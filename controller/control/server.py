@@ -6,9 +6,11 @@ Protocol (one JSON object per line, UTF-8; docs/control.md):
     <- {"id": 1, "ok": true, "status": {...TableCore.snapshot()...}}
     -> {"id": 2, "op": "command", "operator": "d1", "pin": "2580", "command": "wager",
         "args": {"seat": 3, "kind": "banker", "amount": 2500}}
-    <- {"id": 2, "ok": true, "records": [...]}            accepted; the records it produced
+    <- {"id": 2, "ok": true, "records": [...]}            accepted; the records it produced (and
+                                                          "said": "...", what it did outside the table)
     <- {"id": 2, "ok": false, "code": "refused", "error": "..."}     the table refused it
-    <- {"id": 2, "ok": false, "code": "auth", "error": "..."}        unknown operator, wrong PIN, locked out, throttled
+    <- {"id": 2, "ok": false, "code": "auth", "error": "..."}        unknown operator, wrong PIN
+                                                          ("tries_left": N), locked out, throttled
     <- {"id": 2, "ok": false, "code": "forbidden", "error": "..."}   the operator's role is too low
     <- {"id": 2, "ok": false, "code": "bad_request", "error": "..."} malformed request
     -> {"id": 3, "op": "subscribe"}
@@ -45,7 +47,7 @@ import structlog
 from controller.control.endpoint import ControlEndpoint
 from controller.control.refusals import RefusalJournal
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
-from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
+from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled, WrongPin
 from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, TableRecord
@@ -255,17 +257,14 @@ class ControlServer:
         except AuthError as exc:
             with self._lock:
                 self._login_failures.failed(session.number)
-            return self._auth_refused(req, "auth", str(exc))
-        args = req.args
-        if command == "set_submission":
-            from controller.rules.errors import RulesError
-            from controller.rules.submission import resolve_submission
-
-            try:
-                sub = resolve_submission(args.get("submission"))
-            except (RulesError, OSError) as exc:
-                return self._bad_request(BadRequest(shown_text(str(exc), 200), req.rid), session)
-            args = {"submission": {k: v for k, v in sub.to_dict().items() if k != "source"}, "source": sub.source}
+            refusal = self._auth_refused(req, "auth", str(exc))
+            if isinstance(exc, WrongPin):
+                refusal["tries_left"] = exc.tries_left
+            return refusal
+        try:
+            args = self._table_args(req)
+        except BadRequest as exc:
+            return self._bad_request(exc, session)
         try:
             outs = self.runner.submit_and_wait(OperatorInput(command, args, who.id, who.role))
         except TimeoutError as exc:
@@ -274,7 +273,29 @@ class ControlServer:
         refused = next((r for r in records if r["type"] == "refused"), None)
         if refused is not None:
             return {"ok": False, "code": "refused", "error": refused["reason"]}
-        return {"ok": True, "records": records}
+        reply: dict[str, Any] = {"ok": True, "records": records}
+        if command == "unlock_operator":  # journaled by the table: now the lockout it orders ends
+            reply["said"] = self.auth.unlock(args["operator"])
+        return reply
+
+    def _table_args(self, req: Request) -> dict[str, Any]:
+        """The arguments the table is given for ``req``, from what lives on this computer and not
+        in the journal: ``set_submission``'s preset or file read into the submission itself (so
+        that replaying the journal never reads a file), ``unlock_operator``'s id checked against
+        the operators file. ``BadRequest`` when that fails."""
+        args = req.args
+        if req.command == "set_submission":
+            from controller.rules.errors import RulesError
+            from controller.rules.submission import resolve_submission
+
+            try:
+                sub = resolve_submission(args.get("submission"))
+            except (RulesError, OSError) as exc:
+                raise BadRequest(shown_text(str(exc), 200), req.rid) from None
+            return {"submission": {k: v for k, v in sub.to_dict().items() if k != "source"}, "source": sub.source}
+        if req.command == "unlock_operator" and not self.auth.knows(args["operator"]):
+            raise BadRequest(f"no operator '{shown_text(args['operator'])}' in this table's operators file", req.rid)
+        return args
 
     def _auth_refused(self, req: Request, code: str, error: str, reason: str | None = None) -> dict[str, Any]:
         """Journal an authentication or role refusal (the operator column only for a valid id)."""

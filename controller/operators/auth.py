@@ -368,7 +368,22 @@ class Authenticator:
                 return 0.0
             return max(0.0, state.locked_until - self._clock())
 
-    def unlock(self, operator_id: str) -> None:
-        """Clear ``operator_id``'s wrong-PIN count and lockout (e.g. on a supervisor's order)."""
+    def knows(self, operator_id: str) -> bool:
+        """Whether ``operator_id`` is one of the operators accepted now."""
         with self._lock:
-            self._failures.pop(operator_id, None)
+            return operator_id in self._operators
+
+    def unlock(self, operator_id: str) -> str:
+        """Clear ``operator_id``'s wrong-PIN count and lockout (a supervisor's ``unlock_operator``)
+        and say what was cleared, in the operator's words."""
+        with self._lock:
+            state = self._failures.pop(operator_id, None)
+            now = self._clock()
+        shown = _shown(operator_id)
+        if state is None or (state.locked_until is not None and now >= state.locked_until):
+            return f"operator {shown} had no wrong PINs to clear"
+        wrong = "1 wrong PIN" if state.count == 1 else f"{state.count} wrong PINs"
+        if state.locked_until is None:
+            return f"operator {shown}: {wrong} in a row cleared"
+        return (f"operator {shown} may log in again (locked out after {wrong} in a row, "
+                f"with {_duration(state.locked_until - now)} to go)")

@@ -255,6 +255,16 @@ def restart_shoe(t: TableCore, op: OperatorInput, reason: str | None = None) -> 
     preparation.give_up_shoe(t, reason or f"ordered by {op.operator}, no reason given")
 
 
+def unlock_operator(t: TableCore, op: OperatorInput, operator: str) -> None:
+    """A supervisor ends another operator's lockout after wrong PINs (docs/operators.md). The
+    table's own state is not touched: accepting the command journals who unlocked whom (its
+    ``operator`` record); the control socket, which owns the lockouts, clears them once that is
+    stored. Whether the id is in the operators file is checked there too: the file is not the
+    table's, and a journal replayed later must decide as it did."""
+    if operator == op.operator:
+        raise Refused("an operator cannot unlock themselves: another supervisor does it")
+
+
 def set_submission(t: TableCore, op: OperatorInput, submission: dict[str, Any], source: str = "operator") -> None:
     """At opening (the table closed), a floorperson sets the Rules Submission's choices. The whole
     submission travels in the command (journaled), so replaying it never reads a file."""

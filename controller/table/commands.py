@@ -156,7 +156,7 @@ def _takes(command: Command) -> str:
                      for a in command.args)
 
 
-D, F = Role.DEALER, Role.FLOORPERSON
+D, F, S = Role.DEALER, Role.FLOORPERSON, Role.SUPERVISOR
 SEAT = Arg("seat", "seat", "a seat number of this table")
 WAGER_KINDS = tuple(k.value for k in WagerKind)
 NO_CUT = "no cut is under way (the table is {state})"
@@ -237,6 +237,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             "the devices lost the shoe: void the round, return the wagers, shuffle anew",
             (Arg("reason", "text", "why, for the record", required=False),),
             "nothing to restart while the table is {state}"),
+    Command("unlock_operator", S, None, act.unlock_operator,
+            "end another operator's lockout and count of wrong PINs, at once (docs/operators.md)",
+            (Arg("operator", "text", "the operator's id"),)),
     Command("set_submission", F, ("closed",), act.set_submission, "set the Rules Submission at opening", (
         Arg("submission", "table", "the Rules Submission's contents"),
         Arg("source", "text", "where it came from, for the record", required=False)),

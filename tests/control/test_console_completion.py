@@ -60,7 +60,7 @@ class _Table:
     def command(self, operator: str, pin: str, command: str, args: dict) -> dict:
         self.sent.append((command, pin))
         if pin != "2580":
-            return {"ok": False, "code": "auth", "error": f"wrong PIN for operator '{operator}'; 4 tries left"}
+            return {"ok": False, "code": "auth", "error": f"wrong PIN for operator '{operator}'; 4 tries left", "tries_left": 4}
         return {"ok": True, "records": []}
 
 

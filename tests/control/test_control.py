@@ -17,7 +17,7 @@ import pyte
 import pytest
 
 from controller.journal import JournalReader
-from tests.control.running_table import shoectl
+from tests.control.running_table import PINS, shoectl
 
 
 @pytest.fixture()
@@ -94,6 +94,32 @@ def test_five_wrong_pins_lock_the_operator_out(table) -> None:
     locked = ctl(table, "open", operator="fp1", pin="2580")
     assert locked.returncode == 3 and "locked" in locked.stderr.lower()
     assert status(table)["state"] == "closed"
+
+
+@pytest.mark.slow
+def test_a_supervisor_ends_a_lockout_and_the_journal_says_who_did(table) -> None:
+    for _ in range(5):
+        assert ctl(table, "sit", "seat=1", operator="d1", pin="0000").returncode == 3
+    assert ctl(table, "sit", "seat=1", operator="d1", pin=PINS["d1"]).returncode == 3  # locked out: the right PIN too
+    # only a supervisor unlocks: a floorperson is refused by role, and that changes nothing
+    low = ctl(table, "unlock_operator", "operator=d1", operator="fp1", pin=PINS["fp1"])
+    assert low.returncode == 4 and "supervisor" in low.stderr
+    unknown = ctl(table, "unlock_operator", "operator=d9", operator="sup", pin=PINS["sup"])
+    assert unknown.returncode == 2
+    assert unknown.stderr == "shoectl ctl: unlock_operator: bad_request: no operator 'd9' in this table's operators file\n"
+    self_unlock = ctl(table, "unlock_operator", "operator=sup", operator="sup", pin=PINS["sup"])
+    assert self_unlock.returncode == 1 and "cannot unlock themselves" in self_unlock.stderr
+    assert ctl(table, "sit", "seat=1", operator="d1", pin=PINS["d1"]).returncode == 3
+    done = ctl(table, "unlock_operator", "operator=d1", operator="sup", pin=PINS["sup"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("unlock_operator: ok: operator 'd1' may log in again (locked out after 5 wrong PINs in a row")
+    assert ctl(table, "sit", "seat=1", operator="d1", pin=PINS["d1"]).returncode == 0
+    unlocks = [r for r in journaled(table, "operator") if r["command"] == "unlock_operator"]
+    assert unlocks == [dict(command="unlock_operator", args={"operator": "d1"}, operator="sup",
+                            operator_role="supervisor", state="closed", _operator=None)]
+    # a wrong PIN's refusal says how many tries are left, for the console's hint
+    reply = json.loads(ctl(table, "sit", "seat=2", "--json", operator="d1", pin="0000").stdout)
+    assert reply["code"] == "auth" and reply["tries_left"] == 4
 
 
 @pytest.mark.slow

@@ -122,12 +122,28 @@ def test_configurable_limit_and_time(operators, clock: ManualClock) -> None:
         Authenticator(operators, lockout_s=0)
 
 
-def test_unlock_clears_a_lockout(authn: Authenticator) -> None:
+def test_unlock_clears_a_lockout_and_says_what_it_cleared(authn: Authenticator, clock: ManualClock) -> None:
     for _ in range(5):
         with pytest.raises(AuthError):
             authn.authenticate("d1", "0000")
-    authn.unlock("d1")
+    clock.advance(48)
+    assert authn.unlock("d1") == "operator 'd1' may log in again (locked out after 5 wrong PINs in a row, with 4 min 12 s to go)"
+    assert authn.locked_for("d1") == 0 and authn.failures("d1") == 0
     assert authn.authenticate("d1", PINS["d1"]).id == "d1"
+
+
+def test_unlock_of_a_count_below_the_lockout_and_of_nothing(authn: Authenticator, clock: ManualClock) -> None:
+    with pytest.raises(WrongPin):
+        authn.authenticate("f1", "0000")
+    assert authn.unlock("f1") == "operator 'f1': 1 wrong PIN in a row cleared"
+    assert authn.failures("f1") == 0
+    assert authn.unlock("f1") == "operator 'f1' had no wrong PINs to clear"
+    for _ in range(5):
+        with pytest.raises(AuthError):
+            authn.authenticate("d1", "0000")
+    clock.advance(300)  # the lockout is over: nothing is left to clear
+    assert authn.unlock("d1") == "operator 'd1' had no wrong PINs to clear"
+    assert authn.knows("d1") and not authn.knows("nobody")
 
 
 def test_unknown_operator_still_costs_a_hash(authn: Authenticator, mocker) -> None:
