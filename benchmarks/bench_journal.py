@@ -24,7 +24,7 @@
 - ``checked_read_entries_per_s``: entries read back (decoded) and checked as they are read, as
   every reader of a journal does (``verify.checked_read``), over the same journal;
 - ``fsync_floor_commits_per_s``: bare single-row SQLite commits with the same settings, the floor
-  that the disk sets (REFERENCE.md measured ~6,700/s on these machines).
+  that the disk sets (about 6,700/s on these machines when first measured).
 
 The table needs a few dozen entries per round, so even the single-append figure is far above need.
 Run from the project root: ``python -m benchmarks journal [--quick]`` or

@@ -1,4 +1,4 @@
-"""Layering rules from DESIGN.md, checked on the source (imports are read with ast, not run)."""
+"""Layering rules of docs/architecture.md, checked on the source (imports are read with ast, not run)."""
 from __future__ import annotations
 
 import ast

@@ -11,7 +11,7 @@ from controller.rules.engine import RoundEngine, deal
 from controller.rules.errors import InsufficientCardsError, RoundStateError
 from controller.rules.model import Game, Outcome, Target
 
-# REFERENCE.md's table, transcribed independently: Banker total -> D/S by the Player's third card 0..9.
+# The published third-card rule, transcribed independently of the engine: Banker total -> D/S by the Player's third card 0..9.
 TABLEAU = {3: "DDDDDDDDSD", 4: "SSDDDDDDSS", 5: "SSSSDDDDSS", 6: "SSSSSSDDSS"}
 
 VALUE_CARD = {v: card(v if v else 10, "S") for v in range(10)}

@@ -1,6 +1,6 @@
 """UsbTransport: find/configure/claim, endpoints, and the error mapping.
 
-This machine has no kernel USB (docs: REFERENCE.md), so these are unit tests with a stand-in
+This machine has no kernel USB, so these are unit tests with a stand-in
 device object handed to the transport through its ``find`` argument; ``usb.util``'s
 claim/release/dispose (which reach into a real device's backend context) are replaced with
 pytest-mock at that edge. pyusb's own find/configure/read/write code running against a virtual
