@@ -12,7 +12,9 @@ for, the reader of the output gone); ``debug`` for the detail. A normal run writ
 ``info`` (tests/test_run_log_levels.py).
 
 ``configure_logging(level, file, table)`` may be called again (tests): it replaces the handlers.
-Nothing is configured at import time.
+Nothing is configured at import time. A traceback (a thread that failed) is Python's plain one:
+structlog's default, when rich is installed, prints every frame's local variables, which may
+hold what a log must not (an operator's request, a device's bytes).
 """
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
     console = logging.StreamHandler()
     console.setLevel(level.upper())
     console.setFormatter(structlog.stdlib.ProcessorFormatter(
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.dev.ConsoleRenderer(colors=False)],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)],
         foreign_pre_chain=shared))
     setattr(console, _HANDLER_TAG, True)
     root.addHandler(console)

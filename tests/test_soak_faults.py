@@ -20,7 +20,9 @@ def test_a_run_that_holds_is_checked_and_one_that_does_not_finish_is_a_defect(tm
                              "--keep", str(tmp_path / "slow")])
     err = capsys.readouterr().err
     assert code == 1 and "DEFECT: unplug-every=250ms" in err and "did not finish 40 rounds in 1 s" in err
-    assert (tmp_path / "slow" / "seed-1001" / "journal.db").exists()  # kept for a look
+    # kept for a look: the run's directory with what it said (its journal too, once it got that
+    # far: a run slowed by a loaded machine may be stopped at 1 s before it has opened one)
+    assert {"stdout", "stderr"} <= {p.name for p in (tmp_path / "slow" / "seed-1001").iterdir()}
 
 
 @pytest.mark.parametrize("argv", [["--seeds", "0"], ["--limit", "0"], ["--jobs", "-1"]])
