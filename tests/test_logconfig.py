@@ -1,0 +1,65 @@
+"""Logging as configured once for a process (controller/logconfig.py): the ids on every line, and
+tracebacks that never print a frame's local variables."""
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+
+import pytest
+import structlog
+
+from controller.logconfig import configure_logging
+
+
+@pytest.fixture()
+def root_handlers():
+    """The root logger's handlers and level as they were, put back after the test."""
+    root = logging.getLogger()
+    kept = (list(root.handlers), root.level)
+    yield
+    for h in list(root.handlers):
+        if h not in kept[0]:
+            root.removeHandler(h)
+            h.close()
+    root.setLevel(kept[1])
+
+
+def test_a_failure_logged_has_a_plain_traceback_without_local_values(root_handlers, capsys) -> None:
+    configure_logging("info", table="T7")
+    log = structlog.get_logger()
+
+    def take(pin: str) -> None:
+        raise ValueError("the device answered nonsense")
+
+    secret = "".join(("80", "42"))  # not in the source, which a traceback quotes
+    try:
+        take(pin=secret)
+    except ValueError:
+        log.exception("reader failed", device="shoe")
+    err = capsys.readouterr().err
+    assert "reader failed" in err and "table=T7" in err and "device=shoe" in err
+    assert "Traceback (most recent call last)" in err and "ValueError: the device answered nonsense" in err
+    assert "8042" not in err  # a local's value (rich's traceback, structlog's default, shows them all)
+
+
+def test_an_id_without_a_value_is_left_out(root_handlers, capsys) -> None:
+    configure_logging("info", table="T7")
+    structlog.get_logger().info("link up", shoe=None)
+    err = capsys.readouterr().err
+    assert "link up" in err and "table=T7" in err and "shoe" not in err
+
+
+def test_the_commands_that_log_start_without_rich_and_rich_still_works() -> None:
+    """``shoectl run`` (and feed, floor, scoreboard) import structlog with rich hidden from it:
+    its optional rich tracebacks cost every start about 50 ms. The display still imports rich."""
+    code = ("import sys\n"
+            "from controller.cli import main\n"
+            "assert 'run' in main.LOGGING_COMMANDS and 'ctl' not in main.LOGGING_COMMANDS\n"
+            "main._import_structlog_without_rich()\n"
+            "import structlog.dev, structlog.tracebacks\n"
+            "assert structlog.dev.rich is None and structlog.tracebacks.rich is None\n"
+            "from rich.console import Console\n"
+            "assert 'rich' in sys.modules and sys.modules['rich'] is not None\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
