@@ -7,7 +7,7 @@ socket of a running ``shoectl run``.
 variable ``SHOECTL_PIN``, one line of standard input with ``--pin-stdin``, or a prompt without echo.
 
 Exit codes: 0 accepted; 1 refused by the table (the reason is printed); 2 usage or input error, or
-no table on the socket; 3 authentication failed (unknown operator, wrong PIN, locked out);
+no table on the socket; 3 authentication failed (wrong PIN or unknown operator, told alike; locked out);
 4 the operator's role is too low for the command.
 """
 from __future__ import annotations

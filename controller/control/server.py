@@ -9,8 +9,8 @@ Protocol (one JSON object per line, UTF-8; docs/control.md):
     <- {"id": 2, "ok": true, "records": [...]}            accepted; the records it produced (and
                                                           "said": "...", what it did outside the table)
     <- {"id": 2, "ok": false, "code": "refused", "error": "..."}     the table refused it
-    <- {"id": 2, "ok": false, "code": "auth", "error": "..."}        unknown operator, wrong PIN
-                                                          ("tries_left": N), locked out, throttled
+    <- {"id": 2, "ok": false, "code": "auth", "error": "..."}        wrong PIN or unknown operator
+                                                          (alike; "tries_left": N), locked out, throttled
     <- {"id": 2, "ok": false, "code": "forbidden", "error": "..."}   the operator's role is too low
     <- {"id": 2, "ok": false, "code": "bad_request", "error": "..."} malformed request
     -> {"id": 3, "op": "subscribe"}
@@ -47,7 +47,7 @@ import structlog
 from controller.control.endpoint import ControlEndpoint
 from controller.control.refusals import RefusalJournal
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
-from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled, WrongPin
+from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
 from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, TableRecord
@@ -257,9 +257,12 @@ class ControlServer:
         except AuthError as exc:
             with self._lock:
                 self._login_failures.failed(session.number)
-            refusal = self._auth_refused(req, "auth", str(exc))
-            if isinstance(exc, WrongPin):
-                refusal["tries_left"] = exc.tries_left
+            # The person is told exc.said (an unknown id is told what a known one would be);
+            # the journal keeps what happened.
+            refusal = self._auth_refused(req, "auth", exc.said, reason=str(exc))
+            tries_left = getattr(exc, "tries_left", None)
+            if tries_left is not None:
+                refusal["tries_left"] = tries_left
             return refusal
         try:
             args = self._table_args(req)

@@ -5,6 +5,9 @@
 - ``controller.operators.pins``: the PIN rules and the scrypt PIN hash.
 - ``controller.operators.remembered``: the PINs that just passed their scrypt check, kept for a
   short time as a keyed hash so that an operator's next commands do not each cost another.
+- ``controller.operators.errors``: what an operator is refused, with the words they are told
+  (an unknown id is told what a known one would be) and what the journal keeps.
+- ``controller.operators.lockouts``: failed logins in a row per id, known or not, and lockouts.
 - ``controller.operators.auth``: ``Authenticator`` (PIN check with lockout) and ``authorize``
   (role check against the least role of each command, ``controller.table.commands.MIN_ROLES``), with the CLI exit codes ``EXIT_AUTH`` and
   ``EXIT_FORBIDDEN``.

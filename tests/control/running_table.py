@@ -69,8 +69,15 @@ class Table:
         with self.connect(timeout) as s:
             return send_and_read(s, line)
 
-    def status(self) -> dict[str, Any]:
+    def status(self, busy_for: float = 10.0) -> dict[str, Any]:
+        """The table's status. A table told ``busy`` is asked again for up to ``busy_for``
+        seconds: the connections a test just closed hold their slots until the table's threads
+        see them closed, a moment later."""
+        deadline = time.monotonic() + busy_for
         reply = self.ask({"id": "st", "op": "status"})
+        while reply is not None and reply.get("code") == "busy" and time.monotonic() < deadline:
+            time.sleep(0.05)
+            reply = self.ask({"id": "st", "op": "status"})
         assert reply is not None and reply["ok"], reply
         return reply["status"]
 

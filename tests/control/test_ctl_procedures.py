@@ -109,5 +109,6 @@ def test_an_operator_removed_from_the_file_is_refused_by_the_running_table(start
     ctl(t, "fp1", "open")
     assert shoectl("operators", "remove", "fp1", "--file", str(ops)).returncode == 0
     refused = shoectl("ctl", "--socket", str(t.sock), "--operator", "fp1", "--pin-stdin", "close", pin=PINS["fp1"])
-    assert refused.returncode != 0 and "unknown operator" in refused.stderr, refused.stderr
+    assert refused.returncode == 3 and "wrong PIN, or no operator 'fp1'" in refused.stderr, refused.stderr
+    assert t.journaled("auth_refused")[-1]["reason"] == "unknown operator 'fp1'"
     t.assert_stopped_cleanly()

@@ -186,15 +186,26 @@ def _try_login(t, operator: str, pin: str = "1111") -> dict:
 
 
 @pytest.mark.slow
-def test_failed_logins_are_throttled_per_operator_id_and_per_connection(start_table, workdir) -> None:
-    """Item 13: failed logins for unknown operators were not rate-limited at all."""
+def test_failed_logins_lock_an_id_out_and_an_unknown_id_is_told_what_a_known_one_is(start_table, workdir) -> None:
+    """Item 13: failed logins for unknown operators were not rate-limited at all. And the replies
+    said "unknown operator 'x'" where a known id heard "wrong PIN": whoever could reach the socket
+    could list the operators. Now an id that does not exist is counted and locked out as one that
+    does, and told the same, word for word; the journal keeps which it was."""
     t = start_table(workdir)
-    errors = [_try_login(t, "ghost")["error"] for _ in range(7)]
-    assert errors[:5] == ["unknown operator 'ghost'"] * 5
-    assert errors[5].startswith("too many failed logins for operator 'ghost'; try again in ")
+    ghost = [_try_login(t, "ghost") for _ in range(7)]
+    known = [_try_login(t, "fp1") for _ in range(7)]
+    assert [r["error"] for r in ghost] == [r["error"].replace("'fp1'", "'ghost'") for r in known]
+    assert [r.get("tries_left") for r in ghost] == [4, 3, 2, 1, None, None, None]
+    assert ghost[0]["error"] == "wrong PIN, or no operator 'ghost'; 4 tries left before a 5 min lockout"
+    assert ghost[4]["error"] == "wrong PIN, or no operator 'ghost'; 5 failed logins in a row: locked out for 5 min"
+    assert ghost[5]["error"].startswith("logins as 'ghost' are locked out for another ")
+    reasons = {(r["_operator"], r["reason"]) for r in t.journaled("auth_refused")}
+    assert ("ghost", "unknown operator 'ghost'") in reasons  # the journal says what happened
+    assert not any("unknown" in reason for op, reason in reasons if op == "fp1")
     with t.connect() as s:
         for n in range(5):
-            assert send_and_read(s, command_line(f"nobody{n}", "open"))["error"] == f"unknown operator 'nobody{n}'"
+            said = send_and_read(s, command_line(f"nobody{n}", "open"))["error"]
+            assert said == f"wrong PIN, or no operator 'nobody{n}'; 4 tries left before a 5 min lockout"
         sixth = send_and_read(s, command_line("d1", "open"))
         assert sixth["error"].startswith("too many failed logins on this connection; try again in ")
         assert s.recv(10) == b""  # and the connection is closed

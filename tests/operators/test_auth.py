@@ -155,7 +155,47 @@ def test_unknown_operator_still_costs_a_hash(authn: Authenticator, mocker) -> No
     with pytest.raises(WrongPin):
         authn.authenticate("d1", "0000")
     assert spy.call_count == 2
-    assert authn.failures("nobody") == 0
+    assert authn.failures("nobody") == 1  # counted as a known id's failure is
+
+
+def test_an_unknown_id_is_told_what_a_known_id_is_told_and_locked_out_alike(authn: Authenticator,
+                                                                          clock: ManualClock) -> None:
+    told: dict[str, list[str]] = {"d1": [], "nobody": []}
+    for op_id in told:
+        for _ in range(7):
+            with pytest.raises(AuthError) as info:
+                authn.authenticate(op_id, "0000")
+            told[op_id].append(info.value.said)
+    assert told["nobody"] == [text.replace("'d1'", "'nobody'") for text in told["d1"]]
+    assert told["d1"][0] == "wrong PIN, or no operator 'd1'; 4 tries left before a 5 min lockout"
+    assert told["d1"][6].startswith("logins as 'd1' are locked out for another")
+    with pytest.raises(UnknownOperator) as info:
+        authn.authenticate("nobody", "0000")
+    assert str(info.value) == "unknown operator 'nobody'" and info.value.retry_after > 0  # the truth, journaled
+    clock.advance(300)
+    with pytest.raises(UnknownOperator) as info:
+        authn.authenticate("nobody", "0000")
+    assert info.value.tries_left == 4  # fresh tries after the lockout, as an operator has
+
+
+def test_unknown_ids_are_remembered_in_bounded_memory(operators, clock: ManualClock) -> None:
+    a = Authenticator(operators, clock=clock, max_unknown_ids=3, dummy_hashes_per_s=1000)
+    for n in range(10):
+        with pytest.raises(UnknownOperator):
+            a.authenticate(f"nobody{n}", "0000")
+    assert a._lockouts.unknown_ids() == 3 and a.failures("nobody9") == 1 and a.failures("nobody0") == 0
+
+
+def test_past_the_dummy_budget_an_unknown_id_waits_as_long_without_the_work(operators, clock: ManualClock,
+                                                                            mocker) -> None:
+    a = Authenticator(operators, clock=clock, dummy_hashes_per_s=1)
+    spy = mocker.spy(auth_mod, "verify_pin")
+    sleep = mocker.patch.object(auth_mod.time, "sleep")
+    for n in range(5):
+        with pytest.raises(UnknownOperator):
+            a.authenticate(f"nobody{n}", "0000")
+    assert spy.call_count == 2  # the burst: twice the rate
+    assert sleep.call_count == 3 and all(c.args[0] > 0 for c in sleep.call_args_list)
 
 
 def test_unknown_operator_ids_are_shown_safely(authn: Authenticator) -> None:
