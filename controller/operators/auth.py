@@ -220,13 +220,8 @@ class Authenticator:
             if fresh is not None:
                 self.update_operators(fresh)
         with self._lock:
-            op = self._operators.get(operator_id)
-            held = self._lockouts.holding(operator_id)
-            if held is not None:
-                raise held if op is not None else UnknownOperator(operator_id, held)
-            if op is None:
-                told = self._lockouts.failed(operator_id)
-                dummy = self._dummy_budget.take()
+            op, told = self._before_check(operator_id)
+            dummy = op is None and self._dummy_budget.take()
         if op is None:  # the check outside the lock: an unknown id never delays an operator's login
             if dummy:
                 self._hasher.verify(pin, _DUMMY_HASH)  # the same work as for a known id
@@ -234,6 +229,11 @@ class Authenticator:
                 time.sleep(self._hasher.typical_s)  # the same time, without the work
             raise UnknownOperator(operator_id, told)
         with self._lock:
+            # Again: a parallel guess may have locked the operator out meanwhile, or the file
+            # changed; then nothing is checked.
+            op, told = self._before_check(operator_id)
+            if op is None:
+                raise UnknownOperator(operator_id, told)
             if self._remembered.matches(op, pin):
                 self._lockouts.succeeded(operator_id)
                 return op
@@ -243,6 +243,18 @@ class Authenticator:
                 return op
             self._remembered.forget(operator_id)
             raise self._lockouts.failed(operator_id)
+
+    def _before_check(self, operator_id: str) -> tuple[Operator, None] | tuple[None, WrongPin | LockedOut]:
+        """Under the lock, before any PIN is checked: raise ``LockedOut`` while the id is locked out
+        (an unknown id's ``UnknownOperator`` says the same); (the operator, None) when there is a
+        PIN to check; (None, the failure just counted) for an unknown id."""
+        op = self._operators.get(operator_id)
+        held = self._lockouts.holding(operator_id)
+        if held is not None:
+            raise held if op is not None else UnknownOperator(operator_id, held)
+        if op is None:
+            return None, self._lockouts.failed(operator_id)
+        return op, None
 
     def authorize(self, operator: Operator, command: str, permissions: Mapping[str, Role]) -> None:
         """``authorize`` (module function) as a method, for callers holding an Authenticator."""

@@ -218,8 +218,9 @@ def test_update_operators_keeps_lockouts_of_those_still_there(operators, authn: 
     assert set(authn.operators) == {"d1", "s1"}
 
 
-def test_parallel_guesses_cannot_overrun_the_limit(operators, clock: ManualClock) -> None:
+def test_parallel_guesses_cannot_overrun_the_limit(operators, clock: ManualClock, mocker) -> None:
     a = Authenticator(operators, clock=clock)
+    checks = mocker.spy(auth_mod, "verify_pin")
     results: list[type] = []
     lock = threading.Lock()
 
@@ -236,6 +237,7 @@ def test_parallel_guesses_cannot_overrun_the_limit(operators, clock: ManualClock
     for t in threads:
         t.join()
     assert results.count(WrongPin) == 4 and results.count(LockedOut) == 4
+    assert checks.call_count == 5  # a guess that waited while the fifth locked the operator out is not checked
 
 
 def test_non_string_inputs_are_type_errors(authn: Authenticator) -> None:
