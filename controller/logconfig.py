@@ -67,7 +67,9 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
         fh = logging.handlers.RotatingFileHandler(file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
         fh.setLevel(logging.DEBUG if level == "debug" else logging.INFO)
         fh.setFormatter(structlog.stdlib.ProcessorFormatter(
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                        structlog.processors.format_exc_info,  # the traceback as text, without locals
+                        structlog.processors.JSONRenderer()],
             foreign_pre_chain=shared))
         setattr(fh, _HANDLER_TAG, True)
         root.addHandler(fh)

@@ -2,6 +2,7 @@
 tracebacks that never print a frame's local variables."""
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -41,6 +42,26 @@ def test_a_failure_logged_has_a_plain_traceback_without_local_values(root_handle
     assert "reader failed" in err and "table=T7" in err and "device=shoe" in err
     assert "Traceback (most recent call last)" in err and "ValueError: the device answered nonsense" in err
     assert "8042" not in err  # a local's value (rich's traceback, structlog's default, shows them all)
+
+
+def test_the_log_file_holds_the_failure_and_its_traceback_without_local_values(root_handlers, tmp_path) -> None:
+    log_file = tmp_path / "run.log"
+    configure_logging("info", file=str(log_file), table="T7")
+    secret = "".join(("80", "42"))
+
+    def take(pin: str) -> None:
+        raise ValueError("the device answered nonsense")
+
+    try:
+        take(pin=secret)
+    except ValueError:
+        structlog.get_logger().exception("reader failed", device="shoe")
+    for h in logging.getLogger().handlers:
+        h.flush()
+    line = json.loads(log_file.read_text(encoding="utf-8").splitlines()[-1])
+    assert line["event"] == "reader failed" and line["table"] == "T7" and line["level"] == "error"
+    assert "Traceback (most recent call last)" in line["exception"] and "ValueError: the device answered nonsense" in line["exception"]
+    assert secret not in log_file.read_text(encoding="utf-8")
 
 
 def test_an_id_without_a_value_is_left_out(root_handlers, capsys) -> None:

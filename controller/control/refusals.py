@@ -1,9 +1,10 @@
 """Refusals at the control socket, journaled without letting a flood fill the journal.
 
 Contract: ``RefusalJournal(note, *, burst=10, window_s=10.0, summary_every_s=1.0,
-clock=time.monotonic)``; ``refused(kind, payload, operator)`` journals one refusal through
-``note(kind, payload, operator)`` (``TableRunner.note``, which queues it for the table's own
-thread). The caller has made the payload safe to journal (``controller.control.requests``).
+clock=time.monotonic)``; ``refused(kind, payload, operator, shown)`` journals one refusal through
+``note(kind, payload, operator, shown)`` (``TableRunner.note``, which queues it for the table's own
+thread; ``shown``: the payload as the event streams show it, when that is less). The caller has
+made the payload safe to journal (``controller.control.requests``).
 
 In each window of ``window_s`` seconds (from the first refusal after the previous window ended)
 the first ``burst`` refusals are journaled one by one; the rest are only counted, and a
@@ -24,7 +25,7 @@ from typing import Any
 SUMMARY_KIND = "refusals_summary"
 MAX_OPERATORS_SHOWN = 5
 
-Note = Callable[[str, dict[str, Any], "str | None"], None]
+Note = Callable[[str, dict[str, Any], "str | None", "dict[str, Any] | None"], None]
 
 
 class RefusalJournal:
@@ -44,7 +45,8 @@ class RefusalJournal:
         self._operators: list[str] = []
         self._last_summary = clock()
 
-    def refused(self, kind: str, payload: dict[str, Any], operator: str | None = None) -> None:
+    def refused(self, kind: str, payload: dict[str, Any], operator: str | None = None,
+                shown: dict[str, Any] | None = None) -> None:
         """Journal this refusal, or count it if the window's ``burst`` is spent."""
         with self._lock:
             now = self._clock()
@@ -59,7 +61,7 @@ class RefusalJournal:
                 if isinstance(shown, str) and shown not in self._operators and len(self._operators) < MAX_OPERATORS_SHOWN:
                     self._operators.append(shown)
                 return
-        self._note(kind, payload, operator)
+        self._note(kind, payload, operator, shown)
 
     def tick(self) -> None:
         """Journal the counts so far if the last summary is ``summary_every_s`` old."""
@@ -76,7 +78,7 @@ class RefusalJournal:
         counted = sum(self._counted.values())
         if counted:
             self._note(SUMMARY_KIND, {"not_journaled": counted, "by_code": dict(sorted(self._counted.items())),
-                                      "operators": list(self._operators)}, None)
+                                      "operators": list(self._operators)}, None, None)
         self._counted = {}
         self._operators = []
         self._last_summary = self._clock()

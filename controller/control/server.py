@@ -271,7 +271,9 @@ class ControlServer:
         try:
             outs = self.runner.submit_and_wait(OperatorInput(command, args, who.id, who.role))
         except TimeoutError as exc:
-            return {"ok": False, "code": "timeout", "error": str(exc)}
+            late = "; the lockout stays (it ends only on an answer): give the command again" \
+                if command == "unlock_operator" else ""
+            return {"ok": False, "code": "timeout", "error": f"{exc}{late}"}
         records = [{"type": o.kind, **o.payload} for o in outs if isinstance(o, TableRecord)]
         refused = next((r for r in records if r["type"] == "refused"), None)
         if refused is not None:
@@ -301,10 +303,12 @@ class ControlServer:
         return args
 
     def _auth_refused(self, req: Request, code: str, error: str, reason: str | None = None) -> dict[str, Any]:
-        """Journal an authentication or role refusal (the operator column only for a valid id)."""
+        """Journal an authentication or role refusal (the operator column only for a valid id):
+        the journal keeps ``reason`` (what happened); the event streams, which need no login, show
+        ``error``, what the person who tried was told."""
         operator = req.operator if is_operator_id(req.operator) else None
-        self._refusals.refused("auth_refused", {"command": req.command, "operator": shown_text(req.operator),
-                                                "code": code, "reason": reason or error}, operator)
+        payload = {"command": req.command, "operator": shown_text(req.operator), "code": code, "reason": reason or error}
+        self._refusals.refused("auth_refused", payload, operator, {**payload, "reason": error})
         return {"ok": False, "code": code, "error": error}
 
     def _stream(self, conn: socket.socket, rid: Any) -> None:

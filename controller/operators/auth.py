@@ -2,22 +2,24 @@
 
 Contract:
 - ``Authenticator(operators, *, max_failures=5, lockout_s=300, clock=time.monotonic,
-  max_unknown_ids=1024, dummy_hashes_per_s=2, remember_s=300, reload=None)``; ``reload``, when
+  max_ids=4096, dummy_hashes_per_s=2, remember_s=300, reload=None)``; ``reload``, when
   given, is asked before each check for the operators read again (``controller.operators.following``:
   a running table follows its operators file). ``authenticate(id, pin)`` returns the ``Operator``
   or raises an ``AuthError`` (``controller.operators.errors``): ``WrongPin`` (``tries_left`` before
-  the lockout), ``LockedOut`` (``retry_after`` seconds), ``UnknownOperator`` (no such id).
-  ``max_failures`` failed logins in a row lock that id out for ``lockout_s`` seconds (the failure
-  that reaches the limit raises ``LockedOut``); while locked out even the right PIN is refused,
-  without checking it. A success resets the count; so does the end of a lockout (the operator
-  then has ``max_failures`` fresh tries). Failed logins do not expire otherwise.
-- An id that is no operator's is counted and locked out the same way (``controller.operators.
-  lockouts``: the last ``max_unknown_ids`` such ids), and ``UnknownOperator.said`` is what an
-  operator would be told at that count: the replies do not say which ids exist. Nor does the time
-  taken: an unknown id's PIN is checked against a dummy hash with the same scrypt parameters, at
-  most ``dummy_hashes_per_s`` times a second on average (in bursts of twice that); beyond that the
+  the lockout), ``LockedOut`` (``retry_after`` seconds), ``Throttled`` (the table of ids tried is
+  full), ``UnknownOperator`` (no such id). ``max_failures`` failed logins in a row lock that id out
+  for ``lockout_s`` seconds (the failure that reaches the limit raises ``LockedOut``); while locked
+  out even the right PIN is refused, without checking it. A success resets the count; so does the
+  end of a lockout, and ``lockout_s`` without another failed login.
+- Every id is counted and locked out alike, an operator's or not (``controller.operators.lockouts``,
+  at most ``max_ids`` at a time), and ``UnknownOperator.said`` is what an operator would be told
+  at that count: the replies do not say which ids exist. Nor does the time one check takes: an
+  unknown id's PIN is checked against a dummy hash with the same scrypt parameters, at most
+  ``dummy_hashes_per_s`` times a second on average (in bursts of twice that); beyond that the
   check waits as long as a check takes instead, so a flood of unknown ids cannot take the table's
-  processor time nor delay the operators' logins.
+  processor time. Guesses for one id wait for each other, known or not. (Guesses for several
+  ids at once still differ: every operator's check waits for the one lock, an unknown id's only
+  for its own id's turn; docs/operators.md.)
 - A PIN that passed its scrypt check is remembered for ``remember_s`` seconds (from that check;
   ``controller.operators.remembered``: a keyed hash in memory, ended by a new PIN in the file):
   the same operator's right PIN is then accepted without another scrypt. A wrong PIN always
@@ -31,8 +33,9 @@ Contract:
 - The lockout state is in memory only: a restart of the process that owns the ``Authenticator``
   (``shoectl run``) clears it. Restarting needs access to the table computer, which the console
   does not give.
-- ``authenticate`` is thread-safe: attempts are serialized under one lock (each costs one scrypt,
-  about 50-100 ms), so parallel guesses cannot overrun the limit.
+- ``authenticate`` is thread-safe: operators' attempts are serialized under one lock (each costs
+  one scrypt, about 50-100 ms), so parallel guesses cannot overrun the limit; an unknown id's is
+  counted under that lock and then waits its id's turn outside it.
 - ``LoginThrottle`` (failures per key in a sliding window, bounded memory) is public: the control
   socket uses one per connection.
 - ``authorize(operator, command, permissions)`` raises ``NotPermitted`` unless the operator's role
@@ -80,6 +83,7 @@ __all__ = [
     "authorize",
 ]
 
+_TURNS = 64  # locks that give guesses for one unknown id their turns (ids share one by hash)
 # Verified against when the id is unknown, so that an unknown id costs one scrypt like a known one.
 _DUMMY_HASH = PinHash(SCRYPT_N, SCRYPT_R, SCRYPT_P, b"\0" * 16, b"\0" * 32).format()
 
@@ -181,16 +185,16 @@ class Authenticator:
     ``load_operators``), with a lockout after ``max_failures`` failed logins in a row."""
 
     def __init__(self, operators: Mapping[str, Operator], *, max_failures: int = 5, lockout_s: float = 300.0,
-                 clock: Callable[[], float] = time.monotonic, max_unknown_ids: int = 1024,
+                 clock: Callable[[], float] = time.monotonic, max_ids: int = 4096,
                  dummy_hashes_per_s: float = 2.0, remember_s: float = 300.0,
                  reload: Callable[[], Mapping[str, Operator] | None] | None = None) -> None:
-        self._lockouts = Lockouts(max_failures, lockout_s, max_unknown_ids, clock)
+        self._lockouts = Lockouts(max_failures, lockout_s, max_ids, clock)
         self.max_failures = self._lockouts.max_failures
         self.lockout_s = self._lockouts.lockout_s
         self._clock = clock
         self._lock = threading.Lock()
         self._operators: dict[str, Operator] = dict(operators)
-        self._lockouts.know(self._operators)
+        self._turns = tuple(threading.Lock() for _ in range(_TURNS))  # an unknown id's turn, by its hash
         self._dummy_budget = _Budget(dummy_hashes_per_s, max(1, round(dummy_hashes_per_s * 2)), clock)
         self._hasher = _PinHasher()
         self._remembered = RememberedPins(remember_s, clock)
@@ -203,11 +207,10 @@ class Authenticator:
             return dict(self._operators)
 
     def update_operators(self, operators: Mapping[str, Operator]) -> None:
-        """Replace the operators (e.g. after the file was reloaded). Lockouts of operators that are
-        still there are kept; those of removed operators are dropped."""
+        """Replace the operators (e.g. after the file was reloaded). Counts and lockouts are by id
+        and stay as they were: editing the file neither ends nor reveals them."""
         with self._lock:
             self._operators = dict(operators)
-            self._lockouts.know(self._operators)
             self._remembered.keep_only(self._operators)
 
     def authenticate(self, operator_id: str, pin: str) -> Operator:
@@ -222,11 +225,12 @@ class Authenticator:
         with self._lock:
             op, told = self._before_check(operator_id)
             dummy = op is None and self._dummy_budget.take()
-        if op is None:  # the check outside the lock: an unknown id never delays an operator's login
-            if dummy:
-                self._hasher.verify(pin, _DUMMY_HASH)  # the same work as for a known id
-            else:
-                time.sleep(self._hasher.typical_s)  # the same time, without the work
+        if op is None:  # outside the lock, in this id's turn: guesses for one id wait for each other
+            with self._turns[hash(operator_id) % _TURNS]:
+                if dummy:
+                    self._hasher.verify(pin, _DUMMY_HASH)  # the same work as for a known id
+                else:
+                    time.sleep(self._hasher.typical_s)  # the same time, without the work
             raise UnknownOperator(operator_id, told)
         with self._lock:
             # Again: a parallel guess may have locked the operator out meanwhile, or the file
@@ -245,9 +249,10 @@ class Authenticator:
             raise self._lockouts.failed(operator_id)
 
     def _before_check(self, operator_id: str) -> tuple[Operator, None] | tuple[None, WrongPin | LockedOut]:
-        """Under the lock, before any PIN is checked: raise ``LockedOut`` while the id is locked out
-        (an unknown id's ``UnknownOperator`` says the same); (the operator, None) when there is a
-        PIN to check; (None, the failure just counted) for an unknown id."""
+        """Under the lock, before any PIN is checked: raise ``LockedOut`` while the id is locked out,
+        ``Throttled`` while the table of ids is full (an unknown id's ``UnknownOperator`` says the
+        same); (the operator, None) when there is a PIN to check; (None, the failure just counted)
+        for an unknown id."""
         op = self._operators.get(operator_id)
         held = self._lockouts.holding(operator_id)
         if held is not None:

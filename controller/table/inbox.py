@@ -28,6 +28,7 @@ class JournalNote:
     kind: str
     payload: dict[str, Any]
     operator: str | None = None
+    shown: dict[str, Any] | None = None  # the payload as the event streams show it, when less
 
 
 @dataclass

@@ -122,9 +122,12 @@ class TableRunner:
             raise result
         return result
 
-    def note(self, kind: str, payload: dict[str, Any], operator: str | None = None) -> None:
-        """Journal a record on the owner thread (e.g. an authentication refusal)."""
-        self.inbox.put(JournalNote(kind, payload, operator))
+    def note(self, kind: str, payload: dict[str, Any], operator: str | None = None,
+             shown: dict[str, Any] | None = None) -> None:
+        """Journal a record on the owner thread (e.g. an authentication refusal); ``shown``: its
+        payload as the control socket's event streams show it, when that is less (the journal
+        keeps that an id was unknown; a subscriber reads what the person who tried was told)."""
+        self.inbox.put(JournalNote(kind, payload, operator, shown))
 
     def call_on_owner(self, task: Callable[[], None]) -> None:
         """Run ``task`` on the owner thread, in inbox order (e.g. the edge monitor's figures,
@@ -286,7 +289,8 @@ class TableRunner:
         elif isinstance(item, JournalNote):
             note = note_record(item.kind, item.payload, item.operator, shoe, rnd)  # journaled whatever it holds
             self.journal.append_batch([note])
-            self._subscribers.publish({"type": note.kind, "shoe": shoe, "round": rnd, **note.payload})
+            shown = note.payload if item.shown is None else item.shown
+            self._subscribers.publish({"type": note.kind, "shoe": shoe, "round": rnd, **shown})
         elif isinstance(item, DeviceStatus):
             if self._starting is not None:
                 self._starting.heard(item)

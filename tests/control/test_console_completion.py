@@ -59,8 +59,12 @@ class _Table:
 
     def command(self, operator: str, pin: str, command: str, args: dict) -> dict:
         self.sent.append((command, pin))
+        if pin == "0000":  # the fifth in a row: its words say "wrong PIN", but no try is left to take
+            return {"ok": False, "code": "auth", "error": f"wrong PIN, or no operator '{operator}'; 5 failed "
+                    "logins in a row: locked out for 5 min"}
         if pin != "2580":
-            return {"ok": False, "code": "auth", "error": f"wrong PIN for operator '{operator}'; 4 tries left", "tries_left": 4}
+            return {"ok": False, "code": "auth", "error": f"wrong PIN, or no operator '{operator}'; 4 tries left "
+                    "before a 5 min lockout", "tries_left": 4}
         return {"ok": True, "records": []}
 
 
@@ -72,8 +76,12 @@ def test_after_a_wrong_pin_the_console_takes_it_again(capsys) -> None:
     table = _Table()
     console = Console(table, "fp1", "2850", read_pin=lambda prompt: "2580\n")  # type: ignore[arg-type]
     console.handle("sit seat=1")
-    assert "wrong PIN for operator 'fp1'; 4 tries left (`pin` to type it again)" in capsys.readouterr().out
+    assert "4 tries left before a 5 min lockout (`pin` to type it again)" in capsys.readouterr().out
     console.handle("pin")
     console.handle("sit seat=1")
     assert "sit: ok" in capsys.readouterr().out and table.sent == [("sit", "2850"), ("sit", "2580")]
     assert "pin" in console.help(None)
+    locked = Console(table, "fp1", "0000", read_pin=lambda prompt: "2580\n")  # type: ignore[arg-type]
+    locked.handle("sit seat=1")
+    out = capsys.readouterr().out
+    assert "locked out for 5 min" in out and "`pin`" not in out  # the hint follows tries_left, not the words

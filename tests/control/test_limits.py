@@ -6,6 +6,7 @@ socket's group is set when the group exists."""
 from __future__ import annotations
 
 import grp
+import json
 import os
 import resource
 import socket
@@ -179,6 +180,18 @@ def test_a_socket_path_too_long_is_one_line(workdir) -> None:
 
 # -- item 13: failed logins -------------------------------------------------------------------------
 
+def _lines(s: socket.socket, request: dict):
+    """Send ``request``, then yield each line the table sends back (a socket timeout ends it)."""
+    s.sendall(json.dumps(request).encode() + b"\n")
+    buf = b""
+    while True:
+        chunk = s.recv(65536)
+        assert chunk, "the table closed the connection"
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        yield from lines
+
+
 def _try_login(t, operator: str, pin: str = "1111") -> dict:
     reply = t.ask(command_line(operator, "open", pin=pin))
     assert reply is not None and reply["code"] == "auth", reply
@@ -191,9 +204,20 @@ def test_failed_logins_lock_an_id_out_and_an_unknown_id_is_told_what_a_known_one
     said "unknown operator 'x'" where a known id heard "wrong PIN": whoever could reach the socket
     could list the operators. Now an id that does not exist is counted and locked out as one that
     does, and told the same, word for word; the journal keeps which it was."""
-    t = start_table(workdir)
-    ghost = [_try_login(t, "ghost") for _ in range(7)]
-    known = [_try_login(t, "fp1") for _ in range(7)]
+    t = start_table(workdir, manual=True)  # no dealing: the stream holds little else, and is read after
+    with t.connect() as watcher:  # the event stream needs no login: it must not tell either
+        lines = _lines(watcher, {"id": "w", "op": "subscribe"})
+        assert json.loads(next(lines))["ok"]
+        ghost = [_try_login(t, "ghost") for _ in range(7)]
+        known = [_try_login(t, "fp1") for _ in range(7)]
+        streamed: dict[str, list[str]] = {}  # the first 10 refusals in 10 s are streamed one by one: 7 and 3
+        for event in (json.loads(line).get("event", {}) for line in lines):
+            if event.get("type") == "auth_refused":
+                streamed.setdefault(event["operator"], []).append(event["reason"])
+                if sum(map(len, streamed.values())) == 10:
+                    break
+    assert streamed["ghost"][:3] == [reason.replace("'fp1'", "'ghost'") for reason in streamed["fp1"]]
+    assert streamed["ghost"] == [r["error"] for r in ghost]
     assert [r["error"] for r in ghost] == [r["error"].replace("'fp1'", "'ghost'") for r in known]
     assert [r.get("tries_left") for r in ghost] == [4, 3, 2, 1, None, None, None]
     assert ghost[0]["error"] == "wrong PIN, or no operator 'ghost'; 4 tries left before a 5 min lockout"

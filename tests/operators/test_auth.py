@@ -14,6 +14,7 @@ from controller.operators.auth import (
     Authenticator,
     LockedOut,
     NotPermitted,
+    Throttled,
     UnknownOperator,
     WrongPin,
     authorize,
@@ -178,12 +179,55 @@ def test_an_unknown_id_is_told_what_a_known_id_is_told_and_locked_out_alike(auth
     assert info.value.tries_left == 4  # fresh tries after the lockout, as an operator has
 
 
-def test_unknown_ids_are_remembered_in_bounded_memory(operators, clock: ManualClock) -> None:
-    a = Authenticator(operators, clock=clock, max_unknown_ids=3, dummy_hashes_per_s=1000)
-    for n in range(10):
+def test_ids_tried_are_kept_in_bounded_memory_and_a_full_table_refuses_every_id_alike(operators,
+                                                                                    clock: ManualClock) -> None:
+    """A count is never dropped early (that would give its tries back, and tell an unknown id from
+    an operator, whose count stays): while the table is full, every id not in it is refused
+    before its PIN is checked, an operator's as an unknown one's, until the oldest count ends."""
+    a = Authenticator(operators, clock=clock, max_ids=3, dummy_hashes_per_s=1000)
+    for n in range(3):
+        clock.advance(1)
         with pytest.raises(UnknownOperator):
             a.authenticate(f"nobody{n}", "0000")
-    assert a._lockouts.unknown_ids() == 3 and a.failures("nobody9") == 1 and a.failures("nobody0") == 0
+    told = {}
+    for op_id, error in (("nobody9", UnknownOperator), ("d1", Throttled)):
+        with pytest.raises(error) as info:
+            a.authenticate(op_id, PINS.get(op_id, "0000"))  # the operator's right PIN, unchecked
+        told[op_id] = info.value.said
+    assert told["nobody9"] == told["d1"].replace("d1", "nobody9") == "too many failed logins at this table; try again in 4 min 58 s"
+    assert a.failures("nobody0") == 1 and len(a._lockouts) == 3
+    clock.advance(298)  # nobody0's count ends 300 s after its failed login: a place for one more
+    assert a.authenticate("d1", PINS["d1"]).id == "d1"
+    assert a.failures("nobody0") == 0 and a.failures("nobody1") == 1
+
+
+def test_a_count_ends_a_lockout_after_its_last_failed_login(authn: Authenticator, clock: ManualClock) -> None:
+    for _ in range(3):
+        with pytest.raises(WrongPin):
+            authn.authenticate("d1", "0000")
+    clock.advance(299)
+    with pytest.raises(WrongPin) as info:
+        authn.authenticate("d1", "0000")
+    assert info.value.tries_left == 1
+    clock.advance(300)
+    with pytest.raises(WrongPin) as info:
+        authn.authenticate("d1", "0000")
+    assert info.value.tries_left == 4  # failed logins further apart than the lockout start again
+
+
+def test_editing_the_operators_file_neither_ends_nor_reveals_a_count(operators, authn: Authenticator) -> None:
+    for _ in range(5):
+        with pytest.raises(AuthError):
+            authn.authenticate("d1", "0000")
+    with pytest.raises(UnknownOperator):
+        authn.authenticate("newcomer", "0000")
+    authn.update_operators({k: v for k, v in operators.items() if k != "d1"} | {"newcomer": operators["d1"]})
+    with pytest.raises(UnknownOperator) as gone:
+        authn.authenticate("d1", PINS["d1"])
+    assert gone.value.said.startswith("logins as 'd1' are locked out for another")  # as before it was removed
+    with pytest.raises(WrongPin) as added:
+        authn.authenticate("newcomer", "0000")
+    assert added.value.tries_left == 3  # its failed login while unknown still counts
 
 
 def test_past_the_dummy_budget_an_unknown_id_waits_as_long_without_the_work(operators, clock: ManualClock,
