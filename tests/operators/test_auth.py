@@ -201,7 +201,7 @@ def test_ids_tried_are_kept_in_bounded_memory_and_a_full_table_refuses_every_id_
     assert a.failures("nobody0") == 0 and a.failures("nobody1") == 1
 
 
-def test_a_count_ends_a_lockout_after_its_last_failed_login(authn: Authenticator, clock: ManualClock) -> None:
+def test_a_count_ends_as_long_as_a_lockout_after_its_last_failed_login(authn: Authenticator, clock: ManualClock) -> None:
     for _ in range(3):
         with pytest.raises(WrongPin):
             authn.authenticate("d1", "0000")
