@@ -2,18 +2,18 @@
 
 Contract:
 - ``Authenticator(operators, *, max_failures=5, lockout_s=300, clock=time.monotonic,
-  max_ids=4096, dummy_hashes_per_s=2, remember_s=300, reload=None)``; ``reload``, when
+  max_unknown_ids=4096, dummy_hashes_per_s=2, remember_s=300, reload=None)``; ``reload``, when
   given, is asked before each check for the operators read again (``controller.operators.following``:
   a running table follows its operators file). ``authenticate(id, pin)`` returns the ``Operator``
   or raises an ``AuthError`` (``controller.operators.errors``): ``WrongPin`` (``tries_left`` before
-  the lockout), ``LockedOut`` (``retry_after`` seconds), ``Throttled`` (the table of ids tried is
-  full), ``UnknownOperator`` (no such id). ``max_failures`` failed logins in a row lock that id out
+  the lockout), ``LockedOut`` (``retry_after`` seconds), ``UnknownOperator`` (no such id). ``max_failures`` failed logins in a row lock that id out
   for ``lockout_s`` seconds (the failure that reaches the limit raises ``LockedOut``); while locked
   out even the right PIN is refused, without checking it. A success resets the count; so does the
   end of a lockout, and ``lockout_s`` without another failed login.
-- Every id is counted and locked out alike, an operator's or not (``controller.operators.lockouts``,
-  at most ``max_ids`` at a time), and ``UnknownOperator.said`` is what an operator would be told
-  at that count: the replies do not say which ids exist. Nor does the time one check takes: an
+- Every id is counted and locked out alike, an operator's or not (``controller.operators.lockouts``:
+  of the ids that are no operator's, the last ``max_unknown_ids`` to fail), and
+  ``UnknownOperator.said`` is what an operator would be told at that count: the replies do not say
+  which ids exist. Nor does the time one check takes: an
   unknown id's PIN is checked against a dummy hash with the same scrypt parameters, at most
   ``dummy_hashes_per_s`` times a second on average (in bursts of twice that); beyond that the
   check waits as long as a check takes instead, so a flood of unknown ids cannot take the table's
@@ -185,15 +185,16 @@ class Authenticator:
     ``load_operators``), with a lockout after ``max_failures`` failed logins in a row."""
 
     def __init__(self, operators: Mapping[str, Operator], *, max_failures: int = 5, lockout_s: float = 300.0,
-                 clock: Callable[[], float] = time.monotonic, max_ids: int = 4096,
+                 clock: Callable[[], float] = time.monotonic, max_unknown_ids: int = 4096,
                  dummy_hashes_per_s: float = 2.0, remember_s: float = 300.0,
                  reload: Callable[[], Mapping[str, Operator] | None] | None = None) -> None:
-        self._lockouts = Lockouts(max_failures, lockout_s, max_ids, clock)
+        self._lockouts = Lockouts(max_failures, lockout_s, max_unknown_ids, clock)
         self.max_failures = self._lockouts.max_failures
         self.lockout_s = self._lockouts.lockout_s
         self._clock = clock
         self._lock = threading.Lock()
         self._operators: dict[str, Operator] = dict(operators)
+        self._lockouts.know(self._operators)
         self._turns = tuple(threading.Lock() for _ in range(_TURNS))  # an unknown id's turn, by its hash
         self._dummy_budget = _Budget(dummy_hashes_per_s, max(1, round(dummy_hashes_per_s * 2)), clock)
         self._hasher = _PinHasher()
@@ -211,6 +212,7 @@ class Authenticator:
         and stay as they were: editing the file neither ends nor reveals them."""
         with self._lock:
             self._operators = dict(operators)
+            self._lockouts.know(self._operators)
             self._remembered.keep_only(self._operators)
 
     def authenticate(self, operator_id: str, pin: str) -> Operator:
@@ -249,10 +251,9 @@ class Authenticator:
             raise self._lockouts.failed(operator_id)
 
     def _before_check(self, operator_id: str) -> tuple[Operator, None] | tuple[None, WrongPin | LockedOut]:
-        """Under the lock, before any PIN is checked: raise ``LockedOut`` while the id is locked out,
-        ``Throttled`` while the table of ids is full (an unknown id's ``UnknownOperator`` says the
-        same); (the operator, None) when there is a PIN to check; (None, the failure just counted)
-        for an unknown id."""
+        """Under the lock, before any PIN is checked: raise ``LockedOut`` while the id is locked out
+        (an unknown id's ``UnknownOperator`` says the same); (the operator, None) when there is a
+        PIN to check; (None, the failure just counted) for an unknown id."""
         op = self._operators.get(operator_id)
         held = self._lockouts.holding(operator_id)
         if held is not None:

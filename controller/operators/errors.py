@@ -6,8 +6,7 @@ truth for the journal.
   differ only for ``UnknownOperator``, which is told exactly what a known id would be told after as
   many failed logins (``WrongPin`` or ``LockedOut``): the replies do not say which ids exist.
   ``WrongPin`` says how many tries are left (``tries_left``), ``LockedOut`` for how long
-  (``retry_after``); ``Throttled``: a connection that failed too often, or a table whose count of
-  ids tried is full.
+  (``retry_after``); ``Throttled``: a connection that failed too often.
 - ``NotPermitted`` (exit code ``EXIT_FORBIDDEN``, 4): authenticated, but the role is too low.
 
 No message contains a PIN; an id is shown escaped and cut to 40 characters.
@@ -97,7 +96,7 @@ class UnknownOperator(AuthError):
     """No operator has this id. ``told`` is what a known id would have met (see the module
     docstring); its ``tries_left`` or ``retry_after`` is this error's too."""
 
-    def __init__(self, operator_id: str, told: WrongPin | LockedOut | Throttled) -> None:
+    def __init__(self, operator_id: str, told: WrongPin | LockedOut) -> None:
         self.told = told
         self.tries_left = getattr(told, "tries_left", None)
         self.retry_after = getattr(told, "retry_after", None)
@@ -109,8 +108,7 @@ class UnknownOperator(AuthError):
 
 
 class Throttled(AuthError):
-    """Too many failed logins ``where`` ("on this connection", "at this table"): ``retry_after``
-    seconds."""
+    """Too many failed logins ``where`` (e.g. "on this connection"): ``retry_after`` seconds."""
 
     def __init__(self, operator_id: str, retry_after: float, where: str) -> None:
         self.retry_after = retry_after
