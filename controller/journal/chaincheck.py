@@ -60,6 +60,12 @@ class ChainCheck:
             self.reason, self.first_bad_seq = reason, seq
         return False
 
+    def fail_before(self, seq: int | None, reason: str) -> bool:
+        """Record a failure that comes before any recorded one (a check run later than the
+        order of the verdict puts it); False."""
+        self.reason, self.first_bad_seq = reason, seq
+        return False
+
     def feed(self, row: Sequence[Any]) -> bool:
         """Check the next row; True while the chain holds (after a failure: False, unchecked)."""
         if self.reason is not None:

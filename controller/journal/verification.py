@@ -40,7 +40,7 @@ from controller.journal.connection import first_undecodable_entry, open_readonly
 from controller.journal.entry import Entry, require_row_types, row_to_entry
 from controller.journal.errors import JournalError, NotAJournalError
 from controller.journal.schema import inspect_meta, layout_of
-from controller.journal.split_check import LaterHalf, split_point
+from controller.journal.split_check import FIRST_SHARE_WITH_INTEGRITY, LaterHalf, split_point
 from controller.journal.walcheck import wal_problem
 
 _HEX = frozenset("0123456789abcdef")
@@ -122,10 +122,9 @@ def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expec
     ``processes``: None checks a long journal's chain in two processes where that is safe and
     pays (``controller.journal.split_check``), 1 in this one, 2 in two; the verdict is the same."""
     with checked_read(path, hmac_key=hmac_key, expect_count=expect_count, expect_last_hash=expect_last_hash,
-                      anchors=anchors, anchor_files=anchor_files, integrity_check=integrity_check,
+                      anchors=anchors, anchor_files=anchor_files, integrity_check=False,
                       key_required=True, warn_unanchored=True) as read:
-        if read.check.ok:
-            read.check_all(processes)
+        read.check_all(processes, integrity_check=integrity_check)
         return read.report()
 
 
@@ -186,9 +185,7 @@ class CheckedRead:
         """The checks before the entries: SQLite's, the key's, the anchors'."""
         check = self.check
         if integrity_check:
-            problem = _integrity_problem(self._conn)
-            if problem is not None:
-                check.fail(None, problem)
+            self.check_integrity()
         failure, needs_key = check_key(self.meta, hasher)
         if needs_key and not key_required:
             self.links_only = True
@@ -231,6 +228,14 @@ class CheckedRead:
             else:
                 self._opening_anchored = True
 
+    def check_integrity(self) -> None:
+        """SQLite's quick_check. Its failure is the verdict, before any other recorded: a file
+        SQLite finds damaged explains whatever else is wrong with it."""
+        problem = _integrity_problem(self._conn)
+        if problem is not None:
+            self.check.fail_before(None, problem)
+            self.needs_key = False
+
     def row_batches(self, *, after: int = 0, upto: int | None = None) -> Iterator[list[tuple[Any, ...]]]:
         """Every row of ``entries`` in seq order (all columns; with ``after``/``upto``: those with
         ``after < seq <= upto``, the rows before them already checked), in batches, each batch fed
@@ -265,25 +270,36 @@ class CheckedRead:
             after, bad = seq, None
         self._complete = upto is None
 
-    def check_all(self, processes: int | None = None) -> None:
-        """Read and check every row without handing any over (``verify``), in two processes when
-        ``split_check.split_point`` says so: this one checks up to the split, a forked one the
-        rest, and their verdicts are joined (or this one checks the rest too, when the other
-        failed)."""
-        for _ in self._checked_batches(processes):
+    def check_all(self, processes: int | None = None, *, integrity_check: bool = False) -> None:
+        """Read and check every row without handing any over (``verify``; nothing when a check
+        before the rows failed), in two processes when ``split_check.split_point`` says so: this
+        one checks up to the split, a forked one the rest, and their verdicts are joined (or this
+        one checks the rest too, when the other failed). ``integrity_check``: SQLite's quick_check
+        first (``check_integrity``); with two processes it runs here while the other one already
+        checks its part, and this one's part is the smaller by about what it costs."""
+        if not self.check.ok:
+            if integrity_check:
+                self.check_integrity()
+            return
+        for _ in self._checked_batches(processes, integrity_check):
             if not self.check.ok:
                 break
 
-    def _checked_batches(self, processes: int | None) -> Iterator[list[tuple[Any, ...]]]:
+    def _checked_batches(self, processes: int | None, integrity_check: bool) -> Iterator[list[tuple[Any, ...]]]:
         check = self.check
-        split = split_point(self._conn, processes)
+        split = split_point(self._conn, processes, first_share=FIRST_SHARE_WITH_INTEGRITY if integrity_check else 0.5)
         if split is None:
+            if integrity_check:
+                self.check_integrity()
             yield from self.row_batches()
             return
         k, k_hash, last = split
         with LaterHalf(self.path, self.layout.select, self.meta["table_id"], check.hasher, check.anchors,
                        k, k_hash, last).start() as later:
-            yield from self.row_batches(upto=k)
+            if integrity_check:
+                self.check_integrity()
+            if check.ok:
+                yield from self.row_batches(upto=k)
             found = later.result() if check.ok else None
         if not check.ok:
             return

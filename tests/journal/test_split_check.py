@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from controller.journal import Journal, Record, verify
-from controller.journal.split_check import MIN_ROWS, LaterHalf, split_point
+from controller.journal.split_check import FIRST_SHARE_WITH_INTEGRITY, MIN_ROWS, LaterHalf, split_point
 
 from tampering import rechain, renumber, rewrite, rows, tamper
 
 from .conftest import KEY, FakeClock, fill
 
 N = 400
-K = N // 2  # where split_point splits a journal of N entries
+K = int(N * FIRST_SHARE_WITH_INTEGRITY)  # where verify splits a journal of N entries (it runs the quick_check too)
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +105,23 @@ def test_two_processes_with_hmac_anchors_and_expectations(hmac: Path, tmp_path: 
                     {"hmac_key": KEY, "expect_last_hash": hashes[-1]}, {}):
         one, two = _report_pair(path, **options)
         assert two == one, options
+
+
+@pytest.mark.parametrize("options", [{"hmac_key": KEY}, {}, {"hmac_key": b"another key of 32 bytes, not it!"}])
+def test_a_failed_integrity_check_is_the_verdict_of_two_processes_too(hmac: Path, tmp_path: Path, options) -> None:
+    """With two processes SQLite's quick_check runs after the second one started; its failure is
+    still the verdict before the chain's, the key's or the anchors', as in one pass."""
+    path = _copy(hmac, tmp_path)
+    conn = sqlite3.connect(path)
+    page = conn.execute("SELECT pageno FROM dbstat WHERE name = 'entries_shoe_seq' ORDER BY pageno DESC").fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with open(path, "r+b") as f:
+        f.seek((page - 1) * size + 100)
+        f.write(b"\x13" * 200)
+    one, two = _report_pair(path, **options)
+    assert two == one
+    assert not two.ok and not two.needs_key and two.reason.startswith("SQLite integrity check failed")
 
 
 def test_the_second_process_checks_the_later_half(plain: Path, tmp_path: Path, mocker) -> None:
