@@ -21,7 +21,7 @@ from typing import Any
 
 from controller.cli.common import print_json
 from controller.control.client import ControlClient
-from controller.control.requests import MAX_WHOLE
+from controller.control.requests import BOOL, MAX_WHOLE, WHOLE, parameters
 from controller.errors import UsageError, path_argument
 from controller.money import money_text
 from controller.table.commands import COMMANDS
@@ -57,8 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=run_console)
 
 
-def parse_args(items: list[str]) -> dict[str, Any]:
-    """``["seat=3", "kind=banker", "amount=2500"]`` -> ``{"seat": 3, "kind": "banker", "amount": 2500}``."""
+def parse_args(command: str, items: list[str]) -> dict[str, Any]:
+    """``command``'s ``["seat=3", "kind=banker", "amount=2500"]`` -> ``{"seat": 3, "kind": "banker",
+    "amount": 2500}``: each value typed as the commands table declares its argument (a whole
+    number from ASCII digits, true or false for a flag, text otherwise: ``operator=4711`` stays
+    text). A value that is not of its type, or an argument the command does not take, is sent as
+    typed, for the table to say what it must be."""
+    types = parameters(command)
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -68,16 +73,16 @@ def parse_args(items: list[str]) -> dict[str, Any]:
             raise UsageError(f"argument {safe(item)}: not UTF-8 text")
         if key in out:
             raise UsageError(f"argument {quoted(item)}: {key} is given twice")
-        if value.lower() in ("true", "false"):
-            out[key] = value.lower() == "true"
-        else:
-            try:
-                number = int(value)
-            except ValueError:
-                number = None
-            # a number too large for the request stays text: the table then says what it must be
-            out[key] = number if number is not None and abs(number) <= MAX_WHOLE else value
+        out[key] = _typed(types[key][0] if key in types else None, value)
     return out
+
+
+def _typed(kind: str | None, value: str) -> Any:
+    if kind == WHOLE and value.isascii() and value.isdigit() and len(value) <= 16 and int(value) <= MAX_WHOLE:
+        return int(value)  # a number too large for the request stays text: the table says what it must be
+    if kind == BOOL and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return value
 
 
 def _pin(args: argparse.Namespace) -> str:
@@ -190,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--operator is required for table commands (or set SHOECTL_OPERATOR)")
     if not is_unicode_text(args.operator):  # bytes that are not UTF-8, as the shell passed them
         raise UsageError(f"--operator {safe(args.operator)}: not UTF-8 text")
-    reply = client.command(args.operator, _pin(args), args.table_command, parse_args(args.args))
+    reply = client.command(args.operator, _pin(args), args.table_command, parse_args(args.table_command, args.args))
     if args.json:
         print_json(reply)
     if reply.get("ok"):

@@ -192,7 +192,7 @@ class Console:
             self.last_code = 2
             return
         try:
-            args = parse_args(list(items))
+            args = parse_args(command, list(items))
         except UsageError as exc:
             print(exc)
             self.last_code = 2

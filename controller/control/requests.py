@@ -166,9 +166,9 @@ def _request_id(rid: Any) -> int | str | None:
 
 # -- arguments, typed by the table's commands table -----------------------------------------------------
 
-_WHOLE, _TEXT, _BOOL = "a whole number", "text", "true or false"
-_TYPES = {"seat": _WHOLE, "count": _WHOLE, "money": _WHOLE, "flag": _BOOL, "text": _TEXT, "choice": _TEXT,
-          "card": _TEXT}
+WHOLE, TEXT, BOOL = "a whole number", "text", "true or false"  # the JSON types of arguments
+_TYPES = {"seat": WHOLE, "count": WHOLE, "money": WHOLE, "flag": BOOL, "text": TEXT, "choice": TEXT,
+          "card": TEXT}
 
 
 @functools.cache
@@ -205,17 +205,17 @@ def check_args(command: str, args: dict[str, Any], rid: int | str | None = None)
 
 
 def _is_a(kind: str, value: Any) -> bool:
-    if kind == _BOOL:
+    if kind == BOOL:
         return isinstance(value, bool)
-    if kind == _WHOLE:
+    if kind == WHOLE:
         return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_WHOLE
     return isinstance(value, str) and len(value) <= MAX_TEXT and value.isprintable()
 
 
 def _described(kind: str) -> str:
-    if kind == _WHOLE:
+    if kind == WHOLE:
         return f"a whole number (at most {MAX_WHOLE} either way)"
-    if kind == _TEXT:
+    if kind == TEXT:
         return f"printable text of at most {MAX_TEXT} characters"
     return kind
 

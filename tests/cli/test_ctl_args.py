@@ -1,0 +1,61 @@
+"""``shoectl ctl`` and the console type each KEY=VALUE as the commands table declares the argument.
+
+They used to turn anything that looked like a number into one, and true/false into booleans,
+whatever the argument: an operator whose id is all digits could not be unlocked
+(``unlock_operator operator=4711`` was refused as "not a whole number"), a reason or a seal
+number typed as digits was refused, and ``amount=2_500`` or ``seat=٣`` (Python's ``int`` reads
+both) were taken as numbers the table itself refuses.
+"""
+from __future__ import annotations
+
+import pytest
+
+from controller.cli.cmd_ctl import parse_args
+from controller.control.requests import BadRequest, check_args, parameters
+from controller.errors import UsageError
+from controller.table.commands import COMMANDS
+
+
+@pytest.mark.parametrize(("command", "items", "sent"), [
+    ("unlock_operator", ["operator=4711"], {"operator": "4711"}),
+    ("dealer_sign_in", ["dealer=1234"], {"dealer": "1234"}),
+    ("preshuffled_decks", ["decks=8", "seal=00123"], {"decks": 8, "seal": "00123"}),
+    ("close", ["reason=42"], {"reason": "42"}),
+    ("close", ["reason=true"], {"reason": "true"}),
+    ("wager", ["seat=3", "kind=banker", "amount=2500"], {"seat": 3, "kind": "banker", "amount": 2500}),
+    ("declare_idle", ["face_up=TRUE"], {"face_up": True}),
+    ("inspection_done", ["reshuffle_batch=false"], {"reshuffle_batch": False}),
+])
+def test_each_value_has_its_arguments_type(command: str, items: list[str], sent: dict) -> None:
+    args = parse_args(command, items)
+    assert args == sent and type(args.get("reason", "")) is str
+    assert check_args(command, args) == sent  # what the control socket accepts
+
+
+@pytest.mark.parametrize(("command", "items", "refusal"), [
+    ("wager", ["seat=3", "kind=banker", "amount=2_500"], "amount must be a whole number"),
+    ("wager", ["seat=٣", "kind=banker", "amount=100"], "seat must be a whole number"),
+    ("wager", ["seat=3", "kind=banker", "amount=" + "9" * 30], "amount must be a whole number"),
+    ("wager", ["seat=3", "kind=banker", "amount=" + "9" * 5000], "amount must be a whole number"),
+    ("declare_idle", ["face_up=maybe"], "face_up must be true or false"),
+    ("sit", ["seat=3", "chair=2"], "unknown argument 'chair'"),
+])
+def test_a_value_not_of_its_type_goes_as_typed_for_the_table_to_refuse(command: str, items: list[str],
+                                                                       refusal: str) -> None:
+    args = parse_args(command, items)
+    with pytest.raises(BadRequest, match=refusal):
+        check_args(command, args)
+
+
+def test_every_commands_arguments_typed_at_a_prompt_are_accepted_by_the_socket() -> None:
+    sample = {"a whole number": "7", "true or false": "true", "text": "banker"}
+    for name in COMMANDS:
+        items = [f"{arg}={sample[kind]}" for arg, (kind, _, _) in parameters(name).items()]
+        check_args(name, parse_args(name, items))  # raises BadRequest if a value went with the wrong type
+
+
+@pytest.mark.parametrize("item", ["seat", "=3", "seat=3 seat=4"])
+def test_malformed_items_are_usage_errors(item: str) -> None:
+    items = item.split(" ")
+    with pytest.raises(UsageError):
+        parse_args("sit", items)
