@@ -116,6 +116,8 @@ def status_text(st: dict[str, Any]) -> str:
              f"last outcome {st['last_outcome']}" if st.get("last_outcome") else "no round decided yet"]
     if st.get("player") or st.get("banker"):
         lines.append(f"player {' '.join(st.get('player') or []) or '-'}   banker {' '.join(st.get('banker') or []) or '-'}")
+    if st.get("seats_taken"):
+        lines.append("seats taken " + ", ".join(map(str, st["seats_taken"])))
     if st.get("wagers"):
         lines.append("wagers " + ", ".join(f"seat {w['seat']} {w['kind']} {money_text(w['amount'])}" for w in st["wagers"]))
     if st.get("faults"):

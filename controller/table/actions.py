@@ -50,12 +50,20 @@ def close_table(t: TableCore, op: OperatorInput, reason: str | None = None) -> N
 
 
 def sit(t: TableCore, op: OperatorInput, seat: int) -> None:
+    if seat in t.occupied:
+        raise Refused(f"seat {seat} is taken")
     t.occupied.add(seat)
 
 
 def leave(t: TableCore, op: OperatorInput, seat: int) -> None:
+    """A player leaves: not while the seat has a wager on the layout or in the round being
+    dealt (its cards may still be the seat's to squeeze, its wagers are still to settle)."""
+    if seat not in t.occupied:
+        raise Refused(f"seat {seat} is empty")
     if any(w.seat == seat for w in t.pending_wagers):
         raise Refused(f"seat {seat} has wagers on the layout")
+    if t.round is not None and not t.round.settled and any(w.seat == seat for w in t.round.wagers):
+        raise Refused(f"seat {seat} has wagers in the round being dealt; it may leave once the round is settled")
     t.occupied.discard(seat)
 
 

@@ -167,8 +167,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("close", F, ("betting", "count_fault", "ready_to_load", "inspection"), act.close_table,
             "close the table between rounds; the shoe in play ends: its cards are collected and "
             "reconciled (681a.7(d)(1))", (Arg("reason", "text", "why, said and journaled", required=False),)),
-    Command("sit", D, None, act.sit, "a player takes a seat", (SEAT,)),
-    Command("leave", D, None, act.leave, "a player leaves a seat with no wagers on the layout", (SEAT,)),
+    Command("sit", D, None, act.sit, "a player takes a free seat", (SEAT,)),
+    Command("leave", D, None, act.leave, "a player leaves a seat with no wagers on the layout or in the round "
+            "being dealt", (SEAT,)),
     Command("wager", D, ("betting",), act.wager, "place a wager while betting is open", (
         SEAT, Arg("kind", "choice", "the wager", choices=WAGER_KINDS),
         Arg("amount", "money", "the stake", unit="minor units (cents)")),

@@ -225,6 +225,7 @@ class TableCore:
             "reshuffle_ordered": self.reshuffle_ordered,  # 681a.5(f): the shoe ends after this round
             "player": r.shown_cards(Target.PLAYER, face_down) if r else [],
             "banker": r.shown_cards(Target.BANKER, face_down) if r else [],
+            "seats_taken": sorted(self.occupied),
             "wagers": [w.to_json() for w in (r.wagers if r else self.pending_wagers)],
             "last_outcome": self.last_outcome,
             "faults": dict(self.faults),

@@ -47,3 +47,39 @@ def test_a_refusal_in_a_fault_says_the_table_is_held_by_it() -> None:
     assert _refused(b) == "void_round voids a round being dealt; the table is held by a fault (clear it first)"
     b.op("close")
     assert _refused(b) == "close is not allowed while the table is held by a fault (clear it first)"
+
+
+def test_a_seat_is_taken_once_and_left_once() -> None:
+    """A review found ``sit`` on a taken seat and ``leave`` of an empty one accepted and journaled
+    as if a player had come or gone."""
+    b = Bench()
+    b.op("sit", Role.DEALER, seat=3)
+    before = b.core.snapshot()
+    assert before["seats_taken"] == [3]
+    b.op("sit", Role.DEALER, seat=3)
+    assert _refused(b) == "seat 3 is taken" and b.core.snapshot() == before
+    b.op("leave", Role.DEALER, seat=5)
+    assert _refused(b) == "seat 5 is empty" and b.core.snapshot() == before
+    b.op("leave", Role.DEALER, seat=3)
+    assert b.core.snapshot()["seats_taken"] == []
+
+
+def test_a_seat_whose_wagers_are_in_the_round_being_dealt_cannot_leave_until_it_is_settled() -> None:
+    """A review had seats 3 and 4 leave at the squeeze: the table then handed the Banker's Hand to
+    a seat it held empty. Their wagers left the layout at "no more bets", which was all ``leave``
+    looked at."""
+    b = Bench("midibaccarat")
+    b.open_and_cut(seats=(3, 4))
+    b.play_round([(3, "banker", 5000), (4, "player", 5000)])
+    assert b.core.state == "squeeze"
+    before = b.core.snapshot()
+    for seat in (3, 4):
+        b.op("leave", Role.DEALER, seat=seat)
+        assert _refused(b) == (f"seat {seat} has wagers in the round being dealt; it may leave once the round is "
+                               "settled")
+        assert b.core.snapshot() == before
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    assert b.core.state == "betting"  # the round is settled
+    b.op("leave", Role.DEALER, seat=4)
+    assert b.core.snapshot()["seats_taken"] == [3]
