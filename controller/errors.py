@@ -20,10 +20,24 @@ def path_argument(text: str) -> str:
     return text
 
 
+def new_file_argument(text: str) -> str:
+    """``path_argument`` for a file the command writes whole (``-o FILE``): what is there is
+    refused unless it is a regular file other than a journal (``replacement_problem``), e.g.
+    ``argument -o: t.sock is a socket, not a regular file; give another file``."""
+    from controller.fsutil import replacement_problem  # not at the top: every command imports this module
+
+    text = path_argument(text)
+    problem = replacement_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text} {problem}; give another file")
+    return text
+
+
 def output_path_argument(text: str) -> str:
     """``path_argument`` for a file the command appends to (a log, the dealt log): an existing
     FIFO or socket is refused (``argument --log-file: ... is a FIFO``), since opening one to write
-    waits for a reader that may never come, before the command can even be stopped."""
+    waits for a reader that may never come, before the command can even be stopped; so is an
+    SQLite database (another table's journal would take the lines in, and still verify)."""
     text = path_argument(text)
     try:
         mode = os.stat(text).st_mode
@@ -32,4 +46,9 @@ def output_path_argument(text: str) -> str:
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         kind = "a FIFO (a named pipe)" if stat.S_ISFIFO(mode) else "a socket"
         raise argparse.ArgumentTypeError(f"{text} is {kind}; give a regular file")
+    from controller.fsutil import is_sqlite_database  # not at the top: every command imports this module
+
+    if stat.S_ISREG(mode) and is_sqlite_database(text):
+        raise argparse.ArgumentTypeError(f"{text} is an SQLite database (a journal?), not a file to append to; "
+                                         "give another file")
     return text

@@ -1,13 +1,43 @@
 """Durable file writes: ``atomic_writer`` (a temporary file in the same directory, fsynced, then
-renamed over the target; on any failure the old file is left as it was) and ``fsync_dir``."""
+renamed over the target; on any failure the old file is left as it was) and ``fsync_dir``;
+``replacement_problem``, why a path must not be written over."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from shoectl_config.files import regular_file_problem
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def replacement_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why a command that writes ``path`` whole must leave what is there (symbolic links
+    followed), in words: not a regular file (a device, a socket, a FIFO, a folder), or an SQLite
+    database (a journal: an export written over one would destroy it). None when nothing is there
+    or it is another regular file."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None  # not there (it is created), or a name the write will refuse in its own words
+    problem = regular_file_problem(st.st_mode)
+    if problem is not None:
+        return problem
+    return "is an SQLite database (a journal?), not a file to write over" if is_sqlite_database(path) else None
+
+
+def is_sqlite_database(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a readable file that starts as an SQLite database does."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except (OSError, ValueError):
+        return False
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
@@ -28,8 +58,13 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
 def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bool = False) -> Iterator[IO[Any]]:
     """Yield a file to write ``path``'s new contents into. The file has ``mode`` from the start
     (a secret is never readable by others, even briefly); when the block ends normally it is
-    fsynced and renamed over ``path`` and the directory synced; otherwise it is removed."""
-    target = Path(path)
+    fsynced and renamed over ``path`` and the directory synced; otherwise it is removed. A
+    symbolic link stays: the file it points to is replaced. What ``replacement_problem`` refuses
+    raises ``OSError`` (EEXIST) with the reason, before anything is written."""
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    problem = replacement_problem(target)
+    if problem is not None:
+        raise OSError(errno.EEXIST, f"{problem}; it was left as it is", os.fspath(path))
     directory = target.parent if str(target.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)

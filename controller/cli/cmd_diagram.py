@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from controller.errors import path_argument
+from controller.errors import new_file_argument, path_argument
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("diagram", help="write the table's state machine as a Mermaid diagram")
     p.add_argument("--doc", action="store_true", help="the whole docs/state-machine.md page")
-    p.add_argument("-o", "--output", type=path_argument, metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("-o", "--output", type=new_file_argument, metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(func=run)
 
 

@@ -47,7 +47,7 @@ from controller.cli.journal_input import (
     spooled_text,
     warn,
 )
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
 from controller.journal.anchors import AnchorFile, AnchorLines
 from controller.journal.chain import load_hmac_key
@@ -122,7 +122,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--format", choices=["jsonl"], default="jsonl", help="jsonl: one JSON object per entry (default)")
     e.add_argument("--since", type=non_negative_int, default=0, metavar="SEQ",
                    help=f"only entries after SEQ (0 to {INT64_MAX})")
-    e.add_argument("-o", "--output", type=path_argument, metavar="FILE", help="write to FILE (whole or not at all) instead of stdout")
+    e.add_argument("-o", "--output", type=new_file_argument, metavar="FILE", help="write to FILE (whole or not at all) instead of stdout")
     e.set_defaults(func=run_export)
 
     mg = js.add_parser("migrate", help=f"copy a journal of an earlier schema version into a new file of version "

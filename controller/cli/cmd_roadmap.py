@@ -23,7 +23,7 @@ from controller.cli.journal_input import (
     read_checked,
     refuse_output_over_journal,
 )
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, new_file_argument, path_argument
 from controller.journal.replay import replay
 from controller.roadmaps import compute, render_png, render_svg, render_text, results_from_rounds
 from shoectl_config.text import quoted
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     how.add_argument("--format", choices=["text", "svg", "png"], default="text",
                      help="text grids (default), an SVG document, or a PNG image (needs Pillow)")
     how.add_argument("--json", action="store_true", help="the roads as one JSON object (logical columns)")
-    p.add_argument("-o", "--output", type=path_argument, metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("-o", "--output", type=new_file_argument, metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(func=run)
 
 

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
 from controller.sdnotify import ServiceWatch
 from shoectl_config.text import quoted
@@ -113,7 +113,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("systemd-unit", help="print the systemd unit that runs a table as a service (docs/deployment.md)")
     p.add_argument("--executable", default=DEFAULT_EXECUTABLE, type=path_argument, metavar="PATH",
                    help=f"the installed shoectl program (default {DEFAULT_EXECUTABLE})")
-    p.add_argument("-o", "--output", type=path_argument, metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("-o", "--output", type=new_file_argument, metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(func=run)
 
 

@@ -18,7 +18,7 @@ import difflib
 import sys
 from pathlib import Path
 
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
 from firmware_bridge.profiles import list_profiles
 from firmware_bridge.udev import INSTALLED_RULES_PATH, default_rules_path, generate_rules
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     us.required = True
 
     g = us.add_parser("generate", help="print (or write) the rules")
-    g.add_argument("-o", "--output", type=path_argument, metavar="FILE", help="write to FILE instead of standard output")
+    g.add_argument("-o", "--output", type=new_file_argument, metavar="FILE", help="write to FILE instead of standard output")
     _test_profiles_option(g)
     g.set_defaults(func=run_generate)
 

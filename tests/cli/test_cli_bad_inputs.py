@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as cli_main
-from controller.errors import output_path_argument, path_argument
+from controller.errors import new_file_argument, output_path_argument, path_argument
 from controller.journal import Journal, Record
 from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
@@ -46,7 +46,7 @@ def test_output_over_the_journal_read_is_refused(capsys, one_shoe: Path, command
     assert run(capsys, *command, str(one_shoe))[0] == 0  # the journal reads well: the -o is what is refused
     code, out, err = run(capsys, *command, str(one_shoe), "-o", str(output))
     assert code == 2, err
-    assert err.count("\n") == 1 and "error: -o " in err and "give another file" in err, err
+    assert err.count("\n") == 1 and "-o" in err and "give another file" in err, err
     assert {p: p.read_bytes() for p in before} == before
 
 
@@ -92,7 +92,8 @@ def test_output_onto_a_folder_names_the_folder(capsys, tmp_path: Path, command: 
     folder.mkdir()
     code, out, err = run(capsys, *command, "-o", str(folder))
     assert (code, out) == (2, "")
-    assert err == f"shoectl {command[0]}: error: {folder}: Is a directory\n"
+    assert err == (f"shoectl {' '.join(command)}: error: argument -o/--output: {folder} is a directory, not a regular file; "
+                   "give another file\n")
     assert [p.name for p in tmp_path.iterdir()] == ["out"] and not any(folder.iterdir())
 
 
@@ -303,15 +304,18 @@ def _every_action(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argpar
 def test_every_argument_that_names_a_file_refuses_an_empty_name() -> None:
     """Empty file names were refused by looking at the arguments' metavars after parsing; each such
     argument now says so itself (``type=path_argument``, or ``output_path_argument`` for a file
-    appended to, which calls it). This lint finds one that forgot."""
+    appended to and ``new_file_argument`` for one written whole, which call it). This lint finds
+    one that forgot."""
     file_like = {"FILE", "PATH", "DIR", "OLD", "NEW", "NAME|FILE", "FILE|PRESET", "FILE_OR_PRESET"}
     actions = list(_every_action(cli_main.build_parser()))
     named = [(prog, action.dest) for prog, action in actions if action.metavar in file_like]
     assert len(named) > 50  # every command's parser was walked (the broker's options among them)
     assert [(prog, action.dest) for prog, action in actions
-            if action.metavar in file_like and action.type not in (path_argument, output_path_argument)] == []
-    with pytest.raises(argparse.ArgumentTypeError, match="an empty file name"):
-        output_path_argument("")
+            if action.metavar in file_like
+            and action.type not in (path_argument, output_path_argument, new_file_argument)] == []
+    for file_argument in (output_path_argument, new_file_argument):
+        with pytest.raises(argparse.ArgumentTypeError, match="an empty file name"):
+            file_argument("")
 
 
 @pytest.mark.parametrize("answer", [b"[" * 5000 + b"]" * 5000 + b"\n", b"\xff\xfe\n", b"[1, 2]\n"],

@@ -1,0 +1,100 @@
+"""What a command writes whole (``-o FILE``, the operators file) replaces a regular file and
+nothing else, and what it appends to (``--log-file``, ``--dealt-log``) is never a journal.
+
+A review of every command found ``journal export -o /dev/full`` turn the device into a regular
+file, ``-o t.sock`` remove a running table's control socket, ``-o other.db`` overwrite another
+table's journal with JSON, ``operators add --file LINK`` replace the link with a file (the real
+operators file never got the operator), and ``run --log-file other.db`` append log lines into
+another journal. Each is refused in one line (exit 2) and leaves what was there as it was; a
+symbolic link is written through.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from cli_run import dealt_journal, run
+from controller.fsutil import atomic_writer, replacement_problem
+
+EXPORT = ["journal", "export"]
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return dealt_journal(tmp_path_factory.mktemp("out") / "j.db", "--rounds", "2")
+
+
+def _socket(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    return sock
+
+
+@pytest.mark.parametrize("argv", [EXPORT + ["{journal}"], ["diagram"], ["udev", "generate"], ["systemd-unit"],
+                                  ["roadmap", "{journal}"]])
+def test_output_onto_a_socket_a_device_or_a_journal_is_refused(capsys, tmp_path: Path, journal: Path,
+                                                              argv: list[str]) -> None:
+    other = tmp_path / "other.db"
+    other.write_bytes(journal.read_bytes())
+    argv = [a.format(journal=journal) for a in argv]
+    os.mkfifo(tmp_path / "fifo")  # not a device of the machine's: were the refusal lost, this test would replace it
+    with _socket(tmp_path / "t.sock"):
+        for target, said in ((tmp_path / "t.sock", "is a socket, not a regular file"),
+                             (tmp_path / "fifo", "is a FIFO, not a regular file"),
+                             (other, "is an SQLite database (a journal?), not a file to write over")):
+            before = os.stat(target)
+            code, out, err = run(capsys, *argv, "-o", str(target))
+            assert (code, out) == (2, "") and err.count("\n") == 1, err
+            assert err.endswith(f"error: argument -o/--output: {target} {said}; give another file\n"), err
+            after = os.stat(target)
+            assert (after.st_ino, after.st_mode, after.st_size) == (before.st_ino, before.st_mode, before.st_size)
+    assert other.read_bytes() == journal.read_bytes()
+
+
+def test_an_export_through_a_symbolic_link_replaces_the_file_it_points_to(capsys, tmp_path: Path,
+                                                                          journal: Path) -> None:
+    target, link = tmp_path / "export.jsonl", tmp_path / "latest.jsonl"
+    target.write_text("old\n")
+    link.symlink_to(target.name)
+    code, out, err = run(capsys, *EXPORT, str(journal), "-o", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == target.name
+    assert target.read_text().startswith('{"seq":1,')
+
+
+def test_operators_added_through_a_symbolic_link_reach_the_file_it_points_to(capsys, monkeypatch,
+                                                                             tmp_path: Path) -> None:
+    real, link = tmp_path / "operators.toml", tmp_path / "ops-link.toml"
+    link.symlink_to(real)
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("2580\n"))
+    code, out, err = run(capsys, "operators", "add", "fp1", "--role", "floorperson", "--pin-stdin",
+                         "--file", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and "fp1" in real.read_text()
+
+
+def test_a_device_is_not_a_file_to_write_over() -> None:
+    assert replacement_problem("/dev/full") == "is a character device, not a regular file"
+    assert replacement_problem("/no/such/file") is None
+
+
+def test_the_writer_itself_leaves_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    with _socket(tmp_path / "s.sock"):
+        with pytest.raises(OSError) as caught, atomic_writer(tmp_path / "s.sock") as fh:
+            fh.write("x")
+        assert caught.value.errno == errno.EEXIST and "is a socket" in caught.value.strerror
+        assert (tmp_path / "s.sock").is_socket() and sorted(p.name for p in tmp_path.iterdir()) == ["s.sock"]
+
+
+@pytest.mark.parametrize("option", ["--log-file", "--dealt-log"])
+def test_run_never_appends_to_a_journal(capsys, tmp_path: Path, journal: Path, option: str) -> None:
+    other = tmp_path / "other.db"
+    other.write_bytes(journal.read_bytes())
+    code, out, err = run(capsys, "run", "--journal", str(tmp_path / "new.db"), "--rounds", "1", option, str(other))
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert f"{other} is an SQLite database (a journal?), not a file to append to; give another file" in err
+    assert other.read_bytes() == journal.read_bytes() and not (tmp_path / "new.db").exists()
