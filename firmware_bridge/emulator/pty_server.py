@@ -10,10 +10,13 @@ tty; the server keeps its own slave descriptor open so the line stays up while n
 ``/dev/pts/N``) and points the same symlink at it; the link is replaced atomically (a temporary
 link and ``os.replace``), so a host never sees a half-made one.
 
-``link`` is the symlink path; by default ``<new temp dir>/<profile name>``, removed on close.
+``link`` is the symlink path; by default ``<new temp dir>/<profile name>``, removed on close. A
+symlink already there (a stale one) is replaced; anything else (a file, a folder) is left as it
+is and plugging in raises ``FileExistsError``.
 """
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -54,6 +57,10 @@ class PtyServer(DeviceServer):
             os.set_blocking(master, False)
             path = os.ttyname(slave)
             self.link.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(self.link) and not self.link.is_symlink():
+                # A link of ours, or a stale one, is replaced; a file or a folder is someone's.
+                raise FileExistsError(errno.EEXIST, "exists and is not a link an emulator made; left as it is "
+                                      "(give a free name for the port)", str(self.link))
             tmp = self.link.with_name(f".{self.link.name}.{os.getpid()}.{id(self)}.tmp")
             tmp.unlink(missing_ok=True)
             os.symlink(path, tmp)

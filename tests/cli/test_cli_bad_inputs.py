@@ -208,6 +208,24 @@ def test_emulate_table_dir_that_is_a_file(capsys, tmp_path: Path) -> None:
     assert file.read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("argv", [["--profile", "emulated-shoe", "--link", "{dir}/shoe"],
+                                  ["--table", "--dir", "{dir}"]], ids=["--link", "--table --dir"])
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_emulate_leaves_a_file_or_folder_at_its_ports_name(capsys, tmp_path: Path, argv: list[str], what: str) -> None:
+    """`emulate --link FILE` deleted the file (a journal, in a review) to put its pty link there."""
+    port = tmp_path / "shoe"
+    if what == "file":
+        port.write_text("mine\n")
+    else:
+        (port / "inside").mkdir(parents=True)
+    code, out, err = run(capsys, "emulate", *[a.format(dir=tmp_path) for a in argv])
+    assert (code, out) == (2, "")
+    assert err == (f"shoectl emulate: error: {port}: exists and is not a link an emulator made; left as it is "
+                   "(give a free name for the port)\n")
+    assert port.read_text() == "mine\n" if what == "file" else (port / "inside").is_dir()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary link left behind
+
+
 @pytest.mark.parametrize("given", ["", ",,,", " , "])
 def test_odds_removed_with_no_card_in_it_is_refused(capsys, given: str) -> None:
     """``--removed`` with nothing in it (an unset variable, stray commas) was the odds of the full
