@@ -21,7 +21,7 @@ from typing import Any
 
 from controller.cli.common import print_json
 from controller.control.client import ControlClient
-from controller.control.requests import BOOL, MAX_WHOLE, WHOLE, parameters
+from controller.control.requests import BOOL, MAX_TEXT, MAX_WHOLE, WHOLE, parameters
 from controller.errors import UsageError, path_argument
 from controller.money import money_text
 from controller.table.commands import COMMANDS
@@ -88,15 +88,32 @@ def _typed(kind: str | None, value: str) -> Any:
 def _pin(args: argparse.Namespace) -> str:
     if args.pin_stdin:
         line = sys.stdin.readline()
-        if not line:
+        if not line.strip():
             raise UsageError("--pin-stdin: no PIN on standard input")
-        return line.strip()
+        return pin_problem_refused(line.strip(), "--pin-stdin")
     env = os.environ.get("SHOECTL_PIN")
     if env:
-        return env
+        return pin_problem_refused(env.strip(), "SHOECTL_PIN")
     if not sys.stdin.isatty():
         raise UsageError("no PIN: use --pin-stdin, SHOECTL_PIN, or a terminal")
-    return getpass.getpass(f"PIN for {args.operator}: ")
+    return pin_problem_refused(getpass.getpass(f"PIN for {args.operator}: ").strip(), "the PIN typed")
+
+
+def pin_problem(pin: str) -> str | None:
+    """Why ``pin`` is not sent at all (an empty or overlong one would only use up a try), or None."""
+    if not pin:
+        return "no PIN"
+    if len(pin) > MAX_TEXT:
+        return f"a PIN of {len(pin)} characters: no PIN is longer than {MAX_TEXT}"
+    return None
+
+
+def pin_problem_refused(pin: str, where: str) -> str:
+    """``pin``, or ``UsageError`` naming ``where`` it came from."""
+    problem = pin_problem(pin)
+    if problem is not None:
+        raise UsageError(f"{where}: {problem}; nothing was sent")
+    return pin
 
 
 def status_text(st: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, status_text
+from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, pin_problem, status_text
 from controller.control.client import ControlClient
 from controller.errors import UsageError
 from controller.table.commands import COMMANDS, Arg, help_text
@@ -167,6 +167,10 @@ class Console:
             pin = self.read_pin(f"PIN for {self.operator}: ")
         except (EOFError, KeyboardInterrupt):
             print("the PIN is unchanged")
+            return
+        problem = pin_problem(pin.strip())
+        if problem is not None:
+            print(f"{problem}: the PIN is unchanged")
             return
         self.pin = pin.strip()
         print("the next commands carry the PIN just typed")

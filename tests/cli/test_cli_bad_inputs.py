@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -106,6 +107,30 @@ def test_ctl_arguments_refused_before_they_are_sent(capsys, monkeypatch, tmp_pat
     code, out, err = run(capsys, "ctl", "--socket", str(tmp_path / "none.sock"), "--operator", "sup", "--pin-stdin",
                          "sit", *arguments)
     assert (code, out, err) == (2, "", f"shoectl ctl: error: {said}\n")
+
+
+@pytest.mark.parametrize(("pin_stdin", "env", "said"), [
+    ("\n", None, "--pin-stdin: no PIN on standard input"),
+    ("  \n", None, "--pin-stdin: no PIN on standard input"),
+    ("1" * 10_000 + "\n", None, "--pin-stdin: a PIN of 10000 characters: no PIN is longer than 256; nothing was sent"),
+    (None, " ", "SHOECTL_PIN: no PIN; nothing was sent"),
+])
+def test_a_pin_that_cannot_be_right_is_not_sent(capsys, monkeypatch, tmp_path: Path, pin_stdin, env, said) -> None:
+    """An empty PIN went to the table and used up one of the operator's five tries; a very long one
+    came back in the protocol's words ("a command needs "pin": a string of at most 256 characters")."""
+    sock = tmp_path / "t.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:  # a table that would get the PIN
+        listener.bind(str(sock))
+        listener.listen()
+        listener.setblocking(False)
+        monkeypatch.setattr(sys, "stdin", io.StringIO(pin_stdin or ""))
+        if env is not None:
+            monkeypatch.setenv("SHOECTL_PIN", env)
+        options = ["--pin-stdin"] if pin_stdin is not None else []
+        code, out, err = run(capsys, "ctl", "--socket", str(sock), "--operator", "d1", *options, "sit", "seat=1")
+        assert (code, out, err) == (2, "", f"shoectl ctl: error: {said}\n")
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing came
 
 
 def test_ctl_operator_that_is_not_utf8_is_refused_before_it_is_sent(capsys, monkeypatch, tmp_path: Path) -> None:

@@ -85,3 +85,15 @@ def test_after_a_wrong_pin_the_console_takes_it_again(capsys) -> None:
     locked.handle("sit seat=1")
     out = capsys.readouterr().out
     assert "locked out for 5 min" in out and "`pin`" not in out  # the hint follows tries_left, not the words
+
+
+def test_an_empty_pin_typed_at_the_console_keeps_the_one_it_had(capsys) -> None:
+    """Sent, an empty PIN would only use up one of the operator's tries."""
+    from controller.cli.console import Console
+
+    table = _Table()
+    console = Console(table, "fp1", "2580", read_pin=lambda prompt: "  \n")  # type: ignore[arg-type]
+    console.handle("pin")
+    assert "no PIN: the PIN is unchanged" in capsys.readouterr().out
+    console.handle("sit seat=1")
+    assert table.sent == [("sit", "2580")]
