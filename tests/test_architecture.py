@@ -59,7 +59,7 @@ ALLOWED: dict[str, set[str]] = {
     "firmware_bridge.link": {"firmware_bridge", "firmware_bridge.protocol", "firmware_bridge.transport"},
     "firmware_bridge.emulator": {"firmware_bridge", "firmware_bridge.protocol", "firmware_bridge.transport"},
     "controller.rules": {"shoectl_config"},
-    "controller": {"controller.rules"},
+    "controller": {"controller.rules", "shoectl_config"},
     "controller.journal": {"controller", "shoectl_config"},
     "controller.roadmaps": {"controller", "controller.rules"},
     "controller.audit": {"controller", "controller.journal", "controller.rules", "firmware_bridge.protocol"},

@@ -58,6 +58,8 @@ from controller.table.core import TableCore
 from controller.table.result_line import round_result_text
 from controller.table.edge_monitor import EdgeMonitor
 from controller.table.io import Notice, OperatorInput, TableRecord
+from controller.table.errors import Refused
+from controller.table.recovery import rules_asked_for
 from controller.roles import Role
 from controller.table.runner import TableRunner
 from shoectl_config.text import quoted
@@ -246,6 +248,11 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
             resumed = runner.recover_from_journal()
         except JournalContentError as exc:  # a journal that verifies, with an input no table wrote
             raise UsageError(f"{journal_path}: {exc}: the table does not resume from it") from None
+        if args.submission is not None:
+            try:
+                rules_asked_for(core, sub)
+            except Refused as exc:
+                raise UsageError(f"--submission {args.submission}: {exc}") from None
         if not args.no_edge_monitor:
             monitor = EdgeMonitor(args.edge_threshold)
             if resumed:

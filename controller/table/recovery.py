@@ -3,9 +3,11 @@
 ``read_journal_inputs(journal) -> JournalInputs``: the inputs to feed the core again, in order
 with their seqs; the verdict each met when it was journaled (the reason of the ``refused`` record
 written just after it, or None: it was taken); each device role's last serial (for seeding the
-links); and the last Rules Submission journaled.
+links); the Rules Submissions journaled, each with the input it came before; and the last one.
 
-``replay(core, read)`` feeds them to the core (``TableCore.recover``), held to those verdicts: an
+``replay(core, read)`` feeds them to the core (``TableCore.recover``) under the rules the journal
+says they met (each ``submission`` record puts its rules in force from there on, whatever rules the
+core was made with), held to those verdicts: an
 input refused now and taken then (rules an earlier shoectl took, such as a House Money payout
 placed in parts), or the other way round, would leave the table in another state than its journal
 records, so it raises ``JournalContentError`` naming the entry instead. The journal stays readable.
@@ -18,6 +20,9 @@ from typing import Any
 from controller.journal import kinds
 from controller.journal.errors import JournalContentError
 from controller.table.core import TableCore
+from controller.table.errors import Refused
+from controller.table.machine import state_words
+from shoectl_config.text import quoted
 from controller.table.io import DeviceInput
 from controller.table.journaling import INPUT_KINDS, input_from
 
@@ -31,13 +36,14 @@ class JournalInputs:
     verdicts: list[str | None] = field(default_factory=list)
     serial_of_role: dict[str, str] = field(default_factory=dict)
     rules_journaled: dict[str, Any] | None = None
+    rules_before: dict[int, dict[str, Any]] = field(default_factory=dict)  # input index -> the rules then in force
 
 
 def read_journal_inputs(journal: Any) -> JournalInputs:
     read = JournalInputs()
     for e in journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION, kinds.REFUSED)):
         if e.kind == kinds.SUBMISSION:
-            read.rules_journaled = e.payload
+            read.rules_journaled = read.rules_before[len(read.inputs)] = e.payload
         elif e.kind == kinds.REFUSED:  # written with the input it refuses, just after it
             if read.inputs:
                 read.verdicts[-1] = str(e.payload.get("reason", ""))
@@ -51,9 +57,39 @@ def read_journal_inputs(journal: Any) -> JournalInputs:
 
 
 def replay(core: TableCore, read: JournalInputs) -> None:
-    differs = core.recover(read.inputs, read.verdicts)
-    if differs is not None:
-        i, now = differs
-        what = f"refused now ({now}) and taken" if now is not None else f"taken now and refused ({read.verdicts[i]})"
-        raise JournalContentError(f"entry {read.seqs[i]}: {what} when it was journaled: the journal was written "
-                                  "under rules this shoectl does not apply the same way")
+    done = 0
+    for end in sorted({*read.rules_before, len(read.inputs)}):
+        differs = core.recover(read.inputs[done:end], read.verdicts[done:end])
+        if differs is not None:
+            i, now = done + differs[0], differs[1]
+            what = f"refused now ({now}) and taken" if now is not None else f"taken now and refused ({read.verdicts[i]})"
+            raise JournalContentError(f"entry {read.seqs[i]}: {what} when it was journaled: the journal was written "
+                                      "under rules this shoectl does not apply the same way")
+        if end in read.rules_before:
+            core.sub = rules_of_record(read.rules_before[end])
+        done = end
+
+
+def rules_asked_for(core: TableCore, sub: Any) -> None:
+    """After ``replay`` the core plays the rules its journal holds; ``sub``, other rules asked for
+    (``run --submission``), is put in force at a closed table, as a floorperson's
+    ``set_submission`` would be (the runner journals it), and ``Refused`` while a shoe is in play,
+    whose rounds its own rules decide."""
+    if core.sub == sub:
+        return
+    if core.state != "closed":
+        raise Refused(f"the journal's table plays {quoted(core.sub.name)} and is {state_words(core.state)}; resume "
+                      "it without --submission (its rules change at a closed table: close, then set_submission)")
+    core.sub = sub
+
+
+def rules_of_record(payload: dict[str, Any]) -> Any:
+    """The Rules Submission a ``submission`` record holds (``journaling.rules_record``: the whole
+    submission and its source). JournalContentError if it is not one."""
+    from controller.rules.submission import SubmissionError, parse_submission
+
+    data = {k: v for k, v in payload.items() if k != "source"}
+    try:
+        return parse_submission(data, str(payload.get("source", "the journal")))
+    except SubmissionError as exc:
+        raise JournalContentError(f"a submission record that is not a Rules Submission: {exc}") from None

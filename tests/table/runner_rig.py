@@ -10,6 +10,7 @@ from controller.journal import Journal
 from controller.rules.submission import load_preset
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
+from controller.table.recovery import rules_asked_for
 from controller.table.runner import TableRunner
 from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.emulator.table import EmulatedTable
@@ -23,6 +24,7 @@ def make_runner(table: EmulatedTable, journal: Journal, preset: str = "minibacca
     sub = load_preset(preset)
     runner = TableRunner(TableCore(sub, table_id="T1"), journal, autodealer=AutoDealer(sub, seed=7), **kwargs)
     runner.recover_from_journal()
+    rules_asked_for(runner.core, sub)  # as shoectl run --submission does
     links = {}
     for role, device in (("shuffler", table.shuffler), ("shoe", table.shoe)):
         profile = get_profile(device.name)

@@ -1,0 +1,65 @@
+"""A table resumes under the rules its journal holds, not under ``run``'s default.
+
+A review resumed a Midibaccarat journal without ``--submission``: the replay ran under
+Minibaccarat (8 decks against 6) and met a count fault that never happened, and the table did not
+resume; with ``--submission ez-baccarat`` it replayed Midibaccarat's rounds under EZ Baccarat's
+rules and dealt on under them in the middle of the shoe. Now each ``submission`` record puts its
+rules in force from its place in the journal, and other rules asked for on the command line are
+taken only at a closed table (as ``set_submission``), refused while a shoe is in play.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_run import dealt_journal, run
+from controller.journal import JournalReader, Record, kinds, verify
+from controller.journal.store import Journal
+from controller.rules.submission import load_preset
+from controller.table.core import TableCore
+from controller.table.journaling import rules_record
+from controller.table.recovery import read_journal_inputs, replay
+
+RUN = ["run", "--speed", "max", "--display", "lines", "--seed", "4"]
+
+
+def _submissions(path: Path) -> list[str]:
+    with JournalReader.open(path) as r:
+        return [e.payload["source"] for e in r.entries(kinds=("submission",))]
+
+
+def test_a_journal_resumes_under_its_own_rules_without_submission(capsys, tmp_path: Path) -> None:
+    journal = dealt_journal(tmp_path / "j.db", "--submission", "midibaccarat", "--rounds", "2", "--seed", "4")
+    code, out, err = run(capsys, *RUN, "--journal", str(journal), "--rounds", "3")
+    assert code == 0, err
+    assert "inputs replayed; the table is betting" in out
+    assert _submissions(journal) == ["preset:midibaccarat"]  # nothing else was put in force
+    assert verify(journal).ok
+
+
+def test_other_rules_asked_for_in_the_middle_of_a_shoe_are_refused(capsys, tmp_path: Path) -> None:
+    journal = dealt_journal(tmp_path / "j.db", "--submission", "midibaccarat", "--rounds", "2", "--seed", "4")
+    before = verify(journal)
+    code, out, err = run(capsys, *RUN, "--journal", str(journal), "--rounds", "3", "--submission", "ez-baccarat")
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert ("--submission ez-baccarat: the journal's table plays 'Midibaccarat, 6 decks' and is betting; resume it "
+            "without --submission (its rules change at a closed table: close, then set_submission)") in err
+    after = verify(journal)
+    assert (after.entries, after.last_hash) == (before.entries, before.last_hash)
+    code, out, err = run(capsys, *RUN, "--journal", str(journal), "--rounds", "3", "--submission", "midibaccarat")
+    assert code == 0, err  # the same rules: a resume as any
+
+
+def test_each_submission_record_puts_its_rules_in_force_from_its_place(tmp_path: Path) -> None:
+    """A journal where the rules changed (an earlier shoectl journaled other rules at a restart):
+    the replay ends under the last ones whatever rules the core was made with."""
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        for preset in ("minibaccarat", "ez-baccarat"):
+            journal.append_batch([rules_record(load_preset(preset), None)])
+        journal.append_batch([Record(kinds.INPUT_OPERATOR, {"command": "open", "args": {}, "operator_role": "floorperson"},
+                                     operator="fp1")])
+        read = read_journal_inputs(journal)
+    assert sorted(read.rules_before) == [0] and read.rules_before[0]["source"] == "preset:ez-baccarat"
+    core = TableCore(load_preset("midibaccarat"))
+    replay(core, read)
+    assert core.sub == load_preset("ez-baccarat") and core.state == "shuffling"
