@@ -8,6 +8,7 @@ answer as a table raises ``ControlUnavailable`` (an OSError: one line, exit 2 in
 from __future__ import annotations
 
 import itertools
+import os
 import json
 import socket
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 MAX_REPLY = 16 * 1024 * 1024
+MAX_PATH_BYTES = 107  # a UNIX socket's path: sockaddr_un.sun_path, less the terminating NUL
 
 
 class ControlUnavailable(OSError):
@@ -112,4 +114,7 @@ def _unavailable(path: Path, exc: OSError) -> ControlUnavailable:
         return ControlUnavailable(f"no table is listening on {path} (is `shoectl run` running?)")
     if isinstance(exc, PermissionError):
         return ControlUnavailable(f"{path}: permission denied (are you in the shoectl group?)")
+    if len(os.fsencode(path)) > MAX_PATH_BYTES:  # the one limit a table's --control path was held to
+        return ControlUnavailable(f"{path}: too long for a UNIX socket path (at most {MAX_PATH_BYTES} bytes); "
+                                  "no table listens there")
     return ControlUnavailable(f"{path}: cannot connect ({exc.strerror or exc})")

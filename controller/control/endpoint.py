@@ -25,10 +25,10 @@ import stat
 from pathlib import Path
 import structlog
 
+from controller.control.client import MAX_PATH_BYTES
 from controller.errors import UsageError
 
 SOCKET_MODE = 0o660
-MAX_PATH_BYTES = 107  # sockaddr_un.sun_path, less the terminating NUL
 PROBE_TIMEOUT_S = 1.0
 log = structlog.get_logger()
 

@@ -200,7 +200,8 @@ def check_args(command: str, args: dict[str, Any], rid: int | str | None = None)
         if value is None and nullable:
             continue
         if not _is_a(kind, value):
-            raise BadRequest(f"{command}: {name} must be {_described(kind)}, not {_json_type(value)}", rid)
+            given = _shown_value(value) if isinstance(value, str) and len(value) <= 40 else _json_type(value)
+            raise BadRequest(f"{command}: {name} must be {_described(kind)}, not {given}", rid)
     return dict(args)
 
 

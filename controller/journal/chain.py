@@ -291,3 +291,8 @@ def load_hmac_key(path: str | os.PathLike[str]) -> bytes:
     if len(key) < MIN_KEY_BYTES:
         raise JournalError(f"{p}: the HMAC key is too short ({len(key)} bytes; at least {MIN_KEY_BYTES} needed)")
     return key
+
+
+def key_id_shown(meta: dict[str, str]) -> str:
+    """`` (key id ...)`` for a message, or nothing when the journal names none (an edited file)."""
+    return f" (key id {meta['key_id']})" if meta.get("key_id") else ""

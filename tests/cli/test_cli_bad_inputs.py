@@ -177,7 +177,7 @@ def test_ctl_number_too_large_is_said_in_the_argument_words(table_dir: Path) -> 
         table.stop()
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == ("shoectl ctl: sit: bad_request: sit: seat must be a whole number (at most "
-                           "9007199254740991 either way), not text\n")
+                           f"9007199254740991 either way), not '{'9' * 30}'\n")
 
 
 @pytest.mark.parametrize("argv, said", [
@@ -396,3 +396,11 @@ def test_an_empty_control_group_is_refused_not_taken_for_the_default(capsys, tmp
     code, out, err = run(capsys, "run", "--journal", str(tmp_path / "j.db"), "--rounds", "1", "--control-group", "")
     assert (code, out) == (2, "") and err == "shoectl run: error: argument --control-group: an empty group name\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ctl_at_a_socket_path_too_long_says_the_limit_as_run_does(capsys) -> None:
+    """It said "cannot connect (AF_UNIX path too long)", the system's words; `run --control` names the limit."""
+    path = "/tmp/" + "x" * 200
+    code, out, err = run(capsys, "ctl", "--socket", path, "status")
+    assert (code, out) == (2, "")
+    assert err == f"shoectl ctl: error: {path}: too long for a UNIX socket path (at most 107 bytes); no table listens there\n"

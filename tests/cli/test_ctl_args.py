@@ -59,3 +59,12 @@ def test_malformed_items_are_usage_errors(item: str) -> None:
     items = item.split(" ")
     with pytest.raises(UsageError):
         parse_args("sit", items)
+
+
+@pytest.mark.parametrize(("value", "said"), [("12.50", "not '12.50'"), ("-100", "not '-100'"),
+                                             ("x" * 41, "not text")])
+def test_a_number_that_is_not_a_whole_one_is_named_as_typed(value: str, said: str) -> None:
+    """`amount=12.50` and `amount=-100` were refused as "not text", though the user typed a number."""
+    with pytest.raises(BadRequest) as refused:
+        check_args("wager", parse_args("wager", ["seat=3", "kind=banker", f"amount={value}"]))
+    assert str(refused.value).endswith(f"amount must be a whole number (at most 9007199254740991 either way), {said}")

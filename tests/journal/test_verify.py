@@ -193,6 +193,17 @@ def test_rechained_plain_journal_needs_an_anchor(journal_path: Path, intact: lis
 # --- HMAC ------------------------------------------------------------------------------------------
 
 
+def test_an_hmac_journal_that_names_no_key_id_is_said_without_one(journal_path: Path, intact_hmac: list[str]) -> None:
+    """A journal whose meta lost its key id (edited by hand) was said to be "HMAC-protected (key id None)"."""
+    tamper(journal_path, "DELETE FROM meta WHERE key = 'key_id'")
+    r = verify(journal_path)
+    assert not r.ok and r.reason == "HMAC key required: the journal is HMAC-protected; give its key"
+    with pytest.raises(JournalError) as refused:
+        Journal.open(journal_path, table_id="T1")
+    assert "None" not in str(refused.value) and str(refused.value).endswith(
+        "the journal is HMAC-protected: an HMAC key is required")
+
+
 def test_hmac_journal(journal_path: Path, intact_hmac: list[str]) -> None:
     r = verify(journal_path, hmac_key=KEY)
     assert r.ok and r.algorithm == "hmac-sha256" and r.key_id and r.entries == N
