@@ -11,7 +11,9 @@ text). Whatever a ``Request`` holds is safe to journal and to hand to the table 
 - ``op`` is ``status``, ``subscribe`` or ``command``; a command has ``command`` (one the table
   knows), ``operator`` and ``pin`` (strings of at most ``MAX_TEXT`` characters) and ``args`` (an
   object, absent or null for none);
-- each argument is one the command takes, of the type the table's commands table
+- each argument is one the command takes (if not, ``args_problem`` says why and ``args`` is
+  empty: the server says so after the login and the role, so that who gave it is journaled and a
+  guess at a PIN counts whatever its arguments), of the type the table's commands table
   (``controller.table.commands.COMMANDS``) declares: a whole number (not a boolean) within
   +-``MAX_WHOLE``, a boolean, or printable text of at most ``MAX_TEXT`` characters; null only for
   an optional argument; every required argument is present. (The table checks the rest: a seat of
@@ -58,6 +60,7 @@ class Request:
     operator: str | None = None
     pin: str | None = None
     args: dict[str, Any] = field(default_factory=dict)
+    args_problem: str | None = None  # what is wrong with the arguments (then ``args`` is empty)
 
 
 def shown_text(text: str, limit: int = 40) -> str:
@@ -153,7 +156,10 @@ def parse_request(line: bytes) -> Request:
         args = {}
     if not isinstance(args, dict):
         raise BadRequest(f"{command}: \"args\" must be an object (KEY: VALUE), not {_json_type(args)}", rid)
-    return Request(op, rid, command, operator, pin, check_args(command, args, rid))
+    try:
+        return Request(op, rid, command, operator, pin, check_args(command, args, rid))
+    except BadRequest as exc:  # said once the operator has logged in, as a role or a state refusal is
+        return Request(op, rid, command, operator, pin, {}, args_problem=str(exc))
 
 
 def _request_id(rid: Any) -> int | str | None:

@@ -242,10 +242,14 @@ class ControlServer:
             return None
         return {"id": req.rid, **self._command(req, session)}
 
-    def _bad_request(self, exc: BadRequest, session: _Session) -> dict[str, Any]:
+    def _bad_request(self, exc: BadRequest, session: _Session, command: str | None = None,
+                     operator: str | None = None) -> dict[str, Any]:
+        """Journal and answer a malformed request; a command's, once its operator logged in, with
+        the command and the operator."""
         session.bad_requests += 1
         reason = str(exc)
-        self._refusals.refused("bad_request", {"code": "bad_request", "reason": reason})
+        said = {"command": command, "operator": operator} if operator is not None else {}
+        self._refusals.refused("bad_request", {"code": "bad_request", "reason": reason, **said}, operator)
         if session.bad_requests >= BAD_LIMIT:
             session.closing = True
             reason += f"; {BAD_LIMIT} malformed requests on this connection: closing it"
@@ -277,10 +281,12 @@ class ControlServer:
             if tries_left is not None:
                 refusal["tries_left"] = tries_left
             return refusal
+        if req.args_problem is not None:
+            return self._bad_request(BadRequest(req.args_problem, req.rid), session, command, who.id)
         try:
             args = self._table_args(req)
         except BadRequest as exc:
-            return self._bad_request(exc, session)
+            return self._bad_request(exc, session, command, who.id)
         try:
             outs = self.runner.submit_and_wait(OperatorInput(command, args, who.id, who.role))
         except TimeoutError as exc:

@@ -190,7 +190,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          "configured threshold after the round", ("round", "wagers", "threshold")),
 
     Kind(CONNECTION_REFUSED, "a control connection refused: the table is busy", ("code", "reason")),
-    Kind(BAD_REQUEST, "a malformed control request", ("code", "reason")),
+    Kind(BAD_REQUEST, "a malformed control request; a command's, once its operator logged in, with the command "
+         "and the operator", ("code", "reason"), ("command", "operator")),
     Kind(AUTH_REFUSED, "a control command refused at login or for the operator's role",
          ("command", "operator", "code", "reason")),
     Kind(REFUSALS_SUMMARY, "control refusals counted but not journaled one by one (a flood)",

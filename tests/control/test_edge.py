@@ -198,3 +198,23 @@ def test_the_command_reference_in_docs_is_generated_from_the_commands_table() ->
     doc = (Path(__file__).resolve().parents[2] / "docs" / "control.md").read_text(encoding="utf-8")
     assert markdown_reference() in doc
     assert all(f"| `{name}` |" in doc for name in COMMANDS)
+
+
+@pytest.mark.slow
+def test_a_commands_arguments_are_judged_after_its_login_and_its_role(start_table, workdir) -> None:
+    """A review found the arguments checked before the PIN and the role: a dealer's
+    ``unlock_operator`` without its argument was a bad request, not a role refusal; a wrong PIN
+    with a bad argument was no failed login; and the ``bad_request`` record named neither the
+    command nor the operator, though docs/control.md says every command is journaled with the
+    operator's id."""
+    t = start_table(workdir, "--manual")
+    assert t.ask(command_line("d1", "unlock_operator"))["code"] == "forbidden"
+    guess = t.ask(command_line("d1", "sit", pin="0000", chair=2))
+    assert guess["code"] == "auth" and guess["tries_left"] == 4  # a guess at the PIN counts, whatever its arguments
+    bad = t.ask(command_line("sup", "sit", chair=2))
+    assert bad["code"] == "bad_request" and "unknown argument 'chair'" in bad["error"]
+    t.wait_refusals_counted({"bad_request": 1})
+    [record] = t.journaled("bad_request")
+    assert (record["command"], record["operator"], record["_operator"]) == ("sit", "sup", "sup")
+    assert t.journaled("input.operator") == []  # nothing reached the table core
+    t.assert_stopped_cleanly()
