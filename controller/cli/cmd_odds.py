@@ -88,8 +88,10 @@ def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
 def run(args: argparse.Namespace) -> int:
     if args.path is not None:
         return run_journal(args, render_text)
-    if args.shoe is not None or args.round is not None:
-        raise UsageError("--shoe and --round go with --journal PATH")
+    given = [flag for flag, value in (("--shoe", args.shoe), ("--round", args.round), ("--hmac-key", args.hmac_key),
+                                      ("--no-verify", args.no_verify or None)) if value is not None]
+    if given:  # each would be ignored without a word
+        raise UsageError(f"{', '.join(given)}: only with --journal PATH")
     sub, report = build_report(args)
     if args.json:
         print_json(report.to_json())

@@ -95,6 +95,8 @@ class FaultSpec:
             key = name.replace("-", "_")
             if key not in known:
                 raise FaultSpecError(f"unknown fault {name!r} (known: {names})")
+            if key in values:  # the last one would win without a word
+                raise FaultSpecError(f"fault {name} is given twice in {text.strip()!r}")
             if key == "shuffle":
                 values[key] = parse_shuffle_model(value).spec  # FaultSpecError names the bad text
                 continue

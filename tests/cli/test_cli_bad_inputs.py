@@ -404,3 +404,19 @@ def test_ctl_at_a_socket_path_too_long_says_the_limit_as_run_does(capsys) -> Non
     code, out, err = run(capsys, "ctl", "--socket", path, "status")
     assert (code, out) == (2, "")
     assert err == f"shoectl ctl: error: {path}: too long for a UNIX socket path (at most 107 bytes); no table listens there\n"
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["odds", "--game", "punto-banco", "--hmac-key", "k"], "--hmac-key: only with --journal PATH"),
+    (["odds", "--game", "punto-banco", "--no-verify"], "--no-verify: only with --journal PATH"),
+    (["odds", "--shoe", "T1-S0001", "--round", "3"], "--shoe, --round: only with --journal PATH"),
+    (["run", "--rounds", "1", "--faults", "delay=1ms,delay=2ms"],
+     "argument --faults: fault delay is given twice in 'delay=1ms,delay=2ms'"),
+])
+def test_an_option_that_would_be_ignored_or_overridden_is_refused(capsys, tmp_path: Path, argv: list[str],
+                                                                   said: str) -> None:
+    """A review found these accepted without a word: the odds of a shoe ignored --hmac-key and
+    --no-verify without a journal, and the last of two values of a fault won."""
+    code, out, err = run(capsys, *argv, *(["--journal", str(tmp_path / "j.db")] if argv[0] == "run" else []))
+    assert (code, out) == (2, "") and err == f"shoectl {argv[0]}: error: {said}\n"
+    assert not (tmp_path / "j.db").exists()
