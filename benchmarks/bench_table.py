@@ -176,7 +176,7 @@ class TableBench:
             elif r.kind == "round_result" and not started:
                 started.append(time.perf_counter())  # rounds/s counted from the first round's end
 
-        runner = TableRunner(TableCore(self.sub), journal, autodealer=AutoDealer(self.sub, seed=seed),
+        runner = TableRunner(TableCore(self.sub), journal, autodealer=AutoDealer(seed=seed),
                              on_record=on_record, rounds=rounds)
         runner.recover_from_journal()
         ports = self.ports

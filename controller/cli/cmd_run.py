@@ -238,7 +238,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
             from controller.table.display import LiveDisplay
 
             display = LiveDisplay(lambda: runner.latest_snapshot)  # type: ignore[assignment]
-        auto = None if args.manual else AutoDealer(sub, seed=args.seed)
+        auto = None if args.manual else AutoDealer(seed=args.seed)
         runner = TableRunner(core, journal, autodealer=auto, on_record=_anchored(display.record, witness, journal),
                              on_notice=display.notice,
                              rounds=args.rounds, shoes=args.shoes, pace=args.pace / 1000)

@@ -33,7 +33,7 @@ MAX_COMMAND_FAULT_CLEARS = 3  # a device that refuses the same again after that 
 
 
 class AutoDealer:
-    def __init__(self, submission: Any, seed: int | None = None, *, players: int = 4,
+    def __init__(self, seed: int | None = None, *, players: int = 4,
                  on_give_up: Callable[[str], None] | None = None) -> None:
         self.on_give_up = on_give_up
         self.gave_up: str | None = None
@@ -41,8 +41,10 @@ class AutoDealer:
         self._count_faulted: list[str] = []  # shoes held by a count fault since one last counted right
         self._command_clears = 0  # command faults cleared since the table last reached betting
         self.rng = random.Random(seed)
-        seats = list(submission.seats)
-        self.seats = sorted(self.rng.sample(seats, min(players, len(seats))))
+        self._players = players
+        # Chosen at the first turn, among the seats of the rules then in force: a table resumed
+        # from its journal plays the journal's rules, whatever rules it was started with.
+        self.seats: list[int] | None = None
         self._seated = False
         self._bets_placed_for: int | None = None
         self._asked: set[tuple[str, Any]] = set()
@@ -61,6 +63,9 @@ class AutoDealer:
         if state in ("burning", "betting"):
             self._count_faulted.clear()  # this shoe's count was right when it was loaded
             self._command_clears = 0     # the devices did what they were asked
+        if self.seats is None:
+            seats = list(sub.seats)
+            self.seats = sorted(self.rng.sample(seats, min(self._players, len(seats))))
         if not self._seated:
             seat = next((s for s in self.seats if s not in core.occupied), None)
             if seat is not None:
@@ -149,7 +154,7 @@ class AutoDealer:
         offered = [k for k in sub.wagers if k not in (WagerKind.PLAYER, WagerKind.BANKER)]
         table_max = sub.limits.table_max
         out = []
-        for seat in self.seats:
+        for seat in self.seats or ():
             side = self.rng.choice([WagerKind.PLAYER, WagerKind.BANKER])
             main = self._within(sub, side, 500 * self.rng.randint(1, 20), table_max)
             out.append((seat, side.value, main))

@@ -22,7 +22,7 @@ INF = float("inf")
 
 def make_runner(table: EmulatedTable, journal: Journal, preset: str = "minibaccarat", **kwargs) -> TableRunner:
     sub = load_preset(preset)
-    runner = TableRunner(TableCore(sub, table_id="T1"), journal, autodealer=AutoDealer(sub, seed=7), **kwargs)
+    runner = TableRunner(TableCore(sub, table_id="T1"), journal, autodealer=AutoDealer(seed=7), **kwargs)
     runner.recover_from_journal()
     rules_asked_for(runner.core, sub)  # as shoectl run --submission does
     links = {}

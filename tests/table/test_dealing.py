@@ -52,7 +52,7 @@ def test_the_automated_dealer_plays_whole_shoes(preset: str) -> None:
     from controller.table.autodealer import AutoDealer
 
     b = Bench(preset, seed=3)
-    auto = AutoDealer(b.sub, seed=3)
+    auto = AutoDealer(seed=3)
     for _ in range(20000):
         op = auto.next_input(b.core)
         if op is None:

@@ -137,7 +137,7 @@ def test_a_shoe_with_its_cover_card_raises_no_cover_fault() -> None:
 
 def test_the_automated_floorperson_clears_a_missing_cover_card_and_the_shoe_is_reshuffled() -> None:
     b = Bench()
-    auto = AutoDealer(b.sub, seed=4)
+    auto = AutoDealer(seed=4)
     for _ in range(20000):
         if b.core.state == "ready_to_load" and b.core.shoe.id.endswith("S0001"):
             b.cover_index = None              # the first shoe is loaded without its second cover card

@@ -25,7 +25,7 @@ GREEN_BOLD = "\x1b[1;38;2;27;138;58m"  # tie: #1b8a3a
 
 def _table_after(rounds: int, seed: int = 4) -> Bench:
     b = Bench(seed=seed)
-    auto = AutoDealer(b.sub, seed=seed)
+    auto = AutoDealer(seed=seed)
     while len(b.of("round_result")) < rounds:
         b.feed(auto.next_input(b.core))
     return b

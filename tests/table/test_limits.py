@@ -129,7 +129,7 @@ def test_the_autodealer_wagers_by_the_submission_in_force_not_the_one_it_started
     from controller.table.autodealer import AutoDealer
 
     b = limited_bench()  # the core decides by the example's limits
-    dealer = AutoDealer(load_preset("minibaccarat"), seed=3, players=4)  # made with the preset: no limits
+    dealer = AutoDealer(seed=3, players=4)
     limits = load_submission(EXAMPLE).limits
     placed = 0
     for _ in range(120):  # a few rounds
@@ -143,3 +143,22 @@ def test_the_autodealer_wagers_by_the_submission_in_force_not_the_one_it_started
             lim = limits.wagers.get(WagerKind(op.args["kind"]))
             assert lim is None or lim.min <= op.args["amount"] <= lim.max, op.args
     assert placed >= 20
+
+
+def test_the_autodealer_seats_its_players_at_seats_of_the_rules_in_force() -> None:
+    """Its seats were drawn from the rules it was made with: a table resumed from its journal
+    plays the journal's rules, and at a table whose seats are 2 and 12 it sat a player at seat 4
+    again and again, each refused."""
+    import dataclasses
+
+    from controller.table.autodealer import AutoDealer
+
+    b = Bench()
+    b.core.sub = dataclasses.replace(b.core.sub, seats=(2, 12))
+    dealer = AutoDealer(seed=3, players=4)
+    for _ in range(3):
+        op = dealer.next_input(b.core)
+        if op is None or op.command != "sit":
+            break
+        b.feed(op)
+    assert b.core.snapshot()["seats_taken"] == [2, 12] and b.of("refused") == []

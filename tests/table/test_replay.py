@@ -14,7 +14,7 @@ from controller.table.autodealer import AutoDealer
 
 def played(preset: str, shoes: int = 2, seed: int = 5) -> Bench:
     b = Bench(preset, seed=seed)
-    auto = AutoDealer(b.sub, seed=seed)
+    auto = AutoDealer(seed=seed)
     while len({r.shoe for r in b.records if r.kind == "round_result"}) < shoes + 1:
         op = auto.next_input(b.core)
         assert op is not None
