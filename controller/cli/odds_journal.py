@@ -25,7 +25,7 @@ from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, read_checked
 from controller.errors import UsageError
 from controller.rules.errors import SubmissionError
 from controller.rules.odds import exact_odds
-from controller.rules.submission import parse_submission, resolve_submission
+from controller.rules.submission import resolve_submission, submission_from_document
 from controller.table.edge_figures import JournalPoint, after_round, edge_figures, edge_payload, edge_percent
 
 EXIT_DIFFERS = 1
@@ -97,7 +97,7 @@ def _same_rules(sub: Any, journaled: Mapping[str, Any], record: Mapping[str, Any
     if record is None:
         return False
     try:
-        in_force = parse_submission(_rules_of(record), str(record.get("source", "journal")))
+        in_force = submission_from_document(record)
     except SubmissionError:
         return False
     return _rules_of(in_force.to_dict()) == _rules_of(sub.to_dict())
@@ -113,9 +113,8 @@ def _submission(args: argparse.Namespace, point: JournalPoint) -> tuple[Any, str
     if args.submission or args.game:
         return submission_for(args.game, args.submission), "given"
     if point.submission_record is not None:
-        doc = _rules_of(point.submission_record)
         try:
-            return parse_submission(doc, str(point.submission_record.get("source", "journal"))), "the journal's"
+            return submission_from_document(point.submission_record), "the journal's"
         except SubmissionError as exc:  # it names the file the record came from, not the journal
             raise UsageError(f"{args.path}: the journal's submission record does not hold rules that can be "
                              f"used ({exc})") from None

@@ -43,6 +43,7 @@ __all__ = [
     "load_submission",
     "parse_submission",
     "preset_names",
+    "submission_from_document",
     "resolve_submission",
 ]
 
@@ -61,6 +62,13 @@ def load_submission(path: str | os.PathLike[str]) -> Submission:
 def parse_submission(data: Mapping[str, Any], source: str) -> Submission:
     """Validate an already-parsed Rules Submission (e.g. the dict ``tomllib`` returns)."""
     return SubmissionParser(data, _safe(str(source))).parse()
+
+
+def submission_from_document(doc: Mapping[str, Any], default_source: str = "journal") -> Submission:
+    """The ``Submission`` a ``Submission.to_dict()`` document holds (a journal's ``submission``
+    record): its ``source`` as the source, the rest parsed as a Rules Submission (SubmissionError)."""
+    rules = {k: v for k, v in doc.items() if k != "source"}
+    return parse_submission(rules, str(doc.get("source", default_source)))
 
 
 def preset_names() -> list[str]:

@@ -19,12 +19,14 @@ from typing import Any
 
 from controller.journal import kinds
 from controller.journal.errors import JournalContentError
+from controller.rules.errors import SubmissionError
+from controller.rules.submission import submission_from_document
 from controller.table.core import TableCore
 from controller.table.errors import Refused
-from controller.table.machine import state_words
-from shoectl_config.text import quoted
 from controller.table.io import DeviceInput
 from controller.table.journaling import INPUT_KINDS, input_from
+from controller.table.machine import state_words
+from shoectl_config.text import quoted
 
 
 @dataclass
@@ -35,15 +37,19 @@ class JournalInputs:
     inputs: list[Any] = field(default_factory=list)
     verdicts: list[str | None] = field(default_factory=list)
     serial_of_role: dict[str, str] = field(default_factory=dict)
-    rules_journaled: dict[str, Any] | None = None
     rules_before: dict[int, dict[str, Any]] = field(default_factory=dict)  # input index -> the rules then in force
+
+    @property
+    def rules_journaled(self) -> dict[str, Any] | None:
+        """The last Rules Submission journaled (a ``submission`` record's payload), if any."""
+        return self.rules_before[max(self.rules_before)] if self.rules_before else None
 
 
 def read_journal_inputs(journal: Any) -> JournalInputs:
     read = JournalInputs()
     for e in journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION, kinds.REFUSED)):
         if e.kind == kinds.SUBMISSION:
-            read.rules_journaled = read.rules_before[len(read.inputs)] = e.payload
+            read.rules_before[len(read.inputs)] = e.payload  # the last before an input wins
         elif e.kind == kinds.REFUSED:  # written with the input it refuses, just after it
             if read.inputs:
                 read.verdicts[-1] = str(e.payload.get("reason", ""))
@@ -86,10 +92,7 @@ def rules_asked_for(core: TableCore, sub: Any) -> None:
 def rules_of_record(payload: dict[str, Any]) -> Any:
     """The Rules Submission a ``submission`` record holds (``journaling.rules_record``: the whole
     submission and its source). JournalContentError if it is not one."""
-    from controller.rules.submission import SubmissionError, parse_submission
-
-    data = {k: v for k, v in payload.items() if k != "source"}
     try:
-        return parse_submission(data, str(payload.get("source", "the journal")))
+        return submission_from_document(payload, "the journal")
     except SubmissionError as exc:
         raise JournalContentError(f"a submission record that is not a Rules Submission: {exc}") from None
