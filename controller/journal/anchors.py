@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from controller.fsutil import fsync_dir
-from controller.journal.chain import ALGORITHMS, Hasher, canonical_json
+from controller.journal.chain import ALGORITHMS, Hasher, canonical_json, key_id_shown
 from controller.journal.errors import JournalError
 from shoectl_config.files import NotARegularFile, require_regular_file
 
@@ -102,8 +102,8 @@ class Anchor:
             return (f"it was taken of another journal (table {self.table_id}, created {self.journal_created}; "
                     f"this one: table {meta.get('table_id')}, created {meta.get('created')})")
         if (self.algorithm, self.key_id) != (meta.get("hash_algorithm"), meta.get("key_id")):
-            was = self.algorithm + (f" (key id {self.key_id})" if self.key_id else "")
-            now = str(meta.get("hash_algorithm")) + (f" (key id {meta.get('key_id')})" if meta.get("key_id") else "")
+            was = self.algorithm + key_id_shown(self.key_id)
+            now = str(meta.get("hash_algorithm")) + key_id_shown(meta.get("key_id"))
             return f"it says the journal's chain is {was}, the journal says {now}: re-chained and relabelled?"
         return None
 

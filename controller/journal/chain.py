@@ -293,6 +293,6 @@ def load_hmac_key(path: str | os.PathLike[str]) -> bytes:
     return key
 
 
-def key_id_shown(meta: dict[str, str]) -> str:
-    """`` (key id ...)`` for a message, or nothing when the journal names none (an edited file)."""
-    return f" (key id {meta['key_id']})" if meta.get("key_id") else ""
+def key_id_shown(key_id: str | None) -> str:
+    """`` (key id ...)`` for a message, or nothing for no key id (a plain chain, or an edited file)."""
+    return f" (key id {key_id})" if key_id else ""

@@ -142,7 +142,7 @@ def _check_meta(path: Path, meta: dict[str, str], table_id: str, hasher: Hasher)
         raise JournalError(f"{path}: the journal belongs to table {meta['table_id']!r}, not {table_id!r}")
     algorithm = meta["hash_algorithm"]
     if algorithm == HMAC_SHA256 and hasher.algorithm != HMAC_SHA256:
-        raise JournalError(f"{path}: the journal is HMAC-protected{key_id_shown(meta)}: an HMAC key is required")
+        raise JournalError(f"{path}: the journal is HMAC-protected{key_id_shown(meta.get('key_id'))}: an HMAC key is required")
     if algorithm != HMAC_SHA256 and hasher.algorithm == HMAC_SHA256:
         raise JournalError(f"{path}: the journal was created without an HMAC key; it cannot be continued with one")
     if algorithm == HMAC_SHA256 and meta.get("key_id") != hasher.key_id:

@@ -371,11 +371,10 @@ def check_key(meta: dict[str, str], hasher: Hasher) -> tuple[str | None, bool]:
     """(why the key does not fit, whether a key is missing); (None, False) when it fits."""
     algorithm = meta["hash_algorithm"]
     if algorithm == HMAC_SHA256 and hasher.algorithm != HMAC_SHA256:
-        return f"HMAC key required: the journal is HMAC-protected{key_id_shown(meta)}; give its key", True
+        return f"HMAC key required: the journal is HMAC-protected{key_id_shown(meta.get('key_id'))}; give its key", True
     if algorithm != HMAC_SHA256 and hasher.algorithm == HMAC_SHA256:
         return ("an HMAC key was given but the journal is not HMAC-protected (plain sha256): "
                 "it was created without a key, or re-chained without it"), False
     if algorithm == HMAC_SHA256 and meta.get("key_id") is not None and meta.get("key_id") != hasher.key_id:
         return f"wrong HMAC key: its key id is {hasher.key_id}, the journal's is {meta.get('key_id')}", False
     return None, False
-
