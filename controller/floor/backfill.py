@@ -23,10 +23,10 @@ from typing import BinaryIO
 from controller.floor.chain import SetAside
 from controller.floor.message import MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry
 from controller.floor.store import FloorStore
+from controller.fsutil import SQLITE_HEADER
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 BATCH = 2000
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class BackfillError(ValueError):
@@ -64,12 +64,12 @@ def open_export(path: str | Path) -> BinaryIO:
     except OSError as exc:
         raise BackfillError(f"{p}: cannot read it: {exc.strerror or exc}") from None
     try:
-        head = handle.read(len(SQLITE_MAGIC))
+        head = handle.read(len(SQLITE_HEADER))
         handle.seek(0)
     except OSError as exc:
         handle.close()
         raise BackfillError(f"{p}: cannot read it: {exc.strerror or exc}") from None
-    if head == SQLITE_MAGIC:
+    if head == SQLITE_HEADER:
         handle.close()
         raise BackfillError(f"{p}: not a journal export (this looks like a journal database: use shoectl journal "
                             f"export FILE)")
