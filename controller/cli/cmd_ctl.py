@@ -21,10 +21,10 @@ from typing import Any
 
 from controller.cli.common import print_json
 from controller.control.client import ControlClient
-from controller.control.requests import BOOL, MAX_TEXT, MAX_WHOLE, WHOLE, parameters
+from controller.control.requests import BOOL, MAX_TEXT, WHOLE, parameters
 from controller.errors import UsageError, path_argument
 from controller.money import money_text
-from controller.table.commands import COMMANDS
+from controller.table.commands import COMMANDS, whole_number_of
 from controller.table.result_line import round_result_text
 from shoectl_config.text import is_unicode_text, quoted, safe
 
@@ -78,8 +78,8 @@ def parse_args(command: str, items: list[str]) -> dict[str, Any]:
 
 
 def _typed(kind: str | None, value: str) -> Any:
-    if kind == WHOLE and value.isascii() and value.isdigit() and len(value) <= 16 and int(value) <= MAX_WHOLE:
-        return int(value)  # a number too large for the request stays text: the table says what it must be
+    if kind == WHOLE and (number := whole_number_of(value)) is not None:
+        return number  # as the table reads decimal text; anything else stays text: the table says what it must be
     if kind == BOOL and value.lower() in ("true", "false"):
         return value.lower() == "true"
     return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from controller.errors import new_file_argument, path_argument
+from controller.errors import new_file_argument
 
 
 def register(sub: argparse._SubParsersAction) -> None:

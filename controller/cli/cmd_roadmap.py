@@ -23,7 +23,7 @@ from controller.cli.journal_input import (
     read_checked,
     refuse_output_over_journal,
 )
-from controller.errors import UsageError, new_file_argument, path_argument
+from controller.errors import UsageError, new_file_argument
 from controller.journal.replay import replay
 from controller.roadmaps import compute, render_png, render_svg, render_text, results_from_rounds
 from shoectl_config.text import quoted

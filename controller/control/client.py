@@ -8,8 +8,8 @@ answer as a table raises ``ControlUnavailable`` (an OSError: one line, exit 2 in
 from __future__ import annotations
 
 import itertools
-import os
 import json
+import os
 import socket
 import time
 from collections.abc import Iterator

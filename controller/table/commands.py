@@ -57,7 +57,7 @@ class Arg:
         numbers may come as JSON numbers or as decimal text (``seat=3`` typed at a console)."""
         kind = self.kind
         if kind in ("seat", "count", "money"):
-            number = _whole_number(value)
+            number = whole_number_of(value)
             if kind == "seat":
                 seats = list(submission.seats)
                 if number not in seats:
@@ -94,7 +94,8 @@ class Arg:
         raise AssertionError(f"argument kind {kind!r} has no parser")  # a table error, not input
 
 
-def _whole_number(value: Any) -> int | None:
+def whole_number_of(value: Any) -> int | None:
+    """A whole number given as a JSON number or as ASCII decimal text (at most 15 digits), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
