@@ -277,21 +277,19 @@ class CheckedRead:
         one checks the rest too, when the other failed). ``integrity_check``: SQLite's quick_check
         first (``check_integrity``); with two processes it runs here while the other one already
         checks its part, and this one's part is the smaller by about what it costs."""
-        if not self.check.ok:
-            if integrity_check:
-                self.check_integrity()
-            return
         for _ in self._checked_batches(processes, integrity_check):
             if not self.check.ok:
                 break
 
     def _checked_batches(self, processes: int | None, integrity_check: bool) -> Iterator[list[tuple[Any, ...]]]:
         check = self.check
-        split = split_point(self._conn, processes, first_share=FIRST_SHARE_WITH_INTEGRITY if integrity_check else 0.5)
+        share = FIRST_SHARE_WITH_INTEGRITY if integrity_check else 0.5
+        split = split_point(self._conn, processes, first_share=share) if check.ok else None
         if split is None:
             if integrity_check:
                 self.check_integrity()
-            yield from self.row_batches()
+            if check.ok:
+                yield from self.row_batches()
             return
         k, k_hash, last = split
         with LaterHalf(self.path, self.layout.select, self.meta["table_id"], check.hasher, check.anchors,
