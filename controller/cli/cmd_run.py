@@ -80,6 +80,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="most connections the control socket serves at once (default 64)")
     p.add_argument("--control-group", type=group_name, metavar="GROUP", help="group of the control socket (default: shoectl, if it exists)")
     p.add_argument("--operators", type=path_argument, metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
+    p.add_argument("--submissions", type=path_argument, metavar="DIR",
+                   help="folder of the Rules Submission files a floorperson's set_submission may name, beside the "
+                        "presets (default: submissions beside the journal)")
     p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
                    help="how long five wrong PINs in a row lock an operator out (default 300)")
     p.add_argument("--remember-pin", type=non_negative_int, default=300, metavar="SECONDS",
@@ -378,7 +381,8 @@ def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
         print(f"!! no operators file ({ops_path}): the control socket takes no command, and without the "
               "automated dealer nothing deals; add operators with `shoectl operators add`", file=sys.stderr)
     path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
-    server = ControlServer(path, auth, max_connections=args.control_connections,
+    submissions = Path(args.submissions) if args.submissions else journal_path.parent / "submissions"
+    server = ControlServer(path, auth, max_connections=args.control_connections, submissions=submissions,
                            group=args.control_group or "shoectl", group_required=bool(args.control_group))
     return server.claim()
 

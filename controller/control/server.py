@@ -74,14 +74,18 @@ class _Session:
 
 class ControlServer:
     """Serves a table on the UNIX socket ``path`` with ``authenticator`` (``None``: no operators
-    file, only ``status`` and ``subscribe`` are served and commands are refused).
+    file, only ``status`` and ``subscribe`` are served and commands are refused). ``submissions``:
+    the folder whose Rules Submission files ``set_submission`` may name, beside the presets
+    (``None``: presets only).
 
     ``claim()`` takes the socket's path (refused while another table answers there; see
     ``ControlEndpoint``) and may be called early, before the table exists; ``start(runner)``
     listens and serves ``runner`` (a ``TableRunner``); ``close()`` stops and removes the socket."""
 
     def __init__(self, path: Any, authenticator: Any = None, *, max_connections: int = MAX_CONNECTIONS,
-                 group: str | None = "shoectl", group_required: bool = False, idle_s: float = IDLE_S) -> None:
+                 group: str | None = "shoectl", group_required: bool = False, idle_s: float = IDLE_S,
+                 submissions: Any = None) -> None:
+        self.submissions = submissions
         self.endpoint = ControlEndpoint(path, group=group, group_required=group_required)
         self.path = self.endpoint.path
         self.auth = authenticator
@@ -304,18 +308,18 @@ class ControlServer:
 
     def _table_args(self, req: Request) -> dict[str, Any]:
         """The arguments the table is given for ``req``, from what lives on this computer and not
-        in the journal: ``set_submission``'s preset or file read into the submission itself (so
+        in the journal: ``set_submission``'s preset or file (of the submissions folder only) read into the submission itself (so
         that replaying the journal never reads a file), ``unlock_operator``'s id checked against
         the operators file. ``BadRequest`` when that fails."""
         args = req.args
         if req.command == "set_submission":
             from controller.rules.errors import RulesError
-            from controller.rules.submission import resolve_submission
+            from controller.rules.submission import submission_in_folder
 
             try:
-                sub = resolve_submission(args.get("submission"))
+                sub = submission_in_folder(args.get("submission"), self.submissions)
             except (RulesError, OSError) as exc:
-                raise BadRequest(shown_text(str(exc), 200), req.rid) from None
+                raise BadRequest(shown_text(str(exc), 400), req.rid) from None  # room for the folder and its files
             return {"submission": {k: v for k, v in sub.to_dict().items() if k != "source"}, "source": sub.source}
         if req.command == "unlock_operator" and not self.auth.knows(args["operator"]):
             raise BadRequest(f"no operator '{shown_text(args['operator'])}' in this table's operators file", req.rid)

@@ -4,7 +4,9 @@ Contract:
 - ``load_submission(path)`` reads and validates a TOML file; ``parse_submission(data, source)``
   validates an already-parsed mapping; ``load_preset(name)`` loads one of the shipped presets
   (``controller/rules/presets/NAME.toml``, read with ``importlib.resources``);
-  ``resolve_submission(spec)`` picks the default, a file or a preset.
+  ``resolve_submission(spec)`` picks the default, a file or a preset;
+  ``submission_in_folder(name, folder)`` picks what an operator may name at a running table: a
+  preset, or a file of one folder the house keeps its Rules Submissions in.
 - The result is an immutable ``Submission``. It never holds a float: money-like values are
   ``Decimal``, odds are ``Payout``.
 - Every problem raises ``SubmissionError(source, key, reason)``: one line naming the file, the
@@ -45,6 +47,7 @@ __all__ = [
     "preset_names",
     "submission_from_document",
     "resolve_submission",
+    "submission_in_folder",
 ]
 
 DEFAULT_PRESET = "minibaccarat"
@@ -112,6 +115,43 @@ def resolve_submission(spec: str | os.PathLike[str] | None) -> Submission:
     raise SubmissionError(
         _safe(text), "", f"neither an existing file nor a preset; presets: {', '.join(preset_names())}"
     )
+
+
+def submission_in_folder(name: str | None, folder: str | os.PathLike[str] | None) -> Submission:
+    """What an operator names at a running table (``set_submission``): ``None`` -> the default; a
+    preset's name (or ``preset:NAME``) -> that preset; the name of a file in ``folder`` (``NAME``
+    or ``NAME.toml``; ``None``: no folder) -> that file. Anything else (a path, a name with a
+    folder in it, a hidden file) is a ``SubmissionError`` that names the folder and what it holds,
+    never whether something exists elsewhere: the table's account may read files the operator must
+    not learn about."""
+    if name is None:
+        return default_submission()
+    preset = name[len("preset:"):] if name.startswith("preset:") else name
+    if preset in preset_names():
+        return load_preset(preset)
+    files = _folder_files(folder)  # only a name listed there is read: never a path of the operator's
+    for candidate in (name, f"{name}.toml"):
+        if candidate in files:
+            return load_submission(os.path.join(os.fspath(folder), candidate))  # type: ignore[arg-type]
+    if folder is None:
+        where = "the table has no submissions folder"
+    else:
+        held = ", ".join(map(_safe, sorted(files))) or "no .toml file"
+        where = f"the table's submissions folder {_safe(os.fspath(folder))} holds {held}"
+    raise SubmissionError(_safe(name), "", f"neither a preset nor a file of the table's; presets: "
+                                           f"{', '.join(preset_names())}; {where}")
+
+
+def _folder_files(folder: str | os.PathLike[str] | None) -> set[str]:
+    """The names of the regular ``.toml`` files in ``folder`` (none if it is ``None`` or cannot be read)."""
+    if folder is None:
+        return set()
+    try:
+        with os.scandir(folder) as entries:
+            return {e.name for e in entries
+                    if e.name.endswith(".toml") and not e.name.startswith(".") and e.is_file()}
+    except OSError:
+        return set()
 
 
 # Internals ----------------------------------------------------------------------------------

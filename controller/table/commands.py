@@ -246,8 +246,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
         Arg("submission", "table", "the Rules Submission's contents"),
         Arg("source", "text", "where it came from, for the record", required=False)),
         "the Rules Submission can be changed only while the table is closed",
-        given=(Arg("submission", "text", "a preset's name, or a Rules Submission file on the table computer "
-                   "(default: minibaccarat)", required=False),)),
+        given=(Arg("submission", "text", "a preset's name, or the name of a file in the table's submissions "
+                   "folder (shoectl run --submissions; default: minibaccarat)", required=False),)),
 ]}
 
 

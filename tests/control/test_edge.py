@@ -183,7 +183,7 @@ def test_set_submission_is_described_as_an_operator_gives_it() -> None:
     with pytest.raises(BadRequest, match="source"):
         check_args("set_submission", {"submission": "midibaccarat", "source": "x"})
     assert COMMANDS["set_submission"].usage() == "set_submission [submission=TEXT]"
-    assert "a preset's name, or a Rules Submission file" in help_text("set_submission")
+    assert "a preset's name, or the name of a file in the table's submissions folder" in help_text("set_submission")
     row = next(line for line in markdown_reference().splitlines() if line.startswith("| `set_submission`"))
     assert "[submission=TEXT]" in row and "source" not in row and "{...}" not in row
 

@@ -22,6 +22,7 @@ from controller.rules.submission import (
     load_submission,
     preset_names,
     resolve_submission,
+    submission_in_folder,
 )
 
 PRESET_DIR = Path(sub_mod.__file__).parent / "presets"
@@ -140,3 +141,29 @@ def test_a_file_beats_a_preset_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write(tmp_path, EZ, "minibaccarat")
     assert resolve_submission("minibaccarat").game is Game.EZ_BACCARAT
+
+
+# What an operator may name at a running table ----------------------------------------------------
+
+
+def test_a_name_in_the_folder_is_read_and_nothing_else(tmp_path: Path) -> None:
+    """``submission_in_folder``: a preset, or a .toml file listed in the folder; a path, a hidden
+    file, another suffix or a sub-folder's file are refused in words that describe only the folder."""
+    folder = tmp_path / "subs"
+    (folder / "deeper").mkdir(parents=True)
+    for name in ("house.toml", ".hidden.toml", "deeper/inner.toml", "notes.txt"):
+        (folder / name).write_text((PRESET_DIR / "ez-baccarat.toml").read_text())
+    assert submission_in_folder(None, folder) == default_submission()
+    assert submission_in_folder("preset:midibaccarat", folder) == load_preset("midibaccarat")
+    for name in ("house", "house.toml"):
+        got = submission_in_folder(name, folder)
+        assert got.game is Game.EZ_BACCARAT and got.source.endswith("house.toml")
+    for name in (str(folder / "house.toml"), ".hidden.toml", ".hidden", "deeper/inner.toml", "notes.txt",
+                 "../subs/house.toml", "", "deeper"):
+        with pytest.raises(SubmissionError) as err:
+            submission_in_folder(name, folder)
+        assert str(err.value).endswith(f"submissions folder {folder} holds house.toml"), (name, str(err.value))
+    with pytest.raises(SubmissionError, match="the table has no submissions folder$"):
+        submission_in_folder("house", None)
+    with pytest.raises(SubmissionError, match="holds no .toml file$"):
+        submission_in_folder("house", tmp_path / "missing")
