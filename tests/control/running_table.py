@@ -2,8 +2,8 @@
 the built-in emulator, its journal, its UNIX socket, and raw clients that write exactly the bytes
 they are given.
 
-``launch_table(dir, operators_file, *extra, manual=False, speed="max", edge_monitor=False, ...)``
-starts one (the automated dealer unless ``manual``; the edge monitor, which these tests do not
+``launch_table(dir, operators_file, *extra, manual=False, speed="max", pace=PACE_MS, edge_monitor=False, ...)``
+starts one (the automated dealer unless ``manual``, at ``pace``; None: flat out; the edge monitor, which these tests do not
 look at, only if asked: its start-up counts a whole shoe's odds) and waits for its socket;
 ``Table`` talks to it and stops it.
 ``make_operators_file(path)`` writes fp1 (floorperson, 2580), d1 (dealer, 4826) and sup
@@ -25,10 +25,11 @@ from controller.journal import JournalReader
 from tests.cli_run import run_captured
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
-# Ten times the emulator's real pace: a round every tenth of a second or so, for a test that needs the
-# table dealing while it does something else for long (a table dealing flat out takes a whole core
-# from the rest of the suite for as long as the test runs).
-PACE = "10"
+# The automated dealer's wait between its actions (``run --pace``, ms): a round about every 150 ms,
+# for a test that needs the table dealing while it does something else. ``--speed`` times only the
+# emulator's mechanisms (the shuffle): without a pace the dealer deals flat out, 50 rounds a second
+# and more, and the table takes a whole core from the rest of the suite for as long as the test runs.
+PACE_MS = "20"
 PINS = {"fp1": "2580", "d1": "4826", "sup": "1357"}
 ROLES = {"fp1": "floorperson", "d1": "dealer", "sup": "supervisor"}
 
@@ -177,13 +178,14 @@ def make_operators_file(path: Path) -> Path:
 
 
 def launch_table(d: Path, operators_file: Path | None, *extra: str, manual: bool = False, journal: str = "journal.db",
-                 control: str | None = "c.sock", wait: bool = True, speed: str = "max", edge_monitor: bool = False, **popen: Any) -> Table:
+                 control: str | None = "c.sock", wait: bool = True, speed: str = "max", pace: str | None = PACE_MS,
+                 edge_monitor: bool = False, **popen: Any) -> Table:
     """``shoectl run`` in ``d`` (with ``operators_file`` if given); waits for its socket unless
     ``wait`` is false. ``popen``: more arguments for ``subprocess.Popen``."""
     argv = [*SHOECTL, "run", "--speed", speed, "--seed", "7", "--display", "lines", "--journal", str(d / journal)]
     argv += ["--control", str(d / control)] if control else []
     argv += ["--operators", str(operators_file)] if operators_file else []
-    argv += ["--manual"] if manual else []
+    argv += ["--manual"] if manual else ["--pace", pace] if pace else []
     argv += [] if edge_monitor else ["--no-edge-monitor"]
     argv += list(extra)
     sock = d / control if control else (d / journal).with_suffix(".sock")

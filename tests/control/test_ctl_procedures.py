@@ -1,16 +1,23 @@
 """681a.5 procedures that operators give at a running table (``shoectl run --manual`` on the
-built-in emulator) with ``shoectl ctl``: the batch taken out of the shuffler spread and reshuffled
-at a player's request (681a.5(g)(2)), and a count fault that waits for the floorperson."""
+built-in emulator) over its control socket: the batch taken out of the shuffler spread and
+reshuffled at a player's request (681a.5(g)(2)), and a count fault that waits for the floorperson.
+
+The commands go as the request lines ``shoectl ctl`` sends (tests/control/test_control.py and
+tests/cli drive ``ctl`` itself): a ``ctl`` process per command cost these tests about 0.2 s of CPU
+each, some 25 per test, for nothing they look at."""
 from __future__ import annotations
 
 import pytest
 
-from tests.control.running_table import PINS, shoectl
+from controller.cli.cmd_ctl import parse_args
+from tests.control.running_table import PINS, command_line, shoectl
 
 
-def ctl(t, operator: str, *args: str) -> None:
-    proc = shoectl("ctl", "--socket", str(t.sock), "--operator", operator, "--pin-stdin", *args, pin=PINS[operator])
-    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+def ctl(t, operator: str, command: str, *args: str) -> None:
+    """``shoectl ctl --operator OPERATOR COMMAND KEY=VALUE...`` (the arguments typed by ctl's own
+    ``parse_args``), answered ok."""
+    reply = t.ask(command_line(operator, command, **parse_args(command, list(args))))
+    assert reply is not None and reply["ok"], (command, args, reply)
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.control.running_table import PACE, PINS, read_reply, send_and_read
+from tests.control.running_table import PINS, read_reply, send_and_read
 
 SEED = 20240611
 CLIENTS = 8
@@ -199,7 +199,7 @@ def crowd(sock_path: str, rounds: int, codes: Counter[str]) -> None:
 
 @pytest.mark.slow
 def test_fuzzed_control_socket_keeps_the_table_dealing_and_the_journal_true(start_table, workdir) -> None:
-    t = start_table(workdir, speed=PACE)
+    t = start_table(workdir)
     t.assert_dealing()
     clients = [Client(str(t.sock), SEED + n) for n in range(CLIENTS)]
     crowd_codes: Counter[str] = Counter()

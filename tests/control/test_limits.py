@@ -21,7 +21,7 @@ from controller.journal import Journal
 from controller.rules.submission import default_submission
 from controller.table.core import TableCore
 from controller.table.runner import TableRunner
-from tests.control.running_table import PACE, command_line, proc_number, read_reply, rss_kib, send_and_read, shoectl
+from tests.control.running_table import command_line, proc_number, read_reply, rss_kib, send_and_read, shoectl
 from tests.unprivileged import UNPRIVILEGED_USER, run_unprivileged
 
 
@@ -243,7 +243,7 @@ def test_a_flood_of_unknown_operators_is_summarized_and_bounded(start_table, wor
     slowed legitimate commands 8x and journaled every attempt. Now: the attempts are refused
     cheaply, the journal holds a few of them and a summary that accounts for every other one,
     memory stays bounded, and an operator's command goes through during the flood."""
-    t = start_table(workdir, speed=PACE)
+    t = start_table(workdir)
     t.assert_dealing()
     rss_before = rss_kib(t.proc.pid)
     replies: list[dict] = []

@@ -1,6 +1,6 @@
 """The proof (issue 13 §3): the central store equals the tables' journals, entry for entry, under
 faults. A real Mosquitto under the documented ACL, a real PostgreSQL, a real ``shoectl floor
-collect`` and four real tables (``shoectl run --speed 5`` on the built-in emulator); three
+collect`` and four real tables (``shoectl run --speed 5 --pace 20`` on the built-in emulator); three
 publish with ``--feed`` in their own process, one (T3) through a separate ``shoectl feed``.
 
 While they deal: T3's feed is SIGKILLed and started again, the collector is SIGKILLed and started
@@ -34,9 +34,10 @@ from services.mosquitto import COLLECTOR, Mosquitto
 TABLES = ("T1", "T2", "T3", "T4")
 AFTER_FAULTS = 80  # entries each table journals after the faults before it is stopped
 HANG = 90  # seconds before a wait is declared hung (never a performance limit)
-# Five times the emulator's real pace: each table deals a round every few tenths of a second for as long
-# as the test runs, which is what the faults need, without four tables each taking a core flat out.
-PACE = "5"
+# Each table deals a round about every 150 ms for as long as the test runs, which is what the faults
+# need, without four tables each taking a core flat out: ``--speed`` (5: the emulator's mechanisms five
+# times real time) times only the shuffle, and the automated dealer deals flat out unless paced.
+SPEED, PACE_MS = "5", "20"
 
 
 class Processes:
@@ -127,7 +128,7 @@ def test_the_store_equals_every_journal_under_faults_and_forgeries_change_nothin
     def table(t: str, feed: bool = True) -> subprocess.Popen[bytes]:
         # No --rounds: a table deals until it is stopped, so every fault below lands while all four deal,
         # however fast the machine is.
-        return processes.start(t, "run", "--speed", PACE, "--seed", str(TABLES.index(t) + 1),
+        return processes.start(t, "run", "--speed", SPEED, "--pace", PACE_MS, "--seed", str(TABLES.index(t) + 1),
                                "--table-id", t, "--journal", str(journals[t]), "--display", "lines",
                                "--no-edge-monitor", *(["--feed", mosquitto.url, *mosquitto.login(t)] if feed else []))
 
