@@ -43,7 +43,7 @@ from controller.cli.cmd_systemd import service_watch
 from controller.cli.common import group_name, non_negative_int, positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
 from controller.cli.run_options import (
-    DEFAULT_SPEED, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
+    DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
 )
 from controller.cli.run_output import JournalLines, StdoutLines
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
@@ -97,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", type=output_path_argument, metavar="FILE", help="built-in emulator: append every card the shoe delivers")
     p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
-    p.add_argument("--pace", type=whole_number(0, 10000), default=0, metavar="MS",
+    p.add_argument("--pace", type=whole_number(0, 10000), metavar="MS",
                    help="the automated dealer waits MS milliseconds between its actions (default 0; e.g. 25 deals a "
                         "round about every 150 ms, to watch a scoreboard)")
     p.add_argument("--json", action="store_true", help="write every journal entry as journal export does "
@@ -208,6 +208,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
     sub = submission_for(None, args.submission)
     attached = _parse_devices(args.device)
     check_emulator_options(args, attached)
+    check_dealer_options(args)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     journal_path = Path(args.journal)
     check_paths(args, journal_path)  # every option is read and checked before anything is created
@@ -244,7 +245,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
         auto = None if args.manual else AutoDealer(seed=args.seed)
         runner = TableRunner(core, journal, autodealer=auto, on_record=_anchored(display.record, witness, journal),
                              on_notice=display.notice,
-                             rounds=args.rounds, shoes=args.shoes, pace=args.pace / 1000)
+                             rounds=args.rounds, shoes=args.shoes, pace=(args.pace or 0) / 1000)
         if auto is not None:
             auto.on_give_up = lambda why: runner.stop()
         try:

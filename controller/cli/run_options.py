@@ -6,7 +6,8 @@ not exist yet, so a refused command changes nothing.
   ``--faults corrupt=2`` or an empty ``--table-id`` is refused while the arguments are parsed.
 - ``check_emulator_options(args, attached)`` refuses the built-in emulator's options (``--speed``,
   ``--faults``, ``--dealt-log``) beside ``--device``, where there is no built-in emulator for them
-  to set: silently ignoring them would let an operator believe faults were injected.
+  to set: silently ignoring them would let an operator believe faults were injected;
+  ``check_dealer_options(args)`` likewise refuses ``--pace`` with ``--manual``.
 - ``edge_threshold`` too: ``--edge-threshold`` is a bounded decimal (``shoectl_config.numbers``).
 - ``check_paths(args, journal)`` refuses, before any of them is created, a journal, log file,
   dealt-cards log or control socket path that is a directory, and a log file or dealt-cards log
@@ -27,7 +28,7 @@ from controller.table_ids import TABLE_ID
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
 
-__all__ = ["DEFAULT_SPEED", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
+__all__ = ["DEFAULT_SPEED", "check_dealer_options", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
            "fault_spec", "table_id"]
 
 DEFAULT_SPEED = 20.0  # the built-in emulator's mechanisms, times real time
@@ -75,6 +76,14 @@ def check_emulator_options(args: argparse.Namespace, attached: object) -> None:
         them = "it" if len(given) == 1 else "them"
         raise UsageError(f"{', '.join(given)}: only for the built-in emulator, which does not run with --device; "
                          f"give {them} to the external emulator instead (shoectl emulate)")
+
+
+def check_dealer_options(args: argparse.Namespace) -> None:
+    """Raise ``UsageError`` for ``--pace`` with ``--manual``: the pace is the automated dealer's,
+    and with ``--manual`` there is none (the option would be ignored without a word)."""
+    if args.manual and given_options(args, ("--pace",)):
+        raise UsageError("--pace: the automated dealer's wait between its actions; with --manual there is no "
+                         "automated dealer (operators deal)")
 
 
 def edge_threshold(text: str) -> Decimal:

@@ -75,6 +75,14 @@ def test_built_in_emulator_options_beside_a_device_are_refused_not_ignored(capsy
     assert _listing(tmp_path) == before
 
 
+def test_a_pace_without_the_automated_dealer_is_refused_not_ignored(capsys, monkeypatch, tmp_path: Path) -> None:
+    """``--pace`` slows the automated dealer; ``--manual`` has none, and the pace was ignored."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "run", "--manual", "--pace", "20", "--rounds", "1")
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "--pace" in err and "--manual" in err, err
+    assert _listing(tmp_path) == []
+
+
 def test_a_control_path_under_a_file_is_refused_in_words(capsys, monkeypatch, tmp_path: Path) -> None:
     """A place the system refuses is said in the operator's words, naming the folder (it was
     Python's "[Errno 2] No such file or directory: '/proc/version.sock.lock'")."""

@@ -185,6 +185,7 @@ def launch_table(d: Path, operators_file: Path | None, *extra: str, manual: bool
     argv = [*SHOECTL, "run", "--speed", speed, "--seed", "7", "--display", "lines", "--journal", str(d / journal)]
     argv += ["--control", str(d / control)] if control else []
     argv += ["--operators", str(operators_file)] if operators_file else []
+    manual = manual or "--manual" in extra
     argv += ["--manual"] if manual else ["--pace", pace] if pace else []
     argv += [] if edge_monitor else ["--no-edge-monitor"]
     argv += list(extra)
