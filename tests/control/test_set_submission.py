@@ -5,6 +5,8 @@ can read (a path used to be opened as given, and its error line told whether the
 showed its TOML)."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from controller.rules.submission import load_preset
@@ -27,7 +29,10 @@ def test_only_presets_and_the_submissions_folder_are_read(start_table, workdir) 
     outside = workdir / "elsewhere.toml"
     _house_file(outside, "midibaccarat")
     t = start_table(workdir, manual=True)
-    at_start = t.journaled("submission")  # the rules the table started with
+    deadline = time.monotonic() + 20
+    while not (at_start := t.journaled("submission")):  # the rules the table started with, once journaled
+        assert time.monotonic() < deadline, "the table never journaled its rules"
+        time.sleep(0.05)
 
     def set_submission(name: str) -> dict:
         reply = t.ask(command_line("fp1", "set_submission", submission=name))
