@@ -75,6 +75,9 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
         root.addHandler(fh)
     root.setLevel(logging.DEBUG)
     logging.getLogger("transitions").setLevel(logging.WARNING)  # its per-callback chatter is not ours
+    # A scoreboard client's malformed request is answered 400 and is the client's affair: uvicorn's
+    # warning per request let any client that can reach the port flood the logs (and rotate them away).
+    logging.getLogger("uvicorn.error").setLevel(logging.ERROR)
     structlog.contextvars.clear_contextvars()
     _process_ids.clear()
     _process_ids["table"] = table

@@ -84,3 +84,24 @@ def test_the_commands_that_log_start_without_rich_and_rich_still_works() -> None
             "assert 'rich' in sys.modules and sys.modules['rich'] is not None\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_malformed_requests_to_the_scoreboard_log_nothing(root_handlers, capsys, tmp_path) -> None:
+    """uvicorn logged a warning for every malformed request: any client that reached the port
+    could flood the table's logs and rotate their history away. Each is answered 400, and that is
+    all."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from tests.scoreboard.serving import dealt_journal, serving
+
+    journal = dealt_journal(tmp_path / "journal.db", rounds=1)
+    configure_logging("info", table="T1")
+    with serving(journal) as server:
+        url = urlsplit(server.url)
+        for request in (b"NONSENSE\r\n\r\n", b"GET / HTTP/9\r\n\r\n", b"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n"):
+            with socket.create_connection((url.hostname, url.port), timeout=5) as s:
+                s.sendall(request)
+                assert s.recv(100).startswith(b"HTTP/1.1 400 ")
+    err = capsys.readouterr().err
+    assert "Invalid HTTP request" not in err and "warning" not in err, err

@@ -76,6 +76,8 @@ def create_app(source: TableSource, lang: str = "en") -> Starlette:
                         headers={"Cache-Control": "no-cache", "ETag": f'"{channel.latest.version}"'})
 
     def events(request: Request, channel: Channel) -> Response:
+        if request.method == "HEAD":  # the stream's headers alone: a stream would never end
+            return Response(media_type="text/event-stream; charset=utf-8", headers=_SSE_HEADERS)
         return StreamingResponse(event_stream(channel, language(request)),
                                  media_type="text/event-stream; charset=utf-8", headers=_SSE_HEADERS)
 

@@ -8,7 +8,8 @@
   installs no signal handlers there, the caller owns stopping. ``stop()`` closes the source
   first, which ends every open event stream, then lets uvicorn finish within ``_STOP_S``
   seconds (it may be called from a signal handler while ``serve()`` runs on another thread).
-  ``url`` is where it listens.
+  ``url`` is where it listens. Connections are capped and must send their request in time
+  (``controller.scoreboard.guarded_http``).
 """
 from __future__ import annotations
 
@@ -64,10 +65,12 @@ class ScoreboardServer:
     def __init__(self, app: Any, sock: socket.socket, source: Any) -> None:
         import uvicorn
 
+        from controller.scoreboard.guarded_http import GuardedH11Protocol
+
         self._sock = sock
         self.source = source
         self._address = sock.getsockname()[:2]
-        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
+        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", http=GuardedH11Protocol,
                                 timeout_graceful_shutdown=_STOP_S, ws="none")
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None

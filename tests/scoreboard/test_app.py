@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import http.client
 import json
 import shutil
 import subprocess
@@ -241,3 +242,96 @@ def test_each_version_is_published_once_however_late_the_event_loop_takes_it(tmp
     finally:
         source.close()
         loop.close()
+
+
+# -- what any client that reaches the port can do (a review, 2026-12-03) ------------------------------
+
+def _raw(server, timeout: float = 5.0):
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(server.url)
+    return socket.create_connection((url.hostname, url.port), timeout=timeout)
+
+
+def _read_all(sock) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def test_a_connection_that_sends_no_whole_request_is_answered_408_and_closed(journal, monkeypatch):
+    """One that sends nothing, or a byte now and then, was held for ever (uvicorn times only the
+    wait after a response), each holding a descriptor of the process, the table's under ``run``."""
+    from controller.scoreboard import guarded_http
+
+    monkeypatch.setattr(guarded_http, "HEAD_TIMEOUT_S", 0.5)
+    with serving(journal) as server:
+        with _raw(server) as silent, _raw(server) as dripping:
+            started = time.monotonic()
+            for byte in b"GET /healthz HTTP/1.1\r\n":  # never the blank line that ends the head
+                try:
+                    dripping.sendall(bytes([byte]))
+                except OSError:
+                    break
+                time.sleep(0.05)
+            for sock in (silent, dripping):
+                answer = _read_all(sock)
+                assert answer.startswith(b"HTTP/1.1 408 ") and answer.endswith(b"no request within 0.5 s: closed\n"), answer
+            assert time.monotonic() - started < 5
+        # an event stream is one request that lasts: it is not cut
+        stream = EventReader(server, "/tables/T1/events")
+        try:
+            stream.next_state()
+            time.sleep(1.0)
+            assert server.source.table("T1").subscribers == 1
+        finally:
+            stream.close()
+
+
+def test_connections_beyond_the_cap_are_answered_503_and_the_rest_served(journal, monkeypatch):
+    from controller.scoreboard import guarded_http
+
+    monkeypatch.setattr(guarded_http, "MAX_CONNECTIONS", 4)
+    with serving(journal) as server:
+        time.sleep(0.2)  # the readiness probe's connection is closed and forgotten
+        held = [_raw(server) for _ in range(4)]
+        try:
+            time.sleep(0.2)  # accepted by the server's loop
+            with _raw(server) as fifth:
+                answer = _read_all(fifth)
+            assert answer.startswith(b"HTTP/1.1 503 ") and b"retry-after: 5" in answer
+            assert answer.endswith(b"the scoreboard is busy: 4 connections are open; try again later\n")
+        finally:
+            held.pop().close()
+        deadline = time.monotonic() + 5
+        while True:  # the freed slot serves again
+            try:
+                if get(server, "/healthz")[0] == 200:
+                    break
+            except (OSError, http.client.HTTPException):
+                pass
+            assert time.monotonic() < deadline, "a freed connection slot was never reused"
+            time.sleep(0.05)
+        for sock in held:
+            sock.close()
+
+
+def test_a_head_request_of_an_event_stream_ends_and_the_connection_serves_on(journal):
+    """HEAD on an event stream sent the stream's headers and never ended: the next request on the
+    same connection waited for ever."""
+    from urllib.parse import urlsplit
+
+    with serving(journal) as server:
+        url = urlsplit(server.url)
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=5)
+        try:
+            conn.request("HEAD", "/tables/T1/events")
+            head = conn.getresponse()
+            head.read()
+            assert head.status == 200 and head.getheader("content-type").startswith("text/event-stream")
+            conn.request("GET", "/healthz")
+            assert conn.getresponse().status == 200
+        finally:
+            conn.close()

@@ -1,0 +1,59 @@
+"""uvicorn's HTTP/1.1 protocol (h11) with the two limits it lacks, for a server any client can reach.
+
+- **At most ``MAX_CONNECTIONS`` open at once.** One more is answered ``503`` at once and closed
+  (``retry-after``): idle sockets used to pile up until the process ran out of descriptors, and
+  when the scoreboard runs inside ``shoectl run`` that process is the table's (its journal's
+  checkpoints and anchors need descriptors too).
+- **A request head within ``HEAD_TIMEOUT_S`` of connecting.** A connection that sends nothing, or
+  a byte now and then, is answered ``408`` and closed: uvicorn arms its own timer only after a
+  response (``timeout_keep_alive``), so such a connection was held for ever.
+
+An event stream is one request whose response lasts: neither limit ends it (it counts towards the
+first, as every open connection does). Used as ``uvicorn.Config(http=GuardedH11Protocol)``
+(``controller.scoreboard.server``).
+"""
+from __future__ import annotations
+
+import asyncio
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["HEAD_TIMEOUT_S", "MAX_CONNECTIONS", "GuardedH11Protocol"]
+
+MAX_CONNECTIONS = 256  # browsers of a table and of the floor, each with its event stream
+HEAD_TIMEOUT_S = 10.0
+
+
+def _plain(status: str, text: str, *extra: str) -> bytes:
+    """A whole response with a text body, written before any request was read (h11 has none to answer)."""
+    body = text.encode()
+    head = [f"HTTP/1.1 {status}", "content-type: text/plain; charset=utf-8", f"content-length: {len(body)}",
+            "connection: close", *extra]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+class GuardedH11Protocol(H11Protocol):
+    """See the module docstring."""
+
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)  # counted in the server's connections from here on
+        if len(self.connections) > MAX_CONNECTIONS:
+            transport.write(_plain("503 Service Unavailable", f"the scoreboard is busy: {MAX_CONNECTIONS} connections "
+                                   "are open; try again later\n", "retry-after: 5"))
+            transport.close()
+            return
+        self._head_timer = self.loop.call_later(HEAD_TIMEOUT_S, self._no_request_in_time)
+
+    def _no_request_in_time(self) -> None:
+        self._head_timer = None
+        if self.cycle is None and not self.transport.is_closing():  # no request begun: h11 has no head yet
+            self.transport.write(_plain("408 Request Timeout", f"no request within {HEAD_TIMEOUT_S:g} s: closed\n"))
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        super().connection_lost(exc)
