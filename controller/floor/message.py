@@ -6,7 +6,10 @@ one journal entry and raises ``NotAnEntry(reason, detail)`` otherwise: too large
 JSON object, a column missing or of the wrong type, a table id that is not one a table can have
 (``TABLE_ID``, the rule of ``shoectl run --table-id``), a payload the journal would never store
 (not an object, numbers with a fraction or an exponent, lone surrogates), a NUL character in a
-column PostgreSQL cannot store, or (for a message) a table id that differs from the topic's.
+column PostgreSQL cannot store, a line that is not exactly the one a journal writes for its entry
+(a key given twice, a key no entry has, another spelling of the same JSON: what the hash covers
+would differ from what a reader may see), or (for a message) a table id that differs from the
+topic's.
 ``reason`` is a short word for counting (``too_large``, ``not_json``, ``bad_field``,
 ``wrong_table``); ``detail`` says what, in one line and in the user's words (a payload's fault
 names the entry and the field: ``entry 12 (settlement): payload field bets[0].amount is a
@@ -98,6 +101,8 @@ def parse_entry(data: bytes | str, topic_table: str | None = None,
     if topic_table is not None and entry.table_id != topic_table:
         raise NotAnEntry("wrong_table", f"entry {entry.seq} of table {quoted(entry.table_id)} published under "
                                         f"table {quoted(topic_table)}")
+    if not stored and entry.to_json_line()[:-1] != line:
+        raise NotAnEntry("bad_field", f"entry {entry.seq} ({safe(entry.kind[:40])}): {_not_as_written(line)}")
     return FloorEntry(entry, line, payload_text)
 
 
@@ -123,7 +128,7 @@ def _entry_of(obj: dict[str, Any], stored: bool = False) -> tuple[Entry, str]:
             raise NotAnEntry("bad_field", f"{name} is not a whole number from 0 to {_INT64_MAX}")
     if obj["seq"] < 1:
         raise NotAnEntry("bad_field", "seq is not a whole number from 1")
-    if obj["schema_version"] not in (1, 2):
+    if type(obj["schema_version"]) is not int or obj["schema_version"] not in (1, 2):  # true == 1 in Python
         raise NotAnEntry("bad_field", "schema_version is neither 1 nor 2")
     for name in ("prev_hash", "hash"):
         if len(obj[name]) != 64 or not set(obj[name]) <= _HEX:
@@ -140,6 +145,26 @@ def _entry_of(obj: dict[str, Any], stored: bool = False) -> tuple[Entry, str]:
     entry = Entry(*(payload if name == "payload" else obj[name] for name in COLUMNS),
                   schema_version=obj["schema_version"])
     return entry, payload_text
+
+
+def _not_as_written(line: str) -> str:
+    """Why ``line``, an entry in every field, is not the line a journal writes for it: a key given
+    twice (what the hash covers is the last; a reader that keeps the first would see another
+    entry), a key no entry has (which no hash covers), or the same JSON spelled otherwise."""
+    seen: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        seen.extend(k for k in keys if keys.count(k) > 1)
+        return dict(items)
+
+    top = json.loads(line, object_pairs_hook=pairs, parse_float=_Unstorable, parse_constant=_Unstorable)
+    if seen:
+        return f"key {quoted(seen[0][:40])} is given twice; refused: a reader may take either"
+    extra = [k for k in top if k not in (*COLUMNS, "schema_version")]
+    if extra:
+        return f"key {quoted(extra[0][:40])} is not a journal entry's; refused: no hash covers it"
+    return "not written as a journal writes it (key order, spacing or escapes); refused: only that line is stored"
 
 
 class _Unstorable:

@@ -45,7 +45,8 @@ def run_table(directory: Path, *, table_id: str = "T1", rounds: int = 12, seed: 
 def forge_next(line: str, *, hasher: Hasher | None = None, seq_delta: int = 0, **changes: object) -> str:
     """The entry of ``line`` with ``changes`` to its columns and payload keys (``payload_*``), its
     hash recomputed with ``hasher`` (SHA-256 by default: what anyone can compute without the key)
-    over its own ``prev_hash``: a well-formed entry a forger could publish."""
+    over its own ``prev_hash``, written as a journal writes it: a well-formed entry a forger could
+    publish."""
     obj = json.loads(line)
     obj["seq"] += seq_delta
     for name, value in changes.items():
@@ -53,8 +54,10 @@ def forge_next(line: str, *, hasher: Hasher | None = None, seq_delta: int = 0, *
             obj["payload"][name[len("payload_"):]] = value
         else:
             obj[name] = value
+    payload_text = encode_payload(obj["payload"])
+    obj["payload"] = json.loads(payload_text)  # in the journal's key order: the line a table would write
     body = entry_body(obj["seq"], obj["ts"], obj["kind"], obj["table_id"], obj["shoe_id"], obj["round_no"],
                       obj["device_serial"], obj["device_epoch"], obj["device_counter"], obj["operator"],
-                      encode_payload(obj["payload"]))
+                      payload_text)
     obj["hash"] = (hasher or Hasher()).digest(obj["prev_hash"], body)
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -162,7 +162,8 @@ def test_an_entry_the_chain_check_sets_aside_is_not_counted_as_stored(capsys, fl
     behind the gap; the summary says 4 stored and 1 set aside, not 5 stored."""
     forged = json.loads(journal.lines[2]) | {"hash": "ab" * 32}
     bad = tmp_path / "forged.jsonl"
-    bad.write_text("".join(journal.lines[:2]) + json.dumps(forged) + "\n" + "".join(journal.lines[3:5]),
+    bad.write_text("".join(journal.lines[:2]) + json.dumps(forged, ensure_ascii=False, separators=(",", ":")) + "\n"
+                   + "".join(journal.lines[3:5]),
                    encoding="utf-8")
     code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(bad))
     assert code == 0 and err == ""

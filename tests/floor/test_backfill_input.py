@@ -197,3 +197,43 @@ def test_a_store_an_earlier_shoectl_wrote_with_a_table_id_the_rule_refuses_is_st
         assert "Traceback" not in err and code in (0, 2), err
         assert code == 0 or "no " in err, (argv, err)
     assert "Salon Privé 7: OK: 1 entries" in run(capsys, "floor", "verify", "--db", floor_db)[1]
+
+
+def _doctored(line: str, case: str) -> str:
+    """``line`` changed so that its hash still fits (a review, 2026-12-03)."""
+    body = line.rstrip("\n")
+    if case == "key twice":  # json.loads keeps the last "kind": a reader that keeps the first sees void_round
+        kind = json.loads(body)["kind"]
+        return body.replace(f'"kind":"{kind}"', f'"kind":"void_round","kind":"{kind}"', 1) + "\n"
+    if case == "key of no entry":
+        return body[:-1] + ',"note":"not covered by any hash"}\n'
+    if case == "spaced":
+        return json.dumps(json.loads(body), ensure_ascii=False) + "\n"
+    if case == "schema_version true":
+        return body.replace('"schema_version":2', '"schema_version":true') + "\n"
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case, says", [
+    ("key twice", "key 'kind' is given twice; refused: a reader may take either"),
+    ("key of no entry", "key 'note' is not a journal entry's; refused: no hash covers it"),
+    ("spaced", "not written as a journal writes it (key order, spacing or escapes); refused: only that line is stored"),
+    ("schema_version true", "schema_version is neither 1 nor 2"),
+])
+def test_a_line_that_is_not_the_journals_own_is_refused_though_its_hash_fits(capsys, floor_db: str,
+                                                                              journal: TableJournal, tmp_path: Path,
+                                                                              case: str, says: str) -> None:
+    """A line whose every field checks and whose hash fits, but that is not the line the journal
+    wrote: stored, it was what the store gave back for that entry, verified, and the table's own
+    line was then refused as a second body (a forgery alarm on the genuine entry). ``true`` for
+    ``schema_version`` passed as 1 and failed in the database, in its words."""
+    assert '"schema_version":2' in journal.lines[1]
+    bad = tmp_path / "doctored.jsonl"
+    bad.write_text(journal.lines[0] + _doctored(journal.lines[1], case), encoding="utf-8")
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(bad))
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "line 2: " in err and says in err and "nothing was stored" in err, err
+    assert count(floor_db) == 0
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    assert code == 0 and stored_lines(floor_db) == journal.lines
+    assert_no_alarm_and_verified(capsys, floor_db)
