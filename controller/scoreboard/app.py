@@ -30,6 +30,7 @@ from starlette.staticfiles import StaticFiles
 
 from controller.scoreboard.sources import LANGS, TableSource
 from controller.scoreboard.sse import Channel, event_stream
+from shoectl_config.text import quoted
 
 __all__ = ["STATIC", "create_app"]
 
@@ -112,4 +113,4 @@ def create_app(source: TableSource, lang: str = "en") -> Starlette:
 
 
 def _not_found(table_id: str) -> Response:
-    return JSONResponse({"error": f"no table {table_id[:40]!r} here"}, status_code=404)
+    return JSONResponse({"error": f"no table {quoted(table_id[:40])} here"}, status_code=404)

@@ -6,6 +6,7 @@ can never stop the scoreboard's network thread.
 
 Contract: ``problem(kind, table, body) -> str | None``: why ``body`` (decoded JSON) is not a
 ``kind`` (``STATUS``, else ``ROADS``) message of ``table``, in a few words, or None when it is.
+A topic whose table id no table can have (``controller.table_ids``) carries no message of a table.
 
 - status: an object whose ``table_id`` is the topic's table; ``online`` a boolean; ``state``,
   ``shoe``, ``last_outcome`` and ``ts`` text; ``round`` and ``seq`` whole numbers of at least 0;
@@ -25,6 +26,7 @@ from typing import Any, get_args
 
 from controller.floor.topics import STATUS
 from controller.roadmaps.roads import Colour, Outcome, Win
+from controller.table_ids import TABLE_ID, TABLE_ID_RULE
 
 __all__ = ["MAX_CELLS", "problem"]
 
@@ -38,6 +40,8 @@ _OUTCOMES, _WINS, _COLOURS = get_args(Outcome), get_args(Win), get_args(Colour) 
 
 def problem(kind: str, table: str, body: Any) -> str | None:
     """Why ``body`` is not a ``kind`` message of ``table`` (see the module docstring), or None."""
+    if not TABLE_ID.fullmatch(table):  # the rule of shoectl run --table-id: no table publishes on another
+        return f"the topic's table id is not one a table can have ({TABLE_ID_RULE})"
     if not isinstance(body, dict):
         return "not a JSON object"
     return _status_problem(table, body) if kind == STATUS else _roads_problem(body)

@@ -154,3 +154,17 @@ def test_the_feeds_own_messages_fit(tmp_path) -> None:
             seen_faults = max(seen_faults, len(status["faults"] or []))
     assert seen_roads and seen_faults  # derived roads and a fault were among what was checked
     assert feed_shapes.problem("status", "T1", {"table_id": "T1", "online": False}) is None  # the goodbye
+
+
+def test_a_topic_whose_table_id_no_table_can_have_makes_no_table() -> None:
+    """A status whose ``table_id`` matched its topic's became a table, whatever the id: an escape
+    sequence and a right-to-left mark were shown as a table of the floor (a review, 2026-12-03)."""
+    source = MqttFloorSource(BrokerOptions("mqtt://127.0.0.1:1", "127.0.0.1", 1, False))
+    odd = "\x1b[31mT\u202e"
+    msg = MQTTMessage(topic=f"shoectl/v1/tables/{odd}/status".encode())
+    msg.payload = json.dumps(_status(odd, 1)).encode()
+    with structlog.testing.capture_logs() as logs:
+        source._on_message(None, None, msg)
+    assert [e["why"] for e in logs] == ["the topic's table id is not one a table can have (1-32 letters, digits, "
+                                        "'.', '_' or '-', starting with a letter or digit)"]
+    assert source.table_ids() == [] and json.loads(source._floor_snapshot().document("en"))["tables"] == []
