@@ -44,6 +44,16 @@ _HTML_LANG = {"en": "en", "zh": "zh-Hans"}
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
+class _StaticFiles(StaticFiles):
+    """The pages' scripts, styles and images, each sent with ``nosniff``: a browser then uses a
+    file only as the type the server gives it (the pages send their own headers, ``_HEADERS``)."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
 def create_app(source: TableSource, lang: str = "en") -> Starlette:
     """The app serving ``source`` (see the module docstring); it starts the source on startup."""
 
@@ -107,7 +117,7 @@ def create_app(source: TableSource, lang: str = "en") -> Starlette:
         Route("/tables/{table_id}", on_channel(page("table.html")), methods=_READ_ONLY),
         Route("/tables/{table_id}/state.json", on_channel(state), methods=_READ_ONLY),
         Route("/tables/{table_id}/events", on_channel(events), methods=_READ_ONLY),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Mount("/static", _StaticFiles(directory=STATIC), name="static"),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
 
