@@ -71,6 +71,18 @@ class Mosquitto:
 
     @classmethod
     def start(cls, users: tuple[str, ...] = USERS, *, tls: bool = False) -> Mosquitto:
+        """A started broker. A free port can be taken by another test's process between the look
+        and mosquitto's bind (seen in CI): then again on new ports, three times at most."""
+        for attempt in range(3):
+            try:
+                return cls._start_once(users, tls=tls)
+            except RuntimeError as exc:
+                if "Address already in use" not in str(exc) or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _start_once(cls, users: tuple[str, ...], *, tls: bool) -> Mosquitto:
         program = debian_command("mosquitto", "the floor's tests run a real MQTT broker")
         passwd = debian_command("mosquitto_passwd", "the broker's password file")
         root = Path(tempfile.mkdtemp(prefix="shoectl-mqtt-"))
