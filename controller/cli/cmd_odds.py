@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from controller.cli.common import GAME_CHOICES, percent, positive_int, print_json, submission_for
+from controller.cli.common import GAME_CHOICES, given_options, percent, positive_int, print_json, submission_for
 from controller.cli.journal_input import add_journal_input
 from controller.cli.odds_journal import run_journal
 from controller.errors import UsageError, path_argument
@@ -88,8 +88,7 @@ def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
 def run(args: argparse.Namespace) -> int:
     if args.path is not None:
         return run_journal(args, render_text)
-    given = [flag for flag, value in (("--shoe", args.shoe), ("--round", args.round), ("--hmac-key", args.hmac_key),
-                                      ("--no-verify", args.no_verify or None)) if value is not None]
+    given = given_options(args, ("--shoe", "--round", "--hmac-key")) + (["--no-verify"] if args.no_verify else [])
     if given:  # each would be ignored without a word
         raise UsageError(f"{', '.join(given)}: only with --journal PATH")
     sub, report = build_report(args)

@@ -105,9 +105,9 @@ def resolve_submission(spec: str | os.PathLike[str] | None) -> Submission:
         raise SubmissionError('""', "", f"empty; give a file or a preset: {', '.join(preset_names())}")
     if os.path.exists(text):
         return load_submission(text)
-    name = text[len("preset:"):] if text.startswith("preset:") else text
-    if name in preset_names():
-        return load_preset(name)
+    preset = _preset_named(text)
+    if preset is not None:
+        return preset
     if text.startswith("preset:"):
         raise SubmissionError(_safe(text), "", f"unknown preset; presets: {', '.join(preset_names())}")
     if text.lower().endswith(".toml") or os.sep in text or (os.altsep and os.altsep in text):
@@ -126,9 +126,9 @@ def submission_in_folder(name: str | None, folder: str | os.PathLike[str] | None
     not learn about."""
     if name is None:
         return default_submission()
-    preset = name[len("preset:"):] if name.startswith("preset:") else name
-    if preset in preset_names():
-        return load_preset(preset)
+    preset = _preset_named(name)
+    if preset is not None:
+        return preset
     files = _folder_files(folder)  # only a name listed there is read: never a path of the operator's
     for candidate in (name, f"{name}.toml"):
         if candidate in files:
@@ -140,6 +140,12 @@ def submission_in_folder(name: str | None, folder: str | os.PathLike[str] | None
         where = f"the table's submissions folder {_safe(os.fspath(folder))} holds {held}"
     raise SubmissionError(_safe(name), "", f"neither a preset nor a file of the table's; presets: "
                                            f"{', '.join(preset_names())}; {where}")
+
+
+def _preset_named(text: str) -> Submission | None:
+    """The shipped preset ``text`` names (``NAME`` or ``preset:NAME``), or None."""
+    name = text[len("preset:"):] if text.startswith("preset:") else text
+    return load_preset(name) if name in preset_names() else None
 
 
 def _folder_files(folder: str | os.PathLike[str] | None) -> set[str]:
