@@ -9,25 +9,17 @@ import time
 
 import pytest
 
-from controller.rules.submission import load_preset
-from shoectl_config.toml_text import toml_document
+from tests.cli_run import preset_with_decks
 from tests.control.running_table import PINS, command_line, shoectl
-
-
-def _house_file(path, preset: str) -> None:
-    """``preset`` written as a file of the house's own."""
-    d = load_preset(preset).to_dict()
-    d.pop("source")
-    path.write_text(toml_document(d))
 
 
 @pytest.mark.slow
 def test_only_presets_and_the_submissions_folder_are_read(start_table, workdir) -> None:
     folder = workdir / "submissions"
     folder.mkdir()
-    _house_file(folder / "house-ez.toml", "ez-baccarat")
+    preset_with_decks(folder / "house-ez.toml", "ez-baccarat", 8)  # a file of the house's own
     outside = workdir / "elsewhere.toml"
-    _house_file(outside, "midibaccarat")
+    preset_with_decks(outside, "minibaccarat", 8)
     t = start_table(workdir, manual=True)
     deadline = time.monotonic() + 20
     while not (at_start := t.journaled("submission")):  # the rules the table started with, once journaled
