@@ -27,11 +27,14 @@ def names_of(enum: type[Enum]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TwentyOneOptions:
-    """21 Baccarat choices where 681a.3 was not found or 681a.7 reads two ways. What the text fixes
-    (the Bonus-only card of 681a.7(f)(2), the 17 of (f)(2) and (g): ``twentyone.DRAW_BELOW``) is not
-    a choice."""
+    """21 Baccarat choices where 681a.7 reads two ways. What the text fixes (naturals, which 681a.7(f)
+    speaks of; the Bonus-only card of 681a.7(f)(2); the 17 of (f)(2) and (g): ``twentyone.DRAW_BELOW``)
+    is not a choice: a Rules Submission may only state it as it is."""
 
-    naturals: bool = True  # a two-card 21 is a natural (681a.7(f); 681a.3 not found)
+    # A two-card 21 is a natural (681a.7(f); 681a.3's definition not found). Always True from a
+    # Rules Submission; the rules engine and the odds derivation keep the parameter, whose other
+    # value their own tests use to show the natural's part in each figure.
+    naturals: bool = True
     draw_rule: str = "each"  # 681a.7(g): "each" | "first-only"
 
 

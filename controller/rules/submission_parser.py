@@ -351,10 +351,13 @@ class SubmissionParser(DocumentParser):
         return frozenset(out)
 
     def twentyone(self, sec: dict[str, Any]) -> TwentyOneOptions:
-        """The choices 681a leaves open, and the two keys whose value the text fixes: accepted
-        with that value only (a file that states it reads as before), refused otherwise."""
+        """The choice 681a leaves open (``draw_rule``), and the three keys whose value the text fixes
+        (``naturals``, ``bonus_only_card``, ``draw_threshold``): accepted with that value only (a
+        file that states it reads as before), refused otherwise."""
         d = TwentyOneOptions()
-        naturals = self.boolean("twentyone.naturals", sec["naturals"]) if "naturals" in sec else d.naturals
+        if "naturals" in sec and not self.boolean("twentyone.naturals", sec["naturals"]):
+            raise self.fail("twentyone.naturals", "681a.7(f) applies \"if either the Player's Hand or Banker's "
+                            "Hand is a natural\"; a two-card 21 is one; allowed: true")
         draw_rule = (self.choice("twentyone.draw_rule", sec["draw_rule"], DRAW_RULES)
                      if "draw_rule" in sec else d.draw_rule)
         if "bonus_only_card" in sec and not self.boolean("twentyone.bonus_only_card", sec["bonus_only_card"]):
@@ -365,7 +368,7 @@ class SubmissionParser(DocumentParser):
             if threshold != t21.DRAW_BELOW:
                 raise self.fail("twentyone.draw_threshold", f"a hand draws when it is \"less than a soft or hard "
                                 f"17\" (681a.7(f)(2), (g)), not {_show(threshold)}; allowed: {t21.DRAW_BELOW}")
-        return TwentyOneOptions(naturals=naturals, draw_rule=draw_rule)
+        return TwentyOneOptions(naturals=d.naturals, draw_rule=draw_rule)
 
 
 def _offered(wagers: frozenset[WagerKind]) -> str:

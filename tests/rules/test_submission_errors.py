@@ -107,6 +107,7 @@ BAD = [
     ("threshold-high", TO + "[twentyone]\ndraw_threshold = 22\n", "twentyone.draw_threshold", "(681a.7(f)(2), (g)), not 22; allowed: 17"),
     ("threshold-low", TO + "[twentyone]\ndraw_threshold = 16\n", "twentyone.draw_threshold", "not 16; allowed: 17"),
     ("no-bonus-only-card", TO + "[twentyone]\nbonus_only_card = false\n", "twentyone.bonus_only_card", "681a.7(f)(2) requires it"),
+    ("no-naturals", TO + "[twentyone]\nnaturals = false\n", "twentyone.naturals", "681a.7(f) applies"),
     ("threshold-bool", TO + "[twentyone]\ndraw_threshold = true\n", "twentyone.draw_threshold", "got a boolean"),
     ("both-over-is-not-an-option", TO + '[twentyone]\nboth_over = "push"\n', "twentyone.both_over", "unknown key"),
     ("21-unknown", TO + "[twentyone]\nsoft17 = true\n", "twentyone.soft17", "unknown key; known keys: naturals"),

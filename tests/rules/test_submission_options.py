@@ -9,6 +9,7 @@ import pytest
 from submission_helpers import PB, PRESETS, W, roundtrip, write
 
 from controller.rules.model import Dealing, Game, Payout
+from controller.rules.errors import SubmissionError
 from controller.rules.submission import TwentyOneOptions, load_preset, load_submission
 from controller.rules.submission_data import WagerLimit
 
@@ -61,12 +62,27 @@ def test_21_baccarat_commission_may_be_set(tmp_path):
 
 def test_twentyone_options_are_switchable(tmp_path):
     text = (
-        '[submission]\ngame = "21-baccarat"\n[twentyone]\nnaturals = false\ndraw_rule = "first-only"\n'
+        '[submission]\ngame = "21-baccarat"\n[twentyone]\nnaturals = true\ndraw_rule = "first-only"\n'
         'bonus_only_card = true\ndraw_threshold = 17\n'  # what 681a.7 fixes may be stated, as it is
     )
     s = load_submission(write(tmp_path, text))
-    assert s.twentyone == TwentyOneOptions(False, "first-only")
+    assert s.twentyone == TwentyOneOptions(True, "first-only")
     assert roundtrip(s) == s
+
+
+@pytest.mark.reg("681a.7(f)", "681a.7(f)(1)")
+def test_a_submission_cannot_take_the_naturals_away(tmp_path):
+    """681a.7(f): "If either the Player's Hand or Banker's Hand is a natural and if: (1) There were no
+    Bonus Wagers placed, no additional cards may be dealt to either hand." A Rules Submission that
+    said no two-card 21 is a natural would let the Banker draw after the Player's natural: the
+    file is refused in one line naming the key and the clause, and the table's rules stay as
+    they were (a refused file loads nothing)."""
+    path = write(tmp_path, '[submission]\ngame = "21-baccarat"\n[twentyone]\nnaturals = false\n')
+    with pytest.raises(SubmissionError) as refused:
+        load_submission(path)
+    message = str(refused.value)
+    assert "twentyone.naturals" in message and "681a.7(f)" in message and "allowed: true" in message
+    assert "\n" not in message
 
 
 def test_seat_order_is_kept(tmp_path):
