@@ -8,7 +8,7 @@ Contract:
   ``CutError`` naming the limit otherwise.
 - ``cut(stack, position, min_depth)`` -> new stack: 681a.5(d): the cards above the cover card (and
   the cover card) go to the bottom.
-- ``check_second_cover(n, from_bottom, min_depth)``: 681a.5(d): the second cover card at least
+- ``check_second_cover(n, from_bottom, min_depth, burn)``: 681a.5(d): the second cover card at least
   ``min_depth`` cards above the bottom. ``PreparedShoe.cover_index`` is the number of cards dealt
   before the second cover card appears.
 - ``prepare(cards, cut_position, cover_from_bottom, burn, min_depth)`` -> ``PreparedShoe``.
@@ -47,13 +47,18 @@ def cut(stack: Sequence[Card], position: int, min_depth: int = REGULATION_MIN_CO
     return list(stack[position:]) + list(stack[:position])
 
 
-def check_second_cover(n: int, from_bottom: int, min_depth: int = REGULATION_MIN_COVER_DEPTH) -> None:
-    if not min_depth <= from_bottom <= n:
-        bound = f"at least {min_depth}" if from_bottom < min_depth else f"at most {n}"
-        raise CutError(
-            f"second cover card {from_bottom} cards above the bottom of a {n}-card stack: it must be "
-            f"{bound} cards above the bottom (681a.5(d))"
-        )
+def check_second_cover(n: int, from_bottom: int, min_depth: int = REGULATION_MIN_COVER_DEPTH, burn: int = 1) -> None:
+    """681a.5(d): "at least ten cards above the bottom of the stack" (``min_depth``, which a Rules
+    Submission may raise); and below the ``burn`` card(s) 681a.7(c) removes first after the load,
+    or the cover card would come out before the burn."""
+    if min_depth <= from_bottom <= n - burn:
+        return
+    if from_bottom < min_depth:
+        raise CutError(f"second cover card {from_bottom} cards above the bottom of a {n}-card stack: it must be "
+                       f"at least {min_depth} cards above the bottom (681a.5(d))")
+    burned = "the card burned" if burn == 1 else f"the {burn} cards burned"
+    raise CutError(f"second cover card {from_bottom} cards above the bottom of a {n}-card stack: it must be "
+                   f"below {burned} after the load (681a.7(c)), at most {n - burn} cards above the bottom")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +85,10 @@ def prepare(
 ) -> PreparedShoe:
     """Cut (681a.5(c)-(d)), place the second cover card, burn the first card(s) (681a.7(c))."""
     stack = cut(cards, cut_position, min_depth)
-    check_second_cover(len(stack), cover_from_bottom, min_depth)
+    if burn < 1:
+        raise CutError(f"cannot burn {burn} cards: 681a.7(c) removes the first card")
+    check_second_cover(len(stack), cover_from_bottom, min_depth, burn)
     cover_index = len(stack) - cover_from_bottom
-    if burn < 1 or burn > cover_index:
-        raise CutError(f"cannot burn {burn} cards before the cover card at {cover_index}")
     return PreparedShoe(tuple(stack), cut_position, cover_index, tuple(stack[:burn]))
 
 

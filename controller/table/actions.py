@@ -131,7 +131,7 @@ def cut(t: TableCore, op: OperatorInput, position: int, seat: int | None = None)
 
 def cover(t: TableCore, op: OperatorInput, from_bottom: int) -> None:
     shoe = t.shoe
-    shoe.check_cover(from_bottom, t.sub.min_cover_depth)
+    shoe.check_cover(from_bottom, t.sub.min_cover_depth, t.sub.burn_cards)
     shoe.cover_from_bottom = from_bottom
     t.record(kinds.COVER, {"from_bottom": from_bottom})
     t.show(f"COVER {from_bottom}")

@@ -101,11 +101,11 @@ class Shoe:
     def cut(self, position: int, by: str) -> None:
         self.cut_position, self.cut_by = position, by
 
-    def check_cover(self, from_bottom: int, min_depth: int) -> None:
+    def check_cover(self, from_bottom: int, min_depth: int, burn: int) -> None:
         if self.cut_position is None:
             raise Refused("cut the stack before placing the second cover card")
         try:
-            check_second_cover(self.stack_size, from_bottom, min_depth)
+            check_second_cover(self.stack_size, from_bottom, min_depth, burn)
         except CutError as exc:
             raise Refused(str(exc)) from None
 
