@@ -72,8 +72,8 @@ def test_twentyone_options_are_switchable(tmp_path):
 
 @pytest.mark.reg("681a.7(f)", "681a.7(f)(1)")
 def test_a_submission_cannot_take_the_naturals_away(tmp_path):
-    """681a.7(f): "If either the Player's Hand or Banker's Hand is a natural and if: (1) There were no
-    Bonus Wagers placed, no additional cards may be dealt to either hand." A Rules Submission that
+    """681a.7(f): "If either the Player's Hand or Banker's Hand is a natural and if:" (1) "There were
+    no Bonus Wagers placed, no additional cards may be dealt to either hand." A Rules Submission that
     said no two-card 21 is a natural would let the Banker draw after the Player's natural: the
     file is refused in one line naming the key and the clause, and the table's rules stay as
     they were (a refused file loads nothing)."""
