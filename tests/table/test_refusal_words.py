@@ -32,8 +32,8 @@ def test_a_second_cover_card_beyond_the_stack_says_at_most_not_at_least() -> Non
     b.op("open")
     b.op("cut", Role.DEALER, position=100)
     b.op("cover", Role.DEALER, from_bottom=500)
-    assert _refused(b) == ("second cover card 500 cards above the bottom of a 416-card stack: it must be at most "
-                           "416 cards above the bottom (681a.5(d))")
+    assert _refused(b) == ("second cover card 500 cards above the bottom of a 416-card stack: it must be below "
+                           "the card burned after the load (681a.7(c)), at most 415 cards above the bottom")
 
 
 def test_a_refusal_in_a_fault_says_the_table_is_held_by_it() -> None:
