@@ -55,6 +55,9 @@ def test_rules_deal_text(capsys) -> None:
 
 @pytest.mark.reg("627a.13(e)")
 def test_too_few_cards_exit_2_round_void(capsys) -> None:
+    """627a.13(e): "If there are insufficient cards remaining in the dealing shoe to complete a round
+    of play, that round shall be void": three cards cannot complete a round; ``rules deal`` says
+    the round is void, in one line, and exits 2."""
     code, out, err = run(capsys, "rules", "deal", "--cards", "AS,9H,2C")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "void" in err and "insufficient cards" in err

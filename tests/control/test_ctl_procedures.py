@@ -46,8 +46,10 @@ def test_a_players_request_reshuffles_the_batch_taken_out_of_the_shuffler(start_
 @pytest.mark.slow
 @pytest.mark.reg("681a.5(a)")
 def test_with_manual_a_count_fault_waits_for_the_floorperson(start_table, workdir) -> None:
-    """681a.5(a) with the count check: every shuffle is one card short. Without the automated
-    floorperson the table neither loops nor ends: it waits in its count fault for an operator."""
+    """681a.5(a): the cards are shuffled "so that the cards are randomly intermixed" and the device
+    places them "in a single stack", counted here: every shuffle is one card short. Without the
+    automated floorperson the table neither loops nor ends: it waits in its count fault for an
+    operator, a reshuffle ordered counts short again, and the floorperson closes the table."""
     t = start_table(workdir, "--faults", "missing-card=1", manual=True)
     ctl(t, "fp1", "open")
     assert t.wait_state("count_fault") == "count_fault"

@@ -20,8 +20,11 @@ from .one_device_tables import run_one_device_table
 def test_an_automatic_reshuffling_shoe_deals_shoe_after_shoe_without_a_cut(tmp_path: Path) -> None:
     """681a.5(h): "If a certificate holder is utilizing the approved device, subsections (b)-(g) do
     not apply": no cut is offered and no cover card placed by hand. 681a.7 still does: each stack
-    is loaded (by the device) and counted, its first card burned (681a.7(c)), and when the device's
-    own cover card comes out the round is completed, the cards reconciled (681a.7(d)(1)) and the
+    is loaded by the device and counted (681a.7(a): "the stacked cards shall be placed in the dealing
+    shoe by the dealer or by an automated card shuffling device"), its first card burned (681a.7(c):
+    "the dealer shall remove the first card and place it in the discard rack"), and when the
+    device's own cover card comes out "the hand shall be completed" (681a.7(d)), the cards reconciled
+    (681a.7(d)(1): "placing them in the discard rack to ensure that no cards are missing") and the
     device reshuffles for the next shoe."""
     journal = run_one_device_table(tmp_path, ["--shoe-profile", "emulated-autoshoe"], "emulated-autoshoe", seed=7)
     rounds = check_integrity(tmp_path, journal)  # the journal's cards are the dealt log's; every wager settled once

@@ -21,8 +21,10 @@ def test_a_table_without_a_shuffler_deals_preshuffled_decks_shoe_after_shoe(tmp_
     """681a.5(a): "Immediately prior to commencement of play, unless the cards were preshuffled in
     accordance with § 603a.16(u) or (v) ..., the dealer shall shuffle the cards": at a table with a
     shoe and no shuffler the dealer puts a pack of preshuffled decks in play for each shoe. The rest
-    of the procedure still applies: the cut is offered (681a.5(b)), the load is counted (681a.7(a))
-    and the card set checked when the shoe ends (681a.7(d)(1))."""
+    of the procedure still applies: the cut is offered (681a.5(b): "the dealer shall offer the stack
+    of cards ... to the players to be cut"), the load is counted (681a.7(a): "the stacked cards shall
+    be placed in the dealing shoe") and the card set checked when the shoe ends (681a.7(d)(1): "to
+    ensure that no cards are missing")."""
     journal = run_one_device_table(tmp_path, ["--no-shuffler"], "emulated-shoe", seed=11)  # the shoe alone
     rounds = check_integrity(tmp_path, journal)  # the journal's cards are the dealt log's; every wager settled once
     with JournalReader.open(journal) as r:

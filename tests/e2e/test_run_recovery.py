@@ -46,6 +46,11 @@ def run_cmd(ports: dict[str, str], journal: Path, *extra: str) -> list[str]:
 @pytest.mark.reg("681a.7(l)")
 @pytest.mark.parametrize("seed", [11, 23])
 def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path, seed: int) -> None:
+    """681a.7(l): the cards are kept "in a manner that permits the reconstruction of each hand in
+    the event of a question or dispute". ``shoectl run`` is killed at random moments (starting,
+    recovering, dealing) and restarted on the same journal: every card the emulated shoe dealt is
+    in the journal once and in order, the journal verifies, and every round is reconstructed once
+    with each wager settled exactly once."""
     rng = random.Random(seed)
     emu, ports = start_table(tmp_path, seed)
     journal = tmp_path / "journal.db"

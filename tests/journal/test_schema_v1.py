@@ -111,9 +111,9 @@ def test_every_entry_of_a_version_1_journal_reads_in_version_2_words(v1_read: Pa
 
 @pytest.mark.reg("681a.7(l)")
 def test_the_v1_inputs_rebuild_every_record_of_the_v1_journal(v1_read: Path) -> None:
-    """681a.7(l): "... permits reconstruction of each hand". Recovery feeds the journaled inputs
-    to a fresh core: fed the version-1 inputs one by one, the core makes again, in order, exactly
-    the records the version-1 journal holds."""
+    """681a.7(l): "in a manner that permits the reconstruction of each hand". Recovery feeds the
+    journaled inputs to a fresh core: fed the version-1 inputs one by one, the core makes again, in
+    order, exactly the records the version-1 journal holds."""
     core = TableCore(load_preset("minibaccarat"), table_id="T1")
     made, stored = [], []
     with JournalReader.open(v1_read) as r:

@@ -76,7 +76,9 @@ def test_realistic_families() -> None:
 
 @pytest.mark.reg("681a.5(h)")
 def test_automatic_reshuffling_shoe_profile() -> None:
-    """681a.5(h): a shoe that reshuffles and counts the cards itself; the cut does not apply."""
+    """681a.5(h): "a dealing shoe or other device that automatically reshuffles and counts the
+    cards": the shipped profile states both capabilities, and a profile claiming the reshuffle
+    without the count is refused naming the clause."""
     p = get_profile("acme-autoshoe-r")
     assert p.kind == "shuffler-shoe"
     assert p.capabilities.automatic_reshuffle and p.capabilities.card_count_after_shuffle

@@ -41,6 +41,11 @@ def test_player_draws_on_0_to_5_and_banker_after_player_stands(total: int) -> No
 
 @pytest.mark.reg("629a.8(a)", "629a.8(c)")
 def test_initial_four_cards_go_player_banker_player_banker() -> None:
+    """629a.8(a): "There shall be two hands dealt in the game of Midibaccarat, one of which shall be
+    designated the Player's Hand and the other designated the Banker's Hand" (Midibaccarat is dealt by the Punto
+    Banco engine); 629a.8(c): "The dealer shall then deal an initial four cards from the dealing shoe. The first and
+    third cards dealt shall be placed ... on the area designated for the Player's Hand and the second and fourth
+    cards dealt shall be placed ... on the area designated for the Banker's Hand"."""
     engine = RoundEngine(Game.PUNTO_BANCO)
     targets = [engine.feed(c) for c in parse_cards("2S,3S,4S,5S")]
     assert targets == [Target.PLAYER, Target.BANKER, Target.PLAYER, Target.BANKER]
@@ -88,6 +93,9 @@ def test_result_before_completion_is_an_error() -> None:
 
 @pytest.mark.reg("627a.13(e)")
 def test_running_out_of_cards_voids_the_round() -> None:
+    """627a.13(e): "If there are insufficient cards remaining in the dealing shoe to complete a round of play,
+    that round shall be void": five cards where the round needs six, and the engine refuses the round as void (its
+    wagers are returned by ``wagers.void``, tests/rules/test_wagers.py)."""
     with pytest.raises(InsufficientCardsError, match="void.*insufficient cards"):
         deal(cards_for(1, 1, 1, 1, 1))  # Player 2 draws, Banker 2 draws: needs 6
 

@@ -31,12 +31,19 @@ def test_hand_totals_count_one_ace_as_11_when_it_fits(cards: str, total: int, so
 
 @pytest.mark.reg("681a.7(e)", "681a.7(e)(1)", "681a.7(e)(2)", "681a.7(e)(3)", "681a.7(e)(4)")
 def test_first_four_cards_player_banker_player_banker() -> None:
+    """681a.7(e): the dealer deals "One card face up to the area in front of the table inventory container
+    designated for the Player's Hand", then "One card face up to the area ... designated for the Banker's Hand", then
+    "A second card face up to the area for the Player's Hand" and "A second card face up to the area for the Banker's
+    Hand": the first four cards go Player, Banker, Player, Banker."""
     engine = RoundEngine(G)
     assert [engine.feed(c) for c in parse_cards("2S,3S,4S,5S")] == [Target.PLAYER, Target.BANKER, Target.PLAYER, Target.BANKER]
 
 
 @pytest.mark.reg("681a.7(f)", "681a.7(f)(1)")
 def test_a_natural_without_bonus_wagers_ends_the_round() -> None:
+    """681a.7(f): "If either the Player's Hand or Banker's Hand is a natural" and (f)(1) "There were no Bonus
+    Wagers placed, no additional cards may be dealt to either hand": the Player's A-K ends the round on four cards,
+    the Banker's 11 draws nothing, and the natural wins."""
     r = d("AS,5H,KD,6C,9D,9C")
     assert r.player_natural and r.cards_used == 4 and r.outcome is Outcome.PLAYER
     assert r.banker_total == 11  # the Banker below 17 draws nothing
@@ -44,6 +51,11 @@ def test_a_natural_without_bonus_wagers_ends_the_round() -> None:
 
 @pytest.mark.reg("681a.7(f)(2)")
 def test_a_natural_with_a_bonus_wager_draws_a_bonus_only_card() -> None:
+    """681a.7(f)(2): with a natural, if "Any player placed a Bonus Wager, one additional card shall be drawn face
+    up to the Player's Hand or Banker's Hand if the Player's Hand or Banker's Hand has a total value of less than a
+    soft or hard 17", and "The additional card shall count only for purposes of the Bonus Wager but may not count for
+    purposes of the player's Player or Banker Wager": the Banker's 11 gets a fifth card for its Bonus hand only,
+    stays 11 for the wagers, and the Player's natural wins."""
     r = d("AS,5H,KD,6C,9D,9C", bonus_in_play=True)
     assert r.cards_used == 5
     assert r.dealt[4][1] is Target.BANKER_BONUS
@@ -54,6 +66,9 @@ def test_a_natural_with_a_bonus_wager_draws_a_bonus_only_card() -> None:
 
 @pytest.mark.reg("681a.7(f)(2)")
 def test_bonus_only_card_goes_to_the_player_first_when_the_banker_has_the_natural() -> None:
+    """681a.7(f)(2): "one additional card shall be drawn face up to the Player's Hand or Banker's Hand if the
+    Player's Hand or Banker's Hand has a total value of less than a soft or hard 17": when the Banker holds the
+    natural, the Player's 11 gets the card (for its Bonus hand only) and the Banker's natural wins."""
     r = d("5H,AS,6C,KD,9D", bonus_in_play=True)
     assert [t for _, t in r.dealt][4] is Target.PLAYER_BONUS and r.cards_used == 5
     assert r.outcome is Outcome.BANKER
@@ -61,6 +76,10 @@ def test_bonus_only_card_goes_to_the_player_first_when_the_banker_has_the_natura
 
 @pytest.mark.reg("681a.7(g)")
 def test_each_hand_below_17_gets_one_card_player_first() -> None:
+    """681a.7(g): "If neither the Player's Hand nor Banker's Hand is a natural, the dealer shall draw one
+    additional card face up to the Player's or Banker's Hand if either the Player's Hand or Banker's Hand has a total
+    value of less than a soft or hard 17". Read literally (docs/assumptions.md), each hand below 17 gets one card,
+    the Player's first: Player 14 and Banker 14 both draw, to 16 and 22."""
     r = d("9S,10H,5D,4C,2S,8H")  # Player 14, Banker 14 -> each draws
     assert [t.value for _, t in r.dealt] == ["player", "banker", "player", "banker", "player", "banker"]
     assert (r.player_total, r.banker_total) == (16, 22)
@@ -68,12 +87,18 @@ def test_each_hand_below_17_gets_one_card_player_first() -> None:
 
 @pytest.mark.reg("681a.7(g)")
 def test_soft_17_and_hard_17_stand() -> None:
+    """681a.7(g): a card is drawn only to a hand with "a total value of less than a soft or hard 17": the
+    Player's soft 17 (A-6) and the Banker's hard 17 (9-8) both stand, and the round ends on four cards."""
     r = d("AS,9H,6D,8C")  # Player soft 17, Banker hard 17
     assert r.cards_used == 4 and r.outcome is Outcome.TIE
 
 
 @pytest.mark.reg("681a.7(g)")
 def test_first_only_draw_rule_option() -> None:
+    """681a.7(g): the dealer "shall draw one additional card face up to the Player's or Banker's Hand if
+    either the Player's Hand or Banker's Hand has a total value of less than a soft or hard 17". The other reading of
+    these words, one card in all to the first hand below 17 (docs/assumptions.md), is the Rules Submission's
+    draw_rule first-only: with Player 14 and Banker 14 only the Player draws."""
     opts = dataclasses.replace(TwentyOneOptions(), draw_rule="first-only")
     r = deal(parse_cards("9S,10H,5D,4C,2S,8H"), G, opts)
     assert r.cards_used == 5 and len(r.banker) == 2
@@ -87,21 +112,40 @@ def test_naturals_option_off_means_21_just_stands() -> None:
 
 @pytest.mark.reg("681a.7(h)", "681a.7(i)(1)", "681a.7(j)(1)")
 def test_one_hand_over_21_loses_to_a_hand_of_21_or_less() -> None:
+    """681a.7(h): "the dealer shall compare the total value of the Player's Hand to the total value of the
+    Banker's Hand"; 681a.7(i)(1): if the Player's Hand "Is 21 or less and the total value of the Banker's Hand is
+    over 21, the dealer shall pay each player who wagered on the Player's Hand"; 681a.7(j)(1), the mirror: if the
+    Banker's Hand "Is 21 or less and the total value of the Player's Hand is over 21, the dealer shall pay each
+    player who wagered on the Banker's Hand". So 18 beats 22 and 12 beats 25."""
     assert twentyone_outcome(18, 22) is Outcome.PLAYER
     assert twentyone_outcome(25, 12) is Outcome.BANKER
 
 
 @pytest.mark.reg("681a.7(i)(2)", "681a.7(i)(2)(i)", "681a.7(i)(2)(ii)", "681a.7(j)(2)", "681a.7(j)(2)(i)", "681a.7(j)(2)(ii)")
 def test_both_21_or_less_the_higher_wins() -> None:
+    """681a.7(i)(2) and (j)(2): both hands 21 or less, the higher total wins. (i)(2)(i): "the Player's Hand is
+    higher in total value than the Banker's Hand, the dealer shall pay each player who wagered on the Player's Hand";
+    (i)(2)(ii): "the Player's Hand is lower in total value than the Banker's Hand, the dealer shall collect each
+    player's losing wager on the Player's Hand"; (j)(2)(i): "the Banker's Hand is higher in total value than the
+    Player's Hand, the dealer shall pay each player who wagered on the Banker's Hand"; (j)(2)(ii): "the Banker's Hand
+    is lower in total value than the Player's Hand, the dealer shall collect each player's losing wager on the
+    Banker's Hand". So 20 beats 19 and 21 beats 17."""
     assert twentyone_outcome(20, 19) is Outcome.PLAYER
     assert twentyone_outcome(17, 21) is Outcome.BANKER
 
 
 @pytest.mark.reg("681a.7(i)(3)", "681a.7(i)(3)(i)", "681a.7(i)(3)(ii)", "681a.7(j)(3)", "681a.7(j)(3)(i)", "681a.7(j)(3)(ii)")
 def test_both_over_21_the_lower_total_wins() -> None:
+    """681a.7(i)(3) and (j)(3): both hands over 21, the lower total wins. (i)(3)(i): "the Player's Hand is lower
+    in total value than the Banker's Hand, the dealer shall pay each player who wagered on the Player's Hand";
+    (i)(3)(ii): "the Player's Hand is higher in total value than the Banker's Hand, the dealer shall collect each
+    player's losing wager on the Player's Hand"; (j)(3)(i): "the Banker's Hand is lower in total value than the
+    Player's Hand, the dealer shall pay each player who wagered on the Banker's Hand"; (j)(3)(ii): "the Banker's Hand
+    is higher in total value than the Player's Hand, the dealer shall collect each player's losing wager on the
+    Banker's Hand". So 22 beats 25 and 23 beats 26, by totals and through the engine."""
     assert twentyone_outcome(22, 25) is Outcome.PLAYER
     assert twentyone_outcome(26, 23) is Outcome.BANKER
-    r = d("KS,QH,6D,6C,KD,KC")  # Player 16 -> 26, Banker 16 -> 26? no: equal -> tie
+    r = d("KS,QH,6D,6C,KD,KC")  # Player 16 -> 26, Banker 16 -> 26: equal, a tie
     assert r.outcome is Outcome.TIE
     r = d("KS,QH,6D,5C,KD,9C")  # Player 26, Banker 24 -> Banker (lower) wins
     assert (r.player_total, r.banker_total, r.outcome) == (26, 24, Outcome.BANKER)
@@ -109,6 +153,10 @@ def test_both_over_21_the_lower_total_wins() -> None:
 
 @pytest.mark.reg("681a.7(i)(4)", "681a.7(j)(4)", "681a.7(k)(1)(i)")
 def test_equal_totals_tie() -> None:
+    """681a.7(i)(4): if the Player's Hand "And the Banker's Hand are equal in total value, the dealer shall
+    return the player's Player Wager"; (j)(4): likewise "the dealer shall return the player's Banker Wager";
+    (k)(1)(i): if the hands "Have the same total value, the dealer shall pay the winning Tie Wager". Equal totals
+    are a tie, 21 or less and over 21 alike."""
     assert twentyone_outcome(19, 19) is Outcome.TIE
     assert twentyone_outcome(23, 23) is Outcome.TIE
 
@@ -123,11 +171,18 @@ def test_equal_totals_tie() -> None:
 )
 @pytest.mark.reg("681a.7(k)(2)")
 def test_bonus_ranking(cards: str, rank: BonusRank) -> None:
+    """681a.7(k)(2): the Bonus Wager on the Player's Hand wins if the hand "Contains a pair or better as
+    described in" 681a.3(e) and loses if it "Does not contain a pair or better". 681a.3(e) was not available: pair or
+    better is read as the poker ranking of docs/assumptions.md (pair < flush < straight < three of a kind < straight
+    flush < suited three of a kind); two cards can only pair."""
     assert t21.bonus_rank(parse_cards(cards)) is rank
 
 
 @pytest.mark.reg("681a.7(k)(2)(i)", "681a.7(k)(3)(i)")
 def test_bonus_hand_includes_the_bonus_only_card() -> None:
+    """681a.7(k)(2)(i) and (k)(3)(i): a Bonus Wager on either hand wins if the hand "Contains a pair or
+    better"; by 681a.7(f)(2) the Bonus-only card "shall count only for purposes of the Bonus Wager", so it is part of
+    the hand ranked: the Banker's 5-5 and its Bonus-only 5 are three of a kind, the Player's A-K is no pair."""
     r = d("AS,5H,KD,5C,5D", bonus_in_play=True)  # Banker 5,5 + bonus-only 5: three of a kind
     assert r.banker_bonus_rank is BonusRank.THREE_OF_A_KIND
     assert r.player_bonus_rank is BonusRank.NONE

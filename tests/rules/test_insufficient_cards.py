@@ -24,6 +24,9 @@ from controller.rules.irregularities import (
 @pytest.mark.reg("627a.13(e)")
 @pytest.mark.parametrize("remaining", [0, 1, 2, 3])
 def test_e_fewer_than_four_cards_voids_the_round(remaining: int) -> None:
+    """627a.13(e): "If there are insufficient cards remaining in the dealing shoe to complete a round of play, that
+    round shall be void and all wagers shall be returned"; "A new round shall commence after the entire set of cards are
+    reshuffled". Fewer than four cards can never complete a round: void, wagers returned, reshuffle."""
     d = insufficient_cards(remaining)
     assert d is not None
     assert (d.action, d.clause, d.card) == (Action.VOID_ROUND, "627a.13(e)", None)
@@ -34,12 +37,17 @@ def test_e_fewer_than_four_cards_voids_the_round(remaining: int) -> None:
 @pytest.mark.reg("627a.13(e)")
 @pytest.mark.parametrize("remaining,certain", [(4, False), (5, False), (6, True), (7, True), (416, True)])
 def test_e_four_or_more_cards_deal_on(remaining: int, certain: bool) -> None:
+    """627a.13(e) voids a round only when there "are insufficient cards remaining in the dealing shoe
+    to complete a round of play": four or more cards may complete one, so the round is dealt (six
+    always do; four or five depend on the draws)."""
     assert insufficient_cards(remaining) is None
     assert can_complete_round(remaining) is certain
 
 
 @pytest.mark.reg("627a.13(e)")
 def test_e_five_cards_may_or_may_not_complete() -> None:
+    """627a.13(e): whether the cards are "insufficient ... to complete a round of play" depends on the
+    round: five cards complete a round that needs four, and a round that needs six is void."""
     # Five cards left: Player 7 / Banker 6 (no draw) completes on four ...
     assert deal(parse_cards("7H 6D KS KC 2H")).cards_used == 4
     # ... but Player 2 / Banker 3 needs six: the shoe runs out mid-round -> void.
@@ -51,6 +59,8 @@ def test_e_five_cards_may_or_may_not_complete() -> None:
 
 @pytest.mark.reg("627a.13(e)")
 def test_e_simulated_round_running_out_is_void() -> None:
+    """627a.13(e): "that round shall be void" holds for a simulated round too: one the shoe cannot
+    complete ends as the shoe running out, and only that is decided as a void round."""
     with pytest.raises(InsufficientCardsError):
         simulated_round(STRAY, parse_cards("2C 3D"))
     with pytest.raises(RulesError):

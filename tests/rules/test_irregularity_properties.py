@@ -39,10 +39,14 @@ _RANK_CARDS = [Card(r, "S") for r in range(1, 14)]
 
 
 @pytest.mark.reg("627a.13(b)")
-@pytest.mark.reg("627a.13(c)")
 def test_every_first_deal_by_rank_matches_the_engine() -> None:
-    """All 13^4 first deals: unentitled -> BANKER_THIRD_CARD exactly when the engine, dealt the
-    four cards and then the stray card, gives it to the Banker; entitled -> an error."""
+    """627a.13(b): "A third card dealt to the Player's Hand that is not disclosed, when a third card
+    is not authorized", "shall become the third card of the Banker's Hand if the Banker's Hand is
+    required to draw"; "If the Banker's Hand is required to stay, the card dealt in error shall
+    become the first card of the next hand of play". All 13^4 first deals: unentitled ->
+    BANKER_THIRD_CARD exactly when the engine, dealt the four cards and then the stray card, gives it
+    to the Banker, else the next hand's first card; entitled -> not an irregularity. (The disclosed
+    card of 627a.13(c) is the property test below.)"""
     seen = {Action.BANKER_THIRD_CARD: 0, Action.NEXT_HAND_FIRST_CARD: 0, "entitled": 0}
     for four in itertools.product(_RANK_CARDS, repeat=4):
         result = deal([*four, STRAY, STRAY])  # six cards: enough whoever draws
@@ -74,6 +78,12 @@ subs_st = st.sampled_from([DISCARD, SIMULATED, EZ_SIMULATED, load_preset("midiba
 def test_property_banker_third_card_exactly_when_the_engine_draws(
     four: list[Card], card: Card, disclosed: bool, sub: object
 ) -> None:
+    """627a.13(b) (not disclosed): the card "shall become the third card of the Banker's Hand if the
+    Banker's Hand is required to draw", else "the first card of the next hand of play"; 627a.13(c)
+    (disclosed): "the dealer shall use the disclosed card as the third card of the Banker's Hand if
+    the Banker's Hand is required to draw", and if it must stay, the Rules Submission's procedure:
+    (c)(1) "Place the disclosed card and one additional card" in the discard rack, or (c)(2) "Use the
+    disclosed card as the first card of a simulated round". For random first deals and cards."""
     result = deal([*four, card, card])  # six cards: enough whoever draws
     entitled = len(result.player) == 3
     assert player_entitled_to_third_card(four) is entitled
@@ -107,6 +117,10 @@ def test_property_banker_third_card_exactly_when_the_engine_draws(
 def test_property_decisions_never_raise_for_valid_inputs(
     card: Card, disclosed: bool, four: list[Card] | None, sub: object, remaining: int, following: list[Card]
 ) -> None:
+    """Every 627a.13 decision for valid inputs names its clause and its card and is journal-ready.
+    627a.13(d): the disclosed card is "the first card of a simulated round of play"; "The cards shall
+    be dealt in accordance with this chapter": the simulated round from the card completes on four to
+    six cards with that card first, or runs out and is void."""
     decisions = [
         card_drawn_in_error(card, disclosed=disclosed),
         face_up_card_in_shoe(card, dealt_as_player_third_after=four, submission=sub),

@@ -106,6 +106,10 @@ def test_bonus_rank_depends_on_suits_only_through_a_flush() -> None:
 
 @pytest.mark.reg("681a.7(i)(4)", "681a.7(j)(4)", "681a.7(k)(1)(i)")
 def test_21_equal_totals_push_the_wagers_and_win_the_tie() -> None:
+    """681a.7(i)(4) and (j)(4): when the two hands "are equal in total value, the dealer shall return the
+    player's Player Wager", and likewise "the dealer shall return the player's Banker Wager"; 681a.7(k)(1)(i): if they
+    "Have the same total value, the dealer shall pay the winning Tie Wager". A shoe of eights only deals 16 v 16, both
+    draw an eight, 24 v 24 every round: every Player and Banker wager pushes and every Tie wager wins."""
     # Only eights: 16 v 16, both draw an eight, 24 v 24 every round.
     sub = load_preset("21-baccarat")
     r = exact_odds(sub, shoe(2, "8S,8S,8H,8H,8D,8D,8C"))
@@ -117,7 +121,13 @@ def test_21_equal_totals_push_the_wagers_and_win_the_tie() -> None:
 
 @pytest.mark.reg("681a.7(i)(3)", "681a.7(j)(3)", "681a.7(k)(1)(ii)")
 def test_21_both_hands_over_21_are_decided_not_pushed() -> None:
-    """Four eights, a nine and a ten (N = 6: the six positions are a uniform arrangement).
+    """681a.7(i)(3) and (j)(3): both hands over 21, the lower total wins: (i)(3)(i) "the Player's Hand is
+    lower in total value than the Banker's Hand, the dealer shall pay each player who wagered on the Player's Hand",
+    (j)(3)(i) "the Banker's Hand is lower in total value than the Player's Hand, the dealer shall pay each player who
+    wagered on the Banker's Hand"; 681a.7(k)(1)(ii): if the hands "Do not have the same total value, the dealer shall
+    collect the losing Tie Wager".
+
+    Four eights, a nine and a ten (N = 6: the six positions are a uniform arrangement).
     By hand, over the 30 equally likely places of the 9 and the 10: the Player wins 15
     (2 with 9+10 v a bust 24, 4 with the higher of 17/18, 8 standing on 17/18 v a bust Banker, and
     1 with 25 v 26 where both are over 21: the lower total wins), the Banker the mirror 15, and
@@ -130,6 +140,10 @@ def test_21_both_hands_over_21_are_decided_not_pushed() -> None:
 
 @pytest.mark.reg("681a.7(f)(2)")
 def test_21_bonus_only_card_counts_for_the_bonus_and_not_for_the_wagers() -> None:
+    """681a.7(f)(2): with a natural and a Bonus Wager placed, a hand below 17 gets "one additional card"
+    that "shall count only for purposes of the Bonus Wager but may not count for purposes of the player's Player or
+    Banker Wager". Over the preset's whole shoe, the Bonus in play leaves the Player, Banker and Tie counts as they
+    are and lifts some Bonus hands out of no rank."""
     sub = load_preset("21-baccarat")
     with_bonus = exact_odds(sub, bonus_in_play=True)
     without = exact_odds(sub, bonus_in_play=False)
@@ -143,7 +157,10 @@ def test_21_bonus_only_card_counts_for_the_bonus_and_not_for_the_wagers() -> Non
 
 @pytest.mark.reg("681a.7(f)(2)")
 def test_21_bonus_only_card_by_hand() -> None:
-    """Shoe AS KS 5H 5D 9C 9D. Only A+K is a natural. The Bonus in play changes a Bonus rank only
+    """681a.7(f)(2): the Bonus-only card "shall count only for purposes of the Bonus Wager but may not count
+    for purposes of the player's Player or Banker Wager".
+
+    Shoe AS KS 5H 5D 9C 9D. Only A+K is a natural. The Bonus in play changes a Bonus rank only
     when one hand is A+K and the other 5+9 (14, below 17): that hand then gets a card for the
     Bonus only, the 5 or the 9 left, and makes a pair. The Player holds 5+9 and the Banker A+K in
     (2 fives x 2 nines x 2 orders) x 2 orders = 16 of the 6*5*4*3 = 360 equally likely ordered

@@ -18,6 +18,9 @@ from controller.rules.submission import default_submission, load_preset, load_su
 @pytest.mark.reg("627a.13(c)")
 @pytest.mark.parametrize("option", ["discard", "simulated-round"])
 def test_unauthorized_third_card_procedure_is_designated(tmp_path, option):
+    """627a.13(c): when the Banker stays, the dealer follows "one of the following procedures designated
+    in the certificate holder's Rules Submission": either may be designated (discard is the
+    default); any other is refused, naming the two allowed."""
     s = load_submission(write(
         tmp_path, f'[submission]\ngame = "punto-banco"\n[irregularities]\nunauthorized_third_card = "{option}"\n'
     ))
@@ -33,6 +36,9 @@ def test_unauthorized_third_card_procedure_is_designated(tmp_path, option):
 @pytest.mark.parametrize("portion, ok", [('"1"', True), ('"0.5"', True), ("0.25", True), ("1", True),
                                          ('"0"', False), ('"1.01"', False), ('"-0.5"', False)])
 def test_house_money_portion(tmp_path, portion, ok):
+    """629a.8(c)(3)(i)(A): "if specified in the certificate holder's Rules Submission ..., only a
+    specified portion of the winning House Money payout shall be added": the portion is a fraction
+    above 0 and at most 1 (all), kept exact as a Decimal."""
     text = (
         '[submission]\ngame = "punto-banco"\n[wagers]\noffered = ["player", "banker", "house_money"]\n'
         f"[house_money]\nportion = {portion}\n"
@@ -51,6 +57,9 @@ def test_house_money_portion(tmp_path, portion, ok):
 @pytest.mark.reg("681a.5(c)")
 @pytest.mark.reg("681a.5(d)")
 def test_min_cover_depth_may_be_raised_never_lowered(tmp_path):
+    """681a.5(c): the cover card "at least ten cards in from the top or the bottom of the stack"; 681a.5(d):
+    the second cover card "at least ten cards above the bottom of the stack". A Rules Submission may
+    raise the ten, never lower it."""
     base = '[submission]\ngame = "21-baccarat"\n'
     assert load_submission(write(tmp_path, base)).min_cover_depth == 10
     assert load_submission(write(tmp_path, base + "min_cover_depth = 26\n")).min_cover_depth == 26
@@ -78,6 +87,9 @@ def test_burn_card_count(tmp_path):
 
 @pytest.mark.reg("681a.7(e)")
 def test_21_baccarat_is_dealt_face_up(tmp_path):
+    """681a.7(e): the dealer deals "One card face up to the area" of the Player's Hand, then the
+    Banker's, and "A second card face up" to each: a 21 Baccarat Rules Submission cannot deal face
+    down."""
     assert load_preset("21-baccarat").dealing is Dealing.FACE_UP
     with pytest.raises(SubmissionError, match=r"submission\.dealing: .*face up \(681a\.7\(e\)\)"):
         load_submission(write(tmp_path, '[submission]\ngame = "21-baccarat"\ndealing = "face-down"\n'))

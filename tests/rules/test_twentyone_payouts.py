@@ -45,7 +45,11 @@ def test_a_winning_player_or_banker_wager_pays_as_the_submission_sets_it(cards, 
 @pytest.mark.reg("681a.7(i)", "681a.7(j)")
 @pytest.mark.parametrize("decks", [1, 6, 8])
 def test_the_preset_player_and_banker_wagers_have_no_house_edge_under_the_documented_reading(decks) -> None:
-    """Under the reading of 681a.7(g)-(j) documented in docs/assumptions.md the game is symmetric,
+    """681a.7(i) and (j) settle the two wagers as mirror images, e.g. "the Player's Hand is higher in total
+    value than the Banker's Hand, the dealer shall pay each player who wagered on the Player's Hand" and "the
+    Banker's Hand is higher in total value than the Player's Hand, the dealer shall pay each player who wagered on
+    the Banker's Hand".
+    Under the reading of 681a.7(g)-(j) documented in docs/assumptions.md the game is symmetric,
     so the preset's 1:1 without commission holds exactly 0 on both wagers, at every deck count."""
     sub = parse_submission({"submission": {"game": "21-baccarat", "decks": decks}}, "test")
     report = exact_odds(sub)

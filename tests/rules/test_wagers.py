@@ -86,35 +86,67 @@ def test_ez_banker_pushes_on_winning_three_card_seven_and_dragon_pays() -> None:
 
 @pytest.mark.reg("681a.7(h)")
 def test_settlement_order_is_counterclockwise_from_the_dealers_right_main_wagers_first() -> None:
+    """681a.7(h): "Starting with the player farthest to the dealer's right and continuing around the table in a
+    counterclockwise direction the dealer shall then settle all Player and Banker Wagers"; the Tie and Bonus Wagers
+    come after (681a.7(k)). The order is the Rules Submission's seat order, whatever the seat numbers, in 21 Baccarat
+    as in the Punto Banco games."""
     sub = dataclasses.replace(MINI, seats=(7, 6, 5, 4, 3, 2, 1))  # a table numbered the other way
     r = deal(PLAYER_WINS)
     wagers = [Wager(1, K.TIE, 5), Wager(3, K.PLAYER, 10), Wager(7, K.BANKER, 10), Wager(5, K.TIE, 5), Wager(1, K.PLAYER, 10)]
     order = [(s.seat, s.kind) for s in settle(r, wagers, sub)]
     assert order == [(7, K.BANKER), (3, K.PLAYER), (1, K.PLAYER), (5, K.TIE), (1, K.TIE)]
+    t21 = dataclasses.replace(T21, seats=(7, 6, 5, 4, 3, 2, 1))
+    r21 = deal(parse_cards("KS,9H,9D,8C"), Game.TWENTYONE)  # 21 Baccarat: Player 19, Banker 17
+    assert [(s.seat, s.kind) for s in settle(r21, wagers, t21)] == order
 
 
 @pytest.mark.reg("681a.7(i)(1)", "681a.7(j)(1)", "681a.7(k)(1)(ii)")
 def test_21_baccarat_settlement_over_21() -> None:
+    """681a.7(j)(1): if the Banker's Hand "Is 21 or less and the total value of the Player's Hand is over 21,
+    the dealer shall pay each player who wagered on the Banker's Hand"; 681a.7(i)(1), the mirror: if the Player's Hand
+    "Is 21 or less and the total value of the Banker's Hand is over 21, the dealer shall pay each player who wagered on
+    the Player's Hand"; 681a.7(k)(1)(ii): if the hands "Do not have the same total value, the dealer shall collect the
+    losing Tie Wager"."""
     cards = parse_cards("KS,9H,6D,8C,KD")  # Player 16 draws K -> 26; Banker 17 stands
     s = {x.kind: x for x in settle(deal(cards, Game.TWENTYONE), [Wager(1, K.PLAYER, 10), Wager(2, K.BANKER, 10), Wager(3, K.TIE, 10)], T21)}
     assert s[K.PLAYER].result is Result.LOSE and s[K.BANKER].result is Result.WIN and s[K.TIE].result is Result.LOSE
+    cards = parse_cards("9H,KS,8C,6D,KD")  # the mirror: Player 17 stands; Banker 16 draws K -> 26
+    wagers = [Wager(1, K.PLAYER, 10), Wager(2, K.BANKER, 10), Wager(3, K.TIE, 10)]
+    s = {x.kind: x for x in settle(deal(cards, Game.TWENTYONE), wagers, T21)}
+    assert s[K.PLAYER].result is Result.WIN and s[K.BANKER].result is Result.LOSE and s[K.TIE].result is Result.LOSE
 
 
 @pytest.mark.reg("681a.7(i)(4)", "681a.7(j)(4)", "681a.7(k)(1)", "681a.7(k)(1)(i)")
 def test_21_baccarat_equal_totals_return_player_and_banker_and_pay_tie() -> None:
+    """681a.7(i)(4): if the Player's Hand "And the Banker's Hand are equal in total value, the dealer shall
+    return the player's Player Wager"; (j)(4): likewise "the dealer shall return the player's Banker Wager";
+    681a.7(k)(1)(i): for the Tie Wager, if the hands "Have the same total value, the dealer shall pay the winning Tie
+    Wager" (at the Rules Submission's Tie payout)."""
     r = deal(parse_cards("KS,9H,9D,KC"), Game.TWENTYONE)
     s = {x.kind: x for x in settle(r, [Wager(1, K.PLAYER, 10), Wager(2, K.BANKER, 10), Wager(3, K.TIE, 10)], T21)}
     assert s[K.PLAYER].result is Result.PUSH and s[K.BANKER].result is Result.PUSH
+    assert s[K.PLAYER].returned == s[K.BANKER].returned == 10
     assert s[K.TIE].win == 10 * T21.payout(K.TIE).win
 
 
 @pytest.mark.reg("681a.7(k)(2)", "681a.7(k)(2)(i)", "681a.7(k)(2)(ii)", "681a.7(k)(3)", "681a.7(k)(3)(i)", "681a.7(k)(3)(ii)")
 def test_21_baccarat_bonus_pays_by_rank_and_loses_without_pair_or_better() -> None:
+    """681a.7(k)(2) and (k)(3): for the Bonus Wager on the Player's Hand (on the Banker's Hand), if that hand
+    "Contains a pair or better as described in" 681a.3(e), "the dealer shall pay the winning Bonus Wager" (at the
+    rank's payout, 681a.8(c)), and if it "Does not contain a pair or better as described in" 681a.3(e), "the dealer
+    shall collect the losing Bonus Wager". Checked both ways round: a Player pair against a Banker without one, then
+    a Banker pair against a Player without one."""
     r = deal(parse_cards("5S,9H,5D,KC,7C"), Game.TWENTYONE, bonus_in_play=True)
     assert r.player_bonus_rank is BonusRank.PAIR and r.banker_bonus_rank is BonusRank.NONE
     s = {x.kind: x for x in settle(r, [Wager(1, K.PLAYER_BONUS, 10), Wager(2, K.BANKER_BONUS, 10)], T21)}
     assert s[K.PLAYER_BONUS].win == 10 * T21.bonus_paytable[BonusRank.PAIR].win // T21.bonus_paytable[BonusRank.PAIR].stake
     assert s[K.BANKER_BONUS].result is Result.LOSE
+    r = deal(parse_cards("9H,5S,KC,5D,7C"), Game.TWENTYONE, bonus_in_play=True)  # the mirror: Banker 5-5 draws 7
+    assert r.player_bonus_rank is BonusRank.NONE and r.banker_bonus_rank is BonusRank.PAIR
+    s = {x.kind: x for x in settle(r, [Wager(1, K.PLAYER_BONUS, 10), Wager(2, K.BANKER_BONUS, 10)], T21)}
+    pair = T21.bonus_paytable[BonusRank.PAIR]
+    assert s[K.BANKER_BONUS].win == 10 * pair.win // pair.stake
+    assert s[K.PLAYER_BONUS].result is Result.LOSE
 
 
 def test_bonus_wager_on_a_round_dealt_without_the_bonus_is_refused() -> None:
@@ -125,6 +157,11 @@ def test_bonus_wager_on_a_round_dealt_without_the_bonus_is_refused() -> None:
 
 @pytest.mark.reg("629a.8(c)(3)", "629a.8(c)(3)(i)")
 def test_house_money_is_settled_on_the_first_four_cards() -> None:
+    """629a.8(c)(3): "Prior to dealing a third card to the Player's or Banker's Hand, the dealer shall settle all
+    House Money Wagers"; 629a.8(c)(3)(i): "after the initial two cards of the Player's Hand and Banker's Hand have
+    been turned face up on the layout", "the dealer shall collect all losing House Money wagers and pay all winning
+    wagers" (629a.12(h) was not available: the paytable of docs/assumptions.md). The first four cards alone settle
+    it: a Player pair pays 3:1, both pairs 15:1, no pair loses."""
     first_four = parse_cards("5S,KH,5D,2C")  # Player pair only
     [s] = settle_house_money(first_four, [Wager(2, K.HOUSE_MONEY, 10), Wager(2, K.PLAYER, 10)], MIDI)
     assert s.kind is K.HOUSE_MONEY and s.win == 30
@@ -138,7 +175,9 @@ def test_house_money_is_settled_on_the_first_four_cards() -> None:
 def test_house_money_payout_added_to_the_original_wager_all_or_the_portion() -> None:
     """629a.8(c)(3)(i)(A): "All of the winning House Money payout or, if specified in the ...
     Rules Submission ..., only a specified portion of the winning House Money payout shall be
-    added": that amount, neither more nor less."""
+    added": that amount, neither more nor less. 629a.8(c)(3)(i)(B): "The dealer shall either hand the entire
+    winning House Money payout to the player or place all or a portion thereof, as authorized by the certificate
+    holder", on the player's wager: only the authorized amount is placed there."""
     first_four = parse_cards("5S,KH,5D,2C")
     wagers = [Wager(2, K.PLAYER, 10), Wager(2, K.HOUSE_MONEY, 10)]
     [hm] = settle_house_money(first_four, wagers, MIDI)
@@ -164,6 +203,8 @@ def test_house_money_payout_added_to_the_original_wager_all_or_the_portion() -> 
 
 @pytest.mark.reg("627a.13(e)")
 def test_void_round_returns_every_wager() -> None:
+    """627a.13(e): a round the shoe has too few cards to complete "shall be void and all wagers shall be
+    returned": every wager of a void round is a push that returns its whole amount."""
     out = void([Wager(1, K.PLAYER, 10), Wager(2, K.TIE, 5)])
     assert all(s.result is Result.PUSH and s.returned == s.amount for s in out)
 

@@ -42,6 +42,12 @@ def test_fast_path_handles_a_shoe_that_runs_out() -> None:
 
 @pytest.mark.reg("681a.7(c)", "681a.7(d)", "681a.5(f)")
 def test_a_shoe_is_dealt_from_the_burn_to_the_round_that_meets_the_cover_card() -> None:
+    """681a.7(c): "the dealer shall remove the first card and place it in the discard rack"; 681a.7(d):
+    when the cover card "appears during play, the cover card shall be removed and placed to the side
+    and the hand shall be completed"; 681a.5(f): "A reshuffle of the cards in the shoe shall take
+    place after the cover card is reached in the shoe and the round of play is completed". The
+    simulator's shoe: one card burned, and its last round is the one that began at or before the
+    cover card and met it."""
     sub = load_preset("minibaccarat")
     shoe = shuffle_and_prepare(sub, make_rng(11), Composition.standard(8).cards())
     used = shoe.first_live

@@ -41,9 +41,10 @@ def test_numpy_refuses_a_cover_card_without_room_for_a_round() -> None:
 
 @pytest.mark.reg("681a.5(c)", "681a.5(d)", "681a.7(c)")
 def test_numpy_shoes_are_whole_shoes_cut_legally_with_the_cover_card_near_the_bottom() -> None:
-    """681a.5(c): the cover card at least 10 cards in from either end; 681a.5(d): the second cover
-    card at least 10 cards above the bottom; 681a.7(c): the first card burned. Every row is a
-    permutation of the 8-deck shoe (twice: the cut is read from the doubled row)."""
+    """681a.5(c): the cover card "at least ten cards in from the top or the bottom of the stack";
+    681a.5(d): "the second cover card in a position at least ten cards above the bottom of the
+    stack"; 681a.7(c): "the dealer shall remove the first card and place it in the discard rack".
+    Every row is a permutation of the 8-deck shoe (twice: the cut is read from the doubled row)."""
     sub = load_preset("ez-baccarat")
     ranks, first_live, cover = draw_shoes(sub, np.random.default_rng(5), 300)
     n = 416

@@ -12,7 +12,12 @@ from controller.roles import Role
 # -- 681a.7 ----------------------------------------------------------------------------------------
 @pytest.mark.reg("681a.7(a)", "681a.7(c)")
 def test_load_then_the_first_card_is_burned_and_a_new_dealer_burns_one() -> None:
-    b = Bench()
+    """681a.7(a): "the stacked cards shall be placed in the dealing shoe" once the shuffle and cut
+    are complete; 681a.7(c): "After each full batch of cards is placed in the shoe, the dealer shall
+    remove the first card and place it in the discard rack. Each new dealer who comes to the table
+    shall also remove one card". The load comes before the burn; a new dealer burns one more; the
+    dealer already signed in is not a new dealer and burns none."""
+    b = Bench("21-baccarat")
     b.open_and_cut()
     assert b.kinds().index("shoe_loaded") < b.kinds().index("burn")
     b.op("dealer_sign_in", Role.DEALER, dealer="D2")
@@ -24,6 +29,9 @@ def test_load_then_the_first_card_is_burned_and_a_new_dealer_burns_one() -> None
 
 @pytest.mark.reg("681a.7(d)")
 def test_cover_card_as_first_card_of_a_round_the_round_is_still_dealt() -> None:
+    """681a.7(d): "If the cover card appears as the first card in the dealing shoe at the beginning
+    of a round of play ... the cover card shall be removed and placed to the side and the hand shall
+    be completed", then the cards are collected and reshuffled."""
     b = Bench()
     b.open_and_cut(cut=100, cover=14)
     b.cover_index = b.drawn  # the cover card is next out
@@ -35,11 +43,25 @@ def test_cover_card_as_first_card_of_a_round_the_round_is_still_dealt() -> None:
 
 @pytest.mark.reg("681a.7(e)", "681a.7(h)", "681a.7(i)", "681a.7(j)", "681a.7(k)", "681a.7(l)")
 def test_21_baccarat_round_dealt_settled_counterclockwise_and_discarded_in_order() -> None:
+    """681a.7(e): the dealer deals "One card face up to the area ... designated for the Player's
+    Hand", then the Banker's, "A second card face up to the area for the Player's Hand", then the
+    Banker's; 681a.7(h): "Starting with the player farthest to the dealer's right and continuing
+    around the table in a counterclockwise direction the dealer shall then settle all Player and
+    Banker Wagers"; (i)(2)(i) and (j)(2)(ii): both hands 21 or less, "the Player's Hand is higher in
+    total value than the Banker's Hand": the Player Wager is paid and "the dealer shall collect each
+    player's losing wager on the Banker's Hand"; (k): "The dealer shall settle Tie and Bonus Wagers",
+    collecting "the losing Tie Wager" and a Bonus Wager that "Does not contain a pair or better";
+    681a.7(l): the cards go to the discard rack "in a manner that permits the reconstruction of each
+    hand". This bench's stack deals the Player 15 and the Banker 10."""
     b = Bench("21-baccarat")
     b.open_and_cut()
     recs = b.play_round([(3, "player", 100), (1, "banker", 100), (2, "tie", 10), (1, "player_bonus", 5)])
     res = next(r.payload for r in recs if r.kind == "round_result")
     settlements = [r.payload for r in recs if r.kind == "settlement"]
+    assert [r.payload["to"] for r in recs if r.kind == "card"][:4] == ["player", "banker", "player", "banker"]
+    assert (res["player"]["total"], res["banker"]["total"], res["player"]["bonus_rank"]) == (15, 10, "none")
+    assert {s["kind"]: s["result"] for s in settlements} == {
+        "player": "win", "banker": "lose", "tie": "lose", "player_bonus": "lose"}
     assert [s["seat"] for s in settlements[:2]] == [1, 3]  # Player/Banker first, dealer's right first
     assert {s["kind"] for s in settlements[2:]} == {"tie", "player_bonus"}
     cards = [r.payload["card"] for r in recs if r.kind == "card"]

@@ -19,6 +19,9 @@ P_WINS = parse_cards("3S,2H,4D,4C")  # Player 7, Banker 6: both stand
 # -- 627a.13 -----------------------------------------------------------------------------------------
 @pytest.mark.reg("627a.13(a)")
 def test_undisclosed_card_drawn_in_error_is_the_first_card_of_the_next_hand() -> None:
+    """627a.13(a): "a card drawn in error from the dealing shoe that is not disclosed shall be used as
+    the first card of the next hand of play": drawn face down between rounds, it is held and is the
+    next round's first card, journaled at its place in the shoe."""
     b = Bench()
     b.open_and_cut()
     b.draw()  # between rounds, face down
@@ -29,6 +32,9 @@ def test_undisclosed_card_drawn_in_error_is_the_first_card_of_the_next_hand() ->
 
 @pytest.mark.reg("627a.13(b)")
 def test_unauthorised_player_third_card_when_banker_stands_is_next_hands_first_card() -> None:
+    """627a.13(b): an undisclosed third card dealt to the Player's Hand when none is authorized: "If the
+    Banker's Hand is required to stay, the card dealt in error shall become the first card of the next
+    hand of play". The round ended on four cards; the fifth card drawn face down is held."""
     front = P_WINS + parse_cards("9S")
     b = Bench(stack=stack_with(front), auto_deal=True)
     b.open_and_cut()
@@ -44,6 +50,10 @@ def test_unauthorised_player_third_card_when_banker_stands_is_next_hands_first_c
 @pytest.mark.reg("627a.13(c)", "627a.13(c)(1)", "627a.13(c)(2)")
 @pytest.mark.parametrize("option, action", [("discard", "discard-with-one-more"), ("simulated-round", "simulated-round")])
 def test_disclosed_unauthorised_third_card_follows_the_rules_submission(option: str, action: str) -> None:
+    """627a.13(c): the Banker stays, so the dealer follows "one of the following procedures designated in
+    the certificate holder's Rules Submission": (c)(1) "Place the disclosed card and one additional
+    card, drawn face down from the dealing shoe, into the discard rack" (two discards, then betting),
+    or (c)(2) "Use the disclosed card as the first card of a simulated round of play"."""
     sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card=option)
     b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
     b.open_and_cut()
@@ -63,7 +73,9 @@ def test_the_additional_card_of_c1_is_drawn_face_down_one_found_face_up_opens_a_
     """627a.13(c)(1): "Place the disclosed card and one additional card, drawn face down from the
     dealing shoe, into the discard rack without disclosing the additional card." A card that comes
     out face up instead is disclosed: it is a card found face up in the shoe, (d), and opens a
-    simulated round; the face-down card is still owed, and only it goes with the first to the rack."""
+    simulated round; the face-down card is still owed, and only it goes with the first to the rack.
+    627a.13(d): "if a card is disclosed at the time it is dealt", "the dealer shall use the disclosed
+    card as the first card of a simulated round of play in which wagers may not be accepted"."""
     sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
     b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
     b.open_and_cut()
@@ -81,6 +93,9 @@ def test_the_additional_card_of_c1_is_drawn_face_down_one_found_face_up_opens_a_
 
 @pytest.mark.reg("627a.13(c)(1)")
 def test_after_the_c1_discard_the_dealer_is_asked_for_wagers_again() -> None:
+    """627a.13(c)(1): "Place the disclosed card and one additional card, drawn face down from the dealing
+    shoe, into the discard rack": the shoe prompts for that one card, and once it is in the rack the
+    table asks for wagers again."""
     sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
     b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
     b.open_and_cut()
@@ -115,6 +130,9 @@ def test_a_disclosed_card_after_a_four_card_round_is_its_players_third_card_unti
 
 @pytest.mark.reg("627a.13(d)")
 def test_face_up_card_found_in_the_shoe_opens_a_simulated_round_without_wagers() -> None:
+    """627a.13(d): "if ... a card is found face up in the dealing shoe, the dealer shall use the
+    disclosed card as the first card of a simulated round of play in which wagers may not be
+    accepted": the round becomes a simulated one and the wager placed for it is returned."""
     b = Bench()
     b.open_and_cut()
     b.face_up_at.add(b.drawn + 1)  # the next card out is face up
@@ -128,6 +146,10 @@ def test_face_up_card_found_in_the_shoe_opens_a_simulated_round_without_wagers()
 
 @pytest.mark.reg("627a.13(e)")
 def test_shoe_running_out_mid_round_voids_it_returns_wagers_and_reshuffles() -> None:
+    """627a.13(e): "If there are insufficient cards remaining in the dealing shoe to complete a round of
+    play, that round shall be void and all wagers shall be returned. A new round shall commence after
+    the entire set of cards are reshuffled and placed in the dealing shoe."
+    """
     b = Bench()
     b.open_and_cut()
     b.stack = b.stack[: b.drawn + 2]  # only two cards left

@@ -46,8 +46,9 @@ def test_a_table_without_a_shuffler_may_put_preshuffled_decks_in_play() -> None:
 
 @pytest.mark.reg("681a.5(a)")
 def test_preshuffled_decks_one_card_short_are_found_at_loading_and_the_table_stays_closed() -> None:
-    """681a.5(a) with the count check of 681a.7(a): a preshuffled pack is not counted by a device
-    when it is opened; the shoe's count at loading finds the card missing."""
+    """681a.5(a): "unless the cards were preshuffled in accordance with § 603a.16(u) or (v)", the
+    dealer shuffles; with the count check of 681a.7(a): a preshuffled pack is not counted by a device
+    when it is opened; the shoe's count at loading finds the card missing and the table stays closed."""
     b = Bench(shuffler=False)
     b.op("open")
     b.stack = Composition.standard(8).cards()[1:]
@@ -65,8 +66,11 @@ def test_preshuffled_decks_one_card_short_are_found_at_loading_and_the_table_sta
     (False, True, 8, "681a.5(g)(1)"),
 ])
 def test_preshuffled_decks_that_cannot_be_used_are_refused_and_change_nothing(shuffler, wash, decks, words) -> None:
-    """681a.5(a) lets preshuffled cards replace the dealer's shuffle, not the automated shuffler's,
-    nor the wash and shuffle of cards an idle table's player inspected (681a.5(g)(1))."""
+    """681a.5(a): "Immediately prior to commencement of play, unless the cards were preshuffled in
+    accordance with § 603a.16(u) or (v)", the dealer shuffles "either manually or by use of an
+    automated card shuffling device". Preshuffled cards replace the dealer's shuffle, not the
+    automated shuffler's, nor the wash and shuffle of cards an idle table's player inspected
+    (681a.5(g)(1))."""
     b = Bench(shuffler=shuffler)
     if shuffler:  # the bench's shuffler answers at once: open without it, so its shuffle is under way
         b.core.handle(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))
@@ -153,7 +157,8 @@ def test_the_batch_out_of_a_shuffler_that_does_not_keep_one_batch_is_always_spre
 @pytest.mark.reg("681a.5(g)(2)", "681a.5(g)(1)")
 def test_without_a_shuffler_there_is_no_batch_to_ask_for() -> None:
     """681a.5(g)(2) applies "if an automated shuffling device is in use"; without one the cards are
-    washed and shuffled by hand (681a.5(g)(1))."""
+    "Mixed thoroughly by a washing of the cards, stacked, then shuffled and cut" (681a.5(g)(1)): no
+    batch to ask for, the table prompts for the wash and shuffle."""
     b = Bench(shuffler=False)
     b.op("open")
     b.stack = Composition.standard(8).cards()

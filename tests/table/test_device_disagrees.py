@@ -104,8 +104,8 @@ def test_a_shoe_that_passes_the_cover_position_without_a_cover_card_stops_dealin
     """681a.5(d): "The dealer shall then insert the second cover card in a position at least ten
     cards above the bottom of the stack." 681a.7(d): "If the cover card appears as the first card
     in the dealing shoe at the beginning of a round of play or appears during play, the cover card
-    shall be removed and placed to the side and the hand shall be completed. The dealer shall
-    then: (1) Collect and reshuffle the cards ..."
+    shall be removed and placed to the side and the hand shall be completed." Then (d)(1): "Collect
+    and reshuffle the cards".
     The controller knows where the second cover card is (14 cards above the bottom: after 402
     cards). A card read beyond it with no cover card is a fault that stops dealing until a
     floorperson acts; the round is then completed and the cards are reshuffled."""

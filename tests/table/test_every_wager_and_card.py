@@ -104,12 +104,16 @@ def check_cards(w: Walk) -> Counter:
 ])
 def test_every_wager_is_resolved_once_and_every_card_is_on_record(preset: str, option: str, burn_cards: int,
                                                                   seed: int) -> None:
-    """627a.13(d): a simulated round is one "in which wagers may not be accepted", and 627a.13(e):
-    a void round's "wagers shall be returned"; 681a.7(l): the cards go to "the discard rack in a
-    manner that permits the reconstruction of each hand"; 681a.7(c): burned cards go to "the
-    discard rack". Over whole random shoes with irregularities, every wager placed is settled,
-    pushed or returned exactly once, and every card out of the shoe is on record once, where it
-    went."""
+    """627a.13(a): "a card drawn in error from the dealing shoe that is not disclosed shall be used
+    as the first card of the next hand of play" (deferred, then entered); 627a.13(d): a simulated
+    round is one "in which wagers may not be accepted", and 627a.13(e): a void round's "wagers shall
+    be returned"; 629a.8(c)(3)(i)(A): the House Money payout "shall be added to the area designated
+    for the placement of the player's original wager" and the two "shall then be settled based on
+    the outcome of the player's wager"; 681a.7(l): the cards go to "the discard rack in a manner
+    that permits the reconstruction of each hand"; 681a.7(c): "the dealer shall remove the first card
+    and place it in the discard rack". Over whole random shoes with irregularities, every wager
+    placed is settled, pushed or returned exactly once (a House Money payout added to a wager is
+    settled with it), and every card out of the shoe is on record once, where it went."""
     w = walk(preset, option, burn_cards, seed)
     results = check_wagers(w)
     where = check_cards(w)
@@ -124,3 +128,5 @@ def test_every_wager_is_resolved_once_and_every_card_is_on_record(preset: str, o
     assert round_kinds["void"]
     if preset != "21-baccarat":
         assert kinds["irregularity"] and round_kinds["simulated"]
+    if preset == "midibaccarat":
+        assert kinds["house_money_added"]

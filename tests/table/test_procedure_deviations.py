@@ -137,9 +137,11 @@ def test_a_house_money_payout_is_added_all_or_the_portion_once(portion: str, add
 
 @pytest.mark.reg("629a.8(c)(3)(i)(A)", "629a.8(c)(3)(i)(B)")
 def test_a_house_money_payout_goes_onto_one_original_wager() -> None:
-    """629a.8(c)(3)(i)(A)-(B): the payout "shall be added to the area designated for the
-    placement of the player's original wager on the Player's or Banker's Hand": one wager, so
-    the payout is not split between the player's Player and Banker wagers."""
+    """629a.8(c)(3)(i)(A): the payout "shall be added to the area designated for the placement of
+    the player's original wager on the Player's or Banker's Hand"; (B): the dealer shall "place all
+    or a portion thereof, as authorized by the certificate holder, on the area designated for the
+    placement of the player's wager": one wager, so the payout is not split between the player's
+    Player and Banker wagers."""
     b = house_money_round("1")
     b.op("house_money_add", Role.DEALER, seat=2, side="banker", amount=300)
     b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=300)
@@ -303,7 +305,8 @@ def test_a_card_drawn_between_rounds_at_21_baccarat_goes_to_the_discard_rack_on_
     """681a.7(l): the cards are placed "in the discard rack in a manner that permits the
     reconstruction of each hand". A card drawn between rounds at a 21 Baccarat table (no
     irregularity section applies: 627a.13 is Minibaccarat's) goes to the discard rack like a burn
-    card (681a.7(c)), on record; it is never refused."""
+    card (681a.7(c): "remove one card and place it in the discard rack"), on record; it is never
+    refused."""
     b = Bench("21-baccarat")
     b.open_and_cut()
     b.draw(face_up=face_up)

@@ -30,6 +30,10 @@ def entries(b: Bench) -> list:
 @pytest.mark.reg("681a.7(l)")
 @pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "21-baccarat"])
 def test_every_round_is_reconstructed_and_redecided_identically(preset: str) -> None:
+    """681a.7(l): the cards are placed in the discard rack "in a manner that permits the
+    reconstruction of each hand in the event of a question or dispute". Every round of whole shoes
+    is rebuilt from the journal alone, and its cards, dealt again by the rules, go to the same hands
+    and give the same result."""
     b = played(preset)
     docs = list(replay(entries(b)))
     rounds = [d for d in docs if d["type"] == "round"]

@@ -273,8 +273,9 @@ def test_shoectl_run_journals_its_rules_before_the_first_shoe(tmp_path) -> None:
 
 @pytest.mark.reg("629a.8(c)(1)")
 def test_the_event_stream_shows_a_card_dealt_face_down_as_hidden_and_the_journal_keeps_it(tmp_path) -> None:
-    """629a.8(c): dealt face down, a card is the squeeze's to turn over: the control socket's event
-    stream carries it hidden; the journal, and the round's result once it is decided, hold it."""
+    """629a.8(c)(1): the dealer hands "the two cards of the Player's Hand, face down, to the player
+    with the highest wager", who turns them over: the control socket's event stream carries a card
+    dealt face down hidden; the journal, and the round's result once it is decided, hold it."""
     table = EmulatedTable(seed=5, speed=INF)
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
     runner = make_runner(table, journal, preset="midibaccarat", rounds=3)

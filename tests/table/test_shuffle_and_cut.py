@@ -16,6 +16,9 @@ from firmware_bridge.protocol import messages as m
 # -- 681a.5 ---------------------------------------------------------------------------------------
 @pytest.mark.reg("681a.5(a)")
 def test_open_shuffles_with_the_automated_shuffler_and_checks_the_count() -> None:
+    """681a.5(a): "Immediately prior to commencement of play ... the dealer shall shuffle the cards,
+    either manually or by use of an automated card shuffling device": opening the table orders the
+    shuffler to shuffle the eight decks, and with the count right the cut is offered."""
     b = Bench()
     b.op("open")
     assert isinstance(b.sent[0].message, m.Shuffle) and b.sent[0].message.decks == 8
@@ -25,6 +28,9 @@ def test_open_shuffles_with_the_automated_shuffler_and_checks_the_count() -> Non
 @pytest.mark.reg("681a.5(a)")
 @pytest.mark.parametrize("delta, words", [(-2, "2 cards missing"), (1, "1 extra card")])
 def test_wrong_card_count_keeps_the_table_closed(delta: int, words: str) -> None:
+    """681a.5(a): "Upon completion of the shuffle, the dealer or device shall place the decks of cards in
+    a single stack": the shuffler counts that stack; a count that is not the decks' is a fault, said
+    in words, and the table stays closed to wagers."""
     b = Bench(count_delta=delta)
     b.op("open")
     assert b.core.state == "count_fault"
@@ -36,6 +42,9 @@ def test_wrong_card_count_keeps_the_table_closed(delta: int, words: str) -> None
 
 @pytest.mark.reg("681a.5(b)")
 def test_cut_offered_clockwise_from_the_highest_numbered_occupied_seat() -> None:
+    """681a.5(b): "The dealer shall begin with the player seated in the highest number position at the
+    table and, working clockwise around the table, offer the stack to each player until a player
+    accepts the cut": seats 7, 5, 2 in that order; seat 5 may cut only once seat 7 has declined."""
     b = Bench()
     for s in (2, 5, 7):
         b.op("sit", Role.DEALER, seat=s)
@@ -51,6 +60,7 @@ def test_cut_offered_clockwise_from_the_highest_numbered_occupied_seat() -> None
 
 @pytest.mark.reg("681a.5(b)")
 def test_dealer_cuts_when_every_player_declines() -> None:
+    """681a.5(b): "If a player does not accept the cut, the dealer shall cut the cards"."""
     b = Bench()
     b.op("sit", Role.DEALER, seat=3)
     b.op("open")
@@ -63,6 +73,8 @@ def test_dealer_cuts_when_every_player_declines() -> None:
 @pytest.mark.reg("681a.5(c)")
 @pytest.mark.parametrize("position", [0, 9, 407, 416])
 def test_cover_card_closer_than_ten_cards_to_either_end_is_refused(position: int) -> None:
+    """681a.5(c): "placing a cover card in the stack at least ten cards in from the top or the bottom of
+    the stack": a cut within ten cards of either end is refused and changes nothing."""
     b = Bench()
     b.op("open")
     b.op("cut", Role.DEALER, position=position)
@@ -78,7 +90,9 @@ def test_the_dealer_is_taken_through_the_cut_then_the_second_cover_card_then_the
     table prompts it at the position recorded (``CUT 100``), then the second cover card (``COVER
     14``), and only then the load and the burn. The scripted dealer does what the prompts say, so
     the shoe deals from the cut: the burn card is the card that was 101st in the shuffled stack and
-    the round's four cards the ones after it (``stack_with``)."""
+    the round's four cards the ones after it (``stack_with``). 681a.7(c): "After each full batch of
+    cards is placed in the shoe, the dealer shall remove the first card and place it in the discard
+    rack"."""
     front = parse_cards("9H,9D,9C,9S")
     shuffled = stack_with(front)
     b = Bench(stack=shuffled)
@@ -96,6 +110,8 @@ def test_the_dealer_is_taken_through_the_cut_then_the_second_cover_card_then_the
 
 @pytest.mark.reg("681a.5(d)")
 def test_second_cover_card_must_be_at_least_ten_above_the_bottom() -> None:
+    """681a.5(d): "The dealer shall then insert the second cover card in a position at least ten cards
+    above the bottom of the stack": nine is refused, ten accepted."""
     b = Bench()
     b.op("open")
     b.op("cut", Role.DEALER, position=100)
@@ -107,6 +123,9 @@ def test_second_cover_card_must_be_at_least_ten_above_the_bottom() -> None:
 
 @pytest.mark.reg("681a.5(e)")
 def test_floorperson_may_order_recut_or_reshuffle_before_loading_a_dealer_may_not() -> None:
+    """681a.5(e): "After the cards have been cut and before the cards have been placed in the dealing
+    shoe, a floorperson or above may require the cards to be reshuffled or recut": a dealer's order
+    is refused; a floorperson's recut offers the cut again, a reshuffle shuffles again."""
     b = Bench()
     b.op("open")
     b.op("cut", Role.DEALER, position=100)
@@ -125,6 +144,13 @@ def test_floorperson_may_order_recut_or_reshuffle_before_loading_a_dealer_may_no
 
 @pytest.mark.reg("681a.5(f)", "681a.7(d)", "681a.7(d)(1)", "681a.7(d)(2)")
 def test_cover_card_reached_completes_the_round_then_reshuffles_with_reconciliation() -> None:
+    """681a.7(d): when the cover card "appears during play, the cover card shall be removed and placed to
+    the side and the hand shall be completed"; (d)(1): "Collect and reshuffle the cards by removing
+    the cards remaining in the shoe and placing them in the discard rack to ensure that no cards are
+    missing"; (d)(2): "Shuffle the cards so that they are randomly intermixed"; 681a.5(f): "A
+    reshuffle of the cards in the shoe shall take place after the cover card is reached in the shoe
+    and the round of play is completed". Rounds are played until the cover card: that round is
+    settled, the cards reconciled (every one of the 416 counted), and the next shoe shuffled."""
     b = Bench()
     b.open_and_cut(cut=100, cover=14)
     rounds = 0
@@ -144,6 +170,8 @@ def test_cover_card_reached_completes_the_round_then_reshuffles_with_reconciliat
 
 @pytest.mark.reg("681a.5(f)")
 def test_floorperson_orders_a_reshuffle_after_any_round() -> None:
+    """681a.5(f): "except that a floorperson may determine that the cards should be reshuffled after any
+    round of play": after one round, a floorperson's reshuffle order shuffles again."""
     b = Bench()
     b.open_and_cut()
     b.play_round([(1, "banker", 100)])
@@ -154,6 +182,10 @@ def test_floorperson_orders_a_reshuffle_after_any_round() -> None:
 
 @pytest.mark.reg("681a.5(g)", "681a.5(g)(2)")
 def test_idle_table_spreads_cards_for_inspection_then_reshuffles_in_the_automated_shuffler() -> None:
+    """681a.5(g): "If there is no gaming activity at a 21 Baccarat table which is open for gaming, the
+    cards shall be removed from the dealing shoe and the discard rack and spread out on the table";
+    after the inspection, (g)(2): "Stacked and placed into the automated shuffling device to be
+    shuffled if an automated shuffling device is in use"."""
     b = Bench()
     b.open_and_cut()
     b.op("declare_idle")
@@ -165,6 +197,9 @@ def test_idle_table_spreads_cards_for_inspection_then_reshuffles_in_the_automate
 
 @pytest.mark.reg("681a.5(h)")
 def test_automatic_reshuffling_shoe_skips_the_cut_and_inspection() -> None:
+    """681a.5(h): with "a dealing shoe or other device that automatically reshuffles and counts the
+    cards", "subsections (b)-(g) do not apply": no cut is offered (b)-(d), and an idle table's
+    inspection (g) is refused naming the clause."""
     b = Bench(automatic_shoe=True)
     b.op("open")
     assert "cut_skipped" in b.kinds() and "cut_offer" not in b.kinds()
@@ -176,6 +211,10 @@ def test_automatic_reshuffling_shoe_skips_the_cut_and_inspection() -> None:
 
 @pytest.mark.reg("681a.5(g)", "681a.5(g)(1)", "681a.5(a)")
 def test_without_a_shuffler_the_idle_table_is_washed_shuffled_by_hand_and_cut() -> None:
+    """681a.5(a): the dealer shuffles "either manually or by use of an automated card shuffling device":
+    without a shuffler, by hand. 681a.5(g): an idle table's cards are "spread out on the table" for
+    inspection, then (g)(1) "Mixed thoroughly by a washing of the cards, stacked, then shuffled and
+    cut in accordance with this section if there is no automated shuffling device in use"."""
     b = Bench(shuffler=False)
     b.op("open")
     assert b.core.state == "shuffling" and b.core.prompt == "SHUFFLE BY HAND"
@@ -196,6 +235,9 @@ def test_without_a_shuffler_the_idle_table_is_washed_shuffled_by_hand_and_cut() 
 
 @pytest.mark.reg("681a.7(d)(1)")
 def test_a_duplicated_card_found_at_the_reshuffle_keeps_the_table_closed() -> None:
+    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the shoe and
+    placing them in the discard rack to ensure that no cards are missing": the shoe's cards are
+    checked as a set, and a ninth ace of spades dealt in it is found and keeps the table closed."""
     from controller.rules.cards import card
 
     stack = Composition.standard(8).cards()
@@ -241,9 +283,11 @@ def test_a_restart_after_the_reconciliation_shows_unload_again_before_the_new_sh
 
 @pytest.mark.reg("681a.7(d)(1)")
 def test_a_shoe_restarted_before_its_load_is_not_reported_as_not_reconciling() -> None:
-    """681a.7(d)(1) reconciles the cards of a dealt shoe. A stack restarted while being cut never
-    reached the shoe: it was journaled as a reconciliation of 0 cards against 416, "DOES NOT
-    RECONCILE" on the display, a false alarm. A shoe ended after its load is still reconciled."""
+    """681a.7(d)(1): "removing the cards remaining in the shoe and placing them in the discard rack
+    to ensure that no cards are missing" reconciles the cards of a dealt shoe. A stack restarted
+    while being cut never reached the shoe: it was journaled as a reconciliation of 0 cards against
+    416, "DOES NOT RECONCILE" on the display, a false alarm. A shoe ended after its load is still
+    reconciled."""
     b = Bench()
     b.op("open")
     assert b.core.state == "cutting"

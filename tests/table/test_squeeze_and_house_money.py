@@ -24,6 +24,9 @@ def midi(front: list | None = None) -> Bench:
 
 @pytest.mark.reg("629a.8(b)")
 def test_no_card_is_dealt_before_no_more_bets() -> None:
+    """629a.8(b): "Prior to dealing any cards, the dealer shall announce" "no more bets". A card drawn
+    while betting is still open is not a card of the round: it is a card drawn in error (627a.13(a)),
+    and no card is dealt to a hand."""
     b = midi()
     b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
     b.draw()  # the dealer draws before "no more bets": a card drawn in error
@@ -33,6 +36,13 @@ def test_no_card_is_dealt_before_no_more_bets() -> None:
 
 @pytest.mark.reg("629a.8(c)", "629a.8(c)(1)", "629a.8(c)(2)", "629a.8(c)(6)")
 def test_squeeze_goes_to_the_highest_wager_ties_to_the_player_closest_counterclockwise() -> None:
+    """629a.8(c): "deal an initial four cards from the dealing shoe", face down; (c)(1): the dealer
+    "shall then hand the two cards of the Player's Hand, face down, to the player with the highest
+    wager on the Player's Hand"; (c)(2): "the two cards of the Banker's Hand, face down, to the player
+    with the highest wager on the Banker's Hand", after the Player's Hand is returned; (c)(6): of
+    equally high wagers, "the player making the wager who is closest to the dealer, moving
+    counterclockwise around the table". Seats 2 and 3 tie at 200 on the Player's Hand: seat 2 is
+    closer and is handed it; seat 1's 70 is the highest Banker wager."""
     b = midi()
     b.play_round([(3, "player", 200), (2, "player", 200), (4, "banker", 50), (1, "banker", 70)])
     assert b.core.state == "squeeze"
@@ -46,11 +56,13 @@ def test_squeeze_goes_to_the_highest_wager_ties_to_the_player_closest_counterclo
 
 @pytest.mark.reg("629a.8(c)(4)", "629a.8(c)(5)", "629a.8(d)")
 def test_third_cards_go_face_down_to_the_players_who_returned_the_hands() -> None:
-    """629a.8(c)(4): "Any third card required to be dealt to the Player's Hand shall be dealt face
-    down ... to the player who was handed and returned the Player's Hand"; (c)(5) the same for the
-    Banker's Hand. Seat 2 (the highest Player wager) gives the Player's Hand up and seat 3 returns
-    it: the Player's third card goes to seat 3, not to the highest wager, and the Banker's third
-    card to seat 4, who returned the Banker's Hand."""
+    """629a.8(c)(4): "Any third card required to be dealt to the Player's Hand shall be placed face
+    down" and handed "face down, to the player who was handed and returned the Player's Hand"; (c)(5)
+    the same for "the player who was handed and returned the Banker's Hand"; 629a.8(d): a
+    relinquished right is offered "to the player immediately to the right of the previous player".
+    Seat 2 (the highest Player wager) gives the Player's Hand up and seat 3 returns it: the Player's
+    third card goes to seat 3, not to the highest wager, and the Banker's third card to seat 4, who
+    returned the Banker's Hand."""
     # Player 2+2 = 4 draws the 5; Banker 3+K = 3 draws on a Player's third card of 5: both draw.
     b = midi(parse_cards("2S,3C,2D,KD,5H,KC"))
     b.play_round([(2, "player", 200), (3, "player", 100), (4, "banker", 100), (1, "banker", 50)])
@@ -100,6 +112,9 @@ def test_a_tie_for_the_highest_wager_goes_by_the_tables_counterclockwise_order_n
 
 @pytest.mark.reg("629a.8(d)")
 def test_relinquished_squeeze_passes_right_then_to_the_dealer() -> None:
+    """629a.8(d): "the dealer shall offer it to the player immediately to the right of the previous
+    player" and, "If no player accepts the cards, the dealer shall turn the cards over". Seat 2
+    relinquishes to seat 3; when every seat has given the right up, the dealer reveals the hand."""
     b = midi()
     b.play_round([(2, "player", 100)])
     b.op("relinquish", Role.DEALER)
@@ -113,6 +128,13 @@ def test_relinquished_squeeze_passes_right_then_to_the_dealer() -> None:
 
 @pytest.mark.reg("629a.8(c)(3)", "629a.8(c)(3)(i)", "629a.8(c)(3)(i)(A)", "629a.8(c)(3)(ii)")
 def test_house_money_settled_before_any_third_card_and_payout_added_to_the_wager() -> None:
+    """629a.8(c)(3): "Prior to dealing a third card to the Player's or Banker's Hand, the dealer shall
+    settle all House Money Wagers"; (c)(3)(i): "after the initial two cards of the Player's Hand and
+    Banker's Hand have been turned face up on the layout"; (c)(3)(i)(A): "All of the winning House
+    Money payout ... shall be added to the area designated for the placement of the player's original
+    wager", and the two "shall then be settled based on the outcome of the player's wager";
+    (c)(3)(ii): "After settling the House Money Wagers, the game shall resume by dealing any third
+    cards". The 30 won is added to the 100 on the Player's Hand, which is settled as 130."""
     front = parse_cards("5S,KH,5D,2C,KD,KC")  # Player pair of 5s (0: draws), Banker 2 (draws)
     b = midi(front)
     b.play_round([(2, "player", 100), (2, "house_money", 10)])
@@ -153,9 +175,10 @@ def test_house_money_wagers_are_settled_counterclockwise_from_the_dealers_right(
 def test_a_round_voided_after_house_money_returns_every_wager_still_on_the_layout(front: str, house_money: str) -> None:
     """627a.13(e): "that round shall be void and all wagers shall be returned"; 629a.8(c)(3):
     House Money is settled "prior to dealing a third card". The shoe runs out when the Player's
-    third card is due: the House Money settlement made on the first four cards stands (each wager
-    is resolved once, docs/assumptions.md), and every wager still on the layout is returned, the
-    original wager with the House Money payout placed on it."""
+    third card is due: the House Money settlement made on the first four cards stands, and every
+    wager still on the layout is returned, the original wager with the House Money payout placed on
+    it. The two clauses do not say which wins here: this is the project's reading (a wager is
+    resolved exactly once), recorded in docs/assumptions.md pending a ruling by the Board."""
     b = midi(parse_cards(front + ",KD,KC"))
     b.play_round([(2, "player", 100), (2, "house_money", 10)])
     b.op("reveal", Role.DEALER)
@@ -174,7 +197,10 @@ def test_a_round_voided_after_house_money_returns_every_wager_still_on_the_layou
 
 @pytest.mark.reg("629a.8(c)(1)", "629a.8(c)(4)", "629a.8(c)(5)")
 def test_a_card_dealt_face_down_is_not_shown_before_its_hand_is_turned_over() -> None:
-    """629a.8(c): the cards are dealt face down and turned over by the player handed them. A
+    """629a.8(c)(1): the dealer hands "the two cards of the Player's Hand, face down" and the player
+    turns them over ("the player shall return the two cards, face up"); (c)(4) and (c)(5): a third
+    card "shall be placed face down" and handed "face down, to the player who was handed and
+    returned" the hand. A
     floorperson's review read the Player's natural in the table's status, with no PIN, while the
     player still squeezed. The journal holds every card; the status and the event stream show a
     card dealt face down only once its hand is turned over."""

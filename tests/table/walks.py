@@ -114,9 +114,14 @@ class Walk:
             b.op("relinquish" if roll < 0.2 else "reveal", Role.DEALER)
         elif state == "house_money":
             if roll < 0.5 and core.round.house_money:
-                s = rnd.choice(core.round.house_money)
-                b.op("house_money_add", Role.DEALER, seat=s.seat, side=rnd.choice(["player", "banker"]),
-                     amount=rnd.choice([1, 100, max(1, s.win // 2), max(1, s.win), max(1, s.win)]))
+                # mostly a payout there is to add, onto a wager the seat holds; at times any, anywhere
+                held = {(w.seat, w.kind.value) for w in core.round.wagers if w.kind.value in ("player", "banker")}
+                addable = [(s, side) for s in core.round.house_money for side in ("player", "banker")
+                           if s.win > 0 and (s.seat, side) in held]
+                s, side = rnd.choice(addable) if addable and roll < 0.45 else (
+                    rnd.choice(core.round.house_money), rnd.choice(["player", "banker"]))
+                b.op("house_money_add", Role.DEALER, seat=s.seat, side=side,
+                     amount=rnd.choice([1, 100, max(1, s.win // 2)] + [max(1, s.win)] * 4))
             elif roll < 0.55:
                 self.draw(face_up=rnd.random() < 0.5)  # a card drawn in error during House Money
             else:
