@@ -5,7 +5,10 @@ clauses per marker). At collection every named clause is checked against the cla
 docs/regulations/ (a typo is a collection error, so traceability cannot silently lose a test), and
 ``--reg-report FILE`` writes ``{clause: [test ids]}`` as JSON for tools/traceability.py. The same
 mapping is kept for the session (the ``reg_report`` fixture), with whether the whole suite was
-collected, so that tests/test_traceability.py need not collect the suite a second time.
+collected, so that tests/test_traceability.py need not collect the suite a second time. Each such
+test must also quote, in its docstring or its class's, the words of every clause it names
+(``tools/regulations.py``, ``unquoted``): the ``reg_unquoted`` fixture and ``--reg-unquoted FILE``
+list the tests that do not.
 
 Order and workers: the modules holding the most ``slow`` tests run first, each module's tests together and
 in their own order, so that under ``pytest -n auto`` (``make test`` hands each worker whole modules,
@@ -36,16 +39,19 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-from regulations import clause_ids  # noqa: E402
+from regulations import clause_ids, clause_texts, unquoted  # noqa: E402
 
 MEMORY_TMP = Path("/dev/shm")
 MEMORY_TMP_ROOM = 2 * 1024**3  # bytes free: a whole run holds about 300 MB until its end (only failed tests keep theirs)
 REG_REPORT = pytest.StashKey[dict[str, list[str]]]()
+REG_UNQUOTED = pytest.StashKey[dict[str, list[str]]]()
 WHOLE_SUITE = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--reg-report", metavar="FILE", help="write {clause: [test ids]} JSON after collection")
+    parser.addoption("--reg-unquoted", metavar="FILE",
+                     help="write {test id: [clauses its docstring does not quote]} JSON after collection")
 
 
 MAX_WORKERS = 16
@@ -103,28 +109,52 @@ def reg_report(pytestconfig: pytest.Config) -> dict[str, list[str]] | None:
     return pytestconfig.stash.get(REG_REPORT, None)
 
 
+@pytest.fixture(scope="session")
+def reg_unquoted(pytestconfig: pytest.Config) -> dict[str, list[str]] | None:
+    """``{test id: [clauses named in its reg marker that its docstring does not quote]}`` of this
+    session's collection if it was the whole suite, else None."""
+    if not pytestconfig.stash.get(WHOLE_SUITE, False):
+        return None
+    return pytestconfig.stash.get(REG_UNQUOTED, None)
+
+
 def _slow_modules_first(items: list[pytest.Item]) -> None:
     """The modules with the most ``slow`` tests first; a stable sort, so each module keeps its order."""
     slow: Counter[Path] = Counter(item.path for item in items if item.get_closest_marker("slow"))
     items.sort(key=lambda item: -slow[item.path])
 
 
+def _docstrings(item: pytest.Item) -> str:
+    """The test function's docstring and its class's: where a test states what its clauses say."""
+    docs = [getattr(getattr(item, "obj", None), "__doc__", None), getattr(item.cls, "__doc__", None)]
+    return "\n".join(doc for doc in docs if doc)
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     known = clause_ids()
+    texts = clause_texts()
     report: dict[str, list[str]] = {}
+    not_quoted: dict[str, list[str]] = {}
     bad = []
     for item in items:
-        for clause in _clauses_of(item):
+        named = _clauses_of(item)
+        for clause in named:
             if clause not in known:
                 bad.append(f"{item.nodeid}: reg({clause!r}) is not a clause of docs/regulations/")
             report.setdefault(clause, []).append(item.nodeid)
+        if named and not bad:
+            missing = unquoted(named, _docstrings(item), texts)
+            if missing:
+                not_quoted[item.nodeid] = missing
     if bad:
         raise pytest.UsageError("unknown regulation clause in a reg marker:\n" + "\n".join(bad))
     config.stash[REG_REPORT] = report
+    config.stash[REG_UNQUOTED] = not_quoted
     config.stash[WHOLE_SUITE] = _whole_suite(config)
-    path = config.getoption("--reg-report")
-    if path:
-        Path(path).write_text(json.dumps(report, indent=1, sort_keys=True), encoding="utf-8")
+    for option, data in (("--reg-report", report), ("--reg-unquoted", not_quoted)):
+        path = config.getoption(option)
+        if path:
+            Path(path).write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
     _slow_modules_first(items)
 
 

@@ -22,6 +22,7 @@ _SECTION_RE = re.compile(r"(\d{3}a\.\d+)")
 class Clause:
     id: str
     text: str  # the first words of the clause, for the table
+    body: str = ""  # the clause's own words in full (its sub-clauses not included)
 
 
 def _successor(token: str, current: str | None) -> bool:
@@ -68,14 +69,39 @@ def clauses(text: str, section: str) -> list[Clause]:
             else:
                 found[-1][1].extend(m.group(2).split())
                 continue
-        if found and len(found[-1][1]) < 12:
+        if found:
             found[-1][1].extend(line.split())
     seen: set[str] = set()
     out = []
     for cid, words in found:
         if cid not in seen:
             seen.add(cid)
-            out.append(Clause(cid, " ".join(words[:12])))
+            out.append(Clause(cid, " ".join(words[:12]), " ".join(_before_notes(words))))
+    return out
+
+
+def _before_notes(words: list[str]) -> list[str]:
+    """A section's last clause without the page's notes that follow it ("Cross References ...",
+    the publisher's notice)."""
+    text = " ".join(words)
+    for note in (" Cross References ", " Notes 58 Pa. Code ", " No part of the information on this site ",
+                 " The provisions of this § ", " This section cited in "):
+        if note in f" {text} ":
+            text = f" {text} ".split(note)[0].strip()
+    return text.split()
+
+
+def clause_texts(reg_dir: Path = REG_DIR) -> dict[str, str]:
+    """Clause id -> its words and those of every clause below it, in the order of the text: what a
+    test of that clause may quote."""
+    out: dict[str, str] = {}
+    for cs in all_clauses(reg_dir).values():
+        for c in cs:
+            out[c.id] = c.body
+            parent = c.id[: c.id.rindex("(")]
+            while "(" in parent:  # every clause above this one, up to the subsection
+                out[parent] = f"{out[parent]} {c.body}"
+                parent = parent[: parent.rindex("(")]
     return out
 
 
@@ -93,6 +119,38 @@ def all_clauses(reg_dir: Path = REG_DIR) -> dict[str, list[Clause]]:
         sec = section_of(f)
         out[sec] = clauses(f.read_text(encoding="utf-8"), sec)
     return out
+
+
+_QUOTED = re.compile(r'"([^"]+)"')
+_ELISION = re.compile(r"\.\.\.|\u2026|\[[^\]]*\]")
+QUOTE_MIN_WORDS = 4
+
+
+def _plain(text: str) -> str:
+    """Text compared as words: curly quotes and apostrophes straight, whitespace single, lower case."""
+    for curly, straight in (("\u2018\u2018", '"'), ("\u2019\u2019", '"'), ("\u201c", '"'), ("\u201d", '"'),
+                            ("\u2019", "'"), ("\u2018", "'")):
+        text = text.replace(curly, straight)
+    return " ".join(text.split()).lower()
+
+
+def quoted_passages(doc: str) -> list[str]:
+    """The passages of ``doc`` between double quotes, each cut at an elision ("...", "[...]") into
+    pieces of at least ``QUOTE_MIN_WORDS`` words: what a test's docstring quotes."""
+    out = []
+    for passage in _QUOTED.findall(_plain(doc)):
+        for piece in _ELISION.split(passage):
+            piece = piece.strip(" ,;:.()")
+            if len(piece.split()) >= QUOTE_MIN_WORDS:
+                out.append(piece)
+    return out
+
+
+def unquoted(clause_ids_named: list[str], doc: str, texts: dict[str, str]) -> list[str]:
+    """The clauses among ``clause_ids_named`` that ``doc`` quotes no passage of (``texts`` from
+    ``clause_texts``): a test of a clause states what the text requires in its words."""
+    pieces = quoted_passages(doc)
+    return [cid for cid in clause_ids_named if not any(p in _plain(texts[cid]) for p in pieces)]
 
 
 def clause_ids(reg_dir: Path = REG_DIR) -> set[str]:
