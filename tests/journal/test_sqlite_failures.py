@@ -3,7 +3,10 @@ back, interrupted; nothing committed is lost and the next append works, on real 
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -97,16 +100,58 @@ def test_unable_to_open_is_one_line(journal_path: Path, mocker) -> None:
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
-def test_read_only_directory(tmp_path: Path) -> None:
-    d = tmp_path / "ro"
-    d.mkdir()
-    os.chmod(d, 0o555)
+def _open_as_nobody(path: Path) -> str:
+    """What ``Journal.open(path)`` says in a child process of the ``nobody`` account (forked, so the
+    interpreter and this package need not be readable by that account): the error's text, or ""."""
+    nobody = pwd.getpwnam("nobody")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop root, open, say what happened, never return into pytest
+        code = 1
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            try:
+                Journal.open(path, table_id="T1").close()
+                said = ""
+            except JournalError as exc:
+                said = str(exc)
+            os.write(write_end, said.encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        said = pipe.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return said
+
+
+def test_read_only_directory() -> None:
+    """A directory the table's account may not write: refused in one line saying it is read-only,
+    and nothing is created there. Root writes anywhere, so as root the journal is opened by a
+    process of the ``nobody`` account (the real permission check, not a simulation)."""
+    base = Path(tempfile.mkdtemp(prefix="shoectl-ro-"))
+    d = base / "ro"
     try:
-        with pytest.raises(JournalError, match="read-only"):
-            Journal.open(d / "j.db", table_id="T1")
+        os.chmod(base, 0o755)
+        d.mkdir()
+        os.chmod(d, 0o555)
+        if os.geteuid() == 0:
+            said = _open_as_nobody(d / "j.db")
+        else:
+            with pytest.raises(JournalError) as info:
+                Journal.open(d / "j.db", table_id="T1")
+            said = str(info.value)
+        assert "read-only" in said and "\n" not in said, said
+        assert list(d.iterdir()) == []
     finally:
-        os.chmod(d, 0o755)
+        if d.exists():
+            os.chmod(d, 0o755)
+        shutil.rmtree(base)
 
 
 def test_changed_behind_the_writers_back_is_refused(journal: Journal, journal_path: Path) -> None:
