@@ -144,6 +144,17 @@ def _command_groups(parser: argparse.ArgumentParser) -> Iterator[tuple[argparse.
                 yield from _command_groups(child)
 
 
+def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` chose: the deepest one below ``parser``."""
+    current = parser
+    while True:
+        action = next((a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(args, action.dest, None) if action is not None else None
+        if action is None or chosen not in action.choices:
+            return current
+        current = action.choices[chosen]
+
+
 def _list_subcommands(group: argparse.ArgumentParser, metavar: str, args: argparse.Namespace) -> int:
     sys.stderr.write(f"{group.format_help()}\n{group.prog}: error: no {metavar} given\n")
     return EXIT_USAGE
@@ -168,7 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _command_of(argv) in LOGGING_COMMANDS:
         _import_structlog_without_rich()
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's own parser: "shoectl feed: error: ...", not "shoectl: error"
+        _chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -188,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc) or exc.__class__.__name__
+    text = str(exc) or "failed, and gave no reason"
     if isinstance(exc, OSError) and exc.strerror and text.startswith("[Errno"):
         # the system's own words, without Python's "[Errno 2] ...: 'path'" dressing
         text = exc.strerror if exc.filename is None else f"{os.fsdecode(exc.filename)}: {exc.strerror}"

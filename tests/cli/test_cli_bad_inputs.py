@@ -284,7 +284,8 @@ def test_verify_against_a_file_with_no_anchor_in_it_is_refused(capsys, one_shoe:
     (["rules", "check", "x\udcff.toml"], "shoectl rules: error: x\\xff.toml: file not found"),
     (["journal", "verify", "no\udcffsuch.db"], "shoectl journal: error: no\\xffsuch.db: no such journal"),
     (["\udcff"], "shoectl: error: argument COMMAND: invalid choice: '\\xff' (choose from"),
-    (["odds", "\udcff"], "shoectl: error: unrecognized arguments: \\xff"),
+    (["odds", "\udcff"], "shoectl odds: error: unrecognized arguments: \\xff"),
+    (["journal", "verify", "j.db", "--\udcff"], "shoectl journal verify: error: unrecognized arguments: --\\xff"),
 ])
 def test_a_byte_that_is_not_utf8_is_shown_as_the_byte(capsys, argv: list[str], said: str) -> None:
     """A byte that is not UTF-8 (Python's surrogate escape '\\udcff') reads '\\xff' in every message,
