@@ -2,7 +2,7 @@
 added from House Money; and a card set aside for a round to come (``SetAside``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from controller.rules.cards import Card
@@ -64,10 +64,13 @@ class RoundInProgress:
     def check_house_money_add(self, seat: int) -> Settlement:
         """629a.8(c)(3)(i)(A)-(B): the seat's House Money settlement, if its payout is not yet
         placed: it goes onto one original wager, once (the amount is ``add_house_money``'s to
-        check). ``Refused`` otherwise; changes nothing."""
-        hm = next((s for s in self.house_money if s.seat == seat), None)
-        if hm is None:
+        check). A seat that placed House Money more than once has one payout, the sum of its
+        wagers' ("all of the winning House Money payout"). ``Refused`` otherwise; changes nothing."""
+        mine = [s for s in self.house_money if s.seat == seat]
+        if not mine:
             raise Refused(f"seat {seat} has no House Money wager")
+        hm = mine[0] if len(mine) == 1 else replace(
+            mine[0], amount=sum(s.amount for s in mine), win=sum(s.win for s in mine))
         if seat in self.house_money_added:
             added_side, added = self.house_money_added[seat]
             raise Refused(f"seat {seat}'s House Money payout ({added}) is already on its {added_side.value} wager; "

@@ -149,6 +149,30 @@ def test_a_house_money_payout_goes_onto_one_original_wager() -> None:
     assert "already on its banker wager" in b.of("refused")[-1]["reason"]
 
 
+@pytest.mark.reg("629a.8(c)(3)(i)(A)")
+def test_a_seat_with_two_house_money_wagers_adds_their_whole_payout_once() -> None:
+    """629a.8(c)(3)(i)(A): "All of the winning House Money payout ... shall be added to the area
+    designated for the placement of the player's original wager". A seat that placed House Money
+    twice (100, then 50) has one payout, 300 + 150: the first wager's 300 alone is refused, the
+    whole 450 is placed once, and the Player wager is settled as 550. (The payout of the second
+    wager could not be added at all before.)"""
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("5S,KH,5D,2C,KD,KC"), decks=6))
+    b.open_and_cut(seats=(1, 2, 3))
+    b.play_round([(2, "player", 100), (2, "house_money", 100), (2, "house_money", 50)])
+    b.op("reveal", Role.DEALER)
+    b.op("reveal", Role.DEALER)
+    assert [(x["amount"], x["win"]) for x in b.of("settlement") if x["kind"] == "house_money"] == [(100, 300), (50, 150)]
+    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=300)
+    assert b.of("refused")[-1]["reason"].endswith("450, not 300") and not b.of("house_money_added")
+    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=450)
+    assert b.of("house_money_added") == [{"seat": 2, "side": "player", "amount": 450}]
+    b.op("continue", Role.DEALER)
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    [main] = [x for x in b.of("settlement") if x["kind"] == "player"]
+    assert main["amount"] == 550
+
+
 # -- 3. 627a.13(d): no wager is lost to a simulated round --------------------------------------------------
 @pytest.mark.reg("627a.13(d)")
 @pytest.mark.parametrize("option", ["return", "stay"])

@@ -95,8 +95,11 @@ class Walk:
             b.op("restart_shoe", reason="test")
         elif roll < 0.35 and len(core.pending_wagers) < 6:
             kinds = sorted(k.value for k in b.sub.wagers)
-            b.op("wager", Role.DEALER, seat=rnd.choice(b.sub.seats), kind=rnd.choice(kinds),
-                 amount=rnd.choice([100, 500, 1000, 2500]))
+            kind = rnd.choice(kinds)
+            # House Money mostly beside the seat's own Player or Banker wager, where a win can be added
+            backed = sorted({w.seat for w in core.pending_wagers if w.kind.value in ("player", "banker")})
+            seat = rnd.choice(backed) if kind == "house_money" and backed and roll < 0.3 else rnd.choice(b.sub.seats)
+            b.op("wager", Role.DEALER, seat=seat, kind=kind, amount=rnd.choice([100, 500, 1000, 2500]))
         else:
             b.op("no_more_bets", Role.DEALER)
 
@@ -118,10 +121,14 @@ class Walk:
                 held = {(w.seat, w.kind.value) for w in core.round.wagers if w.kind.value in ("player", "banker")}
                 addable = [(s, side) for s in core.round.house_money for side in ("player", "banker")
                            if s.win > 0 and (s.seat, side) in held]
-                s, side = rnd.choice(addable) if addable and roll < 0.45 else (
-                    rnd.choice(core.round.house_money), rnd.choice(["player", "banker"]))
-                b.op("house_money_add", Role.DEALER, seat=s.seat, side=side,
-                     amount=rnd.choice([1, 100, max(1, s.win // 2)] + [max(1, s.win)] * 4))
+                if addable and roll < 0.4:
+                    s, side = rnd.choice(addable)
+                    # the seat's whole payout (all its House Money wagers): the preset's portion is all
+                    amount = sum(x.win for x in core.round.house_money if x.seat == s.seat)
+                else:
+                    s, side = rnd.choice(core.round.house_money), rnd.choice(["player", "banker"])
+                    amount = rnd.choice([1, 100, max(1, s.win // 2), max(1, s.win)])
+                b.op("house_money_add", Role.DEALER, seat=s.seat, side=side, amount=amount)
             elif roll < 0.55:
                 self.draw(face_up=rnd.random() < 0.5)  # a card drawn in error during House Money
             else:
