@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -121,9 +122,11 @@ def test_midibaccarat_squeeze_and_house_money_before_third_cards(tmp_path: Path)
     for e in entries:
         if e.kind == "round_start":
             cards_in_round, revealed, hm_seen_at, first_squeeze = 0, 0, None, {}
-            highest = {hand: max((w["amount"] for w in e.payload["wagers"] if w["kind"] == hand), default=0)
+            wagers: Counter[tuple[int, str]] = Counter()  # a seat's wagers on a hand, together
+            for w in e.payload["wagers"]:
+                wagers[(w["seat"], w["kind"])] += w["amount"]
+            highest = {hand: max((n for (_, kind), n in wagers.items() if kind == hand), default=0)
                        for hand in ("player", "banker")}
-            wagers = {(w["seat"], w["kind"]): w["amount"] for w in e.payload["wagers"]}
         elif e.kind == "card":
             cards_in_round += 1
         elif e.kind == "revealed":
@@ -133,7 +136,7 @@ def test_midibaccarat_squeeze_and_house_money_before_third_cards(tmp_path: Path)
             first_squeeze[hand] = e.payload["seat"]
             assert cards_in_round == 4 and (hand == "player") == (revealed == 0)  # the Player's Hand first
             if highest[hand]:
-                assert wagers.get((e.payload["seat"], hand)) == highest[hand]
+                assert wagers[(e.payload["seat"], hand)] == highest[hand]
         elif e.kind == "settlement" and e.payload["kind"] == "house_money" and hm_seen_at is None:
             hm_seen_at = cards_in_round
             rounds_with_hm += 1
