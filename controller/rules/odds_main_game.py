@@ -11,6 +11,12 @@ Contract:
 - The counts of one call sum to ``falling(composition.total, ROUND_CARDS)``; the composition must
   hold at least ``ROUND_CARDS`` cards (the caller checks).
 - ``clear_caches()`` forgets the tables (loaded or built once per rule set, on first use).
+- ``use_engine(engine)`` chooses how a table is evaluated on a shoe, one of ``ENGINES``:
+  ``"auto"`` (the default: numpy when it can be imported, the optional ``fast`` extra, else pure
+  Python), ``"python"`` (``odds_multisets``) or ``"numpy"`` (``odds_multisets_numpy``;
+  ``RulesError`` without numpy). Both give the same exact integers; a shoe too large for numpy's
+  64-bit integers is evaluated in pure Python whatever the choice. ``engine_in_use()`` says which
+  one ``auto`` comes to.
 - ``punto_banco_facts()`` / ``twentyone_facts(...)``: what a table is derived from, read off the
   rule functions; ``derive_punto_banco_table(facts)`` / ``derive_twentyone_table(facts)`` derive
   it now. On first use a table is the one shipped for its facts (``odds_tables``), else derived.
@@ -25,6 +31,7 @@ ordered card sequences, times ``(N-k)...(N-5)`` for the free trailing positions.
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -38,12 +45,13 @@ from . import punto_banco as pb
 from . import twentyone as t21
 from .cards import ALL_CARDS, Card, Composition, card
 from .engine import RoundResult, twentyone_outcome
+from .errors import RulesError
 from .model import Game, Outcome
 from .odds_multisets import MultisetPlan
 from .odds_sequences import ROUND_CARDS, falling
 
 __all__ = [
-    "PUNTO_BANCO_CATEGORIES", "TWENTYONE_CATEGORIES", "clear_caches", "punto_banco_categories",
+    "ENGINES", "PUNTO_BANCO_CATEGORIES", "engine_in_use", "use_engine", "TWENTYONE_CATEGORIES", "clear_caches", "punto_banco_categories",
     "twentyone_categories",
 ]
 
@@ -277,15 +285,57 @@ def _factors(class_counts: Sequence[int]) -> list[int]:
     return [c - j for c in class_counts for j in range(_SLOTS_PER_CLASS)]
 
 
-_PLANS: dict[int, MultisetPlan] = {}
+ENGINES = ("auto", "python", "numpy")
+_PLANS: dict[tuple[int, str], Any] = {}
+_choice = {"engine": "auto", "numpy": None}  # the engine asked for; whether numpy can be imported
+
+
+def use_engine(engine: str) -> None:
+    """Evaluate the tables with ``engine`` from now on (see the module docstring)."""
+    if engine not in ENGINES:
+        raise RulesError(f"unknown odds engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    if engine == "numpy" and not _numpy_importable():
+        raise RulesError("the numpy odds engine needs numpy: pip install 'shoectl[fast]'")
+    _choice["engine"] = engine
+
+
+def engine_in_use() -> str:
+    """``"numpy"`` or ``"python"``: how a shoe of an ordinary size is evaluated now."""
+    engine = _choice["engine"]
+    if engine == "auto":
+        return "numpy" if _numpy_importable() else "python"
+    return engine
+
+
+def _numpy_importable() -> bool:
+    if _choice["numpy"] is None:
+        _choice["numpy"] = importlib.util.find_spec("numpy") is not None
+    return bool(_choice["numpy"])
+
+
+def _plan(table: _MainTable, engine: str) -> Any:
+    """The table's plan for ``engine``, compiled on first use."""
+    key = (id(table), engine)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if engine == "numpy":
+            from .odds_multisets_numpy import NumpyMultisetPlan
+
+            plan = NumpyMultisetPlan(table.groups, len(table.categories))
+        else:
+            plan = MultisetPlan(table.groups, len(table.categories))
+        _PLANS[key] = plan
+    return plan
 
 
 def _main_counts(table: _MainTable, class_counts: Sequence[int], n_cards: int) -> list[int]:
     """The same counts as ``main_counts_reference``, through the table's compiled plan."""
-    plan = _PLANS.get(id(table))
-    if plan is None:
-        plan = _PLANS[id(table)] = MultisetPlan(table.groups, len(table.categories))
-    return plan.counts(_factors(class_counts), n_cards)
+    f = _factors(class_counts)
+    if engine_in_use() == "numpy":
+        plan = _plan(table, "numpy")
+        if plan.fits(f):
+            return plan.counts(f, n_cards)
+    return _plan(table, "python").counts(f, n_cards)
 
 
 def punto_banco_categories(composition: Composition) -> dict[str, int]:

@@ -11,6 +11,9 @@ Contract:
   The table must cover every sequence (each ends in exactly one category): one category, the one
   with the most multisets, is the total ``N(N-1)...(N-5)`` less the others.
 - ``gather(indices)``: ``seq -> tuple(seq[i] for i in indices)`` in C, for one index too.
+- ``level_keys(table)`` -> ``{k: sorted slot tuples}``: per size, the table's multisets of that size
+  and the parents of the size above (every evaluation of a plan walks these levels; the numpy one,
+  ``odds_multisets_numpy``, too).
 
 Why it is fast (docs/odds.md): every multiset's weight is its parent's (the multiset less its last
 slot) times one factor, so each weight costs one multiplication, level by level, with the gathers
@@ -24,7 +27,7 @@ from operator import itemgetter, mul
 
 from .odds_sequences import ROUND_CARDS, falling
 
-__all__ = ["MultisetPlan", "gather"]
+__all__ = ["MultisetPlan", "gather", "level_keys"]
 
 Slots = tuple[int, ...]
 Group = tuple[int, tuple[Slots, ...], tuple[tuple[int, ...], ...]]
@@ -37,6 +40,18 @@ def gather(indices: Sequence[int]) -> Callable[[Sequence[int]], tuple[int, ...]]
         only = indices[0]
         return lambda seq: (seq[only],)
     return itemgetter(*indices)
+
+
+def level_keys(table: dict[int, tuple[tuple[Slots, ...], tuple[tuple[int, ...], ...]]]) -> dict[int, list[Slots]]:
+    """Per size ``k`` from 1 to the largest: the table's multisets of size ``k`` and the parents
+    (the multiset less its last slot) of those of size ``k + 1``, sorted."""
+    keys: dict[int, list[Slots]] = {}
+    need: set[Slots] = set()
+    for k in range(max(table), 0, -1):
+        mine = set(table[k][0]) if k in table else set()
+        keys[k] = sorted(mine | need)
+        need = {s[:-1] for s in keys[k]}
+    return keys
 
 
 class _Level:
@@ -69,13 +84,7 @@ class MultisetPlan:
         self.derived = max(range(categories), key=lambda c: sum(
             sum(1 for x in cols[c] if x) for _, cols in table.values()))
         top = max(table)
-        # Keys per size: the table's multisets of that size and the parents of the size above.
-        keys: dict[int, list[Slots]] = {}
-        need: set[Slots] = set()
-        for k in range(top, 0, -1):
-            mine = set(table[k][0]) if k in table else set()
-            keys[k] = sorted(mine | need)
-            need = {s[:-1] for s in keys[k]}
+        keys = level_keys(table)
         self.levels: list[_Level] = []
         index_below: dict[Slots, int] = {}
         for k in range(1, top + 1):

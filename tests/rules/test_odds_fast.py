@@ -1,6 +1,7 @@
-"""The compiled evaluation of the exact odds (``odds_multisets.MultisetPlan``) against the
-straightforward product per multiset (``odds_main_game.main_counts_reference``), exactly, on
-seeded random shoes: full, depleted as by play, and small and lopsided."""
+"""The compiled evaluations of the exact odds (``odds_multisets.MultisetPlan`` in pure Python,
+``odds_multisets_numpy.NumpyMultisetPlan`` with numpy) against the straightforward product per
+multiset (``odds_main_game.main_counts_reference``), exactly, on seeded random shoes: full,
+depleted as by play, and small and lopsided."""
 from __future__ import annotations
 
 import random
@@ -41,8 +42,17 @@ TABLES = {
 }
 
 
+@pytest.fixture(params=["python", "numpy"])
+def engine(request):
+    """Each odds engine in turn, the default restored afterwards."""
+    omg.use_engine(request.param)
+    yield request.param
+    omg.use_engine("auto")
+
+
 @pytest.mark.parametrize("name", sorted(TABLES))
-def test_compiled_plan_equals_the_product_per_multiset(name: str) -> None:
+def test_compiled_plan_equals_the_product_per_multiset(name: str, engine: str) -> None:
+    assert omg.engine_in_use() == engine
     table_of, value = TABLES[name]
     table = table_of()
     for shoe in depleted_shoes(seed=15, count=40):
@@ -50,6 +60,44 @@ def test_compiled_plan_equals_the_product_per_multiset(name: str) -> None:
         fast = omg._main_counts(table, c, shoe.total)
         assert fast == omg.main_counts_reference(table, c, shoe.total), shoe
         assert all(x >= 0 for x in fast)
+
+
+def test_the_numpy_plan_computes_what_the_pure_plan_does_on_the_same_factors() -> None:
+    """The two plans, built from the same table, give the same integers directly (not only
+    through ``_main_counts``, which might have fallen back to pure Python)."""
+    from controller.rules.odds_multisets import MultisetPlan
+    from controller.rules.odds_multisets_numpy import NumpyMultisetPlan
+
+    table = omg._punto_banco_table()
+    pure = MultisetPlan(table.groups, len(table.categories))
+    vectorised = NumpyMultisetPlan(table.groups, len(table.categories))
+    for shoe in depleted_shoes(seed=16, count=20):
+        f = omg._factors(classes(shoe, pb.card_value))
+        assert vectorised.fits(f)
+        assert vectorised.counts(f, shoe.total) == pure.counts(f, shoe.total), shoe
+
+
+def test_a_shoe_too_large_for_64_bit_integers_is_still_exact(engine: str) -> None:
+    """Weights are products of up to six factors: 1,449 cards of one class make them pass
+    2**63, so the numpy engine hands such a shoe to the pure plan, and the counts stay exact."""
+    from controller.rules.odds_multisets_numpy import NumpyMultisetPlan
+
+    table = omg._punto_banco_table()
+    for huge in ([1449] + [1] * 9, [5000, 300, 2, 0, 7, 7, 7, 7, 7, 1449]):
+        assert not NumpyMultisetPlan(table.groups, 5).fits(omg._factors(huge))
+        n = sum(huge)
+        got = omg._main_counts(table, huge, n)
+        assert got == omg.main_counts_reference(table, huge, n)
+        assert sum(got) == omg.falling(n, omg.ROUND_CARDS)
+
+
+def test_an_unknown_odds_engine_is_refused_and_changes_nothing() -> None:
+    from controller.rules.errors import RulesError
+
+    before = omg.engine_in_use()
+    with pytest.raises(RulesError, match="unknown odds engine 'fortran'"):
+        omg.use_engine("fortran")
+    assert omg.engine_in_use() == before
 
 
 def test_exact_odds_after_every_round_of_a_dealt_shoe_equals_the_reference() -> None:
@@ -94,3 +142,17 @@ def test_a_changed_paytable_is_valued_afresh_each_call() -> None:
     assert first == fresh * 2
     p_tie = exact_odds(eight).outcomes["tie"]
     assert fresh == [1 - 9 * p_tie, 1 - 10 * p_tie] and fresh[0] > fresh[1] > Fraction(0)
+
+
+def test_without_numpy_auto_is_pure_python_and_numpy_is_refused(monkeypatch) -> None:
+    """A machine without the ``fast`` extra: ``auto`` evaluates in pure Python, asking for numpy
+    is refused in the user's words, and the odds are the same exact figures."""
+    from controller.rules.errors import RulesError
+
+    with_numpy = exact_odds(load_preset("ez-baccarat")).counts
+    monkeypatch.setitem(omg._choice, "numpy", False)
+    assert omg.engine_in_use() == "python"
+    with pytest.raises(RulesError, match=r"needs numpy: pip install 'shoectl\[fast\]'"):
+        omg.use_engine("numpy")
+    assert omg.engine_in_use() == "python"
+    assert exact_odds(load_preset("ez-baccarat")).counts == with_numpy
