@@ -23,7 +23,7 @@ from controller.cli.common import GAME_CHOICES, given_options, percent, positive
 from controller.cli.journal_input import add_journal_input
 from controller.cli.odds_journal import run_journal
 from controller.errors import UsageError, path_argument
-from controller.rules.cards import Composition, parse_cards
+from controller.rules.cards import RANKS, Card, Composition, parse_cards
 from controller.rules.odds import OddsReport, exact_odds
 from controller.rules.submission import MAX_DECKS, MIN_DECKS
 from shoectl_config.text import quoted
@@ -99,6 +99,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+REMOVED_LISTED = 12  # more removed cards than this (a journal's shoe late on: hundreds) are counted by rank
+
+
+def _by_rank(counts: list[int]) -> str:
+    """``A 0, 2 1, ..., K 3``: every rank, a suit's letter dropped from its card's name."""
+    return ", ".join(f"{str(Card(rank, 'S'))[:-1]} {counts[rank]}" for rank in RANKS)
+
+
+def _removed_lines(r: OddsReport) -> list[str]:
+    """The cards taken out: listed when they are few, else counted by rank beside what is left
+    (what surveillance reads late in a shoe)."""
+    if len(r.removed) <= REMOVED_LISTED:
+        return [f"Removed: {','.join(str(c) for c in r.removed)}"]
+    removed = [0] * 14
+    for c in r.removed:
+        removed[c.rank] += 1
+    left = Composition.standard(r.decks).remove(r.removed).rank_counts()
+    return [f"Removed: {len(r.removed)} cards, by rank: {_by_rank(removed)}",
+            f"Left: {r.cards} cards, by rank: {_by_rank(left)}"]
+
+
 def render_text(sub: Any, r: OddsReport) -> str:
     title = _GAME_TITLES.get(r.game.value, r.game.value)
     lines = [
@@ -106,7 +127,7 @@ def render_text(sub: Any, r: OddsReport) -> str:
         f" (Rules Submission {sub.source})",
     ]
     if r.removed:
-        lines.append(f"Removed: {','.join(str(c) for c in r.removed)}")
+        lines.extend(_removed_lines(r))
     if r.bonus_in_play is not None:
         lines.append(f"Bonus in play: {'yes' if r.bonus_in_play else 'no'}")
     lines.append(f"Ordered six-card sequences: {r.total_sequences:,}")

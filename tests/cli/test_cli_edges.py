@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -24,6 +25,7 @@ from controller.rules.odds import exact_odds
 from controller.rules.submission import load_preset, load_submission
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+RANK_NAMES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 
 
 def shoectl_run(journal: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -80,6 +82,20 @@ def test_odds_recomputes_the_figures_after_a_round_from_the_journal(capsys, ez_j
     code, out, err = run(capsys, "odds", "--journal", str(ez_journal), "--shoe", result.shoe_id, "--round", "3")
     assert code == 0, err
     assert "after round 3" in out and out.count(" same\n") == 7 and "DIFFERS" not in out
+    # Hundreds of cards out: counted by rank, beside what is left, not listed one by one.
+    gone = Counter(c.rank for c in reads_before(entries, result.shoe_id, result.seq))
+    [removed_line] = [line for line in out.splitlines() if line.startswith("Removed: ")]
+    assert removed_line == (f"Removed: {sum(gone.values())} cards, by rank: "
+                            + ", ".join(f"{name} {gone[rank]}" for rank, name in enumerate(RANK_NAMES, 1)))
+    [left_line] = [line for line in out.splitlines() if line.startswith("Left: ")]
+    assert left_line == (f"Left: {left.total} cards, by rank: "
+                         + ", ".join(f"{name} {32 - gone[rank]}" for rank, name in enumerate(RANK_NAMES, 1)))
+
+
+def test_odds_lists_a_few_removed_cards_by_name(capsys) -> None:
+    code, out, err = run(capsys, "odds", "--removed", "AS,10H,KD")
+    assert code == 0, err
+    assert "\nRemoved: AS,10H,KD\n" in out and "Left: " not in out
 
 
 @pytest.mark.parametrize("argv, says", [
