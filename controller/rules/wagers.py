@@ -11,6 +11,11 @@ Contract:
   A win pays ``amount * multiplier`` rounded to a whole minor unit by the submission's
   ``commission_rounding`` (only a commissioned win can be fractional: the Banker's, and in
   21 Baccarat the Player's when ``[commission] player_rate`` is set).
+  A seat's wagers of the same kind count together, as at the limits and the squeeze: they are
+  settled as one wager of their total, so the seat is paid the same however it placed its chips,
+  and that total's win and commission are shared among the wagers in proportion to their
+  amounts (the minor units the shares leave over go one each to the largest remainders, the
+  earlier wager first on a tie). Each wager still has exactly one settlement.
 - ``settle_house_money(first_four, wagers, submission)`` settles House Money wagers after the first
   two cards of each hand and before any third card (629a.8(c)(3)); ``add_house_money(...)`` moves
   all or the allowed portion of a winning payout onto the player's Player or Banker wager
@@ -195,7 +200,46 @@ def settle(round_: RoundResult | RoundFacts, wagers: Iterable[Wager], submission
         facts = round_.facts
     else:
         facts = round_
-    return [settle_one(w, facts, submission) for w in settlement_order(wagers, submission)]
+    return _settle_seat_totals(settlement_order(wagers, submission), facts, submission)
+
+
+def _settle_seat_totals(ordered: Sequence[Wager], facts: RoundFacts, submission: Any) -> list[Settlement]:
+    """``settle_one`` of each wager in ``ordered``, a seat's wagers of one kind settled on their
+    total and the total's win and commission shared (module docstring)."""
+    together: dict[tuple[int, WagerKind], list[int]] = {}
+    for i, w in enumerate(ordered):
+        together.setdefault((w.seat, w.kind), []).append(i)
+    out: list[Settlement | None] = [None] * len(ordered)
+    for (seat, kind), where in together.items():
+        if len(where) == 1:
+            out[where[0]] = settle_one(ordered[where[0]], facts, submission)
+            continue
+        amounts = [ordered[i].amount for i in where]
+        whole = settle_one(Wager(seat, kind, sum(amounts)), facts, submission)
+        # The gross (win and commission together) is shared first, then the commission within
+        # each wager's gross, so that every wager's win and commission add up to its gross.
+        gross = _shares(whole.win + whole.commission, amounts, None)
+        commissions = _shares(whole.commission, amounts, gross)
+        for i, amount, g, commission in zip(where, amounts, gross, commissions):
+            out[i] = Settlement(seat, kind, amount, whole.result, g - commission, commission)
+    return [s for s in out if s is not None]
+
+
+def _shares(total: int, amounts: Sequence[int], caps: Sequence[int] | None) -> list[int]:
+    """``total`` split in proportion to ``amounts`` in whole units that sum to it, none above its
+    cap (``caps`` sum to at least ``total``): each its floor, then one more at a time to the
+    largest remainders that are below their caps (the earlier first on a tie)."""
+    whole = sum(amounts)
+    limit = caps if caps is not None else [total] * len(amounts)
+    shares = [min(total * a // whole, cap) for a, cap in zip(amounts, limit)]
+    order = sorted(range(len(amounts)), key=lambda i: (-(total * amounts[i] % whole), i))
+    left = min(total - sum(shares), sum(limit) - sum(shares))  # the caps always hold the total
+    while left > 0:
+        for i in order:
+            if left and shares[i] < limit[i]:
+                shares[i] += 1
+                left -= 1
+    return shares
 
 
 def settle_house_money(first_four: Sequence[Card], wagers: Iterable[Wager], submission: Any) -> list[Settlement]:
@@ -207,7 +251,7 @@ def settle_house_money(first_four: Sequence[Card], wagers: Iterable[Wager], subm
     hm = [w for w in _check(wagers, submission) if w.kind is WagerKind.HOUSE_MONEY]
     p1, b1, p2, b2 = first_four
     facts = RoundFacts(Outcome.TIE, player_pair=p1.rank == p2.rank, banker_pair=b1.rank == b2.rank)
-    return [settle_one(w, facts, submission) for w in settlement_order(hm, submission)]
+    return _settle_seat_totals(settlement_order(hm, submission), facts, submission)
 
 
 def house_money_to_add(settlement: Settlement, submission: Any) -> int:

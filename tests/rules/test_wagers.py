@@ -255,3 +255,45 @@ def test_settlement_conserves_money(cards: list, raw: list) -> None:
         assert s.returned >= 0
         if s.kind is K.BANKER and s.result is Result.WIN:
             assert s.win + s.commission == s.amount  # 1:1 gross, split between player and house
+
+
+def test_a_seats_banker_wagers_are_paid_as_one_wager_of_their_total() -> None:
+    """Two Banker wagers of 1.10 at one seat: 2.20 at 1:1 less 5% (rounded down, to the house)
+    pays 2.09. Settled one by one they paid 1.04 each (1.045 rounded down twice): a seat's pay
+    would depend on how it stacked its chips. Now they are paid as the 2.20 they are together,
+    each still settled once, its share of the win and the commission adding up to its gross."""
+    banker_wins = RoundFacts(Outcome.BANKER)
+    [alone] = settle(banker_wins, [Wager(3, K.BANKER, 220)], MINI)
+    assert (alone.win, alone.commission) == (209, 11)
+    out = settle(banker_wins, [Wager(3, K.BANKER, 110), Wager(3, K.BANKER, 110)], MINI)
+    # 11 of commission shared: 5.5 each, the unit left over to the earlier wager.
+    assert [(s.amount, s.win, s.commission) for s in out] == [(110, 104, 6), (110, 105, 5)]
+    assert sum(s.win for s in out) == 209 and all(s.win + s.commission == s.amount for s in out)
+    # Another seat's wager of the same kind is its own: 1.10 alone pays 1.04.
+    out = settle(banker_wins, [Wager(3, K.BANKER, 110), Wager(5, K.BANKER, 110)], MINI)
+    assert sorted((s.seat, s.win, s.commission) for s in out) == [(3, 104, 6), (5, 104, 6)]
+
+
+@given(
+    st.sampled_from([RoundFacts(Outcome.BANKER), RoundFacts(Outcome.PLAYER), RoundFacts(Outcome.TIE),
+                     RoundFacts(Outcome.BANKER, dragon7=True), RoundFacts(Outcome.PLAYER, panda8=True)]),
+    st.sampled_from([K.PLAYER, K.BANKER, K.TIE, K.DRAGON7, K.PANDA8]),
+    st.lists(st.integers(1, 10**7), min_size=1, max_size=6),
+    st.sampled_from(["down", "up", "half-up", "half-even"]),
+)
+def test_a_seats_same_kind_wagers_settle_as_their_total(facts: RoundFacts, kind: K, amounts: list[int],
+                                                        rounding: str) -> None:
+    """However a seat splits an amount among wagers of one kind, it is paid what one wager of the
+    total is paid (EZ Baccarat's Dragon 7 and Panda 8; Minibaccarat's commissioned Banker), every
+    wager is settled exactly once, and each wager's share of the win is its proportion of it,
+    give or take less than two minor units (one from sharing the gross, one the commission)."""
+    sub = dataclasses.replace(EZ if kind in (K.DRAGON7, K.PANDA8) else MINI, commission_rounding=rounding)
+    total = sum(amounts)
+    [alone] = settle(facts, [Wager(2, kind, total)], sub)
+    out = settle(facts, [Wager(2, kind, a) for a in amounts], sub)
+    assert [s.amount for s in out] == amounts
+    assert {s.result for s in out} == {alone.result}
+    assert sum(s.win for s in out) == alone.win and sum(s.commission for s in out) == alone.commission
+    for s in out:
+        assert s.win >= 0 and s.commission >= 0
+        assert abs(s.win * total - alone.win * s.amount) < 2 * total
