@@ -10,6 +10,8 @@ the cards left in a journal's shoe after a round (``controller.cli.odds_journal`
 - ``--decks`` sets the number of decks in the shoe (default: the submission's).
 - ``--removed`` takes cards out of the shoe (comma- or space-separated; may be repeated).
 - ``--json`` prints one JSON object (``OddsReport.to_json()``, exact fractions under ``"exact"``).
+- ``--engine`` evaluates the counts with numpy (the ``fast`` extra; ``auto``, the default, takes
+  it when installed) or in pure Python (the reference): the same exact figures either way.
 
 Every input error (unknown game or card, more copies removed than the shoe holds, a bad deck
 count, a bad Rules Submission file) is one line on standard error and exit status 2.
@@ -23,6 +25,7 @@ from controller.cli.common import GAME_CHOICES, given_options, percent, positive
 from controller.cli.journal_input import add_journal_input
 from controller.cli.odds_journal import run_journal
 from controller.errors import UsageError, path_argument
+from controller.rules import odds_main_game
 from controller.rules.cards import RANKS, Card, Composition, parse_cards
 from controller.rules.odds import OddsReport, exact_odds
 from controller.rules.submission import MAX_DECKS, MIN_DECKS
@@ -52,6 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--submission", type=path_argument, metavar="FILE_OR_PRESET", help="a Rules Submission file or preset name")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--engine", choices=odds_main_game.ENGINES, default="auto",
+                   help="evaluate the counts with numpy (the fast extra) or python (the pure-Python reference); "
+                   "the figures are the same (default: auto, numpy when installed)")
     add_journal_input(p, "--journal", help="value the cards left in this journal's shoe after a round (with --shoe and "
                       "--round), compared with the edge monitor's record of it")
     p.add_argument("--shoe", metavar="ID", help="with --journal: the shoe (e.g. T1-S0001)")
@@ -86,6 +92,14 @@ def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
 
 
 def run(args: argparse.Namespace) -> int:
+    previous = odds_main_game.use_engine(args.engine)
+    try:
+        return _run(args)
+    finally:
+        odds_main_game.use_engine(previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.path is not None:
         return run_journal(args, render_text)
     given = given_options(args, ("--shoe", "--round", "--hmac-key")) + (["--no-verify"] if args.no_verify else [])

@@ -11,7 +11,7 @@ Contract:
 - The counts of one call sum to ``falling(composition.total, ROUND_CARDS)``; the composition must
   hold at least ``ROUND_CARDS`` cards (the caller checks).
 - ``clear_caches()`` forgets the tables (loaded or built once per rule set, on first use).
-- ``use_engine(engine)`` chooses how a table is evaluated on a shoe, one of ``ENGINES``:
+- ``use_engine(engine) -> the previous choice`` chooses how a table is evaluated on a shoe, one of ``ENGINES``:
   ``"auto"`` (the default: numpy when it can be imported, the optional ``fast`` extra, else pure
   Python), ``"python"`` (``odds_multisets``) or ``"numpy"`` (``odds_multisets_numpy``;
   ``RulesError`` without numpy). Both give the same exact integers; a shoe too large for numpy's
@@ -290,13 +290,15 @@ _PLANS: dict[tuple[int, str], Any] = {}
 _choice = {"engine": "auto", "numpy": None}  # the engine asked for; whether numpy can be imported
 
 
-def use_engine(engine: str) -> None:
-    """Evaluate the tables with ``engine`` from now on (see the module docstring)."""
+def use_engine(engine: str) -> str:
+    """Evaluate the tables with ``engine`` from now on (see the module docstring); the engine
+    chosen before, to give back to it."""
     if engine not in ENGINES:
         raise RulesError(f"unknown odds engine {engine!r}: choose one of {', '.join(ENGINES)}")
     if engine == "numpy" and not _numpy_importable():
         raise RulesError("the numpy odds engine needs numpy: pip install 'shoectl[fast]'")
-    _choice["engine"] = engine
+    previous, _choice["engine"] = _choice["engine"], engine
+    return str(previous)
 
 
 def engine_in_use() -> str:

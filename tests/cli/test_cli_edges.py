@@ -92,6 +92,31 @@ def test_odds_recomputes_the_figures_after_a_round_from_the_journal(capsys, ez_j
                          + ", ".join(f"{name} {32 - gone[rank]}" for rank, name in enumerate(RANK_NAMES, 1)))
 
 
+def test_odds_engines_print_the_same_figures_and_leave_the_choice_as_it_was(capsys) -> None:
+    """``--engine python`` (the pure-Python reference) and ``--engine numpy`` give the same exact
+    figures, on a full shoe and on a journal's shoe late on; the choice ends with the command."""
+    from controller.rules import odds_main_game
+
+    before = odds_main_game.engine_in_use()
+    outs = []
+    for engine in ("python", "numpy"):
+        code, out, err = run(capsys, "odds", "--game", "ez-baccarat", "--removed", "7S,7H,8D", "--json", "--engine", engine)
+        assert code == 0, err
+        outs.append(json.loads(out))
+        assert odds_main_game.engine_in_use() == before
+    assert outs[0] == outs[1] and outs[0]["exact"]
+
+
+def test_odds_engine_numpy_without_numpy_is_one_line(capsys, monkeypatch) -> None:
+    from controller.rules import odds_main_game
+
+    monkeypatch.setitem(odds_main_game._choice, "numpy", False)
+    code, out, err = run(capsys, "odds", "--engine", "numpy")
+    assert code == 2 and out == ""
+    assert err.strip() == "shoectl odds: error: the numpy odds engine needs numpy: pip install 'shoectl[fast]'", err
+    assert odds_main_game.engine_in_use() == "python"
+
+
 def test_odds_lists_a_few_removed_cards_by_name(capsys) -> None:
     code, out, err = run(capsys, "odds", "--removed", "AS,10H,KD")
     assert code == 0, err
