@@ -144,6 +144,21 @@ def test_the_odds_tables_are_shipped_and_found(install) -> None:
     assert found == "True"
 
 
+def test_without_the_fast_extra_the_odds_are_pure_python_and_numpy_is_asked_for_in_words(install) -> None:
+    """A plain install has no numpy (it is the ``fast`` extra): ``shoectl odds`` evaluates in pure
+    Python by default, and gives the same figures as this checkout (numpy, when it has it);
+    ``--engine numpy`` is refused in one line that says what to install."""
+    plain = _shoectl(install, "odds", "--game", "ez-baccarat", "--json")
+    assert plain.returncode == 0, plain.stderr
+    here = subprocess.run([sys.executable, "-m", "controller.cli.main", "odds", "--game", "ez-baccarat", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert here.returncode == 0, here.stderr
+    assert json.loads(plain.stdout)["exact"] == json.loads(here.stdout)["exact"]
+    asked = _shoectl(install, "odds", "--engine", "numpy")
+    assert asked.returncode == 2 and asked.stdout == ""
+    assert asked.stderr.strip() == "shoectl odds: error: the numpy odds engine needs numpy: pip install 'shoectl[fast]'"
+
+
 def test_run_deals_a_shoe_into_a_journal_that_verifies(install) -> None:
     done = _shoectl(install, "run", "--shoes", "1", "--speed", "max")
     assert done.returncode == 0, done.stderr
