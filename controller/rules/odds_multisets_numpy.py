@@ -7,8 +7,8 @@ Contract:
 - ``plan.fits(f)``: whether numpy's 64-bit integers hold every figure of this shoe exactly. A
   caller asks first and uses the pure plan otherwise (``odds_main_game`` does): a shoe of more
   than 1,448 cards of one value class, far beyond any Rules Submission, or a table whose
-  coefficients are too large for the sums (none the rules make: the largest is 720 ordered
-  sequences).
+  coefficients are too large for the sums (none the rules make: the largest is 360 ordered
+  value sequences, in 21 Baccarat's table).
 
 Why it is exact: a multiset's weight is a product of at most ``ROUND_CARDS`` factors, each
 ``(cards of a class) - j``, so ``|weight| <= max|f| ** 6 < 2**63``. The weights of one level are
