@@ -1,6 +1,6 @@
 """Exact odds speed (issue 15), with each engine of the main game's tables: the default
 (``odds_main_game.engine_in_use()``: numpy when it is installed, the ``fast`` extra) and pure
-Python (``use_engine("python")``), which every figure also reports as ``python_*``.
+Python (``using_engine("python")``), which every figure also reports as ``python_*``.
 
 - ``full shoe``: one ``exact_odds`` call for a full 8-deck shoe; goal for Punto Banco, warm:
   <= 1 ms. "warm" calls reuse the composition-independent tables and plans; "cold" includes
@@ -60,16 +60,6 @@ def nothing_shipped() -> Iterator[None]:
 
 
 @contextmanager
-def engine(name: str) -> Iterator[None]:
-    """Later calls evaluate the tables with ``name``; the default (``auto``) afterwards."""
-    odds_main_game.use_engine(name)
-    try:
-        yield
-    finally:
-        odds_main_game.use_engine("auto")
-
-
-@contextmanager
 def reference_path() -> Iterator[None]:
     """``exact_odds`` through the reference main-game counts (the floor), caches cleared around it."""
     fast = odds_main_game._main_counts
@@ -115,7 +105,7 @@ def run(quick: bool = False) -> dict:
         warm = timings(lambda: odds.exact_odds(sub, shoe), repeats, warmup=1)
         per_round, per_round_cpu = after_every_round(sub, 1 if quick else 3)
         warm_cpu = timings(lambda: odds.exact_odds(sub, shoe), repeats, clock=time.thread_time)
-        with engine("python"):
+        with odds_main_game.using_engine("python"):
             python_warm_cpu = timings(lambda: odds.exact_odds(sub, shoe), repeats, warmup=1, clock=time.thread_time)
             _, python_round_cpu = after_every_round(sub, 1)
         with reference_path():

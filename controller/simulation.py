@@ -29,7 +29,6 @@ round may cost the house several units) and keeps the symmetric interval.
 """
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from typing import Any
 
 from controller.rules.cards import Composition
 from controller.rules.engine import RoundEngine, RoundFacts, RoundResult
+from controller.rules.engines import ENGINES, numpy_available
 from controller.rules.errors import RulesError
 from controller.rules.model import Game, WagerKind
 from controller.rules.shoe import PreparedShoe, round_may_start
@@ -53,7 +53,6 @@ __all__ = [
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 BATCHES = 30  # shoes are grouped into about this many batches for the confidence intervals
-ENGINES = ("auto", "python", "numpy")
 # Student's t, two-sided 95%, by degrees of freedom (1..30); beyond 30 the normal quantile.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
          2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
@@ -97,11 +96,6 @@ def tally_shoe_reference(shoe: PreparedShoe, submission: Any, on_round: Callable
 
 
 # -- driver ------------------------------------------------------------------------------------
-def numpy_available() -> bool:
-    """Whether numpy can be imported (without importing it)."""
-    return importlib.util.find_spec("numpy") is not None
-
-
 def engine_for(submission: Any, engine: str = "auto", *, per_round: bool = False) -> str:
     """The engine a run uses: ``"numpy"`` or ``"python"``. ``auto`` takes numpy when it is
     importable and the run allows it (a Punto Banco game, rounds not printed). Asking for numpy

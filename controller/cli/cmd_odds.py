@@ -92,11 +92,8 @@ def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
 
 
 def run(args: argparse.Namespace) -> int:
-    previous = odds_main_game.use_engine(args.engine)
-    try:
+    with odds_main_game.using_engine(args.engine):
         return _run(args)
-    finally:
-        odds_main_game.use_engine(previous)
 
 
 def _run(args: argparse.Namespace) -> int:

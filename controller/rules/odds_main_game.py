@@ -11,7 +11,8 @@ Contract:
 - The counts of one call sum to ``falling(composition.total, ROUND_CARDS)``; the composition must
   hold at least ``ROUND_CARDS`` cards (the caller checks).
 - ``clear_caches()`` forgets the tables (loaded or built once per rule set, on first use).
-- ``use_engine(engine) -> the previous choice`` chooses how a table is evaluated on a shoe, one of ``ENGINES``:
+- ``use_engine(engine) -> the previous choice`` (or ``with using_engine(engine):``) chooses how a
+  table is evaluated on a shoe, one of ``ENGINES`` (``controller.rules.engines``):
   ``"auto"`` (the default: numpy when it can be imported, the optional ``fast`` extra, else pure
   Python), ``"python"`` (``odds_multisets``) or ``"numpy"`` (``odds_multisets_numpy``;
   ``RulesError`` without numpy). Both give the same exact integers; a shoe too large for numpy's
@@ -31,10 +32,10 @@ ordered card sequences, times ``(N-k)...(N-5)`` for the free trailing positions.
 """
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import mul
@@ -45,14 +46,15 @@ from . import punto_banco as pb
 from . import twentyone as t21
 from .cards import ALL_CARDS, Card, Composition, card
 from .engine import RoundResult, twentyone_outcome
+from .engines import ENGINES, numpy_available
 from .errors import RulesError
 from .model import Game, Outcome
 from .odds_multisets import MultisetPlan
 from .odds_sequences import ROUND_CARDS, falling
 
 __all__ = [
-    "ENGINES", "PUNTO_BANCO_CATEGORIES", "engine_in_use", "use_engine", "TWENTYONE_CATEGORIES", "clear_caches", "punto_banco_categories",
-    "twentyone_categories",
+    "ENGINES", "PUNTO_BANCO_CATEGORIES", "TWENTYONE_CATEGORIES", "clear_caches", "engine_in_use",
+    "punto_banco_categories", "twentyone_categories", "use_engine", "using_engine",
 ]
 
 _BASE = 8  # a multiset of <= 6 values in 10 classes is a base-8 number (digit = multiplicity)
@@ -285,9 +287,8 @@ def _factors(class_counts: Sequence[int]) -> list[int]:
     return [c - j for c in class_counts for j in range(_SLOTS_PER_CLASS)]
 
 
-ENGINES = ("auto", "python", "numpy")
 _PLANS: dict[tuple[int, str], Any] = {}
-_choice = {"engine": "auto", "numpy": None}  # the engine asked for; whether numpy can be imported
+_choice = {"engine": "auto"}  # the engine asked for (use_engine)
 
 
 def use_engine(engine: str) -> str:
@@ -295,24 +296,28 @@ def use_engine(engine: str) -> str:
     chosen before, to give back to it."""
     if engine not in ENGINES:
         raise RulesError(f"unknown odds engine {engine!r}: choose one of {', '.join(ENGINES)}")
-    if engine == "numpy" and not _numpy_importable():
+    if engine == "numpy" and not numpy_available():
         raise RulesError("the numpy odds engine needs numpy: pip install 'shoectl[fast]'")
     previous, _choice["engine"] = _choice["engine"], engine
-    return str(previous)
+    return previous
+
+
+@contextmanager
+def using_engine(engine: str) -> Iterator[None]:
+    """``use_engine(engine)`` for the ``with`` block, the choice before it given back after."""
+    previous = use_engine(engine)
+    try:
+        yield
+    finally:
+        use_engine(previous)
 
 
 def engine_in_use() -> str:
     """``"numpy"`` or ``"python"``: how a shoe of an ordinary size is evaluated now."""
     engine = _choice["engine"]
     if engine == "auto":
-        return "numpy" if _numpy_importable() else "python"
+        return "numpy" if numpy_available() else "python"
     return engine
-
-
-def _numpy_importable() -> bool:
-    if _choice["numpy"] is None:
-        _choice["numpy"] = importlib.util.find_spec("numpy") is not None
-    return bool(_choice["numpy"])
 
 
 def _plan(table: _MainTable, engine: str) -> Any:

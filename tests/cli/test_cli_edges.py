@@ -110,7 +110,7 @@ def test_odds_engines_print_the_same_figures_and_leave_the_choice_as_it_was(caps
 def test_odds_engine_numpy_without_numpy_is_one_line(capsys, monkeypatch) -> None:
     from controller.rules import odds_main_game
 
-    monkeypatch.setitem(odds_main_game._choice, "numpy", False)
+    monkeypatch.setattr(odds_main_game, "numpy_available", lambda: False)
     code, out, err = run(capsys, "odds", "--engine", "numpy")
     assert code == 2 and out == ""
     assert err.strip() == "shoectl odds: error: the numpy odds engine needs numpy: pip install 'shoectl[fast]'", err

@@ -45,9 +45,8 @@ TABLES = {
 @pytest.fixture(params=["python", "numpy"])
 def engine(request):
     """Each odds engine in turn, the default restored afterwards."""
-    omg.use_engine(request.param)
-    yield request.param
-    omg.use_engine("auto")
+    with omg.using_engine(request.param):
+        yield request.param
 
 
 @pytest.mark.parametrize("name", sorted(TABLES))
@@ -150,7 +149,7 @@ def test_without_numpy_auto_is_pure_python_and_numpy_is_refused(monkeypatch) -> 
     from controller.rules.errors import RulesError
 
     with_numpy = exact_odds(load_preset("ez-baccarat")).counts
-    monkeypatch.setitem(omg._choice, "numpy", False)
+    monkeypatch.setattr(omg, "numpy_available", lambda: False)
     assert omg.engine_in_use() == "python"
     with pytest.raises(RulesError, match=r"needs numpy: pip install 'shoectl\[fast\]'"):
         omg.use_engine("numpy")
