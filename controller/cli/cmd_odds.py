@@ -26,7 +26,7 @@ from controller.cli.journal_input import add_journal_input
 from controller.cli.odds_journal import run_journal
 from controller.errors import UsageError, path_argument
 from controller.rules import odds_main_game
-from controller.rules.cards import RANKS, Card, Composition, parse_cards
+from controller.rules.cards import RANK_TEXT, RANKS, Composition, parse_cards
 from controller.rules.odds import OddsReport, exact_odds
 from controller.rules.submission import MAX_DECKS, MIN_DECKS
 from shoectl_config.text import quoted
@@ -114,8 +114,8 @@ REMOVED_LISTED = 12  # more removed cards than this (a journal's shoe late on: h
 
 
 def _by_rank(counts: list[int]) -> str:
-    """``A 0, 2 1, ..., K 3``: every rank, a suit's letter dropped from its card's name."""
-    return ", ".join(f"{str(Card(rank, 'S'))[:-1]} {counts[rank]}" for rank in RANKS)
+    """``A 0, 2 1, ..., K 3``: every rank (``Composition.rank_counts`` order)."""
+    return ", ".join(f"{RANK_TEXT[rank]} {counts[rank]}" for rank in RANKS)
 
 
 def _removed_lines(r: OddsReport) -> list[str]:
@@ -123,10 +123,9 @@ def _removed_lines(r: OddsReport) -> list[str]:
     (what surveillance reads late in a shoe)."""
     if len(r.removed) <= REMOVED_LISTED:
         return [f"Removed: {','.join(str(c) for c in r.removed)}"]
-    removed = [0] * 14
-    for c in r.removed:
-        removed[c.rank] += 1
-    left = Composition.standard(r.decks).remove(r.removed).rank_counts()
+    full = Composition.standard(r.decks)
+    left = full.remove(r.removed).rank_counts()
+    removed = [a - b for a, b in zip(full.rank_counts(), left)]
     return [f"Removed: {len(r.removed)} cards, by rank: {_by_rank(removed)}",
             f"Left: {r.cards} cards, by rank: {_by_rank(left)}"]
 

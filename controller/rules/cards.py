@@ -27,7 +27,7 @@ RANKS: tuple[int, ...] = tuple(range(1, 14))
 SUITS: tuple[str, ...] = ("C", "D", "H", "S")
 RED_SUITS = frozenset({"D", "H"})
 
-_RANK_TEXT = {1: "A", 10: "10", 11: "J", 12: "Q", 13: "K"}
+RANK_TEXT: dict[int, str] = {1: "A", **{n: str(n) for n in range(2, 11)}, 11: "J", 12: "Q", 13: "K"}  # as a card's name begins
 _RANK_PARSE = {"A": 1, "T": 10, "10": 10, "J": 11, "Q": 12, "K": 13}
 _RANK_PARSE.update({str(n): n for n in range(2, 10)})
 _SUIT_PARSE = {"C": "C", "D": "D", "H": "H", "S": "S", "♣": "C", "♦": "D", "♥": "H", "♠": "S"}
@@ -42,7 +42,7 @@ class Card(NamedTuple):
     suit: str
 
     def __str__(self) -> str:
-        return _RANK_TEXT.get(self.rank, str(self.rank)) + self.suit
+        return RANK_TEXT.get(self.rank, str(self.rank)) + self.suit
 
     @property
     def is_red(self) -> bool:
