@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field, fields
 
 from firmware_bridge.errors import FaultSpecError
+from firmware_bridge.protocol.framing import DELIMITER
 
 from .shuffle_models import parse_model as parse_shuffle_model
 
@@ -170,6 +171,17 @@ class LineFaults:
     def schedule(self, frames: list[bytes], due: float) -> list[tuple[float, bytes]]:
         """``(due, chunk)`` for every chunk the frames become on the wire (see ``apply``)."""
         return [(due, chunk) for frame in frames for chunk in self.apply(frame)]
+
+    def apply_received(self, data: bytes) -> bytes:
+        """The faults applied to bytes as one read from the host returned them, frame by frame
+        (split after each delimiter; the last piece may be a partial frame): a duplicated frame
+        repeats right after itself. A read may hold several frames, and a line never repeats a
+        frame after the ones that followed it (that would replay a command the host is done with)."""
+        pieces = data.split(DELIMITER)
+        frames = [piece + DELIMITER for piece in pieces[:-1]]
+        if pieces[-1]:
+            frames.append(pieces[-1])
+        return b"".join(chunk for frame in frames for chunk in self.apply(frame))
 
     def apply(self, chunk: bytes) -> list[bytes]:
         """The chunks to put on the wire in place of ``chunk`` (zero, one or two of them)."""

@@ -244,7 +244,7 @@ class DeviceServer:
 
     def _step(self, received: bytes) -> None:
         if received and self.host_line is not None:
-            received = b"".join(self.host_line.apply(received))
+            received = self.host_line.apply_received(received)
         frames = self.device.exchange(received)
         if frames:
             self._due.extend(self.line.schedule(frames, self.clock() + self.faults.delay))

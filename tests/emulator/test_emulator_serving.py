@@ -17,6 +17,7 @@ from firmware_bridge.emulator import (
     DeviceCard,
     EmulatedUsbBackend,
     FaultSpec,
+    LineFaults,
     ManualClock,
     PtyServer,
     EmulatedTable,
@@ -38,6 +39,8 @@ from firmware_bridge.protocol import (
     ShuffleDone,
     StatusRequest,
 )
+
+from firmware_bridge.protocol.framing import encode_frame
 
 from .host_support import INF, Host, SerialWire, UsbWire, cards, open_port
 
@@ -164,6 +167,19 @@ def test_line_faults_are_survivable_with_retries(tmp_path, spec) -> None:
     assert line.corrupted + line.dropped + line.duplicated > 0
     if "dup" in spec:
         assert host.stale or host.duplicates
+
+
+def test_a_duplicated_frame_of_the_host_repeats_next_to_itself_never_after_the_next_frame() -> None:
+    # One read from the host may hold several frames (a retransmitted command and the next one,
+    # on a loaded machine). Duplicating the whole read would put the old command after the new
+    # one, which no line does, and the device would rightly run it again as a new command.
+    first = encode_frame(0x11, 12, b"\x08")
+    second = encode_frame(0x03, 13, b"\x04\x00\x00\x00")
+    line = LineFaults.from_spec(FaultSpec.parse("dup=1,seed=1"), stream=1)
+    assert line.apply_received(b"\x00" + first + second + second[:5]) == (
+        b"\x00\x00" + first + first + second + second + second[:5] + second[:5])
+    assert line.duplicated == 4
+    assert LineFaults.from_spec(FaultSpec.parse("seed=1")).apply_received(first + second) == first + second
 
 
 def test_delay_holds_every_frame_back(tmp_path) -> None:
