@@ -340,6 +340,8 @@ def _spread(values: list[float]) -> dict[str, float]:
 def _faults(text: str) -> str:
     """``--faults``, checked as ``shoectl emulate`` will take it (with the soak's seed added):
     a bad spec is a usage error here (exit 2), not an emulator that does not start."""
+    if fault_spec(text).seed is not None:
+        raise argparse.ArgumentTypeError("give the faults without seed=: the soak's --seed seeds them as well")
     fault_spec(f"{text},seed=0")
     return text
 

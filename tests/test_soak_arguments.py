@@ -25,3 +25,15 @@ def test_the_crash_soak_refuses_a_fault_spec_the_emulator_would_refuse(spec: str
     assert exit_.value.code == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("python -m benchmarks.soak_crash: error: argument --faults: ")
     assert not (tmp_path / "w").exists()
+
+
+def test_the_crash_soak_refuses_a_fault_seed_of_its_own(capsys, tmp_path) -> None:
+    # The soak seeds the emulator's faults with its own --seed; a second seed in the spec used to
+    # be refused as "given twice", naming a seed the user never wrote.
+    with pytest.raises(SystemExit) as exit_:
+        soak_crash.main(["--faults", "dup=0.02,seed=5", "--keep", str(tmp_path / "w")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == ("python -m benchmarks.soak_crash: error: argument --faults: "
+                                            "give the faults without seed=: the soak's --seed seeds them as well")
+    assert not (tmp_path / "w").exists()
