@@ -1,8 +1,9 @@
 """``shoectl odds``: exact odds and house edges by enumeration (``controller.rules.odds``).
 
 ``shoectl odds [--game {punto-banco,ez-baccarat,21-baccarat}] [--decks N] [--removed C1,C2,...]
-[--submission FILE_OR_PRESET] [--json]``; ``shoectl odds --journal PATH --shoe S --round N`` values
-the cards left in a journal's shoe after a round (``controller.cli.odds_journal``).
+[--submission FILE_OR_PRESET] [--json]``; ``shoectl odds --journal PATH [--shoe S] [--round N]``
+values the cards left in a journal's shoe after a round, by default the last one decided
+(``controller.cli.odds_journal``).
 
 - ``--game`` picks the game's preset (punto-banco -> minibaccarat, ez-baccarat -> ez-baccarat,
   21-baccarat -> 21-baccarat) unless ``--submission`` is given; then ``--game``, if also given,
@@ -58,10 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=odds_main_game.ENGINES, default="auto",
                    help="evaluate the counts with numpy (the fast extra) or python (the pure-Python reference); "
                    "the figures are the same (default: auto, numpy when installed)")
-    add_journal_input(p, "--journal", help="value the cards left in this journal's shoe after a round (with --shoe and "
-                      "--round), compared with the edge monitor's record of it")
-    p.add_argument("--shoe", metavar="ID", help="with --journal: the shoe (e.g. T1-S0001)")
-    p.add_argument("--round", type=positive_int, metavar="N", help="with --journal: after this round of the shoe")
+    add_journal_input(p, "--journal", help="value the cards left in this journal's shoe after a round (by default "
+                      "the last one decided), compared with the edge monitor's record of it")
+    p.add_argument("--shoe", metavar="ID", help="with --journal: the shoe (e.g. T1-S0001; default: the last one "
+                   "with that round)")
+    p.add_argument("--round", type=positive_int, metavar="N", help="with --journal: after this round of the shoe "
+                   "(default: its last decided round)")
     p.set_defaults(func=run)
 
 

@@ -1,5 +1,5 @@
-"""``shoectl odds --journal PATH --shoe S --round N``: the exact figures for the cards left in shoe
-S after its round N, recomputed from the journal with the edge monitor's own functions
+"""``shoectl odds --journal PATH [--shoe S] [--round N]``: the exact figures for the cards left in
+shoe S after its round N, recomputed from the journal with the edge monitor's own functions
 (``controller.table.edge_figures``: the cards out as the table recorded them, ``edge_figures`` on
 what is left) and compared with the ``edge`` record the monitor journaled for that round, if any.
 
@@ -33,8 +33,6 @@ NOT_COMPARED = "not compared: the journal's figures are for another Rules Submis
 
 
 def check_options(args: argparse.Namespace) -> None:
-    if args.shoe is None or args.round is None:
-        raise UsageError("--journal needs --shoe S and --round N: the moment whose remaining shoe to value")
     if args.removed or args.decks is not None:
         raise UsageError("--journal takes the shoe from the journal: give no --removed or --decks with it")
 
@@ -47,21 +45,21 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
         return EXIT_DOES_NOT_VERIFY
     point = read[0]
     if point is None:
-        raise UsageError(f"{args.path}: no round {args.round} of shoe {args.shoe} in the journal")
+        raise UsageError(f"{args.path}: {_not_found(args.shoe, args.round)}")
     remaining = point.remaining
     if remaining.composition is None:
-        raise UsageError(f"{args.path}: after round {args.round} of shoe {args.shoe}: no figures: {remaining.why}")
+        raise UsageError(f"{args.path}: after round {point.round} of shoe {point.shoe}: no figures: {remaining.why}")
     sub, whence = _submission(args, point)
     wagers = edge_figures(sub, remaining.composition)
-    figures = edge_payload(args.round, sub, remaining, wagers)
+    figures = edge_payload(point.round, sub, remaining, wagers)
     journaled = point.edge
     compared = journaled is not None and (whence != "given" or _same_rules(sub, journaled, point.submission_record))
     matches = _matches(journaled, figures) if compared else None
     if args.json:
-        print_json({"shoe": args.shoe, **figures, "submission_from": whence, "journaled": journaled,
+        print_json({"shoe": point.shoe, **figures, "submission_from": whence, "journaled": journaled,
                     "matches": matches, "odds": exact_odds(sub, remaining.composition).to_json()})
     else:
-        print(f"Shoe {args.shoe} after round {args.round}: {figures['remaining']} cards left, {remaining.cards_out} "
+        print(f"Shoe {point.shoe} after round {point.round}: {figures['remaining']} cards left, {remaining.cards_out} "
               "out of the shoe (the cards below the cover card are unseen: counted as left)")
         print(f"Rules Submission: {sub.source} ({whence})")
         print(render_text(sub, exact_odds(sub, remaining.composition)))
@@ -74,6 +72,16 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
                 "same" if _ev(journaled, name) == w["ev"] else "DIFFERS")
             print(f"{name:<14}{edge_percent(w['edge']):>13}  {mark}")
     return EXIT_DIFFERS if matches is False else 0
+
+
+def _not_found(shoe: str | None, round_no: int | None) -> str:
+    if shoe is None and round_no is None:
+        return "no round has been decided in the journal yet"
+    if shoe is None:
+        return f"no shoe in the journal has a round {round_no}"
+    if round_no is None:
+        return f"no round of shoe {shoe} has been decided in the journal"
+    return f"no round {round_no} of shoe {shoe} in the journal"
 
 
 def _ev(journaled: Mapping[str, Any], name: str) -> Any:

@@ -16,12 +16,12 @@ from the table's own records, and every offered wager's exact expected value on 
   wagers whose player edge exceeds it.
 - ``after_round(entries, shoe, round)``: the same, recomputed from a journal, for ``shoectl odds
   --journal`` and the tests: the composition at that round's ``round_result``, exactly as the
-  monitor saw it.
+  monitor saw it (by default the last round decided: the moment surveillance asks about).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -142,25 +142,32 @@ class JournalPoint:
     edge: Mapping[str, Any] | None
 
 
-def after_round(entries: Iterable[Any], shoe: str, round_no: int) -> JournalPoint | None:
+def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int | None = None) -> JournalPoint | None:
     """The journal's cards left after round ``round_no`` of ``shoe`` (at its ``round_result``,
-    where the monitor takes them), or None if the journal has no such round; reads on to find its
-    ``edge`` record. ``entries``: journal entries (``kind``, ``payload``, ``shoe_id``, ``round_no``)."""
+    where the monitor takes them), with the ``edge`` record journaled for it, or None if the
+    journal has no such round. ``shoe`` None: the last shoe that has such a round; ``round_no``
+    None: the shoe's last decided round (both None: the last round decided in the journal).
+    ``entries``: journal entries (``kind``, ``payload``, ``shoe_id``, ``round_no``), read once."""
+    exact = shoe is not None and round_no is not None
     cards, submission = ShoeCards(), None
-    found: Remaining | None = None
-    found_sub = None
+    point: JournalPoint | None = None
     for e in entries:
         if e.kind == kinds.SUBMISSION:
             submission = e.payload
-        if found is None:
-            cards.feed_entry(e)
-            if e.kind == kinds.ROUND_RESULT and e.shoe_id == shoe and e.payload.get("round") == round_no:
-                found, found_sub = cards.remaining(), submission
-        elif e.kind == kinds.EDGE and e.shoe_id == shoe and e.payload.get("round") == round_no:
-            return JournalPoint(shoe, round_no, found, found_sub, e.payload)
-        elif e.kind == kinds.SHOE_START:
-            break
-    return None if found is None else JournalPoint(shoe, round_no, found, found_sub, None)
+        if exact and point is not None:  # found: only its edge record is still wanted
+            if e.kind == kinds.EDGE and e.shoe_id == shoe and e.payload.get("round") == round_no:
+                return replace(point, edge=e.payload)
+            if e.kind == kinds.SHOE_START:
+                break
+            continue
+        cards.feed_entry(e)
+        if e.kind == kinds.ROUND_RESULT and (shoe is None or e.shoe_id == shoe) \
+                and (round_no is None or e.payload.get("round") == round_no):
+            point = JournalPoint(e.shoe_id, e.payload.get("round"), cards.remaining(), submission, None)
+        elif e.kind == kinds.EDGE and point is not None and point.edge is None and e.shoe_id == point.shoe \
+                and e.payload.get("round") == point.round:
+            point = replace(point, edge=e.payload)
+    return point
 
 
 __all__ = ["CARD_OUT_KINDS", "JournalPoint", "Remaining", "SHOE_END_KINDS", "ShoeCards", "above",

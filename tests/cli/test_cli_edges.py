@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from cli_run import preset_with_decks, run
 
-from controller.journal import JournalReader, kinds
+from controller.journal import Journal, JournalReader, kinds
 from controller.rules.cards import Composition, card_from_wire
 from controller.rules.odds import exact_odds
 from controller.rules.submission import load_preset, load_submission
@@ -125,13 +125,43 @@ def test_odds_lists_a_few_removed_cards_by_name(capsys) -> None:
 
 @pytest.mark.parametrize("argv, says", [
     (["--shoe", "T1-S0001", "--round", "99"], "no round 99 of shoe T1-S0001 in the journal"),
-    (["--round", "1"], "--journal needs --shoe S and --round N"),
+    (["--round", "99"], "no shoe in the journal has a round 99"),
+    (["--shoe", "T1-S0009"], "no round of shoe T1-S0009 has been decided in the journal"),
     (["--shoe", "T1-S0001", "--round", "1", "--removed", "AS"], "give no --removed or --decks"),
     (["--shoe", "T1-S0001", "--round", "1", "--game", "nope"], "unknown game 'nope'; games: punto-banco"),
 ])
 def test_odds_journal_input_errors_are_one_line(capsys, ez_journal: Path, argv: list, says: str) -> None:
     code, out, err = run(capsys, "odds", "--journal", str(ez_journal), *argv)
     assert code == 2 and out == "" and says in err and len(err.splitlines()) == 1
+
+
+def test_odds_journal_without_a_moment_values_the_last_round_decided(capsys, ez_journal: Path) -> None:
+    """Surveillance asks about now: without --shoe and --round, the last round decided in the
+    journal (its shoe's, and with --shoe alone that shoe's); the figures are those of naming it."""
+    [last] = [e for e in entries_of(ez_journal) if e.kind == kinds.ROUND_RESULT][-1:]
+    assert last.payload["round"] == 4
+    named = ["odds", "--journal", str(ez_journal), "--shoe", last.shoe_id, "--round", "4", "--json"]
+    code, out, err = run(capsys, *named)
+    assert code == 0, err
+    expected = json.loads(out)
+    for moment in ([], ["--shoe", last.shoe_id], ["--round", "4"]):
+        code, out, err = run(capsys, "odds", "--journal", str(ez_journal), *moment, "--json")
+        assert code == 0, err
+        assert json.loads(out) == expected and expected["matches"] is True
+    code, out, err = run(capsys, "odds", "--journal", str(ez_journal))
+    assert code == 0, err
+    assert out.startswith(f"Shoe {last.shoe_id} after round 4: ")
+    code, out, err = run(capsys, "odds", "--journal", str(ez_journal), "--round", "2")
+    assert code == 0 and out.startswith(f"Shoe {last.shoe_id} after round 2: "), err
+
+
+def test_odds_journal_with_no_round_decided_says_so(capsys, tmp_path: Path) -> None:
+    journal = tmp_path / "journal.db"
+    with Journal.open(journal, table_id="T1") as j:
+        j.append("shoe_start", {"decks": 8, "shoe": "S1"}, shoe="S1")  # a shoe begun, no round decided
+    code, out, err = run(capsys, "odds", "--journal", str(journal))
+    assert code == 2 and out == ""
+    assert err.strip() == f"shoectl odds: error: {journal}: no round has been decided in the journal yet"
 
 
 def test_odds_journal_values_another_submission_without_comparing(capsys, ez_journal: Path) -> None:
@@ -150,7 +180,6 @@ def test_odds_journal_values_another_submission_without_comparing(capsys, ez_jou
 def _journal_with_edge_record(path: Path, change: Callable[[dict], None]) -> None:
     """A journal of one EZ Baccarat round whose ``edge`` record is the monitor's own figures
     (``EdgeMonitor.outputs``) after ``change`` has altered them."""
-    from controller.journal import Journal
     from controller.table.core import TableCore
     from controller.table.edge_figures import ShoeCards, edge_figures
     from controller.table.edge_monitor import EdgeMonitor

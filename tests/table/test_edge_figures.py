@@ -88,6 +88,30 @@ def test_after_round_takes_the_cards_at_that_rounds_result_and_finds_its_edge_re
     assert edge_percent("-0.07611327") == "-7.6113%" and edge_percent("0.00120000") == "+0.1200%"
 
 
+def test_after_round_by_default_is_the_last_round_decided_with_its_own_edge_record() -> None:
+    entries = [
+        _Entry(1, kinds.SHOE_START, {"shoe": "S1", "decks": 8}, "S1"),
+        _Entry(2, kinds.CARD, {"card": "9S", "position": 2}, "S1"),
+        _Entry(3, kinds.ROUND_RESULT, {"round": 1, "kind": "normal"}, "S1"),
+        _Entry(4, kinds.EDGE, {"round": 1, "wagers": {}}, "S1"),
+        _Entry(5, kinds.CARD, {"card": "8S", "position": 3}, "S1"),
+        _Entry(6, kinds.ROUND_RESULT, {"round": 2, "kind": "normal"}, "S1"),
+        _Entry(7, kinds.EDGE, {"round": 2, "wagers": {"tie": {}}}, "S1"),
+        _Entry(8, kinds.SHOE_START, {"shoe": "S2", "decks": 8}, "S2"),
+        _Entry(9, kinds.CARD, {"card": "KS", "position": 2}, "S2"),
+        _Entry(10, kinds.ROUND_RESULT, {"round": 1, "kind": "normal"}, "S2"),
+        _Entry(11, kinds.CARD, {"card": "QS", "position": 3}, "S2"),  # a round under way: not counted
+    ]
+    last = after_round(entries)
+    assert (last.shoe, last.round, last.remaining.cards_out, last.edge) == ("S2", 1, 1, None)  # no edge record yet
+    of_s1 = after_round(entries, "S1")
+    assert (of_s1.round, of_s1.remaining.cards_out, of_s1.edge) == (2, 2, {"round": 2, "wagers": {"tie": {}}})
+    first_rounds = after_round(entries, round_no=1)
+    assert (first_rounds.shoe, first_rounds.edge) == ("S2", None)  # S1's round 1 edge is not S2's
+    assert after_round(entries, "S3") is None and after_round(entries, round_no=3) is None
+    assert after_round(entries, "S1", 1) == after_round(entries[:4], "S1")  # the same moment, named or not
+
+
 def test_edges_are_fixed_point_text_with_eight_places() -> None:
     assert [decimal_text(Fraction(n, d)) for n, d in [(0, 1), (-1, 10**10), (1, 10**10), (-7611327, 10**8), (3, 2)]] \
         == ["0.00000000", "0.00000000", "0.00000000", "-0.07611327", "1.50000000"]
