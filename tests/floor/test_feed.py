@@ -17,6 +17,8 @@ from floor.helpers import SHOECTL
 from floor.mqtt_clients import Subscriber
 from services.mosquitto import COLLECTOR, DISPLAY, Mosquitto
 
+STATUS_T1 = "shoectl/v1/tables/T1/status"
+
 
 def settled(sub: Subscriber, topic: str, quiet: float = 0.5) -> None:
     """Wait until ``sub`` has received nothing on ``topic`` for ``quiet`` seconds."""
@@ -114,11 +116,17 @@ def test_a_late_subscriber_sees_the_table_at_once_and_the_last_will_on_a_kill(mo
         last = export_lines(capsys, table_journal_copy)[-1]
         watcher.wait_for(lambda: last in watcher.payloads(JOURNAL_TOPIC), "every entry")
         watcher.close()
-        time.sleep(0.8)  # the status after the last entry
+        # The status after the last entry is published (retained) before the late display comes.
+        early = Subscriber(mosquitto, DISPLAY, STATUS_T1, client_id="early-display")
+        try:
+            early.wait_for(lambda: any(json.loads(p).get("seq") == json.loads(last)["seq"]
+                                       for p in early.payloads(STATUS_T1)), "the status after the last entry")
+        finally:
+            early.close()
         display = Subscriber(mosquitto, DISPLAY, "shoectl/v1/tables/+/status", "shoectl/v1/tables/+/roads",
                              client_id="late-display")
         display.wait_for(lambda: display.payloads("shoectl/v1/tables/T1/roads"), "the retained roads")
-        status = json.loads(display.payloads("shoectl/v1/tables/T1/status")[-1])
+        status = json.loads(display.payloads(STATUS_T1)[-1])
         assert all(retain for _, _, retain in display.messages)
         roads = display.payloads("shoectl/v1/tables/T1/roads")[-1]
         assert json.loads(roads) == json.loads(cli_out(capsys, "roadmap", str(table_journal_copy), "--json"))
