@@ -1,7 +1,7 @@
 """``shoectl odds --journal PATH [--shoe S] [--round N]``: the exact figures for the cards left in
 shoe S after its round N, recomputed from the journal with the edge monitor's own functions
-(``controller.table.edge_figures``: the cards out as the table recorded them, ``edge_figures`` on
-what is left) and compared with the ``edge`` record the monitor journaled for that round, if any.
+(``controller.table.edge_figures``: the cards out as the table recorded them, ``wager_figures``
+of the exact odds on what is left) and compared with the ``edge`` record the monitor journaled for that round, if any.
 
 The Rules Submission: ``--submission`` / ``--game`` when given; else the journal's ``submission``
 record in force at that round; else the one the ``edge`` record names (a preset, or a file that
@@ -26,7 +26,7 @@ from controller.errors import UsageError
 from controller.rules.errors import SubmissionError
 from controller.rules.odds import exact_odds
 from controller.rules.submission import resolve_submission, submission_from_document
-from controller.table.edge_figures import JournalPoint, after_round, edge_figures, edge_payload, edge_percent
+from controller.table.edge_figures import JournalPoint, after_round, edge_payload, edge_percent, wager_figures
 
 EXIT_DIFFERS = 1
 NOT_COMPARED = "not compared: the journal's figures are for another Rules Submission"
@@ -50,19 +50,20 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
     if remaining.composition is None:
         raise UsageError(f"{args.path}: after round {point.round} of shoe {point.shoe}: no figures: {remaining.why}")
     sub, whence = _submission(args, point)
-    wagers = edge_figures(sub, remaining.composition)
+    report = exact_odds(sub, remaining.composition)  # the table and the edge figures, counted once
+    wagers = wager_figures(report)
     figures = edge_payload(point.round, sub, remaining, wagers)
     journaled = point.edge
     compared = journaled is not None and (whence != "given" or _same_rules(sub, journaled, point.submission_record))
     matches = _matches(journaled, figures) if compared else None
     if args.json:
         print_json({"shoe": point.shoe, **figures, "submission_from": whence, "journaled": journaled,
-                    "matches": matches, "odds": exact_odds(sub, remaining.composition).to_json()})
+                    "matches": matches, "odds": report.to_json()})
     else:
         print(f"Shoe {point.shoe} after round {point.round}: {figures['remaining']} cards left, {remaining.cards_out} "
               "out of the shoe (the cards below the cover card are unseen: counted as left)")
         print(f"Rules Submission: {sub.source} ({whence})")
-        print(render_text(sub, exact_odds(sub, remaining.composition)))
+        print(render_text(sub, report))
         print("")
         if journaled is not None and not compared:
             print(NOT_COMPARED)

@@ -8,7 +8,8 @@ from the table's own records, and every offered wager's exact expected value on 
   one card: dealt to a hand (``card``), burned, discarded, deferred, set aside (``irregularity``).
   ``remaining()`` is the shoe's decks less those cards. The cards below the cover card are never
   seen: they are part of that unknown remainder, as every card not yet out is.
-- ``edge_figures(submission, remaining)``: ``controller.rules.odds.exact_odds`` on it, as the
+- ``edge_figures(submission, remaining)``: ``controller.rules.odds.exact_odds`` on it (or
+  ``wager_figures(report)`` of a report already made), as the
   ``edge`` record's ``wagers``: each wager's expected value per unit for the player, exact
   (``"N/D"``) and as fixed-point decimal text. Run wherever it suits (the monitor runs it in its worker, a
   thread by default).
@@ -106,7 +107,11 @@ def edge_percent(edge: str) -> str:
 def edge_figures(submission: Any, composition: Composition) -> dict[str, dict[str, str]]:
     """Every offered wager -> ``{"ev": "N/D", "edge": "0.01234567"}``: its exact expected value per
     unit staked for the player on ``composition`` (positive: the player's advantage)."""
-    report = exact_odds(submission, composition)
+    return wager_figures(exact_odds(submission, composition))
+
+
+def wager_figures(report: Any) -> dict[str, dict[str, str]]:
+    """``edge_figures`` of an ``exact_odds`` report already made (``OddsReport``)."""
     return {name: {"ev": str(w["expected"]), "edge": decimal_text(w["expected"])} for name, w in report.wagers.items()}
 
 
@@ -171,4 +176,5 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
 
 
 __all__ = ["CARD_OUT_KINDS", "JournalPoint", "Remaining", "SHOE_END_KINDS", "ShoeCards", "above",
-           "after_round", "decimal_text", "edge_figures", "edge_percent", "edge_payload", "rank_counts"]
+           "after_round", "decimal_text", "edge_figures", "edge_percent", "edge_payload", "rank_counts",
+           "wager_figures"]
