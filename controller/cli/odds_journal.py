@@ -1,7 +1,8 @@
 """``shoectl odds --journal PATH [--shoe S] [--round N]``: the exact figures for the cards left in
 shoe S after its round N, recomputed from the journal with the edge monitor's own functions
 (``controller.table.edge_figures``: the cards out as the table recorded them, ``wager_figures``
-of the exact odds on what is left) and compared with the ``edge`` record the monitor journaled for that round, if any.
+of the exact odds on what is left) and compared with the ``edge`` record the monitor journaled
+for that round, if any.
 
 The Rules Submission: ``--submission`` / ``--game`` when given; else the journal's ``submission``
 record in force at that round; else the one the ``edge`` record names (a preset, or a file that
