@@ -33,7 +33,6 @@ import gc
 import sys
 from collections.abc import Callable
 from decimal import Decimal
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,7 @@ from controller.cli.outages import OutageLines
 from controller.cli.run_options import (
     DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
 )
-from controller.cli.run_output import JournalLines, StdoutLines
+from controller.cli.run_output import JournalLines, StdoutLines, stderr_line
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
 from controller.errors import UsageError, output_path_argument, path_argument
 from controller.journal import Journal, load_hmac_key
@@ -274,8 +273,8 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
                 # (In a fault the table restarts it itself once the faults clear: the devices came
                 # back as new ones.) A --manual table has no automated floorperson: it is said.
                 if args.manual:
-                    print("!! the built-in emulator was restarted without the cards of the shoe in play: "
-                          "a floorperson restarts the shoe (restart_shoe)", file=sys.stderr)
+                    stderr_line("!! the built-in emulator was restarted without the cards of the shoe in play: "
+                                "a floorperson restarts the shoe (restart_shoe)")
                 else:
                     runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
                                                 "auto-floor", Role.FLOORPERSON))
@@ -283,7 +282,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
                                    seeded=emulator is None)
         control.start(runner)
         for warning in control.warnings:
-            print(f"!! {warning}", file=sys.stderr)
+            stderr_line(f"!! {warning}")
         service = service_watch(runner).start()
         scoreboard = start_run_scoreboard(scoreboard_sock, journal_path, key)
         if feed_options is not None:  # after the journal's first entries: a feed follows an existing journal
@@ -320,7 +319,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
     if not args.json:
         out.line(f"journal {journal_path}: {anchor or 'empty'}")
     if stopped_by is None and auto is not None and auto.gave_up:
-        print(f"shoectl run: the table stays closed: {auto.gave_up}", file=sys.stderr, flush=True)
+        stderr_line(f"shoectl run: the table stays closed: {auto.gave_up}")
         return 1
     return 0 if stopped_by is None else 128 + stopped_by  # 143 after SIGTERM, 130 after SIGINT
 
@@ -353,7 +352,7 @@ def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outag
     for role, (profile, port) in attached.items():
         seed = runner.last_delivered_for(role) if seeded else None
         options = runner.link_options(role)
-        lines = OutageLines.for_device(role, profile, port, partial(print, file=sys.stderr, flush=True))
+        lines = OutageLines.for_device(role, profile, port, stderr_line)
         if outage_lines:
             options["on_state"] = lines.wrap(options["on_state"])
         links[role] = DeviceLink.from_profile(profile, port, **options, last_delivered=seed[1] if seed else None)
@@ -375,12 +374,12 @@ def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
 
         operators = load_operators(ops_path)
         for warning in operators.warnings:
-            print(f"!! {warning}", file=sys.stderr)
+            stderr_line(f"!! {warning}")
         auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin,
                              reload=FollowedOperators(ops_path, operators).changed)
     elif args.manual:
-        print(f"!! no operators file ({ops_path}): the control socket takes no command, and without the "
-              "automated dealer nothing deals; add operators with `shoectl operators add`", file=sys.stderr)
+        stderr_line(f"!! no operators file ({ops_path}): the control socket takes no command, and without the "
+                    "automated dealer nothing deals; add operators with `shoectl operators add`")
     path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
     submissions = Path(args.submissions) if args.submissions else journal_path.parent / "submissions"
     server = ControlServer(path, auth, max_connections=args.control_connections, submissions=submissions,
