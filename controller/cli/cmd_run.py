@@ -39,12 +39,14 @@ from typing import Any
 from controller.cli.cmd_feed import FeedThread, add_run_feed_options, run_feed_options
 from controller.cli.cmd_scoreboard import add_run_scoreboard_option, bind_run_scoreboard, start_run_scoreboard
 from controller.cli.cmd_systemd import service_watch
-from controller.cli.common import group_name, non_negative_int, positive_int, submission_for, whole_number
+from controller.cli.common import (
+    group_name, non_negative_int, positive_int, stderr_line, submission_for, whole_number,
+)
 from controller.cli.outages import OutageLines
 from controller.cli.run_options import (
     DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
 )
-from controller.cli.run_output import JournalLines, StdoutLines, stderr_line
+from controller.cli.run_output import JournalLines, StdoutLines
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
 from controller.errors import UsageError, output_path_argument, path_argument
 from controller.journal import Journal, load_hmac_key

@@ -1,9 +1,11 @@
-"""Helpers shared by the command modules: submission resolution, JSON output, game names."""
+"""Helpers shared by the command modules: submission resolution, JSON output, game names, whole
+lines written by several threads."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -78,6 +80,26 @@ non_negative_int = whole_number(0)
 def print_json(obj: Any, *, stream=None) -> None:
     out = stream or sys.stdout
     out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
+
+
+_LINE_LOCK = threading.Lock()
+
+
+def write_line(text: str, *, error: bool = False) -> None:
+    """``text`` and a newline on standard output (standard error with ``error``) in one write,
+    flushed, under one lock for the process. For lines that several threads write at the same
+    moments (``shoectl run``'s two links reporting outages; the console's table events beside a
+    command's answer): ``print`` writes a text and its newline apart, so two could run into one
+    line. The stream is looked up at each call (a test or a prompt may have replaced it)."""
+    with _LINE_LOCK:
+        out = sys.stderr if error else sys.stdout
+        out.write(text + "\n")
+        out.flush()
+
+
+def stderr_line(text: str) -> None:
+    """``write_line(text, error=True)``: one whole line on standard error."""
+    write_line(text, error=True)
 
 
 def percent(x: float, places: int = 4) -> str:

@@ -27,6 +27,7 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, pin_problem, status_text
+from controller.cli.common import write_line
 from controller.control.client import ControlClient
 from controller.errors import UsageError
 from controller.table.commands import COMMANDS, Arg, help_text
@@ -105,7 +106,7 @@ class Console:
     def run(self) -> int:
         session: PromptSession[str] = PromptSession(PROMPT, completer=CommandCompleter(), history=InMemoryHistory(),
                                                     complete_while_typing=False)
-        print(INTRO)
+        write_line(INTRO)
         threading.Thread(target=self._watch, daemon=True, name="shoectl-console-watch").start()
         while True:
             try:
@@ -126,16 +127,16 @@ class Console:
             for msg in self.client.events():
                 ev = msg.get("event")
                 if ev and (text := self.event_lines(ev)) is not None:
-                    print(f"* {text}", flush=True)
+                    write_line(f"* {text}")
         except (OSError, ValueError):
-            print("* the table stopped", flush=True)
+            write_line("* the table stopped")
 
     def handle(self, line: str) -> bool:
         """Carry out one typed line; True when the person leaves."""
         try:
             words = shlex.split(line)
         except ValueError as exc:
-            print(f"cannot read that line: {exc} (quote a value with spaces: reason='door jammed')")
+            write_line(f"cannot read that line: {exc} (quote a value with spaces: reason='door jammed')")
             self.last_code = 2
             return False
         if not words:
@@ -145,35 +146,35 @@ class Console:
             return True
         try:
             if command == "help":
-                print(self.help(items[0] if items else None))
+                write_line(self.help(items[0] if items else None))
             elif command == "status":
-                print(status_text(self.client.status()["status"]))
+                write_line(status_text(self.client.status()["status"]))
             elif command == "pin":
                 self.new_pin()
             else:
                 self.command(command, items)
         except OSError as exc:  # the table went away: say so, stay at the prompt
-            print(f"the table does not answer: {exc}")
+            write_line(f"the table does not answer: {exc}")
             self.last_code = 2
         return False
 
     def new_pin(self) -> None:
         """The PIN every command carries from now on, typed again (not echoed)."""
         if self.operator is None:
-            print("no operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
+            write_line("no operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
             self.last_code = 2
             return
         try:
             pin = self.read_pin(f"PIN for {self.operator}: ")
         except (EOFError, KeyboardInterrupt):
-            print("the PIN is unchanged")
+            write_line("the PIN is unchanged")
             return
         problem = pin_problem(pin.strip())
         if problem is not None:
-            print(f"{problem}: the PIN is unchanged")
+            write_line(f"{problem}: the PIN is unchanged")
             return
         self.pin = pin.strip()
-        print("the next commands carry the PIN just typed")
+        write_line("the next commands carry the PIN just typed")
 
     def help(self, name: str | None) -> str:
         if name is None:
@@ -188,24 +189,24 @@ class Console:
 
     def command(self, command: str, items: Iterable[str]) -> None:
         if command not in COMMANDS:
-            print(f"unknown command {quoted(command)}: `help` lists them")
+            write_line(f"unknown command {quoted(command)}: `help` lists them")
             self.last_code = 2
             return
         if self.operator is None or self.pin is None:
-            print("table commands need an operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
+            write_line("table commands need an operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
             self.last_code = 2
             return
         try:
             args = parse_args(command, list(items))
         except UsageError as exc:
-            print(exc)
+            write_line(str(exc))
             self.last_code = 2
             return
         reply = self.client.command(self.operator, self.pin, command, args)
         if reply.get("ok"):
-            print(f"{command}: ok" + (f": {reply['said']}" if reply.get("said") else ""))
+            write_line(f"{command}: ok" + (f": {reply['said']}" if reply.get("said") else ""))
             self.last_code = 0
         else:
             again = " (`pin` to type it again)" if "tries_left" in reply else ""
-            print(f"{command}: {reply.get('code')}: {reply.get('error')}{again}")
+            write_line(f"{command}: {reply.get('code')}: {reply.get('error')}{again}")
             self.last_code = EXIT_OF_CODE.get(reply.get("code"), 1)

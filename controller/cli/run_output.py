@@ -5,9 +5,6 @@
   run`` stops the table as cleanly as after ``--shoes N``, and exits 0: the reader had what it
   asked for) and drops every later line. Standard output then points at ``/dev/null``, so the
   interpreter's last flush has nothing to complain about.
-- ``stderr_line``: one line on standard error for the people at the table (a device outage, a
-  warning), written whole and flushed: the links' threads write theirs at the same moments, and
-  ``print`` would write a text and its newline apart, so that two could run into one line.
 - ``JournalLines``: ``shoectl run --json``. Every entry this run journals, in ``seq`` order, as
   ``shoectl journal export`` writes it (``Entry.to_json_line``: one format for both), and each
   notice for the people at the table as a line of its own, ``{"notice": {"level": ..., "text": ...}}``
@@ -57,16 +54,6 @@ class StdoutLines:
                 return
         if self.on_gone is not None:
             self.on_gone()
-
-
-_STDERR_LOCK = threading.Lock()
-
-
-def stderr_line(text: str) -> None:
-    """Write ``text`` and a newline on standard error in one write, flushed (any thread)."""
-    with _STDERR_LOCK:
-        sys.stderr.write(text + "\n")
-        sys.stderr.flush()
 
 
 def _point_stdout_at_devnull() -> None:
