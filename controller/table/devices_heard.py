@@ -8,13 +8,21 @@ and the shoe is given up under the dealer's hands. So the runner re-issues nothi
 commands) and lets no automated person act until every link has connected once, or until
 ``wait`` seconds have passed (a device that is not there does not hold the table for longer: its
 link goes on reconnecting and the table's fault says so).
+
+What is re-issued then is what the table sent before it stopped, not what it has sent since it
+started: people may drive the table before every link has connected (a floorperson opens it
+while the shoe's link is still connecting), and the commands that sends are the current ones. A
+DELIVER sent again after the shuffler had delivered would be refused (nothing left to deliver)
+and hold the table in a fault. So ``sent`` notes each command the table sends while starting, and
+``to_reissue`` leaves those out of the resume's commands.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
-from controller.table.io import DeviceStatus
+from controller.table.io import DeviceStatus, SendCommand
 
 __all__ = ["DEVICES_WAIT", "DevicesHeard"]
 
@@ -35,6 +43,7 @@ class DevicesHeard:
         self._waiting = set(roles)
         self._clock = clock
         self._until = clock() + wait
+        self._sent: set[tuple[str, Any]] = set()  # (device role, message) sent while starting
 
     def heard(self, status: DeviceStatus) -> None:
         """A link reported; a connect says which device answers (a failed one says nothing yet:
@@ -50,3 +59,12 @@ class DevicesHeard:
     def time_left(self) -> float:
         """Seconds until the wait is over (0 when ready)."""
         return 0.0 if self.ready else max(self._until - self._clock(), 0.0)
+
+    def sent(self, command: SendCommand) -> None:
+        """The table sent ``command`` while starting (before ``ready``)."""
+        self._sent.add((command.device_role, command.message))
+
+    def to_reissue(self, outputs: Iterable[Any]) -> list[Any]:
+        """The resume's ``outputs`` less the commands the table has sent since it started (the
+        same command to the same device: messages compare by their fields)."""
+        return [o for o in outputs if not (isinstance(o, SendCommand) and (o.device_role, o.message) in self._sent)]

@@ -197,8 +197,8 @@ class TableRunner:
             while not self._stopping.is_set():
                 self.turns += 1
                 if self._starting is not None and self._starting.ready:
-                    self._starting = None
-                    for o in self.core.resume_outputs():  # the commands a restart re-issues
+                    starting, self._starting = self._starting, None
+                    for o in starting.to_reissue(self.core.resume_outputs()):  # what a restart re-issues
                         self._dispatch(o)
                 try:
                     item = self.inbox.get_nowait()
@@ -370,6 +370,8 @@ class TableRunner:
             if self._subscribers:
                 self._subscribers.publish({"type": "notice", "level": o.level, "text": o.text})
         elif isinstance(o, SendCommand):
+            if self._starting is not None:
+                self._starting.sent(o)
             if not self._senders.send(o.device_role, o.message):
                 self._log.warning("no device for command", role=o.device_role, command=type(o.message).__name__)
 

@@ -1,4 +1,5 @@
-"""A table that starts on a journal hears every device before it re-issues anything.
+"""A table that starts on a journal hears every device before it re-issues anything, and then
+re-issues only what it sent before it stopped.
 
 The journal left the table shuffling shoe 2 (the first shoe was dealt and reconciled). The table
 starts again with new devices (another emulated table: new event epochs), and the shoe's link
@@ -12,13 +13,15 @@ import time
 
 from controller.journal import Journal, JournalReader, verify
 from controller.table.devices_heard import DevicesHeard
-from controller.table.io import DeviceStatus
+from controller.roles import Role
+from controller.table.io import DeviceStatus, OperatorInput, SendCommand
+from firmware_bridge.protocol import Deliver, DeliverTarget, Display
 from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.emulator.table import EmulatedTable
 from firmware_bridge.link import DeviceLink
 from firmware_bridge.profiles import get_profile
 
-from runner_rig import INF, make_runner, run_to_the_end
+from runner_rig import INF, make_runner, run_in_thread, run_to_the_end
 
 
 class SlowToOpen(LoopbackTransport):
@@ -68,6 +71,49 @@ def test_a_restarted_table_re_issues_the_shuffle_only_after_it_heard_every_devic
                                 and e.payload["device_role"] == "shuffler")
     assert max(first_status.values()) < first_shuffler_event  # the shuffle waited for the shoe
     assert verify(path).ok
+
+
+def test_a_table_opened_before_its_shoe_connects_does_not_deliver_the_stack_twice(tmp_path) -> None:
+    """A floorperson opens a new table while the shoe's link is still connecting (a loaded
+    machine, a USB shoe enumerating). The shuffler shuffles and delivers the stack for the cut.
+    When the shoe answers, the start's resume must not send that DELIVER again: the shuffler,
+    with nothing left to deliver, refused it (WRONG_STATE) and the table went into a fault before
+    the cut (found under load in ``tests/control/test_edge.py``)."""
+    table = EmulatedTable(seed=5, speed=INF)
+    with Journal.open(tmp_path / "j.db", table_id="T1") as journal:
+        runner = make_runner(table, journal)
+        runner.autodealer = None  # the people at the table act, not the automated dealer
+        profile = get_profile(table.shoe.name)
+        runner.links["shoe"] = DeviceLink(SlowToOpen(table.shoe, 1.0), timing=profile.timing, profile_name=profile.name,
+                                          **runner.link_options("shoe"))
+        thread = run_in_thread(runner)
+        try:
+            runner.submit_and_wait(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))
+            deadline = time.monotonic() + 30
+            while not runner.core.devices.get("shoe") and time.monotonic() < deadline:
+                time.sleep(0.02)  # the shoe answers after a second
+            assert runner.core.devices.get("shoe"), "the shoe never answered"
+            # One more turn of the owner after the resume (refused: the table is open already).
+            runner.submit_and_wait(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))
+            time.sleep(0.3)  # a DELIVER sent again would be refused within milliseconds
+            state, faults = runner.core.state, dict(runner.core.faults)
+        finally:
+            runner.stop()
+            thread.join(30)
+    table.close()
+    with JournalReader.open(tmp_path / "j.db") as r:
+        failed = [e.payload for e in r.entries(kinds=("input.command_failed",))]
+        shuffles = [e.payload for e in r.entries(kinds=("input.device",)) if e.payload["event"] == "SHUFFLE_DONE"]
+    assert len(shuffles) == 1
+    assert failed == [] and faults == {} and state == "cutting", (failed, faults, state)
+
+
+def test_the_start_re_issues_only_what_the_table_has_not_sent_since_it_started() -> None:
+    heard = DevicesHeard(["shuffler", "shoe"], wait=5.0)
+    deliver = SendCommand("shuffler", Deliver(DeliverTarget.DEALER))
+    heard.sent(SendCommand("shuffler", Deliver(DeliverTarget.DEALER)))  # an equal command, sent while starting
+    prompt, other = SendCommand("shoe", Display("CUT")), SendCommand("shuffler", Deliver(DeliverTarget.SHOE))
+    assert heard.to_reissue([deliver, prompt, other]) == [prompt, other]
 
 
 def test_a_device_that_never_answers_holds_the_start_for_the_wait_only() -> None:
