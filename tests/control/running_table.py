@@ -70,6 +70,16 @@ class Table:
         with self.connect(timeout) as s:
             return send_and_read(s, line)
 
+    def ok(self, line: bytes | dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+        """``ask``, asserting that the table accepted the request; when it did not, the assertion
+        says what it answered instead, the state the table is in and its last faults journaled."""
+        reply = self.ask(line, timeout)
+        if reply is None or not reply["ok"]:
+            state = self.status()["state"] if self.alive() else f"stopped: {self.stderr()[-2000:]}"
+            raise AssertionError(f"{line!r} answered {reply}; the table is {state}; its last faults: "
+                                 f"{self.journaled('fault')[-3:]}")
+        return reply
+
     def status(self, busy_for: float = 10.0) -> dict[str, Any]:
         """The table's status. A table told ``busy`` is asked again for up to ``busy_for``
         seconds: the connections a test just closed hold their slots until the table's threads

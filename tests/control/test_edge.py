@@ -126,11 +126,11 @@ def test_a_cut_position_given_as_text_reaches_no_conversion_on_the_table_thread(
     """A dealer's `cut position="abc"` while cutting was converted with int() on the table's own
     thread: ValueError, and `shoectl run` stopped. Now it is a bad request; the cut then works."""
     t = start_table(workdir, "--manual")
-    assert t.ask(command_line("fp1", "open"))["ok"]
-    assert t.wait_state("cutting") == "cutting"
+    t.ok(command_line("fp1", "open"))
+    assert t.wait_state("cutting") == "cutting", t.journaled("fault")[-3:]
     assert t.ask(command_line("d1", "cut", position="abc"))["code"] == "bad_request"
     assert t.alive()
-    assert t.ask(command_line("d1", "cut", position=120))["ok"]
+    t.ok(command_line("d1", "cut", position=120))
     t.assert_stopped_cleanly()
 
 
@@ -140,14 +140,14 @@ def test_an_unknown_side_for_house_money_is_refused_not_raised(start_table, work
     """`house_money_add side="sideways"` reached `WagerKind(side)` on the table's own thread: a
     ValueError that stopped `shoectl run`. The table refuses it with the reason and deals on."""
     t = start_table(workdir, "--manual", "--submission", "midibaccarat")
-    assert t.ask(command_line("fp1", "open"))["ok"]
-    assert t.wait_state("cutting") == "cutting"
+    t.ok(command_line("fp1", "open"))
+    assert t.wait_state("cutting") == "cutting", t.journaled("fault")[-3:]
     for command, args in (("cut", {"position": 150}), ("cover", {"from_bottom": 14}), ("load", {})):
-        assert t.ask(command_line("d1", command, **args))["ok"]
+        t.ok(command_line("d1", command, **args))
     assert t.wait_state("betting") == "betting"
     for kind in ("banker", "house_money"):
-        assert t.ask(command_line("d1", "wager", seat=1, kind=kind, amount=1000))["ok"]
-    assert t.ask(command_line("d1", "no_more_bets"))["ok"]
+        t.ok(command_line("d1", "wager", seat=1, kind=kind, amount=1000))
+    t.ok(command_line("d1", "no_more_bets"))
     deadline = time.monotonic() + 20
     while (state := t.status()["state"]) != "house_money" and time.monotonic() < deadline:
         if state == "squeeze":  # 629a.8(c): the squeezed cards are turned first
@@ -156,7 +156,7 @@ def test_an_unknown_side_for_house_money_is_refused_not_raised(start_table, work
     assert state == "house_money", state
     reply = t.ask(command_line("d1", "house_money_add", seat=1, side="sideways", amount=100))
     assert reply["code"] == "refused" and "sideways" in reply["error"], reply
-    assert t.ask(command_line("d1", "continue"))["ok"]
+    t.ok(command_line("d1", "continue"))
     t.assert_stopped_cleanly()
 
 
