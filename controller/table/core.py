@@ -166,16 +166,20 @@ class TableCore:
         finally:
             self._out = []
 
-    def resume_outputs(self) -> list[Output]:
-        """Commands that bring the devices back in step after a restart or a reconnect, safe to
+    def resume_outputs(self, *, restart: bool = True) -> list[Output]:
+        """Commands that bring the devices back in step after a restart (``restart``: this
+        process started on the journal) or a resume from a fault (``restart=False``), safe to
         repeat:
 
         - a shuffle not yet reported done is asked for again (nothing has been dealt from it; its
           count is checked when it reports; a shuffler that restarted meanwhile dropped it, one
           still shuffling refuses it BUSY: ``events.command_failed``), but not while its
           SHUFFLE_DONE waits for the resume (``Shoe.shuffle_held``);
-        - a stack not yet cut is delivered to the dealer again, and so is a stack whose DELIVER
-          failed or got no reply, until it is loaded (``_delivery_due``);
+        - after a restart, a stack not yet cut is delivered to the dealer again (the DELIVER may
+          have been lost with the process); after a restart or a fault, so is a stack whose
+          DELIVER failed or got no reply, until it is loaded (``_delivery_due``). A fault's resume
+          does not send a DELIVER that went through again: the shuffler, with nothing left to
+          deliver, would refuse it, and the refusal would hold the table again at every clearing;
         - what the faults holding the table need the dealer to do (``faults.held_prompts``) and
           the current prompt are shown again (a display is idempotent)."""
         out: list[Output] = []
@@ -184,7 +188,7 @@ class TableCore:
             out.append(SendCommand("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
         if st == "shuffling" and self.has_shuffler and not (self.shoe is not None and self.shoe.shuffle_held):
             out.append(SendCommand(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
-        elif self._delivery_due(st):
+        elif self._delivery_due(st, restart):
             out.append(SendCommand(self.device_for("shuffler"), preparation.stack_delivery(self)))
         if self.unload_due and st in UNLOAD_STATES and self.prompt_text != "UNLOAD":
             # The cards left in the last shoe may still be in it (the UNLOAD prompt lost in a
@@ -196,14 +200,14 @@ class TableCore:
             out.append(SendCommand("shoe", m.Display(self.prompt_text)))
         return out
 
-    def _delivery_due(self, st: str) -> bool:
-        """Whether a resume sends DELIVER again: a stack not yet cut (before a restart the dealer
-        may not have had it), or a DELIVER that failed or got no reply while the stack is still to
-        be loaded (``events.command_failed``)."""
+    def _delivery_due(self, st: str, restart: bool) -> bool:
+        """Whether a resume sends DELIVER again: after a restart, a stack not yet cut (before the
+        restart the dealer may not have had it); or a DELIVER that failed or got no reply while
+        the stack is still to be loaded (``events.command_failed``)."""
         shoe = self.shoe
         if shoe is None or not self.has_shuffler:
             return False
-        if st == "cutting" and shoe.cut_position is None:
+        if restart and st == "cutting" and shoe.cut_position is None:
             return True
         return shoe.delivery_due and st in AWAITING_STACK
 
@@ -347,4 +351,4 @@ class TableCore:
     def resumed(self) -> None:
         self.saved_state = None
         self.record(kinds.RESUMED, {"state": self.state})
-        self._out.extend(self.resume_outputs())
+        self._out.extend(self.resume_outputs(restart=False))

@@ -198,7 +198,7 @@ class TableRunner:
                 self.turns += 1
                 if self._starting is not None and self._starting.ready:
                     starting, self._starting = self._starting, None
-                    for o in starting.to_reissue(self.core.resume_outputs()):  # what a restart re-issues
+                    for o in starting.to_reissue(self.core.resume_outputs(restart=True)):  # what a restart re-issues
                         self._dispatch(o)
                 try:
                     item = self.inbox.get_nowait()

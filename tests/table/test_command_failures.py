@@ -106,6 +106,27 @@ def test_a_delivery_sent_again_and_refused_as_wrong_state_went_through_the_first
     assert list(b.core.faults) == ["command:shuffler"]
 
 
+def test_a_fault_before_the_cut_resumes_without_delivering_the_stack_again() -> None:
+    """The shuffler delivered the stack to the dealer; the shoe's link drops and comes back
+    before the cut. The resume sent DELIVER again, the shuffler (nothing left to deliver) refused
+    it, and the refusal held the table in a fault that every clearing raised again (each clearing
+    resumed and sent it once more). A fault's resume sends again only a DELIVER that did not go
+    through; a restart still delivers a stack not yet cut (its DELIVER may have died with the
+    process)."""
+    b = Bench(auto_deal=False)
+    b.op("open")
+    assert b.core.state == "cutting" and sent(b.sent, m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
+    before = len(b.sent)
+    b.link("shoe", False)
+    assert b.core.state == "fault"
+    b.link("shoe", True)
+    assert b.core.state == "cutting" and not b.core.faults
+    assert sent(b.sent[before:], m.Deliver) == []
+    assert sent(b.core.resume_outputs(restart=True), m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
+    b.op("cut", Role.DEALER, position=100)
+    assert b.core.state == "cutting" and b.core.shoe.cut_position is not None
+
+
 def test_a_delivery_refused_busy_is_no_fault_and_stays_due() -> None:
     """BUSY: the shuffler is delivering one sent before, or shuffling one asked for again. Nothing
     for a floorperson to do: said at info, and DELIVER is sent again (the shuffle's SHUFFLE_DONE,
