@@ -110,6 +110,6 @@ def test_an_idle_serial_link_wakes_its_reader_about_once_a_second(tmp_path: Path
         reader.join(30)
         assert not reader.is_alive()
     assert SHARED_IDLE_WAIT >= 1.0
-    # Two waits of a second and, after each, a few waits for the interpreter lock under load; at a
-    # 0.1 s poll: 19-20.
-    assert woke <= 10
+    # Two waits of a second and, after each, a few waits for the interpreter lock: 2-6 here, 12
+    # once under `strace -f` beside two CPU hogs. A 0.1 s poll wakes at least 20 times, more under load.
+    assert woke <= 15
