@@ -98,6 +98,8 @@ class SerialTransport(Transport):
             import serial  # noqa: PLC0415 - optional dependency, imported on use
         except ImportError as exc:
             raise TransportError(f"cannot open {self.url}: pyserial is not installed") from exc
+        except OSError as exc:  # its files could not be read: no descriptor left (EMFILE), say
+            raise TransportError(f"cannot open serial port {self.url}: {_open_failure(exc)}") from exc
         kwargs = dict(self.settings)
         if not self.is_url:
             kwargs.setdefault("exclusive", True)

@@ -92,6 +92,8 @@ class UsbTransport(Transport):
             import usb.util  # noqa: PLC0415
         except ImportError as exc:
             raise TransportError(f"cannot open {self.describe()}: pyusb is not installed") from exc
+        except OSError as exc:  # its files could not be read: no descriptor left (EMFILE), say
+            raise TransportError(f"cannot open {self.describe()}: {(exc.strerror or str(exc)).lower()}") from exc
         find = self._find or usb.core.find
         try:
             dev = self._locate(find)
