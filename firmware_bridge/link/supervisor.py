@@ -119,8 +119,10 @@ class Supervisor:
             report(LinkState.CONNECTING, None)
             try:
                 note = self._connect()
-            except (TransportError, LinkError, ProtocolError) as exc:
-                reason = f"connect failed: {exc}"
+            except (TransportError, LinkError, ProtocolError, OSError) as exc:
+                # Any other OSError is the machine's (no descriptor left, say), not a bug: in words.
+                known = isinstance(exc, (TransportError, LinkError, ProtocolError))
+                reason = f"connect failed: {exc if known else (exc.strerror or str(exc)).lower()}"
                 self.teardown()
                 if self._stopping.is_set():
                     break

@@ -7,12 +7,15 @@ into a failure.
 """
 from __future__ import annotations
 
+import errno
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from firmware_bridge.emulator.factory import build_device
+from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.errors import CommandInterrupted
 from firmware_bridge.link import DeviceLink, LinkState
 from firmware_bridge.profiles import Timing
@@ -135,3 +138,37 @@ def test_stop_from_the_event_callback(rig_factory: Callable[..., Rig]) -> None:
     assert not rig.link.transport.is_open
     with pytest.raises(RuntimeError):
         rig.link.start()
+
+
+class OutOfDescriptors(LoopbackTransport):
+    """A device whose first ``failures`` opens find the process with no descriptor left: a bare
+    ``OSError`` (EMFILE), as an import or a pipe made while opening would raise it."""
+
+    def __init__(self, device, failures: int) -> None:  # noqa: ANN001 - an emulated device
+        super().__init__(device)
+        self.failures = failures
+
+    def open(self) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise OSError(errno.EMFILE, "Too many open files", "/lib/python3/site-packages/serial/__init__.py")
+        super().open()
+
+
+def test_no_descriptor_left_while_connecting_is_a_connect_failure_in_words_and_retried() -> None:
+    """Not a crash: the link logged ``connect crashed`` with a traceback (a CI run of the control
+    socket's descriptor flood). It says why in words, backs off and connects once it can."""
+    device = build_device("emulated-shoe", speed=float("inf"))
+    reasons: list[str] = []
+    timing = Timing(response_timeout_ms=200, heartbeat_interval_ms=600_000, retries=3,
+                    reconnect_min_ms=10, reconnect_max_ms=50)
+    link = DeviceLink(OutOfDescriptors(device, failures=2), timing=timing, profile_name="emulated-shoe",
+                      on_state=lambda state, reason: reasons.append(reason or ""))
+    link.start()
+    try:
+        assert link.wait_connected(DEADLINE)
+        assert isinstance(link.request(StatusRequest()), StatusReply)
+    finally:
+        link.stop()
+    failed = [r for r in reasons if r.startswith("connect ")]
+    assert failed == ["connect failed: too many open files"] * 2, reasons
