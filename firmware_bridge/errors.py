@@ -14,8 +14,20 @@ Each class also inherits the builtin a caller would naturally catch (as python-c
     |       +-- CommandTimeout (+TimeoutError)        every attempt timed out (link then lost)
     |       +-- CommandInterrupted (+ConnectionError) the link went down while waiting
     +-- FaultSpecError (+ValueError)           a bad --faults specification
+
+``os_error_words(exc)``: an ``OSError`` the machine raised (no descriptor left, say) in a few
+plain words for the people at the table, without the errno number and path Python puts in it.
 """
 from __future__ import annotations
+
+import os
+
+
+def os_error_words(exc: BaseException) -> str:
+    """``"too many open files"`` for ``OSError(EMFILE, ...)``: the error's own text, lower case,
+    without its number or file name (``str(exc)`` when it carries no errno)."""
+    code = getattr(exc, "errno", None)
+    return os.strerror(code).lower() if code else str(exc)
 
 
 class BridgeError(Exception):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from firmware_bridge.errors import HandshakeFailed, LinkError, TransportError
+from firmware_bridge.errors import HandshakeFailed, LinkError, TransportError, os_error_words
 from firmware_bridge.protocol import (
     PROTOCOL_VERSION,
     EventAck,
@@ -122,7 +122,7 @@ class Supervisor:
             except (TransportError, LinkError, ProtocolError, OSError) as exc:
                 # Any other OSError is the machine's (no descriptor left, say), not a bug: in words.
                 known = isinstance(exc, (TransportError, LinkError, ProtocolError))
-                reason = f"connect failed: {exc if known else (exc.strerror or str(exc)).lower()}"
+                reason = f"connect failed: {exc if known else os_error_words(exc)}"
                 self.teardown()
                 if self._stopping.is_set():
                     break

@@ -29,7 +29,7 @@ import os
 import select
 from typing import Any
 
-from firmware_bridge.errors import DeviceDisconnected, TransportError, TransportTimeout
+from firmware_bridge.errors import DeviceDisconnected, TransportError, TransportTimeout, os_error_words
 
 from .base import Transport
 from .serial_sharing import MAX_READ, SharedReading
@@ -234,8 +234,4 @@ def _open_failure(exc: BaseException) -> str:
     code = getattr(exc, "errno", None)
     if code is None and "Inappropriate ioctl" in str(exc):  # pyserial's "Could not configure port"
         code = errno.ENOTTY
-    if code in _OPEN_FAILURES:
-        return _OPEN_FAILURES[code]
-    if code:
-        return os.strerror(code).lower()
-    return str(exc)
+    return _OPEN_FAILURES[code] if code in _OPEN_FAILURES else os_error_words(exc)

@@ -29,7 +29,7 @@ import errno as _errno
 from collections.abc import Callable
 from typing import Any
 
-from firmware_bridge.errors import DeviceDisconnected, TransportError, TransportTimeout
+from firmware_bridge.errors import DeviceDisconnected, TransportError, TransportTimeout, os_error_words
 
 from .base import Transport
 
@@ -93,7 +93,7 @@ class UsbTransport(Transport):
         except ImportError as exc:
             raise TransportError(f"cannot open {self.describe()}: pyusb is not installed") from exc
         except OSError as exc:  # its files could not be read: no descriptor left (EMFILE), say
-            raise TransportError(f"cannot open {self.describe()}: {(exc.strerror or str(exc)).lower()}") from exc
+            raise TransportError(f"cannot open {self.describe()}: {os_error_words(exc)}") from exc
         find = self._find or usb.core.find
         try:
             dev = self._locate(find)
