@@ -153,18 +153,14 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
     journal has no such round. ``shoe`` None: the last shoe that has such a round; ``round_no``
     None: the shoe's last decided round (both None: the last round decided in the journal).
     ``entries``: journal entries (``kind``, ``payload``, ``shoe_id``, ``round_no``), read once."""
-    exact = shoe is not None and round_no is not None
+    exact = shoe is not None and round_no is not None  # one round matches at most: done once it is whole
     cards, submission = ShoeCards(), None
     point: JournalPoint | None = None
     for e in entries:
         if e.kind == kinds.SUBMISSION:
             submission = e.payload
-        if exact and point is not None:  # found: only its edge record is still wanted
-            if e.kind == kinds.EDGE and e.shoe_id == shoe and e.payload.get("round") == round_no:
-                return replace(point, edge=e.payload)
-            if e.kind == kinds.SHOE_START:
-                break
-            continue
+        if exact and point is not None and e.kind == kinds.SHOE_START:
+            break  # the round's shoe is over: no edge record of it follows
         cards.feed_entry(e)
         if e.kind == kinds.ROUND_RESULT and (shoe is None or e.shoe_id == shoe) \
                 and (round_no is None or e.payload.get("round") == round_no):
@@ -172,6 +168,8 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
         elif e.kind == kinds.EDGE and point is not None and point.edge is None and e.shoe_id == point.shoe \
                 and e.payload.get("round") == point.round:
             point = replace(point, edge=e.payload)
+            if exact:
+                break
     return point
 
 
