@@ -9,13 +9,15 @@ the shoe up under the dealer's hands (its SHOE_LOADED refused, the table waiting
 """
 from __future__ import annotations
 
+import threading
 import time
+from typing import Any
 
 from controller.journal import Journal, JournalReader, verify
 from controller.table.devices_heard import DevicesHeard
 from controller.roles import Role
 from controller.table.io import DeviceStatus, OperatorInput, SendCommand
-from firmware_bridge.protocol import Deliver, DeliverTarget, Display
+from firmware_bridge.protocol import Deliver, DeliverTarget, Display, StatusRequest
 from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.emulator.table import EmulatedTable
 from firmware_bridge.link import DeviceLink
@@ -93,9 +95,14 @@ def test_a_table_opened_before_its_shoe_connects_does_not_deliver_the_stack_twic
             while not runner.core.devices.get("shoe") and time.monotonic() < deadline:
                 time.sleep(0.02)  # the shoe answers after a second
             assert runner.core.devices.get("shoe"), "the shoe never answered"
-            # One more turn of the owner after the resume (refused: the table is open already).
+            # One more turn of the owner after the resume (refused: the table is open already),
+            # then a STATUS behind whatever the resume gave the shuffler's sender: once it is
+            # answered, a DELIVER sent again has been refused and its failure queued, and the
+            # owner's next turn has journaled it.
             runner.submit_and_wait(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))
-            time.sleep(0.3)  # a DELIVER sent again would be refused within milliseconds
+            behind = _answered_after(runner, "shuffler", StatusRequest())
+            assert behind.wait(30), "the shuffler's sender never reached the STATUS queued behind the resume"
+            runner.submit_and_wait(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))
             state, faults = runner.core.state, dict(runner.core.faults)
         finally:
             runner.stop()
@@ -106,6 +113,23 @@ def test_a_table_opened_before_its_shoe_connects_does_not_deliver_the_stack_twic
         shuffles = [e.payload for e in r.entries(kinds=("input.device",)) if e.payload["event"] == "SHUFFLE_DONE"]
     assert len(shuffles) == 1
     assert failed == [] and faults == {} and state == "cutting", (failed, faults, state)
+
+
+def _answered_after(runner, role: str, marker: Any) -> threading.Event:  # noqa: ANN001 - a TableRunner
+    """Queue ``marker`` on the sender of ``role`` (behind every command queued before it); the
+    event is set once the link has had its reply."""
+    link, answered = runner.links[role], threading.Event()
+    request = link.request
+
+    def watched(command: Any, timeout: float | None = None) -> Any:
+        try:
+            return request(command, timeout)
+        finally:
+            if command is marker:
+                answered.set()
+    link.request = watched
+    runner._senders.send(role, marker)  # the table's own queue to the device: its order is the point
+    return answered
 
 
 def test_the_start_re_issues_only_what_the_table_has_not_sent_since_it_started() -> None:
