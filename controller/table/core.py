@@ -176,7 +176,8 @@ class TableCore:
           still shuffling refuses it BUSY: ``events.command_failed``), but not while its
           SHUFFLE_DONE waits for the resume (``Shoe.shuffle_held``);
         - after a restart, a stack not yet cut is delivered to the dealer again (the DELIVER may
-          have been lost with the process); after a restart or a fault, so is a stack whose
+          have been lost with the process; the runner sends it as ``resent``, so a refusal that
+          says the dealer has the stack is no fault: ``events.command_failed``); after a restart or a fault, so is a stack whose
           DELIVER failed or got no reply, until it is loaded (``_delivery_due``). A fault's resume
           does not send a DELIVER that went through again: the shuffler, with nothing left to
           deliver, would refuse it, and the refusal would hold the table again at every clearing;

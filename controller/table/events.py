@@ -200,9 +200,11 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
     not have) makes the shoe's delivery due: every resume until the stack is loaded sends it
     again (``TableCore._delivery_due``), whatever the cut, cover and load recorded meanwhile. A
     DELIVER so sent that is refused as WRONG_STATE (nothing left to deliver) tells that an earlier
-    one went through: no longer due. One refused BUSY (delivering one sent before, or shuffling
-    one asked for again) stays due without a fault: the shuffle's SHUFFLE_DONE or the next resume
-    sends it again. Any other failure of a DELIVER is then decided as any command's."""
+    one went through: no longer due. So does a DELIVER a restart sent again refused so
+    (``CommandFailed.resent``: the table could not know whether the one it sent before it stopped
+    went through). One refused BUSY (delivering one sent before, or shuffling one asked for again)
+    stays due without a fault: the shuffle's SHUFFLE_DONE or the next resume sends it again. Any
+    other failure of a DELIVER is then decided as any command's."""
     shoe = t.shoe
     busy = f.refused and f.code == BUSY
     if f.command == "SHUFFLE" and busy and (t.saved_state or t.state) == "shuffling":
@@ -210,7 +212,7 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
         return True
     if f.command != "DELIVER" or shoe is None:
         return False
-    if f.refused and f.code in DELIVERED_ALREADY and shoe.delivery_due:
+    if f.refused and f.code in DELIVERED_ALREADY and (shoe.delivery_due or f.resent):
         shoe.delivery_due = False
         t.notice("info", f"the {f.device_role} had already taken a DELIVER sent before ({f.code}): not sent again")
         return True

@@ -54,13 +54,16 @@ class CommandFailed:
     answered with a NAK (it did not carry it out), otherwise its outcome is unknown (no reply:
     the link went down or timed out). ``command`` is the command's wire name (``SHUFFLE``);
     ``device_role`` the role of the device it was for (shuffler, shoe); ``code`` the NAK's code
-    name (``WRONG_STATE``) when refused."""
+    name (``WRONG_STATE``) when refused. ``resent``: the command was one a restart sent again
+    (``SendCommand.resent``), so the device may have carried out the first one before the process
+    stopped."""
 
     device_role: str
     command: str
     reason: str
     refused: bool
     code: str | None = None
+    resent: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,10 +76,13 @@ class OperatorInput:
 
 @dataclass(frozen=True)
 class SendCommand:
-    """A command for the device in ``device_role`` (shuffler, shoe)."""
+    """A command for the device in ``device_role`` (shuffler, shoe). ``resent``: a restart sends
+    it again (``TableCore.resume_outputs``), not knowing whether the device had it before the
+    process stopped; a failure of it says so (``CommandFailed.resent``)."""
 
     device_role: str
     message: Any  # a firmware_bridge.protocol Command
+    resent: bool = False
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,8 @@ def command_failed_record(inp: CommandFailed, shoe: str | None, round_no: int | 
     payload = {"device_role": inp.device_role, "command": inp.command, "reason": inp.reason, "refused": inp.refused}
     if inp.code is not None:
         payload["code"] = inp.code
+    if inp.resent:
+        payload["resent"] = True
     return JournalRecord(kinds.INPUT_COMMAND_FAILED, payload, shoe=shoe, round=round_no)
 
 
@@ -125,7 +127,8 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | Comma
         if entry.kind == kinds.INPUT_OPERATOR:
             return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["operator_role"]))
         if entry.kind == kinds.INPUT_COMMAND_FAILED:
-            return CommandFailed(p["device_role"], p["command"], p["reason"], bool(p["refused"]), p.get("code"))
+            return CommandFailed(p["device_role"], p["command"], p["reason"], bool(p["refused"]), p.get("code"),
+                                 p.get("resent") is True)
         return DeviceStatus(p["device_role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError
         raise malformed_entry(entry, exc) from None

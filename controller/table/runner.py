@@ -29,6 +29,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -199,7 +200,7 @@ class TableRunner:
                 if self._starting is not None and self._starting.ready:
                     starting, self._starting = self._starting, None
                     for o in starting.to_reissue(self.core.resume_outputs(restart=True)):  # what a restart re-issues
-                        self._dispatch(o)
+                        self._dispatch(replace(o, resent=True) if isinstance(o, SendCommand) else o)
                 try:
                     item = self.inbox.get_nowait()
                 except queue.Empty:
@@ -372,7 +373,7 @@ class TableRunner:
         elif isinstance(o, SendCommand):
             if self._starting is not None:
                 self._starting.sent(o)
-            if not self._senders.send(o.device_role, o.message):
+            if not self._senders.send(o.device_role, o.message, resent=o.resent):
                 self._log.warning("no device for command", role=o.device_role, command=type(o.message).__name__)
 
     def _last_notes(self) -> None:

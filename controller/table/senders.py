@@ -23,8 +23,9 @@ _WAKE = object()
 
 
 class DeviceSenders:
-    """``start(role, link)`` a sender per device; ``send(role, message)`` from the owner thread;
-    ``join`` after ``stopping`` is set. ``failed(CommandFailed)`` is called on a sender thread."""
+    """``start(role, link)`` a sender per device; ``send(role, message, resent=...)`` from the
+    owner thread; ``join`` after ``stopping`` is set. ``failed(CommandFailed)`` is called on a
+    sender thread, with the ``resent`` the command was sent with."""
 
     def __init__(self, stopping: threading.Event, failed: Callable[[CommandFailed], None], log: Any) -> None:
         self._stopping = stopping
@@ -41,12 +42,13 @@ class DeviceSenders:
         thread.start()
         self._threads.append(thread)
 
-    def send(self, role: str, message: Any) -> bool:
-        """Queue ``message`` for the device in ``role``; False if there is none."""
+    def send(self, role: str, message: Any, *, resent: bool = False) -> bool:
+        """Queue ``message`` for the device in ``role`` (``resent``: a restart sends it again);
+        False if there is none."""
         box = self._outboxes.get(role)
         if box is None:
             return False
-        box.put(message)
+        box.put((message, resent))
         return True
 
     def join(self, timeout: float) -> None:
@@ -59,11 +61,12 @@ class DeviceSenders:
     def _send_loop(self, role: str, link: Any, box: queue.SimpleQueue[Any]) -> None:
         while not self._stopping.is_set():
             try:
-                msg = box.get(timeout=IDLE_WAKE)
+                item = box.get(timeout=IDLE_WAKE)
             except queue.Empty:
                 continue
-            if msg is _WAKE:
+            if item is _WAKE:
                 continue
+            msg, resent = item
             while not self._stopping.is_set():
                 if link.wait_connected(timeout=0.5):
                     try:
@@ -72,7 +75,8 @@ class DeviceSenders:
                         stopping = self._stopping.is_set()  # the link was closed under it: expected, info
                         if not stopping:  # the core decides what a failed command means (journaled first)
                             code = exc.code_name if isinstance(exc, DeviceRefused) else None
-                            self._failed(CommandFailed(role, m.wire_name(msg), str(exc), code is not None, code))
+                            self._failed(CommandFailed(role, m.wire_name(msg), str(exc), code is not None, code,
+                                                       resent))
                         (self._log.info if stopping else self._log.warning)(
                             "command failed", role=role, command=m.wire_name(msg), error=str(exc))
                     break

@@ -264,3 +264,34 @@ def test_a_refused_delivery_is_sent_again_once_the_floorperson_clears_the_fault_
     assert list(b.core.faults) == ["command:shuffler"]
     outs = b.op("clear_fault", key="command:shuffler")
     assert b.core.state == "cutting" and sent(outs, m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
+
+
+def test_a_delivery_a_restart_sent_again_refused_as_wrong_state_is_said_not_a_fault() -> None:
+    """A restart before the cut sends DELIVER again (the first may have been lost with the
+    process). Refused as WRONG_STATE, nothing was left to deliver: the dealer has the stack. The
+    same refusal of a DELIVER the restart did not send again is still a fault."""
+    b = Bench(auto_deal=False)
+    b.op("open")
+    assert b.core.state == "cutting" and not b.core.shoe.delivery_due
+    resent = CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE: nothing shuffled to deliver",
+                           refused=True, code="WRONG_STATE", resent=True)
+    outs = b.feed(resent)
+    assert b.core.state == "cutting" and not b.core.faults
+    assert any("already taken a DELIVER" in o.text for o in outs if hasattr(o, "text"))
+    b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE: nothing shuffled to deliver",
+                         refused=True, code="WRONG_STATE"))
+    assert list(b.core.faults) == ["command:shuffler"]
+
+
+def test_a_resent_command_is_journaled_so_and_read_back_the_same() -> None:
+    resent = CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE", refused=True, code="WRONG_STATE",
+                           resent=True)
+    plain = CommandFailed("shuffler", "DELIVER", "no reply", refused=False)
+    for failure, key in ((resent, True), (plain, None)):
+        record = command_failed_record(failure, "T1-S0001", None)
+        assert record.payload.get("resent") is key and kinds.payload_problem(record.kind, record.payload) is None
+
+        class Stored:
+            kind, payload, schema_version, seq = record.kind, record.payload, 2, 1
+
+        assert input_from(Stored()) == failure

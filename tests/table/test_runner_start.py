@@ -152,3 +152,57 @@ def test_a_device_that_never_answers_holds_the_start_for_the_wait_only() -> None
     for role in ("shoe", "shuffler"):
         both.heard(DeviceStatus(role, True, serial=role, epoch=1))
     assert both.ready
+
+
+def _stop(runner, thread: threading.Thread) -> None:  # noqa: ANN001 - a TableRunner
+    runner.stop()
+    thread.join(30)
+    assert not thread.is_alive(), "the runner did not stop"
+
+
+def test_a_restart_before_the_cut_delivers_again_and_a_stack_already_delivered_is_no_fault(tmp_path) -> None:
+    """The table stops in ``cutting`` after the shuffler delivered the stack to the dealer, before
+    the cut. The restart cannot know whether its DELIVER went through before the process stopped,
+    so it sends it again; the shuffler, with nothing left to deliver, refuses it (WRONG_STATE).
+    That refusal says the dealer has the stack: said, not a fault (it was a ``command:shuffler``
+    fault a floorperson had to clear). A replay of the journal decides the same."""
+    table = EmulatedTable(seed=5, speed=INF)
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        runner = make_runner(table, journal)
+        runner.autodealer = None
+        thread = run_in_thread(runner)
+        try:
+            runner.submit_and_wait(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))
+            deadline = time.monotonic() + 30
+            while table.dealer.hand is None or runner.core.state != "cutting":  # the dealer has the stack
+                assert time.monotonic() < deadline, "the stack never reached the dealer"
+                time.sleep(0.02)
+        finally:
+            _stop(runner, thread)
+    with Journal.open(path, table_id="T1") as journal:
+        runner = make_runner(table, journal)
+        runner.autodealer = None
+        assert runner.core.state == "cutting"
+        thread = run_in_thread(runner)
+        try:
+            deadline = time.monotonic() + 30
+            while runner._starting is not None or runner.turns == 0:  # the start's resume is sent
+                assert time.monotonic() < deadline, "the restarted table never heard its devices"
+                time.sleep(0.02)
+            assert _answered_after(runner, "shuffler", StatusRequest()).wait(30)
+            runner.submit_and_wait(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))  # a turn: the failure is in
+            state, faults = runner.core.state, dict(runner.core.faults)
+            runner.submit_and_wait(OperatorInput("cut", {"position": 100}, "d1", Role.DEALER))
+            cut = runner.core.shoe.cut_position
+        finally:
+            _stop(runner, thread)
+    table.close()
+    with JournalReader.open(path) as r:
+        failed = [e.payload for e in r.entries(kinds=("input.command_failed",))]
+    assert [(f["command"], f.get("code"), f.get("resent")) for f in failed] == [("DELIVER", "WRONG_STATE", True)]
+    assert faults == {} and state == "cutting" and cut == 100, (faults, state)
+    with Journal.open(path, table_id="T1") as journal:  # a replay of it all decides the same
+        again = make_runner(EmulatedTable(seed=5, speed=INF), journal)
+        assert again.core.state == "cutting" and not again.core.faults and again.core.shoe.cut_position == 100
+    assert verify(path).ok
