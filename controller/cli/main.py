@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from functools import partial
 
 from controller.errors import UsageError
+from controller.version import shoectl_version
 from controller.rules.errors import RulesError
 from firmware_bridge.errors import BridgeError
 from shoectl_config.errors import ConfigError
@@ -122,17 +123,8 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
                  option_string: str | None = None) -> None:
-        sys.stdout.write(f"{parser.prog} {_version()}\n")  # on standard output, as argparse's own
+        sys.stdout.write(f"{parser.prog} {shoectl_version()}\n")  # on standard output, as argparse's own
         parser.exit()
-
-
-def _version() -> str:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("shoectl")
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
-        return "(version unknown: not installed)"
 
 
 def _command_groups(parser: argparse.ArgumentParser) -> Iterator[tuple[argparse.ArgumentParser, argparse._SubParsersAction]]:
