@@ -89,6 +89,7 @@ DEVICE_REPLACED = "device_replaced"
 FAULT = "fault"
 FAULT_CLEARED = "fault_cleared"
 RESUMED = "resumed"
+CONTROLLER_STARTED = "controller_started"
 
 # -- surveillance: the live edge monitor (controller.table.edge_monitor, docs/edge-monitor.md) ----------
 EDGE = "edge"
@@ -182,6 +183,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(FAULT, "a fault that stops play", ("fault", "reason")),
     Kind(FAULT_CLEARED, "faults cleared, by whom or what", ("faults", "by")),
     Kind(RESUMED, "play resumed after a fault", ("state",)),
+    Kind(CONTROLLER_STARTED, "the controller started on this journal: its version, how many journaled inputs "
+         "it replayed (more than 0: a restart) and the state it goes on from", ("version", "replayed", "state")),
 
     Kind(EDGE, "after a round, every wager the Rules Submission (its source) offers, valued exactly on the cards "
          "left in the shoe (those below the cover card included: unseen); wagers: kind -> ev, the expected value "

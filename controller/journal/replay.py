@@ -12,9 +12,9 @@ Each also holds ``"events"``: what surveillance asks after beside the cards, in 
 the entries read hold the inputs, else the entry's own; null for what no one gave): the
 procedures (a declined cut, an inspection, a reshuffle ordered, a shoe restarted, a count
 fault), the irregularities (a card entered by hand, a card discarded and why, a wager returned),
-faults and their clearing, dealer sign-ins, device replacements, and every operator command but
-the routine ones of a round (``ROUTINE_COMMANDS``). A round's go with the round (those journaled
-while it was dealt), the others with the shoe.
+faults and their clearing, dealer sign-ins, device replacements, the controller's restarts, and
+every operator command but the routine ones of a round (``ROUTINE_COMMANDS``). A round's go with
+the round (those journaled while it was dealt), the others with the shoe.
 Only the core's records are read; inputs are not needed. A record whose payload lacks what its
 kind needs, or holds it as another type (a card that is not text, a total or a net that is not a
 whole number), and a round whose cards go to the rack without its result, raise
@@ -39,7 +39,7 @@ EVENT_KINDS = frozenset({
     kinds.SHUFFLER_BATCH_REMOVED, kinds.MANUAL_SHUFFLE, kinds.RESHUFFLE_ORDERED, kinds.SHOE_RESTARTED,
     kinds.CARD_DEFERRED, kinds.HELD_CARD_USED, kinds.CARD_ENTERED, kinds.DISCARD, kinds.IRREGULARITY,
     kinds.RELINQUISHED, kinds.WAGER_RETURNED, kinds.DEALER, kinds.DEVICE_REPLACED, kinds.FAULT,
-    kinds.FAULT_CLEARED, kinds.RESUMED,
+    kinds.FAULT_CLEARED, kinds.RESUMED, kinds.CONTROLLER_STARTED,
 })
 ROUTINE_COMMANDS = frozenset({"wager", "no_more_bets", "sit", "leave", "cut", "cut_decline", "cover", "load",
                               "reveal", "continue", "house_money_add"})

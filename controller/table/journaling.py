@@ -105,6 +105,13 @@ def output_records(records: Iterable[TableRecord]) -> list[JournalRecord]:
     return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round) for r in records]
 
 
+def started_record(core: Any, replayed: int, version: str) -> JournalRecord:
+    """The ``controller_started`` record of a table that starts with ``core`` (after
+    ``replayed`` journaled inputs were fed to it), with the shoe and round it goes on from."""
+    return JournalRecord(kinds.CONTROLLER_STARTED, {"version": version, "replayed": replayed, "state": core.state},
+                         shoe=core.shoe.id if core.shoe else None, round=core.round.number if core.round else None)
+
+
 def rules_record(submission: Any, last_journaled: dict[str, Any] | None) -> JournalRecord | None:
     """The ``submission`` record of the Rules Submission in force, whole, or ``None`` when the
     last one journaled (its payload, ``None`` for none) already holds it (a restart with the same

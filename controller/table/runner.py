@@ -35,6 +35,7 @@ from typing import Any
 import structlog
 
 from controller.journal import Journal
+from controller.version import shoectl_version
 from controller.table.core import TableCore
 from controller.table.devices_heard import DevicesHeard
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
@@ -46,7 +47,7 @@ from controller.table.link_wiring import event_callback, link_options
 from controller.table.run_limits import RunLimits
 from controller.table.journaling import (
     command_failed_record, device_input_record, note_record, operator_input_record, output_records, rules_record,
-    status_input_record,
+    started_record, status_input_record,
 )
 from controller.table.recovery import read_journal_inputs, replay
 
@@ -95,6 +96,7 @@ class TableRunner:
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
         self._serial_of_role: dict[str, str] = {}
         self._rules_journaled: dict[str, Any] | None = None  # the last submission record (recover_from_journal)
+        self._replayed = 0  # journaled inputs fed to the core (recover_from_journal)
         self._subscribers = Subscribers()
 
     # -- wiring for the links --------------------------------------------------------------------
@@ -158,7 +160,8 @@ class TableRunner:
         read = read_journal_inputs(self.journal)
         self._serial_of_role, self._rules_journaled = read.serial_of_role, read.rules_journaled
         replay(self.core, read)
-        return len(read.inputs)
+        self._replayed = len(read.inputs)
+        return self._replayed
 
     def journal_rules_in_force(self) -> bool:
         """Journal the Rules Submission the core decides by unless it is the one last journaled
@@ -191,6 +194,7 @@ class TableRunner:
     def run(self) -> None:
         """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
         self.journal.checkpoint_in_background()  # no WAL checkpoint inside a card's commit
+        self.journal.append_batch([started_record(self.core, self._replayed, shoectl_version())])
         self.journal_rules_in_force()
         self._starting = DevicesHeard(self.links)
         self.start_links()
