@@ -29,8 +29,8 @@ from collections.abc import Iterator, Sequence
 from functools import partial
 
 from controller.errors import UsageError
-from controller.version import shoectl_version
 from controller.rules.errors import RulesError
+from controller.version import shoectl_version
 from firmware_bridge.errors import BridgeError
 from shoectl_config.errors import ConfigError
 from shoectl_config.text import readable

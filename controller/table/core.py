@@ -177,10 +177,11 @@ class TableCore:
           SHUFFLE_DONE waits for the resume (``Shoe.shuffle_held``);
         - after a restart, a stack not yet cut is delivered to the dealer again (the DELIVER may
           have been lost with the process; the runner sends it as ``resent``, so a refusal that
-          says the dealer has the stack is no fault: ``events.command_failed``); after a restart or a fault, so is a stack whose
-          DELIVER failed or got no reply, until it is loaded (``_delivery_due``). A fault's resume
-          does not send a DELIVER that went through again: the shuffler, with nothing left to
-          deliver, would refuse it, and the refusal would hold the table again at every clearing;
+          says the dealer has the stack is no fault: ``events.command_failed``); after a restart
+          or a fault, so is a stack whose DELIVER failed or got no reply, until it is loaded
+          (``_delivery_due``). A fault's resume does not send a DELIVER that went through again:
+          the shuffler, with nothing left to deliver, would refuse it, and the refusal would hold
+          the table again at every clearing;
         - what the faults holding the table need the dealer to do (``faults.held_prompts``) and
           the current prompt are shown again (a display is idempotent)."""
         out: list[Output] = []
