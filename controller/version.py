@@ -8,12 +8,20 @@ import functools
 __all__ = ["shoectl_version"]
 
 
+_UNREADABLE = "(version unknown: its metadata cannot be read)"
+
+
 @functools.cache
 def shoectl_version() -> str:
-    """The version of the installed package, or a phrase that says it is not installed."""
-    import importlib.metadata
-
+    """The version of the installed package, or a phrase that says why it is unknown. Never
+    raises: the version is a label, and a table must not stop for want of it."""
     try:
-        return importlib.metadata.version("shoectl")
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        import importlib.metadata as metadata
+    except ImportError:
+        return _UNREADABLE
+    try:
+        return metadata.version("shoectl")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
         return "(version unknown: not installed)"
+    except (ImportError, OSError, ValueError):  # a module it needs, or the metadata, unreadable
+        return _UNREADABLE

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from controller.cli import main as cli_main
 from controller.rules.submission import preset_names
+from controller.version import shoectl_version
 
 UNPRIVILEGED_USER = "nobody"
 
@@ -37,6 +38,7 @@ def run_unprivileged(*argv: str) -> tuple[int, str, str]:
     # This interpreter lives under /root, which the unprivileged user cannot read: what the child
     # imports lazily (the presets' resource reader) is imported here, before the privileges go.
     preset_names()
+    shoectl_version()  # the journal's controller_started record reads the package metadata (cached)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         sys.stdout.flush()
         sys.stderr.flush()

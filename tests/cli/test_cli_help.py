@@ -95,6 +95,26 @@ def test_version_comes_from_the_package_metadata(capsys) -> None:
     assert out == f"shoectl {importlib.metadata.version('shoectl')}\n"
 
 
+@pytest.mark.parametrize("failure, said", [
+    (importlib.metadata.PackageNotFoundError("shoectl"), "(version unknown: not installed)"),
+    (ModuleNotFoundError("No module named 'email.parser'"), "(version unknown: its metadata cannot be read)"),
+    (OSError(13, "Permission denied"), "(version unknown: its metadata cannot be read)"),
+])
+def test_an_unreadable_version_is_said_never_raised(mocker, capsys, failure: Exception, said: str) -> None:
+    """The version is a label (``--version``, the journal's ``controller_started``): a table
+    whose package metadata cannot be read (a service user that cannot reach the interpreter's
+    own modules, found running the table as ``nobody``) must not stop for it."""
+    from controller.version import shoectl_version
+
+    mocker.patch("importlib.metadata.version", side_effect=failure)
+    shoectl_version.cache_clear()
+    try:
+        assert shoectl_version() == said
+        assert run(capsys, "--version") == (0, f"shoectl {said}\n", "")
+    finally:
+        shoectl_version.cache_clear()
+
+
 def test_each_command_alone_parses_as_in_the_whole_parser() -> None:
     """A command line imports only its command's modules (``COMMANDS``): every command there is
     registered by exactly the modules the table names, and its help (and every subcommand's) is
