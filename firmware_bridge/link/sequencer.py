@@ -79,6 +79,7 @@ class EventSequencer:
         self._resends = 0                    # requests made while ``queued`` stood at ...
         self._resends_at: int | None = None  # ... this counter
         self._stalled_at: int | None = None  # ``queued`` when the gap was declared stalled
+        self._asked_up_to = 0  # ``known_highest`` at the last resend request: the gaps it covered
 
     # the epoch
 
@@ -91,7 +92,7 @@ class EventSequencer:
         if self.epoch is not None:
             lost = self.missing()
         self.epoch = epoch
-        self.queued = self.known_highest = 0
+        self.queued = self.known_highest = self._asked_up_to = 0
         self._reorder.clear()
         self._stalled_at = self._resends_at = None
         return lost
@@ -152,11 +153,21 @@ class EventSequencer:
             ranges.append((start, self.known_highest))
         return ranges if limit is None else ranges[:limit]
 
+    @property
+    def unasked_gap(self) -> bool:
+        """True when a gap is open that no resend request has covered yet: every counter known
+        to exist when the last request was made has arrived since, so the missing ones are new
+        (a device resends every unacknowledged event it holds, so one request covers every gap
+        known when it is made). A link asks at once about such a gap, and about one already
+        asked for only after a while (the resent events may be on their way)."""
+        return self.gap and self.queued >= self._asked_up_to
+
     def resend_requested(self) -> bool:
         """The link asked the device to resend (RESEND_EVENTS). Returns True once per stall: when
         the gap has now outlasted ``stall_resends`` requests with its first missing counter still
         absent. A device keeps every unacknowledged event (docs/protocol.md E3), so a gap that does
         not close is a fault, not something to hold ever more events for."""
+        self._asked_up_to = self.known_highest
         if not self.gap:
             self._resends_at = None
             return False

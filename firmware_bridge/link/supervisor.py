@@ -43,6 +43,10 @@ from .state import LinkState
 __all__ = ["Supervisor"]
 
 STALLED_RESEND_FACTOR = 20  # a stalled gap is asked about this many times less often
+# Probes (a HEARTBEAT after a damaged frame) at most this many per reply timeout: each damaged
+# event then costs a few milliseconds, not a reply timeout, and a noise burst on the line still
+# gets a bounded number of small round trips (each waits for its reply before the next).
+PROBES_PER_REPLY_TIMEOUT = 10
 
 
 class Supervisor:
@@ -304,13 +308,13 @@ class Supervisor:
         resend = False
         if self._sequencer.gap and not self._sequencer.full:
             due = self._last_resend + self.resend_interval * (STALLED_RESEND_FACTOR if self._sequencer.stalled else 1)
-            if now >= due:
+            if now >= due or self._sequencer.unasked_gap:  # a new gap is asked about at once
                 resend = True
             else:
                 wait = min(wait, due - now)
         heartbeat_due = self._commands.last_tx + self.heartbeat_interval
-        if self._probe_wanted:  # a damaged frame: a HEARTBEAT now, at most one per reply timeout
-            heartbeat_due = min(heartbeat_due, self._last_heartbeat + self.reply_timeout)
+        if self._probe_wanted:  # a damaged frame: a HEARTBEAT now, spaced while damage goes on
+            heartbeat_due = min(heartbeat_due, self._last_heartbeat + self.reply_timeout / PROBES_PER_REPLY_TIMEOUT)
         heartbeat = now >= heartbeat_due
         if not heartbeat:
             wait = min(wait, heartbeat_due - now)

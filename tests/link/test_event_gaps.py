@@ -108,6 +108,30 @@ def test_a_gap_is_stalled_after_the_resend_requests_it_outlasts() -> None:
     assert seq.missing(limit=1) == [] and seq.queued == 4
 
 
+def test_a_gap_no_resend_request_covered_yet_is_unasked() -> None:
+    """One RESEND_EVENTS covers every gap known when it is made (the device resends all it holds
+    unacknowledged): a gap opened after it is new and is asked about at once; one it covered is
+    asked about again only after a while."""
+    seq = EventSequencer((1, 0))
+    assert not seq.unasked_gap  # no gap
+    seq.offer(numbered(2))
+    assert seq.unasked_gap  # 1 is missing and nobody asked
+    seq.resend_requested()
+    assert not seq.unasked_gap  # asked: the resent 1 may be on its way
+    seq.offer(numbered(4))
+    assert seq.missing() == [(1, 1), (3, 3)] and not seq.unasked_gap  # 1 still missing: asked for with it
+    seq.offer(numbered(1))
+    assert seq.queued == 2 and seq.unasked_gap  # all that was known when asked came; 3 was not known: new
+    seq.resend_requested()
+    assert not seq.unasked_gap
+    seq.offer(numbered(3))
+    seq.offer(numbered(6))
+    assert seq.queued == 4 and seq.missing() == [(5, 5)] and seq.unasked_gap  # 5 is new
+    seq.set_epoch(2)
+    seq.offer(numbered(2))
+    assert seq.unasked_gap  # a new epoch: nothing of it was asked for
+
+
 # --- through the link ------------------------------------------------------------------------
 
 def test_a_device_that_lost_every_other_event_is_a_reported_fault(tmp_path: Path,

@@ -46,6 +46,28 @@ def test_a_damaged_event_is_asked_for_at_once_not_at_the_next_heartbeat(
     assert stats["frames_dropped"] >= 1 and stats["probes"] >= 1 and stats["resend_requests"] >= 1
 
 
+def test_damaged_events_one_after_another_are_each_repaired_without_waiting_a_reply_timeout(
+        rig_factory: Callable[..., Rig]) -> None:
+    """Two events arrive damaged in quick succession (line noise at a busy table). Each was
+    repaired only a reply timeout after the one before (the probe and the RESEND_EVENTS were
+    spaced by it): a table at --speed max with 1 % of bytes corrupted waited 250 ms per damaged
+    card. Now a probe may follow another after a tenth of the reply timeout, and a RESEND_EVENTS
+    about a gap no request has covered goes at once. The link's clock is held still but for that
+    tenth, so the old spacing never came due and the second event was never repaired."""
+    now = [1000.0]
+    timing = replace(TIMING, heartbeat_interval_ms=3_600_000)
+    rig = connected(rig_factory(timing=timing, clock=lambda: now[0]))
+    rig.device.emit(card(0))
+    wait_for(lambda: len(rig.sink) == 1, "the first event")
+    emit_damaged(rig.device, card(1))
+    wait_for(lambda: len(rig.sink) == 2, "the first damaged event, resent")
+    now[0] += timing.response_timeout_ms / 1000 / 10 + 0.001  # a tenth of the reply timeout: not a whole one
+    emit_damaged(rig.device, card(2))
+    wait_for(lambda: len(rig.sink) == 3, "the second damaged event, resent")
+    assert rig.sink.messages() == rig.device.emitted
+    assert rig.link.stats["probes"] >= 2 and rig.link.stats["resend_requests"] >= 2
+
+
 def test_resume_from_a_journal_position(tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:
     device = FakeDevice(tmp_path)
     for i in range(10):
