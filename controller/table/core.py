@@ -22,6 +22,7 @@ irregularities, squeeze and House Money (``dealing``); starting, settling and vo
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from transitions import MachineError
@@ -168,15 +169,15 @@ class TableCore:
 
     def resume_outputs(self, *, restart: bool = True) -> list[Output]:
         """Commands that bring the devices back in step after a restart (``restart``: this
-        process started on the journal) or a resume from a fault (``restart=False``), safe to
-        repeat:
+        process started on the journal; the commands are marked ``resent``) or a resume from a
+        fault (``restart=False``), safe to repeat:
 
         - a shuffle not yet reported done is asked for again (nothing has been dealt from it; its
           count is checked when it reports; a shuffler that restarted meanwhile dropped it, one
           still shuffling refuses it BUSY: ``events.command_failed``), but not while its
           SHUFFLE_DONE waits for the resume (``Shoe.shuffle_held``);
         - after a restart, a stack not yet cut is delivered to the dealer again (the DELIVER may
-          have been lost with the process; the runner sends it as ``resent``, so a refusal that
+          have been lost with the process; a restart's commands are ``resent``, so a refusal that
           says the dealer has the stack is no fault: ``events.command_failed``); after a restart
           or a fault, so is a stack whose DELIVER failed or got no reply, until it is loaded
           (``_delivery_due``). A fault's resume does not send a DELIVER that went through again:
@@ -185,21 +186,22 @@ class TableCore:
         - what the faults holding the table need the dealer to do (``faults.held_prompts``) and
           the current prompt are shown again (a display is idempotent)."""
         out: list[Output] = []
+        send = partial(SendCommand, resent=restart)  # a restart cannot know what the devices had
         st = self.saved_state or self.state
         if st in GATE_OPEN_STATES:
-            out.append(SendCommand("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
+            out.append(send("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
         if st == "shuffling" and self.has_shuffler and not (self.shoe is not None and self.shoe.shuffle_held):
-            out.append(SendCommand(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
+            out.append(send(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
         elif self._delivery_due(st, restart):
-            out.append(SendCommand(self.device_for("shuffler"), preparation.stack_delivery(self)))
+            out.append(send(self.device_for("shuffler"), preparation.stack_delivery(self)))
         if self.unload_due and st in UNLOAD_STATES and self.prompt_text != "UNLOAD":
             # The cards left in the last shoe may still be in it (the UNLOAD prompt lost in a
             # crash): without it the dealer cannot load the next stack. Unloading an empty shoe
             # does nothing.
-            out.append(SendCommand("shoe", m.Display("UNLOAD")))
-        out += [SendCommand("shoe", m.Display(text)) for text in held_prompts(self.faults)]
+            out.append(send("shoe", m.Display("UNLOAD")))
+        out += [send("shoe", m.Display(text)) for text in held_prompts(self.faults)]
         if self.prompt_text:
-            out.append(SendCommand("shoe", m.Display(self.prompt_text)))
+            out.append(send("shoe", m.Display(self.prompt_text)))
         return out
 
     def _delivery_due(self, st: str, restart: bool) -> bool:

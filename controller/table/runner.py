@@ -29,7 +29,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -204,7 +203,7 @@ class TableRunner:
                 if self._starting is not None and self._starting.ready:
                     starting, self._starting = self._starting, None
                     for o in starting.to_reissue(self.core.resume_outputs(restart=True)):  # what a restart re-issues
-                        self._dispatch(replace(o, resent=True) if isinstance(o, SendCommand) else o)
+                        self._dispatch(o)
                 try:
                     item = self.inbox.get_nowait()
                 except queue.Empty:
