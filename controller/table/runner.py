@@ -34,7 +34,6 @@ from typing import Any
 import structlog
 
 from controller.journal import Journal
-from controller.version import shoectl_version
 from controller.table.core import TableCore
 from controller.table.devices_heard import DevicesHeard
 from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
@@ -48,7 +47,8 @@ from controller.table.journaling import (
     command_failed_record, device_input_record, note_record, operator_input_record, output_records, rules_record,
     started_record, status_input_record,
 )
-from controller.table.recovery import read_journal_inputs, replay
+from controller.table.recovery import JournalInputs, read_journal_inputs, replay
+from controller.version import shoectl_version
 
 log = structlog.get_logger()
 
@@ -93,9 +93,8 @@ class TableRunner:
         self.on_stopping: list[Callable[[], None]] = []  # run on the owner thread before the table stops
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
-        self._serial_of_role: dict[str, str] = {}
+        self._recovered = JournalInputs()  # what recover_from_journal read and fed to the core
         self._rules_journaled: dict[str, Any] | None = None  # the last submission record (recover_from_journal)
-        self._replayed = 0  # journaled inputs fed to the core (recover_from_journal)
         self._subscribers = Subscribers()
 
     # -- wiring for the links --------------------------------------------------------------------
@@ -156,11 +155,10 @@ class TableRunner:
         (``recovery``: JournalContentError naming an entry that meets another); returns how many.
         Remembers each device role's serial (``last_delivered_for``) and the last Rules
         Submission journaled (``journal_rules_in_force``)."""
-        read = read_journal_inputs(self.journal)
-        self._serial_of_role, self._rules_journaled = read.serial_of_role, read.rules_journaled
+        self._recovered = read = read_journal_inputs(self.journal)
+        self._rules_journaled = read.rules_journaled
         replay(self.core, read)
-        self._replayed = len(read.inputs)
-        return self._replayed
+        return len(read.inputs)
 
     def journal_rules_in_force(self) -> bool:
         """Journal the Rules Submission the core decides by unless it is the one last journaled
@@ -175,7 +173,7 @@ class TableRunner:
     def last_delivered_for(self, role: str) -> tuple[str, tuple[int, int]] | None:
         """(device serial, (epoch, counter)) of the last stored event from the device in ``role``
         (after ``recover_from_journal``)."""
-        serial = self._serial_of_role.get(role)
+        serial = self._recovered.serial_of_role.get(role)
         if serial is None:
             return None
         last = self.journal.last_device_counter(serial)
@@ -193,7 +191,7 @@ class TableRunner:
     def run(self) -> None:
         """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
         self.journal.checkpoint_in_background()  # no WAL checkpoint inside a card's commit
-        self.journal.append_batch([started_record(self.core, self._replayed, shoectl_version())])
+        self.journal.append_batch([started_record(self.core, len(self._recovered.inputs), shoectl_version())])
         self.journal_rules_in_force()
         self._starting = DevicesHeard(self.links)
         self.start_links()
