@@ -374,7 +374,7 @@ class TableRunner:
         elif isinstance(o, SendCommand):
             if self._starting is not None:
                 self._starting.sent(o)
-            if not self._senders.send(o.device_role, o.message, resent=o.resent):
+            if not self._senders.send(o):
                 self._log.warning("no device for command", role=o.device_role, command=type(o.message).__name__)
 
     def _last_notes(self) -> None:

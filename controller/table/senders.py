@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from controller.table.io import CommandFailed
+from controller.table.io import CommandFailed, SendCommand
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.errors import CommandFailed as DeviceRefused
 from firmware_bridge.protocol import messages as m
@@ -23,9 +23,9 @@ _WAKE = object()
 
 
 class DeviceSenders:
-    """``start(role, link)`` a sender per device; ``send(role, message, resent=...)`` from the
-    owner thread; ``join`` after ``stopping`` is set. ``failed(CommandFailed)`` is called on a
-    sender thread, with the ``resent`` the command was sent with."""
+    """``start(role, link)`` a sender per device; ``send(SendCommand)`` from the owner thread;
+    ``join`` after ``stopping`` is set. ``failed(CommandFailed)`` is called on a sender thread,
+    with the command's ``resent``."""
 
     def __init__(self, stopping: threading.Event, failed: Callable[[CommandFailed], None], log: Any) -> None:
         self._stopping = stopping
@@ -42,13 +42,12 @@ class DeviceSenders:
         thread.start()
         self._threads.append(thread)
 
-    def send(self, role: str, message: Any, *, resent: bool = False) -> bool:
-        """Queue ``message`` for the device in ``role`` (``resent``: a restart sends it again);
-        False if there is none."""
-        box = self._outboxes.get(role)
+    def send(self, command: SendCommand) -> bool:
+        """Queue ``command`` for the device in its role; False if there is none."""
+        box = self._outboxes.get(command.device_role)
         if box is None:
             return False
-        box.put((message, resent))
+        box.put(command)
         return True
 
     def join(self, timeout: float) -> None:
@@ -61,12 +60,12 @@ class DeviceSenders:
     def _send_loop(self, role: str, link: Any, box: queue.SimpleQueue[Any]) -> None:
         while not self._stopping.is_set():
             try:
-                item = box.get(timeout=IDLE_WAKE)
+                command = box.get(timeout=IDLE_WAKE)
             except queue.Empty:
                 continue
-            if item is _WAKE:
+            if command is _WAKE:
                 continue
-            msg, resent = item
+            msg = command.message
             while not self._stopping.is_set():
                 if link.wait_connected(timeout=0.5):
                     try:
@@ -76,7 +75,7 @@ class DeviceSenders:
                         if not stopping:  # the core decides what a failed command means (journaled first)
                             code = exc.code_name if isinstance(exc, DeviceRefused) else None
                             self._failed(CommandFailed(role, m.wire_name(msg), str(exc), code is not None, code,
-                                                       resent))
+                                                       command.resent))
                         (self._log.info if stopping else self._log.warning)(
                             "command failed", role=role, command=m.wire_name(msg), error=str(exc))
                     break

@@ -8,7 +8,7 @@ from bench import Bench, sent
 
 from controller.journal import kinds
 from controller.roles import Role
-from controller.table.io import CommandFailed
+from controller.table.io import CommandFailed, SendCommand
 from controller.table.journaling import command_failed_record, input_from
 from firmware_bridge.protocol import messages as m
 
@@ -189,7 +189,7 @@ def test_a_senders_refusal_reaches_the_core_with_the_naks_code_name() -> None:
     stopping = threading.Event()
     box = senders.DeviceSenders(stopping, failed=failures.append, log=structlog.get_logger())
     box.start("shuffler", RefusingLink())
-    assert box.send("shuffler", m.Deliver(m.DeliverTarget.DEALER))
+    assert box.send(SendCommand("shuffler", m.Deliver(m.DeliverTarget.DEALER)))
     deadline = time.monotonic() + 10
     while not failures and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -43,6 +43,7 @@ def test_an_idle_sender_sleeps_until_a_command_or_the_join(monkeypatch) -> None:
     import threading
 
     from controller.table import senders
+    from controller.table.io import SendCommand
 
     monkeypatch.setattr(senders, "IDLE_WAKE", 60.0)  # a join that waited for it would hang
     sent: list[object] = []
@@ -57,7 +58,7 @@ def test_an_idle_sender_sleeps_until_a_command_or_the_join(monkeypatch) -> None:
     stopping = threading.Event()
     box = senders.DeviceSenders(stopping, failed=lambda failure: None, log=None)
     box.start("shoe", Link())
-    assert box.send("shoe", "DISPLAY")
+    assert box.send(SendCommand("shoe", "DISPLAY"))
     deadline = time.monotonic() + 10
     while not sent and time.monotonic() < deadline:
         time.sleep(0.01)

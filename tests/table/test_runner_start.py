@@ -129,7 +129,7 @@ def _answered_after(runner, role: str, marker: Any) -> threading.Event:  # noqa:
             if command is marker:
                 answered.set()
     link.request = watched
-    runner._senders.send(role, marker)  # the table's own queue to the device: its order is the point
+    runner._senders.send(SendCommand(role, marker))  # the table's own queue to the device: its order is the point
     return answered
 
 
