@@ -51,14 +51,16 @@ class LinkError(BridgeError):
 
 
 class CommandFailed(LinkError):
-    """The device answered a command with a NAK; ``code_name`` is its code's name (``BUSY``)."""
+    """The device answered a command with a NAK; ``code_name`` is its code's name (``BUSY``). The
+    message names the command as the wire does (``SHUFFLE refused: BUSY``), as every link error does."""
 
     def __init__(self, command: object, code: object, text: str = "") -> None:
         self.command = command
         self.code = code
         self.text = text
         self.code_name = str(getattr(code, "name", code))
-        super().__init__(f"{type(command).__name__} refused: {self.code_name}{': ' + text if text else ''}")
+        name = getattr(getattr(command, "TYPE", None), "name", None) or str(command)
+        super().__init__(f"{name} refused: {self.code_name}{': ' + text if text else ''}")
 
 
 class FaultSpecError(BridgeError, ValueError):

@@ -136,7 +136,7 @@ class CommandChannel:
         try:
             return self.transact(command, None, internal=True)
         except CommandFailed as exc:
-            self._reporter.error(f"device refused {command.TYPE.name}: {exc}")
+            self._reporter.error(f"the device said: {exc}")
         except LinkError as exc:
             if session is not None:
                 self.lose(session, f"{command.TYPE.name} failed: {exc}")

@@ -70,12 +70,15 @@ def test_concurrent_callers_are_serialized(rig_factory: Callable[..., Rig]) -> N
 
 
 def test_nak_raises_command_failed(rig_factory: Callable[..., Rig]) -> None:
+    """A NAK is the command's failure, said in the protocol's words (the table shows that text to
+    a floorperson): the command's wire name, the code's name and the device's text."""
     rig = connected(rig_factory())
     rig.device.naks[Shuffle] = (NakCode.DOOR_OPEN, "door open")
     with pytest.raises(CommandFailed) as info:
         rig.link.request(Shuffle(decks=8))
     assert info.value.code == NakCode.DOOR_OPEN and info.value.text == "door open"
     assert isinstance(info.value.command, Shuffle)
+    assert str(info.value) == "SHUFFLE refused: DOOR_OPEN: door open"
     assert rig.link.state is LinkState.CONNECTED  # a refusal is not a link problem
     del rig.device.naks[Shuffle]
     assert rig.link.request(Shuffle(decks=8)) == Ack()

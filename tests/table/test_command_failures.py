@@ -96,7 +96,7 @@ def test_a_delivery_sent_again_and_refused_as_wrong_state_went_through_the_first
     """Nothing left to deliver: the DELIVER that got no reply had gone through. Said, not a fault,
     and the resumes stop sending it; without a delivery in doubt the same refusal is a fault."""
     b = loading_after_a_lost_delivery()
-    refusal = CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE: nothing shuffled", refused=True,
+    refusal = CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE: nothing shuffled", refused=True,
                             code="WRONG_STATE")
     outs = b.feed(refusal)
     assert not b.core.faults and b.core.state == "loading"
@@ -156,7 +156,7 @@ def test_an_automatic_shoe_gets_its_delivery_again_too() -> None:
 
 
 def test_a_refusal_is_journaled_with_its_code_and_read_back_the_same() -> None:
-    failure = CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE", refused=True, code="WRONG_STATE")
+    failure = CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE", refused=True, code="WRONG_STATE")
     record = command_failed_record(failure, "T1-S0001", None)
     assert record.payload["code"] == "WRONG_STATE" and kinds.payload_problem(record.kind, record.payload) is None
 
@@ -195,7 +195,7 @@ def test_a_senders_refusal_reaches_the_core_with_the_naks_code_name() -> None:
         time.sleep(0.01)
     stopping.set()
     box.join(timeout=10)
-    assert failures == [CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE: nothing shuffled to deliver",
+    assert failures == [CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE: nothing shuffled to deliver",
                                       refused=True, code="WRONG_STATE")]
 
 
@@ -273,18 +273,18 @@ def test_a_delivery_a_restart_sent_again_refused_as_wrong_state_is_said_not_a_fa
     b = Bench(auto_deal=False)
     b.op("open")
     assert b.core.state == "cutting" and not b.core.shoe.delivery_due
-    resent = CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE: nothing shuffled to deliver",
+    resent = CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE: nothing shuffled to deliver",
                            refused=True, code="WRONG_STATE", resent=True)
     outs = b.feed(resent)
     assert b.core.state == "cutting" and not b.core.faults
     assert any("already taken a DELIVER" in o.text for o in outs if hasattr(o, "text"))
-    b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE: nothing shuffled to deliver",
+    b.feed(CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE: nothing shuffled to deliver",
                          refused=True, code="WRONG_STATE"))
     assert list(b.core.faults) == ["command:shuffler"]
 
 
 def test_a_resent_command_is_journaled_so_and_read_back_the_same() -> None:
-    resent = CommandFailed("shuffler", "DELIVER", "Deliver refused: WRONG_STATE", refused=True, code="WRONG_STATE",
+    resent = CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE", refused=True, code="WRONG_STATE",
                            resent=True)
     plain = CommandFailed("shuffler", "DELIVER", "no reply", refused=False)
     for failure, key in ((resent, True), (plain, None)):

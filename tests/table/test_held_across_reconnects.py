@@ -99,7 +99,7 @@ def test_a_resume_asks_for_the_shuffle_again_and_a_shuffler_still_shuffling_is_n
     b = shuffling_table()
     b.link("shuffler", False)
     assert _shuffles(b.link("shuffler", True, serial="SH-1", epoch=1)) == 1
-    outs = b.feed(CommandFailed("shuffler", "SHUFFLE", "Shuffle refused: BUSY", refused=True, code="BUSY"))
+    outs = b.feed(CommandFailed("shuffler", "SHUFFLE", "SHUFFLE refused: BUSY", refused=True, code="BUSY"))
     assert not b.core.faults and b.core.state == "shuffling"
     assert any("still shuffling" in o.text for o in outs if hasattr(o, "text"))
 
@@ -117,7 +117,7 @@ def test_a_second_shuffle_asked_for_at_a_reconnect_is_delivered_when_it_is_done(
     assert _shuffles(b.link("shuffler", True, serial="SH-1", epoch=1)) == 1  # asked for again
     b.event("shuffler", m.ShuffleDone(416, 416))                               # the first one's
     assert b.core.state == "cutting"
-    outs = b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: BUSY", refused=True, code="BUSY"))
+    outs = b.feed(CommandFailed("shuffler", "DELIVER", "DELIVER refused: BUSY", refused=True, code="BUSY"))
     assert not b.core.faults and any("busy" in o.text for o in outs if hasattr(o, "text"))
     b.op("cut", Role.DEALER, position=100)
     b.op("cover", Role.DEALER, from_bottom=14)
