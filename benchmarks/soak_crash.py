@@ -1,9 +1,10 @@
 """Crash soak: SIGKILL ``shoectl run`` at random moments, again and again, against one external
 emulated table; then prove that the journal lost nothing, doubled nothing and still adds up.
 
-``python -m benchmarks.soak_crash [--kills N] [--seed S] [--keep DIR] [--faults SPEC]`` (run from
-the project root; ``make soak`` runs it with the default 100 kills; ``--faults`` gives the emulated
-table line faults as well). docs/hardening.md explains the figures.
+``python -m benchmarks.soak_crash [--kills N] [--seed S] [--keep DIR] [--faults SPEC]
+[--submission NAME]`` (run from the project root; ``make soak`` runs it with the default 100 kills;
+``--faults`` gives the emulated table line faults as well; ``--submission`` deals another game
+than ``shoectl run``'s default). docs/hardening.md explains the figures.
 
 1. ``shoectl emulate --table --speed max --dealt-log FILE`` serves a shuffler and a shoe on ptys
    for the whole soak; its dealt log is the ground truth of every card that left the shoe.
@@ -43,6 +44,8 @@ from collections import Counter
 from pathlib import Path
 
 from controller.cli.run_options import fault_spec
+from controller.rules.errors import SubmissionError
+from controller.rules.submission import resolve_submission
 from firmware_bridge.emulator.table import read_dealt_log
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
@@ -59,9 +62,11 @@ class Defect(Exception):
 
 
 class Table:
-    """The external emulated table (``shoectl emulate --table``) for the whole soak."""
+    """The external emulated table (``shoectl emulate --table``) for the whole soak, and the Rules
+    Submission the controllers deal on it (None: ``shoectl run``'s default)."""
 
-    def __init__(self, work: Path, seed: int, faults: str | None = None) -> None:
+    def __init__(self, work: Path, seed: int, faults: str | None = None, submission: str | None = None) -> None:
+        self.submission = submission
         self.dealt_log = work / "dealt.log"
         (work / "dev").mkdir()
         self._stderr = open(work / "emulator.err", "w")  # noqa: SIM115 - open for the table's life
@@ -100,9 +105,10 @@ class Table:
 
 
 def run_command(table: Table, journal: Path, seed: int, *extra: str) -> list[str]:
+    game = ["--submission", table.submission] if table.submission else []
     return [*SHOECTL, "run", "--device", f"emulated-shuffler@{table.ports['emulated-shuffler']}",
             "--device", f"emulated-shoe@{table.ports['emulated-shoe']}", "--journal", str(journal),
-            "--json", "--seed", str(seed), *extra]
+            "--json", "--seed", str(seed), *game, *extra]
 
 
 class Controller:
@@ -298,12 +304,12 @@ def check_replay(journal: Path) -> int:
 
 
 def soak(kills: int, seed: int, work: Path, progress: dict[str, float],
-         faults: str | None = None) -> dict:  # type: ignore[type-arg]
+         faults: str | None = None, submission: str | None = None) -> dict:  # type: ignore[type-arg]
     """The whole soak; ``progress`` says how far it got (kills, cards, seconds) if it stops."""
     rng = random.Random(seed)
     journal = work / "journal.db"
     start = time.monotonic()
-    table = Table(work, seed, faults)
+    table = Table(work, seed, faults, submission)
     try:
         lived = kill_cycles(table, work, journal, kills, rng, progress)
         finish(table, journal, seed, work)
@@ -346,6 +352,16 @@ def _faults(text: str) -> str:
     return text
 
 
+def _submission(text: str) -> str:
+    """``--submission``, checked as ``shoectl run`` will take it: a preset's name, or a file (made
+    absolute); anything else is a usage error here, not a controller that exits at every start."""
+    try:
+        resolve_submission(text)
+    except SubmissionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return os.path.abspath(text) if os.path.exists(text) else text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.soak_crash",
                                  description="Crash soak (docs/hardening.md).")
@@ -355,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
     ap.add_argument("--faults", type=_faults, metavar="SPEC", help="the emulated table's faults as well, e.g. "
                     "unplug-every=300ms,unplug-for=100ms (shoectl emulate --faults; the soak's seed is added)")
+    ap.add_argument("--submission", type=_submission, metavar="NAME|FILE", help="the Rules Submission each shoectl run deals "
+                    "(shoectl run --submission; default: run's own)")
     args = ap.parse_args(argv)
     if args.kills < 1:
         ap.error("--kills must be at least 1")
@@ -364,10 +382,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         work = Path(tempfile.mkdtemp(prefix="shoectl-crash-soak-"))
     print(f"crash soak: {args.kills} SIGKILLs of shoectl run, seed {args.seed}"
-          f"{f', emulator faults {args.faults}' if args.faults else ''}, in {work}", flush=True)
+          f"{f', emulator faults {args.faults}' if args.faults else ''}"
+          f"{f', submission {args.submission}' if args.submission else ''}, in {work}", flush=True)
     progress: dict[str, float] = {"kills": 0}
     try:
-        figures = soak(args.kills, args.seed, work, progress, args.faults)
+        figures = soak(args.kills, args.seed, work, progress, args.faults, args.submission)
     except Defect as exc:
         print(f"DEFECT: {exc}\n(journal, dealt log and outputs kept in {work})\n"
               f"so far: {json.dumps(progress)}", file=sys.stderr)

@@ -37,3 +37,14 @@ def test_the_crash_soak_refuses_a_fault_seed_of_its_own(capsys, tmp_path) -> Non
     assert err.strip().splitlines()[-1] == ("python -m benchmarks.soak_crash: error: argument --faults: "
                                             "give the faults without seed=: the soak's --seed seeds them as well")
     assert not (tmp_path / "w").exists()
+
+
+def test_the_crash_soak_refuses_a_submission_run_would_refuse(capsys, tmp_path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        soak_crash.main(["--submission", "no-such-game", "--keep", str(tmp_path / "w")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("python -m benchmarks.soak_crash: error: argument --submission: ")
+    assert "no-such-game" in last and "minibaccarat" in last  # what was given, and what may be
+    assert not (tmp_path / "w").exists()
