@@ -34,8 +34,11 @@ anything else      information for the dealer (e.g. ``PLACE YOUR BETS``): no act
 =================  ===============================================================================
 
 The stack in hand comes from the shuffler's DELIVER(DEALER) (``receive_stack``). Every prompt
-leaves a ``DealerAction`` in ``log``; what cannot be done (no stack in hand, gate locked, shoe
-empty, ...) is recorded as refused, and nothing else happens.
+leaves a ``DealerAction`` in ``log`` (the latest ``LOG_LIMIT``); what cannot be done (no stack in
+hand, gate locked, shoe empty, ...) is recorded as refused, and nothing else happens. The layout
+and the discard rack hold the cards of the shoe in play: when a new stack is loaded (LOAD, or a
+shuffler's DELIVER(SHOE)) the last shoe's cards have left the table, so a table dealing for weeks
+keeps no more than a shoe's cards and a bounded log.
 
 Mistakes on request: ``draw_extra_card_next()`` (the next DRAW takes one card too many),
 ``expose_next_card()`` (the next card drawn leaves face up); as faults ``dealer-extra-at=N`` (the
@@ -62,6 +65,9 @@ STACK_WAIT_S = 30.0  # how long a prompt that needs the stack waits for the shuf
 
 _BUTTONS = {"REVEAL": ButtonId.REVEAL, "CONFIRM": ButtonId.CONFIRM, "CANCEL": ButtonId.CANCEL,
             "CALL FLOOR": ButtonId.CALL_FLOOR}
+
+
+LOG_LIMIT = 2000  # the dealer's latest actions kept (an eight-deck shoe at the automated table takes about 500)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +105,7 @@ class Dealer:
         self.layout: list[tuple[str, DeviceCard]] = []  # cards drawn for hands, in order
         self.discards: list[Item] = []
         self.covers_set_aside = 0
-        self.log: list[DealerAction] = []
+        self.log: deque[DealerAction] = deque(maxlen=LOG_LIMIT)
         self.draw_prompts = 0
         self.cards_drawn = 0
         self.drawn_this_shoe = 0  # since the shoe was last loaded, by this dealer or by a shuffler
@@ -173,7 +179,7 @@ class Dealer:
 
     def _do(self, verb: str, args: list[str]) -> tuple[bool, str]:
         if self.shoe.loads != self._loads_seen:  # loaded since: by LOAD, or by a shuffler's DELIVER(SHOE)
-            self._loads_seen, self.drawn_this_shoe = self.shoe.loads, 0
+            self._new_shoe()
         if verb in ("DRAW", "BURN"):
             marks = [a for a in args if a.startswith("@")]
             args = [a for a in args if not a.startswith("@")]
@@ -207,7 +213,7 @@ class Dealer:
         if verb == "LOAD":
             count = self.shoe.load(self._in_hand())
             self.hand = None
-            self._loads_seen, self.drawn_this_shoe = self.shoe.loads, 0
+            self._new_shoe()
             return True, f"loaded {count} cards"
         if verb == "UNLOAD":
             items = self.shoe.unload()
@@ -220,6 +226,12 @@ class Dealer:
             self.shoe.close_door()
             return True, "door closed"
         return True, "no action"
+
+    def _new_shoe(self) -> None:
+        """A new stack is in the shoe: count its cards afresh; the last shoe's layout and rack are
+        gone (to the shuffler, or out of use)."""
+        self._loads_seen, self.drawn_this_shoe = self.shoe.loads, 0
+        self.layout, self.discards = [], []
 
     def _wash(self) -> str:
         """681a.5(g)(1): the cards taken from the discard rack and the layout (the shoe was emptied

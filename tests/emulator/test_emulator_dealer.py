@@ -129,11 +129,38 @@ def test_without_a_shuffler_the_dealer_washes_and_shuffles_the_inspected_cards_b
     for prompt in ("WASH AND SHUFFLE", "cut 40", "cover 14", "load"):
         host.ok(Display(prompt))
     host.pump(0.05)
-    assert [a.ok for a in table.dealer.log[8:]] == [True] * 4, table.dealer.log
+    assert [a.ok for a in list(table.dealer.log)[8:]] == [True] * 4, table.dealer.log
     assert "washed" in table.dealer.log[8].detail and "104" in table.dealer.log[8].detail
     assert host.of(ShoeLoaded)[-1].card_count == 104
     beside_a_shuffler = EmulatedTable(clock=clock).dealer.perform("WASH AND SHUFFLE")
     assert not beside_a_shuffler.ok and "shuffler" in beside_a_shuffler.detail
+
+
+def test_a_dealer_dealing_shoe_after_shoe_keeps_one_shoes_cards_and_a_bounded_log(clock) -> None:
+    """A table runs for weeks: the dealer's layout and discard rack hold the shoe in play's cards
+    only (a new stack in the shoe means the last shoe's cards have left the table), and its log
+    keeps the latest ``LOG_LIMIT`` actions. Before, both grew by about 200 kB a shoe."""
+    from firmware_bridge.emulator.dealer import LOG_LIMIT
+
+    table = EmulatedTable(clock=clock, shuffler_profile=None, decks=1, seed=3)
+    host = connect(table.shoe, clock)
+    for shoe in range(3):
+        for prompt in ("SHUFFLE BY HAND", "cut 12", "cover 11", "load"):
+            host.ok(Display(prompt))
+        host.pump(0.05)
+        assert table.dealer.layout == [] and table.dealer.discards == [], f"shoe {shoe + 1} began with old cards"
+        host.ok(GateUnlock())
+        for prompt in ("burn 2", "draw player", "draw banker", "draw player", "draw banker"):
+            host.ok(Display(prompt))
+        host.pump(0.05)
+        assert len(table.dealer.discards) == 2 and len(table.dealer.layout) == 4
+        host.ok(Display("unload"))
+        host.pump(0.05)
+    assert host.of(ShoeLoaded)[-1].card_count == 52 and all(a.ok for a in table.dealer.log)
+    for i in range(LOG_LIMIT + 5):
+        table.dealer.perform(f"PLACE YOUR BETS {i}")
+    assert len(table.dealer.log) == LOG_LIMIT
+    assert table.dealer.log[-1].prompt == f"PLACE YOUR BETS {LOG_LIMIT + 4}"
 
 
 def test_dealer_mistakes_on_request_and_as_faults(clock) -> None:
