@@ -30,9 +30,10 @@ def last_seq(journal: Path) -> int:
 
 def start(tmp_path: Path, stdout: int | object, *extra: str) -> tuple[subprocess.Popen[bytes], Path, Path]:
     journal, err = tmp_path / "journal.db", tmp_path / "stderr.txt"
-    proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--seed", "8", "--speed", "max", "--json",
-                             *extra],
-                            stdout=stdout, stderr=err.open("wb"), stdin=subprocess.DEVNULL)  # type: ignore[arg-type]
+    with err.open("wb") as err_file:  # the child writes its own copy
+        proc = subprocess.Popen([*SHOECTL, "run", "--journal", str(journal), "--seed", "8", "--speed", "max",
+                                 "--json", *extra],
+                                stdout=stdout, stderr=err_file, stdin=subprocess.DEVNULL)  # type: ignore[arg-type]
     return proc, journal, err
 
 

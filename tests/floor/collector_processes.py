@@ -22,9 +22,10 @@ from services.mosquitto import COLLECTOR, Mosquitto, password_of
 class Collector:
     def __init__(self, broker_url: str, db: str, tmp: Path, *extra: str, login: list[str]) -> None:
         self.err = tmp / f"collector-{time.monotonic_ns()}.err"
-        self.proc = subprocess.Popen([*SHOECTL, "floor", "collect", "--broker", broker_url, "--db", db, *login,
-                                      "--log-level", "info", *extra],
-                                     stdout=subprocess.DEVNULL, stderr=self.err.open("wb"), stdin=subprocess.DEVNULL)
+        with self.err.open("wb") as err:  # the child writes its own copy
+            self.proc = subprocess.Popen([*SHOECTL, "floor", "collect", "--broker", broker_url, "--db", db, *login,
+                                          "--log-level", "info", *extra],
+                                         stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
 
     def stderr(self) -> str:
         return self.err.read_text(errors="replace")

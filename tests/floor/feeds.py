@@ -54,7 +54,10 @@ def stopped(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> tuple[int
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return code, proc.stderr.read() if proc.stderr else ""
+    if proc.stderr is None or proc.stderr.closed:  # stopped before: its output was read then
+        return code, ""
+    with proc.stderr:
+        return code, proc.stderr.read()
 
 
 def has_entries(journal: Path) -> bool:

@@ -5,7 +5,7 @@ it is stored entry by entry, the refused one dropped and counted, the rest store
 acknowledged. A failure of the database itself is retried and loses nothing."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import psycopg
 import pytest
@@ -39,9 +39,30 @@ class RefusingStore(FloorStore):
         return super().add(items, dropped)
 
 
-def collector(db: str, store: FloorStore) -> tuple[Collector, list[int]]:
+class Stores:
+    """The stores a test and its collector open, all closed after the test."""
+
+    def __init__(self, db: str) -> None:
+        self.db = db
+        self.opened: list[FloorStore] = []
+
+    def open(self) -> RefusingStore:
+        store = RefusingStore(FloorStore.open(self.db).conn)
+        self.opened.append(store)
+        return store
+
+
+@pytest.fixture
+def stores(floor_db: str) -> Iterator[Stores]:
+    made = Stores(floor_db)
+    yield made
+    for store in made.opened:
+        store.close()
+
+
+def collector(stores: Stores, store: FloorStore) -> tuple[Collector, list[int]]:
     options = BrokerOptions("mqtt://127.0.0.1:1", "127.0.0.1", 1, False)
-    c = Collector(store, options, open_store=lambda: RefusingStore(FloorStore.open(db).conn))
+    c = Collector(store, options, open_store=stores.open)
     acked: list[int] = []
     c.client.ack = lambda mid, qos: acked.append(mid)  # no broker here: the acknowledgements are what we watch
     return c, acked
@@ -55,11 +76,11 @@ def stored(db: str) -> list[int]:
     return [seq for (seq,) in query(db, "SELECT seq FROM entries ORDER BY seq")]
 
 
-def test_an_entry_the_database_refuses_is_dropped_and_counted_and_the_rest_stored(floor_db: str,
+def test_an_entry_the_database_refuses_is_dropped_and_counted_and_the_rest_stored(floor_db: str, stores: Stores,
                                                                                   journal: TableJournal) -> None:
-    store = RefusingStore(FloorStore.open(floor_db).conn)
+    store = stores.open()
     store.refuse = 5
-    c, acked = collector(floor_db, store)
+    c, acked = collector(stores, store)
     c._store(batch(journal.lines[:10]))
     assert acked == list(range(1, 11))
     assert stored(floor_db) == [1, 2, 3, 4, 6, 7, 8, 9, 10]
@@ -68,11 +89,11 @@ def test_an_entry_the_database_refuses_is_dropped_and_counted_and_the_rest_store
 
 
 def test_a_lost_database_is_retried_and_nothing_is_acknowledged_before_the_commit(
-        floor_db: str, journal: TableJournal, monkeypatch: pytest.MonkeyPatch) -> None:
+        floor_db: str, stores: Stores, journal: TableJournal, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("controller.floor.collector.DB_RETRY_S", (0.01, 0.02))
-    store = RefusingStore(FloorStore.open(floor_db).conn)
+    store = stores.open()
     store.lose = 1
-    c, acked = collector(floor_db, store)
+    c, acked = collector(stores, store)
     c._store(batch(journal.lines[:10]))
     assert store.lose == 0 and c.store is not store  # failed once, then a new connection stored it
     assert acked == list(range(1, 11)) and stored(floor_db) == list(range(1, 11))
