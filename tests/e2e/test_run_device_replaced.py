@@ -99,9 +99,10 @@ def test_a_replaced_emulator_voids_the_round_reconciles_and_deals_a_new_shoe(tmp
         run.send_signal(signal.SIGTERM)
         _, err = run.communicate(timeout=30)
         for e in (emu, emu2):
-            if e is not None and e.poll() is None:
-                e.send_signal(signal.SIGTERM)
-                e.wait(timeout=20)
+            if e is not None:
+                if e.poll() is None:
+                    e.send_signal(signal.SIGTERM)
+                e.communicate(timeout=20)  # waits, and closes its pipes
     assert run.returncode == 143, err[-2000:]  # 128 + SIGTERM after a clean stop
     kinds = [e.kind for e in after]
     assert "device_replaced" in kinds, [(e.kind, e.payload) for e in after[-15:]]

@@ -68,7 +68,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path, 
         assert final.returncode == 0, final.stderr[-2000:]
     finally:
         emu.send_signal(signal.SIGTERM)
-        emu.wait(timeout=20)
+        emu.communicate(timeout=20)  # waits, and closes its pipes
     dealt = [d.card for d in read_dealt_log(tmp_path / "dealt.log")]
     assert len(dealt) > 40
     assert journal_cards(journal) == [str(c) for c in dealt]
