@@ -19,7 +19,7 @@ from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input
 from controller.errors import UsageError
 from controller.journal import kinds
 from controller.journal.entry import Entry
-from controller.journal.replay import replay
+from controller.journal.replay import entries_needed, replay
 from controller.money import money_text
 from controller.table.edge_figures import edge_percent
 from shoectl_config.text import quoted, safe
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with spooled_text() as spool:
-        found = read_checked(args, lambda entries: write_replay(args, entries, spool))
+        found = read_checked(args, lambda entries: write_replay(args, entries, spool), keep=entries_needed(args.shoe))
         if found is None:
             return EXIT_DOES_NOT_VERIFY
         if not found and (args.shoe is not None or args.round is not None):

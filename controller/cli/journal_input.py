@@ -4,7 +4,7 @@ consistent snapshot and checked as it is read, exactly as `journal verify` check
 
 ``add_journal_input(parser)`` adds ``PATH``, ``--hmac-key FILE`` and ``--no-verify`` (``option="--journal"``:
 the journal as that option, for a command whose journal is optional: ``shoectl odds --journal``).
-``read_checked(args, consume, since_seq=, kinds=)`` gives the entries to ``consume`` and returns
+``read_checked(args, consume, since_seq=, kinds=, keep=)`` gives the entries to ``consume`` and returns
 its result once every entry was read and checked; its warnings (an HMAC journal read without its
 key, a ``-wal`` file SQLite ignores) go to standard error, one line each. When the journal does not
 verify it prints why on one line and returns None (the command exits 1 and writes nothing), or,
@@ -62,12 +62,14 @@ def warn(args: argparse.Namespace, line: str) -> None:
 
 
 def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], T], *, since_seq: int = 0,
-                 kinds: Iterable[str] | None = None, progress: str | None = None) -> T | None:
-    """See the module docstring. ``consume`` must not write anything the user sees. ``progress``:
-    what to call the reading in a progress bar on a terminal (``controller.cli.progress``)."""
+                 kinds: Iterable[str] | None = None, keep: Callable[[str, str | None], bool] | None = None,
+                 progress: str | None = None) -> T | None:
+    """See the module docstring. ``consume`` must not write anything the user sees. ``kinds`` and
+    ``keep`` choose the entries it is given (``CheckedRead.entries``). ``progress``: what to call
+    the reading in a progress bar on a terminal (``controller.cli.progress``)."""
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     with checked_read(args.path, hmac_key=key) as read, progress_bar(progress, read.total) as update:
-        entries = read.entries(since_seq=since_seq, kinds=kinds)
+        entries = read.entries(since_seq=since_seq, kinds=kinds, keep=keep)
         if progress:
             entries = _tracked(entries, update)
         try:

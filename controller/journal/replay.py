@@ -1,6 +1,7 @@
 """Reconstruct shoes and rounds from a journal (681a.7(l): any hand can be reconstructed).
 
-``replay(entries, shoe=None, round=None) -> Iterator[dict]`` yields, in journal order:
+``replay(entries, shoe=None, round=None) -> Iterator[dict]`` yields, in journal order (a replay
+of one shoe needs only what ``entries_needed(shoe)`` keeps):
 - ``{"type": "shoe", "shoe", "decks", "cut": {"position", "by"}, "cover_from_bottom",
   "burned": [...], "loaded", "rounds", "cover_card_position", "reconciliation"}`` when a shoe ends
   (or at the end of the journal for the shoe in play);
@@ -23,7 +24,7 @@ written by a forger who recomputed it.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from controller.journal import kinds
@@ -88,6 +89,25 @@ def _outcome(p: Any) -> str:
 
 def _dealt(p: Any) -> list[dict[str, str]]:
     return [{"card": _text(d, "card"), "to": _text(d, "to")} for d in p["dealt"]]
+
+
+# What a replay reads besides the chosen shoe's own records: who gave each command (the inputs of
+# every shoe), where each shoe begins (every shoe's start: the chosen one's ends there).
+_READ_FROM_EVERY_SHOE = frozenset({*kinds.INPUT_KINDS, kinds.SHOE_START})
+
+
+def entries_needed(shoe: str | None) -> Callable[[str, str | None], bool] | None:
+    """For a replay of ``shoe`` alone: a test on an entry's kind and shoe id that is false for
+    what the replay would read and not use (the other shoes' records), so that a reader need not
+    decode them (``CheckedRead.entries(keep=...)``); None for a replay of every shoe. The replay of
+    the entries it keeps is the replay of them all."""
+    if shoe is None:
+        return None
+
+    def needed(kind: str, shoe_id: str | None) -> bool:
+        return shoe_id == shoe or shoe_id is None or kind in _READ_FROM_EVERY_SHOE
+
+    return needed
 
 
 def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None = None) -> Iterator[dict[str, Any]]:

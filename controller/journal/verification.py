@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -323,14 +323,17 @@ class CheckedRead:
         for rows in self.row_batches():
             yield from rows
 
-    def entries(self, since_seq: int = 0, kinds: Iterable[str] | None = None) -> Iterator[Entry]:
-        """The entries with ``seq > since_seq`` (of those ``kinds``), in order; every entry is
-        read and checked, those not asked for too."""
+    def entries(self, since_seq: int = 0, kinds: Iterable[str] | None = None,
+                keep: Callable[[str, str | None], bool] | None = None) -> Iterator[Entry]:
+        """The entries with ``seq > since_seq`` (of those ``kinds``; for which ``keep(kind,
+        shoe_id)`` is true), in order; every entry is read and checked, those not asked for too.
+        ``keep`` is asked before an entry is decoded: what it leaves out costs only its check."""
         wanted = None if kinds is None else frozenset([kinds] if isinstance(kinds, str) else kinds)
         for row in self.rows():
             if type(row[0]) is not int:  # unchecked (--no-verify): compared below
                 require_row_types(row, self.path)
-            if row[0] > since_seq and (wanted is None or row[2] in wanted):
+            if (row[0] > since_seq and (wanted is None or row[2] in wanted)
+                    and (keep is None or keep(row[2], row[4]))):
                 yield row_to_entry(row, self.path, self.layout.entry_version(row[0]))
 
     def report(self) -> VerifyReport:
