@@ -24,7 +24,7 @@ from controller.cli.journal_input import (
     refuse_output_over_journal,
 )
 from controller.errors import UsageError, new_file_argument
-from controller.journal.replay import replay
+from controller.journal.replay import entries_needed, replay
 from controller.roadmaps import compute, render_png, render_svg, render_text, results_from_rounds
 from shoectl_config.text import quoted
 
@@ -73,7 +73,8 @@ def _ids(ids: list[str], most: int = 12) -> str:
 
 def run(args: argparse.Namespace) -> int:
     refuse_output_over_journal(args, args.output)
-    docs = read_checked(args, lambda entries: list(replay(entries)))  # every shoe: to choose, or to name them
+    # Every shoe's start, to choose the latest or to name them; the rounds of --shoe alone, if given.
+    docs = read_checked(args, lambda entries: list(replay(entries)), keep=entries_needed(args.shoe))
     if docs is None:
         return EXIT_DOES_NOT_VERIFY
     sid, docs = shoe_rounds(docs, args.shoe)

@@ -14,6 +14,7 @@ import pytest
 from cli_run import dealt_journal, run
 from controller.journal import JournalReader
 from controller.journal.replay import entries_needed, replay
+from controller.roadmaps import compute, results_from_rounds
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +53,16 @@ def test_the_command_replays_one_shoe_as_the_whole_journal_replays_it(journal: P
     assert code == 0, err
     assert [json.loads(line) for line in out.splitlines()] == [
         json.loads(json.dumps(d)) for d in replay(entries, shoe=shoe)]
+
+
+def test_the_roadmap_of_one_shoe_is_drawn_from_its_rounds_and_the_other_shoes_are_still_named(
+        journal: Path, capsys) -> None:
+    with JournalReader.open(journal) as reader:
+        entries = list(reader.entries())
+    shoes = [e.payload["shoe"] for e in entries if e.kind == "shoe_start"]
+    rounds = [d for d in replay(entries, shoe=shoes[0]) if d["type"] == "round"]
+    code, out, err = run(capsys, "roadmap", str(journal), "--shoe", shoes[0], "--json")
+    assert code == 0, err
+    assert json.loads(out) == compute(results_from_rounds(rounds)).to_json()
+    code, out, err = run(capsys, "roadmap", str(journal), "--shoe", "T9-S0001")
+    assert code == 2 and err.strip().endswith(f"its shoes: {', '.join(shoes)}")
