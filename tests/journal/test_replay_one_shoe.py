@@ -15,6 +15,7 @@ from cli_run import dealt_journal, run
 from controller.journal import JournalReader
 from controller.journal.replay import entries_needed, replay
 from controller.roadmaps import compute, results_from_rounds
+from controller.table.edge_figures import after_round, after_round_needs
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +67,23 @@ def test_the_roadmap_of_one_shoe_is_drawn_from_its_rounds_and_the_other_shoes_ar
     assert json.loads(out) == compute(results_from_rounds(rounds)).to_json()
     code, out, err = run(capsys, "roadmap", str(journal), "--shoe", "T9-S0001")
     assert code == 2 and err.strip().endswith(f"its shoes: {', '.join(shoes)}")
+
+
+def test_the_cards_left_after_a_round_are_counted_from_the_entries_they_need(journal: Path) -> None:
+    """`odds --journal --shoe S --round N` reads as the replay of S does, and the Rules Submission
+    of any shoe: the composition, the rules and the edge record found are those of every entry."""
+    with JournalReader.open(journal) as reader:
+        entries = list(reader.entries())
+    shoes = [e.payload["shoe"] for e in entries if e.kind == "shoe_start"]
+    for shoe in shoes[:2]:
+        needed = after_round_needs(shoe)
+        kept = [e for e in entries if needed(e.kind, e.shoe_id)]
+        assert any(e.kind == "submission" for e in kept)
+        numbers = [e.payload["round"] for e in entries if e.kind == "round_result" and e.shoe_id == shoe]
+        points = []
+        for number in [None, numbers[0], numbers[len(numbers) // 2], numbers[-1]]:
+            whole = after_round(entries, shoe, number)
+            assert whole is not None and after_round(kept, shoe, number) == whole, (shoe, number)
+            points.append(whole)
+        assert points[2].edge is not None  # the monitor's record of a round in the middle was found too
+    assert after_round_needs(None) is None
