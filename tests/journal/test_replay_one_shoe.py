@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_run import dealt_journal, run
+from cli_run import dealt_journal, preset_with_decks, run
 from controller.journal import JournalReader
 from controller.journal.replay import entries_needed, replay
 from controller.roadmaps import compute, results_from_rounds
@@ -22,7 +22,9 @@ from controller.table.edge_figures import after_round, after_round_needs
 def journal(tmp_path_factory) -> Path:
     # Two whole shoes and the start of a third; a card the dealer exposes (a simulated round,
     # 627a.13(d)) and an extra card drawn, so that the shoes hold events with operators.
-    return dealt_journal(tmp_path_factory.mktemp("replay") / "journal.db", "--shoes", "2", "--seed", "4",
+    where = tmp_path_factory.mktemp("replay")
+    two_decks = preset_with_decks(where / "two-decks.toml", "minibaccarat", 2)  # short shoes: a quick journal
+    return dealt_journal(where / "journal.db", "--shoes", "2", "--seed", "4", "--submission", str(two_decks),
                          "--faults", "dealer-expose-at=20,dealer-extra-at=70")
 
 
