@@ -347,7 +347,7 @@ def run_rounds(args: argparse.Namespace) -> int:
         if args.table not in tables(conn):
             raise UsageError(f"no table {quoted(args.table)} in the store")
         try:
-            found = write_replay(args, table_entries(conn, args.table), spool)
+            found = write_replay(args, table_entries(conn, args.table, args.shoe), spool)
         except JournalContentError as exc:
             raise UsageError(f"table {args.table}: {exc}") from None
         if not found and (args.shoe is not None or args.round is not None):

@@ -1,6 +1,6 @@
 """Reading the central store: ``tables``, ``verify_table`` (the whole chain of a table, with the
 journal's own ``ChainCheck``), ``table_entries`` (a table's entries as the journal's ``Entry``,
-for ``controller.journal.replay``) and ``table_status`` (one line's worth per table).
+for ``controller.journal.replay``, all or those of one shoe's replay) and ``table_status`` (one line's worth per table).
 
 Every reader runs in one read-only transaction of its own connection, so what it reports is one
 consistent state of the store. The texts they return for showing (table and shoe ids, alarms' and
@@ -22,6 +22,7 @@ from controller.journal import kinds
 from controller.journal.chain import Hasher
 from controller.journal.chaincheck import ChainCheck
 from controller.journal.entry import Entry
+from controller.journal.replay import READ_FROM_EVERY_SHOE
 from shoectl_config.text import safe
 
 _FETCH = 2000
@@ -55,10 +56,14 @@ def tables(conn: Any) -> list[str]:
     return [r[0] for r in rows]
 
 
-def _lines(conn: Any, table_id: str) -> Iterator[tuple[str]]:
+def _lines(conn: Any, table_id: str, shoe: str | None = None) -> Iterator[tuple[str]]:
     with conn.cursor(name="floor_lines") as cur:
         cur.itersize = _FETCH
-        cur.execute("SELECT line FROM entries WHERE table_id = %s ORDER BY seq", (table_id,))
+        if shoe is None:
+            cur.execute("SELECT line FROM entries WHERE table_id = %s ORDER BY seq", (table_id,))
+        else:  # what replay.entries_needed(shoe) keeps, chosen by the server
+            cur.execute("SELECT line FROM entries WHERE table_id = %s AND (shoe_id = %s OR shoe_id IS NULL "
+                        "OR kind = ANY(%s)) ORDER BY seq", (table_id, shoe, sorted(READ_FROM_EVERY_SHOE)))
         yield from cur
 
 
@@ -79,9 +84,10 @@ def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdic
                         None if check.reason is None else safe(check.reason), hasher is not None)
 
 
-def table_entries(conn: Any, table_id: str) -> Iterator[Entry]:
-    """``table_id``'s stored entries in seq order, each exactly as the table's journal holds it."""
-    return entries_of(_lines(conn, table_id))
+def table_entries(conn: Any, table_id: str, shoe: str | None = None) -> Iterator[Entry]:
+    """``table_id``'s stored entries in seq order, each exactly as the table's journal holds it;
+    with ``shoe``, only those a replay of that shoe reads (``replay.entries_needed``)."""
+    return entries_of(_lines(conn, table_id, shoe))
 
 
 def state_entries(conn: Any, table_id: str) -> list[Entry]:

@@ -91,9 +91,9 @@ def _dealt(p: Any) -> list[dict[str, str]]:
     return [{"card": _text(d, "card"), "to": _text(d, "to")} for d in p["dealt"]]
 
 
-# What a replay reads besides the chosen shoe's own records: who gave each command (the inputs of
-# every shoe), where each shoe begins (every shoe's start: the chosen one's ends there).
-_READ_FROM_EVERY_SHOE = frozenset({*kinds.INPUT_KINDS, kinds.SHOE_START})
+# What a replay of one shoe reads besides that shoe's own records and those of no shoe: who gave
+# each command (the inputs of every shoe), where each shoe begins (the chosen one ends there).
+READ_FROM_EVERY_SHOE = frozenset({*kinds.INPUT_KINDS, kinds.SHOE_START})
 
 
 def entries_needed(shoe: str | None) -> Callable[[str, str | None], bool] | None:
@@ -105,7 +105,7 @@ def entries_needed(shoe: str | None) -> Callable[[str, str | None], bool] | None
         return None
 
     def needed(kind: str, shoe_id: str | None) -> bool:
-        return shoe_id == shoe or shoe_id is None or kind in _READ_FROM_EVERY_SHOE
+        return shoe_id == shoe or shoe_id is None or kind in READ_FROM_EVERY_SHOE
 
     return needed
 

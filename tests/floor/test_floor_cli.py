@@ -11,7 +11,7 @@ import time
 import psycopg
 import pytest
 
-from cli_run import run
+from cli_run import dealt_journal, preset_with_decks, run
 from controller.journal import JournalReader
 from controller.scoreboard.state import TableView
 from floor.helpers import count
@@ -37,6 +37,24 @@ def test_floor_rounds_equals_the_tables_own_journal_replay(capsys, floor_db: str
     # a selection that finds nothing is one line, exit 2, as in `journal replay`
     assert run(capsys, "floor", "rounds", "--db", floor_db, "--table", "T1", "--shoe", "T1-S0099") == \
         (2, "", "shoectl floor: error: no shoe 'T1-S0099' in the store's table T1\n")
+
+
+def test_floor_rounds_of_one_shoe_reads_what_its_replay_needs_and_equals_the_journals(capsys, floor_db: str,
+                                                                                       tmp_path) -> None:
+    """`floor rounds --shoe` asks the server for what a replay of that shoe reads
+    (``replay.entries_needed``), on a table of three shoes: each shoe as `journal replay` gives it."""
+    two_decks = preset_with_decks(tmp_path / "two-decks.toml", "minibaccarat", 2)
+    journal = dealt_journal(tmp_path / "journal.db", "--shoes", "2", "--seed", "4", "--submission", str(two_decks))
+    assert run(capsys, "journal", "export", str(journal), "-o", str(tmp_path / "export.jsonl"))[0] == 0
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path / "export.jsonl"))[0] == 0
+    with JournalReader.open(journal) as reader:
+        shoes = [e.payload["shoe"] for e in reader.entries(kinds="shoe_start")]
+    assert len(shoes) == 3
+    for shoe in shoes:
+        code, replayed, _ = run(capsys, "journal", "replay", str(journal), "--json", "--shoe", shoe)
+        assert code == 0 and replayed
+        assert run(capsys, "floor", "rounds", "--db", floor_db, "--table", "T1", "--json", "--shoe", shoe) == \
+            (0, replayed, "")
 
 
 def test_status_shows_each_table(capsys, floor_db: str, journal: TableJournal) -> None:
