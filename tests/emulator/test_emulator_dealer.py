@@ -158,7 +158,7 @@ def test_a_dealer_dealing_shoe_after_shoe_keeps_one_shoes_cards_and_a_bounded_lo
         host.pump(0.05)
     assert host.of(ShoeLoaded)[-1].card_count == 52 and all(a.ok for a in table.dealer.log)
     # 681a.5(g)(1) at the third shoe: the cards spread and washed are that shoe's 52, not all 156
-    # the table has dealt (which the old dealer washed into a stack the count then refused).
+    # the table has dealt (which the old dealer washed into one stack).
     washed = table.dealer.perform("WASH AND SHUFFLE")
     assert washed.ok and "the 52 inspected cards" in washed.detail, washed
     for i in range(LOG_LIMIT + 5):
