@@ -371,8 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
     ap.add_argument("--faults", type=_faults, metavar="SPEC", help="the emulated table's faults as well, e.g. "
                     "unplug-every=300ms,unplug-for=100ms (shoectl emulate --faults; the soak's seed is added)")
-    ap.add_argument("--submission", type=_submission, metavar="NAME|FILE", help="the Rules Submission each shoectl run deals "
-                    "(shoectl run --submission; default: run's own)")
+    ap.add_argument("--submission", type=_submission, metavar="NAME|FILE",
+                    help="the Rules Submission each shoectl run deals (shoectl run --submission; default: run's own)")
     args = ap.parse_args(argv)
     if args.kills < 1:
         ap.error("--kills must be at least 1")

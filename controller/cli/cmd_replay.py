@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with spooled_text() as spool:
-        found = read_checked(args, lambda entries: write_replay(args, entries, spool), keep=entries_needed(args.shoe))
+        found = read_checked(args, lambda entries: write_replay(args, entries, spool),
+                             keep=entries_needed(args.shoe))
         if found is None:
             return EXIT_DOES_NOT_VERIFY
         if not found and (args.shoe is not None or args.round is not None):

@@ -27,7 +27,9 @@ from controller.errors import UsageError
 from controller.rules.errors import SubmissionError
 from controller.rules.odds import exact_odds
 from controller.rules.submission import resolve_submission, submission_from_document
-from controller.table.edge_figures import JournalPoint, after_round, after_round_needs, edge_payload, edge_percent, wager_figures
+from controller.table.edge_figures import (
+    JournalPoint, after_round, after_round_needs, edge_payload, edge_percent, wager_figures,
+)
 
 EXIT_DIFFERS = 1
 NOT_COMPARED = "not compared: the journal's figures are for another Rules Submission"

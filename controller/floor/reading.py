@@ -1,6 +1,7 @@
 """Reading the central store: ``tables``, ``verify_table`` (the whole chain of a table, with the
 journal's own ``ChainCheck``), ``table_entries`` (a table's entries as the journal's ``Entry``,
-for ``controller.journal.replay``, all or those of one shoe's replay) and ``table_status`` (one line's worth per table).
+for ``controller.journal.replay``: all, or what one shoe's replay reads) and ``table_status`` (one
+line's worth per table).
 
 Every reader runs in one read-only transaction of its own connection, so what it reports is one
 consistent state of the store. The texts they return for showing (table and shoe ids, alarms' and
