@@ -95,6 +95,7 @@ def test_running_out_of_file_descriptors_does_not_end_the_accept_loop(start_tabl
     # accepting takes a while: wait for it rather than a fixed second).
     deadline = time.monotonic() + HANG
     while len(os.listdir(f"/proc/{t.proc.pid}/fd")) < limit - 1:
+        assert t.alive(), f"the table ended (exit {t.proc.returncode}): {t.stderr()[-3000:]}"
         assert time.monotonic() < deadline, f"the table holds {len(os.listdir(f'/proc/{t.proc.pid}/fd'))} descriptors of {limit}"
         time.sleep(0.1)
     assert t.alive(), t.stderr()
