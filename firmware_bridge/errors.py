@@ -21,6 +21,7 @@ plain words for the people at the table, without the errno number and path Pytho
 from __future__ import annotations
 
 import os
+from typing import Any
 
 
 def os_error_words(exc: BaseException) -> str:
@@ -54,13 +55,12 @@ class CommandFailed(LinkError):
     """The device answered a command with a NAK; ``code_name`` is its code's name (``BUSY``). The
     message names the command as the wire does (``SHUFFLE refused: BUSY``), as every link error does."""
 
-    def __init__(self, command: object, code: object, text: str = "") -> None:
-        self.command = command
+    def __init__(self, command: Any, code: object, text: str = "") -> None:
+        self.command = command  # the protocol Command refused
         self.code = code
         self.text = text
         self.code_name = str(getattr(code, "name", code))
-        name = getattr(getattr(command, "TYPE", None), "name", None) or str(command)
-        super().__init__(f"{name} refused: {self.code_name}{': ' + text if text else ''}")
+        super().__init__(f"{command.TYPE.name} refused: {self.code_name}{': ' + text if text else ''}")
 
 
 class FaultSpecError(BridgeError, ValueError):

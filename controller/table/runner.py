@@ -374,8 +374,7 @@ class TableRunner:
         elif isinstance(o, SendCommand):
             if self._starting is not None:
                 self._starting.sent(o)
-            if not self._senders.send(o):
-                self._log.warning("no device for command", role=o.device_role, command=type(o.message).__name__)
+            self._senders.send(o)  # a role without a device is said there
 
     def _last_notes(self) -> None:
         """Before the table stops: the ``on_stopping`` hooks (e.g. the control socket's last

@@ -43,9 +43,10 @@ class DeviceSenders:
         self._threads.append(thread)
 
     def send(self, command: SendCommand) -> bool:
-        """Queue ``command`` for the device in its role; False if there is none."""
+        """Queue ``command`` for the device in its role; False (and a warning) if there is none."""
         box = self._outboxes.get(command.device_role)
         if box is None:
+            self._log.warning("no device for command", role=command.device_role, command=m.wire_name(command.message))
             return False
         box.put(command)
         return True
@@ -71,11 +72,11 @@ class DeviceSenders:
                     try:
                         link.request(msg)
                     except BridgeError as exc:
+                        name = m.wire_name(msg)
                         stopping = self._stopping.is_set()  # the link was closed under it: expected, info
                         if not stopping:  # the core decides what a failed command means (journaled first)
                             code = exc.code_name if isinstance(exc, DeviceRefused) else None
-                            self._failed(CommandFailed(role, m.wire_name(msg), str(exc), code is not None, code,
-                                                       command.resent))
+                            self._failed(CommandFailed(role, name, str(exc), code is not None, code, command.resent))
                         (self._log.info if stopping else self._log.warning)(
-                            "command failed", role=role, command=m.wire_name(msg), error=str(exc))
+                            "command failed", role=role, command=name, error=str(exc))
                     break
