@@ -24,12 +24,11 @@ from typing import Any
 from controller.cli.common import print_json, submission_for
 from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, read_checked
 from controller.errors import UsageError
+from controller.journal.replay import entries_needed
 from controller.rules.errors import SubmissionError
 from controller.rules.odds import exact_odds
 from controller.rules.submission import resolve_submission, submission_from_document
-from controller.table.edge_figures import (
-    JournalPoint, after_round, after_round_needs, edge_payload, edge_percent, wager_figures,
-)
+from controller.table.edge_figures import JournalPoint, after_round, edge_payload, edge_percent, wager_figures
 
 EXIT_DIFFERS = 1
 NOT_COMPARED = "not compared: the journal's figures are for another Rules Submission"
@@ -44,7 +43,7 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
     """See the module docstring; ``render_text(sub, report)`` is ``shoectl odds``'s own table."""
     check_options(args)
     read = read_checked(args, lambda entries: [after_round(entries, args.shoe, args.round)],
-                        keep=after_round_needs(args.shoe))
+                        keep=entries_needed(args.shoe))
     if read is None:
         return EXIT_DOES_NOT_VERIFY
     point = read[0]

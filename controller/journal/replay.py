@@ -91,16 +91,19 @@ def _dealt(p: Any) -> list[dict[str, str]]:
     return [{"card": _text(d, "card"), "to": _text(d, "to")} for d in p["dealt"]]
 
 
-# What a replay of one shoe reads besides that shoe's own records and those of no shoe: who gave
-# each command (the inputs of every shoe), where each shoe begins (the chosen one ends there).
-READ_FROM_EVERY_SHOE = frozenset({*kinds.INPUT_KINDS, kinds.SHOE_START})
+# What a reading of one shoe needs besides that shoe's own records and those of no shoe: who gave
+# each command (the inputs of every shoe), where each shoe begins (the chosen one ends there), and
+# the Rules Submission in force (``edge_figures.after_round``).
+READ_FROM_EVERY_SHOE = frozenset({*kinds.INPUT_KINDS, kinds.SHOE_START, kinds.SUBMISSION})
 
 
 def entries_needed(shoe: str | None) -> Callable[[str, str | None], bool] | None:
-    """For a replay of ``shoe`` alone: a test on an entry's kind and shoe id that is false for
-    what the replay would read and not use (the other shoes' records), so that a reader need not
-    decode them (``CheckedRead.entries(keep=...)``); None for a replay of every shoe. The replay of
-    the entries it keeps is the replay of them all."""
+    """For a reading of ``shoe`` alone (its replay, its roads, its cards left after a round): a
+    test on an entry's kind and shoe id that is false for what such a reading would read and not
+    use (the other shoes' records), so that a reader need not decode them
+    (``CheckedRead.entries(keep=...)``); None for a reading of every shoe. The replay of the
+    entries it keeps is the replay of them all, and ``after_round`` of that shoe on them is
+    ``after_round`` on them all."""
     if shoe is None:
         return None
 

@@ -17,12 +17,12 @@ from the table's own records, and every offered wager's exact expected value on 
   wagers whose player edge exceeds it.
 - ``after_round(entries, shoe, round)``: the same, recomputed from a journal, for ``shoectl odds
   --journal`` and the tests: the composition at that round's ``round_result``, exactly as the
-  monitor saw it (by default the last round decided: the moment surveillance asks about);
-  ``after_round_needs(shoe)`` says which entries that reads, so a reader need not decode the rest.
+  monitor saw it (by default the last round decided: the moment surveillance asks about); of
+  one shoe, it needs only what ``controller.journal.replay.entries_needed(shoe)`` keeps.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
@@ -30,7 +30,6 @@ from typing import Any
 
 from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry
-from controller.journal.replay import entries_needed
 from controller.rules.cards import Card, Composition, parse_card
 from controller.rules.errors import RulesError
 from controller.rules.odds import exact_odds
@@ -149,16 +148,6 @@ class JournalPoint:
     edge: Mapping[str, Any] | None
 
 
-def after_round_needs(shoe: str | None) -> Callable[[str, str | None], bool] | None:
-    """For ``after_round`` of ``shoe``: a test on an entry's kind and shoe id that is false for
-    what it would read and not use (``CheckedRead.entries(keep=...)``): what a replay of the shoe
-    needs (``entries_needed``), and the Rules Submission's records of any shoe. None for any shoe."""
-    needed = entries_needed(shoe)
-    if needed is None:
-        return None
-    return lambda kind, shoe_id: kind == kinds.SUBMISSION or needed(kind, shoe_id)
-
-
 def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int | None = None) -> JournalPoint | None:
     """The journal's cards left after round ``round_no`` of ``shoe`` (at its ``round_result``,
     where the monitor takes them), with the ``edge`` record journaled for it, or None if the
@@ -186,5 +175,5 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
 
 
 __all__ = ["CARD_OUT_KINDS", "JournalPoint", "Remaining", "SHOE_END_KINDS", "ShoeCards", "above",
-           "after_round", "after_round_needs", "decimal_text", "edge_figures", "edge_percent", "edge_payload", "rank_counts",
+           "after_round", "decimal_text", "edge_figures", "edge_percent", "edge_payload", "rank_counts",
            "wager_figures"]

@@ -15,7 +15,7 @@ from cli_run import dealt_journal, preset_with_decks, run
 from controller.journal import JournalReader
 from controller.journal.replay import entries_needed, replay
 from controller.roadmaps import compute, results_from_rounds
-from controller.table.edge_figures import after_round, after_round_needs
+from controller.table.edge_figures import after_round
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def test_the_cards_left_after_a_round_are_counted_from_the_entries_they_need(jou
         entries = list(reader.entries())
     shoes = [e.payload["shoe"] for e in entries if e.kind == "shoe_start"]
     for shoe in shoes[:2]:
-        needed = after_round_needs(shoe)
+        needed = entries_needed(shoe)
         kept = [e for e in entries if needed(e.kind, e.shoe_id)]
         assert any(e.kind == "submission" for e in kept)
         numbers = [e.payload["round"] for e in entries if e.kind == "round_result" and e.shoe_id == shoe]
@@ -88,4 +88,4 @@ def test_the_cards_left_after_a_round_are_counted_from_the_entries_they_need(jou
             assert whole is not None and after_round(kept, shoe, number) == whole, (shoe, number)
             points.append(whole)
         assert points[2].edge is not None  # the monitor's record of a round in the middle was found too
-    assert after_round_needs(None) is None
+    assert entries_needed(None) is None
