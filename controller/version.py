@@ -17,7 +17,7 @@ def shoectl_version() -> str:
     raises: the version is a label, and a table must not stop for want of it."""
     try:
         import importlib.metadata as metadata
-    except ImportError:
+    except (ImportError, OSError):  # OSError: its source unreadable (e.g. out of file descriptors)
         return _UNREADABLE
     try:
         return metadata.version("shoectl")

@@ -28,16 +28,20 @@ sends reaches the table's thread unless it is safe to act on and to journal.
 Limits: at most ``max_connections`` at once (the next is told ``busy`` and closed); a connection
 that sends no request for ``idle_s`` seconds (subscriptions excepted) is closed; one that fails
 ``LOGIN_LIMIT`` logins within ``LOGIN_WINDOW_S`` seconds, or sends ``BAD_LIMIT`` malformed
-requests, is told so and closed; a line is at most ``MAX_LINE`` bytes. When the process runs out
-of file descriptors the accept loop backs off and retries: it never stops accepting while the
-table runs. The socket itself (path, ownership, mode, group): ``controller.control.endpoint``.
+requests, is told so and closed; a line is at most ``MAX_LINE`` bytes. Connections never take
+the table's last ``descriptor_reserve`` file descriptors: the table needs some for its own work
+(a device reconnected, a module imported, the edge monitor's worker), so a connection that
+would leave fewer is told ``busy`` and closed. Should the process run out all the same, the
+accept loop backs off and retries: it never stops accepting while the table runs. The socket itself (path, ownership, mode, group): ``controller.control.endpoint``.
 """
 from __future__ import annotations
 
 import contextlib
 import errno
 import json
+import os
 import queue
+import resource
 import socket
 import threading
 import time
@@ -58,6 +62,7 @@ MAX_CONNECTIONS = 64
 IDLE_S = 30.0
 LOGIN_LIMIT, LOGIN_WINDOW_S = 5, 60.0
 BAD_LIMIT = 20
+DESCRIPTOR_RESERVE = 32  # a serial port reopened takes 7 (the port, pyserial's two pipes, our wake pipe)
 _OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 _MAX_BACKOFF_S = 1.0
 log = structlog.get_logger()
@@ -84,8 +89,9 @@ class ControlServer:
 
     def __init__(self, path: Any, authenticator: Any = None, *, max_connections: int = MAX_CONNECTIONS,
                  group: str | None = "shoectl", group_required: bool = False, idle_s: float = IDLE_S,
-                 submissions: Any = None) -> None:
+                 submissions: Any = None, descriptor_reserve: int = DESCRIPTOR_RESERVE) -> None:
         self.submissions = submissions
+        self.descriptor_reserve = int(descriptor_reserve)
         self.endpoint = ControlEndpoint(path, group=group, group_required=group_required)
         self.path = self.endpoint.path
         self.auth = authenticator
@@ -99,11 +105,13 @@ class ControlServer:
         self._numbers = iter(range(1, 2**62))
         self._accept_thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._warnings: list[str] = []
 
     @property
     def warnings(self) -> list[str]:
-        """What the operator should know about the socket (e.g. its group could not be set)."""
-        return self.endpoint.warnings
+        """What the operator should know about the socket (e.g. its group could not be set, or
+        the process may open too few files for ``max_connections``)."""
+        return self.endpoint.warnings + self._warnings
 
     def claim(self) -> ControlServer:
         self.endpoint.claim()
@@ -115,6 +123,12 @@ class ControlServer:
         runner.on_stopping.append(self._refusals.close)  # the last summary, while the table still journals
         sock = self.endpoint.listen(backlog=self.max_connections)
         sock.settimeout(0.2)
+        in_use, limit = self._descriptors()
+        room = limit - in_use - self.descriptor_reserve
+        if in_use and room < self.max_connections:
+            self._warnings.append(f"the process may open {limit} files and holds {in_use}: the control socket can serve "
+                                  f"about {max(room, 0)} connections at once, not {self.max_connections} (raise the "
+                                  "limit: LimitNOFILE= in the service's unit, ulimit -n in a shell)")
         self._accept_thread = threading.Thread(target=self._accept_loop, args=(sock,), name="shoectl-control", daemon=True)
         self._accept_thread.start()
         return self
@@ -159,6 +173,9 @@ class ControlServer:
             if self._stop.is_set():  # _wake_accept's connection, or a client too late
                 conn.close()
                 return
+            if self._short_of_descriptors():
+                self._shed(conn, "the table is short of file descriptors; try again later")
+                continue
             if not self._slots.acquire(blocking=False):
                 self._shed(conn)
                 continue
@@ -170,8 +187,30 @@ class ControlServer:
                 log.warning("control socket: cannot serve a connection", error=str(exc))
                 self._shed(conn)
 
-    def _shed(self, conn: socket.socket) -> None:
-        reason = f"the table is busy: {self.max_connections} connections are open; try again later"
+    def _short_of_descriptors(self) -> bool:
+        """Whether fewer than ``descriptor_reserve`` descriptors are left to the table with the
+        connection just accepted."""
+        if self.descriptor_reserve <= 0:
+            return False
+        try:
+            in_use, limit = self._descriptors()
+        except OSError as exc:
+            return exc.errno in _OUT_OF_DESCRIPTORS
+        return in_use > limit - self.descriptor_reserve
+
+    @staticmethod
+    def _descriptors() -> tuple[int, int]:
+        """(descriptors open, the process's soft limit); open is 0 where /proc cannot say. Raises
+        OSError when the process has no descriptor left to list them with."""
+        try:
+            in_use = len(os.listdir("/proc/self/fd")) - 1  # less the listing's own
+        except FileNotFoundError:
+            in_use = 0
+        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        return in_use, (2**31 if limit == resource.RLIM_INFINITY else limit)
+
+    def _shed(self, conn: socket.socket, reason: str | None = None) -> None:
+        reason = reason or f"the table is busy: {self.max_connections} connections are open; try again later"
         with conn:
             conn.setblocking(False)
             try:

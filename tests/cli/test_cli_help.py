@@ -115,6 +115,32 @@ def test_an_unreadable_version_is_said_never_raised(mocker, capsys, failure: Exc
         shoectl_version.cache_clear()
 
 
+def test_a_version_whose_reader_cannot_be_imported_is_said_never_raised(mocker) -> None:
+    """Found in CI: a table out of file descriptors (a flood of control connections) could not
+    read the source of importlib.metadata, and the OSError ended the table at its start."""
+    import errno
+    import sys
+
+    from controller.version import shoectl_version
+
+    class OutOfDescriptors:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name.startswith("importlib.metadata"):
+                raise OSError(errno.EMFILE, "Too many open files")
+            return None
+
+    mocker.patch.dict(sys.modules)
+    for name in [n for n in sys.modules if n.startswith("importlib.metadata")]:
+        del sys.modules[name]
+    mocker.patch.object(sys, "meta_path", [OutOfDescriptors(), *sys.meta_path])
+    shoectl_version.cache_clear()
+    try:
+        assert shoectl_version() == "(version unknown: its metadata cannot be read)"
+    finally:
+        shoectl_version.cache_clear()
+
+
 def test_each_command_alone_parses_as_in_the_whole_parser() -> None:
     """A command line imports only its command's modules (``COMMANDS``): every command there is
     registered by exactly the modules the table names, and its help (and every subcommand's) is
