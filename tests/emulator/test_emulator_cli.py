@@ -47,9 +47,26 @@ def with_emulate(monkeypatch):
         monkeypatch.setattr(cli_main, "COMMAND_MODULES", (*cli_main.COMMAND_MODULES, MODULE))
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_pipes():
+    """Close the pipes of each emulator a test started (its assertions read its stderr first)."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:  # pragma: no cover - a test that failed before its stop
+            proc.kill()
+            proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
 def start(*args: str) -> tuple[subprocess.Popen, dict]:
     proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, "emulate", *args], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _STARTED.append(proc)
     ready, _, _ = select.select([proc.stdout], [], [], 15)
     if not ready:
         proc.kill()
