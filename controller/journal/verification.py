@@ -236,12 +236,14 @@ class CheckedRead:
             self.check.fail_before(None, problem)
             self.needs_key = False
 
-    def row_batches(self, *, after: int = 0, upto: int | None = None) -> Iterator[list[tuple[Any, ...]]]:
+    def row_batches(self, *, after: int = 0, upto: int | None = None,
+                    checked: bool = True) -> Iterator[list[tuple[Any, ...]]]:
         """Every row of ``entries`` in seq order (all columns; with ``after``/``upto``: those with
         ``after < seq <= upto``, the rows before them already checked), in batches, each batch fed
-        to the check before it is handed over. A row holding text that is not UTF-8 (which only
-        something other than this package writes) cannot be handed over: it is the check's failure,
-        named like any other damaged entry, and the rows after it are read on (``--no-verify``)."""
+        to the check before it is handed over (``checked=False``: not fed, for rows whose verdict
+        the check already holds). A row holding text that is not UTF-8 (which only something
+        other than this package writes) cannot be handed over: it is the check's failure, named
+        like any other damaged entry, and the rows after it are read on (``--no-verify``)."""
         check = self.check
         select = f"{self.layout.select} WHERE seq > ? AND seq <= ? ORDER BY seq"
         last = _LAST_SEQ if upto is None else upto
@@ -250,8 +252,9 @@ class CheckedRead:
             cur = self._conn.execute(select, (after, last if bad is None else bad[0] - 1))
             try:
                 while rows := cur.fetchmany(BATCH_ROWS):
-                    check.feed_rows(rows)
-                    self._rows_read += len(rows)
+                    if checked:
+                        check.feed_rows(rows)
+                        self._rows_read += len(rows)
                     after = rows[-1][0]
                     yield rows
             except sqlite3.OperationalError as exc:
@@ -281,7 +284,12 @@ class CheckedRead:
             if not self.check.ok:
                 break
 
-    def _checked_batches(self, processes: int | None, integrity_check: bool) -> Iterator[list[tuple[Any, ...]]]:
+    def _checked_batches(self, processes: int | None, integrity_check: bool, *,
+                         every_row: bool = False) -> Iterator[list[tuple[Any, ...]]]:
+        """Every row, checked, in batches (``check_all``; ``every_row``: the rows after a failure
+        too, as ``row_batches`` hands them over). Split in two processes, the later half's rows
+        are handed over only once both halves' verdicts are joined: a reader is never given a row
+        the check has not yet judged while the check still holds."""
         check = self.check
         share = FIRST_SHARE_WITH_INTEGRITY if integrity_check else 0.5
         split = split_point(self._conn, processes, first_share=share) if check.ok else None
@@ -300,6 +308,8 @@ class CheckedRead:
                 yield from self.row_batches(upto=k)
             found = later.result() if check.ok else None
         if not check.ok:
+            if every_row:
+                yield from self.row_batches(after=k)  # a failed check is fed nothing more
             return
         if found is None or (check.last_seq, check.last_hash) != (k, k_hash):
             yield from self.row_batches(after=k)  # the second process failed: this one checks its half
@@ -309,6 +319,8 @@ class CheckedRead:
         if found.reason is not None:
             check.fail(found.first_bad_seq, found.reason)
         self._rows_read += found.rows
+        if every_row:
+            yield from self.row_batches(after=k, upto=last, checked=False)
         self._complete = found.reason is None
 
     @property
@@ -318,18 +330,22 @@ class CheckedRead:
             return self._rows_read
         return self._conn.execute("SELECT count(*) FROM entries").fetchone()[0]
 
-    def rows(self) -> Iterator[tuple[Any, ...]]:
-        """Every row of ``entries`` in seq order (all columns), checked (``row_batches``)."""
-        for rows in self.row_batches():
+    def rows(self, processes: int | None = None) -> Iterator[tuple[Any, ...]]:
+        """Every row of ``entries`` in seq order (all columns), checked (``row_batches``): a long
+        journal's later half in a second process while this one reads and checks the first
+        (``processes`` as ``check_all``'s; the rows and the verdict are those of one pass)."""
+        for rows in self._checked_batches(processes, False, every_row=True):
             yield from rows
 
     def entries(self, since_seq: int = 0, kinds: Iterable[str] | None = None,
-                keep: Callable[[str, str | None], bool] | None = None) -> Iterator[Entry]:
+                keep: Callable[[str, str | None], bool] | None = None,
+                processes: int | None = None) -> Iterator[Entry]:
         """The entries with ``seq > since_seq`` (of those ``kinds``; for which ``keep(kind,
-        shoe_id)`` is true), in order; every entry is read and checked, those not asked for too.
-        ``keep`` is asked before an entry is decoded: what it leaves out costs only its check."""
+        shoe_id)`` is true), in order; every entry is read and checked, those not asked for too
+        (``rows``). ``keep`` is asked before an entry is decoded: what it leaves out costs only
+        its check."""
         wanted = None if kinds is None else frozenset([kinds] if isinstance(kinds, str) else kinds)
-        for row in self.rows():
+        for row in self.rows(processes):
             if type(row[0]) is not int:  # unchecked (--no-verify): compared below
                 require_row_types(row, self.path)
             if (row[0] > since_seq and (wanted is None or row[2] in wanted)

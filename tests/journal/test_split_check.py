@@ -4,6 +4,8 @@ the same report, field by field, on intact and tampered journals, wherever the d
 the verdict; and the split is made only where it pays and is safe."""
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from controller.journal import Journal, Record, verify
+from controller.journal.verification import checked_read
 from controller.journal.split_check import FIRST_SHARE_WITH_INTEGRITY, MIN_ROWS, LaterHalf, split_point
 
 from tampering import rechain, renumber, rewrite, rows, tamper
@@ -61,24 +64,29 @@ def _rechained_from(seq: int) -> Callable[[Path], None]:
     return lambda path: rewrite(path, rechain(rows(path), from_seq=seq))
 
 
-TAMPERINGS = {
-    "intact": lambda path: None,
-    "edited before the split": _sql("UPDATE entries SET payload = ? WHERE seq = 17", '{"amount":1,"i":16,"who":"p1"}'),
-    "edited at the split": _sql("UPDATE entries SET kind = ? WHERE seq = ?", "e99", K),
-    "edited just after the split": _sql("UPDATE entries SET round_no = ? WHERE seq = ?", 999, K + 1),
-    "hash of the split entry": _sql("UPDATE entries SET hash = ? WHERE seq = ?", "f" * 64, K),
-    "edited far after the split": _sql("UPDATE entries SET operator = ? WHERE seq = ?", "mallory", N - 3),
-    "last entry edited": _sql("UPDATE entries SET ts = ? WHERE seq = ?", "2025-01-31T21:00:00.000000Z", N),
-    "split entry deleted": _sql("DELETE FROM entries WHERE seq = ?", K),
-    "entry after the split deleted": _sql("DELETE FROM entries WHERE seq = ?", K + 1),
-    "range across the split deleted": _sql("DELETE FROM entries WHERE seq BETWEEN ? AND ?", K - 5, K + 5),
-    "tail deleted": _sql("DELETE FROM entries WHERE seq > ?", N - 10),
-    "swapped across the split": _swap(K - 1, K + 2),
-    "swapped after the split": _swap(K + 50, K + 60),
-    "re-chained after the split": _rechained_from(K + 30),
-    "wrong table after the split": _sql("UPDATE entries SET table_id = 'T9' WHERE seq = ?", K + 7),
-    "link edited after the split": _sql("UPDATE entries SET prev_hash = ? WHERE seq = ?", "0" * 64, K + 9),
-}
+def _tamperings(k: int) -> dict[str, Callable[[Path], None]]:
+    """Damage before, at, just after and far after a split at entry ``k``."""
+    return {
+        "intact": lambda path: None,
+        "edited before the split": _sql("UPDATE entries SET payload = ? WHERE seq = 17", '{"amount":1,"i":16,"who":"p1"}'),
+        "edited at the split": _sql("UPDATE entries SET kind = ? WHERE seq = ?", "e99", k),
+        "edited just after the split": _sql("UPDATE entries SET round_no = ? WHERE seq = ?", 999, k + 1),
+        "hash of the split entry": _sql("UPDATE entries SET hash = ? WHERE seq = ?", "f" * 64, k),
+        "edited far after the split": _sql("UPDATE entries SET operator = ? WHERE seq = ?", "mallory", N - 3),
+        "last entry edited": _sql("UPDATE entries SET ts = ? WHERE seq = ?", "2025-01-31T21:00:00.000000Z", N),
+        "split entry deleted": _sql("DELETE FROM entries WHERE seq = ?", k),
+        "entry after the split deleted": _sql("DELETE FROM entries WHERE seq = ?", k + 1),
+        "range across the split deleted": _sql("DELETE FROM entries WHERE seq BETWEEN ? AND ?", k - 5, k + 5),
+        "tail deleted": _sql("DELETE FROM entries WHERE seq > ?", N - 10),
+        "swapped across the split": _swap(k - 1, k + 2),
+        "swapped after the split": _swap(k + 50, k + 60),
+        "re-chained after the split": _rechained_from(k + 30),
+        "wrong table after the split": _sql("UPDATE entries SET table_id = 'T9' WHERE seq = ?", k + 7),
+        "link edited after the split": _sql("UPDATE entries SET prev_hash = ? WHERE seq = ?", "0" * 64, k + 9),
+    }
+
+
+TAMPERINGS = _tamperings(K)
 
 
 def _report_pair(path: Path, **options) -> tuple:
@@ -169,14 +177,88 @@ def test_split_only_where_it_pays_and_is_safe(tmp_path: Path) -> None:
         conn.close()
 
 
+READ_SPLIT = N // 2  # where a reader splits a journal of N entries (it runs no quick_check)
+READ_TAMPERINGS = _tamperings(READ_SPLIT)
+
+
+def _read_all(path: Path, processes: int, **options) -> tuple:
+    with checked_read(path, **options) as read:
+        entries = list(read.entries(processes=processes))
+        return entries, read.report()
+
+
+@pytest.mark.parametrize("name", list(READ_TAMPERINGS))
+def test_a_reader_in_two_processes_is_given_what_one_pass_gives(plain: Path, tmp_path: Path, name: str) -> None:
+    """A reader's check split in two (the later half checked by a second process while this one
+    reads the first): every entry, in order, and the verdict, as in one pass."""
+    path = _copy(plain, tmp_path)
+    READ_TAMPERINGS[name](path)
+    one, two = _read_all(path, 1), _read_all(path, 2)
+    assert two == one
+    assert one[1].ok == (name in ("intact", "tail deleted", "re-chained after the split"))
+
+
+def test_a_reader_is_given_the_later_half_only_once_it_is_judged(plain: Path, tmp_path: Path, mocker) -> None:
+    """The split is real, and no entry of the later half reaches the reader before the second
+    process's verdict is joined: a reader never holds an entry the check has not judged while
+    the check still says the journal holds."""
+    path = _copy(plain, tmp_path)
+    READ_TAMPERINGS["edited far after the split"](path)
+    spy = mocker.spy(LaterHalf, "result")
+    with checked_read(path) as read:
+        seen = []
+        for entry in read.entries(processes=2):
+            if entry.seq > READ_SPLIT:
+                assert spy.call_count == 1 and not read.check.ok  # judged, and found bad
+            seen.append(entry.seq)
+        report = read.report()
+    assert seen == list(range(1, N + 1))
+    assert spy.spy_return is not None and spy.spy_return.rows == N - READ_SPLIT
+    assert not report.ok and report.first_bad_seq == N - 3 and report.total == N
+
+
+def test_a_reader_that_stops_early_leaves_no_second_process(plain: Path, tmp_path: Path) -> None:
+    path = _copy(plain, tmp_path)
+    before = _children()
+    with checked_read(path) as read:
+        entries = read.entries(processes=2)
+        assert [next(entries).seq for _ in range(3)] == [1, 2, 3]
+        assert len(_children() - before) == 1  # the second process, checking the later half
+        entries.close()
+    assert _children() <= before
+
+
+def _children() -> set[str]:
+    """This process's child processes still there (zombies included)."""
+    me = os.getpid()
+    return {p for p in os.listdir("/proc") if p.isdigit() and _parent_of(p) == me}
+
+
+def _parent_of(pid: str) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
 def test_the_command_splits_a_long_journal_and_finds_the_damage(tmp_path: Path) -> None:
-    """``shoectl journal verify`` (a process of one thread) on a journal long enough to split:
-    the damage far in the later half is reported as one pass reports it."""
+    """``shoectl journal verify`` and ``journal export`` (processes of one thread) on a journal
+    long enough to split: every entry exported in order; the damage far in the later half is
+    reported as one pass reports it, and the export then writes nothing."""
     path = tmp_path / "long.db"
     with Journal.open(path, table_id="T1", clock=FakeClock()) as j:
         for start in range(0, MIN_ROWS + 2000, 2000):
             j.append_batch([Record(kind="e", payload={"i": i}, shoe="S1") for i in range(start, start + 2000)])
+    exported = subprocess.run([sys.executable, "-m", "controller.cli.main", "journal", "export", str(path)],
+                              capture_output=True, text=True, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    assert [json.loads(line)["payload"]["i"] for line in exported.stdout.splitlines()] == list(range(MIN_ROWS + 2000))
     tamper(path, "UPDATE entries SET payload = '{\"i\":1}' WHERE seq = ?", params=(MIN_ROWS + 1500,))
+    exported = subprocess.run([sys.executable, "-m", "controller.cli.main", "journal", "export", str(path)],
+                              capture_output=True, text=True, timeout=120)
+    assert (exported.returncode, exported.stdout) == (1, ""), exported.stderr
+    assert f"FAILED at entry {MIN_ROWS + 1500}: entry {MIN_ROWS + 1500}: hash mismatch" in exported.stderr
     done = subprocess.run([sys.executable, "-m", "controller.cli.main", "journal", "verify", str(path)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
