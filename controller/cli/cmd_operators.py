@@ -18,7 +18,7 @@ import getpass
 import sys
 import warnings
 
-from controller.cli.common import print_json
+from controller.cli.common import print_json, program
 from controller.errors import UsageError, path_argument
 from controller.operators.pins import PinError, check_pin
 from controller.operators.store import (
@@ -72,9 +72,9 @@ def _file_arg(p: argparse.ArgumentParser) -> None:
                    help=f"the operators file (default: {DEFAULT_PATH})")
 
 
-def _warn(messages: list[str]) -> None:
+def _warn(args: argparse.Namespace, messages: list[str]) -> None:
     for m in messages:
-        print(f"shoectl operators: warning: {m}", file=sys.stderr)
+        print(f"{program(args)}: warning: {m}", file=sys.stderr)
 
 
 def _read_pin(op_id: str, from_stdin: bool) -> str:
@@ -136,7 +136,7 @@ def run_list(args: argparse.Namespace) -> int:
             raise UsageError(f"{exc} (add the first operator with "
                              f"`shoectl operators add ID --role supervisor --file {args.file}`)") from None
         raise UsageError(str(exc)) from None
-    _warn(ops.warnings)
+    _warn(args, ops.warnings)
     if args.json:
         print_json({"file": str(args.file), "operators": [op.to_public() for op in ops.values()],
                     "warnings": ops.warnings})

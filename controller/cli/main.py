@@ -172,8 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _import_structlog_without_rich()
     parser = build_parser(argv)
     args, unknown = parser.parse_known_args(argv)
+    chosen = _chosen_parser(parser, args)
     if unknown:  # said by the command's own parser: "shoectl feed: error: ...", not "shoectl: error"
-        _chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+        chosen.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.prog = chosen.prog  # what every message names: "shoectl journal replay", as argparse's own do
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -188,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a profile, a Rules Submission, an operators file; a bad fault spec)
         # or a file or device that cannot be used (OSError, TransportError). One line, exit 2. Anything else is a bug and
         # keeps its traceback.
-        print(f"shoectl {args.command}: error: {readable(_one_line(exc))}", file=sys.stderr)
+        print(f"{args.prog}: error: {readable(_one_line(exc))}", file=sys.stderr)
         return EXIT_USAGE
 
 

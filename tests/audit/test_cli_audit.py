@@ -98,7 +98,7 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, make_journal, 
     with Journal.open(empty, table_id="T1") as j:
         j.append("table_open", {})
     code, _, err = run(capsys, "audit", command, str(empty))
-    assert code == 2 and err.strip() == f"shoectl audit: error: {empty}: no shoes in the journal"
+    assert code == 2 and err.strip() == f"shoectl audit {command}: error: {empty}: no shoes in the journal"
 
     code, _, err = run(capsys, "audit", command, str(tmp_path / "missing.db"))
     assert code == 2 and len(err.strip().splitlines()) == 1

@@ -64,7 +64,7 @@ def test_simulate_plot_refused_before_dealing(capsys, tmp_path: Path, monkeypatc
     code, out, err = run(capsys, "simulate", "--shoes", "50000", "--plot", str(tmp_path / "hold.png"))
     assert (code, out, err) == (2, "", f"shoectl simulate: error: {NO_MATPLOTLIB}\n")
     code, out, err = run(capsys, "audit", "shuffle", str(tmp_path / "nothing.db"), "--plot", str(tmp_path / "a.svg"))
-    assert (code, out, err) == (2, "", f"shoectl audit: error: {NO_MATPLOTLIB}\n")
+    assert (code, out, err) == (2, "", f"shoectl audit shuffle: error: {NO_MATPLOTLIB}\n")
 
 
 def test_position_residuals_are_centred_under_a_uniform_shuffle_and_show_a_stuck_one() -> None:

@@ -55,7 +55,7 @@ def test_replay_of_an_empty_shoe_id_is_refused(capsys, one_shoe: Path) -> None:
     """`journal replay --shoe ""` (an unset variable) printed nothing and exited 0, as if replayed."""
     code, out, err = run(capsys, "journal", "replay", str(one_shoe), "--shoe", "")
     assert (code, out) == (2, "")
-    assert err == "shoectl journal: error: no shoe '' in the journal\n"
+    assert err == "shoectl journal replay: error: no shoe '' in the journal\n"
 
 
 @pytest.mark.parametrize("argv", [
@@ -155,7 +155,7 @@ def test_operators_add_without_a_terminal_asks_for_pin_stdin(capsys, monkeypatch
     file = tmp_path / "ops.toml"
     code, out, err = run(capsys, "operators", "add", "d9", "--role", "dealer", "--file", str(file))
     assert (code, out) == (2, "") and not file.exists()
-    assert err == ("shoectl operators: error: no terminal to ask the PIN on: give it on standard input with "
+    assert err == ("shoectl operators add: error: no terminal to ask the PIN on: give it on standard input with "
                    "--pin-stdin\n")
 
 
@@ -199,7 +199,7 @@ def test_backfill_line_with_a_seq_that_is_text(capsys, tmp_path: Path, one_shoe:
     export.write_text(export.read_text().replace('{"seq":1,', '{"seq":"one",', 1))
     code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(export))
     assert (code, out) == (2, "")
-    assert err == (f"shoectl floor: error: {export} line 1: seq is not a whole number from 0 to "
+    assert err == (f"shoectl floor backfill: error: {export} line 1: seq is not a whole number from 0 to "
                    "9223372036854775807; nothing was stored\n")
 
 
@@ -270,7 +270,7 @@ def test_verify_against_a_file_with_no_anchor_in_it_is_refused(capsys, one_shoe:
     given.write_bytes(content)
     code, out, err = run(capsys, "journal", "verify", str(one_shoe), "--anchors", str(given))
     assert (code, out) == (2, "")
-    assert err == f"shoectl journal: error: --anchors {given}: not an anchors file, no anchor in it" \
+    assert err == f"shoectl journal verify: error: --anchors {given}: not an anchors file, no anchor in it" \
                   f"{tail.format(file=given)}\n"
     assert run(capsys, "journal", "verify", str(one_shoe), "--anchors", str(anchors_path(one_shoe)))[0] == 0
 
@@ -281,8 +281,8 @@ def test_verify_against_a_file_with_no_anchor_in_it_is_refused(capsys, one_shoe:
     (["run", "--speed", "\udcff"], "argument --speed: expected max or a finite positive number (times real time), "
                                    "not '\\xff'"),
     (["simulate", "--game", "\udcff"], "shoectl simulate: error: argument --game: invalid choice: '\\xff' (choose"),
-    (["rules", "check", "x\udcff.toml"], "shoectl rules: error: x\\xff.toml: file not found"),
-    (["journal", "verify", "no\udcffsuch.db"], "shoectl journal: error: no\\xffsuch.db: no such journal"),
+    (["rules", "check", "x\udcff.toml"], "shoectl rules check: error: x\\xff.toml: file not found"),
+    (["journal", "verify", "no\udcffsuch.db"], "shoectl journal verify: error: no\\xffsuch.db: no such journal"),
     (["\udcff"], "shoectl: error: argument COMMAND: invalid choice: '\\xff' (choose from"),
     (["odds", "\udcff"], "shoectl odds: error: unrecognized arguments: \\xff"),
     (["journal", "verify", "j.db", "--\udcff"], "shoectl journal verify: error: unrecognized arguments: --\\xff"),
@@ -300,7 +300,7 @@ def test_a_file_name_that_is_not_utf8_is_shown_as_its_bytes(tmp_path: Path) -> N
     missing = tmp_path / "no\udcffsuch.db"
     done = shoectl("journal", "verify", str(missing))
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"shoectl journal: error: {tmp_path}/no\\xffsuch.db: no such journal\n"
+    assert done.stderr == f"shoectl journal verify: error: {tmp_path}/no\\xffsuch.db: no such journal\n"
 
 
 @pytest.mark.parametrize("command", [["run", "--rounds", "1"], ["emulate", "--profile", "emulated-shoe"]])

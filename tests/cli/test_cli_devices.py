@@ -191,7 +191,7 @@ def test_profiles_show_unknown_raises_profile_error() -> None:
 def test_main_reports_a_profile_error_in_one_line(capsys) -> None:
     code, out, err = run(capsys, "profiles", "show", "no-such-device")
     assert code == 2 and out == ""
-    assert err.startswith("shoectl profiles: error: profile 'no-such-device': unknown profile") and err.count("\n") == 1
+    assert err.startswith("shoectl profiles show: error: profile 'no-such-device': unknown profile") and err.count("\n") == 1
 
 
 def test_profiles_check_all_and_files(capsys, tmp_path: Path) -> None:

@@ -64,4 +64,4 @@ def test_replay_of_a_shoe_or_round_the_journal_does_not_have_is_one_line_exit_2(
     which a script could not tell from a replay)."""
     for fmt in ([], ["--json"]):
         assert run(capsys, "journal", "replay", str(one_shoe), *select, *fmt) == \
-            (2, "", f"shoectl journal: error: {says}\n")
+            (2, "", f"shoectl journal replay: error: {says}\n")

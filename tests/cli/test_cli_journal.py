@@ -58,7 +58,7 @@ def test_verify_intact(capsys, jpath: Path) -> None:
         h = r.last().hash
     assert code == 0
     assert out == f"{jpath}: ok: 5 entries, last hash {h} (sha256)\n"
-    assert err == (f"shoectl journal: warning: {jpath}: checked without an anchor: a removed tail, or a rewrite "
+    assert err == (f"shoectl journal verify: warning: {jpath}: checked without an anchor: a removed tail, or a rewrite "
                    "with recomputed hashes, would not show (see docs/journal.md, Anchors)\n")
     code, out, err = run(capsys, "journal", "verify", str(jpath), "--anchor", f"5:{h}")
     assert code == 0 and err == ""
@@ -143,7 +143,7 @@ def test_the_largest_seq_is_accepted(capsys, jpath: Path) -> None:
 def test_verify_missing_file(capsys, tmp_path: Path) -> None:
     code, out, err = run(capsys, "journal", "verify", str(tmp_path / "none.db"))
     assert code == 2 and out == ""
-    assert err == f"shoectl journal: error: {tmp_path / 'none.db'}: no such journal\n"
+    assert err == f"shoectl journal verify: error: {tmp_path / 'none.db'}: no such journal\n"
 
 
 def test_verify_not_sqlite(capsys, tmp_path: Path) -> None:

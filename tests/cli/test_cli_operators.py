@@ -98,7 +98,7 @@ def test_add_interactive_pins_must_match(capsys, getpass_answers, ops_file: Path
     getpass_answers(PIN, "8043")
     code, out, err = run(capsys, "operators", "add", "d1", "--role", "dealer", "--file", str(ops_file))
     assert code == 2 and out == ""
-    assert err == "shoectl operators: error: the two PINs differ; nothing was changed\n"
+    assert err == "shoectl operators add: error: the two PINs differ; nothing was changed\n"
     assert not ops_file.exists()
     _no_pin(err)
     _no_pin(err, pin="8043")
@@ -130,7 +130,7 @@ def test_add_pin_stdin_bad_input(capsys, stdin, ops_file: Path, given: str, why:
     stdin(given)
     code, out, err = run(capsys, "operators", "add", "d1", "--role", "dealer", "--file", str(ops_file), "--pin-stdin")
     assert code == 2 and out == ""
-    assert err.startswith("shoectl operators: error: ") and why in err and len(err.splitlines()) == 1
+    assert err.startswith("shoectl operators add: error: ") and why in err and len(err.splitlines()) == 1
     if given.strip():
         assert given.strip() not in err
     assert not ops_file.exists()
@@ -171,7 +171,7 @@ def test_remove(capsys, stdin, ops_file: Path) -> None:
     assert list(load_operators(ops_file)) == ["d2"]
     assert stat.S_IMODE(ops_file.stat().st_mode) == 0o600
     code, out, err = run(capsys, "operators", "remove", "d1", "--file", str(ops_file))
-    assert code == 2 and err == f"shoectl operators: error: {ops_file}: operators.d1: no such operator\n"
+    assert code == 2 and err == f"shoectl operators remove: error: {ops_file}: operators.d1: no such operator\n"
 
 
 def test_list_missing_file_says_how_to_start(capsys, tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_list_bad_file_is_one_line(capsys, tmp_path: Path) -> None:
     bad = tmp_path / "o.toml"
     bad.write_text('[operators.d1]\nrole = "boss"\npin_hash = "x"\n', encoding="utf-8")
     code, _, err = run(capsys, "operators", "list", "--file", str(bad))
-    assert code == 2 and err == (f"shoectl operators: error: {bad}: operators.d1.role: "
+    assert code == 2 and err == (f"shoectl operators list: error: {bad}: operators.d1.role: "
                                  "unknown value 'boss'; allowed: dealer, floorperson, supervisor\n")
 
 
@@ -196,8 +196,8 @@ def test_list_warns_about_a_readable_file(capsys, stdin, ops_file: Path) -> None
     os.chmod(ops_file, 0o644)
     code, out, err = run(capsys, "operators", "list", "--file", str(ops_file), "--json")
     assert code == 0
-    assert err.startswith("shoectl operators: warning: ") and "0644" in err
-    assert json.loads(out)["warnings"] == [err.removeprefix("shoectl operators: warning: ").rstrip("\n")]
+    assert err.startswith("shoectl operators list: warning: ") and "0644" in err
+    assert json.loads(out)["warnings"] == [err.removeprefix("shoectl operators list: warning: ").rstrip("\n")]
 
 
 def test_default_file_is_var_operators_toml(capsys, stdin, tmp_path: Path, monkeypatch) -> None:

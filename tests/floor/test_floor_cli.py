@@ -36,7 +36,7 @@ def test_floor_rounds_equals_the_tables_own_journal_replay(capsys, floor_db: str
         (0, replayed, "")
     # a selection that finds nothing is one line, exit 2, as in `journal replay`
     assert run(capsys, "floor", "rounds", "--db", floor_db, "--table", "T1", "--shoe", "T1-S0099") == \
-        (2, "", "shoectl floor: error: no shoe 'T1-S0099' in the store's table T1\n")
+        (2, "", "shoectl floor rounds: error: no shoe 'T1-S0099' in the store's table T1\n")
 
 
 def test_floor_rounds_of_one_shoe_reads_what_its_replay_needs_and_equals_the_journals(capsys, floor_db: str,

@@ -215,7 +215,7 @@ def test_a_garbage_wal_file_is_reported(reader: str, journal: Path, capsys) -> N
     wal.write_bytes(bytes(range(256)) * 200)
     code, out, err = run(capsys, *READERS[reader], str(journal))
     assert code == 0 and out
-    assert err == (f"shoectl {READERS[reader][0]}: warning: {wal}: not a WAL file (51200 bytes): SQLite ignores it, "
+    assert err == (f"shoectl {' '.join(READERS[reader])}: warning: {wal}: not a WAL file (51200 bytes): SQLite ignores it, "
                    "so whatever it held is not in the journal\n")
 
 

@@ -177,7 +177,7 @@ def test_split_only_where_it_pays_and_is_safe(tmp_path: Path) -> None:
         conn.close()
 
 
-READ_SPLIT = N // 2  # where a reader splits a journal of N entries (it runs no quick_check)
+READ_SPLIT = N // 2  # where a reader splits a journal of N entries (its quick_check runs before the split)
 READ_TAMPERINGS = _tamperings(READ_SPLIT)
 
 
