@@ -96,9 +96,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def _modules_for(argv: Sequence[str] | None) -> tuple[str, ...]:
-    """The command modules to register for ``argv``: the named command's, else all of them."""
+    """The command modules to register for ``argv``: the named command's, none for ``--version``
+    before any command (it prints and exits as it is parsed), else all of them."""
     command = _command_of(argv)
     if command is None:
+        if argv is not None and "--version" in argv:
+            before = list(argv)[:list(argv).index("--version")]
+            if not any(a in COMMANDS for a in before):
+                return ()
         return COMMAND_MODULES
     return tuple(f"controller.cli.{m}" for m in COMMANDS[command])
 

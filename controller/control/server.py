@@ -32,7 +32,8 @@ requests, is told so and closed; a line is at most ``MAX_LINE`` bytes. Connectio
 the table's last ``descriptor_reserve`` file descriptors: the table needs some for its own work
 (a device reconnected, a module imported, the edge monitor's worker), so a connection that
 would leave fewer is told ``busy`` and closed. Should the process run out all the same, the
-accept loop backs off and retries: it never stops accepting while the table runs. The socket itself (path, ownership, mode, group): ``controller.control.endpoint``.
+accept loop backs off and retries: it never stops accepting while the table runs. The socket
+itself (path, ownership, mode, group): ``controller.control.endpoint``.
 """
 from __future__ import annotations
 
