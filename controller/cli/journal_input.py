@@ -62,7 +62,6 @@ def warn(args: argparse.Namespace, line: str) -> None:
     print(f"{program(args)}: warning: {line}", file=sys.stderr)
 
 
-
 def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], T], *, since_seq: int = 0,
                  kinds: Iterable[str] | None = None, keep: Callable[[str, str | None], bool] | None = None,
                  progress: str | None = None) -> T | None:
