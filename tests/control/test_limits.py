@@ -171,6 +171,25 @@ def test_running_out_of_file_descriptors_does_not_end_the_accept_loop(tmp_path: 
     assert result["out_of"] == errno.EMFILE and result["clients"] >= 5 and result["answered"] is True, result
 
 
+def test_a_table_without_a_descriptor_to_count_its_descriptors_with_sheds_the_connection(tmp_path: Path, mocker) -> None:
+    """Counting the open descriptors takes one (the listing of /proc/self/fd): a process that has
+    none left is short of them, and the connection is told so rather than served."""
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    server = ControlServer(tmp_path / "c.sock")
+    try:
+        server.claim().start(TableRunner(TableCore(default_submission()), journal))
+        assert not any("may open" in w for w in server.warnings)  # this process's limit leaves room
+        mocker.patch("controller.control.server.os.listdir", side_effect=OSError(errno.EMFILE, "Too many open files"))
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(5)
+            s.connect(str(tmp_path / "c.sock"))
+            assert read_reply(s) == {"ok": False, "code": "busy",
+                                     "error": "the table is short of file descriptors; try again later"}
+    finally:
+        server.close()
+        journal.close()
+
+
 def test_a_connection_that_sends_nothing_is_closed_after_the_idle_time(tmp_path: Path) -> None:
     """Idle connections hold a slot of the cap: one that sends no request is closed with a reply."""
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
