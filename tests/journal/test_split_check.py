@@ -217,6 +217,19 @@ def test_a_reader_is_given_the_later_half_only_once_it_is_judged(plain: Path, tm
     assert not report.ok and report.first_bad_seq == N - 3 and report.total == N
 
 
+def test_a_reader_whose_second_process_fails_is_given_what_one_pass_gives(plain: Path, tmp_path: Path,
+                                                                          mocker) -> None:
+    """The second process failing costs a reader time, never an entry or the verdict: this
+    process then checks and hands over the later half itself."""
+    path = _copy(plain, tmp_path)
+    READ_TAMPERINGS["edited far after the split"](path)
+    expected = _read_all(path, 1)
+    mocker.patch.object(LaterHalf, "_check", side_effect=sqlite3.OperationalError("disk I/O error"))
+    spy = mocker.spy(LaterHalf, "result")
+    assert _read_all(path, 2) == expected
+    assert spy.spy_return is None
+
+
 def test_a_reader_that_stops_early_leaves_no_second_process(plain: Path, tmp_path: Path) -> None:
     path = _copy(plain, tmp_path)
     before = _children()
