@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from controller.cli.common import INT64_MAX, non_negative_int, positive_int, print_json, program
+from controller.cli.common import INT64_MAX, non_negative_int, positive_int, print_json
 from controller.cli.journal_input import (
     EXIT_DOES_NOT_VERIFY,
     add_journal_input,
@@ -168,7 +168,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     try:
         count = migrate(args.old, args.new, hmac_key=key)
     except DoesNotVerify as exc:
-        print(f"{program(args)}: error: {exc}", file=sys.stderr)
+        print(f"{args.prog}: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     print(f"{args.new}: {count} entries of {args.old} migrated to schema version {SCHEMA_VERSION} (chain and "
           f"anchors unchanged; {args.old} left as it was)")

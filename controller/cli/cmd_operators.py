@@ -18,7 +18,7 @@ import getpass
 import sys
 import warnings
 
-from controller.cli.common import print_json, program
+from controller.cli.common import print_json
 from controller.errors import UsageError, path_argument
 from controller.operators.pins import PinError, check_pin
 from controller.operators.store import (
@@ -74,7 +74,7 @@ def _file_arg(p: argparse.ArgumentParser) -> None:
 
 def _warn(args: argparse.Namespace, messages: list[str]) -> None:
     for m in messages:
-        print(f"{program(args)}: warning: {m}", file=sys.stderr)
+        print(f"{args.prog}: warning: {m}", file=sys.stderr)
 
 
 def _read_pin(op_id: str, from_stdin: bool) -> str:

@@ -1,5 +1,5 @@
-"""Helpers shared by the command modules: the command's name in its messages, submission
-resolution, JSON output, game names, whole lines written by several threads."""
+"""Helpers shared by the command modules: submission resolution, JSON output, game names, whole
+lines written by several threads."""
 from __future__ import annotations
 
 import argparse
@@ -16,12 +16,6 @@ from shoectl_config.text import quoted
 
 GAME_PRESET = {Game.PUNTO_BANCO: "minibaccarat", Game.EZ_BACCARAT: "ez-baccarat", Game.TWENTYONE: "21-baccarat"}
 GAME_CHOICES = [g.value for g in Game]
-
-
-def program(args: argparse.Namespace) -> str:
-    """The command's name in its messages: ``shoectl journal replay`` (``args.prog``, set by
-    ``controller.cli.main``; for a namespace built without it, the top-level command's)."""
-    return getattr(args, "prog", None) or f"shoectl {args.command}"
 
 
 def game_name(text: str | None) -> str | None:

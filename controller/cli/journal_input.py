@@ -24,7 +24,6 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TypeVar
 
-from controller.cli.common import program
 from controller.cli.progress import progress_bar
 from controller.errors import UsageError, path_argument
 from controller.journal.chain import load_hmac_key
@@ -59,7 +58,7 @@ def refuse_output_over_journal(args: argparse.Namespace, output: str | None) -> 
 
 
 def warn(args: argparse.Namespace, line: str) -> None:
-    print(f"{program(args)}: warning: {line}", file=sys.stderr)
+    print(f"{args.prog}: warning: {line}", file=sys.stderr)
 
 
 def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], T], *, since_seq: int = 0,
@@ -90,7 +89,7 @@ def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], 
     if report.ok:
         return result
     if not args.no_verify:
-        print(f"{program(args)}: error: {verdict_line(args.path, report)}; nothing was written "
+        print(f"{args.prog}: error: {verdict_line(args.path, report)}; nothing was written "
               "(--no-verify reads it all the same)", file=sys.stderr)
         return None
     warn(args, f"{verdict_line(args.path, report)}; read all the same (--no-verify)")

@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = _chosen_parser(parser, args)
     if unknown:  # said by the command's own parser: "shoectl feed: error: ...", not "shoectl: error"
         chosen.error(f"unrecognized arguments: {' '.join(unknown)}")
-    args.prog = chosen.prog  # what every message names: "shoectl journal replay", as argparse's own do
+    args.prog = chosen.prog  # every message's prefix: "shoectl journal replay", as argparse's own
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
