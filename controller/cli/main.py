@@ -96,16 +96,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def _modules_for(argv: Sequence[str] | None) -> tuple[str, ...]:
-    """The command modules to register for ``argv``: the named command's, none for ``--version``
-    before any command (it prints and exits as it is parsed), else all of them."""
+    """The command modules to register for ``argv``: the named command's; none when ``--version``
+    comes before any word (argparse prints the version and exits as it reaches it); else all of
+    them (the help, or the refusal of an unknown command, lists every command)."""
     command = _command_of(argv)
-    if command is None:
-        if argv is not None and "--version" in argv:
-            before = list(argv)[:list(argv).index("--version")]
-            if not any(a in COMMANDS for a in before):
-                return ()
-        return COMMAND_MODULES
-    return tuple(f"controller.cli.{m}" for m in COMMANDS[command])
+    if command is not None:
+        return tuple(f"controller.cli.{m}" for m in COMMANDS[command])
+    words = list(argv or ())
+    if "--version" in words and all(a.startswith("-") for a in words[:words.index("--version")]):
+        return ()
+    return COMMAND_MODULES
 
 
 def _command_of(argv: Sequence[str] | None) -> str | None:

@@ -4,6 +4,7 @@ added later is covered without editing this file."""
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.metadata
 import subprocess
 import sys
@@ -128,12 +129,15 @@ def test_the_version_alone_loads_no_command() -> None:
     assert done.stdout.splitlines() == [f"shoectl {importlib.metadata.version('shoectl')}", "[]"]
 
 
+def test_an_unknown_command_before_the_version_is_refused_naming_every_command(capsys) -> None:
+    code, out, err = run(capsys, "bogus", "--version")
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert "invalid choice: 'bogus' (choose from " in err and "'journal'" in err and "'run'" in err
+
+
 def test_a_version_whose_reader_cannot_be_imported_is_said_never_raised(mocker) -> None:
     """Found in CI: a table out of file descriptors (a flood of control connections) could not
     read the source of importlib.metadata, and the OSError ended the table at its start."""
-    import errno
-    import sys
-
     from controller.version import shoectl_version
 
     class OutOfDescriptors:
