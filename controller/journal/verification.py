@@ -286,17 +286,18 @@ class CheckedRead:
 
     def _checked_batches(self, processes: int | None, integrity_check: bool, *,
                          every_row: bool = False) -> Iterator[list[tuple[Any, ...]]]:
-        """Every row, checked, in batches (``check_all``; ``every_row``: the rows after a failure
-        too, as ``row_batches`` hands them over). Split in two processes, the later half's rows
-        are handed over only once both halves' verdicts are joined: a reader is never given a row
-        the check has not yet judged while the check still holds."""
+        """Every row, checked, in batches: for ``check_all`` until the check fails; with
+        ``every_row`` (a reader) all of them, those after a failure too, as ``row_batches`` hands
+        them over (a failed check is fed nothing more). Split in two processes, the later half's
+        rows are handed over only once both halves' verdicts are joined: a reader is never given a
+        row the check has not yet judged while the check still holds."""
         check = self.check
         share = FIRST_SHARE_WITH_INTEGRITY if integrity_check else 0.5
         split = split_point(self._conn, processes, first_share=share) if check.ok else None
         if split is None:
             if integrity_check:
                 self.check_integrity()
-            if check.ok:
+            if check.ok or every_row:
                 yield from self.row_batches()
             return
         k, k_hash, last = split
@@ -307,12 +308,10 @@ class CheckedRead:
             if check.ok:
                 yield from self.row_batches(upto=k)
             found = later.result() if check.ok else None
-        if not check.ok:
-            if every_row:
-                yield from self.row_batches(after=k)  # a failed check is fed nothing more
-            return
         if found is None or (check.last_seq, check.last_hash) != (k, k_hash):
-            yield from self.row_batches(after=k)  # the second process failed: this one checks its half
+            # This half failed the check, or the second process failed: this one reads the rest.
+            if check.ok or every_row:
+                yield from self.row_batches(after=k)
             return
         check.good += found.good
         check.last_seq, check.last_hash = found.last_seq, found.last_hash
@@ -334,7 +333,7 @@ class CheckedRead:
         """Every row of ``entries`` in seq order (all columns), checked (``row_batches``): a long
         journal's later half in a second process while this one reads and checks the first
         (``processes`` as ``check_all``'s; the rows and the verdict are those of one pass)."""
-        for rows in self._checked_batches(processes, False, every_row=True):
+        for rows in self._checked_batches(processes, integrity_check=False, every_row=True):
             yield from rows
 
     def entries(self, since_seq: int = 0, kinds: Iterable[str] | None = None,

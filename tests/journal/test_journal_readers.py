@@ -141,6 +141,18 @@ def test_no_verify_reads_it_all_the_same_and_says_so(reader: str, journal: Path,
     assert err.count("\n") == 1 and "warning" in err and "FAILED at entry 100" in err and "--no-verify" in err
 
 
+@pytest.mark.parametrize("reader", [r for r in READERS if r != "verify"])
+def test_no_verify_reads_it_all_when_the_check_fails_before_any_entry(reader: str, journal: Path, capsys) -> None:
+    """A check that fails before the entries are read (here an anchors file beside the journal
+    with a line that is not an anchor) is the verdict; --no-verify still reads every entry."""
+    _, intact, _ = run(capsys, *READERS[reader], str(journal))
+    anchors = Path(f"{journal}.anchors")
+    anchors.write_text("not an anchor\n" + anchors.read_text())
+    code, out, err = run(capsys, *READERS[reader], str(journal), "--no-verify")
+    assert code == 0 and (out == intact or reader == "export" and out.count("\n") == intact.count("\n"))
+    assert err.count("\n") == 1 and "warning" in err and "not an anchor" in err and "--no-verify" in err
+
+
 @pytest.mark.parametrize("reader", ["replay", "roadmap", "audit cards"])
 def test_a_record_without_what_its_kind_needs_is_one_line(reader: str, journal: Path, capsys) -> None:
     """Read with --no-verify (or forged with valid hashes): the reader names the entry, exit 2."""
