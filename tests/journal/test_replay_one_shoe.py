@@ -28,10 +28,21 @@ def journal(tmp_path_factory) -> Path:
                          "--faults", "dealer-expose-at=20,dealer-extra-at=70")
 
 
-def test_the_replay_of_one_shoe_from_the_entries_it_needs_is_the_replay_of_them_all(journal: Path) -> None:
+@pytest.fixture(scope="module")
+def entries(journal: Path) -> list:
+    """Every entry of the journal, read once for the module's tests."""
     with JournalReader.open(journal) as reader:
-        entries = list(reader.entries())
-    shoes = [e.payload["shoe"] for e in entries if e.kind == "shoe_start"]
+        return list(reader.entries())
+
+
+@pytest.fixture(scope="module")
+def shoes(entries: list) -> list[str]:
+    """The journal's shoes, in the order they began."""
+    return [e.payload["shoe"] for e in entries if e.kind == "shoe_start"]
+
+
+def test_the_replay_of_one_shoe_from_the_entries_it_needs_is_the_replay_of_them_all(entries: list,
+                                                                                    shoes: list[str]) -> None:
     assert len(shoes) == 3
     for shoe in shoes:
         needed = entries_needed(shoe)
@@ -48,10 +59,9 @@ def test_the_replay_of_one_shoe_from_the_entries_it_needs_is_the_replay_of_them_
     assert entries_needed(None) is None  # every shoe: every entry
 
 
-def test_the_command_replays_one_shoe_as_the_whole_journal_replays_it(journal: Path, capsys) -> None:
-    with JournalReader.open(journal) as reader:
-        entries = list(reader.entries())
-    shoe = [e.payload["shoe"] for e in entries if e.kind == "shoe_start"][1]
+def test_the_command_replays_one_shoe_as_the_whole_journal_replays_it(journal: Path, entries: list, shoes: list[str],
+                                                                      capsys) -> None:
+    shoe = shoes[1]
     code, out, err = run(capsys, "journal", "replay", str(journal), "--shoe", shoe, "--json")
     assert code == 0, err
     assert [json.loads(line) for line in out.splitlines()] == [
@@ -59,10 +69,7 @@ def test_the_command_replays_one_shoe_as_the_whole_journal_replays_it(journal: P
 
 
 def test_the_roadmap_of_one_shoe_is_drawn_from_its_rounds_and_the_other_shoes_are_still_named(
-        journal: Path, capsys) -> None:
-    with JournalReader.open(journal) as reader:
-        entries = list(reader.entries())
-    shoes = [e.payload["shoe"] for e in entries if e.kind == "shoe_start"]
+        journal: Path, entries: list, shoes: list[str], capsys) -> None:
     rounds = [d for d in replay(entries, shoe=shoes[0]) if d["type"] == "round"]
     code, out, err = run(capsys, "roadmap", str(journal), "--shoe", shoes[0], "--json")
     assert code == 0, err
@@ -71,12 +78,9 @@ def test_the_roadmap_of_one_shoe_is_drawn_from_its_rounds_and_the_other_shoes_ar
     assert code == 2 and err.strip().endswith(f"its shoes: {', '.join(shoes)}")
 
 
-def test_the_cards_left_after_a_round_are_counted_from_the_entries_they_need(journal: Path) -> None:
+def test_the_cards_left_after_a_round_are_counted_from_the_entries_they_need(entries: list, shoes: list[str]) -> None:
     """`odds --journal --shoe S --round N` reads as the replay of S does, and the Rules Submission
     of any shoe: the composition, the rules and the edge record found are those of every entry."""
-    with JournalReader.open(journal) as reader:
-        entries = list(reader.entries())
-    shoes = [e.payload["shoe"] for e in entries if e.kind == "shoe_start"]
     for shoe in shoes[:2]:
         needed = entries_needed(shoe)
         kept = [e for e in entries if needed(e.kind, e.shoe_id)]
