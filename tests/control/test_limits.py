@@ -5,6 +5,7 @@ logins are throttled per connection and per operator id with a summary in the jo
 socket's group is set when the group exists."""
 from __future__ import annotations
 
+import contextlib
 import errno
 import grp
 import json
@@ -15,7 +16,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,39 +175,39 @@ def test_running_out_of_file_descriptors_does_not_end_the_accept_loop(tmp_path: 
     assert result["out_of"] == errno.EMFILE and result["clients"] >= 5 and result["answered"] is True, result
 
 
-def test_a_table_without_a_descriptor_to_count_its_descriptors_with_sheds_the_connection(tmp_path: Path, mocker) -> None:
-    """Counting the open descriptors takes one (the listing of /proc/self/fd): a process that has
-    none left is short of them, and the connection is told so rather than served."""
-    journal = Journal.open(tmp_path / "j.db", table_id="T1")
-    server = ControlServer(tmp_path / "c.sock")
+@contextlib.contextmanager
+def _served(work: Path, **options: Any) -> Iterator[tuple[ControlServer, socket.socket]]:
+    """A ControlServer (with ``options``) serving a table in this process, and a client connected
+    to it; both closed afterwards."""
+    journal = Journal.open(work / "j.db", table_id="T1")
+    server = ControlServer(work / "c.sock", **options)
     try:
         server.claim().start(TableRunner(TableCore(default_submission()), journal))
-        assert not any("may open" in w for w in server.warnings)  # this process's limit leaves room
-        mocker.patch("controller.control.server.os.listdir", side_effect=OSError(errno.EMFILE, "Too many open files"))
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(5)
-            s.connect(str(tmp_path / "c.sock"))
-            assert read_reply(s) == {"ok": False, "code": "busy",
-                                     "error": "the table is short of file descriptors; try again later"}
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.settimeout(5)
+            yield server, client
     finally:
         server.close()
         journal.close()
+
+
+def test_a_table_without_a_descriptor_to_count_its_descriptors_with_sheds_the_connection(tmp_path: Path, mocker) -> None:
+    """Counting the open descriptors takes one (the listing of /proc/self/fd): a process that has
+    none left is short of them, and the connection is told so rather than served."""
+    with _served(tmp_path) as (server, s):
+        assert not any("may open" in w for w in server.warnings)  # this process's limit leaves room
+        mocker.patch("controller.control.server.os.listdir", side_effect=OSError(errno.EMFILE, "Too many open files"))
+        s.connect(str(tmp_path / "c.sock"))
+        assert read_reply(s) == {"ok": False, "code": "busy",
+                                 "error": "the table is short of file descriptors; try again later"}
 
 
 def test_a_connection_that_sends_nothing_is_closed_after_the_idle_time(tmp_path: Path) -> None:
     """Idle connections hold a slot of the cap: one that sends no request is closed with a reply."""
-    journal = Journal.open(tmp_path / "j.db", table_id="T1")
-    server = ControlServer(tmp_path / "c.sock", idle_s=0.3)
-    try:
-        server.claim().start(TableRunner(TableCore(default_submission()), journal))
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(5)
-            s.connect(str(tmp_path / "c.sock"))
-            assert read_reply(s) == {"ok": False, "code": "idle", "error": "no request for 0.3 s: closed"}
-            assert s.recv(10) == b""
-    finally:
-        server.close()
-        journal.close()
+    with _served(tmp_path, idle_s=0.3) as (_, s):
+        s.connect(str(tmp_path / "c.sock"))
+        assert read_reply(s) == {"ok": False, "code": "idle", "error": "no request for 0.3 s: closed"}
+        assert s.recv(10) == b""
 
 
 # -- item 5: one table per socket -----------------------------------------------------------------------
