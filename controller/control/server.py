@@ -38,11 +38,8 @@ itself (path, ownership, mode, group): ``controller.control.endpoint``.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
-import os
 import queue
-import resource
 import socket
 import threading
 import time
@@ -53,6 +50,7 @@ import structlog
 from controller.control.endpoint import ControlEndpoint
 from controller.control.refusals import RefusalJournal
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
+from controller.descriptors import OUT_OF_DESCRIPTORS, TABLE_RESERVE, capacity_warning, short_of_descriptors
 from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
 from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
@@ -63,8 +61,6 @@ MAX_CONNECTIONS = 64
 IDLE_S = 30.0
 LOGIN_LIMIT, LOGIN_WINDOW_S = 5, 60.0
 BAD_LIMIT = 20
-DESCRIPTOR_RESERVE = 32  # a serial port reopened takes 7 (the port, pyserial's two pipes, our wake pipe)
-_OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 _MAX_BACKOFF_S = 1.0
 log = structlog.get_logger()
 
@@ -90,7 +86,7 @@ class ControlServer:
 
     def __init__(self, path: Any, authenticator: Any = None, *, max_connections: int = MAX_CONNECTIONS,
                  group: str | None = "shoectl", group_required: bool = False, idle_s: float = IDLE_S,
-                 submissions: Any = None, descriptor_reserve: int = DESCRIPTOR_RESERVE) -> None:
+                 submissions: Any = None, descriptor_reserve: int = TABLE_RESERVE) -> None:
         self.submissions = submissions
         self.descriptor_reserve = int(descriptor_reserve)
         self.endpoint = ControlEndpoint(path, group=group, group_required=group_required)
@@ -124,12 +120,9 @@ class ControlServer:
         runner.on_stopping.append(self._refusals.close)  # the last summary, while the table still journals
         sock = self.endpoint.listen(backlog=self.max_connections)
         sock.settimeout(0.2)
-        in_use, limit = self._descriptors()
-        room = limit - in_use - self.descriptor_reserve
-        if in_use and room < self.max_connections:
-            self._warnings.append(f"the process may open {limit} files and holds {in_use}: the control socket can serve "
-                                  f"about {max(room, 0)} connections at once, not {self.max_connections} (raise the "
-                                  "limit: LimitNOFILE= in the service's unit, ulimit -n in a shell)")
+        warning = capacity_warning("the control socket", self.max_connections, self.descriptor_reserve)
+        if warning is not None:
+            self._warnings.append(warning)
         self._accept_thread = threading.Thread(target=self._accept_loop, args=(sock,), name="shoectl-control", daemon=True)
         self._accept_thread.start()
         return self
@@ -166,7 +159,7 @@ class ControlServer:
                 # Out of descriptors (or any other accept failure): wait and try again; the
                 # pending clients stay in the backlog meanwhile.
                 backoff = min(_MAX_BACKOFF_S, backoff * 2 or 0.01)
-                if exc.errno not in _OUT_OF_DESCRIPTORS or backoff == _MAX_BACKOFF_S:
+                if exc.errno not in OUT_OF_DESCRIPTORS or backoff == _MAX_BACKOFF_S:
                     log.warning("control socket: accept failed; retrying", error=str(exc), retry_in=backoff)
                 self._stop.wait(backoff)
                 continue
@@ -174,7 +167,7 @@ class ControlServer:
             if self._stop.is_set():  # _wake_accept's connection, or a client too late
                 conn.close()
                 return
-            if self._short_of_descriptors():
+            if short_of_descriptors(self.descriptor_reserve):
                 self._shed(conn, "the table is short of file descriptors; try again later")
                 continue
             if not self._slots.acquire(blocking=False):
@@ -187,28 +180,6 @@ class ControlServer:
                 self._slots.release()
                 log.warning("control socket: cannot serve a connection", error=str(exc))
                 self._shed(conn)
-
-    def _short_of_descriptors(self) -> bool:
-        """Whether fewer than ``descriptor_reserve`` descriptors are left to the table with the
-        connection just accepted."""
-        if self.descriptor_reserve <= 0:
-            return False
-        try:
-            in_use, limit = self._descriptors()
-        except OSError as exc:
-            return exc.errno in _OUT_OF_DESCRIPTORS
-        return in_use > limit - self.descriptor_reserve
-
-    @staticmethod
-    def _descriptors() -> tuple[int, int]:
-        """(descriptors open, the process's soft limit); open is 0 where /proc cannot say. Raises
-        OSError when the process has no descriptor left to list them with."""
-        try:
-            in_use = len(os.listdir("/proc/self/fd")) - 1  # less the listing's own
-        except FileNotFoundError:
-            in_use = 0
-        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        return in_use, (2**31 if limit == resource.RLIM_INFINITY else limit)
 
     def _shed(self, conn: socket.socket, reason: str | None = None) -> None:
         reason = reason or f"the table is busy: {self.max_connections} connections are open; try again later"

@@ -12,11 +12,14 @@ look at, only if asked: its start-up counts a whole shoe's odds) and waits for i
 from __future__ import annotations
 
 import json
+import os
+import resource
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -230,6 +233,19 @@ def proc_number(pid: int, file: str, line_start: str, word: int) -> int:
         if line.startswith(line_start):
             return int(line.split()[word])
     raise AssertionError(f"no {line_start} in /proc/{pid}/{file}")
+
+
+def low_descriptor_limit(extra: int) -> Callable[[], None]:
+    """A ``preexec_fn`` that limits the process to ``extra`` more descriptors than it holds."""
+    def limit() -> None:
+        fds = len(os.listdir("/proc/self/fd"))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (fds + extra, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    return limit
+
+
+def descriptor_limit(pid: int) -> int:
+    """Process ``pid``'s limit of open files (soft)."""
+    return proc_number(pid, "limits", "Max open files", 3)
 
 
 def rss_kib(pid: int) -> int:

@@ -10,7 +10,6 @@ import errno
 import grp
 import json
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -27,7 +26,8 @@ from controller.journal import Journal
 from controller.rules.submission import default_submission
 from controller.table.core import TableCore
 from controller.table.runner import TableRunner
-from tests.control.running_table import command_line, proc_number, read_reply, rss_kib, send_and_read, shoectl
+from tests.control.running_table import (command_line, descriptor_limit, low_descriptor_limit, read_reply, rss_kib,
+                                         send_and_read, shoectl)
 from tests.unprivileged import UNPRIVILEGED_USER, run_unprivileged
 
 
@@ -73,17 +73,6 @@ def _served_connections(t, count: int) -> list[socket.socket]:
         time.sleep(0.1)
 
 
-def _low_descriptor_limit(extra: int):
-    def limit() -> None:
-        fds = len(os.listdir("/proc/self/fd"))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (fds + extra, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-    return limit
-
-
-def _descriptor_limit(pid: int) -> int:
-    return proc_number(pid, "limits", "Max open files", 3)
-
-
 @pytest.mark.slow
 def test_a_flood_of_connections_leaves_the_table_its_reserve_of_file_descriptors(start_table, workdir) -> None:
     """Item 4, and a CI failure: the accept loop took every descriptor the process had, and the
@@ -93,10 +82,10 @@ def test_a_flood_of_connections_leaves_the_table_its_reserve_of_file_descriptors
     the socket answers again once they close."""
     # A table on the built-in emulator holds about 45 descriptors of its own (the journal, both
     # devices' lines and wake-up pipes; about 20 when its socket first answers, the links opening
-    # meanwhile), and keeps DESCRIPTOR_RESERVE (32) free: a limit of 90 more than it has at its
+    # meanwhile), and keeps TABLE_RESERVE (32) free: a limit of 90 more than it has at its
     # start serves at most about 50 connections, and of 90 the last ones are always shed.
-    t = start_table(workdir, preexec_fn=_low_descriptor_limit(90))
-    limit = _descriptor_limit(t.proc.pid)
+    t = start_table(workdir, preexec_fn=low_descriptor_limit(90))
+    limit = descriptor_limit(t.proc.pid)
     held = []
     try:
         for _ in range(90):
@@ -196,7 +185,7 @@ def test_a_table_without_a_descriptor_to_count_its_descriptors_with_sheds_the_co
     none left is short of them, and the connection is told so rather than served."""
     with _served(tmp_path) as (server, s):
         assert not any("may open" in w for w in server.warnings)  # this process's limit leaves room
-        mocker.patch("controller.control.server.os.listdir", side_effect=OSError(errno.EMFILE, "Too many open files"))
+        mocker.patch("controller.descriptors.os.listdir", side_effect=OSError(errno.EMFILE, "Too many open files"))
         s.connect(str(tmp_path / "c.sock"))
         assert read_reply(s) == {"ok": False, "code": "busy",
                                  "error": "the table is short of file descriptors; try again later"}
