@@ -87,6 +87,8 @@ def start_run_scoreboard(sock: Any, journal: Path, hmac_key: bytes | None) -> An
         return None
     server = scoreboard_server(journal, sock, hmac_key=hmac_key).start()
     print(f"scoreboard: {server.url}/tables/{server.table_id}", file=sys.stderr, flush=True)
+    for warning in server.warnings:
+        print(f"!! {warning}", file=sys.stderr, flush=True)
     return server
 
 
@@ -145,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
             key = load_hmac_key(args.hmac_key) if args.hmac_key else None
             server = scoreboard_server(args.journal, bind(*args.listen), lang=args.lang, hmac_key=key)
             print(f"scoreboard of {server.table_id}: {server.url}/tables/{server.table_id}", flush=True)
+        for warning in server.warnings:
+            print(f"{args.prog}: warning: {warning}", file=sys.stderr, flush=True)
         stopped_by = run_until_signalled(server.serve, server.stop, name="shoectl scoreboard", held=held)
     server.stop()
     return 0 if stopped_by is None else 128 + stopped_by

@@ -1,9 +1,11 @@
-"""uvicorn's HTTP/1.1 protocol (h11) with the two limits it lacks, for a server any client can reach.
+"""uvicorn's HTTP/1.1 protocol (h11) with the three limits it lacks, for a server any client can reach.
 
 - **At most ``MAX_CONNECTIONS`` open at once.** One more is answered ``503`` at once and closed
   (``retry-after``): idle sockets used to pile up until the process ran out of descriptors, and
   when the scoreboard runs inside ``shoectl run`` that process is the table's (its journal's
   checkpoints and anchors need descriptors too).
+- **Never the table's last descriptors**: kept by the listening socket, at accept
+  (``controller.scoreboard.listening``), answered with the same ``503`` (``busy_response``).
 - **A request head within ``HEAD_TIMEOUT_S`` of connecting.** A connection that sends nothing, or
   a byte now and then, is answered ``408`` and closed: uvicorn arms its own timer only after a
   response (``timeout_keep_alive``), so such a connection was held for ever.
@@ -18,7 +20,7 @@ import asyncio
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HEAD_TIMEOUT_S", "MAX_CONNECTIONS", "GuardedH11Protocol"]
+__all__ = ["HEAD_TIMEOUT_S", "MAX_CONNECTIONS", "GuardedH11Protocol", "busy_response"]
 
 MAX_CONNECTIONS = 256  # browsers of a table and of the floor, each with its event stream
 HEAD_TIMEOUT_S = 10.0
@@ -32,6 +34,11 @@ def _plain(status: str, text: str, *extra: str) -> bytes:
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
+def busy_response(why: str) -> bytes:
+    """The ``503`` that turns a connection away before any request: ``why`` says what is short."""
+    return _plain("503 Service Unavailable", f"the scoreboard is busy: {why}; try again later\n", "retry-after: 5")
+
+
 class GuardedH11Protocol(H11Protocol):
     """See the module docstring."""
 
@@ -40,8 +47,7 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)  # counted in the server's connections from here on
         if len(self.connections) > MAX_CONNECTIONS:
-            transport.write(_plain("503 Service Unavailable", f"the scoreboard is busy: {MAX_CONNECTIONS} connections "
-                                   "are open; try again later\n", "retry-after: 5"))
+            transport.write(busy_response(f"{MAX_CONNECTIONS} connections are open"))
             transport.close()
             return
         self._head_timer = self.loop.call_later(HEAD_TIMEOUT_S, self._no_request_in_time)
@@ -57,3 +63,4 @@ class GuardedH11Protocol(H11Protocol):
             self._head_timer.cancel()
             self._head_timer = None
         super().connection_lost(exc)
+

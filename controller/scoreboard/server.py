@@ -8,17 +8,21 @@
   installs no signal handlers there, the caller owns stopping. ``stop()`` closes the source
   first, which ends every open event stream, then lets uvicorn finish within ``_STOP_S``
   seconds (it may be called from a signal handler while ``serve()`` runs on another thread).
-  ``url`` is where it listens. Connections are capped and must send their request in time
-  (``controller.scoreboard.guarded_http``).
+  ``url`` is where it listens. Connections are capped, must send their request in time and never
+  take the process's last ``descriptor_reserve`` file descriptors
+  (``controller.scoreboard.guarded_http``); ``warnings`` says, at start, a limit of open files
+  too low for the cap.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import errno
 import socket
 import threading
 from typing import Any
 
+from controller.descriptors import TABLE_RESERVE, capacity_warning
 from controller.errors import UsageError
 
 __all__ = ["ScoreboardServer", "bind", "listen_address"]
@@ -62,16 +66,20 @@ class ScoreboardServer:
     """uvicorn serving ``app`` on ``sock`` (see the module docstring); ``source`` the app's
     ``TableSource``, closed by ``stop()``."""
 
-    def __init__(self, app: Any, sock: socket.socket, source: Any) -> None:
+    def __init__(self, app: Any, sock: socket.socket, source: Any, *, descriptor_reserve: int = TABLE_RESERVE) -> None:
         import uvicorn
 
-        from controller.scoreboard.guarded_http import GuardedH11Protocol
+        from controller.scoreboard.guarded_http import MAX_CONNECTIONS, GuardedH11Protocol
+        from controller.scoreboard.listening import reserving_socket
 
-        self._sock = sock
+        self._sock = reserving_socket(sock, descriptor_reserve)
         self.source = source
-        self._address = sock.getsockname()[:2]
+        self._address = self._sock.getsockname()[:2]
+        warning = capacity_warning("the scoreboard", MAX_CONNECTIONS, descriptor_reserve)
+        self.warnings = [] if warning is None else [warning]
+        # loop="asyncio": the reserve is kept by the socket's accept, which uvloop would not call
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", http=GuardedH11Protocol,
-                                timeout_graceful_shutdown=_STOP_S, ws="none")
+                                loop="asyncio", timeout_graceful_shutdown=_STOP_S, ws="none")
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 
@@ -95,9 +103,15 @@ class ScoreboardServer:
     def serve(self) -> None:
         """Serve until ``stop()`` (on the calling thread); the socket is closed when it returns."""
         try:
-            self._server.run(sockets=[self._sock])
+            asyncio.run(self._serve())
         finally:
             self._sock.close()
+
+    async def _serve(self) -> None:
+        from controller.scoreboard.listening import quiet_out_of_descriptors
+
+        asyncio.get_running_loop().set_exception_handler(quiet_out_of_descriptors)
+        await self._server.serve(sockets=[self._sock])
 
     def stop(self) -> None:
         self.source.close()

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.cli_run import run
+from tests.control.running_table import descriptor_limit, low_descriptor_limit
 from tests.scoreboard.serving import SHOECTL, dealt_journal
 
 
@@ -66,10 +67,13 @@ def test_an_unknown_language_is_refused(capsys, tmp_path):
     _one_line_error(*run(capsys, "scoreboard", "--journal", str(tmp_path / "j.db"), "--lang", "fr"), "--lang")
 
 
-def test_the_scoreboard_serves_until_sigterm(tmp_path):
+def test_the_scoreboard_serves_until_sigterm_and_says_a_limit_of_open_files_too_low(tmp_path):
+    """Started with a limit of open files 60 above what it holds at its start, too few for its 256
+    connections beside the 32 descriptors it keeps free, it says so once, as a warning."""
     journal = dealt_journal(tmp_path / "journal.db", rounds=1)
     proc = subprocess.Popen([*SHOECTL, "scoreboard", "--journal", str(journal), "--listen", "127.0.0.1:0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=low_descriptor_limit(60))
     try:
         line = proc.stdout.readline()
         assert line.startswith("scoreboard of T1: http://127.0.0.1:") and line.rstrip().endswith("/tables/T1"), line
@@ -86,9 +90,15 @@ def test_the_scoreboard_serves_until_sigterm(tmp_path):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
+        limit = descriptor_limit(proc.pid)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=15) == 143
-        assert "Traceback" not in proc.stderr.read()
+        err = proc.stderr.read()
+        assert "Traceback" not in err
+        said = [line for line in err.splitlines() if "can serve about" in line]
+        assert len(said) == 1 and said[0].startswith(f"shoectl scoreboard: warning: the process may open "
+                                                     f"{limit} files") \
+            and "the scoreboard can serve about" in said[0] and "not 256" in said[0], err
     finally:
         if proc.poll() is None:
             proc.kill()
