@@ -9,6 +9,8 @@ anyone who can reach them; each refuses a connection that would leave fewer than
 
 - ``descriptors() -> (in_use, limit)``: the count now and the soft ``RLIMIT_NOFILE``;
 - ``short_of_descriptors(reserve)``: whether fewer than ``reserve`` are left;
+- ``out_of_descriptors()``: whether the process cannot open one more file now (what a library's
+  "unable to open" meant, when it does not say);
 - ``capacity_warning(server, wanted, reserve)``: the start-up sentence when the limit leaves
   room for fewer than ``wanted`` connections, or None.
 """
@@ -18,7 +20,8 @@ import errno
 import os
 import resource
 
-__all__ = ["OUT_OF_DESCRIPTORS", "TABLE_RESERVE", "capacity_warning", "descriptors", "short_of_descriptors"]
+__all__ = ["OUT_OF_DESCRIPTORS", "TABLE_RESERVE", "capacity_warning", "descriptors", "out_of_descriptors",
+           "short_of_descriptors"]
 
 TABLE_RESERVE = 32  # a running table holds about 45; some 16 of them open after its servers first answer
 OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
@@ -46,6 +49,15 @@ def short_of_descriptors(reserve: int) -> bool:
     except OSError as exc:
         return exc.errno in OUT_OF_DESCRIPTORS
     return in_use > limit - reserve
+
+
+def out_of_descriptors() -> bool:
+    """Whether the process (or the system) has no file descriptor to open one more file with."""
+    try:
+        os.close(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+    except OSError as exc:
+        return exc.errno in OUT_OF_DESCRIPTORS
+    return False
 
 
 def capacity_warning(server: str, wanted: int, reserve: int) -> str | None:

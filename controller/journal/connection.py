@@ -8,11 +8,13 @@ import sqlite3
 import urllib.parse
 from pathlib import Path
 
+from controller.descriptors import out_of_descriptors
 from controller.journal.errors import JournalBusyError, JournalError, JournalWriteError, NotAJournalError
 from controller.journal.schema import check_sqlite_version
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 DEFAULT_BUSY_TIMEOUT = 2.0
+NO_DESCRIPTOR_LEFT = "the process has no file descriptor left (its limit of open files is reached)"
 
 
 def sqlite_uri(path: Path, **params: str) -> str:
@@ -85,6 +87,8 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
     if "readonly" in low or "read-only" in low:
         return JournalError(f"{where}: the journal or its directory is read-only ({msg})")
     if "unable to open" in low:
+        if out_of_descriptors():
+            return JournalError(f"{where}: {NO_DESCRIPTOR_LEFT}")
         parent = Path(path).parent
         if not parent.is_dir():
             return JournalError(f"{where}: directory {parent} does not exist")
@@ -148,6 +152,8 @@ def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_T
             raise
         return conn
     except (sqlite3.Error, UnicodeDecodeError) as exc:
+        if _cannot_create_side_files(exc) and out_of_descriptors():  # not what SQLite's words suggest
+            raise JournalError(f"{path}: cannot open the journal: {NO_DESCRIPTOR_LEFT}") from None
         if live and _cannot_create_side_files(exc):
             raise JournalError(f"{path}: cannot follow the journal: SQLite cannot create its -wal and -shm files "
                                "beside it (the table is not running); give this user write access to the "

@@ -165,3 +165,44 @@ def test_another_user_follows_a_running_table_and_is_told_what_it_lacks_when_it_
         assert _open_as_another_user(journal) == "ok 2"
     finally:
         shutil.rmtree(shared)
+
+
+_OUT_OF_DESCRIPTORS_CHILD = r"""
+import os, sys
+from pathlib import Path
+from controller.journal.connection import open_readonly_connection
+from controller.journal.errors import JournalError
+
+fillers = []
+try:
+    while True:  # every descriptor the process may have, taken by its other work
+        fillers.append(os.open(os.devnull, os.O_RDONLY))
+except OSError:
+    pass
+said = []
+for live in (True, False):
+    try:
+        open_readonly_connection(Path(sys.argv[1]), live=live).close()
+        said.append("opened")
+    except JournalError as exc:
+        said.append(str(exc))
+for fd in fillers:
+    os.close(fd)
+open_readonly_connection(Path(sys.argv[1]), live=True).close()
+print("\n".join(said))
+"""
+
+
+def test_a_reader_out_of_file_descriptors_is_told_so_not_to_fix_its_permissions(tmp_path: Path) -> None:
+    """SQLite says "unable to open database file" when the process has no descriptor left, the
+    words it uses when the -shm file cannot be created beside the journal: a follower was told to
+    get write access to the journal's directory, which it had. Both readers now name the cause."""
+    journal = tmp_path / "t.db"
+    with Journal.open(journal, table_id="T1") as j:
+        j.append("a", {})
+    proc = subprocess.run([sys.executable, "-c", _OUT_OF_DESCRIPTORS_CHILD, str(journal)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    said = proc.stdout.splitlines()
+    assert said == [f"{journal}: cannot open the journal: the process has no file descriptor left (its limit of "
+                    "open files is reached)"] * 2, said
