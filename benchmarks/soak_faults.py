@@ -41,6 +41,8 @@ UNPLUG = "unplug-every=300ms,unplug-for=100ms"
 MIXES: tuple[tuple[str, str], ...] = (
     ("unplug-every=250ms,unplug-for=100ms", "minibaccarat"),
     ("corrupt=0.01,drop=0.002,dup=0.02", "minibaccarat"),
+    ("corrupt=0.002,drop=0.0005,dup=0.005,both-ways=1", "minibaccarat"),  # the host's commands and acks too
+    (f"corrupt=0.002,drop=0.0005,dup=0.005,both-ways=1,{UNPLUG}", "ez-baccarat"),
     ("jam-at=40,door-open-at=90,unplug-every=350ms,unplug-for=120ms", "minibaccarat"),
     (f"reset-at=50,door-open-at=120,{UNPLUG}", "minibaccarat"),
     (f"reset-at=1,{UNPLUG}", "minibaccarat"),                 # the shuffler restarts in the shoe's preparation

@@ -8,7 +8,10 @@ Line faults (applied by ``LineFaults.apply`` to each chunk written to the wire):
 - ``drop=P``      each byte is dropped with probability P;
 - ``dup=P``       each chunk (a whole frame, as the emulator writes one frame per chunk) is sent
                   twice with probability P;
-- ``delay=T``     each chunk is held back T (``5ms``, ``0.2s``); the server applies it.
+- ``delay=T``     each chunk is held back T (``5ms``, ``0.2s``); the server applies it;
+- ``both-ways=1`` corrupt, drop and dup act on the host's bytes too (its commands and
+                  acknowledgements), as noise on a real line does; 0 (the default): only on
+                  the device's.
 Device faults (acted on by the emulated devices and servers, not by the byte transformer):
 - ``unplug-every=T`` the server unplugs and replugs the device every T (``unplug-for=T``, default
   200ms, how long it stays away);
@@ -71,6 +74,7 @@ class FaultSpec:
     dealer_extra_at: int = 0
     dealer_expose_at: int = 0
     shuffle: str = "uniform"
+    both_ways: int = 0
     seed: int | None = None
 
     _RATES = ("corrupt", "drop", "dup")
@@ -78,6 +82,7 @@ class FaultSpec:
     _COUNTS = ("reset_at", "jam_at", "door_open_at", "missing_card", "extra_card",
                "dealer_extra_at", "dealer_expose_at")
     _POSITIONS = ("face_up_at", "misread_at", "cover_at")  # a card's place in the stack, from 1
+    _SWITCHES = ("both_ways",)
 
     @classmethod
     def parse(cls, text: str | None) -> FaultSpec:
@@ -126,6 +131,8 @@ class FaultSpec:
         least = 0 if key in cls._COUNTS else 1 if key in cls._POSITIONS else None
         if least is not None and not least <= whole <= _MOST:
             raise ValueError
+        if key in cls._SWITCHES and whole not in (0, 1):
+            raise ValueError
         return whole
 
     @classmethod
@@ -139,11 +146,18 @@ class FaultSpec:
             return f"a stack position from 1 to {_MOST}"
         if key in cls._COUNTS:
             return f"a whole number from 0 to {_MOST}"
+        if key in cls._SWITCHES:
+            return "0 or 1"
         return "a whole number"
 
     @property
     def line_faults(self) -> bool:
         return bool(self.corrupt or self.drop or self.dup or self.delay)
+
+    def host_line(self) -> LineFaults | None:
+        """The faults for the host's bytes (``both-ways=1``), on a random stream of their own;
+        None when they pass untouched."""
+        return LineFaults.from_spec(self, stream=1) if self.both_ways else None
 
     def __str__(self) -> str:
         default = FaultSpec()

@@ -42,7 +42,8 @@ class LoopbackTransport(Transport):
 
     Args:
         device: the emulated device (its ``lock`` is held around every call into it).
-        faults: line faults applied to the device's frames (``None``: a clean line).
+        faults: line faults applied to the device's frames, and to the host's bytes with
+            ``both-ways=1`` (``None``: a clean line).
         clock: the time source for ``delay`` (``monotonic``; a ``ManualClock`` in tests).
         poll_s: how often a waiting ``read`` ticks a device that waits on a condition (default
             ``tick_period(device.speed)``).
@@ -53,6 +54,7 @@ class LoopbackTransport(Transport):
         self.device = device
         self.faults = faults or FaultSpec()
         self.line = LineFaults.from_spec(self.faults, stream=0)
+        self.host_line = self.faults.host_line()
         self.clock = clock
         self.poll_s = tick_period(device.speed) if poll_s is None else poll_s
         self.plugged = True
@@ -151,6 +153,8 @@ class LoopbackTransport(Transport):
 
     def _pump(self, received: bytes) -> None:
         """Feed ``received`` to the device, let time pass, and queue what it sends."""
+        if received and self.host_line is not None:
+            received = self.host_line.apply_received(received)
         frames = self.device.exchange(received)
         if frames:
             with self._wakeup:

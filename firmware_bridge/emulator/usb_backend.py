@@ -15,7 +15,8 @@ Transfers:
 - a read from the IN endpoint ticks the device and fills the passed array with up to its length
   of the device's output, returning the count; with nothing to send within ``timeout`` ms it
   raises ``usb.core.USBTimeoutError`` (``timeout`` 0 waits forever, as in libusb);
-- line faults (corrupt / drop / dup / delay) apply to the device's frames as on the serial servers.
+- line faults (corrupt / drop / dup / delay) apply to the device's frames as on the serial servers,
+  and with ``both-ways=1`` corrupt / drop / dup to the host's bytes too.
 
 ``unplug()``: every call on an open handle raises ``usb.core.USBError`` with errno 19 (ENODEV) and
 ``enumerate_devices`` (so ``find``) stops listing the device. ``replug()`` lists it again at a new
@@ -108,6 +109,7 @@ class EmulatedUsbBackend(IBackend):
         self.port_numbers = tuple(port_numbers)
         self.poll_s = poll_s
         self.line = LineFaults.from_spec(self.faults, stream=0)
+        self.host_line = self.faults.host_line()
         self.unplugs = 0
         self._address = first_address
         self._generation = 1
@@ -319,7 +321,7 @@ class EmulatedUsbBackend(IBackend):
         payload = bytes(data)
         device = self.device
         with device.lock:
-            device.receive_data(payload)
+            device.receive_data(payload if self.host_line is None else self.host_line.apply_received(payload))
             device.tick()
             self._collect(device.outgoing())
         self._woken.set()

@@ -36,8 +36,11 @@ def kinds(journal: Path) -> list[tuple[str, dict]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("faults", ["corrupt=0.01,drop=0.002,dup=0.02,seed=3", "unplug-every=250ms,unplug-for=100ms,seed=4"])
+@pytest.mark.parametrize("faults", ["corrupt=0.003,drop=0.001,dup=0.01,both-ways=1,seed=5",
+                                    "unplug-every=250ms,unplug-for=100ms,seed=4"])
 def test_line_noise_and_unplugs_lose_nothing(tmp_path: Path, faults: str) -> None:
+    """Noise on both lines (the host's commands and acknowledgements too), or unplugs: every card
+    once, every wager once, the journal true (``check_integrity``)."""
     journal = run_table(tmp_path, faults, rounds=40)
     rounds = check_integrity(tmp_path, journal)
     assert len(rounds) >= 40

@@ -74,11 +74,15 @@ def test_link_handshake_and_status_round_trip() -> None:
         link.stop()
 
 
-def test_every_card_once_in_order_through_noise_and_unplugs() -> None:
+@pytest.mark.parametrize("both_ways", [0, 1])
+def test_every_card_once_in_order_through_noise_and_unplugs(both_ways: int) -> None:
+    """Noise on the device's line, and with ``both-ways=1`` on the host's too (commands and
+    acknowledgements damaged, dropped and duplicated): every card once, in order."""
     shoe = build_device("emulated-shoe", seed=1, speed=INF)
     delivered: list = []
     shoe.add_draw_listener(delivered.append)
-    transport = LoopbackTransport(shoe, faults=FaultSpec.parse("corrupt=0.01,drop=0.002,dup=0.02,seed=5"))
+    faults = FaultSpec.parse(f"corrupt=0.01,drop=0.002,dup=0.02,both-ways={both_ways},seed=5")
+    transport = LoopbackTransport(shoe, faults=faults)
     consumer = Consumer()
     link = link_to(shoe, transport, consumer)
     try:
@@ -104,5 +108,6 @@ def test_every_card_once_in_order_through_noise_and_unplugs() -> None:
         counters = [e.counter for e in consumer.events]
         assert counters == sorted(set(counters))
         assert link.stats["sessions"] >= 4 and transport.line.corrupted > 0
+        assert (transport.host_line is not None and transport.host_line.corrupted > 0) == bool(both_ways)
     finally:
         link.stop()

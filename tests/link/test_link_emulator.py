@@ -60,16 +60,45 @@ def test_pty_with_line_noise_and_unplugs_delivers_every_card_once_in_order() -> 
         server.close()
 
 
+def _usb_link(profile, backend: EmulatedUsbBackend, consumer: Consumer) -> DeviceLink:
+    """A started link through pyusb's real code to ``backend``, connected (within 20 s)."""
+    link = DeviceLink(UsbTransport(profile.transport, backend=backend), timing=profile.timing,
+                      profile_name=profile.name, on_event=consumer)
+    link.start()
+    if not link.wait_connected(20):
+        link.stop()
+        raise AssertionError("the USB link never connected")
+    return link
+
+
+def test_usb_with_noise_on_both_lines_shuffles_and_answers() -> None:
+    """``both-ways=1`` on the emulated USB device: the host's OUT transfers are damaged too;
+    commands are retransmitted until they get through, and every event comes once."""
+    profile = get_profile("emulated-usb-shuffler")
+    backend = EmulatedUsbBackend(build_device(profile, seed=2, speed=INF),
+                                 faults=FaultSpec.parse("corrupt=0.01,drop=0.002,both-ways=1,seed=3"))
+    consumer = Consumer()
+    link = _usb_link(profile, backend, consumer)
+    try:
+        for i in range(3):
+            assert isinstance(link.request(StatusRequest()), StatusReply)
+            link.request(Shuffle(8))
+            assert wait_until(lambda: len(consumer.of(ShuffleDone)) >= i + 1, 30)
+        assert [d.card_count for d in consumer.of(ShuffleDone)] == [416] * 3
+        counters = [e.counter for e in consumer.events]
+        assert counters == sorted(set(counters))
+        assert backend.host_line is not None and backend.host_line.corrupted + backend.host_line.dropped > 0
+    finally:
+        link.stop()
+
+
 def test_usb_through_pyusb_real_code_with_timeouts_unplug_and_replug() -> None:
     profile = get_profile("emulated-usb-shuffler")
     shuffler = build_device(profile, seed=2, speed=INF)
     backend = EmulatedUsbBackend(shuffler)
     consumer = Consumer()
-    link = DeviceLink(UsbTransport(profile.transport, backend=backend), timing=profile.timing,
-                      profile_name=profile.name, on_event=consumer)
+    link = _usb_link(profile, backend, consumer)
     try:
-        link.start()
-        assert link.wait_connected(20)
         assert link.identity.serial == profile.transport.serial_number
         assert isinstance(link.request(StatusRequest()), StatusReply)
         for i in range(6):
