@@ -63,4 +63,3 @@ class GuardedH11Protocol(H11Protocol):
             self._head_timer.cancel()
             self._head_timer = None
         super().connection_lost(exc)
-

@@ -36,6 +36,7 @@ from controller.scoreboard.guarded_http import busy_response
 __all__ = ["quiet_out_of_descriptors", "reserving_socket"]
 
 _SAY_EVERY_S = 1.0
+_TURNED_AWAY_PER_CALL = 64  # then the loop's other work runs: a flood cannot hold it in accept
 _SHORT = busy_response("the process is short of file descriptors")
 log = structlog.get_logger()
 _said_at = [float("-inf")]
@@ -71,7 +72,7 @@ class _ReservingSocket(socket.socket):
     _spare: int | None = None
 
     def accept(self) -> tuple[socket.socket, Any]:
-        while True:
+        for _ in range(_TURNED_AWAY_PER_CALL):
             if self._spare is None:
                 self._spare = _open_spare()
             try:
@@ -85,6 +86,7 @@ class _ReservingSocket(socket.socket):
             if not short_of_descriptors(self.descriptor_reserve):
                 return conn, address
             _turn_away(conn)
+        raise BlockingIOError  # the loop's cue to serve the rest of its work before accepting more
 
     def _turn_away_with_spare(self) -> None:
         """One waiting connection accepted on the spare's number and turned away; BlockingIOError

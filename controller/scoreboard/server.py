@@ -10,7 +10,7 @@
   seconds (it may be called from a signal handler while ``serve()`` runs on another thread).
   ``url`` is where it listens. Connections are capped, must send their request in time and never
   take the process's last ``descriptor_reserve`` file descriptors
-  (``controller.scoreboard.guarded_http``); ``warnings`` says, at start, a limit of open files
+  (``controller.scoreboard.guarded_http``, ``controller.scoreboard.listening``); ``warnings`` says, at start, a limit of open files
   too low for the cap.
 """
 from __future__ import annotations
