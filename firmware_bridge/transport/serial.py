@@ -29,6 +29,12 @@ import os
 import select
 from typing import Any
 
+try:
+    from termios import error as _TermiosError  # pyserial's open lets it through (a pty gone mid-open)
+except ImportError:  # not POSIX
+    class _TermiosError(Exception):  # type: ignore[no-redef]
+        pass
+
 from firmware_bridge.errors import DeviceDisconnected, TransportError, TransportTimeout, os_error_words
 
 from .base import Transport
@@ -108,7 +114,7 @@ class SerialTransport(Transport):
         try:
             port = serial.serial_for_url(self.url, timeout=self._timeout,
                                          write_timeout=self.write_timeout, **kwargs)
-        except (serial.SerialException, OSError, ValueError) as exc:
+        except (serial.SerialException, OSError, ValueError, _TermiosError) as exc:
             raise TransportError(f"cannot open serial port {self.url}: {_open_failure(exc)}") from exc
         if type(port).__module__ in _SELECTABLE:
             try:
@@ -234,4 +240,8 @@ def _open_failure(exc: BaseException) -> str:
     code = getattr(exc, "errno", None)
     if code is None and "Inappropriate ioctl" in str(exc):  # pyserial's "Could not configure port"
         code = errno.ENOTTY
+    if isinstance(exc, _TermiosError) and exc.args and isinstance(exc.args[0], int):  # (errno, text)
+        code = exc.args[0]
+        if code not in _OPEN_FAILURES:
+            return os.strerror(code).lower()
     return _OPEN_FAILURES[code] if code in _OPEN_FAILURES else os_error_words(exc)
