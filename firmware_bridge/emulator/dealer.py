@@ -24,7 +24,8 @@ docs/emulator.md):
                    shuffler
 ``CUT N``          cover card N cards from the top of the stack in hand; the cards above it and the
                    cover card go to the bottom (681a.5(c)-(d))
-``COVER N``        second cover card with N cards below it (681a.5(d))
+``COVER N``        second cover card with N cards below it (681a.5(d)); CUT and COVER shown again
+                   once their card is in (a controller's resume) do nothing
 ``LOAD``           put the stack in hand into the shoe (SHOE_LOADED)
 ``UNLOAD``         take what is left in the shoe out, unread, to the discard rack (SHOE_EMPTY)
 ``REVEAL``         press the reveal button (BUTTON REVEAL); likewise ``CONFIRM``, ``CANCEL``,
@@ -53,7 +54,7 @@ from dataclasses import dataclass
 
 from firmware_bridge.protocol import ButtonId
 
-from .cards import DeviceCard, Item, cut_stack, insert_second_cover
+from .cards import COVER, DeviceCard, Item, cut_stack, insert_second_cover
 from .device import EmulatorStateError
 from .faults import FaultSpec
 from .shoe import EmulatedShoe
@@ -204,12 +205,8 @@ class Dealer:
             if self.open_pack is None:
                 raise ValueError("no hand shuffle at this table: its shuffler shuffles")
             return True, self._wash()
-        if verb == "CUT":
-            self.hand = cut_stack(self._in_hand(), _number(args))
-            return True, f"cut at {args[0]}"
-        if verb == "COVER":
-            self.hand = insert_second_cover(self._in_hand(), _number(args))
-            return True, f"cover card {args[0]} above the bottom"
+        if verb in ("CUT", "COVER"):
+            return self._place_cover(verb, args)
         if verb == "LOAD":
             count = self.shoe.load(self._in_hand())
             self.hand = None
@@ -242,6 +239,20 @@ class Dealer:
         random.Random(" ".join(map(str, gathered))).shuffle(gathered)
         self.hand = gathered
         return f"washed and shuffled by hand the {len(gathered)} inspected cards"
+
+    def _place_cover(self, verb: str, args: list[str]) -> tuple[bool, str]:
+        """CUT puts the stack's first cover card in, COVER its second. A prompt shown again (a
+        controller's resume shows the current prompt again) finds its card already placed and
+        does nothing, as a dealer would: a second cut would put a third cover card in the shoe."""
+        hand = self._in_hand()
+        placed = sum(item is COVER for item in hand)
+        if placed >= (1 if verb == "CUT" else 2):
+            return True, f"{verb.lower()} already made: no action"
+        if verb == "CUT":
+            self.hand = cut_stack(hand, _number(args))
+            return True, f"cut at {args[0]}"
+        self.hand = insert_second_cover(hand, _number(args))
+        return True, f"cover card {args[0]} above the bottom"
 
     def _in_hand(self) -> list[Item]:
         if self.hand is None:

@@ -66,6 +66,29 @@ def test_the_dealer_cuts_covers_loads_burns_and_draws_on_prompts(clock, tmp_path
                                             enumerate(original[37:42], start=1)]
 
 
+def test_a_cut_or_cover_prompt_shown_again_places_no_more_cover_cards(clock) -> None:
+    """A controller's resume shows its current prompt again. A dealer who has cut does not cut
+    again: the emulated one cut once per CUT prompt, and a shown-again COVER put a third cover
+    card in the shoe (a soak run printed every dealer action and saw COVER twice)."""
+    table = EmulatedTable(clock=clock, speed=INF, seed=11)
+    shuffler = connect(table.shuffler, clock, ticker=table.tick)
+    shoe = connect(table.shoe, clock, ticker=table.tick)
+    shuffler.ok(Shuffle(8))
+    shuffler.wait_for(ShuffleDone)
+    original = list(table.shuffler.shuffled)
+    shuffler.ok(Deliver(DeliverTarget.DEALER))
+    shuffler.pump(0.05)
+    for prompt in ("CUT 37", "CUT 37", "COVER 14", "CUT 37", "COVER 14", "LOAD"):
+        shoe.ok(Display(prompt))
+    assert shoe.wait_for(ShoeLoaded).card_count == 416
+    assert table.shoe.stack == insert_second_cover(cut_stack(original, 37), 14)
+    assert [(a.prompt, a.detail) for a in table.dealer.log][:5] == [
+        ("CUT 37", "cut at 37"), ("CUT 37", "cut already made: no action"),
+        ("COVER 14", "cover card 14 above the bottom"), ("CUT 37", "cut already made: no action"),
+        ("COVER 14", "cover already made: no action")]
+    table.close()
+
+
 def test_the_dealer_sets_the_cover_card_aside_and_draws_on(clock) -> None:
     table = EmulatedTable(clock=clock)
     host = connect(table.shoe, clock)
