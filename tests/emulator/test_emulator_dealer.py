@@ -32,9 +32,10 @@ from firmware_bridge.protocol import (
 from .host_support import INF, cards, connect
 
 
-def test_the_dealer_cuts_covers_loads_burns_and_draws_on_prompts(clock, tmp_path) -> None:
-    log = tmp_path / "dealt.log"
-    table = EmulatedTable(clock=clock, speed=INF, seed=11, dealt_log=log)
+def _stack_in_the_dealers_hand(clock, **options):
+    """An emulated table (seed 11) whose shuffler shuffled 8 decks and delivered them to the
+    dealer: (the table, a host connected to its shoe, the shuffled stack)."""
+    table = EmulatedTable(clock=clock, speed=INF, seed=11, **options)
     shuffler = connect(table.shuffler, clock, ticker=table.tick)
     shoe = connect(table.shoe, clock, ticker=table.tick)
     shuffler.ok(Shuffle(8))
@@ -42,6 +43,12 @@ def test_the_dealer_cuts_covers_loads_burns_and_draws_on_prompts(clock, tmp_path
     original = list(table.shuffler.shuffled)
     shuffler.ok(Deliver(DeliverTarget.DEALER))
     shuffler.pump(0.05)
+    return table, shoe, original
+
+
+def test_the_dealer_cuts_covers_loads_burns_and_draws_on_prompts(clock, tmp_path) -> None:
+    log = tmp_path / "dealt.log"
+    table, shoe, original = _stack_in_the_dealers_hand(clock, dealt_log=log)
     assert table.dealer.hand == original
     expected = insert_second_cover(cut_stack(original, 37), 14)
     for prompt in ("CUT 37", "COVER 14", "LOAD"):
@@ -70,14 +77,7 @@ def test_a_cut_or_cover_prompt_shown_again_places_no_more_cover_cards(clock) -> 
     """A controller's resume shows its current prompt again. A dealer who has cut does not cut
     again: the emulated one cut once per CUT prompt, and a shown-again COVER put a third cover
     card in the shoe (a soak run printed every dealer action and saw COVER twice)."""
-    table = EmulatedTable(clock=clock, speed=INF, seed=11)
-    shuffler = connect(table.shuffler, clock, ticker=table.tick)
-    shoe = connect(table.shoe, clock, ticker=table.tick)
-    shuffler.ok(Shuffle(8))
-    shuffler.wait_for(ShuffleDone)
-    original = list(table.shuffler.shuffled)
-    shuffler.ok(Deliver(DeliverTarget.DEALER))
-    shuffler.pump(0.05)
+    table, shoe, original = _stack_in_the_dealers_hand(clock)
     for prompt in ("CUT 37", "CUT 37", "COVER 14", "CUT 37", "COVER 14", "LOAD"):
         shoe.ok(Display(prompt))
     assert shoe.wait_for(ShoeLoaded).card_count == 416
