@@ -36,7 +36,9 @@ anything else      information for the dealer (e.g. ``PLACE YOUR BETS``): no act
 
 The stack in hand comes from the shuffler's DELIVER(DEALER) (``receive_stack``). Every prompt
 leaves a ``DealerAction`` in ``log`` (the latest ``LOG_LIMIT``); what cannot be done (no stack in
-hand, gate locked, shoe empty, ...) is recorded as refused, and nothing else happens. The layout
+hand, gate locked, shoe empty, ...) is recorded as refused, and nothing else happens, but for a
+DRAW or BURN that only the locked gate refused: it is done when the gate opens, unless the shoe
+shows another prompt first (a dealer at a locked gate waits for it). The layout
 and the discard rack hold the cards of the shoe in play: when a new stack is loaded (LOAD, or a
 shuffler's DELIVER(SHOE)) the last shoe's cards have left the table, so a table dealing for weeks
 keeps no more than a shoe's cards and a bounded log.
@@ -62,6 +64,7 @@ from .shoe import EmulatedShoe
 __all__ = ["DealerAction", "Dealer", "parse_prompt"]
 
 _NEEDS_STACK = frozenset({"CUT", "COVER", "LOAD"})
+_GATE_LOCKED = "refused: gate locked"  # a DRAW or BURN that drew nothing: done once the gate opens
 STACK_WAIT_S = 30.0  # how long a prompt that needs the stack waits for the shuffler's delivery
 
 _BUTTONS = {"REVEAL": ButtonId.REVEAL, "CONFIRM": ButtonId.CONFIRM, "CANCEL": ButtonId.CANCEL,
@@ -114,6 +117,7 @@ class Dealer:
         self._extra_next = False
         self._expose_next = False
         self._pending: deque[tuple[float, str]] = deque()
+        self._at_locked_gate: str | None = None  # a DRAW or BURN the locked gate refused: done once it opens
         self.stack_coming: Callable[[], bool] = lambda: False  # the table: is a stack on its way?
         self.open_pack: Callable[[], list[Item]] | None = None  # the table without a shuffler: a new pack
         shoe.hooks.add_prompt_listener(self.on_prompt)
@@ -127,6 +131,7 @@ class Dealer:
 
     def on_prompt(self, text: str) -> None:
         """The shoe displayed ``text``: act on it ``delay_s`` from now."""
+        self._at_locked_gate = None  # the shoe shows something newer: that is what the dealer does
         self._pending.append((self.shoe.clock() + self.delay_s, text))
 
     def tick(self, now: float) -> None:
@@ -134,8 +139,14 @@ class Dealer:
         (CUT, COVER, LOAD) while a stack is on its way (``stack_coming``: the shuffler holds one
         or delivers it; its DELIVER may arrive after the prompts, on another link) waits for it, as
         a dealer would, up to ``STACK_WAIT_S``; the prompts after it wait in order. Without a
-        stack on its way the prompt is refused at once."""
+        stack on its way the prompt is refused at once. A DRAW or BURN that the locked gate
+        refused is done when the gate opens, unless the shoe has shown another prompt since, as
+        a dealer would (a controller restarted after the shoe's host-loss timeout shows its
+        prompt before it unlocks the gate)."""
         pending = self._pending
+        if self._at_locked_gate is not None and not self.shoe.gate_locked:
+            pending.append((now, self._at_locked_gate))
+            self._at_locked_gate = None
         while pending and pending[0][0] <= now:
             due, text = pending[0]
             verb, _ = parse_prompt(text)
@@ -148,6 +159,8 @@ class Dealer:
     def next_due(self) -> float | None:
         """When the oldest prompt is due (it may be past: a prompt waiting for the stack), or
         None with no prompt pending."""
+        if self._at_locked_gate is not None and not self.shoe.gate_locked:
+            return self.shoe.clock()
         return self._pending[0][0] if self._pending else None
 
     @property
@@ -175,6 +188,8 @@ class Dealer:
         except (ValueError, EmulatorStateError) as exc:
             ok, detail = False, str(exc)
         action = DealerAction(at, text, verb, ok, detail)
+        if not ok and detail == _GATE_LOCKED:
+            self._at_locked_gate = text
         self.log.append(action)
         return action
 

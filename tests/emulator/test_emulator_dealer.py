@@ -22,6 +22,7 @@ from firmware_bridge.protocol import (
     DeliverTarget,
     DeviceState,
     Display,
+    GateLock,
     GateUnlock,
     ShoeEmpty,
     ShoeLoaded,
@@ -86,6 +87,31 @@ def test_a_cut_or_cover_prompt_shown_again_places_no_more_cover_cards(clock) -> 
         ("CUT 37", "cut at 37"), ("CUT 37", "cut already made: no action"),
         ("COVER 14", "cover card 14 above the bottom"), ("CUT 37", "cut already made: no action"),
         ("COVER 14", "cover already made: no action")]
+    table.close()
+
+
+def test_a_draw_the_locked_gate_refused_is_done_when_the_gate_opens(clock) -> None:
+    """A controller restarted after the shoe's host-loss timeout (the gate then locked) showed its
+    DRAW prompt before it unlocked the gate; the emulated dealer forgot the refused prompt and the
+    table waited for the card for ever (a SIGKILL test under load). A dealer at a locked gate
+    waits for it: the DRAW is done once the gate opens, unless the shoe shows another prompt
+    first."""
+    table, shoe, original = _stack_in_the_dealers_hand(clock)
+    for prompt in ("CUT 37", "COVER 14", "LOAD"):
+        shoe.ok(Display(prompt))
+    shoe.wait_for(ShoeLoaded)
+    shoe.ok(GateLock())
+    shoe.ok(Display("DRAW PLAYER @1"))
+    shoe.pump(0.05)
+    assert shoe.of(CardRead) == [] and table.dealer.log[-1].detail == "refused: gate locked"
+    shoe.ok(GateUnlock())
+    assert DeviceCard(shoe.wait_for(CardRead).rank, shoe.of(CardRead)[0].suit) == original[37]
+    shoe.ok(GateLock())
+    shoe.ok(Display("DRAW BANKER @2"))
+    shoe.ok(Display("PLACE BETS"))  # shown after it: the dealer does what the shoe shows now
+    shoe.ok(GateUnlock())
+    shoe.pump(0.05)
+    assert len(shoe.of(CardRead)) == 1
     table.close()
 
 
