@@ -36,19 +36,18 @@ MAX_UNWRITTEN = 64 * 1024  # bytes held for a far end that does not read; more a
 
 
 class DeviceServer:
-    """Base of the servers. Args: the device, ``faults`` (line faults, delay, unplug-every),
-    ``host_faults`` (also apply the line faults to the host's bytes, as the spec's ``both-ways=1``
-    does), ``clock``, ``poll_s`` (the
-    tick period while the device waits on a condition; default ``tick_period(device.speed)``)."""
+    """Base of the servers. Args: the device, ``faults`` (line faults, delay, unplug-every; with
+    ``both-ways=1`` the line faults act on the host's bytes too), ``clock``, ``poll_s`` (the tick
+    period while the device waits on a condition; default ``tick_period(device.speed)``)."""
 
     def __init__(self, device: EmulatedDevice, *, faults: FaultSpec | None = None,
-                 host_faults: bool = False, clock: Clock = monotonic, poll_s: float | None = None) -> None:
+                 clock: Clock = monotonic, poll_s: float | None = None) -> None:
         self.device = device
         self.faults = faults or FaultSpec()
         self.clock = clock
         self.poll_s = tick_period(device.speed) if poll_s is None else poll_s
         self.line = LineFaults.from_spec(self.faults, stream=0)
-        self.host_line = LineFaults.from_spec(self.faults, stream=1) if host_faults else self.faults.host_line()
+        self.host_line = self.faults.host_line()
         self.unplugs = 0
         self.bytes_lost = 0
         self._plugged = False

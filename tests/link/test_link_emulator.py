@@ -26,8 +26,8 @@ def test_pty_with_line_noise_and_unplugs_delivers_every_card_once_in_order() -> 
     shoe = build_device("emulated-shoe", seed=1, speed=INF)
     delivered: list = []
     shoe.add_draw_listener(delivered.append)
-    faults = FaultSpec.parse("corrupt=0.01,drop=0.002,dup=0.02,seed=5")
-    server = PtyServer(shoe, faults=faults, host_faults=True).start()
+    faults = FaultSpec.parse("corrupt=0.01,drop=0.002,dup=0.02,both-ways=1,seed=5")
+    server = PtyServer(shoe, faults=faults).start()
     consumer = Consumer()
     link = DeviceLink.from_profile(get_profile("emulated-shoe"), server.port, on_event=consumer)
     try:
