@@ -152,13 +152,14 @@ def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_T
             raise
         return conn
     except (sqlite3.Error, UnicodeDecodeError) as exc:
-        if _cannot_create_side_files(exc) and out_of_descriptors():  # not what SQLite's words suggest
+        side_files = _cannot_create_side_files(exc)
+        if side_files and out_of_descriptors():  # not what SQLite's words suggest
             raise JournalError(f"{path}: cannot open the journal: {NO_DESCRIPTOR_LEFT}") from None
-        if live and _cannot_create_side_files(exc):
+        if live and side_files:
             raise JournalError(f"{path}: cannot follow the journal: SQLite cannot create its -wal and -shm files "
                                "beside it (the table is not running); give this user write access to the "
                                "journal's directory (a group shared with the table)") from None
-        if not _cannot_create_side_files(exc) or Path(str(path) + "-wal").exists():
+        if not side_files or Path(str(path) + "-wal").exists():
             raise translate(exc, path, "open the journal") from None
     try:
         conn = sqlite3.connect(sqlite_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None,

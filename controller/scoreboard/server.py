@@ -10,8 +10,8 @@
   seconds (it may be called from a signal handler while ``serve()`` runs on another thread).
   ``url`` is where it listens. Connections are capped, must send their request in time and never
   take the process's last ``descriptor_reserve`` file descriptors
-  (``controller.scoreboard.guarded_http``, ``controller.scoreboard.listening``); ``warnings`` says, at start, a limit of open files
-  too low for the cap.
+  (``controller.scoreboard.guarded_http``, ``controller.scoreboard.listening``); ``warnings``
+  says, at start, a limit of open files too low for the cap.
 """
 from __future__ import annotations
 
