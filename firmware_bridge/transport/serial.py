@@ -237,11 +237,9 @@ class SerialTransport(Transport):
 def _open_failure(exc: BaseException) -> str:
     """Why opening a port failed, in a few plain words (``"no such device"``), without the nested
     errno text pyserial builds."""
+    if isinstance(exc, _TermiosError):  # (errno, text), as an OSError carries them
+        exc = OSError(*exc.args)
     code = getattr(exc, "errno", None)
     if code is None and "Inappropriate ioctl" in str(exc):  # pyserial's "Could not configure port"
         code = errno.ENOTTY
-    if isinstance(exc, _TermiosError) and exc.args and isinstance(exc.args[0], int):  # (errno, text)
-        code = exc.args[0]
-        if code not in _OPEN_FAILURES:
-            return os.strerror(code).lower()
     return _OPEN_FAILURES[code] if code in _OPEN_FAILURES else os_error_words(exc)
