@@ -144,7 +144,7 @@ class Dealer:
         a dealer would (a controller restarted after the shoe's host-loss timeout shows its
         prompt before it unlocks the gate)."""
         pending = self._pending
-        if self._at_locked_gate is not None and not self.shoe.gate_locked:
+        if self._gate_opened_for_a_refused_draw():
             pending.append((now, self._at_locked_gate))
             self._at_locked_gate = None
         while pending and pending[0][0] <= now:
@@ -159,9 +159,12 @@ class Dealer:
     def next_due(self) -> float | None:
         """When the oldest prompt is due (it may be past: a prompt waiting for the stack), or
         None with no prompt pending."""
-        if self._at_locked_gate is not None and not self.shoe.gate_locked:
+        if self._gate_opened_for_a_refused_draw():
             return self.shoe.clock()
         return self._pending[0][0] if self._pending else None
+
+    def _gate_opened_for_a_refused_draw(self) -> bool:
+        return self._at_locked_gate is not None and not self.shoe.gate_locked
 
     @property
     def pending_prompts(self) -> int:
