@@ -15,12 +15,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import pytest
 
 from tests.control.running_table import descriptor_limit, launch_table, low_descriptor_limit
-from tests.scoreboard.serving import dealt_journal
+from tests.scoreboard.serving import dealt_journal, get
 
 HANG = 60.0  # seconds before a wait is declared hung
 
@@ -42,14 +43,10 @@ def _answer(sock: socket.socket) -> bytes:
     return data
 
 
-def _healthz(host: str, port: int) -> int | None:
+def _healthz(page_url: str) -> int | None:
+    """``/healthz``'s status at the scoreboard serving ``page_url``; None when it does not answer."""
     try:
-        conn = http.client.HTTPConnection(host, port, timeout=10)
-        try:
-            conn.request("GET", "/healthz")
-            return conn.getresponse().status
-        finally:
-            conn.close()
+        return get(SimpleNamespace(url=page_url), "/healthz")[0]
     except (OSError, http.client.HTTPException):
         return None
 
@@ -66,7 +63,8 @@ def test_a_flood_on_the_scoreboard_leaves_the_table_its_reserve_of_file_descript
     try:
         t = launch_table(d, None, "--scoreboard", "127.0.0.1:0", preexec_fn=low_descriptor_limit(90))
         try:
-            url = urlsplit(_url(t))
+            page = _url(t)
+            url = urlsplit(page)
             limit = descriptor_limit(t.proc.pid)
             held = [socket.create_connection((url.hostname, url.port), timeout=HANG) for _ in range(90)]
             try:
@@ -82,7 +80,7 @@ def test_a_flood_on_the_scoreboard_leaves_the_table_its_reserve_of_file_descript
                 for s in held:
                     s.close()
             deadline = time.monotonic() + HANG
-            while _healthz(url.hostname, url.port) != 200:
+            while _healthz(page) != 200:
                 assert time.monotonic() < deadline, "the scoreboard never answered again"
                 time.sleep(0.1)
             t.assert_dealing()
