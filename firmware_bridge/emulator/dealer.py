@@ -24,10 +24,15 @@ docs/emulator.md):
                    shuffler
 ``CUT N``          cover card N cards from the top of the stack in hand; the cards above it and the
                    cover card go to the bottom (681a.5(c)-(d))
-``COVER N``        second cover card with N cards below it (681a.5(d)); CUT and COVER shown again
-                   once their card is in (a controller's resume) do nothing
-``LOAD``           put the stack in hand into the shoe (SHOE_LOADED)
-``UNLOAD``         take what is left in the shoe out, unread, to the discard rack (SHOE_EMPTY)
+``COVER N``        second cover card with N cards below it (681a.5(d)); refused before the CUT. CUT
+                   and COVER shown again once their card is in (a controller's resume) do nothing
+``LOAD [NAME]``    put the stack in hand into the shoe (SHOE_LOADED); the dealer remembers NAME
+                   (the controller's shoe id) as the name of what the shoe holds
+``UNLOAD [NAME]``  take what is left in the shoe out, unread, to the discard rack (SHOE_EMPTY).
+                   With NAME it is idempotent: the dealer leaves a shoe loaded under another name
+                   alone (an UNLOAD shown again after the next stack went in never takes it out);
+                   a stack loaded without a name (a shuffler's DELIVER(SHOE), a LOAD without
+                   one, or before this dealer) is taken out whatever the name
 ``REVEAL``         press the reveal button (BUTTON REVEAL); likewise ``CONFIRM``, ``CANCEL``,
                    ``CALL FLOOR``
 ``CLOSE DOOR``     close the shoe's door (DOOR closed)
@@ -114,6 +119,7 @@ class Dealer:
         self.cards_drawn = 0
         self.drawn_this_shoe = 0  # since the shoe was last loaded, by this dealer or by a shuffler
         self._loads_seen = shoe.loads
+        self.loaded_as: str | None = None  # the name the LOAD prompt gave what the shoe holds
         self._extra_next = False
         self._expose_next = False
         self._pending: deque[tuple[float, str]] = deque()
@@ -229,8 +235,11 @@ class Dealer:
             count = self.shoe.load(self._in_hand())
             self.hand = None
             self._new_shoe()
-            return True, f"loaded {count} cards"
+            self.loaded_as = args[0] if args else None
+            return True, f"loaded {count} cards" + (f" as {self.loaded_as}" if args else "")
         if verb == "UNLOAD":
+            if args and self.loaded_as not in (None, args[0]) and self.shoe.stack:
+                return True, f"the shoe holds {self.loaded_as}, not {args[0]}: no action"
             items = self.shoe.unload()
             self.discards.extend(items)
             return True, f"unloaded {len(items)} items"
@@ -247,6 +256,7 @@ class Dealer:
         gone (to the shuffler, or out of use)."""
         self._loads_seen, self.drawn_this_shoe = self.shoe.loads, 0
         self.layout, self.discards = [], []
+        self.loaded_as = None
 
     def _wash(self) -> str:
         """681a.5(g)(1): the cards taken from the discard rack and the layout (the shoe was emptied
@@ -259,11 +269,14 @@ class Dealer:
         return f"washed and shuffled by hand the {len(gathered)} inspected cards"
 
     def _place_cover(self, verb: str, args: list[str]) -> tuple[bool, str]:
-        """CUT puts the stack's first cover card in, COVER its second. A prompt shown again (a
-        controller's resume shows the current prompt again) finds its card already placed and
-        does nothing, as a dealer would: a second cut would put a third cover card in the shoe."""
+        """CUT puts the stack's first cover card in, COVER its second, after the cut (a COVER
+        whose CUT was lost waits for it: the controller's resume shows both again, in order). A
+        prompt shown again finds its card already placed and does nothing, as a dealer would: a
+        second cut would put a third cover card in the shoe."""
         hand = self._in_hand()
         placed = sum(item is COVER for item in hand)
+        if verb == "COVER" and not placed:
+            raise ValueError("the stack is not cut yet")
         if placed >= (1 if verb == "CUT" else 2):
             return True, f"{verb.lower()} already made: no action"
         if verb == "CUT":

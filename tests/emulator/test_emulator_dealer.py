@@ -90,6 +90,41 @@ def test_a_cut_or_cover_prompt_shown_again_places_no_more_cover_cards(clock) -> 
     table.close()
 
 
+def test_a_cover_prompt_before_its_cut_is_refused_and_done_after_it(clock) -> None:
+    """The second cover card goes in after the cut (681a.5(d)). A COVER whose CUT was lost with
+    the shoe's link must not put the cut's card in: the CUT shown again by the controller's resume
+    would then find a cover card and do nothing, and the stack would go in uncut."""
+    table, shoe, original = _stack_in_the_dealers_hand(clock)
+    for prompt in ("COVER 14", "CUT 37", "COVER 14", "LOAD"):
+        shoe.ok(Display(prompt))
+    assert shoe.wait_for(ShoeLoaded).card_count == 416
+    assert table.shoe.stack == insert_second_cover(cut_stack(original, 37), 14)
+    assert [(a.ok, a.detail) for a in table.dealer.log][:1] == [(False, "the stack is not cut yet")]
+    table.close()
+
+
+def test_an_unload_that_names_another_shoe_leaves_the_stack_loaded_alone(clock) -> None:
+    """681a.7(d)(1): UNLOAD takes out the cards left in the shoe it names. Shown again by a
+    controller's resume after the next stack went in under another name (its SHOE_LOADED not yet
+    heard), it does nothing: the new stack stays in the shoe. Named as the stack in the shoe, or
+    with a stack loaded under no name, it empties the shoe."""
+    table, shoe, original = _stack_in_the_dealers_hand(clock)
+    for prompt in ("CUT 37", "COVER 14", "LOAD T1-S0002", "UNLOAD T1-S0001"):
+        shoe.ok(Display(prompt))
+    shoe.wait_for(ShoeLoaded)
+    table.tick(clock())
+    assert table.dealer.log[-1].detail == "the shoe holds T1-S0002, not T1-S0001: no action"
+    assert len(table.shoe.stack) == 418
+    shoe.ok(Display("unload t1-s0002"))  # the dealer reads a prompt in any case
+    shoe.wait_for(ShoeEmpty)
+    assert table.shoe.stack == [] and len(table.dealer.discards) == 418
+    table.shoe.load(cards("AS 2S"))  # under no name: a shuffler's DELIVER(SHOE), or loaded before the dealer
+    shoe.ok(Display("UNLOAD T1-S0009"))
+    shoe.wait_for(ShoeEmpty)
+    assert table.shoe.stack == []
+    table.close()
+
+
 def test_a_draw_the_locked_gate_refused_is_done_when_the_gate_opens(clock) -> None:
     """A controller restarted after the shoe's host-loss timeout (the gate then locked) showed its
     DRAW prompt before it unlocked the gate; the emulated dealer forgot the refused prompt and the
