@@ -45,6 +45,8 @@ MIXES: tuple[tuple[str, str], ...] = (
     (f"corrupt=0.002,drop=0.0005,dup=0.005,both-ways=1,{UNPLUG}", "ez-baccarat"),
     ("jam-at=40,door-open-at=90,unplug-every=350ms,unplug-for=120ms", "minibaccarat"),
     (f"reset-at=50,door-open-at=120,{UNPLUG}", "minibaccarat"),
+    (f"corrupt=0.002,drop=0.0005,dup=0.005,both-ways=1,reset-at=50,door-open-at=120,{UNPLUG}",
+     "21-baccarat"),  # the shoe's prompts lost from one shoe's end to the next load (docs/hardening.md)
     (f"reset-at=1,{UNPLUG}", "minibaccarat"),                 # the shuffler restarts in the shoe's preparation
     (f"reset-at=2,jam-at=3,{UNPLUG}", "ez-baccarat"),
     (f"door-open-at=1,{UNPLUG}", "minibaccarat"),

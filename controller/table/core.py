@@ -48,7 +48,7 @@ __all__ = ["Refused", "TableCore"]
 
 
 # Before the next stack is loaded: the states in which the last shoe's UNLOAD is shown again.
-UNLOAD_STATES = frozenset({"shuffling", "count_fault", "cutting", "ready_to_load", "inspection", "closed"})
+UNLOAD_STATES = frozenset({"shuffling", "count_fault", "cutting", "ready_to_load", "loading", "inspection", "closed"})
 
 
 class TableCore:
@@ -103,7 +103,7 @@ class TableCore:
         self.devices: dict[str, tuple[str, int]] = {}    # role -> (serial, event epoch) last connected
         self.shoe_lost: str | None = None  # a device lost the shoe in play: given up once no fault holds
         self.prompt_text: str | None = None
-        self.unload_due = False       # 681a.7(d)(1): the last shoe's cards are to be taken out before the next load
+        self.unload_due: str | None = None  # 681a.7(d)(1): the shoe whose cards are to be taken out before the next load
         self.dealer: str | None = None
         self.last_outcome: str | None = None
         self._out: list[Output] = []
@@ -183,8 +183,10 @@ class TableCore:
           (``_delivery_due``). A fault's resume does not send a DELIVER that went through again:
           the shuffler, with nothing left to deliver, would refuse it, and the refusal would hold
           the table again at every clearing;
-        - what the faults holding the table need the dealer to do (``faults.held_prompts``) and
-          the current prompt are shown again (a display is idempotent)."""
+        - before the next stack is loaded, its preparation's prompts the dealer may have missed
+          (``_preparation_prompts``), what the faults holding the table need the dealer to do
+          (``faults.held_prompts``) and the current prompt are shown again (each is safe to
+          repeat)."""
         out: list[Output] = []
         send = partial(SendCommand, resent=restart)  # a restart cannot know what the devices had
         st = self.saved_state or self.state
@@ -194,15 +196,28 @@ class TableCore:
             out.append(send(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
         elif self._delivery_due(st, restart):
             out.append(send(self.device_for("shuffler"), preparation.stack_delivery(self)))
-        if self.unload_due and st in UNLOAD_STATES and self.prompt_text != "UNLOAD":
-            # The cards left in the last shoe may still be in it (the UNLOAD prompt lost in a
-            # crash): without it the dealer cannot load the next stack. Unloading an empty shoe
-            # does nothing.
-            out.append(send("shoe", m.Display("UNLOAD")))
-        out += [send("shoe", m.Display(text)) for text in held_prompts(self.faults)]
+        prompts = [text for text in self._preparation_prompts(st) if text != self.prompt_text]
+        prompts += held_prompts(self.faults)
         if self.prompt_text:
-            out.append(send("shoe", m.Display(self.prompt_text)))
-        return out
+            prompts.append(self.prompt_text)
+        return out + [send("shoe", m.Display(text)) for text in prompts]
+
+    def _preparation_prompts(self, st: str) -> list[str]:
+        """Before the next stack is in the shoe, the prompts of its preparation the dealer may
+        not have had (lost with the shoe's link, or in a crash), in order:
+
+        - the last shoe's UNLOAD while its cards may still be in the shoe: without it the dealer
+          cannot load the next stack (unloading an empty shoe does nothing; the prompt names the
+          shoe, so it never takes out a stack loaded after it). Not at an automatic shoe that is
+          loading: the stack its shuffler delivers bears no name (docs/hardening.md);
+        - the cut's CUT and COVER (``preparation.cut_prompts``): without them the stack would go
+          in uncut, without its cover cards (the dealer does nothing for a card already placed)."""
+        prompts: list[str] = []
+        if self.unload_due and st in UNLOAD_STATES and not (st == "loading" and self.automatic_shoe):
+            prompts.append(preparation.unload_prompt(self.unload_due))
+        if st in AWAITING_STACK:
+            prompts += preparation.cut_prompts(self)
+        return prompts
 
     def _delivery_due(self, st: str, restart: bool) -> bool:
         """Whether a resume sends DELIVER again: after a restart, a stack not yet cut (before the
@@ -306,8 +321,7 @@ class TableCore:
         preparation.deliver_to_shoe(self)
 
     def prompt_load(self) -> None:
-        self.unload_due = False
-        self.show("LOAD")
+        self.show(preparation.load_prompt(self))
 
     def prompt_burn(self) -> None:
         preparation.prompt_burn(self)

@@ -59,7 +59,7 @@ def shoe_loaded(t: TableCore, device_role: str, ev: m.ShoeLoaded) -> None:
     if (t.state != "loading" and not held) or t.shoe is None:
         raise Refused(f"the shoe reports {ev.card_count} cards loaded but no load is under way")
     t.shoe.loaded_count = ev.card_count
-    t.unload_due = False
+    t.unload_due = None
     t.record(kinds.SHOE_LOADED, {"cards": ev.card_count})
     if held:
         t.shoe.load_held = True

@@ -147,8 +147,33 @@ def reconcile(t: TableCore) -> None:
     t.record(kinds.RECONCILIATION, shoe.reconciliation())
     if shoe.loaded_count is not None:
         t.record(kinds.CARDSET, shoe.cardset().to_json())
-    t.unload_due = True  # until the next stack is loaded: shown again by resume_outputs
-    t.show("UNLOAD")
+    t.unload_due = shoe.id  # until the next stack is loaded: shown again by resume_outputs
+    t.show(unload_prompt(shoe.id))
+
+
+def unload_prompt(shoe_id: str) -> str:
+    """681a.7(d)(1): take the cards left in shoe ``shoe_id`` out. It names the shoe, so that one
+    shown again by a resume after the next stack went in (its load not yet reported) leaves that
+    stack alone; LOAD names the stack it puts in (``load_prompt``)."""
+    return f"UNLOAD {shoe_id}"
+
+
+def load_prompt(t: TableCore) -> str:
+    """681a.7(a): put the cut stack into the shoe, under this shoe's id (``unload_prompt``)."""
+    return f"LOAD {t.shoe.id}"
+
+
+def cut_prompts(t: TableCore) -> list[str]:
+    """The cut's prompts made so far for the stack to be loaded (681a.5(c)-(d)), in order: a
+    resume before the load shows them again, since any may have been lost with the shoe's link
+    (the dealer does nothing for a card already placed)."""
+    shoe = t.shoe
+    if shoe is None or shoe.cut_position is None or shoe.loaded_count is not None:
+        return []
+    made = [f"CUT {shoe.cut_position}"]
+    if shoe.cover_from_bottom is not None:
+        made.append(f"COVER {shoe.cover_from_bottom}")
+    return made
 
 
 def collect_set_aside(t: TableCore) -> None:

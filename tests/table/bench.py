@@ -50,6 +50,7 @@ class Bench:
         self.auto_deal = auto_deal
         self.stack: list[Card] = []
         self.cover_index: int | None = None
+        self.cut_made = False
         self.drawn = 0
         self.inputs: list[Any] = []
         self.records: list[TableRecord] = []
@@ -93,7 +94,7 @@ class Bench:
             cards = list(self.base) if self.base is not None else Composition.standard(msg.decks).cards()
             if self.base is None:
                 self.rng.shuffle(cards)
-            self.stack, self.drawn, self.cover_index = cards, 0, None
+            self.stack, self.drawn, self.cover_index, self.cut_made = cards, 0, None, False
             n = len(cards) + self.count_delta
             self.event("shuffler", m.ShuffleDone(n, msg.decks * 52))
         elif isinstance(msg, m.Deliver) and msg.target is m.DeliverTarget.SHOE:
@@ -104,9 +105,10 @@ class Bench:
 
     def _prompted(self, text: str) -> None:
         word, *rest = text.split()
-        if word == "CUT":
+        if word == "CUT" and not self.cut_made:  # like the emulated dealer: a CUT shown again does nothing
             n = int(rest[0])
             self.stack = self.stack[n:] + self.stack[:n]
+            self.cut_made = True
         elif word == "COVER":
             self.cover_index = len(self.stack) - int(rest[0])
         elif word == "LOAD" and self.auto_deal:

@@ -163,7 +163,7 @@ def test_a_shoe_that_loads_another_number_of_cards_keeps_the_table_closed() -> N
     assert b.core.state == "count_fault"
     fault = b.of("count_fault")[-1]
     assert fault == {"loaded": 415, "expected": 416, "problem": "1 card missing"}
-    assert b.core.prompt == "UNLOAD" and b.of("reconciliation")
+    assert b.core.prompt == "UNLOAD T1-S0001" and b.of("reconciliation")  # the shoe just loaded
     b.op("no_more_bets", Role.DEALER)
     assert b.of("refused")[-1]["input"] == "no_more_bets"
     b.auto_deal = True
