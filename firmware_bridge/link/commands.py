@@ -33,6 +33,7 @@ from firmware_bridge.protocol import (
 )
 
 from .reporting import StateReporter
+from .rto import RetransmitTimer
 from .session import Session, Waiter
 from .state import LinkState
 
@@ -48,7 +49,10 @@ class CommandChannel:
         stopping: set when the link stops: no command is sent any more.
         reporter: the link's state (a caller's command needs ``CONNECTED``) and its reports.
         name: the link's name, for messages (a callable: it may become the serial).
-        reply_timeout: seconds each attempt waits by default; ``attempts``: how many.
+        reply_timeout: the most seconds an attempt waits (the profile's reply timeout); how
+            long each waits is learnt from the device's answers (``RetransmitTimer``).
+            ``attempts``: how many at least; the link gives up once it has made them and waited
+            ``attempts * reply_timeout`` in all.
         clock: monotonic seconds (``last_tx``, for the heartbeat schedule).
         stats: the link's counters.
     """
@@ -64,6 +68,7 @@ class CommandChannel:
         self._name = name
         self.reply_timeout = reply_timeout
         self.attempts = attempts
+        self.timer = RetransmitTimer(reply_timeout)  # kept across sessions: the same device, mostly
         self._clock = clock
         self._stats = stats
         self.session: Session | None = None  # the current connection (the supervisor's)
@@ -77,8 +82,9 @@ class CommandChannel:
 
     def transact(self, command: Command, timeout: float | None, *, internal: bool) -> Reply:
         """Send ``command`` and return its reply; raises as ``DeviceLink.request`` says.
-        ``internal``: one of the link's own commands (allowed before ``CONNECTED``)."""
-        reply_timeout = self.reply_timeout if timeout is None else timeout
+        ``internal``: one of the link's own commands (allowed before ``CONNECTED``). ``timeout``:
+        each attempt waits that long (None: as long as the ``timer`` says)."""
+        timer = self.timer if timeout is None else None
         with self._cmd_lock:
             with self._lock:
                 session = self.session
@@ -109,7 +115,7 @@ class CommandChannel:
                 self.waiter = waiter
                 self._stats["commands"] += 1
             try:
-                result = self._exchange(session, command, data, waiter, reply_timeout, read)
+                result = self._exchange(session, command, data, waiter, timer, timeout, read)
             finally:
                 with self._lock:
                     if self.waiter is waiter:
@@ -143,12 +149,20 @@ class CommandChannel:
         return None
 
     def _exchange(self, session: Session, command: Command, data: bytes, waiter: Waiter,
-                  reply_timeout: float, read: Callable[[], None] | None
+                  timer: RetransmitTimer | None, timeout: float | None, read: Callable[[], None] | None
                   ) -> ReplyReceived | BaseException:
         """Write ``data`` and wait for the reply, retransmitting; returns the result or the
-        exception to raise. Each attempt waits ``reply_timeout``; a damaged frame during an
-        attempt (maybe the reply) sends the same bytes once more at once, which the device answers
-        with its cached reply (docs/protocol.md D3), without counting as an attempt."""
+        exception to raise. Each attempt waits what ``timer`` says (or ``timeout``); the command
+        is given up once ``attempts`` were made and ``attempts`` times the longest wait has
+        passed in waiting. A damaged frame during an attempt (maybe the reply) sends the same
+        bytes once more at once, which the device answers with its cached reply
+        (docs/protocol.md D3), without counting as an attempt. A reply to a command sent once
+        times the device for ``timer``."""
+        wait = timer.first() if timer is not None else timeout
+        assert wait is not None
+        patience = self.attempts * (timer.ceiling if timer is not None else wait)
+        waited = 0.0
+        resent = False
         attempts = 0
         while True:
             attempts += 1
@@ -156,7 +170,7 @@ class CommandChannel:
             sent = time.monotonic()
             lost = self._write(session, data, command, attempts)
             while lost is None:
-                woke = self._wait(session, waiter, reply_timeout - (time.monotonic() - sent), read)
+                woke = self._wait(session, waiter, wait - (time.monotonic() - sent), read)
                 if woke and waiter.done:  # the reader filled the slot: nothing left to decide
                     break
                 with self._lock:
@@ -166,13 +180,15 @@ class CommandChannel:
                         waiter.set(self._interrupted(command, attempts, session))
                         break
                     if woke:  # nudged by a damaged frame: ask again now, not after the timeout
+                        resent = True
                         waiter.rearm()
                         data = session.conn.retransmit_bytes()
                         self._stats["retransmissions"] += 1
                         self._stats["early_retransmissions"] += 1
                     else:
                         self._stats["timeouts"] += 1
-                        if attempts >= self.attempts:
+                        waited += wait
+                        if attempts >= self.attempts and waited >= patience - 1e-9:
                             session.conn.abandon_command()
                             reason = f"{command.TYPE.name} got no reply after {attempts} attempt(s)"
                             self.lose_locked(session, reason)
@@ -181,6 +197,9 @@ class CommandChannel:
                         data = session.conn.retransmit_bytes()
                         self._stats["retransmissions"] += 1
                         waiter.nudged = False  # a new attempt may be nudged again
+                        resent = True
+                        if timer is not None:
+                            wait = timer.after(wait)
                         break
                 lost = self._write(session, data, command, attempts)
             if lost is not None:
@@ -191,6 +210,8 @@ class CommandChannel:
         assert result is not None
         if isinstance(result, CommandInterrupted):
             result.attempts = attempts
+        elif timer is not None and not resent and isinstance(result, ReplyReceived):
+            timer.sample(time.monotonic() - sent)
         return result
 
     @staticmethod

@@ -224,6 +224,12 @@ class DeviceLink:
             return self._sequencer.last_delivered
 
     @property
+    def retransmit_timeout(self) -> float:
+        """Seconds a command's first attempt waits for its reply now: learnt from the device's
+        answers, at most the profile's reply timeout (``RetransmitTimer``)."""
+        return self._commands.timer.first()
+
+    @property
     def stats(self) -> dict[str, int]:
         """Counters since construction (a copy)."""
         with self._lock:
@@ -303,9 +309,11 @@ class DeviceLink:
         """Send ``command`` and return its reply (ACK, IDENTITY, STATUS_REPLY, ...).
 
         One command at a time: concurrent callers wait their turn. Each attempt waits
-        ``timeout`` seconds (default: the profile's reply timeout) and is retransmitted with the
-        same sequence number, up to the profile's attempts; the device replays its reply to a
-        retransmission and never executes a command twice.
+        ``timeout`` seconds (default: as long as the device's answers so far say, at most the
+        profile's reply timeout: ``retransmit_timeout``) and is retransmitted with the same
+        sequence number; the link gives up after the profile's attempts and, by default, as long
+        as that many reply timeouts. The device replays its reply to a retransmission and never
+        executes a command twice.
 
         Raises:
             NotConnected: the link is not connected; the command was not sent.

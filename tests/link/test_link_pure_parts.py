@@ -1,5 +1,5 @@
 """The link's pure parts, no device and no threads: ``EventSequencer`` (order, duplicates, gaps,
-epoch changes, overflow), ``Backoff``, and a ``DeviceLink`` built from a device profile."""
+epoch changes, overflow), ``Backoff``, ``RetransmitTimer`` and a ``DeviceLink`` built from a device profile."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from firmware_bridge.link import Backoff, DeviceLink, EventSequencer, LinkState
+from firmware_bridge.link.rto import MIN_RTO, RetransmitTimer
 from firmware_bridge.link.sequencer import BUFFERED, DUPLICATE, OVERFLOW, QUEUED
 from firmware_bridge.profiles import parse_profile
 from firmware_bridge.transport import SerialTransport
@@ -81,3 +82,27 @@ def test_link_from_profile(tmp_path: Path) -> None:
     assert link.state is LinkState.DISCONNECTED
     link.stop()
     assert link.state is LinkState.CLOSED
+
+
+def test_the_retransmit_timer_learns_the_answer_time_between_its_floor_and_the_reply_timeout() -> None:
+    """Before any answer was timed a command waits the profile's whole reply timeout; then
+    srtt + 4 rttvar (RFC 6298), never below the floor nor above the reply timeout; each further
+    attempt waits twice the last, up to the reply timeout."""
+    timer = RetransmitTimer(0.25)
+    assert timer.first() == 0.25
+    timer.sample(0.001)
+    assert timer.first() == MIN_RTO  # 1 ms + 4 x 0.5 ms is below the floor
+    for _ in range(50):
+        timer.sample(0.030)  # a slower line: the estimate follows it
+    assert 0.030 <= timer.first() < 0.035
+    for rtt in (0.010, 0.090) * 20:  # an answer time that varies: the wait covers its spread
+        timer.sample(rtt)
+    assert 0.09 < timer.first() <= 0.25
+    timer.sample(5.0)
+    assert timer.first() == 0.25  # never longer than the profile's reply timeout
+    assert [timer.after(w) for w in (0.02, 0.1, 0.2)] == [0.04, 0.2, 0.25]
+    short = RetransmitTimer(0.01)  # a reply timeout below the floor is kept
+    short.sample(0.001)
+    assert short.first() == 0.01
+    with pytest.raises(ValueError):
+        RetransmitTimer(0)

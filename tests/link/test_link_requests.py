@@ -109,10 +109,20 @@ def test_all_attempts_time_out(rig_factory: Callable[..., Rig]) -> None:
     quiet = Timing(response_timeout_ms=200, heartbeat_interval_ms=600_000, retries=3,
                    reconnect_min_ms=10, reconnect_max_ms=200)  # no heartbeat gets there first
     rig = connected(rig_factory(timing=quiet))
+    assert rig.link.retransmit_timeout < 0.2  # the handshake timed the device's answers
     rig.device.mute = True  # the device hears but never answers
     with pytest.raises(CommandTimeout) as info:
-        rig.link.request(Shuffle(decks=8))
+        rig.link.request(StatusRequest(), timeout=0.05)  # a caller's wait: that long, each attempt
     assert info.value.attempts == TIMING.retries + 1
+    wait_for(lambda: LinkState.DISCONNECTED in rig.states.states(), "link marked down")
+    rig.device.mute = False
+    assert rig.link.wait_connected(DEADLINE)
+    rig.device.mute = True
+    with pytest.raises(CommandTimeout) as info:
+        rig.link.request(Shuffle(decks=8))
+    # The learnt wait is short, so the attempts come sooner; the patience is still four reply
+    # timeouts (800 ms): waits of about 20, 40, 80, 160, 200, 200 ms make more attempts.
+    assert info.value.attempts > TIMING.retries + 1
     assert isinstance(info.value, TimeoutError)
     wait_for(lambda: LinkState.DISCONNECTED in rig.states.states(), "link marked down")
     rig.device.mute = False
