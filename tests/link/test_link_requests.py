@@ -117,12 +117,18 @@ def test_all_attempts_time_out(rig_factory: Callable[..., Rig]) -> None:
     wait_for(lambda: LinkState.DISCONNECTED in rig.states.states(), "link marked down")
     rig.device.mute = False
     assert rig.link.wait_connected(DEADLINE)
+    for _ in range(20):
+        rig.link.request(StatusRequest())  # answered at once: the wait learnt is short
+    learnt = rig.link.retransmit_timeout
     rig.device.mute = True
     with pytest.raises(CommandTimeout) as info:
         rig.link.request(Shuffle(decks=8))
-    # The learnt wait is short, so the attempts come sooner; the patience is still four reply
-    # timeouts (800 ms): waits of about 20, 40, 80, 160, 200, 200 ms make more attempts.
-    assert info.value.attempts > TIMING.retries + 1
+    # The attempts come sooner (each waits twice the last, up to the reply timeout), and the
+    # patience is still four reply timeouts (800 ms), so there are more: about 20, 40, 80, 160,
+    # 200 and 200 ms.
+    waits = [min(0.2, learnt * 2 ** i) for i in range(20)]
+    expected = next(n for n in range(TIMING.retries + 1, 20) if sum(waits[:n]) >= 0.8 - 1e-9)
+    assert info.value.attempts == expected > TIMING.retries + 1
     assert isinstance(info.value, TimeoutError)
     wait_for(lambda: LinkState.DISCONNECTED in rig.states.states(), "link marked down")
     rig.device.mute = False
