@@ -61,7 +61,7 @@ class Supervisor:
             counters (``delivery`` is held from a session's IDENTITY until its outcome is
             reported, so ``on_state(CONNECTED)`` comes before any event of the session).
         reply_timeout, heartbeat_interval, reconnect_min, reconnect_max: seconds, as the link
-            took them from its timing (a RESEND_EVENTS at most once per reply timeout).
+            took them from its timing (a RESEND_EVENTS at most once per ``resend_interval``).
         profile_name: the link's profile name (``None``: the serial names it once known);
             ``name``: the link's name now.
         expected_serial: the only serial accepted (``None``: the first seen binds the link).
@@ -89,7 +89,6 @@ class Supervisor:
         self._delivery = delivery
         self._stats = stats
         self.reply_timeout = reply_timeout
-        self.resend_interval = reply_timeout
         self.heartbeat_interval = heartbeat_interval
         self.reconnect_min = reconnect_min
         self.reconnect_max = reconnect_max
@@ -300,6 +299,14 @@ class Supervisor:
                 self._request_resend()
             if heartbeat:
                 self._heartbeat()
+
+    @property
+    def resend_interval(self) -> float:
+        """How long a gap waits before it is asked about again: the wait the link has learnt
+        for a reply (``RetransmitTimer``; the reply timeout before any was timed). The events a
+        RESEND_EVENTS brings back come one round trip after its ACK; one damaged again on a
+        noisy line is asked for that soon, not a whole reply timeout later."""
+        return self._commands.timer.first()
 
     def _due_locked(self, now: float) -> tuple[tuple[bool, bool, bool] | None, float]:
         """What the supervisor should do now, or how long it may sleep."""
