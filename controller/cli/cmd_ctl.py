@@ -21,6 +21,7 @@ from typing import Any
 
 from controller.cli.common import print_json
 from controller.control.client import ControlClient
+from controller.control.lines import line_text
 from controller.control.requests import BOOL, MAX_TEXT, WHOLE, parameters
 from controller.errors import UsageError, path_argument
 from controller.money import money_text
@@ -193,7 +194,12 @@ def run(args: argparse.Namespace) -> int:
     client = ControlClient(args.socket)
     if args.table_command == "status":
         reply = client.status()
-        print_json(reply["status"]) if args.json else print(status_text(reply["status"]))
+        links = reply.get("links") or {}
+        if args.json:
+            print_json({**reply["status"], "links": links})
+        else:
+            print("\n".join([status_text(reply["status"]), *(["lines:"] if links else []),
+                             *(f"  {line}" for line in line_text(links))]))
         return 0
     if args.table_command == "watch":
         lines = EventLines()

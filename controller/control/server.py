@@ -3,7 +3,7 @@
 Protocol (one JSON object per line, UTF-8; docs/control.md):
 
     -> {"id": 1, "op": "status"}
-    <- {"id": 1, "ok": true, "status": {...TableCore.snapshot()...}}
+    <- {"id": 1, "ok": true, "status": {...TableCore.snapshot()...}, "links": {...the devices' lines...}}
     -> {"id": 2, "op": "command", "operator": "d1", "pin": "2580", "command": "wager",
         "args": {"seat": 3, "kind": "banker", "amount": 2500}}
     <- {"id": 2, "ok": true, "records": [...]}            accepted; the records it produced (and
@@ -48,6 +48,7 @@ from typing import Any
 import structlog
 
 from controller.control.endpoint import ControlEndpoint
+from controller.control.lines import line_report
 from controller.control.refusals import RefusalJournal
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
 from controller.descriptors import OUT_OF_DESCRIPTORS, TABLE_RESERVE, capacity_warning, short_of_descriptors
@@ -251,7 +252,8 @@ class ControlServer:
         except BadRequest as exc:
             return self._bad_request(exc, session)
         if req.op == "status":
-            return {"id": req.rid, "ok": True, "status": self.runner.latest_snapshot}
+            return {"id": req.rid, "ok": True, "status": self.runner.latest_snapshot,
+                    "links": line_report(self.runner.links)}
         if req.op == "subscribe":
             self._stream(conn, req.rid)
             return None

@@ -217,6 +217,23 @@ def test_status_says_in_words_what_the_table_does_not_have(table) -> None:
     assert "None" not in out.stdout
 
 
+def test_status_shows_each_devices_line(table) -> None:
+    """A technician asks whether a device's line is clean: ``ctl status`` gives each device's
+    state and what its line cost since the table started (``controller/control/lines.py``)."""
+    deadline = time.monotonic() + 20
+    while {r: v["state"] for r, v in status(table)["links"].items()} != {"shoe": "connected", "shuffler": "connected"}:
+        assert time.monotonic() < deadline, status(table)["links"]
+        time.sleep(0.1)
+    links = status(table)["links"]
+    for line in links.values():
+        assert line["commands"] >= 2 and line["device"]  # the handshake's commands at least; the serial
+        assert 0 < line["reply_wait_ms"] <= 250  # learnt from the answers, at most the reply timeout
+    shown = ctl(table, "status").stdout.splitlines()
+    at = shown.index("lines:")
+    assert [line.split()[:2] for line in shown[at + 1:at + 3]] == [["shoe", "connected"], ["shuffler", "connected"]]
+    assert all(" commands, " in line and " sent again" in line for line in shown[at + 1:at + 3])
+
+
 def _screen(text: str, columns: int = 100, lines: int = 24) -> list[str]:
     """What a person sees: ``text`` (a terminal's byte stream) through a VT100 emulator."""
     screen = pyte.Screen(columns, lines)

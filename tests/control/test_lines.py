@@ -1,0 +1,31 @@
+"""``controller.control.lines``: a device's line for a person, from the link's counters."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from controller.control.lines import line_report, line_text
+from firmware_bridge.link import LinkState
+from firmware_bridge.link.device_link import STAT_NAMES
+
+
+def _link(state: LinkState, serial: str | None, wait_s: float, **counts: int) -> SimpleNamespace:
+    stats = dict.fromkeys(STAT_NAMES, 0) | counts
+    identity = SimpleNamespace(serial=serial) if serial else None
+    return SimpleNamespace(state=state, identity=identity, stats=stats, retransmit_timeout=wait_s)
+
+
+def test_each_line_says_its_state_and_what_the_line_cost() -> None:
+    report = line_report({
+        "shuffler": _link(LinkState.CONNECTING, None, 0.25),
+        "shoe": _link(LinkState.CONNECTED, "SN-1", 0.0213, commands=1234, retransmissions=12, timeouts=3,
+                      frames_dropped=17, reconnects=1),
+    })
+    assert list(report) == ["shoe", "shuffler"]
+    assert report["shoe"] == {"state": "connected", "device": "SN-1", "commands": 1234, "sent_again": 12,
+                              "no_reply": 3, "frames_damaged": 17, "reconnects": 1, "reply_wait_ms": 21.3}
+    assert line_text(report) == [
+        "shoe      connected SN-1: 1,234 commands, 12 sent again (1.0 %, 3 of them after no reply), "
+        "17 damaged frames, 1 reconnects; replies awaited 21.3 ms",
+        "shuffler  connecting: 0 commands, 0 sent again, 0 damaged frames, 0 reconnects; replies awaited 250 ms",
+    ]
+    assert line_text({}) == []
