@@ -35,6 +35,7 @@ from .acknowledgements import Acknowledgements
 from .backoff import Backoff
 from .commands import CommandChannel
 from .delivery import EventDeliverer
+from .quality import LineQuality
 from .reporting import StateReporter, ranges_text
 from .sequencer import EventSequencer
 from .session import MAX_IDLE_WAIT, Session
@@ -106,6 +107,7 @@ class Supervisor:
         self._last_resend = float("-inf")
         self._last_heartbeat = float("-inf")
         self._probe_wanted = False  # a damaged frame came: ask what was missed
+        self._quality = LineQuality(clock())  # across sessions: the line, not the connection
 
     def run(self) -> None:
         backoff = Backoff(self.reconnect_min, self.reconnect_max)
@@ -299,6 +301,17 @@ class Supervisor:
                 self._request_resend()
             if heartbeat:
                 self._heartbeat()
+            self._check_line()
+
+    def _check_line(self) -> None:
+        """Say when the line turns noisy, and when it is clean again (``LineQuality``)."""
+        with self._lock:
+            stats = self._stats
+            said = self._quality.observe(self._clock(), stats["commands"], stats["retransmissions"],
+                                         stats["frames_dropped"])
+        if said is not None:
+            level, event, figures = said
+            getattr(self._reporter.log, level)(event, **figures)
 
     @property
     def resend_interval(self) -> float:

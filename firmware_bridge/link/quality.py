@@ -1,0 +1,49 @@
+"""``LineQuality``: whether a device's line has turned noisy, from the link's own counters.
+
+The link mends a noisy line by itself (retransmissions, RESEND_EVENTS), so nothing fails and
+nobody is told, while the table slows down and a cable or a connector wears out. Once per
+``WINDOW_S`` the supervisor hands the counters to ``observe``; a window is noisy when at least
+``NOISY_SHARE`` of its commands (``MIN_COMMANDS`` of them or more) had to be sent again, or when
+``NOISY_FRAMES`` frames or more arrived damaged. The first noisy window is said once, as a warning
+with its figures ("may want a look": controller/logconfig.py); the first clean window after it
+is said at info. Sans-I/O: the caller gives the time and logs what is returned.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["LineQuality", "MIN_COMMANDS", "NOISY_FRAMES", "NOISY_SHARE", "WINDOW_S"]
+
+WINDOW_S = 30.0
+MIN_COMMANDS = 20
+NOISY_SHARE = 0.05
+NOISY_FRAMES = 20
+
+
+class LineQuality:
+    """The line's windows (see the module docstring). ``noisy``: the last window said was noisy."""
+
+    def __init__(self, now: float) -> None:
+        self._start = now
+        self._counts = (0, 0, 0)
+        self.noisy = False
+
+    def observe(self, now: float, commands: int, sent_again: int, damaged_frames: int
+                ) -> tuple[str, str, dict[str, Any]] | None:
+        """The link's counters since it was made, at ``now``. Returns what to log when a window
+        ends and the line changed: ``(level, event, figures)``, else None."""
+        if now - self._start < WINDOW_S:
+            return None
+        before = self._counts
+        window = (commands - before[0], sent_again - before[1], damaged_frames - before[2])
+        figures = {"seconds": round(now - self._start), "commands": window[0], "sent_again": window[1],
+                   "damaged_frames": window[2]}
+        self._start, self._counts = now, (commands, sent_again, damaged_frames)
+        noisy = ((window[0] >= MIN_COMMANDS and window[1] >= NOISY_SHARE * window[0])
+                 or window[2] >= NOISY_FRAMES)
+        if noisy == self.noisy:
+            return None
+        self.noisy = noisy
+        if noisy:
+            return "warning", "line noisy: check the device's cable and connectors", figures
+        return "info", "line clean again", figures
