@@ -43,7 +43,15 @@ def ctl(t: dict, *args: str, operator: str | None = None, pin: str | None = None
 
 
 def status(t: dict) -> dict:
-    return json.loads(ctl(t, "status", "--json").stdout)
+    """The table's status (``ctl status --json`` without the devices' lines, whose counters move)."""
+    st = json.loads(ctl(t, "status", "--json").stdout)
+    st.pop("links")
+    return st
+
+
+def lines(t: dict) -> dict:
+    """The devices' lines, from ``ctl status --json``."""
+    return json.loads(ctl(t, "status", "--json").stdout)["links"]
 
 
 def wait_state(t: dict, want: str, timeout: float = 20) -> dict:
@@ -221,10 +229,10 @@ def test_status_shows_each_devices_line(table) -> None:
     """A technician asks whether a device's line is clean: ``ctl status`` gives each device's
     state and what its line cost since the table started (``controller/control/lines.py``)."""
     deadline = time.monotonic() + 20
-    while {r: v["state"] for r, v in status(table)["links"].items()} != {"shoe": "connected", "shuffler": "connected"}:
-        assert time.monotonic() < deadline, status(table)["links"]
+    while {r: v["state"] for r, v in lines(table).items()} != {"shoe": "connected", "shuffler": "connected"}:
+        assert time.monotonic() < deadline, lines(table)
         time.sleep(0.1)
-    links = status(table)["links"]
+    links = lines(table)
     for line in links.values():
         assert line["commands"] >= 2 and line["device"]  # the handshake's commands at least; the serial
         assert 0 < line["reply_wait_ms"] <= 250  # learnt from the answers, at most the reply timeout
