@@ -6,7 +6,8 @@ on a noisy cable or a loose connector, before it costs the table its pace.
 copied under the link's lock): role -> ``{"state", "device", "commands", "sent_again",
 "no_reply", "frames_damaged", "reconnects", "reply_wait_ms"}``, counted since the table started:
 ``sent_again`` counts every retransmission, ``no_reply`` those made because an attempt's wait
-ended without a reply (the others followed a damaged frame at once). ``line_text(report)`` is the same for a person, one line per device.
+ended without a reply (the others followed a damaged frame at once). ``line_text(report)`` is
+the same for a person, one line per device.
 """
 from __future__ import annotations
 
