@@ -9,7 +9,13 @@ dealt at a fifth of its pace. The timer learns the device's answer time instead,
 
 - ``first()``: the first attempt waits ``srtt + 4 * rttvar``, at least ``floor`` and at most
   ``ceiling`` (the profile's reply timeout). Before any answer was timed it waits ``ceiling``.
-- ``after(waited)``: each further attempt waits twice the last, up to ``ceiling``.
+- ``after(waited)``: each further attempt waits twice the last, up to ``ceiling``. The next
+  command starts from ``first()`` again, not from the backed-off wait as RFC 6298 (5.5) would:
+  on a noisy line that was 40 % slower (`benchmarks/bench_noise.py`, 2026-12-04). The price: a
+  device whose answers slow past the estimate (still within the protocol's 100 ms) has its
+  commands sent twice, and, its replies never timed (Karn's rule), the estimate stays where it
+  was; the retransmission is harmless (the device replays its reply) and the reply is not
+  delayed (it answers the first transmission). Not measured on a real device yet.
 - ``sample(rtt)``: a reply to a command sent once (Karn's rule: a reply to a command sent again
   could answer either transmission, so it times nothing).
 
