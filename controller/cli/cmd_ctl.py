@@ -145,6 +145,13 @@ def status_text(st: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def status_reply_text(reply: dict[str, Any]) -> str:
+    """A ``status`` reply for a person: the table's status, then its devices' lines."""
+    links = reply.get("links") or {}
+    return "\n".join([status_text(reply["status"]), *(["lines:"] if links else []),
+                      *(f"  {line}" for line in line_text(links))])
+
+
 def event_text(ev: dict[str, Any]) -> str | None:
     t = ev.get("type")
     if t == "round_result":
@@ -198,8 +205,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({**reply["status"], "links": links})
         else:
-            print("\n".join([status_text(reply["status"]), *(["lines:"] if links else []),
-                             *(f"  {line}" for line in line_text(links))]))
+            print(status_reply_text(reply))
         return 0
     if args.table_command == "watch":
         lines = EventLines()

@@ -26,7 +26,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, pin_problem, status_text
+from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, pin_problem, status_reply_text
 from controller.cli.common import write_line
 from controller.control.client import ControlClient
 from controller.errors import UsageError
@@ -148,7 +148,7 @@ class Console:
             if command == "help":
                 write_line(self.help(items[0] if items else None))
             elif command == "status":
-                write_line(status_text(self.client.status()["status"]))
+                write_line(status_reply_text(self.client.status()))
             elif command == "pin":
                 self.new_pin()
             else:
