@@ -208,12 +208,15 @@ class TableCore:
 
         - the last shoe's UNLOAD while its cards may still be in the shoe: without it the dealer
           cannot load the next stack (unloading an empty shoe does nothing; the prompt names the
-          shoe, so it never takes out a stack loaded after it). Not at an automatic shoe that is
-          loading: the stack its shuffler delivers bears no name (docs/hardening.md);
+          shoe, so it never takes out a stack loaded after it). At an automatic shoe that is
+          loading, only once the shoe refused the stack (NAK SHOE_NOT_EMPTY: the stack is still
+          in the shuffler): the stack its shuffler delivers bears no name (docs/hardening.md);
         - the cut's CUT and COVER (``preparation.cut_prompts``): without them the stack would go
           in uncut, without its cover cards (the dealer does nothing for a card already placed)."""
         prompts: list[str] = []
-        if self.unload_due and st in UNLOAD_STATES and not (st == "loading" and self.automatic_shoe):
+        shoe_refused_the_stack = self.shoe is not None and self.shoe.shoe_full
+        if self.unload_due and st in UNLOAD_STATES and not (
+                st == "loading" and self.automatic_shoe and not shoe_refused_the_stack):
             prompts.append(preparation.unload_prompt(self.unload_due))
         if st in AWAITING_STACK:
             prompts += preparation.cut_prompts(self)

@@ -79,8 +79,14 @@ def cover_card(t: TableCore, device_role: str, ev: m.CoverCard) -> None:
 def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
     """No card is left to deal: a round in progress is void (627a.13(e)); between rounds the
     cards are reshuffled now, not at a round that could never be dealt. Cards the controller
-    counted as still in the shoe are said to be missing."""
+    counted as still in the shoe are said to be missing. A shoe emptied of the last shoe's cards
+    after it refused the next stack (``_stack_command_failed``) gets the stack now."""
     shoe = t.shoe
+    if shoe is not None and shoe.shoe_full:
+        shoe.shoe_full = False  # the last shoe's cards are out: the stack can go in
+        if t.state == "loading":  # held by a fault: its resume sends the DELIVER (still due)
+            t.send("shuffler", preparation.stack_delivery(t))
+        return
     if shoe is None or t.state not in GATE_OPEN_STATES:
         return  # an unloaded shoe, or one emptied while the table was held
     left = (shoe.loaded_count or 0) - shoe.dealt
@@ -163,7 +169,7 @@ def device_event(t: TableCore, device_role: str, ev: Any) -> None:
 
 
 # NAK codes by the name a failed command carries (``CommandFailed.code``, journaled as such).
-BUSY, JAM = NakCode.BUSY.name, NakCode.JAM.name
+BUSY, JAM, SHOE_NOT_EMPTY = NakCode.BUSY.name, NakCode.JAM.name, NakCode.SHOE_NOT_EMPTY.name
 # A DELIVER sent again, refused so: an earlier one went through (nothing left to deliver).
 DELIVERED_ALREADY = frozenset({NakCode.WRONG_STATE.name})
 
@@ -203,7 +209,9 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
     one went through: no longer due. So does a DELIVER a restart sent again refused so
     (``CommandFailed.resent``: the table could not know whether the one it sent before it stopped
     went through). One refused BUSY (delivering one sent before, or shuffling one asked for again)
-    stays due without a fault: the shuffle's SHUFFLE_DONE or the next resume sends it again. Any
+    stays due without a fault: the shuffle's SHUFFLE_DONE or the next resume sends it again. One
+    refused SHOE_NOT_EMPTY while the last shoe's UNLOAD is due stays due without a fault: the
+    UNLOAD is shown again, and the shoe's SHOE_EMPTY sends the DELIVER (``shoe_empty``). Any
     other failure of a DELIVER is then decided as any command's."""
     shoe = t.shoe
     busy = f.refused and f.code == BUSY
@@ -217,6 +225,14 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
         t.notice("info", f"the {f.device_role} had already taken a DELIVER sent before ({f.code}): not sent again")
         return True
     shoe.delivery_due = True  # the stack may still be in the shuffler
+    if f.refused and f.code == SHOE_NOT_EMPTY and t.unload_due:
+        # The last shoe's UNLOAD was lost: the stack is still in the shuffler (the shoe refused
+        # it), so the UNLOAD is safe to show now; the shoe's SHOE_EMPTY sends the DELIVER again.
+        shoe.shoe_full = True
+        t.notice("warning", f"the {f.device_role} could not deliver: the shoe still holds the last shoe's "
+                            "cards; they are to be taken out, then the stack is delivered")
+        t.show(preparation.unload_prompt(t.unload_due))
+        return True
     if busy:  # not a fault: a floorperson could do nothing
         t.notice("info", f"the {f.device_role} is busy (BUSY): DELIVER is sent again when it is done")
         return True

@@ -131,7 +131,7 @@ class EmulatedShuffler(EmulatedDevice):
             return self._nak(NakCode.WRONG_STATE, "nothing shuffled to deliver"), None
         if command.target == DeliverTarget.SHOE:
             if shoe.stack:
-                return self._nak(NakCode.WRONG_STATE, "the shoe still holds cards"), None
+                return self._nak(NakCode.SHOE_NOT_EMPTY, "the shoe still holds cards"), None
         self._job = _Job("deliver", self.clock(), self.deliver_s / self.speed,
                          target=DeliverTarget(command.target))
         return Ack(), None

@@ -61,6 +61,7 @@ class NakCode(IntEnum):
     NOT_SUPPORTED = 0x14        # the device lacks the capability
     INVALID_ARGUMENT = 0x15     # payload decodes but a value is out of range for this device
     FAULT = 0x16                # the device is in a fault state; RESET or service needed
+    SHOE_NOT_EMPTY = 0x17       # DELIVER(SHOE) while the attached shoe still holds cards
     INTERNAL_ERROR = 0xFF       # anything else
 
 

@@ -102,6 +102,13 @@ def test_deliver_to_the_attached_shoe_loads_it(clock) -> None:
     assert shoe_host.status().state == DeviceState.LOADED
     shuffler_host.ok(Shuffle(8))
     shuffler_host.wait_for(ShuffleDone, predicate=lambda e: e.counter > 4)
+    # The shoe still holds the first stack: the second stays in the shuffler, said apart from
+    # "nothing shuffled to deliver" (WRONG_STATE), so that the host can tell the two apart.
+    assert nak_code(shuffler_host.command(Deliver(DeliverTarget.SHOE))) == NakCode.SHOE_NOT_EMPTY
+    assert table.shuffler.shuffled is not None
+    table.shoe.unload()
+    shuffler_host.ok(Deliver(DeliverTarget.SHOE))
+    assert shoe_host.wait_for(ShoeLoaded, predicate=lambda e: e.counter > 1).card_count == 416
     assert nak_code(shuffler_host.command(Deliver(DeliverTarget.SHOE))) == NakCode.WRONG_STATE
 
 

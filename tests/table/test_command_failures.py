@@ -155,6 +155,41 @@ def test_an_automatic_shoe_gets_its_delivery_again_too() -> None:
     assert sent(b.link("shuffler", True), m.Deliver) == [m.Deliver(m.DeliverTarget.SHOE)]
 
 
+def test_an_automatic_shoe_that_still_holds_the_last_shoes_cards_is_unloaded_then_given_the_stack() -> None:
+    """681a.7(d)(1): the cards remaining in the shoe are removed before the next batch. An
+    automatic shoe whose UNLOAD was lost refuses the next stack's DELIVER(SHOE) with NAK
+    SHOE_NOT_EMPTY (the stack stays in the shuffler). No fault: the UNLOAD is shown again (safe:
+    the stack is not in the shoe), a restart shows it too, and the shoe's SHOE_EMPTY sends the
+    DELIVER again. Before, the refusal (then WRONG_STATE) held the table in a fault, and the
+    DELIVER sent again at its clearing, refused alike, was taken for one already carried out."""
+    b = Bench(automatic_shoe=True)
+    b.op("open")
+    while b.core.shoe.remaining > 24:  # the cover card is 14 cards above the bottom
+        b.play_round()
+    obey = b._device_acts
+
+    def full_shoe(o: SendCommand) -> None:
+        if isinstance(o.message, m.Display) and o.message.text.startswith("UNLOAD"):
+            return  # lost
+        if isinstance(o.message, m.Deliver):
+            b.feed(CommandFailed("shuffler", "DELIVER", "DELIVER refused: SHOE_NOT_EMPTY", refused=True,
+                                 code="SHOE_NOT_EMPTY"))
+            return
+        obey(o)
+
+    b._device_acts = full_shoe
+    while b.core.shoe.id == "T1-S0001":
+        b.play_round()
+    assert b.core.state == "loading" and not b.core.faults and b.core.prompt == "UNLOAD T1-S0001"
+    restarted = Bench(automatic_shoe=True, auto_deal=False)
+    restarted.core.recover(b.inputs)
+    assert "UNLOAD T1-S0001" in [d.text for d in sent(restarted.core.resume_outputs(), m.Display)]
+    b._device_acts = obey
+    outs = b.event("shoe", m.ShoeEmpty())  # the dealer took the last shoe's cards out
+    assert sent(outs, m.Deliver) == [m.Deliver(m.DeliverTarget.SHOE)]
+    assert b.core.state == "betting" and b.of("shoe_loaded")[-1] == {"cards": 416}
+
+
 def test_a_refusal_is_journaled_with_its_code_and_read_back_the_same() -> None:
     failure = CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE", refused=True, code="WRONG_STATE")
     record = command_failed_record(failure, "T1-S0001", None)
