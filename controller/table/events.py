@@ -82,9 +82,10 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
     counted as still in the shoe are said to be missing. A shoe emptied of the last shoe's cards
     after it refused the next stack (``_stack_command_failed``) gets the stack now."""
     shoe = t.shoe
-    if shoe is not None and shoe.shoe_full:
-        shoe.shoe_full = False  # the last shoe's cards are out: the stack can go in
-        if t.state == "loading":  # held by a fault: its resume sends the DELIVER (still due)
+    if shoe is not None and shoe.loaded_count is None:  # the last shoe's cards taken out
+        refused, shoe.shoe_full = shoe.shoe_full, False
+        shoe.emptied = not refused  # for a refusal still on its way (``_stack_command_failed``)
+        if refused and t.state == "loading":  # held by a fault: its resume sends the DELIVER (still due)
             t.send("shuffler", preparation.stack_delivery(t))
         return
     if shoe is None or t.state not in GATE_OPEN_STATES:
@@ -225,6 +226,12 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
         t.notice("info", f"the {f.device_role} had already taken a DELIVER sent before ({f.code}): not sent again")
         return True
     shoe.delivery_due = True  # the stack may still be in the shuffler
+    if f.refused and f.code == SHOE_NOT_EMPTY and shoe.emptied:
+        # The shoe was emptied after the DELIVER got there: its SHOE_EMPTY came first.
+        shoe.emptied = False
+        t.notice("info", f"the {f.device_role} found the shoe not yet emptied; DELIVER sent again")
+        t.send("shuffler", preparation.stack_delivery(t))
+        return True
     if f.refused and f.code == SHOE_NOT_EMPTY and t.unload_due:
         # The last shoe's UNLOAD was lost: the stack is still in the shuffler (the shoe refused
         # it), so the UNLOAD is safe to show now; the shoe's SHOE_EMPTY sends the DELIVER again.

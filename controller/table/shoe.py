@@ -36,6 +36,7 @@ class Shoe:
     delivery_due: bool = False  # a DELIVER of this stack failed or got no reply: every resume sends it again
     load_held: bool = False  # loaded while a fault held the table: it goes on from the load when resumed
     shoe_full: bool = False  # its DELIVER(SHOE) was refused: the shoe still held cards (not this stack)
+    emptied: bool = False  # the shoe reported itself emptied (SHOE_EMPTY) before this stack went in
     shuffle_held: bool = False  # shuffled while a fault held the table: it goes on from it when resumed
     collected: bool = False  # 681a.7(d)(1): its cards were collected and reconciled (the shoe is over)
     _cardset_cache: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False, compare=False)

@@ -190,6 +190,28 @@ def test_an_automatic_shoe_that_still_holds_the_last_shoes_cards_is_unloaded_the
     assert b.core.state == "betting" and b.of("shoe_loaded")[-1] == {"cards": 416}
 
 
+def test_a_shoe_emptied_just_after_it_refused_the_stack_gets_it_at_once() -> None:
+    """The shoe's SHOE_EMPTY can reach the table before the shuffler's refusal of a DELIVER that
+    found the shoe still full (two links, or one event and one reply). The table then knows the
+    shoe is empty now: it sends the DELIVER again at once, instead of showing an UNLOAD that
+    an empty shoe would answer with no SHOE_EMPTY, and waiting for ever."""
+    b = Bench(automatic_shoe=True)
+    b.op("open")
+    while b.core.shoe.remaining > 24:
+        b.play_round()
+    obey = b._device_acts
+    b._device_acts = lambda o: None if isinstance(o.message, m.Deliver) else obey(o)  # no answer yet
+    while b.core.shoe.id == "T1-S0001":
+        b.play_round()
+    assert b.core.state == "loading"
+    b._device_acts = obey
+    b.event("shoe", m.ShoeEmpty())  # the dealer's UNLOAD, reported first ...
+    outs = b.feed(CommandFailed("shuffler", "DELIVER", "DELIVER refused: SHOE_NOT_EMPTY", refused=True,
+                                code="SHOE_NOT_EMPTY"))  # ... then the refusal of the DELIVER before it
+    assert sent(outs, m.Deliver) == [m.Deliver(m.DeliverTarget.SHOE)]
+    assert b.core.state == "betting" and not b.core.faults
+
+
 def test_a_refusal_is_journaled_with_its_code_and_read_back_the_same() -> None:
     failure = CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE", refused=True, code="WRONG_STATE")
     record = command_failed_record(failure, "T1-S0001", None)
