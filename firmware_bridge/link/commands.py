@@ -66,7 +66,6 @@ class CommandChannel:
         self._stopping = stopping
         self._reporter = reporter
         self._name = name
-        self.reply_timeout = reply_timeout
         self.attempts = attempts
         self.timer = RetransmitTimer(reply_timeout)  # kept across sessions: the same device, mostly
         self._clock = clock
