@@ -28,11 +28,16 @@ class LineQuality:
         self._counts = (0, 0, 0)
         self.noisy = False
 
+    def due(self, now: float) -> bool:
+        """Whether the window is over at ``now``: ``observe`` then judges it (the supervisor asks
+        this at every turn of its loop, so it takes no lock and reads no counter)."""
+        return now - self._start >= WINDOW_S
+
     def observe(self, now: float, commands: int, sent_again: int, damaged_frames: int
                 ) -> tuple[str, str, dict[str, Any]] | None:
         """The link's counters since it was made, at ``now``. Returns what to log when a window
         ends and the line changed: ``(level, event, figures)``, else None."""
-        if now - self._start < WINDOW_S:
+        if not self.due(now):
             return None
         before = self._counts
         window = (commands - before[0], sent_again - before[1], damaged_frames - before[2])

@@ -305,10 +305,12 @@ class Supervisor:
 
     def _check_line(self) -> None:
         """Say when the line turns noisy, and when it is clean again (``LineQuality``)."""
+        now = self._clock()
+        if not self._quality.due(now):  # the common case: no lock on the acknowledgements' path
+            return
         with self._lock:
             stats = self._stats
-            said = self._quality.observe(self._clock(), stats["commands"], stats["retransmissions"],
-                                         stats["frames_dropped"])
+            said = self._quality.observe(now, stats["commands"], stats["retransmissions"], stats["frames_dropped"])
         if said is not None:
             level, event, figures = said
             getattr(self._reporter.log, level)(event, **figures)
