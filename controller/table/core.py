@@ -214,9 +214,9 @@ class TableCore:
         - the cut's CUT and COVER (``preparation.cut_prompts``): without them the stack would go
           in uncut, without its cover cards (the dealer does nothing for a card already placed)."""
         prompts: list[str] = []
-        shoe_refused_the_stack = self.shoe is not None and self.shoe.shoe_full
-        if self.unload_due and st in UNLOAD_STATES and not (
-                st == "loading" and self.automatic_shoe and not shoe_refused_the_stack):
+        stack_may_be_in = (st == "loading" and self.automatic_shoe
+                           and not (self.shoe is not None and self.shoe.shoe_full))
+        if self.unload_due and st in UNLOAD_STATES and not stack_may_be_in:
             prompts.append(preparation.unload_prompt(self.unload_due))
         if st in AWAITING_STACK:
             prompts += preparation.cut_prompts(self)

@@ -226,24 +226,33 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
         t.notice("info", f"the {f.device_role} had already taken a DELIVER sent before ({f.code}): not sent again")
         return True
     shoe.delivery_due = True  # the stack may still be in the shuffler
-    if f.refused and f.code == SHOE_NOT_EMPTY and shoe.emptied:
-        # The shoe was emptied after the DELIVER got there: its SHOE_EMPTY came first.
-        shoe.emptied = False
-        t.notice("info", f"the {f.device_role} found the shoe not yet emptied; DELIVER sent again")
-        t.send("shuffler", preparation.stack_delivery(t))
-        return True
-    if f.refused and f.code == SHOE_NOT_EMPTY and t.unload_due:
-        # The last shoe's UNLOAD was lost: the stack is still in the shuffler (the shoe refused
-        # it), so the UNLOAD is safe to show now; the shoe's SHOE_EMPTY sends the DELIVER again.
-        shoe.shoe_full = True
-        t.notice("warning", f"the {f.device_role} could not deliver: the shoe still holds the last shoe's "
-                            "cards; they are to be taken out, then the stack is delivered")
-        t.show(preparation.unload_prompt(t.unload_due))
+    if f.refused and f.code == SHOE_NOT_EMPTY and _full_shoe_refused(t, f.device_role):
         return True
     if busy:  # not a fault: a floorperson could do nothing
         t.notice("info", f"the {f.device_role} is busy (BUSY): DELIVER is sent again when it is done")
         return True
     return False
+
+
+def _full_shoe_refused(t: TableCore, device_role: str) -> bool:
+    """A DELIVER(SHOE) refused SHOE_NOT_EMPTY: the stack is still in the shuffler. True when the
+    table goes on without a fault: the shoe reported itself emptied since (its SHOE_EMPTY came
+    first), so the DELIVER goes again now; or the last shoe's UNLOAD was lost, so it is shown
+    again (safe: the stack is not in the shoe) and the shoe's SHOE_EMPTY sends the DELIVER
+    (``shoe_empty``)."""
+    shoe = t.shoe
+    if shoe.emptied:
+        shoe.emptied = False
+        t.notice("info", f"the {device_role} found the shoe not yet emptied; DELIVER sent again")
+        t.send("shuffler", preparation.stack_delivery(t))
+        return True
+    if t.unload_due is None:
+        return False
+    shoe.shoe_full = True
+    t.notice("warning", f"the {device_role} could not deliver: the shoe still holds the last shoe's "
+                        "cards; they are to be taken out, then the stack is delivered")
+    t.show(preparation.unload_prompt(t.unload_due))
+    return True
 
 
 def link_status(t: TableCore, s: DeviceStatus) -> None:
