@@ -201,11 +201,7 @@ def run(args: argparse.Namespace) -> int:
     client = ControlClient(args.socket)
     if args.table_command == "status":
         reply = client.status()
-        links = reply.get("links") or {}
-        if args.json:
-            print_json({**reply["status"], "links": links})
-        else:
-            print(status_reply_text(reply))
+        print_json({**reply["status"], "links": reply.get("links") or {}}) if args.json else print(status_reply_text(reply))
         return 0
     if args.table_command == "watch":
         lines = EventLines()
