@@ -4,6 +4,8 @@ which the resume sends again what the state needs; a refused prompt, a refusal w
 already holds the table, or a command whose outcome is unknown (the link went down) is only said."""
 from __future__ import annotations
 
+import pytest
+
 from bench import Bench, sent
 
 from controller.journal import kinds
@@ -155,8 +157,10 @@ def test_an_automatic_shoe_gets_its_delivery_again_too() -> None:
     assert sent(b.link("shuffler", True), m.Deliver) == [m.Deliver(m.DeliverTarget.SHOE)]
 
 
+@pytest.mark.reg("681a.7(d)(1)")
 def test_an_automatic_shoe_that_still_holds_the_last_shoes_cards_is_unloaded_then_given_the_stack() -> None:
-    """681a.7(d)(1): the cards remaining in the shoe are removed before the next batch. An
+    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the
+    shoe": before the next stack goes in. An
     automatic shoe whose UNLOAD was lost refuses the next stack's DELIVER(SHOE) with NAK
     SHOE_NOT_EMPTY (the stack stays in the shuffler). No fault: the UNLOAD is shown again (safe:
     the stack is not in the shoe), a restart shows it too, and the shoe's SHOE_EMPTY sends the
