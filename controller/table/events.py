@@ -38,13 +38,17 @@ def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
     if _held_in(t, "shuffling") and shoe is not None:
         shoe.shuffle_held = True
         return
-    if t.state in AWAITING_STACK and shoe is not None and shoe.delivery_due and preparation.count_ok(t):
+    if t.state in AWAITING_STACK and shoe is not None and preparation.count_ok(t):
         # A shuffle asked for again at a reconnect while the first one's SHUFFLE_DONE was still on
-        # its way: the shuffler shuffled the undealt stack again, and a DELIVER it refused BUSY
-        # meanwhile is due. Nothing has been dealt from the stack, so the new order changes nothing.
-        t.notice("info", f"the {device_role} shuffled the stack again (a SHUFFLE sent again at a reconnect): "
-                         "delivering it")
-        t.send("shuffler", preparation.stack_delivery(t))
+        # its way: the shuffler shuffled the undealt stack again before it delivered it (it carries
+        # out commands in order), so nothing has been dealt from it and the new order changes
+        # nothing. A DELIVER it refused BUSY meanwhile is due: sent now.
+        again = "shuffled the stack again (a SHUFFLE sent again at a reconnect)"
+        if shoe.delivery_due:
+            t.notice("info", f"the {device_role} {again}: delivering it")
+            t.send("shuffler", preparation.stack_delivery(t))
+        else:
+            t.notice("info", f"the {device_role} {again} before it delivered it")
         return
     t.shuffle_done()
 

@@ -126,3 +126,26 @@ def test_a_second_shuffle_asked_for_at_a_reconnect_is_delivered_when_it_is_done(
     outs = b.event("shuffler", m.ShuffleDone(416, 416))                        # the second one's
     assert not b.of("refused") and b.core.state == "loading"
     assert sent(outs, m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
+
+
+def test_a_second_shuffle_done_after_the_stack_was_delivered_is_said_not_refused() -> None:
+    """The same race, with the DELIVER taken: the shuffler carried out the SHUFFLE sent again at the
+    reconnect, then the DELIVER, so its second SHUFFLE_DONE comes while the stack is being loaded.
+    The stack delivered is the one shuffled again, nothing dealt from it: said at info, and the load
+    goes on (before, the report was refused with a warning: an automatic shoe, noise and unplugs)."""
+    from controller.roles import Role
+
+    b = shuffling_table()
+    b.link("shuffler", False)
+    assert _shuffles(b.link("shuffler", True, serial="SH-1", epoch=1)) == 1
+    b.event("shuffler", m.ShuffleDone(416, 416))
+    assert b.core.state == "cutting"
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    b.op("load", Role.DEALER)
+    outs = b.event("shuffler", m.ShuffleDone(416, 416))
+    assert not b.of("refused") and not b.core.faults and b.core.state == "loading"
+    assert not sent(outs, m.Deliver)
+    assert any("shuffled the stack again" in o.text for o in outs if hasattr(o, "text"))
+    b.event("shoe", m.ShoeLoaded(416))
+    assert b.core.state != "loading" and b.of("shoe_loaded")[-1] == {"cards": 416}
