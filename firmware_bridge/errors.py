@@ -26,9 +26,19 @@ from typing import Any
 
 def os_error_words(exc: BaseException) -> str:
     """``"too many open files"`` for ``OSError(EMFILE, ...)``: the error's own text, lower case,
-    without its number or file name (``str(exc)`` when it carries no errno)."""
-    code = getattr(exc, "errno", None)
-    return os.strerror(code).lower() if code else str(exc)
+    without its number or file name. An error that wraps the machine's (pyserial's
+    ``SerialException("write failed: [Errno 5] ...")`` raised while handling the ``OSError``) is
+    said by the ``OSError`` it came from; one with no errno anywhere by its own text (its
+    ``strerror`` when it has one)."""
+    seen: BaseException | None = exc
+    for _ in range(4):  # a few links of the chain: pyserial wraps once
+        if seen is None:
+            break
+        code = getattr(seen, "errno", None)
+        if code:
+            return os.strerror(code).lower()
+        seen = seen.__cause__ or seen.__context__
+    return getattr(exc, "strerror", None) or str(exc)  # pyusb's USBError: "[Errno None] ..." as str
 
 
 class BridgeError(Exception):

@@ -210,7 +210,7 @@ class SerialTransport(Transport):
         except (BlockingIOError, InterruptedError):
             return b""
         if not data:
-            raise DeviceDisconnected(f"{self.url}: the far end closed (readable, no data)")
+            raise DeviceDisconnected(f"{self.url}: closed at the device's end")
         return data
 
     def write(self, data: bytes) -> None:
@@ -228,10 +228,10 @@ class SerialTransport(Transport):
         import serial  # noqa: PLC0415 - already imported by open()
 
         if isinstance(exc, serial.SerialTimeoutException):
-            return TransportTimeout(f"{self.url}: {what} timed out: {exc}")
+            return TransportTimeout(f"{self.url}: {what} timed out")
         if isinstance(exc, (serial.SerialException, OSError)):
-            return DeviceDisconnected(f"{self.url}: {what} failed, device gone: {exc}")
-        return TransportError(f"{self.url}: {what} failed: {type(exc).__name__}: {exc}")
+            return DeviceDisconnected(f"{self.url}: device gone ({os_error_words(exc)})")
+        return TransportError(f"{self.url}: {what} failed ({os_error_words(exc)})")
 
 
 def _open_failure(exc: BaseException) -> str:

@@ -23,7 +23,7 @@ import os
 import select
 import time
 
-from firmware_bridge.errors import DeviceDisconnected
+from firmware_bridge.errors import DeviceDisconnected, os_error_words
 
 __all__ = ["SharedReading"]
 
@@ -121,7 +121,7 @@ class SharedReading:
         if not data and select.select([self._fd], [], [], 0)[0]:
             data = self._read()
             if not data:
-                raise DeviceDisconnected(f"{self._name}: the far end closed (readable, no data)")
+                raise DeviceDisconnected(f"{self._name}: closed at the device's end")
         return data
 
     def _read(self) -> bytes:
@@ -130,7 +130,7 @@ class SharedReading:
         except (BlockingIOError, InterruptedError):
             return b""
         except OSError as exc:
-            raise DeviceDisconnected(f"{self._name}: read failed, device gone: {exc}") from exc
+            raise DeviceDisconnected(f"{self._name}: device gone ({os_error_words(exc)})") from exc
 
     def close(self) -> None:
         """Wake a requester still waiting, then release the epolls and the pipe; never raises. A

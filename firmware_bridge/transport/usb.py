@@ -216,7 +216,7 @@ class UsbTransport(Transport):
 
     def _map_error(self, what: str, exc: BaseException, core: Any) -> TransportError:
         if _is_gone(exc):
-            return DeviceDisconnected(f"{self.describe()}: {what} failed, device gone: {exc}")
+            return DeviceDisconnected(f"{self.describe()}: device gone ({os_error_words(exc)})")
         if isinstance(exc, core.USBTimeoutError):
-            return TransportTimeout(f"{self.describe()}: {what} timed out: {exc}")
-        return TransportError(f"{self.describe()}: {what} failed: {exc}")
+            return TransportTimeout(f"{self.describe()}: {what} timed out")
+        return TransportError(f"{self.describe()}: {what} failed ({os_error_words(exc)})")

@@ -67,10 +67,12 @@ def test_closed_far_end_raises_device_disconnected(pty_pair: tuple[int, str]) ->
     os.close(master)
     with pytest.raises(DeviceDisconnected) as info:
         t.read(1.0)
-    assert path in str(info.value)
+    assert str(info.value) == f"{path}: closed at the device's end"  # said to the table as it is
     assert isinstance(info.value, ConnectionError) and isinstance(info.value, OSError)
-    with pytest.raises(DeviceDisconnected):
+    with pytest.raises(DeviceDisconnected) as info:
         t.write(b"x")
+    # pyserial's "write failed: [Errno 5] Input/output error" said in words, without its errno
+    assert str(info.value) == f"{path}: device gone (input/output error)"
     t.close()
     t.close()  # idempotent
 
