@@ -227,6 +227,9 @@ class SerialTransport(Transport):
     def _map_error(self, what: str, exc: BaseException) -> TransportError:
         import serial  # noqa: PLC0415 - already imported by open()
 
+        if self._port is None:  # closed by another thread (the link's teardown) during the call:
+            # pyserial then fails in its own words (a select on no descriptor), which say nothing
+            return DeviceDisconnected(f"{self.url}: the line was closed during the {what}")
         if isinstance(exc, serial.SerialTimeoutException):
             return TransportTimeout(f"{self.url}: {what} timed out")
         if isinstance(exc, (serial.SerialException, OSError)):

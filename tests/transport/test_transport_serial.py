@@ -77,6 +77,25 @@ def test_closed_far_end_raises_device_disconnected(pty_pair: tuple[int, str]) ->
     t.close()  # idempotent
 
 
+def test_a_write_the_links_teardown_closes_under_it_is_a_lost_device_in_words(pty_pair: tuple[int, str]) -> None:
+    """The link's teardown closes the port while another thread is in pyserial's write, which
+    then fails in its own words (a select on the descriptor it no longer has). A race no test can
+    time, so the port's write closes the transport itself and fails as pyserial does."""
+    _, path = pty_pair
+    t = SerialTransport(path)
+    t.open()
+    port = t._port
+
+    def closed_under_it(data: bytes) -> int:
+        t.close()
+        raise TypeError("argument must be an int, or have a fileno() method.")
+
+    port.write = closed_under_it
+    with pytest.raises(DeviceDisconnected) as info:
+        t.write(b"x")
+    assert str(info.value) == f"{path}: the line was closed during the write"
+
+
 def test_open_failure_names_the_port(tmp_path: os.PathLike[str]) -> None:
     missing = os.path.join(tmp_path, "no-such-tty")
     with pytest.raises(TransportError) as info:
