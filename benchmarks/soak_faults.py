@@ -1,6 +1,7 @@
-"""Fault-mix soak: ``shoectl run --rounds R`` on the built-in emulator under mixes of faults, each
-with its lines unplugged again and again, at several seeds, a few runs at a time; every run must
-finish by itself, and its journal must still add up.
+"""Fault-mix soak: ``shoectl run --rounds R`` on the built-in emulator (or on an automatic shoe
+served by ``shoectl emulate --table``) under mixes of faults, each with its lines unplugged again
+and again, at several seeds, a few runs at a time; every run must finish by itself, and its
+journal must still add up.
 
 ``python -m benchmarks.soak_faults [--seeds N] [--rounds R] [--jobs J] [--limit S] [--speed X] [--keep DIR]``
 (run from the project root; ``make soak`` runs it after the crash soak). docs/hardening.md
@@ -26,19 +27,33 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import IO, NamedTuple
 
 from benchmarks.soak_crash import SHOECTL, Defect, check_journal, shoectl_lines
 from controller.cli.run_options import emulator_speed
 
 UNPLUG = "unplug-every=300ms,unplug-for=100ms"
-# (faults without the seed, Rules Submission): each is run at every seed.
-MIXES: tuple[tuple[str, str], ...] = (
+AUTOSHOE = "emulated-autoshoe"  # a shoe with its shuffler built in (681a.5(h)): one device, one line
+
+
+class Mix(NamedTuple):
+    """A mix of faults (without the seed) for a Rules Submission, run at every seed: on the built-in
+    emulator, or with ``shoe_profile`` on a table of that one device (``shoectl emulate --table
+    --shoe-profile``, driven by ``shoectl run --device``)."""
+
+    faults: str
+    submission: str
+    shoe_profile: str | None = None
+
+
+MIXES: tuple[tuple[str, ...], ...] = (
     ("unplug-every=250ms,unplug-for=100ms", "minibaccarat"),
     ("corrupt=0.01,drop=0.002,dup=0.02", "minibaccarat"),
     ("corrupt=0.002,drop=0.0005,dup=0.005,both-ways=1", "minibaccarat"),  # the host's commands and acks too
@@ -57,22 +72,34 @@ MIXES: tuple[tuple[str, str], ...] = (
     (UNPLUG, "midibaccarat"),
     (UNPLUG, "ez-baccarat"),
     (UNPLUG, "21-baccarat"),
+    # an automatic shoe: the shuffle asked for again at a reconnect, its stack's DELIVER and the last
+    # shoe's UNLOAD on the one line that drops (docs/hardening.md)
+    (f"corrupt=0.002,drop=0.0005,dup=0.005,both-ways=1,{UNPLUG}", "minibaccarat", AUTOSHOE),
+    (f"reset-at=50,door-open-at=120,{UNPLUG}", "ez-baccarat", AUTOSHOE),
 )
 
 
 def one_run(work: Path, faults: str, submission: str, seed: int, rounds: int, limit_s: float,
-            speed: str = "max") -> dict:  # type: ignore[type-arg]
-    """One ``shoectl run`` in ``work`` (created); its figures, or ``Defect``."""
+            speed: str = "max", shoe_profile: str | None = None) -> dict:  # type: ignore[type-arg]
+    """One ``shoectl run`` in ``work`` (created); its figures, or ``Defect``. With ``shoe_profile``
+    the faults and the speed go to ``shoectl emulate --table`` serving that one device."""
     work.mkdir(parents=True)
     journal, dealt = work / "journal.db", work / "dealt.log"
-    argv = [*SHOECTL, "run", "--journal", str(journal), "--rounds", str(rounds), "--seed", str(seed), "--speed", speed,
-            "--faults", f"{faults},seed={seed}", "--submission", submission, "--dealt-log", str(dealt), "--json"]
+    argv = [*SHOECTL, "run", "--journal", str(journal), "--rounds", str(rounds), "--seed", str(seed),
+            "--submission", submission, "--json"]
+    emulator = ["--speed", speed, "--faults", f"{faults},seed={seed}", "--dealt-log", str(dealt)]
     started = time.monotonic()
     with open(work / "stdout", "w") as out, open(work / "stderr", "w") as err:
+        served = _serve_one_device(work, shoe_profile, seed, emulator, err) if shoe_profile else None
+        argv += [f"--device={shoe_profile}@{served[1]}"] if served else emulator
         try:
             status = subprocess.run(argv, stdout=out, stderr=err, timeout=limit_s).returncode
         except subprocess.TimeoutExpired:
             raise Defect(f"did not finish {rounds} rounds in {limit_s:g} s; {_where(journal)}") from None
+        finally:
+            if served:
+                served[0].send_signal(signal.SIGTERM)
+                served[0].wait(30)
     seconds = time.monotonic() - started
     if status != 0:
         said = (work / "stderr").read_text(encoding="utf-8", errors="replace").strip().splitlines()
@@ -80,6 +107,23 @@ def one_run(work: Path, faults: str, submission: str, seed: int, rounds: int, li
     checked = check_journal(journal, dealt)
     return {"seconds": round(seconds, 1), "cards": checked["cards"], "rounds": checked["rounds"],
             "wagers": sum(checked["wagers"].values())}
+
+
+def _serve_one_device(work: Path, profile: str, seed: int, emulator: list[str],
+                      err: IO[str]) -> tuple[subprocess.Popen[str], str]:
+    """``shoectl emulate --table --shoe-profile profile`` serving in ``work/dev``: (the process,
+    its device's port)."""
+    (work / "dev").mkdir()
+    proc = subprocess.Popen([*SHOECTL, "emulate", "--table", "--shoe-profile", profile, "--seed", str(seed),
+                             *emulator, "--dir", str(work / "dev")], stdout=subprocess.PIPE, stderr=err, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    try:
+        [device] = json.loads(line)["devices"]
+    except (ValueError, KeyError, TypeError) as exc:
+        proc.kill()
+        raise Defect(f"the emulator did not say its device ({exc}): {line.strip()!r}") from None
+    return proc, device["port"]
 
 
 def _where(journal: Path) -> str:
@@ -98,21 +142,21 @@ def _where(journal: Path) -> str:
 def soak(work: Path, seeds: int, rounds: int, jobs: int, limit_s: float,
          speed: str = "max") -> tuple[list[dict], list[str]]:  # type: ignore[type-arg]
     """Every mix at every seed; (the figures of the runs that held, the defects)."""
-    runs = [(faults, submission, 1000 * (m + 1) + s) for m, (faults, submission) in enumerate(MIXES)
-            for s in range(1, seeds + 1)]
+    runs = [(Mix(*mix), 1000 * (m + 1) + s) for m, mix in enumerate(MIXES) for s in range(1, seeds + 1)]
     held: list[dict] = []  # type: ignore[type-arg]
     defects: list[str] = []
 
-    def run(job: tuple[str, str, int]) -> None:
-        faults, submission, seed = job
+    def run(job: tuple[Mix, int]) -> None:
+        mix, seed = job
         where = work / f"seed-{seed}"
+        named = f"{mix.faults} {mix.submission}" + (f" on {mix.shoe_profile}" if mix.shoe_profile else "")
         try:
-            figures = one_run(where, faults, submission, seed, rounds, limit_s, speed)
+            figures = one_run(where, mix.faults, mix.submission, seed, rounds, limit_s, speed, mix.shoe_profile)
         except Defect as exc:
-            defects.append(f"{faults} {submission} seed={seed} ({where}): {exc}")
-            print(f"DEFECT {faults} {submission} seed={seed}", flush=True)
+            defects.append(f"{named} seed={seed} ({where}): {exc}")
+            print(f"DEFECT {named} seed={seed}", flush=True)
             return
-        held.append({"faults": faults, "submission": submission, "seed": seed, **figures})
+        held.append({**mix._asdict(), "seed": seed, **figures})
         shutil.rmtree(where, ignore_errors=True)
 
     with ThreadPoolExecutor(jobs) as pool:

@@ -26,6 +26,16 @@ def test_a_run_that_holds_is_checked_and_one_that_does_not_finish_is_a_defect(tm
     assert {"stdout", "stderr"} <= {p.name for p in (tmp_path / "slow" / "seed-1001").iterdir()}
 
 
+def test_a_mix_on_an_automatic_shoe_runs_against_its_own_emulator(tmp_path, monkeypatch) -> None:
+    """A mix naming a shoe profile is dealt on a table of that one device: ``shoectl emulate
+    --table --shoe-profile`` with the faults, ``shoectl run --device`` driving it; the same checks."""
+    monkeypatch.setattr(soak_faults, "MIXES", (("unplug-every=250ms,unplug-for=100ms", "minibaccarat",
+                                                 soak_faults.AUTOSHOE),))
+    held, defects = soak_faults.soak(tmp_path, seeds=1, rounds=2, jobs=1, limit_s=120)
+    assert defects == [] and len(held) == 1
+    assert held[0]["shoe_profile"] == "emulated-autoshoe" and held[0]["rounds"] == 2 and held[0]["cards"] >= 5
+
+
 @pytest.mark.parametrize("argv", [["--seeds", "0"], ["--limit", "0"], ["--jobs", "-1"]])
 def test_bad_arguments_are_a_usage_error(argv: list[str], capsys) -> None:
     with pytest.raises(SystemExit) as exit_:
