@@ -2,19 +2,21 @@
 emulated table; then prove that the journal lost nothing, doubled nothing and still adds up.
 
 ``python -m benchmarks.soak_crash [--kills N] [--seed S] [--keep DIR] [--faults SPEC]
-[--submission NAME]`` (run from the project root; ``make soak`` runs it with the default 100 kills;
-``--faults`` gives the emulated table line faults as well; ``--submission`` deals another game
-than ``shoectl run``'s default). docs/hardening.md explains the figures.
+[--submission NAME] [--shoe-profile NAME]`` (run from the project root; ``make soak`` runs it with
+the default 100 kills; ``--faults`` gives the emulated table line faults as well; ``--submission``
+deals another game than ``shoectl run``'s default; ``--shoe-profile emulated-autoshoe`` makes the
+table one automatic shoe). docs/hardening.md explains the figures.
 
-1. ``shoectl emulate --table --speed max --dealt-log FILE`` serves a shuffler and a shoe on ptys
-   for the whole soak; its dealt log is the ground truth of every card that left the shoe.
+1. ``shoectl emulate --table --speed max --dealt-log FILE`` serves a shuffler and a shoe (or the
+   one automatic shoe) on ptys for the whole soak; its dealt log is the ground truth of every card that left the shoe.
 2. ``shoectl run`` (the automated dealer, on one journal) is started, killed with SIGKILL at a
    random moment, and started again, ``--kills`` times: a quarter of the kills while it starts
    (journal, replay, handshakes), the others after a random number of its journal records
    (mid-round, between settlements, in a shuffle). A controller that exits by itself, writes no
    record for a minute, or a table that stops dealing, is a defect.
 3. A last ``shoectl run --rounds R`` must finish by itself, cleanly.
-4. The checks, all through the CLI (``shoectl journal verify``, ``export`` and ``replay``):
+4. The checks (``benchmarks.soak_checks``), all through the CLI (``shoectl journal verify``,
+   ``export`` and ``replay``):
    - the journal verifies;
    - the shoe's CARD_READs in the journal are the dealt log, card for card, in order: none
      lost, none twice;
@@ -40,15 +42,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
+from benchmarks.soak_checks import SHOECTL, Defect, check_journal
 from controller.cli.run_options import fault_spec
 from controller.rules.errors import SubmissionError
 from controller.rules.submission import resolve_submission
-from firmware_bridge.emulator.table import read_dealt_log
+from firmware_bridge.profiles import ProfileError, resolve_profile
 
-SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 STARTUP_KILL_S = (0.05, 2.5)  # a kill "at a random time" comes this long (uniform) after the start
 KILL_AFTER_LINES = 300         # a kill "after a random record" comes after 1 to this many records
 HANG_S = 60.0                  # a controller with no record this long after its start hangs
@@ -57,15 +58,13 @@ FINAL_ROUNDS = 10
 FINAL_TIMEOUT_S = 300.0
 
 
-class Defect(Exception):
-    """A check failed: the message says what, in the soak's words."""
-
-
 class Table:
-    """The external emulated table (``shoectl emulate --table``) for the whole soak, and the Rules
-    Submission the controllers deal on it (None: ``shoectl run``'s default)."""
+    """The external emulated table (``shoectl emulate --table``, its devices ``ports`` by profile)
+    for the whole soak, and the Rules Submission the controllers deal on it (None: ``shoectl run``'s
+    default). ``shoe_profile``: the table's shoe (``emulate --shoe-profile``)."""
 
-    def __init__(self, work: Path, seed: int, faults: str | None = None, submission: str | None = None) -> None:
+    def __init__(self, work: Path, seed: int, faults: str | None = None, submission: str | None = None,
+                 shoe_profile: str | None = None) -> None:
         self.submission = submission
         self.dealt_log = work / "dealt.log"
         (work / "dev").mkdir()
@@ -73,7 +72,8 @@ class Table:
         self.proc = subprocess.Popen(
             [*SHOECTL, "emulate", "--table", "--seed", str(seed), "--speed", "max",
              "--dealt-log", str(self.dealt_log), "--dir", str(work / "dev"),
-             *(["--faults", f"{faults},seed={seed}"] if faults else [])],
+             *(["--faults", f"{faults},seed={seed}"] if faults else []),
+             *(["--shoe-profile", shoe_profile] if shoe_profile else [])],
             stdout=subprocess.PIPE, stderr=self._stderr, text=True)
         first = self.proc.stdout.readline() if self.proc.stdout else ""
         try:
@@ -106,9 +106,8 @@ class Table:
 
 def run_command(table: Table, journal: Path, seed: int, *extra: str) -> list[str]:
     game = ["--submission", table.submission] if table.submission else []
-    return [*SHOECTL, "run", "--device", f"emulated-shuffler@{table.ports['emulated-shuffler']}",
-            "--device", f"emulated-shoe@{table.ports['emulated-shoe']}", "--journal", str(journal),
-            "--json", "--seed", str(seed), *game, *extra]
+    devices = [f"--device={profile}@{port}" for profile, port in table.ports.items()]
+    return [*SHOECTL, "run", *devices, "--journal", str(journal), "--json", "--seed", str(seed), *game, *extra]
 
 
 class Controller:
@@ -214,102 +213,14 @@ def finish(table: Table, journal: Path, seed: int, work: Path) -> None:
         raise Defect(f"the final run exited with status {done.returncode}:\n{done.stderr[-3000:]}")
 
 
-def shoectl_lines(*args: str) -> list[dict]:  # type: ignore[type-arg]
-    """Run a ``shoectl journal`` reader and parse its JSON lines (a failure is a defect)."""
-    done = subprocess.run([*SHOECTL, "journal", *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise Defect(f"shoectl journal {' '.join(args)} exited {done.returncode}: {done.stderr.strip()}")
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-
-
-def check_cards(entries: list[dict], dealt_log: Path) -> int:  # type: ignore[type-arg]
-    """The journal's CARD_READs are the dealt log, in order; return the number of cards."""
-    journaled = [(f["position"], "?" if f["rank"] == 0xFF else (f["rank"], f["suit"]))
-                 for e in entries if e["kind"] == "input.device" and e["payload"]["event"] == "CARD_READ"
-                 for f in [e["payload"]["fields"]]]
-    dealt = [(d.position, "?" if d.misread else (d.card.rank, d.card.suit))
-             for d in read_dealt_log(dealt_log)]
-    if journaled != dealt:
-        first = next((i for i, (a, b) in enumerate(zip(journaled, dealt)) if a != b),
-                     min(len(journaled), len(dealt)))
-        raise Defect(f"journal and dealt log differ: {len(journaled)} cards journaled, "
-                     f"{len(dealt)} dealt, first difference at card {first + 1}: journal "
-                     f"{journaled[first:first + 3]} dealt {dealt[first:first + 3]}")
-    return len(dealt)
-
-
-def _wager(p: dict) -> tuple[int, str, int]:  # type: ignore[type-arg]
-    return (p["seat"], p["kind"], p["amount"])
-
-
-def check_wagers(entries: list[dict]) -> Counter[str]:  # type: ignore[type-arg]
-    """Walk the journal's money records in order: every wager placed is staked once or returned;
-    every staked wager is settled once. Returns counts by outcome."""
-    pending: Counter[tuple[int, str, int]] = Counter()
-    staked: dict[tuple[str, int], Counter[tuple[int, str, int]]] = {}
-    settled: dict[tuple[str, int], Counter[tuple[int, str, int]]] = {}
-    decided: set[tuple[str, int]] = set()
-    counts: Counter[str] = Counter()
-    for e in entries:
-        kind, p, key = e["kind"], e["payload"], (e["shoe_id"], e["round_no"])
-        if kind == "wager":
-            pending[_wager(p)] += 1
-            counts["placed"] += 1
-        elif kind == "wager_returned":
-            if pending[_wager(p)] < 1:
-                raise Defect(f"entry {e['seq']}: a wager returned that was not pending: {p}")
-            pending[_wager(p)] -= 1
-            counts["returned before a round"] += 1
-        elif kind == "round_start":
-            key = (e["shoe_id"], p["round"])
-            wagers = Counter(_wager(w) for w in p["wagers"])
-            if key in staked:
-                raise Defect(f"entry {e['seq']}: round {key} started twice")
-            if wagers != +pending:
-                raise Defect(f"entry {e['seq']}: round {key} staked {sorted(wagers.elements())} "
-                             f"but the wagers placed were {sorted(pending.elements())}")
-            staked[key], pending = wagers, Counter()
-        elif kind == "settlement":
-            settled.setdefault(key, Counter())[_wager(p)] += 1
-            counts[p["result"]] += 1
-        elif kind == "round_result":
-            if key in decided:
-                raise Defect(f"entry {e['seq']}: round {key} decided twice")
-            decided.add(key)
-            counts[f"rounds {p.get('kind', 'normal')}"] += 1
-    for key, wagers in staked.items():
-        if key in decided and settled.get(key, Counter()) != wagers:
-            raise Defect(f"round {key}: staked {sorted(wagers.elements())}, settled "
-                         f"{sorted(settled.get(key, Counter()).elements())}")
-    open_rounds = [k for k in staked if k not in decided]
-    if open_rounds:
-        raise Defect(f"rounds started and never decided: {open_rounds}")
-    counts["open at the end"] = sum(pending.values())
-    return counts
-
-
-def check_replay(journal: Path) -> int:
-    """``shoectl journal replay``: no round twice, every round's wagers settled exactly once. Run
-    after ``shoectl journal verify`` passed: the replay does not check the chain a second time."""
-    rounds = [d for d in shoectl_lines("replay", "--json", "--no-verify", str(journal)) if d["type"] == "round"]
-    keys = [(d["shoe"], d["round"]) for d in rounds]
-    if len(keys) != len(set(keys)):
-        raise Defect("replay shows a round twice")
-    for d in rounds:
-        staked = sorted(_wager(w) for w in d["wagers"])
-        if sorted(_wager(s) for s in d["settlements"]) != staked:
-            raise Defect(f"replay: round {d['shoe']} {d['round']}: settlements {d['settlements']} "
-                         f"for wagers {d['wagers']}")
-    return len(rounds)
-
-
 def soak(kills: int, seed: int, work: Path, progress: dict[str, float],
-         faults: str | None = None, submission: str | None = None) -> dict:  # type: ignore[type-arg]
+         faults: str | None = None, submission: str | None = None,
+         shoe_profile: str | None = None) -> dict:  # type: ignore[type-arg]
     """The whole soak; ``progress`` says how far it got (kills, cards, seconds) if it stops."""
     rng = random.Random(seed)
     journal = work / "journal.db"
     start = time.monotonic()
-    table = Table(work, seed, faults, submission)
+    table = Table(work, seed, faults, submission, shoe_profile)
     try:
         lived = kill_cycles(table, work, journal, kills, rng, progress)
         finish(table, journal, seed, work)
@@ -320,20 +231,6 @@ def soak(kills: int, seed: int, work: Path, progress: dict[str, float],
     return {"kills": sum(len(lived[k]) for k in ("at a random time", "after a random record")),
             **check_journal(journal, table.dealt_log), "seconds": round(soaked, 1), "seed": seed,
             "controller_seconds": {kind: _spread(times) for kind, times in lived.items()}}
-
-
-def check_journal(journal: Path, dealt_log: Path) -> dict:  # type: ignore[type-arg]
-    """Every check of a soaked journal, or ``Defect``: ``shoectl journal verify`` passes, its
-    CARD_READs are the dealt log (``check_cards``), its money adds up (``check_wagers``), its
-    replay shows each round once, settled once (``check_replay``). Its figures."""
-    verify = subprocess.run([*SHOECTL, "journal", "verify", str(journal)], capture_output=True, text=True)
-    if verify.returncode != 0:
-        raise Defect(f"shoectl journal verify exited {verify.returncode}: {verify.stdout}{verify.stderr}")
-    entries = shoectl_lines("export", "--no-verify", str(journal))  # verified just above
-    cards = check_cards(entries, dealt_log)
-    money = check_wagers(entries)
-    return {"cards": cards, "rounds": check_replay(journal), "journal_entries": len(entries),
-            "wagers": dict(money), "verify": verify.stdout.strip()}
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -362,6 +259,18 @@ def _submission(text: str) -> str:
     return os.path.abspath(text) if os.path.exists(text) else text
 
 
+def _shoe_profile(text: str) -> str:
+    """``--shoe-profile``: a shoe's profile, checked here (a usage error, not an emulator that
+    cannot start)."""
+    try:
+        profile = resolve_profile(text)
+    except ProfileError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if profile.kind not in ("shoe", "shuffler-shoe"):
+        raise argparse.ArgumentTypeError(f"{profile.name}: a {profile.kind}, not a shoe")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.soak_crash",
                                  description="Crash soak (docs/hardening.md).")
@@ -373,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
                     "unplug-every=300ms,unplug-for=100ms (shoectl emulate --faults; the soak's seed is added)")
     ap.add_argument("--submission", type=_submission, metavar="NAME|FILE",
                     help="the Rules Submission each shoectl run deals (shoectl run --submission; default: run's own)")
+    ap.add_argument("--shoe-profile", type=_shoe_profile, metavar="NAME", help="the emulated table's shoe (shoectl emulate --shoe-profile; "
+                    "emulated-autoshoe: one automatic shoe, no separate shuffler)")
     args = ap.parse_args(argv)
     if args.kills < 1:
         ap.error("--kills must be at least 1")
@@ -383,10 +294,11 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tempfile.mkdtemp(prefix="shoectl-crash-soak-"))
     print(f"crash soak: {args.kills} SIGKILLs of shoectl run, seed {args.seed}"
           f"{f', emulator faults {args.faults}' if args.faults else ''}"
-          f"{f', submission {args.submission}' if args.submission else ''}, in {work}", flush=True)
+          f"{f', submission {args.submission}' if args.submission else ''}"
+          f"{f', shoe {args.shoe_profile}' if args.shoe_profile else ''}, in {work}", flush=True)
     progress: dict[str, float] = {"kills": 0}
     try:
-        figures = soak(args.kills, args.seed, work, progress, args.faults, args.submission)
+        figures = soak(args.kills, args.seed, work, progress, args.faults, args.submission, args.shoe_profile)
     except Defect as exc:
         print(f"DEFECT: {exc}\n(journal, dealt log and outputs kept in {work})\n"
               f"so far: {json.dumps(progress)}", file=sys.stderr)

@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from benchmarks.soak_crash import SHOECTL, Defect, check_journal, shoectl_lines
+from benchmarks.soak_checks import SHOECTL, Defect, check_journal, shoectl_lines
 from controller.cli.run_options import emulator_speed
 
 UNPLUG = "unplug-every=300ms,unplug-for=100ms"

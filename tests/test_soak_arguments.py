@@ -48,3 +48,16 @@ def test_the_crash_soak_refuses_a_submission_run_would_refuse(capsys, tmp_path) 
     assert last.startswith("python -m benchmarks.soak_crash: error: argument --submission: ")
     assert "no-such-game" in last and "minibaccarat" in last  # what was given, and what may be
     assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize(("profile", "said"), [("no-such-shoe", "unknown profile"),
+                                                ("emulated-shuffler", "emulated-shuffler: a shuffler, not a shoe")])
+def test_the_crash_soak_refuses_a_shoe_profile_the_emulator_would_refuse(profile: str, said: str, capsys,
+                                                                         tmp_path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        soak_crash.main(["--shoe-profile", profile, "--keep", str(tmp_path / "w")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("python -m benchmarks.soak_crash: error: argument --shoe-profile: ") and said in last
+    assert not (tmp_path / "w").exists()
