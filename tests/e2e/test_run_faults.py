@@ -17,6 +17,7 @@ from controller.journal import JournalReader, verify
 from .journal_checks import check_integrity
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+PYTHON_WORDS = ("[Errno", "Error:", "Exception", "Traceback", "fileno()", "NoneType")
 
 
 def run_table(tmp: Path, faults: str, rounds: int = 25, seed: int = 5, submission: str | None = None) -> Path:
@@ -45,7 +46,12 @@ def test_line_noise_and_unplugs_lose_nothing(tmp_path: Path, faults: str) -> Non
     rounds = check_integrity(tmp_path, journal)
     assert len(rounds) >= 40
     if "unplug" in faults:
-        assert any(k == "fault" and p["fault"].startswith("link:") for k, p in kinds(journal))
+        entries = kinds(journal)
+        assert any(k == "fault" and p["fault"].startswith("link:") for k, p in entries)
+        # why each line was lost, as the floorperson reads it: in words, not Python's
+        said = [p["reason"] for k, p in entries if k in ("fault", "input.status", "input.command_failed")
+                and p.get("reason")]
+        assert said and not [r for r in said if any(python in r for python in PYTHON_WORDS)]
 
 
 @pytest.mark.slow
