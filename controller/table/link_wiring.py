@@ -8,10 +8,12 @@ events and its state changes on the owner's inbox (``controller/table/runner.py`
 - ``state_callback(put, identity_of, role)``: a connect is reported with the identity of the device
   now answering (``identity_of(role)``, read on the link's thread when the link has just set it;
   a function, because the links are made after their options), so the core can tell a
-  reconnect from another device or one that lost its memory; a disconnect with its reason.
+  reconnect from another device or one that lost its memory; a disconnect with its reason, once
+  per outage.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -35,12 +37,27 @@ def event_callback(put: Put, role: str) -> Callable[[Any], None]:
 
 
 def state_callback(put: Put, identity_of: IdentityOf, role: str) -> Callable[[Any, str | None], None]:
+    """The link's ``on_state``. A link that cannot reach its device reports every failed reconnect
+    attempt as a disconnect (each cause in the link's own log); to the table they are one outage,
+    so only its first disconnect is put on the inbox, until the next connect. Each used to be
+    journaled with a fault record and told to the floor as a fault: every 5 s for as long as a
+    device was away, ten times a second on a line dropping and noisy at once."""
+    lock = threading.Lock()
+    down = False  # an outage reported to the table, not yet ended by a connect
+
     def on_state(state: Any, reason: str | None) -> None:
+        nonlocal down
         value = getattr(state, "value", str(state))
         if value == "connected":
+            with lock:
+                down = False
             identity = identity_of(role)
             put(DeviceStatus(role, True, reason or "", getattr(identity, "serial", ""),
                              getattr(identity, "event_epoch", None)))
         elif value == "disconnected" and reason:
+            with lock:
+                if down:
+                    return
+                down = True
             put(DeviceStatus(role, False, reason))
     return on_state

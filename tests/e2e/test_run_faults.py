@@ -52,6 +52,12 @@ def test_line_noise_and_unplugs_lose_nothing(tmp_path: Path, faults: str) -> Non
         said = [p["reason"] for k, p in entries if k in ("fault", "input.status", "input.command_failed")
                 and p.get("reason")]
         assert said and not [r for r in said if any(python in r for python in PYTHON_WORDS)]
+        # one fault per outage, cleared by the reconnect, not one per failed attempt to reconnect
+        for role in ("shoe", "shuffler"):
+            key = f"link:{role}"
+            marks = [k for k, p in entries if (k == "fault" and p["fault"] == key)
+                     or (k == "fault_cleared" and p["faults"] == [key])]
+            assert marks and all(a != b for a, b in zip(marks, marks[1:])), (role, marks)
 
 
 @pytest.mark.slow
