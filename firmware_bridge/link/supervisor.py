@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from firmware_bridge.errors import HandshakeFailed, LinkError, TransportError, os_error_words
+from firmware_bridge.errors import CommandOutcomeUnknown, HandshakeFailed, LinkError, TransportError, os_error_words
 from firmware_bridge.protocol import (
     PROTOCOL_VERSION,
     EventAck,
@@ -107,6 +107,7 @@ class Supervisor:
         self._last_resend = float("-inf")
         self._last_heartbeat = float("-inf")
         self._probe_wanted = False  # a damaged frame came: ask what was missed
+        self._device_heard = False  # the connect under way got an answer: the device is there
         self._quality = LineQuality(clock())  # across sessions: the line, not the connection
 
     def run(self) -> None:
@@ -128,6 +129,10 @@ class Supervisor:
                 # Any other OSError is the machine's (no descriptor left, say), not a bug: in words.
                 known = isinstance(exc, (TransportError, LinkError, ProtocolError))
                 reason = f"connect failed: {exc if known else os_error_words(exc)}"
+                if self._device_heard and isinstance(exc, CommandOutcomeUnknown):
+                    # The device answered, then the line lost the handshake (noise, a drop): it is
+                    # there, so the next try comes soon, not after the backoff of a device away.
+                    backoff.reset()
                 self.teardown()
                 if self._stopping.is_set():
                     break
@@ -166,6 +171,7 @@ class Supervisor:
     def _connect(self) -> str | None:
         """Open the transport and run the handshake: 0x00, SYNC, HELLO, STATUS, RESEND_EVENTS.
         Returns what to say with ``CONNECTED``: that the event epoch changed, else ``None``."""
+        self._device_heard = False
         self.transport.open()
         commands = self._commands
         with self._lock:
@@ -184,6 +190,7 @@ class Supervisor:
             commands.lose(session, f"write failed: {exc}")
             raise
         commands.transact(Sync(), None, internal=True)
+        self._device_heard = True
         identity = commands.transact(Hello(PROTOCOL_VERSION), None, internal=True)
         assert isinstance(identity, Identity)
         self._check_identity(identity, session)

@@ -19,7 +19,7 @@ from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.errors import CommandInterrupted
 from firmware_bridge.link import DeviceLink, LinkState
 from firmware_bridge.profiles import Timing
-from firmware_bridge.protocol import StatusReply, StatusRequest
+from firmware_bridge.protocol import Hello, StatusReply, StatusRequest
 
 from .fake_device import FakeDevice, card, default_identity
 from .rig import DEADLINE, Rig, connected, wait_for
@@ -51,15 +51,24 @@ def test_reconnect_after_unplug_and_replug(rig_factory: Callable[..., Rig]) -> N
     assert rig.link.stats["sessions"] >= 4
 
 
+class RecordedWaits:
+    """The link's reconnect waits (its ``sleep``), recorded, not slept; the ``held``-th and later
+    block until ``release`` is set, so the link tries no more meanwhile."""
+
+    def __init__(self, held: int) -> None:
+        self.delays: list[float] = []
+        self.held = held
+        self.release = threading.Event()
+
+    def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        if len(self.delays) >= self.held:
+            self.release.wait(DEADLINE)
+
+
 def test_backoff_doubles_up_to_the_maximum(rig_factory: Callable[..., Rig]) -> None:
-    delays: list[float] = []
-    release = threading.Event()
-
-    def sleep(seconds: float) -> None:
-        delays.append(seconds)
-        if len(delays) >= 7:
-            release.wait(DEADLINE)
-
+    sleep = RecordedWaits(held=7)
+    delays, release = sleep.delays, sleep.release
     timing = Timing(response_timeout_ms=200, heartbeat_interval_ms=300, retries=3,
                     reconnect_min_ms=10, reconnect_max_ms=100)
     rig = rig_factory(plugged=False, timing=timing, sleep=sleep)
@@ -68,6 +77,32 @@ def test_backoff_doubles_up_to_the_maximum(rig_factory: Callable[..., Rig]) -> N
     assert rig.link.state is LinkState.DISCONNECTED
     assert "connect failed" in rig.states.reasons()
     release.set()
+    rig.link.stop()
+
+
+def test_a_handshake_the_line_loses_after_the_device_answered_is_tried_again_soon(tmp_path: Path,
+                                                                                 rig_factory: Callable[..., Rig]) -> None:
+    """The device is there (it answers SYNC), but its HELLO replies are lost on the line: each
+    failed connect is the line's, not a device away, so the next one comes after the shortest
+    wait instead of doubling up to the maximum (on a line dropping and noisy at once, the links
+    backed off to 5 s and a table dealt nothing for minutes). Once the device is away (unplugged:
+    nothing answers), the waits double again."""
+    sleep = RecordedWaits(held=10)
+    delays, release = sleep.delays, sleep.release
+    timing = Timing(response_timeout_ms=20, heartbeat_interval_ms=300, retries=2,
+                    reconnect_min_ms=10, reconnect_max_ms=100)
+    device = FakeDevice(tmp_path).start()
+    device.drop_replies[Hello] = 1000  # every HELLO's reply lost, for as long as the device is there
+    rig = rig_factory(device=device, timing=timing, sleep=sleep)
+    try:
+        wait_for(lambda: len(delays) >= 3, "three connects that lost their HELLO")
+        device.unplug()
+        wait_for(lambda: len(delays) >= 10, "the device away")
+    finally:
+        release.set()
+    away = next(i for i, d in enumerate(delays) if d != 0.01)  # the first wait after nothing answered
+    assert away >= 3 and device.received["Sync"] >= 3 and "HELLO got no reply" in rig.states.reasons()
+    assert delays[away:away + 4] == [0.02, 0.04, 0.08, 0.1]  # nothing answers: doubling up to the maximum
     rig.link.stop()
 
 
