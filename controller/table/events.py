@@ -6,6 +6,7 @@ changes nothing. ``link_status`` handles the runner's report that a link went do
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -190,7 +191,7 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     mechanism. The shuffle's and the stack's commands first: ``_stack_command_failed``."""
     if _stack_command_failed(t, f):
         return
-    text = f"the {f.device_role} did not carry out {f.command}: {f.reason}"
+    text = f"the {f.device_role} did not carry out {f.command}: {_said(f)}"
     if f.refused and f.code == JAM:
         # The device says its mechanism is jammed (a RESET that clearing the jam sent was lost, say):
         # the jam fault, whose clearing resets the mechanism, not a fault of the command.
@@ -201,6 +202,17 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
         t.notice("warning", text)
         return
     raise_fault(t, f"command:{f.device_role}", text + "; check the device, then clear the fault")
+
+
+def _said(f: CommandFailed) -> str:
+    """Why ``f`` failed, without what the sentence before it says: the link puts its device's name
+    and the command first (``emulated-shoe: DISPLAY: read failed: ...``, ``SHUFFLE refused:
+    BUSY``). The input's journaled reason keeps them."""
+    reason = f.reason
+    name, colon, rest = reason.partition(": ")
+    if colon and name != f.command and re.fullmatch(r"[\w.@-]+", name):
+        reason = rest
+    return reason.removeprefix(f"{f.command}: ").removeprefix(f"{f.command} ")
 
 
 def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:

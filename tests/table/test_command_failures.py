@@ -50,6 +50,24 @@ def test_an_unknown_outcome_a_refused_prompt_and_a_refusal_during_a_fault_are_on
     assert list(b.core.faults) == ["command:shuffler"]
 
 
+@pytest.mark.parametrize(("reason", "said"), [
+    ("emulated-shoe: DISPLAY: read failed: /dev/x: closed at the device's end before the reply; outcome unknown "
+     "(not resent)", "read failed: /dev/x: closed at the device's end before the reply; outcome unknown (not resent)"),
+    ("emulated-shoe: link is down (read failed: /dev/x: closed at the device's end); DISPLAY not sent",
+     "link is down (read failed: /dev/x: closed at the device's end); DISPLAY not sent"),
+    ("EMU-emulated-shoe: DISPLAY got no reply after 4 attempt(s); outcome unknown",
+     "got no reply after 4 attempt(s); outcome unknown"),
+    ("DISPLAY refused: BUSY", "refused: BUSY"),
+])
+def test_a_failure_is_said_without_the_device_and_command_the_link_put_first(reason: str, said: str) -> None:
+    """The floor reads "the shoe did not carry out DISPLAY: read failed: ...", not the link's
+    "emulated-shoe: DISPLAY: " again; the journaled input keeps the link's words."""
+    b = opened_without_answer()
+    outs = b.feed(CommandFailed("shoe", "DISPLAY", reason, refused=reason.endswith("BUSY"), code="BUSY"))
+    assert [o.text for o in outs if hasattr(o, "text")] == [f"the shoe did not carry out DISPLAY: {said}"]
+    assert b.inputs[-1].reason == reason  # the input as journaled
+
+
 def test_a_failed_command_is_journaled_as_an_input_and_read_back_the_same() -> None:
     failure = CommandFailed("shoe", "GATE_UNLOCK", "GATE_UNLOCK refused: WRONG_STATE", refused=True)
     record = command_failed_record(failure, "T1-S0001", 3)
