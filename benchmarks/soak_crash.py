@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 from benchmarks.soak_checks import SHOECTL, Defect, check_journal
+from benchmarks.soak_table import Table
 from controller.cli.run_options import fault_spec
 from controller.rules.errors import SubmissionError
 from controller.rules.submission import resolve_submission
@@ -58,56 +59,10 @@ FINAL_ROUNDS = 10
 FINAL_TIMEOUT_S = 300.0
 
 
-class Table:
-    """The external emulated table (``shoectl emulate --table``, its devices ``ports`` by profile)
-    for the whole soak, and the Rules Submission the controllers deal on it (None: ``shoectl run``'s
-    default). ``shoe_profile``: the table's shoe (``emulate --shoe-profile``)."""
-
-    def __init__(self, work: Path, seed: int, faults: str | None = None, submission: str | None = None,
-                 shoe_profile: str | None = None) -> None:
-        self.submission = submission
-        self.dealt_log = work / "dealt.log"
-        (work / "dev").mkdir()
-        self._stderr = open(work / "emulator.err", "w")  # noqa: SIM115 - open for the table's life
-        self.proc = subprocess.Popen(
-            [*SHOECTL, "emulate", "--table", "--seed", str(seed), "--speed", "max",
-             "--dealt-log", str(self.dealt_log), "--dir", str(work / "dev"),
-             *(["--faults", f"{faults},seed={seed}"] if faults else []),
-             *(["--shoe-profile", shoe_profile] if shoe_profile else [])],
-            stdout=subprocess.PIPE, stderr=self._stderr, text=True)
-        first = self.proc.stdout.readline() if self.proc.stdout else ""
-        try:
-            self.ports = {d["profile"]: d["port"] for d in json.loads(first)["devices"]}
-        except (ValueError, KeyError):
-            self.stop()
-            raise Defect(f"the emulator did not start (see {work / 'emulator.err'})") from None
-
-    def check_alive(self) -> None:
-        if self.proc.poll() is not None:
-            raise Defect(f"the emulator exited with status {self.proc.returncode}")
-
-    def cards_dealt(self) -> int:
-        try:
-            with open(self.dealt_log, "rb") as f:
-                return sum(1 for _ in f)
-        except FileNotFoundError:
-            return 0
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._stderr.close()
-
-
 def run_command(table: Table, journal: Path, seed: int, *extra: str) -> list[str]:
     game = ["--submission", table.submission] if table.submission else []
-    devices = [f"--device={profile}@{port}" for profile, port in table.ports.items()]
-    return [*SHOECTL, "run", *devices, "--journal", str(journal), "--json", "--seed", str(seed), *game, *extra]
+    return [*SHOECTL, "run", *table.device_args(), "--journal", str(journal), "--json", "--seed", str(seed),
+            *game, *extra]
 
 
 class Controller:

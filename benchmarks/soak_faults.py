@@ -27,16 +27,16 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import NamedTuple
 
 from benchmarks.soak_checks import SHOECTL, Defect, check_journal, shoectl_lines
+from benchmarks.soak_table import Table
 from controller.cli.run_options import emulator_speed
 
 UNPLUG = "unplug-every=300ms,unplug-for=100ms"
@@ -90,16 +90,15 @@ def one_run(work: Path, faults: str, submission: str, seed: int, rounds: int, li
     emulator = ["--speed", speed, "--faults", f"{faults},seed={seed}", "--dealt-log", str(dealt)]
     started = time.monotonic()
     with open(work / "stdout", "w") as out, open(work / "stderr", "w") as err:
-        served = _serve_one_device(work, shoe_profile, seed, emulator, err) if shoe_profile else None
-        argv += [f"--device={shoe_profile}@{served[1]}"] if served else emulator
+        table = Table(work, seed, faults, shoe_profile=shoe_profile, speed=speed) if shoe_profile else None
+        argv += table.device_args() if table else emulator
         try:
             status = subprocess.run(argv, stdout=out, stderr=err, timeout=limit_s).returncode
         except subprocess.TimeoutExpired:
             raise Defect(f"did not finish {rounds} rounds in {limit_s:g} s; {_where(journal)}") from None
         finally:
-            if served:
-                served[0].send_signal(signal.SIGTERM)
-                served[0].wait(30)
+            if table:
+                table.stop()
     seconds = time.monotonic() - started
     if status != 0:
         said = (work / "stderr").read_text(encoding="utf-8", errors="replace").strip().splitlines()
@@ -107,23 +106,6 @@ def one_run(work: Path, faults: str, submission: str, seed: int, rounds: int, li
     checked = check_journal(journal, dealt)
     return {"seconds": round(seconds, 1), "cards": checked["cards"], "rounds": checked["rounds"],
             "wagers": sum(checked["wagers"].values())}
-
-
-def _serve_one_device(work: Path, profile: str, seed: int, emulator: list[str],
-                      err: IO[str]) -> tuple[subprocess.Popen[str], str]:
-    """``shoectl emulate --table --shoe-profile profile`` serving in ``work/dev``: (the process,
-    its device's port)."""
-    (work / "dev").mkdir()
-    proc = subprocess.Popen([*SHOECTL, "emulate", "--table", "--shoe-profile", profile, "--seed", str(seed),
-                             *emulator, "--dir", str(work / "dev")], stdout=subprocess.PIPE, stderr=err, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    try:
-        [device] = json.loads(line)["devices"]
-    except (ValueError, KeyError, TypeError) as exc:
-        proc.kill()
-        raise Defect(f"the emulator did not say its device ({exc}): {line.strip()!r}") from None
-    return proc, device["port"]
 
 
 def _where(journal: Path) -> str:
