@@ -126,7 +126,7 @@ def cut(t: TableCore, op: OperatorInput, position: int, seat: int | None = None)
     by = shoe.check_cut(position, seat, t.sub.min_cover_depth)
     shoe.cut(position, by)
     t.record(kinds.CUT, {"position": shoe.cut_position, "by": shoe.cut_by, "stack": shoe.stack_size})
-    t.show(preparation.cut_prompts(t)[-1])  # the prompt just made: CUT n
+    t.show(preparation.cut_prompt(shoe.cut_position))
 
 
 def cover(t: TableCore, op: OperatorInput, from_bottom: int) -> None:
@@ -134,7 +134,7 @@ def cover(t: TableCore, op: OperatorInput, from_bottom: int) -> None:
     shoe.check_cover(from_bottom, t.sub.min_cover_depth, t.sub.burn_cards)
     shoe.cover_from_bottom = from_bottom
     t.record(kinds.COVER, {"from_bottom": from_bottom})
-    t.show(preparation.cut_prompts(t)[-1])  # COVER n
+    t.show(preparation.cover_prompt(from_bottom))
     t.cut_complete()
 
 

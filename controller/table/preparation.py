@@ -170,10 +170,20 @@ def cut_prompts(t: TableCore) -> list[str]:
     shoe = t.shoe
     if shoe is None or shoe.cut_position is None or shoe.loaded_count is not None:
         return []
-    made = [f"CUT {shoe.cut_position}"]
+    made = [cut_prompt(shoe.cut_position)]
     if shoe.cover_from_bottom is not None:
-        made.append(f"COVER {shoe.cover_from_bottom}")
+        made.append(cover_prompt(shoe.cover_from_bottom))
     return made
+
+
+def cut_prompt(position: int) -> str:
+    """681a.5(c)-(d): the cover card ``position`` cards in from the top; what is above it goes under."""
+    return f"CUT {position}"
+
+
+def cover_prompt(from_bottom: int) -> str:
+    """681a.5(d): the second cover card ``from_bottom`` cards above the bottom."""
+    return f"COVER {from_bottom}"
 
 
 def collect_set_aside(t: TableCore) -> None:
