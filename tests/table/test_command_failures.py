@@ -175,6 +175,15 @@ def test_an_automatic_shoe_gets_its_delivery_again_too() -> None:
     assert sent(b.link("shuffler", True), m.Deliver) == [m.Deliver(m.DeliverTarget.SHOE)]
 
 
+def automatic_shoe_near_its_cover_card() -> Bench:
+    """An automatic shoe dealt until its cover card (14 cards above the bottom) is a round or two away."""
+    b = Bench(automatic_shoe=True)
+    b.op("open")
+    while b.core.shoe.remaining > 24:
+        b.play_round()
+    return b
+
+
 @pytest.mark.reg("681a.7(d)(1)")
 def test_an_automatic_shoe_that_still_holds_the_last_shoes_cards_is_unloaded_then_given_the_stack() -> None:
     """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the
@@ -184,10 +193,7 @@ def test_an_automatic_shoe_that_still_holds_the_last_shoes_cards_is_unloaded_the
     the stack is not in the shoe), a restart shows it too, and the shoe's SHOE_EMPTY sends the
     DELIVER again. Before, the refusal (then WRONG_STATE) held the table in a fault, and the
     DELIVER sent again at its clearing, refused alike, was taken for one already carried out."""
-    b = Bench(automatic_shoe=True)
-    b.op("open")
-    while b.core.shoe.remaining > 24:  # the cover card is 14 cards above the bottom
-        b.play_round()
+    b = automatic_shoe_near_its_cover_card()
     obey = b._device_acts
 
     def full_shoe(o: SendCommand) -> None:
@@ -217,10 +223,7 @@ def test_a_shoe_emptied_just_after_it_refused_the_stack_gets_it_at_once() -> Non
     found the shoe still full (two links, or one event and one reply). The table then knows the
     shoe is empty now: it sends the DELIVER again at once, instead of showing an UNLOAD that
     an empty shoe would answer with no SHOE_EMPTY, and waiting for ever."""
-    b = Bench(automatic_shoe=True)
-    b.op("open")
-    while b.core.shoe.remaining > 24:
-        b.play_round()
+    b = automatic_shoe_near_its_cover_card()
     obey = b._device_acts
     b._device_acts = lambda o: None if isinstance(o.message, m.Deliver) else obey(o)  # no answer yet
     while b.core.shoe.id == "T1-S0001":
