@@ -308,8 +308,9 @@ def _cut_second_shoe_lost_with_the_shoes_link() -> Bench:
 def test_a_resume_before_the_load_shows_the_whole_preparation_again() -> None:
     """681a.7(d)(1): "removing the cards remaining in the shoe"; 681a.5(d): "the dealer shall
     take all cards above the cover card and the cover card and place them on the bottom of the
-    stack. The dealer shall then insert the second cover card". A shoe whose link was down from the end of one shoe to the load of the next
-    never showed the dealer its UNLOAD, CUT or COVER. Its resume showed LOAD alone: the dealer
+    stack. The dealer shall then insert the second cover card". A shoe whose link was down from
+    the end of one shoe to the load of the next never showed the dealer its UNLOAD, CUT or COVER.
+    Its resume showed LOAD alone: the dealer
     could not load (the last shoe's cards were still in the shoe) and the table waited in
     ``loading`` for ever (a fault soak with noise both ways). Had the shoe been empty, the stack
     would have gone in uncut and without its cover cards. Each resume before the load, after the
