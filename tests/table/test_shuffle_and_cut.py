@@ -5,11 +5,10 @@ the table core's inputs and outputs (sans-I/O), with scripted devices (bench.py)
 from __future__ import annotations
 
 import pytest
-from bench import Bench, stack_with
+from bench import Bench, sent, stack_with
 
 from controller.rules.cards import Composition, parse_cards
 from controller.table.core import TableCore
-from controller.table.io import SendCommand
 from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
@@ -273,15 +272,22 @@ def test_a_restart_after_the_reconciliation_shows_unload_again_before_the_new_sh
     while b.core.shoe.id.endswith("S0001"):
         b.play_round()
     assert b.core.state in ("cutting", "shuffling") and b.of("reconciliation")[-1]["remaining_in_shoe"] > 0
-    restarted = TableCore(b.sub)
-    restarted.recover(b.inputs)
-    shown = [o.message.text for o in restarted.resume_outputs() if isinstance(o.message, m.Display)]
+    shown = _shown(_restarted(b).resume_outputs())
     assert shown[0] == "UNLOAD T1-S0001" and shown[-1] == b.core.prompt
     b.open_and_cut()  # the next stack is cut and loaded: no more UNLOAD after that
-    restarted = TableCore(b.sub)
-    restarted.recover(b.inputs)
-    assert not [o for o in restarted.resume_outputs() if isinstance(o.message, m.Display)
-                and o.message.text.startswith("UNLOAD")]
+    assert not [text for text in _shown(_restarted(b).resume_outputs()) if text.startswith("UNLOAD")]
+
+
+def _restarted(b: Bench) -> TableCore:
+    """A core started afresh on ``b``'s journaled inputs (a restart now)."""
+    core = TableCore(b.sub)
+    core.recover(b.inputs)
+    return core
+
+
+def _shown(outs: list) -> list[str]:
+    """The texts the outputs ``outs`` show on the shoe's display, in order."""
+    return [d.text for d in sent(outs, m.Display)]
 
 
 def _cut_second_shoe_lost_with_the_shoes_link() -> Bench:
@@ -319,17 +325,12 @@ def test_a_resume_before_the_load_shows_the_whole_preparation_again() -> None:
     b = _cut_second_shoe_lost_with_the_shoes_link()
     expected = ["UNLOAD T1-S0001", "CUT 120", "COVER 15", "LOAD T1-S0002"]
     assert b.core.state == "fault" and b.core.saved_state == "loading"
-    restarted = TableCore(b.sub)  # a restart now
-    restarted.recover(b.inputs)
-    assert [o.message.text for o in restarted.resume_outputs() if isinstance(o.message, m.Display)] == expected
-    outs = b.link("shoe", True)  # the link back: the fault's resume
-    assert [o.message.text for o in outs if isinstance(o, SendCommand) and isinstance(o.message, m.Display)] == expected
+    assert _shown(_restarted(b).resume_outputs()) == expected  # a restart now
+    assert _shown(b.link("shoe", True)) == expected  # the link back: the fault's resume
     assert b.core.state == "betting" and b.of("shoe_loaded")[-1] == {"cards": 416}  # the dealer could load
     assert b.cut_made and b.cover_index == 416 - 15  # the stack went in cut, with its second cover card
-    restarted = TableCore(b.sub)
-    restarted.recover(b.inputs)
-    assert not [o for o in restarted.resume_outputs() if isinstance(o.message, m.Display)
-                and o.message.text.split()[0] in ("UNLOAD", "CUT", "COVER", "LOAD")]
+    assert not [text for text in _shown(_restarted(b).resume_outputs())
+                if text.split()[0] in ("UNLOAD", "CUT", "COVER", "LOAD")]
 
 
 @pytest.mark.reg("681a.7(d)(1)")
