@@ -184,7 +184,7 @@ class TableCore:
           the shuffler, with nothing left to deliver, would refuse it, and the refusal would hold
           the table again at every clearing;
         - before the next stack is loaded, its preparation's prompts the dealer may have missed
-          (``_preparation_prompts``), what the faults holding the table need the dealer to do
+          (``preparation_prompts``), what the faults holding the table need the dealer to do
           (``faults.held_prompts``) and the current prompt are shown again (each is safe to
           repeat)."""
         out: list[Output] = []
@@ -196,13 +196,13 @@ class TableCore:
             out.append(send(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
         elif self._delivery_due(st, restart):
             out.append(send(self.device_for("shuffler"), preparation.stack_delivery(self)))
-        prompts = [text for text in self._preparation_prompts(st) if text != self.prompt_text]
+        prompts = [text for text in self.preparation_prompts(st) if text != self.prompt_text]
         prompts += held_prompts(self.faults)
         if self.prompt_text:
             prompts.append(self.prompt_text)
         return out + [send("shoe", m.Display(text)) for text in prompts]
 
-    def _preparation_prompts(self, st: str) -> list[str]:
+    def preparation_prompts(self, st: str) -> list[str]:
         """Before the next stack is in the shoe, the prompts of its preparation the dealer may
         not have had (lost with the shoe's link, or in a crash), in order:
 

@@ -56,7 +56,8 @@ class CommandFailed:
     ``device_role`` the role of the device it was for (shuffler, shoe); ``code`` the NAK's code
     name (``WRONG_STATE``) when refused. ``resent``: the command was one a restart sent again
     (``SendCommand.resent``), so the device may have carried out the first one before the process
-    stopped."""
+    stopped. ``prompt``: for a DISPLAY, the text it was to show (the core holds the table when
+    the dealer did not see a step of the preparation: ``events.command_failed``)."""
 
     device_role: str
     command: str
@@ -64,6 +65,7 @@ class CommandFailed:
     refused: bool
     code: str | None = None
     resent: bool = False
+    prompt: str | None = None
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,8 @@ def command_failed_record(inp: CommandFailed, shoe: str | None, round_no: int | 
         payload["code"] = inp.code
     if inp.resent:
         payload["resent"] = True
+    if inp.prompt is not None:
+        payload["prompt"] = inp.prompt
     return JournalRecord(kinds.INPUT_COMMAND_FAILED, payload, shoe=shoe, round=round_no)
 
 
@@ -135,10 +137,16 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | Comma
             return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["operator_role"]))
         if entry.kind == kinds.INPUT_COMMAND_FAILED:
             return CommandFailed(p["device_role"], p["command"], p["reason"], bool(p["refused"]), p.get("code"),
-                                 p.get("resent") is True)
+                                 p.get("resent") is True, _text_or_none(p.get("prompt")))
         return DeviceStatus(p["device_role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError
         raise malformed_entry(entry, exc) from None
+
+
+def _text_or_none(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError("not text")
+    return value
 
 
 def _event_class(entry: Any, name: Any) -> type[m.DeviceEvent]:

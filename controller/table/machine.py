@@ -100,6 +100,9 @@ LIVE_SET = frozenset(LIVE)
 GATE_OPEN_STATES = frozenset({"burning", "betting", "dealing", "squeeze", "house_money"})
 # States in which the shuffled stack is on its way from the shuffler into the shoe.
 AWAITING_STACK = frozenset({"cutting", "ready_to_load", "loading"})
+# States in which the next shoe is being made ready, no wager open: the dealer's next step
+# (unload, shuffle, cut, load, burn, spread) may be on the shoe's display alone.
+PREPARING = frozenset({"inspection", "shuffling", "cutting", "ready_to_load", "loading", "burning"})
 
 
 def build_machine(model: Any, initial: str = "closed") -> Machine:

@@ -76,7 +76,9 @@ class DeviceSenders:
                         stopping = self._stopping.is_set()  # the link was closed under it: expected, info
                         if not stopping:  # the core decides what a failed command means (journaled first)
                             code = exc.code_name if isinstance(exc, DeviceRefused) else None
-                            self._failed(CommandFailed(role, name, str(exc), code is not None, code, command.resent))
+                            prompt = msg.text if isinstance(msg, m.Display) else None
+                            self._failed(CommandFailed(role, name, str(exc), code is not None, code, command.resent,
+                                                       prompt))
                         (self._log.info if stopping else self._log.warning)(
                             "command failed", role=role, command=name, error=str(exc))
                     break

@@ -1,6 +1,7 @@
 """A command a device did not carry out is an input the core decides on (journaled first, so a
 restart decides the same): refused (a NAK) holds the table in a fault a floorperson clears, after
-which the resume sends again what the state needs; a refused prompt, a refusal while a fault
+which the resume sends again what the state needs; so does a refused prompt that is still the
+dealer's step while the next shoe is made ready. Any other refused prompt, a refusal while a fault
 already holds the table, or a command whose outcome is unknown (the link went down) is only said."""
 from __future__ import annotations
 
@@ -37,10 +38,10 @@ def test_a_refused_shuffle_holds_the_table_until_a_floorperson_clears_it_then_as
     assert sent(outs, m.Shuffle)
 
 
-def test_an_unknown_outcome_a_refused_prompt_and_a_refusal_during_a_fault_are_only_said() -> None:
+def test_an_unknown_outcome_a_stale_refused_prompt_and_a_refusal_during_a_fault_are_only_said() -> None:
     b = opened_without_answer()
     for failure in (CommandFailed("shuffler", "SHUFFLE", "no reply", refused=False),
-                    CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True)):
+                    CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True, prompt="CLOSED")):
         outs = b.feed(failure)
         assert b.core.state == "shuffling" and not b.core.faults
         assert [o.text for o in outs if hasattr(o, "text")] and not [o for o in outs if hasattr(o, "kind")]
@@ -237,10 +238,14 @@ def test_a_shoe_emptied_just_after_it_refused_the_stack_gets_it_at_once() -> Non
     assert b.core.state == "betting" and not b.core.faults
 
 
-def test_a_refusal_is_journaled_with_its_code_and_read_back_the_same() -> None:
-    failure = CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE", refused=True, code="WRONG_STATE")
+@pytest.mark.parametrize("failure", [
+    CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE", refused=True, code="WRONG_STATE"),
+    CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True, code="BUSY", prompt="UNLOAD T1-S0001"),
+])
+def test_a_refusal_is_journaled_with_its_code_and_prompt_and_read_back_the_same(failure: CommandFailed) -> None:
     record = command_failed_record(failure, "T1-S0001", None)
-    assert record.payload["code"] == "WRONG_STATE" and kinds.payload_problem(record.kind, record.payload) is None
+    assert record.payload["code"] == failure.code and kinds.payload_problem(record.kind, record.payload) is None
+    assert record.payload.get("prompt") == failure.prompt
 
     class Stored:
         kind, payload, schema_version, seq = record.kind, record.payload, 2, 1
@@ -248,8 +253,70 @@ def test_a_refusal_is_journaled_with_its_code_and_read_back_the_same() -> None:
     assert input_from(Stored()) == failure
 
 
-def test_a_senders_refusal_reaches_the_core_with_the_naks_code_name() -> None:
-    """The sender turns a device's NAK into the core's input: refused, with the code's name."""
+def _shoe_ended_with_its_unload_refused() -> tuple[Bench, list[CommandFailed]]:
+    """A bench dealt to the end of its first shoe whose shoe refused the UNLOAD prompt (NAK BUSY),
+    and the refusals, not yet fed (they reach the core after the round that ended the shoe)."""
+    b = Bench()
+    b.open_and_cut()
+    obey, refusals = b._device_acts, []
+
+    def busy_display(o: SendCommand) -> None:
+        if isinstance(o.message, m.Display) and o.message.text.startswith("UNLOAD"):
+            refusals.append(CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True, code="BUSY",
+                                          prompt=o.message.text))
+            return
+        obey(o)
+
+    b._device_acts = busy_display
+    while b.core.shoe.id == "T1-S0001":
+        b.play_round()
+    b._device_acts = obey
+    return b, refusals
+
+
+@pytest.mark.reg("681a.7(d)(1)")
+def test_an_unload_the_shoe_refused_to_show_holds_the_table_until_it_is_shown() -> None:
+    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the shoe
+    and placing them in the discard rack". The shoe refused to show the UNLOAD (a NAK, the link
+    up): the dealer never took the last shoe's cards out, and the next stack could not go in
+    (a separate shoe waited in ``loading``). The refusal now holds the table in a fault; its
+    clearing shows the UNLOAD again before the cut, and the shoe is made ready as usual."""
+    b, refusals = _shoe_ended_with_its_unload_refused()
+    assert b.core.state == "cutting" and refusals == [refusals[0]] and refusals[0].prompt == "UNLOAD T1-S0001"
+    b.feed(refusals[0])
+    assert b.core.state == "fault" and b.core.saved_state == "cutting" and list(b.core.faults) == ["command:shoe"]
+    assert 'the dealer did not see "UNLOAD T1-S0001"' in b.of("fault")[-1]["reason"]
+    shown = [d.text for d in sent(b.op("clear_fault", key="command:shoe"), m.Display)]
+    assert shown[0] == "UNLOAD T1-S0001" and shown[-1] == b.core.prompt and b.core.state == "cutting"
+    b.open_and_cut()
+    assert b.core.state == "betting" and b.core.shoe.id == "T1-S0002"
+
+
+def test_a_prompt_refused_during_play_or_after_the_step_is_only_said() -> None:
+    """The cards decide a round, so a prompt the shoe refused while wagers are open or a round is
+    dealt does not stop the game; nor does a refused UNLOAD once the next stack is in."""
+    b, refusals = _shoe_ended_with_its_unload_refused()
+    b.open_and_cut()
+    assert b.core.state == "betting"
+    for failure in (*refusals, CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True,
+                                             code="BUSY", prompt=b.core.prompt)):
+        outs = b.feed(failure)
+        assert b.core.state == "betting" and not b.core.faults
+        assert [o.text for o in outs if hasattr(o, "text")] and not [o for o in outs if hasattr(o, "kind")]
+
+
+@pytest.mark.parametrize("role, command, expected", [
+    ("shuffler", m.Deliver(m.DeliverTarget.DEALER),
+     CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE: not now", refused=True,
+                   code="WRONG_STATE")),
+    ("shoe", m.Display("UNLOAD T1-S0001"),
+     CommandFailed("shoe", "DISPLAY", "DISPLAY refused: WRONG_STATE: not now", refused=True,
+                   code="WRONG_STATE", prompt="UNLOAD T1-S0001")),
+])
+def test_a_senders_refusal_reaches_the_core_with_the_naks_code_name(role: str, command: m.Command,
+                                                                    expected: CommandFailed) -> None:
+    """The sender turns a device's NAK into the core's input: refused, with the code's name (and
+    a DISPLAY's text)."""
     import threading
     import time
 
@@ -266,19 +333,18 @@ def test_a_senders_refusal_reaches_the_core_with_the_naks_code_name() -> None:
             return True
 
         def request(self, msg: object) -> None:
-            raise DeviceRefused(msg, NakCode.WRONG_STATE, "nothing shuffled to deliver")
+            raise DeviceRefused(msg, NakCode.WRONG_STATE, "not now")
 
     stopping = threading.Event()
     box = senders.DeviceSenders(stopping, failed=failures.append, log=structlog.get_logger())
-    box.start("shuffler", RefusingLink())
-    assert box.send(SendCommand("shuffler", m.Deliver(m.DeliverTarget.DEALER)))
+    box.start(role, RefusingLink())
+    assert box.send(SendCommand(role, command))
     deadline = time.monotonic() + 10
     while not failures and time.monotonic() < deadline:
         time.sleep(0.01)
     stopping.set()
     box.join(timeout=10)
-    assert failures == [CommandFailed("shuffler", "DELIVER", "DELIVER refused: WRONG_STATE: nothing shuffled to deliver",
-                                      refused=True, code="WRONG_STATE")]
+    assert failures == [expected]
 
 
 def test_a_command_refused_because_the_device_is_jammed_is_the_jam_fault_whose_clearing_resets_it() -> None:
