@@ -66,7 +66,7 @@ MIXES: tuple[tuple[str, ...], ...] = (
     (f"reset-at=2,jam-at=3,{UNPLUG}", "ez-baccarat"),
     (f"door-open-at=1,{UNPLUG}", "minibaccarat"),
     (f"face-up-at=35,{UNPLUG}", "minibaccarat"),
-    (f"cover-at=60,{UNPLUG}", "minibaccarat"),
+    (f"cover-at=60,refuse-display=UNLOAD,{UNPLUG}", "minibaccarat"),  # the UNLOAD refused (NAK BUSY) once
     (f"dealer-extra-at=40,{UNPLUG}", "minibaccarat"),
     (f"dealer-expose-at=40,{UNPLUG}", "minibaccarat"),
     (UNPLUG, "midibaccarat"),

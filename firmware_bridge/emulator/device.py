@@ -123,6 +123,7 @@ class EmulatedDevice:
         self.connection = DeviceConnection(self.identity, max_unacknowledged=max_unacknowledged)
         self.mode = DeviceMode.NORMAL
         self.display_text = ""
+        self._display_refused = False
         self.door_open = False
         self.jammed = False
         self.jam_location: JamLocation | None = None
@@ -383,6 +384,10 @@ class EmulatedDevice:
         return Ack(), None
 
     def _cmd_display(self, command: Display) -> Handled:
+        word = self.faults.refuse_display
+        if word and not self._display_refused and command.text.split(" ", 1)[0] == word:
+            self._display_refused = True  # once: the fault ``refuse-display``
+            return self._nak(NakCode.BUSY, "display busy"), None
         self.display_text = command.text
         listeners = self.hooks.prompt_listeners()
 

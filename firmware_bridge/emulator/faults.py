@@ -20,6 +20,8 @@ Device faults (acted on by the emulated devices and servers, not by the byte tra
 - ``face-up-at=K``: the card at stack position K is face up; ``misread-at=K``: unreadable;
 - ``missing-card=N`` / ``extra-card=N``: the shuffler's stack is short / long by N cards;
 - ``cover-at=K``: the cover card at stack position K;
+- ``refuse-display=WORD``: the first DISPLAY whose prompt starts with WORD (``UNLOAD``) is refused
+  (NAK BUSY, "display busy"), as a shoe whose display cannot take a prompt now;
 - ``shuffle=MODEL``: how the shuffler mixes the stack (``firmware_bridge.emulator.shuffle_models``):
   ``uniform`` (default), ``riffle:K`` (K Gilbert-Shannon-Reeds riffles), ``strip[:K]`` (strip
   passes only), ``stuck:P`` (a uniform shuffle with slot P stuck).
@@ -43,6 +45,7 @@ from .shuffle_models import parse_model as parse_shuffle_model
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$", re.ASCII)
 _WHOLE = re.compile(r"^-?\d{1,18}$", re.ASCII)
+_WORD = re.compile(r"^[A-Z]{1,16}$", re.ASCII)
 _MOST = 10**9  # a count or a stack position no table reaches
 
 
@@ -74,6 +77,7 @@ class FaultSpec:
     dealer_extra_at: int = 0
     dealer_expose_at: int = 0
     shuffle: str = "uniform"
+    refuse_display: str = ""
     both_ways: int = 0
     seed: int | None = None
 
@@ -83,6 +87,7 @@ class FaultSpec:
                "dealer_extra_at", "dealer_expose_at")
     _POSITIONS = ("face_up_at", "misread_at", "cover_at")  # a card's place in the stack, from 1
     _SWITCHES = ("both_ways",)
+    _WORDS = ("refuse_display",)  # a prompt's first word
 
     @classmethod
     def parse(cls, text: str | None) -> FaultSpec:
@@ -125,6 +130,10 @@ class FaultSpec:
             if key != "delay" and not seconds:  # an unplug of no length, or every 0 s: leave it out
                 raise ValueError
             return seconds
+        if key in cls._WORDS:
+            if not _WORD.match(value):
+                raise ValueError
+            return value
         if not _WHOLE.match(value):
             raise ValueError
         whole = int(value)
@@ -148,6 +157,8 @@ class FaultSpec:
             return f"a whole number from 0 to {_MOST}"
         if key in cls._SWITCHES:
             return "0 or 1"
+        if key in cls._WORDS:
+            return "a prompt's first word in capitals (e.g. UNLOAD)"
         return "a whole number"
 
     @property

@@ -120,3 +120,21 @@ def test_jam_and_door_hold_the_round_and_resume_it(tmp_path: Path, faults: str, 
     entries = kinds(journal)
     assert any(k == "fault" and p["fault"] == key for k, p in entries)
     assert any(k == "fault_cleared" and key in p["faults"] for k, p in entries)
+
+
+@pytest.mark.reg("681a.7(d)(1)")
+def test_an_unload_the_shoe_refused_to_show_is_shown_again_and_the_next_shoe_goes_in(tmp_path: Path) -> None:
+    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the shoe
+    and placing them in the discard rack". The emulated shoe refuses its first UNLOAD prompt (NAK
+    BUSY, the link up) at the end of a shoe cut short by a cover card at position 60. The table
+    holds in the fault ``command:shoe``; the automated floorperson clears it, the UNLOAD is shown
+    again, the dealer takes the last shoe's cards out, and the next stack goes in. Before, the
+    refusal was only said: the dealer could not load, and the run waited in ``loading`` for ever."""
+    journal = run_table(tmp_path, "refuse-display=UNLOAD,cover-at=60", rounds=16)
+    check_integrity(tmp_path, journal)
+    entries = kinds(journal)
+    refused = [p for k, p in entries if k == "input.command_failed"]
+    assert [(p["command"], p["code"], p["prompt"]) for p in refused] == [("DISPLAY", "BUSY", "UNLOAD T1-S0001")]
+    faults = [(k, p.get("fault") or p.get("faults")) for k, p in entries if k in ("fault", "fault_cleared")]
+    assert faults == [("fault", "command:shoe"), ("fault_cleared", ["command:shoe"])]
+    assert [p["cards"] for k, p in entries if k == "shoe_loaded"] == [416, 416]

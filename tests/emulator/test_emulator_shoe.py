@@ -106,6 +106,15 @@ def test_cover_at_fault_puts_a_cover_card_in(clock) -> None:
     assert host.wait_for(ShoeLoaded).card_count == 4
 
 
+def test_refuse_display_refuses_the_first_prompt_with_its_word_once(clock) -> None:
+    shoe, host = loaded_shoe(clock, cards("AS 2S"), faults=FaultSpec.parse("refuse-display=UNLOAD"))
+    host.ok(Display("SHUFFLING"))
+    assert nak_code(host.command(Display("UNLOAD T1-S0001"))) == NakCode.BUSY
+    assert shoe.display_text == "SHUFFLING"
+    host.ok(Display("UNLOAD T1-S0001"))  # shown again: taken
+    assert shoe.display_text == "UNLOAD T1-S0001"
+
+
 def test_jam_at_blocks_the_shoe_until_a_mechanism_reset(clock) -> None:
     shoe, host = loaded_shoe(clock, cards("AS 2S 3S 4S"), faults=FaultSpec.parse("jam-at=2"))
     shoe.draw()
