@@ -19,13 +19,11 @@ from controller.table import dealing, preparation, rounds
 from controller.table.errors import Refused
 from controller.table.faults import check_operator_clearable, clear_faults
 from controller.table.io import OperatorInput
-from controller.table.machine import LIVE
+from controller.table.machine import LIVE, ROUND_STATES
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
 
-# The states a round is being played in; an order to reshuffle there takes effect after it.
-ROUND_STATES = ("betting", "dealing", "squeeze", "house_money")
 # A restart needs a shoe in play (a new shuffle is already under way in "shuffling").
 RESTART_STATES = tuple(s for s in LIVE + ["count_fault"] if s != "shuffling")
 # 681a.7(c): a new dealer signs in between rounds, where a burn can come before the dealer's

@@ -100,9 +100,12 @@ LIVE_SET = frozenset(LIVE)
 GATE_OPEN_STATES = frozenset({"burning", "betting", "dealing", "squeeze", "house_money"})
 # States in which the shuffled stack is on its way from the shuffler into the shoe.
 AWAITING_STACK = frozenset({"cutting", "ready_to_load", "loading"})
-# States in which the next shoe is being made ready, no wager open: the dealer's next step
+# States in which wagers are open or a round is dealt (an order to reshuffle there takes effect
+# after the round).
+ROUND_STATES = ("betting", "dealing", "squeeze", "house_money")
+# The other live states: the next shoe is being made ready, no wager open; the dealer's next step
 # (unload, shuffle, cut, load, burn, spread) may be on the shoe's display alone.
-PREPARING = frozenset({"inspection", "shuffling", "cutting", "ready_to_load", "loading", "burning"})
+PREPARING = LIVE_SET - frozenset(ROUND_STATES)
 
 
 def build_machine(model: Any, initial: str = "closed") -> Machine:
