@@ -16,7 +16,7 @@ from controller.table import checks, dealing, preparation, rounds
 from controller.table.errors import Refused
 from controller.table.faults import CLOSE_DOOR, cleared_by_device, held_prompts, raise_fault
 from controller.table.io import CommandFailed, DeviceStatus
-from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, PREPARING
+from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, LIVE_SET
 from firmware_bridge.protocol import NakCode
 from firmware_bridge.protocol import messages as m
 
@@ -184,14 +184,14 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     """A command to a device did not go through. Refused (a NAK): the device did not do it, so
     the table holds (a fault a floorperson clears once the device is seen to; the resume sends
     again what the state needs: the shuffle, the delivery, the gate, the prompt). A prompt the
-    shoe did not show while wagers are open or a round is dealt (the cards decide the round), a
-    command refused while a fault already holds the table (a door, a jam: the resume re-sends), or
-    one whose outcome is unknown (no reply, the link down, or the device restarted and lost the
-    session: the reconnect's resume re-sends) is only said. A prompt refused while the next shoe
-    is made ready that is still the dealer's step (``_step_unseen``) holds the table: without it
-    the last shoe's cards stay in the shoe, the stack goes in uncut, or nothing is loaded. A
-    refusal because the device is jammed is the jam fault (``jam:<role>``), whose clearing resets
-    the mechanism. The shuffle's and the stack's commands first: ``_stack_command_failed``."""
+    shoe refused once the dealer's step it told is past, a command refused while a fault already
+    holds the table (a door, a jam: the resume re-sends), or one whose outcome is unknown (no
+    reply, the link down, or the device restarted and lost the session: the reconnect's resume
+    re-sends) is only said. A refused prompt that is still the dealer's step (``_step_unseen``)
+    holds the table like any refusal: without it the last shoe's cards stay in the shoe, the
+    stack goes in uncut, nothing is loaded, or no card is drawn. A refusal because the device is
+    jammed is the jam fault (``jam:<role>``), whose clearing resets the mechanism. The shuffle's
+    and the stack's commands first: ``_stack_command_failed``."""
     if _stack_command_failed(t, f):
         return
     text = f"the {f.device_role} did not carry out {f.command}: {_said(f)}"
@@ -212,10 +212,10 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
 
 
 def _step_unseen(t: TableCore, prompt: str | None) -> bool:
-    """Whether ``prompt``, which the shoe refused to show, is a step the dealer is still to take
-    before the next shoe is dealt: the table is making it ready and a resume would show the prompt
-    again (the current prompt, or the preparation's UNLOAD, CUT and COVER: ``preparation_prompts``)."""
-    return (t.state in PREPARING and prompt is not None
+    """Whether ``prompt``, which the shoe refused to show, still tells the dealer's step: the
+    table is live and a resume would show it again (the current prompt, or the preparation's
+    UNLOAD, CUT and COVER: ``preparation_prompts``)."""
+    return (t.state in LIVE_SET and prompt is not None
             and (prompt == t.prompt_text or prompt in t.preparation_prompts(t.state)))
 
 

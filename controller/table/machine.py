@@ -103,9 +103,6 @@ AWAITING_STACK = frozenset({"cutting", "ready_to_load", "loading"})
 # States in which wagers are open or a round is dealt (an order to reshuffle there takes effect
 # after the round).
 ROUND_STATES = ("betting", "dealing", "squeeze", "house_money")
-# The other live states: the next shoe is being made ready, no wager open; the dealer's next step
-# (unload, shuffle, cut, load, burn, spread) may be on the shoe's display alone.
-PREPARING = LIVE_SET - frozenset(ROUND_STATES)
 
 
 def build_machine(model: Any, initial: str = "closed") -> Machine:

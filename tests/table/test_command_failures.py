@@ -1,8 +1,8 @@
 """A command a device did not carry out is an input the core decides on (journaled first, so a
 restart decides the same): refused (a NAK) holds the table in a fault a floorperson clears, after
 which the resume sends again what the state needs; so does a refused prompt that is still the
-dealer's step while the next shoe is made ready. Any other refused prompt, a refusal while a fault
-already holds the table, or a command whose outcome is unknown (the link went down) is only said."""
+dealer's step. A prompt refused once its step is past, a refusal while a fault already holds the
+table, or a command whose outcome is unknown (the link went down) is only said."""
 from __future__ import annotations
 
 import pytest
@@ -292,17 +292,41 @@ def test_an_unload_the_shoe_refused_to_show_holds_the_table_until_it_is_shown() 
     assert b.core.state == "betting" and b.core.shoe.id == "T1-S0002"
 
 
-def test_a_prompt_refused_during_play_or_after_the_step_is_only_said() -> None:
-    """The cards decide a round, so a prompt the shoe refused while wagers are open or a round is
-    dealt does not stop the game; nor does a refused UNLOAD once the next stack is in."""
+def test_a_prompt_refused_after_its_step_is_past_is_only_said() -> None:
+    """An UNLOAD refused, its refusal reaching the table once the next stack is in (the dealer
+    had the UNLOAD another way), tells nothing the dealer still has to do: only said."""
     b, refusals = _shoe_ended_with_its_unload_refused()
     b.open_and_cut()
     assert b.core.state == "betting"
-    for failure in (*refusals, CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True,
-                                             code="BUSY", prompt=b.core.prompt)):
-        outs = b.feed(failure)
-        assert b.core.state == "betting" and not b.core.faults
-        assert [o.text for o in outs if hasattr(o, "text")] and not [o for o in outs if hasattr(o, "kind")]
+    outs = b.feed(refusals[0])
+    assert b.core.state == "betting" and not b.core.faults
+    assert [o.text for o in outs if hasattr(o, "text")] and not [o for o in outs if hasattr(o, "kind")]
+
+
+def test_a_draw_the_shoe_refused_to_show_holds_the_round_until_it_is_shown() -> None:
+    """The shoe refused to show the round's first DRAW (NAK BUSY): the dealer drew nothing and the
+    round waited for ever. The refusal holds the table mid-round; the clearing shows the DRAW
+    again, and the round is dealt and settled."""
+    b = Bench()
+    b.open_and_cut()
+    obey, refusals = b._device_acts, []
+
+    def busy_draw(o: SendCommand) -> None:
+        if isinstance(o.message, m.Display) and o.message.text.startswith("DRAW") and not refusals:
+            refusals.append(CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True, code="BUSY",
+                                          prompt=o.message.text))
+            return
+        obey(o)
+
+    b._device_acts = busy_draw
+    b.play_round([(1, "banker", 100)])
+    assert b.core.state == "dealing" and len(refusals) == 1 and not b.of("round_result")
+    b._device_acts = obey
+    b.feed(refusals[0])
+    assert b.core.state == "fault" and b.core.saved_state == "dealing" and list(b.core.faults) == ["command:shoe"]
+    shown = [d.text for d in sent(b.op("clear_fault", key="command:shoe"), m.Display)]
+    assert shown[0] == refusals[0].prompt
+    assert b.core.state == "betting" and len(b.of("round_result")) == 1 and len(b.of("settlement")) == 1
 
 
 @pytest.mark.parametrize("role, command, expected", [
