@@ -56,8 +56,8 @@ class CommandFailed:
     ``device_role`` the role of the device it was for (shuffler, shoe); ``code`` the NAK's code
     name (``WRONG_STATE``) when refused. ``resent``: the command was one a restart sent again
     (``SendCommand.resent``), so the device may have carried out the first one before the process
-    stopped. ``prompt``: for a DISPLAY, the text it was to show (the core holds the table when
-    the dealer did not see a step of the preparation: ``events.command_failed``)."""
+    stopped. ``prompt``: for a DISPLAY, the text it was to show (a refused one that is still the
+    dealer's step holds the table: ``events.command_failed``)."""
 
     device_role: str
     command: str
