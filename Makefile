@@ -35,16 +35,18 @@ bench: $(STAMP)
 ## soak: the long hardening runs, not part of `make test` (docs/hardening.md): 10 million fuzzed
 ## protocol inputs on 2 cores, 100 SIGKILLs of `shoectl run` against an external emulator and 30
 ## against an automatic shoe, then `shoectl run` under mixes of faults with unplugged lines, at
-## several seeds
+## several seeds, and under 40 mixes drawn at random
 SOAK_INPUTS ?= 10000000
 SOAK_KILLS  ?= 100
 SOAK_AUTOSHOE_KILLS ?= 30
 SOAK_FAULT_SEEDS ?= 3
+SOAK_RANDOM_MIXES ?= 40
 soak: $(STAMP)
 	$(PY) -m benchmarks.soak_protocol --inputs $(SOAK_INPUTS)
 	$(PY) -m benchmarks.soak_crash --kills $(SOAK_KILLS)
 	$(PY) -m benchmarks.soak_crash --kills $(SOAK_AUTOSHOE_KILLS) --seed 2 --shoe-profile emulated-autoshoe
 	$(PY) -m benchmarks.soak_faults --seeds $(SOAK_FAULT_SEEDS)
+	$(PY) -m benchmarks.soak_faults --random $(SOAK_RANDOM_MIXES) --seeds 1
 
 ## traceability: regenerate docs/traceability.md from the tests' reg markers
 traceability: $(STAMP)

@@ -3,9 +3,10 @@ served by ``shoectl emulate --table``) under mixes of faults, each with its line
 and again, at several seeds, a few runs at a time; every run must finish by itself, and its
 journal must still add up.
 
-``python -m benchmarks.soak_faults [--seeds N] [--rounds R] [--jobs J] [--limit S] [--speed X] [--keep DIR]``
-(run from the project root; ``make soak`` runs it after the crash soak). docs/hardening.md
-explains it.
+``python -m benchmarks.soak_faults [--seeds N] [--rounds R] [--jobs J] [--limit S] [--speed X] [--keep DIR]
+[--random N [--random-seed S]]`` (run from the project root; ``make soak`` runs it after the crash
+soak). docs/hardening.md explains it. ``--random N`` runs N mixes drawn at random instead of the
+fixed ones (``benchmarks.fault_mixes``): faults combined as no fixed mix combines them.
 
 What it finds is the table waiting for ever: a prompt, a command or an event lost with a line at
 the wrong moment, which nothing sends again (a DELIVER, a SHOE_LOADED, a CLOSE DOOR, a RESET and a
@@ -35,12 +36,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
+from benchmarks.fault_mixes import AUTOSHOE, random_mixes
 from benchmarks.soak_checks import SHOECTL, Defect, check_journal, shoectl_lines
 from benchmarks.soak_table import Table
 from controller.cli.run_options import emulator_speed
 
 UNPLUG = "unplug-every=300ms,unplug-for=100ms"
-AUTOSHOE = "emulated-autoshoe"  # a shoe with its shuffler built in (681a.5(h)): one device, one line
 
 
 class Mix(NamedTuple):
@@ -121,10 +122,11 @@ def _where(journal: Path) -> str:
             + "\n  ".join(shown))
 
 
-def soak(work: Path, seeds: int, rounds: int, jobs: int, limit_s: float,
-         speed: str = "max") -> tuple[list[dict], list[str]]:  # type: ignore[type-arg]
-    """Every mix at every seed; (the figures of the runs that held, the defects)."""
-    runs = [(Mix(*mix), 1000 * (m + 1) + s) for m, mix in enumerate(MIXES) for s in range(1, seeds + 1)]
+def soak(work: Path, seeds: int, rounds: int, jobs: int, limit_s: float, speed: str = "max",
+         mixes: tuple[tuple[str | None, ...], ...] | None = None) -> tuple[list[dict], list[str]]:  # type: ignore[type-arg]
+    """Every mix (``MIXES`` unless given) at every seed; (the figures of the runs that held, the defects)."""
+    mixes = MIXES if mixes is None else mixes
+    runs = [(Mix(*mix), 1000 * (m + 1) + s) for m, mix in enumerate(mixes) for s in range(1, seeds + 1)]
     held: list[dict] = []  # type: ignore[type-arg]
     defects: list[str] = []
 
@@ -162,15 +164,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--speed", type=_speed, default="max", metavar="X",
                     help="the emulator's speed (default max; e.g. 20: shuffles take time, lines drop during them)")
     ap.add_argument("--keep", metavar="DIR", help="work in DIR (created) and keep it")
+    ap.add_argument("--random", type=int, metavar="N", help="N mixes drawn at random instead of the fixed ones")
+    ap.add_argument("--random-seed", type=int, default=1, metavar="S",
+                    help="the seed the random mixes are drawn from (default 1; the same seed, the same mixes)")
     args = ap.parse_args(argv)
     if min(args.seeds, args.rounds, args.jobs) < 1 or not args.limit > 0:
         ap.error("--seeds, --rounds and --jobs must be at least 1, --limit above 0")
+    if args.random is not None and args.random < 1:
+        ap.error("--random must be at least 1")
+    mixes = MIXES if args.random is None else random_mixes(args.random, args.random_seed)
+    drawn = "" if args.random is None else f" drawn at random (--random-seed {args.random_seed})"
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="shoectl-fault-soak-"))
     work.mkdir(parents=True, exist_ok=not args.keep)  # mkdtemp made it already
-    print(f"fault soak: {len(MIXES)} mixes x {args.seeds} seeds, {args.rounds} rounds each, {args.jobs} at a time, "
-          f"in {work}", flush=True)
+    print(f"fault soak: {len(mixes)} mixes{drawn} x {args.seeds} seeds, {args.rounds} rounds each, {args.jobs} "
+          f"at a time, in {work}", flush=True)
     started = time.monotonic()
-    held, defects = soak(work, args.seeds, args.rounds, args.jobs, args.limit, args.speed)
+    held, defects = soak(work, args.seeds, args.rounds, args.jobs, args.limit, args.speed, mixes)
     seconds = [r["seconds"] for r in held]
     print(json.dumps({"runs": len(held) + len(defects), "held": len(held), "defects": len(defects),
                       "cards": sum(r["cards"] for r in held), "rounds": sum(r["rounds"] for r in held),

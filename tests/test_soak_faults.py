@@ -36,8 +36,35 @@ def test_a_mix_on_an_automatic_shoe_runs_against_its_own_emulator(tmp_path, monk
     assert held[0]["shoe_profile"] == "emulated-autoshoe" and held[0]["rounds"] == 2 and held[0]["cards"] >= 5
 
 
-@pytest.mark.parametrize("argv", [["--seeds", "0"], ["--limit", "0"], ["--jobs", "-1"]])
+@pytest.mark.parametrize("argv", [["--seeds", "0"], ["--limit", "0"], ["--jobs", "-1"], ["--random", "0"]])
 def test_bad_arguments_are_a_usage_error(argv: list[str], capsys) -> None:
     with pytest.raises(SystemExit) as exit_:
         soak_faults.main(argv)
     assert exit_.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+
+
+def test_random_mixes_are_the_same_for_a_seed_and_each_is_a_mix_the_emulator_and_run_take() -> None:
+    """``--random N --random-seed S`` runs a found defect's mix again: the same seed draws the same
+    mixes. Each one's faults parse as the emulator's, its submission is a preset, and the faults
+    the soak leaves out by design (a misread card, a card missing from or added to every shuffle)
+    never appear."""
+    from benchmarks.fault_mixes import random_mixes
+    from controller.rules.submission import preset_names
+    from firmware_bridge.emulator.faults import FaultSpec
+
+    mixes = random_mixes(200, 7)
+    assert mixes == random_mixes(200, 7) and mixes != random_mixes(200, 8)
+    for faults, submission, shoe_profile in mixes:
+        spec = FaultSpec.parse(faults)
+        assert spec.misread_at == -1 and not spec.missing_card and not spec.extra_card
+        assert not (spec.unplug_every and spec.corrupt > 0.002)  # noisy and unplugged: slow, not stuck
+        assert submission in preset_names() and shoe_profile in (None, soak_faults.AUTOSHOE)
+    names = {item.split("=")[0] for faults, _, _ in mixes for item in faults.split(",")}
+    assert {"unplug-every", "corrupt", "both-ways", "jam-at", "reset-at", "refuse-display", "cover-at"} <= names
+    assert {shoe for _, _, shoe in mixes} == {None, soak_faults.AUTOSHOE}
+
+
+def test_the_soak_runs_random_mixes_when_asked(tmp_path, capsys) -> None:
+    code = soak_faults.main(["--random", "1", "--random-seed", "3", "--seeds", "1", "--rounds", "2", "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert code == 0 and "1 mixes drawn at random (--random-seed 3)" in out and '"held": 1' in out
