@@ -13,11 +13,16 @@ gives the same ``n`` mixes for the same seed, so that a defect found this way is
   ``jam-at``, ``door-open-at``, ``reset-at``, ``face-up-at``, ``cover-at``, ``dealer-extra-at``,
   ``dealer-expose-at``;
 - one prompt refused once (half the mixes): ``refuse-display`` with a prompt's first word;
-- its Rules Submission (one of the four presets), and an automatic shoe (three mixes in ten).
+- its Rules Submission (one of the four presets), and an automatic shoe (three mixes in ten),
+  whose dealer misses the first UNLOAD in a quarter of them (``dealer-miss``: the shoe, still
+  holding the last shoe's cards, refuses the next stack until it is emptied).
 
 Left out, as the fixed mixes leave them out: a misread card (it holds the table until a
 floorperson enters it; the automated one does not) and a card missing from or added to every
-shuffle (the automated floorperson closes the table after three reshuffles).
+shuffle (the automated floorperson closes the table after three reshuffles). A dealer who misses
+a prompt at the two-device table is left out too: the emulated dealer acts on a prompt once, where
+a dealer would read it again on the display (a missed UNLOAD there leaves the stack in hand and a
+full shoe; a missed DRAW, the round without its card).
 """
 from __future__ import annotations
 
@@ -48,6 +53,8 @@ def random_mix(rng: random.Random) -> tuple[str, str, str | None]:
         items.append(f"refuse-display={rng.choice(PROMPT_WORDS)}")
     submission = rng.choice(SUBMISSIONS)
     shoe_profile = AUTOSHOE if rng.random() < 0.3 else None
+    if shoe_profile and rng.random() < 0.25:
+        items.append("dealer-miss=UNLOAD")
     return ",".join(items) or "dup=0.001", submission, shoe_profile
 
 

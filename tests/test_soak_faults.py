@@ -59,8 +59,10 @@ def test_random_mixes_are_the_same_for_a_seed_and_each_is_a_mix_the_emulator_and
         assert spec.misread_at == -1 and not spec.missing_card and not spec.extra_card
         assert not (spec.unplug_every and spec.corrupt > 0.002)  # noisy and unplugged: slow, not stuck
         assert submission in preset_names() and shoe_profile in (None, soak_faults.AUTOSHOE)
+        assert not spec.dealer_miss or (spec.dealer_miss == "UNLOAD" and shoe_profile == soak_faults.AUTOSHOE)
     names = {item.split("=")[0] for faults, _, _ in mixes for item in faults.split(",")}
-    assert {"unplug-every", "corrupt", "both-ways", "jam-at", "reset-at", "refuse-display", "cover-at"} <= names
+    assert {"unplug-every", "corrupt", "both-ways", "jam-at", "reset-at", "refuse-display", "cover-at",
+            "dealer-miss"} <= names
     assert {shoe for _, _, shoe in mixes} == {None, soak_faults.AUTOSHOE}
 
 

@@ -50,7 +50,8 @@ keeps no more than a shoe's cards and a bounded log.
 
 Mistakes on request: ``draw_extra_card_next()`` (the next DRAW takes one card too many),
 ``expose_next_card()`` (the next card drawn leaves face up); as faults ``dealer-extra-at=N`` (the
-N-th DRAW prompt) and ``dealer-expose-at=N`` (the N-th card the dealer draws, burns included).
+N-th DRAW prompt), ``dealer-expose-at=N`` (the N-th card the dealer draws, burns included) and
+``dealer-miss=WORD`` (the first prompt starting with WORD is missed: logged, not done).
 """
 from __future__ import annotations
 
@@ -122,6 +123,7 @@ class Dealer:
         self.loaded_as: str | None = None  # the name the LOAD prompt gave what the shoe holds
         self._extra_next = False
         self._expose_next = False
+        self._missed = False  # the fault ``dealer-miss``, once
         self._pending: deque[tuple[float, str]] = deque()
         self._at_locked_gate: str | None = None  # a DRAW or BURN the locked gate refused: done once it opens
         self.stack_coming: Callable[[], bool] = lambda: False  # the table: is a stack on its way?
@@ -192,6 +194,12 @@ class Dealer:
         """Do what the prompt says, now; return (and log) what happened."""
         at = self.shoe.clock() if now is None else now
         verb, args = parse_prompt(text)
+        miss = self.faults.dealer_miss
+        if miss and not self._missed and text.split(" ", 1)[0].upper() == miss:
+            self._missed = True
+            action = DealerAction(at, text, verb, False, "missed the prompt (fault dealer-miss)")
+            self.log.append(action)
+            return action
         try:
             ok, detail = self._do(verb, args)
         except (ValueError, EmulatorStateError) as exc:

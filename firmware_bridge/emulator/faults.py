@@ -27,7 +27,8 @@ Device faults (acted on by the emulated devices and servers, not by the byte tra
   passes only), ``stuck:P`` (a uniform shuffle with slot P stuck).
 Dealer faults (acted on by the scripted dealer, ``firmware_bridge.emulator.dealer``):
 - ``dealer-extra-at=N``: on the N-th DRAW prompt the dealer draws one card too many;
-- ``dealer-expose-at=N``: the N-th card the dealer draws (burns included) leaves the shoe face up.
+- ``dealer-expose-at=N``: the N-th card the dealer draws (burns included) leaves the shoe face up;
+- ``dealer-miss=WORD``: the dealer misses the first prompt starting with WORD (does not act on it).
 ``seed=S`` makes every random choice reproducible.
 
 ``LineFaults`` never raises; ``FaultSpec.parse`` raises ``FaultSpecError`` naming the bad item.
@@ -76,6 +77,7 @@ class FaultSpec:
     cover_at: int = -1
     dealer_extra_at: int = 0
     dealer_expose_at: int = 0
+    dealer_miss: str = ""
     shuffle: str = "uniform"
     refuse_display: str = ""
     both_ways: int = 0
@@ -87,7 +89,7 @@ class FaultSpec:
                "dealer_extra_at", "dealer_expose_at")
     _POSITIONS = ("face_up_at", "misread_at", "cover_at")  # a card's place in the stack, from 1
     _SWITCHES = ("both_ways",)
-    _WORDS = ("refuse_display",)  # a prompt's first word
+    _WORDS = ("refuse_display", "dealer_miss")  # a prompt's first word
 
     @classmethod
     def parse(cls, text: str | None) -> FaultSpec:

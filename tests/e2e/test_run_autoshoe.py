@@ -45,3 +45,25 @@ def test_an_automatic_reshuffling_shoe_deals_shoe_after_shoe_without_a_cut(tmp_p
         assert reconciliation["ok"] and reconciliation["total"] == 416 and reconciliation["remaining_in_shoe"] <= 16
         assert kinds.count("round_result") > 50
     assert not [d for d in rounds if d["kind"] == "void"]
+
+
+@pytest.mark.reg("681a.7(d)(1)")
+def test_an_automatic_shoe_whose_dealer_missed_the_unload_refuses_the_stack_until_it_is_emptied(
+        tmp_path: Path) -> None:
+    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the shoe".
+    The dealer misses the first UNLOAD (emulator fault ``dealer-miss``): the last shoe's cards are
+    still in the automatic shoe when its shuffler is told to deliver the next stack, which it
+    refuses (NAK SHOE_NOT_EMPTY: the stack stays in the shuffler). No fault holds the table: the
+    UNLOAD is shown again, the dealer takes the cards out, and the shoe's SHOE_EMPTY sends the
+    DELIVER again; the next shoe is loaded and dealt. Only the bench had run this path before."""
+    journal = run_one_device_table(tmp_path, ["--shoe-profile", "emulated-autoshoe", "--faults",
+                                              "dealer-miss=UNLOAD,cover-at=60"], "emulated-autoshoe", seed=7)
+    check_integrity(tmp_path, journal)
+    with JournalReader.open(journal) as r:
+        entries = [(e.kind, e.payload) for e in r.entries()]
+    kinds = [k for k, _ in entries]
+    [refusal] = [i for i, (k, _) in enumerate(entries) if k == "input.command_failed"]
+    assert entries[refusal][1]["command"] == "DELIVER" and entries[refusal][1]["code"] == "SHOE_NOT_EMPTY"
+    emptied = kinds.index("input.device", refusal)
+    assert entries[emptied][1]["event"] == "SHOE_EMPTY" and kinds.index("shoe_loaded", refusal) > emptied
+    assert "fault" not in kinds and kinds.count("shoe_loaded") == 2 and kinds.count("reconciliation") >= 2

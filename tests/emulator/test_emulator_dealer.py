@@ -292,6 +292,19 @@ def test_unload_empties_the_shoe(clock) -> None:
     assert host.status().state == DeviceState.IDLE
 
 
+def test_a_dealer_who_misses_the_first_unload_takes_the_cards_out_at_the_next(clock) -> None:
+    table = EmulatedTable(clock=clock, faults=FaultSpec.parse("dealer-miss=UNLOAD"))
+    host = connect(table.shoe, clock)
+    table.shoe.load(cards("AS 2S"))
+    host.ok(Display("unload T1-S0001"))  # prompts are case-insensitive
+    host.pump(0.05)
+    assert table.shoe.stack == cards("AS 2S") and not host.of(ShoeEmpty)
+    assert (table.dealer.log[-1].ok, table.dealer.log[-1].detail) == (False, "missed the prompt (fault dealer-miss)")
+    host.ok(Display("UNLOAD T1-S0001"))
+    host.wait_for(ShoeEmpty)
+    assert table.shoe.stack == [] and table.dealer.log[-1].ok
+
+
 def test_same_seed_same_prompts_same_cards(clock, tmp_path) -> None:
     def deal(seed: int, name: str) -> list[str]:
         c = ManualClock()
