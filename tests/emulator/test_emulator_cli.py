@@ -159,6 +159,7 @@ def test_emulate_a_table_with_a_dealt_log(tmp_path) -> None:
     (["--table", "--faults", "both-ways=2"], "both-ways='2': expected 0 or 1"),
     (["--table", "--faults", "refuse-display=unload"], "refuse-display='unload': expected a prompt's first word in"),
     (["--table", "--faults", "refuse-display="], "refuse-display='': expected a prompt's first word in capitals"),
+    (["--table", "--faults", "dealer-miss=DRAW PLAYER"], "dealer-miss='DRAW PLAYER': expected a prompt's first word"),
     (["--profile", "emulated-shoe", "--speed", "0"], "--speed"),
     (["--profile", "emulated-shoe", "--port", "5"], "--port"),
     (["--profile", "emulated-shoe", "--dealt-log", "x"], "--dealt-log"),
