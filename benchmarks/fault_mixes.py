@@ -30,7 +30,8 @@ import random
 
 AUTOSHOE = "emulated-autoshoe"  # a shoe with its shuffler built in (681a.5(h)): one device, one line
 SUBMISSIONS = ("minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat")
-PROMPT_WORDS = ("UNLOAD", "SHUFFLING", "OFFER", "CUT", "COVER", "LOAD", "BURN", "PLACE", "DRAW", "SQUEEZE", "HOUSE")
+PROMPT_WORDS = ("UNLOAD", "SHUFFLING", "OFFER", "CUT", "COVER", "LOAD", "BURN", "PLACE", "DRAW", "SQUEEZE", "HOUSE",
+                "CLOSE")
 # Each device or dealer fault with the range its count or stack position is drawn from.
 COUNTED_FAULTS = (("jam-at", 1, 150), ("door-open-at", 1, 150), ("reset-at", 1, 200), ("face-up-at", 5, 300),
                   ("cover-at", 30, 200), ("dealer-extra-at", 1, 80), ("dealer-expose-at", 1, 200))

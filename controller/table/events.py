@@ -212,11 +212,15 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
 
 
 def _step_unseen(t: TableCore, prompt: str | None) -> bool:
-    """Whether ``prompt``, which the shoe refused to show, still tells the dealer's step: the
-    table is live and a resume would show it again (the current prompt, or the preparation's
-    UNLOAD, CUT and COVER: ``preparation_prompts``)."""
-    return (t.state in LIVE_SET and prompt is not None
-            and (prompt == t.prompt_text or prompt in t.preparation_prompts(t.state)))
+    """Whether ``prompt``, which the shoe refused to show, still tells the dealer's step: what a
+    fault holding the table needs the dealer to do (CLOSE DOOR: ``faults.held_prompts``), or, the
+    table live, what a resume would show again (the current prompt, or the preparation's UNLOAD,
+    CUT and COVER: ``preparation_prompts``)."""
+    if prompt is None:
+        return False
+    if prompt in held_prompts(t.faults):
+        return True
+    return t.state in LIVE_SET and (prompt == t.prompt_text or prompt in t.preparation_prompts(t.state))
 
 
 def _said(f: CommandFailed) -> str:

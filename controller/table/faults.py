@@ -58,6 +58,9 @@ def check_operator_clearable(active: dict[str, str], key: str | None) -> list[st
 
 
 def clear_faults(t: TableCore, keys: list[str], *, by: str) -> None:
+    """A floorperson cleared ``keys``. The table resumes once no fault holds it; while one still
+    does, what it needs the dealer to do is shown again (``held_prompts``: the shoe may have
+    refused it, which was the fault just cleared)."""
     for k in keys:
         t.faults.pop(k, None)
         kind, _, device = k.partition(":")
@@ -67,6 +70,9 @@ def clear_faults(t: TableCore, keys: list[str], *, by: str) -> None:
             t.send(device, m.Reset(m.ResetKind.MECHANISM))
     t.record(kinds.FAULT_CLEARED, {"faults": keys, "by": by})
     t.maybe_resume()
+    if t.state == "fault":
+        for text in held_prompts(t.faults):
+            t.send("shoe", m.Display(text))
 
 
 def cleared_by_device(t: TableCore, key: str, by: str) -> None:

@@ -303,6 +303,23 @@ def test_a_prompt_refused_after_its_step_is_past_is_only_said() -> None:
     assert [o.text for o in outs if hasattr(o, "text")] and not [o for o in outs if hasattr(o, "kind")]
 
 
+def test_a_close_door_the_shoe_refused_to_show_is_shown_again_when_its_fault_is_cleared() -> None:
+    """The door opened mid-shoe and the shoe refused to show CLOSE DOOR: the dealer never closed
+    it and the table stayed held for ever (a run with ``refuse-display=CLOSE``: the refusal came
+    while the door's fault held the table, and was only said). It is a fault of its own; its
+    clearing, while the door still holds the table, shows CLOSE DOOR again."""
+    b = Bench()
+    b.open_and_cut()
+    b.event("shoe", m.Door(True))
+    assert list(b.core.faults) == ["door:shoe"]
+    b.feed(CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True, code="BUSY", prompt="CLOSE DOOR"))
+    assert list(b.core.faults) == ["door:shoe", "command:shoe"] and 'did not see "CLOSE DOOR"' in b.of("fault")[-1]["reason"]
+    assert [d.text for d in sent(b.op("clear_fault", key="command:shoe"), m.Display)] == ["CLOSE DOOR"]
+    assert list(b.core.faults) == ["door:shoe"] and b.core.state == "fault"
+    b.event("shoe", m.Door(False))
+    assert b.core.state == "betting" and not b.core.faults
+
+
 def test_a_draw_the_shoe_refused_to_show_holds_the_round_until_it_is_shown() -> None:
     """The shoe refused to show the round's first DRAW (NAK BUSY): the dealer drew nothing and the
     round waited for ever. The refusal holds the table mid-round; the clearing shows the DRAW
