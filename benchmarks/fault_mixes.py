@@ -12,7 +12,8 @@ gives the same ``n`` mixes for the same seed, so that a defect found this way is
 - each device and dealer fault (a quarter of the mixes each) at a random count or position:
   ``jam-at``, ``door-open-at``, ``reset-at``, ``face-up-at``, ``cover-at``, ``dealer-extra-at``,
   ``dealer-expose-at``;
-- one prompt refused once (half the mixes): ``refuse-display`` with a prompt's first word;
+- one prompt refused once (half the mixes): ``refuse-display`` with a prompt's first word; one
+  command refused once (a quarter): ``refuse-command`` (SHUFFLE, DELIVER, the gate's, RESET, DISPLAY);
 - its Rules Submission (one of the four presets), and an automatic shoe (three mixes in ten),
   whose dealer misses the first UNLOAD in a quarter of them (``dealer-miss``: the shoe, still
   holding the last shoe's cards, refuses the next stack until it is emptied).
@@ -27,6 +28,8 @@ full shoe; a missed DRAW, the round without its card).
 from __future__ import annotations
 
 import random
+
+from firmware_bridge.emulator.faults import REFUSABLE_COMMANDS
 
 AUTOSHOE = "emulated-autoshoe"  # a shoe with its shuffler built in (681a.5(h)): one device, one line
 SUBMISSIONS = ("minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat")
@@ -52,6 +55,8 @@ def random_mix(rng: random.Random) -> tuple[str, str, str | None]:
     items += [f"{name}={rng.randint(least, most)}" for name, least, most in COUNTED_FAULTS if rng.random() < 0.25]
     if rng.random() < 0.5:
         items.append(f"refuse-display={rng.choice(PROMPT_WORDS)}")
+    if rng.random() < 0.25:
+        items.append(f"refuse-command={rng.choice(REFUSABLE_COMMANDS)}")
     submission = rng.choice(SUBMISSIONS)
     shoe_profile = AUTOSHOE if rng.random() < 0.3 else None
     if shoe_profile and rng.random() < 0.25:

@@ -62,7 +62,7 @@ def test_random_mixes_are_the_same_for_a_seed_and_each_is_a_mix_the_emulator_and
         assert not spec.dealer_miss or (spec.dealer_miss == "UNLOAD" and shoe_profile == soak_faults.AUTOSHOE)
     names = {item.split("=")[0] for faults, _, _ in mixes for item in faults.split(",")}
     assert {"unplug-every", "corrupt", "both-ways", "jam-at", "reset-at", "refuse-display", "cover-at",
-            "dealer-miss"} <= names
+            "dealer-miss", "refuse-command"} <= names
     assert {shoe for _, _, shoe in mixes} == {None, soak_faults.AUTOSHOE}
 
 

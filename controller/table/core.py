@@ -192,10 +192,15 @@ class TableCore:
         st = self.saved_state or self.state
         if st in GATE_OPEN_STATES:
             out.append(send("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
-        if st == "shuffling" and self.has_shuffler and not (self.shoe is not None and self.shoe.shuffle_held):
-            out.append(send(self.device_for("shuffler"), m.Shuffle(self.sub.decks)))
+        shoe, stack_command = self.shoe, None
+        if st == "shuffling" and self.has_shuffler and not (shoe is not None and shoe.shuffle_held):
+            stack_command = m.Shuffle(self.sub.decks)
         elif self._delivery_due(st, restart):
-            out.append(send(self.device_for("shuffler"), preparation.stack_delivery(self)))
+            stack_command = preparation.stack_delivery(self)
+        if stack_command is not None:
+            out.append(send(self.device_for("shuffler"), stack_command))
+            if shoe is not None:
+                shoe.sent(stack_command)
         prompts = [text for text in self.preparation_prompts(st) if text != self.prompt_text]
         prompts += held_prompts(self.faults)
         if self.prompt_text:
@@ -277,6 +282,8 @@ class TableCore:
 
     def send(self, device_role: str, message: Any) -> None:
         self._out.append(SendCommand(self.device_for(device_role), message))
+        if self.shoe is not None:
+            self.shoe.sent(message)  # the stack's SHUFFLE and DELIVER are counted
 
     def device_for(self, role: str) -> str:
         """The device role that carries out ``role``'s commands (the shoe for a built-in shuffler)."""

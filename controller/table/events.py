@@ -36,6 +36,8 @@ def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
     shuffle, which the shuffler, still delivering the first, could refuse (BUSY)."""
     shoe = t.shoe
     t.shuffle_count = (ev.card_count, ev.expected_count)
+    if shoe is not None:
+        shoe.shuffles_out = max(0, shoe.shuffles_out - 1)
     if _held_in(t, "shuffling") and shoe is not None:
         shoe.shuffle_held = True
         return
@@ -64,6 +66,7 @@ def shoe_loaded(t: TableCore, device_role: str, ev: m.ShoeLoaded) -> None:
     if (t.state != "loading" and not held) or t.shoe is None:
         raise Refused(f"the shoe reports {ev.card_count} cards loaded but no load is under way")
     t.shoe.loaded_count = ev.card_count
+    t.shoe.deliveries_out = 0  # the stack is in
     t.unload_due = None
     t.record(kinds.SHOE_LOADED, {"cards": ev.card_count})
     if held:
@@ -244,14 +247,20 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
     DELIVER so sent that is refused as WRONG_STATE (nothing left to deliver) tells that an earlier
     one went through: no longer due. So does a DELIVER a restart sent again refused so
     (``CommandFailed.resent``: the table could not know whether the one it sent before it stopped
-    went through). One refused BUSY (delivering one sent before, or shuffling one asked for again)
-    stays due without a fault: the shuffle's SHUFFLE_DONE or the next resume sends it again. One
-    refused SHOE_NOT_EMPTY while the last shoe's UNLOAD is due stays due without a fault: the
-    UNLOAD is shown again, and the shoe's SHOE_EMPTY sends the DELIVER (``shoe_empty``). Any
-    other failure of a DELIVER is then decided as any command's."""
+    went through). One refused BUSY while a command of the stack sent before may keep the device
+    busy (delivering one sent before, or shuffling one asked for again: ``Shoe.commands_out``)
+    stays due without a fault: the shuffle's SHUFFLE_DONE or the next resume sends it again.
+    Refused BUSY with none out, the device did not do it and nothing would ask again: a fault,
+    as any refusal, whose clearing sends it again (a SHUFFLE likewise). One refused
+    SHOE_NOT_EMPTY while the last shoe's UNLOAD is due stays due without a fault: the UNLOAD is
+    shown again, and the shoe's SHOE_EMPTY sends the DELIVER (``shoe_empty``). Any other failure
+    of a DELIVER is then decided as any command's."""
     shoe = t.shoe
+    if f.refused and shoe is not None:
+        shoe.refused(f.command)
     busy = f.refused and f.code == BUSY
-    if f.command == "SHUFFLE" and busy and (t.saved_state or t.state) == "shuffling":
+    at_an_earlier = busy and (f.resent or (shoe is not None and shoe.commands_out(f.command)))
+    if f.command == "SHUFFLE" and at_an_earlier and (t.saved_state or t.state) == "shuffling":
         t.notice("info", f"the {f.device_role} is still shuffling (BUSY)")
         return True
     if f.command != "DELIVER" or shoe is None:
@@ -263,7 +272,7 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
     shoe.delivery_due = True  # the stack may still be in the shuffler
     if f.refused and f.code == SHOE_NOT_EMPTY and _full_shoe_refused(t, f.device_role):
         return True
-    if busy:  # not a fault: a floorperson could do nothing
+    if at_an_earlier:  # not a fault: a floorperson could do nothing
         t.notice("info", f"the {f.device_role} is busy (BUSY): DELIVER is sent again when it is done")
         return True
     return False

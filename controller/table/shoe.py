@@ -14,6 +14,7 @@ from typing import Any
 from controller.audit.cardset import verify_cardset  # at start-up, not on the card that ends a shoe
 from controller.rules.shoe import CutError, check_cut, check_second_cover
 from controller.table.errors import Refused
+from firmware_bridge.protocol import messages as m
 
 
 @dataclass
@@ -38,8 +39,32 @@ class Shoe:
     shoe_full: bool = False  # its DELIVER(SHOE) was refused: the shoe still held cards (not this stack)
     emptied: bool = False  # the shoe reported itself emptied (SHOE_EMPTY) before this stack went in
     shuffle_held: bool = False  # shuffled while a fault held the table: it goes on from it when resumed
+    shuffles_out: int = 0  # SHUFFLEs sent for it, not yet reported done nor refused (``commands_out``)
+    deliveries_out: int = 0  # DELIVERs sent for it, not refused, while it is not in the shoe
     collected: bool = False  # 681a.7(d)(1): its cards were collected and reconciled (the shoe is over)
     _cardset_cache: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False, compare=False)
+
+    # -- its stack's commands --------------------------------------------------------------------
+    def sent(self, message: Any) -> None:
+        """The table sent ``message`` for this stack: a SHUFFLE or DELIVER is counted as out."""
+        if isinstance(message, m.Shuffle):
+            self.shuffles_out += 1
+        elif isinstance(message, m.Deliver):
+            self.deliveries_out += 1
+
+    def refused(self, command: str) -> None:
+        """The device refused one of the stack's commands (wire name ``command``): not carried out."""
+        if command == "SHUFFLE":
+            self.shuffles_out = max(0, self.shuffles_out - 1)
+        elif command == "DELIVER":
+            self.deliveries_out = max(0, self.deliveries_out - 1)
+
+    def commands_out(self, command: str) -> bool:
+        """Whether a command of the stack sent before may keep the device busy: for a SHUFFLE, a
+        SHUFFLE; for a DELIVER, a DELIVER or a SHUFFLE (one asked for again at a reconnect is
+        carried out before the DELIVER sent after the first one's report). A command whose outcome
+        was unknown stays counted: the device may have carried it out."""
+        return self.shuffles_out > 0 or (command == "DELIVER" and self.deliveries_out > 0)
 
     # -- cards out -------------------------------------------------------------------------------
     @property

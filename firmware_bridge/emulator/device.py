@@ -69,7 +69,7 @@ from .faults import FaultSpec
 from .hooks import DeviceHooks
 from .identity import EMULATOR_FIRMWARE, capabilities_of, identity_for
 from .outbox import Outbox
-from .refusals import NOT_SUPPORTED_REASONS, mechanism_refusal, nak
+from .refusals import NOT_SUPPORTED_REASONS, InjectedRefusals, mechanism_refusal, nak
 
 # EMULATOR_FIRMWARE, capabilities_of and identity_for live in .identity; importable from here too.
 __all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of", "identity_for"]
@@ -123,7 +123,7 @@ class EmulatedDevice:
         self.connection = DeviceConnection(self.identity, max_unacknowledged=max_unacknowledged)
         self.mode = DeviceMode.NORMAL
         self.display_text = ""
-        self._display_refused = False
+        self._injected = InjectedRefusals(self.faults)
         self.door_open = False
         self.jammed = False
         self.jam_location: JamLocation | None = None
@@ -352,6 +352,9 @@ class EmulatedDevice:
             self.power_cycle()
 
     def _command(self, command: Any) -> Handled:
+        refused = self._injected.refusal(command)
+        if refused is not None:
+            return refused, None
         handler = getattr(self, _HANDLERS.get(type(command), ""), None)  # by name: a subclass's own _cmd_*
         if handler is None:
             reason = NOT_SUPPORTED_REASONS.get(type(command), f"{command.TYPE.name} not supported")
@@ -384,10 +387,6 @@ class EmulatedDevice:
         return Ack(), None
 
     def _cmd_display(self, command: Display) -> Handled:
-        word = self.faults.refuse_display
-        if word and not self._display_refused and command.text.split(" ", 1)[0] == word:
-            self._display_refused = True  # once: the fault ``refuse-display``
-            return self._nak(NakCode.BUSY, "display busy"), None
         self.display_text = command.text
         listeners = self.hooks.prompt_listeners()
 

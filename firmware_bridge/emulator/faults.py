@@ -22,6 +22,8 @@ Device faults (acted on by the emulated devices and servers, not by the byte tra
 - ``cover-at=K``: the cover card at stack position K;
 - ``refuse-display=WORD``: the first DISPLAY whose prompt starts with WORD (``UNLOAD``) is refused
   (NAK BUSY, "display busy"), as a shoe whose display cannot take a prompt now;
+  ``refuse-command=NAME``: the first command NAME (``SHUFFLE``, ``DELIVER``, ``GATE_LOCK``,
+  ``GATE_UNLOCK``, ``RESET``, ``DISPLAY``) is refused (NAK BUSY);
 - ``shuffle=MODEL``: how the shuffler mixes the stack (``firmware_bridge.emulator.shuffle_models``):
   ``uniform`` (default), ``riffle:K`` (K Gilbert-Shannon-Reeds riffles), ``strip[:K]`` (strip
   passes only), ``stuck:P`` (a uniform shuffle with slot P stuck).
@@ -48,6 +50,8 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$", re.ASCII)
 _WHOLE = re.compile(r"^-?\d{1,18}$", re.ASCII)
 _WORD = re.compile(r"^[A-Z]{1,16}$", re.ASCII)
 _MOST = 10**9  # a count or a stack position no table reaches
+# The commands the fault refuse-command may refuse: those a table sends for its procedure.
+REFUSABLE_COMMANDS = ("SHUFFLE", "DELIVER", "GATE_LOCK", "GATE_UNLOCK", "RESET", "DISPLAY")
 
 
 def parse_duration(text: str) -> float:
@@ -80,6 +84,7 @@ class FaultSpec:
     dealer_miss: str = ""
     shuffle: str = "uniform"
     refuse_display: str = ""
+    refuse_command: str = ""
     both_ways: int = 0
     seed: int | None = None
 
@@ -136,6 +141,10 @@ class FaultSpec:
             if not _WORD.match(value):
                 raise ValueError
             return value
+        if key == "refuse_command":
+            if value not in REFUSABLE_COMMANDS:
+                raise ValueError
+            return value
         if not _WHOLE.match(value):
             raise ValueError
         whole = int(value)
@@ -161,6 +170,8 @@ class FaultSpec:
             return "0 or 1"
         if key in cls._WORDS:
             return "a prompt's first word in capitals (e.g. UNLOAD)"
+        if key == "refuse_command":
+            return "one of " + ", ".join(REFUSABLE_COMMANDS)
         return "a whole number"
 
     @property

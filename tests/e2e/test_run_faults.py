@@ -138,3 +138,20 @@ def test_an_unload_the_shoe_refused_to_show_is_shown_again_and_the_next_shoe_goe
     faults = [(k, p.get("fault") or p.get("faults")) for k, p in entries if k in ("fault", "fault_cleared")]
     assert faults == [("fault", "command:shoe"), ("fault_cleared", ["command:shoe"])]
     assert [p["cards"] for k, p in entries if k == "shoe_loaded"] == [416, 416]
+
+
+@pytest.mark.parametrize("command", ["SHUFFLE", "DELIVER"])
+def test_the_first_shuffle_or_delivery_refused_busy_is_a_fault_the_clearing_sends_again(tmp_path: Path,
+                                                                                         command: str) -> None:
+    """The shuffler refuses the table's first SHUFFLE, or its first DELIVER, NAK BUSY (emulator
+    fault ``refuse-command``). The table holds in the fault ``command:shuffler``; the automated
+    floorperson clears it, the command goes again, and the shoes are dealt. Before, the BUSY was
+    taken for the shuffler still at an earlier command, and the run waited for ever."""
+    journal = run_table(tmp_path, f"refuse-command={command},cover-at=60", rounds=16)
+    check_integrity(tmp_path, journal)
+    entries = kinds(journal)
+    refused = [(p["command"], p["code"]) for k, p in entries if k == "input.command_failed"]
+    assert refused == [(command, "BUSY")]
+    faults = [(k, p.get("fault") or p.get("faults")) for k, p in entries if k in ("fault", "fault_cleared")]
+    assert faults == [("fault", "command:shuffler"), ("fault_cleared", ["command:shuffler"])]
+    assert [p["cards"] for k, p in entries if k == "shoe_loaded"] == [416, 416]

@@ -160,6 +160,7 @@ def test_emulate_a_table_with_a_dealt_log(tmp_path) -> None:
     (["--table", "--faults", "refuse-display=unload"], "refuse-display='unload': expected a prompt's first word in"),
     (["--table", "--faults", "refuse-display="], "refuse-display='': expected a prompt's first word in capitals"),
     (["--table", "--faults", "dealer-miss=DRAW PLAYER"], "dealer-miss='DRAW PLAYER': expected a prompt's first word"),
+    (["--table", "--faults", "refuse-command=HELLO"], "refuse-command='HELLO': expected one of SHUFFLE, DELIVER,"),
     (["--profile", "emulated-shoe", "--speed", "0"], "--speed"),
     (["--profile", "emulated-shoe", "--port", "5"], "--port"),
     (["--profile", "emulated-shoe", "--dealt-log", "x"], "--dealt-log"),

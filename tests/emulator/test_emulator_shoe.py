@@ -115,6 +115,15 @@ def test_refuse_display_refuses_the_first_prompt_with_its_word_once(clock) -> No
     assert shoe.display_text == "UNLOAD T1-S0001"
 
 
+def test_refuse_command_refuses_the_first_such_command_once(clock) -> None:
+    shoe, host = loaded_shoe(clock, cards("AS 2S"), faults=FaultSpec.parse("refuse-command=GATE_LOCK"))
+    host.ok(Display("BURN @1"))  # another command: carried out
+    assert nak_code(host.command(GateLock())) == NakCode.BUSY
+    assert not shoe.gate_locked
+    host.ok(GateLock())
+    assert shoe.gate_locked
+
+
 def test_jam_at_blocks_the_shoe_until_a_mechanism_reset(clock) -> None:
     shoe, host = loaded_shoe(clock, cards("AS 2S 3S 4S"), faults=FaultSpec.parse("jam-at=2"))
     shoe.draw()

@@ -148,13 +148,43 @@ def test_a_fault_before_the_cut_resumes_without_delivering_the_stack_again() -> 
     assert b.core.state == "cutting" and b.core.shoe.cut_position is not None
 
 
-def test_a_delivery_refused_busy_is_no_fault_and_stays_due() -> None:
-    """BUSY: the shuffler is delivering one sent before, or shuffling one asked for again. Nothing
-    for a floorperson to do: said at info, and DELIVER is sent again (the shuffle's SHUFFLE_DONE,
-    the next resume) until the shuffler takes it or says it has nothing left (WRONG_STATE)."""
+def test_a_delivery_sent_again_and_refused_busy_is_no_fault_and_stays_due() -> None:
+    """A resume sent the DELIVER again; BUSY: the shuffler is delivering the one sent before (or
+    shuffling one asked for again). Nothing for a floorperson to do: said at info, and DELIVER is
+    sent again (the shuffle's SHUFFLE_DONE, the next resume) until the shuffler takes it or says
+    it has nothing left (WRONG_STATE)."""
     b = loading_after_a_lost_delivery()
+    b.link("shuffler", False)
+    assert sent(b.link("shuffler", True, serial="SH-1", epoch=1), m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
     b.feed(CommandFailed("shuffler", "DELIVER", "Deliver refused: BUSY", refused=True, code="BUSY"))
     assert not b.core.faults and sent(b.core.resume_outputs(), m.Deliver) == [m.Deliver(m.DeliverTarget.DEALER)]
+
+
+@pytest.mark.parametrize("automatic_shoe", [False, True])
+def test_the_only_shuffle_or_delivery_refused_busy_holds_the_table_and_its_clearing_sends_it_again(
+        automatic_shoe: bool) -> None:
+    """BUSY for a SHUFFLE or a DELIVER sent once: the device did not do it, and no earlier one is
+    under way whose end would move the table on. Said as "still shuffling" or "sent again when it
+    is done", it left the table waiting for ever (emulator fault ``refuse-command``). It is a
+    fault, as any refusal; its clearing sends it again, and the table goes on."""
+    b = Bench(automatic_shoe=automatic_shoe)
+    obey, busy = b._device_acts, {"SHUFFLE", "DELIVER"}
+
+    def refuse_once(o: SendCommand) -> None:
+        name = m.wire_name(o.message)
+        if name in busy:
+            busy.discard(name)
+            b.feed(CommandFailed("shuffler", name, f"{name} refused: BUSY", refused=True, code="BUSY"))
+            return
+        obey(o)
+
+    b._device_acts = refuse_once
+    b.op("open")
+    assert list(b.core.faults) == ["command:shuffler"] and b.core.saved_state == "shuffling"
+    b.op("clear_fault", key="command:shuffler")  # the SHUFFLE sent again, then its stack's DELIVER, refused
+    assert list(b.core.faults) == ["command:shuffler"] and "DELIVER" in b.of("fault")[-1]["reason"]
+    b.op("clear_fault", key="command:shuffler")  # the DELIVER sent again
+    assert not b.core.faults and b.core.state == ("betting" if automatic_shoe else "cutting")
 
 
 def test_the_delivery_due_is_rebuilt_by_replaying_the_journaled_inputs() -> None:
