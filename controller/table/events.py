@@ -37,7 +37,7 @@ def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
     shoe = t.shoe
     t.shuffle_count = (ev.card_count, ev.expected_count)
     if shoe is not None:
-        shoe.shuffles_out = max(0, shoe.shuffles_out - 1)
+        shoe.shuffle_reported()
     if _held_in(t, "shuffling") and shoe is not None:
         shoe.shuffle_held = True
         return
@@ -66,7 +66,7 @@ def shoe_loaded(t: TableCore, device_role: str, ev: m.ShoeLoaded) -> None:
     if (t.state != "loading" and not held) or t.shoe is None:
         raise Refused(f"the shoe reports {ev.card_count} cards loaded but no load is under way")
     t.shoe.loaded_count = ev.card_count
-    t.shoe.deliveries_out = 0  # the stack is in
+    t.shoe.stack_loaded()
     t.unload_due = None
     t.record(kinds.SHOE_LOADED, {"cards": ev.card_count})
     if held:

@@ -52,6 +52,14 @@ class Shoe:
         elif isinstance(message, m.Deliver):
             self.deliveries_out += 1
 
+    def shuffle_reported(self) -> None:
+        """A SHUFFLE sent for this stack reported done (SHUFFLE_DONE)."""
+        self.shuffles_out = max(0, self.shuffles_out - 1)
+
+    def stack_loaded(self) -> None:
+        """The stack is in the shoe: no DELIVER of it is out any more."""
+        self.deliveries_out = 0
+
     def refused(self, command: str) -> None:
         """The device refused one of the stack's commands (wire name ``command``): not carried out."""
         if command == "SHUFFLE":
