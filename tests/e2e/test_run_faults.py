@@ -122,36 +122,26 @@ def test_jam_and_door_hold_the_round_and_resume_it(tmp_path: Path, faults: str, 
     assert any(k == "fault_cleared" and key in p["faults"] for k, p in entries)
 
 
-@pytest.mark.reg("681a.7(d)(1)")
-def test_an_unload_the_shoe_refused_to_show_is_shown_again_and_the_next_shoe_goes_in(tmp_path: Path) -> None:
-    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the shoe
-    and placing them in the discard rack". The emulated shoe refuses its first UNLOAD prompt (NAK
-    BUSY, the link up) at the end of a shoe cut short by a cover card at position 60. The table
-    holds in the fault ``command:shoe``; the automated floorperson clears it, the UNLOAD is shown
-    again, the dealer takes the last shoe's cards out, and the next stack goes in. Before, the
-    refusal was only said: the dealer could not load, and the run waited in ``loading`` for ever."""
-    journal = run_table(tmp_path, "refuse-display=UNLOAD,cover-at=60", rounds=16)
+@pytest.mark.parametrize("faults, refused, key", [
+    pytest.param("refuse-display=UNLOAD", ("DISPLAY", "UNLOAD T1-S0001"), "command:shoe",
+                 marks=pytest.mark.reg("681a.7(d)(1)")),
+    ("refuse-command=SHUFFLE", ("SHUFFLE", None), "command:shuffler"),
+    ("refuse-command=DELIVER", ("DELIVER", None), "command:shuffler"),
+], ids=["unload-prompt", "shuffle", "delivery"])
+def test_a_command_refused_once_is_a_fault_whose_clearing_sends_it_again(tmp_path: Path, faults: str,
+                                                                        refused: tuple, key: str) -> None:
+    """A device refuses one command once, NAK BUSY, the link up (emulator faults
+    ``refuse-display`` and ``refuse-command``), in a shoe cut short by a cover card at position 60.
+    The table holds in the fault ``command:<role>``; the automated floorperson clears it, the
+    command goes again, and the next shoe is loaded and dealt. Before, each refusal was only said
+    and the run waited for ever: the shoe's first UNLOAD prompt (681a.7(d)(1): "Collect and
+    reshuffle the cards by removing the cards remaining in the shoe and placing them in the
+    discard rack"; the dealer could not load), or the shuffler's first SHUFFLE or DELIVER (taken
+    for the shuffler still at an earlier one)."""
+    journal = run_table(tmp_path, f"{faults},cover-at=60", rounds=16)
     check_integrity(tmp_path, journal)
     entries = kinds(journal)
-    refused = [p for k, p in entries if k == "input.command_failed"]
-    assert [(p["command"], p["code"], p["prompt"]) for p in refused] == [("DISPLAY", "BUSY", "UNLOAD T1-S0001")]
-    faults = [(k, p.get("fault") or p.get("faults")) for k, p in entries if k in ("fault", "fault_cleared")]
-    assert faults == [("fault", "command:shoe"), ("fault_cleared", ["command:shoe"])]
-    assert [p["cards"] for k, p in entries if k == "shoe_loaded"] == [416, 416]
-
-
-@pytest.mark.parametrize("command", ["SHUFFLE", "DELIVER"])
-def test_the_first_shuffle_or_delivery_refused_busy_is_a_fault_the_clearing_sends_again(tmp_path: Path,
-                                                                                         command: str) -> None:
-    """The shuffler refuses the table's first SHUFFLE, or its first DELIVER, NAK BUSY (emulator
-    fault ``refuse-command``). The table holds in the fault ``command:shuffler``; the automated
-    floorperson clears it, the command goes again, and the shoes are dealt. Before, the BUSY was
-    taken for the shuffler still at an earlier command, and the run waited for ever."""
-    journal = run_table(tmp_path, f"refuse-command={command},cover-at=60", rounds=16)
-    check_integrity(tmp_path, journal)
-    entries = kinds(journal)
-    refused = [(p["command"], p["code"]) for k, p in entries if k == "input.command_failed"]
-    assert refused == [(command, "BUSY")]
-    faults = [(k, p.get("fault") or p.get("faults")) for k, p in entries if k in ("fault", "fault_cleared")]
-    assert faults == [("fault", "command:shuffler"), ("fault_cleared", ["command:shuffler"])]
+    assert [(p["command"], p.get("prompt")) for k, p in entries if k == "input.command_failed"] == [refused]
+    assert [(k, p.get("fault") or p.get("faults")) for k, p in entries if k in ("fault", "fault_cleared")] == [
+        ("fault", key), ("fault_cleared", [key])]
     assert [p["cards"] for k, p in entries if k == "shoe_loaded"] == [416, 416]
