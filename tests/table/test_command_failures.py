@@ -5,6 +5,8 @@ dealer's step. A prompt refused once its step is past, a refusal while a fault a
 table, or a command whose outcome is unknown (the link went down) is only said."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from bench import Bench, sent
@@ -24,6 +26,24 @@ def opened_without_answer() -> Bench:
     b.op("open")
     assert b.core.state == "shuffling"
     return b
+
+
+def refusing(b: Bench, refuses: Callable[[SendCommand], bool]) -> tuple[list[CommandFailed], Callable]:
+    """Make ``b``'s scripted devices refuse (NAK BUSY) each command ``refuses`` picks, carrying out
+    the others; (the refusals, not fed: each reaches the core after what is under way, and the
+    devices' own behaviour, to put back)."""
+    obey, refusals = b._device_acts, []
+
+    def acts(o: SendCommand) -> None:
+        if not refuses(o):
+            obey(o)
+            return
+        name, text = m.wire_name(o.message), getattr(o.message, "text", None)
+        refusals.append(CommandFailed(o.device_role, name, f"{name} refused: BUSY", refused=True, code="BUSY",
+                                      prompt=text))
+
+    b._device_acts = acts
+    return refusals, obey
 
 
 def test_a_refused_shuffle_holds_the_table_until_a_floorperson_clears_it_then_asks_again() -> None:
@@ -168,20 +188,21 @@ def test_the_only_shuffle_or_delivery_refused_busy_holds_the_table_and_its_clear
     is done", it left the table waiting for ever (emulator fault ``refuse-command``). It is a
     fault, as any refusal; its clearing sends it again, and the table goes on."""
     b = Bench(automatic_shoe=automatic_shoe)
-    obey, busy = b._device_acts, {"SHUFFLE", "DELIVER"}
+    busy = {"SHUFFLE", "DELIVER"}
 
-    def refuse_once(o: SendCommand) -> None:
+    def first_of_each(o: SendCommand) -> bool:
         name = m.wire_name(o.message)
-        if name in busy:
-            busy.discard(name)
-            b.feed(CommandFailed("shuffler", name, f"{name} refused: BUSY", refused=True, code="BUSY"))
-            return
-        obey(o)
+        if name not in busy:
+            return False
+        busy.discard(name)
+        return True
 
-    b._device_acts = refuse_once
+    refusals, _ = refusing(b, first_of_each)
     b.op("open")
+    b.feed(refusals.pop())
     assert list(b.core.faults) == ["command:shuffler"] and b.core.saved_state == "shuffling"
     b.op("clear_fault", key="command:shuffler")  # the SHUFFLE sent again, then its stack's DELIVER, refused
+    b.feed(refusals.pop())
     assert list(b.core.faults) == ["command:shuffler"] and "DELIVER" in b.of("fault")[-1]["reason"]
     b.op("clear_fault", key="command:shuffler")  # the DELIVER sent again
     assert not b.core.faults and b.core.state == ("betting" if automatic_shoe else "cutting")
@@ -288,16 +309,7 @@ def _shoe_ended_with_its_unload_refused() -> tuple[Bench, list[CommandFailed]]:
     and the refusals, not yet fed (they reach the core after the round that ended the shoe)."""
     b = Bench()
     b.open_and_cut()
-    obey, refusals = b._device_acts, []
-
-    def busy_display(o: SendCommand) -> None:
-        if isinstance(o.message, m.Display) and o.message.text.startswith("UNLOAD"):
-            refusals.append(CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True, code="BUSY",
-                                          prompt=o.message.text))
-            return
-        obey(o)
-
-    b._device_acts = busy_display
+    refusals, obey = refusing(b, lambda o: isinstance(o.message, m.Display) and o.message.text.startswith("UNLOAD"))
     while b.core.shoe.id == "T1-S0001":
         b.play_round()
     b._device_acts = obey
@@ -356,16 +368,8 @@ def test_a_draw_the_shoe_refused_to_show_holds_the_round_until_it_is_shown() -> 
     again, and the round is dealt and settled."""
     b = Bench()
     b.open_and_cut()
-    obey, refusals = b._device_acts, []
-
-    def busy_draw(o: SendCommand) -> None:
-        if isinstance(o.message, m.Display) and o.message.text.startswith("DRAW") and not refusals:
-            refusals.append(CommandFailed("shoe", "DISPLAY", "DISPLAY refused: BUSY", refused=True, code="BUSY",
-                                          prompt=o.message.text))
-            return
-        obey(o)
-
-    b._device_acts = busy_draw
+    refusals, obey = refusing(b, lambda o: isinstance(o.message, m.Display) and o.message.text.startswith("DRAW")
+                              and not refusals)  # the first DRAW only
     b.play_round([(1, "banker", 100)])
     assert b.core.state == "dealing" and len(refusals) == 1 and not b.of("round_result")
     b._device_acts = obey
