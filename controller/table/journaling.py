@@ -144,6 +144,7 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | Comma
 
 
 def _text_or_none(value: Any) -> str | None:
+    """An optional text field as journaled; TypeError (a malformed entry) for anything else."""
     if value is not None and not isinstance(value, str):
         raise TypeError("not text")
     return value
