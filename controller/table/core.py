@@ -199,8 +199,6 @@ class TableCore:
             stack_command = preparation.stack_delivery(self)
         if stack_command is not None:
             out.append(send(self.device_for("shuffler"), stack_command))
-            if shoe is not None:
-                shoe.sent(stack_command)
         prompts = [text for text in self.preparation_prompts(st) if text != self.prompt_text]
         prompts += held_prompts(self.faults)
         if self.prompt_text:
@@ -379,4 +377,8 @@ class TableCore:
     def resumed(self) -> None:
         self.saved_state = None
         self.record(kinds.RESUMED, {"state": self.state})
-        self._out.extend(self.resume_outputs(restart=False))
+        outs = self.resume_outputs(restart=False)
+        if self.shoe is not None:  # counted here, where a replay counts them too; a restart's are not
+            for o in outs:
+                self.shoe.sent(o.message)
+        self._out.extend(outs)

@@ -256,7 +256,7 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
     shown again, and the shoe's SHOE_EMPTY sends the DELIVER (``shoe_empty``). Any other failure
     of a DELIVER is then decided as any command's."""
     shoe = t.shoe
-    if f.refused and shoe is not None:
+    if f.refused and not f.resent and shoe is not None:  # a restart's commands are not counted
         shoe.refused(f.command)
     busy = f.refused and f.code == BUSY
     at_an_earlier = busy and (f.resent or (shoe is not None and shoe.commands_out(f.command)))

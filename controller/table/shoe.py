@@ -71,7 +71,9 @@ class Shoe:
         """Whether a command of the stack sent before may keep the device busy: for a SHUFFLE, a
         SHUFFLE; for a DELIVER, a DELIVER or a SHUFFLE (one asked for again at a reconnect is
         carried out before the DELIVER sent after the first one's report). A command whose outcome
-        was unknown stays counted: the device may have carried it out."""
+        was unknown stays counted: the device may have carried it out. Only what the core sent as
+        it handled its inputs is counted, so that a replay of the journal counts the same; the
+        commands a restart re-issues are not (their failures say so: ``CommandFailed.resent``)."""
         return self.shuffles_out > 0 or (command == "DELIVER" and self.deliveries_out > 0)
 
     # -- cards out -------------------------------------------------------------------------------

@@ -206,6 +206,26 @@ def test_the_only_shuffle_or_delivery_refused_busy_holds_the_table_and_its_clear
     assert list(b.core.faults) == ["command:shuffler"] and "DELIVER" in b.of("fault")[-1]["reason"]
     b.op("clear_fault", key="command:shuffler")  # the DELIVER sent again
     assert not b.core.faults and b.core.state == ("betting" if automatic_shoe else "cutting")
+    replayed = Bench(automatic_shoe=automatic_shoe)
+    replayed.core.recover(b.inputs)  # a restart decides the same: the counts come from the inputs alone
+    assert replayed.core.snapshot() == b.core.snapshot()
+    assert (replayed.core.shoe.shuffles_out, replayed.core.shoe.deliveries_out) == (
+        b.core.shoe.shuffles_out, b.core.shoe.deliveries_out)
+
+
+def test_a_restarts_commands_are_not_counted_so_a_replay_counts_the_same() -> None:
+    """The commands a restart re-issues are not journaled as the core's own sends: counting them
+    would make the live table and a later replay of its journal decide a BUSY differently (and the
+    replay then refuse the journal). Their failures carry ``resent`` instead."""
+    b = opened_without_answer()
+    assert b.core.shoe.shuffles_out == 1
+    restarted = Bench()
+    restarted.core.recover(b.inputs)
+    assert sent(restarted.core.resume_outputs(restart=True), m.Shuffle) == [m.Shuffle(8)]
+    assert restarted.core.shoe.shuffles_out == 1  # as the journal's inputs say, whatever was re-issued
+    restarted.feed(CommandFailed("shuffler", "SHUFFLE", "SHUFFLE refused: BUSY", refused=True, code="BUSY",
+                                 resent=True))
+    assert not restarted.core.faults and restarted.core.shoe.shuffles_out == 1  # the first may still run
 
 
 def test_the_delivery_due_is_rebuilt_by_replaying_the_journaled_inputs() -> None:
