@@ -167,6 +167,14 @@ class TableCore:
         finally:
             self._out = []
 
+    def restarted(self) -> None:
+        """The controller started here: where its ``controller_started`` record lies among the
+        journaled inputs (the runner calls this as it writes the record; a replay where it reads
+        it). What the devices did for a stack being prepared meanwhile is not known
+        (``Shoe.restarted``)."""
+        if self.shoe is not None and self.shoe.loaded_count is None:
+            self.shoe.restarted = True
+
     def resume_outputs(self, *, restart: bool = True) -> list[Output]:
         """Commands that bring the devices back in step after a restart (``restart``: this
         process started on the journal; the commands are marked ``resent``) or a resume from a

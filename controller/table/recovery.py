@@ -3,11 +3,13 @@
 ``read_journal_inputs(journal) -> JournalInputs``: the inputs to feed the core again, in order
 with their seqs; the verdict each met when it was journaled (the reason of the ``refused`` record
 written just after it, or None: it was taken); each device role's last serial (for seeding the
-links); the Rules Submissions journaled, each with the input it came before; and the last one.
+links); the Rules Submissions journaled, each with the input it came before; and the last one;
+where the controller started (its ``controller_started`` records), by the input each came before.
 
 ``replay(core, read)`` feeds them to the core (``TableCore.recover``) under the rules the journal
 says they met (each ``submission`` record puts its rules in force from there on, whatever rules the
-core was made with), held to those verdicts: an
+core was made with), telling it where each start fell (``TableCore.restarted``, as the live table
+was told then), held to those verdicts: an
 input refused now and taken then (rules an earlier shoectl took, such as a House Money payout
 placed in parts), or the other way round, would leave the table in another state than its journal
 records, so it raises ``JournalContentError`` naming the entry instead. The journal stays readable.
@@ -38,6 +40,7 @@ class JournalInputs:
     verdicts: list[str | None] = field(default_factory=list)
     serial_of_role: dict[str, str] = field(default_factory=dict)
     rules_before: dict[int, dict[str, Any]] = field(default_factory=dict)  # input index -> the rules then in force
+    starts_before: set[int] = field(default_factory=set)  # input indexes a start of the controller came before
 
     @property
     def rules_journaled(self) -> dict[str, Any] | None:
@@ -47,8 +50,10 @@ class JournalInputs:
 
 def read_journal_inputs(journal: Any) -> JournalInputs:
     read = JournalInputs()
-    for e in journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION, kinds.REFUSED)):
-        if e.kind == kinds.SUBMISSION:
+    for e in journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION, kinds.REFUSED, kinds.CONTROLLER_STARTED)):
+        if e.kind == kinds.CONTROLLER_STARTED:
+            read.starts_before.add(len(read.inputs))
+        elif e.kind == kinds.SUBMISSION:
             read.rules_before[len(read.inputs)] = e.payload  # the last before an input wins
         elif e.kind == kinds.REFUSED:  # written with the input it refuses, just after it
             if read.inputs:
@@ -64,13 +69,15 @@ def read_journal_inputs(journal: Any) -> JournalInputs:
 
 def replay(core: TableCore, read: JournalInputs) -> None:
     done = 0
-    for end in sorted({*read.rules_before, len(read.inputs)}):
+    for end in sorted({*read.rules_before, *read.starts_before, len(read.inputs)}):
         differs = core.recover(read.inputs[done:end], read.verdicts[done:end])
         if differs is not None:
             i, now = done + differs[0], differs[1]
             what = f"refused now ({now}) and taken" if now is not None else f"taken now and refused ({read.verdicts[i]})"
             raise JournalContentError(f"entry {read.seqs[i]}: {what} when it was journaled: the journal was written "
                                       "under rules this shoectl does not apply the same way")
+        if end in read.starts_before:  # written before the rules in force at a start
+            core.restarted()
         if end in read.rules_before:
             core.sub = rules_of_record(read.rules_before[end])
         done = end

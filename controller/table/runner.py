@@ -192,6 +192,7 @@ class TableRunner:
         """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
         self.journal.checkpoint_in_background()  # no WAL checkpoint inside a card's commit
         self.journal.append_batch([started_record(self.core, len(self._recovered.inputs), shoectl_version())])
+        self.core.restarted()  # where the record lies among the inputs: a replay does the same there
         self.journal_rules_in_force()
         self._starting = DevicesHeard(self.links)
         self.start_links()

@@ -41,6 +41,7 @@ class Shoe:
     shuffle_held: bool = False  # shuffled while a fault held the table: it goes on from it when resumed
     shuffles_out: int = 0  # SHUFFLEs sent for it, not yet reported done nor refused (``commands_out``)
     deliveries_out: int = 0  # DELIVERs sent for it, not refused, while it is not in the shoe
+    restarted: bool = False  # the controller started again while it was prepared (``TableCore.restarted``)
     collected: bool = False  # 681a.7(d)(1): its cards were collected and reconciled (the shoe is over)
     _cardset_cache: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False, compare=False)
 
@@ -73,8 +74,9 @@ class Shoe:
         carried out before the DELIVER sent after the first one's report). A command whose outcome
         was unknown stays counted: the device may have carried it out. Only what the core sent as
         it handled its inputs is counted, so that a replay of the journal counts the same; the
-        commands a restart re-issues are not (their failures say so: ``CommandFailed.resent``)."""
-        return self.shuffles_out > 0 or (command == "DELIVER" and self.deliveries_out > 0)
+        commands a restart re-issues are not (their failures say so: ``CommandFailed.resent``),
+        but once the controller started again while the stack was prepared, any may be out."""
+        return self.restarted or self.shuffles_out > 0 or (command == "DELIVER" and self.deliveries_out > 0)
 
     # -- cards out -------------------------------------------------------------------------------
     @property

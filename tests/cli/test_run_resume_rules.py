@@ -63,3 +63,21 @@ def test_each_submission_record_puts_its_rules_in_force_from_its_place(tmp_path:
     core = TableCore(load_preset("midibaccarat"))
     replay(core, read)
     assert core.sub == load_preset("ez-baccarat") and core.state == "shuffling"
+
+
+def test_the_replay_knows_where_each_start_of_the_controller_fell(tmp_path: Path) -> None:
+    """``controller_started`` records are read by the input they came before, so that the replay
+    tells the core where each start fell, as the live table was told (``TableCore.restarted``)."""
+    path = tmp_path / "j.db"
+    opened = Record(kinds.INPUT_OPERATOR, {"command": "open", "args": {}, "operator_role": "floorperson"},
+                    operator="fp1")
+    started = Record(kinds.CONTROLLER_STARTED, {"version": "0", "replayed": 0, "state": "closed"})
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append_batch([started])
+        journal.append_batch([opened])
+        journal.append_batch([started])
+        read = read_journal_inputs(journal)
+    assert read.starts_before == {0, 1} and len(read.inputs) == 1
+    core = TableCore(load_preset("minibaccarat"))
+    replay(core, read)
+    assert core.state == "shuffling" and core.shoe.restarted  # the second start fell during the shuffle

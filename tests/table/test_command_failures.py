@@ -213,6 +213,32 @@ def test_the_only_shuffle_or_delivery_refused_busy_holds_the_table_and_its_clear
         b.core.shoe.shuffles_out, b.core.shoe.deliveries_out)
 
 
+def test_after_a_restart_during_the_shuffle_a_busy_delivery_is_the_shuffler_at_the_restarts_shuffle() -> None:
+    """The controller stopped while the shuffler shuffled; the shuffle ended meanwhile and the
+    restart's SHUFFLE was taken: the first one's report sends the DELIVER, which the shuffler,
+    shuffling again, refuses BUSY. That is no fault (the restart's shuffle ends, and its report
+    sends the DELIVER again): once the controller started again while a stack was prepared, any
+    of its commands may be out. A replay that is told where the start fell (as
+    ``recovery.replay`` is, from the ``controller_started`` record) decides the same."""
+    from controller.table.recovery import JournalInputs, replay
+
+    b = opened_without_answer()
+    live = Bench()
+    live.base = None
+    live.core.recover(b.inputs)
+    live.core.restarted()  # the runner, as it journals controller_started
+    assert sent(live.core.resume_outputs(restart=True), m.Shuffle) == [m.Shuffle(8)]
+    live._device_acts = lambda o: None
+    live.inputs = []
+    live.event("shuffler", m.ShuffleDone(416, 416))  # the first shuffle's report: DELIVER sent
+    live.feed(CommandFailed("shuffler", "DELIVER", "DELIVER refused: BUSY", refused=True, code="BUSY"))
+    assert not live.core.faults and live.core.state == "cutting" and live.core.shoe.delivery_due
+    replayed = Bench()
+    replay(replayed.core, JournalInputs(inputs=[*b.inputs, *live.inputs], verdicts=[None] * (len(b.inputs) + 2),
+                                        starts_before={len(b.inputs)}))
+    assert replayed.core.snapshot() == live.core.snapshot() and not replayed.core.faults
+
+
 def test_a_restarts_commands_are_not_counted_so_a_replay_counts_the_same() -> None:
     """The commands a restart re-issues are not journaled as the core's own sends: counting them
     would make the live table and a later replay of its journal decide a BUSY differently (and the
