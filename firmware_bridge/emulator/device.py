@@ -69,7 +69,8 @@ from .faults import FaultSpec
 from .hooks import DeviceHooks
 from .identity import EMULATOR_FIRMWARE, capabilities_of, identity_for
 from .outbox import Outbox
-from .refusals import NOT_SUPPORTED_REASONS, InjectedRefusals, mechanism_refusal, nak
+from .injected import InjectedFaults
+from .refusals import NOT_SUPPORTED_REASONS, mechanism_refusal, nak
 
 # EMULATOR_FIRMWARE, capabilities_of and identity_for live in .identity; importable from here too.
 __all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of", "identity_for"]
@@ -123,7 +124,7 @@ class EmulatedDevice:
         self.connection = DeviceConnection(self.identity, max_unacknowledged=max_unacknowledged)
         self.mode = DeviceMode.NORMAL
         self.display_text = ""
-        self._injected = InjectedRefusals(self.faults)
+        self._injected = InjectedFaults(self.faults)  # refuse-command, refuse-display, reset-at
         self.door_open = False
         self.jammed = False
         self.jam_location: JamLocation | None = None
@@ -136,7 +137,6 @@ class EmulatedDevice:
         self._last_command_at: float | None = None
         self._outbox = Outbox(max_unacknowledged)
         self._power_loss_pending = False
-        self._reset_fault_done = False
         self.hooks = DeviceHooks()  # what the dealer and the servers attach (hooks.py)
 
     # --- driving -------------------------------------------------------------------------------
@@ -172,8 +172,7 @@ class EmulatedDevice:
 
     def tick(self, now: float | None = None) -> None:
         """Let time pass up to ``now`` (default: the clock): mechanisms, dealer, host loss."""
-        if now is None:
-            now = self.clock()
+        now = self.clock() if now is None else now
         self._flush_backlog()
         self._tick(now)
         self.hooks.tick(now)
@@ -224,8 +223,7 @@ class EmulatedDevice:
 
     def uptime_ms(self, now: float | None = None) -> int:
         """The device clock (ms since the last power-up, wrapping at 2**32)."""
-        if now is None:
-            now = self.clock()
+        now = self.clock() if now is None else now
         return int((now - self._boot_at) * 1000) & _U32
 
     @property
@@ -322,7 +320,7 @@ class EmulatedDevice:
         """No command for ``host_loss_timeout`` seconds."""
 
     # A mechanism adds _cmd_shuffle / _cmd_deliver / _cmd_gate_lock / _cmd_gate_unlock; without
-    # one, the command is NAKed NOT_SUPPORTED with the reason in _LACKS.
+    # one, the command is NAKed NOT_SUPPORTED with the reason in NOT_SUPPORTED_REASONS.
 
     # --- helpers for subclasses ----------------------------------------------------------------
 
@@ -336,11 +334,8 @@ class EmulatedDevice:
     # --- internals -----------------------------------------------------------------------------
 
     def _check_reset_fault(self) -> None:
-        """After events went out: the ``reset-at=N`` fault cuts the power once event N is sent
-        (at the end of the step, so the frames already queued still go out)."""
-        if (self.faults.reset_at and not self._reset_fault_done
-                and self.connection.last_event_counter >= self.faults.reset_at):
-            self._reset_fault_done = True
+        """After events went out: ``reset-at=N`` cuts the power at the end of the step (queued frames go out)."""
+        if self._injected.power_loss_due(self.connection.last_event_counter):
             self._power_loss_pending = True
 
     def _flush_backlog(self) -> None:

@@ -1,13 +1,11 @@
 """What an emulated device answers a command it will not carry out: ``nak(code, text)`` (the text
 clipped to the wire's limit) and ``mechanism_refusal``, the NAK a mechanism command gets in a
-given condition of the device, or ``None`` when it may run (docs/emulator.md);
-``NOT_SUPPORTED_REASONS``, the text of the NAK NOT_SUPPORTED for a command a model lacks; and
-``InjectedRefusals``, the faults that refuse a command once."""
+given condition of the device, or ``None`` when it may run (docs/emulator.md); and
+``NOT_SUPPORTED_REASONS``, the text of the NAK NOT_SUPPORTED for a command a model lacks (the faults
+that refuse a command once: ``injected.py``)."""
 from __future__ import annotations
 
-from typing import Any
-
-from firmware_bridge.protocol import Deliver, DeviceMode, Display, GateLock, GateUnlock, Nak, NakCode, Shuffle
+from firmware_bridge.protocol import Deliver, DeviceMode, GateLock, GateUnlock, Nak, NakCode, Shuffle
 from firmware_bridge.protocol.message_base import clip_text
 from firmware_bridge.protocol.wire_values import MAX_TEXT
 
@@ -37,22 +35,3 @@ def mechanism_refusal(*, mode: DeviceMode, jammed: bool, faulted: bool, door_ope
         return nak(NakCode.BUSY, "mechanism busy")
     return None
 
-
-class InjectedRefusals:
-    """The faults ``refuse-command=NAME`` and ``refuse-display=WORD`` of ``faults``: the first
-    command of wire name NAME, and the first DISPLAY whose prompt starts with WORD, are refused NAK
-    BUSY, once each, as by a device that cannot do it just now."""
-
-    def __init__(self, faults: Any) -> None:
-        self._command: str = faults.refuse_command
-        self._word: str = faults.refuse_display
-
-    def refusal(self, command: Any) -> Nak | None:
-        """The NAK for ``command`` if a fault refuses it (and that fault is then spent), else None."""
-        if self._command and command.TYPE.name == self._command:
-            self._command = ""
-            return nak(NakCode.BUSY, "busy (emulator fault refuse-command)")
-        if self._word and type(command) is Display and command.text.split(" ", 1)[0] == self._word:
-            self._word = ""
-            return nak(NakCode.BUSY, "display busy")
-        return None
