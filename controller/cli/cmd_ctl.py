@@ -201,7 +201,10 @@ def run(args: argparse.Namespace) -> int:
     client = ControlClient(args.socket)
     if args.table_command == "status":
         reply = client.status()
-        print_json({**reply["status"], "links": reply.get("links") or {}}) if args.json else print(status_reply_text(reply))
+        if args.json:
+            print_json({**reply["status"], "links": reply.get("links") or {}})
+        else:
+            print(status_reply_text(reply))
         return 0
     if args.table_command == "watch":
         lines = EventLines()
