@@ -37,7 +37,7 @@ def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
     shoe = t.shoe
     t.shuffle_count = (ev.card_count, ev.expected_count)
     if shoe is not None:
-        shoe.shuffle_reported()
+        shoe.settled("SHUFFLE")
     if _held_in(t, "shuffling") and shoe is not None:
         shoe.shuffle_held = True
         return
@@ -257,7 +257,7 @@ def _stack_command_failed(t: TableCore, f: CommandFailed) -> bool:
     of a DELIVER is then decided as any command's."""
     shoe = t.shoe
     if f.refused and not f.resent and shoe is not None:  # a restart's commands are not counted
-        shoe.refused(f.command)
+        shoe.settled(f.command)
     busy = f.refused and f.code == BUSY
     at_an_earlier = busy and (f.resent or (shoe is not None and shoe.commands_out(f.command)))
     if f.command == "SHUFFLE" and at_an_earlier and (t.saved_state or t.state) == "shuffling":

@@ -48,25 +48,22 @@ class Shoe:
     # -- its stack's commands --------------------------------------------------------------------
     def sent(self, message: Any) -> None:
         """The table sent ``message`` for this stack: a SHUFFLE or DELIVER is counted as out."""
-        if isinstance(message, m.Shuffle):
-            self.shuffles_out += 1
-        elif isinstance(message, m.Deliver):
-            self.deliveries_out += 1
+        self._count(m.wire_name(message), 1)
 
-    def shuffle_reported(self) -> None:
-        """A SHUFFLE sent for this stack reported done (SHUFFLE_DONE)."""
-        self.shuffles_out = max(0, self.shuffles_out - 1)
+    def settled(self, command: str) -> None:
+        """One of the stack's commands (wire name ``command``) is no longer out: the device refused
+        it, or (a SHUFFLE) reported it done."""
+        self._count(command, -1)
 
     def stack_loaded(self) -> None:
         """The stack is in the shoe: no DELIVER of it is out any more."""
         self.deliveries_out = 0
 
-    def refused(self, command: str) -> None:
-        """The device refused one of the stack's commands (wire name ``command``): not carried out."""
+    def _count(self, command: str, step: int) -> None:
         if command == "SHUFFLE":
-            self.shuffles_out = max(0, self.shuffles_out - 1)
+            self.shuffles_out = max(0, self.shuffles_out + step)
         elif command == "DELIVER":
-            self.deliveries_out = max(0, self.deliveries_out - 1)
+            self.deliveries_out = max(0, self.deliveries_out + step)
 
     def commands_out(self, command: str) -> bool:
         """Whether a command of the stack sent before may keep the device busy: for a SHUFFLE, a
