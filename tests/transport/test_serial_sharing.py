@@ -14,6 +14,8 @@ from firmware_bridge.errors import DeviceDisconnected
 from firmware_bridge.transport import SerialTransport
 from firmware_bridge.transport.serial_sharing import SharedReading
 
+from .descriptors import open_descriptors
+
 pytestmark = pytest.mark.skipif(not SharedReading.available(), reason="Linux epoll only")
 
 DEADLINE = 30.0  # seconds before a wait is declared hung (never a performance limit)
@@ -166,19 +168,6 @@ def test_closing_the_line_ends_the_requesters_wait_even_when_the_wake_up_is_lost
             call(DEADLINE)
 
 
-def _open_descriptors() -> set[tuple[str, str]]:
-    """This process's open descriptors, each with what it is open on. Compared as sets: a test
-    that left something behind may see it closed meanwhile, which a count would take for the
-    code under test closing one of its own."""
-    found = set()
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            found.add((fd, os.readlink(f"/proc/self/fd/{fd}")))
-        except OSError:  # the listing's own descriptor, closed by now
-            continue
-    return found
-
-
 def test_a_port_opened_without_descriptors_to_spare_reads_alone_and_leaks_none(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Found in CI (a table run with RLIMIT_NOFILE 40 and its control socket flooded): a
@@ -203,11 +192,11 @@ def test_a_port_opened_without_descriptors_to_spare_reads_alone_and_leaks_none(
     master, slave = os.openpty()
     tty.setraw(slave)
     try:
-        before = _open_descriptors()
+        before = open_descriptors()
         monkeypatch.setattr(serial_sharing.select, "epoll", epoll_until_the_second)
         with pytest.raises(OSError):
             SharedReading(slave, slave, "pty")
-        assert made[0].closed and _open_descriptors() <= before  # nothing left open
+        assert made[0].closed and open_descriptors() <= before  # nothing left open
         made.clear()
         transport = SerialTransport(os.ttyname(slave))
         transport.open()
@@ -217,7 +206,7 @@ def test_a_port_opened_without_descriptors_to_spare_reads_alone_and_leaks_none(
             assert transport.read(DEADLINE) == b"still read"
         finally:
             transport.close()
-        assert _open_descriptors() <= before
+        assert open_descriptors() <= before
     finally:
         for fd in (master, slave):
             os.close(fd)

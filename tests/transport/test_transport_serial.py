@@ -14,6 +14,8 @@ from firmware_bridge.errors import DeviceDisconnected, TransportError, Transport
 from firmware_bridge.profiles import parse_profile
 from firmware_bridge.transport import SerialTransport, Transport, UsbTransport, open_transport
 
+from .descriptors import open_descriptors
+
 
 @pytest.fixture
 def pty_pair() -> Iterator[tuple[int, str]]:
@@ -111,25 +113,13 @@ def test_a_port_gone_while_it_is_opened_is_a_transport_error(pty_pair: tuple[int
     import termios
 
     _, path = pty_pair
-    before = _descriptors_open_on(path)
+    before = open_descriptors(on=path)
     mocker.patch("serial.serialposix.termios.tcsetattr", side_effect=termios.error(5, "Input/output error"))
     with pytest.raises(TransportError) as info:
         SerialTransport(path).open()
     assert str(info.value) == f"cannot open serial port {path}: input/output error"
-    assert _descriptors_open_on(path) == before  # pyserial closed what it had opened
+    assert open_descriptors(on=path) == before  # pyserial closed what it had opened
 
-
-def _descriptors_open_on(path: str) -> list[str]:
-    """This process's file descriptors open on ``path`` (not a count of all of them: another
-    test's leftovers may close theirs meanwhile, as a CI run once saw)."""
-    target, found = os.path.realpath(path), []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") == target:
-                found.append(fd)
-        except OSError:  # the listing's own descriptor, closed by now
-            continue
-    return found
 
 
 def test_device_path_is_opened_exclusively(pty_pair: tuple[int, str]) -> None:
