@@ -10,12 +10,15 @@ the device messages of one type out of a list of outputs.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from controller.rules.cards import Card, Composition
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
-from controller.table.io import DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
+from controller.table.io import (
+    CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand,
+)
 from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
@@ -159,3 +162,21 @@ class Bench:
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [r.payload for r in self.records if r.kind == kind]
+
+
+def refusing(b: Bench, refuses: Callable[[SendCommand], bool]) -> tuple[list[CommandFailed], Callable]:
+    """Make ``b``'s scripted devices refuse (NAK BUSY) each command ``refuses`` picks, carrying out
+    the others; (the refusals, not fed: each reaches the core after what is under way, and the
+    devices' own behaviour, to put back)."""
+    obey, refusals = b._device_acts, []
+
+    def acts(o: SendCommand) -> None:
+        if not refuses(o):
+            obey(o)
+            return
+        name, text = m.wire_name(o.message), getattr(o.message, "text", None)
+        refusals.append(CommandFailed(o.device_role, name, f"{name} refused: BUSY", refused=True, code="BUSY",
+                                      prompt=text))
+
+    b._device_acts = acts
+    return refusals, obey
