@@ -14,16 +14,15 @@ gives the same ``n`` mixes for the same seed, so that a defect found this way is
   ``dealer-expose-at``;
 - one prompt refused once (half the mixes): ``refuse-display`` with a prompt's first word; one
   command refused once (a quarter): ``refuse-command`` (SHUFFLE, DELIVER, the gate's, RESET, DISPLAY);
-- its Rules Submission (one of the four presets), and an automatic shoe (three mixes in ten),
-  whose dealer misses the first UNLOAD in a quarter of them (``dealer-miss``: the shoe, still
-  holding the last shoe's cards, refuses the next stack until it is emptied).
+- a dealer who misses one prompt that asks for something done (a quarter): ``dealer-miss`` with
+  the prompt's first word. The dealer reads the display again a moment later; a missed UNLOAD
+  leaves the last shoe's cards in the shoe (an automatic shoe refuses the next stack until it is
+  emptied; at the two-device table the dealer takes them out at the LOAD);
+- its Rules Submission (one of the four presets), and an automatic shoe (three mixes in ten).
 
 Left out, as the fixed mixes leave them out: a misread card (it holds the table until a
 floorperson enters it; the automated one does not) and a card missing from or added to every
-shuffle (the automated floorperson closes the table after three reshuffles). A dealer who misses
-a prompt at the two-device table is left out too: the emulated dealer acts on a prompt once, where
-a dealer would read it again on the display (a missed UNLOAD there leaves the stack in hand and a
-full shoe; a missed DRAW, the round without its card).
+shuffle (the automated floorperson closes the table after three reshuffles).
 """
 from __future__ import annotations
 
@@ -35,6 +34,7 @@ AUTOSHOE = "emulated-autoshoe"  # a shoe with its shuffler built in (681a.5(h)):
 SUBMISSIONS = ("minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat")
 PROMPT_WORDS = ("UNLOAD", "SHUFFLING", "OFFER", "CUT", "COVER", "LOAD", "BURN", "PLACE", "DRAW", "SQUEEZE", "HOUSE",
                 "CLOSE")
+DEALER_WORDS = ("UNLOAD", "CUT", "COVER", "LOAD", "BURN", "DRAW", "CLOSE")  # the prompts that ask the dealer to act
 # Each device or dealer fault with the range its count or stack position is drawn from.
 COUNTED_FAULTS = (("jam-at", 1, 150), ("door-open-at", 1, 150), ("reset-at", 1, 200), ("face-up-at", 5, 300),
                   ("cover-at", 30, 200), ("dealer-extra-at", 1, 80), ("dealer-expose-at", 1, 200))
@@ -57,10 +57,10 @@ def random_mix(rng: random.Random) -> tuple[str, str, str | None]:
         items.append(f"refuse-display={rng.choice(PROMPT_WORDS)}")
     if rng.random() < 0.25:
         items.append(f"refuse-command={rng.choice(REFUSABLE_COMMANDS)}")
+    if rng.random() < 0.25:
+        items.append(f"dealer-miss={rng.choice(DEALER_WORDS)}")
     submission = rng.choice(SUBMISSIONS)
     shoe_profile = AUTOSHOE if rng.random() < 0.3 else None
-    if shoe_profile and rng.random() < 0.25:
-        items.append("dealer-miss=UNLOAD")
     return ",".join(items) or "dup=0.001", submission, shoe_profile
 
 

@@ -48,7 +48,7 @@ def test_random_mixes_are_the_same_for_a_seed_and_each_is_a_mix_the_emulator_and
     mixes. Each one's faults parse as the emulator's, its submission is a preset, and the faults
     the soak leaves out by design (a misread card, a card missing from or added to every shuffle)
     never appear."""
-    from benchmarks.fault_mixes import random_mixes
+    from benchmarks.fault_mixes import DEALER_WORDS, random_mixes
     from controller.rules.submission import preset_names
     from firmware_bridge.emulator.faults import FaultSpec
 
@@ -59,11 +59,13 @@ def test_random_mixes_are_the_same_for_a_seed_and_each_is_a_mix_the_emulator_and
         assert spec.misread_at == -1 and not spec.missing_card and not spec.extra_card
         assert not (spec.unplug_every and spec.corrupt > 0.002)  # noisy and unplugged: slow, not stuck
         assert submission in preset_names() and shoe_profile in (None, soak_faults.AUTOSHOE)
-        assert not spec.dealer_miss or (spec.dealer_miss == "UNLOAD" and shoe_profile == soak_faults.AUTOSHOE)
+        assert spec.dealer_miss in ("", *DEALER_WORDS)
     names = {item.split("=")[0] for faults, _, _ in mixes for item in faults.split(",")}
     assert {"unplug-every", "corrupt", "both-ways", "jam-at", "reset-at", "refuse-display", "cover-at",
             "dealer-miss", "refuse-command"} <= names
     assert {shoe for _, _, shoe in mixes} == {None, soak_faults.AUTOSHOE}
+    missed = {(FaultSpec.parse(faults).dealer_miss, shoe) for faults, _, shoe in mixes}
+    assert ("UNLOAD", None) in missed and ("DRAW", None) in missed  # the two-device table's dealer too
 
 
 def test_the_soak_runs_random_mixes_when_asked(tmp_path, capsys) -> None:

@@ -52,6 +52,13 @@ Mistakes on request: ``draw_extra_card_next()`` (the next DRAW takes one card to
 ``expose_next_card()`` (the next card drawn leaves face up); as faults ``dealer-extra-at=N`` (the
 N-th DRAW prompt), ``dealer-expose-at=N`` (the N-th card the dealer draws, burns included) and
 ``dealer-miss=WORD`` (the first prompt starting with WORD is missed: logged, not done).
+
+A missed prompt is not lost: as a dealer glances at the display again, the dealer looks
+``reread_s`` later (``REREAD_S`` of real time, divided by the shoe's speed, at least
+``REREAD_MIN_S``) and does it then if the shoe still shows it; a newer prompt shown meanwhile is
+what the dealer does instead. A LOAD while the shoe still holds the last shoe's cards (its UNLOAD
+was missed, and the next prompt replaced it) takes them out first
+(681a.7(d)(1)): the shoe reports SHOE_EMPTY, then SHOE_LOADED.
 """
 from __future__ import annotations
 
@@ -77,6 +84,8 @@ _BUTTONS = {"REVEAL": ButtonId.REVEAL, "CONFIRM": ButtonId.CONFIRM, "CANCEL": Bu
             "CALL FLOOR": ButtonId.CALL_FLOOR}
 
 
+REREAD_S = 5.0  # real seconds before a dealer who missed a prompt glances at the display again
+REREAD_MIN_S = 0.5  # ... at any speed: a miss the controller can see, not one undone at once
 LOG_LIMIT = 2000  # the dealer's latest actions kept (an eight-deck shoe at the automated table takes about 500)
 
 
@@ -124,6 +133,8 @@ class Dealer:
         self._extra_next = False
         self._expose_next = False
         self._missed = False  # the fault ``dealer-miss``, once
+        self.reread_s = max(REREAD_S / shoe.speed, REREAD_MIN_S)
+        self._reread: tuple[float, str] | None = None  # a missed prompt: when to look at the display again
         self._pending: deque[tuple[float, str]] = deque()
         self._at_locked_gate: str | None = None  # a DRAW or BURN the locked gate refused: done once it opens
         self.stack_coming: Callable[[], bool] = lambda: False  # the table: is a stack on its way?
@@ -140,6 +151,7 @@ class Dealer:
     def on_prompt(self, text: str) -> None:
         """The shoe displayed ``text``: act on it ``delay_s`` from now."""
         self._at_locked_gate = None  # the shoe shows something newer: that is what the dealer does
+        self._reread = None
         self._pending.append((self.shoe.clock() + self.delay_s, text))
 
     def tick(self, now: float) -> None:
@@ -155,6 +167,10 @@ class Dealer:
         if self._gate_opened_for_a_refused_draw():
             pending.append((now, self._at_locked_gate))
             self._at_locked_gate = None
+        if self._reread is not None and self._reread[0] <= now:
+            missed, self._reread = self._reread[1], None
+            if self.shoe.display_text == missed:
+                pending.append((now, missed))
         while pending and pending[0][0] <= now:
             due, text = pending[0]
             verb, _ = parse_prompt(text)
@@ -169,7 +185,10 @@ class Dealer:
         None with no prompt pending."""
         if self._gate_opened_for_a_refused_draw():
             return self.shoe.clock()
-        return self._pending[0][0] if self._pending else None
+        due = [self._pending[0][0]] if self._pending else []
+        if self._reread is not None:
+            due.append(self._reread[0])
+        return min(due, default=None)
 
     def _gate_opened_for_a_refused_draw(self) -> bool:
         return self._at_locked_gate is not None and not self.shoe.gate_locked
@@ -197,6 +216,7 @@ class Dealer:
         miss = self.faults.dealer_miss
         if miss and not self._missed and text.split(" ", 1)[0].upper() == miss:
             self._missed = True
+            self._reread = (at + self.reread_s, text)
             action = DealerAction(at, text, verb, False, "missed the prompt (fault dealer-miss)")
             self.log.append(action)
             return action
@@ -240,11 +260,14 @@ class Dealer:
         if verb in ("CUT", "COVER"):
             return self._place_cover(verb, args)
         if verb == "LOAD":
-            count = self.shoe.load(self._in_hand())
+            stack = self._in_hand()
+            left = self.shoe.unload()  # the last shoe's cards, if its UNLOAD was missed
+            count = self.shoe.load(stack)
             self.hand = None
             self._new_shoe()
             self.loaded_as = args[0] if args else None
-            return True, f"loaded {count} cards" + (f" as {self.loaded_as}" if args else "")
+            first = f"took {len(left)} items left in the shoe out, then " if left else ""
+            return True, first + f"loaded {count} cards" + (f" as {self.loaded_as}" if args else "")
         if verb == "UNLOAD":
             if args and self.loaded_as not in (None, args[0]) and self.shoe.stack:
                 return True, f"the shoe holds {self.loaded_as}, not {args[0]}: no action"

@@ -145,3 +145,32 @@ def test_a_command_refused_once_is_a_fault_whose_clearing_sends_it_again(tmp_pat
     assert [(k, p.get("fault") or p.get("faults")) for k, p in entries if k in ("fault", "fault_cleared")] == [
         ("fault", key), ("fault_cleared", [key])]
     assert [p["cards"] for k, p in entries if k == "shoe_loaded"] == [416, 416]
+
+
+@pytest.mark.reg("681a.7(d)(1)")
+def test_a_dealer_who_missed_the_unload_takes_the_last_shoes_cards_out_before_loading(tmp_path: Path) -> None:
+    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the shoe
+    and placing them in the discard rack". At the two-device table the dealer misses the first
+    UNLOAD (emulator fault ``dealer-miss``) and the shuffler's stack for the cut replaces it on the
+    display: the dealer finds the last shoe's cards in the shoe at the LOAD and takes them out
+    first. The shoe says so (SHOE_EMPTY before SHOE_LOADED), no fault holds the table, and the
+    next shoe is loaded whole and dealt. Before, the dealer could not load and the table waited in
+    ``ready_to_load`` for ever."""
+    journal = run_table(tmp_path, "dealer-miss=UNLOAD,cover-at=60", rounds=16)
+    check_integrity(tmp_path, journal)
+    entries = kinds(journal)
+    events = [(k, p.get("event")) for k, p in entries if k in ("input.device", "cut", "shoe_loaded")]
+    second_cut = [i for i, (k, _) in enumerate(events) if k == "cut"][1]
+    assert events[second_cut + 1:second_cut + 3] == [("input.device", "SHOE_EMPTY"), ("input.device", "SHOE_LOADED")]
+    assert "fault" not in [k for k, _ in entries]
+    assert [p["cards"] for k, p in entries if k == "shoe_loaded"] == [416, 416]
+    assert [p["ok"] for k, p in entries if k == "reconciliation"][:1] == [True]
+
+
+def test_a_dealer_who_missed_a_draw_draws_when_looking_at_the_display_again(tmp_path: Path) -> None:
+    """The dealer misses the first DRAW (emulator fault ``dealer-miss``); the shoe still shows it
+    a moment later and the dealer draws then. The round waits for its card without a fault and
+    is decided from the cards the shoe read; every round is dealt."""
+    journal = run_table(tmp_path, "dealer-miss=DRAW", rounds=6)
+    rounds = check_integrity(tmp_path, journal)
+    assert len(rounds) == 6 and "fault" not in [k for k, _ in kinds(journal)]

@@ -305,6 +305,68 @@ def test_a_dealer_who_misses_the_first_unload_takes_the_cards_out_at_the_next(cl
     assert table.shoe.stack == [] and table.dealer.log[-1].ok
 
 
+def _keep_asking(host, seconds: int) -> None:
+    """Let ``seconds`` pass with the host asking for the status twice a second, so that the shoe
+    never loses its host (its display would then show HOST LOST)."""
+    for _ in range(seconds * 2):
+        host.pump(0.5)
+        host.status()
+
+
+def test_a_missed_prompt_still_on_the_display_is_done_when_the_dealer_looks_again(clock) -> None:
+    """A dealer who missed a prompt reads the display again ``reread_s`` later (5 s of real time
+    at speed 1) and does what it still shows; nothing is done before."""
+    table = EmulatedTable(clock=clock, faults=FaultSpec.parse("dealer-miss=DRAW"))
+    host = connect(table.shoe, clock)
+    table.shoe.load(cards("AS 2S 3S"))
+    host.ok(GateUnlock())
+    host.ok(Display("DRAW PLAYER @1"))
+    assert table.dealer.reread_s == 5.0
+    _keep_asking(host, 4)
+    assert not host.of(CardRead) and table.shoe.stack == cards("AS 2S 3S")
+    _keep_asking(host, 2)
+    assert [DeviceCard(r.rank, r.suit) for r in host.of(CardRead)] == cards("AS")
+    assert [a.ok for a in table.dealer.log] == [False, True]
+    _keep_asking(host, 10)
+    assert len(host.of(CardRead)) == 1  # looked at once: the prompt is done
+
+
+def test_a_missed_prompt_the_display_no_longer_shows_is_not_done(clock) -> None:
+    """What the shoe shows after the missed prompt is what the dealer does; the missed one is gone
+    from the display, and the dealer does not go back to it."""
+    table = EmulatedTable(clock=clock, faults=FaultSpec.parse("dealer-miss=BURN"))
+    host = connect(table.shoe, clock)
+    table.shoe.load(cards("AS 2S 3S"))
+    host.ok(GateUnlock())
+    host.ok(Display("BURN"))
+    _keep_asking(host, 1)
+    host.ok(Display("PLACE YOUR BETS"))
+    _keep_asking(host, 10)
+    assert table.shoe.display_text == "PLACE YOUR BETS"
+    assert not host.of(CardRead) and table.shoe.stack == cards("AS 2S 3S")
+    assert [a.verb for a in table.dealer.log] == ["BURN", "PLACE"]
+
+
+def test_the_reread_follows_the_speed_with_a_floor(clock) -> None:
+    assert EmulatedTable(clock=clock, speed=4).dealer.reread_s == 1.25
+    assert EmulatedTable(clock=clock, speed=INF).dealer.reread_s == 0.5
+
+
+def test_a_load_into_a_shoe_still_holding_the_last_shoes_cards_takes_them_out_first(clock) -> None:
+    """The UNLOAD was missed and the CUT replaced it on the display: at LOAD the dealer finds the
+    last shoe's cards still in the shoe and takes them out (681a.7(d)(1)), then loads."""
+    table, shoe, original = _stack_in_the_dealers_hand(clock)
+    table.shoe.load(cards("AS 2S") + [COVER])  # the last shoe's cards, left in
+    shoe.pump(0.05)
+    shoe.events.clear()
+    for prompt in ("CUT 37", "COVER 14", "LOAD T1-S0002"):
+        shoe.ok(Display(prompt))
+    loaded = shoe.wait_for(ShoeLoaded)
+    assert [type(e) for e in shoe.events] == [ShoeEmpty, ShoeLoaded] and loaded.card_count == 416
+    assert len(table.shoe.stack) == 418 and table.dealer.loaded_as == "T1-S0002"
+    assert table.dealer.log[-1].detail == "took 3 items left in the shoe out, then loaded 416 cards as T1-S0002"
+
+
 def test_same_seed_same_prompts_same_cards(clock, tmp_path) -> None:
     def deal(seed: int, name: str) -> list[str]:
         c = ManualClock()
