@@ -52,6 +52,17 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
             next_prompt(t)
         return
     if st == "burning":
+        # The round before a burn is over: a card after the burn is not its third card (627a.13(c)).
+        t.last_round = None
+        if face_up and t.sub.game is not Game.TWENTYONE:
+            # 627a.13(d): a card found face up in the shoe opens a simulated round, whatever the
+            # dealer was drawing it for; the burn is still owed (at 21 Baccarat every card is
+            # dealt face up, 681a.7(e), and a burn card goes to the rack face up or not).
+            decision = irr.face_up_card_in_shoe(c, submission=t.sub)
+            irregularity(t, decision, position)
+            t.pending_simulated.append(SetAside(c, position, decision.clause))
+            t.show(f"BURN {t.next_card_mark()}")
+            return
         t.shoe.burned.append(str(c))
         t.record(kinds.BURN, {"card": str(c), "position": position, "dealer": t.dealer})
         t.burns_due -= 1
@@ -87,7 +98,8 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
 # Why a card goes to the discard rack when 627a.13 gives it no other place (docs/irregularities.md).
 TWENTYONE_CARD_IN_ERROR = ("21 Baccarat: a card drawn when none was called for goes to the discard rack, "
                            "as a burn card (681a.7(c)); it may have been seen while wagers could be placed")
-SECOND_HELD_CARD = "627a.13(a): the next hand's first card is already held; a second card drawn in error is discarded"
+SECOND_HELD_CARD = ("627a.13(a) gives the next hand one first card, already held: a second card drawn in error "
+                    "goes to the discard rack")
 
 
 def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
@@ -105,14 +117,16 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         decision = irr.unauthorized_player_third_card(last.first_four(), c, disclosed=face_up, submission=t.sub)
     else:
         decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)
-    irregularity(t, decision, position)
     action = decision.action
+    if action is irr.Action.NEXT_HAND_FIRST_CARD and t.held_card is not None:
+        # Not 627a.13(a)'s decision, which the first of them took: recorded as what it is.
+        discard(t, c, position, SECOND_HELD_CARD)
+        t.notice("warning", f"card {c} drawn in error, not disclosed: {SECOND_HELD_CARD}")
+        return
+    irregularity(t, decision, position)
     aside = SetAside(c, position, decision.clause)
     if action is irr.Action.NEXT_HAND_FIRST_CARD:
-        if t.held_card is None:
-            t.held_card = aside
-        else:
-            discard(t, c, position, SECOND_HELD_CARD)
+        t.held_card = aside
     elif action is irr.Action.SIMULATED_ROUND:
         t.pending_simulated.append(aside)
     elif action is irr.Action.DISCARD_WITH_ONE_MORE:

@@ -144,6 +144,69 @@ def test_face_up_card_found_in_the_shoe_opens_a_simulated_round_without_wagers()
     assert returned == [{"seat": 1, "kind": "player", "amount": 100, "result": "push", "win": 0, "commission": 0, "net": 0}]
 
 
+@pytest.mark.reg("627a.13(d)")
+@pytest.mark.parametrize("new_dealer", [False, True], ids=["burn-after-the-load", "new-dealers-burn"])
+def test_a_burn_card_found_face_up_opens_a_simulated_round_and_the_burn_is_still_owed(new_dealer: bool) -> None:
+    """627a.13(d): "if ... a card is found face up in the dealing shoe, the dealer shall use the
+    disclosed card as the first card of a simulated round of play in which wagers may not be
+    accepted", whatever the dealer drew it for: a card that comes out face up as the burn card
+    (after the load, or a new dealer's) opens one, and the next card, face down, is the burn.
+    Before, it was burned as if face down, with nothing on record."""
+    b = Bench()
+    if new_dealer:
+        b.open_and_cut()
+        b.face_up_at.add(b.drawn + 1)
+        b.op("dealer_sign_in", Role.DEALER, dealer="D2")
+    else:
+        b.face_up_at.add(1)
+        b.open_and_cut()
+    [found] = b.of("irregularity")
+    assert (found["clause"], found["action"]) == ("627a.13(d)", "simulated-round")
+    burn = b.of("burn")[-1]
+    assert burn["position"] == found["position"] + 1 and burn["card"] != found["card"]
+    [start] = b.of("round_start")
+    assert start == {"round": 1, "kind": "simulated", "wagers": []}
+    assert b.of("held_card_used") == [{"card": found["card"], "clause": "627a.13(d)"}]
+    assert b.of("round_result")[0]["dealt"][0] == {"card": found["card"], "to": "player"}
+
+
+@pytest.mark.reg("627a.13(c)", "627a.13(d)")
+def test_a_card_after_a_new_dealers_burn_is_not_the_last_rounds_third_card() -> None:
+    """(c) is about "a third card dealt to the Player's Hand"; (d) applies "Except as provided in
+    subsection (c)". A round ended on four cards, then a new dealer burned a card: the round is
+    over, and a card then drawn face up, before any wager, is a card drawn in error and disclosed,
+    (d), not that round's Player's third card. Before, it was taken for (c)(1) and a second card
+    went to the discard rack with it."""
+    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
+    b = Bench(stack=stack_with(P_WINS + parse_cards("AC,9S,AS,2S,3S,4S,5S,6S")), submission=sub)
+    b.open_and_cut()
+    b.play_round([(1, "player", 100)])
+    b.op("dealer_sign_in", Role.DEALER, dealer="D2")
+    b.auto_deal = False
+    b.draw(face_up=True)
+    assert [(i["clause"], i["action"]) for i in b.of("irregularity")] == [("627a.13(d)", "simulated-round")]
+    assert b.of("discard") == []
+
+
+@pytest.mark.reg("627a.13(a)")
+def test_a_second_undisclosed_card_drawn_in_error_is_discarded_on_record_as_such() -> None:
+    """627a.13(a): "a card drawn in error from the dealing shoe that is not disclosed shall be used
+    as the first card of the next hand of play". The next hand has one first card: the first such
+    card is held for it (the (a) decision on record); a second one goes to the discard rack, its
+    record saying why, and no second (a) decision claims it will open the next hand."""
+    b = Bench()
+    b.open_and_cut()
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.auto_deal = False
+    b.draw()
+    b.draw()
+    [held] = b.of("irregularity")
+    assert (held["clause"], held["action"], held["position"]) == ("627a.13(a)", "next-hand-first-card", 2)
+    [second] = b.of("discard")
+    assert second["position"] == 3 and second["reason"].startswith("627a.13(a) gives the next hand one first card")
+    assert str(b.core.held_card.card) == held["card"]
+
+
 @pytest.mark.reg("627a.13(e)")
 def test_shoe_running_out_mid_round_voids_it_returns_wagers_and_reshuffles() -> None:
     """627a.13(e): "If there are insufficient cards remaining in the dealing shoe to complete a round of

@@ -1,8 +1,6 @@
 """``--rounds N`` and ``--shoes N`` stop a run between rounds, never with one on the layout."""
 from __future__ import annotations
 
-import pytest
-
 from controller.journal import kinds
 from controller.table.io import TableRecord
 from controller.table.run_limits import RunLimits
@@ -12,7 +10,6 @@ def _record(record_kind: str, **payload: object) -> TableRecord:
     return TableRecord(record_kind, dict(payload), "T1-S0001", None)
 
 
-@pytest.mark.reg("627a.13(d)")
 def test_a_simulated_round_begun_with_the_last_rounds_result_is_finished_before_the_run_stops() -> None:
     """627a.13(d): "the dealer shall use the disclosed card as the first card of a simulated round
     of play [...] The cards shall be dealt in accordance with this chapter and placed in the
