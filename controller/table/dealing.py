@@ -38,9 +38,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
             # 627a.13(c)(1) asks for "one additional card, drawn face down ... without disclosing"
             # it: a card that comes out face up is disclosed, a card found face up in the shoe
             # (627a.13(d): it opens a simulated round), and the face-down card is still owed.
-            decision = irr.face_up_card_in_shoe(c, submission=t.sub)
-            irregularity(t, decision, position)
-            t.pending_simulated.append(SetAside(c, position, decision.clause))
+            set_aside_found_face_up(t, c, position)
             t.show(f"BURN {t.next_card_mark()}")
             return
         # 627a.13(c)(1): one more card drawn face down to the discard rack, undisclosed.
@@ -58,9 +56,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
             # 627a.13(d): a card found face up in the shoe opens a simulated round, whatever the
             # dealer was drawing it for; the burn is still owed (at 21 Baccarat every card is
             # dealt face up, 681a.7(e), and a burn card goes to the rack face up or not).
-            decision = irr.face_up_card_in_shoe(c, submission=t.sub)
-            irregularity(t, decision, position)
-            t.pending_simulated.append(SetAside(c, position, decision.clause))
+            set_aside_found_face_up(t, c, position)
             t.show(f"BURN {t.next_card_mark()}")
             return
         t.shoe.burned.append(str(c))
@@ -79,9 +75,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         if found_face_up and r.cards:
             # 627a.13(d): a card found face up in the shoe mid-round is set aside; it opens a
             # simulated round after this one, and this round goes on with the next card.
-            decision = irr.face_up_card_in_shoe(c, submission=t.sub)
-            irregularity(t, decision, position)
-            t.pending_simulated.append(SetAside(c, position, decision.clause))
+            set_aside_found_face_up(t, c, position)
             next_prompt(t)
             return
         if found_face_up and not r.cards and r.kind == "normal":
@@ -93,6 +87,14 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         return
     # A card drawn when none was called for: a card drawn in error (627a.13).
     card_in_error(t, c, face_up, position)
+
+
+def set_aside_found_face_up(t: TableCore, c: Card, position: int) -> None:
+    """627a.13(d): the card found face up in the shoe is on record and set aside; it opens a
+    simulated round when no other round is in progress (``rounds.open_betting``)."""
+    decision = irr.face_up_card_in_shoe(c, submission=t.sub)
+    irregularity(t, decision, position)
+    t.pending_simulated.append(SetAside(c, position, decision.clause))
 
 
 # Why a card goes to the discard rack when 627a.13 gives it no other place (docs/irregularities.md).
