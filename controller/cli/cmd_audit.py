@@ -32,8 +32,13 @@ from controller.audit.report import cards_text, shuffle_text
 from controller.cli.charts import plot_target, position_residuals, shuffle_chart
 from controller.cli.common import non_negative_int, print_json
 from controller.cli.progress import progress_bar
-from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, read_checked
-from controller.errors import UsageError, path_argument
+from controller.cli.journal_input import (
+    EXIT_DOES_NOT_VERIFY,
+    add_journal_input,
+    read_checked,
+    refuse_output_over_journal,
+)
+from controller.errors import UsageError, new_file_argument
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
 
@@ -58,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the order before each shuffle: fresh decks (the emulator's; default), the previous "
                         "shoe's deal order, or none (skips adjacency and rising sequences)")
     s.add_argument("--seed", type=non_negative_int, default=0, help="seed for filling in unread cards and breaking ties (default 0)")
-    s.add_argument("--plot", type=path_argument, metavar="FILE", help="also draw where each rank landed (a heat-map against a uniform "
+    s.add_argument("--plot", type=new_file_argument, metavar="FILE", help="also draw where each rank landed (a heat-map against a uniform "
                    "shuffle) and each test's p-value against alpha, as PNG or SVG by FILE's suffix (needs "
                    "matplotlib: pip install 'shoectl[plot]')")
     s.set_defaults(func=run_shuffle)
@@ -102,6 +107,7 @@ def run_cards(args: argparse.Namespace) -> int:
 
 
 def run_shuffle(args: argparse.Namespace) -> int:
+    refuse_output_over_journal(args, args.plot, option="--plot")
     target = plot_target(args.plot) if args.plot else None
     loaded = _load(args)
     if loaded is None:

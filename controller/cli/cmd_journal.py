@@ -53,6 +53,7 @@ from controller.journal.anchors import AnchorFile, AnchorLines
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalError
+from controller.journal.files import is_journal_file
 from controller.journal.migrate import DoesNotVerify, migrate
 from controller.journal.schema import SCHEMA_VERSION
 from controller.journal.verification import is_hash, verdict_line, verify
@@ -164,6 +165,9 @@ def _anchors_given(path: str) -> AnchorLines:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
+    if is_journal_file(args.new, args.old):  # its anchors or -wal: the old journal would no longer verify
+        raise UsageError(f"{args.new}: that is the journal {args.old} or a file beside it; give another file "
+                         "for the new journal")
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     try:
         count = migrate(args.old, args.new, hmac_key=key)

@@ -77,8 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--journal", default=str(DEFAULT_JOURNAL), type=path_argument, metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
     p.add_argument("--control", type=path_argument, metavar="PATH", help="control socket for shoectl ctl/console (default: the journal's "
                    "name with .sock, beside it: var/journal.sock)")
-    p.add_argument("--control-connections", type=positive_int, default=64, metavar="N",
-                   help="most connections the control socket serves at once (default 64)")
+    p.add_argument("--control-connections", type=whole_number(1, 65_535), default=64, metavar="N",
+                   help="most connections the control socket serves at once (default 64, at most 65535)")
     p.add_argument("--control-group", type=group_name, metavar="GROUP", help="group of the control socket (default: shoectl, if it exists)")
     p.add_argument("--operators", type=path_argument, metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
     p.add_argument("--submissions", type=path_argument, metavar="DIR",

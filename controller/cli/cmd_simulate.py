@@ -19,7 +19,7 @@ from typing import Any
 from controller.cli.charts import RunningHold, hold_chart, plot_target
 from controller.cli.common import GAME_CHOICES, non_negative_int, percent, positive_int, print_json, submission_for
 from controller.cli.progress import progress_bar
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, new_file_argument, path_argument
 from controller.rules.engine import RoundResult
 from controller.simulation import ENGINES, Estimate, engine_for, outcome_frequencies, simulate, wager_holds
 
@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser, default_shoes: int = 100) -> None:
                    "same shoes on every Python path); numpy: vectorised across shoes, Punto Banco games (needs "
                    "pip install 'shoectl[fast]'; its own shoes for a seed); auto (default): numpy when it can serve")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--plot", type=path_argument, metavar="FILE", help="also draw each wager's running hold and 95%% interval against the "
+    p.add_argument("--plot", type=new_file_argument, metavar="FILE", help="also draw each wager's running hold and 95%% interval against the "
                    "exact figure, as PNG or SVG by FILE's suffix (needs matplotlib: pip install 'shoectl[plot]')")
 
 

@@ -49,11 +49,12 @@ def add_journal_input(parser: argparse.ArgumentParser, option: str | None = None
                         help="read a journal that does not verify all the same (saying so on standard error)")
 
 
-def refuse_output_over_journal(args: argparse.Namespace, output: str | None) -> None:
-    """Raise ``UsageError`` when ``output`` names the journal being read or a file beside it that
-    it needs: writing there would destroy what the command reads (and the chain's evidence)."""
+def refuse_output_over_journal(args: argparse.Namespace, output: str | None, option: str = "-o") -> None:
+    """Raise ``UsageError`` when ``output`` (given as ``option``) names the journal being read or a
+    file beside it that it needs: writing there would destroy what the command reads (and the
+    chain's evidence)."""
     if output and is_journal_file(output, args.path):
-        raise UsageError(f"-o {output}: that is the journal {os.fspath(args.path)} or a file beside it; "
+        raise UsageError(f"{option} {output}: that is the journal {os.fspath(args.path)} or a file beside it; "
                          "give another file to write")
 
 

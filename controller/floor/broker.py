@@ -157,6 +157,23 @@ def read_password_file(path: str) -> str:
     return password
 
 
+MQTT_STRING_MAX = 65_535  # bytes of UTF-8: an MQTT string's length is two bytes (MQTT 3.1.1 and 5, 1.5.3)
+
+
+def _mqtt_string(what: str, value: str | None) -> None:
+    """BrokerError unless ``value`` (if given) is a string MQTT can carry: not empty, at most
+    65,535 bytes of UTF-8, no NUL character (the client would fail inside its own thread)."""
+    if value is None:
+        return
+    if not value:
+        raise BrokerError(f"{what} must not be empty")
+    if "\0" in value:
+        raise BrokerError(f"{what} holds a NUL character, which MQTT does not carry")
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MQTT_STRING_MAX:
+        raise BrokerError(f"{what} is {size:,} bytes long; MQTT carries at most {MQTT_STRING_MAX:,}")
+
+
 def _readable(path: str | None, what: str) -> str | None:
     if path is not None and not os.access(path, os.R_OK):
         raise BrokerError(f"{path}: cannot read the {what}" + ("" if os.path.exists(path) else ": no such file"))
@@ -178,9 +195,10 @@ def broker_options(args: argparse.Namespace, *, url_flag: str = "--broker") -> B
         raise BrokerError("--tls-key needs --tls-cert (the certificate it is the key of)")
     if args.password_file and not args.username:
         raise BrokerError("--password-file needs --username")
-    if args.client_id is not None and not args.client_id:
-        raise BrokerError("--client-id must not be empty")
+    _mqtt_string("--client-id", args.client_id)
+    _mqtt_string("--username", args.username)
     password = read_password_file(args.password_file) if args.password_file else None
+    _mqtt_string(f"the password in {args.password_file}", password)
     options = BrokerOptions(url, host, port, tls, _readable(args.tls_ca, "CA file"),
                             _readable(args.tls_cert, "certificate"), _readable(args.tls_key, "key file"),
                             args.username, password, args.client_id, VERSIONS[args.mqtt_version or "5"])

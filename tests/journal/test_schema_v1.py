@@ -172,6 +172,19 @@ def test_migrate_copies_the_chain_and_the_anchors_into_a_new_file(v1: Path, caps
         assert list(r_old.entries()) == list(r_new.entries())  # same columns, payloads, hashes; schema_version 1
 
 
+@pytest.mark.parametrize("side", [".anchors", "-wal"])
+def test_migrate_never_writes_the_new_journal_over_a_file_beside_the_old(v1: Path, capsys, side: str) -> None:
+    """NEW naming the old journal's anchors (or its -wal) replaced them with a database: the old
+    journal, "never changed", then failed to verify."""
+    before = _files(v1)
+    target = Path(f"{v1}{side}")
+    code, out, err = run(capsys, "journal", "migrate", str(v1), str(target))
+    assert (code, out) == (2, "")
+    assert err == (f"shoectl journal migrate: error: {target}: that is the journal {v1} or a file beside it; "
+                   "give another file for the new journal\n")
+    assert _files(v1) == before and verify(v1).ok
+
+
 @pytest.mark.parametrize("reader", [r for r in READERS if r != "verify"])
 def test_every_reader_reads_the_migrated_journal_as_the_old_one(reader: str, v1: Path, capsys) -> None:
     new = v1.with_name("new.db")
