@@ -175,7 +175,7 @@ class TableCore:
         if self.shoe is not None and self.shoe.loaded_count is None:
             self.shoe.restarted = True
 
-    def resume_outputs(self, *, restart: bool = True) -> list[Output]:
+    def resume_outputs(self, *, restart: bool = True) -> list[SendCommand]:
         """Commands that bring the devices back in step after a restart (``restart``: this
         process started on the journal; the commands are marked ``resent``) or a resume from a
         fault (``restart=False``), safe to repeat:
@@ -195,7 +195,7 @@ class TableCore:
           (``preparation_prompts``), what the faults holding the table need the dealer to do
           (``faults.held_prompts``) and the current prompt are shown again (each is safe to
           repeat)."""
-        out: list[Output] = []
+        out: list[SendCommand] = []
         send = partial(SendCommand, resent=restart)  # a restart cannot know what the devices had
         st = self.saved_state or self.state
         if st in GATE_OPEN_STATES:
@@ -287,9 +287,15 @@ class TableCore:
         self._out.append(Notice(level, text))
 
     def send(self, device_role: str, message: Any) -> None:
-        self._out.append(SendCommand(self.device_for(device_role), message))
+        self._send_command(SendCommand(self.device_for(device_role), message))
+
+    def _send_command(self, command: SendCommand) -> None:
+        """Every command the core sends as it handles its inputs goes out here, where the stack's
+        SHUFFLE and DELIVER are counted (``Shoe.sent``), so that a replay counts the same; a
+        restart's re-issued commands (``resume_outputs``) do not."""
+        self._out.append(command)
         if self.shoe is not None:
-            self.shoe.sent(message)  # the stack's SHUFFLE and DELIVER are counted
+            self.shoe.sent(command.message)
 
     def device_for(self, role: str) -> str:
         """The device role that carries out ``role``'s commands (the shoe for a built-in shuffler)."""
@@ -385,8 +391,5 @@ class TableCore:
     def resumed(self) -> None:
         self.saved_state = None
         self.record(kinds.RESUMED, {"state": self.state})
-        outs = self.resume_outputs(restart=False)
-        if self.shoe is not None:  # counted here, where a replay counts them too; a restart's are not
-            for o in outs:
-                self.shoe.sent(o.message)
-        self._out.extend(outs)
+        for command in self.resume_outputs(restart=False):
+            self._send_command(command)
