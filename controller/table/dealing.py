@@ -39,7 +39,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
             # it: a card that comes out face up is disclosed, a card found face up in the shoe
             # (627a.13(d): it opens a simulated round), and the face-down card is still owed.
             set_aside_found_face_up(t, c, position)
-            t.show(f"BURN {t.next_card_mark()}")
+            next_prompt(t)  # the card still owed: BURN
             return
         # 627a.13(c)(1): one more card drawn face down to the discard rack, undisclosed.
         t.discard_next -= 1
@@ -49,15 +49,17 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         else:
             next_prompt(t)
         return
+    # Every 21 Baccarat card is dealt face up (681a.7(e)) and 627a.13 is not its section: a card
+    # that comes out face up is burned or dealt as any other (docs/irregularities.md).
+    found_face_up = face_up and t.sub.game is not Game.TWENTYONE
     if st == "burning":
         # The round before a burn is over: a card after the burn is not its third card (627a.13(c)).
         t.last_round = None
-        if face_up and t.sub.game is not Game.TWENTYONE:
+        if found_face_up:
             # 627a.13(d): a card found face up in the shoe opens a simulated round, whatever the
-            # dealer was drawing it for; the burn is still owed (at 21 Baccarat every card is
-            # dealt face up, 681a.7(e), and a burn card goes to the rack face up or not).
+            # dealer was drawing it for; the burn is still owed.
             set_aside_found_face_up(t, c, position)
-            t.show(f"BURN {t.next_card_mark()}")
+            next_prompt(t)  # BURN
             return
         t.shoe.burned.append(str(c))
         t.record(kinds.BURN, {"card": str(c), "position": position, "dealer": t.dealer})
@@ -69,9 +71,6 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         return
     r = t.round
     if st == "dealing" and r is not None and not r.engine.complete:
-        # Every 21 Baccarat card is dealt face up (681a.7(e)) and 627a.13 is not its section: a
-        # card that comes out face up is dealt as any other (docs/irregularities.md).
-        found_face_up = face_up and t.sub.game is not Game.TWENTYONE
         if found_face_up and r.cards:
             # 627a.13(d): a card found face up in the shoe mid-round is set aside; it opens a
             # simulated round after this one, and this round goes on with the next card.
