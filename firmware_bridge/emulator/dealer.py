@@ -132,7 +132,7 @@ class Dealer:
         self.loaded_as: str | None = None  # the name the LOAD prompt gave what the shoe holds
         self._extra_next = False
         self._expose_next = False
-        self._missed = False  # the fault ``dealer-miss``, once
+        self._miss_word = self.faults.dealer_miss  # the fault ``dealer-miss``: spent once it acts
         self.reread_s = max(REREAD_S / shoe.speed, REREAD_MIN_S)
         self._reread: tuple[float, str] | None = None  # a missed prompt: when to look at the display again
         self._pending: deque[tuple[float, str]] = deque()
@@ -213,9 +213,8 @@ class Dealer:
         """Do what the prompt says, now; return (and log) what happened."""
         at = self.shoe.clock() if now is None else now
         verb, args = parse_prompt(text)
-        miss = self.faults.dealer_miss
-        if miss and not self._missed and text.split(" ", 1)[0].upper() == miss:
-            self._missed = True
+        if self._miss_word and text.split(" ", 1)[0].upper() == self._miss_word:
+            self._miss_word = ""
             self._reread = (at + self.reread_s, text)
             action = DealerAction(at, text, verb, False, "missed the prompt (fault dealer-miss)")
             self.log.append(action)
