@@ -38,6 +38,7 @@ from typing import Any, Literal
 from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.vocabulary import current_payload
+from controller.rules.cards import MAX_DECKS
 from firmware_bridge.protocol import messages as m
 
 from .cardset import UNREADABLE, CardSetReport, Read, verify_cardset
@@ -49,6 +50,7 @@ __all__ = ["AUDIT_KINDS", "JournalContentError", "ShoeData", "StackMap", "collec
 AUDIT_KINDS = (kinds.SHOE_START, kinds.CUT, kinds.COVER, kinds.SHOE_LOADED, kinds.RECONCILIATION, kinds.INPUT_DEVICE)
 _CARD_READ, _COVER_CARD, _SHUFFLE_DONE = (m.wire_name(cls) for cls in (m.CardRead, m.CoverCard, m.ShuffleDone))
 _COVER = -1
+_MOST_CARDS = 2 * MAX_DECKS * CARDS_PER_DECK  # above any stack's cards and cover cards
 
 
 @dataclass
@@ -117,22 +119,33 @@ def _collect_one(e: Any, get: Callable[[str], ShoeData]) -> None:
         return
     doc = get(sid)
     if kind == kinds.CUT:
-        doc.cuts.append((int(p["position"]), p.get("stack")))
+        stack = p.get("stack")
+        doc.cuts.append((_count(p["position"], "position"), None if stack is None else _count(stack, "stack")))
     elif kind == kinds.COVER:
-        doc.covers_from_bottom.append(int(p["from_bottom"]))
+        doc.covers_from_bottom.append(_count(p["from_bottom"], "from_bottom"))
     elif kind == kinds.SHOE_LOADED:
-        doc.loaded = int(p["cards"])
+        doc.loaded = _count(p["cards"], "cards")
     elif kind == kinds.RECONCILIATION:
         doc.reconciliation = dict(p)
     elif kind == kinds.INPUT_DEVICE:
         p = current_payload(e)
         event, f = p.get("event"), p.get("fields") or {}
         if event == _CARD_READ:
-            doc.reads.append(Read(int(f["position"]), int(f["rank"]), int(f["suit"])))
+            doc.reads.append(Read(_count(f["position"], "position"), _count(f["rank"], "rank"),
+                                  _count(f["suit"], "suit")))
         elif event == _COVER_CARD:
-            doc.cover_positions.append(int(f["position"]))
+            doc.cover_positions.append(_count(f["position"], "position"))
         elif event == _SHUFFLE_DONE:
-            doc.shuffle_count = (int(f.get("card_count", 0)), int(f.get("expected_count", 0)))
+            doc.shuffle_count = (_count(f.get("card_count", 0), "card_count"),
+                                 _count(f.get("expected_count", 0), "expected_count"))
+
+
+def _count(value: Any, name: str) -> int:
+    """``value``, a count or a place of cards: a whole number no shoe exceeds (a stack is rebuilt
+    card by card from it). Else ``TypeError(name)``: a malformed payload naming the field."""
+    if type(value) is not int or not 0 <= value <= _MOST_CARDS:
+        raise TypeError(name)
+    return value
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input
 from controller.errors import UsageError
 from controller.journal import kinds
 from controller.journal.entry import Entry
+from controller.journal.errors import malformed_entry
 from controller.journal.replay import entries_needed, replay
 from controller.money import money_text
-from controller.table.edge_figures import edge_percent
+from controller.table.edge_figures import edge_percent, journaled_alert, journaled_edge
 from shoectl_config.text import quoted, safe
 
 
@@ -83,7 +84,11 @@ class _Edges:
     def siphon(self, entries: Iterable[Entry]) -> Iterator[Entry]:
         for e in entries:
             if e.kind in (kinds.EDGE, kinds.EDGE_ALERT):
-                self.found[(e.kind, e.shoe_id, e.round_no)] = e.payload
+                try:
+                    payload = journaled_edge(e.payload) if e.kind == kinds.EDGE else journaled_alert(e.payload)
+                except (KeyError, TypeError) as exc:
+                    raise malformed_entry(e, exc) from None
+                self.found[(e.kind, e.shoe_id, e.round_no)] = payload
             yield e
 
     def beside(self, docs: Iterable[dict]) -> Iterator[dict]:
@@ -101,7 +106,7 @@ def _edge_text(d: dict) -> str:
         return "      edge: none journaled\n"
     figures = ", ".join(f"{k} {edge_percent(v['edge'])}" for k, v in edge["wagers"].items())
     above = f"; ABOVE {alert['threshold']}: {', '.join(alert['wagers'])}" if alert else ""
-    return f"      edge ({edge['remaining']} cards left): {figures}{above}\n"
+    return safe(f"      edge ({edge['remaining']} cards left): {figures}{above}") + "\n"  # names a forger chose
 
 
 def _reconciled(rec: dict | None) -> str:

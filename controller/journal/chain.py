@@ -88,12 +88,13 @@ def decode_payload_strict(text: str) -> Any:
 
 
 def decode_canonical(text: str) -> tuple[bool, Any]:
-    """(True, what ``text`` decodes to) when ``canonical_json(decode_payload_strict(text)) ==
-    text``, else (False, None): the same answer without the decoder's and the encoder's set-up per
-    call (a decoded value is never circular; whitespace around the value is never canonical)."""
+    """(True, what ``text`` decodes to) when ``text`` is a payload as the writer stores it: a JSON
+    object and ``canonical_json(decode_payload_strict(text)) == text``; else (False, None). The
+    same answer as ``shapes.is_canonical_reference`` without the decoder's and the encoder's set-up
+    per call (a decoded value is never circular; whitespace around the value is never canonical)."""
     try:
         value, end = _STRICT.scan_once(text, 0)
-        if end == len(text) and _canonical_unchecked(value) == text:
+        if end == len(text) and text[:1] == "{" and _canonical_unchecked(value) == text:
             return True, value
     except (ValueError, RecursionError, StopIteration, _FloatFound):
         pass

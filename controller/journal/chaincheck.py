@@ -203,6 +203,8 @@ def check_row(row: Sequence[Any], prev: str, hasher: Hasher | None, table_id: st
     try:
         if canonical_json(decode_payload_strict(payload)) != payload:
             return "payload is not canonical JSON"
+        if payload[:1] != "{":
+            return "payload is not a JSON object"
     except (ValueError, RecursionError) as exc:  # PayloadError is a ValueError
         return f"bad payload: {exc}"
     try:

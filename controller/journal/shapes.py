@@ -1,7 +1,8 @@
 """Knowing that a payload text is canonical JSON without decoding it: the chain check's fast path
 (``chaincheck.ChainCheck.feed_rows``).
 
-The reference test, ``canonical_json(decode_payload_strict(text)) == text``, decodes and encodes
+The reference test, ``canonical_json(decode_payload_strict(text)) == text`` for a text that is a
+JSON object (``is_canonical_reference``; every payload the writer stores is one), decodes and encodes
 every payload again: most of the time a verification spends on an entry. A journal's payloads come
 in few *shapes*, so ``PayloadShapes`` remembers the shapes of payloads the reference test found
 canonical, and tells a payload of a known shape canonical by looking at a few of its bytes:
@@ -82,9 +83,10 @@ def _integer_runs_patterns(digits: int) -> tuple[re.Pattern[bytes], re.Pattern[b
 
 
 def is_canonical_reference(text: str) -> bool:
-    """The reference test: ``text`` is the canonical JSON of what it decodes to, without floats."""
+    """The reference test: ``text`` is a JSON object (every payload the writer stores is one) and
+    the canonical JSON of what it decodes to, without floats."""
     try:
-        return canonical_json(decode_payload_strict(text)) == text
+        return text[:1] == "{" and canonical_json(decode_payload_strict(text)) == text
     except (ValueError, RecursionError):  # PayloadError is a ValueError
         return False
 

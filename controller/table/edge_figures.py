@@ -14,7 +14,8 @@ from the table's own records, and every offered wager's exact expected value on 
   (``"N/D"``) and as fixed-point decimal text. Run wherever it suits (the monitor runs it in its worker, a
   thread by default).
 - ``edge_payload(...)`` the whole ``edge`` record's payload; ``above(wagers, threshold)`` the
-  wagers whose player edge exceeds it.
+  wagers whose player edge exceeds it; ``journaled_edge`` and ``journaled_alert`` check a
+  journaled ``edge`` and ``edge_alert`` payload for what their readers take from it.
 - ``after_round(entries, shoe, round)``: the same, recomputed from a journal, for ``shoectl odds
   --journal`` and the tests: the composition at that round's ``round_result``, exactly as the
   monitor saw it (by default the last round decided: the moment surveillance asks about); of
@@ -130,6 +131,45 @@ def edge_payload(round_no: int, submission: Any, remaining: Remaining,
             "wagers": {k: dict(v) for k, v in wagers.items()}}
 
 
+def journaled_edge(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An ``edge`` record's payload, checked for what its readers take from it (``journal replay
+    --edges``, ``odds --journal``): ``wagers`` an object of wager -> {"ev": "N/D", "edge": decimal
+    text}, ``remaining`` a whole number. Else ``TypeError`` naming the field: a malformed entry
+    (``controller.journal.errors.malformed_entry``), only a forger's or a bug's."""
+    wagers = payload["wagers"]
+    if not (isinstance(wagers, dict) and all(isinstance(v, dict) and _is_fraction(v.get("ev"))
+                                             and _is_decimal(v.get("edge")) for v in wagers.values())):
+        raise TypeError("wagers")
+    if type(payload["remaining"]) is not int:
+        raise TypeError("remaining")
+    return payload
+
+
+def journaled_alert(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An ``edge_alert`` record's payload, checked as ``journaled_edge`` checks an ``edge``'s:
+    ``wagers`` an object of wager -> decimal text, ``threshold`` text."""
+    wagers = payload["wagers"]
+    if not (isinstance(wagers, dict) and all(_is_decimal(v) for v in wagers.values())):
+        raise TypeError("wagers")
+    if not isinstance(payload["threshold"], str):
+        raise TypeError("threshold")
+    return payload
+
+
+def _is_decimal(text: Any) -> bool:
+    try:
+        return isinstance(text, str) and Decimal(text).is_finite()
+    except ArithmeticError:  # decimal.InvalidOperation: not a number
+        return False
+
+
+def _is_fraction(text: Any) -> bool:
+    try:
+        return isinstance(text, str) and Fraction(text) is not None
+    except (ValueError, ZeroDivisionError):
+        return False
+
+
 def above(wagers: Mapping[str, Mapping[str, str]], threshold: Fraction) -> dict[str, str]:
     """The wagers whose exact player edge is above ``threshold``: kind -> decimal text."""
     return {k: v["edge"] for k, v in wagers.items() if Fraction(v["ev"]) > threshold}
@@ -168,12 +208,15 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
             point = JournalPoint(e.shoe_id, e.payload.get("round"), cards.remaining(), submission, None)
         elif e.kind == kinds.EDGE and point is not None and point.edge is None and e.shoe_id == point.shoe \
                 and e.payload.get("round") == point.round:
-            point = replace(point, edge=e.payload)
+            try:
+                point = replace(point, edge=journaled_edge(e.payload))
+            except (KeyError, TypeError) as exc:
+                raise malformed_entry(e, exc) from None
             if exact:
                 break
     return point
 
 
 __all__ = ["CARD_OUT_KINDS", "JournalPoint", "Remaining", "SHOE_END_KINDS", "ShoeCards", "above",
-           "after_round", "decimal_text", "edge_figures", "edge_percent", "edge_payload", "rank_counts",
-           "wager_figures"]
+           "after_round", "decimal_text", "edge_figures", "edge_percent", "edge_payload", "journaled_alert",
+           "journaled_edge", "rank_counts", "wager_figures"]

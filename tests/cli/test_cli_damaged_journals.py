@@ -240,3 +240,63 @@ def test_audit_cards_names_the_shoe_of_a_deck_count_no_shoe_holds(capsys, dealt:
     line = one_line(capsys, "audit", "cards", str(path))
     assert line.endswith("no dealt shoe to check (T1-S0001: the journal says 1000000000000 decks; a shoe holds "
                          "1 to 12)"), line
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda p: {k: v for k, v in p.items() if k != "wagers"}, "no field 'wagers'"),
+    (lambda p: {**p, "wagers": "Dragon 7"}, "field 'wagers' of the wrong kind"),
+    (lambda p: {**p, "wagers": {"banker": None}}, "field 'wagers' of the wrong kind"),
+    (lambda p: {**p, "wagers": {"banker": {"ev": "1/2", "edge": "much"}}}, "field 'wagers' of the wrong kind"),
+    (lambda p: {k: v for k, v in p.items() if k != "remaining"}, "no field 'remaining'"),
+])
+def test_a_forged_edge_record_is_named_by_replay_and_odds(capsys, dealt: Path, tmp_path: Path, change, field) -> None:
+    """`journal replay --edges` and `odds --journal` took an edge record's figures as the monitor
+    writes them, and a forged one ended in a traceback (KeyError, TypeError)."""
+    path = copy(dealt, tmp_path)
+    seq = forge(path, "edge", change)
+    before = digest(path)
+    for argv in (["journal", "replay", "--edges"], ["odds", "--journal"]):
+        line = one_line(capsys, *argv, str(path), *(["--shoe", "T1-S0001", "--round", "1"] if argv[0] == "odds" else []))
+        assert line.endswith(f"{path}: entry {seq} (edge): malformed payload: {field}"), line
+    assert digest(path) == before
+
+
+@pytest.mark.parametrize("kind, change, field", [
+    ("cut", lambda p: {**p, "stack": "416"}, "field 'stack' of the wrong kind"),
+    ("cut", lambda p: {**p, "stack": 10**12}, "field 'stack' of the wrong kind"),  # a stack built card by card
+    ("shoe_loaded", lambda p: {**p, "cards": -10**30}, "field 'cards' of the wrong kind"),
+    ("cover", lambda p: {**p, "from_bottom": True}, "field 'from_bottom' of the wrong kind"),
+])
+def test_a_forged_count_of_cards_is_named_by_the_audits(capsys, dealt: Path, tmp_path: Path, kind, change,
+                                                        field) -> None:
+    """A cut's stack as text, a loaded count below zero: tracebacks from the card-set check and the
+    stack's rebuilding; a stack of 10**12 cards would have been rebuilt card by card."""
+    path = copy(dealt, tmp_path)
+    seq = forge(path, kind, change)
+    before = digest(path)
+    for audit in ("cards", "shuffle"):
+        line = one_line(capsys, "audit", audit, str(path))
+        assert line.endswith(f"{path}: entry {seq} ({kind}): malformed payload: {field}"), line
+    assert digest(path) == before
+
+
+@pytest.mark.parametrize("payload", ["null", "[]", '"round"', "7"])
+def test_a_payload_that_is_not_an_object_fails_verify_and_is_named_by_every_reader(capsys, dealt: Path,
+                                                                                   tmp_path: Path, payload) -> None:
+    """The writer stores JSON objects only, and every reader of a kind takes its fields from one: a
+    re-chained `null` verified, then each reader failed in its own traceback."""
+    path = copy(dealt, tmp_path)
+    entries = rows(path)
+    i = next(i for i, r in enumerate(entries) if r[2] == "round_result")
+    entries[i] = (*entries[i][:10], payload, *entries[i][11:])
+    rewrite(path, rechain(entries))
+    seq = entries[i][0]
+    before = digest(path)
+    code, out, err = run(capsys, "journal", "verify", str(path))
+    assert code == 1 and f"FAILED at entry {seq}: entry {seq}: payload is not a JSON object" in out + err
+    for argv in (["journal", "replay", "--edges"], ["odds", "--journal"], ["journal", "export"], ["roadmap"]):
+        code, out, err = run(capsys, *argv, str(path), "--no-verify")
+        last = err.strip().splitlines()[-1]
+        assert code == 2 and f"entry {seq} has a payload that is not a JSON object" in last, err
+        assert not any(word in err for word in SAID), err
+    assert digest(path) == before

@@ -245,6 +245,8 @@ def test_plain_journal_with_a_key_given(journal_path: Path, intact: list[str]) -
     (10, '{"amount": 1}', "not canonical JSON"),
     (10, '{"amount":1.5}', "is a float"),
     (10, "not json", "bad payload"),
+    (10, "null", "not a JSON object"),  # canonical JSON, but the writer stores objects only
+    (10, '[{"amount":1}]', "not a JSON object"),
     (3, "T2", "differs from the journal's"),
     (1, "yesterday", "bad timestamp"),
 ])

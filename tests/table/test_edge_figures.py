@@ -10,6 +10,8 @@ import random
 from collections import Counter
 from fractions import Fraction
 
+import pytest
+
 from bench import Bench
 from walks import Walk
 
@@ -17,7 +19,7 @@ from controller.journal import kinds
 from controller.roles import Role
 from controller.rules.cards import Composition
 from controller.rules.submission import load_preset
-from controller.table.edge_figures import ShoeCards, after_round, decimal_text, edge_percent
+from controller.table.edge_figures import ShoeCards, after_round, decimal_text, edge_percent, journaled_alert
 
 
 def test_the_cards_left_at_each_round_are_the_decks_less_the_cards_drawn() -> None:
@@ -79,13 +81,16 @@ def test_after_round_takes_the_cards_at_that_rounds_result_and_finds_its_edge_re
         _Entry(2, kinds.CARD, {"card": "9S", "position": 2}, "S1"),
         _Entry(3, kinds.ROUND_RESULT, {"round": 1, "kind": "normal"}, "S1"),
         _Entry(4, kinds.CARD_DEFERRED, {"card": "9H", "position": 3}, "S1"),  # after the result: not counted
-        _Entry(5, kinds.EDGE, {"round": 1, "wagers": {}}, "S1"),
+        _Entry(5, kinds.EDGE, {"round": 1, "wagers": {}, "remaining": 415}, "S1"),
     ]
     point = after_round(entries, "S1", 1)
-    assert point.remaining.cards_out == 1 and point.edge == {"round": 1, "wagers": {}}
+    assert point.remaining.cards_out == 1 and point.edge == {"round": 1, "wagers": {}, "remaining": 415}
     assert point.submission_record == {"source": "preset:ez-baccarat"}  # the Rules Submission in force then
     assert after_round(entries, "S1", 2) is None
     assert edge_percent("-0.07611327") == "-7.6113%" and edge_percent("0.00120000") == "+0.1200%"
+
+
+TIE = {"ev": "-9/100", "edge": "-0.09000000"}
 
 
 def test_after_round_by_default_is_the_last_round_decided_with_its_own_edge_record() -> None:
@@ -93,10 +98,10 @@ def test_after_round_by_default_is_the_last_round_decided_with_its_own_edge_reco
         _Entry(1, kinds.SHOE_START, {"shoe": "S1", "decks": 8}, "S1"),
         _Entry(2, kinds.CARD, {"card": "9S", "position": 2}, "S1"),
         _Entry(3, kinds.ROUND_RESULT, {"round": 1, "kind": "normal"}, "S1"),
-        _Entry(4, kinds.EDGE, {"round": 1, "wagers": {}}, "S1"),
+        _Entry(4, kinds.EDGE, {"round": 1, "wagers": {}, "remaining": 415}, "S1"),
         _Entry(5, kinds.CARD, {"card": "8S", "position": 3}, "S1"),
         _Entry(6, kinds.ROUND_RESULT, {"round": 2, "kind": "normal"}, "S1"),
-        _Entry(7, kinds.EDGE, {"round": 2, "wagers": {"tie": {}}}, "S1"),
+        _Entry(7, kinds.EDGE, {"round": 2, "wagers": {"tie": TIE}, "remaining": 414}, "S1"),
         _Entry(8, kinds.SHOE_START, {"shoe": "S2", "decks": 8}, "S2"),
         _Entry(9, kinds.CARD, {"card": "KS", "position": 2}, "S2"),
         _Entry(10, kinds.ROUND_RESULT, {"round": 1, "kind": "normal"}, "S2"),
@@ -105,7 +110,7 @@ def test_after_round_by_default_is_the_last_round_decided_with_its_own_edge_reco
     last = after_round(entries)
     assert (last.shoe, last.round, last.remaining.cards_out, last.edge) == ("S2", 1, 1, None)  # no edge record yet
     of_s1 = after_round(entries, "S1")
-    assert (of_s1.round, of_s1.remaining.cards_out, of_s1.edge) == (2, 2, {"round": 2, "wagers": {"tie": {}}})
+    assert (of_s1.round, of_s1.remaining.cards_out, of_s1.edge) == (2, 2, {"round": 2, "wagers": {"tie": TIE}, "remaining": 414})
     first_rounds = after_round(entries, round_no=1)
     assert (first_rounds.shoe, first_rounds.edge) == ("S2", None)  # S1's round 1 edge is not S2's
     assert after_round(entries, "S3") is None and after_round(entries, round_no=3) is None
@@ -115,3 +120,17 @@ def test_after_round_by_default_is_the_last_round_decided_with_its_own_edge_reco
 def test_edges_are_fixed_point_text_with_eight_places() -> None:
     assert [decimal_text(Fraction(n, d)) for n, d in [(0, 1), (-1, 10**10), (1, 10**10), (-7611327, 10**8), (3, 2)]] \
         == ["0.00000000", "0.00000000", "0.00000000", "-0.07611327", "1.50000000"]
+
+
+@pytest.mark.parametrize("payload, field", [
+    ({"round": 3, "threshold": "0"}, "wagers"),
+    ({"round": 3, "wagers": ["dragon7"], "threshold": "0"}, "wagers"),
+    ({"round": 3, "wagers": {"dragon7": "NaN"}, "threshold": "0"}, "wagers"),
+    ({"round": 3, "wagers": {"dragon7": "0.01"}, "threshold": 0}, "threshold"),
+])
+def test_a_journaled_alert_is_checked_for_what_its_readers_take(payload, field) -> None:
+    good = {"round": 3, "wagers": {"dragon7": "0.01234567"}, "threshold": "0"}
+    assert journaled_alert(good) is good
+    with pytest.raises((KeyError, TypeError)) as raised:
+        journaled_alert(payload)
+    assert raised.value.args == (field,)
