@@ -32,6 +32,16 @@ from shoectl_config.text import is_unicode_text, quoted, safe
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
 EXIT_REFUSED, EXIT_AUTH, EXIT_FORBIDDEN = 1, 3, 4
 EXIT_OF_CODE = {"refused": EXIT_REFUSED, "auth": EXIT_AUTH, "forbidden": EXIT_FORBIDDEN, "bad_request": 2, "timeout": 1}
+# A refusal's code in the words a dealer or a script's reader reads (the code is the protocol's).
+REFUSAL_WORDS = {"refused": "refused", "auth": "not accepted", "forbidden": "not allowed",
+                 "bad_request": "not understood", "timeout": "no answer in time"}
+
+
+def refusal_line(command: str, reply: dict) -> str:
+    """A refused command's reply as one line for a person: the command, the refusal in words, and
+    the table's reason (which may name the command again: said once)."""
+    reason = str(reply.get("error") or "").removeprefix(f"{command}: ")
+    return f"{command}: {REFUSAL_WORDS.get(reply.get('code'), 'refused')}: {reason}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -233,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{args.table_command}: ok" + (f": {reply['said']}" if reply.get("said") else ""))
         return 0
     if not args.json:
-        print(f"shoectl ctl: {args.table_command}: {reply.get('code')}: {reply.get('error')}", file=sys.stderr)
+        print(f"shoectl ctl: {refusal_line(args.table_command, reply)}", file=sys.stderr)
     return EXIT_OF_CODE.get(reply.get("code"), 1)
 
 
@@ -243,4 +253,6 @@ def run_console(args: argparse.Namespace) -> int:
     client = ControlClient(args.socket)
     client.status()  # fail early, in one line, when no table is listening
     pin = _pin(args) if args.operator else None
+    if not sys.stdin.isatty():  # a script: its lines, with no prompt (``Console.run_lines``)
+        return Console(client, args.operator, pin, terminal=False).run_lines(sys.stdin)
     return Console(client, args.operator, pin).run()

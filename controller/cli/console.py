@@ -13,6 +13,10 @@
   commands in one line; with one, every command is authenticated with the PIN given at the start.
 - A refusal is printed once: the table's answer to this console's command, not again as the
   event or the warning that echo it (``EventLines``).
+- Standard input that is not a terminal (a file, a pipe: ``run_lines``) is read as the lines a
+  person would type, one command each, with no prompt and no events; the console exits with the
+  code of the last command that failed (``shoectl ctl``'s codes), 0 when none did. ``pin`` needs a
+  terminal there: the PIN comes from ``--pin-stdin`` (its first line) or ``SHOECTL_PIN``.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, pin_problem, status_reply_text
+from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, pin_problem, refusal_line, status_reply_text
 from controller.cli.common import write_line
 from controller.control.client import ControlClient
 from controller.errors import UsageError
@@ -92,14 +96,16 @@ class CommandCompleter(Completer):
 
 class Console:
     """One console session on ``client``; ``operator`` and ``pin`` None for a console that only
-    watches. ``run()`` returns when the person leaves."""
+    watches. ``run()`` returns when the person leaves; ``run_lines(lines)`` (``terminal=False``:
+    no PIN prompt) when the lines end."""
 
     def __init__(self, client: ControlClient, operator: str | None, pin: str | None,
-                 read_pin: Callable[[str], str] | None = None) -> None:
+                 read_pin: Callable[[str], str] | None = None, terminal: bool = True) -> None:
         self.client = client
         self.operator = operator
         self.pin = pin
-        self.read_pin = read_pin or (lambda prompt: PromptSession().prompt(prompt, is_password=True))
+        self.read_pin: Callable[[str], str] | None = read_pin or (
+            (lambda prompt: PromptSession().prompt(prompt, is_password=True)) if terminal else None)
         self.event_lines = EventLines(own_operator=operator)
         self.last_code = 0
 
@@ -122,6 +128,17 @@ class Console:
                 break
         return 0
 
+    def run_lines(self, lines: Iterable[str]) -> int:
+        """Carry out ``lines`` as typed lines, up to ``quit``; the code of the last that failed."""
+        failed = 0
+        for line in lines:
+            self.last_code = 0
+            leave = self.handle(line)
+            failed = self.last_code or failed
+            if leave:
+                break
+        return failed
+
     def _watch(self) -> None:
         try:
             for msg in self.client.events():
@@ -142,6 +159,11 @@ class Console:
         if not words:
             return False
         command, items = words[0], words[1:]
+        if command in CONSOLE_COMMANDS and len(items) > (command == "help"):
+            takes = "one command's name at most" if command == "help" else "nothing after it"
+            write_line(f"{command} takes {takes}: {quoted(' '.join(items[command == 'help':]))} is not understood")
+            self.last_code = 2
+            return False
         if command in ("quit", "exit"):
             return True
         try:
@@ -162,6 +184,10 @@ class Console:
         """The PIN every command carries from now on, typed again (not echoed)."""
         if self.operator is None:
             write_line("no operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
+            self.last_code = 2
+            return
+        if self.read_pin is None:
+            write_line("pin needs a terminal: give the PIN with --pin-stdin or SHOECTL_PIN")
             self.last_code = 2
             return
         try:
@@ -208,5 +234,5 @@ class Console:
             self.last_code = 0
         else:
             again = " (`pin` to type it again)" if "tries_left" in reply else ""
-            write_line(f"{command}: {reply.get('code')}: {reply.get('error')}{again}")
+            write_line(refusal_line(command, reply) + again)
             self.last_code = EXIT_OF_CODE.get(reply.get("code"), 1)

@@ -176,7 +176,7 @@ def test_ctl_number_too_large_is_said_in_the_argument_words(table_dir: Path) -> 
     finally:
         table.stop()
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == ("shoectl ctl: sit: bad_request: sit: seat must be a whole number (at most "
+    assert done.stderr == ("shoectl ctl: sit: not understood: seat must be a whole number (at most "
                            f"9007199254740991 either way), not '{'9' * 30}'\n")
 
 

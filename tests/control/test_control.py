@@ -139,7 +139,7 @@ def test_a_supervisor_ends_a_lockout_and_the_journal_says_who_did(table) -> None
     assert low.returncode == 4 and "supervisor" in low.stderr
     unknown = ctl(table, "unlock_operator", "operator=d9", operator="sup", pin=PINS["sup"])
     assert unknown.returncode == 2
-    assert unknown.stderr == "shoectl ctl: unlock_operator: bad_request: no operator 'd9' in this table's operators file\n"
+    assert unknown.stderr == "shoectl ctl: unlock_operator: not understood: no operator 'd9' in this table's operators file\n"
     self_unlock = ctl(table, "unlock_operator", "operator=sup", operator="sup", pin=PINS["sup"])
     assert self_unlock.returncode == 1 and "cannot unlock themselves" in self_unlock.stderr
     assert ctl(table, "sit", "seat=1", operator="d1", pin=PINS["d1"]).returncode == 3
@@ -223,6 +223,24 @@ def test_status_says_in_words_what_the_table_does_not_have(table) -> None:
     assert out.returncode == 0
     assert out.stdout.splitlines()[:2] == ["table T1  state closed  no shoe in play", "no round decided yet"]
     assert "None" not in out.stdout
+
+
+def test_console_reads_a_script_from_standard_input(table) -> None:
+    """Piped lines were not read at all (the prompt wanted a terminal) and the console exited 0.
+    Now each is carried out as if typed, with no prompt; the exit code is the last failure's
+    (``ctl``'s codes) and nothing after ``quit`` runs."""
+    script = "2580\nstatus\nstatus now\ncut seat=5 position=120\npin\nquit\nsit seat=2\n"
+    with mock.patch.object(sys, "stdin", io.StringIO(script)):
+        code, out, err = run_captured("console", "--socket", table["sock"], "--operator", "fp1", "--pin-stdin")
+    assert out.splitlines()[0] == "table T1  state closed  no shoe in play"
+    assert "status takes nothing after it: 'now' is not understood" in out
+    assert "cut: refused: no cut is under way (the table is closed)" in out
+    assert "pin needs a terminal: give the PIN with --pin-stdin or SHOECTL_PIN" in out
+    assert "shoectl>" not in out and "sit" not in out and err == ""
+    assert code == 2  # the last that failed: `pin`, a usage error (the refused cut: 1)
+    with mock.patch.object(sys, "stdin", io.StringIO("status\n")):
+        assert run_captured("console", "--socket", table["sock"])[0] == 0
+    assert ctl(table, "status").stdout.startswith("table T1  state closed")  # the script changed nothing
 
 
 def test_status_shows_each_devices_line(table) -> None:
