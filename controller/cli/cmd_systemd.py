@@ -117,11 +117,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def exec_path(path: str) -> str:
+    """``path`` as ``ExecStart=`` takes it word for word: systemd reads ``%`` as a specifier in that
+    line, so it is doubled. ``UsageError`` for a path that is not absolute or holds a space, a
+    quote, a ``$`` or a backslash (systemd refuses both in a program's name) or a control character."""
+    if not path.startswith("/") or any(c.isspace() or c in "\"'$\\" or not c.isprintable() for c in path):
+        raise UsageError(f"--executable {quoted(path)}: give an absolute path without spaces, quotes, $ or "
+                         "backslashes (e.g. the output of: command -v shoectl)")
+    return path.replace("%", "%%")
+
+
 def run(args: argparse.Namespace) -> int:
-    if not args.executable.startswith("/") or any(c.isspace() for c in args.executable):
-        raise UsageError(f"--executable {quoted(args.executable)}: give an absolute path without spaces "
-                         "(e.g. the output of: command -v shoectl)")
-    text = unit_text(args.executable)
+    text = unit_text(exec_path(args.executable))
     if not args.output:
         sys.stdout.write(text)
         return 0

@@ -218,12 +218,34 @@ def test_unit_refuses_a_relative_executable(capsys) -> None:
     assert code == 2 and out == "" and err.count("\n") == 1 and "absolute path" in err
 
 
+@pytest.mark.parametrize("refused", ["/opt/shoe ctl", "/opt/\"shoectl\"", "/opt/it's", "/opt/a\x1bb", "/opt/$HOME/shoectl",
+                                     "/opt/a\\x/shoectl"])
+def test_unit_refuses_an_executable_that_is_not_one_word(capsys, refused: str) -> None:
+    code, out, err = run(capsys, "systemd-unit", "--executable", refused)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "without spaces, quotes, $ or backslashes" in err
+
+
+def test_an_executable_with_a_percent_is_started_as_named(tmp_path: Path, capsys) -> None:
+    """systemd reads ``%`` as a specifier in ``ExecStart=``: the unit named another program
+    (``/opt/v%i/shoectl`` ran ``/opt/v/shoectl``, ``%i`` being the empty instance name). systemd's
+    own check finds the program the unit names (it fails on one that does not exist)."""
+    folder = tmp_path / "v%i"
+    folder.mkdir()
+    program = folder / "shoectl"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    code, out, _ = run(capsys, "systemd-unit", "--executable", str(program))
+    assert code == 0 and _verify(out, tmp_path) == ""
+    assert "Command " in _verify(unit_text(str(program)), tmp_path)  # the same path unescaped: not found
+
+
 def _verify(text: str, tmp_path: Path) -> str:
     analyze = require_command("systemd-analyze", "Debian's systemd package")
     path = tmp_path / "shoectl.service"
     path.write_text(text, encoding="utf-8")
     done = subprocess.run([analyze, "verify", "--man=no", str(path)], capture_output=True, text=True, timeout=HANG)
-    return "\n".join(line for line in (done.stdout + done.stderr).splitlines() if str(path) in line)
+    return "\n".join(line for line in (done.stdout + done.stderr).splitlines()
+                     if str(path) in line or line.startswith(f"{path.name}: Command "))  # its program not found
 
 
 def test_systemd_analyze_verify_accepts_the_unit(tmp_path: Path) -> None:
