@@ -23,6 +23,7 @@ from typing import Any
 
 from controller.cli.common import given_options
 from controller.errors import UsageError
+from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
 from controller.table_ids import TABLE_ID
 from shoectl_config.numbers import NumberError, bounded_decimal
@@ -115,3 +116,5 @@ def check_paths(args: argparse.Namespace, journal: Path) -> None:
             raise UsageError(f"{option} {path}: is a directory; give a file name")
         if not path.parent.is_dir():
             raise UsageError(f"{option} {path}: no such folder {path.parent}")
+    if journal.exists():
+        require_journal_file(journal)  # a file that is not a journal: nothing made beside it (lock, log)

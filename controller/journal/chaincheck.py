@@ -167,7 +167,9 @@ class ChainCheck:
         if expect_count is not None and last != expect_count:
             if last < expect_count:
                 return self.fail(last + 1, f"the journal has {last} entries, {expect_count} expected: truncated?")
-            return self.fail(expect_count + 1, f"the journal has {last} entries, {expect_count} expected")
+            self.good = min(self.good, expect_count)  # the first bad entry is the first one not expected
+            return self.fail(expect_count + 1, f"the journal has {last} entries, {expect_count} expected: "
+                                               f"entries {expect_count + 1} to {last} were added")
         if expect_last_hash is not None and self.last_hash != expect_last_hash.lower():
             return self.fail(last or None, f"the last hash is {self.last_hash}, {expect_last_hash} expected")
         return True

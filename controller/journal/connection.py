@@ -17,6 +17,9 @@ DEFAULT_BUSY_TIMEOUT = 2.0
 NO_DESCRIPTOR_LEFT = "the process has no file descriptor left (its limit of open files is reached)"
 
 
+_SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+
+
 def sqlite_uri(path: Path, **params: str) -> str:
     query = "&".join(f"{k}={v}" for k, v in params.items())
     return "file:" + urllib.parse.quote(str(path.absolute())) + ("?" + query if query else "")
@@ -104,7 +107,9 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
 
 def require_journal_file(path: Path) -> None:
     """JournalError unless ``path`` is an existing regular file: a FIFO would block SQLite's open
-    forever, a device would never end."""
+    forever, a device would never end. ``NotAJournalError`` for a file that is not SQLite (the
+    first 16 bytes of one say so; an empty file is a new database), as SQLite's open would say:
+    said before the writer makes its lock file beside a file that is not its journal."""
     if not path.exists():
         raise JournalError(f"{path}: no such journal")
     if path.is_dir():
@@ -113,6 +118,13 @@ def require_journal_file(path: Path) -> None:
         require_regular_file(path)
     except NotARegularFile as exc:
         raise JournalError(str(exc)) from None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_SQLITE_HEADER))
+    except OSError:
+        return  # unreadable: SQLite's open says why, in its words (``translate``)
+    if head and head != _SQLITE_HEADER:
+        raise NotAJournalError(f"{path}: not a journal: not an SQLite database")
 
 
 def _cannot_create_side_files(exc: sqlite3.Error) -> bool:

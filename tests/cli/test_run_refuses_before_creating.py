@@ -23,6 +23,7 @@ BAD = [
     ("--log-file", "a-folder"),
     ("--dealt-log", "no-folder/dealt.txt"),
     ("--journal", "a-folder"),
+    ("--journal", "operators.toml"),  # not a journal: its lock, log and socket files were made beside it
     ("--control", "a-folder"),
     ("--control-group", "no-such-group-shoectl-test"),
     ("--operators", "missing-operators.toml"),
@@ -52,6 +53,7 @@ def test_a_bad_value_is_refused_before_anything_is_created(capsys, monkeypatch, 
                                                             option: str, value: str) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a-folder").mkdir()
+    (tmp_path / "operators.toml").write_text("[operators]\n")
     before = _listing(tmp_path)
     code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", f"{option}={value}")
     assert code == 2, err

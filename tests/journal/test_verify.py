@@ -176,6 +176,8 @@ def test_truncated_tail_needs_an_anchor(journal_path: Path, intact: list[str]) -
 def test_more_entries_than_expected(journal_path: Path, intact: list[str]) -> None:
     r = verify(journal_path, expect_count=N - 2)
     assert not r.ok and r.first_bad_seq == N - 1
+    # the entries good before the first one not expected: not all of them (it said N before entry N - 1)
+    assert r.entries == N - 2 and r.reason.endswith(f"entries {N - 1} to {N} were added")
     assert verify(journal_path, anchors=[(N - 2, intact[N - 3])]).ok  # an anchor holds on a growing journal
 
 
