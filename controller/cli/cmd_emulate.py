@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from controller.cli.common import non_negative_int, positive_int, print_json, whole_number
+from controller.cli.common import given_options, non_negative_int, positive_int, print_json, whole_number
 from controller.cli.run_options import emulator_speed
 from controller.cli.stopping import stop_handler
 from controller.errors import UsageError, output_path_argument, path_argument
@@ -70,9 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --table (default emulated-shuffler)")
     p.add_argument("--no-shuffler", action="store_true",
                    help="with --table: no shuffler, only the shoe; the dealer opens preshuffled packs (681a.5(a))")
-    p.add_argument("--decks", type=positive_int, default=8, metavar="N",
+    p.add_argument("--decks", type=positive_int, default=None, metavar="N",
                    help="with --no-shuffler: decks in each preshuffled pack (default 8)")
-    p.add_argument("--shoe-profile", default="emulated-shoe", type=path_argument, metavar="NAME|FILE",
+    p.add_argument("--shoe-profile", default=None, type=path_argument, metavar="NAME|FILE",
                    help="with --table (default emulated-shoe); a shuffler-shoe such as emulated-autoshoe "
                         "shuffles and deals alone")
     p.set_defaults(func=run)
@@ -87,14 +87,13 @@ def _check_options(args: argparse.Namespace) -> None:
             raise UsageError(f"{', '.join(bad)}: only with --profile (a table is served on ptys)")
         if args.no_shuffler and args.shuffler_profile is not None:
             raise UsageError("--shuffler-profile: not with --no-shuffler")
-        if args.decks != 8 and not args.no_shuffler:
+        if args.decks is not None and not args.no_shuffler:
             raise UsageError("--decks: only with --no-shuffler (a shuffler is told the decks by the table)")
         if args.dir is not None and os.path.exists(args.dir) and not os.path.isdir(args.dir):
             raise UsageError(f"--dir {args.dir}: not a directory (the pty links are made in it)")
     else:
-        bad = [opt for opt, given in (("--dealt-log", args.dealt_log is not None),
-                                       ("--dir", args.dir is not None),
-                                       ("--no-shuffler", args.no_shuffler)) if given]
+        bad = [*given_options(args, ("--dealt-log", "--dir", "--shuffler-profile", "--shoe-profile", "--decks")),
+               *(["--no-shuffler"] if args.no_shuffler else [])]
         if bad:
             raise UsageError(f"{', '.join(bad)}: only with --table")
         if args.port is not None and args.transport != "tcp":
@@ -128,7 +127,7 @@ def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int
 
 
 def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int:
-    shoe = resolve_profile(args.shoe_profile)
+    shoe = resolve_profile(args.shoe_profile or "emulated-shoe")
     shuffler = resolve_profile(args.shuffler_profile or "emulated-shuffler")
     if shoe.kind == "shuffler-shoe" and (args.shuffler_profile is not None or args.no_shuffler):
         option = "--no-shuffler" if args.no_shuffler else "--shuffler-profile"
@@ -138,7 +137,7 @@ def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> i
         if profile.kind not in kinds:
             raise UsageError(f"{option} {profile.name}: a {profile.kind}, not a {' or a '.join(kinds)}")
     table = EmulatedTable(shuffler_profile=None if args.no_shuffler else shuffler, shoe_profile=shoe, seed=args.seed,
-                          speed=speed, faults=faults, dealt_log=args.dealt_log, decks=args.decks)
+                          speed=speed, faults=faults, dealt_log=args.dealt_log, decks=args.decks or 8)
     try:
         served = serve_table(table, directory=args.dir)
     except BaseException:

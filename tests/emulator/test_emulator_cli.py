@@ -174,6 +174,10 @@ def test_emulate_a_table_with_a_dealt_log(tmp_path) -> None:
      "--no-shuffler: the shoe emulated-autoshoe has its shuffler built in"),
     (["--table", "--decks", "6"], "--decks: only with --no-shuffler"),
     (["--profile", "emulated-shoe", "--no-shuffler"], "--no-shuffler: only with --table"),
+    # ignored once: a shoe served alone has no packs to open, nor a table's other profiles
+    (["--profile", "emulated-shoe", "--decks", "3"], "--decks: only with --table"),
+    (["--profile", "emulated-shoe", "--shoe-profile", "emulated-autoshoe"], "--shoe-profile: only with --table"),
+    (["--profile", "emulated-shoe", "--shuffler-profile", "emulated-shuffler"], "--shuffler-profile: only with --table"),
 ])
 def test_usage_errors_exit_2_with_one_line(with_emulate, capsys, args, message) -> None:
     assert cli_main.main(["emulate", *args]) == 2
