@@ -62,6 +62,9 @@ def connect(url: str, *, autocommit: bool = False, snapshot: bool = False) -> An
         params = conninfo_to_dict(url)
     except psycopg.Error:
         raise StoreError(f"--db is not a valid PostgreSQL URL: {quoted(_shown(url))}") from None
+    if params.get("password"):  # on the command line: in the process list, the shell's history, a unit file
+        raise StoreError(f"--db {quoted(_shown(url))} holds a password: put it in ~/.pgpass or the file PGPASSFILE "
+                         "names, never on the command line")
     where = f"{params.get('host', 'localhost')}:{params.get('port', 5432)}/{params.get('dbname', '')}"
     try:
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
@@ -74,12 +77,17 @@ def connect(url: str, *, autocommit: bool = False, snapshot: bool = False) -> An
 
 
 def _shown(url: str) -> str:
-    """``url`` without a password (``postgresql://u:SECRET@h`` -> ``postgresql://u:***@h``)."""
+    """``url`` without a password (``postgresql://u:SECRET@h`` -> ``postgresql://u:***@h``, and
+    ``?password=SECRET`` -> ``?password=***``)."""
+    url = _QUERY_PASSWORD.sub(r"\1***", url)
     head, at, tail = url.rpartition("@")
     if at and ":" in head.split("//", 1)[-1]:
         user = head.split("//", 1)[-1].split(":", 1)[0]
         return f"{head.split('//', 1)[0]}//{user}:***@{tail}"
     return url[:200]
+
+
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&]*", re.IGNORECASE)
 
 
 def failure_words(exc: Exception) -> str:

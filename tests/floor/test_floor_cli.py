@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 import time
 
 import psycopg
@@ -109,30 +110,47 @@ def test_a_bad_db_url_is_one_line_exit_2(capsys, url: str, says: str, journal: T
 
 
 def test_a_database_that_refuses_is_one_line_exit_2_and_the_password_never_shown(
-        capsys, postgres_cluster: PostgresCluster, floor_db: str, journal: TableJournal) -> None:
+        capsys, monkeypatch, tmp_path: Path, postgres_cluster: PostgresCluster, floor_db: str,
+        journal: TableJournal) -> None:
     closed = f"postgresql://postgres@127.0.0.1:{free_port()}/x"
     code, _, err = run(capsys, "floor", "backfill", "--db", closed, str(journal.export_file))
     assert code == 2 and "cannot reach the database at 127.0.0.1:" in err and "connection was refused" in err
     assert err.count("\n") == 1
     dbname = floor_db.rsplit("/", 1)[1]
     postgres_cluster.add_role("floorman", "right-password", dbname)
-    wrong = postgres_cluster.url(dbname, user="floorman", password="wrong-password")
-    code, _, err = run(capsys, "floor", "backfill", "--db", wrong, str(journal.export_file))
+    url = postgres_cluster.url(dbname, user="floorman")
+    monkeypatch.setenv("PGPASSFILE", str(postgres_cluster.password_file(tmp_path / "wrong", dbname, "floorman",
+                                                                         "wrong-password")))
+    code, _, err = run(capsys, "floor", "backfill", "--db", url, str(journal.export_file))
     assert code == 2 and "password authentication failed" in err and "wrong-password" not in err
     assert count(floor_db, "SELECT count(*) FROM pg_tables WHERE tablename = 'entries'") == 0
-    right = postgres_cluster.url(dbname, user="floorman", password="right-password")
-    assert run(capsys, "floor", "backfill", "--db", right, str(journal.export_file))[0] == 0
+    monkeypatch.setenv("PGPASSFILE", str(postgres_cluster.password_file(tmp_path / "right", dbname, "floorman",
+                                                                         "right-password")))
+    assert run(capsys, "floor", "backfill", "--db", url, str(journal.export_file))[0] == 0
+
+
+@pytest.mark.parametrize("url", ["postgresql://floorman:right-password@127.0.0.1/x",
+                                 "postgresql://floorman@127.0.0.1/x?sslmode=prefer&password=right-password"])
+def test_a_password_on_the_command_line_is_refused_and_never_shown(capsys, url: str) -> None:
+    """A password in --db is in the process list for every user of the host, and in the shell's
+    history: the help said never to give one there, and it was taken."""
+    code, out, err = run(capsys, "floor", "status", "--db", url)
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "right-password" not in err
+    assert "holds a password: put it in ~/.pgpass or the file PGPASSFILE names" in err
 
 
 def test_a_database_that_refuses_to_be_written_is_one_line_exit_2(
-        capsys, postgres_cluster: PostgresCluster, floor_db: str, journal: TableJournal) -> None:
+        capsys, monkeypatch, tmp_path: Path, postgres_cluster: PostgresCluster, floor_db: str,
+        journal: TableJournal) -> None:
     """A read-only server (a standby, say) or a user without the right to create the schema
     refuses the store: said on one line in words, without the SQL, no traceback, nothing stored."""
     read_only = floor_db + "?options=-c%20default_transaction_read_only%3Don"
     dbname = floor_db.rsplit("/", 1)[1]
     postgres_cluster.add_role("reader", "reader-password", dbname)
     postgres_cluster.sql('REVOKE CREATE ON SCHEMA public FROM "reader", PUBLIC', dbname)
-    no_create = postgres_cluster.url(dbname, user="reader", password="reader-password")
+    monkeypatch.setenv("PGPASSFILE", str(postgres_cluster.password_file(tmp_path / "pgpass", dbname, "reader",
+                                                                         "reader-password")))
+    no_create = postgres_cluster.url(dbname, user="reader")
     for url, says in ((read_only, "the database is read-only"),
                       (no_create, "this database user may not write the floor store (permission denied for schema "
                                   "public)")):

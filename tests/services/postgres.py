@@ -72,6 +72,13 @@ class PostgresCluster:
         who = f"{user}:{password}" if password is not None else user
         return f"postgresql://{who}@127.0.0.1:{self.port}/{dbname}"
 
+    def password_file(self, path: Path, dbname: str, user: str, password: str) -> Path:
+        """A libpq password file at ``path`` (for ``PGPASSFILE``) giving ``user``'s password for
+        ``dbname`` on this cluster: the way an operator gives it, never in the URL."""
+        path.write_text(f"127.0.0.1:{self.port}:{dbname}:{user}:{password}\n", encoding="utf-8")
+        path.chmod(0o600)  # libpq ignores a password file others may read
+        return path
+
     def sql(self, statement: str, dbname: str = "postgres") -> None:
         """Run one statement as the superuser (autocommit: CREATE DATABASE needs it)."""
         import psycopg
