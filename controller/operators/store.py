@@ -286,6 +286,8 @@ def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[s
     source = _source(path)
     shown = _safe(source)
     p = Path(source)
+    if not create and not p.exists():  # said before a lock file is made for it (in a folder that may not be)
+        raise OperatorsError(shown, "", "file not found")
     try:
         if create:
             p.parent.mkdir(parents=True, exist_ok=True)

@@ -255,6 +255,10 @@ def test_remove(tmp_path: Path) -> None:
         remove_operator(path, "d1")
     with pytest.raises(OperatorsError, match="file not found"):
         remove_operator(tmp_path / "missing.toml", "d1")
+    # in a folder that is not there: it said "cannot write the file: No such file or directory"
+    with pytest.raises(OperatorsError, match="missing/operators.toml: file not found"):
+        remove_operator(tmp_path / "missing" / "operators.toml", "d1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".operators.toml.lock", "operators.toml"]  # no missing.toml lock
 
 
 def test_atomic_write_keeps_the_old_file_when_replace_fails(tmp_path: Path, mocker) -> None:

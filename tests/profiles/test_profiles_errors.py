@@ -103,8 +103,13 @@ def test_unreadable_paths(tmp_path: Path) -> None:
     (tmp_path / "dir.toml").mkdir()
     with pytest.raises(ProfileError, match="is a directory"):
         load_profile(tmp_path / "dir.toml")
-    with pytest.raises(ProfileError, match=r"named NAME\.toml"):
+    with pytest.raises(ProfileError, match=r"not a profile file: a profile file is named NAME\.toml"):
         load_profile(write(tmp_path, dump_toml(SERIAL_BASE), "profile.txt"))
+    # without .toml, a missing path or a folder was told only how profile files are named
+    with pytest.raises(ProfileError, match="file not found"):
+        load_profile(tmp_path / "missing")
+    with pytest.raises(ProfileError, match=r"a folder: a profile file is named NAME\.toml"):
+        load_profile(tmp_path)
     with pytest.raises(ProfileError, match="cannot read the file"):
         load_profile("bad\0name.toml")
 
