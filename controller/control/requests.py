@@ -141,12 +141,12 @@ def parse_request(line: bytes) -> Request:
     rid = _request_id(obj.get("id"))
     op = obj.get("op")
     if op not in OPS:
-        raise BadRequest(f"unknown op {_shown_value(op)} (status, command, subscribe)", rid)
+        raise BadRequest(f"\"op\" must be status, command or subscribe, not {_shown_value(op)}", rid)
     if op != "command":
         return Request(op, rid)
     command = obj.get("command")
     if not isinstance(command, str) or command not in COMMANDS:
-        raise BadRequest(f"unknown command {_shown_value(command)}", rid)
+        raise BadRequest(f"unknown command {_shown_value(command)} (`shoectl ctl --help` lists them)", rid)
     operator, pin = obj.get("operator"), obj.get("pin")
     for name, value in (("operator", operator), ("pin", pin)):
         if not isinstance(value, str) or len(value) > MAX_TEXT:
@@ -206,7 +206,7 @@ def check_args(command: str, args: dict[str, Any], rid: int | str | None = None)
         if value is None and nullable:
             continue
         if not _is_a(kind, value):
-            given = _shown_value(value) if isinstance(value, str) and len(value) <= 40 else _json_type(value)
+            given = _shown_value(value) if isinstance(value, (str, int)) and len(str(value)) <= 40 else _json_type(value)
             raise BadRequest(f"{command}: {name} must be {_described(kind)}, not {given}", rid)
     return dict(args)
 
@@ -240,6 +240,10 @@ def _json_type(value: Any) -> str:
 
 
 def _shown_value(value: Any) -> str:
+    """``value`` as a refusal names it: text quoted and cut short, a number as it is (the decoder
+    takes none of more than 20 digits), anything else by its JSON type."""
     if isinstance(value, str):
         return f"'{shown_text(value)}'"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     return _json_type(value)

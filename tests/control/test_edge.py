@@ -62,11 +62,11 @@ def test_deeply_nested_json_is_answered_and_journaled(start_table, workdir) -> N
     nested_args = command_line("d1", "sit", seat=1).replace(b'{"seat": 1}', b'{"seat": ' + b"[" * 20 + b"]" * 20 + b"}")
     assert t.ask(nested_args)["code"] == "bad_request"
     unknown = t.ask({"id": "x", "op": "launch"})
-    assert unknown == {"id": "x", "ok": False, "code": "bad_request", "error": "unknown op 'launch' (status, command, subscribe)"}
+    assert unknown == {"id": "x", "ok": False, "code": "bad_request", "error": "\"op\" must be status, command or subscribe, not 'launch'"}
     t.assert_dealing()
     t.assert_stopped_cleanly()
     reasons = [r["reason"] for r in t.journaled("bad_request")]
-    assert reasons == ["not a JSON request: nested more than 8 levels deep"] * 2 + ["unknown op 'launch' (status, command, subscribe)"]
+    assert reasons == ["not a JSON request: nested more than 8 levels deep"] * 2 + ["\"op\" must be status, command or subscribe, not 'launch'"]
 
 
 # Values of the wrong kind, each from an authenticated operator: the table core is never given them.
