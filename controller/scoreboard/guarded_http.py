@@ -1,4 +1,4 @@
-"""uvicorn's HTTP/1.1 protocol (h11) with the three limits it lacks, for a server any client can reach.
+"""uvicorn's HTTP/1.1 protocol (h11) with the limits it lacks, for a server any client can reach.
 
 - **At most ``MAX_CONNECTIONS`` open at once.** One more is answered ``503`` at once and closed
   (``retry-after``): idle sockets used to pile up until the process ran out of descriptors, and
@@ -9,6 +9,11 @@
 - **A request head within ``HEAD_TIMEOUT_S`` of connecting.** A connection that sends nothing, or
   a byte now and then, is answered ``408`` and closed: uvicorn arms its own timer only after a
   response (``timeout_keep_alive``), so such a connection was held for ever.
+
+- **A request that breaks HTTP after its head** (a body of bad chunks): uvicorn answers ``400``
+  while the app, already given the request, is still answering it; the app's answer then raised
+  inside h11 and was logged as an error with its traceback. It is dropped as a departed client's
+  is (``send_400_response``).
 
 An event stream is one request whose response lasts: neither limit ends it (it counts towards the
 first, as every open connection does). Used as ``uvicorn.Config(http=GuardedH11Protocol)``
@@ -57,6 +62,16 @@ class GuardedH11Protocol(H11Protocol):
         if self.cycle is None and not self.transport.is_closing():  # no request begun: h11 has no head yet
             self.transport.write(_plain("408 Request Timeout", f"no request within {HEAD_TIMEOUT_S:g} s: closed\n"))
             self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:  # the app has the request: it answers no one
+            cycle.disconnected = True
+            cycle.message_event.set()  # a body it waits for: the client is gone
+            if cycle.response_started:  # h11 takes no second response: close, as a client gone would be
+                self.transport.close()
+                return
+        super().send_400_response(msg)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._head_timer is not None:

@@ -295,6 +295,20 @@ def test_a_connection_that_sends_no_whole_request_is_answered_408_and_closed(jou
             stream.close()
 
 
+def test_a_request_whose_body_breaks_http_is_answered_400_and_logs_no_error(journal, caplog):
+    """A GET whose chunked body is not chunks: uvicorn answered 400 while the app was answering
+    the request, and the app's answer raised inside h11: "Exception in ASGI application" and its
+    traceback on the table's standard error."""
+    with serving(journal) as server, caplog.at_level("WARNING"):
+        for _ in range(3):
+            with _raw(server) as sock:
+                sock.sendall(b"GET /tables/T1/state.json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+                assert _read_all(sock).startswith(b"HTTP/1.1 400 ")
+        time.sleep(0.3)  # the app's own answer comes after the 400
+        assert get(server, "/tables/T1/state.json")[0] == 200
+    assert [r.getMessage() for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")] == []
+
+
 def test_connections_beyond_the_cap_are_answered_503_and_the_rest_served(journal, monkeypatch):
     from controller.scoreboard import guarded_http
 
