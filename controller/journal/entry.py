@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.chain import encode_payload_parts
-from controller.journal.errors import NotAJournalError, PayloadError
+from controller.journal.errors import NotAJournalError, NotAnObjectPayload, PayloadError
 from shoectl_config.text import is_unicode_text
 
 _INT64_MAX = 2**63 - 1
@@ -125,7 +125,7 @@ def row_to_entry(row: tuple[Any, ...], path: Path | str, schema_version: int = 2
         raise NotAJournalError(f"{path}: entry {row[0]} has a payload that is not JSON, or is nested too deep; "
                                "run `shoectl journal verify`") from None
     if type(payload) is not dict:  # the writer stores objects only; every reader of a kind relies on it
-        raise NotAJournalError(f"{path}: entry {row[0]} has a payload that is not a JSON object; "
+        raise NotAnObjectPayload(f"{path}: entry {row[0]} has a payload that is not a JSON object; "
                                "run `shoectl journal verify`")
     return Entry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9], payload, row[11], row[12],
                  schema_version)

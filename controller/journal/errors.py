@@ -4,6 +4,7 @@
 
     JournalError (+OSError)            the journal file cannot be used; one line, exit 2 in the CLI
     +-- NotAJournalError               not SQLite, or SQLite without the journal's schema
+    |   +-- NotAnObjectPayload         an entry's payload is JSON but not an object
     +-- JournalBusyError               locked by another connection, or another writer holds it
     +-- JournalWriteError              an append failed (disk full, I/O error); nothing was stored
     +-- JournalIntegrityError          a reader following the journal found its chain broken
@@ -34,6 +35,11 @@ class JournalError(OSError):
 
 class NotAJournalError(JournalError):
     """The file is not SQLite, or is SQLite without the journal's schema."""
+
+
+class NotAnObjectPayload(NotAJournalError):
+    """An entry whose payload is JSON but not an object: the writer stores none, the check refuses
+    it; a reader that reads a journal that does not verify leaves the entry out."""
 
 
 class JournalBusyError(JournalError):

@@ -38,7 +38,7 @@ from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, key_id_s
 from controller.journal.chaincheck import BATCH_ROWS, ChainCheck
 from controller.journal.connection import first_undecodable_entry, open_readonly_connection, translate, undecodable_column
 from controller.journal.entry import Entry, require_row_types, row_to_entry
-from controller.journal.errors import JournalError, NotAJournalError
+from controller.journal.errors import JournalError, NotAJournalError, NotAnObjectPayload
 from controller.journal.schema import inspect_meta, layout_of
 from controller.journal.split_check import FIRST_SHARE_WITH_INTEGRITY, LaterHalf, split_point
 from controller.journal.walcheck import wal_problem
@@ -342,14 +342,20 @@ class CheckedRead:
         """The entries with ``seq > since_seq`` (of those ``kinds``; for which ``keep(kind,
         shoe_id)`` is true), in order; every entry is read and checked, those not asked for too
         (``rows``). ``keep`` is asked before an entry is decoded: what it leaves out costs only
-        its check."""
+        its check. An entry whose payload is not a JSON object is left out, as one whose text is
+        not UTF-8 is: the check fails at it (or before it), and a reader that reads on all the
+        same (--no-verify) says so."""
         wanted = None if kinds is None else frozenset([kinds] if isinstance(kinds, str) else kinds)
         for row in self.rows(processes):
             if type(row[0]) is not int:  # unchecked (--no-verify): compared below
                 require_row_types(row, self.path)
             if (row[0] > since_seq and (wanted is None or row[2] in wanted)
                     and (keep is None or keep(row[2], row[4]))):
-                yield row_to_entry(row, self.path, self.layout.entry_version(row[0]))
+                try:
+                    yield row_to_entry(row, self.path, self.layout.entry_version(row[0]))
+                except NotAnObjectPayload:
+                    if self.check.ok:  # never: the check refuses such a payload (``chaincheck.check_row``)
+                        raise
 
     def report(self) -> VerifyReport:
         """The verdict: after every row was read, or after the check failed."""
