@@ -95,13 +95,15 @@ class Arg:
 
 
 def whole_number_of(value: Any) -> int | None:
-    """A whole number given as a JSON number or as ASCII decimal text (at most 15 digits), else None."""
+    """A whole number given as a JSON number or as ASCII decimal text (at most 15 digits, a minus
+    sign before them: ``seat=-1`` is said to be no seat, not to be text), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
     text = value.strip() if isinstance(value, str) else ""
-    if text.isascii() and text.isdigit() and len(text) <= 15:
+    digits = text[1:] if text.startswith("-") else text
+    if digits.isascii() and digits.isdigit() and len(digits) <= 15:
         return int(text)
     return None
 

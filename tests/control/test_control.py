@@ -229,14 +229,15 @@ def test_console_reads_a_script_from_standard_input(table) -> None:
     """Piped lines were not read at all (the prompt wanted a terminal) and the console exited 0.
     Now each is carried out as if typed, with no prompt; the exit code is the last failure's
     (``ctl``'s codes) and nothing after ``quit`` runs."""
-    script = "2580\nstatus\nstatus now\ncut seat=5 position=120\npin\nquit\nsit seat=2\n"
+    script = "2580\nstatus\nstatus now\ncut seat=5 position=120\nsit seat=-1\npin\nquit\nsit seat=2\n"
     with mock.patch.object(sys, "stdin", io.StringIO(script)):
         code, out, err = run_captured("console", "--socket", table["sock"], "--operator", "fp1", "--pin-stdin")
     assert out.splitlines()[0] == "table T1  state closed  no shoe in play"
     assert "status takes nothing after it: 'now' is not understood" in out
     assert "cut: refused: no cut is under way (the table is closed)" in out
+    assert "sit: refused: seat must be a seat of this table (" in out  # a minus sign is a number, not text
     assert "pin needs a terminal: give the PIN with --pin-stdin or SHOECTL_PIN" in out
-    assert "shoectl>" not in out and "sit" not in out and err == ""
+    assert "shoectl>" not in out and "sit: ok" not in out and err == ""
     assert code == 2  # the last that failed: `pin`, a usage error (the refused cut: 1)
     with mock.patch.object(sys, "stdin", io.StringIO("status\n")):
         assert run_captured("console", "--socket", table["sock"])[0] == 0
