@@ -23,6 +23,7 @@ from the table's own records, and every offered wager's exact expected value on 
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -157,17 +158,20 @@ def journaled_alert(payload: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _is_decimal(text: Any) -> bool:
-    try:
-        return isinstance(text, str) and Decimal(text).is_finite()
-    except ArithmeticError:  # decimal.InvalidOperation: not a number
-        return False
+    """Decimal text as ``decimal_text`` writes it, or an earlier version did (``-7.6E-2``,
+    ``0E-8``): an exponent of at most two digits (a forged ``1E999999999`` would be printed digit
+    by digit)."""
+    return isinstance(text, str) and len(text) <= _MOST_DIGITS and _FIXED_POINT.fullmatch(text) is not None
 
 
 def _is_fraction(text: Any) -> bool:
-    try:
-        return isinstance(text, str) and Fraction(text) is not None
-    except (ValueError, ZeroDivisionError):
-        return False
+    """``N/D`` or ``N`` as ``str(Fraction)`` writes it, D not zero (no exponent, as above)."""
+    return isinstance(text, str) and len(text) <= _MOST_DIGITS and _FRACTION.fullmatch(text) is not None
+
+
+_FIXED_POINT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,2})?")
+_FRACTION = re.compile(r"-?[0-9]+(?:/[1-9][0-9]*)?")
+_MOST_DIGITS = 4000  # an exact fraction of a depleted shoe's enumeration has far fewer
 
 
 def above(wagers: Mapping[str, Mapping[str, str]], threshold: Fraction) -> dict[str, str]:

@@ -247,6 +247,9 @@ def test_audit_cards_names_the_shoe_of_a_deck_count_no_shoe_holds(capsys, dealt:
     (lambda p: {**p, "wagers": "Dragon 7"}, "field 'wagers' of the wrong kind"),
     (lambda p: {**p, "wagers": {"banker": None}}, "field 'wagers' of the wrong kind"),
     (lambda p: {**p, "wagers": {"banker": {"ev": "1/2", "edge": "much"}}}, "field 'wagers' of the wrong kind"),
+    # an exponent the text would be printed or the fraction built from digit by digit
+    (lambda p: {**p, "wagers": {"banker": {"ev": "1/2", "edge": "1E999999999"}}}, "field 'wagers' of the wrong kind"),
+    (lambda p: {**p, "wagers": {"banker": {"ev": "1e999999999", "edge": "0.5"}}}, "field 'wagers' of the wrong kind"),
     (lambda p: {k: v for k, v in p.items() if k != "remaining"}, "no field 'remaining'"),
 ])
 def test_a_forged_edge_record_is_named_by_replay_and_odds(capsys, dealt: Path, tmp_path: Path, change, field) -> None:
