@@ -116,5 +116,8 @@ def check_paths(args: argparse.Namespace, journal: Path) -> None:
             raise UsageError(f"{option} {path}: is a directory; give a file name")
         if not path.parent.is_dir():
             raise UsageError(f"{option} {path}: no such folder {path.parent}")
+    if args.submissions is not None and not Path(args.submissions).is_dir():  # only set_submission would find out
+        raise UsageError(f"--submissions {args.submissions}: no such folder (the Rules Submission files a "
+                         "floorperson may name)")
     if journal.exists():
         require_journal_file(journal)  # a file that is not a journal: nothing made beside it (lock, log)

@@ -27,6 +27,8 @@ BAD = [
     ("--control", "a-folder"),
     ("--control-group", "no-such-group-shoectl-test"),
     ("--operators", "missing-operators.toml"),
+    ("--submissions", "no-such-folder"),  # accepted: only a floorperson's set_submission found out
+    ("--submissions", "operators.toml"),
     ("--hmac-key", "missing.key"),
     ("--submission", "no-such-preset"),
     ("--device", "no-such-profile@/dev/ttyUSB0"),
