@@ -9,15 +9,13 @@ import urllib.parse
 from pathlib import Path
 
 from controller.descriptors import out_of_descriptors
+from controller.fsutil import SQLITE_HEADER
 from controller.journal.errors import JournalBusyError, JournalError, JournalWriteError, NotAJournalError
 from controller.journal.schema import check_sqlite_version
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 DEFAULT_BUSY_TIMEOUT = 2.0
 NO_DESCRIPTOR_LEFT = "the process has no file descriptor left (its limit of open files is reached)"
-
-
-_SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 
 
 def sqlite_uri(path: Path, **params: str) -> str:
@@ -120,10 +118,10 @@ def require_journal_file(path: Path) -> None:
         raise JournalError(str(exc)) from None
     try:
         with open(path, "rb") as f:
-            head = f.read(len(_SQLITE_HEADER))
+            head = f.read(len(SQLITE_HEADER))
     except OSError:
-        return  # unreadable: SQLite's open says why, in its words (``translate``)
-    if head and head != _SQLITE_HEADER:
+        return  # unreadable, or no descriptor left: SQLite's open says why (``translate``)
+    if head and head != SQLITE_HEADER:
         raise NotAJournalError(f"{path}: not a journal: not an SQLite database")
 
 
