@@ -30,6 +30,15 @@ def new_file_argument(text: str) -> str:
     problem = replacement_problem(text)
     if problem is not None:
         raise argparse.ArgumentTypeError(f"{text} {problem}; give another file")
+    return _in_a_folder(text)
+
+
+def _in_a_folder(text: str) -> str:
+    """``text`` unless the folder it names a file in is not there (said before any work, in
+    words, not as the system's "No such file or directory" once the output is opened)."""
+    folder = os.path.dirname(text) or "."
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{text}: no such folder {folder}")
     return text
 
 
@@ -42,7 +51,9 @@ def output_path_argument(text: str) -> str:
     try:
         mode = os.stat(text).st_mode
     except (OSError, ValueError):
-        return text  # not there yet (it is created), or a name the open will refuse in its words
+        return _in_a_folder(text)  # not there yet (it is created), or a name the open will refuse in its words
+    if stat.S_ISDIR(mode):
+        raise argparse.ArgumentTypeError(f"{text} is a directory, not a regular file; give another file")
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         kind = "a FIFO (a named pipe)" if stat.S_ISFIFO(mode) else "a socket"
         raise argparse.ArgumentTypeError(f"{text} is {kind}; give a regular file")

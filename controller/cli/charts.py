@@ -2,8 +2,8 @@
 suffix, drawn with matplotlib (the optional ``plot`` extra: ``pip install 'shoectl[plot]'``).
 
 - ``plot_target(path) -> Path``: the file checked before any work is done: a ``.png`` or
-  ``.svg`` name in a directory that exists, and matplotlib importable; otherwise ``UsageError``
-  with one line that says what to do (exit 2).
+  ``.svg`` name (its folder was checked with the option: ``controller.errors.new_file_argument``),
+  and matplotlib importable; otherwise ``UsageError`` with one line that says what to do (exit 2).
 - ``RunningHold(submission, shoes)``: ``add(shoe_no, shoe_tally)`` at every shoe records, at about
   150 shoes spread evenly on a log scale (and the last), each offered wager's realised hold and its
   95% interval as the report of a run of that many shoes would give them.
@@ -51,8 +51,6 @@ def plot_target(path: str) -> Path:
     target = Path(path)
     if target.suffix.lower() not in SUFFIXES:
         raise UsageError(f"--plot {path}: the chart is a PNG or an SVG file: name it .png or .svg")
-    if not target.parent.is_dir():
-        raise UsageError(f"--plot {path}: no directory {target.parent}")
     _pyplot()
     return target
 

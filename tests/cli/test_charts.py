@@ -54,7 +54,7 @@ def test_simulate_plot_refused_before_dealing(capsys, tmp_path: Path, monkeypatc
     code, out, err = run(capsys, "simulate", "--shoes", "5", "--plot", str(tmp_path / "hold.pdf"))
     assert (code, out) == (2, "") and err.count("\n") == 1 and "name it .png or .svg" in err
     code, out, err = run(capsys, "simulate", "--shoes", "5", "--plot", str(tmp_path / "no" / "hold.png"))
-    assert (code, out) == (2, "") and f"no directory {tmp_path / 'no'}" in err
+    assert (code, out) == (2, "") and f"no such folder {tmp_path / 'no'}" in err
     # one shoe has no interval to draw (it was a traceback from the plotting library)
     code, out, err = run(capsys, "simulate", "--shoes", "1", "--plot", str(tmp_path / "hold.png"))
     assert (code, out, err) == (2, "", "shoectl simulate: error: --plot needs at least 2 shoes: the chart's "

@@ -100,16 +100,30 @@ def test_a_control_path_under_a_file_is_refused_in_words(capsys, monkeypatch, tm
 
 
 @pytest.mark.parametrize("argv", [["systemd-unit", "--output"], ["udev", "generate", "--output"],
-                                  ["emulate", "--table", "--dealt-log"]])
-def test_a_file_that_cannot_be_written_is_named_in_the_systems_words(capsys, monkeypatch, tmp_path: Path,
-                                                                     argv: list[str]) -> None:
-    """The file asked for is named, with the system's reason and nothing of Python's (no
-    "[Errno 2]", no temporary file's name)."""
+                                  ["emulate", "--table", "--dealt-log"], ["diagram", "--output"],
+                                  ["feed", "--journal", "j.db", "--broker", "mqtt://127.0.0.1:1", "--log-file"]])
+def test_a_file_in_a_folder_that_is_not_there_is_refused_in_words(capsys, monkeypatch, tmp_path: Path,
+                                                                   argv: list[str]) -> None:
+    """The file asked for is named, with nothing of Python's (no "[Errno 2]", no temporary file's
+    name), before any work: it was the system's "No such file or directory" once the output was
+    opened (after the whole work, for a command that writes its output whole)."""
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, *argv, "no-folder/out.txt")
     assert (code, out) == (2, "")
-    assert err == f"shoectl {' '.join(w for w in argv if not w.startswith('-'))}: error: no-folder/out.txt: No such file or directory\n", err
+    assert err.count("\n") == 1 and err.endswith(": no-folder/out.txt: no such folder no-folder\n"), err
     assert _listing(tmp_path) == []
+
+
+@pytest.mark.parametrize("argv", [["feed", "--journal", "j.db", "--broker", "mqtt://127.0.0.1:1", "--log-file"],
+                                  ["emulate", "--table", "--dealt-log"]])
+def test_a_folder_given_for_a_file_to_append_to_is_refused_in_words(capsys, monkeypatch, tmp_path: Path,
+                                                                    argv: list[str]) -> None:
+    """It was the system's "Is a directory", once the file was opened."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-folder").mkdir()
+    code, out, err = run(capsys, *argv, "a-folder")
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.endswith(": a-folder is a directory, not a regular file; give another file\n"), err
 
 
 @pytest.mark.parametrize("option, value", [("--log-file", "t.db"), ("--dealt-log", "./t.db-wal"),
