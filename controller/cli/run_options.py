@@ -108,14 +108,6 @@ def check_paths(args: argparse.Namespace, journal: Path) -> None:
         if value is not None and is_journal_file(value, journal):  # writing there would destroy the journal
             raise UsageError(f"{option} {value}: that is the journal {journal} or a file beside it; "
                              "give another file")
-    for option, value in (("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
-        if value is None:
-            continue
-        path = Path(value)
-        if path.is_dir():
-            raise UsageError(f"{option} {path}: is a directory; give a file name")
-        if not path.parent.is_dir():
-            raise UsageError(f"{option} {path}: no such folder {path.parent}")
     if args.submissions is not None and not Path(args.submissions).is_dir():  # only set_submission would find out
         raise UsageError(f"--submissions {args.submissions}: no such folder (the Rules Submission files a "
                          "floorperson may name)")
