@@ -343,8 +343,7 @@ class CheckedRead:
         shoe_id)`` is true), in order; every entry is read and checked, those not asked for too
         (``rows``). ``keep`` is asked before an entry is decoded: what it leaves out costs only
         its check. An entry whose payload is not a JSON object is left out, as one whose text is
-        not UTF-8 is: the check fails at it (or before it), and a reader that reads on all the
-        same (--no-verify) says so."""
+        not UTF-8 is: the check fails at it or before, which a --no-verify reader says."""
         wanted = None if kinds is None else frozenset([kinds] if isinstance(kinds, str) else kinds)
         for row in self.rows(processes):
             if type(row[0]) is not int:  # unchecked (--no-verify): compared below
@@ -354,7 +353,7 @@ class CheckedRead:
                 try:
                     yield row_to_entry(row, self.path, self.layout.entry_version(row[0]))
                 except NotAnObjectPayload:
-                    if self.check.ok:  # never: the check refuses such a payload (``chaincheck.check_row``)
+                    if self.check.ok:  # the later half, checked in the other process: said as it is
                         raise
 
     def report(self) -> VerifyReport:
