@@ -95,8 +95,8 @@ class Arg:
 
 
 def whole_number_of(value: Any) -> int | None:
-    """A whole number given as a JSON number or as ASCII decimal text (at most 15 digits, a minus
-    sign before them: ``seat=-1`` is said to be no seat, not to be text), else None."""
+    """A whole number given as a JSON number or as ASCII decimal text (at most 15 digits, maybe a
+    minus sign before them: ``seat=-1`` is then said to be no seat, not to be text), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
