@@ -9,7 +9,8 @@ Every entry n carries ``prev_hash`` (the hash of entry n-1; 64 zeros for entry 1
 (``null`` for an absent column, ``payload`` the object itself). Canonical JSON is
 ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``; the stored
 ``payload`` column is exactly the canonical JSON of the payload, so the body is built by splicing
-that text in. ``H`` is SHA-256, or HMAC-SHA-256 with the journal's secret key.
+that text in. ``H`` is SHA-256, or HMAC-SHA-256 with the journal's secret key; ``check_key``
+says whether a key given fits a journal's (verify and the readers that follow a journal ask it).
 """
 from __future__ import annotations
 
@@ -297,3 +298,17 @@ def load_hmac_key(path: str | os.PathLike[str]) -> bytes:
 def key_id_shown(key_id: str | None) -> str:
     """`` (key id ...)`` for a message, or nothing for no key id (a plain chain, or an edited file)."""
     return f" (key id {key_id})" if key_id else ""
+
+
+def check_key(meta: dict[str, str], hasher: Hasher) -> tuple[str | None, bool]:
+    """For a journal whose ``meta`` table says this, read with ``hasher``: (why the key does not
+    fit, whether a key is missing); (None, False) when it fits."""
+    algorithm = meta["hash_algorithm"]
+    if algorithm == HMAC_SHA256 and hasher.algorithm != HMAC_SHA256:
+        return f"HMAC key required: the journal is HMAC-protected{key_id_shown(meta.get('key_id'))}; give its key", True
+    if algorithm != HMAC_SHA256 and hasher.algorithm == HMAC_SHA256:
+        return ("an HMAC key was given but the journal is not HMAC-protected (plain sha256): "
+                "it was created without a key, or re-chained without it"), False
+    if algorithm == HMAC_SHA256 and meta.get("key_id") is not None and meta.get("key_id") != hasher.key_id:
+        return f"wrong HMAC key: its key id is {hasher.key_id}, the journal's is {meta.get('key_id')}", False
+    return None, False

@@ -32,14 +32,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from controller.journal.chain import Hasher
+from controller.journal.chain import Hasher, check_key
 from controller.journal.chaincheck import ChainCheck
 from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, translate
 from controller.journal.entry import Entry, row_to_entry
 from controller.journal.errors import JournalError, JournalIntegrityError
 from controller.journal.reader import open_with_meta
 from controller.journal.schema import Layout, layout_of
-from controller.journal.verification import check_key
 
 _SEEK_PAGE = 2000
 

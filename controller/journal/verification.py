@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.anchors import AnchorFile, AnchorLines, anchors_path
-from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, key_id_shown
+from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, check_key
 from controller.journal.chaincheck import BATCH_ROWS, ChainCheck
 from controller.journal.connection import first_undecodable_entry, open_readonly_connection, translate, undecodable_column
 from controller.journal.entry import Entry, require_row_types, row_to_entry
@@ -386,16 +386,3 @@ def _integrity_problem(conn: sqlite3.Connection) -> str | None:
     first = lines[0] if lines else "no details"
     more = f" (and {len(lines) - 1} more problem(s))" if len(lines) > 1 else ""
     return f"SQLite integrity check failed: {first}{more}"
-
-
-def check_key(meta: dict[str, str], hasher: Hasher) -> tuple[str | None, bool]:
-    """(why the key does not fit, whether a key is missing); (None, False) when it fits."""
-    algorithm = meta["hash_algorithm"]
-    if algorithm == HMAC_SHA256 and hasher.algorithm != HMAC_SHA256:
-        return f"HMAC key required: the journal is HMAC-protected{key_id_shown(meta.get('key_id'))}; give its key", True
-    if algorithm != HMAC_SHA256 and hasher.algorithm == HMAC_SHA256:
-        return ("an HMAC key was given but the journal is not HMAC-protected (plain sha256): "
-                "it was created without a key, or re-chained without it"), False
-    if algorithm == HMAC_SHA256 and meta.get("key_id") is not None and meta.get("key_id") != hasher.key_id:
-        return f"wrong HMAC key: its key id is {hasher.key_id}, the journal's is {meta.get('key_id')}", False
-    return None, False
