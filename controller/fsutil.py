@@ -33,11 +33,17 @@ def replacement_problem(path: str | os.PathLike[str]) -> str | None:
 
 def is_sqlite_database(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a readable file that starts as an SQLite database does."""
+    return sqlite_head(path) == SQLITE_HEADER
+
+
+def sqlite_head(path: str | os.PathLike[str]) -> bytes | None:
+    """The first bytes of ``path``, as many as ``SQLITE_HEADER`` has (fewer for a shorter file);
+    None when it cannot be read (no such file, no permission, no file descriptor left)."""
     try:
         with open(path, "rb") as fh:
-            return fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+            return fh.read(len(SQLITE_HEADER))
     except (OSError, ValueError):
-        return False
+        return None
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:

@@ -9,7 +9,7 @@ import urllib.parse
 from pathlib import Path
 
 from controller.descriptors import out_of_descriptors
-from controller.fsutil import SQLITE_HEADER
+from controller.fsutil import SQLITE_HEADER, sqlite_head
 from controller.journal.errors import JournalBusyError, JournalError, JournalWriteError, NotAJournalError
 from controller.journal.schema import check_sqlite_version
 from shoectl_config.files import NotARegularFile, require_regular_file
@@ -116,11 +116,7 @@ def require_journal_file(path: Path) -> None:
         require_regular_file(path)
     except NotARegularFile as exc:
         raise JournalError(str(exc)) from None
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(SQLITE_HEADER))
-    except OSError:
-        return  # unreadable, or no descriptor left: SQLite's open says why (``translate``)
+    head = sqlite_head(path)  # None: unreadable, or no descriptor left: SQLite's open says why (``translate``)
     if head and head != SQLITE_HEADER:
         raise NotAJournalError(f"{path}: not a journal: not an SQLite database")
 
