@@ -19,10 +19,9 @@ from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input
 from controller.errors import UsageError
 from controller.journal import kinds
 from controller.journal.entry import Entry
-from controller.journal.errors import malformed_entry
 from controller.journal.replay import entries_needed, replay
 from controller.money import money_text
-from controller.table.edge_figures import edge_percent, journaled_alert, journaled_edge
+from controller.table.edge_figures import edge_percent, journaled_figures
 from shoectl_config.text import quoted, safe
 
 
@@ -84,11 +83,7 @@ class _Edges:
     def siphon(self, entries: Iterable[Entry]) -> Iterator[Entry]:
         for e in entries:
             if e.kind in (kinds.EDGE, kinds.EDGE_ALERT):
-                try:
-                    payload = journaled_edge(e.payload) if e.kind == kinds.EDGE else journaled_alert(e.payload)
-                except (KeyError, TypeError) as exc:
-                    raise malformed_entry(e, exc) from None
-                self.found[(e.kind, e.shoe_id, e.round_no)] = payload
+                self.found[(e.kind, e.shoe_id, e.round_no)] = journaled_figures(e)
             yield e
 
     def beside(self, docs: Iterable[dict]) -> Iterator[dict]:

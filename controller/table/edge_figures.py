@@ -15,7 +15,8 @@ from the table's own records, and every offered wager's exact expected value on 
   thread by default).
 - ``edge_payload(...)`` the whole ``edge`` record's payload; ``above(wagers, threshold)`` the
   wagers whose player edge exceeds it; ``journaled_edge`` and ``journaled_alert`` check a
-  journaled ``edge`` and ``edge_alert`` payload for what their readers take from it.
+  journaled ``edge`` and ``edge_alert`` payload for what their readers take from it
+  (``journaled_figures(entry)``: either, naming the entry).
 - ``after_round(entries, shoe, round)``: the same, recomputed from a journal, for ``shoectl odds
   --journal`` and the tests: the composition at that round's ``round_result``, exactly as the
   monitor saw it (by default the last round decided: the moment surveillance asks about); of
@@ -146,6 +147,15 @@ def journaled_edge(payload: Mapping[str, Any]) -> Mapping[str, Any]:
     return payload
 
 
+def journaled_figures(entry: Any) -> Mapping[str, Any]:
+    """The payload of a journaled ``edge`` or ``edge_alert`` ``entry``, checked by
+    ``journaled_edge`` or ``journaled_alert``; a ``JournalContentError`` naming the entry if not."""
+    try:
+        return (journaled_edge if entry.kind == kinds.EDGE else journaled_alert)(entry.payload)
+    except (KeyError, TypeError) as exc:
+        raise malformed_entry(entry, exc) from None
+
+
 def journaled_alert(payload: Mapping[str, Any]) -> Mapping[str, Any]:
     """An ``edge_alert`` record's payload, checked as ``journaled_edge`` checks an ``edge``'s:
     ``wagers`` an object of wager -> decimal text, ``threshold`` text."""
@@ -161,7 +171,7 @@ def _is_decimal(text: Any) -> bool:
     """Decimal text as ``decimal_text`` writes it, or an earlier version did (``-7.6E-2``,
     ``0E-8``): an exponent of at most two digits (a forged ``1E999999999`` would be printed digit
     by digit)."""
-    return isinstance(text, str) and len(text) <= _MOST_DIGITS and _FIXED_POINT.fullmatch(text) is not None
+    return isinstance(text, str) and len(text) <= _MOST_DIGITS and _DECIMAL_TEXT.fullmatch(text) is not None
 
 
 def _is_fraction(text: Any) -> bool:
@@ -169,7 +179,7 @@ def _is_fraction(text: Any) -> bool:
     return isinstance(text, str) and len(text) <= _MOST_DIGITS and _FRACTION.fullmatch(text) is not None
 
 
-_FIXED_POINT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,2})?")
+_DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,2})?")
 _FRACTION = re.compile(r"-?[0-9]+(?:/[1-9][0-9]*)?")
 _MOST_DIGITS = 4000  # an exact fraction of a depleted shoe's enumeration has far fewer
 
@@ -212,10 +222,7 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
             point = JournalPoint(e.shoe_id, e.payload.get("round"), cards.remaining(), submission, None)
         elif e.kind == kinds.EDGE and point is not None and point.edge is None and e.shoe_id == point.shoe \
                 and e.payload.get("round") == point.round:
-            try:
-                point = replace(point, edge=journaled_edge(e.payload))
-            except (KeyError, TypeError) as exc:
-                raise malformed_entry(e, exc) from None
+            point = replace(point, edge=journaled_figures(e))
             if exact:
                 break
     return point
@@ -223,4 +230,4 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
 
 __all__ = ["CARD_OUT_KINDS", "JournalPoint", "Remaining", "SHOE_END_KINDS", "ShoeCards", "above",
            "after_round", "decimal_text", "edge_figures", "edge_percent", "edge_payload", "journaled_alert",
-           "journaled_edge", "rank_counts", "wager_figures"]
+           "journaled_edge", "journaled_figures", "rank_counts", "wager_figures"]
