@@ -192,8 +192,12 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
     except TypeError:
         raise ProfileError(_safe(repr(path)), "", "not a file path") from None
     if not source.endswith(".toml"):
-        why = ("file not found" if not os.path.lexists(source)  # as for NAME.toml: said before the name
-               else f"{'a folder' if os.path.isdir(source) else 'not a profile file'}: a profile file is named NAME.toml")
+        if not os.path.lexists(source):
+            why = "file not found"  # as for NAME.toml: said before the name
+        elif os.path.isdir(source):
+            why = "a folder: a profile file is named NAME.toml"
+        else:
+            why = "not a profile file: a profile file is named NAME.toml"
         raise ProfileError(_safe(source), "", why)
     shown, data, _ = read_toml_file(source, MAX_FILE_BYTES, ProfileError)
     return ProfileParser(data, shown, Path(source).stem).parse()

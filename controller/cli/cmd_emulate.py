@@ -137,7 +137,8 @@ def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> i
         if profile.kind not in kinds:
             raise UsageError(f"{option} {profile.name}: a {profile.kind}, not a {' or a '.join(kinds)}")
     table = EmulatedTable(shuffler_profile=None if args.no_shuffler else shuffler, shoe_profile=shoe, seed=args.seed,
-                          speed=speed, faults=faults, dealt_log=args.dealt_log, decks=args.decks or 8)
+                          speed=speed, faults=faults, dealt_log=args.dealt_log,
+                          **({"decks": args.decks} if args.decks is not None else {}))  # else the table's default
     try:
         served = serve_table(table, directory=args.dir)
     except BaseException:

@@ -159,9 +159,10 @@ class Console:
         if not words:
             return False
         command, items = words[0], words[1:]
-        if command in CONSOLE_COMMANDS and len(items) > (command == "help"):
-            takes = "one command's name at most" if command == "help" else "nothing after it"
-            write_line(f"{command} takes {takes}: {quoted(' '.join(items[command == 'help':]))} is not understood")
+        most = 1 if command == "help" else 0  # `help COMMAND`; the console's other commands take nothing
+        if command in CONSOLE_COMMANDS and len(items) > most:
+            takes = "one command's name at most" if most else "nothing after it"
+            write_line(f"{command} takes {takes}: {quoted(' '.join(items[most:]))} is not understood")
             self.last_code = 2
             return False
         if command in ("quit", "exit"):

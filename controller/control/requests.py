@@ -206,7 +206,7 @@ def check_args(command: str, args: dict[str, Any], rid: int | str | None = None)
         if value is None and nullable:
             continue
         if not _is_a(kind, value):
-            given = _shown_value(value) if isinstance(value, (str, int)) and len(str(value)) <= 40 else _json_type(value)
+            given = _json_type(value) if isinstance(value, str) and len(value) > 40 else _shown_value(value)
             raise BadRequest(f"{command}: {name} must be {_described(kind)}, not {given}", rid)
     return dict(args)
 
