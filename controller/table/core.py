@@ -1,7 +1,7 @@
 """The table core: the regulated life of a shoe, sans-I/O.
 
-Contract: ``TableCore(submission, ...)``; ``handle(input) -> list[Output]`` is the only entry
-point. Inputs are ``DeviceInput``, ``DeviceStatus``, ``CommandFailed`` and ``OperatorInput``
+Contract: ``TableCore(submission, ...)``; ``handle(input) -> list[Output]`` is the entry point
+while the table runs (at start: ``recover``, then ``restarted`` and ``resume_outputs``). Inputs are ``DeviceInput``, ``DeviceStatus``, ``CommandFailed`` and ``OperatorInput``
 (controller.table.io); outputs are ``SendCommand`` (to a device role), ``TableRecord`` (to journal)
 and ``Notice``. The core is deterministic: the same inputs in the same order give the same state
 and outputs, so a restarted controller rebuilds its state by feeding the journaled inputs again
