@@ -93,6 +93,24 @@ def _whole_number(text: str) -> int:
 _DECODER = json.JSONDecoder(parse_float=_refuse_number, parse_constant=_refuse_number, parse_int=_whole_number)
 
 
+# The JSON reader's reasons, in the words of this protocol's users (its own are Python's).
+_SYNTAX_PROBLEMS = {
+    "Expecting value": "a value was expected",
+    "Expecting property name enclosed in double quotes": "a key in double quotes was expected",
+    "Expecting ':' delimiter": "a ':' was expected after the key",
+    "Expecting ',' delimiter": "a ',' or the closing bracket was expected",
+    "Extra data": "more follows the request's object",
+    "Unterminated string starting at": "a string is not closed, from the one starting",
+    "Invalid control character at": "a control character (escape it) inside a string",
+    "Invalid \\escape": "an escape a JSON string does not have",
+    "Invalid \\uXXXX escape": "a \\u escape without four hex digits",
+}
+
+
+def _syntax_problem(reason: str) -> str:
+    return _SYNTAX_PROBLEMS.get(reason, "a JSON syntax error")
+
+
 def _decode(line: bytes) -> dict[str, Any]:
     try:
         text = line.decode("utf-8")
@@ -105,8 +123,8 @@ def _decode(line: bytes) -> dict[str, Any]:
                          f"{MAX_DIGITS} digits (no fractions, exponents, NaN or Infinity)") from None
     except RecursionError:
         raise BadRequest(f"not a JSON request: nested more than {MAX_DEPTH} levels deep") from None
-    except ValueError as exc:  # json.JSONDecodeError: one line, with the position
-        raise BadRequest(f"not a JSON request: {shown_text(str(exc), 80)}") from None
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"not a JSON request: {_syntax_problem(exc.msg)} at character {exc.pos + 1}") from None
     if not isinstance(obj, dict):
         raise BadRequest("not a JSON request: a request is one JSON object per line")
     _check_tree(obj)

@@ -24,3 +24,18 @@ def test_a_refused_request_names_what_was_sent(line: bytes, said: str) -> None:
     except BadRequest as refused:
         problem = str(refused)
     assert problem == said
+
+
+@pytest.mark.parametrize("line, said", [
+    (b'{"op": "status"', "a ',' or the closing bracket was expected at character 16"),  # was "Expecting ',' delimiter: line 1 column 16 (char 15)"
+    (b'{op: "status"}', "a key in double quotes was expected at character 2"),
+    (b'{"op": "status"}}', "more follows the request's object at character 17"),
+    (b'{"op": "stat', "a string is not closed, from the one starting at character 8"),
+    (b'{"op": "st\\qatus"}', "an escape a JSON string does not have at character 11"),
+    (b'{"op": }', "a value was expected at character 8"),
+])
+def test_a_line_that_is_not_json_is_refused_in_the_protocols_words(line: bytes, said: str) -> None:
+    """The JSON reader's own reasons are Python's; the client is told what is wrong and where."""
+    with pytest.raises(BadRequest) as refused:
+        parse_request(line)
+    assert str(refused.value) == f"not a JSON request: {said}"
