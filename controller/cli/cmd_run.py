@@ -365,6 +365,7 @@ def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outag
 def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
     """The control socket's server, its path claimed (refused while another table uses it), with
     the operators file's authenticator if there is one; ``start(runner)`` serves the table."""
+    from controller.control.endpoint import ControlFolderUnusable
     from controller.control.server import ControlServer
 
     auth = None
@@ -386,7 +387,13 @@ def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
     submissions = Path(args.submissions) if args.submissions else journal_path.parent / "submissions"
     server = ControlServer(path, auth, max_connections=args.control_connections, submissions=submissions,
                            group=args.control_group or "shoectl", group_required=bool(args.control_group))
-    return server.claim()
+    try:
+        return server.claim()
+    except ControlFolderUnusable as exc:
+        if args.control:
+            raise
+        raise UsageError(f"--journal {journal_path}: cannot make files in its folder {exc.folder} ({exc.why}); "
+                         "give another --journal path") from None
 
 
 def _anchored(on_record: Callable[[TableRecord], None], witness: AnchorWitness, journal: Journal) -> Callable[[TableRecord], None]:

@@ -37,6 +37,16 @@ class ControlSocketInUse(OSError):
     """Another table holds or answers on the control socket."""
 
 
+class ControlFolderUnusable(OSError):
+    """The control socket's folder cannot be made, or its lock file made in it (``why``, in words)."""
+
+    def __init__(self, folder: Path, why: str) -> None:
+        super().__init__(f"{folder}: cannot make the control socket's lock file there ({why}); "
+                         "give another --control path")
+        self.folder = folder
+        self.why = why
+
+
 class ControlEndpoint:
     """See the module docstring."""
 
@@ -63,8 +73,7 @@ class ControlEndpoint:
             fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             why = "it is not a folder" if isinstance(exc, FileExistsError) else exc.strerror or exc
-            raise OSError(f"{self.path.parent}: cannot make the control socket's lock file there "
-                          f"({why}); give another --control path") from None
+            raise ControlFolderUnusable(self.path.parent, str(why)) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

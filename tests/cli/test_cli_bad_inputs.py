@@ -86,6 +86,20 @@ def test_run_with_the_root_folder_as_journal_is_refused(capsys) -> None:
     assert (code, out, err) == (2, "", "shoectl run: error: --journal /: is a directory; give a file name\n")
 
 
+def test_run_with_a_journal_in_a_folder_it_cannot_make_names_the_journal(capsys, tmp_path: Path) -> None:
+    """The control socket beside the journal was named in the refusal ("give another --control
+    path") though the user gave only --journal; a --control given is still the one named."""
+    (tmp_path / "plain").write_text("a file, not a folder")
+    journal = tmp_path / "plain" / "t.db"
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1")
+    assert (code, out, err) == (2, "", f"shoectl run: error: --journal {journal}: cannot make files in its folder "
+                                       f"{journal.parent} (it is not a folder); give another --journal path\n")
+    code, out, err = run(capsys, "run", "--journal", str(tmp_path / "t.db"), "--control", str(tmp_path / "plain" / "t.sock"),
+                       "--rounds", "1")
+    assert (code, out) == (2, "") and err.endswith("(it is not a folder); give another --control path\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain"]  # nothing made: no journal, log or lock
+
+
 @pytest.mark.parametrize("command", [["udev", "generate"], ["systemd-unit"]])
 def test_output_onto_a_folder_names_the_folder(capsys, tmp_path: Path, command: list[str]) -> None:
     """`-o DIR` named the temporary file written beside it (".DIR.x8k2.tmp"), not the folder given."""
