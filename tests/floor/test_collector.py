@@ -30,23 +30,28 @@ def test_every_entry_is_stored_and_what_is_not_one_is_dropped_counted_never_stor
     collector = start(collectors, mosquitto, floor_db, tmp_path, "--max-message-bytes", "8192")
     client = publisher(mosquitto)
     as_t2 = json.loads(journal.lines[0]) | {"table_id": "T2"}
+    null_payload = json.loads(journal.lines[1]) | {"payload": None}
+    malformed = [b"not json", json.dumps(as_t2), b"{" + b" " * 9000 + b"}", json.dumps({"seq": 31}),
+                 b"", b"\xff\xfe{}", b"[" * 4000 + b"]" * 4000, json.dumps(null_payload)]
     try:
-        publish(client, [*journal.lines[:30], b"not json", json.dumps(as_t2), b"{" + b" " * 9000 + b"}",
-                         json.dumps({"seq": 31}), *journal.lines[30:]])
+        publish(client, [*journal.lines[:30], *malformed, *journal.lines[30:]])
     finally:
         client.disconnect()
         client.loop_stop()
     collector.wait(lambda: len(stored_lines(floor_db)) == len(journal.lines), "every entry stored")
-    collector.wait(lambda: query(floor_db, "SELECT sum(count) FROM dropped_messages") == [(4,)], "4 dropped")
+    collector.wait(lambda: query(floor_db, "SELECT sum(count) FROM dropped_messages") == [(len(malformed),)],
+                   "every malformed message dropped")
     assert stored_lines(floor_db) == journal.lines
     dropped = dict(query(floor_db, "SELECT reason, count FROM dropped_messages WHERE table_id = 'T1'"))
-    assert dropped == {"not_json": 1, "wrong_table": 1, "too_large": 1, "bad_field": 1}
+    # empty, not JSON, nested deeper than any reader goes; one of T2's; over 8192 bytes; not UTF-8;
+    # no columns, a payload that is not an object
+    assert dropped == {"not_json": 3, "wrong_table": 1, "too_large": 1, "not_utf8": 1, "bad_field": 2}
     assert query(floor_db, "SELECT count(*) FROM entries WHERE table_id <> 'T1'") == [(0,)]
     assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
     assert collector.stop() == 128 + signal.SIGTERM
     assert "Traceback" not in collector.stderr()
     status = subprocess.run([*SHOECTL, "floor", "status", "--db", floor_db], capture_output=True, text=True)
-    assert "4 dropped" in status.stdout and "dropped 1 message(s) on T1: wrong_table" in status.stdout
+    assert f"{len(malformed)} dropped" in status.stdout and "dropped 1 message(s) on T1: wrong_table" in status.stdout
 
 
 def test_a_collector_killed_loses_nothing_published_while_it_was_down(
