@@ -25,10 +25,11 @@ A server thread that dies ends the command with exit 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
+import select
 import sys
-import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -155,18 +156,27 @@ def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any]) -> int:
     The signals are caught before the line is printed: a stop sent as soon as it is read is a
     clean stop, not a kill."""
     servers = list(servers)
-    stop = threading.Event()
+    # The handler only writes a byte to a pipe the main thread waits on. (It once set a
+    # threading.Event the main thread was waiting on: a signal that landed while the wait held the
+    # event's lock blocked the handler on that lock for ever, and the emulator never stopped.)
+    wake, signalled = os.pipe()
+    os.set_blocking(signalled, False)
 
     def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
+        with contextlib.suppress(BlockingIOError):  # a stop is already waiting to be read
+            os.write(signalled, b"\0")
 
-    with stop_handler(on_signal):
-        print_json(ready)
-        sys.stdout.flush()
-        while not stop.wait(POLL_S):
-            for server in servers:
-                if server.error is not None:
-                    print(f"shoectl emulate: error: {server.device.name}: server stopped: "
-                          f"{server.error}", file=sys.stderr)
-                    return 1
-        return 0
+    try:
+        with stop_handler(on_signal):
+            print_json(ready)
+            sys.stdout.flush()
+            while not select.select([wake], [], [], POLL_S)[0]:
+                for server in servers:
+                    if server.error is not None:
+                        print(f"shoectl emulate: error: {server.device.name}: server stopped: "
+                              f"{server.error}", file=sys.stderr)
+                        return 1
+            return 0
+    finally:
+        os.close(wake)
+        os.close(signalled)
