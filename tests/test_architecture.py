@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -16,18 +17,34 @@ FORBIDDEN_IN_RULES = {
 }
 
 
+_PROJECT_MODULE = re.compile(r"(?:controller|firmware_bridge|shoectl_config)(?:\.\w+)*")
+
+
 def _imports(path: Path) -> set[str]:
+    """Every module ``path`` may import: ``import X``; ``from X import a`` as ``X`` and ``X.a`` (``a``
+    may be a module: ``from controller import table``); relative imports resolved from the file's
+    package; and, in a file that calls ``importlib.import_module``, every string that names a
+    project module (the names it imports by: ``controller.cli.main``'s ``COMMAND_MODULES``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
+    dynamic = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module)
-        elif isinstance(node, ast.ImportFrom) and node.level > 0:  # relative: resolved from the file's package
-            package = path.relative_to(ROOT).parent.parts
-            base = list(package[:len(package) - (node.level - 1)])
-            names.add(".".join(base + ([node.module] if node.module else [])))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ""
+            else:  # relative: resolved from the file's package
+                package = path.relative_to(ROOT).parent.parts
+                base = ".".join([*package[:len(package) - (node.level - 1)], *([node.module] if node.module else [])])
+            names.add(base)
+            names.update(f"{base}.{a.name}" for a in node.names if a.name != "*")
+        elif isinstance(node, ast.Attribute) and node.attr == "import_module" or \
+                isinstance(node, ast.Name) and node.id == "import_module":
+            dynamic = True
+    if dynamic:
+        names.update(node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                     and isinstance(node.value, str) and _PROJECT_MODULE.fullmatch(node.value))
     return names
 
 
