@@ -68,8 +68,9 @@ def journal_subparsers(sub: argparse._SubParsersAction) -> argparse._SubParsersA
     parser = sub.choices.get("journal")
     if parser is None:
         parser = sub.add_parser(
-            "journal", help="verify or export the tamper-evident journal",
-            description="Verify the journal's hash chain, or export its entries.")
+            "journal", help="verify, export, replay or migrate the tamper-evident journal",
+            description="Verify the journal's hash chain, export its entries, replay its shoes and rounds, "
+                        "or migrate a journal of an earlier version.")
         action = parser.add_subparsers(dest="journal_command", metavar="SUBCOMMAND", parser_class=type(parser))
         action.required = True
         setattr(parser, _SUBCOMMANDS_ATTR, action)
