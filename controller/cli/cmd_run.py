@@ -39,10 +39,9 @@ from typing import Any
 from controller.cli.cmd_feed import FeedThread, add_run_feed_options, run_feed_options
 from controller.cli.cmd_scoreboard import add_run_scoreboard_option, bind_run_scoreboard, start_run_scoreboard
 from controller.cli.cmd_systemd import service_watch
-from controller.cli.common import (
-    group_name, non_negative_int, positive_int, stderr_line, submission_for, whole_number,
-)
+from controller.cli.common import non_negative_int, positive_int, stderr_line, submission_for, whole_number
 from controller.cli.outages import OutageLines
+from controller.cli.run_control import add_run_control_options, claim_run_control
 from controller.cli.run_options import (
     DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
 )
@@ -75,19 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="attach a device (repeatable): a serial one at a port (acme-readershoe-s@/dev/shoectl/acme-readershoe-s), a USB one by its profile (acme-batchshuffler-x)")
     p.add_argument("--submission", type=path_argument, metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
     p.add_argument("--journal", default=str(DEFAULT_JOURNAL), type=path_argument, metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
-    p.add_argument("--control", type=path_argument, metavar="PATH", help="control socket for shoectl ctl/console (default: the journal's "
-                   "name with .sock, beside it: var/journal.sock)")
-    p.add_argument("--control-connections", type=whole_number(1, 65_535), default=64, metavar="N",
-                   help="most connections the control socket serves at once (default 64, at most 65535)")
-    p.add_argument("--control-group", type=group_name, metavar="GROUP", help="group of the control socket (default: shoectl, if it exists)")
-    p.add_argument("--operators", type=path_argument, metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
-    p.add_argument("--submissions", type=path_argument, metavar="DIR",
-                   help="folder of the Rules Submission files a floorperson's set_submission may name, beside the "
-                        "presets (default: submissions beside the journal)")
-    p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
-                   help="how long five wrong PINs in a row lock an operator out (default 300)")
-    p.add_argument("--remember-pin", type=non_negative_int, default=300, metavar="SECONDS",
-                   help="how long a PIN that passed its check is accepted again without another (default 300; 0: check every PIN in full)")
+    add_run_control_options(p)
     p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
     p.add_argument("--table-id", type=table_id, default="T1", metavar="ID", help="the table's name (default T1)")
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes (a shoe given up because a device was replaced is not one)")
@@ -215,7 +202,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
     check_paths(args, journal_path)  # every option is read and checked before anything is created
     feed_options = run_feed_options(args)
     scoreboard_sock = bind_run_scoreboard(args)  # a port in use is refused before anything is created
-    control = _claim_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
+    control = claim_run_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
     try:
         journal_path.parent.mkdir(parents=True, exist_ok=True)
         configure_logging(level=args.log_level, file=args.log_file or str(journal_path.with_suffix(".log")), table=args.table_id)
@@ -360,40 +347,6 @@ def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outag
         links[role] = DeviceLink.from_profile(profile, port, **options, last_delivered=seed[1] if seed else None)
         lines.for_link(links[role])
     return links
-
-
-def _claim_control(args: argparse.Namespace, journal_path: Path) -> Any:
-    """The control socket's server, its path claimed (refused while another table uses it), with
-    the operators file's authenticator if there is one; ``start(runner)`` serves the table."""
-    from controller.control.endpoint import ControlFolderUnusable
-    from controller.control.server import ControlServer
-
-    auth = None
-    ops_path = Path(args.operators) if args.operators else journal_path.parent / "operators.toml"
-    if args.operators or ops_path.exists():
-        from controller.operators.auth import Authenticator
-        from controller.operators.following import FollowedOperators
-        from controller.operators.store import load_operators
-
-        operators = load_operators(ops_path)
-        for warning in operators.warnings:
-            stderr_line(f"!! {warning}")
-        auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin,
-                             reload=FollowedOperators(ops_path, operators).changed)
-    elif args.manual:
-        stderr_line(f"!! no operators file ({ops_path}): the control socket takes no command, and without the "
-                    "automated dealer nothing deals; add operators with `shoectl operators add`")
-    path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
-    submissions = Path(args.submissions) if args.submissions else journal_path.parent / "submissions"
-    server = ControlServer(path, auth, max_connections=args.control_connections, submissions=submissions,
-                           group=args.control_group or "shoectl", group_required=bool(args.control_group))
-    try:
-        return server.claim()
-    except ControlFolderUnusable as exc:
-        if args.control:
-            raise
-        raise UsageError(f"--journal {journal_path}: cannot make files in its folder {exc.folder} ({exc.why}); "
-                         "give another --journal path") from None
 
 
 def _anchored(on_record: Callable[[TableRecord], None], witness: AnchorWitness, journal: Journal) -> Callable[[TableRecord], None]:

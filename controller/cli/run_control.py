@@ -1,0 +1,69 @@
+"""The control socket of ``shoectl run``: its options, the operators file and the server.
+
+``add_run_control_options(parser)`` adds ``--control``, ``--control-connections``,
+``--control-group``, ``--operators``, ``--submissions``, ``--lockout`` and ``--remember-pin``;
+``claim_run_control(args, journal_path)`` claims the socket before the journal is opened (a second
+table on the same socket changes nothing) and returns the server, which ``start(runner)`` serves.
+Defaults sit beside the journal: ``<journal>.sock``, ``operators.toml``, ``submissions/``.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from controller.cli.common import group_name, non_negative_int, positive_int, stderr_line, whole_number
+from controller.errors import UsageError, path_argument
+
+__all__ = ["add_run_control_options", "claim_run_control"]
+
+
+def add_run_control_options(p: argparse.ArgumentParser) -> None:
+    """The control socket's options, on ``run``'s parser (and so in its ``--help``, in this order)."""
+    p.add_argument("--control", type=path_argument, metavar="PATH", help="control socket for shoectl ctl/console (default: the journal's "
+                   "name with .sock, beside it: var/journal.sock)")
+    p.add_argument("--control-connections", type=whole_number(1, 65_535), default=64, metavar="N",
+                   help="most connections the control socket serves at once (default 64, at most 65535)")
+    p.add_argument("--control-group", type=group_name, metavar="GROUP", help="group of the control socket (default: shoectl, if it exists)")
+    p.add_argument("--operators", type=path_argument, metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
+    p.add_argument("--submissions", type=path_argument, metavar="DIR",
+                   help="folder of the Rules Submission files a floorperson's set_submission may name, beside the "
+                        "presets (default: submissions beside the journal)")
+    p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
+                   help="how long five wrong PINs in a row lock an operator out (default 300)")
+    p.add_argument("--remember-pin", type=non_negative_int, default=300, metavar="SECONDS",
+                   help="how long a PIN that passed its check is accepted again without another (default 300; 0: check every PIN in full)")
+
+
+def claim_run_control(args: argparse.Namespace, journal_path: Path) -> Any:
+    """The control socket's server, its path claimed (refused while another table uses it), with
+    the operators file's authenticator if there is one; ``start(runner)`` serves the table."""
+    from controller.control.endpoint import ControlFolderUnusable
+    from controller.control.server import ControlServer
+
+    auth = None
+    ops_path = Path(args.operators) if args.operators else journal_path.parent / "operators.toml"
+    if args.operators or ops_path.exists():
+        from controller.operators.auth import Authenticator
+        from controller.operators.following import FollowedOperators
+        from controller.operators.store import load_operators
+
+        operators = load_operators(ops_path)
+        for warning in operators.warnings:
+            stderr_line(f"!! {warning}")
+        auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin,
+                             reload=FollowedOperators(ops_path, operators).changed)
+    elif args.manual:
+        stderr_line(f"!! no operators file ({ops_path}): the control socket takes no command, and without the "
+                    "automated dealer nothing deals; add operators with `shoectl operators add`")
+    path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
+    submissions = Path(args.submissions) if args.submissions else journal_path.parent / "submissions"
+    server = ControlServer(path, auth, max_connections=args.control_connections, submissions=submissions,
+                           group=args.control_group or "shoectl", group_required=bool(args.control_group))
+    try:
+        return server.claim()
+    except ControlFolderUnusable as exc:
+        if args.control:
+            raise
+        raise UsageError(f"--journal {journal_path}: cannot make files in its folder {exc.folder} ({exc.why}); "
+                         "give another --journal path") from None
