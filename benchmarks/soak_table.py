@@ -62,4 +62,6 @@ class Table:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
         self._stderr.close()

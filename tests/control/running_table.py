@@ -63,8 +63,12 @@ class Table:
 
     def connect(self, timeout: float = 10.0) -> socket.socket:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(timeout)
-        s.connect(str(self.sock))
+        try:
+            s.settimeout(timeout)
+            s.connect(str(self.sock))
+        except BaseException:
+            s.close()
+            raise
         return s
 
     def ask(self, line: bytes | dict[str, Any], timeout: float = 10.0) -> dict[str, Any] | None:

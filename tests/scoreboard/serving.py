@@ -162,6 +162,9 @@ class EventReader:
                 fields[key] = value[1:] if value.startswith(" ") else value
 
     def close(self) -> None:
+        # The response holds the socket too: a stream answered "connection: close" hands it over
+        # to the response alone, and closing the connection would leave it to the collector.
+        self.response.close()
         self.conn.close()
 
     def __enter__(self) -> EventReader:
