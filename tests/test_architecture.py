@@ -23,8 +23,9 @@ _PROJECT_MODULE = re.compile(r"(?:controller|firmware_bridge|shoectl_config)(?:\
 def _imports(path: Path) -> set[str]:
     """Every module ``path`` may import: ``import X``; ``from X import a`` as ``X`` and ``X.a`` (``a``
     may be a module: ``from controller import table``); relative imports resolved from the file's
-    package; and, in a file that calls ``importlib.import_module``, every string that names a
-    project module (the names it imports by: ``controller.cli.main``'s ``COMMAND_MODULES``)."""
+    package; and, in a file that calls ``importlib.import_module``, every string literal that names
+    a project module. A name built at run time (``controller.cli.main``'s ``COMMAND_MODULES``, the
+    journal package's lazy names: each of its own package) is not seen."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
     dynamic = False
