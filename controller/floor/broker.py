@@ -15,7 +15,8 @@ line: never on the command line, where ``ps`` shows it), ``--client-id ID`` and 
 thread, which retries with backoff (``RECONNECT_DELAY``) until the broker answers and after every
 lost connection. ``persistent=True`` asks the broker to keep the session (and what arrives for
 its subscriptions) while the client is away: MQTT 5 ``clean_start=False`` with a session expiry,
-MQTT 3.1.1 ``clean_session=False``; it needs a fixed ``--client-id``.
+MQTT 3.1.1 ``clean_session=False``; it needs a fixed ``--client-id``. ``stop_client(client)``
+disconnects, stops that thread and closes every socket the client holds.
 
 ``refusal(reason_code)`` says in the user's words why the broker refused a connection, and
 ``is_credentials_refusal`` whether retrying cannot help (a wrong password, not authorised).
@@ -285,6 +286,21 @@ def connect_in_background(client: mqtt.Client, options: BrokerOptions, *, persis
             kwargs["properties"] = props
     client.connect_async(options.host, options.port, **kwargs)
     client.loop_start()
+
+
+def stop_client(client: mqtt.Client) -> None:
+    """Disconnect, stop paho's network thread and close every socket the client holds, now.
+
+    ``loop_stop`` leaves open the socket pair ``loop_start`` made to wake the thread (paho closes
+    it only in ``Client.__del__``: eclipse-paho/paho.mqtt.python#627). A client held in a
+    reference cycle (its callbacks are bound methods of its owner) is then finalized by the cyclic
+    collector, whenever that runs, after its sockets: two file descriptors held until then, and
+    two "unclosed socket" warnings. Call from any thread but paho's own."""
+    client.disconnect()
+    client.loop_stop()
+    reset_sockets = getattr(client, "_reset_sockets", None)  # paho 2.x; the same __del__ runs
+    if reset_sockets is not None:
+        reset_sockets()
 
 
 def check_tls_trust(options: BrokerOptions, timeout: float = 5.0) -> None:

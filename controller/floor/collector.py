@@ -34,6 +34,7 @@ import structlog
 
 from controller.floor.broker import (
     MQTT_V5, BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal,
+    stop_client,
 )
 from controller.floor.message import (
     MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry, shown_table,
@@ -169,8 +170,7 @@ class Collector:
                 if batch:
                     self._store(batch)
         finally:
-            self.client.disconnect()
-            self.client.loop_stop()
+            stop_client(self.client)
             _log.info("collector stopped", **self.stats)
         if self._fatal is not None:
             raise CollectorStopped(self._fatal)

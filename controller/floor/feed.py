@@ -45,7 +45,7 @@ import structlog
 
 from controller.floor.broker import (
     BrokerError, BrokerOptions, check_tls_trust, connect_in_background, host_problem, is_credentials_refusal, make_client,
-    refusal,
+    refusal, stop_client,
 )
 from controller.floor.cursor import AckWindow, FeedCursor
 from controller.floor.topics import journal_topic, roads_topic, status_topic
@@ -162,8 +162,7 @@ class JournalFeed:
             self._drain()
         finally:
             self._save_cursor(force=True)
-            self.client.disconnect()
-            self.client.loop_stop()
+            stop_client(self.client)
             log.info("feed stopped", published=self.published, acknowledged_through=self.window.acked_through)
 
     def _step(self) -> bool:

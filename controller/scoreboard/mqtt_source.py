@@ -143,10 +143,11 @@ class MqttFloorSource(TableSource):
             log.warning(event, broker=self._options.url, **fields)
 
     def close(self) -> None:
+        from controller.floor.broker import stop_client
+
         if self._started:
             self._started = False
-            self._client.disconnect()
-            self._client.loop_stop()
+            stop_client(self._client)
         self._close_channels()
 
     def _on_message(self, client: Any, userdata: Any, msg: Any) -> None:

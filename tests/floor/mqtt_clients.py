@@ -13,6 +13,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from controller.floor.broker import stop_client
 from services.mosquitto import Mosquitto, password_of
 
 WAIT = 30.0  # seconds a test waits for a message (never a performance limit)
@@ -79,5 +80,4 @@ class Subscriber:
             time.sleep(0.02)
 
     def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        stop_client(self.client)

@@ -10,6 +10,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
+from controller.floor.broker import stop_client
 from floor.mqtt_clients import Subscriber, connected_client
 from services.mosquitto import COLLECTOR, DISPLAY, Mosquitto
 
@@ -37,8 +38,7 @@ class Publisher:
             return self.codes[info.mid].value
 
     def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        stop_client(self.client)
 
 
 @pytest.fixture
@@ -98,6 +98,5 @@ def test_nobody_gets_in_without_a_password(mosquitto: Mosquitto) -> None:
         client.loop_start()
         assert done.wait(10)
         done.clear()
-        client.loop_stop()
-        client.disconnect()
+        stop_client(client)
     assert all(code in (NOT_AUTHORISED, 134) for code in refused), refused

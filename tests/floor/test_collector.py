@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.floor.broker import stop_client
 from floor.collector_processes import publish, publisher, start
 from floor.helpers import HANG, SHOECTL, query, stored_lines
 from floor.journals import TableJournal, forge_next, run_table
@@ -36,8 +37,7 @@ def test_every_entry_is_stored_and_what_is_not_one_is_dropped_counted_never_stor
     try:
         publish(client, [*journal.lines[:30], *malformed, *journal.lines[30:]])
     finally:
-        client.disconnect()
-        client.loop_stop()
+        stop_client(client)
     collector.wait(lambda: len(stored_lines(floor_db)) == len(journal.lines), "every entry stored")
     collector.wait(lambda: query(floor_db, "SELECT sum(count) FROM dropped_messages") == [(len(malformed),)],
                    "every malformed message dropped")
@@ -69,8 +69,7 @@ def test_a_collector_killed_loses_nothing_published_while_it_was_down(
         second = start(collectors, mosquitto, floor_db, tmp_path)
         second.wait(lambda: len(stored_lines(floor_db)) == len(lines), "every entry stored")
     finally:
-        client.disconnect()
-        client.loop_stop()
+        stop_client(client)
     assert stored_lines(floor_db) == lines
     assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
     verify = subprocess.run([*SHOECTL, "floor", "verify", "--db", floor_db], capture_output=True, text=True)
@@ -91,8 +90,7 @@ def test_a_broker_restart_and_a_lost_database_connection_lose_nothing(
         try:
             publish(client, part)
         finally:
-            client.disconnect()
-            client.loop_stop()
+            stop_client(client)
         collector.wait(lambda: len(stored_lines(floor_db)) == lines.index(part[-1]) + 1, f"entries after the {fault}")
     assert stored_lines(floor_db) == lines
     assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
@@ -117,8 +115,7 @@ def test_forged_messages_from_a_client_the_acl_allows_raise_alarms_and_change_no
         publish(client, lines[30:])
         collector.wait(lambda: len(stored_lines(floor_db)) == len(lines), "every entry stored")
     finally:
-        client.disconnect()
-        client.loop_stop()
+        stop_client(client)
     assert stored_lines(floor_db) == lines
     assert query(floor_db, alarms) == [("forgery", 10, True), ("chain_break", 31, True)]
     verify = subprocess.run([*SHOECTL, "floor", "verify", "--db", floor_db], capture_output=True, text=True)
@@ -136,8 +133,7 @@ def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(
     try:
         publish(client, journal.lines[:10])
     finally:
-        client.disconnect()
-        client.loop_stop()
+        stop_client(client)
     collector.wait(lambda: len(stored_lines(floor_db)) == 10, "entries stored once the broker is up")
     assert collector.stderr().count("shoectl floor collect: ") == 1
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli_run import run
+from controller.floor.broker import stop_client
 from floor.collector_processes import publish, publisher, start
 from floor.helpers import HANG, SHOECTL, query, stored_lines
 from floor.journals import TableJournal, run_table
@@ -43,8 +44,7 @@ def test_two_collectors_sharing_one_subscription_store_every_entry_once(
             publish(client, lines[start_at:start_at + 25])
         group[0].wait(lambda: len(stored_lines(floor_db)) == len(lines), "every entry stored")
     finally:
-        client.disconnect()
-        client.loop_stop()
+        stop_client(client)
     for c in group:
         assert c.stop() == 128 + signal.SIGTERM
         assert "Traceback" not in c.stderr()

@@ -24,6 +24,7 @@ import psycopg
 import pytest
 
 from cli_run import run
+from controller.floor.broker import stop_client
 from controller.journal import JournalReader
 from floor.feeds import has_entries
 from floor.helpers import SHOECTL
@@ -186,8 +187,7 @@ def test_the_store_equals_every_journal_under_faults_and_forgeries_change_nothin
         for body in (not_in_chain, second_body):
             forger.publish("shoectl/v1/tables/T1/journal", body, qos=1).wait_for_publish(timeout=HANG)
     finally:
-        forger.disconnect()
-        forger.loop_stop()
+        stop_client(forger)
     wait_until(lambda: len(open_alarms(floor_db, "T1")) >= 2, "two alarms for T1")
     alarms = open_alarms(floor_db, "T1")
     assert {seq for _, seq in alarms} >= {10, len(lines) + 1}, alarms
