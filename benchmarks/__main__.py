@@ -4,7 +4,7 @@
 they are printed as indented JSON and, with ``--json``, written to a file (the default
 ``benchmarks/results/latest.json`` is git-ignored). A module's ``"summary"`` rows
 (``benchmarks.stats.summary_row``: issue 15's figures) are printed last as one table: each figure
-beside its floor and its goal.
+with its repeats' lowest and highest, beside its floor and its goal.
 
 The tables and links a benchmark runs in this process log through structlog as ``shoectl run``
 does, configured once here: warnings and errors on standard error, so that standard output holds
@@ -60,15 +60,24 @@ def _number(x: object) -> str:
     return f"{x:,}" if isinstance(x, int) else f"{x:,.0f}"
 
 
+def _spread(row: dict) -> str:
+    """The lowest and highest of the repeats behind a row's value, and how many ("-": none)."""
+    if row.get("min") is None or row.get("max") is None:
+        return "-"
+    repeats = f" ({row['repeats']})" if row.get("repeats") else ""
+    return f"{_number(row['min'])}-{_number(row['max'])}{repeats}"
+
+
 def summary_table(rows: list[dict]) -> str:
-    """The closing table: figure, value, floor, ratio, goal, met."""
-    head = ("figure", "value", "floor", "value/floor", "goal", "met")
-    body = [(r["figure"], f"{_number(r['value'])} {r['unit']}", _number(r["floor"]), _number(r["ratio"]), r["goal"],
-             "-" if r["met"] is None else "yes" if r["met"] else "NO") for r in rows]
+    """The closing table: figure, value, its repeats' min-max, floor, ratio, goal, met."""
+    head = ("figure", "value", "min-max (repeats)", "floor", "value/floor", "goal", "met")
+    body = [(r["figure"], f"{_number(r['value'])} {r['unit']}", _spread(r), _number(r["floor"]), _number(r["ratio"]),
+             r["goal"], "-" if r["met"] is None else "yes" if r["met"] else "NO") for r in rows]
     widths = [max(len(str(line[i])) for line in [head, *body]) for i in range(len(head))]
-    lines = ["== summary (issue 15): each figure beside its floor in the same run and its goal"]
+    lines = ["== summary (issue 15): each figure (the median of its repeats, with their lowest and highest) "
+             "beside its floor in the same run and its goal"]
     for line in [head, *body]:
-        lines.append("  ".join(str(cell).ljust(w) if i in (0, 4) else str(cell).rjust(w)
+        lines.append("  ".join(str(cell).ljust(w) if i in (0, 5) else str(cell).rjust(w)
                                for i, (cell, w) in enumerate(zip(line, widths))).rstrip())
     return "\n".join(lines)
 

@@ -131,7 +131,9 @@ def run(quick: bool = False) -> dict:
             "per_round_cpu_p99_ms": round(rc["p99"], 3),
             "per_round_cpu_max_ms": round(max(per_round_cpu) * 1000, 3),
             "warm_cpu_median_ms": round(summary(warm_cpu, 1000)["median"], 3),
+            "warm_cpu_min_max_ms": [round(min(warm_cpu) * 1000, 3), round(max(warm_cpu) * 1000, 3)],
             "python_warm_cpu_median_ms": round(summary(python_warm_cpu, 1000)["median"], 3),
+            "python_warm_cpu_min_max_ms": [round(min(python_warm_cpu) * 1000, 3), round(max(python_warm_cpu) * 1000, 3)],
             "python_per_round_cpu_median_ms": round(summary(python_round_cpu, 1000)["median"], 3),
             "floor_warm_cpu_median_ms": round(summary(floor_cpu, 1000)["median"], 3),
             "floor_per_round_cpu_median_ms": round(summary(floor_round_cpu, 1000)["median"], 3),
@@ -146,12 +148,14 @@ def _summary_rows(out: dict) -> list[dict]:
     rows = [summary_row(f"exact odds, full 8-deck shoe, warm (Punto Banco, median CPU, {pb['engine']})",
                         pb["warm_cpu_median_ms"], "ms", f"<= {GOAL_FULL_MS:g} ms (median)",
                         pb["warm_cpu_median_ms"] <= GOAL_FULL_MS, floor=pb["floor_warm_cpu_median_ms"],
-                        ratio=round(pb["warm_cpu_median_ms"] / pb["floor_warm_cpu_median_ms"], 2))]
+                        ratio=round(pb["warm_cpu_median_ms"] / pb["floor_warm_cpu_median_ms"], 2),
+                        spread=pb["warm_cpu_min_max_ms"], repeats=out["repeats"])]
     if pb["engine"] != "python":
         rows.append(summary_row("exact odds, full 8-deck shoe, warm (Punto Banco, median CPU, python)",
                                 pb["python_warm_cpu_median_ms"], "ms", f"<= {GOAL_FULL_MS:g} ms (median)",
                                 pb["python_warm_cpu_median_ms"] <= GOAL_FULL_MS, floor=pb["floor_warm_cpu_median_ms"],
-                                ratio=round(pb["python_warm_cpu_median_ms"] / pb["floor_warm_cpu_median_ms"], 2)))
+                                ratio=round(pb["python_warm_cpu_median_ms"] / pb["floor_warm_cpu_median_ms"], 2),
+                                spread=pb["python_warm_cpu_min_max_ms"], repeats=out["repeats"]))
     game = max((g for g, _ in CASES), key=lambda g: out[g]["per_round_cpu_median_ms"])
     g = out[game]
     rows.append(summary_row(f"exact odds per round, all wagers ({game}, median CPU, {g['engine']})", g["per_round_cpu_median_ms"],

@@ -110,6 +110,10 @@ def run(quick: bool = False) -> dict:
     return out
 
 
+def _min_max(figure: dict) -> tuple[float, float]:
+    return figure["min"], figure["max"]
+
+
 def _summary_rows(out: dict) -> list[dict]:
     """The simulator's rows of ``make bench``'s table: rounds/s by wall time (median of the
     repeats), beside the floor loop's in the same run."""
@@ -118,10 +122,12 @@ def _summary_rows(out: dict) -> list[dict]:
     if "numpy" in out:
         numpy_rate = out["numpy"]["rounds_per_s"]["median"]
         rows.append(summary_row("simulation, numpy", numpy_rate, "rounds/s", f">= {GOAL_NUMPY:,} rounds/s",
-                                numpy_rate >= GOAL_NUMPY, floor=floor, ratio=out["numpy"]["ratio_to_floor"]["median"]))
+                                numpy_rate >= GOAL_NUMPY, floor=floor, ratio=out["numpy"]["ratio_to_floor"]["median"],
+                                spread=_min_max(out["numpy"]["rounds_per_s"]), repeats=out["repeats"]))
     ratio = out["python"]["ratio_to_floor"]["median"]
     rows.append(summary_row("simulation, pure Python", out["python"]["rounds_per_s"]["median"], "rounds/s",
-                            ">= 1x the floor loop, every wager tallied", ratio >= 1, floor=floor, ratio=ratio))
+                            ">= 1x the floor loop, every wager tallied", ratio >= 1, floor=floor, ratio=ratio,
+                            spread=_min_max(out["python"]["rounds_per_s"]), repeats=out["repeats"]))
     return rows
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -33,8 +33,14 @@ def summary(values: list[float], scale: float = 1.0, unit: str = "s") -> dict[st
 
 
 def summary_row(figure: str, value: float | None, unit: str, goal: str, met: bool | None, *,
-                floor: float | None = None, ratio: float | None = None) -> dict[str, object]:
+                floor: float | None = None, ratio: float | None = None,
+                spread: Sequence[float] | None = None, repeats: int | None = None) -> dict[str, object]:
     """One row of ``make bench``'s closing table (``benchmarks/__main__.py``): a figure of issue 15,
     its floor measured in the same run (None: it has none), value over floor, the goal in words
-    and whether it is met. A module lists its rows under ``"summary"`` in its figures."""
-    return {"figure": figure, "value": value, "unit": unit, "floor": floor, "ratio": ratio, "goal": goal, "met": met}
+    and whether it is met; ``spread``, the lowest and highest of the ``repeats`` whose median
+    ``value`` is (None for a figure measured once, or over thousands of samples: its p99 is in
+    the goal's words and its distribution in the module's figures). A module lists its rows under
+    ``"summary"`` in its figures."""
+    low, high = (spread[0], spread[1]) if spread is not None else (None, None)
+    return {"figure": figure, "value": value, "unit": unit, "floor": floor, "ratio": ratio, "goal": goal, "met": met,
+            "min": low, "max": high, "repeats": repeats}

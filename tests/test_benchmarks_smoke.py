@@ -1,5 +1,5 @@
 """``python -m benchmarks --quick odds codec`` runs as ``make bench`` runs it and closes with the
-summary table: each figure beside its floor and its goal (issue 15). No figure is asserted: the
+summary table: each figure beside its repeats' lowest and highest, its floor and its goal (issue 15). No figure is asserted: the
 figures are the benchmark's, never a test's."""
 from __future__ import annotations
 
@@ -20,13 +20,19 @@ def test_quick_benchmarks_print_the_summary_table(tmp_path: Path) -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = proc.stdout[proc.stdout.index("== summary"):].splitlines()
-    assert table[1].split() == ["figure", "value", "floor", "value/floor", "goal", "met"]
+    assert table[1].split() == ["figure", "value", "min-max", "(repeats)", "floor", "value/floor", "goal", "met"]
     figures = json.loads(out.read_text(encoding="utf-8"))
     rows = figures["odds"]["summary"] + figures["codec"]["summary"]
     assert [r["figure"] for r in rows] == [line[:len(r["figure"])] for line, r in zip(table[2:], rows)]
     for row in rows:
-        assert set(row) == {"figure", "value", "unit", "floor", "ratio", "goal", "met"}
+        assert set(row) == {"figure", "value", "unit", "floor", "ratio", "goal", "met", "min", "max", "repeats"}
         assert row["value"] > 0 and row["floor"] > 0 and isinstance(row["met"], bool), row
+    # The full shoe's odds (each engine) and the decode are medians of repeats: their lowest and highest
+    # stand beside them, around the median; the per-round figure is over different shoes' rounds.
+    repeated = [r for r in rows if "per round" not in r["figure"]]
+    assert repeated and all(r["min"] <= r["value"] <= r["max"] and r["repeats"] >= 2 for r in repeated), repeated
+    for line, row in zip(table[2:], rows):
+        assert (f"({row['repeats']})" in line) == (row in repeated), line
 
 
 @pytest.mark.slow  # a quick table run: a few seconds
