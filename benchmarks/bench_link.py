@@ -9,6 +9,8 @@
   scripted protocol device of the tests (``tests/link/fake_device.py``: ``DeviceConnection``
   on the pty master);
 - ``ratio_median`` / ``ratio_p99``: link / raw; the goal (issue 15) is a median of at most 1.5x;
+- ``link_round_trip_us_tenths``: the link's median in each tenth of the run, in order (the
+  summary's min-max: ten repeats of the same alternation);
 - ``device_answer_us``: the device's own work per STATUS, timed on its thread, from the bytes it
   read to the reply it hands to the pty (decoding the command, building and encoding the reply);
   ``ratio_without_device_work``: (link median - that median) / raw median, the host's share;
@@ -77,6 +79,13 @@ TIMING = Timing(response_timeout_ms=250, heartbeat_interval_ms=1000, retries=3,
 REQUEST_BYTES = len(encode_message(StatusRequest(), 1))
 REPLY_BYTES = len(encode_message(StatusReply(DeviceState.IDLE, DeviceMode.NORMAL, False, False,
                                              False, 0, 0, 0), 1))
+
+
+def _tenths(samples_s: list[float]) -> list[float]:
+    """The median of each tenth of the run (microseconds), in order: ten repeats of the same
+    alternation of blocks, whose lowest and highest stand beside the whole run's median."""
+    size = len(samples_s) // 10
+    return [round(statistics.median(samples_s[i * size:(i + 1) * size]) * 1e6, 1) for i in range(10)] if size else []
 
 
 def _figures(samples_s: list[float]) -> dict[str, float]:
@@ -340,6 +349,8 @@ def run(quick: bool = False) -> dict[str, object]:
         in_threads = _round_trip_figures(*layouts["threads"][:3])
         throughput = event_throughput(events, directory)
     figures = _round_trip_figures(raw, link, answers)
+    tenths = _tenths(link)
+    figures["link_round_trip_us_tenths"] = tenths
     link_median = figures["link_round_trip_us"]["median"]  # type: ignore[index]
     raw_median = figures["raw_echo_us"]["median"]  # type: ignore[index]
     ratio = figures["ratio_median"]
@@ -353,7 +364,8 @@ def run(quick: bool = False) -> dict[str, object]:
         "threads_layout": in_threads,
         "summary": [summary_row("link STATUS round trip (median)", link_median, "us",
                                 f"<= {GOAL_RATIO:g}x the raw pty echo", met,
-                                floor=raw_median, ratio=ratio)],  # type: ignore[arg-type]
+                                floor=raw_median, ratio=ratio,  # type: ignore[arg-type]
+                                spread=(min(tenths), max(tenths)) if tenths else None, repeats=len(tenths) or None)],
         "link_retransmissions": stats["retransmissions"],
         "link_caller_reads": stats["caller_reads"],
         **throughput,

@@ -12,6 +12,9 @@ taken in blocks between the segments of the table run (``TableBench``), so that 
 conditions on a shared machine. Goals (issue 10): median card-to-decision at most ``GOAL_RATIO``
 x the floor's median, p99 at most ``GOAL_P99_US``.
 
+``card_to_decision_median_us_per_segment``: the median in each measured segment, in order (the
+summary's min-max: each segment a repeat, its floor samples taken just before it).
+
 Where a card's time goes (``stages_us``, medians and p99 of each card's own stages): the wire (the
 card leaving the shoe, through the emulator and the pty, to the link's reader handing the event to
 the runner's callback), the hand-off (the owner thread taking it, the core deciding, the records
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.stats import percentile, summary_row
+from benchmarks.table_sqlite_calls import SqliteCalls
 
 GOAL_RATIO = 2.0     # card-to-decision median / floor median
 GOAL_P99_US = 1000.0  # card-to-decision p99, microseconds
@@ -147,6 +151,7 @@ class TableBench:
         self._device.start()
         self.ports = {d["profile"]: d["port"] for d in self._conn.recv()}
         self.decided: list[tuple[int, float]] = []
+        self.segment_ends: list[int] = []  # len(decided) after each measured segment
         self.drawn: list[tuple[int, float]] = []
         self.handed: list[tuple[int, float]] = []  # (position, when the reader handed its event over)
         self.transactions: list[tuple[float, float, list[int]]] = []  # (start, end, positions recorded)
@@ -202,6 +207,8 @@ class TableBench:
         if started:
             self.seconds += time.perf_counter() - started[0]
             self.rounds += runner.rounds_done - 1
+        if measure:
+            self.segment_ends.append(len(self.decided))
         self.journal_entries = journal.last_seq
 
     def close(self) -> None:
@@ -245,16 +252,26 @@ class TableBench:
             return times[i - 1] if i else None
         return last
 
-    def latency(self) -> list[float]:
-        """Each measured record against the last time a card left the shoe at its position
-        before it (a position comes round again only with the next shoe)."""
+    def latency(self, start: int = 0, end: int | None = None) -> list[float]:
+        """Each measured record (``decided[start:end]``) against the last time a card left the
+        shoe at its position before it (a position comes round again only with the next shoe)."""
         drawn = self._last_before(self.drawn)
         out = []
-        for position, t in self.decided:
+        for position, t in self.decided[start:end]:
             left = drawn(position, t)
             if left is not None:
                 out.append(t - left)
         return out
+
+    def segment_medians(self) -> list[float]:
+        """Card-to-decision's median in each measured segment (microseconds), in order."""
+        bounds = [0, *self.segment_ends]
+        medians = []
+        for start, end in zip(bounds, bounds[1:]):
+            values = self.latency(start, end)
+            if values:
+                medians.append(round(statistics.median(values) * 1e6, 1))
+        return medians
 
     def stages(self) -> dict[str, list[float]]:
         """``latency()`` cut in four for each card seen at every stage (see the module docstring)."""
@@ -271,69 +288,6 @@ class TableBench:
             for name, value in zip(STAGES, (given - left, start - given, end - start, t - end)):
                 out[name].append(value)
         return out
-
-
-class SqliteCalls:
-    """The writer's connection wrapped (see the module docstring): each BEGIN, insert and COMMIT
-    timed by wall clock and by this thread's CPU time, and each COMMIT's WAL frames and whether
-    the WAL file grew. ``figures()``: medians and p90s in microseconds."""
-
-    CALLS = ("BEGIN IMMEDIATE", "INSERT", "COMMIT")
-
-    def __init__(self, journal: Any) -> None:
-        self._conn = journal._conn
-        self._wal = f"{journal.path}-wal"
-        self._shm = os.open(f"{journal.path}-shm", os.O_RDONLY)
-        self.measuring = False
-        self.wall: dict[str, list[float]] = {name: [] for name in self.CALLS}
-        self.cpu: dict[str, list[float]] = {name: [] for name in self.CALLS}
-        self.frames: list[int] = []
-        self.grew: list[bool] = []
-        journal._conn = self
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        if sql != "COMMIT":
-            return self._timed(sql, self._conn.execute, sql, *args)
-        from controller.journal.checkpoints import wal_frames
-
-        before, size = wal_frames(self._shm) or 0, os.stat(self._wal).st_size
-        out = self._timed(sql, self._conn.execute, sql, *args)
-        after = wal_frames(self._shm) or 0
-        if self.measuring:
-            self.frames.append(after - before if after >= before else after)  # a restart begins again
-            self.grew.append(os.stat(self._wal).st_size > size)
-        return out
-
-    def executemany(self, sql: str, rows: Any) -> Any:
-        return self._timed("INSERT", self._conn.executemany, sql, rows)
-
-    def _timed(self, name: str, call: Callable[..., Any], *args: Any) -> Any:
-        t0, c0 = time.perf_counter(), time.thread_time()
-        out = call(*args)
-        if self.measuring and name in self.wall:
-            self.cpu[name].append(time.thread_time() - c0)
-            self.wall[name].append(time.perf_counter() - t0)
-        return out
-
-    def detach(self, journal: Any) -> None:
-        """Give ``journal`` its own connection back (before it closes)."""
-        journal._conn = self._conn
-        os.close(self._shm)
-
-    def figures(self) -> dict[str, Any]:
-        def us(values: list[float]) -> dict[str, float]:
-            return {"median": round(statistics.median(values) * 1e6, 1),
-                    "p90": round(percentile(values, 90) * 1e6, 1)} if values else {}
-        frames: dict[int, int] = {}
-        for n in self.frames:
-            frames[n] = frames.get(n, 0) + 1
-        return {"wall_us": {name: us(v) for name, v in self.wall.items()},
-                "cpu_us": {name: us(v) for name, v in self.cpu.items()},
-                "wal_frames_per_commit": dict(sorted(frames.items())),
-                "commits_growing_the_wal": f"{sum(self.grew)} of {len(self.grew)}"}
 
 
 DEALT_KINDS = ("card", "burn", "discard")  # the records that say what became of a card
@@ -361,12 +315,14 @@ def run(quick: bool = False, *, sqlite_calls: bool = False) -> dict:
             gc.unfreeze()
             bench.close()
     floor_us, card_us = _us(floor.totals()), _us(bench.latency())
+    per_segment = bench.segment_medians()
     ratio = card_us["median"] / floor_us["median"]
     figures = {
         "floor_us": floor_us,
         "raw_pty_round_trip_us": _us(floor.round_trips),
         "fdatasync_us": _us(floor.syncs),
         "card_to_decision_us": card_us,
+        "card_to_decision_median_us_per_segment": per_segment,
         "stages_us": {name: _us(values) for name, values in bench.stages().items() if values},
         "ratio_median": round(ratio, 2),
         "ratio_p99": round(card_us["p99"] / floor_us["p99"], 2),
@@ -379,7 +335,8 @@ def run(quick: bool = False, *, sqlite_calls: bool = False) -> dict:
         "summary": [summary_row("card-to-decision, one table (median)", card_us["median"], "us",
                                 f"median <= {GOAL_RATIO:g}x floor, p99 <= {GOAL_P99_US:g} us (p99 {card_us['p99']:g} us)",
                                 ratio <= GOAL_RATIO and card_us["p99"] <= GOAL_P99_US, floor=floor_us["median"],
-                                ratio=round(ratio, 2))],
+                                ratio=round(ratio, 2), spread=(min(per_segment), max(per_segment)) if per_segment else None,
+                                repeats=len(per_segment) or None)],
     }
     if bench.sqlite_calls is not None:
         figures["sqlite_calls"] = bench.sqlite_calls.figures()

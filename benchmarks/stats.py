@@ -37,10 +37,9 @@ def summary_row(figure: str, value: float | None, unit: str, goal: str, met: boo
                 spread: Sequence[float] | None = None, repeats: int | None = None) -> dict[str, object]:
     """One row of ``make bench``'s closing table (``benchmarks/__main__.py``): a figure of issue 15,
     its floor measured in the same run (None: it has none), value over floor, the goal in words
-    and whether it is met; ``spread``, the lowest and highest of the ``repeats`` whose median
-    ``value`` is (None for a figure measured once, or over thousands of samples: its p99 is in
-    the goal's words and its distribution in the module's figures). A module lists its rows under
-    ``"summary"`` in its figures."""
+    and whether it is met; ``spread``, the lowest and highest of its ``repeats`` (the medians of
+    a run's tenths or segments where the figure is the median of the whole run; None for a figure
+    with no repeats). A module lists its rows under ``"summary"`` in its figures."""
     low, high = (spread[0], spread[1]) if spread is not None else (None, None)
     return {"figure": figure, "value": value, "unit": unit, "floor": floor, "ratio": ratio, "goal": goal, "met": met,
             "min": low, "max": high, "repeats": repeats}
