@@ -2,7 +2,8 @@
 
 - ``figures_ms``: one round's figures (``edge_figures``: exact_odds of every EZ Baccarat wager) on
   the shoe as it is depleted round by round, 5 cards a round from a shuffled 8-deck shoe down to
-  the cover card; goal (issue 15) at most 2 ms per round, beside the full-shoe call as its floor.
+  the cover card; goal (issue 15) at most 2 ms per round, beside the full-shoe call as its floor
+  (``depleted_shoe_median_ms_per_shoe``: each shoe's median, the summary's min-max);
 - ``card_to_decision_us``: the table's card-to-decision latency (``bench_table.TableBench``: the
   real path, the emulated table in a process of its own) with the monitor off; on with its worker
   in a thread (the default: the switch interval lowered while it runs); on with its worker in a
@@ -57,7 +58,7 @@ def figures_per_round(shoes: int) -> dict[str, Any]:
     sub = load_preset("ez-baccarat")
     full = Composition.standard(8)
     edge_figures(sub, full)  # the rule tables, built once per process
-    depleted, whole = [], []
+    depleted, whole, per_shoe = [], [], []
     rng = random.Random(15)
     for _ in range(shoes):
         cards = full.cards()
@@ -65,13 +66,16 @@ def figures_per_round(shoes: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         edge_figures(sub, full)
         whole.append(time.perf_counter() - t0)
+        rounds = []
         for out in range(CARDS_PER_ROUND, len(cards) - COVER, CARDS_PER_ROUND):
             left = full.remove(cards[:out])
             t0 = time.perf_counter()
             edge_figures(sub, left)
-            depleted.append(time.perf_counter() - t0)
+            rounds.append(time.perf_counter() - t0)
+        depleted += rounds
+        per_shoe.append(round(statistics.median(rounds) * 1e3, 3))
     per_round = _ms(depleted)
-    return {"depleted_shoe_ms": per_round, "full_shoe_ms": _ms(whole),
+    return {"depleted_shoe_ms": per_round, "depleted_shoe_median_ms_per_shoe": per_shoe, "full_shoe_ms": _ms(whole),
             "ratio_median_to_full_shoe": round(per_round["median"] / _ms(whole)["median"], 2),
             "goal": f"median <= {GOAL_FIGURES_MS:g} ms per round", "goal_met": per_round["median"] <= GOAL_FIGURES_MS}
 
@@ -214,11 +218,13 @@ def run(quick: bool = False) -> dict:
            "wake_us_while_valuing": wake_while_valuing(100 if quick else 300, 1 if quick else 3),
            **latency(segments, rounds, warm_up)}
     figures, card = out["figures"], out["card_to_decision_us"]
+    per_shoe = figures["depleted_shoe_median_ms_per_shoe"]
     median_ratio, p99_ratio = out["ratio_median_on_to_off"]["thread"], out["ratio_p99_on_to_off"]["thread"]
     out["summary"] = [
         summary_row("edge monitor: one round's figures, depleted shoe (median)", figures["depleted_shoe_ms"]["median"],
                     "ms", figures["goal"], figures["goal_met"], floor=figures["full_shoe_ms"]["median"],
-                    ratio=figures["ratio_median_to_full_shoe"]),
+                    ratio=figures["ratio_median_to_full_shoe"], repeats=len(per_shoe),
+                    spread=(min(per_shoe), max(per_shoe))),
         summary_row(f"card-to-decision p99, edge monitor on (thread; median x{median_ratio:g} of off)",
                     card["thread"]["p99"], "us", f"<= {GOAL_ON_TO_OFF:g}x off, median and p99",
                     max(median_ratio, p99_ratio) <= GOAL_ON_TO_OFF, floor=card["off"]["p99"], ratio=p99_ratio),
