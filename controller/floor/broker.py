@@ -298,7 +298,7 @@ def stop_client(client: mqtt.Client) -> None:
     two "unclosed socket" warnings. Call from any thread but paho's own."""
     client.disconnect()
     client.loop_stop()
-    reset_sockets = getattr(client, "_reset_sockets", None)  # paho 2.x; the same __del__ runs
+    reset_sockets = getattr(client, "_reset_sockets", None)  # private: what paho 2.x's __del__ calls
     if reset_sockets is not None:
         reset_sockets()
 
