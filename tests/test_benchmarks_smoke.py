@@ -1,6 +1,6 @@
 """``python -m benchmarks --quick odds codec`` runs as ``make bench`` runs it and closes with the
-summary table: each figure beside its repeats' lowest and highest, its floor and its goal (issue 15). No figure is asserted: the
-figures are the benchmark's, never a test's."""
+summary table: each figure beside its repeats' lowest and highest, its floor and its goal (issue
+15). No figure is asserted: the figures are the benchmark's, never a test's."""
 from __future__ import annotations
 
 import json

@@ -57,9 +57,9 @@ def test_a_flood_on_the_scoreboard_leaves_the_table_its_reserve_of_file_descript
     more than the process has at its start: the table holds about 45, and keeps 32 free), 90
     connections that send nothing: the first are held (waiting for their request), the last are
     answered ``503`` "short of file descriptors" and closed (but for one or two the table's own
-    descriptors, opened and closed meanwhile, may let in: those are held until the ``408``); the table stays alive below its limit
-    and deals on; once the connections close the page is served again; the limit too low for the
-    scoreboard's 256 connections was said once at start."""
+    descriptors, opened and closed meanwhile, may let in: those are held until the ``408``); the
+    table stays alive below its limit and deals on; once the connections close the page is served
+    again; the limit too low for the scoreboard's 256 connections was said once at start."""
     d = Path(tempfile.mkdtemp(prefix="shoectl-", dir="/tmp"))  # short: the control socket's path
     try:
         t = launch_table(d, None, "--scoreboard", "127.0.0.1:0", preexec_fn=low_descriptor_limit(90))
