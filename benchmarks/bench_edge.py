@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from benchmarks.bench_table import TableBench, _us
-from benchmarks.stats import percentile, summary_row
+from benchmarks.stats import percentile, spread_of, summary_row
 
 GOAL_FIGURES_MS = 2.0
 # mode -> the EdgeMonitor's options (None: the monitor off)
@@ -218,13 +218,12 @@ def run(quick: bool = False) -> dict:
            "wake_us_while_valuing": wake_while_valuing(100 if quick else 300, 1 if quick else 3),
            **latency(segments, rounds, warm_up)}
     figures, card = out["figures"], out["card_to_decision_us"]
-    per_shoe = figures["depleted_shoe_median_ms_per_shoe"]
     median_ratio, p99_ratio = out["ratio_median_on_to_off"]["thread"], out["ratio_p99_on_to_off"]["thread"]
     out["summary"] = [
         summary_row("edge monitor: one round's figures, depleted shoe (median)", figures["depleted_shoe_ms"]["median"],
                     "ms", figures["goal"], figures["goal_met"], floor=figures["full_shoe_ms"]["median"],
-                    ratio=figures["ratio_median_to_full_shoe"], repeats=len(per_shoe),
-                    spread=(min(per_shoe), max(per_shoe))),
+                    ratio=figures["ratio_median_to_full_shoe"],
+                    **spread_of(figures["depleted_shoe_median_ms_per_shoe"])),
         summary_row(f"card-to-decision p99, edge monitor on (thread; median x{median_ratio:g} of off)",
                     card["thread"]["p99"], "us", f"<= {GOAL_ON_TO_OFF:g}x off, median and p99",
                     max(median_ratio, p99_ratio) <= GOAL_ON_TO_OFF, floor=card["off"]["p99"], ratio=p99_ratio),

@@ -64,10 +64,10 @@ from firmware_bridge.protocol import (
 from firmware_bridge.transport import SerialTransport
 
 try:
-    from benchmarks.stats import percentile, summary_row
+    from benchmarks.stats import percentile, spread_of, summary_row
 except ImportError:  # run as a script from benchmarks/
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from benchmarks.stats import percentile, summary_row
+    from benchmarks.stats import percentile, spread_of, summary_row
 
 from tests.link.fake_device import FakeDevice, card  # noqa: E402 - the tests' scripted device
 
@@ -364,8 +364,7 @@ def run(quick: bool = False) -> dict[str, object]:
         "threads_layout": in_threads,
         "summary": [summary_row("link STATUS round trip (median)", link_median, "us",
                                 f"<= {GOAL_RATIO:g}x the raw pty echo", met,
-                                floor=raw_median, ratio=ratio,  # type: ignore[arg-type]
-                                spread=(min(tenths), max(tenths)) if tenths else None, repeats=len(tenths) or None)],
+                                floor=raw_median, ratio=ratio, **spread_of(tenths))],  # type: ignore[arg-type]
         "link_retransmissions": stats["retransmissions"],
         "link_caller_reads": stats["caller_reads"],
         **throughput,

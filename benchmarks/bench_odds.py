@@ -131,15 +131,20 @@ def run(quick: bool = False) -> dict:
             "per_round_cpu_p99_ms": round(rc["p99"], 3),
             "per_round_cpu_max_ms": round(max(per_round_cpu) * 1000, 3),
             "warm_cpu_median_ms": round(summary(warm_cpu, 1000)["median"], 3),
-            "warm_cpu_min_max_ms": [round(min(warm_cpu) * 1000, 3), round(max(warm_cpu) * 1000, 3)],
+            "warm_cpu_min_max_ms": _ms_range(warm_cpu),
             "python_warm_cpu_median_ms": round(summary(python_warm_cpu, 1000)["median"], 3),
-            "python_warm_cpu_min_max_ms": [round(min(python_warm_cpu) * 1000, 3), round(max(python_warm_cpu) * 1000, 3)],
+            "python_warm_cpu_min_max_ms": _ms_range(python_warm_cpu),
             "python_per_round_cpu_median_ms": round(summary(python_round_cpu, 1000)["median"], 3),
             "floor_warm_cpu_median_ms": round(summary(floor_cpu, 1000)["median"], 3),
             "floor_per_round_cpu_median_ms": round(summary(floor_round_cpu, 1000)["median"], 3),
         }
     out["summary"] = _summary_rows(out)
     return out
+
+
+def _ms_range(seconds: list[float]) -> list[float]:
+    """The lowest and highest of a figure's repeats, in milliseconds."""
+    return [round(min(seconds) * 1000, 3), round(max(seconds) * 1000, 3)]
 
 
 def _summary_rows(out: dict) -> list[dict]:

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.stats import percentile, summary_row
+from benchmarks.stats import percentile, spread_of, summary_row
 from benchmarks.table_sqlite_calls import SqliteCalls
 
 GOAL_RATIO = 2.0     # card-to-decision median / floor median
@@ -252,23 +252,27 @@ class TableBench:
             return times[i - 1] if i else None
         return last
 
-    def latency(self, start: int = 0, end: int | None = None) -> list[float]:
-        """Each measured record (``decided[start:end]``) against the last time a card left the
-        shoe at its position before it (a position comes round again only with the next shoe)."""
+    def _latencies(self) -> list[float | None]:
+        """For each measured record (``decided``, in order), the time since the last time a card
+        left the shoe at its position before it (a position comes round again only with the next
+        shoe); None where none left before it."""
         drawn = self._last_before(self.drawn)
-        out = []
-        for position, t in self.decided[start:end]:
+        out: list[float | None] = []
+        for position, t in self.decided:
             left = drawn(position, t)
-            if left is not None:
-                out.append(t - left)
+            out.append(None if left is None else t - left)
         return out
+
+    def latency(self) -> list[float]:
+        """Each measured record's card-to-decision latency (seconds)."""
+        return [x for x in self._latencies() if x is not None]
 
     def segment_medians(self) -> list[float]:
         """Card-to-decision's median in each measured segment (microseconds), in order."""
-        bounds = [0, *self.segment_ends]
+        latencies, bounds = self._latencies(), [0, *self.segment_ends]
         medians = []
         for start, end in zip(bounds, bounds[1:]):
-            values = self.latency(start, end)
+            values = [x for x in latencies[start:end] if x is not None]
             if values:
                 medians.append(round(statistics.median(values) * 1e6, 1))
         return medians
@@ -335,8 +339,7 @@ def run(quick: bool = False, *, sqlite_calls: bool = False) -> dict:
         "summary": [summary_row("card-to-decision, one table (median)", card_us["median"], "us",
                                 f"median <= {GOAL_RATIO:g}x floor, p99 <= {GOAL_P99_US:g} us (p99 {card_us['p99']:g} us)",
                                 ratio <= GOAL_RATIO and card_us["p99"] <= GOAL_P99_US, floor=floor_us["median"],
-                                ratio=round(ratio, 2), spread=(min(per_segment), max(per_segment)) if per_segment else None,
-                                repeats=len(per_segment) or None)],
+                                ratio=round(ratio, 2), **spread_of(per_segment))],
     }
     if bench.sqlite_calls is not None:
         figures["sqlite_calls"] = bench.sqlite_calls.figures()

@@ -32,6 +32,12 @@ def summary(values: list[float], scale: float = 1.0, unit: str = "s") -> dict[st
             "min": min(values) * scale, "n": len(values), "unit": unit}
 
 
+def spread_of(values: Sequence[float]) -> dict[str, object]:
+    """``summary_row``'s ``spread`` and ``repeats`` from the medians of a figure's repeats (or of
+    its run's parts); nothing for none."""
+    return {"spread": (min(values), max(values)), "repeats": len(values)} if values else {}
+
+
 def summary_row(figure: str, value: float | None, unit: str, goal: str, met: bool | None, *,
                 floor: float | None = None, ratio: float | None = None,
                 spread: Sequence[float] | None = None, repeats: int | None = None) -> dict[str, object]:
