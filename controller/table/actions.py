@@ -24,8 +24,10 @@ from controller.table.machine import LIVE, ROUND_STATES
 if TYPE_CHECKING:
     from controller.table.core import TableCore
 
-# A restart needs a shoe in play (a new shuffle is already under way in "shuffling").
-RESTART_STATES = tuple(s for s in LIVE + ["count_fault"] if s != "shuffling")
+# A restart needs a shoe in play: a new shuffle is already under way in "shuffling", and in
+# "inspection" the idle table's cards are spread on the layout, to be washed or put into the
+# shuffler by 681a.5(g)(1)-(2) once a player has seen them (``inspection_done``), not by a restart.
+RESTART_STATES = tuple(s for s in LIVE + ["count_fault"] if s not in ("shuffling", "inspection"))
 # 681a.7(c): a new dealer signs in between rounds, where a burn can come before the dealer's
 # first card: at once when betting, or the burn after the next load is theirs. Not while a round
 # is dealt (its dealer completes it) nor while a fault holds the table (docs/assumptions.md).
@@ -48,9 +50,13 @@ def close_table(t: TableCore, op: OperatorInput, reason: str | None = None) -> N
 
 
 def sit(t: TableCore, op: OperatorInput, seat: int) -> None:
+    """A player takes a free seat; at an idle table's spread cards, the first one to arrive is
+    the player who may inspect them (681a.5(g))."""
     if seat in t.occupied:
         raise Refused(f"seat {seat} is taken")
     t.occupied.add(seat)
+    if t.state == "inspection" and t.inspecting_seat is None:
+        t.inspecting_seat = seat
 
 
 def leave(t: TableCore, op: OperatorInput, seat: int) -> None:
@@ -63,6 +69,9 @@ def leave(t: TableCore, op: OperatorInput, seat: int) -> None:
     if t.round is not None and not t.round.settled and any(w.seat == seat for w in t.round.wagers):
         raise Refused(f"seat {seat} has wagers in the round being dealt; it may leave once the round is settled")
     t.occupied.discard(seat)
+    # 681a.5(b): the stack is offered to the players seated; one who leaves is offered it no more
+    if t.state == "cutting" and t.shoe is not None and t.shoe.withdraw_from_cut(seat):
+        preparation.offer_next_cut(t)
 
 
 def wager(t: TableCore, op: OperatorInput, seat: int, kind: str, amount: int) -> None:

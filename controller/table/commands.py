@@ -221,7 +221,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("order_reshuffle", F, ("ready_to_load", "cutting", "count_fault", *act.ROUND_STATES), act.order_reshuffle,
             "order a reshuffle: now before loading, or after this round (681a.5(e)-(f))", (),
             "no shoe to reshuffle while the table is {state}"),
-    Command("declare_idle", F, ("betting", "ready_to_load", "closed"), act.declare_idle,
+    Command("declare_idle", F, ("betting", "ready_to_load"), act.declare_idle,
             "no gaming activity: the cards out of the shoe and the discard rack, spread for "
             "inspection (681a.5(g)); the shoe in play is reconciled",
             (Arg("face_up", "flag", "spread face up, as a player asked", required=False),)),

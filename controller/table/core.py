@@ -80,6 +80,7 @@ class TableCore:
         self.washing = False          # 681a.5(g)(1): the next hand shuffle follows a wash
         self.spread_face_up = False   # 681a.5(g): a player asked for the spread face up
         self.batch_spread = False     # 681a.5(g)(2): the batch out of the shuffler spread at a player's request
+        self.inspecting_seat: int | None = None  # 681a.5(g): the first player to arrive at the spread cards
         self.shuffle_count: tuple[int, int] = (0, 0)  # (counted, the device's expected)
         self.shoe: Shoe | None = None
         self.next_shoe = first_shoe

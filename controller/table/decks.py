@@ -44,7 +44,14 @@ def inspection_done(t: TableCore, op: OperatorInput, reshuffle_batch: bool = Fal
     "provided that the automated card shuffling device stores a single batch of shuffled cards
     inside the shuffler in a secure manner" (``shuffler_keeps_one_batch``: not a continuous
     shuffler). Otherwise it is spread for inspection (``inspection`` with clause 681a.5(g)(2), face
-    up if the first spread was), and the next ``inspection_done`` reshuffles it before it is dealt."""
+    up if the first spread was), and the next ``inspection_done`` reshuffles it before it is dealt.
+
+    Refused until a player has sat down since the cards were spread: 681a.5(g) shuffles them
+    "after the first player arriving at the table is afforded an opportunity to visually inspect
+    the cards"; a player seated before the table went idle is not one arriving."""
+    if t.inspecting_seat is None:
+        raise Refused("681a.5(g): the cards stay spread until the first player arriving at the table "
+                      "has had the chance to inspect them; no player has sat down since they were spread")
     if not t.has_shuffler:
         if reshuffle_batch:
             raise Refused("there is no automated shuffler and so no batch taken out of it: "

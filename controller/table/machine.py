@@ -80,7 +80,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     # idle table (681a.5(g)) and closing
     # (from betting the shoe in play is over: its cards collected and their card set checked first)
     {"trigger": "declare_idle", "source": "betting", "dest": "count_fault", "conditions": "cardset_bad", "after": "report_cardset_fault"},
-    {"trigger": "declare_idle", "source": ["betting", "ready_to_load", "closed"], "dest": "inspection", "after": "spread_cards"},
+    {"trigger": "declare_idle", "source": ["betting", "ready_to_load"], "dest": "inspection", "after": "spread_cards"},
     {"trigger": "inspected", "source": "inspection", "dest": "shuffling", "after": "start_shuffle"},
     {"trigger": "close", "source": "betting", "dest": "count_fault", "conditions": "cardset_bad", "after": "report_cardset_fault"},
     {"trigger": "close", "source": ["betting", "count_fault", "ready_to_load", "inspection"], "dest": "closed", "after": "closed_table"},

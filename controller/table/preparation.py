@@ -113,6 +113,7 @@ def prompt_burn(t: TableCore) -> None:
 def spread_cards(t: TableCore) -> None:
     end_loaded_shoe(t)
     t.batch_spread = False
+    t.inspecting_seat = None  # the players seated already are not the first to arrive at the spread
     t.record(kinds.INSPECTION, {"clause": "681a.5(g)", "face_up": t.spread_face_up})
     t.show("SPREAD FACE UP" if t.spread_face_up else "SPREAD")
 

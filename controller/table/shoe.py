@@ -113,6 +113,15 @@ class Shoe:
         self.cut_offeree = self.cut_offer.pop(0) if self.cut_offer else None
         return self.cut_offeree
 
+    def withdraw_from_cut(self, seat: int) -> bool:
+        """A player left before the stack was cut: not offered the cut any more. True when the
+        seat was the one offered it now (the offer then moves on to the next seat)."""
+        if self.cut_position is not None:
+            return False
+        if seat in self.cut_offer:
+            self.cut_offer.remove(seat)
+        return self.cut_offeree == seat
+
     def check_decline(self, seat: int) -> None:
         if self.cut_offeree is None:
             raise Refused("no seat is offered the cut now: the dealer cuts")

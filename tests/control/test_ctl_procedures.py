@@ -33,6 +33,7 @@ def test_a_players_request_reshuffles_the_batch_taken_out_of_the_shuffler(start_
     ctl(t, "d1", "load")
     assert t.wait_state("betting") == "betting"
     ctl(t, "fp1", "declare_idle")
+    ctl(t, "d1", "sit", "seat=5")  # 681a.5(g): the first player arriving sees the spread cards
     ctl(t, "fp1", "inspection_done", "reshuffle_batch=true")
     status = t.status()
     assert (status["state"], status["prompt"]) == ("inspection", "SPREAD")
@@ -97,8 +98,9 @@ def test_a_shoe_ended_by_closing_or_idling_the_table_is_collected_and_the_next_o
     _deal_a_round(t)
     ctl(t, "fp1", "declare_idle")
     assert t.wait_state("inspection") == "inspection"
+    ctl(t, "d1", "sit", "seat=5")  # 681a.5(g): the first player arriving sees the spread cards
     ctl(t, "fp1", "inspection_done")
-    _load_a_shoe(t, "seat=1")
+    _load_a_shoe(t, "seat=5")  # the highest-numbered seat taken is offered the cut (681a.5(b))
     reconciliations = t.journaled("reconciliation")
     assert len(reconciliations) == 2 and all(r["ok"] and r["total"] == r["expected"] for r in reconciliations)
     assert all(r["remaining_in_shoe"] > 300 for r in reconciliations)

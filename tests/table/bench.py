@@ -150,6 +150,13 @@ class Bench:
             self.op("cover", Role.DEALER, from_bottom=cover)
             self.op("load", Role.DEALER)
 
+    def player_arrives(self) -> int:
+        """681a.5(g): a player sits down at the lowest free seat (at an idle table's spread cards,
+        the first to arrive, who may inspect them); returns the seat."""
+        seat = min(s for s in self.sub.seats if s not in self.core.occupied)
+        self.op("sit", Role.DEALER, seat=seat)
+        return seat
+
     def play_round(self, wagers: list[tuple[int, str, int]] = ()) -> list[TableRecord]:
         start = len(self.records)
         for seat, kind, amount in wagers:

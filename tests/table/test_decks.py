@@ -81,6 +81,7 @@ def test_preshuffled_decks_that_cannot_be_used_are_refused_and_change_nothing(sh
         b.op("manual_shuffle_done", Role.DEALER)
         cut_and_load(b)
         b.op("declare_idle")
+        b.player_arrives()
         b.op("inspection_done")
         assert b.core.prompt == "WASH AND SHUFFLE"
     state, sent = b.core.state, len(b.sent)
@@ -94,6 +95,7 @@ def idle_after_a_shoe(face_up: bool = False) -> Bench:
     b = Bench()
     b.open_and_cut()
     b.op("declare_idle", face_up=face_up)
+    b.player_arrives()
     assert b.core.state == "inspection"
     return b
 
@@ -129,7 +131,7 @@ def test_a_player_may_ask_that_the_batch_be_spread_and_reshuffled_before_it_is_d
     b.op("inspection_done")
     assert shuffles(b) == before + 1 and b.core.state == "cutting"
     assert len(b.of("shuffler_batch_removed")) == 1  # the reshuffled batch is not swapped again
-    b.op("cut", Role.DEALER, position=100)
+    b.op("cut", Role.DEALER, position=100, seat=b.core.shoe.cut_offeree)  # the player who arrived
     b.op("cover", Role.DEALER, from_bottom=14)
     b.op("load", Role.DEALER)
     assert b.core.state == "betting"
@@ -144,6 +146,7 @@ def test_the_batch_out_of_a_shuffler_that_does_not_keep_one_batch_is_always_spre
     b = Bench(shuffler_keeps_one_batch=False)
     b.open_and_cut()
     b.op("declare_idle")
+    b.player_arrives()
     before = shuffles(b)
     b.op("inspection_done")
     assert b.of("shuffler_batch_removed") == [{"clause": "681a.5(g)(2)"}]
@@ -165,6 +168,7 @@ def test_without_a_shuffler_there_is_no_batch_to_ask_for() -> None:
     b.op("manual_shuffle_done", Role.DEALER)
     cut_and_load(b)
     b.op("declare_idle")
+    b.player_arrives()
     b.op("inspection_done", reshuffle_batch=True)
     assert "681a.5(g)(1)" in b.of("refused")[-1]["reason"] and b.core.state == "inspection"
     assert not b.core.washing

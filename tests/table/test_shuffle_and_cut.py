@@ -190,6 +190,7 @@ def test_idle_table_spreads_cards_for_inspection_then_reshuffles_in_the_automate
     b = Bench()
     b.open_and_cut()
     b.op("declare_idle")
+    b.player_arrives()
     assert b.core.state == "inspection" and b.core.prompt == "SPREAD"
     b.op("inspection_done")
     assert b.core.state == "cutting"
@@ -227,6 +228,7 @@ def test_without_a_shuffler_the_idle_table_is_washed_shuffled_by_hand_and_cut() 
     b.op("load", Role.DEALER)
     assert b.core.state == "betting"
     b.op("declare_idle")
+    b.player_arrives()
     b.op("inspection_done")
     assert b.core.prompt == "WASH AND SHUFFLE"
     b.op("manual_shuffle_done", Role.DEALER)

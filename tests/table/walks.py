@@ -45,7 +45,10 @@ class Walk:
         elif state == "count_fault":
             b.op("order_reshuffle")
         elif state == "inspection":
-            b.op("inspection_done")
+            if core.inspecting_seat is None:  # 681a.5(g): a player arrives to see the spread cards
+                self.arrive()
+            else:
+                b.op("inspection_done")
         elif state == "cutting":
             self.cutting()
         elif state == "ready_to_load":
@@ -62,6 +65,16 @@ class Walk:
             self.fault()
         else:  # pragma: no cover - a state the walk does not know
             raise AssertionError(f"the walk does not know the state {state}")
+
+    def arrive(self) -> None:
+        """A player sits down at a free seat (one leaves first when every seat is taken)."""
+        b, core, rnd = self.b, self.b.core, self.rnd
+        free = [s for s in b.sub.seats if s not in core.occupied]
+        if not free:
+            seat = rnd.choice(sorted(core.occupied))
+            b.op("leave", Role.DEALER, seat=seat)
+            free = [seat]
+        b.op("sit", Role.DEALER, seat=rnd.choice(free))
 
     def cutting(self) -> None:
         b, shoe, rnd = self.b, self.b.core.shoe, self.rnd

@@ -1,0 +1,124 @@
+"""Who may see an idle table's cards before they are shuffled, when a table may be declared idle,
+and a cut offered to a player who leaves (681a.5(b), (g)), through the table core's inputs and
+outputs (sans-I/O), with scripted devices (bench.py)."""
+from __future__ import annotations
+
+import pytest
+from bench import Bench
+from test_refusals import state_of
+
+from controller.roles import Role
+from controller.rules.cards import Composition
+from firmware_bridge.protocol import messages as m
+
+
+def shuffles(b: Bench) -> int:
+    return sum(isinstance(s.message, m.Shuffle) for s in b.sent)
+
+
+def idle_table(seats: tuple[int, ...] = ()) -> Bench:
+    b = Bench()
+    b.open_and_cut(seats=seats)
+    b.op("declare_idle")
+    assert b.core.state == "inspection"
+    return b
+
+
+@pytest.mark.reg("681a.5(g)")
+def test_the_spread_cards_wait_for_the_first_player_arriving_at_the_table() -> None:
+    """681a.5(g): "After the first player arriving at the table is afforded an opportunity to
+    visually inspect the cards, the cards shall be" washed or put into the shuffler. Until a player
+    sits down after the spread, ``inspection_done`` is refused and changes nothing; a player who
+    was seated before the table went idle is not one arriving."""
+    b = idle_table(seats=(3,))
+    before, shuffled = state_of(b.core), shuffles(b)
+    b.op("inspection_done")
+    refusal = b.of("refused")[-1]
+    assert refusal["input"] == "inspection_done" and "first player arriving" in refusal["reason"]
+    assert state_of(b.core) == before and shuffles(b) == shuffled and b.core.prompt == "SPREAD"
+    b.op("sit", Role.DEALER, seat=6)
+    b.op("sit", Role.DEALER, seat=2)
+    assert b.core.inspecting_seat == 6  # the first to arrive
+    b.op("inspection_done")
+    assert b.core.state == "cutting" and shuffles(b) == shuffled + 1
+
+
+@pytest.mark.reg("681a.5(g)")
+def test_each_idle_spread_waits_for_its_own_first_arrival() -> None:
+    """681a.5(g): the cards are shuffled "After the first player arriving at the table is afforded an
+    opportunity to visually inspect the cards". The player who arrived at one idle spread is seated
+    when the table next goes idle: the next spread waits for a player arriving at it."""
+    b = idle_table()
+    b.player_arrives()
+    b.op("inspection_done")
+    b.open_and_cut()  # cutting: the seated player declines, the dealer cuts
+    assert b.core.state == "betting"
+    b.op("declare_idle")
+    b.op("inspection_done")
+    assert "first player arriving" in b.of("refused")[-1]["reason"] and b.core.state == "inspection"
+
+
+@pytest.mark.reg("681a.5(g)")
+def test_a_closed_table_is_not_declared_idle() -> None:
+    """681a.5(g) applies "If there is no gaming activity at a 21 Baccarat table which is open for
+    gaming": a closed table's cards are not spread for inspection, and ``declare_idle`` does not
+    open it; the refusal changes nothing."""
+    b = Bench()
+    b.open_and_cut()
+    b.op("close")
+    assert b.core.state == "closed"
+    before = state_of(b.core)
+    b.op("declare_idle")
+    assert b.of("refused")[-1]["input"] == "declare_idle" and state_of(b.core) == before
+    assert not b.of("inspection")
+
+
+@pytest.mark.reg("681a.5(g)(1)", "681a.5(g)(2)")
+@pytest.mark.parametrize("shuffler", [True, False])
+def test_a_restart_does_not_skip_the_idle_tables_inspection(shuffler: bool) -> None:
+    """681a.5(g)(1)-(2): the inspected cards are "Mixed thoroughly by a washing of the cards" without
+    a shuffler, or "placed into the automated shuffling device" and the batch in it removed. The
+    spread cards are in no device, so ``restart_shoe`` (the devices lost the shoe) is refused while
+    they lie on the table: it would shuffle them anew without the wash or the batch's removal."""
+    b = Bench(shuffler=shuffler)
+    b.op("open")
+    if not shuffler:
+        b.stack = Composition.standard(8).cards()
+        b.op("manual_shuffle_done", Role.DEALER)
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    b.op("load", Role.DEALER)
+    b.op("declare_idle")
+    assert b.core.state == "inspection"
+    before = state_of(b.core)
+    b.op("restart_shoe", reason="test")
+    assert b.of("refused")[-1]["input"] == "restart_shoe" and state_of(b.core) == before
+    b.player_arrives()
+    b.op("inspection_done")
+    if shuffler:
+        assert b.of("shuffler_batch_removed") == [{"clause": "681a.5(g)(2)"}]
+    else:
+        assert b.core.prompt == "WASH AND SHUFFLE" and b.core.washing
+
+
+@pytest.mark.reg("681a.5(b)")
+def test_a_player_offered_the_cut_who_leaves_is_passed_over() -> None:
+    """681a.5(b): the dealer offers the stack "to each player until a player accepts the cut". A
+    player offered the cut who leaves before cutting is a player no more: the offer moves on to the
+    next seat clockwise, and the empty seat cannot cut or decline."""
+    b = Bench()
+    for seat in (2, 5, 7):
+        b.op("sit", Role.DEALER, seat=seat)
+    b.op("open")
+    assert b.core.shoe.cut_offeree == 7
+    b.op("leave", Role.DEALER, seat=5)  # waiting for the offer: taken out of the order
+    b.op("leave", Role.DEALER, seat=7)  # offered it now: the offer moves on
+    assert b.core.shoe.cut_offeree == 2 and b.core.prompt == "OFFER CUT SEAT 2"
+    for command, args in (("cut", {"position": 50, "seat": 7}), ("cut_decline", {"seat": 7})):
+        before = state_of(b.core)
+        b.op(command, Role.DEALER, **args)
+        assert "offered to seat 2" in b.of("refused")[-1]["reason"] and state_of(b.core) == before
+    b.op("leave", Role.DEALER, seat=2)
+    assert b.core.shoe.cut_offeree is None and b.core.prompt == "DEALER CUTS"
+    b.op("cut", Role.DEALER, position=50)
+    assert b.of("cut")[-1]["by"] == "dealer"
