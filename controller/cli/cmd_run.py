@@ -176,7 +176,9 @@ class _Display:
         elif r.kind == "cut":
             self.out.line(f"   cut at {p['position']} by {p['by']}")
         elif r.kind == "reconciliation":
-            self.out.line(f"   shoe done: {p['left_shoe']} cards out, {p['remaining_in_shoe']} left; "
+            counted = {"shuffler": " (counted at the next shuffle)", "shoe": " (counted at the next load)"}
+            self.out.line(f"   shoe done: {p['left_shoe']} cards out, {p['remaining_in_shoe']} left"
+                          f"{counted.get(p.get('remaining_counted_by'), '')}; "
                           f"{'reconciled' if p['ok'] else 'DOES NOT RECONCILE'}")
 
     def notice(self, n: Notice) -> None:

@@ -121,8 +121,9 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          ("source", "submission", "wagers", "paytable", "commission"),
          ("house_money", "twentyone", "bonus_paytable", "irregularities")),
     Kind(COUNT_FAULT, "the cards counted (after the shuffle, at loading, or in the card set) are not what the "
-         "shoe must hold: the table stays closed", ("problem",),
-         ("counted", "expected", "device_expected", "loaded", "cardset")),
+         "shoe must hold: the table stays closed; collected_from: the shoe whose collected cards were counted (a "
+         "card missing went missing there)", ("problem",),
+         ("counted", "expected", "device_expected", "loaded", "cardset", "collected_from")),
     Kind(CUT_OFFER, "the order in which the seats are offered the cut (681a.5(c))", ("order",)),
     Kind(CUT_DECLINED, "a seat declined the cut", ("seat",)),
     Kind(CUT, "the cut: position from the top, by whom, of a stack of how many cards", ("position", "by", "stack")),
@@ -141,8 +142,11 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(SHOE_EMPTY, "the shoe is empty although cards counted in it never came out", ("cards_counted_in_shoe",)),
     Kind(RESHUFFLE_ORDERED, "a reshuffle ordered by a floorperson", ("by",)),
     Kind(SHOE_RESTARTED, "the shoe in play given up and a new one started", ("reason",)),
-    Kind(RECONCILIATION, "the shoe's cards reconciled when it ends", ("loaded", "left_shoe", "burned",
-         "remaining_in_shoe", "total", "expected", "ok")),
+    Kind(RECONCILIATION, "the shoe's cards reconciled when it ends: ok when the load count held and no card was "
+         "read extra, foreign or twice; the cards left in it were never read (remaining_in_shoe: loaded less "
+         "left_shoe) and are counted with the whole set by remaining_counted_by (shuffler: after the next "
+         "shuffle; shoe: at the next load), where a card missing is a count_fault with collected_from",
+         ("loaded", "left_shoe", "burned", "remaining_in_shoe", "total", "expected", "ok"), ("remaining_counted_by",)),
     Kind(CARDSET, "the card-set verification of the ended shoe (controller.audit.cardset)", (
         "shoe", "ok", "expected", "loaded", "read", "identified", "unreadable", "unread", "extra", "foreign",
         "reused_positions", "missing", "missing_count", "surplus", "unaccounted", "not_seen", "problems")),

@@ -33,7 +33,11 @@ def preshuffled_decks(t: TableCore, op: OperatorInput, decks: int, seal: str | N
     cards = decks * 52
     t.shuffle_count = (cards, cards)  # not counted by a device: the load and the card set are checked
     t.spread_face_up = False
+    retired, t.shoe.made_of = t.shoe.made_of, None  # the pack is not the cards collected
     t.shuffle_done()
+    if retired:  # 681a.7(d)(1): the last shoe's cards left in it were never counted here
+        t.notice("warning", f"the cards of shoe {retired} go out of play without the count of a shuffle or "
+                            "a load: count them as they are removed from use")
 
 
 def inspection_done(t: TableCore, op: OperatorInput, reshuffle_batch: bool = False) -> None:

@@ -23,7 +23,9 @@ def start_shuffle(t: TableCore) -> None:
     t.reshuffle_ordered = False
     sid = f"{t.table_id}-S{t.next_shoe:04d}"
     t.next_shoe += 1
-    t.shoe = Shoe(sid, t.sub.decks, t.sub.decks * 52)
+    last = t.shoe
+    t.shoe = Shoe(sid, t.sub.decks, t.sub.decks * 52,
+                  made_of=last.id if last is not None and last.collected and last.loaded_count is not None else None)
     t.round_count = 0
     t.record(kinds.SHOE_START, {"shoe": sid, "decks": t.sub.decks})
     if t.has_shuffler:
@@ -42,9 +44,13 @@ def report_count_fault(t: TableCore) -> None:
     got, expected = t.shuffle_count
     want = t.sub.decks * 52
     what = count_difference(got, want)
-    t.count_problem = f"{what} after the shuffle"
-    t.record(kinds.COUNT_FAULT, {"counted": got, "expected": want, "device_expected": expected, "problem": what})
-    t.notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}; the table stays closed")
+    made_of = t.shoe.made_of
+    of_shoe = f" (the cards collected from shoe {made_of})" if made_of else ""
+    t.count_problem = f"{what} after the shuffle{of_shoe}"
+    t.record(kinds.COUNT_FAULT, {"counted": got, "expected": want, "device_expected": expected, "problem": what,
+                                 **({"collected_from": made_of} if made_of else {})})
+    t.notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}{of_shoe}; "
+                      "the table stays closed")
 
 
 def stack_delivery(t: TableCore) -> m.Deliver:
@@ -95,10 +101,12 @@ def report_load_count_fault(t: TableCore) -> None:
     the cards are taken out and the table stays closed until a floorperson orders a reshuffle
     (681a.7(d)(1): "to ensure that no cards are missing")."""
     shoe = t.shoe
-    t.count_problem = f"{count_difference(shoe.loaded_count, shoe.stack_size)} at loading"
+    of_shoe = f" (the cards collected from shoe {shoe.made_of})" if shoe.made_of else ""
+    t.count_problem = f"{count_difference(shoe.loaded_count, shoe.stack_size)} at loading{of_shoe}"
     t.record(kinds.COUNT_FAULT, {"loaded": shoe.loaded_count, "expected": shoe.stack_size,
-                             "problem": count_difference(shoe.loaded_count, shoe.stack_size)})
-    t.notice("fault", f"{load_count_problem(shoe, shoe.loaded_count)}; the table stays closed")
+                             "problem": count_difference(shoe.loaded_count, shoe.stack_size),
+                             **({"collected_from": shoe.made_of} if shoe.made_of else {})})
+    t.notice("fault", f"{load_count_problem(shoe, shoe.loaded_count)}{of_shoe}; the table stays closed")
     reconcile(t)
 
 
@@ -145,7 +153,9 @@ def reconcile(t: TableCore) -> None:
     shoe.collected = True
     if shoe.loaded_count is None and not shoe.dealt:
         return
-    t.record(kinds.RECONCILIATION, shoe.reconciliation())
+    # the cards left in the shoe are counted with the whole set: by the shuffler after the next
+    # shuffle, or by the shoe when the next stack, shuffled by hand, is loaded
+    t.record(kinds.RECONCILIATION, shoe.reconciliation("shuffler" if t.has_shuffler else "shoe"))
     if shoe.loaded_count is not None:
         t.record(kinds.CARDSET, shoe.cardset().to_json())
     t.unload_due = shoe.id  # until the next stack is loaded: shown again by resume_outputs

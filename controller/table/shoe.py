@@ -43,6 +43,9 @@ class Shoe:
     deliveries_out: int = 0  # DELIVERs sent for it, not refused, while it is not in the shoe
     restarted: bool = False  # the controller started again while it was prepared (``TableCore.restarted``)
     collected: bool = False  # 681a.7(d)(1): its cards were collected and reconciled (the shoe is over)
+    # 681a.7(d)(1): the shoe whose collected cards this stack is made of: their first count since
+    # is this stack's (the shuffler's, or the shoe's at loading), which finds a card gone missing
+    made_of: str | None = None
     _cardset_cache: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False, compare=False)
 
     # -- its stack's commands --------------------------------------------------------------------
@@ -168,13 +171,19 @@ class Shoe:
     def cardset_bad(self) -> bool:
         return self.loaded_count is not None and not self.cardset().ok
 
-    def reconciliation(self) -> dict[str, Any]:
-        """681a.7(d)(1): the cards out plus the cards left against the decks shuffled."""
+    def reconciliation(self, remaining_counted_by: str) -> dict[str, Any]:
+        """681a.7(d)(1): the cards out plus the cards left against the decks shuffled. The cards
+        left in the shoe were never read: ``remaining_in_shoe`` is the loaded count less the cards
+        out, and they are counted with the whole set when it is next counted, by
+        ``remaining_counted_by`` (``shuffler``: its count after the next shuffle; ``shoe``: its count
+        of the next stack loaded); a card missing is found there (``made_of``). ``ok``: what can be
+        checked now holds (the load count, and no card read extra, foreign or twice)."""
         left = (self.loaded_count or 0) - self.dealt
         cardset = self.cardset() if self.loaded_count is not None else None
         return {
             "loaded": self.loaded_count, "left_shoe": self.dealt, "burned": len(self.burned),
             "remaining_in_shoe": left, "total": self.dealt + left, "expected": self.decks * 52,
             "ok": self.dealt + left == self.decks * 52 and (cardset is None or cardset.ok),
+            "remaining_counted_by": remaining_counted_by,
         }
 

@@ -122,8 +122,20 @@ def test_the_v1_inputs_rebuild_every_record_of_the_v1_journal(v1_read: Path) -> 
             if inp is None:  # in version 2's words, should a record's words change with the schema
                 stored.append([e.kind, current_payload(e), e.shoe_id, e.round_no])
             else:
-                made += [[o.kind, o.payload, o.shoe, o.round] for o in core.handle(inp) if isinstance(o, TableRecord)]
+                made += [[o.kind, without_keys_added_since(o.kind, o.payload), o.shoe, o.round]
+                         for o in core.handle(inp) if isinstance(o, TableRecord)]
     assert len(stored) == 2012 and json.loads(json.dumps(made)) == stored
+
+
+# Optional payload keys added to version 2's vocabulary after the version-1 journal was written
+# (docs/journal.md lists them as optional): a record made now may carry them, the same otherwise.
+KEYS_ADDED_SINCE = {kinds.RECONCILIATION: ("remaining_counted_by",), kinds.COUNT_FAULT: ("collected_from",)}
+
+
+def without_keys_added_since(kind: str, payload: dict) -> dict:
+    added = KEYS_ADDED_SINCE.get(kind, ())
+    assert all(key in kinds.KINDS[kind].optional for key in added)
+    return {k: v for k, v in payload.items() if k not in added}
 
 
 def test_a_v1_input_comes_back_as_the_input_a_v2_entry_gives(v1_read: Path) -> None:
