@@ -170,7 +170,8 @@ def card_drawn_in_error(card: Card | str, *, disclosed: bool, game: Game | str =
         Action.NEXT_HAND_FIRST_CARD,
         "627a.13(a)",
         c,
-        f"Card {c} was drawn in error and not disclosed: it is held, undisclosed, as the first "
+        # The sentence does not name the card: it is shown to the table, the card is not.
+        "A card was drawn in error and not disclosed: it is held, undisclosed, as the first "
         "card of the next hand.",
     )
 
@@ -218,8 +219,8 @@ def unauthorized_player_third_card(
             Action.NEXT_HAND_FIRST_CARD,
             clause,
             c,
-            f"Card {c} was dealt to the Player in error ({why}) and not disclosed; {stays}, so it is "
-            "held, undisclosed, as the first card of the next hand.",
+            f"A card was dealt to the Player in error ({why}) and not disclosed; {stays}, so it is "
+            "held, undisclosed, as the first card of the next hand.",  # the card unnamed, as above
         )
     if option == "discard":
         return Decision(

@@ -31,7 +31,8 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         # Nothing is lost: a card that left the shoe while the table was held is applied, in
         # order, when the fault clears.
         t.deferred.append((c, face_up, position))
-        t.record(kinds.CARD_DEFERRED, {"card": str(c), "position": position})
+        deferred = {"card": str(c), "position": position}
+        t.record(kinds.CARD_DEFERRED, deferred, shown=unnamed(deferred))  # shown when it is applied
         return
     if t.discard_next:
         if face_up:
@@ -43,7 +44,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
             return
         # 627a.13(c)(1): one more card drawn face down to the discard rack, undisclosed.
         t.discard_next -= 1
-        discard(t, c, position, "627a.13(c)(1)")
+        discard(t, c, position, "627a.13(c)(1)", disclosed=False)
         if not t.discard_next and t.state == "betting" and t.round is None:
             rounds.open_betting(t)  # a simulated round a card found face up meanwhile opens, or PLACE BETS
         else:
@@ -121,8 +122,8 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
     action = decision.action
     if action is irr.Action.NEXT_HAND_FIRST_CARD and t.held_card is not None:
         # Not 627a.13(a)'s decision, which the first of them took: recorded as what it is.
-        discard(t, c, position, SECOND_HELD_CARD)
-        t.notice("warning", f"card {c} drawn in error, not disclosed: {SECOND_HELD_CARD}")
+        discard(t, c, position, SECOND_HELD_CARD, disclosed=False)
+        t.notice("warning", f"a card drawn in error, not disclosed: {SECOND_HELD_CARD}")
         return
     irregularity(t, decision, position)
     aside = SetAside(c, position, decision.clause)
@@ -141,9 +142,18 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         rounds.start_simulated(t)
 
 
-def discard(t: TableCore, c: Card, position: int, reason: str) -> None:
-    """The card goes to the discard rack, on record with its position in the shoe."""
-    t.record(kinds.DISCARD, {"card": str(c), "position": position, "reason": reason})
+def discard(t: TableCore, c: Card, position: int, reason: str, *, disclosed: bool = True) -> None:
+    """The card goes to the discard rack, on record with its position in the shoe; one not
+    ``disclosed`` (627a.13(a), (c)(1)) is journaled and not shown (``hold``)."""
+    payload = {"card": str(c), "position": position, "reason": reason}
+    t.record(kinds.DISCARD, payload, shown=None if disclosed else unnamed(payload))
+
+
+def unnamed(payload: dict[str, Any]) -> dict[str, Any]:
+    """How the table's subscribers (the event stream, the notice hook) see a record naming a card
+    nobody at the table may know yet (not disclosed: 627a.13(a)-(c); dealt face down: 629a.8(c)):
+    the card as ``HIDDEN_CARD``; the journal keeps the record as it is."""
+    return dict(payload, card=HIDDEN_CARD)
 
 
 def apply_deferred(t: TableCore) -> None:
@@ -157,8 +167,11 @@ def apply_deferred(t: TableCore) -> None:
 
 def irregularity(t: TableCore, decision: Any, position: int) -> None:
     """The decision on record with the card's position in the shoe: a card set aside is out of
-    the shoe before any later record places it (the edge monitor counts it out from here)."""
-    t.record(kinds.IRREGULARITY, {**decision.to_json(), "position": position})
+    the shoe before any later record places it (the edge monitor counts it out from here). A card
+    held undisclosed for the next hand (627a.13(a)-(b)) is not shown; its reason does not name it."""
+    payload = {**decision.to_json(), "position": position}
+    t.record(kinds.IRREGULARITY, payload,
+             shown=unnamed(payload) if decision.action is irr.Action.NEXT_HAND_FIRST_CARD else None)
     t.notice("warning", f"{decision.clause}: {decision.reason}")
 
 
@@ -168,7 +181,7 @@ def deal_into_round(t: TableCore, c: Card, position: int) -> None:
     r.cards.append((c, target, position))
     payload = {"card": str(c), "to": target.value, "position": position, "n": len(r.cards)}
     # 629a.8(c): dealt face down, the card is the squeeze's to turn over; journaled, not streamed
-    t.record(kinds.CARD, payload, shown=dict(payload, card=HIDDEN_CARD) if t.deals_face_down() else None)
+    t.record(kinds.CARD, payload, shown=unnamed(payload) if t.deals_face_down() else None)
     after_card(t)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from controller.journal import kinds
 from controller.rules.wagers import Wager, settle, void
-from controller.table.round import RoundInProgress, SetAside
+from controller.table.round import HIDDEN_CARD, RoundInProgress, SetAside
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
@@ -36,7 +36,10 @@ def begin_round(t: TableCore) -> SetAside | None:
     t.round = RoundInProgress.begin(t.round_count, kind, wagers, t.sub)
     t.record(kinds.ROUND_START, {"round": t.round_count, "kind": kind, "wagers": [w.to_json() for w in wagers]})
     if first is not None:
-        t.record(kinds.HELD_CARD_USED, {"card": str(first.card), "clause": first.clause})
+        payload = {"card": str(first.card), "clause": first.clause}
+        # 629a.8(c): the hand's first card, face down until its squeeze: journaled, not shown
+        t.record(kinds.HELD_CARD_USED, payload,
+                 shown=dict(payload, card=HIDDEN_CARD) if t.deals_face_down() else None)
     return first
 
 
