@@ -215,6 +215,8 @@ def next_prompt(t: TableCore) -> None:
     target = r.engine.next_target()
     if target is None:
         rounds.complete_round(t)
+    elif t.shoe.exhausted:  # the shoe reported itself empty during the squeeze or House Money
+        rounds.void_round(t, "627a.13(e): insufficient cards to complete the round")
     else:
         t.show(f"DRAW {target.value.upper()} {t.next_card_mark()}")
 

@@ -104,7 +104,12 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
         t.record(kinds.SHOE_EMPTY, {"cards_counted_in_shoe": left})
         t.notice("fault", f"the shoe is empty, yet {left} cards counted in it never came out")
     if t.round is not None and not t.round.engine.complete:
-        rounds.void_round(t, "627a.13(e): insufficient cards to complete the round")
+        shoe.exhausted = True
+        if t.state == "dealing":
+            rounds.void_round(t, "627a.13(e): insufficient cards to complete the round")
+        # else a squeeze or the House Money settlement is under way: the round is void when it next
+        # needs a card (``dealing.next_prompt``), after House Money is settled "Prior to dealing a
+        # third card" (629a.8(c)(3)), whether this comes before or after that settlement
     elif t.state == "betting" and t.round is None:
         rounds.return_pending_wagers(t)  # the round they were for cannot be dealt (627a.13(e))
         t.reshuffle()

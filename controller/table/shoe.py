@@ -46,6 +46,7 @@ class Shoe:
     # 681a.7(d)(1): the shoe whose collected cards this stack is made of: their first count since
     # is this stack's (the shuffler's, or the shoe's at loading), which finds a card gone missing
     made_of: str | None = None
+    exhausted: bool = False  # it reported itself empty (SHOE_EMPTY) while a round still needed cards
     _cardset_cache: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False, compare=False)
 
     # -- its stack's commands --------------------------------------------------------------------

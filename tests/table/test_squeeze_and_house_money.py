@@ -172,15 +172,23 @@ def test_house_money_wagers_are_settled_counterclockwise_from_the_dealers_right(
 
 @pytest.mark.reg("627a.13(e)", "629a.8(c)(3)")
 @pytest.mark.parametrize("front, house_money", [("5S,KH,5D,2C", "win"), ("5S,KH,6D,2C", "lose")])
-def test_a_round_voided_after_house_money_returns_every_wager_still_on_the_layout(front: str, house_money: str) -> None:
+@pytest.mark.parametrize("empty_reported", ["with the fourth card", "when the third card is due"])
+def test_a_round_voided_after_house_money_returns_every_wager_still_on_the_layout(
+        front: str, house_money: str, empty_reported: str) -> None:
     """627a.13(e): "that round shall be void and all wagers shall be returned"; 629a.8(c)(3):
     House Money is settled "prior to dealing a third card". The shoe runs out when the Player's
     third card is due: the House Money settlement made on the first four cards stands, and every
     wager still on the layout is returned, the original wager with the House Money payout placed on
     it. The two clauses do not say which wins here: this is the project's reading (a wager is
-    resolved exactly once), recorded in docs/assumptions.md pending a ruling by the Board."""
+    resolved exactly once), recorded in docs/assumptions.md pending a ruling by the Board. The
+    outcome does not depend on when the shoe says it is empty: at once after its last card (as the
+    emulated shoe does, during the squeeze) or only once the third card is due."""
     b = midi(parse_cards(front + ",KD,KC"))
     b.play_round([(2, "player", 100), (2, "house_money", 10)])
+    assert b.core.state == "squeeze"
+    if empty_reported == "with the fourth card":
+        b.event("shoe", m.ShoeEmpty())
+        assert b.core.state == "squeeze" and not b.of("wager_returned")  # the squeeze goes on
     b.op("reveal", Role.DEALER)
     b.op("reveal", Role.DEALER)
     added = 30 if house_money == "win" else 0
@@ -188,7 +196,8 @@ def test_a_round_voided_after_house_money_returns_every_wager_still_on_the_layou
         b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=added)
     b.auto_deal = False
     b.op("continue", Role.DEALER)
-    b.event("shoe", m.ShoeEmpty())  # no card for the Player's third: the round cannot be completed
+    if empty_reported == "when the third card is due":
+        b.event("shoe", m.ShoeEmpty())  # no card for the Player's third: the round cannot be completed
     assert b.of("round_result")[-1]["kind"] == "void"
     settled = [(s["kind"], s["amount"], s["result"]) for s in b.of("settlement")]
     assert settled == [("house_money", 10, house_money), ("player", 100 + added, "push")]
