@@ -99,7 +99,8 @@ def set_aside_found_face_up(t: TableCore, c: Card, position: int) -> None:
 
 # Why a card goes to the discard rack when 627a.13 gives it no other place (docs/irregularities.md).
 TWENTYONE_CARD_IN_ERROR = ("21 Baccarat: a card drawn when none was called for goes to the discard rack, "
-                           "as a burn card (681a.7(c)); it may have been seen while wagers could be placed")
+                           "as a burn card does (this table's reading: 681a.7 has no clause for it); it may "
+                           "have been seen while wagers could be placed")
 SECOND_HELD_CARD = ("627a.13(a) gives the next hand one first card, already held: a second card drawn in error "
                     "goes to the discard rack")
 
