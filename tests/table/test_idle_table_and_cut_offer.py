@@ -122,3 +122,27 @@ def test_a_player_offered_the_cut_who_leaves_is_passed_over() -> None:
     assert b.core.shoe.cut_offeree is None and b.core.prompt == "DEALER CUTS"
     b.op("cut", Role.DEALER, position=50)
     assert b.of("cut")[-1]["by"] == "dealer"
+
+
+@pytest.mark.reg("681a.5(e)")
+def test_a_recut_or_reshuffle_is_ordered_only_before_the_cards_are_in_the_shoe_and_not_by_a_dealer() -> None:
+    """681a.5(e): "After the cards have been cut and before the cards have been placed in the
+    dealing shoe, a floorperson or above may require the cards to be reshuffled or recut". A
+    dealer's order is refused; once the stack is in the shoe (the burn due), a floorperson's recut
+    or reshuffle under (e) is refused too; each refusal changes nothing."""
+    b = Bench(auto_deal=False)
+    b.op("open")
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    assert b.core.state == "ready_to_load"
+    for command in ("order_recut", "order_reshuffle"):
+        before = state_of(b.core)
+        b.op(command, Role.DEALER, operator="d1")
+        assert b.of("refused")[-1]["input"] == command and state_of(b.core) == before
+    b.op("load", Role.DEALER)
+    b.event("shoe", m.ShoeLoaded(len(b.stack)))
+    assert b.core.state == "burning"
+    for command in ("order_recut", "order_reshuffle"):
+        before = state_of(b.core)
+        b.op(command)
+        assert b.of("refused")[-1]["input"] == command and state_of(b.core) == before
