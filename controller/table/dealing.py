@@ -145,7 +145,7 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
 
 def discard(t: TableCore, c: Card, position: int, reason: str, *, disclosed: bool = True) -> None:
     """The card goes to the discard rack, on record with its position in the shoe; one not
-    ``disclosed`` (627a.13(a), (c)(1)) is journaled and not shown (``hold``)."""
+    ``disclosed`` (627a.13(a), (c)(1)) is journaled and not shown (``unnamed``)."""
     payload = {"card": str(c), "position": position, "reason": reason}
     t.record(kinds.DISCARD, payload, shown=None if disclosed else unnamed(payload))
 
