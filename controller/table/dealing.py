@@ -18,7 +18,7 @@ from controller.rules.model import Game, WagerKind
 from controller.rules.wagers import settle_house_money
 from controller.table import rounds
 from controller.table.errors import Refused
-from controller.table.round import HIDDEN_CARD, SetAside
+from controller.table.round import SetAside, unnamed
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
@@ -150,13 +150,6 @@ def discard(t: TableCore, c: Card, position: int, reason: str, *, disclosed: boo
     t.record(kinds.DISCARD, payload, shown=None if disclosed else unnamed(payload))
 
 
-def unnamed(payload: dict[str, Any]) -> dict[str, Any]:
-    """How the table's subscribers (the event stream, the notice hook) see a record naming a card
-    nobody at the table may know yet (not disclosed: 627a.13(a)-(c); dealt face down: 629a.8(c)):
-    the card as ``HIDDEN_CARD``; the journal keeps the record as it is."""
-    return dict(payload, card=HIDDEN_CARD)
-
-
 def apply_deferred(t: TableCore) -> None:
     """The cards that left the shoe while a fault held the table, in the order they left it, one
     at a time: a new fault keeps the rest waiting, and those still waiting when the shoe ends
@@ -217,7 +210,7 @@ def next_prompt(t: TableCore) -> None:
     if target is None:
         rounds.complete_round(t)
     elif t.shoe.exhausted:  # the shoe reported itself empty during the squeeze or House Money
-        rounds.void_round(t, "627a.13(e): insufficient cards to complete the round")
+        rounds.void_round(t, rounds.INSUFFICIENT_CARDS)
     else:
         t.show(f"DRAW {target.value.upper()} {t.next_card_mark()}")
 

@@ -106,7 +106,7 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
     if t.round is not None and not t.round.engine.complete:
         shoe.exhausted = True
         if t.state == "dealing":
-            rounds.void_round(t, "627a.13(e): insufficient cards to complete the round")
+            rounds.void_round(t, rounds.INSUFFICIENT_CARDS)
         # else a squeeze or the House Money settlement is under way: the round is void when it next
         # needs a card (``dealing.next_prompt``), after House Money is settled "Prior to dealing a
         # third card" (629a.8(c)(3)), whether this comes before or after that settlement

@@ -44,13 +44,20 @@ def report_count_fault(t: TableCore) -> None:
     got, expected = t.shuffle_count
     want = t.sub.decks * 52
     what = count_difference(got, want)
-    made_of = t.shoe.made_of
-    of_shoe = f" (the cards collected from shoe {made_of})" if made_of else ""
+    of_shoe, collected = _collected_from(t.shoe)
     t.count_problem = f"{what} after the shuffle{of_shoe}"
     t.record(kinds.COUNT_FAULT, {"counted": got, "expected": want, "device_expected": expected, "problem": what,
-                                 **({"collected_from": made_of} if made_of else {})})
+                                 **collected})
     t.notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}{of_shoe}; "
                       "the table stays closed")
+
+
+def _collected_from(shoe: Shoe) -> tuple[str, dict[str, str]]:
+    """681a.7(d)(1): a count of ``shoe``'s stack is the first of the cards collected from
+    ``shoe.made_of``: the words and the ``count_fault`` key that name that shoe ("" and none)."""
+    if shoe.made_of is None:
+        return "", {}
+    return f" (the cards collected from shoe {shoe.made_of})", {"collected_from": shoe.made_of}
 
 
 def stack_delivery(t: TableCore) -> m.Deliver:
@@ -101,11 +108,10 @@ def report_load_count_fault(t: TableCore) -> None:
     the cards are taken out and the table stays closed until a floorperson orders a reshuffle
     (681a.7(d)(1): "to ensure that no cards are missing")."""
     shoe = t.shoe
-    of_shoe = f" (the cards collected from shoe {shoe.made_of})" if shoe.made_of else ""
+    of_shoe, collected = _collected_from(shoe)
     t.count_problem = f"{count_difference(shoe.loaded_count, shoe.stack_size)} at loading{of_shoe}"
     t.record(kinds.COUNT_FAULT, {"loaded": shoe.loaded_count, "expected": shoe.stack_size,
-                             "problem": count_difference(shoe.loaded_count, shoe.stack_size),
-                             **({"collected_from": shoe.made_of} if shoe.made_of else {})})
+                             "problem": count_difference(shoe.loaded_count, shoe.stack_size), **collected})
     t.notice("fault", f"{load_count_problem(shoe, shoe.loaded_count)}{of_shoe}; the table stays closed")
     reconcile(t)
 

@@ -14,6 +14,13 @@ from controller.table.errors import Refused
 HIDDEN_CARD = "??"  # a card dealt face down, not turned over yet (RoundInProgress.shown_cards)
 
 
+def unnamed(payload: dict[str, Any]) -> dict[str, Any]:
+    """How the table's subscribers (the event stream, the notice hook) see a record naming a card
+    nobody at the table may know yet (not disclosed: 627a.13(a)-(c); dealt face down: 629a.8(c)):
+    the card as ``HIDDEN_CARD``; the journal keeps the record as it is."""
+    return dict(payload, card=HIDDEN_CARD)
+
+
 @dataclass(frozen=True)
 class SetAside:
     """A card out of the shoe that waits for its place: the first card of the next hand

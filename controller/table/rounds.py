@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from controller.journal import kinds
 from controller.rules.wagers import Wager, settle, void
-from controller.table.round import HIDDEN_CARD, RoundInProgress, SetAside
+from controller.table.round import RoundInProgress, SetAside, unnamed
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
@@ -38,8 +38,7 @@ def begin_round(t: TableCore) -> SetAside | None:
     if first is not None:
         payload = {"card": str(first.card), "clause": first.clause}
         # 629a.8(c): the hand's first card, face down until its squeeze: journaled, not shown
-        t.record(kinds.HELD_CARD_USED, payload,
-                 shown=dict(payload, card=HIDDEN_CARD) if t.deals_face_down() else None)
+        t.record(kinds.HELD_CARD_USED, payload, shown=unnamed(payload) if t.deals_face_down() else None)
     return first
 
 
@@ -87,6 +86,11 @@ def _void(t: TableCore, r: RoundInProgress, reason: str) -> None:
         t.record(kinds.SETTLEMENT, s.to_json())
     r.kind, r.settled = "void", True
     t.record(kinds.ROUND_RESULT, {"round": r.number, "kind": "void", "reason": reason, "cards": r.cards_json()})
+
+
+# 627a.13(e): why a round the shoe has no cards left for is void (``events.shoe_empty``, or
+# ``dealing.next_prompt`` when the shoe said so during a squeeze or House Money)
+INSUFFICIENT_CARDS = "627a.13(e): insufficient cards to complete the round"
 
 
 def void_round(t: TableCore, reason: str) -> None:
