@@ -150,6 +150,14 @@ class Bench:
             self.op("cover", Role.DEALER, from_bottom=cover)
             self.op("load", Role.DEALER)
 
+    def cards_drawn_in_error(self, n: int) -> None:
+        """627a.13(a): with a wager on the layout, the dealer draws ``n`` cards face down, none
+        called for (the bench then deals only what a test draws)."""
+        self.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+        self.auto_deal = False
+        for _ in range(n):
+            self.draw()
+
     def player_arrives(self) -> int:
         """681a.5(g): a player sits down at the lowest free seat (at an idle table's spread cards,
         the first to arrive, who may inspect them); returns the seat."""

@@ -196,10 +196,7 @@ def test_a_second_undisclosed_card_drawn_in_error_is_discarded_on_record_as_such
     record saying why, and no second (a) decision claims it will open the next hand."""
     b = Bench()
     b.open_and_cut()
-    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
-    b.auto_deal = False
-    b.draw()
-    b.draw()
+    b.cards_drawn_in_error(2)
     [held] = b.of("irregularity")
     assert (held["clause"], held["action"], held["position"]) == ("627a.13(a)", "next-hand-first-card", 2)
     [second] = b.of("discard")

@@ -36,10 +36,7 @@ def test_a_card_held_undisclosed_is_journaled_and_neither_streamed_nor_told() ->
     discarded, is not disclosed either."""
     b = Bench()
     b.open_and_cut()
-    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
-    b.auto_deal = False
-    b.draw()
-    b.draw()
+    b.cards_drawn_in_error(2)
     [held] = b.of("irregularity")
     [second] = b.of("discard")
     assert held["card"] == str(b.core.held_card.card) and held["card"] != HIDDEN_CARD
