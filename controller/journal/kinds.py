@@ -124,7 +124,9 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          "shoe must hold: the table stays closed; collected_from: the shoe whose collected cards were counted (a "
          "card missing went missing there)", ("problem",),
          ("counted", "expected", "device_expected", "loaded", "cardset", "collected_from")),
-    Kind(CUT_OFFER, "the order in which the seats are offered the cut (681a.5(c))", ("order",)),
+    Kind(CUT_OFFER, "the order in which the seats are offered the cut (681a.5(b)); again, from the "
+         "seat offered it now, when a player sitting down is added (joined: that seat)",
+         ("order",), ("joined",)),
     Kind(CUT_DECLINED, "a seat declined the cut", ("seat",)),
     Kind(CUT, "the cut: position from the top, by whom, of a stack of how many cards", ("position", "by", "stack")),
     Kind(CUT_SKIPPED, "no cut: an automatic reshuffling shoe (681a.5(h))", ("clause",)),

@@ -51,12 +51,16 @@ def close_table(t: TableCore, op: OperatorInput, reason: str | None = None) -> N
 
 def sit(t: TableCore, op: OperatorInput, seat: int) -> None:
     """A player takes a free seat; at an idle table's spread cards, the first one to arrive is
-    the player who may inspect them (681a.5(g))."""
+    the player who may inspect them (681a.5(g)); while the cut is offered, a seat the offer has
+    not yet reached waits for it in its place (681a.5(b))."""
     if seat in t.occupied:
         raise Refused(f"seat {seat} is taken")
     t.occupied.add(seat)
     if t.state == "inspection" and t.inspecting_seat is None:
         t.inspecting_seat = seat
+    # 681a.5(b): a player who sits down at a seat the cut's offer has not yet reached is offered it
+    if t.state == "cutting" and t.shoe is not None and t.shoe.admit_to_cut(seat):
+        t.record(kinds.CUT_OFFER, {"order": [t.shoe.cut_offeree, *t.shoe.cut_offer], "joined": seat})
 
 
 def leave(t: TableCore, op: OperatorInput, seat: int) -> None:

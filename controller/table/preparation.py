@@ -74,7 +74,7 @@ def deliver_to_dealer(t: TableCore) -> None:
 
 def offer_cut(t: TableCore) -> None:
     """681a.5(b): offer the cut from the highest-numbered occupied seat, clockwise."""
-    t.shoe.start_cut_offer(Shoe.cut_offer_order(list(t.sub.seats), t.occupied))
+    t.shoe.start_cut_offer(list(t.sub.seats), t.occupied)
     t.record(kinds.CUT_OFFER, {"order": list(t.shoe.cut_offer)})
     offer_next_cut(t)
 

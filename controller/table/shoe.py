@@ -33,6 +33,7 @@ class Shoe:
     cover_reached: bool = False
     reads: list[tuple[int, int, int]] = field(default_factory=list)  # (position, rank, suit) as read
     cut_offer: list[int] = field(default_factory=list)   # seats still to be offered the cut, in order
+    cut_sweep: list[int] = field(default_factory=list)   # every seat, clockwise from the first offered
     cut_offeree: int | None = None                       # None and no offer left = the dealer cuts
     delivery_due: bool = False  # a DELIVER of this stack failed or got no reply: every resume sends it again
     load_held: bool = False  # loaded while a fault held the table: it goes on from the load when resumed
@@ -97,20 +98,21 @@ class Shoe:
 
     # -- the cut (681a.5(b)-(d)) ---------------------------------------------------------------
     @staticmethod
-    def cut_offer_order(seats: list[int], occupied: set[int]) -> list[int]:
-        """681a.5(b): from the highest-numbered occupied seat, clockwise (``seats`` are listed
-        counterclockwise from the dealer's right)."""
+    def cut_sweep_of(seats: list[int], occupied: set[int]) -> list[int]:
+        """681a.5(b): every seat, clockwise from the highest-numbered occupied one (``seats`` are
+        listed counterclockwise from the dealer's right); empty when no seat is occupied."""
         taken = [s for s in seats if s in occupied]
         if not taken:
             return []
         start = seats.index(max(taken))
-        clockwise = [seats[(start - k) % len(seats)] for k in range(len(seats))]
-        return [s for s in clockwise if s in occupied]
+        return [seats[(start - k) % len(seats)] for k in range(len(seats))]
 
-    def start_cut_offer(self, order: list[int]) -> None:
-        """A new cut: any earlier cut and cover are forgotten (a recut)."""
+    def start_cut_offer(self, seats: list[int], occupied: set[int]) -> None:
+        """A new cut: any earlier cut and cover are forgotten (a recut); the stack is to be offered
+        to the occupied seats of the sweep, in its order."""
         self.cut_position = self.cover_from_bottom = None
-        self.cut_offer = list(order)
+        self.cut_sweep = self.cut_sweep_of(seats, occupied)
+        self.cut_offer = [s for s in self.cut_sweep if s in occupied]
 
     def offer_next(self) -> int | None:
         """The next seat to be offered the cut, or None: the dealer cuts."""
@@ -125,6 +127,18 @@ class Shoe:
         if seat in self.cut_offer:
             self.cut_offer.remove(seat)
         return self.cut_offeree == seat
+
+    def admit_to_cut(self, seat: int) -> bool:
+        """A player sat down at ``seat`` while the cut is offered: True when the offer has not yet
+        passed that seat, which then waits for it in its clockwise place (681a.5(b): "offer the
+        stack to each player until a player accepts the cut"). A seat the offer has passed, or an
+        offer that has ended (the dealer cuts), is not reopened."""
+        sweep = self.cut_sweep
+        if (self.cut_position is not None or self.cut_offeree is None or seat not in sweep
+                or sweep.index(seat) <= sweep.index(self.cut_offeree)):
+            return False
+        self.cut_offer = sorted({*self.cut_offer, seat}, key=sweep.index)
+        return True
 
     def check_decline(self, seat: int) -> None:
         if self.cut_offeree is None:

@@ -1,5 +1,5 @@
 """Who may see an idle table's cards before they are shuffled, when a table may be declared idle,
-and a cut offered to a player who leaves (681a.5(b), (g)), through the table core's inputs and
+and a cut offered to a player who leaves or sits down (681a.5(b), (g)), through the table core's inputs and
 outputs (sans-I/O), with scripted devices (bench.py)."""
 from __future__ import annotations
 
@@ -120,6 +120,33 @@ def test_a_player_offered_the_cut_who_leaves_is_passed_over() -> None:
         assert "offered to seat 2" in b.of("refused")[-1]["reason"] and state_of(b.core) == before
     b.op("leave", Role.DEALER, seat=2)
     assert b.core.shoe.cut_offeree is None and b.core.prompt == "DEALER CUTS"
+    b.op("cut", Role.DEALER, position=50)
+    assert b.of("cut")[-1]["by"] == "dealer"
+
+
+@pytest.mark.reg("681a.5(b)")
+def test_a_player_sitting_down_before_the_offer_reaches_the_seat_is_offered_the_cut() -> None:
+    """681a.5(b): "working clockwise around the table, offer the stack to each player until a
+    player accepts the cut". A player who sits down while the stack goes round is offered it when
+    the offer reaches that seat; a seat it has already passed is not offered it again, nor is an
+    offer that has ended with the dealer's cut reopened."""
+    b = Bench()
+    for seat in (2, 7):
+        b.op("sit", Role.DEALER, seat=seat)
+    b.op("open")
+    assert b.core.shoe.cut_offeree == 7 and b.of("cut_offer")[-1]["order"] == [7, 2]
+    b.op("sit", Role.DEALER, seat=5)  # between 7 and 2, clockwise: not yet reached
+    assert b.of("cut_offer")[-1] == {"order": [7, 5, 2], "joined": 5}
+    b.op("cut_decline", Role.DEALER, seat=7)
+    assert b.core.shoe.cut_offeree == 5 and b.core.prompt == "OFFER CUT SEAT 5"
+    offers = len(b.of("cut_offer"))
+    b.op("sit", Role.DEALER, seat=6)  # the offer has passed seat 6: not offered it
+    assert len(b.of("cut_offer")) == offers
+    for seat in (5, 2):
+        b.op("cut_decline", Role.DEALER, seat=seat)
+    assert b.core.shoe.cut_offeree is None and b.core.prompt == "DEALER CUTS"
+    b.op("sit", Role.DEALER, seat=1)  # every player declined: the dealer cuts
+    assert b.core.shoe.cut_offeree is None and len(b.of("cut_offer")) == offers
     b.op("cut", Role.DEALER, position=50)
     assert b.of("cut")[-1]["by"] == "dealer"
 
