@@ -132,7 +132,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(CUT_SKIPPED, "no cut: an automatic reshuffling shoe (681a.5(h))", ("clause",)),
     Kind(COVER, "the second cover card, this many cards above the bottom (681a.5(d))", ("from_bottom",)),
     Kind(INSPECTION, "an idle table's cards spread for a player's inspection before they are shuffled again, "
-         "by hand or in the shuffler (681a.5(g)); clause (g)(2) for a batch taken out of the shuffler", ("clause", "face_up")),
+         "by hand or in the shuffler (681a.5(g)); clause (g)(2) for a batch taken out of the shuffler; again with turned "
+         "when the spread cards are turned face up at a player's request", ("clause", "face_up"), ("turned",)),
     Kind(SHUFFLER_BATCH_REMOVED, "the batch already in the shuffler taken out once the inspected cards are put in "
          "(681a.5(g)(2))", ("clause",)),
     Kind(MANUAL_SHUFFLE, "a manual shuffle done (washed first or not), by the dealer", ("washed", "dealer")),

@@ -225,6 +225,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             "no gaming activity: the cards out of the shoe and the discard rack, spread for "
             "inspection (681a.5(g)); the shoe in play is reconciled",
             (Arg("face_up", "flag", "spread face up, as a player asked", required=False),)),
+    Command("spread_face_up", D, ("inspection",), decks.spread_face_up,
+            "a player asks to see the spread cards face up: turn them (681a.5(g))", (),
+            "no cards are spread for inspection (the table is {state})"),
     Command("inspection_done", F, ("inspection",), decks.inspection_done,
             "the inspection is over: wash and shuffle, or into the shuffler (681a.5(g))",
             (Arg("reshuffle_batch", "flag", "a player asks that the batch taken out of the shuffler be spread and "

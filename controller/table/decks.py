@@ -1,7 +1,7 @@
 """Where a shoe's cards come from when the automated shuffler does not simply shuffle them anew:
 preshuffled decks at a table without a shuffler (681a.5(a)), and the batch taken out of the
 shuffler after an idle table's inspection, which a player may ask to see spread and reshuffled
-(681a.5(g)(2)). Operator command handlers (``controller.table.commands`` admits them); each checks
+(681a.5(g)(2)), and the spread itself, which a player may ask to see face up (681a.5(g)). Operator command handlers (``controller.table.commands`` admits them); each checks
 everything first and raises ``Refused`` before it changes anything.
 """
 from __future__ import annotations
@@ -74,5 +74,23 @@ def inspection_done(t: TableCore, op: OperatorInput, reshuffle_batch: bool = Fal
         t.inspected()
         return
     t.batch_spread = True
-    t.record(kinds.INSPECTION, {"clause": "681a.5(g)(2)", "face_up": t.spread_face_up})
+    show_spread(t)
+
+
+def spread_face_up(t: TableCore, op: OperatorInput) -> None:
+    """681a.5(g): the cards are spread "face down unless a player requests that the cards be spread
+    face up": a player who asks once they lie spread (the first to arrive, say) has them turned
+    face up, recorded as the spread again (``inspection`` with ``turned``). A batch spread after
+    it (681a.5(g)(2)) is spread face up as well."""
+    if t.spread_face_up:
+        raise Refused("the cards are already spread face up")
+    t.spread_face_up = True
+    show_spread(t, turned=True)
+
+
+def show_spread(t: TableCore, *, turned: bool = False) -> None:
+    """Record the spread of the cards for inspection (the idle table's, or the batch taken out of
+    the shuffler) and show it to the dealer."""
+    payload = {"clause": "681a.5(g)(2)" if t.batch_spread else "681a.5(g)", "face_up": t.spread_face_up}
+    t.record(kinds.INSPECTION, {**payload, "turned": True} if turned else payload)
     t.show("SPREAD FACE UP" if t.spread_face_up else "SPREAD")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from controller.journal import kinds
-from controller.table import rounds
+from controller.table import decks, rounds
 from controller.table.checks import count_difference, load_count_problem
 from controller.table.shoe import Shoe
 from firmware_bridge.protocol import messages as m
@@ -128,8 +128,7 @@ def spread_cards(t: TableCore) -> None:
     end_loaded_shoe(t)
     t.batch_spread = False
     t.inspecting_seat = None  # the players seated already are not the first to arrive at the spread
-    t.record(kinds.INSPECTION, {"clause": "681a.5(g)", "face_up": t.spread_face_up})
-    t.show("SPREAD FACE UP" if t.spread_face_up else "SPREAD")
+    decks.show_spread(t)
 
 
 def closed_table(t: TableCore) -> None:

@@ -59,6 +59,30 @@ def test_each_idle_spread_waits_for_its_own_first_arrival() -> None:
 
 
 @pytest.mark.reg("681a.5(g)")
+def test_a_player_may_ask_for_the_spread_cards_face_up_once_they_lie_spread() -> None:
+    """681a.5(g): the cards are "spread out on the table face down unless a player requests that
+    the cards be spread face up on the table". The first player arriving may ask once they lie
+    spread: the dealer turns them face up, recorded as the spread again (``turned``); a batch
+    spread after them is spread face up too. Asked again, or with no cards spread, it is refused
+    and changes nothing."""
+    b = Bench()
+    b.open_and_cut()
+    b.op("spread_face_up", Role.DEALER)  # betting: nothing spread
+    assert b.of("refused")[-1]["input"] == "spread_face_up" and b.core.state == "betting"
+    b.op("declare_idle")
+    assert b.of("inspection") == [{"clause": "681a.5(g)", "face_up": False}] and b.core.prompt == "SPREAD"
+    b.player_arrives()
+    b.op("spread_face_up", Role.DEALER)
+    assert b.of("inspection")[-1] == {"clause": "681a.5(g)", "face_up": True, "turned": True}
+    assert b.core.prompt == "SPREAD FACE UP"
+    before = state_of(b.core)
+    b.op("spread_face_up", Role.DEALER)
+    assert "already spread face up" in b.of("refused")[-1]["reason"] and state_of(b.core) == before
+    b.op("inspection_done", reshuffle_batch=True)
+    assert b.of("inspection")[-1] == {"clause": "681a.5(g)(2)", "face_up": True}
+
+
+@pytest.mark.reg("681a.5(g)")
 def test_a_closed_table_is_not_declared_idle() -> None:
     """681a.5(g) applies "If there is no gaming activity at a 21 Baccarat table which is open for
     gaming": a closed table's cards are not spread for inspection, and ``declare_idle`` does not
