@@ -47,6 +47,8 @@ class Walk:
         elif state == "inspection":
             if core.inspecting_seat is None:  # 681a.5(g): a player arrives to see the spread cards
                 self.arrive()
+            elif not core.spread_face_up and rnd.random() < 0.3:
+                b.op("spread_face_up", Role.DEALER)  # the player asks to see them face up
             else:
                 b.op("inspection_done")
         elif state == "cutting":
@@ -79,7 +81,9 @@ class Walk:
     def cutting(self) -> None:
         b, shoe, rnd = self.b, self.b.core.shoe, self.rnd
         if shoe.cut_position is None:
-            if shoe.cut_offeree is not None and rnd.random() < 0.5:
+            if rnd.random() < 0.05:
+                self.arrive()  # a player sits down while the stack goes round (681a.5(b))
+            elif shoe.cut_offeree is not None and rnd.random() < 0.5:
                 b.op("cut_decline", Role.DEALER, seat=shoe.cut_offeree)
             else:
                 by = {} if shoe.cut_offeree is None else {"seat": shoe.cut_offeree}
