@@ -240,7 +240,15 @@ def report_cardset_fault(t: TableCore) -> None:
 def give_up_shoe(t: TableCore, reason: str) -> None:
     """The shoe in play is gone: void a round in progress (627a.13(e)), return the wagers on the
     layout, collect, reconcile and reshuffle (681a.7(d)(1)-(2))."""
-    t.deferred, t.discard_next, t.saved_state = [], 0, None  # cards of the lost shoe
+    # The cards drawn while the table was held are out of the shoe all the same: collected with
+    # the others (``collect_set_aside``); one never read (a misread of the lost shoe) is collected
+    # as it is, without a name.
+    for c, _, position in t.deferred:
+        if c is None:
+            t.record(kinds.DISCARD, {"card": None, "position": position, "reason": "never read (the shoe was "
+                                     "given up before it was entered): collected with the cards when the shoe ended"})
+    t.deferred = [d for d in t.deferred if d[0] is not None]
+    t.discard_next, t.saved_state = 0, None
     rounds.abandon(t, reason)
     t.record(kinds.SHOE_RESTARTED, {"reason": reason})
     t.restart()

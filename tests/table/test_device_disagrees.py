@@ -98,6 +98,29 @@ def test_the_lost_shoe_waits_for_a_misread_no_longer() -> None:
     assert not b.core.faults and b.core.state == "cutting" and b.of("round_result")[-1]["kind"] == "void"
 
 
+@pytest.mark.reg("681a.7(d)(1)", "681a.7(l)")
+def test_the_cards_drawn_while_the_lost_shoe_was_held_are_collected_on_record() -> None:
+    """681a.7(d)(1): "Collect and reshuffle the cards by removing the cards remaining in the shoe
+    and placing them in the discard rack to ensure that no cards are missing"; 681a.7(l): the
+    cards go to "the discard rack in a manner that permits the reconstruction of each hand". A card
+    drawn while a fault held the table, and a misread one, are out of the shoe: when the shoe is
+    given up they are collected on record (a ``discard`` each, by position), not forgotten."""
+    b = dealing(Bench())
+    b.event("shoe", m.Door(True))
+    b.event("shoe", m.CardRead(0xFF, 0xFF, False, 4, 5000))  # misread while the door is open
+    b.event("shoe", m.CardRead(6, 2, False, 5, 5001))         # then one more card: deferred
+    assert [d["position"] for d in b.of("card_deferred")] == [5]
+    b.link("shoe", False)
+    b.link("shoe", True, serial="SO-1", epoch=3)             # its memory lost: the shoe is given up
+    b.event("shoe", m.Door(False))
+    assert b.of("round_result")[-1]["kind"] == "void" and b.core.state == "cutting"
+    discards = {d["position"]: d["card"] for d in b.of("discard")}
+    assert discards == {4: None, 5: "6H"}
+    out = [r.payload["position"] for r in b.records if r.kind in ("card", "burn", "discard")
+           and r.shoe.endswith("S0001")]
+    assert sorted(out) == [1, 2, 3, 4, 5] and b.of("reconciliation")[-1]["left_shoe"] == 5
+
+
 # -- the cover card -------------------------------------------------------------------------------
 @pytest.mark.reg("681a.5(d)", "681a.7(d)")
 def test_a_shoe_that_passes_the_cover_position_without_a_cover_card_stops_dealing() -> None:
