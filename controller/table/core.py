@@ -284,6 +284,11 @@ class TableCore:
         self._out.append(TableRecord(kind, payload, self.shoe.id if self.shoe else None,
                                 self.round.number if self.round else None, shown))
 
+    def record_of_shoe(self, shoe_id: str | None, kind: str, payload: dict[str, Any]) -> None:
+        """A journal entry of ``shoe_id``, a shoe that has ended (None: of no shoe), not of the
+        shoe in play."""
+        self._out.append(TableRecord(kind, payload, shoe_id, None))
+
     def notice(self, level: str, text: str) -> None:
         self._out.append(Notice(level, text))
 

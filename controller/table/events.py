@@ -138,6 +138,10 @@ def button(t: TableCore, device_role: str, ev: m.ButtonPress) -> None:
 
 
 def card_read(t: TableCore, device_role: str, ev: m.CardRead) -> None:
+    shoe = t.shoe
+    if shoe is not None and (shoe.collected or shoe.loaded_count is None):
+        card_after_the_shoe_ended(t, ev)
+        return
     if t.shoe is not None:
         t.shoe.card_left(ev.position, ev.rank, ev.suit)
         if checks.missed_cover_card(t.shoe):
@@ -148,6 +152,21 @@ def card_read(t: TableCore, device_role: str, ev: m.CardRead) -> None:
         raise_fault(t, "misread", f"card at position {ev.position} could not be read: show it to the floorperson")
         return
     dealing.accept_card(t, card_from_wire(ev.rank, ev.suit), face_up=ev.face_up, position=ev.position)
+
+
+def card_after_the_shoe_ended(t: TableCore, ev: m.CardRead) -> None:
+    """A card out of the shoe once its shoe has ended (collected and reconciled) and before the
+    next stack is loaded: one of the ended shoe's cards still in it (``unload_due``), never a card
+    of the stack being prepared, nor the first card of its next hand. It goes to the discard rack
+    with the ended shoe's cards, on record under that shoe (681a.7(d)(1)); read from a shoe that
+    held no cards, under none."""
+    ended = t.shoe.id if t.shoe.collected else t.unload_due
+    c = card_from_wire(ev.rank, ev.suit) if ev.readable else None
+    where = f"shoe {ended}, which has ended" if ended else "a shoe that holds no stack"
+    t.record_of_shoe(ended, kinds.DISCARD, {
+        "card": str(c) if c else None, "position": ev.position,
+        "reason": f"drawn from {where}: collected with its cards, not dealt"})
+    t.notice("warning", f"card {c or '(unread)'} drawn from {where}: to the discard rack, not dealt")
 
 
 def missed_cover_card(t: TableCore, device_role: str) -> None:

@@ -121,6 +121,29 @@ def test_the_cards_drawn_while_the_lost_shoe_was_held_are_collected_on_record() 
     assert sorted(out) == [1, 2, 3, 4, 5] and b.of("reconciliation")[-1]["left_shoe"] == 5
 
 
+@pytest.mark.reg("681a.7(d)(1)")
+@pytest.mark.parametrize("ended_by", ["order_reshuffle", "close"])
+def test_a_card_out_of_the_shoe_after_it_ended_is_collected_with_its_cards(ended_by: str) -> None:
+    """681a.7(d)(1): when a shoe ends, "Collect and reshuffle the cards by removing the cards
+    remaining in the shoe and placing them in the discard rack to ensure that no cards are
+    missing". A card that comes out of the shoe after it ended (its cards not yet taken out) is
+    one of those cards: it goes to the discard rack on record under the ended shoe. It is not
+    counted in the next stack, nor held as the first card of that stack's first hand (627a.13(a)
+    is about the shoe in play)."""
+    b = Bench()
+    b.open_and_cut()
+    assert b.core.state == "betting"
+    b.op(ended_by)
+    assert b.of("reconciliation")[-1]["left_shoe"] == 1  # the burn
+    b.event("shoe", m.CardRead(6, 2, False, 2, 9000))
+    b.event("shoe", m.CardRead(0xFF, 0xFF, False, 3, 9001))  # unread: no fault for it either
+    ended = [(r.shoe, r.payload["card"], r.payload["position"]) for r in b.records if r.kind == "discard"]
+    assert ended == [("T1-S0001", "6H", 2), ("T1-S0001", None, 3)]
+    assert b.core.held_card is None and not b.of("irregularity") and not b.core.faults
+    if ended_by == "order_reshuffle":  # the next stack, being prepared, has no card out
+        assert b.core.shoe.id == "T1-S0002" and b.core.shoe.dealt == 0 and not b.core.shoe.reads
+
+
 # -- the cover card -------------------------------------------------------------------------------
 @pytest.mark.reg("681a.5(d)", "681a.7(d)")
 def test_a_shoe_that_passes_the_cover_position_without_a_cover_card_stops_dealing() -> None:
