@@ -18,13 +18,18 @@ class Walk:
     def __init__(self, b: Bench, rnd: random.Random) -> None:
         self.b, self.rnd = b, rnd
         self.reads: Counter[tuple[str, int]] = Counter()   # (shoe, position) of every card out
+        self.cards: dict[tuple[str, int], str] = {}        # (shoe, position) -> the card that it is
         self.shoe_seen: str | None = None
         self.door_open = False
+        self.shoe_epoch = 1
+        b.link("shuffler", True, serial="SH-1", epoch=1)
+        b.link("shoe", True, serial="SO-1", epoch=self.shoe_epoch)
 
     def draw(self, face_up: bool = False) -> None:
         core, b = self.b.core, self.b
         if b.drawn < len(b.stack):  # else the shoe reports itself empty
             self.reads[(core.shoe.id, b.drawn + 1)] += 1
+            self.cards[(core.shoe.id, b.drawn + 1)] = str(b.stack[b.drawn])
         b.draw(face_up)
 
     def new_shoe(self) -> None:
@@ -110,6 +115,8 @@ class Walk:
             b.op("order_reshuffle")
         elif roll < 0.0263:
             b.op("restart_shoe", reason="test")
+        elif roll < 0.0266:
+            b.op("close", reason="test")  # refused while wagers are on the layout
         elif roll < 0.35 and len(core.pending_wagers) < 6:
             kinds = sorted(k.value for k in b.sub.wagers)
             kind = rnd.choice(kinds)
@@ -156,8 +163,15 @@ class Walk:
     def fault(self) -> None:
         b, core, rnd = self.b, self.b.core, self.rnd
         if self.door_open and (rnd.random() < 0.6 or "misread" not in core.faults):
-            if rnd.random() < 0.3 and core.saved_state in ("dealing",):
+            roll = rnd.random()
+            if roll < 0.3 and core.saved_state in ("dealing",):
                 self.draw()  # a card taken while the door is open: deferred, not lost
+            elif roll < 0.31:
+                # the shoe's link drops and it comes back with its memory lost: the shoe is
+                # given up (a round voided, the cards collected) once the door is closed
+                b.link("shoe", False)
+                self.shoe_epoch += 1
+                b.link("shoe", True, serial="SO-1", epoch=self.shoe_epoch)
             else:
                 b.event("shoe", m.Door(False))
                 self.door_open = False
