@@ -86,14 +86,12 @@ def test_recovery_by_replaying_inputs_reaches_the_same_state(cut_at: int) -> Non
     k = min(cut_at, len(inputs) - 1)
     b = Bench(seed=9)
     b.core.recover(inputs[:k])
-    replay = Bench(seed=9)
     for inp in inputs[k:]:
         b.core.handle(inp)
     full = Bench(seed=9)
     for inp in inputs:
         full.core.handle(inp)
     assert b.core.snapshot() == full.core.snapshot() == a.core.snapshot()
-    assert replay is not None
 
 
 def test_restart_shoe_voids_the_round_returns_wagers_and_reshuffles() -> None:
