@@ -25,11 +25,13 @@ def journal_cards(path: Path) -> list[str]:
 
 
 def check_integrity(tmp: Path, journal: Path) -> list[dict]:
-    """The journal's cards are the dealt log's (``tmp / "dealt.log"``), its chain verifies and every
-    wager is settled exactly once; returns its replayed rounds."""
+    """The journal's cards are the dealt log's (``tmp / "dealt.log"``), its chain verifies, every
+    card out of an ended shoe is placed on record and every wager is settled exactly once; returns
+    its replayed rounds."""
     dealt = [str(d.card) for d in read_dealt_log(tmp / "dealt.log")]
     assert journal_cards(journal) == dealt
     assert verify(journal).ok
+    check_every_card_placed(journal)
     with JournalReader.open(journal) as r:
         rounds = [d for d in replay(r.entries()) if d["type"] == "round"]
     for d in rounds:
@@ -37,6 +39,21 @@ def check_integrity(tmp: Path, journal: Path) -> list[dict]:
         settled = sorted((s["seat"], s["kind"], s["amount"]) for s in d["settlements"])
         assert settled == staked, d
     return rounds
+
+
+def check_every_card_placed(journal: Path) -> None:
+    """Each shoe that ended (``reconciliation``): every card that left it (``left_shoe``) has been
+    put somewhere on record by then, once: dealt to a hand (``card``), burned or discarded."""
+    placed: dict[str, list[int]] = {}
+    with JournalReader.open(journal) as r:
+        for e in r.entries():
+            if e.kind in ("card", "burn", "discard") and e.shoe_id is not None:
+                placed.setdefault(e.shoe_id, []).append(e.payload["position"])
+            elif e.kind == "reconciliation":
+                positions = placed.pop(e.shoe_id, [])
+                assert len(set(positions)) == len(positions), f"shoe {e.shoe_id}: a card placed twice"
+                assert len(positions) == e.payload["left_shoe"], \
+                    f"shoe {e.shoe_id}: {e.payload['left_shoe']} cards left it, {len(positions)} placed on record"
 
 
 def split_by_shoe(entries: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
