@@ -3,7 +3,8 @@ verify``, ``export`` and ``replay``), and ``Defect``, what a failed one raises:
 
 - the journal verifies;
 - the shoe's CARD_READs in the journal are the emulator's dealt log, card for card, in order:
-  none lost, none twice (``check_cards``);
+  none lost, none twice (``check_cards``), and every card out of a shoe that ended is placed on
+  record once, dealt, burned or discarded (``check_placed``);
 - every wager placed is staked in exactly one round or returned before one, and every wager
   staked in a round is settled (won, lost, pushed, or returned when the round is void) exactly
   once; no round is started or decided twice (``check_wagers``, ``check_replay``).
@@ -36,6 +37,7 @@ def check_journal(journal: Path, dealt_log: Path) -> dict:  # type: ignore[type-
         raise Defect(f"shoectl journal verify exited {verify.returncode}: {verify.stdout}{verify.stderr}")
     entries = shoectl_lines("export", "--no-verify", str(journal))  # verified just above
     cards = check_cards(entries, dealt_log)
+    check_placed(entries)
     money = check_wagers(entries)
     return {"cards": cards, "rounds": check_replay(journal), "journal_entries": len(entries),
             "wagers": dict(money), "verify": verify.stdout.strip()}
@@ -63,6 +65,25 @@ def check_cards(entries: list[dict], dealt_log: Path) -> int:  # type: ignore[ty
                      f"{len(dealt)} dealt, first difference at card {first + 1}: journal "
                      f"{journaled[first:first + 3]} dealt {dealt[first:first + 3]}")
     return len(dealt)
+
+
+def check_placed(entries: list[dict]) -> int:  # type: ignore[type-arg]
+    """Each shoe that ended (``reconciliation``): every card that left it (``left_shoe``) has been
+    put somewhere on record by then, once: dealt to a hand (``card``), burned or discarded. Takes
+    entries as ``shoectl journal export`` writes them; returns the number of shoes checked."""
+    placed: dict[str, list[int]] = {}
+    ended = 0
+    for e in entries:
+        if e["kind"] in ("card", "burn", "discard") and e["shoe_id"] is not None:
+            placed.setdefault(e["shoe_id"], []).append(e["payload"]["position"])
+        elif e["kind"] == "reconciliation":
+            positions, left = placed.pop(e["shoe_id"], []), e["payload"]["left_shoe"]
+            if len(set(positions)) != len(positions):
+                raise Defect(f"shoe {e['shoe_id']}: a card placed twice on record")
+            if len(positions) != left:
+                raise Defect(f"shoe {e['shoe_id']}: {left} cards left it, {len(positions)} placed on record")
+            ended += 1
+    return ended
 
 
 def _wager(p: dict) -> tuple[int, str, int]:  # type: ignore[type-arg]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchmarks.soak_checks import check_placed
 from controller.journal import JournalReader, verify
 from controller.journal.replay import replay
 from firmware_bridge.emulator.table import read_dealt_log
@@ -42,18 +43,10 @@ def check_integrity(tmp: Path, journal: Path) -> list[dict]:
 
 
 def check_every_card_placed(journal: Path) -> None:
-    """Each shoe that ended (``reconciliation``): every card that left it (``left_shoe``) has been
-    put somewhere on record by then, once: dealt to a hand (``card``), burned or discarded."""
-    placed: dict[str, list[int]] = {}
+    """Each shoe that ended: every card that left it is placed on record by then, once (the
+    soaks' ``check_placed``)."""
     with JournalReader.open(journal) as r:
-        for e in r.entries():
-            if e.kind in ("card", "burn", "discard") and e.shoe_id is not None:
-                placed.setdefault(e.shoe_id, []).append(e.payload["position"])
-            elif e.kind == "reconciliation":
-                positions = placed.pop(e.shoe_id, [])
-                assert len(set(positions)) == len(positions), f"shoe {e.shoe_id}: a card placed twice"
-                assert len(positions) == e.payload["left_shoe"], \
-                    f"shoe {e.shoe_id}: {e.payload['left_shoe']} cards left it, {len(positions)} placed on record"
+        check_placed([{"kind": e.kind, "shoe_id": e.shoe_id, "payload": e.payload} for e in r.entries()])
 
 
 def split_by_shoe(entries: list[tuple[str, dict]]) -> list[list[tuple[str, dict]]]:
