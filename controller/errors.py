@@ -45,8 +45,9 @@ def _in_a_folder(text: str) -> str:
 def output_path_argument(text: str) -> str:
     """``path_argument`` for a file the command appends to (a log, the dealt log): an existing
     FIFO or socket is refused (``argument --log-file: ... is a FIFO``), since opening one to write
-    waits for a reader that may never come, before the command can even be stopped; so is an
-    SQLite database (another table's journal would take the lines in, and still verify)."""
+    waits for a reader that may never come, before the command can even be stopped; so is a
+    journal or a file it keeps beside it (``journal_file_kind``: another table's journal would take
+    the lines in, and still verify)."""
     text = path_argument(text)
     try:
         mode = os.stat(text).st_mode
@@ -57,9 +58,9 @@ def output_path_argument(text: str) -> str:
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         kind = "a FIFO (a named pipe)" if stat.S_ISFIFO(mode) else "a socket"
         raise argparse.ArgumentTypeError(f"{text} is {kind}; give a regular file")
-    from controller.fsutil import is_sqlite_database  # not at the top: every command imports this module
+    from controller.fsutil import journal_file_kind  # not at the top: every command imports this module
 
-    if stat.S_ISREG(mode) and is_sqlite_database(text):
-        raise argparse.ArgumentTypeError(f"{text} is an SQLite database (a journal?), not a file to append to; "
-                                         "give another file")
+    what = journal_file_kind(text) if stat.S_ISREG(mode) else None
+    if what:
+        raise argparse.ArgumentTypeError(f"{text} is {what}, not a file to append to; give another file")
     return text

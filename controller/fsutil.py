@@ -28,12 +28,33 @@ def replacement_problem(path: str | os.PathLike[str]) -> str | None:
     problem = regular_file_problem(st.st_mode)
     if problem is not None:
         return problem
-    return "is an SQLite database (a journal?), not a file to write over" if is_sqlite_database(path) else None
+    what = journal_file_kind(path)
+    return f"is {what}, not a file to write over" if what else None
 
 
-def is_sqlite_database(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a readable file that starts as an SQLite database does."""
-    return sqlite_head(path) == SQLITE_HEADER
+# The first bytes of a journal's write-ahead log (SQLite's WAL header magic, either byte order of
+# its checksums) and of its anchors file (docs/journal.md): a file written over either loses
+# committed entries, or the evidence that checks them.
+WAL_MAGICS = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+ANCHORS_MARK = b"shoectl-journal-anchor/"
+
+
+def journal_file_kind(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is, in words, when it is a journal or one of the files it keeps beside it:
+    an SQLite database, an SQLite write-ahead log, or a journal's anchors file. None otherwise
+    (or when it cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256)
+    except (OSError, ValueError):
+        return None
+    if head.startswith(SQLITE_HEADER):
+        return "an SQLite database (a journal?)"
+    if head[:4] in WAL_MAGICS:
+        return "an SQLite write-ahead log (a journal's -wal file)"
+    if ANCHORS_MARK in head.split(b"\n", 1)[0]:
+        return "a journal's anchors file"
+    return None
 
 
 def sqlite_head(path: str | os.PathLike[str]) -> bytes | None:

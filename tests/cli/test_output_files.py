@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,37 @@ def test_output_onto_a_socket_a_device_or_a_journal_is_refused(capsys, tmp_path:
             after = os.stat(target)
             assert (after.st_ino, after.st_mode, after.st_size) == (before.st_ino, before.st_mode, before.st_size)
     assert other.read_bytes() == journal.read_bytes()
+
+
+@pytest.mark.parametrize("argv", [EXPORT + ["{journal}"], ["roadmap", "{journal}"]])
+def test_output_onto_a_journals_write_ahead_log_or_anchors_is_refused(capsys, tmp_path: Path, journal: Path,
+                                                                      argv: list[str]) -> None:
+    """A review found ``journal export -o other.db-wal`` write over another table's write-ahead
+    log (its committed entries lost, and the journal still verified without them), and ``-o
+    other.db.anchors`` over its anchors (it no longer verified). Both are refused, in one line,
+    and so is appending a log to them."""
+    live = sqlite3.connect(tmp_path / "other.db")  # held open: its committed entries wait in the -wal
+    try:
+        live.execute("PRAGMA journal_mode=WAL")
+        live.execute("CREATE TABLE t (x)")
+        live.execute("INSERT INTO t VALUES (1)")
+        live.commit()
+        anchors = tmp_path / "other.db.anchors"
+        anchors.write_bytes(Path(f"{journal}.anchors").read_bytes())
+        argv = [a.format(journal=journal) for a in argv]
+        for target, said in ((tmp_path / "other.db-wal", "is an SQLite write-ahead log (a journal's -wal file)"),
+                             (anchors, "is a journal's anchors file")):
+            before = target.read_bytes()
+            code, out, err = run(capsys, *argv, "-o", str(target))
+            assert (code, out) == (2, "") and err.count("\n") == 1, err
+            assert err.endswith(f"error: argument -o/--output: {target} {said}, not a file to write over; "
+                                "give another file\n"), err
+            code, out, err = run(capsys, "run", "--journal", str(tmp_path / "new.db"), "--rounds", "1",
+                                 "--log-file", str(target))
+            assert code == 2 and f"{target} {said}, not a file to append to" in err, err
+            assert target.read_bytes() == before
+    finally:
+        live.close()
 
 
 def test_an_export_through_a_symbolic_link_replaces_the_file_it_points_to(capsys, tmp_path: Path,
