@@ -95,15 +95,16 @@ class Arg:
 
 
 def whole_number_of(value: Any) -> int | None:
-    """A whole number given as a JSON number or as ASCII decimal text (at most 15 digits, maybe a
-    minus sign before them: ``seat=-1`` is then said to be no seat, not to be text), else None."""
+    """A whole number given as a JSON number or as ASCII decimal text (at most 16 digits, as many
+    as the largest whole number a control request carries, 2**53 - 1, has; maybe a minus sign
+    before them: ``seat=-1`` is then said to be no seat, not to be text), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
     text = value.strip() if isinstance(value, str) else ""
     digits = text[1:] if text.startswith("-") else text
-    if digits.isascii() and digits.isdigit() and len(digits) <= 15:
+    if digits.isascii() and digits.isdigit() and len(digits) <= 16:
         return int(text)
     return None
 

@@ -70,3 +70,16 @@ def test_a_number_that_is_not_a_whole_one_is_named_as_typed(value: str, said: st
     with pytest.raises(BadRequest) as refused:
         check_args("wager", parse_args("wager", ["seat=3", "kind=banker", f"amount={value}"]))
     assert str(refused.value).endswith(f"amount must be a whole number (at most 9007199254740991 either way), {said}")
+
+
+def test_every_whole_number_up_to_the_limit_is_taken_as_one() -> None:
+    """A review found `amount=9007199254740991` (the limit itself, 16 digits) refused as "must be
+    a whole number (at most 9007199254740991 either way), not '9007199254740991'": text of 16
+    digits was sent as text. It is sent as the number; one past the limit is refused in words."""
+    for value in (2**53 - 1, 10**15, -(2**53 - 1)):
+        args = parse_args("wager", ["seat=3", "kind=banker", f"amount={value}"])
+        assert args["amount"] == value
+        check_args("wager", args)
+    with pytest.raises(BadRequest) as refused:
+        check_args("wager", parse_args("wager", ["seat=3", "kind=banker", f"amount={2**53}"]))
+    assert str(refused.value).endswith(f"either way), not {2**53}")
