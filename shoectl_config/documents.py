@@ -6,10 +6,12 @@ TOML; ``read_toml_file(path, max_bytes, error)`` reads a regular file first
 the offset of the bad byte), a TOML syntax error (tomllib's message, with line and column), a
 value Python refuses (an integer of more digits than Python converts: "TOML value error: an
 integer with more than 4300 digits (at line 3)"), nesting too deep. No message holds a word of
-Python's own (``sys.set_int_max_str_digits``).
+Python's own (``sys.set_int_max_str_digits``), nor a key written as a Python tuple (``operators.a``,
+not ``('operators', 'a')``).
 """
 from __future__ import annotations
 
+import ast
 import os
 import re
 import sys
@@ -33,7 +35,7 @@ def parse_toml(raw: bytes, source: str, error: ErrorFactory) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise error(source, "", f"TOML syntax error: {safe(str(exc))}") from None
+        raise error(source, "", f"TOML syntax error: {safe(_dotted_keys(str(exc)))}") from None
     except RecursionError:
         raise error(source, "", "TOML syntax error: arrays or tables nested too deeply") from None
     except ValueError as exc:  # an integer longer than Python's digit limit (tomllib's int() refuses it)
@@ -41,6 +43,20 @@ def parse_toml(raw: bytes, source: str, error: ErrorFactory) -> dict[str, Any]:
 
 
 _DIGITS = re.compile(r"[0-9][0-9_]*")
+# tomllib names a key as a Python tuple of its parts: "Cannot declare ('operators', 'a') twice"
+_KEY_TUPLE = re.compile(r"""\((?:(?:'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*"),? ?)+\)""")
+
+
+def _dotted_keys(message: str) -> str:
+    """tomllib's ``message`` with each key written as in TOML (``operators.a``), not as a tuple."""
+    def dotted(match: re.Match[str]) -> str:
+        try:
+            parts = ast.literal_eval(match.group())
+        except (ValueError, SyntaxError):
+            return match.group()
+        parts = parts if isinstance(parts, tuple) else (parts,)
+        return ".".join(str(part) for part in parts)
+    return _KEY_TUPLE.sub(dotted, message)
 
 
 def _value_problem(text: str, message: str) -> str:

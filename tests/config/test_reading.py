@@ -116,3 +116,16 @@ def test_a_byte_order_mark_and_crlf_are_accepted(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf[s]\r\nk = 'v'\r\n")
     shown, data, _ = read_toml_file(path, 1024, Refused)
     assert shown == str(path) and data == {"s": {"k": "v"}}
+
+
+@pytest.mark.parametrize("raw, reason", [
+    (b"[operators.a]\nrole = 'dealer'\n[operators.a]\n", "Cannot declare operators.a twice (at line 3, column 13)"),
+    (b"[a]\n[a]\n", "Cannot declare a twice (at line 2, column 3)"),
+    (b"a = {b = 1}\na.c = 2\n", "Cannot mutate immutable namespace a (at line 2, column 8)"),
+])
+def test_a_key_in_a_syntax_error_is_written_as_in_toml(raw: bytes, reason: str) -> None:
+    """A review found "TOML syntax error: Cannot declare ('operators', 'a') twice": tomllib names
+    a key as a Python tuple. It is said as the file writes it."""
+    with pytest.raises(Refused) as info:
+        parse_toml(raw, "doc.toml", Refused)
+    assert info.value.reason == f"TOML syntax error: {reason}"
