@@ -114,13 +114,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def reading_errors(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """``run`` with a database failure while it works (the server gone, a lost connection) said on
-    one line, exit 2, instead of a traceback."""
+    """``run`` with a database failure while it works (the server gone, a lost connection), or a
+    stored row that is no journal entry (changed in the database by hand), said on one line,
+    exit 2, instead of a traceback."""
     @functools.wraps(run)
     def guarded(args: argparse.Namespace) -> int:
         try:
             import psycopg
 
+            from controller.floor.message import NotAnEntry
             from controller.floor.store import failure_words
         except ImportError:
             return run(args)  # which says the floor extra is missing
@@ -128,6 +130,8 @@ def reading_errors(run: Callable[[argparse.Namespace], int]) -> Callable[[argpar
             return run(args)
         except psycopg.Error as exc:
             raise UsageError(f"the database failed: {failure_words(exc)}") from None
+        except NotAnEntry as exc:
+            raise UsageError(f"a row stored in the database is not a journal entry: {exc.detail}") from None
     return guarded
 
 

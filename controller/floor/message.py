@@ -2,8 +2,9 @@
 or a line of a ``shoectl journal export`` file, both exactly ``Entry.to_json_line()``.
 
 ``parse_entry(data, topic_table=None, max_bytes=...) -> FloorEntry`` checks that the bytes are
-one journal entry and raises ``NotAnEntry(reason, detail)`` otherwise: too large, not UTF-8, not a
-JSON object, a column missing or of the wrong type, a table id that is not one a table can have
+one journal entry and raises ``NotAnEntry(reason, detail)`` otherwise: too large (not a line read
+back from the store, taken under the collector's own limit), not UTF-8, not a JSON object (or one
+nested deeper than an entry can be), a column missing or of the wrong type, a table id that is not one a table can have
 (``TABLE_ID``, the rule of ``shoectl run --table-id``), a payload the journal would never store
 (not an object, numbers with a fraction or an exponent, lone surrogates), a NUL character in a
 column PostgreSQL cannot store, a line that is not exactly the one a journal writes for its entry
@@ -83,7 +84,7 @@ def parse_entry(data: bytes | str, topic_table: str | None = None,
     shoectl may have put a table id the rule refuses now (any of at most ``MAX_ID_CHARS``): it is
     read as it was, and escaped wherever it is printed."""
     size = len(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
-    if size > max_bytes:
+    if size > max_bytes and not stored:  # a stored line was taken under the collector's own limit
         raise NotAnEntry("too_large", f"{size} bytes, more than the limit of {max_bytes}")
     if isinstance(data, bytes):
         try:
@@ -93,15 +94,21 @@ def parse_entry(data: bytes | str, topic_table: str | None = None,
     line = data.strip(JSON_SPACE)
     try:
         obj = json.loads(line, parse_float=_Unstorable, parse_constant=_Unstorable)
-    except (ValueError, RecursionError):
+    except ValueError:
         raise NotAnEntry("not_json", "not one JSON object") from None
+    except RecursionError:
+        raise NotAnEntry("not_json", "JSON nested too deeply to be a journal entry") from None
     if not isinstance(obj, dict):
         raise NotAnEntry("not_json", "not one JSON object")
-    entry, payload_text = _entry_of(obj, stored)
+    try:  # a payload nested deeper than Python's encoder goes (json.loads went deeper) is no entry
+        entry, payload_text = _entry_of(obj, stored)
+        written = None if stored else entry.to_json_line()[:-1]
+    except RecursionError:
+        raise NotAnEntry("bad_field", "a payload nested too deeply to be a journal entry's") from None
     if topic_table is not None and entry.table_id != topic_table:
         raise NotAnEntry("wrong_table", f"entry {entry.seq} of table {quoted(entry.table_id)} published under "
                                         f"table {quoted(topic_table)}")
-    if not stored and entry.to_json_line()[:-1] != line:
+    if written is not None and written != line:
         raise NotAnEntry("bad_field", f"entry {entry.seq} ({safe(entry.kind[:40])}): {_not_as_written(line)}")
     return FloorEntry(entry, line, payload_text)
 

@@ -237,3 +237,58 @@ def test_a_line_that_is_not_the_journals_own_is_refused_though_its_hash_fits(cap
     code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
     assert code == 0 and stored_lines(floor_db) == journal.lines
     assert_no_alarm_and_verified(capsys, floor_db)
+
+
+def test_an_entry_nested_too_deeply_is_refused_in_words_at_every_depth(journal: TableJournal) -> None:
+    """A review found a payload nested about 987 deep parse as JSON and then stop the collector
+    (a RecursionError when the line was written again to compare it), at every restart while the
+    broker held the message; ``floor backfill`` ended in a traceback. At every depth the line is
+    now read as an entry, or refused as one, in words (the chain check judges what is read)."""
+    line = journal.lines[0].rstrip("\n")
+    refusals = set()
+    for depth in range(900, 1200, 3):
+        deep = line.replace('"payload":{', '"payload":{"d":' + "[" * depth + "]" * depth + ",", 1)
+        try:
+            message.parse_entry(deep)
+        except message.NotAnEntry as exc:
+            refusals.add(exc.detail)
+    assert refusals == {"a payload nested too deeply to be a journal entry's",
+                        "JSON nested too deeply to be a journal entry"}, refusals
+
+
+def test_backfill_refuses_a_deeply_nested_line_in_one_line(capsys, floor_db: str, journal: TableJournal,
+                                                          tmp_path: Path) -> None:
+    deep = tmp_path / "deep.jsonl"
+    line = journal.lines[0].rstrip("\n")
+    deep.write_text(line.replace('"payload":{', '"payload":{"d":' + "[" * 990 + "]" * 990 + ",", 1) + "\n")
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(deep))
+    assert code == 2 and err.count("\n") == 1 and "line 1:" in err and "nothing was stored" in err, err
+    assert count(floor_db, "SELECT count(*) FROM entries") == 0
+
+
+def test_a_stored_line_larger_than_a_message_may_be_is_read_back() -> None:
+    """A review found a collector run with ``--max-message-bytes`` above the default store an
+    entry that its own chain check, and every reader (``floor verify``, ``status``, ``rounds``), then
+    refused to read back as too large: the collector retried for ever and the readers ended in a
+    traceback. A line from the store was taken under the collector's own limit."""
+    big = json.dumps({"blob": "x" * (message.MAX_MESSAGE_BYTES + 10)})
+    with pytest.raises(message.NotAnEntry) as refused:
+        message.parse_entry(big)
+    assert refused.value.reason == "too_large"
+    with pytest.raises(message.NotAnEntry) as refused:  # read back: it is not refused for its size
+        message.parse_entry(big, stored=True)
+    assert refused.value.reason == "bad_field"
+
+
+def test_a_stored_row_that_is_no_entry_is_said_in_one_line_by_the_readers(capsys, floor_db: str,
+                                                                         journal: TableJournal) -> None:
+    """A row changed in the database by hand into something no journal writes: the readers say so
+    on one line, exit 2 (a review found a traceback)."""
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    assert code == 0, err
+    with psycopg.connect(floor_db) as conn:
+        conn.execute("UPDATE entries SET line = 'not an entry' WHERE seq = 2")
+    for argv in (["verify"], ["rounds", "--table", "T1"]):
+        code, out, err = run(capsys, "floor", *argv, "--db", floor_db)
+        assert (code, err.count("\n")) == (2, 1), err
+        assert "a row stored in the database is not a journal entry: not one JSON object" in err, err
