@@ -114,6 +114,8 @@ def pin_problem(pin: str) -> str | None:
     """Why ``pin`` is not sent at all (an empty or overlong one would only use up a try), or None."""
     if not pin:
         return "no PIN"
+    if not is_unicode_text(pin):
+        return "the PIN is not UTF-8 text"
     if len(pin) > MAX_TEXT:
         return f"a PIN of {len(pin)} characters: no PIN is longer than {MAX_TEXT}"
     return None

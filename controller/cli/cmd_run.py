@@ -62,7 +62,7 @@ from controller.table.errors import Refused
 from controller.table.recovery import rules_asked_for
 from controller.roles import Role
 from controller.table.runner import TableRunner
-from shoectl_config.text import quoted
+from shoectl_config.text import is_unicode_text, quoted
 
 DEFAULT_JOURNAL = Path("var") / "journal.db"
 ROLE_OF_KIND = {"shuffler": "shuffler", "shoe": "shoe", "shuffler-shoe": "shoe"}  # a shuffler-shoe shuffles too
@@ -114,6 +114,8 @@ def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
         name, sep, port = spec.partition("@")
         if not name or (sep and not port):
             raise UsageError(f"--device {quoted(spec)}: expected PROFILE@PORT (serial) or PROFILE (USB, found by VID/PID)")
+        if not is_unicode_text(port) or not port.isprintable():  # it is said in notices and journaled
+            raise UsageError(f"--device {quoted(spec)}: the port is not a printable UTF-8 path")
         profile = resolve_profile(name)
         is_usb = getattr(profile.transport, "type", None) == "usb"
         if is_usb and port:

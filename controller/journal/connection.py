@@ -20,7 +20,8 @@ NO_DESCRIPTOR_LEFT = "the process has no file descriptor left (its limit of open
 
 def sqlite_uri(path: Path, **params: str) -> str:
     query = "&".join(f"{k}={v}" for k, v in params.items())
-    return "file:" + urllib.parse.quote(str(path.absolute())) + ("?" + query if query else "")
+    # The path's own bytes (os.fsencode): a name that is not UTF-8 reaches SQLite as it is on disk
+    return "file:" + urllib.parse.quote(os.fsencode(path.absolute())) + ("?" + query if query else "")
 
 
 class JournalConnection(sqlite3.Connection):

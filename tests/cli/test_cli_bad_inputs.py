@@ -6,6 +6,7 @@ import argparse
 import io
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -435,3 +436,31 @@ def test_an_option_that_would_be_ignored_or_overridden_is_refused(capsys, tmp_pa
     code, out, err = run(capsys, *argv, *(["--journal", str(tmp_path / "j.db")] if argv[0] == "run" else []))
     assert (code, out) == (2, "") and err == f"shoectl {argv[0]}: error: {said}\n"
     assert not (tmp_path / "j.db").exists()
+
+
+def test_a_journal_whose_name_is_not_utf8_is_read_like_any_other(capsys, one_shoe: Path, tmp_path: Path) -> None:
+    """A review found every journal command end in a traceback for a file name with a byte that
+    is not UTF-8 (the SQLite URI was built from the decoded name). The name is the file's."""
+    odd = tmp_path / "j\udcff.db"  # the byte 0xFF, as Python holds a name it cannot decode
+    shutil.copyfile(one_shoe, odd)
+    for argv in (["journal", "verify", str(odd)], ["journal", "replay", str(odd)]):
+        done = subprocess.run([sys.executable, "-m", "controller.cli.main", *argv], capture_output=True, timeout=120)
+        assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+
+
+def test_a_device_port_that_is_not_printable_text_is_refused_before_anything_is_made(capsys,
+                                                                                      tmp_path: Path) -> None:
+    """A review found ``--device PROFILE@/dev/<0xFF>`` start the table, which then died on journaling
+    the port in a notice (a traceback). It is refused first, in one line."""
+    for port in ("/dev/\udcff", "/dev/a\nb", "/dev/\x1b[2Jx"):
+        code, out, err = run(capsys, "run", "--journal", str(tmp_path / "j.db"), "--device",
+                             f"acme-readershoe-s@{port}", "--rounds", "1")
+        assert (code, err.count("\n")) == (2, 1) and "the port is not a printable UTF-8 path" in err, err
+        assert not (tmp_path / "j.db").exists()
+
+
+def test_a_pin_that_is_not_utf8_is_not_sent() -> None:
+    from controller.cli.cmd_ctl import pin_problem
+
+    assert pin_problem("\udcff\udcfe") == "the PIN is not UTF-8 text"
+    assert pin_problem("2580") is None
