@@ -35,19 +35,25 @@ __all__ = ["DEFAULT_SPEED", "check_dealer_options", "check_emulator_options", "c
 DEFAULT_SPEED = 20.0  # the built-in emulator's mechanisms, times real time
 
 
+MIN_SPEED = 0.01  # a hundred times slower than real time: a slower one would seem to hang for ever
+
+
 def emulator_speed(text: str) -> float:
-    """``--speed``: ``max`` (no waiting: ``math.inf``) or a finite positive number of times real
-    time; ``inf``, ``nan`` or ``1e999`` are refused, not taken for ``max``."""
+    """``--speed``: ``max`` (no waiting: ``math.inf``) or a finite number of times real time, at
+    least ``MIN_SPEED``; ``inf``, ``nan`` or ``1e999`` are refused, not taken for ``max``."""
     from firmware_bridge.emulator.factory import parse_speed
 
     try:
         speed = parse_speed(text)
         if math.isinf(speed) and text.strip().lower() != "max":
             raise ValueError("max is spelled max")
-        return speed
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected max or a finite positive number (times real time), "
                                          f"not {quoted(text[:40])}") from None
+    if speed < MIN_SPEED:
+        raise argparse.ArgumentTypeError(f"at least {MIN_SPEED:g} (a hundred times slower than real time), "
+                                         f"not {quoted(text[:40])}")
+    return speed
 
 
 def fault_spec(text: str) -> Any:

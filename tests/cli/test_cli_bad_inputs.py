@@ -331,6 +331,17 @@ def test_a_speed_that_is_not_a_finite_number_is_refused(capsys, monkeypatch, tmp
     assert err.endswith(f"--speed: expected max or a finite positive number (times real time), not '{speed}'\n")
 
 
+@pytest.mark.parametrize("command", [["run", "--rounds", "1"], ["emulate", "--profile", "emulated-shoe"]])
+@pytest.mark.parametrize("speed", ["1e-300", "5e-324", "0.001"])
+def test_a_speed_too_slow_to_see_is_refused(capsys, monkeypatch, tmp_path: Path, command: list[str],
+                                             speed: str) -> None:
+    """A review found `--speed 1e-300` taken: the emulator then waited for ever, seeming to hang."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *command, "--speed", speed)
+    assert (code, out) == (2, "") and list(tmp_path.iterdir()) == [] and err.count("\n") == 1
+    assert err.endswith(f"--speed: at least 0.01 (a hundred times slower than real time), not '{speed}'\n"), err
+
+
 def test_an_anchors_file_given_is_read_once(capsys, monkeypatch, one_shoe: Path) -> None:
     """`--anchors FILE` was read twice: once to see it holds anchors, once to check them (a file
     that changed in between was checked as a file never looked at). Each read is counted."""
