@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import partial
+from types import EllipsisType
 from typing import Any
 
 from transitions import MachineError
@@ -32,10 +33,9 @@ from controller.rules.cards import Card
 from controller.rules.errors import RulesError
 from controller.rules.model import Dealing, Target
 from controller.rules.wagers import Wager
-from controller.table import checks, dealing, events, preparation, rounds
+from controller.table import checks, dealing, events, faults, preparation, rounds
 from controller.table.commands import admit
 from controller.table.errors import Refused
-from controller.table.faults import held_prompts
 from controller.table.io import (
     CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
@@ -209,7 +209,7 @@ class TableCore:
         if stack_command is not None:
             out.append(send(self.device_for("shuffler"), stack_command))
         prompts = [text for text in self.preparation_prompts(st) if text != self.prompt_text]
-        prompts += held_prompts(self.faults)
+        prompts += faults.held_prompts(self.faults)
         if self.prompt_text:
             prompts.append(self.prompt_text)
         return out + [send("shoe", m.Display(text)) for text in prompts]
@@ -280,14 +280,14 @@ class TableCore:
         return self.prompt_text
 
     # -- outputs (for the collaborators) ---------------------------------------------------------
-    def record(self, kind: str, payload: dict[str, Any], shown: dict[str, Any] | None = None) -> None:
-        self._out.append(TableRecord(kind, payload, self.shoe.id if self.shoe else None,
-                                self.round.number if self.round else None, shown))
-
-    def record_of_shoe(self, shoe_id: str | None, kind: str, payload: dict[str, Any]) -> None:
-        """A journal entry of ``shoe_id``, a shoe that has ended (None: of no shoe), not of the
-        shoe in play."""
-        self._out.append(TableRecord(kind, payload, shoe_id, None))
+    def record(self, kind: str, payload: dict[str, Any], shown: dict[str, Any] | None = None, *,
+               ended_shoe: str | None | EllipsisType = ...) -> None:
+        """A journal entry of the shoe and round in play, or of ``ended_shoe`` (None: of no shoe)."""
+        if ended_shoe is ...:
+            self._out.append(TableRecord(kind, payload, self.shoe.id if self.shoe else None,
+                                         self.round.number if self.round else None, shown))
+        else:
+            self._out.append(TableRecord(kind, payload, ended_shoe, None, shown))
 
     def notice(self, level: str, text: str) -> None:
         self._out.append(Notice(level, text))
@@ -316,18 +316,7 @@ class TableCore:
         return self.shoe.next_card_mark() if self.shoe else "@1"
 
     def maybe_resume(self) -> None:
-        """Resume where the table stopped once no fault holds it; a shoe lost meanwhile is given
-        up instead (at once when no fault held the table)."""
-        if self.shoe_lost and (self.state != "fault" or not self.faults):
-            reason, self.shoe_lost = self.shoe_lost, None
-            preparation.give_up_shoe(self, reason)
-        elif self.state == "fault" and not self.faults and self.saved_state:
-            self.trigger(f"resume_{self.saved_state}")  # generated per live state in machine.py
-            # Once resumed, not inside the transition: a deferred card may start transitions
-            # of its own (a squeeze, the end of the round), which the queued machine would
-            # otherwise hold until all of them had been applied in the wrong state.
-            dealing.apply_deferred(self)
-            preparation.apply_held(self)
+        faults.maybe_resume(self)
 
     # -- the machine's callbacks (controller.table.machine names them) ----------------------------
     def start_shuffle(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from controller.journal import kinds
+from controller.table import dealing, preparation
 from controller.table.errors import Refused
 from controller.table.machine import LIVE_SET
 from firmware_bridge.protocol import messages as m
@@ -81,3 +82,18 @@ def cleared_by_device(t: TableCore, key: str, by: str) -> None:
         t.faults.pop(key)
         t.record(kinds.FAULT_CLEARED, {"faults": [key], "by": by})
         t.maybe_resume()
+
+
+def maybe_resume(t: TableCore) -> None:
+    """Resume where the table stopped once no fault holds it; a shoe lost meanwhile is given up
+    instead (at once when no fault held the table)."""
+    if t.shoe_lost and (t.state != "fault" or not t.faults):
+        reason, t.shoe_lost = t.shoe_lost, None
+        preparation.give_up_shoe(t, reason)
+    elif t.state == "fault" and not t.faults and t.saved_state:
+        t.trigger(f"resume_{t.saved_state}")  # generated per live state in machine.py
+        # Once resumed, not inside the transition: a deferred card may start transitions of its
+        # own (a squeeze, the end of the round), which the queued machine would otherwise hold
+        # until all of them had been applied in the wrong state.
+        dealing.apply_deferred(t)
+        preparation.apply_held(t)
