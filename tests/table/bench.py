@@ -9,11 +9,12 @@ the device messages of one type out of a list of outputs.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable
 from typing import Any
 
-from controller.rules.cards import Card, Composition
+from controller.rules.cards import Card, Composition, parse_cards
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
 from controller.table.io import (
@@ -28,6 +29,22 @@ SUIT_CODE = {"C": 0, "D": 1, "H": 2, "S": 3}
 def sent(outs: list[Any], message_type: type) -> list[Any]:
     """The device messages of ``message_type`` among the core's outputs ``outs``, in order."""
     return [o.message for o in outs if isinstance(o, SendCommand) and isinstance(o.message, message_type)]
+
+
+P_WINS = parse_cards("3S,2H,4D,4C")  # Player 7, Banker 6: both stand, the round ends on four cards
+AFTER_P_WINS = "9S,AS,2S,3S,4S,5S,6S"
+
+
+def after_a_four_card_round(unauthorized_third_card: str = "discard", then: str = AFTER_P_WINS) -> Bench:
+    """627a.13(b)-(c): a Minibaccarat table whose first round (seat 1, 100 on the Player) ended on
+    four cards (``P_WINS``), the cards ``then`` next in the shoe, and the submission's option for an
+    unauthorized Player third card; the bench deals only what the test draws from here."""
+    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card=unauthorized_third_card)
+    b = Bench(stack=stack_with(P_WINS + parse_cards(then)), submission=sub)
+    b.open_and_cut()
+    b.play_round([(1, "player", 100)])
+    b.auto_deal = False
+    return b
 
 
 def stack_with(front: list[Card], decks: int = 8, burn: int = 1) -> list[Card]:

@@ -7,13 +7,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from bench import Bench, stack_with
+from bench import P_WINS, Bench, after_a_four_card_round, stack_with
 
 from controller.rules.cards import parse_cards
 from controller.rules.submission import load_preset
 from controller.roles import Role
-
-P_WINS = parse_cards("3S,2H,4D,4C")  # Player 7, Banker 6: both stand
 
 
 # -- 627a.13 -----------------------------------------------------------------------------------------
@@ -76,11 +74,7 @@ def test_the_additional_card_of_c1_is_drawn_face_down_one_found_face_up_opens_a_
     simulated round; the face-down card is still owed, and only it goes with the first to the rack.
     627a.13(d): "if a card is disclosed at the time it is dealt", "the dealer shall use the disclosed
     card as the first card of a simulated round of play in which wagers may not be accepted"."""
-    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
-    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
-    b.open_and_cut()
-    b.play_round([(1, "player", 100)])
-    b.auto_deal = False
+    b = after_a_four_card_round()
     b.draw(face_up=True)  # the unauthorised third card, disclosed: (c)(1)
     b.draw(face_up=True)  # the additional card comes out face up
     assert b.core.prompt == "BURN @8" and b.core.discard_next == 1
@@ -96,11 +90,7 @@ def test_after_the_c1_discard_the_dealer_is_asked_for_wagers_again() -> None:
     """627a.13(c)(1): "Place the disclosed card and one additional card, drawn face down from the dealing
     shoe, into the discard rack": the shoe prompts for that one card, and once it is in the rack the
     table asks for wagers again."""
-    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
-    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
-    b.open_and_cut()
-    b.play_round([(1, "player", 100)])
-    b.auto_deal = False
+    b = after_a_four_card_round()
     b.draw(face_up=True)
     assert b.core.prompt == "BURN @7"
     b.draw()
@@ -117,11 +107,7 @@ def test_a_disclosed_card_after_a_four_card_round_is_its_players_third_card_unti
     four-card round is that round's Player's third card until a wager for the next round is placed
     (docs/irregularities.md, "What the regulation leaves open"); after one, it is a card drawn in
     error before the next hand, disclosed: (d)."""
-    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
-    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
-    b.open_and_cut()
-    b.play_round([(1, "player", 100)])
-    b.auto_deal = False
+    b = after_a_four_card_round()
     if wager_meanwhile:
         b.op("wager", Role.DEALER, seat=2, kind="banker", amount=100)
     b.draw(face_up=True)

@@ -5,18 +5,14 @@ hand (629a.8(c)); through the table core's inputs and outputs (sans-I/O), with s
 (bench.py)."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
-from bench import Bench, stack_with
+from bench import P_WINS, Bench, after_a_four_card_round, stack_with
 
 from controller.roles import Role
 from controller.rules.cards import parse_cards
-from controller.rules.submission import load_preset
 from controller.table.round import HIDDEN_CARD
-
-P_WINS = parse_cards("3S,2H,4D,4C")  # Player 7, Banker 6: both stand
 
 
 def streamed(b: Bench, kind: str) -> list[dict[str, Any]]:
@@ -65,11 +61,7 @@ def test_the_additional_card_of_c1_is_not_disclosed() -> None:
     """627a.13(c)(1): "Place the disclosed card and one additional card, drawn face down from the
     dealing shoe, into the discard rack without disclosing the additional card": the disclosed card
     is shown, the additional one only journaled."""
-    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard")
-    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S")), submission=sub)
-    b.open_and_cut()
-    b.play_round([(1, "player", 100)])
-    b.auto_deal = False
+    b = after_a_four_card_round()
     b.draw(face_up=True)
     b.draw()
     assert [d["card"] for d in b.of("discard")] == ["9S", "AS"]
