@@ -43,10 +43,8 @@ def journal_file_kind(path: str | os.PathLike[str]) -> str | None:
     """What ``path`` is, in words, when it is a journal or one of the files it keeps beside it:
     an SQLite database, an SQLite write-ahead log, or a journal's anchors file. None otherwise
     (or when it cannot be read)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(256)
-    except (OSError, ValueError):
+    head = file_head(path, 256)
+    if head is None:
         return None
     if head.startswith(SQLITE_HEADER):
         return "an SQLite database (a journal?)"
@@ -60,9 +58,15 @@ def journal_file_kind(path: str | os.PathLike[str]) -> str | None:
 def sqlite_head(path: str | os.PathLike[str]) -> bytes | None:
     """The first bytes of ``path``, as many as ``SQLITE_HEADER`` has (fewer for a shorter file);
     None when it cannot be read (no such file, no permission, no file descriptor left)."""
+    return file_head(path, len(SQLITE_HEADER))
+
+
+def file_head(path: str | os.PathLike[str], size: int) -> bytes | None:
+    """The first ``size`` bytes of ``path`` (fewer for a shorter file); None when it cannot be
+    read (no such file, no permission, no file descriptor left)."""
     try:
         with open(path, "rb") as fh:
-            return fh.read(len(SQLITE_HEADER))
+            return fh.read(size)
     except (OSError, ValueError):
         return None
 

@@ -4,8 +4,8 @@ or a line of a ``shoectl journal export`` file, both exactly ``Entry.to_json_lin
 ``parse_entry(data, topic_table=None, max_bytes=...) -> FloorEntry`` checks that the bytes are
 one journal entry and raises ``NotAnEntry(reason, detail)`` otherwise: too large (not a line read
 back from the store, taken under the collector's own limit), not UTF-8, not a JSON object (or one
-nested deeper than an entry can be), a column missing or of the wrong type, a table id that is not one a table can have
-(``TABLE_ID``, the rule of ``shoectl run --table-id``), a payload the journal would never store
+nested deeper than an entry can be), a column missing or of the wrong type, a table id that is
+not one a table can have (``TABLE_ID``, the rule of ``shoectl run --table-id``), a payload the journal would never store
 (not an object, numbers with a fraction or an exponent, lone surrogates), a NUL character in a
 column PostgreSQL cannot store, a line that is not exactly the one a journal writes for its entry
 (a key given twice, a key no entry has, another spelling of the same JSON: what the hash covers

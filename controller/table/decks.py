@@ -1,8 +1,9 @@
 """Where a shoe's cards come from when the automated shuffler does not simply shuffle them anew:
 preshuffled decks at a table without a shuffler (681a.5(a)), and the batch taken out of the
 shuffler after an idle table's inspection, which a player may ask to see spread and reshuffled
-(681a.5(g)(2)), and the spread itself, which a player may ask to see face up (681a.5(g)). Operator command handlers (``controller.table.commands`` admits them); each checks
-everything first and raises ``Refused`` before it changes anything.
+(681a.5(g)(2)), and the spread itself, which a player may ask to see face up (681a.5(g)).
+Operator command handlers (``controller.table.commands`` admits them); each checks everything
+first and raises ``Refused`` before it changes anything.
 """
 from __future__ import annotations
 

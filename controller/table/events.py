@@ -142,9 +142,9 @@ def card_read(t: TableCore, device_role: str, ev: m.CardRead) -> None:
     if shoe is not None and (shoe.collected or shoe.loaded_count is None):
         card_after_the_shoe_ended(t, ev)
         return
-    if t.shoe is not None:
-        t.shoe.card_left(ev.position, ev.rank, ev.suit)
-        if checks.missed_cover_card(t.shoe):
+    if shoe is not None:
+        shoe.card_left(ev.position, ev.rank, ev.suit)
+        if checks.missed_cover_card(shoe):
             missed_cover_card(t, device_role)
     if not ev.readable:
         # Its place among the cards out is kept (face up or not) until the floorperson enters it.
