@@ -164,7 +164,8 @@ def card_after_the_shoe_ended(t: TableCore, ev: m.CardRead) -> None:
     c = card_from_wire(ev.rank, ev.suit) if ev.readable else None
     where = f"shoe {ended}, which has ended" if ended else "a shoe that holds no stack"
     t.record(kinds.DISCARD, {"card": str(c) if c else None, "position": ev.position,
-                             "reason": f"drawn from {where}: collected with its cards, not dealt"}, ended_shoe=ended)
+                             "reason": f"drawn from {where}: collected with its cards, not dealt"},
+             ended_shoe=ended)
     t.notice("warning", f"card {c or '(unread)'} drawn from {where}: to the discard rack, not dealt")
 
 

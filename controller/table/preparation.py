@@ -204,16 +204,17 @@ def cover_prompt(from_bottom: int) -> str:
 
 def collect_set_aside(t: TableCore) -> None:
     """Cards out of the shoe that wait for a round this shoe will not deal (a held first card, a
-    simulated round's first card, cards drawn while a fault held the table) go back with the
-    cards when the shoe ends: the next shoe is shuffled from the entire set (681a.7(d)(1)). Each
-    is recorded as discarded, with its position."""
+    simulated round's first card, cards drawn while a fault held the table, a misread card not yet
+    entered) go back with the cards when the shoe ends: the next shoe is shuffled from the entire
+    set (681a.7(d)(1)). Each is recorded as discarded, with its position (a misread one without
+    its name)."""
     waiting = [(a.card, a.position, a.clause) for a in ([t.held_card] if t.held_card else []) + t.pending_simulated]
-    waiting += [(c, position, "drawn while the table was held") for c, _, position in t.deferred if c is not None]
+    waiting += [(c, position, "drawn while the table was held" if c else "never read (the shoe ended before it "
+                 "was entered)") for c, _, position in t.deferred]
     for c, position, why in waiting:
-        t.record(kinds.DISCARD, {"card": str(c), "position": position,
-                             "reason": f"{why}: collected with the cards when the shoe ended"})
-    t.held_card, t.pending_simulated, t.discard_next = None, [], 0
-    t.deferred = [d for d in t.deferred if d[0] is None]  # a card still to be entered is not known
+        t.record(kinds.DISCARD, {"card": str(c) if c else None, "position": position,
+                                 "reason": f"{why}: collected with the cards when the shoe ended"})
+    t.held_card, t.pending_simulated, t.discard_next, t.deferred = None, [], 0, []
 
 
 def collect_and_reshuffle(t: TableCore) -> None:
@@ -240,14 +241,8 @@ def report_cardset_fault(t: TableCore) -> None:
 def give_up_shoe(t: TableCore, reason: str) -> None:
     """The shoe in play is gone: void a round in progress (627a.13(e)), return the wagers on the
     layout, collect, reconcile and reshuffle (681a.7(d)(1)-(2))."""
-    # The cards drawn while the table was held are out of the shoe all the same: collected with
-    # the others (``collect_set_aside``); one never read (a misread of the lost shoe) is collected
-    # as it is, without a name.
-    for c, _, position in t.deferred:
-        if c is None:
-            t.record(kinds.DISCARD, {"card": None, "position": position, "reason": "never read (the shoe was "
-                                     "given up before it was entered): collected with the cards when the shoe ended"})
-    t.deferred = [d for d in t.deferred if d[0] is not None]
+    # The cards drawn while the table was held, a misread one too, are out of the shoe all the
+    # same: ``collect_set_aside`` collects them with the others
     t.discard_next, t.saved_state = 0, None
     rounds.abandon(t, reason)
     t.record(kinds.SHOE_RESTARTED, {"reason": reason})
