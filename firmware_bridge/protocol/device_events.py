@@ -114,11 +114,20 @@ class CardRead(DeviceEvent):
         return cls(rank, suit, flags & 1 == 1, position, timestamp, counter)
 
 
-# For a decoder that has checked every field itself (``message_stream``): the slot setters of
-# ``CardRead`` in field order (rank, suit, face_up, position, timestamp_ms, counter), skipping
-# ``__init__`` and its checks: about twice as fast.
-CARD_READ_SETTERS = tuple(getattr(CardRead, name).__set__ for name in (
-    "rank", "suit", "face_up", "position", "timestamp_ms", "counter"))
+class CardReadUnderConstruction(CardRead):
+    """A ``CardRead`` being filled by a decoder that has checked every field itself
+    (``message_stream``), skipping ``__init__`` and its checks.
+
+    Its slots take plain assignments (``object``'s own ``__setattr__``, which CPython specialises:
+    about a third of the cost of calling each slot's setter), and the decoder then sets
+    ``__class__`` to ``CardRead``, which makes it an ordinary frozen ``CardRead`` (same type, same
+    equality). Never hand one out before that."""
+
+    __slots__ = ()
+    # Both, so that the type's setattr slot is object's own (one Python-level override of either
+    # would route every assignment through a function call).
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from collections import deque
 from struct import Struct
 from typing import NamedTuple
 
-from .device_events import CARD_READ_SETTERS, VALID_CARD, CardRead
+from .device_events import VALID_CARD, CardRead, CardReadUnderConstruction
 from .errors import RemoteProtocolError
 from .framing import CRC_INIT_BEFORE_ZERO, Dropped, Frame, FrameDecoder, parse_chunk
 from .messages import decode_message
@@ -52,7 +52,6 @@ _CARD_TYPE = 0x80
 
 _new_tuple = tuple.__new__
 _new_object = object.__new__
-_set_rank, _set_suit, _set_face_up, _set_position, _set_timestamp, _set_counter = CARD_READ_SETTERS
 
 
 def _as_received(chunk: bytearray, last_code: int) -> bytearray:
@@ -140,14 +139,15 @@ class MessageDecoder:
                     if (version_type == _CARD_VERSION_TYPE and length == _CARD_PAYLOAD
                             and VALID_CARD[rank << 8 | suit]):
                         # Every field is checked (the Struct bounds the rest): the slots are
-                        # filled directly, as CardRead.decode_payload does.
-                        card = _new_object(CardRead)
-                        _set_rank(card, rank)
-                        _set_suit(card, suit)
-                        _set_face_up(card, card_flags & 1 == 1)
-                        _set_position(card, position)
-                        _set_timestamp(card, timestamp)
-                        _set_counter(card, counter)
+                        # filled directly, then the card is frozen as a CardRead.
+                        card = _new_object(CardReadUnderConstruction)
+                        card.rank = rank
+                        card.suit = suit
+                        card.face_up = card_flags & 1 == 1
+                        card.position = position
+                        card.timestamp_ms = timestamp
+                        card.counter = counter
+                        card.__class__ = CardRead
                         append(_new_tuple(Decoded, (card, _CARD_TYPE, seq, flags)))
                         continue
                 chunk = _as_received(body, code)

@@ -3,6 +3,9 @@ what the reference path gives: ``FrameDecoder`` then ``decode_message`` (docs/pr
 from __future__ import annotations
 
 from binascii import crc_hqx
+from dataclasses import FrozenInstanceError
+
+import pytest
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -70,6 +73,10 @@ def test_card_read_decoded_in_one_pass_is_the_message_sent() -> None:
     [item] = decoder.take_items()
     assert item == Decoded(card, 0x80, 0, FLAG_RETRANSMISSION)
     assert type(item.message) is CardRead and item.message.face_up is True
+    # Built through its writable twin, the card is still a frozen, hashable CardRead.
+    with pytest.raises(FrozenInstanceError):
+        item.message.rank = 1  # type: ignore[misc]
+    assert hash(item.message) == hash(card)
 
 
 def test_the_crc_register_before_a_zero_byte_becomes_the_initial_value() -> None:
