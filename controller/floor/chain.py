@@ -2,9 +2,10 @@
 stored a batch (``advance(conn, table_id, hasher, known)``).
 
 ``chain_positions`` holds the last seq up to which the table's entries are contiguous and
-checked, and that entry's hash. Without the table's key, a table whose entry 1 carries its
-plain SHA-256 has every hash recomputed (``is_plain_sha256``); others are checked link by link.
-From there, each following stored entry is checked with the
+checked, and that entry's hash. Without the table's key, the entry 1 that stands says how hashes
+are checked: one that carries its plain SHA-256 has every hash recomputed (``is_plain_sha256``);
+otherwise they are checked link by link (and when another body of entry 1 replaces it, as below,
+that body decides again). From there, each following stored entry is checked with the
 journal's own ``check_row`` (its ``prev_hash`` is the previous entry's hash; with the table's
 HMAC key, its hash is recomputed). An entry that fits moves the position on. One that does not:
 
@@ -16,10 +17,15 @@ HMAC key, its hash is recomputed). An entry that fits moves the position on. One
 3. else the entry is moved out of ``entries`` into ``rejected_entries`` with a ``chain_break``
    or ``bad_hash`` alarm: what does not fit the chain is never kept as the table's entry.
 
+And when the entry after the position is missing, a refused body of it that named a body of the
+position not yet received when it came (the same forgery as in 2, the table's entries arriving
+in the other order) is taken back once that body has arrived: the position's entry is replaced
+as in 2, and the refused body stands after it.
+
 Entries beyond a missing one wait in ``entries`` (they are the table's as far as anyone can tell
 yet) under an open ``gap`` alarm, which closes once the gap is filled and the chain verifies
 across it. ``known`` maps the seqs stored by this batch to their ``FloorEntry`` (no re-parse).
-Each body moved out of ``entries`` (cases 1-3) is returned as a ``SetAside``, so that a caller
+Each body moved out of ``entries`` is returned as a ``SetAside``, so that a caller
 counting what it stored can say what the check then set aside.
 """
 from __future__ import annotations
@@ -73,47 +79,72 @@ def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int,
     """See the module docstring (``hasher``: the table's key, if the collector has it); returns the
     new position and the bodies set aside."""
     last_seq, last_hash, sha256 = position(conn, table_id)
-    if hasher is None and sha256:
-        hasher = Hasher()
+    walk = _Walk(table_id, [], known, hasher if hasher is not None else Hasher() if sha256 else None,
+                 keyed=hasher is not None)
     start = last_seq
-    known_seqs = list(known)
-    set_aside: list[SetAside] = []
-    while _stored(conn, table_id, last_seq + 1, known):
-        # The lines this batch brought are not read back (known); a gap ends the walk.
-        rows = conn.execute("SELECT seq, CASE WHEN seq = ANY(%s) THEN NULL ELSE line END FROM entries "
-                            "WHERE table_id = %s AND seq > %s ORDER BY seq LIMIT %s",
-                            (known_seqs, table_id, last_seq, _PAGE)).fetchall()
-        for seq, line in rows:
-            if seq != last_seq + 1:
+    next_stored = _stored(conn, table_id, last_seq + 1, known)
+    while True:
+        moved_from = last_seq
+        if next_stored:
+            # The lines this batch brought are not read back (known); a gap ends the page.
+            rows = conn.execute("SELECT seq, CASE WHEN seq = ANY(%s) THEN NULL ELSE line END FROM entries "
+                                "WHERE table_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                                (list(known), table_id, last_seq, _PAGE)).fetchall()
+            more, refused = len(rows) == _PAGE, False
+            for seq, line in rows:
+                if seq != last_seq + 1:
+                    more = False
+                    break
+                entry = known.get(seq) or parse_entry(line, stored=True)
+                if seq == 1 and not walk.keyed:
+                    walk.take_mode_of(conn, entry)
+                fitted = _fit(conn, entry, last_seq, last_hash, walk)
+                if fitted is None:
+                    refused = True  # what stood there is refused: nothing after it can be checked yet
+                    break
+                last_seq, last_hash = seq, fitted.entry.hash
+            if refused:
                 break
-            entry = known.get(seq) or parse_entry(line, stored=True)
-            if seq == 1 and hasher is None:
-                sha256 = is_plain_sha256(entry)
-                hasher = Hasher() if sha256 else None
-                conn.execute("UPDATE chain_positions SET sha256 = %s WHERE table_id = %s", (sha256, table_id))
-            fitted = _fit(conn, table_id, entry, last_seq, last_hash, hasher, _Moves(set_aside, known))
-            if fitted is None:
-                break
-            last_seq, last_hash = seq, fitted.entry.hash
-        else:
-            if len(rows) == _PAGE:
-                continue
-        break
+            # A full page read and fitted may have more behind it; otherwise seq + 1 is absent.
+            next_stored = more and _stored(conn, table_id, last_seq + 1, known)
+        elif last_seq >= 1 and (taken_back := _take_back(conn, last_seq, walk)) is not None:
+            last_seq, last_hash = taken_back.seq, taken_back.entry.hash
+            next_stored = _stored(conn, table_id, last_seq + 1, known)
+        if last_seq == moved_from:
+            break
     if last_seq != start:
         conn.execute("UPDATE chain_positions SET last_seq = %s, last_hash = %s, updated_at = clock_timestamp() "
                      "WHERE table_id = %s", (last_seq, last_hash, table_id))
         alarms.close_gaps_up_to(conn, table_id, last_seq)
     _alarm_gap(conn, table_id, last_seq)
-    return Advanced(last_seq, last_hash, set_aside)
+    return Advanced(last_seq, last_hash, walk.set_aside)
 
 
-class _Moves(NamedTuple):
-    """Where the check records what it sets aside, and which seqs this batch stored."""
-    set_aside: list[SetAside]
-    known: Mapping[int, FloorEntry]
+class _Walk:
+    """One ``advance``: the table, how its hashes are checked, and what the check sets aside."""
+
+    def __init__(self, table_id: str, set_aside: list[SetAside], known: Mapping[int, FloorEntry],
+                 hasher: Hasher | None, *, keyed: bool) -> None:
+        self.table_id = table_id
+        self.set_aside = set_aside
+        self.known = known  # the seqs this batch stored
+        self.hasher = hasher
+        self.keyed = keyed  # the collector has the table's key: the hasher never changes
 
     def record(self, entry: FloorEntry, alarm: str) -> None:
         self.set_aside.append(SetAside(entry.table_id, entry.seq, alarm, entry.seq in self.known))
+
+    def take_mode_of(self, conn: Any, first: FloorEntry) -> None:
+        """Without the key, entry 1 (the one that stands) says how every hash is checked."""
+        sha256 = is_plain_sha256(first)
+        self.hasher = Hasher() if sha256 else None
+        conn.execute("UPDATE chain_positions SET sha256 = %s WHERE table_id = %s", (sha256, self.table_id))
+
+    def hasher_for(self, seq: int, body: FloorEntry) -> Hasher | None:
+        """How ``body`` at ``seq`` would be checked if it stood: entry 1 sets the mode (keyless)."""
+        if seq == 1 and not self.keyed:
+            return Hasher() if is_plain_sha256(body) else None
+        return self.hasher
 
 
 def _stored(conn: Any, table_id: str, seq: int, known: Mapping[int, FloorEntry]) -> bool:
@@ -124,42 +155,63 @@ def _stored(conn: Any, table_id: str, seq: int, known: Mapping[int, FloorEntry])
     return conn.execute("SELECT 1 FROM entries WHERE table_id = %s AND seq = %s", (table_id, seq)).fetchone() is not None
 
 
-def _fit(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, last_hash: str,
-         hasher: Hasher | None, moves: _Moves) -> FloorEntry | None:
+def _fit(conn: Any, entry: FloorEntry, last_seq: int, last_hash: str, walk: _Walk) -> FloorEntry | None:
     """The body that stands at ``last_seq + 1`` once checked (the stored one, or a refused one that
     fits), or None when none fits (the stored one is then moved out, alarmed)."""
-    reason = check_row(entry.chain_row(), last_hash, hasher, table_id)
+    table_id = walk.table_id
+    reason = check_row(entry.chain_row(), last_hash, walk.hasher, table_id)
     if reason is None:
         return entry
     for other in _refused(conn, table_id, entry.seq):
-        if check_row(other.chain_row(), last_hash, hasher, table_id) is None:
+        if check_row(other.chain_row(), last_hash, walk.hasher_for(entry.seq, other), table_id) is None:
             _swap(conn, entry, other, f"did not fit the chain ({reason}); entry {entry.seq} as received later fits",
-                  moves)
+                  walk)
+            if entry.seq == 1 and not walk.keyed:
+                walk.take_mode_of(conn, other)
             return other
-    if last_seq >= 1 and _swap_tip(conn, table_id, entry, last_seq, hasher, moves):
+    if last_seq >= 1 and _swap_tip(conn, entry, last_seq, walk):
         return entry  # the tip was replaced by the predecessor this entry names
     kind = alarms.BAD_HASH if reason.startswith("hash mismatch") else alarms.CHAIN_BREAK
     _reject(conn, entry, reason)
     conn.execute("DELETE FROM entries WHERE table_id = %s AND seq = %s", (table_id, entry.seq))
     alarms.raise_alarm(conn, table_id, entry.seq, kind, f"entry {entry.seq} refused: {reason}")
-    moves.record(entry, kind)
+    walk.record(entry, kind)
     return None
 
 
-def _swap_tip(conn: Any, table_id: str, entry: FloorEntry, last_seq: int, hasher: Hasher | None,
-              moves: _Moves) -> bool:
+def _swap_tip(conn: Any, entry: FloorEntry, last_seq: int, walk: _Walk) -> bool:
+    """Replace the checked tip (entry ``last_seq``) by a refused body of it that ``entry`` names as
+    its predecessor, when both fit: the chain's own next entry settles which body was the table's.
+    Without the key, a new entry 1 brings its own way of checking hashes (the forged one may have
+    claimed a plain SHA-256 that the table's HMAC entries can never match)."""
+    table_id = walk.table_id
     row = conn.execute("SELECT line FROM entries WHERE table_id = %s AND seq = %s", (table_id, last_seq)).fetchone()
     tip = parse_entry(row[0], stored=True)
     before = GENESIS_HASH if last_seq == 1 else conn.execute(
         "SELECT hash FROM entries WHERE table_id = %s AND seq = %s", (table_id, last_seq - 1)).fetchone()[0]
     for other in _refused(conn, table_id, last_seq):
+        hasher = walk.hasher_for(last_seq, other)
         if other.entry.hash == entry.entry.prev_hash and check_row(other.chain_row(), before, hasher, table_id) is None \
                 and check_row(entry.chain_row(), other.entry.hash, hasher, table_id) is None:
             _swap(conn, tip, other, f"entry {last_seq + 1} names the other body of entry {last_seq} as its predecessor",
-                  moves)
+                  walk)
+            if last_seq == 1 and not walk.keyed:
+                walk.take_mode_of(conn, other)
             conn.execute("UPDATE chain_positions SET last_hash = %s WHERE table_id = %s", (other.entry.hash, table_id))
             return True
     return False
+
+
+def _take_back(conn: Any, last_seq: int, walk: _Walk) -> FloorEntry | None:
+    """With entry ``last_seq + 1`` missing, a refused body of it that named a body of the tip not
+    yet received when it came (so it did not fit then) stands once that body has arrived: the tip is
+    swapped (``_swap_tip``) and the body taken back from ``rejected_entries``. None if none does."""
+    for candidate in _refused(conn, walk.table_id, last_seq + 1):
+        if _swap_tip(conn, candidate, last_seq, walk):
+            _unrefuse(conn, candidate)
+            insert_entry(conn, candidate)
+            return candidate
+    return None
 
 
 def _refused(conn: Any, table_id: str, seq: int) -> list[FloorEntry]:
@@ -174,17 +226,22 @@ def _reject(conn: Any, entry: FloorEntry, why: str) -> None:
                  (entry.table_id, entry.seq, why, entry.line))
 
 
-def _swap(conn: Any, stored: FloorEntry, other: FloorEntry, why: str, moves: _Moves) -> None:
+def _swap(conn: Any, stored: FloorEntry, other: FloorEntry, why: str, walk: _Walk) -> None:
     """``other`` (a refused body) becomes the entry; ``stored`` is refused, the forgery alarmed."""
     _reject(conn, stored, why)
-    # btrim: a body refused before lines were trimmed may still end in CR; it is the same body
-    conn.execute("DELETE FROM rejected_entries WHERE table_id = %s AND seq = %s AND btrim(line, E' \\t\\r\\n') = %s",
-                 (other.table_id, other.seq, other.line))
+    _unrefuse(conn, other)
     conn.execute("DELETE FROM entries WHERE table_id = %s AND seq = %s", (stored.table_id, stored.seq))
     insert_entry(conn, other)
     alarms.raise_alarm(conn, stored.table_id, stored.seq, alarms.FORGERY,
                        f"entry {stored.seq}: the body received first was refused: {why}")
-    moves.record(stored, alarms.FORGERY)
+    walk.record(stored, alarms.FORGERY)
+
+
+def _unrefuse(conn: Any, body: FloorEntry) -> None:
+    """Take ``body`` out of ``rejected_entries`` (it is about to stand as the table's entry)."""
+    # btrim: a body refused before lines were trimmed may still end in CR; it is the same body
+    conn.execute("DELETE FROM rejected_entries WHERE table_id = %s AND seq = %s AND btrim(line, E' \\t\\r\\n') = %s",
+                 (body.table_id, body.seq, body.line))
 
 
 def _alarm_gap(conn: Any, table_id: str, last_seq: int) -> None:

@@ -4,6 +4,7 @@ and closed, what does not fit the chain never stored, HMAC hashes checked with t
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -130,6 +131,45 @@ def test_a_forged_body_that_came_first_gives_way_to_the_body_the_chain_confirms(
     assert lines_of(store) == lines
     assert ("forgery", 21, True) in alarms(store)
     assert verify_table(store.conn, "T1", None).ok
+
+
+def test_an_entry_that_named_a_body_not_yet_received_is_taken_back_when_that_body_arrives(
+        store: FloorStore, journal: TableJournal) -> None:
+    """The same forgery in the other order: entry 22 arrives before the table's own 21. It does
+    not fit the forged 21 and is refused; the table's 21, arriving last, is the body 22 named, so
+    the forged one gives way and 22 is taken back from the refused bodies."""
+    lines = journal.lines
+    store.add(items(lines[:20]))
+    store.add(items([forge_next(lines[20], operator="mallory")]))
+    store.add(items(lines[21:]))
+    assert lines_of(store) == lines[:20] + [forge_next(lines[20], operator="mallory")] + lines[22:]
+    store.add(items([lines[20]]))
+    assert lines_of(store) == lines
+    assert ("forgery", 21, True) in alarms(store)
+    assert verify_table(store.conn, "T1", None).ok
+
+
+@pytest.mark.parametrize("order", ["entry 1 before 2", "entry 1 last"])
+def test_a_forged_plain_sha256_entry_1_does_not_take_an_hmac_tables_chain(store: FloorStore, hmac_journal: TableJournal,
+                                                                          order: str) -> None:
+    """Without the key, a table whose entry 1 carries its plain SHA-256 has every hash recomputed.
+    A forger who publishes such an entry 1 ahead of an HMAC table must not turn the table's own
+    entries (HMAC hashes) into misfits: entry 2 names the table's entry 1, which settles it."""
+    lines = hmac_journal.lines
+    forged = forge_next(lines[0], operator="mallory")  # a plain SHA-256 over the genesis hash
+    store.add(items([forged]))
+    if order == "entry 1 before 2":
+        store.add(items(lines))
+    else:
+        store.add(items(lines[1:]))
+        store.add(items(lines[:1]))
+    assert lines_of(store, "T2") == lines
+    assert ("forgery", 1, True) in alarms(store)
+    assert verify_table(store.conn, "T2", Hasher(hmac_journal.key_file.read_bytes())).ok
+    key = Hasher(hmac_journal.key_file.read_bytes())
+    following = forge_next(lines[-1], seq_delta=1, prev_hash=json.loads(lines[-1])["hash"], hasher=key)
+    store.add(items([following]))  # the table's next entry, HMAC as its others: not checked as SHA-256
+    assert lines_of(store, "T2") == lines + [following]
 
 
 def test_with_the_tables_key_a_hash_that_is_not_its_hmac_is_refused(floor_db: str,
