@@ -23,8 +23,10 @@ from typing import Any
 
 from controller.cli.common import given_options
 from controller.errors import UsageError
+from controller.journal.anchors import AnchorFile
 from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
+from controller.journal.reader import meta_at_rest
 from controller.table_ids import TABLE_ID
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
@@ -119,3 +121,19 @@ def check_paths(args: argparse.Namespace, journal: Path) -> None:
                          "floorperson may name)")
     if journal.exists():
         require_journal_file(journal)  # a file that is not a journal: nothing made beside it (lock, log)
+    _check_anchors_beside(journal)
+
+
+def _check_anchors_beside(journal: Path) -> None:
+    """JournalError when the anchors file beside ``journal`` holds another journal's anchors (left
+    beside a new journal at the same path): said before the journal is created or converted."""
+    witness = AnchorFile.beside(journal)
+    if not witness.path.exists():
+        return
+    table_id = created = None
+    if journal.exists() and journal.stat().st_size:
+        meta = meta_at_rest(journal)
+        if meta is None:
+            return  # not known yet: the anchors are checked again before the first is written
+        table_id, created = meta.get("table_id"), meta.get("created")
+    witness.refuse_another_journals(table_id, created)

@@ -156,7 +156,7 @@ class AnchorFile:
         if head == self._last:
             return
         if not self._checked:
-            self._refuse_another_journals(anchor)
+            self.refuse_another_journals(anchor.table_id, anchor.journal_created)
             self._checked = True
         data = (json.dumps(anchor.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
         created = not self.path.exists()
@@ -173,13 +173,16 @@ class AnchorFile:
         self.recorded += 1
         self._last = head
 
-    def _refuse_another_journals(self, anchor: Anchor) -> None:
+    def refuse_another_journals(self, table_id: str | None, journal_created: str | None) -> None:
+        """JournalError when the file holds the anchors of another journal than the one of
+        ``table_id`` created at ``journal_created`` (both None: no journal yet, so any anchor is
+        another journal's). ``shoectl run`` asks before it creates anything."""
         if not self.path.exists():
             return
         lines = self.read()
         if lines.anchors:
             last = lines.anchors[-1][1]
-            if (last.table_id, last.journal_created) != (anchor.table_id, anchor.journal_created):
+            if (last.table_id, last.journal_created) != (table_id, journal_created):
                 raise JournalError(
                     f"{self.path}: holds the anchors of another journal (table {last.table_id}, created "
                     f"{last.journal_created}): move it away with that journal")

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.chain import GENESIS_HASH
-from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, open_readonly_connection, translate
+from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, open_readonly_connection, sqlite_uri, translate
 from controller.journal.entry import Entry, row_to_entry
-from controller.journal.errors import NotAJournalError
+from controller.journal.errors import JournalError, NotAJournalError
 from controller.journal.schema import Layout, inspect_meta, layout_of
 
 _PAGE = 1000
@@ -188,6 +188,22 @@ def open_with_meta(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         conn.close()
         raise NotAJournalError(f"{path}: not a journal: an empty SQLite database")
     return conn, meta
+
+
+def meta_at_rest(path: Path) -> dict[str, str] | None:
+    """The journal's meta as its main file holds it, read ``immutable`` so that nothing is made
+    beside it (no ``-wal``, no ``-shm``): for a check that must change nothing. None when it cannot
+    be read so (not a journal, or a journal whose meta is still only in its ``-wal``)."""
+    try:
+        conn = sqlite3.connect(sqlite_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
+    except (sqlite3.Error, UnicodeDecodeError):
+        return None
+    try:
+        return inspect_meta(conn, path)
+    except (sqlite3.Error, JournalError):
+        return None
+    finally:
+        conn.close()
 
 
 class JournalReader(_ReadApi):

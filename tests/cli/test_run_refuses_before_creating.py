@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from cli_run import run
+from controller.journal import Journal
+from controller.journal.anchors import AnchorFile
 
 BAD = [
     ("--speed", "fast"),
@@ -142,3 +144,25 @@ def test_an_output_over_the_journal_or_a_file_beside_it_is_refused(capsys, monke
     assert err == (f"shoectl run: error: {option} {value}: that is the journal t.db or a file beside it; "
                    "give another file\n")
     assert _listing(tmp_path) == before and (here / "t.db").read_bytes() == b"the journal, as it stands"
+
+
+@pytest.mark.parametrize("journal_there", [False, True], ids=["no journal", "a new journal"])
+def test_anchors_of_another_journal_beside_the_journal_are_refused_before_anything_changes(
+        capsys, monkeypatch, tmp_path: Path, journal_there: bool) -> None:
+    """An old journal moved away without its anchors file: a run at its path is refused before the
+    journal is created (or a journal there opened for writing), not after."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "old").mkdir()
+    with Journal.open(tmp_path / "old" / "t.db", table_id="T1") as old:
+        AnchorFile.beside(tmp_path / "t.db").record(old.take_anchor())
+    if journal_there:
+        with Journal.open(tmp_path / "t.db", table_id="T1") as new:
+            new.append("e", {})
+    before = _listing(tmp_path)
+    bytes_before = (tmp_path / "t.db").read_bytes() if journal_there else None
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "t.db")
+    assert (code, out) == (2, "")
+    assert err.startswith("shoectl run: error: t.db.anchors: holds the anchors of another journal (table T1, "
+                          "created ") and err.endswith("): move it away with that journal\n") and err.count("\n") == 1
+    assert _listing(tmp_path) == before
+    assert ((tmp_path / "t.db").read_bytes() if journal_there else None) == bytes_before
