@@ -116,3 +116,22 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
             os.unlink(tmp)
         raise
     fsync_dir(directory)
+
+
+def exclusive_lock(path: str | os.PathLike[str], *, mode: int = 0o644) -> int | None:
+    """An exclusive ``flock`` on ``path`` (created if missing), taken without waiting: its
+    descriptor (closing it releases the lock), or None when another process holds it. OSError when
+    the file cannot be opened. For a lock file beside the file it guards: a file replaced by rename
+    (or one SQLite locks itself) cannot carry the lock."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -128,8 +128,10 @@ def require_mqtt_5(options: BrokerOptions) -> None:
 
 def check_run_cursor(journal: Path, table_id: str) -> None:
     """CursorError for the feed's cursor beside ``journal`` when it is not a cursor, or not this
-    journal's (a journal still to be created is a new one: no cursor fits it)."""
+    journal's (a journal still to be created is a new one: no cursor fits it), or when another feed
+    of the journal holds it."""
     cursor = default_cursor_path(journal)
+    FeedCursor(cursor, table_id, "").require_unclaimed()
     if not cursor.exists():
         return
     created = None
@@ -155,8 +157,10 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
             raise CursorError(f"{position.path}: the cursor says the floor has this journal's entries up to "
                               f"{delivered}, but the journal ends at entry {end}: it is not this "
                               "journal's cursor (move it away to publish the journal from its start)")
+        position.claim()  # until the feed stops (JournalFeed.run)
         return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)
     except BaseException:
+        position.release()
         tail.close()
         raise
 

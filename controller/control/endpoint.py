@@ -17,7 +17,6 @@ Contract: ``ControlEndpoint(path, group="shoectl", group_required=False)``.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import grp
 import os
 import socket
@@ -27,6 +26,7 @@ import structlog
 
 from controller.control.client import MAX_PATH_BYTES
 from controller.errors import UsageError
+from controller.fsutil import exclusive_lock
 
 SOCKET_MODE = 0o660
 PROBE_TIMEOUT_S = 1.0
@@ -70,16 +70,13 @@ class ControlEndpoint:
         gid = self._group_id()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = exclusive_lock(f"{self.path}.lock", mode=0o600)
         except OSError as exc:
             why = "it is not a folder" if isinstance(exc, FileExistsError) else exc.strerror or exc
             raise ControlFolderUnusable(self.path.parent, str(why)) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        if fd is None:
             raise ControlSocketInUse(f"{self.path}: another table is using this control socket; "
-                                     "give this table its own --control path") from None
+                                     "give this table its own --control path")
         try:
             self._remove_stale()
         except BaseException:

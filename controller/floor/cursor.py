@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from controller.errors import UsageError
-from controller.fsutil import atomic_writer
+from controller.fsutil import atomic_writer, exclusive_lock
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 FORMAT = "shoectl-feed-cursor/1"
@@ -45,6 +45,38 @@ class FeedCursor:
         self.path = Path(path)
         self.table_id = table_id
         self.journal_created = journal_created
+        self._lock_fd: int | None = None
+
+    @property
+    def lock_path(self) -> Path:
+        """``<cursor>.lock``: held by the feed that moves this cursor."""
+        return Path(f"{self.path}.lock")
+
+    def claim(self) -> None:
+        """Hold ``lock_path`` until ``release``; CursorError when another feed holds it. Two feeds
+        of one journal would race on the cursor and, under the one MQTT client id a table's feed
+        has, take the broker's session from each other without end."""
+        try:
+            fd = exclusive_lock(self.lock_path)
+        except OSError as exc:
+            raise CursorError(f"{self.lock_path}: cannot create the feed's lock: {exc.strerror or exc}") from None
+        if fd is None:
+            raise CursorError(f"{self.path}: another feed of this journal is running (it holds "
+                              f"{self.lock_path.name}); one feed per journal: stop that one first")
+        self._lock_fd = fd
+
+    def release(self) -> None:
+        """Let another feed claim this cursor (nothing if not claimed)."""
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def require_unclaimed(self) -> None:
+        """CursorError when another feed holds the cursor now (a check before anything is created:
+        no lock file is made)."""
+        if self.lock_path.exists():
+            self.claim()
+            self.release()
 
     def load(self) -> int:
         try:

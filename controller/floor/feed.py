@@ -161,7 +161,10 @@ class JournalFeed:
                 raise
             self._drain()
         finally:
-            self._save_cursor(force=True)
+            try:
+                self._save_cursor(force=True)
+            finally:
+                self.cursor.release()
             stop_client(self.client)
             log.info("feed stopped", published=self.published, acknowledged_through=self.window.acked_through)
 

@@ -11,14 +11,13 @@ still made a journal in place.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
 from pathlib import Path
 
 import structlog
 
-from controller.fsutil import fsync_dir
+from controller.fsutil import exclusive_lock, fsync_dir
 from controller.journal.chain import HMAC_SHA256, Hasher, key_id_shown
 from controller.journal.connection import JournalConnection, sqlite_uri, translate
 from controller.journal.entry import Clock
@@ -124,16 +123,13 @@ def _take_writer_lock(path: Path) -> int:
     own POSIX locks on the database must not be disturbed)."""
     lock = lock_path(path)
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = exclusive_lock(lock)
     except OSError as exc:
         if not os.access(path.parent, os.W_OK):
             raise JournalError(f"{path}: cannot open the journal for writing: directory {path.parent} is read-only") from None
         raise JournalError(f"{lock}: cannot create the writer lock: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise JournalBusyError(f"{path}: the journal is already open for writing (another shoectl holds {lock.name})") from None
+    if fd is None:
+        raise JournalBusyError(f"{path}: the journal is already open for writing (another shoectl holds {lock.name})")
     return fd
 
 

@@ -201,3 +201,37 @@ def test_run_with_an_unreachable_broker_deals_on_and_says_so_once(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("cannot reach the broker") == 1, done.stderr
     assert not Path(f"{journal}.feed-cursor").exists()  # nothing acknowledged; the journal keeps every entry
+
+
+def test_a_second_feed_of_one_journal_is_refused_while_the_first_runs(capsys, five_entry_journal: Path,
+                                                                     tmp_path: Path) -> None:
+    """Two feeds of one journal would race on its cursor and, under the table's one MQTT client id,
+    take the broker's session from each other without end (each reconnection drops the other).
+    The second, a ``shoectl feed`` or a ``shoectl run --feed``, is refused in words while the first
+    runs, before anything is created; once the first stops, a feed may start."""
+    url = f"mqtt://127.0.0.1:{free_port()}"  # the first feed waits for it: it runs, holding the cursor
+    log = tmp_path / "first.err"
+    with log.open("w") as err_file:
+        first = subprocess.Popen([*SHOECTL, "feed", "--journal", str(five_entry_journal), "--broker", url],
+                                 stdout=subprocess.DEVNULL, stderr=err_file, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "cannot reach the broker" not in log.read_text():
+            assert first.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        second = subprocess.run([*SHOECTL, "feed", "--journal", str(five_entry_journal), "--broker", url],
+                                capture_output=True, text=True, timeout=60)  # not refused: it would wait on
+        assert (second.returncode, second.stdout) == (2, "")
+        assert second.stderr == (f"shoectl feed: error: {five_entry_journal}.feed-cursor: another feed of this "
+                                 f"journal is running (it holds {five_entry_journal.name}.feed-cursor.lock); one "
+                                 "feed per journal: stop that one first\n")
+        before = sorted(p.name for p in five_entry_journal.parent.iterdir())
+        journal_bytes = five_entry_journal.read_bytes()
+        code, out, err = run(capsys, "run", "--journal", str(five_entry_journal), "--rounds", "1", "--feed", url)
+        assert code == 2 and err.strip().count("\n") == 0 and "another feed of this journal is running" in err, err
+        assert sorted(p.name for p in five_entry_journal.parent.iterdir()) == before
+        assert five_entry_journal.read_bytes() == journal_bytes
+        assert first.poll() is None  # the first goes on
+    finally:
+        code, _ = stopped(first, signal.SIGTERM)
+    assert code == 128 + signal.SIGTERM
