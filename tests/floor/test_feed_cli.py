@@ -98,17 +98,25 @@ def test_a_table_cannot_feed_under_another_tables_name(capsys, five_entry_journa
     assert "is the MQTT user name the table id?" in line
 
 
-def waiting_feed(journal: Path, url: str, log: Path, *, wait_more: float = 0.0) -> tuple[int, str]:
-    """Start ``shoectl feed`` to the unreachable broker ``url``; once it says so (and ``wait_more``
-    seconds later, still running), SIGTERM it: its exit code and standard error."""
+def feed_waiting_for(journal: Path, url: str, log: Path) -> subprocess.Popen[str]:
+    """``shoectl feed`` started towards the unreachable broker ``url``, once it says it waits."""
     with log.open("w") as err_file:
         feed = subprocess.Popen([*SHOECTL, "feed", "--journal", str(journal), "--broker", url],
                                 stdout=subprocess.DEVNULL, stderr=err_file, text=True)
+    deadline = time.monotonic() + 60
+    while "cannot reach the broker" not in log.read_text():
+        if feed.poll() is not None or time.monotonic() > deadline:
+            stopped(feed, signal.SIGTERM)
+            pytest.fail(log.read_text())
+        time.sleep(0.05)
+    return feed
+
+
+def waiting_feed(journal: Path, url: str, log: Path, *, wait_more: float = 0.0) -> tuple[int, str]:
+    """Start ``shoectl feed`` to the unreachable broker ``url``; once it says so (and ``wait_more``
+    seconds later, still running), SIGTERM it: its exit code and standard error."""
+    feed = feed_waiting_for(journal, url, log)
     try:
-        deadline = time.monotonic() + 60
-        while "cannot reach the broker" not in log.read_text():
-            assert feed.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
         time.sleep(wait_more)
         assert feed.poll() is None  # still waiting
     finally:
@@ -210,15 +218,8 @@ def test_a_second_feed_of_one_journal_is_refused_while_the_first_runs(capsys, fi
     The second, a ``shoectl feed`` or a ``shoectl run --feed``, is refused in words while the first
     runs, before anything is created; once the first stops, a feed may start."""
     url = f"mqtt://127.0.0.1:{free_port()}"  # the first feed waits for it: it runs, holding the cursor
-    log = tmp_path / "first.err"
-    with log.open("w") as err_file:
-        first = subprocess.Popen([*SHOECTL, "feed", "--journal", str(five_entry_journal), "--broker", url],
-                                 stdout=subprocess.DEVNULL, stderr=err_file, text=True)
+    first = feed_waiting_for(five_entry_journal, url, tmp_path / "first.err")
     try:
-        deadline = time.monotonic() + 60
-        while "cannot reach the broker" not in log.read_text():
-            assert first.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
         second = subprocess.run([*SHOECTL, "feed", "--journal", str(five_entry_journal), "--broker", url],
                                 capture_output=True, text=True, timeout=60)  # not refused: it would wait on
         assert (second.returncode, second.stdout) == (2, "")
