@@ -225,6 +225,12 @@ class ControlServer:
             buf += data
             start = 0
             while (end := buf.find(b"\n", start)) >= 0:
+                if end - start > MAX_LINE:  # whole, in one read: refused alone, the connection goes on
+                    start = end + 1
+                    reply = self._bad_request(BadRequest(f"request line longer than {MAX_LINE} bytes"), session)
+                    if not self._send(conn, reply) or session.closing:
+                        return
+                    continue
                 line, start = bytes(buf[start:end]), end + 1
                 if not line.strip():
                     continue

@@ -199,6 +199,18 @@ def test_a_connection_that_sends_nothing_is_closed_after_the_idle_time(tmp_path:
         assert s.recv(10) == b""
 
 
+def test_a_whole_line_longer_than_a_line_may_be_is_refused_and_the_connection_goes_on(tmp_path: Path) -> None:
+    """``a line is at most MAX_LINE bytes``: one that arrives whole, newline and all, in one read
+    was parsed however long it was (up to twice the limit). It is refused alone; the lines after it
+    on the same connection are answered."""
+    with _served(tmp_path) as (_, s):
+        s.connect(str(tmp_path / "c.sock"))
+        s.sendall(json.dumps({"op": "status", "pad": "x" * 70_000}).encode() + b"\n")
+        assert read_reply(s) == {"id": None, "ok": False, "code": "bad_request",
+                                 "error": "request line longer than 65536 bytes"}
+        assert (send_and_read(s, {"op": "status"}) or {}).get("ok") is True
+
+
 # -- item 5: one table per socket -----------------------------------------------------------------------
 
 @pytest.mark.slow
