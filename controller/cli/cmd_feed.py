@@ -20,7 +20,7 @@ from typing import Any
 
 import structlog
 
-from controller.cli.common import given_options, positive_int
+from controller.cli.common import given_options, whole_number
 from controller.cli.stopping import run_until_signalled
 from controller.errors import UsageError, output_path_argument, path_argument
 from controller.floor.broker import BROKER_FLAGS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
@@ -38,6 +38,8 @@ from shoectl_config.text import quoted
 log = structlog.get_logger("shoectl.feed")
 
 STOP_GRACE_S = DRAIN_LIMIT * FeedSettings.stop_grace + 5  # the drain's longest, then a forced exit
+
+MQTT_PACKET_IDS = 65535  # a QoS 1 message in flight holds one of these: no window may be wider
 
 
 class ScoreboardSummary:
@@ -81,9 +83,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                      "(default: PATH.feed-cursor beside the journal)")
     p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key: its hashes are checked as they are "
                                                        "read (without it, an HMAC journal's links only)")
-    p.add_argument("--max-inflight", type=positive_int, default=FeedSettings.window, metavar="N",
-                   help=f"entries published and not yet acknowledged, at most (default {FeedSettings.window}): "
-                        "the feed's memory, and how far it reads ahead of the broker")
+    p.add_argument("--max-inflight", type=whole_number(1, MQTT_PACKET_IDS), default=FeedSettings.window, metavar="N",
+                   help=f"entries published and not yet acknowledged, at most (default {FeedSettings.window}; at "
+                        f"most {MQTT_PACKET_IDS}, MQTT's packet ids): the feed's memory, and how far it reads "
+                        "ahead of the broker")
     add_broker_options(p)
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-file", type=output_path_argument, metavar="PATH", help="JSON log file (default: none)")
