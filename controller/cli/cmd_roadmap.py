@@ -29,6 +29,10 @@ from controller.roadmaps import compute, render_png, render_svg, render_text, re
 from shoectl_config.text import quoted
 
 
+FORMATS = {"text": "text", "svg": "SVG", "png": "PNG"}  # --format's choices, and their names in words
+FORMATS_BY_SUFFIX = {".txt": "text", ".svg": "svg", ".png": "png"}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("roadmap", help="the baccarat roadmaps of one shoe of a journal (text, SVG, PNG, JSON)",
                        description="The bead plate, big road, big eye boy, small road and cockroach pig of one "
@@ -36,8 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_journal_input(p)
     p.add_argument("--shoe", metavar="ID", help="the shoe (default: the latest shoe that has rounds)")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--format", choices=["text", "svg", "png"], default="text",
-                     help="text grids (default), an SVG document, or a PNG image (needs Pillow)")
+    how.add_argument("--format", choices=list(FORMATS),
+                     help="text grids (the default), an SVG document, or a PNG image (needs Pillow); without it, "
+                          "-o FILE's .svg or .png says which")
     how.add_argument("--json", action="store_true", help="the roads as one JSON object (logical columns)")
     p.add_argument("-o", "--output", type=new_file_argument, metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(func=run)
@@ -71,8 +76,21 @@ def _ids(ids: list[str], most: int = 12) -> str:
     return f"{', '.join(ids[:3])}, ..., {', '.join(ids[-3:])} ({len(ids)} shoes)"
 
 
+def output_format(chosen: str | None, output: str | None) -> str:
+    """The format to write: ``--format``, else the one ``-o FILE``'s suffix names, else text.
+    UsageError when the two disagree (an SVG document in ``x.png`` would open as a broken image)."""
+    named = FORMATS_BY_SUFFIX.get(Path(output).suffix.lower()) if output else None
+    if chosen is None:
+        return named or "text"
+    if named is not None and named != chosen:
+        raise UsageError(f"-o {output}: the file name says {FORMATS[named]}, --format says {FORMATS[chosen]}; "
+                         "give a name and a format that agree")
+    return chosen
+
+
 def run(args: argparse.Namespace) -> int:
     refuse_output_over_journal(args, args.output)
+    args.format = output_format(args.format, args.output) if not args.json else None
     # Every shoe's start, to choose the latest or to name them; the rounds of --shoe alone, if given.
     docs = read_checked(args, lambda entries: list(replay(entries)), keep=entries_needed(args.shoe))
     if docs is None:

@@ -99,6 +99,22 @@ def test_svg_on_a_real_journal(capsys, table_journal: Path, tmp_path: Path) -> N
     ET.parse(target)
 
 
+def test_the_output_files_suffix_chooses_the_format_and_a_disagreement_is_refused(capsys, table_journal: Path,
+                                                                                  tmp_path: Path) -> None:
+    """``-o road.svg`` alone writes SVG (it wrote text grids into a file named .svg); ``--format
+    svg -o road.png`` is refused before anything is written (an SVG document under a PNG name)."""
+    code, svg, _ = run(capsys, "roadmap", str(table_journal), "--format", "svg")
+    target = tmp_path / "road.svg"
+    assert run(capsys, "roadmap", str(table_journal), "-o", str(target))[0] == 0
+    assert target.read_text(encoding="utf-8") == svg
+    wrong = tmp_path / "road.png"
+    code, out, err = run(capsys, "roadmap", str(table_journal), "--format", "svg", "-o", str(wrong))
+    assert (code, out) == (2, "")
+    assert err == (f"shoectl roadmap: error: -o {wrong}: the file name says PNG, --format says SVG; give a name "
+                   "and a format that agree\n")
+    assert not wrong.exists()
+
+
 def test_png_on_a_real_journal(capsys, table_journal: Path, tmp_path: Path, monkeypatch) -> None:
     target = tmp_path / "road.png"
     try:
