@@ -15,6 +15,7 @@ or export file: one line on standard error, exit 2, nothing changed.
 from __future__ import annotations
 
 import argparse
+import re
 import functools
 import sys
 from collections.abc import Callable
@@ -33,13 +34,16 @@ DB_HELP = ("the central store: postgresql://USER@HOST[:PORT]/DATABASE (a passwor
            "PGPASSFILE, never on the command line)")
 
 
+_CLOCK_TIME = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])", re.ASCII)
+
+
 def clock_time(text: str) -> dt_time:
-    """``HH:MM`` (24-hour) as a time of day; a usage error otherwise."""
-    try:
-        hours, minutes = (int(part) for part in text.split(":"))
-        return dt_time(hours, minutes)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{quoted(text[:40])} is not a time of day as HH:MM (e.g. 06:00)") from None
+    """``HH:MM`` (24-hour, ASCII digits; ``H:MM`` too) as a time of day; a usage error otherwise
+    (``int`` alone took spaces, one-digit minutes and other scripts' digits)."""
+    match = _CLOCK_TIME.fullmatch(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{quoted(text[:40])} is not a time of day as HH:MM (e.g. 06:00)")
+    return dt_time(int(match[1]), int(match[2]))
 
 
 def time_zone(name: str) -> tzinfo:

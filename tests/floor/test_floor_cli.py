@@ -187,6 +187,7 @@ def test_status_counts_the_rounds_of_the_gaming_day_given(capsys, floor_db: str,
     assert code == 0 and status["tables"][0]["rounds_today"] == 10
     started = datetime.fromisoformat(status["gaming_day_start"])
     assert timedelta(hours=23, minutes=58) < datetime.now(timezone.utc) - started <= timedelta(hours=24)
-    for bad in (["--gaming-day", "25:00"], ["--timezone", "Nowhere/Else"]):
+    for bad in (["--gaming-day", "25:00"], ["--gaming-day", " 06:00"], ["--gaming-day", "06:5"],
+                ["--gaming-day", "\u0660\u0666:\u0660\u0660"], ["--timezone", "Nowhere/Else"]):
         code, out, err = run(capsys, "floor", "status", "--db", floor_db, *bad)
         assert (code, out) == (2, "") and err.count("\n") == 1 and "Traceback" not in err
