@@ -203,7 +203,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
     check_dealer_options(args)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     journal_path = Path(args.journal)
-    check_paths(args, journal_path)  # every option is read and checked before anything is created
+    check_paths(args, journal_path, key)  # every option is read and checked before anything is created
     feed_options = run_feed_options(args)
     scoreboard_sock = bind_run_scoreboard(args)  # a port in use is refused before anything is created
     control = claim_run_control(args, journal_path)  # before the journal: a second table on the socket changes nothing

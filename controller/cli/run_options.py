@@ -24,8 +24,10 @@ from typing import Any
 from controller.cli.common import given_options
 from controller.errors import UsageError
 from controller.journal.anchors import AnchorFile
+from controller.journal.chain import Hasher
 from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
+from controller.journal.opening import check_meta
 from controller.journal.reader import meta_at_rest
 from controller.table_ids import TABLE_ID
 from shoectl_config.numbers import NumberError, bounded_decimal
@@ -105,7 +107,7 @@ def edge_threshold(text: str) -> Decimal:
         raise argparse.ArgumentTypeError(f"{exc}; e.g. 0 or 0.005") from None
 
 
-def check_paths(args: argparse.Namespace, journal: Path) -> None:
+def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None = None) -> None:
     """Raise ``UsageError`` for a path option that could only fail once things exist."""
     if journal.is_dir():  # checked first: "/" has no name to put the control socket's suffix on
         raise UsageError(f"--journal {journal}: is a directory; give a file name")
@@ -121,19 +123,20 @@ def check_paths(args: argparse.Namespace, journal: Path) -> None:
                          "floorperson may name)")
     if journal.exists():
         require_journal_file(journal)  # a file that is not a journal: nothing made beside it (lock, log)
-    _check_anchors_beside(journal)
+    _check_journal_there(journal, args.table_id, hmac_key)
 
 
-def _check_anchors_beside(journal: Path) -> None:
-    """JournalError when the anchors file beside ``journal`` holds another journal's anchors (left
-    beside a new journal at the same path): said before the journal is created or converted."""
+def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -> None:
+    """JournalError, before anything is created or opened for writing, when the journal there is
+    another table's or chained otherwise than ``hmac_key`` says (what opening it would refuse, but
+    after making its lock and log), or when the anchors file beside it holds another journal's
+    anchors (left beside a new journal at the same path)."""
+    meta = meta_at_rest(journal) if journal.exists() and journal.stat().st_size else None
+    if meta is not None:
+        check_meta(journal, meta, table_id, Hasher(hmac_key))
     witness = AnchorFile.beside(journal)
     if not witness.path.exists():
         return
-    table_id = created = None
-    if journal.exists() and journal.stat().st_size:
-        meta = meta_at_rest(journal)
-        if meta is None:
-            return  # not known yet: the anchors are checked again before the first is written
-        table_id, created = meta.get("table_id"), meta.get("created")
-    witness.refuse_another_journals(table_id, created)
+    if meta is None and journal.exists() and journal.stat().st_size:
+        return  # not known yet: the anchors are checked again before the first is written
+    witness.refuse_another_journals(meta.get("table_id") if meta else None, meta.get("created") if meta else None)

@@ -71,7 +71,7 @@ def open_writer(path: Path, *, table_id: str, hasher: Hasher, clock: Clock, crea
                 fsync_dir(path.parent.absolute())
         except (sqlite3.Error, UnicodeDecodeError) as exc:  # UnicodeDecodeError: translate's docstring
             raise translate(exc, path, "open the journal") from None
-        _check_meta(path, meta, table_id, hasher)
+        check_meta(path, meta, table_id, hasher)
         return conn, meta, lock_fd
     except BaseException:
         if conn is not None:
@@ -133,7 +133,9 @@ def _take_writer_lock(path: Path) -> int:
     return fd
 
 
-def _check_meta(path: Path, meta: dict[str, str], table_id: str, hasher: Hasher) -> None:
+def check_meta(path: Path, meta: dict[str, str], table_id: str, hasher: Hasher) -> None:
+    """JournalError unless the journal of ``meta`` is table ``table_id``'s, chained as ``hasher``
+    chains (an HMAC journal with its own key, a SHA-256 one without a key)."""
     if meta["table_id"] != table_id:
         raise JournalError(f"{path}: the journal belongs to table {meta['table_id']!r}, not {table_id!r}")
     algorithm = meta["hash_algorithm"]

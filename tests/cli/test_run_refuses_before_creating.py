@@ -166,3 +166,22 @@ def test_anchors_of_another_journal_beside_the_journal_are_refused_before_anythi
                           "created ") and err.endswith("): move it away with that journal\n") and err.count("\n") == 1
     assert _listing(tmp_path) == before
     assert ((tmp_path / "t.db").read_bytes() if journal_there else None) == bytes_before
+
+
+@pytest.mark.parametrize("option, says", [
+    (["--table-id", "T2"], "t.db: the journal belongs to table 'T1', not 'T2'"),
+    (["--hmac-key", "k.key"], "t.db: the journal was created without an HMAC key; it cannot be continued with one"),
+], ids=["another table", "a key for a journal without one"])
+def test_a_journal_the_run_cannot_continue_is_refused_before_anything_is_created(capsys, monkeypatch, tmp_path: Path,
+                                                                                 option: list[str], says: str) -> None:
+    """Opening the journal refused these too, but after making its lock, the log and the control
+    socket's lock beside it."""
+    monkeypatch.chdir(tmp_path)
+    with Journal.open(tmp_path / "t.db", table_id="T1") as journal:
+        journal.append("e", {})
+    (tmp_path / "k.key").write_bytes(bytes(range(32)))
+    (tmp_path / "k.key").chmod(0o600)
+    before, journal_bytes = _listing(tmp_path), (tmp_path / "t.db").read_bytes()
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "t.db", *option)
+    assert (code, out, err) == (2, "", f"shoectl run: error: {says}\n")
+    assert _listing(tmp_path) == before and (tmp_path / "t.db").read_bytes() == journal_bytes
