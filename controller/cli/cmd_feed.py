@@ -150,6 +150,7 @@ def check_run_cursor(journal: Path, table_id: str) -> None:
 def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = None, hmac_key: bytes | None = None,
               settings: FeedSettings = FeedSettings()) -> JournalFeed:
     tail = JournalTail.open(journal, hmac_key=hmac_key)
+    position: FeedCursor | None = None
     try:
         if not TABLE_ID.fullmatch(tail.table_id):  # the floor would drop every entry (bad_field)
             raise UsageError(f"{journal}: the table id {quoted(tail.table_id[:40])} is not one the floor takes "
@@ -163,7 +164,8 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
         position.claim()  # until the feed stops (JournalFeed.run)
         return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)
     except BaseException:
-        position.release()
+        if position is not None:
+            position.release()
         tail.close()
         raise
 

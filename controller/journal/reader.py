@@ -200,7 +200,7 @@ def meta_at_rest(path: Path) -> dict[str, str] | None:
         return None
     try:
         return inspect_meta(conn, path)
-    except (sqlite3.Error, JournalError):
+    except (sqlite3.Error, JournalError, UnicodeDecodeError):  # opening it says why, in its own words
         return None
     finally:
         conn.close()
