@@ -16,11 +16,16 @@ from shoectl_config.files import regular_file_problem
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def replacement_problem(path: str | os.PathLike[str]) -> str | None:
+def replacement_problem(path: str | os.PathLike[str], *, side_file: str | None = None) -> str | None:
     """Why a command that writes ``path`` whole must leave what is there (symbolic links
     followed), in words: not a regular file (a device, a socket, a FIFO, a folder), or an SQLite
     database (a journal: an export written over one would destroy it). None when nothing is there
-    or it is another regular file."""
+    or it is another regular file. A file named as one a journal keeps beside it is refused too
+    (``beside_a_journal``), unless its name ends with ``side_file``, the suffix of the one its
+    keeper is writing (the feed's cursor: ``.feed-cursor``)."""
+    journal = beside_a_journal(path)
+    if journal is not None and not (side_file and os.fspath(path).endswith(side_file)):  # there or not: SQLite takes a -wal or -shm it finds for the journal's own
+        return f"is a file the journal {journal} keeps beside it, not a file to write over"
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -37,6 +42,28 @@ def replacement_problem(path: str | os.PathLike[str]) -> str | None:
 # committed entries, or the evidence that checks them.
 WAL_MAGICS = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
 ANCHORS_MARK = b"shoectl-journal-anchor/"
+
+
+# What a journal keeps beside it, by the suffix to its own name (docs/journal.md): SQLite's
+# write-ahead log, its index and its rollback journal, the writer's lock, the anchors, the feed's
+# cursor and the cursor's lock.
+JOURNAL_SIDE_SUFFIXES = ("-wal", "-shm", "-journal", ".lock", ".anchors", ".feed-cursor", ".feed-cursor.lock")
+
+
+def beside_a_journal(path: str | os.PathLike[str]) -> str | None:
+    """The journal whose side file ``path`` is named as (``JOURNAL_SIDE_SUFFIXES``), when that
+    journal is there (an SQLite file); None otherwise. A live journal's ``-shm`` has no mark of
+    its own, and a closed one's ``-wal`` is not there: only the name tells."""
+    try:
+        name = os.fspath(path)
+    except TypeError:
+        return None
+    for suffix in JOURNAL_SIDE_SUFFIXES:
+        if isinstance(name, str) and name.endswith(suffix) and len(name) > len(suffix):
+            journal = name[:-len(suffix)]
+            if sqlite_head(journal) == SQLITE_HEADER:
+                return journal
+    return None
 
 
 def journal_file_kind(path: str | os.PathLike[str]) -> str | None:
@@ -86,14 +113,15 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bool = False) -> Iterator[IO[Any]]:
+def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bool = False,
+                  side_file: str | None = None) -> Iterator[IO[Any]]:
     """Yield a file to write ``path``'s new contents into. The file has ``mode`` from the start
     (a secret is never readable by others, even briefly); when the block ends normally it is
     fsynced and renamed over ``path`` and the directory synced; otherwise it is removed. A
     symbolic link stays: the file it points to is replaced. What ``replacement_problem`` refuses
     raises ``OSError`` (EEXIST) with the reason, before anything is written."""
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
-    problem = replacement_problem(target)
+    problem = replacement_problem(target, side_file=side_file)
     if problem is not None:
         raise OSError(errno.EEXIST, f"{problem}; it was left as it is", os.fspath(path))
     directory = target.parent if str(target.parent) else Path(".")

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from controller.errors import UsageError
-from controller.fsutil import atomic_writer, exclusive_lock
+from controller.fsutil import atomic_writer, exclusive_lock, replacement_problem
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 FORMAT = "shoectl-feed-cursor/1"
@@ -33,9 +33,12 @@ class CursorError(UsageError):
     """A cursor file that cannot be used; one line."""
 
 
+CURSOR_SUFFIX = ".feed-cursor"
+
+
 def default_cursor_path(journal: str | os.PathLike[str]) -> Path:
     """``<journal>.feed-cursor``, beside the journal."""
-    return Path(f"{journal}.feed-cursor")
+    return Path(f"{journal}{CURSOR_SUFFIX}")
 
 
 class FeedCursor:
@@ -79,6 +82,9 @@ class FeedCursor:
             self.release()
 
     def load(self) -> int:
+        problem = replacement_problem(self.path, side_file=CURSOR_SUFFIX)  # it is written over, later
+        if problem is not None:
+            raise CursorError(f"{self.path} {problem}; give the feed its own cursor file")
         try:
             require_regular_file(self.path)  # a FIFO would be waited on for a writer, without end
             with open(self.path, "rb") as fh:
@@ -103,7 +109,7 @@ class FeedCursor:
 
     def save(self, seq: int) -> None:
         doc = {"format": FORMAT, "table_id": self.table_id, "journal_created": self.journal_created, "seq": seq}
-        with atomic_writer(self.path) as fh:
+        with atomic_writer(self.path, side_file=CURSOR_SUFFIX) as fh:
             fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from controller.journal.anchors import anchors_path
+from controller.fsutil import JOURNAL_SIDE_SUFFIXES
 
 
 def lock_path(journal: str | os.PathLike[str]) -> Path:
@@ -19,9 +19,10 @@ def lock_path(journal: str | os.PathLike[str]) -> Path:
 
 
 def journal_files(journal: str | os.PathLike[str]) -> tuple[Path, ...]:
-    """The journal and the files beside it, whether they exist or not."""
+    """The journal and the files beside it (``fsutil.JOURNAL_SIDE_SUFFIXES``: among them its
+    ``lock_path`` and ``anchors_path``), whether they exist or not."""
     base = os.fspath(journal)
-    return Path(base), Path(base + "-wal"), Path(base + "-shm"), lock_path(base), anchors_path(base)
+    return (Path(base), *(Path(base + suffix) for suffix in JOURNAL_SIDE_SUFFIXES))
 
 
 def is_journal_file(path: str | os.PathLike[str], journal: str | os.PathLike[str]) -> bool:

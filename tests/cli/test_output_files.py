@@ -20,6 +20,8 @@ import pytest
 
 from cli_run import dealt_journal, run
 from controller.fsutil import atomic_writer, replacement_problem
+from controller.journal import Journal
+from controller.journal.verification import verify
 
 EXPORT = ["journal", "export"]
 
@@ -77,7 +79,12 @@ def test_output_onto_a_journals_write_ahead_log_or_anchors_is_refused(capsys, tm
             before = target.read_bytes()
             code, out, err = run(capsys, *argv, "-o", str(target))
             assert (code, out) == (2, "") and err.count("\n") == 1, err
-            assert err.endswith(f"error: argument -o/--output: {target} {said}, not a file to write over; "
+            assert err.endswith(f"error: argument -o/--output: {target} is a file the journal {tmp_path / 'other.db'} "
+                                "keeps beside it, not a file to write over; give another file\n"), err
+            renamed = target.with_name(f"copy-of-{target.name}")  # no journal beside it: what it holds tells
+            renamed.write_bytes(before)
+            code, out, err = run(capsys, *argv, "-o", str(renamed))
+            assert err.endswith(f"error: argument -o/--output: {renamed} {said}, not a file to write over; "
                                 "give another file\n"), err
             code, out, err = run(capsys, "run", "--journal", str(tmp_path / "new.db"), "--rounds", "1",
                                  "--log-file", str(target))
@@ -85,6 +92,29 @@ def test_output_onto_a_journals_write_ahead_log_or_anchors_is_refused(capsys, tm
             assert target.read_bytes() == before
     finally:
         live.close()
+
+
+@pytest.mark.parametrize("argv", [EXPORT + ["{journal}"], ["diagram"], ["roadmap", "{journal}"]])
+@pytest.mark.parametrize("side", ["-shm", "-wal", ".lock", ".feed-cursor", "-journal"])
+def test_output_onto_a_file_named_as_a_journal_keeps_it_is_refused_there_or_not(capsys, tmp_path: Path,
+                                                                                journal: Path, argv: list[str],
+                                                                                side: str) -> None:
+    """A review found ``diagram -o t.db-shm`` cut a running table's WAL index to a page of text: the
+    table died (SIGBUS) a moment later. A live journal's ``-shm`` has no mark of its own and a
+    closed journal's ``-wal`` is not there (SQLite would take one written there for its own): the
+    name beside an existing journal is what is refused."""
+    live = tmp_path / "live.db"
+    with Journal.open(live, table_id="T1") as writer:  # open: its -wal and -shm are there
+        writer.append("e", {})
+        target = Path(f"{live}{side}")
+        before = target.read_bytes() if target.exists() else None
+        code, out, err = run(capsys, *[a.format(journal=journal) for a in argv], "-o", str(target))
+        assert (code, out) == (2, ""), err
+        assert err.endswith(f"error: argument -o/--output: {target} is a file the journal {live} keeps beside it, "
+                            "not a file to write over; give another file\n"), err
+        assert (target.read_bytes() if target.exists() else None) == before
+        writer.append("e", {})  # the writer goes on
+    assert verify(live).ok
 
 
 def test_an_export_through_a_symbolic_link_replaces_the_file_it_points_to(capsys, tmp_path: Path,
