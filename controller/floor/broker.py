@@ -132,9 +132,29 @@ def parse_broker_url(text: str) -> tuple[str, int, bool]:
         raise BrokerError(bad + "only a host and a port may follow the scheme")
     if not parts.hostname:
         raise BrokerError(bad + "no host")
+    if not _host_name_ok(parts.hostname):
+        raise BrokerError(bad + f"{quoted(parts.hostname[:100])} is not a host name or an address")
     if port == 0:
         raise BrokerError(bad + PORT_WORDS)
     return parts.hostname, port or SCHEMES[scheme], scheme == "mqtts"
+
+
+def _host_name_ok(host: str) -> bool:
+    """Whether ``host`` can be looked up at all: an IP address, or a name whose labels the resolver
+    takes (IDNA; an empty label, one over 63 characters or a character no name may hold fails
+    there, inside the client's own thread)."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return False
+    return True
 
 
 def read_password_file(path: str) -> str:
@@ -170,7 +190,10 @@ def _mqtt_string(what: str, value: str | None) -> None:
         raise BrokerError(f"{what} must not be empty")
     if "\0" in value:
         raise BrokerError(f"{what} holds a NUL character, which MQTT does not carry")
-    size = len(value.encode("utf-8", "surrogatepass"))
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:  # bytes of the command line that were not UTF-8
+        raise BrokerError(f"{what} is not UTF-8 text") from None
     if size > MQTT_STRING_MAX:
         raise BrokerError(f"{what} is {size:,} bytes long; MQTT carries at most {MQTT_STRING_MAX:,}")
 

@@ -41,6 +41,10 @@ def refused(capsys, *argv: str, outage_lines: bool = False) -> str:
     ("mqtt://T1:secret@127.0.0.1", "no user name or password in the URL"),
     ("mqtt://", "no host"),
     ("mqtt://127.0.0.1/shoectl", "only a host and a port"),
+    # Names no resolver takes failed inside paho's thread, a traceback (the scoreboard went on without a broker)
+    ("mqtt://a..b", "'a..b' is not a host name or an address"),
+    ("mqtt://" + "a" * 64 + ".example", "is not a host name or an address"),
+    ("mqtt://\udcff", "'\\xff' is not a host name or an address"),
 ])
 def test_a_bad_broker_url_is_one_line(capsys, five_entry_journal: Path, url: str, says: str) -> None:
     line = refused(capsys, "--journal", str(five_entry_journal), "--broker", url)
@@ -55,6 +59,8 @@ def test_bad_login_options_are_one_line(capsys, five_entry_journal: Path, tmp_pa
     empty = tmp_path / "empty"
     empty.write_text("\n")
     assert "first line is empty" in refused(capsys, *base, "--username", "T1", "--password-file", str(empty))
+    assert refused(capsys, *base, "--username", "\udcff").endswith("--username is not UTF-8 text")  # was a traceback
+    assert refused(capsys, *base, "--client-id", "\udcff").endswith("--client-id is not UTF-8 text")
     assert "--password-file needs --username" in refused(capsys, *base, "--password-file", str(empty))
     assert "need an mqtts:// broker URL" in refused(capsys, *base, "--tls-ca", str(empty))
     assert "cannot read the CA file: no such file" in refused(
