@@ -252,6 +252,9 @@ def run(args: argparse.Namespace) -> int:
 def run_console(args: argparse.Namespace) -> int:
     from controller.cli.console import Console  # prompt_toolkit: only for the console
 
+    if args.pin_stdin and not args.operator:  # the PIN line would be read as a command, and shown
+        raise UsageError("--pin-stdin needs --operator (or SHOECTL_OPERATOR): without an operator the console "
+                         "only watches")
     client = ControlClient(args.socket)
     client.status()  # fail early, in one line, when no table is listening
     pin = _pin(args) if args.operator else None

@@ -33,7 +33,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from controller.cli.common import given_options, non_negative_int, positive_int, print_json, whole_number
+from controller.cli.common import given_options, non_negative_int, print_json, whole_number
+from controller.rules.cards import MAX_DECKS
 from controller.cli.run_options import emulator_speed
 from controller.cli.stopping import stop_handler
 from controller.errors import UsageError, output_path_argument, path_argument
@@ -71,8 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --table (default emulated-shuffler)")
     p.add_argument("--no-shuffler", action="store_true",
                    help="with --table: no shuffler, only the shoe; the dealer opens preshuffled packs (681a.5(a))")
-    p.add_argument("--decks", type=positive_int, default=None, metavar="N",
-                   help="with --no-shuffler: decks in each preshuffled pack (default 8)")
+    p.add_argument("--decks", type=whole_number(1, MAX_DECKS), default=None, metavar="N",
+                   help=f"with --no-shuffler: decks in each preshuffled pack, 1 to {MAX_DECKS} (default 8)")
     p.add_argument("--shoe-profile", default=None, type=path_argument, metavar="NAME|FILE",
                    help="with --table (default emulated-shoe); a shuffler-shoe such as emulated-autoshoe "
                         "shuffles and deals alone")

@@ -475,3 +475,14 @@ def test_a_pin_that_is_not_utf8_is_not_sent() -> None:
 
     assert pin_problem("\udcff\udcfe") == "the PIN is not UTF-8 text"
     assert pin_problem("2580") is None
+
+
+def test_the_console_refuses_a_pin_on_standard_input_without_an_operator(capsys, monkeypatch,
+                                                                         tmp_path: Path) -> None:
+    """Without an operator the console only watches: the PIN line was read as a command and shown
+    back (``unknown command '5937'``), on the screen and in any log of the session."""
+    monkeypatch.delenv("SHOECTL_OPERATOR", raising=False)
+    code, out, err = run(capsys, "console", "--socket", str(tmp_path / "t.sock"), "--pin-stdin")
+    assert (code, out) == (2, "")
+    assert err == ("shoectl console: error: --pin-stdin needs --operator (or SHOECTL_OPERATOR): without an "
+                   "operator the console only watches\n")

@@ -87,6 +87,15 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> int:
             proc.kill()
 
 
+def test_a_pack_of_more_decks_than_a_shoe_holds_is_refused(with_emulate, capsys) -> None:
+    """``--decks 1000000`` was taken: the emulator grew past a gigabyte when the table connected
+    and stopped answering. A shoe holds 1 to 12 decks (the profiles' ``deck_capacity`` bound)."""
+    with pytest.raises(SystemExit) as info:
+        cli_main.main(["emulate", "--table", "--no-shuffler", "--decks", "13"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.endswith("error: argument --decks: must be at most 12, not 13\n")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_emulate_a_profile_on_a_pty(sig) -> None:
     proc, info = start("--profile", "emulated-shuffler", "--speed", "max", "--seed", "1")
