@@ -203,7 +203,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
     check_dealer_options(args)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     journal_path = Path(args.journal)
-    check_paths(args, journal_path, key)  # every option is read and checked before anything is created
+    verified = check_paths(args, journal_path, key)  # every option is read and checked before anything is created
     feed_options = run_feed_options(args)
     scoreboard_sock = bind_run_scoreboard(args)  # a port in use is refused before anything is created
     control = claim_run_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
@@ -223,7 +223,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
     scoreboard = None  # --scoreboard: the page of the table, once the table runs
     feed = None  # --feed: the journal to the floor's broker (controller.cli.cmd_feed), once the table runs
     try:
-        if journal.last_seq:
+        if journal.last_seq and not verified:
             require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
         witness.record(journal.take_anchor())
         core = TableCore(sub, table_id=args.table_id, **table_capabilities([p for p, _ in attached.values()]))

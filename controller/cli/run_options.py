@@ -29,6 +29,7 @@ from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
 from controller.journal.opening import check_meta
 from controller.journal.reader import meta_at_rest
+from controller.journal.verification import require_intact
 from controller.table_ids import TABLE_ID
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
@@ -107,8 +108,11 @@ def edge_threshold(text: str) -> Decimal:
         raise argparse.ArgumentTypeError(f"{exc}; e.g. 0 or 0.005") from None
 
 
-def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None = None) -> None:
-    """Raise ``UsageError`` for a path option that could only fail once things exist."""
+def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None = None) -> bool:
+    """Raise ``UsageError`` (or ``JournalError``) for a path option that could only fail once
+    things exist, and for a journal there that the run cannot continue or that does not verify
+    (resuming replays it). True when the journal there was verified (False: none there, or one
+    not readable at rest, e.g. its meta still in its ``-wal``: verify it once open)."""
     if journal.is_dir():  # checked first: "/" has no name to put the control socket's suffix on
         raise UsageError(f"--journal {journal}: is a directory; give a file name")
     control = Path(args.control) if args.control else journal.with_suffix(".sock")
@@ -123,10 +127,10 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
                          "floorperson may name)")
     if journal.exists():
         require_journal_file(journal)  # a file that is not a journal: nothing made beside it (lock, log)
-    _check_journal_there(journal, args.table_id, hmac_key)
+    return _check_journal_there(journal, args.table_id, hmac_key)
 
 
-def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -> None:
+def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -> bool:
     """JournalError, before anything is created or opened for writing, when the journal there is
     another table's or chained otherwise than ``hmac_key`` says (what opening it would refuse, but
     after making its lock and log), or when the anchors file beside it holds another journal's
@@ -135,8 +139,10 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
     if meta is not None:
         check_meta(journal, meta, table_id, Hasher(hmac_key))
     witness = AnchorFile.beside(journal)
-    if not witness.path.exists():
-        return
-    if meta is None and journal.exists() and journal.stat().st_size:
-        return  # not known yet: the anchors are checked again before the first is written
-    witness.refuse_another_journals(meta.get("table_id") if meta else None, meta.get("created") if meta else None)
+    if witness.path.exists() and (meta is not None or not (journal.exists() and journal.stat().st_size)):
+        # (a journal not readable at rest: its anchors are checked again before the first is written)
+        witness.refuse_another_journals(meta.get("table_id") if meta else None, meta.get("created") if meta else None)
+    if meta is None:
+        return False
+    require_intact(journal, hmac_key=hmac_key)
+    return True

@@ -68,6 +68,7 @@ class ControlEndpoint:
             raise OSError(f"{self.path}: too long for a UNIX socket path (at most {MAX_PATH_BYTES} bytes); "
                           "give a shorter --control path")
         gid = self._group_id()
+        self._refuse_what_is_not_a_socket()  # before the lock file is made beside it
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = exclusive_lock(f"{self.path}.lock", mode=0o600)
@@ -139,13 +140,19 @@ class ControlEndpoint:
                                      f"({exc.strerror}); add this user to the group")
         self.group_used = _group_name(os.lstat(self.path).st_gid)
 
-    def _remove_stale(self) -> None:
+    def _refuse_what_is_not_a_socket(self) -> bool:
+        """OSError when something other than a socket is at the path; whether a socket is."""
         try:
             st = os.lstat(self.path)
-        except FileNotFoundError:
-            return
+        except (FileNotFoundError, NotADirectoryError):
+            return False
         if not stat.S_ISSOCK(st.st_mode):
             raise OSError(f"{self.path}: exists and is not a socket; refusing to replace it")
+        return True
+
+    def _remove_stale(self) -> None:
+        if not self._refuse_what_is_not_a_socket():
+            return
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         probe.settimeout(PROBE_TIMEOUT_S)
         try:

@@ -1,5 +1,5 @@
 """The incremental chain check of one table in the central store, run in the transaction that
-stored a batch (``advance(conn, table_id, hasher, known)``).
+stored a batch (``advance(conn, table_id, hasher, known, refused_now)``).
 
 ``chain_positions`` holds the last seq up to which the table's entries are contiguous and
 checked, and that entry's hash. Without the table's key, the entry 1 that stands says how hashes
@@ -19,8 +19,9 @@ HMAC key, its hash is recomputed). An entry that fits moves the position on. One
 
 And when the entry after the position is missing, a refused body of it that named a body of the
 position not yet received when it came (the same forgery as in 2, the table's entries arriving
-in the other order) is taken back once that body has arrived: the position's entry is replaced
-as in 2, and the refused body stands after it.
+in the other order) is taken back once that body has arrived (in the batch that brought it,
+refused there as a second body of the position: ``refused_now``): the position's entry is
+replaced as in 2, and the refused body stands after it.
 
 Entries beyond a missing one wait in ``entries`` (they are the table's as far as anyone can tell
 yet) under an open ``gap`` alarm, which closes once the gap is filled and the chain verifies
@@ -30,7 +31,7 @@ counting what it stored can say what the check then set aside.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from controller.floor import alarms
@@ -75,9 +76,11 @@ def is_plain_sha256(first: FloorEntry) -> bool:
     return first.seq == 1 and check_row(first.chain_row(), GENESIS_HASH, Hasher(), first.table_id) is None
 
 
-def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int, FloorEntry]) -> Advanced:
-    """See the module docstring (``hasher``: the table's key, if the collector has it); returns the
-    new position and the bodies set aside."""
+def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int, FloorEntry],
+            refused_now: Collection[int] = ()) -> Advanced:
+    """See the module docstring (``hasher``: the table's key, if the collector has it;
+    ``refused_now``: the seqs this batch refused a second body at); returns the new position and
+    the bodies set aside."""
     last_seq, last_hash, sha256 = position(conn, table_id)
     walk = _Walk(table_id, [], known, hasher if hasher is not None else Hasher() if sha256 else None,
                  keyed=hasher is not None)
@@ -107,7 +110,7 @@ def advance(conn: Any, table_id: str, hasher: Hasher | None, known: Mapping[int,
                 break
             # A full page read and fitted may have more behind it; otherwise seq + 1 is absent.
             next_stored = more and _stored(conn, table_id, last_seq + 1, known)
-        elif last_seq >= 1 and (taken_back := _take_back(conn, last_seq, walk)) is not None:
+        elif last_seq in refused_now and (taken_back := _take_back(conn, last_seq, walk)) is not None:
             last_seq, last_hash = taken_back.seq, taken_back.entry.hash
             next_stored = _stored(conn, table_id, last_seq + 1, known)
         if last_seq == moved_from:

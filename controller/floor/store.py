@@ -189,14 +189,18 @@ class FloorStore:
                 alarms.count_dropped(self.conn, table_id, reason, detail)
                 result.dropped += 1
             if items:
-                inserted = self._insert(items, result)
+                inserted, refused = self._insert(items, result)
                 for table_id in sorted({i.table_id for i in items}):
                     known = {i.seq: i for i in inserted.get(table_id, ())}
-                    advanced = chain.advance(self.conn, table_id, self.hashers.get(table_id), known)
+                    advanced = chain.advance(self.conn, table_id, self.hashers.get(table_id), known,
+                                             refused.get(table_id, set()))
                     result.positions[table_id] = advanced.last_seq
                     result.set_aside.extend(advanced.set_aside)
 
-    def _insert(self, items: Sequence[FloorEntry], result: BatchResult) -> dict[str, list[FloorEntry]]:
+    def _insert(self, items: Sequence[FloorEntry],
+                result: BatchResult) -> tuple[dict[str, list[FloorEntry]], dict[str, set[int]]]:
+        """Store what is new; refuse second bodies. The entries stored, and the seqs a second body
+        was refused at, by table."""
         conn = self.conn
         if not self._staging:
             conn.execute("CREATE TEMP TABLE IF NOT EXISTS incoming (n integer, LIKE entries INCLUDING DEFAULTS)")
@@ -221,13 +225,15 @@ class FloorStore:
             else:
                 others.append(item)
         stored_line = self._stored_lines(others)
+        refused: dict[str, set[int]] = {}
         for item in others:
             if stored_line.get((item.table_id, item.seq)) == item.line:
                 result.duplicates += 1
             else:
                 self._refuse_second_body(item)
+                refused.setdefault(item.table_id, set()).add(item.seq)
                 result.refused += 1
-        return inserted
+        return inserted, refused
 
     def _stored_lines(self, items: Sequence[FloorEntry]) -> dict[tuple[str, int], str]:
         """The stored line of each key of ``items`` (read by primary key: no scan of ``entries``)."""

@@ -53,12 +53,9 @@ def open_writer(path: Path, *, table_id: str, hasher: Hasher, clock: Clock, crea
         try:
             conn = sqlite3.connect(sqlite_uri(path, mode="rw"), uri=True, timeout=busy_timeout,
                                    isolation_level=None, check_same_thread=False, factory=JournalConnection)
-            meta = inspect_meta(conn, path)  # before any change: never convert someone else's database
-            if meta is not None and meta["schema_version"] != str(SCHEMA_VERSION):
-                raise JournalError(
-                    f"{path}: a schema-version-{meta['schema_version']} journal (an earlier shoectl's) is read but "
-                    f"not continued: migrate it into a new file (shoectl journal migrate {path} NEW) or start "
-                    "a new journal")
+            meta = inspect_meta(conn, path)
+            if meta is not None:
+                check_meta(path, meta, table_id, hasher)  # before any change: never convert someone else's database
             set_wal_mode(conn, path)
             conn.execute("PRAGMA synchronous = FULL")
             sync = conn.execute("PRAGMA synchronous").fetchone()[0]
@@ -71,7 +68,6 @@ def open_writer(path: Path, *, table_id: str, hasher: Hasher, clock: Clock, crea
                 fsync_dir(path.parent.absolute())
         except (sqlite3.Error, UnicodeDecodeError) as exc:  # UnicodeDecodeError: translate's docstring
             raise translate(exc, path, "open the journal") from None
-        check_meta(path, meta, table_id, hasher)
         return conn, meta, lock_fd
     except BaseException:
         if conn is not None:
@@ -135,7 +131,13 @@ def _take_writer_lock(path: Path) -> int:
 
 def check_meta(path: Path, meta: dict[str, str], table_id: str, hasher: Hasher) -> None:
     """JournalError unless the journal of ``meta`` is table ``table_id``'s, chained as ``hasher``
-    chains (an HMAC journal with its own key, a SHA-256 one without a key)."""
+    chains (an HMAC journal with its own key, a SHA-256 one without a key), and of this schema
+    version (an earlier one is read, never continued)."""
+    if meta["schema_version"] != str(SCHEMA_VERSION):
+        raise JournalError(
+            f"{path}: a schema-version-{meta['schema_version']} journal (an earlier shoectl's) is read but "
+            f"not continued: migrate it into a new file (shoectl journal migrate {path} NEW) or start "
+            "a new journal")
     if meta["table_id"] != table_id:
         raise JournalError(f"{path}: the journal belongs to table {meta['table_id']!r}, not {table_id!r}")
     algorithm = meta["hash_algorithm"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cli_run import run
+from tampering import tamper
 from controller.journal import Journal
 from controller.journal.anchors import AnchorFile
 
@@ -89,16 +90,23 @@ def test_a_pace_without_the_automated_dealer_is_refused_not_ignored(capsys, monk
     assert _listing(tmp_path) == []
 
 
-def test_a_control_path_under_a_file_is_refused_in_words(capsys, monkeypatch, tmp_path: Path) -> None:
+@pytest.mark.parametrize("control, said", [
+    ("a-file/t.sock", "a-file: cannot make the control socket's lock file there (it is not a folder); give another "
+                      "--control path"),
+    ("t.sock", "t.sock: exists and is not a socket; refusing to replace it"),  # said after its lock was made
+], ids=["under a file", "a file there"])
+def test_a_control_path_the_socket_cannot_take_is_refused_in_words(capsys, monkeypatch, tmp_path: Path,
+                                                                    control: str, said: str) -> None:
     """A place the system refuses is said in the operator's words, naming the folder (it was
-    Python's "[Errno 2] No such file or directory: '/proc/version.sock.lock'")."""
+    Python's "[Errno 2] No such file or directory: '/proc/version.sock.lock'"); a file of someone's
+    where the socket goes is left as it is."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "a-file").write_text("")
+    (tmp_path / "a-file").write_text("a file of someone's\n")
+    (tmp_path / "t.sock").write_text("a file of someone's\n")
     before = _listing(tmp_path)
-    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--control", "a-file/t.sock")
-    assert (code, out, err) == (2, "", "shoectl run: error: a-file: cannot make the control socket's lock file "
-                                       "there (it is not a folder); give another --control path\n")
-    assert _listing(tmp_path) == before
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--control", control)
+    assert (code, out, err) == (2, "", f"shoectl run: error: {said}\n")
+    assert _listing(tmp_path) == before and (tmp_path / "t.sock").read_text() == "a file of someone's\n"
 
 
 @pytest.mark.parametrize("argv", [["systemd-unit", "--output"], ["udev", "generate", "--output"],
@@ -185,3 +193,22 @@ def test_a_journal_the_run_cannot_continue_is_refused_before_anything_is_created
     code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "t.db", *option)
     assert (code, out, err) == (2, "", f"shoectl run: error: {says}\n")
     assert _listing(tmp_path) == before and (tmp_path / "t.db").read_bytes() == journal_bytes
+
+
+def test_a_journal_that_does_not_verify_is_refused_before_anything_is_made_beside_it(capsys, monkeypatch,
+                                                                                    tmp_path: Path) -> None:
+    """Resuming replays the journal, so one that does not verify is refused: that was said after
+    the journal's lock, the log and the control socket's lock had been made. (Reading it leaves
+    SQLite's -wal and -shm beside it, as every reader of a closed journal does.)"""
+    monkeypatch.chdir(tmp_path)
+    with Journal.open(tmp_path / "t.db", table_id="T1") as journal:
+        journal.append("e", {"n": 1})
+        journal.append("e", {"n": 2})
+    tamper(tmp_path / "t.db", "UPDATE entries SET payload = '{\"n\":3}' WHERE seq = 1")
+    before = _listing(tmp_path)
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "t.db")
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith("shoectl run: error: t.db: FAILED at entry 1") and err.endswith(
+        ": the table does not resume from a journal that does not verify\n"), err
+    assert [name for name in _listing(tmp_path) if not name.endswith(("-wal", "-shm"))] == before
+

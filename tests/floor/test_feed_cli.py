@@ -254,3 +254,13 @@ def test_a_window_wider_than_mqtts_packet_ids_is_refused(capsys, five_entry_jour
                    "--max-inflight", value)
     assert line == f"shoectl feed: error: argument --max-inflight: {says}"
     assert not Path(f"{five_entry_journal}.feed-cursor").exists()
+
+
+def test_a_cursor_named_as_a_file_the_journal_keeps_is_refused(capsys, five_entry_journal: Path) -> None:
+    """The feed writes its cursor over, whole: ``--cursor J-wal`` would have replaced the journal's
+    write-ahead log (once its first acknowledgement came)."""
+    wal = f"{five_entry_journal}-wal"
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", "mqtt://127.0.0.1:1", "--cursor", wal)
+    assert line == (f"shoectl feed: error: {wal}: a file the journal {five_entry_journal} keeps beside it; give the "
+                    "feed its own cursor file")
+    assert b"shoectl-feed-cursor" not in Path(wal).read_bytes()  # (the feed's reader made it: SQLite's own)

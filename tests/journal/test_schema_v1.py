@@ -161,12 +161,15 @@ def test_the_writer_refuses_a_version_1_journal_and_changes_nothing(v1: Path) ->
 
 
 def test_run_refuses_a_version_1_journal_in_one_line(v1: Path) -> None:
-    before = _files(v1)
+    """Refused before anything is made beside it (its lock, the log and the control socket's lock
+    were made first)."""
+    before, names = _files(v1), sorted(p.name for p in v1.parent.iterdir())
     done = subprocess.run([*SHOECTL, "run", "--journal", str(v1), "--table-id", "T1", "--rounds", "1", "--speed",
                            "max", "--display", "lines"], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"shoectl run: error: {v1}: a schema-version-1")
     assert "Traceback" not in done.stderr and _files(v1) == before
+    assert sorted(p.name for p in v1.parent.iterdir()) == names
 
 
 def test_migrate_copies_the_chain_and_the_anchors_into_a_new_file(v1: Path, capsys) -> None:
