@@ -211,4 +211,3 @@ def test_a_journal_that_does_not_verify_is_refused_before_anything_is_made_besid
     assert err.startswith("shoectl run: error: t.db: FAILED at entry 1") and err.endswith(
         ": the table does not resume from a journal that does not verify\n"), err
     assert [name for name in _listing(tmp_path) if not name.endswith(("-wal", "-shm"))] == before
-
