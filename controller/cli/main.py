@@ -28,6 +28,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from functools import partial
 
+from controller.cli.entry import EXIT_INTERRUPTED
 from controller.errors import UsageError
 from controller.rules.errors import RulesError
 from controller.version import shoectl_version
@@ -64,7 +65,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 LOGGING_COMMANDS = frozenset({"run", "feed", "floor", "scoreboard"})
 COMMAND_MODULES = tuple(dict.fromkeys(f"controller.cli.{m}" for mods in COMMANDS.values() for m in mods))
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
