@@ -30,6 +30,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.rules.cards import parse_card
+from controller.rules.errors import CardError
 from controller.table.commands import COMMANDS
 from shoectl_config.text import is_unicode_text
 
@@ -191,8 +193,9 @@ def _request_id(rid: Any) -> int | str | None:
 # -- arguments, typed by the table's commands table -----------------------------------------------------
 
 WHOLE, TEXT, BOOL = "a whole number", "text", "true or false"  # the JSON types of arguments
+CARD = "a card such as AS, 10H or KD"  # text that names a card: one that does not is malformed, not refused
 _TYPES = {"seat": WHOLE, "count": WHOLE, "money": WHOLE, "flag": BOOL, "text": TEXT, "choice": TEXT,
-          "card": TEXT}
+          "card": CARD}
 
 
 @functools.cache
@@ -234,7 +237,14 @@ def _is_a(kind: str, value: Any) -> bool:
         return isinstance(value, bool)
     if kind == WHOLE:
         return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_WHOLE
-    return isinstance(value, str) and len(value) <= MAX_TEXT and value.isprintable()
+    if not (isinstance(value, str) and len(value) <= MAX_TEXT and value.isprintable()):
+        return False
+    if kind == CARD:
+        try:
+            parse_card(value)
+        except CardError:
+            return False
+    return True
 
 
 def _described(kind: str) -> str:

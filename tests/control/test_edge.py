@@ -167,7 +167,7 @@ def test_every_command_has_arguments_the_socket_can_check() -> None:
     from controller.table.commands import COMMANDS
 
     kinds = {kind for command in COMMANDS for kind, _, _ in parameters(command).values()}
-    assert kinds == {"a whole number", "text", "true or false"}
+    assert kinds == {"a whole number", "text", "true or false", "a card such as AS, 10H or KD"}
     assert parameters("wager") == {"seat": ("a whole number", True, False), "kind": ("text", True, False),
                                    "amount": ("a whole number", True, False)}
 

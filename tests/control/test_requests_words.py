@@ -16,6 +16,10 @@ from controller.control.requests import BadRequest, parse_request
      "wager: amount must be a whole number (at most 9007199254740991 either way), not 99999999999999999999"),
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"seat": true}}',
      "sit: seat must be a whole number (at most 9007199254740991 either way), not true"),
+    # A card that is not one is malformed (exit 2 at ctl), as a seat given as text is; it was the
+    # table's refusal (exit 1), as if the card were one it would not take now.
+    (b'{"op": "command", "operator": "f1", "pin": "2580", "command": "enter_card", "args": {"card": "ZZ"}}',
+     "enter_card: card must be a card such as AS, 10H or KD, not 'ZZ'"),
 ])
 def test_a_refused_request_names_what_was_sent(line: bytes, said: str) -> None:
     """A command's arguments are refused once its operator has logged in (``args_problem``)."""
