@@ -20,6 +20,15 @@ def path_argument(text: str) -> str:
     return text
 
 
+def file_argument(text: str) -> str:
+    """``path_argument`` for a file (not a folder): a name ending in ``/`` names a folder, and is
+    refused rather than written as a file of the folder's name."""
+    text = path_argument(text)
+    if text.endswith(os.sep):
+        raise argparse.ArgumentTypeError(f"{text} names a folder (it ends in {os.sep}); give a file's name")
+    return text
+
+
 def new_file_argument(text: str) -> str:
     """``path_argument`` for a file the command writes whole (``-o FILE``): what is there is
     refused unless it is a regular file other than a journal (``replacement_problem``), e.g.

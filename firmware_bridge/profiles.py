@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from shoectl_config.documents import read_toml_file
+from shoectl_config.text import quoted
 from shoectl_config.text import safe as _safe
 
 from .profile_data import (
@@ -169,7 +170,7 @@ def get_profile(name: str) -> Profile:
         available = f"none readable ({exc})"
     searched = ", ".join(str(d) for d in profile_dirs())
     raise ProfileError(
-        f"profile {_safe(text)!r}", "", f"unknown profile; available: {available} (searched {searched})"
+        f"profile {quoted(text)}", "", f"unknown profile; available: {available} (searched {searched})"
     )
 
 

@@ -39,6 +39,7 @@ from controller.cli.journal_input import (
     refuse_output_over_journal,
 )
 from controller.errors import UsageError, new_file_argument
+from shoectl_config.text import quoted
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
 
@@ -78,6 +79,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[list[ShoeData], list[ShoeData]] | None:
     """Every shoe and the selected ones; None when the journal does not verify (said on stderr)."""
+    for item in args.shoes:  # an empty one (an unset variable in --shoes "$SHOES") is not "every shoe"
+        if not item.replace(",", "").strip():
+            raise UsageError(f"--shoes {quoted(item)}: no shoe id in it (ids or patterns such as T1-S0003,T1-S001*)")
     every = read_checked(args, collect_shoes, kinds=AUDIT_KINDS, progress=f"reading {Path(args.path).name}")
     if every is None:
         return None

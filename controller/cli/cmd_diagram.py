@@ -3,8 +3,8 @@ docs/state-machine.md with ``--doc``)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from controller.cli.common import write_output
 from controller.errors import new_file_argument
 
 
@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
 
     text = state_machine_doc() if args.doc else mermaid()
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_output(text, args.output)
     else:
         print(text, end="" if text.endswith("\n") else "\n")
     return 0

@@ -31,13 +31,12 @@ and list that module in ``controller.cli.main.COMMAND_MODULES``. ``add_subcomman
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from controller.cli.common import INT64_MAX, non_negative_int, positive_int, print_json
+from controller.cli.common import INT64_MAX, current_umask, non_negative_int, positive_int, print_json
 from controller.cli.journal_input import (
     EXIT_DOES_NOT_VERIFY,
     add_journal_input,
@@ -191,7 +190,7 @@ def run_export(args: argparse.Namespace) -> int:
             return EXIT_OK
         out = Path(args.output)
         try:
-            with atomic_writer(out, mode=0o644 & ~_umask()) as f:
+            with atomic_writer(out, mode=0o644 & ~current_umask()) as f:
                 copy_text(spool, f)
         except OSError as exc:
             if isinstance(exc, JournalError):
@@ -214,7 +213,3 @@ def _write_jsonl(entries: Iterable[Entry], stream: IO[str]) -> int:
     return count
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

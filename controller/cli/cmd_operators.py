@@ -19,7 +19,7 @@ import sys
 import warnings
 
 from controller.cli.common import print_json
-from controller.errors import UsageError, path_argument
+from controller.errors import UsageError, file_argument
 from controller.operators.pins import PinError, check_pin
 from controller.operators.store import (
     DEFAULT_PATH,
@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _file_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--file", default=DEFAULT_PATH, type=path_argument, metavar="PATH",
+    p.add_argument("--file", default=DEFAULT_PATH, type=file_argument, metavar="PATH",
                    help=f"the operators file (default: {DEFAULT_PATH})")
 
 
@@ -104,21 +104,22 @@ def _read_pin(op_id: str, from_stdin: bool) -> str:
 
 def run_add(args: argparse.Namespace) -> int:
     try:
-        if not args.replace:  # refuse before asking for a PIN; add_operator checks again under the lock
-            try:
-                existing = load_operators(args.file)
-            except OperatorsError as exc:
-                if exc.reason != "file not found":
-                    raise
-            else:
-                if args.id in existing:
-                    raise OperatorsError(existing.path or args.file, f"operators.{args.id}",
-                                         "already exists (use --replace to change its role, name or PIN)")
+        existed = False  # said before asking for a PIN; add_operator checks again under the lock
+        try:
+            existing = load_operators(args.file)
+        except OperatorsError as exc:
+            if exc.reason != "file not found":
+                raise
+        else:
+            existed = args.id in existing
+            if existed and not args.replace:
+                raise OperatorsError(existing.path or args.file, f"operators.{args.id}",
+                                     "already exists (use --replace to change its role, name or PIN)")
         pin = _read_pin(args.id, args.pin_stdin)
         op = add_operator(args.file, args.id, args.role, pin, args.name, replace=args.replace)
     except (OperatorsError, PinError) as exc:
         raise UsageError(str(exc)) from None
-    verb = "replaced" if args.replace else "added"
+    verb = "replaced" if existed else "added"  # --replace of an id not there adds it
     print(f"{verb} operator {op.id} ({op.role.name.lower()}{', ' + op.name if op.name else ''}) in {args.file}")
     return 0
 

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.cli.common import write_output
 from controller.cli.journal_input import (
     EXIT_DOES_NOT_VERIFY,
     add_journal_input,
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "png":
         data = render_png(maps, title=title)
         if args.output:
-            Path(args.output).write_bytes(data)
+            write_output(data, args.output)
         elif sys.stdout.isatty():
             raise UsageError("refusing to write a PNG image to a terminal: use -o FILE")
         else:
@@ -128,6 +129,6 @@ def _title(sid: str, results: list[Any], n_rounds: int) -> str:
 
 def _emit(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(text, output)
     else:
         sys.stdout.write(text)

@@ -110,3 +110,23 @@ def given_options(args: argparse.Namespace, flags: Iterable[str]) -> list[str]:
     """The ``flags`` (``--tls-ca``, ...) given on the command line: those whose value is not
     ``None`` (their default), for refusing options that do nothing without another one."""
     return [flag for flag in flags if getattr(args, flag[2:].replace("-", "_")) is not None]
+
+
+def write_output(data: str | bytes, output: str) -> None:
+    """``data`` written whole to the file ``output`` (``-o FILE``): through ``atomic_writer``,
+    which looks again at what is there (``replacement_problem``) and replaces it only once every
+    byte is on disk. An OSError names the file."""
+    from controller.fsutil import atomic_writer  # noqa: PLC0415 - only for a command that writes a file
+
+    binary = isinstance(data, bytes)
+    with atomic_writer(output, mode=0o644 & ~current_umask(), binary=binary) as fh:
+        fh.write(data)
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it, and set back at once)."""
+    import os  # noqa: PLC0415
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -132,7 +132,7 @@ class Composition:
             have = counts.get(c, 0)
             if n > have:
                 raise CompositionError(
-                    f"card {c} removed {n} times but the {self.decks}-deck shoe holds {have}"
+                    f"card {c} {n} times, but the {self.decks}-deck shoe holds {have}"
                 )
             counts[c] = have - n
         return Composition(counts, self.decks)

@@ -106,6 +106,10 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, make_journal, 
     path = make_journal(shuffled_specs(1, decks=1, seed=1))
     code, _, err = run(capsys, "audit", command, str(path), "--shoes", "T9-*")
     assert code == 2 and "no shoe 'T9-*' in the journal" in err
+    for empty_list in ("", ","):  # an unset variable in --shoes "$SHOES": it audited every shoe
+        code, out, err = run(capsys, "audit", command, str(path), "--shoes", empty_list)
+        assert (code, out) == (2, "") and err == (f"shoectl audit {command}: error: --shoes '{empty_list}': no shoe "
+                                                  "id in it (ids or patterns such as T1-S0003,T1-S001*)\n")
 
 
 def test_a_malformed_record_is_exit_2(capsys, tmp_path: Path) -> None:

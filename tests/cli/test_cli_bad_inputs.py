@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as cli_main
-from controller.errors import new_file_argument, output_path_argument, path_argument
+from controller.errors import file_argument, new_file_argument, output_path_argument, path_argument
 from controller.journal import Journal, Record
 from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
@@ -172,6 +172,22 @@ def test_operators_add_without_a_terminal_asks_for_pin_stdin(capsys, monkeypatch
     assert (code, out) == (2, "") and not file.exists()
     assert err == ("shoectl operators add: error: no terminal to ask the PIN on: give it on standard input with "
                    "--pin-stdin\n")
+
+
+def test_operators_add_says_what_it_did_and_takes_no_folder_for_its_file(capsys, monkeypatch, tmp_path: Path) -> None:
+    """``--replace`` of an id not in the file added it and said "replaced"; ``--file x/`` wrote a
+    file named ``x`` and said "in x/"."""
+    file = tmp_path / "ops.toml"
+    for pin, said in (("4829", "added"), ("5937", "replaced")):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(f"{pin}\n"))
+        code, out, err = run(capsys, "operators", "add", "d9", "--role", "dealer", "--pin-stdin", "--replace",
+                             "--file", str(file))
+        assert (code, out, err) == (0, f"{said} operator d9 (dealer) in {file}\n", "")
+    folder = f"{tmp_path / 'x'}/"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("4829\n"))
+    code, out, err = run(capsys, "operators", "add", "d8", "--role", "dealer", "--pin-stdin", "--file", folder)
+    assert (code, out) == (2, "") and not (tmp_path / "x").exists()
+    assert err == f"shoectl operators add: error: argument --file: {folder} names a folder (it ends in /); give a file's name\n"
 
 
 @pytest.fixture
@@ -382,10 +398,10 @@ def test_every_argument_that_names_a_file_refuses_an_empty_name() -> None:
     assert len(named) > 50  # every command's parser was walked (the broker's options among them)
     assert [(prog, action.dest) for prog, action in actions
             if action.metavar in file_like
-            and action.type not in (path_argument, output_path_argument, new_file_argument)] == []
-    for file_argument in (output_path_argument, new_file_argument):
+            and action.type not in (path_argument, output_path_argument, new_file_argument, file_argument)] == []
+    for checked in (output_path_argument, new_file_argument, file_argument):
         with pytest.raises(argparse.ArgumentTypeError, match="an empty file name"):
-            file_argument("")
+            checked("")
 
 
 @pytest.mark.parametrize("answer", [b"[" * 5000 + b"]" * 5000 + b"\n", b"\xff\xfe\n", b"[1, 2]\n"],

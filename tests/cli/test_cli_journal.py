@@ -229,7 +229,7 @@ def test_export_to_a_missing_directory(capsys, jpath: Path, tmp_path: Path) -> N
 def test_export_failure_leaves_no_partial_file(capsys, jpath: Path, tmp_path: Path, mocker) -> None:
     dest = tmp_path / "out.jsonl"
     dest.write_text("previous export\n")
-    mocker.patch("controller.cli.cmd_journal.os.fsync", side_effect=OSError(28, "No space left on device"))
+    mocker.patch("controller.fsutil.os.fsync", side_effect=OSError(28, "No space left on device"))
     code, _, err = run(capsys, "journal", "export", str(jpath), "-o", str(dest))
     assert code == 2 and "No space left on device" in err
     assert dest.read_text() == "previous export\n"

@@ -50,7 +50,7 @@ def test_a_value_not_of_its_type_goes_as_typed_for_the_table_to_refuse(command: 
 
 
 def test_every_commands_arguments_typed_at_a_prompt_are_accepted_by_the_socket() -> None:
-    sample = {"a whole number": "7", "true or false": "true", "text": "banker"}
+    sample = {"a whole number": "7", "true or false": "true", "text": "banker", "a card such as AS, 10H or KD": "10H"}
     for name in COMMANDS:
         items = [f"{arg}={sample[kind]}" for arg, (kind, _, _) in parameters(name).items()]
         check_args(name, parse_args(name, items))  # raises BadRequest if a value went with the wrong type
