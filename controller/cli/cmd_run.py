@@ -54,6 +54,7 @@ from controller.journal.errors import JournalContentError
 from controller.journal.verification import require_intact
 from controller.logconfig import configure_logging
 from controller.table.autodealer import AutoDealer
+from controller.table.checks import cards_lost_with
 from controller.table.core import TableCore
 from controller.table.result_line import round_result_text
 from controller.table.edge_monitor import EdgeMonitor
@@ -261,10 +262,11 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
             out.line(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}")
         if not attached:
             emulator, attached = _start_emulator(args)
-            if resumed and core.state not in ("closed", "count_fault", "shuffling", "fault"):
-                # A new built-in emulator holds no cards: the shoe the journal left in play is gone.
-                # (In a fault the table restarts it itself once the faults clear: the devices came
-                # back as new ones.) A --manual table has no automated floorperson: it is said.
+            if resumed and cards_lost_with("shoe", core.state):
+                # A new built-in emulator holds no cards: the shoe the journal left in play is gone
+                # (the table says in which states a device holds them: not while shuffling, nor
+                # with the cards spread for inspection; in a fault the table restarts the shoe
+                # itself once the faults clear). A --manual table has no automated floorperson.
                 if args.manual:
                     stderr_line("!! the built-in emulator was restarted without the cards of the shoe in play: "
                                 "a floorperson restarts the shoe (restart_shoe)")

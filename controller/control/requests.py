@@ -33,7 +33,7 @@ from typing import Any
 from controller.rules.cards import parse_card
 from controller.rules.errors import CardError
 from controller.table.commands import COMMANDS
-from shoectl_config.text import is_unicode_text
+from shoectl_config.text import is_unicode_text, safe
 
 MAX_DEPTH = 8
 MAX_DIGITS = 20
@@ -68,12 +68,7 @@ class Request:
 def shown_text(text: str, limit: int = 40) -> str:
     """``text`` as printable, valid text of at most about ``limit`` characters, for messages and
     the journal: control characters and lone surrogates escaped, the rest cut off with ``...``."""
-    if len(text) > limit:
-        text = text[:limit] + "..."
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
-                       for c in text)
-    return text
+    return safe(text[:limit] + "..." if len(text) > limit else text)
 
 
 # -- the JSON line ----------------------------------------------------------------------------------

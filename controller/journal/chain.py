@@ -20,6 +20,7 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from decimal import Decimal
 from json.encoder import c_make_encoder, encode_basestring
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,7 @@ def _check(value: Any, path: str, depth: int, seen: set[int]) -> None:
                 _check(item, f"{path}[{i}]", depth + 1, seen)
         seen.discard(id(value))
         return
-    hint = " (use int minor units or str)" if type(value).__name__ == "Decimal" else ""
+    hint = " (use int minor units or str)" if isinstance(value, Decimal) else ""
     raise PayloadError(f"{_where(path)} is a {type(value).__name__}, which is not a JSON value{hint}")
 
 

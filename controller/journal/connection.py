@@ -77,7 +77,7 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
         where = f"entry {found[0]}'s {found[1]}" if found else f"text in its {column} column"
         return NotAJournalError(f"{path}: the journal is damaged: {where} is not UTF-8 text; "
                                 "run `shoectl journal verify`")
-    msg = " ".join(str(exc).split()) or exc.__class__.__name__
+    msg = " ".join(str(exc).split()) or "SQLite gave no reason"
     low = msg.lower()
     where = f"{path}: cannot {action}"
     if "file is not a database" in low or "not a database" in low:

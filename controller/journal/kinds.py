@@ -138,7 +138,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          "(681a.5(g)(2))", ("clause",)),
     Kind(MANUAL_SHUFFLE, "a manual shuffle done (washed first or not), by the dealer", ("washed", "dealer")),
     Kind(SHOE_LOADED, "the shoe reports the cards loaded", ("cards",)),
-    Kind(BURN, "a card burned (position in the stack as loaded)", ("card", "position", "dealer")),
+    Kind(BURN, "a card burned (position in the stack as loaded); due: the burns still owed after it, when the "
+         "Rules Submission burns more than one", ("card", "position", "dealer"), ("due",)),
     Kind(COVER_CARD, "the cover card came out", ("position", "during_round")),
     Kind(COVER_CARD_MISSING, "more cards came out than the cover card's place allows, and no cover card "
          "(681a.7(d))", ("expected_after", "cards_out", "clause")),

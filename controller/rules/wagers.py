@@ -62,7 +62,9 @@ class Wager:
 
     def __post_init__(self) -> None:
         if isinstance(self.amount, bool) or not isinstance(self.amount, int) or self.amount <= 0:
-            raise WagerError(f"seat {self.seat}: a {self.kind} wager must be a positive whole number of minor units, not {self.amount!r}")
+            kind = self.kind.value if isinstance(self.kind, WagerKind) else self.kind
+            raise WagerError(f"seat {self.seat}: a {kind} wager must be a positive whole number of minor units, "
+                             f"not {self.amount!r}")
         object.__setattr__(self, "kind", WagerKind(self.kind))
 
     def to_json(self) -> dict[str, Any]:

@@ -208,6 +208,8 @@ class TableView:
                 self.state = STATE_AFTER_COMMAND.get(p["command"], self.state)
         elif k == kinds.DEALER and self.state == "betting":
             self.state = "burning"  # a new dealer burns a card before the next round (681a.7(c))
+        elif k == kinds.BURN and p.get("due"):
+            self.state = "burning"  # more burns owed (a Rules Submission's burn_cards above one)
         elif k in STATE_AFTER:
             self.state = STATE_AFTER[k]
         if k == kinds.COUNT_FAULT:

@@ -260,7 +260,8 @@ def enter_card(t: TableCore, op: OperatorInput, card: str) -> None:
     t.record(kinds.CARD_ENTERED, {"card": str(c), "by": op.operator})
     if len(waiting) > 1:
         return  # another card the shoe could not read still waits
-    t.faults.pop("misread", None)
+    if t.faults.pop("misread", None) is not None:  # on record, as the fault was (a reader's faults)
+        t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": op.operator})
     if t.state == "fault":
         t.maybe_resume()  # the deferred cards, this one among them, follow when no fault holds
     else:

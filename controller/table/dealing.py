@@ -63,8 +63,9 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
             next_prompt(t)  # BURN
             return
         t.shoe.burned.append(str(c))
-        t.record(kinds.BURN, {"card": str(c), "position": position, "dealer": t.dealer})
         t.burns_due -= 1
+        owed = {"due": t.burns_due} if t.burns_due > 0 else {}  # the table is still burning (a reader's state)
+        t.record(kinds.BURN, {"card": str(c), "position": position, "dealer": t.dealer, **owed})
         if t.burns_due > 0:  # the Rules Submission burns more than one (burn_cards)
             t.show(f"BURN {t.next_card_mark()}")
         else:

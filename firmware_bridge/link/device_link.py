@@ -351,5 +351,6 @@ class DeviceLink:
             self._cond.notify_all()
             self._delivery.ready.notify_all()
         if lost:
-            self._reporter.error(f"{lost} missing event(s) accepted as lost (up to {up_to})")
+            self._reporter.error(f"{lost} missing event(s) accepted as lost"
+                                 + (f" (up to event {up_to})" if up_to is not None else ""))
         return lost

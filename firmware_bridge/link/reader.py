@@ -162,7 +162,7 @@ class SessionReader:
                 waiter = self._commands.waiter
                 if exc.command is not None and waiter is not None and not waiter.done:
                     waiter.set(LinkError(f"{self._name()}: protocol violation in the reply to "
-                                         f"{type(exc.command).__name__}: {exc}"))
+                                         f"{exc.command.TYPE.name}: {exc}"))  # type: ignore[attr-defined]
                 self._reporter.log.warning("protocol violation", error=str(exc))
                 continue
             kind = type(ev)

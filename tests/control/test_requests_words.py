@@ -43,3 +43,12 @@ def test_a_line_that_is_not_json_is_refused_in_the_protocols_words(line: bytes, 
     with pytest.raises(BadRequest) as refused:
         parse_request(line)
     assert str(refused.value) == f"not a JSON request: {said}"
+
+
+def test_shown_text_shows_a_byte_that_was_not_utf8_as_every_message_does() -> None:
+    """The socket's own copy of ``safe`` showed it as ``\\udcff``; it is ``safe``'s now."""
+    from controller.control.requests import shown_text
+
+    assert shown_text("op\udcff") == "op\\xff"
+    assert shown_text("x" * 50) == "x" * 40 + "..."
+    assert shown_text("a\nb") == "a\\nb"

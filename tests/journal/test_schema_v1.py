@@ -130,7 +130,7 @@ def test_the_v1_inputs_rebuild_every_record_of_the_v1_journal(v1_read: Path) -> 
 # Optional payload keys added to version 2's vocabulary after the version-1 journal was written
 # (docs/journal.md lists them as optional): a record made now may carry them, the same otherwise.
 KEYS_ADDED_SINCE = {kinds.RECONCILIATION: ("remaining_counted_by",), kinds.COUNT_FAULT: ("collected_from",),
-                    kinds.CUT_OFFER: ("joined",), kinds.INSPECTION: ("turned",)}
+                    kinds.CUT_OFFER: ("joined",), kinds.INSPECTION: ("turned",), kinds.BURN: ("due",)}
 
 
 def without_keys_added_since(kind: str, payload: dict) -> dict:

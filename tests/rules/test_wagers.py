@@ -297,3 +297,10 @@ def test_a_seats_same_kind_wagers_settle_as_their_total(facts: RoundFacts, kind:
     for s in out:
         assert s.win >= 0 and s.commission >= 0
         assert abs(s.win * total - alone.win * s.amount) < 2 * total
+
+
+def test_a_wager_of_no_amount_is_refused_in_the_wagers_own_words() -> None:
+    """The kind was shown as Python names it (``a WagerKind.TIE wager``)."""
+    with pytest.raises(WagerError) as refused:
+        Wager(seat=1, kind=K.TIE, amount=0)
+    assert str(refused.value) == "seat 1: a tie wager must be a positive whole number of minor units, not 0"

@@ -1,0 +1,48 @@
+"""The scoreboard's state (``controller.scoreboard.state.TableView``, which reads only the journal)
+says what the table's own state machine says, record after record, over random walks of whole
+shoes: the scoreboard is where players look before they bet."""
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bench import Bench
+from walks import Walk
+from controller.journal import Journal, JournalReader, Record
+from controller.rules.submission import load_preset
+from controller.scoreboard.state import TableView
+
+# Where the view must agree with the table: the states a player bets by. (The view learns of a
+# fault or a shuffle from records too, but names some in-between moments by what it last saw.)
+COMPARED = ("burning", "betting", "cutting", "ready_to_load")
+
+
+@pytest.mark.parametrize("burn_cards", [1, 3])
+def test_the_boards_state_is_the_tables_own_while_burning_and_betting(tmp_path: Path, burn_cards: int) -> None:
+    """A Rules Submission that burns three cards: the board said "betting" after the first burn,
+    while the dealer still owed two. And a misread card entered by the floorperson ended its fault
+    with no record: the board (and every reader of the journal) showed the fault for ever."""
+    sub = dataclasses.replace(load_preset("minibaccarat"), burn_cards=burn_cards)
+    b = Bench(submission=sub, seed=11, auto_deal=False)
+    w = Walk(b, random.Random(11))
+    view, seen, checked = TableView(), 0, Counter()
+    with Journal.open(tmp_path / "j.db", table_id="T1") as journal, JournalReader.open(tmp_path / "j.db") as reader:
+        for _ in range(4000):
+            w.step()
+            new = b.records[seen:]
+            seen = len(b.records)
+            if not new:
+                continue
+            last = journal.last_seq
+            journal.append_batch([Record(r.kind, r.payload, shoe=r.shoe, round=r.round) for r in new])
+            for entry in reader.entries(since_seq=last):
+                view.apply(entry)
+            state = b.core.state
+            if state in COMPARED and not b.core.faults:
+                assert view.to_json()["state"]["name"] == state, (state, view.faults, [r.kind for r in new])
+                checked[state] += 1
+    assert checked["betting"] > 50 and checked["burning"] > 10, checked
