@@ -76,8 +76,8 @@ STATES: tuple[str, ...] = tuple(STATE_WORDS)
 
 #: The state a record leaves the table in (records not listed leave it as it was). The records
 #: that carry the state itself (``operator``, ``refused``, ``resumed``, ``device_replaced``:
-#: their ``state``), a new dealer during betting (burning) and the faults are handled in
-#: ``TableView._follow_state``.
+#: their ``state``), a new dealer during betting (burning), a burn with more ``due``, House
+#: Money's settlements and the faults are handled in ``TableView._follow_state``.
 STATE_AFTER: Mapping[str, str] = {
     kinds.SHOE_START: "shuffling",
     kinds.SHOE_RESTARTED: "shuffling",
@@ -100,7 +100,7 @@ STATE_AFTER: Mapping[str, str] = {
 }
 
 #: Operator commands whose effect on the state no other record shows.
-STATE_AFTER_COMMAND: Mapping[str, str] = {"close": "closed", "load": "loading"}
+STATE_AFTER_COMMAND: Mapping[str, str] = {"close": "closed", "load": "loading", "continue": "dealing"}
 
 #: Keys of a replayed round that are not for the board (players' money).
 _MONEY_KEYS = ("wagers", "settlements", "house_money_added")
@@ -210,6 +210,8 @@ class TableView:
             self.state = "burning"  # a new dealer burns a card before the next round (681a.7(c))
         elif k == kinds.BURN and p.get("due"):
             self.state = "burning"  # more burns owed (a Rules Submission's burn_cards above one)
+        elif k == kinds.SETTLEMENT and p.get("kind") == "house_money":
+            self.state = "house_money"  # settled on the first four cards: the table waits at House Money
         elif k in STATE_AFTER:
             self.state = STATE_AFTER[k]
         if k == kinds.COUNT_FAULT:
