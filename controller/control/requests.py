@@ -189,7 +189,8 @@ def _request_id(rid: Any) -> int | str | None:
 
 WHOLE, TEXT, BOOL = "a whole number", "text", "true or false"  # the JSON types of arguments
 CARD = "a card such as AS, 10H or KD"  # text that names a card: one that does not is malformed, not refused
-_TYPES = {"seat": WHOLE, "count": WHOLE, "money": WHOLE, "flag": BOOL, "text": TEXT, "choice": TEXT,
+SEAT = "a seat number (a whole number from 1)"  # no table has seat 0: which seats it has, the table says
+_TYPES = {"seat": SEAT, "count": WHOLE, "money": WHOLE, "flag": BOOL, "text": TEXT, "choice": TEXT,
           "card": CARD}
 
 
@@ -230,8 +231,9 @@ def check_args(command: str, args: dict[str, Any], rid: int | str | None = None)
 def _is_a(kind: str, value: Any) -> bool:
     if kind == BOOL:
         return isinstance(value, bool)
-    if kind == WHOLE:
-        return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_WHOLE
+    if kind in (WHOLE, SEAT):
+        return (isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_WHOLE
+                and (kind == WHOLE or value >= 1))
     if not (isinstance(value, str) and len(value) <= MAX_TEXT and value.isprintable()):
         return False
     if kind == CARD:

@@ -207,8 +207,8 @@ def test_ctl_number_too_large_is_said_in_the_argument_words(table_dir: Path) -> 
     finally:
         table.stop()
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == ("shoectl ctl: sit: not understood: seat must be a whole number (at most "
-                           f"9007199254740991 either way), not '{'9' * 30}'\n")
+    assert done.stderr == ("shoectl ctl: sit: not understood: seat must be a seat number (a whole number "
+                           f"from 1), not '{'9' * 30}'\n")
 
 
 @pytest.mark.parametrize("argv, said", [

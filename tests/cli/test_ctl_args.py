@@ -23,8 +23,8 @@ from controller.table.commands import COMMANDS
     ("close", ["reason=42"], {"reason": "42"}),
     ("close", ["reason=true"], {"reason": "true"}),
     ("wager", ["seat=3", "kind=banker", "amount=2500"], {"seat": 3, "kind": "banker", "amount": 2500}),
-    # a minus sign: the table says it is no seat or amount, not that it is text ("not '-1'")
-    ("wager", ["seat=-1", "kind=banker", "amount=-500"], {"seat": -1, "kind": "banker", "amount": -500}),
+    # a minus sign: the table says it is no amount, not that it is text ("not '-500'")
+    ("wager", ["seat=3", "kind=banker", "amount=-500"], {"seat": 3, "kind": "banker", "amount": -500}),
     ("declare_idle", ["face_up=TRUE"], {"face_up": True}),
     ("inspection_done", ["reshuffle_batch=false"], {"reshuffle_batch": False}),
 ])
@@ -36,7 +36,9 @@ def test_each_value_has_its_arguments_type(command: str, items: list[str], sent:
 
 @pytest.mark.parametrize(("command", "items", "refusal"), [
     ("wager", ["seat=3", "kind=banker", "amount=2_500"], "amount must be a whole number"),
-    ("wager", ["seat=٣", "kind=banker", "amount=100"], "seat must be a whole number"),
+    ("wager", ["seat=٣", "kind=banker", "amount=100"], "seat must be a seat number"),
+    ("wager", ["seat=-1", "kind=banker", "amount=100"], "seat must be a seat number .*, not -1"),  # no table has it
+    ("sit", ["seat=0"], "seat must be a seat number .*, not 0"),
     ("wager", ["seat=3", "kind=banker", "amount=" + "9" * 30], "amount must be a whole number"),
     ("wager", ["seat=3", "kind=banker", "amount=" + "9" * 5000], "amount must be a whole number"),
     ("declare_idle", ["face_up=maybe"], "face_up must be true or false"),
@@ -50,7 +52,8 @@ def test_a_value_not_of_its_type_goes_as_typed_for_the_table_to_refuse(command: 
 
 
 def test_every_commands_arguments_typed_at_a_prompt_are_accepted_by_the_socket() -> None:
-    sample = {"a whole number": "7", "true or false": "true", "text": "banker", "a card such as AS, 10H or KD": "10H"}
+    sample = {"a whole number": "7", "true or false": "true", "text": "banker", "a card such as AS, 10H or KD": "10H",
+              "a seat number (a whole number from 1)": "3"}
     for name in COMMANDS:
         items = [f"{arg}={sample[kind]}" for arg, (kind, _, _) in parameters(name).items()]
         check_args(name, parse_args(name, items))  # raises BadRequest if a value went with the wrong type

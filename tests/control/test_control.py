@@ -235,7 +235,7 @@ def test_console_reads_a_script_from_standard_input(table) -> None:
     assert out.splitlines()[0] == "table T1  state closed  no shoe in play"
     assert "status takes nothing after it: 'now' is not understood" in out
     assert "cut: refused: no cut is under way (the table is closed)" in out
-    assert "sit: refused: seat must be a seat of this table (" in out  # a minus sign is a number, not text
+    assert "sit: not understood: seat must be a seat number (a whole number from 1), not -1" in out  # a number
     assert "pin needs a terminal: give the PIN with --pin-stdin or SHOECTL_PIN" in out
     assert "shoectl>" not in out and "sit: ok" not in out and err == ""
     assert code == 2  # the last that failed: `pin`, a usage error (the refused cut: 1)

@@ -77,9 +77,10 @@ BAD_VALUES = [
     ("infinity", "wager", '{"seat": 1, "kind": "banker", "amount": -Infinity}', "not a whole number"),
     ("many-digits", "wager", '{"seat": 1, "kind": "banker", "amount": ' + "9" * 5000 + "}", "not a whole number"),
     ("beyond-2**53", "wager", '{"seat": 1, "kind": "banker", "amount": 18446744073709551616}', "amount must be a whole number"),
-    ("boolean-seat", "sit", '{"seat": true}', "seat must be a whole number"),
-    ("text-seat", "sit", '{"seat": "3"}', "seat must be a whole number"),
-    ("null-seat", "sit", '{"seat": null}', "seat must be a whole number"),
+    ("boolean-seat", "sit", '{"seat": true}', "seat must be a seat number"),
+    ("text-seat", "sit", '{"seat": "3"}', "seat must be a seat number"),
+    ("null-seat", "sit", '{"seat": null}', "seat must be a seat number"),
+    ("seat-zero", "sit", '{"seat": 0}', "seat must be a seat number (a whole number from 1), not 0"),
     ("list-amount", "wager", '{"seat": 1, "kind": "banker", "amount": [2500]}', "amount must be a whole number"),
     ("number-kind", "wager", '{"seat": 1, "kind": 3, "amount": 2500}', "kind must be printable text"),
     ("missing", "wager", '{"seat": 1, "kind": "banker"}', "missing argument amount"),
@@ -167,8 +168,10 @@ def test_every_command_has_arguments_the_socket_can_check() -> None:
     from controller.table.commands import COMMANDS
 
     kinds = {kind for command in COMMANDS for kind, _, _ in parameters(command).values()}
-    assert kinds == {"a whole number", "text", "true or false", "a card such as AS, 10H or KD"}
-    assert parameters("wager") == {"seat": ("a whole number", True, False), "kind": ("text", True, False),
+    assert kinds == {"a whole number", "text", "true or false", "a card such as AS, 10H or KD",
+                     "a seat number (a whole number from 1)"}
+    assert parameters("wager") == {"seat": ("a seat number (a whole number from 1)", True, False),
+                                   "kind": ("text", True, False),
                                    "amount": ("a whole number", True, False)}
 
 

@@ -15,7 +15,9 @@ from controller.control.requests import BadRequest, parse_request
      b'"args": {"seat": 1, "kind": "tie", "amount": 99999999999999999999}}',
      "wager: amount must be a whole number (at most 9007199254740991 either way), not 99999999999999999999"),
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"seat": true}}',
-     "sit: seat must be a whole number (at most 9007199254740991 either way), not true"),
+     "sit: seat must be a seat number (a whole number from 1), not true"),
+    (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"seat": 0}}',
+     "sit: seat must be a seat number (a whole number from 1), not 0"),
     # A card that is not one is malformed (exit 2 at ctl), as a seat given as text is; it was the
     # table's refusal (exit 1), as if the card were one it would not take now.
     (b'{"op": "command", "operator": "f1", "pin": "2580", "command": "enter_card", "args": {"card": "ZZ"}}',
