@@ -23,8 +23,8 @@ def replacement_problem(path: str | os.PathLike[str], *, side_file: str | None =
     or it is another regular file. A file named as one a journal keeps beside it is refused too
     (``beside_a_journal``), unless its name ends with ``side_file``, the suffix of the one its
     keeper is writing (the feed's cursor: ``.feed-cursor``)."""
-    journal = beside_a_journal(path)
-    if journal is not None and not (side_file and os.fspath(path).endswith(side_file)):  # there or not: SQLite takes a -wal or -shm it finds for the journal's own
+    journal = beside_a_journal(path)  # there or not: SQLite takes a -wal or -shm it finds as its own
+    if journal is not None and not (side_file and os.fspath(path).endswith(side_file)):
         return f"is a file the journal {journal} keeps beside it, not a file to write over"
     try:
         st = os.stat(path)
@@ -58,8 +58,10 @@ def beside_a_journal(path: str | os.PathLike[str]) -> str | None:
         name = os.fspath(path)
     except TypeError:
         return None
+    if not isinstance(name, str):
+        return None
     for suffix in JOURNAL_SIDE_SUFFIXES:
-        if isinstance(name, str) and name.endswith(suffix) and len(name) > len(suffix):
+        if name.endswith(suffix) and len(name) > len(suffix):
             journal = name[:-len(suffix)]
             if sqlite_head(journal) == SQLITE_HEADER:
                 return journal

@@ -131,18 +131,20 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
 
 
 def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -> bool:
-    """JournalError, before anything is created or opened for writing, when the journal there is
-    another table's or chained otherwise than ``hmac_key`` says (what opening it would refuse, but
-    after making its lock and log), or when the anchors file beside it holds another journal's
-    anchors (left beside a new journal at the same path)."""
-    meta = meta_at_rest(journal) if journal.exists() and journal.stat().st_size else None
+    """JournalError, before anything is created or opened for writing (opening refuses the same,
+    but after making its lock and the log): the journal there is another table's, chained
+    otherwise than ``hmac_key`` says, of an earlier schema (``check_meta``), or does not verify;
+    or the anchors file beside it holds another journal's anchors (left beside a new journal at
+    the same path). Whether the journal there was verified."""
+    there = journal.exists() and journal.stat().st_size > 0
+    meta = meta_at_rest(journal) if there else None
+    if there and meta is None:
+        return False  # not readable at rest (its meta still in its -wal): opening it checks all this
     if meta is not None:
         check_meta(journal, meta, table_id, Hasher(hmac_key))
-    witness = AnchorFile.beside(journal)
-    if witness.path.exists() and (meta is not None or not (journal.exists() and journal.stat().st_size)):
-        # (a journal not readable at rest: its anchors are checked again before the first is written)
-        witness.refuse_another_journals(meta.get("table_id") if meta else None, meta.get("created") if meta else None)
+    AnchorFile.beside(journal).refuse_another_journals(meta.get("table_id") if meta else None,
+                                                       meta.get("created") if meta else None)
     if meta is None:
-        return False
+        return False  # no journal yet: nothing to verify
     require_intact(journal, hmac_key=hmac_key)
     return True
