@@ -31,8 +31,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import structlog
-
 from firmware_bridge.protocol import (
     NEED_DATA,
     Ack,
@@ -72,9 +70,7 @@ from .hooks import DeviceHooks
 from .identity import EMULATOR_FIRMWARE, capabilities_of, identity_for
 from .outbox import Outbox
 from .injected import InjectedFaults
-from .refusals import NOT_SUPPORTED_REASONS, mechanism_refusal, nak
-
-log = structlog.get_logger("shoectl.emulator")
+from .refusals import NOT_SUPPORTED_REASONS, internal_error, mechanism_refusal, nak
 
 # EMULATOR_FIRMWARE, capabilities_of and identity_for live in .identity; importable from here too.
 __all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of", "identity_for"]
@@ -166,9 +162,7 @@ class EmulatedDevice:
             try:
                 reply, after = self._command(event.command)
             except Exception as exc:  # a bug in a model must not leave the command unanswered
-                log.error("emulated device: internal error answering a command", command=event.command.TYPE.name,
-                          error=f"{type(exc).__name__}: {exc}")  # the class for the developer, in the log
-                reply, after = self._nak(NakCode.INTERNAL_ERROR, f"internal error: {exc}"), None
+                reply, after = internal_error(event.command, exc), None
             self._outbox.put(conn.send(reply))
             if after is not None:
                 after()

@@ -2,8 +2,13 @@
 clipped to the wire's limit) and ``mechanism_refusal``, the NAK a mechanism command gets in a
 given condition of the device, or ``None`` when it may run (docs/emulator.md); and
 ``NOT_SUPPORTED_REASONS``, the text of the NAK NOT_SUPPORTED for a command a model lacks (the faults
-that refuse a command once: ``injected.py``)."""
+that refuse a command once: ``injected.py``); ``internal_error``, the NAK for a command a model
+failed on (a bug: logged for the developer)."""
 from __future__ import annotations
+
+from typing import Any
+
+import structlog
 
 from firmware_bridge.protocol import Deliver, DeviceMode, GateLock, GateUnlock, Nak, NakCode, Shuffle
 from firmware_bridge.protocol.message_base import clip_text
@@ -15,8 +20,19 @@ NOT_SUPPORTED_REASONS: dict[type, str] = {
 }
 
 
+log = structlog.get_logger("shoectl.emulator")
+
+
 def nak(code: NakCode, text: str = "") -> Nak:
     return Nak(code, clip_text(text, MAX_TEXT))
+
+
+def internal_error(command: Any, exc: Exception) -> Nak:
+    """NAK INTERNAL_ERROR for ``command``, which a model raised ``exc`` on: the host is told in words,
+    the exception's class goes to the log, for the developer."""
+    log.error("emulated device: internal error answering a command", command=command.TYPE.name,
+              error=f"{type(exc).__name__}: {exc}")
+    return nak(NakCode.INTERNAL_ERROR, f"internal error: {exc}")
 
 
 def mechanism_refusal(*, mode: DeviceMode, jammed: bool, faulted: bool, door_open: bool,

@@ -237,3 +237,15 @@ def test_reset_at_fault_loses_power_after_the_nth_event(clock) -> None:
     shoe.draw()
     assert fresh.wait_for(CardRead, predicate=lambda e: e.counter == 3).position == 2
     assert shoe.boots == 2  # once only
+
+
+def test_a_command_a_model_fails_on_is_answered_internal_error_in_words(clock, mocker) -> None:
+    """A bug in a model (here forced: a model that raises cannot be reached otherwise) must not
+    leave the command unanswered, and the host is told in words: the NAK's text carried the
+    exception's Python class, which reached operators' notices."""
+    shoe, host = loaded_shoe(clock, cards("AS 2S"))
+    mocker.patch.object(shoe, "_cmd_display", side_effect=RuntimeError("the prompt table is empty"))
+    reply = host.command(Display("BURN @1"))
+    assert nak_code(reply) == NakCode.INTERNAL_ERROR
+    assert reply.text == "internal error: the prompt table is empty"
+    assert host.status().state is not None  # the device goes on answering
