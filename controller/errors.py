@@ -55,21 +55,22 @@ def output_path_argument(text: str) -> str:
     """``path_argument`` for a file the command appends to (a log, the dealt log): an existing
     FIFO or socket is refused (``argument --log-file: ... is a FIFO``), since opening one to write
     waits for a reader that may never come, before the command can even be stopped; so is a
-    journal or a file it keeps beside it (``journal_file_kind``: another table's journal would take
-    the lines in, and still verify)."""
+    journal or a file it keeps beside it, by what it holds (``journal_file_kind``: another table's
+    journal would take the lines in, and still verify) or by its name (``side_file_problem``: a
+    live journal's ``-shm`` holds no mark of its own)."""
+    from controller.fsutil import journal_file_kind, side_file_problem  # not at the top: every command imports this module
+
     text = path_argument(text)
     try:
-        mode = os.stat(text).st_mode
+        mode: int | None = os.stat(text).st_mode
     except (OSError, ValueError):
-        return _in_a_folder(text)  # not there yet (it is created), or a name the open will refuse in its words
-    if stat.S_ISDIR(mode):
+        mode = None  # not there yet (it is created), or a name the open will refuse in its words
+    if mode is not None and stat.S_ISDIR(mode):
         raise argparse.ArgumentTypeError(f"{text} is a directory, not a regular file; give another file")
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
         kind = "a FIFO (a named pipe)" if stat.S_ISFIFO(mode) else "a socket"
         raise argparse.ArgumentTypeError(f"{text} is {kind}; give a regular file")
-    from controller.fsutil import journal_file_kind  # not at the top: every command imports this module
-
-    what = journal_file_kind(text) if stat.S_ISREG(mode) else None
+    what = (journal_file_kind(text) if mode is not None and stat.S_ISREG(mode) else None) or side_file_problem(text)
     if what:
         raise argparse.ArgumentTypeError(f"{text} is {what}, not a file to append to; give another file")
-    return text
+    return text if mode is not None else _in_a_folder(text)

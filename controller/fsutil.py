@@ -21,11 +21,10 @@ def replacement_problem(path: str | os.PathLike[str], *, side_file: str | None =
     followed), in words: not a regular file (a device, a socket, a FIFO, a folder), or an SQLite
     database (a journal: an export written over one would destroy it). None when nothing is there
     or it is another regular file. A file named as one a journal keeps beside it is refused too
-    (``beside_a_journal``), unless its name ends with ``side_file``, the suffix of the one its
-    keeper is writing (the feed's cursor: ``.feed-cursor``)."""
-    journal = beside_a_journal(path)  # there or not: SQLite takes a -wal or -shm it finds as its own
-    if journal is not None and not (side_file and os.fspath(path).endswith(side_file)):
-        return f"is a file the journal {journal} keeps beside it, not a file to write over"
+    (``side_file_problem``; ``side_file``: the suffix of the one its keeper is writing)."""
+    beside = side_file_problem(path, own=side_file)
+    if beside is not None:
+        return f"is {beside}, not a file to write over"
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -63,9 +62,20 @@ def beside_a_journal(path: str | os.PathLike[str]) -> str | None:
     for suffix in JOURNAL_SIDE_SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
             journal = name[:-len(suffix)]
-            if sqlite_head(journal) == SQLITE_HEADER:
+            if os.path.isfile(journal) and sqlite_head(journal) == SQLITE_HEADER:  # (a FIFO is never read)
                 return journal
     return None
+
+
+def side_file_problem(path: str | os.PathLike[str], *, own: str | None = None) -> str | None:
+    """``a file the journal J keeps beside it`` when ``path`` is named as one (``beside_a_journal``),
+    there or not (SQLite takes a ``-wal`` or ``-shm`` it finds for the journal's own), unless its
+    name ends with ``own``, the suffix of the side file its keeper writes (the feed's cursor);
+    None otherwise. What a command that writes or appends to a file of the user's naming refuses."""
+    journal = beside_a_journal(path)
+    if journal is None or (own and os.fspath(path).endswith(own)):
+        return None
+    return f"a file the journal {journal} keeps beside it"
 
 
 def journal_file_kind(path: str | os.PathLike[str]) -> str | None:

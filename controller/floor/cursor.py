@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from controller.errors import UsageError
-from controller.fsutil import atomic_writer, beside_a_journal, exclusive_lock
+from controller.fsutil import atomic_writer, exclusive_lock, side_file_problem
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 FORMAT = "shoectl-feed-cursor/1"
@@ -82,10 +82,9 @@ class FeedCursor:
             self.release()
 
     def load(self) -> int:
-        journal = beside_a_journal(self.path)  # it is written over, later
-        if journal is not None and not os.fspath(self.path).endswith(CURSOR_SUFFIX):
-            raise CursorError(f"{self.path}: a file the journal {journal} keeps beside it; give the feed its own "
-                              "cursor file")
+        beside = side_file_problem(self.path, own=CURSOR_SUFFIX)  # it is written over, later
+        if beside is not None:
+            raise CursorError(f"{self.path}: {beside}; give the feed its own cursor file")
         try:
             require_regular_file(self.path)  # a FIFO would be waited on for a writer, without end
             with open(self.path, "rb") as fh:

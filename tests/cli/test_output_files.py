@@ -117,6 +117,24 @@ def test_output_onto_a_file_named_as_a_journal_keeps_it_is_refused_there_or_not(
     assert verify(live).ok
 
 
+@pytest.mark.parametrize("side", ["-shm", ".lock", "-journal"])  # (a -wal is told by what it holds, above)
+def test_a_log_appended_to_a_file_named_as_a_journal_keeps_it_is_refused(capsys, tmp_path: Path, side: str) -> None:
+    """The same rule for a file appended to (``--log-file``): a live journal's ``-shm`` has no
+    mark of its own, so its name beside an existing journal is what is refused."""
+    live = tmp_path / "live.db"
+    with Journal.open(live, table_id="T1") as writer:
+        writer.append("e", {})
+        target = Path(f"{live}{side}")
+        before = target.read_bytes() if target.exists() else None
+        code, out, err = run(capsys, "run", "--journal", str(tmp_path / "new.db"), "--rounds", "1",
+                             "--log-file", str(target))
+        assert (code, out) == (2, "")
+        assert err.endswith(f"argument --log-file: {target} is a file the journal {live} keeps beside it, not a "
+                            "file to append to; give another file\n"), err
+        assert (target.read_bytes() if target.exists() else None) == before
+    assert not (tmp_path / "new.db").exists()
+
+
 def test_an_export_through_a_symbolic_link_replaces_the_file_it_points_to(capsys, tmp_path: Path,
                                                                           journal: Path) -> None:
     target, link = tmp_path / "export.jsonl", tmp_path / "latest.jsonl"
