@@ -226,24 +226,26 @@ class ControlServer:
             start = 0
             while (end := buf.find(b"\n", start)) >= 0:
                 if end - start > MAX_LINE:  # whole, in one read: refused alone, the connection goes on
-                    start = end + 1
-                    reply = self._bad_request(BadRequest(f"request line longer than {MAX_LINE} bytes"), session)
-                    if not self._send(conn, reply) or session.closing:
-                        return
-                    continue
-                line, start = bytes(buf[start:end]), end + 1
-                if not line.strip():
-                    continue
-                reply = self._handle_line(line, conn, session)
+                    reply: dict[str, Any] | None = self._too_long(session)
+                else:
+                    line = bytes(buf[start:end])
+                    if not line.strip():
+                        start = end + 1
+                        continue
+                    reply = self._handle_line(line, conn, session)
+                start = end + 1
                 if reply is None:  # a subscription took over the connection
                     return
                 if not self._send(conn, reply) or session.closing:
                     return
                 idle_until = time.monotonic() + self.idle_s
             del buf[:start]
-            if len(buf) > MAX_LINE:
-                self._send(conn, self._bad_request(BadRequest(f"request line longer than {MAX_LINE} bytes"), session))
+            if len(buf) > MAX_LINE:  # no end in sight: said, and the connection closed
+                self._send(conn, self._too_long(session))
                 return
+
+    def _too_long(self, session: _Session) -> dict[str, Any]:
+        return self._bad_request(BadRequest(f"request line longer than {MAX_LINE} bytes"), session)
 
     def _send(self, conn: socket.socket, obj: dict[str, Any]) -> bool:
         try:
