@@ -34,10 +34,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from controller.cli.common import given_options, non_negative_int, print_json, whole_number
-from controller.rules.cards import MAX_DECKS
 from controller.cli.run_options import emulator_speed
 from controller.cli.stopping import stop_handler
 from controller.errors import UsageError, output_path_argument, path_argument
+from controller.rules.cards import MAX_DECKS
 from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.faults import FaultSpec
 from firmware_bridge.emulator.server import DeviceServer

@@ -15,8 +15,8 @@ or export file: one line on standard error, exit 2, nothing changed.
 from __future__ import annotations
 
 import argparse
-import re
 import functools
+import re
 import sys
 from collections.abc import Callable
 from datetime import datetime, timezone, tzinfo
