@@ -23,13 +23,8 @@ from typing import Any
 
 from controller.cli.common import given_options
 from controller.errors import UsageError
-from controller.journal.anchors import AnchorFile
-from controller.journal.chain import Hasher
 from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
-from controller.journal.opening import check_meta
-from controller.journal.reader import meta_at_rest
-from controller.journal.verification import require_intact
 from controller.table_ids import TABLE_ID
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
@@ -136,6 +131,13 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
     otherwise than ``hmac_key`` says, of an earlier schema (``check_meta``), or does not verify;
     or the anchors file beside it holds another journal's anchors (left beside a new journal at
     the same path). Whether the journal there was verified."""
+    # Only ``run`` comes here: ``emulate`` shares this module, and need not load the journal's writer
+    from controller.journal.anchors import AnchorFile  # noqa: PLC0415
+    from controller.journal.chain import Hasher  # noqa: PLC0415
+    from controller.journal.opening import check_meta  # noqa: PLC0415
+    from controller.journal.reader import meta_at_rest  # noqa: PLC0415
+    from controller.journal.verification import require_intact  # noqa: PLC0415
+
     there = journal.exists() and journal.stat().st_size > 0
     meta = meta_at_rest(journal) if there else None
     if there and meta is None:
