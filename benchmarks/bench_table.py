@@ -201,12 +201,12 @@ class TableBench:
             watchdog.cancel()
         if not runner.limits.reached:
             last = journal.last()
-            raise RuntimeError(f"the table stopped dealing: {runner.rounds_done} of {rounds} rounds in "
+            raise RuntimeError(f"the table stopped dealing: {runner.limits.rounds_done} of {rounds} rounds in "
                                f"{SEGMENT_TIMEOUT_S:g} s (the journal's last entry: "
                                f"{f'{last.seq} {last.kind}' if last else 'none'})")
         if started:
             self.seconds += time.perf_counter() - started[0]
-            self.rounds += runner.rounds_done - 1
+            self.rounds += runner.limits.rounds_done - 1
         if measure:
             self.segment_ends.append(len(self.decided))
         self.journal_entries = journal.last_seq

@@ -250,6 +250,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
                 rules_asked_for(core, sub)
             except Refused as exc:
                 raise UsageError(f"--submission {args.submission}: {exc}") from None
+            runner.refresh_snapshot()
         if not args.no_edge_monitor:
             monitor = EdgeMonitor(args.edge_threshold)
             if resumed:

@@ -158,7 +158,14 @@ class TableRunner:
         self._recovered = read = read_journal_inputs(self.journal)
         self._rules_journaled = read.rules_journaled
         replay(self.core, read)
+        self.refresh_snapshot()
         return len(read.inputs)
+
+    def refresh_snapshot(self) -> None:
+        """``latest_snapshot`` taken again from the core: by the owner after each transaction, and
+        by the starting thread once it has set the core (recovery, ``run --submission``), before
+        the control socket or a display shows the table (they would show a fresh, closed one)."""
+        self.latest_snapshot = self.core.snapshot()
 
     def journal_rules_in_force(self) -> bool:
         """Journal the Rules Submission the core decides by unless it is the one last journaled
@@ -259,14 +266,6 @@ class TableRunner:
         self._process(op)
         return True
 
-    @property
-    def rounds_done(self) -> int:
-        return self.limits.rounds_done
-
-    @property
-    def shoes_done(self) -> int:
-        return self.limits.shoes_done
-
     # -- one input ----------------------------------------------------------------------------------
     def _where(self) -> tuple[str | None, int | None]:
         """The shoe and round in play (bound to the log lines that follow)."""
@@ -344,7 +343,7 @@ class TableRunner:
                 raise
             self._stored.committed()
         if records:
-            self.latest_snapshot = self.core.snapshot()
+            self.refresh_snapshot()
         for o in outs:  # the decision first (displays, the next prompt), then the acknowledgements
             self._dispatch(o)
         for link, counter, epoch in acks:  # (a hook that raised stops the table: the device resends)
@@ -355,7 +354,7 @@ class TableRunner:
         """Journal ``first`` and the core's records in one transaction; then the outputs."""
         records = [o for o in outs if isinstance(o, TableRecord)]
         self.journal.append_batch([first, *output_records(records)], results=False)
-        self.latest_snapshot = self.core.snapshot()
+        self.refresh_snapshot()
         for o in outs:
             self._dispatch(o)
 

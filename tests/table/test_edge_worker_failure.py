@@ -42,7 +42,7 @@ def test_a_killed_worker_process_stops_the_monitor_and_the_table_deals_on(tmp_pa
         monitor.close()
         journal.close()
         table.close()
-    assert runner.error is None and runner.rounds_done == ROUNDS
+    assert runner.error is None and runner.limits.rounds_done == ROUNDS
     assert monitor.broken
     warnings = [e for e in logs if e["log_level"] == "warning" and "worker failed" in e["event"]]
     assert len(warnings) == 1, logs

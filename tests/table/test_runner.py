@@ -43,7 +43,7 @@ def test_a_whole_shoe_is_journaled_card_for_card_and_verifies(tmp_path) -> None:
     journal.close()
     table.close()
     assert runner.error is None
-    assert runner.shoes_done == 1 and runner.rounds_done > 50
+    assert runner.limits.shoes_done == 1 and runner.limits.rounds_done > 50
     cards = journal_cards(tmp_path / "j.db")
     assert len(cards) > 300
     assert cards == dealt_cards(tmp_path / "dealt.log")

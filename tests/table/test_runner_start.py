@@ -60,7 +60,7 @@ def test_a_restarted_table_re_issues_the_shuffle_only_after_it_heard_every_devic
         started = journal.last_seq
         run_to_the_end(runner, timeout=90)
     again.close()
-    assert runner.error is None and runner.shoes_done == 1
+    assert runner.error is None and runner.limits.shoes_done == 1
     with JournalReader.open(path) as r:
         later = list(r.entries(since_seq=started))
     kinds = [e.kind for e in later]
