@@ -56,6 +56,7 @@ SHOE_LOADED = "shoe_loaded"
 BURN = "burn"
 COVER_CARD = "cover_card"
 COVER_CARD_MISSING = "cover_card_missing"
+COVER_CARD_EARLY = "cover_card_early"
 SHOE_EMPTY = "shoe_empty"
 RESHUFFLE_ORDERED = "reshuffle_ordered"
 SHOE_RESTARTED = "shoe_restarted"
@@ -143,6 +144,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(COVER_CARD, "the cover card came out", ("position", "during_round")),
     Kind(COVER_CARD_MISSING, "more cards came out than the cover card's place allows, and no cover card "
          "(681a.7(d))", ("expected_after", "cards_out", "clause")),
+    Kind(COVER_CARD_EARLY, "a cover card came out before the place the second cover card was put at: the stack "
+         "in the shoe is not as its cut and cover were recorded (681a.5(d))", ("expected_after", "cards_out", "clause")),
     Kind(SHOE_EMPTY, "the shoe is empty although cards counted in it never came out", ("cards_counted_in_shoe",)),
     Kind(RESHUFFLE_ORDERED, "a reshuffle ordered by a floorperson", ("by",)),
     Kind(SHOE_RESTARTED, "the shoe in play given up and a new one started", ("reason",)),

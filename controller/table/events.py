@@ -79,8 +79,18 @@ def cover_card(t: TableCore, device_role: str, ev: m.CoverCard) -> None:
     """681a.7(d): the cover card is set aside; the hand is completed, then the reshuffle."""
     if t.shoe is None:
         raise Refused("a cover card with no shoe in play")
-    t.shoe.cover_reached = True
+    shoe = t.shoe
+    shoe.cover_reached = True
     t.record(kinds.COVER_CARD, {"position": ev.position, "during_round": t.round is not None})
+    due = checks.cover_card_due(shoe)
+    if due is not None and shoe.dealt < due:
+        # 681a.7(d) holds wherever the cover card lies: the shoe ends here. A cover card above
+        # the recorded place says the stack is not the one cut and covered (surveillance's case).
+        t.record(kinds.COVER_CARD_EARLY, {"expected_after": due, "cards_out": shoe.dealt, "clause": "681a.5(d)"})
+        t.notice("warning", f"a cover card came out after {shoe.dealt} cards; the second cover card was placed to come "
+                 f"out after {due}: the stack is not as it was cut and covered. Check the shoe; this round is "
+                 "completed, then the cards are reshuffled")
+        return
     t.notice("info", "cover card reached: this round is completed, then the cards are reshuffled")
 
 

@@ -26,6 +26,9 @@ docs/emulator.md):
                    cover card go to the bottom (681a.5(c)-(d))
 ``COVER N``        second cover card with N cards below it (681a.5(d)); refused before the CUT. CUT
                    and COVER shown again once their card is in (a controller's resume) do nothing
+``OFFER CUT ...``  the cut offered (``DEALER CUTS`` likewise): information, but for a stack in hand
+                   that has its cover cards already: a recut was ordered (681a.5(e)), and the
+                   dealer takes the cover cards out for the new CUT and COVER
 ``LOAD [NAME]``    put the stack in hand into the shoe (SHOE_LOADED); the dealer remembers NAME
                    (the controller's shoe id) as the name of what the shoe holds
 ``UNLOAD [NAME]``  take what is left in the shoe out, unread, to the discard rack (SHOE_EMPTY).
@@ -258,6 +261,8 @@ class Dealer:
             return True, self._wash()
         if verb in ("CUT", "COVER"):
             return self._place_cover(verb, args)
+        if (verb, args[:1]) in (("OFFER", ["CUT"]), ("DEALER", ["CUTS"])):
+            return self._offer_cut()
         if verb == "LOAD":
             stack = self._in_hand()
             left = self.shoe.unload()  # the last shoe's cards, if its UNLOAD was missed
@@ -314,6 +319,15 @@ class Dealer:
             return True, f"cut at {args[0]}"
         self.hand = insert_second_cover(hand, _number(args))
         return True, f"cover card {args[0]} above the bottom"
+
+    def _offer_cut(self) -> tuple[bool, str]:
+        """The cut is offered (681a.5(b)) while the stack in hand already has its cover cards: a
+        recut was ordered (681a.5(e)), and the dealer takes the cover cards out for the new cut.
+        Before the first cut (or with no stack in hand) the offer is information."""
+        if self.hand is None or COVER not in self.hand:
+            return True, "no action"
+        self.hand = [item for item in self.hand if item is not COVER]
+        return True, "a recut: took the cover cards out of the stack"
 
     def _in_hand(self) -> list[Item]:
         if self.hand is None:

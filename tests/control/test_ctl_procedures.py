@@ -7,6 +7,8 @@ tests/cli drive ``ctl`` itself): a ``ctl`` process per command cost these tests 
 each, some 25 per test, for nothing they look at."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from controller.cli.cmd_ctl import parse_args
@@ -72,6 +74,15 @@ def _load_a_shoe(t, *cut_by: str) -> None:
     assert t.wait_state("betting") == "betting", t.status()
 
 
+def _wait_for_one_of(t, *states: str, timeout: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout
+    state = t.status()["state"]
+    while state not in states and time.monotonic() < deadline:
+        time.sleep(0.05)
+        state = t.status()["state"]
+    return state
+
+
 def _deal_a_round(t) -> None:
     ctl(t, "d1", "wager", "seat=1", "kind=banker", "amount=1000")
     ctl(t, "d1", "no_more_bets")
@@ -122,4 +133,37 @@ def test_an_operator_removed_from_the_file_is_refused_by_the_running_table(start
     refused = shoectl("ctl", "--socket", str(t.sock), "--operator", "fp1", "--pin-stdin", "close", pin=PINS["fp1"])
     assert refused.returncode == 3 and "wrong PIN, or no operator 'fp1'" in refused.stderr, refused.stderr
     assert t.journaled("auth_refused")[-1]["reason"] == "unknown operator 'fp1'"
+    t.assert_stopped_cleanly()
+
+
+@pytest.mark.slow
+@pytest.mark.reg("681a.5(e)", "681a.5(d)")
+def test_a_recut_ordered_is_the_cut_dealt_and_its_cover_card_comes_out_where_it_was_put(start_table, workdir) -> None:
+    """681a.5(e): "a floorperson or above may require the cards to be reshuffled or recut". The
+    recut's second cover card is put 400 cards above the bottom, to come out after 16 cards
+    (681a.5(d): "insert the second cover card"); the first cut's lay 20 above the bottom. The
+    emulated dealer used to keep the first cut and cover, and the journal recorded a cut the shoe
+    did not hold."""
+    t = start_table(workdir, manual=True)
+    ctl(t, "fp1", "open")
+    assert t.wait_state("cutting") == "cutting"
+    ctl(t, "d1", "cut", "position=150")
+    ctl(t, "d1", "cover", "from_bottom=20")
+    ctl(t, "fp1", "order_recut")
+    ctl(t, "d1", "cut", "position=200")
+    ctl(t, "d1", "cover", "from_bottom=400")
+    ctl(t, "d1", "load")
+    assert t.wait_state("betting") == "betting", t.status()
+    for _ in range(8):  # rounds until the cover card; the round it came in completes, then the next shoe
+        ctl(t, "d1", "wager", "seat=1", "kind=banker", "amount=1000")
+        ctl(t, "d1", "no_more_bets")
+        state = _wait_for_one_of(t, "betting", "cutting")
+        if state != "betting":
+            break
+    assert state == "cutting", t.status()
+    [cover] = t.journaled("cover_card")
+    assert cover["position"] == 17  # after the 16 cards above it
+    assert not t.journaled("cover_card_early", "cover_card_missing", "fault")
+    [reconciliation] = t.journaled("reconciliation")
+    assert reconciliation["ok"] and reconciliation["left_shoe"] >= 16, reconciliation
     t.assert_stopped_cleanly()

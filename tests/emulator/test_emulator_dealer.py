@@ -90,6 +90,25 @@ def test_a_cut_or_cover_prompt_shown_again_places_no_more_cover_cards(clock) -> 
     table.close()
 
 
+@pytest.mark.reg("681a.5(e)")
+def test_a_recut_offered_takes_the_cover_cards_out_and_the_new_cut_is_the_one_loaded(clock) -> None:
+    """681a.5(e): "a floorperson or above may require the cards to be reshuffled or recut" after
+    the cut and before the cards are placed in the dealing shoe; the controller offers the cut
+    again. The emulated dealer
+    took the new CUT and COVER for prompts shown again and loaded the first cut: the cover card
+    then came out 390 cards before the place the journal recorded (a floor review's find)."""
+    table, shoe, original = _stack_in_the_dealers_hand(clock)
+    for prompt in ("OFFER CUT SEAT 2", "CUT 150", "COVER 410", "DEALER CUTS", "CUT 200", "COVER 20", "LOAD"):
+        shoe.ok(Display(prompt))
+    assert shoe.wait_for(ShoeLoaded).card_count == 416
+    assert table.shoe.stack == insert_second_cover(cut_stack(cut_stack(original, 150)[:-1], 200), 20)
+    assert [(a.prompt, a.detail) for a in table.dealer.log][:4] == [
+        ("OFFER CUT SEAT 2", "no action"), ("CUT 150", "cut at 150"),
+        ("COVER 410", "cover card 410 above the bottom"),
+        ("DEALER CUTS", "a recut: took the cover cards out of the stack")]
+    table.close()
+
+
 def test_a_cover_prompt_before_its_cut_is_refused_and_done_after_it(clock) -> None:
     """The second cover card goes in after the cut (681a.5(d)). A COVER whose CUT was lost with
     the shoe's link must not put the cut's card in: the CUT shown again by the controller's resume

@@ -173,12 +173,32 @@ def test_a_shoe_that_passes_the_cover_position_without_a_cover_card_stops_dealin
     assert b.core.state == "cutting" and b.core.shoe.id.endswith("S0002")
 
 
+@pytest.mark.reg("681a.5(d)", "681a.7(d)")
+def test_a_cover_card_above_its_recorded_place_ends_the_shoe_and_is_journaled_for_surveillance() -> None:
+    """681a.5(d): "The dealer shall then insert the second cover card in a position at least ten
+    cards above the bottom of the stack" -- recorded here 14 above the bottom, to come out after
+    402 cards. A cover card that comes out after 30 says the stack in the shoe is not the one cut
+    and covered on record. 681a.7(d) still decides the round: "the cover card shall be removed and
+    placed to the side and the hand shall be completed", then the cards are reshuffled."""
+    b = Bench()
+    b.open_and_cut(cut=100, cover=14)
+    b.cover_index = 30                        # a cover card 30 cards down, not 402
+    while b.core.state == "betting":
+        b.play_round([(1, "player", 100)])
+    [early] = b.of("cover_card_early")
+    assert early == {"expected_after": 402, "cards_out": 30, "clause": "681a.5(d)"}
+    assert any(n.level == "warning" and "after 30 cards" in n.text and "after 402" in n.text for n in b.notices)
+    assert b.of("round_result")[-1]["kind"] == "normal" and not b.of("fault")
+    assert b.core.state == "cutting" and b.core.shoe.id.endswith("S0002")
+
+
 def test_a_shoe_with_its_cover_card_raises_no_cover_fault() -> None:
     b = Bench()
     b.open_and_cut(cut=100, cover=14)
     while b.core.state == "betting":
         b.play_round([(1, "player", 100)])
     assert b.core.state == "cutting" and not b.of("cover_card_missing") and not b.of("fault")
+    assert b.of("cover_card") and not b.of("cover_card_early")  # it came out where it was put
 
 
 def test_the_automated_floorperson_clears_a_missing_cover_card_and_the_shoe_is_reshuffled() -> None:
