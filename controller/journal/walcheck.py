@@ -4,8 +4,9 @@ SQLite reads a WAL file only if its header is valid, and only its frames up to t
 does not belong (another salt) or is damaged (a checksum that does not match); it says nothing
 about what it ignores. ``wal_problem(journal_path)`` says it in one line: a ``-wal`` file that is
 not a WAL file at all, or one with committed transactions after a damaged frame (what they held is
-not in the journal). ``None`` when there is nothing to say: no ``-wal`` file, an empty one or one
-of zeros only (preallocated, never written), or one
+not in the journal), said only when a second reading a moment later finds the same (a running
+writer's WAL read while it is written can look damaged once). ``None`` when there is nothing to
+say: no ``-wal`` file, an empty one or one of zeros only (preallocated, never written), or one
 that ends in the torn, uncommitted frames a crash during a write leaves (those were never
 acknowledged).
 
@@ -28,6 +29,7 @@ _VERSION = 3007000
 _HEADER = 32
 _FRAME_HEADER = 24
 _MASK = 0xFFFFFFFF
+RECHECK_S = 0.05  # seconds between the two readings of a WAL that looks damaged
 
 
 def wal_path(journal_path: str | os.PathLike[str]) -> Path:
@@ -55,9 +57,21 @@ def wal_problem(journal_path: str | os.PathLike[str]) -> str | None:
         return f"{wal}: is not a regular file; SQLite cannot use it"
     if st.st_size == 0:
         return None
+    problem = _read_problem(wal)
+    if problem is None:
+        return None
+    # A writer at work (a running table) rewrites the file under the reader: a frame written
+    # while it was read, or a WAL restarted after its header was read (new frames, another salt,
+    # before the last generation's commits), looks damaged for that one reading. What is damaged
+    # at rest reads the same a moment later.
+    time.sleep(RECHECK_S)
+    return problem if _read_problem(wal) == problem else None
+
+
+def _read_problem(wal: Path) -> str | None:
     try:
         with open(wal, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
-            return _frames_problem(wal, fh, st.st_size)
+            return _frames_problem(wal, fh, os.fstat(fh.fileno()).st_size)
     except OSError as exc:
         return f"{wal}: cannot be checked ({exc.strerror or exc})"
 
