@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,9 +63,44 @@ def beside_a_journal(path: str | os.PathLike[str]) -> str | None:
     for suffix in JOURNAL_SIDE_SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
             journal = name[:-len(suffix)]
-            if os.path.isfile(journal) and sqlite_head(journal) == SQLITE_HEADER:  # (a FIFO is never read)
+            if _is_journal(journal):
+                return journal
+    return _journal_of_run_file(name)
+
+
+# What ``shoectl run`` names after the journal by default, its suffix replaced
+# (``journal.with_suffix``): the log (and the log's rotations, ``.log.1`` ...), the control socket
+# and its lock. ``t.log`` is the log of the journal ``t.db`` (or ``t``, or ``t.sqlite``).
+RUN_FILE_NAMES = re.compile(r"(.+)(\.log|\.sock)(?:(?<=\.log)\.\d+|(?<=\.sock)\.lock)?")
+
+
+def _journal_of_run_file(name: str) -> str | None:
+    match = RUN_FILE_NAMES.fullmatch(name)
+    if match is None:
+        return None
+    folder, base = os.path.split(match.group(1))
+    made = base + match.group(2)  # the name run gives it: the journal's name, its suffix replaced
+    try:
+        names = sorted(os.listdir(folder or "."))
+    except OSError:
+        return None
+    for other in names:
+        if other.startswith(base) and other != made and _with_suffix(other, match.group(2)) == made:
+            journal = os.path.join(folder, other)
+            if _is_journal(journal):
                 return journal
     return None
+
+
+def _with_suffix(name: str, suffix: str) -> str | None:
+    try:
+        return Path(name).with_suffix(suffix).name
+    except ValueError:
+        return None
+
+
+def _is_journal(path: str) -> bool:
+    return os.path.isfile(path) and sqlite_head(path) == SQLITE_HEADER  # (a FIFO is never read)
 
 
 def side_file_problem(path: str | os.PathLike[str], *, own: str | None = None) -> str | None:

@@ -117,6 +117,31 @@ def test_output_onto_a_file_named_as_a_journal_keeps_it_is_refused_there_or_not(
     assert verify(live).ok
 
 
+@pytest.mark.parametrize("argv", [EXPORT + ["{journal}"], ["roadmap", "{journal}"]])
+@pytest.mark.parametrize("name, journal_name", [
+    ("live.log", "live.db"), ("live.log.2", "live.db"), ("live.sock.lock", "live.db"), ("table.log", "table"),
+])
+def test_output_onto_the_log_or_socket_lock_run_names_after_a_journal_is_refused(
+        capsys, tmp_path: Path, journal: Path, argv: list[str], name: str, journal_name: str) -> None:
+    """A surveillance review exported a running table's journal with ``-o t.log``: the table's own
+    log (run's default, the journal's name with ``.log``) was replaced, and the table went on
+    logging into a deleted file. The names run gives the log, its rotations and the control
+    socket's lock beside an existing journal are refused like the journal's own side files."""
+    live = tmp_path / journal_name
+    with Journal.open(live, table_id="T1") as writer:
+        writer.append("e", {})
+    target = tmp_path / name
+    target.write_text("the table's own\n")
+    code, out, err = run(capsys, *[a.format(journal=journal) for a in argv], "-o", str(target))
+    assert (code, out) == (2, ""), err
+    assert err.endswith(f"error: argument -o/--output: {target} is a file the journal {live} keeps beside it, "
+                        "not a file to write over; give another file\n"), err
+    assert target.read_text() == "the table's own\n"
+    other = tmp_path / f"not-{name}"  # no journal of that name: written as asked
+    code, out, err = run(capsys, *[a.format(journal=journal) for a in argv], "-o", str(other))
+    assert code == 0 and other.stat().st_size > 0, err
+
+
 @pytest.mark.parametrize("side", ["-shm", ".lock", "-journal"])  # (a -wal is told by what it holds, above)
 def test_a_log_appended_to_a_file_named_as_a_journal_keeps_it_is_refused(capsys, tmp_path: Path, side: str) -> None:
     """The same rule for a file appended to (``--log-file``): a live journal's ``-shm`` has no
