@@ -29,6 +29,7 @@ from controller.rules.errors import SubmissionError
 from controller.rules.odds import exact_odds
 from controller.rules.submission import resolve_submission, submission_from_document
 from controller.table.edge_figures import JournalPoint, after_round, edge_payload, edge_percent, wager_figures
+from shoectl_config.text import quoted
 
 EXIT_DIFFERS = 1
 NOT_COMPARED = "not compared: the journal's figures are for another Rules Submission"
@@ -37,6 +38,8 @@ NOT_COMPARED = "not compared: the journal's figures are for another Rules Submis
 def check_options(args: argparse.Namespace) -> None:
     if args.removed or args.decks is not None:
         raise UsageError("--journal takes the shoe from the journal: give no --removed or --decks with it")
+    if args.shoe is not None and not args.shoe.strip():
+        raise UsageError("--shoe: give a shoe's id, as `shoectl journal replay PATH` lists them (e.g. T1-S0001)")
 
 
 def run_journal(args: argparse.Namespace, render_text: Any) -> int:
@@ -84,8 +87,8 @@ def _not_found(shoe: str | None, round_no: int | None) -> str:
     if shoe is None:
         return f"no shoe in the journal has a round {round_no}"
     if round_no is None:
-        return f"no round of shoe {shoe} has been decided in the journal"
-    return f"no round {round_no} of shoe {shoe} in the journal"
+        return f"no decided round of a shoe {quoted(shoe)} in the journal (`shoectl journal replay PATH` lists its shoes)"
+    return f"no round {round_no} of a shoe {quoted(shoe)} in the journal"
 
 
 def _ev(journaled: Mapping[str, Any], name: str) -> Any:

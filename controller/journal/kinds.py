@@ -180,8 +180,11 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(ROUND_KIND, "the round's kind changed (simulated: 627a.13(d)); wagers_kept: its wagers put back on the "
          "layout for the next round (Rules Submission simulated_round_wagers = stay)", ("kind", "clause"),
          ("wagers_kept",)),
-    Kind(SETTLEMENT, "a wager settled (minor units; net to the player)", _SETTLEMENT_KEYS),
-    Kind(WAGER_RETURNED, "a wager returned (a void round)", _SETTLEMENT_KEYS),
+    Kind(SETTLEMENT, "a wager settled (minor units; net to the player); a void round settles each of its "
+         "wagers as a push", _SETTLEMENT_KEYS),
+    Kind(WAGER_RETURNED, "a wager taken off the layout and returned, never dealt on: taken back (take_back), or "
+         "no round can take it (its shoe lost, emptied or ended; a simulated round under a Rules Submission "
+         "that returns the layout's wagers)", _SETTLEMENT_KEYS),
     Kind(ROUND_RESULT, "a round's outcome: the hands and the cards as dealt; a void round its reason and cards",
          ("round", "kind"), (*_HAND_RESULT_KEYS, "reason", "cards")),
     Kind(DISCARD_RACK, "the round's cards to the discard rack, in an order that rebuilds each hand (681a.7(l))",

@@ -124,9 +124,11 @@ def test_odds_lists_a_few_removed_cards_by_name(capsys) -> None:
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--shoe", "T1-S0001", "--round", "99"], "no round 99 of shoe T1-S0001 in the journal"),
+    (["--shoe", "T1-S0001", "--round", "99"], "no round 99 of a shoe 'T1-S0001' in the journal"),
     (["--round", "99"], "no shoe in the journal has a round 99"),
-    (["--shoe", "T1-S0009"], "no round of shoe T1-S0009 has been decided in the journal"),
+    (["--shoe", "T1-S0009"], "no decided round of a shoe 'T1-S0009' in the journal (`shoectl journal replay PATH` "
+                              "lists its shoes)"),
+    (["--shoe", " "], "--shoe: give a shoe's id, as `shoectl journal replay PATH` lists them (e.g. T1-S0001)"),
     (["--shoe", "T1-S0001", "--round", "1", "--removed", "AS"], "give no --removed or --decks"),
     (["--shoe", "T1-S0001", "--round", "1", "--game", "nope"], "unknown game 'nope'; games: punto-banco"),
 ])
