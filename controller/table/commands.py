@@ -24,6 +24,7 @@ from controller.rules.cards import CardError, parse_card
 from controller.rules.model import WagerKind
 from controller.table import actions as act, decks
 from controller.table.errors import Refused
+from controller.table.faults import held_words
 from controller.table.io import OperatorInput
 from controller.table.machine import state_words
 
@@ -261,9 +262,11 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
 MIN_ROLES: Mapping[str, Role] = MappingProxyType({name: c.min_role for name, c in COMMANDS.items()})
 
 
-def admit(op: OperatorInput, state: str, submission: Any) -> tuple[Command, dict[str, Any]]:
+def admit(op: OperatorInput, state: str, submission: Any,
+          faults: dict[str, str] | None = None) -> tuple[Command, dict[str, Any]]:
     """The command and its parsed arguments if ``op`` may be carried out now (see the module
-    docstring); ``Refused`` otherwise. Changes nothing."""
+    docstring); ``Refused`` otherwise (``faults``: those holding the table, named in a refusal
+    with what ends each). Changes nothing."""
     command = COMMANDS.get(op.command)
     if command is None:
         raise Refused(f"unknown command {_printable(str(op.command))}")
@@ -271,7 +274,8 @@ def admit(op: OperatorInput, state: str, submission: Any) -> tuple[Command, dict
         raise Refused(f"{command.name} needs a {command.min_role.label} or above; "
                       f"{op.operator} is a {op.role.label}")
     if command.states is not None and state not in command.states:
-        raise Refused(command.not_now.format(command=command.name, state=state_words(state)))
+        words = held_words(faults or {}) if state == "fault" else state_words(state)
+        raise Refused(command.not_now.format(command=command.name, state=words))
     if not isinstance(op.args, Mapping):
         raise Refused(f"{command.name} takes {_takes(command)}")
     return command, command.check_args(op.args, submission)

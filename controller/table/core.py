@@ -125,8 +125,8 @@ class TableCore:
             else:
                 raise Refused(f"unknown input {type(inp).__name__}")
         except (Refused, RulesError, MachineError) as exc:
-            reason = (f"not allowed while the table is {state_words(self.state)}" if isinstance(exc, MachineError)
-                      else str(exc))
+            reason = str(exc) if not isinstance(exc, MachineError) else "not allowed while the table is " + (
+                faults.held_words(self.faults) if self.state == "fault" else state_words(self.state))
             self._out = []  # a refused input produces nothing else
             what = inp.command if isinstance(inp, OperatorInput) else self._input_name(inp)
             self.record(kinds.REFUSED, {"input": what, "reason": reason, "state": self.state,
@@ -143,7 +143,7 @@ class TableCore:
         return f"{inp.command} failed" if isinstance(inp, CommandFailed) else "link status"
 
     def _operator(self, op: OperatorInput) -> None:
-        command, args = admit(op, self.state, self.sub)
+        command, args = admit(op, self.state, self.sub, self.faults)
         self.record(kinds.OPERATOR, {"command": op.command, "args": jsonable(op.args), "operator": op.operator,
                                      "operator_role": op.role.label, "state": self.state})
         command.handler(self, op, **args)

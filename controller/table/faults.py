@@ -41,6 +41,23 @@ def held_prompts(active: dict[str, str]) -> list[str]:
     return [CLOSE_DOOR] if any(k.startswith("door:") for k in active) else []
 
 
+def held_words(active: dict[str, str]) -> str:
+    """The table held by the faults in ``active``, as it ends "the table is ...", with what ends
+    each: a refusal names the way out (a link or a misread is no floorperson's ``clear_fault``)."""
+    ends = []
+    for key in active:
+        kind, _, device = key.partition(":")
+        if kind == "link":
+            ends.append(f"{key} clears when the {device} reconnects")
+        elif key == "misread":
+            ends.append("misread: a floorperson enters the card (enter_card)")
+        elif kind == "door":
+            ends.append(f"{key} clears when the {device}'s door is closed")
+        else:
+            ends.append(f"{key}: a floorperson clears it (clear_fault key={key})")
+    return f"held by a fault ({'; '.join(ends)})" if ends else "held by a fault"
+
+
 def check_operator_clearable(active: dict[str, str], key: str | None) -> list[str]:
     """The faults a floorperson's ``clear_fault`` (with ``key`` or without) would clear;
     ``Refused`` if any of them is not theirs to clear."""

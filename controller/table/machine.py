@@ -41,7 +41,7 @@ STATE_WORDS = {
     "count_fault": "in a count fault", "cutting": "cutting", "ready_to_load": "ready to load",
     "loading": "loading", "burning": "burning", "betting": "betting", "dealing": "dealing",
     "squeeze": "at the squeeze", "house_money": "at House Money",
-    "fault": "held by a fault (clear it first)",
+    "fault": "held by a fault",  # with what ends each one: ``faults.held_words``
 }
 
 

@@ -44,9 +44,24 @@ def test_a_refusal_in_a_fault_says_the_table_is_held_by_it() -> None:
     b.link("shoe", False)
     assert b.core.state == "fault"
     b.op("void_round")
-    assert _refused(b) == "void_round voids a round being dealt; the table is held by a fault (clear it first)"
+    held = "held by a fault (link:shoe clears when the shoe reconnects)"
+    assert _refused(b) == f"void_round voids a round being dealt; the table is {held}"
     b.op("close")
-    assert _refused(b) == "close is not allowed while the table is held by a fault (clear it first)"
+    assert _refused(b) == f"close is not allowed while the table is {held}"
+
+
+def test_a_refusal_in_a_fault_names_what_ends_each_fault() -> None:
+    """A floor review: refusals while a misread or a lost link held the table said "(clear it
+    first)", and ``clear_fault`` then refused to clear either. Each fault now says what ends it."""
+    b = Bench()
+    b.open_and_cut()
+    b.link("shoe", False)
+    b.core.faults["misread"] = "card at position 8 could not be read"  # beside the lost link
+    b.core.faults["jam:shuffler"] = "jam"
+    b.op("close")
+    assert _refused(b) == ("close is not allowed while the table is held by a fault (link:shoe clears when the "
+                           "shoe reconnects; misread: a floorperson enters the card (enter_card); jam:shuffler: a "
+                           "floorperson clears it (clear_fault key=jam:shuffler))")
 
 
 def test_a_seat_is_taken_once_and_left_once() -> None:
