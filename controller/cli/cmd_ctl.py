@@ -133,7 +133,9 @@ def status_text(st: dict[str, Any]) -> str:
     """The table's status for a person: every value in words or numbers (money in major units),
     nothing shown that the table does not have (no shoe, no hand, no outcome yet)."""
     state = str(st.get("state") or "unknown").replace("_", " ")
-    if st.get("shoe"):
+    if st.get("shoe") and st.get("shoe_collected"):
+        shoe: tuple[str, ...] = (f"no shoe in play (the last, {st['shoe']}, has ended: its cards were collected)",)
+    elif st.get("shoe"):
         cover = "  (cover card reached)" if st.get("cover_reached") else ""
         cover += "  (a reshuffle follows this round)" if st.get("reshuffle_ordered") and not st.get("cover_reached") else ""
         left = st.get("cards_remaining")
@@ -142,7 +144,8 @@ def status_text(st: dict[str, Any]) -> str:
                 f"cards dealt {st.get('cards_dealt') or 0}  {left_text}{cover}")
     else:
         shoe = ("no shoe in play",)
-    lines = [f"table {st.get('table')}  state {state}  {shoe[0]}", *shoe[1:],
+    rules = f" ({st['submission']})" if st.get("submission") else ""
+    lines = [f"table {st.get('table')}{rules}  state {state}  {shoe[0]}", *shoe[1:],
              f"last outcome {st['last_outcome']}" if st.get("last_outcome") else "no round decided yet"]
     if st.get("player") or st.get("banker"):
         lines.append(f"player {' '.join(st.get('player') or []) or '-'}   banker {' '.join(st.get('banker') or []) or '-'}")
@@ -152,6 +155,9 @@ def status_text(st: dict[str, Any]) -> str:
         lines.append("wagers " + ", ".join(f"seat {w['seat']} {w['kind']} {money_text(w['amount'])}" for w in st["wagers"]))
     if st.get("faults"):
         lines.append("FAULTS " + "; ".join(st["faults"].values()))
+    if st.get("count_problem"):
+        lines.append(f"COUNT FAULT {st['count_problem']}: a floorperson orders a reshuffle (order_reshuffle), "
+                     "restarts the shoe (restart_shoe) or closes the table (close)")
     if st.get("prompt"):
         lines.append(f"prompt: {st['prompt']}")
     return "\n".join(lines)

@@ -267,6 +267,8 @@ class TableCore:
             "wagers": [w.to_json() for w in (r.wagers if r else self.pending_wagers)],
             "last_outcome": self.last_outcome,
             "faults": dict(self.faults),
+            "count_problem": self.count_problem if self.state == "count_fault" else None,
+            "shoe_collected": bool(shoe and shoe.collected),  # ended: its cards collected and reconciled
             "prompt": self.prompt_text,
         }
 

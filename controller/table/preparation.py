@@ -50,6 +50,7 @@ def report_count_fault(t: TableCore) -> None:
                                  **collected})
     t.notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}{of_shoe}; "
                       "the table stays closed")
+    t.show("COUNT FAULT: CALL FLOOR")  # no longer "SHUFFLING": the shuffle is over, a floorperson decides
 
 
 def _collected_from(shoe: Shoe) -> tuple[str, dict[str, str]]:

@@ -21,3 +21,26 @@ def test_a_reshuffle_ordered_for_after_the_round_is_said() -> None:
     text = status_text({"table": "T1", "state": "squeeze", "shoe": "T1-S0002", "round": 4, "cards_dealt": 21,
                         "cards_remaining": 395, "reshuffle_ordered": True})
     assert "remaining 395  (a reshuffle follows this round)" in text
+
+
+def test_a_count_fault_says_what_was_counted_and_who_decides() -> None:
+    """A floor review: in a count fault the status still read "prompt: SHUFFLING", with no fault
+    and nothing to do; the count problem and the way on were only in the journal (the table
+    core's part: tests/table/test_shuffle_and_cut.py)."""
+    text = status_text({"table": "T1", "state": "count_fault", "shoe": "T1-S0002", "round": 0, "cards_dealt": 0,
+                        "cards_remaining": None, "count_problem": "1 card missing after the shuffle",
+                        "prompt": "COUNT FAULT: CALL FLOOR"})
+    assert ("COUNT FAULT 1 card missing after the shuffle: a floorperson orders a reshuffle (order_reshuffle), "
+            "restarts the shoe (restart_shoe) or closes the table (close)") in text
+    assert "prompt: COUNT FAULT: CALL FLOOR" in text
+
+
+def test_the_rules_are_named_and_an_ended_shoe_is_not_shown_in_play() -> None:
+    """A floor review: the text never named the Rules Submission (a floorperson's set_submission
+    could not be seen), and a shoe collected at `close` was still shown with its cards left."""
+    text = status_text({"table": "T1", "submission": "Midibaccarat, 8 decks", "state": "closed",
+                        "shoe": "T1-S0004", "round": 3, "cards_dealt": 18, "cards_remaining": 398,
+                        "shoe_collected": True})
+    assert text.splitlines()[0] == ("table T1 (Midibaccarat, 8 decks)  state closed  no shoe in play (the last, "
+                                    "T1-S0004, has ended: its cards were collected)")
+    assert "remaining 398" not in text

@@ -221,7 +221,8 @@ def test_console_driven_as_a_person_would(table) -> None:
 def test_status_says_in_words_what_the_table_does_not_have(table) -> None:
     out = ctl(table, "status")
     assert out.returncode == 0
-    assert out.stdout.splitlines()[:2] == ["table T1  state closed  no shoe in play", "no round decided yet"]
+    assert out.stdout.splitlines()[:2] == ["table T1 (Minibaccarat, 8 decks)  state closed  no shoe in play",
+                                          "no round decided yet"]
     assert "None" not in out.stdout
 
 
@@ -232,7 +233,7 @@ def test_console_reads_a_script_from_standard_input(table) -> None:
     script = "2580\nstatus\nstatus now\ncut seat=5 position=120\nsit seat=-1\npin\nquit\nsit seat=2\n"
     with mock.patch.object(sys, "stdin", io.StringIO(script)):
         code, out, err = run_captured("console", "--socket", table["sock"], "--operator", "fp1", "--pin-stdin")
-    assert out.splitlines()[0] == "table T1  state closed  no shoe in play"
+    assert out.splitlines()[0] == "table T1 (Minibaccarat, 8 decks)  state closed  no shoe in play"
     assert "status takes nothing after it: 'now' is not understood" in out
     assert "cut: refused: no cut is under way (the table is closed)" in out
     assert "sit: not understood: seat must be a seat number (a whole number from 1), not -1" in out  # a number
@@ -241,7 +242,7 @@ def test_console_reads_a_script_from_standard_input(table) -> None:
     assert code == 2  # the last that failed: `pin`, a usage error (the refused cut: 1)
     with mock.patch.object(sys, "stdin", io.StringIO("status\n")):
         assert run_captured("console", "--socket", table["sock"])[0] == 0
-    assert ctl(table, "status").stdout.startswith("table T1  state closed")  # the script changed nothing
+    assert ctl(table, "status").stdout.startswith("table T1 (Minibaccarat, 8 decks)  state closed")  # the script changed nothing
 
 
 def test_status_shows_each_devices_line(table) -> None:

@@ -36,8 +36,13 @@ def test_wrong_card_count_keeps_the_table_closed(delta: int, words: str) -> None
     assert b.core.state == "count_fault"
     assert words in b.of("count_fault")[0]["problem"]
     assert any(words in n.text and n.level == "fault" for n in b.notices)
+    snap = b.core.snapshot()  # the status shows it (a floor review: it still said SHUFFLING, no fault)
+    assert snap["count_problem"] == f"{words} after the shuffle" and snap["prompt"] == "COUNT FAULT: CALL FLOOR"
     b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
     assert b.of("refused")[-1]["input"] == "wager" and b.core.state == "count_fault"
+    b.count_delta = 0
+    b.op("order_reshuffle")
+    assert b.core.state == "cutting" and b.core.snapshot()["count_problem"] is None  # counted right this time
 
 
 @pytest.mark.reg("681a.5(b)")
