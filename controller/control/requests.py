@@ -15,9 +15,9 @@ text). Whatever a ``Request`` holds is safe to journal and to hand to the table 
   empty: the server says so after the login and the role, so that who gave it is journaled and a
   guess at a PIN counts whatever its arguments), of the type the table's commands table
   (``controller.table.commands.COMMANDS``) declares: a whole number (not a boolean) within
-  +-``MAX_WHOLE``, a boolean, or printable text of at most ``MAX_TEXT`` characters; null only for
-  an optional argument; every required argument is present. (The table checks the rest: a seat of
-  this table, a wager kind it offers, ...) (``set_submission`` takes ``submission``: a preset name or a file on the
+  +-``MAX_WHOLE``, a boolean, or printable text of at most ``MAX_TEXT`` characters (for a choice,
+  one of its declared words); null only for an optional argument; every required argument is
+  present. (The table checks the rest: a seat of this table, a wager kind it offers, ...) (``set_submission`` takes ``submission``: a preset name or a file on the
   table computer.)
 
 The operator id is not judged here: an id that is not a valid operator id is an authentication
@@ -225,7 +225,17 @@ def check_args(command: str, args: dict[str, Any], rid: int | str | None = None)
         if not _is_a(kind, value):
             given = _json_type(value) if isinstance(value, str) and len(value) > 40 else _shown_value(value)
             raise BadRequest(f"{command}: {name} must be {_described(kind)}, not {given}", rid)
+        choices = _choices(command).get(name)
+        if choices and value.lower() not in choices:  # a word outside the declared ones is no request
+            raise BadRequest(f"{command}: {name} must be one of: {', '.join(choices)} (not {_shown_value(value)})", rid)
     return dict(args)
+
+
+@functools.cache
+def _choices(command: str) -> dict[str, tuple[str, ...]]:
+    """The words each ``choice`` argument of ``command`` may be (the commands table's); which of
+    them this table offers (a wager kind), the table says."""
+    return {a.name: a.choices for a in COMMANDS[command].operator_args if a.kind == "choice"}
 
 
 def _is_a(kind: str, value: Any) -> bool:

@@ -22,6 +22,14 @@ from controller.control.requests import BadRequest, parse_request
     # table's refusal (exit 1), as if the card were one it would not take now.
     (b'{"op": "command", "operator": "f1", "pin": "2580", "command": "enter_card", "args": {"card": "ZZ"}}',
      "enter_card: card must be a card such as AS, 10H or KD, not 'ZZ'"),
+    # So is a word outside a choice's declared words (a floor review: exit 1, "refused", where a
+    # flag's "maybe" was exit 2); a kind the table does not offer is still the table's refusal.
+    (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "wager", '
+     b'"args": {"seat": 1, "kind": "foo", "amount": 100}}',
+     "wager: kind must be one of: player, banker, tie, player_pair, banker_pair, dragon7, panda8, "
+     "player_bonus, banker_bonus, house_money (not 'foo')"),
+    (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "wager", '
+     b'"args": {"seat": 1, "kind": "Dragon7", "amount": 100}}', None),
 ])
 def test_a_refused_request_names_what_was_sent(line: bytes, said: str) -> None:
     """A command's arguments are refused once its operator has logged in (``args_problem``)."""
