@@ -92,7 +92,7 @@ class Tables:
             self.runs.append(subprocess.Popen(
                 [sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--table-id", f"T{i}",
                  "--seed", str(i), "--display", "lines",
-                 *[a for role in ("shuffler", "shoe") for a in ("--device", f"emulated-{role}@{ports[f'emulated-{role}']}")],
+                 *[a for role in ("shuffler", "shoe") for a in ("--device", f"emulated-{role}@{ports[f'emulated-{role}']}")], "--automated",
                  *options, *(odd if i % 2 else ())], stdout=log, stderr=subprocess.STDOUT))
             log.close()
             journals.append(journal)

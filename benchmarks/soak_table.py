@@ -40,8 +40,9 @@ class Table:
             raise Defect(f"the emulator did not start (see {work / 'emulator.err'})") from None
 
     def device_args(self) -> list[str]:
-        """``shoectl run``'s ``--device`` options for every device the table serves."""
-        return [f"--device={profile}@{port}" for profile, port in self.ports.items()]
+        """``shoectl run``'s ``--device`` options for every device the table serves, and ``--automated``
+        (the automated dealer and floorperson drive an emulated table)."""
+        return [*(f"--device={profile}@{port}" for profile, port in self.ports.items()), "--automated"]
 
     def check_alive(self) -> None:
         if self.proc.poll() is not None:

@@ -85,7 +85,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speed", type=emulator_speed, metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", type=output_path_argument, metavar="FILE", help="built-in emulator: append every card the shoe delivers")
-    p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table")
+    p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table (always so with "
+                   "--device, unless --automated)")
+    p.add_argument("--automated", action="store_true", help="with --device: the automated dealer and floorperson drive "
+                   "it, for an emulated table served by shoectl emulate (never at a real table: they seat players "
+                   "and place wagers)")
     p.add_argument("--pace", type=whole_number(0, 10000), metavar="MS",
                    help="the automated dealer waits MS milliseconds between its actions (default 0; e.g. 25 deals a "
                         "round about every 150 ms, to watch a scoreboard)")

@@ -7,7 +7,7 @@ not exist yet, so a refused command changes nothing.
 - ``check_emulator_options(args, attached)`` refuses the built-in emulator's options (``--speed``,
   ``--faults``, ``--dealt-log``) beside ``--device``, where there is no built-in emulator for them
   to set: silently ignoring them would let an operator believe faults were injected;
-  ``check_dealer_options(args)`` likewise refuses ``--pace`` with ``--manual``.
+  ``check_dealer_options(args)`` settles who drives the table (``--manual``, ``--automated``, ``--device``).
 - ``edge_threshold`` too: ``--edge-threshold`` is a bounded decimal (``shoectl_config.numbers``).
 - ``check_paths(args, journal)`` refuses, before any of them is created, a journal, log file,
   dealt-cards log or control socket path that is a directory, and a log file or dealt-cards log
@@ -86,11 +86,21 @@ def check_emulator_options(args: argparse.Namespace, attached: object) -> None:
 
 
 def check_dealer_options(args: argparse.Namespace) -> None:
-    """Raise ``UsageError`` for ``--pace`` with ``--manual``: the pace is the automated dealer's,
-    and with ``--manual`` there is none (the option would be ignored without a word)."""
+    """Who drives the table, settled in ``args.manual``: operators with ``--manual``, and with
+    ``--device`` unless ``--automated`` (at a real table the automated dealer and floorperson
+    would seat invented players and place wagers on its journal); the automated people otherwise.
+    ``UsageError`` for ``--manual`` with ``--automated``, ``--automated`` without ``--device``,
+    and ``--pace`` where no automated dealer deals (the option would be ignored without a word)."""
+    if args.manual and args.automated:
+        raise UsageError("--manual, --automated: give one (who drives the table: operators, or the automated dealer)")
+    if args.automated and not args.device:
+        raise UsageError("--automated: only with --device; without it the built-in emulated table is dealt by the "
+                         "automated dealer already (--manual for operators)")
+    asked, args.manual = args.manual, args.manual or (bool(args.device) and not args.automated)
     if args.manual and given_options(args, ("--pace",)):
-        raise UsageError("--pace: the automated dealer's wait between its actions; with --manual there is no "
-                         "automated dealer (operators deal)")
+        why = "with --manual" if asked else "with --device and no --automated"
+        raise UsageError(f"--pace: the automated dealer's wait between its actions; {why} there is no automated "
+                         "dealer (operators deal)")
 
 
 def edge_threshold(text: str) -> Decimal:

@@ -9,6 +9,8 @@ import pytest
 
 from cli_run import run
 from tampering import tamper
+from controller.cli.main import build_parser
+from controller.cli.run_options import check_dealer_options
 from controller.journal import Journal
 from controller.journal.anchors import AnchorFile
 
@@ -88,6 +90,37 @@ def test_a_pace_without_the_automated_dealer_is_refused_not_ignored(capsys, monk
     code, out, err = run(capsys, "run", "--manual", "--pace", "20", "--rounds", "1")
     assert (code, out) == (2, "") and err.count("\n") == 1 and "--pace" in err and "--manual" in err, err
     assert _listing(tmp_path) == []
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--manual", "--automated", "--device", "emulated-shoe@/dev/null"],
+     "--manual, --automated: give one (who drives the table: operators, or the automated dealer)"),
+    (["--automated"], "--automated: only with --device; without it the built-in emulated table is dealt by the "
+                      "automated dealer already (--manual for operators)"),
+    (["--device", "emulated-shoe@/dev/null", "--pace", "20"],
+     "--pace: the automated dealer's wait between its actions; with --device and no --automated there is no "
+     "automated dealer (operators deal)"),
+])
+def test_who_drives_the_table_is_one_choice(capsys, monkeypatch, tmp_path: Path, argv: list[str], said: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "run", "--rounds", "1", *argv)
+    assert (code, out) == (2, "") and err == f"shoectl run: error: {said}\n"
+    assert _listing(tmp_path) == []
+
+
+def test_a_table_with_devices_is_driven_by_its_operators_unless_automated_is_asked(tmp_path: Path) -> None:
+    """An integrator review: a table computer's `shoectl run --device ...`, as docs/deployment.md
+    sets it up, ran the automated dealer and floorperson, which seated invented players, opened
+    the table and placed wagers on a real table's journal. With ``--device`` operators drive it;
+    ``--automated`` is for an emulated table served by ``shoectl emulate``."""
+    def settled(*argv: str) -> bool:
+        args = build_parser(["run", *argv]).parse_args(["run", *argv])
+        check_dealer_options(args)
+        return args.manual
+
+    assert settled("--device", "acme-readershoe-s@/dev/ttyS0") is True
+    assert settled("--device", "emulated-shoe@/dev/pts/3", "--automated") is False
+    assert settled() is False and settled("--manual") is True
 
 
 @pytest.mark.parametrize("control, said", [

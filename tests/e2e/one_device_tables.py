@@ -24,7 +24,7 @@ def run_one_device_table(tmp_path: Path, emulate_args: list[str], profile: str, 
         assert [d["profile"] for d in devices] == [profile]  # one device
         journal = tmp_path / "journal.db"
         run = subprocess.run([*SHOECTL, "run", "--device", f"{profile}@{devices[0]['port']}", "--journal",
-                              str(journal), "--shoes", "2", "--seed", str(seed), "--json"],
+                              str(journal), "--shoes", "2", "--seed", str(seed), "--json", "--automated"],
                              capture_output=True, text=True, timeout=180)
         assert run.returncode == 0, run.stderr[-3000:]
     finally:

@@ -75,7 +75,7 @@ def test_a_replaced_emulator_voids_the_round_reconciles_and_deals_a_new_shoe(tmp
     emu, ports = start_emulator(tmp_path, tmp_path / "dealt-1.log", "--faults", "misread-at=30")
     run = subprocess.Popen([*SHOECTL, "run", "--device", f"emulated-shuffler@{ports['emulated-shuffler']}",
                             "--device", f"emulated-shoe@{ports['emulated-shoe']}", "--journal", str(journal),
-                            "--json", "--seed", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            "--json", "--seed", "1", "--automated"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     emu2 = None
     try:
         # Kill the devices while a round is held by the misread card at position 30.

@@ -39,7 +39,7 @@ def start_table(tmp: Path, seed: int, faults: str | None = None) -> tuple[subpro
 
 def run_cmd(ports: dict[str, str], journal: Path, *extra: str) -> list[str]:
     return [*SHOECTL, "run", "--device", f"emulated-shuffler@{ports['emulated-shuffler']}",
-            "--device", f"emulated-shoe@{ports['emulated-shoe']}", "--journal", str(journal), "--json", *extra]
+            "--device", f"emulated-shoe@{ports['emulated-shoe']}", "--journal", str(journal), "--json", "--automated", *extra]
 
 
 @pytest.mark.slow
