@@ -64,6 +64,23 @@ class StateReporter:
         self.log.error("link error", state=self.state.value, reason=reason)
         self._notify(self.state, reason)
 
+    def acknowledged_elsewhere(self, epoch: int, delivered: int, acknowledged: int) -> str:
+        """Log that the device acknowledged events of ``epoch`` this host never delivered (it gives
+        them up), and return it in words for the connect's report. Before this host had any event
+        of the epoch (a new journal, a device that served another table) that is the device's
+        past: a warning. After, those events were lost to this host (a journal restored from an
+        older copy, another host on the device): an error."""
+        which = f"{delivered + 1}-{acknowledged}" if acknowledged > delivered + 1 else str(acknowledged)
+        if delivered == 0:
+            reason = (f"events {which} of event epoch {epoch} were acknowledged before this host had any (another "
+                      f"journal or host): its events are taken from {acknowledged + 1}")
+            self.log.warning("link warning", state=self.state.value, reason=reason)
+        else:
+            reason = (f"events {which} of event epoch {epoch} were acknowledged to another host or journal: they are "
+                      "not in this one, and lost to it")
+            self.log.error("link error", state=self.state.value, reason=reason)
+        return reason
+
     def _notify(self, state: LinkState, reason: str | None) -> None:
         callback = self.on_state
         if callback is None:

@@ -21,6 +21,7 @@ sees:
   are still delivered (they happened first); old-epoch events that never arrived are lost and
   returned to the caller to report;
 - ``accept_gap(up_to)``: the host decided that missing counters are lost (docs/protocol.md E7);
+  ``start_after(acknowledged)``: the device acknowledged them to someone else (no resend can come);
 - ``resend_requested()``: the link asked for RESEND_EVENTS. A gap that outlasts
   ``stall_resends`` requests without its first missing counter arriving is *stalled*: a device
   fault (it lost events it must keep), reported once by the link, and asked about less often.
@@ -199,6 +200,13 @@ class EventSequencer:
             self._queue(self._reorder.pop(self.queued + 1))
         self._stalled_at = self._resends_at = None
         return lost
+
+    def start_after(self, acknowledged: int) -> int:
+        """The device says it holds no event of the current epoch up to ``acknowledged`` (they were
+        acknowledged): none of them can arrive any more, and those this host never had are given
+        up (docs/protocol.md E7). Returns how many were given up."""
+        self.known_highest = max(self.known_highest, acknowledged)
+        return self.accept_gap(acknowledged)
 
     # delivery
 

@@ -170,7 +170,8 @@ class Supervisor:
 
     def _connect(self) -> str | None:
         """Open the transport and run the handshake: 0x00, SYNC, HELLO, STATUS, RESEND_EVENTS.
-        Returns what to say with ``CONNECTED``: that the event epoch changed, else ``None``."""
+        Returns what to say with ``CONNECTED`` (the event epoch changed; events acknowledged to
+        another host were given up), else ``None``."""
         self._device_heard = False
         self.transport.open()
         commands = self._commands
@@ -210,22 +211,22 @@ class Supervisor:
                                 firmware=identity.firmware, epoch=identity.event_epoch,
                                 pending_events=status.pending_events,
                                 last_acked_event=status.last_acked_event, last_delivered=delivered)
-        if status.last_acked_event > delivered:
-            self._reporter.error(f"the device acknowledged events up to {status.last_acked_event}"
-                                 f" but this host delivered only up to {delivered} in epoch "
-                                 f"{identity.event_epoch}: events in between are not recoverable "
-                                 "(seed last_delivered from the journal)")
+        said = []  # the CONNECTED report's reason: what the owner journals about this connect
+        if status.last_acked_event > delivered:  # no resend brings them: a gap would hold every later event
+            with self._lock:
+                self._sequencer.start_after(status.last_acked_event)
+            said.append(self._reporter.acknowledged_elsewhere(identity.event_epoch, delivered, status.last_acked_event))
         if session.lost_at_epoch_change:
             old_epoch = session.epoch_change[0] if session.epoch_change else None
             self._reporter.error(f"events {ranges_text(session.lost_at_epoch_change)} of event epoch "
                                  f"{old_epoch} never arrived and are lost with it")
         if need_resend:
             self._request_resend()
-        if session.epoch_change is None:
-            return None
-        old_epoch, new_epoch = session.epoch_change
-        return (f"event epoch changed from {old_epoch} to {new_epoch}: the device restarted its event "
-                "counter (a reset that lost its memory, or another unit)")
+        if session.epoch_change is not None:
+            old_epoch, new_epoch = session.epoch_change
+            said.insert(0, f"event epoch changed from {old_epoch} to {new_epoch}: the device restarted its event "
+                           "counter (a reset that lost its memory, or another unit)")
+        return "; ".join(said) or None
 
     def _check_identity(self, identity: Identity, session: Session) -> None:
         problem = None
