@@ -76,7 +76,21 @@ def bind_run_scoreboard(args: argparse.Namespace) -> Any:
     line, exit 2), or None without ``--scoreboard``."""
     from controller.scoreboard.server import bind
 
-    return bind(*args.scoreboard, option="--scoreboard") if args.scoreboard is not None else None
+    if args.scoreboard is None:
+        return None
+    require_scoreboard_extra()
+    return bind(*args.scoreboard, option="--scoreboard")
+
+
+def require_scoreboard_extra() -> None:
+    """``UsageError`` (one line) when what serves the page (the ``scoreboard`` extra: Starlette,
+    uvicorn) is not installed: said before anything is bound, read or created."""
+    try:
+        import starlette.applications  # noqa: F401, PLC0415
+        import uvicorn  # noqa: F401, PLC0415
+    except ImportError as exc:
+        raise UsageError(f"the scoreboard needs {exc.name or 'starlette and uvicorn'}: "
+                         "pip install 'shoectl[scoreboard]'") from None
 
 
 def start_run_scoreboard(sock: Any, journal: Path, hmac_key: bytes | None) -> Any:
@@ -97,15 +111,12 @@ def scoreboard_server(journal: str | Path, sock: Any, *, lang: str = "en", hmac_
     started yet (``.start()`` serves on a thread, ``.serve()`` on this one). JournalError for a
     journal that cannot be followed (``sock`` is then closed)."""
     try:
+        require_scoreboard_extra()
         from controller.scoreboard.app import create_app
         from controller.scoreboard.server import ScoreboardServer
         from controller.scoreboard.sources import JournalSource
 
         source = JournalSource.open(journal, hmac_key=hmac_key)
-    except ImportError as exc:
-        sock.close()
-        raise UsageError(f"the scoreboard needs {exc.name or 'starlette and uvicorn'}: "
-                         "pip install 'shoectl[scoreboard]'") from None
     except BaseException:
         sock.close()
         raise
@@ -116,12 +127,13 @@ def floor_server(args: argparse.Namespace, sock: Any) -> Any:
     """The ``ScoreboardServer`` of the floor from the broker of ``args`` (``--broker`` and its
     options) on the bound socket ``sock``, not started. BrokerError (one line) for bad options and
     for an ``mqtts://`` broker whose certificate is not trusted (``check_tls_trust``)."""
-    from controller.floor.broker import broker_options, check_tls_trust
-    from controller.scoreboard.app import create_app
-    from controller.scoreboard.mqtt_source import MqttFloorSource
-    from controller.scoreboard.server import ScoreboardServer
-
     try:
+        require_scoreboard_extra()
+        from controller.floor.broker import broker_options, check_tls_trust
+        from controller.scoreboard.app import create_app
+        from controller.scoreboard.mqtt_source import MqttFloorSource
+        from controller.scoreboard.server import ScoreboardServer
+
         options = broker_options(argparse.Namespace(**{**vars(args), "mqtt_version": args.mqtt_version or "5"}))
         source = MqttFloorSource(options)  # TLS files that do not load are refused first
         check_tls_trust(options)
@@ -138,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.scoreboard.server import bind
 
     check_source_options(args)
+    require_scoreboard_extra()
     configure_logging(level=args.log_level)
     with signals_held("shoectl scoreboard") as held:  # a stop sent once the address is printed is a clean stop
         if args.broker is not None:

@@ -3,6 +3,7 @@ line and exit 2 with nothing served or created; a served scoreboard stops on SIG
 from __future__ import annotations
 
 import signal
+import sys
 import socket
 import sqlite3
 import subprocess
@@ -146,3 +147,21 @@ def test_broker_options_without_a_broker_are_refused(capsys, tmp_path, options):
 def test_an_hmac_key_with_a_broker_is_refused(capsys, tmp_path):
     _one_line_error(*run(capsys, "scoreboard", "--broker", "mqtt://127.0.0.1:1", "--hmac-key", str(tmp_path / "nope"),
                          "--listen", "127.0.0.1:0"), "--hmac-key", "--journal")
+
+
+@pytest.mark.parametrize("argv", [["scoreboard", "--broker", "mqtt://127.0.0.1", "--listen", "127.0.0.1:0"],
+                                  ["scoreboard", "--journal", "t.db", "--listen", "127.0.0.1:0"],
+                                  ["run", "--scoreboard", "127.0.0.1:0", "--rounds", "1"]])
+def test_without_the_scoreboard_extra_one_line_and_nothing_created(capsys, tmp_path, monkeypatch, argv):
+    """An integrator review, on a table computer installed without extras: ``scoreboard --broker``
+    printed a traceback (ModuleNotFoundError: starlette), and ``run --scoreboard`` said the right
+    line only after creating the journal and the files beside it. The package is made missing
+    here as Python finds it missing (None in ``sys.modules``)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "starlette.applications", None)
+    if argv[1] == "--journal":
+        (tmp_path / "t.db").write_bytes(b"")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = run(capsys, *argv)
+    _one_line_error(code, out, err, "the scoreboard needs starlette", "pip install 'shoectl[scoreboard]'")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
