@@ -26,7 +26,7 @@ from controller.control.requests import BOOL, MAX_TEXT, SEAT, WHOLE, parameters
 from controller.errors import UsageError, path_argument
 from controller.money import money_text
 from controller.table.commands import COMMANDS, whole_number_of
-from controller.table.result_line import round_result_text
+from controller.table.result_line import round_result_text, settlement_text
 from shoectl_config.text import is_unicode_text, quoted, safe
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
@@ -174,6 +174,8 @@ def event_text(ev: dict[str, Any]) -> str | None:
     t = ev.get("type")
     if t == "round_result":
         return round_result_text(ev.get("shoe"), ev, short=True)
+    if t in ("settlement", "wager_returned"):
+        return settlement_text(t, ev)
     if t in ("fault", "count_fault"):
         return f"FAULT: {ev.get('reason') or ev.get('problem')}"
     if t == "notice" and ev.get("level") != "info":

@@ -1,6 +1,6 @@
 """``shoectl console``: the interactive console for dealers and floorpersons (prompt_toolkit).
 
-- The table's events (rounds, faults, warnings, other operators' refusals, new shoes) are printed
+- The table's events (rounds, settlements, faults, warnings, other operators' refusals, new shoes) are printed
   above the prompt as they happen, never into the line being typed (``patch_stdout``).
 - Tab completes the commands, then each command's argument names (``seat=``, ``kind=`` ...) and
   their values (wager kinds, seats, true/false), from the commands table

@@ -1,11 +1,14 @@
 """The one-line text of a round's result, as ``shoectl run --display lines`` and the console
-print it. Kept apart from the live display so that a control client prints it without loading
-the terminal library."""
+print it, and of each wager's settlement, as the console and ``ctl watch`` tell the dealer what
+to pay or collect. Kept apart from the live display so that a control client prints it without
+loading the terminal library."""
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["round_result_text"]
+from controller.money import money_text
+
+__all__ = ["round_result_text", "settlement_text"]
 
 
 def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> str:
@@ -18,3 +21,17 @@ def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> s
     arrow = " -> " if short else "  -> "
     return (f"{shoe} round {number} [{p['kind']}]: {pl} {' '.join(p['player']['cards'])} ({p['player']['total']})"
             f"  {bk} {' '.join(p['banker']['cards'])} ({p['banker']['total']}){arrow}{p['outcome']}")
+
+
+def settlement_text(kind: str, p: dict[str, Any]) -> str:
+    """One line for a ``settlement`` or ``wager_returned`` record, money in major units: what the
+    dealer pays (the win, a commission withheld said), collects, or gives back."""
+    wager = f"  seat {p['seat']} {p['kind']} {money_text(p['amount'])}"
+    if kind == "wager_returned":
+        return f"{wager}: returned"
+    if p["result"] == "win":
+        kept = f" (commission {money_text(p['commission'])} withheld)" if p.get("commission") else ""
+        return f"{wager}: pay {money_text(p['win'])}{kept}"
+    if p["result"] == "lose":
+        return f"{wager}: collect"
+    return f"{wager}: push, the stake stays with the player"

@@ -44,3 +44,21 @@ def test_the_rules_are_named_and_an_ended_shoe_is_not_shown_in_play() -> None:
     assert text.splitlines()[0] == ("table T1 (Midibaccarat, 8 decks)  state closed  no shoe in play (the last, "
                                     "T1-S0004, has ended: its cards were collected)")
     assert "remaining 398" not in text
+
+
+def test_each_settlement_says_what_the_dealer_pays_or_collects() -> None:
+    """A floor review: the console and ``ctl watch`` printed a round's hands and outcome, and
+    nothing of what to pay or collect; a House Money win's payout had to be worked out by hand."""
+    from controller.cli.cmd_ctl import event_text
+
+    def line(kind: str, **p) -> str | None:
+        return event_text({"type": kind, "seat": 2, "kind": "banker", "amount": 1000, **p})
+
+    assert line("settlement", result="win", win=950, commission=50, net=950) == (
+        "  seat 2 banker 10.00: pay 9.50 (commission 0.50 withheld)")
+    assert line("settlement", result="lose", win=0, commission=0, net=-1000) == "  seat 2 banker 10.00: collect"
+    assert line("settlement", result="push", win=0, commission=0, net=0) == (
+        "  seat 2 banker 10.00: push, the stake stays with the player")
+    assert event_text({"type": "settlement", "seat": 5, "kind": "house_money", "amount": 1000, "result": "win",
+                       "win": 3000, "commission": 0, "net": 3000}) == "  seat 5 house_money 10.00: pay 30.00"
+    assert line("wager_returned", result="push", win=0, commission=0, net=0) == "  seat 2 banker 10.00: returned"

@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -211,6 +212,9 @@ def test_console_driven_as_a_person_would(table) -> None:
     finally:
         _close(child)
     assert transcript.getvalue().count("at least 10 cards") == 1  # the refusal once: not again as event or warning
+    # what the dealer pays or collects (a floor review: only the replay said it)
+    assert re.search(r"seat 2 banker 25\.00: (pay 23\.75 \(commission 1\.25 withheld\)|collect|push, the stake stays "
+                     "with the player)", transcript.getvalue()), transcript.getvalue()[-2000:]
     rounds = journaled(table, "round_result")
     assert len(rounds) == 1 and rounds[0]["kind"] == "normal"
     settled = journaled(table, "settlement")
