@@ -175,7 +175,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("sit", D, None, act.sit, "a player takes a free seat", (SEAT,)),
     Command("leave", D, None, act.leave, "a player leaves a seat with no wagers on the layout or in the round "
             "being dealt", (SEAT,)),
-    Command("wager", D, ("betting",), act.wager, "place a wager while betting is open", (
+    Command("wager", D, ("betting",), act.wager, "place a wager while betting is open (a wager at a free seat "
+            "seats its player, as sit does)", (
         SEAT, Arg("kind", "choice", "the wager", choices=WAGER_KINDS),
         Arg("amount", "money", "the stake", unit="minor units (cents)")),
         "wagers are accepted only while betting is open (the table is {state})"),
@@ -194,7 +195,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("load", D, ("ready_to_load",), act.load, "load the cut stack into the shoe"),
     Command("dealer_sign_in", D, act.SIGN_IN_STATES, act.dealer_sign_in,
             "a new dealer comes to the table and burns a card before dealing any (681a.7(c))",
-            (Arg("dealer", "text", "the dealer's id"),),
+            (Arg("dealer", "text", "the dealer's name or id as the casino keeps it (not an operator id: not checked "
+                 "against the operators file)"),),
             "a new dealer signs in between rounds, not while the table is {state} "
             "(the dealer who began a round completes it)"),
     Command("reveal", D, ("squeeze",), act.reveal, "turn the squeezed hand face up (629a.8(c))", (), NO_SQUEEZE),
