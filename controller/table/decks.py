@@ -94,4 +94,6 @@ def show_spread(t: TableCore, *, turned: bool = False) -> None:
     the shuffler) and show it to the dealer."""
     payload = {"clause": "681a.5(g)(2)" if t.batch_spread else "681a.5(g)", "face_up": t.spread_face_up}
     t.record(kinds.INSPECTION, {**payload, "turned": True} if turned else payload)
-    t.show("SPREAD FACE UP" if t.spread_face_up else "SPREAD")
+    spread = "SPREAD FACE UP" if t.spread_face_up else "SPREAD"
+    # the batch out of the shuffler is a second spread: said so, or the display reads as before
+    t.show(f"{spread} THE SHUFFLER'S BATCH" if t.batch_spread else spread)

@@ -38,7 +38,7 @@ def test_a_players_request_reshuffles_the_batch_taken_out_of_the_shuffler(start_
     ctl(t, "d1", "sit", "seat=5")  # 681a.5(g): the first player arriving sees the spread cards
     ctl(t, "fp1", "inspection_done", "reshuffle_batch=true")
     status = t.status()
-    assert (status["state"], status["prompt"]) == ("inspection", "SPREAD")
+    assert (status["state"], status["prompt"]) == ("inspection", "SPREAD THE SHUFFLER'S BATCH")
     ctl(t, "fp1", "inspection_done")
     assert t.wait_state("cutting") == "cutting"
     assert [r["clause"] for r in t.journaled("inspection")] == ["681a.5(g)", "681a.5(g)(2)"]

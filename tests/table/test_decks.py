@@ -124,7 +124,8 @@ def test_a_player_may_ask_that_the_batch_be_spread_and_reshuffled_before_it_is_d
     b.op("inspection_done", reshuffle_batch=True)
     assert b.of("shuffler_batch_removed") == [{"clause": "681a.5(g)(2)"}]
     assert b.of("inspection")[-1] == {"clause": "681a.5(g)(2)", "face_up": face_up}
-    assert b.core.state == "inspection" and b.core.prompt == ("SPREAD FACE UP" if face_up else "SPREAD")
+    spread = "SPREAD FACE UP" if face_up else "SPREAD"  # a floor review: the display read as before
+    assert b.core.state == "inspection" and b.core.prompt == f"{spread} THE SHUFFLER'S BATCH"
     assert shuffles(b) == before  # nothing shuffled or dealt yet
     b.op("inspection_done", reshuffle_batch=True)  # already spread: refused, nothing changes
     assert "already spread" in b.of("refused")[-1]["reason"] and b.core.state == "inspection"
@@ -151,7 +152,7 @@ def test_the_batch_out_of_a_shuffler_that_does_not_keep_one_batch_is_always_spre
     b.op("inspection_done")
     assert b.of("shuffler_batch_removed") == [{"clause": "681a.5(g)(2)"}]
     assert b.of("inspection")[-1] == {"clause": "681a.5(g)(2)", "face_up": False}
-    assert b.core.state == "inspection" and b.core.prompt == "SPREAD" and shuffles(b) == before
+    assert b.core.state == "inspection" and b.core.prompt == "SPREAD THE SHUFFLER'S BATCH" and shuffles(b) == before
     b.op("inspection_done")
     assert shuffles(b) == before + 1 and b.core.state == "cutting"
     assert len(b.of("shuffler_batch_removed")) == 1
