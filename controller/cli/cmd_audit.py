@@ -102,6 +102,10 @@ def run_cards(args: argparse.Namespace) -> int:
     audit = cards_audit(shoes)
     if not audit.reports:
         why = [f"{shoe}: {reason}" for shoe, reason in audit.skipped if reason != "not dealt"][:3]
+        undealt = sum(reason == "not dealt" for _, reason in audit.skipped)
+        if undealt and not why:  # e.g. every shoe ended in a count fault: the replay says why
+            why = [f"{undealt} shoe{'s' if undealt > 1 else ''} started, none dealt: each ended before its cards "
+                   "were dealt (a count fault, a reshuffle ordered); `shoectl journal replay` says why"]
         raise UsageError(f"{args.path}: no dealt shoe to check" + (f" ({'; '.join(why)})" if why else ""))
     if args.json:
         print_json(audit.to_json())

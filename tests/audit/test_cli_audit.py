@@ -146,3 +146,16 @@ def test_a_real_emulated_table_with_a_riffling_shuffler(tmp_path: Path) -> None:
     shuffle = subprocess.run([*SHOECTL, "audit", "shuffle", str(journal), "--json"], capture_output=True, text=True)
     doc = json.loads(shuffle.stdout)
     assert shuffle.returncode == 1 and doc["verdict"] == "fail" and doc["audited"] == ["T1-S0001"]
+
+
+def test_a_journal_whose_shoes_were_never_dealt_says_so_and_where_to_look(capsys, tmp_path: Path) -> None:
+    """A surveillance review: every shoe of a table closed after three count faults; `audit cards`
+    said only "no dealt shoe to check", which reads as if the journal were empty."""
+    path = tmp_path / "t.db"
+    with Journal.open(path, table_id="T1") as journal:
+        for n in (1, 2):
+            journal.append("shoe_start", {"shoe": f"T1-S000{n}", "decks": 8}, shoe=f"T1-S000{n}")
+    code, out, err = run(capsys, "audit", "cards", str(path))
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.rstrip().endswith("no dealt shoe to check (2 shoes started, none dealt: each ended before its cards "
+                                 "were dealt (a count fault, a reshuffle ordered); `shoectl journal replay` says why)")
