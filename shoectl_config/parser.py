@@ -4,7 +4,8 @@ A loader subclasses it, sets ``error`` to its ``ConfigError`` subclass and write
 the typed getters below. Each getter takes the dotted key (for the message) and the parsed value,
 and returns the checked value or raises ``self.fail(key, reason)``: the first problem ends the
 pass. Messages share one vocabulary across loaders ("expected an integer, got a string ('8')",
-"out of range: 9 (allowed 1..8)", "unknown key; known keys: ...").
+"out of range: 9 (allowed 1..8)", "unknown key; known keys: ...", "unknown key (it belongs in
+[transport]); known keys: ...").
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class DocumentParser:
     def __init__(self, data: object, source: str) -> None:
         self.data = data
         self.source = source
+        self.keys_of: Mapping[str, Collection[str]] = {}  # section -> its keys, when ``document`` was told them
 
     def fail(self, key: str, reason: str) -> Exception:
         """The loader's error for ``key`` (``""``: the whole document); raise it."""
@@ -40,22 +42,64 @@ class DocumentParser:
 
     def document(self, sections: Collection[str], required: Collection[str] = ()) -> Mapping[str, Any]:
         """The document itself: a table whose keys are all in ``sections``, with every one of
-        ``required`` present."""
+        ``required`` present.
+
+        ``sections`` may map each section to its keys; then a key written outside its section is
+        named as such: one before any ``[section]`` header is "a key before any [section]; it
+        belongs in [device]", and ``section`` adds "(it belongs in [transport])" to an unknown
+        key that is a key of another section."""
         data = self.data
         if not isinstance(data, Mapping):
             raise self.fail("", f"expected a table of sections, got {typename(data)}")
+        if isinstance(sections, Mapping):
+            self.keys_of = sections
+        known = f"known sections: {', '.join(sections)}"
         for name in data:
             if not isinstance(name, str) or name not in sections:
-                raise self.fail(key_part(name), f"unknown section; known sections: {', '.join(sections)}")
+                homes = self._homes(name)
+                if homes:  # even a table: an inline table (limits' banker = { ... }) is likelier than [banker]
+                    raise self.fail(key_part(name), f"a key before any [section]; it belongs in {homes}")
+                if isinstance(data[name], Mapping):
+                    raise self.fail(key_part(name), f"unknown section; {known}")
+                raise self.fail(key_part(name), f"a key before any [section]; {known}")
         for name in required:
             if name not in data:
+                self._misplaced(name)
                 raise self.fail(name, f"required section [{name}] is missing")
         return data
 
-    def section(self, name: str, known: Collection[str], hints: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The top-level table ``name`` (empty if absent), checked by ``table``."""
+    def _misplaced(self, missing: str) -> None:
+        """Raise the unknown-key error for a key of the absent section ``missing`` written under
+        another section (its header line was left out), if there is one."""
         assert isinstance(self.data, Mapping)
-        return self.table(name, self.data.get(name, {}), known, hints)
+        for section, value in self.data.items():
+            own = self.keys_of.get(section)
+            if own is None or not isinstance(value, Mapping):
+                continue
+            for key in value:
+                if key not in own and isinstance(key, str) and key in self.keys_of.get(missing, ()):
+                    self.section(section, own)
+
+    def section(self, name: str, known: Collection[str] | None,
+                hints: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The top-level table ``name`` (empty if absent), checked by ``table``. An unknown key
+        that is a key of another section (as ``document`` was told) gets "(it belongs in [other])"
+        unless ``hints`` has a word for it."""
+        assert isinstance(self.data, Mapping)
+        value = self.data.get(name, {})
+        if isinstance(value, Mapping) and known is not None:
+            own = self.keys_of.get(name, known)
+            elsewhere = {key: f" (it belongs in {homes})" for key in value
+                         if key not in known and key not in own and (homes := self._homes(key, name))}
+            hints = {**elsewhere, **(hints or {})}
+        return self.table(name, value, known, hints)
+
+    def _homes(self, key: object, besides: str = "") -> str:
+        """The sections other than ``besides`` that have the key ``key``: "[device]",
+        "[paytable] or [limits]"; "" if none."""
+        homes = [f"[{section}]" for section, keys in self.keys_of.items()
+                 if section != besides and isinstance(key, str) and key in keys]
+        return " or ".join(homes)
 
     def table(self, key: str, value: object, known: Collection[str] | None = None,
               hints: Mapping[str, str] | None = None) -> dict[str, Any]:

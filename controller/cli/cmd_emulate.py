@@ -4,7 +4,10 @@
 [--faults SPEC] [--speed max|N]`` serves one device and prints one JSON line
 ``{"profile": NAME, "port": PORT}`` (PORT: the pty symlink path, or ``socket://127.0.0.1:N``).
 A USB profile is served with the same protocol bytes over the pty or TCP (in-process USB, the
-``EmulatedUsbBackend``, exists only inside a Python process).
+``EmulatedUsbBackend``, exists only inside a Python process). ``shoectl run`` takes a USB profile
+only by VID/PID, never at a port, so for each USB profile served a note on standard error names a
+serial profile that drives it at its port (``--device emulated-shuffler@PORT``); the JSON line is
+the same.
 
 ``shoectl emulate --table [--seed S] [--faults SPEC] [--speed max|N] [--dealt-log FILE]
 [--dir DIR] [--shuffler-profile NAME | --no-shuffler [--decks N]] [--shoe-profile NAME]`` serves an emulated shuffler and shoe
@@ -43,6 +46,7 @@ from firmware_bridge.emulator.faults import FaultSpec
 from firmware_bridge.emulator.server import DeviceServer
 from firmware_bridge.emulator.serving import TRANSPORTS, serve_device, serve_table
 from firmware_bridge.emulator.table import EmulatedTable
+from firmware_bridge.profile_data import Profile, UsbTransportSpec
 from firmware_bridge.profiles import resolve_profile
 
 POLL_S = 0.2  # how often the main thread checks its servers while it waits for a signal
@@ -123,6 +127,7 @@ def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int
     device = build_device(profile, faults=faults, seed=args.seed, speed=speed)
     server = serve_device(device, args.transport, port=args.port or 0, link=args.link)
     try:
+        _usb_note(profile, server.port)
         return _wait([server], {"profile": profile.name, "port": server.port})
     finally:
         server.close()
@@ -147,9 +152,26 @@ def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> i
         table.close()
         raise
     try:
+        profiles = {p.name: p for p in (shoe, shuffler)}
+        for entry in served.devices():
+            _usb_note(profiles[entry["profile"]], entry["port"])
         return _wait(served.servers.values(), {"devices": served.devices()})
     finally:
         served.close()
+
+
+# The shipped serial profile of each kind of device: over a pty, ``shoectl run`` drives a device
+# through a serial profile, and a USB profile is found by VID/PID only.
+_SERIAL_OF_KIND = {"shoe": "emulated-shoe", "shuffler": "emulated-shuffler", "shuffler-shoe": "emulated-autoshoe"}
+
+
+def _usb_note(profile: Profile, port: str) -> None:
+    """For a USB ``profile`` served at ``port``, one line on standard error saying how
+    ``shoectl run`` reaches it there; nothing for a serial profile."""
+    if isinstance(profile.transport, UsbTransportSpec):
+        print(f"shoectl emulate: note: {profile.name} is a USB profile, which shoectl run finds by VID/PID only; "
+              f"to drive it at this port: --device {_SERIAL_OF_KIND[profile.kind]}@{port}, or a copy of "
+              f"{profile.name} with a serial [transport] (docs/emulator.md)", file=sys.stderr)
 
 
 def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any]) -> int:

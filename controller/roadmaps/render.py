@@ -9,8 +9,8 @@ Contract:
 - ``bead_cells(results, rows=6)``: the bead plate, filled top to bottom, then left to right.
 - ``render_text(maps, title=None) -> str``, ``render_svg(maps, title=None) -> str`` (a complete,
   well-formed SVG document), ``render_png(maps, title=None) -> bytes``. ``render_png`` raises
-  ``UsageError("PNG needs Pillow: pip install pillow")`` when Pillow cannot be imported; Pillow is
-  imported only then, never at import time.
+  ``UsageError("PNG needs Pillow: pip install 'shoectl[png]'")`` (the extra that brings it) when
+  Pillow cannot be imported; Pillow is imported only then, never at import time.
 
 Conventions (docs/roadmaps.md): red is Banker, blue Player, green a tie; a banker pair is a red dot
 at the top left of its cell, a player pair a blue dot at the bottom right. Big road entries are
@@ -32,7 +32,7 @@ from controller.roadmaps.roads import BigRoadEntry, Colour, Result, Roadmaps
 T = TypeVar("T")
 
 ROWS = 6
-PNG_NEEDS_PILLOW = "PNG needs Pillow: pip install pillow"
+PNG_NEEDS_PILLOW = "PNG needs Pillow: pip install 'shoectl[png]'"
 
 # --- layout ----------------------------------------------------------------------------------------
 

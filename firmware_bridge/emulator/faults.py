@@ -8,7 +8,8 @@ Line faults (applied by ``LineFaults.apply`` to each chunk written to the wire):
 - ``drop=P``      each byte is dropped with probability P;
 - ``dup=P``       each chunk (a whole frame, as the emulator writes one frame per chunk) is sent
                   twice with probability P;
-- ``delay=T``     each chunk is held back T (``5ms``, ``0.2s``); the server applies it;
+- ``delay=T``     each chunk is held back T (``5ms``, ``0.2s``: a duration always has its unit);
+                  the server applies it;
 - ``both-ways=1`` corrupt, drop and dup act on the host's bytes too (its commands and
                   acknowledgements), as noise on a real line does; 0 (the default): only on
                   the device's.
@@ -54,11 +55,18 @@ _MOST = 10**9  # a count or a stack position no table reaches
 REFUSABLE_COMMANDS = ("SHUFFLE", "DELIVER", "GATE_LOCK", "GATE_UNLOCK", "RESET", "DISPLAY")
 
 
+class _NoUnit(ValueError):
+    """A duration written as a bare number; ``args[0]`` is the number as written."""
+
+
 def parse_duration(text: str) -> float:
-    """``"5ms"`` -> 0.005, ``"2s"`` / ``"2"`` -> 2.0 seconds."""
+    """``"5ms"`` -> 0.005, ``"2s"`` -> 2.0 seconds. A bare number (``"5"``) is refused: read
+    as seconds it would make ``delay=5`` a five-second hold, where ``5ms`` was likely meant."""
     m = _DURATION.match(text)
     if not m:
         raise FaultSpecError(f"not a duration: {text!r} (use e.g. 5ms or 2s)")
+    if m.group(2) is None:
+        raise _NoUnit(m.group(1))
     value = float(m.group(1))
     return value / 1000 if m.group(2) == "ms" else value
 
@@ -98,6 +106,9 @@ class FaultSpec:
 
     @classmethod
     def parse(cls, text: str | None) -> FaultSpec:
+        """The spec in ``text`` (``None`` or blank: no faults); ``FaultSpecError`` (one line naming
+        the item) for a bad one. A duration carries its unit: ``delay=5`` is refused, ``5ms`` and
+        ``5s`` are taken."""
         if text is None or not text.strip():
             return cls()
         known = {f.name for f in fields(cls)}
@@ -120,6 +131,9 @@ class FaultSpec:
                 continue
             try:
                 values[key] = cls._value(key, value)
+            except _NoUnit as exc:
+                number = exc.args[0]
+                raise FaultSpecError(f"fault {name}={value!r}: give a unit ({number}ms or {number}s)") from None
             except (ValueError, FaultSpecError):
                 raise FaultSpecError(f"fault {name}={value!r}: expected {cls._expected(key)}") from None
         return cls(**values)  # type: ignore[arg-type]

@@ -223,9 +223,9 @@ def test_svg_numbers_are_plain() -> None:
 
 def test_png_without_pillow_is_a_usage_error(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "PIL", None)  # makes `from PIL import ...` raise ImportError
-    with pytest.raises(UsageError, match="^PNG needs Pillow: pip install pillow$"):
+    with pytest.raises(UsageError, match=r"^PNG needs Pillow: pip install 'shoectl\[png\]'$"):
         render_png(compute(parse_results("BP")))
-    assert PNG_NEEDS_PILLOW == "PNG needs Pillow: pip install pillow"
+    assert PNG_NEEDS_PILLOW == "PNG needs Pillow: pip install 'shoectl[png]'"
 
 
 def test_png_with_pillow() -> None:

@@ -25,7 +25,7 @@ HM = PB + '[wagers]\noffered = ["player", "banker", "house_money"]\n'
 BAD = [
     # (id, file text, key, fragment of the reason)
     ("unknown-section", PB + "[paytabel]\ntie = '8:1'\n", "paytabel", "unknown section; known sections: submission, wagers"),
-    ("top-level-key", 'game = "punto-banco"\n', "game", "unknown section"),
+    ("top-level-key", 'game = "punto-banco"\n', "game", "a key before any [section]; it belongs in [submission]"),
     ("unknown-key", PB + '[paytable]\ntiee = "8:1"\n', "paytable.tiee", "unknown key; known keys: player, banker, tie"),
     ("unknown-submission-key", PB + "deck = 8\n", "submission.deck", "known keys: name, game, decks"),
     ("quoted-odd-key", PB + '[paytable]\n"a\\nb" = "1:1"\n', 'paytable."a\\nb"', "unknown key"),
