@@ -37,25 +37,28 @@ def add_run_control_options(p: argparse.ArgumentParser) -> None:
 
 def claim_run_control(args: argparse.Namespace, journal_path: Path) -> Any:
     """The control socket's server, its path claimed (refused while another table uses it), with
-    the operators file's authenticator if there is one; ``start(runner)`` serves the table."""
+    the authenticator of the operators file (``--operators``, else ``operators.toml`` beside the
+    journal, followed even before it is there); ``start(runner)`` serves the table."""
     from controller.control.endpoint import ControlFolderUnusable
     from controller.control.server import ControlServer
 
-    auth = None
-    ops_path = Path(args.operators) if args.operators else journal_path.parent / "operators.toml"
-    if args.operators or ops_path.exists():
-        from controller.operators.auth import Authenticator
-        from controller.operators.following import FollowedOperators
-        from controller.operators.store import load_operators
+    from controller.operators.auth import Authenticator
+    from controller.operators.following import FollowedOperators
+    from controller.operators.store import load_operators
 
+    ops_path = Path(args.operators) if args.operators else journal_path.parent / "operators.toml"
+    operators: Any = {}
+    if args.operators or ops_path.exists():
         operators = load_operators(ops_path)
         for warning in operators.warnings:
             stderr_line(f"!! {warning}")
-        auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin,
-                             reload=FollowedOperators(ops_path, operators).changed)
     elif args.manual:
-        stderr_line(f"!! no operators file ({ops_path}): the control socket takes no command, and without the "
-                    "automated dealer nothing deals; add operators with `shoectl operators add`")
+        stderr_line(f"!! no operators file yet ({ops_path}): the control socket takes commands once operators are "
+                    "added there (`shoectl operators add ID --role ROLE --file FILE`), and without the automated "
+                    "dealer nothing deals until then")
+    # followed even while it is not there: operators added beside the journal count without a restart
+    auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin,
+                         reload=FollowedOperators(ops_path, operators).changed)
     path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
     submissions = Path(args.submissions) if args.submissions else journal_path.parent / "submissions"
     server = ControlServer(path, auth, max_connections=args.control_connections, submissions=submissions,

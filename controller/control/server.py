@@ -286,6 +286,9 @@ class ControlServer:
         if self.auth is None:
             return self._auth_refused(req, "auth", "this table has no operators file (shoectl run --operators FILE)",
                                       reason="no operators file")
+        if not self.auth.has_operators():  # its file not there yet, or empty: followed, no restart needed
+            return self._auth_refused(req, "auth", "this table has no operators yet: add them to its operators file "
+                                      "(shoectl operators add ID --role ROLE --file FILE)", reason="no operators")
         with self._lock:
             wait = self._login_failures.wait(session.number)
         if wait:

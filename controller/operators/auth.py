@@ -207,6 +207,18 @@ class Authenticator:
         with self._lock:
             return dict(self._operators)
 
+    def has_operators(self) -> bool:
+        """Whether any operator is known, the operators file read again first if it changed."""
+        self._follow()
+        with self._lock:
+            return bool(self._operators)
+
+    def _follow(self) -> None:
+        if self._reload is not None:
+            fresh = self._reload()
+            if fresh is not None:
+                self.update_operators(fresh)
+
     def update_operators(self, operators: Mapping[str, Operator]) -> None:
         """Replace the operators (e.g. after the file was reloaded). Counts and lockouts are by id
         and stay as they were: editing the file neither ends nor reveals them."""
@@ -220,10 +232,7 @@ class Authenticator:
         ``LockedOut`` or ``UnknownOperator`` (all ``AuthError``)."""
         if not isinstance(operator_id, str) or not isinstance(pin, str):
             raise TypeError("an operator id and a PIN are strings")
-        if self._reload is not None:
-            fresh = self._reload()
-            if fresh is not None:
-                self.update_operators(fresh)
+        self._follow()
         with self._lock:
             op, told = self._before_check(operator_id)
             dummy = op is None and self._dummy_budget.take()

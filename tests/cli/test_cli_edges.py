@@ -8,6 +8,7 @@ test recomputes that on its own from the shoe's reads before it looks for the no
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -266,18 +267,43 @@ def test_a_dragon7_rich_shoe_raises_the_surveillance_notice(tmp_path: Path) -> N
     assert "dragon7 +" in logged and "{" not in logged, logged  # the wagers as text, not a Python dict
 
 
-def test_a_manual_table_without_an_operators_file_says_nobody_can_command_it(tmp_path: Path) -> None:
+def test_a_manual_table_without_an_operators_file_says_so_and_takes_operators_added_later(tmp_path: Path) -> None:
     """``--manual`` without an operators file started in silence; every command then met "this
-    table has no operators file" and nothing dealt."""
+    table has no operators file" and nothing dealt. It now says so at the start, and (a
+    surveillance review: a misread card no one could enter held the table until a restart) the
+    operators file beside the journal is followed even before it is there: an operator added to
+    it while the table runs is accepted without a restart."""
+    from tests.control.running_table import command_line, make_operators_file, send_and_read
+
     proc = subprocess.Popen([sys.executable, "-m", "controller.cli.main", "run", "--manual", "--journal",
                              str(tmp_path / "j.db"), "--display", "lines", "--speed", "max"],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
         first = proc.stderr.readline()
+
+        def ask() -> dict:
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                        s.settimeout(10)
+                        s.connect(str(tmp_path / "j.sock"))
+                        return send_and_read(s, command_line("fp1", "open"))
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+
+        before = ask()
+        make_operators_file(tmp_path / "operators.toml")
+        after = ask()
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
-    assert first.startswith(f"!! no operators file ({tmp_path / 'operators.toml'}): the control socket takes no command")
+    assert first.startswith(f"!! no operators file yet ({tmp_path / 'operators.toml'}): the control socket takes "
+                            "commands once operators are added there")
+    assert before["code"] == "auth" and before["error"].startswith("this table has no operators yet"), before
+    assert after["ok"], after
 
 
 def test_a_manual_table_resumed_on_a_new_built_in_emulator_leaves_the_restart_to_a_floorperson(
