@@ -23,7 +23,7 @@ def replacement_problem(path: str | os.PathLike[str], *, side_file: str | None =
     database (a journal: an export written over one would destroy it). None when nothing is there
     or it is another regular file. A file named as one a journal keeps beside it is refused too
     (``side_file_problem``; ``side_file``: the suffix of the one its keeper is writing)."""
-    beside = side_file_problem(path, own=side_file)
+    beside = side_file_problem(path, own=side_file, run_files=True)
     if beside is not None:
         return f"is {beside}, not a file to write over"
     try:
@@ -50,8 +50,9 @@ ANCHORS_MARK = b"shoectl-journal-anchor/"
 JOURNAL_SIDE_SUFFIXES = ("-wal", "-shm", "-journal", ".lock", ".anchors", ".feed-cursor", ".feed-cursor.lock")
 
 
-def beside_a_journal(path: str | os.PathLike[str]) -> str | None:
-    """The journal whose side file ``path`` is named as (``JOURNAL_SIDE_SUFFIXES``), when that
+def beside_a_journal(path: str | os.PathLike[str], *, run_files: bool = False) -> str | None:
+    """The journal whose side file ``path`` is named as (``JOURNAL_SIDE_SUFFIXES``; with
+    ``run_files``, also the log and the socket's lock ``shoectl run`` names after it), when that
     journal is there (an SQLite file); None otherwise. A live journal's ``-shm`` has no mark of
     its own, and a closed one's ``-wal`` is not there: only the name tells."""
     try:
@@ -65,7 +66,7 @@ def beside_a_journal(path: str | os.PathLike[str]) -> str | None:
             journal = name[:-len(suffix)]
             if _is_journal(journal):
                 return journal
-    return _journal_of_run_file(name)
+    return _journal_of_run_file(name) if run_files else None
 
 
 # What ``shoectl run`` names after the journal by default, its suffix replaced
@@ -103,12 +104,15 @@ def _is_journal(path: str) -> bool:
     return os.path.isfile(path) and sqlite_head(path) == SQLITE_HEADER  # (a FIFO is never read)
 
 
-def side_file_problem(path: str | os.PathLike[str], *, own: str | None = None) -> str | None:
+def side_file_problem(path: str | os.PathLike[str], *, own: str | None = None,
+                      run_files: bool = False) -> str | None:
     """``a file the journal J keeps beside it`` when ``path`` is named as one (``beside_a_journal``),
     there or not (SQLite takes a ``-wal`` or ``-shm`` it finds for the journal's own), unless its
     name ends with ``own``, the suffix of the side file its keeper writes (the feed's cursor);
-    None otherwise. What a command that writes or appends to a file of the user's naming refuses."""
-    journal = beside_a_journal(path)
+    None otherwise. What a command that writes or appends to a file of the user's naming refuses;
+    a command that writes a file whole refuses the log and socket lock ``run`` names after a
+    journal too (``run_files``), where a log appended to (``run --log-file``) may be that log."""
+    journal = beside_a_journal(path, run_files=run_files)
     if journal is None or (own and os.fspath(path).endswith(own)):
         return None
     return f"a file the journal {journal} keeps beside it"

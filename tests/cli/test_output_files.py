@@ -142,6 +142,17 @@ def test_output_onto_the_log_or_socket_lock_run_names_after_a_journal_is_refused
     assert code == 0 and other.stat().st_size > 0, err
 
 
+def test_run_may_name_its_own_log_as_the_log_file(capsys, tmp_path: Path) -> None:
+    """The refusal above is for files written whole: ``run --log-file t.log`` beside ``t.db`` names
+    the log run keeps there anyway, and appends to it (a mend: it was refused with the rest)."""
+    journal, log = tmp_path / "t.db", tmp_path / "t.log"
+    for _ in range(2):  # the second start finds the journal there
+        code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--display", "lines",
+                             "--no-edge-monitor", "--log-file", str(log))
+        assert code == 0, err
+    assert log.stat().st_size > 0
+
+
 @pytest.mark.parametrize("side", ["-shm", ".lock", "-journal"])  # (a -wal is told by what it holds, above)
 def test_a_log_appended_to_a_file_named_as_a_journal_keeps_it_is_refused(capsys, tmp_path: Path, side: str) -> None:
     """The same rule for a file appended to (``--log-file``): a live journal's ``-shm`` has no
