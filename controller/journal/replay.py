@@ -15,7 +15,9 @@ procedures (a declined cut, an inspection, a reshuffle ordered, a shoe restarted
 fault), the irregularities (a card entered by hand, a card discarded and why, a wager returned),
 faults and their clearing, dealer sign-ins, device replacements, the controller's restarts, and
 every operator command but the routine ones of a round (``ROUTINE_COMMANDS``). A round's go with
-the round (those journaled while it was dealt), the others with the shoe.
+the round (those journaled while it was dealt, and, in a reading of that round alone
+(``round``), an irregularity of it journaled after, as a card dealt to the Player when no third
+card was due, 627a.13(b)-(c)), the others with the shoe.
 Only the core's records are read; inputs are not needed. A record whose payload lacks what its
 kind needs, or holds it as another type (a card that is not text, a total or a net that is not a
 whole number), and a round whose cards go to the rack without its result, raise
@@ -126,6 +128,19 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                                       "burned": [], "loaded": None, "rounds": 0, "cover_card_position": None,
                                       "reconciliation": None, "events": []})
 
+    # For a reading of one round, a round decided is held until the next one of its shoe starts
+    # (or the shoe ends): an irregularity of it that comes after its cards went to the rack
+    # (627a.13(b)-(c), journaled with its round) goes with it. A reading of every round (the
+    # scoreboard's, live) has each at once; such an irregularity is then among the shoe's events.
+    held: dict[str, tuple[str, int]] = {}
+
+    def release(sid: str | None) -> Iterator[dict[str, Any]]:
+        key = held.pop(sid, None) if sid is not None else None
+        if key is not None:
+            r = rounds.pop(key)
+            if want(*key):
+                yield r
+
     actor: str | None = None
     for e in entries:
         try:
@@ -134,6 +149,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 actor = e.operator if k == kinds.INPUT_OPERATOR else None
                 continue
             if k == kinds.SHOE_START:
+                yield from release(current)
                 if current is not None and current in shoes and want(current) and round is None:
                     yield shoes.pop(current)
                 current = p["shoe"]
@@ -158,6 +174,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             elif k == kinds.RECONCILIATION:
                 doc["reconciliation"] = p
             elif k == kinds.ROUND_START:
+                yield from release(sid)
                 rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
                                              "cards": [], "player": None, "banker": None, "outcome": None,
                                              "wagers": list(p["wagers"]), "settlements": [], "events": []}
@@ -182,21 +199,26 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 else:
                     r["reason"] = p.get("reason")
                 doc["rounds"] += 1
-            elif k == kinds.DISCARD_RACK and (sid, rno) in rounds:
-                r = rounds.pop((sid, rno))
+            elif k == kinds.DISCARD_RACK and (sid, rno) in rounds and held.get(sid) != (sid, rno):
+                r = rounds[(sid, rno)]
                 if r["kind"] != "void" and r["outcome"] is None:
                     raise JournalContentError(f"entry {e.seq} ({k}): round {rno} of shoe {sid} went to the "
                                               "discard rack without its round_result")
-                if want(sid, rno):
-                    yield r
+                yield from release(sid)
+                held[sid] = (sid, rno)
+                if round is None:  # a reading of every round (a live one): each as soon as it is decided
+                    yield from release(sid)
                 continue
             if k == kinds.ROUND_RESULT and (sid, rno) in rounds and rounds[(sid, rno)]["kind"] == "void":
-                r = rounds.pop((sid, rno))
-                if want(sid, rno):
-                    yield r
+                yield from release(sid)
+                held[sid] = (sid, rno)
+                if round is None:
+                    yield from release(sid)
         except JournalContentError:
             raise
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise malformed_entry(e, exc) from None
+    for sid in list(held):
+        yield from release(sid)
     if current is not None and current in shoes and want(current) and round is None:
         yield shoes.pop(current)

@@ -93,6 +93,7 @@ class TableCore:
         self.held_card: SetAside | None = None             # 627a.13(a)/(b): first card of the next hand
         self.pending_simulated: list[SetAside] = []        # 627a.13(c)(2)/(d): each opens a simulated round
         self.discard_next = 0                        # 627a.13(c)(1): cards to discard face down
+        self.discard_next_of: int | None = None      # ... an irregularity of that round
         self.burns_due = 0                           # 681a.7(c): cards still to burn (Rules Submission's burn_cards)
         self.reshuffle_ordered = False
         self.faults: dict[str, str] = {}            # active fault key -> reason
@@ -283,11 +284,13 @@ class TableCore:
 
     # -- outputs (for the collaborators) ---------------------------------------------------------
     def record(self, kind: str, payload: dict[str, Any], shown: dict[str, Any] | None = None, *,
-               ended_shoe: str | None | EllipsisType = ...) -> None:
-        """A journal entry of the shoe and round in play, or of ``ended_shoe`` (None: of no shoe)."""
+               ended_shoe: str | None | EllipsisType = ..., of_round: int | None = None) -> None:
+        """A journal entry of the shoe and round in play, or of ``ended_shoe`` (None: of no shoe);
+        ``of_round``: of that round of the shoe in play, decided already (a card dealt in error
+        after it, 627a.13(b)-(c), is that round's irregularity)."""
         if ended_shoe is ...:
-            self._out.append(TableRecord(kind, payload, self.shoe.id if self.shoe else None,
-                                         self.round.number if self.round else None, shown))
+            number = of_round if of_round is not None else self.round.number if self.round else None
+            self._out.append(TableRecord(kind, payload, self.shoe.id if self.shoe else None, number, shown))
         else:
             self._out.append(TableRecord(kind, payload, ended_shoe, None, shown))
 

@@ -44,7 +44,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
             return
         # 627a.13(c)(1): one more card drawn face down to the discard rack, undisclosed.
         t.discard_next -= 1
-        discard(t, c, position, "627a.13(c)(1)", disclosed=False)
+        discard(t, c, position, "627a.13(c)(1)", disclosed=False, of_round=t.discard_next_of)
         if not t.discard_next and t.state == "betting" and t.round is None:
             rounds.open_betting(t)  # a simulated round a card found face up meanwhile opens, or PLACE BETS
         else:
@@ -119,23 +119,25 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         # (627a.13(b)-(c)). After a wager it is a card drawn in error before the next hand
         # (docs/irregularities.md, "What the regulation leaves open").
         decision = irr.unauthorized_player_third_card(last.first_four(), c, disclosed=face_up, submission=t.sub)
+        of_round: int | None = last.number  # that round's irregularity, on record with it
     else:
         decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)
+        of_round = None
     action = decision.action
     if action is irr.Action.NEXT_HAND_FIRST_CARD and t.held_card is not None:
         # Not 627a.13(a)'s decision, which the first of them took: recorded as what it is.
         discard(t, c, position, SECOND_HELD_CARD, disclosed=False)
         t.notice("warning", f"a card drawn in error, not disclosed: {SECOND_HELD_CARD}")
         return
-    irregularity(t, decision, position)
+    irregularity(t, decision, position, of_round)
     aside = SetAside(c, position, decision.clause)
     if action is irr.Action.NEXT_HAND_FIRST_CARD:
         t.held_card = aside
     elif action is irr.Action.SIMULATED_ROUND:
         t.pending_simulated.append(aside)
     elif action is irr.Action.DISCARD_WITH_ONE_MORE:
-        discard(t, c, position, "627a.13(c)(1)")
-        t.discard_next = 1
+        discard(t, c, position, "627a.13(c)(1)", of_round=of_round)
+        t.discard_next, t.discard_next_of = 1, of_round
         t.show(f"BURN {t.next_card_mark()}")
         return
     elif action is irr.Action.BANKER_THIRD_CARD:  # pragma: no cover - the engine drew it already
@@ -144,11 +146,13 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         rounds.start_simulated(t)
 
 
-def discard(t: TableCore, c: Card, position: int, reason: str, *, disclosed: bool = True) -> None:
-    """The card goes to the discard rack, on record with its position in the shoe; one not
-    ``disclosed`` (627a.13(a), (c)(1)) is journaled and not shown (``unnamed``)."""
+def discard(t: TableCore, c: Card, position: int, reason: str, *, disclosed: bool = True,
+            of_round: int | None = None) -> None:
+    """The card goes to the discard rack, on record with its position in the shoe (and with the
+    round decided already that it is an irregularity of, ``of_round``); one not ``disclosed``
+    (627a.13(a), (c)(1)) is journaled and not shown (``unnamed``)."""
     payload = {"card": str(c), "position": position, "reason": reason}
-    t.record(kinds.DISCARD, payload, shown=None if disclosed else unnamed(payload))
+    t.record(kinds.DISCARD, payload, shown=None if disclosed else unnamed(payload), of_round=of_round)
 
 
 def apply_deferred(t: TableCore) -> None:
@@ -160,13 +164,13 @@ def apply_deferred(t: TableCore) -> None:
         accept_card(t, c, face_up=face_up, position=position)
 
 
-def irregularity(t: TableCore, decision: Any, position: int) -> None:
+def irregularity(t: TableCore, decision: Any, position: int, of_round: int | None = None) -> None:
     """The decision on record with the card's position in the shoe: a card set aside is out of
     the shoe before any later record places it (the edge monitor counts it out from here). A card
     held undisclosed for the next hand (627a.13(a)-(b)) is not shown; its reason does not name it."""
     payload = {**decision.to_json(), "position": position}
     t.record(kinds.IRREGULARITY, payload,
-             shown=unnamed(payload) if decision.action is irr.Action.NEXT_HAND_FIRST_CARD else None)
+             shown=unnamed(payload) if decision.action is irr.Action.NEXT_HAND_FIRST_CARD else None, of_round=of_round)
     t.notice("warning", f"{decision.clause}: {decision.reason}")
 
 

@@ -93,3 +93,23 @@ def test_the_cards_left_after_a_round_are_counted_from_the_entries_they_need(ent
             points.append(whole)
         assert points[2].edge is not None  # the monitor's record of a round in the middle was found too
     assert entries_needed(None) is None
+
+
+@pytest.mark.reg("627a.13(c)(1)")
+def test_a_third_card_dealt_after_a_round_is_among_that_rounds_events(tmp_path: Path, capsys) -> None:
+    """627a.13(c)(1): "Place the disclosed card and one additional card, drawn face down from the
+    dealing shoe, into the discard rack without disclosing the additional card". The card is dealt to
+    the Player after round 2 was decided on four cards (emulator faults: an extra card drawn,
+    exposed); the decision and both discards are of round 2. A surveillance review read
+    `journal replay --round 2` and found no sign of them: they were journaled with no round and
+    listed only with the shoe."""
+    journal = dealt_journal(tmp_path / "t.db", "--rounds", "3", "--seed", "1",
+                            "--faults", "dealer-extra-at=10,dealer-expose-at=12")
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--shoe", "T1-S0001", "--round", "2", "--json")
+    assert code == 0, err
+    [doc] = [json.loads(line) for line in out.splitlines()]
+    assert [(e["kind"], e["payload"].get("clause") or e["payload"].get("reason")) for e in doc["events"]] == [
+        ("irregularity", "627a.13(c)(1)"), ("discard", "627a.13(c)(1)"), ("discard", "627a.13(c)(1)")]
+    with JournalReader.open(journal) as reader:
+        about = [e.round_no for e in reader.entries(kinds=("irregularity", "discard"))]
+    assert about == [2, 2, 2]
