@@ -99,7 +99,7 @@ def _edge_text(d: dict) -> str:
     edge, alert = d["edge"], d["edge_alert"]
     if edge is None:
         return "      edge: none journaled\n"
-    figures = ", ".join(f"{k} {edge_percent(v['edge'])}" for k, v in edge["wagers"].items())
+    figures = ", ".join(f"{k} {edge_percent(v)}" for k, v in edge["wagers"].items())
     above = f"; ABOVE {alert['threshold']}: {', '.join(alert['wagers'])}" if alert else ""
     return safe(f"      edge ({edge['remaining']} cards left): {figures}{above}") + "\n"  # names a forger chose
 

@@ -77,7 +77,7 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
         for name, w in wagers.items():
             mark = "none" if journaled is None else "-" if not compared else (
                 "same" if _ev(journaled, name) == w["ev"] else "DIFFERS")
-            print(f"{name:<14}{edge_percent(w['edge']):>13}  {mark}")
+            print(f"{name:<14}{edge_percent(w):>13}  {mark}")
     return EXIT_DIFFERS if matches is False else 0
 
 

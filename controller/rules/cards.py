@@ -95,9 +95,13 @@ def parse_card(text: str) -> Card:
 
 
 def parse_cards(text: str | Iterable[str]) -> list[Card]:
-    """Parse a comma- or space-separated card list (or an iterable of card strings)."""
+    """Parse a comma- or space-separated card list (or an iterable of card strings). An empty item
+    between commas beside cards (``AS,,KD``, ``AS,``) is refused: a card left out of a list must
+    not pass for a shorter list; a list of no card at all is ``[]``."""
     if isinstance(text, str):
         parts = [p for p in text.replace(",", " ").split() if p]
+        if parts and any(not item.strip() for item in text.split(",")):  # (no card at all: the caller says so)
+            raise CardError(f"an empty item in the card list {show(text)}: a card left out between commas?")
     else:
         parts = list(text)
     return [parse_card(p) for p in parts]

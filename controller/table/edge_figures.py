@@ -103,9 +103,13 @@ def decimal_text(value: Fraction) -> str:
     return format(rounded if rounded else rounded.copy_abs(), "f")
 
 
-def edge_percent(edge: str) -> str:
-    """An ``edge`` record's decimal as a person reads it: ``-0.07611327`` -> ``-7.6113%``."""
-    return f"{Decimal(edge) * 100:+.4f}%"
+def edge_percent(figures: Mapping[str, str]) -> str:
+    """A wager's figures (``{"ev": "N/D", "edge": ...}``) as a person reads them: the exact ``ev``
+    as a percentage, rounded once (``-7.6113%``). Not the ``edge`` text: rounded to 8 places
+    already, rounded again it was one off in the last digit now and then (-14.6556% for
+    -14.65565022%), beside the house edge printed from the exact value."""
+    ev = Fraction(figures["ev"])
+    return f"{Decimal(ev.numerator * 100) / Decimal(ev.denominator):+.4f}%"
 
 
 def edge_figures(submission: Any, composition: Composition) -> dict[str, dict[str, str]]:

@@ -264,7 +264,7 @@ class EdgeMonitor:
         if hot:
             out.append(self._record(kinds.EDGE_ALERT, {"round": round_no, "wagers": hot,
                                                        "threshold": self.threshold_text}, shoe, round_no))
-            shown = ", ".join(f"{k} {edge_percent(v)}" for k, v in hot.items())
+            shown = ", ".join(f"{k} {edge_percent(wagers[k])}" for k in hot)
             out.append(Notice("warning", f"surveillance: player edge above {self.threshold_text} after round "
                                          f"{round_no} of {shoe}: {shown}"))
             log.warning(ALERT_EVENT, shoe=shoe, round=round_no, wagers=shown, threshold=self.threshold_text)

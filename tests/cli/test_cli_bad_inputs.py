@@ -502,3 +502,13 @@ def test_the_console_refuses_a_pin_on_standard_input_without_an_operator(capsys,
     assert (code, out) == (2, "")
     assert err == ("shoectl console: error: --pin-stdin needs --operator (or SHOECTL_OPERATOR): without an "
                    "operator the console only watches\n")
+
+
+@pytest.mark.parametrize("argv", [["odds", "--removed", "AS,,KD"], ["odds", "--removed", "AS,"],
+                                  ["rules", "deal", "--cards", "AH,,2D,3S,4C"]])
+def test_an_empty_item_between_cards_is_refused_not_dropped(capsys, argv: list[str]) -> None:
+    """A gaming-lab review: ``--removed 'AS,,KD'`` took out AS and KD and said nothing of the card
+    left out between the commas (a typo, a variable unset); so did ``rules deal``."""
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert "an empty item in the card list" in err and "a card left out between commas?" in err, err
