@@ -17,8 +17,8 @@ text). Whatever a ``Request`` holds is safe to journal and to hand to the table 
   (``controller.table.commands.COMMANDS``) declares: a whole number (not a boolean) within
   +-``MAX_WHOLE``, a boolean, or printable text of at most ``MAX_TEXT`` characters (for a choice,
   one of its declared words); null only for an optional argument; every required argument is
-  present. (The table checks the rest: a seat of this table, a wager kind it offers, ...) (``set_submission`` takes ``submission``: a preset name or a file on the
-  table computer.)
+  present. (The table checks the rest: a seat of this table, a wager kind it offers, ...)
+  (``set_submission`` takes ``submission``: a preset name or a file on the table computer.)
 
 The operator id is not judged here: an id that is not a valid operator id is an authentication
 failure (``shown_text`` renders it for messages and the journal).
