@@ -39,6 +39,11 @@ log = structlog.get_logger("shoectl.feed")
 
 STOP_GRACE_S = DRAIN_LIMIT * FeedSettings.stop_grace + 5  # the drain's longest, then a forced exit
 
+# What a forced exit does not lose: the next feed starts after the cursor and publishes again
+# what the broker had not acknowledged.
+FORCED_EXIT_KEPT = ("the cursor is saved; what the broker had not acknowledged is published again by the "
+                    "next feed")
+
 MQTT_PACKET_IDS = 65535  # a QoS 1 message in flight holds one of these: no window may be wider
 
 
@@ -179,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, file=args.log_file, table=feed.table_id)
     stop = threading.Event()
     try:
-        stopped_by = run_until_signalled(lambda: feed.run(stop), stop.set, name="shoectl feed", grace_s=STOP_GRACE_S)
+        stopped_by = run_until_signalled(lambda: feed.run(stop), stop.set, name="shoectl feed", grace_s=STOP_GRACE_S,
+                                         kept=FORCED_EXIT_KEPT)
     finally:
         feed.tail.close()
     return 0 if stopped_by is None else 128 + stopped_by

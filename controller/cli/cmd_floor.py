@@ -30,6 +30,9 @@ from controller.errors import UsageError, output_path_argument, path_argument
 from shoectl_config.text import quoted, safe
 
 EXIT_OK, EXIT_FAILED = 0, 1
+# What a forced exit of the collector does not lose: acknowledgements follow the commit.
+COLLECT_FORCED_EXIT_KEPT = ("what was not committed stays unacknowledged in the broker's session and comes "
+                            "again")
 DB_HELP = ("the central store: postgresql://USER@HOST[:PORT]/DATABASE (a password in ~/.pgpass or "
            "PGPASSFILE, never on the command line)")
 
@@ -225,7 +228,8 @@ def run_collect(args: argparse.Namespace) -> int:
                           batch=args.batch, max_bytes=args.max_message_bytes, on_waiting=waiting,
                           subscription=subscription)
     try:
-        signum = run_until_signalled(collector.run, collector.stop, name="shoectl floor collect")
+        signum = run_until_signalled(collector.run, collector.stop, name="shoectl floor collect",
+                                     kept=COLLECT_FORCED_EXIT_KEPT)
     except CollectorStopped as exc:
         print(f"shoectl floor collect: error: {exc}", file=sys.stderr)
         return 2

@@ -10,7 +10,9 @@ is called and ``work`` has ``grace_s`` seconds to return:
   and exits ``128 + N`` (143 for SIGTERM, 130 for SIGINT);
 - it does not: one line on standard error and ``os._exit(128 + N)`` at once, without cleanup.
   Nothing is lost: every input the journal committed is durable, and an input not yet committed
-  was not acknowledged (its device sends it again) or not acted on (an operator command).
+  was not acknowledged (its device sends it again) or not acted on (an operator command). That
+  line ends with what is safe (``kept``): by default ``shoectl run``'s, the journal's; a command
+  that keeps something else (the feed's cursor, the collector's broker session) says its own.
 
 A second signal during the grace period exits at once the same way. Before the work runs,
 ``signals_held`` catches the signals of a command's start-up (``shoectl run`` answers on its
@@ -32,11 +34,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["STOP_GRACE_S", "run_until_signalled", "signals_held", "stop_handler"]
+__all__ = ["JOURNAL_KEPT", "STOP_GRACE_S", "run_until_signalled", "signals_held", "stop_handler"]
 
 STOP_GRACE_S = 5  # seconds a stopping table may take to finish its input and close its links
 _POLL_S = 0.1       # how often the waiting main thread looks at the clock
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+JOURNAL_KEPT = "every committed input is in the journal"  # what a forced exit of shoectl run keeps
 
 
 @contextlib.contextmanager
@@ -73,10 +76,12 @@ def signals_held(name: str) -> Iterator[list[int]]:
 
 
 def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, name: str,
-                        grace_s: float = STOP_GRACE_S, held: list[int] | None = None) -> int | None:
+                        grace_s: float = STOP_GRACE_S, held: list[int] | None = None,
+                        kept: str = JOURNAL_KEPT) -> int | None:
     """Run ``work`` until it returns; returns the number of the signal that stopped it, or
     ``None`` if it returned by itself. An exception from ``work`` is raised here. ``name``
-    starts the line written on a forced exit (``shoectl run``). ``held``: the signals
+    starts the line written on a forced exit (``shoectl run``), ``kept`` ends it in parentheses:
+    what the forced exit does not lose, in the user's words. ``held``: the signals
     ``signals_held`` caught while starting up; if there is one, ``work`` is not run and its
     number is returned."""
     # Imported here, not at the top: ``shoectl emulate`` takes this module's ``stop_handler`` and
@@ -102,7 +107,7 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
 
     def on_signal(signum: int, frame: Any) -> None:
         if received:
-            _exit_now(name, signum, "a second stop signal")
+            _exit_now(name, signum, "a second stop signal", kept)
         received.append(signum)
         deadline[0] = time.monotonic() + grace_s
         # Logged from a thread of its own: a stuck owner may hold the log handler's lock. Info: a
@@ -117,16 +122,15 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
         while thread.is_alive():
             thread.join(_POLL_S)
             if received and time.monotonic() > deadline[0] and thread.is_alive():
-                _exit_now(name, received[0], f"the table did not stop within {grace_s:g} s")
+                _exit_now(name, received[0], f"the table did not stop within {grace_s:g} s", kept)
     if failure:
         raise failure[0]
     return received[0] if received else None
 
 
-def _exit_now(name: str, signum: int, why: str) -> None:
+def _exit_now(name: str, signum: int, why: str, kept: str = JOURNAL_KEPT) -> None:
     """Leave without cleanup: the stuck thread may hold the journal, the log or standard output."""
-    line = (f"{name}: stopped by {signal.Signals(signum).name}: {why}; exiting now "
-            "(every committed input is in the journal)\n").encode()
+    line = f"{name}: stopped by {signal.Signals(signum).name}: {why}; exiting now ({kept})\n".encode()
     # Even standard error may be a full pipe: the last words get one second, then the exit.
     writer = threading.Thread(target=os.write, args=(2, line), daemon=True)
     writer.start()

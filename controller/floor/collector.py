@@ -15,7 +15,7 @@ the store.
 A message that is not a journal entry is logged, counted in ``dropped_messages`` (in the batch's
 transaction) and acknowledged, never stored: sending it again would not make it one.
 
-The broker going away is logged once per outage (warning) and paho reconnects with backoff; the
+The broker going away is logged once per outage (warning), its return once (warning) and paho reconnects with backoff; the
 session resumes where it was. The database going away: the batch is neither committed nor
 acknowledged; the collector reconnects with backoff and stores it again. A broker that refuses
 the collector's credentials is fatal (``CollectorStopped`` with the broker's reason): retrying
@@ -128,7 +128,7 @@ class Collector:
         self._connected = True
         self._ever_connected = True
         if self._outage_logged:
-            _log.info("broker reachable again", broker=self.options.url)
+            _log.warning("broker reachable again", broker=self.options.url)  # the loss's level: not its last word
         self._outage_logged = False
         client.subscribe(self.subscription, qos=1)
         _log.info("collecting", broker=self.options.url, subscription=self.subscription,

@@ -8,8 +8,8 @@
 - ``/tables/<id>``: the one-table page (1920x1080 kiosk); ``/tables/<id>/state.json``: exactly
   ``TableView.to_json(lang)``, the object that page renders; ``/tables/<id>/events``: SSE, the
   whole state on connect (and on every reconnect), then each new state (``sse.event_stream``);
-- ``/healthz``: ``{"ok", "tables", "following"}``; 503 when the source stopped following (a
-  journal whose chain broke);
+- ``/healthz``: ``{"ok", "tables", "following"}``; 503 with ``reason`` when the source does not
+  follow (a journal whose chain broke; the floor's broker not connected);
 - ``/static/...``: the page's HTML, JS and CSS, shipped in the package (no CDN, no build step).
 
 ``?lang=en|zh`` picks the language of a state's labels; without it, the app's ``lang``.

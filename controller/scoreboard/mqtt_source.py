@@ -20,8 +20,12 @@ network thread receives; the event loop publishes.
 
 The client id is ``shoectl-scoreboard-<host>-<pid>-<n>`` unless ``--client-id`` names one: a
 broker closes the older of two connections with one id, so two floor scoreboards with a fixed id
-would knock each other off for ever. A lost connection is a warning once per outage, its return
-an info line.
+would knock each other off for ever. A lost connection is a warning once per outage, and so is
+its return (the same level: an operator watching sees the last word). While there is no
+connection, ``failure`` says why (``/healthz`` answers 503 with it). A broker that refuses the
+credentials at the first connection makes the scoreboard give up (``TableSource.give_up``: one
+line, exit 2), as the feed and the collector do; refused later (the accounts changed while it
+ran), it is an outage like any other, retried.
 """
 from __future__ import annotations
 
@@ -106,9 +110,17 @@ class MqttFloorSource(TableSource):
         self._floor_at = 0.0  # when the last floor snapshot was made (time.monotonic)
         self._outage = False  # the broker is not connected since it was (said once)
         self._started = False
+        self._ever_connected = False
+        self._no_connection: str | None = "connecting to the broker"  # why not connected; None: connected
+
+    @property
+    def failure(self) -> str | None:
+        """Why the floor is not followed now (no connection to the broker), or None."""
+        why = self._no_connection
+        return None if why is None else f"{why} {self._options.url}"
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        from controller.floor.broker import connect_in_background
+        from controller.floor.broker import connect_in_background, is_credentials_refusal, refusal
         from controller.floor.topics import ROADS, STATUS, TOPIC_PREFIX
 
         self._loop = loop
@@ -117,27 +129,39 @@ class MqttFloorSource(TableSource):
 
         def on_connect(client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
             if getattr(reason_code, "is_failure", False):
-                self._lost("scoreboard: the broker refused the connection", reason=str(reason_code))
+                if is_credentials_refusal(reason_code) and not self._ever_connected:
+                    self._no_connection = "refused by the broker"
+                    self.give_up(refusal(reason_code, self._options))  # retrying cannot help
+                    return
+                self._lost("scoreboard: the broker refused the connection", "refused by the broker",
+                           reason=str(reason_code))
                 return
             if self._outage:
-                log.info("scoreboard: connected to the broker again", broker=self._options.url)
+                log.warning("scoreboard: connected to the broker again", broker=self._options.url)
             self._outage = False
+            self._ever_connected = True
+            self._no_connection = None
             client.subscribe([(f"{TOPIC_PREFIX}+/{STATUS}", 1), (f"{TOPIC_PREFIX}+/{ROADS}", 1)])
 
         def on_disconnect(client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
             if self._started:
                 self._lost("scoreboard: lost the connection to the broker; the floor shows what it had",
-                           reason=str(reason_code))
+                           "lost the connection to the broker", reason=str(reason_code))
 
         client.on_connect = on_connect
         client.on_disconnect = on_disconnect
-        client.on_connect_fail = lambda client, userdata: self._lost("scoreboard: cannot reach the broker")
+        client.on_connect_fail = lambda client, userdata: self._lost("scoreboard: cannot reach the broker",
+                                                                    "cannot reach the broker")
         client.on_message = self._on_message
         self._started = True
         connect_in_background(client, self._options)
 
-    def _lost(self, event: str, **fields: Any) -> None:
-        """A warning once per outage (paho retries every few seconds: one line, not one a retry)."""
+    def _lost(self, event: str, why: str, **fields: Any) -> None:
+        """No connection (``why``, for ``failure``); a warning once per outage (paho retries every
+        few seconds: one line, not one a retry)."""
+        if self.fatal is not None:
+            return  # given up: the reason is said once, by the command
+        self._no_connection = why
         if not self._outage:
             self._outage = True
             log.warning(event, broker=self._options.url, **fields)

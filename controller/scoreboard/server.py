@@ -11,7 +11,9 @@
   ``url`` is where it listens. Connections are capped, must send their request in time and never
   take the process's last ``descriptor_reserve`` file descriptors
   (``controller.scoreboard.guarded_http``, ``controller.scoreboard.listening``); ``warnings``
-  says, at start, a limit of open files too low for the cap.
+  says, at start, a limit of open files too low for the cap. A source that gives up
+  (``TableSource.give_up``: a broker refusing the credentials) ends the serving, and ``serve()``
+  then raises ``UsageError`` with its reason (one line, exit 2).
 """
 from __future__ import annotations
 
@@ -82,6 +84,10 @@ class ScoreboardServer:
                                 loop="asyncio", timeout_graceful_shutdown=_STOP_S, ws="none")
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
+        source.on_fatal = self._give_up
+
+    def _give_up(self) -> None:
+        self._server.should_exit = True  # uvicorn's main loop looks at it every 0.1 s, from any thread
 
     @property
     def table_id(self) -> str:
@@ -101,11 +107,14 @@ class ScoreboardServer:
         return self
 
     def serve(self) -> None:
-        """Serve until ``stop()`` (on the calling thread); the socket is closed when it returns."""
+        """Serve until ``stop()`` (on the calling thread); the socket is closed when it returns.
+        UsageError (one line) when the source gave up (``TableSource.give_up``)."""
         try:
             asyncio.run(self._serve())
         finally:
             self._sock.close()
+        if self.source.fatal is not None:
+            raise UsageError(self.source.fatal)
 
     async def _serve(self) -> None:
         from controller.scoreboard.listening import quiet_out_of_descriptors

@@ -5,7 +5,8 @@ whole state the one-table page renders, ``TableView.to_json(lang)``) and ``floor
 page: every table with its state, last result and big road). It works on a thread of its own and
 hands each new snapshot to the event loop (``loop.call_soon_threadsafe``); the pages are pushed
 to, never polled. ``start(loop)`` begins feeding, ``close()`` stops the thread and closes the
-channels (which ends every open event stream).
+channels (which ends every open event stream). A source that cannot go on at all (the broker
+refuses its credentials) calls ``give_up(why)``: the server stops and its caller says ``why``.
 
 - ``JournalSource``: one table, from its journal, followed read-only with
   ``controller.journal.tail.JournalTail`` (the same checks as ``shoectl journal verify``). Every
@@ -24,6 +25,7 @@ import asyncio
 import json
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,8 @@ class TableSource(ABC):
         self.floor = Channel()
         self._tables: dict[str, Channel] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.fatal: str | None = None  # why the source cannot go on at all (one line, the user's words)
+        self.on_fatal: Callable[[], None] | None = None  # the server's: end serving (``give_up``)
 
     def table_ids(self) -> list[str]:
         return sorted(self._tables)
@@ -62,6 +66,14 @@ class TableSource(ABC):
     @abstractmethod
     def close(self) -> None:
         """Stop; idempotent. Closes every channel."""
+
+    def give_up(self, why: str) -> None:
+        """The source cannot go on (``why``, one line in the user's words): ``fatal`` says so and
+        ``on_fatal`` ends the serving, whose caller then reports it (``ScoreboardServer.serve``).
+        Called from any thread."""
+        self.fatal = why
+        if self.on_fatal is not None:
+            self.on_fatal()
 
     def _publish(self, channel: Channel, snapshot: Snapshot) -> None:
         """Hand ``snapshot`` to the event loop's thread (or publish at once before there is one)."""

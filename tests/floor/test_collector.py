@@ -95,6 +95,8 @@ def test_a_broker_restart_and_a_lost_database_connection_lose_nothing(
     assert stored_lines(floor_db) == lines
     assert query(floor_db, "SELECT count(*) FROM floor_alarms") == [(0,)]
     assert "the batch was not stored; retrying" in collector.stderr()  # the database was really lost
+    back = [line for line in collector.stderr().splitlines() if "broker reachable again" in line]
+    assert len(back) == 1 and "[warning" in back[0], collector.stderr()  # the loss's level, not info
     assert "Traceback" not in collector.stderr()
 
 

@@ -16,7 +16,7 @@ from floor.helpers import SHOECTL
 from services.mosquitto import Mosquitto, free_port
 
 
-OUTAGE_LINES = ("cannot reach the broker", "lost the broker")
+OUTAGE_LINES = ("cannot reach the broker", "lost the broker", "broker reachable again")  # an outage and its end
 
 
 def refused(capsys, *argv: str, outage_lines: bool = False) -> str:
