@@ -326,6 +326,14 @@ def stop_client(client: mqtt.Client) -> None:
         reset_sockets()
 
 
+# OpenSSL's verify codes (X509_V_ERR_...) a person meets, in words; any other: "was refused (its text)".
+_CERTIFICATE_WORDS = {
+    9: "is not valid yet", 10: "has expired", 18: "is self-signed, by no CA this machine trusts",
+    19: "is signed by a CA this machine does not trust", 20: "is signed by a CA this machine does not trust",
+    21: "is signed by a CA this machine does not trust", 62: "does not name {host}",
+}
+
+
 def check_tls_trust(options: BrokerOptions, timeout: float = 5.0) -> None:
     """For an ``mqtts://`` broker: BrokerError, one line, when its certificate is not trusted with
     the options' CA file (or the system's) or does not name its host — retrying cannot help, and
@@ -343,8 +351,9 @@ def check_tls_trust(options: BrokerOptions, timeout: float = 5.0) -> None:
                 context.wrap_socket(raw, server_hostname=options.host):
             return
     except ssl.SSLCertVerificationError as exc:
-        why = exc.verify_message or " ".join(str(exc).split())
-        raise BrokerError(f"the broker {options.url} is not trusted: its certificate {why}"
+        why = _CERTIFICATE_WORDS.get(exc.verify_code) or (
+            f"was refused ({exc.verify_message or ' '.join(str(exc).split())})")
+        raise BrokerError(f"the broker {options.url} is not trusted: its certificate {why.format(host=options.host)}"
                           f"{'' if options.tls_ca else ' (give its CA with --tls-ca FILE)'}") from None
     except (OSError, ssl.SSLError):
         return  # not there yet, or not TLS: the client says so as it retries
