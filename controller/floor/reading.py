@@ -127,6 +127,10 @@ def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any
     position = conn.execute("SELECT last_seq FROM chain_positions WHERE table_id = %s", (table_id,)).fetchone()
     shoe = conn.execute("SELECT shoe_id FROM entries WHERE table_id = %s AND shoe_id IS NOT NULL "
                         "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
+    # the round in play or the last one of the shoe (0 before its first), as the feed's status and
+    # the scoreboard say it: the last entry while betting has no round of its own
+    numbered = conn.execute("SELECT round_no, shoe_id FROM entries WHERE table_id = %s AND round_no IS NOT NULL "
+                            "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
     rounds = conn.execute("SELECT count(*) FROM entries WHERE table_id = %s AND kind = %s AND ts_at >= %s "
                           "AND coalesce(payload->>'kind', '') <> 'void'",
                           (table_id, kinds.ROUND_RESULT, day_start)).fetchone()[0]
@@ -140,7 +144,7 @@ def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any
         "checked_seq": position[0] if position else 0,
         "last_entry_ts": last[1] if last else None,
         "shoe": safe(shoe[0]) if shoe else None,
-        "round": last[3] if last else None,
+        "round": (numbered[0] if numbered and shoe and numbered[1] == shoe[0] else 0) if last else None,
         "rounds_today": rounds,
         "open_alarms": dict(open_alarms),
         "last_delay_seconds": round(float(last[4]), 3) if last else None,

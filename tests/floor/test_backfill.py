@@ -171,3 +171,19 @@ def test_an_entry_the_chain_check_sets_aside_is_not_counted_as_stored(capsys, fl
                           "kept in rejected_entries, alarmed), 0 already stored, 0 refused (second bodies); "
                           "T1 checked to 2"), out
     assert count(floor_db) == 4 and count(floor_db, "SELECT count(*) FROM rejected_entries") == 1
+
+
+def test_status_gives_the_round_of_a_table_betting_between_rounds(capsys, floor_db: str, journal: TableJournal,
+                                                                  tmp_path: Path) -> None:
+    """A floor operator's review: ``floor status --json`` gave ``"round": null`` for a table
+    betting in the middle of a shoe (the last entry, a wager, has no round); the feed's status and
+    the scoreboard give the round in play or the last one of the shoe."""
+    docs = [json.loads(line) for line in journal.lines]
+    i = max(k for k, d in enumerate(docs) if d["round_no"] is None and d["shoe_id"] is not None
+            and any(e["kind"] == "round_result" and e["shoe_id"] == d["shoe_id"] for e in docs[:k]))
+    part = tmp_path / "betting.jsonl"
+    part.write_text("".join(journal.lines[:i + 1]), encoding="utf-8")
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(part))[0] == 0
+    [table] = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])["tables"]
+    shoe = docs[i]["shoe_id"]
+    assert table["round"] == max(d["round_no"] or 0 for d in docs[:i + 1] if d["shoe_id"] == shoe) > 0
