@@ -16,7 +16,7 @@ on and off, and so both are measured side by side in the same window.
 
 1. idle: every table ``shoectl run --manual`` (no automated dealer: the table closed, both device
    links up, heartbeats going); the CPU of each run process over ``idle_s`` seconds;
-2. dealing at real pace: every table ``shoectl run --pace PACE_MS`` (the automated dealer waits
+2. dealing at real pace: every table ``shoectl run --automated --pace PACE_MS`` (the automated dealer waits
    that long between its actions; the emulated mechanisms at real time: a shuffle takes its 15
    seconds); the CPU of each process over the dealing window, and card-to-decision: from a card
    leaving the emulated shoe (wall clock, in the emulator's process) to the timestamp of the
@@ -92,7 +92,7 @@ class Tables:
             self.runs.append(subprocess.Popen(
                 [sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--table-id", f"T{i}",
                  "--seed", str(i), "--display", "lines",
-                 *[a for role in ("shuffler", "shoe") for a in ("--device", f"emulated-{role}@{ports[f'emulated-{role}']}")], "--automated",
+                 *[a for role in ("shuffler", "shoe") for a in ("--device", f"emulated-{role}@{ports[f'emulated-{role}']}")],
                  *options, *(odd if i % 2 else ())], stdout=log, stderr=subprocess.STDOUT))
             log.close()
             journals.append(journal)
@@ -207,7 +207,7 @@ def run(quick: bool = False) -> dict:
             _wait_for_links(journals, tables.runs, 60 + 3 * count)
             idle_runs, idle_emulators, _ = tables.cpu(idle_s)
             tables.stop_runs()
-            journals = tables.start_runs("deal", ["--pace", str(pace_ms)], odd=("--no-edge-monitor",))
+            journals = tables.start_runs("deal", ["--automated", "--pace", str(pace_ms)], odd=("--no-edge-monitor",))
             _wait_for_links(journals, tables.runs, 60 + 3 * count)
             deal_runs, deal_emulators, (window_start, window_end) = tables.cpu(deal_s, floor)
         finally:
