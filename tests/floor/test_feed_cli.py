@@ -3,6 +3,7 @@ written (no cursor); and an unreachable broker at start, which is waited for, no
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import time
@@ -264,3 +265,24 @@ def test_a_cursor_named_as_a_file_the_journal_keeps_is_refused(capsys, five_entr
     assert line == (f"shoectl feed: error: {wal}: a file the journal {five_entry_journal} keeps beside it; give the "
                     "feed its own cursor file")
     assert b"shoectl-feed-cursor" not in Path(wal).read_bytes()  # (the feed's reader made it: SQLite's own)
+
+
+def test_a_feed_refused_under_another_name_leaves_the_tables_own_feed_connected(
+        five_entry_journal: Path, mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """A floor operator's review: a feed of T1's journal logged in as T2 (a typo, a copied journal)
+    connected under T1's client id, which made the broker close T1's own feed's connection, and
+    only then was refused. A refused input must not change the floor: it now has an id of its own."""
+    from floor.feeds import start_feed
+
+    own = start_feed(mosquitto, five_entry_journal)
+    try:
+        time.sleep(1.5)  # connected and caught up
+        copy = tmp_path / "copy.db"
+        shutil.copyfile(five_entry_journal, copy)
+        wrong = subprocess.run([*SHOECTL, "feed", "--journal", str(copy), "--broker", mosquitto.url,
+                                *mosquitto.login("T2")], capture_output=True, text=True, timeout=60)
+        assert wrong.returncode == 2 and "is the MQTT user name the table id?" in wrong.stderr, wrong.stderr
+        time.sleep(1.0)
+    finally:
+        code, said = stopped(own)
+    assert "lost the broker" not in said, said
