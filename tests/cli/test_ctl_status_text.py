@@ -62,3 +62,19 @@ def test_each_settlement_says_what_the_dealer_pays_or_collects() -> None:
     assert event_text({"type": "settlement", "seat": 5, "kind": "house_money", "amount": 1000, "result": "win",
                        "win": 3000, "commission": 0, "net": 3000}) == "  seat 5 house_money 10.00: pay 30.00"
     assert line("wager_returned", result="push", win=0, commission=0, net=0) == "  seat 2 banker 10.00: returned"
+
+
+def test_a_new_shoe_has_no_last_outcome_of_the_shoe_before() -> None:
+    """A floor review: a new shoe (here after a whole Minibaccarat shoe) still said "last outcome
+    banker", the last shoe's; the round and the last outcome are the shoe's, as the scoreboard's and
+    the feed's status are."""
+    from tests.table.bench import Bench  # noqa: PLC0415 - the table core's test bench
+
+    b = Bench()
+    b.open_and_cut()
+    b.play_round([(1, "player", 100)])
+    assert b.core.snapshot()["last_outcome"] in ("player", "banker", "tie")
+    b.op("order_reshuffle")  # between rounds: the shoe ends now, a new one is shuffled
+    snap = b.core.snapshot()
+    assert snap["shoe"].endswith("S0002") and snap["last_outcome"] is None and snap["round"] == 0
+    assert "no round decided yet" in status_text(snap)
