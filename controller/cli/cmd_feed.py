@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     try:
         stopped_by = run_until_signalled(lambda: feed.run(stop), stop.set, name="shoectl feed", grace_s=STOP_GRACE_S,
-                                         kept=FORCED_EXIT_KEPT)
+                                         kept=FORCED_EXIT_KEPT, what="the feed")
     finally:
         feed.tail.close()
     return 0 if stopped_by is None else 128 + stopped_by

@@ -229,7 +229,7 @@ def run_collect(args: argparse.Namespace) -> int:
                           subscription=subscription)
     try:
         signum = run_until_signalled(collector.run, collector.stop, name="shoectl floor collect",
-                                     kept=COLLECT_FORCED_EXIT_KEPT)
+                                     kept=COLLECT_FORCED_EXIT_KEPT, what="the collector")
     except CollectorStopped as exc:
         print(f"shoectl floor collect: error: {exc}", file=sys.stderr)
         return 2

@@ -162,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"scoreboard of {server.table_id}: {server.url}/tables/{server.table_id}", flush=True)
         for warning in server.warnings:
             print(f"{args.prog}: warning: {warning}", file=sys.stderr, flush=True)
-        stopped_by = run_until_signalled(server.serve, server.stop, name="shoectl scoreboard", held=held)
+        stopped_by = run_until_signalled(server.serve, server.stop, name="shoectl scoreboard", held=held,
+                                         kept="the scoreboard only reads: nothing is lost", what="the scoreboard")
     server.stop()
     return 0 if stopped_by is None else 128 + stopped_by

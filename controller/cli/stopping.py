@@ -77,11 +77,12 @@ def signals_held(name: str) -> Iterator[list[int]]:
 
 def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, name: str,
                         grace_s: float = STOP_GRACE_S, held: list[int] | None = None,
-                        kept: str = JOURNAL_KEPT) -> int | None:
+                        kept: str = JOURNAL_KEPT, what: str = "the table") -> int | None:
     """Run ``work`` until it returns; returns the number of the signal that stopped it, or
     ``None`` if it returned by itself. An exception from ``work`` is raised here. ``name``
     starts the line written on a forced exit (``shoectl run``), ``kept`` ends it in parentheses:
-    what the forced exit does not lose, in the user's words. ``held``: the signals
+    what the forced exit does not lose, in the user's words; ``what`` is what did not stop in time
+    (``the table``, ``the feed``). ``held``: the signals
     ``signals_held`` caught while starting up; if there is one, ``work`` is not run and its
     number is returned."""
     # Imported here, not at the top: ``shoectl emulate`` takes this module's ``stop_handler`` and
@@ -122,7 +123,7 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
         while thread.is_alive():
             thread.join(_POLL_S)
             if received and time.monotonic() > deadline[0] and thread.is_alive():
-                _exit_now(name, received[0], f"the table did not stop within {grace_s:g} s", kept)
+                _exit_now(name, received[0], f"{what} did not stop within {grace_s:g} s", kept)
     if failure:
         raise failure[0]
     return received[0] if received else None

@@ -34,7 +34,8 @@ def polite():  # returns soon after the stop request
         sum(range(1000))
 
 work = {"busy": busy, "polite": polite}[sys.argv[1]]
-got = run_until_signalled(work, stop.set, name="test", grace_s=float(sys.argv[2]))
+words = {"kept": sys.argv[3], "what": sys.argv[4]} if len(sys.argv) > 3 else {}
+got = run_until_signalled(work, stop.set, name="test", grace_s=float(sys.argv[2]), **words)
 print("returned", got, flush=True)
 sys.exit(0 if got is None else 128 + got)
 """
@@ -139,3 +140,15 @@ def test_without_a_stop_while_starting_up_the_work_runs() -> None:
     proc = spawn_starting()
     out, err = proc.communicate("go on\n", timeout=HANG)
     assert (proc.returncode, out) == (0, "worked\nreturned None\n"), err
+
+
+def test_a_command_that_is_not_the_table_says_what_did_not_stop_and_what_it_keeps() -> None:
+    """A floor operator's review: ``shoectl feed`` and ``floor collect`` cut off after their grace
+    said "the table did not stop" and "every committed input is in the journal", the table's."""
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, "busy", "0.5", "the cursor is saved", "the feed"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 143 and err.splitlines()[-1] == (
+        "test: stopped by SIGTERM: the feed did not stop within 0.5 s; exiting now (the cursor is saved)")
