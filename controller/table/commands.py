@@ -24,9 +24,8 @@ from controller.rules.cards import CardError, parse_card
 from controller.rules.model import WagerKind
 from controller.table import actions as act, decks
 from controller.table.errors import Refused
-from controller.table.faults import held_words
+from controller.table.faults import table_words
 from controller.table.io import OperatorInput
-from controller.table.machine import state_words
 
 MAX_AMOUNT = 10**12          # minor units: far above any table limit, far below trouble
 MAX_POSITION = 100_000
@@ -276,8 +275,7 @@ def admit(op: OperatorInput, state: str, submission: Any,
         raise Refused(f"{command.name} needs a {command.min_role.label} or above; "
                       f"{op.operator} is a {op.role.label}")
     if command.states is not None and state not in command.states:
-        words = held_words(faults or {}) if state == "fault" else state_words(state)
-        raise Refused(command.not_now.format(command=command.name, state=words))
+        raise Refused(command.not_now.format(command=command.name, state=table_words(state, faults or {})))
     if not isinstance(op.args, Mapping):
         raise Refused(f"{command.name} takes {_takes(command)}")
     return command, command.check_args(op.args, submission)

@@ -39,7 +39,7 @@ from controller.table.errors import Refused
 from controller.table.io import (
     CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
-from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, build_machine, state_words
+from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, build_machine
 from controller.table.round import RoundInProgress, SetAside
 from controller.table.shoe import Shoe
 from firmware_bridge.protocol import messages as m
@@ -126,8 +126,8 @@ class TableCore:
             else:
                 raise Refused(f"unknown input {type(inp).__name__}")
         except (Refused, RulesError, MachineError) as exc:
-            reason = str(exc) if not isinstance(exc, MachineError) else "not allowed while the table is " + (
-                faults.held_words(self.faults) if self.state == "fault" else state_words(self.state))
+            reason = (f"not allowed while the table is {faults.table_words(self.state, self.faults)}"
+                      if isinstance(exc, MachineError) else str(exc))
             self._out = []  # a refused input produces nothing else
             what = inp.command if isinstance(inp, OperatorInput) else self._input_name(inp)
             self.record(kinds.REFUSED, {"input": what, "reason": reason, "state": self.state,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from controller.journal import kinds
 from controller.table import dealing, preparation
 from controller.table.errors import Refused
-from controller.table.machine import LIVE_SET
+from controller.table.machine import LIVE_SET, state_words
 from firmware_bridge.protocol import messages as m
 
 if TYPE_CHECKING:
@@ -41,9 +41,12 @@ def held_prompts(active: dict[str, str]) -> list[str]:
     return [CLOSE_DOOR] if any(k.startswith("door:") for k in active) else []
 
 
-def held_words(active: dict[str, str]) -> str:
-    """The table held by the faults in ``active``, as it ends "the table is ...", with what ends
-    each: a refusal names the way out (a link or a misread is no floorperson's ``clear_fault``)."""
+def table_words(state: str, active: dict[str, str]) -> str:
+    """The table in ``state`` as it ends "the table is ..." in a refusal (``state_words``); held by
+    the faults in ``active``, with what ends each: the refusal names the way out (a link or a
+    misread is no floorperson's ``clear_fault``)."""
+    if state != "fault":
+        return state_words(state)
     ends = []
     for key in active:
         kind, _, device = key.partition(":")
