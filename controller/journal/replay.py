@@ -141,6 +141,14 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             if want(*key):
                 yield r
 
+    def decided(sid: str, rno: int) -> Iterator[dict[str, Any]]:
+        """Round ``rno`` of ``sid`` is decided: held (a reading of one round), or yielded at once
+        (a reading of every round, a live one)."""
+        yield from release(sid)
+        held[sid] = (sid, rno)
+        if round is None:
+            yield from release(sid)
+
     actor: str | None = None
     for e in entries:
         try:
@@ -204,16 +212,10 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 if r["kind"] != "void" and r["outcome"] is None:
                     raise JournalContentError(f"entry {e.seq} ({k}): round {rno} of shoe {sid} went to the "
                                               "discard rack without its round_result")
-                yield from release(sid)
-                held[sid] = (sid, rno)
-                if round is None:  # a reading of every round (a live one): each as soon as it is decided
-                    yield from release(sid)
+                yield from decided(sid, rno)
                 continue
             if k == kinds.ROUND_RESULT and (sid, rno) in rounds and rounds[(sid, rno)]["kind"] == "void":
-                yield from release(sid)
-                held[sid] = (sid, rno)
-                if round is None:
-                    yield from release(sid)
+                yield from decided(sid, rno)
         except JournalContentError:
             raise
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
