@@ -70,7 +70,7 @@ class StateReporter:
         of the epoch (a new journal, a device that served another table) that is the device's
         past: a warning. After, those events were lost to this host (a journal restored from an
         older copy, another host on the device): an error."""
-        which = f"{delivered + 1}-{acknowledged}" if acknowledged > delivered + 1 else str(acknowledged)
+        which = ranges_text([(delivered + 1, acknowledged)])
         if delivered == 0:
             reason = (f"events {which} of event epoch {epoch} were acknowledged before this host had any (another "
                       f"journal or host): its events are taken from {acknowledged + 1}")
