@@ -41,7 +41,6 @@ def claim_run_control(args: argparse.Namespace, journal_path: Path) -> Any:
     journal, followed even before it is there); ``start(runner)`` serves the table."""
     from controller.control.endpoint import ControlFolderUnusable
     from controller.control.server import ControlServer
-
     from controller.operators.auth import Authenticator
     from controller.operators.following import FollowedOperators
     from controller.operators.store import load_operators

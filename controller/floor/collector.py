@@ -15,8 +15,8 @@ the store.
 A message that is not a journal entry is logged, counted in ``dropped_messages`` (in the batch's
 transaction) and acknowledged, never stored: sending it again would not make it one.
 
-The broker going away is logged once per outage (warning), its return once (warning) and paho reconnects with backoff; the
-session resumes where it was. The database going away: the batch is neither committed nor
+The broker going away is logged once per outage (warning), its return once (warning), and paho
+reconnects with backoff; the session resumes where it was. The database going away: the batch is neither committed nor
 acknowledged; the collector reconnects with backoff and stores it again. A broker that refuses
 the collector's credentials is fatal (``CollectorStopped`` with the broker's reason): retrying
 cannot help.

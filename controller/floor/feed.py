@@ -17,8 +17,8 @@ come, see ``_drain``), says goodbye and returns.
   has acknowledged what paho sent again after a reconnection (``seq`` order on the wire). While the broker is away the journal is the buffer: paho keeps
   the entries not yet acknowledged and sends them again when it is back.
 - **Outages.** paho's network thread reconnects with backoff (``controller.floor.broker``). Each
-  outage is logged once (``warning``) and its end once (``warning`` too, with the entry the feed catches
-  up from). A broker that refuses the credentials stops the feed: ``FeedRefused``, which the
+  outage is logged once (``warning``) and its end once (``warning`` too, with the entry the feed
+  catches up from). A broker that refuses the credentials stops the feed: ``FeedRefused``, which the
   command reports (one line, exit 2; ``run --feed`` logs it at ``error``: a person must act). A PUBACK that refuses an entry (MQTT 5: not authorised to publish
   under that table's topic) stops it too.
 - **Status and roads.** ``summary`` (a ``TableSummary``: every entry read is given to it) says
@@ -255,7 +255,7 @@ class JournalFeed:
             self._outage = False
             # The same level as the loss: at the default level, the loss must not be the last word.
             log.warning("broker reachable again; catching up", broker=self.options.url,
-                     from_seq=self.window.acked_through + 1)
+                        from_seq=self.window.acked_through + 1)
         else:
             log.info("connected to the broker", broker=self.options.url)
 
