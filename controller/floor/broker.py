@@ -258,16 +258,42 @@ def check_tls_files(options: BrokerOptions) -> None:
     raise BrokerError(f"--tls-cert {options.tls_cert}: holds no private key; give it with --tls-key FILE")
 
 
-def host_problem(options: BrokerOptions) -> str | None:
-    """Why the broker's host cannot be reached by name, in the user's words (``cannot resolve host
-    H``), or None when its name resolves (or is an address)."""
+def reach_problem(options: BrokerOptions, *, dropped: bool = False, timeout: float = 2.0) -> str | None:
+    """Why the broker at ``options`` cannot be spoken to, in the user's words, from a probe made
+    after the client failed: its host does not resolve, nothing listens on its port, the port does
+    not answer, an ``mqtts://`` port that does not speak TLS, or (``dropped``: the connection was
+    closed before any CONNACK) a plain port that closed it. None when the probe sees nothing wrong
+    (the client says only that it retries). Blocks up to ``timeout`` seconds twice; call it once an
+    outage, not once a retry."""
     import socket
 
+    host, port = options.host, options.port
     try:
-        socket.getaddrinfo(options.host, options.port, type=socket.SOCK_STREAM)
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
-        return f"cannot resolve host {options.host}"
-    return None
+        return f"cannot resolve host {host}"
+    try:
+        raw = socket.create_connection((host, port), timeout=timeout)
+    except ConnectionRefusedError:
+        return f"nothing listens on port {port} of {host}"
+    except TimeoutError:
+        return f"port {port} of {host} does not answer within {timeout:g} s"
+    except OSError:
+        return None
+    with raw:
+        if not options.tls:
+            return (f"port {port} of {host} closed the connection without an MQTT answer: a TLS listener? then "
+                    "mqtts://") if dropped else None
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE  # only whether TLS is spoken: trust is check_tls_trust's
+        try:
+            with context.wrap_socket(raw, server_hostname=host):
+                return None
+        except ssl.SSLError:
+            return None  # TLS answered (a refusal in TLS is not a plain port)
+        except OSError:
+            return f"port {port} of {host} answers, but not with TLS: a plain mqtt:// listener?"
 
 
 def make_client(options: BrokerOptions, *, client_id: str, persistent: bool = False,

@@ -33,8 +33,8 @@ from typing import Any
 import structlog
 
 from controller.floor.broker import (
-    MQTT_V5, BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal,
-    stop_client,
+    MQTT_V5, BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, reach_problem,
+    refusal, stop_client,
 )
 from controller.floor.message import (
     MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry, shown_table,
@@ -135,17 +135,24 @@ class Collector:
                   session_present=getattr(flags, "session_present", None))
 
     def _on_connect_fail(self, client: Any, userdata: Any) -> None:
-        self._outage(f"the broker {self.options.url} is unreachable")
+        self._outage(f"the broker {self.options.url} is unreachable", dropped=False)
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
         self._connected = False
         if not self._stop.is_set():
-            self._outage(f"lost the broker {self.options.url} ({reason_code})")
+            if self._ever_connected:
+                self._outage(f"lost the broker {self.options.url} ({reason_code})", dropped=False)
+            else:
+                self._outage(f"the broker {self.options.url} closed the connection before accepting it", dropped=True)
 
-    def _outage(self, why: str) -> None:
+    def _outage(self, why: str, *, dropped: bool | None = None) -> None:
+        """Say the outage once; unless ``dropped`` is None, with what a probe of the broker's port
+        finds (``reach_problem``; ``dropped``: closed before any CONNACK)."""
         if self._outage_logged:
             return
         self._outage_logged = True
+        problem = None if dropped is None else reach_problem(self.options, dropped=dropped)
+        why = f"{why} ({problem})" if problem else why
         _log.warning("broker unavailable; retrying", reason=why)
         if not self._ever_connected and self.on_waiting is not None:
             self.on_waiting(f"{why}; retrying until it answers")

@@ -44,8 +44,8 @@ from typing import Any, Protocol
 import structlog
 
 from controller.floor.broker import (
-    BrokerError, BrokerOptions, check_tls_trust, connect_in_background, host_problem, is_credentials_refusal, make_client,
-    refusal, stop_client,
+    BrokerError, BrokerOptions, check_tls_trust, connect_in_background, is_credentials_refusal, make_client,
+    reach_problem, refusal, stop_client,
 )
 from controller.floor.cursor import AckWindow, FeedCursor
 from controller.floor.topics import journal_topic, roads_topic, status_topic
@@ -234,7 +234,7 @@ class JournalFeed:
                     self._outage = True
                     why = ("cannot reach the broker" if what == "unreachable" or not self._ever_connected
                            else "lost the broker")
-                    unnamed = host_problem(self.options) if what == "unreachable" else None
+                    unnamed = reach_problem(self.options, dropped=what == "lost" and not self._ever_connected)
                     text = (f"{why} {self.options.url}{f' ({unnamed})' if unnamed else ''}; retrying, the entries "
                             f"wait in the journal "
                             f"(acknowledged up to entry {self.window.acked_through})")

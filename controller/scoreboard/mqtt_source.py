@@ -144,23 +144,35 @@ class MqttFloorSource(TableSource):
             client.subscribe([(f"{TOPIC_PREFIX}+/{STATUS}", 1), (f"{TOPIC_PREFIX}+/{ROADS}", 1)])
 
         def on_disconnect(client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
-            if self._started:
+            if not self._started:
+                return
+            if self._ever_connected:
                 self._lost("scoreboard: lost the connection to the broker; the floor shows what it had",
                            "lost the connection to the broker", reason=str(reason_code))
+            else:
+                self._lost("scoreboard: cannot reach the broker", "cannot reach the broker", dropped=True)
 
         client.on_connect = on_connect
         client.on_disconnect = on_disconnect
         client.on_connect_fail = lambda client, userdata: self._lost("scoreboard: cannot reach the broker",
-                                                                    "cannot reach the broker")
+                                                                    "cannot reach the broker", dropped=False)
         client.on_message = self._on_message
         self._started = True
         connect_in_background(client, self._options)
 
-    def _lost(self, event: str, why: str, **fields: Any) -> None:
+    def _lost(self, event: str, why: str, *, dropped: bool | None = None, **fields: Any) -> None:
         """No connection (``why``, for ``failure``); a warning once per outage (paho retries every
-        few seconds: one line, not one a retry)."""
+        few seconds: one line, not one a retry). Unless ``dropped`` is None, the outage's first
+        warning says what a probe of the broker's port finds (``reach_problem``; ``dropped``: the
+        connection was closed before any CONNACK)."""
         if self.fatal is not None:
             return  # given up: the reason is said once, by the command
+        if not self._outage and dropped is not None:
+            from controller.floor.broker import reach_problem
+
+            problem = reach_problem(self._options, dropped=dropped)
+            if problem:
+                fields["problem"] = problem
         self._no_connection = why
         if not self._outage:
             self._outage = True

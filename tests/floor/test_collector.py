@@ -128,7 +128,9 @@ def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(
         mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
     mosquitto._halt()
     collector = start(collectors, mosquitto, floor_db, tmp_path, subscribed=False)
-    collector.wait(lambda: "unreachable; retrying until it answers" in collector.stderr(), "the one line")
+    said = (f"the broker {mosquitto.url} is unreachable (nothing listens on port {mosquitto.port} of 127.0.0.1); "
+            "retrying until it answers")
+    collector.wait(lambda: said in collector.stderr(), "the one line")
     mosquitto._run()
     collector.wait(lambda: "collecting" in collector.stderr(), "the collector subscribed")
     client = publisher(mosquitto)

@@ -151,6 +151,27 @@ def test_a_host_that_does_not_resolve_is_said_in_words(five_entry_journal: Path,
     assert "Errno" not in err and "None" not in err, err
 
 
+def test_a_tls_url_at_a_plain_port_and_a_plain_url_at_a_tls_port_are_said_in_words(
+        five_entry_journal: Path, tls_broker: Mosquitto, tmp_path: Path) -> None:
+    """Before: either mix-up was only "cannot reach the broker", retried for ever; now the outage
+    line says the port answers but not in the URL's way (the feed still waits: a listener may be
+    reconfigured)."""
+    tls_at_plain = f"mqtts://127.0.0.1:{tls_broker.port}"
+    _, err = waiting_feed(five_entry_journal, tls_at_plain, tmp_path / "tls.err")
+    assert (f"cannot reach the broker {tls_at_plain} (port {tls_broker.port} of 127.0.0.1 answers, but not "
+            "with TLS: a plain mqtt:// listener?)") in err, err
+    plain_at_tls = f"mqtt://127.0.0.1:{tls_broker.tls_port}"
+    _, err = waiting_feed(five_entry_journal, plain_at_tls, tmp_path / "plain.err")
+    assert (f"cannot reach the broker {plain_at_tls} (port {tls_broker.tls_port} of 127.0.0.1 closed the "
+            "connection without an MQTT answer: a TLS listener? then mqtts://)") in err, err
+
+
+def test_nothing_listening_on_the_port_is_said_in_words(five_entry_journal: Path, tmp_path: Path) -> None:
+    port = free_port()
+    _, err = waiting_feed(five_entry_journal, f"mqtt://127.0.0.1:{port}", tmp_path / "feed.err")
+    assert f"(nothing listens on port {port} of 127.0.0.1)" in err, err
+
+
 def test_mqtt_3_1_1_is_refused_for_the_feed(capsys, five_entry_journal: Path) -> None:
     """Under 3.1.1 a PUBACK cannot refuse: Mosquitto acknowledges a publish its ACL denies and drops
     it, so the feed's cursor would pass entries the floor never got (docs/floor.md)."""

@@ -15,8 +15,8 @@ from services.mosquitto import DISPLAY, Mosquitto
 from tests.scoreboard.serving import SHOECTL, dealt_journal, stop_process
 
 
-def _scoreboard(broker: Mosquitto, *log_level: str) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([*SHOECTL, "scoreboard", "--broker", broker.url, *broker.login(DISPLAY),
+def _scoreboard(broker: Mosquitto, *log_level: str, url: str | None = None) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([*SHOECTL, "scoreboard", "--broker", url or broker.url, *broker.login(DISPLAY),
                              "--listen", "127.0.0.1:0", *(log_level or ("--log-level", "info"))],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
@@ -117,6 +117,22 @@ def test_healthz_is_503_while_the_broker_is_away_and_its_return_is_said_at_the_d
     back = [line for line in err.splitlines() if "connected to the broker again" in line]
     assert len(lost) == 1 and len(back) == 1, err
     assert "warning" in lost[0] and "warning" in back[0], err
+
+
+def test_a_plain_url_at_a_tls_port_is_said_in_words(tls_broker: Mosquitto) -> None:
+    """Before: "cannot reach the broker" and nothing more, retried for ever; now the warning says
+    what a probe of the port found (the scoreboard still waits: a listener may be reconfigured)."""
+    plain_at_tls = f"mqtt://127.0.0.1:{tls_broker.tls_port}"
+    proc, url = _scoreboard(tls_broker, "--log-level", "warning", url=plain_at_tls)
+    try:
+        _wait("503 while no broker answers", lambda: _health(url)[0] == 503)
+        time.sleep(0.5)  # the warning is written just after the state /healthz reads
+    finally:
+        err = _stopped(proc)
+    said = [line for line in err.splitlines() if "cannot reach the broker" in line]
+    assert len(said) == 1, err
+    assert (f"port {tls_broker.tls_port} of 127.0.0.1 closed the connection without an MQTT answer: a TLS "
+            "listener? then mqtts://") in said[0], err
 
 
 def test_credentials_the_broker_refuses_are_one_line_exit_2(capsys, mosquitto: Mosquitto, tmp_path) -> None:
