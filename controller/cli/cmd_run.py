@@ -85,6 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speed", type=emulator_speed, metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", type=output_path_argument, metavar="FILE", help="built-in emulator: append every card the shoe delivers")
+    p.add_argument("--require-device", action="store_true", help="refuse to start without --device (the service unit "
+                   "passes it: a table computer never deals the built-in emulated table into its journal)")
     p.add_argument("--manual", action="store_true", help="no automated dealer: operators drive the table (always so with "
                    "--device, unless --automated)")
     p.add_argument("--automated", action="store_true", help="with --device: the automated dealer and floorperson drive "

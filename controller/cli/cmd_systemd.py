@@ -50,7 +50,7 @@ User=shoectl
 Group=shoectl
 # The site's options, e.g. SHOECTL_RUN_ARGS="--device ... --submission /etc/shoectl/casino.toml"
 EnvironmentFile={env_file}
-ExecStart={executable} run --journal {journal} --control {control} --display lines $SHOECTL_RUN_ARGS
+ExecStart={executable} run --journal {journal} --control {control} --display lines --require-device $SHOECTL_RUN_ARGS
 # 130/143: stopped by SIGINT/SIGTERM after a clean stop. 2: a usage or configuration error, which a
 # restart cannot mend. Anything else (a crash, the watchdog) restarts the table, which resumes
 # from its journal.

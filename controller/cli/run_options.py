@@ -89,8 +89,12 @@ def check_dealer_options(args: argparse.Namespace) -> None:
     """Who drives the table, settled in ``args.manual``: operators with ``--manual``, and with
     ``--device`` unless ``--automated`` (at a real table the automated dealer and floorperson
     would seat invented players and place wagers on its journal); the automated people otherwise.
-    ``UsageError`` for ``--manual`` with ``--automated``, ``--automated`` without ``--device``,
-    and ``--pace`` where no automated dealer deals (the option would be ignored without a word)."""
+    ``UsageError`` for ``--require-device`` or ``--automated`` without ``--device``, ``--manual``
+    with ``--automated``, and ``--pace`` where no automated dealer deals (the option would be
+    ignored without a word)."""
+    if args.require_device and not args.device:
+        raise UsageError("--require-device: no --device given (this table's devices: --device PROFILE[@PORT] for "
+                         "each; without any the built-in emulated table would run)")
     if args.manual and args.automated:
         raise UsageError("--manual, --automated: give one (who drives the table: operators, or the automated dealer)")
     if args.automated and not args.device:

@@ -97,6 +97,8 @@ def test_a_pace_without_the_automated_dealer_is_refused_not_ignored(capsys, monk
      "--manual, --automated: give one (who drives the table: operators, or the automated dealer)"),
     (["--automated"], "--automated: only with --device; without it the built-in emulated table is dealt by the "
                       "automated dealer already (--manual for operators)"),
+    (["--require-device"], "--require-device: no --device given (this table's devices: --device PROFILE[@PORT] "
+                           "for each; without any the built-in emulated table would run)"),
     (["--device", "emulated-shoe@/dev/null", "--pace", "20"],
      "--pace: the automated dealer's wait between its actions; with --device and no --automated there is no "
      "automated dealer (operators deal)"),

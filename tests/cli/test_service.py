@@ -205,6 +205,9 @@ def test_unit_runs_the_table_as_a_notify_service_under_its_own_user() -> None:
     [exec_start] = s["ExecStart"]
     assert exec_start.startswith("/opt/shoectl/bin/shoectl run --journal /var/lib/shoectl/journal.db "
                                  "--control /run/shoectl/control.sock ")
+    # An env file without --device is refused (exit 2, not restarted), never the built-in emulated
+    # table dealt into the service's journal (an integrator review).
+    assert "--require-device" in exec_start.split() and "2" in s["RestartPreventExitStatus"][0].split()
     assert "143" in s["SuccessExitStatus"][0].split()  # a systemctl stop is a clean stop, not a failure
     for key, value in [("NoNewPrivileges", "yes"), ("ProtectSystem", "strict"), ("PrivateTmp", "yes"),
                        ("CapabilityBoundingSet", "")]:
