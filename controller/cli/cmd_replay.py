@@ -60,7 +60,8 @@ def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str
     the number of shoes and rounds written. `floor rounds` prints the central store through it."""
     found = 0
     edges = _Edges() if getattr(args, "edges", False) else None
-    docs: Iterable[dict] = replay(edges.siphon(entries) if edges else entries, shoe=args.shoe, round=args.round)
+    docs: Iterable[dict] = replay(edges.siphon(entries) if edges else entries, shoe=args.shoe, round=args.round,
+                                  hold=True)
     for doc in edges.beside(docs) if edges else docs:
         found += 1
         if args.json:

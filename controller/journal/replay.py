@@ -1,6 +1,6 @@
 """Reconstruct shoes and rounds from a journal (681a.7(l): any hand can be reconstructed).
 
-``replay(entries, shoe=None, round=None) -> Iterator[dict]`` yields, in journal order (a replay
+``replay(entries, shoe=None, round=None, hold=None) -> Iterator[dict]`` yields, in journal order (a replay
 of one shoe needs only what ``entries_needed(shoe)`` keeps):
 - ``{"type": "shoe", "shoe", "decks", "cut": {"position", "by"}, "cover_from_bottom",
   "burned": [...], "loaded", "rounds", "cover_card_position", "reconciliation"}`` when a shoe ends
@@ -15,9 +15,9 @@ procedures (a declined cut, an inspection, a reshuffle ordered, a shoe restarted
 fault), the irregularities (a card entered by hand, a card discarded and why, a wager returned),
 faults and their clearing, dealer sign-ins, device replacements, the controller's restarts, and
 every operator command but the routine ones of a round (``ROUTINE_COMMANDS``). A round's go with
-the round (those journaled while it was dealt, and, in a reading of that round alone
-(``round``), an irregularity of it journaled after, as a card dealt to the Player when no third
-card was due, 627a.13(b)-(c)), the others with the shoe.
+the round (those journaled while it was dealt, and, when rounds are held (``hold``: by default
+in a reading of one ``round``), an irregularity of it journaled after, as a card dealt to the
+Player when no third card was due, 627a.13(b)-(c)), the others with the shoe.
 Only the core's records are read; inputs are not needed. A record whose payload lacks what its
 kind needs, or holds it as another type (a card that is not text, a total or a net that is not a
 whole number), and a round whose cards go to the rack without its result, raise
@@ -115,7 +115,8 @@ def entries_needed(shoe: str | None) -> Callable[[str, str | None], bool] | None
     return needed
 
 
-def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None = None) -> Iterator[dict[str, Any]]:
+def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None = None,
+           hold: bool | None = None) -> Iterator[dict[str, Any]]:
     shoes: dict[str, dict[str, Any]] = {}
     rounds: dict[tuple[str, int], dict[str, Any]] = {}
     current: str | None = None
@@ -128,10 +129,12 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                                       "burned": [], "loaded": None, "rounds": 0, "cover_card_position": None,
                                       "reconciliation": None, "events": []})
 
-    # For a reading of one round, a round decided is held until the next one of its shoe starts
-    # (or the shoe ends): an irregularity of it that comes after its cards went to the rack
-    # (627a.13(b)-(c), journaled with its round) goes with it. A reading of every round (the
-    # scoreboard's, live) has each at once; such an irregularity is then among the shoe's events.
+    # Held (a reading of a journal written, and of one round by default), a round decided waits
+    # until the next one of its shoe starts (or the shoe ends): an irregularity of it that comes
+    # after its cards went to the rack (627a.13(b)-(c), journaled with its round) goes with it. A
+    # live reading (the scoreboard's) has each round at once; such an irregularity is then among
+    # the shoe's events.
+    hold = round is not None if hold is None else hold
     held: dict[str, tuple[str, int]] = {}
 
     def release(sid: str | None) -> Iterator[dict[str, Any]]:
@@ -142,11 +145,10 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 yield r
 
     def decided(sid: str, rno: int) -> Iterator[dict[str, Any]]:
-        """Round ``rno`` of ``sid`` is decided: held (a reading of one round), or yielded at once
-        (a reading of every round, a live one)."""
+        """Round ``rno`` of ``sid`` is decided: held, or yielded at once (a live reading)."""
         yield from release(sid)
         held[sid] = (sid, rno)
-        if round is None:
+        if not hold:
             yield from release(sid)
 
     actor: str | None = None

@@ -113,3 +113,14 @@ def test_a_third_card_dealt_after_a_round_is_among_that_rounds_events(tmp_path: 
     with JournalReader.open(journal) as reader:
         about = [e.round_no for e in reader.entries(kinds=("irregularity", "discard"))]
     assert about == [2, 2, 2]
+    # A replay of the whole shoe lists them under round 2 too, in text and in JSON, not with the shoe.
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--shoe", "T1-S0001")
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  T1-S0001 round 2 "))
+    assert [line.split(": ", 1)[1].split(" (")[0] for line in lines[at + 1:at + 4]] == [
+        "irregularity", "discard", "discard"], out
+    assert lines[at + 4].startswith("  T1-S0001 round 3 "), out
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--shoe", "T1-S0001", "--json")
+    docs = {(d["type"], d.get("round")): d for d in map(json.loads, out.splitlines())}
+    assert [e["kind"] for e in docs[("round", 2)]["events"]] == ["irregularity", "discard", "discard"]
+    assert not {"irregularity", "discard"} & {e["kind"] for e in docs[("shoe", None)]["events"]}
