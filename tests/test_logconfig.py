@@ -105,3 +105,27 @@ def test_malformed_requests_to_the_scoreboard_log_nothing(root_handlers, capsys,
                 assert s.recv(100).startswith(b"HTTP/1.1 400 ")
     err = capsys.readouterr().err
     assert "Invalid HTTP request" not in err and "warning" not in err, err
+
+
+def test_a_command_whose_modules_log_writes_its_log_lines_to_stderr_not_its_output() -> None:
+    """``shoectl emulate`` printed its devices' log lines (an internal error answering a command)
+    to standard output, unconfigured structlog's default, beside the ``{"devices": ...}`` JSON a
+    script reads (a developer's review). A command that does not configure logging itself, once its
+    modules are imported, has warnings and errors on standard error; one whose modules do not log
+    does not import structlog for it."""
+    code = ("import sys\n"
+            "from controller.cli import main\n"
+            "main.build_parser(['emulate'])\n"
+            "main.configure_command_logging('emulate')\n"
+            "from firmware_bridge.emulator import refusals\n"
+            "refusals.log.error('emulated device: internal error answering a command', command='STATUS')\n"
+            "refusals.log.info('not shown at the default level')\n"
+            "main.build_parser(['journal'])\n"
+            "sys.modules.pop('structlog', None)\n"
+            "main.configure_command_logging('journal')\n"
+            "assert 'structlog' not in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "", done.stdout
+    assert "emulated device: internal error answering a command" in done.stderr and "command=STATUS" in done.stderr
+    assert "not shown" not in done.stderr

@@ -172,6 +172,17 @@ def _import_structlog_without_rich() -> None:
         del sys.modules["rich"]
 
 
+def configure_command_logging(command: str | None) -> None:
+    """For a command that does not configure logging itself (``LOGGING_COMMANDS`` do, from their
+    options) but whose modules, imported, log through structlog (``emulate``'s devices): warnings
+    and errors to standard error. Unconfigured, structlog prints to standard output, into what the
+    command writes for scripts. A command whose modules do not log does not pay for the import."""
+    if command not in LOGGING_COMMANDS and "structlog" in sys.modules:
+        from controller.logconfig import configure_logging
+
+        configure_logging("warning")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if _command_of(argv) in LOGGING_COMMANDS:
@@ -182,6 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:  # said by the command's own parser: "shoectl feed: error: ...", not "shoectl: error"
         chosen.error(f"unrecognized arguments: {' '.join(unknown)}")
     args.prog = chosen.prog  # every message's prefix: "shoectl journal replay", as argparse's own
+    configure_command_logging(_command_of(argv))
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
