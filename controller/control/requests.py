@@ -15,9 +15,10 @@ text). Whatever a ``Request`` holds is safe to journal and to hand to the table 
   empty: the server says so after the login and the role, so that who gave it is journaled and a
   guess at a PIN counts whatever its arguments), of the type the table's commands table
   (``controller.table.commands.COMMANDS``) declares: a whole number (not a boolean) within
-  +-``MAX_WHOLE``, a boolean, or printable text of at most ``MAX_TEXT`` characters (for a choice,
-  one of its declared words); null only for an optional argument; every required argument is
-  present. (The table checks the rest: a seat of this table, a wager kind it offers, ...)
+  +-``MAX_WHOLE``, a boolean, or printable text of at most ``MAX_ARG_TEXT`` characters (the
+  table's own limit; for a choice, one of its declared words); null only for an optional
+  argument; every required argument is present. (The table checks the rest: a seat of this
+  table, a wager kind it offers, ...)
   (``set_submission`` takes ``submission``: a preset name or a file on the table computer.)
 
 The operator id is not judged here: an id that is not a valid operator id is an authentication
@@ -32,7 +33,7 @@ from typing import Any
 
 from controller.rules.cards import parse_card
 from controller.rules.errors import CardError
-from controller.table.commands import COMMANDS
+from controller.table.commands import COMMANDS, MAX_TEXT as MAX_ARG_TEXT
 from shoectl_config.text import is_unicode_text, safe
 
 MAX_DEPTH = 8
@@ -244,7 +245,7 @@ def _is_a(kind: str, value: Any) -> bool:
     if kind in (WHOLE, SEAT):
         return (isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_WHOLE
                 and (kind == WHOLE or value >= 1))
-    if not (isinstance(value, str) and len(value) <= MAX_TEXT and value.isprintable()):
+    if not (isinstance(value, str) and len(value) <= MAX_ARG_TEXT and value.isprintable()):
         return False
     if kind == CARD:
         try:
@@ -258,7 +259,7 @@ def _described(kind: str) -> str:
     if kind == WHOLE:
         return f"a whole number (at most {MAX_WHOLE} either way)"
     if kind == TEXT:
-        return f"printable text of at most {MAX_TEXT} characters"
+        return f"printable text of at most {MAX_ARG_TEXT} characters"
     return kind
 
 
@@ -270,7 +271,7 @@ def _json_type(value: Any) -> str:
     if isinstance(value, int):
         return "a whole number out of range" if abs(value) > MAX_WHOLE else "a whole number"
     if isinstance(value, str):
-        return "text" if len(value) <= MAX_TEXT and value.isprintable() else "text that is too long or not printable"
+        return "text" if len(value) <= MAX_ARG_TEXT and value.isprintable() else "text that is too long or not printable"
     return "a list" if isinstance(value, list) else "an object"
 
 

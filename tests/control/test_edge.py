@@ -87,7 +87,10 @@ BAD_VALUES = [
     ("unknown-key", "sit", '{"seat": 1, "chair": 2}', "unknown argument 'chair'"),
     ("args-list", "sit", "[1]", '"args" must be an object'),
     ("number-text-cut", "cut", '{"position": "abc"}', "position must be a whole number"),
-    ("long-text", "dealer_sign_in", json.dumps({"dealer": "x" * 300}), "dealer must be printable text of at most 256"),
+    ("long-text", "dealer_sign_in", json.dumps({"dealer": "x" * 300}), "dealer must be printable text of at most 64"),
+    # the table's own limit, said at the edge (exit 2), not as the table's refusal (a developer's review)
+    ("longer-than-the-table-takes", "dealer_sign_in", json.dumps({"dealer": "x" * 65}),
+     "dealer must be printable text of at most 64"),
     ("escape-text", "dealer_sign_in", '{"dealer": "\\u001b[2J"}', "dealer must be printable text"),
     ("text-flag", "declare_idle", '{"face_up": "yes"}', "face_up must be true or false"),
 ]
