@@ -198,7 +198,8 @@ def open_reader(url: str) -> Any:
 
 def run_collect(args: argparse.Namespace) -> int:
     try:
-        from controller.floor.broker import broker_options, check_tls_trust
+        from controller.floor.broker import broker_options
+        from controller.floor.broker_probe import check_tls_trust
         from controller.floor.collector import DEFAULT_CLIENT_ID, Collector, CollectorStopped, journal_subscription
         from controller.floor.schema import StoreError
         from controller.floor.store import FloorStore

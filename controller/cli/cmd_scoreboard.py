@@ -129,7 +129,8 @@ def floor_server(args: argparse.Namespace, sock: Any) -> Any:
     for an ``mqtts://`` broker whose certificate is not trusted (``check_tls_trust``)."""
     try:
         require_scoreboard_extra()
-        from controller.floor.broker import broker_options, check_tls_trust
+        from controller.floor.broker import broker_options
+        from controller.floor.broker_probe import check_tls_trust
         from controller.scoreboard.app import create_app
         from controller.scoreboard.mqtt_source import MqttFloorSource
         from controller.scoreboard.server import ScoreboardServer

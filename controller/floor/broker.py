@@ -258,44 +258,6 @@ def check_tls_files(options: BrokerOptions) -> None:
     raise BrokerError(f"--tls-cert {options.tls_cert}: holds no private key; give it with --tls-key FILE")
 
 
-def reach_problem(options: BrokerOptions, *, dropped: bool = False, timeout: float = 2.0) -> str | None:
-    """Why the broker at ``options`` cannot be spoken to, in the user's words, from a probe made
-    after the client failed: its host does not resolve, nothing listens on its port, the port does
-    not answer, an ``mqtts://`` port that does not speak TLS, or (``dropped``: the connection was
-    closed before any CONNACK) a plain port that closed it. None when the probe sees nothing wrong
-    (the client says only that it retries). Blocks up to ``timeout`` seconds twice; call it once an
-    outage, not once a retry."""
-    import socket
-
-    host, port = options.host, options.port
-    try:
-        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        return f"cannot resolve host {host}"
-    try:
-        raw = socket.create_connection((host, port), timeout=timeout)
-    except ConnectionRefusedError:
-        return f"nothing listens on port {port} of {host}"
-    except TimeoutError:
-        return f"port {port} of {host} does not answer within {timeout:g} s"
-    except OSError:
-        return None
-    with raw:
-        if not options.tls:
-            return (f"port {port} of {host} closed the connection without an MQTT answer: a TLS listener? then "
-                    "mqtts://") if dropped else None
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE  # only whether TLS is spoken: trust is check_tls_trust's
-        try:
-            with context.wrap_socket(raw, server_hostname=host):
-                return None
-        except ssl.SSLError:
-            return None  # TLS answered (a refusal in TLS is not a plain port)
-        except OSError:
-            return f"port {port} of {host} answers, but not with TLS: a plain mqtt:// listener?"
-
-
 def make_client(options: BrokerOptions, *, client_id: str, persistent: bool = False,
                 will: tuple[str, str] | None = None) -> mqtt.Client:
     """A paho client configured from ``options`` (not connected). ``client_id`` is used unless the
@@ -350,39 +312,6 @@ def stop_client(client: mqtt.Client) -> None:
     reset_sockets = getattr(client, "_reset_sockets", None)  # private: what paho 2.x's __del__ calls
     if reset_sockets is not None:
         reset_sockets()
-
-
-# OpenSSL's verify codes (X509_V_ERR_...) a person meets, in words; any other: "was refused (its text)".
-_CERTIFICATE_WORDS = {
-    9: "is not valid yet", 10: "has expired", 18: "is self-signed, by no CA this machine trusts",
-    19: "is signed by a CA this machine does not trust", 20: "is signed by a CA this machine does not trust",
-    21: "is signed by a CA this machine does not trust", 62: "does not name {host}",
-}
-
-
-def check_tls_trust(options: BrokerOptions, timeout: float = 5.0) -> None:
-    """For an ``mqtts://`` broker: BrokerError, one line, when its certificate is not trusted with
-    the options' CA file (or the system's) or does not name its host — retrying cannot help, and
-    paho's reconnecting thread would only retry. A broker that cannot be reached is not an error
-    here (the client waits for it)."""
-    if not options.tls:
-        return
-    import socket
-
-    context = ssl.create_default_context(cafile=options.tls_ca)
-    if options.tls_cert:
-        context.load_cert_chain(options.tls_cert, options.tls_key)
-    try:
-        with socket.create_connection((options.host, options.port), timeout=timeout) as raw, \
-                context.wrap_socket(raw, server_hostname=options.host):
-            return
-    except ssl.SSLCertVerificationError as exc:
-        why = _CERTIFICATE_WORDS.get(exc.verify_code) or (
-            f"was refused ({exc.verify_message or ' '.join(str(exc).split())})")
-        raise BrokerError(f"the broker {options.url} is not trusted: its certificate {why.format(host=options.host)}"
-                          f"{'' if options.tls_ca else ' (give its CA with --tls-ca FILE)'}") from None
-    except (OSError, ssl.SSLError):
-        return  # not there yet, or not TLS: the client says so as it retries
 
 
 def is_credentials_refusal(reason_code: Any) -> bool:

@@ -33,9 +33,10 @@ from typing import Any
 import structlog
 
 from controller.floor.broker import (
-    MQTT_V5, BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, reach_problem,
-    refusal, stop_client,
+    MQTT_V5, BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal,
+    stop_client,
 )
+from controller.floor.broker_probe import reach_problem
 from controller.floor.message import (
     MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry, shown_table,
 )

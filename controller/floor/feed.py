@@ -44,9 +44,9 @@ from typing import Any, Protocol
 import structlog
 
 from controller.floor.broker import (
-    BrokerError, BrokerOptions, check_tls_trust, connect_in_background, is_credentials_refusal, make_client,
-    reach_problem, refusal, stop_client,
+    BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal, stop_client,
 )
+from controller.floor.broker_probe import check_tls_trust, reach_problem
 from controller.floor.cursor import AckWindow, FeedCursor
 from controller.floor.topics import journal_topic, roads_topic, status_topic
 from controller.journal.entry import Entry

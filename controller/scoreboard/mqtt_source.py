@@ -168,7 +168,7 @@ class MqttFloorSource(TableSource):
         if self.fatal is not None:
             return  # given up: the reason is said once, by the command
         if not self._outage and dropped is not None:
-            from controller.floor.broker import reach_problem
+            from controller.floor.broker_probe import reach_problem
 
             problem = reach_problem(self._options, dropped=dropped)
             if problem:
