@@ -18,6 +18,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from firmware_bridge.link.state import LinkState
+
 __all__ = ["OutageLines"]
 
 StateCallback = Callable[[Any, "str | None"], None]
@@ -49,19 +51,21 @@ class OutageLines:
 
     def wrap(self, on_state: StateCallback) -> StateCallback:
         def report(state: Any, reason: str | None) -> None:
-            self.observe(getattr(state, "value", str(state)), reason)
+            self.observe(state, reason)
             on_state(state, reason)
         return report
 
-    def observe(self, state: str, reason: str | None) -> None:
+    def observe(self, state: LinkState | str, reason: str | None) -> None:
+        """One line where an outage's cause changes, one where it ends (``state``: a LinkState, or
+        its value)."""
         line = None
         with self._lock:
-            if state == "disconnected" and reason:
+            if state == LinkState.DISCONNECTED and reason:
                 cause = self.plain_cause(reason)
                 if cause != self.cause:
                     self.cause = cause
                     line = f"!! waiting for the {self.role} at {self.where}: {cause}; retrying every {self.retry_s:g} s"
-            elif state == "connected" and self.cause is not None:
+            elif state == LinkState.CONNECTED and self.cause is not None:
                 self.cause = None
                 line = f"   the {self.role} at {self.where} answers again"
         if line is not None:
