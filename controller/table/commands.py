@@ -14,6 +14,7 @@ raises ``Refused`` with a sentence in the operator's words.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -26,6 +27,7 @@ from controller.table import actions as act, decks
 from controller.table.errors import Refused
 from controller.table.faults import table_words
 from controller.table.io import OperatorInput
+from shoectl_config.text import quoted, safe
 
 MAX_AMOUNT = 10**12          # minor units: far above any table limit, far below trouble
 MAX_POSITION = 100_000
@@ -143,13 +145,17 @@ class Command:
 
 
 def _shown(value: Any) -> str:
-    """A value a client gave, short and printable, for a refusal."""
-    text = value if isinstance(value, str) else repr(value)
-    return repr(text[:MAX_TEXT]) if text.isprintable() else "text that is not printable"
+    """A value a client gave, short and printable, for a refusal: text quoted, anything else as
+    JSON writes it (requests are JSON: ``true``, ``[1]``)."""
+    if isinstance(value, str):
+        return quoted(value[:MAX_TEXT])
+    return safe(json.dumps(value, default=str)[:MAX_TEXT])
 
 
 def _printable(text: str) -> str:
-    return text if text.isprintable() and len(text) <= MAX_TEXT else repr(text[:MAX_TEXT])
+    """A name a client gave (a command, an argument): as given when it is short printable text,
+    else quoted with its escapes."""
+    return text if text.isprintable() and len(text) <= MAX_TEXT else quoted(text[:MAX_TEXT])
 
 
 def _takes(command: Command) -> str:
