@@ -135,6 +135,11 @@ def _events_text(d: dict) -> str:
     return "".join(lines)
 
 
+# Where a card went, as a round's line says it: a Bonus-only card (681a.7(f)(2): it counts for
+# the Bonus Wager, not for the hand) is not written as the hand's own card.
+_DESTINATIONS = {"player": "P", "banker": "B", "player_bonus": "P(bonus)", "banker_bonus": "B(bonus)"}
+
+
 def _text(d: dict) -> str:
     """One line for a replayed shoe or round, for a person: what the journal does not hold is said
     in words (a shoe not cut, no second cover card), money in major units."""
@@ -148,7 +153,7 @@ def _text(d: dict) -> str:
         return ", ".join(parts)
     if d["kind"] == "void":
         return f"  {d['shoe']} round {d['round']}: VOID ({d.get('reason') or 'no reason given'}), wagers returned"
-    cards = " ".join(f"{c['card']}>{c['to'][0].upper()}" for c in d["cards"])
+    cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"])
     net = sum(s["net"] for s in d["settlements"])
     return (f"  {d['shoe']} round {d['round']} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
             f" -> {d['outcome']}; {len(d['wagers'])} wagers, players net {money_text(net, signed=True)}")

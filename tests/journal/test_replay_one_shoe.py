@@ -124,3 +124,21 @@ def test_a_third_card_dealt_after_a_round_is_among_that_rounds_events(tmp_path: 
     docs = {(d["type"], d.get("round")): d for d in map(json.loads, out.splitlines())}
     assert [e["kind"] for e in docs[("round", 2)]["events"]] == ["irregularity", "discard", "discard"]
     assert not {"irregularity", "discard"} & {e["kind"] for e in docs[("shoe", None)]["events"]}
+
+
+@pytest.mark.reg("681a.7(l)")
+def test_a_bonus_only_card_is_not_written_as_the_hands_own(tmp_path: Path, capsys) -> None:
+    """681a.7(l): the cards are placed "in a manner that permits the reconstruction of each hand in
+    the event of a question or dispute"; a surveillance officer reconstructs it from the round's
+    line. In 21 Baccarat a card drawn for the Banker Bonus Wager only
+    (681a.7(f)(2)) counts for that wager, not for the Banker's Hand; the line wrote it ``2H>B``, as
+    a third card of the hand (a gaming lab's review). Now ``2H>B(bonus)``; the JSON says
+    ``banker_bonus`` as the journal does."""
+    journal = dealt_journal(tmp_path / "t.db", "--submission", "21-baccarat", "--rounds", "1", "--seed", "3")
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--json")
+    [rnd] = [d for d in map(json.loads, out.splitlines()) if d["type"] == "round"]
+    bonus = [c["card"] for c in rnd["cards"] if c["to"] == "banker_bonus"]
+    assert bonus, rnd  # the seed's round has one: a Banker Bonus Wager, the Banker's Hand under 21
+    code, out, err = run(capsys, "journal", "replay", str(journal))
+    line = next(line for line in out.splitlines() if " round 1 " in line)
+    assert f"{bonus[0]}>B(bonus)" in line and f"{bonus[0]}>B " not in line, line
