@@ -207,8 +207,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("reveal", D, ("squeeze",), act.reveal, "turn the squeezed hand face up (629a.8(c))", (), NO_SQUEEZE),
     Command("relinquish", D, ("squeeze",), act.relinquish,
             "the player holding the cards gives them up, by choice or because a dealer or floorperson "
-            "requires it; the right passes on, and that player is not handed the cards again in the "
-            "round (629a.8(d))", (), NO_SQUEEZE),
+            "requires it; the right passes on; a player who gives up their own right is not handed the "
+            "cards again in the round, one who declines a hand offered declines that hand only "
+            "(629a.8(d))", (), NO_SQUEEZE),
     Command("house_money_add", D, ("house_money",), act.house_money_add,
             "place a winning House Money payout on the original wager: all of it, or the Rules "
             "Submission's portion, once; without it the payout is handed to the player (629a.8(c)(3)(i))", (

@@ -234,11 +234,13 @@ def begin_squeeze(t: TableCore, hand: str) -> None:
     r = t.round
     if hand not in r.holders:
         holder = r.highest_wager_seat(WagerKind(hand), list(t.sub.seats))
-        if holder in r.squeeze_refused:
+        if holder in r.relinquished:
             # 629a.8(d): a player who gave up "the right to turn over the cards" (the Player's
             # Hand's) has given it up "for the remainder of that round of play": the Banker's Hand
             # passes to the right of that player, as a relinquished hand does.
-            holder = r.next_holder(holder, list(t.sub.seats), t.occupied)
+            holder = r.next_holder(holder, list(t.sub.seats), t.occupied, hand)
+        else:
+            r.entitled[hand] = holder
         r.holders[hand] = holder
     r.squeeze_phase = hand
     holder = r.holders[hand]
@@ -265,8 +267,11 @@ def relinquish(t: TableCore) -> None:
     previous = r.holders.get(hand)
     if previous is None:
         raise Refused("the dealer holds the cards")
-    r.squeeze_refused.add(previous)
-    r.holders[hand] = r.next_holder(previous, list(t.sub.seats), t.occupied)
+    if previous == r.entitled.get(hand):
+        r.relinquished.add(previous)  # the seat's own right, given up for the round
+    else:
+        r.declined.setdefault(hand, set()).add(previous)  # a hand offered to it, not accepted
+    r.holders[hand] = r.next_holder(previous, list(t.sub.seats), t.occupied, hand)
     t.record(kinds.RELINQUISHED, {"seat": previous, "to": r.holders[hand], "hand": hand})
     if r.holders[hand] is None:
         reveal(t, "the dealer (no player accepted)")

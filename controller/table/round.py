@@ -46,7 +46,12 @@ class RoundInProgress:
     squeezed: set[str] = field(default_factory=set)   # hands already squeezed and returned face up
     squeeze_phase: str | None = None                  # "player" | "banker" while a hand is with a player
     holders: dict[str, int | None] = field(default_factory=dict)  # hand -> seat (None: the dealer)
-    squeeze_refused: set[int] = field(default_factory=set)
+    # 629a.8(d): the seats that gave up their own right to turn cards over (for the round), and
+    # those that declined a hand offered to them (for that hand only: a player who declines the
+    # Player's Hand keeps the right (c)(2) gives to the Banker's Hand's highest wager).
+    relinquished: set[int] = field(default_factory=set)
+    declined: dict[str, set[int]] = field(default_factory=dict)
+    entitled: dict[str, int | None] = field(default_factory=dict)  # hand -> the seat (c)(1)-(2) names
     house_money_added: dict[int, tuple[WagerKind, int]] = field(default_factory=dict)  # seat -> (side, amount)
     result: RoundResult | None = None
     settled: bool = False
@@ -124,12 +129,14 @@ class RoundInProgress:
         order = {s: i for i, s in enumerate(seats)}
         return min(totals, key=lambda s: (-totals[s], order[s]))
 
-    def next_holder(self, previous: int, seats: list[int], occupied: set[int]) -> int | None:
+    def next_holder(self, previous: int, seats: list[int], occupied: set[int], hand: str) -> int | None:
         """629a.8(d): the player immediately to the right of the previous player, then each other
-        player in turn counterclockwise (none who already gave the cards up)."""
+        player in turn counterclockwise (none who gave up the right in this round, nor who declined
+        ``hand`` already)."""
         i = seats.index(previous)
+        passed = self.relinquished | self.declined.get(hand, set())
         for k in range(1, len(seats)):
             s = seats[(i + k) % len(seats)]
-            if s in occupied and s not in self.squeeze_refused:
+            if s in occupied and s not in passed:
                 return s
         return None

@@ -96,6 +96,39 @@ def test_a_player_who_gave_the_cards_up_is_not_handed_the_bankers_hand_in_that_r
     assert b.of("squeeze") == [{"hand": "player", "seat": 2}, {"hand": "banker", "seat": 3}]
 
 
+@pytest.mark.reg("629a.8(c)(2)", "629a.8(d)")
+def test_a_player_who_declined_the_player_hand_offered_keeps_the_right_to_the_bankers_hand() -> None:
+    """629a.8(c)(2): the dealer "shall then hand the two cards of the Banker's Hand, face down, to
+    the player with the highest wager on the Banker's Hand"; (d): "If the player does not accept
+    it", the offer moves on. Seat 2 gives up the Player's Hand; it is offered to seat 3, who holds
+    the only Banker wager and declines it, and then to seat 4. Declining a hand offered is not
+    giving up one's own right: the Banker's Hand goes to seat 3 (a gaming lab's review: it went to
+    seat 4, who has no Banker wager)."""
+    b = midi()
+    b.play_round([(2, "player", 200), (3, "banker", 300), (4, "player", 50)])
+    b.op("relinquish", Role.FLOORPERSON)  # seat 2, required to
+    assert b.of("relinquished")[-1] == {"seat": 2, "to": 3, "hand": "player"}
+    b.op("relinquish", Role.DEALER)  # seat 3 does not accept it
+    assert b.of("relinquished")[-1] == {"seat": 3, "to": 4, "hand": "player"}
+    b.op("reveal", Role.DEALER)  # seat 4 returns the Player's Hand
+    assert b.of("squeeze")[-1] == {"hand": "banker", "seat": 3}
+
+
+@pytest.mark.reg("629a.8(c)(2)", "629a.8(d)")
+def test_when_no_one_accepts_the_player_hand_the_bankers_hand_still_goes_to_its_highest_wager() -> None:
+    """629a.8(d): "If no player accepts the cards, the dealer shall turn the cards over" (the
+    Player's Hand's); the Banker's Hand is then handed as (c)(2) says, to "the player with the
+    highest wager on the Banker's Hand", who declined only the Player's Hand offered (it was
+    turned over by the dealer instead)."""
+    b = midi()
+    b.play_round([(1, "player", 100), (4, "banker", 300)])
+    for _ in range(4):  # seat 1 gives it up; seats 2, 3 and 4 do not accept it
+        b.op("relinquish", Role.DEALER)
+    assert b.of("relinquished")[-1]["to"] is None
+    assert b.of("revealed")[0] == {"hand": "player", "by": "the dealer (no player accepted)"}
+    assert b.of("squeeze")[-1] == {"hand": "banker", "seat": 4}
+
+
 @pytest.mark.reg("629a.8(c)(6)")
 def test_a_tie_for_the_highest_wager_goes_by_the_tables_counterclockwise_order_not_by_seat_number() -> None:
     """629a.8(c)(6): of equally high wagers, "the player making the wager who is closest to the
