@@ -176,8 +176,9 @@ def configure_command_logging(command: str | None) -> None:
     """For a command that does not configure logging itself (``LOGGING_COMMANDS`` do, from their
     options) but whose modules, imported, log through structlog (``emulate``'s devices): warnings
     and errors to standard error. Unconfigured, structlog prints to standard output, into what the
-    command writes for scripts. A command whose modules do not log does not pay for the import."""
-    if command not in LOGGING_COMMANDS and "structlog" in sys.modules:
+    command writes for scripts. A command whose modules do not log does not pay for the import;
+    logging configured already (a process running commands in turn, as the tests do) is kept."""
+    if command not in LOGGING_COMMANDS and "structlog" in sys.modules and not sys.modules["structlog"].is_configured():
         from controller.logconfig import configure_logging
 
         configure_logging("warning")

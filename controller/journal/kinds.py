@@ -57,6 +57,7 @@ BURN = "burn"
 COVER_CARD = "cover_card"
 COVER_CARD_MISSING = "cover_card_missing"
 COVER_CARD_EARLY = "cover_card_early"
+TOO_FEW_CARDS = "too_few_cards"
 SHOE_EMPTY = "shoe_empty"
 RESHUFFLE_ORDERED = "reshuffle_ordered"
 SHOE_RESTARTED = "shoe_restarted"
@@ -146,6 +147,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          "(681a.7(d))", ("expected_after", "cards_out", "clause")),
     Kind(COVER_CARD_EARLY, "a cover card came out before the place the second cover card was put at: the stack "
          "in the shoe is not as its cut and cover were recorded (681a.5(d))", ("expected_after", "cards_out", "clause")),
+    Kind(TOO_FEW_CARDS, "fewer cards are left in the shoe than a round needs (each hand's first two): no round "
+         "is begun, the shoe ends there as at its cover card (627a.13(e))", ("cards_left", "needed", "clause")),
     Kind(SHOE_EMPTY, "the shoe is empty although cards counted in it never came out", ("cards_counted_in_shoe",)),
     Kind(RESHUFFLE_ORDERED, "a reshuffle ordered by a floorperson", ("by",)),
     Kind(SHOE_RESTARTED, "the shoe in play given up and a new one started", ("reason",)),

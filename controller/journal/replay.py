@@ -38,7 +38,7 @@ OUTCOMES = ("player", "banker", "tie")  # a round_result's outcome (docs/journal
 # The records a replay lists as events (see the module docstring), and the operator commands it
 # leaves out as routine (the round's own records show them: its wagers, its cards).
 EVENT_KINDS = frozenset({
-    kinds.OPERATOR, kinds.CUT_DECLINED, kinds.COUNT_FAULT, kinds.COVER_CARD_MISSING, kinds.COVER_CARD_EARLY,
+    kinds.OPERATOR, kinds.CUT_DECLINED, kinds.COUNT_FAULT, kinds.COVER_CARD_MISSING, kinds.COVER_CARD_EARLY, kinds.TOO_FEW_CARDS,
     kinds.INSPECTION, kinds.SHUFFLER_BATCH_REMOVED, kinds.MANUAL_SHUFFLE, kinds.RESHUFFLE_ORDERED, kinds.SHOE_RESTARTED,
     kinds.CARD_DEFERRED, kinds.HELD_CARD_USED, kinds.CARD_ENTERED, kinds.DISCARD, kinds.IRREGULARITY,
     kinds.RELINQUISHED, kinds.WAGER_RETURNED, kinds.DEALER, kinds.DEVICE_REPLACED, kinds.FAULT,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from controller.journal import kinds
+from controller.rules.irregularities import MIN_ROUND_CARDS
 from controller.rules.wagers import Wager, settle, void
 from controller.table.round import RoundInProgress, SetAside, unnamed
 
@@ -78,7 +79,24 @@ def complete_round(t: TableCore) -> None:
     t.last_round = r
     # 681a.7(l): to the discard rack in an order that permits reconstructing each hand.
     t.record(kinds.DISCARD_RACK, {"cards": [str(c) for c, _, _ in r.cards]})
+    end_shoe_if_too_few(t)
     t.round_over()
+
+
+def end_shoe_if_too_few(t: TableCore) -> None:
+    """627a.13(e) voids a round "If there are insufficient cards remaining in the dealing shoe to
+    complete" it. Fewer cards left (counted: loaded less dealt, and a card held for the next hand)
+    than any round needs (each hand's first two) cannot complete one: no round is begun, the shoe
+    ends here as at its cover card (``too_few_cards``). A shoe without a cover card sensor (an
+    automatic shoe, 681a.5(h)) opened betting on its last cards and voided the round it could not
+    deal (a gaming lab's review). With 4 or 5 left a round may complete, and is dealt."""
+    shoe = t.shoe
+    left = shoe.remaining if shoe is not None and not shoe.cover_reached else None
+    if left is None or left + (t.held_card is not None) >= MIN_ROUND_CARDS:
+        return
+    t.record(kinds.TOO_FEW_CARDS, {"cards_left": left, "needed": MIN_ROUND_CARDS, "clause": "627a.13(e)"})
+    t.notice("info", f"{left} cards left in the shoe: too few for a round; the shoe ends here (627a.13(e))")
+    shoe.cover_reached = True
 
 
 def _void(t: TableCore, r: RoundInProgress, reason: str) -> None:

@@ -362,3 +362,31 @@ def test_a_shoe_restarted_before_its_load_is_not_reported_as_not_reconciling() -
     b.op("restart_shoe", reason="the shoe was replaced")
     [rec] = b.of("reconciliation")
     assert rec["ok"] and rec["total"] == rec["expected"] == 416
+
+
+@pytest.mark.reg("627a.13(e)", "681a.5(h)")
+def test_a_shoe_with_too_few_cards_for_a_round_ends_before_one_is_begun() -> None:
+    """627a.13(e): "If there are insufficient cards remaining in the dealing shoe to complete a round
+    of play, that round shall be void and all wagers shall be returned. A new round shall commence
+    after the entire set of cards are reshuffled". An automatic shoe without a cover card sensor
+    (681a.5(h): "a dealing shoe or other device that automatically reshuffles and counts the
+    cards"; acme-autoshoe-r) is dealt to its end: with fewer cards counted in it than a round
+    needs, the table opened betting, took the wagers, dealt its last cards and voided the round (a
+    gaming lab's review). Now no round is begun on them: the shoe ends (``too_few_cards``) and the
+    cards are reshuffled; no round of the shoe is void."""
+    b = Bench(automatic_shoe=True)
+    b.op("open")
+    b.cover_index = None  # this shoe has no cover card
+    shoe = b.core.shoe.id
+    while b.core.shoe.id == shoe:
+        assert b.core.state == "betting"
+        b.play_round([(1, "player", 100)])
+    [short] = b.of("too_few_cards")
+    assert short["cards_left"] < 4 and short == {"cards_left": short["cards_left"], "needed": 4, "clause": "627a.13(e)"}
+    results = [r.payload for r in b.records if r.kind == "round_result" and r.shoe == shoe]
+    assert results and all(p["kind"] == "normal" for p in results)
+    [reconciled] = [r.payload for r in b.records if r.kind == "reconciliation" and r.shoe == shoe]
+    assert reconciled["remaining_in_shoe"] == short["cards_left"] and reconciled["ok"]
+    # every wager placed in the shoe was settled: none was left for a round that never began
+    settled = [r for r in b.records if r.kind == "settlement" and r.shoe == shoe]
+    assert len(settled) == len(results)
