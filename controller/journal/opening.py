@@ -24,7 +24,7 @@ from controller.journal.entry import Clock
 from controller.journal.errors import JournalBusyError, JournalError, NotAJournalError
 from controller.journal.files import lock_path
 from controller.journal.schema import SCHEMA_VERSION, create_schema, inspect_meta, set_wal_mode
-from controller.journal.walcheck import keep_ignored_wal, orphaned_wal
+from controller.journal.walcheck import keep_ignored_wal, orphaned_wal, wal_path, wal_problem
 
 __all__ = ["open_writer"]
 
@@ -46,10 +46,16 @@ def open_writer(path: Path, *, table_id: str, hasher: Hasher, clock: Clock, crea
             if orphan is not None:
                 raise JournalError(orphan)
             _create_journal_file(path, table_id, hasher, clock)
-        ignored = keep_ignored_wal(path)
+        ignored = wal_problem(path)
+        if ignored is not None and ignored.lost:
+            raise JournalError(
+                f"{ignored}: the table does not go on from a journal that lost committed entries; restore "
+                f"{wal_path(path).name} from a copy, or move it aside to go on from the entries SQLite reads (what "
+                "it held stays in the file moved; docs/journal.md, 'A -wal file SQLite ignores')")
         if ignored is not None:
-            log.warning("journal -wal file ignored by SQLite", journal=str(path), problem=ignored[0],
-                        kept_as=str(ignored[1]) if ignored[1] else None)
+            kept = keep_ignored_wal(path)
+            log.warning("journal -wal file ignored by SQLite", journal=str(path), problem=ignored.text,
+                        kept_as=str(kept) if kept else None)
         try:
             conn = sqlite3.connect(sqlite_uri(path, mode="rw"), uri=True, timeout=busy_timeout,
                                    isolation_level=None, check_same_thread=False, factory=JournalConnection)

@@ -149,7 +149,8 @@ def checked_read(path: str | os.PathLike[str], *, hmac_key: bytes | None = None,
             meta = inspect_meta(conn, p)
             if meta is None:
                 raise NotAJournalError(f"{p}: not a journal: an empty SQLite database")
-            read = CheckedRead(conn, p, meta, [wal] if wal else [])
+            read = CheckedRead(conn, p, meta, [wal.text] if wal and not wal.lost else [])
+            read.wal_loss = wal.text if wal and wal.lost else None
             read.prepare(hasher, integrity_check=integrity_check, key_required=key_required,
                          anchors=anchors, anchor_files=anchor_files, expect_count=expect_count,
                          expect_last_hash=expect_last_hash, warn_unanchored=warn_unanchored)
@@ -178,6 +179,7 @@ class CheckedRead:
         self._complete = False
         self._warn_unanchored = False
         self._opening_anchored = False  # an anchor of entry 0 (the journal's opening) was read
+        self.wal_loss: str | None = None  # committed transactions SQLite ignores in the -wal file
 
     def prepare(self, hasher: Hasher, *, integrity_check: bool, key_required: bool,
                 anchors: Iterable[tuple[int, str]], anchor_files: Iterable[str | os.PathLike[str] | AnchorLines] | None,
@@ -363,6 +365,8 @@ class CheckedRead:
             if not self._complete:
                 raise RuntimeError("CheckedRead.report() before all the entries were read")
             check.finish(*self._expect)
+        if check.ok and self.wal_loss:  # entries acknowledged once, and gone: the journal is not whole
+            check.fail(None, self.wal_loss)
         if check.ok and self._warn_unanchored:  # a failure needs no anchor to be believed
             which = " of any entry (the anchors read hold only the journal's opening)" if self._opening_anchored else ""
             self.warnings.append(f"{self.path}: checked without an anchor{which}: a removed tail, or a rewrite "

@@ -2,9 +2,10 @@
 
 SQLite reads a WAL file only if its header is valid, and only its frames up to the first one that
 does not belong (another salt) or is damaged (a checksum that does not match); it says nothing
-about what it ignores. ``wal_problem(journal_path)`` says it in one line: a ``-wal`` file that is
-not a WAL file at all, or one with committed transactions after a damaged frame (what they held is
-not in the journal), said only when a second reading a moment later finds the same (a running
+about what it ignores. ``wal_problem(journal_path)`` says it (a ``WalProblem``: one line, and the
+committed transactions lost): a ``-wal`` file that is not a WAL file at all (``lost`` 0: it may
+have held nothing), or one with committed transactions after a damaged frame or under a damaged
+header (``lost`` > 0: what they held is not in the journal), said only when a second reading a moment later finds the same (a running
 writer's WAL read while it is written can look damaged once). ``None`` when there is nothing to
 say: no ``-wal`` file, an empty one or one of zeros only (preallocated, never written), or one
 that ends in the torn, uncommitted frames a crash during a write leaves (those were never
@@ -22,6 +23,7 @@ import shutil
 import stat
 import struct
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 _MAGIC_LE, _MAGIC_BE = 0x377F0682, 0x377F0683  # the checksums' byte order: little or big endian
@@ -30,6 +32,18 @@ _HEADER = 32
 _FRAME_HEADER = 24
 _MASK = 0xFFFFFFFF
 RECHECK_S = 0.05  # seconds between the two readings of a WAL that looks damaged
+
+
+@dataclass(frozen=True)
+class WalProblem:
+    """What SQLite will ignore in a journal's ``-wal`` file: ``text``, one line; ``lost``, the
+    committed transactions in what it ignores (0 when none is known)."""
+
+    text: str
+    lost: int = 0
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def wal_path(journal_path: str | os.PathLike[str]) -> Path:
@@ -44,7 +58,7 @@ def _checksum(data: bytes, order: str, s0: int, s1: int) -> tuple[int, int]:
     return s0, s1
 
 
-def wal_problem(journal_path: str | os.PathLike[str]) -> str | None:
+def wal_problem(journal_path: str | os.PathLike[str]) -> WalProblem | None:
     """One line about what SQLite will ignore in the journal's ``-wal`` file, or None (above)."""
     wal = wal_path(journal_path)
     try:
@@ -52,9 +66,9 @@ def wal_problem(journal_path: str | os.PathLike[str]) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        return f"{wal}: cannot be checked ({exc.strerror or exc})"
+        return WalProblem(f"{wal}: cannot be checked ({exc.strerror or exc})")
     if not stat.S_ISREG(st.st_mode):
-        return f"{wal}: is not a regular file; SQLite cannot use it"
+        return WalProblem(f"{wal}: is not a regular file; SQLite cannot use it")
     if st.st_size == 0:
         return None
     problem = _read_problem(wal)
@@ -68,12 +82,12 @@ def wal_problem(journal_path: str | os.PathLike[str]) -> str | None:
     return problem if _read_problem(wal) == problem else None
 
 
-def _read_problem(wal: Path) -> str | None:
+def _read_problem(wal: Path) -> WalProblem | None:
     try:
         with open(wal, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
             return _frames_problem(wal, fh, os.fstat(fh.fileno()).st_size)
     except OSError as exc:
-        return f"{wal}: cannot be checked ({exc.strerror or exc})"
+        return WalProblem(f"{wal}: cannot be checked ({exc.strerror or exc})")
 
 
 def orphaned_wal(journal_path: str | os.PathLike[str]) -> str | None:
@@ -97,22 +111,19 @@ def orphaned_wal(journal_path: str | os.PathLike[str]) -> str | None:
             f"{Path(journal_path).name}* together), or move it away, before a new journal starts here")
 
 
-def keep_ignored_wal(journal_path: str | os.PathLike[str]) -> tuple[str, Path | None] | None:
-    """For a writer about to open the journal (SQLite will overwrite what it ignores): when
-    ``wal_problem`` has something to say, copy the ``-wal`` file to ``<journal>-wal.ignored-<UTC
-    time>`` first. Returns (the problem, the copy or None if it could not be made), or None."""
-    problem = wal_problem(journal_path)
-    if problem is None:
-        return None
+def keep_ignored_wal(journal_path: str | os.PathLike[str]) -> Path | None:
+    """For a writer about to open the journal (SQLite will overwrite what it ignores) despite a
+    ``wal_problem`` that loses no committed transaction: copy the ``-wal`` file to
+    ``<journal>-wal.ignored-<UTC time>`` first. Returns the copy, or None if it could not be made."""
     wal = wal_path(journal_path)
     copy = wal.with_name(f"{wal.name}.ignored-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
     try:
         if not stat.S_ISREG(os.stat(wal).st_mode):
-            return problem, None
+            return None
         shutil.copyfile(wal, copy)
     except OSError:
-        return problem, None
-    return problem, copy
+        return None
+    return copy
 
 
 def _only_zeros(start: bytes, fh) -> bool:  # noqa: ANN001 - a binary file
@@ -127,8 +138,9 @@ def _only_zeros(start: bytes, fh) -> bool:  # noqa: ANN001 - a binary file
     return True
 
 
-def _frames_problem(wal: Path, fh, size: int) -> str | None:  # noqa: ANN001 - a binary file
-    ignored = f"{wal}: not a WAL file ({size} bytes): SQLite ignores it, so whatever it held is not in the journal"
+def _frames_problem(wal: Path, fh, size: int) -> WalProblem | None:  # noqa: ANN001 - a binary file
+    ignored = WalProblem(f"{wal}: not a WAL file ({size} bytes): SQLite ignores it, so whatever it held is not in "
+                         "the journal")
     header = fh.read(_HEADER)
     if len(header) < _HEADER:
         return None if _only_zeros(header, fh) else ignored
@@ -137,6 +149,12 @@ def _frames_problem(wal: Path, fh, size: int) -> str | None:  # noqa: ANN001 - a
         return None if _only_zeros(header, fh) else ignored
     order = "<" if magic == _MAGIC_LE else ">"
     if _checksum(header[:24], order, 0, 0) != (c0, c1):
+        # A header damaged at rest (it is written in one piece, within one disk sector): its
+        # frames, which carry its salts, are all ignored with it.
+        lost = _later_commits(fh, page_size, salt1, salt2)
+        if lost:
+            return WalProblem(f"{wal}: its header is damaged: SQLite ignores the whole file, {lost} committed "
+                              "transaction(s) that are not in the journal", lost)
         return ignored
     s = (c0, c1)
     frame = 0
@@ -157,8 +175,8 @@ def _frames_problem(wal: Path, fh, size: int) -> str | None:  # noqa: ANN001 - a
         # SQLite counts a transaction committed only once that whole frame is written and synced.
         lost = _later_commits(fh, page_size, salt1, salt2)
         if lost:
-            return (f"{wal}: frame {frame} is damaged: SQLite ignores it and everything after it, "
-                    f"{lost} committed transaction(s) that are not in the journal")
+            return WalProblem(f"{wal}: frame {frame} is damaged: SQLite ignores it and everything after it, "
+                              f"{lost} committed transaction(s) that are not in the journal", lost)
         return None
 
 

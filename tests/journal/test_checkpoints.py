@@ -187,8 +187,8 @@ def test_a_wal_of_zeros_with_one_byte_set_is_still_reported(tmp_path: Path) -> N
     data = bytearray(100_000)
     data[70_000] = 1
     wal.write_bytes(bytes(data))
-    assert wal_problem(path) == (f"{wal}: not a WAL file (100000 bytes): SQLite ignores it, "
-                                 "so whatever it held is not in the journal")
+    assert str(wal_problem(path)) == (f"{wal}: not a WAL file (100000 bytes): SQLite ignores it, "
+                                      "so whatever it held is not in the journal")
 
 
 def test_an_idle_writers_wal_is_looked_at_less_and_less_often(tmp_path: Path) -> None:

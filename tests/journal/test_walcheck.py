@@ -42,10 +42,11 @@ def test_a_damaged_frame_before_later_commits_is_reported(wal_at_rest) -> None:
     journal, wal = wal_at_rest
     assert walcheck.wal_problem(journal) is None
     _flip(wal, 2)
-    problem = walcheck.wal_problem(journal)
-    assert problem is not None and problem.startswith(f"{wal}: frame 2 is damaged: SQLite ignores it and everything "
-                                                      "after it, ")
-    assert problem.endswith("committed transaction(s) that are not in the journal")
+    found = walcheck.wal_problem(journal)
+    assert found is not None and found.lost >= 1
+    problem = found.text
+    assert problem.startswith(f"{wal}: frame 2 is damaged: SQLite ignores it and everything after it, ")
+    assert problem.endswith(f"{found.lost} committed transaction(s) that are not in the journal")
 
 
 def test_a_wal_that_looked_damaged_while_it_was_written_is_not_reported(wal_at_rest, monkeypatch) -> None:
@@ -58,3 +59,17 @@ def test_a_wal_that_looked_damaged_while_it_was_written_is_not_reported(wal_at_r
     _flip(wal, 2)
     monkeypatch.setattr(walcheck.time, "sleep", lambda s: wal.write_bytes(good))
     assert walcheck.wal_problem(journal) is None
+
+
+def test_a_damaged_header_over_committed_frames_is_a_loss(wal_at_rest) -> None:
+    """A bit flipped in the header of a WAL at rest (the header is written in one piece, within a
+    disk sector: a crash does not tear it): SQLite ignores the whole file, every commit in it. It was
+    "not a WAL file ... whatever it held", no loss counted, as a file that may have held nothing."""
+    journal, wal = wal_at_rest
+    data = bytearray(wal.read_bytes())
+    data[12] ^= 0x01  # the checkpoint sequence: covered by the header's checksum
+    wal.write_bytes(bytes(data))
+    found = walcheck.wal_problem(journal)
+    assert found is not None and found.lost >= 6, found
+    assert found.text == (f"{wal}: its header is damaged: SQLite ignores the whole file, {found.lost} committed "
+                          "transaction(s) that are not in the journal")
