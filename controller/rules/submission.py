@@ -149,13 +149,14 @@ def _preset_named(text: str) -> Submission | None:
 
 
 def _folder_files(folder: str | os.PathLike[str] | None) -> set[str]:
-    """The names of the regular ``.toml`` files in ``folder`` (none if it is ``None`` or cannot be read)."""
+    """The names of the regular ``.toml`` files in ``folder`` (none if it is ``None`` or cannot be
+    read). A symbolic link is not one: it could lead anywhere the table's account may read."""
     if folder is None:
         return set()
     try:
         with os.scandir(folder) as entries:
             return {e.name for e in entries
-                    if e.name.endswith(".toml") and not e.name.startswith(".") and e.is_file()}
+                    if e.name.endswith(".toml") and not e.name.startswith(".") and e.is_file(follow_symlinks=False)}
     except OSError:
         return set()
 

@@ -153,13 +153,18 @@ def test_a_name_in_the_folder_is_read_and_nothing_else(tmp_path: Path) -> None:
     (folder / "deeper").mkdir(parents=True)
     for name in ("house.toml", ".hidden.toml", "deeper/inner.toml", "notes.txt"):
         (folder / name).write_text((PRESET_DIR / "ez-baccarat.toml").read_text())
+    # a link out of the folder (a bad-input review: one to /etc/shadow was read and its first line's
+    # syntax described to the floorperson), and one to a file inside it: neither is a file of the folder
+    (tmp_path / "elsewhere.toml").write_text("secret = 1\n")
+    (folder / "shadow.toml").symlink_to(tmp_path / "elsewhere.toml")
+    (folder / "alias.toml").symlink_to(folder / "house.toml")
     assert submission_in_folder(None, folder) == default_submission()
     assert submission_in_folder("preset:midibaccarat", folder) == load_preset("midibaccarat")
     for name in ("house", "house.toml"):
         got = submission_in_folder(name, folder)
         assert got.game is Game.EZ_BACCARAT and got.source.endswith("house.toml")
     for name in (str(folder / "house.toml"), ".hidden.toml", ".hidden", "deeper/inner.toml", "notes.txt",
-                 "../subs/house.toml", "", "deeper"):
+                 "../subs/house.toml", "", "deeper", "shadow", "alias.toml"):
         with pytest.raises(SubmissionError) as err:
             submission_in_folder(name, folder)
         assert str(err.value).endswith(f"submissions folder {folder} holds house.toml"), (name, str(err.value))
