@@ -150,6 +150,22 @@ def file_head(path: str | os.PathLike[str], size: int) -> bytes | None:
         return None
 
 
+def write_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be appended to or created, in words, or None: no such folder, a file
+    or a folder that cannot be written (a read-only file system, or no permission). For a command
+    to say before it creates anything, where opening the file would fail only once others exist."""
+    folder = os.path.dirname(os.fspath(path)) or "."
+    if not os.path.isdir(folder):
+        return f"no such folder {folder}"
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            return "cannot be written (a read-only file or file system, or no permission)"
+        return None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot be created: the folder {folder} cannot be written in (read-only, or no permission)"
+    return None
+
+
 def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Make a rename or a new file in ``path`` durable (best effort where directories can't sync)."""
     try:

@@ -43,7 +43,8 @@ from controller.cli.common import non_negative_int, positive_int, stderr_line, s
 from controller.cli.outages import OutageLines
 from controller.cli.run_control import add_run_control_options, claim_run_control
 from controller.cli.run_options import (
-    DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_threshold, emulator_speed, fault_spec, table_id,
+    DEFAULT_JOURNAL, DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_threshold,
+    emulator_speed, fault_spec, table_id,
 )
 from controller.cli.run_output import JournalLines, StdoutLines
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
@@ -65,7 +66,6 @@ from controller.roles import Role
 from controller.table.runner import TableRunner
 from shoectl_config.text import is_unicode_text, quoted
 
-DEFAULT_JOURNAL = Path("var") / "journal.db"
 ROLE_OF_KIND = {"shuffler": "shuffler", "shoe": "shoe", "shuffler-shoe": "shoe"}  # a shuffler-shoe shuffles too
 
 

@@ -10,29 +10,33 @@ not exist yet, so a refused command changes nothing.
   ``check_dealer_options(args)`` settles who drives the table (``--manual``, ``--automated``, ``--device``).
 - ``edge_threshold`` too: ``--edge-threshold`` is a bounded decimal (``shoectl_config.numbers``).
 - ``check_paths(args, journal)`` refuses, before any of them is created, a journal, log file,
-  dealt-cards log or control socket path that is a directory, and a log file or dealt-cards log
-  whose folder does not exist (the journal's and the socket's folders are created).
+  dealt-cards log or control socket path that is a directory; a log file, dealt-cards log or
+  journal that cannot be written or created there (no such folder, read-only, no permission);
+  only the default journal's folder (``var``) and the socket's are created.
 """
 from __future__ import annotations
 
 import argparse
 import math
+import os
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from controller.cli.common import given_options
 from controller.errors import UsageError
+from controller.fsutil import write_problem
 from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
 from controller.table_ids import TABLE_ID
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
 
-__all__ = ["DEFAULT_SPEED", "check_dealer_options", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
+__all__ = ["DEFAULT_JOURNAL", "DEFAULT_SPEED", "check_dealer_options", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
            "fault_spec", "table_id"]
 
 DEFAULT_SPEED = 20.0  # the built-in emulator's mechanisms, times real time
+DEFAULT_JOURNAL = Path("var") / "journal.db"  # its folder is made: a checkout's first `make run`
 
 
 MIN_SPEED = 0.01  # a hundred times slower than real time: a slower one would seem to hang for ever
@@ -131,12 +135,34 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
         if value is not None and is_journal_file(value, journal):  # writing there would destroy the journal
             raise UsageError(f"{option} {value}: that is the journal {journal} or a file beside it; "
                              "give another file")
+    _check_writable(args, journal)
     if args.submissions is not None and not Path(args.submissions).is_dir():  # only set_submission would find out
         raise UsageError(f"--submissions {args.submissions}: no such folder (the Rules Submission files a "
                          "floorperson may name)")
     if journal.exists():
         require_journal_file(journal)  # a file that is not a journal: nothing made beside it (lock, log)
     return _check_journal_there(journal, args.table_id, hmac_key)
+
+
+def _check_writable(args: argparse.Namespace, journal: Path) -> None:
+    """UsageError when the journal, the log file or the dealt-cards log cannot be written or
+    created where asked: said before anything exists (the dealt log was opened after the journal
+    was made and its anchor written, a bad-input review). A journal's folder must exist, but for
+    the default one's: a mistyped ``--journal`` would start a new table."""
+    for option, value in (("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
+        problem = write_problem(value) if value is not None else None
+        if problem is not None:
+            raise UsageError(f"{option} {value}: {problem}")
+    if not journal.parent.is_dir():
+        if journal == DEFAULT_JOURNAL or os.path.lexists(journal.parent):
+            return  # made here; or not a folder, which the control socket's check says in its words
+        raise UsageError(f"--journal {journal}: no such folder {journal.parent} (create it first: a mistyped path "
+                         "would start a new table)")
+    problem = write_problem(journal)
+    if problem is None and not os.access(journal.parent, os.W_OK | os.X_OK):
+        problem = "its folder cannot be written in (read-only, or no permission): the journal keeps files beside it"
+    if problem is not None:
+        raise UsageError(f"--journal {journal}: {problem}")
 
 
 def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -> bool:

@@ -3,6 +3,10 @@
 no traceback, and the folder it runs in is exactly as it was."""
 from __future__ import annotations
 
+import os
+import pwd
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,7 +14,8 @@ import pytest
 from cli_run import run
 from tampering import tamper
 from controller.cli.main import build_parser
-from controller.cli.run_options import check_dealer_options
+from controller.cli.run_options import check_dealer_options, check_paths
+from controller.errors import UsageError
 from controller.journal import Journal
 from controller.journal.anchors import AnchorFile
 
@@ -28,6 +33,7 @@ BAD = [
     ("--log-file", "a-folder"),
     ("--dealt-log", "no-folder/dealt.txt"),
     ("--journal", "a-folder"),
+    ("--journal", "no-such-folder/j.db"),  # was made: a mistyped path started a new table
     ("--journal", "operators.toml"),  # not a journal: its lock, log and socket files were made beside it
     ("--control", "a-folder"),
     ("--control-group", "no-such-group-shoectl-test"),
@@ -246,3 +252,65 @@ def test_a_journal_that_does_not_verify_is_refused_before_anything_is_made_besid
     assert err.startswith("shoectl run: error: t.db: FAILED at entry 1") and err.endswith(
         ": the table does not resume from a journal that does not verify\n"), err
     assert [name for name in _listing(tmp_path) if not name.endswith(("-wal", "-shm"))] == before
+
+
+def _check_paths_as_nobody(*argv: str) -> str:
+    """What ``check_paths`` says of ``shoectl run *argv`` in a child process of the ``nobody``
+    account (root writes anywhere: the real permission check, not a simulation): the refusal, or
+    ""."""
+    nobody = pwd.getpwnam("nobody")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop root, check, say what happened, never return into pytest
+        code = 1
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            args = build_parser(["run", *argv]).parse_args(["run", *argv])
+            try:
+                check_paths(args, Path(args.journal))
+                said = ""
+            except UsageError as exc:
+                said = str(exc)
+            os.write(write_end, said.encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        said = pipe.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return said
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as nobody")
+def test_outputs_that_cannot_be_written_are_refused_before_the_journal_is_made() -> None:
+    """A bad-input review: ``--dealt-log`` on a read-only file system was refused only when the
+    built-in emulator opened it, after the journal was made and its first anchor written (and on an
+    existing journal, an anchor appended); a read-only journal was resumed, an anchor appended, then
+    refused with a Python-worded warning before the error. Each is now one line before anything."""
+    base = Path(tempfile.mkdtemp(prefix="shoectl-ro-"))
+    try:
+        os.chmod(base, 0o777)
+        ro = base / "ro"
+        ro.mkdir()
+        with Journal.open(ro / "old.db", table_id="T1") as journal:
+            journal.append("card", {})
+        os.chmod(ro / "old.db", 0o444)
+        os.chmod(ro, 0o555)
+        said = _check_paths_as_nobody("--journal", str(base / "j.db"), "--dealt-log", str(ro / "dealt.txt"))
+        assert said == (f"--dealt-log {ro / 'dealt.txt'}: cannot be created: the folder {ro} cannot be written in "
+                        "(read-only, or no permission)")
+        said = _check_paths_as_nobody("--journal", str(ro / "old.db"))
+        assert said == (f"--journal {ro / 'old.db'}: cannot be written (a read-only file or file system, or no "
+                        "permission)")
+        said = _check_paths_as_nobody("--journal", str(ro / "new.db"))
+        assert said == (f"--journal {ro / 'new.db'}: cannot be created: the folder {ro} cannot be written in "
+                        "(read-only, or no permission)")
+        assert sorted(p.name for p in base.iterdir()) == ["ro"]
+    finally:
+        os.chmod(base / "ro", 0o755)
+        shutil.rmtree(base)
