@@ -39,9 +39,14 @@ REFUSAL_WORDS = {"refused": "refused", "auth": "not accepted", "forbidden": "not
 
 def refusal_line(command: str, reply: dict) -> str:
     """A refused command's reply as one line for a person: the command, the refusal in words, and
-    the table's reason (which may name the command again: said once)."""
-    reason = str(reply.get("error") or "").removeprefix(f"{command}: ")
+    the table's reason (which may name the command again: said once), printable on one line."""
+    reason = safe(str(reply.get("error") or "").removeprefix(f"{command}: ")) or "the table gave no reason"
     return f"{command}: {REFUSAL_WORDS.get(reply.get('code'), 'refused')}: {reason}"
+
+
+def ok_line(command: str, reply: dict) -> str:
+    """An accepted command's reply as one line: ``open: ok``, and what it did outside the table."""
+    return f"{command}: ok" + (f": {safe(reply['said'])}" if reply.get("said") else "")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,18 +56,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                               + "\n".join(f"  {c.usage()}\n      {c.help}; {c.min_role.label} or above"
                                            for c in COMMANDS.values()))
     p.add_argument("--socket", default=str(DEFAULT_SOCKET), type=path_argument, metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
-    p.add_argument("--operator", metavar="ID", default=os.environ.get("SHOECTL_OPERATOR"), help="operator id (or SHOECTL_OPERATOR)")
+    p.add_argument("--operator", metavar="ID", help="operator id (or SHOECTL_OPERATOR)")
     p.add_argument("--pin-stdin", action="store_true", help="read the PIN from the first line of standard input")
     p.add_argument("--json", action="store_true", help="print the server's reply as JSON")
     p.add_argument("table_command", metavar="COMMAND", help="status, watch, or a table command (listed below)")
-    p.add_argument("args", nargs="*", metavar="KEY=VALUE")
+    p.add_argument("args", nargs="*", default=[], metavar="KEY=VALUE")  # a default: not listed as required
     p.set_defaults(func=run)
 
     c = sub.add_parser("console", help="interactive console for dealers and floorpersons",
                        description="The table's events as they happen, above a prompt with Tab completion of the "
                                    "commands and their arguments. Without --operator: status and events only.")
     c.add_argument("--socket", default=str(DEFAULT_SOCKET), type=path_argument, metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
-    c.add_argument("--operator", metavar="ID", default=os.environ.get("SHOECTL_OPERATOR"),
+    c.add_argument("--operator", metavar="ID",
                    help="operator id for table commands (or SHOECTL_OPERATOR); without it the console only watches")
     c.add_argument("--pin-stdin", action="store_true", help="read the PIN from the first line of standard input")
     c.set_defaults(func=run_console)
@@ -88,6 +93,16 @@ def parse_args(command: str, items: list[str]) -> dict[str, Any]:
     return out
 
 
+def operator_of(args: argparse.Namespace) -> str | None:
+    """``--operator``, else ``SHOECTL_OPERATOR``, else None; ``UsageError`` naming which of the two
+    gave a value that is not UTF-8 text."""
+    value, where = (args.operator, "--operator") if args.operator is not None \
+        else (os.environ.get("SHOECTL_OPERATOR"), "SHOECTL_OPERATOR")
+    if value and not is_unicode_text(value):  # bytes that are not UTF-8, as the shell passed them
+        raise UsageError(f"{where} {safe(value)}: not UTF-8 text")
+    return value or None
+
+
 def _typed(kind: str | None, value: str) -> Any:
     if kind in (WHOLE, SEAT) and (number := whole_number_of(value)) is not None:
         return number  # as the table reads decimal text; anything else stays text: the table says what it must be
@@ -98,7 +113,10 @@ def _typed(kind: str | None, value: str) -> Any:
 
 def _pin(args: argparse.Namespace) -> str:
     if args.pin_stdin:
-        line = sys.stdin.readline()
+        try:
+            line = sys.stdin.readline()
+        except UnicodeDecodeError:  # a standard input read strictly as UTF-8: pin_problem says so
+            line = "\udcff"
         if not line.strip():
             raise UsageError("--pin-stdin: no PIN on standard input")
         return pin_problem_refused(line.strip(), "--pin-stdin")
@@ -241,16 +259,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.table_command not in COMMANDS:
         raise UsageError(f"unknown command {quoted(args.table_command)} (status, watch, {', '.join(sorted(COMMANDS))})")
+    args.operator = operator_of(args)
     if not args.operator:
         raise UsageError("--operator is required for table commands (or set SHOECTL_OPERATOR)")
-    if not is_unicode_text(args.operator):  # bytes that are not UTF-8, as the shell passed them
-        raise UsageError(f"--operator {safe(args.operator)}: not UTF-8 text")
     reply = client.command(args.operator, _pin(args), args.table_command, parse_args(args.table_command, args.args))
     if args.json:
         print_json(reply)
     if reply.get("ok"):
         if not args.json:
-            print(f"{args.table_command}: ok" + (f": {reply['said']}" if reply.get("said") else ""))
+            print(ok_line(args.table_command, reply))
         return 0
     if not args.json:
         print(f"shoectl ctl: {refusal_line(args.table_command, reply)}", file=sys.stderr)
@@ -260,6 +277,7 @@ def run(args: argparse.Namespace) -> int:
 def run_console(args: argparse.Namespace) -> int:
     from controller.cli.console import Console  # prompt_toolkit: only for the console
 
+    args.operator = operator_of(args)
     if args.pin_stdin and not args.operator:  # the PIN line would be read as a command, and shown
         raise UsageError("--pin-stdin needs --operator (or SHOECTL_OPERATOR): without an operator the console "
                          "only watches")

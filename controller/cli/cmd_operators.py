@@ -24,6 +24,7 @@ from controller.operators.pins import PinError, check_pin
 from controller.operators.store import (
     DEFAULT_PATH,
     ID_RULE,
+    MAX_NAME,
     ROLE_NAMES,
     Operator,
     OperatorsError,
@@ -32,13 +33,24 @@ from controller.operators.store import (
     load_operators,
     remove_operator,
 )
-from shoectl_config.text import quoted
+from shoectl_config.text import is_unicode_text, quoted
 
 
 def _operator_id(text: str) -> str:
     """An argparse type: an operator id (``ID_RULE``), refused before the file is read."""
     if not is_operator_id(text):
         raise argparse.ArgumentTypeError(f"not a valid operator id: {quoted(text[:40])} ({ID_RULE})")
+    return text
+
+
+def _display_name(text: str) -> str:
+    """An argparse type: ``--name``, checked as the operators file checks a name (one printable
+    line of at most ``MAX_NAME`` characters), so that a bad one is the option's, not the file's."""
+    shown = quoted(text[:40]) + ("..." if len(text) > 40 else "")
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{shown}: an empty name")
+    if len(text.strip()) > MAX_NAME or not text.strip().isprintable():
+        raise argparse.ArgumentTypeError(f"{shown}: a name is one printable line of at most {MAX_NAME} characters")
     return text
 
 
@@ -50,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = ops.add_parser("add", help="add an operator (asks for the PIN twice, without echo)")
     a.add_argument("id", type=_operator_id, metavar="ID", help="operator id: lowercase letters, digits, '_', '-' (at most 32)")
     a.add_argument("--role", required=True, choices=ROLE_NAMES)
-    a.add_argument("--name", help="the operator's name, for display")
+    a.add_argument("--name", type=_display_name, help="the operator's name, for display")
     _file_arg(a)
     a.add_argument("--pin-stdin", action="store_true", help="read the PIN as one line from standard input")
     a.add_argument("--replace", action="store_true", help="replace an existing operator (new role and PIN)")
@@ -80,10 +92,15 @@ def _warn(args: argparse.Namespace, messages: list[str]) -> None:
 def _read_pin(op_id: str, from_stdin: bool) -> str:
     """The new PIN: one line of standard input, or asked twice without echo (must match)."""
     if from_stdin:
-        line = sys.stdin.readline()
+        try:
+            line = sys.stdin.readline()
+        except UnicodeDecodeError:  # a standard input read strictly as UTF-8
+            line = "\udcff"
         if not line.strip():
             raise UsageError("--pin-stdin: no PIN on standard input")
         pin = line.strip()
+        if not is_unicode_text(pin):  # bytes that are not UTF-8 (as ``shoectl ctl`` says of them)
+            raise UsageError("--pin-stdin: the PIN is not UTF-8 text; nothing was changed")
         check_pin(pin, op_id)
         return pin
     with warnings.catch_warnings():

@@ -6,19 +6,22 @@
 - ``profiles show NAME|FILE [--json]``: every key of one profile, defaults filled in; ``--json``:
   ``Profile.to_json()`` (the TOML layout plus ``name`` and ``source``).
 - ``profiles check [FILE ...]``: validate the files (default: every file of the search path,
-  shadowed ones too); one ``FILE: ok (...)`` or ``FILE: error: KEY: REASON`` line per file on
-  standard output; exit 2 if any file is bad.
+  shadowed ones too); one ``FILE: ok (...)`` line per good file on standard output, one ``FILE:
+  error: KEY: REASON`` line per bad one on standard error (as ``rules check`` says its errors);
+  exit 2 if any file is bad.
 
 A bad profile in ``list`` / ``show`` raises ``ProfileError`` (one line, exit 2 through main).
 """
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from controller.cli.common import print_json
 from controller.errors import path_argument
 from firmware_bridge.profiles import Profile, check_profiles, list_profiles, profile_dirs, resolve_profile
+from shoectl_config.text import readable
 
 EXIT_BAD_PROFILE = 2
 
@@ -116,5 +119,5 @@ def run_check(args: argparse.Namespace) -> int:
             err = r.error
             assert err is not None
             where = f"{err.key}: " if err.key else ""
-            print(f"{r.path}: error: {where}{err.reason}")
+            print(readable(f"{r.path}: error: {where}{err.reason}"), file=sys.stderr)
     return EXIT_BAD_PROFILE if bad else 0

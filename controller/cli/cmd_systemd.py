@@ -17,6 +17,7 @@ and STATUS= with ``status_line(snapshot)``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -132,8 +133,18 @@ def run(args: argparse.Namespace) -> int:
     if not args.output:
         sys.stdout.write(text)
         return 0
-    with atomic_writer(Path(args.output), mode=0o644) as fh:
-        fh.write(text)
+    try:
+        with atomic_writer(Path(args.output), mode=0o644) as fh:
+            fh.write(text)
+    except FileNotFoundError:  # the folder is there (checked as -o was read): it takes no new file
+        # The unit is written beside FILE and renamed over it: a folder such as /proc has no room
+        # for that file, and the system's "No such file or directory" named FILE, which may exist.
+        folder = os.path.dirname(args.output) or "."
+        if not os.path.isdir(folder):
+            raise
+        kept = "; it was left as it is" if os.path.lexists(args.output) else ""
+        raise UsageError(f"-o {args.output}: not a file the unit can be written to (its folder {folder} takes "
+                         f"no new files){kept}") from None
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

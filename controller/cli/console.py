@@ -30,12 +30,13 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from controller.cli.cmd_ctl import EXIT_OF_CODE, EventLines, parse_args, pin_problem, refusal_line, status_reply_text
+from controller.cli.cmd_ctl import (EXIT_OF_CODE, EventLines, ok_line, parse_args, pin_problem, refusal_line,
+                                    status_reply_text)
 from controller.cli.common import write_line
 from controller.control.client import ControlClient
 from controller.errors import UsageError
 from controller.table.commands import COMMANDS, Arg, help_text
-from shoectl_config.text import quoted
+from shoectl_config.text import quoted, safe
 
 PROMPT = "shoectl> "
 INTRO = "shoectl console: `help` lists the commands, `status` shows the table, Tab completes, Ctrl-D leaves."
@@ -43,6 +44,9 @@ CONSOLE_COMMANDS = {"status": "the table's state, shoe, hands, wagers and faults
                     "help": "the commands, or `help COMMAND` for one command's arguments",
                     "pin": "type your PIN again (after a wrong one, or once it was changed)",
                     "quit": "leave the console (the table keeps running)", "exit": "leave the console"}
+# shlex.split's reasons for a line it cannot split, in the console's words.
+SPLIT_PROBLEMS = {"No closing quotation": "a quote is not closed",
+                  "No escaped character": "a backslash at the end of the line escapes nothing"}
 SEATS = tuple(str(s) for s in range(1, 10))  # the status does not name the seats: the largest preset table's
 
 
@@ -150,10 +154,12 @@ class Console:
 
     def handle(self, line: str) -> bool:
         """Carry out one typed line; True when the person leaves."""
+        line = line.rstrip("\r\n")  # a script's line end is not part of the line (nor escaped by a backslash)
         try:
             words = shlex.split(line)
-        except ValueError as exc:
-            write_line(f"cannot read that line: {exc} (quote a value with spaces: reason='door jammed')")
+        except ValueError as exc:  # shlex's words: "No closing quotation", "No escaped character"
+            problem = SPLIT_PROBLEMS.get(str(exc), "the line cannot be read")
+            write_line(f"{problem}: {safe(line)}")
             self.last_code = 2
             return False
         if not words:
@@ -231,7 +237,7 @@ class Console:
             return
         reply = self.client.command(self.operator, self.pin, command, args)
         if reply.get("ok"):
-            write_line(f"{command}: ok" + (f": {reply['said']}" if reply.get("said") else ""))
+            write_line(ok_line(command, reply))
             self.last_code = 0
         else:
             again = " (`pin` to type it again)" if "tries_left" in reply else ""

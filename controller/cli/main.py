@@ -14,7 +14,8 @@ Exit codes (a stable contract):
 A command module exposes ``register(subparsers)`` (adding its parser with
 ``set_defaults(func=run)``) and ``run(args) -> int``. Every parser is a ``_Parser``
 (``add_subparsers`` passes the class on): options are never abbreviated (``--shoe`` is refused,
-not taken for ``--shoes``), and argparse's own errors are one line with exit 2.
+not taken for ``--shoes``), a negative number with an exponent (``--edge-threshold -1e-3``) is a
+value as ``-1`` and ``-.5`` are, not an option, and argparse's own errors are one line with exit 2.
 
 Every error line goes through ``shoectl_config.text.readable``: a byte of the user's input that
 is not UTF-8 (a file name, an argument) reads ``\xff`` however the message quoted it.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from functools import partial
@@ -66,12 +68,16 @@ LOGGING_COMMANDS = frozenset({"run", "feed", "floor", "scoreboard"})
 COMMAND_MODULES = tuple(dict.fromkeys(f"controller.cli.{m}" for mods in COMMANDS.values() for m in mods))
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# argparse's own takes only -1 and -.5 for a number: -1e-3 was an unknown option, and its option
+# "expected one argument". As argparse's, it applies while no option looks like a negative number.
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str) -> None:  # one line, exit 2 (argparse's own convention)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {readable(message)}\n")

@@ -12,10 +12,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from controller.cli.common import group_name, non_negative_int, positive_int, stderr_line, whole_number
+from controller.cli.common import group_name, stderr_line, whole_number
 from controller.errors import UsageError, path_argument
 
 __all__ = ["add_run_control_options", "claim_run_control"]
+
+# --lockout and --remember-pin: at most a day. Beyond that a lockout is a ban (and a huge one was
+# printed as "locked out for 153722867280912930 min"); a remembered PIN, a PIN not checked again.
+MAX_AUTH_SECONDS = 86_400
 
 
 def add_run_control_options(p: argparse.ArgumentParser) -> None:
@@ -29,10 +33,12 @@ def add_run_control_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--submissions", type=path_argument, metavar="DIR",
                    help="folder of the Rules Submission files a floorperson's set_submission may name, beside the "
                         "presets (default: submissions beside the journal)")
-    p.add_argument("--lockout", type=positive_int, default=300, metavar="SECONDS",
-                   help="how long five wrong PINs in a row lock an operator out (default 300)")
-    p.add_argument("--remember-pin", type=non_negative_int, default=300, metavar="SECONDS",
-                   help="how long a PIN that passed its check is accepted again without another (default 300; 0: check every PIN in full)")
+    p.add_argument("--lockout", type=whole_number(1, MAX_AUTH_SECONDS), default=300, metavar="SECONDS",
+                   help=f"how long five wrong PINs in a row lock an operator out (default 300, at most "
+                        f"{MAX_AUTH_SECONDS}: a day)")
+    p.add_argument("--remember-pin", type=whole_number(0, MAX_AUTH_SECONDS), default=300, metavar="SECONDS",
+                   help=f"how long a PIN that passed its check is accepted again without another (default 300, at "
+                        f"most {MAX_AUTH_SECONDS}: a day; 0: check every PIN in full)")
 
 
 def claim_run_control(args: argparse.Namespace, journal_path: Path) -> Any:

@@ -3,7 +3,10 @@
 ``ControlClient(path)``: ``status()``, ``command(operator, pin, command, args)`` (the server's
 reply dict), ``events()`` (an iterator over the live event stream). A missing socket, a table that
 is not running, a table too busy to take the connection, or something on the socket that does not
-answer as a table raises ``ControlUnavailable`` (an OSError: one line, exit 2 in the CLI).
+answer as a table raises ``ControlUnavailable`` (an OSError: one line, exit 2 in the CLI): a reply
+that is not JSON, or not of the shape its request is answered with (``status`` without a status, a
+command's reply without ``ok`` true and a list of records or ``ok`` false, an event that is not
+one).
 """
 from __future__ import annotations
 
@@ -56,12 +59,23 @@ class ControlClient:
 
     def status(self) -> dict[str, Any]:
         reply = self.request({"op": "status"})
-        if not isinstance(reply.get("status"), dict):
-            raise ControlUnavailable(f"{self.path}: the table did not give its status ({reply.get('error')})")
-        return reply
+        if isinstance(reply.get("status"), dict):
+            return reply
+        if reply.get("ok") is False and isinstance(reply.get("error"), str) and reply["error"]:
+            raise ControlUnavailable(f"{self.path}: the table did not give its status: {reply['error']}")
+        raise self._not_understood("it gives no status")
 
     def command(self, operator: str, pin: str, command: str, args: dict[str, Any]) -> dict[str, Any]:
-        return self.request({"op": "command", "operator": operator, "pin": pin, "command": command, "args": args})
+        """The table's reply: ``{"ok": true, "records": [...]}`` (maybe with ``said``) or ``{"ok":
+        false, "code", "error"}`` (either may be missing: the CLI says the table gave no reason)."""
+        reply = self.request({"op": "command", "operator": operator, "pin": pin, "command": command, "args": args})
+        if reply.get("ok") is True:
+            shaped = isinstance(reply.get("records"), list) and isinstance(reply.get("said", ""), str | None)
+        else:
+            shaped = reply.get("ok") is False and all(isinstance(reply.get(k), str | None) for k in ("code", "error"))
+        if not shaped:
+            raise self._not_understood("it is not an answer to a command")
+        return reply
 
     def events(self) -> Iterator[dict[str, Any]]:
         """The current status first (``{"status": ...}``), then every event as it happens."""
@@ -71,7 +85,13 @@ class ControlClient:
             _send(s, {"id": next(self._ids), "op": "subscribe"})
             f = s.makefile("rb")
             for line in f:
-                yield self._reply(line)
+                msg = self._reply(line)
+                if not (isinstance(msg.get("status"), dict) or isinstance(msg.get("event"), dict)):
+                    raise self._not_understood("it is neither the table's status nor an event")
+                yield msg
+
+    def _not_understood(self, why: str) -> ControlUnavailable:
+        return ControlUnavailable(f"{self.path}: the table's reply was not understood: {why}")
 
     def _reply(self, line: bytes) -> dict[str, Any]:
         """One reply line as a dict; ``ControlUnavailable`` if it is not a table's, or says the

@@ -68,7 +68,7 @@ def test_profiles_check_names_the_section_of_a_misplaced_key(capsys, tmp_path: P
     path = profile(tmp_path, edit)
     code, out, err = run(capsys, "profiles", "check", str(path))
     assert code == 2 and "Traceback" not in out + err
-    assert out.startswith(f"{path}: error: {message}") and out.count("\n") == 1
+    assert out == "" and err.startswith(f"{path}: error: {message}") and err.count("\n") == 1
 
 
 def submission(capsys, tmp_path: Path, edit) -> Path:

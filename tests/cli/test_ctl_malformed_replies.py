@@ -1,0 +1,145 @@
+"""`shoectl ctl` and `shoectl console` given bad input: a table's malformed reply, a missing command,
+a script line that cannot be split, an operator id from the environment that is not UTF-8. Each is
+one line in the user's words (exit 2 for usage and input errors), never a Python name nor a raw
+control character."""
+from __future__ import annotations
+
+import io
+import json
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cli_run import run
+
+STATUS = {"ok": True, "status": {"table": "T1", "state": "idle"}, "links": {}}
+
+
+@pytest.fixture
+def fake_table(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """``fake_table(reply)``: a UNIX socket that answers every request with the JSON line
+    ``reply``; with ``status_too=False``, a ``status`` request with a well-formed status (the
+    console asks for one before it starts). Its path is returned."""
+    servers: list[tuple[socket.socket, threading.Thread]] = []
+
+    def start(reply: str, status_too: bool = True) -> Path:
+        path = tmp_path / f"t{len(servers)}.sock"
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(path))
+        server.listen(4)
+
+        def answer() -> None:
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except OSError:  # closed at the end of the test
+                    return
+                with conn:
+                    request = json.loads(conn.makefile("rb").readline())
+                    line = json.dumps(STATUS) if request.get("op") == "status" and not status_too else reply
+                    conn.sendall(line.encode() + b"\n")
+
+        thread = threading.Thread(target=answer, daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        return path
+
+    yield start
+    for server, thread in servers:
+        server.shutdown(socket.SHUT_RDWR)  # wakes the accept() waiting
+        server.close()
+        thread.join(5)
+
+
+@pytest.mark.parametrize(("reply", "said"), [
+    ('{"ok": true}', "the table's reply was not understood: it gives no status"),
+    ('{"ok": false}', "the table's reply was not understood: it gives no status"),
+    ('{"ok": false, "code": "refused", "error": "\\u001b[2Jboom"}', "the table did not give its status: \\x1b[2Jboom"),
+])
+def test_a_status_reply_without_a_status_is_said_in_words(capsys, fake_table, reply: str, said: str) -> None:
+    """A status reply with no status said "the table did not give its status (None)": a Python name."""
+    path = fake_table(reply)
+    code, out, err = run(capsys, "ctl", "--socket", str(path), "status")
+    assert (code, out) == (2, "")
+    assert err == f"shoectl ctl: error: {path}: {said}\n"
+
+
+@pytest.mark.parametrize(("reply", "exit_code", "said"), [
+    # the reason's ESC went to the terminal as it was (here: clear the screen)
+    ('{"ok": false, "code": "refused", "error": "\\u001b[2Jboom"}', 1, "open: refused: \\x1b[2Jboom"),
+    # "open: refused: " and nothing after it
+    ('{"ok": false}', 1, "open: refused: the table gave no reason"),
+    ('{"ok": false, "code": "auth", "error": null}', 3, "open: not accepted: the table gave no reason"),
+])
+def test_a_refusal_is_printed_in_words_on_one_line(capsys, monkeypatch, fake_table, reply: str, exit_code: int,
+                                                   said: str) -> None:
+    """A refusal's reason is printed with its control characters escaped, and a refusal without
+    one says so: before, an ESC in the reason reached the terminal and no reason printed nothing."""
+    monkeypatch.setenv("SHOECTL_PIN", "1234")
+    code, out, err = run(capsys, "ctl", "--socket", str(fake_table(reply)), "--operator", "fp1", "open")
+    assert (code, out) == (exit_code, "")
+    assert err == f"shoectl ctl: {said}\n"
+
+
+@pytest.mark.parametrize("reply", ['{"ok": true, "records": "x"}', '{"ok": true}', '{"ok": "yes", "records": []}',
+                                   '{"ok": false, "code": 3, "error": "x"}', '{"ok": true, "records": [], "said": 1}'])
+@pytest.mark.parametrize("json_output", [False, True])
+def test_a_command_reply_of_the_wrong_shape_is_not_taken_for_an_answer(capsys, monkeypatch, fake_table, reply: str,
+                                                                       json_output: bool) -> None:
+    """`{"ok": true, "records": "x"}` exited 0 as if the table had taken the command; a reply not
+    of a command's shape is said in one line, exit 2, as a reply that is not JSON is."""
+    monkeypatch.setenv("SHOECTL_PIN", "1234")
+    path = fake_table(reply)
+    code, out, err = run(capsys, "ctl", "--socket", str(path), "--operator", "fp1", "open",
+                         *(["--json"] if json_output else []))
+    assert (code, out) == (2, "")
+    assert err == f"shoectl ctl: error: {path}: the table's reply was not understood: it is not an answer to a command\n"
+
+
+def test_the_console_prints_a_refusal_escaped_and_its_missing_reason(capsys, monkeypatch, fake_table) -> None:
+    """The console printed the table's reason as it came (an ESC to the terminal), or nothing."""
+    monkeypatch.setenv("SHOECTL_PIN", "1234")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("open\n"))
+    path = fake_table('{"ok": false, "code": "refused", "error": "\\u001b[2Jboom"}', status_too=False)
+    code, out, err = run(capsys, "console", "--socket", str(path), "--operator", "fp1")
+    assert (code, out, err) == (1, "open: refused: \\x1b[2Jboom\n", "")
+
+
+def test_ctl_without_a_command_names_only_what_is_required(capsys) -> None:
+    """`shoectl ctl` alone said "required: COMMAND, KEY=VALUE", though KEY=VALUE is optional."""
+    code, out, err = run(capsys, "ctl")
+    assert (code, out) == (2, "")
+    assert err == "shoectl ctl: error: the following arguments are required: COMMAND\n"
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("close reason='x", "a quote is not closed: close reason='x"),
+    ("close reason=x\\", "a backslash at the end of the line escapes nothing: close reason=x\\"),
+])
+def test_a_console_script_line_that_cannot_be_split_is_said_in_words(capsys, monkeypatch, fake_table, line: str,
+                                                                     said: str) -> None:
+    """A console script's line with an unclosed quote said "No closing quotation", shlex's text."""
+    monkeypatch.setenv("SHOECTL_PIN", "1234")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(line + "\n"))
+    path = fake_table(json.dumps(STATUS))  # the line is never sent
+    code, out, err = run(capsys, "console", "--socket", str(path), "--operator", "fp1")
+    assert (code, out, err) == (2, said + "\n", "")
+
+
+@pytest.mark.parametrize("command", ["ctl", "console"])
+def test_an_operator_id_from_the_environment_that_is_not_utf8_names_the_variable(capsys, monkeypatch, tmp_path: Path,
+                                                                                 command: str) -> None:
+    """`SHOECTL_OPERATOR=$'\\xff' shoectl ctl open` blamed `--operator`, which was not given; the
+    console did not check it at all."""
+    monkeypatch.setenv("SHOECTL_OPERATOR", "\udcff")  # the byte 0xff, as Python reads it from the environment
+    monkeypatch.setenv("SHOECTL_PIN", "1234")
+    code, out, err = run(capsys, command, "--socket", str(tmp_path / "none.sock"), *(["open"] if command == "ctl" else []))
+    assert (code, out) == (2, "")
+    assert err == f"shoectl {command}: error: SHOECTL_OPERATOR \\xff: not UTF-8 text\n"
+    code, out, err = run(capsys, command, "--socket", str(tmp_path / "none.sock"), "--operator", "\udcff",
+                         *(["open"] if command == "ctl" else []))
+    assert err == f"shoectl {command}: error: --operator \\xff: not UTF-8 text\n"
