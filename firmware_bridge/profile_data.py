@@ -177,6 +177,7 @@ class Capabilities:
     automatic_reshuffle: bool = False
     shuffler: str = "none"
     deck_capacity: int = 8
+    approval: str | None = None  # 681a.5(h): the Bureau's approval of the model (461a.4), as recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +262,7 @@ class Profile:
                 "automatic_reshuffle": caps.automatic_reshuffle,
                 "shuffler": caps.shuffler,
                 "deck_capacity": caps.deck_capacity,
+                **({"approval": caps.approval} if caps.approval else {}),
             },
             "timing": {
                 "response_timeout_ms": t.response_timeout_ms,

@@ -45,7 +45,7 @@ _SERIAL_KEYS = ("type", "baudrate", "bytesize", "parity", "stopbits", "rtscts", 
 _USB_KEYS = ("type", "vid", "pid", "serial_number", "configuration", "interface", "endpoint_out",
              "endpoint_in", "transfer", "max_packet", "manufacturer", "product")
 _CAP_KEYS = ("card_recognition", "face_up_detection", "cover_card_sensor", "card_count_after_shuffle",
-             "automatic_reshuffle", "shuffler", "deck_capacity")
+             "automatic_reshuffle", "shuffler", "deck_capacity", "approval")
 _TIMING_KEYS = ("response_timeout_ms", "heartbeat_interval_ms", "retries", "reconnect_min_ms",
                 "reconnect_max_ms", "shuffle_ms")
 _SECTIONS: dict[str, tuple[str, ...]] = {
@@ -212,7 +212,8 @@ class ProfileParser(DocumentParser):
                            "card_count_after_shuffle", "automatic_reshuffle")}
         shuffler = self.choice("capabilities.shuffler", c.get("shuffler", "none"), SHUFFLERS)
         decks = self.integer("capabilities.deck_capacity", c.get("deck_capacity", 8), 1, 12)
-        caps = Capabilities(shuffler=shuffler, deck_capacity=decks, **flags)
+        approval = self.text("capabilities.approval", c["approval"], 200) if "approval" in c else None
+        caps = Capabilities(shuffler=shuffler, deck_capacity=decks, approval=approval, **flags)
         # Consistency between the kind and what the device can do.
         if kind == "shoe" and shuffler != "none":
             raise self.fail("capabilities.shuffler",
@@ -235,6 +236,11 @@ class ProfileParser(DocumentParser):
                 raise self.fail("capabilities.automatic_reshuffle",
                                 "681a.5(h) covers a device that reshuffles and counts the cards: "
                                 "set card_count_after_shuffle = true")
+            if approval is None:
+                raise self.fail("capabilities.approval",
+                                "681a.5(h) allows a device that reshuffles automatically only once the Bureau has "
+                                "approved it (461a.4): give the approval's reference, e.g. approval = \"BGLO "
+                                "2026-0417\"")
         return caps
 
     def timing(self) -> Timing:

@@ -143,17 +143,19 @@ def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
     return out
 
 
-def table_capabilities(profiles: list[Any]) -> dict[str, bool]:
+def table_capabilities(profiles: list[Any]) -> dict[str, Any]:
     """What the attached devices' profiles say about the table's procedure, as ``TableCore``
-    options: an automatic reshuffling shoe (681a.5(h): no manual cut), whether a shuffler is
+    options: an automatic reshuffling shoe (681a.5(h): no manual cut) and its approval's reference, whether a shuffler is
     there at all (681a.5(a): otherwise the dealer shuffles by hand), whether it keeps one batch
     of shuffled cards in store (a batch shuffler, not a continuous one: 681a.5(g)(2)), and whether
     it is built into the shoe (kind ``shuffler-shoe``: one device takes both roles' commands). No
     profiles: the built-in emulated shuffler (a batch shuffler) and shoe."""
     if not profiles:
-        return {"automatic_shoe": False, "shuffler": True, "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
+        return {"automatic_shoe": False, "approval": None, "shuffler": True, "shuffler_keeps_one_batch": True,
+                "shuffler_in_shoe": False}
     shufflers = [p.capabilities.shuffler for p in profiles if p.capabilities.shuffler != "none"]
-    return {"automatic_shoe": any(p.capabilities.automatic_reshuffle for p in profiles),
+    automatic = [p for p in profiles if p.capabilities.automatic_reshuffle]
+    return {"automatic_shoe": bool(automatic), "approval": automatic[0].capabilities.approval if automatic else None,
             "shuffler": bool(shufflers),
             "shuffler_keeps_one_batch": bool(shufflers) and all(s == "batch" for s in shufflers),
             "shuffler_in_shoe": any(p.kind == "shuffler-shoe" for p in profiles)}

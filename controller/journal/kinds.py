@@ -131,7 +131,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          ("order",), ("joined",)),
     Kind(CUT_DECLINED, "a seat declined the cut", ("seat",)),
     Kind(CUT, "the cut: position from the top, by whom, of a stack of how many cards", ("position", "by", "stack")),
-    Kind(CUT_SKIPPED, "no cut: an automatic reshuffling shoe (681a.5(h))", ("clause",)),
+    Kind(CUT_SKIPPED, "no cut: an automatic reshuffling shoe (681a.5(h)); approval: the Bureau's approval of the "
+         "device as its profile records it (461a.4)", ("clause",), ("approval",)),
     Kind(COVER, "the second cover card, this many cards above the bottom (681a.5(d))", ("from_bottom",)),
     Kind(INSPECTION, "an idle table's cards spread for a player's inspection before they are shuffled again, "
          "by hand or in the shuffler (681a.5(g)); clause (g)(2) for a batch taken out of the shuffler; again with turned "

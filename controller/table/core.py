@@ -57,7 +57,8 @@ class TableCore:
     Args:
         submission: the Rules Submission in force.
         table_id: names the shoes (``T1-S0001``).
-        automatic_shoe: an automatic reshuffling shoe (681a.5(h)): no cut, no idle inspection.
+        automatic_shoe: an automatic reshuffling shoe (681a.5(h)): no cut, no idle inspection;
+            ``approval``: the Bureau's approval of it (461a.4) as its profile records it, journaled.
         shuffler: False when the dealer shuffles by hand (681a.5(a), (g)(1)).
         shuffler_keeps_one_batch: the automated shuffler "stores a single batch of shuffled cards
             inside the shuffler in a secure manner" (681a.5(g)(2); a batch shuffler, not a
@@ -69,11 +70,11 @@ class TableCore:
     """
 
     def __init__(self, submission: Any, *, table_id: str = "T1", automatic_shoe: bool = False,
-                 shuffler: bool = True, shuffler_keeps_one_batch: bool = True, shuffler_in_shoe: bool = False,
-                 first_shoe: int = 1) -> None:
+                 approval: str | None = None, shuffler: bool = True, shuffler_keeps_one_batch: bool = True,
+                 shuffler_in_shoe: bool = False, first_shoe: int = 1) -> None:
         self.sub = submission
         self.table_id = table_id
-        self.automatic_shoe = automatic_shoe
+        self.automatic_shoe, self.approval = automatic_shoe, approval
         self.has_shuffler = shuffler
         self.shuffler_keeps_one_batch = shuffler and shuffler_keeps_one_batch
         self.shuffler_in_shoe = shuffler_in_shoe

@@ -87,7 +87,7 @@ def offer_next_cut(t: TableCore) -> None:
 
 def deliver_to_shoe(t: TableCore) -> None:
     """681a.5(h): an automatic reshuffling shoe: no cut; the stack goes into the shoe."""
-    t.record(kinds.CUT_SKIPPED, {"clause": "681a.5(h)"})
+    t.record(kinds.CUT_SKIPPED, {"clause": "681a.5(h)", **({"approval": t.approval} if t.approval else {})})
     t.send("shuffler", m.Deliver(m.DeliverTarget.SHOE))
 
 

@@ -18,7 +18,7 @@ from firmware_bridge.profiles import get_profile
 
 
 def test_the_built_in_emulated_table_has_a_shuffler_and_a_cut() -> None:
-    batch = {"automatic_shoe": False, "shuffler": True, "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
+    batch = {"automatic_shoe": False, "approval": None, "shuffler": True, "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
     assert table_capabilities([]) == batch
     pair = [get_profile("emulated-shuffler"), get_profile("emulated-shoe")]
     assert table_capabilities(pair) == batch
@@ -39,21 +39,27 @@ def test_a_continuous_shuffler_does_not_keep_one_batch() -> None:
 
 def test_a_shoe_without_a_shuffler_is_shuffled_by_hand() -> None:
     assert table_capabilities([get_profile("acme-readershoe-s")]) == \
-        {"automatic_shoe": False, "shuffler": False, "shuffler_keeps_one_batch": False, "shuffler_in_shoe": False}
+        {"automatic_shoe": False, "approval": None, "shuffler": False, "shuffler_keeps_one_batch": False,
+         "shuffler_in_shoe": False}
 
 
 @pytest.mark.reg("681a.5(h)")
 def test_an_automatic_reshuffling_shoe_reaches_the_core_and_skips_the_cut() -> None:
     """681a.5(h): "If a certificate holder is utilizing the approved device, subsections (b)-(g)
     do not apply." The profile's capability reaches the core, which then delivers the shuffled
-    stack straight into the shoe instead of offering a cut."""
+    stack straight into the shoe instead of offering a cut, journaling the approval the profile
+    records ("approved in accordance with § 461a.4 ... prior to its use": a gaming lab's review
+    found nothing recorded it)."""
     options = table_capabilities([get_profile("acme-autoshoe-r")])
-    assert options == {"automatic_shoe": True, "shuffler": True, "shuffler_keeps_one_batch": True, "shuffler_in_shoe": True}
+    approval = get_profile("acme-autoshoe-r").capabilities.approval
+    assert approval and options == {"automatic_shoe": True, "approval": approval, "shuffler": True,
+                                    "shuffler_keeps_one_batch": True, "shuffler_in_shoe": True}
     core = TableCore(load_preset("minibaccarat"), **options)
     outs = core.handle(OperatorInput("open", {}, "f1", Role.FLOORPERSON))
     assert SendCommand("shoe", m.Shuffle(8)) in outs  # one device: the shuffler is in the shoe
     outs = core.handle(DeviceInput("shoe", m.ShuffleDone(416, 416)))
-    assert [o.payload for o in outs if isinstance(o, TableRecord) and o.kind == "cut_skipped"] == [{"clause": "681a.5(h)"}]
+    assert [o.payload for o in outs if isinstance(o, TableRecord) and o.kind == "cut_skipped"] == [
+        {"clause": "681a.5(h)", "approval": approval}]
     assert SendCommand("shoe", m.Deliver(m.DeliverTarget.SHOE)) in outs
     assert core.state == "loading"
 

@@ -117,3 +117,20 @@ def test_unreadable_paths(tmp_path: Path) -> None:
 def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     path = write(tmp_path, b"\xef\xbb\xbf" + dump_toml(SERIAL_BASE).encode(), "bom.toml")
     assert load_profile(path).vendor == "Test Vendor"
+
+
+@pytest.mark.reg("681a.5(h)")
+def test_an_automatic_reshuffling_shoe_needs_the_reference_of_its_approval(tmp_path: Path) -> None:
+    """681a.5(h): such a device may be used "provided that the device is submitted to the Bureau of
+    Gaming Laboratory Operations and approved in accordance with § 461a.4 ... prior to its use". No
+    file can prove an approval, but a profile that drops the cut and the inspection (b)-(g) names
+    the approval it relies on, and the journal records it (a gaming lab's review: nothing did)."""
+    shipped = (Path(__file__).resolve().parents[2] / "device_profiles" / "emulated-autoshoe.toml").read_text()
+    lines = [line for line in shipped.splitlines() if not line.startswith("approval")]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(ProfileError) as caught:
+        load_profile(path)
+    assert caught.value.key == "capabilities.approval"
+    assert "only once the Bureau has approved it (461a.4): give the approval's reference" in str(caught.value)
+    path.write_text(shipped.replace('approval = "none: an emulated', 'approval = "BGLO 2026-0417; none: an emulated'))
+    assert load_profile(path).capabilities.approval.startswith("BGLO 2026-0417")
