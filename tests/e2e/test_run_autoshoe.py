@@ -37,7 +37,8 @@ def test_an_automatic_reshuffling_shoe_deals_shoe_after_shoe_without_a_cut(tmp_p
     assert len(shoes) == 2
     for shoe in shoes:
         kinds = [k for k, _ in shoe]
-        assert [p for k, p in shoe if k == "cut_skipped"] == [{"clause": "681a.5(h)"}]
+        assert [p for k, p in shoe if k == "cut_skipped"] == [
+            {"clause": "681a.5(h)", "approval": "none: an emulated device, for tests and demonstrations only"}]
         assert kinds.index("cut_skipped") < kinds.index("shoe_loaded") < kinds.index("burn") < kinds.index("round_start")
         i_cover = kinds.index("cover_card")  # the device's own cover card, 16 cards above the bottom
         assert "round_result" in kinds[i_cover:kinds.index("reconciliation")]

@@ -183,11 +183,12 @@ def test_mqtt_3_1_1_is_refused_for_the_feed(capsys, five_entry_journal: Path) ->
 
 def test_run_refuses_a_bad_feed_option_before_creating_anything(capsys, tmp_path: Path) -> None:
     journal = tmp_path / "var" / "t.db"
+    journal.parent.mkdir()  # a journal folder that exists: only var/ by default is made
     code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--feed", "mqtts://127.0.0.1",
                          "--username", "T1", "--password-file", str(tmp_path / "missing"))
     assert code == 2 and err.strip().count("\n") == 0, err
     assert "cannot read the password file" in err
-    assert not journal.parent.exists()  # nothing created
+    assert not any(journal.parent.iterdir())  # nothing created
 
 
 def test_run_refuses_a_cursor_that_is_not_one_before_creating_anything(capsys, tmp_path: Path) -> None:
@@ -215,18 +216,20 @@ def test_run_refuses_the_cursor_of_another_journal_before_creating_anything(caps
 def test_run_refuses_broker_options_without_feed(capsys, tmp_path: Path, option: list[str]) -> None:
     """Before: ``shoectl run --tls-ca x`` dealt as if the option were not there."""
     journal = tmp_path / "var" / "t.db"
+    journal.parent.mkdir()  # a journal folder that exists: only var/ by default is made
     code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", *option)
     assert code == 2 and err.strip().count("\n") == 0, err
     assert f"{option[0]}: only with --feed URL" in err
-    assert not journal.parent.exists()
+    assert not any(journal.parent.iterdir())
 
 
 def test_run_refuses_mqtt_3_1_1_for_its_feed(capsys, tmp_path: Path) -> None:
     journal = tmp_path / "var" / "t.db"
+    journal.parent.mkdir()  # a journal folder that exists: only var/ by default is made
     code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--feed", "mqtt://127.0.0.1:1",
                          "--mqtt-version", "3.1.1")
     assert code == 2 and "the feed needs MQTT 5" in err and err.strip().count("\n") == 0, err
-    assert not journal.parent.exists()
+    assert not any(journal.parent.iterdir())
 
 
 def test_run_with_an_unreachable_broker_deals_on_and_says_so_once(tmp_path: Path) -> None:

@@ -59,9 +59,10 @@ def test_a_port_in_use_is_refused(capsys, tmp_path, busy_port):
 
 def test_run_with_a_scoreboard_port_in_use_creates_nothing(capsys, tmp_path, busy_port):
     journal = tmp_path / "var" / "journal.db"
+    journal.parent.mkdir()  # a journal folder that exists: only var/ by default is made
     _one_line_error(*run(capsys, "run", "--journal", str(journal), "--rounds", "1",
                          "--scoreboard", f"127.0.0.1:{busy_port}"), "--scoreboard", "port is in use")
-    assert not journal.parent.exists()
+    assert not any(journal.parent.iterdir())
 
 
 def test_an_unknown_language_is_refused(capsys, tmp_path):
@@ -122,16 +123,18 @@ def test_the_floor_needs_exactly_one_source_and_usable_broker_files(capsys, tmp_
 @pytest.mark.parametrize("pace", ["-1", "fast", "10001", "2.5"])
 def test_run_refuses_a_bad_pace_before_creating_anything(capsys, tmp_path, pace):
     journal = tmp_path / "var" / "journal.db"
+    journal.parent.mkdir()  # a journal folder that exists: only var/ by default is made
     _one_line_error(*run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--pace", pace), "--pace")
-    assert not journal.parent.exists()
+    assert not any(journal.parent.iterdir())
 
 
 @pytest.mark.parametrize("listen", ["127.0.0.1", "localhost:80", "127.0.0.1:70000"])
 def test_run_refuses_a_bad_scoreboard_address_before_creating_anything(capsys, tmp_path, listen):
     journal = tmp_path / "var" / "journal.db"
+    journal.parent.mkdir()  # a journal folder that exists: only var/ by default is made
     _one_line_error(*run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--scoreboard", listen),
                     "--scoreboard")
-    assert not journal.parent.exists()
+    assert not any(journal.parent.iterdir())
 
 
 @pytest.mark.parametrize("options", [["--username", "u"], ["--tls-ca", "nope"], ["--mqtt-version", "3.1.1"],
