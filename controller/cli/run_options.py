@@ -141,6 +141,9 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
                          "floorperson may name)")
     if journal.exists():
         require_journal_file(journal)  # a file that is not a journal: nothing made beside it (lock, log)
+        if journal.stat().st_size == 0:  # never one of ours: a journal is made whole, then linked in
+            raise UsageError(f"--journal {journal}: an empty file, not a journal (one cut to nothing?); move it "
+                             "aside to start a new table there")
     return _check_journal_there(journal, args.table_id, hmac_key)
 
 

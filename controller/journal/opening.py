@@ -6,7 +6,8 @@ A new journal is built under a temporary name beside its path (WAL mode, the sch
 synced, then linked into place (``os.link``: never over a file that appeared meanwhile), so that a
 reader never finds the path as an empty or half-made database: a feed or a scoreboard started with
 the table would refuse it as not a journal. An empty file left by a crash of an older creation is
-still made a journal in place.
+still made a journal in place here; ``shoectl run`` refuses an empty file at its journal's path
+(it cannot tell one from a journal cut to nothing) and says to move it aside.
 """
 from __future__ import annotations
 

@@ -314,3 +314,17 @@ def test_outputs_that_cannot_be_written_are_refused_before_the_journal_is_made()
     finally:
         os.chmod(base / "ro", 0o755)
         shutil.rmtree(base)
+
+
+def test_an_empty_file_given_as_the_journal_is_refused_not_replaced(capsys, monkeypatch, tmp_path: Path) -> None:
+    """A bad-input review: ``: > zero.db; shoectl run --journal zero.db`` made a new journal of the
+    empty file, which ``journal verify`` calls "not a journal"; a journal cut to nothing would have
+    been started over without a word. A journal is made whole and then linked in (opening.py), so
+    an empty file at its path is never one of shoectl's."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "zero.db").write_bytes(b"")
+    code, out, err = run(capsys, "run", "--journal", "zero.db", "--rounds", "1", "--speed", "max")
+    assert (code, out) == (2, "")
+    assert err == ("shoectl run: error: --journal zero.db: an empty file, not a journal (one cut to nothing?); "
+                   "move it aside to start a new table there\n")
+    assert _listing(tmp_path) == ["zero.db"] and (tmp_path / "zero.db").stat().st_size == 0

@@ -294,14 +294,3 @@ def test_run_does_not_resume_from_a_journal_that_does_not_verify(journal: Path) 
     assert done.stderr.count("\n") == 1 and "FAILED at entry 100" in done.stderr
     assert "the table does not resume from a journal that does not verify" in done.stderr
     assert (journal.read_bytes(), anchors_path(journal).read_bytes()) == before
-
-
-def test_run_starts_on_the_empty_file_a_crash_during_creation_leaves(tmp_path: Path) -> None:
-    journal = tmp_path / "table.db"
-    journal.touch()
-    done = subprocess.run([sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--rounds",
-                           "1", "--speed", "max", "--seed", "2", "--display", "lines"], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    with JournalReader.open(journal) as r:
-        assert r.last_seq > 0
