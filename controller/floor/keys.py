@@ -20,31 +20,47 @@ from pathlib import Path
 
 from controller.journal.chain import Hasher, load_hmac_key
 from controller.journal.errors import JournalError
+from controller.table_ids import TABLE_ID, TABLE_ID_RULE
 from shoectl_config.documents import read_toml_file
 from shoectl_config.errors import ConfigError
+from shoectl_config.parser import DocumentParser
+from shoectl_config.text import key_part
 
 MAX_KEYS_FILE_BYTES = 1024 * 1024
+MAX_PATH_CHARS = 4096
 
 
 class KeysError(ConfigError):
     """The keys file cannot be used."""
 
 
+class _KeysParser(DocumentParser):
+    """The keys file's one section, checked as every configuration file is (shoectl_config)."""
+
+    error = KeysError
+
+    def key_files(self) -> dict[str, str]:
+        """``{table_id: key file path as written}``."""
+        self.document(("keys",))
+        out: dict[str, str] = {}
+        for table_id, key_path in self.section("keys", None).items():
+            key = f"keys.{key_part(table_id)}"
+            if not TABLE_ID.fullmatch(table_id):
+                raise self.fail(key, f"not a table id ({TABLE_ID_RULE})")
+            out[table_id] = self.text(key, key_path, MAX_PATH_CHARS)
+        return out
+
+
 def load_keys(path: str | Path) -> dict[str, Hasher]:
+    """``{table_id: Hasher}`` from the keys file at ``path``; ``KeysError`` (one line) when the file
+    or a key file it names cannot be used."""
     shown, doc, _mode = read_toml_file(path, MAX_KEYS_FILE_BYTES, KeysError)
-    unknown = sorted(set(doc) - {"keys"})
-    if unknown:
-        raise KeysError(shown, unknown[0], "unknown key (the file holds one table, [keys])")
-    keys = doc.get("keys", {})
-    if not isinstance(keys, dict):
-        raise KeysError(shown, "keys", "must be a table of TABLE_ID = \"KEY FILE\"")
+    parser = _KeysParser(doc, shown)
     base = Path(path).parent
     out: dict[str, Hasher] = {}
-    for table_id, key_path in keys.items():
-        if not isinstance(key_path, str) or not key_path:
-            raise KeysError(shown, f"keys.{table_id}", "must be the path of the table's HMAC key file")
+    for table_id, key_path in parser.key_files().items():
         try:
             out[table_id] = Hasher(load_hmac_key(base / key_path))
         except JournalError as exc:
-            raise KeysError(shown, f"keys.{table_id}", str(exc)) from None
+            raise parser.fail(f"keys.{key_part(table_id)}", str(exc)) from None
     return out
