@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from controller.journal import kinds
 from controller.money import money_text
+from controller.roles import Role
 from controller.rules.cards import parse_card
 from controller.rules.model import WagerKind
 from controller.rules.wagers import Wager, add_house_money
 from controller.table import dealing, preparation, rounds
 from controller.table.errors import Refused
 from controller.table.faults import check_operator_clearable, clear_faults
+from controller.table.autodealer import DEALER as AUTOMATED_DEALER
 from controller.table.io import OperatorInput
 from controller.table.machine import LIVE, ROUND_STATES
 
@@ -182,7 +184,13 @@ def dealer_sign_in(t: TableCore, op: OperatorInput, dealer: str) -> None:
         raise Refused("sign in between rounds, before wagers are placed")
     if dealer == t.dealer:
         raise Refused(f"{dealer} is the dealer signed in already")
+    if t.dealer_operator == AUTOMATED_DEALER and op.operator != AUTOMATED_DEALER:
+        raise Refused("the automated dealer deals at this table (shoectl run without --manual): no other dealer "
+                      "signs in")
     t.dealer = dealer
+    # Signed in by the dealer themself: that operator deals here now; by a floorperson for them:
+    # the first operator of the dealer's role to act after it.
+    t.dealer_operator = op.operator if op.role is Role.DEALER else None
     t.record(kinds.DEALER, {"dealer": dealer})
     if t.state == "betting":
         t.new_dealer()

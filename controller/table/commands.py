@@ -199,7 +199,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             (Arg("from_bottom", "count", "cards above the bottom of the stack", unit="cards"),), NO_CUT),
     Command("load", D, ("ready_to_load",), act.load, "load the cut stack into the shoe"),
     Command("dealer_sign_in", D, act.SIGN_IN_STATES, act.dealer_sign_in,
-            "a new dealer comes to the table and burns a card before dealing any (681a.7(c))",
+            "a new dealer comes to the table and burns a card before dealing any (681a.7(c)); until then "
+            "another operator of the dealer's role is refused",
             (Arg("dealer", "text", "the dealer's name or id as the casino keeps it (not an operator id: not checked "
                  "against the operators file)"),),
             "a new dealer signs in between rounds, not while the table is {state} "
@@ -270,17 +271,22 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
 MIN_ROLES: Mapping[str, Role] = MappingProxyType({name: c.min_role for name, c in COMMANDS.items()})
 
 
-def admit(op: OperatorInput, state: str, submission: Any,
-          faults: dict[str, str] | None = None) -> tuple[Command, dict[str, Any]]:
+def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str] | None = None,
+          dealer_operator: str | None = None) -> tuple[Command, dict[str, Any]]:
     """The command and its parsed arguments if ``op`` may be carried out now (see the module
     docstring); ``Refused`` otherwise (``faults``: those holding the table, named in a refusal
-    with what ends each). Changes nothing."""
+    with what ends each; ``dealer_operator``: the dealer at the table, whom another operator of the
+    dealer's role replaces only by signing in, 681a.7(c)). Changes nothing."""
     command = COMMANDS.get(op.command)
     if command is None:
         raise Refused(f"unknown command {_printable(str(op.command))}")
     if op.role < command.min_role:
         raise Refused(f"{command.name} needs a {command.min_role.label} or above; "
                       f"{op.operator} is a {op.role.label}")
+    if (dealer_operator is not None and op.role is Role.DEALER and op.operator != dealer_operator
+            and command.name != "dealer_sign_in"):
+        raise Refused(f"{op.operator} is not the dealer at this table ({dealer_operator} is): a new dealer signs in "
+                      "first (dealer_sign_in), and burns a card before dealing (681a.7(c))")
     if command.states is not None and state not in command.states:
         raise Refused(command.not_now.format(command=command.name, state=table_words(state, faults or {})))
     if not isinstance(op.args, Mapping):

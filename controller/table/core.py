@@ -29,6 +29,7 @@ from typing import Any
 from transitions import MachineError
 
 from controller.journal import kinds
+from controller.roles import Role
 from controller.rules.cards import Card
 from controller.rules.errors import RulesError
 from controller.rules.model import Dealing, Target
@@ -108,6 +109,7 @@ class TableCore:
         self.prompt_text: str | None = None
         self.unload_due: str | None = None  # 681a.7(d)(1): the shoe whose cards are to be taken out before the next load
         self.dealer: str | None = None
+        self.dealer_operator: str | None = None  # the operator dealing here (681a.7(c): another signs in)
         self.last_outcome: str | None = None
         self._out: list[Output] = []
         self.machine = build_machine(self)
@@ -145,10 +147,12 @@ class TableCore:
         return f"{inp.command} failed" if isinstance(inp, CommandFailed) else "link status"
 
     def _operator(self, op: OperatorInput) -> None:
-        command, args = admit(op, self.state, self.sub, self.faults)
+        command, args = admit(op, self.state, self.sub, self.faults, self.dealer_operator)
         self.record(kinds.OPERATOR, {"command": op.command, "args": jsonable(op.args), "operator": op.operator,
                                      "operator_role": op.role.label, "state": self.state})
         command.handler(self, op, **args)
+        if op.role is Role.DEALER and self.dealer_operator is None:
+            self.dealer_operator = op.operator  # the dealer at the table: the first of that role to act
 
     def recover(self, inputs: Iterable[DeviceInput | DeviceStatus | OperatorInput],
                 verdicts: Sequence[str | None] | None = None) -> tuple[int, str | None] | None:

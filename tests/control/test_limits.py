@@ -341,7 +341,7 @@ def test_a_flood_of_unknown_operators_is_summarized_and_bounded(start_table, wor
     for w in workers:
         w.start()
     free = next(seat for seat in range(1, 8) if seat not in t.status()["seats_taken"])  # the automated dealer sits 4
-    legit = t.ask(command_line("d1", "sit", seat=free))
+    legit = t.ask(command_line("fp1", "sit", seat=free))  # a floorperson: the automated dealer deals here
     for w in workers:
         w.join()
     assert legit["ok"], legit

@@ -27,6 +27,47 @@ def test_load_then_the_first_card_is_burned_and_a_new_dealer_burns_one() -> None
     assert b.of("refused")[-1]["reason"] == "D2 is the dealer signed in already" and len(b.of("burn")) == 2
 
 
+@pytest.mark.reg("681a.7(c)")
+def test_another_dealer_deals_only_once_signed_in_and_burning() -> None:
+    """681a.7(c): "Each new dealer who comes to the table shall also remove one card and place it in
+    the discard rack before dealing any cards to the players." A gaming lab's review: operator d2, a
+    dealer, dealt a whole round after d1 without signing in, and no card was burned. The dealer at
+    the table is the operator who signed in (or the first of the dealer's role to act); another
+    dealer's commands are refused, changing nothing, until they sign in, which burns their card."""
+    b = Bench("21-baccarat")
+    b.open_and_cut()
+    b.op("dealer_sign_in", Role.DEALER, operator="d1", dealer="D1")
+    burns = len(b.of("burn"))
+    b.op("wager", Role.DEALER, operator="d1", seat=1, kind="player", amount=100)
+    state, records = b.core.snapshot(), len(b.records)
+    b.op("no_more_bets", Role.DEALER, operator="d2")
+    assert b.of("refused")[-1]["reason"] == ("d2 is not the dealer at this table (d1 is): a new dealer signs in first "
+                                             "(dealer_sign_in), and burns a card before dealing (681a.7(c))")
+    assert b.core.snapshot() == state and b.kinds(records) == ["refused"]
+    b.op("no_more_bets", Role.DEALER, operator="d1")  # d1 completes the round
+    assert b.core.state == "betting"
+    b.op("dealer_sign_in", Role.DEALER, operator="d2", dealer="D2")
+    assert len(b.of("burn")) == burns + 1 and b.of("burn")[-1]["dealer"] == "D2"
+    b.op("wager", Role.DEALER, operator="d2", seat=1, kind="player", amount=100)
+    assert [(w.seat, w.amount) for w in b.core.pending_wagers] == [(1, 100)]
+    b.op("sit", Role.DEALER, operator="d1", seat=2)  # d1 has left the table: refused now
+    assert b.of("refused")[-1]["reason"].startswith("d1 is not the dealer at this table (d2 is)")
+    b.op("sit", Role.FLOORPERSON, operator="fp1", seat=2)  # a floorperson is not a dealer: not refused
+    assert 2 in b.core.occupied
+
+
+def test_no_other_dealer_signs_in_where_the_automated_dealer_deals() -> None:
+    """At a table the automated dealer deals (``shoectl run`` without ``--manual``) a person's sign-in
+    would leave it refused for every command: the table would stop. It is refused, in words."""
+    b = Bench()
+    b.open_and_cut()
+    b.op("dealer_sign_in", Role.DEALER, operator="auto-dealer", dealer="auto")
+    b.op("dealer_sign_in", Role.DEALER, operator="d1", dealer="Dana")
+    assert b.of("refused")[-1]["reason"] == ("the automated dealer deals at this table (shoectl run without --manual): "
+                                             "no other dealer signs in")
+    assert b.core.dealer_operator == "auto-dealer"
+
+
 @pytest.mark.reg("681a.7(d)")
 def test_cover_card_as_first_card_of_a_round_the_round_is_still_dealt() -> None:
     """681a.7(d): "If the cover card appears as the first card in the dealing shoe at the beginning

@@ -129,6 +129,7 @@ def test_the_autodealer_wagers_by_the_submission_in_force_not_the_one_it_started
     from controller.table.autodealer import AutoDealer
 
     b = limited_bench()  # the core decides by the example's limits
+    b.op("dealer_sign_in", Role.DEALER, operator="auto-dealer", dealer="auto")  # takes over from fp1 (681a.7(c))
     dealer = AutoDealer(seed=3, players=4)
     limits = load_submission(EXAMPLE).limits
     placed = 0

@@ -43,7 +43,7 @@ def random_command(rnd: random.Random, state: str) -> OperatorInput:
     if rnd.random() < 0.05:
         args["bogus"] = 1
     role = rnd.choice([Role.FLOORPERSON, Role.SUPERVISOR, Role.DEALER, Role.DEALER])
-    return OperatorInput(name, args, "op1", role)
+    return OperatorInput(name, args, "fp1", role)  # the bench's operator: one dealer at the table (681a.7(c))
 
 
 def advance(b: Bench) -> None:
