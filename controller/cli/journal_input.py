@@ -8,7 +8,8 @@ the journal as that option, for a command whose journal is optional: ``shoectl o
 its result once every entry was read and checked; its warnings (an HMAC journal read without its
 key, a ``-wal`` file SQLite ignores) go to standard error, one line each. When the journal does not
 verify it prints why on one line and returns None (the command exits 1 and writes nothing), or,
-with ``--no-verify``, says so on one line and returns the result all the same. An entry whose
+with ``--no-verify``, says so on one line and returns the result all the same; a file SQLite finds
+damaged is such a journal (with or without ``--no-verify``: nothing can be read of it). An entry whose
 payload ``consume`` cannot use (``JournalContentError``) is a ``UsageError`` naming it (exit 2).
 ``refuse_output_over_journal(args, output)``: a ``-o FILE`` that is the journal itself or one of
 the files beside it (``controller.journal.files``) is refused before anything is read or written.
@@ -28,7 +29,7 @@ from controller.cli.progress import progress_bar
 from controller.errors import UsageError, path_argument
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
-from controller.journal.errors import JournalContentError
+from controller.journal.errors import JournalContentError, JournalDamagedError
 from controller.journal.files import is_journal_file
 from controller.journal.verification import checked_read, verdict_line
 
@@ -69,6 +70,16 @@ def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], 
     ``keep`` choose the entries it is given (``CheckedRead.entries``). ``progress``: what to call
     the reading in a progress bar on a terminal (``controller.cli.progress``)."""
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    try:
+        return _read_checked(args, consume, key, since_seq=since_seq, kinds=kinds, keep=keep, progress=progress)
+    except JournalDamagedError as exc:
+        print(f"{args.prog}: error: {args.path}: FAILED: {exc.reason}; nothing was written", file=sys.stderr)
+        return None
+
+
+def _read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], T], key: bytes | None, *,
+                  since_seq: int, kinds: Iterable[str] | None, keep: Callable[[str, str | None], bool] | None,
+                  progress: str | None) -> T | None:
     with checked_read(args.path, hmac_key=key) as read, progress_bar(progress, read.total) as update:
         entries = read.entries(since_seq=since_seq, kinds=kinds, keep=keep)
         if progress:

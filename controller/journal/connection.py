@@ -10,7 +10,9 @@ from pathlib import Path
 
 from controller.descriptors import out_of_descriptors
 from controller.fsutil import SQLITE_HEADER, sqlite_head
-from controller.journal.errors import JournalBusyError, JournalError, JournalWriteError, NotAJournalError
+from controller.journal.errors import (
+    JournalBusyError, JournalDamagedError, JournalError, JournalWriteError, NotAJournalError,
+)
 from controller.journal.schema import check_sqlite_version
 from shoectl_config.files import NotARegularFile, require_regular_file
 
@@ -98,7 +100,8 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
             return JournalError(f"{where}: directory {parent} is read-only (WAL needs to create files beside the journal)")
         return JournalError(f"{where}: unable to open the database file")
     if "malformed" in low or "corrupt" in low:
-        return NotAJournalError(f"{where}: the database file is corrupt ({msg})")
+        return JournalDamagedError(f"{where}: the database file is corrupt ({msg})",
+                                   f"the database file is corrupt ({msg})")
     if "i/o error" in low:
         return JournalWriteError(f"{where}: disk I/O error; nothing was stored")
     return JournalError(f"{where}: {msg}")

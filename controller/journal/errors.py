@@ -5,6 +5,8 @@
     JournalError (+OSError)            the journal file cannot be used; one line, exit 2 in the CLI
     +-- NotAJournalError               not SQLite, or SQLite without the journal's schema
     |   +-- NotAnObjectPayload         an entry's payload is JSON but not an object
+    |   +-- JournalDamagedError        SQLite finds the file damaged: a journal that does not
+    |                                  verify (exit 1 where a journal is read; 2 for ``run``)
     +-- JournalBusyError               locked by another connection, or another writer holds it
     +-- JournalWriteError              an append failed (disk full, I/O error); nothing was stored
     +-- JournalIntegrityError          a reader following the journal found its chain broken
@@ -40,6 +42,15 @@ class NotAJournalError(JournalError):
 class NotAnObjectPayload(NotAJournalError):
     """An entry whose payload is JSON but not an object: the writer stores none, the check refuses
     it; a reader that reads a journal that does not verify leaves the entry out."""
+
+
+class JournalDamagedError(NotAJournalError):
+    """SQLite finds the file damaged ("database disk image is malformed"): a journal that does not
+    verify, said by its readers as a check that failed. ``reason`` is the damage in words."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class JournalBusyError(JournalError):

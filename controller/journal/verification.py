@@ -38,7 +38,7 @@ from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, Hasher, check_ke
 from controller.journal.chaincheck import BATCH_ROWS, ChainCheck
 from controller.journal.connection import first_undecodable_entry, open_readonly_connection, translate, undecodable_column
 from controller.journal.entry import Entry, require_row_types, row_to_entry
-from controller.journal.errors import JournalError, NotAJournalError, NotAnObjectPayload
+from controller.journal.errors import JournalDamagedError, JournalError, NotAJournalError, NotAnObjectPayload
 from controller.journal.schema import inspect_meta, layout_of
 from controller.journal.split_check import FIRST_SHARE_WITH_INTEGRITY, LaterHalf, split_point
 from controller.journal.walcheck import wal_problem
@@ -97,7 +97,7 @@ def verdict_line(path: str | os.PathLike[str], r: VerifyReport) -> str:
     if r.ok:
         return f"{path}: ok: {r.entries} entries, last hash {r.last_hash} ({algo})"
     where = f"entry {r.first_bad_seq}" if r.first_bad_seq is not None else "the journal"
-    return f"{path}: FAILED at {where}: {r.reason} ({r.entries} entries good before it; {algo})"
+    return f"{path}: FAILED at {where}: {r.reason} ({r.entries} entries good before it{'; ' + algo if algo else ''})"
 
 
 def require_intact(path: str | os.PathLike[str], *, hmac_key: bytes | None = None) -> None:
@@ -118,14 +118,17 @@ def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expec
            integrity_check: bool = True, processes: int | None = None) -> VerifyReport:
     """Verify the journal at ``path`` (read-only). Raises JournalError when the file is missing,
     unreadable, locked or not a journal, or an anchors file cannot be read; returns a
-    VerifyReport otherwise. ``anchor_files=None``: the anchors file beside the journal, if any.
+    VerifyReport otherwise (a failed one for a file SQLite finds damaged). ``anchor_files=None``: the anchors file beside the journal, if any.
     ``processes``: None checks a long journal's chain in two processes where that is safe and
     pays (``controller.journal.split_check``), 1 in this one, 2 in two; the verdict is the same."""
-    with checked_read(path, hmac_key=hmac_key, expect_count=expect_count, expect_last_hash=expect_last_hash,
-                      anchors=anchors, anchor_files=anchor_files, integrity_check=False,
-                      key_required=True, warn_unanchored=True) as read:
-        read.check_all(processes, integrity_check=integrity_check)
-        return read.report()
+    try:
+        with checked_read(path, hmac_key=hmac_key, expect_count=expect_count, expect_last_hash=expect_last_hash,
+                          anchors=anchors, anchor_files=anchor_files, integrity_check=False,
+                          key_required=True, warn_unanchored=True) as read:
+            read.check_all(processes, integrity_check=integrity_check)
+            return read.report()
+    except JournalDamagedError as exc:  # the file itself: a check that failed, not a file to refuse
+        return VerifyReport(False, 0, None, exc.reason, path=os.fspath(path))
 
 
 @contextlib.contextmanager
