@@ -288,6 +288,9 @@ def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[s
     p = Path(source)
     if not create and not p.exists():  # said before a lock file is made for it (in a folder that may not be)
         raise OperatorsError(shown, "", "file not found")
+    if create and not p.parent.is_dir() and os.path.normpath(source) != os.path.normpath(DEFAULT_PATH):
+        # A mistyped folder would put the operators where no table reads them: only var/ is made.
+        raise OperatorsError(shown, "", f"no such folder {_safe(str(p.parent))} (create it first)")
     try:
         if create:
             p.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ PIN = "8042"
 
 @pytest.fixture
 def ops_file(tmp_path: Path) -> Path:
+    (tmp_path / "var").mkdir()  # a folder that exists: only the default's var/ is made
     return tmp_path / "var" / "operators.toml"
 
 
@@ -217,3 +218,22 @@ def test_empty_file_lists_nobody(capsys, tmp_path: Path) -> None:
     os.chmod(f, 0o600)
     code, out, err = run(capsys, "operators", "list", "--file", str(f))
     assert (code, err) == (0, "") and out == f"no operators in {f}\n"
+
+
+def test_add_into_a_folder_that_does_not_exist_is_refused(capsys, stdin, tmp_path: Path) -> None:
+    """A bad-input review: ``operators add x --file /nonexistent/ops.toml`` made the folder and the
+    file, where no table reads them (a mistyped folder). Only the default's ``var/`` is made."""
+    stdin(PIN + "\n")
+    missing = tmp_path / "no-such-folder" / "operators.toml"
+    code, out, err = run(capsys, "operators", "add", "sue", "--role", "dealer", "--file", str(missing), "--pin-stdin")
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert f"no such folder {missing.parent} (create it first)" in err
+    assert not missing.parent.exists()
+
+
+def test_add_to_the_default_file_makes_its_folder(capsys, stdin, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    stdin(PIN + "\n")
+    code, out, err = run(capsys, "operators", "add", "sue", "--role", "dealer", "--pin-stdin")
+    assert code == 0, err
+    assert list(load_operators(tmp_path / "var" / "operators.toml")) == ["sue"]

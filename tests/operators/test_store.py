@@ -166,7 +166,8 @@ def test_add_refuses_a_weak_pin_and_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_add_then_load(tmp_path: Path) -> None:
-    path = tmp_path / "var" / "operators.toml"  # the directory is created
+    path = tmp_path / "var" / "operators.toml"
+    path.parent.mkdir()  # a folder that exists (only the default path's var/ is made: test_cli_operators)
     op = add_operator(path, "sue", Role.SUPERVISOR, "2580", name='Sue "Boss" O\'Hara', now=NOW)
     add_operator(path, "d1", "dealer", "1357", now=NOW)
     ops = load_operators(path)
