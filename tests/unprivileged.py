@@ -12,7 +12,7 @@ import stat
 import sys
 import tempfile
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from controller.cli import main as cli_main
@@ -66,6 +66,31 @@ def run_unprivileged(*argv: str) -> tuple[int, str, str]:
         out.seek(0)
         err.seek(0)
         return os.waitstatus_to_exitcode(status), out.read().decode(), err.read().decode()
+
+
+def said_unprivileged(act: Callable[[], str]) -> str:
+    """What ``act()`` returns when called as an unprivileged user, in a forked child (what it
+    needs is imported already; the child never returns into pytest). A traceback in the child
+    fails the caller's assertion on its exit code."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 99
+        try:
+            os.close(read_end)
+            _drop_privileges()
+            os.write(write_end, act().encode())
+            code = 0
+        except BaseException:  # noqa: BLE001 - reported to the parent as exit 99
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        said = pipe.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, said
+    return said
 
 
 @contextlib.contextmanager

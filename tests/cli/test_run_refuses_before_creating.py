@@ -4,7 +4,6 @@ no traceback, and the folder it runs in is exactly as it was."""
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import tempfile
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from cli_run import run
 from tampering import tamper
+from unprivileged import said_unprivileged
 from controller.cli.main import build_parser
 from controller.cli.run_options import check_dealer_options, check_paths
 from controller.errors import UsageError
@@ -258,32 +258,15 @@ def _check_paths_as_nobody(*argv: str) -> str:
     """What ``check_paths`` says of ``shoectl run *argv`` in a child process of the ``nobody``
     account (root writes anywhere: the real permission check, not a simulation): the refusal, or
     ""."""
-    nobody = pwd.getpwnam("nobody")
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: drop root, check, say what happened, never return into pytest
-        code = 1
+    def check() -> str:
+        args = build_parser(["run", *argv]).parse_args(["run", *argv])
         try:
-            os.close(read_end)
-            os.setgroups([])
-            os.setgid(nobody.pw_gid)
-            os.setuid(nobody.pw_uid)
-            args = build_parser(["run", *argv]).parse_args(["run", *argv])
-            try:
-                check_paths(args, Path(args.journal))
-                said = ""
-            except UsageError as exc:
-                said = str(exc)
-            os.write(write_end, said.encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        said = pipe.read().decode()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    return said
+            check_paths(args, Path(args.journal))
+        except UsageError as exc:
+            return str(exc)
+        return ""
+
+    return said_unprivileged(check)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as nobody")

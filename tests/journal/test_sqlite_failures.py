@@ -3,7 +3,6 @@ back, interrupted; nothing committed is lost and the next append works, on real 
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import sqlite3
 import tempfile
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from controller.journal import Journal, JournalBusyError, JournalError, JournalReader, JournalWriteError, verify
+from unprivileged import said_unprivileged
 
 from .conftest import fill
 
@@ -103,31 +103,14 @@ def test_unable_to_open_is_one_line(journal_path: Path, mocker) -> None:
 def _open_as_nobody(path: Path) -> str:
     """What ``Journal.open(path)`` says in a child process of the ``nobody`` account (forked, so the
     interpreter and this package need not be readable by that account): the error's text, or ""."""
-    nobody = pwd.getpwnam("nobody")
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: drop root, open, say what happened, never return into pytest
-        code = 1
+    def open_it() -> str:
         try:
-            os.close(read_end)
-            os.setgroups([])
-            os.setgid(nobody.pw_gid)
-            os.setuid(nobody.pw_uid)
-            try:
-                Journal.open(path, table_id="T1").close()
-                said = ""
-            except JournalError as exc:
-                said = str(exc)
-            os.write(write_end, said.encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        said = pipe.read().decode()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    return said
+            Journal.open(path, table_id="T1").close()
+        except JournalError as exc:
+            return str(exc)
+        return ""
+
+    return said_unprivileged(open_it)
 
 
 def test_read_only_directory() -> None:

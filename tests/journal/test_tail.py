@@ -7,7 +7,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from controller.journal.errors import JournalIntegrityError
 from controller.journal.tail import JournalTail
 from tests.journal.conftest import KEY, OTHER_KEY, fill
 from tests.tampering import tamper
-from tests.unprivileged import _drop_privileges
+from tests.unprivileged import said_unprivileged
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 
@@ -119,29 +118,14 @@ def test_not_a_journal_is_one_line(tmp_path: Path) -> None:
 
 def _open_as_another_user(path: Path) -> str:
     """Open and poll ``path`` in a child dropped to an unprivileged user: 'ok N' or the error."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 0
+    def follow() -> str:
         try:
-            os.close(r)
-            _drop_privileges()
-            try:
-                with JournalTail.open(path) as tail:
-                    text = f"ok {len(tail.poll())}"
-            except JournalError as exc:
-                text = str(exc)
-            os.write(w, text.encode())
-        except BaseException:  # noqa: BLE001 - reported as exit 99
-            traceback.print_exc()
-            code = 99
-        finally:
-            os._exit(code)
-    os.close(w)
-    with os.fdopen(r, "rb") as fh:
-        text = fh.read().decode()
-    assert os.waitpid(pid, 0)[1] == 0
-    return text
+            with JournalTail.open(path) as tail:
+                return f"ok {len(tail.poll())}"
+        except JournalError as exc:
+            return str(exc)
+
+    return said_unprivileged(follow)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
