@@ -7,7 +7,6 @@ changing nothing: restoring the file, or moving it aside to go on without what i
 person's decision (docs/journal.md)."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,27 +14,15 @@ import pytest
 from cli_run import run
 from controller.journal import Journal, JournalError, verify
 
-PAGE = 4096
-FRAME = 24 + PAGE
+from .wal_files import flip_page_byte, wal_at_rest
 
 
 @pytest.fixture()
 def lost_wal(tmp_path: Path) -> Path:
     """A journal copied at rest with six commits in its -wal, the second frame's page damaged."""
-    src = tmp_path / "live.db"
-    with Journal.open(src, table_id="T1") as journal:
-        journal.checkpoint_in_background()
-        journal._checkpointer.stop()  # type: ignore[union-attr]
-        for i in range(6):
-            journal.append("card", {"i": i})
-        copy = tmp_path / "j.db"
-        shutil.copyfile(src, copy)
-        shutil.copyfile(f"{src}-wal", f"{copy}-wal")
-    wal = Path(f"{copy}-wal")
-    data = bytearray(wal.read_bytes())
-    data[32 + FRAME + 24 + 100] ^= 0xFF  # a byte of the second frame's page
-    wal.write_bytes(bytes(data))
-    return copy
+    journal, wal = wal_at_rest(tmp_path, "j.db")
+    flip_page_byte(wal, 2)
+    return journal
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -3,39 +3,20 @@ reported; one that only looked damaged while a writer wrote it is not (a second 
 Real files: a journal's WAL copied at rest, then a byte of one frame flipped."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal
 from controller.journal import walcheck
 
-PAGE = 4096
-FRAME = 24 + PAGE
+from .wal_files import flip_page_byte as _flip
+from .wal_files import wal_at_rest as _wal_at_rest
 
 
 @pytest.fixture()
 def wal_at_rest(tmp_path: Path) -> tuple[Path, Path]:
     """(a journal whose -wal holds several commits, no checkpoint yet; its -wal file)."""
-    src = tmp_path / "live.db"
-    with Journal.open(src, table_id="T1") as journal:
-        journal.checkpoint_in_background()
-        journal._checkpointer.stop()  # type: ignore[union-attr]
-        for i in range(6):
-            journal.append("card", {"i": i})
-        copy = tmp_path / "copy.db"
-        shutil.copyfile(src, copy)
-        shutil.copyfile(f"{src}-wal", f"{copy}-wal")
-    return copy, Path(f"{copy}-wal")
-
-
-def _flip(wal: Path, frame: int) -> bytes:
-    data = bytearray(wal.read_bytes())
-    at = 32 + (frame - 1) * FRAME + 24 + 100  # a byte of the frame's page
-    data[at] ^= 0xFF
-    wal.write_bytes(bytes(data))
-    return bytes(data)
+    return _wal_at_rest(tmp_path, "copy.db")
 
 
 def test_a_damaged_frame_before_later_commits_is_reported(wal_at_rest) -> None:
