@@ -19,7 +19,6 @@ from controller.rules.wagers import Wager, add_house_money
 from controller.table import dealing, preparation, rounds
 from controller.table.errors import Refused
 from controller.table.faults import check_operator_clearable, clear_faults
-from controller.table.autodealer import DEALER as AUTOMATED_DEALER
 from controller.table.io import OperatorInput
 from controller.table.machine import LIVE, ROUND_STATES
 
@@ -184,9 +183,6 @@ def dealer_sign_in(t: TableCore, op: OperatorInput, dealer: str) -> None:
         raise Refused("sign in between rounds, before wagers are placed")
     if dealer == t.dealer:
         raise Refused(f"{dealer} is the dealer signed in already")
-    if t.dealer_operator == AUTOMATED_DEALER and op.operator != AUTOMATED_DEALER:
-        raise Refused("the automated dealer deals at this table (shoectl run without --manual): no other dealer "
-                      "signs in")
     t.dealer = dealer
     # Signed in by the dealer themself: that operator deals here now; by a floorperson for them:
     # the first operator of the dealer's role to act after it.

@@ -24,6 +24,7 @@ from controller.roles import Role
 from controller.rules.cards import CardError, parse_card
 from controller.rules.model import WagerKind
 from controller.table import actions as act, decks
+from controller.table.autodealer import DEALER as AUTOMATED_DEALER
 from controller.table.errors import Refused
 from controller.table.faults import table_words
 from controller.table.io import OperatorInput
@@ -283,10 +284,14 @@ def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str]
     if op.role < command.min_role:
         raise Refused(f"{command.name} needs a {command.min_role.label} or above; "
                       f"{op.operator} is a {op.role.label}")
-    if (dealer_operator is not None and op.role is Role.DEALER and op.operator != dealer_operator
-            and command.name != "dealer_sign_in"):
-        raise Refused(f"{op.operator} is not the dealer at this table ({dealer_operator} is): a new dealer signs in "
-                      "first (dealer_sign_in), and burns a card before dealing (681a.7(c))")
+    if dealer_operator is not None and op.operator != dealer_operator:
+        if command.name == "dealer_sign_in" and dealer_operator == AUTOMATED_DEALER:
+            # A person signed in would leave the automated dealer refused for good: the table would stop.
+            raise Refused("the automated dealer deals at this table (shoectl run without --manual): no other dealer "
+                          "signs in")
+        if op.role is Role.DEALER and command.name != "dealer_sign_in":
+            raise Refused(f"{op.operator} is not the dealer at this table ({dealer_operator} is): a new dealer signs "
+                          "in first (dealer_sign_in), and burns a card before dealing (681a.7(c))")
     if command.states is not None and state not in command.states:
         raise Refused(command.not_now.format(command=command.name, state=table_words(state, faults or {})))
     if not isinstance(op.args, Mapping):
