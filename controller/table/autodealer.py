@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from controller.rules.model import WagerKind
+from controller.table.faults import floorperson_clears
 from controller.table.io import OperatorInput
 from controller.roles import Role
 
@@ -108,8 +109,9 @@ class AutoDealer:
             return self._op("continue")
         if state == "fault":
             # A jam or device fault: the mechanism is reset. A missing cover card: the round is
-            # completed and the cards are reshuffled (681a.5(f), 681a.7(d)).
-            clearable = [k for k in core.faults if k.split(":")[0] in ("jam", "fault", "cover", "command")]
+            # completed and the cards are reshuffled (681a.5(f), 681a.7(d)). A link, a door or a
+            # misread is not a floorperson's to clear (``faults.ending``).
+            clearable = [k for k in core.faults if floorperson_clears(k)]
             if clearable:
                 return self._clear(core, clearable[0])
         return None

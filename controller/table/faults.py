@@ -3,9 +3,10 @@
 A fault has a key (``jam:shoe``, ``door:shuffler``, ``link:shoe``, ``misread``, ...) and a
 reason. Raising one journals it and, from any live state, moves the table to ``fault`` (the state
 it left is remembered). A card that leaves the shoe while the table is held is deferred, not lost,
-and applied in order when the table resumes. Who clears what: a link clears when its device
-reconnects, a misread when the floorperson enters the card, a door when it is closed; a jam or a
-device fault when the floorperson says so (the device's mechanism is then reset).
+and applied in order when the table resumes. Who clears what (one table, ``ending``): a link clears
+when its device reconnects, a misread when the floorperson enters the card, a door when the
+device says it is closed; anything else (a jam, a device fault, a refused command) when the
+floorperson says so (a jam's or a device fault's mechanism is then reset).
 """
 from __future__ import annotations
 
@@ -41,40 +42,50 @@ def held_prompts(active: dict[str, str]) -> list[str]:
     return [CLOSE_DOOR] if any(k.startswith("door:") for k in active) else []
 
 
+# How each kind of fault ends, and whether a floorperson's ``clear_fault`` ends it: the one table
+# of fault endings, read by a refusal while the table is held and by ``clear_fault``'s check. A
+# door is the device's to end: its mechanism refuses commands while it believes the door open, so
+# a floorperson's clearing would only hold the table again on the next command.
+_ENDED_BY_DEVICE_OR_CARD = {
+    "link": "{key} clears when the {device} reconnects",
+    "misread": "misread: a floorperson enters the card (enter_card)",
+    "door": "{key} clears when the {device}'s door is closed",
+}
+_ENDED_BY_FLOORPERSON = "{key}: a floorperson clears it (clear_fault key={key})"
+
+
+def floorperson_clears(key: str) -> bool:
+    """Whether a floorperson's ``clear_fault`` ends fault ``key`` (a jam, a device fault, a refused
+    command, a failed count...), rather than its device or an entered card."""
+    return key.partition(":")[0] not in _ENDED_BY_DEVICE_OR_CARD
+
+
+def ending(key: str) -> str:
+    """How fault ``key`` ends, in the words a refusal uses."""
+    kind, _, device = key.partition(":")
+    return _ENDED_BY_DEVICE_OR_CARD.get(kind, _ENDED_BY_FLOORPERSON).format(key=key, device=device)
+
+
 def table_words(state: str, active: dict[str, str]) -> str:
     """The table in ``state`` as it ends "the table is ..." in a refusal (``state_words``); held by
     the faults in ``active``, with what ends each: the refusal names the way out (a link or a
     misread is no floorperson's ``clear_fault``)."""
     if state != "fault":
         return state_words(state)
-    ends = []
-    for key in active:
-        kind, _, device = key.partition(":")
-        if kind == "link":
-            ends.append(f"{key} clears when the {device} reconnects")
-        elif key == "misread":
-            ends.append("misread: a floorperson enters the card (enter_card)")
-        elif kind == "door":
-            ends.append(f"{key} clears when the {device}'s door is closed")
-        else:
-            ends.append(f"{key}: a floorperson clears it (clear_fault key={key})")
-    return f"held by a fault ({'; '.join(ends)})" if ends else "held by a fault"
+    return f"held by a fault ({'; '.join(ending(k) for k in active)})" if active else "held by a fault"
 
 
 def check_operator_clearable(active: dict[str, str], key: str | None) -> list[str]:
     """The faults a floorperson's ``clear_fault`` (with ``key`` or without) would clear;
     ``Refused`` if any of them is not theirs to clear."""
-    keys = [key] if key else [k for k in active if not k.startswith("link:") and k != "misread"]
+    keys = [key] if key else [k for k in active if floorperson_clears(k)]
     if not keys:
-        raise Refused(f"no fault an operator can clear ({', '.join(active)}: a link clears when the device "
-                      "reconnects, a misread when the card is entered)")
+        raise Refused(f"no fault a floorperson can clear ({'; '.join(ending(k) for k in active) or 'none is active'})")
     for k in keys:
         if k not in active:
-            raise Refused(f"no fault {k!r} (active: {', '.join(active)})")
-        if k.startswith("link:"):
-            raise Refused(f"{k} clears when the device reconnects")
-        if k == "misread":
-            raise Refused("enter the misread card (enter_card) to clear it")
+            raise Refused(f"no fault {k!r} (active: {', '.join(active) or 'none'})")
+        if not floorperson_clears(k):
+            raise Refused(ending(k))
     return keys
 
 

@@ -44,7 +44,7 @@ def test_link_lost_and_back_reissues_the_prompt_and_settles_once() -> None:
     b.link("shoe", False)
     assert b.core.state == "fault"
     b.op("clear_fault")
-    assert "clears when the device reconnects" in b.of("refused")[-1]["reason"] and b.core.state == "fault"
+    assert "link:shoe clears when the shoe reconnects" in b.of("refused")[-1]["reason"] and b.core.state == "fault"
     before = len(b.sent)
     b.link("shoe", True)
     assert b.core.state == "dealing"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bench import Bench
 
 from controller.roles import Role
+from firmware_bridge.protocol import messages as m
 from controller.table.machine import STATES, STATE_WORDS
 
 
@@ -98,3 +99,27 @@ def test_a_seat_whose_wagers_are_in_the_round_being_dealt_cannot_leave_until_it_
     assert b.core.state == "betting"  # the round is settled
     b.op("leave", Role.DEALER, seat=4)
     assert b.core.snapshot()["seats_taken"] == [3]
+
+
+def test_an_open_door_is_the_devices_to_end_and_clear_fault_says_so_as_the_refusal_does() -> None:
+    """Two places classified how a fault ends and disagreed on a door: a refusal said it "clears
+    when the door is closed", yet ``clear_fault`` (without a key too) cleared it while the door was
+    open, and the table resumed into a shoe that refuses every command with its door open. One
+    table of endings serves both: the door's device ends it, and a floorperson's clearing of the
+    other faults leaves it holding the table."""
+    b = Bench()
+    b.open_and_cut()
+    b.event("shoe", m.Door(True))
+    b.core.faults["jam:shuffler"] = "jam"
+    b.op("close")
+    assert _refused(b) == ("close is not allowed while the table is held by a fault (door:shoe clears when the "
+                           "shoe's door is closed; jam:shuffler: a floorperson clears it (clear_fault key=jam:shuffler))")
+    before = b.core.snapshot()
+    b.op("clear_fault", key="door:shoe")
+    assert _refused(b) == "door:shoe clears when the shoe's door is closed" and b.core.snapshot() == before
+    b.op("clear_fault")  # every fault a floorperson may clear: the jam, not the door
+    assert list(b.core.faults) == ["door:shoe"] and b.core.state == "fault"
+    b.op("clear_fault")
+    assert _refused(b) == "no fault a floorperson can clear (door:shoe clears when the shoe's door is closed)"
+    b.event("shoe", m.Door(False))
+    assert b.core.state == "betting" and not b.core.faults
