@@ -57,8 +57,8 @@ def sit(t: TableCore, op: OperatorInput, seat: int) -> None:
     if seat in t.occupied:
         raise Refused(f"seat {seat} is taken")
     t.occupied.add(seat)
-    if t.state == "inspection" and t.inspecting_seat is None:
-        t.inspecting_seat = seat
+    if t.state == "inspection":
+        t.inspection.player_sat(seat)
     # 681a.5(b): a player who sits down at a seat the cut's offer has not yet reached is offered it
     if t.state == "cutting" and t.shoe is not None and t.shoe.admit_to_cut(seat):
         t.record(kinds.CUT_OFFER, {"order": [t.shoe.cut_offeree, *t.shoe.cut_offer], "joined": seat})
@@ -199,7 +199,7 @@ def declare_idle(t: TableCore, op: OperatorInput, face_up: bool = False) -> None
         raise Refused("681a.5(h): an automatic reshuffling shoe is in use; 681a.5(g) does not apply")
     if t.pending_wagers:
         raise Refused("there are wagers on the layout")
-    t.spread_face_up = face_up
+    t.inspection.spread(face_up=face_up)  # admitted in betting or ready_to_load: declare_idle goes on
     t.declare_idle()
 
 
@@ -209,9 +209,8 @@ def manual_shuffle_done(t: TableCore, op: OperatorInput) -> None:
         raise Refused("this table uses an automated shuffler")
     n = t.sub.decks * 52
     t.shuffle_count = (n, n)  # a hand shuffle is not counted by a device
-    t.record(kinds.MANUAL_SHUFFLE, {"washed": t.washing, "dealer": t.dealer})
-    t.washing = False
-    t.spread_face_up = False
+    t.record(kinds.MANUAL_SHUFFLE, {"washed": t.inspection.washing, "dealer": t.dealer})
+    t.inspection.stack_replaced()
     t.shuffle_done()
 
 

@@ -79,7 +79,7 @@ class AutoDealer:
         if state == "shuffling" and not core.has_shuffler:
             # 681a.5(a): no shuffler; the dealer opens a pack of preshuffled decks, or (after an
             # idle table's wash) says the hand shuffle is done.
-            if core.washing:
+            if core.inspection.washing:
                 return self._once(("shuffled", core.shoe.id), "manual_shuffle_done", Role.DEALER)
             return self._once(("preshuffled", core.shoe.id), "preshuffled_decks", Role.DEALER, decks=sub.decks)
         if state == "cutting":

@@ -37,6 +37,7 @@ from controller.rules.wagers import Wager
 from controller.table import checks, dealing, events, faults, preparation, rounds
 from controller.table.commands import admit
 from controller.table.errors import Refused
+from controller.table.inspection import Inspection
 from controller.table.io import (
     CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
@@ -79,10 +80,7 @@ class TableCore:
         self.has_shuffler = shuffler
         self.shuffler_keeps_one_batch = shuffler and shuffler_keeps_one_batch
         self.shuffler_in_shoe = shuffler_in_shoe
-        self.washing = False          # 681a.5(g)(1): the next hand shuffle follows a wash
-        self.spread_face_up = False   # 681a.5(g): a player asked for the spread face up
-        self.batch_spread = False     # 681a.5(g)(2): the batch out of the shuffler spread at a player's request
-        self.inspecting_seat: int | None = None  # 681a.5(g): the first player to arrive at the spread cards
+        self.inspection = Inspection()  # 681a.5(g): an idle table's spread cards and the shuffle after them
         self.shuffle_count: tuple[int, int] = (0, 0)  # (counted, the device's expected)
         self.shoe: Shoe | None = None
         self.next_shoe = first_shoe

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from controller.journal import kinds
 from controller.table.errors import Refused
+from controller.table.inspection import AfterInspection
 from controller.table.io import OperatorInput
 
 if TYPE_CHECKING:
@@ -27,13 +28,13 @@ def preshuffled_decks(t: TableCore, op: OperatorInput, decks: int, seal: str | N
     shuffle. The operator record (command and arguments) is the journal's account of it."""
     if t.has_shuffler:
         raise Refused("this table uses an automated shuffler: its shuffle is under way")
-    if t.washing:
+    if t.inspection.washing:
         raise Refused("681a.5(g)(1): the inspected cards are washed and shuffled by hand, not replaced")
     if decks != t.sub.decks:
         raise Refused(f"this table deals {t.sub.decks} decks: a pack of {decks} preshuffled decks cannot be used")
     cards = decks * 52
     t.shuffle_count = (cards, cards)  # not counted by a device: the load and the card set are checked
-    t.spread_face_up = False
+    t.inspection.stack_replaced()  # not washing (refused above)
     retired, t.shoe.made_of = t.shoe.made_of, None  # the pack is not the cards collected
     t.shuffle_done()
     if retired:  # 681a.7(d)(1): the last shoe's cards left in it were never counted here
@@ -44,38 +45,20 @@ def preshuffled_decks(t: TableCore, op: OperatorInput, decks: int, seal: str | N
 def inspection_done(t: TableCore, op: OperatorInput, reshuffle_batch: bool = False) -> None:
     """681a.5(g)(1)-(2): after the first player has inspected the spread cards, they are washed and
     shuffled by hand (no automated shuffler), or put into the automated shuffler to be shuffled and
-    the batch already in it taken out (``shuffler_batch_removed``). That batch is dealt without
-    being spread and reshuffled "unless a player requests otherwise" (``reshuffle_batch``), and only
-    "provided that the automated card shuffling device stores a single batch of shuffled cards
-    inside the shuffler in a secure manner" (``shuffler_keeps_one_batch``: not a continuous
-    shuffler). Otherwise it is spread for inspection (``inspection`` with clause 681a.5(g)(2), face
+    the batch already in it taken out (``shuffler_batch_removed``). That batch is dealt unless a
+    player asks to see it spread and reshuffled (``reshuffle_batch``) or the shuffler may hold more
+    than one batch; it is then spread for inspection (``inspection`` with clause 681a.5(g)(2), face
     up if the first spread was), and the next ``inspection_done`` reshuffles it before it is dealt.
-
-    Refused until a player has sat down since the cards were spread: 681a.5(g) shuffles them
-    "after the first player arriving at the table is afforded an opportunity to visually inspect
-    the cards"; a player seated before the table went idle is not one arriving."""
-    if t.inspecting_seat is None:
-        raise Refused("681a.5(g): the cards stay spread until the first player arriving at the table "
-                      "has had the chance to inspect them; no player has sat down since they were spread")
-    if not t.has_shuffler:
-        if reshuffle_batch:
-            raise Refused("there is no automated shuffler and so no batch taken out of it: "
-                          "the inspected cards are washed and shuffled by hand (681a.5(g)(1))")
-        t.washing = True
-        t.inspected()
-        return
-    if t.batch_spread:
-        if reshuffle_batch:
-            raise Refused("the batch taken out of the shuffler is already spread: inspection_done reshuffles it")
-        t.batch_spread = False
-        t.inspected()  # the requested reshuffle, in the automated shuffler
-        return
-    t.record(kinds.SHUFFLER_BATCH_REMOVED, {"clause": "681a.5(g)(2)"})
-    if not reshuffle_batch and t.shuffler_keeps_one_batch:
-        t.inspected()
-        return
-    t.batch_spread = True
-    show_spread(t)
+    ``Inspection.done`` decides (and refuses while no player has arrived since the spread)."""
+    batch_spread = t.inspection.batch_spread
+    after = t.inspection.done(reshuffle_batch=reshuffle_batch, has_shuffler=t.has_shuffler,
+                              keeps_one_batch=t.shuffler_keeps_one_batch)
+    if t.has_shuffler and not batch_spread:
+        t.record(kinds.SHUFFLER_BATCH_REMOVED, {"clause": "681a.5(g)(2)"})
+    if after is AfterInspection.SPREAD_BATCH:
+        show_spread(t)
+    else:
+        t.inspected()  # washed and shuffled by hand, or (the spread batch too) in the automated shuffler
 
 
 def spread_face_up(t: TableCore, op: OperatorInput) -> None:
@@ -83,17 +66,12 @@ def spread_face_up(t: TableCore, op: OperatorInput) -> None:
     face up": a player who asks once they lie spread (the first to arrive, say) has them turned
     face up, recorded as the spread again (``inspection`` with ``turned``). A batch spread after
     it (681a.5(g)(2)) is spread face up as well."""
-    if t.spread_face_up:
-        raise Refused("the cards are already spread face up")
-    t.spread_face_up = True
+    t.inspection.turn_face_up()
     show_spread(t, turned=True)
 
 
 def show_spread(t: TableCore, *, turned: bool = False) -> None:
     """Record the spread of the cards for inspection (the idle table's, or the batch taken out of
     the shuffler) and show it to the dealer."""
-    payload = {"clause": "681a.5(g)(2)" if t.batch_spread else "681a.5(g)", "face_up": t.spread_face_up}
-    t.record(kinds.INSPECTION, {**payload, "turned": True} if turned else payload)
-    spread = "SPREAD FACE UP" if t.spread_face_up else "SPREAD"
-    # the batch out of the shuffler is a second spread: said so, or the display reads as before
-    t.show(f"{spread} THE SHUFFLER'S BATCH" if t.batch_spread else spread)
+    t.record(kinds.INSPECTION, t.inspection.record(turned=turned))
+    t.show(t.inspection.prompt())

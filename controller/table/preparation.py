@@ -32,7 +32,7 @@ def start_shuffle(t: TableCore) -> None:
         t.send("shuffler", m.Shuffle(t.sub.decks))
         t.show("SHUFFLING")
     else:
-        t.show("WASH AND SHUFFLE" if t.washing else "SHUFFLE BY HAND")
+        t.show("WASH AND SHUFFLE" if t.inspection.washing else "SHUFFLE BY HAND")
 
 
 def count_ok(t: TableCore) -> bool:
@@ -126,9 +126,9 @@ def prompt_burn(t: TableCore) -> None:
 
 
 def spread_cards(t: TableCore) -> None:
+    """681a.5(g): the table declared idle (``actions.declare_idle``: ``Inspection.spread``) spreads
+    its cards; a loaded shoe in play is over."""
     end_loaded_shoe(t)
-    t.batch_spread = False
-    t.inspecting_seat = None  # the players seated already are not the first to arrive at the spread
     decks.show_spread(t)
 
 

@@ -172,6 +172,6 @@ def test_without_a_shuffler_there_is_no_batch_to_ask_for() -> None:
     b.player_arrives()
     b.op("inspection_done", reshuffle_batch=True)
     assert "681a.5(g)(1)" in b.of("refused")[-1]["reason"] and b.core.state == "inspection"
-    assert not b.core.washing
+    assert not b.core.inspection.washing
     b.op("inspection_done")
     assert b.core.prompt == "WASH AND SHUFFLE" and not b.of("shuffler_batch_removed")

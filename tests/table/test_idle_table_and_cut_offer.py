@@ -38,7 +38,7 @@ def test_the_spread_cards_wait_for_the_first_player_arriving_at_the_table() -> N
     assert state_of(b.core) == before and shuffles(b) == shuffled and b.core.prompt == "SPREAD"
     b.op("sit", Role.DEALER, seat=6)
     b.op("sit", Role.DEALER, seat=2)
-    assert b.core.inspecting_seat == 6  # the first to arrive
+    assert b.core.inspection.first_seat == 6  # the first to arrive
     b.op("inspection_done")
     assert b.core.state == "cutting" and shuffles(b) == shuffled + 1
 
@@ -122,7 +122,7 @@ def test_a_restart_does_not_skip_the_idle_tables_inspection(shuffler: bool) -> N
     if shuffler:
         assert b.of("shuffler_batch_removed") == [{"clause": "681a.5(g)(2)"}]
     else:
-        assert b.core.prompt == "WASH AND SHUFFLE" and b.core.washing
+        assert b.core.prompt == "WASH AND SHUFFLE" and b.core.inspection.washing
 
 
 @pytest.mark.reg("681a.5(b)")

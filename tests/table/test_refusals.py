@@ -61,7 +61,7 @@ def advance(b: Bench) -> None:
         b.op("load", Role.DEALER)
     elif core.state == "count_fault":
         b.op("order_reshuffle")
-    elif core.state == "inspection" and core.inspecting_seat is None:
+    elif core.state == "inspection" and core.inspection.first_seat is None:
         b.player_arrives()
     elif core.state == "inspection":
         b.op("inspection_done")

@@ -50,9 +50,9 @@ class Walk:
         elif state == "count_fault":
             b.op("order_reshuffle")
         elif state == "inspection":
-            if core.inspecting_seat is None:  # 681a.5(g): a player arrives to see the spread cards
+            if core.inspection.first_seat is None:  # 681a.5(g): a player arrives to see the spread cards
                 self.arrive()
-            elif not core.spread_face_up and rnd.random() < 0.3:
+            elif not core.inspection.face_up and rnd.random() < 0.3:
                 b.op("spread_face_up", Role.DEALER)  # the player asks to see them face up
             else:
                 b.op("inspection_done")
