@@ -254,14 +254,10 @@ def enter_card(t: TableCore, op: OperatorInput, card: str) -> None:
     """A card the shoe could not read, shown to and entered by the floorperson. It keeps its
     place among the cards out (those drawn after it follow it) and its face-up flag (627a.13(d));
     the earliest such card is entered first."""
-    waiting = [i for i, (c, _, _) in enumerate(t.deferred) if c is None]
-    if not waiting:
-        raise Refused("no misread card is waiting")
     c = parse_card(card)
-    _, face_up, position = t.deferred[waiting[0]]
-    t.deferred[waiting[0]] = (c, face_up, position)
+    still_unread = t.aside.enter(c)
     t.record(kinds.CARD_ENTERED, {"card": str(c), "by": op.operator})
-    if len(waiting) > 1:
+    if still_unread:
         return  # another card the shoe could not read still waits
     if t.faults.pop("misread", None) is not None:  # on record, as the fault was (a reader's faults)
         t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": op.operator})

@@ -30,11 +30,11 @@ from transitions import MachineError
 
 from controller.journal import kinds
 from controller.roles import Role
-from controller.rules.cards import Card
 from controller.rules.errors import RulesError
 from controller.rules.model import Dealing, Target
 from controller.rules.wagers import Wager
 from controller.table import checks, dealing, events, faults, preparation, rounds
+from controller.table.aside import CardsAside
 from controller.table.commands import admit
 from controller.table.errors import Refused
 from controller.table.inspection import Inspection
@@ -42,7 +42,7 @@ from controller.table.io import (
     CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
 from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, build_machine
-from controller.table.round import RoundInProgress, SetAside
+from controller.table.round import RoundInProgress
 from controller.table.shoe import Shoe
 from firmware_bridge.protocol import messages as m
 
@@ -90,18 +90,12 @@ class TableCore:
         self.round_count = 0          # rounds in the current shoe
         self.occupied: set[int] = set()
         self.pending_wagers: list[Wager] = []
-        self.held_card: SetAside | None = None             # 627a.13(a)/(b): first card of the next hand
-        self.pending_simulated: list[SetAside] = []        # 627a.13(c)(2)/(d): each opens a simulated round
-        self.discard_next = 0                        # 627a.13(c)(1): cards to discard face down
-        self.discard_next_of: int | None = None      # ... an irregularity of that round
+        self.aside = CardsAside()  # cards out of the shoe waiting for their place; one owed to the discard rack
         self.burns_due = 0                           # 681a.7(c): cards still to burn (Rules Submission's burn_cards)
         self.reshuffle_ordered = False
         self.faults: dict[str, str] = {}            # active fault key -> reason
         self.count_problem: str | None = None       # why the last count or card-set check failed
         self.saved_state: str | None = None
-        # Cards out of the shoe while a fault held the table, in order: (card, face up, position);
-        # card None: one the shoe could not read, until the floorperson enters it.
-        self.deferred: list[tuple[Card | None, bool, int]] = []
         self.devices: dict[str, tuple[str, int]] = {}    # role -> (serial, event epoch) last connected
         self.shoe_lost: str | None = None  # a device lost the shoe in play: given up once no fault holds
         self.prompt_text: str | None = None

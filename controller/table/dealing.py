@@ -30,11 +30,11 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
     if st == "fault":
         # Nothing is lost: a card that left the shoe while the table was held is applied, in
         # order, when the fault clears.
-        t.deferred.append((c, face_up, position))
+        t.aside.defer(c, face_up=face_up, position=position)
         deferred = {"card": str(c), "position": position}
         t.record(kinds.CARD_DEFERRED, deferred, shown=unnamed(deferred))  # shown when it is applied
         return
-    if t.discard_next:
+    if t.aside.discards_owed:
         if face_up:
             # 627a.13(c)(1) asks for "one additional card, drawn face down ... without disclosing"
             # it: a card that comes out face up is disclosed, a card found face up in the shoe
@@ -43,9 +43,8 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
             next_prompt(t)  # the card still owed: BURN
             return
         # 627a.13(c)(1): one more card drawn face down to the discard rack, undisclosed.
-        t.discard_next -= 1
-        discard(t, c, position, "627a.13(c)(1)", disclosed=False, of_round=t.discard_next_of)
-        if not t.discard_next and t.state == "betting" and t.round is None:
+        discard(t, c, position, "627a.13(c)(1)", disclosed=False, of_round=t.aside.pay_discard())
+        if not t.aside.discards_owed and t.state == "betting" and t.round is None:
             rounds.open_betting(t)  # a simulated round a card found face up meanwhile opens, or PLACE BETS
         else:
             next_prompt(t)
@@ -95,7 +94,7 @@ def set_aside_found_face_up(t: TableCore, c: Card, position: int) -> None:
     simulated round when no other round is in progress (``rounds.open_betting``)."""
     decision = irr.face_up_card_in_shoe(c, submission=t.sub)
     irregularity(t, decision, position)
-    t.pending_simulated.append(SetAside(c, position, decision.clause))
+    t.aside.simulate(SetAside(c, position, decision.clause))
 
 
 # Why a card goes to the discard rack when 627a.13 gives it no other place (docs/irregularities.md).
@@ -124,7 +123,7 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)
         of_round = None
     action = decision.action
-    if action is irr.Action.NEXT_HAND_FIRST_CARD and t.held_card is not None:
+    if action is irr.Action.NEXT_HAND_FIRST_CARD and t.aside.held is not None:
         # Not 627a.13(a)'s decision, which the first of them took: recorded as what it is.
         discard(t, c, position, SECOND_HELD_CARD, disclosed=False)
         t.notice("warning", f"a card drawn in error, not disclosed: {SECOND_HELD_CARD}")
@@ -132,17 +131,17 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
     irregularity(t, decision, position, of_round)
     aside = SetAside(c, position, decision.clause)
     if action is irr.Action.NEXT_HAND_FIRST_CARD:
-        t.held_card = aside
+        t.aside.hold(aside)
     elif action is irr.Action.SIMULATED_ROUND:
-        t.pending_simulated.append(aside)
+        t.aside.simulate(aside)
     elif action is irr.Action.DISCARD_WITH_ONE_MORE:
         discard(t, c, position, "627a.13(c)(1)", of_round=of_round)
-        t.discard_next, t.discard_next_of = 1, of_round
+        t.aside.owe_discard(of_round)
         t.show(f"BURN {t.next_card_mark()}")
         return
     elif action is irr.Action.BANKER_THIRD_CARD:  # pragma: no cover - the engine drew it already
         raise Refused("the Banker's third card is dealt by the tableau")
-    if t.state == "betting" and t.pending_simulated and t.round is None:
+    if t.state == "betting" and t.aside.simulated and t.round is None:
         rounds.start_simulated(t)
 
 
@@ -159,8 +158,8 @@ def apply_deferred(t: TableCore) -> None:
     """The cards that left the shoe while a fault held the table, in the order they left it, one
     at a time: a new fault keeps the rest waiting, and those still waiting when the shoe ends
     are collected with its cards (``preparation.collect_set_aside``)."""
-    while t.deferred and t.state != "fault":
-        c, face_up, position = t.deferred.pop(0)
+    while t.aside.deferred and t.state != "fault":
+        c, face_up, position = t.aside.next_deferred()
         accept_card(t, c, face_up=face_up, position=position)
 
 
@@ -206,7 +205,7 @@ def after_card(t: TableCore) -> None:
 
 def next_prompt(t: TableCore) -> None:
     r = t.round
-    if t.discard_next or t.state == "burning":  # a card owed to the discard rack, or a burn still due
+    if t.aside.discards_owed or t.state == "burning":  # a card owed to the discard rack, or a burn still due
         t.show(f"BURN {t.next_card_mark()}")
         return
     if r is None or t.state != "dealing":

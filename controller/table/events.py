@@ -158,7 +158,7 @@ def card_read(t: TableCore, device_role: str, ev: m.CardRead) -> None:
             missed_cover_card(t, device_role)
     if not ev.readable:
         # Its place among the cards out is kept (face up or not) until the floorperson enters it.
-        t.deferred.append((None, ev.face_up, ev.position))
+        t.aside.defer(None, face_up=ev.face_up, position=ev.position)
         raise_fault(t, "misread", f"card at position {ev.position} could not be read: show it to the floorperson")
         return
     dealing.accept_card(t, card_from_wire(ev.rank, ev.suit), face_up=ev.face_up, position=ev.position)

@@ -209,13 +209,9 @@ def collect_set_aside(t: TableCore) -> None:
     entered) go back with the cards when the shoe ends: the next shoe is shuffled from the entire
     set (681a.7(d)(1)). Each is recorded as discarded, with its position (a misread one without
     its name)."""
-    waiting = [(a.card, a.position, a.clause) for a in ([t.held_card] if t.held_card else []) + t.pending_simulated]
-    waiting += [(c, position, "drawn while the table was held" if c else "never read (the shoe ended before it "
-                 "was entered)") for c, _, position in t.deferred]
-    for c, position, why in waiting:
+    for c, position, why in t.aside.collect():
         t.record(kinds.DISCARD, {"card": str(c) if c else None, "position": position,
                                  "reason": f"{why}: collected with the cards when the shoe ended"})
-    t.held_card, t.pending_simulated, t.discard_next, t.deferred = None, [], 0, []
 
 
 def collect_and_reshuffle(t: TableCore) -> None:
@@ -244,7 +240,8 @@ def give_up_shoe(t: TableCore, reason: str) -> None:
     layout, collect, reconcile and reshuffle (681a.7(d)(1)-(2))."""
     # The cards drawn while the table was held, a misread one too, are out of the shoe all the
     # same: ``collect_set_aside`` collects them with the others
-    t.discard_next, t.saved_state = 0, None
+    t.aside.cancel_owed()
+    t.saved_state = None
     rounds.abandon(t, reason)
     t.record(kinds.SHOE_RESTARTED, {"reason": reason})
     t.restart()

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def open_betting(t: TableCore) -> None:
     t.round = None
-    if t.pending_simulated:
+    if t.aside.simulated:
         start_simulated(t)
         return
     t.show("PLACE BETS")
@@ -31,9 +31,9 @@ def begin_round(t: TableCore) -> SetAside | None:
     t.round_count += 1
     kind, t.next_round_kind = t.next_round_kind, "normal"
     if kind == "simulated":
-        first, wagers = t.pending_simulated.pop(0), []
+        first, wagers = t.aside.take_simulated(), []
     else:
-        (first, t.held_card), (wagers, t.pending_wagers) = (t.held_card, None), (t.pending_wagers, [])
+        first, (wagers, t.pending_wagers) = t.aside.take_held(), (t.pending_wagers, [])
     t.round = RoundInProgress.begin(t.round_count, kind, wagers, t.sub)
     t.record(kinds.ROUND_START, {"round": t.round_count, "kind": kind, "wagers": [w.to_json() for w in wagers]})
     if first is not None:
@@ -92,7 +92,7 @@ def end_shoe_if_too_few(t: TableCore) -> None:
     deal (a gaming lab's review). With 4 or 5 left a round may complete, and is dealt."""
     shoe = t.shoe
     left = shoe.remaining if shoe is not None and not shoe.cover_reached else None
-    if left is None or left + (t.held_card is not None) >= MIN_ROUND_CARDS:
+    if left is None or left + (t.aside.held is not None) >= MIN_ROUND_CARDS:
         return
     t.record(kinds.TOO_FEW_CARDS, {"cards_left": left, "needed": MIN_ROUND_CARDS, "clause": "627a.13(e)"})
     t.notice("info", f"{left} cards left in the shoe: too few for a round; the shoe ends here (627a.13(e))")

@@ -42,7 +42,7 @@ def test_unauthorised_player_third_card_when_banker_stands_is_next_hands_first_c
     b.draw()  # the dealer wrongly draws a fifth card, face down
     d = b.of("irregularity")[-1]
     assert d["clause"] == "627a.13(b)" and d["action"] == "next-hand-first-card"
-    assert b.core.held_card is not None
+    assert b.core.aside.held is not None
 
 
 @pytest.mark.reg("627a.13(c)", "627a.13(c)(1)", "627a.13(c)(2)")
@@ -77,7 +77,7 @@ def test_the_additional_card_of_c1_is_drawn_face_down_one_found_face_up_opens_a_
     b = after_a_four_card_round()
     b.draw(face_up=True)  # the unauthorised third card, disclosed: (c)(1)
     b.draw(face_up=True)  # the additional card comes out face up
-    assert b.core.prompt == "BURN @8" and b.core.discard_next == 1
+    assert b.core.prompt == "BURN @8" and b.core.aside.discards_owed == 1
     b.draw()  # the face-down additional card
     assert [(d["card"], d["reason"]) for d in b.of("discard")] == [("9S", "627a.13(c)(1)"), ("2S", "627a.13(c)(1)")]
     assert [(i["card"], i["clause"]) for i in b.of("irregularity")] == [("9S", "627a.13(c)(1)"), ("AS", "627a.13(d)")]
@@ -94,7 +94,7 @@ def test_after_the_c1_discard_the_dealer_is_asked_for_wagers_again() -> None:
     b.draw(face_up=True)
     assert b.core.prompt == "BURN @7"
     b.draw()
-    assert b.core.prompt == "PLACE BETS" and b.core.state == "betting" and b.core.discard_next == 0
+    assert b.core.prompt == "PLACE BETS" and b.core.state == "betting" and b.core.aside.discards_owed == 0
 
 
 @pytest.mark.reg("627a.13(c)", "627a.13(d)")
@@ -187,7 +187,7 @@ def test_a_second_undisclosed_card_drawn_in_error_is_discarded_on_record_as_such
     assert (held["clause"], held["action"], held["position"]) == ("627a.13(a)", "next-hand-first-card", 2)
     [second] = b.of("discard")
     assert second["position"] == 3 and second["reason"].startswith("627a.13(a) gives the next hand one first card")
-    assert str(b.core.held_card.card) == held["card"]
+    assert str(b.core.aside.held.card) == held["card"]
 
 
 @pytest.mark.reg("627a.13(e)")

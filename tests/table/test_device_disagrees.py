@@ -139,7 +139,7 @@ def test_a_card_out_of_the_shoe_after_it_ended_is_collected_with_its_cards(ended
     b.event("shoe", m.CardRead(0xFF, 0xFF, False, 3, 9001))  # unread: no fault for it either
     ended = [(r.shoe, r.payload["card"], r.payload["position"]) for r in b.records if r.kind == "discard"]
     assert ended == [("T1-S0001", "6H", 2), ("T1-S0001", None, 3)]
-    assert b.core.held_card is None and not b.of("irregularity") and not b.core.faults
+    assert b.core.aside.held is None and not b.of("irregularity") and not b.core.faults
     if ended_by == "order_reshuffle":  # the next stack, being prepared, has no card out
         assert b.core.shoe.id == "T1-S0002" and b.core.shoe.dealt == 0 and not b.core.shoe.reads
 

@@ -369,7 +369,7 @@ def test_cards_drawn_while_the_door_was_open_are_each_applied_once_it_closes() -
     b.event("shoe", m.Door(False))
     assert not b.of("refused")
     assert b.of("card")[-1]["n"] == 4 and b.core.state == "squeeze"
-    assert b.of("irregularity")[-1]["clause"] == "627a.13(a)" and b.core.held_card.position == b.drawn
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(a)" and b.core.aside.held.position == b.drawn
 
 
 # -- 9. the clause on a held card's record -------------------------------------------------------------

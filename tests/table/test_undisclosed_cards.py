@@ -35,7 +35,7 @@ def test_a_card_held_undisclosed_is_journaled_and_neither_streamed_nor_told() ->
     b.cards_drawn_in_error(2)
     [held] = b.of("irregularity")
     [second] = b.of("discard")
-    assert held["card"] == str(b.core.held_card.card) and held["card"] != HIDDEN_CARD
+    assert held["card"] == str(b.core.aside.held.card) and held["card"] != HIDDEN_CARD
     assert streamed(b, "irregularity") == [dict(held, card=HIDDEN_CARD)]
     assert streamed(b, "discard") == [dict(second, card=HIDDEN_CARD)]
     assert held["card"] not in told(b) and second["card"] not in told(b) and "627a.13(a)" in told(b)

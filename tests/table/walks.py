@@ -100,7 +100,7 @@ class Walk:
 
     def betting(self) -> None:
         b, core, rnd = self.b, self.b.core, self.rnd
-        if core.discard_next:  # 627a.13(c)(1): one more card, face down, to the discard rack
+        if core.aside.discards_owed:  # 627a.13(c)(1): one more card, face down, to the discard rack
             self.draw()
             return
         # Most shoes are dealt to the cover card: what ends one early is rare.
@@ -177,7 +177,7 @@ class Walk:
                 self.door_open = False
             return
         if "misread" in core.faults:
-            position = next(p for c, _, p in core.deferred if c is None)
+            position = next(p for c, _, p in core.aside.deferred if c is None)
             b.op("enter_card", card=str(b.misread[position]))
             return
         b.op("clear_fault")  # a missing cover card: the floorperson has checked the shoe

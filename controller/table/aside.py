@@ -1,0 +1,98 @@
+"""Cards out of the shoe that wait for their place, as one object that owns them.
+
+A card never goes back into the shoe, and none is lost: one drawn while a fault held the table
+waits to be applied in order (and, unread, for the floorperson to enter it); one drawn in error
+waits as the next hand's first card (627a.13(a)/(b)) or to open a simulated round
+(627a.13(c)(2)/(d)); and 627a.13(c)(1) may owe the discard rack one more card. ``CardsAside``
+holds them; the table's modules (``dealing``, ``rounds``, ``preparation``, ``actions``) decide
+where each goes and journal it. When the shoe ends, whatever still waits is collected with the
+cards (``collect``: 681a.7(d)(1)).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from controller.rules.cards import Card
+from controller.table.errors import Refused
+from controller.table.round import SetAside
+
+
+class Deferred(NamedTuple):
+    """A card out of the shoe while a fault held the table: ``card`` None while it is one the shoe
+    could not read, until the floorperson enters it; ``face_up`` as it left the shoe."""
+
+    card: Card | None
+    face_up: bool
+    position: int
+
+
+@dataclass
+class CardsAside:
+    """See the module docstring. ``held``: the next hand's first card (627a.13(a)/(b));
+    ``simulated``: each opens a simulated round, in order; ``discards_owed``: cards still to be
+    drawn face down to the discard rack (627a.13(c)(1)), ``owed_of_round``: the decided round whose
+    irregularity owes them; ``deferred``: the cards out while a fault held the table, in order."""
+
+    held: SetAside | None = None
+    simulated: list[SetAside] = field(default_factory=list)
+    discards_owed: int = 0
+    owed_of_round: int | None = None
+    deferred: list[Deferred] = field(default_factory=list)
+
+    def defer(self, card: Card | None, *, face_up: bool, position: int) -> None:
+        """A card out while a fault holds the table (None: unread), applied when it resumes."""
+        self.deferred.append(Deferred(card, face_up, position))
+
+    def next_deferred(self) -> Deferred | None:
+        """The earliest deferred card, taken to be applied (None: none waits)."""
+        return self.deferred.pop(0) if self.deferred else None
+
+    def enter(self, card: Card) -> int:
+        """The floorperson names the earliest card the shoe could not read; it keeps its place and
+        face-up flag. Returns how many unread cards still wait after it; ``Refused`` if none did."""
+        unread = [i for i, d in enumerate(self.deferred) if d.card is None]
+        if not unread:
+            raise Refused("no misread card is waiting")
+        self.deferred[unread[0]] = self.deferred[unread[0]]._replace(card=card)
+        return len(unread) - 1
+
+    def hold(self, aside: SetAside) -> None:
+        """627a.13(a)/(b): the next hand's first card (one at most: ``dealing`` discards a second)."""
+        self.held = aside
+
+    def take_held(self) -> SetAside | None:
+        """The held card, as the next normal round begins (None: none)."""
+        held, self.held = self.held, None
+        return held
+
+    def simulate(self, aside: SetAside) -> None:
+        """627a.13(c)(2)/(d): a disclosed card that opens a simulated round after those before it."""
+        self.simulated.append(aside)
+
+    def take_simulated(self) -> SetAside:
+        """The card that opens the simulated round beginning now."""
+        return self.simulated.pop(0)
+
+    def owe_discard(self, of_round: int | None) -> None:
+        """627a.13(c)(1): "one additional card, drawn face down", to the discard rack."""
+        self.discards_owed, self.owed_of_round = 1, of_round
+
+    def pay_discard(self) -> int | None:
+        """An owed card went to the discard rack: the round whose irregularity owed it."""
+        self.discards_owed -= 1
+        return self.owed_of_round
+
+    def cancel_owed(self) -> None:
+        """The shoe is given up: no card is owed to the discard rack any more."""
+        self.discards_owed, self.owed_of_round = 0, None
+
+    def collect(self) -> list[tuple[Card | None, int, str]]:
+        """The shoe ended: every card still waiting, as (card, position, why it waited), in the
+        order held, simulated, deferred; nothing waits or is owed afterwards."""
+        waiting = [(a.card, a.position, a.clause) for a in ([self.held] if self.held else []) + self.simulated]
+        waiting += [(d.card, d.position, "drawn while the table was held" if d.card else
+                     "never read (the shoe ended before it was entered)") for d in self.deferred]
+        self.held, self.simulated, self.deferred = None, [], []
+        self.discards_owed, self.owed_of_round = 0, None
+        return waiting
