@@ -208,7 +208,7 @@ def manual_shuffle_done(t: TableCore, op: OperatorInput) -> None:
     if t.has_shuffler:
         raise Refused("this table uses an automated shuffler")
     n = t.sub.decks * 52
-    t.shuffle_count = (n, n)  # a hand shuffle is not counted by a device
+    t.shoe.counted = (n, n)  # a hand shuffle is not counted by a device
     t.record(kinds.MANUAL_SHUFFLE, {"washed": t.inspection.washing, "dealer": t.dealer})
     t.inspection.stack_replaced()
     t.shuffle_done()

@@ -135,7 +135,7 @@ class AutoDealer:
         reshuffles = len(self._count_faulted) - 1
         if reshuffles < MAX_RESHUFFLES_AFTER_COUNT_FAULTS:
             return self._once(("reshuffle", shoe), "order_reshuffle", Role.FLOORPERSON)
-        self.gave_up = (f"the cards counted wrong {reshuffles + 1} times in a row, last: {core.count_problem}; "
+        self.gave_up = (f"the cards counted wrong {reshuffles + 1} times in a row, last: {core.shoe.count_problem}; "
                         f"after {reshuffles} reshuffles the automated floorperson closed the table: "
                         "a floorperson must check the cards and the shuffler")
         return self._op("close", Role.FLOORPERSON, reason=f"the cards counted wrong after {reshuffles} reshuffles")

@@ -81,7 +81,6 @@ class TableCore:
         self.shuffler_keeps_one_batch = shuffler and shuffler_keeps_one_batch
         self.shuffler_in_shoe = shuffler_in_shoe
         self.inspection = Inspection()  # 681a.5(g): an idle table's spread cards and the shuffle after them
-        self.shuffle_count: tuple[int, int] = (0, 0)  # (counted, the device's expected)
         self.shoe: Shoe | None = None
         self.next_shoe = first_shoe
         self.round: RoundInProgress | None = None
@@ -94,7 +93,6 @@ class TableCore:
         self.burns_due = 0                           # 681a.7(c): cards still to burn (Rules Submission's burn_cards)
         self.reshuffle_ordered = False
         self.faults: dict[str, str] = {}            # active fault key -> reason
-        self.count_problem: str | None = None       # why the last count or card-set check failed
         self.saved_state: str | None = None
         self.devices: dict[str, tuple[str, int]] = {}    # role -> (serial, event epoch) last connected
         self.shoe_lost: str | None = None  # a device lost the shoe in play: given up once no fault holds
@@ -265,7 +263,7 @@ class TableCore:
             "wagers": [w.to_json() for w in (r.wagers if r else self.pending_wagers)],
             "last_outcome": self.last_outcome,
             "faults": dict(self.faults),
-            "count_problem": self.count_problem if self.state == "count_fault" else None,
+            "count_problem": shoe.count_problem if shoe and self.state == "count_fault" else None,
             "shoe_collected": bool(shoe and shoe.collected),  # ended: its cards collected and reconciled
             "prompt": self.prompt_text,
         }

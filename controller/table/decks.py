@@ -33,7 +33,7 @@ def preshuffled_decks(t: TableCore, op: OperatorInput, decks: int, seal: str | N
     if decks != t.sub.decks:
         raise Refused(f"this table deals {t.sub.decks} decks: a pack of {decks} preshuffled decks cannot be used")
     cards = decks * 52
-    t.shuffle_count = (cards, cards)  # not counted by a device: the load and the card set are checked
+    t.shoe.counted = (cards, cards)  # not counted by a device: the load and the card set are checked
     t.inspection.stack_replaced()  # not washing (refused above)
     retired, t.shoe.made_of = t.shoe.made_of, None  # the pack is not the cards collected
     t.shuffle_done()

@@ -35,8 +35,8 @@ def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
     (``preparation.apply_held``), as ``shoe_loaded`` does: refused, the resume asked for another
     shuffle, which the shuffler, still delivering the first, could refuse (BUSY)."""
     shoe = t.shoe
-    t.shuffle_count = (ev.card_count, ev.expected_count)
     if shoe is not None:
+        shoe.counted = (ev.card_count, ev.expected_count)
         shoe.settled("SHUFFLE")
     if _held_in(t, "shuffling") and shoe is not None:
         shoe.shuffle_held = True

@@ -36,16 +36,15 @@ def start_shuffle(t: TableCore) -> None:
 
 
 def count_ok(t: TableCore) -> bool:
-    got, _expected = t.shuffle_count
-    return got == t.sub.decks * 52
+    return t.shoe is not None and t.shoe.counted is not None and t.shoe.counted[0] == t.sub.decks * 52
 
 
 def report_count_fault(t: TableCore) -> None:
-    got, expected = t.shuffle_count
+    got, expected = t.shoe.counted
     want = t.sub.decks * 52
     what = count_difference(got, want)
     of_shoe, collected = _collected_from(t.shoe)
-    t.count_problem = f"{what} after the shuffle{of_shoe}"
+    t.shoe.count_problem = f"{what} after the shuffle{of_shoe}"
     t.record(kinds.COUNT_FAULT, {"counted": got, "expected": want, "device_expected": expected, "problem": what,
                                  **collected})
     t.notice("fault", f"card count after the shuffle is {got}, expected {want}: {what}{of_shoe}; "
@@ -110,7 +109,7 @@ def report_load_count_fault(t: TableCore) -> None:
     (681a.7(d)(1): "to ensure that no cards are missing")."""
     shoe = t.shoe
     of_shoe, collected = _collected_from(shoe)
-    t.count_problem = f"{count_difference(shoe.loaded_count, shoe.stack_size)} at loading{of_shoe}"
+    shoe.count_problem = f"{count_difference(shoe.loaded_count, shoe.stack_size)} at loading{of_shoe}"
     t.record(kinds.COUNT_FAULT, {"loaded": shoe.loaded_count, "expected": shoe.stack_size,
                              "problem": count_difference(shoe.loaded_count, shoe.stack_size), **collected})
     t.notice("fault", f"{load_count_problem(shoe, shoe.loaded_count)}{of_shoe}; the table stays closed")
@@ -230,7 +229,7 @@ def report_cardset_fault(t: TableCore) -> None:
     rounds.return_pending_wagers(t)
     reconcile(t)
     problems = "; ".join(t.shoe.cardset().problems)
-    t.count_problem = f"the card set of shoe {t.shoe.id}: {problems}"
+    t.shoe.count_problem = f"the card set of shoe {t.shoe.id}: {problems}"
     t.record(kinds.COUNT_FAULT, {"problem": problems, "cardset": True})
     t.notice("fault", f"the cards of shoe {t.shoe.id} do not reconcile: {problems}; the table stays closed")
 

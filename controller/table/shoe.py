@@ -48,6 +48,8 @@ class Shoe:
     # is this stack's (the shuffler's, or the shoe's at loading), which finds a card gone missing
     made_of: str | None = None
     exhausted: bool = False  # it reported itself empty (SHOE_EMPTY) while a round still needed cards
+    counted: tuple[int, int] | None = None  # 681a.5(a): (cards its shuffle counted, the device's expected)
+    count_problem: str | None = None  # why its count or its card-set check failed (the table in count_fault)
     _cardset_cache: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False, compare=False)
 
     # -- its stack's commands --------------------------------------------------------------------
