@@ -13,8 +13,10 @@ Each also holds ``"events"``: what surveillance asks after beside the cards, in 
 the entries read hold the inputs, else the entry's own; null for what no one gave): the
 procedures (a declined cut, an inspection, a reshuffle ordered, a shoe restarted, a count
 fault), the irregularities (a card entered by hand, a card discarded and why, a wager returned),
-faults and their clearing, dealer sign-ins, device replacements, the controller's restarts, and
-every operator command but the routine ones of a round (``ROUTINE_COMMANDS``). A round's go with
+faults and their clearing, dealer sign-ins, device replacements, the controller's restarts, a
+hand's squeeze and its reveal, a House Money addition, every input refused (a command, a login,
+a malformed request: each changed nothing), and every operator command but the routine ones of
+a round (``ROUTINE_COMMANDS``, whose effects the round's own records and the events above show). A round's go with
 the round (those journaled while it was dealt, and, when rounds are held (``hold``: by default
 in a reading of one ``round``), an irregularity of it journaled after, as a card dealt to the
 Player when no third card was due, 627a.13(b)-(c)), the others with the shoe.
@@ -36,13 +38,20 @@ from controller.journal.errors import JournalContentError, malformed_entry
 OUTCOMES = ("player", "banker", "tie")  # a round_result's outcome (docs/journal.md)
 
 # The records a replay lists as events (see the module docstring), and the operator commands it
-# leaves out as routine (the round's own records show them: its wagers, its cards).
+# leaves out as routine (the round's own records show them: its wagers, its cards, its squeeze,
+# reveals and House Money additions).
 EVENT_KINDS = frozenset({
     kinds.OPERATOR, kinds.CUT_DECLINED, kinds.COUNT_FAULT, kinds.COVER_CARD_MISSING, kinds.COVER_CARD_EARLY, kinds.TOO_FEW_CARDS,
     kinds.INSPECTION, kinds.SHUFFLER_BATCH_REMOVED, kinds.MANUAL_SHUFFLE, kinds.RESHUFFLE_ORDERED, kinds.SHOE_RESTARTED,
     kinds.CARD_DEFERRED, kinds.HELD_CARD_USED, kinds.CARD_ENTERED, kinds.DISCARD, kinds.IRREGULARITY,
     kinds.RELINQUISHED, kinds.WAGER_RETURNED, kinds.DEALER, kinds.DEVICE_REPLACED, kinds.FAULT,
     kinds.FAULT_CLEARED, kinds.RESUMED, kinds.CONTROLLER_STARTED,
+    # who was handed the cards and who turned them over (629a.8(c)), what House Money added to a
+    # wager (629a.8(c)(3)): a round's settlements cannot be read without them
+    kinds.SQUEEZE, kinds.REVEALED, kinds.HOUSE_MONEY_ADDED,
+    # what was attempted and refused (nothing changed): a refused void or a wrong PIN during a
+    # disputed round is what surveillance looks for
+    kinds.REFUSED, kinds.AUTH_REFUSED, kinds.BAD_REQUEST,
 })
 ROUTINE_COMMANDS = frozenset({"wager", "no_more_bets", "sit", "leave", "cut", "cut_decline", "cover", "load",
                               "reveal", "continue", "house_money_add"})

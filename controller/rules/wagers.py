@@ -36,6 +36,7 @@ from typing import Any
 from .cards import Card
 from .engine import RoundFacts, RoundResult
 from .errors import WagerError
+from .money import money_text
 from .model import BonusRank, Game, Outcome, WagerKind
 
 MAIN_WAGERS = frozenset({WagerKind.PLAYER, WagerKind.BANKER})
@@ -266,6 +267,11 @@ def house_money_to_add(settlement: Settlement, submission: Any) -> int:
     return int(Decimal(settlement.win) * Decimal(submission.house_money.portion) // 1)
 
 
+def _amount_words(amount: object) -> str:
+    """An amount an operator gave, as the refusal says it: in major units when it is one."""
+    return money_text(amount) if isinstance(amount, int) and not isinstance(amount, bool) else repr(amount)
+
+
 def add_house_money(
     wagers: Sequence[Wager], settlement: Settlement, side: WagerKind, amount: int, submission: Any
 ) -> list[Wager]:
@@ -282,11 +288,11 @@ def add_house_money(
         raise WagerError(f"seat {settlement.seat}: the House Money wager did not win; nothing to add")
     share = "all" if Decimal(submission.house_money.portion) == 1 else "the Rules Submission's portion"
     if due == 0:
-        raise WagerError(f"seat {settlement.seat}: {share} of a payout of {settlement.win} is less than 1; "
-                         "it is handed to the player")
+        raise WagerError(f"seat {settlement.seat}: {share} of a payout of {money_text(settlement.win)} is less "
+                         "than the smallest unit; it is handed to the player")
     if isinstance(amount, bool) or not isinstance(amount, int) or amount != due:
         raise WagerError(f"seat {settlement.seat}: {share} of the House Money payout is placed on the wager "
-                         f"(629a.8(c)(3)(i)(A)-(B)): {due}, not {amount!r}")
+                         f"(629a.8(c)(3)(i)(A)-(B)): {money_text(due)}, not {_amount_words(amount)}")
     out, done = [], False
     for w in wagers:
         if not done and w.seat == settlement.seat and w.kind is side:

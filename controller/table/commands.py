@@ -250,7 +250,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("enter_card", F, None, act.enter_card, "enter the card the shoe could not read",
             (Arg("card", "card", "the card, e.g. AS, 10H, KD"),)),
     Command("void_round", F, ("dealing", "squeeze", "house_money"), act.void_round,
-            "void the round in progress: every wager returned", (),
+            "void the round in progress: its wagers returned (a House Money Wager settled before any third card "
+            "stands), then the entire set reshuffled (627a.13(e))", (),
             "void_round voids a round being dealt; the table is {state}"),
     Command("restart_shoe", F, act.RESTART_STATES, act.restart_shoe,
             "the devices lost the shoe: void the round, return the wagers, shuffle anew",

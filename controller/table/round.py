@@ -10,6 +10,7 @@ from controller.rules.engine import RoundEngine, RoundResult
 from controller.rules.model import Target, WagerKind
 from controller.rules.wagers import BONUS_WAGERS, Settlement, Wager
 from controller.table.errors import Refused
+from controller.money import money_text
 
 HIDDEN_CARD = "??"  # a card dealt face down, not turned over yet (RoundInProgress.shown_cards)
 
@@ -85,7 +86,7 @@ class RoundInProgress:
             mine[0], amount=sum(s.amount for s in mine), win=sum(s.win for s in mine))
         if seat in self.house_money_added:
             added_side, added = self.house_money_added[seat]
-            raise Refused(f"seat {seat}'s House Money payout ({added}) is already on its {added_side.value} wager; "
+            raise Refused(f"seat {seat}'s House Money payout ({money_text(added)}) is already on its {added_side.value} wager; "
                           "it goes onto one original wager, once")
         return hm
 

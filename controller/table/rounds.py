@@ -112,9 +112,12 @@ INSUFFICIENT_CARDS = "627a.13(e): insufficient cards to complete the round"
 
 
 def void_round(t: TableCore, reason: str) -> None:
-    """627a.13(e): the round is void, every wager returned, the entire set reshuffled."""
+    """627a.13(e): the round is void, every wager returned, the entire set reshuffled. A House
+    Money Wager settled before the void (629a.8(c)(3): "Prior to dealing a third card") stays
+    settled (docs/assumptions.md); the notice says so rather than "all wagers returned"."""
+    stands = " (the House Money settled before it stands)" if t.round.house_money else ""
     _void(t, t.round, reason)
-    t.notice("warning", f"round void: {reason}; all wagers returned")
+    t.notice("warning", f"round void: {reason}; its wagers returned{stands}; the cards are collected and reshuffled")
     t.shoe.cover_reached = True
     t.round_over()
 

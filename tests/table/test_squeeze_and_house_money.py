@@ -235,6 +235,9 @@ def test_a_round_voided_after_house_money_returns_every_wager_still_on_the_layou
     settled = [(s["kind"], s["amount"], s["result"]) for s in b.of("settlement")]
     assert settled == [("house_money", 10, house_money), ("player", 100 + added, "push")]
     assert b.of("settlement")[-1]["net"] == 0
+    # said as it is: not "all wagers returned" while the House Money settlement stands
+    said = [n.text for n in b.notices if n.text.startswith("round void")]
+    assert said and all("(the House Money settled before it stands)" in text for text in said)
 
 
 @pytest.mark.reg("629a.8(c)(1)", "629a.8(c)(4)", "629a.8(c)(5)")

@@ -1,0 +1,52 @@
+"""A replayed round holds what surveillance needs to read its settlements: who was handed the
+cards and who turned them over (629a.8(c)), what House Money added to a wager (629a.8(c)(3)), and
+every input refused while it was dealt. A surveillance review reconstructed a Midibaccarat round
+whose Banker wager of 30.00 settled as 60.00 with nothing in the replay saying why: the
+``house_money_added``, ``squeeze`` and ``revealed`` records were in the journal and left out."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from bench import Bench, stack_with
+
+from controller.journal.replay import replay
+from controller.roles import Role
+from controller.rules.cards import parse_cards
+
+
+def _replayed_rounds(b: Bench) -> list[dict]:
+    entries = [SimpleNamespace(seq=i, kind=r.kind, payload=r.payload, shoe_id=r.shoe, round_no=r.round, operator=None)
+               for i, r in enumerate(b.records, 1)]
+    return [d for d in replay(entries) if d["type"] == "round"]
+
+
+@pytest.mark.reg("629a.8(c)(3)(i)(A)", "629a.8(c)(1)")
+def test_a_house_money_addition_its_squeezes_and_a_refusal_are_events_of_the_round() -> None:
+    """629a.8(c)(3)(i)(A): the House Money payout placed on a wager is "settled based on the
+    outcome" of the round; (c)(1): the Player's Hand is handed "face down, to the player with the
+    highest wager". The replay says both, and the void the floorperson tried and was
+    refused."""
+    # a pair in the Player's first two cards: House Money wins; no third card for either hand
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("8H 2C 8D 7S"), decks=6))
+    b.open_and_cut(seats=(1, 2))
+    b.op("wager", Role.DEALER, seat=2, kind="player", amount=100)
+    b.op("wager", Role.DEALER, seat=2, kind="house_money", amount=10)
+    b.op("no_more_bets", Role.DEALER)
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    assert b.core.state == "house_money"
+    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=30)
+    b.op("cut", Role.DEALER, position=100)  # not now: refused, nothing changed
+    b.op("continue", Role.DEALER)
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    [played] = _replayed_rounds(b)
+    kinds = [e["kind"] for e in played["events"]]
+    assert kinds.count("squeeze") >= 2 and kinds.count("revealed") >= 2
+    added = [e["payload"] for e in played["events"] if e["kind"] == "house_money_added"]
+    assert added == [{"seat": 2, "side": "player", "amount": 30}]
+    refused = [e["payload"] for e in played["events"] if e["kind"] == "refused"]
+    assert [r["input"] for r in refused] == ["cut"]
+    player = [s for s in played["settlements"] if s["kind"] == "player"]
+    assert player[0]["amount"] == 100 + added[0]["amount"]  # the addition explains the amount settled
