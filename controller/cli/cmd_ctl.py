@@ -58,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--socket", default=str(DEFAULT_SOCKET), type=path_argument, metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
     p.add_argument("--operator", metavar="ID", help="operator id (or SHOECTL_OPERATOR)")
     p.add_argument("--pin-stdin", action="store_true", help="read the PIN from the first line of standard input")
-    p.add_argument("--json", action="store_true", help="print the server's reply as JSON")
+    p.add_argument("--json", action="store_true", help="print the server's reply as JSON (status: the table's status object with the "
+                   "devices' lines as \"links\"; watch: one event object per line)")
     p.add_argument("table_command", metavar="COMMAND", help="status, watch, or a table command (listed below)")
     p.add_argument("args", nargs="*", default=[], metavar="KEY=VALUE")  # a default: not listed as required
     p.set_defaults(func=run)
