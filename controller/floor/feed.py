@@ -28,8 +28,9 @@ come, see ``_drain``), says goodbye and returns.
   changed, at most every ``status_interval`` seconds, and again after every reconnection; not
   before the broker has taken one of this run's entries (or none is waiting): a retained message
   on a topic the ACL denies makes Mosquitto drop the connection, and the entries' PUBACK says why
-  more clearly. Its Last Will, and its goodbye, set ``.../status`` to ``{"table_id", "online":
-  false}``.
+  more clearly. A stopping feed publishes them once more, whatever the throttle, when they changed
+  since the last ones (see ``_drain``): what the journal ends with is what was published last. Its
+  Last Will, and its goodbye, set ``.../status`` to ``{"table_id", "online": false}``.
 """
 from __future__ import annotations
 
@@ -188,7 +189,9 @@ class JournalFeed:
     def _drain(self) -> None:
         """After ``stop``: publish the rest of the journal and wait for its acknowledgements while
         they come (until ``stop_grace`` seconds pass without one, and at most ``DRAIN_LIMIT`` times
-        that); then the goodbye status. What is left waits in the journal for the next feed."""
+        that); then the status and roads of what was published, if they changed since the throttled
+        ones, and the goodbye status, their acknowledgements waited for. What is left waits in the
+        journal for the next feed."""
         now = time.monotonic()
         deadline, limit = now + self.settings.stop_grace, now + DRAIN_LIMIT * self.settings.stop_grace
         while time.monotonic() < min(deadline, limit) and self._connected:
@@ -198,9 +201,17 @@ class JournalFeed:
             if self.window.acked_through != before:
                 deadline = time.monotonic() + self.settings.stop_grace
         if self._connected:
-            info = self.client.publish(status_topic(self.table_id),
-                                       encode({"table_id": self.table_id, "online": False}), qos=1, retain=True)
-            info.wait_for_publish(timeout=max(0.1, deadline - time.monotonic()))
+            # The throttle may have held back the last changes (a run that ends within
+            # status_interval of the last status): they go out now, before the goodbye.
+            sent = self._publish_summary(final=True)
+            sent.append(self.client.publish(status_topic(self.table_id),
+                                            encode({"table_id": self.table_id, "online": False}), qos=1,
+                                            retain=True))
+            for info in sent:
+                try:
+                    info.wait_for_publish(timeout=max(0.1, deadline - time.monotonic()))
+                except (RuntimeError, ValueError):
+                    break  # not sent (the connection went meanwhile): the Last Will says offline
         self._take_events()
 
     def _settle(self, stop: threading.Event) -> None:
@@ -292,21 +303,25 @@ class JournalFeed:
             self._saved = through
             self._next_save = now + self.settings.cursor_interval
 
-    def _publish_summary(self) -> None:
+    def _publish_summary(self, *, final: bool = False) -> list[Any]:
+        """The status and roads, each if it changed, at most every ``status_interval`` seconds
+        (``final``: now, a stopping feed's last). Returns what it published (paho's MessageInfo)."""
         now = time.monotonic()
-        if not self._connected or now < self._next_status or self._last is None:
-            return
+        if not self._connected or (now < self._next_status and not final) or self._last is None:
+            return []
         if not self._accepted and self.window.outstanding:
-            return  # the broker has not yet taken one of this table's entries: it may refuse its topics
+            return []  # the broker has not yet taken one of this table's entries: it may refuse its topics
         if self.window.last_published < self._last.seq:
-            return  # still reading up to the cursor
+            return []  # still reading up to the cursor
         self._next_status = now + self.settings.status_interval
+        sent = []
         status = encode({"table_id": self.table_id, "online": True, **self.summary.status(), "seq": self._last.seq,
                          "ts": self._last.ts})
         if status != self._sent_status:
-            self.client.publish(status_topic(self.table_id), status, qos=1, retain=True)
+            sent.append(self.client.publish(status_topic(self.table_id), status, qos=1, retain=True))
             self._sent_status = status
         roads = encode(self.summary.roads())
         if roads != self._sent_roads:
-            self.client.publish(roads_topic(self.table_id), roads, qos=1, retain=True)
+            sent.append(self.client.publish(roads_topic(self.table_id), roads, qos=1, retain=True))
             self._sent_roads = roads
+        return sent
