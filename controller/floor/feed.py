@@ -164,6 +164,8 @@ class JournalFeed:
                     self._step()
             except JournalIntegrityError:
                 self._settle(stop)  # the entries before the break are published: see them acknowledged
+                # offline, without a summary: the status must not describe entries past the break
+                self._goodbye(time.monotonic() + self.settings.stop_grace, summary=False)
                 raise
             self._drain()
         finally:
@@ -200,19 +202,24 @@ class JournalFeed:
                 break
             if self.window.acked_through != before:
                 deadline = time.monotonic() + self.settings.stop_grace
-        if self._connected:
-            # The throttle may have held back the last changes (a run that ends within
-            # status_interval of the last status): they go out now, before the goodbye.
-            sent = self._publish_summary(final=True)
-            sent.append(self.client.publish(status_topic(self.table_id),
-                                            encode({"table_id": self.table_id, "online": False}), qos=1,
-                                            retain=True))
-            for info in sent:
-                try:
-                    info.wait_for_publish(timeout=max(0.1, deadline - time.monotonic()))
-                except (RuntimeError, ValueError):
-                    break  # not sent (the connection went meanwhile): the Last Will says offline
+        self._goodbye(deadline, summary=True)
         self._take_events()
+
+    def _goodbye(self, deadline: float, *, summary: bool) -> None:
+        """The retained status says the feed is gone (``online`` false), its publication waited for
+        until ``deadline``; with ``summary``, after the status and roads the throttle held back (a
+        run that ends within ``status_interval`` of the last status). A clean disconnect sends no
+        Last Will: without this the status would stay ``online`` for ever."""
+        if not self._connected:
+            return
+        sent = self._publish_summary(final=True) if summary else []
+        sent.append(self.client.publish(status_topic(self.table_id),
+                                        encode({"table_id": self.table_id, "online": False}), qos=1, retain=True))
+        for info in sent:
+            try:
+                info.wait_for_publish(timeout=max(0.1, deadline - time.monotonic()))
+            except (RuntimeError, ValueError):
+                break  # not sent (the connection went meanwhile): the Last Will says offline
 
     def _settle(self, stop: threading.Event) -> None:
         """Wait for the acknowledgements of what is published (the broker may not be connected
