@@ -7,21 +7,29 @@ the chain verifies across it; the others stay open for a person to read.
 
 Kinds: ``gap`` (entries missing before ``seq``), ``chain_break`` (entry ``seq`` does not follow
 its predecessor's hash), ``bad_hash`` (entry ``seq``'s hash is not its HMAC under the table's
-key), ``forgery`` (a second, different body under a stored ``(table_id, seq)``).
+key), ``forgery`` (a second, different body under a stored ``(table_id, seq)``), ``new_journal``
+(at ``seq`` 1: the table publishes a new journal under a table id whose journal the store holds;
+one alarm for the whole new journal, its ``count`` the entries of it refused:
+``controller.floor.store``).
 """
 from __future__ import annotations
 
 from typing import Any
 
 GAP, CHAIN_BREAK, BAD_HASH, FORGERY = "gap", "chain_break", "bad_hash", "forgery"
+NEW_JOURNAL = "new_journal"
 
 
-def raise_alarm(conn: Any, table_id: str, seq: int | None, kind: str, detail: str, *, again: bool = True) -> None:
+def raise_alarm(conn: Any, table_id: str, seq: int | None, kind: str, detail: str, *, again: bool = True,
+                keep_detail: bool = False) -> None:
+    """Raise the alarm, or count it again on the open one (``keep_detail``: the open alarm keeps
+    its detail; ``detail`` is for a new one)."""
     conn.execute(
         "INSERT INTO floor_alarms (table_id, seq, kind, detail) VALUES (%s, %s, %s, %s) "
-        "ON CONFLICT (table_id, kind, coalesce(seq, 0)) WHERE open DO UPDATE SET detail = EXCLUDED.detail, "
+        "ON CONFLICT (table_id, kind, coalesce(seq, 0)) WHERE open DO UPDATE SET detail = CASE WHEN %s "
+        "THEN floor_alarms.detail ELSE EXCLUDED.detail END, "
         "last_seen = clock_timestamp(), count = floor_alarms.count + %s",
-        (table_id, seq, kind, detail, 1 if again else 0))
+        (table_id, seq, kind, detail, keep_detail, 1 if again else 0))
 
 
 def close_gaps_up_to(conn: Any, table_id: str, last_seq: int) -> None:

@@ -15,6 +15,15 @@ the store.
 A message that is not a journal entry is logged, counted in ``dropped_messages`` (in the batch's
 transaction) and acknowledged, never stored: sending it again would not make it one.
 
+A table that publishes a new journal under a table id whose journal the store holds (started
+afresh under the same id: another chain from entry 1) is not a forgery of each of its entries:
+the store sets that journal's entries apart (``controller.floor.store``, "A new journal of a
+known table": its entry 1 differs from the stored, confirmed entry 1, and each later entry names
+as its predecessor an entry of that new journal), refuses them all under ONE ``new_journal``
+alarm and stores none of them. The collector logs that alarm's words once (warning), when the
+new journal's entry 1 first arrives, and acknowledges its entries: sending them again would not
+store them. A second body of one entry that names the stored chain is still a ``forgery``.
+
 The broker going away is logged once per outage (warning), its return once (warning), and paho
 reconnects with backoff; the session resumes where it was. The database going away: the batch is neither committed nor
 acknowledged; the collector reconnects with backoff and stores it again. A broker that refuses
@@ -50,6 +59,7 @@ DEFAULT_BATCH = 1000
 LINGER_S = 0.005         # a batch waits this long for more once it holds one (a burst arrives whole)
 DB_RETRY_S = (0.5, 10.0)  # the first wait before reconnecting to the database, and the longest
 _log = structlog.get_logger("shoectl.floor.collector")
+_COUNTS = ("stored", "duplicates", "refused", "dropped", "new_journal")  # BatchResult's, summed in stats
 
 
 def _refuses_content(exc: Exception) -> bool:
@@ -108,7 +118,7 @@ class Collector:
         self._connected = False
         self._ever_connected = False
         self._outage_logged = False
-        self.stats = {"stored": 0, "duplicates": 0, "refused": 0, "dropped": 0, "batches": 0}
+        self.stats = {"stored": 0, "duplicates": 0, "refused": 0, "dropped": 0, "new_journal": 0, "batches": 0}
         self.client = make_client(options, client_id=client_id, persistent=True)
         self.client.manual_ack_set(True)
         self.client.on_connect = self._on_connect
@@ -218,10 +228,14 @@ class Collector:
         for message in batch:
             self.client.ack(message.mid, message.qos)
         self.stats["batches"] += 1
-        for key in ("stored", "duplicates", "refused", "dropped"):
+        for key in _COUNTS:
             self.stats[key] += getattr(result, key)
-        if result.refused:
-            _log.warning("second bodies refused under stored keys (forgery alarm)", count=result.refused)
+        for detail in result.new_journals:
+            _log.warning("a new journal of a known table; its entries are not stored (new_journal alarm)",
+                         detail=detail)
+        if result.refused > result.new_journal:
+            _log.warning("second bodies refused under stored keys (forgery alarm)",
+                         count=result.refused - result.new_journal)
 
     def _add(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult | None:
         """``store.add``, again after a database failure until it is done (None: stopped first)."""
@@ -257,8 +271,9 @@ class Collector:
                 _log.warning("message dropped: the database cannot store it", table=item.table_id, seq=item.seq,
                              detail=why)
                 part = self.store.add([], [(item.table_id, "not_storable", f"entry {item.seq}: {why}")])
-            for key in ("stored", "duplicates", "refused", "dropped"):
+            for key in _COUNTS:
                 setattr(total, key, getattr(total, key) + getattr(part, key))
+            total.new_journals.extend(part.new_journals)
         return total
 
     def _reopen_store(self) -> None:

@@ -5,5 +5,6 @@ collector_processes.py) and the feed's journals (tests/floor/feeds.py)."""
 from floor.brokers import tls_broker  # noqa: F401 - a fixture
 from floor.collector_processes import collectors  # noqa: F401 - a fixture
 from floor.feeds import five_entry_journal, table_journal, table_journal_copy  # noqa: F401 - fixtures
+from floor.journals import store  # noqa: F401 - a fixture
 from services.mosquitto import mosquitto  # noqa: F401
 from services.postgres import floor_db, postgres_cluster  # noqa: F401

@@ -1,12 +1,19 @@
 """Real journals for the floor's tests: ``run_table`` deals a few rounds with ``shoectl run`` on the
 built-in emulator (``--speed max``) and returns the journal and its ``shoectl journal export``
-lines; ``forge_next`` makes a well-formed entry that claims the next seq of a chain."""
+lines; ``forge_next`` makes a well-formed entry that claims the next seq of a chain; ``items``
+reads export lines as the collector does; the ``store`` fixture (exposed through
+tests/floor/conftest.py) is a ``FloorStore`` on the test's database."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from controller.floor.message import FloorEntry, parse_entry
+from controller.floor.store import FloorStore
 from controller.journal.chain import Hasher, entry_body, encode_payload
 from cli_run import dealt_journal, run_captured
 
@@ -61,3 +68,15 @@ def forge_next(line: str, *, hasher: Hasher | None = None, seq_delta: int = 0, *
                       payload_text)
     obj["hash"] = (hasher or Hasher()).digest(obj["prev_hash"], body)
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def items(lines: list[str]) -> list[FloorEntry]:
+    """Export lines as the collector reads them."""
+    return [parse_entry(line) for line in lines]
+
+
+@pytest.fixture
+def store(floor_db: str) -> Iterator[FloorStore]:
+    s = FloorStore.open(floor_db)
+    yield s
+    s.close()

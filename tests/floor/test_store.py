@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 
 import pytest
 
-from controller.floor.message import parse_entry
 from controller.floor.reading import open_alarms, verify_table
 from cli_run import run
 from controller.floor.schema import SCHEMA_VERSION, migrate
 from controller.floor.store import FloorStore, connect
 from controller.journal.chain import Hasher
 from floor.helpers import query, stored_lines
-from floor.journals import TableJournal, forge_next, run_table
+from floor.journals import TableJournal, forge_next, items, run_table
 
 
 @pytest.fixture(scope="module")
@@ -27,17 +25,6 @@ def journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
 @pytest.fixture(scope="module")
 def hmac_journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
     return run_table(tmp_path_factory.mktemp("hmac-table"), table_id="T2", rounds=3, hmac=True)
-
-
-@pytest.fixture
-def store(floor_db: str) -> Iterator[FloorStore]:
-    s = FloorStore.open(floor_db)
-    yield s
-    s.close()
-
-
-def items(lines: list[str]):
-    return [parse_entry(line) for line in lines]
 
 
 def lines_of(store: FloorStore, table: str = "T1") -> list[str]:
