@@ -269,8 +269,10 @@ def backfill_summary(path: str, result: Any) -> str:
         before = f" (of which {result.set_aside_before} stored before)" if result.set_aside_before else ""
         set_aside = (f" {result.set_aside_new + result.set_aside_before} set aside by the chain check{before} "
                      f"({shown}; kept in rejected_entries, alarmed),")
+    new_journal = (f", {result.new_journal} of a new journal of a stored table (not stored: its new_journal "
+                   "alarm)") if result.new_journal else ""
     return (f"{safe(path)}: {result.entries} entries: {result.stored} stored,{set_aside} {result.duplicates} already stored, "
-            f"{result.refused} refused (second bodies); {tables}")
+            f"{result.refused} refused (second bodies){new_journal}; {tables}")
 
 
 def run_verify(args: argparse.Namespace) -> int:

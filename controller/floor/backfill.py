@@ -41,7 +41,8 @@ class Backfilled:
     entries: int = 0
     stored: int = 0
     duplicates: int = 0
-    refused: int = 0
+    refused: int = 0  # second bodies under stored keys
+    new_journal: int = 0  # entries of a new journal of a known table (``controller.floor.store``)
     set_aside_new: int = 0
     set_aside_before: int = 0
     examples: list[SetAside] = field(default_factory=list)
@@ -106,7 +107,8 @@ def _add(store: FloorStore, batch: list[FloorEntry], total: Backfilled) -> None:
     total.set_aside_new += new
     total.set_aside_before += len(part.set_aside) - new
     total.duplicates += part.duplicates
-    total.refused += part.refused
+    total.refused += part.refused - part.new_journal
+    total.new_journal += part.new_journal
     total.positions.update(part.positions)
     total.examples.extend(part.set_aside[:EXAMPLES - len(total.examples)])
 

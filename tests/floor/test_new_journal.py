@@ -17,6 +17,7 @@ import pytest
 from controller.floor.broker import stop_client
 from controller.floor.reading import verify_table
 from controller.floor.store import NEW_JOURNAL_WHY, FloorStore
+from cli_run import run
 from floor.collector_processes import publish, publisher, start
 from floor.helpers import SHOECTL, query, stored_lines
 from floor.journals import TableJournal, forge_next, items, run_table
@@ -126,3 +127,17 @@ def test_a_collector_says_a_new_journal_once_and_stores_none_of_it(mosquitto: Mo
                                f"journal's, written {json.loads(first.lines[0])['ts']}): the store keeps one journal "
                                f"per table id"), lines[1]
     assert "forgery" not in status.stdout and "Traceback" not in status.stderr
+
+
+def test_a_backfill_of_a_new_journal_says_what_it_is(capsys, floor_db: str, first: TableJournal,
+                                                     second: TableJournal) -> None:
+    """`floor backfill` of the new journal's export counted its entries as "refused (second
+    bodies)", the words of a forgery: it names them as a new journal's, refused under its alarm."""
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(first.export_file))
+    assert code == 0, err
+    n = len(second.lines)
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(second.export_file))
+    assert code == 0, err
+    assert (f"{n} entries: 0 stored, 0 already stored, 0 refused (second bodies), {n} of a new journal of a "
+            "stored table (not stored: its new_journal alarm)") in out, out
+    assert stored_lines(floor_db) == first.lines
