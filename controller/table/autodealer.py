@@ -94,7 +94,7 @@ class AutoDealer:
         if state == "ready_to_load":
             return self._op("load")
         if state == "betting" and core.round is None and core.prompt == "PLACE BETS":
-            key = (core.shoe.id, core.round_count)
+            key = (core.shoe.id, core.shoe_rounds.count)
             if self._bets_placed_for != key:
                 self._bets_placed_for = key
                 # After a restart the layout may already hold this round's wagers: keep them.

@@ -42,7 +42,7 @@ from controller.table.io import (
     CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
 from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, build_machine
-from controller.table.round import RoundInProgress
+from controller.table.round import RoundInProgress, ShoeRounds
 from controller.table.shoe import Shoe
 from firmware_bridge.protocol import messages as m
 
@@ -84,9 +84,7 @@ class TableCore:
         self.shoe: Shoe | None = None
         self.next_shoe = first_shoe
         self.round: RoundInProgress | None = None
-        self.last_round: RoundInProgress | None = None  # until a card or a new round follows it
-        self.next_round_kind = "normal"
-        self.round_count = 0          # rounds in the current shoe
+        self.shoe_rounds = ShoeRounds()  # the shoe's rounds: their count, the next one's kind, the last decided
         self.occupied: set[int] = set()
         self.pending_wagers: list[Wager] = []
         self.aside = CardsAside()  # cards out of the shoe waiting for their place; one owed to the discard rack
@@ -100,7 +98,6 @@ class TableCore:
         self.unload_due: str | None = None  # 681a.7(d)(1): the shoe whose cards are to be taken out before the next load
         self.dealer: str | None = None
         self.dealer_operator: str | None = None  # the operator dealing here (681a.7(c): another signs in)
-        self.last_outcome: str | None = None
         self._out: list[Output] = []
         self.machine = build_machine(self)
 
@@ -252,7 +249,7 @@ class TableCore:
             "has_shuffler": self.has_shuffler,
             "state": self.state,
             "shoe": shoe.id if shoe else None,
-            "round": r.number if r else self.round_count,
+            "round": r.number if r else self.shoe_rounds.count,
             "cards_dealt": shoe.dealt if shoe else 0,
             "cards_remaining": shoe.remaining if shoe else None,
             "cover_reached": bool(shoe and shoe.cover_reached),
@@ -261,7 +258,7 @@ class TableCore:
             "banker": r.shown_cards(Target.BANKER, face_down) if r else [],
             "seats_taken": sorted(self.occupied),
             "wagers": [w.to_json() for w in (r.wagers if r else self.pending_wagers)],
-            "last_outcome": self.last_outcome,
+            "last_outcome": self.shoe_rounds.last_outcome,
             "faults": dict(self.faults),
             "count_problem": shoe.count_problem if shoe and self.state == "count_fault" else None,
             "shoe_collected": bool(shoe and shoe.collected),  # ended: its cards collected and reconciled

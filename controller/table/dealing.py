@@ -54,7 +54,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
     found_face_up = face_up and t.sub.game is not Game.TWENTYONE
     if st == "burning":
         # The round before a burn is over: a card after the burn is not its third card (627a.13(c)).
-        t.last_round = None
+        t.shoe_rounds.take_last()
         if found_face_up:
             # 627a.13(d): a card found face up in the shoe opens a simulated round, whatever the
             # dealer was drawing it for; the burn is still owed.
@@ -106,7 +106,7 @@ SECOND_HELD_CARD = ("627a.13(a) gives the next hand one first card, already held
 
 
 def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
-    last, t.last_round = t.last_round, None
+    last = t.shoe_rounds.take_last()
     if t.sub.game is Game.TWENTYONE:
         discard(t, c, position, TWENTYONE_CARD_IN_ERROR)
         t.notice("warning", f"card {c} drawn when none was called for: to the discard rack")

@@ -26,7 +26,7 @@ def start_shuffle(t: TableCore) -> None:
     last = t.shoe
     t.shoe = Shoe(sid, t.sub.decks, t.sub.decks * 52,
                   made_of=last.id if last is not None and last.collected and last.loaded_count is not None else None)
-    t.round_count, t.last_outcome = 0, None  # the shoe's, as the scoreboard's and the feed's last round
+    t.shoe_rounds.new_shoe()  # the shoe's, as the scoreboard's and the feed's last round
     t.record(kinds.SHOE_START, {"shoe": sid, "decks": t.sub.decks})
     if t.has_shuffler:
         t.send("shuffler", m.Shuffle(t.sub.decks))

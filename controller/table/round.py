@@ -141,3 +141,41 @@ class RoundInProgress:
             if s in occupied and s not in passed:
                 return s
         return None
+
+
+@dataclass
+class ShoeRounds:
+    """The rounds of the shoe in play, as one object: how many have begun (``count``), the kind
+    the next one begins as (``next_kind``: ``simulated`` once a disclosed card opens one,
+    627a.13(c)(2)/(d)), the last one decided (``last``: until a card or a new round follows it; a
+    card after it may be its irregularity, 627a.13(b)-(c)) and its outcome (``last_outcome``, the
+    shoe's last result as the displays show it)."""
+
+    count: int = 0
+    next_kind: str = "normal"
+    last: RoundInProgress | None = None
+    last_outcome: str | None = None
+
+    def new_shoe(self) -> None:
+        """A shoe is shuffled: its rounds are counted from one, and it has no result yet."""
+        self.count, self.last_outcome = 0, None
+
+    def begin(self) -> tuple[int, str]:
+        """A round begins: its number and kind (the next one is ``normal`` again)."""
+        self.last = None
+        self.count += 1
+        kind, self.next_kind = self.next_kind, "normal"
+        return self.count, kind
+
+    def next_simulated(self) -> None:
+        """627a.13(c)(2)/(d): the next round begins as a simulated one."""
+        self.next_kind = "simulated"
+
+    def decided(self, r: RoundInProgress) -> None:
+        """Round ``r`` has its result."""
+        self.last, self.last_outcome = r, r.result.outcome.value
+
+    def take_last(self) -> RoundInProgress | None:
+        """The last round decided, if no card nor round followed it yet; it is then followed."""
+        last, self.last = self.last, None
+        return last

@@ -27,15 +27,13 @@ def begin_round(t: TableCore) -> SetAside | None:
     """The round starts: a normal round with the wagers on the layout and the held card
     (627a.13(a)/(b)) as its first card if there is one; a simulated round (627a.13(c)(2)/(d))
     with no wagers and the disclosed card first. Returns that first card, or None."""
-    t.last_round = None
-    t.round_count += 1
-    kind, t.next_round_kind = t.next_round_kind, "normal"
+    number, kind = t.shoe_rounds.begin()
     if kind == "simulated":
         first, wagers = t.aside.take_simulated(), []
     else:
         first, (wagers, t.pending_wagers) = t.aside.take_held(), (t.pending_wagers, [])
-    t.round = RoundInProgress.begin(t.round_count, kind, wagers, t.sub)
-    t.record(kinds.ROUND_START, {"round": t.round_count, "kind": kind, "wagers": [w.to_json() for w in wagers]})
+    t.round = RoundInProgress.begin(number, kind, wagers, t.sub)
+    t.record(kinds.ROUND_START, {"round": number, "kind": kind, "wagers": [w.to_json() for w in wagers]})
     if first is not None:
         payload = {"card": str(first.card), "clause": first.clause}
         # 629a.8(c): the hand's first card, face down until its squeeze: journaled, not shown
@@ -49,7 +47,7 @@ def start_simulated(t: TableCore) -> None:
     the Rules Submission says (``simulated_round_wagers``)."""
     if t.sub.simulated_round_wagers == "return":
         return_pending_wagers(t)
-    t.next_round_kind = "simulated"
+    t.shoe_rounds.next_simulated()
     t.no_more_bets()
 
 
@@ -74,9 +72,8 @@ def complete_round(t: TableCore) -> None:
         for s in settle(r.result, r.main_wagers(), t.sub):
             t.record(kinds.SETTLEMENT, s.to_json())
     r.settled = True
-    t.last_outcome = r.result.outcome.value
+    t.shoe_rounds.decided(r)
     t.record(kinds.ROUND_RESULT, {"round": r.number, "kind": r.kind, **r.result.to_json()})
-    t.last_round = r
     # 681a.7(l): to the discard rack in an order that permits reconstructing each hand.
     t.record(kinds.DISCARD_RACK, {"cards": [str(c) for c, _, _ in r.cards]})
     end_shoe_if_too_few(t)

@@ -1,0 +1,29 @@
+"""``ShoeRounds`` alone: rounds numbered from one in each shoe, a simulated round begun once and
+then normal ones again, and the last round decided followed once (a card after it is read as
+its irregularity only until then, 627a.13(b)-(c))."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from controller.table.round import ShoeRounds
+
+
+def test_rounds_are_numbered_per_shoe_and_a_simulated_one_is_begun_once() -> None:
+    s = ShoeRounds()
+    assert s.begin() == (1, "normal")
+    s.next_simulated()
+    assert s.begin() == (2, "simulated") and s.begin() == (3, "normal")
+    s.new_shoe()
+    assert s.begin() == (1, "normal") and s.last_outcome is None
+
+
+def test_the_last_round_decided_is_followed_once() -> None:
+    s = ShoeRounds()
+    decided = SimpleNamespace(result=SimpleNamespace(outcome=SimpleNamespace(value="banker")))
+    s.decided(decided)
+    assert s.last_outcome == "banker"
+    assert s.take_last() is decided and s.take_last() is None
+    assert s.last_outcome == "banker"  # the shoe's last result stays shown
+    s.decided(decided)
+    s.begin()  # a new round follows it
+    assert s.take_last() is None
