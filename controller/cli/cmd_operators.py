@@ -29,6 +29,7 @@ from controller.operators.store import (
     Operator,
     OperatorsError,
     add_operator,
+    check_name,
     is_operator_id,
     load_operators,
     remove_operator,
@@ -46,11 +47,12 @@ def _operator_id(text: str) -> str:
 def _display_name(text: str) -> str:
     """An argparse type: ``--name``, checked as the operators file checks a name (one printable
     line of at most ``MAX_NAME`` characters), so that a bad one is the option's, not the file's."""
-    shown = quoted(text[:40]) + ("..." if len(text) > 40 else "")
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"{shown}: an empty name")
-    if len(text.strip()) > MAX_NAME or not text.strip().isprintable():
-        raise argparse.ArgumentTypeError(f"{shown}: a name is one printable line of at most {MAX_NAME} characters")
+    try:
+        check_name(text)  # the file's rule (one owner); said here in the option's words
+    except OperatorsError:
+        shown = quoted(text[:40]) + ("..." if len(text) > 40 else "")
+        why = "an empty name" if not text.strip() else f"a name is one printable line of at most {MAX_NAME} characters"
+        raise argparse.ArgumentTypeError(f"{shown}: {why}") from None
     return text
 
 

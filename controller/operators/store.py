@@ -66,6 +66,7 @@ __all__ = [
     "PinHash",
     "PinHashError",
     "add_operator",
+    "check_name",
     "check_pin",
     "hash_pin",
     "is_operator_id",
@@ -167,8 +168,9 @@ def _mode_warnings(source: str, mode: int) -> list[str]:
     return out
 
 
-def _check_name(value: object, source: str, key: str) -> str:
-    """An operator's display name: one printable line of at most ``MAX_NAME`` characters."""
+def check_name(value: object, source: str = "--name", key: str = "name") -> str:
+    """An operator's display name: one printable line of at most ``MAX_NAME`` characters, stripped;
+    ``OperatorsError`` otherwise (``source`` and ``key`` name where it came from)."""
     return _OperatorsParser(None, source).text(key, value, MAX_NAME)
 
 
@@ -332,7 +334,7 @@ def add_operator(path: str | os.PathLike[str], id: str, role: Role | str, pin: s
     elif not isinstance(role, Role):
         raise OperatorsError(shown, f"{key}.role", f"must be one of {', '.join(ROLE_NAMES)}")
     if name is not None:
-        name = _check_name(name, shown, f"{key}.name")
+        name = check_name(name, shown, f"{key}.name")
     check_pin(pin, id)
     pin_hash = hash_pin(pin)
     created = now if now is not None else datetime.now(timezone.utc)
