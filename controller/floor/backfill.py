@@ -107,7 +107,7 @@ def _add(store: FloorStore, batch: list[FloorEntry], total: Backfilled) -> None:
     total.set_aside_new += new
     total.set_aside_before += len(part.set_aside) - new
     total.duplicates += part.duplicates
-    total.refused += part.refused - part.new_journal
+    total.refused += part.second_bodies
     total.new_journal += part.new_journal
     total.positions.update(part.positions)
     total.examples.extend(part.set_aside[:EXAMPLES - len(total.examples)])

@@ -118,7 +118,7 @@ class Collector:
         self._connected = False
         self._ever_connected = False
         self._outage_logged = False
-        self.stats = {"stored": 0, "duplicates": 0, "refused": 0, "dropped": 0, "new_journal": 0, "batches": 0}
+        self.stats = {**dict.fromkeys(_COUNTS, 0), "batches": 0}
         self.client = make_client(options, client_id=client_id, persistent=True)
         self.client.manual_ack_set(True)
         self.client.on_connect = self._on_connect
@@ -233,9 +233,8 @@ class Collector:
         for detail in result.new_journals:
             _log.warning("a new journal of a known table; its entries are not stored (new_journal alarm)",
                          detail=detail)
-        if result.refused > result.new_journal:
-            _log.warning("second bodies refused under stored keys (forgery alarm)",
-                         count=result.refused - result.new_journal)
+        if result.second_bodies:
+            _log.warning("second bodies refused under stored keys (forgery alarm)", count=result.second_bodies)
 
     def _add(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult | None:
         """``store.add``, again after a database failure until it is done (None: stopped first)."""

@@ -72,6 +72,11 @@ class BatchResult:
     positions: dict[str, int] = field(default_factory=dict)  # table -> last checked seq
     set_aside: list[chain.SetAside] = field(default_factory=list)  # moved out of entries by the chain check
 
+    @property
+    def second_bodies(self) -> int:
+        """Of ``refused``: second bodies under stored keys (``forgery``), not a new journal's entries."""
+        return self.refused - self.new_journal
+
 
 def connect(url: str, *, autocommit: bool = False, snapshot: bool = False) -> Any:
     """A psycopg connection to ``url``; ``StoreError`` (one line, without the password) when the
