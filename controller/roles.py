@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+# The operator ids the automated dealer and floorperson act under (``controller.table.autodealer``);
+# the table's rules of who deals name the automated dealer too (``controller.table.commands``).
+AUTOMATED_DEALER, AUTOMATED_FLOORPERSON = "auto-dealer", "auto-floor"
+
 
 class Role(IntEnum):
     """Operator roles, ordered: a higher role may do what a lower one may."""

@@ -62,7 +62,7 @@ from controller.table.edge_monitor import EdgeMonitor
 from controller.table.io import Notice, OperatorInput, TableRecord
 from controller.table.errors import Refused
 from controller.table.recovery import rules_asked_for
-from controller.roles import Role
+from controller.roles import AUTOMATED_FLOORPERSON, Role
 from controller.table.runner import TableRunner
 from shoectl_config.text import is_unicode_text, quoted
 
@@ -281,7 +281,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
                                 "a floorperson restarts the shoe (restart_shoe)")
                 else:
                     runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
-                                                "auto-floor", Role.FLOORPERSON))
+                                                AUTOMATED_FLOORPERSON, Role.FLOORPERSON))
         runner.links = _make_links(runner, attached, outage_lines=mode != "live",  # the live display shows faults
                                    seeded=emulator is None)
         control.start(runner)

@@ -23,12 +23,11 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from controller.roles import AUTOMATED_DEALER, AUTOMATED_FLOORPERSON, Role
 from controller.rules.model import WagerKind
 from controller.table.faults import floorperson_clears
 from controller.table.io import OperatorInput
-from controller.roles import Role
 
-DEALER, FLOOR = "auto-dealer", "auto-floor"
 MAX_RESHUFFLES_AFTER_COUNT_FAULTS = 3
 MAX_COMMAND_FAULT_CLEARS = 3  # a device that refuses the same again after that is a person's to look at
 
@@ -51,7 +50,7 @@ class AutoDealer:
         self._asked: set[tuple[str, Any]] = set()
 
     def _op(self, command: str, role: Role = Role.DEALER, **args: Any) -> OperatorInput:
-        return OperatorInput(command, args, FLOOR if role >= Role.FLOORPERSON else DEALER, role)
+        return OperatorInput(command, args, AUTOMATED_FLOORPERSON if role >= Role.FLOORPERSON else AUTOMATED_DEALER, role)
 
     def next_input(self, core: Any) -> OperatorInput | None:
         sub = core.sub  # the Rules Submission in force: a floorperson may have set another

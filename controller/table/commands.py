@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from controller.roles import Role
+from controller.roles import AUTOMATED_DEALER, Role
 from controller.rules.cards import CardError, parse_card
 from controller.rules.model import WagerKind
 from controller.table import actions as act, decks
-from controller.table.autodealer import DEALER as AUTOMATED_DEALER
 from controller.table.errors import Refused
 from controller.table.faults import table_words
 from controller.table.io import OperatorInput

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from controller.money import money_text
 from controller.rules.cards import Card
 from controller.rules.engine import RoundEngine, RoundResult
 from controller.rules.model import Target, WagerKind
 from controller.rules.wagers import BONUS_WAGERS, Settlement, Wager
 from controller.table.errors import Refused
-from controller.money import money_text
 
 HIDDEN_CARD = "??"  # a card dealt face down, not turned over yet (RoundInProgress.shown_cards)
 
