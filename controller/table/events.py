@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from transitions import MachineError
+
 from controller.journal import kinds
 from controller.rules.cards import card_from_wire
 from controller.table import checks, dealing, preparation, rounds
@@ -35,13 +37,19 @@ def shuffle_done(t: TableCore, device_role: str, ev: m.ShuffleDone) -> None:
     (``preparation.apply_held``), as ``shoe_loaded`` does: refused, the resume asked for another
     shuffle, which the shuffler, still delivering the first, could refuse (BUSY)."""
     shoe = t.shoe
+    held = shoe is not None and _held_in(t, "shuffling")
+    again = shoe is not None and t.state in AWAITING_STACK and ev.card_count == t.sub.decks * 52
+    if not (held or again or t.state == "shuffling"):
+        # Refused as the machine refuses a shuffle's end outside ``shuffling`` (the same verdict a
+        # journal recorded before this check came first), and before anything has changed.
+        raise MachineError(f"the {device_role}'s SHUFFLE_DONE")
     if shoe is not None:
         shoe.counted = (ev.card_count, ev.expected_count)
         shoe.settled("SHUFFLE")
-    if _held_in(t, "shuffling") and shoe is not None:
+    if held:
         shoe.shuffle_held = True
         return
-    if t.state in AWAITING_STACK and shoe is not None and preparation.count_ok(t):
+    if again:
         # A shuffle asked for again at a reconnect while the first one's SHUFFLE_DONE was still on
         # its way: the shuffler shuffled the undealt stack again before it delivered it (it carries
         # out commands in order), so nothing has been dealt from it and the new order changes

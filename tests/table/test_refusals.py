@@ -1,5 +1,6 @@
 """A refused input changes nothing: for random sequences of operator commands (any command, any
-role, good and bad arguments) and dealer draws, every input the core refuses leaves the table
+role, good and bad arguments), dealer draws and device events that come when nothing awaits
+them (a shuffle's end, a load, with right and wrong counts), every input the core refuses leaves the table
 exactly as it was — its ``snapshot()`` and all of its state — and produces only the ``refused``
 record and its notice."""
 from __future__ import annotations
@@ -17,7 +18,8 @@ from controller.roles import Role
 from controller.rules.submission import load_submission
 from controller.table.commands import COMMANDS, MAX_AMOUNT, MAX_POSITION, admit
 from controller.table.errors import Refused
-from controller.table.io import Notice, OperatorInput, TableRecord
+from controller.table.io import DeviceInput, Notice, OperatorInput, TableRecord
+from firmware_bridge.protocol import messages as m
 
 WITH_LIMITS = Path(__file__).resolve().parents[2] / "docs" / "examples" / "minibaccarat-limits.toml"
 JUNK = [-1, 10**16, "", "\u00e9", "x" * 70, True, None, float("nan"), 2.5, [1], {"a": 1}, "\ud800"]
@@ -44,6 +46,15 @@ def random_command(rnd: random.Random, state: str) -> OperatorInput:
         args["bogus"] = 1
     role = rnd.choice([Role.FLOORPERSON, Role.SUPERVISOR, Role.DEALER, Role.DEALER])
     return OperatorInput(name, args, "fp1", role)  # the bench's operator: one dealer at the table (681a.7(c))
+
+
+def stray_event(rnd: random.Random) -> DeviceInput:
+    """A device event that the table may not be waiting for: a shuffle's end or a load, its count
+    right (416: eight decks) or not."""
+    count = rnd.choice([416, 415, 0, 520])
+    if rnd.random() < 0.6:
+        return DeviceInput("shuffler", m.ShuffleDone(count, 416))
+    return DeviceInput("shoe", m.ShoeLoaded(count))
 
 
 def advance(b: Bench) -> None:
@@ -93,7 +104,7 @@ def test_a_refused_input_leaves_the_table_unchanged(rnd: random.Random, preset: 
         if roll < 0.3:
             advance(b)
             continue
-        step = random_command(rnd, b.core.state)
+        step = stray_event(rnd) if roll < 0.4 else random_command(rnd, b.core.state)
         before_snapshot, before = b.core.snapshot(), state_of(b.core)
         outs = b.feed(step)
         if any(isinstance(o, TableRecord) and o.kind == "refused" for o in outs):
