@@ -50,11 +50,22 @@ def random_command(rnd: random.Random, state: str) -> OperatorInput:
 
 def stray_event(rnd: random.Random) -> DeviceInput:
     """A device event that the table may not be waiting for: a shuffle's end or a load, its count
-    right (416: eight decks) or not."""
+    right (416: eight decks) or not, a cover card, an empty shoe, a door, a button, a card."""
     count = rnd.choice([416, 415, 0, 520])
-    if rnd.random() < 0.6:
+    pick = rnd.random()
+    if pick < 0.4:
         return DeviceInput("shuffler", m.ShuffleDone(count, 416))
-    return DeviceInput("shoe", m.ShoeLoaded(count))
+    if pick < 0.55:
+        return DeviceInput("shoe", m.ShoeLoaded(count))
+    if pick < 0.65:
+        return DeviceInput("shoe", m.CoverCard(rnd.choice([0, 14, 300])))
+    if pick < 0.75:
+        return DeviceInput("shoe", m.ShoeEmpty())
+    if pick < 0.85:
+        return DeviceInput(rnd.choice(["shoe", "shuffler"]), m.Door(rnd.random() < 0.5))
+    if pick < 0.95:
+        return DeviceInput("shoe", m.ButtonPress(rnd.choice(list(m.ButtonId))))
+    return DeviceInput("shoe", m.CardRead(rnd.randint(1, 13), rnd.randint(0, 3), rnd.random() < 0.5, 0, 0))
 
 
 def advance(b: Bench) -> None:
