@@ -359,7 +359,8 @@ def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outag
         lines = OutageLines.for_device(role, profile, port, stderr_line)
         if outage_lines:
             options["on_state"] = lines.wrap(options["on_state"])
-        links[role] = DeviceLink.from_profile(profile, port, **options, last_delivered=seed[1] if seed else None)
+        links[role] = DeviceLink.from_profile(profile, port, **options, last_delivered=seed[1] if seed else None,
+                                              last_delivered_serial=seed[0] if seed else None)
         lines.for_link(links[role])
     return links
 

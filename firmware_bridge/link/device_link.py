@@ -106,6 +106,9 @@ class DeviceLink:
             is durable, and the supervisor sends EVENT_ACK at once.
         last_delivered: ``(event_epoch, counter)`` of the last event already stored (from the
             journal): counters up to it are duplicates.
+        last_delivered_serial: the serial of the device ``last_delivered`` came from. Another
+            unit answering has counters of its own, even under the same epoch number: they start
+            afresh, reported as an epoch change (``None``: the seed is taken for any unit's).
         expected_serial: refuse a device whose IDENTITY serial differs (otherwise the first
             serial seen binds the link: a changed serial after a replug is refused).
         clock: monotonic seconds (``time.monotonic``) for heartbeat and resend scheduling.
@@ -118,7 +121,8 @@ class DeviceLink:
     def __init__(self, transport: Transport, *, timing: Any = None, profile_name: str | None = None,
                  on_event: EventCallback | None = None, on_state: StateCallback | None = None,
                  auto_ack: bool = True, last_delivered: tuple[int, int] | None = None,
-                 expected_serial: str | None = None, clock: Callable[[], float] = time.monotonic,
+                 last_delivered_serial: str | None = None, expected_serial: str | None = None,
+                 clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], object] | None = None,
                  read_poll: float = READ_POLL) -> None:
         if timing is None:
@@ -143,7 +147,8 @@ class DeviceLink:
         self._supervisor_thread: threading.Thread | None = None
         self._deliverer_thread: threading.Thread | None = None
         self._stats = dict.fromkeys(STAT_NAMES, 0)
-        self._sequencer = EventSequencer(last_delivered, profile_name=profile_name or "")
+        self._sequencer = EventSequencer(last_delivered, profile_name=profile_name or "",
+                                         serial=last_delivered_serial or "")
         self._reporter = StateReporter(self._cond, on_state, profile_name or transport.describe())
         self._commands = CommandChannel(
             self._lock, self._cond, stopping=self._stopping, reporter=self._reporter, name=lambda: self.name,

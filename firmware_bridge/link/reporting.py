@@ -64,6 +64,26 @@ class StateReporter:
         self.log.error("link error", state=self.state.value, reason=reason)
         self._notify(self.state, reason)
 
+    def epoch_changed(self, change: tuple[int, int] | None, unit_change: tuple[str, str] | None,
+                      lost: list[tuple[int, int]]) -> list[str]:
+        """The connect's report, in words, of an event epoch changed (``change``: old, new), by
+        another unit answering (``unit_change``: old serial, new) or not, and of the old epoch's
+        events that never arrived (``lost``: counter ranges; logged at ``error``: they are not
+        in the journal). ``[]`` when the epoch did not change."""
+        if change is None:
+            return []
+        old_epoch, new_epoch = change
+        if unit_change is not None:
+            said = [f"another unit answers (serial {unit_change[1]}; the events stored last came from "
+                    f"{unit_change[0]}): its events are taken from its first (event epoch {new_epoch})"]
+        else:
+            said = [f"event epoch changed from {old_epoch} to {new_epoch}: the device restarted its event "
+                    "counter (a reset that lost its memory, or another unit)"]
+        if lost:
+            said.append(f"events {ranges_text(lost)} of event epoch {old_epoch} never arrived and are lost with it")
+            self.log.error("link error", state=self.state.value, reason=said[-1])
+        return said
+
     def acknowledged_elsewhere(self, epoch: int, delivered: int, acknowledged: int) -> str:
         """Log that the device acknowledged events of ``epoch`` this host never delivered (it gives
         them up), and return it in words for the connect's report. Before this host had any event

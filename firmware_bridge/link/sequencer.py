@@ -13,11 +13,12 @@ sees:
   dropped unacknowledged (OVERFLOW), which is safe: the device sends it again;
 - ``peek()`` is the next event to deliver; ``commit(event)`` records that the consumer took it
   (its callback returned). Until then the same event stays at the head (redelivery);
-- ``last_delivered`` = ``(epoch, counter)`` of the last committed event survives everything
-  (reconnects, epoch changes) and may be seeded from a journal;
+- ``last_delivered`` = ``(epoch, counter)`` of the last committed event survives reconnects and
+  epoch changes (and may be seeded from a journal), not another unit answering;
 - ``gap``: some counter between the last queued one and the highest known to exist (from a later
   event or a HEARTBEAT_REPLY) is missing: ask the device for RESEND_EVENTS;
-- ``set_epoch(epoch)``: the device's counter restarted. Events of the old epoch already queued
+- ``set_epoch(epoch, serial)``: the device's counter restarted, or another unit (another
+  ``serial``, whose counters are its own even under the same epoch number) answers. Events of the old epoch already queued
   are still delivered (they happened first); old-epoch events that never arrived are lost and
   returned to the caller to report;
 - ``accept_gap(up_to)``: the host decided that missing counters are lost (docs/protocol.md E7);
@@ -56,12 +57,13 @@ class EventSequencer:
     (from its journal), or ``None`` for a fresh start. ``max_buffered`` bounds the ready queue and
     the reorder window (so at most about twice that many events are held); beyond them events are
     dropped unacknowledged, which is safe. ``stall_resends``: see ``resend_requested``.
-    ``profile_name`` and ``serial`` go into every ``LinkEvent`` (the link sets them)."""
+    ``profile_name`` and ``serial`` go into every ``LinkEvent`` (the link sets them); ``serial``
+    is also the unit whose counters these are (a seed's: the device it came from; "": unknown)."""
 
     def __init__(self, last_delivered: tuple[int, int] | None = None, *, profile_name: str = "",
-                 max_buffered: int = MAX_BUFFERED, stall_resends: int = STALL_RESENDS) -> None:
+                 serial: str = "", max_buffered: int = MAX_BUFFERED, stall_resends: int = STALL_RESENDS) -> None:
         self.profile_name = profile_name
-        self.serial = ""
+        self.serial = serial
         self.max_buffered = max_buffered
         self.stall_resends = stall_resends
         self.epoch: int | None = None
@@ -84,19 +86,28 @@ class EventSequencer:
 
     # the epoch
 
-    def set_epoch(self, epoch: int) -> list[tuple[int, int]]:
-        """Make ``epoch`` current. Returns the counter ranges of the old epoch that were known to
-        exist but never arrived (lost with the old epoch); ``[]`` if the epoch did not change."""
-        if epoch == self.epoch:
+    def set_epoch(self, epoch: int, serial: str = "") -> list[tuple[int, int]]:
+        """Make ``epoch`` of the unit ``serial`` current ("": the same unit). Returns the counter
+        ranges of the old epoch that were known to exist but never arrived (lost with the old
+        epoch); ``[]`` if neither the epoch nor the unit changed."""
+        another_unit = self.another_unit(serial)
+        self.serial = serial or self.serial
+        if not another_unit and epoch == self.epoch:
             return []
         lost: list[tuple[int, int]] = []
         if self.epoch is not None:
             lost = self.missing()
+        if another_unit:  # nothing of this unit's was delivered, whatever its epoch's number
+            self.last_delivered = None
         self.epoch = epoch
         self.queued = self.known_highest = self._asked_up_to = 0
         self._reorder.clear()
         self._stalled_at = self._resends_at = None
         return lost
+
+    def another_unit(self, serial: str) -> bool:
+        """Whether ``serial`` is another unit than the one whose counters these are."""
+        return bool(serial) and bool(self.serial) and serial != self.serial
 
     # arrivals
 

@@ -84,6 +84,7 @@ class Session:
         self.lost_reason: str | None = None
         self.epoch_confirmed = False  # this session's IDENTITY was accepted
         self.epoch_change: tuple[int, int] | None = None  # (old, new) when IDENTITY changed it
+        self.unit_change: tuple[str, str] | None = None  # (old serial, new) when another unit answers
         self.lost_at_epoch_change: list[tuple[int, int]] = []  # old-epoch counters never received
         self.reader: threading.Thread | None = None
         # Where the line has ``shared_reading``: the reader's work for a command's waiting caller.

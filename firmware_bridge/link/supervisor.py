@@ -216,16 +216,10 @@ class Supervisor:
             with self._lock:
                 self._sequencer.start_after(status.last_acked_event)
             said.append(self._reporter.acknowledged_elsewhere(identity.event_epoch, delivered, status.last_acked_event))
-        if session.lost_at_epoch_change:
-            old_epoch = session.epoch_change[0] if session.epoch_change else None
-            self._reporter.error(f"events {ranges_text(session.lost_at_epoch_change)} of event epoch "
-                                 f"{old_epoch} never arrived and are lost with it")
+        said[:0] = self._reporter.epoch_changed(session.epoch_change, session.unit_change,
+                                                session.lost_at_epoch_change)
         if need_resend:
             self._request_resend()
-        if session.epoch_change is not None:
-            old_epoch, new_epoch = session.epoch_change
-            said.insert(0, f"event epoch changed from {old_epoch} to {new_epoch}: the device restarted its event "
-                           "counter (a reset that lost its memory, or another unit)")
         return "; ".join(said) or None
 
     def _check_identity(self, identity: Identity, session: Session) -> None:
@@ -249,17 +243,20 @@ class Supervisor:
             return
         if self.bound_serial is not None and identity.serial != self.bound_serial:
             return
-        old = self._sequencer.epoch
-        if old is not None and old != identity.event_epoch:
-            # The device's counter restarted: acknowledgements start again from nothing.
+        old, old_serial = self._sequencer.epoch, self._sequencer.serial
+        another_unit = self._sequencer.another_unit(identity.serial)
+        if old is not None and (old != identity.event_epoch or another_unit):
+            # The device's counter restarted, or another unit (counters of its own) answers:
+            # acknowledgements start again from nothing.
             self._acks.restart_locked()
             self._stats["epoch_changes"] += 1
             session.epoch_change = (old, identity.event_epoch)
-            self._reporter.log.warning("event epoch changed", old=old, new=identity.event_epoch)
+            session.unit_change = (old_serial, identity.serial) if another_unit else None
+            self._reporter.log.warning("event epoch changed", old=old, new=identity.event_epoch,
+                                       **({"old_serial": old_serial} if another_unit else {}))
         if not session.epoch_confirmed:  # the handshake's HELLO, not one sent later by a caller
             self._delivery.hold_locked()  # until CONNECTED is reported (run)
-        lost = self._sequencer.set_epoch(identity.event_epoch)
-        self._sequencer.serial = identity.serial
+        lost = self._sequencer.set_epoch(identity.event_epoch, identity.serial)
         self._sequencer.profile_name = self._profile_name or identity.serial
         session.epoch_confirmed = True
         if lost:
