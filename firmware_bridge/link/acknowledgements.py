@@ -28,16 +28,21 @@ class Acknowledgements:
         session: the current session, or ``None`` (nothing is acknowledged before this session's
             IDENTITY fixed the epoch).
         auto_ack: acknowledge what was delivered; ``False``: only what the consumer acknowledged.
+        stored: the counter the consumer had stored before the link was made (the sequencer's
+            seed, of its first epoch): acknowledged as if the consumer had said so. A device
+            that still holds those events (a crash between the commit and EVENT_ACK) has them
+            acknowledged; without it, in hand-off mode, they were resent at every connect and
+            dropped as duplicates, never acknowledged.
     """
 
     def __init__(self, cond: threading.Condition, sequencer: EventSequencer,
-                 session: Callable[[], Session | None], *, auto_ack: bool) -> None:
+                 session: Callable[[], Session | None], *, auto_ack: bool, stored: int = 0) -> None:
         self._cond = cond
         self._sequencer = sequencer
         self._session = session
         self.auto_ack = auto_ack
         self.confirmed = 0   # highest counter the device confirmed (EVENT_ACK answered), this epoch
-        self.requested = 0   # hand-off mode: highest counter the consumer acknowledged, this epoch
+        self.requested = stored  # hand-off mode: highest counter the consumer acknowledged, this epoch
 
     def restart_locked(self) -> None:
         """The device's counter restarted (a new event epoch): nothing is acknowledged in it yet."""

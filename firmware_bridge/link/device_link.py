@@ -154,7 +154,7 @@ class DeviceLink:
             self._lock, self._cond, stopping=self._stopping, reporter=self._reporter, name=lambda: self.name,
             reply_timeout=self.reply_timeout, attempts=self.attempts, clock=clock, stats=self._stats)
         self._acks = Acknowledgements(self._cond, self._sequencer, lambda: self._commands.session,
-                                      auto_ack=auto_ack)
+                                      auto_ack=auto_ack, stored=last_delivered[1] if last_delivered else 0)
         self._delivery = EventDeliverer(
             self._lock, self._sequencer, on_event, stopping=self._stopping, clock=clock,
             backoff=Backoff(self.reconnect_min, self.reconnect_max), stats=self._stats,

@@ -130,6 +130,26 @@ def test_an_epoch_change_and_its_lost_events_are_reported_to_the_host(
     assert seen_at_connect[-1] == (None, 8), seen_at_connect
 
 
+def test_events_the_journal_holds_but_the_device_still_keeps_are_acknowledged(
+        tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:
+    """A crash between the journal's commit and EVENT_ACK: the journal holds events 1-5 (the seed),
+    the device still keeps them. In hand-off mode (the table runner's) they were resent at every
+    connect, dropped as duplicates and never acknowledged, so the device kept them for ever (a
+    device-control review); the seed is the consumer's word that they are stored."""
+    device = FakeDevice(tmp_path)
+    for i in range(5):
+        device.emit(card(i))
+    rig = connected(rig_factory(device=device, auto_ack=False, last_delivered=(7, 5),
+                                last_delivered_serial="SN-TEST-1"))
+    wait_for(lambda: device.unacknowledged() == 0, "events 1-5 acknowledged")
+    assert device.last_acknowledged() == 5
+    assert len(rig.sink) == 0  # not handed over again
+    device.emit(card(5))
+    wait_for(lambda: len(rig.sink) == 1, "event 6")
+    assert [e.counter for e in rig.sink.events] == [6]
+    assert device.unacknowledged() == 1  # until the consumer says it stored it
+
+
 def test_another_unit_under_the_seeds_epoch_number_has_its_events_taken_from_its_first(
         tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:
     """The journal's last event from the port came from unit SN-OLD (epoch 1, counter 50); the
