@@ -43,10 +43,12 @@ class Acknowledgements:
         self.auto_ack = auto_ack
         self.confirmed = 0   # highest counter the device confirmed (EVENT_ACK answered), this epoch
         self.requested = stored  # hand-off mode: highest counter the consumer acknowledged, this epoch
+        self.retry_at = float("-inf")  # an EVENT_ACK the device refused BUSY is sent again from then
 
     def restart_locked(self) -> None:
         """The device's counter restarted (a new event epoch): nothing is acknowledged in it yet."""
         self.confirmed = self.requested = 0
+        self.retry_at = float("-inf")
 
     def target_locked(self) -> int:
         """The highest counter EVENT_ACK may cover now: delivered (and, in hand-off mode,

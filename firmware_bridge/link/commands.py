@@ -133,15 +133,21 @@ class CommandChannel:
             raise CommandFailed(command, reply.code, reply.text)
         return reply
 
-    def internal(self, command: Command) -> Reply | None:
-        """Send one of the link's own commands. A NAK is reported (``None``); any other failure
-        ends the session (a lost reply, a protocol violation: the next session starts clean),
-        so the supervisor never retries in a tight loop."""
+    def internal(self, command: Command) -> Reply | CommandFailed | None:
+        """Send one of the link's own commands: its reply; a NAK is returned (the
+        ``CommandFailed``), reported unless it is BUSY (the device asks to be asked again: the
+        caller does, later); any other failure ends the session (``None``: a lost reply, a
+        protocol violation; the next session starts clean), so the supervisor never retries in
+        a tight loop."""
         session = self.session
         try:
             return self.transact(command, None, internal=True)
         except CommandFailed as exc:
-            self._reporter.error(f"the device said: {exc}")
+            if exc.code == NakCode.BUSY:
+                self._reporter.log.info("device busy", command=command.TYPE.name, reason=exc.text)
+            else:
+                self._reporter.error(f"the device said: {exc}")
+            return exc
         except LinkError as exc:
             if session is not None:
                 self.lose(session, f"{command.TYPE.name} failed: {exc}")

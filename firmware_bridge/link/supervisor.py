@@ -16,19 +16,10 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from firmware_bridge.errors import CommandOutcomeUnknown, HandshakeFailed, LinkError, TransportError, os_error_words
-from firmware_bridge.protocol import (
-    PROTOCOL_VERSION,
-    EventAck,
-    Heartbeat,
-    Hello,
-    Identity,
-    ProtocolError,
-    ResendEvents,
-    StatusReply,
-    StatusRequest,
-    Sync,
-)
+from firmware_bridge.errors import (CommandFailed, CommandOutcomeUnknown, HandshakeFailed, LinkError, TransportError,
+                                   os_error_words)
+from firmware_bridge.protocol import (PROTOCOL_VERSION, Ack, EventAck, Heartbeat, HeartbeatReply, Hello, Identity, NakCode,
+                                     ProtocolError, ResendEvents, StatusReply, StatusRequest, Sync)
 from firmware_bridge.transport import Transport
 
 from .acknowledgements import Acknowledgements
@@ -332,6 +323,8 @@ class Supervisor:
         """What the supervisor should do now, or how long it may sleep."""
         wait = MAX_IDLE_WAIT
         ack = self._acks.due_locked()
+        if ack and now < self._acks.retry_at:  # refused BUSY: asked again later, not in a loop
+            ack, wait = False, self._acks.retry_at - now
         resend = False
         if self._sequencer.gap and not self._sequencer.full:
             due = self._last_resend + self.resend_interval * (STALLED_RESEND_FACTOR if self._sequencer.stalled else 1)
@@ -357,10 +350,13 @@ class Supervisor:
                 return
         reply = self._commands.internal(EventAck(target))
         with self._lock:
-            if reply is not None:
+            if isinstance(reply, CommandFailed) and reply.code == NakCode.BUSY:
+                self._acks.retry_at = self._clock() + self.reply_timeout
+                return
+            if reply is not None and not isinstance(reply, CommandFailed):
                 self._stats["acks"] += 1
-            # After a NAK (BAD_EVENT_ACK: the device never issued it, a device fault) there is
-            # nothing to keep: do not ask again. After a loss, the handshake re-reads the state.
+            # After another NAK (BAD_EVENT_ACK: the device never issued it, a device fault) there
+            # is nothing to keep: do not ask again. After a loss, the handshake re-reads the state.
             session = self._commands.session
             if reply is not None or (session is not None and session.alive):
                 acks.confirmed = max(acks.confirmed, target)
@@ -379,7 +375,7 @@ class Supervisor:
             self._reporter.error(f"events {ranges_text(missing)} never arrived although the device was asked "
                                  f"{self._sequencer.stall_resends} times to resend them: a device fault; the events "
                                  "after them wait (accept_gap() gives them up, docs/protocol.md E7)")
-        if self._commands.internal(ResendEvents()) is not None:
+        if isinstance(self._commands.internal(ResendEvents()), Ack):
             with self._lock:
                 self._last_resend = self._clock()
 
@@ -392,6 +388,6 @@ class Supervisor:
                 self._probe_wanted = False
                 self._stats["probes"] += 1
         token = next(self._tokens) & 0xFFFF_FFFF
-        if self._commands.internal(Heartbeat(token)) is not None:
+        if isinstance(self._commands.internal(Heartbeat(token)), HeartbeatReply):
             with self._lock:
                 self._stats["heartbeats"] += 1

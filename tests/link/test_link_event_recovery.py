@@ -13,10 +13,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from firmware_bridge.emulator.faults import FaultSpec
 from firmware_bridge.link import LinkState
 from firmware_bridge.profiles import Timing
-from firmware_bridge.protocol import CardRead, DeviceConnection
+from firmware_bridge.protocol import CardRead, DeviceConnection, EventAck, NakCode
+from firmware_bridge.protocol import device_connection as dc
 
 from .fake_device import FakeDevice, card, damaged, default_identity
 from .rig import TIMING, Rig, connected, wait_for
@@ -148,6 +151,32 @@ def test_events_the_journal_holds_but_the_device_still_keeps_are_acknowledged(
     wait_for(lambda: len(rig.sink) == 1, "event 6")
     assert [e.counter for e in rig.sink.events] == [6]
     assert device.unacknowledged() == 1  # until the consumer says it stored it
+
+
+def test_an_event_ack_refused_busy_is_sent_again(tmp_path: Path, rig_factory: Callable[..., Rig],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """NAK BUSY means "ask again later" (docs/protocol.md): a device writing its event store
+    refuses one EVENT_ACK so. The link took any NAK to it as final and never sent it again, so the
+    device kept the events (the last of a shoe: until the next was acknowledged; a device-control
+    review). It is sent again after a reply timeout, and not reported as an error."""
+    answer = dc._AUTO_HANDLERS[EventAck]
+    refusals = {"left": 1}
+
+    def busy_once(conn: DeviceConnection, seq: int, command: EventAck, cache: object) -> object:
+        if refusals["left"]:
+            refusals["left"] -= 1
+            return conn._nak(seq, command, NakCode.BUSY, "writing the event store", cache)
+        return answer(conn, seq, command, cache)
+
+    monkeypatch.setitem(dc._AUTO_HANDLERS, EventAck, busy_once)
+    rig = connected(rig_factory(auto_ack=False))
+    for i in range(3):
+        rig.device.emit(card(i))
+    wait_for(lambda: len(rig.sink) == 3, "three events")
+    rig.link.acknowledge(3, rig.sink.events[-1].epoch)
+    wait_for(lambda: rig.device.unacknowledged() == 0, "the refused acknowledgement sent again")
+    assert refusals["left"] == 0 and rig.link.stats["acks"] == 1
+    assert "refused" not in rig.states.reasons()
 
 
 def test_another_unit_under_the_seeds_epoch_number_has_its_events_taken_from_its_first(
