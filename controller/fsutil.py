@@ -150,6 +150,14 @@ def file_head(path: str | os.PathLike[str], size: int) -> bytes | None:
         return None
 
 
+def folder_missing(path: str | os.PathLike[str]) -> str | None:
+    """``no such folder F`` when nothing at all is at the folder F that ``path`` names a file in,
+    else None (a file there instead of a folder is left to the command's own words). For an output
+    whose folder is never made: a mistyped path would make one (``/nonexistent/...``)."""
+    folder = os.path.dirname(os.fspath(path)) or "."
+    return None if os.path.lexists(folder) else f"no such folder {folder}"
+
+
 def write_problem(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` cannot be appended to or created, in words, or None: no such folder, a file
     or a folder that cannot be written (a read-only file system, or no permission). For a command
@@ -231,3 +239,25 @@ def exclusive_lock(path: str | os.PathLike[str], *, mode: int = 0o644) -> int | 
         os.close(fd)
         raise
     return fd
+
+
+def lock_held(path: str | os.PathLike[str]) -> bool:
+    """Whether another holds ``exclusive_lock(path)``, looked at without making the file: a shared
+    ``flock`` tried and let go at once (it conflicts only with an exclusive one). False when the
+    file is not there or cannot be opened (taking the lock then says why). For a check before
+    anything is created."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # lets the shared lock go
+    return False

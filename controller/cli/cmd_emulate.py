@@ -21,8 +21,9 @@ the prompt ``SHUFFLE BY HAND`` the dealer opens a new pack of N (default 8) pres
 
 Both serve until SIGINT or SIGTERM, then shut down cleanly and exit 0. Errors (one line on
 standard error, exit 2, via ``controller.cli.main``): a bad profile (``ProfileError``), a bad
-``--faults`` spec (``FaultSpecError``, a ``BridgeError``), bad option combinations or ``--speed``
-(``UsageError``), a port that cannot be bound or a link that cannot be made (``OSError``).
+``--faults`` spec (``FaultSpecError``, a ``BridgeError``), bad option combinations or ``--speed``,
+a ``--link`` or ``--dir`` in a folder that is not there (never made: ``UsageError``, before
+anything is opened), a port that cannot be bound or a link that cannot be made (``OSError``).
 A server thread that dies ends the command with exit 1.
 """
 from __future__ import annotations
@@ -40,6 +41,7 @@ from controller.cli.common import given_options, non_negative_int, print_json, w
 from controller.cli.run_options import emulator_speed
 from controller.cli.stopping import stop_handler
 from controller.errors import UsageError, output_path_argument, path_argument
+from controller.fsutil import folder_missing
 from controller.rules.cards import MAX_DECKS
 from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.faults import FaultSpec
@@ -95,8 +97,9 @@ def _check_options(args: argparse.Namespace) -> None:
             raise UsageError("--shuffler-profile: not with --no-shuffler")
         if args.decks is not None and not args.no_shuffler:
             raise UsageError("--decks: only with --no-shuffler (a shuffler is told the decks by the table)")
-        if args.dir is not None and os.path.exists(args.dir) and not os.path.isdir(args.dir):
-            raise UsageError(f"--dir {args.dir}: not a directory (the pty links are made in it)")
+        if args.dir is not None and not os.path.isdir(args.dir):
+            what = "not a directory" if os.path.lexists(args.dir) else "no such folder"
+            raise UsageError(f"--dir {args.dir}: {what} (the pty links are made in it)")
     else:
         bad = [*given_options(args, ("--dealt-log", "--dir", "--shuffler-profile", "--shoe-profile", "--decks")),
                *(["--no-shuffler"] if args.no_shuffler else [])]
@@ -106,6 +109,9 @@ def _check_options(args: argparse.Namespace) -> None:
             raise UsageError("--port: only with --transport tcp")
         if args.link is not None and args.transport != "pty":
             raise UsageError("--link: only with --transport pty")
+        missing = folder_missing(args.link) if args.link is not None else None
+        if missing is not None:
+            raise UsageError(f"--link {args.link}: {missing}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -22,7 +22,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from controller.cli.common import GAME_CHOICES, given_options, percent, positive_int, print_json, submission_for
+from controller.cli.common import (
+    GAME_CHOICES, given_options, percent, positive_int, print_json, submission_for, whole_number,
+)
 from controller.cli.journal_input import add_journal_input
 from controller.cli.odds_journal import run_journal
 from controller.errors import UsageError, path_argument
@@ -47,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"{', '.join(GAME_CHOICES)}: use that game's preset (default: the default Rules Submission)",
     )
     p.add_argument(
-        "--decks", metavar="N", default=None,
+        "--decks", type=whole_number(MIN_DECKS, MAX_DECKS), metavar="N", default=None,
         help=f"decks in the shoe, {MIN_DECKS}-{MAX_DECKS} (default: the Rules Submission's)",
     )
     p.add_argument(
@@ -68,21 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _decks(text: str | None, default: int) -> int:
-    if text is None:
-        return default
-    try:
-        n = int(str(text).strip())
-    except ValueError:
-        n = None
-    if n is None or not MIN_DECKS <= n <= MAX_DECKS:
-        raise UsageError(f"--decks must be a whole number from {MIN_DECKS} to {MAX_DECKS}, not {quoted(text)}")
-    return n
-
-
 def build_report(args: argparse.Namespace) -> tuple[Any, OddsReport]:
     sub = submission_for(args.game, args.submission)
-    shoe = Composition.standard(_decks(args.decks, sub.decks))
+    shoe = Composition.standard(sub.decks if args.decks is None else args.decks)
     removed = []
     for given in args.removed or []:
         cards = parse_cards(given)

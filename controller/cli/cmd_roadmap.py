@@ -5,8 +5,9 @@ at PATH (default: the latest shoe with a normal round), from its normal rounds (
 Output goes to standard output, or to FILE with ``-o``: text (default), SVG, PNG (needs Pillow;
 refused on a terminal without ``-o``), or with ``--json`` the stable JSON
 ``{"bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig"}`` on one line.
-An unknown shoe (the journal's shoe ids are named), a journal without shoes, or PNG without
-Pillow: UsageError (exit 2); a missing or unusable journal: JournalError, an OSError (exit 2); a
+An unknown shoe (the journal's shoe ids are named), a journal without shoes, PNG without Pillow,
+or a FILE whose name says another format than the one written (``output_format``): UsageError
+(exit 2); a missing or unusable journal: JournalError, an OSError (exit 2); a
 journal that does not verify: exit 1, unless ``--no-verify`` (``controller.cli.journal_input``).
 """
 from __future__ import annotations
@@ -32,6 +33,9 @@ from shoectl_config.text import quoted
 
 FORMATS = {"text": "text", "svg": "SVG", "png": "PNG"}  # --format's choices, and their names in words
 FORMATS_BY_SUFFIX = {".txt": "text", ".svg": "svg", ".png": "png"}
+# Images this command never writes: text, SVG or JSON under such a name would open as a broken image.
+OTHER_IMAGES = {".gif": "GIF", ".jpg": "JPEG", ".jpeg": "JPEG", ".bmp": "BMP", ".tif": "TIFF", ".tiff": "TIFF",
+                ".webp": "WebP", ".avif": "AVIF", ".heic": "HEIC", ".ico": "ICO", ".pdf": "PDF", ".eps": "EPS"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -77,21 +81,33 @@ def _ids(ids: list[str], most: int = 12) -> str:
     return f"{', '.join(ids[:3])}, ..., {', '.join(ids[-3:])} ({len(ids)} shoes)"
 
 
-def output_format(chosen: str | None, output: str | None) -> str:
-    """The format to write: ``--format``, else the one ``-o FILE``'s suffix names, else text.
-    UsageError when the two disagree (an SVG document in ``x.png`` would open as a broken image)."""
-    named = FORMATS_BY_SUFFIX.get(Path(output).suffix.lower()) if output else None
-    if chosen is None:
-        return named or "text"
-    if named is not None and named != chosen:
-        raise UsageError(f"-o {output}: the file name says {FORMATS[named]}, --format says {FORMATS[chosen]}; "
-                         "give a name and a format that agree")
-    return chosen
+def output_format(chosen: str | None, output: str | None, *, as_json: bool = False) -> str | None:
+    """The format to write: None with ``as_json`` (``--json``); else ``--format``, else the one
+    ``-o FILE``'s suffix names, else text. UsageError when FILE's name says a format the output is
+    not: another than ``--format``'s, or an image with ``--json`` or one this command never writes
+    (an SVG document in ``x.png``, JSON in ``x.png`` or text grids in ``x.gif`` would open as a
+    broken image)."""
+    suffix = Path(output).suffix.lower() if output else ""
+    named = FORMATS_BY_SUFFIX.get(suffix)
+    said = FORMATS[named] if named else OTHER_IMAGES.get(suffix)
+    if as_json:
+        if said in (None, FORMATS["text"]):
+            return None
+        writes = "--json says JSON"
+    elif chosen is None:
+        if said is None or named is not None:
+            return named or "text"
+        writes = "a format roadmap does not write (text, SVG or PNG)"
+    elif said in (None, FORMATS[chosen]):
+        return chosen
+    else:
+        writes = f"--format says {FORMATS[chosen]}"
+    raise UsageError(f"-o {output}: the file name says {said}, {writes}; give a name and a format that agree")
 
 
 def run(args: argparse.Namespace) -> int:
     refuse_output_over_journal(args, args.output)
-    args.format = output_format(args.format, args.output) if not args.json else None
+    args.format = output_format(args.format, args.output, as_json=args.json)
     # Every shoe's start, to choose the latest or to name them; the rounds of --shoe alone, if given.
     docs = read_checked(args, lambda entries: list(replay(entries)), keep=entries_needed(args.shoe))
     if docs is None:

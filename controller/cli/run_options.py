@@ -11,8 +11,9 @@ not exist yet, so a refused command changes nothing.
 - ``edge_threshold`` too: ``--edge-threshold`` is a bounded decimal (``shoectl_config.numbers``).
 - ``check_paths(args, journal)`` refuses, before any of them is created, a journal, log file,
   dealt-cards log or control socket path that is a directory; a log file, dealt-cards log or
-  journal that cannot be written or created there (no such folder, read-only, no permission);
-  only the default journal's folder (``var``) and the socket's are created.
+  journal that cannot be written or created there (no such folder, read-only, no permission); a
+  control socket in a folder that is not there; only the default journal's folder (``var``) is
+  created.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from typing import Any
 
 from controller.cli.common import given_options
 from controller.errors import UsageError
-from controller.fsutil import write_problem
+from controller.fsutil import folder_missing, write_problem
 from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
 from controller.table_ids import TABLE_ID
@@ -131,6 +132,9 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
     control = Path(args.control) if args.control else journal.with_suffix(".sock")
     if control.is_dir():
         raise UsageError(f"--control {control}: is a directory; give a file name")
+    missing = folder_missing(control) if args.control else None  # the default's is the journal's
+    if missing is not None:
+        raise UsageError(f"--control {control}: {missing}")
     for option, value in (("--control", control), ("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
         if value is not None and is_journal_file(value, journal):  # writing there would destroy the journal
             raise UsageError(f"{option} {value}: that is the journal {journal} or a file beside it; "
@@ -170,26 +174,31 @@ def _check_writable(args: argparse.Namespace, journal: Path) -> None:
 
 def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -> bool:
     """JournalError, before anything is created or opened for writing (opening refuses the same,
-    but after making its lock and the log): the journal there is another table's, chained
-    otherwise than ``hmac_key`` says, of an earlier schema (``check_meta``), or does not verify;
-    or the anchors file beside it holds another journal's anchors (left beside a new journal at
-    the same path). Whether the journal there was verified."""
+    but after making its lock and the log): another table has the journal there open, it is not
+    a journal or is damaged (``meta_at_rest``), it is another table's, chained otherwise than
+    ``hmac_key`` says, of an earlier schema (``check_meta``), or does not verify; or the anchors
+    file beside it holds another journal's anchors (left beside a new journal at the same path).
+    Whether the journal there was verified."""
     # Only ``run`` comes here: ``emulate`` shares this module, and need not load the journal's writer
     from controller.journal.anchors import AnchorFile  # noqa: PLC0415
     from controller.journal.chain import Hasher  # noqa: PLC0415
-    from controller.journal.opening import check_meta  # noqa: PLC0415
+    from controller.journal.files import sqlite_files_undone  # noqa: PLC0415
+    from controller.journal.opening import check_meta, refuse_running_writer  # noqa: PLC0415
     from controller.journal.reader import meta_at_rest  # noqa: PLC0415
     from controller.journal.verification import require_intact  # noqa: PLC0415
 
     there = journal.exists() and journal.stat().st_size > 0
-    meta = meta_at_rest(journal) if there else None
+    if there:
+        refuse_running_writer(journal)  # before the control socket's lock is made
+    meta = meta_at_rest(journal) if there else None  # JournalError: not a journal, damaged
     if there and meta is None:
-        return False  # not readable at rest (its meta still in its -wal): opening it checks all this
+        return False  # not readable at rest (its meta still in its -wal), or empty: opening it checks all this
     if meta is not None:
         check_meta(journal, meta, table_id, Hasher(hmac_key))
     AnchorFile.beside(journal).refuse_another_journals(meta.get("table_id") if meta else None,
                                                        meta.get("created") if meta else None)
     if meta is None:
         return False  # no journal yet: nothing to verify
-    require_intact(journal, hmac_key=hmac_key)
+    with sqlite_files_undone(journal):  # a refused run leaves no -wal or -shm of its reading
+        require_intact(journal, hmac_key=hmac_key)
     return True

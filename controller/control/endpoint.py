@@ -4,8 +4,10 @@ Contract: ``ControlEndpoint(path, group="shoectl", group_required=False)``.
 
 - ``claim()`` makes ``path`` this process's: it takes an exclusive lock on ``<path>.lock`` (kept
   until ``close()``, left in place afterwards, like the journal's) and looks at what is at
-  ``path``. Another table holding the lock, or answering on the socket, raises
-  ``ControlSocketInUse`` (an ``OSError``: one line, exit 2) and nothing is touched. A socket nobody
+  ``path``. Its folder is made if missing (the default journal's, ``var``), never the folders
+  above it: ``ControlFolderUnusable`` then (``shoectl run`` refuses a ``--control`` in a folder
+  that is not there before this). Another table holding the lock, or answering on the socket,
+  raises ``ControlSocketInUse`` (an ``OSError``: one line, exit 2) and nothing is touched. A socket nobody
   answers on is stale (its table was killed) and is removed; anything that is not a socket is
   never replaced. A path too long for a UNIX socket is refused with the limit.
 - ``listen(backlog)`` creates the socket mode 0660 (born so: no moment where others could
@@ -70,7 +72,7 @@ class ControlEndpoint:
         gid = self._group_id()
         self._refuse_what_is_not_a_socket()  # before the lock file is made beside it
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(exist_ok=True)  # never its parents: a mistyped path is refused, not made
             fd = exclusive_lock(f"{self.path}.lock", mode=0o600)
         except OSError as exc:
             why = "it is not a folder" if isinstance(exc, FileExistsError) else exc.strerror or exc

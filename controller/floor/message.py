@@ -171,7 +171,8 @@ def _not_as_written(line: str) -> str:
     extra = [k for k in top if k not in (*COLUMNS, "schema_version")]
     if extra:
         return f"key {quoted(extra[0][:40])} is not a journal entry's; refused: no hash covers it"
-    return "not written as a journal writes it (key order, spacing or escapes); refused: only that line is stored"
+    return ("not written as a journal writes it (key order, spacing or escapes); refused: the floor stores an entry "
+            "only as its journal wrote it")
 
 
 class _Unstorable:

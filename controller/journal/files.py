@@ -4,13 +4,18 @@
 ``journal_files(journal)`` lists them; ``is_journal_file(path, journal)`` says whether writing to
 ``path`` would write into one of them, however ``path`` is spelled (resolved, or the same file
 under another name). Commands that write a file of the user's choosing refuse such a path.
+``sqlite_files_undone(journal)``: a check that reads the journal and refuses it leaves no ``-wal``
+or ``-shm`` of its own beside it.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from controller.fsutil import JOURNAL_SIDE_SUFFIXES
+from controller.journal.walcheck import wal_path
 
 
 def lock_path(journal: str | os.PathLike[str]) -> Path:
@@ -32,3 +37,22 @@ def is_journal_file(path: str | os.PathLike[str], journal: str | os.PathLike[str
         if target == kept or (target.exists() and kept.exists() and os.path.samefile(target, kept)):
             return True
     return False
+
+
+@contextlib.contextmanager
+def sqlite_files_undone(journal: str | os.PathLike[str]) -> Iterator[None]:
+    """Within the block, the journal may be read (a read-only connection makes a ``-wal`` and a
+    ``-shm`` beside a WAL database, and cannot remove them). If the block raises, those it made
+    are removed: only a ``-wal`` that was not there before and is still empty (one that was there
+    may hold committed entries), and with it a ``-shm`` that was not there before (an index of
+    nothing). For a command refused after reading: it leaves nothing behind."""
+    wal, shm = wal_path(journal), Path(os.fspath(journal) + "-shm")
+    made = [side for side in (wal, shm) if not os.path.lexists(side)]
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if wal in made and wal.stat().st_size == 0:
+                for side in made:
+                    side.unlink(missing_ok=True)
+        raise

@@ -11,8 +11,8 @@ that readers read them in those words (``controller.journal.vocabulary``); new e
 version 2's. ``meta.migrated_from`` and ``meta.migrated`` say from which version and when.
 
 ``old`` is read in one snapshot and checked as it is read, as every reader checks a journal: one
-that does not verify is not migrated (``DoesNotVerify``, a JournalError, with ``verify``'s line). ``old`` is never
-changed; ``new`` (and its anchors file) must not exist: the new journal is built in a temporary
+that does not verify, a file SQLite finds damaged among them, is not migrated (``DoesNotVerify``, a
+JournalError, with ``verify``'s line). ``old`` is never changed; ``new`` (and its anchors file) must not exist: the new journal is built in a temporary
 file beside it, checked, and only then given its name, so ``new`` is whole or absent.
 """
 from __future__ import annotations
@@ -20,16 +20,17 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
 from controller.fsutil import fsync_dir
 from controller.journal.anchors import anchors_path
+from controller.journal.connection import translate
 from controller.journal.entry import COLUMNS, format_ts, utc_now
-from controller.journal.errors import JournalError
+from controller.journal.errors import JournalDamagedError, JournalError
 from controller.journal.schema import SCHEMA_VERSION, create_schema_with_meta
-from controller.journal.verification import checked_read, verdict_line, verify
+from controller.journal.verification import CheckedRead, VerifyReport, checked_read, verdict_line, verify
 
 _BATCH = 2000
 
@@ -47,7 +48,10 @@ def migrate(old: str | os.PathLike[str], new: str | os.PathLike[str], *, hmac_ke
     tmp = dst.with_name(f".{dst.name}.migrating-{os.getpid()}")
     _remove_db(tmp)
     try:
-        count = _copy(src, tmp, hmac_key, clock)
+        try:
+            count = _copy(src, tmp, hmac_key, clock)
+        except JournalDamagedError as exc:  # as verify says it: a check that failed, not a file to refuse
+            raise _not_migrated(src, VerifyReport.damaged(src, exc)) from None
         report = verify(tmp, hmac_key=hmac_key, anchor_files=[anchors_path(src)] if anchors_path(src).exists() else [])
         if not report.ok:
             raise JournalError(f"{dst}: the migrated copy does not verify ({report.reason}); nothing was written")
@@ -91,15 +95,15 @@ def _copy(src: Path, tmp: Path, hmac_key: bytes | None, clock: Callable[[], date
             conn.execute("BEGIN IMMEDIATE")
             insert = f"INSERT INTO entries ({', '.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})"
             batch: list[tuple[object, ...]] = []
-            for row in read.rows():
+            for row in _rows_read(read, src):
                 batch.append(tuple(row))
                 if len(batch) >= _BATCH:
                     conn.executemany(insert, batch)
                     batch.clear()
             conn.executemany(insert, batch)
-            report = read.report()
+            report = _verdict(read, src)
             if not report.ok:
-                raise DoesNotVerify(f"{verdict_line(src, report)}: a journal that does not verify is not migrated")
+                raise _not_migrated(src, report)
             conn.execute("UPDATE meta SET value = ? WHERE key = 'migrated_entries'", (str(report.last_seq),))
             conn.execute("COMMIT")
             conn.execute("PRAGMA journal_mode = WAL")  # as the writer keeps it
@@ -110,6 +114,33 @@ def _copy(src: Path, tmp: Path, hmac_key: bytes | None, clock: Callable[[], date
     with open(tmp, "rb+") as f:
         os.fsync(f.fileno())
     return report.last_seq
+
+
+# SQLite's errors reading ``src`` are the old journal's damage, said as ``translate`` says it (a
+# JournalDamagedError: verify's verdict), never taken for an error writing the copy.
+
+def _rows_read(read: CheckedRead, src: Path) -> Iterator[tuple[object, ...]]:
+    """``read``'s rows, until SQLite cannot read ``src`` on: then none more once the check has
+    failed (SQLite's integrity check found the damage: its verdict is the news)."""
+    try:
+        yield from read.rows()
+    except (sqlite3.Error, MemoryError) as exc:  # MemoryError: a record a damaged page makes huge
+        if not read.check.ok:
+            return
+        if isinstance(exc, MemoryError):
+            raise
+        raise translate(exc, src, "read the journal") from None
+
+
+def _verdict(read: CheckedRead, src: Path) -> VerifyReport:
+    try:
+        return read.report()
+    except sqlite3.Error as exc:  # counting the rows of a damaged table
+        raise translate(exc, src, "read the journal") from None
+
+
+def _not_migrated(src: Path, report: VerifyReport) -> DoesNotVerify:
+    return DoesNotVerify(f"{verdict_line(src, report)}: a journal that does not verify is not migrated")
 
 
 def _publish(tmp: Path, dst: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import structlog
 
-from controller.fsutil import exclusive_lock, fsync_dir
+from controller.fsutil import exclusive_lock, fsync_dir, lock_held
 from controller.journal.chain import HMAC_SHA256, Hasher, key_id_shown
 from controller.journal.connection import JournalConnection, sqlite_uri, translate
 from controller.journal.entry import Clock
@@ -27,7 +27,7 @@ from controller.journal.files import lock_path
 from controller.journal.schema import SCHEMA_VERSION, create_schema, inspect_meta, set_wal_mode
 from controller.journal.walcheck import keep_ignored_wal, orphaned_wal, wal_path, wal_problem
 
-__all__ = ["open_writer"]
+__all__ = ["open_writer", "refuse_running_writer"]
 
 log = structlog.get_logger()
 
@@ -132,8 +132,20 @@ def _take_writer_lock(path: Path) -> int:
             raise JournalError(f"{path}: cannot open the journal for writing: directory {path.parent} is read-only") from None
         raise JournalError(f"{lock}: cannot create the writer lock: {exc.strerror or exc}") from None
     if fd is None:
-        raise JournalBusyError(f"{path}: the journal is already open for writing (another shoectl holds {lock.name})")
+        raise _open_for_writing(path)
     return fd
+
+
+def refuse_running_writer(path: Path) -> None:
+    """JournalBusyError, as opening would say it, when another writer holds the journal at
+    ``path``: said without making its lock file, for a check before anything is created."""
+    if lock_held(lock_path(path)):
+        raise _open_for_writing(path)
+
+
+def _open_for_writing(path: Path) -> JournalBusyError:
+    return JournalBusyError(f"{path}: the journal is already open for writing (another shoectl holds "
+                            f"{lock_path(path).name})")
 
 
 def check_meta(path: Path, meta: dict[str, str], table_id: str, hasher: Hasher) -> None:

@@ -192,18 +192,23 @@ def open_with_meta(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 
 def meta_at_rest(path: Path) -> dict[str, str] | None:
     """The journal's meta as its main file holds it, read ``immutable`` so that nothing is made
-    beside it (no ``-wal``, no ``-shm``): for a check that must change nothing. None when it cannot
-    be read so (not a journal, or a journal whose meta is still only in its ``-wal``)."""
+    beside it (no ``-wal``, no ``-shm``): for a check that must change nothing. None for an empty
+    database, and when it cannot be read so while a ``-wal`` or a rollback ``-journal`` is beside
+    it (its meta may still be there only: opening it says why, in its own words). With neither,
+    the main file is all there is: JournalError, as opening would say it, for a file that is not a
+    journal (someone else's database) or is damaged (cut short, a page overwritten)."""
     try:
         conn = sqlite3.connect(sqlite_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
-    except (sqlite3.Error, UnicodeDecodeError):
-        return None
-    try:
-        return inspect_meta(conn, path)
-    except (sqlite3.Error, JournalError, UnicodeDecodeError):  # opening it says why, in its own words
-        return None
-    finally:
-        conn.close()
+        try:
+            return inspect_meta(conn, path)
+        finally:
+            conn.close()
+    except (sqlite3.Error, JournalError, UnicodeDecodeError) as exc:
+        if any(os.path.lexists(f"{path}{side}") for side in ("-wal", "-journal")):
+            return None
+        if isinstance(exc, JournalError):
+            raise
+        raise translate(exc, path, "open the journal") from None
 
 
 class JournalReader(_ReadApi):

@@ -93,11 +93,16 @@ def check_sqlite_version() -> None:
 
 
 def inspect_meta(conn: sqlite3.Connection, path: Path | str) -> dict[str, str] | None:
-    """The meta of a journal, None for an empty database; NotAJournalError for anything else."""
+    """The meta of a journal, None for an empty database; NotAJournalError for anything else.
+    Empty means nothing in it at all: no schema object (a table, a view, an index, a trigger),
+    user_version and application_id 0 (the journal sets no application id). A database with only
+    a view, or only another program's application id, is someone else's, never made a journal."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not names and version == 0:
+    application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    objects = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+    if not objects and version == 0 and application_id == 0:
         return None
+    names = {name for kind, name in objects if kind == "table"}
     if "meta" not in names or "entries" not in names:
         raise NotAJournalError(f"{path}: not a journal: an SQLite database without the journal's tables")
     try:

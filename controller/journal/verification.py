@@ -81,6 +81,11 @@ class VerifyReport:
     links_only: bool = False
     warnings: tuple[str, ...] = ()
 
+    @classmethod
+    def damaged(cls, path: str | os.PathLike[str], exc: JournalDamagedError) -> VerifyReport:
+        """The verdict on a file SQLite finds damaged: a check that failed, at the journal."""
+        return cls(False, 0, None, exc.reason, path=os.fspath(path))
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["warnings"] = list(self.warnings)
@@ -128,7 +133,7 @@ def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expec
             read.check_all(processes, integrity_check=integrity_check)
             return read.report()
     except JournalDamagedError as exc:  # the file itself: a check that failed, not a file to refuse
-        return VerifyReport(False, 0, None, exc.reason, path=os.fspath(path))
+        return VerifyReport.damaged(path, exc)
 
 
 @contextlib.contextmanager

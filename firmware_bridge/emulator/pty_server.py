@@ -10,8 +10,9 @@ tty; the server keeps its own slave descriptor open so the line stays up while n
 ``/dev/pts/N``) and points the same symlink at it; the link is replaced atomically (a temporary
 link and ``os.replace``), so a host never sees a half-made one.
 
-``link`` is the symlink path; by default ``<new temp dir>/<profile name>``, removed on close. A
-symlink already there (a stale one) is replaced; anything else (a file, a folder) is left as it
+``link`` is the symlink path; by default ``<new temp dir>/<profile name>``, removed on close. Its
+folder must be there: it is never made (``FileNotFoundError`` when plugging in). A symlink already
+there (a stale one) is replaced; anything else (a file, a folder) is left as it
 is and plugging in raises ``FileExistsError``.
 """
 from __future__ import annotations
@@ -56,7 +57,6 @@ class PtyServer(DeviceServer):
             tty.setraw(slave)
             os.set_blocking(master, False)
             path = os.ttyname(slave)
-            self.link.parent.mkdir(parents=True, exist_ok=True)
             if os.path.lexists(self.link) and not self.link.is_symlink():
                 # A link of ours, or a stale one, is replaced; a file or a folder is someone's.
                 raise FileExistsError(errno.EEXIST, "exists and is not a link an emulator made; left as it is "

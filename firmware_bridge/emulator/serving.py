@@ -4,7 +4,7 @@
 - ``serve_table(table, directory=None, faults=None)`` -> a started ``TableServer``: one
   ``PtyServer`` per device of the table, with stable links ``DIR/shuffler`` and ``DIR/shoe``
   (only ``DIR/shoe`` for a shoe with the shuffler built in or a table without a shuffler; ``DIR`` a new temporary directory
-  unless given; removed on close if it was made here).
+  unless given, removed on close; one given is made if missing, but never its parents).
 
 ``TableServer.devices()`` is the JSON-ready list ``[{"profile": NAME, "port": PATH}, ...]``
 (shuffler first; one entry for a shoe with the shuffler built in) that ``shoectl emulate
@@ -57,6 +57,7 @@ class TableServer:
         self._made_dir = directory is None
         self.directory = Path(tempfile.mkdtemp(prefix="shoectl-table-") if directory is None
                               else directory)
+        self.directory.mkdir(exist_ok=True)  # the servers' links never make a folder
         faults = faults if faults is not None else table.faults
         roles = (("shoe", table.shoe),) if table.shuffler in (None, table.shoe) else (
             ("shuffler", table.shuffler), ("shoe", table.shoe))

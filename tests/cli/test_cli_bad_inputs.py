@@ -307,7 +307,7 @@ def test_verify_against_a_file_with_no_anchor_in_it_is_refused(capsys, one_shoe:
 
 
 @pytest.mark.parametrize("argv, said", [
-    (["odds", "--decks", "\udcff"], "shoectl odds: error: --decks must be a whole number from 1 to 8, not '\\xff'"),
+    (["odds", "--decks", "\udcff"], "shoectl odds: error: argument --decks: not a whole number: '\\xff'"),
     (["odds", "--removed", "\udcffS"], 'shoectl odds: error: unknown card "\\xffS": expected a rank'),
     (["run", "--speed", "\udcff"], "argument --speed: expected max or a finite positive number (times real time), "
                                    "not '\\xff'"),

@@ -115,6 +115,25 @@ def test_the_output_files_suffix_chooses_the_format_and_a_disagreement_is_refuse
     assert not wrong.exists()
 
 
+@pytest.mark.parametrize("options, name, said", [
+    ([], "road.gif", "GIF, a format roadmap does not write (text, SVG or PNG)"),
+    (["--format", "png"], "road.JPG", "JPEG, --format says PNG"),
+    (["--json"], "road.png", "PNG, --json says JSON"),
+    (["--json"], "road.svg", "SVG, --json says JSON"),
+], ids=["text in a gif", "png in a jpg", "json in a png", "json in an svg"])
+def test_an_output_named_as_an_image_it_is_not_is_refused(capsys, two_shoes: Path, tmp_path: Path,
+                                                          options: list[str], name: str, said: str) -> None:
+    """A reviewer's finding: ``-o x.gif`` wrote text grids and ``--json -o out.png`` JSON into a
+    file an image viewer would open as broken, while ``simulate --plot x.gif`` is refused."""
+    target = tmp_path / name
+    code, out, err = run(capsys, "roadmap", str(two_shoes), *options, "-o", str(target))
+    assert (code, out) == (2, "")
+    assert err == (f"shoectl roadmap: error: -o {target}: the file name says {said}; give a name and a format "
+                   "that agree\n")
+    assert not target.exists()
+    assert run(capsys, "roadmap", str(two_shoes), "--json", "-o", str(tmp_path / "road.txt"))[0] == 0
+
+
 def test_png_on_a_real_journal(capsys, table_journal: Path, tmp_path: Path, monkeypatch) -> None:
     target = tmp_path / "road.png"
     try:

@@ -3,8 +3,10 @@
 no traceback, and the folder it runs in is exactly as it was."""
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -165,6 +167,24 @@ def test_a_file_in_a_folder_that_is_not_there_is_refused_in_words(capsys, monkey
     assert _listing(tmp_path) == []
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["run", "--speed", "max", "--shoes", "1", "--control", "no-folder/sub/t.sock"],
+     "shoectl run: error: --control no-folder/sub/t.sock: no such folder no-folder/sub"),
+    (["emulate", "--profile", "emulated-shoe", "--link", "no-folder/sub/shoe"],
+     "shoectl emulate: error: --link no-folder/sub/shoe: no such folder no-folder/sub"),
+    (["emulate", "--table", "--dir", "no-folder/sub"],
+     "shoectl emulate: error: --dir no-folder/sub: no such folder (the pty links are made in it)"),
+], ids=["run --control", "emulate --link", "emulate --dir"])
+def test_a_socket_or_link_in_a_folder_that_is_not_there_is_refused_not_made(capsys, monkeypatch, tmp_path: Path,
+                                                                             argv: list[str], said: str) -> None:
+    """A reviewer's finding: these made every missing folder of the path (``--control
+    /nonexistent/t.sock`` too), where every other output refuses a folder that is not there."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert (code, out, err) == (2, "", said + "\n")
+    assert _listing(tmp_path) == []
+
+
 @pytest.mark.parametrize("argv", [["feed", "--journal", "j.db", "--broker", "mqtt://127.0.0.1:1", "--log-file"],
                                   ["emulate", "--table", "--dealt-log"]])
 def test_a_folder_given_for_a_file_to_append_to_is_refused_in_words(capsys, monkeypatch, tmp_path: Path,
@@ -251,7 +271,77 @@ def test_a_journal_that_does_not_verify_is_refused_before_anything_is_made_besid
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert err.startswith("shoectl run: error: t.db: FAILED at entry 1") and err.endswith(
         ": the table does not resume from a journal that does not verify\n"), err
-    assert [name for name in _listing(tmp_path) if not name.endswith(("-wal", "-shm"))] == before
+    assert _listing(tmp_path) == before  # not even the -wal and -shm its reading made (a review)
+
+
+def _damage(path: Path, how: str) -> None:
+    """A journal of 50 entries at ``path``, then damaged ``how``."""
+    with Journal.open(path, table_id="T1") as journal:
+        for n in range(50):
+            journal.append("e", {"n": n, "text": "x" * 200})
+    conn = sqlite3.connect(path)
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'entries'").fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with open(path, "r+b") as f:
+        if how == "cut short":
+            f.truncate(path.stat().st_size // 2)
+        else:
+            f.seek(200 if how == "its schema overwritten" else (root - 1) * size)
+            f.write(b"x" * 3000)
+
+
+@pytest.mark.parametrize("how", ["cut short", "its schema overwritten", "a page of entries overwritten"])
+def test_a_damaged_journal_is_refused_before_anything_is_made_beside_it(capsys, monkeypatch, tmp_path: Path,
+                                                                       how: str) -> None:
+    """A review: opening refused these after making the journal's lock, an empty log and the
+    control socket's lock (or SQLite's -wal and -shm, for a page overwritten), which the
+    refused run left behind. The main file is all there is (no -wal beside it): it is read at rest."""
+    monkeypatch.chdir(tmp_path)
+    _damage(tmp_path / "t.db", how)
+    before, journal_bytes = _listing(tmp_path), (tmp_path / "t.db").read_bytes()
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "t.db")
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "the database file is corrupt" in err, err
+    assert _listing(tmp_path) == before and (tmp_path / "t.db").read_bytes() == journal_bytes
+
+
+def test_a_journal_another_table_has_open_is_refused_before_its_socket_is_claimed(capsys, monkeypatch,
+                                                                                 tmp_path: Path) -> None:
+    """A review: a run given its own --control made that socket's lock, then found the journal
+    taken, and left the lock behind."""
+    monkeypatch.chdir(tmp_path)
+    with Journal.open(tmp_path / "t.db", table_id="T1") as journal:
+        journal.append("e", {})
+        before = _listing(tmp_path)
+        code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "t.db",
+                             "--control", "other.sock")
+        assert (code, out, err) == (2, "", "shoectl run: error: t.db: the journal is already open for writing "
+                                           "(another shoectl holds t.db.lock)\n")
+        assert _listing(tmp_path) == before
+
+
+@pytest.mark.parametrize("schema", ["PRAGMA application_id = 1234; CREATE VIEW v AS SELECT 1",
+                                    "CREATE VIEW v AS SELECT 1",
+                                    "PRAGMA application_id = 1234",
+                                    "PRAGMA user_version = 3"],
+                         ids=["a view and an application id", "a view", "an application id", "a user version"])
+def test_another_programs_database_without_tables_is_not_made_a_journal(capsys, monkeypatch, tmp_path: Path,
+                                                                        schema: str) -> None:
+    """A review: a database with no table (a view, another program's application id) was taken for
+    an empty one, and ``run`` made it a journal in place; ``journal verify`` called it "an empty
+    SQLite database". Both refuse it as not a journal, the file byte for byte as it was."""
+    monkeypatch.chdir(tmp_path)
+    conn = sqlite3.connect(tmp_path / "other.db")
+    conn.executescript(schema)
+    conn.close()
+    digest = hashlib.sha256((tmp_path / "other.db").read_bytes()).hexdigest()
+    said = "other.db: not a journal: an SQLite database without the journal's tables\n"
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "other.db")
+    assert (code, out, err) == (2, "", f"shoectl run: error: {said}")
+    code, out, err = run(capsys, "journal", "verify", "other.db")
+    assert (code, out, err) == (2, "", f"shoectl journal verify: error: {said}")
+    assert _listing(tmp_path) == ["other.db"]
+    assert hashlib.sha256((tmp_path / "other.db").read_bytes()).hexdigest() == digest
 
 
 def _check_paths_as_nobody(*argv: str) -> str:

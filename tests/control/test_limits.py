@@ -256,6 +256,7 @@ def test_a_stale_socket_is_replaced_and_anything_else_is_left_alone(start_table,
 
 def test_a_socket_path_too_long_is_one_line(workdir) -> None:
     long_path = workdir / ("d" * 60) / ("s" * 60 + ".sock")
+    long_path.parent.mkdir()  # a folder that is not there is refused first
     proc = shoectl("run", "--journal", str(workdir / "j.db"), "--control", str(long_path), "--rounds", "1")
     assert proc.returncode == 2 and "too long for a UNIX socket path" in proc.stderr and proc.stderr.count("\n") == 1
 

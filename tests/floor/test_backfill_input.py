@@ -217,7 +217,9 @@ def _doctored(line: str, case: str) -> str:
 @pytest.mark.parametrize("case, says", [
     ("key twice", "key 'kind' is given twice; refused: a reader may take either"),
     ("key of no entry", "key 'note' is not a journal entry's; refused: no hash covers it"),
-    ("spaced", "not written as a journal writes it (key order, spacing or escapes); refused: only that line is stored"),
+    # it said "refused: only that line is stored; nothing was stored" (a review: which was it?)
+    ("spaced", "not written as a journal writes it (key order, spacing or escapes); refused: the floor stores an "
+               "entry only as its journal wrote it; nothing was stored"),
     ("schema_version true", "schema_version is neither 1 nor 2"),
 ])
 def test_a_line_that_is_not_the_journals_own_is_refused_though_its_hash_fits(capsys, floor_db: str,

@@ -255,6 +255,28 @@ def test_migrate_refuses_a_journal_that_does_not_verify(v1: Path, capsys) -> Non
     assert sorted(p.name for p in v1.parent.iterdir() if p.name.startswith(("new", ".new"))) == []
 
 
+@pytest.mark.parametrize("damage", ["cut short", "a page overwritten"])
+def test_migrate_refuses_a_damaged_journal_as_verify_does(v1: Path, capsys, damage: str) -> None:
+    """docs/journal.md: a file SQLite finds damaged is a journal that does not verify, and is not
+    migrated: exit 1 with verify's line. It was exit 2 with "cannot open the journal: ...", "cannot
+    read the journal: ..." or, for most pages, "cannot write the migrated journal" naming the
+    temporary file (a reviewer's finding)."""
+    size = v1.stat().st_size
+    with open(v1, "r+b") as f:
+        if damage == "cut short":
+            f.truncate(size // 10)
+        else:
+            f.seek(size // 2 // 4096 * 4096 + 100)  # a page of entries
+            f.write(b"\xff" * 1000)
+    code, verdict, _ = run(capsys, "journal", "verify", str(v1))
+    assert code == 1 and ": FAILED at the journal: " in verdict
+    new = v1.with_name("new.db")
+    code, out, err = run(capsys, "journal", "migrate", str(v1), str(new))
+    assert (code, out) == (1, "")
+    assert err == f"shoectl journal migrate: error: {verdict.strip()}: a journal that does not verify is not migrated\n"
+    assert sorted(p.name for p in v1.parent.iterdir() if p.name.startswith(("new", ".new"))) == []
+
+
 def test_migrate_refuses_a_version_2_journal(v1: Path, capsys) -> None:
     new, again = v1.with_name("new.db"), v1.with_name("again.db")
     assert run(capsys, "journal", "migrate", str(v1), str(new))[0] == 0

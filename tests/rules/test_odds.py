@@ -310,6 +310,18 @@ def test_cli_input_errors_are_one_line_exit_2(capsys, argv: list[str], needle: s
     assert needle in err and err.strip().count("\n") == 0 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("decks, said", [
+    ("\uff18", "not a whole number: '\uff18'"),  # a full-width 8: int() took it for 8
+    (" 8", "not a whole number: ' 8'"),
+    ("8 ", "not a whole number: '8 '"),
+    ("9", "must be at most 8, not 9"),
+])
+def test_decks_is_a_whole_number_as_every_number_option_takes_one(capsys, decks: str, said: str) -> None:
+    """A reviewer's finding: ``--decks`` was read with ``int(text.strip())``, which takes other
+    scripts' digits and spaces that every other number option refuses."""
+    assert cli(capsys, "--decks", decks) == (2, "", f"shoectl odds: error: argument --decks: {said}\n")
+
+
 def test_cli_bad_submission_file(capsys, tmp_path) -> None:
     f = tmp_path / "bad.toml"
     f.write_text('[submission]\ngame = "punto-banco"\n[paytable]\ntiee = "8:1"\n')
