@@ -15,13 +15,35 @@ Each class also inherits the builtin a caller would naturally catch (as python-c
     |       +-- CommandInterrupted (+ConnectionError) the link went down while waiting
     +-- FaultSpecError (+ValueError)           a bad --faults specification
 
+``LinkErrorKind``: what a link error the link reports without raising is about (its owner's
+``on_error(kind, reason)``).
+
 ``os_error_words(exc)``: an ``OSError`` the machine raised (no descriptor left, say) in a few
 plain words for the people at the table, without the errno number and path Python puts in it.
 """
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 from typing import Any
+
+
+class LinkErrorKind(StrEnum):
+    """What a reported link error is about (``on_error(kind, reason)``), so that an owner can act
+    on the one that needs a person without parsing words:
+
+    - ``EVENTS_STALLED``: events never came although the device was asked again and again (a
+      device fault, docs/protocol.md E7); every later event waits until the owner gives them up
+      (``DeviceLink.accept_gap``);
+    - ``EVENTS_GIVEN_UP``: ``accept_gap`` gave missing events up;
+    - ``DEVICE_REFUSED``: the device refused one of the link's own commands (a NAK other than BUSY);
+    - ``CONSUMER_FAILED``: ``on_event`` raised (the event is offered again).
+    """
+
+    EVENTS_STALLED = "events stalled"
+    EVENTS_GIVEN_UP = "events given up"
+    DEVICE_REFUSED = "device refused"
+    CONSUMER_FAILED = "consumer failed"
 
 
 def os_error_words(exc: BaseException) -> str:

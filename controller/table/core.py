@@ -39,7 +39,7 @@ from controller.table.commands import admit
 from controller.table.errors import Refused
 from controller.table.inspection import Inspection
 from controller.table.io import (
-    CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
+    CommandFailed, DeviceInput, DeviceStatus, GiveUpMissingEvents, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
 from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES, build_machine
 from controller.table.round import RoundInProgress, ShoeRounds
@@ -299,6 +299,10 @@ class TableCore:
         self._out.append(command)
         if self.shoe is not None:
             self.shoe.sent(command.message)
+
+    def give_up_missing_events(self, device_role: str) -> None:
+        """Have the runner give up the events the device never sent again (``GiveUpMissingEvents``)."""
+        self._out.append(GiveUpMissingEvents(self.device_for(device_role)))
 
     def device_for(self, role: str) -> str:
         """The device role that carries out ``role``'s commands (the shoe for a built-in shuffler)."""

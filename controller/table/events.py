@@ -344,7 +344,13 @@ def _full_shoe_refused(t: TableCore, device_role: str) -> bool:
 def link_status(t: TableCore, s: DeviceStatus) -> None:
     """A link went down (a fault), or came back: with the device that was there (the table
     resumes), or with another one or the same one without its memory (a new event epoch): then
-    whatever that device held is gone."""
+    whatever that device held is gone. A link that holds its device's events behind some that
+    never came (``stalled``) holds the table too, until a floorperson gives them up."""
+    if s.stalled:
+        raise_fault(t, f"events:{s.device_role}", f"the {s.device_role}'s {s.reason}: check the {s.device_role}; "
+                    f"clear_fault key=events:{s.device_role} gives them up (cards among them are then missing "
+                    "from the shoe's count)")
+        return
     key = f"link:{s.device_role}"
     if not s.up:
         raise_fault(t, key, f"link to the {s.device_role} lost{': ' + s.reason if s.reason else ''}")

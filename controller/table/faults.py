@@ -5,8 +5,9 @@ reason. Raising one journals it and, from any live state, moves the table to ``f
 it left is remembered). A card that leaves the shoe while the table is held is deferred, not lost,
 and applied in order when the table resumes. Who clears what (one table, ``ending``): a link clears
 when its device reconnects, a misread when the floorperson enters the card, a door when the
-device says it is closed; anything else (a jam, a device fault, a refused command) when the
-floorperson says so (a jam's or a device fault's mechanism is then reset).
+device says it is closed; anything else (a jam, a device fault, a refused command, events that
+never came) when the floorperson says so (a jam's or a device fault's mechanism is then reset;
+events that never came are given up, so that those behind them come through).
 """
 from __future__ import annotations
 
@@ -100,6 +101,8 @@ def clear_faults(t: TableCore, keys: list[str], *, by: str) -> None:
             # The floorperson has cleared the mechanism; the device re-homes (its gate locks,
             # and opens again with the resume).
             t.send(device, m.Reset(m.ResetKind.MECHANISM))
+        elif kind == "events" and device:  # the events that never came are given up (E7)
+            t.give_up_missing_events(device)
     t.record(kinds.FAULT_CLEARED, {"faults": keys, "by": by})
     t.maybe_resume()
     if t.state == "fault":

@@ -39,13 +39,26 @@ class DeviceStatus:
     """The runner's report on a link: ``up`` after a (re)connect handshake, down when lost.
     ``serial`` and ``epoch`` (with ``up``): the identity of the device now in that role, from its
     IDENTITY; a different one than before means the device lost what it held. ``device_role``: the
-    role the device plays at this table (shuffler, shoe)."""
+    role the device plays at this table (shuffler, shoe). ``stalled`` (with ``up``): the link is up
+    but holds the device's events behind some that never came however often it asked (``reason``
+    says which): a device fault, until a floorperson gives them up (``GiveUpMissingEvents``)."""
 
     device_role: str
     up: bool
     reason: str = ""
     serial: str = ""
     epoch: int | None = None
+    stalled: bool = False
+
+
+@dataclass(frozen=True)
+class GiveUpMissingEvents:
+    """Not a device command: the table's decision that the events the device in ``device_role``
+    never sent again are lost (docs/protocol.md E7), so that the events behind them come through.
+    The runner's sender for that device carries it out (the link's ``accept_gap``), in order with
+    the device's commands."""
+
+    device_role: str
 
 
 @dataclass(frozen=True)
@@ -109,4 +122,4 @@ class Notice:
     text: str
 
 
-Output = SendCommand | TableRecord | Notice
+Output = SendCommand | GiveUpMissingEvents | TableRecord | Notice

@@ -2,7 +2,7 @@
 events and its state changes on the owner's inbox (``controller/table/runner.py``).
 
 - ``link_options(put, identity_of, role)``: hand-off delivery (``auto_ack=False``: the owner
-  acknowledges each event after its commit) and the two callbacks below.
+  acknowledges each event after its commit) and the three callbacks below.
 - ``event_callback(put, role)``: queues each event for the owner and returns at once; one never
   committed (an error, a stop) is never acknowledged, so the device keeps it and resends it.
 - ``state_callback(put, identity_of, role)``: a connect is reported with the identity of the device
@@ -10,6 +10,10 @@ events and its state changes on the owner's inbox (``controller/table/runner.py`
   a function, because the links are made after their options), so the core can tell a
   reconnect from another device or one that lost its memory; a disconnect with its reason, once
   per outage.
+- ``error_callback(put, role)``: of the link's errors (each logged by the link) only the one the
+  table must act on reaches it: events held behind some that never came (``stalled``: a fault
+  until a floorperson gives them up). Before, every error came as a state report and the table
+  journaled each as a reconnect (a device refusing every HEARTBEAT: one a second).
 """
 from __future__ import annotations
 
@@ -19,21 +23,30 @@ from typing import Any
 
 from controller.table.inbox import DeviceItem
 from controller.table.io import DeviceStatus
+from firmware_bridge.errors import LinkErrorKind
 
-__all__ = ["event_callback", "link_options", "state_callback"]
+__all__ = ["error_callback", "event_callback", "link_options", "state_callback"]
 
 Put = Callable[[Any], None]
 IdentityOf = Callable[[str], Any]
 
 
 def link_options(put: Put, identity_of: IdentityOf, role: str) -> dict[str, Any]:
-    return {"on_event": event_callback(put, role), "on_state": state_callback(put, identity_of, role), "auto_ack": False}
+    return {"on_event": event_callback(put, role), "on_state": state_callback(put, identity_of, role),
+            "on_error": error_callback(put, role), "auto_ack": False}
 
 
 def event_callback(put: Put, role: str) -> Callable[[Any], None]:
     def on_event(link_event: Any) -> None:
         put(DeviceItem(role, link_event))
     return on_event
+
+
+def error_callback(put: Put, role: str) -> Callable[[LinkErrorKind, str], None]:
+    def on_error(kind: LinkErrorKind, reason: str) -> None:
+        if kind is LinkErrorKind.EVENTS_STALLED:
+            put(DeviceStatus(role, True, reason, stalled=True))
+    return on_error
 
 
 def state_callback(put: Put, identity_of: IdentityOf, role: str) -> Callable[[Any, str | None], None]:

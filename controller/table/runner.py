@@ -36,17 +36,16 @@ import structlog
 from controller.journal import Journal
 from controller.table.core import TableCore
 from controller.table.devices_heard import DevicesHeard
-from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, Notice, OperatorInput, TableRecord, SendCommand
+from controller.table.io import (CommandFailed, DeviceInput, DeviceStatus, GiveUpMissingEvents, Notice, OperatorInput,
+                                 SendCommand, TableRecord)
 from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerTask, Stop, drain
 from controller.table.senders import DeviceSenders
 from controller.table.subscribers import Subscribers
 from controller.table.stored_events import StoredEvents
 from controller.table.link_wiring import event_callback, link_options
 from controller.table.run_limits import RunLimits
-from controller.table.journaling import (
-    command_failed_record, device_input_record, note_record, operator_input_record, output_records, rules_record,
-    started_record, status_input_record,
-)
+from controller.table.journaling import (command_failed_record, device_input_record, note_record, operator_input_record,
+                                         output_records, rules_record, started_record, status_input_record)
 from controller.table.recovery import JournalInputs, read_journal_inputs, replay
 from controller.version import shoectl_version
 
@@ -371,8 +370,8 @@ class TableRunner:
                 self.on_notice(o)
             if self._subscribers:
                 self._subscribers.publish({"type": "notice", "level": o.level, "text": o.text})
-        elif isinstance(o, SendCommand):
-            if self._starting is not None:
+        elif isinstance(o, SendCommand | GiveUpMissingEvents):
+            if self._starting is not None and isinstance(o, SendCommand):
                 self._starting.sent(o)
             self._senders.send(o)  # a role without a device is said there
 

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from controller.table.io import CommandFailed, SendCommand
+from controller.table.io import CommandFailed, GiveUpMissingEvents, SendCommand
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.errors import CommandFailed as DeviceRefused
 from firmware_bridge.protocol import messages as m
@@ -42,11 +42,14 @@ class DeviceSenders:
         thread.start()
         self._threads.append(thread)
 
-    def send(self, command: SendCommand) -> bool:
-        """Queue ``command`` for the device in its role; False (and a warning) if there is none."""
+    def send(self, command: SendCommand | GiveUpMissingEvents) -> bool:
+        """Queue ``command`` for the device in its role; False (and a warning for a command) if
+        there is none (without a link there is nothing to give up)."""
         box = self._outboxes.get(command.device_role)
         if box is None:
-            self._log.warning("no device for command", role=command.device_role, command=m.wire_name(command.message))
+            if isinstance(command, SendCommand):
+                self._log.warning("no device for command", role=command.device_role,
+                                  command=m.wire_name(command.message))
             return False
         box.put(command)
         return True
@@ -65,6 +68,9 @@ class DeviceSenders:
             except queue.Empty:
                 continue
             if command is _WAKE:
+                continue
+            if isinstance(command, GiveUpMissingEvents):  # the table's decision, not a device command
+                link.accept_gap()
                 continue
             msg = command.message
             while not self._stopping.is_set():

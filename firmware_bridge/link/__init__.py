@@ -17,6 +17,6 @@ from __future__ import annotations
 from .backoff import Backoff
 from .device_link import DeviceLink
 from .sequencer import EventSequencer
-from .state import LinkEvent, LinkState
+from .state import LinkErrorKind, LinkEvent, LinkState
 
-__all__ = ["Backoff", "DeviceLink", "EventSequencer", "LinkEvent", "LinkState"]
+__all__ = ["Backoff", "DeviceLink", "EventSequencer", "LinkErrorKind", "LinkEvent", "LinkState"]

@@ -35,7 +35,7 @@ from firmware_bridge.protocol import (
 from .reporting import StateReporter
 from .rto import RetransmitTimer
 from .session import Session, Waiter
-from .state import LinkState
+from .state import LinkErrorKind, LinkState
 
 __all__ = ["CommandChannel"]
 
@@ -146,7 +146,7 @@ class CommandChannel:
             if exc.code == NakCode.BUSY:
                 self._reporter.log.info("device busy", command=command.TYPE.name, reason=exc.text)
             else:
-                self._reporter.error(f"the device said: {exc}")
+                self._reporter.error(LinkErrorKind.DEVICE_REFUSED, f"the device said: {exc}")
             return exc
         except LinkError as exc:
             if session is not None:

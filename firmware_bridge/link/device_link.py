@@ -39,6 +39,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from firmware_bridge.protocol import (
@@ -58,10 +59,10 @@ from .backoff import Backoff
 from .commands import CommandChannel
 from .delivery import EventDeliverer
 from .reader import READ_POLL, SessionReader
-from .reporting import StateCallback, StateReporter
+from .reporting import ErrorCallback, StateCallback, StateReporter
 from .sequencer import EventSequencer
 from .session import MAX_IDLE_WAIT, Session
-from .state import LinkEvent, LinkState
+from .state import LinkErrorKind, LinkEvent, LinkState
 from .supervisor import Supervisor
 
 __all__ = ["DeviceLink"]
@@ -101,6 +102,9 @@ class DeviceLink:
             A session's ``CONNECTED`` is reported before ``on_event`` gets any of its events.
             Called from the link's threads (supervisor, deliverer, reader), possibly concurrently:
             keep it short and thread-safe. Exceptions from either callback never stop the link.
+        on_error: ``on_error(kind, reason)`` for every reported error instead of ``on_state``
+            (``LinkErrorKind``: what it is about, e.g. ``EVENTS_STALLED``, which needs the owner
+            to act). The same reason repeated before the state changes is reported once.
         auto_ack: acknowledge each event once ``on_event`` returned. ``False``: hand-off mode
             (see ``on_event``); the consumer calls ``acknowledge(counter, epoch)`` when its commit
             is durable, and the supervisor sends EVENT_ACK at once.
@@ -120,6 +124,7 @@ class DeviceLink:
 
     def __init__(self, transport: Transport, *, timing: Any = None, profile_name: str | None = None,
                  on_event: EventCallback | None = None, on_state: StateCallback | None = None,
+                 on_error: ErrorCallback | None = None,
                  auto_ack: bool = True, last_delivered: tuple[int, int] | None = None,
                  last_delivered_serial: str | None = None, expected_serial: str | None = None,
                  clock: Callable[[], float] = time.monotonic,
@@ -149,7 +154,7 @@ class DeviceLink:
         self._stats = dict.fromkeys(STAT_NAMES, 0)
         self._sequencer = EventSequencer(last_delivered, profile_name=profile_name or "",
                                          serial=last_delivered_serial or "")
-        self._reporter = StateReporter(self._cond, on_state, profile_name or transport.describe())
+        self._reporter = StateReporter(self._cond, on_state, profile_name or transport.describe(), on_error)
         self._commands = CommandChannel(
             self._lock, self._cond, stopping=self._stopping, reporter=self._reporter, name=lambda: self.name,
             reply_timeout=self.reply_timeout, attempts=self.attempts, clock=clock, stats=self._stats)
@@ -158,7 +163,8 @@ class DeviceLink:
         self._delivery = EventDeliverer(
             self._lock, self._sequencer, on_event, stopping=self._stopping, clock=clock,
             backoff=Backoff(self.reconnect_min, self.reconnect_max), stats=self._stats,
-            report_error=self._reporter.error, delivered_locked=self._acks.wake_if_due_locked)
+            report_error=partial(self._reporter.error, LinkErrorKind.CONSUMER_FAILED),
+            delivered_locked=self._acks.wake_if_due_locked)
         self._supervisor = Supervisor(
             transport, lock=self._lock, cond=self._cond, stopping=self._stopping,
             commands=self._commands, acks=self._acks, sequencer=self._sequencer,
@@ -356,6 +362,6 @@ class DeviceLink:
             self._cond.notify_all()
             self._delivery.ready.notify_all()
         if lost:
-            self._reporter.error(f"{lost} missing event(s) accepted as lost"
+            self._reporter.error(LinkErrorKind.EVENTS_GIVEN_UP, f"{lost} missing event(s) accepted as lost"
                                  + (f" (up to event {up_to})" if up_to is not None else ""))
         return lost

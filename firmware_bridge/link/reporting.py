@@ -13,11 +13,12 @@ from typing import Any
 
 import structlog
 
-from .state import LinkState
+from .state import LinkErrorKind, LinkState
 
 __all__ = ["StateReporter", "ranges_text"]
 
 StateCallback = Callable[[LinkState, "str | None"], None]
+ErrorCallback = Callable[[LinkErrorKind, str], None]
 
 
 class StateReporter:
@@ -26,16 +27,22 @@ class StateReporter:
     Args:
         cond: the link's condition (its lock): ``set`` changes the state under it and wakes
             its waiters.
-        on_state: ``on_state(state, reason)`` for every change and every error (then ``state``
-            is the unchanged current one); its exceptions are logged, never raised.
+        on_state: ``on_state(state, reason)`` for every change, and for every error when there is
+            no ``on_error`` (then ``state`` is the unchanged current one); its exceptions are
+            logged, never raised.
         name: the link's name, bound to the logger (``rename`` once the serial is known).
+        on_error: ``on_error(kind, reason)`` for every error (``LinkErrorKind``), instead of
+            ``on_state``: an owner then never takes an error for a state change.
     """
 
-    def __init__(self, cond: threading.Condition, on_state: StateCallback | None, name: str) -> None:
+    def __init__(self, cond: threading.Condition, on_state: StateCallback | None, name: str,
+                 on_error: ErrorCallback | None = None) -> None:
         self._cond = cond
         self.on_state = on_state
+        self.on_error = on_error
         self.state = LinkState.DISCONNECTED
         self._outage: str | None = None  # the reason of the outage in progress (logged once, not per retry)
+        self._last_error: str | None = None  # reported once while it repeats (each HEARTBEAT refused alike)
         self.log: Any = structlog.get_logger().bind(device=name)
 
     def rename(self, name: str) -> None:
@@ -49,6 +56,7 @@ class StateReporter:
             if self.state is LinkState.CLOSED or (self.state is state and reason is None):
                 return
             retry = self._outage is not None and (state is LinkState.CONNECTING or reason == self._outage)
+            self._last_error = None
             if state is LinkState.DISCONNECTED:
                 self._outage = reason
             elif state is not LinkState.CONNECTING:
@@ -59,10 +67,22 @@ class StateReporter:
         (self.log.debug if retry else self.log.info)("link state", state=state.value, reason=reason)
         self._notify(state, reason)
 
-    def error(self, reason: str) -> None:
-        """Report an error that does not change the state (logged at ``error``)."""
-        self.log.error("link error", state=self.state.value, reason=reason)
-        self._notify(self.state, reason)
+    def error(self, kind: LinkErrorKind, reason: str) -> None:
+        """Report an error that does not change the state (logged at ``error``; the same reason
+        again, before the state changes, at ``debug`` and not reported again)."""
+        if reason == self._last_error:
+            self.log.debug("link error again", state=self.state.value, reason=reason)
+            return
+        self._last_error = reason
+        self.log.error("link error", state=self.state.value, reason=reason, kind=kind.value)
+        callback = self.on_error
+        if callback is None:
+            self._notify(self.state, reason)
+            return
+        try:
+            callback(kind, reason)
+        except Exception as exc:  # noqa: BLE001 - a broken observer must not break the link
+            self.log.exception("on_error raised", error=repr(exc))
 
     def epoch_changed(self, change: tuple[int, int] | None, unit_change: tuple[str, str] | None,
                       lost: list[tuple[int, int]]) -> list[str]:

@@ -1,15 +1,16 @@
-"""Values the link hands to its callers: ``LinkState`` and ``LinkEvent``."""
+"""Values the link hands to its callers: ``LinkState``, ``LinkEvent`` and ``LinkErrorKind``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
+from firmware_bridge.errors import LinkErrorKind  # the link's callers find it here; defined where the table may import it
 from firmware_bridge.protocol import DeviceEvent
 
-__all__ = ["LinkEvent", "LinkState"]
+__all__ = ["LinkErrorKind", "LinkEvent", "LinkState"]
 
 
-class LinkState(str, Enum):
+class LinkState(StrEnum):
     """Where a ``DeviceLink`` is. ``str`` values, for logs and JSON.
 
     - ``DISCONNECTED``: not started yet, or the device is gone and a reconnect is scheduled;
@@ -22,9 +23,6 @@ class LinkState(str, Enum):
     CONNECTING = "connecting"
     CONNECTED = "connected"
     CLOSED = "closed"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True)

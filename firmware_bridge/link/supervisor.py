@@ -30,7 +30,7 @@ from .quality import LineQuality
 from .reporting import StateReporter, ranges_text
 from .sequencer import EventSequencer
 from .session import MAX_IDLE_WAIT, Session
-from .state import LinkState
+from .state import LinkErrorKind, LinkState
 
 __all__ = ["Supervisor"]
 
@@ -372,9 +372,10 @@ class Supervisor:
         if missing:
             self._reporter.log.debug("asking the device to resend events", missing=missing)
         if stalled:
-            self._reporter.error(f"events {ranges_text(missing)} never arrived although the device was asked "
+            self._reporter.error(LinkErrorKind.EVENTS_STALLED,
+                                 f"events {ranges_text(missing)} never arrived although the device was asked "
                                  f"{self._sequencer.stall_resends} times to resend them: a device fault; the events "
-                                 "after them wait (accept_gap() gives them up, docs/protocol.md E7)")
+                                 "after them wait until this host gives them up (docs/protocol.md E7)")
         if isinstance(self._commands.internal(ResendEvents()), Ack):
             with self._lock:
                 self._last_resend = self._clock()

@@ -30,7 +30,8 @@ def make_runner(table: EmulatedTable, journal: Journal, preset: str = "minibacca
         profile = get_profile(device.name)
         seed = runner.last_delivered_for(role)
         links[role] = DeviceLink(LoopbackTransport(device), timing=profile.timing, profile_name=profile.name,
-                                 **runner.link_options(role), last_delivered=seed[1] if seed else None)
+                                 **runner.link_options(role), last_delivered=seed[1] if seed else None,
+                                 last_delivered_serial=seed[0] if seed else None)
     runner.links = links
     return runner
 

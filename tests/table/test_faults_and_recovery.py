@@ -6,12 +6,15 @@ scripted devices (bench.py)."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from bench import Bench
 
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
+from controller.table.io import DeviceStatus, GiveUpMissingEvents
+from controller.table.journaling import input_from, status_input_record
 from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
@@ -52,6 +55,33 @@ def test_link_lost_and_back_reissues_the_prompt_and_settles_once() -> None:
     b.auto_deal = True
     b.draw()
     assert len(b.of("settlement")) == 1
+
+
+def test_events_that_never_come_hold_the_table_until_a_floorperson_gives_them_up() -> None:
+    """The shoe's link holds its events behind one the shoe never sends again however often it is
+    asked (a device fault, docs/protocol.md E7): the cards behind it never reach the table. The
+    table is held by a fault that names the missing events; a floorperson's clear_fault gives them
+    up (the link's decision, sent in order with the shoe's commands) and the table resumes. Before,
+    the report reached the table as a reconnect and nothing held it (a device-control review)."""
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.play_round([(1, "banker", 100)])
+    b.draw()
+    reason = ("events 9 never arrived although the device was asked 8 times to resend them: a device fault; the "
+              "events after them wait until this host gives them up (docs/protocol.md E7)")
+    b.feed(DeviceStatus("shoe", True, reason, stalled=True))
+    assert b.core.state == "fault" and list(b.core.faults) == ["events:shoe"]
+    assert b.core.faults["events:shoe"].startswith(f"the shoe's {reason}: check the shoe; clear_fault key=events:shoe")
+    before = len(b.sent)
+    b.op("clear_fault", key="events:shoe")
+    assert b.sent[before] == GiveUpMissingEvents("shoe")
+    assert b.core.state == "dealing" and b.of("fault_cleared")[-1]["faults"] == ["events:shoe"]
+    # A replay of the journal holds and resumes the same way (the report is journaled as it came).
+    record = status_input_record(DeviceStatus("shoe", True, reason, stalled=True), None, None)
+    assert record.payload["stalled"] is True
+    assert input_from(SimpleNamespace(kind=record.kind, payload=record.payload, seq=1, schema_version=2)) == \
+        DeviceStatus("shoe", True, reason, stalled=True)
 
 
 def test_misread_card_is_entered_by_the_floorperson() -> None:

@@ -56,7 +56,8 @@ def test_a_restarted_table_re_issues_the_shuffle_only_after_it_heard_every_devic
         profile = get_profile(again.shoe.name)
         seed = runner.last_delivered_for("shoe")
         runner.links["shoe"] = DeviceLink(SlowToOpen(again.shoe, 0.5), timing=profile.timing, profile_name=profile.name,
-                                          **runner.link_options("shoe"), last_delivered=seed[1] if seed else None)
+                                          **runner.link_options("shoe"), last_delivered=seed[1] if seed else None,
+                                          last_delivered_serial=seed[0] if seed else None)
         started = journal.last_seq
         run_to_the_end(runner, timeout=90)
     again.close()

@@ -1,0 +1,80 @@
+"""The link's errors reach its owner as errors (``on_error(kind, reason)``), never as state
+changes, and the table's wiring (``controller.table.link_wiring``) passes on only the one the
+table must act on. Before, every error came to ``on_state`` with the current state, and the table
+journaled each as a reconnect: a device refusing every HEARTBEAT made one a second, and events
+held behind one that never came held nothing (a device-control review)."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from controller.table.inbox import DeviceItem
+from controller.table.io import DeviceStatus
+from controller.table.link_wiring import error_callback, link_options
+from firmware_bridge.link import LinkErrorKind
+from firmware_bridge.protocol import DeviceConnection, Heartbeat, NakCode
+
+from .fake_device import FakeDevice, card
+from .rig import Rig, connected, wait_for
+
+
+def table_link(rig_factory: Callable[..., Rig], device: FakeDevice) -> tuple[Rig, list[Any]]:
+    """A link wired as ``shoectl run`` wires it, its inbox a list."""
+    inbox: list[Any] = []
+    holder: dict[str, Rig] = {}
+    options = link_options(inbox.append, lambda role: holder["rig"].link.identity, "shoe")
+    rig = rig_factory(device=device, **{k: v for k, v in options.items() if k != "on_state"})
+    holder["rig"] = rig
+    rig.link._reporter.on_state = options["on_state"]  # the table's, not the rig's recorder
+    return connected(rig), inbox
+
+
+def statuses(inbox: list[Any]) -> list[DeviceStatus]:
+    return [i for i in inbox if isinstance(i, DeviceStatus)]
+
+
+def test_only_events_held_for_good_reach_the_table() -> None:
+    inbox: list[DeviceStatus] = []
+    on_error = error_callback(inbox.append, "shoe")
+    on_error(LinkErrorKind.DEVICE_REFUSED, "the device said: HEARTBEAT refused: FAULT: mechanism fault")
+    on_error(LinkErrorKind.CONSUMER_FAILED, "on_event raised for event 7:3")
+    on_error(LinkErrorKind.EVENTS_GIVEN_UP, "1 missing event(s) accepted as lost")
+    assert inbox == []
+    on_error(LinkErrorKind.EVENTS_STALLED, "events 3 never arrived although ...")
+    assert inbox == [DeviceStatus("shoe", True, "events 3 never arrived although ...", stalled=True)]
+
+
+def test_a_device_refusing_every_heartbeat_is_not_a_reconnect_a_beat(tmp_path: Path,
+                                                                     rig_factory: Callable[..., Rig]) -> None:
+    device = FakeDevice(tmp_path)
+    device.naks[Heartbeat] = (NakCode.FAULT, "mechanism fault 0x0102")
+    rig, inbox = table_link(rig_factory, device)
+    wait_for(lambda: device.received["Heartbeat"] >= 4, "four heartbeats, each refused")
+    assert statuses(inbox) == [DeviceStatus("shoe", True, "", "SN-TEST-1", 7)]  # the connect alone
+    assert rig.link.state.value == "connected"
+
+
+def test_events_held_behind_one_that_never_comes_hold_the_table_until_given_up(
+        tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:
+    """The device lost event 3 (a device fault): 4 and 5 wait behind it. The table hears it once,
+    as ``stalled``; once the link gives 3 up (what a floorperson's clear_fault has the runner
+    do), 4 and 5 come."""
+    device = FakeDevice(tmp_path)
+    stored = [replace(card(i), counter=i + 1) for i in range(5)]
+    device.conn = DeviceConnection(device.identity, next_event_counter=6, unacknowledged=stored[3:],
+                                   last_acknowledged_event=2)
+    rig, inbox = table_link(rig_factory, device)
+    wait_for(lambda: any(s.stalled for s in statuses(inbox)), "the stall reported", deadline=30)
+    time.sleep(0.3)
+    stalled = [s for s in statuses(inbox) if s.stalled]
+    assert len(stalled) == 1 and stalled[0].reason.startswith(
+        "events 3 never arrived although the device was asked 8 times to resend them")
+    assert "accept_gap" not in stalled[0].reason  # no Python name in what the floor reads
+    assert not [i for i in inbox if isinstance(i, DeviceItem)]
+    assert rig.link.accept_gap() == 1
+    wait_for(lambda: len([i for i in inbox if isinstance(i, DeviceItem)]) == 2, "events 4 and 5")
+    assert [i.link_event.counter for i in inbox if isinstance(i, DeviceItem)] == [4, 5]
+    assert len(statuses(inbox)) == 2  # the connect and the stall: giving up is the table's own act
