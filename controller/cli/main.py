@@ -190,7 +190,26 @@ def configure_command_logging(command: str | None) -> None:
         configure_logging("warning")
 
 
+def _standard_streams_open() -> None:
+    """A standard stream closed by the caller (``>&-``, ``<&-``) is ``/dev/null`` from here on,
+    as if redirected there: Python leaves ``sys.stdout`` None (every command's first print raised,
+    a review of bad inputs: ``shoectl run >&-`` stopped its table), and the first file this
+    process opened would take the free descriptor, so that a write meant for the terminal, or a
+    child's, went into it (a journal). Input then ends at once; output goes nowhere."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: fd, or a lower one closed too
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _standard_streams_open()
     argv = sys.argv[1:] if argv is None else list(argv)
     if _command_of(argv) in LOGGING_COMMANDS:
         _import_structlog_without_rich()

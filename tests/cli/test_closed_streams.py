@@ -1,0 +1,41 @@
+"""A command started with a standard stream closed (``>&-``, ``<&-``: a service manager, a script)
+takes it as ``/dev/null``: no traceback, and a table goes on dealing. Before, Python left
+``sys.stdout`` None and the first print raised (``shoectl run >&-`` stopped its table partway
+through a shoe; ``journal export >&-`` exited 1 with a traceback), and with no descriptor 1 the
+first file opened would have taken it (a review of bad inputs)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+
+
+def closed(stream: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``shoectl ARGS`` with standard output (``stream="out"``) or input (``"in"``) closed."""
+    redirect = ">&-" if stream == "out" else "<&-"
+    command = " ".join(f"'{a}'" for a in [*SHOECTL, *args])
+    return subprocess.run(["sh", "-c", f"exec {command} {redirect}"], cwd=cwd, stderr=subprocess.PIPE,
+                          stdout=subprocess.PIPE if stream == "in" else None, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+
+
+def test_a_table_run_with_its_output_closed_deals_on_and_its_journal_verifies(tmp_path: Path) -> None:
+    proc = closed("out", "run", "--rounds", "3", "--speed", "max", "--display", "lines", "--journal", "j.db",
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "NoneType" not in proc.stderr
+    verify = subprocess.run([*SHOECTL, "journal", "verify", str(tmp_path / "j.db")], capture_output=True, text=True)
+    assert verify.returncode == 0 and ": ok: " in verify.stdout, verify.stdout + verify.stderr
+    export = closed("out", "journal", "export", "j.db", cwd=tmp_path)
+    assert (export.returncode, export.stderr) == (0, "")
+
+
+def test_a_pin_asked_of_a_closed_input_is_one_line(tmp_path: Path) -> None:
+    proc = closed("in", "operators", "add", "d9", "--role", "dealer", "--file", "ops.toml", "--pin-stdin",
+                  cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == "shoectl operators add: error: --pin-stdin: no PIN on standard input\n"
+    assert not (tmp_path / "ops.toml").exists()
