@@ -21,6 +21,7 @@ from firmware_bridge.protocol import (
     EventReceived,
     HeartbeatReply,
     Identity,
+    MessageType,
     NeedData,
     RemoteProtocolError,
     ReplyReceived,
@@ -159,6 +160,8 @@ class SessionReader:
                 ev = conn.next_event()
             except RemoteProtocolError as exc:
                 stats["protocol_errors"] += 1
+                if exc.event_counter is not None and exc.msg_type is not None:
+                    self._sequencer.unreadable(exc.event_counter, MessageType(exc.msg_type).name)
                 waiter = self._commands.waiter
                 if exc.command is not None and waiter is not None and not waiter.done:
                     waiter.set(LinkError(f"{self._name()}: protocol violation in the reply to "

@@ -36,6 +36,7 @@ from collections import deque
 
 from firmware_bridge.protocol import DeviceEvent
 
+from .reporting import ranges_text
 from .state import LinkEvent
 
 __all__ = ["EventSequencer", "QUEUED", "BUFFERED", "DUPLICATE", "OVERFLOW", "STALL_RESENDS", "MAX_BUFFERED"]
@@ -83,6 +84,8 @@ class EventSequencer:
         self._resends_at: int | None = None  # ... this counter
         self._stalled_at: int | None = None  # ``queued`` when the gap was declared stalled
         self._asked_up_to = 0  # ``known_highest`` at the last resend request: the gaps it covered
+        # Counters past ``queued`` whose frames came but did not decode: (message type name, times).
+        self._unreadable: dict[int, tuple[str, int]] = {}
 
     # the epoch
 
@@ -102,8 +105,29 @@ class EventSequencer:
         self.epoch = epoch
         self.queued = self.known_highest = self._asked_up_to = 0
         self._reorder.clear()
+        self._unreadable.clear()
         self._stalled_at = self._resends_at = None
         return lost
+
+    def unreadable(self, counter: int, type_name: str) -> None:
+        """Event ``counter`` (a ``type_name``) came but its payload does not decode: it stays
+        missing (nothing to deliver), and a stall says it came rather than that it never did."""
+        if self.queued < counter <= self.queued + self.max_buffered:  # bounded as the reorder buffer
+            self.known_highest = max(self.known_highest, counter)
+            if len(self._unreadable) >= 64:  # those delivered or given up since are of no more use
+                self._unreadable = {c: v for c, v in self._unreadable.items() if c > self.queued}
+            self._unreadable[counter] = (type_name, self._unreadable.get(counter, ("", 0))[1] + 1)
+
+    def stall_words(self) -> str:
+        """The stalled gap in words: the first missing counters, and whether the first came
+        unreadable (``event 2 (JAM) came 17 times but cannot be read``) or never came."""
+        missing = self.missing(limit=9)
+        first = missing[0][0] if missing else self.queued + 1
+        asked = f"although the device was asked {self.stall_resends} times to resend"
+        if first in self._unreadable:
+            type_name, times = self._unreadable[first]
+            return f"event {first} ({type_name}) came {times} times but cannot be read, {asked} it"
+        return f"events {ranges_text(missing)} never arrived {asked} them"
 
     def another_unit(self, serial: str) -> bool:
         """Whether ``serial`` is another unit than the one whose counters these are."""

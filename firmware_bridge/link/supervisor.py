@@ -369,13 +369,12 @@ class Supervisor:
             stalled = self._sequencer.resend_requested()
             if stalled:
                 self._stats["gaps_stalled"] += 1
+                stall = self._sequencer.stall_words()
         if missing:
             self._reporter.log.debug("asking the device to resend events", missing=missing)
         if stalled:
-            self._reporter.error(LinkErrorKind.EVENTS_STALLED,
-                                 f"events {ranges_text(missing)} never arrived although the device was asked "
-                                 f"{self._sequencer.stall_resends} times to resend them: a device fault; the events "
-                                 "after them wait until this host gives them up (docs/protocol.md E7)")
+            self._reporter.error(LinkErrorKind.EVENTS_STALLED, f"{stall}: a device fault; the events after them wait "
+                                 "until this host gives them up (docs/protocol.md E7)")
         if isinstance(self._commands.internal(ResendEvents()), Ack):
             with self._lock:
                 self._last_resend = self._clock()

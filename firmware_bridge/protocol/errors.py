@@ -97,6 +97,9 @@ class RemoteProtocolError(ProtocolError):
         msg_type: the frame's message type byte, when known.
         command: on the host, the pending command this reply was for (the command is then
             finished: it failed), else ``None``.
+        event_counter: for an event whose payload does not decode, its counter (the payload's
+            first four bytes, every event's), else ``None``: the host can tell an event that came
+            but cannot be read from one that never came.
     """
 
     nak_code: NakCode = NakCode.BAD_PAYLOAD
@@ -107,6 +110,7 @@ class RemoteProtocolError(ProtocolError):
         self.seq = seq
         self.msg_type = msg_type
         self.command = command
+        self.event_counter: int | None = None
 
 
 class MalformedPayloadError(RemoteProtocolError, ValueError):

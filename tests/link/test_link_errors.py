@@ -5,6 +5,7 @@ journaled each as a reconnect: a device refusing every HEARTBEAT made one a seco
 held behind one that never came held nothing (a device-control review)."""
 from __future__ import annotations
 
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -15,7 +16,7 @@ from controller.table.inbox import DeviceItem
 from controller.table.io import DeviceStatus
 from controller.table.link_wiring import error_callback, link_options
 from firmware_bridge.link import LinkErrorKind
-from firmware_bridge.protocol import DeviceConnection, Heartbeat, NakCode
+from firmware_bridge.protocol import DeviceConnection, Heartbeat, MessageType, NakCode
 
 from .fake_device import FakeDevice, card
 from .rig import Rig, connected, wait_for
@@ -78,3 +79,36 @@ def test_events_held_behind_one_that_never_comes_hold_the_table_until_given_up(
     wait_for(lambda: len([i for i in inbox if isinstance(i, DeviceItem)]) == 2, "events 4 and 5")
     assert [i.link_event.counter for i in inbox if isinstance(i, DeviceItem)] == [4, 5]
     assert len(statuses(inbox)) == 2  # the connect and the stall: giving up is the table's own act
+
+
+class UnreadableJam:
+    """A JAM as a newer firmware might send it: a location this protocol does not list (a
+    malformed payload, docs/protocol.md section 11). Sent, stored and resent as the device would."""
+
+    TYPE = MessageType.JAM
+
+    def __init__(self, counter: int) -> None:
+        self.counter = counter
+
+    def encode_payload(self) -> bytes:
+        return struct.pack("<IB", self.counter, 6)
+
+
+def test_an_event_that_comes_but_cannot_be_read_is_said_so_when_it_holds_the_table(
+        tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:
+    """Event 2 comes at every resend but does not decode; 3 and 4 wait behind it. The stall said
+    event 2 "never arrived" (it came seventeen times: a device-control review); it now says it came
+    and cannot be read, and giving it up lets 3 and 4 through."""
+    device = FakeDevice(tmp_path)
+    stored = [replace(card(0), counter=1), UnreadableJam(2), replace(card(2), counter=3), replace(card(3), counter=4)]
+    device.conn = DeviceConnection(device.identity, next_event_counter=5, unacknowledged=stored,
+                                   last_acknowledged_event=0)
+    rig, inbox = table_link(rig_factory, device)
+    wait_for(lambda: any(s.stalled for s in statuses(inbox)), "the stall reported", deadline=30)
+    reason = [s for s in statuses(inbox) if s.stalled][0].reason
+    assert reason.startswith("event 2 (JAM) came "), reason
+    assert " times but cannot be read, although the device was asked 8 times to resend it: a device fault" in reason
+    assert [i.link_event.counter for i in inbox if isinstance(i, DeviceItem)] == [1]
+    rig.link.accept_gap()
+    wait_for(lambda: len([i for i in inbox if isinstance(i, DeviceItem)]) == 3, "events 3 and 4")
+    assert [i.link_event.counter for i in inbox if isinstance(i, DeviceItem)] == [1, 3, 4]
