@@ -60,6 +60,7 @@ from controller.table.io import OperatorInput, TableRecord
 MAX_LINE = 64 * 1024
 MAX_CONNECTIONS = 64
 IDLE_S = 30.0
+LINE_S = 10.0  # from a request line's first byte to its newline, at most
 LOGIN_LIMIT, LOGIN_WINDOW_S = 5, 60.0
 BAD_LIMIT = 20
 _MAX_BACKOFF_S = 1.0
@@ -208,20 +209,35 @@ class ControlServer:
             self._slots.release()
 
     def _serve_lines(self, conn: socket.socket, session: _Session) -> None:
+        """Serve request lines until the client closes, goes quiet for ``idle_s`` with no request,
+        or takes more than ``LINE_S`` to finish a line it began (both checked after every read:
+        a client sending a byte now and then, never a newline, held its connection slot for hours,
+        and 64 of them every slot; a concurrency review)."""
         buf = bytearray()
         idle_until = time.monotonic() + self.idle_s
+        line_until = float("inf")  # a line begun must end by then
         while not self._stop.is_set():
             try:
                 data = conn.recv(65536)
             except TimeoutError:
-                if time.monotonic() >= idle_until:
-                    self._send(conn, {"ok": False, "code": "idle", "error": f"no request for {self.idle_s:g} s: closed"})
-                    return
-                continue
+                data = None
             except OSError:
                 return
+            now = time.monotonic()
+            if data is None or now >= min(idle_until, line_until):
+                if now >= line_until:
+                    self._send(conn, {"ok": False, "code": "idle",
+                                      "error": f"no whole request line in {LINE_S:g} s: closed"})
+                    return
+                if now >= idle_until:
+                    self._send(conn, {"ok": False, "code": "idle", "error": f"no request for {self.idle_s:g} s: closed"})
+                    return
+                if data is None:
+                    continue
             if not data:
                 return
+            if not buf:
+                line_until = now + LINE_S
             buf += data
             start = 0
             while (end := buf.find(b"\n", start)) >= 0:
@@ -240,6 +256,10 @@ class ControlServer:
                     return
                 idle_until = time.monotonic() + self.idle_s
             del buf[:start]
+            if not buf:
+                line_until = float("inf")
+            elif start:  # a new line begun in the same read
+                line_until = time.monotonic() + LINE_S
             if len(buf) > MAX_LINE:  # no end in sight: said, and the connection closed
                 self._send(conn, self._too_long(session))
                 return

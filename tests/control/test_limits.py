@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from controller.control import server as control_server
 from controller.control.server import ControlServer
 from controller.journal import Journal
 from controller.rules.submission import default_submission
@@ -118,6 +119,7 @@ def test_a_flood_of_connections_leaves_the_table_its_reserve_of_file_descriptors
 
 _OUT_OF_DESCRIPTORS_CHILD = r"""
 import json, os, resource, socket, sys, time
+from controller.control import server as control_server
 from controller.control.server import ControlServer
 from controller.journal import Journal
 from controller.rules.submission import default_submission
@@ -197,6 +199,41 @@ def test_a_connection_that_sends_nothing_is_closed_after_the_idle_time(tmp_path:
         s.connect(str(tmp_path / "c.sock"))
         assert read_reply(s) == {"ok": False, "code": "idle", "error": "no request for 0.3 s: closed"}
         assert s.recv(10) == b""
+
+
+def _trickle(s: socket.socket, every_s: float, for_s: float) -> dict[str, Any] | None:
+    """Send one space every ``every_s`` (never a newline) until the table answers or ``for_s``
+    passed; the answer (None if none came)."""
+    s.settimeout(every_s)
+    end = time.monotonic() + for_s
+    while time.monotonic() < end:
+        try:
+            s.sendall(b" ")
+        except OSError:
+            break
+        try:
+            data = s.recv(65536)
+        except TimeoutError:
+            continue
+        return json.loads(data.split(b"\n")[0]) if data else None
+    return None
+
+
+def test_a_client_trickling_bytes_without_a_request_is_closed_after_the_idle_time(tmp_path: Path) -> None:
+    """The idle time was checked only when a read timed out: a byte every 0.3 s, never a newline,
+    held the slot until the line limit (hours; 64 such clients held every slot: a concurrency
+    review). It is checked after every read."""
+    with _served(tmp_path, idle_s=0.5) as (_, s):
+        s.connect(str(tmp_path / "c.sock"))
+        assert _trickle(s, 0.2, 5.0) == {"ok": False, "code": "idle", "error": "no request for 0.5 s: closed"}
+
+
+def test_a_request_line_begun_must_end_within_its_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within the idle time (30 s here), a line begun may still not take longer than ``LINE_S``."""
+    monkeypatch.setattr(control_server, "LINE_S", 0.6)
+    with _served(tmp_path) as (_, s):
+        s.connect(str(tmp_path / "c.sock"))
+        assert _trickle(s, 0.2, 5.0) == {"ok": False, "code": "idle", "error": "no whole request line in 0.6 s: closed"}
 
 
 def test_a_whole_line_longer_than_a_line_may_be_is_refused_and_the_connection_goes_on(tmp_path: Path) -> None:
