@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import queue
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from controller.table.io import OperatorInput
@@ -15,10 +16,49 @@ __all__ = ["DeviceItem", "JournalNote", "OperatorItem", "OwnerTask", "Stop", "dr
 
 @dataclass
 class OperatorItem:
-    """An operator command from the control socket: ``reply`` receives the core's outputs."""
+    """An operator command from the control socket: ``reply`` receives the core's outputs.
+
+    Its caller waits for them a while. Whichever comes first decides, under the item's lock: the
+    owner ``take``s it (then it is decided and journaled, and its answer comes), or its caller
+    ``withdraw``s it (then the owner skips it: never carried out). Before, a command answered
+    ``timeout`` was still carried out and journaled later, so giving it again did it twice (a
+    concurrency review)."""
 
     op: OperatorInput
     reply: queue.Queue[Any]
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _state: str = field(default="queued", compare=False)  # queued, taken or withdrawn
+
+    def take(self) -> bool:
+        """The owner takes the command (True), unless its caller withdrew it first (False)."""
+        with self._lock:
+            if self._state == "withdrawn":
+                return False
+            self._state = "taken"
+            return True
+
+    def answer(self, timeout: float) -> Any:
+        """What the owner put in ``reply`` (the outputs, or an exception). TimeoutError when the
+        owner has not taken the command within ``timeout`` (it is withdrawn), or took it but put
+        nothing within ``timeout`` more (it may have been journaled)."""
+        try:
+            return self.reply.get(timeout=timeout)
+        except queue.Empty:
+            if self.withdraw():
+                raise TimeoutError("the table did not take the command in time: it was not carried out") from None
+        try:
+            return self.reply.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError("the table took the command but did not answer in time: the journal says "
+                               "whether it was carried out") from None
+
+    def withdraw(self) -> bool:
+        """The caller stops waiting: True if the owner had not taken it (now it never will)."""
+        with self._lock:
+            if self._state == "taken":
+                return False
+            self._state = "withdrawn"
+            return True
 
 
 @dataclass

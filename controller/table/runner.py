@@ -111,13 +111,12 @@ class TableRunner:
         self.inbox.put(op)
 
     def submit_and_wait(self, op: OperatorInput, timeout: float = 10.0) -> list[Any]:
-        """Queue an operator command and return the core's outputs for it (raises TimeoutError)."""
-        reply: queue.Queue[Any] = queue.Queue(maxsize=1)
-        self.inbox.put(OperatorItem(op, reply))
-        try:
-            result = reply.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError("the table did not answer in time") from None
+        """Queue an operator command and return the core's outputs for it. TimeoutError when the
+        owner has not taken it within ``timeout`` (it is then withdrawn: never carried out), or
+        took it but gave no answer within ``timeout`` more (it may be in the journal)."""
+        item = OperatorItem(op, queue.Queue(maxsize=1))
+        self.inbox.put(item)
+        result = item.answer(timeout)
         if isinstance(result, BaseException):
             raise result
         return result
@@ -280,6 +279,8 @@ class TableRunner:
             outs = core.handle(item)
             self._commit(operator_input_record(item, shoe, rnd), outs)
         elif isinstance(item, OperatorItem):
+            if not item.take():  # its caller stopped waiting: never carried out (it was told so)
+                return
             try:
                 outs = core.handle(item.op)
                 self._commit(operator_input_record(item.op, shoe, rnd), outs)

@@ -17,6 +17,8 @@ from runner_rig import INF, make_runner, run_in_thread, run_to_the_end
 from controller.journal import Journal, JournalReader, verify
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
+from controller.roles import Role
+from controller.table.io import OperatorInput, TableRecord
 from controller.table.runner import TableRunner
 from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.emulator.table import EmulatedTable, read_dealt_log
@@ -294,3 +296,24 @@ def test_the_event_stream_shows_a_card_dealt_face_down_as_hidden_and_the_journal
     with JournalReader.open(tmp_path / "j.db") as reader:
         journaled = [e.payload["card"] for e in reader.entries(kinds="card")]
     assert len(journaled) == len(cards) and "??" not in journaled
+
+
+def test_a_command_its_caller_stopped_waiting_for_is_never_carried_out(tmp_path) -> None:
+    """A command the control socket answered ``timeout`` (the owner busy: a pipe on standard output
+    nobody read) stayed on the inbox, and the owner carried it out and journaled it later: given
+    again, it was done twice (a concurrency review). Now the caller withdraws it, and the owner,
+    taking it later, skips it; a command the owner took is answered."""
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = TableRunner(TableCore(load_preset("minibaccarat"), table_id="T1"), journal)
+    opening = OperatorInput("open", {}, "fp1", Role.FLOORPERSON)
+    with pytest.raises(TimeoutError, match="^the table did not take the command in time: it was not carried out$"):
+        runner.submit_and_wait(opening, timeout=0.1)  # the owner has not started
+    thread = run_in_thread(runner)
+    outs = runner.submit_and_wait(opening, timeout=10)
+    assert [o.kind for o in outs if isinstance(o, TableRecord)][:1] != ["refused"]  # the table was not open yet
+    runner.stop()
+    thread.join(10)
+    journal.close()
+    with JournalReader.open(tmp_path / "j.db") as reader:
+        commands = [e.payload["command"] for e in reader.entries() if e.kind == "input.operator"]
+    assert commands == ["open"]
