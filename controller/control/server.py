@@ -50,6 +50,7 @@ import structlog
 from controller.control.endpoint import ControlEndpoint
 from controller.control.lines import line_report
 from controller.control.refusals import RefusalJournal
+from controller.control.request_lines import MAX_LINE, TOO_LONG, request_lines
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
 from controller.descriptors import OUT_OF_DESCRIPTORS, TABLE_RESERVE, capacity_warning, short_of_descriptors
 from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
@@ -57,10 +58,9 @@ from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, TableRecord
 
-MAX_LINE = 64 * 1024
 MAX_CONNECTIONS = 64
 IDLE_S = 30.0
-LINE_S = 10.0  # from a request line's first byte to its newline, at most
+STOP_WAIT_S = 1.0  # for the connections to end when the table stops
 LOGIN_LIMIT, LOGIN_WINDOW_S = 5, 60.0
 BAD_LIMIT = 20
 _MAX_BACKOFF_S = 1.0
@@ -119,7 +119,7 @@ class ControlServer:
     def start(self, runner: Any) -> ControlServer:
         self.runner = runner
         self._refusals = RefusalJournal(runner.note)
-        runner.on_stopping.append(self._refusals.close)  # the last summary, while the table still journals
+        runner.on_stopping.append(self._stop_serving)  # then the last summary, while the table still journals
         sock = self.endpoint.listen(backlog=self.max_connections)
         sock.settimeout(0.2)
         warning = capacity_warning("the control socket", self.max_connections, self.descriptor_reserve)
@@ -130,13 +130,26 @@ class ControlServer:
         return self
 
     def close(self) -> None:
+        self._stop_serving()
+        self.endpoint.close()
+
+    def _stop_serving(self) -> None:
+        """Serve no more, then journal the refusals counted and not yet summarized. On the table
+        owner's way out (``TableRunner.on_stopping``): the connections were served until the socket
+        was closed, after the owner's last journaling, and the refusals they were told of then
+        were lost at every stop (a concurrency review). The connections end within a read's
+        timeout (0.5 s); one still busy after ``STOP_WAIT_S`` is not waited for."""
         self._stop.set()
         if self._accept_thread is not None:
             self._wake_accept()
             self._accept_thread.join(timeout=2)
+        held, deadline = 0, time.monotonic() + STOP_WAIT_S
+        while held < self.max_connections and self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            held += 1  # every connection's slot back: none is served any more
+        for _ in range(held):
+            self._slots.release()
         if self._refusals is not None:
             self._refusals.close()
-        self.endpoint.close()
 
     # -- accepting ------------------------------------------------------------------------------------
     def _wake_accept(self) -> None:
@@ -209,59 +222,17 @@ class ControlServer:
             self._slots.release()
 
     def _serve_lines(self, conn: socket.socket, session: _Session) -> None:
-        """Serve request lines until the client closes, goes quiet for ``idle_s`` with no request,
-        or takes more than ``LINE_S`` to finish a line it began (both checked after every read:
-        a client sending a byte now and then, never a newline, held its connection slot for hours,
-        and 64 of them every slot; a concurrency review)."""
-        buf = bytearray()
-        idle_until = time.monotonic() + self.idle_s
-        line_until = float("inf")  # a line begun must end by then
-        while not self._stop.is_set():
-            try:
-                data = conn.recv(65536)
-            except TimeoutError:
-                data = None
-            except OSError:
+        """Answer each request line (``request_lines``: with its time limits) until the client
+        closes, a limit closes the connection, or a subscription takes it over."""
+        lines = request_lines(conn, self._stop, self.idle_s)
+        for line in lines:
+            if isinstance(line, dict):  # a limit's reply: the connection ends with it
+                self._send(conn, line)
                 return
-            now = time.monotonic()
-            if data is None or now >= min(idle_until, line_until):
-                if now >= line_until:
-                    self._send(conn, {"ok": False, "code": "idle",
-                                      "error": f"no whole request line in {LINE_S:g} s: closed"})
-                    return
-                if now >= idle_until:
-                    self._send(conn, {"ok": False, "code": "idle", "error": f"no request for {self.idle_s:g} s: closed"})
-                    return
-                if data is None:
-                    continue
-            if not data:
+            reply = self._too_long(session) if line is TOO_LONG else self._handle_line(line, conn, session)
+            if reply is None:  # a subscription took over the connection
                 return
-            if not buf:
-                line_until = now + LINE_S
-            buf += data
-            start = 0
-            while (end := buf.find(b"\n", start)) >= 0:
-                if end - start > MAX_LINE:  # whole, in one read: refused alone, the connection goes on
-                    reply: dict[str, Any] | None = self._too_long(session)
-                else:
-                    line = bytes(buf[start:end])
-                    if not line.strip():
-                        start = end + 1
-                        continue
-                    reply = self._handle_line(line, conn, session)
-                start = end + 1
-                if reply is None:  # a subscription took over the connection
-                    return
-                if not self._send(conn, reply) or session.closing:
-                    return
-                idle_until = time.monotonic() + self.idle_s
-            del buf[:start]
-            if not buf:
-                line_until = float("inf")
-            elif start:  # a new line begun in the same read
-                line_until = time.monotonic() + LINE_S
-            if len(buf) > MAX_LINE:  # no end in sight: said, and the connection closed
-                self._send(conn, self._too_long(session))
+            if not self._send(conn, reply) or session.closing:
                 return
 
     def _too_long(self, session: _Session) -> dict[str, Any]:

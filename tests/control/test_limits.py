@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from controller.control import server as control_server
+from controller.control import request_lines
 from controller.control.server import ControlServer
 from controller.journal import Journal
 from controller.rules.submission import default_submission
@@ -230,7 +230,7 @@ def test_a_client_trickling_bytes_without_a_request_is_closed_after_the_idle_tim
 
 def test_a_request_line_begun_must_end_within_its_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Within the idle time (30 s here), a line begun may still not take longer than ``LINE_S``."""
-    monkeypatch.setattr(control_server, "LINE_S", 0.6)
+    monkeypatch.setattr(request_lines, "LINE_S", 0.6)
     with _served(tmp_path) as (_, s):
         s.connect(str(tmp_path / "c.sock"))
         assert _trickle(s, 0.2, 5.0) == {"ok": False, "code": "idle", "error": "no whole request line in 0.6 s: closed"}
@@ -428,3 +428,53 @@ def test_a_group_the_user_is_not_in_is_a_warning_not_a_stop(workdir) -> None:
                                       "--display", "lines")
     assert code == 0, err
     assert f"group {group.gr_name} exists but could not be set" in err and "Traceback" not in err
+
+
+def test_every_refusal_told_to_a_client_while_the_table_stops_is_journaled(tmp_path: Path) -> None:
+    """Clients send malformed requests while the table stops. The connections were served until
+    the socket was closed, after the owner's last journaling: the refusals told in that moment were
+    lost at every stop (a concurrency review, 10 runs of 10). The owner now stops the serving
+    first, then journals the last summary: what the clients were told of is all in the journal,
+    one by one or counted."""
+    from controller.control.refusals import SUMMARY_KIND
+    from controller.journal import JournalReader
+
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = TableRunner(TableCore(default_submission()), journal)
+    server = ControlServer(tmp_path / "c.sock")
+    server.claim().start(runner)
+    owner = threading.Thread(target=runner.run, daemon=True)
+    owner.start()
+    told, lock, stop = [0], threading.Lock(), threading.Event()
+
+    def flood() -> None:
+        while not stop.is_set():
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.settimeout(1)
+                    s.connect(str(tmp_path / "c.sock"))
+                    for _ in range(5):
+                        reply = send_and_read(s, b'{"id": 1, "op": "nonsense"}\n')
+                        if reply is None or reply.get("code") != "bad_request":
+                            break
+                        with lock:
+                            told[0] += 1
+            except OSError:
+                time.sleep(0.01)
+
+    clients = [threading.Thread(target=flood) for _ in range(4)]
+    for c in clients:
+        c.start()
+    time.sleep(0.5)
+    runner.stop()
+    stop.set()  # each client ends after its connection (the table closes it, or it is never accepted)
+    owner.join(10)
+    for c in clients:
+        c.join(10)
+    server.close()
+    journal.close()
+    with JournalReader.open(tmp_path / "j.db") as reader:
+        entries = list(reader.entries())
+    one_by_one = sum(e.kind == "bad_request" for e in entries)
+    counted = sum(e.payload["by_code"].get("bad_request", 0) for e in entries if e.kind == SUMMARY_KIND)
+    assert told[0] > 0 and one_by_one + counted == told[0], (told[0], one_by_one, counted)
