@@ -12,7 +12,8 @@ at most ``MAX_RESHUFFLES_AFTER_COUNT_FAULTS`` times in a row (no shoe counted ri
 when the cards still count wrong it closes the table with the reason (``close reason=...``: one
 notice, journaled with the command), sets ``gave_up`` to a sentence saying why, calls
 ``on_give_up(gave_up)`` once the close is done, and gives no command after that. A person must
-then check the cards and the shuffler.
+then check the cards and the shuffler. So with events of a device that never came (the fault
+``events:<role>``): giving them up is a person's decision, never this one's.
 
 ``next_input(core) -> OperatorInput | None``: what to do now, or None to wait for the devices.
 Deterministic for a given seed.
@@ -59,6 +60,10 @@ class AutoDealer:
             if not self._told and self.on_give_up is not None:
                 self._told = True
                 self.on_give_up(self.gave_up)
+            return None
+        held = next((k for k in core.faults if k.startswith("events:")), None)
+        if held is not None:  # not this one's to give up: what those events held (a card) would be lost unseen
+            self.gave_up = f"{core.faults[held]}; a person must check the {held.partition(':')[2]} first"
             return None
         if state in ("burning", "betting"):
             self._count_faulted.clear()  # this shoe's count was right when it was loaded

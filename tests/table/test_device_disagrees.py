@@ -9,6 +9,7 @@ from bench import Bench
 
 from controller.table.autodealer import AutoDealer
 from controller.table.core import TableCore
+from controller.table.io import DeviceStatus
 from controller.roles import Role
 from firmware_bridge.protocol import messages as m
 
@@ -254,3 +255,17 @@ def test_a_shoe_that_runs_empty_between_rounds_is_reshuffled_before_the_next_rou
     assert any(n.level == "fault" and f"{counted} cards counted in it never came out" in n.text for n in b.notices)
     assert b.core.state == "cutting" and b.core.shoe.id.endswith("S0002")
     assert b.of("wager_returned")[-1]["seat"] == 2 and not b.core.pending_wagers
+
+
+def test_the_automated_floorperson_never_gives_up_events_that_never_came() -> None:
+    """Clearing ``events:shoe`` gives up the events the shoe never sent again, and the cards among
+    them with it: the automated floorperson stops and says why, for a person to check the shoe."""
+    b = Bench()
+    auto = AutoDealer(seed=4)
+    b.open_and_cut()
+    b.feed(DeviceStatus("shoe", True, "events 9 never arrived although the device was asked 8 times to resend them",
+                        stalled=True))
+    assert b.core.state == "fault"
+    assert auto.next_input(b.core) is None
+    assert auto.gave_up is not None and auto.gave_up.endswith("; a person must check the shoe first")
+    assert "events:shoe" in b.core.faults
