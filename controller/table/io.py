@@ -55,8 +55,8 @@ class DeviceStatus:
 class GiveUpMissingEvents:
     """Not a device command: the table's decision that the events the device in ``device_role``
     never sent again are lost (docs/protocol.md E7), so that the events behind them come through.
-    The runner's sender for that device carries it out (the link's ``accept_gap``), in order with
-    the device's commands."""
+    The runner's sender for that device carries it out (the link's ``accept_stalled_gap``: the
+    gap stalled then, none that opened since), in order with the device's commands."""
 
     device_role: str
 

@@ -70,7 +70,7 @@ class DeviceSenders:
             if command is _WAKE:
                 continue
             if isinstance(command, GiveUpMissingEvents):  # the table's decision, not a device command
-                link.accept_gap()
+                link.accept_stalled_gap()
                 continue
             msg = command.message
             while not self._stopping.is_set():

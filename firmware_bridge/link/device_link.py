@@ -353,6 +353,17 @@ class DeviceLink:
         with self._lock:
             return self._acks.consumer_acknowledged_locked(counter, epoch, self._delivery.handing)
 
+    def accept_stalled_gap(self) -> int:
+        """Give up the missing events of the gap that is stalled now (``accept_gap`` up to its end),
+        and nothing else: 0 when no gap is stalled (it closed since, or this link never saw it).
+        For an owner acting on an earlier ``EVENTS_STALLED`` report: a gap that opened since is
+        not the one it decided on."""
+        with self._cond:
+            if not self._sequencer.stalled:
+                return 0
+            up_to = self._sequencer.missing(limit=1)[0][1]
+        return self.accept_gap(up_to)
+
     def accept_gap(self, up_to: int | None = None) -> int:
         """Declare missing event counters up to ``up_to`` (default: all known) lost for good
         (docs/protocol.md E7: a host decision, recorded as an irregularity by the caller), so

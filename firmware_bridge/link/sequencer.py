@@ -23,7 +23,8 @@ sees:
   returned to the caller to report;
 - ``accept_gap(up_to)``: the host decided that missing counters are lost (docs/protocol.md E7);
   ``start_after(acknowledged)``: the device acknowledged them to someone else (no resend can come);
-- ``resend_requested()``: the link asked for RESEND_EVENTS. A gap that outlasts
+- ``asking()``: the link is asking for RESEND_EVENTS (the gaps known now are covered);
+  ``resend_requested()``: the device took the request. A gap that outlasts
   ``stall_resends`` requests without its first missing counter arriving is *stalled*: a device
   fault (it lost events it must keep), reported once by the link, and asked about less often.
 
@@ -197,6 +198,10 @@ class EventSequencer:
         known when it is made). A link asks at once about such a gap, and about one already
         asked for only after a while (the resent events may be on their way)."""
         return self.gap and self.queued >= self._asked_up_to
+
+    def asking(self) -> None:
+        """The link is about to ask for RESEND_EVENTS: the gaps known now are covered by it."""
+        self._asked_up_to = self.known_highest
 
     def resend_requested(self) -> bool:
         """The link asked the device to resend (RESEND_EVENTS). Returns True once per stall: when

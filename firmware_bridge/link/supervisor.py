@@ -362,22 +362,26 @@ class Supervisor:
                 acks.confirmed = max(acks.confirmed, target)
 
     def _request_resend(self) -> None:
+        """RESEND_EVENTS. Only a request the device took (ACK) counts towards a stall; one it
+        refused (BUSY: ask again later) is asked again a reply timeout later (a device busy for
+        a moment was asked eight times in 0.2 s and declared stalled: a review of this code)."""
         with self._lock:
             self._last_resend = self._clock()
             self._stats["resend_requests"] += 1
             missing = self._sequencer.missing(limit=9)  # eight shown, and whether there are more
-            stalled = self._sequencer.resend_requested()
+            self._sequencer.asking()
+        if missing:
+            self._reporter.log.debug("asking the device to resend events", missing=missing)
+        reply = self._commands.internal(ResendEvents())
+        with self._lock:
+            self._last_resend = self._clock() + (0.0 if isinstance(reply, Ack) else self.reply_timeout)
+            stalled = isinstance(reply, Ack) and self._sequencer.resend_requested()
             if stalled:
                 self._stats["gaps_stalled"] += 1
                 stall = self._sequencer.stall_words()
-        if missing:
-            self._reporter.log.debug("asking the device to resend events", missing=missing)
         if stalled:
             self._reporter.error(LinkErrorKind.EVENTS_STALLED, f"{stall}: a device fault; the events after them wait "
                                  "until this host gives them up (docs/protocol.md E7)")
-        if isinstance(self._commands.internal(ResendEvents()), Ack):
-            with self._lock:
-                self._last_resend = self._clock()
 
     def _heartbeat(self) -> None:
         """HEARTBEAT: its reply's ``last_event_counter`` shows events lost at the tail (noted by
