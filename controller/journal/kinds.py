@@ -90,6 +90,7 @@ DEALER = "dealer"
 DEVICE_REPLACED = "device_replaced"
 FAULT = "fault"
 FAULT_CLEARED = "fault_cleared"
+EVENTS_GIVEN_UP = "events_given_up"
 RESUMED = "resumed"
 CONTROLLER_STARTED = "controller_started"
 
@@ -203,6 +204,9 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          ("device_role", "serial", "epoch", "reason", "state", "shoe_lost")),
     Kind(FAULT, "a fault that stops play", ("fault", "reason")),
     Kind(FAULT_CLEARED, "faults cleared, by whom or what", ("faults", "by")),
+    Kind(EVENTS_GIVEN_UP, "events a device never sent again, given up when a floorperson cleared events:<role> "
+         "(protocol E7): its counters first to last of its event epoch", ("device_role", "device_serial", "epoch",
+                                                                         "first", "last")),
     Kind(RESUMED, "play resumed after a fault", ("state",)),
     Kind(CONTROLLER_STARTED, "the controller started on this journal: its version, how many journaled inputs "
          "it replayed (more than 0: a restart) and the state it goes on from", ("version", "replayed", "state")),

@@ -120,8 +120,9 @@ class _ReadApi:
         one up to C is stored: if a gap is open (events stored after a missing one), it stops
         before the gap, so the still-unacknowledged missing events are not taken for duplicates
         when the device resends them (and the journal drops the resent ones it already has).
-        ``contiguous=False`` gives the highest stored counter (use it once the table has recorded
-        a gap as unrecoverable, protocol E7); ``device_counter_gaps`` lists the gaps.
+        A gap the table recorded as given up (``events_given_up``, protocol E7) is no gap: those
+        events will never come, and the device was told so. ``contiguous=False`` gives the highest
+        stored counter; ``device_counter_gaps`` lists the gaps.
         """
         serial = self.layout.serial_column
         epoch = self._latest_epoch(device_serial)
@@ -132,7 +133,16 @@ class _ReadApi:
             f"WHERE {serial} = ? AND device_epoch = ? AND device_counter IS NOT NULL", (device_serial, epoch))[0]
         if not contiguous or hi - lo + 1 == n:
             return epoch, hi
-        return epoch, self.device_counter_gaps(device_serial, epoch)[0][0] - 1
+        given_up = self._given_up(device_serial, epoch)
+        for first, last in self.device_counter_gaps(device_serial, epoch):
+            if not any(a <= first and last <= b for a, b in given_up):
+                return epoch, first - 1
+        return epoch, hi
+
+    def _given_up(self, device_serial: str, epoch: int) -> list[tuple[int, int]]:
+        """The counter ranges of the device's ``epoch`` the table gave up (``events_given_up``)."""
+        return [(e.payload["first"], e.payload["last"]) for e in self.entries(kinds="events_given_up")
+                if e.payload.get("device_serial") == device_serial and e.payload.get("epoch") == epoch]
 
     def device_counter_gaps(self, device_serial: str, epoch: int | None = None) -> list[tuple[int, int]]:
         """Inclusive ranges ``(first, last)`` of counters missing between the lowest and the

@@ -45,7 +45,7 @@ EVENT_KINDS = frozenset({
     kinds.INSPECTION, kinds.SHUFFLER_BATCH_REMOVED, kinds.MANUAL_SHUFFLE, kinds.RESHUFFLE_ORDERED, kinds.SHOE_RESTARTED,
     kinds.CARD_DEFERRED, kinds.HELD_CARD_USED, kinds.CARD_ENTERED, kinds.DISCARD, kinds.IRREGULARITY,
     kinds.RELINQUISHED, kinds.WAGER_RETURNED, kinds.DEALER, kinds.DEVICE_REPLACED, kinds.FAULT,
-    kinds.FAULT_CLEARED, kinds.RESUMED, kinds.CONTROLLER_STARTED,
+    kinds.FAULT_CLEARED, kinds.EVENTS_GIVEN_UP, kinds.RESUMED, kinds.CONTROLLER_STARTED,
     # who was handed the cards and who turned them over (629a.8(c)), what House Money added to a
     # wager (629a.8(c)(3)): a round's settlements cannot be read without them
     kinds.SQUEEZE, kinds.REVEALED, kinds.HOUSE_MONEY_ADDED,

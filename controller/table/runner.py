@@ -85,7 +85,7 @@ class TableRunner:
         self._stored = StoredEvents(journal)
         self._stopping = threading.Event()
         self._log = log.bind(table=core.table_id)
-        self._senders = DeviceSenders(self._stopping, self.inbox.put, self._log)
+        self._senders = DeviceSenders(self._stopping, self.inbox.put, self._log, note=self.note)
         self._last_auto = 0.0
         self._auto_waits = False  # the automated dealer had nothing to do at its last turn
         self.error: BaseException | None = None

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from controller.journal import kinds
 from controller.table.io import CommandFailed, GiveUpMissingEvents, SendCommand
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.errors import CommandFailed as DeviceRefused
@@ -27,9 +28,11 @@ class DeviceSenders:
     ``join`` after ``stopping`` is set. ``failed(CommandFailed)`` is called on a sender thread,
     with the command's ``resent``."""
 
-    def __init__(self, stopping: threading.Event, failed: Callable[[CommandFailed], None], log: Any) -> None:
+    def __init__(self, stopping: threading.Event, failed: Callable[[CommandFailed], None], log: Any,
+                 note: Callable[[str, dict[str, Any]], None] | None = None) -> None:
         self._stopping = stopping
         self._failed = failed
+        self._note = note  # journals a record on the owner thread (``TableRunner.note``)
         self._log = log
         self._outboxes: dict[str, queue.SimpleQueue[Any]] = {}
         self._threads: list[threading.Thread] = []
@@ -70,7 +73,11 @@ class DeviceSenders:
             if command is _WAKE:
                 continue
             if isinstance(command, GiveUpMissingEvents):  # the table's decision, not a device command
-                link.accept_stalled_gap()
+                given = link.accept_stalled_gap()
+                if given is not None and self._note is not None:  # the irregularity recorded (E7)
+                    serial, epoch, first, last = given
+                    self._note(kinds.EVENTS_GIVEN_UP, {"device_role": role, "device_serial": serial, "epoch": epoch,
+                                                       "first": first, "last": last})
                 continue
             msg = command.message
             while not self._stopping.is_set():

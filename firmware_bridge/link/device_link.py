@@ -353,16 +353,18 @@ class DeviceLink:
         with self._lock:
             return self._acks.consumer_acknowledged_locked(counter, epoch, self._delivery.handing)
 
-    def accept_stalled_gap(self) -> int:
+    def accept_stalled_gap(self) -> tuple[str, int, int, int] | None:
         """Give up the missing events of the gap that is stalled now (``accept_gap`` up to its end),
-        and nothing else: 0 when no gap is stalled (it closed since, or this link never saw it).
+        and nothing else: ``(serial, epoch, first, last)`` of the counters given up, for the owner
+        to record, or None when no gap is stalled (it closed since, or this link never saw it).
         For an owner acting on an earlier ``EVENTS_STALLED`` report: a gap that opened since is
         not the one it decided on."""
         with self._cond:
             if not self._sequencer.stalled:
-                return 0
-            up_to = self._sequencer.missing(limit=1)[0][1]
-        return self.accept_gap(up_to)
+                return None
+            first, last = self._sequencer.missing(limit=1)[0]
+            serial, epoch = self._sequencer.serial, self._sequencer.epoch
+        return (serial, epoch, first, last) if epoch is not None and self.accept_gap(last) else None
 
     def accept_gap(self, up_to: int | None = None) -> int:
         """Declare missing event counters up to ``up_to`` (default: all known) lost for good

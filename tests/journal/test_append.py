@@ -113,6 +113,24 @@ def test_conflicting_resend_raises_and_stores_nothing(journal: Journal) -> None:
     assert journal.append("next", {}).seq == 3
 
 
+def test_a_gap_the_table_gave_up_is_no_gap_for_the_seed(journal: Journal) -> None:
+    """Events 3 of a device were given up (a floorperson cleared ``events:shoe``, protocol E7): the
+    journal holds 1, 2, 4, 5 and the device acknowledged up to 5. The seed stopped before the hole
+    (at 2), so every restart reported 3-5 "acknowledged to another host or journal ... lost to it"
+    though 4 and 5 are here (a review of this stop's code). A gap recorded as given up is none; a
+    later ordinary gap still is."""
+    for c in (1, 2, 4, 5):
+        journal.append("card", {"c": c}, device_serial="shoe-1", epoch=7, counter=c)
+    assert journal.last_device_counter("shoe-1") == (7, 2)
+    journal.append("events_given_up", {"device_role": "shoe", "device_serial": "shoe-1", "epoch": 7,
+                                       "first": 3, "last": 3})
+    journal.append("events_given_up", {"device_role": "shoe", "device_serial": "shoe-2", "epoch": 7,
+                                       "first": 6, "last": 8})  # another device's: not this one's
+    assert journal.last_device_counter("shoe-1") == (7, 5)
+    journal.append("card", {"c": 9}, device_serial="shoe-1", epoch=7, counter=9)
+    assert journal.last_device_counter("shoe-1") == (7, 5)  # 6-8: an ordinary gap, resent by the device
+
+
 def test_unique_index_backs_the_duplicate_rule(journal: Journal) -> None:
     journal.append("e", {}, device_serial="d", epoch=1, counter=1)
     with pytest.raises(sqlite3.IntegrityError):

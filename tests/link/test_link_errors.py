@@ -79,7 +79,7 @@ def test_events_held_behind_one_that_never_comes_hold_the_table_until_given_up(
         "events 3 never arrived although the device was asked 8 times to resend them")
     assert "accept_gap" not in stalled[0].reason  # no Python name in what the floor reads
     assert not [i for i in inbox if isinstance(i, DeviceItem)]
-    assert rig.link.accept_stalled_gap() == 1  # what a floorperson's clear_fault has the sender do
+    assert rig.link.accept_stalled_gap() == ("SN-TEST-1", 7, 3, 3)  # what a floorperson's clear_fault has done
     wait_for(lambda: len([i for i in inbox if isinstance(i, DeviceItem)]) == 2, "events 4 and 5")
     assert [i.link_event.counter for i in inbox if isinstance(i, DeviceItem)] == [4, 5]
     assert len(statuses(inbox)) == 2  # the connect and the stall: giving up is the table's own act
@@ -113,7 +113,7 @@ def test_an_event_that_comes_but_cannot_be_read_is_said_so_when_it_holds_the_tab
     assert reason.startswith("event 2 (JAM) came "), reason
     assert " times but cannot be read, although the device was asked 8 times to resend it: a device fault" in reason
     assert [i.link_event.counter for i in inbox if isinstance(i, DeviceItem)] == [1]
-    assert rig.link.accept_stalled_gap() == 1
+    assert rig.link.accept_stalled_gap() == ("SN-TEST-1", 7, 2, 2)
     wait_for(lambda: len([i for i in inbox if isinstance(i, DeviceItem)]) == 3, "events 3 and 4")
     assert [i.link_event.counter for i in inbox if isinstance(i, DeviceItem)] == [1, 3, 4]
 
@@ -164,11 +164,11 @@ def test_giving_up_a_stall_gives_up_only_the_gap_that_stalled(rig_factory: Calla
     rig = connected(rig_factory(timing=replace(TIMING, heartbeat_interval_ms=3_600_000)))
     rig.device.emit(card(0))
     wait_for(lambda: len(rig.sink) == 1, "the first event")
-    assert rig.link.accept_stalled_gap() == 0  # no gap at all
+    assert rig.link.accept_stalled_gap() is None  # no gap at all
     emit_damaged(rig.device, card(1))
     rig.device.emit(card(2))
     wait_for(lambda: rig.link.stats["events_buffered"] >= 1, "event 3 held behind the gap")
-    assert rig.link.accept_stalled_gap() == 0  # an ordinary gap, not stalled: nothing given up
+    assert rig.link.accept_stalled_gap() is None  # an ordinary gap, not stalled: nothing given up
     busy[0] = False
     wait_for(lambda: len(rig.sink) == 3, "event 2 resent, and 3")
     assert [e.counter for e in rig.sink.events] == [1, 2, 3]

@@ -66,3 +66,33 @@ def test_an_idle_sender_sleeps_until_a_command_or_the_join(monkeypatch) -> None:
     stopping.set()
     box.join(timeout=10)
     assert not any(thread.is_alive() for thread in box._threads)
+
+
+def test_the_events_a_sender_gives_up_are_recorded_and_none_when_none_is_stalled() -> None:
+    """``GiveUpMissingEvents`` (a floorperson cleared ``events:shoe``): the sender has the link give
+    up the gap stalled now and journals which counters (``events_given_up``, protocol E7: the
+    host records the irregularity); when none is stalled any more, nothing is given up or noted."""
+    import threading
+
+    from controller.table import senders
+    from controller.table.io import GiveUpMissingEvents
+
+    stalled = [("SO-1", 7, 3, 3), None]
+    notes: list[tuple[str, dict]] = []
+
+    class Link:
+        def accept_stalled_gap(self) -> tuple[str, int, int, int] | None:
+            return stalled.pop(0)
+
+    stopping = threading.Event()
+    box = senders.DeviceSenders(stopping, failed=lambda failure: None, log=None,
+                                note=lambda kind, payload: notes.append((kind, payload)))
+    box.start("shoe", Link())
+    assert box.send(GiveUpMissingEvents("shoe")) and box.send(GiveUpMissingEvents("shoe"))
+    deadline = time.monotonic() + 10
+    while stalled and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stopping.set()
+    box.join(timeout=10)
+    assert notes == [("events_given_up", {"device_role": "shoe", "device_serial": "SO-1", "epoch": 7,
+                                          "first": 3, "last": 3})]
