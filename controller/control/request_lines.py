@@ -45,35 +45,34 @@ def request_lines(conn: socket.socket, stop: threading.Event,
             data = None
         except OSError:
             return
+        if data == b"":
+            return
+        if data:  # what came is served first: a line it ends is in time
+            if not buf:
+                line_until = time.monotonic() + LINE_S
+            buf += data
+            start = 0
+            while (end := buf.find(b"\n", start)) >= 0:
+                line, start = bytes(buf[start:end]), end + 1
+                if len(line) > MAX_LINE:
+                    yield TOO_LONG
+                elif line.strip():
+                    yield line
+                else:
+                    continue
+                idle_until = time.monotonic() + idle_s
+            del buf[:start]
+            if not buf:
+                line_until = float("inf")
+            elif start:  # a new line begun in the same read
+                line_until = time.monotonic() + LINE_S
+            if len(buf) > MAX_LINE:  # no end in sight: said, and the connection closed
+                yield TOO_LONG
+                return
         now = time.monotonic()
         if now >= line_until:
             yield {"ok": False, "code": "idle", "error": f"no whole request line in {LINE_S:g} s: closed"}
             return
         if now >= idle_until:
             yield {"ok": False, "code": "idle", "error": f"no request for {idle_s:g} s: closed"}
-            return
-        if data is None:
-            continue
-        if not data:
-            return
-        if not buf:
-            line_until = now + LINE_S
-        buf += data
-        start = 0
-        while (end := buf.find(b"\n", start)) >= 0:
-            line, start = bytes(buf[start:end]), end + 1
-            if len(line) > MAX_LINE:
-                yield TOO_LONG
-            elif line.strip():
-                yield line
-            else:
-                continue
-            idle_until = time.monotonic() + idle_s
-        del buf[:start]
-        if not buf:
-            line_until = float("inf")
-        elif start:  # a new line begun in the same read
-            line_until = time.monotonic() + LINE_S
-        if len(buf) > MAX_LINE:  # no end in sight: said, and the connection closed
-            yield TOO_LONG
             return

@@ -195,7 +195,7 @@ class Supervisor:
                 self.bound_serial = identity.serial
             if self._profile_name is None:
                 self._reporter.rename(self._name())
-            self._acks.confirmed = status.last_acked_event
+            self._acks.confirmed, self._acks.retry_at = status.last_acked_event, float("-inf")  # a new session
             delivered = self._sequencer.delivered_in_epoch()
             need_resend = status.pending_events > 0 or self._sequencer.gap
         self._reporter.log.info("handshake done", serial=identity.serial, model=identity.model,
