@@ -13,8 +13,8 @@ import fuzz_codec
 import pytest
 from protocol_inputs import ProtocolInputs
 
-INPUTS = 25_000
-LINK_INPUTS = 10_000  # each drives a whole exchange between the two roles: dearer
+INPUTS = 15_000  # `make soak` feeds 10 million; here a seeded sample that runs in `make test`
+LINK_INPUTS = 6_000  # each drives a whole exchange between the two roles: dearer
 SEED = 20_240_901
 
 
