@@ -68,7 +68,7 @@ def signals_held(name: str) -> Iterator[list[int]]:
 
     def on_signal(signum: int, frame: Any) -> None:
         if held:
-            _exit_now(name, signum, "a second stop signal while starting")
+            _exit_now(name, signum, "a second stop signal")
         held.append(signum)
 
     with stop_handler(on_signal):
@@ -84,7 +84,9 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
     what the forced exit does not lose, in the user's words; ``what`` is what did not stop in time
     (``the table``, ``the feed``). ``held``: the signals
     ``signals_held`` caught while starting up; if there is one, ``work`` is not run and its
-    number is returned."""
+    number is returned. A signal that stopped ``work`` is added to ``held``: during the cleanup
+    that follows, under ``signals_held`` again, another stop signal is the second and exits at
+    once (it was taken for the first, and only a third ended a cleanup that hung)."""
     # Imported here, not at the top: ``shoectl emulate`` takes this module's ``stop_handler`` and
     # logs nothing, and importing structlog (which loads rich) costs it 0.1 s of CPU a process.
     import structlog
@@ -124,6 +126,8 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
             thread.join(_POLL_S)
             if received and time.monotonic() > deadline[0] and thread.is_alive():
                 _exit_now(name, received[0], f"{what} did not stop within {grace_s:g} s", kept)
+    if received and held is not None and not held:
+        held.append(received[0])
     if failure:
         raise failure[0]
     return received[0] if received else None

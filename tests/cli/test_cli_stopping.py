@@ -133,7 +133,7 @@ def test_a_second_stop_while_starting_up_exits_at_once() -> None:
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=HANG)  # never told to go on
     assert (proc.returncode, out) == (143, "")
-    assert "test: stopped by SIGTERM: a second stop signal while starting; exiting now" in err
+    assert "test: stopped by SIGTERM: a second stop signal; exiting now" in err
 
 
 def test_without_a_stop_while_starting_up_the_work_runs() -> None:
@@ -152,3 +152,38 @@ def test_a_command_that_is_not_the_table_says_what_did_not_stop_and_what_it_keep
     out, err = proc.communicate(timeout=HANG)
     assert proc.returncode == 143 and err.splitlines()[-1] == (
         "test: stopped by SIGTERM: the feed did not stop within 0.5 s; exiting now (the cursor is saved)")
+
+
+CLEANUP_SCRIPT = """
+import sys, threading, time
+import structlog
+from controller.cli.stopping import run_until_signalled, signals_held
+structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
+stop = threading.Event()
+
+def polite():
+    print("ready", flush=True)
+    stop.wait()
+
+with signals_held("test") as held:
+    got = run_until_signalled(polite, stop.set, name="test", grace_s=600, held=held)
+    print("returned", got, flush=True)
+    time.sleep(600)  # a cleanup that hangs (a broker that never acknowledges, say)
+"""
+
+
+def test_a_stop_signal_during_the_cleanup_after_a_stop_exits_at_once() -> None:
+    """The table stopped on SIGTERM; its cleanup hangs. Another SIGTERM is the second stop signal
+    and ends the process at once: it was taken for the first (a concurrency review), and only a
+    third did."""
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(CLEANUP_SCRIPT)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline() == "returned 15\n"
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=HANG)  # not 600 s
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and "stopped by SIGTERM: a second stop signal; exiting now" in err, err
