@@ -31,11 +31,7 @@ class OperatorItem:
 
     def take(self) -> bool:
         """The owner takes the command (True), unless its caller withdrew it first (False)."""
-        with self._lock:
-            if self._state == "withdrawn":
-                return False
-            self._state = "taken"
-            return True
+        return self._claim("taken")
 
     def answer(self, timeout: float) -> Any:
         """What the owner put in ``reply`` (the outputs, or an exception). TimeoutError when the
@@ -54,11 +50,14 @@ class OperatorItem:
 
     def withdraw(self) -> bool:
         """The caller stops waiting: True if the owner had not taken it (now it never will)."""
+        return self._claim("withdrawn")
+
+    def _claim(self, state: str) -> bool:
+        """The first of ``take`` and ``withdraw`` decides: True if ``state`` is the item's now."""
         with self._lock:
-            if self._state == "taken":
-                return False
-            self._state = "withdrawn"
-            return True
+            if self._state == "queued":
+                self._state = state
+            return self._state == state
 
 
 @dataclass
