@@ -353,7 +353,7 @@ class Supervisor:
             if isinstance(reply, CommandFailed) and reply.code == NakCode.BUSY:
                 self._acks.retry_at = self._clock() + self.reply_timeout
                 return
-            if reply is not None and not isinstance(reply, CommandFailed):
+            if isinstance(reply, Ack):
                 self._stats["acks"] += 1
             # After another NAK (BAD_EVENT_ACK: the device never issued it, a device fault) there
             # is nothing to keep: do not ask again. After a loss, the handshake re-reads the state.

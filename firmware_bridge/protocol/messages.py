@@ -190,7 +190,7 @@ def decode_message(frame: Frame) -> Message:
         return decoder(frame.payload)
     except MalformedPayloadError as exc:
         exc.seq, exc.msg_type = frame.seq, frame.msg_type
-        if frame.msg_type & 0xC0 == 0x80 and len(frame.payload) >= 4:  # an event: its counter first (u32 LE)
+        if issubclass(_BY_TYPE[frame.msg_type], DeviceEvent) and len(frame.payload) >= 4:  # its counter first (u32 LE)
             exc.event_counter = int.from_bytes(frame.payload[:4], "little")
         raise
 
