@@ -15,8 +15,9 @@ and the devices resend what was not yet acknowledged.
 
 Output: one line per round and per notice; ``--json`` writes every journal entry this run stores
 as ``shoectl journal export`` does, and each notice as ``{"notice": {"level": ..., "text": ...}}``
-(``controller.cli.run_output``). A reader that goes away (``shoectl run --json | head``) stops the
-table cleanly: exit 0.
+(``controller.cli.run_output``). A reader that pauses does not hold the table: its output waits for
+it, and the run ends when the reader has it all. A reader that goes away (``shoectl run --json |
+head``) stops the table cleanly: exit 0.
 
 A count or card-set fault holds the table until a floorperson acts. The automated floorperson
 orders a few reshuffles (``controller.table.autodealer``); when the cards still count wrong it
@@ -24,13 +25,14 @@ closes the table, and ``shoectl run`` ends with one line on standard error sayin
 With ``--manual`` the table waits in its count fault for an operator (``shoectl ctl``).
 
 SIGTERM and SIGINT stop the table: exit 143 or 130, within ``--stop-grace`` seconds even when the
-table's thread is stuck (``controller.cli.stopping``).
+table's thread is stuck (``controller.cli.stopping``) or standard output's reader is.
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import sys
+import time
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -47,7 +49,7 @@ from controller.cli.run_options import (
     emulator_speed, fault_spec, table_id,
 )
 from controller.cli.run_output import JournalLines, StdoutLines
-from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
+from controller.cli.stopping import STOP_GRACE_S, exit_now, run_until_signalled, signals_held
 from controller.errors import UsageError, output_path_argument, path_argument
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
@@ -201,11 +203,30 @@ class _Display:
 
 
 def run(args: argparse.Namespace) -> int:
+    out = StdoutLines()
     with signals_held("shoectl run") as held:  # a stop while starting up is a clean stop, not a kill
-        return _run(args, held)
+        try:
+            return _run(args, held, out)
+        finally:
+            _output_read(out, held, args.stop_grace)
 
 
-def _run(args: argparse.Namespace, held: list[int]) -> int:
+def _output_read(out: StdoutLines, held: list[int], grace_s: float) -> None:
+    """Wait until standard output's reader has all the run wrote (the table is closed by now):
+    as long as the reader takes it; after a stop signal (the one that stopped the table, or one
+    now) ``grace_s`` at most, then the one line of a forced exit."""
+    deadline: list[float] = []
+
+    def give_up() -> bool:
+        if held and not deadline:
+            deadline.append(time.monotonic() + grace_s)
+        return bool(deadline) and time.monotonic() > deadline[0]
+
+    if not out.finish(give_up) and not out.gone:
+        exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
+
+
+def _run(args: argparse.Namespace, held: list[int], out: StdoutLines) -> int:
     sub = submission_for(None, args.submission)
     attached = _parse_devices(args.device)
     check_emulator_options(args, attached)
@@ -223,7 +244,6 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
     except BaseException:
         control.close()
         raise
-    out = StdoutLines(on_gone=lambda: runner.stop())  # the reader went away: stop as after --shoes N
     display: Any = JournalLines(journal, out) if args.json else _Display(out)
     emulator = None
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
@@ -247,6 +267,7 @@ def _run(args: argparse.Namespace, held: list[int]) -> int:
         runner = TableRunner(core, journal, autodealer=auto, on_record=_anchored(display.record, witness, journal),
                              on_notice=display.notice,
                              rounds=args.rounds, shoes=args.shoes, pace=(args.pace or 0) / 1000)
+        out.on_gone = runner.stop  # the reader went away: stop as after --shoes N
         if auto is not None:
             auto.on_give_up = lambda why: runner.stop()
         try:

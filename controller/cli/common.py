@@ -77,9 +77,13 @@ positive_int = whole_number(1)
 non_negative_int = whole_number(0)
 
 
+def json_line(obj: Any) -> str:
+    """``obj`` as one line of compact JSON, newline included (every command's JSON output)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
 def print_json(obj: Any, *, stream=None) -> None:
-    out = stream or sys.stdout
-    out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
+    (stream or sys.stdout).write(json_line(obj))
 
 
 _LINE_LOCK = threading.Lock()

@@ -1,67 +1,185 @@
-"""What ``shoectl run`` writes on standard output.
+"""What ``shoectl run`` writes on standard output, without ever making the table wait for its reader.
 
-- ``StdoutLines``: lines on standard output, each flushed as it is written. When the reader goes
-  away (a closed pipe: ``shoectl run --json | head -n 3``) it calls ``on_gone`` once (``shoectl
-  run`` stops the table as cleanly as after ``--shoes N``, and exits 0: the reader had what it
-  asked for) and drops every later line. Standard output then points at ``/dev/null``, so the
-  interpreter's last flush has nothing to complain about.
+- ``StdoutLines``: text for standard output, queued by the table's thread and written by a thread
+  of its own. A reader that pauses (``shoectl run --json | less``, a log shipper pushing back, a
+  terminal stopped with Ctrl-S) holds only that thread: the table deals on, its cards decided and
+  journaled as fast as ever (before, the table's thread wrote itself and stopped at the first full
+  pipe, dealer and devices waiting). At most ``LIMIT`` bytes wait in memory; past that a line for
+  people is not shown (``line``: the next one that fits says how many were not), and a caller that
+  can write later is told no (``write`` returns False). When the reader goes away (a closed pipe:
+  ``shoectl run --json | head -n 3``) ``on_gone`` is called once (``shoectl run`` stops the table
+  as cleanly as after ``--shoes N``, and exits 0: the reader had what it asked for) and every later
+  line is dropped; standard output then points at ``/dev/null``, so the interpreter's last flush
+  has nothing to complain about. ``finish(give_up)`` waits until the reader has everything (or
+  ``give_up()`` says to stop waiting) and ends the thread.
 - ``JournalLines``: ``shoectl run --json``. Every entry this run journals, in ``seq`` order, as
   ``shoectl journal export`` writes it (``Entry.to_json_line``: one format for both), and each
   notice for the people at the table as a line of its own, ``{"notice": {"level": ..., "text": ...}}``
-  (an entry's line starts with ``{"seq":``). The entries are read back from the journal, on the
-  table's own thread, at each record and notice and once more at the end, so they are exactly
-  what was committed, with their ``seq``, ``ts`` and ``hash``.
+  (an entry's line starts with ``{"seq":``), after the entries journaled before it. The entries are
+  read back from the journal, on the table's own thread, at each record and notice and once more at
+  the end, so they are exactly what was committed, with their ``seq``, ``ts`` and ``hash``. While
+  the reader is behind, the journal is the buffer: entries are read when there is room, and all
+  that remain at ``close()``; nothing is skipped.
+
+Written with ``os.write`` on the descriptor, not through ``sys.stdout``: a thread blocked inside a
+buffered stream holds its lock, and the interpreter's exit would wait on it. A standard output with
+no descriptor (a test's ``StringIO``) is written through the stream.
 """
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable
+from typing import TextIO
+
 import structlog
 
-from controller.cli.common import print_json
+from controller.cli.common import json_line
 from controller.journal import Journal, JournalError
 from controller.table.io import Notice, TableRecord
 
+LIMIT = 1 << 20          # bytes waiting for the reader before lines are held back (about 3,500 entries)
+NOTICES_HELD = 1000      # notices of --json kept while the reader is behind (the oldest go first)
+_WAIT_S = 0.1            # how often ``finish`` asks whether to give up
+
 
 class StdoutLines:
-    """Writes lines on standard output; see the module docstring. ``on_gone`` may be set later."""
+    """Queues text for standard output; see the module docstring. ``on_gone`` may be set later;
+    ``stream`` is read at construction (default ``sys.stdout``)."""
 
-    def __init__(self, on_gone: Callable[[], None] | None = None) -> None:
+    def __init__(self, on_gone: Callable[[], None] | None = None, *, stream: TextIO | None = None,
+                 limit: int = LIMIT) -> None:
         self.on_gone = on_gone
         self.gone = False
-        self._lock = threading.Lock()
+        self.not_shown = 0  # lines for people not shown since the last that was
+        self._stream = stream or sys.stdout
+        self._fd = _descriptor_of(self._stream)
+        self._limit = limit
+        self._cond = threading.Condition()
+        self._chunks: deque[bytes] = deque()
+        self._waiting = 0   # bytes queued or being written
+        self._closing = False
+        self._thread: threading.Thread | None = None
+
+    @property
+    def pending(self) -> int:
+        """Bytes queued that the reader has not taken yet."""
+        return self._waiting
+
+    def has_room(self) -> bool:
+        """True when less than ``limit`` bytes wait for the reader (and the reader is there)."""
+        return not self.gone and self._waiting < self._limit
 
     def line(self, text: str) -> None:
-        """Write ``text`` and a newline (nothing once the reader has gone)."""
+        """``text`` and a newline, for people: not shown when the reader is ``limit`` behind."""
+        if self.gone:
+            return
+        if not self.has_room():
+            self.not_shown += 1
+            return
+        if self.not_shown:
+            text = f"... {self.not_shown} lines not shown: standard output was not read\n{text}"
+            self.not_shown = 0
         self.write(text + "\n")
 
-    def write(self, text: str) -> None:
-        """Write ``text`` as it is and flush (nothing once the reader has gone)."""
-        with self._lock:
-            if self.gone:
-                return
-            try:
-                sys.stdout.write(text)
-                sys.stdout.flush()
-            except BrokenPipeError:
-                self.gone = True
-                _point_stdout_at_devnull()
-                structlog.get_logger().info("standard output closed by its reader")
-            else:
-                return
+    def write(self, text: str, *, always: bool = False) -> bool:
+        """Queue ``text`` as it is; False (nothing queued) when the reader has gone or, unless
+        ``always``, when ``limit`` bytes already wait."""
+        data = text.encode("utf-8", "replace")
+        with self._cond:
+            if self.gone or (not always and self._waiting >= self._limit):
+                return False
+            self._chunks.append(data)
+            self._waiting += len(data)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._write_out, name="shoectl-stdout", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+        return True
+
+    def finish(self, give_up: Callable[[], bool] = lambda: False) -> bool:
+        """Wait until the reader has everything queued, then end the writing thread; True if it
+        has. Stops waiting, with the thread left blocked, as soon as ``give_up()`` is true."""
+        with self._cond:
+            while self._waiting and not self.gone:
+                if give_up():
+                    return False
+                self._cond.wait(_WAIT_S)
+            self._closing = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+        return not self.gone
+
+    def _write_out(self) -> None:
+        while True:
+            with self._cond:
+                while not self._chunks and not self._closing:
+                    self._cond.wait()
+                if not self._chunks:
+                    return
+                data = b"".join(self._chunks)
+                self._chunks.clear()
+            problem = self._write(data)
+            with self._cond:
+                self._waiting -= len(data)
+                if problem is not None:
+                    self.gone = True
+                    self._chunks.clear()
+                    self._waiting = 0
+                self._cond.notify_all()
+            if problem is not None:
+                self._reader_gone(problem)
+
+    def _write(self, data: bytes) -> OSError | None:
+        try:
+            if self._fd is None:
+                self._stream.write(data.decode("utf-8"))
+                self._stream.flush()
+                return None
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            return exc
+        except ValueError:  # a stream closed under us (its owner's doing): as a reader gone
+            return BrokenPipeError()
+        return None
+
+    def _reader_gone(self, problem: OSError) -> None:
+        if self._fd is not None:
+            _point_at_devnull(self._fd)
+        if isinstance(problem, BrokenPipeError):
+            structlog.get_logger().info("standard output closed by its reader")
+        else:  # a full disk under `> file`, a terminal gone: the table deals on, its output is lost
+            structlog.get_logger().error("standard output cannot be written; nothing more is written there",
+                                         problem=os.strerror(problem.errno) if problem.errno else str(problem))
         if self.on_gone is not None:
             self.on_gone()
 
 
-def _point_stdout_at_devnull() -> None:
-    """What could not be written stays in the stream's buffer; flushed into ``/dev/null`` at exit it
-    makes no "Exception ignored ... BrokenPipeError" and no exit status 120."""
+def _descriptor_of(stream: TextIO) -> int | None:
+    """The descriptor under ``stream``, its buffered text flushed first; None when it has none."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        stream.flush()
+    return fd
+
+
+def _point_at_devnull(fd: int) -> None:
+    """What another writer left in ``sys.stdout``'s buffer, flushed into ``/dev/null`` at exit, makes
+    no "Exception ignored ... BrokenPipeError" and no exit status 120."""
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, fd)
         os.close(devnull)
 
 
@@ -73,24 +191,39 @@ class JournalLines:
         self.journal = journal
         self.out = out
         self.written_seq = journal.last_seq if since_seq is None else since_seq
+        self._notices: deque[tuple[int, str]] = deque(maxlen=NOTICES_HELD)  # (seq it follows, line)
 
     def record(self, r: TableRecord) -> None:
         self._entries()
 
     def notice(self, n: Notice) -> None:
+        line = json_line({"notice": {"level": n.level, "text": n.text}})
+        self._notices.append((self.journal.last_seq, line))
         self._entries()
-        print_json({"notice": {"level": n.level, "text": n.text}}, stream=self.out)
 
     def close(self) -> None:
-        """The entries not written yet (those of inputs that made no record). A journal that cannot
-        be read here is reported by the run itself, which reads its anchor next."""
+        """Everything not written yet, however far behind the reader is. A journal that cannot be
+        read here is reported by the run itself, which reads its anchor next."""
         with contextlib.suppress(JournalError):
-            self._entries()
+            self._entries(always=True)
+        self._notices_up_to(None, always=True)
 
-    def _entries(self) -> None:
-        if self.out.gone:
+    def _entries(self, *, always: bool = False) -> None:
+        if not (always or self.out.has_room()):
             return
         for entry in self.journal.entries(since_seq=self.written_seq):
-            self.out.write(entry.to_json_line())
+            if not (self._notices_up_to(entry.seq - 1, always=always)
+                    and self.out.write(entry.to_json_line(), always=always)):
+                return
             self.written_seq = entry.seq
+        self._notices_up_to(self.written_seq, always=always)
+
+    def _notices_up_to(self, seq: int | None, *, always: bool) -> bool:
+        """Write the notices that came after entry ``seq`` or before (all with None); False when
+        the reader is too far behind for the next."""
+        while self._notices and (seq is None or self._notices[0][0] <= seq):
+            if not self.out.write(self._notices[0][1], always=always):
+                return False
+            self._notices.popleft()
+        return True
 

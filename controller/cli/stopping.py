@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["JOURNAL_KEPT", "STOP_GRACE_S", "run_until_signalled", "signals_held", "stop_handler"]
+__all__ = ["JOURNAL_KEPT", "STOP_GRACE_S", "exit_now", "run_until_signalled", "signals_held", "stop_handler"]
 
 STOP_GRACE_S = 5  # seconds a stopping table may take to finish its input and close its links
 _POLL_S = 0.1       # how often the waiting main thread looks at the clock
@@ -68,7 +68,7 @@ def signals_held(name: str) -> Iterator[list[int]]:
 
     def on_signal(signum: int, frame: Any) -> None:
         if held:
-            _exit_now(name, signum, "a second stop signal")
+            exit_now(name, signum, "a second stop signal")
         held.append(signum)
 
     with stop_handler(on_signal):
@@ -110,7 +110,7 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
 
     def on_signal(signum: int, frame: Any) -> None:
         if received:
-            _exit_now(name, signum, "a second stop signal", kept)
+            exit_now(name, signum, "a second stop signal", kept)
         received.append(signum)
         deadline[0] = time.monotonic() + grace_s
         # Logged from a thread of its own: a stuck owner may hold the log handler's lock. Info: a
@@ -125,7 +125,7 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
         while thread.is_alive():
             thread.join(_POLL_S)
             if received and time.monotonic() > deadline[0] and thread.is_alive():
-                _exit_now(name, received[0], f"{what} did not stop within {grace_s:g} s", kept)
+                exit_now(name, received[0], f"{what} did not stop within {grace_s:g} s", kept)
     if received and held is not None and not held:
         held.append(received[0])
     if failure:
@@ -133,7 +133,7 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
     return received[0] if received else None
 
 
-def _exit_now(name: str, signum: int, why: str, kept: str = JOURNAL_KEPT) -> None:
+def exit_now(name: str, signum: int, why: str, kept: str = JOURNAL_KEPT) -> None:
     """Leave without cleanup: the stuck thread may hold the journal, the log or standard output."""
     line = f"{name}: stopped by {signal.Signals(signum).name}: {why}; exiting now ({kept})\n".encode()
     # Even standard error may be a full pipe: the last words get one second, then the exit.

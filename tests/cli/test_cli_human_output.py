@@ -47,9 +47,11 @@ def test_the_lines_display_says_how_a_new_shoe_is_made(capsys, has_shuffler: boo
     from controller.cli.run_output import StdoutLines
     from controller.table.io import TableRecord
 
-    display = _Display(StdoutLines())
+    out = StdoutLines()
+    display = _Display(out)
     display.snapshot = lambda: {"has_shuffler": has_shuffler}
     display.record(TableRecord("shoe_start", {"shoe": "T1-S0002", "decks": 8}, "T1-S0002"))
+    assert out.finish()
     assert capsys.readouterr().out == f"== shoe T1-S0002: {words}\n"
 
 
