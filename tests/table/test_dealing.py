@@ -110,6 +110,34 @@ def test_21_baccarat_round_dealt_settled_counterclockwise_and_discarded_in_order
     assert [d["card"] for d in res["dealt"]] == cards
 
 
+@pytest.mark.reg("681a.7(e)")
+def test_21_baccarat_deals_no_card_before_the_wagers_are_placed_and_takes_none_after() -> None:
+    """681a.7(e): "After all Player and Banker Wagers and optional Tie and Bonus Wagers have been
+    placed, the dealer shall deal the cards". A card drawn while wagers are still being placed is
+    dealt to no hand (it goes to the discard rack: 681a.7 has no clause for a card drawn in error,
+    docs/irregularities.md); once the dealing has begun, a wager is refused and changes nothing."""
+    b = Bench("21-baccarat")
+    b.open_and_cut()
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.auto_deal = False
+    b.draw()  # the dealer draws before "no more bets"
+    assert b.of("card") == []
+    assert b.of("discard")[-1]["position"] == 2  # the card after the burn
+    b.auto_deal = True
+    b.op("no_more_bets", Role.DEALER)
+    assert [c["to"] for c in b.of("card")][:4] == ["player", "banker", "player", "banker"]
+    b2 = Bench("21-baccarat")
+    b2.open_and_cut()
+    b2.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b2.auto_deal = False
+    b2.op("no_more_bets", Role.DEALER)
+    b2.draw()  # the first card of the round is out
+    assert [c["to"] for c in b2.of("card")] == ["player"]
+    b2.op("wager", Role.DEALER, seat=2, kind="banker", amount=50)
+    assert b2.of("refused"), "a wager once the dealing has begun"
+    assert [w["seat"] for w in b2.of("wager")] == [1]
+
+
 @pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat"])
 def test_the_automated_dealer_plays_whole_shoes(preset: str) -> None:
     from controller.table.autodealer import AutoDealer
