@@ -214,6 +214,11 @@ EVENT_HANDLERS: dict[type, Callable[[Any, str, Any], None]] = {
 
 
 def device_event(t: TableCore, device_role: str, ev: Any) -> None:
+    """An event of ``device_role``, in its counter order. The link delivers none while it holds
+    that device's events behind some that never came: one delivered means the stall ended (the
+    missing events came after all, or a new event epoch replaced them, reported at its connect),
+    so the fault ``events:<role>`` it raised ends with it, before the event is applied."""
+    cleared_by_device(t, f"events:{device_role}", "the missing events came")
     handler = EVENT_HANDLERS.get(type(ev))
     if handler is not None:
         handler(t, device_role, ev)

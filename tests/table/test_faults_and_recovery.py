@@ -84,6 +84,30 @@ def test_events_that_never_come_hold_the_table_until_a_floorperson_gives_them_up
         DeviceStatus("shoe", True, reason, stalled=True)
 
 
+def test_events_that_come_after_all_end_their_fault_and_the_round_goes_on() -> None:
+    """The events the shoe's link waited for come after all (the shoe sent them once more): the
+    link delivers them in order, and the first one ends the fault ``events:shoe`` before it is
+    applied; the table deals on without a floorperson. Before, the fault stayed until one cleared
+    it, the link no longer holding anything."""
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.play_round([(1, "banker", 100)])
+    b.draw()
+    b.feed(DeviceStatus("shoe", True, "events 9 never arrived although the device was asked 8 times to resend them",
+                        stalled=True))
+    assert b.core.state == "fault"
+    b.event("shuffler", m.Door(False))  # another device's event ends nothing
+    assert list(b.core.faults) == ["events:shoe"]
+    b.draw()  # the missing event: the round's second card
+    assert b.of("fault_cleared")[-1] == {"faults": ["events:shoe"], "by": "the missing events came"}
+    assert b.core.state == "dealing" and not b.core.faults
+    assert [c["n"] for c in b.of("card")] == [1, 2]
+    b.auto_deal = True
+    b.draw()
+    assert b.of("round_result"), "the round is completed"
+
+
 def test_misread_card_is_entered_by_the_floorperson() -> None:
     b = Bench()
     b.open_and_cut()
