@@ -44,7 +44,7 @@ def run_cmd(ports: dict[str, str], journal: Path, *extra: str) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.reg("681a.7(l)")
-@pytest.mark.parametrize("seed", [11, 23])
+@pytest.mark.parametrize("seed", [11])  # `make soak` kills 100 times more (benchmarks/soak_crash.py)
 def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path, seed: int) -> None:
     """681a.7(l): the cards are kept "in a manner that permits the reconstruction of each hand in
     the event of a question or dispute". ``shoectl run`` is killed at random moments (starting,
@@ -55,7 +55,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path, 
     emu, ports = start_table(tmp_path, seed)
     journal = tmp_path / "journal.db"
     try:
-        for i in range(4):
+        for i in range(5):
             proc = subprocess.Popen(run_cmd(ports, journal, "--seed", str(seed + i)), stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
             # a random moment: starting, recovering (about 0.3-0.9 s in) or dealing (thousands of

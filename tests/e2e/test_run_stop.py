@@ -71,8 +71,8 @@ def test_a_table_whose_output_is_not_read_deals_on_and_a_stop_still_ends_it(tmp_
     the process within the grace period, with one line saying so, the journal whole."""
     proc, journal, err = start(tmp_path, subprocess.PIPE, "--stop-grace", "1")  # stdout never read
     try:
-        # about 300 bytes an entry: 64 KiB of pipe and 1 MiB waiting in memory hold about 3,600
-        wait_for(lambda: last_seq(journal) > 8000, "the table to deal on while its output waits")
+        # about 350 bytes an entry: 64 KiB of pipe and 1 MiB waiting in memory hold about 3,200
+        wait_for(lambda: last_seq(journal) > 4500, "the table to deal on while its output waits")
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=HANG)
     finally:
@@ -90,15 +90,15 @@ def test_a_table_whose_output_is_not_read_deals_on_and_a_stop_still_ends_it(tmp_
 
 
 def test_a_reader_that_pauses_gets_every_entry_when_it_reads_again(tmp_path: Path) -> None:
-    """``shoectl run --json | less``, the pager paused for the whole run: the table deals both its
-    shoes meanwhile, and the reader then gets every entry of the journal, in order, as
+    """``shoectl run --json | less``, the pager paused for the whole run: the table deals its shoe
+    meanwhile (about 1 MB of output: far more than the pipe holds), and the reader then gets every entry of the journal, in order, as
     ``journal export`` writes them (the journal is the buffer), and the run exits 0."""
-    proc, journal, err = start(tmp_path, subprocess.PIPE, "--shoes", "2")
+    proc, journal, err = start(tmp_path, subprocess.PIPE, "--shoes", "1")
     try:
-        def dealt_both() -> bool:
+        def dealt() -> bool:
             with JournalReader.open(journal) as reader:  # a shoe's end is its reconciliation
-                return sum(e.kind == "reconciliation" for e in reader.entries()) >= 2
-        wait_for(lambda: last_seq(journal) > 0 and dealt_both(), "both shoes dealt while nobody reads")
+                return any(e.kind == "reconciliation" for e in reader.entries())
+        wait_for(lambda: last_seq(journal) > 0 and dealt(), "the shoe dealt while nobody reads")
         assert proc.poll() is None  # still holding the output the reader has not read
         out, _ = proc.communicate(timeout=HANG)
     finally:
