@@ -12,6 +12,10 @@ for, the reader of the output gone); ``debug`` for the detail. A normal run writ
 ``info`` (tests/test_run_log_levels.py).
 
 ``configure_logging(level, file, table)`` may be called again (tests): it replaces the handlers.
+Given ``stderr`` (a ``QueuedOutput``: ``shoectl run``), the lines for standard error go through it,
+so a reader of standard error that pauses (``2>&1 | less``, a terminal stopped with Ctrl-S) never
+holds the thread that logs (the table's); past its limit lines are counted and the next one
+written says how many were not.
 Nothing is configured at import time. A traceback (a thread that failed) is Python's plain one:
 structlog's default, when rich is installed, prints every frame's local variables, which may
 hold what a log must not (an operator's request, a device's bytes).
@@ -23,6 +27,8 @@ import logging.handlers
 from typing import Any
 
 import structlog
+
+from controller.queued_output import QueuedOutput
 
 IDS = ("table", "shoe", "round", "device")
 _HANDLER_TAG = "_shoectl_handler"
@@ -38,8 +44,31 @@ def _ensure_ids(logger: Any, method: str, event: dict[str, Any]) -> dict[str, An
     return event
 
 
+class _QueuedHandler(logging.Handler):
+    """Writes each formatted line through a ``QueuedOutput``; see the module docstring."""
+
+    def __init__(self, out: QueuedOutput) -> None:
+        super().__init__()
+        self.out = out
+        self.not_written = 0  # lines refused since the last one written (the handler's lock holds)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record) + "\n"
+        except Exception:  # noqa: BLE001 - logging's own contract: a bad record is reported, not raised
+            self.handleError(record)
+            return
+        if self.not_written:
+            text = f"... {self.not_written} log lines not written: standard error was not read\n{text}"
+        if self.out.write(text):
+            self.not_written = 0
+        elif not self.out.failed:
+            self.not_written += 1
+
+
 def configure_logging(level: str = "warning", file: str | None = None, table: str | None = None,
-                      max_bytes: int = 10 * 1024 * 1024, backups: int = 5) -> None:
+                      max_bytes: int = 10 * 1024 * 1024, backups: int = 5,
+                      stderr: QueuedOutput | None = None) -> None:
     shared = [
         structlog.contextvars.merge_contextvars,
         _ensure_ids,
@@ -56,7 +85,7 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
     for h in [h for h in root.handlers if getattr(h, _HANDLER_TAG, False)]:
         root.removeHandler(h)
         h.close()
-    console = logging.StreamHandler()
+    console = logging.StreamHandler() if stderr is None else _QueuedHandler(stderr)
     console.setLevel(level.upper())
     console.setFormatter(structlog.stdlib.ProcessorFormatter(
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)],

@@ -129,3 +129,63 @@ def test_a_command_whose_modules_log_writes_its_log_lines_to_stderr_not_its_outp
     assert done.stdout == "", done.stdout
     assert "emulated device: internal error answering a command" in done.stderr and "command=STATUS" in done.stderr
     assert "not shown" not in done.stderr
+
+
+def test_a_paused_reader_of_standard_error_never_holds_the_thread_that_logs(root_handlers) -> None:
+    """``shoectl run 2>&1 | less``, the pager paused: the lines for standard error go through a
+    ``QueuedOutput``, so a thread that logs (the table's) never waits for the reader; past the
+    limit lines are counted, and the first written after says how many were not. Before, the
+    handler wrote itself and the table stopped at the first full pipe."""
+    import fcntl
+    import os
+    import threading
+    import time
+
+    from controller.queued_output import QueuedOutput
+
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+    with os.fdopen(w, "w") as stream:
+        err = QueuedOutput(stream, name="test-stderr", limit=2000)
+        configure_logging("info", table="T7", stderr=err)
+        log = structlog.get_logger()
+        done = threading.Event()
+
+        def table() -> None:
+            for n in range(300):  # about 30 KB: far more than the pipe and the queue hold
+                log.warning("player edge above the threshold", round=n)
+            done.set()
+
+        threading.Thread(target=table, daemon=True).start()
+        assert done.wait(30), "the thread that logs waited for the reader"
+        os.set_blocking(r, False)
+        got, end = b"", time.monotonic() + 30
+
+        def read() -> bytes:
+            try:
+                return os.read(r, 65536)
+            except BlockingIOError:
+                time.sleep(0.005)
+                return b""
+
+        while err.pending:  # the reader reads again: everything queued comes out
+            assert time.monotonic() < end
+            got += read()
+        log.warning("the last line")
+        while b"the last line" not in got:
+            assert time.monotonic() < end, got[-300:]
+            got += read()
+        assert err.finish()
+    os.close(r)
+    lines = got.decode().splitlines()
+    assert "the last line" in lines[-1]
+    # Every line is written, or counted in the "not written" line that comes next, in order.
+    expected, skipped = 0, 0
+    for line in lines[:-1]:
+        if line.endswith("log lines not written: standard error was not read"):
+            skipped = int(line.split()[1])
+            continue
+        assert f"round={expected + skipped}" in line.split(), (line, expected, skipped)
+        expected, skipped = expected + skipped + 1, 0
+    assert expected + skipped == 300
+    assert sum("not written" in line for line in lines) >= 1

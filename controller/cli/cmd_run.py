@@ -41,7 +41,7 @@ from typing import Any
 from controller.cli.cmd_feed import FeedThread, add_run_feed_options, run_feed_options
 from controller.cli.cmd_scoreboard import add_run_scoreboard_option, bind_run_scoreboard, start_run_scoreboard
 from controller.cli.cmd_systemd import service_watch
-from controller.cli.common import non_negative_int, positive_int, stderr_line, submission_for, whole_number
+from controller.cli.common import non_negative_int, positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
 from controller.cli.run_control import add_run_control_options, claim_run_control
 from controller.cli.run_options import (
@@ -56,6 +56,7 @@ from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
 from controller.journal.errors import JournalContentError
 from controller.journal.verification import require_intact
 from controller.logconfig import configure_logging
+from controller.queued_output import QueuedOutput
 from controller.table.autodealer import AutoDealer
 from controller.table.checks import cards_lost_with
 from controller.table.core import TableCore
@@ -203,18 +204,20 @@ class _Display:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = StdoutLines()
+    # Standard output and standard error are written by threads of their own: a reader that pauses
+    # never holds the table (controller.queued_output).
+    out, err = StdoutLines(), QueuedOutput(sys.stderr, name="shoectl-stderr")
     with signals_held("shoectl run") as held:  # a stop while starting up is a clean stop, not a kill
         try:
-            return _run(args, held, out)
+            return _run(args, held, out, err)
         finally:
-            _output_read(out, held, args.stop_grace)
+            _output_read(out, err, held, args.stop_grace)
 
 
-def _output_read(out: StdoutLines, held: list[int], grace_s: float) -> None:
-    """Wait until standard output's reader has all the run wrote (the table is closed by now):
-    as long as the reader takes it; after a stop signal (the one that stopped the table, or one
-    now) ``grace_s`` at most, then the one line of a forced exit."""
+def _output_read(out: StdoutLines, err: QueuedOutput, held: list[int], grace_s: float) -> None:
+    """Wait until the readers of standard output and error have all the run wrote (the table is
+    closed by now): as long as they take it; after a stop signal (the one that stopped the table,
+    or one now) ``grace_s`` at most, then the one line of a forced exit."""
     deadline: list[float] = []
 
     def give_up() -> bool:
@@ -222,11 +225,15 @@ def _output_read(out: StdoutLines, held: list[int], grace_s: float) -> None:
             deadline.append(time.monotonic() + grace_s)
         return bool(deadline) and time.monotonic() > deadline[0]
 
-    if not out.finish(give_up) and not out.gone:
-        exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
+    for output in (out, err):
+        if not output.finish(give_up) and give_up():
+            exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
 
 
-def _run(args: argparse.Namespace, held: list[int], out: StdoutLines) -> int:
+def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: QueuedOutput) -> int:
+    def say(text: str) -> None:  # a line for people on standard error, in order with the log's
+        err.write(text + "\n", always=True)
+
     sub = submission_for(None, args.submission)
     attached = _parse_devices(args.device)
     check_emulator_options(args, attached)
@@ -239,7 +246,8 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines) -> int:
     control = claim_run_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
     try:
         journal_path.parent.mkdir(parents=True, exist_ok=True)
-        configure_logging(level=args.log_level, file=args.log_file or str(journal_path.with_suffix(".log")), table=args.table_id)
+        configure_logging(level=args.log_level, file=args.log_file or str(journal_path.with_suffix(".log")), table=args.table_id,
+                          stderr=err)
         journal = Journal.open(journal_path, table_id=args.table_id, hmac_key=key)
     except BaseException:
         control.close()
@@ -298,16 +306,16 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines) -> int:
                 # with the cards spread for inspection; in a fault the table restarts the shoe
                 # itself once the faults clear). A --manual table has no automated floorperson.
                 if args.manual:
-                    stderr_line("!! the built-in emulator was restarted without the cards of the shoe in play: "
+                    say("!! the built-in emulator was restarted without the cards of the shoe in play: "
                                 "a floorperson restarts the shoe (restart_shoe)")
                 else:
                     runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
                                                 AUTOMATED_FLOORPERSON, Role.FLOORPERSON))
-        runner.links = _make_links(runner, attached, outage_lines=mode != "live",  # the live display shows faults
+        runner.links = _make_links(runner, attached, say, outage_lines=mode != "live",  # the live display shows faults
                                    seeded=emulator is None)
         control.start(runner)
         for warning in control.warnings:
-            stderr_line(f"!! {warning}")
+            say(f"!! {warning}")
         service = service_watch(runner).start()
         scoreboard = start_run_scoreboard(scoreboard_sock, journal_path, key)
         if feed_options is not None:  # after the journal's first entries: a feed follows an existing journal
@@ -344,7 +352,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines) -> int:
     if not args.json:
         out.line(f"journal {journal_path}: {anchor or 'empty'}")
     if stopped_by is None and auto is not None and auto.gave_up:
-        stderr_line(f"shoectl run: the table stays closed: {auto.gave_up}")
+        say(f"shoectl run: the table stays closed: {auto.gave_up}")
         return 1
     return 0 if stopped_by is None else 128 + stopped_by  # 143 after SIGTERM, 130 after SIGINT
 
@@ -365,10 +373,10 @@ def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any,
     return server, attached
 
 
-def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outage_lines: bool = True,
-                seeded: bool = True) -> dict[str, Any]:
-    """The links of the attached devices; with ``outage_lines``, each writes one line on standard
-    error per outage (``controller.cli.outages``). ``seeded``: each link is told the last event the
+def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], say: Callable[[str], None],
+                outage_lines: bool = True, seeded: bool = True) -> dict[str, Any]:
+    """The links of the attached devices; with ``outage_lines``, each says one line (``say``: on
+    standard error) per outage (``controller.cli.outages``). ``seeded``: each link is told the last event the
     journal holds from its device; not for a built-in emulator started by this run, a new device
     (told, its link would only find the event counter restarted and warn at every resume)."""
     from firmware_bridge.link import DeviceLink
@@ -377,7 +385,7 @@ def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], outag
     for role, (profile, port) in attached.items():
         seed = runner.last_delivered_for(role) if seeded else None
         options = runner.link_options(role)
-        lines = OutageLines.for_device(role, profile, port, stderr_line)
+        lines = OutageLines.for_device(role, profile, port, say)
         if outage_lines:
             options["on_state"] = lines.wrap(options["on_state"])
         links[role] = DeviceLink.from_profile(profile, port, **options, last_delivered=seed[1] if seed else None,

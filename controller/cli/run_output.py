@@ -1,17 +1,18 @@
 """What ``shoectl run`` writes on standard output, without ever making the table wait for its reader.
 
 - ``StdoutLines``: text for standard output, queued by the table's thread and written by a thread
-  of its own. A reader that pauses (``shoectl run --json | less``, a log shipper pushing back, a
-  terminal stopped with Ctrl-S) holds only that thread: the table deals on, its cards decided and
-  journaled as fast as ever (before, the table's thread wrote itself and stopped at the first full
-  pipe, dealer and devices waiting). At most ``LIMIT`` bytes wait in memory; past that a line for
-  people is not shown (``line``: the next one that fits says how many were not), and a caller that
-  can write later is told no (``write`` returns False). When the reader goes away (a closed pipe:
-  ``shoectl run --json | head -n 3``) ``on_gone`` is called once (``shoectl run`` stops the table
-  as cleanly as after ``--shoes N``, and exits 0: the reader had what it asked for) and every later
-  line is dropped; standard output then points at ``/dev/null``, so the interpreter's last flush
-  has nothing to complain about. ``finish(give_up)`` waits until the reader has everything (or
-  ``give_up()`` says to stop waiting) and ends the thread.
+  of its own (``controller.queued_output``). A reader that pauses (``shoectl run --json | less``, a
+  log shipper pushing back, a terminal stopped with Ctrl-S) holds only that thread: the table
+  deals on, its cards decided and journaled as fast as ever (before, the table's thread wrote
+  itself and stopped at the first full pipe, dealer and devices waiting). At most ``LIMIT`` bytes
+  wait in memory; past that a line for people is not shown (``line``: the next one that fits says
+  how many were not), and a caller that can write later is told no (``write`` returns False). When
+  the reader goes away (a closed pipe: ``shoectl run --json | head -n 3``) ``on_gone`` is called
+  once (``shoectl run`` stops the table as cleanly as after ``--shoes N``, and exits 0: the reader
+  had what it asked for) and every later line is dropped; standard output then points at
+  ``/dev/null``, so the interpreter's last flush has nothing to complain about. An output that
+  cannot be written (a full disk under ``> file``) is one error in the log; the table deals on.
+  ``finish(give_up)`` waits until the reader has everything (or ``give_up()`` says to stop).
 - ``JournalLines``: ``shoectl run --json``. Every entry this run journals, in ``seq`` order, as
   ``shoectl journal export`` writes it (``Entry.to_json_line``: one format for both), and each
   notice for the people at the table as a line of its own, ``{"notice": {"level": ..., "text": ...}}``
@@ -20,18 +21,12 @@
   the end, so they are exactly what was committed, with their ``seq``, ``ts`` and ``hash``. While
   the reader is behind, the journal is the buffer: entries are read when there is room, and all
   that remain at ``close()``; nothing is skipped.
-
-Written with ``os.write`` on the descriptor, not through ``sys.stdout``: a thread blocked inside a
-buffered stream holds its lock, and the interpreter's exit would wait on it. A standard output with
-no descriptor (a test's ``StringIO``) is written through the stream.
 """
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import sys
-import threading
 from collections import deque
 from collections.abc import Callable
 from typing import TextIO
@@ -40,11 +35,10 @@ import structlog
 
 from controller.cli.common import json_line
 from controller.journal import Journal, JournalError
+from controller.queued_output import LIMIT, QueuedOutput
 from controller.table.io import Notice, TableRecord
 
-LIMIT = 1 << 20          # bytes waiting for the reader before lines are held back (about 3,500 entries)
 NOTICES_HELD = 1000      # notices of --json kept while the reader is behind (the oldest go first)
-_WAIT_S = 0.1            # how often ``finish`` asks whether to give up
 
 
 class StdoutLines:
@@ -54,25 +48,23 @@ class StdoutLines:
     def __init__(self, on_gone: Callable[[], None] | None = None, *, stream: TextIO | None = None,
                  limit: int = LIMIT) -> None:
         self.on_gone = on_gone
-        self.gone = False
         self.not_shown = 0  # lines for people not shown since the last that was
-        self._stream = stream or sys.stdout
-        self._fd = _descriptor_of(self._stream)
-        self._limit = limit
-        self._cond = threading.Condition()
-        self._chunks: deque[bytes] = deque()
-        self._waiting = 0   # bytes queued or being written
-        self._closing = False
-        self._thread: threading.Thread | None = None
+        self._out = QueuedOutput(stream or sys.stdout, name="shoectl-stdout", limit=limit,
+                                 on_failure=self._reader_gone)
+
+    @property
+    def gone(self) -> bool:
+        """True once the reader has gone (or the output could not be written)."""
+        return self._out.failed
 
     @property
     def pending(self) -> int:
         """Bytes queued that the reader has not taken yet."""
-        return self._waiting
+        return self._out.pending
 
     def has_room(self) -> bool:
         """True when less than ``limit`` bytes wait for the reader (and the reader is there)."""
-        return not self.gone and self._waiting < self._limit
+        return self._out.has_room()
 
     def line(self, text: str) -> None:
         """``text`` and a newline, for people: not shown when the reader is ``limit`` behind."""
@@ -89,71 +81,16 @@ class StdoutLines:
     def write(self, text: str, *, always: bool = False) -> bool:
         """Queue ``text`` as it is; False (nothing queued) when the reader has gone or, unless
         ``always``, when ``limit`` bytes already wait."""
-        data = text.encode("utf-8", "replace")
-        with self._cond:
-            if self.gone or (not always and self._waiting >= self._limit):
-                return False
-            self._chunks.append(data)
-            self._waiting += len(data)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._write_out, name="shoectl-stdout", daemon=True)
-                self._thread.start()
-            self._cond.notify_all()
-        return True
+        return self._out.write(text, always=always)
 
     def finish(self, give_up: Callable[[], bool] = lambda: False) -> bool:
         """Wait until the reader has everything queued, then end the writing thread; True if it
         has. Stops waiting, with the thread left blocked, as soon as ``give_up()`` is true."""
-        with self._cond:
-            while self._waiting and not self.gone:
-                if give_up():
-                    return False
-                self._cond.wait(_WAIT_S)
-            self._closing = True
-            self._cond.notify_all()
-            thread = self._thread
-        if thread is not None:
-            thread.join()
-        return not self.gone
-
-    def _write_out(self) -> None:
-        while True:
-            with self._cond:
-                while not self._chunks and not self._closing:
-                    self._cond.wait()
-                if not self._chunks:
-                    return
-                data = b"".join(self._chunks)
-                self._chunks.clear()
-            problem = self._write(data)
-            with self._cond:
-                self._waiting -= len(data)
-                if problem is not None:
-                    self.gone = True
-                    self._chunks.clear()
-                    self._waiting = 0
-                self._cond.notify_all()
-            if problem is not None:
-                self._reader_gone(problem)
-
-    def _write(self, data: bytes) -> OSError | None:
-        try:
-            if self._fd is None:
-                self._stream.write(data.decode("utf-8"))
-                self._stream.flush()
-                return None
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
-        except OSError as exc:
-            return exc
-        except ValueError:  # a stream closed under us (its owner's doing): as a reader gone
-            return BrokenPipeError()
-        return None
+        return self._out.finish(give_up)
 
     def _reader_gone(self, problem: OSError) -> None:
-        if self._fd is not None:
-            _point_at_devnull(self._fd)
+        if self._out.fd is not None:
+            _point_at_devnull(self._out.fd)
         if isinstance(problem, BrokenPipeError):
             structlog.get_logger().info("standard output closed by its reader")
         else:  # a full disk under `> file`, a terminal gone: the table deals on, its output is lost
@@ -161,17 +98,6 @@ class StdoutLines:
                                          problem=os.strerror(problem.errno) if problem.errno else str(problem))
         if self.on_gone is not None:
             self.on_gone()
-
-
-def _descriptor_of(stream: TextIO) -> int | None:
-    """The descriptor under ``stream``, its buffered text flushed first; None when it has none."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        return None
-    with contextlib.suppress(OSError, ValueError):
-        stream.flush()
-    return fd
 
 
 def _point_at_devnull(fd: int) -> None:
