@@ -9,7 +9,11 @@ Exit codes (a stable contract):
   Submission, unreadable file — one line on standard error, never a traceback; a command group
   without its subcommand (``shoectl``, ``shoectl journal``) prints its help, which lists the
   subcommands, and then that line, on standard error;
-- 130 interrupted (Ctrl-C).
+- 130 interrupted (Ctrl-C);
+- 141 the reader of standard output went away before the command finished (``| head``), as a
+  Unix tool stopped by SIGPIPE reports it, so that a check's failure is never read as a success
+  in a pipeline (``set -o pipefail``); no line is written (nobody reads it). ``shoectl run`` takes
+  its reader's going as an end asked for and exits 0 (``controller.cli.run_output``).
 
 A command module exposes ``register(subparsers)`` (adding its parser with
 ``set_defaults(func=run)``) and ``run(args) -> int``. Every parser is a ``_Parser``
@@ -68,6 +72,7 @@ LOGGING_COMMANDS = frozenset({"run", "feed", "floor", "scoreboard"})
 COMMAND_MODULES = tuple(dict.fromkeys(f"controller.cli.{m}" for mods in COMMANDS.values() for m in mods))
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_READER_GONE = 141  # 128 + SIGPIPE
 # argparse's own takes only -1 and -.5 for a number: -1e-3 was an unknown option, and its option
 # "expected one argument". As argparse's, it applies while no option looks like a negative number.
 NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -226,9 +231,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("shoectl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`): not an error of ours.
-        sys.stderr.close()
-        return EXIT_OK
+        # The reader went away (`| head`) before the command finished: it did not see the verdict.
+        # Until 2026-12-06 this was exit 0, and `journal verify TAMPERED | head` passed in a pipeline.
+        _point_at_devnull(sys.stdout)
+        return EXIT_READER_GONE
     except (UsageError, RulesError, ConfigError, BridgeError, OSError) as exc:
         # User-facing errors: bad input (UsageError, RulesError, a configuration file's ConfigError:
         # a profile, a Rules Submission, an operators file; a bad fault spec)
@@ -236,6 +242,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # keeps its traceback.
         print(f"{args.prog}: error: {readable(_one_line(exc))}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _point_at_devnull(stream) -> None:
+    """What is left in ``stream``'s buffer is flushed into ``/dev/null`` at exit: no "Exception
+    ignored ... BrokenPipeError", no exit status 120."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _one_line(exc: BaseException) -> str:

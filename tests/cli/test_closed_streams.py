@@ -39,3 +39,24 @@ def test_a_pin_asked_of_a_closed_input_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr == "shoectl operators add: error: --pin-stdin: no PIN on standard input\n"
     assert not (tmp_path / "ops.toml").exists()
+
+
+def test_a_check_whose_reader_went_away_never_exits_as_a_success(tmp_path: Path) -> None:
+    """``shoectl profiles check GOOD BAD | true`` (or ``journal verify ... | head -c 1``): the
+    reader of standard output is gone before the verdict. The command exits 141, as a Unix tool
+    stopped by SIGPIPE does, without a line (nobody reads it): a pipeline with ``pipefail`` fails.
+    Before, every command took it as a success and exited 0 (an integrator review: a bad profile,
+    a stale udev file, a tampered journal "passed" behind ``| true``)."""
+    good = Path(__file__).resolve().parents[2] / "device_profiles" / "acme-autoshoe-r.toml"
+    bad = tmp_path / "bad.toml"
+    bad.write_text("this is not a profile\n", encoding="utf-8")
+    check = [*SHOECTL, "profiles", "check", str(good), str(bad)]
+    alone = subprocess.run(check, capture_output=True, text=True, timeout=60)
+    assert alone.returncode == 2 and ": ok (" in alone.stdout, alone.stderr
+    r, w = os.pipe()
+    os.close(r)  # the reader went away before the first line (the good profile's "ok")
+    try:
+        proc = subprocess.run(check, stdout=w, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(w)
+    assert (proc.returncode, proc.stderr) == (141, "")
