@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -66,6 +68,40 @@ class _QueuedHandler(logging.Handler):
             self.not_written += 1
 
 
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """The log file. A line it cannot write (a full disk) is said once on standard error, in one
+    line (``say``), not as logging's traceback for every line; said again only after a line was
+    written since. Before, a full disk put a 20-line traceback on standard error per log line."""
+
+    def __init__(self, path: str, *, say: Callable[[str], None], **options: Any) -> None:
+        super().__init__(path, **options)
+        self._say = say
+        self._failing = False   # said, and not written since
+        self._failed_now = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._failed_now = False
+        super().emit(record)
+        if not self._failed_now:
+            self._failing = False
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:  # the lines left in its buffer cannot be written either: said already
+            pass
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        self._failed_now = True
+        if self._failing:
+            return
+        self._failing = True
+        problem = sys.exc_info()[1]
+        why = (problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)) or "failed"
+        self._say(f"shoectl: the log file {self.baseFilename} cannot be written: {why}; "
+                  "its lines are lost until it can be\n")
+
+
 def configure_logging(level: str = "warning", file: str | None = None, table: str | None = None,
                       max_bytes: int = 10 * 1024 * 1024, backups: int = 5,
                       stderr: QueuedOutput | None = None) -> None:
@@ -93,7 +129,8 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
     setattr(console, _HANDLER_TAG, True)
     root.addHandler(console)
     if file:
-        fh = logging.handlers.RotatingFileHandler(file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
+        say = (lambda text: stderr.write(text, always=True)) if stderr is not None else _stderr_line
+        fh = _LogFile(file, say=say, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
         fh.setLevel(logging.DEBUG if level == "debug" else logging.INFO)
         fh.setFormatter(structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
@@ -110,3 +147,11 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
     structlog.contextvars.clear_contextvars()
     _process_ids.clear()
     _process_ids["table"] = table
+
+
+def _stderr_line(text: str) -> None:
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):  # standard error itself cannot be written: nothing left to tell
+        pass

@@ -189,3 +189,19 @@ def test_a_paused_reader_of_standard_error_never_holds_the_thread_that_logs(root
         expected, skipped = expected + skipped + 1, 0
     assert expected + skipped == 300
     assert sum("not written" in line for line in lines) >= 1
+
+
+def test_a_log_file_that_cannot_be_written_is_said_once_in_one_line(root_handlers, capsys) -> None:
+    """A full disk under the log file (an integrator review): every log line put logging's own
+    20-line traceback on standard error ("--- Logging error ---"). It is said once, in one line,
+    and the run goes on."""
+    configure_logging("warning", file="/dev/full", table="T7")
+    log = structlog.get_logger()
+    for n in range(5):
+        log.warning("player edge above the threshold", round=n)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "Logging error" not in err
+    said = [line for line in err.splitlines() if "log file" in line]
+    assert said == ["shoectl: the log file /dev/full cannot be written: No space left on device; "
+                    "its lines are lost until it can be"]
+    assert sum("player edge" in line for line in err.splitlines()) == 5  # standard error still has them
