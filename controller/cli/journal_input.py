@@ -80,7 +80,7 @@ def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], 
 def _read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], T], key: bytes | None, *,
                   since_seq: int, kinds: Iterable[str] | None, keep: Callable[[str, str | None], bool] | None,
                   progress: str | None) -> T | None:
-    with checked_read(args.path, hmac_key=key) as read, progress_bar(progress, read.total) as update:
+    with checked_read(args.path, hmac_key=key, warn_unanchored=True) as read, progress_bar(progress, read.total) as update:
         entries = read.entries(since_seq=since_seq, kinds=kinds, keep=keep)
         if progress:
             entries = _tracked(entries, update)

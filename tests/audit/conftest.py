@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from witness import witnessed
+
 from controller.audit.orders import fresh_order
 from controller.journal import Journal, Record
 from firmware_bridge.emulator.cards import COVER, DeviceCard, cut_stack, insert_second_cover
@@ -84,6 +86,7 @@ def write_journal(path: Path, shoes: Sequence[ShoeSpec], *, trailing_shoe: bool 
         if trailing_shoe:  # the shoe being shuffled when the journal ends: not dealt
             sid = f"T1-S{len(shoes) + 1:04d}"
             journal.append("shoe_start", {"shoe": sid, "decks": shoes[0].decks if shoes else 8}, shoe=sid)
+        witnessed(journal)
     return path
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from witness import witnessed
+
 from controller.journal import Journal
 
 from .conftest import shuffled_specs
@@ -97,6 +99,7 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, make_journal, 
     empty = tmp_path / "empty.db"
     with Journal.open(empty, table_id="T1") as j:
         j.append("table_open", {})
+        witnessed(j)
     code, _, err = run(capsys, "audit", command, str(empty))
     assert code == 2 and err.strip() == f"shoectl audit {command}: error: {empty}: no shoes in the journal"
 
@@ -125,6 +128,7 @@ def test_only_undealt_shoes_is_exit_2(capsys, tmp_path: Path) -> None:
     path = tmp_path / "j.db"
     with Journal.open(path, table_id="T1") as j:
         j.append("shoe_start", {"shoe": "T1-S0001", "decks": 8}, shoe="T1-S0001")
+        witnessed(j)
     for command in ("cards", "shuffle"):
         code, _, err = run(capsys, "audit", command, str(path))
         assert code == 2 and len(err.strip().splitlines()) == 1
@@ -155,6 +159,7 @@ def test_a_journal_whose_shoes_were_never_dealt_says_so_and_where_to_look(capsys
     with Journal.open(path, table_id="T1") as journal:
         for n in (1, 2):
             journal.append("shoe_start", {"shoe": f"T1-S000{n}", "decks": 8}, shoe=f"T1-S000{n}")
+        witnessed(journal)
     code, out, err = run(capsys, "audit", "cards", str(path))
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert err.rstrip().endswith("no dealt shoe to check (2 shoes started, none dealt: each ended before its cards "

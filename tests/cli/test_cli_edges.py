@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from cli_run import preset_with_decks, run
 
+from witness import witnessed
+
 from controller.journal import Journal, JournalReader, kinds
 from controller.rules.cards import Composition, card_from_wire
 from controller.rules.odds import exact_odds
@@ -162,6 +164,7 @@ def test_odds_journal_with_no_round_decided_says_so(capsys, tmp_path: Path) -> N
     journal = tmp_path / "journal.db"
     with Journal.open(journal, table_id="T1") as j:
         j.append("shoe_start", {"decks": 8, "shoe": "S1"}, shoe="S1")  # a shoe begun, no round decided
+        witnessed(j)
     code, out, err = run(capsys, "odds", "--journal", str(journal))
     assert code == 2 and out == ""
     assert err.strip() == f"shoectl odds: error: {journal}: no round has been decided in the journal yet"

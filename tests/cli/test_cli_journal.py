@@ -195,8 +195,13 @@ def test_journal_needs_a_subcommand(capsys) -> None:
 
 
 def test_export_jsonl_to_stdout(capsys, jpath: Path) -> None:
+    """(``jpath`` has no anchors file: every reader says so, as verify does; a surveillance review
+    found export, replay, roadmap, audit and odds silent on a journal whose tail could have been
+    cut.)"""
     code, out, err = run(capsys, "journal", "export", str(jpath), "--format", "jsonl")
-    assert code == 0 and err == ""
+    assert code == 0 and err == (f"shoectl journal export: warning: {jpath}: checked without an anchor: a removed "
+                                 "tail, or a rewrite with recomputed hashes, would not show (see docs/journal.md, "
+                                 "Anchors)\n")
     lines = [json.loads(line) for line in out.splitlines()]
     assert [d["seq"] for d in lines] == [1, 2, 3, 4, 5]
     assert list(lines[0]) == ["seq", "ts", "kind", "table_id", "shoe_id", "round_no", "device_serial", "device_epoch",
@@ -216,7 +221,7 @@ def test_export_since(capsys, jpath: Path) -> None:
 def test_export_to_file(capsys, jpath: Path, tmp_path: Path) -> None:
     dest = tmp_path / "out.jsonl"
     code, out, err = run(capsys, "journal", "export", str(jpath), "-o", str(dest))
-    assert code == 0 and out == f"{dest}: 5 entries\n" and err == ""
+    assert code == 0 and out == f"{dest}: 5 entries\n" and "checked without an anchor" in err
     assert len(dest.read_text(encoding="utf-8").splitlines()) == 5
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []  # no temp file left
 

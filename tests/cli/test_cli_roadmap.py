@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from witness import witnessed
+
 from controller.journal import Journal, JournalReader, Record
 from controller.journal.replay import replay
 from cli_run import dealt_journal, run
@@ -44,6 +46,7 @@ def two_shoes(tmp_path: Path) -> Path:
                *_round("S2", 7, "normal", "player")]
     with Journal.open(path, table_id="T1") as j:
         j.append_batch(records)
+        witnessed(j)
     return path
 
 
@@ -197,6 +200,7 @@ def test_unknown_shoe_among_many_names_the_first_and_last(capsys, tmp_path: Path
     path = tmp_path / "many.db"
     with Journal.open(path, table_id="T1") as j:
         j.append_batch([Record("shoe_start", {"decks": 8, "shoe": f"S{n:02d}"}, shoe=f"S{n:02d}") for n in range(1, 31)])
+        witnessed(j)
     code, out, err = run(capsys, "roadmap", str(path), "--shoe", "S99")
     assert (code, out) == (2, "")
     assert err == "shoectl roadmap: error: no shoe 'S99' in the journal; its shoes: S01, S02, S03, ..., S28, S29, S30 (30 shoes)\n"
@@ -223,6 +227,7 @@ def test_journal_without_shoes_is_exit_2(capsys, tmp_path: Path) -> None:
     path = tmp_path / "empty.db"
     with Journal.open(path, table_id="T1") as j:
         j.append("note", {"text": "no shoe yet"})
+        witnessed(j)
     code, out, err = run(capsys, "roadmap", str(path))
     assert (code, out, err) == (2, "", "shoectl roadmap: error: no shoe in the journal\n")
 
