@@ -5,6 +5,8 @@ socket of a running ``shoectl run``.
 ``status`` and ``watch`` need no PIN; every table command (``wager seat=3 kind=banker amount=2500``,
 ``no_more_bets``, ``order_reshuffle``, ...) is authenticated: the PIN comes from the environment
 variable ``SHOECTL_PIN``, one line of standard input with ``--pin-stdin``, or a prompt without echo.
+The socket is ``--socket``, else the environment variable ``SHOECTL_SOCKET``, else
+``var/journal.sock`` (``socket_of``); the operator ``--operator``, else ``SHOECTL_OPERATOR``.
 
 Exit codes: 0 accepted; 1 refused by the table (the reason is printed); 2 usage or input error, or
 no table on the socket; 3 authentication failed (wrong PIN or unknown operator, told alike; locked out);
@@ -30,6 +32,11 @@ from controller.table.result_line import round_result_text, settlement_text
 from shoectl_config.text import is_unicode_text, quoted, safe
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
+SOCKET_VARIABLE = "SHOECTL_SOCKET"
+# The unit's --control (cmd_systemd.CONTROL_SOCKET, equal by a test): that module loads the logging library.
+SERVICE_SOCKET = "/run/shoectl/control.sock"
+SOCKET_HELP = (f"control socket (default: {SOCKET_VARIABLE} if set, else {DEFAULT_SOCKET}; "
+               f"a table run as a service listens on {SERVICE_SOCKET})")
 EXIT_REFUSED, EXIT_AUTH, EXIT_FORBIDDEN = 1, 3, 4
 EXIT_OF_CODE = {"refused": EXIT_REFUSED, "auth": EXIT_AUTH, "forbidden": EXIT_FORBIDDEN, "bad_request": 2, "timeout": 1}
 # A refusal's code in the words a dealer or a script's reader reads (the code is the protocol's).
@@ -55,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog="table commands (KEY=VALUE arguments; money in minor units, e.g. cents):\n"
                               + "\n".join(f"  {c.usage()}\n      {c.help}; {c.min_role.label} or above"
                                            for c in COMMANDS.values()))
-    p.add_argument("--socket", default=str(DEFAULT_SOCKET), type=path_argument, metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
+    p.add_argument("--socket", type=path_argument, metavar="PATH", help=SOCKET_HELP)
     p.add_argument("--operator", metavar="ID", help="operator id (or SHOECTL_OPERATOR)")
     p.add_argument("--pin-stdin", action="store_true", help="read the PIN from the first line of standard input")
     p.add_argument("--json", action="store_true", help="print the server's reply as JSON (status: the table's status object with the "
@@ -67,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("console", help="interactive console for dealers and floorpersons",
                        description="The table's events as they happen, above a prompt with Tab completion of the "
                                    "commands and their arguments. Without --operator: status and events only.")
-    c.add_argument("--socket", default=str(DEFAULT_SOCKET), type=path_argument, metavar="PATH", help=f"control socket (default {DEFAULT_SOCKET})")
+    c.add_argument("--socket", type=path_argument, metavar="PATH", help=SOCKET_HELP)
     c.add_argument("--operator", metavar="ID",
                    help="operator id for table commands (or SHOECTL_OPERATOR); without it the console only watches")
     c.add_argument("--pin-stdin", action="store_true", help="read the PIN from the first line of standard input")
@@ -102,6 +109,25 @@ def operator_of(args: argparse.Namespace) -> str | None:
     if value and not is_unicode_text(value):  # bytes that are not UTF-8, as the shell passed them
         raise UsageError(f"{where} {safe(value)}: not UTF-8 text")
     return value or None
+
+
+def socket_of(args: argparse.Namespace) -> tuple[str, str]:
+    """The control socket's path, ``--socket``, else ``SHOECTL_SOCKET`` (when set and not empty),
+    else ``DEFAULT_SOCKET``; and the words ``ControlClient`` adds when no table listens there:
+    where the path came from, unless it was given on the command line."""
+    if args.socket is not None:
+        return args.socket, ""
+    if value := os.environ.get(SOCKET_VARIABLE):
+        return value, f" the path came from {SOCKET_VARIABLE}"
+    # A table run as a service listens elsewhere: the built-in default is wrong for every operator there.
+    return str(DEFAULT_SOCKET), (f" a table run as a service listens on {SERVICE_SOCKET}: "
+                                 f"give --socket or set {SOCKET_VARIABLE}")
+
+
+def control_client(args: argparse.Namespace) -> ControlClient:
+    """The client for the socket ``socket_of(args)`` names; ``args.socket`` is set to its path."""
+    args.socket, hint = socket_of(args)
+    return ControlClient(args.socket, hint=hint)
 
 
 def _typed(kind: str | None, value: str) -> Any:
@@ -237,7 +263,7 @@ class EventLines:
 def run(args: argparse.Namespace) -> int:
     if args.table_command in ("status", "watch") and args.args:
         raise UsageError(f"{args.table_command} takes no arguments, not {' '.join(args.args)}")
-    client = ControlClient(args.socket)
+    client = control_client(args)
     if args.table_command == "status":
         reply = client.status()
         if args.json:
@@ -282,7 +308,7 @@ def run_console(args: argparse.Namespace) -> int:
     if args.pin_stdin and not args.operator:  # the PIN line would be read as a command, and shown
         raise UsageError("--pin-stdin needs --operator (or SHOECTL_OPERATOR): without an operator the console "
                          "only watches")
-    client = ControlClient(args.socket)
+    client = control_client(args)
     client.status()  # fail early, in one line, when no table is listening
     pin = _pin(args) if args.operator else None
     if not sys.stdin.isatty():  # a script: its lines, with no prompt (``Console.run_lines``)

@@ -1,12 +1,12 @@
 """Client side of the control socket (see controller.control.server for the protocol).
 
-``ControlClient(path)``: ``status()``, ``command(operator, pin, command, args)`` (the server's
-reply dict), ``events()`` (an iterator over the live event stream). A missing socket, a table that
-is not running, a table too busy to take the connection, or something on the socket that does not
-answer as a table raises ``ControlUnavailable`` (an OSError: one line, exit 2 in the CLI): a reply
-that is not JSON, or not of the shape its request is answered with (``status`` without a status, a
-command's reply without ``ok`` true and a list of records or ``ok`` false, an event that is not
-one).
+``ControlClient(path, hint="")``: ``status()``, ``command(operator, pin, command, args)`` (the
+server's reply dict), ``events()`` (an iterator over the live event stream). A missing socket, a
+table that is not running (``no table is listening on PATH (is `shoectl run` running?HINT)``), a
+table too busy to take the connection, or something on the socket that does not answer as a table
+raises ``ControlUnavailable`` (an OSError: one line, exit 2 in the CLI): a reply that is not JSON,
+or not of the shape its request is answered with (``status`` without a status, a command's reply
+without ``ok`` true and a list of records or ``ok`` false, an event that is not one).
 """
 from __future__ import annotations
 
@@ -28,9 +28,12 @@ class ControlUnavailable(OSError):
 
 
 class ControlClient:
-    def __init__(self, path: str | Path, timeout: float = 15.0) -> None:
+    def __init__(self, path: str | Path, timeout: float = 15.0, *, hint: str = "") -> None:
+        """``hint``: words added to the question when no table is listening on ``path`` (where the
+        path came from, where else a table may be), starting with a space; one line."""
         self.path = Path(path)
         self.timeout = timeout
+        self.hint = hint
         self._ids = itertools.count(1)
 
     def _connect(self) -> socket.socket:
@@ -48,7 +51,7 @@ class ControlClient:
                 time.sleep(0.05)
             except OSError as exc:
                 s.close()
-                raise _unavailable(self.path, exc) from None
+                raise _unavailable(self.path, exc, self.hint) from None
 
 
     def request(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -129,9 +132,9 @@ def _read_line(s: socket.socket) -> bytes:
     return buf.split(b"\n", 1)[0]
 
 
-def _unavailable(path: Path, exc: OSError) -> ControlUnavailable:
+def _unavailable(path: Path, exc: OSError, hint: str = "") -> ControlUnavailable:
     if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
-        return ControlUnavailable(f"no table is listening on {path} (is `shoectl run` running?)")
+        return ControlUnavailable(f"no table is listening on {path} (is `shoectl run` running?{hint})")
     if isinstance(exc, PermissionError):
         return ControlUnavailable(f"{path}: permission denied (are you in the shoectl group?)")
     if len(os.fsencode(path)) > MAX_PATH_BYTES:  # the one limit a table's --control path was held to

@@ -18,8 +18,10 @@ Contract:
 - ``add_operator`` / ``remove_operator`` read, change and rewrite the file under an exclusive
   lock (``.NAME.lock`` beside it). Writes are atomic: a temporary file in the same directory,
   created 0600, written and fsynced, then ``os.replace``d over the old one and the directory
-  fsynced. When anything fails the old file is untouched. The file is machine-written: comments
-  and formatting are not preserved. A new PIN must pass ``check_pin``; only its hash is stored.
+  fsynced. When anything fails the old file is untouched. The new file keeps the owner and group
+  of the one it replaces (and the lock file gets them) where the process may give them (root);
+  its mode is 0600 all the same. The file is machine-written: comments and formatting are not
+  preserved. A new PIN must pass ``check_pin``; only its hash is stored.
 - PIN rules and hashing live in ``controller.operators.pins``; their public names are also
   importable from here.
 - No I/O at import time; nothing is cached.
@@ -253,9 +255,32 @@ def _render(ops: Iterable[Operator]) -> str:
     return "".join(parts)
 
 
+def _owner(path: Path) -> tuple[int, int] | None:
+    """The (uid, gid) of the file at ``path`` (a symbolic link followed), None when none is there."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_uid, st.st_gid
+
+
+def _give_owner(fd: int, owner: tuple[int, int] | None) -> None:
+    """Give the file open on ``fd`` the ``owner`` (uid, gid) when there is one and the process may
+    (root may; others only their own). Not allowed is not an error: the file stays the writer's."""
+    if owner is None:
+        return
+    with contextlib.suppress(OSError):
+        os.fchown(fd, *owner)
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (mode 0600); on failure the old file is intact."""
+    """Replace ``path`` with ``data`` atomically (mode 0600, the old file's owner and group where
+    the process may give them: ``_give_owner``); on failure the old file is intact."""
+    # `shoectl operators` run as root would otherwise leave a root-owned file that the table's
+    # own account cannot read at its next start.
+    owner = _owner(path)
     with atomic_writer(path, mode=FILE_MODE, binary=True) as fh:
+        _give_owner(fh.fileno(), owner)
         fh.write(data)
 
 
@@ -267,6 +292,7 @@ def _locked(path: Path, shown: str) -> Iterator[None]:
     lock_path = path.parent / f".{path.name}.lock"
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
+        _give_owner(fd, _owner(path))  # else one made by root shuts the file's owner out of changes
         deadline = time.monotonic() + LOCK_TIMEOUT_S
         while True:
             try:
@@ -319,8 +345,8 @@ def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[s
 
 def add_operator(path: str | os.PathLike[str], id: str, role: Role | str, pin: str, name: str | None = None,
                  *, replace: bool = False, now: datetime | None = None) -> Operator:
-    """Add operator ``id`` with ``role`` and the hash of ``pin`` to the file at ``path`` (created,
-    with its directory, if missing) and return it. Refuses an existing id unless ``replace``;
+    """Add operator ``id`` with ``role`` and the hash of ``pin`` to the file at ``path`` (created
+    if missing; of a missing folder only ``DEFAULT_PATH``'s is made) and return it. Refuses an existing id unless ``replace``;
     replacing keeps the old name when ``name`` is None. The PIN must pass ``check_pin``.
     Raises ``OperatorsError`` (bad id, role or name, existing id, unusable file) or ``PinError``."""
     shown = _safe(_source(path))
