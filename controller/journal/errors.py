@@ -63,7 +63,13 @@ class JournalWriteError(JournalError):
 
 class JournalIntegrityError(JournalError):
     """The journal's chain does not hold where a reader following it got to (``JournalTail``):
-    the message is one line naming the first bad entry."""
+    the message is one line naming the first bad entry; ``seq`` is that entry and ``reason`` the
+    check's words, without the journal's path (for a page that must not show where it is kept)."""
+
+    def __init__(self, message: str, *, seq: int | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.seq = seq
+        self.reason = reason
 
 
 class PayloadError(ValueError):
@@ -83,7 +89,13 @@ class DeviceEventConflict(ValueError):
 
 class JournalContentError(ValueError):
     """A stored entry whose payload is not what a reader of its kind needs (e.g. a ``cut`` without
-    a position): a bug, or a forger. The message names the entry."""
+    a position): a bug, or a forger. The message names the entry; ``seq`` and ``reason`` (what is
+    wrong with it, and its kind) are given where it is known."""
+
+    def __init__(self, message: str, *, seq: int | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.seq = seq
+        self.reason = reason
 
 
 def malformed_entry(entry: Any, exc: BaseException) -> JournalContentError:
@@ -96,4 +108,6 @@ def malformed_entry(entry: Any, exc: BaseException) -> JournalContentError:
         what = f"field {exc.args[0]!r} of the wrong kind"  # raised by a reader's own check, naming the field
     else:
         what = "a field of the wrong kind"
-    return JournalContentError(f"{where} ({getattr(entry, 'kind', '?')}): malformed payload: {what}")
+    kind = getattr(entry, "kind", "?")
+    return JournalContentError(f"{where} ({kind}): malformed payload: {what}", seq=seq,
+                               reason=f"malformed payload: {what} ({kind})")

@@ -132,7 +132,8 @@ class JournalTail:
         check = self._check
         if not check.ok:
             raise JournalIntegrityError(f"{self.path}: FAILED at entry {check.first_bad_seq}: {check.reason} "
-                                        f"({check.good} entries good before it)")
+                                        f"({check.good} entries good before it)", seq=check.first_bad_seq,
+                                        reason=check.reason)
 
     def _entry(self, row: tuple[Any, ...]) -> Entry:
         return row_to_entry(row, self.path, self.layout.entry_version(row[0]))

@@ -7,6 +7,11 @@ has no text of its own (it prints ``state.json``'s ``labels``).
   ``labels`` holds them as ``state.<name>``. A wager kind (a paytable's key), a fact of a round
   (``natural``, ``dragon7``, ...) and a round's kind are labels by their own name; a 21 Baccarat
   Bonus rank is ``rank.<rank>``.
+- ``journal_problem_text(lang, kind, entry, reason, as_of)``: why the page stopped following the
+  table's journal, in ``lang``: ``kind`` ``"failed_check"`` (the chain broke, or an entry no table
+  wrote: ``entry`` the one it failed at, None when unknown) or ``"unreadable"``; ``reason`` in the
+  journal's own words (English, as a fault's reason is); ``as_of`` the last entry shown (0: none).
+  The page's banner over it is the label ``not_live``.
 
 Chinese follows what players at a baccarat table expect: 庄 Banker, 闲 Player, 和 Tie, 大路 Big
 Road, 珠盘路 Bead Plate, 大眼仔 Big Eye Boy, 小路 Small Road, 曱甴路 Cockroach Pig, 庄问路 /
@@ -95,6 +100,19 @@ _WORDS: dict[str, dict[str, str]] = {
     # the floor
     "floor": {"en": "The floor", "zh": "赌场大厅"},
     "offline": {"en": "Offline", "zh": "离线"},
+    # the journal failed its check: the banner's title (the table's page) and the tile's (the floor)
+    "not_live": {"en": "Not live: the journal failed its check", "zh": "非实时：牌桌日志校验失败"},
+}
+
+#: The sentences of ``journal_problem_text``; ``{reason}`` stays in the journal's words.
+_PROBLEM: dict[str, dict[str, str]] = {
+    "failed_check_at": {"en": "the journal failed its check at entry {entry}: {reason}",
+                        "zh": "牌桌日志在第{entry}条记录未通过校验：{reason}"},
+    "failed_check": {"en": "the journal failed its check: {reason}", "zh": "牌桌日志未通过校验：{reason}"},
+    "unreadable": {"en": "the journal cannot be read any more: {reason}",
+                   "zh": "牌桌日志已无法读取：{reason}"},
+    "as_of": {"en": "; the state shown is as of entry {as_of}", "zh": "；所示为第{as_of}条记录时的状态"},
+    "none_shown": {"en": "; none of its entries is shown", "zh": "；未显示其中任何记录"},
 }
 
 
@@ -106,3 +124,13 @@ def labels(lang: str) -> dict[str, str]:
     out = {key: words[lang] for key, words in _WORDS.items()}
     out.update({f"state.{name}": words[lang] for name, words in STATE_WORDS.items()})
     return out
+
+
+def journal_problem_text(lang: str, kind: str, entry: int | None, reason: str, as_of: int) -> str:
+    """Why the journal is not followed any more, in ``lang`` (see the module docstring)."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"no labels in {lang!r}: the languages are {', '.join(LANGUAGES)}")
+    key = "unreadable" if kind == "unreadable" else "failed_check_at" if entry is not None else "failed_check"
+    words = {name: sentence[lang] for name, sentence in _PROBLEM.items()}
+    return (words[key].format(entry=entry, reason=reason)
+            + (words["as_of"].format(as_of=as_of) if as_of else words["none_shown"]))

@@ -13,10 +13,11 @@ carries less than a journal, so a table's state here is ``TableView.to_json``'s 
 the status and the roads give: ``table``, ``version`` (the status's ``seq``), ``state`` (in
 words), ``shoe``, ``round``, ``roads``, ``placed`` (``controller.scoreboard.state.placed``),
 ``ask`` (from the roads, ``controller.roadmaps.ask``), ``last_round`` (its number and outcome
-only), ``shoe_so_far`` (the counts the bead plate gives), ``online``; ``rules`` and ``limits``
-null. A message that is not of the feed's shapes (``feed_shapes``: not JSON, nested too deep, a
-field of another type, a road that is not one) is logged (one warning) and changes nothing. Paho's
-network thread receives; the event loop publishes.
+only), ``shoe_so_far`` (the counts the bead plate gives), ``online``; ``rules``, ``limits`` and
+``journal_problem`` null (the feed says a table's journal stopped by going offline). A message
+that is not of the feed's shapes (``feed_shapes``: not JSON, nested too deep, a field of another
+type, a road that is not one) is logged (one warning) and changes nothing. Paho's network thread
+receives; the event loop publishes.
 
 The client id is ``shoectl-scoreboard-<host>-<pid>-<n>`` unless ``--client-id`` names one: a
 broker closes the older of two connections with one id, so two floor scoreboards with a fixed id
@@ -77,7 +78,7 @@ def feed_state(table_id: str, status: dict[str, Any], roads: dict[str, Any] | No
         "last_round_facts": [],
         "shoe_so_far": {"rounds": len(beads), **counts,
                         "percent": {k: round(100 * v / len(beads), 1) if beads else 0 for k, v in counts.items()}},
-        "rules": None, "limits": None, "labels": words,
+        "rules": None, "limits": None, "journal_problem": None, "labels": words,
     }
 
 

@@ -16,6 +16,13 @@ refuses its credentials) calls ``give_up(why)``: the server stops and its caller
   shown even when the next shoe's first entries were journaled in the same instant). The thread
   looks for new entries every ``POLL_S`` (50 ms): a read of the SQLite file's WAL index that
   finds nothing costs microseconds, and it keeps the journal's writer unaware of its readers.
+  A journal that fails its check (a broken chain, an entry no table wrote) or cannot be read any
+  more (SQLite finds it damaged, it is not a journal any more) stops the following: the state up
+  to the last good entry is published once more, carrying why (``journal_problem``, from
+  ``problem_of``), and nothing after it. That last snapshot's version (the event stream's ``id``,
+  the ETag) is the last good entry's seq plus one: a state of its own, after every state before
+  it, while its ``version`` field stays the entry it shows. A read that fails otherwise (a lock,
+  the disk) is tried again every ``_RETRY_S``.
 - ``MqttFloorSource``: every table of the floor, from the retained ``status`` and ``roads`` topics
   of the floor feed (docs/floor.md), through ``controller.floor.broker``.
 """
@@ -23,17 +30,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from controller.scoreboard.sse import Channel, Snapshot
 
-__all__ = ["LANGS", "POLL_S", "JournalSource", "TableSource", "compact_json", "floor_row", "snapshot_of"]
+if TYPE_CHECKING:
+    from controller.scoreboard.state import JournalProblem
+
+__all__ = ["LANGS", "POLL_S", "JournalSource", "TableSource", "compact_json", "floor_row", "problem_of",
+           "snapshot_of"]
 
 LANGS = ("en", "zh")
 POLL_S = 0.05       # how often a journal is looked at for new entries (10 ms measured no better: docs/scoreboard.md)
@@ -114,12 +126,35 @@ def snapshot_of(version: int, documents: dict[str, Any]) -> Snapshot:
 def floor_row(state: dict[str, Any]) -> dict[str, Any]:
     """What the floor page shows of one table, from its whole state (``TableView.to_json``):
     ``{"table", "shoe", "state", "last_result", "big_road", "big_road_placed", "version",
-    "online"}`` (``big_road_placed``: its cells' places, ``state["placed"]["big_road"]``)."""
+    "online", "journal_problem"}`` (``big_road_placed``: its cells' places,
+    ``state["placed"]["big_road"]``; ``journal_problem``: the state's, null while followed)."""
     last = state.get("last_round") or {}
     return {"table": state.get("table"), "shoe": state.get("shoe"), "state": state.get("state"),
             "last_result": last.get("outcome"), "big_road": (state.get("roads") or {}).get("big_road", []),
             "big_road_placed": (state.get("placed") or {}).get("big_road", []),
-            "version": state.get("version"), "online": state.get("online", True)}
+            "version": state.get("version"), "online": state.get("online", True),
+            "journal_problem": state.get("journal_problem")}
+
+
+def problem_of(exc: BaseException, path: Path | str) -> JournalProblem:
+    """The ``state.JournalProblem`` of an error that stopped the following of the journal at
+    ``path``: a ``JournalIntegrityError`` or ``JournalContentError`` is a check that failed, at
+    the entry it names (``seq``, ``reason``); any other (``NotAJournalError``) a journal that
+    cannot be read any more. The reason never holds the journal's path (a public page does not
+    show where the server keeps its files)."""
+    from controller.journal.errors import JournalContentError, JournalIntegrityError
+    from controller.scoreboard.state import JournalProblem
+
+    text = " ".join(str(exc).split())
+    prefix = f"{path}: "
+    if text.startswith(prefix):
+        text = text[len(prefix):]
+    if isinstance(exc, (JournalIntegrityError, JournalContentError)):
+        reason = exc.reason or text
+        if exc.seq is not None:  # the check's words may name the entry again
+            reason = reason.removeprefix(f"entry {exc.seq}: ")
+        return JournalProblem("failed_check", exc.seq, reason)
+    return JournalProblem("unreadable", None, text.removeprefix("cannot read the journal: "))
 
 
 class JournalSource(TableSource):
@@ -186,8 +221,9 @@ class JournalSource(TableSource):
 
     def _publish_state(self) -> None:
         """Publish the view's state unless that version went out already (a client would get it
-        twice: each version is one state, sent once)."""
-        version = self._view.version
+        twice: each version is one state, sent once). A state carrying a ``journal_problem`` is
+        the version after the last good entry (see the module docstring)."""
+        version = self._view.version + (self._view.journal_problem is not None)
         if version == self._published:
             return
         self._published = version
@@ -196,21 +232,31 @@ class JournalSource(TableSource):
         self._publish(self.floor, snapshot_of(version, {lang: {"tables": [floor_row(doc)], "labels": doc.get("labels", {})}
                                                        for lang, doc in docs.items()}))
 
+    def _stop_following(self, exc: BaseException) -> None:
+        """The journal failed its check or cannot be read any more (``exc``): ``failure`` says
+        why (``/healthz``), and the state up to the last good entry is published once more,
+        marked with the ``journal_problem``, so that no page shows it as live."""
+        from controller.scoreboard.state import TableView
+
+        self.failure = " ".join(str(exc).split())
+        if self._view is None:  # it failed before the first entry: the empty table, marked
+            self._view = TableView(self.table_id)
+        self._view.journal_problem = problem_of(exc, self.path)
+        self._publish_state()
+        log.error("scoreboard stopped following the journal", reason=str(exc))
+
     def _follow(self) -> None:
-        from controller.journal.errors import JournalContentError, JournalIntegrityError
+        from controller.journal.errors import JournalContentError, JournalIntegrityError, NotAJournalError
 
         try:
             while not self._stop.is_set():
                 try:
                     read = self.catch_up()
-                except (JournalIntegrityError, JournalContentError) as exc:
-                    # The chain broke, or an entry no table wrote: what follows is what the journal
-                    # cannot prove (or does not say); it is not shown. The page keeps the state up
-                    # to the last good entry; /healthz says why it stopped.
-                    self.failure = " ".join(str(exc).split())
-                    if self._view is not None and self._view.version:
-                        self._publish_state()  # what was read before the bad entry
-                    log.error("scoreboard stopped following the journal", reason=str(exc))
+                except (JournalIntegrityError, JournalContentError, NotAJournalError) as exc:
+                    # The chain broke, an entry no table wrote, a file SQLite finds damaged: what
+                    # follows is what the journal cannot prove (or does not say); it is not shown,
+                    # and trying again would not change it.
+                    self._stop_following(exc)
                     return
                 except Exception as exc:  # noqa: BLE001 - a read that failed (disk, lock): try again
                     log.warning("scoreboard could not read the journal", reason=" ".join(str(exc).split()))

@@ -52,6 +52,12 @@ page renders (``ValueError`` for another language):
   them (``"25.00 – 5,000.00"``; ``controller.money``); ``table_max`` (all of one seat's wagers of a
   round) only when set. Null when the submission sets no limits or none is journaled: the page
   says "Limits: ask the dealer".
+- ``journal_problem``: null while the journal is followed; once the follower stopped because the
+  journal failed its check (or cannot be read any more), that in words, in ``lang``: ``"the journal
+  failed its check at entry 61: hash mismatch: the entry was edited; the state shown is as of entry
+  60"`` (``labels.journal_problem_text``). The rest of the object is then the state up to the last
+  good entry (``version``), frozen: nothing the journal holds after it is shown. Set by the source
+  (``view.journal_problem = JournalProblem(...)``); a view fed entries alone never has one.
 - ``labels``: every word the page shows, in ``lang`` (``controller.scoreboard.labels``).
 
 A new shoe resets the roads, the round, the last round and the shoe's counts. Each entry costs
@@ -62,6 +68,7 @@ roads recomputed once per completed round.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from controller.journal import kinds
@@ -70,7 +77,7 @@ from controller.journal.replay import replay
 from controller.money import money_text
 from controller.roadmaps import Result, ask_indicators, compute, fold, result_from_round
 from controller.rules.model import WagerKind
-from controller.scoreboard.labels import STATE_WORDS, labels
+from controller.scoreboard.labels import STATE_WORDS, journal_problem_text, labels
 
 STATES: tuple[str, ...] = tuple(STATE_WORDS)
 
@@ -108,6 +115,17 @@ _NOT_SHOWN = (*_MONEY_KEYS, "events")  # a public page shows no money, nor who d
 _FLAGS = ("natural", "player_pair", "banker_pair", "dragon7", "panda8")
 
 
+@dataclass(frozen=True)
+class JournalProblem:
+    """Why a table's journal is not followed past the state shown (``journal_problem``): ``kind``
+    ``"failed_check"`` (the chain broke, or an entry no table wrote) or ``"unreadable"``;
+    ``entry`` the entry it failed at (None when not known); ``reason`` in the journal's words."""
+
+    kind: str
+    entry: int | None
+    reason: str
+
+
 def _percent(n: int, of: int) -> float:
     return round(100 * n / of, 1) if of else 0.0
 
@@ -124,6 +142,7 @@ class TableView:
         self.game: str | None = None
         self.rules: dict[str, Any] | None = None
         self.limits: dict[str, Any] | None = None
+        self.journal_problem: JournalProblem | None = None
         self._new_shoe(None)
 
     def _new_shoe(self, shoe: str | None) -> None:
@@ -248,8 +267,15 @@ class TableView:
             "shoe_so_far": self._shoe_so_far(),
             "rules": self.rules,
             "limits": self.limits,
+            "journal_problem": self._journal_problem(lang),
             "labels": words,
         }
+
+    def _journal_problem(self, lang: str) -> str | None:
+        problem = self.journal_problem
+        if problem is None:
+            return None
+        return journal_problem_text(lang, problem.kind, problem.entry, problem.reason, self.version)
 
     def _shoe_so_far(self) -> dict[str, Any]:
         n = len(self._results)

@@ -2,7 +2,8 @@
    into the page. Every word comes from state.labels; the roads from state.roads. Stable hooks for
    the tests: data-road cells (roads.js), ids of the counts (#count-banker, ...), #last-round's
    data-round / data-outcome and its .card elements (data-card, data-to, in deal order), #rules'
-   data-limit lines (a wager kind or table_max; "" for "ask the dealer"). */
+   data-limit lines (a wager kind or table_max; "" for "ask the dealer"), #journal-problem (the
+   banner over a state whose journal failed its check: shown only then, body.journal-failed). */
 "use strict";
 (function () {
   var SIZE = {big: 48, bead: 38, derived: 17};
@@ -23,7 +24,17 @@
     st.setAttribute("data-state", s.state.name);
     text(st, s.state.text);
     text($("state-reason"), s.state.reason ? (L.reason || "") + ": " + s.state.reason : "");
-    document.title = (L.table || "") + " " + (s.table || "") + " \u2014 " + s.state.text;
+    document.title = (s.journal_problem ? L.not_live + " \u2014 " : "") +
+                     (L.table || "") + " " + (s.table || "") + " \u2014 " + s.state.text;
+  }
+
+  // The journal failed its check: the state below is its last good one, frozen, and says so.
+  function journalProblem(s, L) {
+    var failed = !!s.journal_problem;
+    $("journal-problem").hidden = !failed;
+    document.body.classList.toggle("journal-failed", failed);
+    text($("journal-problem-title"), failed ? L.not_live : "");
+    text($("journal-problem-text"), s.journal_problem);
   }
 
   function roads(s, L) {
@@ -167,6 +178,7 @@
     shoeSoFar(s, L);
     ask(s, L);
     rules(s, L);
+    journalProblem(s, L);
   }
 
   document.addEventListener("DOMContentLoaded", function () {
