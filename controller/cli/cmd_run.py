@@ -117,6 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
+    from firmware_bridge.link.identity_check import profile_problem
     from firmware_bridge.profiles import resolve_profile
 
     out: dict[str, tuple[Any, str]] = {}
@@ -132,6 +133,8 @@ def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
             raise UsageError(f"--device {quoted(spec)}: {name} is a USB device, found by VID/PID: give no port")
         if not is_usb and not port:
             raise UsageError(f"--device {quoted(spec)}: {name} is a serial device: give its port (PROFILE@PORT)")
+        if (problem := profile_problem(profile)) is not None:
+            raise UsageError(f"--device {quoted(spec)}: {problem}")
         role = ROLE_OF_KIND.get(profile.kind)
         if role is None:
             raise UsageError(f"--device {quoted(spec)}: a {profile.kind} is not supported by the table runner yet")

@@ -52,12 +52,14 @@ from firmware_bridge.protocol import (
     StatusReply,
     Sync,
 )
+from firmware_bridge.errors import LinkError
 from firmware_bridge.transport import Transport
 
 from .acknowledgements import Acknowledgements
 from .backoff import Backoff
 from .commands import CommandChannel
 from .delivery import EventDeliverer
+from .identity_check import profile_problem
 from .reader import READ_POLL, SessionReader
 from .reporting import ErrorCallback, StateCallback, StateReporter
 from .sequencer import EventSequencer
@@ -115,6 +117,8 @@ class DeviceLink:
             afresh, reported as an epoch change (``None``: the seed is taken for any unit's).
         expected_serial: refuse a device whose IDENTITY serial differs (otherwise the first
             serial seen binds the link: a changed serial after a replug is refused).
+        expected_kind: the profile's kind (``shoe``, ``shuffler``, ``shuffler-shoe``): a device
+            of another kind is refused at the handshake (``identity_check``); ``None``: any.
         clock: monotonic seconds (``time.monotonic``) for heartbeat and resend scheduling.
         sleep: ``sleep(seconds)`` for the reconnect backoff; the default waits on the stop
             event so ``stop()`` interrupts it. An injected one should return promptly.
@@ -127,7 +131,7 @@ class DeviceLink:
                  on_error: ErrorCallback | None = None,
                  auto_ack: bool = True, last_delivered: tuple[int, int] | None = None,
                  last_delivered_serial: str | None = None, expected_serial: str | None = None,
-                 clock: Callable[[], float] = time.monotonic,
+                 expected_kind: str | None = None, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], object] | None = None,
                  read_poll: float = READ_POLL) -> None:
         if timing is None:
@@ -172,7 +176,8 @@ class DeviceLink:
             reply_timeout=self.reply_timeout,
             heartbeat_interval=self.heartbeat_interval, reconnect_min=self.reconnect_min,
             reconnect_max=self.reconnect_max, profile_name=profile_name, name=lambda: self.name,
-            expected_serial=expected_serial, clock=clock, sleep=sleep, reader_for=self._reader_for)
+            expected_serial=expected_serial, expected_kind=expected_kind, clock=clock, sleep=sleep,
+            reader_for=self._reader_for)
 
     def _reader_for(self, session: Session) -> Callable[[], None]:
         """The target of ``session``'s reader thread (the supervisor starts it per connection)."""
@@ -190,12 +195,17 @@ class DeviceLink:
     def from_profile(cls, profile: Any, port: str | None = None, *, usb_backend: Any = None,
                      **kwargs: Any) -> DeviceLink:
         """A link for a device profile: its transport (``open_transport``), its timing, its
-        name as ``profile_name`` and, for a USB profile naming one, its serial number."""
+        name as ``profile_name``, its kind (a device of another kind is refused) and, for a USB
+        profile naming one, its serial number. A profile no link can serve (``profile_problem``:
+        another protocol version) raises ``LinkError`` before anything is opened."""
         from firmware_bridge.transport import open_transport  # noqa: PLC0415
 
+        if (problem := profile_problem(profile)) is not None:
+            raise LinkError(problem)
         transport = open_transport(profile, port, usb_backend=usb_backend)
         kwargs.setdefault("timing", profile.timing)
         kwargs.setdefault("profile_name", profile.name)
+        kwargs.setdefault("expected_kind", profile.kind)
         serial = getattr(profile.transport, "serial_number", None)
         if serial:
             kwargs.setdefault("expected_serial", serial)

@@ -26,6 +26,7 @@ from .acknowledgements import Acknowledgements
 from .backoff import Backoff
 from .commands import CommandChannel
 from .delivery import EventDeliverer
+from .identity_check import identity_problem
 from .quality import LineQuality
 from .reporting import StateReporter, ranges_text
 from .sequencer import EventSequencer
@@ -57,6 +58,8 @@ class Supervisor:
         profile_name: the link's profile name (``None``: the serial names it once known);
             ``name``: the link's name now.
         expected_serial: the only serial accepted (``None``: the first seen binds the link).
+        expected_kind: the profile's kind (``None``: any device); another kind is refused
+            (``identity_check``).
         clock, sleep: monotonic seconds; the reconnect wait (``None``: wait on ``stopping``).
         reader_for: ``reader_for(session)`` -> the target of that session's reader thread.
     """
@@ -67,7 +70,7 @@ class Supervisor:
                  stats: dict[str, int],
                  reply_timeout: float, heartbeat_interval: float, reconnect_min: float,
                  reconnect_max: float, profile_name: str | None, name: Callable[[], str],
-                 expected_serial: str | None, clock: Callable[[], float],
+                 expected_serial: str | None, expected_kind: str | None, clock: Callable[[], float],
                  sleep: Callable[[float], object] | None,
                  reader_for: Callable[[Session], Callable[[], None]]) -> None:
         self.transport = transport
@@ -92,6 +95,7 @@ class Supervisor:
         self.identity: Identity | None = None
         self.status: StatusReply | None = None
         self.bound_serial = expected_serial
+        self.expected_kind = expected_kind
         self.stop_detached = False  # stop() was called from a link thread: finish it on exit
         self._session_numbers = itertools.count(1)
         self._tokens = itertools.count(1)
@@ -214,13 +218,7 @@ class Supervisor:
         return "; ".join(said) or None
 
     def _check_identity(self, identity: Identity, session: Session) -> None:
-        problem = None
-        if identity.protocol_version != PROTOCOL_VERSION:
-            problem = (f"device speaks protocol version {identity.protocol_version}, this host "
-                       f"speaks {PROTOCOL_VERSION}")
-        elif self.bound_serial is not None and identity.serial != self.bound_serial:
-            problem = (f"device serial {identity.serial!r} is not this link's device "
-                       f"{self.bound_serial!r}: refused")
+        problem = identity_problem(identity, bound_serial=self.bound_serial, expected_kind=self.expected_kind)
         if problem is None and not session.epoch_confirmed:
             problem = "identity not accepted"  # pragma: no cover - reader accepts it first
         if problem is not None:
@@ -230,9 +228,7 @@ class Supervisor:
     def identity_arrived_locked(self, session: Session, identity: Identity) -> None:
         """The reader got an IDENTITY: accept its event epoch at once, so that the events right
         behind it are filed under the right epoch. Refusals are reported by the handshake."""
-        if identity.protocol_version != PROTOCOL_VERSION:
-            return
-        if self.bound_serial is not None and identity.serial != self.bound_serial:
+        if identity_problem(identity, bound_serial=self.bound_serial, expected_kind=self.expected_kind):
             return
         old, old_serial = self._sequencer.epoch, self._sequencer.serial
         another_unit = self._sequencer.another_unit(identity.serial)

@@ -207,3 +207,24 @@ def test_no_descriptor_left_while_connecting_is_a_connect_failure_in_words_and_r
         link.stop()
     failed = [r for r in reasons if r.startswith("connect ")]
     assert failed == ["connect failed: too many open files"] * 2, reasons
+
+
+@pytest.mark.parametrize("kind, words", [("shuffler", "does not shuffle: this link's profile is a shuffler"),
+                                         ("shoe", None)])
+def test_a_device_of_another_kind_is_refused_at_the_handshake(rig_factory: Callable[..., Rig], kind: str,
+                                                              words: str | None) -> None:
+    """A shoe and a shuffler plugged into each other's ports (an integrator review): both were
+    accepted; a fresh table's every SHUFFLE was refused NOT_SUPPORTED until it closed, and a
+    resumed one took the shuffler for a replaced shoe and gave up the shoe in play. The link knows
+    its profile's kind: a device that does not shuffle on a shuffler's link (or one that shuffles
+    on a shoe's) is refused, and its reason names the device and says what to check; its epoch is
+    not taken either. The scripted device here is a shoe (it reads cards, it does not shuffle)."""
+    rig = rig_factory(expected_kind=kind)
+    if words is None:
+        assert rig.link.wait_connected(DEADLINE)
+        return
+    wait_for(lambda: words in rig.states.reasons(), "the shoe refused on a shuffler's link")
+    reason = next(r for r in rig.states.reasons().splitlines() if words in r)
+    assert "(model 'FAKE-SHOE', serial 'SN-TEST-1')" in reason and "check which device is on this port" in reason
+    assert rig.link.state is not LinkState.CONNECTED and rig.link.identity is None
+    rig.link.stop()

@@ -1,0 +1,46 @@
+"""Whether the device answering on a link is one the link may talk to: the rules the handshake
+and the reader apply to an IDENTITY, in one place, and the one rule a profile must meet first.
+
+- ``identity_problem(identity, bound_serial=..., expected_kind=...)``: None when the device may be
+  talked to; otherwise why not, in one line. Refused: a protocol version this host does not speak;
+  a serial other than the one the link is bound to; a device of another kind than the link's
+  profile (``expected_kind``: ``shoe``, ``shuffler``, ``shuffler-shoe``), told by whether it
+  shuffles (its IDENTITY's shuffler bits: a shoe has none, a shuffler or a shoe that shuffles has
+  one). Before, a shoe and a shuffler plugged into each other's ports were both accepted: a fresh
+  table's every SHUFFLE was refused NOT_SUPPORTED until the table closed, and a resumed one took
+  the shuffler for a replaced shoe and gave up the shoe in play (an integrator review).
+- ``profile_problem(profile)``: None, or why a link cannot be made for ``profile`` at all (its
+  ``protocol_version`` is not the one this host speaks; ``profiles check`` says it too).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from firmware_bridge.protocol import PROTOCOL_VERSION, Capability, Identity
+
+__all__ = ["identity_problem", "profile_problem"]
+
+SHUFFLES = Capability.BATCH_SHUFFLER | Capability.CONTINUOUS_SHUFFLER
+
+
+def identity_problem(identity: Identity, *, bound_serial: str | None, expected_kind: str | None) -> str | None:
+    """See the module docstring."""
+    if identity.protocol_version != PROTOCOL_VERSION:
+        return f"device speaks protocol version {identity.protocol_version}, this host speaks {PROTOCOL_VERSION}"
+    if bound_serial is not None and identity.serial != bound_serial:
+        return f"device serial {identity.serial!r} is not this link's device {bound_serial!r}: refused"
+    if expected_kind is not None:
+        shuffles = bool(identity.capabilities & SHUFFLES)
+        if shuffles != (expected_kind != "shoe"):
+            does = "shuffles" if shuffles else "does not shuffle"
+            return (f"the device answering (model {identity.model!r}, serial {identity.serial!r}) {does}: this "
+                    f"link's profile is a {expected_kind}; check which device is on this port")
+    return None
+
+
+def profile_problem(profile: Any) -> str | None:
+    """See the module docstring."""
+    if profile.protocol_version != PROTOCOL_VERSION:
+        return (f"profile {profile.name}: protocol_version {profile.protocol_version}: this shoectl speaks "
+                f"version {PROTOCOL_VERSION} only")
+    return None
