@@ -78,10 +78,32 @@ EXIT_READER_GONE = 141  # 128 + SIGPIPE
 NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
+class _StoreOnce(argparse._StoreAction):
+    """An option that takes one value (argparse's default action) refuses to be given twice: the
+    second silently replaced the first (``--journal`` in ``SHOECTL_RUN_ARGS`` replaced the service
+    unit's own, and the table dealt into another journal without a word: an integrator review).
+    Options meant to be repeated say so (``action="append"``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.given: object = _NOT_GIVEN  # per parse: a parser is built for each command line
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if option_string is not None and self.given is not _NOT_GIVEN:
+            parser.error(f"argument {option_string}: given twice ({self.given!r}, then {values!r}): give it once")
+        self.given = values
+        super().__call__(parser, namespace, values, option_string)
+
+
+_NOT_GIVEN = object()
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
         self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str) -> None:  # one line, exit 2 (argparse's own convention)

@@ -199,7 +199,9 @@ def launch_table(d: Path, operators_file: Path | None, *extra: str, manual: bool
                  edge_monitor: bool = False, **popen: Any) -> Table:
     """``shoectl run`` in ``d`` (with ``operators_file`` if given); waits for its socket unless
     ``wait`` is false. ``popen``: more arguments for ``subprocess.Popen``."""
-    argv = [*SHOECTL, "run", "--speed", speed, "--seed", "7", "--display", "lines", "--journal", str(d / journal)]
+    argv = [*SHOECTL, "run", "--display", "lines", "--journal", str(d / journal)]
+    argv += [] if "--speed" in extra else ["--speed", speed]  # an option is given once (shoectl refuses a second)
+    argv += [] if "--seed" in extra else ["--seed", "7"]
     argv += ["--control", str(d / control)] if control else []
     argv += ["--operators", str(operators_file)] if operators_file else []
     manual = manual or "--manual" in extra
