@@ -16,49 +16,36 @@ commit is done).
 - then each table's chain is checked from its position on (``controller.floor.chain``).
 
 **A new journal of a known table** (docs/floor.md, "A table's new journal"): the store keeps one
-journal per table id. A table started afresh under the same id publishes another chain from seq 1
-(its entry 1's ``prev_hash`` is the genesis hash, as every journal's). Before anything of a batch
-is stored, each table's entries that belong to such a new journal are set apart (``_new_journal``):
-
-- an entry 1 that differs from the stored entry 1 while the stored chain is checked through entry
-  2 at least (entry 2 names the stored entry 1: it can never be replaced, so the other body is
-  not the table's own entry 1 arriving late, which the rule of second bodies above and
-  ``controller.floor.chain`` settle);
-- an entry ``n`` > 1 whose ``prev_hash`` is the hash of an entry ``n - 1`` already set apart so (in
-  this batch, or before: kept in ``rejected_entries`` with ``NEW_JOURNAL_WHY``). The new chain
-  differs from the stored one from entry 1 on, so this never takes an entry of the stored chain,
-  and a second body that names the stored ``n - 1`` (a forgery of one entry) is still refused
-  as above, a ``forgery``.
-
-Such an entry is never inserted, whether its seq is stored or beyond the stored journal's end:
-its body goes to ``rejected_entries`` (``NEW_JOURNAL_WHY``) and it is counted as refused (and in
-``BatchResult.new_journal``). The first time a new entry 1 is set apart, ONE ``new_journal`` alarm
-is raised on the table's entry 1, saying in words what happened (a further journal's entry 1
-gives the open alarm its words and counts on it); every other body of a new
-journal set apart for the first time counts on that alarm (its detail kept), and a body that
-comes again (a feed restarted) counts nowhere. No ``forgery`` alarm is raised for them, and the
-stored entries do not change.
+journal per table id. Before anything of a batch is stored, each table's entries that belong to a
+new journal of the table (started afresh under the same id: another chain from seq 1) are set apart
+by ``controller.floor.new_journal`` (``recognise``), with the table's chain position locked: never
+inserted, kept in ``rejected_entries`` (``NEW_JOURNAL_WHY``), counted as refused (and in
+``BatchResult.new_journal``) on the table's ONE ``new_journal`` alarm, no ``forgery`` alarm. The
+rule is a property of the bodies, whatever order they arrive or commit in: a body the store took
+for something else because it came before the entry it names (a second body, a misfit, an entry
+waiting after a gap) is recognised once that entry arrives (``BatchResult.recognised_late``), and
+the alarms raised for it alone are withdrawn.
 
 ``dropped`` are messages that were not journal entries: ``(table_id from the topic or "",
 reason, detail)``, counted in ``dropped_messages`` in the same transaction.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.floor import alarms, chain
+from controller.floor import alarms, chain, new_journal
 from controller.floor.message import JSON_SPACE, FloorEntry
 from controller.floor.rows import ENTRY_COLUMNS, entry_values
+from controller.floor.new_journal import NEW_JOURNAL_WHY, SECOND_BODY_WHY
 from controller.floor.schema import StoreError, migrate
-from controller.journal.chain import GENESIS_HASH, Hasher
+from controller.journal.chain import Hasher
 from shoectl_config.text import quoted, safe
 
 CONNECT_TIMEOUT = 10  # seconds
-NEW_JOURNAL_WHY = "an entry of a new journal of the table: the store keeps one journal per table id"
+__all__ = ["NEW_JOURNAL_WHY", "BatchResult", "FloorStore", "connect", "failure_words"]
 
 
 @dataclass
@@ -71,6 +58,7 @@ class BatchResult:
     new_journals: list[str] = field(default_factory=list)  # the new_journal alarms raised now, in words
     positions: dict[str, int] = field(default_factory=dict)  # table -> last checked seq
     set_aside: list[chain.SetAside] = field(default_factory=list)  # moved out of entries by the chain check
+    recognised_late: int = 0  # bodies of earlier batches recognised now as a new journal's (not in ``refused``)
 
     @property
     def second_bodies(self) -> int:
@@ -225,9 +213,14 @@ class FloorStore:
                 tables = sorted({i.table_id for i in items})
                 apart: set[int] = set()
                 for table_id in tables:  # locked in the order chain.advance locks them
-                    chain.position(self.conn, table_id)
-                    for item in self._new_journal(table_id, [i for i in items if i.table_id == table_id], result):
-                        apart.add(id(item))
+                    last_seq, _, _ = chain.position(self.conn, table_id)
+                    found = new_journal.recognise(self.conn, table_id, [i for i in items if i.table_id == table_id],
+                                                  last_seq)
+                    apart.update(id(item) for item in found.apart)
+                    result.refused += len(found.apart)
+                    result.new_journal += len(found.apart)
+                    result.new_journals.extend(found.said)
+                    result.recognised_late += found.earlier
                 kept = [i for i in items if id(i) not in apart]
                 inserted, refused = self._insert(kept, result) if kept else ({}, {})
                 for table_id in tables:
@@ -291,65 +284,6 @@ class FloorStore:
         self.conn.execute(
             "INSERT INTO rejected_entries (table_id, seq, why, line) VALUES (%s, %s, %s, %s) "
             "ON CONFLICT (table_id, seq, md5(line)) DO NOTHING",
-            (item.table_id, item.seq, "a second body under a stored (table_id, seq)", item.line))
+            (item.table_id, item.seq, SECOND_BODY_WHY, item.line))
         alarms.raise_alarm(self.conn, item.table_id, item.seq, alarms.FORGERY,
                            f"entry {item.seq}: a second, different body arrived; the stored one is kept")
-
-    def _new_journal(self, table_id: str, items: list[FloorEntry], result: BatchResult) -> list[FloorEntry]:
-        """The entries of ``items`` (all ``table_id``'s) that belong to a new journal of the table,
-        refused and alarmed (module docstring); the caller stores the others."""
-        conn = self.conn
-        firsts = [line for (line,) in conn.execute(
-            "SELECT line FROM rejected_entries WHERE table_id = %s AND seq = 1 AND why = %s",
-            (table_id, NEW_JOURNAL_WHY)).fetchall()]
-        if not firsts and not any(i.seq == 1 for i in items):
-            return []  # no new journal known, none starting: the common case costs one lookup
-        stored = conn.execute("SELECT e.line FROM entries e JOIN chain_positions p USING (table_id) "
-                              "WHERE e.table_id = %s AND e.seq = 1 AND p.last_seq >= 2", (table_id,)).fetchone()
-        if stored is None:
-            return []  # no stored entry 1 confirmed by its entry 2: a second body is step 3's
-        stored_first = stored[0].strip(JSON_SPACE)
-        hashes: dict[int, set[str]] = {1: {json.loads(line)["hash"] for line in firsts}}
-        if firsts:
-            before = sorted({i.seq - 1 for i in items if i.seq > 2})
-            for seq, line in conn.execute("SELECT seq, line FROM rejected_entries WHERE table_id = %s "
-                                          "AND seq = ANY(%s) AND why = %s", (table_id, before, NEW_JOURNAL_WHY)):
-                hashes.setdefault(seq, set()).add(json.loads(line)["hash"])
-        apart = []
-        for item in sorted(items, key=lambda i: i.seq):
-            entry = item.entry
-            if item.seq == 1:
-                ours = item.line != stored_first and entry.prev_hash == GENESIS_HASH
-            else:
-                ours = entry.prev_hash in hashes.get(item.seq - 1, ())
-            if ours:
-                hashes.setdefault(item.seq, set()).add(entry.hash)
-                apart.append(item)
-                self._refuse_new_journal(item, json.loads(stored_first)["ts"], result)
-        return apart
-
-    def _refuse_new_journal(self, item: FloorEntry, stored_ts: str, result: BatchResult) -> None:
-        """Keep ``item`` (an entry of a new journal) in ``rejected_entries`` and count it: on the
-        table's one ``new_journal`` alarm when its body is new there (an entry 1 raises it)."""
-        result.refused += 1
-        result.new_journal += 1
-        first_time = self.conn.execute(
-            "INSERT INTO rejected_entries (table_id, seq, why, line) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (table_id, seq, md5(line)) DO UPDATE SET why = EXCLUDED.why "
-            "WHERE rejected_entries.why <> EXCLUDED.why RETURNING id",
-            (item.table_id, item.seq, NEW_JOURNAL_WHY, item.line)).fetchone() is not None
-        if not first_time:
-            return  # the same body again (a feed restarted): counted when it first came
-        table = item.table_id
-        if item.seq == 1:
-            detail = (f"{table} publishes a new journal (its first entry, written {item.entry.ts}, differs from the "
-                      f"stored journal's, written {stored_ts}): the store keeps one journal per table id, so the new "
-                      f"journal's entries are not stored (each counted on this alarm); to store it, give the table "
-                      f"a new table id")
-            alarms.raise_alarm(self.conn, table, 1, alarms.NEW_JOURNAL, detail)
-            result.new_journals.append(detail)
-        else:
-            alarms.raise_alarm(self.conn, table, 1, alarms.NEW_JOURNAL,
-                               f"{table} publishes a new journal (entry {item.seq} of it came): the store keeps one "
-                               f"journal per table id, so the new journal's entries are not stored (each counted on "
-                               f"this alarm); to store it, give the table a new table id", keep_detail=True)
