@@ -46,8 +46,9 @@ ANCHORS_MARK = b"shoectl-journal-anchor/"
 
 # What a journal keeps beside it, by the suffix to its own name (docs/journal.md): SQLite's
 # write-ahead log, its index and its rollback journal, the writer's lock, the anchors, the feed's
-# cursor and the cursor's lock.
-JOURNAL_SIDE_SUFFIXES = ("-wal", "-shm", "-journal", ".lock", ".anchors", ".feed-cursor", ".feed-cursor.lock")
+# cursor, the cursor's lock and the feed's own lock.
+JOURNAL_SIDE_SUFFIXES = ("-wal", "-shm", "-journal", ".lock", ".anchors", ".feed-cursor", ".feed-cursor.lock",
+                         ".feed.lock")
 
 
 def beside_a_journal(path: str | os.PathLike[str], *, run_files: bool = False) -> str | None:

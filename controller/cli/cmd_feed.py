@@ -6,9 +6,10 @@ The feed runs until SIGTERM or SIGINT (then it publishes what the journal still 
 seconds, and says goodbye on its status topic): exit 143 or 130. An unreachable broker is not an
 error: the feed says so once on standard error and waits. Exit 2, one line: a bad option or URL,
 a TLS file that cannot be used, MQTT 3.1.1 (``require_mqtt_5``), an unreadable password file, a
-cursor that is not one or is another journal's, a journal that cannot be read, a broker that
-refuses the credentials (or this table's topics), a chain that breaks (after the entries before
-it are published).
+cursor that is not one or is another journal's (or another copy's: the journal does not hold the
+entry it names, as it saw it), a second feed of the journal (whatever its cursor), a journal that
+cannot be read, a broker that refuses the credentials (or this table's topics), a chain that breaks
+(after the entries before it are published).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from controller.cli.common import given_options, whole_number
 from controller.cli.stopping import run_until_signalled
 from controller.errors import UsageError, output_path_argument, path_argument
 from controller.floor.broker import BROKER_FLAGS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
-from controller.floor.cursor import CursorError, FeedCursor, default_cursor_path
+from controller.floor.cursor import FeedCursor, default_cursor_path
 from controller.floor.feed import DRAIN_LIMIT, FeedSettings, JournalFeed
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
@@ -136,10 +137,11 @@ def require_mqtt_5(options: BrokerOptions) -> None:
 
 def check_run_cursor(journal: Path, table_id: str) -> None:
     """CursorError for the feed's cursor beside ``journal`` when it is not a cursor, or not this
-    journal's (a journal still to be created is a new one: no cursor fits it), or when another feed
-    of the journal holds it."""
+    journal's (a journal still to be created is a new one: no cursor fits it; an existing one must
+    hold the entry the cursor names, as the cursor saw it), or when another feed holds the cursor
+    or the journal."""
     cursor = default_cursor_path(journal)
-    FeedCursor(cursor, table_id, "").require_unclaimed()
+    FeedCursor(cursor, table_id, "", journal=journal).require_unclaimed()
     if not cursor.exists():
         return
     created = None
@@ -147,9 +149,18 @@ def check_run_cursor(journal: Path, table_id: str) -> None:
         try:
             with JournalReader.open(journal) as reader:
                 table_id, created = reader.table_id, reader.meta.get("created")
+                position = FeedCursor(cursor, table_id, created, journal=journal)
+                position.check_journal(position.position(), reader.last_seq, lambda seq: entry_hash(reader, seq))
+                return
         except JournalError:
             return  # not a journal: shoectl run says so when it opens it
     FeedCursor(cursor, table_id, created).load()
+
+
+def entry_hash(reader: JournalReader, seq: int) -> str | None:
+    """The hash of the journal's entry ``seq``; None when it has none."""
+    entry = reader.get(seq)
+    return None if entry is None else entry.hash
 
 
 def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = None, hmac_key: bytes | None = None,
@@ -160,19 +171,22 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
         if not TABLE_ID.fullmatch(tail.table_id):  # the floor would drop every entry (bad_field)
             raise UsageError(f"{journal}: the table id {quoted(tail.table_id[:40])} is not one the floor takes "
                              f"({TABLE_ID_RULE})")
-        position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"])
-        delivered, end = position.load(), tail.end_seq()  # a cursor of another journal is refused now
-        if delivered > end:  # else the feed would wait for entries the journal never had
-            raise CursorError(f"{position.path}: the cursor says the floor has this journal's entries up to "
-                              f"{delivered}, but the journal ends at entry {end}: it is not this "
-                              "journal's cursor (move it away to publish the journal from its start)")
-        position.claim()  # until the feed stops (JournalFeed.run)
+        position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"],
+                              journal=journal)
+        at = position.position()  # a cursor of another journal is refused now
+        position.check_journal(at, tail.end_seq(), lambda seq: _hash_in(journal, seq))
+        position.claim()  # the cursor and the journal, until the feed stops (JournalFeed.run)
         return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)
     except BaseException:
         if position is not None:
             position.release()
         tail.close()
         raise
+
+
+def _hash_in(journal: Path, seq: int) -> str | None:
+    with JournalReader.open(journal) as reader:
+        return entry_hash(reader, seq)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -311,7 +311,8 @@ def run_status(args: argparse.Namespace) -> int:
     from controller.scoreboard.state import TableView
 
     now = datetime.now(timezone.utc)
-    day_start = gaming_day_start(now, args.gaming_day, args.timezone or now.astimezone().tzinfo)
+    # no --timezone: the machine's zone at each instant (its offset now would miss a change of offset)
+    day_start = gaming_day_start(now, args.gaming_day, args.timezone)
     with open_reader(args.db) as conn:
         rows = []
         for name in tables(conn):

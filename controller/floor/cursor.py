@@ -1,32 +1,44 @@
 """The feed's position: the last journal entry the broker acknowledged, kept in a file of its own
 (the journal is append-only: a feed never writes into it).
 
-``FeedCursor(path, table_id, journal_created)``: ``load()`` returns the ``seq`` stored (0 when
-there is no file yet) and raises ``CursorError`` (one line, exit 2) for a file that is not a
-cursor, or is the cursor of another table's or another journal's feed (a new journal at the same
-path starts from its first entry only once the old cursor is moved away). ``save(seq)`` replaces
-the file atomically (``controller.fsutil.atomic_writer``: a temporary file, fsynced, renamed), so
-after a crash it holds either the old position or the new one, never a torn one. The file is one
-line of JSON: ``{"format": "shoectl-feed-cursor/1", "table_id": ..., "journal_created": ...,
-"seq": N}``.
+``FeedCursor(path, table_id, journal_created, journal=None)``: ``position()`` returns the
+``CursorPosition`` stored (``seq`` 0 when there is no file yet; ``hash`` the hash of entry ``seq``,
+None in a cursor saved before the hash was kept) and ``load()`` its ``seq``; both raise
+``CursorError`` (one line, exit 2) for a file that is not a cursor, or is the cursor of another
+table's or another journal's feed (a new journal at the same path starts from its first entry only
+once the old cursor is moved away). ``check_journal`` refuses a journal that does not hold the
+entry the cursor names, as the cursor saw it (another copy of the journal: restored from an
+earlier copy, then written on). ``save(seq, digest)`` replaces the file atomically
+(``controller.fsutil.atomic_writer``: a temporary file, fsynced, renamed), so after a crash it holds
+either the old position or the new one, never a torn one. The file is one line of JSON:
+``{"format": "shoectl-feed-cursor/1", "table_id": ..., "journal_created": ..., "seq": N, "hash":
+H}`` (``hash`` absent in an older cursor: the next save writes it).
 
-``AckWindow(start)`` follows the entries published and not yet acknowledged: ``published(mid,
-seq)`` in ``seq`` order, ``acknowledged(mid)`` in any order (with several messages in flight,
-PUBACKs may come out of order); ``acked_through`` is the highest ``seq`` up to which every entry
-was acknowledged, the only position a cursor may hold (a gap is never stepped over).
+``claim()`` holds the cursor's lock and, given the ``journal``, the journal's
+(``journal_lock_path``): one feed per cursor, and one per journal whatever its cursor.
+
+``AckWindow(start, start_hash)`` follows the entries published and not yet acknowledged:
+``published(mid, seq, digest)`` in ``seq`` order, ``acknowledged(mid)`` in any order (with several
+messages in flight, PUBACKs may come out of order); ``acked_through`` is the highest ``seq`` up to
+which every entry was acknowledged, the only position a cursor may hold (a gap is never stepped
+over), and ``acked_hash`` that entry's hash.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from controller.errors import UsageError
-from controller.fsutil import atomic_writer, exclusive_lock, side_file_problem
+from controller.fsutil import atomic_writer, exclusive_lock, lock_held, side_file_problem
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 FORMAT = "shoectl-feed-cursor/1"
 _MAX_BYTES = 4096
+_HASH = re.compile(r"[0-9a-f]{16,128}", re.ASCII)
 
 
 class CursorError(UsageError):
@@ -34,6 +46,7 @@ class CursorError(UsageError):
 
 
 CURSOR_SUFFIX = ".feed-cursor"
+JOURNAL_LOCK_SUFFIX = ".feed.lock"
 
 
 def default_cursor_path(journal: str | os.PathLike[str]) -> Path:
@@ -41,14 +54,32 @@ def default_cursor_path(journal: str | os.PathLike[str]) -> Path:
     return Path(f"{journal}{CURSOR_SUFFIX}")
 
 
+def journal_lock_path(journal: str | os.PathLike[str]) -> Path:
+    """``<journal>.feed.lock`` beside the journal's own file (symbolic links followed, the path made
+    absolute): held by the journal's feed whatever its cursor, so that every path to the journal
+    names the same lock."""
+    return Path(os.path.realpath(journal) + JOURNAL_LOCK_SUFFIX)
+
+
+@dataclass(frozen=True)
+class CursorPosition:
+    """Entry ``seq`` and every one before it were acknowledged; ``hash`` is entry ``seq``'s (None
+    for ``seq`` 0, and in a cursor saved before the hash was kept)."""
+
+    seq: int
+    hash: str | None = None
+
+
 class FeedCursor:
     """See the module docstring."""
 
-    def __init__(self, path: str | os.PathLike[str], table_id: str, journal_created: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], table_id: str, journal_created: str, *,
+                 journal: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path)
         self.table_id = table_id
         self.journal_created = journal_created
-        self._lock_fd: int | None = None
+        self.journal = None if journal is None else Path(journal)
+        self._lock_fds: list[int] = []
 
     @property
     def lock_path(self) -> Path:
@@ -56,32 +87,61 @@ class FeedCursor:
         return Path(f"{self.path}.lock")
 
     def claim(self) -> None:
-        """Hold ``lock_path`` until ``release``; CursorError when another feed holds it. Two feeds
-        of one journal would race on the cursor and, under the one MQTT client id a table's feed
-        has, take the broker's session from each other without end."""
+        """Hold ``lock_path`` and, given the ``journal``, ``journal_lock_path`` until ``release``;
+        CursorError when another feed holds either. Two feeds of one journal, with one cursor or
+        two, would race on the cursor or publish it twice and, under the one MQTT client id a
+        table's feed has, take the broker's session from each other without end."""
         try:
-            fd = exclusive_lock(self.lock_path)
+            self._hold(self.lock_path, self._cursor_busy())
+            if self.journal is not None:
+                self._hold(journal_lock_path(self.journal), self._journal_busy(self.journal))
+        except BaseException:
+            self.release()
+            raise
+
+    def _hold(self, lock: Path, busy: str) -> None:
+        try:
+            fd = exclusive_lock(lock)
         except OSError as exc:
-            raise CursorError(f"{self.lock_path}: cannot create the feed's lock: {exc.strerror or exc}") from None
+            raise CursorError(f"{lock}: cannot create the feed's lock: {exc.strerror or exc}") from None
         if fd is None:
-            raise CursorError(f"{self.path}: another feed of this journal is running (it holds "
-                              f"{self.lock_path.name}); one feed per journal: stop that one first")
-        self._lock_fd = fd
+            raise CursorError(busy)
+        self._lock_fds.append(fd)
+
+    def _cursor_busy(self) -> str:
+        return (f"{self.path}: another feed of this journal is running (it holds {self.lock_path.name}); one "
+                "feed per journal: stop that one first")
+
+    @staticmethod
+    def _journal_busy(journal: Path) -> str:
+        lock = journal_lock_path(journal)
+        held = lock.name if lock.parent == Path(os.path.realpath(journal.parent)) else str(lock)
+        return (f"{journal}: another feed of this journal is running (it holds {held}, whatever its "
+                "cursor); one feed per journal: stop that one first")
 
     def release(self) -> None:
-        """Let another feed claim this cursor (nothing if not claimed)."""
-        fd, self._lock_fd = self._lock_fd, None
-        if fd is not None:
+        """Let another feed claim this cursor and journal (nothing if not claimed)."""
+        fds, self._lock_fds = self._lock_fds, []
+        for fd in fds:
             os.close(fd)
 
     def require_unclaimed(self) -> None:
-        """CursorError when another feed holds the cursor now (a check before anything is created:
-        no lock file is made)."""
+        """CursorError when another feed holds the cursor, or the ``journal``, now (a check before
+        anything is created: no lock file is made)."""
         if self.lock_path.exists():
-            self.claim()
-            self.release()
+            try:
+                self._hold(self.lock_path, self._cursor_busy())
+            finally:
+                self.release()
+        if self.journal is not None and lock_held(journal_lock_path(self.journal)):
+            raise CursorError(self._journal_busy(self.journal))
 
     def load(self) -> int:
+        """The ``seq`` of ``position()``."""
+        return self.position().seq
+
+    def position(self) -> CursorPosition:
+        """The position stored (``seq`` 0 without a file); CursorError, see the module docstring."""
         beside = side_file_problem(self.path, own=CURSOR_SUFFIX)  # it is written over, later
         if beside is not None:
             raise CursorError(f"{self.path}: {beside}; give the feed its own cursor file")
@@ -90,7 +150,7 @@ class FeedCursor:
             with open(self.path, "rb") as fh:
                 data = fh.read(_MAX_BYTES + 1)
         except FileNotFoundError:
-            return 0
+            return CursorPosition(0)
         except NotARegularFile as exc:
             raise CursorError(f"{exc} (a feed cursor is a file the feed writes)") from None
         except OSError as exc:
@@ -100,15 +160,37 @@ class FeedCursor:
         except (ValueError, RecursionError):  # not JSON (nor UTF-8: a ValueError), or nested too deep
             doc = None
         seq = doc.get("seq") if isinstance(doc, dict) else None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT or type(seq) is not int or seq < 0:
+        digest = doc.get("hash") if isinstance(doc, dict) else None
+        if (not isinstance(doc, dict) or doc.get("format") != FORMAT or type(seq) is not int or seq < 0
+                or not (digest is None or (isinstance(digest, str) and _HASH.fullmatch(digest)))):
             raise CursorError(f"{self.path}: not a feed cursor (move it away to publish the journal from its start)")
         if doc.get("table_id") != self.table_id or doc.get("journal_created") != self.journal_created:
             raise CursorError(f"{self.path}: the cursor of another journal (table {doc.get('table_id')}, created "
                               f"{doc.get('journal_created')}); move it away to publish this one from its start")
-        return seq
+        return CursorPosition(seq, digest if seq else None)
 
-    def save(self, seq: int) -> None:
-        doc = {"format": FORMAT, "table_id": self.table_id, "journal_created": self.journal_created, "seq": seq}
+    def check_journal(self, at: CursorPosition, end: int, hash_of: Callable[[int], str | None]) -> None:
+        """CursorError unless the journal holds entry ``at.seq`` as the cursor saw it: ``end`` is the
+        journal's last seq, ``hash_of(seq)`` the hash of its entry ``seq`` (None when it has none),
+        asked only when ``at`` has a hash. A journal that ends before that entry would be waited on
+        for entries it never had; one whose entry differs (restored from an earlier copy, then
+        written on) would have its own entries up to there skipped: never published."""
+        journal = f"the journal {self.journal}" if self.journal else "the journal"
+        if at.seq > end:
+            raise CursorError(f"{self.path}: the cursor says the floor has this journal's entries up to "
+                              f"{at.seq}, but the journal ends at entry {end}: it is not this "
+                              "journal's cursor (move it away to publish the journal from its start)")
+        if at.hash is not None and at.seq > 0 and hash_of(at.seq) != at.hash:
+            raise CursorError(f"{self.path}: the cursor of another copy of {journal} (its entry "
+                              f"{at.seq} is not the one the broker acknowledged: restored from an earlier copy?); "
+                              "move it away to publish this one from its start")
+
+    def save(self, seq: int, digest: str | None = None) -> None:
+        """Store ``seq`` and ``digest``, the hash of entry ``seq`` (left out when None)."""
+        doc: dict[str, object] = {"format": FORMAT, "table_id": self.table_id,
+                                  "journal_created": self.journal_created, "seq": seq}
+        if digest is not None:
+            doc["hash"] = digest
         with atomic_writer(self.path, side_file=CURSOR_SUFFIX) as fh:
             fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
 
@@ -116,10 +198,12 @@ class FeedCursor:
 class AckWindow:
     """See the module docstring. One thread."""
 
-    def __init__(self, start: int) -> None:
+    def __init__(self, start: int, start_hash: str | None = None) -> None:
         self.acked_through = start
+        self.acked_hash = start_hash  # entry acked_through's, for the cursor (None: not known)
         self.last_published = start
         self._seq_of: dict[int, int] = {}
+        self._hash_of: dict[int, str] = {}
         self._acked: set[int] = set()
 
     @property
@@ -127,10 +211,13 @@ class AckWindow:
         """Entries published and not yet acknowledged."""
         return len(self._seq_of)
 
-    def published(self, mid: int, seq: int) -> None:
+    def published(self, mid: int, seq: int, digest: str | None = None) -> None:
+        """Entry ``seq`` (its hash ``digest``) published as message ``mid``."""
         if seq != self.last_published + 1:
             raise ValueError(f"entry {seq} published after {self.last_published}")
         self._seq_of[mid] = seq
+        if digest is not None:
+            self._hash_of[seq] = digest
         self.last_published = seq
 
     def acknowledged(self, mid: int) -> bool:
@@ -143,5 +230,6 @@ class AckWindow:
         while self.acked_through + 1 in self._acked:
             self.acked_through += 1
             self._acked.discard(self.acked_through)
+            self.acked_hash = self._hash_of.pop(self.acked_through, None)
             moved = True
         return moved

@@ -8,7 +8,9 @@ the event ``stop`` is set, then drains (publishes the rest of the journal while 
 come, see ``_drain``), says goodbye and returns.
 
 - **Position.** The cursor file (``controller.floor.cursor``) holds the last ``seq`` the broker
-  acknowledged (PUBACK) with every entry before it acknowledged too; it is saved at most every
+  acknowledged (PUBACK) with every entry before it acknowledged too, and that entry's hash (so a
+  journal that is not the one the cursor saw is refused at start: ``make_feed``, in
+  ``controller.cli.cmd_feed``); it is saved at most every
   ``cursor_interval`` seconds and when the feed stops. A restarted feed resumes after it:
   entries acknowledged since the last save are published again (duplicates; consumers drop them
   by ``(table_id, seq)``), none is ever skipped.
@@ -149,8 +151,9 @@ class JournalFeed:
         FeedRefused when the broker refuses the feed; a JournalError when the journal cannot be
         read or its chain breaks (the entries before the break are published first, and their
         acknowledgements waited for as a stopping feed waits)."""
-        start = self.cursor.load()
-        self.window = AckWindow(start)
+        at = self.cursor.position()
+        start = at.seq
+        self.window = AckWindow(start, at.hash)
         self._saved = start
         self._next_save = self._next_status = 0.0
         self._sent_status: str | None = None
@@ -298,7 +301,7 @@ class JournalFeed:
             if e.seq <= self.window.last_published:
                 continue  # before the cursor: only for the summary
             info = self.client.publish(topic, e.to_json_line(), qos=1)
-            self.window.published(info.mid, e.seq)
+            self.window.published(info.mid, e.seq, e.hash)
             self.published += 1
         return bool(entries)
 
@@ -306,7 +309,7 @@ class JournalFeed:
         now = time.monotonic()
         through = self.window.acked_through
         if through != self._saved and (force or now >= self._next_save):
-            self.cursor.save(through)
+            self.cursor.save(through, self.window.acked_hash)
             self._saved = through
             self._next_save = now + self.settings.cursor_interval
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta, tzinfo
+from datetime import datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 
 from controller.floor.chain import is_plain_sha256
@@ -104,15 +104,61 @@ def state_entries(conn: Any, table_id: str) -> list[Entry]:
     return sorted(entries_of(rows), key=lambda e: e.seq)
 
 
-def gaming_day_start(now: datetime, starts_at: time, zone: tzinfo) -> datetime:
-    """The start of the gaming day ``now`` (aware) falls in: the latest ``starts_at`` wall-clock
-    time in ``zone`` not after ``now`` (a casino's gaming day runs from its own hour, in its own
-    time zone, not from midnight UTC)."""
-    local = now.astimezone(zone)
-    start = datetime.combine(local.date(), starts_at, tzinfo=zone)
-    if start > local:
-        start = datetime.combine(local.date() - timedelta(days=1), starts_at, tzinfo=zone)
-    return start
+def gaming_day_start(now: datetime, starts_at: time, zone: tzinfo | None = None) -> datetime:
+    """The start of the gaming day ``now`` (aware) falls in: the latest instant not after ``now``
+    at which a gaming day starts on the wall clock of ``zone`` (None: the machine's zone, instant by
+    instant as its C library says it, ``TZ`` honoured: daylight saving followed), given at that
+    zone's offset of the moment. A casino's gaming day runs from its own hour, in its own time zone, not from midnight UTC.
+
+    The day of date D starts at the first instant whose wall time is D at ``starts_at`` or later:
+    a start time that occurs twice (the clocks go back over it) starts the day at its first
+    occurrence, and its second starts no other; a start time that does not exist (the clocks go
+    forward over it) starts the day when the clocks go forward (02:30 on the day clocks go from
+    02:00 to 03:00: at 03:00). Instants are compared in UTC (Python compares two times of one zone
+    by their wall clocks, which repeat)."""
+    moment = now.astimezone(timezone.utc)
+    day = _wall(moment, zone).date()
+    start = _first_at_or_after(datetime.combine(day, starts_at), zone)
+    if start > moment:
+        start = _first_at_or_after(datetime.combine(day - timedelta(days=1), starts_at), zone)
+    local = start.astimezone(zone) if zone is not None else start.astimezone()
+    # at a fixed offset: a time of the repeated hour in a zone compares unequal to its own instant
+    return local.replace(tzinfo=timezone(local.utcoffset(), local.tzname()))  # type: ignore[arg-type]
+
+
+_ZONE_REACH = timedelta(hours=15)  # UTC offsets run from -12:00 to +14:00
+
+
+def _wall(moment: datetime, zone: tzinfo | None) -> datetime:
+    """The wall clock (naive) of ``zone`` at the instant ``moment``."""
+    return (moment.astimezone(zone) if zone is not None else moment.astimezone()).replace(tzinfo=None)
+
+
+def _offset(moment: datetime, zone: tzinfo | None) -> timedelta:
+    return _wall(moment, zone) - moment.replace(tzinfo=None)
+
+
+def _first_at_or_after(wall: datetime, zone: tzinfo | None) -> datetime:
+    """The first instant (UTC) at which the wall clock of ``zone`` shows ``wall`` or later. One
+    change of offset at most is looked for within 15 hours either side (a zone changes its offset
+    a few times a year)."""
+    as_utc = wall.replace(tzinfo=timezone.utc)
+    lo, hi = as_utc - _ZONE_REACH, as_utc + _ZONE_REACH
+    before, after = _offset(lo, zone), _offset(hi, zone)
+    if before == after:
+        return as_utc - before
+    low, high = int(lo.timestamp()), int(hi.timestamp())  # offsets change on whole seconds
+    while high - low > 1:  # the change: the first second with the later offset
+        mid = (low + high) // 2
+        if _offset(datetime.fromtimestamp(mid, timezone.utc), zone) == before:
+            low = mid
+        else:
+            high = mid
+    change = datetime.fromtimestamp(high, timezone.utc)
+    # the wall time under either offset, where that offset is the one in force: both when the
+    # clocks went back over it, neither when they went forward over it (then: the change)
+    shown = [m for m in (as_utc - before, as_utc - after) if _wall(m, zone) == wall]
+    return min(shown) if shown else change
 
 
 def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any]:
