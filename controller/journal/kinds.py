@@ -114,7 +114,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(INPUT_OPERATOR, "an operator command as given (column: operator)", ("command", "args", "operator_role")),
     Kind(INPUT_STATUS, "a device link came up (with the identity of the device now in that role) or went down; "
          "`stalled: true`: the link holds the device's events behind some that never came (the fault "
-         "`events:<role>`, docs/irregularities.md)", ("device_role", "up", "reason"), ("serial", "epoch", "stalled")),
+         "`events:<role>`, docs/irregularities.md); `stall_ended: true`: it delivers them again (the fault ends)",
+         ("device_role", "up", "reason"), ("serial", "epoch", "stalled", "stall_ended")),
     Kind(INPUT_COMMAND_FAILED, "a command to a device did not go through: refused (a NAK, its code's name in "
          "code) or its outcome unknown; resent (true): a restart sent it again, not knowing whether the device "
          "had it before; prompt: the text a DISPLAY was to show", ("device_role", "command", "reason", "refused"),

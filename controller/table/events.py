@@ -214,11 +214,6 @@ EVENT_HANDLERS: dict[type, Callable[[Any, str, Any], None]] = {
 
 
 def device_event(t: TableCore, device_role: str, ev: Any) -> None:
-    """An event of ``device_role``, in its counter order. The link delivers none while it holds
-    that device's events behind some that never came: one delivered means the stall ended (the
-    missing events came after all, or a new event epoch replaced them, reported at its connect),
-    so the fault ``events:<role>`` it raised ends with it, before the event is applied."""
-    cleared_by_device(t, f"events:{device_role}", "the missing events came")
     handler = EVENT_HANDLERS.get(type(ev))
     if handler is not None:
         handler(t, device_role, ev)
@@ -350,7 +345,11 @@ def link_status(t: TableCore, s: DeviceStatus) -> None:
     """A link went down (a fault), or came back: with the device that was there (the table
     resumes), or with another one or the same one without its memory (a new event epoch): then
     whatever that device held is gone. A link that holds its device's events behind some that
-    never came (``stalled``) holds the table too, until a floorperson gives them up."""
+    never came (``stalled``) holds the table too, until a floorperson gives them up, or until the
+    link delivers that device's events again (``stall_ended``: they came after all)."""
+    if s.stall_ended:
+        cleared_by_device(t, f"events:{s.device_role}", "events came through again")
+        return
     if s.stalled:
         raise_fault(t, f"events:{s.device_role}", f"the {s.device_role}'s {s.reason}: check the {s.device_role}; "
                     f"clear_fault key=events:{s.device_role} gives them up (cards among them are then missing "

@@ -41,7 +41,9 @@ class DeviceStatus:
     IDENTITY; a different one than before means the device lost what it held. ``device_role``: the
     role the device plays at this table (shuffler, shoe). ``stalled`` (with ``up``): the link is up
     but holds the device's events behind some that never came however often it asked (``reason``
-    says which): a device fault, until a floorperson gives them up (``GiveUpMissingEvents``)."""
+    says which): a device fault, until a floorperson gives them up (``GiveUpMissingEvents``).
+    ``stall_ended`` (with ``up``): after such a report, the link delivers the device's events again
+    (the missing ones came after all, or a new event epoch replaced them): the fault ends."""
 
     device_role: str
     up: bool
@@ -49,6 +51,7 @@ class DeviceStatus:
     serial: str = ""
     epoch: int | None = None
     stalled: bool = False
+    stall_ended: bool = False
 
 
 @dataclass(frozen=True)

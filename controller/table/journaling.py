@@ -54,7 +54,7 @@ def operator_input_record(inp: OperatorInput, shoe: str | None, round_no: int | 
 
 def status_input_record(inp: DeviceStatus, shoe: str | None, round_no: int | None) -> JournalRecord:
     identity = {"serial": inp.serial, "epoch": inp.epoch} if inp.epoch is not None else {}
-    stalled = {"stalled": True} if inp.stalled else {}
+    stalled = {"stalled": True} if inp.stalled else {"stall_ended": True} if inp.stall_ended else {}
     return JournalRecord(kinds.INPUT_STATUS, {"device_role": inp.device_role, "up": inp.up, "reason": inp.reason,
                                               **identity, **stalled}, shoe=shoe, round=round_no)
 
@@ -140,7 +140,7 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | Comma
             return CommandFailed(p["device_role"], p["command"], p["reason"], bool(p["refused"]), p.get("code"),
                                  p.get("resent") is True, _text_or_none(p.get("prompt")))
         return DeviceStatus(p["device_role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"),
-                            p.get("stalled") is True)
+                            p.get("stalled") is True, p.get("stall_ended") is True)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError
         raise malformed_entry(entry, exc) from None
 

@@ -14,6 +14,10 @@ events and its state changes on the owner's inbox (``controller/table/runner.py`
   table must act on reaches it: events held behind some that never came (``stalled``: a fault
   until a floorperson gives them up). Before, every error came as a state report and the table
   journaled each as a reconnect (a device refusing every HEARTBEAT: one a second).
+- The first event the link delivers after such a report (the missing events came after all, or a
+  new event epoch replaced them) comes after a ``DeviceStatus`` with ``stall_ended``, put in the
+  same order: the fault ends as an input of its own, journaled, so that a journal written before
+  2026-12-06 (no such input: the fault stayed until a floorperson cleared it) replays the same.
 """
 from __future__ import annotations
 
@@ -32,21 +36,42 @@ IdentityOf = Callable[[str], Any]
 
 
 def link_options(put: Put, identity_of: IdentityOf, role: str) -> dict[str, Any]:
-    return {"on_event": event_callback(put, role), "on_state": state_callback(put, identity_of, role),
-            "on_error": error_callback(put, role), "auto_ack": False}
+    stall = _StallReports(put, role)
+    return {"on_event": stall.on_event, "on_state": state_callback(put, identity_of, role),
+            "on_error": stall.on_error, "auto_ack": False}
 
 
 def event_callback(put: Put, role: str) -> Callable[[Any], None]:
-    def on_event(link_event: Any) -> None:
-        put(DeviceItem(role, link_event))
-    return on_event
+    return _StallReports(put, role).on_event
 
 
 def error_callback(put: Put, role: str) -> Callable[[LinkErrorKind, str], None]:
-    def on_error(kind: LinkErrorKind, reason: str) -> None:
+    return _StallReports(put, role).on_error
+
+
+class _StallReports:
+    """A link's events and its stalled reports, for one role (see the module docstring). The link
+    calls ``on_error`` from its supervisor's thread and ``on_event`` from its reader's: one lock
+    keeps a report and the events around it in the order they happened."""
+
+    def __init__(self, put: Put, role: str) -> None:
+        self._put = put
+        self._role = role
+        self._lock = threading.Lock()
+        self._stalled = False  # a stall reported, and no event delivered since
+
+    def on_error(self, kind: LinkErrorKind, reason: str) -> None:
         if kind is LinkErrorKind.EVENTS_STALLED:
-            put(DeviceStatus(role, True, reason, stalled=True))
-    return on_error
+            with self._lock:
+                self._stalled = True
+                self._put(DeviceStatus(self._role, True, reason, stalled=True))
+
+    def on_event(self, link_event: Any) -> None:
+        with self._lock:
+            if self._stalled:
+                self._stalled = False
+                self._put(DeviceStatus(self._role, True, "the link delivers the events again", stall_ended=True))
+            self._put(DeviceItem(self._role, link_event))
 
 
 def state_callback(put: Put, identity_of: IdentityOf, role: str) -> Callable[[Any, str | None], None]:

@@ -86,9 +86,9 @@ def test_events_that_never_come_hold_the_table_until_a_floorperson_gives_them_up
 
 def test_events_that_come_after_all_end_their_fault_and_the_round_goes_on() -> None:
     """The events the shoe's link waited for come after all (the shoe sent them once more): the
-    link delivers them in order, and the first one ends the fault ``events:shoe`` before it is
-    applied; the table deals on without a floorperson. Before, the fault stayed until one cleared
-    it, the link no longer holding anything."""
+    link delivers them in order, after an input of its own saying so (``stall_ended``, journaled),
+    which ends the fault ``events:shoe``; the table deals on without a floorperson. Before, the
+    fault stayed until one cleared it, the link no longer holding anything."""
     b = Bench()
     b.open_and_cut()
     b.auto_deal = False
@@ -97,15 +97,37 @@ def test_events_that_come_after_all_end_their_fault_and_the_round_goes_on() -> N
     b.feed(DeviceStatus("shoe", True, "events 9 never arrived although the device was asked 8 times to resend them",
                         stalled=True))
     assert b.core.state == "fault"
-    b.event("shuffler", m.Door(False))  # another device's event ends nothing
+    b.event("shoe", m.Door(False))  # an event alone ends nothing: the link's report does
     assert list(b.core.faults) == ["events:shoe"]
-    b.draw()  # the missing event: the round's second card
-    assert b.of("fault_cleared")[-1] == {"faults": ["events:shoe"], "by": "the missing events came"}
+    b.feed(DeviceStatus("shoe", True, "the link delivers the events again", stall_ended=True))
+    assert b.of("fault_cleared")[-1] == {"faults": ["events:shoe"], "by": "events came through again"}
     assert b.core.state == "dealing" and not b.core.faults
-    assert [c["n"] for c in b.of("card")] == [1, 2]
     b.auto_deal = True
-    b.draw()
+    b.draw()  # the round's second card, and the rest
     assert b.of("round_result"), "the round is completed"
+    record = status_input_record(DeviceStatus("shoe", True, "the link delivers the events again", stall_ended=True),
+                                 None, None)
+    assert record.payload["stall_ended"] is True and "stalled" not in record.payload
+    assert input_from(SimpleNamespace(kind=record.kind, payload=record.payload, seq=1, schema_version=2)) == \
+        DeviceStatus("shoe", True, "the link delivers the events again", stall_ended=True)
+
+
+def test_a_journal_of_before_the_stall_end_was_an_input_replays_as_it_was_decided() -> None:
+    """A journal written before 2026-12-06: the missing events came, the fault stayed, and a
+    floorperson's clear_fault ended it. It resumes: with no ``stall_ended`` input in it, the fault
+    stays on replay as it did (a review of the first fix, which ended the fault at the first event:
+    the journaled clear_fault was then refused on replay, and the table did not resume)."""
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.play_round([(1, "banker", 100)])
+    b.draw()
+    b.feed(DeviceStatus("shoe", True, "events 9 never arrived", stalled=True))
+    b.draw()  # the missing event came; no stall_ended input (the old link wiring)
+    assert "events:shoe" in b.core.faults
+    b.op("clear_fault", key="events:shoe")
+    assert not b.core.faults and not b.of("refused")
+    assert Bench(submission=b.sub).core.recover(b.inputs) is None  # every verdict the same
 
 
 def test_misread_card_is_entered_by_the_floorperson() -> None:

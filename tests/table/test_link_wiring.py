@@ -42,3 +42,24 @@ def test_a_device_missing_from_the_start_is_one_outage_too() -> None:
         on_state(LinkState.CONNECTING, None)
         on_state(LinkState.DISCONNECTED, "connect failed: cannot open serial port /dev/y: no such device")
     assert inbox == [DeviceStatus("shuffler", False, "connect failed: cannot open serial port /dev/y: no such device")]
+
+
+def test_the_first_event_after_a_stall_comes_after_an_input_that_ends_it() -> None:
+    """The link reports events held behind some that never came (``stalled``); when it delivers
+    that device's events again, the first comes after a ``stall_ended`` status, in the order they
+    happened, once; a later event comes alone."""
+    from controller.table.inbox import DeviceItem
+    from controller.table.link_wiring import link_options
+    from firmware_bridge.errors import LinkErrorKind
+
+    put: list = []
+    options = link_options(put.append, lambda role: None, "shoe")
+    options["on_event"]("event 8")
+    options["on_error"](LinkErrorKind.EVENTS_STALLED, "events 9 never arrived")
+    options["on_error"](LinkErrorKind.DEVICE_REFUSED, "HEARTBEAT refused")  # not the table's to act on
+    options["on_event"]("event 9")
+    options["on_event"]("event 10")
+    assert put == [DeviceItem("shoe", "event 8"),
+                   DeviceStatus("shoe", True, "events 9 never arrived", stalled=True),
+                   DeviceStatus("shoe", True, "the link delivers the events again", stall_ended=True),
+                   DeviceItem("shoe", "event 9"), DeviceItem("shoe", "event 10")]
