@@ -29,6 +29,7 @@ Contract:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -290,9 +291,19 @@ def _locked(path: Path, shown: str) -> Iterator[None]:
     import fcntl
 
     lock_path = path.parent / f".{path.name}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
-        _give_owner(fd, _owner(path))  # else one made by root shuts the file's owner out of changes
+        # Never through a symbolic link: the folder may be the table account's, and root, running
+        # this, would otherwise hand that account whatever file the link names (a review).
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OperatorsError(shown, "", f"{lock_path.name} is a symbolic link, not a lock file: "
+                                            "refused (remove it)") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:  # a file of its own, not another's hard link
+            _give_owner(fd, _owner(path))  # else one made by root shuts the file's owner out of changes
         deadline = time.monotonic() + LOCK_TIMEOUT_S
         while True:
             try:

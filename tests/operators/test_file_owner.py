@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_run import run_captured
-from controller.operators.store import add_operator, load_operators, remove_operator
+from controller.operators.store import OperatorsError, add_operator, load_operators, remove_operator
 
 NOBODY = 65534  # nobody / nogroup: an account other than the one running the tests
 PIN = "3141"
@@ -97,3 +97,27 @@ def test_a_chown_not_allowed_leaves_the_file_the_writers(tmp_path: Path, monkeyp
     add_operator(ops, "d2", "dealer", PIN)
     assert sorted(load_operators(ops)) == ["d2", "s1"]
     assert _owner_and_mode(ops) == (os.geteuid(), os.getegid(), 0o600)
+
+
+@as_root
+@pytest.mark.parametrize("plant", ["symlink", "hardlink"])
+def test_a_planted_lock_file_never_hands_another_file_to_the_files_owner(tmp_path: Path, plant: str) -> None:
+    """The folder may be the table account's (docs/deployment.md): that account could make the
+    lock file a link to any file, and root, running ``operators add``, chowned the file the link
+    named to it (a review of the owner-keeping change: /etc/shadow, say). A symbolic link is
+    refused in one line; a hard link (a file with another name) is used as a lock, never given away."""
+    ops = _owned_by_nobody(tmp_path / "ops.toml")
+    victim = tmp_path / "victim"
+    victim.write_text("root's secret\n", encoding="utf-8")
+    os.chmod(victim, 0o600)
+    lock = tmp_path / ".ops.toml.lock"
+    lock.unlink(missing_ok=True)
+    (lock.symlink_to if plant == "symlink" else lock.hardlink_to)(victim)
+    if plant == "symlink":
+        with pytest.raises(OperatorsError) as refused:
+            add_operator(ops, "d2", "dealer", PIN)
+        assert ".ops.toml.lock is a symbolic link, not a lock file: refused (remove it)" in str(refused.value)
+        assert sorted(load_operators(ops)) == ["s1"]  # refused: nothing changed
+    else:
+        add_operator(ops, "d2", "dealer", PIN)
+    assert _owner_and_mode(victim) == (0, 0, 0o600)
