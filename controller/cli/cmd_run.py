@@ -353,9 +353,13 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
         anchor = journal.anchor() if journal.last_seq else None
         journal.close()
     if not args.json:
-        out.line(f"journal {journal_path}: {anchor or 'empty'}")
+        out.line(f"journal {journal_path}: {anchor or 'empty'}", always=True)
     if stopped_by is None and auto is not None and auto.gave_up:
         say(f"shoectl run: the table stays closed: {auto.gave_up}")
+        return 1
+    if stopped_by is None and out.write_failed:  # the table dealt on: its journal has every entry
+        say(f"shoectl run: standard output could not be written ({out.write_failed}): lines are missing from "
+            f"it; the journal {journal_path} holds every entry")
         return 1
     return 0 if stopped_by is None else 128 + stopped_by  # 143 after SIGTERM, 130 after SIGINT
 

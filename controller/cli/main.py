@@ -237,6 +237,20 @@ def _standard_streams_open() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _standard_streams_open()
+    try:
+        try:
+            return _main(argv)
+        finally:
+            # Whatever is left in the buffer is written now, so that a reader gone shows here and not
+            # at the interpreter's exit ("Exception ignored ... BrokenPipeError", status 120: the
+            # status of every command whose output is buffered, a review found, `--help` too).
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _point_at_devnull(sys.stdout)
+        return EXIT_READER_GONE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if _command_of(argv) in LOGGING_COMMANDS:
         _import_structlog_without_rich()
@@ -255,8 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`| head`) before the command finished: it did not see the verdict.
         # Until 2026-12-06 this was exit 0, and `journal verify TAMPERED | head` passed in a pipeline.
-        _point_at_devnull(sys.stdout)
-        return EXIT_READER_GONE
+        raise  # (main's: before the OSErrors below, which would take it for a file that cannot be used)
     except (UsageError, RulesError, ConfigError, BridgeError, OSError) as exc:
         # User-facing errors: bad input (UsageError, RulesError, a configuration file's ConfigError:
         # a profile, a Rules Submission, an operators file; a bad fault spec)

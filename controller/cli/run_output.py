@@ -11,8 +11,11 @@
   once (``shoectl run`` stops the table as cleanly as after ``--shoes N``, and exits 0: the reader
   had what it asked for) and every later line is dropped; standard output then points at
   ``/dev/null``, so the interpreter's last flush has nothing to complain about. An output that
-  cannot be written (a full disk under ``> file``) is one error in the log; the table deals on.
-  ``finish(give_up)`` waits until the reader has everything (or ``give_up()`` says to stop).
+  cannot be written (a full disk under ``> file``) is one error in the log and ``write_failed``
+  says why; the table deals on (its journal has everything), and ``shoectl run`` ends with a
+  line saying so and exit 1. ``finish(give_up)`` waits until the reader has everything (or
+  ``give_up()`` says to stop). The run's last line is written ``always``, with the count of lines
+  not shown before it: a reader behind at the end gets both.
 - ``JournalLines``: ``shoectl run --json``. Every entry this run journals, in ``seq`` order, as
   ``shoectl journal export`` writes it (``Entry.to_json_line``: one format for both), and each
   notice for the people at the table as a line of its own, ``{"notice": {"level": ..., "text": ...}}``
@@ -49,6 +52,7 @@ class StdoutLines:
                  limit: int = LIMIT) -> None:
         self.on_gone = on_gone
         self.not_shown = 0  # lines for people not shown since the last that was
+        self.write_failed: str | None = None  # why the output could not be written (not a reader gone)
         self._out = QueuedOutput(stream or sys.stdout, name="shoectl-stdout", limit=limit,
                                  on_failure=self._reader_gone)
 
@@ -66,17 +70,18 @@ class StdoutLines:
         """True when less than ``limit`` bytes wait for the reader (and the reader is there)."""
         return self._out.has_room()
 
-    def line(self, text: str) -> None:
-        """``text`` and a newline, for people: not shown when the reader is ``limit`` behind."""
+    def line(self, text: str, *, always: bool = False) -> None:
+        """``text`` and a newline, for people: not shown when the reader is ``limit`` behind,
+        unless ``always`` (the run's last line)."""
         if self.gone:
             return
-        if not self.has_room():
+        if not (always or self.has_room()):
             self.not_shown += 1
             return
         if self.not_shown:
             text = f"... {self.not_shown} lines not shown: standard output was not read\n{text}"
             self.not_shown = 0
-        self.write(text + "\n")
+        self.write(text + "\n", always=always)
 
     def write(self, text: str, *, always: bool = False) -> bool:
         """Queue ``text`` as it is; False (nothing queued) when the reader has gone or, unless
@@ -91,11 +96,12 @@ class StdoutLines:
     def _reader_gone(self, problem: OSError) -> None:
         if self._out.fd is not None:
             _point_at_devnull(self._out.fd)
-        if isinstance(problem, BrokenPipeError):
-            structlog.get_logger().info("standard output closed by its reader")
-        else:  # a full disk under `> file`, a terminal gone: the table deals on, its output is lost
+        if not isinstance(problem, BrokenPipeError):  # a full disk under `> file`: the table deals on
+            self.write_failed = os.strerror(problem.errno) if problem.errno else str(problem) or "failed"
             structlog.get_logger().error("standard output cannot be written; nothing more is written there",
-                                         problem=os.strerror(problem.errno) if problem.errno else str(problem))
+                                         problem=self.write_failed)
+            return
+        structlog.get_logger().info("standard output closed by its reader")
         if self.on_gone is not None:
             self.on_gone()
 

@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from controller.journal import JournalReader, verify
+
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 
 
@@ -33,6 +37,22 @@ def test_a_table_run_with_its_output_closed_deals_on_and_its_journal_verifies(tm
     assert (export.returncode, export.stderr) == (0, "")
 
 
+def test_a_table_whose_output_cannot_be_written_deals_on_and_says_so(tmp_path: Path) -> None:
+    """``shoectl run > /dev/full`` (a full disk under the output's file): the table deals its shoe
+    all the same, its journal has every entry, and the run ends with one line saying the output
+    lacks lines, exit 1. Before this session it ended in an error, exit 2; a first fix stopped the
+    table at once and exited 0 (a review)."""
+    proc = subprocess.run(["sh", "-c", f"exec {' '.join(SHOECTL)} run --shoes 1 --speed max --display lines "
+                                       f"--journal j.db > /dev/full"], cwd=tmp_path, stderr=subprocess.PIPE,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines()[-1] == ("shoectl run: standard output could not be written (No space left on "
+                                            "device): lines are missing from it; the journal j.db holds every entry")
+    with JournalReader.open(tmp_path / "j.db") as reader:
+        assert any(e.kind == "reconciliation" for e in reader.entries())  # the whole shoe was dealt
+    assert verify(tmp_path / "j.db").ok
+
+
 def test_a_pin_asked_of_a_closed_input_is_one_line(tmp_path: Path) -> None:
     proc = closed("in", "operators", "add", "d9", "--role", "dealer", "--file", "ops.toml", "--pin-stdin",
                   cwd=tmp_path)
@@ -41,12 +61,17 @@ def test_a_pin_asked_of_a_closed_input_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "ops.toml").exists()
 
 
-def test_a_check_whose_reader_went_away_never_exits_as_a_success(tmp_path: Path) -> None:
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_a_check_whose_reader_went_away_never_exits_as_a_success(tmp_path: Path, buffered: bool) -> None:
     """``shoectl profiles check GOOD BAD | true`` (or ``journal verify ... | head -c 1``): the
     reader of standard output is gone before the verdict. The command exits 141, as a Unix tool
     stopped by SIGPIPE does, without a line (nobody reads it): a pipeline with ``pipefail`` fails.
     Before, every command took it as a success and exited 0 (an integrator review: a bad profile,
-    a stale udev file, a tampered journal "passed" behind ``| true``)."""
+    a stale udev file, a tampered journal "passed" behind ``| true``), and with its output
+    buffered (no PYTHONUNBUFFERED: a shell, a service) 120 with Python's "Exception ignored" lines."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
     good = Path(__file__).resolve().parents[2] / "device_profiles" / "acme-autoshoe-r.toml"
     bad = tmp_path / "bad.toml"
     bad.write_text("this is not a profile\n", encoding="utf-8")
@@ -56,7 +81,9 @@ def test_a_check_whose_reader_went_away_never_exits_as_a_success(tmp_path: Path)
     r, w = os.pipe()
     os.close(r)  # the reader went away before the first line (the good profile's "ok")
     try:
-        proc = subprocess.run(check, stdout=w, stderr=subprocess.PIPE, text=True, timeout=60)
+        proc = subprocess.run(check, stdout=w, stderr=subprocess.PIPE, text=True, timeout=60, env=env)
     finally:
         os.close(w)
-    assert (proc.returncode, proc.stderr) == (141, "")
+    assert proc.returncode == 141, proc.stderr
+    # (the bad file's own line may be on standard error: written there before the buffered "ok" was)
+    assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr

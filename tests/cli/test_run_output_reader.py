@@ -113,14 +113,33 @@ def test_a_reader_gone_calls_on_gone_once_and_drops_what_follows(pipe) -> None:
 
 
 def test_an_output_that_cannot_be_written_is_one_error_and_the_run_goes_on() -> None:
+    """A full disk under ``> file``: one error, ``write_failed`` says why, and the table is not
+    stopped (``on_gone`` is for a reader that went away; a review found the table stopped and the
+    run exiting 0 with 20 entries of its shoe)."""
     with open("/dev/full", "w", encoding="utf-8") as full, capture_logs() as logs:
         calls = []
         out = StdoutLines(lambda: calls.append(1), stream=full)
         out.line("round 1: player wins")
         until(lambda: out.gone, "the write to fail")
         assert out.finish() is False
-    assert calls == [1]
+    assert calls == [] and out.write_failed == "No space left on device"
     assert [(e["log_level"], e["problem"]) for e in logs] == [("error", "No space left on device")]
+
+
+def test_the_last_line_reaches_a_reader_behind_with_the_count_of_lines_not_shown(pipe) -> None:
+    """``--display lines`` whose reader reads only once the table has stopped: the lines past the
+    limit are not shown, and the run's last line (``journal PATH: SEQ:HASH``) is written all the
+    same, after how many were not (a review: both were lost)."""
+    r, stream = pipe
+    out = StdoutLines(stream=stream, limit=1000)
+    for n in range(400):
+        out.line(f"round {n:3d}: player wins")
+    shown_not = out.not_shown
+    assert shown_not > 0
+    out.line("journal j.db: 3017:ab12", always=True)
+    lines = drain(r, out).decode().splitlines()
+    assert out.finish()
+    assert lines[-2:] == [f"... {shown_not} lines not shown: standard output was not read", "journal j.db: 3017:ab12"]
 
 
 def test_finish_gives_up_when_asked_and_leaves_the_writer_blocked(pipe) -> None:
