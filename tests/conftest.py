@@ -16,6 +16,8 @@ in their own order, so that under ``pytest -n auto`` (``make test`` hands each w
 one worker busy while the others wait. ``-n auto`` starts two workers per CPU
 (``pytest_xdist_auto_num_workers``).
 
+The edge monitor's engine: ``SHOECTL_EDGE_ENGINE=python`` unless set (``pytest_configure``).
+
 Temporary directory: when ``TMPDIR`` is not set and /dev/shm (memory) has room, tests' temporary
 files (``tmp_path``, ``tempfile``, and every process a test starts) go there. A test still writes
 a real SQLite file and the journal still calls fdatasync at each commit; on memory that call costs
@@ -79,6 +81,10 @@ def _memory_has_room() -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Every `shoectl run` the tests start values its edges with the reference engine: numpy's
+    # import cost each of them 0.14 s of CPU (some 130 processes, about 10 s of `make test` on two
+    # cores). The engines give the same figures (tests/rules; a run by each: test_edge_engines_in_a_run).
+    os.environ.setdefault("SHOECTL_EDGE_ENGINE", "python")
     if "TMPDIR" not in os.environ and config.getoption("basetemp") is None and _memory_has_room():
         os.environ["TMPDIR"] = str(MEMORY_TMP)
         tempfile.tempdir = None  # computed again from TMPDIR at its next use

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-import time
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -45,11 +44,11 @@ from controller.cli.common import non_negative_int, positive_int, submission_for
 from controller.cli.outages import OutageLines
 from controller.cli.run_control import add_run_control_options, claim_run_control
 from controller.cli.run_options import (
-    DEFAULT_JOURNAL, DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_threshold,
-    emulator_speed, fault_spec, table_id,
+    DEFAULT_JOURNAL, DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_engine,
+    edge_threshold, emulator_speed, fault_spec, table_id,
 )
-from controller.cli.run_output import JournalLines, StdoutLines
-from controller.cli.stopping import STOP_GRACE_S, exit_now, run_until_signalled, signals_held
+from controller.cli.run_output import JournalLines, StdoutLines, output_read
+from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
 from controller.errors import UsageError, output_path_argument, path_argument
 from controller.journal import Journal, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
@@ -57,6 +56,7 @@ from controller.journal.errors import JournalContentError
 from controller.journal.verification import require_intact
 from controller.logconfig import configure_logging
 from controller.queued_output import QueuedOutput
+from controller.rules.odds_main_game import using_engine
 from controller.table.autodealer import AutoDealer
 from controller.table.checks import cards_lost_with
 from controller.table.core import TableCore
@@ -106,6 +106,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the edge monitor's surveillance notice when a wager's player edge on the cards left "
                         "goes above X per unit, -1 to 1 (default 0: any player advantage)")
     p.add_argument("--no-edge-monitor", action="store_true", help="no edge figures after each round")
+    p.add_argument("--edge-engine", choices=["auto", "python", "numpy"],
+                   help="the edge monitor's odds engine, the same figures by each (default: SHOECTL_EDGE_ENGINE "
+                        "if set, else auto: numpy when installed)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-file", type=output_path_argument, metavar="PATH", help="JSON log file (default: next to the journal)")
     p.add_argument("--stop-grace", type=whole_number(1, 3600), default=STOP_GRACE_S, metavar="SECONDS",
@@ -207,30 +210,16 @@ class _Display:
 
 
 def run(args: argparse.Namespace) -> int:
+    engine = edge_engine(args)
     # Standard output and standard error are written by threads of their own: a reader that pauses
     # never holds the table (controller.queued_output).
     out, err = StdoutLines(), QueuedOutput(sys.stderr, name="shoectl-stderr")
-    with signals_held("shoectl run") as held:  # a stop while starting up is a clean stop, not a kill
+    # (the engine given back after: a caller running commands in turn in one process keeps its own)
+    with using_engine(engine), signals_held("shoectl run") as held:  # a stop while starting up is a clean stop
         try:
             return _run(args, held, out, err)
         finally:
-            _output_read(out, err, held, args.stop_grace)
-
-
-def _output_read(out: StdoutLines, err: QueuedOutput, held: list[int], grace_s: float) -> None:
-    """Wait until the readers of standard output and error have all the run wrote (the table is
-    closed by now): as long as they take it; after a stop signal (the one that stopped the table,
-    or one now) ``grace_s`` at most, then the one line of a forced exit."""
-    deadline: list[float] = []
-
-    def give_up() -> bool:
-        if held and not deadline:
-            deadline.append(time.monotonic() + grace_s)
-        return bool(deadline) and time.monotonic() > deadline[0]
-
-    for output in (out, err):
-        if not output.finish(give_up) and give_up():
-            exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
+            output_read(out, err, held, args.stop_grace)
 
 
 def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: QueuedOutput) -> int:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import TextIO
@@ -37,6 +38,7 @@ from typing import TextIO
 import structlog
 
 from controller.cli.common import json_line
+from controller.cli.stopping import exit_now
 from controller.journal import Journal, JournalError
 from controller.queued_output import LIMIT, QueuedOutput
 from controller.table.io import Notice, TableRecord
@@ -104,6 +106,22 @@ class StdoutLines:
         structlog.get_logger().info("standard output closed by its reader")
         if self.on_gone is not None:
             self.on_gone()
+
+
+def output_read(out: StdoutLines, err: QueuedOutput, held: list[int], grace_s: float) -> None:
+    """Wait until the readers of standard output and error have all the run wrote (the table is
+    closed by now): as long as they take it; after a stop signal (the one that stopped the table,
+    or one now) ``grace_s`` at most, then the one line of a forced exit."""
+    deadline: list[float] = []
+
+    def give_up() -> bool:
+        if held and not deadline:
+            deadline.append(time.monotonic() + grace_s)
+        return bool(deadline) and time.monotonic() > deadline[0]
+
+    for output in (out, err):
+        if not output.finish(give_up) and give_up():
+            exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
 
 
 def _point_at_devnull(fd: int) -> None:
