@@ -192,16 +192,11 @@ class _Walk:
         """Close the alarms that were raised for recognised bodies alone (module docstring)."""
         if not self.touched:
             return
-        # floor_alarms is alarms.py's; withdrawing an alarm is a change only this rule makes
-        self.conn.execute(
-            "UPDATE floor_alarms a SET open = false, closed_at = clock_timestamp(), closed_why = %s "
-            "WHERE a.table_id = %s AND a.open AND a.kind = ANY(%s) AND a.seq = ANY(%s) AND NOT EXISTS ("
-            "SELECT 1 FROM rejected_entries r WHERE r.table_id = a.table_id AND r.seq = a.seq AND r.why <> %s)",
-            (_WITHDRAWN, self.table_id, _REFUSED_KINDS, sorted(self.touched), NEW_JOURNAL_WHY))
+        alarms.withdraw_refused(self.conn, self.table_id, sorted(self.touched), list(_REFUSED_KINDS), _WITHDRAWN,
+                                set_apart_as=NEW_JOURNAL_WHY)
         if self.moved and self.conn.execute("SELECT 1 FROM entries WHERE table_id = %s AND seq > %s LIMIT 1",
                                             (self.table_id, self.last_seq)).fetchone() is None:
-            self.conn.execute("UPDATE floor_alarms SET open = false, closed_at = clock_timestamp(), closed_why = %s "
-                              "WHERE table_id = %s AND open AND kind = %s", (_GAP_WITHDRAWN, self.table_id, alarms.GAP))
+            alarms.withdraw_gaps(self.conn, self.table_id, _GAP_WITHDRAWN)
 
 
 def _keep(conn: Any, table_id: str, seq: int, line: str) -> bool:
