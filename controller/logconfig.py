@@ -52,7 +52,6 @@ class _QueuedHandler(logging.Handler):
     def __init__(self, out: QueuedOutput) -> None:
         super().__init__()
         self.out = out
-        self.not_written = 0  # lines refused since the last one written (the handler's lock holds)
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -60,12 +59,7 @@ class _QueuedHandler(logging.Handler):
         except Exception:  # noqa: BLE001 - logging's own contract: a bad record is reported, not raised
             self.handleError(record)
             return
-        if self.not_written:
-            text = f"... {self.not_written} log lines not written: standard error was not read\n{text}"
-        if self.out.write(text):
-            self.not_written = 0
-        elif not self.out.failed:
-            self.not_written += 1
+        self.out.line(text, "log lines not written: standard error was not read")
 
 
 class _LogFile(logging.handlers.RotatingFileHandler):
@@ -97,7 +91,7 @@ class _LogFile(logging.handlers.RotatingFileHandler):
             return
         self._failing = True
         problem = sys.exc_info()[1]
-        why = (problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)) or "failed"
+        why = getattr(problem, "strerror", None) or str(problem) or "failed"
         self._say(f"shoectl: the log file {self.baseFilename} cannot be written: {why}; "
                   "its lines are lost until it can be\n")
 

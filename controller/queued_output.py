@@ -6,7 +6,9 @@ terminal stopped with Ctrl-S) blocks only the writing thread: a running table's 
 and journaled as fast as ever. ``QueuedOutput(stream)`` takes text with ``write`` (at most
 ``limit`` bytes wait; past that ``write`` says no and queues nothing, unless told ``always``);
 ``finish(give_up)`` waits until the reader has all of it, or ``give_up()`` says to stop waiting,
-and ends the thread; text written after it is written at once, by the caller. The first write that fails (the reader gone, a full disk under ``> file``)
+and ends the thread; text written after it is written at once, by the caller. ``line(text,
+missed)`` is for lines a reader may do without: one that does not fit is counted, and the next
+one queued says first how many were not (``... N {missed}``). The first write that fails (the reader gone, a full disk under ``> file``)
 calls ``on_failure(error)`` once, on the writing thread; everything after it is dropped.
 
 Written with ``os.write`` on the stream's descriptor, not through the stream: a thread blocked
@@ -36,6 +38,7 @@ class QueuedOutput:
                  on_failure: Callable[[OSError], None] | None = None) -> None:
         self.on_failure = on_failure
         self.failed = False
+        self.missed = 0  # ``line``s not queued since the last one that was
         self._stream = stream
         self._fd = _descriptor_of(stream)
         self._name = name
@@ -76,6 +79,19 @@ class QueuedOutput:
                 self._thread.start()
             self._cond.notify_all()
         return True
+
+    def line(self, text: str, missed: str, *, always: bool = False) -> None:
+        """Queue ``text``, after ``... N {missed}`` when lines were not; count it instead when
+        ``limit`` bytes already wait (unless ``always``). Nothing after a failed write."""
+        if self.failed:
+            return
+        if not (always or self.has_room()):
+            self.missed += 1
+            return
+        if self.write(f"... {self.missed} {missed}\n{text}" if self.missed else text, always=always):
+            self.missed = 0
+        elif not self.failed:
+            self.missed += 1
 
     def finish(self, give_up: Callable[[], bool] = lambda: False) -> bool:
         """Wait until the reader has everything queued, then end the writing thread; True if it

@@ -3,7 +3,9 @@ lines written by several threads."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -80,6 +82,16 @@ non_negative_int = whole_number(0)
 def json_line(obj: Any) -> str:
     """``obj`` as one line of compact JSON, newline included (every command's JSON output)."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def point_at_devnull(fd: int) -> None:
+    """Descriptor ``fd`` (standard output, its reader gone) writes into ``/dev/null`` from now on:
+    what a buffer still holds is flushed there at exit, so no "Exception ignored ...
+    BrokenPipeError" and no exit status 120."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
 
 
 def print_json(obj: Any, *, stream=None) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import contextlib
 import os
 import re
 import sys
@@ -246,7 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # status of every command whose output is buffered, a review found, `--help` too).
             sys.stdout.flush()
     except BrokenPipeError:
-        _point_at_devnull(sys.stdout)
+        from controller.cli.common import point_at_devnull  # only then: its imports are a command's
+
+        with contextlib.suppress(OSError, ValueError):  # (a test's StringIO has no descriptor)
+            point_at_devnull(sys.stdout.fileno())
         return EXIT_READER_GONE
 
 
@@ -277,17 +281,6 @@ def _main(argv: Sequence[str] | None) -> int:
         # keeps its traceback.
         print(f"{args.prog}: error: {readable(_one_line(exc))}", file=sys.stderr)
         return EXIT_USAGE
-
-
-def _point_at_devnull(stream) -> None:
-    """What is left in ``stream``'s buffer is flushed into ``/dev/null`` at exit: no "Exception
-    ignored ... BrokenPipeError", no exit status 120."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 def _one_line(exc: BaseException) -> str:

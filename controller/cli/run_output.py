@@ -28,7 +28,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
 from collections import deque
@@ -37,7 +36,7 @@ from typing import TextIO
 
 import structlog
 
-from controller.cli.common import json_line
+from controller.cli.common import json_line, point_at_devnull
 from controller.cli.stopping import exit_now
 from controller.journal import Journal, JournalError
 from controller.queued_output import LIMIT, QueuedOutput
@@ -53,7 +52,6 @@ class StdoutLines:
     def __init__(self, on_gone: Callable[[], None] | None = None, *, stream: TextIO | None = None,
                  limit: int = LIMIT) -> None:
         self.on_gone = on_gone
-        self.not_shown = 0  # lines for people not shown since the last that was
         self.write_failed: str | None = None  # why the output could not be written (not a reader gone)
         self._out = QueuedOutput(stream or sys.stdout, name="shoectl-stdout", limit=limit,
                                  on_failure=self._reader_gone)
@@ -62,6 +60,11 @@ class StdoutLines:
     def gone(self) -> bool:
         """True once the reader has gone (or the output could not be written)."""
         return self._out.failed
+
+    @property
+    def not_shown(self) -> int:
+        """Lines for people not shown since the last that was."""
+        return self._out.missed
 
     @property
     def pending(self) -> int:
@@ -75,15 +78,7 @@ class StdoutLines:
     def line(self, text: str, *, always: bool = False) -> None:
         """``text`` and a newline, for people: not shown when the reader is ``limit`` behind,
         unless ``always`` (the run's last line)."""
-        if self.gone:
-            return
-        if not (always or self.has_room()):
-            self.not_shown += 1
-            return
-        if self.not_shown:
-            text = f"... {self.not_shown} lines not shown: standard output was not read\n{text}"
-            self.not_shown = 0
-        self.write(text + "\n", always=always)
+        self._out.line(text + "\n", "lines not shown: standard output was not read", always=always)
 
     def write(self, text: str, *, always: bool = False) -> bool:
         """Queue ``text`` as it is; False (nothing queued) when the reader has gone or, unless
@@ -97,9 +92,9 @@ class StdoutLines:
 
     def _reader_gone(self, problem: OSError) -> None:
         if self._out.fd is not None:
-            _point_at_devnull(self._out.fd)
+            point_at_devnull(self._out.fd)
         if not isinstance(problem, BrokenPipeError):  # a full disk under `> file`: the table deals on
-            self.write_failed = os.strerror(problem.errno) if problem.errno else str(problem) or "failed"
+            self.write_failed = problem.strerror or str(problem) or "failed"
             structlog.get_logger().error("standard output cannot be written; nothing more is written there",
                                          problem=self.write_failed)
             return
@@ -123,14 +118,6 @@ def output_read(out: StdoutLines, err: QueuedOutput, held: list[int], grace_s: f
         if not output.finish(give_up) and give_up():
             exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
 
-
-def _point_at_devnull(fd: int) -> None:
-    """What another writer left in ``sys.stdout``'s buffer, flushed into ``/dev/null`` at exit, makes
-    no "Exception ignored ... BrokenPipeError" and no exit status 120."""
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, fd)
-        os.close(devnull)
 
 
 class JournalLines:
