@@ -6,9 +6,7 @@ message when nothing listened ("is `shoectl run` running?") misled while the ser
 from __future__ import annotations
 
 import json
-import socket
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,37 +19,9 @@ SERVICE_HINT = ("a table run as a service listens on /run/shoectl/control.sock: 
 
 
 @pytest.fixture
-def table_at(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
-    """``table_at(name)``: a UNIX socket ``name`` in ``tmp_path`` that answers every request with a
-    table's status; its path is returned."""
-    servers: list[tuple[socket.socket, threading.Thread]] = []
-
-    def start(name: str) -> Path:
-        path = tmp_path / name
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(path))
-        server.listen(4)
-
-        def answer() -> None:
-            while True:
-                try:
-                    conn, _ = server.accept()
-                except OSError:  # closed at the end of the test
-                    return
-                with conn:
-                    conn.makefile("rb").readline()
-                    conn.sendall(json.dumps(STATUS).encode() + b"\n")
-
-        thread = threading.Thread(target=answer, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        return path
-
-    yield start
-    for server, thread in servers:
-        server.shutdown(socket.SHUT_RDWR)  # wakes the accept() waiting
-        server.close()
-        thread.join(5)
+def table_at(fake_table: Callable[..., Path]) -> Callable[[str], Path]:
+    """``table_at(name)``: a UNIX socket ``name`` that answers every request with a table's status."""
+    return lambda name: fake_table(json.dumps(STATUS), name=name)
 
 
 @pytest.mark.parametrize("command", [["ctl", "status"], ["console"]])
