@@ -81,20 +81,28 @@ def one_line_refusal(capsys, *argv: str) -> str:
     return err.strip()
 
 
+def fed_then_restored(mosquitto: Mosquitto, tmp_path: Path, rounds: int) -> tuple[Path, int, dict, str]:
+    """A journal dealt ``rounds`` rounds and copied, dealt ``rounds`` more and fed to its end, then
+    put back as the copy (with its anchors): (the journal, the cursor's entry, the cursor, the hash
+    that entry had before the copy was put back)."""
+    journal, copy = tmp_path / "t1.db", tmp_path / "t1.copy"
+    deal(journal, rounds, seed=5)
+    shutil.copy(journal, copy)
+    shutil.copy(f"{journal}.anchors", f"{copy}.anchors")
+    deal(journal, rounds, seed=6)
+    end = last_seq(journal)
+    cursor = fed_through(mosquitto, journal, end)
+    fed_hash = entry_hash(journal, end)
+    restore(copy, journal)
+    return journal, end, cursor, fed_hash
+
+
 def test_a_journal_restored_from_an_earlier_copy_and_written_on_is_refused(capsys, mosquitto: Mosquitto,
                                                                            tmp_path: Path) -> None:
     """Before: the feed started after the cursor's seq in a journal whose entries up to there were
     another history's, logged only ``feed starting after_seq=N``, and never published them."""
-    journal, copy = tmp_path / "t1.db", tmp_path / "t1.copy"
-    deal(journal, 3, seed=5)
-    shutil.copy(journal, copy)
-    shutil.copy(f"{journal}.anchors", f"{copy}.anchors")
-    deal(journal, 3, seed=6)
-    end = last_seq(journal)
-    cursor = fed_through(mosquitto, journal, end)
-    assert cursor["hash"] == entry_hash(journal, end)  # the hash of the entry acknowledged last
-
-    restore(copy, journal)
+    journal, end, cursor, fed_hash = fed_then_restored(mosquitto, tmp_path, 3)
+    assert cursor["hash"] == fed_hash  # the hash of the entry acknowledged last
     deal(journal, 8, seed=7)  # the table writes another history on the copy, past the cursor
     assert last_seq(journal) > end and entry_hash(journal, end) != cursor["hash"]
     said = (f"{journal}.feed-cursor: the cursor of another copy of the journal {journal} (its entry {end} is not "
@@ -119,14 +127,7 @@ def test_run_feed_refuses_a_cursor_past_the_journals_end_before_creating_anythin
     """Before: ``shoectl run --feed`` on a journal restored from an earlier copy (shorter than its
     kept cursor) resumed the table, wrote into the journal, and only then stopped on the feed's
     refusal."""
-    journal, copy = tmp_path / "t1.db", tmp_path / "t1.copy"
-    deal(journal, 2, seed=5)
-    shutil.copy(journal, copy)
-    shutil.copy(f"{journal}.anchors", f"{copy}.anchors")
-    deal(journal, 2, seed=6)
-    end = last_seq(journal)
-    fed_through(mosquitto, journal, end)
-    restore(copy, journal)
+    journal, end, _, _ = fed_then_restored(mosquitto, tmp_path, 2)
     before = files(tmp_path)
     line = one_line_refusal(capsys, "run", "--journal", str(journal), "--rounds", "1", "--speed", "max",
                             "--no-edge-monitor", "--feed", mosquitto.url, *mosquitto.login("T1"))
