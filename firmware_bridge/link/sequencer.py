@@ -207,8 +207,8 @@ class EventSequencer:
         """The link asked the device to resend (RESEND_EVENTS). Returns True once per stall: when
         the gap has now outlasted ``stall_resends`` requests with its first missing counter still
         absent. A device keeps every unacknowledged event (docs/protocol.md E3), so a gap that does
-        not close is a fault, not something to hold ever more events for."""
-        self._asked_up_to = self.known_highest
+        not close is a fault, not something to hold ever more events for. (What it covered was
+        noted by ``asking``, before it was sent.)"""
         if not self.gap:
             self._resends_at = None
             return False

@@ -116,12 +116,14 @@ def test_a_gap_no_resend_request_covered_yet_is_unasked() -> None:
     assert not seq.unasked_gap  # no gap
     seq.offer(numbered(2))
     assert seq.unasked_gap  # 1 is missing and nobody asked
+    seq.asking()  # as the link does: noted before the request is sent
     seq.resend_requested()
     assert not seq.unasked_gap  # asked: the resent 1 may be on its way
     seq.offer(numbered(4))
     assert seq.missing() == [(1, 1), (3, 3)] and not seq.unasked_gap  # 1 still missing: asked for with it
     seq.offer(numbered(1))
     assert seq.queued == 2 and seq.unasked_gap  # all that was known when asked came; 3 was not known: new
+    seq.asking()  # as the link does: noted before the request is sent
     seq.resend_requested()
     assert not seq.unasked_gap
     seq.offer(numbered(3))
@@ -154,3 +156,16 @@ def test_a_device_that_lost_every_other_event_is_a_reported_fault(tmp_path: Path
     wait_for(lambda: len(rig.sink) >= len(evens), "the even events, in order")
     assert rig.sink.messages() == evens
     wait_for(lambda: device.unacknowledged() == 0, "all acknowledged")
+
+
+def test_a_gap_seen_while_a_resend_request_waits_for_its_reply_is_still_unasked() -> None:
+    """The request covers what was known when it was sent (``asking``); a gap that opened while
+    its reply was awaited is new, asked about at once. The reply's bookkeeping once noted the
+    request again, as if it had covered that gap too (a review of the link's changes)."""
+    seq = EventSequencer((1, 0))
+    seq.offer(numbered(2))
+    seq.asking()  # RESEND_EVENTS sent: 1 is covered
+    seq.offer(numbered(4))  # meanwhile: 3 is missing, which the request did not know of
+    seq.resend_requested()  # its ACK
+    seq.offer(numbered(1))
+    assert seq.missing() == [(3, 3)] and seq.unasked_gap
