@@ -3,14 +3,14 @@ events and its state changes on the owner's inbox (``controller/table/runner.py`
 
 - ``link_options(put, identity_of, role)``: hand-off delivery (``auto_ack=False``: the owner
   acknowledges each event after its commit) and the three callbacks below.
-- ``event_callback(put, role)``: queues each event for the owner and returns at once; one never
-  committed (an error, a stop) is never acknowledged, so the device keeps it and resends it.
+- ``on_event`` queues each event for the owner and returns at once; one never committed (an
+  error, a stop) is never acknowledged, so the device keeps it and resends it.
 - ``state_callback(put, identity_of, role)``: a connect is reported with the identity of the device
   now answering (``identity_of(role)``, read on the link's thread when the link has just set it;
   a function, because the links are made after their options), so the core can tell a
   reconnect from another device or one that lost its memory; a disconnect with its reason, once
   per outage.
-- ``error_callback(put, role)``: of the link's errors (each logged by the link) only the one the
+- ``on_error``: of the link's errors (each logged by the link) only the one the
   table must act on reaches it: events held behind some that never came (``stalled``: a fault
   until a floorperson gives them up). Before, every error came as a state report and the table
   journaled each as a reconnect (a device refusing every HEARTBEAT: one a second).
@@ -29,7 +29,7 @@ from controller.table.inbox import DeviceItem
 from controller.table.io import DeviceStatus
 from firmware_bridge.errors import LinkErrorKind
 
-__all__ = ["error_callback", "event_callback", "link_options", "state_callback"]
+__all__ = ["link_options", "state_callback"]
 
 Put = Callable[[Any], None]
 IdentityOf = Callable[[str], Any]
@@ -39,14 +39,6 @@ def link_options(put: Put, identity_of: IdentityOf, role: str) -> dict[str, Any]
     stall = _StallReports(put, role)
     return {"on_event": stall.on_event, "on_state": state_callback(put, identity_of, role),
             "on_error": stall.on_error, "auto_ack": False}
-
-
-def event_callback(put: Put, role: str) -> Callable[[Any], None]:
-    return _StallReports(put, role).on_event
-
-
-def error_callback(put: Put, role: str) -> Callable[[LinkErrorKind, str], None]:
-    return _StallReports(put, role).on_error
 
 
 class _StallReports:

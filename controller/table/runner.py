@@ -42,7 +42,7 @@ from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerT
 from controller.table.senders import DeviceSenders
 from controller.table.subscribers import Subscribers
 from controller.table.stored_events import StoredEvents
-from controller.table.link_wiring import event_callback, link_options
+from controller.table.link_wiring import link_options
 from controller.table.run_limits import RunLimits
 from controller.table.journaling import (command_failed_record, device_input_record, note_record, operator_input_record,
                                          output_records, rules_record, started_record, status_input_record)
@@ -101,10 +101,6 @@ class TableRunner:
         """The keyword arguments of the ``DeviceLink`` for ``role`` (``link_wiring``): its events
         and state changes onto this runner's inbox, each event acknowledged by the owner."""
         return link_options(self.inbox.put, lambda r: getattr(self.links.get(r), "identity", None), role)
-
-    def link_event_callback(self, role: str) -> Callable[[Any], None]:
-        """``on_event`` alone for the link of ``role`` (``link_wiring.event_callback``)."""
-        return event_callback(self.inbox.put, role)
 
     def submit(self, op: OperatorInput) -> None:
         """Queue an operator command (from the console or a script)."""

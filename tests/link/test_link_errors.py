@@ -16,7 +16,7 @@ import pytest
 
 from controller.table.inbox import DeviceItem
 from controller.table.io import DeviceStatus
-from controller.table.link_wiring import error_callback, link_options
+from controller.table.link_wiring import link_options
 from firmware_bridge.link import LinkErrorKind
 from firmware_bridge.protocol import DeviceConnection, Heartbeat, MessageType, NakCode, ResendEvents
 from firmware_bridge.protocol import device_connection as dc
@@ -43,7 +43,7 @@ def statuses(inbox: list[Any]) -> list[DeviceStatus]:
 
 def test_only_events_held_for_good_reach_the_table() -> None:
     inbox: list[DeviceStatus] = []
-    on_error = error_callback(inbox.append, "shoe")
+    on_error = link_options(inbox.append, lambda role: None, "shoe")["on_error"]
     on_error(LinkErrorKind.DEVICE_REFUSED, "the device said: HEARTBEAT refused: FAULT: mechanism fault")
     on_error(LinkErrorKind.CONSUMER_FAILED, "on_event raised for event 7:3")
     on_error(LinkErrorKind.EVENTS_GIVEN_UP, "1 missing event(s) accepted as lost")

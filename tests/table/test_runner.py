@@ -120,7 +120,7 @@ def test_a_link_that_would_acknowledge_before_the_commit_is_refused(tmp_path) ->
     table = EmulatedTable(seed=15, speed=INF)
     journal = Journal.open(tmp_path / "j.db", table_id="T1")
     runner = make_runner(table, journal)
-    runner.links["shoe"] = DeviceLink(LoopbackTransport(table.shoe), on_event=runner.link_event_callback("shoe"))
+    runner.links["shoe"] = DeviceLink(LoopbackTransport(table.shoe), on_event=runner.link_options("shoe")["on_event"])
     with pytest.raises(ValueError, match="link_options"):
         runner.start_links()
     assert all(link.state.value == "disconnected" for link in runner.links.values())  # none started
