@@ -4,7 +4,7 @@ An alarm is keyed while open by ``(table_id, kind, seq)``: raising it again upda
 and ``last_seen`` and, when the same thing happened again (``again=True``: a second forged body,
 a repeated bad message), its ``count``. A gap alarm closes by itself when the gap is filled and
 the chain verifies across it; the others stay open for a person to read, but those raised for the
-bodies of a table's new journal before it was recognised (``withdraw_refused``, ``withdraw_gaps``:
+bodies of a table's new journal before it was recognised (``withdraw_refused``, ``close_gaps``:
 closed, with why, by ``controller.floor.new_journal``).
 
 Kinds: ``gap`` (entries missing before ``seq``), ``chain_break`` (entry ``seq`` does not follow
@@ -37,10 +37,15 @@ def raise_alarm(conn: Any, table_id: str, seq: int | None, kind: str, detail: st
 def close_gaps_up_to(conn: Any, table_id: str, last_seq: int) -> None:
     """Close the open gap alarms of ``table_id`` at or before ``last_seq`` (the chain now verifies
     through them)."""
+    close_gaps(conn, table_id, f"filled: the chain verifies through entry {last_seq}", through=last_seq)
+
+
+def close_gaps(conn: Any, table_id: str, why: str, *, through: int | None = None) -> None:
+    """Close the open gap alarms of ``table_id`` (at or before ``through``, if given), saying ``why``."""
     conn.execute(
         "UPDATE floor_alarms SET open = false, closed_at = clock_timestamp(), closed_why = %s "
-        "WHERE table_id = %s AND kind = %s AND open AND seq <= %s",
-        (f"filled: the chain verifies through entry {last_seq}", table_id, GAP, last_seq))
+        "WHERE table_id = %s AND kind = %s AND open AND (%s::bigint IS NULL OR seq <= %s)",
+        (why, table_id, GAP, through, through))
 
 
 def withdraw_refused(conn: Any, table_id: str, seqs: list[int], kinds: list[str], why: str, *,
@@ -53,12 +58,6 @@ def withdraw_refused(conn: Any, table_id: str, seqs: list[int], kinds: list[str]
         "WHERE a.table_id = %s AND a.open AND a.kind = ANY(%s) AND a.seq = ANY(%s) AND NOT EXISTS ("
         "SELECT 1 FROM rejected_entries r WHERE r.table_id = a.table_id AND r.seq = a.seq AND r.why <> %s)",
         (why, table_id, kinds, seqs, set_apart_as))
-
-
-def withdraw_gaps(conn: Any, table_id: str, why: str) -> None:
-    """Close the open gap alarms of ``table_id``, saying ``why`` (nothing waits after them any more)."""
-    conn.execute("UPDATE floor_alarms SET open = false, closed_at = clock_timestamp(), closed_why = %s "
-                 "WHERE table_id = %s AND open AND kind = %s", (why, table_id, GAP))
 
 
 def count_dropped(conn: Any, table_id: str, reason: str, detail: str) -> None:

@@ -196,7 +196,7 @@ class _Walk:
                                 set_apart_as=NEW_JOURNAL_WHY)
         if self.moved and self.conn.execute("SELECT 1 FROM entries WHERE table_id = %s AND seq > %s LIMIT 1",
                                             (self.table_id, self.last_seq)).fetchone() is None:
-            alarms.withdraw_gaps(self.conn, self.table_id, _GAP_WITHDRAWN)
+            alarms.close_gaps(self.conn, self.table_id, _GAP_WITHDRAWN)
 
 
 def _keep(conn: Any, table_id: str, seq: int, line: str) -> bool:

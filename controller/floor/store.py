@@ -39,13 +39,13 @@ from typing import Any
 from controller.floor import alarms, chain, new_journal
 from controller.floor.message import JSON_SPACE, FloorEntry
 from controller.floor.rows import ENTRY_COLUMNS, entry_values
-from controller.floor.new_journal import NEW_JOURNAL_WHY, SECOND_BODY_WHY
+from controller.floor.new_journal import SECOND_BODY_WHY
 from controller.floor.schema import StoreError, migrate
 from controller.journal.chain import Hasher
 from shoectl_config.text import quoted, safe
 
 CONNECT_TIMEOUT = 10  # seconds
-__all__ = ["NEW_JOURNAL_WHY", "BatchResult", "FloorStore", "connect", "failure_words"]
+__all__ = ["BatchResult", "FloorStore", "connect", "failure_words"]
 
 
 @dataclass

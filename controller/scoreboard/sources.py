@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable

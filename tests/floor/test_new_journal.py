@@ -16,7 +16,8 @@ import pytest
 
 from controller.floor.broker import stop_client
 from controller.floor.reading import verify_table
-from controller.floor.store import NEW_JOURNAL_WHY, FloorStore
+from controller.floor.new_journal import NEW_JOURNAL_WHY
+from controller.floor.store import FloorStore
 from cli_run import run
 from floor.collector_processes import publish, publisher, start
 from floor.helpers import SHOECTL, query, stored_lines

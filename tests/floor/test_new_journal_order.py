@@ -19,7 +19,8 @@ import pytest
 
 from controller.floor.broker import stop_client
 from controller.floor.reading import verify_table
-from controller.floor.store import NEW_JOURNAL_WHY, FloorStore
+from controller.floor.new_journal import NEW_JOURNAL_WHY
+from controller.floor.store import FloorStore
 from floor.collector_processes import publish, publisher, start
 from floor.helpers import SHOECTL, query, stored_lines
 from floor.journals import TableJournal, forge_next, items, run_table
