@@ -174,7 +174,7 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
         position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"],
                               journal=journal)
         at = position.position()  # a cursor of another journal is refused now
-        position.check_journal(at, tail.end_seq(), lambda seq: _hash_in(journal, seq))
+        position.check_journal(at, tail.end_seq(), tail.hash_at)
         position.claim()  # the cursor and the journal, until the feed stops (JournalFeed.run)
         return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)
     except BaseException:
@@ -182,11 +182,6 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
             position.release()
         tail.close()
         raise
-
-
-def _hash_in(journal: Path, seq: int) -> str | None:
-    with JournalReader.open(journal) as reader:
-        return entry_hash(reader, seq)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -94,6 +94,14 @@ class JournalTail:
             raise translate(exc, self.path, "read the journal") from None
         return int(end)
 
+    def hash_at(self, seq: int) -> str | None:
+        """The hash of the journal's entry ``seq`` now, read or not (None when it has none)."""
+        try:
+            row = self._conn.execute("SELECT hash FROM entries WHERE seq = ?", (seq,)).fetchone()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, "read the journal") from None
+        return None if row is None else row[0]
+
     def poll(self, limit: int = 1000) -> list[Entry]:
         """Up to ``limit`` entries after the last one returned, checked (see the module
         docstring); ``[]`` when none was appended since. JournalIntegrityError on a break."""
