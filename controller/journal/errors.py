@@ -61,15 +61,19 @@ class JournalWriteError(JournalError):
     """An append or batch could not be committed. The journal is exactly as before the call."""
 
 
-class JournalIntegrityError(JournalError):
-    """The journal's chain does not hold where a reader following it got to (``JournalTail``):
-    the message is one line naming the first bad entry; ``seq`` is that entry and ``reason`` the
-    check's words, without the journal's path (for a page that must not show where it is kept)."""
+class _AtAnEntry:
+    """An error about one entry: ``seq`` (where known) and ``reason``, its words without the
+    journal's path (for a page that must not show where the journal is kept)."""
 
     def __init__(self, message: str, *, seq: int | None = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.seq = seq
         self.reason = reason
+
+
+class JournalIntegrityError(_AtAnEntry, JournalError):
+    """The journal's chain does not hold where a reader following it got to (``JournalTail``):
+    the message is one line naming the first bad entry (``seq``), ``reason`` the check's words."""
 
 
 class PayloadError(ValueError):
@@ -87,15 +91,10 @@ class DeviceEventConflict(ValueError):
         self.payload = payload
 
 
-class JournalContentError(ValueError):
+class JournalContentError(_AtAnEntry, ValueError):
     """A stored entry whose payload is not what a reader of its kind needs (e.g. a ``cut`` without
     a position): a bug, or a forger. The message names the entry; ``seq`` and ``reason`` (what is
     wrong with it, and its kind) are given where it is known."""
-
-    def __init__(self, message: str, *, seq: int | None = None, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.seq = seq
-        self.reason = reason
 
 
 def malformed_entry(entry: Any, exc: BaseException) -> JournalContentError:
