@@ -7,7 +7,9 @@ verify``, ``export`` and ``replay``), and ``Defect``, what a failed one raises:
   record once, dealt, burned or discarded (``check_placed``);
 - every wager placed is staked in exactly one round or returned before one, and every wager
   staked in a round is settled (won, lost, pushed, or returned when the round is void) exactly
-  once; no round is started or decided twice (``check_wagers``, ``check_replay``).
+  once; no round is started or decided twice (``check_wagers``, ``check_replay``);
+- every record is what the table decides from the journal's inputs, across every crash and
+  restart (``shoectl audit decisions``: ``check_decisions``).
 
 ``check_journal`` runs them all. Used by the crash soak and the fault soak (docs/hardening.md).
 """
@@ -40,7 +42,16 @@ def check_journal(journal: Path, dealt_log: Path) -> dict:  # type: ignore[type-
     check_placed(entries)
     money = check_wagers(entries)
     return {"cards": cards, "rounds": check_replay(journal), "journal_entries": len(entries),
-            "wagers": dict(money), "verify": verify.stdout.strip()}
+            "wagers": dict(money), "decisions": check_decisions(journal), "verify": verify.stdout.strip()}
+
+
+def check_decisions(journal: Path) -> str:
+    """``shoectl audit decisions``: the journal's inputs decided again make its records, every
+    one (after a crash too: the restarted table's records are the ones it decides). Its verdict."""
+    done = subprocess.run([*SHOECTL, "audit", "decisions", "--no-verify", str(journal)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Defect(f"shoectl audit decisions exited {done.returncode}: {done.stdout}{done.stderr}")
+    return done.stdout.strip()
 
 
 def shoectl_lines(*args: str) -> list[dict]:  # type: ignore[type-arg]

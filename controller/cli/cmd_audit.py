@@ -1,4 +1,4 @@
-"""``shoectl audit``: shuffle integrity from a journal (docs/audit.md).
+"""``shoectl audit``: shuffle integrity and the table's decisions, from a journal (docs/audit.md).
 
 ``shoectl audit cards PATH [--shoes ID,...] [--json]``: every dealt shoe's cards (read, unread
 and unreadable) against its N-deck composition: extra, foreign, missing cards and reused
@@ -15,9 +15,14 @@ uniform shuffle and each test's p-value against alpha (``controller.cli.charts``
 On a terminal a progress bar on standard error follows the reading of the journal, then the tests
 (nothing when standard error is not a terminal).
 
-Both: ``--shoes`` takes shoe ids or ``fnmatch`` patterns (comma-separated, repeatable). A file
-that is not a journal, a journal without shoes, or a ``--shoes`` that matches nothing: one line on
-standard error, exit 2. The journal is checked as it is read (``controller.cli.journal_input``): one
+``shoectl audit decisions PATH [--json]``: every input of the journal decided again by a new
+table under the rules and devices the journal names, each record it makes compared with the
+journal's (``controller.table.redecision``). Exit 0 when every one is equal, 1 at the first that
+differs (named, with both sides: of the same kind, the fields that differ).
+
+Cards and shuffle: ``--shoes`` takes shoe ids or ``fnmatch`` patterns (comma-separated, repeatable). A file
+that is not a journal, a journal without shoes (without entries, for ``decisions``), or a
+``--shoes`` that matches nothing: one line on standard error, exit 2. The journal is checked as it is read (``controller.cli.journal_input``): one
 that does not verify (an edited, deleted or re-chained entry, a failed SQLite integrity check) is
 not audited (exit 1) unless ``--no-verify``.
 """
@@ -31,6 +36,7 @@ from controller.audit.journal_source import AUDIT_KINDS, ShoeData, collect_shoes
 from controller.audit.report import cards_text, shuffle_text
 from controller.cli.charts import plot_target, position_residuals, shuffle_chart
 from controller.cli.common import non_negative_int, print_json
+from controller.journal.chain import canonical_json
 from controller.cli.progress import progress_bar
 from controller.cli.journal_input import (
     EXIT_DOES_NOT_VERIFY,
@@ -39,14 +45,16 @@ from controller.cli.journal_input import (
     refuse_output_over_journal,
 )
 from controller.errors import UsageError, new_file_argument
+from controller.table.redecision import Redecision, redecide
 from shoectl_config.text import quoted
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    audit = sub.add_parser("audit", help="shuffle integrity: card sets and randomness of the shuffles in a journal",
-                           description="Audit the shuffles recorded in a journal.")
+    audit = sub.add_parser("audit", help="a journal's card sets, the randomness of its shuffles, and its decisions "
+                                         "decided again",
+                           description="Audit the shuffles recorded in a journal, and the table's decisions.")
     action = audit.add_subparsers(dest="audit_command", metavar="SUBCOMMAND", parser_class=type(audit))
     action.required = True
 
@@ -68,6 +76,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "shuffle) and each test's p-value against alpha, as PNG or SVG by FILE's suffix (needs "
                    "matplotlib: pip install 'shoectl[plot]')")
     s.set_defaults(func=run_shuffle)
+
+    d = action.add_parser("decisions", help="decide the journal's inputs again and compare every record the table "
+                                            "makes with the journal's (exit 1 at the first that differs)",
+                          description="Feed every input of the journal, in order, to a new table under the Rules "
+                                      "Submission and the devices the journal names, and compare each record it makes "
+                                      "(cards, results, settlements, procedures) with the record the journal holds "
+                                      "there. A chain that verifies proves no entry changed; this shows that the "
+                                      "records are what the table decides from its inputs.")
+    add_journal_input(d)
+    d.add_argument("--json", action="store_true", help="print one JSON object")
+    d.set_defaults(func=run_decisions)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -137,3 +156,53 @@ def run_shuffle(args: argparse.Namespace) -> int:
     else:
         print(shuffle_text(args.path, audit))
     return EXIT_OK if audit.result.passed else EXIT_FAILED
+
+
+def run_decisions(args: argparse.Namespace) -> int:
+    result = read_checked(args, redecide, progress=f"deciding {Path(args.path).name} again")
+    if result is None:
+        return EXIT_FAILED
+    if not result.entries:
+        raise UsageError(f"{args.path}: the journal holds no entries")
+    if args.json:
+        print_json(result.to_json())
+    else:
+        print(decisions_text(args.path, result))
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def decisions_text(path: str, r: Redecision) -> str:
+    """The decisions audit in words: a verdict line, then, when it failed, the two records side by
+    side (of the same kind: only the fields that differ)."""
+    counts = (f"{r.inputs} inputs decided again, {r.records} records equal ({r.rounds} round results), "
+              f"{r.starts} start{'s' if r.starts != 1 else ''}")
+    lines = []
+    if r.assumed_devices:
+        lines.append(f"{path}: a start that does not name its devices (written by an earlier shoectl): decided as "
+                     "the built-in emulator's table (a batch shuffler and a card-reading shoe)")
+    d = r.difference
+    if d is None:
+        lines.append(f"{path}: decisions ok: {counts}")
+        return "\n".join(lines)
+    where = f"entry {d.seq}" if d.seq is not None else f"the end (entry {r.last_seq})"
+    lines.append(f"{path}: decisions FAILED at {where}: {d.why}")
+    journaled, decided = d.journaled, d.decided
+    if journaled and decided and journaled["kind"] == decided["kind"] and isinstance(journaled["payload"], dict):
+        for name in ("shoe", "round"):
+            if journaled[name] != decided[name]:
+                lines.append(f"    {name}: journal {canonical_json(journaled[name])}, decided {canonical_json(decided[name])}")
+        jp, dp = journaled["payload"], decided["payload"]
+        for key in sorted(set(jp) | set(dp)):
+            if key not in dp or key not in jp or canonical_json(jp[key]) != canonical_json(dp[key]):
+                lines.append(f"    {key}: journal {_value(jp, key)}, decided {_value(dp, key)}")
+    else:
+        for side, record in (("journal", journaled), ("decided", decided)):
+            if record is not None:
+                lines.append(f"    {side}: {record['kind']} shoe {record['shoe']} round {record['round']} "
+                             f"{canonical_json(record['payload'])}")
+    lines.append(f"{path}: decisions FAILED: {counts} before it")
+    return "\n".join(lines)
+
+
+def _value(payload: dict, key: str) -> str:
+    return canonical_json(payload[key]) if key in payload else "(none)"

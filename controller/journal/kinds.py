@@ -210,7 +210,9 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
                                                                          "first", "last")),
     Kind(RESUMED, "play resumed after a fault", ("state",)),
     Kind(CONTROLLER_STARTED, "the controller started on this journal: its version, how many journaled inputs "
-         "it replayed (more than 0: a restart) and the state it goes on from", ("version", "replayed", "state")),
+         "it replayed (more than 0: a restart) and the state it goes on from; capabilities: what its devices are "
+         "(automatic_shoe, approval, shuffler, shuffler_keeps_one_batch, shuffler_in_shoe), by which the table "
+         "decides", ("version", "replayed", "state"), ("capabilities",)),
 
     Kind(EDGE, "after a round, every wager the Rules Submission (its source) offers, valued exactly on the cards "
          "left in the shoe (those below the cover card included: unseen); wagers: kind -> ev, the expected value "

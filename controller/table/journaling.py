@@ -110,9 +110,18 @@ def output_records(records: Iterable[TableRecord]) -> list[JournalRecord]:
 
 def started_record(core: Any, replayed: int, version: str) -> JournalRecord:
     """The ``controller_started`` record of a table that starts with ``core`` (after
-    ``replayed`` journaled inputs were fed to it), with the shoe and round it goes on from."""
-    return JournalRecord(kinds.CONTROLLER_STARTED, {"version": version, "replayed": replayed, "state": core.state},
+    ``replayed`` journaled inputs were fed to it), with the shoe and round it goes on from and the
+    devices it decides for (``capabilities_of``: what deciding the journal again needs)."""
+    return JournalRecord(kinds.CONTROLLER_STARTED, {"version": version, "replayed": replayed, "state": core.state,
+                                                    "capabilities": capabilities_of(core)},
                          shoe=core.shoe.id if core.shoe else None, round=core.round.number if core.round else None)
+
+
+def capabilities_of(core: Any) -> dict[str, Any]:
+    """What the table's devices are, as ``TableCore``'s options of the same names (the profiles'
+    capabilities, ``cmd_run.table_capabilities``): the core decides differently for each."""
+    return {"automatic_shoe": core.automatic_shoe, "approval": core.approval, "shuffler": core.has_shuffler,
+            "shuffler_keeps_one_batch": core.shuffler_keeps_one_batch, "shuffler_in_shoe": core.shuffler_in_shoe}
 
 
 def rules_record(submission: Any, last_journaled: dict[str, Any] | None) -> JournalRecord | None:

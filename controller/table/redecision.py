@@ -1,0 +1,245 @@
+"""Deciding a journal again: are its records what a table decides from its inputs?
+
+A chain that verifies proves that no entry changed after it was written. It cannot prove that the
+records are what a table decides from the inputs beside them: whoever holds the HMAC key, or
+recomputes a keyless chain, can write a round's result with other cards, a settlement with another
+payout, a cut that was never offered. ``redecide(entries) -> Redecision`` finds that: it feeds
+every journaled input, in order, to a fresh ``TableCore`` under the Rules Submission and the
+devices the journal says were in force, and compares each record the core makes with the record
+the journal holds in its place (``shoectl audit decisions``, docs/audit.md).
+
+Rules of the comparison:
+
+- The records a table makes from an input are journaled with it, in one transaction, right after
+  it and in order; each is compared whole: kind, shoe, round and payload (as canonical JSON, the
+  journal's own text, in the current schema's words: ``current_payload``). The first record that
+  differs, is missing, or was made by no input ends the comparison (the table's state may differ
+  from there on, so what follows would only repeat it): ``Redecision.difference``.
+- Records made outside the core are not decided again but put in force where they lie, as the
+  running table did: ``controller_started`` (the core is told of the start; the devices its
+  ``capabilities`` name, when they differ, make a new core that replays every input so far, as a
+  restarted table does; its ``replayed`` count and ``state`` are checked), a ``submission`` no input
+  made (its rules decide what follows), the edge monitor's ``edge`` and ``edge_alert``
+  (``shoectl odds --journal`` recomputes those) and the control socket's refusals.
+- A journal written before ``controller_started`` named the devices is decided with the built-in
+  emulator's (a batch shuffler and a card-reading shoe): ``Redecision.assumed_devices`` says so.
+
+The entries are anything with the ``Entry`` fields (``JournalReader.entries()``), every kind, in
+seq order. Nothing here reads a file or a clock.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.journal import kinds
+from controller.journal.chain import canonical_json
+from controller.journal.errors import JournalContentError, malformed_entry
+from controller.journal.vocabulary import current_payload
+from controller.table.core import TableCore
+from controller.table.io import TableRecord
+from controller.table.journaling import INPUT_KINDS, capabilities_of, input_from
+from controller.table.recovery import JournalInputs, replay, rules_of_record
+
+__all__ = ["BUILT_IN_DEVICES", "Difference", "Redecision", "redecide"]
+
+# What the built-in emulator's table is (``cmd_run.table_capabilities`` with no profiles).
+BUILT_IN_DEVICES: dict[str, Any] = {"automatic_shoe": False, "approval": None, "shuffler": True,
+                                    "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
+# Records written by the running table outside its core (see the module docstring).
+NOT_DECIDED = frozenset({kinds.CONTROLLER_STARTED, kinds.SUBMISSION, kinds.EDGE, kinds.EDGE_ALERT,
+                         kinds.CONNECTION_REFUSED, kinds.BAD_REQUEST, kinds.AUTH_REFUSED, kinds.REFUSALS_SUMMARY})
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where the journal and its decision part: at entry ``seq`` (None: after the last entry),
+    ``why`` in words; ``journaled`` and ``decided``: the record on each side (kind, shoe, round,
+    payload), None where that side has none."""
+
+    seq: int | None
+    why: str
+    journaled: dict[str, Any] | None = None
+    decided: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "why": self.why, "journaled": self.journaled, "decided": self.decided}
+
+
+@dataclass
+class Redecision:
+    """What deciding the journal again found (see the module docstring)."""
+
+    entries: int = 0
+    inputs: int = 0
+    records: int = 0          # the core's records compared and found equal
+    starts: int = 0           # controller_started records
+    rounds: int = 0           # round_result records among them
+    assumed_devices: bool = False
+    difference: Difference | None = None
+    last_seq: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.difference is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "entries": self.entries, "inputs": self.inputs, "records": self.records,
+                "starts": self.starts, "rounds": self.rounds, "assumed_devices": self.assumed_devices,
+                "difference": self.difference.to_json() if self.difference else None}
+
+
+def _side(kind: str, shoe: str | None, rnd: int | None, payload: Any) -> dict[str, Any]:
+    return {"kind": kind, "shoe": shoe, "round": rnd, "payload": payload}
+
+
+def _decided(r: TableRecord) -> dict[str, Any]:
+    return _side(r.kind, r.shoe, r.round, r.payload)
+
+
+class _Redecider:
+    """The walk over the entries (``redecide``); stops at the first difference."""
+
+    def __init__(self) -> None:
+        self.result = Redecision()
+        self.read = JournalInputs()   # every input so far, for a core rebuilt at a start
+        self.core: TableCore | None = None
+        self.table_id = "T1"
+        self.devices: dict[str, Any] | None = None  # the capabilities the last start named
+        self.expected: deque[TableRecord] = deque()  # what the last input made, not yet matched
+
+    def differ(self, seq: int | None, why: str, journaled: dict[str, Any] | None = None,
+               decided: dict[str, Any] | None = None) -> None:
+        self.result.difference = Difference(seq, why, journaled, decided)
+
+    def missing(self, seq: int | None) -> None:
+        r = self.expected[0]
+        where = f"before entry {seq}" if seq is not None else "after the last entry"
+        self.differ(seq, f"deciding again makes a {r.kind} record that the journal does not hold ({where})",
+                    decided=_decided(r))
+
+    def take(self, e: Any) -> None:
+        self.result.entries += 1
+        self.result.last_seq = e.seq
+        self.table_id = e.table_id or self.table_id
+        if e.kind in INPUT_KINDS:
+            if self.expected:
+                self.missing(e.seq)
+                return
+            self.decide(e)
+        elif self.expected:
+            self.compare(e)
+        elif e.kind == kinds.CONTROLLER_STARTED:
+            self.started(e)
+        elif e.kind == kinds.SUBMISSION:
+            self.rules(e)
+        elif e.kind not in NOT_DECIDED:
+            self.differ(e.seq, f"a {e.kind} record that no input made: the table makes it only with the input "
+                               "it decides on", journaled=_side(e.kind, e.shoe_id, e.round_no, current_payload(e)))
+
+    def decide(self, e: Any) -> None:
+        inp = input_from(e)
+        core = self.core
+        if core is None:
+            self.differ(e.seq, "an input before any Rules Submission: nothing says by which rules it was decided")
+            return
+        self.result.inputs += 1
+        outs = core.handle(inp)
+        refused = next((o.payload.get("reason") for o in outs if isinstance(o, TableRecord) and o.kind == kinds.REFUSED),
+                       None)
+        self.read.seqs.append(e.seq)
+        self.read.inputs.append(inp)
+        self.read.verdicts.append(None if refused is None else str(refused))
+        self.expected.extend(o for o in outs if isinstance(o, TableRecord))
+
+    def compare(self, e: Any) -> None:
+        r = self.expected[0]
+        payload = current_payload(e)
+        same = (e.kind == r.kind and e.shoe_id == r.shoe and e.round_no == r.round
+                and canonical_json(payload) == canonical_json(r.payload))
+        if not same:
+            self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",
+                        journaled=_side(e.kind, e.shoe_id, e.round_no, payload), decided=_decided(r))
+            return
+        self.expected.popleft()
+        self.result.records += 1
+        self.result.rounds += e.kind == kinds.ROUND_RESULT
+
+    def started(self, e: Any) -> None:
+        p = e.payload
+        self.result.starts += 1
+        devices = _devices(e)
+        if devices is None:
+            devices = BUILT_IN_DEVICES
+            self.result.assumed_devices = True
+        if self.core is not None and devices != self.devices:
+            self.rebuild(e, devices)
+            if self.result.difference is not None:
+                return
+        self.devices = devices
+        self.read.starts_before.add(len(self.read.inputs))
+        if self.core is None:
+            return
+        if p.get("replayed") != len(self.read.inputs):
+            self.differ(e.seq, f"the controller says it replayed {p.get('replayed')} inputs; the journal holds "
+                               f"{len(self.read.inputs)} before it", journaled=_side(e.kind, e.shoe_id, e.round_no, p))
+            return
+        if p.get("state") != self.core.state:
+            self.differ(e.seq, f"the controller started in state {p.get('state')}; deciding the inputs again leaves "
+                               f"the table {self.core.state}", journaled=_side(e.kind, e.shoe_id, e.round_no, p))
+            return
+        self.core.restarted()
+
+    def rebuild(self, e: Any, devices: dict[str, Any]) -> None:
+        """A start with other devices: a new core replays every input so far (as the restarted
+        table did, ``recovery.replay``)."""
+        first_rules = self.read.rules_before[min(self.read.rules_before)]
+        try:
+            core = TableCore(rules_of_record(first_rules), table_id=self.table_id, **devices)
+            replay(core, self.read)
+        except (JournalContentError, TypeError) as exc:
+            self.differ(e.seq, f"the table restarted with other devices and cannot decide its journal again: {exc}",
+                        journaled=_side(e.kind, e.shoe_id, e.round_no, e.payload))
+            return
+        self.core = core
+
+    def rules(self, e: Any) -> None:
+        sub = rules_of_record(e.payload)
+        self.read.rules_before[len(self.read.inputs)] = e.payload
+        if self.core is None:
+            self.core = TableCore(sub, table_id=self.table_id, **(self.devices or BUILT_IN_DEVICES))
+            self.result.assumed_devices |= self.devices is None
+        else:
+            self.core.sub = sub
+
+
+def _devices(e: Any) -> dict[str, Any] | None:
+    """A ``controller_started`` record's ``capabilities`` (None: written before they were
+    journaled); JournalContentError naming the entry when they are not ``BUILT_IN_DEVICES``' keys
+    with values of their kinds."""
+    devices = e.payload.get("capabilities")
+    if devices is None:
+        return None
+    if (not isinstance(devices, dict) or set(devices) != set(BUILT_IN_DEVICES)
+            or not all(type(v) is bool for k, v in devices.items() if k != "approval")
+            or not isinstance(devices["approval"], (str, type(None)))):
+        raise malformed_entry(e, TypeError("capabilities"))
+    return devices
+
+
+def redecide(entries: Iterable[Any]) -> Redecision:
+    """Decide the journal's inputs again and compare (see the module docstring). A malformed input
+    or ``submission`` record is a difference, named by its entry."""
+    walk = _Redecider()
+    for e in entries:
+        try:
+            walk.take(e)
+        except JournalContentError as exc:
+            walk.differ(e.seq, str(exc))
+        if walk.result.difference is not None:
+            return walk.result
+    if walk.expected:
+        walk.missing(None)
+    return walk.result

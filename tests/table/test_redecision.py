@@ -1,0 +1,220 @@
+"""Deciding a journal again (``controller.table.redecision``, ``shoectl audit decisions``): a real
+table's journal, across a restart, decides again to itself, record for record; a journal whose
+chain was recomputed by a forger after changing what the table decided does not, and the first
+record that differs is named with both sides."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from runner_rig import INF, make_runner, run_to_the_end
+
+from controller.journal import Journal, JournalReader
+from controller.table.edge_monitor import EdgeMonitor
+from controller.table.redecision import BUILT_IN_DEVICES, redecide
+from firmware_bridge.emulator.table import EmulatedTable
+from tests.tampering import rechain, renumber, rewrite, rows, tamper
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+SEQ, KIND, PAYLOAD = 0, 2, 10  # columns of a row of ``entries``
+
+
+@pytest.fixture(scope="module")
+def table_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A journal of two runs of a table on the emulator (the second resumes the first), EZ
+    Baccarat, with the edge monitor's records between the rounds."""
+    path = tmp_path_factory.mktemp("redecide") / "j.db"
+    for seed, rounds in ((3, 12), (4, 24)):
+        table = EmulatedTable(seed=seed, speed=INF)
+        journal = Journal.open(path, table_id="T1")
+        runner = make_runner(table, journal, "ez-baccarat", rounds=rounds)
+        monitor = EdgeMonitor(worker="thread").attach(runner)
+        try:
+            run_to_the_end(runner)
+        finally:
+            monitor.close()
+            journal.close()
+            table.close()
+        assert runner.error is None
+    return path
+
+
+def decided(path: Path):
+    with JournalReader.open(path) as reader:
+        return redecide(reader.entries())
+
+
+def forged(src: Path, tmp_path: Path, change) -> Path:
+    """A copy of ``src`` whose rows ``change`` rewrote (a list of rows in, a list out), renumbered
+    and re-chained as a forger without the key would: it verifies."""
+    path = tmp_path / "forged.db"
+    shutil.copy(src, path)
+    new = renumber(change([list(r) for r in rows(path)]))
+    rewrite(path, rechain([tuple(r) for r in new]))
+    done = subprocess.run([*SHOECTL, "journal", "verify", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def first(rs: list, kind: str, where=lambda p: True) -> list:
+    return next(r for r in rs if r[KIND] == kind and where(json.loads(r[PAYLOAD])))
+
+
+def set_payload(row: list, **changes) -> int:
+    payload = json.loads(row[PAYLOAD])
+    payload.update(changes)
+    row[PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return row[SEQ]
+
+
+def test_a_table_s_journal_decides_again_to_itself_across_a_restart(table_journal: Path) -> None:
+    result = decided(table_journal)
+    assert result.difference is None
+    assert result.ok and result.starts == 2 and result.rounds == 36 and not result.assumed_devices
+    assert result.records > result.inputs > 0
+    done = subprocess.run([*SHOECTL, "audit", "decisions", str(table_journal)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (f"{table_journal}: decisions ok: {result.inputs} inputs decided again, {result.records} "
+                           "records equal (36 round results), 2 starts\n")
+
+
+def test_a_settlement_paid_more_is_named_with_both_figures(table_journal: Path, tmp_path: Path) -> None:
+    seq = []
+
+    def pay_more(rs: list) -> list:
+        row = first(rs, "settlement", lambda p: p["net"] > 0)
+        seq.append(set_payload(row, net=json.loads(row[PAYLOAD])["net"] + 100))
+        return rs
+
+    path = forged(table_journal, tmp_path, pay_more)
+    result = decided(path)
+    assert result.difference is not None and result.difference.seq == seq[0]
+    net = result.difference.decided["payload"]["net"]
+    assert result.difference.journaled["payload"]["net"] == net + 100
+    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0] == (f"{path}: decisions FAILED at entry {seq[0]}: the journal's settlement record is not what "
+                        "the table decides from the input before it")
+    assert lines[1] == f"    net: journal {net + 100}, decided {net}"
+    assert lines[2].startswith(f"{path}: decisions FAILED: ")
+
+
+@pytest.mark.parametrize("change", ["outcome", "card", "cut"])
+def test_a_decision_changed_is_found_where_it_lies(table_journal: Path, tmp_path: Path, change: str) -> None:
+    seq = []
+
+    def forge(rs: list) -> list:
+        if change == "outcome":  # the Banker's win written as the Player's
+            seq.append(set_payload(first(rs, "round_result", lambda p: p["outcome"] == "banker"), outcome="player"))
+        elif change == "card":  # a card the Player drew given to the Banker
+            seq.append(set_payload(first(rs, "card", lambda p: p["to"] == "player"), to="banker"))
+        else:
+            row = first(rs, "cut")
+            seq.append(set_payload(row, position=json.loads(row[PAYLOAD])["position"] + 1))
+        return rs
+
+    result = decided(forged(table_journal, tmp_path, forge))
+    assert result.difference is not None and result.difference.seq == seq[0]
+    assert result.difference.journaled["kind"] == result.difference.decided["kind"]
+
+
+def test_a_record_taken_out_or_added_is_found(table_journal: Path, tmp_path: Path) -> None:
+    removed = []
+
+    def take_out(rs: list) -> list:
+        row = first(rs, "settlement")
+        removed.append(row[SEQ])
+        return [r for r in rs if r is not row]
+
+    result = decided(forged(table_journal, tmp_path, take_out))
+    assert result.difference is not None and result.difference.journaled is not None
+    assert result.difference.decided["kind"] == "settlement" and result.difference.seq == removed[0]
+
+    def add_one(rs: list) -> list:  # a second copy of the last round's result, at the end
+        return [*rs, list(rs[[r[KIND] for r in rs].index("round_result")])]
+
+    path = forged(table_journal, tmp_path, add_one)
+    result = decided(path)
+    assert result.difference is not None and result.difference.seq == len(rows(path))
+    assert result.difference.why.startswith("a round_result record that no input made")
+
+
+def test_an_input_before_any_rules_and_a_start_in_another_state_are_named(table_journal: Path, tmp_path: Path) -> None:
+    result = decided(forged(table_journal, tmp_path, lambda rs: [r for r in rs if r[KIND] != "submission"]))
+    assert result.difference is not None
+    assert result.difference.why == "an input before any Rules Submission: nothing says by which rules it was decided"
+
+    seq = []
+
+    def restart_elsewhere(rs: list) -> list:
+        second = [r for r in rs if r[KIND] == "controller_started"][1]
+        seq.append(set_payload(second, state="dealing" if json.loads(second[PAYLOAD])["state"] != "dealing" else "closed"))
+        return rs
+
+    result = decided(forged(table_journal, tmp_path, restart_elsewhere))
+    assert result.difference is not None and result.difference.seq == seq[0]
+    assert result.difference.why.startswith("the controller started in state ")
+
+
+def test_the_devices_of_a_start(table_journal: Path, tmp_path: Path) -> None:
+    """Without them (an earlier shoectl) the built-in table's are assumed, and said; malformed,
+    they are named; other devices at a restart make a new table that replays the inputs so far,
+    as the restarted table did."""
+    def strip(rs: list) -> list:
+        for r in rs:
+            if r[KIND] == "controller_started":
+                payload = json.loads(r[PAYLOAD])
+                del payload["capabilities"]
+                r[PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return rs
+
+    path = forged(table_journal, tmp_path, strip)
+    result = decided(path)
+    assert result.ok and result.assumed_devices
+    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0
+    assert "decided as the built-in emulator's table" in done.stdout.splitlines()[0]
+
+    seq = []
+
+    def malformed(rs: list) -> list:
+        seq.append(set_payload([r for r in rs if r[KIND] == "controller_started"][1], capabilities={"shuffler": "yes"}))
+        return rs
+
+    result = decided(forged(table_journal, tmp_path, malformed))
+    assert result.difference is not None and result.difference.seq == seq[0]
+    assert "malformed payload: field 'capabilities' of the wrong kind" in result.difference.why
+
+    def approved(rs: list) -> list:  # another approval, the same decisions
+        set_payload([r for r in rs if r[KIND] == "controller_started"][1],
+                    capabilities={**BUILT_IN_DEVICES, "approval": "PGCB-2026-0001"})
+        return rs
+
+    result = decided(forged(table_journal, tmp_path, approved))
+    assert result.ok, result.difference
+
+    def automatic(rs: list) -> list:  # an automatic shoe from the restart on: no cut is offered
+        set_payload([r for r in rs if r[KIND] == "controller_started"][1],
+                    capabilities={**BUILT_IN_DEVICES, "automatic_shoe": True, "approval": "PGCB-2026-0001"})
+        return rs
+
+    result = decided(forged(table_journal, tmp_path, automatic))
+    assert result.difference is not None
+
+
+def test_a_journal_without_entries_or_not_verifying_is_not_decided(tmp_path: Path, table_journal: Path) -> None:
+    empty = tmp_path / "empty.db"
+    Journal.open(empty, table_id="T1").close()
+    done = subprocess.run([*SHOECTL, "audit", "decisions", str(empty)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.strip().endswith("the journal holds no entries")
+    edited = tmp_path / "edited.db"
+    shutil.copy(table_journal, edited)
+    tamper(edited, "UPDATE entries SET payload = replace(payload, '\"net\":', '\"net\": ') WHERE kind = 'settlement'")
+    done = subprocess.run([*SHOECTL, "audit", "decisions", str(edited)], capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "nothing was written" in done.stderr
