@@ -29,13 +29,14 @@ not audited (exit 1) unless ``--no-verify``.
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 
 from controller.audit.journal_audit import PRE_ORDERS, AuditInputError, cards_audit, select_shoes, shuffle_audit
 from controller.audit.journal_source import AUDIT_KINDS, ShoeData, collect_shoes
 from controller.audit.report import cards_text, shuffle_text
 from controller.cli.charts import plot_target, position_residuals, shuffle_chart
-from controller.cli.common import non_negative_int, print_json
+from controller.cli.common import non_negative_int, print_json, submission_for
 from controller.journal.chain import canonical_json
 from controller.cli.progress import progress_bar
 from controller.cli.journal_input import (
@@ -44,7 +45,7 @@ from controller.cli.journal_input import (
     read_checked,
     refuse_output_over_journal,
 )
-from controller.errors import UsageError, new_file_argument
+from controller.errors import UsageError, new_file_argument, path_argument
 from controller.table.redecision import Redecision, redecide
 from shoectl_config.text import quoted
 
@@ -85,6 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "there. A chain that verifies proves no entry changed; this shows that the "
                                       "records are what the table decides from its inputs.")
     add_journal_input(d)
+    d.add_argument("--submission", type=path_argument, metavar="FILE|PRESET",
+                   help="the Rules Submission of a journal written before it journaled its rules (the inputs "
+                        "before its first submission record are decided by it)")
     d.add_argument("--json", action="store_true", help="print one JSON object")
     d.set_defaults(func=run_decisions)
 
@@ -159,7 +163,8 @@ def run_shuffle(args: argparse.Namespace) -> int:
 
 
 def run_decisions(args: argparse.Namespace) -> int:
-    result = read_checked(args, redecide, progress=f"deciding {Path(args.path).name} again")
+    rules = submission_for(None, args.submission) if args.submission is not None else None
+    result = read_checked(args, partial(redecide, rules=rules), progress=f"deciding {Path(args.path).name} again")
     if result is None:
         return EXIT_FAILED
     if not result.entries:
@@ -178,8 +183,8 @@ def decisions_text(path: str, r: Redecision) -> str:
               f"{r.starts} start{'s' if r.starts != 1 else ''}")
     lines = []
     if r.assumed_devices:
-        lines.append(f"{path}: a start that does not name its devices (written by an earlier shoectl): decided as "
-                     "the built-in emulator's table (a batch shuffler and a card-reading shoe)")
+        lines.append(f"{path}: the journal does not name its devices everywhere (written by an earlier shoectl): "
+                     "decided as the built-in emulator's table there (a batch shuffler and a card-reading shoe)")
     d = r.difference
     if d is None:
         lines.append(f"{path}: decisions ok: {counts}")

@@ -39,7 +39,7 @@ from controller.journal.chain import canonical_json
 from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.vocabulary import current_payload
 from controller.table.core import TableCore
-from controller.table.io import TableRecord
+from controller.table.io import TableRecord, jsonable
 from controller.table.journaling import INPUT_KINDS, capabilities_of, input_from
 from controller.table.recovery import JournalInputs, replay, rules_of_record
 
@@ -102,7 +102,8 @@ def _decided(r: TableRecord) -> dict[str, Any]:
 class _Redecider:
     """The walk over the entries (``redecide``); stops at the first difference."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: Any = None) -> None:
+        self.rules_given = rules      # for inputs before the journal names its rules
         self.result = Redecision()
         self.read = JournalInputs()   # every input so far, for a core rebuilt at a start
         self.core: TableCore | None = None
@@ -142,8 +143,12 @@ class _Redecider:
     def decide(self, e: Any) -> None:
         inp = input_from(e)
         core = self.core
+        if core is None and self.rules_given is not None:
+            self.rules_in_force(jsonable(self.rules_given.to_dict()), self.rules_given)
+            core = self.core
         if core is None:
-            self.differ(e.seq, "an input before any Rules Submission: nothing says by which rules it was decided")
+            self.differ(e.seq, "an input before any Rules Submission: nothing says by which rules it was decided "
+                               "(--submission names them)")
             return
         self.result.inputs += 1
         outs = core.handle(inp)
@@ -206,8 +211,10 @@ class _Redecider:
         self.core = core
 
     def rules(self, e: Any) -> None:
-        sub = rules_of_record(e.payload)
-        self.read.rules_before[len(self.read.inputs)] = e.payload
+        self.rules_in_force(e.payload, rules_of_record(e.payload))
+
+    def rules_in_force(self, payload: dict[str, Any], sub: Any) -> None:
+        self.read.rules_before[len(self.read.inputs)] = payload
         if self.core is None:
             self.core = TableCore(sub, table_id=self.table_id, **(self.devices or BUILT_IN_DEVICES))
             self.result.assumed_devices |= self.devices is None
@@ -229,10 +236,12 @@ def _devices(e: Any) -> dict[str, Any] | None:
     return devices
 
 
-def redecide(entries: Iterable[Any]) -> Redecision:
-    """Decide the journal's inputs again and compare (see the module docstring). A malformed input
-    or ``submission`` record is a difference, named by its entry."""
-    walk = _Redecider()
+def redecide(entries: Iterable[Any], *, rules: Any = None) -> Redecision:
+    """Decide the journal's inputs again and compare (see the module docstring). ``rules``: the
+    Rules Submission of the inputs before the journal's first ``submission`` record (a journal
+    written before they were journaled); without it such an input is a difference. A malformed
+    input or ``submission`` record is a difference, named by its entry."""
+    walk = _Redecider(rules)
     for e in entries:
         try:
             walk.take(e)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -147,7 +148,7 @@ def test_a_record_taken_out_or_added_is_found(table_journal: Path, tmp_path: Pat
 def test_an_input_before_any_rules_and_a_start_in_another_state_are_named(table_journal: Path, tmp_path: Path) -> None:
     result = decided(forged(table_journal, tmp_path, lambda rs: [r for r in rs if r[KIND] != "submission"]))
     assert result.difference is not None
-    assert result.difference.why == "an input before any Rules Submission: nothing says by which rules it was decided"
+    assert result.difference.why.startswith("an input before any Rules Submission: nothing says by which rules")
 
     seq = []
 
@@ -178,7 +179,7 @@ def test_the_devices_of_a_start(table_journal: Path, tmp_path: Path) -> None:
     assert result.ok and result.assumed_devices
     done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
     assert done.returncode == 0
-    assert "decided as the built-in emulator's table" in done.stdout.splitlines()[0]
+    assert "decided as the built-in emulator's table there" in done.stdout.splitlines()[0]
 
     seq = []
 
@@ -218,3 +219,28 @@ def test_a_journal_without_entries_or_not_verifying_is_not_decided(tmp_path: Pat
     done = subprocess.run([*SHOECTL, "audit", "decisions", str(edited)], capture_output=True, text=True)
     assert done.returncode == 1 and done.stdout == ""
     assert "nothing was written" in done.stderr
+
+
+def test_a_version_1_journal_is_decided_by_the_rules_given_up_to_what_the_table_now_writes_otherwise(
+        tmp_path: Path) -> None:
+    """tests/data/journal-v1.sql (an earlier shoectl, Minibaccarat) names neither its rules nor its
+    devices: without ``--submission`` its first input is named; with it, its 82 rounds decide
+    again to themselves, up to the first record today's table writes with more in it (the
+    reconciliation's ``remaining_counted_by``, added since)."""
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path)
+    conn.executescript((Path(__file__).parent.parent / "data" / "journal-v1.sql").read_text(encoding="utf-8"))
+    conn.close()
+    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0] == (f"{path}: decisions FAILED at entry 1: an input before any Rules "
+                                           "Submission: nothing says by which rules it was decided (--submission "
+                                           "names them)")
+    done = subprocess.run([*SHOECTL, "audit", "decisions", "--submission", "minibaccarat", "--json", str(path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    result = json.loads(done.stdout)
+    assert result["assumed_devices"] and result["rounds"] == 82 and result["inputs"] == 922
+    assert result["difference"]["journaled"]["kind"] == "reconciliation"
+    assert set(result["difference"]["decided"]["payload"]) - set(result["difference"]["journaled"]["payload"]) == {
+        "remaining_counted_by"}
