@@ -77,7 +77,7 @@ def test_rules_core_does_no_file_io() -> None:
 # The allowed edges between the project's packages: each package may import only those listed
 # (and itself). docs/architecture.md draws the same table. ``controller`` and ``firmware_bridge``
 # stand for their top-level modules (the modules directly in the package: roles, table_ids, errors,
-# fsutil, descriptors, logconfig, money, version, sdnotify, simulation*; profiles, profile_parser, profile_data, udev, errors).
+# fsutil, descriptors, logconfig, queued_output, money, version, sdnotify, simulation*; profiles, profile_parser, profile_data, udev, errors).
 ALLOWED: dict[str, set[str]] = {
     "shoectl_config": set(),
     "firmware_bridge.protocol": set(),
