@@ -205,10 +205,15 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
     from controller.journal.opening import check_meta, refuse_running_writer  # noqa: PLC0415
     from controller.journal.reader import meta_at_rest  # noqa: PLC0415
     from controller.journal.verification import require_intact  # noqa: PLC0415
+    from controller.journal.errors import JournalError  # noqa: PLC0415
+    from controller.journal.walcheck import orphaned_wal  # noqa: PLC0415
 
     there = journal.exists() and journal.stat().st_size > 0
     if there:
         refuse_running_writer(journal)  # before the control socket's lock is made
+    orphan = orphaned_wal(journal)  # another journal's last entries: opening refuses it, after its lock and log
+    if orphan is not None:
+        raise JournalError(orphan)
     meta = meta_at_rest(journal) if there else None  # JournalError: not a journal, damaged
     if there and meta is None:
         return False  # not readable at rest (its meta still in its -wal), or empty: opening it checks all this

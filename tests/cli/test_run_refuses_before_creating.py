@@ -401,3 +401,17 @@ def test_an_empty_file_given_as_the_journal_is_refused_not_replaced(capsys, monk
     assert err == ("shoectl run: error: --journal zero.db: an empty file, not a journal (one cut to nothing?); "
                    "move it aside to start a new table there\n")
     assert _listing(tmp_path) == ["zero.db"] and (tmp_path / "zero.db").stat().st_size == 0
+
+
+def test_a_wal_file_left_without_its_journal_is_refused_before_anything_is_made_beside_it(
+        capsys, monkeypatch, tmp_path: Path) -> None:
+    """A docs review: opening the journal refused a ``-wal`` holding another journal's last entries
+    (docs/journal.md), but only after the run had made the journal's lock, the control socket's
+    lock and the log file beside it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nw.db-wal").write_bytes(b"\x37\x7f\x06\x82" + bytes(28))  # a WAL header, not zeros
+    code, out, err = run(capsys, "run", "--journal", "nw.db", "--rounds", "1", "--speed", "max")
+    assert (code, out) == (2, "")
+    assert err.startswith("shoectl run: error: nw.db-wal: a WAL file without its journal: it holds the last "
+                          "entries") and err.count("\n") == 1
+    assert _listing(tmp_path) == ["nw.db-wal"]
