@@ -362,7 +362,6 @@ class Supervisor:
         refused (BUSY: ask again later) is asked again a reply timeout later (a device busy for
         a moment was asked eight times in 0.2 s and declared stalled: a review of this code)."""
         with self._lock:
-            self._last_resend = self._clock()
             self._stats["resend_requests"] += 1
             missing = self._sequencer.missing(limit=9)  # eight shown, and whether there are more
             self._sequencer.asking()
