@@ -26,6 +26,9 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+DEVICE_ROLES = ("shuffler", "shoe")  # the roles a device plays at a table (a shuffler-shoe plays the shoe's)
+
+
 @dataclass(frozen=True)
 class DeviceInput:
     """A device event. ``device_role`` is the role the device plays at this table (shuffler, shoe)."""

@@ -24,7 +24,9 @@ from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.store import Record as JournalRecord
 from controller.journal.vocabulary import current_payload
-from controller.table.io import CommandFailed, DeviceInput, DeviceStatus, OperatorInput, TableRecord, Role, jsonable
+from controller.table.io import (
+    DEVICE_ROLES, CommandFailed, DeviceInput, DeviceStatus, OperatorInput, Role, TableRecord, jsonable,
+)
 from firmware_bridge.protocol import messages as m
 from shoectl_config.text import is_unicode_text
 
@@ -140,18 +142,31 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | Comma
         return None
     try:
         p = current_payload(entry)
-        if entry.kind == kinds.INPUT_DEVICE:
-            return DeviceInput(p["device_role"], _event_class(entry, p["event"])(**p["fields"],
-                                                                                counter=entry.device_counter or 0))
         if entry.kind == kinds.INPUT_OPERATOR:
-            return OperatorInput(p["command"], dict(p["args"]), entry.operator or "?", Role.parse(p["operator_role"]))
+            args = p["args"]
+            if not isinstance(args, dict):
+                raise TypeError("args")
+            return OperatorInput(_text(p, "command"), dict(args), entry.operator or "?", Role.parse(p["operator_role"]))
+        role = p["device_role"]
+        if role not in DEVICE_ROLES:  # a forged or damaged entry: no device plays another role
+            raise TypeError("device_role")
+        if entry.kind == kinds.INPUT_DEVICE:
+            return DeviceInput(role, _event_class(entry, p["event"])(**p["fields"], counter=entry.device_counter or 0))
         if entry.kind == kinds.INPUT_COMMAND_FAILED:
-            return CommandFailed(p["device_role"], p["command"], p["reason"], bool(p["refused"]), p.get("code"),
+            return CommandFailed(role, _text(p, "command"), _text(p, "reason"), bool(p["refused"]), p.get("code"),
                                  p.get("resent") is True, _text_or_none(p.get("prompt")))
-        return DeviceStatus(p["device_role"], bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"),
+        return DeviceStatus(role, bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"),
                             p.get("stalled") is True, p.get("stall_ended") is True)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError
         raise malformed_entry(entry, exc) from None
+
+
+def _text(p: dict[str, Any], key: str) -> str:
+    """A text field as journaled; TypeError naming it (a malformed entry) for anything else."""
+    value = p[key]
+    if not isinstance(value, str):
+        raise TypeError(key)
+    return value
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -244,3 +244,29 @@ def test_a_version_1_journal_is_decided_by_the_rules_given_up_to_what_the_table_
     assert result["difference"]["journaled"]["kind"] == "reconciliation"
     assert set(result["difference"]["decided"]["payload"]) - set(result["difference"]["journaled"]["payload"]) == {
         "remaining_counted_by"}
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("device_role", "dealer", "field 'device_role' of the wrong kind"),
+    ("device_role", ["shoe"], "field 'device_role' of the wrong kind"),
+    ("command", ["wager"], "field 'command' of the wrong kind"),
+    ("args", [], "field 'args' of the wrong kind"),
+])
+def test_an_input_no_table_wrote_is_named_not_decided(table_journal: Path, tmp_path: Path, field: str, value,
+                                                      says: str) -> None:
+    """A fuzzing of the audit: an operator command journaled as a list made the core fail with a
+    Python error (and the traceback reached the auditor); a device event from a role no device
+    plays was decided as the shoe's."""
+    seq = []
+
+    def forge(rs: list) -> list:
+        kind = "input.device" if field == "device_role" else "input.operator"
+        seq.append(set_payload(first(rs, kind), **{field: value}))
+        return rs
+
+    path = forged(table_journal, tmp_path, forge)
+    result = decided(path)
+    assert result.difference is not None and result.difference.seq == seq[0] and says in result.difference.why
+    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stdout.splitlines()[0].startswith(f"{path}: decisions FAILED at entry {seq[0]}: entry {seq[0]} ")

@@ -50,22 +50,24 @@ def random_command(rnd: random.Random, state: str) -> OperatorInput:
 
 def stray_event(rnd: random.Random) -> DeviceInput:
     """A device event that the table may not be waiting for: a shuffle's end or a load, its count
-    right (416: eight decks) or not, a cover card, an empty shoe, a door, a button, a card."""
+    right (416: eight decks) or not, a cover card, an empty shoe, a door, a button, a card; now and
+    then from the device that never sends it (a forged or damaged journal's entry)."""
     count = rnd.choice([416, 415, 0, 520])
     pick = rnd.random()
+    shoe, shuffler = ("shoe", "shuffler") if rnd.random() < 0.9 else ("shuffler", "shoe")  # or from the other device
     if pick < 0.4:
-        return DeviceInput("shuffler", m.ShuffleDone(count, 416))
+        return DeviceInput(shuffler, m.ShuffleDone(count, 416))
     if pick < 0.55:
-        return DeviceInput("shoe", m.ShoeLoaded(count))
+        return DeviceInput(shoe, m.ShoeLoaded(count))
     if pick < 0.65:
-        return DeviceInput("shoe", m.CoverCard(rnd.choice([0, 14, 300])))
+        return DeviceInput(shoe, m.CoverCard(rnd.choice([0, 14, 300])))
     if pick < 0.75:
-        return DeviceInput("shoe", m.ShoeEmpty())
+        return DeviceInput(shoe, m.ShoeEmpty())
     if pick < 0.85:
         return DeviceInput(rnd.choice(["shoe", "shuffler"]), m.Door(rnd.random() < 0.5))
     if pick < 0.95:
         return DeviceInput("shoe", m.ButtonPress(rnd.choice(list(m.ButtonId))))
-    return DeviceInput("shoe", m.CardRead(rnd.randint(1, 13), rnd.randint(0, 3), rnd.random() < 0.5, 0, 0))
+    return DeviceInput(shoe, m.CardRead(rnd.randint(1, 13), rnd.randint(0, 3), rnd.random() < 0.5, 0, 0))
 
 
 def advance(b: Bench) -> None:
@@ -147,3 +149,19 @@ def test_a_whole_number_typed_as_text_is_ascii_digits_only(typed: str) -> None:
     assert admit(OperatorInput("sit", {"seat": " 1 "}, "d1", Role.DEALER), "betting", sub)[1] == {"seat": 1}
     with pytest.raises(Refused, match="seat must be a seat of this table"):
         admit(OperatorInput("sit", {"seat": typed}, "d1", Role.DEALER), "betting", sub)
+
+
+def test_an_event_from_the_device_that_never_sends_it_is_refused() -> None:
+    """A card leaves the shoe and the shuffle is the shuffler's (docs/protocol.md). A live link
+    never delivers another (its device's kind is checked at the handshake), but a journal's entry
+    can say so (a forger's, a damaged one: `shoectl audit decisions` and a restart decide it):
+    such an event was taken as the other device's, and a card "from the shuffler" dealt."""
+    b = Bench()
+    b.open_and_cut()
+    assert b.core.state == "betting"
+    before = b.core.snapshot()
+    b.event("shuffler", m.CardRead(1, 0, False, b.drawn + 1, 0))
+    assert b.of("refused")[-1]["reason"] == "a CARD_READ from the shuffler: only the shoe sends it"
+    b.event("shoe", m.ShuffleDone(416, 416))
+    assert b.of("refused")[-1]["reason"] == "a SHUFFLE_DONE from the shoe: only the shuffler sends it"
+    assert b.core.snapshot() == before
