@@ -211,7 +211,9 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
     there = journal.exists() and journal.stat().st_size > 0
     if there:
         refuse_running_writer(journal)  # before the control socket's lock is made
-    orphan = orphaned_wal(journal)  # another journal's last entries: opening refuses it, after its lock and log
+    # another journal's last entries: opening refuses them, after its lock and log (a folder that is
+    # not there, or not a folder, the control socket's check says in its words)
+    orphan = orphaned_wal(journal) if journal.parent.is_dir() else None
     if orphan is not None:
         raise JournalError(orphan)
     meta = meta_at_rest(journal) if there else None  # JournalError: not a journal, damaged
