@@ -8,9 +8,10 @@ variable ``SHOECTL_PIN``, one line of standard input with ``--pin-stdin``, or a 
 The socket is ``--socket``, else the environment variable ``SHOECTL_SOCKET``, else
 ``var/journal.sock`` (``socket_of``); the operator ``--operator``, else ``SHOECTL_OPERATOR``.
 
-Exit codes: 0 accepted; 1 refused by the table (the reason is printed); 2 usage or input error, or
-no table on the socket; 3 authentication failed (wrong PIN or unknown operator, told alike; locked out);
-4 the operator's role is too low for the command.
+Exit codes: 0 accepted; 1 refused by the table (the reason is printed), or the table stopped while
+``watch`` followed it (said in one line); 2 usage or input error, or no table on the socket; 3
+authentication failed (wrong PIN or unknown operator, told alike; locked out); 4 the operator's role
+is too low for the command.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from controller.control.lines import line_text
 from controller.control.requests import BOOL, MAX_TEXT, SEAT, WHOLE, parameters
 from controller.errors import UsageError, path_argument
 from controller.money import money_text
+from controller.operators.pins import PIN_MAX, PIN_MIN
 from controller.table.commands import COMMANDS, whole_number_of
 from controller.table.result_line import round_result_text, settlement_text
 from shoectl_config.text import is_unicode_text, quoted, safe
@@ -156,13 +158,17 @@ def _pin(args: argparse.Namespace) -> str:
 
 
 def pin_problem(pin: str) -> str | None:
-    """Why ``pin`` is not sent at all (an empty or overlong one would only use up a try), or None."""
+    """Why ``pin`` is not sent at all, or None: one that no operator can have (empty, not
+    ``PIN_MIN`` to ``PIN_MAX`` digits: ``operators.pins.check_pin``) would only use up one of the
+    operator's tries before the lockout."""
     if not pin:
         return "no PIN"
     if not is_unicode_text(pin):
         return "the PIN is not UTF-8 text"
     if len(pin) > MAX_TEXT:
         return f"a PIN of {len(pin)} characters: no PIN is longer than {MAX_TEXT}"
+    if not (pin.isascii() and pin.isdigit() and PIN_MIN <= len(pin) <= PIN_MAX):
+        return f"not a PIN: a PIN is {PIN_MIN} to {PIN_MAX} digits 0-9"
     return None
 
 
@@ -283,7 +289,10 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
             elif (text := lines(ev)) is not None:
                 print(text, flush=True)
-        return 0
+        # The stream ends only when the table closes it: a watcher (a surveillance pipe, a unit)
+        # learns that it stopped, and from the code that it did not end by its own choice.
+        print(f"shoectl ctl: the table stopped: its control socket {client.path} closed", file=sys.stderr)
+        return 1
     if args.table_command not in COMMANDS:
         raise UsageError(f"unknown command {quoted(args.table_command)} (status, watch, {', '.join(sorted(COMMANDS))})")
     args.operator = operator_of(args)

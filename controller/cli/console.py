@@ -8,7 +8,11 @@
 - ``help`` lists the commands, ``help COMMAND`` gives its usage, role and arguments
   (``commands.help_text``); ``status`` shows the table; ``pin`` takes the PIN again (after a wrong
   one, or a new one); ``quit``, ``exit`` or Ctrl-D leave; Ctrl-C
-  drops the line being typed. History with the arrow keys.
+  drops the line being typed, or stops waiting for a command's answer (the table may have carried
+  it out: the console says so and stays). History with the arrow keys.
+- When the table stops (its control socket closes) the console says so once, keeps its prompt
+  (``status`` and commands say the table does not answer) and shows the events again, saying so,
+  once the table is back (``WATCH_RETRY_S``).
 - Without an operator the console shows the table (``status``, the events) and refuses table
   commands in one line; with one, every command is authenticated with the PIN given at the start.
 - A refusal is printed once: the table's answer to this console's command, not again as the
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import shlex
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 
 from prompt_toolkit import PromptSession
@@ -48,6 +53,7 @@ CONSOLE_COMMANDS = {"status": "the table's state, shoe, hands, wagers and faults
 SPLIT_PROBLEMS = {"No closing quotation": "a quote is not closed",
                   "No escaped character": "a backslash at the end of the line escapes nothing"}
 SEATS = tuple(str(s) for s in range(1, 10))  # the status does not name the seats: the largest preset table's
+WATCH_RETRY_S = 1.0  # how often a console whose table stopped looks for it again
 
 
 def arg_values(arg: Arg) -> tuple[str, ...]:
@@ -128,8 +134,12 @@ class Console:
                 continue
             except EOFError:
                 break
-            if self.handle(line):
-                break
+            try:
+                if self.handle(line):
+                    break
+            except KeyboardInterrupt:  # while the table was asked: its answer is not read
+                write_line("interrupted before the table answered: it may have carried out the command "
+                           "(`status` shows the table)")
         return 0
 
     def run_lines(self, lines: Iterable[str]) -> int:
@@ -144,13 +154,23 @@ class Console:
         return failed
 
     def _watch(self) -> None:
-        try:
-            for msg in self.client.events():
-                ev = msg.get("event")
-                if ev and (text := self.event_lines(ev)) is not None:
-                    write_line(f"* {text}")
-        except (OSError, ValueError):
-            write_line("* the table stopped")
+        """The events, as long as the console runs: the table's stop said once, its return too."""
+        stopped = False
+        while True:
+            try:
+                for msg in self.client.events():
+                    if stopped:
+                        stopped = False
+                        write_line("* the table is back: its events show again")
+                    ev = msg.get("event")
+                    if ev and (text := self.event_lines(ev)) is not None:
+                        write_line(f"* {text}")
+            except (OSError, ValueError):
+                pass
+            if not stopped:  # the stream ended (the socket closed), or could not start
+                stopped = True
+                write_line("* the table stopped: its events show again when it is back")
+            time.sleep(WATCH_RETRY_S)
 
     def handle(self, line: str) -> bool:
         """Carry out one typed line; True when the person leaves."""
@@ -218,6 +238,7 @@ class Console:
             return f"{name}: {CONSOLE_COMMANDS[name]}"
         if name in COMMANDS:
             return help_text(name)
+        self.last_code = 2  # as an unknown command is
         return f"no command {quoted(name)}: `help` lists them"
 
     def command(self, command: str, items: Iterable[str]) -> None:
@@ -240,6 +261,6 @@ class Console:
             write_line(ok_line(command, reply))
             self.last_code = 0
         else:
-            again = " (`pin` to type it again)" if "tries_left" in reply else ""
+            again = " (`pin` to type it again)" if "tries_left" in reply and self.read_pin is not None else ""
             write_line(refusal_line(command, reply) + again)
             self.last_code = EXIT_OF_CODE.get(reply.get("code"), 1)

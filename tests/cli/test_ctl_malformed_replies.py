@@ -104,3 +104,12 @@ def test_an_operator_id_from_the_environment_that_is_not_utf8_names_the_variable
     code, out, err = run(capsys, command, "--socket", str(tmp_path / "none.sock"), "--operator", "\udcff",
                          *(["open"] if command == "ctl" else []))
     assert err == f"shoectl {command}: error: --operator \\xff: not UTF-8 text\n"
+
+
+def test_watch_says_the_table_stopped_and_exits_1(capsys, fake_table) -> None:
+    """An operator review: `ctl watch` ended with exit 0 and no word when the table stopped (its
+    event stream closed), as if the watcher had ended it."""
+    path = fake_table(json.dumps({"status": {"table": "T1", "state": "closed"}}))
+    code, out, err = run(capsys, "ctl", "--socket", str(path), "watch")
+    assert code == 1 and "closed" in out
+    assert err == f"shoectl ctl: the table stopped: its control socket {path} closed\n"

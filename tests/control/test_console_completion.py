@@ -97,3 +97,102 @@ def test_an_empty_pin_typed_at_the_console_keeps_the_one_it_had(capsys) -> None:
     assert "no PIN: the PIN is unchanged" in capsys.readouterr().out
     console.handle("sit seat=1")
     assert table.sent == [("sit", "2580")]
+
+
+def test_a_pin_no_operator_can_have_is_not_sent(capsys) -> None:
+    """An operator review: `pin` took "abc", and every command after it was a failed login that
+    used up one of the operator's tries before the lockout."""
+    from controller.cli.console import Console
+
+    table = _Table()
+    for typed in ("abc", "12", "1234567890123", "12 34"):
+        console = Console(table, "fp1", "2580", read_pin=lambda prompt, typed=typed: typed)  # type: ignore[arg-type]
+        console.handle("pin")
+        assert capsys.readouterr().out == "not a PIN: a PIN is 4 to 12 digits 0-9: the PIN is unchanged\n"
+        console.handle("sit seat=1")
+        assert capsys.readouterr().out == "sit: ok\n"
+    assert table.sent == [("sit", "2580")] * 4
+
+
+def test_a_script_is_not_told_to_type_its_pin_again_and_help_for_no_command_fails(capsys) -> None:
+    """`pin` needs a terminal, so a script's wrong PIN does not suggest it; `help nosuch` exited 0
+    where `nosuch` exits 2."""
+    from controller.cli.console import Console
+
+    console = Console(_Table(), "fp1", "2850", terminal=False)  # type: ignore[arg-type]
+    assert console.run_lines(["sit seat=1"]) == 3
+    out = capsys.readouterr().out
+    assert "4 tries left" in out and "`pin`" not in out
+    assert console.run_lines(["help nosuch"]) == 2
+    assert capsys.readouterr().out == "no command 'nosuch': `help` lists them\n"
+
+
+def test_ctrl_c_while_the_table_is_asked_keeps_the_console(capsys, monkeypatch) -> None:
+    """An operator review: Ctrl-C while a command waited for the table's answer ended the console
+    ("shoectl: interrupted", exit 130), and the operator never learnt whether it was carried out."""
+    from controller.cli import console as console_module
+
+    lines = iter(["sit seat=1", "sit seat=2"])
+
+    class _Session:
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def prompt(self, *args, **kwargs) -> str:
+            try:
+                return next(lines)
+            except StopIteration:
+                raise EOFError from None
+
+    class _Interrupted(_Table):
+        def command(self, operator: str, pin: str, command: str, args: dict) -> dict:
+            if args == {"seat": 1}:
+                raise KeyboardInterrupt
+            return super().command(operator, pin, command, args)
+
+        def events(self):
+            return iter(())
+
+    monkeypatch.setattr(console_module, "PromptSession", _Session)
+    monkeypatch.setattr(console_module, "WATCH_RETRY_S", 60)
+    table = _Interrupted()
+    assert console_module.Console(table, "fp1", "2580").run() == 0  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert "interrupted before the table answered: it may have carried out the command (`status` shows the table)" in out
+    assert table.sent == [("sit", "2580")] and "sit: ok" in out  # the next line was carried out
+
+
+def test_the_console_says_when_the_table_stops_and_when_it_is_back(capsys, monkeypatch) -> None:
+    """An operator review: when the table stopped, the console's events stopped without a word (a
+    stream that ends closed cleanly), and never came back after the table restarted."""
+    import threading
+
+    from controller.cli import console as console_module
+
+    said: list[str] = []
+    done = threading.Event()
+    streams = iter([
+        [{"status": {}}, {"event": {"type": "notice", "level": "warning", "text": "before"}}],  # then the socket closes
+        OSError("no table is listening"),  # not there yet
+        [{"status": {}}, {"event": {"type": "notice", "level": "warning", "text": "after"}}],
+    ])
+
+    class _Client:
+        def events(self):
+            try:
+                stream = next(streams)
+            except StopIteration:
+                done.set()
+                raise OSError("stopped") from None
+            if isinstance(stream, OSError):
+                raise stream
+            return iter(stream)
+
+    monkeypatch.setattr(console_module, "WATCH_RETRY_S", 0.01)
+    monkeypatch.setattr(console_module, "write_line", said.append)
+    console = console_module.Console(_Client(), None, None, terminal=False)  # type: ignore[arg-type]
+    threading.Thread(target=console._watch, daemon=True).start()
+    assert done.wait(5)
+    assert said[:5] == ["* warning: before", "* the table stopped: its events show again when it is back",
+                        "* the table is back: its events show again", "* warning: after",
+                        "* the table stopped: its events show again when it is back"]
