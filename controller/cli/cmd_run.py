@@ -295,11 +295,13 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
             if resumed and cards_lost_with("shoe", core.state):
                 # A new built-in emulator holds no cards: the shoe the journal left in play is gone
                 # (the table says in which states a device holds them: not while shuffling, nor
-                # with the cards spread for inspection; in a fault the table restarts the shoe
-                # itself once the faults clear). A --manual table has no automated floorperson.
+                # with the cards spread for inspection). Its devices come back with new event
+                # epochs, so the table gives that shoe up itself (``events.device_replaced``; in a
+                # fault, once the faults clear). A --manual table has no automated floorperson, and
+                # a person told to restart the shoe would throw away the new one (a console review).
                 if args.manual:
-                    say("!! the built-in emulator was restarted without the cards of the shoe in play: "
-                                "a floorperson restarts the shoe (restart_shoe)")
+                    say("!! the built-in emulator was restarted without the cards of the shoe in play: the table "
+                        "gives that shoe up as its devices come back, and starts another")
                 else:
                     runner.submit(OperatorInput("restart_shoe", {"reason": "the built-in emulator was restarted"},
                                                 AUTOMATED_FLOORPERSON, Role.FLOORPERSON))

@@ -313,7 +313,9 @@ def test_a_manual_table_resumed_on_a_new_built_in_emulator_leaves_the_restart_to
         capsys, tmp_path: Path) -> None:
     """A floorperson's review: a ``--manual`` table resumed on a fresh built-in emulator had the
     automated floorperson order ``restart_shoe`` (journaled as ``auto-floor``), in a mode without
-    one. It now says so and leaves it to a person."""
+    one. A later review: told then to restart the shoe, a floorperson threw away the one the table
+    had started itself (the emulator's devices come back as new ones, and the table gives the lost
+    shoe up): the line says what the table does."""
     journal = tmp_path / "j.db"
     code, _, _ = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--speed", "max", "--seed", "3",
                      "--display", "lines", "--no-edge-monitor")
@@ -332,9 +334,14 @@ def test_a_manual_table_resumed_on_a_new_built_in_emulator_leaves_the_restart_to
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
-    assert "!! the built-in emulator was restarted without the cards of the shoe in play" in err, err
+    assert ("!! the built-in emulator was restarted without the cards of the shoe in play: the table gives that "
+            "shoe up as its devices come back, and starts another") in err, err
     with JournalReader.open(journal) as reader:
         assert [e for e in reader.entries(since_seq=before, kinds="input.operator") if e.operator == "auto-floor"] == []
+        after = [e.kind for e in reader.entries(since_seq=before)]
+        replaced = [e.payload for e in reader.entries(since_seq=before, kinds="device_replaced")]
+    assert any(p["shoe_lost"] for p in replaced), replaced
+    assert "shoe_restarted" in after and after.index("shoe_restarted") < after.index("shoe_start"), after
 
 
 def _resumed(journal: Path, before: int) -> bool:
