@@ -133,7 +133,10 @@ class Command:
         return " ".join([self.name, *(a.describe() for a in self.operator_args)])
 
     def check_args(self, given: Mapping[str, Any], submission: Any) -> dict[str, Any]:
+        """The arguments parsed; ``null`` (None) for an optional one is that argument not given
+        (docs/control.md)."""
         known = {a.name: a for a in self.args}
+        given = {k: v for k, v in given.items() if not (v is None and k in known and not known[k].required)}
         unknown = sorted(k for k in given if k not in known)
         missing = [a.name for a in self.args if a.required and a.name not in given]
         if unknown or missing:

@@ -165,3 +165,14 @@ def test_an_event_from_the_device_that_never_sends_it_is_refused() -> None:
     b.event("shoe", m.ShuffleDone(416, 416))
     assert b.of("refused")[-1]["reason"] == "a SHUFFLE_DONE from the shoe: only the shuffler sends it"
     assert b.core.snapshot() == before
+
+
+def test_null_for_an_optional_argument_is_that_argument_not_given() -> None:
+    """docs/control.md allows `null` where an argument is optional; the control socket let it through
+    and the table refused it (`face_up must be true or false`: an operator review). A required one
+    given null is still refused."""
+    sub = load_submission(WITH_LIMITS)
+    assert admit(OperatorInput("declare_idle", {"face_up": None}, "fp1", Role.FLOORPERSON), "betting", sub)[1] == {}
+    assert admit(OperatorInput("close", {"reason": None}, "fp1", Role.FLOORPERSON), "betting", sub)[1] == {}
+    with pytest.raises(Refused, match="seat must be a seat of this table"):
+        admit(OperatorInput("sit", {"seat": None}, "d1", Role.DEALER), "betting", sub)
