@@ -167,6 +167,8 @@ def order_reshuffle(t: TableCore, op: OperatorInput) -> None:
     if t.state in ("ready_to_load", "cutting", "count_fault"):
         t.reshuffle()
         return
+    if t.reshuffle_ordered:
+        raise Refused("a reshuffle is already ordered: it follows this round")
     between_rounds = t.state == "betting" and t.round is None
     if between_rounds and t.pending_wagers:
         raise Refused("wagers are on the layout: order the reshuffle once this round is dealt (say no more "

@@ -234,7 +234,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             "a recut is ordered after the cut and before the cards are in the shoe (the table is {state})"),
     Command("order_reshuffle", F, ("ready_to_load", "cutting", "count_fault", *act.ROUND_STATES), act.order_reshuffle,
             "order a reshuffle: now before loading, or after this round (681a.5(e)-(f))", (),
-            "no shoe to reshuffle while the table is {state}"),
+            "a reshuffle is ordered once the stack is delivered, before it is loaded or between the shoe's rounds; "
+            "not while the table is {state}"),
     Command("declare_idle", F, ("betting", "ready_to_load"), act.declare_idle,
             "no gaming activity: the cards out of the shoe and the discard rack, spread for "
             "inspection (681a.5(g)); the shoe in play is reconciled",
@@ -248,7 +249,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
                  "reshuffled before it is dealt (681a.5(g)(2))", required=False),)),
     Command("clear_fault", F, ("fault",), act.clear_fault, "clear a fault the floorperson has dealt with",
             (Arg("key", "text", "the fault to clear (all clearable ones when absent)", required=False),),
-            "there is no fault"),
+            "no fault holds the table (it is {state}; a count fault ends with order_reshuffle or close)"),
     Command("enter_card", F, None, act.enter_card, "enter the card the shoe could not read",
             (Arg("card", "card", "the card, e.g. AS, 10H, KD"),)),
     Command("void_round", F, ("dealing", "squeeze", "house_money"), act.void_round,

@@ -317,6 +317,10 @@ def test_a_refused_reshuffle_order_does_not_act_and_an_accepted_one_is_journaled
     assert b.of("reshuffle_ordered") == [{"by": "fp1"}]
     assert [r.payload["command"] for r in b.records if r.kind == "operator"][-1] == "order_reshuffle"
     assert b.core.snapshot()["reshuffle_ordered"]  # the status says what is pending
+    b.op("order_reshuffle")  # once is enough: a second order was taken and journaled again (an operator review)
+    assert b.of("refused")[-1] == {"input": "order_reshuffle", "reason": "a reshuffle is already ordered: it "
+                                   "follows this round", "state": b.core.state, "operator": "fp1"}
+    assert b.of("reshuffle_ordered") == [{"by": "fp1"}]
     b.auto_deal = True
     b.draw()
     assert b.core.shoe.id != shoe and b.core.state == "cutting"

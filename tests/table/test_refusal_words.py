@@ -6,6 +6,7 @@ from __future__ import annotations
 from bench import Bench
 
 from controller.roles import Role
+from controller.table.io import OperatorInput
 from firmware_bridge.protocol import messages as m
 from controller.table.machine import STATES, STATE_WORDS
 
@@ -123,3 +124,21 @@ def test_an_open_door_is_the_devices_to_end_and_clear_fault_says_so_as_the_refus
     assert _refused(b) == "no fault a floorperson can clear (door:shoe clears when the shoe's door is closed)"
     b.event("shoe", m.Door(False))
     assert b.core.state == "betting" and not b.core.faults
+
+
+def test_refusals_in_a_count_fault_and_while_shuffling_say_what_is_so() -> None:
+    """An operator review: in a count fault (the status: COUNT FAULT ... CALL FLOOR) `clear_fault`
+    answered "there is no fault"; while the shoe was being shuffled `order_reshuffle` answered "no
+    shoe to reshuffle"."""
+    b = Bench(count_delta=-1)
+    b.op("open")
+    assert b.core.state == "count_fault"
+    b.op("clear_fault")
+    assert _refused(b) == ("no fault holds the table (it is in a count fault; a count fault ends with order_reshuffle "
+                           "or close)")
+    b = Bench(auto_deal=False)
+    b.core.handle(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))  # the shuffler is not told: still shuffling
+    assert b.core.state == "shuffling"
+    b.op("order_reshuffle")
+    assert _refused(b) == ("a reshuffle is ordered once the stack is delivered, before it is loaded or between the "
+                           "shoe's rounds; not while the table is shuffling")
