@@ -183,8 +183,8 @@ def dealer_sign_in(t: TableCore, op: OperatorInput, dealer: str) -> None:
     """681a.7(c): each new dealer burns one card before dealing."""
     if t.state == "betting" and t.pending_wagers:
         raise Refused("sign in between rounds, before wagers are placed")
-    if dealer == t.dealer:
-        raise Refused(f"{dealer} is the dealer signed in already")
+    if t.dealer is not None and _person(dealer) == _person(t.dealer):  # "bob smith" is Bob Smith: no new dealer
+        raise Refused(f"{t.dealer} is the dealer signed in already")
     t.dealer = dealer
     # Signed in by the dealer themself: that operator deals here now; by a floorperson for them:
     # the first operator of the dealer's role to act after it.
@@ -192,6 +192,11 @@ def dealer_sign_in(t: TableCore, op: OperatorInput, dealer: str) -> None:
     t.record(kinds.DEALER, {"dealer": dealer})
     if t.state == "betting":
         t.new_dealer()
+
+
+def _person(name: str) -> str:
+    """A person's name as two spellings of it compare: case and spacing aside."""
+    return " ".join(name.split()).casefold()
 
 
 def declare_idle(t: TableCore, op: OperatorInput, face_up: bool = False) -> None:

@@ -25,6 +25,9 @@ def test_load_then_the_first_card_is_burned_and_a_new_dealer_burns_one() -> None
     assert b.core.state == "betting"
     b.op("dealer_sign_in", Role.DEALER, dealer="D2")  # the same dealer again: not a new dealer, no burn
     assert b.of("refused")[-1]["reason"] == "D2 is the dealer signed in already" and len(b.of("burn")) == 2
+    b.op("dealer_sign_in", Role.DEALER, dealer=" d2 ")  # nor spelt otherwise (an operator review: it burnt one)
+    assert b.of("refused")[-1]["reason"] == "D2 is the dealer signed in already" and len(b.of("burn")) == 2
+    assert [r["dealer"] for r in b.of("dealer")] == ["D2"]
 
 
 @pytest.mark.reg("681a.7(c)")
