@@ -17,7 +17,8 @@ the same.
 ``shuffler-shoe`` (``emulated-autoshoe``, an automatic reshuffling shoe, 681a.5(h)) is one device
 that shuffles and deals: it is served alone, and ``--shuffler-profile`` is refused with it.
 ``--no-shuffler [--decks N]`` serves the shoe alone at a table without a shuffler (681a.5(a)): on
-the prompt ``SHUFFLE BY HAND`` the dealer opens a new pack of N (default 8) preshuffled decks.
+the prompt ``SHUFFLE BY HAND`` the dealer opens a new pack of N (default 8) preshuffled decks; on
+``SHUFFLE COLLECTED`` (after a shoe) it shuffles that shoe's collected cards by hand.
 
 Both serve until SIGINT or SIGTERM, then shut down cleanly and exit 0. Errors (one line on
 standard error, exit 2, via ``controller.cli.main``): a bad profile (``ProfileError``), a bad
@@ -77,7 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--shuffler-profile", default=None, type=path_argument, metavar="NAME|FILE",
                    help="with --table (default emulated-shuffler)")
     p.add_argument("--no-shuffler", action="store_true",
-                   help="with --table: no shuffler, only the shoe; the dealer opens preshuffled packs (681a.5(a))")
+                   help="with --table: no shuffler, only the shoe; the dealer opens a preshuffled pack, then "
+                        "shuffles each dealt shoe's cards by hand (681a.5(a), 681a.7(d))")
     p.add_argument("--decks", type=whole_number(1, MAX_DECKS), default=None, metavar="N",
                    help=f"with --no-shuffler: decks in each preshuffled pack, 1 to {MAX_DECKS} (default 8)")
     p.add_argument("--shoe-profile", default=None, type=path_argument, metavar="NAME|FILE",

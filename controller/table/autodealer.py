@@ -81,9 +81,10 @@ class AutoDealer:
         if state == "count_fault":
             return self._count_fault(core)
         if state == "shuffling" and not core.has_shuffler:
-            # 681a.5(a): no shuffler; the dealer opens a pack of preshuffled decks, or (after an
-            # idle table's wash) says the hand shuffle is done.
-            if core.inspection.washing:
+            # 681a.5(a): no shuffler; the dealer opens a pack of preshuffled decks before play
+            # commences, or says the hand shuffle is done: of a shoe's collected cards
+            # (681a.7(d)(1)-(2)) or after an idle table's wash (681a.5(g)(1)).
+            if core.inspection.washing or core.shoe.collected_to_shuffle:
                 return self._once(("shuffled", core.shoe.id), "manual_shuffle_done", Role.DEALER)
             return self._once(("preshuffled", core.shoe.id), "preshuffled_decks", Role.DEALER, decks=sub.decks)
         if state == "cutting":

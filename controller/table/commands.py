@@ -223,9 +223,11 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             "no House Money settlement is under way"),
     Command("continue", D, ("house_money",), act.continue_round, "go on with the round after House Money", (), "nothing to continue"),
     Command("manual_shuffle_done", D, ("shuffling",), act.manual_shuffle_done,
-            "the dealer has shuffled by hand (681a.5(a), (g)(1))", (), "no shuffle is under way (the table is {state})"),
+            "the dealer has shuffled by hand (681a.5(a), (g)(1)): after a shoe, its collected cards (681a.7(d)(2))", (),
+            "no shuffle is under way (the table is {state})"),
     Command("preshuffled_decks", D, ("shuffling",), decks.preshuffled_decks,
-            "put preshuffled decks in play instead of a shuffle by hand (681a.5(a))", (
+            "put preshuffled decks in play instead of a shuffle by hand, before play commences or in place of cards "
+            "whose count failed (681a.5(a))", (
                 Arg("decks", "count", "the decks in the preshuffled pack", unit="decks"),
                 Arg("seal", "text", "the pack's seal or lot, for the record", required=False)),
             "no shuffle is under way (the table is {state})"),

@@ -19,17 +19,26 @@ if TYPE_CHECKING:
 
 
 def preshuffled_decks(t: TableCore, op: OperatorInput, decks: int, seal: str | None = None) -> None:
-    """681a.5(a): the dealer shuffles "unless the cards were preshuffled in accordance with
-    § 603a.16(u) or (v)". At a table without an automated shuffler the dealer may put a pack of
-    preshuffled decks in play instead of shuffling by hand. The pack must hold the table's number
-    of decks (``decks``; ``seal``: the pack's seal or lot, for the record). The stack is then offered
-    for the cut like any shuffled stack (681a.5(b)-(e)); its count is checked when the shoe reports
-    it loaded (681a.7(a)) and its card set when the shoe ends (681a.7(d)(1)), as for a hand
-    shuffle. The operator record (command and arguments) is the journal's account of it."""
+    """681a.5(a): "Immediately prior to commencement of play, unless the cards were preshuffled in
+    accordance with § 603a.16(u) or (v) ..., the dealer shall shuffle the cards". At a table
+    without an automated shuffler the dealer may put a pack of preshuffled decks in play instead of
+    shuffling by hand, before play commences: not in place of the cards of a shoe dealt, which are
+    collected and reshuffled "to ensure that no cards are missing" (681a.7(d)(1)-(2); 681a.5(a):
+    "after each shoe of cards is dealt ... the dealer shall shuffle the cards"), unless their count
+    or card set failed (they are removed from use). The pack must hold the table's number of decks
+    (``decks``; ``seal``: the pack's seal or lot, for the record). The stack is then offered for the
+    cut like any shuffled stack (681a.5(b)-(e)); its count is checked when the shoe reports it
+    loaded (681a.7(a)) and its card set when the shoe ends (681a.7(d)(1)), as for a hand shuffle.
+    The operator record (command and arguments) is the journal's account of it."""
     if t.has_shuffler:
         raise Refused("this table uses an automated shuffler: its shuffle is under way")
     if t.inspection.washing:
         raise Refused("681a.5(g)(1): the inspected cards are washed and shuffled by hand, not replaced")
+    if t.shoe.collected_to_shuffle:
+        raise Refused(f"681a.5(a), 681a.7(d)(1)-(2): the cards of shoe {t.shoe.made_of} are collected and shuffled "
+                      "by hand (manual_shuffle_done), so that their count at the load finds a card missing; "
+                      "preshuffled decks are put in play before play commences, or in place of cards whose count "
+                      "failed")
     if decks != t.sub.decks:
         raise Refused(f"this table deals {t.sub.decks} decks: a pack of {decks} preshuffled decks cannot be used")
     cards = decks * 52
@@ -37,9 +46,9 @@ def preshuffled_decks(t: TableCore, op: OperatorInput, decks: int, seal: str | N
     t.inspection.stack_replaced()  # not washing (refused above)
     retired, t.shoe.made_of = t.shoe.made_of, None  # the pack is not the cards collected
     t.shuffle_done()
-    if retired:  # 681a.7(d)(1): the last shoe's cards left in it were never counted here
-        t.notice("warning", f"the cards of shoe {retired} go out of play without the count of a shuffle or "
-                            "a load: count them as they are removed from use")
+    if retired:  # cards whose count failed, removed from use: 681a.7(d)(1) asks that none be missing
+        t.notice("warning", f"the cards of shoe {retired} go out of play (their count failed): count them as they "
+                            "are removed from use")
 
 
 def inspection_done(t: TableCore, op: OperatorInput, reshuffle_batch: bool = False) -> None:

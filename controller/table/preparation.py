@@ -24,15 +24,17 @@ def start_shuffle(t: TableCore) -> None:
     sid = f"{t.table_id}-S{t.next_shoe:04d}"
     t.next_shoe += 1
     last = t.shoe
-    t.shoe = Shoe(sid, t.sub.decks, t.sub.decks * 52,
-                  made_of=last.id if last is not None and last.collected and last.loaded_count is not None else None)
+    made_of = last.id if last is not None and last.collected and last.loaded_count is not None else None
+    t.shoe = Shoe(sid, t.sub.decks, t.sub.decks * 52, made_of=made_of,
+                  collected_to_shuffle=made_of is not None and last.count_problem is None)
     t.shoe_rounds.new_shoe()  # the shoe's, as the scoreboard's and the feed's last round
     t.record(kinds.SHOE_START, {"shoe": sid, "decks": t.sub.decks})
     if t.has_shuffler:
         t.send("shuffler", m.Shuffle(t.sub.decks))
         t.show("SHUFFLING")
     else:
-        t.show("WASH AND SHUFFLE" if t.inspection.washing else "SHUFFLE BY HAND")
+        t.show("WASH AND SHUFFLE" if t.inspection.washing else
+               "SHUFFLE COLLECTED" if t.shoe.collected_to_shuffle else "SHUFFLE BY HAND")
 
 
 def count_ok(t: TableCore) -> bool:

@@ -47,6 +47,10 @@ class Shoe:
     # 681a.7(d)(1): the shoe whose collected cards this stack is made of: their first count since
     # is this stack's (the shuffler's, or the shoe's at loading), which finds a card gone missing
     made_of: str | None = None
+    # 681a.5(a), 681a.7(d)(1)-(2): those collected cards are shuffled (at a table without a shuffler,
+    # by hand): a pack of preshuffled decks takes the place of a shuffle only before play commences,
+    # or of cards whose count or card set failed (``preparation.start_shuffle``)
+    collected_to_shuffle: bool = False
     exhausted: bool = False  # it reported itself empty (SHOE_EMPTY) while a round still needed cards
     counted: tuple[int, int] | None = None  # 681a.5(a): (cards its shuffle counted, the device's expected)
     count_problem: str | None = None  # why its count or its card-set check failed (the table in count_fault)

@@ -17,7 +17,10 @@ docs/emulator.md):
                    prompt shown again after a controller restart never draws a card twice
 ``BURN [N]``       draw N cards (default 1) to the discard rack
 ``SHUFFLE ...``    a table without a shuffler (``SHUFFLE BY HAND``): open a new preshuffled pack
-                   (``open_pack``, 681a.5(a)) and take it in hand; refused without one
+                   (``open_pack``, 681a.5(a)) and take it in hand; refused without one.
+                   ``SHUFFLE COLLECTED``: after a shoe is dealt, its cards (those left in the shoe
+                   taken out to the discard rack first, 681a.7(d)(1)) and the layout's shuffled by
+                   hand into the stack in hand (681a.7(d)(2))
 ``WASH ...``       a table without a shuffler, after the cards of an idle table were spread for
                    inspection (``WASH AND SHUFFLE``, 681a.5(g)(1)): the cards of the discard rack and
                    the layout washed and shuffled by hand into the stack in hand; refused beside a
@@ -251,8 +254,13 @@ class Dealer:
         if verb == "BURN":
             return self._draw(_number(args, default=1), None)
         if verb == "SHUFFLE":
+            collected = args[:1] == ["COLLECTED"]
             if self.open_pack is None:
-                raise ValueError("no preshuffled pack at this table")
+                raise ValueError("no hand shuffle at this table: its shuffler shuffles" if collected else
+                                 "no preshuffled pack at this table")
+            if collected:
+                self.discards.extend(self.shoe.unload())  # 681a.7(d)(1): the cards left in the shoe first
+                return True, f"shuffled by hand the {self._gather_and_shuffle()} cards collected"
             self.hand = self.open_pack()
             return True, f"opened a preshuffled pack of {len(self.hand)} cards"
         if verb == "WASH":
@@ -295,13 +303,18 @@ class Dealer:
 
     def _wash(self) -> str:
         """681a.5(g)(1): the cards taken from the discard rack and the layout (the shoe was emptied
-        by UNLOAD into the rack) are washed and shuffled by hand into the stack in hand; cover cards
-        are set aside. The order is random but repeatable for the same cards (seeded by them)."""
+        by UNLOAD into the rack) are washed and shuffled by hand into the stack in hand."""
+        return f"washed and shuffled by hand the {self._gather_and_shuffle()} inspected cards"
+
+    def _gather_and_shuffle(self) -> int:
+        """The cards of the discard rack and the layout shuffled by hand into the stack in hand
+        (cover cards set aside); how many. The order is random but repeatable for the same cards
+        (seeded by them)."""
         gathered = [i for i in self.discards if isinstance(i, DeviceCard)] + [c for _, c in self.layout]
         self.discards, self.layout = [], []
         random.Random(" ".join(map(str, gathered))).shuffle(gathered)
         self.hand = gathered
-        return f"washed and shuffled by hand the {len(gathered)} inspected cards"
+        return len(gathered)
 
     def _place_cover(self, verb: str, args: list[str]) -> tuple[bool, str]:
         """CUT puts the stack's first cover card in, COVER its second, after the cut (a COVER

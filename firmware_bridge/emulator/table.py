@@ -5,7 +5,8 @@
   ``devices`` holds it once, and the shuffler profile is not used.
 - ``shuffler_profile=None``: a table without a shuffler (681a.5(a)): the shoe alone. When the shoe
   prompts ``SHUFFLE BY HAND`` the dealer opens a new pack of ``decks`` preshuffled decks (seeded
-  by ``seed``) and takes it in hand to be cut.
+  by ``seed``) and takes it in hand to be cut; on ``SHUFFLE COLLECTED`` it shuffles the last
+  shoe's collected cards by hand.
 - The shuffler's DELIVER(SHOE) loads the table's shoe; DELIVER(DEALER) hands the stack to the
   dealer, who cuts, places the cover card and loads it on the shoe's prompts. The prompts and the
   DELIVER travel on different links, so a prompt may come first: while the shuffler holds a

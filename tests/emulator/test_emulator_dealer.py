@@ -211,6 +211,38 @@ def test_without_a_shuffler_the_dealer_opens_a_preshuffled_pack_on_the_shuffle_p
     assert not beside_a_shuffler.ok and "no preshuffled pack" in beside_a_shuffler.detail
 
 
+@pytest.mark.reg("681a.7(d)(1)", "681a.7(d)(2)")
+def test_without_a_shuffler_the_dealer_shuffles_a_dealt_shoe_s_collected_cards_by_hand(clock) -> None:
+    """681a.7(d): the dealer shall (1) "Collect and reshuffle the cards by removing the cards
+    remaining in the shoe and placing them in the discard rack to ensure that no cards are missing";
+    (2) "Shuffle the cards so that they are randomly intermixed". On ``SHUFFLE COLLECTED`` the
+    emulated dealer takes the cards left in the shoe out (the shoe says SHOE_EMPTY), gathers them
+    with the discard rack's and the layout's and shuffles them by hand into the stack in hand: the
+    whole set, cut and loaded again. Beside a shuffler: refused."""
+    table = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5)
+    host = connect(table.shoe, clock)
+    for prompt in ("SHUFFLE BY HAND", "cut 30", "cover 14", "load"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    host.ok(GateUnlock())
+    for prompt in ("burn 1", "draw player", "draw banker"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    host.ok(Display("SHUFFLE COLLECTED"))  # no UNLOAD before it: the cards left in the shoe are taken out
+    host.pump(0.05)
+    assert host.of(ShoeEmpty) and table.shoe.stack == []
+    shuffled = table.dealer.log[-1]
+    assert shuffled.ok and shuffled.detail == "shuffled by hand the 104 cards collected", shuffled
+    assert sorted(table.dealer.hand, key=str) == sorted(cards(" ".join(f"{r}{s}" for r in "A 2 3 4 5 6 7 8 9 10 J Q K".split()
+                                                                       for s in "CDHS")) * 2, key=str)
+    for prompt in ("cut 40", "cover 14", "load"):
+        host.ok(Display(prompt))
+    host.pump(0.05)
+    assert host.of(ShoeLoaded)[-1].card_count == 104
+    beside_a_shuffler = EmulatedTable(clock=clock).dealer.perform("SHUFFLE COLLECTED")
+    assert not beside_a_shuffler.ok and "its shuffler shuffles" in beside_a_shuffler.detail
+
+
 @pytest.mark.reg("681a.5(g)(1)")
 def test_without_a_shuffler_the_dealer_washes_and_shuffles_the_inspected_cards_by_hand(clock) -> None:
     """681a.5(g): at an idle table "the cards shall be removed from the dealing shoe and the discard

@@ -75,14 +75,20 @@ def test_without_a_shuffler_the_shoe_counts_the_collected_cards_at_the_next_load
     assert b.core.state == "count_fault" and f"collected from shoe {first}" in b.notices[-1].text
 
 
-@pytest.mark.reg("681a.7(d)(1)", "681a.5(a)")
-def test_preshuffled_decks_in_place_of_collected_cards_say_those_are_not_counted() -> None:
-    """681a.7(d)(1): the cards are collected "to ensure that no cards are missing"; 681a.5(a): the
-    dealer shuffles "unless the cards were preshuffled". A preshuffled pack put in play in place of
-    the cards collected from the last shoe leaves those cards uncounted by the table: the floorperson
-    is told to count them as they are removed from use. The pack itself is counted at loading."""
+@pytest.mark.reg("681a.7(d)(1)", "681a.7(d)(2)", "681a.5(a)")
+def test_the_collected_cards_are_shuffled_by_hand_not_replaced_by_preshuffled_decks() -> None:
+    """681a.5(a): "Immediately prior to commencement of play, unless the cards were preshuffled in
+    accordance with § 603a.16(u) or (v) ..., after each shoe of cards is dealt or when directed by
+    a floorperson or above, the dealer shall shuffle the cards"; 681a.7(d): the dealer shall (1)
+    "Collect and reshuffle the cards by removing the cards remaining in the shoe and placing them in
+    the discard rack to ensure that no cards are missing"; (2) "Shuffle the cards so that they are
+    randomly intermixed". A pack of preshuffled decks is put in play before play commences; after a
+    shoe the dealer is prompted to shuffle its collected cards by hand, and a pack in their place
+    is refused (a gaming-lab review: it was taken, and the cards left in the last shoe were never
+    counted), unless their count failed: they are then removed from use, and said to be uncounted."""
     b = Bench(shuffler=False)
     b.op("open")
+    assert b.core.prompt == "SHUFFLE BY HAND"
     b.op("preshuffled_decks", Role.DEALER, decks=8)  # the first shoe: nothing collected before it
     assert not [n for n in b.notices if "out of play" in n.text]
     new_stack(b)
@@ -90,9 +96,21 @@ def test_preshuffled_decks_in_place_of_collected_cards_say_those_are_not_counted
     first = b.core.shoe.id
     b.op("close")
     b.op("open")
+    assert b.core.prompt == "SHUFFLE COLLECTED"
+    before = b.core.snapshot()
+    b.op("preshuffled_decks", Role.DEALER, decks=8)
+    assert b.of("refused")[-1]["reason"] == (
+        f"681a.5(a), 681a.7(d)(1)-(2): the cards of shoe {first} are collected and shuffled by hand "
+        "(manual_shuffle_done), so that their count at the load finds a card missing; preshuffled decks are put in "
+        "play before play commences, or in place of cards whose count failed")
+    assert b.core.snapshot() == before
+    hand_shuffled_shoe(b, cards=415)  # shuffled by hand, and counted at the load: one card short
+    assert b.core.state == "count_fault" and b.of("count_fault")[-1]["collected_from"] == first
+    b.op("order_reshuffle")
+    assert b.core.prompt == "SHUFFLE BY HAND"  # cards short are removed from use: a new pack may replace them
     b.op("preshuffled_decks", Role.DEALER, decks=8)
     warning = b.notices[-1]
-    assert warning.level == "warning" and f"shoe {first} go out of play" in warning.text
+    assert warning.level == "warning" and "go out of play (their count failed)" in warning.text
     new_stack(b)
     cut_and_load(b)
-    assert b.core.state == "betting" and not b.of("count_fault")
+    assert b.core.state == "betting"
