@@ -72,7 +72,8 @@ def test_a_whole_shoe_follows_the_procedure(tmp_path: Path, preset: str) -> None
     assert 10 <= cut["position"] <= cut["stack"] - 10 and cover["from_bottom"] >= 10
     # the cover card came out, that round was completed, then the cards were reconciled and reshuffled
     i_cover = kinds.index("cover_card")
-    assert "round_result" in kinds[i_cover:]
+    after_cover = kinds[i_cover:kinds.index("reconciliation")]
+    assert after_cover.count("round_result") == 1 and "round_start" not in after_cover  # that round, no other
     rec = of(entries, "reconciliation")[0]
     assert rec["ok"] and rec["total"] == sub.decks * 52
     assert kinds.index("reconciliation") > i_cover and kinds[kinds.index("reconciliation"):].count("shoe_start") == 1
