@@ -43,10 +43,13 @@ def test_first_four_cards_player_banker_player_banker() -> None:
 def test_a_natural_without_bonus_wagers_ends_the_round() -> None:
     """681a.7(f): "If either the Player's Hand or Banker's Hand is a natural" and (f)(1) "There were no Bonus
     Wagers placed, no additional cards may be dealt to either hand": the Player's A-K ends the round on four cards,
-    the Banker's 11 draws nothing, and the natural wins."""
+    the Banker's 11 draws nothing, and the natural wins; the same with the Banker's natural and the Player's 11."""
     r = d("AS,5H,KD,6C,9D,9C")
     assert r.player_natural and r.cards_used == 4 and r.outcome is Outcome.PLAYER
     assert r.banker_total == 11  # the Banker below 17 draws nothing
+    r = d("5H,AS,6C,KD,9D,9C")  # the Banker's natural: the Player's 11 draws nothing either
+    assert r.banker_natural and not r.player_natural and r.cards_used == 4 and r.outcome is Outcome.BANKER
+    assert r.player_total == 11 and len(r.player) == 2
 
 
 @pytest.mark.reg("681a.7(f)(2)")
