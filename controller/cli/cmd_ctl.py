@@ -186,6 +186,9 @@ def status_text(st: dict[str, Any]) -> str:
     state = str(st.get("state") or "unknown").replace("_", " ")
     if st.get("shoe") and st.get("shoe_collected"):
         shoe: tuple[str, ...] = (f"no shoe in play (the last, {st['shoe']}, has ended: its cards were collected)",)
+    elif st.get("shoe") and st.get("state") == "closed" and st.get("cards_remaining") is None:
+        # closed while its stack was prepared (a count fault, say): the next opening starts another
+        shoe = (f"no shoe in play (the last, {st['shoe']}, was never loaded: the table closed first)",)
     elif st.get("shoe"):
         cover = "  (cover card reached)" if st.get("cover_reached") else ""
         cover += "  (a reshuffle follows this round)" if st.get("reshuffle_ordered") and not st.get("cover_reached") else ""

@@ -251,7 +251,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
                  "reshuffled before it is dealt (681a.5(g)(2))", required=False),)),
     Command("clear_fault", F, ("fault",), act.clear_fault, "clear a fault the floorperson has dealt with",
             (Arg("key", "text", "the fault to clear (all clearable ones when absent)", required=False),),
-            "no fault holds the table (it is {state}; a count fault ends with order_reshuffle or close)"),
+            "no fault holds the table (it is {state}; a count fault ends with order_reshuffle, restart_shoe or close)"),
     Command("enter_card", F, None, act.enter_card, "enter the card the shoe could not read",
             (Arg("card", "card", "the card, e.g. AS, 10H, KD"),)),
     Command("void_round", F, ("dealing", "squeeze", "house_money"), act.void_round,

@@ -46,6 +46,15 @@ def test_the_rules_are_named_and_an_ended_shoe_is_not_shown_in_play() -> None:
     assert "remaining 398" not in text
 
 
+def test_a_stack_the_table_closed_before_loading_is_not_shown_in_play() -> None:
+    """An operator review: closed from a count fault, the status still showed the stack given up
+    ("shoe T1-S0003 ... not loaded in the shoe yet"), as if it would be dealt."""
+    text = status_text({"table": "T1", "state": "closed", "shoe": "T1-S0003", "round": 0, "cards_dealt": 0,
+                        "cards_remaining": None})
+    assert text.splitlines()[0] == ("table T1  state closed  no shoe in play (the last, T1-S0003, was never loaded: "
+                                    "the table closed first)")
+
+
 def test_each_settlement_says_what_the_dealer_pays_or_collects() -> None:
     """A floor review: the console and ``ctl watch`` printed a round's hands and outcome, and
     nothing of what to pay or collect; a House Money win's payout had to be worked out by hand."""

@@ -134,8 +134,8 @@ def test_refusals_in_a_count_fault_and_while_shuffling_say_what_is_so() -> None:
     b.op("open")
     assert b.core.state == "count_fault"
     b.op("clear_fault")
-    assert _refused(b) == ("no fault holds the table (it is in a count fault; a count fault ends with order_reshuffle "
-                           "or close)")
+    assert _refused(b) == ("no fault holds the table (it is in a count fault; a count fault ends with order_reshuffle, "
+                           "restart_shoe or close)")
     b = Bench(auto_deal=False)
     b.core.handle(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))  # the shuffler is not told: still shuffling
     assert b.core.state == "shuffling"
