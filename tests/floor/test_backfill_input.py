@@ -246,10 +246,10 @@ def test_an_entry_nested_too_deeply_is_refused_in_words_at_every_depth(journal: 
     (a RecursionError when the line was written again to compare it), at every restart while the
     broker held the message; ``floor backfill`` ended in a traceback. At every depth the line is
     now read as an entry, or refused as one, in words (the chain check judges what is read)."""
-    line = journal.lines[0].rstrip("\n")
+    line = journal.lines[0].rstrip("\n")  # "a" sorts before every key of the payload: the line stays canonical
     refusals = set()
     for depth in range(900, 1200, 3):
-        deep = line.replace('"payload":{', '"payload":{"d":' + "[" * depth + "]" * depth + ",", 1)
+        deep = line.replace('"payload":{', '"payload":{"a":' + "[" * depth + "]" * depth + ",", 1)
         try:
             message.parse_entry(deep)
         except message.NotAnEntry as exc:
@@ -262,7 +262,7 @@ def test_backfill_refuses_a_deeply_nested_line_in_one_line(capsys, floor_db: str
                                                           tmp_path: Path) -> None:
     deep = tmp_path / "deep.jsonl"
     line = journal.lines[0].rstrip("\n")
-    deep.write_text(line.replace('"payload":{', '"payload":{"d":' + "[" * 990 + "]" * 990 + ",", 1) + "\n")
+    deep.write_text(line.replace('"payload":{', '"payload":{"a":' + "[" * 990 + "]" * 990 + ",", 1) + "\n")
     code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(deep))
     assert code == 2 and err.count("\n") == 1 and "line 1:" in err and "nothing was stored" in err, err
     assert count(floor_db, "SELECT count(*) FROM entries") == 0
