@@ -2,7 +2,8 @@
 
 Contract:
 - ``Authenticator(operators, *, max_failures=5, lockout_s=300, clock=time.monotonic,
-  max_unknown_ids=4096, dummy_hashes_per_s=2, remember_s=300, reload=None)``; ``reload``, when
+  max_unknown_ids=4096, dummy_hashes_per_s=2, remember_s=300, reload=None, sleep=time.sleep)``
+  (``clock`` and ``sleep`` for tests); ``reload``, when
   given, is asked before each check for the operators read again (``controller.operators.following``:
   a running table follows its operators file). ``authenticate(id, pin)`` returns the ``Operator``
   or raises an ``AuthError`` (``controller.operators.errors``): ``WrongPin`` (``tries_left`` before
@@ -187,8 +188,10 @@ class Authenticator:
     def __init__(self, operators: Mapping[str, Operator], *, max_failures: int = 5, lockout_s: float = 300.0,
                  clock: Callable[[], float] = time.monotonic, max_unknown_ids: int = 4096,
                  dummy_hashes_per_s: float = 2.0, remember_s: float = 300.0,
-                 reload: Callable[[], Mapping[str, Operator] | None] | None = None) -> None:
+                 reload: Callable[[], Mapping[str, Operator] | None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self._lockouts = Lockouts(max_failures, lockout_s, max_unknown_ids, clock)
+        self._sleep = sleep  # the wait of an unknown id past the dummy budget
         self.max_failures = self._lockouts.max_failures
         self.lockout_s = self._lockouts.lockout_s
         self._clock = clock
@@ -241,7 +244,7 @@ class Authenticator:
                 if dummy:
                     self._hasher.verify(pin, _DUMMY_HASH)  # the same work as for a known id
                 else:
-                    time.sleep(self._hasher.typical_s)  # the same time, without the work
+                    self._sleep(self._hasher.typical_s)  # the same time, without the work
             raise UnknownOperator(operator_id, told)
         with self._lock:
             # Again: a parallel guess may have locked the operator out meanwhile, or the file
