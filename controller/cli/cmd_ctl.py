@@ -25,7 +25,7 @@ from typing import Any
 from controller.cli.common import print_json
 from controller.control.client import ControlClient
 from controller.control.lines import line_text
-from controller.control.requests import BOOL, MAX_TEXT, SEAT, WHOLE, parameters
+from controller.control.requests import BOOL, MAX_TEXT, NUMBERS, parameters
 from controller.errors import UsageError, path_argument
 from controller.money import money_text
 from controller.operators.pins import PIN_MAX, PIN_MIN
@@ -133,7 +133,7 @@ def control_client(args: argparse.Namespace) -> ControlClient:
 
 
 def _typed(kind: str | None, value: str) -> Any:
-    if kind in (WHOLE, SEAT) and (number := whole_number_of(value)) is not None:
+    if kind in NUMBERS and (number := whole_number_of(value)) is not None:
         return number  # as the table reads decimal text; anything else stays text: the table says what it must be
     if kind == BOOL and value.lower() in ("true", "false"):
         return value.lower() == "true"

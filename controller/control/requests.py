@@ -15,10 +15,11 @@ text). Whatever a ``Request`` holds is safe to journal and to hand to the table 
   empty: the server says so after the login and the role, so that who gave it is journaled and a
   guess at a PIN counts whatever its arguments), of the type the table's commands table
   (``controller.table.commands.COMMANDS``) declares: a whole number (not a boolean) within
-  +-``MAX_WHOLE``, a boolean, or printable text of at most ``MAX_ARG_TEXT`` characters (the
-  table's own limit; for a choice, one of its declared words); null only for an optional
-  argument; every required argument is present. (The table checks the rest: a seat of this
-  table, a wager kind it offers, ...)
+  +-``MAX_WHOLE`` (a sum of money from 1 to ``MAX_AMOUNT``, a count or position from 0 to
+  ``MAX_POSITION``, a seat from 1: no table has other), a boolean, or printable text of at most
+  ``MAX_ARG_TEXT`` characters, not blank (the table's own limits; for a choice, one of its
+  declared words); null only for an optional argument; every required argument is present. (The
+  table checks the rest: a seat of this table, a wager kind it offers, ...)
   (``set_submission`` takes ``submission``: a preset name or a file on the table computer.)
 
 The operator id is not judged here: an id that is not a valid operator id is an authentication
@@ -33,7 +34,7 @@ from typing import Any
 
 from controller.rules.cards import parse_card
 from controller.rules.errors import CardError
-from controller.table.commands import COMMANDS, MAX_TEXT as MAX_ARG_TEXT
+from controller.table.commands import COMMANDS, MAX_AMOUNT, MAX_POSITION, MAX_TEXT as MAX_ARG_TEXT
 from shoectl_config.text import is_unicode_text, safe
 
 MAX_DEPTH = 8
@@ -191,7 +192,12 @@ def _request_id(rid: Any) -> int | str | None:
 WHOLE, TEXT, BOOL = "a whole number", "text", "true or false"  # the JSON types of arguments
 CARD = "a card such as AS, 10H or KD"  # text that names a card: one that does not is malformed, not refused
 SEAT = "a seat number (a whole number from 1)"  # no table has seat 0: which seats it has, the table says
-_TYPES = {"seat": SEAT, "count": WHOLE, "money": WHOLE, "flag": BOOL, "text": TEXT, "choice": TEXT,
+# The table's own limits, the same at every table: a value outside them is malformed (exit 2 at
+# ctl), as a seat 0 is, not the table's refusal (exit 1, journaled as an input it refused).
+MONEY = f"a sum in minor units (cents): a whole number from 1 to {MAX_AMOUNT}"
+COUNT = f"a whole number from 0 to {MAX_POSITION}"
+NUMBERS = {WHOLE: (-MAX_WHOLE, MAX_WHOLE), SEAT: (1, MAX_WHOLE), MONEY: (1, MAX_AMOUNT), COUNT: (0, MAX_POSITION)}
+_TYPES = {"seat": SEAT, "count": COUNT, "money": MONEY, "flag": BOOL, "text": TEXT, "choice": TEXT,
           "card": CARD}
 
 
@@ -242,10 +248,10 @@ def _choices(command: str) -> dict[str, tuple[str, ...]]:
 def _is_a(kind: str, value: Any) -> bool:
     if kind == BOOL:
         return isinstance(value, bool)
-    if kind in (WHOLE, SEAT):
-        return (isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_WHOLE
-                and (kind == WHOLE or value >= 1))
-    if not (isinstance(value, str) and len(value) <= MAX_ARG_TEXT and value.isprintable()):
+    if kind in NUMBERS:
+        low, high = NUMBERS[kind]
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    if not (isinstance(value, str) and len(value) <= MAX_ARG_TEXT and value.isprintable() and value.strip()):
         return False
     if kind == CARD:
         try:
@@ -259,7 +265,7 @@ def _described(kind: str) -> str:
     if kind == WHOLE:
         return f"a whole number (at most {MAX_WHOLE} either way)"
     if kind == TEXT:
-        return f"printable text of at most {MAX_ARG_TEXT} characters"
+        return f"printable text of 1 to {MAX_ARG_TEXT} characters, not blank"
     return kind
 
 

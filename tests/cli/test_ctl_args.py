@@ -23,8 +23,6 @@ from controller.table.commands import COMMANDS
     ("close", ["reason=42"], {"reason": "42"}),
     ("close", ["reason=true"], {"reason": "true"}),
     ("wager", ["seat=3", "kind=banker", "amount=2500"], {"seat": 3, "kind": "banker", "amount": 2500}),
-    # a minus sign: the table says it is no amount, not that it is text ("not '-500'")
-    ("wager", ["seat=3", "kind=banker", "amount=-500"], {"seat": 3, "kind": "banker", "amount": -500}),
     ("declare_idle", ["face_up=TRUE"], {"face_up": True}),
     ("inspection_done", ["reshuffle_batch=false"], {"reshuffle_batch": False}),
 ])
@@ -35,12 +33,18 @@ def test_each_value_has_its_arguments_type(command: str, items: list[str], sent:
 
 
 @pytest.mark.parametrize(("command", "items", "refusal"), [
-    ("wager", ["seat=3", "kind=banker", "amount=2_500"], "amount must be a whole number"),
+    ("wager", ["seat=3", "kind=banker", "amount=2_500"], "amount must be a sum in minor units"),
+    # a minus sign: sent as the number it is (not "not '-500'", text), and said to be no amount
+    ("wager", ["seat=3", "kind=banker", "amount=-500"], r"amount must be a sum in minor units \(cents\): a whole "
+                                                         r"number from 1 to 1000000000000, not -500"),
+    ("wager", ["seat=3", "kind=banker", "amount=0"], "amount must be a sum in minor units .*, not 0"),
+    ("cut", ["position=-5"], "position must be a whole number from 0 to .*, not -5"),
+    ("dealer_sign_in", ["dealer=   "], "dealer must be printable text of 1 to 64 characters, not blank"),
     ("wager", ["seat=٣", "kind=banker", "amount=100"], "seat must be a seat number"),
     ("wager", ["seat=-1", "kind=banker", "amount=100"], "seat must be a seat number .*, not -1"),  # no table has it
     ("sit", ["seat=0"], "seat must be a seat number .*, not 0"),
-    ("wager", ["seat=3", "kind=banker", "amount=" + "9" * 30], "amount must be a whole number"),
-    ("wager", ["seat=3", "kind=banker", "amount=" + "9" * 5000], "amount must be a whole number"),
+    ("wager", ["seat=3", "kind=banker", "amount=" + "9" * 30], "amount must be a sum in minor units"),
+    ("wager", ["seat=3", "kind=banker", "amount=" + "9" * 5000], "amount must be a sum in minor units"),
     ("declare_idle", ["face_up=maybe"], "face_up must be true or false"),
     ("sit", ["seat=3", "chair=2"], "unknown argument 'chair'"),
 ])
@@ -52,8 +56,10 @@ def test_a_value_not_of_its_type_goes_as_typed_for_the_table_to_refuse(command: 
 
 
 def test_every_commands_arguments_typed_at_a_prompt_are_accepted_by_the_socket() -> None:
-    sample = {"a whole number": "7", "true or false": "true", "text": "banker", "a card such as AS, 10H or KD": "10H",
-              "a seat number (a whole number from 1)": "3"}
+    from controller.control.requests import COUNT, MONEY
+
+    sample = {COUNT: "7", MONEY: "2500", "true or false": "true", "text": "banker",
+              "a card such as AS, 10H or KD": "10H", "a seat number (a whole number from 1)": "3"}
     for name in COMMANDS:
         items = [f"{arg}={sample[kind]}" for arg, (kind, _, _) in parameters(name).items()]
         check_args(name, parse_args(name, items))  # raises BadRequest if a value went with the wrong type
@@ -69,20 +75,21 @@ def test_malformed_items_are_usage_errors(item: str) -> None:
 @pytest.mark.parametrize(("value", "said"), [("12.50", "not '12.50'"), ("x" * 41, "not text")])
 def test_a_number_that_is_not_a_whole_one_is_named_as_typed(value: str, said: str) -> None:
     """`amount=12.50` was refused as "not text", though the user typed a number. (`amount=-100`
-    too; it is now sent as the number it is, and the table says what an amount must be.)"""
+    too; it is now sent as the number it is, and said to be no amount.)"""
     with pytest.raises(BadRequest) as refused:
         check_args("wager", parse_args("wager", ["seat=3", "kind=banker", f"amount={value}"]))
-    assert str(refused.value).endswith(f"amount must be a whole number (at most 9007199254740991 either way), {said}")
+    assert str(refused.value).endswith(f"amount must be a sum in minor units (cents): a whole number from 1 to "
+                                       f"1000000000000, {said}")
 
 
 def test_every_whole_number_up_to_the_limit_is_taken_as_one() -> None:
-    """A review found `amount=9007199254740991` (the limit itself, 16 digits) refused as "must be
-    a whole number (at most 9007199254740991 either way), not '9007199254740991'": text of 16
-    digits was sent as text. It is sent as the number; one past the limit is refused in words."""
+    """A review found `amount=9007199254740991` (16 digits) refused as "not '9007199254740991'":
+    text of 16 digits was sent as text. It is sent as the number, and said to be beyond what an
+    amount may be as the number it is."""
     for value in (2**53 - 1, 10**15, -(2**53 - 1)):
         args = parse_args("wager", ["seat=3", "kind=banker", f"amount={value}"])
         assert args["amount"] == value
-        check_args("wager", args)
+    check_args("wager", parse_args("wager", ["seat=3", "kind=banker", "amount=1000000000000"]))  # the most there is
     with pytest.raises(BadRequest) as refused:
-        check_args("wager", parse_args("wager", ["seat=3", "kind=banker", f"amount={2**53}"]))
-    assert str(refused.value).endswith(f"either way), not {2**53}")
+        check_args("wager", parse_args("wager", ["seat=3", "kind=banker", f"amount={2**53 - 1}"]))
+    assert str(refused.value).endswith(f"from 1 to 1000000000000, not {2**53 - 1}")

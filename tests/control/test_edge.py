@@ -76,21 +76,25 @@ BAD_VALUES = [
     ("nan", "wager", '{"seat": 1, "kind": "banker", "amount": NaN}', "not a whole number"),
     ("infinity", "wager", '{"seat": 1, "kind": "banker", "amount": -Infinity}', "not a whole number"),
     ("many-digits", "wager", '{"seat": 1, "kind": "banker", "amount": ' + "9" * 5000 + "}", "not a whole number"),
-    ("beyond-2**53", "wager", '{"seat": 1, "kind": "banker", "amount": 18446744073709551616}', "amount must be a whole number"),
+    ("beyond-2**53", "wager", '{"seat": 1, "kind": "banker", "amount": 18446744073709551616}', "amount must be a sum in minor units"),
     ("boolean-seat", "sit", '{"seat": true}', "seat must be a seat number"),
     ("text-seat", "sit", '{"seat": "3"}', "seat must be a seat number"),
     ("null-seat", "sit", '{"seat": null}', "seat must be a seat number"),
     ("seat-zero", "sit", '{"seat": 0}', "seat must be a seat number (a whole number from 1), not 0"),
-    ("list-amount", "wager", '{"seat": 1, "kind": "banker", "amount": [2500]}', "amount must be a whole number"),
+    ("list-amount", "wager", '{"seat": 1, "kind": "banker", "amount": [2500]}', "amount must be a sum in minor units"),
+    ("zero-amount", "wager", '{"seat": 1, "kind": "banker", "amount": 0}', "amount must be a sum in minor units"),
     ("number-kind", "wager", '{"seat": 1, "kind": 3, "amount": 2500}', "kind must be printable text"),
     ("missing", "wager", '{"seat": 1, "kind": "banker"}', "missing argument amount"),
     ("unknown-key", "sit", '{"seat": 1, "chair": 2}', "unknown argument 'chair'"),
     ("args-list", "sit", "[1]", '"args" must be an object'),
-    ("number-text-cut", "cut", '{"position": "abc"}', "position must be a whole number"),
-    ("long-text", "dealer_sign_in", json.dumps({"dealer": "x" * 300}), "dealer must be printable text of at most 64"),
+    ("number-text-cut", "cut", '{"position": "abc"}', "position must be a whole number from 0"),
+    ("negative-cut", "cut", '{"position": -5}', "position must be a whole number from 0"),
+    ("long-text", "dealer_sign_in", json.dumps({"dealer": "x" * 300}), "dealer must be printable text of 1 to 64"),
+    ("blank-text", "dealer_sign_in", json.dumps({"dealer": "   "}), "dealer must be printable text of 1 to 64 characters, "
+                                                                    "not blank"),
     # the table's own limit, said at the edge (exit 2), not as the table's refusal (a developer's review)
     ("longer-than-the-table-takes", "dealer_sign_in", json.dumps({"dealer": "x" * 65}),
-     "dealer must be printable text of at most 64"),
+     "dealer must be printable text of 1 to 64"),
     ("escape-text", "dealer_sign_in", '{"dealer": "\\u001b[2J"}', "dealer must be printable text"),
     ("text-flag", "declare_idle", '{"face_up": "yes"}', "face_up must be true or false"),
 ]
@@ -173,11 +177,13 @@ def test_every_command_has_arguments_the_socket_can_check() -> None:
     from controller.table.commands import COMMANDS
 
     kinds = {kind for command in COMMANDS for kind, _, _ in parameters(command).values()}
-    assert kinds == {"a whole number", "text", "true or false", "a card such as AS, 10H or KD",
-                     "a seat number (a whole number from 1)"}
+    assert kinds == {"a whole number from 0 to 100000", "text", "true or false", "a card such as AS, 10H or KD",
+                     "a seat number (a whole number from 1)",
+                     "a sum in minor units (cents): a whole number from 1 to 1000000000000"}
     assert parameters("wager") == {"seat": ("a seat number (a whole number from 1)", True, False),
                                    "kind": ("text", True, False),
-                                   "amount": ("a whole number", True, False)}
+                                   "amount": ("a sum in minor units (cents): a whole number from 1 to 1000000000000",
+                                              True, False)}
 
 
 def test_set_submission_is_described_as_an_operator_gives_it() -> None:

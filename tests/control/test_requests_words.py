@@ -13,7 +13,8 @@ from controller.control.requests import BadRequest, parse_request
     (b'{"op": "command", "command": ["sit"]}', "unknown command a list (`shoectl ctl --help` lists them)"),
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "wager", '
      b'"args": {"seat": 1, "kind": "tie", "amount": 99999999999999999999}}',
-     "wager: amount must be a whole number (at most 9007199254740991 either way), not 99999999999999999999"),
+     "wager: amount must be a sum in minor units (cents): a whole number from 1 to 1000000000000, not "
+     "99999999999999999999"),
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"seat": true}}',
      "sit: seat must be a seat number (a whole number from 1), not true"),
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"seat": 0}}',
