@@ -46,7 +46,7 @@ from controller.table.link_wiring import link_options
 from controller.table.run_limits import RunLimits
 from controller.table.journaling import (command_failed_record, device_input_record, note_record, operator_input_record,
                                          output_records, rules_record, started_record, status_input_record)
-from controller.table.recovery import JournalInputs, read_journal_inputs, replay
+from controller.table.recovery import read_journal_inputs, replay
 from controller.version import shoectl_version
 
 log = structlog.get_logger()
@@ -92,7 +92,10 @@ class TableRunner:
         self.on_stopping: list[Callable[[], None]] = []  # run on the owner thread before the table stops
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
-        self._recovered = JournalInputs()  # what recover_from_journal read and fed to the core
+        # What recover_from_journal keeps of what it read (the inputs themselves are let go: a
+        # month's journal held 600 MB of them for as long as the table ran, a long-run review).
+        self._replayed = 0                        # how many journaled inputs it fed to the core
+        self._serial_of_role: dict[str, str] = {}  # each device role's last serial
         self._rules_journaled: dict[str, Any] | None = None  # the last submission record (recover_from_journal)
         self._subscribers = Subscribers()
 
@@ -149,11 +152,12 @@ class TableRunner:
         (``recovery``: JournalContentError naming an entry that meets another); returns how many.
         Remembers each device role's serial (``last_delivered_for``) and the last Rules
         Submission journaled (``journal_rules_in_force``)."""
-        self._recovered = read = read_journal_inputs(self.journal)
+        read = read_journal_inputs(self.journal)
         self._rules_journaled = read.rules_journaled
         replay(self.core, read)
+        self._replayed, self._serial_of_role = len(read.inputs), dict(read.serial_of_role)
         self.refresh_snapshot()
-        return len(read.inputs)
+        return self._replayed
 
     def refresh_snapshot(self) -> None:
         """``latest_snapshot`` taken again from the core: by the owner after each transaction, and
@@ -174,7 +178,7 @@ class TableRunner:
     def last_delivered_for(self, role: str) -> tuple[str, tuple[int, int]] | None:
         """(device serial, (epoch, counter)) of the last stored event from the device in ``role``
         (after ``recover_from_journal``)."""
-        serial = self._recovered.serial_of_role.get(role)
+        serial = self._serial_of_role.get(role)
         if serial is None:
             return None
         last = self.journal.last_device_counter(serial)
@@ -192,7 +196,7 @@ class TableRunner:
     def run(self) -> None:
         """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
         self.journal.checkpoint_in_background()  # no WAL checkpoint inside a card's commit
-        self.journal.append_batch([started_record(self.core, len(self._recovered.inputs), shoectl_version())])
+        self.journal.append_batch([started_record(self.core, self._replayed, shoectl_version())])
         self.core.restarted()  # where the record lies among the inputs: a replay does the same there
         self.journal_rules_in_force()
         self._starting = DevicesHeard(self.links)
