@@ -45,6 +45,7 @@ from controller.journal.opening import open_writer
 from controller.journal.schema import SCHEMA_VERSION, check_sqlite_version, layout_of
 
 log = structlog.get_logger()
+CLOSE_CHECKPOINT_WAIT_S = 3.0  # how long a closing writer waits for a reader to let its checkpoint through
 
 __all__ = ["Entry", "Journal", "JournalReader", "Record", "SCHEMA_VERSION", "format_ts", "parse_ts"]
 
@@ -305,13 +306,25 @@ class Journal(_ReadApi):
     # closing
 
     def close(self) -> None:
-        """Close the connection (SQLite checkpoints the WAL) and release the writer lock."""
+        """Checkpoint the WAL whole into the journal file, close the connection and release the
+        writer lock. SQLite checkpoints at close only the last connection to the file: with a
+        reader beside it (a feed, a scoreboard, an export) the last entries stayed in the -wal
+        alone, and the journal file, copied by itself after a clean stop, ended short of them (a
+        long-run review). A reader in the middle of a long read holds the checkpoint back for
+        ``CLOSE_CHECKPOINT_WAIT_S`` at most; what is left stays in the -wal, read with the file."""
         if self._closed:
             return
         self._closed = True
         if self._checkpointer is not None:
             self._checkpointer.stop()
         try:
+            try:
+                self._conn.execute(f"PRAGMA busy_timeout = {int(CLOSE_CHECKPOINT_WAIT_S * 1000)}")
+                busy = self._conn.execute("PRAGMA wal_checkpoint(FULL)").fetchone()[0]
+                if busy:
+                    log.info("journal WAL not wholly checkpointed at close: a reader held it", journal=str(self.path))
+            except sqlite3.Error as exc:  # what is left stays in the -wal: still the journal's
+                log.warning("journal WAL not checkpointed at close", journal=str(self.path), error=str(exc))
             self._conn.close()
         finally:
             os.close(self._lock_fd)

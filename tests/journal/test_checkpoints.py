@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal
+from controller.journal import Journal, JournalReader
 from controller.journal.errors import JournalError
 from controller.journal.verification import verify
 
@@ -258,3 +258,22 @@ def test_a_wal_of_zeros_beside_no_journal_is_no_reason_to_refuse_one(tmp_path: P
         journal.append("card", {"i": 0})
     assert verify(path).ok
 
+
+
+def test_a_writer_closing_beside_a_reader_leaves_every_entry_in_the_journal_file(tmp_path: Path) -> None:
+    """A long-run review: SQLite checkpoints at close only the last connection to the file; a
+    table stopped cleanly while a feed (or a scoreboard, an export) had the journal open left its
+    last entries in the -wal alone, and the journal file copied by itself after the stop ended
+    short of them. The writer checkpoints the whole WAL as it closes."""
+    path = tmp_path / "j.db"
+    writer = Journal.open(path, table_id="T1")
+    for i in range(50):
+        writer.append("card", {"i": i})
+    with JournalReader.open(path) as reader:  # open beside the writer, as a feed is
+        assert reader.last_seq == 50
+        writer.close()
+        copy = tmp_path / "copy.db"
+        shutil.copy(path, copy)  # the journal file alone, as a backup of it after the stop
+    with JournalReader.open(copy) as alone:
+        assert alone.last_seq == 50
+    assert verify(copy).ok
