@@ -7,7 +7,8 @@ the automated dealer and floorperson, the default Rules Submission, and the jour
 attached hardware or a separately emulated table (``shoectl emulate --table``): a shuffler and a
 shoe, one shoe with the shuffler built in (profile kind ``shuffler-shoe``, e.g. an automatic
 reshuffling shoe, 681a.5(h)), which then takes the shuffler's commands too, or a shoe alone: a table
-without a shuffler, where the dealer puts preshuffled decks in play (681a.5(a)).
+without a shuffler, where the dealer puts preshuffled decks in play before play commences and
+shuffles each dealt shoe's cards by hand (681a.5(a), 681a.7(d)).
 
 A journal that already holds entries is resumed: every journaled input is fed to the table core
 again (the state the journal proves), the links are told which device events are already stored,
@@ -190,8 +191,8 @@ class _Display:
         elif r.kind == "resumed":
             self.out.line(f"   resumed: {p['state']}")
         elif r.kind == "shoe_start":
-            preshuffled = self.snapshot is not None and not self.snapshot().get("has_shuffler", True)
-            how = "preshuffled decks opened by the dealer" if preshuffled else "decks to the shuffler"
+            by_hand = self.snapshot is not None and not self.snapshot().get("has_shuffler", True)
+            how = "decks to the dealer (a preshuffled pack, or shuffled by hand)" if by_hand else "decks to the shuffler"
             self.out.line(f"== shoe {p['shoe']}: {p['decks']} {how}")
         elif r.kind == "cut":
             self.out.line(f"   cut at {p['position']} by {p['by']}")

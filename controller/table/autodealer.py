@@ -1,7 +1,8 @@
 """The automated dealer and floorperson for ``shoectl run`` on the embedded defaults.
 
 It plays the table's staff and players: opens the table, puts preshuffled decks in play at a
-table without a shuffler (681a.5(a)), declines or takes the cut, places the
+table without a shuffler before play commences and says when a dealt shoe's cards are shuffled by
+hand (681a.5(a), 681a.7(d)), declines or takes the cut, places the
 cover cards, loads, seats players and places their wagers, says "no more bets", turns squeezed
 cards, continues after House Money, and clears faults a floorperson would clear. It only gives
 operator commands (``OperatorInput``) to the core, exactly as people at the console would; the

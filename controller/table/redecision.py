@@ -50,7 +50,8 @@ BUILT_IN_DEVICES: dict[str, Any] = {"automatic_shoe": False, "approval": None, "
                                     "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
 # Records written by the running table outside its core (see the module docstring).
 NOT_DECIDED = frozenset({kinds.CONTROLLER_STARTED, kinds.SUBMISSION, kinds.EDGE, kinds.EDGE_ALERT,
-                         kinds.CONNECTION_REFUSED, kinds.BAD_REQUEST, kinds.AUTH_REFUSED, kinds.REFUSALS_SUMMARY})
+                         kinds.CONNECTION_REFUSED, kinds.BAD_REQUEST, kinds.AUTH_REFUSED, kinds.REFUSALS_SUMMARY,
+                         kinds.EVENTS_GIVEN_UP})  # the last: journaled by a device's sender once it gave them up
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,10 @@ def _decided(r: TableRecord) -> dict[str, Any]:
     return _side(r.kind, r.shoe, r.round, r.payload)
 
 
+def _journaled(e: Any, payload: Any = None) -> dict[str, Any]:
+    return _side(e.kind, e.shoe_id, e.round_no, current_payload(e) if payload is None else payload)
+
+
 class _Redecider:
     """The walk over the entries (``redecide``); stops at the first difference."""
 
@@ -110,6 +115,7 @@ class _Redecider:
         self.table_id = "T1"
         self.devices: dict[str, Any] | None = None  # the capabilities the last start named
         self.expected: deque[TableRecord] = deque()  # what the last input made, not yet matched
+        self.inputs_since_start = 0  # a submission no command made is written at a start, before any input
 
     def differ(self, seq: int | None, why: str, journaled: dict[str, Any] | None = None,
                decided: dict[str, Any] | None = None) -> None:
@@ -137,8 +143,8 @@ class _Redecider:
         elif e.kind == kinds.SUBMISSION:
             self.rules(e)
         elif e.kind not in NOT_DECIDED:
-            self.differ(e.seq, f"a {e.kind} record that no input made: the table makes it only with the input "
-                               "it decides on", journaled=_side(e.kind, e.shoe_id, e.round_no, current_payload(e)))
+            self.differ(e.seq, f"a record of kind {e.kind} that no input made: the table makes it only with the input "
+                               "it decides on", journaled=_journaled(e))
 
     def decide(self, e: Any) -> None:
         inp = input_from(e)
@@ -151,6 +157,7 @@ class _Redecider:
                                "(--submission names them)")
             return
         self.result.inputs += 1
+        self.inputs_since_start += 1
         outs = core.handle(inp)
         refused = next((o.payload.get("reason") for o in outs if isinstance(o, TableRecord) and o.kind == kinds.REFUSED),
                        None)
@@ -166,7 +173,7 @@ class _Redecider:
                 and canonical_json(payload) == canonical_json(r.payload))
         if not same:
             self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",
-                        journaled=_side(e.kind, e.shoe_id, e.round_no, payload), decided=_decided(r))
+                        journaled=_journaled(e, payload), decided=_decided(r))
             return
         self.expected.popleft()
         self.result.records += 1
@@ -184,16 +191,17 @@ class _Redecider:
             if self.result.difference is not None:
                 return
         self.devices = devices
+        self.inputs_since_start = 0
         self.read.starts_before.add(len(self.read.inputs))
         if self.core is None:
             return
         if p.get("replayed") != len(self.read.inputs):
             self.differ(e.seq, f"the controller says it replayed {p.get('replayed')} inputs; the journal holds "
-                               f"{len(self.read.inputs)} before it", journaled=_side(e.kind, e.shoe_id, e.round_no, p))
+                               f"{len(self.read.inputs)} before it", journaled=_journaled(e))
             return
         if p.get("state") != self.core.state:
             self.differ(e.seq, f"the controller started in state {p.get('state')}; deciding the inputs again leaves "
-                               f"the table {self.core.state}", journaled=_side(e.kind, e.shoe_id, e.round_no, p))
+                               f"the table {self.core.state}", journaled=_journaled(e))
             return
         self.core.restarted()
 
@@ -206,12 +214,24 @@ class _Redecider:
             replay(core, self.read)
         except (JournalContentError, TypeError) as exc:
             self.differ(e.seq, f"the table restarted with other devices and cannot decide its journal again: {exc}",
-                        journaled=_side(e.kind, e.shoe_id, e.round_no, e.payload))
+                        journaled=_journaled(e))
             return
         self.core = core
 
     def rules(self, e: Any) -> None:
-        self.rules_in_force(e.payload, rules_of_record(e.payload))
+        """A ``submission`` record no command made: the running table writes one as it starts,
+        before any input, and other rules than those in force only at a closed table
+        (``recovery.rules_asked_for``); one anywhere else is a forger's (a review: a commission
+        changed between two rounds, and the settlements after it, decided again to themselves)."""
+        sub = rules_of_record(e.payload)
+        if self.inputs_since_start:
+            self.differ(e.seq, "a submission record that no command made, after the table's inputs since it started: "
+                               "the table writes one only as it starts", journaled=_journaled(e))
+        elif self.core is not None and sub != self.core.sub and self.core.state != "closed":
+            self.differ(e.seq, f"other rules put in force at a start while the table is {self.core.state}: a table "
+                               "takes other rules only closed", journaled=_journaled(e))
+        else:
+            self.rules_in_force(e.payload, sub)
 
     def rules_in_force(self, payload: dict[str, Any], sub: Any) -> None:
         self.read.rules_before[len(self.read.inputs)] = payload

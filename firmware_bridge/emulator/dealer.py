@@ -258,6 +258,8 @@ class Dealer:
             if self.open_pack is None:
                 raise ValueError("no hand shuffle at this table: its shuffler shuffles" if collected else
                                  "no preshuffled pack at this table")
+            if collected and self.hand:  # shown again (a controller's restart): they are shuffled already
+                return True, f"the {len(self.hand)} cards collected are in hand already: no action"
             if collected:
                 self.discards.extend(self.shoe.unload())  # 681a.7(d)(1): the cards left in the shoe first
                 return True, f"shuffled by hand the {self._gather_and_shuffle()} cards collected"

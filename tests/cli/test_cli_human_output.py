@@ -39,7 +39,7 @@ def test_replay_shows_money_in_major_units(capsys, one_shoe: Path) -> None:
 
 
 @pytest.mark.parametrize("has_shuffler, words", [(True, "8 decks to the shuffler"),
-                                                 (False, "8 preshuffled decks opened by the dealer")])
+                                                 (False, "8 decks to the dealer (a preshuffled pack, or shuffled by hand)")])
 def test_the_lines_display_says_how_a_new_shoe_is_made(capsys, has_shuffler: bool, words: str) -> None:
     """``--display lines`` at a table without a shuffler once said "shuffling 8 decks": the dealer
     opens preshuffled decks there (681a.5(a)), and the line says so."""

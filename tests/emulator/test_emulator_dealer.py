@@ -235,6 +235,8 @@ def test_without_a_shuffler_the_dealer_shuffles_a_dealt_shoe_s_collected_cards_b
     assert shuffled.ok and shuffled.detail == "shuffled by hand the 104 cards collected", shuffled
     assert sorted(table.dealer.hand, key=str) == sorted(cards(" ".join(f"{r}{s}" for r in "A 2 3 4 5 6 7 8 9 10 J Q K".split()
                                                                        for s in "CDHS")) * 2, key=str)
+    again = table.dealer.perform("SHUFFLE COLLECTED")  # shown again after a controller's restart (a review: the
+    assert again.ok and "no action" in again.detail and len(table.dealer.hand) == 104  # stack in hand was lost)
     for prompt in ("cut 40", "cover 14", "load"):
         host.ok(Display(prompt))
     host.pump(0.05)

@@ -142,7 +142,7 @@ def test_a_record_taken_out_or_added_is_found(table_journal: Path, tmp_path: Pat
     path = forged(table_journal, tmp_path, add_one)
     result = decided(path)
     assert result.difference is not None and result.difference.seq == len(rows(path))
-    assert result.difference.why.startswith("a round_result record that no input made")
+    assert result.difference.why.startswith("a record of kind round_result that no input made")
 
 
 def test_an_input_before_any_rules_and_a_start_in_another_state_are_named(table_journal: Path, tmp_path: Path) -> None:
@@ -270,3 +270,54 @@ def test_an_input_no_table_wrote_is_named_not_decided(table_journal: Path, tmp_p
     done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stdout.splitlines()[0].startswith(f"{path}: decisions FAILED at entry {seq[0]}: entry {seq[0]} ")
+
+
+def _other_rules(row: list) -> list:
+    """The submission record ``row`` with the Tie paid more: other rules."""
+    other = list(row)
+    payload = json.loads(row[PAYLOAD])
+    payload["paytable"] = {**payload["paytable"], "tie": "9:1"}
+    other[PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return other
+
+
+def test_rules_put_in_force_where_no_table_would_are_named(table_journal: Path, tmp_path: Path) -> None:
+    """A review of the audit: a submission record that no command made was put in force wherever it
+    lay; a forger who put another paytable between two rounds, and rewrote the settlements after
+    it, had a journal that decided again to itself. The running table writes one as it
+    starts, before any input, and takes other rules only at a closed table."""
+    seq = []
+
+    def between_rounds(rs: list) -> list:
+        rules = first(rs, "submission")
+        after = [i for i, r in enumerate(rs) if r[KIND] == "round_result"][3]
+        at = next(i for i in range(after, len(rs)) if rs[i][KIND].startswith("input."))  # that input's records done
+        seq.append(rs[at][SEQ])
+        return [*rs[:at], _other_rules(rules), *rs[at:]]
+
+    result = decided(forged(table_journal, tmp_path, between_rounds))
+    assert result.difference is not None and result.difference.seq == seq[0]
+    assert result.difference.why.startswith("a submission record that no command made, after the table's inputs")
+
+    def at_the_restart(rs: list) -> list:  # the second start found the table dealing a shoe
+        at = [i for i, r in enumerate(rs) if r[KIND] == "controller_started"][1] + 1
+        seq.append(rs[at][SEQ])
+        return [*rs[:at], _other_rules(first(rs, "submission")), *rs[at:]]
+
+    result = decided(forged(table_journal, tmp_path, at_the_restart))
+    assert result.difference is not None and result.difference.seq == seq[1]
+    assert result.difference.why.startswith("other rules put in force at a start while the table is ")
+
+
+def test_the_events_a_device_never_sent_given_up_are_not_decided_again(table_journal: Path, tmp_path: Path) -> None:
+    """A review of the audit: `events_given_up`, which a device's sender journals once a floorperson
+    gave the events up (not a record the core makes with an input), failed the audit."""
+    def given_up(rs: list) -> list:
+        last = list(rs[-1])
+        note = [last[SEQ] + 1, last[1], "events_given_up", "T1", last[4], last[5], None, None, None, None,
+                json.dumps({"device_role": "shoe", "device_serial": "EMU-emulated-shoe", "epoch": 7, "first": 3,
+                            "last": 4}, sort_keys=True, separators=(",", ":")), None, None]
+        return [*rs, note]
+
+    result = decided(forged(table_journal, tmp_path, given_up))
+    assert result.ok, result.difference
