@@ -64,6 +64,7 @@ from controller.table.core import TableCore
 from controller.table.result_line import round_result_text
 from controller.table.edge_monitor import EdgeMonitor
 from controller.table.io import Notice, OperatorInput, TableRecord
+from controller.table.journaling import BUILT_IN_DEVICES
 from controller.table.errors import Refused
 from controller.table.recovery import rules_asked_for
 from controller.roles import AUTOMATED_FLOORPERSON, Role
@@ -161,8 +162,7 @@ def table_capabilities(profiles: list[Any]) -> dict[str, Any]:
     it is built into the shoe (kind ``shuffler-shoe``: one device takes both roles' commands). No
     profiles: the built-in emulated shuffler (a batch shuffler) and shoe."""
     if not profiles:
-        return {"automatic_shoe": False, "approval": None, "shuffler": True, "shuffler_keeps_one_batch": True,
-                "shuffler_in_shoe": False}
+        return dict(BUILT_IN_DEVICES)
     shufflers = [p.capabilities.shuffler for p in profiles if p.capabilities.shuffler != "none"]
     automatic = [p for p in profiles if p.capabilities.automatic_reshuffle]
     return {"automatic_shoe": bool(automatic), "approval": automatic[0].capabilities.approval if automatic else None,

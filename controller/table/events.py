@@ -217,16 +217,15 @@ EVENT_HANDLERS: dict[type, Callable[[Any, str, Any], None]] = {
 # shoe's, when the shuffler is built into it). A live link never delivers another: its device's kind
 # is checked at the handshake (firmware_bridge/link/identity_check.py) and decides its role. A
 # journal's entry that says otherwise (forged or damaged: `audit decisions`, a restart) is refused.
-SHOE_EVENTS = (m.CardRead, m.CoverCard, m.ShoeLoaded, m.ShoeEmpty)
-SHUFFLER_EVENTS = (m.ShuffleProgress, m.ShuffleDone)
+SENDERS = {m.CardRead: "shoe", m.CoverCard: "shoe", m.ShoeLoaded: "shoe", m.ShoeEmpty: "shoe",
+           m.ShuffleProgress: "shuffler", m.ShuffleDone: "shuffler"}
 
 
 def device_event(t: TableCore, device_role: str, ev: Any) -> None:
     kind = type(ev)
-    if (kind in SHOE_EVENTS and device_role != "shoe") or (
-            kind in SHUFFLER_EVENTS and device_role != ("shoe" if t.shuffler_in_shoe else "shuffler")):
-        raise Refused(f"a {m.wire_name(ev)} from the {device_role}: only the "
-                      f"{'shoe' if kind in SHOE_EVENTS else 'shuffler'} sends it")
+    sender = SENDERS.get(kind)
+    if sender is not None and device_role != ("shoe" if sender == "shuffler" and t.shuffler_in_shoe else sender):
+        raise Refused(f"a {m.wire_name(ev)} from the {device_role}: only the {sender} sends it")
     handler = EVENT_HANDLERS.get(kind)
     if handler is not None:
         handler(t, device_role, ev)

@@ -119,6 +119,12 @@ def started_record(core: Any, replayed: int, version: str) -> JournalRecord:
                          shoe=core.shoe.id if core.shoe else None, round=core.round.number if core.round else None)
 
 
+# What the built-in emulator's table is: a batch shuffler and a card-reading shoe (``TableCore``'s
+# options of these names, as ``capabilities_of`` gives them).
+BUILT_IN_DEVICES: dict[str, Any] = {"automatic_shoe": False, "approval": None, "shuffler": True,
+                                    "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
+
+
 def capabilities_of(core: Any) -> dict[str, Any]:
     """What the table's devices are, as ``TableCore``'s options of the same names (the profiles'
     capabilities, ``cmd_run.table_capabilities``): the core decides differently for each."""

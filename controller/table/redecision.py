@@ -40,14 +40,11 @@ from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.vocabulary import current_payload
 from controller.table.core import TableCore
 from controller.table.io import TableRecord, jsonable
-from controller.table.journaling import INPUT_KINDS, capabilities_of, input_from
+from controller.table.journaling import BUILT_IN_DEVICES, INPUT_KINDS, input_from
 from controller.table.recovery import JournalInputs, replay, rules_of_record
 
 __all__ = ["BUILT_IN_DEVICES", "Difference", "Redecision", "redecide"]
 
-# What the built-in emulator's table is (``cmd_run.table_capabilities`` with no profiles).
-BUILT_IN_DEVICES: dict[str, Any] = {"automatic_shoe": False, "approval": None, "shuffler": True,
-                                    "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
 # Records written by the running table outside its core (see the module docstring).
 NOT_DECIDED = frozenset({kinds.CONTROLLER_STARTED, kinds.SUBMISSION, kinds.EDGE, kinds.EDGE_ALERT,
                          kinds.CONNECTION_REFUSED, kinds.BAD_REQUEST, kinds.AUTH_REFUSED, kinds.REFUSALS_SUMMARY,
