@@ -8,9 +8,11 @@ Contract:
 - ``settle(result_or_facts, wagers, submission) -> list[Settlement]`` settles a completed round in
   the regulation's order (681a.7(h), 629a.11): seats counterclockwise from the dealer's right
   (``submission.seats``), the Player and Banker wagers first, then Tie and the side wagers.
-  A win pays ``amount * multiplier`` rounded to a whole minor unit by the submission's
-  ``commission_rounding`` (only a commissioned win can be fractional: the Banker's, and in
-  21 Baccarat the Player's when ``[commission] player_rate`` is set).
+  A win pays ``amount * multiplier`` rounded to a whole minor unit: a commissioned win (the
+  Banker's, and in 21 Baccarat the Player's when ``[commission] player_rate`` is set) by the
+  submission's ``commission_rounding``; any other win that is not a whole minor unit (odds such
+  as 3:2 on an odd amount) down: the commission's rule is not a payout's (a gaming-lab review: a
+  Player wager at 3:2 with ``rounding = "up"`` was paid one minor unit more than it won).
   A seat's wagers of the same kind count together, as at the limits and the squeeze: they are
   settled as one wager of their total, so the seat is paid the same however it placed its chips,
   and that total's win and commission are shared among the wagers in proportion to their
@@ -157,9 +159,10 @@ def settle_one(wager: Wager, facts: RoundFacts, submission: Any) -> Settlement:
         return Settlement(wager.seat, wager.kind, wager.amount, Result.LOSE)
     if m == 0:
         return Settlement(wager.seat, wager.kind, wager.amount, Result.PUSH)
-    win = _round_money(wager.amount * m, submission.commission_rounding)
+    commissioned = submission.commission_on(wager.kind)
+    win = _round_money(wager.amount * m, submission.commission_rounding if commissioned else "down")
     commission = 0
-    if submission.commission_on(wager.kind):
+    if commissioned:
         gross = _round_money(wager.amount * submission.payout(wager.kind).ratio, "down")
         commission = gross - win
     return Settlement(wager.seat, wager.kind, wager.amount, Result.WIN, win, max(commission, 0))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from controller.rules.cards import ALL_CARDS, parse_cards
 from controller.rules.engine import RoundFacts, deal
 from controller.rules.errors import WagerError
-from controller.rules.model import BonusRank, Game, Outcome, WagerKind as K
+from controller.rules.model import BonusRank, Game, Outcome, Payout, WagerKind as K
 from controller.rules.submission import load_preset
 from controller.rules.wagers import (
     Result, Wager, add_house_money, house_money_to_add, net_multiplier, settle, settle_house_money, void,
@@ -51,6 +51,18 @@ def test_commission_rounding_is_explicit(mode: str, win: int) -> None:
     sub = dataclasses.replace(MINI, commission_rounding=mode)
     s = one(BANKER_WINS, K.BANKER, 30, sub)
     assert s.win == win and s.win + s.commission == 30
+
+
+@pytest.mark.parametrize("mode", ["down", "up", "half-up", "half-even"])
+def test_the_commission_rounding_is_not_a_payout_s_rounding(mode: str) -> None:
+    """A gaming-lab review: with the Player paid 3:2 and the Tie 17:2 and `rounding = "up"`, a 1-unit
+    Player win was paid 2 and a Tie 9: the commission's rounding decided payouts that carry no
+    commission, and the house paid a minor unit it did not owe. Those are rounded down."""
+    sub = dataclasses.replace(MINI, commission_rounding=mode,
+                              paytable={**MINI.paytable, K.PLAYER: Payout(3, 2), K.TIE: Payout(17, 2)})
+    assert one(PLAYER_WINS, K.PLAYER, 1, sub).win == 1 and one(PLAYER_WINS, K.PLAYER, 3, sub).win == 4
+    assert one(TIE, K.TIE, 1, sub).win == 8
+    assert one(BANKER_WINS, K.BANKER, 30, sub).win == {"down": 28, "up": 29, "half-up": 29, "half-even": 28}[mode]
 
 
 def test_ties_push_player_and_banker_and_pay_the_tie_8_to_1() -> None:
