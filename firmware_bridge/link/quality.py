@@ -5,8 +5,11 @@ nobody is told, while the table slows down and a cable or a connector wears out.
 ``WINDOW_S`` the supervisor hands the counters to ``observe``; a window is noisy when at least
 ``NOISY_SHARE`` of its commands (``MIN_COMMANDS`` of them or more) had to be sent again, or when
 ``NOISY_FRAMES`` frames or more arrived damaged. The first noisy window is said once, as a warning
-with its figures ("may want a look": controller/logconfig.py); the first clean window after it
-is said at info. Sans-I/O: the caller gives the time and logs what is returned.
+with its figures ("may want a look": controller/logconfig.py): a noisy line when frames arrived
+damaged, replies late or lost when none did (a slow device or a busy computer is likelier then than
+a cable: a long-run review saw the cable blamed while an export loaded the computer); the first
+clean window after it is said at info. Sans-I/O: the caller gives the time and logs what is
+returned.
 """
 from __future__ import annotations
 
@@ -49,6 +52,9 @@ class LineQuality:
         if noisy == self.noisy:
             return None
         self.noisy = noisy
+        if noisy and window[2] == 0:
+            return "warning", ("replies late or lost: commands sent again after no reply, no frame damaged (a device "
+                               "slow to answer, this computer too busy, or a line that loses whole frames)"), figures
         if noisy:
             return "warning", "line noisy: check the device's cable and connectors", figures
         return "info", "line clean again", figures
