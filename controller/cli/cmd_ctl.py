@@ -194,7 +194,8 @@ def status_text(st: dict[str, Any]) -> str:
         cover += "  (a reshuffle follows this round)" if st.get("reshuffle_ordered") and not st.get("cover_reached") else ""
         left = st.get("cards_remaining")
         left_text = "not loaded in the shoe yet" if left is None else f"remaining {left}"
-        shoe = (f"shoe {st['shoe']}  round {st.get('round') or 0}",
+        kind = "  (a simulated round: no wagers)" if st.get("round_kind") == "simulated" else ""
+        shoe = (f"shoe {st['shoe']}  round {st.get('round') or 0}{kind}",
                 f"cards dealt {st.get('cards_dealt') or 0}  {left_text}{cover}")
     else:
         shoe = ("no shoe in play",)
@@ -203,6 +204,10 @@ def status_text(st: dict[str, Any]) -> str:
              f"last outcome {st['last_outcome']}" if st.get("last_outcome") else "no round decided yet"]
     if st.get("player") or st.get("banker"):
         lines.append(f"player {' '.join(st.get('player') or []) or '-'}   banker {' '.join(st.get('banker') or []) or '-'}")
+    if st.get("dealer"):
+        lines.append(f"dealer {st['dealer']}")
+    if st.get("cut_offered_to"):  # 681a.5(b): who may cut now (otherwise only the prompt said)
+        lines.append(f"the cut is offered to seat {st['cut_offered_to']}")
     if st.get("seats_taken"):
         lines.append("seats taken " + ", ".join(map(str, st["seats_taken"])))
     if st.get("wagers"):

@@ -250,6 +250,9 @@ class TableCore:
             "state": self.state,
             "shoe": shoe.id if shoe else None,
             "round": r.number if r else self.shoe_rounds.count,
+            "round_kind": r.kind if r else None,  # a simulated round (627a.13(c)(2), (d)) takes no wagers
+            "cut_offered_to": shoe.cut_offeree if shoe and self.state == "cutting" and shoe.cut_position is None else None,
+            "dealer": self.dealer,  # the dealer signed in (681a.7(c)), if one did
             "cards_dealt": shoe.dealt if shoe else 0,
             "cards_remaining": shoe.remaining if shoe else None,
             "cover_reached": bool(shoe and shoe.cover_reached),

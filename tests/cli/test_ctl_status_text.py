@@ -87,3 +87,16 @@ def test_a_new_shoe_has_no_last_outcome_of_the_shoe_before() -> None:
     snap = b.core.snapshot()
     assert snap["shoe"].endswith("S0002") and snap["last_outcome"] is None and snap["round"] == 0
     assert "no round decided yet" in status_text(snap)
+
+
+def test_the_dealer_the_seat_offered_the_cut_and_a_simulated_round_are_said() -> None:
+    """An operator review: the status never said who was dealing, who was offered the cut (only the
+    shoe's prompt did), nor that the round in progress was a simulated one (627a.13(c)(2): no
+    wagers), which read as an ordinary round."""
+    cutting = status_text({"table": "T1", "state": "cutting", "shoe": "T1-S0002", "round": 0, "cards_dealt": 0,
+                           "cards_remaining": None, "cut_offered_to": 7, "dealer": "Bob Smith"})
+    assert "the cut is offered to seat 7" in cutting.splitlines() and "dealer Bob Smith" in cutting.splitlines()
+    simulated = status_text({"table": "T1", "state": "dealing", "shoe": "T1-S0002", "round": 5, "round_kind": "simulated",
+                             "cards_dealt": 30, "cards_remaining": 380})
+    assert simulated.splitlines()[0].endswith("shoe T1-S0002  round 5  (a simulated round: no wagers)")
+    assert "cut is offered" not in simulated and "dealer" not in simulated

@@ -394,3 +394,19 @@ def test_a_shoe_with_too_few_cards_for_a_round_ends_before_one_is_begun() -> Non
     # every wager placed in the shoe was settled: none was left for a round that never began
     settled = [r for r in b.records if r.kind == "settlement" and r.shoe == shoe]
     assert len(settled) == len(results)
+
+
+def test_the_snapshot_says_who_is_offered_the_cut_and_who_deals() -> None:
+    """`ctl status` reads the snapshot: the seat offered the cut while it is offered (681a.5(b)),
+    and the dealer signed in (681a.7(c))."""
+    b = Bench()
+    for seat in (2, 5):
+        b.op("sit", Role.DEALER, seat=seat)
+    b.op("open")
+    assert b.core.state == "cutting" and b.core.snapshot()["cut_offered_to"] == 5  # the highest position first
+    b.op("cut_decline", Role.DEALER, seat=5)
+    assert b.core.snapshot()["cut_offered_to"] == 2
+    b.op("cut", Role.DEALER, seat=2, position=100)
+    assert b.core.snapshot()["cut_offered_to"] is None and b.core.snapshot()["dealer"] is None
+    b.op("dealer_sign_in", Role.DEALER, dealer="D2")
+    assert b.core.snapshot()["dealer"] == "D2" and b.core.snapshot()["round_kind"] is None
