@@ -123,11 +123,14 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
         t.notice("fault", f"the shoe is empty, yet {left} cards counted in it never came out")
     if t.round is not None and not t.round.engine.complete:
         shoe.exhausted = True
-        if t.state == "dealing":
+        if t.state == "dealing" or not t.round.house_money_settled:
+            # 627a.13(e): "that round shall be void and all wagers shall be returned": at once, in
+            # the squeeze of the first four cards too, House Money Wagers with the rest (examiners'
+            # reviews: the void waited for House Money to be settled, which then stood)
             rounds.void_round(t, rounds.INSUFFICIENT_CARDS)
-        # else a squeeze or the House Money settlement is under way: the round is void when it next
-        # needs a card (``dealing.next_prompt``), after House Money is settled "Prior to dealing a
-        # third card" (629a.8(c)(3)), whether this comes before or after that settlement
+        # else House Money was settled on the first four cards, "Prior to dealing a third card"
+        # (629a.8(c)(3)), before the shoe said it was empty: the round is void when it next needs a
+        # card (``dealing.next_prompt``), and that settlement stands (docs/assumptions.md)
     elif t.state == "betting" and t.round is None:
         rounds.return_pending_wagers(t)  # the round they were for cannot be dealt (627a.13(e))
         t.reshuffle()
