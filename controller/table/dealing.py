@@ -241,6 +241,11 @@ def begin_squeeze(t: TableCore, hand: str) -> None:
         else:
             r.entitled[hand] = holder
         r.holders[hand] = holder
+    elif r.holders[hand] in r.relinquished:
+        # A third card (629a.8(c)(4)-(5)) whose hand's player has given up the right since, "for
+        # the remainder of that round of play" (629a.8(d)): it goes on to the right, as the hand
+        # would (an examiner's review: it was handed to that player again).
+        r.holders[hand] = r.next_holder(r.holders[hand], list(t.sub.seats), t.occupied, hand)
     r.squeeze_phase = hand
     holder = r.holders[hand]
     t.record(kinds.SQUEEZE, {"hand": hand, "seat": holder})

@@ -159,6 +159,25 @@ def test_relinquished_squeeze_passes_right_then_to_the_dealer() -> None:
     assert b.of("revealed")[0]["by"].startswith("the dealer")
 
 
+@pytest.mark.reg("629a.8(d)")
+def test_a_player_who_gave_up_the_right_is_not_handed_a_third_card_of_the_round() -> None:
+    """629a.8(d): once the right is relinquished "the dealer shall offer it to the player immediately
+    to the right of the previous player ... for the remainder of that round of play". Seat 2 holds
+    both hands, returns the Player's and is made to give the Banker's up: the Player's third card is
+    not handed to seat 2 (an examiner's review: it was, `SQUEEZE PLAYER SEAT 2`), but to the right."""
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("2S,3C,2D,KD,5H,KC"), decks=6))
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(2, "player", 200), (2, "banker", 200), (3, "banker", 100)])
+    b.op("reveal", Role.DEALER)  # seat 2 returns the Player's Hand, then is handed the Banker's
+    assert b.of("squeeze")[-1] == {"hand": "banker", "seat": 2}
+    b.op("relinquish", Role.FLOORPERSON)  # seat 2 delays the game: required to give the right up
+    passed_to = b.of("relinquished")[-1]["to"]
+    assert passed_to not in (None, 2)
+    b.op("reveal", Role.DEALER)
+    third = b.of("squeeze")[2:]
+    assert third and third[0]["hand"] == "player" and third[0]["seat"] != 2, third
+
+
 @pytest.mark.reg("629a.8(c)(3)", "629a.8(c)(3)(i)", "629a.8(c)(3)(i)(A)", "629a.8(c)(3)(ii)")
 def test_house_money_settled_before_any_third_card_and_payout_added_to_the_wager() -> None:
     """629a.8(c)(3): "Prior to dealing a third card to the Player's or Banker's Hand, the dealer shall
