@@ -29,12 +29,14 @@ class Deferred(NamedTuple):
 
 @dataclass
 class CardsAside:
-    """See the module docstring. ``held``: the next hand's first card (627a.13(a)/(b));
+    """See the module docstring. ``held``: the next hand's first card (627a.13(a)/(b)), and
+    ``held_later`` those drawn in error after it, each the first card of a hand after it, in order;
     ``simulated``: each opens a simulated round, in order; ``discards_owed``: cards still to be
     drawn face down to the discard rack (627a.13(c)(1)), ``owed_of_round``: the decided round whose
     irregularity owes them; ``deferred``: the cards out while a fault held the table, in order."""
 
     held: SetAside | None = None
+    held_later: list[SetAside] = field(default_factory=list)
     simulated: list[SetAside] = field(default_factory=list)
     discards_owed: int = 0
     owed_of_round: int | None = None
@@ -58,12 +60,18 @@ class CardsAside:
         return len(unread) - 1
 
     def hold(self, aside: SetAside) -> None:
-        """627a.13(a)/(b): the next hand's first card (one at most: ``dealing`` discards a second)."""
-        self.held = aside
+        """627a.13(a)/(b): a card "used as the first card of the next hand of play": the next
+        hand's, or, when that hand has one already, the first card of the hand after it (a hand has
+        one first card; the clause lets none be thrown away), in the order they were drawn."""
+        if self.held is None:
+            self.held = aside
+        else:
+            self.held_later.append(aside)
 
     def take_held(self) -> SetAside | None:
-        """The held card, as the next normal round begins (None: none)."""
-        held, self.held = self.held, None
+        """The held card, as the next normal round begins (None: none); the next one held waits
+        for the hand after it."""
+        held, self.held = self.held, (self.held_later.pop(0) if self.held_later else None)
         return held
 
     def simulate(self, aside: SetAside) -> None:
@@ -90,9 +98,10 @@ class CardsAside:
     def collect(self) -> list[tuple[Card | None, int, str]]:
         """The shoe ended: every card still waiting, as (card, position, why it waited), in the
         order held, simulated, deferred; nothing waits or is owed afterwards."""
-        waiting = [(a.card, a.position, a.clause) for a in ([self.held] if self.held else []) + self.simulated]
+        held = [self.held] if self.held else []
+        waiting = [(a.card, a.position, a.clause) for a in held + self.held_later + self.simulated]
         waiting += [(d.card, d.position, "drawn while the table was held" if d.card else
                      "never read (the shoe ended before it was entered)") for d in self.deferred]
-        self.held, self.simulated, self.deferred = None, [], []
+        self.held, self.held_later, self.simulated, self.deferred = None, [], [], []
         self.discards_owed, self.owed_of_round = 0, None
         return waiting

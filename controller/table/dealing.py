@@ -101,8 +101,6 @@ def set_aside_found_face_up(t: TableCore, c: Card, position: int) -> None:
 TWENTYONE_CARD_IN_ERROR = ("21 Baccarat: a card drawn when none was called for goes to the discard rack, "
                            "as a burn card does (this table's reading: 681a.7 has no clause for it); it may "
                            "have been seen while wagers could be placed")
-SECOND_HELD_CARD = ("627a.13(a) gives the next hand one first card, already held: a second card drawn in error "
-                    "goes to the discard rack")
 
 
 def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
@@ -124,10 +122,8 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         of_round = None
     action = decision.action
     if action is irr.Action.NEXT_HAND_FIRST_CARD and t.aside.held is not None:
-        # Not 627a.13(a)'s decision, which the first of them took: recorded as what it is.
-        discard(t, c, position, SECOND_HELD_CARD, disclosed=False)
-        t.notice("warning", f"a card drawn in error, not disclosed: {SECOND_HELD_CARD}")
-        return
+        t.notice("warning", "a second card drawn in error, not disclosed, while the next hand's first card is held: "
+                            "it is the first card of the hand after it (627a.13(a))")
     irregularity(t, decision, position, of_round)
     aside = SetAside(c, position, decision.clause)
     if action is irr.Action.NEXT_HAND_FIRST_CARD:

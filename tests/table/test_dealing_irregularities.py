@@ -175,19 +175,25 @@ def test_a_card_after_a_new_dealers_burn_is_not_the_last_rounds_third_card() -> 
 
 
 @pytest.mark.reg("627a.13(a)")
-def test_a_second_undisclosed_card_drawn_in_error_is_discarded_on_record_as_such() -> None:
+def test_a_second_undisclosed_card_drawn_in_error_opens_the_hand_after_the_next() -> None:
     """627a.13(a): "a card drawn in error from the dealing shoe that is not disclosed shall be used
     as the first card of the next hand of play". The next hand has one first card: the first such
-    card is held for it (the (a) decision on record); a second one goes to the discard rack, its
-    record saying why, and no second (a) decision claims it will open the next hand."""
+    card opens it; a second one opens the hand after it (an examiner's review: it went to the
+    discard rack, which nothing in the clause allows). Both decisions are on record, in order."""
     b = Bench()
     b.open_and_cut()
     b.cards_drawn_in_error(2)
-    [held] = b.of("irregularity")
-    assert (held["clause"], held["action"], held["position"]) == ("627a.13(a)", "next-hand-first-card", 2)
-    [second] = b.of("discard")
-    assert second["position"] == 3 and second["reason"].startswith("627a.13(a) gives the next hand one first card")
-    assert str(b.core.aside.held.card) == held["card"]
+    first, second = b.of("irregularity")
+    assert (first["clause"], first["action"], first["position"]) == ("627a.13(a)", "next-hand-first-card", 2)
+    assert (second["clause"], second["action"], second["position"]) == ("627a.13(a)", "next-hand-first-card", 3)
+    assert not b.of("discard")
+    b.auto_deal = True
+    b.play_round([])  # the wager placed before the cards drawn in error is on the layout
+    b.play_round([(1, "banker", 100)])
+    used = b.of("held_card_used")
+    assert [u["card"] for u in used] == [first["card"], second["card"]]
+    rounds = [r for r in b.records if r.kind in ("round_start", "held_card_used")]
+    assert [r.kind for r in rounds] == ["round_start", "held_card_used"] * 2  # one first card a hand
 
 
 @pytest.mark.reg("627a.13(e)")
