@@ -182,7 +182,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          ("action", "clause", "card", "reason"), ("position",)),
     Kind(SQUEEZE, "a hand given to a seat to squeeze (Midibaccarat)", ("hand", "seat")),
     Kind(RELINQUISHED, "the squeeze passed from a seat to another", ("seat", "to", "hand")),
-    Kind(REVEALED, "a squeezed hand revealed, by whom", ("hand", "by")),
+    Kind(REVEALED, "a squeezed hand revealed, by whom; point_count: its Point Count then, which the dealer "
+         "announces (629a.8(c)(1)-(2); not at 21 Baccarat)", ("hand", "by"), ("point_count",)),
     Kind(HOUSE_MONEY_ADDED, "a House Money wager added", ("seat", "side", "amount")),
     Kind(ROUND_KIND, "the round's kind changed (simulated: 627a.13(d)); wagers_kept: its wagers put back on the "
          "layout for the next round (Rules Submission simulated_round_wagers = stay)", ("kind", "clause"),

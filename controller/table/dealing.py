@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from controller.journal import kinds
 from controller.rules import irregularities as irr
 from controller.rules.cards import Card
-from controller.rules.model import Game, WagerKind
+from controller.rules.model import Game, Target, WagerKind
+from controller.rules.punto_banco import point_count
 from controller.rules.wagers import settle_house_money
 from controller.table import rounds
 from controller.table.errors import Refused
@@ -284,7 +285,10 @@ def reveal(t: TableCore, by: str) -> None:
     hand = r.squeeze_phase
     r.squeezed.add(hand)
     r.squeeze_phase = None
-    t.record(kinds.REVEALED, {"hand": hand, "by": by})
+    payload: dict[str, Any] = {"hand": hand, "by": by}
+    if t.sub.game is not Game.TWENTYONE:  # 629a.8(c)(1)-(2): the dealer "announce[s] the Point Count" of the hand
+        payload["point_count"] = point_count(c for c, target, _ in r.cards if target is Target(hand))
+    t.record(kinds.REVEALED, payload)
     if hand == "player" and len(r.cards) == 4:
         begin_squeeze(t, "banker")  # 629a.8(c)(2): then the Banker's Hand
         return

@@ -125,7 +125,9 @@ def test_when_no_one_accepts_the_player_hand_the_bankers_hand_still_goes_to_its_
     for _ in range(4):  # seat 1 gives it up; seats 2, 3 and 4 do not accept it
         b.op("relinquish", Role.DEALER)
     assert b.of("relinquished")[-1]["to"] is None
-    assert b.of("revealed")[0] == {"hand": "player", "by": "the dealer (no player accepted)"}
+    revealed = b.of("revealed")[0]
+    assert {k: v for k, v in revealed.items() if k != "point_count"} == {"hand": "player",
+                                                                          "by": "the dealer (no player accepted)"}
     assert b.of("squeeze")[-1] == {"hand": "banker", "seat": 4}
 
 
@@ -307,3 +309,20 @@ def test_a_round_dealt_face_up_shows_every_card_at_once() -> None:
     b.draw()
     [card] = [r for r in b.records if r.kind == "card"]
     assert card.shown is None and b.core.snapshot()["player"] == [card.payload["card"]]
+
+
+@pytest.mark.reg("629a.8(c)(1)", "629a.8(c)(2)")
+def test_each_hand_turned_over_is_journaled_with_the_point_count_the_dealer_announces() -> None:
+    """629a.8(c)(1): the dealer "shall place the cards face up on the area designated" for the
+    Player's Hand "and announce the Point Count"; (c)(2) the same for the Banker's Hand, "who shall
+    place the cards face up on the area designated" for it. An examiner's review: the `revealed` record
+    had no Point Count, so the journal could not show what was to be announced. Player 2+2, Banker
+    3+K; then the Player's third card, 5: a Point Count of 9."""
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("2S,3C,2D,KD,5H,KC"), decks=6))
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(2, "player", 200), (3, "banker", 100)])
+    b.op("reveal", Role.DEALER)
+    b.op("reveal", Role.DEALER)
+    assert [(r["hand"], r["point_count"]) for r in b.of("revealed")] == [("player", 4), ("banker", 3)]
+    b.op("reveal", Role.DEALER)  # the Player's third card, squeezed by seat 2
+    assert (b.of("revealed")[2]["hand"], b.of("revealed")[2]["point_count"]) == ("player", 9)
