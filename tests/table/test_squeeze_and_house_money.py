@@ -32,6 +32,25 @@ def test_no_card_is_dealt_before_no_more_bets() -> None:
     b.draw()  # the dealer draws before "no more bets": a card drawn in error
     assert b.of("irregularity")[-1]["clause"] == "627a.13(a)"
     assert b.of("card") == []
+    # and over rounds played on: every card of a hand comes after that round's "no more bets" (an
+    # examiner's review: nothing checked it beyond the first card)
+    for n in range(12):
+        b.play_round([(1 + n % 4, "player" if n % 2 else "banker", 100)])
+        if b.core.state == "squeeze":
+            while b.core.state == "squeeze":
+                b.op("reveal", Role.DEALER)
+    announced = None
+    for r in b.records:
+        if r.kind == "operator" and r.payload["command"] == "no_more_bets":
+            announced = True
+        elif r.kind == "round_start":
+            assert announced or r.payload["kind"] == "simulated", r.payload
+            announced = True  # a simulated round takes no wagers: nothing to announce
+        elif r.kind == "card":
+            assert announced is not False
+        elif r.kind == "round_result":
+            announced = False  # the next round's cards need its own announcement
+    assert len(b.of("round_result")) >= 10
 
 
 @pytest.mark.reg("629a.8(c)", "629a.8(c)(1)", "629a.8(c)(2)", "629a.8(c)(6)")
