@@ -245,10 +245,10 @@ def continue_round(t: TableCore, op: OperatorInput) -> None:
     t.house_money_done()
 
 
-def void_round(t: TableCore, op: OperatorInput) -> None:
+def void_round(t: TableCore, op: OperatorInput, reason: str | None = None) -> None:
     if t.round is None:
         raise Refused("no round in progress")
-    rounds.void_round(t, "voided by the floorperson")
+    rounds.void_round(t, f"voided by the floorperson: {reason}" if reason else "voided by the floorperson")
 
 
 # -- faults and floor decisions ---------------------------------------------------------------------

@@ -256,7 +256,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             (Arg("card", "card", "the card, e.g. AS, 10H, KD"),)),
     Command("void_round", F, ("dealing", "squeeze", "house_money"), act.void_round,
             "void the round in progress: its wagers returned (a House Money Wager settled before any third card "
-            "stands), then the entire set reshuffled (627a.13(e))", (),
+            "stands), then the entire set reshuffled (627a.13(e))",
+            (Arg("reason", "text", "why, for the record", required=False),),
             "void_round voids a round being dealt; the table is {state}"),
     Command("restart_shoe", F, act.RESTART_STATES, act.restart_shoe,
             "the devices lost the shoe: void the round, return the wagers, shuffle anew",
@@ -313,7 +314,8 @@ def help_text(name: str | None = None) -> str:
     c = COMMANDS.get(name)
     if c is None:
         raise Refused(f"unknown command {_printable(name)}")
-    lines = [f"{c.usage()}", f"  {c.help}", f"  needs: {c.min_role.label} or above"]
+    when = ", ".join(s.replace("_", " ") for s in c.states) if c.states else "any"
+    lines = [f"{c.usage()}", f"  {c.help}", f"  needs: {c.min_role.label} or above", f"  when the table is: {when}"]
     lines += [f"  {a.name}: {a.help}{' (' + a.unit + ')' if a.unit else ''}"
               f"{'; one of ' + ', '.join(a.choices) if a.choices else ''}{'' if a.required else ' (optional)'}"
               for a in c.operator_args]

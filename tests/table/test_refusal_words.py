@@ -142,3 +142,21 @@ def test_refusals_in_a_count_fault_and_while_shuffling_say_what_is_so() -> None:
     b.op("order_reshuffle")
     assert _refused(b) == ("a reshuffle is ordered once the stack is delivered, before it is loaded or between the "
                            "shoe's rounds; not while the table is shuffling")
+
+
+def test_a_void_says_why_and_help_says_when_a_command_is_taken() -> None:
+    """An operator review: `void_round` took no reason (its record said only "voided by the
+    floorperson"), and `help COMMAND` did not say in which table states the command is taken, which
+    docs/control.md's table says."""
+    from controller.table.commands import help_text
+
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    assert b.core.state == "dealing"
+    b.op("void_round", reason="cards fell on the floor")
+    assert b.of("round_result")[-1]["reason"] == "voided by the floorperson: cards fell on the floor"
+    assert "  when the table is: dealing, squeeze, house money" in help_text("void_round").splitlines()
+    assert "  when the table is: any" in help_text("enter_card").splitlines()
