@@ -129,12 +129,13 @@ class JournalTail:
                                       (self._check.last_seq, limit)).fetchall()
         except sqlite3.Error as exc:
             raise translate(exc, self.path, "read the journal") from None
-        for i, row in enumerate(rows):
-            if not self._check.feed(row):
-                if i == 0:
-                    self._raise_if_broken()
-                return rows[:i]  # those before the break; the next call raises
-        return rows
+        check = self._check
+        if check.feed_rows(rows):  # the same verdict as row by row, faster (the check of verify)
+            return rows
+        good = [row for row in rows if row[0] <= check.last_seq]  # those before the break; the next call raises
+        if not good:
+            self._raise_if_broken()
+        return good
 
     def _raise_if_broken(self) -> None:
         check = self._check
