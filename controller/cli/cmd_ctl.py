@@ -27,6 +27,7 @@ from controller.control.client import ControlClient
 from controller.control.lines import line_text
 from controller.control.requests import BOOL, MAX_TEXT, NUMBERS, parameters
 from controller.errors import UsageError, path_argument
+from controller.journal.replay import ROUTINE_COMMANDS
 from controller.money import money_text
 from controller.operators.pins import PIN_MAX, PIN_MIN
 from controller.table.commands import COMMANDS, whole_number_of
@@ -244,6 +245,11 @@ def event_text(ev: dict[str, Any]) -> str | None:
         return f"{ev.get('input') or ev.get('command')} refused{by}: {ev.get('reason')}"
     if t == "shoe_start":
         return f"new shoe {ev.get('shoe')}"
+    if t == "operator" and ev.get("command") not in ROUTINE_COMMANDS:  # a floor decision another operator took
+        args = " ".join(f"{k}={v}" for k, v in (ev.get("args") or {}).items())
+        return safe(f"{ev.get('operator')} ({ev.get('operator_role')}): {ev.get('command')}{' ' + args if args else ''}")
+    if t == "bad_request" and ev.get("operator"):  # a logged-in operator's request the table did not understand
+        return safe(f"{ev.get('command') or 'a request'} not understood ({ev['operator']}): {ev.get('reason')}")
     return None
 
 
@@ -268,6 +274,8 @@ class EventLines:
             self._refusal_notice = f"{ev.get('input') or ev.get('command')} refused: {ev.get('reason')}"
             if self.own_operator is not None and ev.get("operator") == self.own_operator:
                 return None
+        elif kind in ("operator", "bad_request") and self.own_operator is not None and ev.get("operator") == self.own_operator:
+            return None  # the console prints its own commands' answers
         elif kind == "notice" and ev.get("text") == self._refusal_notice:
             self._refusal_notice = None
             return None

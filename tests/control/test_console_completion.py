@@ -196,3 +196,21 @@ def test_the_console_says_when_the_table_stops_and_when_it_is_back(capsys, monke
     assert said[:5] == ["* warning: before", "* the table stopped: its events show again when it is back",
                         "* the table is back: its events show again", "* warning: after",
                         "* the table stopped: its events show again when it is back"]
+
+
+def test_other_operators_floor_decisions_and_requests_not_understood_are_shown() -> None:
+    """An operator review: the console and `ctl watch` showed no other operator's floor actions (a
+    fault cleared, a reshuffle ordered, a round voided, an operator unlocked), nor their requests the
+    table did not understand; the routine commands of a round show as their own records."""
+    lines = EventLines(own_operator="d1")
+    ordered = {"type": "operator", "command": "order_reshuffle", "args": {}, "operator": "fp1",
+               "operator_role": "floorperson", "state": "betting"}
+    assert lines(ordered) == "fp1 (floorperson): order_reshuffle"
+    voided = dict(ordered, command="void_round", args={"reason": "cards fell\x1b[2J"})  # an ESC, shown escaped
+    assert lines(voided) == "fp1 (floorperson): void_round reason=cards fell\\x1b[2J"
+    assert lines(dict(ordered, command="wager", args={"seat": 1})) is None  # routine: its wager record shows it
+    assert lines(dict(ordered, operator="d1")) is None  # this console's own: it prints its answer
+    bad = {"type": "bad_request", "code": "bad_request", "reason": "cut: position must be a whole number from 0",
+           "command": "cut", "operator": "fp1"}
+    assert lines(bad) == "cut not understood (fp1): cut: position must be a whole number from 0"
+    assert lines({"type": "bad_request", "code": "bad_request", "reason": "not JSON"}) is None  # no one logged in
