@@ -174,9 +174,11 @@ def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any
     shoe = conn.execute("SELECT shoe_id FROM entries WHERE table_id = %s AND shoe_id IS NOT NULL "
                         "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
     # the round in play or the last one of the shoe (0 before its first), as the feed's status and
-    # the scoreboard say it: the last entry while betting has no round of its own
-    numbered = conn.execute("SELECT round_no, shoe_id FROM entries WHERE table_id = %s AND round_no IS NOT NULL "
-                            "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
+    # the scoreboard say it: the last round begun. Not the last entry with a round: the last entry
+    # while betting has no round of its own, and an edge record, journaled once its figures are
+    # computed, may come after the next round's start and names the round it follows.
+    numbered = conn.execute("SELECT round_no, shoe_id FROM entries WHERE table_id = %s AND kind = %s "
+                            "ORDER BY seq DESC LIMIT 1", (table_id, kinds.ROUND_START)).fetchone()
     rounds = conn.execute("SELECT count(*) FROM entries WHERE table_id = %s AND kind = %s AND ts_at >= %s "
                           "AND coalesce(payload->>'kind', '') <> 'void'",
                           (table_id, kinds.ROUND_RESULT, day_start)).fetchone()[0]

@@ -187,3 +187,21 @@ def test_status_gives_the_round_of_a_table_betting_between_rounds(capsys, floor_
     [table] = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])["tables"]
     shoe = docs[i]["shoe_id"]
     assert table["round"] == max(d["round_no"] or 0 for d in docs[:i + 1] if d["shoe_id"] == shoe) > 0
+
+
+def test_status_gives_the_round_in_play_when_the_last_round_s_edge_record_comes_after_its_start(
+        capsys, floor_db: str, journal: TableJournal, tmp_path: Path) -> None:
+    """The edge monitor journals a round's figures once they are computed, which may be after the
+    next round began; its entry names the round it follows. `floor status` gave that round (the last
+    entry with a round), not the round in play (found by a fresh clone's CI, once)."""
+    docs = [json.loads(line) for line in journal.lines]
+    edge = next(k for k, d in enumerate(docs) if d["kind"] == "edge" and d["round_no"])
+    start = next(k for k in range(edge, len(docs)) if docs[k]["kind"] == "round_start")
+    after = forge_next(journal.lines[edge], seq_delta=docs[start]["seq"] + 1 - docs[edge]["seq"],
+                       prev_hash=docs[start]["hash"], ts=docs[start]["ts"])  # its figures, late
+    part = tmp_path / "late-edge.jsonl"
+    part.write_text("".join(journal.lines[:start + 1]) + after, encoding="utf-8")
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(part))[0] == 0
+    [table] = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])["tables"]
+    assert docs[start]["round_no"] == docs[edge]["round_no"] + 1
+    assert table["round"] == docs[start]["round_no"]
