@@ -33,7 +33,7 @@ from controller.roles import Role
 from controller.rules.errors import RulesError
 from controller.rules.model import Dealing, Target
 from controller.rules.wagers import Wager
-from controller.table import checks, dealing, events, faults, preparation, rounds
+from controller.table import checks, command_failures, dealing, events, faults, preparation, rounds
 from controller.table.aside import CardsAside
 from controller.table.commands import admit
 from controller.table.errors import Refused
@@ -112,7 +112,7 @@ class TableCore:
             elif isinstance(inp, DeviceStatus):
                 events.link_status(self, inp)
             elif isinstance(inp, CommandFailed):
-                events.command_failed(self, inp)
+                command_failures.command_failed(self, inp)
             else:
                 raise Refused(f"unknown input {type(inp).__name__}")
         except (Refused, RulesError, MachineError) as exc:
@@ -176,11 +176,11 @@ class TableCore:
 
         - a shuffle not yet reported done is asked for again (nothing has been dealt from it; its
           count is checked when it reports; a shuffler that restarted meanwhile dropped it, one
-          still shuffling refuses it BUSY: ``events.command_failed``), but not while its
+          still shuffling refuses it BUSY: ``command_failures.command_failed``), but not while its
           SHUFFLE_DONE waits for the resume (``Shoe.shuffle_held``);
         - after a restart, a stack not yet cut is delivered to the dealer again (the DELIVER may
           have been lost with the process; a restart's commands are ``resent``, so a refusal that
-          says the dealer has the stack is no fault: ``events.command_failed``); after a restart
+          says the dealer has the stack is no fault: ``command_failures.command_failed``); after a restart
           or a fault, so is a stack whose DELIVER failed or got no reply, until it is loaded
           (``_delivery_due``). A fault's resume does not send a DELIVER that went through again:
           the shuffler, with nothing left to deliver, would refuse it, and the refusal would hold
@@ -230,7 +230,7 @@ class TableCore:
     def _delivery_due(self, st: str, restart: bool) -> bool:
         """Whether a resume sends DELIVER again: after a restart, a stack not yet cut (before the
         restart the dealer may not have had it); or a DELIVER that failed or got no reply while
-        the stack is still to be loaded (``events.command_failed``)."""
+        the stack is still to be loaded (``command_failures.command_failed``)."""
         shoe = self.shoe
         if shoe is None or not self.has_shuffler:
             return False

@@ -76,7 +76,7 @@ class CommandFailed:
     name (``WRONG_STATE``) when refused. ``resent``: the command was one a restart sent again
     (``SendCommand.resent``), so the device may have carried out the first one before the process
     stopped. ``prompt``: for a DISPLAY, the text it was to show (a refused one that is still the
-    dealer's step holds the table: ``events.command_failed``)."""
+    dealer's step holds the table: ``command_failures.command_failed``)."""
 
     device_role: str
     command: str
