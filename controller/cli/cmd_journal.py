@@ -55,7 +55,8 @@ from controller.journal.errors import JournalError
 from controller.journal.files import is_journal_file
 from controller.journal.migrate import DoesNotVerify, migrate
 from controller.journal.schema import SCHEMA_VERSION
-from controller.journal.verification import is_hash, verdict_line, verify
+from controller.journal.verification import verify
+from controller.journal.verify_report import is_hash, verdict_line
 from shoectl_config.text import quoted
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY

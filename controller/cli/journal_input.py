@@ -31,7 +31,8 @@ from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalContentError, JournalDamagedError
 from controller.journal.files import is_journal_file
-from controller.journal.verification import checked_read, verdict_line
+from controller.journal.verification import checked_read
+from controller.journal.verify_report import verdict_line
 
 T = TypeVar("T")
 EXIT_DOES_NOT_VERIFY = 1

@@ -21,7 +21,7 @@ _EXPORTS = {
     "JournalWriteError": "errors", "NotAJournalError": "errors", "PayloadError": "errors",
     "SCHEMA_VERSION": "store", "Entry": "store", "Journal": "store", "JournalReader": "store",
     "Record": "store", "format_ts": "store", "parse_ts": "store",
-    "VerifyReport": "verification", "verify": "verification",
+    "VerifyReport": "verify_report", "verify": "verification",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -37,7 +37,8 @@ if TYPE_CHECKING:
         PayloadError,
     )
     from controller.journal.store import SCHEMA_VERSION, Entry, Journal, JournalReader, Record, format_ts, parse_ts
-    from controller.journal.verification import VerifyReport, verify
+    from controller.journal.verification import verify
+    from controller.journal.verify_report import VerifyReport
 
 
 def __getattr__(name: str) -> Any:

@@ -30,7 +30,8 @@ from controller.journal.connection import translate
 from controller.journal.entry import COLUMNS, format_ts, utc_now
 from controller.journal.errors import JournalDamagedError, JournalError
 from controller.journal.schema import SCHEMA_VERSION, create_schema_with_meta
-from controller.journal.verification import CheckedRead, VerifyReport, checked_read, verdict_line, verify
+from controller.journal.verification import CheckedRead, checked_read, verify
+from controller.journal.verify_report import VerifyReport, verdict_line
 
 _BATCH = 2000
 

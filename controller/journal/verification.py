@@ -22,6 +22,7 @@ without any anchor says so in ``warnings``.
 entry, each checked as it goes by (the check stops at the first failure, the reading does not),
 and ``read.report()`` is the verdict once they have all been read. An HMAC journal read without
 its key is checked without recomputing the hashes (``links_only``), and said so in ``warnings``.
+The verdict, and its line: ``verify_report``.
 """
 from __future__ import annotations
 
@@ -29,7 +30,6 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,68 +41,10 @@ from controller.journal.entry import Entry, require_row_types, row_to_entry
 from controller.journal.errors import JournalDamagedError, JournalError, NotAJournalError, NotAnObjectPayload
 from controller.journal.schema import inspect_meta, layout_of
 from controller.journal.split_check import FIRST_SHARE_WITH_INTEGRITY, LaterHalf, split_point
+from controller.journal.verify_report import VerifyReport, verdict_line
 from controller.journal.walcheck import wal_problem
 
-_HEX = frozenset("0123456789abcdef")
 _LAST_SEQ = 2**63 - 1  # SQLite's largest integer: no seq is above it
-
-
-@dataclass(frozen=True)
-class VerifyReport:
-    """The outcome of ``verify``.
-
-    ok: everything checked is intact.
-    entries: entries found good (all of them when ok; those before the first bad one otherwise).
-    first_bad_seq: the seq of the first bad (or missing) entry; None when ok or when the failure
-        is not about one entry (integrity check, key, an anchor that does not fit the journal).
-    reason: why it failed, one line; None when ok.
-    last_seq, last_hash: the last good entry (0 and the genesis hash when none).
-    total: rows in the entries table.
-    algorithm, key_id: the journal's hash algorithm and HMAC key id (from its meta table).
-    needs_key: the journal is HMAC-protected and no key was given (nothing was verified).
-    anchors: how many anchors were checked (given, read from anchors files, expected count and
-        last hash).
-    links_only: the hashes were not recomputed (an HMAC journal read without its key).
-    warnings: one line each: checked without any anchor, a -wal file SQLite ignores, ...
-    """
-
-    ok: bool
-    entries: int
-    first_bad_seq: int | None
-    reason: str | None
-    last_seq: int = 0
-    last_hash: str = GENESIS_HASH
-    total: int = 0
-    algorithm: str = ""
-    key_id: str | None = None
-    needs_key: bool = False
-    path: str = ""
-    anchors: int = 0
-    links_only: bool = False
-    warnings: tuple[str, ...] = ()
-
-    @classmethod
-    def damaged(cls, path: str | os.PathLike[str], exc: JournalDamagedError) -> VerifyReport:
-        """The verdict on a file SQLite finds damaged: a check that failed, at the journal."""
-        return cls(False, 0, None, exc.reason, path=os.fspath(path))
-
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["warnings"] = list(self.warnings)
-        return out
-
-
-def is_hash(text: str) -> bool:
-    return isinstance(text, str) and len(text) == 64 and set(text) <= _HEX
-
-
-def verdict_line(path: str | os.PathLike[str], r: VerifyReport) -> str:
-    """`journal verify`'s one line about ``r``."""
-    algo = r.algorithm + (f", key id {r.key_id}" if r.key_id else "")
-    if r.ok:
-        return f"{path}: ok: {r.entries} entries, last hash {r.last_hash} ({algo})"
-    where = f"entry {r.first_bad_seq}" if r.first_bad_seq is not None else "the journal"
-    return f"{path}: FAILED at {where}: {r.reason} ({r.entries} entries good before it{'; ' + algo if algo else ''})"
 
 
 def require_intact(path: str | os.PathLike[str], *, hmac_key: bytes | None = None) -> None:
