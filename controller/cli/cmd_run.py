@@ -44,6 +44,7 @@ from controller.cli.cmd_systemd import service_watch
 from controller.cli.common import non_negative_int, positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
 from controller.cli.run_control import add_run_control_options, claim_run_control
+from controller.cli.run_devices import parse_devices, table_capabilities
 from controller.cli.run_options import (
     DEFAULT_JOURNAL, DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_engine,
     edge_threshold, emulator_speed, fault_spec, table_id,
@@ -64,15 +65,10 @@ from controller.table.core import TableCore
 from controller.table.result_line import round_result_text
 from controller.table.edge_monitor import EdgeMonitor
 from controller.table.io import Notice, OperatorInput, TableRecord
-from controller.table.journaling import BUILT_IN_DEVICES
 from controller.table.errors import Refused
 from controller.table.recovery import rules_asked_for
 from controller.roles import AUTOMATED_FLOORPERSON, Role
 from controller.table.runner import TableRunner
-from shoectl_config.text import is_unicode_text, quoted
-
-ROLE_OF_KIND = {"shuffler": "shuffler", "shoe": "shoe", "shuffler-shoe": "shoe"}  # a shuffler-shoe shuffles too
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="the main job: run a table (embedded emulated devices by default)")
@@ -119,56 +115,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_feed_options(p)
     add_run_scoreboard_option(p)
     p.set_defaults(func=run)
-
-
-def _parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
-    from firmware_bridge.link.identity_check import profile_problem
-    from firmware_bridge.profiles import resolve_profile
-
-    out: dict[str, tuple[Any, str]] = {}
-    for spec in specs:
-        name, sep, port = spec.partition("@")
-        if not name or (sep and not port):
-            raise UsageError(f"--device {quoted(spec)}: expected PROFILE@PORT (serial) or PROFILE (USB, found by VID/PID)")
-        if not is_unicode_text(port) or not port.isprintable():  # it is said in notices and journaled
-            raise UsageError(f"--device {quoted(spec)}: the port is not a printable UTF-8 path")
-        profile = resolve_profile(name)
-        is_usb = getattr(profile.transport, "type", None) == "usb"
-        if is_usb and port:
-            raise UsageError(f"--device {quoted(spec)}: {name} is a USB device, found by VID/PID: give no port")
-        if not is_usb and not port:
-            raise UsageError(f"--device {quoted(spec)}: {name} is a serial device: give its port (PROFILE@PORT)")
-        if (problem := profile_problem(profile)) is not None:
-            raise UsageError(f"--device {quoted(spec)}: {problem}")
-        role = ROLE_OF_KIND.get(profile.kind)
-        if role is None:
-            raise UsageError(f"--device {quoted(spec)}: a {profile.kind} is not supported by the table runner yet")
-        if role in out:
-            raise UsageError(f"--device {quoted(spec)}: a {role} is already attached")
-        out[role] = (profile, port or None)
-    built_in = "shoe" in out and out["shoe"][0].kind == "shuffler-shoe"
-    if built_in and "shuffler" in out:
-        raise UsageError(f"--device: the shoe {out['shoe'][0].name} has its shuffler built in: attach no other shuffler")
-    if specs and "shoe" not in out:
-        raise UsageError("attach a shoe (--device PROFILE@PORT): with a shuffler, or alone at a table without one")
-    return out
-
-
-def table_capabilities(profiles: list[Any]) -> dict[str, Any]:
-    """What the attached devices' profiles say about the table's procedure, as ``TableCore``
-    options: an automatic reshuffling shoe (681a.5(h): no manual cut) and its approval's reference, whether a shuffler is
-    there at all (681a.5(a): otherwise the dealer shuffles by hand), whether it keeps one batch
-    of shuffled cards in store (a batch shuffler, not a continuous one: 681a.5(g)(2)), and whether
-    it is built into the shoe (kind ``shuffler-shoe``: one device takes both roles' commands). No
-    profiles: the built-in emulated shuffler (a batch shuffler) and shoe."""
-    if not profiles:
-        return dict(BUILT_IN_DEVICES)
-    shufflers = [p.capabilities.shuffler for p in profiles if p.capabilities.shuffler != "none"]
-    automatic = [p for p in profiles if p.capabilities.automatic_reshuffle]
-    return {"automatic_shoe": bool(automatic), "approval": automatic[0].capabilities.approval if automatic else None,
-            "shuffler": bool(shufflers),
-            "shuffler_keeps_one_batch": bool(shufflers) and all(s == "batch" for s in shufflers),
-            "shuffler_in_shoe": any(p.kind == "shuffler-shoe" for p in profiles)}
 
 
 class _Display:
@@ -228,7 +174,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
         err.write(text + "\n", always=True)
 
     sub = submission_for(None, args.submission)
-    attached = _parse_devices(args.device)
+    attached = parse_devices(args.device)
     check_emulator_options(args, attached)
     check_dealer_options(args)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None

@@ -127,7 +127,7 @@ BUILT_IN_DEVICES: dict[str, Any] = {"automatic_shoe": False, "approval": None, "
 
 def capabilities_of(core: Any) -> dict[str, Any]:
     """What the table's devices are, as ``TableCore``'s options of the same names (the profiles'
-    capabilities, ``cmd_run.table_capabilities``): the core decides differently for each."""
+    capabilities, ``run_devices.table_capabilities``): the core decides differently for each."""
     return {"automatic_shoe": core.automatic_shoe, "approval": core.approval, "shuffler": core.has_shuffler,
             "shuffler_keeps_one_batch": core.shuffler_keeps_one_batch, "shuffler_in_shoe": core.shuffler_in_shoe}
 

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from controller.cli.cmd_run import _parse_devices, table_capabilities
+from controller.cli.run_devices import parse_devices, table_capabilities
 from controller.errors import UsageError
 from controller.rules.submission import load_preset
 from controller.roles import Role
@@ -69,12 +69,12 @@ def test_run_attaches_a_shoe_with_its_shuffler_built_in_alone() -> None:
     """681a.5(h): a dealing shoe "that automatically reshuffles and counts the cards" is one device
     (profile kind shuffler-shoe): attached alone, in the shoe's role, it takes the shuffler's
     commands too; no other shuffler may be attached beside it."""
-    attached = _parse_devices(["emulated-autoshoe@/dev/null"])
+    attached = parse_devices(["emulated-autoshoe@/dev/null"])
     assert list(attached) == ["shoe"] and attached["shoe"][0].kind == "shuffler-shoe"
     with pytest.raises(UsageError, match="has its shuffler built in: attach no other shuffler"):
-        _parse_devices(["emulated-autoshoe@/dev/null", "emulated-shuffler@/dev/null"])
+        parse_devices(["emulated-autoshoe@/dev/null", "emulated-shuffler@/dev/null"])
     with pytest.raises(UsageError, match="attach a shoe"):
-        _parse_devices(["emulated-shuffler@/dev/null"])
+        parse_devices(["emulated-shuffler@/dev/null"])
 
 
 @pytest.mark.reg("681a.5(a)")
@@ -82,6 +82,6 @@ def test_run_attaches_a_shoe_alone_at_a_table_without_a_shuffler() -> None:
     """681a.5(a): "unless the cards were preshuffled ..., the dealer shall shuffle the cards, either
     manually or by use of an automated card shuffling device": a shoe attached alone is a table
     without a shuffler (the dealer shuffles by hand or puts preshuffled decks in play)."""
-    attached = _parse_devices(["emulated-shoe@/dev/null"])
+    attached = parse_devices(["emulated-shoe@/dev/null"])
     assert list(attached) == ["shoe"]
     assert table_capabilities([attached["shoe"][0]])["shuffler"] is False
