@@ -211,6 +211,23 @@ def test_without_a_shuffler_the_dealer_opens_a_preshuffled_pack_on_the_shuffle_p
     assert not beside_a_shuffler.ok and "no preshuffled pack" in beside_a_shuffler.detail
 
 
+def prompted(host, *prompts: str) -> None:
+    """The shoe shows each prompt in turn; the dealer acts on them."""
+    for prompt in prompts:
+        host.ok(Display(prompt))
+    host.pump(0.05)
+
+
+def loaded_by_hand(clock):
+    """A two-deck table without a shuffler whose dealer opened a pack, cut, covered and loaded it;
+    the gate open. Returns the table and the host talking to its shoe."""
+    table = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5)
+    host = connect(table.shoe, clock)
+    prompted(host, "SHUFFLE BY HAND", "cut 30", "cover 14", "load")
+    host.ok(GateUnlock())
+    return table, host
+
+
 @pytest.mark.reg("681a.7(d)(1)", "681a.7(d)(2)")
 def test_without_a_shuffler_the_dealer_shuffles_a_dealt_shoe_s_collected_cards_by_hand(clock) -> None:
     """681a.7(d): the dealer shall (1) "Collect and reshuffle the cards by removing the cards
@@ -219,17 +236,9 @@ def test_without_a_shuffler_the_dealer_shuffles_a_dealt_shoe_s_collected_cards_b
     emulated dealer takes the cards left in the shoe out (the shoe says SHOE_EMPTY), gathers them
     with the discard rack's and the layout's and shuffles them by hand into the stack in hand: the
     whole set, cut and loaded again. Beside a shuffler: refused."""
-    table = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5)
-    host = connect(table.shoe, clock)
-    for prompt in ("SHUFFLE BY HAND", "cut 30", "cover 14", "load"):
-        host.ok(Display(prompt))
-    host.pump(0.05)
-    host.ok(GateUnlock())
-    for prompt in ("burn 1", "draw player", "draw banker"):
-        host.ok(Display(prompt))
-    host.pump(0.05)
-    host.ok(Display("SHUFFLE COLLECTED"))  # no UNLOAD before it: the cards left in the shoe are taken out
-    host.pump(0.05)
+    table, host = loaded_by_hand(clock)
+    prompted(host, "burn 1", "draw player", "draw banker")
+    prompted(host, "SHUFFLE COLLECTED")  # no UNLOAD before it: the cards left in the shoe are taken out
     assert host.of(ShoeEmpty) and table.shoe.stack == []
     shuffled = table.dealer.log[-1]
     assert shuffled.ok and shuffled.detail == "shuffled by hand the 104 cards collected", shuffled
@@ -237,9 +246,7 @@ def test_without_a_shuffler_the_dealer_shuffles_a_dealt_shoe_s_collected_cards_b
                                                                        for s in "CDHS")) * 2, key=str)
     again = table.dealer.perform("SHUFFLE COLLECTED")  # shown again after a controller's restart (a review: the
     assert again.ok and "no action" in again.detail and len(table.dealer.hand) == 104  # stack in hand was lost)
-    for prompt in ("cut 40", "cover 14", "load"):
-        host.ok(Display(prompt))
-    host.pump(0.05)
+    prompted(host, "cut 40", "cover 14", "load")
     assert host.of(ShoeLoaded)[-1].card_count == 104
     beside_a_shuffler = EmulatedTable(clock=clock).dealer.perform("SHUFFLE COLLECTED")
     assert not beside_a_shuffler.ok and "its shuffler shuffles" in beside_a_shuffler.detail
@@ -253,19 +260,10 @@ def test_without_a_shuffler_the_dealer_washes_and_shuffles_the_inspected_cards_b
     prompts ``WASH AND SHUFFLE``; the emulated dealer, who once ignored it (and then refused the cut
     for want of cards in hand), washes the cards of the rack and the layout into a stack in hand,
     which is cut and loaded: every card of the shoe, in a new order. Beside a shuffler: refused."""
-    table = EmulatedTable(clock=clock, shuffler_profile=None, decks=2, seed=5)
-    host = connect(table.shoe, clock)
-    for prompt in ("SHUFFLE BY HAND", "cut 30", "cover 14", "load"):
-        host.ok(Display(prompt))
-    host.pump(0.05)
-    host.ok(GateUnlock())
-    for prompt in ("draw player", "draw banker", "burn 3", "unload"):
-        host.ok(Display(prompt))
-    host.pump(0.05)
+    table, host = loaded_by_hand(clock)
+    prompted(host, "draw player", "draw banker", "burn 3", "unload")
     assert [a.ok for a in table.dealer.log] == [True] * 8, table.dealer.log
-    for prompt in ("WASH AND SHUFFLE", "cut 40", "cover 14", "load"):
-        host.ok(Display(prompt))
-    host.pump(0.05)
+    prompted(host, "WASH AND SHUFFLE", "cut 40", "cover 14", "load")
     assert [a.ok for a in list(table.dealer.log)[8:]] == [True] * 4, table.dealer.log
     assert "washed" in table.dealer.log[8].detail and "104" in table.dealer.log[8].detail
     assert host.of(ShoeLoaded)[-1].card_count == 104

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -172,3 +173,11 @@ class EventReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def copy_journal(journal: Path, folder: Path) -> Path:
+    """A copy of ``journal`` (its file and its WAL, if any) in ``folder``, to change or to extend."""
+    for path in journal.parent.glob(journal.name + "*"):
+        if not path.name.endswith("-shm"):
+            shutil.copy(path, folder / path.name)
+    return folder / journal.name

@@ -8,7 +8,6 @@ import contextlib
 import hashlib
 import http.client
 import json
-import shutil
 import subprocess
 import time
 
@@ -18,7 +17,7 @@ from controller.journal import Journal
 from controller.journal.reader import JournalReader
 from controller.scoreboard.sse import QUEUE_LIMIT, Channel, Snapshot
 from controller.scoreboard.state import TableView
-from tests.scoreboard.serving import SHOECTL, EventReader, dealt_journal, get, get_json, serving
+from tests.scoreboard.serving import copy_journal, SHOECTL, EventReader, dealt_journal, get, get_json, serving
 
 ROUTES = ("/", "/floor.json", "/events", "/healthz", "/tables/T1", "/tables/T1/state.json", "/tables/T1/events",
           "/static/table.js")
@@ -27,14 +26,6 @@ ROUTES = ("/", "/floor.json", "/events", "/healthz", "/tables/T1", "/tables/T1/s
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory):
     return dealt_journal(tmp_path_factory.mktemp("scoreboard") / "journal.db", rounds=12)
-
-
-def _copy(journal, folder):
-    """A copy of the module's journal (its file and its WAL, if any) to change or to extend."""
-    for path in journal.parent.glob(journal.name + "*"):
-        if not path.name.endswith("-shm"):
-            shutil.copy(path, folder / path.name)
-    return folder / journal.name
 
 
 def _contents(journal):
@@ -82,7 +73,7 @@ def test_no_route_accepts_anything_but_reading(journal, method):
 
 
 def test_events_give_the_whole_state_on_connect_then_each_new_state_and_again_on_reconnect(tmp_path, journal):
-    journal = _copy(journal, tmp_path)
+    journal = copy_journal(journal, tmp_path)
     with serving(journal) as server:
         with EventReader(server, "/tables/T1/events") as events:
             version, state = events.next_state()
@@ -126,7 +117,7 @@ def test_a_slow_client_keeps_only_the_newest_states():
 def test_a_client_that_stops_reading_does_not_hold_the_server_up(tmp_path, journal):
     """A stalled event stream: the server's queue for it stays bounded while the journal grows,
     other clients are served, and the stalled client, reading again, ends with the newest state."""
-    journal = _copy(journal, tmp_path)
+    journal = copy_journal(journal, tmp_path)
     with serving(journal) as server:
         stalled = EventReader(server, "/tables/T1/events")
         try:
@@ -147,7 +138,7 @@ def test_a_client_that_stops_reading_does_not_hold_the_server_up(tmp_path, journ
 def test_a_journal_whose_chain_breaks_is_shown_up_to_its_last_good_entry_and_health_says_why(tmp_path, journal):
     from tests.tampering import tamper
 
-    journal = _copy(journal, tmp_path)
+    journal = copy_journal(journal, tmp_path)
     tamper(journal, "UPDATE entries SET operator = 'mallory' WHERE seq = 20")
     with serving(journal) as server:
         deadline = time.monotonic() + 10
@@ -165,7 +156,7 @@ def test_an_entry_no_table_wrote_stops_the_page_at_the_entry_before_it(tmp_path,
     from controller.journal.chain import canonical_json
     from tests.tampering import rechain, rewrite, rows
 
-    journal = _copy(journal, tmp_path)
+    journal = copy_journal(journal, tmp_path)
     entries = rows(journal)
     bad = next(r for r in entries if r[2] == "round_start")
     payload = json.loads(bad[10])
@@ -188,7 +179,7 @@ def test_a_stopping_scoreboard_sends_the_journals_last_state_before_the_stream_e
     from controller.cli.cmd_scoreboard import scoreboard_server
     from controller.scoreboard.server import bind
 
-    journal = _copy(journal, tmp_path)
+    journal = copy_journal(journal, tmp_path)
     server = scoreboard_server(journal, bind("127.0.0.1", 0)).start()
     try:
         with EventReader(server, "/tables/T1/events") as events:
@@ -223,7 +214,7 @@ def test_each_version_is_published_once_however_late_the_event_loop_takes_it(tmp
     one version twice. Here the loop runs only after two looks."""
     from controller.scoreboard.sources import JournalSource
 
-    journal = _copy(journal, tmp_path)
+    journal = copy_journal(journal, tmp_path)
     source = JournalSource.open(journal)
     loop = asyncio.new_event_loop()
     try:

@@ -8,7 +8,6 @@ good state as if it were live."""
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import time
 
@@ -16,20 +15,13 @@ import pytest
 
 from controller.journal.reader import JournalReader
 from controller.scoreboard.state import TableView
-from tests.scoreboard.serving import EventReader, dealt_journal, get, get_json, serving
+from tests.scoreboard.serving import copy_journal, EventReader, dealt_journal, get, get_json, serving
 from tests.tampering import rows, tamper
 
 
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory):
     return dealt_journal(tmp_path_factory.mktemp("scoreboard") / "journal.db", rounds=6)
-
-
-def _copy(journal, folder):
-    for path in journal.parent.glob(journal.name + "*"):
-        if not path.name.endswith("-shm"):
-            shutil.copy(path, folder / path.name)
-    return folder / journal.name
 
 
 def _view_up_to(journal, last_seq, lang="en"):
@@ -56,7 +48,7 @@ def test_a_journal_that_verifies_has_no_problem(journal):
 
 
 def test_an_edited_entry_is_named_in_the_state_which_stays_the_last_good_one(tmp_path, journal):
-    tampered = _copy(journal, tmp_path)
+    tampered = copy_journal(journal, tmp_path)
     bad = next(r[0] for r in rows(tampered) if r[2] == "card" and r[0] > 20)
     # another card dealt, as its payload says: the entry was edited
     tamper(tampered, "UPDATE entries SET payload = replace(payload, '\"card\":\"', '\"card\":\"1') WHERE seq = ?",
@@ -82,7 +74,7 @@ def test_an_edited_entry_is_named_in_the_state_which_stays_the_last_good_one(tmp
 def test_a_page_following_live_is_pushed_the_problem_when_a_bad_entry_arrives(tmp_path, journal):
     """The follower had published every good state; an entry that breaks the chain arrives: the
     open event stream gets the same state once more, now saying why it is frozen."""
-    live = _copy(journal, tmp_path)
+    live = copy_journal(journal, tmp_path)
     last = rows(live)[-1]
     with serving(live) as server, EventReader(server, "/tables/T1/events") as events:
         _, state = events.next_state()
@@ -102,7 +94,7 @@ def test_a_page_following_live_is_pushed_the_problem_when_a_bad_entry_arrives(tm
 def test_a_journal_sqlite_finds_damaged_is_said_as_one_that_cannot_be_read_any_more(tmp_path, journal):
     """A page of the entries overwritten: SQLite refuses to read them. Before, the follower tried
     again every 2 s for ever and state.json stayed 503 (no state read yet), /healthz 200."""
-    damaged = _copy(journal, tmp_path)
+    damaged = copy_journal(journal, tmp_path)
     victim = rows(damaged)[len(rows(damaged)) // 2]
     conn = sqlite3.connect(damaged)
     try:  # every page in the file itself, none left in a WAL
@@ -132,7 +124,7 @@ def test_the_page_shows_the_problem_as_a_banner_in_chinese(tmp_path, journal):
     page, in Chinese, over the last good state."""
     from tests.scoreboard.browser import chrome
 
-    tampered = _copy(journal, tmp_path)
+    tampered = copy_journal(journal, tmp_path)
     bad = next(r[0] for r in rows(tampered) if r[2] == "card" and r[0] > 20)
     tamper(tampered, "UPDATE entries SET operator = 'mallory' WHERE seq = ?", params=(bad,))
     with serving(tampered, lang="zh") as server, chrome(tmp_path) as driver:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from runner_rig import INF, make_runner, run_to_the_end
+from runner_rig import INF, deal_with_the_edge_monitor, make_runner, run_to_the_end
 
 from controller.journal import Journal, JournalReader, kinds, verify
 from controller.rules.cards import Composition, card_from_wire, parse_card
@@ -32,16 +32,7 @@ def remaining_from_reads(entries: list, shoe: str, decks: int, before_seq: int) 
 @pytest.mark.parametrize("worker", ["process", "thread"])
 def test_each_round_gets_the_exact_figures_of_the_cards_left(tmp_path, worker: str) -> None:
     sub = load_preset("ez-baccarat")
-    table = EmulatedTable(seed=21, speed=INF)
-    journal = Journal.open(tmp_path / "j.db", table_id="T1")
-    runner = make_runner(table, journal, "ez-baccarat", rounds=6)
-    monitor = EdgeMonitor(worker=worker).attach(runner)
-    try:
-        run_to_the_end(runner)
-    finally:
-        monitor.close()
-        journal.close()
-        table.close()
+    runner, monitor = deal_with_the_edge_monitor(tmp_path / "j.db", "ez-baccarat", seed=21, rounds=6, worker=worker)
     assert runner.error is None and monitor.computed == 6
     with JournalReader.open(tmp_path / "j.db") as r:
         entries = list(r.entries())

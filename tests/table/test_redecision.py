@@ -12,12 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from runner_rig import INF, make_runner, run_to_the_end
+from runner_rig import deal_with_the_edge_monitor
 
 from controller.journal import Journal, JournalReader
-from controller.table.edge_monitor import EdgeMonitor
 from controller.table.redecision import BUILT_IN_DEVICES, redecide
-from firmware_bridge.emulator.table import EmulatedTable
 from tests.tampering import rechain, renumber, rewrite, rows, tamper
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
@@ -30,16 +28,7 @@ def table_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Baccarat, with the edge monitor's records between the rounds."""
     path = tmp_path_factory.mktemp("redecide") / "j.db"
     for seed, rounds in ((3, 12), (4, 24)):
-        table = EmulatedTable(seed=seed, speed=INF)
-        journal = Journal.open(path, table_id="T1")
-        runner = make_runner(table, journal, "ez-baccarat", rounds=rounds)
-        monitor = EdgeMonitor(worker="thread").attach(runner)
-        try:
-            run_to_the_end(runner)
-        finally:
-            monitor.close()
-            journal.close()
-            table.close()
+        runner, _ = deal_with_the_edge_monitor(path, "ez-baccarat", seed=seed, rounds=rounds)
         assert runner.error is None
     return path
 
