@@ -128,9 +128,9 @@ def socket_of(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def control_client(args: argparse.Namespace) -> ControlClient:
-    """The client for the socket ``socket_of(args)`` names; ``args.socket`` is set to its path."""
-    args.socket, hint = socket_of(args)
-    return ControlClient(args.socket, hint=hint)
+    """The client for the socket ``socket_of(args)`` names."""
+    path, hint = socket_of(args)
+    return ControlClient(path, hint=hint)
 
 
 def _typed(kind: str | None, value: str) -> Any:

@@ -144,23 +144,15 @@ def check_run_cursor(journal: Path, table_id: str) -> None:
     FeedCursor(cursor, table_id, "", journal=journal).require_unclaimed()
     if not cursor.exists():
         return
-    created = None
     if journal.exists():
         try:
             with JournalReader.open(journal) as reader:
-                table_id, created = reader.table_id, reader.meta.get("created")
-                position = FeedCursor(cursor, table_id, created, journal=journal)
-                position.check_journal(position.position(), reader.last_seq, lambda seq: entry_hash(reader, seq))
-                return
+                position = FeedCursor(cursor, reader.table_id, reader.meta.get("created"), journal=journal)
+                position.check_journal(reader.last_seq, reader.hash_at)
         except JournalError:
-            return  # not a journal: shoectl run says so when it opens it
-    FeedCursor(cursor, table_id, created).load()
-
-
-def entry_hash(reader: JournalReader, seq: int) -> str | None:
-    """The hash of the journal's entry ``seq``; None when it has none."""
-    entry = reader.get(seq)
-    return None if entry is None else entry.hash
+            pass  # not a journal: shoectl run says so when it opens it
+        return
+    FeedCursor(cursor, table_id, None).load()  # a journal still to be made: no cursor is its
 
 
 def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = None, hmac_key: bytes | None = None,
@@ -173,8 +165,7 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
                              f"({TABLE_ID_RULE})")
         position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"],
                               journal=journal)
-        at = position.position()  # a cursor of another journal is refused now
-        position.check_journal(at, tail.end_seq(), tail.hash_at)
+        position.check_journal(tail.end_seq(), tail.hash_at)  # a cursor of another journal is refused now
         position.claim()  # the cursor and the journal, until the feed stops (JournalFeed.run)
         return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)
     except BaseException:

@@ -169,12 +169,14 @@ class FeedCursor:
                               f"{doc.get('journal_created')}); move it away to publish this one from its start")
         return CursorPosition(seq, digest if seq else None)
 
-    def check_journal(self, at: CursorPosition, end: int, hash_of: Callable[[int], str | None]) -> None:
-        """CursorError unless the journal holds entry ``at.seq`` as the cursor saw it: ``end`` is the
+    def check_journal(self, end: int, hash_of: Callable[[int], str | None]) -> None:
+        """CursorError unless the journal holds the entry of the cursor's ``position()`` as the
+        cursor saw it (or the cursor is not this journal's: ``position`` says so): ``end`` is the
         journal's last seq, ``hash_of(seq)`` the hash of its entry ``seq`` (None when it has none),
-        asked only when ``at`` has a hash. A journal that ends before that entry would be waited on
+        asked only when the cursor has a hash. A journal that ends before that entry would be waited on
         for entries it never had; one whose entry differs (restored from an earlier copy, then
         written on) would have its own entries up to there skipped: never published."""
+        at = self.position()
         journal = f"the journal {self.journal}" if self.journal else "the journal"
         if at.seq > end:
             raise CursorError(f"{self.path}: the cursor says the floor has this journal's entries up to "

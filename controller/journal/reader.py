@@ -44,6 +44,11 @@ class _ReadApi:
     def _entry(self, row: tuple[Any, ...]) -> Entry:
         return row_to_entry(row, self.path, self.layout.entry_version(row[0]))
 
+    def hash_at(self, seq: int) -> str | None:
+        """The hash of the journal's entry ``seq`` (None when it has none), its payload not read."""
+        rows = self._query("SELECT hash FROM entries WHERE seq = ?", (seq,))
+        return rows[0][0] if rows else None
+
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._conn.execute(sql, tuple(params)).fetchall()
