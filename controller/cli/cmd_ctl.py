@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.common import print_json
-from controller.control.client import ControlClient
+from controller.control.client import SERVICE_SOCKET, ControlClient
 from controller.control.lines import line_text
 from controller.control.requests import BOOL, MAX_TEXT, NUMBERS, parameters
 from controller.errors import UsageError, path_argument
@@ -36,8 +36,6 @@ from shoectl_config.text import is_unicode_text, quoted, safe
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
 SOCKET_VARIABLE = "SHOECTL_SOCKET"
-# The unit's --control (cmd_systemd.CONTROL_SOCKET, equal by a test): that module loads the logging library.
-SERVICE_SOCKET = "/run/shoectl/control.sock"
 SOCKET_HELP = (f"control socket (default: {SOCKET_VARIABLE} if set, else {DEFAULT_SOCKET}; "
                f"a table run as a service listens on {SERVICE_SOCKET})")
 EXIT_REFUSED, EXIT_AUTH, EXIT_FORBIDDEN = 1, 3, 4

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.control.client import SERVICE_SOCKET
 from controller.errors import UsageError, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
 from controller.sdnotify import ServiceWatch
@@ -31,7 +32,7 @@ __all__ = ["CONTROL_SOCKET", "DEFAULT_EXECUTABLE", "ENV_FILE", "JOURNAL", "servi
 
 DEFAULT_EXECUTABLE = "/opt/shoectl/bin/shoectl"  # docs/deployment.md installs into the venv /opt/shoectl
 JOURNAL = "/var/lib/shoectl/journal.db"
-CONTROL_SOCKET = "/run/shoectl/control.sock"
+CONTROL_SOCKET = SERVICE_SOCKET  # the unit's --control, where `shoectl ctl` says a service listens
 ENV_FILE = "/etc/shoectl/shoectl.env"
 WATCHDOG_S = 30   # the owner loop turns at least every 0.2 s; 30 s without a turn is a stuck table
 START_TIMEOUT = "15min"  # a resumed journal is verified and replayed before READY=1: large ones take a while

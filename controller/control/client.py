@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 MAX_REPLY = 16 * 1024 * 1024
+SERVICE_SOCKET = "/run/shoectl/control.sock"  # where a table run as a service listens (its unit's --control)
 MAX_PATH_BYTES = 107  # a UNIX socket's path: sockaddr_un.sun_path, less the terminating NUL
 
 

@@ -128,11 +128,8 @@ class FeedCursor:
     def require_unclaimed(self) -> None:
         """CursorError when another feed holds the cursor, or the ``journal``, now (a check before
         anything is created: no lock file is made)."""
-        if self.lock_path.exists():
-            try:
-                self._hold(self.lock_path, self._cursor_busy())
-            finally:
-                self.release()
+        if lock_held(self.lock_path):  # looked at, not taken: the cursor's lock as the journal's
+            raise CursorError(self._cursor_busy())
         if self.journal is not None and lock_held(journal_lock_path(self.journal)):
             raise CursorError(self._journal_busy(self.journal))
 
