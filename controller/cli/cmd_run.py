@@ -58,6 +58,7 @@ from controller.journal.errors import JournalContentError
 from controller.journal.verification import require_intact
 from controller.logconfig import configure_logging
 from controller.queued_output import QueuedOutput
+from controller.rules.engines import ENGINES
 from controller.rules.odds_main_game import using_engine
 from controller.table.autodealer import AutoDealer
 from controller.table.checks import cards_lost_with
@@ -104,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the edge monitor's surveillance notice when a wager's player edge on the cards left "
                         "goes above X per unit, -1 to 1 (default 0: any player advantage)")
     p.add_argument("--no-edge-monitor", action="store_true", help="no edge figures after each round")
-    p.add_argument("--edge-engine", choices=["auto", "python", "numpy"],
+    p.add_argument("--edge-engine", choices=ENGINES,
                    help="the edge monitor's odds engine, the same figures by each (default: SHOECTL_EDGE_ENGINE "
                         "if set, else auto: numpy when installed)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
