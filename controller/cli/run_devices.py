@@ -3,6 +3,7 @@ into roles, ``table_capabilities`` says what their profiles mean for the table's
 (``TableCore``'s options)."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from controller.errors import UsageError
@@ -20,6 +21,7 @@ def parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
     from firmware_bridge.profiles import resolve_profile
 
     out: dict[str, tuple[Any, str]] = {}
+    roles_by_port: dict[str, str] = {}
     for spec in specs:
         name, sep, port = spec.partition("@")
         if not name or (sep and not port):
@@ -39,6 +41,9 @@ def parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
             raise UsageError(f"--device {quoted(spec)}: a {profile.kind} is not supported by the table runner yet")
         if role in out:
             raise UsageError(f"--device {quoted(spec)}: a {role} is already attached")
+        if port and (holder := roles_by_port.setdefault(_same_port(port), role)) != role:
+            # Two links on one port: the second waits for ever on a port "in use by another program", itself.
+            raise UsageError(f"--device {quoted(spec)}: {port} is already the {holder}'s port: give each device its own")
         out[role] = (profile, port or None)
     built_in = "shoe" in out and out["shoe"][0].kind == "shuffler-shoe"
     if built_in and "shuffler" in out:
@@ -46,6 +51,12 @@ def parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
     if specs and "shoe" not in out:
         raise UsageError("attach a shoe (--device PROFILE@PORT): with a shuffler, or alone at a table without one")
     return out
+
+
+def _same_port(port: str) -> str:
+    """``port`` as it compares with another: a path (a symlink such as /dev/shoectl/NAME, a
+    relative path) as the file it names; a URL (``socket://``, ``rfc2217://``) as written."""
+    return port if "://" in port else os.path.realpath(port)
 
 
 def table_capabilities(profiles: list[Any]) -> dict[str, Any]:

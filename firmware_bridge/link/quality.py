@@ -10,17 +10,33 @@ damaged, replies late or lost when none did (a slow device or a busy computer is
 a cable: a long-run review saw the cable blamed while an export loaded the computer); the first
 clean window after it is said at info. Sans-I/O: the caller gives the time and logs what is
 returned.
+
+``unanswered_sync``: what to check when a connect's first command got no reply, in an installer's
+words: a silent line (the device off, another port, the cable) or one that brings only bytes that
+make no frame (line settings that differ from the device's, a device that speaks another protocol).
 """
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LineQuality", "MIN_COMMANDS", "NOISY_FRAMES", "NOISY_SHARE", "WINDOW_S"]
+__all__ = ["LineQuality", "MIN_COMMANDS", "NOISY_FRAMES", "NOISY_SHARE", "WINDOW_S", "unanswered_sync"]
 
 WINDOW_S = 30.0
 MIN_COMMANDS = 20
 NOISY_SHARE = 0.05
 NOISY_FRAMES = 20
+
+
+def unanswered_sync(attempts: int, bytes_heard: int, line_settings: str | None) -> str:
+    """Why a connect's SYNC, sent ``attempts`` times, got no reply, and what to check, given the
+    bytes the line brought meanwhile and its settings (``38400 8E1``, or ``None``: not a serial line)."""
+    tries = f"SYNC, sent {attempts} time(s)"
+    if not bytes_heard:
+        port = "this port" if line_settings else "this connection"
+        return f"no answer ({tries}): check that the device is on and cabled to {port}, and that {port} is the device's"
+    line = f"the device's line settings match the profile's ({line_settings}) and " if line_settings else ""
+    return (f"{bytes_heard:,} byte(s) came but no frame of the shoectl protocol ({tries}): check that "
+            f"{line}the device on this port speaks the shoectl protocol")
 
 
 class LineQuality:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from firmware_bridge.errors import (CommandFailed, CommandOutcomeUnknown, HandshakeFailed, LinkError, TransportError,
-                                   os_error_words)
+from firmware_bridge.errors import (CommandFailed, CommandOutcomeUnknown, CommandTimeout, HandshakeFailed, LinkError,
+                                   TransportError, os_error_words)
 from firmware_bridge.protocol import (PROTOCOL_VERSION, Ack, EventAck, Heartbeat, HeartbeatReply, Hello, Identity, NakCode,
                                      ProtocolError, ResendEvents, StatusReply, StatusRequest, Sync)
 from firmware_bridge.transport import Transport
@@ -27,7 +27,7 @@ from .backoff import Backoff
 from .commands import CommandChannel
 from .delivery import EventDeliverer
 from .identity_check import identity_problem
-from .quality import LineQuality
+from .quality import LineQuality, unanswered_sync
 from .reporting import StateReporter, ranges_text
 from .sequencer import EventSequencer
 from .session import MAX_IDLE_WAIT, Session
@@ -185,7 +185,11 @@ class Supervisor:
         except TransportError as exc:
             commands.lose(session, f"write failed: {exc}")
             raise
-        commands.transact(Sync(), None, internal=True)
+        try:
+            commands.transact(Sync(), None, internal=True)
+        except CommandTimeout as exc:
+            why = unanswered_sync(exc.attempts, session.conn.bytes_received, self.transport.line_settings())
+            raise CommandTimeout(f"{self._name()}: {why}", command=exc.command, attempts=exc.attempts) from None
         self._device_heard = True
         identity = commands.transact(Hello(PROTOCOL_VERSION), None, internal=True)
         assert isinstance(identity, Identity)

@@ -49,6 +49,7 @@ class HostConnection:
 
     def __init__(self, *, first_seq: int = 0) -> None:
         self._decoder = MessageDecoder()
+        self.bytes_received = 0  # whatever they were: a line that only ever brings noise is told from a silent one
         self._queue: deque[HostEvent] = deque()
         self._next_seq = first_seq & 0xFF
         self._pending: PendingCommand | None = None
@@ -130,7 +131,8 @@ class HostConnection:
     # receiving
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
-        """Feed bytes read from the link (any amount, any split)."""
+        """Feed bytes read from the link (any amount, any split); ``bytes_received`` counts them."""
+        self.bytes_received += len(data)
         self._decoder.receive_data(data)
 
     def next_event(self) -> HostEvent:

@@ -71,6 +71,11 @@ class Transport(ABC):
     def describe(self) -> str:
         """One-line description of the port or device."""
 
+    def line_settings(self) -> str | None:
+        """The line's settings as a device's manual writes them (``38400 8E1``), where the
+        transport has a line to set (a serial port); ``None`` otherwise."""
+        return None
+
     def cancel_read(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Wake a ``read`` blocked in another thread, where supported; never raises."""
 

@@ -89,13 +89,16 @@ class SerialTransport(Transport):
         return self._port is not None
 
     def describe(self) -> str:
+        line = self.line_settings()
+        return f"serial {self.url} {line}" if line else f"serial {self.url}"
+
+    def line_settings(self) -> str | None:
         s = self.settings
-        text = f"serial {self.url}"
-        if "baudrate" in s:
-            stop = s.get("stopbits", 1)
-            stop_text = "1.5" if stop == 1.5 else str(int(stop))
-            text += f" {s['baudrate']} {s.get('bytesize', 8)}{s.get('parity', 'N')}{stop_text}"
-        return text
+        if "baudrate" not in s:
+            return None
+        stop = s.get("stopbits", 1)
+        stop_text = "1.5" if stop == 1.5 else str(int(stop))
+        return f"{s['baudrate']} {s.get('bytesize', 8)}{s.get('parity', 'N')}{stop_text}"
 
     def open(self) -> None:
         if self._port is not None:

@@ -24,3 +24,20 @@ def test_options_meant_to_be_repeated_still_are(capsys, tmp_path: Path) -> None:
     code, _, err = run(capsys, "run", "--device", "emulated-shoe@/nonexistent", "--device",
                        "emulated-shoe@/nonexistent2", "--journal", str(tmp_path / "j.db"))
     assert code == 2 and "a shoe is already attached" in err  # --device repeats: refused for what it says
+
+
+def test_one_port_given_to_two_devices_is_one_line_and_nothing_is_made(capsys, tmp_path: Path) -> None:
+    """The shuffler and the shoe on one port (an integrator review): the table created its
+    journal, then waited for ever for a port "in use by another program" that was its own other
+    link. The same file reached through a symlink (/dev/shoectl/NAME) is the same port."""
+    port = tmp_path / "ttyUSB0"
+    port.touch()
+    link = tmp_path / "shoe-link"
+    link.symlink_to(port)
+    journal = tmp_path / "j.db"
+    code, out, err = run(capsys, "run", "--device", f"emulated-shuffler@{port}", "--device",
+                         f"emulated-shoe@{link}", "--journal", str(journal))
+    assert (code, out) == (2, "")
+    assert err == (f"shoectl run: error: --device 'emulated-shoe@{link}': {link} is already the shuffler's port: "
+                   "give each device its own\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shoe-link", "ttyUSB0"]
