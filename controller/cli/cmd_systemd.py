@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.control.client import SERVICE_SOCKET
+from controller.control.client import OPERATORS_GROUP, SERVICE_SOCKET
 from controller.errors import UsageError, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
 from controller.sdnotify import ServiceWatch
@@ -50,9 +50,13 @@ WatchdogSec={watchdog}s
 TimeoutStartSec={start_timeout}
 User=shoectl
 Group=shoectl
+# The operators' group (shoectl ctl, shoectl console): the control socket is given to it, which the
+# service may do as a member. Its members reach the socket alone: the devices and the journal are
+# group shoectl's, the service's own.
+SupplementaryGroups={operators}
 # The site's options, e.g. SHOECTL_RUN_ARGS="--device ... --submission /etc/shoectl/casino.toml"
 EnvironmentFile={env_file}
-ExecStart={executable} run --journal {journal} --control {control} --display lines --require-device $SHOECTL_RUN_ARGS
+ExecStart={executable} run --journal {journal} --control {control} --control-group {operators} --display lines --require-device $SHOECTL_RUN_ARGS
 # 130/143: stopped by SIGINT/SIGTERM after a clean stop. 2: a usage or configuration error, which a
 # restart cannot mend. Anything else (a crash, the watchdog) restarts the table, which resumes
 # from its journal.
@@ -60,13 +64,14 @@ SuccessExitStatus=130 143
 Restart=on-failure
 RestartSec=5s
 RestartPreventExitStatus=2
-# The journal, its anchors and the log file: /var/lib/shoectl; the control socket: /run/shoectl
-# (group shoectl: operators in that group reach it). Both are writable under ProtectSystem=strict;
-# nothing else is (add ReadWritePaths= in an override for, say, --dealt-log elsewhere).
+# The journal, its anchors and the log file: /var/lib/shoectl (0750, group shoectl); the control
+# socket: /run/shoectl (0755: anyone reaches the socket's name; the socket is 0660, group
+# {operators}). Both are writable under ProtectSystem=strict; nothing else is (add
+# ReadWritePaths= in an override for, say, --dealt-log elsewhere).
 StateDirectory=shoectl
 StateDirectoryMode=0750
 RuntimeDirectory=shoectl
-RuntimeDirectoryMode=0750
+RuntimeDirectoryMode=0755
 UMask=0027
 
 # Sandboxing
@@ -95,7 +100,7 @@ SystemCallFilter=@system-service
 # A port on a serial device server (socket://, rfc2217://) needs AF_INET and IPAddressAllow=.
 RestrictAddressFamilies=AF_UNIX AF_NETLINK
 # The devices are guarded by their permissions: the udev rules (docs/udev.md) give attached
-# devices to group shoectl, mode 0660; a port without a rule (a plain /dev/ttyS0) is usually group
+# devices to group shoectl, mode 0660 (the service's group: no operator is in it); a port without a rule (a plain /dev/ttyS0) is usually group
 # dialout: add SupplementaryGroups=dialout in an override. No DevicePolicy=closed: DeviceAllow=
 # char-ttyUSB finds the driver's major number when the service starts, so a USB-serial driver
 # loaded later (the first adapter plugged in after boot) would be refused until a restart.
@@ -108,7 +113,7 @@ WantedBy=multi-user.target
 def unit_text(executable: str = DEFAULT_EXECUTABLE) -> str:
     """The unit file's text for a ``shoectl`` program at ``executable`` (an absolute path)."""
     return _UNIT.format(executable=executable, journal=JOURNAL, control=CONTROL_SOCKET, env_file=ENV_FILE,
-                        watchdog=WATCHDOG_S, start_timeout=START_TIMEOUT)
+                        watchdog=WATCHDOG_S, start_timeout=START_TIMEOUT, operators=OPERATORS_GROUP)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.common import group_name, stderr_line, whole_number
+from controller.control.client import OPERATORS_GROUP
 from controller.errors import UsageError, path_argument
 
 __all__ = ["add_run_control_options", "claim_run_control"]
@@ -28,7 +29,8 @@ def add_run_control_options(p: argparse.ArgumentParser) -> None:
                    "name with .sock, beside it: var/journal.sock)")
     p.add_argument("--control-connections", type=whole_number(1, 65_535), default=64, metavar="N",
                    help="most connections the control socket serves at once (default 64, at most 65535)")
-    p.add_argument("--control-group", type=group_name, metavar="GROUP", help="group of the control socket (default: shoectl, if it exists)")
+    p.add_argument("--control-group", type=group_name, metavar="GROUP", help="group of the control socket: the operators who may use "
+                   f"ctl and the console (default: {OPERATORS_GROUP}, if it exists)")
     p.add_argument("--operators", type=path_argument, metavar="FILE", help="operators file (default: operators.toml beside the journal, if present)")
     p.add_argument("--submissions", type=path_argument, metavar="DIR",
                    help="folder of the Rules Submission files a floorperson's set_submission may name, beside the "
@@ -67,7 +69,7 @@ def claim_run_control(args: argparse.Namespace, journal_path: Path) -> Any:
     path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
     submissions = Path(args.submissions) if args.submissions else journal_path.parent / "submissions"
     server = ControlServer(path, auth, max_connections=args.control_connections, submissions=submissions,
-                           group=args.control_group or "shoectl", group_required=bool(args.control_group))
+                           group=args.control_group or OPERATORS_GROUP, group_required=bool(args.control_group))
     try:
         return server.claim()
     except ControlFolderUnusable as exc:

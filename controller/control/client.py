@@ -21,6 +21,9 @@ from typing import Any
 
 MAX_REPLY = 16 * 1024 * 1024
 SERVICE_SOCKET = "/run/shoectl/control.sock"  # where a table run as a service listens (its unit's --control)
+# The control socket's group unless --control-group says: the people who may use ctl and the console. Not the
+# service's own group, shoectl, which owns the devices and the journal (docs/deployment.md).
+OPERATORS_GROUP = "shoectl-operators"
 MAX_PATH_BYTES = 107  # a UNIX socket's path: sockaddr_un.sun_path, less the terminating NUL
 
 
@@ -133,11 +136,22 @@ def _read_line(s: socket.socket) -> bytes:
     return buf.split(b"\n", 1)[0]
 
 
+def _socket_group(path: Path) -> str:
+    """The group whose members may connect to the socket at ``path``: its own, or, where it cannot be
+    looked at (a folder this user may not search), the one a table gives it by default."""
+    import grp
+
+    try:
+        return grp.getgrgid(os.stat(path).st_gid).gr_name
+    except (OSError, KeyError):
+        return OPERATORS_GROUP
+
+
 def _unavailable(path: Path, exc: OSError, hint: str = "") -> ControlUnavailable:
     if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
         return ControlUnavailable(f"no table is listening on {path} (is `shoectl run` running?{hint})")
     if isinstance(exc, PermissionError):
-        return ControlUnavailable(f"{path}: permission denied (are you in the shoectl group?)")
+        return ControlUnavailable(f"{path}: permission denied (are you in group {_socket_group(path)}?)")
     if len(os.fsencode(path)) > MAX_PATH_BYTES:  # the one limit a table's --control path was held to
         return ControlUnavailable(f"{path}: too long for a UNIX socket path (at most {MAX_PATH_BYTES} bytes); "
                                   "no table listens there")

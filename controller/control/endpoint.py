@@ -1,6 +1,6 @@
 """The control socket's path: one table per socket, owner and group only, never another's.
 
-Contract: ``ControlEndpoint(path, group="shoectl", group_required=False)``.
+Contract: ``ControlEndpoint(path, group=OPERATORS_GROUP, group_required=False)``.
 
 - ``claim()`` makes ``path`` this process's: it takes an exclusive lock on ``<path>.lock`` (kept
   until ``close()``, left in place afterwards, like the journal's) and looks at what is at
@@ -26,7 +26,7 @@ import stat
 from pathlib import Path
 import structlog
 
-from controller.control.client import MAX_PATH_BYTES
+from controller.control.client import MAX_PATH_BYTES, OPERATORS_GROUP
 from controller.errors import UsageError
 from controller.fsutil import exclusive_lock
 
@@ -52,7 +52,7 @@ class ControlFolderUnusable(OSError):
 class ControlEndpoint:
     """See the module docstring."""
 
-    def __init__(self, path: str | os.PathLike[str], *, group: str | None = "shoectl", group_required: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, group: str | None = OPERATORS_GROUP, group_required: bool = False) -> None:
         self.path = Path(path)
         self.group = group
         self.group_required = group_required

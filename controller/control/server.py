@@ -47,6 +47,7 @@ from typing import Any
 
 import structlog
 
+from controller.control.client import OPERATORS_GROUP
 from controller.control.endpoint import ControlEndpoint
 from controller.control.lines import line_report
 from controller.control.refusals import RefusalJournal
@@ -87,7 +88,7 @@ class ControlServer:
     listens and serves ``runner`` (a ``TableRunner``); ``close()`` stops and removes the socket."""
 
     def __init__(self, path: Any, authenticator: Any = None, *, max_connections: int = MAX_CONNECTIONS,
-                 group: str | None = "shoectl", group_required: bool = False, idle_s: float = IDLE_S,
+                 group: str | None = OPERATORS_GROUP, group_required: bool = False, idle_s: float = IDLE_S,
                  submissions: Any = None, descriptor_reserve: int = TABLE_RESERVE) -> None:
         self.submissions = submissions
         self.descriptor_reserve = int(descriptor_reserve)

@@ -72,7 +72,7 @@ def test_run_attaches_a_shoe_with_its_shuffler_built_in_alone() -> None:
     attached = parse_devices(["emulated-autoshoe@/dev/null"])
     assert list(attached) == ["shoe"] and attached["shoe"][0].kind == "shuffler-shoe"
     with pytest.raises(UsageError, match="has its shuffler built in: attach no other shuffler"):
-        parse_devices(["emulated-autoshoe@/dev/null", "emulated-shuffler@/dev/null"])
+        parse_devices(["emulated-autoshoe@/dev/null", "emulated-shuffler@/dev/zero"])
     with pytest.raises(UsageError, match="attach a shoe"):
         parse_devices(["emulated-shuffler@/dev/null"])
 

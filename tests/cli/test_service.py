@@ -216,6 +216,20 @@ def test_unit_runs_the_table_as_a_notify_service_under_its_own_user() -> None:
     assert "DevicePolicy" not in s and "PrivateDevices" not in s
 
 
+def test_the_unit_gives_the_control_socket_to_the_operators_group_not_the_devices_group() -> None:
+    """The operators who use ``ctl`` reach the control socket and nothing else (an integrator
+    review): they were in group shoectl, which the udev rules give the shoe's and the shuffler's
+    ports, so that any of them could send the devices commands outside PINs, roles and the
+    journal, or hold a port so that the table could not open it."""
+    s = _settings(unit_text())
+    [exec_start] = s["ExecStart"]
+    words = exec_start.split()
+    assert words[words.index("--control-group") + 1] == "shoectl-operators"
+    assert s["SupplementaryGroups"] == ["shoectl-operators"]  # to give the socket to that group, a member
+    assert s["Group"] == ["shoectl"]  # the devices' and the journal's
+    assert s["RuntimeDirectoryMode"] == ["0755"]  # the socket's own 0660 guards it; 0750 kept other groups out
+
+
 def test_unit_refuses_a_relative_executable(capsys) -> None:
     code, out, err = run(capsys, "systemd-unit", "--executable", "shoectl")
     assert code == 2 and out == "" and err.count("\n") == 1 and "absolute path" in err

@@ -10,9 +10,11 @@ import errno
 import grp
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +24,7 @@ from typing import Any
 import pytest
 
 from controller.control import request_lines
+from controller.control.client import ControlClient, ControlUnavailable
 from controller.control.server import ControlServer
 from controller.journal import Journal
 from controller.rules.submission import default_submission
@@ -29,7 +32,7 @@ from controller.table.core import TableCore
 from controller.table.runner import TableRunner
 from tests.control.running_table import (command_line, descriptor_limit, low_descriptor_limit, read_reply, rss_kib,
                                          send_and_read, shoectl)
-from tests.unprivileged import UNPRIVILEGED_USER, run_unprivileged
+from tests.unprivileged import UNPRIVILEGED_USER, run_unprivileged, said_unprivileged
 
 
 HANG = 60.0  # seconds before a wait is declared hung (each `shoectl ctl` is a process: slow under load)
@@ -478,3 +481,33 @@ def test_every_refusal_told_to_a_client_while_the_table_stops_is_journaled(tmp_p
     one_by_one = sum(e.kind == "bad_request" for e in entries)
     counted = sum(e.payload["by_code"].get("bad_request", 0) for e in entries if e.kind == SUMMARY_KIND)
     assert told[0] > 0 and one_by_one + counted == told[0], (told[0], one_by_one, counted)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user")
+def test_a_client_refused_the_socket_is_told_the_sockets_group() -> None:
+    """A client refused the control socket is told the group it needs: the socket's (an
+    integrator review moved the operators to group shoectl-operators; "are you in the shoectl
+    group?" would name the devices' group, which no operator should join)."""
+    group = next(g for g in grp.getgrall() if g.gr_gid != 65534 and UNPRIVILEGED_USER not in g.gr_mem)
+    folder = Path(tempfile.mkdtemp(prefix="shoectl-sock-"))  # outside pytest's private folders: nobody reaches it
+    try:
+        os.chmod(folder, 0o755)
+        path = folder / "control.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+        listener.listen(1)
+        os.chown(path, -1, group.gr_gid)
+        os.chmod(path, 0o660)
+        said = said_unprivileged(lambda: _refusal(path))
+        listener.close()
+    finally:
+        shutil.rmtree(folder)
+    assert said == f"{path}: permission denied (are you in group {group.gr_name}?)"
+
+
+def _refusal(path: Path) -> str:
+    try:
+        ControlClient(path).status()
+    except ControlUnavailable as exc:
+        return str(exc)
+    return "connected"
