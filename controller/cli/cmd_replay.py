@@ -61,7 +61,7 @@ def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str
     found = 0
     edges = _Edges() if getattr(args, "edges", False) else None
     docs: Iterable[dict] = replay(edges.siphon(entries) if edges else entries, shoe=args.shoe, round=args.round,
-                                  hold=True)
+                                  hold=True, open_rounds=True)
     for doc in edges.beside(docs) if edges else docs:
         found += 1
         if args.json:
@@ -140,6 +140,12 @@ def _events_text(d: dict) -> str:
 _DESTINATIONS = {"player": "P", "banker": "B", "player_bonus": "P(bonus)", "banker_bonus": "B(bonus)"}
 
 
+def _wagers_text(wagers: list[dict]) -> str:
+    """``2 wagers (seat 4 player 65.00, seat 4 dragon7 15.00)``: each seat, kind and amount."""
+    each = ", ".join(f"seat {w.get('seat')} {w.get('kind')} {money_text(w['amount'])}" for w in wagers)
+    return f"{len(wagers)} wager{'s' if len(wagers) != 1 else ''}" + (f" ({each})" if each else "")
+
+
 def _text(d: dict) -> str:
     """One line for a replayed shoe or round, for a person: what the journal does not hold is said
     in words (a shoe not cut, no second cover card), money in major units."""
@@ -150,7 +156,13 @@ def _text(d: dict) -> str:
                  f"cut at {cut['position']} by {cut['by']}" if cut else "not cut",
                  f"second cover {cover} from the bottom" if cover is not None else "no second cover card",
                  f"burned {' '.join(d['burned']) or '-'}", f"{d['rounds']} rounds", _reconciled(d["reconciliation"])]
+        if d.get("layout"):
+            parts.append(f"{_wagers_text(d['layout'])} on the layout, in no round and not returned")
         return ", ".join(parts)
+    if d.get("unfinished"):
+        cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"]) or "no card dealt"
+        return (f"  {d['shoe']} round {d['round']} [{d['kind']}]: UNFINISHED, no result journaled: {cards}; "
+                f"{_wagers_text(d['wagers'])} on it, none settled")
     if d["kind"] == "void":
         return f"  {d['shoe']} round {d['round']}: VOID ({d.get('reason') or 'no reason given'}), wagers returned"
     cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"])

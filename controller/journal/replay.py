@@ -7,7 +7,11 @@ of one shoe needs only what ``entries_needed(shoe)`` keeps):
   (or at the end of the journal for the shoe in play);
 - ``{"type": "round", "shoe", "round", "kind": "normal"|"simulated"|"void", "cards": [{"card",
   "to"}, ...] (in the order they left the shoe), "player": {"cards", "total"}, "banker": {...},
-  "outcome", "wagers": [...], "settlements": [...]}`` for each completed round.
+  "outcome", "wagers": [...], "settlements": [...]}`` for each completed round;
+- with ``open_rounds`` (a reading of a journal as written, ``journal replay``; not a live one), a
+  round begun and never decided (a fault holds the table, the table was killed mid-round), when
+  its shoe or the entries end: the same, with ``"unfinished": True`` and no hands or outcome; and
+  each shoe holds ``"layout"``: the wagers placed and in no round, never returned.
 Each also holds ``"events"``: what surveillance asks after beside the cards, in journal order,
 ``{"seq", "kind", "operator", "payload"}`` each (``operator``: whose command it followed, when
 the entries read hold the inputs, else the entry's own; null for what no one gave): the
@@ -125,8 +129,9 @@ def entries_needed(shoe: str | None) -> Callable[[str, str | None], bool] | None
 
 
 def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None = None,
-           hold: bool | None = None) -> Iterator[dict[str, Any]]:
+           hold: bool | None = None, open_rounds: bool = False) -> Iterator[dict[str, Any]]:
     shoes: dict[str, dict[str, Any]] = {}
+    layout: dict[str, list[dict[str, Any]]] = {}  # by shoe: wagers placed since its last round began
     rounds: dict[tuple[str, int], dict[str, Any]] = {}
     current: str | None = None
 
@@ -137,6 +142,21 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
         return shoes.setdefault(sid, {"type": "shoe", "shoe": sid, "decks": None, "cut": None, "cover_from_bottom": None,
                                       "burned": [], "loaded": None, "rounds": 0, "cover_card_position": None,
                                       "reconciliation": None, "events": []})
+
+    def shoe_done(sid: str) -> Iterator[dict[str, Any]]:
+        """The shoe ``sid`` ends, or the entries do: its rounds still held, then (``open_rounds``)
+        those begun and never decided, then the shoe."""
+        yield from release(sid)
+        if open_rounds:
+            for key in [k for k in rounds if k[0] == sid]:
+                r = rounds.pop(key)
+                if want(*key):
+                    yield {**r, "unfinished": True}
+        doc = shoes.pop(sid, None)
+        if doc is not None and want(sid) and round is None:
+            if open_rounds:
+                doc["layout"] = layout.get(sid, [])
+            yield doc
 
     # Held (a reading of a journal written, and of one round by default), a round decided waits
     # until the next one of its shoe starts (or the shoe ends): an irregularity of it that comes
@@ -167,10 +187,11 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             if k in kinds.INPUT_KINDS:
                 actor = e.operator if k == kinds.INPUT_OPERATOR else None
                 continue
+            if k == kinds.CONTROLLER_STARTED:
+                actor = None  # a new process: what follows is not the last command's doing (a review saw a restart "by" the dealer)
             if k == kinds.SHOE_START:
-                yield from release(current)
-                if current is not None and current in shoes and want(current) and round is None:
-                    yield shoes.pop(current)
+                if current is not None:
+                    yield from shoe_done(current)
                 current = p["shoe"]
                 shoe_doc(current)["decks"] = p.get("decks")
                 continue
@@ -192,8 +213,13 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 doc["cover_card_position"] = p.get("position")
             elif k == kinds.RECONCILIATION:
                 doc["reconciliation"] = p
+            elif k == kinds.WAGER:
+                layout.setdefault(sid, []).append(dict(p))
+            elif k == kinds.WAGER_RETURNED:
+                _take_off(layout.get(sid, []), p)
             elif k == kinds.ROUND_START:
                 yield from release(sid)
+                layout.pop(sid, None)
                 rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
                                              "cards": [], "player": None, "banker": None, "outcome": None,
                                              "wagers": list(p["wagers"]), "settlements": [], "events": []}
@@ -233,5 +259,13 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             raise malformed_entry(e, exc) from None
     for sid in list(held):
         yield from release(sid)
-    if current is not None and current in shoes and want(current) and round is None:
-        yield shoes.pop(current)
+    if current is not None:
+        yield from shoe_done(current)
+
+
+def _take_off(wagers: list[dict[str, Any]], returned: Any) -> None:
+    """The wager ``returned`` (a ``wager_returned`` payload) is no longer on the layout ``wagers``."""
+    for i, w in enumerate(wagers):
+        if (w.get("seat"), w.get("kind"), w.get("amount")) == (returned["seat"], returned["kind"], returned["amount"]):
+            del wagers[i]
+            return

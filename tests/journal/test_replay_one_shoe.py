@@ -65,7 +65,7 @@ def test_the_command_replays_one_shoe_as_the_whole_journal_replays_it(journal: P
     code, out, err = run(capsys, "journal", "replay", str(journal), "--shoe", shoe, "--json")
     assert code == 0, err
     assert [json.loads(line) for line in out.splitlines()] == [
-        json.loads(json.dumps(d)) for d in replay(entries, shoe=shoe)]
+        json.loads(json.dumps(d)) for d in replay(entries, shoe=shoe, open_rounds=True)]
 
 
 def test_the_roadmap_of_one_shoe_is_drawn_from_its_rounds_and_the_other_shoes_are_still_named(

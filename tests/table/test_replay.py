@@ -96,3 +96,17 @@ def test_procedures_and_irregularities_are_listed_with_who_gave_them() -> None:
     assert restart["payload"]["args"] == {"reason": "the shoe was dropped"}
     assert not any(ev["kind"] == "operator" and ev["payload"]["command"] in ("cut", "cover", "load")
                    for ev in first["events"])  # routine: the shoe's cut and cover say it
+
+
+def test_a_restart_after_a_kill_is_no_operators_doing() -> None:
+    """A table killed after a dealer's command and started again: its ``controller_started`` is
+    nobody's (a surveillance review read "entry 83 by auto-dealer: controller started", the dealer's
+    last wager the entry before the kill)."""
+    log = [SimpleNamespace(seq=1, kind="shoe_start", payload={"shoe": "T1-S0001", "decks": 8}, shoe_id="T1-S0001",
+                           round_no=None, operator=None),
+           SimpleNamespace(seq=2, kind="input.operator", payload={"command": "wager"}, shoe_id="T1-S0001", round_no=None,
+                           operator="d1"),
+           SimpleNamespace(seq=3, kind="controller_started", payload={"version": "0.1.0"}, shoe_id="T1-S0001",
+                           round_no=None, operator=None)]
+    [shoe] = [d for d in replay(log) if d["type"] == "shoe"]
+    assert [(ev["kind"], ev["operator"]) for ev in shoe["events"]] == [("controller_started", None)]

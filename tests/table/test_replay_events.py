@@ -50,3 +50,39 @@ def test_a_house_money_addition_its_squeezes_and_a_refusal_are_events_of_the_rou
     assert [r["input"] for r in refused] == ["cut"]
     player = [s for s in played["settlements"] if s["kind"] == "player"]
     assert player[0]["amount"] == 100 + added[0]["amount"]  # the addition explains the amount settled
+
+
+@pytest.mark.reg("681a.7(l)")
+def test_a_round_left_unfinished_and_wagers_left_on_the_layout_are_replayed() -> None:
+    """681a.7(l): the cards are placed "in a manner that permits the reconstruction of each hand in
+    the event of a question or dispute", and a disputed hand is most often
+    one a fault stopped with money on the layout (a surveillance review): the replay left out the
+    round in progress, its wagers, the cards already dealt and its fault, said "no round 9" of it,
+    and showed no wager placed for a round that never began. A reading that asks for them
+    (``open_rounds``, as `journal replay` does) has the round, marked unfinished, and the shoe the
+    wagers still on its layout; a live reading (the scoreboard's) is as before."""
+    b = Bench("minibaccarat", seed=3)
+    b.open_and_cut(seats=(1, 2))
+    b.misread_at = {b.drawn + 4}  # the round's fourth card cannot be read: a fault holds the table
+    b.play_round([(1, "player", 100), (2, "banker", 50)])
+    assert b.core.state == "fault"
+    entries = [SimpleNamespace(seq=i, kind=r.kind, payload=r.payload, shoe_id=r.shoe, round_no=r.round, operator=None)
+               for i, r in enumerate(b.records, 1)]
+    assert [d for d in replay(entries) if d["type"] == "round"] == []  # a live reading: nothing decided yet
+    docs = list(replay(entries, open_rounds=True))
+    [played] = [d for d in docs if d["type"] == "round"]
+    assert played["unfinished"] and played["outcome"] is None and len(played["cards"]) == 3
+    assert played["wagers"] == [{"seat": 1, "kind": "player", "amount": 100}, {"seat": 2, "kind": "banker", "amount": 50}]
+    assert [e["kind"] for e in played["events"]] == ["fault"]
+    assert list(replay(entries, round=played["round"], open_rounds=True)) == [played]
+
+    b = Bench("minibaccarat", seed=3)
+    b.open_and_cut(seats=(1, 2))
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.op("wager", Role.DEALER, seat=2, kind="tie", amount=20)
+    b.op("take_back", Role.DEALER, seat=2, kind="tie")
+    entries = [SimpleNamespace(seq=i, kind=r.kind, payload=r.payload, shoe_id=r.shoe, round_no=r.round, operator=None)
+               for i, r in enumerate(b.records, 1)]
+    [shoe] = [d for d in replay(entries, open_rounds=True) if d["type"] == "shoe"]
+    assert shoe["layout"] == [{"seat": 1, "kind": "player", "amount": 100}]  # the one taken back is not
+    assert "layout" not in next(d for d in replay(entries) if d["type"] == "shoe")
