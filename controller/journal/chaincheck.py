@@ -8,7 +8,14 @@ the last good one. With ``hasher=None`` (an HMAC journal read without its key) e
 except recomputing the hashes: the ``seq`` order, the ``prev_hash`` links, the columns.
 
 ``anchors`` maps a ``seq`` to the hashes the entry must have, each with where it came from
-(``--anchor``, ``FILE line N``).
+(``--anchor``, ``FILE line N``). An entry whose hash differs from its anchor proves that the
+journal was rewritten at that entry or before, back to the last entry an anchor proved
+(``anchored``: the chain's start when none did): the verdict then counts as good only the entries
+up to that one (a forger who recomputed every hash after an edit at entry 4467 was told "6147
+entries good" by an anchor at 6148, when only the 3098 up to the anchor before held: a
+surveillance review). A check that starts within the chain (``anchored=None``: the later half of a
+split verify) and finds an anchor differ before any holds leaves ``anchor_said`` for the check of
+the first half to place (``anchor_failure``).
 
 ``feed_rows(rows)`` feeds many rows with the same verdict, faster: an entry that passes every check
 is recognised without the reference's work (the payload's canonical form by its shape,
@@ -47,6 +54,9 @@ class ChainCheck:
         self.last_hash = GENESIS_HASH
         self.reason: str | None = None
         self.first_bad_seq: int | None = None
+        # The last entry an anchor proved, (seq, hash, good): the chain's start until one does.
+        self.anchored: tuple[int, str, int] | None = (0, GENESIS_HASH, 0)
+        self.anchor_said: str | None = None
         self._shapes = PayloadShapes()
         self._heads: dict[tuple[str, str | None, str | None, int | None, str | None], tuple[str, str, str]] = {}
 
@@ -79,13 +89,27 @@ class ChainCheck:
         reason = check_row(row, self.last_hash, self.hasher, self.table_id)
         if reason is not None:
             return self.fail(seq, f"entry {seq}: {reason}")
-        for anchored, where in self.anchors.get(seq, ()):
+        held = self.anchors.get(seq, ())
+        for anchored, where in held:
             if anchored != row[12]:
-                return self.fail(seq, f"entry {seq}: hash {row[12]} differs from the anchor {anchored} ({where}): "
-                                      "the journal was rewritten from this entry or before")
+                return self.anchor_failure(seq, f"entry {seq}: hash {row[12]} differs from the anchor {anchored} ({where})",
+                                           self.anchored)
         self.last_seq, self.last_hash = seq, row[12]
         self.good += 1
+        if held:
+            self.anchored = (seq, row[12], self.good)
         return True
+
+    def anchor_failure(self, seq: int, said: str, anchored: tuple[int, str, int] | None) -> bool:
+        """Entry ``seq`` differs from its anchor (``said``): the verdict goes back to ``anchored``, the
+        last entry an anchor proved (None: unknown here, ``anchor_said`` keeps ``said``); False."""
+        if anchored is None:
+            self.anchor_said = said
+            return self.fail(seq, said)
+        proven, proven_hash, good = anchored
+        self.good, self.last_seq, self.last_hash = good, proven, proven_hash
+        since = f"after entry {proven}, the last an anchor proves" if proven else "and no anchor before it holds"
+        return self.fail(seq, f"{said}: the journal was rewritten at an entry from {proven + 1} to {seq} ({since})")
 
     def feed_rows(self, rows: Sequence[Sequence[Any]]) -> bool:
         """``feed`` each row in turn, until a failure: the same verdict, faster (module docstring)."""

@@ -52,6 +52,7 @@ class SplitResult:
     reason: str | None
     first_bad_seq: int | None
     rows: int
+    anchor_said: str | None  # an anchor differed before any held in this half: ``ChainCheck.anchor_failure``
 
 
 def split_point(conn: sqlite3.Connection, processes: int | None,
@@ -121,6 +122,7 @@ class LaterHalf:
         """In the child: the chain from ``k + 1`` to ``last``, in one read transaction."""
         check = ChainCheck(self.table_id, self.hasher, self.anchors)
         check.last_seq, check.last_hash = self.k, self.k_hash
+        check.anchored = None  # entry k is proven by the first half's chain, by an anchor only if that half says
         conn = open_readonly_connection(self.path)
         rows_read = 0
         try:
@@ -134,7 +136,8 @@ class LaterHalf:
                 check.feed_rows(rows)
         finally:
             conn.close()
-        return SplitResult(check.good, check.last_seq, check.last_hash, check.reason, check.first_bad_seq, rows_read)
+        return SplitResult(check.good, check.last_seq, check.last_hash, check.reason, check.first_bad_seq, rows_read,
+                           check.anchor_said)
 
     def result(self) -> SplitResult | None:
         """The child's verdict, once it has finished; None when it failed or never started."""

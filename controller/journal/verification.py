@@ -271,10 +271,14 @@ class CheckedRead:
             if check.ok or every_row:
                 yield from self.row_batches(after=k)
             return
-        check.good += found.good
-        check.last_seq, check.last_hash = found.last_seq, found.last_hash
-        if found.reason is not None:
-            check.fail(found.first_bad_seq, found.reason)
+        if found.anchor_said is not None and found.first_bad_seq is not None:
+            # An anchor of the later half differed before any held there: back to this half's last.
+            check.anchor_failure(found.first_bad_seq, found.anchor_said, check.anchored)
+        else:
+            check.good += found.good
+            check.last_seq, check.last_hash = found.last_seq, found.last_hash
+            if found.reason is not None:
+                check.fail(found.first_bad_seq, found.reason)
         self._rows_read += found.rows
         if every_row:
             yield from self.row_batches(after=k, upto=last, checked=False)

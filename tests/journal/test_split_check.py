@@ -110,6 +110,9 @@ def test_two_processes_with_hmac_anchors_and_expectations(hmac: Path, tmp_path: 
     TAMPERINGS[name](path)
     for options in ({"hmac_key": KEY}, {"hmac_key": KEY, "anchors": [(K + 40, hashes[K + 39])], "expect_count": N},
                     {"hmac_key": KEY, "anchors": [(K + 40, "0" * 64)]}, {"hmac_key": KEY, "expect_count": N + 1},
+                    # the last anchor that holds before one that does not: in the first half, in the later one
+                    {"hmac_key": KEY, "anchors": [(K - 10, hashes[K - 11]), (K + 40, "0" * 64)]},
+                    {"hmac_key": KEY, "anchors": [(K + 20, hashes[K + 19]), (K + 40, "0" * 64)]},
                     {"hmac_key": KEY, "expect_last_hash": hashes[-1]}, {}):
         one, two = _report_pair(path, **options)
         assert two == one, options

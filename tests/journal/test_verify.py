@@ -192,6 +192,25 @@ def test_rechained_plain_journal_needs_an_anchor(journal_path: Path, intact: lis
     assert r.first_bad_seq == 6
 
 
+def test_an_anchor_that_differs_vouches_only_for_the_entries_an_anchor_before_it_proves(
+        journal_path: Path, intact: list[str]) -> None:
+    """A forger edits entry 5 and recomputes every hash after it; the anchor at the last entry
+    differs. Only the entries up to the last anchor that holds are proven: the verdict counted all
+    but the last as good (a surveillance review: "6147 entries good" where only 3098 were, the
+    edit at 4467 among the rest) and named no place to look."""
+    entries = rows(journal_path)
+    entries[4] = (*entries[4][:10], '{"amount":999999}', "", "")
+    rewrite(journal_path, rechain(entries, from_seq=5))
+    r = verify(journal_path, anchors=[(3, intact[2]), (N, intact[-1])])
+    assert not r.ok and r.first_bad_seq == N
+    assert (r.entries, r.last_seq, r.last_hash) == (3, 3, intact[2])
+    assert r.reason.endswith(f": the journal was rewritten at an entry from 4 to {N} (after entry 3, the last an "
+                             "anchor proves)")
+    r = verify(journal_path, anchors=[(N, intact[-1])])
+    assert (r.entries, r.last_seq) == (0, 0)
+    assert r.reason.endswith(f"rewritten at an entry from 1 to {N} (and no anchor before it holds)")
+
+
 # --- HMAC ------------------------------------------------------------------------------------------
 
 
