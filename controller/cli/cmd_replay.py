@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--round", type=positive_int, metavar="N", help="only round N (of each shoe, or of --shoe)")
     p.add_argument("--edges", action="store_true",
                    help="the edge monitor's figures beside each round: each wager's player edge on the cards left")
+    p.add_argument("--wagers", action="store_true",
+                   help="below each round, each wager's settlement: seat, wager, result, won, commission, net")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.set_defaults(func=run)
 
@@ -69,6 +71,7 @@ def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str
         else:
             # safe: a forged entry's ids or cards must not reach the terminal as control characters
             out.write(safe(_text(doc)) + "\n" + _events_text(doc)
+                      + (_settlements_text(doc) if getattr(args, "wagers", False) else "")
                       + (_edge_text(doc) if edges and doc["type"] == "round" else ""))
     return found
 
@@ -140,6 +143,23 @@ def _events_text(d: dict) -> str:
 _DESTINATIONS = {"player": "P", "banker": "B", "player_bonus": "P(bonus)", "banker_bonus": "B(bonus)"}
 
 
+def _when(ts: object) -> str:
+    """A journal time (``2026-12-06T09:39:51.296700Z``) to the second, for a person matching a hand to
+    the cameras' clock: ``2026-12-06 09:39:51 UTC``; empty where there is none."""
+    return f"{ts[:10]} {ts[11:19]} UTC" if isinstance(ts, str) and len(ts) >= 19 else ""
+
+
+def _settlements_text(d: dict) -> str:
+    """``--wagers``: a line for each of a round's settlements (seat, wager and stake, result, what was
+    paid, the commission, the net), each ``safe``."""
+    lines = []
+    for s in d.get("settlements", ()) if d["type"] == "round" else ():
+        lines.append(safe(f"      seat {s.get('seat')} {s.get('kind')} {money_text(s['amount'])}: {s.get('result')}, "
+                          f"won {money_text(s.get('win') or 0)}, commission {money_text(s.get('commission') or 0)}, "
+                          f"net {money_text(s['net'], signed=True)}") + "\n")
+    return "".join(lines)
+
+
 def _wagers_text(wagers: list[dict]) -> str:
     """``2 wagers (seat 4 player 65.00, seat 4 dragon7 15.00)``: each seat, kind and amount."""
     each = ", ".join(f"seat {w.get('seat')} {w.get('kind')} {money_text(w['amount'])}" for w in wagers)
@@ -152,20 +172,22 @@ def _text(d: dict) -> str:
     if d["type"] == "shoe":
         cut = d["cut"]
         cover = d["cover_from_bottom"]
-        parts = [f"shoe {d['shoe']}: " + (f"{d['decks']} decks" if d["decks"] else "decks not recorded"),
+        begun = f" (begun {_when(d.get('started'))})" if _when(d.get("started")) else ""
+        parts = [f"shoe {d['shoe']}{begun}: " + (f"{d['decks']} decks" if d["decks"] else "decks not recorded"),
                  f"cut at {cut['position']} by {cut['by']}" if cut else "not cut",
                  f"second cover {cover} from the bottom" if cover is not None else "no second cover card",
                  f"burned {' '.join(d['burned']) or '-'}", f"{d['rounds']} rounds", _reconciled(d["reconciliation"])]
         if d.get("layout"):
             parts.append(f"{_wagers_text(d['layout'])} on the layout, in no round and not returned")
         return ", ".join(parts)
+    name = f"{d['shoe']} round {d['round']}" + (f" ({_when(d.get('started'))})" if _when(d.get("started")) else "")
     if d.get("unfinished"):
         cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"]) or "no card dealt"
-        return (f"  {d['shoe']} round {d['round']} [{d['kind']}]: UNFINISHED, no result journaled: {cards}; "
+        return (f"  {name} [{d['kind']}]: UNFINISHED, no result journaled: {cards}; "
                 f"{_wagers_text(d['wagers'])} on it, none settled")
     if d["kind"] == "void":
-        return f"  {d['shoe']} round {d['round']}: VOID ({d.get('reason') or 'no reason given'}), wagers returned"
+        return f"  {name}: VOID ({d.get('reason') or 'no reason given'}), wagers returned"
     cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"])
     net = sum(s["net"] for s in d["settlements"])
-    return (f"  {d['shoe']} round {d['round']} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
+    return (f"  {name} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
             f" -> {d['outcome']}; {len(d['wagers'])} wagers, players net {money_text(net, signed=True)}")

@@ -2,12 +2,14 @@
 
 ``replay(entries, shoe=None, round=None, hold=None) -> Iterator[dict]`` yields, in journal order (a replay
 of one shoe needs only what ``entries_needed(shoe)`` keeps):
-- ``{"type": "shoe", "shoe", "decks", "cut": {"position", "by"}, "cover_from_bottom",
+- ``{"type": "shoe", "shoe", "started", "decks", "cut": {"position", "by"}, "cover_from_bottom",
   "burned": [...], "loaded", "rounds", "cover_card_position", "reconciliation"}`` when a shoe ends
   (or at the end of the journal for the shoe in play);
 - ``{"type": "round", "shoe", "round", "kind": "normal"|"simulated"|"void", "cards": [{"card",
   "to"}, ...] (in the order they left the shoe), "player": {"cards", "total"}, "banker": {...},
-  "outcome", "wagers": [...], "settlements": [...]}`` for each completed round;
+  "outcome", "wagers": [...], "settlements": [...], "started", "decided"}`` for each completed round
+  (``started``: the journal time of its ``round_start``, ``decided``: of its ``round_result``; a
+  shoe's ``started``: of its ``shoe_start``; UTC, as the entries hold it);
 - with ``open_rounds`` (a reading of a journal as written, ``journal replay``; not a live one), a
   round begun and never decided (a fault holds the table, the table was killed mid-round), when
   its shoe or the entries end: the same, with ``"unfinished": True`` and no hands or outcome; and
@@ -139,7 +141,8 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
         return (shoe is None or sid == shoe) and (round is None or rno == round)
 
     def shoe_doc(sid: str) -> dict[str, Any]:
-        return shoes.setdefault(sid, {"type": "shoe", "shoe": sid, "decks": None, "cut": None, "cover_from_bottom": None,
+        return shoes.setdefault(sid, {"type": "shoe", "shoe": sid, "started": None, "decks": None, "cut": None,
+                                      "cover_from_bottom": None,
                                       "burned": [], "loaded": None, "rounds": 0, "cover_card_position": None,
                                       "reconciliation": None, "events": []})
 
@@ -194,6 +197,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                     yield from shoe_done(current)
                 current = p["shoe"]
                 shoe_doc(current)["decks"] = p.get("decks")
+                shoes[current]["started"] = getattr(e, "ts", None)
                 continue
             if sid is None:
                 continue
@@ -222,7 +226,8 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 layout.pop(sid, None)
                 rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
                                              "cards": [], "player": None, "banker": None, "outcome": None,
-                                             "wagers": list(p["wagers"]), "settlements": [], "events": []}
+                                             "wagers": list(p["wagers"]), "settlements": [], "events": [],
+                                             "started": getattr(e, "ts", None), "decided": None}
             elif k == kinds.ROUND_KIND and (sid, rno) in rounds:
                 rounds[(sid, rno)]["kind"] = p["kind"]
             elif k == kinds.CARD and (sid, rno) in rounds:
@@ -235,6 +240,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             elif k == kinds.ROUND_RESULT and (sid, rno) in rounds:
                 r = rounds[(sid, rno)]
                 r["kind"] = p.get("kind", r["kind"])
+                r["decided"] = getattr(e, "ts", None)
                 if r["kind"] != "void":
                     r["player"], r["banker"], r["outcome"] = _hand(p, "player"), _hand(p, "banker"), _outcome(p)
                     r["cards"] = _dealt(p)

@@ -111,7 +111,8 @@ STATE_AFTER_COMMAND: Mapping[str, str] = {"close": "closed", "load": "loading", 
 
 #: Keys of a replayed round that are not for the board (players' money).
 _MONEY_KEYS = ("wagers", "settlements", "house_money_added")
-_NOT_SHOWN = (*_MONEY_KEYS, "events")  # a public page shows no money, nor who did what (surveillance's)
+# A public page shows no money, nor who did what, nor when to the microsecond (surveillance's).
+_NOT_SHOWN = (*_MONEY_KEYS, "events", "started", "decided")
 _FLAGS = ("natural", "player_pair", "banker_pair", "dragon7", "panda8")
 
 

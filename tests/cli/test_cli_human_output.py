@@ -22,9 +22,9 @@ def test_replay_says_in_words_what_a_shoe_does_not_have(capsys, one_shoe: Path) 
     assert code == 0 and err == ""
     assert "None" not in out
     shoes = [line for line in out.splitlines() if line.startswith("shoe ")]
-    assert re.fullmatch(r"shoe T1-S0001: 8 decks, cut at \d+ by (seat \d+|the dealer|\S+), second cover \d+ from "
+    assert re.fullmatch(r"shoe T1-S0001 \(begun \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\): 8 decks, cut at \d+ by (seat \d+|the dealer|\S+), second cover \d+ from "
                         r"the bottom, burned \S+, \d+ rounds, reconciled \(416 of 416 cards\)", shoes[0])
-    assert shoes[1] == ("shoe T1-S0002: 8 decks, not cut, no second cover card, burned -, 0 rounds, not reconciled yet "
+    assert re.sub(r" \(begun [^)]*\)", "", shoes[1]) == ("shoe T1-S0002: 8 decks, not cut, no second cover card, burned -, 0 rounds, not reconciled yet "
                         "(the shoe is still in play, or ended before its load)")
 
 
@@ -36,6 +36,25 @@ def test_replay_shows_money_in_major_units(capsys, one_shoe: Path) -> None:
     first = next(json.loads(line) for line in doc.splitlines() if json.loads(line)["type"] == "round")
     cents = sum(s["net"] for s in first["settlements"])
     assert f"players net {'+' if cents >= 0 else '-'}{abs(cents) // 100:,}.{abs(cents) % 100:02d}" in out
+
+
+def test_replay_says_when_and_each_seats_wager_and_settlement(capsys, one_shoe: Path) -> None:
+    """Surveillance matches a disputed hand to the cameras by its time, and reads each seat's wager
+    and what it was paid (a surveillance review: no time anywhere in the replay, and the seats only
+    in JSON, in minor units)."""
+    _, doc, _ = run(capsys, "journal", "replay", str(one_shoe), "--json", "--round", "3")
+    played = next(d for d in map(json.loads, doc.splitlines()) if d["type"] == "round")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", played["started"])
+    assert played["started"] <= played["decided"]
+    code, out, err = run(capsys, "journal", "replay", str(one_shoe), "--round", "3", "--wagers")
+    assert code == 0, err
+    first, *seats = [line for line in out.splitlines() if " round 3 " in line or line.startswith("      seat ")]
+    assert f"round 3 ({played['started'][:10]} {played['started'][11:19]} UTC) [" in first
+    assert len(seats) == len(played["settlements"]) > 0
+    for line, s in zip(seats, played["settlements"]):
+        net = f"{'+' if s['net'] >= 0 else '-'}{abs(s['net']) // 100:,}.{abs(s['net']) % 100:02d}"
+        assert line.startswith(f"      seat {s['seat']} {s['kind']} {s['amount'] // 100:,}.{s['amount'] % 100:02d}: "
+                               f"{s['result']}, won ") and line.endswith(f", net {net}")
 
 
 @pytest.mark.parametrize("has_shuffler, words", [(True, "8 decks to the shuffler"),

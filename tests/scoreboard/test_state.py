@@ -18,7 +18,8 @@ from controller.scoreboard.state import STATES, TableView
 from cli_run import run
 from tests.scoreboard.runs import copy, shoectl_run
 
-MONEY = ("wagers", "settlements", "house_money_added", "events")  # not on a public page: money, who did what
+# not on a public page: money, who did what, and when to the microsecond
+MONEY = ("wagers", "settlements", "house_money_added", "events", "started", "decided")
 
 
 def entries_of(journal: Path) -> list[Any]:
