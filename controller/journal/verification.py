@@ -332,6 +332,10 @@ class CheckedRead:
             self.warnings.append(f"{self.path}: checked without an anchor{which}: a removed tail, or a rewrite "
                                  "with recomputed hashes, would not show (see docs/journal.md, Anchors)")
             self._warn_unanchored = False
+        if check.ok and check.last_seq == 0 and not any("holds no entry" in w for w in self.warnings):
+            # A journal's first entries may all be in its -wal: a copy of the file alone holds none (a review).
+            self.warnings.append(f"{self.path}: holds no entry: if it is a copy, copy its -wal file with it "
+                                 "(docs/journal.md, File and schema)")
         return VerifyReport(
             check.ok, check.good, check.first_bad_seq, check.reason, last_seq=check.last_seq,
             last_hash=check.last_hash, total=self.total, algorithm=self.meta["hash_algorithm"],

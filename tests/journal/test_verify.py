@@ -348,3 +348,14 @@ def test_any_single_edit_is_found_where_it_is(template, n: int, data) -> None:
         tamper(p, f"UPDATE entries SET {column} = ? WHERE seq = ?", params=(value, k))
         r = verify(p)
         assert not r.ok and r.first_bad_seq == k and r.entries == k - 1
+
+
+def test_a_journal_that_holds_no_entry_says_so(tmp_path: Path) -> None:
+    """A copy of a running table's file without its -wal can hold none of its entries: it read as
+    "ok: 0 entries" with no word (a surveillance review)."""
+    path = tmp_path / "empty.db"
+    Journal.open(path, table_id="T1").close()
+    r = verify(path)
+    assert r.ok and r.entries == 0
+    assert any(w.endswith("holds no entry: if it is a copy, copy its -wal file with it (docs/journal.md, File and "
+                          "schema)") for w in r.warnings)
