@@ -12,7 +12,8 @@ with ``--no-verify``, says so on one line and returns the result all the same; a
 damaged is such a journal (with or without ``--no-verify``: nothing can be read of it). An entry whose
 payload ``consume`` cannot use (``JournalContentError``) is a ``UsageError`` naming it (exit 2).
 ``refuse_output_over_journal(args, output)``: a ``-o FILE`` that is the journal itself or one of
-the files beside it (``controller.journal.files``) is refused before anything is read or written.
+the files beside it (``controller.journal.files``), the command's HMAC key, or the operators file
+beside the journal (the table's PINs) is refused before anything is read or written.
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from controller.errors import UsageError, path_argument
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalContentError, JournalDamagedError
-from controller.journal.files import is_journal_file
+from controller.journal.files import is_journal_file, same_file
+from controller.operators.store import OPERATORS_FILE
 from controller.journal.verification import checked_read
 from controller.journal.verify_report import verdict_line
 
@@ -55,9 +57,17 @@ def refuse_output_over_journal(args: argparse.Namespace, output: str | None, opt
     """Raise ``UsageError`` when ``output`` (given as ``option``) names the journal being read or a
     file beside it that it needs: writing there would destroy what the command reads (and the
     chain's evidence)."""
-    if output and is_journal_file(output, args.path):
+    if not output:
+        return
+    if is_journal_file(output, args.path):
         raise UsageError(f"{option} {output}: that is the journal {os.fspath(args.path)} or a file beside it; "
                          "give another file to write")
+    # A key written over loses the chain's proof for good; the operators file, every PIN (a review).
+    inputs = {"the HMAC key": getattr(args, "hmac_key", None),
+              "the operators file beside the journal": os.path.join(os.path.dirname(os.fspath(args.path)), OPERATORS_FILE)}
+    for what, kept in inputs.items():
+        if kept and same_file(output, kept):
+            raise UsageError(f"{option} {output}: that is {what}; give another file to write")
 
 
 def warn(args: argparse.Namespace, line: str) -> None:

@@ -79,6 +79,10 @@ class _NotWhole(Exception):
     pass
 
 
+class _KeyTwice(Exception):
+    pass
+
+
 def _refuse_number(text: str) -> Any:
     raise _NotWhole(text)
 
@@ -89,7 +93,22 @@ def _whole_number(text: str) -> int:
     return int(text)
 
 
-_DECODER = json.JSONDecoder(parse_float=_refuse_number, parse_constant=_refuse_number, parse_int=_whole_number)
+def _object_once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each given once: a key given twice made the last one count
+    silently (a review: ``"position":5,"position":60`` cut at 60, ``"operator"`` twice signed in as
+    the second), where ``shoectl ctl`` refuses an argument given twice."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyTwice(key)
+            seen.add(key)
+    return obj
+
+
+_DECODER = json.JSONDecoder(parse_float=_refuse_number, parse_constant=_refuse_number, parse_int=_whole_number,
+                            object_pairs_hook=_object_once_each)
 
 
 # The JSON reader's reasons, in the words of this protocol's users (its own are Python's).
@@ -120,6 +139,9 @@ def _decode(line: bytes) -> dict[str, Any]:
     except _NotWhole as exc:
         raise BadRequest(f"not a JSON request: {shown_text(exc.args[0], 24)} is not a whole number of at most "
                          f"{MAX_DIGITS} digits (no fractions, exponents, NaN or Infinity)") from None
+    except _KeyTwice as exc:
+        raise BadRequest(f"not a JSON request: the key {shown_text(json.dumps(exc.args[0]), 24)} is given twice in "
+                         "one object") from None
     except RecursionError:
         raise BadRequest(f"not a JSON request: nested more than {MAX_DEPTH} levels deep") from None
     except json.JSONDecodeError as exc:

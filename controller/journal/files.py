@@ -32,11 +32,14 @@ def journal_files(journal: str | os.PathLike[str]) -> tuple[Path, ...]:
 
 def is_journal_file(path: str | os.PathLike[str], journal: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is the journal or one of the files beside it."""
-    target = Path(path).resolve()
-    for kept in journal_files(Path(journal).resolve()):
-        if target == kept or (target.exists() and kept.exists() and os.path.samefile(target, kept)):
-            return True
-    return False
+    return any(same_file(path, kept) for kept in journal_files(Path(journal).resolve()))
+
+
+def same_file(path: str | os.PathLike[str], other: str | os.PathLike[str]) -> bool:
+    """Whether writing to ``path`` would write into ``other``: the same path resolved, or the same
+    file under another name (a hard link)."""
+    target, kept = Path(path).resolve(), Path(other).resolve()
+    return target == kept or (target.exists() and kept.exists() and os.path.samefile(target, kept))
 
 
 @contextlib.contextmanager

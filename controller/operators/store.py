@@ -61,6 +61,7 @@ from shoectl_config.text import key_part, safe as _safe, typename as _typename
 
 __all__ = [
     "DEFAULT_PATH",
+    "OPERATORS_FILE",
     "FILE_MODE",
     "Operator",
     "Operators",
@@ -78,7 +79,8 @@ __all__ = [
     "remove_operator",
     "verify_pin",
 ]
-DEFAULT_PATH = "var/operators.toml"  # relative to the working directory
+OPERATORS_FILE = "operators.toml"  # its name beside a journal, where a table looks for it by default
+DEFAULT_PATH = f"var/{OPERATORS_FILE}"  # relative to the working directory
 FILE_MODE = 0o600
 MAX_FILE_BYTES = 1024 * 1024
 LOCK_TIMEOUT_S = 10.0

@@ -214,3 +214,25 @@ def test_run_never_appends_to_a_journal(capsys, tmp_path: Path, journal: Path, o
     assert (code, out) == (2, "") and err.count("\n") == 1, err
     assert f"{other} is an SQLite database (a journal?), not a file to append to; give another file" in err
     assert other.read_bytes() == journal.read_bytes() and not (tmp_path / "new.db").exists()
+
+
+@pytest.mark.parametrize("argv", [EXPORT + ["{journal}"], ["roadmap", "{journal}", "--format", "svg"]])
+def test_output_onto_the_commands_key_or_the_tables_operators_file_is_refused(capsys, tmp_path: Path,
+                                                                               argv: list[str]) -> None:
+    """A review of bad inputs wrote ``journal export J --hmac-key K -o K``: the key was replaced by
+    the export, and the journal's HMAC chain could never be checked again; ``-o
+    var/operators.toml`` beside a running table's journal replaced every PIN. Both are refused
+    in one line, and the files are as they were."""
+    key = tmp_path / "journal.key"
+    key.write_bytes(b"k" * 32)
+    key.chmod(0o600)
+    journal = dealt_journal(tmp_path / "j.db", "--rounds", "1", "--hmac-key", str(key))
+    operators = tmp_path / "operators.toml"
+    operators.write_text("# the table's operators\n", encoding="utf-8")
+    argv = [a.format(journal=journal) for a in argv] + ["--hmac-key", str(key)]
+    for target, what in ((key, "the HMAC key"), (operators, "the operators file beside the journal")):
+        before = target.read_bytes()
+        code, out, err = run(capsys, *argv, "-o", str(target))
+        assert (code, out) == (2, "") and err.count("\n") == 1, err
+        assert err.endswith(f"error: -o {target}: that is {what}; give another file to write\n"), err
+        assert target.read_bytes() == before

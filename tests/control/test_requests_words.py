@@ -63,3 +63,18 @@ def test_shown_text_shows_a_byte_that_was_not_utf8_as_every_message_does() -> No
     assert shown_text("op\udcff") == "op\\xff"
     assert shown_text("x" * 50) == "x" * 40 + "..."
     assert shown_text("a\nb") == "a\\nb"
+
+
+@pytest.mark.parametrize("line, key", [
+    (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "cut", "args": {"position": 5, "position": 60}}',
+     "position"),
+    (b'{"op": "command", "operator": "nobody", "operator": "alice", "pin": "2580", "command": "open"}', "operator"),
+    (b'{"op": "status", "op": "command"}', "op"),
+])
+def test_a_key_given_twice_is_a_bad_request_not_the_last_one_counting(line: bytes, key: str) -> None:
+    """A review of bad inputs sent ``"position":5,"position":60``: the table cut at 60 and journaled
+    no trace of the 5; ``"operator"`` twice signed in as the second. ``shoectl ctl`` refuses an
+    argument given twice; the socket refuses a key given twice in one object."""
+    with pytest.raises(BadRequest) as refused:
+        parse_request(line)
+    assert str(refused.value) == f'not a JSON request: the key "{key}" is given twice in one object'

@@ -310,3 +310,19 @@ def test_the_events_a_device_never_sent_given_up_are_not_decided_again(table_jou
 
     result = decided(forged(table_journal, tmp_path, given_up))
     assert result.ok, result.difference
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "1e999"])
+def test_a_number_no_table_writes_read_without_the_check_is_a_difference_not_a_crash(
+        table_journal: Path, tmp_path: Path, number: str) -> None:
+    """A review of bad inputs fed ``audit decisions --no-verify`` a record holding NaN: a 39-line
+    traceback, exit 1, which a script reads as the audit's own finding. It is the first record
+    that differs, named in one line."""
+    path = tmp_path / "nan.db"
+    shutil.copy(table_journal, path)
+    row = first(rows(path), "settlement")
+    tamper(path, "UPDATE entries SET payload = ? WHERE seq = ?", params=(f'{{"net":{number}}}', row[SEQ]))
+    done = subprocess.run([*SHOECTL, "audit", "decisions", "--no-verify", str(path)], capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.splitlines()[0] == (f"{path}: decisions FAILED at entry {row[SEQ]}: the journal's settlement "
+                                           "record holds a number no table writes (not a number, or infinite)")
