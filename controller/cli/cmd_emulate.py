@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import dataclasses
 import os
 import select
@@ -133,7 +134,13 @@ def run(args: argparse.Namespace) -> int:
 def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int:
     profile = resolve_profile(args.profile)
     device = build_device(profile, faults=faults, seed=args.seed, speed=speed)
-    server = serve_device(device, args.transport, port=args.port or 0, link=args.link)
+    try:
+        server = serve_device(device, args.transport, port=args.port or 0, link=args.link)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise UsageError(f"--port {args.port}: the port is in use (another emulator or program listens there); "
+                         "give another, or none for a free one") from None
     try:
         _usb_note(profile, server.port)
         return _wait([server], {"profile": profile.name, "port": server.port})

@@ -88,11 +88,13 @@ class _StoreOnce(argparse._StoreAction):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.given: object = _NOT_GIVEN  # per parse: a parser is built for each command line
+        self.written: object = None      # the text of the value being stored, as the user wrote it
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
+        # Said as written: "--speed max" twice was "given twice (inf, then inf)" (a review of bad inputs).
         if option_string is not None and self.given is not _NOT_GIVEN:
-            parser.error(f"argument {option_string}: given twice ({self.given!r}, then {values!r}): give it once")
-        self.given = values
+            parser.error(f"argument {option_string}: given twice ({self.given!r}, then {self.written!r}): give it once")
+        self.given = self.written
         super().__call__(parser, namespace, values, option_string)
 
 
@@ -106,6 +108,11 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
         self._negative_number_matcher = NEGATIVE_NUMBER
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
+        if isinstance(action, _StoreOnce):  # what _StoreOnce says of a value given twice
+            action.written = arg_strings[0] if len(arg_strings) == 1 else " ".join(arg_strings)
+        return super()._get_values(action, arg_strings)
 
     def error(self, message: str) -> None:  # one line, exit 2 (argparse's own convention)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {readable(message)}\n")

@@ -16,6 +16,14 @@ def test_an_option_given_twice_is_one_line_and_nothing_is_made(capsys, tmp_path:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_value_given_twice_is_said_as_written(capsys) -> None:
+    """``--speed max`` twice was "given twice (inf, then inf)": the value as read, not as written (a
+    review of bad inputs)."""
+    code, out, err = run(capsys, "run", "--speed", "max", "--speed", "MAX")
+    assert (code, out) == (2, "")
+    assert err == "shoectl run: error: argument --speed: given twice ('max', then 'MAX'): give it once\n"
+
+
 def test_options_meant_to_be_repeated_still_are(capsys, tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("x\n", encoding="utf-8")

@@ -6,6 +6,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -94,6 +95,18 @@ def test_a_pack_of_more_decks_than_a_shoe_holds_is_refused(with_emulate, capsys)
         cli_main.main(["emulate", "--table", "--no-shuffler", "--decks", "13"])
     assert info.value.code == 2
     assert capsys.readouterr().err.endswith("error: argument --decks: must be at most 12, not 13\n")
+
+
+def test_a_tcp_port_in_use_is_one_line_naming_it(with_emulate, capsys) -> None:
+    """``--port`` in use said only the system's "Address already in use" (a review of bad inputs),
+    naming neither the port nor the option."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert cli_main.main(["emulate", "--profile", "emulated-shoe", "--transport", "tcp", "--port", str(port)]) == 2
+    assert capsys.readouterr().err == (f"shoectl emulate: error: --port {port}: the port is in use (another emulator "
+                                       "or program listens there); give another, or none for a free one\n")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
