@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import sys
 from collections.abc import Callable
 from decimal import Decimal
@@ -83,7 +84,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes (a shoe given up because a device was replaced is not one)")
     p.add_argument("--rounds", type=positive_int, metavar="N",
                    help="stop after N rounds (and a simulated round begun with the last, 627a.13(d))")
-    p.add_argument("--seed", type=non_negative_int, metavar="S", help="seed for the built-in emulator and the automated dealer")
+    p.add_argument("--seed", type=non_negative_int, metavar="S", help="seed for the built-in emulator and the automated dealer "
+                   "(a resumed journal's emulator: drawn from S and the journal's length, not to deal its shoes again)")
     p.add_argument("--speed", type=emulator_speed, metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", type=output_path_argument, metavar="FILE", help="built-in emulator: append every card the shoe delivers")
@@ -239,7 +241,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
         if resumed and not args.json:
             out.line(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}")
         if not attached:
-            emulator, attached = _start_emulator(args)
+            emulator, attached = _start_emulator(args, emulator_seed(args.seed, journal.last_seq if resumed else 0))
             if resumed and cards_lost_with("shoe", core.state):
                 # A new built-in emulator holds no cards: the shoe the journal left in play is gone
                 # (the table says in which states a device holds them: not while shuffling, nor
@@ -303,7 +305,17 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
     return 0 if stopped_by is None else 128 + stopped_by  # 143 after SIGTERM, 130 after SIGINT
 
 
-def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any, str]]]:
+def emulator_seed(seed: int | None, resumed_at: int) -> int | None:
+    """The built-in emulator's seed: ``--seed`` for a new journal; for one resumed at entry
+    ``resumed_at``, one drawn from both, so that a table resumed with the same command does not deal
+    again the shoes it dealt (a surveillance review saw shoe 3 dealt as shoe 1, card for card, and
+    the shuffle audit fail on it), and the same journal resumed alike deals alike."""
+    if seed is None or not resumed_at:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}:{resumed_at}".encode()).digest()[:8], "big")
+
+
+def _start_emulator(args: argparse.Namespace, seed: int | None) -> tuple[Any, dict[str, tuple[Any, str]]]:
     from firmware_bridge.emulator.faults import FaultSpec
     from firmware_bridge.emulator.serving import serve_table
     from firmware_bridge.emulator.table import EmulatedTable
@@ -311,7 +323,7 @@ def _start_emulator(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[Any,
 
     # --speed and --faults were parsed with the arguments (controller.cli.run_options)
     speed = DEFAULT_SPEED if args.speed is None else args.speed
-    table = EmulatedTable(seed=args.seed, speed=speed, faults=args.faults or FaultSpec(), dealt_log=args.dealt_log)
+    table = EmulatedTable(seed=seed, speed=speed, faults=args.faults or FaultSpec(), dealt_log=args.dealt_log)
     server = serve_table(table)
     ports = {d["profile"]: d["port"] for d in server.devices()}
     attached = {"shuffler": (get_profile("emulated-shuffler"), ports["emulated-shuffler"]),
