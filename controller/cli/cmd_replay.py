@@ -116,8 +116,31 @@ def _reconciled(rec: dict | None) -> str:
     return f"DOES NOT RECONCILE ({rec.get('total')} of {rec.get('expected')} cards)"
 
 
-def _value(v: object) -> str:
-    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+# Sums in an event's payload, in minor units there: said in major units, as a round's line says them.
+_MONEY_KEYS = frozenset({"amount", "net", "win", "commission"})
+
+
+def _value(v: object, key: str = "") -> str:
+    """A payload's value in words for a person (a surveillance review read `seat null`, `shoe_lost
+    false`, `faults ["misread"]` and a JSON object): none, yes and no; a list's items, an object's
+    keys and values in brackets; sums in major units."""
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int) and key in _MONEY_KEYS:
+        return money_text(v)
+    if isinstance(v, list):
+        return ", ".join(_value(item) for item in v) or "none"
+    if isinstance(v, dict):
+        return "[" + "; ".join(f"{_key(k)} {_value(item, k)}" for k, item in v.items()) + "]"
+    return str(v)
+
+
+def _key(key: object) -> str:
+    return str(key).replace("_", " ")
 
 
 def _events_text(d: dict) -> str:
@@ -127,12 +150,12 @@ def _events_text(d: dict) -> str:
     for ev in d.get("events", ()):
         p = dict(ev["payload"])
         if ev["kind"] == "operator":
-            what = f"{_value(p.pop('command', '?'))} " + " ".join(f"{k}={_value(v)}" for k, v in (p.pop("args", None) or {}).items())
+            what = f"{_value(p.pop('command', '?'))} " + " ".join(f"{k}={_value(v, k)}" for k, v in (p.pop("args", None) or {}).items())
             for said_elsewhere in ("operator", "operator_role", "state"):
                 p.pop(said_elsewhere, None)
         else:
             what = ev["kind"].replace("_", " ")
-        rest = ", ".join(f"{k} {_value(v)}" for k, v in p.items())
+        rest = ", ".join(f"{_key(k)} {_value(v, k)}" for k, v in p.items())
         who = f" by {ev['operator']}" if ev.get("operator") else ""
         lines.append(safe(f"      entry {ev['seq']}{who}: {what.strip()}" + (f" ({rest})" if rest else "")) + "\n")
     return "".join(lines)

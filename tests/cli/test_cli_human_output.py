@@ -86,3 +86,21 @@ def test_replay_of_a_shoe_or_round_the_journal_does_not_have_is_one_line_exit_2(
     for fmt in ([], ["--json"]):
         assert run(capsys, "journal", "replay", str(one_shoe), *select, *fmt) == \
             (2, "", f"shoectl journal replay: error: {says}\n")
+
+
+def test_an_events_payload_is_said_in_words_not_json() -> None:
+    """A surveillance review read ``seat null``, ``shoe_lost false``, ``faults ["misread"]`` and
+    a JSON object in the replay's text: what a payload holds is said in words, sums in major units."""
+    from controller.cli.cmd_replay import _events_text
+
+    doc = {"events": [
+        {"seq": 9, "kind": "device_replaced", "operator": None,
+         "payload": {"device_role": "shoe", "shoe_lost": True, "serial": None, "faults": ["misread", "jam:shoe"]}},
+        {"seq": 10, "kind": "controller_started", "operator": None,
+         "payload": {"capabilities": {"automatic_shoe": False, "approval": None}, "replayed": 3}},
+        {"seq": 11, "kind": "house_money_added", "operator": "d1", "payload": {"seat": 2, "amount": 3050}},
+    ]}
+    assert _events_text(doc).splitlines() == [
+        "      entry 9: device replaced (device role shoe, shoe lost yes, serial none, faults misread, jam:shoe)",
+        "      entry 10: controller started (capabilities [automatic shoe no; approval none], replayed 3)",
+        "      entry 11 by d1: house money added (seat 2, amount 30.50)"]
