@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 from .text import safe
 
-__all__ = ["ErrorFactory", "NotARegularFile", "read_regular_file", "regular_file_problem", "require_regular_file"]
+__all__ = ["ErrorFactory", "NotARegularFile", "permission_hint", "read_regular_file", "regular_file_problem",
+           "require_regular_file"]
 
 ErrorFactory = Callable[[str, str, str], Exception]  # (source, key, reason) -> the loader's error
 
@@ -25,6 +26,18 @@ class NotARegularFile(ValueError):
 
 _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device",
           stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+
+
+def permission_hint(path: str | os.PathLike[str]) -> str:
+    """What to do about a file this process may not read: whom it runs as, and the change that gives
+    it the file (an integrator review was told "permission denied" of a key root had made)."""
+    import pwd
+
+    try:
+        user = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        user = str(os.geteuid())
+    return f"this program runs as {user}: give it the file (chown {user} {safe(os.fspath(path))})"
 
 
 def regular_file_problem(mode: int) -> str | None:
@@ -76,7 +89,7 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int, error: Error
     except FileNotFoundError:
         problem = "file not found"
     except PermissionError:
-        problem = "cannot read the file: permission denied"
+        problem = f"cannot read the file: permission denied ({permission_hint(source)})"
     except (OSError, ValueError) as exc:  # ValueError: an embedded NUL in the path
         problem = f"cannot read the file: {safe(getattr(exc, 'strerror', None) or str(exc))}"
     if problem is None and len(raw) > max_bytes:

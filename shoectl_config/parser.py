@@ -57,7 +57,11 @@ class DocumentParser:
         for name in data:
             if not isinstance(name, str) or name not in sections:
                 homes = self._homes(name)
-                if homes:  # even a table: an inline table (limits' banker = { ... }) is likelier than [banker]
+                if homes and isinstance(data[name], Mapping):
+                    # a [game] header (an integrator review was told "a key before any [section]" of it),
+                    # or an inline table written before any header (limits' banker = { ... })
+                    raise self.fail(key_part(name), f"not a section of this file; {key_part(name)} is a key of {homes}")
+                if homes:
                     raise self.fail(key_part(name), f"a key before any [section]; it belongs in {homes}")
                 if isinstance(data[name], Mapping):
                     raise self.fail(key_part(name), f"unknown section; {known}")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.errors import JournalError, PayloadError
-from shoectl_config.files import NotARegularFile, require_regular_file
+from shoectl_config.files import NotARegularFile, permission_hint, require_regular_file
 
 GENESIS_HASH = "0" * 64
 SHA256 = "sha256"
@@ -265,6 +265,8 @@ def load_hmac_key(path: str | os.PathLike[str]) -> bytes:
         raise JournalError(f"{p}: HMAC key file not found") from None
     except NotARegularFile as exc:
         raise JournalError(f"{exc} (the HMAC key file)") from None
+    except PermissionError:
+        raise JournalError(f"{p}: cannot read the HMAC key file: permission denied ({permission_hint(p)})") from None
     except OSError as exc:
         raise JournalError(f"{p}: cannot read the HMAC key file: {exc.strerror or exc}") from None
     try:

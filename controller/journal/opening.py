@@ -163,6 +163,7 @@ def check_meta(path: Path, meta: dict[str, str], table_id: str, hasher: Hasher) 
     if algorithm == HMAC_SHA256 and hasher.algorithm != HMAC_SHA256:
         raise JournalError(f"{path}: the journal is HMAC-protected{key_id_shown(meta.get('key_id'))}: an HMAC key is required")
     if algorithm != HMAC_SHA256 and hasher.algorithm == HMAC_SHA256:
-        raise JournalError(f"{path}: the journal was created without an HMAC key; it cannot be continued with one")
+        raise JournalError(f"{path}: the journal was created without an HMAC key; it cannot be continued with one: "
+                           "a keyed table starts a new journal (docs/deployment.md, Starting a table afresh)")
     if algorithm == HMAC_SHA256 and meta.get("key_id") != hasher.key_id:
         raise JournalError(f"{path}: wrong HMAC key (key id {hasher.key_id}; the journal's is {meta.get('key_id')})")

@@ -239,7 +239,9 @@ def test_anchors_of_another_journal_beside_the_journal_are_refused_before_anythi
 
 @pytest.mark.parametrize("option, says", [
     (["--table-id", "T2"], "t.db: the journal belongs to table 'T1', not 'T2'"),
-    (["--hmac-key", "k.key"], "t.db: the journal was created without an HMAC key; it cannot be continued with one"),
+    # where to go from there (an integrator review): a new journal
+    (["--hmac-key", "k.key"], "t.db: the journal was created without an HMAC key; it cannot be continued with one: a "
+                              "keyed table starts a new journal (docs/deployment.md, Starting a table afresh)"),
 ], ids=["another table", "a key for a journal without one"])
 def test_a_journal_the_run_cannot_continue_is_refused_before_anything_is_created(capsys, monkeypatch, tmp_path: Path,
                                                                                  option: list[str], says: str) -> None:

@@ -29,7 +29,10 @@ def reason(data: object, section: str | None = None, known: tuple[str, ...] = ()
 def test_a_key_before_any_section_is_named_with_its_section() -> None:
     assert reason({"x": 1}) == "x: a key before any [section]; it belongs in [a]"
     assert reason({"y": 1}) == "y: a key before any [section]; it belongs in [a] or [b]"
-    assert reason({"z": {"min": 1}}) == "z: a key before any [section]; it belongs in [b]"  # an inline table
+    # a table named as a key of a section: an inline table before any header, or a header such as
+    # [game] for the Rules Submission's game key (an integrator review was told "a key before any
+    # [section]" of a header)
+    assert reason({"z": {"min": 1}}) == "z: not a section of this file; z is a key of [b]"
     assert reason({"q": 1}) == "q: a key before any [section]; known sections: a, b, c"
     assert reason({"q": {}}) == "q: unknown section; known sections: a, b, c"
 

@@ -2,7 +2,10 @@
 are not journals, a newer schema), one writer thread, HMAC at open, all on real SQLite files."""
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import tempfile
 import threading
 from pathlib import Path
 
@@ -20,6 +23,8 @@ from controller.journal import (
     verify,
 )
 from controller.journal.store import SCHEMA_VERSION
+
+from tests.unprivileged import UNPRIVILEGED_USER, said_unprivileged
 
 from .conftest import KEY, OTHER_KEY, fill
 
@@ -199,3 +204,28 @@ def test_load_hmac_key(key_file, tmp_path: Path) -> None:
             load_hmac_key(key_file(mode=mode, name=f"open{mode:o}.key"))
     with pytest.raises(JournalError, match="not a regular file"):
         load_hmac_key(tmp_path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a key another user cannot read")
+def test_a_key_this_user_may_not_read_says_whom_the_program_runs_as() -> None:
+    """A key made by root, read by the service's user: "permission denied" said nothing to do (an
+    integrator review); it names the user and the change."""
+    folder = Path(tempfile.mkdtemp(prefix="shoectl-key-"))  # outside pytest's private folders: nobody reaches it
+    try:
+        os.chmod(folder, 0o755)
+        key = folder / "journal.key"
+        key.write_bytes(KEY)
+        key.chmod(0o600)
+
+        def refusal() -> str:
+            try:
+                load_hmac_key(key)
+            except JournalError as exc:
+                return str(exc)
+            return "read"
+
+        said = said_unprivileged(refusal)
+    finally:
+        shutil.rmtree(folder)
+    assert said == (f"{key}: cannot read the HMAC key file: permission denied (this program runs as "
+                    f"{UNPRIVILEGED_USER}: give it the file (chown {UNPRIVILEGED_USER} {key}))")
