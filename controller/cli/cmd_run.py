@@ -34,6 +34,7 @@ import argparse
 import gc
 import hashlib
 import sys
+import time
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -54,6 +55,7 @@ from controller.cli.run_output import JournalLines, StdoutLines, output_read
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
 from controller.errors import UsageError, output_path_argument, path_argument
 from controller.journal import Journal, load_hmac_key
+from controller.journal import kinds
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
 from controller.journal.errors import JournalContentError
 from controller.journal.verification import require_intact
@@ -352,11 +354,22 @@ def _make_links(runner: TableRunner, attached: dict[str, tuple[Any, str]], say: 
     return links
 
 
-def _anchored(on_record: Callable[[TableRecord], None], witness: AnchorWitness, journal: Journal) -> Callable[[TableRecord], None]:
+# A round's end is anchored once this long has passed since the last anchor: a first shoe (an hour at
+# a table) was checked against its opening anchor alone (a surveillance review), and an anchor a
+# round would grow the file by a line every minute or less at every table.
+ROUND_ANCHOR_S = 60.0
+
+
+def _anchored(on_record: Callable[[TableRecord], None], witness: AnchorWitness, journal: Journal,
+              clock: Callable[[], float] = time.monotonic) -> Callable[[TableRecord], None]:
     """``on_record`` that also has ``witness`` record the journal's anchor at every shoe end (the
-    reconciliation record), on the table's thread (docs/journal.md, Anchors)."""
+    reconciliation record) and at a round's end (its cards to the discard rack) ``ROUND_ANCHOR_S``
+    or more after the last, on the table's thread (docs/journal.md, Anchors)."""
+    last = [clock()]
+
     def record(r: TableRecord) -> None:
         on_record(r)
-        if r.kind == "reconciliation":
+        if r.kind == kinds.RECONCILIATION or (r.kind == kinds.DISCARD_RACK and clock() - last[0] >= ROUND_ANCHOR_S):
             record_anchor(witness, journal)
+            last[0] = clock()
     return record
