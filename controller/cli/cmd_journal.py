@@ -6,10 +6,12 @@ the last hash), 1 naming the first bad entry and why, 2 for a missing, unreadabl
 not-a-journal file, or a missing or unusable key (one line on standard error). The anchors file
 beside the journal (``PATH.anchors``) is checked too; a verification without any anchor warns.
 
-``shoectl journal export PATH [--format jsonl] [--since SEQ] [-o FILE] [--hmac-key FILE]
-[--no-verify]``: one JSON object per entry (all columns, ``payload`` as an object, then
-``schema_version``) for entries with ``seq > SEQ``, written only once the whole journal was read
-and checked (``controller.cli.journal_input``); with ``-o`` the file is written whole or not at all.
+``shoectl journal export PATH [--format jsonl] [--since SEQ] [--shoe ID] [--round N] [-o FILE]
+[--hmac-key FILE] [--no-verify]``: one JSON object per entry (all columns, ``payload`` as an
+object, then ``schema_version``) for entries with ``seq > SEQ`` (of shoe ID, of round N: the entries
+holding that shoe and round), written only once the whole journal was read and checked
+(``controller.cli.journal_input``); with ``-o`` the file is written whole or not at all. A
+``--shoe``/``--round`` that selects nothing is refused as ``journal replay`` refuses it (exit 2).
 
 ``shoectl journal migrate OLD NEW [--hmac-key FILE]``: a journal of an earlier schema version
 (which ``shoectl run`` reads but does not continue) copied into a new journal NEW of the current
@@ -124,6 +126,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--format", choices=["jsonl"], default="jsonl", help="jsonl: one JSON object per entry (default)")
     e.add_argument("--since", type=non_negative_int, default=0, metavar="SEQ",
                    help=f"only entries after SEQ (0 to {INT64_MAX})")
+    e.add_argument("--shoe", metavar="ID", help="only the entries of this shoe (its shoe id)")
+    e.add_argument("--round", type=positive_int, metavar="N", help="only the entries of round N (of each shoe, or of --shoe)")
     e.add_argument("-o", "--output", type=new_file_argument, metavar="FILE", help="write to FILE (whole or not at all) instead of stdout")
     e.set_defaults(func=run_export)
 
@@ -183,9 +187,15 @@ def run_migrate(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     refuse_output_over_journal(args, args.output)
     with spooled_text() as spool:
-        count = read_checked(args, lambda entries: _write_jsonl(entries, spool), since_seq=args.since)
+        keep = None if args.shoe is None else (lambda kind, shoe_id: shoe_id == args.shoe)
+        count = read_checked(args, lambda entries: _write_jsonl(_of_round(entries, args.round), spool),
+                             since_seq=args.since, keep=keep)
         if count is None:
             return EXIT_FAILED
+        if not count and (args.shoe is not None or args.round is not None):
+            from controller.cli.cmd_replay import nothing_found  # that module imports this one
+
+            raise nothing_found(args, "the journal" + (f" after entry {args.since}" if args.since else ""))
         if args.output is None:
             copy_text(spool, sys.stdout)
             return EXIT_OK
@@ -199,6 +209,11 @@ def run_export(args: argparse.Namespace) -> int:
             raise JournalError(f"{out}: cannot write the export: {exc.strerror or exc}") from None
     print(f"{out}: {count} entries")
     return EXIT_OK
+
+
+def _of_round(entries: Iterable[Entry], round_no: int | None) -> Iterable[Entry]:
+    """``entries``, or those of round ``round_no`` (its number in the entry's round column)."""
+    return entries if round_no is None else (e for e in entries if e.round_no == round_no)
 
 
 def _write_jsonl(entries: Iterable[Entry], stream: IO[str]) -> int:

@@ -104,3 +104,19 @@ def test_an_events_payload_is_said_in_words_not_json() -> None:
         "      entry 9: device replaced (device role shoe, shoe lost yes, serial none, faults misread, jam:shoe)",
         "      entry 10: controller started (capabilities [automatic shoe no; approval none], replayed 3)",
         "      entry 11 by d1: house money added (seat 2, amount 30.50)"]
+
+
+def test_export_takes_one_shoe_or_one_round(capsys, one_shoe: Path) -> None:
+    """A surveillance officer exporting one disputed round had to export the whole journal and
+    filter its JSON by hand (a surveillance review): ``--shoe`` and ``--round`` choose the entries
+    holding that shoe and round, and one that selects nothing is refused as the replay refuses it."""
+    code, out, err = run(capsys, "journal", "export", str(one_shoe))
+    assert code == 0, err
+    every = [json.loads(line) for line in out.splitlines()]
+    code, out, err = run(capsys, "journal", "export", str(one_shoe), "--shoe", "T1-S0001", "--round", "3")
+    assert code == 0, err
+    assert [json.loads(line) for line in out.splitlines()] == [
+        e for e in every if e["shoe_id"] == "T1-S0001" and e["round_no"] == 3]
+    assert {"round_start", "card", "round_result", "settlement"} <= {json.loads(line)["kind"] for line in out.splitlines()}
+    code, out, err = run(capsys, "journal", "export", str(one_shoe), "--round", "999")
+    assert (code, out) == (2, "") and err.endswith("error: no round 999 in the journal\n")
