@@ -28,8 +28,12 @@ def replacement_problem(path: str | os.PathLike[str], *, side_file: str | None =
         return f"is {beside}, not a file to write over"
     try:
         st = os.stat(path)
-    except (OSError, ValueError):
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # written "through", it was replaced by a file (a review of bad inputs)
+            return "is a symbolic link that loops (it leads back to itself through others)"
         return None  # not there (it is created), or a name the write will refuse in its own words
+    except ValueError:
+        return None
     problem = regular_file_problem(st.st_mode)
     if problem is not None:
         return problem

@@ -12,7 +12,7 @@ import os
 import stat
 from collections.abc import Callable
 
-from .text import safe
+from .text import quoted, safe
 
 __all__ = ["ErrorFactory", "NotARegularFile", "permission_hint", "read_regular_file", "regular_file_problem",
            "require_regular_file"]
@@ -29,15 +29,31 @@ _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory", stat.S_IFCHR: "a 
 
 
 def permission_hint(path: str | os.PathLike[str]) -> str:
-    """What to do about a file this process may not read: whom it runs as, and the change that gives
-    it the file (an integrator review was told "permission denied" of a key root had made)."""
+    """What to do about a file this process may not read: whom it runs as, and what keeps it out: a
+    folder on the way it may not enter, or else the file's own permissions (an integrator review
+    was told "permission denied" of a key root had made)."""
     import pwd
 
     try:
         user = pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
         user = str(os.geteuid())
-    return f"this program runs as {user}: give it the file (chown {user} {safe(os.fspath(path))})"
+    where = os.path.abspath(path)
+    for folder in reversed(_folders(where)):  # from the root down: the first one that keeps it out
+        if not os.access(folder, os.X_OK):
+            return f"this program runs as {user}, who may not enter the folder {quoted(folder)}"
+    return f"this program runs as {user}: let it read the file (its owner or group, e.g. chown {user} {quoted(where)})"
+
+
+def _folders(path: str) -> list[str]:
+    """The folders ``path`` is reached through, nearest first."""
+    out, folder = [], os.path.dirname(path)
+    while True:
+        out.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return out
+        folder = parent
 
 
 def regular_file_problem(mode: int) -> str | None:

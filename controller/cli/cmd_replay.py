@@ -206,8 +206,14 @@ def _text(d: dict) -> str:
     name = f"{d['shoe']} round {d['round']}" + (f" ({_when(d.get('started'))})" if _when(d.get("started")) else "")
     if d.get("unfinished"):
         cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"]) or "no card dealt"
+        # What was settled or returned before the round stopped (a House Money wager, a simulated
+        # round's wagers) is said, and listed below: events, --wagers (a review read "none settled").
+        settled = len(d["settlements"])
+        returned = sum(ev["kind"] == kinds.WAGER_RETURNED for ev in d.get("events", ()))
+        done = ", ".join(part for part in (f"{settled} settled" if settled else "",
+                                           f"{returned} returned" if returned else "") if part) or "none settled"
         return (f"  {name} [{d['kind']}]: UNFINISHED, no result journaled: {cards}; "
-                f"{_wagers_text(d['wagers'])} on it, none settled")
+                f"{_wagers_text(d['wagers'])} on it, {done}")
     if d["kind"] == "void":
         return f"  {name}: VOID ({d.get('reason') or 'no reason given'}), wagers returned"
     cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"])

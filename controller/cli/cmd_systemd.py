@@ -58,12 +58,13 @@ SupplementaryGroups={operators}
 EnvironmentFile={env_file}
 ExecStart={executable} run --journal {journal} --control {control} --control-group {operators} --display lines --require-device $SHOECTL_RUN_ARGS
 # 130/143: stopped by SIGINT/SIGTERM after a clean stop. 2: a usage or configuration error, which a
-# restart cannot mend. Anything else (a crash, the watchdog) restarts the table, which resumes
-# from its journal.
+# restart cannot mend; nor can 216 and 217, systemd's own for a group or user that does not exist
+# (shoectl-operators not made yet). Anything else (a crash, the watchdog) restarts the table,
+# which resumes from its journal.
 SuccessExitStatus=130 143
 Restart=on-failure
 RestartSec=5s
-RestartPreventExitStatus=2
+RestartPreventExitStatus=2 216 217
 # The journal, its anchors and the log file: /var/lib/shoectl (0750, group shoectl); the control
 # socket: /run/shoectl (0755: anyone reaches the socket's name; the socket is 0660, group
 # {operators}). Both are writable under ProtectSystem=strict; nothing else is (add

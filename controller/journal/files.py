@@ -32,13 +32,15 @@ def journal_files(journal: str | os.PathLike[str]) -> tuple[Path, ...]:
 
 def is_journal_file(path: str | os.PathLike[str], journal: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is the journal or one of the files beside it."""
-    return any(same_file(path, kept) for kept in journal_files(Path(journal).resolve()))
+    return any(same_file(path, kept) for kept in journal_files(os.path.realpath(journal)))
 
 
 def same_file(path: str | os.PathLike[str], other: str | os.PathLike[str]) -> bool:
     """Whether writing to ``path`` would write into ``other``: the same path resolved, or the same
     file under another name (a hard link)."""
-    target, kept = Path(path).resolve(), Path(other).resolve()
+    # realpath, not Path.resolve: a symbolic link that loops is a path like another here (resolve
+    # raised, a traceback where a review expected one line)
+    target, kept = Path(os.path.realpath(path)), Path(os.path.realpath(other))
     return target == kept or (target.exists() and kept.exists() and os.path.samefile(target, kept))
 
 

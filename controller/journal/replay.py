@@ -104,6 +104,13 @@ def _outcome(p: Any) -> str:
     return outcome
 
 
+def _wager(p: Any) -> dict[str, Any]:
+    """A wager (a ``wager`` record, one of a ``round_start``'s, a settlement's): its sum a whole
+    number, a copy."""
+    _whole(p, "amount")
+    return dict(p)
+
+
 def _dealt(p: Any) -> list[dict[str, str]]:
     return [{"card": _text(d, "card"), "to": _text(d, "to")} for d in p["dealt"]]
 
@@ -218,22 +225,30 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             elif k == kinds.RECONCILIATION:
                 doc["reconciliation"] = p
             elif k == kinds.WAGER:
-                layout.setdefault(sid, []).append(dict(p))
+                layout.setdefault(sid, []).append(_wager(p))
             elif k == kinds.WAGER_RETURNED:
-                _take_off(layout.get(sid, []), p)
+                _take_off(layout.get(sid, []), _wager(p))
             elif k == kinds.ROUND_START:
                 yield from release(sid)
-                layout.pop(sid, None)
+                wagers = [_wager(w) for w in p["wagers"]]
+                for w in wagers:  # those the round takes; a simulated round's wagers stay on the layout
+                    _take_off(layout.get(sid, []), w)
                 rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
                                              "cards": [], "player": None, "banker": None, "outcome": None,
-                                             "wagers": list(p["wagers"]), "settlements": [], "events": [],
+                                             "wagers": wagers, "settlements": [], "events": [],
                                              "started": getattr(e, "ts", None), "decided": None}
             elif k == kinds.ROUND_KIND and (sid, rno) in rounds:
                 rounds[(sid, rno)]["kind"] = p["kind"]
+                # its wagers put back on the layout for the next round (simulated_round_wagers = stay)
+                layout.setdefault(sid, []).extend(_wager(w) for w in p.get("wagers_kept") or ())
             elif k == kinds.CARD and (sid, rno) in rounds:
                 rounds[(sid, rno)]["cards"].append({"card": _text(p, "card"), "to": _text(p, "to")})
             elif k == kinds.SETTLEMENT and (sid, rno) in rounds:
                 _whole(p, "net")
+                _wager(p)
+                for optional in ("win", "commission"):
+                    if p.get(optional) is not None:
+                        _whole(p, optional)
                 rounds[(sid, rno)]["settlements"].append(p)
             elif k == kinds.HOUSE_MONEY_ADDED and (sid, rno) in rounds:
                 rounds[(sid, rno)].setdefault("house_money_added", []).append(p)
@@ -270,7 +285,8 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
 
 
 def _take_off(wagers: list[dict[str, Any]], returned: Any) -> None:
-    """The wager ``returned`` (a ``wager_returned`` payload) is no longer on the layout ``wagers``."""
+    """The wager ``returned`` (a ``wager_returned`` payload, or a wager a round took) is no longer on
+    the layout ``wagers``."""
     for i, w in enumerate(wagers):
         if (w.get("seat"), w.get("kind"), w.get("amount")) == (returned["seat"], returned["kind"], returned["amount"]):
             del wagers[i]

@@ -18,7 +18,8 @@ class VerifyReport:
     """The outcome of ``verify``.
 
     ok: everything checked is intact.
-    entries: entries found good (all of them when ok; those before the first bad one otherwise).
+    entries: entries found good (all of them when ok; those before the first bad one otherwise, or,
+        when an entry differs from its anchor, those up to the last entry an anchor proves).
     first_bad_seq: the seq of the first bad (or missing) entry; None when ok or when the failure
         is not about one entry (integrity check, key, an anchor that does not fit the journal).
     reason: why it failed, one line; None when ok.

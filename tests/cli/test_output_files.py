@@ -236,3 +236,18 @@ def test_output_onto_the_commands_key_or_the_tables_operators_file_is_refused(ca
         assert (code, out) == (2, "") and err.count("\n") == 1, err
         assert err.endswith(f"error: -o {target}: that is {what}; give another file to write\n"), err
         assert target.read_bytes() == before
+
+
+def test_a_symbolic_link_that_loops_is_refused_as_an_output_and_as_a_key(capsys, tmp_path: Path, journal: Path) -> None:
+    """``-o LOOP`` (a link that leads back to itself) ended in a traceback, and once that was mended
+    the export replaced the link with a file; ``--hmac-key LOOP`` went the same way (a review of
+    this session's diff). Both are one line, exit 2, and the links stay."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    code, out, err = run(capsys, *EXPORT, str(journal), "-o", str(tmp_path / "a"))
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.endswith(f"{tmp_path / 'a'} is a symbolic link that loops (it leads back to itself through others); "
+                        "give another file\n"), err
+    code, out, err = run(capsys, *EXPORT, str(journal), "--hmac-key", str(tmp_path / "a"), "-o", str(tmp_path / "x"))
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert os.path.islink(tmp_path / "a") and os.path.islink(tmp_path / "b") and not (tmp_path / "x").exists()

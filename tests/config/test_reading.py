@@ -96,8 +96,8 @@ def test_a_failing_disk_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     user = pwd.getpwuid(os.geteuid()).pw_name
     # whom the program runs as, and the change that gives it the file (an integrator review)
-    assert refusal(path).reason == f"cannot read the file: permission denied (this program runs as {user}: give it the " \
-                                   f"file (chown {user} {path}))"
+    assert refusal(path).reason == (f"cannot read the file: permission denied (this program runs as {user}: let it read "
+                                    f"the file (its owner or group, e.g. chown {user} '{path}'))")
     monkeypatch.setattr(files_mod, "open", broken, raising=False)
     assert refusal(path).reason == "cannot read the file: Input/output error"
 

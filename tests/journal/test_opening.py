@@ -207,15 +207,20 @@ def test_load_hmac_key(key_file, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a key another user cannot read")
-def test_a_key_this_user_may_not_read_says_whom_the_program_runs_as() -> None:
+@pytest.mark.parametrize("blocked", ["file", "folder"])
+def test_a_key_this_user_may_not_read_says_whom_the_program_runs_as_and_what_keeps_it_out(blocked: str) -> None:
     """A key made by root, read by the service's user: "permission denied" said nothing to do (an
-    integrator review); it names the user and the change."""
+    integrator review); it names the user and what keeps it out, the file's permissions or a
+    folder on the way (where a chown of the file would change nothing)."""
     folder = Path(tempfile.mkdtemp(prefix="shoectl-key-"))  # outside pytest's private folders: nobody reaches it
     try:
-        os.chmod(folder, 0o755)
-        key = folder / "journal.key"
+        inner = folder / "keys"
+        inner.mkdir()
+        key = inner / "journal.key"
         key.write_bytes(KEY)
-        key.chmod(0o600)
+        key.chmod(0o600 if blocked == "file" else 0o644)
+        os.chmod(folder, 0o755)
+        inner.chmod(0o755 if blocked == "file" else 0o700)
 
         def refusal() -> str:
             try:
@@ -227,5 +232,7 @@ def test_a_key_this_user_may_not_read_says_whom_the_program_runs_as() -> None:
         said = said_unprivileged(refusal)
     finally:
         shutil.rmtree(folder)
+    why = (f"let it read the file (its owner or group, e.g. chown {UNPRIVILEGED_USER} '{key}')" if blocked == "file"
+           else f"who may not enter the folder '{inner}'")
     assert said == (f"{key}: cannot read the HMAC key file: permission denied (this program runs as "
-                    f"{UNPRIVILEGED_USER}: give it the file (chown {UNPRIVILEGED_USER} {key}))")
+                    f"{UNPRIVILEGED_USER}{':' if blocked == 'file' else ','} {why})")

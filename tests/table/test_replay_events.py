@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 from bench import Bench, stack_with
 
+from controller.journal.errors import JournalContentError
 from controller.journal.replay import replay
 from controller.roles import Role
 from controller.rules.cards import parse_cards
@@ -86,3 +87,53 @@ def test_a_round_left_unfinished_and_wagers_left_on_the_layout_are_replayed() ->
     [shoe] = [d for d in replay(entries, open_rounds=True) if d["type"] == "shoe"]
     assert shoe["layout"] == [{"seat": 1, "kind": "player", "amount": 100}]  # the one taken back is not
     assert "layout" not in next(d for d in replay(entries) if d["type"] == "shoe")
+
+
+def _entries(*records: tuple[str, dict, int | None]) -> list[SimpleNamespace]:
+    out = [SimpleNamespace(seq=1, kind="shoe_start", payload={"shoe": "T1-S0001", "decks": 8}, shoe_id="T1-S0001",
+                           round_no=None, operator=None)]
+    for kind, payload, rno in records:
+        out.append(SimpleNamespace(seq=len(out) + 1, kind=kind, payload=payload, shoe_id="T1-S0001", round_no=rno,
+                                   operator=None))
+    return out
+
+
+def test_the_layout_keeps_what_a_simulated_round_leaves_on_it_and_gets_back_what_one_kept() -> None:
+    """Under ``simulated_round_wagers = stay`` a simulated round takes no wager and one that became
+    simulated puts its wagers back: the replay's layout emptied at every round's start and never
+    took the kept ones back (a review of this session's diff: the table held them, the replay
+    showed none)."""
+    w1, w2 = {"seat": 1, "kind": "player", "amount": 100}, {"seat": 2, "kind": "banker", "amount": 50}
+    entries = _entries(("wager", w1, None), ("round_start", {"round": 1, "kind": "simulated", "wagers": []}, 1))
+    [shoe] = [d for d in replay(entries, open_rounds=True) if d["type"] == "shoe"]
+    assert shoe["layout"] == [w1]
+    entries = _entries(("wager", w1, None), ("wager", w2, None),
+                       ("round_start", {"round": 1, "kind": "normal", "wagers": [w1, w2]}, 1),
+                       ("round_kind", {"kind": "simulated", "clause": "627a.13(d)", "wagers_kept": [w1]}, 1))
+    [shoe] = [d for d in replay(entries, open_rounds=True) if d["type"] == "shoe"]
+    assert shoe["layout"] == [w1]
+
+
+@pytest.mark.parametrize("settlement", [{"seat": 1, "kind": "player", "net": 100},
+                                        {"seat": 1, "kind": "player", "amount": "100", "net": 100},
+                                        {"seat": 1, "kind": "player", "amount": 100, "win": "x", "net": 100}])
+def test_a_settlement_whose_sums_are_not_whole_numbers_is_named_not_a_crash(settlement: dict) -> None:
+    """A settlement that verifies but lacks its sum, or holds one as text, crashed the replay's
+    text (a review of this session's diff): it is named as a malformed entry, as a bad ``net`` was."""
+    entries = _entries(("round_start", {"round": 1, "kind": "normal", "wagers": []}, 1), ("settlement", settlement, 1))
+    with pytest.raises(JournalContentError) as refused:
+        list(replay(entries, open_rounds=True))
+    assert "entry 3" in str(refused.value)
+
+
+def test_an_unfinished_round_says_what_was_settled_or_returned_before_it_stopped() -> None:
+    """A House Money wager settled, or a simulated round's wager returned, before a fault stopped
+    the round: its line said "none settled" (a review of this session's diff)."""
+    from controller.cli.cmd_replay import _text
+
+    doc = {"type": "round", "shoe": "T1-S0001", "round": 4, "kind": "normal", "unfinished": True, "started": None,
+           "cards": [{"card": "5S", "to": "player"}], "wagers": [{"seat": 1, "kind": "player", "amount": 100}],
+           "settlements": [{"seat": 1, "kind": "house_money", "amount": 10, "net": 30}],
+           "events": [{"seq": 7, "kind": "wager_returned", "operator": None, "payload": {}}]}
+    assert _text(doc).endswith("1 wager (seat 1 player 1.00) on it, 1 settled, 1 returned")
+    assert _text({**doc, "settlements": [], "events": []}).endswith("on it, none settled")
