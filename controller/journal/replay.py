@@ -6,7 +6,8 @@ of one shoe needs only what ``entries_needed(shoe)`` keeps):
   "burned": [...], "loaded", "rounds", "cover_card_position", "reconciliation"}`` when a shoe ends
   (or at the end of the journal for the shoe in play);
 - ``{"type": "round", "shoe", "round", "kind": "normal"|"simulated"|"void", "cards": [{"card",
-  "to"}, ...] (in the order they left the shoe), "player": {"cards", "total"}, "banker": {...},
+  "to", "position"}, ...] (in the order they left the shoe; ``position``: its place in the stack,
+  from the ``card`` record, null for one no such record placed), "player": {"cards", "total"}, "banker": {...},
   "outcome", "wagers": [...], "settlements": [...], "started", "decided"}`` for each completed round
   (``started``: the journal time of its ``round_start``, ``decided``: of its ``round_result``; a
   shoe's ``started``: of its ``shoe_start``; UTC, as the entries hold it);
@@ -102,6 +103,20 @@ def _outcome(p: Any) -> str:
     if outcome not in OUTCOMES:
         raise TypeError("outcome")
     return outcome
+
+
+def _placed(dealt: list[dict[str, Any]], read: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The round's cards as its result has them (``dealt``), each with its place in the stack from
+    the ``card`` record that dealt it (``read``, in order; ``None`` where none did: a card held from
+    an earlier round, entered by hand)."""
+    unused = list(read)
+    out = []
+    for d in dealt:
+        match = next((c for c in unused if c["card"] == d["card"] and c["to"] == d["to"]), None)
+        if match is not None:
+            unused.remove(match)
+        out.append({**d, "position": match["position"] if match is not None else None})
+    return out
 
 
 def _wager(p: Any) -> dict[str, Any]:
@@ -242,7 +257,10 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 # its wagers put back on the layout for the next round (simulated_round_wagers = stay)
                 layout.setdefault(sid, []).extend(_wager(w) for w in p.get("wagers_kept") or ())
             elif k == kinds.CARD and (sid, rno) in rounds:
-                rounds[(sid, rno)]["cards"].append({"card": _text(p, "card"), "to": _text(p, "to")})
+                position = p.get("position")
+                if position is not None:
+                    _whole(p, "position")
+                rounds[(sid, rno)]["cards"].append({"card": _text(p, "card"), "to": _text(p, "to"), "position": position})
             elif k == kinds.SETTLEMENT and (sid, rno) in rounds:
                 _whole(p, "net")
                 _wager(p)
@@ -258,7 +276,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 r["decided"] = getattr(e, "ts", None)
                 if r["kind"] != "void":
                     r["player"], r["banker"], r["outcome"] = _hand(p, "player"), _hand(p, "banker"), _outcome(p)
-                    r["cards"] = _dealt(p)
+                    r["cards"] = _placed(_dealt(p), r["cards"])
                     for extra in ("natural", "dragon7", "panda8", "player_pair", "banker_pair"):
                         if extra in p:
                             r[extra] = p[extra]

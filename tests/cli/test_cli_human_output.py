@@ -120,3 +120,15 @@ def test_export_takes_one_shoe_or_one_round(capsys, one_shoe: Path) -> None:
     assert {"round_start", "card", "round_result", "settlement"} <= {json.loads(line)["kind"] for line in out.splitlines()}
     code, out, err = run(capsys, "journal", "export", str(one_shoe), "--round", "999")
     assert (code, out) == (2, "") and err.endswith("error: no round 999 in the journal\n")
+
+
+def test_each_card_of_a_round_has_its_place_in_the_stack(capsys, one_shoe: Path) -> None:
+    """A surveillance review matching a round's cards to the shoe's order found the positions only
+    in the ``card`` records: each of a replayed round's cards has its own."""
+    _, out, _ = run(capsys, "journal", "export", str(one_shoe), "--shoe", "T1-S0001")
+    placed = {(e["round_no"], e["payload"]["card"], e["payload"]["position"])
+              for e in map(json.loads, out.splitlines()) if e["kind"] == "card"}
+    _, out, _ = run(capsys, "journal", "replay", str(one_shoe), "--shoe", "T1-S0001", "--json")
+    rounds = [d for d in map(json.loads, out.splitlines()) if d["type"] == "round" and d["kind"] == "normal"]
+    assert rounds and all(isinstance(c["position"], int) for d in rounds for c in d["cards"])
+    assert {(d["round"], c["card"], c["position"]) for d in rounds for c in d["cards"]} <= placed
