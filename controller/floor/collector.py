@@ -118,6 +118,7 @@ class Collector:
         self._connected = False
         self._ever_connected = False
         self._outage_logged = False
+        self._database_lost: float | None = None  # when the database outage in progress began
         self.stats = {**dict.fromkeys(_COUNTS, 0), "batches": 0}
         self.client = make_client(options, client_id=client_id, persistent=True)
         self.client.manual_ack_set(True)
@@ -237,21 +238,33 @@ class Collector:
             _log.warning("second bodies refused under stored keys (forgery alarm)", count=result.second_bodies)
 
     def _add(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult | None:
-        """``store.add``, again after a database failure until it is done (None: stopped first)."""
+        """``store.add``, again after a database failure until it is done (None: stopped first). An
+        outage is one warning when it begins and one when the database is back (the same level: the
+        loss is not the last word), each retry between at info (a floor review read a pair of
+        warnings every retry, and nothing when it ended)."""
         wait = DB_RETRY_S[0]
         one_by_one = False
         while not self._stop.is_set():
             try:
-                return self._add_one_by_one(items, dropped) if one_by_one else self.store.add(items, dropped)
+                result = self._add_one_by_one(items, dropped) if one_by_one else self.store.add(items, dropped)
             except Exception as exc:  # noqa: BLE001 - any database failure: nothing committed, nothing acked
                 if _refuses_content(exc) and not one_by_one:
                     one_by_one = True  # retrying the same batch cannot help: find the entry it refuses
                     continue
-                _log.warning("the batch was not stored; retrying", error=" ".join(str(exc).split())[:300],
-                             retry_in_s=wait)
+                why = self._reopen_store() or " ".join(str(exc).split())[:300]  # reopening says it in words
+                if self._database_lost is None:
+                    self._database_lost = time.monotonic()
+                    _log.warning("the database is unavailable; the entries wait on the broker, retrying", reason=why)
+                else:
+                    _log.info("the database is still unavailable; retrying", reason=why, retry_in_s=wait)
                 self._stop.wait(wait)
                 wait = min(wait * 2, DB_RETRY_S[1])
-                self._reopen_store()
+                continue
+            if self._database_lost is not None:
+                _log.warning("the database is back; storing again",
+                             unavailable_s=round(time.monotonic() - self._database_lost, 1))
+                self._database_lost = None
+            return result
         return None
 
     def _add_one_by_one(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult:
@@ -275,7 +288,8 @@ class Collector:
             total.new_journals.extend(part.new_journals)
         return total
 
-    def _reopen_store(self) -> None:
+    def _reopen_store(self) -> str | None:
+        """A new connection for the next try; why it could not be made (in words), or None."""
         try:
             self.store.close()
         except Exception:  # noqa: BLE001 - the old connection is gone anyway
@@ -283,4 +297,5 @@ class Collector:
         try:
             self.store = self.open_store()
         except StoreError as exc:
-            _log.warning("the database is unavailable", reason=str(exc))
+            return str(exc)
+        return None

@@ -14,7 +14,8 @@ the status and the roads give: ``table``, ``version`` (the status's ``seq``), ``
 words), ``shoe``, ``round``, ``roads``, ``placed`` (``controller.scoreboard.state.placed``),
 ``ask`` (from the roads, ``controller.roadmaps.ask``), ``last_round`` (its number and outcome
 only), ``shoe_so_far`` (the counts the bead plate gives), ``online``; ``rules``, ``limits`` and
-``journal_problem`` null (the feed says a table's journal stopped by going offline). A message
+``journal_problem`` null (the feed says a table's journal stopped by going offline: its goodbye,
+``online`` false, keeps the last state it published, which the page shows dimmed). A message
 that is not of the feed's shapes (``feed_shapes``: not JSON, nested too deep, a field of another
 type, a road that is not one) is logged (one warning) and changes nothing. Paho's network thread
 receives; the event loop publishes.
@@ -201,6 +202,11 @@ class MqttFloorSource(TableSource):
             log.warning("scoreboard: a floor message that does not fit, ignored", topic=msg.topic, why=why)
             return
         with self._lock:
+            if kind == STATUS and body.get("online") is False and table in self._status:
+                # The feed's goodbye (its Last Will: the table id and online false) says only that the
+                # feed is gone: the table's last known state stays, dimmed (a floor review saw a table
+                # killed while betting shown "Closed", without its shoe, its version back to 0).
+                body = {**self._status[table], **body}
             (self._status if kind == STATUS else self._roads)[table] = body
             self._messages += 1
             if table not in self._tables:

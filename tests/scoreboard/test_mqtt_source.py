@@ -168,3 +168,17 @@ def test_a_topic_whose_table_id_no_table_can_have_makes_no_table() -> None:
     assert [e["why"] for e in logs] == ["the topic's table id is not one a table can have (1-32 letters, digits, "
                                         "'.', '_' or '-', starting with a letter or digit)"]
     assert source.table_ids() == [] and json.loads(source._floor_snapshot().document("en"))["tables"] == []
+
+
+def test_a_feeds_goodbye_keeps_the_tables_last_state_dimmed() -> None:
+    """A table killed while betting: its feed's Last Will (the table id, online false) replaced its
+    status, so the floor showed "Closed", no shoe, round 0 and a version back to 0 beside the
+    shoe's roads (a floor review). The last state stays, offline."""
+    source = MqttFloorSource(BrokerOptions("mqtt://127.0.0.1:1", "127.0.0.1", 1, False))
+    source._on_message(None, None, _message("T2", "status", _status("T2", 3935)))
+    source._on_message(None, None, _message("T2", "status", {"table_id": "T2", "online": False}))
+    state = json.loads(source.table("T2").latest.document("en"))
+    assert (state["version"], state["shoe"], state["round"], state["online"]) == (3935, "T2-S0001", 3935, False)
+    assert state["state"]["name"] == "betting" and state["state"]["reason"] == "Offline"
+    source._on_message(None, None, _message("T3", "status", {"table_id": "T3", "online": False}))  # nothing known before
+    assert json.loads(source.table("T3").latest.document("en"))["state"]["name"] == "closed"
