@@ -153,7 +153,10 @@ class Collector:
         self._connected = False
         if not self._stop.is_set():
             if self._ever_connected:
-                self._outage(f"lost the broker {self.options.url} ({reason_code})", dropped=False)
+                # A reason the broker gave (MQTT 5: "Session taken over") is said; paho's own for a
+                # connection that dropped ("Unspecified error", 128) is not: the probe says more.
+                said = f" ({reason_code})" if getattr(reason_code, "value", 128) not in (0, 128) else ""
+                self._outage(f"lost the broker {self.options.url}{said}", dropped=False)
             else:
                 self._outage(f"the broker {self.options.url} closed the connection before accepting it", dropped=True)
 

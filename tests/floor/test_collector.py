@@ -103,6 +103,8 @@ def test_a_broker_restart_and_a_lost_database_connection_lose_nothing(
     assert said.index(lost[0]) < said.index(back[0])
     back = [line for line in collector.stderr().splitlines() if "broker reachable again" in line]
     assert len(back) == 1 and "[warning" in back[0], collector.stderr()  # the loss's level, not info
+    # the loss in the feed's words, not paho's for a dropped connection (a floor review)
+    assert "lost the broker" in collector.stderr() and "Unspecified error" not in collector.stderr()
     assert "Traceback" not in collector.stderr()
 
 
