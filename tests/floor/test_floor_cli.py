@@ -139,6 +139,15 @@ def test_a_password_on_the_command_line_is_refused_and_never_shown(capsys, url: 
     assert "holds a password: put it in ~/.pgpass or the file PGPASSFILE names" in err
 
 
+@pytest.mark.parametrize("port", ["abc", "99999", "0"])
+def test_a_port_that_is_not_one_is_said_in_the_users_words(capsys, port: str) -> None:
+    """A review of bad inputs read libpq's own text (`invalid integer value "abc" for connection
+    option "port"`, `invalid port number`), where a broker URL's port is said in shoectl's."""
+    code, out, err = run(capsys, "floor", "verify", "--db", f"postgresql://floorman@127.0.0.1:{port}/floor")
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.endswith(f": the port must be a number from 1 to 65535, not '{port}'\n"), err
+
+
 def test_a_database_that_refuses_to_be_written_is_one_line_exit_2(
         capsys, monkeypatch, tmp_path: Path, postgres_cluster: PostgresCluster, floor_db: str,
         journal: TableJournal) -> None:
