@@ -11,6 +11,8 @@ of one shoe needs only what ``entries_needed(shoe)`` keeps):
   "outcome", "wagers": [...], "settlements": [...], "started", "decided"}`` for each completed round
   (``started``: the journal time of its ``round_start``, ``decided``: of its ``round_result``; a
   shoe's ``started``: of its ``shoe_start``; UTC, as the entries hold it);
+- each wager (a round's, the layout's) holds ``placed_by``: the operator whose command placed it,
+  when the entries read hold the inputs (else null);
 - with ``open_rounds`` (a reading of a journal as written, ``journal replay``; not a live one), a
   round begun and never decided (a fault holds the table, the table was killed mid-round), when
   its shoe or the entries end: the same, with ``"unfinished": True`` and no hands or outcome; and
@@ -240,14 +242,14 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             elif k == kinds.RECONCILIATION:
                 doc["reconciliation"] = p
             elif k == kinds.WAGER:
-                layout.setdefault(sid, []).append(_wager(p))
+                layout.setdefault(sid, []).append({**_wager(p), "placed_by": actor})
             elif k == kinds.WAGER_RETURNED:
                 _take_off(layout.get(sid, []), _wager(p))
             elif k == kinds.ROUND_START:
                 yield from release(sid)
-                wagers = [_wager(w) for w in p["wagers"]]
-                for w in wagers:  # those the round takes; a simulated round's wagers stay on the layout
-                    _take_off(layout.get(sid, []), w)
+                # those the round takes, each with who placed it; a simulated round's stay on the layout
+                wagers = [{**w, "placed_by": _placed_by(_take_off(layout.get(sid, []), w))}
+                          for w in map(_wager, p["wagers"])]
                 rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
                                              "cards": [], "player": None, "banker": None, "outcome": None,
                                              "wagers": wagers, "settlements": [], "events": [],
@@ -255,7 +257,9 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             elif k == kinds.ROUND_KIND and (sid, rno) in rounds:
                 rounds[(sid, rno)]["kind"] = p["kind"]
                 # its wagers put back on the layout for the next round (simulated_round_wagers = stay)
-                layout.setdefault(sid, []).extend(_wager(w) for w in p.get("wagers_kept") or ())
+                taken = list(rounds[(sid, rno)]["wagers"])
+                layout.setdefault(sid, []).extend({**_wager(w), "placed_by": _placed_by(_take_off(taken, w))}
+                                                  for w in p.get("wagers_kept") or ())
             elif k == kinds.CARD and (sid, rno) in rounds:
                 position = p.get("position")
                 if position is not None:
@@ -302,10 +306,14 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
         yield from shoe_done(current)
 
 
-def _take_off(wagers: list[dict[str, Any]], returned: Any) -> None:
+def _take_off(wagers: list[dict[str, Any]], returned: Any) -> dict[str, Any] | None:
     """The wager ``returned`` (a ``wager_returned`` payload, or a wager a round took) is no longer on
-    the layout ``wagers``."""
+    the layout ``wagers``; the one taken off, or None."""
     for i, w in enumerate(wagers):
         if (w.get("seat"), w.get("kind"), w.get("amount")) == (returned["seat"], returned["kind"], returned["amount"]):
-            del wagers[i]
-            return
+            return wagers.pop(i)
+    return None
+
+
+def _placed_by(wager: dict[str, Any] | None) -> str | None:
+    return None if wager is None else wager.get("placed_by")

@@ -73,7 +73,8 @@ def test_a_round_left_unfinished_and_wagers_left_on_the_layout_are_replayed() ->
     docs = list(replay(entries, open_rounds=True))
     [played] = [d for d in docs if d["type"] == "round"]
     assert played["unfinished"] and played["outcome"] is None and len(played["cards"]) == 3
-    assert played["wagers"] == [{"seat": 1, "kind": "player", "amount": 100}, {"seat": 2, "kind": "banker", "amount": 50}]
+    assert played["wagers"] == [{"seat": 1, "kind": "player", "amount": 100, "placed_by": None},
+                                {"seat": 2, "kind": "banker", "amount": 50, "placed_by": None}]  # no inputs read
     assert [e["kind"] for e in played["events"]] == ["fault"]
     assert list(replay(entries, round=played["round"], open_rounds=True)) == [played]
 
@@ -85,7 +86,7 @@ def test_a_round_left_unfinished_and_wagers_left_on_the_layout_are_replayed() ->
     entries = [SimpleNamespace(seq=i, kind=r.kind, payload=r.payload, shoe_id=r.shoe, round_no=r.round, operator=None)
                for i, r in enumerate(b.records, 1)]
     [shoe] = [d for d in replay(entries, open_rounds=True) if d["type"] == "shoe"]
-    assert shoe["layout"] == [{"seat": 1, "kind": "player", "amount": 100}]  # the one taken back is not
+    assert shoe["layout"] == [{"seat": 1, "kind": "player", "amount": 100, "placed_by": None}]  # the one taken back is not
     assert "layout" not in next(d for d in replay(entries) if d["type"] == "shoe")
 
 
@@ -106,12 +107,16 @@ def test_the_layout_keeps_what_a_simulated_round_leaves_on_it_and_gets_back_what
     w1, w2 = {"seat": 1, "kind": "player", "amount": 100}, {"seat": 2, "kind": "banker", "amount": 50}
     entries = _entries(("wager", w1, None), ("round_start", {"round": 1, "kind": "simulated", "wagers": []}, 1))
     [shoe] = [d for d in replay(entries, open_rounds=True) if d["type"] == "shoe"]
-    assert shoe["layout"] == [w1]
-    entries = _entries(("wager", w1, None), ("wager", w2, None),
+    assert shoe["layout"] == [{**w1, "placed_by": None}]
+    entries = _entries(("input.operator", {"command": "wager"}, None), ("wager", w1, None), ("wager", w2, None),
                        ("round_start", {"round": 1, "kind": "normal", "wagers": [w1, w2]}, 1),
                        ("round_kind", {"kind": "simulated", "clause": "627a.13(d)", "wagers_kept": [w1]}, 1))
-    [shoe] = [d for d in replay(entries, open_rounds=True) if d["type"] == "shoe"]
-    assert shoe["layout"] == [w1]
+    entries[1].operator = "d7"  # the dealer whose command came before both wagers
+    docs = list(replay(entries, open_rounds=True))
+    [shoe] = [d for d in docs if d["type"] == "shoe"]
+    assert shoe["layout"] == [{**w1, "placed_by": "d7"}]  # kept, with who placed it
+    [played] = [d for d in docs if d["type"] == "round"]
+    assert played["wagers"] == [{**w1, "placed_by": "d7"}, {**w2, "placed_by": "d7"}]
 
 
 @pytest.mark.parametrize("settlement", [{"seat": 1, "kind": "player", "net": 100},
