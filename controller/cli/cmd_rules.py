@@ -54,12 +54,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     pr.set_defaults(func=run_presets)
 
 
-def _deal_line(text: str, sub: Any, bonus: bool) -> RoundResult:
+def _deal_line(text: str, sub: Any, bonus: bool) -> tuple[RoundResult, list[Any]]:
+    """The round dealt from ``text``'s cards, and the cards after those it used (left in the shoe)."""
     cards = parse_cards(text)
     if not cards:
         raise UsageError("no cards given")
     Composition.standard(sub.decks).remove(cards)  # more copies than the shoe holds is an input error
-    return deal(cards, sub.game, getattr(sub, "twentyone", None), bonus_in_play=bonus)
+    r = deal(cards, sub.game, getattr(sub, "twentyone", None), bonus_in_play=bonus)
+    return r, cards[r.cards_used:]
+
+
+def _print_round(r: RoundResult, rest: list[Any], as_json: bool) -> None:
+    """The round, and the cards given that it did not use, said (a review of bad inputs read "6
+    cards" of 8 given, the last two passed over without a word)."""
+    if as_json:
+        print_json({**r.to_json(), **({"not_dealt": [str(c) for c in rest]} if rest else {})})
+    else:
+        print(round_text(r) + (f" ({' '.join(map(str, rest))} not dealt: the round needed no more)" if rest else ""))
 
 
 def round_text(r: RoundResult) -> str:
@@ -86,15 +97,15 @@ def run_deal(args: argparse.Namespace) -> int:
         raise UsageError(f"--bonus: a Bonus Wager is 21 Baccarat's (681a.7(f)(2)); this round is "
                          f"{Game(sub.game).value}'s")
     if args.cards != "-":
-        r = _deal_line(args.cards, sub, args.bonus)
-        print_json(r.to_json()) if args.json else print(round_text(r))
+        r, rest = _deal_line(args.cards, sub, args.bonus)
+        _print_round(r, rest, args.json)
         return 0
     failed = 0
     for n, line in enumerate(sys.stdin, start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            r = _deal_line(line, sub, args.bonus)
+            r, rest = _deal_line(line, sub, args.bonus)
         except (RulesError, UsageError) as exc:
             failed += 1
             msg = " ".join(str(exc).split())
@@ -102,7 +113,7 @@ def run_deal(args: argparse.Namespace) -> int:
                 print_json({"line": n, "error": msg})
             print(f"shoectl rules deal: error: line {n}: {msg}", file=sys.stderr)
             continue
-        print_json(r.to_json()) if args.json else print(round_text(r))
+        _print_round(r, rest, args.json)
         sys.stdout.flush()
     return 2 if failed else 0
 

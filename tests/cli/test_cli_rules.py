@@ -185,3 +185,16 @@ def test_run_prints_each_round_and_the_journal_anchor(tmp_path) -> None:
 def test_run_device_errors_are_one_line_exit_2(capsys, tmp_path, device: str, needle: str) -> None:
     code, out, err = run(capsys, "run", "--journal", str(tmp_path / "j.db"), "--device", device)
     assert code == 2 and needle in err and err.strip().count("\n") == 0
+
+
+def test_cards_a_round_does_not_use_are_said_not_passed_over(capsys) -> None:
+    """Eight cards for a round that uses six: the last two were passed over without a word (a
+    review of bad inputs); like a shoe's, they are not dealt, and the line says so."""
+    code, out, err = run(capsys, "rules", "deal", "--cards", "AS,KD,2C,3H,4S,5D,6C,7H")
+    assert (code, err) == (0, "")
+    assert out == ("Player AS 2C 4S = 7 | Banker KD 3H 5D = 8 -> banker wins; 6 cards "
+                   "(6C 7H not dealt: the round needed no more)\n")
+    code, out, err = run(capsys, "rules", "deal", "--cards", "AS,KD,2C,3H,4S,5D,6C,7H", "--json")
+    assert code == 0 and json.loads(out)["not_dealt"] == ["6C", "7H"]
+    code, out, err = run(capsys, "rules", "deal", "--cards", "AS,KD,2C,3H,4S,5D", "--json")
+    assert code == 0 and "not_dealt" not in json.loads(out)
