@@ -35,6 +35,7 @@ from controller.journal.files import is_journal_file, same_file
 from controller.operators.store import OPERATORS_FILE
 from controller.journal.verification import checked_read
 from controller.journal.verify_report import verdict_line
+from shoectl_config.text import safe
 
 T = TypeVar("T")
 EXIT_DOES_NOT_VERIFY = 1
@@ -71,7 +72,9 @@ def refuse_output_over_journal(args: argparse.Namespace, output: str | None, opt
 
 
 def warn(args: argparse.Namespace, line: str) -> None:
-    print(f"{args.prog}: warning: {line}", file=sys.stderr)
+    # safe: a file name's byte that is not UTF-8 as \xff, as the verdict says it (it came as
+    # Python's \udcff on standard error and as a replacement character on standard output: a review)
+    print(f"{args.prog}: warning: {safe(line)}", file=sys.stderr)
 
 
 def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], T], *, since_seq: int = 0,

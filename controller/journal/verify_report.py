@@ -9,6 +9,7 @@ from typing import Any
 
 from controller.journal.chain import GENESIS_HASH
 from controller.journal.errors import JournalDamagedError
+from shoectl_config.text import safe
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -66,6 +67,7 @@ def is_hash(text: str) -> bool:
 def verdict_line(path: str | os.PathLike[str], r: VerifyReport) -> str:
     """`journal verify`'s one line about ``r``."""
     algo = r.algorithm + (f", key id {r.key_id}" if r.key_id else "")
+    path = safe(os.fspath(path))
     if r.ok:
         return f"{path}: ok: {r.entries} entries, last hash {r.last_hash} ({algo})"
     where = f"entry {r.first_bad_seq}" if r.first_bad_seq is not None else "the journal"

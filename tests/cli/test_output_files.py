@@ -251,3 +251,16 @@ def test_a_symbolic_link_that_loops_is_refused_as_an_output_and_as_a_key(capsys,
     code, out, err = run(capsys, *EXPORT, str(journal), "--hmac-key", str(tmp_path / "a"), "-o", str(tmp_path / "x"))
     assert (code, out) == (2, "") and err.count("\n") == 1 and "Traceback" not in err, err
     assert os.path.islink(tmp_path / "a") and os.path.islink(tmp_path / "b") and not (tmp_path / "x").exists()
+
+
+def test_a_journal_name_with_a_byte_that_is_not_utf8_is_said_alike_on_both_streams(capsys, tmp_path: Path,
+                                                                                 journal: Path) -> None:
+    """`journal verify` of `j\\xff.db` said `j\\udcff.db` (Python's name for the byte) in its warning
+    and `j\\ufffd.db` in its verdict (a review of bad inputs): both say `j\\xff.db` now."""
+    name = os.fsdecode(b"j\xff.db")
+    odd = tmp_path / name
+    odd.write_bytes(journal.read_bytes())
+    code, out, err = run(capsys, "journal", "verify", str(odd))
+    shown = str(tmp_path) + "/j\\xff.db"
+    assert code == 0 and out.startswith(f"{shown}: ok: "), out
+    assert err and all(line.split("warning: ", 1)[1].startswith(f"{shown}: ") for line in err.splitlines()), err
