@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 from collections.abc import Callable
 
 from .text import quoted, safe
@@ -38,22 +39,11 @@ def permission_hint(path: str | os.PathLike[str]) -> str:
         user = pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
         user = str(os.geteuid())
-    where = os.path.abspath(path)
-    for folder in reversed(_folders(where)):  # from the root down: the first one that keeps it out
+    where = Path(os.path.abspath(path))
+    for folder in reversed(where.parents):  # from the root down: the first one that keeps it out
         if not os.access(folder, os.X_OK):
-            return f"this program runs as {user}, who may not enter the folder {quoted(folder)}"
-    return f"this program runs as {user}: let it read the file (its owner or group, e.g. chown {user} {quoted(where)})"
-
-
-def _folders(path: str) -> list[str]:
-    """The folders ``path`` is reached through, nearest first."""
-    out, folder = [], os.path.dirname(path)
-    while True:
-        out.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return out
-        folder = parent
+            return f"this program runs as {user}, who may not enter the folder {quoted(str(folder))}"
+    return f"this program runs as {user}: let it read the file (its owner or group, e.g. chown {user} {quoted(str(where))})"
 
 
 def regular_file_problem(mode: int) -> str | None:

@@ -32,15 +32,23 @@ def journal_files(journal: str | os.PathLike[str]) -> tuple[Path, ...]:
 
 def is_journal_file(path: str | os.PathLike[str], journal: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is the journal or one of the files beside it."""
-    return any(same_file(path, kept) for kept in journal_files(os.path.realpath(journal)))
+    target = _real(path)  # once, for every file beside the journal
+    return any(_same(target, kept) for kept in journal_files(_real(journal)))
 
 
 def same_file(path: str | os.PathLike[str], other: str | os.PathLike[str]) -> bool:
     """Whether writing to ``path`` would write into ``other``: the same path resolved, or the same
     file under another name (a hard link)."""
+    return _same(_real(path), _real(other))
+
+
+def _real(path: str | os.PathLike[str]) -> Path:
     # realpath, not Path.resolve: a symbolic link that loops is a path like another here (resolve
     # raised, a traceback where a review expected one line)
-    target, kept = Path(os.path.realpath(path)), Path(os.path.realpath(other))
+    return Path(os.path.realpath(path))
+
+
+def _same(target: Path, kept: Path) -> bool:
     return target == kept or (target.exists() and kept.exists() and os.path.samefile(target, kept))
 
 

@@ -136,6 +136,7 @@ class CheckedRead:
         self._expect: tuple[int | None, str | None] = (None, None)
         self._complete = False
         self._warn_unanchored = False
+        self._verdict_warned = False  # the verdict's own warnings (no anchor, no entry) were added
         self._opening_anchored = False  # an anchor of entry 0 (the journal's opening) was read
         self.wal_loss: str | None = None  # committed transactions SQLite ignores in the -wal file
 
@@ -327,15 +328,16 @@ class CheckedRead:
             check.finish(*self._expect)
         if check.ok and self.wal_loss:  # entries acknowledged once, and gone: the journal is not whole
             check.fail(None, self.wal_loss)
-        if check.ok and self._warn_unanchored:  # a failure needs no anchor to be believed
-            which = " of any entry (the anchors read hold only the journal's opening)" if self._opening_anchored else ""
-            self.warnings.append(f"{self.path}: checked without an anchor{which}: a removed tail, or a rewrite "
-                                 "with recomputed hashes, would not show (see docs/journal.md, Anchors)")
-            self._warn_unanchored = False
-        if check.ok and check.last_seq == 0 and not any("holds no entry" in w for w in self.warnings):
-            # A journal's first entries may all be in its -wal: a copy of the file alone holds none (a review).
-            self.warnings.append(f"{self.path}: holds no entry: if it is a copy, copy its -wal file with it "
-                                 "(docs/journal.md, File and schema)")
+        if check.ok and not self._verdict_warned:  # said once, however often the verdict is asked for
+            self._verdict_warned = True
+            if self._warn_unanchored:  # a failure needs no anchor to be believed
+                which = " of any entry (the anchors read hold only the journal's opening)" if self._opening_anchored else ""
+                self.warnings.append(f"{self.path}: checked without an anchor{which}: a removed tail, or a rewrite "
+                                     "with recomputed hashes, would not show (see docs/journal.md, Anchors)")
+            if check.last_seq == 0:
+                # A journal's first entries may all be in its -wal: a copy of the file alone holds none (a review).
+                self.warnings.append(f"{self.path}: holds no entry: if it is a copy, copy its -wal file with it "
+                                     "(docs/journal.md, File and schema)")
         return VerifyReport(
             check.ok, check.good, check.first_bad_seq, check.reason, last_seq=check.last_seq,
             last_hash=check.last_hash, total=self.total, algorithm=self.meta["hash_algorithm"],
