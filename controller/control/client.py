@@ -136,14 +136,22 @@ def _read_line(s: socket.socket) -> bytes:
     return buf.split(b"\n", 1)[0]
 
 
-def _socket_group(path: Path) -> str:
-    """The group whose members may connect to the socket at ``path``: its own, or, where it cannot be
-    looked at (a folder this user may not search), the one a table gives it by default."""
+def group_name(gid: int) -> str:
+    """The name of group ``gid`` (its number when it has none)."""
     import grp
 
     try:
-        return grp.getgrgid(os.stat(path).st_gid).gr_name
-    except (OSError, KeyError):
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
+def _socket_group(path: Path) -> str:
+    """The group whose members may connect to the socket at ``path``: its own, or, where it cannot be
+    looked at (a folder this user may not search), the one a table gives it by default."""
+    try:
+        return group_name(os.stat(path).st_gid)
+    except OSError:
         return OPERATORS_GROUP
 
 

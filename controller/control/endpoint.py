@@ -26,7 +26,7 @@ import stat
 from pathlib import Path
 import structlog
 
-from controller.control.client import MAX_PATH_BYTES, OPERATORS_GROUP
+from controller.control.client import MAX_PATH_BYTES, OPERATORS_GROUP, group_name
 from controller.errors import UsageError
 from controller.fsutil import exclusive_lock
 
@@ -140,7 +140,7 @@ class ControlEndpoint:
             except OSError as exc:
                 self.warnings.append(f"control socket {self.path}: group {self.group} exists but could not be set "
                                      f"({exc.strerror}); add this user to the group")
-        self.group_used = _group_name(os.lstat(self.path).st_gid)
+        self.group_used = group_name(os.lstat(self.path).st_gid)
 
     def _refuse_what_is_not_a_socket(self) -> bool:
         """OSError when something other than a socket is at the path; whether a socket is."""
@@ -173,10 +173,3 @@ class ControlEndpoint:
         finally:
             probe.close()
         self.path.unlink()
-
-
-def _group_name(gid: int) -> str:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)

@@ -88,8 +88,9 @@ def connect(url: str, *, autocommit: bool = False, snapshot: bool = False) -> An
                          "names, never on the command line")
     for port in str(params.get("port") or "5432").split(","):  # libpq's words for a bad one are its own (a review)
         if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
-            raise StoreError(f"--db {quoted(_shown(url))}: the port must be a number from 1 to 65535, "
-                             f"not {quoted(port)}")
+            from controller.floor.broker import PORT_WORDS  # here: the broker's module imports ssl
+
+            raise StoreError(f"--db {quoted(_shown(url))}: {PORT_WORDS}, not {quoted(port)}")
     where = f"{params.get('host', 'localhost')}:{params.get('port', 5432)}/{params.get('dbname', '')}"
     try:
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
