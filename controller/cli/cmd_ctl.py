@@ -28,10 +28,9 @@ from controller.control.lines import line_text
 from controller.control.requests import BOOL, MAX_TEXT, NUMBERS, parameters
 from controller.errors import UsageError, path_argument
 from controller.journal.replay import ROUTINE_COMMANDS
-from controller.money import money_text
-from controller.operators.pins import PIN_MAX, PIN_MIN
+from controller.operators.pins import PIN_MAX, PIN_MIN, is_pin_shaped
 from controller.table.commands import COMMANDS, whole_number_of
-from controller.table.result_line import round_result_text, settlement_text
+from controller.table.result_line import round_result_text, settlement_text, wager_text
 from shoectl_config.text import is_unicode_text, quoted, safe
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
@@ -166,7 +165,7 @@ def pin_problem(pin: str) -> str | None:
         return "the PIN is not UTF-8 text"
     if len(pin) > MAX_TEXT:
         return f"a PIN of {len(pin)} characters: no PIN is longer than {MAX_TEXT}"
-    if not (pin.isascii() and pin.isdigit() and PIN_MIN <= len(pin) <= PIN_MAX):
+    if not is_pin_shaped(pin):
         return f"not a PIN: a PIN is {PIN_MIN} to {PIN_MAX} digits 0-9"
     return None
 
@@ -210,7 +209,7 @@ def status_text(st: dict[str, Any]) -> str:
     if st.get("seats_taken"):
         lines.append("seats taken " + ", ".join(map(str, st["seats_taken"])))
     if st.get("wagers"):
-        lines.append("wagers " + ", ".join(f"seat {w['seat']} {w['kind']} {money_text(w['amount'])}" for w in st["wagers"]))
+        lines.append("wagers " + ", ".join(map(wager_text, st["wagers"])))
     if st.get("faults"):
         lines.append("FAULTS " + "; ".join(st["faults"].values()))
     if st.get("count_problem"):
@@ -268,11 +267,12 @@ class EventLines:
         elif kind == "notice" and ev.get("level") == "fault" and ev.get("text") == self._fault_reason:
             self._fault_reason = None
             return None
+        own = self.own_operator is not None and ev.get("operator") == self.own_operator
         if kind in ("refused", "auth_refused"):
             self._refusal_notice = f"{ev.get('input') or ev.get('command')} refused: {ev.get('reason')}"
-            if self.own_operator is not None and ev.get("operator") == self.own_operator:
+            if own:
                 return None
-        elif kind in ("operator", "bad_request") and self.own_operator is not None and ev.get("operator") == self.own_operator:
+        elif kind in ("operator", "bad_request") and own:
             return None  # the console prints its own commands' answers
         elif kind == "notice" and ev.get("text") == self._refusal_notice:
             self._refusal_notice = None

@@ -23,9 +23,9 @@ from datetime import datetime, timezone, tzinfo
 from datetime import time as dt_time
 from typing import Any
 
-from controller.cli.cmd_replay import nothing_found, write_replay
+from controller.cli.cmd_replay import write_replay
 from controller.cli.common import positive_int, print_json
-from controller.cli.journal_input import copy_text, spooled_text
+from controller.cli.journal_input import copy_text, nothing_found, spooled_text
 from controller.errors import UsageError, output_path_argument, path_argument
 from shoectl_config.text import quoted, safe
 

@@ -43,6 +43,7 @@ from controller.cli.journal_input import (
     EXIT_DOES_NOT_VERIFY,
     add_journal_input,
     copy_text,
+    nothing_found,
     read_checked,
     refuse_output_over_journal,
     spooled_text,
@@ -193,8 +194,6 @@ def run_export(args: argparse.Namespace) -> int:
         if count is None:
             return EXIT_FAILED
         if not count and (args.shoe is not None or args.round is not None):
-            from controller.cli.cmd_replay import nothing_found  # that module imports this one
-
             raise nothing_found(args, "the journal" + (f" after entry {args.since}" if args.since else ""))
         if args.output is None:
             copy_text(spool, sys.stdout)

@@ -15,14 +15,15 @@ from typing import IO, Any
 
 from controller.cli import cmd_journal
 from controller.cli.common import positive_int, print_json
-from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, add_journal_input, copy_text, read_checked, spooled_text
-from controller.errors import UsageError
+from controller.cli.journal_input import (EXIT_DOES_NOT_VERIFY, add_journal_input, copy_text, nothing_found, read_checked,
+                                          spooled_text)
 from controller.journal import kinds
 from controller.journal.entry import Entry
 from controller.journal.replay import entries_needed, replay
 from controller.money import money_text
 from controller.table.edge_figures import edge_percent, journaled_figures
-from shoectl_config.text import quoted, safe
+from controller.table.result_line import wager_text
+from shoectl_config.text import safe
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,13 +49,6 @@ def run(args: argparse.Namespace) -> int:
             raise nothing_found(args, "the journal")
         copy_text(spool, sys.stdout)
     return 0
-
-
-def nothing_found(args: argparse.Namespace, where: str) -> UsageError:
-    """The refusal of a ``--shoe``/``--round`` that selects nothing in ``where`` (exit 2)."""
-    if args.shoe is not None and args.round is not None:
-        return UsageError(f"no round {args.round} of shoe {quoted(args.shoe)} in {where}")
-    return UsageError(f"no shoe {quoted(args.shoe)} in {where}" if args.shoe is not None else f"no round {args.round} in {where}")
 
 
 def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str]) -> int:
@@ -177,7 +171,7 @@ def _settlements_text(d: dict) -> str:
     paid, the commission, the net), each ``safe``."""
     lines = []
     for s in d.get("settlements", ()) if d["type"] == "round" else ():
-        lines.append(safe(f"      seat {s.get('seat')} {s.get('kind')} {money_text(s['amount'])}: {s.get('result')}, "
+        lines.append(safe(f"      {wager_text(s)}: {s.get('result')}, "
                           f"won {money_text(s.get('win') or 0)}, commission {money_text(s.get('commission') or 0)}, "
                           f"net {money_text(s['net'], signed=True)}") + "\n")
     return "".join(lines)
@@ -185,7 +179,7 @@ def _settlements_text(d: dict) -> str:
 
 def _wagers_text(wagers: list[dict]) -> str:
     """``2 wagers (seat 4 player 65.00, seat 4 dragon7 15.00)``: each seat, kind and amount."""
-    each = ", ".join(f"seat {w.get('seat')} {w.get('kind')} {money_text(w['amount'])}" for w in wagers)
+    each = ", ".join(map(wager_text, wagers))
     return f"{len(wagers)} wager{'s' if len(wagers) != 1 else ''}" + (f" ({each})" if each else "")
 
 
@@ -195,7 +189,8 @@ def _text(d: dict) -> str:
     if d["type"] == "shoe":
         cut = d["cut"]
         cover = d["cover_from_bottom"]
-        begun = f" (begun {_when(d.get('started'))})" if _when(d.get("started")) else ""
+        when = _when(d.get("started"))
+        begun = f" (begun {when})" if when else ""
         parts = [f"shoe {d['shoe']}{begun}: " + (f"{d['decks']} decks" if d["decks"] else "decks not recorded"),
                  f"cut at {cut['position']} by {cut['by']}" if cut else "not cut",
                  f"second cover {cover} from the bottom" if cover is not None else "no second cover card",
@@ -203,20 +198,20 @@ def _text(d: dict) -> str:
         if d.get("layout"):
             parts.append(f"{_wagers_text(d['layout'])} on the layout, in no round and not returned")
         return ", ".join(parts)
-    name = f"{d['shoe']} round {d['round']}" + (f" ({_when(d.get('started'))})" if _when(d.get("started")) else "")
+    when = _when(d.get("started"))
+    name = f"{d['shoe']} round {d['round']}" + (f" ({when})" if when else "")
+    cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"])
     if d.get("unfinished"):
-        cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"]) or "no card dealt"
         # What was settled or returned before the round stopped (a House Money wager, a simulated
         # round's wagers) is said, and listed below: events, --wagers (a review read "none settled").
         settled = len(d["settlements"])
         returned = sum(ev["kind"] == kinds.WAGER_RETURNED for ev in d.get("events", ()))
         done = ", ".join(part for part in (f"{settled} settled" if settled else "",
                                            f"{returned} returned" if returned else "") if part) or "none settled"
-        return (f"  {name} [{d['kind']}]: UNFINISHED, no result journaled: {cards}; "
+        return (f"  {name} [{d['kind']}]: UNFINISHED, no result journaled: {cards or 'no card dealt'}; "
                 f"{_wagers_text(d['wagers'])} on it, {done}")
     if d["kind"] == "void":
         return f"  {name}: VOID ({d.get('reason') or 'no reason given'}), wagers returned"
-    cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"])
     net = sum(s["net"] for s in d["settlements"])
     return (f"  {name} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
             f" -> {d['outcome']}; {len(d['wagers'])} wagers, players net {money_text(net, signed=True)}")

@@ -14,6 +14,7 @@ payload ``consume`` cannot use (``JournalContentError``) is a ``UsageError`` nam
 ``refuse_output_over_journal(args, output)``: a ``-o FILE`` that is the journal itself or one of
 the files beside it (``controller.journal.files``), the command's HMAC key, or the operators file
 beside the journal (the table's PINs) is refused before anything is read or written.
+``nothing_found(args, where)``: the refusal of a ``--shoe``/``--round`` that selects nothing.
 """
 from __future__ import annotations
 
@@ -32,10 +33,10 @@ from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalContentError, JournalDamagedError
 from controller.journal.files import is_journal_file, same_file
-from controller.operators.store import OPERATORS_FILE
+from controller.operators.store import operators_file_beside
 from controller.journal.verification import checked_read
 from controller.journal.verify_report import verdict_line
-from shoectl_config.text import safe
+from shoectl_config.text import quoted, safe
 
 T = TypeVar("T")
 EXIT_DOES_NOT_VERIFY = 1
@@ -65,10 +66,17 @@ def refuse_output_over_journal(args: argparse.Namespace, output: str | None, opt
                          "give another file to write")
     # A key written over loses the chain's proof for good; the operators file, every PIN (a review).
     inputs = {"the HMAC key": getattr(args, "hmac_key", None),
-              "the operators file beside the journal": os.path.join(os.path.dirname(os.fspath(args.path)), OPERATORS_FILE)}
+              "the operators file beside the journal": operators_file_beside(args.path)}
     for what, kept in inputs.items():
         if kept and same_file(output, kept):
             raise UsageError(f"{option} {output}: that is {what}; give another file to write")
+
+
+def nothing_found(args: argparse.Namespace, where: str) -> UsageError:
+    """The refusal of a ``--shoe``/``--round`` that selects nothing in ``where`` (exit 2)."""
+    if args.shoe is not None and args.round is not None:
+        return UsageError(f"no round {args.round} of shoe {quoted(args.shoe)} in {where}")
+    return UsageError(f"no shoe {quoted(args.shoe)} in {where}" if args.shoe is not None else f"no round {args.round} in {where}")
 
 
 def warn(args: argparse.Namespace, line: str) -> None:

@@ -51,9 +51,9 @@ def claim_run_control(args: argparse.Namespace, journal_path: Path) -> Any:
     from controller.control.server import ControlServer
     from controller.operators.auth import Authenticator
     from controller.operators.following import FollowedOperators
-    from controller.operators.store import OPERATORS_FILE, load_operators
+    from controller.operators.store import load_operators, operators_file_beside
 
-    ops_path = Path(args.operators) if args.operators else journal_path.parent / OPERATORS_FILE
+    ops_path = Path(args.operators) if args.operators else operators_file_beside(journal_path)
     operators: Any = {}
     if args.operators or ops_path.exists():
         operators = load_operators(ops_path)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from controller.errors import UsageError
 
 __all__ = [
+    "is_pin_shaped",
     "PIN_MAX",
     "PIN_MIN",
     "SCRYPT_N",
@@ -166,6 +167,12 @@ def _is_straight_run(pin: str) -> bool:
 def _is_repeated_block(pin: str) -> bool:
     """1111, 1212, 123123, 12341234: a shorter block repeated."""
     return any(len(pin) % k == 0 and pin == pin[:k] * (len(pin) // k) for k in range(1, len(pin) // 2 + 1))
+
+
+def is_pin_shaped(pin: str) -> bool:
+    """Whether ``pin`` could be a PIN at all: ``PIN_MIN`` to ``PIN_MAX`` ASCII digits (``check_pin``
+    says why not, and refuses the easily guessed ones besides)."""
+    return pin.isascii() and pin.isdigit() and PIN_MIN <= len(pin) <= PIN_MAX
 
 
 def check_pin(pin: str, operator_id: str | None = None) -> None:

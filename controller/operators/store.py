@@ -60,27 +60,19 @@ from shoectl_config.parser import DocumentParser
 from shoectl_config.text import key_part, safe as _safe, typename as _typename
 
 __all__ = [
-    "DEFAULT_PATH",
-    "OPERATORS_FILE",
-    "FILE_MODE",
-    "Operator",
-    "Operators",
-    "OperatorsError",
-    "PinError",
-    "PinHash",
-    "PinHashError",
-    "add_operator",
-    "check_name",
-    "check_pin",
-    "hash_pin",
-    "is_operator_id",
-    "load_operators",
-    "parse_pin_hash",
-    "remove_operator",
-    "verify_pin",
+    "DEFAULT_PATH", "FILE_MODE", "OPERATORS_FILE", "Operator", "Operators", "OperatorsError", "PinError", "PinHash",
+    "PinHashError", "add_operator", "check_name", "check_pin", "hash_pin", "is_operator_id", "load_operators",
+    "operators_file_beside", "parse_pin_hash", "remove_operator", "verify_pin",
 ]
 OPERATORS_FILE = "operators.toml"  # its name beside a journal, where a table looks for it by default
 DEFAULT_PATH = f"var/{OPERATORS_FILE}"  # relative to the working directory
+
+
+def operators_file_beside(journal: str | os.PathLike[str]) -> Path:
+    """The operators file a table on ``journal`` reads unless ``--operators`` names another."""
+    return Path(journal).parent / OPERATORS_FILE
+
+
 FILE_MODE = 0o600
 MAX_FILE_BYTES = 1024 * 1024
 LOCK_TIMEOUT_S = 10.0

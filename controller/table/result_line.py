@@ -8,7 +8,7 @@ from typing import Any
 
 from controller.money import money_text
 
-__all__ = ["round_result_text", "settlement_text"]
+__all__ = ["round_result_text", "settlement_text", "wager_text"]
 
 
 def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> str:
@@ -23,10 +23,16 @@ def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> s
             f"  {bk} {' '.join(p['banker']['cards'])} ({p['banker']['total']}){arrow}{p['outcome']}")
 
 
+def wager_text(w: dict[str, Any]) -> str:
+    """``seat 4 player 65.00``: a wager's seat, kind and stake in major units (what a forged entry
+    lacks is said as ``None``, never a crash: the replay's wagers are checked for their sum only)."""
+    return f"seat {w.get('seat')} {w.get('kind')} {money_text(w['amount'])}"
+
+
 def settlement_text(kind: str, p: dict[str, Any]) -> str:
     """One line for a ``settlement`` or ``wager_returned`` record, money in major units: what the
     dealer pays (the win, a commission withheld said), collects, or gives back."""
-    wager = f"  seat {p['seat']} {p['kind']} {money_text(p['amount'])}"
+    wager = f"  {wager_text(p)}"
     if kind == "wager_returned":
         return f"{wager}: returned"
     if p["result"] == "win":
