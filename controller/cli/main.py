@@ -111,7 +111,7 @@ class _Parser(argparse.ArgumentParser):
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
         if isinstance(action, _StoreOnce):  # what _StoreOnce says of a value given twice
-            action.written = arg_strings[0] if len(arg_strings) == 1 else " ".join(arg_strings)
+            action.written = " ".join(arg_strings)
         return super()._get_values(action, arg_strings)
 
     def error(self, message: str) -> None:  # one line, exit 2 (argparse's own convention)

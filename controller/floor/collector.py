@@ -118,7 +118,6 @@ class Collector:
         self._connected = False
         self._ever_connected = False
         self._outage_logged = False
-        self._database_lost: float | None = None  # when the database outage in progress began
         self.stats = {**dict.fromkeys(_COUNTS, 0), "batches": 0}
         self.client = make_client(options, client_id=client_id, persistent=True)
         self.client.manual_ack_set(True)
@@ -247,6 +246,7 @@ class Collector:
         warnings every retry, and nothing when it ended)."""
         wait = DB_RETRY_S[0]
         one_by_one = False
+        lost: float | None = None  # when the database outage in progress began
         while not self._stop.is_set():
             try:
                 result = self._add_one_by_one(items, dropped) if one_by_one else self.store.add(items, dropped)
@@ -255,18 +255,16 @@ class Collector:
                     one_by_one = True  # retrying the same batch cannot help: find the entry it refuses
                     continue
                 why = self._reopen_store() or " ".join(str(exc).split())[:300]  # reopening says it in words
-                if self._database_lost is None:
-                    self._database_lost = time.monotonic()
+                if lost is None:
+                    lost = time.monotonic()
                     _log.warning("the database is unavailable; the entries wait on the broker, retrying", reason=why)
                 else:
                     _log.info("the database is still unavailable; retrying", reason=why, retry_in_s=wait)
                 self._stop.wait(wait)
                 wait = min(wait * 2, DB_RETRY_S[1])
                 continue
-            if self._database_lost is not None:
-                _log.warning("the database is back; storing again",
-                             unavailable_s=round(time.monotonic() - self._database_lost, 1))
-                self._database_lost = None
+            if lost is not None:
+                _log.warning("the database is back; storing again", unavailable_s=round(time.monotonic() - lost, 1))
             return result
         return None
 
