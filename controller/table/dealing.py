@@ -230,18 +230,14 @@ def begin_squeeze(t: TableCore, hand: str) -> None:
     r = t.round
     if hand not in r.holders:
         holder = r.highest_wager_seat(WagerKind(hand), list(t.sub.seats))
-        if holder in r.relinquished:
-            # 629a.8(d): a player who gave up "the right to turn over the cards" (the Player's
-            # Hand's) has given it up "for the remainder of that round of play": the Banker's Hand
-            # passes to the right of that player, as a relinquished hand does.
-            holder = r.next_holder(holder, list(t.sub.seats), t.occupied, hand)
-        else:
+        if holder not in r.relinquished:
             r.entitled[hand] = holder
         r.holders[hand] = holder
-    elif r.holders[hand] in r.relinquished:
-        # A third card (629a.8(c)(4)-(5)) whose hand's player has given up the right since, "for
-        # the remainder of that round of play" (629a.8(d)): it goes on to the right, as the hand
-        # would (an examiner's review: it was handed to that player again).
+    if r.holders[hand] in r.relinquished:
+        # 629a.8(d): a player who gave up "the right to turn over the cards" has given it up "for the
+        # remainder of that round of play": the hand (the Banker's, after the Player's was given up)
+        # and a third card (629a.8(c)(4)-(5)) pass to the right of that player, as a relinquished
+        # hand does (an examiner's review: a third card was handed to that player again).
         r.holders[hand] = r.next_holder(r.holders[hand], list(t.sub.seats), t.occupied, hand)
     r.squeeze_phase = hand
     holder = r.holders[hand]
@@ -287,7 +283,7 @@ def reveal(t: TableCore, by: str) -> None:
     r.squeeze_phase = None
     payload: dict[str, Any] = {"hand": hand, "by": by}
     if t.sub.game is not Game.TWENTYONE:  # 629a.8(c)(1)-(2): the dealer "announce[s] the Point Count" of the hand
-        payload["point_count"] = point_count(c for c, target, _ in r.cards if target is Target(hand))
+        payload["point_count"] = point_count(r.engine.hand(Target(hand)))
     t.record(kinds.REVEALED, payload)
     if hand == "player" and len(r.cards) == 4:
         begin_squeeze(t, "banker")  # 629a.8(c)(2): then the Banker's Hand

@@ -226,7 +226,7 @@ SENDERS = {m.CardRead: "shoe", m.CoverCard: "shoe", m.ShoeLoaded: "shoe", m.Shoe
 def device_event(t: TableCore, device_role: str, ev: Any) -> None:
     kind = type(ev)
     sender = SENDERS.get(kind)
-    if sender is not None and device_role != ("shoe" if sender == "shuffler" and t.shuffler_in_shoe else sender):
+    if sender is not None and device_role != t.device_for(sender):
         raise Refused(f"a {m.wire_name(ev)} from the {device_role}: only the {sender} sends it")
     handler = EVENT_HANDLERS.get(kind)
     if handler is not None:
