@@ -41,7 +41,8 @@ from controller.journal.vocabulary import current_payload
 from controller.table.core import TableCore
 from controller.table.io import TableRecord, jsonable
 from controller.table.journaling import BUILT_IN_DEVICES, INPUT_KINDS, input_from
-from controller.table.recovery import JournalInputs, replay, rules_of_record
+from controller.table.errors import Refused
+from controller.table.recovery import JournalInputs, replay, rules_asked_for, rules_of_record
 
 __all__ = ["BUILT_IN_DEVICES", "Difference", "Redecision", "redecide"]
 
@@ -230,10 +231,14 @@ class _Redecider:
         if self.inputs_since_start:
             self.differ(e.seq, "a submission record that no command made, after the table's inputs since it started: "
                                "the table writes one only as it starts", journaled=_journaled(e))
-        elif self.core is not None and sub != self.core.sub and self.core.state != "closed":
-            self.differ(e.seq, f"other rules put in force at a start while the table is {self.core.state}: a table "
-                               "takes other rules only closed", journaled=_journaled(e))
         else:
+            if self.core is not None:
+                try:
+                    rules_asked_for(self.core, sub)
+                except Refused:
+                    self.differ(e.seq, f"other rules put in force at a start while the table is {self.core.state}: a "
+                                       "table takes other rules only closed", journaled=_journaled(e))
+                    return
             self.rules_in_force(e.payload, sub)
 
     def rules_in_force(self, payload: dict[str, Any], sub: Any) -> None:
