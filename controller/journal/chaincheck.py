@@ -92,17 +92,17 @@ class ChainCheck:
         held = self.anchors.get(seq, ())
         for anchored, where in held:
             if anchored != row[12]:
-                return self.anchor_failure(seq, f"entry {seq}: hash {row[12]} differs from the anchor {anchored} ({where})",
-                                           self.anchored)
+                return self.anchor_failure(seq, f"entry {seq}: hash {row[12]} differs from the anchor {anchored} ({where})")
         self.last_seq, self.last_hash = seq, row[12]
         self.good += 1
         if held:
             self.anchored = (seq, row[12], self.good)
         return True
 
-    def anchor_failure(self, seq: int, said: str, anchored: tuple[int, str, int] | None) -> bool:
+    def anchor_failure(self, seq: int, said: str) -> bool:
         """Entry ``seq`` differs from its anchor (``said``): the verdict goes back to ``anchored``, the
         last entry an anchor proved (None: unknown here, ``anchor_said`` keeps ``said``); False."""
+        anchored = self.anchored
         if anchored is None:
             self.anchor_said = said
             return self.fail(seq, said)

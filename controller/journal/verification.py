@@ -272,9 +272,9 @@ class CheckedRead:
             if check.ok or every_row:
                 yield from self.row_batches(after=k)
             return
-        if found.anchor_said is not None and found.first_bad_seq is not None:
+        if found.anchor_said is not None:
             # An anchor of the later half differed before any held there: back to this half's last.
-            check.anchor_failure(found.first_bad_seq, found.anchor_said, check.anchored)
+            check.anchor_failure(found.first_bad_seq, found.anchor_said)
         else:
             check.good += found.good
             check.last_seq, check.last_hash = found.last_seq, found.last_hash
