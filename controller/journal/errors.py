@@ -97,6 +97,15 @@ class JournalContentError(_AtAnEntry, ValueError):
     wrong with it, and its kind) are given where it is known."""
 
 
+def text_field(p: Any, key: str) -> str:
+    """A payload's text field as journaled; ``TypeError`` naming it for anything else (``malformed_entry``
+    turns it into the entry's refusal)."""
+    value = p[key]
+    if not isinstance(value, str):
+        raise TypeError(key)
+    return value
+
+
 def malformed_entry(entry: Any, exc: BaseException) -> JournalContentError:
     """The ``JournalContentError`` for ``entry``, whose payload made a reader raise ``exc``."""
     seq = getattr(entry, "seq", None)

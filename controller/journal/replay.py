@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from controller.journal import kinds
-from controller.journal.errors import JournalContentError, malformed_entry
+from controller.journal.errors import JournalContentError, malformed_entry, text_field
 
 
 OUTCOMES = ("player", "banker", "tie")  # a round_result's outcome (docs/journal.md)
@@ -72,17 +72,10 @@ def _event(e: Any, actor: str | None) -> dict[str, Any] | None:
     ``input.operator`` entry, when the entries read hold the inputs)."""
     if e.kind not in EVENT_KINDS:
         return None
-    if e.kind == kinds.OPERATOR and _text(e.payload, "command") in ROUTINE_COMMANDS:
+    if e.kind == kinds.OPERATOR and text_field(e.payload, "command") in ROUTINE_COMMANDS:
         return None
     return {"seq": e.seq, "kind": e.kind, "operator": e.operator or e.payload.get("operator") or actor,
             "payload": dict(e.payload)}
-
-
-def _text(p: Any, key: str) -> str:
-    value = p[key]
-    if not isinstance(value, str):
-        raise TypeError(key)
-    return value
 
 
 def _whole(p: Any, key: str) -> int:
@@ -101,7 +94,7 @@ def _hand(p: Any, key: str) -> dict[str, Any]:
 
 
 def _outcome(p: Any) -> str:
-    outcome = _text(p, "outcome")
+    outcome = text_field(p, "outcome")
     if outcome not in OUTCOMES:
         raise TypeError("outcome")
     return outcome
@@ -122,14 +115,14 @@ def _placed(dealt: list[dict[str, Any]], read: list[dict[str, Any]]) -> list[dic
 
 
 def _wager(p: Any) -> dict[str, Any]:
-    """A wager (a ``wager`` record, one of a ``round_start``'s, a settlement's): its sum a whole
-    number, a copy."""
+    """A wager (a ``wager`` record, one of a ``round_start``'s, a settlement's), its sum checked to be a
+    whole number (each use copies what it keeps)."""
     _whole(p, "amount")
-    return dict(p)
+    return p
 
 
 def _dealt(p: Any) -> list[dict[str, str]]:
-    return [{"card": _text(d, "card"), "to": _text(d, "to")} for d in p["dealt"]]
+    return [{"card": text_field(d, "card"), "to": text_field(d, "to")} for d in p["dealt"]]
 
 
 # What a reading of one shoe needs besides that shoe's own records and those of no shoe: who gave
@@ -179,10 +172,10 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 r = rounds.pop(key)
                 if want(*key):
                     yield {**r, "unfinished": True}
-        doc = shoes.pop(sid, None)
+        doc, on_layout = shoes.pop(sid, None), layout.pop(sid, [])
         if doc is not None and want(sid) and round is None:
             if open_rounds:
-                doc["layout"] = layout.get(sid, [])
+                doc["layout"] = on_layout
             yield doc
 
     # Held (a reading of a journal written, and of one round by default), a round decided waits
@@ -234,7 +227,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             elif k == kinds.COVER:
                 doc["cover_from_bottom"] = p["from_bottom"]
             elif k == kinds.BURN:
-                doc["burned"].append(_text(p, "card"))
+                doc["burned"].append(text_field(p, "card"))
             elif k == kinds.SHOE_LOADED:
                 doc["loaded"] = p["cards"]
             elif k == kinds.COVER_CARD:
@@ -264,7 +257,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 position = p.get("position")
                 if position is not None:
                     _whole(p, "position")
-                rounds[(sid, rno)]["cards"].append({"card": _text(p, "card"), "to": _text(p, "to"), "position": position})
+                rounds[(sid, rno)]["cards"].append({"card": text_field(p, "card"), "to": text_field(p, "to"), "position": position})
             elif k == kinds.SETTLEMENT and (sid, rno) in rounds:
                 _whole(p, "net")
                 _wager(p)

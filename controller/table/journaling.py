@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from controller.journal import kinds
-from controller.journal.errors import JournalContentError, malformed_entry
+from controller.journal.errors import JournalContentError, malformed_entry, text_field
 from controller.journal.store import Record as JournalRecord
 from controller.journal.vocabulary import current_payload
 from controller.table.io import (
@@ -152,27 +152,19 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | Comma
             args = p["args"]
             if not isinstance(args, dict):
                 raise TypeError("args")
-            return OperatorInput(_text(p, "command"), dict(args), entry.operator or "?", Role.parse(p["operator_role"]))
+            return OperatorInput(text_field(p, "command"), dict(args), entry.operator or "?", Role.parse(p["operator_role"]))
         role = p["device_role"]
         if role not in DEVICE_ROLES:  # a forged or damaged entry: no device plays another role
             raise TypeError("device_role")
         if entry.kind == kinds.INPUT_DEVICE:
             return DeviceInput(role, _event_class(entry, p["event"])(**p["fields"], counter=entry.device_counter or 0))
         if entry.kind == kinds.INPUT_COMMAND_FAILED:
-            return CommandFailed(role, _text(p, "command"), _text(p, "reason"), bool(p["refused"]), p.get("code"),
+            return CommandFailed(role, text_field(p, "command"), text_field(p, "reason"), bool(p["refused"]), p.get("code"),
                                  p.get("resent") is True, _text_or_none(p.get("prompt")))
         return DeviceStatus(role, bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"),
                             p.get("stalled") is True, p.get("stall_ended") is True)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError
         raise malformed_entry(entry, exc) from None
-
-
-def _text(p: dict[str, Any], key: str) -> str:
-    """A text field as journaled; TypeError naming it (a malformed entry) for anything else."""
-    value = p[key]
-    if not isinstance(value, str):
-        raise TypeError(key)
-    return value
 
 
 def _text_or_none(value: Any) -> str | None:
