@@ -17,6 +17,16 @@ from controller.journal.schema import Layout, inspect_meta, layout_of
 _PAGE = 1000
 
 
+def hash_at(conn: sqlite3.Connection, path: Path, seq: int) -> str | None:
+    """The hash of entry ``seq`` of the journal at ``path`` open on ``conn`` (None when it has none),
+    its payload not read: a reader's and a live tail's alike."""
+    try:
+        row = conn.execute("SELECT hash FROM entries WHERE seq = ?", (seq,)).fetchone()
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "read the journal") from None
+    return None if row is None else row[0]
+
+
 class _ReadApi:
     """Queries shared by the writer (``Journal``) and ``JournalReader``."""
 
@@ -46,8 +56,7 @@ class _ReadApi:
 
     def hash_at(self, seq: int) -> str | None:
         """The hash of the journal's entry ``seq`` (None when it has none), its payload not read."""
-        rows = self._query("SELECT hash FROM entries WHERE seq = ?", (seq,))
-        return rows[0][0] if rows else None
+        return hash_at(self._conn, self.path, seq)
 
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         try:

@@ -37,7 +37,7 @@ from controller.journal.chaincheck import ChainCheck
 from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, translate
 from controller.journal.entry import Entry, row_to_entry
 from controller.journal.errors import JournalError, JournalIntegrityError
-from controller.journal.reader import open_with_meta
+from controller.journal.reader import hash_at, open_with_meta
 from controller.journal.schema import Layout, layout_of
 
 _SEEK_PAGE = 2000
@@ -96,11 +96,7 @@ class JournalTail:
 
     def hash_at(self, seq: int) -> str | None:
         """The hash of the journal's entry ``seq`` now, read or not (None when it has none)."""
-        try:
-            row = self._conn.execute("SELECT hash FROM entries WHERE seq = ?", (seq,)).fetchone()
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path, "read the journal") from None
-        return None if row is None else row[0]
+        return hash_at(self._conn, self.path, seq)
 
     def poll(self, limit: int = 1000) -> list[Entry]:
         """Up to ``limit`` entries after the last one returned, checked (see the module
