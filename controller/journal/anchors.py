@@ -29,14 +29,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from controller.fsutil import fsync_dir
-from controller.journal.chain import ALGORITHMS, Hasher, canonical_json, key_id_shown
+from controller.journal.chain import ALGORITHMS, Hasher, canonical_json, is_hex, key_id_shown
 from controller.journal.errors import JournalError
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 FORMAT = "shoectl-journal-anchor/1"
 _DOMAIN = b"shoectl-journal anchor\x00"  # never the start of an entry's hash input (64 hex digits)
 _SIGNED = ("table_id", "journal_created", "seq", "hash", "algorithm", "key_id", "ts")
-_HEX = frozenset("0123456789abcdef")
 _MAX_TEXT = 200
 MAX_FILE_BYTES = 64 * 1024 * 1024  # an anchor a shoe is ~300 bytes: decades of them
 
@@ -84,7 +83,7 @@ class Anchor:
         seq = obj["seq"]
         if type(seq) is not int or not 0 <= seq < 2**63:
             raise ValueError("not an anchor (seq is not a whole number)")
-        if not _is_hex(obj["hash"], 64) or not (obj["mac"] is None or _is_hex(obj["mac"], 64)):
+        if not is_hex(obj["hash"], 64) or not (obj["mac"] is None or is_hex(obj["mac"], 64)):
             raise ValueError("not an anchor (a hash is not 64 lowercase hex digits)")
         if obj["algorithm"] not in ALGORITHMS:
             raise ValueError("not an anchor (unknown hash algorithm)")
@@ -92,7 +91,7 @@ class Anchor:
             value = obj[name]
             if not isinstance(value, str) or not value or len(value) > _MAX_TEXT or not value.isprintable():
                 raise ValueError(f"not an anchor ({name} is not a line of text)")
-        if not (obj["key_id"] is None or _is_hex(obj["key_id"], 16)):
+        if not (obj["key_id"] is None or is_hex(obj["key_id"], 16)):
             raise ValueError("not an anchor (key_id is not 16 hex digits)")
         return cls(**{name: obj[name] for name in (*_SIGNED, "mac")})
 
@@ -106,10 +105,6 @@ class Anchor:
             now = str(meta.get("hash_algorithm")) + key_id_shown(meta.get("key_id"))
             return f"it says the journal's chain is {was}, the journal says {now}: re-chained and relabelled?"
         return None
-
-
-def _is_hex(value: Any, length: int) -> bool:
-    return isinstance(value, str) and len(value) == length and set(value) <= _HEX
 
 
 class AnchorWitness(Protocol):

@@ -29,6 +29,12 @@ from controller.journal.errors import JournalError, PayloadError
 from shoectl_config.files import NotARegularFile, permission_hint, require_regular_file
 
 GENESIS_HASH = "0" * 64
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_hex(value: Any, length: int) -> bool:
+    """Whether ``value`` is text of ``length`` lower-case hex digits (a hash, a MAC, a key id)."""
+    return isinstance(value, str) and len(value) == length and set(value) <= _HEX
 SHA256 = "sha256"
 HMAC_SHA256 = "hmac-sha256"
 ALGORITHMS = (SHA256, HMAC_SHA256)

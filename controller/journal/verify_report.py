@@ -7,11 +7,10 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from controller.journal.chain import GENESIS_HASH
+from controller.journal.chain import GENESIS_HASH, is_hex
 from controller.journal.errors import JournalDamagedError
 from shoectl_config.text import safe
 
-_HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ class VerifyReport:
 
 
 def is_hash(text: str) -> bool:
-    return isinstance(text, str) and len(text) == 64 and set(text) <= _HEX
+    return is_hex(text, 64)
 
 
 def verdict_line(path: str | os.PathLike[str], r: VerifyReport) -> str:
