@@ -111,19 +111,34 @@ def orphaned_wal(journal_path: str | os.PathLike[str]) -> str | None:
             f"{Path(journal_path).name}* together), or move it away, before a new journal starts here")
 
 
+_MAX_COPIES_A_SECOND = 1000
+
+
 def keep_ignored_wal(journal_path: str | os.PathLike[str]) -> Path | None:
     """For a writer about to open the journal (SQLite will overwrite what it ignores) despite a
     ``wal_problem`` that loses no committed transaction: copy the ``-wal`` file to
-    ``<journal>-wal.ignored-<UTC time>`` first. Returns the copy, or None if it could not be made."""
+    ``<journal>-wal.ignored-<UTC time>`` first (``-2``, ``-3``, ... after it when a copy of that
+    second is there already: never over an earlier copy). Returns the copy, or None if it could
+    not be made."""
     wal = wal_path(journal_path)
-    copy = wal.with_name(f"{wal.name}.ignored-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    stem = f"{wal.name}.ignored-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
     try:
         if not stat.S_ISREG(os.stat(wal).st_mode):
             return None
-        shutil.copyfile(wal, copy)
+        with open(wal, "rb") as source:
+            for n in range(1, _MAX_COPIES_A_SECOND + 1):
+                copy = wal.with_name(stem if n == 1 else f"{stem}-{n}")
+                try:
+                    # Two opens in one second, or a clock stepped back onto a second already used,
+                    # would otherwise overwrite evidence kept before (a review of clocks).
+                    with open(copy, "xb") as target:
+                        shutil.copyfileobj(source, target)
+                    return copy
+                except FileExistsError:
+                    continue
     except OSError:
         return None
-    return copy
+    return None
 
 
 def _only_zeros(start: bytes, fh) -> bool:  # noqa: ANN001 - a binary file

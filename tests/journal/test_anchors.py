@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,21 @@ def test_the_writer_keeps_a_wal_file_that_sqlite_ignores(journal_path: Path) -> 
     assert event["log_level"] == "warning" and event["kept_as"] == str(copies[0])
     assert "not a WAL file (9000 bytes)" in event["problem"]
 
+
+
+def test_two_ignored_wal_files_in_one_second_are_both_kept(journal_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two opens in the same second (or a clock stepped back onto a second already used) each
+    keep their own copy: the second never overwrites the first's evidence."""
+    anchored(journal_path)
+    frozen = time.gmtime(1_800_000_000)
+    monkeypatch.setattr(time, "gmtime", lambda *_: frozen)  # every copy is named in one second
+    wal = Path(f"{journal_path}-wal")
+    for text in (b"FIRST" * 40, b"SECOND" * 40, b"THIRD" * 40):
+        wal.write_bytes(text)
+        Journal.open(journal_path, table_id="T1").close()
+    stem = f"{wal.name}.ignored-20270115T080000Z"
+    assert {p.name: p.read_bytes() for p in journal_path.parent.glob(f"{wal.name}.ignored-*")} == {
+        stem: b"FIRST" * 40, f"{stem}-2": b"SECOND" * 40, f"{stem}-3": b"THIRD" * 40}
 
 @pytest.mark.parametrize("line", [
     '{"seq": ' + "9" * 5000 + "}",
