@@ -147,12 +147,38 @@ def _events_text(d: dict) -> str:
             what = f"{_value(p.pop('command', '?'))} " + " ".join(f"{k}={_value(v, k)}" for k, v in (p.pop("args", None) or {}).items())
             for said_elsewhere in ("operator", "operator_role", "state"):
                 p.pop(said_elsewhere, None)
+        elif ev["kind"] == "clock_step":
+            what, p = _clock_step_text(p), {}
         else:
             what = ev["kind"].replace("_", " ")
         rest = ", ".join(f"{_key(k)} {_value(v, k)}" for k, v in p.items())
         who = f" by {ev['operator']}" if ev.get("operator") else ""
         lines.append(safe(f"      entry {ev['seq']}{who}: {what.strip()}" + (f" ({rest})" if rest else "")) + "\n")
     return "".join(lines)
+
+
+def _clock_step_text(p: dict) -> str:
+    """A ``clock_step`` in words: which way and how far the table's clock stepped, and what the times
+    after it mean (the entries keep the clock's times; matching them to footage needs the step)."""
+    step = p.get("step_ms")
+    if not isinstance(step, int) or isinstance(step, bool):
+        return f"clock step ({_value(step)})"
+    way = "back" if step < 0 else "forward"
+    if p.get("basis") == "last_entry":
+        return (f"the table's clock is {_duration(-step)} behind the journal's last entry ({_when(p.get('expected'))}) "
+                "at this start: the times from here on are at least that far back")
+    return (f"the table's clock stepped {way} {_duration(abs(step))} (it should have said {_when(p.get('expected'))}): "
+            "the times from here on are the stepped clock's")
+
+
+def _duration(ms: int) -> str:
+    seconds, ms = divmod(ms, 1000)
+    days, seconds = divmod(seconds, 86_400)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    parts = [f"{days} d", f"{hours} h", f"{minutes} min", f"{seconds}.{ms // 100} s"]
+    first = next((i for i, n in enumerate((days, hours, minutes)) if n), 3)
+    return " ".join(parts[first:])  # from the largest unit given: "1 h 0 min 0.0 s"
 
 
 # Where a card went, as a round's line says it: a Bonus-only card (681a.7(f)(2): it counts for

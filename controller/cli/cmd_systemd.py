@@ -42,6 +42,10 @@ _UNIT = """\
 # Installing and running it: docs/deployment.md.
 [Unit]
 Description=shoectl baccarat table controller (shuffler and card-reading shoe)
+# The journal stamps every entry with the wall clock: start once it is set (NTP), so that a table
+# computer without a battery-backed clock does not deal in 1970 (docs/deployment.md, "The clock").
+Wants=time-sync.target
+After=time-sync.target
 
 [Service]
 Type=notify
@@ -132,11 +136,23 @@ def exec_path(path: str) -> str:
     if not path.startswith("/") or any(c.isspace() or c in "\"'$\\" or not c.isprintable() for c in path):
         raise UsageError(f"--executable {quoted(path)}: give an absolute path without spaces, quotes, $ or "
                          "backslashes (e.g. the output of: command -v shoectl)")
+    if path.startswith(_HIDDEN_FROM_THE_SERVICE):
+        raise UsageError(f"--executable {quoted(path)}: the service cannot see it (the unit's ProtectHome=yes hides "
+                         "/home, /root and /run/user, its PrivateTmp=yes /tmp and /var/tmp): install shoectl "
+                         "elsewhere, e.g. into /opt/shoectl (docs/deployment.md)")
     return path.replace("%", "%%")
+
+
+# Where the unit's sandbox (ProtectHome=yes, PrivateTmp=yes) hides a program from the service.
+_HIDDEN_FROM_THE_SERVICE = ("/home/", "/root/", "/run/user/", "/tmp/", "/var/tmp/")
 
 
 def run(args: argparse.Namespace) -> int:
     text = unit_text(exec_path(args.executable))
+    if not os.access(args.executable, os.X_OK):  # made on one computer for another, maybe: a warning
+        print(f"{args.prog}: warning: {quoted(args.executable)} is not a program on this computer: the unit names "
+              "the shoectl program the table computer runs (--executable; e.g. the output of: command -v shoectl)",
+              file=sys.stderr)
     if not args.output:
         sys.stdout.write(text)
         return 0

@@ -93,6 +93,7 @@ FAULT_CLEARED = "fault_cleared"
 EVENTS_GIVEN_UP = "events_given_up"
 RESUMED = "resumed"
 CONTROLLER_STARTED = "controller_started"
+CLOCK_STEP = "clock_step"
 
 # -- surveillance: the live edge monitor (controller.table.edge_monitor, docs/edge-monitor.md) ----------
 EDGE = "edge"
@@ -214,6 +215,11 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          "it replayed (more than 0: a restart) and the state it goes on from; capabilities: what its devices are "
          "(automatic_shoe, approval, shuffler, shuffler_keeps_one_batch, shuffler_in_shoe), by which the table "
          "decides", ("version", "replayed", "state"), ("capabilities",)),
+    Kind(CLOCK_STEP, "the wall clock that stamps every entry stepped (controller.journal.clockwatch), found by the "
+         "journal's writer before the entry after this one: step_ms (negative: back) from expected, the time it "
+         "should have given; basis steady_clock: measured against the steady clock since the previous transaction; "
+         "last_entry: at a writer's start, the clock is behind the last entry's time (at least that far back)",
+         ("step_ms", "expected", "basis")),
 
     Kind(EDGE, "after a round, every wager the Rules Submission (its source) offers, valued exactly on the cards "
          "left in the shoe (those below the cover card included: unseen); wagers: kind -> ev, the expected value "

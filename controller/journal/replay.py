@@ -55,6 +55,8 @@ EVENT_KINDS = frozenset({
     kinds.CARD_DEFERRED, kinds.HELD_CARD_USED, kinds.CARD_ENTERED, kinds.DISCARD, kinds.IRREGULARITY,
     kinds.RELINQUISHED, kinds.WAGER_RETURNED, kinds.DEALER, kinds.DEVICE_REPLACED, kinds.FAULT,
     kinds.FAULT_CLEARED, kinds.EVENTS_GIVEN_UP, kinds.RESUMED, kinds.CONTROLLER_STARTED,
+    # the times of the entries after it are a stepped clock's: matching them to footage needs it
+    kinds.CLOCK_STEP,
     # who was handed the cards and who turned them over (629a.8(c)), what House Money added to a
     # wager (629a.8(c)(3)): a round's settlements cannot be read without them
     kinds.SQUEEZE, kinds.REVEALED, kinds.HOUSE_MONEY_ADDED,
@@ -74,6 +76,8 @@ def _event(e: Any, actor: str | None) -> dict[str, Any] | None:
         return None
     if e.kind == kinds.OPERATOR and text_field(e.payload, "command") in ROUTINE_COMMANDS:
         return None
+    if e.kind == kinds.CLOCK_STEP:
+        actor = None  # the clock's doing, found by the journal's writer: no operator's
     return {"seq": e.seq, "kind": e.kind, "operator": e.operator or e.payload.get("operator") or actor,
             "payload": dict(e.payload)}
 

@@ -25,7 +25,8 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,11 @@ from controller.journal.anchors import Anchor
 from controller.journal.checkpoints import (
     HARD_FRAMES, SQLITE_AUTOCHECKPOINT, WAL_SIZE_LIMIT, Checkpointer, preallocate_wal,
 )
+from controller.journal.clockwatch import ClockStep, ClockWatch
 from controller.journal.chain import GENESIS_HASH, Hasher, canonical_json, entry_body_bytes
 from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, require_journal_file, translate
 from controller.journal.entry import Clock, Entry, Record, PreparedEntry, check_str, format_ts, parse_ts, prepare, utc_now
+from controller.journal import kinds
 from controller.journal.errors import DeviceEventConflict, JournalBusyError, JournalError, PayloadError
 from controller.journal.reader import JournalReader, _ReadApi
 from controller.journal.opening import open_writer
@@ -55,6 +58,12 @@ _INSERT = ("INSERT INTO entries (seq, ts, kind, table_id, shoe_id, round_no, dev
            "device_counter, operator, payload, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
+def _log_step(step: ClockStep, seq: int) -> None:
+    """A person should set the clock right (and may have to tell surveillance): a warning."""
+    log.warning("the wall clock stepped; journaled as clock_step", entry=seq, step_ms=step.step_ms,
+                expected=step.expected, basis=step.basis)
+
+
 @dataclass
 class _Tail:
     seq: int = 0
@@ -69,8 +78,10 @@ class Journal(_ReadApi):
     """
 
     def __init__(self, conn: sqlite3.Connection, path: Path, meta: dict[str, str], hasher: Hasher,
-                 clock: Clock, lock_fd: int) -> None:
+                 clock: Clock, lock_fd: int, watch: ClockWatch | None = None) -> None:
         self._conn = conn
+        self._watch = watch
+        self._first_seq = 0  # the seq the last transaction began at
         self.path = path
         self.meta = meta
         self.layout = layout_of(meta)
@@ -87,12 +98,14 @@ class Journal(_ReadApi):
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, table_id: str, hmac_key: bytes | None = None,
              clock: Clock | None = None, create: bool = True,
-             busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Journal:
+             busy_timeout: float = DEFAULT_BUSY_TIMEOUT, steady: Callable[[], float] | None = None) -> Journal:
         """Open (or with ``create``, create) the journal at ``path`` for writing.
 
         ``table_id`` must match the journal's; ``hmac_key`` (bytes, see ``load_hmac_key``) must be
         given exactly when the journal was created with one, and be that key. ``clock`` returns
-        an aware datetime (default: now, UTC). Refuses (JournalError) if WAL or synchronous=FULL
+        an aware datetime (default: now, UTC); the writer watches it against ``steady`` (default,
+        with the default clock: ``time.monotonic``) and journals its steps
+        (``controller.journal.clockwatch``). Refuses (JournalError) if WAL or synchronous=FULL
         cannot be set, another process has the journal open for writing, or the journal is of an
         earlier schema version (it is read, not continued: ``controller.journal.migrate``).
         """
@@ -114,8 +127,12 @@ class Journal(_ReadApi):
         conn, meta, lock_fd = open_writer(p, table_id=table_id, hasher=hasher, clock=clock or utc_now,
                                           create=create, busy_timeout=busy_timeout)
         try:
-            journal = cls(conn, p, meta, hasher, clock or utc_now, lock_fd)
+            watch = ClockWatch(steady or time.monotonic) if clock is None or steady is not None else None
+            journal = cls(conn, p, meta, hasher, clock or utc_now, lock_fd, watch)
             journal._load_tail()
+            if watch is not None and not watch.opened(journal._stored_last_ts(), now := journal._clock()):
+                log.warning("the wall clock was never set: every entry's time is wrong until it is (NTP); "
+                            "its step then is journaled as clock_step", clock=format_ts(now))
         except BaseException:
             conn.close()
             os.close(lock_fd)
@@ -174,12 +191,23 @@ class Journal(_ReadApi):
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute(f"PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT}").fetchall()
         committed = self._tail  # the tail as this writer left it (_abort forgets it)
+        wall = self._clock()  # one reading stamps the whole transaction, so that a step cannot fall inside it
+        step = self._watch.check(wall) if self._watch is not None else None
+        if step is not None:
+            # in the shoe and round of the entry it comes before, so that a replay shows it there
+            records = [prepare(kinds.CLOCK_STEP, step.payload(), shoe=records[0].shoe, round=records[0].round), *records]
         try:
-            return self._transaction(records, committed, look_up=False, results=results)
+            out = self._transaction(records, committed, format_ts(wall), look_up=False, results=results)
         except sqlite3.IntegrityError:
-            return self._transaction(records, committed, look_up=True, results=results)
+            out = self._transaction(records, committed, format_ts(wall), look_up=True, results=results)
+        if self._watch is not None:
+            self._watch.committed()
+        if step is not None:
+            _log_step(step, self._first_seq)  # the clock_step's own
+            return out[1:]
+        return out
 
-    def _transaction(self, records: list[PreparedEntry], committed: _Tail, *, look_up: bool,
+    def _transaction(self, records: list[PreparedEntry], committed: _Tail, ts: str, *, look_up: bool,
                      results: bool) -> list[Entry | None]:
         conn = self._conn
         try:
@@ -188,10 +216,11 @@ class Journal(_ReadApi):
             raise translate(exc, self.path, "append") from None
         try:
             seq, prev = self._tail_in_transaction(committed, read=look_up)
+            self._first_seq = seq + 1
             out: list[Entry | None] = []
             rows: list[tuple[Any, ...]] = []
             batch_events: dict[tuple[str, int, int], Entry] = {}
-            table_id, digest_of, clock = self.table_id, self._hasher.digest, self._clock
+            table_id, digest_of = self.table_id, self._hasher.digest
             for rec in records:
                 if look_up and rec.counter is not None:
                     key = (rec.device_serial, rec.epoch, rec.counter)
@@ -201,7 +230,6 @@ class Journal(_ReadApi):
                         out.append(None)
                         continue
                 seq += 1
-                ts = format_ts(clock())
                 body = entry_body_bytes(seq, ts, rec.kind, table_id, rec.shoe, rec.round, rec.device_serial,
                                         rec.epoch, rec.counter, rec.operator, rec.payload_bytes)
                 digest = digest_of(prev, body)
@@ -258,6 +286,10 @@ class Journal(_ReadApi):
             self._tail = _Tail(*self._stored_tail(), True)
         except sqlite3.Error as exc:
             raise translate(exc, self.path, "open the journal") from None
+
+    def _stored_last_ts(self) -> str | None:
+        row = self._conn.execute("SELECT ts FROM entries ORDER BY seq DESC LIMIT 1").fetchone()
+        return row[0] if row else None
 
     def _stored_tail(self) -> tuple[int, str]:
         """``(seq, hash)`` of the last stored entry; ``(0, GENESIS_HASH)`` in an empty journal."""

@@ -49,7 +49,8 @@ __all__ = ["BUILT_IN_DEVICES", "Difference", "Redecision", "redecide"]
 # Records written by the running table outside its core (see the module docstring).
 NOT_DECIDED = frozenset({kinds.CONTROLLER_STARTED, kinds.SUBMISSION, kinds.EDGE, kinds.EDGE_ALERT,
                          kinds.CONNECTION_REFUSED, kinds.BAD_REQUEST, kinds.AUTH_REFUSED, kinds.REFUSALS_SUMMARY,
-                         kinds.EVENTS_GIVEN_UP})  # the last: journaled by a device's sender once it gave them up
+                         kinds.EVENTS_GIVEN_UP,  # journaled by a device's sender once it gave them up
+                         kinds.CLOCK_STEP})  # journaled by the journal's writer (controller.journal.clockwatch)
 
 
 @dataclass(frozen=True)

@@ -183,7 +183,8 @@ def test_status_line_says_what_the_table_does() -> None:
 
 def test_packaging_unit_is_the_generated_one(capsys) -> None:
     code, out, err = run(capsys, "systemd-unit")
-    assert (code, err) == (0, "")
+    # (where /opt/shoectl/bin/shoectl is not installed, a warning says so: the next test)
+    assert code == 0 and err in ("", _NOT_HERE)
     assert out == (ROOT / "packaging" / "shoectl.service").read_text(encoding="utf-8"), (
         "packaging/shoectl.service is stale: run `shoectl systemd-unit -o packaging/shoectl.service`")
 
@@ -230,6 +231,36 @@ def test_the_unit_gives_the_control_socket_to_the_operators_group_not_the_device
     assert s["RuntimeDirectoryMode"] == ["0755"]  # the socket's own 0660 guards it; 0750 kept other groups out
     # the group not made yet (a review of this session's diff): systemd's status 216, not restarted every 5 s
     assert "216" in s["RestartPreventExitStatus"][0].split()
+
+
+_NOT_HERE = ("shoectl systemd-unit: warning: '/opt/shoectl/bin/shoectl' is not a program on this computer: the unit "
+             "names the shoectl program the table computer runs (--executable; e.g. the output of: command -v "
+             "shoectl)\n")
+
+
+def test_a_unit_naming_a_program_this_computer_lacks_is_made_with_a_warning(tmp_path: Path, capsys) -> None:
+    """A unit for another computer may be made here; one for this computer that names nothing
+    would fail to start (a packaging review: systemd-analyze failed on it, and nothing said why)."""
+    elsewhere = tmp_path / "not-installed" / "bin" / "shoectl"
+    code, out, err = run(capsys, "systemd-unit", "--executable", str(elsewhere))
+    assert code == 0 and f"ExecStart={elsewhere} run " in out
+    assert err == _NOT_HERE.replace("/opt/shoectl/bin/shoectl", str(elsewhere))
+
+
+@pytest.mark.parametrize("hidden", ["/home/alice/venv/bin/shoectl", "/root/.venv/bin/shoectl", "/tmp/v/bin/shoectl",
+                                    "/var/tmp/v/bin/shoectl", "/run/user/1000/shoectl"])
+def test_unit_refuses_an_executable_its_own_sandbox_hides(capsys, hidden: str) -> None:
+    """The unit's ProtectHome=yes and PrivateTmp=yes hide these folders from the service: a unit
+    naming a program there could never start it (a packaging review)."""
+    code, out, err = run(capsys, "systemd-unit", "--executable", hidden)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "the service cannot see it" in err
+
+
+def test_the_unit_starts_the_table_once_the_clock_is_set() -> None:
+    """Every journal entry is stamped with the wall clock: a computer without a battery-backed
+    clock would deal in 1970 until NTP set it (a review of clocks)."""
+    s = _settings(unit_text())
+    assert s["Wants"] == ["time-sync.target"] and s["After"] == ["time-sync.target"]
 
 
 def test_unit_refuses_a_relative_executable(capsys) -> None:

@@ -1,0 +1,92 @@
+"""The writer's watch on its wall clock: a step of it journaled where it happened.
+
+Every entry's ``ts`` is the wall clock's time when the writer stores it; ``seq`` orders the
+journal and the chain protects it, so a clock that steps (an NTP step, a clock set by hand, a table
+computer that booted without one and was set later, a restart on a computer whose clock is behind)
+passes every check while each later hand's time points away from its camera footage. The writer
+therefore watches its clock (docs/journal.md, "Time"):
+
+- between two transactions, the wall clock's advance is compared with the steady clock's
+  (``time.monotonic``, which no one sets); when they differ by more than ``STEP_TOLERANCE_MS``,
+  the clock stepped by the difference (``basis`` ``steady_clock``);
+- when a writer opens a journal whose last entry's time is later than its clock, the clock is at
+  least that far behind (``basis`` ``last_entry``; a process that was not running cannot tell more).
+
+A step is a ``clock_step`` record (``controller.journal.kinds``) that the writer puts before the
+entries of the transaction that found it, and a warning in the log. The watch only observes: it
+never changes a time the clock gives.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from controller.journal.entry import format_ts, parse_ts
+
+STEP_TOLERANCE_MS = 1000  # more than any wait between reading the two clocks; NTP slews less than this
+# A clock earlier than this was never set (a computer without a battery-backed clock, before NTP):
+# this program did not exist then.
+PLAUSIBLE_FROM = datetime(2026, 1, 1, tzinfo=timezone.utc)
+STEADY_CLOCK, LAST_ENTRY = "steady_clock", "last_entry"
+
+
+@dataclass(frozen=True)
+class ClockStep:
+    """The wall clock's step: ``step_ms`` (negative: back) from ``expected``, the time it should
+    have given (the previous transaction's time plus the steady clock's advance; or the last
+    entry's time), measured on ``basis``."""
+
+    step_ms: int
+    expected: str
+    basis: str
+
+    def payload(self) -> dict[str, object]:
+        return {"step_ms": self.step_ms, "expected": self.expected, "basis": self.basis}
+
+
+class ClockWatch:
+    """See the module docstring. ``check(wall)`` before a transaction (``wall``: the clock's time
+    now) returns the step found since the last committed one, if any; ``committed()`` after the
+    transaction committed makes ``wall`` the new reference (a transaction that failed leaves the
+    old one, so that its step is found again by the next)."""
+
+    __slots__ = ("_steady", "_last", "_pending", "_behind")
+
+    def __init__(self, steady: Callable[[], float]) -> None:
+        self._steady = steady
+        self._last: tuple[datetime, float] | None = None
+        self._pending: tuple[datetime, float] | None = None
+        self._behind: ClockStep | None = None
+
+    def opened(self, last_ts: str | None, wall: datetime) -> bool:
+        """The writer opened a journal whose last entry has time ``last_ts`` (None: empty) with
+        its clock at ``wall``: a clock behind that entry is the first transaction's step. Returns
+        whether the clock is plausible (not before ``PLAUSIBLE_FROM``: a clock never set)."""
+        plausible = wall >= PLAUSIBLE_FROM
+        if last_ts is None:
+            return plausible
+            return
+        behind = _ms(wall - parse_ts(last_ts))
+        if behind < -STEP_TOLERANCE_MS:
+            self._behind = ClockStep(behind, last_ts, LAST_ENTRY)
+        return plausible
+
+    def check(self, wall: datetime) -> ClockStep | None:
+        steady = self._steady()
+        self._pending = (wall, steady)
+        if self._behind is not None:
+            return self._behind
+        if self._last is None:
+            return None
+        last_wall, last_steady = self._last
+        expected = last_wall + timedelta(seconds=steady - last_steady)
+        step = _ms(wall - expected)
+        return ClockStep(step, format_ts(expected), STEADY_CLOCK) if abs(step) > STEP_TOLERANCE_MS else None
+
+    def committed(self) -> None:
+        self._last, self._pending, self._behind = self._pending, None, None
+
+
+def _ms(delta: timedelta) -> int:
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000

@@ -1,0 +1,186 @@
+"""The writer journals its wall clock's steps (``controller.journal.clockwatch``): an NTP step, a
+clock set by hand, a restart on a computer whose clock is behind the journal. The times it stores
+stay the clock's; the step is said once, where it happened (a review of clocks: an hour's step
+back passed every check, and a round was "decided" before it "started")."""
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from controller.journal import Journal, JournalError, JournalReader, kinds, store, verify
+
+from cli_run import dealt_journal, preset_with_decks, run
+
+START = datetime(2026, 12, 6, 11, 0, 0, tzinfo=timezone.utc)
+
+
+class Clocks:
+    """A wall clock and a steady clock that advance together (1 ms a reading of the wall clock),
+    and a wall clock that can be stepped without the steady one."""
+
+    def __init__(self, start: datetime = START) -> None:
+        self.wall, self.steady = start, 1000.0
+
+    def __call__(self) -> datetime:
+        self.wall += timedelta(milliseconds=1)
+        self.steady += 0.001
+        return self.wall
+
+    def monotonic(self) -> float:
+        return self.steady
+
+    def step(self, seconds: float) -> None:
+        self.wall += timedelta(seconds=seconds)
+
+
+def _open(path: Path, clocks: Clocks) -> Journal:
+    return Journal.open(path, table_id="T1", clock=clocks, steady=clocks.monotonic)
+
+
+def _kinds(path: Path) -> list[tuple[str, dict]]:
+    with JournalReader.open(path) as r:
+        return [(e.kind, e.payload) for e in r.entries()]
+
+
+def test_a_step_back_is_journaled_before_the_first_entry_stamped_by_the_stepped_clock(tmp_path: Path) -> None:
+    clocks = Clocks()
+    with _open(tmp_path / "j.db", clocks) as j:
+        j.append("a", {"i": 1})
+        clocks.step(-3600)
+        with capture_logs() as logs:
+            entry = j.append("b", {"i": 2})
+        j.append("c", {"i": 3})
+    assert entry is not None and entry.kind == "b" and entry.seq == 3  # the caller's own entry, after the step's
+    stored = _kinds(tmp_path / "j.db")
+    assert [k for k, _ in stored] == ["a", kinds.CLOCK_STEP, "b", "c"]
+    step = stored[1][1]
+    assert step["basis"] == "steady_clock" and -3600_000 <= step["step_ms"] <= -3599_990
+    assert kinds.payload_problem(kinds.CLOCK_STEP, step) is None
+    [warning] = [e for e in logs if e["log_level"] == "warning"]
+    assert warning["entry"] == 2 and warning["step_ms"] == step["step_ms"]
+    assert verify(tmp_path / "j.db").ok
+
+
+def test_a_step_forward_is_journaled_and_a_clock_that_only_ticks_is_not(tmp_path: Path) -> None:
+    clocks = Clocks()
+    with _open(tmp_path / "j.db", clocks) as j:
+        for i in range(50):  # the clocks agree: no step
+            j.append("tick", {"i": i})
+        clocks.step(0.9)  # within the tolerance (NTP slews such offsets; a reading may wait that long)
+        j.append("tick", {"i": 50})
+        clocks.step(86_400 * 365 * 56)  # a computer booted at 1970 and set by NTP
+        j.append_batch([{"kind": "x", "payload": {}}, {"kind": "y", "payload": {}}])
+    stored = _kinds(tmp_path / "j.db")
+    assert [k for k, _ in stored].count(kinds.CLOCK_STEP) == 1
+    assert [k for k, _ in stored][-3:] == [kinds.CLOCK_STEP, "x", "y"]
+    assert stored[-3][1]["step_ms"] >= 86_400_000 * 365 * 56
+
+
+def test_a_writer_started_behind_its_journals_last_entry_says_so_at_its_first_entry(tmp_path: Path) -> None:
+    clocks = Clocks()
+    with _open(tmp_path / "j.db", clocks) as j:
+        j.append("before the restart", {})
+    last_ts = _last_ts(tmp_path / "j.db")
+    behind = Clocks(START - timedelta(days=1))  # the computer restarted with its clock a day behind
+    with _open(tmp_path / "j.db", behind) as j:
+        j.append("after the restart", {})
+        j.append("later", {})
+    stored = _kinds(tmp_path / "j.db")
+    assert [k for k, _ in stored] == ["before the restart", kinds.CLOCK_STEP, "after the restart", "later"]
+    assert stored[1][1]["basis"] == "last_entry" and stored[1][1]["expected"] == last_ts
+    assert stored[1][1]["step_ms"] <= -86_400_000 + 10
+
+
+def test_a_writer_started_ahead_of_its_journal_journals_nothing_of_it(tmp_path: Path) -> None:
+    """A table stopped overnight and started again: time passed, no step."""
+    with _open(tmp_path / "j.db", Clocks()) as j:
+        j.append("evening", {})
+    with _open(tmp_path / "j.db", Clocks(START + timedelta(hours=14))) as j:
+        j.append("morning", {})
+    assert [k for k, _ in _kinds(tmp_path / "j.db")] == ["evening", "morning"]
+
+
+def test_a_step_whose_transaction_failed_is_journaled_by_the_next(tmp_path: Path, mocker) -> None:
+    clocks = Clocks()
+    j = _open(tmp_path / "j.db", clocks)
+    j.append("a", {})
+    clocks.step(-600)
+    real = j._conn
+    failing = mocker.MagicMock(wraps=real)
+    failing.executemany.side_effect = sqlite3.OperationalError("disk I/O error")
+    failing.in_transaction = True
+    j._conn = failing
+    with pytest.raises(JournalError):
+        j.append("b", {})
+    j._conn = real
+    j.append("b", {})
+    j.close()
+    assert [k for k, _ in _kinds(tmp_path / "j.db")] == ["a", kinds.CLOCK_STEP, "b"]
+
+
+def test_a_journal_written_with_its_own_clock_and_no_steady_one_is_not_watched(tmp_path: Path) -> None:
+    """A caller that gives the clock (a test's, a tool's) decides its times; only ``steady`` turns
+    the watch on for it."""
+    clocks = Clocks()
+    with Journal.open(tmp_path / "j.db", table_id="T1", clock=clocks) as j:
+        j.append("a", {})
+        clocks.step(-3600)
+        j.append("b", {})
+    assert [k for k, _ in _kinds(tmp_path / "j.db")] == ["a", "b"]
+
+
+def _last_ts(path: Path) -> str:
+    with JournalReader.open(path) as r:
+        return list(r.entries())[-1].ts
+
+
+def test_a_table_whose_clock_steps_back_mid_shoe_journals_it_and_every_reader_shows_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """`shoectl run` on the emulator, its wall clock stepped back an hour after 100 readings (the
+    steady clock left alone, as an NTP step leaves it): one clock_step, in the round it happened
+    in; verify and the decisions' audit hold; replay says it in words where it happened."""
+    readings = 0
+
+    def stepped_clock() -> datetime:
+        nonlocal readings
+        readings += 1
+        now = datetime.now(timezone.utc)
+        return now - timedelta(hours=1) if readings > 100 else now
+
+    monkeypatch.setattr(store, "utc_now", stepped_clock)
+    journal = dealt_journal(tmp_path / "table.db", "--shoes", "1", "--seed", "5", "--no-edge-monitor",
+                            "--submission", str(preset_with_decks(tmp_path / "two.toml", "minibaccarat", 2)))
+    monkeypatch.undo()
+    with JournalReader.open(journal) as r:
+        entries = list(r.entries())
+    [step] = [e for e in entries if e.kind == kinds.CLOCK_STEP]
+    before, after = entries[step.seq - 2], entries[step.seq]
+    assert step.payload["basis"] == "steady_clock" and -3_600_500 < step.payload["step_ms"] < -3_599_500
+    assert after.ts < before.ts and step.shoe_id == after.shoe_id and step.round_no == after.round_no
+    assert verify(journal).ok
+    code, out, err = run(capsys, "audit", "decisions", str(journal))
+    assert code == 0, err
+    code, out, err = run(capsys, "journal", "replay", str(journal))
+    assert code == 0, err
+    [line] = [line for line in out.splitlines() if "clock" in line]
+    assert f"entry {step.seq}: the table's clock stepped back 1 h 0 min" in line
+    assert line.endswith("the times from here on are the stepped clock's")
+
+
+def test_a_writer_whose_clock_was_never_set_warns_and_journals_the_step_when_it_is(tmp_path: Path) -> None:
+    """A table computer without a battery-backed clock starts in 1970 until NTP sets it."""
+    clocks = Clocks(datetime(1970, 1, 1, 0, 0, 5, tzinfo=timezone.utc))
+    with capture_logs() as logs:
+        j = _open(tmp_path / "j.db", clocks)
+    [warning] = [e for e in logs if e["log_level"] == "warning"]
+    assert "never set" in warning["event"] and warning["clock"].startswith("1970-01-01T00:00:05")
+    with j:
+        j.append("a", {})
+        clocks.wall = START  # NTP
+        j.append("b", {})
+    stored = _kinds(tmp_path / "j.db")
+    assert [k for k, _ in stored] == ["a", kinds.CLOCK_STEP, "b"] and stored[1][1]["step_ms"] > 86_400_000 * 365 * 56
