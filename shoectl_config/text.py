@@ -12,7 +12,7 @@ that does not print, as a basic string with TOML's escapes (``"a\\nb"``). Whatev
 
 A byte that is not UTF-8 in a command line or a file name reaches Python as a lone surrogate
 (U+DC80-U+DCFF, "surrogateescape"); every message shows it as the byte, ``\xff``, never as
-Python's ``\udcff``."""
+Python's ``\\udcff``."""
 from __future__ import annotations
 
 import math
@@ -41,7 +41,7 @@ def is_unicode_text(text: str) -> bool:
 
 def safe(text: str) -> str:
     """``text`` printable on one line: control characters escaped (``\n``, ``\x00``), a byte that
-    was not UTF-8 shown as that byte (``\xff``), any other lone surrogate as ``\ud800``."""
+    was not UTF-8 shown as that byte (``\\xff``), any other lone surrogate as ``\\ud800``."""
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else _escaped(c) for c in text)

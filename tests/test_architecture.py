@@ -139,3 +139,19 @@ def test_the_edges_table_names_only_real_packages() -> None:
     for package in ALLOWED:
         assert (ROOT / package.replace(".", "/")).is_dir(), package
     assert all(dst in ALLOWED for deps in ALLOWED.values() for dst in deps)
+
+
+def test_no_docstring_holds_a_lone_surrogate() -> None:
+    """Python 3.13 refuses to compile a docstring holding a lone surrogate (``"\\udcff"`` written
+    with one backslash; CPython issue 142411): every command of an installed package failed there
+    with a traceback (a packaging review), while 3.11 took it. The package says it runs on 3.11 and
+    later: a docstring writes such a character escaped (``\\\\udcff``)."""
+    found = []
+    for top in ("controller", "firmware_bridge", "shoectl_config"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    doc = ast.get_docstring(node, clean=False) or ""
+                    if any("\ud800" <= c <= "\udfff" for c in doc):
+                        found.append(f"{path.relative_to(ROOT)}: {getattr(node, 'name', 'module')}")
+    assert found == []
