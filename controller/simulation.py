@@ -44,6 +44,7 @@ from controller.rules.shoe import PreparedShoe, round_may_start
 from controller.rules.wagers import net_multiplier
 from controller.simulation_fast import PuntoBancoTrie, deal_batch, tally_shoe_fast, trie_for
 from controller.simulation_shoe import COVER_FROM_BOTTOM, Tally, make_rng, shuffle_and_prepare
+from shoectl_config.extras import install_hint
 
 __all__ = [
     "BATCHES", "COVER_FROM_BOTTOM", "ENGINES", "Estimate", "PuntoBancoTrie", "Tally", "batch_means_estimate",
@@ -109,7 +110,7 @@ def engine_for(submission: Any, engine: str = "auto", *, per_round: bool = False
         if per_round:
             raise RulesError("--rounds prints every round through the rules engine; use --engine python")
         if not numpy_available():
-            raise RulesError("the numpy engine needs numpy: pip install 'shoectl[fast]'")
+            raise RulesError(f"the numpy engine needs numpy: {install_hint('fast')}")
         return "numpy"
     return "numpy" if engine == "auto" and fits and numpy_available() else "python"
 

@@ -88,7 +88,7 @@ ALLOWED: dict[str, set[str]] = {
     "controller.rules": {"shoectl_config"},
     "controller": {"controller.rules", "shoectl_config"},
     "controller.journal": {"controller", "shoectl_config"},
-    "controller.roadmaps": {"controller", "controller.rules"},
+    "controller.roadmaps": {"controller", "controller.rules", "shoectl_config"},
     "controller.audit": {"controller", "controller.journal", "controller.rules", "firmware_bridge.protocol"},
     "controller.operators": {"controller", "shoectl_config"},
     "controller.table": {"controller", "controller.rules", "controller.journal", "controller.audit",

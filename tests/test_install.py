@@ -156,7 +156,7 @@ def test_without_the_fast_extra_the_odds_are_pure_python_and_numpy_is_asked_for_
     assert json.loads(plain.stdout)["exact"] == json.loads(here.stdout)["exact"]
     asked = _shoectl(install, "odds", "--engine", "numpy")
     assert asked.returncode == 2 and asked.stdout == ""
-    assert asked.stderr.strip() == "shoectl odds: error: the numpy odds engine needs numpy: pip install 'shoectl[fast]'"
+    assert asked.stderr.strip() == "shoectl odds: error: the numpy odds engine needs numpy: pip install 'numpy<3,>=1.26' (shoectl's fast extra)"
 
 
 def test_run_deals_a_shoe_into_a_journal_that_verifies(install) -> None:

@@ -1,5 +1,5 @@
 """Charts for ``simulate --plot FILE`` and ``audit shuffle --plot FILE``, PNG or SVG by the file's
-suffix, drawn with matplotlib (the optional ``plot`` extra: ``pip install 'shoectl[plot]'``).
+suffix, drawn with matplotlib (the optional ``plot`` extra: ``shoectl_config.extras``).
 
 - ``plot_target(path) -> Path``: the file checked before any work is done: a ``.png`` or
   ``.svg`` name (its folder was checked with the option: ``controller.errors.new_file_argument``),
@@ -28,9 +28,9 @@ from typing import Any
 from controller.errors import UsageError
 from controller.rules.engine import RoundFacts
 from controller.simulation import BATCHES, Tally, batch_means_estimate, house_gains
+from shoectl_config.extras import install_hint
 
 SUFFIXES = (".png", ".svg")
-NEEDS_MATPLOTLIB = "--plot needs matplotlib: pip install 'shoectl[plot]' (or: pip install matplotlib)"
 POINTS = 150
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 
@@ -39,7 +39,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError(NEEDS_MATPLOTLIB) from None
+        raise UsageError(f"--plot needs matplotlib: {install_hint('plot')}") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--seed", type=non_negative_int, default=0, help="seed for filling in unread cards and breaking ties (default 0)")
     s.add_argument("--plot", type=new_file_argument, metavar="FILE", help="also draw where each rank landed (a heat-map against a uniform "
                    "shuffle) and each test's p-value against alpha, as PNG or SVG by FILE's suffix (needs "
-                   "matplotlib: pip install 'shoectl[plot]')")
+                   "matplotlib: the plot extra)")
     s.set_defaults(func=run_shuffle)
 
     d = action.add_parser("decisions", help="decide the journal's inputs again and compare every record the table "

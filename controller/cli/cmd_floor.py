@@ -204,7 +204,8 @@ def run_collect(args: argparse.Namespace) -> int:
         from controller.floor.schema import StoreError
         from controller.floor.store import FloorStore
     except ImportError as exc:
-        raise UsageError(f"shoectl floor collect needs the floor extra (pip install 'shoectl[floor]'): {exc}") from None
+        from shoectl_config.extras import install_hint
+        raise UsageError(f"shoectl floor collect needs {exc.name or 'a package'}: {install_hint('floor')}") from None
     from controller.cli.stopping import run_until_signalled
     from controller.logconfig import configure_logging
 

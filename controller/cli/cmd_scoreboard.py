@@ -22,6 +22,7 @@ from controller.cli.common import given_options
 from controller.errors import UsageError, path_argument
 from controller.floor.broker import BROKER_FLAGS
 from controller.scoreboard.server import listen_address
+from shoectl_config.extras import install_hint
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
 
@@ -90,7 +91,7 @@ def require_scoreboard_extra() -> None:
         import uvicorn  # noqa: F401, PLC0415
     except ImportError as exc:
         raise UsageError(f"the scoreboard needs {exc.name or 'starlette and uvicorn'}: "
-                         "pip install 'shoectl[scoreboard]'") from None
+                         f"{install_hint('scoreboard')}") from None
 
 
 def start_run_scoreboard(sock: Any, journal: Path, hmac_key: bytes | None) -> Any:

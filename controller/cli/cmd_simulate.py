@@ -38,10 +38,10 @@ def add_arguments(p: argparse.ArgumentParser, default_shoes: int = 100) -> None:
     p.add_argument("--rounds", action="store_true", help="print every round as it is decided")
     p.add_argument("--engine", choices=ENGINES, default="auto", help="python: the pure-Python paths (a seed deals the "
                    "same shoes on every Python path); numpy: vectorised across shoes, Punto Banco games (needs "
-                   "pip install 'shoectl[fast]'; its own shoes for a seed); auto (default): numpy when it can serve")
+                   "numpy: the fast extra; its own shoes for a seed); auto (default): numpy when it can serve")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", type=new_file_argument, metavar="FILE", help="also draw each wager's running hold and 95%% interval against the "
-                   "exact figure, as PNG or SVG by FILE's suffix (needs matplotlib: pip install 'shoectl[plot]')")
+                   "exact figure, as PNG or SVG by FILE's suffix (needs matplotlib: the plot extra)")
 
 
 def _exact(sub: Any) -> Any | None:

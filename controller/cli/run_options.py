@@ -30,6 +30,7 @@ from controller.fsutil import folder_missing, write_problem
 from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
 from controller.table_ids import TABLE_ID
+from shoectl_config.extras import install_hint
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
 
@@ -137,7 +138,7 @@ def edge_engine(args: argparse.Namespace) -> str:
     if value not in ENGINES:
         raise UsageError(f"{where} {quoted(value)}: choose one of {', '.join(ENGINES)}")
     if value == "numpy" and not numpy_available():
-        raise UsageError(f"{where} numpy: numpy is not installed (pip install 'shoectl[fast]')")
+        raise UsageError(f"{where} numpy: numpy is not installed ({install_hint('fast')})")
     return value
 
 

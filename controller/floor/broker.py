@@ -33,6 +33,7 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from controller.errors import UsageError, path_argument
+from shoectl_config.extras import install_hint
 from shoectl_config.files import NotARegularFile, require_regular_file
 from shoectl_config.text import quoted
 
@@ -51,7 +52,7 @@ def paho_client() -> Any:
     try:
         import paho.mqtt.client as client_module
     except ImportError:
-        raise UsageError("the floor needs paho-mqtt, which is not installed: pip install 'shoectl[floor]'") from None
+        raise UsageError(f"the floor needs paho-mqtt, which is not installed: {install_hint('floor')}") from None
     return client_module
 
 SCHEMES = {"mqtt": 1883, "mqtts": 8883}

@@ -42,6 +42,7 @@ from controller.floor.rows import ENTRY_COLUMNS, entry_values
 from controller.floor.new_journal import SECOND_BODY_WHY
 from controller.floor.schema import StoreError, migrate
 from controller.journal.chain import Hasher
+from shoectl_config.extras import install_hint
 from shoectl_config.text import quoted, safe
 
 CONNECT_TIMEOUT = 10  # seconds
@@ -74,7 +75,7 @@ def connect(url: str, *, autocommit: bool = False, snapshot: bool = False) -> An
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
     except ImportError:
-        raise StoreError("the floor needs psycopg: pip install 'shoectl[floor]'") from None
+        raise StoreError(f"the floor needs psycopg: {install_hint('floor')}") from None
 
     if not url.startswith(("postgresql://", "postgres://")):
         raise StoreError(f"--db must be a PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE), "

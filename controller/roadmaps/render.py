@@ -9,7 +9,7 @@ Contract:
 - ``bead_cells(results, rows=6)``: the bead plate, filled top to bottom, then left to right.
 - ``render_text(maps, title=None) -> str``, ``render_svg(maps, title=None) -> str`` (a complete,
   well-formed SVG document), ``render_png(maps, title=None) -> bytes``. ``render_png`` raises
-  ``UsageError("PNG needs Pillow: pip install 'shoectl[png]'")`` (the extra that brings it) when
+  ``UsageError("PNG needs Pillow: pip install ...")`` (the ``png`` extra's packages) when
   Pillow cannot be imported; Pillow is imported only then, never at import time.
 
 Conventions (docs/roadmaps.md): red is Banker, blue Player, green a tie; a banker pair is a red dot
@@ -28,11 +28,11 @@ from html import escape
 
 from controller.errors import UsageError
 from controller.roadmaps.roads import BigRoadEntry, Colour, Result, Roadmaps
+from shoectl_config.extras import install_hint
 
 T = TypeVar("T")
 
 ROWS = 6
-PNG_NEEDS_PILLOW = "PNG needs Pillow: pip install 'shoectl[png]'"
 
 # --- layout ----------------------------------------------------------------------------------------
 
@@ -322,7 +322,7 @@ def render_png(maps: Roadmaps, *, title: str | None = None, rows: int = ROWS, sc
     try:
         from PIL import Image, ImageDraw, ImageFont
     except ImportError:
-        raise UsageError(PNG_NEEDS_PILLOW) from None
+        raise UsageError(f"PNG needs Pillow: {install_hint('png')}") from None
     sc = scene(maps, title=title, rows=rows)
     img = Image.new("RGB", (int(round(sc.width * scale)), int(round(sc.height * scale))), BACKGROUND)
     draw = ImageDraw.Draw(img)

@@ -51,6 +51,7 @@ from .errors import RulesError
 from .model import Game, Outcome
 from .odds_multisets import MultisetPlan
 from .odds_sequences import ROUND_CARDS, falling
+from shoectl_config.extras import install_hint
 
 __all__ = [
     "ENGINES", "PUNTO_BANCO_CATEGORIES", "TWENTYONE_CATEGORIES", "clear_caches", "engine_in_use",
@@ -297,7 +298,7 @@ def use_engine(engine: str) -> str:
     if engine not in ENGINES:
         raise RulesError(f"unknown odds engine {engine!r}: choose one of {', '.join(ENGINES)}")
     if engine == "numpy" and not numpy_available():
-        raise RulesError("the numpy odds engine needs numpy: pip install 'shoectl[fast]'")
+        raise RulesError(f"the numpy odds engine needs numpy: {install_hint('fast')}")
     previous, _choice["engine"] = _choice["engine"], engine
     return previous
 

@@ -21,7 +21,7 @@ from controller.rules.submission import load_preset
 from controller.simulation import simulate, wager_holds
 
 PNG = b"\x89PNG\r\n\x1a\n"
-NO_MATPLOTLIB = "--plot needs matplotlib: pip install 'shoectl[plot]' (or: pip install matplotlib)"
+NO_MATPLOTLIB = "--plot needs matplotlib: pip install 'matplotlib<4,>=3.8' (shoectl's plot extra)"
 
 
 def test_simulate_plot_png_and_svg(capsys, tmp_path: Path) -> None:

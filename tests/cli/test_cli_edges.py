@@ -116,7 +116,7 @@ def test_odds_engine_numpy_without_numpy_is_one_line(capsys, monkeypatch) -> Non
     monkeypatch.setattr(odds_main_game, "numpy_available", lambda: False)
     code, out, err = run(capsys, "odds", "--engine", "numpy")
     assert code == 2 and out == ""
-    assert err.strip() == "shoectl odds: error: the numpy odds engine needs numpy: pip install 'shoectl[fast]'", err
+    assert err.strip() == "shoectl odds: error: the numpy odds engine needs numpy: pip install 'numpy<3,>=1.26' (shoectl's fast extra)", err
     assert odds_main_game.engine_in_use() == "python"
 
 

@@ -144,7 +144,7 @@ def test_png_on_a_real_journal(capsys, table_journal: Path, tmp_path: Path, monk
     except ImportError:
         code, out, err = run(capsys, "roadmap", str(table_journal), "--format", "png", "-o", str(target))
         assert (code, out) == (2, "")
-        assert err == "shoectl roadmap: error: PNG needs Pillow: pip install 'shoectl[png]'\n"
+        assert err == "shoectl roadmap: error: PNG needs Pillow: pip install 'pillow<13,>=10' (shoectl's png extra)\n"
         assert not target.exists()
     else:
         code, out, err = run(capsys, "roadmap", str(table_journal), "--format", "png", "-o", str(target))
@@ -152,7 +152,7 @@ def test_png_on_a_real_journal(capsys, table_journal: Path, tmp_path: Path, monk
         assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     monkeypatch.setitem(sys.modules, "PIL", None)  # without Pillow, whatever is installed
     code, _, err = run(capsys, "roadmap", str(table_journal), "--format", "png", "-o", str(tmp_path / "x.png"))
-    assert code == 2 and err == "shoectl roadmap: error: PNG needs Pillow: pip install 'shoectl[png]'\n"
+    assert code == 2 and err == "shoectl roadmap: error: PNG needs Pillow: pip install 'pillow<13,>=10' (shoectl's png extra)\n"
 
 
 def test_json_to_a_file(capsys, table_journal: Path, tmp_path: Path) -> None:

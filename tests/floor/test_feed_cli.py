@@ -6,6 +6,7 @@ import json
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -51,6 +52,20 @@ def test_a_bad_broker_url_is_one_line(capsys, five_entry_journal: Path, url: str
     line = refused(capsys, "--journal", str(five_entry_journal), "--broker", url)
     assert says in line and "cast to integer" not in line and "Port" not in line
     assert not Path(f"{five_entry_journal}.feed-cursor").exists()
+
+
+def test_without_the_floor_extra_the_feed_says_so_and_leaves_nothing_beside_the_journal(
+        capsys, monkeypatch: pytest.MonkeyPatch, five_entry_journal: Path) -> None:
+    """Said before the journal and the cursor are opened: a packaging review found the lock, -shm
+    and -wal files left beside a journal by a feed that could never have run."""
+    monkeypatch.setitem(sys.modules, "paho", None)  # as if the floor extra were not installed
+    monkeypatch.setitem(sys.modules, "paho.mqtt", None)
+    monkeypatch.setitem(sys.modules, "paho.mqtt.client", None)
+    before = sorted(p.name for p in five_entry_journal.parent.iterdir())
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", "mqtt://127.0.0.1:1")
+    assert line.endswith("the floor needs paho-mqtt, which is not installed: pip install 'paho-mqtt<3,>=2.1' "
+                         "'psycopg[binary]<4,>=3.1' (shoectl's floor extra)")
+    assert sorted(p.name for p in five_entry_journal.parent.iterdir()) == before
 
 
 def test_bad_login_options_are_one_line(capsys, five_entry_journal: Path, tmp_path: Path) -> None:

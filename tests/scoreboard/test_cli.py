@@ -166,5 +166,5 @@ def test_without_the_scoreboard_extra_one_line_and_nothing_created(capsys, tmp_p
         (tmp_path / "t.db").write_bytes(b"")
     before = sorted(p.name for p in tmp_path.iterdir())
     code, out, err = run(capsys, *argv)
-    _one_line_error(code, out, err, "the scoreboard needs starlette", "pip install 'shoectl[scoreboard]'")
+    _one_line_error(code, out, err, "the scoreboard needs starlette", "pip install 'starlette<2,>=0.37' 'uvicorn<1,>=0.29' (shoectl's scoreboard extra)")
     assert sorted(p.name for p in tmp_path.iterdir()) == before

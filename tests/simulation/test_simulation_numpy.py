@@ -109,4 +109,4 @@ def test_without_numpy_auto_is_python_and_numpy_is_refused(capsys, monkeypatch) 
     code, out, _ = run(capsys, "simulate", "--game", "punto-banco", "--shoes", "3", "--seed", "1", "--json")
     assert code == 0 and json.loads(out)["engine"] == "python"
     code, out, err = run(capsys, "simulate", "--game", "punto-banco", "--shoes", "3", "--engine", "numpy")
-    assert code == 2 and out == "" and "pip install 'shoectl[fast]'" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and out == "" and "pip install 'numpy<3,>=1.26' (shoectl's fast extra)" in err and len(err.strip().splitlines()) == 1
