@@ -53,9 +53,10 @@ traceability: $(STAMP)
 	$(PY) tools/traceability.py --write
 
 ## docs: regenerate the generated parts of the tree (traceability, the operator command reference,
-## the odds tables shipped in controller/rules/tables/)
+## the state machine's page, the odds tables shipped in controller/rules/tables/)
 docs: traceability
 	$(PY) tools/commands_doc.py
+	$(VENV)/bin/shoectl diagram --doc -o docs/state-machine.md
 	$(PY) tools/shipped_odds_tables.py --write
 
 ## clean: remove the virtual environment, build output and test caches. Never a journal: var/

@@ -1,10 +1,11 @@
 """Which device events the journal already holds, known on the owner thread without asking SQLite
 for each card.
 
-The link's ``EventSequencer`` is the one judge of duplicates and gaps; the journal's unique key on
-(device serial, epoch, counter) is the crash backstop (docs/link.md, section 6): after a restart a
-device resends what it was never told was stored, and a journal with a gap may already hold events
-behind the gap. The runner must find those before the core decides on them again. A device's
+The link's ``EventSequencer`` is the one judge of duplicates and gaps while this process lives;
+what it knew dies with a crash, so the journal is the backstop (docs/link.md, section 6): this
+class on the owner thread, and under it the journal's unique key on (device serial, epoch,
+counter). After a restart a device resends what it was never told was stored, and a journal with
+a gap may already hold events behind the gap. The runner must find those before the core decides on them again. A device's
 counter only grows within an epoch and the owner stores its events in counter order, so an event
 above the highest counter stored for its device and epoch cannot be in the journal: only the
 others are looked up (``Journal.find_device_event``).
