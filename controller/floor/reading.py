@@ -161,9 +161,16 @@ def _first_at_or_after(wall: datetime, zone: tzinfo | None) -> datetime:
     return min(shown) if shown else change
 
 
-def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any]:
+def gaming_day_end(day_start: datetime, starts_at: time, zone: tzinfo | None = None) -> datetime:
+    """The start of the gaming day after the one that starts at ``day_start`` (a day is 23 to 25
+    hours long: 36 hours on falls in the next one)."""
+    return gaming_day_start(day_start + timedelta(hours=36), starts_at, zone)
+
+
+def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetime) -> dict[str, Any]:
     """What ``floor status`` shows of a table (see docs/floor.md) but its state (``state_entries``):
-    rounds counted since ``day_start``; of the last entry (highest seq) both its delay (journal
+    rounds counted from ``day_start`` to before ``day_end`` (the journal's times: a table whose clock
+    runs ahead would count rounds of a day still to come otherwise, a review of clocks); of the last entry (highest seq) both its delay (journal
     ``ts`` to store commit: how late it arrived) and its age (store commit to now: a feed or a
     collector that stopped shows as an age that grows while the delay stays)."""
     last = conn.execute(
@@ -180,8 +187,8 @@ def table_status(conn: Any, table_id: str, day_start: datetime) -> dict[str, Any
     numbered = conn.execute("SELECT round_no, shoe_id FROM entries WHERE table_id = %s AND kind = %s "
                             "ORDER BY seq DESC LIMIT 1", (table_id, kinds.ROUND_START)).fetchone()
     rounds = conn.execute("SELECT count(*) FROM entries WHERE table_id = %s AND kind = %s AND ts_at >= %s "
-                          "AND coalesce(payload->>'kind', '') <> 'void'",
-                          (table_id, kinds.ROUND_RESULT, day_start)).fetchone()[0]
+                          "AND ts_at < %s AND coalesce(payload->>'kind', '') <> 'void'",
+                          (table_id, kinds.ROUND_RESULT, day_start, day_end)).fetchone()[0]
     open_alarms = conn.execute("SELECT kind, count(*) FROM floor_alarms WHERE table_id = %s AND open GROUP BY kind "
                                "ORDER BY kind", (table_id,)).fetchall()
     dropped = conn.execute("SELECT coalesce(sum(count), 0) FROM dropped_messages WHERE table_id = %s",

@@ -73,6 +73,24 @@ def test_status_shows_each_table(capsys, floor_db: str, journal: TableJournal) -
     code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 0 and out.startswith(f"T1: last entry {last['seq']} at {last['ts']}, ")
     assert "10 rounds today, no alarm" in out and "s after its journal time, " in out and " s ago" in out
+    day = f"{status['gaming_day_start'].replace('T', ' ')} to {status['gaming_day_end'].replace('T', ' ')}"
+    assert out.splitlines()[1] == f"today: the gaming day from {day}"
+
+
+def test_status_counts_the_rounds_of_this_gaming_day_only_and_says_a_clock_ahead(
+        capsys, floor_db: str, journal: TableJournal) -> None:
+    """Rounds a table stamped with a later day (its clock two days ahead) are not counted today;
+    they were, as the count had no end (a review of clocks); the last entry's time ahead of the
+    store's clock is said so, not as a negative delay."""
+    run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))
+    with psycopg.connect(floor_db) as conn:
+        seqs = [r[0] for r in conn.execute("SELECT seq FROM entries WHERE kind = 'round_result' ORDER BY seq")]
+        conn.execute("UPDATE entries SET ts_at = ts_at + interval '2 days' WHERE seq >= %s", (seqs[6],))
+    status = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])
+    assert status["tables"][0]["rounds_today"] == 6
+    code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
+    assert code == 0 and "6 rounds today" in out
+    assert "s ahead of this store's clock (the table's clock runs ahead)" in out and "-17" not in out
 
 
 def test_status_shows_a_silent_table_aging_while_its_last_delay_stays(capsys, floor_db: str,
