@@ -82,6 +82,7 @@ class Journal(_ReadApi):
         self._conn = conn
         self._watch = watch
         self._first_seq = 0  # the seq the last transaction began at
+        self.last_ts: str | None = None  # the time of the entries the last transaction stored (they share it)
         self.path = path
         self.meta = meta
         self.layout = layout_of(meta)
@@ -200,6 +201,7 @@ class Journal(_ReadApi):
             out = self._transaction(records, committed, format_ts(wall), look_up=False, results=results)
         except sqlite3.IntegrityError:
             out = self._transaction(records, committed, format_ts(wall), look_up=True, results=results)
+        self.last_ts = format_ts(wall)
         if self._watch is not None:
             self._watch.committed()
         if step is not None:

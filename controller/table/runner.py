@@ -365,7 +365,8 @@ class TableRunner:
                 self.on_record(o)
             if self._subscribers:
                 shown = o.payload if o.shown is None else o.shown  # a face-down card stays hidden
-                self._subscribers.publish({"type": o.kind, "shoe": o.shoe, "round": o.round, **shown})
+                # ts: the journal's time of the record (of its transaction): a watcher ties the event to its entry
+                self._subscribers.publish({"type": o.kind, "ts": self.journal.last_ts, "shoe": o.shoe, "round": o.round, **shown})
         elif isinstance(o, Notice):
             if self.on_notice is not None:
                 self.on_notice(o)

@@ -294,8 +294,14 @@ def test_the_event_stream_shows_a_card_dealt_face_down_as_hidden_and_the_journal
     results = [e for e in streamed if e["type"] == "round_result"]
     assert results and all("??" not in e["player"]["cards"] for e in results)
     with JournalReader.open(tmp_path / "j.db") as reader:
-        journaled = [e.payload["card"] for e in reader.entries(kinds="card")]
+        entries = list(reader.entries())
+    journaled = [e.payload["card"] for e in entries if e.kind == "card"]
     assert len(journaled) == len(cards) and "??" not in journaled
+    # each event carries its entry's journal time, which ties it to the entry (a review of clocks:
+    # a watcher could not tell when a wager or a result happened, nor find it in the journal)
+    times = {(e.kind, e.ts) for e in entries}
+    records = [e for e in streamed if e["type"] != "notice"]
+    assert records and all((e["type"], e["ts"]) in times for e in records)
 
 
 def test_a_command_its_caller_stopped_waiting_for_is_never_carried_out(tmp_path) -> None:
