@@ -335,8 +335,6 @@ def run_status(args: argparse.Namespace) -> int:
         print(_status_line(row))
     if not rows:
         print("the store holds no table yet")
-    else:  # which day "today" is, in which zone (a review of clocks: only --json said it)
-        print(f"today: the gaming day from {day_start.isoformat(' ', 'seconds')} to {day_end.isoformat(' ', 'seconds')}")
     for alarm in alarms:
         where = f" entry {alarm['seq']}" if alarm["seq"] is not None else ""
         times = f" ({alarm['count']} times)" if alarm["count"] > 1 else ""
@@ -344,6 +342,8 @@ def run_status(args: argparse.Namespace) -> int:
     for d in dropped:
         print(f"dropped {d['count']} message(s) on {d['table'] or 'an unknown topic'}: {d['reason']} "
               f"(last: {d['last_detail']})")
+    if rows:  # which day "today" is, in which zone (a review of clocks: only --json said it)
+        print(f"today: the gaming day from {day_start.isoformat(' ', 'seconds')} to {day_end.isoformat(' ', 'seconds')}")
     return EXIT_OK
 
 

@@ -74,7 +74,7 @@ def test_status_shows_each_table(capsys, floor_db: str, journal: TableJournal) -
     assert code == 0 and out.startswith(f"T1: last entry {last['seq']} at {last['ts']}, ")
     assert "10 rounds today, no alarm" in out and "s after its journal time, " in out and " s ago" in out
     day = f"{status['gaming_day_start'].replace('T', ' ')} to {status['gaming_day_end'].replace('T', ' ')}"
-    assert out.splitlines()[1] == f"today: the gaming day from {day}"
+    assert out.splitlines()[-1] == f"today: the gaming day from {day}"
 
 
 def test_status_counts_the_rounds_of_this_gaming_day_only_and_says_a_clock_ahead(

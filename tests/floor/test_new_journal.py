@@ -121,7 +121,7 @@ def test_a_collector_says_a_new_journal_once_and_stores_none_of_it(mosquitto: Mo
     status = subprocess.run([*SHOECTL, "floor", "status", "--db", floor_db], capture_output=True, text=True)
     assert status.returncode == 0, status.stderr
     lines = status.stdout.splitlines()
-    assert len(lines) == 2, status.stdout  # the table's line and its one alarm
+    assert len(lines) == 3 and lines[2].startswith("today: the gaming day from "), status.stdout  # the table's line, its one alarm, the day
     assert lines[0].startswith(f"T1: last entry {len(first.lines)} at ") and "1 new_journal" in lines[0]
     assert lines[1].startswith(f"alarm T1 entry 1: new_journal ({len(new)} times): T1 publishes a new journal "
                                f"(its first entry, written {json.loads(new[0])['ts']}, differs from the stored "
