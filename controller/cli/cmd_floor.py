@@ -305,62 +305,9 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from controller.journal.errors import JournalContentError
-    from controller.floor.reading import (
-        dropped_counts, gaming_day_end, gaming_day_start, open_alarms, state_entries, table_status, tables,
-    )
-    from controller.scoreboard.state import TableView
+    from controller.cli.floor_status import status  # noqa: PLC0415 - its module needs this one's
 
-    now = datetime.now(timezone.utc)
-    # no --timezone: the machine's zone at each instant (its offset now would miss a change of offset)
-    day_start = gaming_day_start(now, args.gaming_day, args.timezone)
-    day_end = gaming_day_end(day_start, args.gaming_day, args.timezone)
-    with open_reader(args.db) as conn:
-        rows = []
-        for name in tables(conn):
-            row = table_status(conn, name, day_start, day_end)
-            try:  # the state as the scoreboard and the feed's status name it
-                row["state"] = TableView.from_entries(state_entries(conn, name), name).state_json("en")["name"]
-            except JournalContentError:
-                row["state"] = None
-            rows.append(row)
-        alarms = open_alarms(conn)
-        dropped = dropped_counts(conn)
-    if args.json:
-        print_json({"at": now.isoformat(), "gaming_day_start": day_start.isoformat(),
-                    "gaming_day_end": day_end.isoformat(), "tables": rows,
-                    "alarms": alarms, "dropped": dropped})
-        return EXIT_OK
-    for row in rows:
-        print(_status_line(row))
-    if not rows:
-        print("the store holds no table yet")
-    for alarm in alarms:
-        where = f" entry {alarm['seq']}" if alarm["seq"] is not None else ""
-        times = f" ({alarm['count']} times)" if alarm["count"] > 1 else ""
-        print(f"alarm {alarm['table']}{where}: {alarm['kind']}{times}: {alarm['detail']}")
-    for d in dropped:
-        print(f"dropped {d['count']} message(s) on {d['table'] or 'an unknown topic'}: {d['reason']} "
-              f"(last: {d['last_detail']})")
-    if rows:  # which day "today" is, in which zone (a review of clocks: only --json said it)
-        print(f"today: the gaming day from {day_start.isoformat(' ', 'seconds')} to {day_end.isoformat(' ', 'seconds')}")
-    return EXIT_OK
-
-
-def _status_line(row: dict[str, Any]) -> str:
-    alarms = ", ".join(f"{n} {kind}" for kind, n in row["open_alarms"].items()) or "no alarm"
-    behind = "" if row["checked_seq"] == row["last_seq"] else f" (chain checked to {row['checked_seq']})"
-    if row["last_delay_seconds"] is None:
-        lag = "no entry stored"
-    elif row["last_delay_seconds"] < -1:  # stored before its own time: the table's clock is ahead
-        lag = (f"last entry's journal time {-row['last_delay_seconds']:.3f} s ahead of this store's clock "
-               f"(the table's clock runs ahead), stored {row['last_stored_age_seconds']:.1f} s ago")
-    else:
-        lag = (f"last entry stored {row['last_delay_seconds']:.3f} s after its journal time, "
-               f"{row['last_stored_age_seconds']:.1f} s ago")
-    return (f"{row['table']}: last entry {row['last_seq']}{behind} at {row['last_entry_ts'] or '-'}, "
-            f"{row['state'] or 'state unknown'}, shoe {row['shoe'] or '-'}, {row['rounds_today']} rounds today, "
-            f"{alarms}, {lag}, {row['dropped_messages']} dropped")
+    return status(args)
 
 
 def run_rounds(args: argparse.Namespace) -> int:

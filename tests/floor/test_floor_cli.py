@@ -218,3 +218,22 @@ def test_status_counts_the_rounds_of_the_gaming_day_given(capsys, floor_db: str,
                 ["--gaming-day", "\u0660\u0666:\u0660\u0660"], ["--timezone", "Nowhere/Else"]):
         code, out, err = run(capsys, "floor", "status", "--db", floor_db, *bad)
         assert (code, out) == (2, "") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_run_of_alarms_at_consecutive_entries_is_one_line_more_than_its_first() -> None:
+    """A journal copied and run under a table's id raises a forgery alarm at every entry: a
+    review counted 3,034 alarm lines in one status. A run of one table's and kind's alarms is its
+    first and one line for the rest; short runs, other kinds and gaps stay line by line."""
+    from controller.cli.floor_status import alarm_lines
+
+    def alarm(seq, kind="forgery", table="T1"):
+        return {"table": table, "seq": seq, "kind": kind, "detail": f"entry {seq} differs", "count": 1}
+
+    alarms = [alarm(s) for s in range(1, 3035)] + [alarm(5, "gap"), alarm(7, "gap"), alarm(None, "new_journal"),
+                                                   alarm(1, table="T2"), alarm(2, table="T2")]
+    assert alarm_lines(alarms) == [
+        "alarm T1 entry 1: forgery: entry 1 differs",
+        "alarm T1 entries 2-3034: forgery, 3033 more alarms like the one above (floor status --json lists each)",
+        "alarm T1 entry 5: gap: entry 5 differs", "alarm T1 entry 7: gap: entry 7 differs",
+        "alarm T1: new_journal: entry None differs",
+        "alarm T2 entry 1: forgery: entry 1 differs", "alarm T2 entry 2: forgery: entry 2 differs"]

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from cli_run import run
-from controller.cli import cmd_floor
+from controller.cli import floor_status
 from controller.floor.reading import gaming_day_start
 from controller.floor.store import FloorStore
 
@@ -112,7 +112,7 @@ def test_floor_status_follows_the_machines_daylight_saving_time(capsys, floor_db
         def now(cls, tz=None):  # noqa: ANN001, ANN206 - datetime.now's own signature
             return datetime(2026, 3, 8, 9, 30, tzinfo=timezone.utc).astimezone(tz)
 
-    monkeypatch.setattr(cmd_floor, "datetime", Then)
+    monkeypatch.setattr(floor_status, "datetime", Then)
     code, out, err = run(capsys, "floor", "status", "--db", floor_db, "--json")
     assert code == 0, err
     start = datetime.fromisoformat(json.loads(out)["gaming_day_start"])
