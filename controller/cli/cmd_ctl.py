@@ -242,6 +242,10 @@ def event_text(ev: dict[str, Any]) -> str | None:
         return f"{ev.get('input') or ev.get('command')} refused{by}: {ev.get('reason')}"
     if t == "shoe_start":
         return f"new shoe {ev.get('shoe')}"
+    if t == "clock_step":  # the journal's times from here on are a stepped clock's
+        from controller.cli.cmd_replay import clock_step_text  # noqa: PLC0415 - rare: only then
+
+        return safe(clock_step_text(ev))
     if t == "operator" and ev.get("command") not in ROUTINE_COMMANDS:  # a floor decision another operator took
         args = " ".join(f"{k}={v}" for k, v in (ev.get("args") or {}).items())
         return safe(f"{ev.get('operator')} ({ev.get('operator_role')}): {ev.get('command')}{' ' + args if args else ''}")

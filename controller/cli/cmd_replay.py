@@ -148,7 +148,7 @@ def _events_text(d: dict) -> str:
             for said_elsewhere in ("operator", "operator_role", "state"):
                 p.pop(said_elsewhere, None)
         elif ev["kind"] == "clock_step":
-            what, p = _clock_step_text(p), {}
+            what, p = clock_step_text(p), {}
         else:
             what = ev["kind"].replace("_", " ")
         rest = ", ".join(f"{_key(k)} {_value(v, k)}" for k, v in p.items())
@@ -157,7 +157,7 @@ def _events_text(d: dict) -> str:
     return "".join(lines)
 
 
-def _clock_step_text(p: dict) -> str:
+def clock_step_text(p: dict) -> str:
     """A ``clock_step`` in words: which way and how far the table's clock stepped, and what the times
     after it mean (the entries keep the clock's times; matching them to footage needs the step)."""
     step = p.get("step_ms")

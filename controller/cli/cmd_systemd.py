@@ -136,7 +136,8 @@ def exec_path(path: str) -> str:
     if not path.startswith("/") or any(c.isspace() or c in "\"'$\\" or not c.isprintable() for c in path):
         raise UsageError(f"--executable {quoted(path)}: give an absolute path without spaces, quotes, $ or "
                          "backslashes (e.g. the output of: command -v shoectl)")
-    if path.startswith(_HIDDEN_FROM_THE_SERVICE):
+    # where it really is: a symlink into /tmp, or /opt/../tmp, is as hidden (a review)
+    if path.startswith(_HIDDEN_FROM_THE_SERVICE) or os.path.realpath(path).startswith(_HIDDEN_FROM_THE_SERVICE):
         raise UsageError(f"--executable {quoted(path)}: the service cannot see it (the unit's ProtectHome=yes hides "
                          "/home, /root and /run/user, its PrivateTmp=yes /tmp and /var/tmp): install shoectl "
                          "elsewhere, e.g. into /opt/shoectl (docs/deployment.md)")

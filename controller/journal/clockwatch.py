@@ -51,32 +51,30 @@ class ClockWatch:
     transaction committed makes ``wall`` the new reference (a transaction that failed leaves the
     old one, so that its step is found again by the next)."""
 
-    __slots__ = ("_steady", "_last", "_pending", "_behind")
+    __slots__ = ("_steady", "_last", "_pending", "_journal_last_ts")
 
     def __init__(self, steady: Callable[[], float]) -> None:
         self._steady = steady
         self._last: tuple[datetime, float] | None = None
         self._pending: tuple[datetime, float] | None = None
-        self._behind: ClockStep | None = None
+        self._journal_last_ts: str | None = None
 
     def opened(self, last_ts: str | None, wall: datetime) -> bool:
         """The writer opened a journal whose last entry has time ``last_ts`` (None: empty) with
-        its clock at ``wall``: a clock behind that entry is the first transaction's step. Returns
-        whether the clock is plausible (not before ``PLAUSIBLE_FROM``: a clock never set)."""
-        plausible = wall >= PLAUSIBLE_FROM
-        if last_ts is None:
-            return plausible
-            return
-        behind = _ms(wall - parse_ts(last_ts))
-        if behind < -STEP_TOLERANCE_MS:
-            self._behind = ClockStep(behind, last_ts, LAST_ENTRY)
-        return plausible
+        its clock at ``wall``: the reference of the first transaction's check (a step between the
+        open and the first write is found there, a review), which also compares the clock with
+        ``last_ts``. Returns whether the clock is plausible (not before ``PLAUSIBLE_FROM``: a
+        clock never set)."""
+        self._last, self._journal_last_ts = (wall, self._steady()), last_ts
+        return wall >= PLAUSIBLE_FROM
 
     def check(self, wall: datetime) -> ClockStep | None:
         steady = self._steady()
         self._pending = (wall, steady)
-        if self._behind is not None:
-            return self._behind
+        if self._journal_last_ts is not None:  # the first transaction: is the clock behind the journal?
+            behind = _ms(wall - parse_ts(self._journal_last_ts))
+            if behind < -STEP_TOLERANCE_MS:
+                return ClockStep(behind, self._journal_last_ts, LAST_ENTRY)
         if self._last is None:
             return None
         last_wall, last_steady = self._last
@@ -85,7 +83,7 @@ class ClockWatch:
         return ClockStep(step, format_ts(expected), STEADY_CLOCK) if abs(step) > STEP_TOLERANCE_MS else None
 
     def committed(self) -> None:
-        self._last, self._pending, self._behind = self._pending, None, None
+        self._last, self._pending, self._journal_last_ts = self._pending, None, None
 
 
 def _ms(delta: timedelta) -> int:

@@ -205,6 +205,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             yield from release(sid)
 
     actor: str | None = None
+    unplaced: list[dict[str, Any]] = []  # clock steps before the first shoe
     for e in entries:
         try:
             k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
@@ -218,9 +219,12 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                     yield from shoe_done(current)
                 current = p["shoe"]
                 shoe_doc(current)["decks"] = p.get("decks")
+                shoes[current]["events"][:0], unplaced = unplaced, []  # what happened before it, first
                 shoes[current]["started"] = getattr(e, "ts", None)
                 continue
             if sid is None:
+                if k == kinds.CLOCK_STEP:  # before the first shoe (a computer set by NTP as it started)
+                    unplaced.append(_event(e, None))
                 continue
             doc = shoe_doc(sid)
             event = _event(e, actor)

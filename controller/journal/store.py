@@ -83,6 +83,7 @@ class Journal(_ReadApi):
         self._watch = watch
         self._first_seq = 0  # the seq the last transaction began at
         self.last_ts: str | None = None  # the time of the entries the last transaction stored (they share it)
+        self.last_step: tuple[int, str, ClockStep] | None = None  # the last clock_step journaled: seq, ts, step
         self.path = path
         self.meta = meta
         self.layout = layout_of(meta)
@@ -202,6 +203,8 @@ class Journal(_ReadApi):
         except sqlite3.IntegrityError:
             out = self._transaction(records, committed, format_ts(wall), look_up=True, results=results)
         self.last_ts = format_ts(wall)
+        if step is not None:
+            self.last_step = (self._first_seq, self.last_ts, step)
         if self._watch is not None:
             self._watch.committed()
         if step is not None:

@@ -292,7 +292,7 @@ class TableRunner:
             note = note_record(item.kind, item.payload, item.operator, shoe, rnd)  # journaled whatever it holds
             self.journal.append_batch([note])
             shown = note.payload if item.shown is None else item.shown
-            self._subscribers.publish({"type": note.kind, "shoe": shoe, "round": rnd, **shown})
+            self._subscribers.publish_record(self.journal, note.kind, shoe, rnd, shown)
         elif isinstance(item, DeviceStatus):
             if self._starting is not None:
                 self._starting.heard(item)
@@ -365,8 +365,7 @@ class TableRunner:
                 self.on_record(o)
             if self._subscribers:
                 shown = o.payload if o.shown is None else o.shown  # a face-down card stays hidden
-                # ts: the journal's time of the record (of its transaction): a watcher ties the event to its entry
-                self._subscribers.publish({"type": o.kind, "ts": self.journal.last_ts, "shoe": o.shoe, "round": o.round, **shown})
+                self._subscribers.publish_record(self.journal, o.kind, o.shoe, o.round, shown)
         elif isinstance(o, Notice):
             if self.on_notice is not None:
                 self.on_notice(o)

@@ -256,6 +256,15 @@ def test_unit_refuses_an_executable_its_own_sandbox_hides(capsys, hidden: str) -
     assert code == 2 and out == "" and err.count("\n") == 1 and "the service cannot see it" in err
 
 
+def test_unit_refuses_an_executable_that_leads_into_a_hidden_folder(capsys, tmp_path: Path) -> None:
+    """By a symlink or a `..`, the program the service would run lies where it cannot see it."""
+    link = tmp_path / "shoectl"
+    link.symlink_to("/tmp/venv/bin/shoectl")
+    for path in (str(link), "/opt/../tmp/venv/bin/shoectl"):
+        code, out, err = run(capsys, "systemd-unit", "--executable", path)
+        assert code == 2 and out == "" and "the service cannot see it" in err, path
+
+
 def test_the_unit_starts_the_table_once_the_clock_is_set() -> None:
     """Every journal entry is stamped with the wall clock: a computer without a battery-backed
     clock would deal in 1970 until NTP set it (a review of clocks)."""

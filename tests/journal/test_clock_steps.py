@@ -4,6 +4,7 @@ stay the clock's; the step is said once, where it happened (a review of clocks: 
 back passed every check, and a round was "decided" before it "started")."""
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -184,3 +185,77 @@ def test_a_writer_whose_clock_was_never_set_warns_and_journals_the_step_when_it_
         j.append("b", {})
     stored = _kinds(tmp_path / "j.db")
     assert [k for k, _ in stored] == ["a", kinds.CLOCK_STEP, "b"] and stored[1][1]["step_ms"] > 86_400_000 * 365 * 56
+
+
+def test_a_step_between_the_open_and_the_first_write_is_journaled(tmp_path: Path) -> None:
+    """The first transaction is checked against the clocks as they were at the open (a review: a
+    step back there was never journaled, and a clock behind at the open but set right before the
+    first write was journaled as behind)."""
+    with _open(tmp_path / "j.db", Clocks(START - timedelta(days=3))) as j:
+        j.append("days ago", {})
+    clocks = Clocks()
+    j = _open(tmp_path / "j.db", clocks)
+    clocks.step(-3600)  # after the open, before the first write
+    with j:
+        j.append("a", {})
+    stored = _kinds(tmp_path / "j.db")
+    assert [k for k, _ in stored] == ["days ago", kinds.CLOCK_STEP, "a"]
+    assert stored[1][1]["basis"] == "steady_clock" and -3_600_010 < stored[1][1]["step_ms"] <= -3_599_990
+
+    behind = Clocks(START - timedelta(days=1))
+    j = _open(tmp_path / "j.db", behind)
+    behind.wall = datetime.now(timezone.utc) if behind.wall > START else START + timedelta(hours=2)  # set right
+    with j:
+        j.append("b", {})
+    stored = _kinds(tmp_path / "j.db")
+    assert [k for k, _ in stored][3:] == [kinds.CLOCK_STEP, "b"]
+    assert stored[3][1]["basis"] == "steady_clock" and stored[3][1]["step_ms"] > 86_000_000  # set forward, not behind
+
+
+def test_a_step_before_the_first_shoe_is_replayed_with_the_first_shoe_and_published_on_the_event_stream(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A table computer that starts in 1970 and is set by NTP at once: the step falls before the
+    first shoe, in entries of no shoe, which replay skipped (a review); it is said among the first
+    shoe's events. The control socket's event stream publishes every step once, with its entry's
+    time, before any record journaled after it."""
+    from controller.table.subscribers import Subscribers
+
+    readings = 0
+
+    def booted_in_1970() -> datetime:
+        nonlocal readings
+        readings += 1
+        now = datetime.now(timezone.utc)
+        # the journal's creation, the watch at the open, the first transaction: then NTP
+        return datetime(1970, 1, 1, 0, 0, 5, tzinfo=timezone.utc) if readings <= 3 else now
+
+    published: list[dict] = []
+    real_publish = Subscribers.publish
+    monkeypatch.setattr(Subscribers, "__bool__", lambda self: True)  # as if a console watched
+    monkeypatch.setattr(Subscribers, "publish", lambda self, event: (published.append(event), real_publish(self, event)))
+    monkeypatch.setattr(store, "utc_now", booted_in_1970)
+    journal = dealt_journal(tmp_path / "table.db", "--rounds", "2", "--seed", "5", "--no-edge-monitor")
+    monkeypatch.undo()
+    with JournalReader.open(journal) as r:
+        entries = list(r.entries())
+    [step] = [e for e in entries if e.kind == kinds.CLOCK_STEP]
+    assert step.shoe_id is None and step.payload["step_ms"] > 86_400_000 * 365 * 56
+    code, out, err = run(capsys, "journal", "replay", str(journal))
+    assert code == 0, err
+    assert f"entry {step.seq}: the table's clock stepped forward 20" in out  # 20,000-odd days
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--json")
+    first_shoe = [json.loads(line) for line in out.splitlines() if json.loads(line)["type"] == "shoe"][0]
+    assert first_shoe["events"][0]["kind"] == kinds.CLOCK_STEP
+    steps = [e for e in published if e["type"] == kinds.CLOCK_STEP]
+    assert len(steps) == 1 and steps[0]["step_ms"] == step.payload["step_ms"]
+    assert steps[0]["ts"] == step.ts  # its own entry's time
+    assert all(e["ts"] < step.ts for e in published[:published.index(steps[0])] if "ts" in e)  # before any later record
+
+
+def test_ctl_watch_and_the_console_say_a_clock_step_in_words() -> None:
+    from controller.cli.cmd_ctl import event_text
+
+    assert event_text({"type": "clock_step", "ts": "2026-12-06T10:19:36.847270Z", "shoe": "T1-S0001", "round": 42,
+                       "step_ms": -3_600_001, "expected": "2026-12-06T11:19:36.847198Z", "basis": "steady_clock"}) == (
+        "the table's clock stepped back 1 h 0 min 0.0 s (it should have said 2026-12-06 11:19:36 UTC): "
+        "the times from here on are the stepped clock's")
