@@ -103,6 +103,20 @@ def test_version(install) -> None:
     assert done.stdout == f"shoectl {version}\n"
 
 
+def test_the_installed_program_signs_the_files_it_was_installed_with(install) -> None:
+    """`shoectl signature` of an installed wheel: its files in site-packages, the same set of
+    paths as the checkout's packages (the wheel ships every file the program is made of)."""
+    done = _shoectl(install, "signature", "--json")
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert said["signature"].startswith("sha256:") and "site-packages" in said["root"]
+    listing = _shoectl(install, "signature", "--list").stdout.splitlines()
+    installed = {line.split("  ", 1)[1] for line in listing}
+    shipped = {str(p.relative_to(ROOT)) for name in ("controller", "device_profiles", "firmware_bridge", "shoectl_config")
+               for p in (ROOT / name).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert installed == shipped
+
+
 def test_profiles_list_shows_every_shipped_profile(install) -> None:
     done = _shoectl(install, "profiles", "list")
     assert done.returncode == 0, done.stderr

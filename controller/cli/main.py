@@ -67,6 +67,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "floor": ("cmd_floor",),
     "scoreboard": ("cmd_scoreboard",),
     "feed": ("cmd_feed",),
+    "signature": ("cmd_signature",),
 }
 # The commands that log through structlog (they call controller.logconfig.configure_logging).
 LOGGING_COMMANDS = frozenset({"run", "feed", "floor", "scoreboard"})

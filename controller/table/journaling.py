@@ -110,12 +110,13 @@ def output_records(records: Iterable[TableRecord]) -> list[JournalRecord]:
     return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round) for r in records]
 
 
-def started_record(core: Any, replayed: int, version: str) -> JournalRecord:
+def started_record(core: Any, replayed: int, version: str, signature: str) -> JournalRecord:
     """The ``controller_started`` record of a table that starts with ``core`` (after
-    ``replayed`` journaled inputs were fed to it), with the shoe and round it goes on from and the
-    devices it decides for (``capabilities_of``: what deciding the journal again needs)."""
+    ``replayed`` journaled inputs were fed to it), with the shoe and round it goes on from, the
+    devices it decides for (``capabilities_of``: what deciding the journal again needs) and the
+    program's signature (``controller.signature``: which exact code deals from here on)."""
     return JournalRecord(kinds.CONTROLLER_STARTED, {"version": version, "replayed": replayed, "state": core.state,
-                                                    "capabilities": capabilities_of(core)},
+                                                    "capabilities": capabilities_of(core), "signature": signature},
                          shoe=core.shoe.id if core.shoe else None, round=core.round.number if core.round else None)
 
 

@@ -47,6 +47,7 @@ from controller.table.run_limits import RunLimits
 from controller.table.journaling import (command_failed_record, device_input_record, note_record, operator_input_record,
                                          output_records, rules_record, started_record, status_input_record)
 from controller.table.recovery import read_journal_inputs, replay
+from controller.signature import signature_label
 from controller.version import shoectl_version
 
 log = structlog.get_logger()
@@ -196,7 +197,7 @@ class TableRunner:
     def run(self) -> None:
         """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
         self.journal.checkpoint_in_background()  # no WAL checkpoint inside a card's commit
-        self.journal.append_batch([started_record(self.core, self._replayed, shoectl_version())])
+        self.journal.append_batch([started_record(self.core, self._replayed, shoectl_version(), signature_label())])
         self.core.restarted()  # where the record lies among the inputs: a replay does the same there
         self.journal_rules_in_force()
         self._starting = DevicesHeard(self.links)
