@@ -152,7 +152,12 @@ def _pin(args: argparse.Namespace) -> str:
         return pin_problem_refused(env.strip(), "SHOECTL_PIN")
     if not sys.stdin.isatty():
         raise UsageError("no PIN: use --pin-stdin, SHOECTL_PIN, or a terminal")
-    return pin_problem_refused(getpass.getpass(f"PIN for {args.operator}: ").strip(), "the PIN typed")
+    try:
+        typed = getpass.getpass(f"PIN for {args.operator}: ")
+    except EOFError:  # Ctrl-D: the operator changed their mind (a review saw a traceback, exit 1)
+        sys.stderr.write("\n")
+        raise UsageError("no PIN entered; nothing was sent") from None
+    return pin_problem_refused(typed.strip(), "the PIN typed")
 
 
 def pin_problem(pin: str) -> str | None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -104,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="write every journal entry as journal export does "
                    "(and each notice as {\"notice\": {...}}), one JSON line each")
     p.add_argument("--display", choices=["live", "lines"], help="live: the table redrawn in place with its roadmaps "
-                   "(default on a terminal); lines: one line per round and fault")
+                   "(default on a terminal that can redraw: not TERM=dumb); lines: one line per round and fault")
     p.add_argument("--edge-threshold", type=edge_threshold, default=Decimal(0), metavar="X",
                    help="the edge monitor's surveillance notice when a wager's player edge on the cards left "
                         "goes above X per unit, -1 to 1 (default 0: any player advantage)")
@@ -210,7 +211,9 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
         core = TableCore(sub, table_id=args.table_id, **table_capabilities([p for p, _ in attached.values()]))
         if not args.json:
             display.snapshot = core.snapshot
-        mode = args.display or ("live" if sys.stdout.isatty() and not args.json else "lines")
+        # TERM=dumb cannot redraw: the live screen stayed blank for the whole run (a review of terminals)
+        redraws = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+        mode = args.display or ("live" if redraws and not args.json else "lines")
         if mode == "live" and not args.json:
             from controller.table.display import LiveDisplay
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import contextlib
+import io
 import os
 import re
 import sys
@@ -244,8 +245,21 @@ def _standard_streams_open() -> None:
                 setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
 
 
+def _output_shows_what_it_cannot_encode() -> None:
+    """Standard output and error on a terminal that is not UTF-8 (a Latin-1 pit terminal) write a
+    character they lack as its escape (``\\u0141``), never raise: a dealer's name or a reason an
+    operator typed made `ctl status`, `ctl watch`, `journal replay` and `export` end in a traceback
+    and exit 1 there, which for `journal replay` means "does not verify" (a review of terminals)."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "").replace("_", "")
+        if encoding != "utf8" and isinstance(stream, io.TextIOWrapper):
+            with contextlib.suppress(ValueError, OSError):  # a stream closed, or one that cannot be changed
+                stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _standard_streams_open()
+    _output_shows_what_it_cannot_encode()
     try:
         try:
             return _main(argv)

@@ -9,6 +9,7 @@ five-hundredth of ``total`` (and at the end), and redraws itself a few times a s
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,8 +21,11 @@ STEPS = 500  # the bar moves at most this many times
 
 
 def on_terminal() -> bool:
-    """Whether standard error is a terminal, where a bar may be drawn."""
-    return sys.stderr.isatty()
+    """Whether standard error is a terminal where a bar may be drawn: one that redraws (not
+    TERM=dumb) and takes UTF-8 (the bar's spinner and blocks: on a Latin-1 terminal each redraw
+    was left on screen as a new line, a review of terminals)."""
+    encoding = (getattr(sys.stderr, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb" and encoding == "utf8"
 
 
 @contextmanager

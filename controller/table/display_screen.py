@@ -39,6 +39,9 @@ WARN = Style(color="yellow", bold=True)
 FAULT = Style(color="white", bgcolor="red", bold=True)
 ROWS = 6
 LEGEND = "B banker  P player  T tie  ·  pairs: p player, b banker, * both  ·  a number counts ties"
+# The screen's own marks, and an ASCII spelling of each for a terminal that is not UTF-8 (a review of
+# terminals: a Latin-1 one got nothing but a traceback, the marks being outside it).
+GLYPHS = {True: {"dot": "·", "arrow": "→", "more": "…"}, False: {"dot": ".", "arrow": "->", "more": "..."}}
 # Derived roads: big eye boy hollow circles, small road filled dots, cockroach pig slashes.
 DERIVED_MARKS = {True: ("○", "●", "╱"), False: ("o", "@", "/")}
 
@@ -58,17 +61,18 @@ def screen(snap: dict[str, Any], shown: ShownShoe, notices: Sequence[str], *, wi
     """See the module docstring."""
     width, height = max(width, 40), max(height, 8)
     rounds = shown.rounds
-    top = [_header(snap, width), _hands(snap), _last_round(rounds), _wagers(snap), _results(rounds, width),
+    g = GLYPHS[unicode]
+    top = [_header(snap, width, g), _hands(snap), _last_round(rounds, g), _wagers(snap), _results(rounds, width, g),
            _faults(snap)]
     warnings = [_line(Text("!! " + n, style=WARN)) for n in notices[-2:]]
     maps = compute(results_from_rounds(rounds))
     about = f"{shown.shoe}, the last dealt shoe" if shown.last else shown.shoe
     title = _line(Text(f"Roadmaps of {about}" if shown.shoe else "Roadmaps: no shoe yet", style=LABEL))
-    main_roads = _side_by_side([("Bead plate", _bead(maps)), ("Big road", _big_road(maps))], width)
+    main_roads = _side_by_side([("Bead plate", _bead(maps)), ("Big road", _big_road(maps))], width, g)
     glyphs = DERIVED_MARKS[unicode]
     derived = _side_by_side([(name, _derived(road, mark)) for name, road, mark in
                              (("Big eye boy", maps.big_eye_boy, glyphs[0]), ("Small road", maps.small_road, glyphs[1]),
-                              ("Cockroach pig", maps.cockroach_pig, glyphs[2]))], width)
+                              ("Cockroach pig", maps.cockroach_pig, glyphs[2]))], width, g)
     legend = _line(Text(LEGEND if unicode else LEGEND.replace("·", "|"), style=DIM))
     road_lines = ROWS + 1
     used = len(top) + 1 + road_lines
@@ -79,8 +83,13 @@ def screen(snap: dict[str, Any], shown: ShownShoe, notices: Sequence[str], *, wi
     used += road_lines if keep_derived else 0
     keep_legend = used + 1 <= height
     used += 1 if keep_legend else 0
-    return Group(*top, *(warnings if keep_warnings else []), title, main_roads, *([derived] if keep_derived else []),
-                 *([legend] if keep_legend else []), *_recent(rounds, height - used))
+    lines = [*top, *(warnings if keep_warnings else []), title, main_roads, *([derived] if keep_derived else []),
+             *([legend] if keep_legend else []), *_recent(rounds, height - used, g)]
+    if not unicode:  # rich's ellipsis is "…": a line too long is cut without it
+        for line in lines:
+            if isinstance(line, Text):
+                line.overflow = "crop"
+    return Group(*lines)
 
 
 # -- lines -------------------------------------------------------------------------------------------
@@ -94,20 +103,23 @@ def _shown(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def _header(snap: dict[str, Any], width: int) -> Text:
+def _header(snap: dict[str, Any], width: int, g: dict[str, str]) -> Text:
     """The table (left, shortened first) and the shoe (right) on one line."""
     left = Text.assemble((f"{_shown(snap.get('table'))} ", LABEL), f"{_shown(snap.get('submission'))}  ",
                          (f" {str(snap.get('state') or '-').replace('_', ' ')} ", Style(reverse=True, bold=True)))
     if snap.get("shoe"):
         left_in_shoe = snap.get("cards_remaining")
-        right = Text(f"shoe {snap['shoe']} · round {_shown(snap.get('round'))}"
-                     + (f" · {left_in_shoe} cards left" if left_in_shoe is not None else ""))
+        right = Text(f"shoe {snap['shoe']} {g['dot']} round {_shown(snap.get('round'))}"
+                     + (f" {g['dot']} {left_in_shoe} cards left" if left_in_shoe is not None else ""))
         if snap.get("cover_reached"):
-            right.append(" · cover card out", style=WARN)
+            right.append(f" {g['dot']} cover card out", style=WARN)
     else:
         right = Text("no shoe in play", style=DIM)
     room = width - right.cell_len - 2
-    if left.cell_len > room:
+    if left.cell_len > room and g["more"] == "...":  # (rich's ellipsis is "…")
+        left.truncate(max(room - 3, 0))
+        left.append("...")
+    elif left.cell_len > room:
         left.truncate(max(room, 0), overflow="ellipsis")
     return _line(Text.assemble(left, " " * max(2, width - left.cell_len - right.cell_len), right))
 
@@ -123,18 +135,18 @@ def _hands(snap: dict[str, Any]) -> Text:
                                "    ", ("Banker ", OUTCOME_STYLE["B"]), _cards(snap.get("banker") or [])))
 
 
-def _last_round(rounds: Sequence[dict[str, Any]]) -> Text:
+def _last_round(rounds: Sequence[dict[str, Any]], g: dict[str, str]) -> Text:
     last = next((r for r in reversed(rounds) if r.get("kind") != "void"), None)
     if last is None:
         return _line(Text("Last    no round yet in this shoe", style=DIM))
-    return _line(Text.assemble(("Last    ", LABEL), *_round_parts(last)))
+    return _line(Text.assemble(("Last    ", LABEL), *_round_parts(last, g)))
 
 
-def _round_parts(r: dict[str, Any]) -> list[Any]:
+def _round_parts(r: dict[str, Any], g: dict[str, str]) -> list[Any]:
     outcome = str(r.get("outcome", ""))
     return [f"round {r['round']}: ", ("Player ", OUTCOME_STYLE["P"]),
             f"{_cards(r['player']['cards'])} ({r['player']['total']})  ", ("Banker ", OUTCOME_STYLE["B"]),
-            f"{_cards(r['banker']['cards'])} ({r['banker']['total']})  → ",
+            f"{_cards(r['banker']['cards'])} ({r['banker']['total']})  {g['arrow']} ",
             (outcome, OUTCOME_STYLE.get(outcome[:1].upper(), LABEL))]
 
 
@@ -146,14 +158,14 @@ def _wagers(snap: dict[str, Any]) -> Text:
     return _line(Text.assemble(("Wagers  ", LABEL), text))
 
 
-def _results(rounds: Sequence[dict[str, Any]], width: int) -> Text:
+def _results(rounds: Sequence[dict[str, Any]], width: int, g: dict[str, str]) -> Text:
     letters = [str(r["outcome"])[:1].upper() for r in rounds if r.get("kind") == "normal"]
     counts = "  ".join(f"{k} {letters.count(k)}" for k in "BPT")
     room = max(0, (width - 8 - len(counts) - 4) // 2)
     shown = letters[-room:] if room else []
     text = Text("Results ", style=LABEL)
     if len(shown) < len(letters):
-        text.append("… ", style=DIM)
+        text.append(f"{g['more']} ", style=DIM)
     for letter in shown:
         text.append(letter, style=OUTCOME_STYLE[letter])
         text.append(" ")
@@ -176,7 +188,7 @@ def _faults(snap: dict[str, Any]) -> Text:
     return _line(text)
 
 
-def _recent(rounds: Sequence[dict[str, Any]], room: int) -> list[RenderableType]:
+def _recent(rounds: Sequence[dict[str, Any]], room: int, g: dict[str, str]) -> list[RenderableType]:
     """The latest rounds under a heading, in ``room`` lines (none when fewer than two)."""
     if room < 2 or not rounds:
         return []
@@ -185,7 +197,7 @@ def _recent(rounds: Sequence[dict[str, Any]], room: int) -> list[RenderableType]
         if r.get("kind") == "void":
             lines.append(_line(Text(f"round {r['round']}: VOID ({r.get('reason') or 'no reason given'})", style=DIM)))
         else:
-            lines.append(_line(Text.assemble(*_round_parts(r))))
+            lines.append(_line(Text.assemble(*_round_parts(r, g))))
     return lines
 
 
@@ -205,7 +217,7 @@ def _derived(road: Any, mark: str) -> Grid:
     return [(c.x, c.y, mark, COLOUR_STYLE[c.item]) for c in fold(road, ROWS)]
 
 
-def _road_lines(grid: Grid, room: int) -> list[Text]:
+def _road_lines(grid: Grid, room: int, dot: str) -> list[Text]:
     """``ROWS`` lines of at most ``room`` cells: the latest columns of ``grid`` that fit."""
     size = max((len(t) for _, _, t, _ in grid), default=1)
     columns = max((x for x, _, _, _ in grid), default=-1) + 1
@@ -216,7 +228,7 @@ def _road_lines(grid: Grid, room: int) -> list[Text]:
     for y in range(ROWS):
         line = Text()
         for x in range(first, first + min(fit, max(columns - first, 1))):
-            t, s = cells.get((x, y), ("·", DIM))
+            t, s = cells.get((x, y), (dot, DIM))
             line.append(t.ljust(size), style=s)
             line.append(" ")
         line.rstrip()
@@ -224,7 +236,7 @@ def _road_lines(grid: Grid, room: int) -> list[Text]:
     return lines
 
 
-def _side_by_side(roads: list[tuple[str, Grid]], width: int) -> Table:
+def _side_by_side(roads: list[tuple[str, Grid]], width: int, g: dict[str, str]) -> Table:
     """The roads in columns under their names: ``ROWS + 1`` lines. Each road gets the width it
     needs, up to an equal share; the last takes the rest."""
     gap = 3
@@ -237,7 +249,7 @@ def _side_by_side(roads: list[tuple[str, Grid]], width: int) -> Table:
     for w in widths:
         grid.add_column(width=w, no_wrap=True, overflow="crop")
     grid.add_row(*(Text(name, style=LABEL) for name, _ in roads))
-    columns = [_road_lines(g, w) for (_, g), w in zip(roads, widths)]
+    columns = [_road_lines(grid_of, w, g["dot"]) for (_, grid_of), w in zip(roads, widths)]
     for y in range(ROWS):
         grid.add_row(*(col[y] for col in columns))
     return grid

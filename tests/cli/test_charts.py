@@ -108,3 +108,11 @@ def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert "reading j.db" in child.before and "running the randomness tests" in child.before and "verdict: PASS" in child.before
+    # a terminal that cannot redraw, or does not take UTF-8 (the bar's marks): no bar either (a review
+    # of terminals saw each redraw left on a Latin-1 screen)
+    for other in ({"TERM": "dumb"}, {"PYTHONIOENCODING": "latin-1"}):
+        child = pexpect.spawn(sys.executable, argv, env=dict(env, **other), encoding="latin-1", dimensions=(24, 100),
+                              timeout=120)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0 and "dealing 4000 shoes" not in child.before and "wager" in child.before, other

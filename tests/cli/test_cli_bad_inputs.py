@@ -512,3 +512,23 @@ def test_an_empty_item_between_cards_is_refused_not_dropped(capsys, argv: list[s
     code, out, err = run(capsys, *argv)
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert "an empty item in the card list" in err and "a card left out between commas?" in err, err
+
+
+def test_ctrl_d_at_the_pin_prompt_is_one_line_and_nothing_sent(tmp_path: Path) -> None:
+    """On a terminal, Ctrl-D where the PIN is asked: a traceback (EOFError) and exit 1 before (a
+    review of terminals); `operators add` said it in one line. (The console asks through the same
+    function, once connected to a table.)"""
+    command = ["ctl"]
+    import os
+
+    import pexpect
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SHOECTL_PIN", "SHOECTL_OPERATOR")}
+    argv = ["-m", "controller.cli.main", *command, "--socket", str(tmp_path / "none.sock"), "--operator", "fp1", "open"]
+    child = pexpect.spawn(sys.executable, argv, env=env, encoding="utf-8", timeout=60)
+    child.expect_exact("PIN for fp1: ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2 and "Traceback" not in child.before
+    assert child.before.strip() == f"shoectl {command[0]}: error: no PIN entered; nothing was sent"

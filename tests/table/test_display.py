@@ -141,3 +141,51 @@ def test_an_empty_shoe_and_a_closed_table_keep_every_name_whole() -> None:
     for name in ("Bead plate", "Big road", "Big eye boy", "Small road", "Cockroach pig", "no round yet in this shoe"):
         assert name in text
     assert "None" not in text
+
+
+def test_a_screen_for_a_terminal_that_is_not_utf8_is_ascii() -> None:
+    """A Latin-1 pit terminal: the screen's marks (the round's arrow, the dots, the results cut
+    short, the derived roads') are spelled in ASCII; they made rich raise on every redraw, and the
+    table ran with a blank screen and ended in a traceback (a review of terminals)."""
+    b = _table_after(70)
+    snap = b.core.snapshot()
+    snap["cover_reached"] = True
+    shown = ShownShoe(snap["shoe"], b.of("round_result"))
+    text = _shown(screen(snap, shown, [], width=80, height=40, unicode=False), 80, 40)
+    assert text.isascii(), sorted({c for c in text if not c.isascii()})
+    assert "  -> " in text and "... " in text and " . round " in text  # the arrow, the results cut, the header
+    assert not _shown(screen(snap, shown, [], width=80, height=40), 80, 40).isascii()  # UTF-8: the marks
+
+
+def test_run_and_the_readers_on_a_latin1_terminal_escape_what_it_lacks(tmp_path) -> None:
+    """A dealer's name or a reason with characters outside Latin-1 ("Łukasz", "–"): every reader
+    wrote it with a traceback and exit 1 (for `journal replay`: "does not verify"); now the
+    character is written as its escape, the rest as the terminal's own."""
+    import subprocess
+
+    from cli_run import dealt_journal
+    from controller.journal import Journal
+
+    journal = dealt_journal(tmp_path / "j.db", "--rounds", "1", "--no-edge-monitor")
+    with Journal.open(journal, table_id="T1") as w:
+        w.append("dealer", {"dealer": "Łukasz Nowak – Spätschicht"}, shoe="T1-S0001")
+    env = dict(os.environ, PYTHONIOENCODING="latin-1")
+    for argv in (["journal", "replay", str(journal)], ["journal", "replay", str(journal), "--json"],
+                 ["journal", "export", str(journal)]):
+        done = subprocess.run([sys.executable, "-m", "controller.cli.main", *argv], env=env, capture_output=True,
+                              timeout=60)
+        assert done.returncode == 0 and b"Traceback" not in done.stderr, (argv, done.stderr[-500:])
+        assert b"\\u0141ukasz Nowak \\u2013 Sp\xe4tschicht" in done.stdout, argv
+
+
+def test_run_on_a_dumb_terminal_writes_lines(tmp_path) -> None:
+    """TERM=dumb cannot redraw: the live screen showed nothing until the run ended (a review of
+    terminals); `run` writes its lines there, as into a pipe."""
+    env = dict(os.environ, TERM="dumb")
+    child = pexpect.spawn(sys.executable, ["-m", "controller.cli.main", "run", "--journal", str(tmp_path / "j.db"),
+                                           "--rounds", "2", "--speed", "max", "--seed", "2", "--no-edge-monitor"],
+                          env=env, encoding="utf-8", dimensions=(24, 80), timeout=120)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before[-2000:]
+    assert "round   2 [normal]" in child.before and "Roadmaps of" not in child.before
