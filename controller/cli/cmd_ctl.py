@@ -27,6 +27,7 @@ from controller.control.client import SERVICE_SOCKET, ControlClient
 from controller.control.lines import line_text
 from controller.control.requests import BOOL, MAX_TEXT, NUMBERS, parameters
 from controller.errors import UsageError, path_argument
+from controller.journal import kinds
 from controller.journal.replay import ROUTINE_COMMANDS
 from controller.operators.pins import PIN_MAX, PIN_MIN, is_pin_shaped
 from controller.table.commands import COMMANDS, whole_number_of
@@ -234,29 +235,32 @@ def status_reply_text(reply: dict[str, Any]) -> str:
 
 def event_text(ev: dict[str, Any]) -> str | None:
     t = ev.get("type")
-    if t == "round_result":
+    if t == kinds.ROUND_RESULT:
         return round_result_text(ev.get("shoe"), ev, short=True)
-    if t in ("settlement", "wager_returned"):
+    if t in (kinds.SETTLEMENT, kinds.WAGER_RETURNED):
         return settlement_text(t, ev)
-    if t in ("fault", "count_fault"):
+    if t in (kinds.FAULT, kinds.COUNT_FAULT):
         return f"FAULT: {ev.get('reason') or ev.get('problem')}"
     if t == "notice" and ev.get("level") != "info":
         return f"{ev['level']}: {ev['text']}"
-    if t in ("refused", "auth_refused"):
+    if t in (kinds.REFUSED, kinds.AUTH_REFUSED):
         by = f" ({ev['operator']})" if ev.get("operator") else ""
         return f"{ev.get('input') or ev.get('command')} refused{by}: {ev.get('reason')}"
-    if t == "shoe_start":
+    if t == kinds.SHOE_START:
         return f"new shoe {ev.get('shoe')}"
-    if t == "clock_step":  # the journal's times from here on are a stepped clock's
+    if t == kinds.CLOCK_STEP:  # the journal's times from here on are a stepped clock's
         from controller.cli.cmd_replay import clock_step_text  # noqa: PLC0415 - rare: only then
 
         return safe(clock_step_text(ev))
-    if t == "operator" and ev.get("command") not in ROUTINE_COMMANDS:  # a floor decision another operator took
+    if t == kinds.OPERATOR and ev.get("command") not in ROUTINE_COMMANDS:  # a floor decision another operator took
         args = " ".join(f"{k}={v}" for k, v in (ev.get("args") or {}).items())
         return safe(f"{ev.get('operator')} ({ev.get('operator_role')}): {ev.get('command')}{' ' + args if args else ''}")
-    if t == "bad_request" and ev.get("operator"):  # a logged-in operator's request the table did not understand
+    if t == kinds.BAD_REQUEST and ev.get("operator"):  # a logged-in operator's request the table did not understand
         return safe(f"{ev.get('command') or 'a request'} not understood ({ev['operator']}): {ev.get('reason')}")
     return None
+
+
+FAULT_LEVEL = "fault"  # a notice's level (controller.table.io.Notice), not the record kind
 
 
 class EventLines:
@@ -271,17 +275,17 @@ class EventLines:
 
     def __call__(self, ev: dict[str, Any]) -> str | None:
         kind = ev.get("type")
-        if kind == "fault":
+        if kind == kinds.FAULT:
             self._fault_reason = ev.get("reason")
-        elif kind == "notice" and ev.get("level") == "fault" and ev.get("text") == self._fault_reason:
+        elif kind == "notice" and ev.get("level") == FAULT_LEVEL and ev.get("text") == self._fault_reason:
             self._fault_reason = None
             return None
         own = self.own_operator is not None and ev.get("operator") == self.own_operator
-        if kind in ("refused", "auth_refused"):
+        if kind in (kinds.REFUSED, kinds.AUTH_REFUSED):
             self._refusal_notice = f"{ev.get('input') or ev.get('command')} refused: {ev.get('reason')}"
             if own:
                 return None
-        elif kind in ("operator", "bad_request") and own:
+        elif kind in (kinds.OPERATOR, kinds.BAD_REQUEST) and own:
             return None  # the console prints its own commands' answers
         elif kind == "notice" and ev.get("text") == self._refusal_notice:
             self._refusal_notice = None

@@ -143,11 +143,11 @@ def _events_text(d: dict) -> str:
     lines = []
     for ev in d.get("events", ()):
         p = dict(ev["payload"])
-        if ev["kind"] == "operator":
+        if ev["kind"] == kinds.OPERATOR:
             what = f"{_value(p.pop('command', '?'))} " + " ".join(f"{k}={_value(v, k)}" for k, v in (p.pop("args", None) or {}).items())
             for said_elsewhere in ("operator", "operator_role", "state"):
                 p.pop(said_elsewhere, None)
-        elif ev["kind"] == "clock_step":
+        elif ev["kind"] == kinds.CLOCK_STEP:
             what, p = clock_step_text(p), {}
         else:
             what = ev["kind"].replace("_", " ")

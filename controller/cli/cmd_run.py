@@ -132,23 +132,23 @@ class _Display:
 
     def record(self, r: TableRecord) -> None:
         p = r.payload
-        if r.kind == "round_result" and p.get("kind") != "void":
+        if r.kind == kinds.ROUND_RESULT and p.get("kind") != "void":
             left = self.snapshot().get("cards_remaining") if self.snapshot else None
             self.out.line(round_result_text(r.shoe, p) + (f"   [{left} cards left]" if left is not None else ""))
-        elif r.kind == "round_result":
+        elif r.kind == kinds.ROUND_RESULT:
             self.out.line(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; wagers returned")
-        elif r.kind in ("fault", "count_fault") and not str(p.get("fault", "")).startswith("link:"):
+        elif r.kind in (kinds.FAULT, kinds.COUNT_FAULT) and not str(p.get("fault", "")).startswith("link:"):
             # (a device outage is written by its OutageLines: once, not at every retry)
             self.out.line(f"!! FAULT: {p.get('reason') or p.get('problem')}")
-        elif r.kind == "resumed":
+        elif r.kind == kinds.RESUMED:
             self.out.line(f"   resumed: {p['state']}")
-        elif r.kind == "shoe_start":
+        elif r.kind == kinds.SHOE_START:
             by_hand = self.snapshot is not None and not self.snapshot().get("has_shuffler", True)
             how = "decks to the dealer (a preshuffled pack, or shuffled by hand)" if by_hand else "decks to the shuffler"
             self.out.line(f"== shoe {p['shoe']}: {p['decks']} {how}")
-        elif r.kind == "cut":
+        elif r.kind == kinds.CUT:
             self.out.line(f"   cut at {p['position']} by {p['by']}")
-        elif r.kind == "reconciliation":
+        elif r.kind == kinds.RECONCILIATION:
             counted = {"shuffler": " (counted at the next shuffle)", "shoe": " (counted at the next load)"}
             self.out.line(f"   shoe done: {p['left_shoe']} cards out, {p['remaining_in_shoe']} left"
                           f"{counted.get(p.get('remaining_counted_by'), '')}; "

@@ -22,7 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-SUMMARY_KIND = "refusals_summary"
+from controller.journal import kinds
+
+SUMMARY_KIND = kinds.REFUSALS_SUMMARY
 MAX_OPERATORS_SHOWN = 5
 
 Note = Callable[[str, dict[str, Any], "str | None", "dict[str, Any] | None"], None]

@@ -58,6 +58,7 @@ from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Th
 from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, TableRecord
+from controller.journal import kinds
 
 MAX_CONNECTIONS = 64
 IDLE_S = 30.0
@@ -206,7 +207,7 @@ class ControlServer:
                 conn.recv(MAX_LINE)  # what the client sent already: closing on unread data would reset the reply
             except OSError:
                 pass
-        self._refusals.refused("connection_refused", {"code": "busy", "reason": reason})
+        self._refusals.refused(kinds.CONNECTION_REFUSED, {"code": "busy", "reason": reason})
 
     # -- one connection -----------------------------------------------------------------------------
     def _serve(self, conn: socket.socket, number: int) -> None:
@@ -266,7 +267,7 @@ class ControlServer:
         session.bad_requests += 1
         reason = str(exc)
         said = {"command": command, "operator": operator} if operator is not None else {}
-        self._refusals.refused("bad_request", {"code": "bad_request", "reason": reason, **said}, operator)
+        self._refusals.refused(kinds.BAD_REQUEST, {"code": "bad_request", "reason": reason, **said}, operator)
         if session.bad_requests >= BAD_LIMIT:
             session.closing = True
             reason += f"; {BAD_LIMIT} malformed requests on this connection: closing it"
@@ -314,7 +315,7 @@ class ControlServer:
                 if command == "unlock_operator" else ""
             return {"ok": False, "code": "timeout", "error": f"{exc}{late}"}
         records = [{"type": o.kind, **o.payload} for o in outs if isinstance(o, TableRecord)]
-        refused = next((r for r in records if r["type"] == "refused"), None)
+        refused = next((r for r in records if r["type"] == kinds.REFUSED), None)
         if refused is not None:
             return {"ok": False, "code": "refused", "error": refused["reason"]}
         reply: dict[str, Any] = {"ok": True, "records": records}
@@ -347,7 +348,7 @@ class ControlServer:
         ``error``, what the person who tried was told."""
         operator = req.operator if is_operator_id(req.operator) else None
         payload = {"command": req.command, "operator": shown_text(req.operator), "code": code, "reason": reason or error}
-        self._refusals.refused("auth_refused", payload, operator, {**payload, "reason": error})
+        self._refusals.refused(kinds.AUTH_REFUSED, payload, operator, {**payload, "reason": error})
         return {"ok": False, "code": code, "error": error}
 
     def _stream(self, conn: socket.socket, rid: Any) -> None:

@@ -20,6 +20,7 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 
 from controller.table.display_screen import ShownShoe, screen
+from controller.journal import kinds
 
 REFRESH_PER_SECOND = 8
 SPARE_LINES = 3
@@ -44,11 +45,11 @@ class LiveDisplay:
         if r.kind not in RECORD_KINDS:
             return
         with self.lock:
-            if r.kind == "shoe_start":
+            if r.kind == kinds.SHOE_START:
                 if self.rounds:
                     self.last_dealt = ShownShoe(self.shoe, self.rounds, last=True)
                 self.shoe, self.rounds = r.payload.get("shoe", r.shoe), []
-            elif r.kind == "round_result":
+            elif r.kind == kinds.ROUND_RESULT:
                 self.shoe = r.shoe or self.shoe
                 self.rounds = [*self.rounds, dict(r.payload)]
             self._start()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.money import money_text
+from controller.journal import kinds
 
 __all__ = ["round_result_text", "settlement_text", "wager_text"]
 
@@ -33,7 +34,7 @@ def settlement_text(kind: str, p: dict[str, Any]) -> str:
     """One line for a ``settlement`` or ``wager_returned`` record, money in major units: what the
     dealer pays (the win, a commission withheld said), collects, or gives back."""
     wager = f"  {wager_text(p)}"
-    if kind == "wager_returned":
+    if kind == kinds.WAGER_RETURNED:
         return f"{wager}: returned"
     if p["result"] == "win":
         kept = f" (commission {money_text(p['commission'])} withheld)" if p.get("commission") else ""

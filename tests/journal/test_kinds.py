@@ -62,7 +62,7 @@ def _spelled_kinds() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for path in sorted((ROOT / "controller").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        constants = [n for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+        constants = [n for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Constant, ast.Attribute))
                      and any(isinstance(t, ast.Name) and t.id.endswith("_KIND") for t in n.targets)]
         for node in [*ast.walk(tree)]:
             value = None
@@ -74,8 +74,10 @@ def _spelled_kinds() -> dict[str, list[str]]:
                 elif name in _RECORDING_CALLS and isinstance(first, ast.Attribute) and \
                         isinstance(first.value, ast.Name) and first.value.id == "kinds":
                     value = getattr(kinds, first.attr)
-            elif node in constants:
+            elif node in constants and isinstance(node.value, ast.Constant):  # type: ignore[attr-defined]
                 value = node.value.value  # type: ignore[attr-defined]
+            elif node in constants and isinstance(node.value.value, ast.Name) and node.value.value.id == "kinds":  # type: ignore[attr-defined]
+                value = getattr(kinds, node.value.attr)  # type: ignore[attr-defined]
             if isinstance(value, str):
                 found.setdefault(value, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
     return found
@@ -182,3 +184,24 @@ def test_the_doc_gives_each_kind_the_meaning_the_registry_gives() -> None:
     wrong = {k.name: (documented.get(k.name), k.meaning) for k in kinds.KINDS.values()
              if documented.get(k.name) != k.meaning}
     assert not wrong, "docs/journal.md and kinds.py word these kinds differently: " + repr(wrong)
+
+
+# The modules that read a table's records by kind (the live views, the readers of the event stream,
+# the control server's answer): each compares kinds through the registry's constants, never their
+# text, so that a kind renamed in the registry cannot leave one of them silent (an architecture
+# review: `run` would have stopped printing round results without a word).
+_KIND_READERS = ("controller/cli/cmd_run.py", "controller/cli/cmd_ctl.py", "controller/cli/cmd_replay.py",
+                 "controller/table/display.py", "controller/table/result_line.py", "controller/control/server.py")
+
+
+@pytest.mark.parametrize("module", _KIND_READERS)
+def test_the_readers_of_records_compare_kinds_through_the_registry(module: str) -> None:
+    tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+    literal = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                items = side.elts if isinstance(side, (ast.Tuple, ast.Set, ast.List)) else [side]
+                literal += [f"{module}:{node.lineno}: {i.value}" for i in items
+                            if isinstance(i, ast.Constant) and i.value in kinds.KINDS]
+    assert literal == []
