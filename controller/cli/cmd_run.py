@@ -55,8 +55,7 @@ from controller.cli.run_options import (
 from controller.cli.run_output import JournalLines, StdoutLines, output_read
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
 from controller.errors import UsageError, output_path_argument, path_argument
-from controller.journal import Journal, load_hmac_key
-from controller.journal import kinds
+from controller.journal import Journal, kinds, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
 from controller.journal.errors import JournalContentError
 from controller.journal.verification import require_intact
@@ -74,6 +73,8 @@ from controller.table.errors import Refused
 from controller.table.recovery import rules_asked_for
 from controller.roles import AUTOMATED_FLOORPERSON, Role
 from controller.table.runner import TableRunner
+from shoectl_config.text import safe
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="the main job: run a table (embedded emulated devices by default)")
@@ -299,7 +300,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
         anchor = journal.anchor() if journal.last_seq else None
         journal.close()
     if not args.json:
-        out.line(f"journal {journal_path}: {anchor or 'empty'}", always=True)
+        out.line(safe(f"journal {journal_path}: {anchor or 'empty'}"), always=True)  # a byte not UTF-8 as \xff
     if stopped_by is None and auto is not None and auto.gave_up:
         say(f"shoectl run: the table stays closed: {auto.gave_up}")
         return 1

@@ -532,3 +532,16 @@ def test_ctrl_d_at_the_pin_prompt_is_one_line_and_nothing_sent(tmp_path: Path) -
     child.close()
     assert child.exitstatus == 2 and "Traceback" not in child.before
     assert child.before.strip() == f"shoectl {command[0]}: error: no PIN entered; nothing was sent"
+
+
+def test_run_says_a_journal_path_that_is_not_utf8_as_every_command_does(tmp_path: Path) -> None:
+    """`run`'s last line wrote the byte raw (a `?` on the terminal, which is not the path: a review
+    of terminals); it is `\\xe4`, as `journal verify` and every message say it."""
+    from cli_run import run_captured
+
+    folder = tmp_path / "dir\udce4"
+    folder.mkdir()
+    code, out, err = run_captured("run", "--journal", str(folder / "j.db"), "--rounds", "1", "--speed", "max",
+                                  "--display", "lines", "--no-edge-monitor")
+    assert code == 0, err
+    assert out.splitlines()[-1].startswith(f"journal {tmp_path}/dir\\xe4/j.db: ")
