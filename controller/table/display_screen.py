@@ -38,7 +38,8 @@ DIM = Style(dim=True)
 WARN = Style(color="yellow", bold=True)
 FAULT = Style(color="white", bgcolor="red", bold=True)
 ROWS = 6
-LEGEND = "B banker  P player  T tie  ·  pairs: p player, b banker, * both  ·  a number counts ties"
+# 76 characters: whole on an 80-column terminal (a review of terminals saw the longer one always cut)
+LEGEND = "B banker  P player  T tie · pairs: p player, b banker, * both · number: ties"
 # The screen's own marks, and an ASCII spelling of each for a terminal that is not UTF-8 (a review of
 # terminals: a Latin-1 one got nothing but a traceback, the marks being outside it).
 GLYPHS = {True: {"dot": "·", "arrow": "→", "more": "…"}, False: {"dot": ".", "arrow": "->", "more": "..."}}

@@ -189,3 +189,10 @@ def test_run_on_a_dumb_terminal_writes_lines(tmp_path) -> None:
     child.close()
     assert child.exitstatus == 0, child.before[-2000:]
     assert "round   2 [normal]" in child.before and "Roadmaps of" not in child.before
+
+
+def test_the_legend_is_whole_on_an_80_column_terminal() -> None:
+    b = _table_after(10)
+    snap = b.core.snapshot()
+    text = _shown(screen(snap, ShownShoe(snap["shoe"], b.of("round_result")), [], width=80, height=60), 80, 60)
+    assert "pairs: p player, b banker, * both · number: ties" in text
