@@ -120,8 +120,10 @@ class Console:
         self.last_code = 0
 
     def run(self) -> int:
+        # enable_suspend: Ctrl-Z suspends the console as it does any program (prompt_toolkit's
+        # default typed a literal ^Z into the line: a review of terminals)
         session: PromptSession[str] = PromptSession(PROMPT, completer=CommandCompleter(), history=InMemoryHistory(),
-                                                    complete_while_typing=False)
+                                                    complete_while_typing=False, enable_suspend=True)
         write_line(INTRO)
         threading.Thread(target=self._watch, daemon=True, name="shoectl-console-watch").start()
         while True:

@@ -340,3 +340,27 @@ def test_console_on_a_terminal_prints_events_above_the_prompt_and_completes(tabl
         _close(child)
     assert transcript.getvalue().count("not allowed while the table is cutting") == 1
     assert "warning: load refused" not in transcript.getvalue()
+
+
+def test_ctrl_z_is_no_character_of_the_line(table) -> None:
+    """Ctrl-Z at the prompt suspends the console, as any program (prompt_toolkit's
+    ``enable_suspend``); before, a literal ^Z went into the line and the command after it was
+    unknown (a review of terminals). (Under pexpect the console leads a session of its own, whose
+    process group no shell controls: the stop signal is discarded there, as POSIX says of an
+    orphaned group, so the test sees the line only.)"""
+    env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
+    env.pop("SHOECTL_OPERATOR", None)
+    transcript = io.StringIO()
+    child = pexpect.spawn(sys.executable, ["-m", "controller.cli.main", "console", "--socket", table["sock"]],
+                          env=env, encoding="utf-8", timeout=20, dimensions=(24, 100))
+    child.logfile_read = transcript
+    try:
+        _until_shown(child, transcript, "shoectl>")
+        child.send("\x1a")  # Ctrl-Z
+        child.send("status\r")
+        child.expect("state ")
+        assert "unknown command" not in transcript.getvalue()
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        _close(child)
