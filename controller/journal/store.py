@@ -198,13 +198,14 @@ class Journal(_ReadApi):
         if step is not None:
             # in the shoe and round of the entry it comes before, so that a replay shows it there
             records = [prepare(kinds.CLOCK_STEP, step.payload(), shoe=records[0].shoe, round=records[0].round), *records]
+        ts = format_ts(wall)
         try:
-            out = self._transaction(records, committed, format_ts(wall), look_up=False, results=results)
+            out = self._transaction(records, committed, ts, look_up=False, results=results)
         except sqlite3.IntegrityError:
-            out = self._transaction(records, committed, format_ts(wall), look_up=True, results=results)
-        self.last_ts = format_ts(wall)
+            out = self._transaction(records, committed, ts, look_up=True, results=results)
+        self.last_ts = ts
         if step is not None:
-            self.last_step = (self._first_seq, self.last_ts, step)
+            self.last_step = (self._first_seq, ts, step)
         if self._watch is not None:
             self._watch.committed()
         if step is not None:
