@@ -33,7 +33,7 @@ from firmware_bridge.protocol import (
 )
 
 from .reporting import StateReporter
-from .rto import RetransmitTimer
+from .rto import DEVICE_REPLY_DEADLINE, RetransmitTimer
 from .session import Session, Waiter
 from .state import LinkErrorKind, LinkState
 
@@ -168,7 +168,8 @@ class CommandChannel:
         patience = self.attempts * (timer.ceiling if timer is not None else wait)
         waited = 0.0
         resent = False
-        attempts = 0
+        attempts = timed_out = 0
+        first_sent = time.monotonic()
         while True:
             attempts += 1
             self.last_tx = self._clock()
@@ -201,6 +202,7 @@ class CommandChannel:
                                                   command=command, attempts=attempts)
                         data = session.conn.retransmit_bytes()
                         self._stats["retransmissions"] += 1
+                        timed_out += 1
                         waiter.nudged = False  # a new attempt may be nudged again
                         resent = True
                         if timer is not None:
@@ -217,6 +219,9 @@ class CommandChannel:
             result.attempts = attempts
         elif timer is not None and not resent and isinstance(result, ReplyReceived):
             timer.sample(time.monotonic() - sent)
+        elif timed_out and isinstance(result, ReplyReceived) and time.monotonic() - first_sent <= DEVICE_REPLY_DEADLINE:
+            # the device kept the protocol's time: the estimate asked early (LineQuality leaves these out)
+            self._stats["resent_in_time"] += timed_out
         return result
 
     @staticmethod

@@ -27,9 +27,12 @@ second answer (H3).
 """
 from __future__ import annotations
 
-__all__ = ["MIN_RTO", "RetransmitTimer"]
+__all__ = ["DEVICE_REPLY_DEADLINE", "MIN_RTO", "RetransmitTimer"]
 
 MIN_RTO = 0.02  # seconds; below it a busy host's own scheduling delays would cause retransmissions
+# The protocol's rule: a device MUST answer a command within 100 ms (docs/protocol.md section 8). A
+# command answered within it was sent again early by the estimate, not because the device was late.
+DEVICE_REPLY_DEADLINE = 0.1
 
 
 class RetransmitTimer:

@@ -306,7 +306,9 @@ class Supervisor:
             return
         with self._lock:
             stats = self._stats
-            said = self._quality.observe(now, stats["commands"], stats["retransmissions"], stats["frames_dropped"])
+            # a command sent again although its reply came within the protocol's 100 ms is not the line's doing
+            said = self._quality.observe(now, stats["commands"], stats["retransmissions"] - stats["resent_in_time"],
+                                         stats["frames_dropped"])
         if said is not None:
             level, event, figures = said
             getattr(self._reporter.log, level)(event, **figures)

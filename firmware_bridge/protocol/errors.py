@@ -64,6 +64,20 @@ class NakCode(IntEnum):
     SHOE_NOT_EMPTY = 0x17       # DELIVER(SHOE) while the attached shoe still holds cards
     INTERNAL_ERROR = 0xFF       # anything else
 
+    @classmethod
+    def _missing_(cls, value: object) -> NakCode | None:
+        """A code of the application range (0x10-0xFE) this table does not list is still a
+        refusal, the device's own (``DEVICE_0x99``): the protocol lets a device's command handlers
+        choose them. It was an undecodable reply, and the table waited on a command that never came
+        (a firmware engineer's review). Anything else (0x00, the protocol range's unlisted codes,
+        not a byte) stays no code."""
+        if type(value) is not int or not 0x10 <= value <= 0xFE:
+            return None
+        member = int.__new__(cls, value)
+        member._name_ = f"DEVICE_{value:#04x}"
+        member._value_ = value
+        return member
+
 
 class ProtocolError(Exception):
     """Base class of every exception raised by ``firmware_bridge.protocol``."""

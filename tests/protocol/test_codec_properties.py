@@ -87,7 +87,7 @@ def test_message_validation_on_construction() -> None:
     for build in (lambda: CardRead(14, 0, False, 1, 0), lambda: CardRead(1, CARD_UNREADABLE, False, 1, 0),
                   lambda: CardRead(1, 0, 2, 1, 0), lambda: CardRead(1, 0, False, 70000, 0),
                   lambda: Shuffle(0), lambda: ShuffleProgress(101), lambda: Heartbeat(-1),
-                  lambda: Display("x" * (MAX_TEXT + 1)), lambda: Nak(0x99), lambda: Door(2),
+                  lambda: Display("x" * (MAX_TEXT + 1)), lambda: Nak(0x08), lambda: Door(2),
                   lambda: Deliver(7), lambda: Ack(b"x" * (MAX_PAYLOAD + 1))):
         with pytest.raises(InvalidMessageError) as info:
             build()
