@@ -7,6 +7,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,30 @@ from typing import IO, Any
 from shoectl_config.files import regular_file_problem
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def foreign_symlink(path: str | os.PathLike[str]) -> str | None:
+    """Why the symbolic link at ``path`` is not followed, or None (no link, or one of this process's
+    user or of root): a link another user made may point anywhere, and following it writes there
+    with this process's rights (a security review: a stranger's link in /tmp turned root's `-o`
+    into a write over a file of /etc, the service account's link beside the journal turned root's
+    `operators add` into a new file in /etc/profile.d). The kernel's protected_symlinks guards
+    only sticky folders, and only when it is on."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISLNK(st.st_mode) or st.st_uid in (os.geteuid(), 0):
+        return None
+    return (f"is a symbolic link of another user (uid {st.st_uid}): not followed, as it may point "
+            "anywhere; name the file it points to")
+
+
+def refuse_foreign_symlink(path: str | os.PathLike[str]) -> None:
+    """``OSError`` (EPERM) with ``foreign_symlink``'s words for a link another user made."""
+    problem = foreign_symlink(path)
+    if problem is not None:
+        raise OSError(errno.EPERM, f"{problem}; nothing was written", os.fspath(path))
 
 
 def replacement_problem(path: str | os.PathLike[str], *, side_file: str | None = None) -> str | None:
@@ -200,7 +225,9 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
     (a secret is never readable by others, even briefly); when the block ends normally it is
     fsynced and renamed over ``path`` and the directory synced; otherwise it is removed. A
     symbolic link stays: the file it points to is replaced. What ``replacement_problem`` refuses
-    raises ``OSError`` (EEXIST) with the reason, before anything is written."""
+    raises ``OSError`` (EEXIST) with the reason, before anything is written; a link another user
+    made is not followed (``refuse_foreign_symlink``)."""
+    refuse_foreign_symlink(path)
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     problem = replacement_problem(target, side_file=side_file)
     if problem is not None:
@@ -234,6 +261,7 @@ def exclusive_lock(path: str | os.PathLike[str], *, mode: int = 0o644) -> int | 
     (or one SQLite locks itself) cannot carry the lock."""
     import fcntl
 
+    refuse_foreign_symlink(path)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -68,6 +68,9 @@ class _LogFile(logging.handlers.RotatingFileHandler):
     written since. Before, a full disk put a 20-line traceback on standard error per log line."""
 
     def __init__(self, path: str, *, say: Callable[[str], None], **options: Any) -> None:
+        from controller.fsutil import refuse_foreign_symlink
+
+        refuse_foreign_symlink(path)  # appended to with this process's rights: not where another user points
         super().__init__(path, **options)
         self._say = say
         self._failing = False   # said, and not written since

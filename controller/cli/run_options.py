@@ -26,7 +26,7 @@ from typing import Any
 
 from controller.cli.common import given_options
 from controller.errors import UsageError
-from controller.fsutil import folder_missing, write_problem
+from controller.fsutil import folder_missing, foreign_symlink, write_problem
 from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
 from controller.table_ids import TABLE_ID
@@ -177,7 +177,7 @@ def _check_writable(args: argparse.Namespace, journal: Path) -> None:
     was made and its anchor written, a bad-input review). A journal's folder must exist, but for
     the default one's: a mistyped ``--journal`` would start a new table."""
     for option, value in (("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
-        problem = write_problem(value) if value is not None else None
+        problem = (foreign_symlink(value) or write_problem(value)) if value is not None else None
         if problem is not None:
             raise UsageError(f"{option} {value}: {problem}")
     if not journal.parent.is_dir():

@@ -264,3 +264,44 @@ def test_a_journal_name_with_a_byte_that_is_not_utf8_is_said_alike_on_both_strea
     shown = str(tmp_path) + "/j\\xff.db"
     assert code == 0 and out.startswith(f"{shown}: ok: "), out
     assert err and all(line.split("warning: ", 1)[1].startswith(f"{shown}: ") for line in err.splitlines()), err
+
+
+NOBODY = 65534  # another user's: the links below are made as this user, then given to nobody
+
+
+def _foreign_link(link: Path, target: Path) -> Path:
+    link.symlink_to(target)
+    os.lchown(link, NOBODY, NOBODY)
+    return link
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a link to another user needs root")
+def test_a_symbolic_link_another_user_made_is_not_followed(capsys, monkeypatch, tmp_path: Path, journal: Path) -> None:
+    """A security review: a stranger's link in /tmp turned root's `journal export -o` into a write
+    over a file of /etc (0600 became a 0644 export), and the service account's link beside the
+    journal turned root's `operators add` into a new file in /etc/profile.d. A link this user or
+    root made is still followed (the tests above)."""
+    secret = tmp_path / "secret"
+    secret.write_text("keep\n")
+    secret.chmod(0o600)
+    for argv in ([*EXPORT, str(journal), "-o"], ["diagram", "-o"]):
+        link = _foreign_link(tmp_path / f"out-{argv[0]}", secret)
+        code, out, err = run(capsys, *argv, str(link))
+        assert code == 2 and "is a symbolic link of another user (uid 65534): not followed" in err, err
+        assert secret.read_text() == "keep\n" and (secret.stat().st_mode & 0o777) == 0o600
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("2580\n"))
+    link = _foreign_link(tmp_path / "operators.toml", tmp_path / "profile.sh")
+    code, out, err = run(capsys, "operators", "add", "fp1", "--role", "floorperson", "--pin-stdin", "--file", str(link))
+    assert code == 2 and "symbolic link of another user" in err and not (tmp_path / "profile.sh").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a link to another user needs root")
+@pytest.mark.parametrize("beside", [".log", ".db.lock"])
+def test_run_follows_no_link_another_user_put_beside_the_journal(capsys, tmp_path: Path, beside: str) -> None:
+    """The log and the lock beside the journal: root's `run` created and appended to files of /etc
+    through the service account's links (a security review)."""
+    planted = _foreign_link(tmp_path / f"table{beside}", tmp_path / "elsewhere")
+    argv = ["run", "--journal", str(tmp_path / "table.db"), "--rounds", "1", "--speed", "max", "--display", "lines"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and "symbolic link of another user" in err and not (tmp_path / "elsewhere").exists(), err
+    assert planted.is_symlink()
