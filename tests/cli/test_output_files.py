@@ -305,3 +305,15 @@ def test_run_follows_no_link_another_user_put_beside_the_journal(capsys, tmp_pat
     code, out, err = run(capsys, *argv)
     assert code == 2 and "symbolic link of another user" in err and not (tmp_path / "elsewhere").exists(), err
     assert planted.is_symlink()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+def test_root_does_not_run_the_table_of_a_journal_another_user_owns(capsys, tmp_path: Path, journal: Path) -> None:
+    """Root's `run` on the service's journal left a root-owned log beside it, and the service,
+    started again, stopped on it (a security review): refused, one line, nothing made."""
+    os.chown(journal, NOBODY, NOBODY)
+    before = sorted(p.name for p in journal.parent.iterdir())
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--speed", "max",
+                         "--display", "lines")
+    assert code == 2 and "belongs to nobody; run its table as that user" in err, err
+    assert sorted(p.name for p in journal.parent.iterdir()) == before
