@@ -111,6 +111,9 @@ def _build_and_link(path: Path, table_id: str, hasher: Hasher, clock: Clock) -> 
             conn.close()  # checkpoints the WAL into the file and removes it
         fd = os.open(tmp, os.O_RDONLY)
         try:
+            # not for everyone: it holds the cards dealt face down and held for the next hand (a
+            # security review: under umask 022 it was 0644). SQLite gives its -wal and -shm its mode.
+            os.fchmod(fd, os.fstat(fd).st_mode & 0o770)
             os.fsync(fd)
         finally:
             os.close(fd)

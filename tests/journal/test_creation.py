@@ -53,3 +53,22 @@ def test_a_file_that_appeared_meanwhile_is_checked_not_replaced(tmp_path: Path, 
         Journal.open(path, table_id="T1")
     assert path.read_bytes() == b"someone's notes"
     assert not [p for p in tmp_path.iterdir() if "creating" in p.name]
+
+
+def test_a_new_journal_is_for_no_one_but_its_owner_and_group_whatever_the_umask(tmp_path) -> None:
+    """Under umask 022 (a table run by hand) the journal was 0644: anyone on the computer could
+    read the cards dealt face down and those held for the next hand (a security review)."""
+    import os
+    import stat
+
+    from controller.journal import Journal
+
+    old = os.umask(0o022)
+    try:
+        with Journal.open(tmp_path / "j.db", table_id="T1") as j:
+            j.append("x", {})
+            modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir() if p.name.startswith("j.db")
+                     and not p.name.endswith(".lock")}
+    finally:
+        os.umask(old)
+    assert modes["j.db"] == 0o640 and all(m & 0o007 == 0 for m in modes.values()), modes
