@@ -301,18 +301,24 @@ def _until_shown(child: pexpect.spawn, transcript: io.StringIO, *lines: str, tim
     return screen
 
 
-@pytest.mark.slow
-def test_console_on_a_terminal_prints_events_above_the_prompt_and_completes(table) -> None:
-    """The console without an operator on a 100x24 terminal: an event that arrives while a line is
-    being typed is printed above the prompt and the typed text stays on the prompt line; Tab
-    completes commands, argument names and values; status needs no operator, table commands
-    say they need one; another operator's refusal is printed once."""
+def _watching_console(table) -> tuple[pexpect.spawn, io.StringIO]:
+    """The console without an operator on a 100x24 terminal, and the transcript of what it shows."""
     env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
     env.pop("SHOECTL_OPERATOR", None)
     transcript = io.StringIO()
     child = pexpect.spawn(sys.executable, ["-m", "controller.cli.main", "console", "--socket", table["sock"]],
                           env=env, encoding="utf-8", timeout=20, dimensions=(24, 100))
     child.logfile_read = transcript
+    return child, transcript
+
+
+@pytest.mark.slow
+def test_console_on_a_terminal_prints_events_above_the_prompt_and_completes(table) -> None:
+    """The console without an operator on a 100x24 terminal: an event that arrives while a line is
+    being typed is printed above the prompt and the typed text stays on the prompt line; Tab
+    completes commands, argument names and values; status needs no operator, table commands
+    say they need one; another operator's refusal is printed once."""
+    child, transcript = _watching_console(table)
     try:
         _until_shown(child, transcript, "shoectl>")
         child.send("sta")
@@ -348,12 +354,7 @@ def test_ctrl_z_is_no_character_of_the_line(table) -> None:
     unknown (a review of terminals). (Under pexpect the console leads a session of its own, whose
     process group no shell controls: the stop signal is discarded there, as POSIX says of an
     orphaned group, so the test sees the line only.)"""
-    env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
-    env.pop("SHOECTL_OPERATOR", None)
-    transcript = io.StringIO()
-    child = pexpect.spawn(sys.executable, ["-m", "controller.cli.main", "console", "--socket", table["sock"]],
-                          env=env, encoding="utf-8", timeout=20, dimensions=(24, 100))
-    child.logfile_read = transcript
+    child, transcript = _watching_console(table)
     try:
         _until_shown(child, transcript, "shoectl>")
         child.send("\x1a")  # Ctrl-Z
