@@ -29,16 +29,21 @@ _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory", stat.S_IFCHR: "a 
           stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
 
 
+def user_name(uid: int) -> str:
+    """The account name of ``uid``, or the number when the system has none for it."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
 def permission_hint(path: str | os.PathLike[str]) -> str:
     """What to do about a file this process may not read: whom it runs as, and what keeps it out: a
     folder on the way it may not enter, or else the file's own permissions (an integrator review
     was told "permission denied" of a key root had made)."""
-    import pwd
-
-    try:
-        user = pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        user = str(os.geteuid())
+    user = user_name(os.geteuid())
     where = Path(os.path.abspath(path))
     for folder in reversed(where.parents):  # from the root down: the first one that keeps it out
         if not os.access(folder, os.X_OK):

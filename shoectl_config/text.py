@@ -15,12 +15,13 @@ A byte that is not UTF-8 in a command line or a file name reaches Python as a lo
 Python's ``\\udcff``."""
 from __future__ import annotations
 
+import codecs
 import math
 import re
 from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 
-__all__ = ["MAX_SHOWN", "described", "key_part", "quoted", "readable", "safe", "show", "toml_key", "toml_string",
+__all__ = ["MAX_SHOWN", "described", "is_utf8", "key_part", "quoted", "readable", "safe", "show", "toml_key", "toml_string",
            "typename"]
 
 MAX_SHOWN = 60  # characters at most of a value or a key from a file shown in a message
@@ -37,6 +38,15 @@ def is_unicode_text(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def is_utf8(encoding: str | None) -> bool:
+    """Whether a stream's ``encoding`` (any spelling: ``UTF-8``, ``utf8``, ``u8``) is UTF-8; an
+    unknown name or none is not."""
+    try:
+        return encoding is not None and codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
 
 
 def safe(text: str) -> str:

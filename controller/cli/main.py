@@ -42,7 +42,7 @@ from controller.rules.errors import RulesError
 from controller.version import shoectl_version
 from firmware_bridge.errors import BridgeError
 from shoectl_config.errors import ConfigError
-from shoectl_config.text import readable
+from shoectl_config.text import is_utf8, readable
 
 # Each top-level command and the modules that register it (in order: a module that adds to a
 # command group comes after the group's own). A command runs with only its own modules imported:
@@ -251,8 +251,7 @@ def _output_shows_what_it_cannot_encode() -> None:
     operator typed made `ctl status`, `ctl watch`, `journal replay` and `export` end in a traceback
     and exit 1 there, which for `journal replay` means "does not verify" (a review of terminals)."""
     for stream in (sys.stdout, sys.stderr):
-        encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "").replace("_", "")
-        if encoding != "utf8" and isinstance(stream, io.TextIOWrapper):
+        if isinstance(stream, io.TextIOWrapper) and not is_utf8(stream.encoding):
             with contextlib.suppress(ValueError, OSError):  # a stream closed, or one that cannot be changed
                 stream.reconfigure(errors="backslashreplace")
 

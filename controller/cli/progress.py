@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
 
+from shoectl_config.text import is_utf8
+
 STEPS = 500  # the bar moves at most this many times
 
 
@@ -24,8 +26,7 @@ def on_terminal() -> bool:
     """Whether standard error is a terminal where a bar may be drawn: one that redraws (not
     TERM=dumb) and takes UTF-8 (the bar's spinner and blocks: on a Latin-1 terminal each redraw
     was left on screen as a new line, a review of terminals)."""
-    encoding = (getattr(sys.stderr, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb" and encoding == "utf8"
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb" and is_utf8(getattr(sys.stderr, "encoding", None))
 
 
 @contextmanager

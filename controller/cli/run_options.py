@@ -31,6 +31,7 @@ from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
 from controller.table_ids import TABLE_ID
 from shoectl_config.extras import install_hint
+from shoectl_config.files import user_name
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
 
@@ -179,12 +180,7 @@ def _not_root_over_another_users_table(journal: Path) -> None:
     owner = journal.stat().st_uid
     if os.geteuid() != 0 or owner == 0:
         return
-    try:
-        import pwd
-
-        name = pwd.getpwuid(owner).pw_name
-    except (ImportError, KeyError):
-        name = f"uid {owner}"
+    name = user_name(owner)
     raise UsageError(f"--journal {journal}: belongs to {name}; run its table as that user (e.g. runuser -u {name} "
                      "-- shoectl run ...), not as root: files root made beside it would keep the table out")
 

@@ -19,8 +19,9 @@ from typing import Any, TextIO
 from rich.console import Console, RenderableType
 from rich.live import Live
 
-from controller.table.display_screen import ShownShoe, screen
 from controller.journal import kinds
+from controller.table.display_screen import ShownShoe, screen
+from shoectl_config.text import is_utf8
 
 REFRESH_PER_SECOND = 8
 SPARE_LINES = 3
@@ -73,7 +74,7 @@ class LiveDisplay:
             shown, notices = self.shown(), list(self.notices)
         width, height = self.console.size
         return screen(self.snapshot(), shown, notices, width=width, height=height - SPARE_LINES,
-                      unicode=self.console.encoding.lower().startswith("utf"))
+                      unicode=is_utf8(self.console.encoding))
 
     def _start(self) -> None:
         if self.live is None:
