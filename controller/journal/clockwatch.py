@@ -29,6 +29,7 @@ STEP_TOLERANCE_MS = 1000  # more than any wait between reading the two clocks; N
 # this program did not exist then.
 PLAUSIBLE_FROM = datetime(2026, 1, 1, tzinfo=timezone.utc)
 STEADY_CLOCK, LAST_ENTRY = "steady_clock", "last_entry"
+_ONE_MS = timedelta(milliseconds=1)
 
 
 @dataclass(frozen=True)
@@ -69,15 +70,14 @@ class ClockWatch:
         return wall >= PLAUSIBLE_FROM
 
     def check(self, wall: datetime) -> ClockStep | None:
+        """(After ``opened``.) The step found at ``wall``, or None."""
         steady = self._steady()
         self._pending = (wall, steady)
         if self._journal_last_ts is not None:  # the first transaction: is the clock behind the journal?
             behind = _ms(wall - parse_ts(self._journal_last_ts))
             if behind < -STEP_TOLERANCE_MS:
                 return ClockStep(behind, self._journal_last_ts, LAST_ENTRY)
-        if self._last is None:
-            return None
-        last_wall, last_steady = self._last
+        last_wall, last_steady = self._last  # type: ignore[misc]  # set by opened
         expected = last_wall + timedelta(seconds=steady - last_steady)
         step = _ms(wall - expected)
         return ClockStep(step, format_ts(expected), STEADY_CLOCK) if abs(step) > STEP_TOLERANCE_MS else None
@@ -87,4 +87,4 @@ class ClockWatch:
 
 
 def _ms(delta: timedelta) -> int:
-    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    return delta // _ONE_MS

@@ -204,14 +204,13 @@ class Journal(_ReadApi):
         except sqlite3.IntegrityError:
             out = self._transaction(records, committed, ts, look_up=True, results=results)
         self.last_ts = ts
-        if step is not None:
-            self.last_step = (self._first_seq, ts, step)
         if self._watch is not None:
             self._watch.committed()
-        if step is not None:
-            _log_step(step, self._first_seq)  # the clock_step's own
-            return out[1:]
-        return out
+        if step is None:
+            return out
+        self.last_step = (self._first_seq, ts, step)  # the clock_step's own seq
+        _log_step(step, self._first_seq)
+        return out[1:]
 
     def _transaction(self, records: list[PreparedEntry], committed: _Tail, ts: str, *, look_up: bool,
                      results: bool) -> list[Entry | None]:
