@@ -31,7 +31,7 @@ from controller.journal import kinds
 from controller.journal.replay import ROUTINE_COMMANDS
 from controller.operators.pins import PIN_MAX, PIN_MIN, is_pin_shaped
 from controller.table.commands import COMMANDS, whole_number_of
-from controller.table.result_line import round_result_text, settlement_text, wager_text
+from controller.table.result_line import clock_step_text, round_result_text, settlement_text, wager_text
 from shoectl_config.text import is_unicode_text, quoted, safe
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock
@@ -249,8 +249,6 @@ def event_text(ev: dict[str, Any]) -> str | None:
     if t == kinds.SHOE_START:
         return f"new shoe {ev.get('shoe')}"
     if t == kinds.CLOCK_STEP:  # the journal's times from here on are a stepped clock's
-        from controller.cli.cmd_replay import clock_step_text  # noqa: PLC0415 - rare: only then
-
         return safe(clock_step_text(ev))
     if t == kinds.OPERATOR and ev.get("command") not in ROUTINE_COMMANDS:  # a floor decision another operator took
         args = " ".join(f"{k}={v}" for k, v in (ev.get("args") or {}).items())

@@ -22,7 +22,7 @@ from controller.journal.entry import Entry
 from controller.journal.replay import entries_needed, replay
 from controller.money import money_text
 from controller.table.edge_figures import edge_percent, journaled_figures
-from controller.table.result_line import wager_text
+from controller.table.result_line import clock_step_text, wager_text, when_text
 from shoectl_config.text import safe
 
 
@@ -148,7 +148,8 @@ def _events_text(d: dict) -> str:
             for said_elsewhere in ("operator", "operator_role", "state"):
                 p.pop(said_elsewhere, None)
         elif ev["kind"] == kinds.CLOCK_STEP:
-            what, p = clock_step_text(p), {}
+            step = p.get("step_ms")  # (a forged one in words, as every payload's value)
+            what, p = (clock_step_text(p) if type(step) is int else f"clock step ({_value(step)})"), {}
         else:
             what = ev["kind"].replace("_", " ")
         rest = ", ".join(f"{_key(k)} {_value(v, k)}" for k, v in p.items())
@@ -157,39 +158,9 @@ def _events_text(d: dict) -> str:
     return "".join(lines)
 
 
-def clock_step_text(p: dict) -> str:
-    """A ``clock_step`` in words: which way and how far the table's clock stepped, and what the times
-    after it mean (the entries keep the clock's times; matching them to footage needs the step)."""
-    step = p.get("step_ms")
-    if not isinstance(step, int) or isinstance(step, bool):
-        return f"clock step ({_value(step)})"
-    way = "back" if step < 0 else "forward"
-    if p.get("basis") == "last_entry":
-        return (f"the table's clock is {_duration(-step)} behind the journal's last entry ({_when(p.get('expected'))}) "
-                "at this start: the times from here on are at least that far back")
-    return (f"the table's clock stepped {way} {_duration(abs(step))} (it should have said {_when(p.get('expected'))}): "
-            "the times from here on are the stepped clock's")
-
-
-def _duration(ms: int) -> str:
-    seconds, ms = divmod(ms, 1000)
-    days, seconds = divmod(seconds, 86_400)
-    hours, seconds = divmod(seconds, 3600)
-    minutes, seconds = divmod(seconds, 60)
-    parts = [f"{days} d", f"{hours} h", f"{minutes} min", f"{seconds}.{ms // 100} s"]
-    first = next((i for i, n in enumerate((days, hours, minutes)) if n), 3)
-    return " ".join(parts[first:])  # from the largest unit given: "1 h 0 min 0.0 s"
-
-
 # Where a card went, as a round's line says it: a Bonus-only card (681a.7(f)(2): it counts for
 # the Bonus Wager, not for the hand) is not written as the hand's own card.
 _DESTINATIONS = {"player": "P", "banker": "B", "player_bonus": "P(bonus)", "banker_bonus": "B(bonus)"}
-
-
-def _when(ts: object) -> str:
-    """A journal time (``2026-12-06T09:39:51.296700Z``) to the second, for a person matching a hand to
-    the cameras' clock: ``2026-12-06 09:39:51 UTC``; empty where there is none."""
-    return f"{ts[:10]} {ts[11:19]} UTC" if isinstance(ts, str) and len(ts) >= 19 else ""
 
 
 def _settlements_text(d: dict) -> str:
@@ -215,7 +186,7 @@ def _text(d: dict) -> str:
     if d["type"] == "shoe":
         cut = d["cut"]
         cover = d["cover_from_bottom"]
-        when = _when(d.get("started"))
+        when = when_text(d.get("started"))
         begun = f" (begun {when})" if when else ""
         parts = [f"shoe {d['shoe']}{begun}: " + (f"{d['decks']} decks" if d["decks"] else "decks not recorded"),
                  f"cut at {cut['position']} by {cut['by']}" if cut else "not cut",
@@ -224,7 +195,7 @@ def _text(d: dict) -> str:
         if d.get("layout"):
             parts.append(f"{_wagers_text(d['layout'])} on the layout, in no round and not returned")
         return ", ".join(parts)
-    when = _when(d.get("started"))
+    when = when_text(d.get("started"))
     name = f"{d['shoe']} round {d['round']}" + (f" ({when})" if when else "")
     cards = " ".join(f"{c['card']}>{_DESTINATIONS.get(c['to'], c['to'])}" for c in d["cards"])
     if d.get("unfinished"):
