@@ -7,6 +7,10 @@ table too busy to take the connection, or something on the socket that does not 
 raises ``ControlUnavailable`` (an OSError: one line, exit 2 in the CLI): a reply that is not JSON,
 or not of the shape its request is answered with (``status`` without a status, a command's reply
 without ``ok`` true and a list of records or ``ok`` false, an event that is not one).
+
+Before anything is sent (an operator's PIN above all) the client asks the kernel who listens
+(``SO_PEERCRED``): root, this user, or the account that owns the socket's folder. Another account
+answering there put its own socket in a folder others may write to, so nothing is sent to it.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import itertools
 import json
 import os
 import socket
+import struct
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,7 +52,6 @@ class ControlClient:
             s.settimeout(self.timeout)
             try:
                 s.connect(str(self.path))
-                return s
             except BlockingIOError:  # the table's listen backlog is full for a moment
                 s.close()
                 if time.monotonic() >= deadline:
@@ -56,7 +60,16 @@ class ControlClient:
             except OSError as exc:
                 s.close()
                 raise _unavailable(self.path, exc, self.hint) from None
-
+            else:
+                try:
+                    refusal = untrusted_listener(s, self.path)
+                except BaseException:
+                    s.close()
+                    raise
+                if refusal:
+                    s.close()
+                    raise ControlUnavailable(refusal)
+                return s
 
     def request(self, obj: dict[str, Any]) -> dict[str, Any]:
         obj = {"id": next(self._ids), **obj}
@@ -134,6 +147,30 @@ def _read_line(s: socket.socket) -> bytes:
         if len(buf) > MAX_REPLY:
             raise ControlUnavailable("the table's reply is too long")
     return buf.split(b"\n", 1)[0]
+
+
+def untrusted_listener(s: socket.socket, path: Path) -> str:
+    """Why the program on the other end of the connected ``s`` is not to be told anything (one
+    line), or ``""``: it runs as root, as this user, or as the account that owns the folder the
+    socket at ``path`` is in (a table's own folder, /run/shoectl for the service). On a system
+    without ``SO_PEERCRED`` there is nothing to ask, and ``""``."""
+    from shoectl_config.files import user_name
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return ""
+    _pid, uid, _gid = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    folder = Path(os.path.realpath(path)).parent
+    try:
+        owner = os.stat(folder).st_uid
+    except OSError:
+        owner = None
+    if uid in (0, os.geteuid(), owner):
+        return ""
+    owner_name = user_name(owner) if owner is not None else "unknown"
+    return (f"{path}: the program listening there runs as {user_name(uid)}, not as root, as you, or as the owner of "
+            f"{folder} ({owner_name}): nothing was sent to it (a table's control socket belongs in a folder of the "
+            "account that runs the table)")
 
 
 def group_name(gid: int) -> str:
