@@ -55,6 +55,7 @@ from controller.control.request_lines import MAX_LINE, TOO_LONG, request_lines
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
 from controller.descriptors import OUT_OF_DESCRIPTORS, TABLE_RESERVE, capacity_warning, short_of_descriptors
 from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
+from controller.operators.pins import is_pin_shaped
 from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, TableRecord
@@ -345,9 +346,17 @@ class ControlServer:
     def _auth_refused(self, req: Request, code: str, error: str, reason: str | None = None) -> dict[str, Any]:
         """Journal an authentication or role refusal (the operator column only for a valid id):
         the journal keeps ``reason`` (what happened); the event streams, which need no login, show
-        ``error``, what the person who tried was told."""
+        ``error``, what the person who tried was told. An unknown id of a PIN's shape (digits only)
+        is neither journaled, shown on the streams nor told back: the person was most likely
+        typing a PIN."""
         operator = req.operator if is_operator_id(req.operator) else None
-        payload = {"command": req.command, "operator": shown_text(req.operator), "code": code, "reason": reason or error}
+        shown, reason = shown_text(req.operator), reason or error
+        if operator is not None and is_pin_shaped(operator) and not (self.auth and self.auth.knows(operator)):
+            # Most likely a PIN typed where the id goes: kept out of the journal and the streams.
+            shown = f"<an id of {len(operator)} digits, not shown: it may be a PIN>"
+            reason, error = (text.replace(f"'{operator}'", shown).replace(operator, shown) for text in (reason, error))
+            operator = None
+        payload = {"command": req.command, "operator": shown, "code": code, "reason": reason}
         self._refusals.refused(kinds.AUTH_REFUSED, payload, operator, {**payload, "reason": error})
         return {"ok": False, "code": code, "error": error}
 

@@ -232,3 +232,35 @@ def test_a_commands_arguments_are_judged_after_its_login_and_its_role(start_tabl
     assert (record["command"], record["operator"], record["_operator"]) == ("sit", "sup", "sup")
     assert t.journaled("input.operator") == []  # nothing reached the table core
     t.assert_stopped_cleanly()
+
+
+@pytest.mark.slow
+def test_a_pin_typed_as_the_operator_id_is_kept_out_of_the_journal_and_the_event_stream(start_table, workdir) -> None:
+    """A security review: a dealer typing a PIN into the id's field had it journaled in the clear,
+    in the refusal's operator and reason, shown to every `ctl watch` (which needs no login) and told
+    back on the dealer's screen. An unknown id of a PIN's shape is now said by its length only; a
+    known id, or one that is not digits only, as before."""
+    t = start_table(workdir)
+    watcher = t.connect()
+    watcher.sendall(b'{"id": 1, "op": "subscribe"}\n')
+    stream = watcher.makefile("rb")
+    assert b"status" in stream.readline()
+    typed_pin = t.ask(command_line("73915084", "open", pin="73915084"))
+    assert typed_pin["code"] == "auth" and "73915084" not in typed_pin["error"]  # nor on the dealer's screen
+    assert typed_pin["error"].startswith("wrong PIN, or no operator <an id of 8 digits, not shown: it may be a PIN>; ")
+    typo = t.ask(command_line("fp9", "open", pin="2580"))
+    assert typo["code"] == "auth"
+    seen = []
+    while not any(b"fp9" in line for line in seen):
+        seen.append(stream.readline())
+    watcher.close()
+    t.assert_stopped_cleanly()
+    refusals = t.journaled("auth_refused")
+    assert [(r["_operator"], r["operator"]) for r in refusals] == [
+        (None, "<an id of 8 digits, not shown: it may be a PIN>"), ("fp9", "fp9")]
+    assert refusals[0]["reason"] == "unknown operator <an id of 8 digits, not shown: it may be a PIN>"
+    assert not any(b"73915084" in line for line in seen) and any(b"an id of 8 digits" in line for line in seen)
+    from controller.journal import JournalReader
+
+    with JournalReader.open(t.journal) as reader:
+        assert not any("73915084" in json.dumps(e.payload) for e in reader.entries())
