@@ -14,6 +14,7 @@ cannot be read, a broker that refuses the credentials (or this table's topics), 
 from __future__ import annotations
 
 import argparse
+import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 
 import structlog
 
-from controller.cli.common import given_options, whole_number
+from controller.cli.common import given_options, not_root_over_another_users_journal, whole_number
 from controller.cli.stopping import run_until_signalled
 from controller.errors import UsageError, output_path_argument, path_argument
 from controller.floor.broker import BROKER_FLAGS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
@@ -180,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
     require_mqtt_5(options)
     paho_client()  # the floor extra: missing, it is said before the journal and the cursor are opened (a review saw lock files left)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
+    if os.path.exists(args.journal):  # a missing one is said in the reader's words
+        not_root_over_another_users_journal(Path(args.journal), "feed", "shoectl feed")
     feed = make_feed(Path(args.journal), options, cursor=args.cursor, hmac_key=key,
                      settings=FeedSettings(window=args.max_inflight))
     configure_logging(level=args.log_level, file=args.log_file, table=feed.table_id)

@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from controller.errors import UsageError
@@ -146,3 +147,20 @@ def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def not_root_over_another_users_journal(journal: Path, what: str, command: str) -> None:
+    """UsageError for root running the ``what`` (table, feed) of a journal another user owns (the
+    service's): the files it makes beside the journal (log, lock, cursor) would be root's, and the
+    service, started again, stopped on them ("journal.log: Permission denied", exit 2, not
+    restarted: a security review)."""
+    from shoectl_config.files import user_name
+
+    if os.geteuid() != 0:
+        return
+    owner = journal.stat().st_uid
+    if owner == 0:
+        return
+    name = user_name(owner)
+    raise UsageError(f"--journal {journal}: belongs to {name}; run its {what} as that user (e.g. runuser -u {name} "
+                     f"-- {command} ...), not as root: files root made beside it would keep the {what} out")

@@ -24,14 +24,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from controller.cli.common import given_options
+from controller.cli.common import given_options, not_root_over_another_users_journal
 from controller.errors import UsageError
 from controller.fsutil import folder_missing, foreign_symlink, write_problem
 from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file
 from controller.table_ids import TABLE_ID
 from shoectl_config.extras import install_hint
-from shoectl_config.files import user_name
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
 
@@ -166,23 +165,11 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
                          "floorperson may name)")
     if journal.exists():
         require_journal_file(journal)  # a file that is not a journal: nothing made beside it (lock, log)
-        _not_root_over_another_users_table(journal)
+        not_root_over_another_users_journal(journal, "table", "shoectl run")
         if journal.stat().st_size == 0:  # never one of ours: a journal is made whole, then linked in
             raise UsageError(f"--journal {journal}: an empty file, not a journal (one cut to nothing?); move it "
                              "aside to start a new table there")
     return _check_journal_there(journal, args.table_id, hmac_key)
-
-
-def _not_root_over_another_users_table(journal: Path) -> None:
-    """UsageError for root running the table of a journal another user owns (the service's): the
-    log and lock files it made beside the journal were root's, and the service, started again,
-    stopped on them ("journal.log: Permission denied", exit 2, not restarted: a security review)."""
-    owner = journal.stat().st_uid
-    if os.geteuid() != 0 or owner == 0:
-        return
-    name = user_name(owner)
-    raise UsageError(f"--journal {journal}: belongs to {name}; run its table as that user (e.g. runuser -u {name} "
-                     "-- shoectl run ...), not as root: files root made beside it would keep the table out")
 
 
 def _check_writable(args: argparse.Namespace, journal: Path) -> None:

@@ -3,6 +3,7 @@ written (no cursor); and an unreachable broker at start, which is waited for, no
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -194,6 +195,18 @@ def test_mqtt_3_1_1_is_refused_for_the_feed(capsys, five_entry_journal: Path) ->
                    "3.1.1")
     assert "--mqtt-version 3.1.1: the feed needs MQTT 5" in line
     assert not Path(f"{five_entry_journal}.feed-cursor").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+def test_root_does_not_feed_a_journal_another_user_owns(capsys, five_entry_journal: Path) -> None:
+    """Root's feed of the service's journal made root's cursor and lock beside it, and the service's
+    own `run --feed`, started again, could not write them: refused as `run` is, nothing made."""
+    os.chown(five_entry_journal, 65534, 65534)
+    before = sorted(p.name for p in five_entry_journal.parent.iterdir())
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", "mqtt://127.0.0.1:1")
+    assert line.endswith("belongs to nobody; run its feed as that user (e.g. runuser -u nobody -- shoectl feed ...), "
+                         "not as root: files root made beside it would keep the feed out"), line
+    assert sorted(p.name for p in five_entry_journal.parent.iterdir()) == before
 
 
 def test_run_refuses_a_bad_feed_option_before_creating_anything(capsys, tmp_path: Path) -> None:
