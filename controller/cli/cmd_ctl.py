@@ -244,7 +244,9 @@ def event_text(ev: dict[str, Any]) -> str | None:
     if t == "notice" and ev.get("level") != "info":
         return f"{ev['level']}: {ev['text']}"
     if t in (kinds.REFUSED, kinds.AUTH_REFUSED):
-        by = f" ({ev['operator']})" if ev.get("operator") else ""
+        who = [str(ev["operator"])] if ev.get("operator") else []
+        who += [f"account {ev['account']}"] if ev.get("account") else []  # the system account that typed
+        by = f" ({', '.join(who)})" if who else ""
         return f"{ev.get('input') or ev.get('command')} refused{by}: {ev.get('reason')}"
     if t == kinds.SHOE_START:
         return f"new shoe {ev.get('shoe')}"

@@ -149,6 +149,16 @@ def _read_line(s: socket.socket) -> bytes:
     return buf.split(b"\n", 1)[0]
 
 
+def peer_uid(s: socket.socket) -> int | None:
+    """The user id of the process at the other end of the connected UNIX socket ``s``, as the
+    kernel saw it when that end connected or listened; ``None`` where the system cannot say."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    return uid
+
+
 def untrusted_listener(s: socket.socket, path: Path) -> str:
     """Why the program on the other end of the connected ``s`` is not to be told anything (one
     line), or ``""``: it runs as root, as this user, or as the account that owns the folder the
@@ -156,10 +166,9 @@ def untrusted_listener(s: socket.socket, path: Path) -> str:
     without ``SO_PEERCRED`` there is nothing to ask, and ``""``."""
     from shoectl_config.files import user_name
 
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
+    uid = peer_uid(s)
+    if uid is None:
         return ""
-    _pid, uid, _gid = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
     folder = Path(os.path.realpath(path)).parent
     try:
         owner = os.stat(folder).st_uid

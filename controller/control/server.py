@@ -47,7 +47,7 @@ from typing import Any
 
 import structlog
 
-from controller.control.client import OPERATORS_GROUP
+from controller.control.client import OPERATORS_GROUP, peer_uid
 from controller.control.endpoint import ControlEndpoint
 from controller.control.lines import line_report
 from controller.control.refusals import RefusalJournal
@@ -73,8 +73,9 @@ log = structlog.get_logger()
 class _Session:
     """One connection's state."""
 
-    def __init__(self, number: int) -> None:
+    def __init__(self, number: int, account: str | None) -> None:
         self.number = number
+        self.account = account  # the client's system account (SO_PEERCRED), for the refusals' record
         self.bad_requests = 0
         self.closing = False
 
@@ -212,7 +213,7 @@ class ControlServer:
 
     # -- one connection -----------------------------------------------------------------------------
     def _serve(self, conn: socket.socket, number: int) -> None:
-        session = _Session(number)
+        session = _Session(number, _account(conn))
         try:
             with conn:
                 conn.settimeout(0.5)
@@ -278,27 +279,29 @@ class ControlServer:
     def _command(self, req: Request, session: _Session) -> dict[str, Any]:
         command, operator = req.command, req.operator
         if self.auth is None:
-            return self._auth_refused(req, "auth", "this table has no operators file (shoectl run --operators FILE)",
+            return self._auth_refused(req, session, "auth",
+                                      "this table has no operators file (shoectl run --operators FILE)",
                                       reason="no operators file")
         if not self.auth.has_operators():  # its file not there yet, or empty: followed, no restart needed
-            return self._auth_refused(req, "auth", "this table has no operators yet: add them to its operators file "
-                                      "(shoectl operators add ID --role ROLE --file FILE)", reason="no operators")
+            return self._auth_refused(req, session, "auth", "this table has no operators yet: add them to its "
+                                      "operators file (shoectl operators add ID --role ROLE --file FILE)",
+                                      reason="no operators")
         with self._lock:
             wait = self._login_failures.wait(session.number)
         if wait:
             session.closing = True
-            return self._auth_refused(req, "auth", str(Throttled(operator, wait, "on this connection")))
+            return self._auth_refused(req, session, "auth", str(Throttled(operator, wait, "on this connection")))
         try:
             who = self.auth.authenticate(operator, req.pin)
             self.auth.authorize(who, command, MIN_ROLES)
         except NotPermitted as exc:
-            return self._auth_refused(req, "forbidden", str(exc))
+            return self._auth_refused(req, session, "forbidden", str(exc))
         except AuthError as exc:
             with self._lock:
                 self._login_failures.failed(session.number)
             # The person is told exc.said (an unknown id is told what a known one would be);
             # the journal keeps what happened.
-            refusal = self._auth_refused(req, "auth", exc.said, reason=str(exc))
+            refusal = self._auth_refused(req, session, "auth", exc.said, reason=str(exc))
             tries_left = getattr(exc, "tries_left", None)
             if tries_left is not None:
                 refusal["tries_left"] = tries_left
@@ -343,10 +346,12 @@ class ControlServer:
             raise BadRequest(f"no operator '{shown_text(args['operator'])}' in this table's operators file", req.rid)
         return args
 
-    def _auth_refused(self, req: Request, code: str, error: str, reason: str | None = None) -> dict[str, Any]:
+    def _auth_refused(self, req: Request, session: _Session, code: str, error: str,
+                      reason: str | None = None) -> dict[str, Any]:
         """Journal an authentication or role refusal (the operator column only for a valid id):
         the journal keeps ``reason`` (what happened); the event streams, which need no login, show
-        ``error``, what the person who tried was told. An unknown id of a PIN's shape (digits only)
+        ``error``, what the person who tried was told; both the system account that connected
+        (``account``: who typed, whatever operator id they tried). An unknown id of a PIN's shape (digits only)
         is neither journaled, shown on the streams nor told back: the person was most likely
         typing a PIN."""
         operator = req.operator if is_operator_id(req.operator) else None
@@ -356,7 +361,8 @@ class ControlServer:
             shown = f"<an id of {len(operator)} digits, not shown: it may be a PIN>"
             reason, error = (text.replace(f"'{operator}'", shown).replace(operator, shown) for text in (reason, error))
             operator = None
-        payload = {"command": req.command, "operator": shown, "code": code, "reason": reason}
+        payload = {"command": req.command, "operator": shown, "code": code, "reason": reason,
+                   **({"account": session.account} if session.account is not None else {})}
         self._refusals.refused(kinds.AUTH_REFUSED, payload, operator, {**payload, "reason": error})
         return {"ok": False, "code": code, "error": error}
 
@@ -374,6 +380,17 @@ class ControlServer:
                     return
         finally:
             self.runner.unsubscribe(q)
+
+
+def _account(conn: socket.socket) -> str | None:
+    """The name of the system account that opened ``conn`` (None where the system cannot say)."""
+    from shoectl_config.files import user_name
+
+    try:
+        uid = peer_uid(conn)
+    except OSError:
+        return None
+    return None if uid is None else user_name(uid)
 
 
 def _line(obj: dict[str, Any]) -> bytes:

@@ -232,8 +232,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(CONNECTION_REFUSED, "a control connection refused: the table is busy", ("code", "reason")),
     Kind(BAD_REQUEST, "a malformed control request; a command's, once its operator logged in, with the command "
          "and the operator", ("code", "reason"), ("command", "operator")),
-    Kind(AUTH_REFUSED, "a control command refused at login or for the operator's role",
-         ("command", "operator", "code", "reason")),
+    Kind(AUTH_REFUSED, "a control command refused at login or for the operator's role; account: the system "
+         "account that connected", ("command", "operator", "code", "reason"), ("account",)),
     Kind(REFUSALS_SUMMARY, "control refusals counted but not journaled one by one (a flood)",
          ("not_journaled", "by_code", "operators")),
 )}

@@ -100,3 +100,11 @@ def test_the_dealer_the_seat_offered_the_cut_and_a_simulated_round_are_said() ->
                              "cards_dealt": 30, "cards_remaining": 380})
     assert simulated.splitlines()[0].endswith("shoe T1-S0002  round 5  (a simulated round: no wagers)")
     assert "cut is offered" not in simulated and "dealer" not in simulated
+
+
+def test_a_refusal_on_the_watch_names_the_operator_id_and_the_system_account_that_typed() -> None:
+    from controller.cli.cmd_ctl import event_text
+
+    ev = {"type": "auth_refused", "command": "open", "operator": "fp9", "account": "alice", "reason": "wrong PIN"}
+    assert event_text(ev) == "open refused (fp9, account alice): wrong PIN"
+    assert event_text({**ev, "account": None}) == "open refused (fp9): wrong PIN"  # a table of before

@@ -5,6 +5,8 @@ its real UNIX socket."""
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import time
 
 import pytest
@@ -259,6 +261,8 @@ def test_a_pin_typed_as_the_operator_id_is_kept_out_of_the_journal_and_the_event
     assert [(r["_operator"], r["operator"]) for r in refusals] == [
         (None, "<an id of 8 digits, not shown: it may be a PIN>"), ("fp9", "fp9")]
     assert refusals[0]["reason"] == "unknown operator <an id of 8 digits, not shown: it may be a PIN>"
+    # who typed is journaled whatever id they tried: the system account of the connection
+    assert [r["account"] for r in refusals] == [pwd.getpwuid(os.geteuid()).pw_name] * 2
     assert not any(b"73915084" in line for line in seen) and any(b"an id of 8 digits" in line for line in seen)
     from controller.journal import JournalReader
 
