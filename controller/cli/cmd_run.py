@@ -293,7 +293,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
         control.close()
         if emulator is not None:
             emulator.close()
-        if witness.recorded:
+        if witness.recorded and journal.gone is None:  # a journal gone: its anchor is not for whatever comes there
             record_anchor(witness, journal)
         if feed is not None:
             feed.stop()  # it publishes what the journal holds, for a few seconds

@@ -3,7 +3,7 @@ validation of an entry's fields before any database work (``prepare``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -179,3 +179,18 @@ def prepare(kind: str, payload: dict[str, Any], *, shoe: str | None = None, roun
         raise PayloadError("epoch given without device_serial")
     text, data, value = encode_payload_parts(payload)
     return PreparedEntry(kind, value, text, data, shoe, round, device_serial, epoch, counter, operator)
+
+
+def record_fields(item: Record | Mapping[str, Any], i: int) -> dict[str, Any]:
+    """The fields of batch item ``i`` (a Record or a mapping of its fields) for ``prepare``;
+    PayloadError for anything else."""
+    if isinstance(item, Record):
+        return {name: getattr(item, name) for name in Record.__slots__}  # type: ignore[attr-defined]
+    if isinstance(item, Mapping):
+        unknown = set(item) - set(Record.__slots__)  # type: ignore[attr-defined]
+        if unknown:
+            raise PayloadError(f"batch item {i}: unknown field(s) {sorted(unknown)}")
+        if "kind" not in item or "payload" not in item:
+            raise PayloadError(f"batch item {i}: kind and payload are required")
+        return dict(item)
+    raise PayloadError(f"batch item {i}: expected a Record or a mapping, got {type(item).__name__}")

@@ -9,6 +9,7 @@
     |                                  verify (exit 1 where a journal is read; 2 for ``run``)
     +-- JournalBusyError               locked by another connection, or another writer holds it
     +-- JournalWriteError              an append failed (disk full, I/O error); nothing was stored
+    +-- JournalFileGone                the journal's file was deleted or moved while it was written
     +-- JournalIntegrityError          a reader following the journal found its chain broken
     PayloadError (+ValueError)         a payload or column value the journal refuses (e.g. a float)
     JournalContentError (+ValueError)  a stored entry whose payload is not what its kind needs
@@ -59,6 +60,12 @@ class JournalBusyError(JournalError):
 
 class JournalWriteError(JournalError):
     """An append or batch could not be committed. The journal is exactly as before the call."""
+
+
+class JournalFileGone(JournalError):
+    """The journal's file is no longer at its path (deleted, or moved: the writer's entries went
+    into a file that is not the journal any more). Raised after the commit that found it; the
+    writer appends nothing more and the caller acknowledges nothing of what it committed."""
 
 
 class _AtAnEntry:

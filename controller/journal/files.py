@@ -69,3 +69,13 @@ def sqlite_files_undone(journal: str | os.PathLike[str]) -> Iterator[None]:
                 for side in made:
                     side.unlink(missing_ok=True)
         raise
+
+
+def file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The device and inode of the file at ``path`` (which file it is, whatever its name); None
+    when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
