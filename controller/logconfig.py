@@ -16,12 +16,14 @@ Given ``stderr`` (a ``QueuedOutput``: ``shoectl run``), the lines for standard e
 so a reader of standard error that pauses (``2>&1 | less``, a terminal stopped with Ctrl-S) never
 holds the thread that logs (the table's); past its limit lines are counted and the next one
 written says how many were not.
-Nothing is configured at import time. A traceback (a thread that failed) is Python's plain one:
+``reopen_log_files()`` (SIGHUP, ``controller.cli.stopping``) opens the log file again at its path
+after logrotate renamed it. Nothing is configured at import time. A traceback (a thread that failed) is Python's plain one:
 structlog's default, when rich is installed, prints every frame's local variables, which may
 hold what a log must not (an operator's request, a device's bytes).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import sys
@@ -88,6 +90,28 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         except OSError:  # the lines left in its buffer cannot be written either: said already
             pass
 
+    def reopen(self) -> str | None:
+        """Write on at the file now at the path (logrotate renamed the old one); why not, or None.
+        Refused, the lines go on to the file open before."""
+        from controller.fsutil import foreign_symlink
+
+        problem = foreign_symlink(self.baseFilename)
+        if problem is not None:
+            return problem
+        self.acquire()
+        try:
+            try:
+                stream = self._open()
+            except OSError as exc:
+                return exc.strerror or str(exc)
+            old, self.stream = self.stream, stream
+            if old is not None:
+                with contextlib.suppress(OSError):
+                    old.close()
+        finally:
+            self.release()
+        return None
+
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
         self._failed_now = True
         if self._failing:
@@ -144,6 +168,19 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
     structlog.contextvars.clear_contextvars()
     _process_ids.clear()
     _process_ids["table"] = table
+
+
+def reopen_log_files() -> None:
+    """On SIGHUP (logrotate's ``postrotate``): the log file is opened again at its path, so that
+    lines go to the new file, not the renamed one; said at info, or at warning if it cannot be."""
+    log = structlog.get_logger()
+    for handler in [h for h in logging.getLogger().handlers if isinstance(h, _LogFile)]:
+        problem = handler.reopen()
+        if problem is None:
+            log.info("log file reopened (SIGHUP)", file=handler.baseFilename)
+        else:
+            log.warning("log file not reopened; its lines go on to the file open before", file=handler.baseFilename,
+                        error=problem)
 
 
 def _stderr_line(text: str) -> None:

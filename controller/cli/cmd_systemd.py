@@ -66,6 +66,8 @@ ExecStart={executable} run --journal {journal} --control {control} --control-gro
 # (shoectl-operators not made yet). Anything else (a crash, the watchdog) restarts the table,
 # which resumes from its journal.
 SuccessExitStatus=130 143
+# systemctl reload: the log file is opened again (logrotate renamed it); nothing stops.
+ExecReload=/bin/kill -HUP $MAINPID
 Restart=on-failure
 RestartSec=5s
 RestartPreventExitStatus=2 216 217

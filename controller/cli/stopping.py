@@ -1,4 +1,5 @@
-"""Stopping a long-running command on SIGTERM or SIGINT, within a bounded time.
+"""Stopping a long-running command on SIGTERM or SIGINT, within a bounded time; SIGHUP opens its
+log file again (logrotate) and stops nothing.
 
 ``run_until_signalled(work, stop, name=...)`` runs ``work`` (the table's owner loop) on a thread of
 its own while the main thread only waits for it. Python runs signal handlers on the main thread,
@@ -44,9 +45,10 @@ JOURNAL_KEPT = "every committed input is in the journal"  # what a forced exit o
 
 @contextlib.contextmanager
 def stop_handler(on_signal: Callable[[int, Any], None]) -> Iterator[None]:
-    """``on_signal`` handles SIGTERM and SIGINT for the block; the handlers before are put back
-    after it (main thread only)."""
+    """``on_signal`` handles SIGTERM and SIGINT for the block, and SIGHUP opens the log file again
+    (``_on_hangup``); the handlers before are put back after it (main thread only)."""
     previous = {sig: signal.signal(sig, on_signal) for sig in _SIGNALS}
+    previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, _on_hangup)
     try:
         yield
     finally:
@@ -131,6 +133,18 @@ def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, n
     if failure:
         raise failure[0]
     return received[0] if received else None
+
+
+def _on_hangup(signum: int, frame: Any) -> None:
+    """SIGHUP: the log file is opened again (logrotate's ``postrotate kill -HUP``); nothing stops.
+    Its default action ended the process at once, uncleanly, and systemd counts an end by SIGHUP
+    as clean, so the unit did not restart the table (a review of operations). On a thread of its
+    own: the thread that logs may hold the log handler's lock. Under a terminal that hung up, the
+    table deals on (as with ``nohup``): its output's failure is said once in the log, and a stop
+    (SIGTERM, ``ctl``) ends it."""
+    from controller.logconfig import reopen_log_files
+
+    threading.Thread(target=reopen_log_files, name="shoectl-log-reopen", daemon=True).start()
 
 
 def exit_now(name: str, signum: int, why: str, kept: str = JOURNAL_KEPT) -> None:

@@ -210,6 +210,8 @@ def test_unit_runs_the_table_as_a_notify_service_under_its_own_user() -> None:
     # table dealt into the service's journal (an integrator review).
     assert "--require-device" in exec_start.split() and "2" in s["RestartPreventExitStatus"][0].split()
     assert "143" in s["SuccessExitStatus"][0].split()  # a systemctl stop is a clean stop, not a failure
+    # systemctl reload (logrotate's postrotate) is SIGHUP, which opens the log again and stops nothing
+    assert s["ExecReload"] == ["/bin/kill -HUP $MAINPID"]
     for key, value in [("NoNewPrivileges", "yes"), ("ProtectSystem", "strict"), ("PrivateTmp", "yes"),
                        ("CapabilityBoundingSet", "")]:
         assert s[key] == [value], key

@@ -3,6 +3,7 @@ item 2): after a clean stop it exits 143 or 130 and the journal verifies; when t
 is stuck it still exits, after a bounded grace period, and loses nothing committed."""
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -62,6 +63,34 @@ def test_a_stop_signal_stops_the_table_cleanly(tmp_path: Path, sig: signal.Signa
     lines = LogFile(journal).new_lines()
     assert loud(err.read_text(), lines) == []
     assert [d["signal"] for d in lines if d["event"] == "stopping"] == [sig.name]
+
+
+def test_sighup_reopens_the_log_file_after_logrotate_renamed_it_and_stops_nothing(tmp_path: Path) -> None:
+    """logrotate: rename the log, then `kill -HUP`. SIGHUP's default action ended the table at once
+    (no clean stop, socket and WAL left), and systemd counts that as a clean exit, so the unit did
+    not restart it (a review of operations); a renamed log got every later line. Now the table
+    deals on, the new file at the path gets the lines, and a stop is as clean as ever."""
+    proc, journal, err = start(tmp_path, subprocess.DEVNULL, "--shoes", "50")
+    log = journal.with_suffix(".log")
+    try:
+        wait_for(lambda: last_seq(journal) > 200, "a table dealing")
+        log.rename(tmp_path / "journal.log.1")
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: log.exists() and "log file reopened" in log.read_text(), "the log reopened")
+        dealt = last_seq(journal)
+        wait_for(lambda: last_seq(journal) > dealt + 100, "the table dealing on")
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=HANG) == 143, err.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [d["event"] for d in lines][0] == "log file reopened (SIGHUP)"
+    assert any(d["event"] == "stopping" for d in lines)  # the stop's lines went to the new file
+    assert "stopping" not in (tmp_path / "journal.log.1").read_text()
+    assert "Traceback" not in err.read_text() and verify(journal).ok
 
 
 def test_a_table_whose_output_is_not_read_deals_on_and_a_stop_still_ends_it(tmp_path: Path) -> None:
