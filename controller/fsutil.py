@@ -204,6 +204,14 @@ def write_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def write_synced(fd: int, data: bytes) -> None:
+    """Write all of ``data`` at ``fd`` (a short write goes on), then ``fsync`` it."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
 def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Make a rename or a new file in ``path`` durable (best effort where directories can't sync)."""
     try:

@@ -18,6 +18,11 @@ holding that shoe and round), written only once the whole journal was read and c
 version, its chain and anchors unchanged (``controller.journal.migrate``); OLD is never changed.
 Exit 0 when done, 1 when OLD does not verify, 2 for a file that cannot be used (NEW existing).
 
+``shoectl journal backup JOURNAL COPY [--hmac-key FILE]``: a copy of a journal, also of one its
+table is writing now, that verifies: the anchors first, then one snapshot of the database, then the
+copy verified, and only then given its name (``controller.journal.backup``). Exit 0 when done, 1
+when the copy does not verify, 2 for a file that cannot be used (COPY existing).
+
 Adding a sub-command (e.g. ``replay``) from another module, without editing this one: in that
 module's ``register(sub)`` (``sub`` being the top-level sub-parsers that ``controller.cli.main``
 passes to every command module) call::
@@ -139,6 +144,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     mg.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key file (required for an HMAC journal)")
     mg.set_defaults(func=run_migrate)
 
+    bk = js.add_parser("backup", help="copy a journal, also while its table writes it, into a new file that "
+                                      "verifies (its anchors beside it)")
+    bk.add_argument("journal", type=path_argument, metavar="JOURNAL", help="the journal to copy (never changed)")
+    bk.add_argument("copy", type=path_argument, metavar="COPY", help="the copy (must not exist; COPY.anchors beside it)")
+    bk.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key file (required for an HMAC journal)")
+    bk.set_defaults(func=run_backup)
+
     # `shoectl journal replay` is registered by another module with add_subcommand(sub, "replay", ...)
     # (see the module docstring); nothing to add here.
 
@@ -170,18 +182,39 @@ def _anchors_given(path: str) -> AnchorLines:
     return lines
 
 
-def run_migrate(args: argparse.Namespace) -> int:
-    if is_journal_file(args.new, args.old):  # its anchors or -wal: the old journal would no longer verify
-        raise UsageError(f"{args.new}: that is the journal {args.old} or a file beside it; give another file "
-                         "for the new journal")
+def _into_new_file(args: argparse.Namespace, source: str, target: str, what: str, make: Any) -> Any:
+    """``make(source, target, hmac_key=...)`` for ``journal migrate`` and ``backup``: refused when
+    ``target`` is the journal or a file beside it (its anchors or -wal: the journal would no longer
+    verify); None, its line said, when the result does not verify."""
+    if is_journal_file(target, source):
+        raise UsageError(f"{target}: that is the journal {source} or a file beside it; give another file for {what}")
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
     try:
-        count = migrate(args.old, args.new, hmac_key=key)
+        return make(source, target, hmac_key=key)
     except DoesNotVerify as exc:
         print(f"{args.prog}: error: {exc}", file=sys.stderr)
+        return None
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    count = _into_new_file(args, args.old, args.new, "the new journal", migrate)
+    if count is None:
         return EXIT_FAILED
     print(f"{args.new}: {count} entries of {args.old} migrated to schema version {SCHEMA_VERSION} (chain and "
           f"anchors unchanged; {args.old} left as it was)")
+    return EXIT_OK
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    from controller.journal.backup import backup
+
+    done = _into_new_file(args, args.journal, args.copy, "the copy", backup)
+    if done is None:
+        return EXIT_FAILED
+    anchors = f"; its {done.anchors} anchor{'s' if done.anchors != 1 else ''} in {args.copy}.anchors" \
+        if done.anchors else "; the journal has no anchors file"
+    print(f"{args.copy}: a copy of {args.journal} to entry {done.report.last_seq} "
+          f"({done.report.last_hash[:16]}...), verified{anchors}")
     return EXIT_OK
 
 

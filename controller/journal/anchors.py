@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from controller.fsutil import fsync_dir
+from controller.fsutil import fsync_dir, write_synced
 from controller.journal.chain import ALGORITHMS, Hasher, canonical_json, is_hex, key_id_shown
 from controller.journal.errors import JournalError
 from shoectl_config.files import NotARegularFile, require_regular_file
@@ -157,10 +157,7 @@ class AnchorFile:
         created = not self.path.exists()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
+            write_synced(fd, data)
         finally:
             os.close(fd)
         if created:

@@ -45,9 +45,9 @@ def migrate(old: str | os.PathLike[str], new: str | os.PathLike[str], *, hmac_ke
     """See the module docstring. Returns how many entries were migrated; JournalError, one line,
     for anything that stops it (nothing is then left at ``new``)."""
     src, dst = Path(old), Path(new)
-    _check_target(src, dst)
+    check_target(src, dst, "migrated")
     tmp = dst.with_name(f".{dst.name}.migrating-{os.getpid()}")
-    _remove_db(tmp)
+    remove_db(tmp)
     try:
         try:
             count = _copy(src, tmp, hmac_key, clock)
@@ -56,20 +56,22 @@ def migrate(old: str | os.PathLike[str], new: str | os.PathLike[str], *, hmac_ke
         report = verify(tmp, hmac_key=hmac_key, anchor_files=[anchors_path(src)] if anchors_path(src).exists() else [])
         if not report.ok:
             raise JournalError(f"{dst}: the migrated copy does not verify ({report.reason}); nothing was written")
-        _publish(tmp, dst)
+        publish(tmp, dst, "migrated")
         if anchors_path(src).exists():
             _publish_copy(anchors_path(src), anchors_path(dst))
     finally:
-        _remove_db(tmp)
+        remove_db(tmp)
     fsync_dir(dst.parent.absolute())
     return count
 
 
-def _check_target(src: Path, dst: Path) -> None:
+def check_target(src: Path, dst: Path, done: str) -> None:
+    """JournalError unless ``dst`` may become a new journal made from ``src``: its folder exists
+    and neither it nor a file beside it does (``done``: migrated, copied)."""
     if not dst.parent.is_dir():
         raise JournalError(f"{dst}: directory {dst.parent} does not exist")
     if dst.exists() or dst.is_symlink():
-        raise JournalError(f"{dst}: already exists: a journal is migrated into a new file, never over one")
+        raise JournalError(f"{dst}: already exists: a journal is {done} into a new file, never over one")
     for side in ("-wal", "-shm"):
         if Path(f"{dst}{side}").exists():
             raise JournalError(f"{dst}{side}: already exists (left by another journal?): move it away first")
@@ -144,15 +146,15 @@ def _not_migrated(src: Path, report: VerifyReport) -> DoesNotVerify:
     return DoesNotVerify(f"{verdict_line(src, report)}: a journal that does not verify is not migrated")
 
 
-def _publish(tmp: Path, dst: Path) -> None:
+def publish(tmp: Path, dst: Path, done: str) -> None:
     """Give ``tmp`` the name ``dst``, failing if ``dst`` appeared meanwhile (a hard link, not a
-    rename, cannot replace a file)."""
+    rename, cannot replace a file; ``done``: migrated, copied)."""
     try:
         os.link(tmp, dst)
     except FileExistsError:
-        raise JournalError(f"{dst}: already exists: a journal is migrated into a new file, never over one") from None
+        raise JournalError(f"{dst}: already exists: a journal is {done} into a new file, never over one") from None
     except OSError as exc:
-        raise JournalError(f"{dst}: cannot create the migrated journal: {exc.strerror or exc}") from None
+        raise JournalError(f"{dst}: cannot create the {done} journal: {exc.strerror or exc}") from None
 
 
 def _publish_copy(src: Path, dst: Path) -> None:
@@ -163,13 +165,13 @@ def _publish_copy(src: Path, dst: Path) -> None:
                 fout.write(chunk)
             fout.flush()
             os.fsync(fout.fileno())
-        _publish(tmp, dst)
+        publish(tmp, dst, "migrated")
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
 
 
-def _remove_db(path: Path) -> None:
+def remove_db(path: Path) -> None:
     for side in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             Path(f"{path}{side}").unlink()

@@ -50,7 +50,7 @@ def test_bash_completes_commands_subcommands_and_choices(capsys, tmp_path: Path)
     script = tmp_path / "shoectl.bash"
     script.write_text(out, encoding="utf-8")
     assert _complete_in_bash(script, "jou") == ["journal"]
-    assert set(_complete_in_bash(script, "journal", "")) == {"verify", "export", "migrate", "replay"}
+    assert set(_complete_in_bash(script, "journal", "")) == {"verify", "export", "migrate", "backup", "replay"}
     assert _complete_in_bash(script, "run", "--disp") == ["--display"]
     assert set(_complete_in_bash(script, "run", "--display", "")) == {"live", "lines"}
     assert set(_complete_in_bash(script, "udev", "generate", "--incl")) == {"--include-test-profiles"}

@@ -1,0 +1,111 @@
+"""``shoectl journal backup``: a copy of a journal that verifies, also of one its table is writing
+(a review of operations: the file and its ``-wal`` copied two seconds apart from a running table
+verified as "malformed" eight times of eight; the anchors copied after a ``.backup`` named entries
+the copy lacked, "truncated?"; a copy of the main file alone said ``ok`` without its newest entries)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_run import run
+from controller.journal import Journal, verify
+from controller.journal.anchors import AnchorFile, anchors_path
+
+SHOECTL = [sys.executable, "-m", "controller.cli.main"]
+
+
+def _anchored_journal(path: Path, entries: int) -> None:
+    with Journal.open(path, table_id="T1") as journal:
+        witness = AnchorFile.beside(path)
+        for i in range(entries):
+            journal.append("note", {"i": i})
+            if i % 10 == 9:
+                witness.record(journal.take_anchor())
+
+
+@pytest.mark.slow
+def test_copies_taken_while_the_table_deals_each_verify_with_their_anchors(tmp_path: Path) -> None:
+    live = tmp_path / "live.db"
+    table = subprocess.Popen([*SHOECTL, "run", "--journal", str(live), "--shoes", "40", "--speed", "max",
+                              "--display", "lines"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    heads = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (  # a shoe ended: an anchor of an entry, not only the opening's
+                anchors_path(live).exists() and anchors_path(live).read_bytes().count(b"\n") >= 2):
+            time.sleep(0.05)
+        for i in range(3):
+            time.sleep(0.3)
+            copy = tmp_path / f"copy{i}.db"
+            done = subprocess.run([*SHOECTL, "journal", "backup", str(live), str(copy)], capture_output=True,
+                                  text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.startswith(f"{copy}: a copy of {live} to entry ") and ", verified; its " in done.stdout
+            assert not Path(f"{copy}-wal").exists() and not Path(f"{copy}-shm").exists()  # one file, whole
+            assert oct(copy.stat().st_mode & 0o777) == "0o640"  # the cards dealt face down are in it
+            report = verify(copy)  # as anyone checks it later: with the anchors beside it
+            assert report.ok and report.anchors > 0 and not report.warnings, (report.reason, report.warnings)
+            heads.append(report.last_seq)
+        assert table.poll() is None, "the table stopped while it was copied"
+    finally:
+        table.terminate()
+        table.communicate(timeout=30)
+    assert heads == sorted(heads) and heads[0] > 0
+    assert verify(live).ok  # the table's own journal is as it was: the copies read it only
+
+
+def test_a_line_of_the_anchors_file_still_being_written_is_left_out(tmp_path: Path, capsys) -> None:
+    journal = tmp_path / "j.db"
+    _anchored_journal(journal, 30)
+    with anchors_path(journal).open("ab") as f:
+        f.write(b'{"table_id": "T1", "seq": 3')  # the table writes its next anchor now
+    code, out, err = run(capsys, "journal", "backup", str(journal), str(tmp_path / "c.db"))
+    assert (code, err) == (0, ""), err
+    assert out == (f"{tmp_path / 'c.db'}: a copy of {journal} to entry 30 ({verify(journal).last_hash[:16]}...), "
+                   f"verified; its 3 anchors in {tmp_path / 'c.db'}.anchors\n")
+    assert anchors_path(tmp_path / "c.db").read_bytes().count(b"\n") == 3
+
+
+@pytest.mark.parametrize("target", ["existing", "the-anchors", "the-wal"])
+def test_a_copy_over_a_file_is_refused_and_changes_nothing(tmp_path: Path, capsys, target: str) -> None:
+    journal = tmp_path / "j.db"
+    _anchored_journal(journal, 10)
+    copy = {"existing": tmp_path / "there.db", "the-anchors": anchors_path(journal),
+            "the-wal": Path(f"{journal}-wal")}[target]
+    if target == "existing":
+        copy.write_bytes(b"keep me")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code, out, err = run(capsys, "journal", "backup", str(journal), str(copy))
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    said = "already exists: a journal is copied into a new file, never over one" if target == "existing" \
+        else "or a file beside it; give another file for the copy"
+    assert said in err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_not_a_journal_is_one_line_and_leaves_no_copy(tmp_path: Path, capsys) -> None:
+    other = tmp_path / "other.db"
+    other.write_bytes(b"not SQLite at all" * 100)
+    code, out, err = run(capsys, "journal", "backup", str(other), str(tmp_path / "c.db"))
+    assert code == 2 and "not a journal" in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+def test_an_hmac_journal_is_copied_with_its_key_and_refused_without(tmp_path: Path, capsys) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_bytes(os.urandom(32).hex().encode())
+    key_file.chmod(0o600)
+    from controller.journal.chain import load_hmac_key
+
+    with Journal.open(tmp_path / "j.db", table_id="T1", hmac_key=load_hmac_key(str(key_file))) as journal:
+        journal.append("note", {"i": 1})
+    code, _, err = run(capsys, "journal", "backup", str(tmp_path / "j.db"), str(tmp_path / "c.db"))
+    assert code == 2 and "--hmac-key FILE" in err and not (tmp_path / "c.db").exists(), err
+    code, out, err = run(capsys, "journal", "backup", str(tmp_path / "j.db"), str(tmp_path / "c.db"),
+                         "--hmac-key", str(key_file))
+    assert code == 0 and "to entry 1 " in out, err
