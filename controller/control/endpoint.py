@@ -113,10 +113,15 @@ class ControlEndpoint:
             self._sock.close()
             self._sock = None
         if self._made is not None:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 st = os.lstat(self.path)
                 if (st.st_dev, st.st_ino) == self._made:
                     self.path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:  # its folder made read-only meanwhile: the stop goes on, the journal closes
+                structlog.get_logger().warning("control socket not removed; the next start replaces it",
+                                               path=str(self.path), error=exc.strerror or str(exc))
             self._made = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)

@@ -17,7 +17,7 @@ import pytest
 from controller.control.client import ControlClient, ControlUnavailable
 from tests.unprivileged import UNPRIVILEGED_USER, said_unprivileged
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to listen as another user")
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to listen as another user")
 
 
 def _listening_as_nobody(listener: socket.socket) -> str:
@@ -82,6 +82,7 @@ def folder():
     shutil.rmtree(base)
 
 
+@as_root
 def test_a_pin_is_not_sent_to_a_socket_another_account_put_in_a_folder_it_does_not_own(folder: Path) -> None:
     path = folder / "control.sock"
     told, received = _ask(path, lambda c: str(c.command("op1", "482913", "status", {})))
@@ -91,6 +92,7 @@ def test_a_pin_is_not_sent_to_a_socket_another_account_put_in_a_folder_it_does_n
                     "folder of the account that runs the table)")
 
 
+@as_root
 def test_the_account_that_owns_the_sockets_folder_is_trusted(folder: Path) -> None:
     """The service's case: the table runs as its account, in /run/shoectl, which that account owns."""
     nobody = pwd.getpwnam(UNPRIVILEGED_USER)
@@ -100,3 +102,4 @@ def test_the_account_that_owns_the_sockets_folder_is_trusted(folder: Path) -> No
     told, received = _ask(own / "control.sock", lambda c: str(c.status()))
     assert '"op": "status"' in received
     assert told == "{'id': 1, 'status': {}}"
+
