@@ -31,7 +31,8 @@ from controller.journal import kinds
 from controller.journal.replay import ROUTINE_COMMANDS
 from controller.operators.pins import PIN_MAX, PIN_MIN, is_pin_shaped
 from controller.table.commands import COMMANDS, whole_number_of
-from controller.table.result_line import clock_step_text, round_result_text, settlement_text, wager_text
+from controller.journal.clockwatch import clock_step_text
+from controller.table.result_line import round_result_text, settlement_text, wager_text
 from shoectl_config.text import is_unicode_text, quoted, safe
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock

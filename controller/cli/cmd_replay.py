@@ -22,7 +22,8 @@ from controller.journal.entry import Entry
 from controller.journal.replay import entries_needed, replay
 from controller.money import money_text
 from controller.table.edge_figures import edge_percent, journaled_figures
-from controller.table.result_line import clock_step_text, wager_text, when_text
+from controller.journal.clockwatch import clock_step_text, when_text
+from controller.table.result_line import wager_text
 from shoectl_config.text import safe
 
 

@@ -12,7 +12,9 @@ its predecessor's hash), ``bad_hash`` (entry ``seq``'s hash is not its HMAC unde
 key), ``forgery`` (a second, different body under a stored ``(table_id, seq)``), ``new_journal``
 (at ``seq`` 1: the table publishes a new journal under a table id whose journal the store holds;
 one alarm for the whole new journal, its ``count`` the entries of it refused:
-``controller.floor.store``).
+``controller.floor.store``), ``clock_step`` (entry ``seq`` is the table's ``clock_step``: its wall
+clock stepped, and the times of its entries from there on are the stepped clock's; the detail says
+which way and how far, as ``shoectl journal replay`` does).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Any
 
 GAP, CHAIN_BREAK, BAD_HASH, FORGERY = "gap", "chain_break", "bad_hash", "forgery"
 NEW_JOURNAL = "new_journal"
+CLOCK_STEP = "clock_step"
 
 
 def raise_alarm(conn: Any, table_id: str, seq: int | None, kind: str, detail: str, *, again: bool = True,

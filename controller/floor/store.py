@@ -41,7 +41,9 @@ from controller.floor.message import JSON_SPACE, FloorEntry
 from controller.floor.rows import ENTRY_COLUMNS, entry_values
 from controller.floor.new_journal import SECOND_BODY_WHY
 from controller.floor.schema import StoreError, migrate
+from controller.journal import kinds
 from controller.journal.chain import Hasher
+from controller.journal.clockwatch import clock_step_text
 from shoectl_config.extras import install_hint
 from shoectl_config.text import quoted, safe
 
@@ -229,6 +231,7 @@ class FloorStore:
                     result.recognised_late += found.earlier
                 kept = [i for i in items if id(i) not in apart]
                 inserted, refused = self._insert(kept, result) if kept else ({}, {})
+                self._raise_clock_steps(inserted)
                 for table_id in tables:
                     known = {i.seq: i for i in inserted.get(table_id, ())}
                     advanced = chain.advance(self.conn, table_id, self.hashers.get(table_id), known,
@@ -273,6 +276,15 @@ class FloorStore:
                 refused.setdefault(item.table_id, set()).add(item.seq)
                 result.refused += 1
         return inserted, refused
+
+    def _raise_clock_steps(self, inserted: Mapping[str, list[FloorEntry]]) -> None:
+        """An alarm for each ``clock_step`` stored: the floor sees a table whose clock stepped (its
+        entries' times from there on are not the cameras'), not only its replay (a review of clocks)."""
+        for table_id, items in inserted.items():
+            for item in items:
+                if item.entry.kind == kinds.CLOCK_STEP and isinstance(item.entry.payload, dict):
+                    alarms.raise_alarm(self.conn, table_id, item.seq, alarms.CLOCK_STEP,
+                                       safe(f"entry {item.seq}: {clock_step_text(item.entry.payload)}"))
 
     def _stored_lines(self, items: Sequence[FloorEntry]) -> dict[tuple[str, int], str]:
         """The stored line of each key of ``items`` (read by primary key: no scan of ``entries``)."""

@@ -42,33 +42,3 @@ def settlement_text(kind: str, p: dict[str, Any]) -> str:
     if p["result"] == "lose":
         return f"{wager}: collect"
     return f"{wager}: push, the stake stays with the player"
-
-
-def when_text(ts: object) -> str:
-    """A journal time (``2026-12-06T09:39:51.296700Z``) to the second, for a person matching a hand to
-    the cameras' clock: ``2026-12-06 09:39:51 UTC``; empty where there is none."""
-    return f"{ts[:10]} {ts[11:19]} UTC" if isinstance(ts, str) and len(ts) >= 19 else ""
-
-
-def clock_step_text(p: dict) -> str:
-    """A ``clock_step`` in words: which way and how far the table's clock stepped, and what the times
-    after it mean (the entries keep the clock's times; matching them to footage needs the step)."""
-    step = p.get("step_ms")
-    if not isinstance(step, int) or isinstance(step, bool):
-        return f"clock step ({step})"
-    way = "back" if step < 0 else "forward"
-    if p.get("basis") == "last_entry":
-        return (f"the table's clock is {_duration(-step)} behind the journal's last entry ({when_text(p.get('expected'))}) "
-                "at this start: the times from here on are at least that far back")
-    return (f"the table's clock stepped {way} {_duration(abs(step))} (it should have said {when_text(p.get('expected'))}): "
-            "the times from here on are the stepped clock's")
-
-
-def _duration(ms: int) -> str:
-    seconds, ms = divmod(ms, 1000)
-    days, seconds = divmod(seconds, 86_400)
-    hours, seconds = divmod(seconds, 3600)
-    minutes, seconds = divmod(seconds, 60)
-    parts = [f"{days} d", f"{hours} h", f"{minutes} min", f"{seconds}.{ms // 100} s"]
-    first = next((i for i, n in enumerate((days, hours, minutes)) if n), 3)
-    return " ".join(parts[first:])  # from the largest unit given: "1 h 0 min 0.0 s"

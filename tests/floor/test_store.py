@@ -201,3 +201,37 @@ def test_a_version_1_store_is_migrated_to_version_2_and_keeps_its_rows(capsys, f
     assert stored_lines(floor_db) == journal.lines
     code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 0 and out.startswith(f"T1: last entry {len(journal.lines)} ")
+
+
+def test_a_tables_clock_step_is_an_open_alarm_in_words(store: FloorStore, tmp_path) -> None:
+    """A review of clocks: a table whose clock stepped an hour back was visible in its own replay
+    only; the floor, which matches tables to the cameras, saw nothing."""
+    from datetime import datetime, timedelta, timezone
+
+    from controller.journal import Journal, JournalReader
+
+    class Clocks:
+        def __init__(self) -> None:
+            self.wall, self.steady = datetime(2026, 12, 6, 11, tzinfo=timezone.utc), 1000.0
+
+        def __call__(self) -> datetime:
+            self.wall += timedelta(milliseconds=1)
+            self.steady += 0.001
+            return self.wall
+
+    clocks = Clocks()
+    with Journal.open(tmp_path / "j.db", table_id="T1", clock=clocks, steady=lambda: clocks.steady) as journal:
+        journal.append("note", {"text": "before"})
+        clocks.wall -= timedelta(hours=1)
+        journal.append("note", {"text": "after"})
+    with JournalReader.open(tmp_path / "j.db") as reader:
+        lines = [e.to_json_line() for e in reader.entries()]
+    step_seq = next(json.loads(line)["seq"] for line in lines if json.loads(line)["kind"] == "clock_step")
+    store.add(items(lines))
+    assert alarms(store) == [("clock_step", step_seq, True)]
+    detail = store.conn.execute("SELECT detail FROM floor_alarms").fetchone()[0]
+    store.conn.commit()
+    assert detail.startswith(f"entry {step_seq}: the table's clock stepped back 1 h 0 min 0.0 s (it should have said "
+                             "2026-12-06 11:00:00 UTC)"), detail
+    store.add(items(lines))  # the same entries again: no second alarm
+    assert alarms(store) == [("clock_step", step_seq, True)]
