@@ -17,6 +17,8 @@
   commands in one line; with one, every command is authenticated with the PIN given at the start.
 - A refusal is printed once: the table's answer to this console's command, not again as the
   event or the warning that echo it (``EventLines``).
+- A pasted block of lines is carried out line by line, as typed; after a line that fails, the rest
+  are not sent (``handle_typed``).
 - Standard input that is not a terminal (a file, a pipe: ``run_lines``) is read as the lines a
   person would type, one command each, with no prompt and no events; the console exits with the
   code of the last command that failed (``shoectl ctl``'s codes), 0 when none did. ``pin`` needs a
@@ -137,12 +139,29 @@ class Console:
             except EOFError:
                 break
             try:
-                if self.handle(line):
+                if self.handle_typed(line):
                     break
             except KeyboardInterrupt:  # while the table was asked: its answer is not read
                 write_line("interrupted before the table answered: it may have carried out the command "
                            "(`status` shows the table)")
         return 0
+
+    def handle_typed(self, text: str) -> bool:
+        """What the prompt returned: one line, or a pasted block of lines (the terminal's bracketed
+        paste hands them over at once; they were one line, refused whole: a review of terminals).
+        Each line is carried out as typed, in order; after one that fails, the rest are not sent
+        (the person could not read its answer before they went). True when the person leaves."""
+        lines = text.splitlines() or [""]
+        for i, line in enumerate(lines):
+            self.last_code = 0
+            if self.handle(line):
+                return True
+            left = len(lines) - i - 1
+            if self.last_code and left:
+                write_line(f"the {left} pasted line{'s' if left > 1 else ''} after it {'were' if left > 1 else 'was'} "
+                           "not sent")
+                return False
+        return False
 
     def run_lines(self, lines: Iterable[str]) -> int:
         """Carry out ``lines`` as typed lines, up to ``quit``; the code of the last that failed."""

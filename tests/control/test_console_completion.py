@@ -214,3 +214,24 @@ def test_other_operators_floor_decisions_and_requests_not_understood_are_shown()
            "command": "cut", "operator": "fp1"}
     assert lines(bad) == "cut not understood (fp1): cut: position must be a whole number from 0"
     assert lines({"type": "bad_request", "code": "bad_request", "reason": "not JSON"}) is None  # no one logged in
+
+
+def test_a_pasted_block_is_carried_out_line_by_line_and_stops_at_a_failure(capsys, monkeypatch) -> None:
+    """A review of terminals: a block of commands pasted at the prompt (the terminal hands it over
+    at once) was one line, refused whole as `sit: unknown argument 'sit'`. Each line is now a
+    command, as typed; after one that fails the rest are not sent (no answer was read before them)."""
+    from controller.cli import console as console_module
+
+    table = _Table()
+    console = console_module.Console(table, "fp1", "2580")  # type: ignore[arg-type]
+    assert console.handle_typed("sit seat=1\nsit seat=2\n\nsit seat=3") is False
+    assert table.sent == [("sit", "2580")] * 3
+    out = capsys.readouterr().out
+    assert out.count("sit: ok") == 3
+    table.sent.clear()
+    assert console.handle_typed("sit seat=4\nsitt seat=5\nsit seat=5\nsit seat=6") is False
+    assert table.sent == [("sit", "2580")]  # the first; the second unknown; the rest never sent
+    out = capsys.readouterr().out
+    assert out.strip().endswith("the 2 pasted lines after it were not sent")
+    assert console.handle_typed("status ok\nquit") is False  # a failed line: the quit after it is not taken
+    assert console.handle_typed("sit seat=7\nquit") is True
