@@ -283,22 +283,30 @@ def exclusive_lock(path: str | os.PathLike[str], *, mode: int = 0o644) -> int | 
 
 
 def lock_held(path: str | os.PathLike[str]) -> bool:
-    """Whether another holds ``exclusive_lock(path)``, looked at without making the file: a shared
-    ``flock`` tried and let go at once (it conflicts only with an exclusive one). False when the
-    file is not there or cannot be opened (taking the lock then says why). For a check before
-    anything is created."""
+    """Whether another holds ``exclusive_lock(path)``, looked at without making the file. False
+    when the file is not there or cannot be opened (taking the lock then says why). For a check
+    before anything is created."""
+    return lock_state(path) is True
+
+
+def lock_state(path: str | os.PathLike[str]) -> bool | None:
+    """Whether another holds ``exclusive_lock(path)`` now: True, False (also when the file is not
+    there), or None when this process cannot tell (it may not open the file). A shared ``flock``
+    tried and let go at once: it conflicts only with an exclusive one."""
     import fcntl
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+    except FileNotFoundError:
         return False
+    except OSError:
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
     except OSError:
-        return False
+        return None
     finally:
         os.close(fd)  # lets the shared lock go
     return False

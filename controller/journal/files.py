@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from controller.fsutil import JOURNAL_SIDE_SUFFIXES
+from controller.fsutil import JOURNAL_SIDE_SUFFIXES, lock_state
 from controller.journal.walcheck import wal_path
 
 
@@ -79,3 +79,9 @@ def file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def writer_running(journal: str | os.PathLike[str]) -> bool | None:
+    """Whether a writer (a running table) holds ``journal``'s lock now: True, False, or None when
+    this process cannot tell (it may not open the lock file); looked at, never taken."""
+    return lock_state(lock_path(journal))

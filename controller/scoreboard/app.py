@@ -8,8 +8,9 @@
 - ``/tables/<id>``: the one-table page (1920x1080 kiosk); ``/tables/<id>/state.json``: exactly
   ``TableView.to_json(lang)``, the object that page renders; ``/tables/<id>/events``: SSE, the
   whole state on connect (and on every reconnect), then each new state (``sse.event_stream``);
-- ``/healthz``: ``{"ok", "tables", "following"}``; 503 with ``reason`` when the source does not
-  follow (a journal whose chain broke; the floor's broker not connected);
+- ``/healthz``: ``{"ok", "tables", "following", "not_running"}`` (``not_running``: the tables whose
+  program is known not to run: the board shows their last state, marked); 503 with ``reason`` when
+  the source does not follow (a journal whose chain broke; the floor's broker not connected);
 - ``/static/...``: the page's HTML, JS and CSS, shipped in the package (no CDN, no build step).
 
 ``?lang=en|zh`` picks the language of a state's labels; without it, the app's ``lang``.
@@ -95,7 +96,8 @@ def create_app(source: TableSource, lang: str = "en") -> Starlette:
     async def healthz(request: Request) -> Response:
         failure = getattr(source, "failure", None)
         body: dict[str, Any] = {"ok": failure is None, "tables": source.table_ids(),
-                                "following": failure is None}
+                                "following": failure is None,
+                                "not_running": [t for t in source.table_ids() if source.table(t).running is False]}
         if failure:
             body["reason"] = failure
         return JSONResponse(body, status_code=200 if failure is None else 503)
@@ -119,7 +121,11 @@ def create_app(source: TableSource, lang: str = "en") -> Starlette:
         Route("/tables/{table_id}/events", on_channel(events), methods=_READ_ONLY),
         Mount("/static", _StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    # No redirect of "/tables/T1/" to "/tables/T1": Starlette builds it from the client's Host
+    # header, an address of the client's choosing (a review of the scoreboard); a 404 instead.
+    app.router.redirect_slashes = False
+    return app
 
 
 def _not_found(table_id: str) -> Response:

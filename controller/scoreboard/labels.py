@@ -102,6 +102,11 @@ _WORDS: dict[str, dict[str, str]] = {
     "offline": {"en": "Offline", "zh": "离线"},
     # the journal failed its check: the banner's title (the table's page) and the tile's (the floor)
     "not_live": {"en": "Not live: the journal failed its check", "zh": "非实时：牌桌日志校验失败"},
+    # the table's program is not running, or the page lost the board: its banner, over the last state
+    "table_not_running": {"en": "Not live: the table is not running", "zh": "非实时：牌桌未运行"},
+    "board_lost": {"en": "Not live: this screen lost the scoreboard", "zh": "非实时：本屏与路单服务器断开"},
+    "last_state_shown": {"en": "What is shown is the table's last state; no bets on it.",
+                         "zh": "显示的是牌桌的最后状态，请勿据此下注。"},
 }
 
 #: The sentences of ``journal_problem_text``; ``{reason}`` stays in the journal's words.

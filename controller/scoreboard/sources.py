@@ -22,15 +22,19 @@ refuses its credentials) calls ``give_up(why)``: the server stops and its caller
   ``problem_of``), and nothing after it. That last snapshot's version (the event stream's ``id``,
   the ETag) is the last good entry's seq plus one: a state of its own, after every state before
   it, while its ``version`` field stays the entry it shows. A read that fails otherwise (a lock,
-  the disk) is tried again every ``_RETRY_S``.
+  the disk) is tried again every ``_RETRY_S``. Every ``RUNNING_S`` it looks whether the table's
+  program is running (it holds the journal's writer lock: ``controller.journal.files``) and tells
+  the table's channel (``Channel.set_running``; ``/healthz`` lists the tables that are not).
 - ``MqttFloorSource``: every table of the floor, from the retained ``status`` and ``roads`` topics
   of the floor feed (docs/floor.md), through ``controller.floor.broker``.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
@@ -43,13 +47,14 @@ from controller.scoreboard.sse import Channel, Snapshot
 if TYPE_CHECKING:
     from controller.scoreboard.state import JournalProblem
 
-__all__ = ["LANGS", "POLL_S", "JournalSource", "TableSource", "compact_json", "floor_row", "problem_of",
+__all__ = ["LANGS", "POLL_S", "RUNNING_S", "JournalSource", "TableSource", "compact_json", "floor_row", "problem_of",
            "snapshot_of"]
 
 LANGS = ("en", "zh")
 POLL_S = 0.05       # how often a journal is looked at for new entries (10 ms measured no better: docs/scoreboard.md)
 _BATCH = 1000       # entries read at one time
 _RETRY_S = 2.0      # after a read that failed (the disk, a lock held too long): try again
+RUNNING_S = 1.0     # how often a journal's table is looked at: is its program running
 
 log = structlog.get_logger()
 
@@ -172,6 +177,8 @@ class JournalSource(TableSource):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.failure: str | None = None  # why the journal is not followed any more (a broken chain)
+        self.running: bool | None = None  # whether the table's program runs (None: not known yet, or cannot tell)
+        self._next_look = 0.0
         # The version last handed to the channels, on the source's thread: a channel's ``latest``
         # is set on the event loop's thread later, so it cannot tell whether a state went out.
         self._published: int | None = None
@@ -244,11 +251,34 @@ class JournalSource(TableSource):
         self._publish_state()
         log.error("scoreboard stopped following the journal", reason=str(exc))
 
+    def _look_at_the_table(self) -> None:
+        """Every ``RUNNING_S``: whether the table's program is running (it holds its journal's
+        writer lock), handed to the table's channel (``Channel.set_running``: the page says so when
+        it is not). A journal followed alone cannot tell a stopped table from a quiet one: a board
+        invited bets at a table killed minutes before (a review of the scoreboard)."""
+        from controller.journal.files import writer_running
+
+        now = time.monotonic()
+        if now < self._next_look:
+            return
+        self._next_look = now + RUNNING_S
+        running = writer_running(self.path)
+        if running == self.running:
+            return
+        self.running = running
+        loop, channel = self._loop, self._tables[self.table_id]
+        if loop is None or loop.is_closed():
+            channel.set_running(running)
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is left to tell
+            loop.call_soon_threadsafe(channel.set_running, running)
+
     def _follow(self) -> None:
         from controller.journal.errors import JournalContentError, JournalIntegrityError, NotAJournalError
 
         try:
             while not self._stop.is_set():
+                self._look_at_the_table()  # before the first state: a page is told both at once
                 try:
                     read = self.catch_up()
                 except (JournalIntegrityError, JournalContentError, NotAJournalError) as exc:

@@ -14,15 +14,21 @@ there (a source on another thread hands its snapshots over with ``loop.call_soon
 per state, ``id`` its version, ``data`` the state as JSON in the subscriber's language, and a
 comment line every ``KEEPALIVE_S`` so that proxies and the browser see a live connection. It ends
 when the channel is closed (the server stopping), once the states queued before were sent.
+
+Whether the table is running (``Channel.set_running``: True, False, or None when the source cannot
+tell) is not part of a state, which is the journal's up to an entry: it goes out as an ``event:
+table`` message, ``{"running": ...}``, after the state on connect when it is known and at every
+change; a subscription keeps only the newest, never dropped for a slow client.
 """
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-__all__ = ["Channel", "KEEPALIVE_S", "QUEUE_LIMIT", "Snapshot", "Subscription", "event_stream"]
+__all__ = ["Channel", "KEEPALIVE_S", "QUEUE_LIMIT", "Running", "Snapshot", "Subscription", "event_stream"]
 
 QUEUE_LIMIT = 16      # states queued for one client before the oldest is dropped
 KEEPALIVE_S = 15.0    # an SSE comment when nothing changed for this long
@@ -40,14 +46,27 @@ class Snapshot:
         return self.documents.get(lang) or next(iter(self.documents.values()), "{}")
 
 
+@dataclass(frozen=True)
+class Running:
+    """Whether the table of a channel is running (None: not known), as its own SSE message."""
+
+    running: bool | None
+
+
 class Subscription:
-    """One client's queue of states: bounded, oldest dropped first; ``dropped`` counts them."""
+    """One client's queue of states: bounded, oldest dropped first; ``dropped`` counts them. The
+    table's running, when it changed, comes before the next state (the newest only)."""
 
     def __init__(self, limit: int = QUEUE_LIMIT) -> None:
         self._queue: deque[Snapshot] = deque(maxlen=limit)
+        self._running: Running | None = None  # changed, not yet sent
         self._ready = asyncio.Event()
         self.closed = False
         self.dropped = 0
+
+    def put_running(self, running: Running) -> None:
+        self._running = running
+        self._ready.set()
 
     def put(self, snapshot: Snapshot) -> None:
         if len(self._queue) == self._queue.maxlen:
@@ -62,15 +81,19 @@ class Subscription:
     def __len__(self) -> int:
         return len(self._queue)
 
-    async def next(self, timeout: float) -> Snapshot | None:
-        """The next queued state; None after ``timeout`` seconds without one, or once closed."""
-        if not self._queue and not self.closed:
+    async def next(self, timeout: float) -> Snapshot | Running | None:
+        """The next queued state (or the table's running, changed); None after ``timeout`` seconds
+        without one, or once closed."""
+        if not self._queue and self._running is None and not self.closed:
             self._ready.clear()
             try:
                 await asyncio.wait_for(self._ready.wait(), timeout)
             except asyncio.TimeoutError:
                 return None
-        return self._queue.popleft() if self._queue else None
+        if self._queue:
+            return self._queue.popleft()
+        running, self._running = self._running, None
+        return running
 
 
 class Channel:
@@ -78,8 +101,17 @@ class Channel:
 
     def __init__(self, snapshot: Snapshot | None = None) -> None:
         self.latest = snapshot
+        self.running: bool | None = None  # the table's, when the source can tell
         self._subscribers: set[Subscription] = set()
         self.closed = False
+
+    def set_running(self, running: bool | None) -> None:
+        """The table is running (True), is not (False), or the source cannot tell (None)."""
+        if running == self.running:
+            return
+        self.running = running
+        for sub in self._subscribers:
+            sub.put_running(Running(running))
 
     def publish(self, snapshot: Snapshot) -> None:
         self.latest = snapshot
@@ -93,6 +125,8 @@ class Channel:
             return sub
         if self.latest is not None:
             sub.put(self.latest)
+        if self.running is not None:
+            sub.put_running(Running(self.running))
         self._subscribers.add(sub)
         return sub
 
@@ -125,7 +159,9 @@ async def event_stream(channel: Channel, lang: str, keepalive_s: float = KEEPALI
         yield "retry: 1000\n\n"
         while True:
             snapshot = await sub.next(keepalive_s)
-            if snapshot is not None:
+            if isinstance(snapshot, Running):
+                yield f"event: table\ndata: {json.dumps({'running': snapshot.running})}\n\n"
+            elif snapshot is not None:
                 yield sse_message(snapshot, lang)
             elif sub.closed:
                 break  # closed and every queued state sent

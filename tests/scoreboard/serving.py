@@ -147,6 +147,20 @@ class EventReader:
         assert self.response.getheader("content-type", "").startswith("text/event-stream")
 
     def next_state(self, timeout: float = 10) -> tuple[int, Any]:
+        """The next ``state`` message: (its id, the state); other messages are passed over."""
+        while True:
+            event, fields = self.next_event(timeout)
+            if event == "state":
+                return int(fields["id"]), json.loads(fields["data"])
+
+    def next_table_word(self, timeout: float = 10) -> bool | None:
+        """The next ``table`` message's ``running``; the states before it are passed over."""
+        while True:
+            event, fields = self.next_event(timeout)
+            if event == "table":
+                return json.loads(fields["data"])["running"]
+
+    def next_event(self, timeout: float = 10) -> tuple[str, dict[str, str]]:
         self.conn.sock.settimeout(timeout)
         fields: dict[str, str] = {}
         while True:
@@ -155,8 +169,8 @@ class EventReader:
                 raise EOFError("the event stream ended")
             line = line.decode("utf-8").rstrip("\n")
             if line == "":
-                if fields.get("event") == "state":
-                    return int(fields["id"]), json.loads(fields["data"])
+                if "event" in fields:
+                    return fields["event"], fields
                 fields = {}
             elif not line.startswith(":"):
                 key, _, value = line.partition(":")

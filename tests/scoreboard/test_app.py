@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import http.client
 import json
+import os
 import subprocess
 import time
 
@@ -46,7 +47,8 @@ def test_state_json_is_the_table_view_of_the_journal_in_each_language(journal):
         floor = get_json(server, "/floor.json?lang=en")
         assert [t["table"] for t in floor["tables"]] == ["T1"]
         assert floor["tables"][0]["big_road"] == _view(journal, "en")["roads"]["big_road"]
-        assert get_json(server, "/healthz") == {"ok": True, "tables": ["T1"], "following": True}
+        # its table ended: the board follows it, and says the table is not running
+        assert get_json(server, "/healthz") == {"ok": True, "tables": ["T1"], "following": True, "not_running": ["T1"]}
         status, headers, body = get(server, "/tables/T1")
         assert status == 200 and b'<html lang="zh-Hans">' in body
         assert "default-src 'self'" in headers["content-security-policy"]
@@ -345,3 +347,47 @@ def test_a_head_request_of_an_event_stream_ends_and_the_connection_serves_on(jou
             assert conn.getresponse().status == 200
         finally:
             conn.close()
+
+
+def test_the_board_says_whether_the_tables_program_runs_and_health_lists_the_tables_that_do_not(tmp_path, journal):
+    """A review of the scoreboard: a board following the journal of a table killed minutes before
+    still invited bets, and /healthz said all was well; a journal cannot tell a stopped table from
+    a quiet one. The table's program holds its journal's writer lock: held here as it holds it."""
+    from controller.fsutil import exclusive_lock
+    from controller.journal.files import lock_path
+
+    journal = copy_journal(journal, tmp_path)
+    with serving(journal) as server, EventReader(server, "/tables/T1/events") as events:
+        assert events.next_table_word() is False  # nobody writes this journal
+        assert json.loads(get(server, "/healthz")[2])["not_running"] == ["T1"]
+        fd = exclusive_lock(lock_path(journal))  # the table starts
+        try:
+            assert events.next_table_word() is True
+            health = json.loads(get(server, "/healthz")[2])
+            assert health["not_running"] == [] and health["ok"] is True
+        finally:
+            os.close(fd)  # the table is killed: its lock goes with it
+        assert events.next_table_word() is False
+        assert json.loads(get(server, "/healthz")[2])["not_running"] == ["T1"]
+        with EventReader(server, "/tables/T1/events") as late:  # a page that connects now is told at once
+            assert late.next_state()[0] == events_version(server) and late.next_table_word() is False
+
+
+def events_version(server) -> int:
+    return get_json(server, "/tables/T1/state.json")["version"]
+
+
+def test_a_path_with_a_trailing_slash_is_not_redirected_to_the_hosts_the_client_names(journal):
+    """Starlette's redirect to the path without its slash was built from the request's Host
+    header: `Host: evil.example` got `location: http://evil.example/tables/T1` (a review of the
+    scoreboard). No redirect: 404, as any other path the board does not serve."""
+    with serving(journal) as server:
+        conn = http.client.HTTPConnection(*server.url.split("//")[1].rstrip("/").split(":"), timeout=10)
+        try:
+            conn.request("GET", "/tables/T1/", headers={"Host": "evil.example"})
+            resp = conn.getresponse()
+            resp.read()
+        finally:
+            conn.close()
+        assert resp.status == 404 and resp.getheader("location") is None
+        assert get(server, "/tables/T1")[0] == 200

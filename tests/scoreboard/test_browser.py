@@ -244,3 +244,64 @@ def _report_latency(seen: list[dict], truth: JournalTruth) -> None:
               "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()], "cores": os.cpu_count()}
     (artifacts() / "latency.json").write_text(json.dumps(report) + "\n")
     print(f"journal-to-page latency: {report}")
+
+
+@pytest.mark.slow
+def test_the_page_says_plainly_when_the_table_is_not_running_and_when_it_lost_the_board(tmp_path):
+    """A review of the scoreboard: a table killed, stopped or ended left the board inviting bets
+    ("Place your bets" in green, at most an ellipsis after it). The page now puts a banner over the
+    last state, dimmed: "Not live: the table is not running" while the table's program does not
+    hold its journal (here the test holds its writer lock as the table does), and "Not live: this
+    screen lost the scoreboard" once the server has been gone for 5 s."""
+    from controller.fsutil import exclusive_lock
+    from controller.journal.files import lock_path
+    from tests.scoreboard.serving import dealt_journal, serving
+
+    journal = dealt_journal(tmp_path / "journal.db", rounds=6)
+    banner = "var b = document.getElementById('not-live'); return b.hidden ? '' : b.dataset.why + '|' + b.innerText;"
+    with chrome(tmp_path) as driver:
+        screen_size(driver)
+        fd = exclusive_lock(lock_path(journal))
+        server = serving(journal)
+        board = server.__enter__()
+        try:
+            driver.get(board.url.rstrip("/") + "/tables/T1")
+            _wait_for(driver, "return document.body.dataset.version !== ''")
+            assert driver.execute_script(banner) == ""  # the table runs: no banner
+            os.close(fd)  # the table stops
+            fd = None
+            _wait_for(driver, "return !document.getElementById('not-live').hidden", timeout=10)
+            why, words = driver.execute_script(banner).split("|", 1)
+            assert why == "not_running" and "Not live: the table is not running" in words, words
+            assert "no bets on it" in words and driver.execute_script("return document.body.classList.contains('not-live')")
+            fd = exclusive_lock(lock_path(journal))  # it runs again
+            _wait_for(driver, "return document.getElementById('not-live').hidden", timeout=10)
+        finally:
+            server.__exit__(None, None, None)  # the board goes away
+            if fd is not None:
+                os.close(fd)
+        _wait_for(driver, "return document.getElementById('not-live').dataset.why === 'lost'", timeout=15)
+        assert "Not live: this screen lost the scoreboard" in driver.execute_script(banner)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width, height", [(1280, 720), (1080, 1920)], ids=["720p", "portrait"])
+def test_the_page_fits_a_smaller_or_portrait_screen_whole(tmp_path, width: int, height: int):
+    """A review of the scoreboard: the page, fixed at 1920x1080, cut off the newest big-road
+    columns, the state and the limits on a 1280x720 or a portrait screen. It scales itself, whole."""
+    from tests.scoreboard.serving import dealt_journal, serving
+
+    journal = dealt_journal(tmp_path / "journal.db", rounds=40)
+    with chrome(tmp_path) as driver, serving(journal) as board:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        driver.get(board.url.rstrip("/") + "/tables/T1")
+        _wait_for(driver, "return document.body.dataset.version !== ''")
+        outside = driver.execute_script(
+            "var w = window.innerWidth, h = window.innerHeight, out = [];"
+            "['state', 'big-road', 'rules', 'ask', 'last-round'].forEach(function (id) {"
+            "  var r = document.getElementById(id).getBoundingClientRect();"
+            "  if (r.left < 0 || r.top < 0 || r.right > w + 0.5 || r.bottom > h + 0.5) out.push(id); });"
+            "return out;")
+        assert outside == [] and float(driver.execute_script("return document.body.dataset.scale")) == pytest.approx(
+            min(width / 1920, height / 1080), abs=0.001)

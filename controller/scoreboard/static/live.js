@@ -4,7 +4,10 @@
    (?lang=en|zh) is passed on. document.body gets data-version (the state shown) and
    data-received-at and data-rendered-at (when the state arrived and when it was drawn, in ms since
    the epoch): the tests measure journal-to-page latency and its parts with them;
-   and a "scoreboard-rendered" event is dispatched on document right after each state is drawn. */
+   and a "scoreboard-rendered" event is dispatched on document right after each state is drawn.
+   `onTable(running)` (optional) is called with the server's word on the table's program (an
+   `event: table` message: true, false, or null when it cannot tell), and with "lost" once the
+   connection to the server has been down for LOST_MS (body.stale from the first error on). */
 "use strict";
 var Live = (function () {
   function withLang(url) {
@@ -12,9 +15,20 @@ var Live = (function () {
     return lang ? url + (url.indexOf("?") < 0 ? "?" : "&") + "lang=" + encodeURIComponent(lang) : url;
   }
 
-  function follow(url, onState) {
-    var source = new EventSource(withLang(url));
+  var LOST_MS = 5000;  // a server restart or a network blip reconnects within this; longer is news
+
+  function follow(url, onState, onTable) {
+    var source = new EventSource(withLang(url)), lostTimer = null;
+    function connected() {
+      if (lostTimer !== null) { clearTimeout(lostTimer); lostTimer = null; }
+    }
+    source.addEventListener("open", connected);
+    source.addEventListener("table", function (ev) {
+      connected();
+      if (onTable) onTable(JSON.parse(ev.data).running);
+    });
     source.addEventListener("state", function (ev) {
+      connected();
       var received = performance.timeOrigin + performance.now();
       var state = JSON.parse(ev.data);
       onState(state);
@@ -24,7 +38,10 @@ var Live = (function () {
       document.body.setAttribute("data-rendered-at", String(performance.timeOrigin + performance.now()));
       document.dispatchEvent(new CustomEvent("scoreboard-rendered", {detail: {version: ev.lastEventId}}));
     });
-    source.addEventListener("error", function () { document.body.classList.add("stale"); });
+    source.addEventListener("error", function () {
+      document.body.classList.add("stale");
+      if (lostTimer === null && onTable) lostTimer = setTimeout(function () { onTable("lost"); }, LOST_MS);
+    });
     return source;
   }
 

@@ -3,7 +3,9 @@
    the tests: data-road cells (roads.js), ids of the counts (#count-banker, ...), #last-round's
    data-round / data-outcome and its .card elements (data-card, data-to, in deal order), #rules'
    data-limit lines (a wager kind or table_max; "" for "ask the dealer"), #journal-problem (the
-   banner over a state whose journal failed its check: shown only then, body.journal-failed). */
+   banner over a state whose journal failed its check: shown only then, body.journal-failed),
+   #not-live (data-why not_running or lost: the table's program is not running, or the screen lost
+   the server; body.not-live). */
 "use strict";
 (function () {
   var SIZE = {big: 48, bead: 38, derived: 17};
@@ -170,8 +172,25 @@
     }
   }
 
+  // Not live: the table's program is not running (the server says so), or this screen lost the
+  // server (Live.follow's "lost"): a banner over the last state, dimmed, until a state or the
+  // server's word that the table runs again. The words are the last state's labels.
+  var labelsShown = {}, tableWord = null;
+
+  function notLive(word) {
+    if (word !== undefined) tableWord = word;
+    var L = labelsShown, down = tableWord === false || tableWord === "lost";
+    $("not-live").hidden = !down;
+    document.body.classList.toggle("not-live", down);
+    $("not-live").setAttribute("data-why", down ? (tableWord === false ? "not_running" : "lost") : "");
+    text($("not-live-title"), down ? (tableWord === false ? L.table_not_running : L.board_lost) : "");
+    text($("not-live-text"), down ? L.last_state_shown : "");
+  }
+
   function render(s) {
     var L = s.labels || {};
+    labelsShown = L;
+    if (tableWord === "lost") tableWord = null;  // a state came: the server is back
     header(s, L);
     roads(s, L);
     lastRound(s, L);
@@ -179,9 +198,22 @@
     ask(s, L);
     rules(s, L);
     journalProblem(s, L);
+    notLive();
+  }
+
+  // The page is laid out for 1920x1080 and scaled to the screen it is on, whole: on a 1280x720
+  // or a portrait screen the newest big-road columns and the state were cut off (a review of
+  // the scoreboard). body[data-scale] says the factor.
+  function fit() {
+    var scale = Math.min(window.innerWidth / 1920, window.innerHeight / 1080);
+    if (!(scale > 0)) return;
+    document.body.style.transform = scale === 1 ? "" : "scale(" + scale + ")";
+    document.body.setAttribute("data-scale", String(Math.round(scale * 1000) / 1000));
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    Live.follow("/tables/" + encodeURIComponent(tableId()) + "/events", render);
+    fit();
+    window.addEventListener("resize", fit);
+    Live.follow("/tables/" + encodeURIComponent(tableId()) + "/events", render, notLive);
   });
 })();
