@@ -76,10 +76,12 @@ class Roadmaps:
     cockroach_pig: DerivedRoad
 
     def to_json(self) -> dict[str, Any]:
-        """``{"bead_plate": ["B", ...], "big_road": [[entry, ...], ...], "big_eye_boy": [["red", ...],
-        ...], "small_road": [...], "cockroach_pig": [...]}`` (docs/roadmaps.md)."""
+        """``{"bead_plate": ["B", ...], "bead_pairs": ["", "PB", ...], "big_road": [[entry, ...], ...],
+        "big_eye_boy": [["red", ...], ...], "small_road": [...], "cockroach_pig": [...]}``
+        (docs/roadmaps.md; ``bead_pairs``: each bead's pairs, ``P`` and/or ``B``)."""
         return {
             "bead_plate": [r.outcome for r in self.bead_plate],
+            "bead_pairs": [("P" if r.player_pair else "") + ("B" if r.banker_pair else "") for r in self.bead_plate],
             "big_road": [[e.to_json() for e in col] for col in self.big_road],
             "big_eye_boy": [list(col) for col in self.big_eye_boy],
             "small_road": [list(col) for col in self.small_road],

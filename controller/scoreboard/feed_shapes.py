@@ -12,7 +12,8 @@ A topic whose table id no table can have (``controller.table_ids``) carries no m
   ``shoe``, ``last_outcome`` and ``ts`` text; ``round`` and ``seq`` whole numbers of at least 0;
   ``faults`` a list of objects (each may say its ``reason``). Each may be absent or null, but
   ``table_id``; other fields are ignored.
-- roads: an object whose ``bead_plate`` lists ``B``/``P``/``T``, whose ``big_road`` lists non-empty
+- roads: an object whose ``bead_plate`` lists ``B``/``P``/``T`` (and ``bead_pairs``, if given, one
+  of ``""``/``P``/``B``/``PB`` for each), whose ``big_road`` lists non-empty
   columns of cells ``{"outcome": "B"|"P", "ties": n >= 0, "player_pair": bool, "banker_pair":
   bool}``, and whose derived roads (``big_eye_boy``, ``small_road``, ``cockroach_pig``) list
   non-empty columns of ``red``/``blue`` (the words of ``controller.roadmaps.roads``); each may be
@@ -36,6 +37,7 @@ _COUNT_FIELDS = ("round", "seq")
 _CELL_KEYS = {"outcome", "ties", "player_pair", "banker_pair"}
 _DERIVED = ("big_eye_boy", "small_road", "cockroach_pig")
 _OUTCOMES, _WINS, _COLOURS = get_args(Outcome), get_args(Win), get_args(Colour)  # the roads' own words
+_PAIRS = ("", "P", "B", "PB")  # a bead's pairs: Player's, Banker's
 
 
 def problem(kind: str, table: str, body: Any) -> str | None:
@@ -72,6 +74,9 @@ def _roads_problem(body: dict[str, Any]) -> str | None:
     beads = body.get("bead_plate", [])
     if type(beads) is not list or len(beads) > MAX_CELLS or any(b not in _OUTCOMES for b in beads):
         return "bead_plate is not a list of B, P and T"
+    pairs = body.get("bead_pairs", [""] * len(beads))  # a feed of before 2026-12-06 sends none
+    if type(pairs) is not list or len(pairs) != len(beads) or any(p not in _PAIRS for p in pairs):
+        return "bead_pairs is not one of '', P, B, PB for each bead"
     why = _columns_problem(body.get("big_road", []), _is_big_road_cell)
     if why is not None:
         return f"big_road {why}"

@@ -49,7 +49,7 @@ from controller.scoreboard.sse import Channel, Snapshot
 __all__ = ["FLOOR_EVERY_S", "MqttFloorSource", "client_id", "feed_state"]
 
 log = structlog.get_logger()
-_STATE_SHAPE_EMPTY_ROADS = {"bead_plate": [], "big_road": [], "big_eye_boy": [], "small_road": [], "cockroach_pig": []}
+_STATE_SHAPE_EMPTY_ROADS = {"bead_plate": [], "bead_pairs": [], "big_road": [], "big_eye_boy": [], "small_road": [], "cockroach_pig": []}
 
 
 def feed_state(table_id: str, status: dict[str, Any], roads: dict[str, Any] | None, lang: str) -> dict[str, Any]:

@@ -75,8 +75,17 @@ def test_ties_at_the_start_are_counted_on_the_first_entry() -> None:
 
 def test_a_shoe_of_ties_only_has_an_empty_big_road() -> None:
     maps = compute(parse_results("TTT"))
-    assert maps.to_json() == {"bead_plate": ["T", "T", "T"], "big_road": [], "big_eye_boy": [],
-                              "small_road": [], "cockroach_pig": []}
+    assert maps.to_json() == {"bead_plate": ["T", "T", "T"], "bead_pairs": ["", "", ""], "big_road": [],
+                              "big_eye_boy": [], "small_road": [], "cockroach_pig": []}
+
+
+def test_the_pairs_of_every_bead_are_in_the_json_a_ties_too() -> None:
+    """A review of the scoreboard: a tie's pairs were on no road the page drew (the big road
+    carries a tie on the entry before it, with that entry's pairs), and the bead plate drew none."""
+    maps = compute(parse_results("Bp Tpb P Tb"))
+    assert maps.to_json()["bead_pairs"] == ["P", "PB", "", "B"]
+    assert [(e["player_pair"], e["banker_pair"]) for col in maps.to_json()["big_road"] for e in col] == [
+        (True, False), (False, False)]  # the ties' pairs are not on the big road: the bead plate holds them
 
 
 def test_ties_in_the_middle_are_counted_on_the_previous_entry() -> None:

@@ -50,6 +50,8 @@ return {
   shoe: document.getElementById('shoe').dataset.shoe || null, round: +document.getElementById('shoe').dataset.round,
   roads: {
     bead_plate: cells('bead').map(function (c) { return c.dataset.result; }),
+    bead_pairs: cells('bead').map(function (c) {  // the dots drawn, not the data attribute
+      return (c.querySelector('.pair-P') ? 'P' : '') + (c.querySelector('.pair-B') ? 'B' : ''); }),
     big_road: columns(big, function (c) {
       return {outcome: c.dataset.result, ties: +c.dataset.ties, player_pair: c.dataset.playerPair === '1',
               banker_pair: c.dataset.bankerPair === '1'}; }),

@@ -104,6 +104,8 @@ _MISFITS = {
                                                                              "outcome": "T"}]]}).encode()),
     "a derived mark of another colour": ("roads", json.dumps({**_ROADS, "small_road": [["green"]]}).encode()),
     "more cells than a shoe": ("roads", json.dumps({**_ROADS, "bead_plate": ["B"] * 1001}).encode()),
+    "bead pairs of another bead count": ("roads", json.dumps({**_ROADS, "bead_pairs": ["P"]}).encode()),
+    "a bead pair of another word": ("roads", json.dumps({**_ROADS, "bead_pairs": ["", "T"]}).encode()),
 }
 
 

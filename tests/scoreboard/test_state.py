@@ -138,7 +138,7 @@ def test_a_new_shoe_resets_the_roads_and_the_counts(capsys, tmp_path: Path, two_
             assert before["shoe_so_far"]["rounds"] > 0 and before["roads"]["big_road"]
             assert after["shoe"] == e.payload["shoe"] != before["shoe"]
             assert after["round"] == 0 and after["last_round"] is None and after["last_round_facts"] == []
-            assert after["roads"] == {"bead_plate": [], "big_road": [], "big_eye_boy": [], "small_road": [],
+            assert after["roads"] == {"bead_plate": [], "bead_pairs": [], "big_road": [], "big_eye_boy": [], "small_road": [],
                                       "cockroach_pig": []}
             assert after["shoe_so_far"]["rounds"] == 0 and after["shoe_so_far"]["percent"]["banker"] == 0
             assert after["state"]["name"] == "shuffling"

@@ -72,15 +72,18 @@ var Roads = (function () {
   }
 
   /* The bead plate: filled circles with the result's letter in the page's language. */
-  function beadPlate(svg, results, cols, size, labels) {
+  /* The bead plate: every result in order, with its pair dots (pairs[i]: "", "P", "B" or "PB";
+     a tie's pairs are on this road only). */
+  function beadPlate(svg, results, cols, size, labels, pairs) {
     var cells = results.map(function (r, i) { return {x: Math.floor(i / ROWS), y: i % ROWS, item: r, index: i}; });
     var layer = canvas(svg, cols, size, lastX(cells));
     layer.setAttribute("data-road", "bead");
     cells.forEach(function (c) {
-      var cx = (c.x + 0.5) * size, cy = (c.y + 0.5) * size;
-      var g = el("g", {"class": "cell", "data-index": c.index, "data-result": c.item}, layer);
+      var cx = (c.x + 0.5) * size, cy = (c.y + 0.5) * size, pair = (pairs && pairs[c.index]) || "";
+      var g = el("g", {"class": "cell", "data-index": c.index, "data-result": c.item, "data-pairs": pair}, layer);
       el("circle", {"class": c.item, cx: cx, cy: cy, r: size * 0.44}, g);
       el("text", {x: cx, y: cy, "font-size": size * 0.5}, g).textContent = labels[c.item] || c.item;
+      pairDots(g, cx, cy, size * 0.44, pair.indexOf("P") >= 0, pair.indexOf("B") >= 0);
     });
     return cells.length;
   }

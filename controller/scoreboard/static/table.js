@@ -45,7 +45,7 @@
     text($("h-big-eye-boy"), L.big_eye_boy); text($("h-small-road"), L.small_road);
     text($("h-cockroach-pig"), L.cockroach_pig);
     Roads.bigRoad($("big-road"), r.big_road, at.big_road, COLS.big, SIZE.big, L);
-    Roads.beadPlate($("bead-plate"), r.bead_plate, COLS.bead, SIZE.bead, L);
+    Roads.beadPlate($("bead-plate"), r.bead_plate, COLS.bead, SIZE.bead, L, r.bead_pairs);
     Roads.derived($("big-eye-boy"), "big_eye_boy", r.big_eye_boy, at.big_eye_boy, COLS.bigEye, SIZE.derived);
     Roads.derived($("small-road"), "small_road", r.small_road, at.small_road, COLS.small, SIZE.derived);
     Roads.derived($("cockroach-pig"), "cockroach_pig", r.cockroach_pig, at.cockroach_pig, COLS.cockroach, SIZE.derived);
