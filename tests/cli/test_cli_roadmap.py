@@ -58,7 +58,7 @@ def test_json_contract_on_a_real_journal(capsys, table_journal: Path) -> None:
     assert code == 0 and err == ""
     assert out.endswith("\n") and out.count("\n") == 1
     d = json.loads(out)
-    assert set(d) == {"bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig"}
+    assert set(d) == {"bead_plate", "bead_pairs", "big_road", "big_eye_boy", "small_road", "cockroach_pig"}
     with JournalReader.open(table_journal) as r:
         rounds = [x for x in replay(r.entries()) if x["type"] == "round" and x["kind"] == "normal"]
     letters = {"banker": "B", "player": "P", "tie": "T"}
@@ -170,6 +170,7 @@ def test_latest_shoe_without_simulated_and_void_rounds(capsys, two_shoes: Path) 
     assert code == 0 and err == ""
     assert json.loads(out) == {
         "bead_plate": ["T", "B", "B", "T", "P"],
+        "bead_pairs": ["", "P", "", "", ""],
         "big_road": [
             [{"outcome": "B", "ties": 1, "player_pair": True, "banker_pair": False},  # the leading tie
              {"outcome": "B", "ties": 1, "player_pair": False, "banker_pair": False}],
