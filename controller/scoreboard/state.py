@@ -144,6 +144,7 @@ class TableView:
         self.rules: dict[str, Any] | None = None
         self.limits: dict[str, Any] | None = None
         self.journal_problem: JournalProblem | None = None
+        self._last_round_dealt = False  # the cover card is out or a reshuffle ordered: no round after this one
         self._new_shoe(None)
 
     def _new_shoe(self, shoe: str | None) -> None:
@@ -234,6 +235,15 @@ class TableView:
             self.state = "house_money"  # settled on the first four cards: the table waits at House Money
         elif k in STATE_AFTER:
             self.state = STATE_AFTER[k]
+            if self.state == "betting" and k in (kinds.ROUND_RESULT, kinds.DISCARD_RACK) and self._last_round_dealt:
+                # the cover card came out, or a reshuffle was ordered: this shoe deals no more
+                # rounds (681a.7(d)); "Place your bets" showed until the next shoe's records came
+                # (a review of the scoreboard)
+                self.state = "shuffling"
+        if k == kinds.COVER_CARD or (k == kinds.OPERATOR and p.get("command") == "order_reshuffle"):
+            self._last_round_dealt = True
+        elif k in (kinds.SHOE_START, kinds.SHOE_RESTARTED):
+            self._last_round_dealt = False
         if k == kinds.COUNT_FAULT:
             self.count_problem = str(p["problem"])
         elif self.state != "count_fault":

@@ -158,6 +158,23 @@ def test_the_state_is_the_tables_own(two_shoes: list[Any], ez_baccarat: Path) ->
     assert {"closed", "cutting", "ready_to_load", "betting"} <= checked
 
 
+def test_after_the_last_round_of_a_shoe_the_board_does_not_invite_bets(two_shoes: list[Any]) -> None:
+    """A review of the scoreboard: the round the cover card came out in ended with "Place your
+    bets" on the board (and stayed so at a table whose floorperson had not reshuffled yet); the
+    table deals no round after it (681a.7(d)), so the board says the shoe is being reshuffled."""
+    view, cover_out, after = TableView(), False, []
+    for e in two_shoes:
+        view.apply(e)
+        if e.kind == kinds.COVER_CARD:
+            cover_out = True
+        elif e.kind == kinds.SHOE_START:
+            cover_out = False
+        if e.kind == kinds.DISCARD_RACK:
+            after.append((cover_out, view.to_json()["state"]["name"]))
+    assert (True, "shuffling") in after and (False, "betting") in after
+    assert all(state != "betting" for out, state in after if out)
+
+
 def test_a_fault_shows_its_reason_until_it_clears(two_shoes: list[Any]) -> None:
     view = TableView()
     seen = []
