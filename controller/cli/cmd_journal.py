@@ -9,7 +9,7 @@ beside the journal (``PATH.anchors``) is checked too; a verification without any
 ``shoectl journal export PATH [--format jsonl] [--since SEQ] [--shoe ID] [--round N] [-o FILE]
 [--hmac-key FILE] [--no-verify]``: one JSON object per entry (all columns, ``payload`` as an
 object, then ``schema_version``) for entries with ``seq > SEQ`` (of shoe ID, of round N: the entries
-holding that shoe and round), written only once the whole journal was read and checked
+holding that shoe and round, after the betting before the round: its wagers, no more bets, burns), written only once the whole journal was read and checked
 (``controller.cli.journal_input``); with ``-o`` the file is written whole or not at all. A
 ``--shoe``/``--round`` that selects nothing is refused as ``journal replay`` refuses it (exit 2).
 
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -56,6 +56,7 @@ from controller.cli.journal_input import (
 )
 from controller.errors import UsageError, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
+from controller.journal import kinds
 from controller.journal.anchors import AnchorFile, AnchorLines
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
@@ -243,9 +244,37 @@ def run_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _of_round(entries: Iterable[Entry], round_no: int | None) -> Iterable[Entry]:
-    """``entries``, or those of round ``round_no`` (its number in the entry's round column)."""
-    return entries if round_no is None else (e for e in entries if e.round_no == round_no)
+# A round's first and last records: the betting for the next round comes after the last (a
+# round's late records, its edge figures, may come after that betting began).
+_ROUND_BOUNDS = frozenset({kinds.ROUND_START, kinds.ROUND_RESULT, kinds.DISCARD_RACK})
+
+
+def _of_round(entries: Iterable[Entry], round_no: int | None) -> Iterator[Entry]:
+    """``entries``, or those of round ``round_no`` (of each shoe): the entries holding its number,
+    and before them the betting that led to it: the entries of its shoe journaled after the round
+    before it ended (wagers and who placed them, no more bets, burns), which have no round number
+    yet. A forensic review's export of a disputed round lacked every wager's record and operator."""
+    if round_no is None:
+        yield from entries
+        return
+    betting: list[Entry] = []
+    last: tuple[str | None, int] | None = None  # the shoe and round of the last numbered entry
+    for e in entries:
+        if e.round_no is None:
+            if e.shoe_id is None:
+                continue  # not of a shoe (a start of the program): not the round's
+            if betting and betting[-1].shoe_id != e.shoe_id:
+                betting.clear()
+            betting.append(e)
+            continue
+        if e.round_no == round_no:
+            if last != (e.shoe_id, round_no):  # the round begins: the betting before it first
+                yield from (b for b in betting if b.shoe_id == e.shoe_id)
+                betting.clear()
+            yield e
+        elif e.kind in _ROUND_BOUNDS:  # another round begins or ends: what came before was not this one's
+            betting.clear()
+        last = (e.shoe_id, e.round_no)
 
 
 def _write_jsonl(entries: Iterable[Entry], stream: IO[str]) -> int:

@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--edges", action="store_true",
                    help="the edge monitor's figures beside each round: each wager's player edge on the cards left")
     p.add_argument("--wagers", action="store_true",
-                   help="below each round, each wager's settlement: seat, wager, result, won, commission, net")
+                   help="below each round, each wager's settlement: seat, wager, result, paid (and the commission taken from it), net")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.set_defaults(func=run)
 
@@ -169,8 +169,11 @@ def _settlements_text(d: dict) -> str:
     paid, the commission, the net), each ``safe``."""
     lines = []
     for s in d.get("settlements", ()) if d["type"] == "round" else ():
-        lines.append(safe(f"      {wager_text(s)}: {s.get('result')}, "
-                          f"won {money_text(s.get('win') or 0)}, commission {money_text(s.get('commission') or 0)}, "
+        win, commission = s.get("win") or 0, s.get("commission") or 0
+        # "won 14.25, commission 0.75" was read as 15.75 paid (a forensic review): what was paid,
+        # and, where a commission was taken, from what
+        kept = f" ({money_text(win + commission)} less commission {money_text(commission)})" if commission else ""
+        lines.append(safe(f"      {wager_text(s)}: {s.get('result')}, paid {money_text(win)}{kept}, "
                           f"net {money_text(s['net'], signed=True)}") + "\n")
     return "".join(lines)
 

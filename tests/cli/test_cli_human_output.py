@@ -54,7 +54,10 @@ def test_replay_says_when_and_each_seats_wager_and_settlement(capsys, one_shoe: 
     for line, s in zip(seats, played["settlements"]):
         net = f"{'+' if s['net'] >= 0 else '-'}{abs(s['net']) // 100:,}.{abs(s['net']) % 100:02d}"
         assert line.startswith(f"      seat {s['seat']} {s['kind']} {s['amount'] // 100:,}.{s['amount'] % 100:02d}: "
-                               f"{s['result']}, won ") and line.endswith(f", net {net}")
+                               f"{s['result']}, paid ") and line.endswith(f", net {net}")
+        if s.get("commission"):  # a forensic review read "won 14.25, commission 0.75" as 15.75 paid
+            gross, c = s["win"] + s["commission"], s["commission"]
+            assert f"({gross // 100:,}.{gross % 100:02d} less commission {c // 100}.{c % 100:02d})" in line
 
 
 @pytest.mark.parametrize("has_shuffler, words", [(True, "8 decks to the shuffler"),
@@ -115,9 +118,14 @@ def test_export_takes_one_shoe_or_one_round(capsys, one_shoe: Path) -> None:
     every = [json.loads(line) for line in out.splitlines()]
     code, out, err = run(capsys, "journal", "export", str(one_shoe), "--shoe", "T1-S0001", "--round", "3")
     assert code == 0, err
-    assert [json.loads(line) for line in out.splitlines()] == [
-        e for e in every if e["shoe_id"] == "T1-S0001" and e["round_no"] == 3]
-    assert {"round_start", "card", "round_result", "settlement"} <= {json.loads(line)["kind"] for line in out.splitlines()}
+    got = [json.loads(line) for line in out.splitlines()]
+    start = next(i for i, e in enumerate(every) if e["round_no"] == 3)
+    bound = max(i for i, e in enumerate(every[:start]) if e["kind"] in ("round_start", "round_result", "discard_rack"))
+    betting = [e for e in every[bound + 1:start] if e["round_no"] is None and e["shoe_id"] == "T1-S0001"]
+    assert betting and got == betting + [e for e in every if e["shoe_id"] == "T1-S0001" and e["round_no"] == 3]
+    # a forensic review: the round's export lacked its wagers and who placed them
+    assert {"wager", "input.operator", "round_start", "card", "round_result", "settlement"} <= {e["kind"] for e in got}
+    assert all(e["round_no"] in (None, 3) for e in got)
     code, out, err = run(capsys, "journal", "export", str(one_shoe), "--round", "999")
     assert (code, out) == (2, "") and err.endswith("error: no round 999 in the journal\n")
 
