@@ -124,12 +124,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+COUNT_FAULT_NOTICE = object()  # a count fault's record was printed: its notice (the same, in more words) is not
+
+
 class _Display:
     """Line-per-event output for people (``--display lines``); ``--json`` is ``JournalLines``."""
 
     def __init__(self, out: StdoutLines) -> None:
         self.out = out
         self.snapshot = None  # the table core's snapshot(), once there is a core
+        self._fault_said: object = None  # the fault notice a fault record said already (or an outage line)
 
     def record(self, r: TableRecord) -> None:
         p = r.payload
@@ -138,9 +142,12 @@ class _Display:
             self.out.line(round_result_text(r.shoe, p) + (f"   [{left} cards left]" if left is not None else ""))
         elif r.kind == kinds.ROUND_RESULT:
             self.out.line(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; wagers returned")
-        elif r.kind in (kinds.FAULT, kinds.COUNT_FAULT) and not str(p.get("fault", "")).startswith("link:"):
-            # (a device outage is written by its OutageLines: once, not at every retry)
-            self.out.line(f"!! FAULT: {p.get('reason') or p.get('problem')}")
+        elif r.kind in (kinds.FAULT, kinds.COUNT_FAULT):
+            # the notice that follows says it again (a count fault's in more words): not printed
+            self._fault_said = p.get("reason") if r.kind == kinds.FAULT else COUNT_FAULT_NOTICE
+            if not str(p.get("fault", "")).startswith("link:"):
+                # (a device outage is written by its OutageLines: once, not at every retry)
+                self.out.line(f"!! FAULT: {p.get('reason') or p.get('problem')}")
         elif r.kind == kinds.RESUMED:
             self.out.line(f"   resumed: {p['state']}")
         elif r.kind == kinds.SHOE_START:
@@ -156,8 +163,16 @@ class _Display:
                           f"{'reconciled' if p['ok'] else 'DOES NOT RECONCILE'}")
 
     def notice(self, n: Notice) -> None:
-        if n.level == "warning":
-            self.out.line(f"!! {n.text}")
+        """Warnings, and the faults no fault record said: a shoe given up as its device came back
+        new, a shoe empty before its counted cards came out (a review of the emulator: a shoe lost
+        between rounds read as an ordinary end of shoe)."""
+        if n.level == "fault":
+            said, self._fault_said = self._fault_said, None
+            if said is COUNT_FAULT_NOTICE or (said is not None and said == n.text):
+                return
+        elif n.level != "warning":
+            return
+        self.out.line(f"!! {n.text}")
 
     def close(self) -> None:
         """Nothing to finish: every line was written as it came (the live display draws its last screen)."""

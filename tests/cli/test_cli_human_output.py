@@ -77,6 +77,32 @@ def test_the_lines_display_says_how_a_new_shoe_is_made(capsys, has_shuffler: boo
     assert capsys.readouterr().out == f"== shoe T1-S0002: {words}\n"
 
 
+def test_the_lines_display_says_each_fault_once_and_a_shoe_given_up(capsys) -> None:
+    """A review of the emulator: a shoe given up as its device came back new, between rounds, was
+    never said by `--display lines` (fault notices were dropped), and the shoe's end read as an
+    ordinary one. A fault whose record was printed is not said twice; a device outage's is said by
+    its outage lines only."""
+    from controller.cli.cmd_run import _Display
+    from controller.cli.run_output import StdoutLines
+    from controller.table.io import Notice, TableRecord
+
+    out = StdoutLines()
+    display = _Display(out)
+    display.record(TableRecord("fault", {"fault": "door", "reason": "the shoe's door is open"}, "S1"))
+    display.notice(Notice("fault", "the shoe's door is open"))
+    display.record(TableRecord("fault", {"fault": "link:shoe", "reason": "the shoe does not answer"}, "S1"))
+    display.notice(Notice("fault", "the shoe does not answer"))
+    display.record(TableRecord("count_fault", {"problem": "2 cards missing"}, "S1"))
+    display.notice(Notice("fault", "card count after the shuffle is 414, expected 416: 2 cards missing; the table "
+                                   "stays closed"))
+    display.notice(Notice("fault", "the shoe came back as a new device: the shoe in play is given up"))
+    display.notice(Notice("info", "betting is open"))
+    assert out.finish()
+    assert capsys.readouterr().out == ("!! FAULT: the shoe's door is open\n"
+                                       "!! FAULT: 2 cards missing\n"
+                                       "!! the shoe came back as a new device: the shoe in play is given up\n")
+
+
 @pytest.mark.parametrize("select, says", [
     (["--shoe", "T1-S0009"], "no shoe 'T1-S0009' in the journal"),
     (["--round", "999"], "no round 999 in the journal"),
