@@ -31,6 +31,7 @@ from controller.journal import kinds
 from controller.journal.replay import ROUTINE_COMMANDS
 from controller.operators.pins import PIN_MAX, PIN_MIN, is_pin_shaped
 from controller.table.commands import COMMANDS, whole_number_of
+from controller.table.io import FAULT_LEVEL
 from controller.journal.clockwatch import clock_step_text
 from controller.table.result_line import round_result_text, settlement_text, wager_text
 from shoectl_config.text import is_unicode_text, quoted, safe
@@ -261,7 +262,6 @@ def event_text(ev: dict[str, Any]) -> str | None:
     return None
 
 
-FAULT_LEVEL = "fault"  # a notice's level (controller.table.io.Notice), not the record kind
 
 
 class EventLines:

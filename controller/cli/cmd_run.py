@@ -68,7 +68,7 @@ from controller.table.checks import cards_lost_with
 from controller.table.core import TableCore
 from controller.table.result_line import round_result_text
 from controller.table.edge_monitor import EdgeMonitor
-from controller.table.io import Notice, OperatorInput, TableRecord
+from controller.table.io import FAULT_LEVEL, Notice, OperatorInput, TableRecord
 from controller.table.errors import Refused
 from controller.table.recovery import rules_asked_for
 from controller.roles import AUTOMATED_FLOORPERSON, Role
@@ -166,7 +166,7 @@ class _Display:
         """Warnings, and the faults no fault record said: a shoe given up as its device came back
         new, a shoe empty before its counted cards came out (a review of the emulator: a shoe lost
         between rounds read as an ordinary end of shoe)."""
-        if n.level == "fault":
+        if n.level == FAULT_LEVEL:
             said, self._fault_said = self._fault_said, None
             if said is COUNT_FAULT_NOTICE or (said is not None and said == n.text):
                 return

@@ -120,6 +120,9 @@ class TableRecord:
     shown: dict[str, Any] | None = field(default=None, compare=False)
 
 
+FAULT_LEVEL = "fault"  # a notice's level for a fault (not the record kind of the same name)
+
+
 @dataclass(frozen=True)
 class Notice:
     """Something the dealer, the floorperson or the display should see."""
