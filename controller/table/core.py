@@ -92,6 +92,7 @@ class TableCore:
         self.reshuffle_ordered = False
         self.faults: dict[str, str] = {}            # active fault key -> reason
         self.saved_state: str | None = None
+        self.links_since_start: set[str] = set()  # the roles whose link came up since this controller started
         self.devices: dict[str, tuple[str, int]] = {}    # role -> (serial, event epoch) last connected
         self.shoe_lost: str | None = None  # a device lost the shoe in play: given up once no fault holds
         self.prompt_text: str | None = None
@@ -166,6 +167,7 @@ class TableCore:
         journaled inputs (the runner calls this as it writes the record; a replay where it reads
         it). What the devices did for a stack being prepared meanwhile is not known
         (``Shoe.restarted``)."""
+        self.links_since_start = set()  # new links: none knows of a stall the one before reported
         if self.shoe is not None and self.shoe.loaded_count is None:
             self.shoe.restarted = True
 

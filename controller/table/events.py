@@ -251,6 +251,12 @@ def link_status(t: TableCore, s: DeviceStatus) -> None:
     if not s.up:
         raise_fault(t, key, f"link to the {s.device_role} lost{': ' + s.reason if s.reason else ''}")
         return
+    if s.device_role not in t.links_since_start:
+        # A stall a link of an earlier start reported: this link knows nothing of it and would
+        # never say it ended (the events did come, journaled, while the table stayed held: a review
+        # of the emulator). It reports the stall again if the events still do not come.
+        t.links_since_start.add(s.device_role)
+        cleared_by_device(t, f"events:{s.device_role}", "the link started anew with the controller")
     if key in t.faults:
         t.faults.pop(key)
         t.record(kinds.FAULT_CLEARED, {"faults": [key], "by": "reconnect"})

@@ -84,6 +84,32 @@ def test_events_that_never_come_hold_the_table_until_a_floorperson_gives_them_up
         DeviceStatus("shoe", True, reason, stalled=True)
 
 
+def test_a_stall_of_an_earlier_start_ends_at_the_first_connect_of_the_new_link() -> None:
+    """A review of the emulator: after the controller restarted, the event the stalled link had
+    waited for came from the shoe and was journaled, yet the replayed fault ``events:shoe`` stayed
+    (the new link knows of no stall, so it never says it ended), and the table stayed held. The
+    first connect of each link after a start ends it; the link says so again if the events still do
+    not come. A reconnect within one start ends nothing: that link still knows its gap."""
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.play_round([(1, "banker", 100)])
+    b.draw()
+    b.feed(DeviceStatus("shoe", True, ""))  # the shoe's link of this start came up long ago
+    b.feed(DeviceStatus("shoe", True, "events 9 never arrived although the device was asked 8 times to resend them",
+                        stalled=True))
+    b.feed(DeviceStatus("shoe", False, "unplugged"))
+    b.feed(DeviceStatus("shoe", True, ""))
+    assert b.core.state == "fault" and list(b.core.faults) == ["events:shoe"]
+    b.core.restarted()  # the controller starts again (its controller_started record)
+    b.feed(DeviceStatus("shoe", True, ""))
+    assert b.of("fault_cleared")[-1] == {"faults": ["events:shoe"], "by": "the link started anew with the controller"}
+    assert b.core.state == "dealing" and not b.core.faults
+    b.auto_deal = True
+    b.draw()
+    assert b.of("round_result"), "the round is completed"
+
+
 def test_events_that_come_after_all_end_their_fault_and_the_round_goes_on() -> None:
     """The events the shoe's link waited for come after all (the shoe sent them once more): the
     link delivers them in order, after an input of its own saying so (``stall_ended``, journaled),
