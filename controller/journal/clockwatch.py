@@ -45,6 +45,14 @@ class ClockStep:
     def payload(self) -> dict[str, object]:
         return {"step_ms": self.step_ms, "expected": self.expected, "basis": self.basis}
 
+    def log(self, seq: int) -> None:
+        """Say it, journaled at entry ``seq``: a warning (a person should set the clock right, and
+        may have to tell surveillance)."""
+        import structlog  # here: the journal's readers import this module for its words, and log nothing
+
+        structlog.get_logger().warning("the wall clock stepped; journaled as clock_step", entry=seq,
+                                       step_ms=self.step_ms, expected=self.expected, basis=self.basis)
+
 
 class ClockWatch:
     """See the module docstring. ``check(wall)`` before a transaction (``wall``: the clock's time

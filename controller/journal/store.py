@@ -61,12 +61,6 @@ _INSERT = ("INSERT INTO entries (seq, ts, kind, table_id, shoe_id, round_no, dev
            "device_counter, operator, payload, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
-def _log_step(step: ClockStep, seq: int) -> None:
-    """A person should set the clock right (and may have to tell surveillance): a warning."""
-    log.warning("the wall clock stepped; journaled as clock_step", entry=seq, step_ms=step.step_ms,
-                expected=step.expected, basis=step.basis)
-
-
 @dataclass
 class _Tail:
     seq: int = 0
@@ -215,7 +209,7 @@ class Journal(_ReadApi):
         if step is None:
             return out
         self.last_step = (self._first_seq, ts, step)  # the clock_step's own seq
-        _log_step(step, self._first_seq)
+        step.log(self._first_seq)
         return out[1:]
 
     def _transaction(self, records: list[PreparedEntry], committed: _Tail, ts: str, *, look_up: bool,
