@@ -31,7 +31,6 @@ refuses its credentials) calls ``give_up(why)``: the server stops and its caller
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import threading
 import time
@@ -93,12 +92,17 @@ class TableSource(ABC):
 
     def _publish(self, channel: Channel, snapshot: Snapshot) -> None:
         """Hand ``snapshot`` to the event loop's thread (or publish at once before there is one)."""
+        self._on_loop(channel.publish, snapshot)
+
+    def _on_loop(self, call: Callable[..., None], *args: Any) -> None:
+        """``call(*args)`` on the event loop's thread, where the channels live (at once before there
+        is a loop)."""
         loop = self._loop
         if loop is None or loop.is_closed():
-            channel.publish(snapshot)
+            call(*args)
             return
         try:
-            loop.call_soon_threadsafe(channel.publish, snapshot)
+            loop.call_soon_threadsafe(call, *args)
         except RuntimeError:  # the loop closed meanwhile: nobody is left to show it to
             pass
 
@@ -266,12 +270,7 @@ class JournalSource(TableSource):
         if running == self.running:
             return
         self.running = running
-        loop, channel = self._loop, self._tables[self.table_id]
-        if loop is None or loop.is_closed():
-            channel.set_running(running)
-            return
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is left to tell
-            loop.call_soon_threadsafe(channel.set_running, running)
+        self._on_loop(self._tables[self.table_id].set_running, running)
 
     def _follow(self) -> None:
         from controller.journal.errors import JournalContentError, JournalIntegrityError, NotAJournalError
