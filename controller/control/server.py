@@ -59,6 +59,7 @@ from controller.operators.pins import is_pin_shaped
 from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, TableRecord
+from shoectl_config.files import user_name
 from controller.journal import kinds
 
 MAX_CONNECTIONS = 64
@@ -73,9 +74,9 @@ log = structlog.get_logger()
 class _Session:
     """One connection's state."""
 
-    def __init__(self, number: int, account: str | None) -> None:
+    def __init__(self, number: int, uid: int | None) -> None:
         self.number = number
-        self.account = account  # the client's system account (SO_PEERCRED), for the refusals' record
+        self.uid = uid  # the client's user id (SO_PEERCRED): its account is named in a refusal's record
         self.bad_requests = 0
         self.closing = False
 
@@ -213,7 +214,7 @@ class ControlServer:
 
     # -- one connection -----------------------------------------------------------------------------
     def _serve(self, conn: socket.socket, number: int) -> None:
-        session = _Session(number, _account(conn))
+        session = _Session(number, _peer(conn))
         try:
             with conn:
                 conn.settimeout(0.5)
@@ -350,10 +351,10 @@ class ControlServer:
                       reason: str | None = None) -> dict[str, Any]:
         """Journal an authentication or role refusal (the operator column only for a valid id):
         the journal keeps ``reason`` (what happened); the event streams, which need no login, show
-        ``error``, what the person who tried was told; both the system account that connected
-        (``account``: who typed, whatever operator id they tried). An unknown id of a PIN's shape (digits only)
-        is neither journaled, shown on the streams nor told back: the person was most likely
-        typing a PIN."""
+        ``error``, what the person who tried was told; both name the system account that connected
+        (``account``: who typed, whatever operator id they tried). An unknown id of a PIN's shape
+        (digits only) is neither journaled, shown on the streams nor told back: the person was most
+        likely typing a PIN."""
         operator = req.operator if is_operator_id(req.operator) else None
         shown, reason = shown_text(req.operator), reason or error
         if operator is not None and is_pin_shaped(operator) and not (self.auth and self.auth.knows(operator)):
@@ -362,7 +363,7 @@ class ControlServer:
             reason, error = (text.replace(f"'{operator}'", shown).replace(operator, shown) for text in (reason, error))
             operator = None
         payload = {"command": req.command, "operator": shown, "code": code, "reason": reason,
-                   **({"account": session.account} if session.account is not None else {})}
+                   **({"account": user_name(session.uid)} if session.uid is not None else {})}
         self._refusals.refused(kinds.AUTH_REFUSED, payload, operator, {**payload, "reason": error})
         return {"ok": False, "code": code, "error": error}
 
@@ -382,15 +383,12 @@ class ControlServer:
             self.runner.unsubscribe(q)
 
 
-def _account(conn: socket.socket) -> str | None:
-    """The name of the system account that opened ``conn`` (None where the system cannot say)."""
-    from shoectl_config.files import user_name
-
+def _peer(conn: socket.socket) -> int | None:
+    """The user id of the process that opened ``conn`` (None where the system cannot say)."""
     try:
-        uid = peer_uid(conn)
+        return peer_uid(conn)
     except OSError:
         return None
-    return None if uid is None else user_name(uid)
 
 
 def _line(obj: dict[str, Any]) -> bytes:
