@@ -14,7 +14,6 @@ cannot be read, a broker that refuses the credentials (or this table's topics), 
 from __future__ import annotations
 
 import argparse
-import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -181,8 +180,7 @@ def run(args: argparse.Namespace) -> int:
     require_mqtt_5(options)
     paho_client()  # the floor extra: missing, it is said before the journal and the cursor are opened (a review saw lock files left)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
-    if os.path.exists(args.journal):  # a missing one is said in the reader's words
-        not_root_over_another_users_journal(Path(args.journal), "feed", "shoectl feed")
+    not_root_over_another_users_journal(Path(args.journal), "feed", "shoectl feed")
     feed = make_feed(Path(args.journal), options, cursor=args.cursor, hmac_key=key,
                      settings=FeedSettings(window=args.max_inflight))
     configure_logging(level=args.log_level, file=args.log_file, table=feed.table_id)

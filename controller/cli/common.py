@@ -158,7 +158,10 @@ def not_root_over_another_users_journal(journal: Path, what: str, command: str) 
 
     if os.geteuid() != 0:
         return
-    owner = journal.stat().st_uid
+    try:
+        owner = journal.stat().st_uid
+    except FileNotFoundError:  # a journal still to be made, or one the reader says is missing
+        return
     if owner == 0:
         return
     name = user_name(owner)
