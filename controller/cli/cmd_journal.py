@@ -258,7 +258,7 @@ def _of_round(entries: Iterable[Entry], round_no: int | None) -> Iterator[Entry]
         yield from entries
         return
     betting: list[Entry] = []
-    last: tuple[str | None, int] | None = None  # the shoe and round of the last numbered entry
+    begun: set[str | None] = set()  # the shoes whose round ``round_no`` has begun
     for e in entries:
         if e.round_no is None:
             if e.shoe_id is None:
@@ -266,15 +266,14 @@ def _of_round(entries: Iterable[Entry], round_no: int | None) -> Iterator[Entry]
             if betting and betting[-1].shoe_id != e.shoe_id:
                 betting.clear()
             betting.append(e)
-            continue
-        if e.round_no == round_no:
-            if last != (e.shoe_id, round_no):  # the round begins: the betting before it first
+        elif e.round_no == round_no:
+            if e.shoe_id not in begun:  # the round begins: the betting before it first
+                begun.add(e.shoe_id)
                 yield from (b for b in betting if b.shoe_id == e.shoe_id)
                 betting.clear()
             yield e
         elif e.kind in _ROUND_BOUNDS:  # another round begins or ends: what came before was not this one's
             betting.clear()
-        last = (e.shoe_id, e.round_no)
 
 
 def _write_jsonl(entries: Iterable[Entry], stream: IO[str]) -> int:
