@@ -86,8 +86,7 @@ def _copy_anchors(source: Path, tmp: Path) -> int:
 def _copy_database(source: Path, tmp: Path) -> None:
     conn, _meta = open_with_meta(source, live=True)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o640)
-        os.close(fd)
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o640))  # its mode, before SQLite
         out = sqlite3.connect(tmp, isolation_level=None)
         try:
             conn.backup(out)  # all pages in one step: one snapshot of the file and its WAL
@@ -99,7 +98,6 @@ def _copy_database(source: Path, tmp: Path) -> None:
     finally:
         conn.close()
     with open(tmp, "rb+") as f:
-        os.fchmod(f.fileno(), 0o640)  # SQLite may have made it anew (the backup's journal mode)
         os.fsync(f.fileno())
 
 
