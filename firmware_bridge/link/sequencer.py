@@ -27,6 +27,9 @@ sees:
   ``resend_requested()``: the device took the request. A gap that outlasts
   ``stall_resends`` requests without its first missing counter arriving is *stalled*: a device
   fault (it lost events it must keep), reported once by the link, and asked about less often.
+  A request after which frames came damaged is not held against the device (its resent events
+  may have been among them): on such a line a gap stalls only after ``NOISY_STALL_FACTOR`` times
+  as many requests, and its words say the line may be at fault.
 
 Not thread-safe: the link guards it with its lock.
 """
@@ -48,6 +51,10 @@ DUPLICATE = "duplicate"  # already queued, buffered or delivered: dropped
 OVERFLOW = "overflow"    # ready queue full, or too far past a gap: dropped unacknowledged (resent)
 
 STALL_RESENDS = 8  # RESEND_EVENTS requests a gap may outlast before it is declared stalled
+# ... counting only those after which no frame came damaged; with them, this many times as many.
+# A line that damages most frames (3 % of the bytes: 60 % of the frames) still brings a resent
+# event through within that many requests (a review saw a healthy shoe declared at fault after 8)
+NOISY_STALL_FACTOR = 8
 # Counters held past the last queued one (and events waiting for the consumer). A device reports
 # at most 65,535 unacknowledged events (STATUS_REPLY pending_events is a u16) and keeps them all
 # until they are acknowledged (docs/protocol.md E3, E6, E8), so a legitimate gap closes within it.
@@ -82,6 +89,7 @@ class EventSequencer:
         self._ready: deque[LinkEvent] = deque()
         self._reorder: dict[int, DeviceEvent] = {}
         self._resends = 0                    # requests made while ``queued`` stood at ...
+        self._damaged_resends = 0            # (those after which frames came damaged) ...
         self._resends_at: int | None = None  # ... this counter
         self._stalled_at: int | None = None  # ``queued`` when the gap was declared stalled
         self._asked_up_to = 0  # ``known_highest`` at the last resend request: the gaps it covered
@@ -120,15 +128,19 @@ class EventSequencer:
             self._unreadable[counter] = (type_name, self._unreadable.get(counter, ("", 0))[1] + 1)
 
     def stall_words(self) -> str:
-        """The stalled gap in words: the first missing counters, and whether the first came
-        unreadable (``event 2 (JAM) came 17 times but cannot be read``) or never came."""
+        """The stalled gap in words: the first missing counters, whether the first came unreadable
+        (``event 2 (JAM) came 17 times but cannot be read``) or never came, and whose fault that
+        is (the device's; or the line's too, when frames came damaged after the requests)."""
         missing = self.missing(limit=9)
         first = missing[0][0] if missing else self.queued + 1
-        asked = f"although the device was asked {self.stall_resends} times to resend"
+        # the requests the gap outlasted: the one just taken has had no time to bring anything back
+        asked = f"although the device was asked {self._resends + self._damaged_resends - 1} times to resend"
+        cause = ("a device fault, or a line that damages frames (it damaged some after these requests)"
+                 if self._damaged_resends else "a device fault")
         if first in self._unreadable:
             type_name, times = self._unreadable[first]
-            return f"event {first} ({type_name}) came {times} times but cannot be read, {asked} it"
-        return f"events {ranges_text(missing)} never arrived {asked} them"
+            return f"event {first} ({type_name}) came {times} times but cannot be read, {asked} it: {cause}"
+        return f"events {ranges_text(missing)} never arrived {asked} them: {cause}"
 
     def another_unit(self, serial: str) -> bool:
         """Whether ``serial`` is another unit than the one whose counters these are."""
@@ -203,19 +215,26 @@ class EventSequencer:
         """The link is about to ask for RESEND_EVENTS: the gaps known now are covered by it."""
         self._asked_up_to = self.known_highest
 
-    def resend_requested(self) -> bool:
+    def resend_requested(self, line_damaged: bool = False) -> bool:
         """The link asked the device to resend (RESEND_EVENTS). Returns True once per stall: when
         the gap has now outlasted ``stall_resends`` requests with its first missing counter still
         absent. A device keeps every unacknowledged event (docs/protocol.md E3), so a gap that does
-        not close is a fault, not something to hold ever more events for. (What it covered was
+        not close is a fault, not something to hold ever more events for. ``line_damaged``: frames
+        came damaged since the request before (the resent events may have been among them), so this
+        one counts only towards ``NOISY_STALL_FACTOR`` times the limit. (What it covered was
         noted by ``asking``, before it was sent.)"""
         if not self.gap:
             self._resends_at = None
             return False
         if self._resends_at != self.queued:
-            self._resends_at, self._resends = self.queued, 0
-        self._resends += 1
-        if self._resends > self.stall_resends and self._stalled_at != self.queued:
+            self._resends_at, self._resends, self._damaged_resends = self.queued, 0, 0
+        if line_damaged:
+            self._damaged_resends += 1
+        else:
+            self._resends += 1
+        outlasted = (self._resends > self.stall_resends
+                     or self._resends + self._damaged_resends > self.stall_resends * NOISY_STALL_FACTOR)
+        if outlasted and self._stalled_at != self.queued:
             self._stalled_at = self.queued
             return True
         return False

@@ -100,6 +100,7 @@ class Supervisor:
         self._session_numbers = itertools.count(1)
         self._tokens = itertools.count(1)
         self._last_resend = float("-inf")
+        self._damaged_at_resend = 0  # ``frames_dropped`` at the last RESEND_EVENTS the device took
         self._last_heartbeat = float("-inf")
         self._probe_wanted = False  # a damaged frame came: ask what was missed
         self._device_heard = False  # the connect under way got an answer: the device is there
@@ -376,12 +377,16 @@ class Supervisor:
         reply = self._commands.internal(ResendEvents())
         with self._lock:
             self._last_resend = self._clock() + (0.0 if isinstance(reply, Ack) else self.reply_timeout)
-            stalled = isinstance(reply, Ack) and self._sequencer.resend_requested()
+            stalled = False
+            if isinstance(reply, Ack):
+                damaged = self._stats["frames_dropped"]
+                stalled = self._sequencer.resend_requested(line_damaged=damaged != self._damaged_at_resend)
+                self._damaged_at_resend = damaged
             if stalled:
                 self._stats["gaps_stalled"] += 1
                 stall = self._sequencer.stall_words()
         if stalled:
-            self._reporter.error(LinkErrorKind.EVENTS_STALLED, f"{stall}: a device fault; the events after them wait "
+            self._reporter.error(LinkErrorKind.EVENTS_STALLED, f"{stall}; the events after them wait "
                                  "until this host gives them up (docs/protocol.md E7)")
 
     def _heartbeat(self) -> None:
