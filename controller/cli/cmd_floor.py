@@ -25,6 +25,7 @@ from typing import Any
 
 from controller.cli.cmd_replay import write_replay
 from controller.cli.common import positive_int, print_json
+from controller.cli import floor_alarms
 from controller.cli.journal_input import copy_text, nothing_found, spooled_text
 from controller.errors import UsageError, output_path_argument, path_argument
 from shoectl_config.text import quoted, safe
@@ -108,6 +109,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true",
                    help='one JSON object: {"at", "gaming_day_start", "tables": [...], "alarms": [...], "dropped": [...]}')
     s.set_defaults(func=reading_errors(run_status))
+
+    a = fs.add_parser("alarms", help="the store's alarms, numbered; close one by hand, saying why",
+                      description="The open alarms of the store (gaps, chain breaks, bad hashes, forgeries, new "
+                                  "journals, clock steps), each with its number; --all adds the closed ones, with "
+                                  "when, by whom and why. --close N --why TEXT closes alarms a person has dealt with "
+                                  "(all or none), keeping why and the database role that closed them.")
+    floor_alarms.add_arguments(a, DB_HELP)
+    a.set_defaults(func=reading_errors(floor_alarms.alarms))
 
     r = fs.add_parser("rounds", help="a table's shoes and rounds from the store, as `journal replay` gives them",
                       description="Reconstruct a table's shoes and rounds from the central store with the code of "

@@ -15,10 +15,15 @@ one alarm for the whole new journal, its ``count`` the entries of it refused:
 ``controller.floor.store``), ``clock_step`` (entry ``seq`` is the table's ``clock_step``: its wall
 clock stepped, and the times of its entries from there on are the stepped clock's; the detail says
 which way and how far, as ``shoectl journal replay`` does).
+
+A person closes an alarm with why (``close_by_hand``: ``shoectl floor alarms --close``); the
+database role that did is kept in ``closed_by`` (NULL for those the store closed itself).
 """
 from __future__ import annotations
 
 from typing import Any
+
+from shoectl_config.text import safe
 
 GAP, CHAIN_BREAK, BAD_HASH, FORGERY = "gap", "chain_break", "bad_hash", "forgery"
 NEW_JOURNAL = "new_journal"
@@ -70,3 +75,40 @@ def count_dropped(conn: Any, table_id: str, reason: str, detail: str) -> None:
         "ON CONFLICT (table_id, reason) DO UPDATE SET count = dropped_messages.count + 1, "
         "last_detail = EXCLUDED.last_detail, last_seen = clock_timestamp()",
         (table_id, reason, detail))
+
+
+class AlarmNotOpen(ValueError):
+    """An alarm to close by hand is not in the store, or is closed already: one line, nothing closed."""
+
+
+def alarm_rows(conn: Any, table_id: str | None = None, *, closed: bool = False,
+               ids: list[int] | None = None) -> list[dict[str, Any]]:
+    """The open alarms (with ``closed`` the closed ones too; ``ids``: only those), oldest first,
+    for showing: texts escaped (``safe``), times in ISO 8601."""
+    rows = conn.execute(
+        "SELECT id, table_id, seq, kind, detail, count, first_seen, last_seen, open, closed_at, closed_why, "
+        "closed_by FROM floor_alarms WHERE (open OR %s) AND (%s::text IS NULL OR table_id = %s) "
+        "AND (%s::bigint[] IS NULL OR id = ANY(%s)) ORDER BY id",
+        (closed, table_id, table_id, ids, ids)).fetchall()
+    return [{"id": i, "table": safe(t), "seq": s, "kind": k, "detail": safe(d), "count": c,
+             "first_seen": f.isoformat(), "last_seen": ls.isoformat(), "open": o,
+             "closed_at": ca.isoformat() if ca is not None else None,
+             "closed_why": safe(cw) if cw is not None else None, "closed_by": safe(cb) if cb is not None else None}
+            for i, t, s, k, d, c, f, ls, o, ca, cw, cb in rows]
+
+
+def close_by_hand(conn: Any, ids: list[int], why: str) -> list[dict[str, Any]]:
+    """Close the open alarms ``ids``, saying ``why``, as the connection's database role; all or
+    none (``AlarmNotOpen`` names the first that is missing or closed, and nothing changes). The
+    caller commits. Returns the closed alarms as ``alarm_rows`` gives them."""
+    wanted = sorted(set(ids))
+    found = dict(conn.execute("SELECT id, open FROM floor_alarms WHERE id = ANY(%s) FOR UPDATE",
+                              (wanted,)).fetchall())
+    for alarm_id in wanted:
+        if alarm_id not in found:
+            raise AlarmNotOpen(f"no alarm {alarm_id} in the store (shoectl floor alarms lists them)")
+        if not found[alarm_id]:
+            raise AlarmNotOpen(f"alarm {alarm_id} is closed already (shoectl floor alarms --all says when and why)")
+    conn.execute("UPDATE floor_alarms SET open = false, closed_at = clock_timestamp(), closed_why = %s, "
+                 "closed_by = session_user WHERE id = ANY(%s)", (why, wanted))
+    return alarm_rows(conn, closed=True, ids=wanted)

@@ -20,13 +20,14 @@ Tables (version 1):
 
 Version 2 adds indexes for ``floor status``, which otherwise scans every entry of a table:
 ``entries (table_id, kind, seq)`` (the latest ``resumed``, the faults since) and ``entries
-(table_id, kind, ts_at)`` (the rounds of a day).
+(table_id, kind, ts_at)`` (the rounds of a day). Version 3 adds ``floor_alarms.closed_by``: the
+database role that closed an alarm by hand (``shoectl floor alarms --close``).
 """
 from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _LOCK_KEY = 0x5E0EC7F100  # pg_advisory_xact_lock: one migrator at a time
 
 _STEPS: dict[int, tuple[str, ...]] = {
@@ -89,6 +90,10 @@ _STEPS: dict[int, tuple[str, ...]] = {
     2: (
         "CREATE INDEX entries_by_kind_seq ON entries (table_id, kind, seq)",
         "CREATE INDEX entries_by_kind_time ON entries (table_id, kind, ts_at)",
+    ),
+    3: (
+        # who closed an alarm by hand (`shoectl floor alarms --close`); NULL: the store itself
+        "ALTER TABLE floor_alarms ADD COLUMN closed_by text",
     ),
 }
 
