@@ -6,8 +6,11 @@ of one shoe needs only what ``entries_needed(shoe)`` keeps):
   "burned": [...], "loaded", "rounds", "cover_card_position", "reconciliation"}`` when a shoe ends
   (or at the end of the journal for the shoe in play);
 - ``{"type": "round", "shoe", "round", "kind": "normal"|"simulated"|"void", "cards": [{"card",
-  "to", "position"}, ...] (in the order they left the shoe; ``position``: its place in the stack,
-  from the ``card`` record, null for one no such record placed), "player": {"cards", "total"}, "banker": {...},
+  "to", "position", "seq", "ts", "device_event"}, ...] (in the order they left the shoe; from the
+  ``card`` record that placed it, null for one no such record placed: ``position``, its place in
+  the stack, ``seq`` and ``ts``, that record's; ``device_event``: ``{"serial", "epoch",
+  "counter"}`` of the device's CARD_READ it was dealt on, when the entries read hold the inputs,
+  null for a card entered by hand), "player": {"cards", "total"}, "banker": {...},
   "outcome", "wagers": [...], "settlements": [...], "started", "decided"}`` for each completed round
   (``started``: the journal time of its ``round_start``, ``decided``: of its ``round_result``; a
   shoe's ``started``: of its ``shoe_start``; UTC, as the entries hold it);
@@ -114,8 +117,11 @@ def _placed(dealt: list[dict[str, Any]], read: list[dict[str, Any]]) -> list[dic
         match = next((c for c in unused if c["card"] == d["card"] and c["to"] == d["to"]), None)
         if match is not None:
             unused.remove(match)
-        out.append({**d, "position": match["position"] if match is not None else None})
+        out.append({**d, **(match if match is not None else _UNPLACED), "card": d["card"], "to": d["to"]})
     return out
+
+
+_UNPLACED = {"position": None, "seq": None, "ts": None, "device_event": None}
 
 
 def _wager(p: Any) -> dict[str, Any]:
@@ -205,12 +211,16 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             yield from release(sid)
 
     actor: str | None = None
+    card_read: dict[str, Any] | None = None  # the device event of the last input, when a CARD_READ
     unplaced: list[dict[str, Any]] = []  # clock steps before the first shoe
     for e in entries:
         try:
             k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
             if k in kinds.INPUT_KINDS:
                 actor = e.operator if k == kinds.INPUT_OPERATOR else None
+                card_read = ({"serial": e.device_serial, "epoch": e.device_epoch, "counter": e.device_counter}
+                             if k == kinds.INPUT_DEVICE and isinstance(p, dict) and p.get("event") == "CARD_READ"
+                             else None)
                 continue
             if k == kinds.CONTROLLER_STARTED:
                 actor = None  # a new process: what follows is not the last command's doing (a review saw a restart "by" the dealer)
@@ -265,7 +275,10 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 position = p.get("position")
                 if position is not None:
                     _whole(p, "position")
-                rounds[(sid, rno)]["cards"].append({"card": text_field(p, "card"), "to": text_field(p, "to"), "position": position})
+                rounds[(sid, rno)]["cards"].append({"card": text_field(p, "card"), "to": text_field(p, "to"),
+                                                    "position": position, "seq": getattr(e, "seq", None),
+                                                    "ts": getattr(e, "ts", None), "device_event": card_read})
+                card_read = None
             elif k == kinds.SETTLEMENT and (sid, rno) in rounds:
                 _whole(p, "net")
                 _wager(p)

@@ -28,7 +28,7 @@ page renders (``ValueError`` for another language):
 - ``last_round``: the last completed round of the shoe (any kind: normal, simulated, void) as
   ``shoectl journal replay --json`` gives it, without the money (``wagers``, ``settlements``,
   ``house_money_added``) and without ``type``: ``shoe``, ``round``, ``kind``, ``cards`` (``[{"card",
-  "to"}]`` in the order they left the shoe), ``player``/``banker`` (``cards``, ``total``; at 21
+  "to", "position"}]`` in the order they left the shoe; not their entries, times and device events), ``player``/``banker`` (``cards``, ``total``; at 21
   Baccarat also ``bonus_cards``, ``bonus_rank``), ``outcome``, and those of ``natural``,
   ``player_pair``, ``banker_pair``, ``dragon7``, ``panda8`` the game records (a void round:
   ``reason``); null before the first round of the shoe.
@@ -113,6 +113,7 @@ STATE_AFTER_COMMAND: Mapping[str, str] = {"close": "closed", "load": "loading", 
 _MONEY_KEYS = ("wagers", "settlements", "house_money_added")
 # A public page shows no money, nor who did what, nor when to the microsecond (surveillance's).
 _NOT_SHOWN = (*_MONEY_KEYS, "events", "started", "decided")
+_CARD_SHOWN = ("card", "to", "position")  # not its entry, time and device event (surveillance's)
 _FLAGS = ("natural", "player_pair", "banker_pair", "dragon7", "panda8")
 
 
@@ -208,6 +209,7 @@ class TableView:
 
     def _round_done(self, doc: dict[str, Any]) -> None:
         self.last_round = {key: v for key, v in doc.items() if key != "type" and key not in _NOT_SHOWN}
+        self.last_round["cards"] = [{key: c[key] for key in _CARD_SHOWN} for c in doc["cards"]]
         result = result_from_round(doc)
         if result is None:
             self._rounds_off_roads += 1

@@ -142,3 +142,35 @@ def test_a_bonus_only_card_is_not_written_as_the_hands_own(tmp_path: Path, capsy
     code, out, err = run(capsys, "journal", "replay", str(journal))
     line = next(line for line in out.splitlines() if " round 1 " in line)
     assert f"{bonus[0]}>B(bonus)" in line and f"{bonus[0]}>B " not in line, line
+
+
+@pytest.mark.reg("681a.7(l)")
+def test_each_card_of_a_round_names_its_entry_its_time_and_the_device_read_it_came_from(
+        journal: Path, entries: list, capsys) -> None:
+    """681a.7(l): the cards are placed so as to permit "the reconstruction of each hand in the
+    event of a question or dispute"; surveillance matches each card to the cameras and to the
+    shoe's own log. A review found the replay's JSON gave a card's place in the stack but not
+    when it was dealt nor which device event it was: now each card has its ``card`` entry's seq
+    and time and the device's CARD_READ (serial, epoch, counter), null for a card no read dealt."""
+    from controller.rules.cards import card_from_wire
+
+    by_seq = {e.seq: e for e in entries}
+    before = {e.seq: prev for prev, e in zip(entries, entries[1:])}
+    code, out, _ = run(capsys, "journal", "replay", str(journal), "--json")
+    rounds = [d for d in map(json.loads, out.splitlines()) if d["type"] == "round" and d["kind"] != "void"]
+    checked = 0
+    for rnd in rounds:
+        for card in rnd["cards"]:
+            entry = by_seq[card["seq"]]
+            assert (entry.kind, entry.ts, entry.payload["card"], entry.round_no) == (
+                "card", card["ts"], card["card"], rnd["round"])
+            read = before[card["seq"]]
+            if card["device_event"] is None:  # a card the dealt log has, but no read just before
+                assert read.payload.get("event") != "CARD_READ", read
+                continue
+            assert card["device_event"] == {"serial": read.device_serial, "epoch": read.device_epoch,
+                                            "counter": read.device_counter}
+            fields = read.payload["fields"]
+            assert str(card_from_wire(fields["rank"], fields["suit"])) == card["card"]
+            checked += 1
+    assert checked >= 0.95 * sum(len(r["cards"]) for r in rounds) and checked > 100

@@ -49,8 +49,11 @@ def baccarat21(tmp_path_factory) -> Path:
 
 
 def board_round(doc: dict[str, Any]) -> dict[str, Any]:
-    """A replayed round as the board shows it: without the money and the document type."""
-    return {k: v for k, v in doc.items() if k != "type" and k not in MONEY}
+    """A replayed round as the board shows it: without the money and the document type, and each
+    card without its entry, time and device event (which a public page does not show)."""
+    shown = {k: v for k, v in doc.items() if k != "type" and k not in MONEY}
+    shown["cards"] = [{k: c[k] for k in ("card", "to", "position")} for c in doc["cards"]]
+    return shown
 
 
 def round_ends(entry: Any) -> bool:
