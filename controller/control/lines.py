@@ -28,7 +28,8 @@ def line_report(links: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             "device": identity.serial if identity is not None else None,
             "commands": stats["commands"],
             "sent_again": stats["retransmissions"],
-            "no_reply": stats["timeouts"],
+            # not ``timeouts``: that counts the last wait of a command given up too, which is not sent again
+            "no_reply": stats["retransmissions"] - stats["early_retransmissions"],
             "frames_damaged": stats["frames_dropped"],
             "reconnects": stats["reconnects"],
             "reply_wait_ms": round(link.retransmit_timeout * 1000, 1),

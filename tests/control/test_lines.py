@@ -18,7 +18,7 @@ def test_each_line_says_its_state_and_what_the_line_cost() -> None:
     report = line_report({
         "shuffler": _link(LinkState.CONNECTING, None, 0.25),
         "shoe": _link(LinkState.CONNECTED, "SN-1", 0.0213, commands=1234, retransmissions=12, timeouts=3,
-                      frames_dropped=17, reconnects=1),
+                      early_retransmissions=9, frames_dropped=17, reconnects=1),
     })
     assert list(report) == ["shoe", "shuffler"]
     assert report["shoe"] == {"state": "connected", "device": "SN-1", "commands": 1234, "sent_again": 12,
@@ -29,3 +29,14 @@ def test_each_line_says_its_state_and_what_the_line_cost() -> None:
         "shuffler  connecting: 0 commands, 0 sent again, 0 damaged frames, 0 reconnects; replies awaited 250 ms",
     ]
     assert line_text({}) == []
+
+
+def test_the_commands_sent_again_after_no_reply_are_never_more_than_those_sent_again() -> None:
+    """A review read "7 sent again (..., 9 of them after no reply)": the link's ``timeouts`` counts
+    the last wait of a command given up (a HELLO unanswered while a device is away), which is
+    not sent again. ``no_reply`` is the retransmissions that did not follow a damaged frame."""
+    link = _link(LinkState.CONNECTED, "SN-1", 0.02, commands=50, retransmissions=7, early_retransmissions=2,
+                 timeouts=9, reconnects=2)
+    report = line_report({"shoe": link})
+    assert report["shoe"]["sent_again"] == 7 and report["shoe"]["no_reply"] == 5
+    assert "7 sent again (14.0 %, 5 of them after no reply)" in line_text(report)[0]
