@@ -47,6 +47,8 @@ from controller.fsutil import folder_missing
 from controller.rules.cards import MAX_DECKS
 from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.faults import FaultSpec
+from firmware_bridge.emulator.identity import EMULATOR_FIRMWARE
+from firmware_bridge.protocol.wire_values import MAX_ID_TEXT
 from firmware_bridge.emulator.server import DeviceServer
 from firmware_bridge.emulator.serving import TRANSPORTS, serve_device, serve_table
 from firmware_bridge.emulator.table import EmulatedTable
@@ -69,6 +71,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--link", type=path_argument, metavar="PATH",
                    help="with --transport pty: the symlink to create (default: in a temp dir)")
     p.add_argument("--seed", type=non_negative_int, metavar="S", help="reproducible shuffles and faults")
+    p.add_argument("--serial", type=identity_text, metavar="TEXT",
+                   help="with --profile: the serial number the device answers with (default: the profile's "
+                        "USB serial, else EMU-NAME); another serial is another unit to the table")
+    p.add_argument("--firmware", type=identity_text, metavar="TEXT",
+                   help=f"with --profile: the firmware version the device answers with (default {EMULATOR_FIRMWARE!r})")
     p.add_argument("--faults", metavar="SPEC",
                    help="e.g. corrupt=0.01,unplug-every=3s,misread-at=12 (docs/emulator.md)")
     p.add_argument("--speed", default="1", metavar="max|N",
@@ -89,6 +96,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def identity_text(text: str) -> str:
+    """``--serial`` / ``--firmware``: one of IDENTITY's texts, printable, 1 to ``MAX_ID_TEXT`` bytes of UTF-8."""
+    if not text or not text.isprintable():
+        raise argparse.ArgumentTypeError("must be printable text, not empty (no control characters)")
+    if len(text.encode("utf-8")) > MAX_ID_TEXT:
+        raise argparse.ArgumentTypeError(f"is {len(text.encode('utf-8'))} bytes of UTF-8; the protocol carries "
+                                         f"at most {MAX_ID_TEXT}")
+    return text
+
+
 def _check_options(args: argparse.Namespace) -> None:
     if args.table:
         bad = [opt for opt, given in (("--transport", args.transport != "pty"),
@@ -96,6 +113,9 @@ def _check_options(args: argparse.Namespace) -> None:
                                        ("--link", args.link is not None)) if given]
         if bad:
             raise UsageError(f"{', '.join(bad)}: only with --profile (a table is served on ptys)")
+        named = given_options(args, ("--serial", "--firmware"))
+        if named:
+            raise UsageError(f"{', '.join(named)}: only with --profile (a table's units answer with their own)")
         if args.no_shuffler and args.shuffler_profile is not None:
             raise UsageError("--shuffler-profile: not with --no-shuffler")
         if args.decks is not None and not args.no_shuffler:
@@ -133,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int:
     profile = resolve_profile(args.profile)
-    device = build_device(profile, faults=faults, seed=args.seed, speed=speed)
+    identity = {key: value for key, value in (("serial", args.serial), ("firmware", args.firmware)) if value is not None}
+    device = build_device(profile, faults=faults, seed=args.seed, speed=speed, **identity)
     try:
         server = serve_device(device, args.transport, port=args.port or 0, link=args.link)
     except OSError as exc:

@@ -125,6 +125,20 @@ def test_emulate_a_profile_on_a_pty(sig) -> None:
     assert not os.path.lexists(info["port"])  # cleaned up
 
 
+def test_a_unit_answers_with_the_serial_and_firmware_given() -> None:
+    """A lab swaps a unit under a table, or checks that a firmware version reaches the journal:
+    the emulated device's IDENTITY says what --serial and --firmware give (a review of the
+    emulator: every emulated unit of a profile had one serial)."""
+    proc, info = start("--profile", "emulated-shoe", "--serial", "LAB-0007", "--firmware", "2.3.1-lab")
+    try:
+        with serial.Serial(info["port"], timeout=0.02) as port:
+            identity = Host(SerialWire(port)).handshake()
+        assert (identity.serial, identity.firmware, identity.model) == ("LAB-0007", "2.3.1-lab",
+                                                                       "Emulated card-reading shoe")
+    finally:
+        assert stop(proc) == 0
+
+
 def test_emulate_over_tcp_with_faults() -> None:
     proc, info = start("--profile", "emulated-shoe", "--transport", "tcp",
                        "--faults", "delay=5ms,seed=2")
@@ -200,9 +214,17 @@ def test_emulate_a_table_with_a_dealt_log(tmp_path) -> None:
     (["--profile", "emulated-shoe", "--decks", "3"], "--decks: only with --table"),
     (["--profile", "emulated-shoe", "--shoe-profile", "emulated-autoshoe"], "--shoe-profile: only with --table"),
     (["--profile", "emulated-shoe", "--shuffler-profile", "emulated-shuffler"], "--shuffler-profile: only with --table"),
+    (["--table", "--serial", "LAB-1", "--firmware", "2.0"], "--serial, --firmware: only with --profile"),
+    (["--profile", "emulated-shoe", "--serial", "S" * 33], "is 33 bytes of UTF-8; the protocol carries at most 32"),
+    (["--profile", "emulated-shoe", "--firmware", "2.0\x1b[2J"], "must be printable text"),
+    (["--profile", "emulated-shoe", "--serial", ""], "must be printable text, not empty"),
 ])
 def test_usage_errors_exit_2_with_one_line(with_emulate, capsys, args, message) -> None:
-    assert cli_main.main(["emulate", *args]) == 2
+    try:
+        code = cli_main.main(["emulate", *args])
+    except SystemExit as exc:  # argparse's own refusals (an argument's type) exit as the process would
+        code = exc.code
+    assert code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and err.startswith("shoectl emulate: error:")
 
