@@ -211,8 +211,9 @@ def _text(d: dict) -> str:
                                            f"{returned} returned" if returned else "") if part) or "none settled"
         return (f"  {name} [{d['kind']}]: UNFINISHED, no result journaled: {cards or 'no card dealt'}; "
                 f"{_wagers_text(d['wagers'])} on it, {done}")
-    if d["kind"] == "void":
-        return f"  {name}: VOID ({d.get('reason') or 'no reason given'}), wagers returned"
+    if d["kind"] == "void":  # its cards too: which were out is what a disputed round is about (a review)
+        return (f"  {name}: VOID ({d.get('reason') or 'no reason given'}): {cards or 'no card dealt'}; "
+                "wagers returned")
     net = sum(s["net"] for s in d["settlements"])
     return (f"  {name} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
             f" -> {d['outcome']}; {len(d['wagers'])} wagers, players net {money_text(net, signed=True)}")

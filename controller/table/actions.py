@@ -165,6 +165,7 @@ def order_recut(t: TableCore, op: OperatorInput) -> None:
 def order_reshuffle(t: TableCore, op: OperatorInput) -> None:
     """681a.5(e) before loading: reshuffle now; 681a.5(f) after any round: after this round."""
     if t.state in ("ready_to_load", "cutting", "count_fault"):
+        t.record(kinds.RESHUFFLE_ORDERED, {"by": op.operator})  # on record as after a round (a review)
         t.reshuffle()
         return
     if t.reshuffle_ordered:
@@ -248,7 +249,9 @@ def continue_round(t: TableCore, op: OperatorInput) -> None:
 def void_round(t: TableCore, op: OperatorInput, reason: str | None = None) -> None:
     if t.round is None:
         raise Refused("no round in progress")
-    rounds.void_round(t, f"voided by the floorperson: {reason}" if reason else "voided by the floorperson")
+    # who, as the operator record has it (a review found a supervisor's void "by the floorperson")
+    by = f"voided by {op.operator} ({op.role.label})"
+    rounds.void_round(t, f"{by}: {reason}" if reason else by)
 
 
 # -- faults and floor decisions ---------------------------------------------------------------------

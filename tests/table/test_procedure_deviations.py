@@ -324,6 +324,12 @@ def test_a_refused_reshuffle_order_does_not_act_and_an_accepted_one_is_journaled
     b.auto_deal = True
     b.draw()
     assert b.core.shoe.id != shoe and b.core.state == "cutting"
+    # before the cut, the reshuffle is at once, and on record all the same with who ordered it
+    # (an examiner's review: only the operator record said so)
+    second = b.core.shoe.id
+    b.op("order_reshuffle", operator="fp2")
+    assert b.of("reshuffle_ordered") == [{"by": "fp1"}, {"by": "fp2"}]
+    assert b.core.shoe.id not in (shoe, second)
 
 
 # -- 8. every card out is recorded with where it went ---------------------------------------------------

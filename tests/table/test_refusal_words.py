@@ -3,6 +3,8 @@ names used as adjectives: "the cut is offered to seat None", "the table is squee
 refusal names what is wrong now and, where there is one, what to do instead."""
 from __future__ import annotations
 
+import pytest
+
 from bench import Bench
 
 from controller.roles import Role
@@ -157,6 +159,43 @@ def test_a_void_says_why_and_help_says_when_a_command_is_taken() -> None:
     b.op("no_more_bets", Role.DEALER)
     assert b.core.state == "dealing"
     b.op("void_round", reason="cards fell on the floor")
-    assert b.of("round_result")[-1]["reason"] == "voided by the floorperson: cards fell on the floor"
+    assert b.of("round_result")[-1]["reason"] == "voided by fp1 (floorperson): cards fell on the floor"
     assert "  when the table is: dealing, squeeze, house money" in help_text("void_round").splitlines()
+    # a supervisor's void is said as a supervisor's (a review of irregularities read "by the floorperson")
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    b.op("void_round", Role.SUPERVISOR, "sup1")
+    assert b.of("round_result")[-1]["reason"] == "voided by sup1 (supervisor)"
     assert "  when the table is: any" in help_text("enter_card").splitlines()
+
+
+@pytest.mark.reg("681a.7(l)")
+def test_the_replay_of_a_void_round_names_its_cards_and_who_voided_it(tmp_path, capsys) -> None:
+    """681a.7(l): cards are placed so as to permit "the reconstruction of each hand in the event
+    of a question or dispute". A void round is the disputed one; an examiner's review read its
+    replay line as `VOID (voided by the floorperson: ...), wagers returned`, without the cards
+    that were out (the journal has them) and naming a role, not the person."""
+    from cli_run import run
+    from controller.journal import Journal, Record
+
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    b.draw()
+    b.draw()
+    b.op("void_round", Role.SUPERVISOR, "sup1", reason="a card fell face up")
+    dealt = [p["card"] for p in b.of("card")]
+    assert len(dealt) == 2
+    path = tmp_path / "void.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append_batch(Record(r.kind, r.payload, r.shoe, r.round) for r in b.records)
+    code, out, err = run(capsys, "journal", "replay", str(path))
+    assert code == 0, err
+    [line] = [line for line in out.splitlines() if "VOID" in line]
+    assert line.endswith(f": VOID (voided by sup1 (supervisor): a card fell face up): "
+                         f"{dealt[0]}>P {dealt[1]}>B; wagers returned"), line
