@@ -167,6 +167,14 @@ class Bench:
             self.op("cover", Role.DEALER, from_bottom=cover)
             self.op("load", Role.DEALER)
 
+    def dealing_by_hand(self) -> None:
+        """Opened and cut, one wager on the layout and no more bets: a round begins, and the bench
+        deals only what a test draws."""
+        self.open_and_cut()
+        self.auto_deal = False
+        self.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+        self.op("no_more_bets", Role.DEALER)
+
     def cards_drawn_in_error(self, n: int) -> None:
         """627a.13(a): with a wager on the layout, the dealer draws ``n`` cards face down, none
         called for (the bench then deals only what a test draws)."""

@@ -163,10 +163,7 @@ def test_a_void_says_why_and_help_says_when_a_command_is_taken() -> None:
     assert "  when the table is: dealing, squeeze, house money" in help_text("void_round").splitlines()
     # a supervisor's void is said as a supervisor's (a review of irregularities read "by the floorperson")
     b = Bench()
-    b.open_and_cut()
-    b.auto_deal = False
-    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
-    b.op("no_more_bets", Role.DEALER)
+    b.dealing_by_hand()
     b.op("void_round", Role.SUPERVISOR, "sup1")
     assert b.of("round_result")[-1]["reason"] == "voided by sup1 (supervisor)"
     assert "  when the table is: any" in help_text("enter_card").splitlines()
@@ -182,10 +179,7 @@ def test_the_replay_of_a_void_round_names_its_cards_and_who_voided_it(tmp_path, 
     from controller.journal import Journal, Record
 
     b = Bench()
-    b.open_and_cut()
-    b.auto_deal = False
-    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
-    b.op("no_more_bets", Role.DEALER)
+    b.dealing_by_hand()
     b.draw()
     b.draw()
     b.op("void_round", Role.SUPERVISOR, "sup1", reason="a card fell face up")
