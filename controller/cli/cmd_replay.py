@@ -103,6 +103,17 @@ def _edge_text(d: dict) -> str:
     return safe(f"      edge ({edge['remaining']} cards left): {figures}{above}") + "\n"  # names a forger chose
 
 
+def _recut_text(cuts_before: list[dict]) -> str:
+    """`` (a recut; before: at 20 by dealer, second cover 14 from the bottom)``: the cuts a recut
+    undid (681a.5(e)), or nothing."""
+    if not cuts_before:
+        return ""
+    before = "; ".join(f"at {c['position']} by {c['by']}" + (f", second cover {c['cover_from_bottom']} from the bottom"
+                                                              if c["cover_from_bottom"] is not None else "")
+                       for c in cuts_before)
+    return f" (recut; before: {before})"
+
+
 def _reconciled(rec: dict | None) -> str:
     if rec is None:
         return "not reconciled yet (the shoe is still in play, or ended before its load)"
@@ -193,7 +204,7 @@ def _text(d: dict) -> str:
         when = when_text(d.get("started"))
         begun = f" (begun {when})" if when else ""
         parts = [f"shoe {d['shoe']}{begun}: " + (f"{d['decks']} decks" if d["decks"] else "decks not recorded"),
-                 f"cut at {cut['position']} by {cut['by']}" if cut else "not cut",
+                 (f"cut at {cut['position']} by {cut['by']}" if cut else "not cut") + _recut_text(d["cuts_before"]),
                  f"second cover {cover} from the bottom" if cover is not None else "no second cover card",
                  f"burned {' '.join(d['burned']) or '-'}", f"{d['rounds']} rounds", _reconciled(d["reconciliation"])]
         if d.get("layout"):

@@ -3,7 +3,7 @@
 ``replay(entries, shoe=None, round=None, hold=None) -> Iterator[dict]`` yields, in journal order (a replay
 of one shoe needs only what ``entries_needed(shoe)`` keeps):
 - ``{"type": "shoe", "shoe", "started", "decks", "cut": {"position", "by"}, "cover_from_bottom",
-  "burned": [...], "loaded", "rounds", "cover_card_position", "reconciliation"}`` when a shoe ends
+  "cuts_before": [{"position", "by", "cover_from_bottom"}, ...] (the cuts a recut undid, in order), "burned": [...], "loaded", "rounds", "cover_card_position", "reconciliation"}`` when a shoe ends
   (or at the end of the journal for the shoe in play);
 - ``{"type": "round", "shoe", "round", "kind": "normal"|"simulated"|"void", "cards": [{"card",
   "to", "position", "seq", "ts", "device_event"}, ...] (in the order they left the shoe; from the
@@ -169,7 +169,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
 
     def shoe_doc(sid: str) -> dict[str, Any]:
         return shoes.setdefault(sid, {"type": "shoe", "shoe": sid, "started": None, "decks": None, "cut": None,
-                                      "cover_from_bottom": None,
+                                      "cover_from_bottom": None, "cuts_before": [],
                                       "burned": [], "loaded": None, "rounds": 0, "cover_card_position": None,
                                       "reconciliation": None, "events": []})
 
@@ -241,6 +241,9 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             if event is not None:
                 (rounds[(sid, rno)] if (sid, rno) in rounds else doc)["events"].append(event)
             if k == kinds.CUT:
+                if doc["cut"] is not None:  # a recut (681a.5(e)): the cut it undid stays on record
+                    doc["cuts_before"].append({**doc["cut"], "cover_from_bottom": doc["cover_from_bottom"]})
+                    doc["cover_from_bottom"] = None
                 doc["cut"] = {"position": p["position"], "by": p["by"]}
             elif k == kinds.COVER:
                 doc["cover_from_bottom"] = p["from_bottom"]

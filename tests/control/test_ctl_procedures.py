@@ -7,10 +7,12 @@ tests/cli drive ``ctl`` itself): a ``ctl`` process per command cost these tests 
 each, some 25 per test, for nothing they look at."""
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
 
+from cli_run import run_captured
 from controller.cli.cmd_ctl import parse_args
 from tests.control.running_table import PINS, command_line, shoectl
 
@@ -167,3 +169,11 @@ def test_a_recut_ordered_is_the_cut_dealt_and_its_cover_card_comes_out_where_it_
     [reconciliation] = t.journaled("reconciliation")
     assert reconciliation["ok"] and reconciliation["left_shoe"] >= 16, reconciliation
     t.assert_stopped_cleanly()
+    # the replay keeps the cut the recut undid (an examiner's review found only the last one there)
+    code, out, err = run_captured("journal", "replay", str(t.journal), "--json")
+    shoe = next(d for d in map(json.loads, out.splitlines()) if d["type"] == "shoe")
+    assert (shoe["cut"], shoe["cover_from_bottom"]) == ({"position": 200, "by": "dealer"}, 400)
+    assert shoe["cuts_before"] == [{"position": 150, "by": "dealer", "cover_from_bottom": 20}]
+    text = run_captured("journal", "replay", str(t.journal))[1]
+    assert ("cut at 200 by dealer (recut; before: at 150 by dealer, second cover 20 from the bottom), "
+            "second cover 400 from the bottom") in text, text
