@@ -6,7 +6,9 @@ on a noisy cable or a loose connector, before it costs the table its pace.
 copied under the link's lock): role -> ``{"state", "device", "commands", "sent_again",
 "no_reply", "frames_damaged", "reconnects", "reply_wait_ms"}``, counted since the table started:
 ``sent_again`` counts every retransmission, ``no_reply`` those made because an attempt's wait
-ended without a reply (the others followed a damaged frame at once). ``line_text(report)`` is
+ended without a reply (the others followed a damaged frame at once); ``reconnects`` the times
+the link came back after it was lost (not its tries to: a device away for a minute is tried
+every few seconds). ``line_text(report)`` is
 the same for a person, one line per device.
 """
 from __future__ import annotations
@@ -31,7 +33,8 @@ def line_report(links: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             # not ``timeouts``: that counts the last wait of a command given up too, which is not sent again
             "no_reply": stats["retransmissions"] - stats["early_retransmissions"],
             "frames_damaged": stats["frames_dropped"],
-            "reconnects": stats["reconnects"],
+            # the times the link came back (as the journal's input.status records), not its tries
+            "reconnects": max(stats["connections"] - 1, 0),
             "reply_wait_ms": round(link.retransmit_timeout * 1000, 1),
         }
     return report

@@ -75,7 +75,7 @@ STAT_NAMES = ("sessions", "reconnects", "commands", "retransmissions", "timeouts
               "stale_replies", "protocol_errors", "events_delivered", "events_duplicate",
               "events_early", "events_overflow", "resend_requests", "heartbeats", "acks",
               "callback_errors", "events_lost_epoch", "epoch_changes", "gaps_stalled", "probes",
-              "early_retransmissions", "caller_reads", "resent_in_time")
+              "early_retransmissions", "caller_reads", "resent_in_time", "connections")
 
 
 class DeviceLink:

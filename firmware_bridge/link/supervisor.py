@@ -143,6 +143,8 @@ class Supervisor:
                 self._delivery.release()
                 continue
             backoff.reset()
+            with self._lock:
+                self._stats["connections"] += 1  # ``reconnects`` counts the tries, these the successes
             report(LinkState.CONNECTED, note)
             self._delivery.release()  # the owner has heard CONNECTED: now the session's events
             try:

@@ -49,6 +49,8 @@ def test_reconnect_after_unplug_and_replug(rig_factory: Callable[..., Rig]) -> N
         assert rig.link.wait_connected(DEADLINE)
         assert isinstance(rig.link.request(StatusRequest()), StatusReply)
     assert rig.link.stats["sessions"] >= 4
+    # three outages, three times back: the connections count the successes, whatever the tries
+    assert rig.link.stats["connections"] == 4 and rig.link.stats["reconnects"] >= 3
 
 
 class RecordedWaits:
