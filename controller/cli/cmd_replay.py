@@ -114,9 +114,11 @@ def _recut_text(cuts_before: list[dict]) -> str:
     return f" (recut; before: {before})"
 
 
-def _reconciled(rec: dict | None) -> str:
+def _reconciled(rec: dict | None, loaded: int | None) -> str:
+    if rec is None and loaded is None:  # e.g. the next shoe of a run stopped after --shoes N (a lab's review)
+        return "never loaded (being prepared when the journal ends, or given up before its load)"
     if rec is None:
-        return "not reconciled yet (the shoe is still in play, or ended before its load)"
+        return "not reconciled yet (in play when the journal ends)"
     if rec.get("ok"):
         return f"reconciled ({rec.get('total')} of {rec.get('expected')} cards)"
     return f"DOES NOT RECONCILE ({rec.get('total')} of {rec.get('expected')} cards)"
@@ -206,7 +208,7 @@ def _text(d: dict) -> str:
         parts = [f"shoe {d['shoe']}{begun}: " + (f"{d['decks']} decks" if d["decks"] else "decks not recorded"),
                  (f"cut at {cut['position']} by {cut['by']}" if cut else "not cut") + _recut_text(d["cuts_before"]),
                  f"second cover {cover} from the bottom" if cover is not None else "no second cover card",
-                 f"burned {' '.join(d['burned']) or '-'}", f"{d['rounds']} rounds", _reconciled(d["reconciliation"])]
+                 f"burned {' '.join(d['burned']) or '-'}", f"{d['rounds']} rounds", _reconciled(d["reconciliation"], d["loaded"])]
         if d.get("layout"):
             parts.append(f"{_wagers_text(d['layout'])} on the layout, in no round and not returned")
         return ", ".join(parts)

@@ -85,7 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_control_options(p)
     p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
     p.add_argument("--table-id", type=table_id, default="T1", metavar="ID", help="the table's name (default T1)")
-    p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes (a shoe given up because a device was replaced is not one)")
+    p.add_argument("--shoes", type=positive_int, metavar="N", help="stop after N completed shoes (a shoe given up because a device was replaced is not one); "
+                        "the next shoe's shuffle has begun by then, so its shoe_start is journaled and a "
+                        "run resumed from the journal deals it")
     p.add_argument("--rounds", type=positive_int, metavar="N",
                    help="stop after N rounds (and a simulated round begun with the last, 627a.13(d))")
     p.add_argument("--seed", type=non_negative_int, metavar="S", help="seed for the built-in emulator and the automated dealer "
