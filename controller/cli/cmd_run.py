@@ -91,7 +91,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=positive_int, metavar="N",
                    help="stop after N rounds (and a simulated round begun with the last, 627a.13(d))")
     p.add_argument("--seed", type=non_negative_int, metavar="S", help="seed for the built-in emulator and the automated dealer "
-                   "(a resumed journal's emulator: drawn from S and the journal's length, not to deal its shoes again)")
+                   "(for a resumed journal: drawn from S and the journal's length, not to deal its shoes and wagers "
+                   "again); the same S shuffles the same shoes whatever the game: give each sample its own")
     p.add_argument("--speed", type=emulator_speed, metavar="max|N", help="built-in emulator: mechanisms N times real time, or max (default 20)")
     p.add_argument("--faults", type=fault_spec, metavar="SPEC", help="built-in emulator faults, e.g. corrupt=0.001,unplug-every=5s")
     p.add_argument("--dealt-log", type=output_path_argument, metavar="FILE", help="built-in emulator: append every card the shoe delivers")
@@ -261,10 +262,12 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
                 except JournalContentError as exc:  # a card record no table wrote
                     raise UsageError(f"{journal_path}: {exc}: the table does not resume from it") from None
             monitor.attach(runner)
+        if resumed and auto is not None and args.seed is not None:
+            auto.rng.seed(resumed_seed(args.seed, journal.last_seq))
         if resumed and not args.json:
             out.line(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}")
         if not attached:
-            emulator, attached = _start_emulator(args, emulator_seed(args.seed, journal.last_seq if resumed else 0))
+            emulator, attached = _start_emulator(args, resumed_seed(args.seed, journal.last_seq if resumed else 0))
             if resumed and cards_lost_with("shoe", core.state):
                 # A new built-in emulator holds no cards: the shoe the journal left in play is gone
                 # (the table says in which states a device holds them: not while shuffling, nor
@@ -328,11 +331,12 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
     return 0 if stopped_by is None else 128 + stopped_by  # 143 after SIGTERM, 130 after SIGINT
 
 
-def emulator_seed(seed: int | None, resumed_at: int) -> int | None:
-    """The built-in emulator's seed: ``--seed`` for a new journal; for one resumed at entry
-    ``resumed_at``, one drawn from both, so that a table resumed with the same command does not deal
-    again the shoes it dealt (a surveillance review saw shoe 3 dealt as shoe 1, card for card, and
-    the shuffle audit fail on it), and the same journal resumed alike deals alike."""
+def resumed_seed(seed: int | None, resumed_at: int) -> int | None:
+    """The seed of the built-in emulator and the automated dealer: ``--seed`` for a new journal;
+    for one resumed at entry ``resumed_at``, one drawn from both, so that a table resumed with the
+    same command does not deal again the shoes it dealt (a surveillance review saw shoe 3 dealt as
+    shoe 1, card for card, and the shuffle audit fail on it) nor place again the wagers it placed
+    (a lab's review), and the same journal resumed alike deals alike."""
     if seed is None or not resumed_at:
         return seed
     return int.from_bytes(hashlib.sha256(f"{seed}:{resumed_at}".encode()).digest()[:8], "big")
