@@ -35,6 +35,7 @@ from pathlib import Path
 from controller.audit.journal_audit import PRE_ORDERS, AuditInputError, cards_audit, select_shoes, shuffle_audit
 from controller.audit.journal_source import AUDIT_KINDS, ShoeData, collect_shoes
 from controller.audit.report import cards_text, shuffle_text
+from controller.cli.audit_results import run_results
 from controller.cli.charts import plot_target, position_residuals, shuffle_chart
 from controller.cli.common import non_negative_int, print_json, submission_for
 from controller.journal.chain import canonical_json
@@ -77,6 +78,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "shuffle) and each test's p-value against alpha, as PNG or SVG by FILE's suffix (needs "
                    "matplotlib: the plot extra)")
     s.set_defaults(func=run_shuffle)
+
+    r = action.add_parser("results", help="each game's outcome frequencies and holds from the rounds dealt, beside "
+                                          "the exact figures; the money by wager kind",
+                          description="What the journal's rounds yielded, for each Rules Submission they were dealt "
+                                      "under: shoes, rounds and cards; each outcome's frequency and each wager's hold "
+                                      "per unit staked with 95%% intervals over whole shoes, beside the exact figures of a "
+                                      "full shoe (as shoectl simulate gives them); and the money by wager kind: wagers "
+                                      "settled, staked, the players' net, hold, commission, won/lost/pushed, returned.")
+    add_journal_input(r)
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.set_defaults(func=run_results)
 
     d = action.add_parser("decisions", help="decide the journal's inputs again and compare every record the table "
                                             "makes with the journal's (exit 1 at the first that differs)",

@@ -53,15 +53,30 @@ def _exact(sub: Any) -> Any | None:
     return exact_odds(sub)
 
 
-def report(sub: Any, tally: Any, seed: int | None, elapsed: float, engine: str = "python") -> dict[str, Any]:
+BONUS_WAGERS = ("player_bonus", "banker_bonus")  # 21 Baccarat's, decided only where their cards were dealt
+
+
+def figures(sub: Any, tally: Any, bonus_tally: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each outcome's frequency and each wager's hold per unit staked over ``tally``'s rounds, with
+    95 % intervals, beside the exact figures for a full shoe (``agrees``: the interval holds them).
+    ``bonus_tally``: the rounds the Bonus Wagers' figures are over (a journal's: those whose Bonus
+    cards were dealt), when not ``tally``'s."""
     exact = _exact(sub)
     outcomes: dict[str, Any] = {}
     for name, est in outcome_frequencies(tally, sub.game).items():
         outcomes[name] = _with_exact(est, None if exact is None else exact.outcomes.get(name))
     wagers: dict[str, Any] = {}
-    for name, est in wager_holds(tally, sub).items():
+    holds = wager_holds(tally, sub)
+    if bonus_tally is not None:
+        holds.update((name, est) for name, est in wager_holds(bonus_tally, sub).items() if name in BONUS_WAGERS)
+    for name, est in holds.items():
         ref = None if exact is None or name not in exact.wagers else exact.wagers[name]["house_edge"]
         wagers[name] = _with_exact(est, ref)
+    return outcomes, wagers
+
+
+def report(sub: Any, tally: Any, seed: int | None, elapsed: float, engine: str = "python") -> dict[str, Any]:
+    outcomes, wagers = figures(sub, tally)
     return {
         "submission": sub.source,
         "game": sub.game.value,
@@ -119,12 +134,13 @@ def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else "OS random"
     print(f"{sub.name} ({sub.game.value}, {sub.decks} decks): {rep['shoes']} shoes, "
           f"{rep['rounds']} rounds{void}, seed {seed}, {engine} engine, {rep['seconds']:.2f} s")
-    _table("outcome", "frequency", rep["outcomes"])
-    _table("wager", "hold", rep["wagers"])
+    print_figures("outcome", "frequency", rep["outcomes"])
+    print_figures("wager", "hold", rep["wagers"])
     return 0
 
 
-def _table(title: str, what: str, rows: dict[str, Any]) -> None:
+def print_figures(title: str, what: str, rows: dict[str, Any]) -> None:
+    """``figures``' rows as a table: name, value, 95 % interval, exact figure, whether it agrees."""
     print(f"\n{title:<14}{what:>11}   {'95% CI':<23}{'exact':>10}  agrees")
     for name, d in rows.items():
         lo, hi = d["ci95"]

@@ -1,0 +1,165 @@
+"""What a journal's rounds yielded (``shoectl audit results``): the figures a gaming lab certifies
+a game by, from the rounds the table dealt rather than from a simulation.
+
+``collect_results(entries)`` reads the ``submission``, ``round_result``, ``settlement`` and
+``wager_returned`` records, in journal order, and returns one ``RulesResults`` per Rules
+Submission the rounds were dealt under (a floorperson's ``set_submission`` starts another), each:
+
+- ``tally``: the normal rounds as ``controller.simulation`` tallies a simulation's (each shoe a
+  batch of its own, so the 95 % intervals are over whole shoes: a shoe's rounds are not
+  independent), from each ``round_result``'s facts (outcome, pairs, Dragon 7 / Panda 8, 21
+  Baccarat's bonus ranks); ``bonus_tally`` the same over the rounds a 21 Baccarat table dealt its
+  Bonus cards in (``bonus_in_play``: the Bonus Wagers' figures are over those alone);
+- ``simulated`` and ``void``: the rounds of those kinds (not in the tally: no wager was decided
+  by a simulated round, and a void one decided none);
+- ``money``: by wager kind, the wagers the table settled (``count``, ``staked``, ``players_net``,
+  ``commission``, ``won``/``lost``/``pushed``) and those it returned without a decision
+  (``returned``, ``returned_amount``), in minor units; the hold is ``-players_net / staked``.
+
+A record whose payload lacks what this needs raises ``JournalContentError`` naming the entry
+(``malformed_entry``), as every reader of a journal does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.journal.errors import malformed_entry
+from controller.journal import kinds
+from controller.rules.engine import RoundFacts
+from controller.rules.model import BonusRank, Outcome
+from controller.rules.submission import submission_from_document
+from controller.simulation import BATCHES
+from controller.simulation_shoe import Tally
+
+RESULTS_KINDS = (kinds.SUBMISSION, kinds.ROUND_RESULT, kinds.SETTLEMENT, kinds.WAGER_RETURNED)
+_RESULTS = ("win", "lose", "push")
+
+
+@dataclass
+class WagerMoney:
+    """One wager kind's money, in minor units."""
+
+    count: int = 0
+    staked: int = 0
+    players_net: int = 0
+    commission: int = 0
+    results: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_RESULTS, 0))
+    returned: int = 0
+    returned_amount: int = 0
+
+    def add(self, other: WagerMoney) -> None:
+        """``other``'s wagers counted in these too (a total)."""
+        self.count += other.count
+        self.staked += other.staked
+        self.players_net += other.players_net
+        self.commission += other.commission
+        self.returned += other.returned
+        self.returned_amount += other.returned_amount
+        for result, n in other.results.items():
+            self.results[result] += n
+
+    def to_json(self) -> dict[str, Any]:
+        hold = None if not self.staked else -self.players_net / self.staked
+        return {"settled": self.count, "staked": self.staked, "players_net": self.players_net, "hold": hold,
+                "commission": self.commission, "won": self.results["win"], "lost": self.results["lose"],
+                "pushed": self.results["push"], "returned": self.returned, "returned_amount": self.returned_amount}
+
+
+@dataclass
+class RulesResults:
+    """The rounds dealt under one Rules Submission (see the module docstring)."""
+
+    document: dict[str, Any]  # the submission record's payload
+    shoes: dict[str, Tally] = field(default_factory=dict)  # each shoe's normal rounds, in order
+    bonus_shoes: dict[str, Tally] = field(default_factory=dict)
+    simulated: int = 0
+    void: int = 0
+    money: dict[str, WagerMoney] = field(default_factory=dict)
+
+    @property
+    def submission(self) -> Any:
+        return submission_from_document(self.document)
+
+    @property
+    def tally(self) -> Tally:
+        return _batched(self.shoes)
+
+    @property
+    def bonus_tally(self) -> Tally:
+        return _batched(self.bonus_shoes)
+
+
+def _batched(shoes: dict[str, Tally]) -> Tally:
+    """The shoes' tallies merged in ``BATCHES`` batches of whole shoes at most, as a simulation's."""
+    total = Tally()
+    size = max(1, len(shoes) // BATCHES)
+    for i, one in enumerate(shoes.values()):
+        total.merge(one, new_batch=i % size == 0)
+    return total
+
+
+def facts_of(p: dict[str, Any]) -> RoundFacts:
+    """A ``round_result`` payload's facts: what settlement knows of a round."""
+    return RoundFacts(Outcome(p["outcome"]), bool(p.get("player_pair", False)), bool(p.get("banker_pair", False)),
+                      bool(p.get("dragon7", False)), bool(p.get("panda8", False)),
+                      BonusRank(p["player"].get("bonus_rank", "none")), BonusRank(p["banker"].get("bonus_rank", "none")))
+
+
+def collect_results(entries: Any) -> list[RulesResults]:
+    """See the module docstring. Rounds before any ``submission`` record (a journal written before
+    tables journaled their rules) are not counted: nothing says what their wagers paid."""
+    groups: list[RulesResults] = []
+    current: RulesResults | None = None
+    for e in entries:
+        try:
+            current = _collect_one(e, current, groups)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise malformed_entry(e, exc) from None
+    return [g for g in groups if g.shoes or g.simulated or g.void or g.money]
+
+
+def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults]) -> RulesResults | None:
+    kind, p = e.kind, e.payload
+    if kind == kinds.SUBMISSION:
+        if current is None or current.document != p:
+            submission_from_document(p)  # a record that is no Rules Submission is refused here, by entry
+            current = next((g for g in groups if g.document == p), None)
+            if current is None:
+                current = RulesResults(dict(p))
+                groups.append(current)
+        return current
+    if current is None:
+        return None
+    if kind == kinds.ROUND_RESULT:
+        round_kind = p.get("kind", "normal")
+        if round_kind == "simulated":
+            current.simulated += 1
+        elif round_kind == "void":
+            current.void += 1
+        else:
+            facts, cards = facts_of(p), int(p.get("cards_used") or 0)
+            _add(current.shoes, e.shoe_id, facts, cards)
+            if p.get("bonus_in_play"):
+                _add(current.bonus_shoes, e.shoe_id, facts, cards)
+    elif kind == kinds.SETTLEMENT:
+        money = current.money.setdefault(str(p["kind"]), WagerMoney())
+        money.count += 1
+        money.staked += int(p["amount"])
+        money.players_net += int(p["net"])
+        money.commission += int(p.get("commission") or 0)
+        if p.get("result") in money.results:
+            money.results[p["result"]] += 1
+    elif kind == kinds.WAGER_RETURNED:
+        money = current.money.setdefault(str(p["kind"]), WagerMoney())
+        money.returned += 1
+        money.returned_amount += int(p["amount"])
+    return current
+
+
+def _add(shoes: dict[str, Tally], shoe_id: str | None, rnd: RoundFacts, cards: int) -> None:
+    """One normal round of ``shoe_id`` into its shoe's tally."""
+    shoe = shoes.setdefault(shoe_id or "", Tally(shoes=1))
+    shoe.rounds += 1
+    shoe.cards_dealt += cards
+    shoe.facts[rnd] += 1

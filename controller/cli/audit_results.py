@@ -1,0 +1,81 @@
+"""``shoectl audit results PATH [--json]``: what a journal's rounds yielded, for a gaming lab
+(``controller.audit.results``; docs/audit.md, "Results").
+
+For each Rules Submission the rounds were dealt under: the shoes, rounds (simulated and void
+apart) and cards dealt; each outcome's frequency and each wager's hold per unit staked with 95 %
+intervals over whole shoes, beside the exact figures of a full shoe, as ``shoectl simulate`` gives
+them for a simulation; and the money the table took by wager kind: wagers settled, staked, the
+players' net, the hold, commission, won / lost / pushed, and the wagers returned without a
+decision. Exit 0; a journal without a round decided under a journaled Rules Submission: one line,
+exit 2 (one that does not verify: exit 1, unless ``--no-verify``).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from controller.audit.results import RESULTS_KINDS, RulesResults, WagerMoney, collect_results
+from controller.cli.cmd_simulate import figures, print_figures
+from controller.cli.common import percent, print_json
+from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, read_checked
+from controller.errors import UsageError
+from controller.rules.model import WagerKind
+from controller.rules.money import money_text
+
+
+def run_results(args: argparse.Namespace) -> int:
+    groups = read_checked(args, collect_results, kinds=RESULTS_KINDS, progress=f"reading {Path(args.path).name}")
+    if groups is None:
+        return EXIT_DOES_NOT_VERIFY
+    if not groups:
+        raise UsageError(f"{args.path}: no round decided under a journaled Rules Submission")
+    reports = [_report(g) for g in groups]
+    if args.json:
+        print_json({"path": str(args.path), "rules": reports})
+        return 0
+    for i, rep in enumerate(reports):
+        if i:
+            print()
+        _print(rep)
+    return 0
+
+
+def _report(g: RulesResults) -> dict[str, Any]:
+    sub = g.submission
+    tally = g.tally
+    outcomes, wagers = figures(sub, tally, g.bonus_tally) if tally.rounds else ({}, {})
+    wagers = {name: d for name, d in wagers.items() if not math.isnan(d["value"])}  # a Bonus never in play
+    total = WagerMoney()
+    for m in g.money.values():
+        total.add(m)
+    return {"submission": sub.source, "name": sub.name, "game": sub.game.value, "decks": sub.decks,
+            "shoes": len(g.shoes), "rounds": tally.rounds, "simulated_rounds": g.simulated, "void_rounds": g.void,
+            "cards_dealt": tally.cards_dealt, "outcomes": outcomes, "wagers_per_unit": wagers,
+            "money": {kind: g.money[kind].to_json() for kind in sorted(g.money, key=_offered_order)},
+            "money_total": total.to_json()}
+
+
+def _offered_order(kind: str) -> tuple[int, str]:
+    """Wager kinds in the rules core's order (player, banker, tie, ...), any other after, by name."""
+    order = [k.value for k in WagerKind]
+    return (order.index(kind), "") if kind in order else (len(order), kind)
+
+
+def _print(rep: dict[str, Any]) -> None:
+    others = "".join(f", {n} {what}" for n, what in ((rep["simulated_rounds"], "simulated"),
+                                                     (rep["void_rounds"], "void")) if n)
+    print(f"{rep['name']} ({rep['game']}, {rep['decks']} decks; {rep['submission']}): {rep['shoes']} shoes, "
+          f"{rep['rounds']:,} rounds{others}, {rep['cards_dealt']:,} cards dealt in them")
+    if rep["outcomes"]:
+        print_figures("outcome", "frequency", rep["outcomes"])
+        print_figures("wager (unit)", "hold", rep["wagers_per_unit"])
+    print(f"\n{'money':<14}{'settled':>9}{'staked':>16}{'players net':>16}{'hold':>10}{'commission':>14}"
+          f"{'won/lost/pushed':>20}{'returned':>18}")
+    for name, m in [*rep["money"].items(), ("total", rep["money_total"])]:
+        hold = percent(m["hold"]) if m["hold"] is not None else "-"
+        returned = f"{m['returned']} ({money_text(m['returned_amount'])})" if m["returned"] else "0"
+        decided = f"{m['won']}/{m['lost']}/{m['pushed']}"
+        print(f"{name:<14}{m['settled']:>9,}{money_text(m['staked']):>16}{money_text(m['players_net'], signed=True):>16}"
+              f"{hold:>10}{money_text(m['commission']):>14}{decided:>20}{returned:>18}")

@@ -1,0 +1,94 @@
+"""``shoectl audit results``: what a journal's rounds yielded, checked against the journal itself
+read independently here (a lab's review: no command gave a journal's frequencies, holds or
+commission; a lab had to write its own script over `journal export`)."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cli_run import dealt_journal, preset_with_decks, run
+from controller.journal import Journal, JournalReader
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = tmp_path_factory.mktemp("results")
+    two_decks = preset_with_decks(where / "mini-2.toml", "minibaccarat", 2)
+    # a card found face up: a simulated round (its wagers pushed, under this Rules Submission)
+    return dealt_journal(where / "j.db", "--shoes", "3", "--seed", "8", "--submission", str(two_decks),
+                         "--faults", "dealer-expose-at=30")
+
+
+def _entries(path: Path, *kinds: str) -> list:
+    with JournalReader.open(path) as reader:
+        return list(reader.entries(kinds=kinds))
+
+
+def test_the_figures_are_the_journals_rounds_and_money(capsys, journal: Path) -> None:
+    code, out, err = run(capsys, "audit", "results", str(journal), "--json")
+    assert (code, err) == (0, "")
+    [rep] = json.loads(out)["rules"]
+    results = [e for e in _entries(journal, "round_result")]
+    normal = [e.payload for e in results if e.payload.get("kind", "normal") == "normal"]
+    assert rep["rounds"] == len(normal) > 0 and rep["shoes"] == 3
+    assert rep["simulated_rounds"] == sum(e.payload.get("kind") == "simulated" for e in results) >= 1
+    assert rep["cards_dealt"] == sum(p["cards_used"] for p in normal)
+    outcomes = Counter(p["outcome"] for p in normal)
+    for side in ("player", "banker", "tie"):
+        assert rep["outcomes"][side]["value"] == pytest.approx(outcomes[side] / len(normal))
+        low, high = rep["outcomes"][side]["ci95"]
+        assert low <= rep["outcomes"][side]["value"] <= high
+    assert rep["outcomes"]["player_pair"]["value"] == pytest.approx(sum(p["player_pair"] for p in normal) / len(normal))
+    # the exact figures are the published ones (REFERENCE.md; a 2-deck shoe: the odds of 2 decks)
+    code, odds, _ = run(capsys, "odds", "--submission", str(journal.parent / "mini-2.toml"), "--json")
+    assert code == 0
+    assert rep["outcomes"]["tie"]["exact"] == pytest.approx(json.loads(odds)["outcomes"]["tie"])
+
+    settled = [e.payload for e in _entries(journal, "settlement")]
+    returned = [e.payload for e in _entries(journal, "wager_returned")]
+    for kind in {p["kind"] for p in settled + returned}:
+        mine = [p for p in settled if p["kind"] == kind]
+        money = rep["money"][kind]
+        staked, net = sum(p["amount"] for p in mine), sum(p["net"] for p in mine)
+        assert (money["settled"], money["staked"], money["players_net"]) == (len(mine), staked, net)
+        assert money["commission"] == sum(p.get("commission") or 0 for p in mine)
+        assert (money["won"], money["lost"], money["pushed"]) == tuple(
+            sum(p["result"] == r for p in mine) for r in ("win", "lose", "push"))
+        assert money["hold"] == (pytest.approx(-net / staked) if staked else None)
+        assert (money["returned"], money["returned_amount"]) == (
+            sum(p["kind"] == kind for p in returned), sum(p["amount"] for p in returned if p["kind"] == kind))
+    total = rep["money_total"]
+    assert (total["settled"], total["staked"], total["players_net"]) == (
+        len(settled), sum(p["amount"] for p in settled), sum(p["net"] for p in settled))
+    assert total["commission"] == rep["money"]["banker"]["commission"] > 0
+
+    code, text, _ = run(capsys, "audit", "results", str(journal))
+    lines = text.splitlines()
+    assert code == 0 and lines[0].startswith("Minibaccarat, ") and "(punto-banco, 2 decks; " in lines[0]
+    assert ": 3 shoes, " in lines[0] and " 1 simulated, " in lines[0]
+    assert any(line.startswith("total ") for line in lines) and any(line.startswith("tie ") for line in lines)
+
+
+def test_a_journal_without_rounds_or_not_a_journal_is_one_line_exit_2(capsys, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    with Journal.open(empty, table_id="T1"):
+        pass
+    not_one = tmp_path / "notes.txt"
+    not_one.write_text("not a journal\n")
+    for path, says in ((empty, "no round decided under a journaled Rules Submission"), (not_one, "not")):
+        code, out, err = run(capsys, "audit", "results", str(path))
+        errors = [line for line in err.splitlines() if ": error: " in line]  # an empty journal is warned of too
+        assert (code, out) == (2, "") and len(errors) == 1 and says in errors[0], err
+
+
+def test_21_baccarat_bonus_wagers_are_figured_over_the_rounds_their_cards_were_dealt(capsys, tmp_path: Path) -> None:
+    journal = dealt_journal(tmp_path / "t21.db", "--submission", "21-baccarat", "--rounds", "30", "--seed", "3")
+    code, out, _ = run(capsys, "audit", "results", str(journal), "--json")
+    [rep] = json.loads(out)["rules"]
+    assert code == 0 and rep["game"] == "21-baccarat" and rep["rounds"] == 30
+    in_play = sum(bool(e.payload.get("bonus_in_play")) for e in _entries(journal, "round_result"))
+    assert in_play > 0 and "player_bonus" in rep["wagers_per_unit"]
+    assert "player_pair" not in rep["outcomes"]  # 21 Baccarat has no pair wagers
