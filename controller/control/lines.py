@@ -46,7 +46,8 @@ def line_text(report: Mapping[str, Mapping[str, Any]]) -> list[str]:
     lines = []
     for role, line in report.items():
         commands, again = line["commands"], line["sent_again"]
-        share = [f"{100 * again / commands:.1f} %"] if commands else []
+        # per 100 commands, not a share: a command may be sent again more than once (a review read "118.2 %")
+        share = [f"{100 * again / commands:.1f} per 100 commands"] if commands else []
         why = [f"{line['no_reply']:,} of them after no reply"] if again else []
         detail = f" ({', '.join(share + why)})" if share or why else ""
         device = f" {line['device']}" if line["device"] else ""

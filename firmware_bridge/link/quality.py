@@ -60,7 +60,8 @@ class LineQuality:
             return None
         before = self._counts
         window = (commands - before[0], sent_again - before[1], damaged_frames - before[2])
-        figures = {"seconds": round(now - self._start), "commands": window[0], "sent_again": window[1],
+        # not "sent_again", which `ctl status` gives with those whose reply came in time (a lab's review)
+        figures = {"seconds": round(now - self._start), "commands": window[0], "sent_again_for_the_line": window[1],
                    "damaged_frames": window[2]}
         self._start, self._counts = now, (commands, sent_again, damaged_frames)
         noisy = ((window[0] >= MIN_COMMANDS and window[1] >= NOISY_SHARE * window[0])

@@ -24,7 +24,7 @@ def test_each_line_says_its_state_and_what_the_line_cost() -> None:
     assert report["shoe"] == {"state": "connected", "device": "SN-1", "commands": 1234, "sent_again": 12,
                               "no_reply": 3, "frames_damaged": 17, "reconnects": 1, "reply_wait_ms": 21.3}
     assert line_text(report) == [
-        "shoe      connected SN-1: 1,234 commands, 12 sent again (1.0 %, 3 of them after no reply), "
+        "shoe      connected SN-1: 1,234 commands, 12 sent again (1.0 per 100 commands, 3 of them after no reply), "
         "17 damaged frames, 1 reconnects; replies awaited 21.3 ms",
         "shuffler  connecting: 0 commands, 0 sent again, 0 damaged frames, 0 reconnects; replies awaited 250 ms",
     ]
@@ -39,7 +39,7 @@ def test_the_commands_sent_again_after_no_reply_are_never_more_than_those_sent_a
                  timeouts=9, reconnects=5, connections=3)
     report = line_report({"shoe": link})
     assert report["shoe"]["sent_again"] == 7 and report["shoe"]["no_reply"] == 5
-    assert "7 sent again (14.0 %, 5 of them after no reply)" in line_text(report)[0]
+    assert "7 sent again (14.0 per 100 commands, 5 of them after no reply)" in line_text(report)[0]
 
 
 def test_reconnects_are_the_times_the_link_came_back_not_its_tries() -> None:

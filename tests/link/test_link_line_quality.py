@@ -22,7 +22,7 @@ def test_a_noisy_window_is_said_once_and_a_clean_one_after_it() -> None:
     assert line.observe(10.0, 100, 50, 0) is None  # the window is not over
     assert line.observe(30.0, 100, 4, 0) is None  # 4 % sent again: clean, as it was
     level, event, figures = line.observe(60.0, 200, 10, 0)  # 6 of 100, none damaged: late, not noise
-    assert (level, figures) == ("warning", {"seconds": 30, "commands": 100, "sent_again": 6, "damaged_frames": 0})
+    assert (level, figures) == ("warning", {"seconds": 30, "commands": 100, "sent_again_for_the_line": 6, "damaged_frames": 0})
     assert event.startswith("replies late or lost: commands sent again after no reply, no frame damaged")
     assert line.observe(90.0, 210, 20, 25) is None  # still noisy (damaged frames): said already
     assert line.observe(120.0, 219, 21, 25)[:2] == ("info", "line clean again")
@@ -51,4 +51,4 @@ def test_a_link_on_a_noisy_line_says_so(monkeypatch: pytest.MonkeyPatch) -> None
         finally:
             link.stop()
     said = [e for e in logs if e["event"].startswith("line noisy")]
-    assert len(said) == 1 and said[0]["log_level"] == "warning" and said[0]["sent_again"] > 0
+    assert len(said) == 1 and said[0]["log_level"] == "warning" and said[0]["sent_again_for_the_line"] > 0
