@@ -226,7 +226,33 @@ def _text(d: dict) -> str:
                 f"{_wagers_text(d['wagers'])} on it, {done}")
     if d["kind"] == "void":  # its cards too: which were out is what a disputed round is about (a review)
         return (f"  {name}: VOID ({d.get('reason') or 'no reason given'}): {cards or 'no card dealt'}; "
-                "wagers returned")
+                f"{_void_wagers_text(d['settlements'])}")
     net = sum(s["net"] for s in d["settlements"])
     return (f"  {name} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
-            f" -> {d['outcome']}; {len(d['wagers'])} wagers, players net {money_text(net, signed=True)}")
+            f" -> {d['outcome']}; " + (_simulated_wagers_text(d) if d["kind"] == "simulated" else
+                                       f"{len(d['wagers'])} wagers, players net {money_text(net, signed=True)}"))
+
+
+def _void_wagers_text(settlements: list[dict]) -> str:
+    """What became of a void round's wagers: returned (settled as pushes), but a House Money Wager
+    decided before the void stands (an examiner read "wagers returned" of a round where two had lost)."""
+    decided = [s for s in settlements if s.get("result") != "push"]
+    if not decided:
+        return "wagers returned"
+    net = sum(s["net"] for s in decided)
+    return (f"{len(settlements) - len(decided)} wagers returned, {len(decided)} decided before the void "
+            f"(players net {money_text(net, signed=True)})")
+
+
+def _simulated_wagers_text(d: dict) -> str:
+    """A simulated round decides no wager (627a.13(c)(2), (d)): those on the layout when it began were
+    pushed, or kept for the next round, as the Rules Submission says (an examiner read "3 wagers")."""
+    if not d["wagers"]:
+        return "no wager"
+    pushed = sum(s.get("result") == "push" for s in d["settlements"])
+    if pushed == len(d["settlements"]) == len(d["wagers"]):
+        return f"{pushed} wagers returned as pushes (no wager is decided by a simulated round)"
+    if not d["settlements"]:
+        return f"{len(d['wagers'])} wagers kept on the layout for the next round (no wager is decided by a simulated round)"
+    net = sum(s["net"] for s in d["settlements"])
+    return f"{len(d['wagers'])} wagers, players net {money_text(net, signed=True)}"

@@ -167,3 +167,22 @@ def test_each_card_of_a_round_has_its_place_in_the_stack(capsys, one_shoe: Path)
     rounds = [d for d in map(json.loads, out.splitlines()) if d["type"] == "round" and d["kind"] == "normal"]
     assert rounds and all(isinstance(c["position"], int) for d in rounds for c in d["cards"])
     assert {(d["round"], c["card"], c["position"]) for d in rounds for c in d["cards"]} <= placed
+
+
+def test_a_rounds_line_says_what_became_of_wagers_no_round_decided() -> None:
+    """An examiner's review: a simulated round read "3 wagers, players net +0.00" (627a.13(d): "a
+    simulated round of play in which wagers may not be accepted"), and a void round "wagers
+    returned" where two House Money Wagers had lost before the void."""
+    from controller.cli.cmd_replay import _simulated_wagers_text, _void_wagers_text
+
+    wagers = [{"seat": s, "kind": "player", "amount": 1000} for s in (1, 2, 3)]
+    push = {"result": "push", "net": 0}
+    assert _simulated_wagers_text({"wagers": wagers, "settlements": [push] * 3}) == (
+        "3 wagers returned as pushes (no wager is decided by a simulated round)")
+    assert _simulated_wagers_text({"wagers": wagers, "settlements": []}) == (
+        "3 wagers kept on the layout for the next round (no wager is decided by a simulated round)")
+    assert _simulated_wagers_text({"wagers": [], "settlements": []}) == "no wager"
+    lost = {"result": "lose", "net": -500}
+    assert _void_wagers_text([push, push]) == "wagers returned"
+    assert _void_wagers_text([push, push, lost, lost]) == (
+        "2 wagers returned, 2 decided before the void (players net -10.00)")
