@@ -30,6 +30,8 @@ class ShoeSpec:
     misread: set[int] = field(default_factory=set)     # positions read as unreadable
     extra_cover_at: int | None = None        # a cover card the shoe found at this position
     read_all: bool = False
+    read_only: int | None = None             # the cards read stop after this many items
+    in_play: bool = False                    # the journal ends with the shoe in play: no reconciliation
 
 
 def _device_card(code: int) -> DeviceCard:
@@ -53,6 +55,8 @@ def shoe_records(spec: ShoeSpec, epoch: int, counter: list[int]) -> list[Record]
             stop += 1
     if spec.read_all:
         stop = len(items)
+    if spec.read_only is not None:
+        stop = min(stop, spec.read_only)
     loaded = sum(1 for i in items if i is not COVER)
     recs.append(Record("shoe_loaded", {"cards": loaded}, shoe=spec.shoe))
 
@@ -70,6 +74,8 @@ def shoe_records(spec: ShoeSpec, epoch: int, counter: list[int]) -> list[Record]
         recs.append(device("CARD_READ", {"rank": rank, "suit": suit, "face_up": False, "position": position,
                                         "timestamp_ms": position}))
         read += 1
+    if spec.in_play:
+        return recs
     recs.append(Record("reconciliation", {"loaded": loaded, "left_shoe": read, "burned": 1,
                                           "remaining_in_shoe": loaded - read, "total": loaded,
                                           "expected": spec.decks * 52, "ok": loaded == spec.decks * 52},

@@ -89,6 +89,21 @@ def test_shuffle_audit_excludes_a_shoe_with_a_bad_card_set(capsys, make_journal)
     assert {t["name"]: t["shoes"] for t in doc["tests"]}["adjacency"] == 1
 
 
+def test_shuffle_audit_leaves_out_a_shoe_in_play_whose_order_is_mostly_unknown(capsys, make_journal) -> None:
+    """A lab's review: a run stopped 20 rounds into a shoe, and the shuffle audit filled in 310 of
+    its 416 cards at random, which pulls the tests towards a pass. A shoe in play when the journal
+    ends with more than half its cards never read is left out, saying why; one mostly read is
+    audited, as a shoe that ended is."""
+    specs = shuffled_specs(4, decks=8, seed=5)
+    specs[2].read_only, specs[2].in_play = 300, True  # most of it read: audited
+    specs[3].read_only, specs[3].in_play = 100, True  # 316 never read: left out
+    code, out, _ = run(capsys, "audit", "shuffle", str(make_journal(specs, trailing_shoe=False)), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["audited"] == ["T1-S0001", "T1-S0002", "T1-S0003"]
+    assert doc["excluded"] == [{"shoe": "T1-S0004", "reason": "in play when the journal ends: 316 of its 416 cards "
+                                                            "never read, too many to fill in at random"}]
+
+
 @pytest.mark.parametrize("command", ["cards", "shuffle"])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, make_journal, command: str) -> None:
     junk = tmp_path / "junk.txt"
