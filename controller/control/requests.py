@@ -299,7 +299,9 @@ def _json_type(value: Any) -> str:
     if isinstance(value, int):
         return "a whole number out of range" if abs(value) > MAX_WHOLE else "a whole number"
     if isinstance(value, str):
-        return "text" if len(value) <= MAX_ARG_TEXT and value.isprintable() else "text that is too long or not printable"
+        if len(value) > MAX_ARG_TEXT:  # which of the two, said (an examiner read "too long or not printable")
+            return f"text of {len(value)} characters, more than {MAX_ARG_TEXT}"
+        return "text" if value.isprintable() else "text with a control character (a new line, a tab, an escape)"
     return "a list" if isinstance(value, list) else "an object"
 
 

@@ -91,7 +91,8 @@ BAD_VALUES = [
     ("args-list", "sit", "[1]", '"args" must be an object'),
     ("number-text-cut", "cut", '{"position": "abc"}', "position must be a whole number from 0"),
     ("negative-cut", "cut", '{"position": -5}', "position must be a whole number from 0"),
-    ("long-text", "dealer_sign_in", json.dumps({"dealer": "x" * 300}), "dealer must be printable text of 1 to 64"),
+    ("long-text", "dealer_sign_in", json.dumps({"dealer": "x" * 300}),
+     "dealer must be printable text of 1 to 64 characters, not blank, not text of 300 characters, more than 64"),
     ("blank-text", "dealer_sign_in", json.dumps({"dealer": "   "}), "dealer must be printable text of 1 to 64 characters, "
                                                                     "not blank"),
     # the table's own limit, said at the edge (exit 2), not as the table's refusal (a developer's review)
