@@ -60,13 +60,16 @@ def dealt(shoe: ShoeData) -> bool:
 class CardsAudit:
     reports: list[CardSetReport]
     skipped: list[tuple[str, str]]
+    # by shoe: the cards entered by hand for reads the shoe could not make (``ShoeData.entered``)
+    entered: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return all(r.ok for r in self.reports)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "shoes": [r.to_json() for r in self.reports],
+        shoes = [{**r.to_json(), "entered_by_hand": self.entered.get(r.shoe or "", [])} for r in self.reports]
+        return {"ok": self.ok, "shoes": shoes,
                 "failed": [r.shoe for r in self.reports if not r.ok],
                 "skipped": [{"shoe": s, "reason": why} for s, why in self.skipped]}
 
@@ -82,7 +85,7 @@ def cards_audit(shoes: Sequence[ShoeData]) -> CardsAudit:
             skipped.append((s.shoe, f"the journal says {str(s.decks)[:20]} decks; a shoe holds 1 to {MAX_DECKS}"))
         else:
             reports.append(s.verify())
-    return CardsAudit(reports, skipped)
+    return CardsAudit(reports, skipped, {s.shoe: list(s.entered) for s in shoes if s.entered})
 
 
 def _mostly_unknown(s: ShoeData, imputed: int, cards: int) -> str | None:

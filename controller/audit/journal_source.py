@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from controller.journal import kinds
-from controller.journal.errors import JournalContentError, malformed_entry
+from controller.journal.errors import JournalContentError, malformed_entry, text_field
 from controller.journal.vocabulary import current_payload
 from controller.rules.cards import MAX_DECKS
 from firmware_bridge.protocol import messages as m
@@ -47,7 +47,8 @@ from .orders import CARDS_PER_DECK, impute
 __all__ = ["AUDIT_KINDS", "JournalContentError", "ShoeData", "StackMap", "collect_shoes", "partial_order",
            "previous_orders", "stack_map"]
 
-AUDIT_KINDS = (kinds.SHOE_START, kinds.CUT, kinds.COVER, kinds.SHOE_LOADED, kinds.RECONCILIATION, kinds.INPUT_DEVICE)
+AUDIT_KINDS = (kinds.SHOE_START, kinds.CUT, kinds.COVER, kinds.SHOE_LOADED, kinds.RECONCILIATION, kinds.INPUT_DEVICE,
+               kinds.CARD_ENTERED)
 _CARD_READ, _COVER_CARD, _SHUFFLE_DONE = (m.wire_name(cls) for cls in (m.CardRead, m.CoverCard, m.ShuffleDone))
 _COVER = -1
 _MOST_CARDS = 2 * MAX_DECKS * CARDS_PER_DECK  # above any stack's cards and cover cards
@@ -66,6 +67,9 @@ class ShoeData:
     cover_positions: list[int] = field(default_factory=list)
     reconciliation: dict[str, Any] | None = None
     shuffle_count: tuple[int, int] | None = None                          # (card_count, expected)
+    # cards a floorperson entered for reads the shoe could not make: {"card", "by"}, as journaled.
+    # Known from the entry alone (no device read them): the card set counts them unidentified.
+    entered: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def remaining(self) -> int | None:
@@ -127,6 +131,8 @@ def _collect_one(e: Any, get: Callable[[str], ShoeData]) -> None:
         doc.loaded = _count(p["cards"], "cards")
     elif kind == kinds.RECONCILIATION:
         doc.reconciliation = dict(p)
+    elif kind == kinds.CARD_ENTERED:
+        doc.entered.append({"card": text_field(p, "card"), "by": text_field(p, "by")})
     elif kind == kinds.INPUT_DEVICE:
         p = current_payload(e)
         event, f = p.get("event"), p.get("fields") or {}

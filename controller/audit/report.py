@@ -22,6 +22,11 @@ def cards_text(path: str, audit: CardsAudit) -> str:
                 f"{', ' + str(len(r.unreadable)) + ' unreadable' if r.unreadable else ''}), {r.unread} never read")
         lines.append(head)
         lines.extend(f"    {p}" for p in r.problems)
+        entered = audit.entered.get(r.shoe or "")
+        if entered:  # known from a person's entry alone: said, as surveillance asks (an examiner's review)
+            cards = ", ".join(f"{e['card']} by {e['by']}" for e in entered)
+            lines.append(f"    {len(entered)} entered by hand for reads the shoe could not make (not checked "
+                         f"against the cards: counted unidentified): {cards}")
     for shoe, why in audit.skipped:
         lines.append(f"{shoe}: skipped ({why})")
     failed = sum(1 for r in audit.reports if not r.ok)

@@ -32,6 +32,7 @@ class ShoeSpec:
     read_all: bool = False
     read_only: int | None = None             # the cards read stop after this many items
     in_play: bool = False                    # the journal ends with the shoe in play: no reconciliation
+    entered: dict[int, str] = field(default_factory=dict)  # misread position -> the card fp1 entered
 
 
 def _device_card(code: int) -> DeviceCard:
@@ -73,6 +74,8 @@ def shoe_records(spec: ShoeSpec, epoch: int, counter: list[int]) -> list[Record]
         rank, suit = (0xFF, 0) if position in spec.misread else (item.rank, item.suit)
         recs.append(device("CARD_READ", {"rank": rank, "suit": suit, "face_up": False, "position": position,
                                         "timestamp_ms": position}))
+        if position in spec.entered:
+            recs.append(Record("card_entered", {"card": spec.entered[position], "by": "fp1"}, shoe=spec.shoe))
         read += 1
     if spec.in_play:
         return recs

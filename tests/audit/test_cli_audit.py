@@ -89,6 +89,21 @@ def test_shuffle_audit_excludes_a_shoe_with_a_bad_card_set(capsys, make_journal)
     assert {t["name"]: t["shoes"] for t in doc["tests"]}["adjacency"] == 1
 
 
+def test_cards_entered_by_hand_are_said_with_who_entered_them(capsys, make_journal) -> None:
+    """An examiner's review: a floorperson entered 5H for a card the shoe could not read (it was
+    8H) and `audit cards` said only "1 unreadable". A card known from a person's entry alone is
+    now said, with who entered it; the card set still counts it unidentified."""
+    specs = shuffled_specs(1, decks=8, seed=3, misread={5, 9}, entered={5: "5H", 9: "KD"})
+    path = make_journal(specs)
+    code, out, _ = run(capsys, "audit", "cards", str(path))
+    assert code == 0 and ("    2 entered by hand for reads the shoe could not make (not checked against the cards: "
+                          "counted unidentified): 5H by fp1, KD by fp1") in out.splitlines()
+    code, out, _ = run(capsys, "audit", "cards", str(path), "--json")
+    [shoe] = json.loads(out)["shoes"]
+    assert shoe["entered_by_hand"] == [{"card": "5H", "by": "fp1"}, {"card": "KD", "by": "fp1"}]
+    assert shoe["unreadable"] == [5, 9]
+
+
 def test_shuffle_audit_leaves_out_a_shoe_in_play_whose_order_is_mostly_unknown(capsys, make_journal) -> None:
     """A lab's review: a run stopped 20 rounds into a shoe, and the shuffle audit filled in 310 of
     its 416 cards at random, which pulls the tests towards a pass. A shoe in play when the journal
