@@ -251,7 +251,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
                  "reshuffled before it is dealt (681a.5(g)(2))", required=False),)),
     Command("clear_fault", F, ("fault",), act.clear_fault, "clear a fault the floorperson has dealt with",
             (Arg("key", "text", "the fault to clear (all clearable ones when absent)", required=False),),
-            "no fault holds the table (it is {state}; a count fault ends with order_reshuffle, restart_shoe or close)"),
+            "{nothing_to_clear}"),
     Command("enter_card", F, None, act.enter_card, "enter the card the shoe could not read",
             (Arg("card", "card", "the card, e.g. AS, 10H, KD"),)),
     Command("void_round", F, ("dealing", "squeeze", "house_money"), act.void_round,
@@ -300,7 +300,11 @@ def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str]
             raise Refused(f"{op.operator} is not the dealer at this table ({dealer_operator} is): a new dealer signs "
                           "in first (dealer_sign_in), and burns a card before dealing (681a.7(c))")
     if command.states is not None and state not in command.states:
-        raise Refused(command.not_now.format(command=command.name, state=table_words(state, faults or {})))
+        words = table_words(state, faults or {})
+        # a count fault is no fault to clear: said so there, and only there (an examiner's review)
+        cleared = ("a count fault is not cleared: it ends with order_reshuffle, restart_shoe or close"
+                   if state == "count_fault" else f"no fault holds the table (it is {words})")
+        raise Refused(command.not_now.format(command=command.name, state=words, nothing_to_clear=cleared))
     if not isinstance(op.args, Mapping):
         raise Refused(f"{command.name} takes {_takes(command)}")
     return command, command.check_args(op.args, submission)

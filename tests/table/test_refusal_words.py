@@ -126,6 +126,8 @@ def test_an_open_door_is_the_devices_to_end_and_clear_fault_says_so_as_the_refus
     assert _refused(b) == "no fault a floorperson can clear (door:shoe clears when the shoe's door is closed)"
     b.event("shoe", m.Door(False))
     assert b.core.state == "betting" and not b.core.faults
+    b.op("clear_fault")  # no count-fault hint where there is none (an examiner's review)
+    assert _refused(b) == "no fault holds the table (it is betting)"
 
 
 def test_refusals_in_a_count_fault_and_while_shuffling_say_what_is_so() -> None:
@@ -136,8 +138,7 @@ def test_refusals_in_a_count_fault_and_while_shuffling_say_what_is_so() -> None:
     b.op("open")
     assert b.core.state == "count_fault"
     b.op("clear_fault")
-    assert _refused(b) == ("no fault holds the table (it is in a count fault; a count fault ends with order_reshuffle, "
-                           "restart_shoe or close)")
+    assert _refused(b) == "a count fault is not cleared: it ends with order_reshuffle, restart_shoe or close"
     b = Bench(auto_deal=False)
     b.core.handle(OperatorInput("open", {}, "fp1", Role.FLOORPERSON))  # the shuffler is not told: still shuffling
     assert b.core.state == "shuffling"
