@@ -167,9 +167,21 @@ def _events_text(d: dict) -> str:
         else:
             what = ev["kind"].replace("_", " ")
         rest = ", ".join(f"{_key(k)} {_value(v, k)}" for k, v in p.items())
-        who = f" by {ev['operator']}" if ev.get("operator") else ""
+        who = _who(ev)
         lines.append(safe(f"      entry {ev['seq']}{who}: {what.strip()}" + (f" ({rest})" if rest else "")) + "\n")
     return "".join(lines)
+
+
+def _who(ev: dict) -> str:
+    """`` by fp1`` for the operator's own act (the command, a refusal of it, a record that names
+    them), `` after fp1's command`` for what the table did on it (an irregularity found, a wager
+    returned: an examiner read "by fp1" of a card found face up), nothing when no one's."""
+    operator = ev.get("operator")
+    if not operator:
+        return ""
+    p = ev["payload"]
+    own = ev["kind"] in (kinds.OPERATOR, kinds.REFUSED) or operator in (p.get("by"), p.get("operator"))
+    return f" by {operator}" if own else f" after {operator}'s command"
 
 
 # Where a card went, as a round's line says it: a Bonus-only card (681a.7(f)(2): it counts for

@@ -129,11 +129,14 @@ def test_an_events_payload_is_said_in_words_not_json() -> None:
         {"seq": 10, "kind": "controller_started", "operator": None,
          "payload": {"capabilities": {"automatic_shoe": False, "approval": None}, "replayed": 3}},
         {"seq": 11, "kind": "house_money_added", "operator": "d1", "payload": {"seat": 2, "amount": 3050}},
+        # the operator's own act is "by" them; what the table did on their command is "after" it
+        {"seq": 12, "kind": "card_entered", "operator": "fp1", "payload": {"card": "8D", "by": "fp1"}},
     ]}
     assert _events_text(doc).splitlines() == [
         "      entry 9: device replaced (device role shoe, shoe lost yes, serial none, faults misread, jam:shoe)",
         "      entry 10: controller started (capabilities [automatic shoe no; approval none], replayed 3)",
-        "      entry 11 by d1: house money added (seat 2, amount 30.50)"]
+        "      entry 11 after d1's command: house money added (seat 2, amount 30.50)",
+        "      entry 12 by fp1: card entered (card 8D, by fp1)"]
 
 
 def test_export_takes_one_shoe_or_one_round(capsys, one_shoe: Path) -> None:
