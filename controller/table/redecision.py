@@ -15,6 +15,9 @@ Rules of the comparison:
   journal's own text, in the current schema's words: ``current_payload``). The first record that
   differs, is missing, or was made by no input ends the comparison (the table's state may differ
   from there on, so what follows would only repeat it): ``Redecision.difference``.
+- A ``refused`` record is compared without its ``reason``: the words of a refusal are mended
+  from version to version of the program, and a refusal changes nothing; the input, the state
+  and the operator it names are compared.
 - Records made outside the core are not decided again but put in force where they lie, as the
   running table did: ``controller_started`` (the core is told of the start; the devices its
   ``capabilities`` name, when they differ, make a new core that replays every input so far, as a
@@ -89,6 +92,16 @@ class Redecision:
         return {"ok": self.ok, "entries": self.entries, "inputs": self.inputs, "records": self.records,
                 "starts": self.starts, "rounds": self.rounds, "assumed_devices": self.assumed_devices,
                 "difference": self.difference.to_json() if self.difference else None}
+
+
+def _same_refusal(kind: str, journaled: Any, decided: dict[str, Any]) -> bool:
+    """Two ``refused`` records that differ only in their ``reason``: the same refusal (the input,
+    the state, the operator), said in the words of another version of the program. A refusal
+    changes nothing, and its words are mended from version to version (a review of this audit:
+    a journal of the day before failed it on a reworded refusal, and read as tampered with)."""
+    if kind != kinds.REFUSED or not isinstance(journaled, dict) or not isinstance(journaled.get("reason"), str):
+        return False
+    return canonical_json({**journaled, "reason": ""}) == canonical_json({**decided, "reason": ""})
 
 
 def _side(kind: str, shoe: str | None, rnd: int | None, payload: Any) -> dict[str, Any]:
@@ -175,7 +188,7 @@ class _Redecider:
                                "infinite)", decided=_decided(r))
             return
         same = (e.kind == r.kind and e.shoe_id == r.shoe and e.round_no == r.round
-                and text == canonical_json(r.payload))
+                and (text == canonical_json(r.payload) or _same_refusal(e.kind, payload, r.payload)))
         if not same:
             self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",
                         journaled=_journaled(e, payload), decided=_decided(r))

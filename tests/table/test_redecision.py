@@ -326,3 +326,36 @@ def test_a_number_no_table_writes_read_without_the_check_is_a_difference_not_a_c
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stdout.splitlines()[0] == (f"{path}: decisions FAILED at entry {row[SEQ]}: the journal's settlement "
                                            "record holds a number no table writes (not a number, or infinite)")
+
+
+@pytest.mark.parametrize("change", ["reworded", "another_state"])
+def test_a_refusal_is_compared_without_its_words(table_journal: Path, tmp_path: Path, change: str) -> None:
+    """A review of this audit: a journal written the day before failed `audit decisions` on a
+    refusal whose words a later version mended, and read as tampered with. A refusal changes
+    nothing; it is compared by its input, state and operator, not by its words (a forged state is
+    still found)."""
+    seq = []
+
+    def refused_between_rounds(rs: list) -> list:
+        # after the last round's cards went to the rack (after the last start, whose count of
+        # inputs replayed it would change), a floorperson's clear_fault, refused
+        at = max(i for i, r in enumerate(rs) if r[KIND] == "discard_rack") + 1
+        shoe = rs[at - 1][4]
+        command = list(rs[at - 1])
+        command[KIND], command[5], command[6:9], command[9] = "input.operator", None, [None] * 3, "fp1"
+        command[PAYLOAD] = '{"args":{},"command":"clear_fault","operator_role":"floorperson"}'
+        refusal = list(command)
+        refusal[KIND], refusal[9] = "refused", None
+        state = "betting" if change == "reworded" else "dealing"
+        refusal[PAYLOAD] = json.dumps({"input": "clear_fault", "operator": "fp1", "reason": "words of another day",
+                                       "state": state}, sort_keys=True, separators=(",", ":"))
+        command[4] = refusal[4] = shoe
+        seq.append(at + 2)  # the refusal's seq once renumbered (seqs are 1-based)
+        return rs[:at] + [command, refusal] + rs[at:]
+
+    result = decided(forged(table_journal, tmp_path, refused_between_rounds))
+    if change == "reworded":
+        assert result.difference is None, result.difference
+    else:
+        assert result.difference is not None and result.difference.seq == seq[0]
+        assert result.difference.decided["payload"]["state"] == "betting"
