@@ -14,7 +14,9 @@ Submission the rounds were dealt under (a floorperson's ``set_submission`` start
   by a simulated round, and a void one decided none);
 - ``money``: by wager kind, the wagers the table settled (``count``, ``staked``, ``players_net``,
   ``commission``, ``won``/``lost``/``pushed``) and those it returned without a decision
-  (``returned``, ``returned_amount``), in minor units; the hold is ``-players_net / staked``.
+  (``returned``, ``returned_amount``: ``wager_returned`` records, and the pushes a void or
+  simulated round settles its wagers with, which no round decided; a House Money Wager decided
+  before a void stands as settled), in minor units; the hold is ``-players_net / staked``.
 
 A record whose payload lacks what this needs raises ``JournalContentError`` naming the entry
 (``malformed_entry``), as every reader of a journal does.
@@ -71,6 +73,8 @@ class RulesResults:
     """The rounds dealt under one Rules Submission (see the module docstring)."""
 
     document: dict[str, Any]  # the submission record's payload
+    # each round's settlements until its round_result says whether a round decided them
+    pending: dict[tuple[str | None, int | None], list[dict[str, Any]]] = field(default_factory=dict)
     shoes: dict[str, Tally] = field(default_factory=dict)  # each shoe's normal rounds, in order
     bonus_shoes: dict[str, Tally] = field(default_factory=dict)
     simulated: int = 0
@@ -116,6 +120,11 @@ def collect_results(entries: Any) -> list[RulesResults]:
             current = _collect_one(e, current, groups)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise malformed_entry(e, exc) from None
+    for g in groups:  # a round the journal ends in: what it settled (House Money) stands
+        for settled in g.pending.values():
+            for p in settled:
+                _settle(g, p)
+        g.pending.clear()
     return [g for g in groups if g.shoes or g.simulated or g.void or g.money]
 
 
@@ -133,6 +142,11 @@ def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults
         return None
     if kind == kinds.ROUND_RESULT:
         round_kind = p.get("kind", "normal")
+        for settled in current.pending.pop((e.shoe_id, e.round_no), []):
+            if round_kind != "normal" and settled.get("result") == "push":  # no round decided it
+                _return(current, settled)
+            else:
+                _settle(current, settled)
         if round_kind == "simulated":
             current.simulated += 1
         elif round_kind == "void":
@@ -143,18 +157,27 @@ def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults
             if p.get("bonus_in_play"):
                 _add(current.bonus_shoes, e.shoe_id, facts, cards)
     elif kind == kinds.SETTLEMENT:
-        money = current.money.setdefault(str(p["kind"]), WagerMoney())
-        money.count += 1
-        money.staked += int(p["amount"])
-        money.players_net += int(p["net"])
-        money.commission += int(p.get("commission") or 0)
-        if p.get("result") in money.results:
-            money.results[p["result"]] += 1
+        int(p["amount"]), int(p["net"]), int(p.get("commission") or 0), str(p["kind"])  # malformed: named at its entry
+        current.pending.setdefault((e.shoe_id, e.round_no), []).append(p)
     elif kind == kinds.WAGER_RETURNED:
-        money = current.money.setdefault(str(p["kind"]), WagerMoney())
-        money.returned += 1
-        money.returned_amount += int(p["amount"])
+        _return(current, p)
     return current
+
+
+def _settle(g: RulesResults, p: dict[str, Any]) -> None:
+    money = g.money.setdefault(str(p["kind"]), WagerMoney())
+    money.count += 1
+    money.staked += int(p["amount"])
+    money.players_net += int(p["net"])
+    money.commission += int(p.get("commission") or 0)
+    if p.get("result") in money.results:
+        money.results[p["result"]] += 1
+
+
+def _return(g: RulesResults, p: dict[str, Any]) -> None:
+    money = g.money.setdefault(str(p["kind"]), WagerMoney())
+    money.returned += 1
+    money.returned_amount += int(p["amount"])
 
 
 def _add(shoes: dict[str, Tally], shoe_id: str | None, rnd: RoundFacts, cards: int) -> None:

@@ -92,3 +92,37 @@ def test_21_baccarat_bonus_wagers_are_figured_over_the_rounds_their_cards_were_d
     in_play = sum(bool(e.payload.get("bonus_in_play")) for e in _entries(journal, "round_result"))
     assert in_play > 0 and "player_bonus" in rep["wagers_per_unit"]
     assert "player_pair" not in rep["outcomes"]  # 21 Baccarat has no pair wagers
+
+
+def test_a_void_rounds_wagers_are_returned_not_settled(capsys, tmp_path: Path) -> None:
+    """A review of this command: a void round settles each wager as a push, and they were counted
+    as settled and pushed, diluting every hold; a void round decides no wager."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "table"))
+    from bench import Bench
+
+    from controller.journal import Record
+    from controller.roles import Role
+
+    b = Bench()
+    b.open_and_cut()
+    b.play_round([(1, "player", 2500), (2, "banker", 1000)])  # a round decided: both settled
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=3, kind="tie", amount=500)
+    b.op("no_more_bets", Role.DEALER)
+    b.draw()
+    b.draw()
+    b.op("void_round")
+    path = tmp_path / "void.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append("submission", {"source": "preset:minibaccarat", **b.sub.to_dict()})
+        journal.append_batch(Record(r.kind, r.payload, r.shoe, r.round) for r in b.records)
+    code, out, err = run(capsys, "audit", "results", str(path), "--json")
+    assert code == 0, err
+    [rep] = json.loads(out)["rules"]
+    assert (rep["rounds"], rep["void_rounds"]) == (1, 1)
+    tie = rep["money"]["tie"]
+    assert (tie["settled"], tie["staked"], tie["pushed"], tie["returned"], tie["returned_amount"]) == (0, 0, 0, 1, 500)
+    assert rep["money"]["player"]["settled"] == rep["money"]["banker"]["settled"] == 1
+    assert rep["money_total"]["settled"] == 2 and rep["money_total"]["returned"] == 1
