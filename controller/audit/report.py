@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+from shoectl_config.text import safe
+
 from .journal_audit import PRE_ORDER_TEXT, CardsAudit, ShuffleAudit
 from .shuffle_audit import MULTIPLE_TESTING_METHOD
 
@@ -24,7 +26,7 @@ def cards_text(path: str, audit: CardsAudit) -> str:
         lines.extend(f"    {p}" for p in r.problems)
         entered = audit.entered.get(r.shoe or "")
         if entered:  # known from a person's entry alone: said, as surveillance asks (an examiner's review)
-            cards = ", ".join(f"{e['card']} by {e['by']}" for e in entered)
+            cards = safe(", ".join(f"{e['card']} by {e['by']}" for e in entered))  # journal text: escaped
             lines.append(f"    {len(entered)} entered by hand for reads the shoe could not make (not checked "
                          f"against the cards: counted unidentified): {cards}")
     for shoe, why in audit.skipped:

@@ -83,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                           "the exact figures; the money by wager kind",
                           description="What the journal's rounds yielded, for each Rules Submission they were dealt "
                                       "under: shoes, rounds and cards; each outcome's frequency and each wager's hold "
-                                      "per unit staked with 95%% intervals over whole shoes, beside the exact figures of a "
+                                      "per unit staked with 95 % intervals over whole shoes, beside the exact figures of a "
                                       "full shoe (as shoectl simulate gives them); and the money by wager kind: wagers "
                                       "settled, staked, the players' net, hold, commission, won/lost/pushed, returned.")
     add_journal_input(r)

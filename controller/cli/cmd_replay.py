@@ -238,14 +238,14 @@ def _text(d: dict) -> str:
                 f"{_wagers_text(d['wagers'])} on it, {done}")
     if d["kind"] == "void":  # its cards too: which were out is what a disputed round is about (a review)
         return (f"  {name}: VOID ({d.get('reason') or 'no reason given'}): {cards or 'no card dealt'}; "
-                f"{_void_wagers_text(d['settlements'])}")
+                f"{void_wagers_text(d['settlements'])}")
     net = sum(s["net"] for s in d["settlements"])
     return (f"  {name} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
             f" -> {d['outcome']}; " + (_simulated_wagers_text(d) if d["kind"] == "simulated" else
                                        f"{len(d['wagers'])} wagers, players net {money_text(net, signed=True)}"))
 
 
-def _void_wagers_text(settlements: list[dict]) -> str:
+def void_wagers_text(settlements: list[dict]) -> str:
     """What became of a void round's wagers: returned (settled as pushes), but a House Money Wager
     decided before the void stands (an examiner read "wagers returned" of a round where two had lost)."""
     decided = [s for s in settlements if s.get("result") != "push"]

@@ -52,6 +52,7 @@ from controller.cli.run_options import (
     DEFAULT_JOURNAL, DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_engine,
     edge_threshold, emulator_speed, fault_spec, table_id,
 )
+from controller.cli.run_display import LineDisplay
 from controller.cli.run_output import JournalLines, StdoutLines, output_read
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
 from controller.errors import UsageError, output_path_argument, path_argument
@@ -66,9 +67,8 @@ from controller.rules.odds_main_game import using_engine
 from controller.table.autodealer import AutoDealer
 from controller.table.checks import cards_lost_with
 from controller.table.core import TableCore
-from controller.table.result_line import round_result_text
 from controller.table.edge_monitor import EdgeMonitor
-from controller.table.io import FAULT_LEVEL, Notice, OperatorInput, TableRecord
+from controller.table.io import OperatorInput, TableRecord
 from controller.table.errors import Refused
 from controller.table.recovery import rules_asked_for
 from controller.roles import AUTOMATED_FLOORPERSON, Role
@@ -89,7 +89,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the next shoe's shuffle has begun by then, so its shoe_start is journaled and a "
                         "run resumed from the journal deals it")
     p.add_argument("--rounds", type=positive_int, metavar="N",
-                   help="stop after N rounds (and a simulated round begun with the last, 627a.13(d))")
+                   help="stop after N rounds (and a simulated round begun with the last, 627a.13(d)); when the "
+                        "last ends a shoe, the next shoe's shuffle has begun: its shoe_start is journaled")
     p.add_argument("--seed", type=non_negative_int, metavar="S", help="seed for the built-in emulator and the automated dealer "
                    "(for a resumed journal: drawn from S and the journal's length, not to deal its shoes and wagers "
                    "again); the same S shuffles the same shoes whatever the game: give each sample its own")
@@ -127,60 +128,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-COUNT_FAULT_NOTICE = object()  # a count fault's record was printed: its notice (the same, in more words) is not
-
-
-class _Display:
-    """Line-per-event output for people (``--display lines``); ``--json`` is ``JournalLines``."""
-
-    def __init__(self, out: StdoutLines) -> None:
-        self.out = out
-        self.snapshot = None  # the table core's snapshot(), once there is a core
-        self._fault_said: object = None  # the fault notice a fault record said already (or an outage line)
-
-    def record(self, r: TableRecord) -> None:
-        p = r.payload
-        if r.kind == kinds.ROUND_RESULT and p.get("kind") != "void":
-            left = self.snapshot().get("cards_remaining") if self.snapshot else None
-            self.out.line(round_result_text(r.shoe, p) + (f"   [{left} cards left]" if left is not None else ""))
-        elif r.kind == kinds.ROUND_RESULT:
-            self.out.line(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; wagers returned")
-        elif r.kind in (kinds.FAULT, kinds.COUNT_FAULT):
-            # the notice that follows says it again (a count fault's in more words): not printed
-            self._fault_said = p.get("reason") if r.kind == kinds.FAULT else COUNT_FAULT_NOTICE
-            if not str(p.get("fault", "")).startswith("link:"):
-                # (a device outage is written by its OutageLines: once, not at every retry)
-                self.out.line(f"!! FAULT: {p.get('reason') or p.get('problem')}")
-        elif r.kind == kinds.RESUMED:
-            self.out.line(f"   resumed: {p['state']}")
-        elif r.kind == kinds.SHOE_START:
-            by_hand = self.snapshot is not None and not self.snapshot().get("has_shuffler", True)
-            how = "decks to the dealer (a preshuffled pack, or shuffled by hand)" if by_hand else "decks to the shuffler"
-            self.out.line(f"== shoe {p['shoe']}: {p['decks']} {how}")
-        elif r.kind == kinds.CUT:
-            self.out.line(f"   cut at {p['position']} by {p['by']}")
-        elif r.kind == kinds.RECONCILIATION:
-            counted = {"shuffler": " (counted at the next shuffle)", "shoe": " (counted at the next load)"}
-            self.out.line(f"   shoe done: {p['left_shoe']} cards out, {p['remaining_in_shoe']} left"
-                          f"{counted.get(p.get('remaining_counted_by'), '')}; "
-                          f"{'reconciled' if p['ok'] else 'DOES NOT RECONCILE'}")
-
-    def notice(self, n: Notice) -> None:
-        """Warnings, and the faults no fault record said: a shoe given up as its device came back
-        new, a shoe empty before its counted cards came out (a review of the emulator: a shoe lost
-        between rounds read as an ordinary end of shoe)."""
-        if n.level == FAULT_LEVEL:
-            said, self._fault_said = self._fault_said, None
-            if said is COUNT_FAULT_NOTICE or (said is not None and said == n.text):
-                return
-        elif n.level != "warning":
-            return
-        self.out.line(f"!! {n.text}")
-
-    def close(self) -> None:
-        """Nothing to finish: every line was written as it came (the live display draws its last screen)."""
-
-
 def run(args: argparse.Namespace) -> int:
     engine = edge_engine(args)
     # Standard output and standard error are written by threads of their own: a reader that pauses
@@ -216,7 +163,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
     except BaseException:
         control.close()
         raise
-    display: Any = JournalLines(journal, out) if args.json else _Display(out)
+    display: Any = JournalLines(journal, out) if args.json else LineDisplay(out)
     emulator = None
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     service = None  # systemd's notifications, once the table runs

@@ -9,8 +9,8 @@ of one shoe needs only what ``entries_needed(shoe)`` keeps):
   "to", "position", "seq", "ts", "device_event"}, ...] (in the order they left the shoe; from the
   ``card`` record that placed it, null for one no such record placed: ``position``, its place in
   the stack, ``seq`` and ``ts``, that record's; ``device_event``: ``{"serial", "epoch",
-  "counter"}`` of the device's CARD_READ it was dealt on, when the entries read hold the inputs,
-  null for a card entered by hand), "player": {"cards", "total"}, "banker": {...},
+  "counter"}`` of the device's CARD_READ of that place of the shoe, when the entries read hold
+  the inputs; null for a card entered by hand, whose read was unreadable), "player": {"cards", "total"}, "banker": {...},
   "outcome", "wagers": [...], "settlements": [...], "started", "decided"}`` for each completed round
   (``started``: the journal time of its ``round_start``, ``decided``: of its ``round_result``; a
   shoe's ``started``: of its ``shoe_start``; UTC, as the entries hold it);
@@ -122,6 +122,7 @@ def _placed(dealt: list[dict[str, Any]], read: list[dict[str, Any]]) -> list[dic
 
 
 _UNPLACED = {"position": None, "seq": None, "ts": None, "device_event": None}
+UNREADABLE_RANK = 0xFF  # a CARD_READ's rank for a card the shoe could not read (docs/protocol.md)
 
 
 def _wager(p: Any) -> dict[str, Any]:
@@ -211,22 +212,28 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             yield from release(sid)
 
     actor: str | None = None
-    card_read: dict[str, Any] | None = None  # the device event of the last input, when a CARD_READ
+    # by (shoe, stack position): the device event each card of a shoe in play was read as (a card
+    # held or deferred is placed later than its read, after other reads: matched by its place)
+    reads: dict[tuple[str | None, int], dict[str, Any]] = {}
     unplaced: list[dict[str, Any]] = []  # clock steps before the first shoe
     for e in entries:
         try:
             k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
             if k in kinds.INPUT_KINDS:
                 actor = e.operator if k == kinds.INPUT_OPERATOR else None
-                card_read = ({"serial": e.device_serial, "epoch": e.device_epoch, "counter": e.device_counter}
-                             if k == kinds.INPUT_DEVICE and isinstance(p, dict) and p.get("event") == "CARD_READ"
-                             else None)
+                if k == kinds.INPUT_DEVICE and isinstance(p, dict) and p.get("event") == "CARD_READ":
+                    fields = p.get("fields") or {}
+                    position = fields.get("position")
+                    if type(position) is int and fields.get("rank") != UNREADABLE_RANK:  # an entered card's read: not it
+                        reads[(sid, position)] = {"serial": e.device_serial, "epoch": e.device_epoch,
+                                                  "counter": e.device_counter}
                 continue
             if k == kinds.CONTROLLER_STARTED:
                 actor = None  # a new process: what follows is not the last command's doing (a review saw a restart "by" the dealer)
             if k == kinds.SHOE_START:
                 if current is not None:
                     yield from shoe_done(current)
+                reads.clear()  # the reads of the shoe before: none of its cards is placed after this
                 current = p["shoe"]
                 shoe_doc(current)["decks"] = p.get("decks")
                 shoes[current]["events"][:0], unplaced = unplaced, []  # what happened before it, first
@@ -280,8 +287,8 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                     _whole(p, "position")
                 rounds[(sid, rno)]["cards"].append({"card": text_field(p, "card"), "to": text_field(p, "to"),
                                                     "position": position, "seq": getattr(e, "seq", None),
-                                                    "ts": getattr(e, "ts", None), "device_event": card_read})
-                card_read = None
+                                                    "ts": getattr(e, "ts", None),
+                                                    "device_event": reads.pop((sid, position), None)})
             elif k == kinds.SETTLEMENT and (sid, rno) in rounds:
                 _whole(p, "net")
                 _wager(p)

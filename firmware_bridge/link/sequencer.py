@@ -90,6 +90,7 @@ class EventSequencer:
         self._reorder: dict[int, DeviceEvent] = {}
         self._resends = 0                    # requests made while ``queued`` stood at ...
         self._damaged_resends = 0            # (those after which frames came damaged) ...
+        self._damage_seen = 0                # (the link's damaged frames at the last request)
         self._resends_at: int | None = None  # ... this counter
         self._stalled_at: int | None = None  # ``queued`` when the gap was declared stalled
         self._asked_up_to = 0  # ``known_highest`` at the last resend request: the gaps it covered
@@ -215,23 +216,26 @@ class EventSequencer:
         """The link is about to ask for RESEND_EVENTS: the gaps known now are covered by it."""
         self._asked_up_to = self.known_highest
 
-    def resend_requested(self, line_damaged: bool = False) -> bool:
+    def resend_requested(self, damaged_frames: int = 0) -> bool:
         """The link asked the device to resend (RESEND_EVENTS). Returns True once per stall: when
         the gap has now outlasted ``stall_resends`` requests with its first missing counter still
         absent. A device keeps every unacknowledged event (docs/protocol.md E3), so a gap that does
-        not close is a fault, not something to hold ever more events for. ``line_damaged``: frames
-        came damaged since the request before (the resent events may have been among them), so this
-        one counts only towards ``NOISY_STALL_FACTOR`` times the limit. (What it covered was
-        noted by ``asking``, before it was sent.)"""
+        not close is a fault, not something to hold ever more events for. ``damaged_frames``: the
+        link's count of frames that came damaged, so far; a request after which it grew (the resent
+        events may have been among them) counts only towards ``NOISY_STALL_FACTOR`` times the
+        limit (a gap's first request has nothing before it to judge by: it counts in full). (What
+        it covered was noted by ``asking``, before it was sent.)"""
         if not self.gap:
             self._resends_at = None
             return False
         if self._resends_at != self.queued:
             self._resends_at, self._resends, self._damaged_resends = self.queued, 0, 0
-        if line_damaged:
+            self._damage_seen = damaged_frames
+        if damaged_frames != self._damage_seen:
             self._damaged_resends += 1
         else:
             self._resends += 1
+        self._damage_seen = damaged_frames
         outlasted = (self._resends > self.stall_resends
                      or self._resends + self._damaged_resends > self.stall_resends * NOISY_STALL_FACTOR)
         if outlasted and self._stalled_at != self.queued:

@@ -100,7 +100,6 @@ class Supervisor:
         self._session_numbers = itertools.count(1)
         self._tokens = itertools.count(1)
         self._last_resend = float("-inf")
-        self._damaged_at_resend = 0  # ``frames_dropped`` at the last RESEND_EVENTS the device took
         self._last_heartbeat = float("-inf")
         self._probe_wanted = False  # a damaged frame came: ask what was missed
         self._device_heard = False  # the connect under way got an answer: the device is there
@@ -381,9 +380,7 @@ class Supervisor:
             self._last_resend = self._clock() + (0.0 if isinstance(reply, Ack) else self.reply_timeout)
             stalled = False
             if isinstance(reply, Ack):
-                damaged = self._stats["frames_dropped"]
-                stalled = self._sequencer.resend_requested(line_damaged=damaged != self._damaged_at_resend)
-                self._damaged_at_resend = damaged
+                stalled = self._sequencer.resend_requested(damaged_frames=self._stats["frames_dropped"])
             if stalled:
                 self._stats["gaps_stalled"] += 1
                 stall = self._sequencer.stall_words()

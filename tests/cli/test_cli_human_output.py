@@ -66,12 +66,12 @@ def test_replay_says_when_and_each_seats_wager_and_settlement(capsys, one_shoe: 
 def test_the_lines_display_says_how_a_new_shoe_is_made(capsys, has_shuffler: bool, words: str) -> None:
     """``--display lines`` at a table without a shuffler once said "shuffling 8 decks": the dealer
     opens preshuffled decks there (681a.5(a)), and the line says so."""
-    from controller.cli.cmd_run import _Display
+    from controller.cli.run_display import LineDisplay
     from controller.cli.run_output import StdoutLines
     from controller.table.io import TableRecord
 
     out = StdoutLines()
-    display = _Display(out)
+    display = LineDisplay(out)
     display.snapshot = lambda: {"has_shuffler": has_shuffler}
     display.record(TableRecord("shoe_start", {"shoe": "T1-S0002", "decks": 8}, "T1-S0002"))
     assert out.finish()
@@ -83,12 +83,12 @@ def test_the_lines_display_says_each_fault_once_and_a_shoe_given_up(capsys) -> N
     never said by `--display lines` (fault notices were dropped), and the shoe's end read as an
     ordinary one. A fault whose record was printed is not said twice; a device outage's is said by
     its outage lines only."""
-    from controller.cli.cmd_run import _Display
+    from controller.cli.run_display import LineDisplay
     from controller.cli.run_output import StdoutLines
     from controller.table.io import Notice, TableRecord
 
     out = StdoutLines()
-    display = _Display(out)
+    display = LineDisplay(out)
     display.record(TableRecord("fault", {"fault": "door", "reason": "the shoe's door is open"}, "S1"))
     display.notice(Notice("fault", "the shoe's door is open"))
     display.record(TableRecord("fault", {"fault": "link:shoe", "reason": "the shoe does not answer"}, "S1"))
@@ -176,7 +176,7 @@ def test_a_rounds_line_says_what_became_of_wagers_no_round_decided() -> None:
     """An examiner's review: a simulated round read "3 wagers, players net +0.00" (627a.13(d): "a
     simulated round of play in which wagers may not be accepted"), and a void round "wagers
     returned" where two House Money Wagers had lost before the void."""
-    from controller.cli.cmd_replay import _simulated_wagers_text, _void_wagers_text
+    from controller.cli.cmd_replay import _simulated_wagers_text, void_wagers_text
 
     wagers = [{"seat": s, "kind": "player", "amount": 1000} for s in (1, 2, 3)]
     push = {"result": "push", "net": 0}
@@ -186,6 +186,25 @@ def test_a_rounds_line_says_what_became_of_wagers_no_round_decided() -> None:
         "3 wagers kept on the layout for the next round (no wager is decided by a simulated round)")
     assert _simulated_wagers_text({"wagers": [], "settlements": []}) == "no wager"
     lost = {"result": "lose", "net": -500}
-    assert _void_wagers_text([push, push]) == "wagers returned"
-    assert _void_wagers_text([push, push, lost, lost]) == (
+    assert void_wagers_text([push, push]) == "wagers returned"
+    assert void_wagers_text([push, push, lost, lost]) == (
         "2 wagers returned, 2 decided before the void (players net -10.00)")
+
+
+def test_a_void_rounds_line_says_which_wagers_were_decided_before_the_void(capsys) -> None:
+    """A review: `run --display lines` said "wagers returned" of every void round, also of one
+    whose House Money Wagers had lost before the void (`journal replay` said it right)."""
+    from controller.cli.run_display import LineDisplay
+    from controller.cli.run_output import StdoutLines
+    from controller.table.io import TableRecord
+
+    out = StdoutLines()
+    display = LineDisplay(out)
+    display.record(TableRecord("round_start", {"round": 4, "kind": "normal", "wagers": []}, "S1", 4))
+    for result, net in (("lose", -500), ("push", 0), ("push", 0)):
+        display.record(TableRecord("settlement", {"result": result, "net": net}, "S1", 4))
+    display.record(TableRecord("round_result", {"round": 4, "kind": "void", "reason": "voided by the floorperson"},
+                               "S1", 4))
+    assert out.finish()
+    assert capsys.readouterr().out == ("S1 round   4 VOID: voided by the floorperson; 2 wagers returned, 1 decided "
+                                       "before the void (players net -5.00)\n")

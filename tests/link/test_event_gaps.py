@@ -115,15 +115,17 @@ def test_requests_after_damaged_frames_count_less_against_the_device() -> None:
     stall then says the line may be at fault; requests on a clean line count in full."""
     seq = EventSequencer((1, 0), stall_resends=3)
     seq.offer(numbered(2))
-    noisy = [seq.resend_requested(line_damaged=True) for _ in range(3 * NOISY_STALL_FACTOR)]
+    # a frame damaged after every request but the gap's first (nothing before it to judge by)
+    noisy = [seq.resend_requested(damaged_frames=n) for n in range(3 * NOISY_STALL_FACTOR)]
     assert not any(noisy) and not seq.stalled
-    assert seq.resend_requested(line_damaged=True) and seq.stalled
+    assert seq.resend_requested(damaged_frames=3 * NOISY_STALL_FACTOR) and seq.stalled
     assert seq.stall_words() == (f"events 1 never arrived although the device was asked {3 * NOISY_STALL_FACTOR} "
                                  "times to resend them: a device fault, or a line that damages frames (it damaged "
                                  "some after these requests)")
     seq.offer(numbered(1))
     seq.offer(numbered(4))  # a new gap: the count starts again
-    assert [seq.resend_requested(line_damaged=d) for d in (True, True, False, False, False, False)] == \
+    # damage before the new gap's first request is not held against it; two noisy, then clean
+    assert [seq.resend_requested(damaged_frames=d) for d in (40, 41, 42, 42, 42, 42)] == \
         [False, False, False, False, False, True]  # the clean requests alone outlast the limit
     assert seq.stall_words().startswith("events 3 never arrived although the device was asked 5 times")
     assert seq.stall_words().endswith("a line that damages frames (it damaged some after these requests)")
