@@ -20,7 +20,7 @@ from controller.table import dealing, preparation, rounds
 from controller.table.errors import Refused
 from controller.table.faults import check_operator_clearable, clear_faults
 from controller.table.io import OperatorInput
-from controller.table.machine import LIVE, ROUND_STATES
+from controller.table.machine import LIVE, ROUND_STATES, state_words
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 # "inspection" the idle table's cards are spread on the layout, to be washed or put into the
 # shuffler by 681a.5(g)(1)-(2) once a player has seen them (``inspection_done``), not by a restart.
 RESTART_STATES = tuple(s for s in LIVE + ["count_fault"] if s not in ("shuffling", "inspection"))
+# ... and while a fault holds the table in one of them: the shoe is given up once the faults are
+# cleared (an examiner's review: a round held by a jam or a misread could be neither voided nor
+# given up, only dealt on once the fault was cleared)
+RESTART_COMMAND_STATES = (*RESTART_STATES, "fault")
 # 681a.7(c): a new dealer signs in between rounds, where a burn can come before the dealer's
 # first card: at once when betting, or the burn after the next load is theirs. Not while a round
 # is dealt (its dealer completes it) nor while a fault holds the table (docs/assumptions.md).
@@ -281,8 +285,26 @@ def enter_card(t: TableCore, op: OperatorInput, card: str) -> None:
 def restart_shoe(t: TableCore, op: OperatorInput, reason: str | None = None) -> None:
     """The shoe in play is gone (the devices were replaced or restarted without their cards): a
     round in progress is void and its wagers returned (as 627a.13(e)), wagers on the layout are
-    returned, and a new shoe is shuffled. Without a reason the record says who ordered it."""
-    preparation.give_up_shoe(t, reason or f"ordered by {op.operator}, no reason given")
+    returned, and a new shoe is shuffled. Without a reason the record says who ordered it. While
+    a fault holds the table, the shoe is given up once the faults are cleared (as a shoe a device
+    lost is: ``faults.maybe_resume``); a card the shoe could not read is of that shoe, and needs
+    no entering any more."""
+    why = reason or f"ordered by {op.operator}, no reason given"
+    if t.state != "fault":
+        preparation.give_up_shoe(t, why)
+        return
+    if t.saved_state not in RESTART_STATES:
+        raise Refused(f"nothing to restart: the table was {state_words(t.saved_state or 'closed')} when the fault "
+                      "held it")
+    if t.shoe_lost:
+        raise Refused(f"the shoe in play is given up already, once the faults are cleared ({t.shoe_lost})")
+    t.shoe_lost = why
+    if t.faults.pop("misread", None) is not None:  # a card of the shoe given up
+        t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": "shoe given up"})
+    if t.faults:
+        t.notice("fault", f"the shoe in play is given up once the faults are cleared ({why}): its round void, "
+                          "its wagers returned, then a new shoe")
+    t.maybe_resume()
 
 
 def unlock_operator(t: TableCore, op: OperatorInput, operator: str) -> None:

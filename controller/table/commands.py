@@ -258,9 +258,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             "void the round in progress: its wagers returned (a House Money Wager settled before any third card "
             "stands), then the entire set reshuffled (627a.13(e))",
             (Arg("reason", "text", "why, for the record", required=False),),
-            "void_round voids a round being dealt; the table is {state}"),
-    Command("restart_shoe", F, act.RESTART_STATES, act.restart_shoe,
-            "the devices lost the shoe: void the round, return the wagers, shuffle anew",
+            "void_round voids a round being dealt; the table is {state}{held_round}"),
+    Command("restart_shoe", F, act.RESTART_COMMAND_STATES, act.restart_shoe,
+            "the devices lost the shoe: void the round, return the wagers, shuffle anew (while a fault holds the "
+            "table: once the faults are cleared)",
             (Arg("reason", "text", "why, for the record", required=False),),
             "nothing to restart while the table is {state}"),
     Command("unlock_operator", S, None, act.unlock_operator,
@@ -304,7 +305,9 @@ def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str]
         # a count fault is no fault to clear: said so there, and only there (an examiner's review)
         cleared = ("a count fault is not cleared: it ends with order_reshuffle, restart_shoe or close"
                    if state == "count_fault" else f"no fault holds the table (it is {words})")
-        raise Refused(command.not_now.format(command=command.name, state=words, nothing_to_clear=cleared))
+        held = "; restart_shoe gives up the shoe a fault holds once the faults are cleared" if state == "fault" else ""
+        raise Refused(command.not_now.format(command=command.name, state=words, nothing_to_clear=cleared,
+                                             held_round=held))
     if not isinstance(op.args, Mapping):
         raise Refused(f"{command.name} takes {_takes(command)}")
     return command, command.check_args(op.args, submission)

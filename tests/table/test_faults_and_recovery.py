@@ -259,3 +259,43 @@ def test_a_restart_ordered_without_a_reason_records_who_ordered_it() -> None:
     b.open_and_cut()
     b.op("restart_shoe", operator="fp7")
     assert b.of("shoe_restarted")[-1]["reason"] == "ordered by fp7, no reason given"
+
+
+def test_a_round_a_fault_holds_is_given_up_by_restart_shoe_once_the_faults_are_cleared() -> None:
+    """An examiner's review: a round held by a jam could be neither voided nor given up, only
+    dealt on once the jam was cleared. `restart_shoe` while a fault holds the table gives its shoe
+    up once the faults are cleared: the round void, its wagers returned once each, a new shoe; it
+    changes nothing before then but what it says it will do."""
+    b = Bench()
+    b.dealing_by_hand()
+    b.draw()
+    b.event("shoe", m.Jam(m.JamLocation.SHOE_EXIT))
+    assert b.core.state == "fault"
+    shoe = b.core.shoe.id
+    b.op("void_round")
+    assert b.of("refused")[-1]["reason"].endswith("; restart_shoe gives up the shoe a fault holds once the faults "
+                                                   "are cleared")
+    b.op("restart_shoe", reason="the jammed card is torn")
+    assert b.core.state == "fault" and b.core.shoe.id == shoe and not b.of("shoe_restarted")
+    b.op("restart_shoe")  # once is enough
+    assert b.of("refused")[-1]["reason"].startswith("the shoe in play is given up already, once the faults are cleared")
+    b.op("clear_fault", key="jam:shoe")
+    assert b.of("shoe_restarted") == [{"reason": "the jammed card is torn"}]
+    [void] = [p for p in b.of("round_result") if p.get("kind") == "void"]
+    assert void["reason"] == "the jammed card is torn"
+    assert [(p["seat"], p["result"]) for p in b.of("settlement")] == [(1, "push")]
+    assert b.core.shoe.id != shoe and b.core.state in ("shuffling", "cutting")
+
+
+def test_restart_shoe_gives_up_a_shoe_held_by_a_misread_without_the_card_entered() -> None:
+    """A card the shoe could not read belongs to the shoe given up: no one need enter it first
+    (an examiner's review: the only way on from a misread was to type a card)."""
+    b = Bench()
+    b.dealing_by_hand()
+    b.misread_at = {b.drawn + 1}
+    b.draw()
+    assert b.core.state == "fault" and "misread" in b.core.faults
+    b.op("restart_shoe", reason="misread card damaged")
+    assert b.of("fault_cleared")[-1] == {"faults": ["misread"], "by": "shoe given up"}
+    assert b.of("shoe_restarted") == [{"reason": "misread card damaged"}]
+    assert b.core.state != "fault" and not b.core.faults
