@@ -89,7 +89,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the next shoe's shuffle has begun by then, so its shoe_start is journaled and a "
                         "run resumed from the journal deals it")
     p.add_argument("--rounds", type=positive_int, metavar="N",
-                   help="stop after N rounds (and a simulated round begun with the last, 627a.13(d)); when the "
+                   help="stop after N rounds, simulated and void ones counted (and a simulated round begun with the "
+                        "last, 627a.13(d), is dealt to its end); when the "
                         "last ends a shoe, the next shoe's shuffle has begun: its shoe_start is journaled")
     p.add_argument("--seed", type=non_negative_int, metavar="S", help="seed for the built-in emulator and the automated dealer "
                    "(for a resumed journal: drawn from S and the journal's length, not to deal its shoes and wagers "
