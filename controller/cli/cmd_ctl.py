@@ -220,6 +220,9 @@ def status_text(st: dict[str, Any]) -> str:
         lines.append("wagers " + ", ".join(map(wager_text, st["wagers"])))
     if st.get("faults"):
         lines.append("FAULTS " + "; ".join(st["faults"].values()))
+    if st.get("shoe_given_up"):  # the prompt may still name a card of it: said over it (a review)
+        lines.append(f"SHOE GIVEN UP once the faults are cleared ({st['shoe_given_up']}): its round void, its wagers "
+                     "returned, then a new shoe")
     if st.get("count_problem"):
         lines.append(f"COUNT FAULT {st['count_problem']}: a floorperson orders a reshuffle (order_reshuffle), "
                      "restarts the shoe (restart_shoe) or closes the table (close)")

@@ -265,6 +265,7 @@ class TableCore:
             "wagers": [w.to_json() for w in (r.wagers if r else self.pending_wagers)],
             "last_outcome": self.shoe_rounds.last_outcome,
             "faults": dict(self.faults),
+            "shoe_given_up": self.shoe_lost,  # why the shoe in play is given up once the faults clear, if it is
             "count_problem": shoe.count_problem if shoe and self.state == "count_fault" else None,
             "shoe_collected": bool(shoe and shoe.collected),  # ended: its cards collected and reconciled
             "prompt": self.prompt_text,

@@ -35,6 +35,18 @@ def test_a_count_fault_says_what_was_counted_and_who_decides() -> None:
     assert "prompt: COUNT FAULT: CALL FLOOR" in text
 
 
+def test_a_shoe_given_up_once_the_faults_clear_is_said_over_the_prompt() -> None:
+    """A review: after `restart_shoe` while a jam held the table, the status still read "prompt:
+    DRAW PLAYER @4", a card of a shoe already given up, with nothing saying so."""
+    text = status_text({"table": "T1", "state": "fault", "shoe": "T1-S0001", "round": 1, "cards_dealt": 3,
+                        "cards_remaining": 413, "faults": {"jam:shoe": "shoe card jam (SHOE_EXIT)"},
+                        "shoe_given_up": "torn card", "prompt": "DRAW PLAYER @4"})
+    lines = text.splitlines()
+    at = lines.index("SHOE GIVEN UP once the faults are cleared (torn card): its round void, its wagers returned, "
+                     "then a new shoe")
+    assert lines[at - 1].startswith("FAULTS ") and lines[at + 1] == "prompt: DRAW PLAYER @4"
+
+
 def test_the_rules_are_named_and_an_ended_shoe_is_not_shown_in_play() -> None:
     """A floor review: the text never named the Rules Submission (a floorperson's set_submission
     could not be seen), and a shoe collected at `close` was still shown with its cards left."""

@@ -277,6 +277,7 @@ def test_a_round_a_fault_holds_is_given_up_by_restart_shoe_once_the_faults_are_c
                                                    "are cleared")
     b.op("restart_shoe", reason="the jammed card is torn")
     assert b.core.state == "fault" and b.core.shoe.id == shoe and not b.of("shoe_restarted")
+    assert b.core.snapshot()["shoe_given_up"] == "the jammed card is torn"  # the status says it until then
     b.op("restart_shoe")  # once is enough
     assert b.of("refused")[-1]["reason"].startswith("the shoe in play is given up already, once the faults are cleared")
     b.op("clear_fault", key="jam:shoe")
@@ -285,6 +286,7 @@ def test_a_round_a_fault_holds_is_given_up_by_restart_shoe_once_the_faults_are_c
     assert void["reason"] == "the jammed card is torn"
     assert [(p["seat"], p["result"]) for p in b.of("settlement")] == [(1, "push")]
     assert b.core.shoe.id != shoe and b.core.state in ("shuffling", "cutting")
+    assert b.core.snapshot()["shoe_given_up"] is None
 
 
 def test_restart_shoe_gives_up_a_shoe_held_by_a_misread_without_the_card_entered() -> None:
