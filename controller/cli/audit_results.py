@@ -66,16 +66,17 @@ def _offered_order(kind: str) -> tuple[int, str]:
 def _print(rep: dict[str, Any]) -> None:
     others = "".join(f", {n} {what}" for n, what in ((rep["simulated_rounds"], "simulated"),
                                                      (rep["void_rounds"], "void")) if n)
-    print(f"{rep['name']} ({rep['game']}, {rep['decks']} decks; {rep['submission']}): {rep['shoes']} shoes, "
+    shoes = f"{rep['shoes']} shoe{'' if rep['shoes'] == 1 else 's'}"
+    print(f"{rep['name']} ({rep['game']}, {rep['decks']} decks; {rep['submission']}): {shoes}, "
           f"{rep['rounds']:,} rounds{others}, {rep['cards_dealt']:,} cards dealt in them")
     if rep["outcomes"]:
         print_figures("outcome", "frequency", rep["outcomes"])
         print_figures("wager (unit)", "hold", rep["wagers_per_unit"])
-    print(f"\n{'money':<14}{'settled':>9}{'staked':>16}{'players net':>16}{'hold':>10}{'commission':>14}"
+    print(f"\n{'money':<14}{'settled':>9}{'staked':>16}{'players net':>16}{'hold':>12}{'commission':>14}"
           f"{'won/lost/pushed':>20}{'returned':>18}")
     for name, m in [*rep["money"].items(), ("total", rep["money_total"])]:
         hold = percent(m["hold"]) if m["hold"] is not None else "-"
         returned = f"{m['returned']} ({money_text(m['returned_amount'])})" if m["returned"] else "0"
         decided = f"{m['won']}/{m['lost']}/{m['pushed']}"
         print(f"{name:<14}{m['settled']:>9,}{money_text(m['staked']):>16}{money_text(m['players_net'], signed=True):>16}"
-              f"{hold:>10}{money_text(m['commission']):>14}{decided:>20}{returned:>18}")
+              f"{hold:>12}{money_text(m['commission']):>14}{decided:>20}{returned:>18}")

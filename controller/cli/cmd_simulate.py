@@ -94,10 +94,16 @@ def report(sub: Any, tally: Any, seed: int | None, elapsed: float, engine: str =
 
 
 def _with_exact(est: Estimate, exact: Any) -> dict[str, Any]:
+    """``est`` as JSON beside the exact figure. An interval of no width (every round the same, as
+    a few rounds or a wager never won give) is no interval: ``ci95`` and ``agrees`` are null (a
+    review read "NO" for every wager of a two-round journal)."""
     d = est.to_json()
+    degenerate = not est.high > est.low
+    if degenerate:
+        d["ci95"] = None
     if exact is not None:
         d["exact"] = float(exact)
-        d["agrees"] = est.contains(float(exact))
+        d["agrees"] = None if degenerate else est.contains(float(exact))
     return d
 
 
@@ -143,7 +149,7 @@ def print_figures(title: str, what: str, rows: dict[str, Any]) -> None:
     """``figures``' rows as a table: name, value, 95 % interval, exact figure, whether it agrees."""
     print(f"\n{title:<14}{what:>11}   {'95% CI':<23}{'exact':>10}  agrees")
     for name, d in rows.items():
-        lo, hi = d["ci95"]
+        interval = f"[{percent(d['ci95'][0])}, {percent(d['ci95'][1])}]" if d["ci95"] is not None else "- (no spread)"
         exact = percent(d["exact"]) if "exact" in d else "-"
-        agrees = ("yes" if d["agrees"] else "NO") if "agrees" in d else "-"
-        print(f"{name:<14}{percent(d['value']):>11}   [{percent(lo)}, {percent(hi)}]".ljust(50) + f"{exact:>10}  {agrees}")
+        agrees = ("yes" if d["agrees"] else "NO") if d.get("agrees") is not None else "-"
+        print(f"{name:<14}{percent(d['value']):>11}   {interval}".ljust(50) + f"{exact:>10}  {agrees}")

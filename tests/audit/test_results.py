@@ -126,3 +126,11 @@ def test_a_void_rounds_wagers_are_returned_not_settled(capsys, tmp_path: Path) -
     assert (tie["settled"], tie["staked"], tie["pushed"], tie["returned"], tie["returned_amount"]) == (0, 0, 0, 1, 500)
     assert rep["money"]["player"]["settled"] == rep["money"]["banker"]["settled"] == 1
     assert rep["money_total"]["settled"] == 2 and rep["money_total"]["returned"] == 1
+    # one round decided: a hold per unit has no spread, so no interval and no verdict (a review
+    # read "NO" for every wager of a two-round journal, an interval of no width)
+    player = rep["wagers_per_unit"]["player"]
+    assert player["ci95"] is None and player["agrees"] is None and player["exact"] > 0
+    assert rep["outcomes"]["player"]["ci95"][0] < rep["outcomes"]["player"]["ci95"][1]
+    code, text, _ = run(capsys, "audit", "results", str(path))
+    assert code == 0 and ": 1 shoe, 1 rounds, 1 void, " in text.splitlines()[0]
+    assert [line for line in text.splitlines() if line.startswith("player ")][1].split()[2:4] == ["-", "(no"]
