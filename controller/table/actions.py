@@ -298,7 +298,7 @@ def restart_shoe(t: TableCore, op: OperatorInput, reason: str | None = None) -> 
                       "held it")
     if t.shoe_lost:
         raise Refused(f"the shoe in play is given up already, once the faults are cleared ({t.shoe_lost})")
-    t.shoe_lost = why
+    t.shoe_lost, t.shoe_lost_ordered = why, True
     if t.faults.pop("misread", None) is not None:  # a card of the shoe given up
         t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": "shoe given up"})
     if t.faults:

@@ -95,6 +95,7 @@ class TableCore:
         self.links_since_start: set[str] = set()  # the roles whose link came up since this controller started
         self.devices: dict[str, tuple[str, int]] = {}    # role -> (serial, event epoch) last connected
         self.shoe_lost: str | None = None  # a device lost the shoe in play: given up once no fault holds
+        self.shoe_lost_ordered = False  # ... as a floorperson's restart_shoe ordered: their reason stands
         self.prompt_text: str | None = None
         self.unload_due: str | None = None  # 681a.7(d)(1): the shoe whose cards are to be taken out before the next load
         self.dealer: str | None = None

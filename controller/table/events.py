@@ -280,7 +280,9 @@ def device_replaced(t: TableCore, s: DeviceStatus, why: str) -> None:
     if not lost:
         t.notice("warning", f"the {s.device_role} came back as a new device: {why}")
         return
-    t.shoe_lost = f"the {s.device_role} came back as a new device ({why})"
+    words = f"the {s.device_role} came back as a new device ({why})"
+    if not t.shoe_lost_ordered:  # a floorperson's restart_shoe while a fault held the table: their reason stands
+        t.shoe_lost = words
     if t.faults.pop("misread", None) is not None:  # a card of the lost shoe
         t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": "shoe given up"})
-    t.notice("fault", f"{t.shoe_lost}: the shoe in play is given up")
+    t.notice("fault", f"{words}: the shoe in play is given up")

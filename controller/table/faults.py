@@ -122,7 +122,7 @@ def maybe_resume(t: TableCore) -> None:
     """Resume where the table stopped once no fault holds it; a shoe lost meanwhile is given up
     instead (at once when no fault held the table)."""
     if t.shoe_lost and (t.state != "fault" or not t.faults):
-        reason, t.shoe_lost = t.shoe_lost, None
+        reason, t.shoe_lost, t.shoe_lost_ordered = t.shoe_lost, None, False
         preparation.give_up_shoe(t, reason)
     elif t.state == "fault" and not t.faults and t.saved_state:
         t.trigger(f"resume_{t.saved_state}")  # generated per live state in machine.py

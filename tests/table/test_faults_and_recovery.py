@@ -301,3 +301,22 @@ def test_restart_shoe_gives_up_a_shoe_held_by_a_misread_without_the_card_entered
     assert b.of("fault_cleared")[-1] == {"faults": ["misread"], "by": "shoe given up"}
     assert b.of("shoe_restarted") == [{"reason": "misread card damaged"}]
     assert b.core.state != "fault" and not b.core.faults
+
+
+def test_a_floorpersons_restart_shoe_keeps_its_reason_when_a_device_comes_back_new_before_the_fault_clears() -> None:
+    """A review: a floorperson's `restart_shoe reason=torn` while a jam held the table, then the
+    shoe came back as a new device (the controller restarted): the void and the shoe_restarted
+    record named the device, and the floorperson's order was gone from them."""
+    b = Bench()
+    b.link("shuffler", True, serial="SH-1", epoch=1)
+    b.link("shoe", True, serial="SO-1", epoch=2)
+    b.dealing_by_hand()
+    b.draw()
+    b.event("shoe", m.Jam(m.JamLocation.SHOE_EXIT))
+    b.op("restart_shoe", reason="torn")
+    b.link("shoe", False)
+    b.link("shoe", True, serial="SO-1", epoch=3)  # a new event epoch: it lost its memory
+    assert b.of("device_replaced")[-1]["shoe_lost"] is True
+    b.op("clear_fault", key="jam:shoe")
+    assert b.of("shoe_restarted") == [{"reason": "torn"}]
+    assert [p["reason"] for p in b.of("round_result") if p.get("kind") == "void"] == ["torn"]
