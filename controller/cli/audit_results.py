@@ -68,7 +68,7 @@ def _print(rep: dict[str, Any]) -> None:
                                                      (rep["void_rounds"], "void")) if n)
     shoes = f"{rep['shoes']} shoe{'' if rep['shoes'] == 1 else 's'}"
     print(f"{rep['name']} ({rep['game']}, {rep['decks']} decks; {rep['submission']}): {shoes}, "
-          f"{rep['rounds']:,} rounds{others}, {rep['cards_dealt']:,} cards dealt in them")
+          f"{rep['rounds']:,} round{'' if rep['rounds'] == 1 else 's'}{others}, {rep['cards_dealt']:,} cards dealt in them")
     if rep["outcomes"]:
         print_figures("outcome", "frequency", rep["outcomes"])
         print_figures("wager (unit)", "hold", rep["wagers_per_unit"])

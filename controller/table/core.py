@@ -136,7 +136,7 @@ class TableCore:
         return f"{inp.command} failed" if isinstance(inp, CommandFailed) else "link status"
 
     def _operator(self, op: OperatorInput) -> None:
-        command, args = admit(op, self.state, self.sub, self.faults, self.dealer_operator)
+        command, args = admit(op, self.state, self.sub, self.faults, self.dealer_operator, self.shoe_lost)
         self.record(kinds.OPERATOR, {"command": op.command, "args": jsonable(op.args), "operator": op.operator,
                                      "operator_role": op.role.label, "state": self.state})
         command.handler(self, op, **args)

@@ -132,5 +132,5 @@ def test_a_void_rounds_wagers_are_returned_not_settled(capsys, tmp_path: Path) -
     assert player["ci95"] is None and player["agrees"] is None and player["exact"] > 0
     assert rep["outcomes"]["player"]["ci95"][0] < rep["outcomes"]["player"]["ci95"][1]
     code, text, _ = run(capsys, "audit", "results", str(path))
-    assert code == 0 and ": 1 shoe, 1 rounds, 1 void, " in text.splitlines()[0]
+    assert code == 0 and ": 1 shoe, 1 round, 1 void, " in text.splitlines()[0]
     assert [line for line in text.splitlines() if line.startswith("player ")][1].split()[2:4] == ["-", "(no"]

@@ -280,6 +280,9 @@ def test_a_round_a_fault_holds_is_given_up_by_restart_shoe_once_the_faults_are_c
     assert b.core.snapshot()["shoe_given_up"] == "the jammed card is torn"  # the status says it until then
     b.op("restart_shoe")  # once is enough
     assert b.of("refused")[-1]["reason"].startswith("the shoe in play is given up already, once the faults are cleared")
+    b.op("void_round")  # and no longer pointed to
+    assert b.of("refused")[-1]["reason"].endswith("; its shoe is given up already, once the faults are cleared "
+                                                   "(the jammed card is torn)")
     b.op("clear_fault", key="jam:shoe")
     assert b.of("shoe_restarted") == [{"reason": "the jammed card is torn"}]
     [void] = [p for p in b.of("round_result") if p.get("kind") == "void"]
