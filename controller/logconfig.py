@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import logging.handlers
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -77,6 +78,12 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         self._say = say
         self._failing = False   # said, and not written since
         self._failed_now = False
+
+    def _open(self) -> Any:
+        """The file, created for its owner and group only (operator ids are in it; under umask 022
+        it was for everyone), as the journal beside it."""
+        return open(self.baseFilename, self.mode, encoding=self.encoding, errors=self.errors,  # noqa: SIM115
+                    opener=lambda path, flags: os.open(path, flags, 0o660))
 
     def emit(self, record: logging.LogRecord) -> None:
         self._failed_now = False

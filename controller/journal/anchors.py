@@ -155,7 +155,8 @@ class AnchorFile:
             self._checked = True
         data = (json.dumps(anchor.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
         created = not self.path.exists()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        # for the journal's owner and group, as the journal (not for everyone under umask 022)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o660)
         try:
             write_synced(fd, data)
         finally:

@@ -72,3 +72,22 @@ def test_a_new_journal_is_for_no_one_but_its_owner_and_group_whatever_the_umask(
     finally:
         os.umask(old)
     assert modes["j.db"] == 0o640 and all(m & 0o007 == 0 for m in modes.values()), modes
+
+
+def test_a_tables_side_files_are_for_its_owner_and_group_as_its_journal(tmp_path) -> None:
+    """Under umask 022 the journal was 0640 but its anchors, its lock and the table's log (which
+    names the operators) were 0644: for everyone on the computer. Each is now made without the
+    bits for others, as the journal."""
+    import os
+    import stat
+
+    from cli_run import dealt_journal
+
+    old = os.umask(0o022)
+    try:
+        journal = dealt_journal(tmp_path / "j.db", "--rounds", "1", "--log-level", "info")
+    finally:
+        os.umask(old)
+    side = [journal.with_name("j.db.anchors"), journal.with_name("j.db.lock"), journal.with_name("j.log"), journal]
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in side}
+    assert modes == dict.fromkeys(modes, 0o640), modes
