@@ -281,12 +281,14 @@ MIN_ROLES: Mapping[str, Role] = MappingProxyType({name: c.min_role for name, c i
 
 
 def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str] | None = None,
-          dealer_operator: str | None = None, shoe_given_up: str | None = None) -> tuple[Command, dict[str, Any]]:
+          dealer_operator: str | None = None, shoe_given_up: str | None = None,
+          held_in: str | None = None) -> tuple[Command, dict[str, Any]]:
     """The command and its parsed arguments if ``op`` may be carried out now (see the module
     docstring); ``Refused`` otherwise (``faults``: those holding the table, named in a refusal
     with what ends each; ``dealer_operator``: the dealer at the table, whom another operator of the
     dealer's role replaces only by signing in, 681a.7(c); ``shoe_given_up``: why the shoe a fault
-    holds is given up once the faults clear, if it is). Changes nothing."""
+    holds is given up once the faults clear, if it is; ``held_in``: the state a fault holds). Changes
+    nothing."""
     command = COMMANDS.get(op.command)
     if command is None:
         raise Refused(f"unknown command {_printable(str(op.command))}")
@@ -306,7 +308,7 @@ def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str]
         # a count fault is no fault to clear: said so there, and only there (an examiner's review)
         cleared = ("a count fault is not cleared: it ends with order_reshuffle, restart_shoe or close"
                    if state == "count_fault" else f"no fault holds the table (it is {words})")
-        held = "" if state != "fault" else (
+        held = "" if state != "fault" or held_in not in act.ROUND_STATES[1:] else (
             f"; its shoe is given up already, once the faults are cleared ({shoe_given_up})" if shoe_given_up else
             "; restart_shoe gives up the shoe a fault holds once the faults are cleared")
         raise Refused(command.not_now.format(command=command.name, state=words, nothing_to_clear=cleared,

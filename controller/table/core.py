@@ -136,7 +136,7 @@ class TableCore:
         return f"{inp.command} failed" if isinstance(inp, CommandFailed) else "link status"
 
     def _operator(self, op: OperatorInput) -> None:
-        command, args = admit(op, self.state, self.sub, self.faults, self.dealer_operator, self.shoe_lost)
+        command, args = admit(op, self.state, self.sub, self.faults, self.dealer_operator, self.shoe_lost, self.saved_state)
         self.record(kinds.OPERATOR, {"command": op.command, "args": jsonable(op.args), "operator": op.operator,
                                      "operator_role": op.role.label, "state": self.state})
         command.handler(self, op, **args)
@@ -148,11 +148,13 @@ class TableCore:
         """Rebuild the state by feeding journaled inputs again; their outputs are discarded (they
         were acted on before the crash). Afterwards ``resume_outputs()`` says what to re-issue.
 
-        ``verdicts``: the refusal each input met when it was journaled (None: it was taken). The
-        first input that meets another verdict now stops the rebuild: ``(its index, its refusal
-        now)`` is returned (None when every one agreed)."""
+        ``verdicts``: the refusal each input met when journaled (None: taken); a command refused then
+        changed nothing and is not fed again. The first input taken then and refused now stops the
+        rebuild: ``(its index, its refusal now)`` is returned (None when every one agreed)."""
         try:
             for i, inp in enumerate(inputs):
+                if verdicts is not None and verdicts[i] is not None and isinstance(inp, OperatorInput):
+                    continue  # nor acts now, taken by a later version (restart_shoe in a fault)
                 outs = self.handle(inp)
                 if verdicts is not None:
                     now = next((o.payload["reason"] for o in outs

@@ -183,7 +183,9 @@ def _faults(snap: dict[str, Any]) -> Text:
         text.append(" " + "; ".join(faults.values()) + " ", style=FAULT)
     else:
         text.append("none", style=DIM)
-    if snap.get("prompt"):
+    if snap.get("shoe_given_up"):  # over the prompt, which may name a card of it (as ctl status says it)
+        text.append(f" SHOE GIVEN UP once they are cleared ({snap['shoe_given_up']}) ", style=FAULT)
+    elif snap.get("prompt"):
         text.append("    Dealer: ", style=LABEL)
         text.append(str(snap["prompt"]))
     return _line(text)

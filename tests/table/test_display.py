@@ -11,6 +11,7 @@ import pexpect
 import pyte
 import pytest
 from bench import Bench
+from firmware_bridge.protocol import messages as m
 from rich.cells import cell_len
 from rich.console import Console
 
@@ -196,3 +197,16 @@ def test_the_legend_is_whole_on_an_80_column_terminal() -> None:
     snap = b.core.snapshot()
     text = _shown(screen(snap, ShownShoe(snap["shoe"], b.of("round_result")), [], width=80, height=60), 80, 60)
     assert "pairs: p player, b banker, * both · number: ties" in text
+
+
+def test_a_shoe_given_up_once_the_faults_clear_is_said_over_the_dealers_prompt() -> None:
+    """A review: after `restart_shoe` while a jam held the table, the table's own screen still
+    read "Dealer: DRAW PLAYER @4", a card of a shoe already given up."""
+    b = Bench()
+    b.dealing_by_hand()
+    b.draw()
+    b.event("shoe", m.Jam(m.JamLocation.SHOE_EXIT))
+    b.op("restart_shoe", reason="torn")
+    snap = b.core.snapshot()
+    text = _shown(screen(snap, ShownShoe(snap["shoe"]), [], width=100, height=23), 100, 24)
+    assert "SHOE GIVEN UP once they are cleared (torn)" in text and "Dealer: DRAW" not in text

@@ -13,7 +13,7 @@ from bench import Bench
 
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
-from controller.table.io import DeviceStatus, GiveUpMissingEvents
+from controller.table.io import DeviceStatus, GiveUpMissingEvents, OperatorInput
 from controller.table.journaling import input_from, status_input_record
 from controller.roles import Role
 from firmware_bridge.protocol import messages as m
@@ -323,3 +323,38 @@ def test_a_floorpersons_restart_shoe_keeps_its_reason_when_a_device_comes_back_n
     b.op("clear_fault", key="jam:shoe")
     assert b.of("shoe_restarted") == [{"reason": "torn"}]
     assert [p["reason"] for p in b.of("round_result") if p.get("kind") == "void"] == ["torn"]
+
+
+def test_a_command_refused_when_journaled_is_not_acted_on_by_a_version_that_takes_it() -> None:
+    """A review: a journal of an earlier version holding `restart_shoe` refused during a jam no
+    longer resumed ("taken now and refused when it was journaled"). A refused command changed
+    nothing: it is not fed again, and the table resumes as it was."""
+    b = Bench()
+    b.dealing_by_hand()
+    b.draw()
+    b.event("shoe", m.Jam(m.JamLocation.SHOE_EXIT))
+    restart = OperatorInput("restart_shoe", {}, "fp1", Role.FLOORPERSON)
+    inputs = [*b.inputs, restart]
+    verdicts = [None] * len(b.inputs) + ["nothing to restart while the table is held by a fault (jam:shoe: ...)"]
+    fresh = Bench()
+    assert fresh.core.recover(inputs, verdicts) is None
+    assert fresh.core.state == "fault" and fresh.core.snapshot()["shoe_given_up"] is None
+    assert fresh.core.snapshot() == b.core.snapshot()
+
+
+def test_a_card_misread_after_restart_shoe_in_a_fault_needs_no_entering() -> None:
+    """A review: the shuffler's link down (a fault), `restart_shoe`, then the dealer's next card
+    misread: once the link was back, the table stayed held for a card of the shoe given up."""
+    b = Bench()
+    b.link("shuffler", True, serial="SH-1", epoch=1)
+    b.link("shoe", True, serial="SO-1", epoch=2)
+    b.dealing_by_hand()
+    b.link("shuffler", False)
+    assert b.core.state == "fault"
+    b.op("restart_shoe", reason="cards damaged")
+    b.misread_at = {b.drawn + 1}
+    b.draw()
+    assert "misread" in b.core.faults
+    b.link("shuffler", True, serial="SH-1", epoch=1)
+    assert b.of("shoe_restarted") == [{"reason": "cards damaged"}]
+    assert b.core.state != "fault" and not b.core.faults
