@@ -18,6 +18,7 @@ Device faults (acted on by the emulated devices and servers, not by the byte tra
   200ms, how long it stays away);
 - ``reset-at=N``   the device loses power after emitting N events (unacknowledged events kept);
 - ``jam-at=N``, ``door-open-at=N``: a jam / the door opening after the N-th card delivered;
+- ``shuffler-jam-at=N``: the shuffler jams (in its mixer) during its N-th shuffle, which it gives up;
 - ``face-up-at=K``: the card at stack position K is face up; ``misread-at=K``: unreadable;
 - ``missing-card=N`` / ``extra-card=N``: the shuffler's stack is short / long by N cards;
 - ``cover-at=K``: the cover card at stack position K;
@@ -82,6 +83,7 @@ class FaultSpec:
     reset_at: int = 0
     jam_at: int = 0
     door_open_at: int = 0
+    shuffler_jam_at: int = 0
     face_up_at: int = -1
     misread_at: int = -1
     missing_card: int = 0
@@ -98,7 +100,7 @@ class FaultSpec:
 
     _RATES = ("corrupt", "drop", "dup")
     _DURATIONS = ("delay", "unplug_every", "unplug_for")
-    _COUNTS = ("reset_at", "jam_at", "door_open_at", "missing_card", "extra_card",
+    _COUNTS = ("reset_at", "jam_at", "door_open_at", "shuffler_jam_at", "missing_card", "extra_card",
                "dealer_extra_at", "dealer_expose_at")
     _POSITIONS = ("face_up_at", "misread_at", "cover_at")  # a card's place in the stack, from 1
     _SWITCHES = ("both_ways",)

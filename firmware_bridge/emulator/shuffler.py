@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from firmware_bridge.protocol import (
+    JamLocation,
     Ack,
     Capability,
     Deliver,
@@ -92,6 +93,7 @@ class EmulatedShuffler(EmulatedDevice):
         self.shuffled: list[Item] | None = None
         self.output_tray: list[list[Item]] = []
         self.shuffles = 0
+        self.shuffles_begun = 0  # SHUFFLE commands taken (``shuffler-jam-at`` counts them)
         self._job: _Job | None = None
 
     # --- state ---------------------------------------------------------------------------------
@@ -118,6 +120,7 @@ class EmulatedShuffler(EmulatedDevice):
                              f"{command.decks} decks: this shuffler holds {capacity}"), None
         self.shuffled = None
         self._job = _Job("shuffle", self.clock(), self.shuffle_s / self.speed, decks=command.decks)
+        self.shuffles_begun += 1
         return Ack(), None
 
     def _cmd_deliver(self, command: Deliver) -> Handled:
@@ -152,6 +155,10 @@ class EmulatedShuffler(EmulatedDevice):
 
     def _advance_shuffle(self, job: _Job, now: float) -> None:
         fraction = job.fraction(now)
+        if self.shuffles_begun == self.faults.shuffler_jam_at and fraction >= 0.5:
+            self._abort_job()  # the shuffle is given up: RESET(MECHANISM), then SHUFFLE again
+            self.jam(JamLocation.MIXER)
+            return
         while job.steps_sent < len(PROGRESS_STEPS) and fraction * 100 >= PROGRESS_STEPS[job.steps_sent]:
             self.emit(ShuffleProgress(percent=PROGRESS_STEPS[job.steps_sent]))
             job.steps_sent += 1

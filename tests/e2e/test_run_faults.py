@@ -122,6 +122,20 @@ def test_jam_and_door_hold_the_round_and_resume_it(tmp_path: Path, faults: str, 
     assert any(k == "fault_cleared" and key in p["faults"] for k, p in entries)
 
 
+def test_a_shuffler_jammed_mid_shuffle_shuffles_again_once_cleared(tmp_path: Path) -> None:
+    """A review of the emulator: it could jam the shoe only. The shuffler jams in its mixer
+    halfway through the first shuffle and gives that shuffle up; once the jam is cleared (its
+    RESET), the table asks for the shuffle again and deals."""
+    journal = run_table(tmp_path, "shuffler-jam-at=1", rounds=5)
+    check_integrity(tmp_path, journal)
+    entries = kinds(journal)
+    jam = next(i for i, (k, p) in enumerate(entries) if k == "fault" and p["fault"] == "jam:shuffler")
+    cleared = next(i for i, (k, p) in enumerate(entries) if k == "fault_cleared" and "jam:shuffler" in p["faults"])
+    done = [i for i, (k, p) in enumerate(entries) if k == "input.device" and p["event"] == "SHUFFLE_DONE"]
+    assert jam < cleared < done[0]  # the shuffle given up was done again after the reset
+    assert sum(k == "round_result" for k, _ in entries) == 5
+
+
 @pytest.mark.parametrize("faults, refused, key", [
     pytest.param("refuse-display=UNLOAD", ("DISPLAY", "UNLOAD T1-S0001"), "command:shoe",
                  marks=pytest.mark.reg("681a.7(d)(1)")),
