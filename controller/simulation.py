@@ -39,7 +39,7 @@ from controller.rules.cards import Composition
 from controller.rules.engine import RoundEngine, RoundFacts, RoundResult
 from controller.rules.engines import ENGINES, numpy_available
 from controller.rules.errors import RulesError
-from controller.rules.model import Game, WagerKind
+from controller.rules.model import BonusRank, Game, WagerKind
 from controller.rules.shoe import PreparedShoe, round_may_start
 from controller.rules.wagers import net_multiplier
 from controller.simulation_fast import PuntoBancoTrie, deal_batch, tally_shoe_fast, trie_for
@@ -268,6 +268,15 @@ def outcome_frequencies(t: Tally, game: Game) -> dict[str, Estimate]:
         events["dragon7"] = lambda f: f.dragon7
         events["panda8"] = lambda f: f.panda8
     return {name: proportion_estimate(t, pred) for name, pred in events.items()}
+
+
+def bonus_rank_frequencies(t: Tally) -> dict[str, Estimate]:
+    """21 Baccarat: how often each hand's Bonus cards made each rank above none (681a.7(k)),
+    named as ``controller.rules.odds`` names them (``player_bonus:pair``)."""
+    ranks = [r for r in BonusRank if r is not BonusRank.NONE]
+    return {f"{side}_bonus:{rank.value}": proportion_estimate(
+                t, lambda f, side=side, rank=rank: getattr(f, f"{side}_bonus_rank") is rank)
+            for side in ("player", "banker") for rank in ranks}
 
 
 def house_gains(submission: Any) -> dict[str, Callable[[RoundFacts], Fraction]]:

@@ -21,7 +21,9 @@ from controller.cli.common import GAME_CHOICES, non_negative_int, percent, posit
 from controller.cli.progress import progress_bar
 from controller.errors import UsageError, new_file_argument, path_argument
 from controller.rules.engine import RoundResult
-from controller.simulation import ENGINES, Estimate, engine_for, outcome_frequencies, simulate, wager_holds
+from controller.simulation import (
+    ENGINES, Estimate, bonus_rank_frequencies, engine_for, outcome_frequencies, simulate, wager_holds,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,10 +62,13 @@ def figures(sub: Any, tally: Any, bonus_tally: Any = None) -> tuple[dict[str, An
     """Each outcome's frequency and each wager's hold per unit staked over ``tally``'s rounds, with
     95 % intervals, beside the exact figures for a full shoe (``agrees``: the interval holds them).
     ``bonus_tally``: the rounds the Bonus Wagers' figures are over (a journal's: those whose Bonus
-    cards were dealt), when not ``tally``'s."""
+    cards were dealt), when not ``tally``'s; their ranks' frequencies are given then too."""
     exact = _exact(sub)
     outcomes: dict[str, Any] = {}
-    for name, est in outcome_frequencies(tally, sub.game).items():
+    frequencies = outcome_frequencies(tally, sub.game)
+    if bonus_tally is not None and bonus_tally.rounds:  # 21 Baccarat: each Bonus rank (681a.7(k)), where dealt
+        frequencies.update(bonus_rank_frequencies(bonus_tally))
+    for name, est in frequencies.items():
         outcomes[name] = _with_exact(est, None if exact is None else exact.outcomes.get(name))
     wagers: dict[str, Any] = {}
     holds = wager_holds(tally, sub)
@@ -147,9 +152,10 @@ def run(args: argparse.Namespace) -> int:
 
 def print_figures(title: str, what: str, rows: dict[str, Any]) -> None:
     """``figures``' rows as a table: name, value, 95 % interval, exact figure, whether it agrees."""
-    print(f"\n{title:<14}{what:>11}   {'95% CI':<23}{'exact':>10}  agrees")
+    width = max(14, *(len(name) + 2 for name in rows))  # 21 Baccarat's Bonus ranks are long names
+    print(f"\n{title:<{width}}{what:>11}   {'95% CI':<23}{'exact':>10}  agrees")
     for name, d in rows.items():
         interval = f"[{percent(d['ci95'][0])}, {percent(d['ci95'][1])}]" if d["ci95"] is not None else "- (no spread)"
         exact = percent(d["exact"]) if "exact" in d else "-"
         agrees = ("yes" if d["agrees"] else "NO") if d.get("agrees") is not None else "-"
-        print(f"{name:<14}{percent(d['value']):>11}   {interval}".ljust(50) + f"{exact:>10}  {agrees}")
+        print(f"{name:<{width}}{percent(d['value']):>11}   {interval}".ljust(width + 36) + f"{exact:>10}  {agrees}")

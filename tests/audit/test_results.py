@@ -89,8 +89,14 @@ def test_21_baccarat_bonus_wagers_are_figured_over_the_rounds_their_cards_were_d
     code, out, _ = run(capsys, "audit", "results", str(journal), "--json")
     [rep] = json.loads(out)["rules"]
     assert code == 0 and rep["game"] == "21-baccarat" and rep["rounds"] == 30
-    in_play = sum(bool(e.payload.get("bonus_in_play")) for e in _entries(journal, "round_result"))
-    assert in_play > 0 and "player_bonus" in rep["wagers_per_unit"]
+    results = [e.payload for e in _entries(journal, "round_result")]
+    in_play = [p for p in results if p.get("bonus_in_play")]
+    assert in_play and "player_bonus" in rep["wagers_per_unit"]
+    # each Bonus rank's frequency over those rounds, beside the exact figure (a lab's review)
+    for side in ("player", "banker"):
+        pairs = sum(p[side]["bonus_rank"] == "pair" for p in in_play)
+        figure = rep["outcomes"][f"{side}_bonus:pair"]
+        assert figure["value"] == pytest.approx(pairs / len(in_play)) and 0.1 < figure["exact"] < 0.2
     assert "player_pair" not in rep["outcomes"]  # 21 Baccarat has no pair wagers
 
 
