@@ -106,8 +106,15 @@ def _journal_safe(value: Any, depth: int) -> Any:
     return _journal_safe(repr(value), depth)
 
 
+# The core's records of an operator's command, taken or refused: the operator in the journal's
+# column too, where a query by operator finds them (an examiner's review: only the payload had it)
+_OPERATORS_OWN = frozenset({kinds.OPERATOR, kinds.REFUSED})
+
+
 def output_records(records: Iterable[TableRecord]) -> list[JournalRecord]:
-    return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round) for r in records]
+    return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round,
+                          operator=r.payload.get("operator") if r.kind in _OPERATORS_OWN else None)
+            for r in records]
 
 
 def started_record(core: Any, replayed: int, version: str, signature: str) -> JournalRecord:

@@ -150,7 +150,7 @@ def test_a_supervisor_ends_a_lockout_and_the_journal_says_who_did(table) -> None
     assert ctl(table, "sit", "seat=1", operator="d1", pin=PINS["d1"]).returncode == 0
     unlocks = [r for r in journaled(table, "operator") if r["command"] == "unlock_operator"]
     assert unlocks == [dict(command="unlock_operator", args={"operator": "d1"}, operator="sup",
-                            operator_role="supervisor", state="closed", _operator=None)]
+                            operator_role="supervisor", state="closed", _operator="sup")]
     # a wrong PIN's refusal says how many tries are left, for the console's hint
     reply = json.loads(ctl(table, "sit", "seat=2", "--json", operator="d1", pin="0000").stdout)
     assert reply["code"] == "auth" and reply["tries_left"] == 4

@@ -175,3 +175,11 @@ def test_each_card_of_a_round_names_its_entry_its_time_and_the_device_read_it_ca
             assert str(card_from_wire(fields["rank"], fields["suit"])) == card["card"]
             placed_late += by_seq[card["seq"] - 1] is not read
     assert placed_late >= 1  # the exposed card, dealt as the first of a simulated round
+
+
+def test_the_records_of_an_operators_command_carry_the_operator_in_its_column(entries: list) -> None:
+    """An examiner's review: the operator of a command taken (`operator`) or refused (`refused`)
+    was in the payload only, so a query by the journal's operator column did not find them."""
+    own = [e for e in entries if e.kind in ("operator", "refused")]
+    assert own and all(e.operator == e.payload["operator"] for e in own)
+    assert all(e.operator is None for e in entries if e.kind in ("card", "round_result", "settlement"))
