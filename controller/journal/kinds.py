@@ -199,9 +199,11 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(DISCARD_RACK, "the round's cards to the discard rack, in an order that rebuilds each hand (681a.7(l))",
          ("cards",)),
 
-    Kind(OPERATOR, "an operator command the table accepted (before it acts on it)",
+    Kind(OPERATOR, "an operator command the table accepted (before it acts on it); the operator in the column too "
+         "(since 2026-12-06)",
          ("command", "args", "operator", "operator_role", "state")),
-    Kind(REFUSED, "an input the table refused; nothing changed", ("input", "reason", "state"), ("operator",)),
+    Kind(REFUSED, "an input the table refused; nothing changed; an operator's in the column too (since 2026-12-06)",
+         ("input", "reason", "state"), ("operator",)),
     Kind(DEALER, "the dealer at the table", ("dealer",)),
     Kind(DEVICE_REPLACED, "a device came back as another (serial or event epoch): what it held is lost",
          ("device_role", "serial", "epoch", "reason", "state", "shoe_lost")),
