@@ -378,9 +378,7 @@ class Supervisor:
         reply = self._commands.internal(ResendEvents())
         with self._lock:
             self._last_resend = self._clock() + (0.0 if isinstance(reply, Ack) else self.reply_timeout)
-            stalled = False
-            if isinstance(reply, Ack):
-                stalled = self._sequencer.resend_requested(damaged_frames=self._stats["frames_dropped"])
+            stalled = isinstance(reply, Ack) and self._sequencer.resend_requested(self._stats["frames_dropped"])
             if stalled:
                 self._stats["gaps_stalled"] += 1
                 stall = self._sequencer.stall_words()
