@@ -97,6 +97,12 @@ def tally_shoe_reference(shoe: PreparedShoe, submission: Any, on_round: Callable
 
 
 # -- driver ------------------------------------------------------------------------------------
+def batch_size(shoes: int) -> int:
+    """Shoes per batch of a tally of ``shoes`` shoes: ``BATCHES`` batches of whole shoes at most,
+    the intervals' unit (see the module docstring)."""
+    return max(1, shoes // BATCHES)
+
+
 def engine_for(submission: Any, engine: str = "auto", *, per_round: bool = False) -> str:
     """The engine a run uses: ``"numpy"`` or ``"python"``. ``auto`` takes numpy when it is
     importable and the run allows it (a Punto Banco game, rounds not printed). Asking for numpy
@@ -134,23 +140,23 @@ def simulate(
     if shoes < 1:
         raise RulesError(f"--shoes must be at least 1, not {shoes}")
     chosen = engine_for(submission, engine, per_round=on_round is not None)
-    batch_size = max(1, shoes // BATCHES)
+    size = batch_size(shoes)
     if chosen == "numpy":
         from controller.simulation_numpy import simulate_numpy
 
-        return simulate_numpy(submission, shoes, seed, batch_size, on_shoe=on_shoe, on_progress=on_progress)
+        return simulate_numpy(submission, shoes, seed, size, on_shoe=on_shoe, on_progress=on_progress)
     rng = make_rng(seed)
     use_fast = submission.game.is_punto_banco_family and on_round is None if fast is None else fast
     if use_fast and not submission.game.is_punto_banco_family:
         raise RulesError("the compiled fast path covers the Punto Banco games only")
     total = Tally()
     if use_fast:
-        step = min(batch_size, max(50, shoes // 500))  # progress often, a tally per 50 shoes at most
+        step = min(size, max(50, shoes // 500))  # progress often, a tally per 50 shoes at most
         done = 0
         numbered = None if on_shoe is None else _numbered(on_shoe)
         while done < shoes:
-            n = min(step, batch_size - done % batch_size, shoes - done)
-            total.merge(deal_batch(submission, rng, n, numbered), new_batch=done % batch_size == 0)
+            n = min(step, size - done % size, shoes - done)
+            total.merge(deal_batch(submission, rng, n, numbered), new_batch=done % size == 0)
             done += n
             if on_progress is not None:
                 on_progress(done)
@@ -160,7 +166,7 @@ def simulate(
         shoe = shuffle_and_prepare(submission, rng, base)
         cb = None if on_round is None else (lambda i, r, s=shoe_no: on_round(s, i, r))
         one = tally_shoe_reference(shoe, submission, cb)
-        total.merge(one, new_batch=(shoe_no - 1) % batch_size == 0)
+        total.merge(one, new_batch=(shoe_no - 1) % size == 0)
         if on_shoe is not None:
             on_shoe(shoe_no, one)
         if on_progress is not None:

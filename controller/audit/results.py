@@ -23,7 +23,7 @@ A record whose payload lacks what this needs raises ``JournalContentError`` nami
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from controller.journal.errors import malformed_entry
@@ -31,11 +31,26 @@ from controller.journal import kinds
 from controller.rules.engine import RoundFacts
 from controller.rules.model import BonusRank, Outcome
 from controller.rules.submission import submission_from_document
-from controller.simulation import BATCHES
+from controller.simulation import batch_size
 from controller.simulation_shoe import Tally
 
 RESULTS_KINDS = (kinds.SUBMISSION, kinds.ROUND_RESULT, kinds.SETTLEMENT, kinds.WAGER_RETURNED)
 _RESULTS = ("win", "lose", "push")
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A ``settlement`` record's money, read (and checked) where it lies in the journal."""
+
+    kind: str
+    amount: int
+    net: int
+    commission: int
+    result: str | None
+
+    @classmethod
+    def of(cls, p: dict[str, Any]) -> Settled:
+        return cls(str(p["kind"]), int(p["amount"]), int(p["net"]), int(p.get("commission") or 0), p.get("result"))
 
 
 @dataclass
@@ -50,14 +65,25 @@ class WagerMoney:
     returned: int = 0
     returned_amount: int = 0
 
+    def settle(self, s: Settled) -> None:
+        """A wager a round decided (or pushed)."""
+        self.count += 1
+        self.staked += s.amount
+        self.players_net += s.net
+        self.commission += s.commission
+        if s.result in self.results:
+            self.results[s.result] += 1
+
+    def give_back(self, amount: int) -> None:
+        """A wager returned without a decision."""
+        self.returned += 1
+        self.returned_amount += amount
+
     def add(self, other: WagerMoney) -> None:
         """``other``'s wagers counted in these too (a total)."""
-        self.count += other.count
-        self.staked += other.staked
-        self.players_net += other.players_net
-        self.commission += other.commission
-        self.returned += other.returned
-        self.returned_amount += other.returned_amount
+        for f in fields(self):
+            if f.name != "results":
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
         for result, n in other.results.items():
             self.results[result] += n
 
@@ -74,12 +100,15 @@ class RulesResults:
 
     document: dict[str, Any]  # the submission record's payload
     # each round's settlements until its round_result says whether a round decided them
-    pending: dict[tuple[str | None, int | None], list[dict[str, Any]]] = field(default_factory=dict)
+    pending: dict[tuple[str | None, int | None], list[Settled]] = field(default_factory=dict)
     shoes: dict[str, Tally] = field(default_factory=dict)  # each shoe's normal rounds, in order
     bonus_shoes: dict[str, Tally] = field(default_factory=dict)
     simulated: int = 0
     void: int = 0
     money: dict[str, WagerMoney] = field(default_factory=dict)
+
+    def money_of(self, kind: str) -> WagerMoney:
+        return self.money.setdefault(kind, WagerMoney())
 
     @property
     def submission(self) -> Any:
@@ -95,9 +124,9 @@ class RulesResults:
 
 
 def _batched(shoes: dict[str, Tally]) -> Tally:
-    """The shoes' tallies merged in ``BATCHES`` batches of whole shoes at most, as a simulation's."""
+    """The shoes' tallies merged in batches of whole shoes, as a simulation's (``batch_size``)."""
     total = Tally()
-    size = max(1, len(shoes) // BATCHES)
+    size = batch_size(len(shoes))
     for i, one in enumerate(shoes.values()):
         total.merge(one, new_batch=i % size == 0)
     return total
@@ -122,8 +151,8 @@ def collect_results(entries: Any) -> list[RulesResults]:
             raise malformed_entry(e, exc) from None
     for g in groups:  # a round the journal ends in: what it settled (House Money) stands
         for settled in g.pending.values():
-            for p in settled:
-                _settle(g, p)
+            for one in settled:
+                g.money_of(one.kind).settle(one)
         g.pending.clear()
     return [g for g in groups if g.shoes or g.simulated or g.void or g.money]
 
@@ -143,10 +172,10 @@ def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults
     if kind == kinds.ROUND_RESULT:
         round_kind = p.get("kind", "normal")
         for settled in current.pending.pop((e.shoe_id, e.round_no), []):
-            if round_kind != "normal" and settled.get("result") == "push":  # no round decided it
-                _return(current, settled)
+            if round_kind != "normal" and settled.result == "push":  # no round decided it
+                current.money_of(settled.kind).give_back(settled.amount)
             else:
-                _settle(current, settled)
+                current.money_of(settled.kind).settle(settled)
         if round_kind == "simulated":
             current.simulated += 1
         elif round_kind == "void":
@@ -157,27 +186,10 @@ def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults
             if p.get("bonus_in_play"):
                 _add(current.bonus_shoes, e.shoe_id, facts, cards)
     elif kind == kinds.SETTLEMENT:
-        int(p["amount"]), int(p["net"]), int(p.get("commission") or 0), str(p["kind"])  # malformed: named at its entry
-        current.pending.setdefault((e.shoe_id, e.round_no), []).append(p)
+        current.pending.setdefault((e.shoe_id, e.round_no), []).append(Settled.of(p))
     elif kind == kinds.WAGER_RETURNED:
-        _return(current, p)
+        current.money_of(str(p["kind"])).give_back(int(p["amount"]))
     return current
-
-
-def _settle(g: RulesResults, p: dict[str, Any]) -> None:
-    money = g.money.setdefault(str(p["kind"]), WagerMoney())
-    money.count += 1
-    money.staked += int(p["amount"])
-    money.players_net += int(p["net"])
-    money.commission += int(p.get("commission") or 0)
-    if p.get("result") in money.results:
-        money.results[p["result"]] += 1
-
-
-def _return(g: RulesResults, p: dict[str, Any]) -> None:
-    money = g.money.setdefault(str(p["kind"]), WagerMoney())
-    money.returned += 1
-    money.returned_amount += int(p["amount"])
 
 
 def _add(shoes: dict[str, Tally], shoe_id: str | None, rnd: RoundFacts, cards: int) -> None:
