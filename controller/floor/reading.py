@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 
+from controller.floor.alarms import alarm_rows
 from controller.floor.chain import is_plain_sha256
 from controller.floor.message import parse_entry
 from controller.floor.rows import entries_of
@@ -216,8 +217,9 @@ def dropped_counts(conn: Any) -> list[dict[str, Any]]:
             for t, r, c, d, s in rows]
 
 
+_STATUS_ALARM_KEYS = ("table", "seq", "kind", "detail", "count", "first_seen")  # `floor status --json`'s
+
+
 def open_alarms(conn: Any, table_id: str | None = None) -> list[dict[str, Any]]:
-    rows = conn.execute("SELECT table_id, seq, kind, detail, count, first_seen FROM floor_alarms WHERE open "
-                        "AND (%s::text IS NULL OR table_id = %s) ORDER BY id", (table_id, table_id)).fetchall()
-    return [{"table": safe(t), "seq": s, "kind": k, "detail": safe(d), "count": c, "first_seen": f.isoformat()}
-            for t, s, k, d, c, f in rows]
+    """The open alarms as ``floor status`` gives them (``alarms.alarm_rows``, fewer keys)."""
+    return [{key: row[key] for key in _STATUS_ALARM_KEYS} for row in alarm_rows(conn, table_id)]
