@@ -45,6 +45,7 @@ from typing import Any
 
 from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry, text_field
+from controller.journal.vocabulary import current_payload
 
 
 OUTCOMES = ("player", "banker", "tie")  # a round_result's outcome (docs/journal.md)
@@ -221,8 +222,8 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
             if k in kinds.INPUT_KINDS:
                 actor = e.operator if k == kinds.INPUT_OPERATOR else None
-                if k == kinds.INPUT_DEVICE and isinstance(p, dict) and p.get("event") == "CARD_READ":
-                    fields = p.get("fields") or {}
+                if k == kinds.INPUT_DEVICE and (read := current_payload(e)).get("event") == "CARD_READ":
+                    fields = read.get("fields") or {}  # (a version-1 journal's as version 2 names them)
                     position = fields.get("position")
                     if type(position) is int and fields.get("rank") != UNREADABLE_RANK:  # an entered card's read: not it
                         reads[(sid, position)] = {"serial": e.device_serial, "epoch": e.device_epoch,

@@ -95,6 +95,9 @@ def test_replay_audit_and_roadmap_of_a_version_1_journal(v1: Path, capsys) -> No
     code, out, _ = run(capsys, "journal", "replay", str(v1), "--json")
     docs = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and sum(d["type"] == "round" for d in docs) == 82
+    # each card's device event, from a CARD_READ named by its version-1 class name (CardRead)
+    cards = [c for d in docs if d["type"] == "round" for c in d["cards"]]
+    assert cards and all(c["device_event"] is not None for c in cards if c["position"] is not None)
     code, out, _ = run(capsys, "audit", "cards", str(v1), "--json")
     audit = json.loads(out)
     assert code == 0 and audit["shoes"][0]["read"] == 402 and audit["ok"]  # CARD_READs found by their v1 name
