@@ -299,12 +299,10 @@ def restart_shoe(t: TableCore, op: OperatorInput, reason: str | None = None) -> 
     if t.shoe_lost:
         raise Refused(f"the shoe in play is given up already, once the faults are cleared ({t.shoe_lost})")
     t.shoe_lost, t.shoe_lost_ordered = why, True
-    if t.faults.pop("misread", None) is not None:  # a card of the shoe given up
-        t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": "shoe given up"})
-    if t.faults:
+    t.maybe_resume()  # a misread card is of the shoe given up: at once, when no other fault holds it
+    if t.shoe_lost:
         t.notice("fault", f"the shoe in play is given up once the faults are cleared ({why}): its round void, "
                           "its wagers returned, then a new shoe")
-    t.maybe_resume()
 
 
 def unlock_operator(t: TableCore, op: OperatorInput, operator: str) -> None:

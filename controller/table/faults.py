@@ -121,7 +121,7 @@ def cleared_by_device(t: TableCore, key: str, by: str) -> None:
 def maybe_resume(t: TableCore) -> None:
     """Resume where the table stopped once no fault holds it; a shoe lost meanwhile is given up
     instead (at once when no fault held the table)."""
-    if t.shoe_lost_ordered and "misread" in t.faults:  # drawn after restart_shoe: a card of the shoe given up
+    if t.shoe_lost_ordered and "misread" in t.faults:  # after restart_shoe: a card of the shoe given up
         t.faults.pop("misread")
         t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": "shoe given up"})
     if t.shoe_lost and (t.state != "fault" or not t.faults):
