@@ -100,9 +100,9 @@ def identity_text(text: str) -> str:
     """``--serial`` / ``--firmware``: one of IDENTITY's texts, printable, 1 to ``MAX_ID_TEXT`` bytes of UTF-8."""
     if not text or not text.isprintable():
         raise argparse.ArgumentTypeError("must be printable text, not empty (no control characters)")
-    if len(text.encode("utf-8")) > MAX_ID_TEXT:
-        raise argparse.ArgumentTypeError(f"is {len(text.encode('utf-8'))} bytes of UTF-8; the protocol carries "
-                                         f"at most {MAX_ID_TEXT}")
+    size = len(text.encode("utf-8"))
+    if size > MAX_ID_TEXT:
+        raise argparse.ArgumentTypeError(f"is {size} bytes of UTF-8; the protocol carries at most {MAX_ID_TEXT}")
     return text
 
 
@@ -153,8 +153,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int:
     profile = resolve_profile(args.profile)
-    identity = {key: value for key, value in (("serial", args.serial), ("firmware", args.firmware)) if value is not None}
-    device = build_device(profile, faults=faults, seed=args.seed, speed=speed, **identity)
+    device = build_device(profile, faults=faults, seed=args.seed, speed=speed, serial=args.serial,
+                          firmware=args.firmware or EMULATOR_FIRMWARE)
     try:
         server = serve_device(device, args.transport, port=args.port or 0, link=args.link)
     except OSError as exc:

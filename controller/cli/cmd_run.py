@@ -210,12 +210,13 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
                 except JournalContentError as exc:  # a card record no table wrote
                     raise UsageError(f"{journal_path}: {exc}: the table does not resume from it") from None
             monitor.attach(runner)
-        if resumed and auto is not None and args.seed is not None:
-            auto.rng.seed(resumed_seed(args.seed, journal.last_seq))
+        seed = resumed_seed(args.seed, journal.last_seq if resumed else 0)  # the emulator's and the dealer's
+        if resumed and auto is not None and seed is not None:
+            auto.rng.seed(seed)
         if resumed and not args.json:
             out.line(f"resumed from {journal_path}: {resumed} inputs replayed; the table is {core.state}")
         if not attached:
-            emulator, attached = _start_emulator(args, resumed_seed(args.seed, journal.last_seq if resumed else 0))
+            emulator, attached = _start_emulator(args, seed)
             if resumed and cards_lost_with("shoe", core.state):
                 # A new built-in emulator holds no cards: the shoe the journal left in play is gone
                 # (the table says in which states a device holds them: not while shuffling, nor
