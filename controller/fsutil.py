@@ -262,7 +262,12 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
     fsync_dir(directory)
 
 
-def exclusive_lock(path: str | os.PathLike[str], *, mode: int = 0o660) -> int | None:
+# The mode a table's files are made with (the umask taking away more): its owner and group, not
+# everyone, as the journal itself (a journal holds the cards dealt face down; its log, operator ids)
+TABLE_FILE_MODE = 0o660
+
+
+def exclusive_lock(path: str | os.PathLike[str], *, mode: int = TABLE_FILE_MODE) -> int | None:
     """An exclusive ``flock`` on ``path`` (created if missing), taken without waiting: its
     descriptor (closing it releases the lock), or None when another process holds it. OSError when
     the file cannot be opened. For a lock file beside the file it guards: a file replaced by rename

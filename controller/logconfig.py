@@ -82,8 +82,10 @@ class _LogFile(logging.handlers.RotatingFileHandler):
     def _open(self) -> Any:
         """The file, created for its owner and group only (operator ids are in it; under umask 022
         it was for everyone), as the journal beside it."""
+        from controller.fsutil import TABLE_FILE_MODE
+
         return open(self.baseFilename, self.mode, encoding=self.encoding, errors=self.errors,  # noqa: SIM115
-                    opener=lambda path, flags: os.open(path, flags, 0o660))
+                    opener=lambda path, flags: os.open(path, flags, TABLE_FILE_MODE))
 
     def emit(self, record: logging.LogRecord) -> None:
         self._failed_now = False

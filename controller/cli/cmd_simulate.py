@@ -21,6 +21,7 @@ from controller.cli.common import GAME_CHOICES, non_negative_int, percent, posit
 from controller.cli.progress import progress_bar
 from controller.errors import UsageError, new_file_argument, path_argument
 from controller.rules.engine import RoundResult
+from controller.rules.model import WagerKind
 from controller.simulation import (
     ENGINES, Estimate, bonus_rank_frequencies, engine_for, outcome_frequencies, simulate, wager_holds,
 )
@@ -55,7 +56,8 @@ def _exact(sub: Any) -> Any | None:
     return exact_odds(sub)
 
 
-BONUS_WAGERS = ("player_bonus", "banker_bonus")  # 21 Baccarat's, decided only where their cards were dealt
+# 21 Baccarat's, decided only where their cards were dealt
+BONUS_WAGERS = frozenset({WagerKind.PLAYER_BONUS.value, WagerKind.BANKER_BONUS.value})
 
 
 def figures(sub: Any, tally: Any, bonus_tally: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:

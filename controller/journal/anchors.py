@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from controller.fsutil import fsync_dir, write_synced
+from controller.fsutil import TABLE_FILE_MODE, fsync_dir, write_synced
 from controller.journal.chain import ALGORITHMS, Hasher, canonical_json, is_hex, key_id_shown
 from controller.journal.errors import JournalError
 from shoectl_config.files import NotARegularFile, require_regular_file
@@ -155,8 +155,7 @@ class AnchorFile:
             self._checked = True
         data = (json.dumps(anchor.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
         created = not self.path.exists()
-        # for the journal's owner and group, as the journal (not for everyone under umask 022)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o660)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, TABLE_FILE_MODE)
         try:
             write_synced(fd, data)
         finally:
