@@ -55,7 +55,7 @@ class Running:
 
 class Subscription:
     """One client's queue of states: bounded, oldest dropped first; ``dropped`` counts them. The
-    table's running, when it changed, comes before the next state (the newest only)."""
+    table's running, when it changed, goes out once the states queued are out (the newest only)."""
 
     def __init__(self, limit: int = QUEUE_LIMIT) -> None:
         self._queue: deque[Snapshot] = deque(maxlen=limit)
