@@ -23,7 +23,7 @@ from controller.journal.replay import entries_needed, replay
 from controller.money import money_text
 from controller.table.edge_figures import edge_percent, journaled_figures
 from controller.journal.clockwatch import clock_step_text, when_text
-from controller.table.result_line import wager_text
+from controller.table.result_line import void_wagers_text, wager_text
 from shoectl_config.text import safe
 
 
@@ -243,17 +243,6 @@ def _text(d: dict) -> str:
     return (f"  {name} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
             f" -> {d['outcome']}; " + (_simulated_wagers_text(d) if d["kind"] == "simulated" else
                                        f"{len(d['wagers'])} wagers, players net {money_text(net, signed=True)}"))
-
-
-def void_wagers_text(settlements: list[dict]) -> str:
-    """What became of a void round's wagers: returned (settled as pushes), but a House Money Wager
-    decided before the void stands (an examiner read "wagers returned" of a round where two had lost)."""
-    decided = [s for s in settlements if s.get("result") != "push"]
-    if not decided:
-        return "wagers returned"
-    net = sum(s["net"] for s in decided)
-    return (f"{len(settlements) - len(decided)} wagers returned, {len(decided)} decided before the void "
-            f"(players net {money_text(net, signed=True)})")
 
 
 def _simulated_wagers_text(d: dict) -> str:

@@ -14,9 +14,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
-
 from shoectl_config.text import is_utf8
 
 STEPS = 500  # the bar moves at most this many times
@@ -35,6 +32,11 @@ def progress_bar(description: str | None, total: int | None) -> Iterator[Callabl
     if description is None or not on_terminal():
         yield lambda done: None
         return
+    # Imported only to draw: rich costs every command that may show a bar about 20 ms to import,
+    # and most never draw one (their standard error is not a terminal).
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
+
     columns = [SpinnerColumn(), TextColumn("{task.description}")]
     if total:
         columns += [BarColumn(), MofNCompleteColumn(), TextColumn("eta"), TimeRemainingColumn()]

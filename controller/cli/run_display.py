@@ -2,11 +2,10 @@
 ``run_output.JournalLines``; the live screen ``controller.table.display``)."""
 from __future__ import annotations
 
-from controller.cli.cmd_replay import void_wagers_text
 from controller.cli.run_output import StdoutLines
 from controller.journal import kinds
 from controller.table.io import FAULT_LEVEL, Notice, TableRecord
-from controller.table.result_line import round_result_text
+from controller.table.result_line import round_result_text, void_wagers_text
 
 
 COUNT_FAULT_NOTICE = object()  # a count fault's record was printed: its notice (the same, in more words) is not

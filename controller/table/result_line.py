@@ -9,7 +9,7 @@ from typing import Any
 from controller.money import money_text
 from controller.journal import kinds
 
-__all__ = ["round_result_text", "settlement_text", "wager_text"]
+__all__ = ["round_result_text", "settlement_text", "void_wagers_text", "wager_text"]
 
 
 def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> str:
@@ -42,3 +42,14 @@ def settlement_text(kind: str, p: dict[str, Any]) -> str:
     if p["result"] == "lose":
         return f"{wager}: collect"
     return f"{wager}: push, the stake stays with the player"
+
+
+def void_wagers_text(settlements: list[dict]) -> str:
+    """What became of a void round's wagers: returned (settled as pushes), but a House Money Wager
+    decided before the void stands (an examiner read "wagers returned" of a round where two had lost)."""
+    decided = [s for s in settlements if s.get("result") != "push"]
+    if not decided:
+        return "wagers returned"
+    net = sum(s["net"] for s in decided)
+    return (f"{len(settlements) - len(decided)} wagers returned, {len(decided)} decided before the void "
+            f"(players net {money_text(net, signed=True)})")

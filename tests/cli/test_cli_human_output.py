@@ -176,7 +176,8 @@ def test_a_rounds_line_says_what_became_of_wagers_no_round_decided() -> None:
     """An examiner's review: a simulated round read "3 wagers, players net +0.00" (627a.13(d): "a
     simulated round of play in which wagers may not be accepted"), and a void round "wagers
     returned" where two House Money Wagers had lost before the void."""
-    from controller.cli.cmd_replay import _simulated_wagers_text, void_wagers_text
+    from controller.cli.cmd_replay import _simulated_wagers_text
+    from controller.table.result_line import void_wagers_text
 
     wagers = [{"seat": s, "kind": "player", "amount": 1000} for s in (1, 2, 3)]
     push = {"result": "push", "net": 0}
