@@ -48,7 +48,9 @@ from controller.cli.journal_input import (
 )
 from controller.errors import UsageError, new_file_argument, path_argument
 from controller.table.redecision import Redecision, redecide
-from shoectl_config.text import quoted
+from controller.signature import signature_label
+from controller.version import shoectl_version
+from shoectl_config.text import quoted, safe
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
 
@@ -181,16 +183,18 @@ def run_decisions(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if not result.entries:
         raise UsageError(f"{args.path}: the journal holds no entries")
+    this_program = {"version": shoectl_version(), "signature": signature_label()}
     if args.json:
-        print_json(result.to_json())
+        print_json({**result.to_json(), "decided_by": this_program})
     else:
-        print(decisions_text(args.path, result))
+        print(decisions_text(args.path, result, this_program))
     return EXIT_OK if result.ok else EXIT_FAILED
 
 
-def decisions_text(path: str, r: Redecision) -> str:
+def decisions_text(path: str, r: Redecision, this_program: dict[str, str]) -> str:
     """The decisions audit in words: a verdict line, then, when it failed, the two records side by
-    side (of the same kind: only the fields that differ)."""
+    side (of the same kind: only the fields that differ) and which program wrote the journal
+    beside the one that decided it again."""
     counts = (f"{r.inputs} inputs decided again, {r.records} records equal ({r.rounds} round results), "
               f"{r.starts} start{'s' if r.starts != 1 else ''}")
     lines = []
@@ -217,8 +221,24 @@ def decisions_text(path: str, r: Redecision) -> str:
             if record is not None:
                 lines.append(f"    {side}: {record['kind']} shoe {record['shoe']} round {record['round']} "
                              f"{canonical_json(record['payload'])}")
+    lines.append(_program_line(r.written_by, this_program))
     lines.append(f"{path}: decisions FAILED: {counts} before it")
     return "\n".join(lines)
+
+
+def _program_line(written_by: dict | None, this_program: dict[str, str]) -> str:
+    """Whether the program that wrote the journal is the one that decided it again: a gaming lab
+    auditing a journal of an earlier build must not read a change of the program's decisions as
+    a journal changed (the signature, ``controller.signature``, tells builds of one version apart)."""
+    ours = f"shoectl {this_program['version']} (signature {this_program['signature']})"
+    if written_by is None or not isinstance(written_by.get("signature"), str):
+        return (f"    the journal does not name the program that wrote it (written before its starts did); decided again "
+                f"by {ours}: a difference may be a change in how the program decides, not in the journal")
+    theirs = f"shoectl {safe(str(written_by.get('version')))} (signature {safe(written_by['signature'])})"
+    if written_by["signature"] == this_program["signature"]:
+        return f"    written and decided again by the same program, {ours}: its own inputs do not decide to the journal's record"
+    return (f"    written by {theirs}, decided again by another, {ours}: a difference may be a change in how the "
+            "program decides, not in the journal; decide it again with the program that wrote it")
 
 
 def _value(payload: dict, key: str) -> str:

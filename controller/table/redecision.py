@@ -26,6 +26,10 @@ Rules of the comparison:
   (``shoectl odds --journal`` recomputes those) and the control socket's refusals.
 - A journal written before ``controller_started`` named the devices is decided with the built-in
   emulator's (a batch shuffler and a card-reading shoe): ``Redecision.assumed_devices`` says so.
+- ``Redecision.written_by``: the program (version and signature) the last start before the
+  difference named, so that the caller can tell a journal that another build wrote, whose
+  decisions may differ from this one's for that reason alone, from one that this very program
+  wrote and that its inputs do not decide to.
 
 The entries are anything with the ``Entry`` fields (``JournalReader.entries()``), every kind, in
 seq order. Nothing here reads a file or a clock.
@@ -83,6 +87,9 @@ class Redecision:
     assumed_devices: bool = False
     difference: Difference | None = None
     last_seq: int = 0
+    # The program the table's last start before the difference (or the journal's end) named:
+    # {"version", "signature"} as ``controller_started`` journaled them; None before any start.
+    written_by: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -91,6 +98,7 @@ class Redecision:
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "entries": self.entries, "inputs": self.inputs, "records": self.records,
                 "starts": self.starts, "rounds": self.rounds, "assumed_devices": self.assumed_devices,
+                "written_by": self.written_by,
                 "difference": self.difference.to_json() if self.difference else None}
 
 
@@ -200,6 +208,7 @@ class _Redecider:
     def started(self, e: Any) -> None:
         p = e.payload
         self.result.starts += 1
+        self.result.written_by = {"version": p.get("version"), "signature": p.get("signature")}
         devices = _devices(e)
         if devices is None:
             devices = BUILT_IN_DEVICES

@@ -15,7 +15,9 @@ import pytest
 from runner_rig import deal_with_the_edge_monitor
 
 from controller.journal import Journal, JournalReader
+from controller.signature import signature_label
 from controller.table.redecision import BUILT_IN_DEVICES, redecide
+from controller.version import shoectl_version
 from tests.tampering import rechain, renumber, rewrite, rows, tamper
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
@@ -91,7 +93,38 @@ def test_a_settlement_paid_more_is_named_with_both_figures(table_journal: Path, 
     assert lines[0] == (f"{path}: decisions FAILED at entry {seq[0]}: the journal's settlement record is not what "
                         "the table decides from the input before it")
     assert lines[1] == f"    net: journal {net + 100}, decided {net}"
-    assert lines[2].startswith(f"{path}: decisions FAILED: ")
+    # The table that wrote it ran this very code: the difference is the journal's, not a change of program.
+    assert lines[2] == (f"    written and decided again by the same program, shoectl {shoectl_version()} (signature "
+                        f"{signature_label()}): its own inputs do not decide to the journal's record")
+    assert lines[3].startswith(f"{path}: decisions FAILED: ")
+
+
+def test_a_journal_another_build_wrote_is_said_to_be_so_beside_its_difference(table_journal: Path,
+                                                                              tmp_path: Path) -> None:
+    """A gaming lab decides a journal of an earlier build again: a difference may then be the
+    program's change, not the journal's, and the audit says which program wrote the journal (its
+    last start before the difference) beside the one that decided it again."""
+    other = "sha256:" + "0" * 64
+
+    def earlier_build(rs: list) -> list:
+        for row in rs:
+            if row[KIND] == "controller_started":
+                set_payload(row, version="0.0.9", signature=other)
+        set_payload(first(rs, "settlement", lambda p: p["net"] > 0), net=12345678)
+        return rs
+
+    path = forged(table_journal, tmp_path, earlier_build)
+    result = decided(path)
+    assert result.written_by == {"version": "0.0.9", "signature": other}
+    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert (f"    written by shoectl 0.0.9 (signature {other}), decided again by another, shoectl {shoectl_version()} "
+            f"(signature {signature_label()}): a difference may be a change in how the program decides, not in the "
+            "journal; decide it again with the program that wrote it") in done.stdout.splitlines()
+    done = subprocess.run([*SHOECTL, "audit", "decisions", "--json", str(path)], capture_output=True, text=True)
+    said = json.loads(done.stdout)
+    assert said["written_by"] == {"version": "0.0.9", "signature": other}
+    assert said["decided_by"] == {"version": shoectl_version(), "signature": signature_label()}
 
 
 @pytest.mark.parametrize("change", ["outcome", "card", "cut"])
@@ -225,11 +258,14 @@ def test_a_version_1_journal_is_decided_by_the_rules_given_up_to_what_the_table_
     assert done.stdout.splitlines()[0] == (f"{path}: decisions FAILED at entry 1: an input before any Rules "
                                            "Submission: nothing says by which rules it was decided (--submission "
                                            "names them)")
+    assert done.stdout.splitlines()[1].startswith("    the journal does not name the program that wrote it (written "
+                                                  "before its starts did)")
     done = subprocess.run([*SHOECTL, "audit", "decisions", "--submission", "minibaccarat", "--json", str(path)],
                           capture_output=True, text=True)
     assert done.returncode == 1
     result = json.loads(done.stdout)
     assert result["assumed_devices"] and result["rounds"] == 82 and result["inputs"] == 922
+    assert result["written_by"] is None  # no start of it is journaled
     assert result["difference"]["journaled"]["kind"] == "reconciliation"
     assert set(result["difference"]["decided"]["payload"]) - set(result["difference"]["journaled"]["payload"]) == {
         "remaining_counted_by"}
