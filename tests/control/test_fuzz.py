@@ -204,6 +204,9 @@ def crowd(sock_path: str, rounds: int, codes: Counter[str]) -> None:
                 s.settimeout(5)
                 reply = read_reply(s)
                 codes[reply["code"] if reply else "closed without a reply"] += 1
+        # Served, or shed after the quiet spell on a loaded machine (the table then journals a
+        # "busy" this crowd never read): the test's accounting allows for both.
+        codes["unanswered"] += len(waiting)
         for s in conns:
             s.close()
 
@@ -235,6 +238,9 @@ def test_fuzzed_control_socket_keeps_the_table_dealing_and_the_journal_true(star
     t.assert_stopped_cleanly()
     for code in JOURNALED_CODES:
         told = told_by_code[code]
-        assert sum(t.refusals(code)) == told, (code, t.refusals(code), codes)
+        if code == "busy":  # each crowd connection left unanswered was served, or shed unread
+            assert told <= sum(t.refusals(code)) <= told + crowd_codes["unanswered"], (code, t.refusals(code), codes)
+        else:
+            assert sum(t.refusals(code)) == told, (code, t.refusals(code), codes)
     accepted: dict[str, Any] = Counter(r["_operator"] for r in t.journaled("input.operator"))
     assert set(accepted) <= {"d1", "auto-dealer", "auto-floor"}, accepted
