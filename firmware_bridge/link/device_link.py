@@ -368,23 +368,37 @@ class DeviceLink:
         and nothing else: ``(serial, epoch, first, last)`` of the counters given up, for the owner
         to record, or None when no gap is stalled (it closed since, or this link never saw it).
         For an owner acting on an earlier ``EVENTS_STALLED`` report: a gap that opened since is
-        not the one it decided on."""
+        not the one it decided on. The gap is looked at and given up under one hold of the lock:
+        between two, the reader could file the resent events, or a new epoch begin, and counters
+        that had come, or that the device had not yet been asked for again, were given up (a
+        review of the link's threads)."""
         with self._cond:
             if not self._sequencer.stalled:
                 return None
             first, last = self._sequencer.missing(limit=1)[0]
             serial, epoch = self._sequencer.serial, self._sequencer.epoch
-        return (serial, epoch, first, last) if epoch is not None and self.accept_gap(last) else None
+            if epoch is None:
+                return None
+            lost = self._accept_gap_locked(last)
+        self._report_given_up(lost, last)
+        return (serial, epoch, first, last) if lost else None
 
     def accept_gap(self, up_to: int | None = None) -> int:
         """Declare missing event counters up to ``up_to`` (default: all known) lost for good
         (docs/protocol.md E7: a host decision, recorded as an irregularity by the caller), so
         later events can be delivered and acknowledged. Returns how many were given up."""
         with self._cond:
-            lost = self._sequencer.accept_gap(up_to)
-            self._cond.notify_all()
-            self._delivery.ready.notify_all()
+            lost = self._accept_gap_locked(up_to)
+        self._report_given_up(lost, up_to)
+        return lost
+
+    def _accept_gap_locked(self, up_to: int | None) -> int:
+        lost = self._sequencer.accept_gap(up_to)
+        self._cond.notify_all()
+        self._delivery.ready.notify_all()
+        return lost
+
+    def _report_given_up(self, lost: int, up_to: int | None) -> None:
         if lost:
             self._reporter.error(LinkErrorKind.EVENTS_GIVEN_UP, f"{lost} missing event(s) accepted as lost"
                                  + (f" (up to event {up_to})" if up_to is not None else ""))
-        return lost

@@ -4,6 +4,7 @@ the memory is bounded (the link's sequencer, the one judge of what is new, holds
 gap that outlasts the resend requests is a fault the link reports."""
 from __future__ import annotations
 
+import threading
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import replace
@@ -192,3 +193,57 @@ def test_a_gap_seen_while_a_resend_request_waits_for_its_reply_is_still_unasked(
     seq.resend_requested()  # its ACK
     seq.offer(numbered(1))
     assert seq.missing() == [(3, 3)] and seq.unasked_gap
+
+
+def test_a_stalled_gap_is_given_up_as_it_is_at_that_moment_while_resent_events_arrive() -> None:
+    """A review of the link's threads: ``accept_stalled_gap`` looked at the stalled gap and gave it
+    up under two holds of the link's lock, and the reader could file resent events between them.
+    Counters 2..5 arrived in that window: the link reported 2..10 given up (the journal's
+    ``events_given_up``) while 2..5 were delivered too. Now the gap is looked at and given up
+    under one hold: what the report names is exactly what never comes through."""
+    from firmware_bridge.emulator.factory import build_device
+    from firmware_bridge.emulator.loopback import LoopbackTransport
+    from firmware_bridge.link import DeviceLink
+
+    link = DeviceLink(LoopbackTransport(build_device("emulated-shoe", speed=float("inf"))),
+                      profile_name="emulated-shoe", auto_ack=False)  # not started: this test is its threads
+    seq = link._sequencer  # the link's own sequencer, driven as its reader and supervisor drive it
+    with link._lock:
+        seq.set_epoch(1, "SN1")
+        seq.offer(numbered(1))
+        seq.offer(numbered(11))  # 2..10 missing
+        while not seq.resend_requested():
+            pass
+    looked_at = seq.missing
+    reader = threading.Thread(target=lambda: _resent_under_the_lock(link, range(2, 6)))
+
+    def missing_while_the_reader_files(limit=None):  # the look: the reader wants the lock from now on
+        reader.start()
+        reader.join(0.2)
+        return looked_at(limit)
+
+    giving_up = link.accept_gap
+
+    def reader_first(up_to=None):  # were the act a call of its own, the reader's chance to file first
+        reader.join(0.2)
+        return giving_up(up_to)
+
+    seq.missing = missing_while_the_reader_files
+    link.accept_gap = reader_first
+    given = link.accept_stalled_gap()
+    reader.join(5)
+    assert not reader.is_alive()
+    serial, epoch, first, last = given
+    delivered = []
+    while (event := seq.peek()) is not None:
+        delivered.append(event.counter)
+        seq.commit(event)
+    assert (serial, epoch) == ("SN1", 1)
+    assert not set(range(first, last + 1)) & set(delivered), (given, delivered)
+    assert delivered == [1, 11]
+
+
+def _resent_under_the_lock(link, counters: range) -> None:
+    with link._lock:
+        for counter in counters:
+            link._sequencer.offer(numbered(counter))
