@@ -203,6 +203,7 @@ class Authenticator:
         self._hasher = _PinHasher()
         self._remembered = RememberedPins(remember_s, clock)
         self._reload = reload  # the operators file read again when it changed (operators.following)
+        self._following = threading.Lock()  # one reload read and applied at a time
 
     @property
     def operators(self) -> Mapping[str, Operator]:
@@ -217,10 +218,14 @@ class Authenticator:
             return bool(self._operators)
 
     def _follow(self) -> None:
+        # The file read and the list applied in one turn: two connections following at once applied
+        # their reads in the wrong order (the older after the newer), and the file unchanged since,
+        # a removed operator was accepted until its next change (a review of the threads).
         if self._reload is not None:
-            fresh = self._reload()
-            if fresh is not None:
-                self.update_operators(fresh)
+            with self._following:
+                fresh = self._reload()
+                if fresh is not None:
+                    self.update_operators(fresh)
 
     def update_operators(self, operators: Mapping[str, Operator]) -> None:
         """Replace the operators (e.g. after the file was reloaded). Counts and lockouts are by id

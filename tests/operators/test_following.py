@@ -4,6 +4,8 @@ Found by a floorperson's review: a removed operator, and an old PIN, were accept
 table was restarted, while docs/operators.md said a reloaded file ends them."""
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,37 @@ def test_an_unchanged_file_is_not_read_again(ops_file: Path, mocker) -> None:
     for _ in range(3):
         auth.authenticate("d1", "3691")
     assert read.call_count == 0
+
+
+def test_two_connections_following_the_file_at_once_apply_the_newer_read_last(ops_file: Path, mocker) -> None:
+    """A review of the threads: connection A read the file (a new dealer x9 added) and waited for
+    the authenticator (another connection's PIN check holds it for a scrypt); meanwhile x9 was
+    removed and connection B read and applied that. A then applied its older read, and as the file
+    did not change again, x9 was accepted from then on. Now a read is applied before the next is
+    made."""
+    auth = _following(ops_file)
+    time.sleep(0.01)  # the file's next version has another modification time
+    add_operator(ops_file, "x9", Role.DEALER, "4829")  # the version connection A reads
+    applying = Authenticator.update_operators
+    a_has_read, b_went = threading.Event(), threading.Event()
+
+    def a_applies_late(self, operators):
+        if threading.current_thread().name == "A":
+            a_has_read.set()
+            b_went.wait(0.5)  # as long as B may take: B either waits for A or goes first
+        applying(self, operators)
+
+    mocker.patch.object(Authenticator, "update_operators", a_applies_late)
+    a = threading.Thread(target=auth.has_operators, name="A")
+    a.start()
+    assert a_has_read.wait(5)
+    remove_operator(ops_file, "x9")  # x9 removed: the version connection B reads
+    b = threading.Thread(target=auth.has_operators, name="B")
+    b.start()
+    b.join(5)
+    b_went.set()
+    a.join(5)
+    assert not a.is_alive() and not b.is_alive()
+    assert sorted(auth.operators) == ["d1", "fp1"]
+    with pytest.raises(UnknownOperator):
+        auth.authenticate("x9", "4829")
