@@ -122,7 +122,7 @@ class ControlClient:
             reply = None
         if not isinstance(reply, dict):
             raise ControlUnavailable(f"{self.path}: what answers there is not a table (not a JSON reply)")
-        if reply.get("code") in ("busy", "idle"):
+        if reply.get("code") in ("busy", "idle", "stopping"):
             raise ControlUnavailable(f"{self.path}: {reply.get('error')}")
         return reply
 

@@ -14,6 +14,9 @@ up to five of the operator ids tried (``operators``). Summaries are written by `
 server calls it several times a second) at most every ``summary_every_s`` seconds while a flood
 lasts, and by ``close()``; so a steady flood costs the journal at most ``burst`` records per window
 plus one a second, and memory is bounded (counters per code and five ids). Thread-safe.
+``refused`` returns False, and journals and counts nothing, once ``close()`` has run: the table's
+owner no longer journals, and the caller must not tell a refusal that no record will show (it
+answers that the table is stopping instead).
 """
 from __future__ import annotations
 
@@ -46,11 +49,15 @@ class RefusalJournal:
         self._counted: dict[str, int] = {}
         self._operators: list[str] = []
         self._last_summary = clock()
+        self._closed = False
 
     def refused(self, kind: str, payload: dict[str, Any], operator: str | None = None,
-                shown: dict[str, Any] | None = None) -> None:
-        """Journal this refusal, or count it if the window's ``burst`` is spent."""
+                shown: dict[str, Any] | None = None) -> bool:
+        """Journal this refusal, or count it if the window's ``burst`` is spent: True; False once
+        closed (nothing journaled or counted)."""
         with self._lock:
+            if self._closed:
+                return False
             now = self._clock()
             if self._window_end is None or now >= self._window_end:
                 self._window_end = now + self.window_s
@@ -62,8 +69,9 @@ class RefusalJournal:
                 shown = payload.get("operator")
                 if isinstance(shown, str) and shown not in self._operators and len(self._operators) < MAX_OPERATORS_SHOWN:
                     self._operators.append(shown)
-                return
+                return True
         self._note(kind, payload, operator, shown)
+        return True
 
     def tick(self) -> None:
         """Journal the counts so far if the last summary is ``summary_every_s`` old."""
@@ -72,9 +80,10 @@ class RefusalJournal:
                 self._flush()
 
     def close(self) -> None:
-        """Journal the counts not yet summarized."""
+        """Journal the counts not yet summarized; refuse to journal any more (``refused``)."""
         with self._lock:
             self._flush()
+            self._closed = True
 
     def _flush(self) -> None:
         counted = sum(self._counted.values())

@@ -17,6 +17,7 @@ Protocol (one JSON object per line, UTF-8; docs/control.md):
     <- {"id": 3, "ok": true, "status": {...}} then {"event": {...}} lines for every journal record and notice
     <- {"ok": false, "code": "busy", "error": "..."}      on connecting: too many connections
     <- {"ok": false, "code": "idle", "error": "..."}      no request for ``idle_s`` seconds: closed
+    <- {"ok": false, "code": "stopping", "error": "..."}  a refusal the stopping table can no longer journal
 
 Every command, accepted or refused, is journaled: accepted and table-refused ones as the table's
 input (``input.operator`` + ``refused``), authentication and role refusals as ``auth_refused``,
@@ -203,14 +204,23 @@ class ControlServer:
 
     def _shed(self, conn: socket.socket, reason: str | None = None) -> None:
         reason = reason or f"the table is busy: {self.max_connections} connections are open; try again later"
+        told = self._told({"ok": False, "code": "busy", "error": reason},
+                          kinds.CONNECTION_REFUSED, {"code": "busy", "reason": reason})
         with conn:
             conn.setblocking(False)
             try:
-                conn.send(_line({"ok": False, "code": "busy", "error": reason}))
+                conn.send(_line(told))
                 conn.recv(MAX_LINE)  # what the client sent already: closing on unread data would reset the reply
             except OSError:
                 pass
-        self._refusals.refused(kinds.CONNECTION_REFUSED, {"code": "busy", "reason": reason})
+
+    def _told(self, reply: dict[str, Any], kind: str, payload: dict[str, Any], operator: str | None = None,
+              shown: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``reply`` once its refusal is journaled; a ``stopping`` reply when the table journals no
+        more (a concurrency review: a PIN refused during a stop was told, counted and never journaled)."""
+        if self._refusals.refused(kind, payload, operator, shown):
+            return reply
+        return {"ok": False, "code": "stopping", "error": "the table is stopping: nothing was decided; ask again once it runs"}
 
     # -- one connection -----------------------------------------------------------------------------
     def _serve(self, conn: socket.socket, number: int) -> None:
@@ -270,7 +280,10 @@ class ControlServer:
         session.bad_requests += 1
         reason = str(exc)
         said = {"command": command, "operator": operator} if operator is not None else {}
-        self._refusals.refused(kinds.BAD_REQUEST, {"code": "bad_request", "reason": reason, **said}, operator)
+        told = self._told({}, kinds.BAD_REQUEST, {"code": "bad_request", "reason": reason, **said}, operator)
+        if told:  # the table is stopping
+            session.closing = True
+            return {"id": exc.rid, **told}
         if session.bad_requests >= BAD_LIMIT:
             session.closing = True
             reason += f"; {BAD_LIMIT} malformed requests on this connection: closing it"
@@ -304,7 +317,7 @@ class ControlServer:
             # the journal keeps what happened.
             refusal = self._auth_refused(req, session, "auth", exc.said, reason=str(exc))
             tries_left = getattr(exc, "tries_left", None)
-            if tries_left is not None:
+            if tries_left is not None and refusal["code"] == "auth":
                 refusal["tries_left"] = tries_left
             return refusal
         if req.args_problem is not None:
@@ -364,8 +377,8 @@ class ControlServer:
             operator = None
         payload = {"command": req.command, "operator": shown, "code": code, "reason": reason,
                    **({"account": user_name(session.uid)} if session.uid is not None else {})}
-        self._refusals.refused(kinds.AUTH_REFUSED, payload, operator, {**payload, "reason": error})
-        return {"ok": False, "code": code, "error": error}
+        return self._told({"ok": False, "code": code, "error": error}, kinds.AUTH_REFUSED, payload, operator,
+                          {**payload, "reason": error})
 
     def _stream(self, conn: socket.socket, rid: Any) -> None:
         q = self.runner.subscribe()

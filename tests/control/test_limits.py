@@ -511,3 +511,51 @@ def _refusal(path: Path) -> str:
     except ControlUnavailable as exc:
         return str(exc)
     return "connected"
+
+
+def test_a_pin_refused_after_the_table_stopped_journaling_is_not_told(tmp_path: Path) -> None:
+    """A concurrency review: a PIN check still running when the table stopped (other connections'
+    checks ahead of it, each a scrypt) was answered "wrong PIN, 4 tries left" after the table's
+    last journaling, so a refusal was told that no record shows. The table now tells such a
+    client that it is stopping, and decides nothing: every refusal told is in the journal."""
+    from controller.journal import JournalReader
+    from controller.operators.auth import Authenticator
+    from controller.operators.store import add_operator, load_operators
+    from controller.roles import Role
+
+    operators = tmp_path / "operators.toml"
+    add_operator(operators, "d1", Role.DEALER, "2580")
+    auth = Authenticator(load_operators(operators))
+    checking, stopped = threading.Event(), threading.Event()
+    checking_pins = auth.authenticate
+
+    def pin_checked_after_the_stop(operator_id: str, pin: str):
+        checking.set()
+        stopped.wait(10)  # the owner has journaled its last
+        return checking_pins(operator_id, pin)
+
+    auth.authenticate = pin_checked_after_the_stop
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = TableRunner(TableCore(default_submission()), journal)
+    server = ControlServer(tmp_path / "c.sock", auth)
+    server.claim().start(runner)
+    owner = threading.Thread(target=runner.run, daemon=True)
+    owner.start()
+    replies: list[Any] = []
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(20)
+        s.connect(str(tmp_path / "c.sock"))
+        client = threading.Thread(target=lambda: replies.append(send_and_read(s, command_line("d1", "open", pin="9999"))))
+        client.start()
+        assert checking.wait(10)
+        runner.stop()
+        owner.join(10)
+        assert not owner.is_alive()
+        stopped.set()
+        client.join(10)
+    server.close()
+    journal.close()
+    assert replies[0]["code"] == "stopping" and "tries_left" not in replies[0], replies
+    assert "stopping" in replies[0]["error"]
+    with JournalReader.open(tmp_path / "j.db") as reader:
+        assert not [e for e in reader.entries() if e.kind in ("auth_refused", "refusals_summary")]

@@ -161,7 +161,7 @@ def test_the_last_refusal_summary_is_journaled_when_the_table_stops(tmp_path) ->
     runner.on_stopping.append(refusals.close)
     thread = run_in_thread(runner)
     for i in range(5):  # one journaled at once, four only counted: no summary before the stop
-        refusals.refused("auth_refused", {"code": "auth", "operator": f"op{i}"})
+        assert refusals.refused("auth_refused", {"code": "auth", "operator": f"op{i}"})
     runner.note("bad_request", {"code": "bad_request", "reason": "queued just before the stop"})
     runner.stop()
     thread.join(10)
@@ -173,6 +173,9 @@ def test_the_last_refusal_summary_is_journaled_when_the_table_stops(tmp_path) ->
     [summary] = [p for k, p in records if k == SUMMARY_KIND]
     assert summary["not_journaled"] == 4 and summary["by_code"] == {"auth": 4}
     assert [p["reason"] for k, p in records if k == "bad_request"] == ["queued just before the stop"]
+    # Closed with the owner's journaling: a refusal after it is neither journaled nor counted, and
+    # its caller is told so (it then tells its client the table is stopping, not the refusal).
+    assert not refusals.refused("auth_refused", {"code": "auth", "operator": "late"})
 
 
 class _AckRecorder:
