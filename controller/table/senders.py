@@ -94,4 +94,13 @@ class DeviceSenders:
                                                        prompt))
                         (self._log.info if stopping else self._log.warning)(
                             "command failed", role=role, command=name, error=str(exc))
+                    except Exception as exc:  # noqa: BLE001 - a defect: the sender lives on, the core hears of it
+                        # Uncaught, it ended this thread: the role's later commands were queued for
+                        # nobody, and the table waited for a device never told (a review of the threads).
+                        name = m.wire_name(msg)
+                        self._log.error("command failed by a defect of this program", role=role, command=name,
+                                        error=f"{type(exc).__name__}: {exc}")
+                        self._failed(CommandFailed(role, name, f"{name}: not sent, a defect of this program (the "
+                                                   "table's log says which); its outcome is unknown", False, None,
+                                                   command.resent, msg.text if isinstance(msg, m.Display) else None))
                     break

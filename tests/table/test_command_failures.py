@@ -468,3 +468,46 @@ def test_a_resent_command_is_journaled_so_and_read_back_the_same() -> None:
             kind, payload, schema_version, seq = record.kind, record.payload, 2, 1
 
         assert input_from(Stored()) == failure
+
+
+def test_a_defect_in_sending_a_command_is_a_failed_command_and_the_sender_lives_on() -> None:
+    """A review of the threads: the sender caught only the link's errors; any other exception ended
+    its thread, and the device's later commands were queued for nobody while the table waited.
+    It is now the command's failure (outcome unknown), logged as an error, and the next goes out."""
+    import threading
+    import time
+
+    import structlog
+    from structlog.testing import capture_logs
+
+    from controller.table import senders
+
+    failures: list[CommandFailed] = []
+    sent: list[object] = []
+
+    class FlakyLink:
+        def wait_connected(self, timeout: float) -> bool:
+            return True
+
+        def request(self, msg: object) -> None:
+            if not sent:
+                sent.append(None)
+                raise RuntimeError("a defect")
+            sent.append(msg)
+
+    stopping = threading.Event()
+    with capture_logs() as logs:
+        box = senders.DeviceSenders(stopping, failed=failures.append, log=structlog.get_logger())
+        box.start("shoe", FlakyLink())
+        assert box.send(SendCommand("shoe", m.GateUnlock()))
+        assert box.send(SendCommand("shoe", m.GateLock()))
+        deadline = time.monotonic() + 10
+        while len(sent) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stopping.set()
+        box.join(timeout=10)
+    assert sent[1:] == [m.GateLock()]
+    [failure] = failures
+    assert failure.command == "GATE_UNLOCK" and not failure.refused and failure.code is None
+    assert "RuntimeError" not in failure.reason and "defect of this program" in failure.reason
+    assert [e["log_level"] for e in logs if e["event"].startswith("command failed by a defect")] == ["error"]
