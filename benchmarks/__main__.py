@@ -6,6 +6,12 @@ they are printed as indented JSON and, with ``--json``, written to a file (the d
 (``benchmarks.stats.summary_row``: issue 15's figures) are printed last as one table: each figure
 with its repeats' lowest and highest, beside its floor and its goal.
 
+The modules that load the whole machine with processes of their own (``LAST``: 64 tables feeding
+the floor, 32 tables, the noisy-line runs) run after the others, so that their load (a load
+average of 75 after the floor's) is not the neighbours' of the figures measured in one process;
+each module's figures carry the load average before and after it (``_load_before``,
+``_load_after``: 1, 5 and 15 minutes), so a figure is read beside the load it ran under.
+
 The tables and links a benchmark runs in this process log through structlog as ``shoectl run``
 does, configured once here: warnings and errors on standard error, so that standard output holds
 the figures alone (unconfigured, structlog printed every info line among them).
@@ -15,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import platform
 import sys
 import time
@@ -23,6 +30,7 @@ from pathlib import Path
 from controller.logconfig import configure_logging
 
 HERE = Path(__file__).resolve().parent
+LAST = ("floor", "noise", "tables")  # whole-machine loads of their own, in this order, after the rest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,14 +40,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=str(HERE / "results" / "latest.json"), metavar="FILE")
     args = ap.parse_args(argv)
     configure_logging("warning")
-    names = args.names or sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
+    names = args.names or sorted((p.stem[len("bench_"):] for p in HERE.glob("bench_*.py")),
+                                 key=lambda name: (LAST.index(name) if name in LAST else -1, name))
     results = {"machine": {"python": platform.python_version(), "platform": platform.platform()}, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     for i, name in enumerate(names, start=1):
         mod = importlib.import_module(f"benchmarks.bench_{name}")
         print(f"== {name} ({i} of {len(names)})", flush=True)  # progress: the whole run takes minutes
-        t0 = time.perf_counter()
+        t0, load_before = time.perf_counter(), _load()
         figures = mod.run(quick=args.quick)
         figures["_wall_seconds"] = round(time.perf_counter() - t0, 2)
+        figures["_load_before"], figures["_load_after"] = load_before, _load()
         results[name] = figures
         print(json.dumps(figures, indent=2, default=str), flush=True)
     rows = [row for name in names for row in results[name].get("summary", [])]
@@ -50,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
     print(f"figures written to {out}")
     return 0
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def _number(x: object) -> str:
@@ -74,8 +88,8 @@ def summary_table(rows: list[dict]) -> str:
     body = [(r["figure"], f"{_number(r['value'])} {r['unit']}", _spread(r), _number(r["floor"]), _number(r["ratio"]),
              r["goal"], "-" if r["met"] is None else "yes" if r["met"] else "NO") for r in rows]
     widths = [max(len(str(line[i])) for line in [head, *body]) for i in range(len(head))]
-    lines = ["== summary (issue 15): each figure (the median of its repeats, with their lowest and highest) "
-             "beside its floor in the same run and its goal"]
+    lines = ["== summary (issue 15): each figure (the median of its repeats, with their lowest and highest, or "
+             "the percentile or highest its name says) beside its floor in the same run and its goal"]
     for line in [head, *body]:
         lines.append("  ".join(str(cell).ljust(w) if i in (0, 5) else str(cell).rjust(w)
                                for i, (cell, w) in enumerate(zip(line, widths))).rstrip())
