@@ -184,9 +184,11 @@ def latency(segments: int, rounds: int, warm_up: int) -> dict[str, Any]:
         bench = TableBench(Path(tmp))
         try:
             bench.segment(warm_up, seed=0, measure=False)
-            seed = 0
-            for _ in range(segments):
-                for mode in MODES:
+            seed, modes = 0, list(MODES)
+            for segment in range(segments):
+                # Each segment starts with another mode: with "off" always first, the modes were not
+                # exposed to the machine alike (a benchmark review).
+                for mode in modes[segment % len(modes):] + modes[:segment % len(modes)]:
                     seed += 1
                     before = len(bench.decided)
                     with _runners(mode, owner[mode]):
@@ -195,21 +197,42 @@ def latency(segments: int, rounds: int, warm_up: int) -> dict[str, Any]:
         finally:
             bench.close()
         out: dict[str, Any] = {}
+        latencies: dict[str, list[float]] = {}
         for mode in MODES:
             bench.decided = decided[mode]
-            out[mode] = _us(bench.latency())
+            latencies[mode] = bench.latency()
+            out[mode] = _us(latencies[mode])
     off = out["off"]["median"]
     on = [m for m in MODES if MODES[m] is not None]
     return {
         "card_to_decision_us": out,
         "ratio_median_on_to_off": {m: round(out[m]["median"] / off, 2) for m in on},
         "ratio_p99_on_to_off": {m: round(out[m]["p99"] / out["off"]["p99"], 2) for m in on},
+        "ratio_p99_on_to_off_95ci": {m: p99_ratio_interval(latencies[m], latencies["off"]) for m in on},
         "owner_ms_per_round": {m: _ms(owner[m]) for m in on if owner[m]},
         "rounds_per_mode": segments * rounds,
     }
 
 
 GOAL_ON_TO_OFF = 1.2  # "within noise": the monitor on at most this times the off mode's median and p99
+
+
+def p99_ratio_interval(on: list[float], off: list[float], resamples: int = 400) -> list[float]:
+    """A 95 % bootstrap interval of p99(on) / p99(off): a p99 of some 600 cards is about their
+    seventh highest, and one run read 0.46 (the monitor "halving" the tail), the next 0.95: the
+    goal is judged met only when the whole interval is within it (a benchmark review)."""
+    rng = random.Random(15)
+    ratios = sorted(percentile(rng.choices(on, k=len(on)), 99) / percentile(rng.choices(off, k=len(off)), 99)
+                    for _ in range(resamples))
+    return [round(percentile(ratios, 2.5), 2), round(percentile(ratios, 97.5), 2)]
+
+
+def _within(median_ratio: float, interval: list[float]) -> bool | None:
+    """Met (the median ratio and the p99 ratio's whole interval within the goal), not met (the
+    median ratio or the whole interval beyond it), or None: the run cannot tell."""
+    if median_ratio > GOAL_ON_TO_OFF or interval[0] > GOAL_ON_TO_OFF:
+        return False
+    return True if interval[1] <= GOAL_ON_TO_OFF else None
 
 
 def run(quick: bool = False) -> dict:
@@ -219,22 +242,25 @@ def run(quick: bool = False) -> dict:
            **latency(segments, rounds, warm_up)}
     figures, card = out["figures"], out["card_to_decision_us"]
     median_ratio, p99_ratio = out["ratio_median_on_to_off"]["thread"], out["ratio_p99_on_to_off"]["thread"]
+    interval = out["ratio_p99_on_to_off_95ci"]["thread"]
     out["summary"] = [
         summary_row("edge monitor: one round's figures, depleted shoe (median)", figures["depleted_shoe_ms"]["median"],
                     "ms", figures["goal"], figures["goal_met"], floor=figures["full_shoe_ms"]["median"],
                     ratio=figures["ratio_median_to_full_shoe"],
                     **spread_of(figures["depleted_shoe_median_ms_per_shoe"])),
-        summary_row(f"card-to-decision p99, edge monitor on (thread; median x{median_ratio:g} of off)",
-                    card["thread"]["p99"], "us", f"<= {GOAL_ON_TO_OFF:g}x off, median and p99",
-                    max(median_ratio, p99_ratio) <= GOAL_ON_TO_OFF, floor=card["off"]["p99"], ratio=p99_ratio),
+        summary_row(f"card-to-decision p99, edge monitor on (thread; median x{median_ratio:g} of off; floor: the "
+                    f"monitor off; p99 ratio 95 % interval {interval[0]:g}-{interval[1]:g})",
+                    card["thread"]["p99"], "us", f"<= {GOAL_ON_TO_OFF:g}x off, median and p99 (- : the run cannot tell)",
+                    _within(median_ratio, interval), floor=card["off"]["p99"], ratio=p99_ratio),
     ]
     return out
 
 
 if __name__ == "__main__":
     import json
+    import sys
 
     from controller.logconfig import configure_logging
 
     configure_logging("warning")  # standard output holds the figures alone (benchmarks/__main__.py)
-    print(json.dumps(run(), indent=2))
+    print(json.dumps(run(quick="--quick" in sys.argv[1:]), indent=2))
