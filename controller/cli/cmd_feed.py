@@ -113,7 +113,8 @@ def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
     """``shoectl run``'s broker options, checked before anything is created (None without
     ``--feed``): UsageError for a broker option without ``--feed`` (ignoring it would let an
     operator believe the table is fed), for what ``broker_options`` refuses, for MQTT 3.1.1, when
-    paho-mqtt is missing, and for a cursor beside the journal that is not this journal's."""
+    paho-mqtt is missing, for a cursor beside the journal that is not this journal's, and for an
+    ``mqtts://`` broker whose certificate is not trusted (``check_tls_trust``)."""
     if not args.feed:
         given = given_options(args, BROKER_FLAGS)
         if given:
@@ -123,6 +124,9 @@ def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
     require_mqtt_5(options)
     paho_client()  # the floor extra: missing, it is said now, not on the feed's thread
     check_run_cursor(Path(args.journal), args.table_id)
+    from controller.floor.broker_probe import check_tls_trust
+
+    check_tls_trust(options)  # an untrusted broker is refused before the table starts, not said as the feed's end
     return options
 
 

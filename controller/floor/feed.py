@@ -159,10 +159,13 @@ class JournalFeed:
         self._sent_status: str | None = None
         self._sent_roads: str | None = None
         log.info("feed starting", broker=self.options.url, after_seq=start, journal=str(self.tail.path))
-        check_tls_trust(self.options)
-        connect_in_background(self.client, self.options)
         try:
             try:
+                # In the try: a broker refused here (its certificate not trusted) must release the
+                # cursor's locks too, or no other feed of the journal could start while the table
+                # that ran this one lives (a review of the floor's threads).
+                check_tls_trust(self.options)
+                connect_in_background(self.client, self.options)
                 while not stop.is_set():
                     self._step()
             except JournalIntegrityError:

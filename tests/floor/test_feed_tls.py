@@ -67,3 +67,46 @@ def test_a_broker_certificate_for_another_name_is_said_in_words(capsys, tls_brok
                          "--tls-ca", str(tls_broker.ca_file), *tls_broker.login("T1"))
     assert code == 2 and err.strip().count("\n") == 0, err
     assert err.strip().endswith(f"the broker {url} is not trusted: its certificate does not name localhost"), err
+
+
+def test_a_table_fed_to_a_broker_it_cannot_trust_is_refused_before_it_starts(capsys, tls_broker: Mosquitto,
+                                                                             tmp_path: Path) -> None:
+    """``run --feed`` to a broker whose certificate is not trusted: said when the feed's thread
+    ended, with the table dealing on and the feed's cursor locks held by it, so that a ``shoectl
+    feed`` started with the right CA was refused as a second feed (a review of the floor's
+    threads). It is now refused as any bad option is: one line, exit 2, nothing created."""
+    journal = tmp_path / "t1.db"
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--speed", "max", "--display",
+                         "lines", "--feed", tls_broker.tls_url, *tls_broker.login("T1"))
+    assert code == 2 and err.strip().count("\n") == 0, err
+    assert f"the broker {tls_broker.tls_url} is not trusted" in err, err
+    assert not journal.exists() and not Path(f"{journal}.feed-cursor").exists()
+
+
+def test_a_feed_thread_that_ends_at_once_lets_another_feed_of_the_journal_start(
+        capsys, tls_broker: Mosquitto, five_entry_journal: Path, monkeypatch) -> None:
+    """The feed's thread of ``run --feed`` ended before its loop (the broker refused there) and
+    kept the cursor's locks for the table's life. Its end now releases them: the feed the floor
+    operator starts next is taken."""
+    import controller.floor.feed as feed_module
+    from controller.cli.cmd_feed import FeedThread
+    from controller.floor.broker import BrokerError, BrokerOptions
+
+    def untrusted(options, timeout=5.0):
+        raise BrokerError(f"the broker {options.url} is not trusted")
+
+    monkeypatch.setattr(feed_module, "check_tls_trust", untrusted)  # as a certificate changed after the start
+    options = BrokerOptions(tls_broker.tls_url, "127.0.0.1", tls_broker.tls_port, True, username="T1",
+                            password=tls_broker.password_file("T1").read_text().strip())
+    thread = FeedThread(five_entry_journal, options, None).start()
+    thread.stop()
+    assert isinstance(thread.error, BrokerError)
+    monkeypatch.undo()
+    sub = Subscriber(tls_broker, COLLECTOR, "shoectl/v1/tables/+/journal", client_id="tls-sub-2")
+    feed = start_feed(tls_broker, five_entry_journal, "--tls-ca", str(tls_broker.ca_file),
+                      broker_url=tls_broker.tls_url)
+    try:
+        sub.wait_for(lambda: len(sub.payloads("shoectl/v1/tables/T1/journal")) == 5, "every entry over TLS")
+    finally:
+        stopped(feed)
+        sub.close()
