@@ -267,24 +267,40 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
 TABLE_FILE_MODE = 0o660
 
 
+# How long ``exclusive_lock`` tries again before it says another holds the lock: a ``lock_state``
+# probe (the scoreboard's "is the table running", once a second) holds a shared lock for a moment,
+# and a table starting in that moment was refused as if another shoectl wrote its journal (a review
+# of the floor's threads: 59 of 300 starts beside a busy prober).
+LOCK_GRACE_S = 0.25
+
+
 def exclusive_lock(path: str | os.PathLike[str], *, mode: int = TABLE_FILE_MODE) -> int | None:
-    """An exclusive ``flock`` on ``path`` (created if missing), taken without waiting: its
-    descriptor (closing it releases the lock), or None when another process holds it. OSError when
-    the file cannot be opened. For a lock file beside the file it guards: a file replaced by rename
-    (or one SQLite locks itself) cannot carry the lock."""
+    """An exclusive ``flock`` on ``path`` (created if missing): its descriptor (closing it
+    releases the lock), or None when another process still holds it after ``LOCK_GRACE_S``
+    (a probe's moment is waited out; a holder is not waited for). OSError when the file cannot be
+    opened. For a lock file beside the file it guards: a file replaced by rename (or one SQLite
+    locks itself) cannot carry the lock."""
     import fcntl
+    import time
 
     refuse_foreign_symlink(path)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
+    deadline = None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                now = time.monotonic()
+                deadline = now + LOCK_GRACE_S if deadline is None else deadline
+                if now >= deadline:
+                    os.close(fd)
+                    return None
+                time.sleep(0.005)
     except BaseException:
         os.close(fd)
         raise
-    return fd
 
 
 def lock_held(path: str | os.PathLike[str]) -> bool:

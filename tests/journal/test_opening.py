@@ -67,6 +67,28 @@ def test_second_writer_is_refused(journal: Journal, journal_path: Path) -> None:
         assert again.last_seq == 1
 
 
+def test_a_writer_starting_while_a_probe_looks_is_not_refused(journal_path: Path) -> None:
+    """A review of the floor's threads: the scoreboard asks once a second whether the table runs
+    (``lock_state``: a shared lock on the journal's lock file, let go at once), and a table starting
+    in that moment was refused, "the journal is already open for writing" (59 of 300 starts beside
+    a busy prober). The writer now waits a probe's moment out (``LOCK_GRACE_S``); a real writer it
+    does not wait for."""
+    import fcntl
+
+    from controller.fsutil import LOCK_GRACE_S, lock_state
+
+    fill(journal_path, 1)
+    lock = f"{journal_path}.lock"
+    probe = os.open(lock, os.O_RDONLY)
+    fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)  # a probe, caught in its moment
+    threading.Timer(LOCK_GRACE_S / 5, os.close, (probe,)).start()
+    with Journal.open(journal_path, table_id="T1") as journal:
+        assert journal.last_seq == 1
+        assert lock_state(lock) is True  # and the probe then says the table runs
+        with pytest.raises(JournalBusyError, match="already open for writing"):
+            Journal.open(journal_path, table_id="T1")  # a writer is not waited for: after the grace
+
+
 def test_wal_refused_is_a_clear_error(journal_path: Path, mocker) -> None:
     """A filesystem where WAL cannot be used: SQLite keeps the old journal mode."""
     real = sqlite3.connect
