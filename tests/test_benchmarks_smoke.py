@@ -4,6 +4,8 @@ summary table: each figure beside its repeats' lowest and highest, its floor and
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +49,17 @@ def test_a_benchmark_that_runs_a_table_prints_its_figures_alone_on_standard_outp
     figures = json.loads(rest[:rest.index("== summary")])
     assert figures["card_to_decision_us"]["n"] > 0
     assert "link state" not in proc.stdout
+
+
+def test_every_test_helper_a_benchmark_imports_imports_as_make_bench_runs(tmp_path: Path) -> None:
+    """``make bench`` stopped at the scoreboard's benchmark (2026-12-06): a test helper it imports
+    (tests/scoreboard/serving.py) imported another by the path pytest gives the tests, which a
+    benchmark run does not have; under pytest it imported. Each ``tests.`` module the benchmarks
+    name is imported here as ``python -m benchmarks`` would: a process of its own, from the root."""
+    names = sorted({m for path in (ROOT / "benchmarks").glob("*.py")
+                    for m in re.findall(r"^\s*from (tests(?:\.\w+)+) import", path.read_text(encoding="utf-8"), re.M)})
+    assert "tests.scoreboard.serving" in names, names
+    proc = subprocess.run([sys.executable, "-c", "import importlib, sys\nfor n in sys.argv[1:]: importlib.import_module(n)",
+                           *names], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert proc.returncode == 0, proc.stderr[-3000:]

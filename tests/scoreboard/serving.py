@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import cli_run
+from tests import cli_run  # as a package: the benchmarks import this module too, without tests/ on their path
 
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 
