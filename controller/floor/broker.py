@@ -284,17 +284,24 @@ def make_client(options: BrokerOptions, *, client_id: str, persistent: bool = Fa
     return client
 
 
-def connect_in_background(client: mqtt.Client, options: BrokerOptions, *, persistent: bool = False) -> None:
-    """Connect on paho's network thread (``loop_start``), which retries until the broker answers."""
+def connect_in_background(client: mqtt.Client, options: BrokerOptions, *, persistent: bool = False,
+                          receive_maximum: int | None = None) -> None:
+    """Connect on paho's network thread (``loop_start``), which retries until the broker answers.
+    ``receive_maximum`` (MQTT 5): the most QoS 1 messages the broker may have sent this client and
+    not yet had acknowledged, so that a client acknowledging after its own work never receives more
+    than it can hold without blocking paho's thread."""
     kwargs: dict[str, Any] = {"keepalive": KEEPALIVE}
     if options.protocol == MQTT_V5:
         kwargs["clean_start"] = not persistent
-        if persistent:
+        if persistent or receive_maximum:
             from paho.mqtt.packettypes import PacketTypes
             from paho.mqtt.properties import Properties
 
             props = Properties(PacketTypes.CONNECT)
-            props.SessionExpiryInterval = SESSION_EXPIRY
+            if persistent:
+                props.SessionExpiryInterval = SESSION_EXPIRY
+            if receive_maximum:
+                props.ReceiveMaximum = min(receive_maximum, 65535)
             kwargs["properties"] = props
     client.connect_async(options.host, options.port, **kwargs)
     client.loop_start()

@@ -113,6 +113,11 @@ class Collector:
         self.max_bytes = max_bytes
         self.on_waiting = on_waiting
         self.inbox: queue.Queue[Received] = queue.Queue(maxsize=max(batch * 4, 100))
+        # The broker sends at most half the inbox unacknowledged (MQTT 5's Receive Maximum; the other
+        # half for the copies it sends again after a reconnect), so paho's thread never waits on a
+        # full inbox: waiting there, it sent no PINGREQ, and a database down for 30 s had the broker
+        # drop the collector unseen (a review of the floor's threads).
+        self.receive_maximum = self.inbox.maxsize // 2
         self._stop = threading.Event()
         self._fatal: str | None = None
         self._connected = False
@@ -175,7 +180,7 @@ class Collector:
         item = Received(message.mid, message.qos, message.topic, bytes(message.payload))
         while not self._stop.is_set():
             try:
-                self.inbox.put(item, timeout=0.5)  # full: the store is behind; the broker waits
+                self.inbox.put(item, timeout=0.5)  # full only past the Receive Maximum (MQTT 3.1.1: the broker's own limit)
                 return
             except queue.Full:
                 continue
@@ -184,7 +189,7 @@ class Collector:
 
     def run(self) -> None:
         """Collect until ``stop()``; raises CollectorStopped when the broker refuses the credentials."""
-        connect_in_background(self.client, self.options, persistent=True)
+        connect_in_background(self.client, self.options, persistent=True, receive_maximum=self.receive_maximum)
         try:
             while not self._stop.is_set():
                 batch = self._take()

@@ -163,3 +163,57 @@ def test_refused_credentials_or_database_are_one_line_exit_2(mosquitto: Mosquitt
     done = subprocess.run([*SHOECTL, "floor", "collect", "--broker", mosquitto.url, "--db", closed,
                            *mosquitto.login(COLLECTOR)], capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 2 and "cannot reach the database" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_collector_whose_database_is_down_receives_no_more_than_it_holds(mosquitto: Mosquitto) -> None:
+    """A review of the floor's threads: with the database down, the collector's inbox filled and
+    paho's network thread waited in it, sending no keepalive; after 1.5 keepalives the broker
+    dropped the collector, unseen until the database came back, and sent every entry in flight
+    again. The collector now tells the broker (MQTT 5 Receive Maximum) to send it no more than
+    half its inbox unacknowledged: the inbox never fills, and paho's thread never waits."""
+    import threading
+
+    from controller.floor.broker import BrokerOptions
+    from controller.floor.collector import Collector
+    from controller.floor.schema import StoreError
+    from controller.floor.store import BatchResult
+
+    up, stored = threading.Event(), []
+
+    class DatabaseDown:
+        def add(self, items, dropped=()):
+            if not up.is_set():
+                raise StoreError("the connection to the database was lost")
+            stored.append(len(items) + len(dropped))  # not journal entries: each is dropped, counted
+            return BatchResult(stored=len(items), dropped=len(dropped))
+
+        def close(self) -> None:
+            pass
+
+    def reopen() -> DatabaseDown:
+        if not up.is_set():
+            raise StoreError("cannot reach the database: the connection was refused")
+        return DatabaseDown()
+
+    options = BrokerOptions(mosquitto.url, "127.0.0.1", mosquitto.port, False, username=COLLECTOR,
+                            password=mosquitto.password_file(COLLECTOR).read_text().strip(), client_id="c-down")
+    collector = Collector(DatabaseDown(), options, open_store=reopen, client_id="c-down", batch=1)
+    thread = threading.Thread(target=collector.run, daemon=True)
+    thread.start()
+    client = publisher(mosquitto)
+    try:
+        deadline = time.monotonic() + HANG
+        while not collector._connected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        publish(client, [json.dumps({"n": i}) for i in range(300)])
+        time.sleep(1.0)  # the broker sends what it may
+        held = collector.inbox.qsize()
+        assert 0 < held <= collector.receive_maximum < collector.inbox.maxsize, (held, collector.receive_maximum)
+        up.set()
+        while sum(stored) < 300 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        collector.stop()
+        thread.join(HANG)
+        stop_client(client)
+    assert sum(stored) == 300, sum(stored)  # each once: none sent again after a drop by the broker
