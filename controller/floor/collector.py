@@ -196,6 +196,10 @@ class Collector:
                 if batch:
                     self._store(batch)
         finally:
+            # Set first: paho's thread may be waiting on a full inbox (MQTT 3.1.1) until it is, and
+            # stop_client joins that thread: an unexpected error here hung the collector for good,
+            # alive to systemd, storing and saying nothing (a review of the floor's threads).
+            self._stop.set()
             stop_client(self.client)
             _log.info("collector stopped", **self.stats)
         if self._fatal is not None:

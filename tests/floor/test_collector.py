@@ -205,6 +205,7 @@ def test_a_collector_whose_database_is_down_receives_no_more_than_it_holds(mosqu
         deadline = time.monotonic() + HANG
         while not collector._connected and time.monotonic() < deadline:
             time.sleep(0.05)
+        time.sleep(0.5)  # its SUBSCRIBE, sent as it connected, taken by the broker
         publish(client, [json.dumps({"n": i}) for i in range(300)])
         time.sleep(1.0)  # the broker sends what it may
         held = collector.inbox.qsize()
@@ -217,3 +218,57 @@ def test_a_collector_whose_database_is_down_receives_no_more_than_it_holds(mosqu
         thread.join(HANG)
         stop_client(client)
     assert sum(stored) == 300, sum(stored)  # each once: none sent again after a drop by the broker
+
+
+def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(mosquitto: Mosquitto) -> None:
+    """A review of the floor's threads: over MQTT 3.1.1 (no Receive Maximum) the inbox can fill and
+    paho's thread wait on it until the collector stops; an unexpected error on the collector's
+    thread then joined paho's thread without stopping it first, and the collector hung for good,
+    alive to systemd and saying nothing. The error now ends it."""
+    import threading
+
+    from controller.floor.broker import MQTT_V311, BrokerOptions
+    from controller.floor.collector import Collector
+
+    class Store:
+        def add(self, items, dropped=()):
+            raise AssertionError("nothing is taken from the inbox in this test")
+
+        def close(self) -> None:
+            pass
+
+    options = BrokerOptions(mosquitto.url, "127.0.0.1", mosquitto.port, False, username=COLLECTOR,
+                            password=mosquitto.password_file(COLLECTOR).read_text().strip(), client_id="c-defect",
+                            protocol=MQTT_V311)
+    collector = Collector(Store(), options, open_store=Store, client_id="c-defect", batch=1)
+
+    def a_defect_once_the_inbox_is_full() -> list:  # nothing taken: the inbox fills, paho's thread waits
+        if collector.inbox.full():
+            raise KeyError("a defect of this program")
+        time.sleep(0.05)
+        return []
+
+    collector._take = a_defect_once_the_inbox_is_full
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            collector.run()
+        except BaseException as exc:  # noqa: BLE001 - what ended it, for the assertion
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    client = publisher(mosquitto)
+    try:
+        deadline = time.monotonic() + HANG
+        while not collector._connected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # its SUBSCRIBE, sent as it connected, taken by the broker
+        publish(client, [json.dumps({"n": i}) for i in range(300)])
+        thread.join(HANG)
+        assert not thread.is_alive(), "the collector hung after the error"
+        assert [type(e) for e in outcome] == [KeyError]
+    finally:
+        collector.stop()
+        stop_client(client)
