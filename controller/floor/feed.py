@@ -47,7 +47,8 @@ from typing import Any, Protocol
 import structlog
 
 from controller.floor.broker import (
-    BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal, stop_client,
+    BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, paho_client, refusal,
+    stop_client,
 )
 from controller.floor.broker_probe import check_tls_trust, reach_problem
 from controller.floor.cursor import AckWindow, FeedCursor
@@ -121,6 +122,8 @@ class JournalFeed:
         self.client = make_client(options, client_id=client_id,
                                   will=(status_topic(self.table_id), encode({"table_id": self.table_id, "online": False})))
         self.client.max_inflight_messages_set(settings.window)  # all of the window on the wire, none in paho's queue
+        mqtt = paho_client()
+        self._queued = (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN)  # a publish's rc (NO_CONN: sent after the CONNACK)
         self.client.on_connect = self._on_connect
         self.client.on_connect_fail = self._on_connect_fail
         self.client.on_disconnect = self._on_disconnect
@@ -304,6 +307,12 @@ class JournalFeed:
             if e.seq <= self.window.last_published:
                 continue  # before the cursor: only for the summary
             info = self.client.publish(topic, e.to_json_line(), qos=1)
+            if info.rc not in self._queued:
+                # Not queued (paho's packet ids or queue exhausted): counted as published, it would
+                # never be sent nor acknowledged. Said and stopped; the cursor stays at what the
+                # broker acknowledged, and the next feed publishes from there.
+                raise FeedRefused(f"the MQTT client could not queue entry {e.seq} ({paho_client().error_string(info.rc)}); "
+                                  f"the feed stops at entry {self.window.acked_through}, the last the broker acknowledged")
             self.window.published(info.mid, e.seq, e.hash)
             self.published += 1
         return bool(entries)
