@@ -6,9 +6,10 @@ they are printed as indented JSON and, with ``--json``, written to a file (the d
 (``benchmarks.stats.summary_row``: issue 15's figures) are printed last as one table: each figure
 with its repeats' lowest and highest, beside its floor and its goal.
 
-The modules that load the whole machine with processes of their own (``LAST``: 64 tables feeding
-the floor, 32 tables, the noisy-line runs) run after the others, so that their load (a load
-average of 75 after the floor's) is not the neighbours' of the figures measured in one process;
+The modules that load the whole machine with processes of their own (``LAST``: 32 tables at a
+real pace, the noisy-line runs, 64 tables feeding the floor) run after the others, in that order,
+so that their load (a load average of 63-75 after the floor's) is not the neighbours' of the
+figures measured in one process, nor of the 32 tables' tail;
 each module's figures carry the load average before and after it (``_load_before``,
 ``_load_after``: 1, 5 and 15 minutes), so a figure is read beside the load it ran under.
 
@@ -30,7 +31,7 @@ from pathlib import Path
 from controller.logconfig import configure_logging
 
 HERE = Path(__file__).resolve().parent
-LAST = ("floor", "noise", "tables")  # whole-machine loads of their own, in this order, after the rest
+LAST = ("tables", "noise", "floor")  # whole-machine loads of their own, in this order, after the rest
 
 
 def main(argv: list[str] | None = None) -> int:
