@@ -204,8 +204,8 @@ class ControlServer:
 
     def _shed(self, conn: socket.socket, reason: str | None = None) -> None:
         reason = reason or f"the table is busy: {self.max_connections} connections are open; try again later"
-        told = self._told({"ok": False, "code": "busy", "error": reason},
-                          kinds.CONNECTION_REFUSED, {"code": "busy", "reason": reason})
+        told = self._refused(kinds.CONNECTION_REFUSED, {"code": "busy", "reason": reason},
+                             {"ok": False, "code": "busy", "error": reason})
         with conn:
             conn.setblocking(False)
             try:
@@ -214,8 +214,8 @@ class ControlServer:
             except OSError:
                 pass
 
-    def _told(self, reply: dict[str, Any], kind: str, payload: dict[str, Any], operator: str | None = None,
-              shown: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _refused(self, kind: str, payload: dict[str, Any], reply: dict[str, Any], operator: str | None = None,
+                 shown: dict[str, Any] | None = None) -> dict[str, Any]:
         """``reply`` once its refusal is journaled; a ``stopping`` reply when the table journals no
         more (a concurrency review: a PIN refused during a stop was told, counted and never journaled)."""
         if self._refusals.refused(kind, payload, operator, shown):
@@ -280,7 +280,7 @@ class ControlServer:
         session.bad_requests += 1
         reason = str(exc)
         said = {"command": command, "operator": operator} if operator is not None else {}
-        told = self._told({}, kinds.BAD_REQUEST, {"code": "bad_request", "reason": reason, **said}, operator)
+        told = self._refused(kinds.BAD_REQUEST, {"code": "bad_request", "reason": reason, **said}, {}, operator)
         if told:  # the table is stopping
             session.closing = True
             return {"id": exc.rid, **told}
@@ -377,8 +377,8 @@ class ControlServer:
             operator = None
         payload = {"command": req.command, "operator": shown, "code": code, "reason": reason,
                    **({"account": user_name(session.uid)} if session.uid is not None else {})}
-        return self._told({"ok": False, "code": code, "error": error}, kinds.AUTH_REFUSED, payload, operator,
-                          {**payload, "reason": error})
+        return self._refused(kinds.AUTH_REFUSED, payload, {"ok": False, "code": code, "error": error}, operator,
+                             {**payload, "reason": error})
 
     def _stream(self, conn: socket.socket, rid: Any) -> None:
         q = self.runner.subscribe()

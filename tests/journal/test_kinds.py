@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "journal.md"
 
 # The calls that make a journal record, whose first argument is the record's kind.
-_RECORDING_CALLS = {"record", "_record", "Record", "JournalRecord", "note", "_note", "note_record", "refused", "prepare"}
+_RECORDING_CALLS = {"record", "_record", "Record", "JournalRecord", "note", "_note", "note_record", "refused", "_refused",
+                    "prepare"}
 
 
 def _documented_kinds() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
