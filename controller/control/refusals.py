@@ -70,7 +70,9 @@ class RefusalJournal:
                 if isinstance(shown, str) and shown not in self._operators and len(self._operators) < MAX_OPERATORS_SHOWN:
                     self._operators.append(shown)
                 return True
-        self._note(kind, payload, operator, shown)
+            # Under the lock: a ``close`` between the look at ``_closed`` and the note would let a
+            # refusal be told whose note comes after the owner's last journaling (a review).
+            self._note(kind, payload, operator, shown)
         return True
 
     def tick(self) -> None:
