@@ -230,15 +230,27 @@ def _program_line(written_by: dict | None, this_program: dict[str, str]) -> str:
     """Whether the program that wrote the journal is the one that decided it again: a gaming lab
     auditing a journal of an earlier build must not read a change of the program's decisions as
     a journal changed (the signature, ``controller.signature``, tells builds of one version apart)."""
-    ours = f"shoectl {this_program['version']} (signature {this_program['signature']})"
-    if written_by is None or not isinstance(written_by.get("signature"), str):
-        return (f"    the journal does not name the program that wrote it (written before its starts did); decided again "
+    ours = _program_text(this_program)
+    signature = written_by.get("signature") if written_by is not None else None
+    if not _signed(signature) or not _signed(this_program["signature"]):
+        # No start journaled, one written before starts named a signature, or one that could not
+        # compute its own ("(signature unknown: ...)"): two unknowns are not the same program.
+        return (f"    the program that wrote the journal, or this one, cannot be told by its signature; decided again "
                 f"by {ours}: a difference may be a change in how the program decides, not in the journal")
-    theirs = f"shoectl {safe(str(written_by.get('version')))} (signature {safe(written_by['signature'])})"
-    if written_by["signature"] == this_program["signature"]:
+    if signature == this_program["signature"]:
         return f"    written and decided again by the same program, {ours}: its own inputs do not decide to the journal's record"
-    return (f"    written by {theirs}, decided again by another, {ours}: a difference may be a change in how the "
-            "program decides, not in the journal; decide it again with the program that wrote it")
+    return (f"    written by {_program_text(written_by)}, decided again by another, {ours}: a difference may be a change "
+            "in how the program decides, not in the journal; decide it again with the program that wrote it")
+
+
+def _signed(signature: object) -> bool:
+    return isinstance(signature, str) and signature.startswith("sha256:")
+
+
+def _program_text(program: dict) -> str:
+    signature = program.get("signature")
+    return (f"shoectl {safe(str(program.get('version')))} "
+            f"({'signature ' + safe(signature) if _signed(signature) else 'its signature unknown'})")
 
 
 def _value(payload: dict, key: str) -> str:

@@ -258,8 +258,8 @@ def test_a_version_1_journal_is_decided_by_the_rules_given_up_to_what_the_table_
     assert done.stdout.splitlines()[0] == (f"{path}: decisions FAILED at entry 1: an input before any Rules "
                                            "Submission: nothing says by which rules it was decided (--submission "
                                            "names them)")
-    assert done.stdout.splitlines()[1].startswith("    the journal does not name the program that wrote it (written "
-                                                  "before its starts did)")
+    assert done.stdout.splitlines()[1].startswith("    the program that wrote the journal, or this one, cannot be told "
+                                                  "by its signature")
     done = subprocess.run([*SHOECTL, "audit", "decisions", "--submission", "minibaccarat", "--json", str(path)],
                           capture_output=True, text=True)
     assert done.returncode == 1
