@@ -73,7 +73,12 @@ class DeviceSenders:
             if command is _WAKE:
                 continue
             if isinstance(command, GiveUpMissingEvents):  # the table's decision, not a device command
-                given = link.accept_stalled_gap()
+                try:
+                    given = link.accept_stalled_gap()
+                except Exception as exc:  # noqa: BLE001 - a defect: said; the sender lives on for the commands
+                    self._log.error("giving up the missing events failed by a defect of this program", role=role,
+                                    error=f"{type(exc).__name__}: {exc}")
+                    continue
                 if given is not None and self._note is not None:  # the irregularity recorded (E7)
                     serial, epoch, first, last = given
                     self._note(kinds.EVENTS_GIVEN_UP, {"device_role": role, "device_serial": serial, "epoch": epoch,
@@ -100,7 +105,7 @@ class DeviceSenders:
                         name = m.wire_name(msg)
                         self._log.error("command failed by a defect of this program", role=role, command=name,
                                         error=f"{type(exc).__name__}: {exc}")
-                        self._failed(CommandFailed(role, name, f"{name}: not sent, a defect of this program (the "
-                                                   "table's log says which); its outcome is unknown", False, None,
+                        self._failed(CommandFailed(role, name, f"{name}: a defect of this program while sending it "
+                                                   "(the table's log says which); its outcome is unknown", False, None,
                                                    command.resent, msg.text if isinstance(msg, m.Display) else None))
                     break
