@@ -130,7 +130,10 @@ def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
     check_run_cursor(Path(args.journal), args.table_id)
     from controller.floor.broker_probe import check_tls_trust
 
-    check_tls_trust(options)  # an untrusted broker is refused before the table starts, not said as the feed's end
+    # An untrusted broker is refused before the table starts, not said as the feed's end; a broker
+    # that does not answer at once is an outage, which the feed waits out: the table's start waits
+    # for the probe a second at most.
+    check_tls_trust(options, timeout=1.0)
     return options
 
 
