@@ -21,8 +21,9 @@ on and off, and so both are measured side by side in the same window.
    seconds); the CPU of each process over the dealing window, and card-to-decision: from a card
    leaving the emulated shoe (wall clock, in the emulator's process) to the moment this process
    reads the table's record of it (``card`` or ``burn``, matched by shoe position) from the
-   table's ``--json`` output, which the table writes after the record's transaction committed
-   (an upper bound: the pipe and this process's reading thread are in it). The figure before
+   table's event stream (its control socket, ``subscribe``, as a floor console follows it), which
+   the table publishes after the record's transaction committed (an upper bound: the stream's
+   thread and this process's reading thread are in it). The figure before
    2026-12-06 ended at the record's ``ts``, taken before the transaction's COMMIT and fdatasync
    (a benchmark review): it is still given (``card_to_record_ts_ms``). Counted over the
    dealing window (every table's links up, the start-up of the others behind it); the whole run's
@@ -40,6 +41,7 @@ import json
 import multiprocessing
 import os
 import signal
+import socket
 import sqlite3
 import statistics
 import subprocess
@@ -87,28 +89,32 @@ class Tables:
             self.ports.append({d["profile"]: d["port"] for d in parent.recv()})
         self.runs: list[subprocess.Popen[bytes]] = []
 
-    def start_runs(self, stage: str, options: list[str], odd: tuple[str, ...] = (), *,
-                   watch: bool = False) -> list[Path]:
+    def start_runs(self, stage: str, options: list[str], odd: tuple[str, ...] = ()) -> list[Path]:
         """One ``shoectl run`` per table with ``options`` (and ``odd`` for the odd-numbered tables),
-        each on a journal of its own. ``watch``: each writes its journal entries as they are
-        committed (``--json``) to a thread of this process, which notes when each card's record
-        came (``self.seen``: per table, (shoe position, wall time))."""
+        each on a journal of its own."""
         journals = []
-        self.seen = [[] for _ in self.ports]
         for i, ports in enumerate(self.ports):
             journal = self.directory / f"{stage}-T{i}.db"
             log = open(self.directory / f"{stage}-T{i}.out", "wb")  # noqa: SIM115 - the child's
-            run = subprocess.Popen(
+            self.runs.append(subprocess.Popen(
                 [sys.executable, "-m", "controller.cli.main", "run", "--journal", str(journal), "--table-id", f"T{i}",
-                 "--seed", str(i), *(("--json",) if watch else ("--display", "lines")),
+                 "--seed", str(i), "--display", "lines",
                  *[a for role in ("shuffler", "shoe") for a in ("--device", f"emulated-{role}@{ports[f'emulated-{role}']}")],
-                 *options, *(odd if i % 2 else ())], stdout=subprocess.PIPE if watch else log, stderr=log)
+                 *options, *(odd if i % 2 else ())], stdout=log, stderr=subprocess.STDOUT))
             log.close()
-            if watch:
-                threading.Thread(target=_note_decisions, args=(run.stdout, self.seen[i]), daemon=True).start()
-            self.runs.append(run)
             journals.append(journal)
         return journals
+
+    def watch(self, journals: list[Path]) -> None:
+        """Follow each table's event stream (its control socket, ``subscribe``: what a floor console
+        sees), a thread each: ``self.seen``, per table, (shoe position, wall time) of each card and
+        burn record as it came, which the table publishes after the record's commit."""
+        self.seen = [[] for _ in journals]
+        for journal, seen in zip(journals, self.seen):
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.connect(str(journal.with_suffix(".sock")))
+            conn.sendall(b'{"id": 1, "op": "subscribe"}\n')
+            threading.Thread(target=_note_decisions, args=(conn, seen), daemon=True).start()
 
     def stop_runs(self) -> None:
         for run in self.runs:
@@ -179,15 +185,16 @@ def _decisions(journal: Path) -> list[tuple[int, float]]:
     return [(position, datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()) for ts, position in rows]
 
 
-def _note_decisions(stream: Any, seen: list[tuple[int, float]]) -> None:
-    """Each card or burn record a ``shoectl run --json`` writes (after its commit), with the time
-    it was read here: (shoe position, wall time)."""
-    for line in stream:
-        now = time.time()
-        if b'"kind":"card"' in line or b'"kind":"burn"' in line:
-            entry = json.loads(line)
-            if entry.get("kind") in _DECISIONS:
-                seen.append((entry["payload"]["position"], now))
+def _note_decisions(conn: socket.socket, seen: list[tuple[int, float]]) -> None:
+    """Each card or burn record of a table's event stream, with the time it was read here: (shoe
+    position, wall time). Ends when the table closes the stream."""
+    with conn, conn.makefile("rb") as stream:
+        for line in stream:
+            now = time.time()
+            if b'"type":"card"' in line or b'"type":"burn"' in line:
+                event = json.loads(line).get("event") or {}
+                if event.get("type") in _DECISIONS:
+                    seen.append((event["position"], now))
 
 
 def latencies(decided: list[tuple[int, float]], drawn: list[tuple[int, float]]) -> list[tuple[float, float]]:
@@ -230,14 +237,14 @@ def run(quick: bool = False) -> dict:
             _wait_for_links(journals, tables.runs, 60 + 3 * count)
             idle_runs, idle_emulators, _ = tables.cpu(idle_s)
             tables.stop_runs()
-            journals = tables.start_runs("deal", ["--automated", "--pace", str(pace_ms)], odd=("--no-edge-monitor",),
-                                         watch=True)
+            journals = tables.start_runs("deal", ["--automated", "--pace", str(pace_ms)], odd=("--no-edge-monitor",))
             _wait_for_links(journals, tables.runs, 60 + 3 * count)
+            tables.watch(journals)
             deal_runs, deal_emulators, (window_start, window_end) = tables.cpu(deal_s, floor)
         finally:
             drawn = tables.close()
-        # Card to decision: to the record's line read here, after its commit (and after the pipe and
-        # this process's reading thread: an upper bound). Until 2026-12-06 it was to the record's
+        # Card to decision: to the record's event read here, published after its commit (and after
+        # the control socket's stream and this process's reading thread: an upper bound). Until 2026-12-06 it was to the record's
         # ``ts``, taken in the transaction before its COMMIT and fdatasync (a benchmark review).
         timed = [latencies(seen, draws) for seen, draws in zip(tables.seen, drawn)]
         in_window = [[latency for latency, t in table if window_start <= t <= window_end] for table in timed]
@@ -271,7 +278,7 @@ def run(quick: bool = False) -> dict:
             summary_row(f"idle CPU per table, highest of {count} (shoectl run --manual)",
                         round(max(idle_runs), 2) if idle_runs else None, "% of a core",
                         f"< {GOAL_IDLE_CPU_PERCENT:g} % per table", bool(idle_runs) and max(idle_runs) < GOAL_IDLE_CPU_PERCENT),
-            summary_row(f"{count} tables, card-to-decision p99 (edge monitor on; to the committed record's line "
+            summary_row(f"{count} tables, card-to-decision p99 (edge monitor on; to the committed record's event "
                         "read by the bench; floor: a raw pty round trip's p99)", monitored["p99"], "ms",
                         f"<= {GOAL_P99_MS:g} ms", monitored["p99"] is not None and monitored["p99"] <= GOAL_P99_MS,
                         floor=_ms(floor.round_trips)["p99"],
