@@ -216,11 +216,9 @@ class ControlServer:
 
     def _refused(self, kind: str, payload: dict[str, Any], reply: dict[str, Any], operator: str | None = None,
                  shown: dict[str, Any] | None = None) -> dict[str, Any]:
-        """``reply`` once its refusal is journaled; a ``stopping`` reply when the table journals no
-        more (a concurrency review: a PIN refused during a stop was told, counted and never journaled)."""
-        if self._refusals.refused(kind, payload, operator, shown):
-            return reply
-        return {"ok": False, "code": "stopping", "error": "the table is stopping: nothing was decided; ask again once it runs"}
+        """``reply`` once its refusal is journaled, else (the table journals no more) ``stopping``."""
+        return reply if self._refusals.refused(kind, payload, operator, shown) else \
+            {"ok": False, "code": "stopping", "error": "the table is stopping: nothing was decided; ask again once it runs"}
 
     # -- one connection -----------------------------------------------------------------------------
     def _serve(self, conn: socket.socket, number: int) -> None:

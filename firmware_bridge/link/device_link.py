@@ -367,11 +367,8 @@ class DeviceLink:
         """Give up the missing events of the gap that is stalled now (``accept_gap`` up to its end),
         and nothing else: ``(serial, epoch, first, last)`` of the counters given up, for the owner
         to record, or None when no gap is stalled (it closed since, or this link never saw it).
-        For an owner acting on an earlier ``EVENTS_STALLED`` report: a gap that opened since is
-        not the one it decided on. The gap is looked at and given up under one hold of the lock:
-        between two, the reader could file the resent events, or a new epoch begin, and counters
-        that had come, or that the device had not yet been asked for again, were given up (a
-        review of the link's threads)."""
+        For an owner acting on an earlier ``EVENTS_STALLED`` report. Looked at and given up under
+        one hold of the lock: between two, resent events or a new epoch came in (a review)."""
         with self._cond:
             if not self._sequencer.stalled:
                 return None
