@@ -364,36 +364,33 @@ class DeviceLink:
             return self._acks.consumer_acknowledged_locked(counter, epoch, self._delivery.handing)
 
     def accept_stalled_gap(self) -> tuple[str, int, int, int] | None:
-        """Give up the missing events of the gap that is stalled now (``accept_gap`` up to its end),
-        and nothing else: ``(serial, epoch, first, last)`` of the counters given up, for the owner
-        to record, or None when no gap is stalled (it closed since, or this link never saw it).
-        For an owner acting on an earlier ``EVENTS_STALLED`` report. Looked at and given up under
-        one hold of the lock: between two, resent events or a new epoch came in (a review)."""
+        """Give up the missing events of the gap stalled now, and nothing else (the sequencer's
+        ``accept_stalled_gap``, under the lock: resent events or a new epoch cannot come between
+        the look and the act): ``(serial, epoch, first, last)`` for the owner to record, or None
+        when no gap is stalled. For an owner acting on an earlier ``EVENTS_STALLED`` report."""
         with self._cond:
-            if not self._sequencer.stalled:
-                return None
-            first, last = self._sequencer.missing(limit=1)[0]
             serial, epoch = self._sequencer.serial, self._sequencer.epoch
-            if epoch is None:
-                return None
-            lost = self._accept_gap_locked(last)
+            given = self._sequencer.accept_stalled_gap()
+            self._released_locked()
+        if given is None:
+            return None
+        first, last, lost = given
         self._report_given_up(lost, last)
-        return (serial, epoch, first, last) if lost else None
+        return serial, epoch, first, last
 
     def accept_gap(self, up_to: int | None = None) -> int:
         """Declare missing event counters up to ``up_to`` (default: all known) lost for good
         (docs/protocol.md E7: a host decision, recorded as an irregularity by the caller), so
         later events can be delivered and acknowledged. Returns how many were given up."""
         with self._cond:
-            lost = self._accept_gap_locked(up_to)
+            lost = self._sequencer.accept_gap(up_to)
+            self._released_locked()
         self._report_given_up(lost, up_to)
         return lost
 
-    def _accept_gap_locked(self, up_to: int | None) -> int:
-        lost = self._sequencer.accept_gap(up_to)
+    def _released_locked(self) -> None:
         self._cond.notify_all()
         self._delivery.ready.notify_all()
-        return lost
 
     def _report_given_up(self, lost: int, up_to: int | None) -> None:
         if lost:

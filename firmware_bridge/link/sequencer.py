@@ -248,6 +248,16 @@ class EventSequencer:
         """True while a gap declared stalled (``resend_requested``) is still open where it was."""
         return self._stalled_at is not None and self._stalled_at == self.queued and self.gap
 
+    def accept_stalled_gap(self) -> tuple[int, int, int] | None:
+        """Give up the gap stalled now (``accept_gap`` up to its end), and nothing else: ``(first,
+        last, counters given up)``, or None when none is stalled (or no epoch is known) or nothing
+        was missing. One call, so that a caller holding its lock looks and acts at once."""
+        if not self.stalled or self.epoch is None:
+            return None
+        first, last = self.missing(limit=1)[0]
+        lost = self.accept_gap(last)
+        return (first, last, lost) if lost else None
+
     def accept_gap(self, up_to: int | None = None) -> int:
         """Give up on missing counters up to ``up_to`` (default: all known); buffered events
         beyond them become deliverable. Returns how many counters were given up."""
