@@ -51,6 +51,7 @@ import structlog
 from controller.control.client import OPERATORS_GROUP, peer_uid
 from controller.control.endpoint import ControlEndpoint
 from controller.control.lines import line_report
+from controller.control.local_args import table_args
 from controller.control.refusals import RefusalJournal
 from controller.control.request_lines import MAX_LINE, TOO_LONG, request_lines
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
@@ -321,7 +322,7 @@ class ControlServer:
         if req.args_problem is not None:
             return self._bad_request(BadRequest(req.args_problem, req.rid), session, command, who.id)
         try:
-            args = self._table_args(req)
+            args = table_args(req, self.submissions, self.auth)
         except BadRequest as exc:
             return self._bad_request(exc, session, command, who.id)
         try:
@@ -338,25 +339,6 @@ class ControlServer:
         if command == "unlock_operator":  # journaled by the table: now the lockout it orders ends
             reply["said"] = self.auth.unlock(args["operator"])
         return reply
-
-    def _table_args(self, req: Request) -> dict[str, Any]:
-        """The arguments the table is given for ``req``, from what lives on this computer and not
-        in the journal: ``set_submission``'s preset or file (of the submissions folder only) read into the submission itself (so
-        that replaying the journal never reads a file), ``unlock_operator``'s id checked against
-        the operators file. ``BadRequest`` when that fails."""
-        args = req.args
-        if req.command == "set_submission":
-            from controller.rules.errors import RulesError
-            from controller.rules.submission import submission_in_folder
-
-            try:
-                sub = submission_in_folder(args.get("submission"), self.submissions)
-            except (RulesError, OSError) as exc:
-                raise BadRequest(shown_text(str(exc), 400), req.rid) from None  # room for the folder and its files
-            return {"submission": {k: v for k, v in sub.to_dict().items() if k != "source"}, "source": sub.source}
-        if req.command == "unlock_operator" and not self.auth.knows(args["operator"]):
-            raise BadRequest(f"no operator '{shown_text(args['operator'])}' in this table's operators file", req.rid)
-        return args
 
     def _auth_refused(self, req: Request, session: _Session, code: str, error: str,
                       reason: str | None = None) -> dict[str, Any]:
