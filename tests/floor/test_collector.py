@@ -173,8 +173,6 @@ def test_a_collector_whose_database_is_down_receives_no_more_than_it_holds(mosqu
     half its inbox unacknowledged: the inbox never fills, and paho's thread never waits."""
     import threading
 
-    from controller.floor.broker import BrokerOptions
-    from controller.floor.collector import Collector
     from controller.floor.schema import StoreError
     from controller.floor.store import BatchResult
 
@@ -195,18 +193,13 @@ def test_a_collector_whose_database_is_down_receives_no_more_than_it_holds(mosqu
             raise StoreError("cannot reach the database: the connection was refused")
         return DatabaseDown()
 
-    options = BrokerOptions(mosquitto.url, "127.0.0.1", mosquitto.port, False, username=COLLECTOR,
-                            password=mosquitto.password_file(COLLECTOR).read_text().strip(), client_id="c-down")
-    collector = Collector(DatabaseDown(), options, open_store=reopen, client_id="c-down", batch=1)
+    collector = _collector(mosquitto, DatabaseDown(), reopen, "c-down")
     thread = threading.Thread(target=collector.run, daemon=True)
     thread.start()
     client = publisher(mosquitto)
     try:
         deadline = time.monotonic() + HANG
-        while not collector._connected and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)  # its SUBSCRIBE, sent as it connected, taken by the broker
-        publish(client, [json.dumps({"n": i}) for i in range(300)])
+        _publish_once_subscribed(collector, client, 300)
         time.sleep(1.0)  # the broker sends what it may
         held = collector.inbox.qsize()
         assert 0 < held <= collector.receive_maximum < collector.inbox.maxsize, (held, collector.receive_maximum)
@@ -227,8 +220,7 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
     alive to systemd and saying nothing. The error now ends it."""
     import threading
 
-    from controller.floor.broker import MQTT_V311, BrokerOptions
-    from controller.floor.collector import Collector
+    from controller.floor.broker import MQTT_V311
 
     class Store:
         def add(self, items, dropped=()):
@@ -237,10 +229,7 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
         def close(self) -> None:
             pass
 
-    options = BrokerOptions(mosquitto.url, "127.0.0.1", mosquitto.port, False, username=COLLECTOR,
-                            password=mosquitto.password_file(COLLECTOR).read_text().strip(), client_id="c-defect",
-                            protocol=MQTT_V311)
-    collector = Collector(Store(), options, open_store=Store, client_id="c-defect", batch=1)
+    collector = _collector(mosquitto, Store(), Store, "c-defect", protocol=MQTT_V311)
 
     def a_defect_once_the_inbox_is_full() -> list:  # nothing taken: the inbox fills, paho's thread waits
         if collector.inbox.full():
@@ -261,14 +250,31 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
     thread.start()
     client = publisher(mosquitto)
     try:
-        deadline = time.monotonic() + HANG
-        while not collector._connected and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)  # its SUBSCRIBE, sent as it connected, taken by the broker
-        publish(client, [json.dumps({"n": i}) for i in range(300)])
+        _publish_once_subscribed(collector, client, 300)
         thread.join(HANG)
         assert not thread.is_alive(), "the collector hung after the error"
         assert [type(e) for e in outcome] == [KeyError]
     finally:
         collector.stop()
         stop_client(client)
+
+
+def _collector(broker: Mosquitto, store, open_store, client_id: str, **options):  # noqa: ANN001, ANN202
+    """A ``Collector`` in this process (batches of one: an inbox of 100) on ``broker`` as the
+    collector's account, its store ``store``."""
+    from controller.floor.broker import BrokerOptions
+    from controller.floor.collector import Collector
+
+    broker_options = BrokerOptions(broker.url, "127.0.0.1", broker.port, False, username=COLLECTOR,
+                                   password=broker.password_file(COLLECTOR).read_text().strip(), client_id=client_id,
+                                   **options)
+    return Collector(store, broker_options, open_store=open_store, client_id=client_id, batch=1)
+
+
+def _publish_once_subscribed(collector, client, count: int) -> None:  # noqa: ANN001
+    """``count`` messages that are not journal entries, once ``collector`` is subscribed."""
+    deadline = time.monotonic() + HANG
+    while not collector._connected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # its SUBSCRIBE, sent as it connected, taken by the broker
+    publish(client, [json.dumps({"n": i}) for i in range(count)])

@@ -12,9 +12,14 @@ from services.mosquitto import COLLECTOR, Mosquitto
 
 
 def test_the_feed_publishes_over_tls_with_the_brokers_ca(tls_broker: Mosquitto, five_entry_journal: Path) -> None:
-    sub = Subscriber(tls_broker, COLLECTOR, "shoectl/v1/tables/+/journal", client_id="tls-sub")
-    feed = start_feed(tls_broker, five_entry_journal, "--tls-ca", str(tls_broker.ca_file),
-                      broker_url=tls_broker.tls_url)
+    _every_entry_over_tls(tls_broker, five_entry_journal, "tls-sub")
+
+
+def _every_entry_over_tls(tls_broker: Mosquitto, journal: Path, subscriber_id: str) -> None:
+    """A ``shoectl feed`` told the broker's CA publishes the five entries of ``journal``: a
+    subscriber sees each."""
+    sub = Subscriber(tls_broker, COLLECTOR, "shoectl/v1/tables/+/journal", client_id=subscriber_id)
+    feed = start_feed(tls_broker, journal, "--tls-ca", str(tls_broker.ca_file), broker_url=tls_broker.tls_url)
     try:
         sub.wait_for(lambda: len(sub.payloads("shoectl/v1/tables/T1/journal")) == 5, "every entry over TLS")
     finally:
@@ -102,11 +107,4 @@ def test_a_feed_thread_that_ends_at_once_lets_another_feed_of_the_journal_start(
     thread.stop()
     assert isinstance(thread.error, BrokerError)
     monkeypatch.undo()
-    sub = Subscriber(tls_broker, COLLECTOR, "shoectl/v1/tables/+/journal", client_id="tls-sub-2")
-    feed = start_feed(tls_broker, five_entry_journal, "--tls-ca", str(tls_broker.ca_file),
-                      broker_url=tls_broker.tls_url)
-    try:
-        sub.wait_for(lambda: len(sub.payloads("shoectl/v1/tables/T1/journal")) == 5, "every entry over TLS")
-    finally:
-        stopped(feed)
-        sub.close()
+    _every_entry_over_tls(tls_broker, five_entry_journal, "tls-sub-2")
