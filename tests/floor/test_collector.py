@@ -15,7 +15,7 @@ import pytest
 
 from controller.floor.broker import stop_client
 from floor.collector_processes import publish, publisher, start
-from floor.helpers import HANG, SHOECTL, query, stored_lines
+from floor.helpers import HANG, SHOECTL, query, stored_lines, wait_until
 from floor.journals import TableJournal, forge_next, run_table
 from services.mosquitto import COLLECTOR, Mosquitto
 from services.postgres import free_port
@@ -273,8 +273,6 @@ def _collector(broker: Mosquitto, store, open_store, client_id: str, **options):
 
 def _publish_once_subscribed(collector, client, count: int) -> None:  # noqa: ANN001
     """``count`` messages that are not journal entries, once ``collector`` is subscribed."""
-    deadline = time.monotonic() + HANG
-    while not collector._connected and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: collector._connected, "the collector connected")
     time.sleep(0.5)  # its SUBSCRIBE, sent as it connected, taken by the broker
     publish(client, [json.dumps({"n": i}) for i in range(count)])
