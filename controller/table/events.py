@@ -16,7 +16,7 @@ from controller.journal import kinds
 from controller.rules.cards import card_from_wire
 from controller.table import checks, dealing, preparation, rounds
 from controller.table.errors import Refused
-from controller.table.faults import CLOSE_DOOR, cleared_by_device, held_prompts, raise_fault
+from controller.table.faults import CLOSE_DOOR, cleared_by_device, drop_fault, held_prompts, raise_fault
 from controller.table.io import DeviceStatus
 from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES
 from firmware_bridge.protocol import messages as m
@@ -255,11 +255,10 @@ def link_status(t: TableCore, s: DeviceStatus) -> None:
         # A stall a link of an earlier start reported: this link knows nothing of it and would
         # never say it ended (the events did come, journaled, while the table stayed held: a review
         # of the emulator). It reports the stall again if the events still do not come.
+        # Not resumed here: the identity below is decided first (another unit is sent nothing).
         t.links_since_start.add(s.device_role)
-        cleared_by_device(t, f"events:{s.device_role}", "the link started anew with the controller")
-    if key in t.faults:
-        t.faults.pop(key)
-        t.record(kinds.FAULT_CLEARED, {"faults": [key], "by": "reconnect"})
+        drop_fault(t, f"events:{s.device_role}", "the link started anew with the controller")
+    drop_fault(t, key, "reconnect")
     why = checks.replaced_identity(t.devices.get(s.device_role), s.serial, s.epoch)
     if s.epoch is not None:
         t.devices[s.device_role] = (s.serial, s.epoch)
@@ -283,6 +282,5 @@ def device_replaced(t: TableCore, s: DeviceStatus, why: str) -> None:
     words = f"the {s.device_role} came back as a new device ({why})"
     if not t.shoe_lost_ordered:  # a floorperson's restart_shoe while a fault held the table: their reason stands
         t.shoe_lost = words
-    if t.faults.pop("misread", None) is not None:  # a card of the lost shoe
-        t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": "shoe given up"})
+    drop_fault(t, "misread", "shoe given up")  # a card of the lost shoe
     t.notice("fault", f"{words}: the shoe in play is given up")

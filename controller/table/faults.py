@@ -111,19 +111,25 @@ def clear_faults(t: TableCore, keys: list[str], *, by: str) -> None:
 
 
 def cleared_by_device(t: TableCore, key: str, by: str) -> None:
-    """The device itself ended fault ``key`` (reconnected, door closed)."""
-    if key in t.faults:
-        t.faults.pop(key)
-        t.record(kinds.FAULT_CLEARED, {"faults": [key], "by": by})
+    """The device itself ended fault ``key`` (reconnected, door closed): the table resumes."""
+    if drop_fault(t, key, by):
         t.maybe_resume()
+
+
+def drop_fault(t: TableCore, key: str, by: str) -> bool:
+    """Fault ``key`` ended (``FAULT_CLEARED``, by ``by``), without resuming: for a caller that
+    has more to decide first. False when it was not held."""
+    if t.faults.pop(key, None) is None:
+        return False
+    t.record(kinds.FAULT_CLEARED, {"faults": [key], "by": by})
+    return True
 
 
 def maybe_resume(t: TableCore) -> None:
     """Resume where the table stopped once no fault holds it; a shoe lost meanwhile is given up
     instead (at once when no fault held the table)."""
-    if t.shoe_lost_ordered and "misread" in t.faults:  # after restart_shoe: a card of the shoe given up
-        t.faults.pop("misread")
-        t.record(kinds.FAULT_CLEARED, {"faults": ["misread"], "by": "shoe given up"})
+    if t.shoe_lost_ordered:  # after restart_shoe: a misread card is of the shoe given up
+        drop_fault(t, "misread", "shoe given up")
     if t.shoe_lost and (t.state != "fault" or not t.faults):
         reason, t.shoe_lost, t.shoe_lost_ordered = t.shoe_lost, None, False
         preparation.give_up_shoe(t, reason)

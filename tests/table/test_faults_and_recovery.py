@@ -358,3 +358,28 @@ def test_a_card_misread_after_restart_shoe_in_a_fault_needs_no_entering() -> Non
     b.link("shuffler", True, serial="SH-1", epoch=1)
     assert b.of("shoe_restarted") == [{"reason": "cards damaged"}]
     assert b.core.state != "fault" and not b.core.faults
+
+
+def test_a_stall_of_an_earlier_start_ended_by_another_unit_sends_it_nothing_before_it_is_decided() -> None:
+    """A reread of the change: the stall of an earlier start was ended with a resume of the table,
+    before the connect's identity was looked at, so a shoe come back as another unit was sent the
+    round's next commands (GATE_UNLOCK, DISPLAY) before the table found it replaced. docs/
+    architecture.md: "a device found to be another unit is decided before any command could move
+    cards towards it"."""
+    from controller.table.io import SendCommand, TableRecord
+
+    b = Bench()
+    b.open_and_cut()
+    b.auto_deal = False
+    b.play_round([(1, "banker", 100)])
+    b.draw()
+    b.feed(DeviceStatus("shoe", True, "", "SN-1", 7))
+    b.feed(DeviceStatus("shoe", True, "events 9 never arrived although the device was asked 8 times to resend them",
+                        stalled=True))
+    assert b.core.state == "fault" and list(b.core.faults) == ["events:shoe"]
+    b.core.restarted()
+    outs = b.feed(DeviceStatus("shoe", True, "", "SN-2", 1))  # another unit answers
+    kinds = [o.kind if isinstance(o, TableRecord) else type(o).__name__ for o in outs]
+    replaced = kinds.index("device_replaced")
+    assert not [o for o in outs[:replaced] if isinstance(o, SendCommand)], kinds
+    assert b.of("fault_cleared")[-1] == {"faults": ["events:shoe"], "by": "the link started anew with the controller"}
