@@ -99,6 +99,7 @@ class RulesResults:
     """The rounds dealt under one Rules Submission (see the module docstring)."""
 
     document: dict[str, Any]  # the submission record's payload
+    submission: Any  # the document read (controller.rules.submission), once
     # each round's settlements until its round_result says whether a round decided them
     pending: dict[tuple[str | None, int | None], list[Settled]] = field(default_factory=dict)
     shoes: dict[str, Tally] = field(default_factory=dict)  # each shoe's normal rounds, in order
@@ -109,10 +110,6 @@ class RulesResults:
 
     def money_of(self, kind: str) -> WagerMoney:
         return self.money.setdefault(kind, WagerMoney())
-
-    @property
-    def submission(self) -> Any:
-        return submission_from_document(self.document)
 
     @property
     def tally(self) -> Tally:
@@ -161,10 +158,9 @@ def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults
     kind, p = e.kind, e.payload
     if kind == kinds.SUBMISSION:
         if current is None or current.document != p:
-            submission_from_document(p)  # a record that is no Rules Submission is refused here, by entry
             current = next((g for g in groups if g.document == p), None)
-            if current is None:
-                current = RulesResults(dict(p))
+            if current is None:  # a record that is no Rules Submission is refused here, by entry
+                current = RulesResults(dict(p), submission_from_document(p))
                 groups.append(current)
         return current
     if current is None:
