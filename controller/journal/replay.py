@@ -118,7 +118,7 @@ def _placed(dealt: list[dict[str, Any]], read: list[dict[str, Any]]) -> list[dic
         match = next((c for c in unused if c["card"] == d["card"] and c["to"] == d["to"]), None)
         if match is not None:
             unused.remove(match)
-        out.append({**d, **(match if match is not None else _UNPLACED), "card": d["card"], "to": d["to"]})
+        out.append({**d, **(match or _UNPLACED)})  # a match's card and hand are ``d``'s own
     return out
 
 
