@@ -39,6 +39,7 @@ itself (path, ownership, mode, group): ``controller.control.endpoint``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import queue
 import socket
@@ -70,6 +71,8 @@ STOP_WAIT_S = 1.0  # for the connections to end when the table stops
 LOGIN_LIMIT, LOGIN_WINDOW_S = 5, 60.0
 BAD_LIMIT = 20
 _MAX_BACKOFF_S = 1.0
+# A refusal the stopping table can no longer journal is not told: this is (RefusalJournal.refused).
+_STOPPING = {"ok": False, "code": "stopping", "error": "the table is stopping: nothing was decided; ask again once it runs"}
 log = structlog.get_logger()
 
 
@@ -81,6 +84,11 @@ class _Session:
         self.uid = uid  # the client's user id (SO_PEERCRED): its account is named in a refusal's record
         self.bad_requests = 0
         self.closing = False
+
+    @functools.cached_property
+    def account(self) -> str:
+        """The system account of ``uid`` (a lookup that may ask the network: once a connection)."""
+        return user_name(self.uid)
 
 
 class ControlServer:
@@ -218,8 +226,7 @@ class ControlServer:
     def _refused(self, kind: str, payload: dict[str, Any], reply: dict[str, Any], operator: str | None = None,
                  shown: dict[str, Any] | None = None) -> dict[str, Any]:
         """``reply`` once its refusal is journaled, else (the table journals no more) ``stopping``."""
-        return reply if self._refusals.refused(kind, payload, operator, shown) else \
-            {"ok": False, "code": "stopping", "error": "the table is stopping: nothing was decided; ask again once it runs"}
+        return reply if self._refusals.refused(kind, payload, operator, shown) else dict(_STOPPING)
 
     # -- one connection -----------------------------------------------------------------------------
     def _serve(self, conn: socket.socket, number: int) -> None:
@@ -279,10 +286,9 @@ class ControlServer:
         session.bad_requests += 1
         reason = str(exc)
         said = {"command": command, "operator": operator} if operator is not None else {}
-        told = self._refused(kinds.BAD_REQUEST, {"code": "bad_request", "reason": reason, **said}, {}, operator)
-        if told:  # the table is stopping
-            session.closing = True
-            return {"id": exc.rid, **told}
+        if not self._refusals.refused(kinds.BAD_REQUEST, {"code": "bad_request", "reason": reason, **said}, operator):
+            session.closing = True  # the table is stopping
+            return {"id": exc.rid, **_STOPPING}
         if session.bad_requests >= BAD_LIMIT:
             session.closing = True
             reason += f"; {BAD_LIMIT} malformed requests on this connection: closing it"
@@ -356,7 +362,7 @@ class ControlServer:
             reason, error = (text.replace(f"'{operator}'", shown).replace(operator, shown) for text in (reason, error))
             operator = None
         payload = {"command": req.command, "operator": shown, "code": code, "reason": reason,
-                   **({"account": user_name(session.uid)} if session.uid is not None else {})}
+                   **({"account": session.account} if session.uid is not None else {})}
         return self._refused(kinds.AUTH_REFUSED, payload, {"ok": False, "code": code, "error": error}, operator,
                              {**payload, "reason": error})
 
