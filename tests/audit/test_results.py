@@ -31,7 +31,7 @@ def test_the_figures_are_the_journals_rounds_and_money(capsys, journal: Path) ->
     code, out, err = run(capsys, "audit", "results", str(journal), "--json")
     assert (code, err) == (0, "")
     [rep] = json.loads(out)["rules"]
-    results = [e for e in _entries(journal, "round_result")]
+    results = _entries(journal, "round_result")
     normal = [e.payload for e in results if e.payload.get("kind", "normal") == "normal"]
     assert rep["rounds"] == len(normal) > 0 and rep["shoes"] == 3
     assert rep["simulated_rounds"] == sum(e.payload.get("kind") == "simulated" for e in results) >= 1
@@ -103,13 +103,9 @@ def test_21_baccarat_bonus_wagers_are_figured_over_the_rounds_their_cards_were_d
 def test_a_void_rounds_wagers_are_returned_not_settled(capsys, tmp_path: Path) -> None:
     """A review of this command: a void round settles each wager as a push, and they were counted
     as settled and pushed, diluting every hold; a void round decides no wager."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent.parent / "table"))
-    from bench import Bench
-
     from controller.journal import Record
     from controller.roles import Role
+    from tests.table.bench import Bench
 
     b = Bench()
     b.open_and_cut()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import serial
 
+from cli_run import run
 from controller.cli import main as cli_main
 from firmware_bridge.emulator import read_dealt_log
 from firmware_bridge.protocol import (
@@ -220,12 +221,8 @@ def test_emulate_a_table_with_a_dealt_log(tmp_path) -> None:
     (["--profile", "emulated-shoe", "--serial", ""], "must be printable text, not empty"),
 ])
 def test_usage_errors_exit_2_with_one_line(with_emulate, capsys, args, message) -> None:
-    try:
-        code = cli_main.main(["emulate", *args])
-    except SystemExit as exc:  # argparse's own refusals (an argument's type) exit as the process would
-        code = exc.code
+    code, _, err = run(capsys, "emulate", *args)  # argparse's own refusals exit as the process would
     assert code == 2
-    err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and err.startswith("shoectl emulate: error:")
 
 
