@@ -47,3 +47,13 @@ def count(db: str, sql: str = "SELECT count(*) FROM entries") -> int:
 def stored_lines(db: str, table: str = "T1") -> list[str]:
     return [line + "\n" for (line,) in query(db, "SELECT line FROM entries WHERE table_id = %s ORDER BY seq",
                                              (table,))]
+
+
+def broker_login(broker: Any, user: str, *, tls: bool = False, **options: Any) -> Any:
+    """``BrokerOptions`` for an in-process client of ``broker`` (``services.mosquitto.Mosquitto``)
+    as ``user`` with its password; ``tls``: its ``mqtts://`` port."""
+    from controller.floor.broker import BrokerOptions
+    from services.mosquitto import password_of
+
+    url, port = (broker.tls_url, broker.tls_port) if tls else (broker.url, broker.port)
+    return BrokerOptions(url, "127.0.0.1", port, tls, username=user, password=password_of(user), **options)

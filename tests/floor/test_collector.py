@@ -15,7 +15,7 @@ import pytest
 
 from controller.floor.broker import stop_client
 from floor.collector_processes import publish, publisher, start
-from floor.helpers import HANG, SHOECTL, query, stored_lines, wait_until
+from floor.helpers import HANG, SHOECTL, broker_login, query, stored_lines, wait_until
 from floor.journals import TableJournal, forge_next, run_table
 from services.mosquitto import COLLECTOR, Mosquitto
 from services.postgres import free_port
@@ -262,13 +262,10 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
 def _collector(broker: Mosquitto, store, open_store, client_id: str, **options):  # noqa: ANN001, ANN202
     """A ``Collector`` in this process (batches of one: an inbox of 100) on ``broker`` as the
     collector's account, its store ``store``."""
-    from controller.floor.broker import BrokerOptions
     from controller.floor.collector import Collector
 
-    broker_options = BrokerOptions(broker.url, "127.0.0.1", broker.port, False, username=COLLECTOR,
-                                   password=broker.password_file(COLLECTOR).read_text().strip(), client_id=client_id,
-                                   **options)
-    return Collector(store, broker_options, open_store=open_store, client_id=client_id, batch=1)
+    return Collector(store, broker_login(broker, COLLECTOR, client_id=client_id, **options), open_store=open_store,
+                     client_id=client_id, batch=1)
 
 
 def _publish_once_subscribed(collector, client, count: int) -> None:  # noqa: ANN001

@@ -298,6 +298,7 @@ def test_a_second_feed_of_one_journal_is_refused_while_the_first_runs(capsys, fi
 
 
 @pytest.mark.parametrize(("value", "says"), [("64512", "must be at most 64511, not 64512"),
+                                             ("65535", "must be at most 64511, not 65535"),
                                              ("0", "must be at least 1, not 0")])
 def test_a_window_wider_than_mqtts_packet_ids_is_refused(capsys, five_entry_journal: Path, value: str,
                                                          says: str) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cli_run import run
 from floor.feeds import start_feed, stopped
+from floor.helpers import broker_login
 from floor.mqtt_clients import Subscriber
 from services.mosquitto import COLLECTOR, Mosquitto
 
@@ -95,14 +96,13 @@ def test_a_feed_thread_that_ends_at_once_lets_another_feed_of_the_journal_start(
     operator starts next is taken."""
     import controller.floor.feed as feed_module
     from controller.cli.cmd_feed import FeedThread
-    from controller.floor.broker import BrokerError, BrokerOptions
+    from controller.floor.broker import BrokerError
 
     def untrusted(options, timeout=5.0):
         raise BrokerError(f"the broker {options.url} is not trusted")
 
     monkeypatch.setattr(feed_module, "check_tls_trust", untrusted)  # as a certificate changed after the start
-    options = BrokerOptions(tls_broker.tls_url, "127.0.0.1", tls_broker.tls_port, True, username="T1",
-                            password=tls_broker.password_file("T1").read_text().strip())
+    options = broker_login(tls_broker, "T1", tls=True)
     thread = FeedThread(five_entry_journal, options, None).start()
     thread.stop()
     assert isinstance(thread.error, BrokerError)
