@@ -66,27 +66,24 @@ def _chunks(data: bytes) -> list[bytes]:
     return [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)]
 
 
-def _rates(work: Callable[[], int], repeats: int) -> tuple[list[float], list[float]]:
-    """Items per CPU second and per wall-clock second of ``work`` (which returns how many items
-    it handled), one of each per repeat."""
-    cpu, wall = [], []
-    for _ in range(repeats):
-        start_cpu, start = time.thread_time(), time.perf_counter()
-        count = work()
-        cpu.append(count / (time.thread_time() - start_cpu))
-        wall.append(count / (time.perf_counter() - start))
-    return cpu, wall
+def _rate(work: Callable[[], int]) -> tuple[float, float]:
+    """Items per CPU second and per wall-clock second of one run of ``work`` (which returns how
+    many items it handled)."""
+    start_cpu, start = time.thread_time(), time.perf_counter()
+    count = work()
+    return count / (time.thread_time() - start_cpu), count / (time.perf_counter() - start)
 
 
 def _interleaved(works: dict[str, Callable[[], int]], repeats: int) -> dict[str, tuple[list[float], list[float]]]:
-    """``_rates`` of each work, one repeat of each in turn (decode, reference, ..., decode, ...),
-    so that a burst of the machine's load falls on all of them alike, not on one block."""
+    """Each work's rates (per CPU second, per wall second), one repeat of each in turn (decode,
+    reference, ..., decode, ...), so that a burst of the machine's load falls on all of them alike,
+    not on one block."""
     rates: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in works}
     for _ in range(repeats):
         for name, work in works.items():
-            cpu, wall = _rates(work, 1)
-            rates[name][0].extend(cpu)
-            rates[name][1].extend(wall)
+            cpu, wall = _rate(work)
+            rates[name][0].append(cpu)
+            rates[name][1].append(wall)
     return rates
 
 

@@ -244,12 +244,13 @@ def run(quick: bool = False) -> dict:
         finally:
             drawn = tables.close()
         # Card to decision: to the record's event read here, published after its commit (and after
-        # the control socket's stream and this process's reading thread: an upper bound). Until 2026-12-06 it was to the record's
-        # ``ts``, taken in the transaction before its COMMIT and fdatasync (a benchmark review).
+        # the control socket's stream and this process's reading thread: an upper bound). Until
+        # 2026-12-06 it was to the record's ``ts``, taken in the transaction before its COMMIT and
+        # fdatasync (a benchmark review).
         timed = [latencies(seen, draws) for seen, draws in zip(tables.seen, drawn)]
         in_window = [[latency for latency, t in table if window_start <= t <= window_end] for table in timed]
-        before_commit = [[latency for latency, t in latencies(_decisions(journal), draws)
-                          if window_start <= t <= window_end] for journal, draws in zip(journals, drawn)]
+        before_commit = [[latency for latency, t in latencies(_decisions(journal), draws)  # the monitored tables'
+                          if window_start <= t <= window_end] for journal, draws in zip(journals[0::2], drawn[0::2])]
         rounds = sum(_count(j, "SELECT count(*) FROM entries WHERE kind = 'round_result'") for j in journals)
         wall = time.monotonic() - started
     monitored = _ms([x for table in in_window[0::2] for x in table])  # as deployed
@@ -265,7 +266,7 @@ def run(quick: bool = False) -> dict:
         "card_to_decision_ms": monitored,
         "card_to_decision_ms_edge_monitor_off": _ms([x for table in in_window[1::2] for x in table]),
         "card_to_decision_ms_whole_run": _ms([latency for table in timed for latency, _ in table]),
-        "card_to_record_ts_ms": _ms([x for table in before_commit[0::2] for x in table]),  # the figure before 2026-12-06
+        "card_to_record_ts_ms": _ms([x for table in before_commit for x in table]),  # the figure before 2026-12-06
         "floor_raw_pty_round_trip_ms": _ms(floor.round_trips),
         "floor_fdatasync_ms": _ms(floor.syncs),
         "rounds_dealt": rounds,
