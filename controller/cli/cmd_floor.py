@@ -188,13 +188,14 @@ def load_hashers(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(str(exc)) from None
 
 
-def open_reader(url: str) -> Any:
-    """A connection for reading the store (its schema checked); UsageError when it cannot be used."""
+def open_reader(url: str, *, snapshot: bool = True) -> Any:
+    """A connection for reading the store (its schema checked); UsageError when it cannot be used.
+    ``snapshot=False``: one whose transactions may write (``floor alarms --close``)."""
     from controller.floor.schema import StoreError, require_schema
     from controller.floor.store import connect
 
     try:
-        conn = connect(url, snapshot=True)
+        conn = connect(url, snapshot=snapshot)
         try:
             require_schema(conn)
         except BaseException:

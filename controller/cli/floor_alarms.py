@@ -68,17 +68,15 @@ def alarms(args: argparse.Namespace) -> int:
 
 
 def _close(url: str, ids: list[int], why: str) -> list[dict[str, Any]]:
+    from controller.cli.cmd_floor import open_reader  # noqa: PLC0415 - that module registers this one
     from controller.floor.alarms import AlarmNotOpen, close_by_hand
-    from controller.floor.schema import StoreError, require_schema
-    from controller.floor.store import connect
 
-    try:
-        with connect(url) as conn:
-            require_schema(conn)
+    with open_reader(url, snapshot=False) as conn:
+        try:
             with conn.transaction():
                 return close_by_hand(conn, ids, why)
-    except (StoreError, AlarmNotOpen) as exc:
-        raise UsageError(str(exc)) from None
+        except AlarmNotOpen as exc:
+            raise UsageError(str(exc)) from None
 
 
 def alarm_line(row: dict[str, Any]) -> str:
