@@ -239,10 +239,14 @@ def _text(d: dict) -> str:
     if d["kind"] == "void":  # its cards too: which were out is what a disputed round is about (a review)
         return (f"  {name}: VOID ({d.get('reason') or 'no reason given'}): {cards or 'no card dealt'}; "
                 f"{void_wagers_text(d['settlements'])}")
-    net = sum(s["net"] for s in d["settlements"])
     return (f"  {name} [{d['kind']}]: {cards} | P {d['player']['total']} B {d['banker']['total']}"
-            f" -> {d['outcome']}; " + (_simulated_wagers_text(d) if d["kind"] == "simulated" else
-                                       f"{len(d['wagers'])} wagers, players net {money_text(net, signed=True)}"))
+            f" -> {d['outcome']}; " + (_simulated_wagers_text(d) if d["kind"] == "simulated" else _net_text(d)))
+
+
+def _net_text(d: dict) -> str:
+    """``3 wagers, players net +12.50``: a round's wagers and what they won or lost, together."""
+    net = sum(s["net"] for s in d["settlements"])
+    return f"{len(d['wagers'])} wagers, players net {money_text(net, signed=True)}"
 
 
 def _simulated_wagers_text(d: dict) -> str:
@@ -255,5 +259,4 @@ def _simulated_wagers_text(d: dict) -> str:
         return f"{pushed} wagers returned as pushes (no wager is decided by a simulated round)"
     if not d["settlements"]:
         return f"{len(d['wagers'])} wagers kept on the layout for the next round (no wager is decided by a simulated round)"
-    net = sum(s["net"] for s in d["settlements"])
-    return f"{len(d['wagers'])} wagers, players net {money_text(net, signed=True)}"
+    return _net_text(d)
