@@ -21,7 +21,7 @@ class SqliteCalls:
     def __init__(self, journal: Any) -> None:
         self._conn = journal._conn
         self._wal = f"{journal.path}-wal"
-        self._shm = os.open(f"{journal.path}-shm", os.O_RDONLY)
+        self._wal_fd = os.open(self._wal, os.O_RDONLY)  # not the -shm: a descriptor of it closed here releases the writer's lock
         self.measuring = False
         self.wall: dict[str, list[float]] = {name: [] for name in self.CALLS}
         self.cpu: dict[str, list[float]] = {name: [] for name in self.CALLS}
@@ -37,9 +37,9 @@ class SqliteCalls:
             return self._timed(sql, self._conn.execute, sql, *args)
         from controller.journal.checkpoints import wal_frames
 
-        before, size = wal_frames(self._shm) or 0, os.stat(self._wal).st_size
+        before, size = wal_frames(self._wal_fd) or 0, os.stat(self._wal).st_size
         out = self._timed(sql, self._conn.execute, sql, *args)
-        after = wal_frames(self._shm) or 0
+        after = wal_frames(self._wal_fd) or 0
         if self.measuring:
             self.frames.append(after - before if after >= before else after)  # a restart begins again
             self.grew.append(os.stat(self._wal).st_size > size)
@@ -59,7 +59,7 @@ class SqliteCalls:
     def detach(self, journal: Any) -> None:
         """Give ``journal`` its own connection back (before it closes)."""
         journal._conn = self._conn
-        os.close(self._shm)
+        os.close(self._wal_fd)
 
     def figures(self) -> dict[str, Any]:
         def us(values: list[float]) -> dict[str, float]:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from controller import sqlite_files
 from shoectl_config.files import regular_file_problem
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -172,12 +173,9 @@ def sqlite_head(path: str | os.PathLike[str]) -> bytes | None:
 
 def file_head(path: str | os.PathLike[str], size: int) -> bytes | None:
     """The first ``size`` bytes of ``path`` (fewer for a shorter file); None when it cannot be
-    read (no such file, no permission, no file descriptor left)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(size)
-    except (OSError, ValueError):
-        return None
+    read (no such file, no permission, no file descriptor left). A journal this process has open
+    keeps SQLite's locks (``controller.sqlite_files``)."""
+    return sqlite_files.head(path, size)
 
 
 def folder_missing(path: str | os.PathLike[str]) -> str | None:

@@ -4,8 +4,8 @@ SQLite copies the WAL back into the database file (a checkpoint) by itself when 
 1000 pages, inside the commit that passes it: that commit then also writes and syncs the database
 file, milliseconds in the tail of a card's latency. A long-running writer (the table's owner)
 turns that off (``Journal.checkpoint_in_background``) and a ``Checkpointer`` thread, with its own
-connection, checkpoints instead, by how full the WAL is (its ``mxFrame``, read from the wal-index
-header in the ``-shm`` file every ``interval`` seconds while the WAL is being written; a WAL
+connection, checkpoints instead, by how full the WAL is (the frames of its current generation,
+read from the WAL file every ``interval`` seconds while it is being written: ``wal_frames``; a WAL
 nobody writes is looked at less and less often, at least every ``IDLE_INTERVAL``, so that an idle
 table's thread wakes about once a second instead of twenty times):
 
@@ -33,8 +33,10 @@ checksum match the header, so zeros beyond it are read as the end of the log (as
 an earlier generation are, after a restart).
 
 ``journal_size_limit`` trims a WAL that grew past ``WAL_SIZE_LIMIT`` when it restarts. Where the
-``-shm`` file cannot be read, the thread checkpoints as it did before it could: PASSIVE when the
-writer is quiet, at the latest every ``longest`` seconds.
+WAL cannot be read, the thread checkpoints by time: PASSIVE when the writer is quiet, at the
+latest every ``longest`` seconds. (The count was read from the wal-index header in the ``-shm``
+file before; a descriptor of that file, closed in the writer's process, released SQLite's lock on
+it: ``controller.sqlite_files``. SQLite takes no locks on the WAL file.)
 
 Durability does not change: every commit is still synced to the WAL before it returns
 (synchronous=FULL); a checkpoint only moves committed pages into the database file, and a crash
@@ -61,14 +63,16 @@ log = structlog.get_logger()
 CHECK_INTERVAL = 0.05   # seconds between looks at the WAL while it is being written
 IDLE_INTERVAL = 1.0     # at most this long between looks at a WAL nobody writes (an idle table)
 QUIET = 0.05            # seconds without a commit before a PASSIVE checkpoint may run
-LONGEST = 2.0           # seconds a written WAL waits for a checkpoint at most (-shm unreadable)
+LONGEST = 2.0           # seconds a written WAL waits for a checkpoint at most (WAL unreadable)
 SOFT_FRAMES = 1000      # frames (about 4 MiB) before a checkpoint in a quiet moment
 HARD_FRAMES = 4000      # frames (about 16 MiB) before the writer's own commit checkpoints (wal_autocheckpoint)
 WAL_SIZE_LIMIT = 16 << 20  # journal_size_limit: a WAL restart leaves at most this much
 WAL_HEADER = 32         # bytes before the WAL's first frame
 FRAME_HEADER = 24       # bytes before each frame's page
 _ZEROS = bytes(1 << 20)  # written a MiB at a time
-_MX_FRAME = struct.Struct("=I")  # WalIndexHdr.mxFrame: offset 16, the machine's byte order
+_WAL_HEAD = struct.Struct(">I4xI4x8s")  # magic, page size, salts (sqlite.org/fileformat2.html, 4.1)
+_WAL_MAGICS = (0x377F0682, 0x377F0683)
+_FRAME_SALTS = 8  # where a frame header's salts are
 SQLITE_AUTOCHECKPOINT = 1000  # SQLite's default wal_autocheckpoint (pages), restored if the thread fails
 
 
@@ -81,7 +85,6 @@ class Checkpointer:
                  idle_interval: float = IDLE_INTERVAL) -> None:
         self.path = path
         self.wal = Path(str(path) + "-wal")
-        self.shm = Path(str(path) + "-shm")
         self.soft = soft
         self.interval = interval
         self.idle_interval = max(idle_interval, interval)
@@ -104,12 +107,10 @@ class Checkpointer:
 
     def _run(self) -> None:
         conn = None
-        shm = None
+        wal = None
         try:
             conn = sqlite3.connect(sqlite_uri(self.path, mode="rw"), uri=True, timeout=DEFAULT_BUSY_TIMEOUT,
                                    isolation_level=None, check_same_thread=False, factory=JournalConnection)
-            with contextlib.suppress(OSError):
-                shm = os.open(self.shm, os.O_RDONLY)
             done_at = self._written_at()  # what the last checkpoint covered (mtime of the WAL)
             done_when = time.time_ns()
             seen, interval = done_at, self.interval
@@ -124,7 +125,10 @@ class Checkpointer:
                     continue
                 now = time.time_ns()
                 quiet = now - written >= self.quiet_ns
-                frames = wal_frames(shm)
+                if wal is None:
+                    with contextlib.suppress(OSError):
+                        wal = os.open(self.wal, os.O_RDONLY | os.O_CLOEXEC)
+                frames = wal_frames(wal)
                 if frames is None:  # cannot tell how full: by time, as a fallback
                     due = quiet or now - done_when >= self.longest_ns
                 else:
@@ -139,8 +143,8 @@ class Checkpointer:
             log.warning("journal checkpoints stopped; the writer checkpoints in its commits again",
                         journal=str(self.path), error=str(exc))
         finally:
-            if shm is not None:
-                os.close(shm)
+            if wal is not None:
+                os.close(wal)
             if conn is not None:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
@@ -177,14 +181,32 @@ def preallocate_wal(wal: Path, page_size: int, frames: int = SOFT_FRAMES) -> int
         os.close(fd)
 
 
-def wal_frames(shm: int | None) -> int | None:
-    """The frames in the WAL since it last started again: ``mxFrame`` of the wal-index header's
-    first copy (sqlite.org/walformat.html, section 2.1); ``None`` when it cannot be read. A value
-    torn by a concurrent commit only moves a checkpoint by one look."""
-    if shm is None:
+def wal_frames(wal: int | None) -> int | None:
+    """The frames of the current generation of the WAL open at descriptor ``wal``: those whose
+    salts are the WAL header's (sqlite.org/fileformat2.html, 4.1), the log's first frames (after a
+    restart the frames of the earlier generation, and the zeros of ``preallocate_wal``, follow
+    them with other salts), found by bisection. About the wal-index's ``mxFrame``: the frames of a
+    transaction still being written count too. 0 before the first frame; None when the WAL
+    cannot be read or is not one. A value torn by a concurrent commit only moves a checkpoint by
+    one look."""
+    if wal is None:
         return None
     try:
-        data = os.pread(shm, 4, 16)
+        header = os.pread(wal, WAL_HEADER, 0)
+        size = os.fstat(wal).st_size
+        if len(header) < WAL_HEADER or not any(header):
+            return 0  # no frame written since the file was made (or filled with zeros)
+        magic, page_size, salts = _WAL_HEAD.unpack_from(header)
+        if magic not in _WAL_MAGICS or not page_size:
+            return None
+        frame = FRAME_HEADER + (65536 if page_size == 1 else page_size)  # 1 stands for 65536
+        low, high = 0, (size - WAL_HEADER) // frame  # frames low and before are the generation's; after high none is
+        while low < high:
+            middle = (low + high + 1) // 2
+            if os.pread(wal, 8, WAL_HEADER + (middle - 1) * frame + _FRAME_SALTS) == salts:
+                low = middle
+            else:
+                high = middle - 1
+        return low
     except OSError:
         return None
-    return _MX_FRAME.unpack(data)[0] if len(data) == 4 else None

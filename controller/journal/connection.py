@@ -6,8 +6,10 @@ import os
 import re
 import sqlite3
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
+from controller import sqlite_files
 from controller.descriptors import out_of_descriptors
 from controller.fsutil import SQLITE_HEADER, sqlite_head
 from controller.journal.errors import (
@@ -27,7 +29,17 @@ def sqlite_uri(path: Path, **params: str) -> str:
 
 
 class JournalConnection(sqlite3.Connection):
-    """A plain connection; a Python subclass so that tests can patch ``execute`` at the edge."""
+    """A plain connection (a Python subclass, so that tests can patch ``execute`` at the edge)
+    that lets ``controller.sqlite_files`` know when it closes, once noted there."""
+
+    release_files: Callable[[], object] | None = None
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self.release_files is not None:
+                self.release_files()
 
 
 # sqlite3's error for a TEXT value that is not UTF-8 (written by other means than this package,
@@ -152,14 +164,16 @@ def open_readonly_connection(path: Path, *, busy_timeout: float = DEFAULT_BUSY_T
     if not os.access(path, os.R_OK):
         raise JournalError(f"{path}: permission denied")
     try:
-        conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=busy_timeout, isolation_level=None,
-                               factory=JournalConnection, check_same_thread=not live)
-        try:
-            conn.execute("PRAGMA query_only = 1")
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except BaseException:
-            conn.close()
-            raise
+        with sqlite_files.opening() as hold:
+            conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=busy_timeout, isolation_level=None,
+                                   factory=JournalConnection, check_same_thread=not live)
+            try:
+                conn.execute("PRAGMA query_only = 1")
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except BaseException:
+                conn.close()
+                raise
+            hold(conn, path)
         return conn
     except (sqlite3.Error, UnicodeDecodeError) as exc:
         side_files = _cannot_create_side_files(exc)

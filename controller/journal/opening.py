@@ -18,6 +18,7 @@ from pathlib import Path
 
 import structlog
 
+from controller import sqlite_files
 from controller.fsutil import exclusive_lock, fsync_dir, lock_held
 from controller.journal.chain import HMAC_SHA256, Hasher, key_id_shown
 from controller.journal.connection import JournalConnection, sqlite_uri, translate
@@ -58,12 +59,14 @@ def open_writer(path: Path, *, table_id: str, hasher: Hasher, clock: Clock, crea
             log.warning("journal -wal file ignored by SQLite", journal=str(path), problem=ignored.text,
                         kept_as=str(kept) if kept else None)
         try:
-            conn = sqlite3.connect(sqlite_uri(path, mode="rw"), uri=True, timeout=busy_timeout,
-                                   isolation_level=None, check_same_thread=False, factory=JournalConnection)
-            meta = inspect_meta(conn, path)
-            if meta is not None:
-                check_meta(path, meta, table_id, hasher)  # before any change: never convert someone else's database
-            set_wal_mode(conn, path)
+            with sqlite_files.opening() as hold:  # its first locks taken while no other descriptor of it is open here
+                conn = sqlite3.connect(sqlite_uri(path, mode="rw"), uri=True, timeout=busy_timeout,
+                                       isolation_level=None, check_same_thread=False, factory=JournalConnection)
+                meta = inspect_meta(conn, path)
+                if meta is not None:
+                    check_meta(path, meta, table_id, hasher)  # before any change: never convert someone else's database
+                set_wal_mode(conn, path)
+                hold(conn, path)
             conn.execute("PRAGMA synchronous = FULL")
             sync = conn.execute("PRAGMA synchronous").fetchone()[0]
             if sync != 2:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -28,14 +29,13 @@ def _wait_for(condition, seconds: float = 10.0) -> bool:  # noqa: ANN001 - a pre
 
 
 def _wal_frames(path: Path) -> int:
-    """The frames in the WAL (its ``mxFrame``), not its size: the WAL is preallocated."""
-    from controller.journal.checkpoints import wal_frames
-
-    fd = os.open(f"{path}-shm", os.O_RDONLY)
+    """The frames in the WAL, not its size (the WAL is preallocated): SQLite's own count, the
+    ``log`` of a PASSIVE checkpoint (which leaves that count as it is until the WAL restarts)."""
+    conn = sqlite3.connect(path)
     try:
-        return wal_frames(fd)  # type: ignore[return-value]
+        return conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
     finally:
-        os.close(fd)
+        conn.close()
 
 
 def test_no_commit_checkpoints_once_the_journal_does_it_in_the_background(tmp_path: Path) -> None:
@@ -46,8 +46,8 @@ def test_no_commit_checkpoints_once_the_journal_does_it_in_the_background(tmp_pa
         size = path.stat().st_size
         for i in range(200):  # well past SQLite's own threshold of 1000 pages, below HARD_FRAMES
             journal.append("k", {"i": i, "pad": PAD})
-        assert _wal_frames(path) > 1000
         assert path.stat().st_size == size  # nothing was copied into the database by a commit
+        assert _wal_frames(path) > 1000
     assert verify(path).ok
 
 
@@ -277,3 +277,45 @@ def test_a_writer_closing_beside_a_reader_leaves_every_entry_in_the_journal_file
     with JournalReader.open(copy) as alone:
         assert alone.last_seq == 50
     assert verify(copy).ok
+
+
+def _frames_read_from_the_wal(path: Path) -> int | None:
+    from controller.journal.checkpoints import wal_frames
+
+    fd = os.open(f"{path}-wal", os.O_RDONLY)  # SQLite takes no lock on the WAL: closing this releases none
+    try:
+        return wal_frames(fd)
+    finally:
+        os.close(fd)
+
+
+def test_the_frames_read_from_the_wal_are_sqlites_own_count_through_restarts(tmp_path: Path) -> None:
+    """What the thread reads from the WAL file (the frames of its current generation) is the
+    count SQLite keeps in the wal-index, on a preallocated WAL, as it grows, and after the WAL
+    starts again over the longer generation before it (whose frames must not be counted)."""
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        journal._checkpointer.stop()  # type: ignore[union-attr]  # the checkpoints below are the test's
+        seen = []
+        for batch in (1, 7, 40, 3, 0):
+            for i in range(batch):
+                journal.append("k", {"i": i, "pad": PAD[: 300 * (i % 9)]})
+            counted = _frames_read_from_the_wal(path)
+            assert counted == _wal_frames(path)  # SQLite's count (it checkpoints all: the next commit restarts)
+            seen.append(counted)
+        assert seen[2] > seen[3] > 0  # a generation shorter than the one before it was counted alone
+
+
+def test_frames_are_not_read_from_what_is_not_a_wal(tmp_path: Path) -> None:
+    from controller.journal.checkpoints import wal_frames
+
+    other = tmp_path / "other"
+    for content, frames in ((b"", 0), (bytes(70_000), 0), (b"not a write-ahead log at all, " * 10, None)):
+        other.write_bytes(content)
+        fd = os.open(other, os.O_RDONLY)
+        try:
+            assert wal_frames(fd) == frames
+        finally:
+            os.close(fd)
+    assert wal_frames(None) is None
