@@ -9,7 +9,8 @@ has no text of its own (it prints ``state.json``'s ``labels``).
   Bonus rank is ``rank.<rank>``.
 - ``journal_problem_text(lang, kind, entry, reason, as_of)``: why the page stopped following the
   table's journal, in ``lang``: ``kind`` ``"failed_check"`` (the chain broke, or an entry no table
-  wrote: ``entry`` the one it failed at, None when unknown) or ``"unreadable"``; ``reason`` in the
+  wrote: ``entry`` the one it failed at, None when unknown), ``"unreadable"``, or ``"not_shown"``
+  (this program failed to show ``entry``: its defect, not the journal's); ``reason`` in the
   journal's own words (English, as a fault's reason is); ``as_of`` the last entry shown (0: none).
   The page's banner over it is the label ``not_live``.
 
@@ -116,6 +117,9 @@ _PROBLEM: dict[str, dict[str, str]] = {
     "failed_check": {"en": "the journal failed its check: {reason}", "zh": "牌桌日志未通过校验：{reason}"},
     "unreadable": {"en": "the journal cannot be read any more: {reason}",
                    "zh": "牌桌日志已无法读取：{reason}"},
+    "not_shown": {"en": "the scoreboard cannot show entry {entry} of the journal (a defect of this program, "
+                        "in the scoreboard's log, not of the journal)",
+                  "zh": "路单服务器无法显示牌桌日志第{entry}条记录（本程序的缺陷，详见路单服务器日志，并非日志本身的问题）"},
     "as_of": {"en": "; the state shown is as of entry {as_of}", "zh": "；所示为第{as_of}条记录时的状态"},
     "none_shown": {"en": "; none of its entries is shown", "zh": "；未显示其中任何记录"},
 }
@@ -135,7 +139,7 @@ def journal_problem_text(lang: str, kind: str, entry: int | None, reason: str, a
     """Why the journal is not followed any more, in ``lang`` (see the module docstring)."""
     if lang not in LANGUAGES:
         raise ValueError(f"no labels in {lang!r}: the languages are {', '.join(LANGUAGES)}")
-    key = "unreadable" if kind == "unreadable" else "failed_check_at" if entry is not None else "failed_check"
+    key = kind if kind in ("unreadable", "not_shown") else "failed_check_at" if entry is not None else "failed_check"
     words = {name: sentence[lang] for name, sentence in _PROBLEM.items()}
     return (words[key].format(entry=entry, reason=reason)
             + (words["as_of"].format(as_of=as_of) if as_of else words["none_shown"]))

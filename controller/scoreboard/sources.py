@@ -144,11 +144,21 @@ def floor_row(state: dict[str, Any]) -> dict[str, Any]:
             "journal_problem": state.get("journal_problem")}
 
 
+class EntryNotShown(Exception):
+    """An entry the table's view could not take: a defect of this program, not of the journal.
+    The board stops before it, as at a failed check, rather than skip it and show a state that
+    lacks it as live; the cause is logged with its traceback."""
+
+    def __init__(self, seq: int) -> None:
+        super().__init__(f"entry {seq} could not be shown: a defect of this program (its traceback is in the log)")
+        self.seq = seq
+
+
 def problem_of(exc: BaseException, path: Path | str) -> JournalProblem:
     """The ``state.JournalProblem`` of an error that stopped the following of the journal at
     ``path``: a ``JournalIntegrityError`` or ``JournalContentError`` is a check that failed, at
-    the entry it names (``seq``, ``reason``); any other (``NotAJournalError``) a journal that
-    cannot be read any more. The reason never holds the journal's path (a public page does not
+    the entry it names (``seq``, ``reason``); ``EntryNotShown`` an entry this program failed to
+    show; any other (``NotAJournalError``) a journal that cannot be read any more. The reason never holds the journal's path (a public page does not
     show where the server keeps its files)."""
     from controller.journal.errors import JournalContentError, JournalIntegrityError
     from controller.scoreboard.state import JournalProblem
@@ -162,6 +172,8 @@ def problem_of(exc: BaseException, path: Path | str) -> JournalProblem:
         if exc.seq is not None:  # the check's words may name the entry again
             reason = reason.removeprefix(f"entry {exc.seq}: ")
         return JournalProblem("failed_check", exc.seq, reason)
+    if isinstance(exc, EntryNotShown):
+        return JournalProblem("not_shown", exc.seq, "")
     return JournalProblem("unreadable", None, text.removeprefix("cannot read the journal: "))
 
 
@@ -220,7 +232,7 @@ class JournalSource(TableSource):
             entries = self._tail.poll(_BATCH)
             for entry in entries:
                 last_round = self._view.last_round
-                self._view.apply(entry)
+                self._take(entry)
                 if self._published is not None and self._view.last_round is not last_round:
                     self._publish_state()  # every round is shown, even one the next shoe follows at once
             read = read or bool(entries)
@@ -228,6 +240,18 @@ class JournalSource(TableSource):
                 break
         self._publish_state()  # the first state, or what the last round left unpublished
         return read
+
+    def _take(self, entry: Any) -> None:
+        """``entry`` into the view; ``EntryNotShown`` when the view fails on it for any other
+        reason than the entry's content (the rest of its batch is not taken either)."""
+        from controller.journal.errors import JournalContentError
+
+        try:
+            self._view.apply(entry)
+        except JournalContentError:
+            raise
+        except Exception as exc:
+            raise EntryNotShown(entry.seq) from exc
 
     def _publish_state(self) -> None:
         """Publish the view's state unless that version went out already (a client would get it
@@ -253,7 +277,8 @@ class JournalSource(TableSource):
             self._view = TableView(self.table_id)
         self._view.journal_problem = problem_of(exc, self.path)
         self._publish_state()
-        log.error("scoreboard stopped following the journal", reason=str(exc))
+        log.error("scoreboard stopped following the journal", reason=str(exc),
+                  exc_info=exc.__cause__ if isinstance(exc, EntryNotShown) else None)
 
     def _look_at_the_table(self) -> None:
         """Every ``RUNNING_S``: whether the table's program is running (it holds its journal's
@@ -280,10 +305,11 @@ class JournalSource(TableSource):
                 self._look_at_the_table()  # before the first state: a page is told both at once
                 try:
                     read = self.catch_up()
-                except (JournalIntegrityError, JournalContentError, NotAJournalError) as exc:
-                    # The chain broke, an entry no table wrote, a file SQLite finds damaged: what
-                    # follows is what the journal cannot prove (or does not say); it is not shown,
-                    # and trying again would not change it.
+                except (JournalIntegrityError, JournalContentError, NotAJournalError, EntryNotShown) as exc:
+                    # The chain broke, an entry no table wrote, a file SQLite finds damaged, an
+                    # entry this program cannot show: what follows is what the journal cannot
+                    # prove (or does not say, or the board would show without what comes before
+                    # it); it is not shown, and trying again would not change it.
                     self._stop_following(exc)
                     return
                 except Exception as exc:  # noqa: BLE001 - a read that failed (disk, lock): try again

@@ -120,7 +120,8 @@ _FLAGS = ("natural", "player_pair", "banker_pair", "dragon7", "panda8")
 @dataclass(frozen=True)
 class JournalProblem:
     """Why a table's journal is not followed past the state shown (``journal_problem``): ``kind``
-    ``"failed_check"`` (the chain broke, or an entry no table wrote) or ``"unreadable"``;
+    ``"failed_check"`` (the chain broke, or an entry no table wrote), ``"unreadable"`` or
+    ``"not_shown"`` (an entry this program failed to show: its defect, not the journal's);
     ``entry`` the entry it failed at (None when not known); ``reason`` in the journal's words."""
 
     kind: str

@@ -71,6 +71,33 @@ def test_an_edited_entry_is_named_in_the_state_which_stays_the_last_good_one(tmp
         assert status == 200 and headers["etag"] == f'"{bad}"'
 
 
+def test_an_entry_the_program_fails_to_show_stops_the_board_there_and_says_whose_defect(journal, mocker):
+    """A defect of this program on one entry (any error of the view but the entry's content: a
+    mock, as no known entry makes one). Before, the follower logged a warning and went on after
+    the batch: that entry and the rest of its batch were never shown, and the page went on as
+    live without them. Now the board stops before that entry, as at a failed check, and says that
+    the scoreboard, not the journal, is at fault."""
+    bad = 25
+    apply = TableView.apply
+
+    def failing(view, entry):
+        if entry.seq == bad:
+            raise ZeroDivisionError("division by zero")
+        apply(view, entry)
+
+    mocker.patch.object(TableView, "apply", failing)
+    with serving(journal) as server:
+        state = _problem_state(server)
+        assert state["journal_problem"] == (
+            f"the scoreboard cannot show entry {bad} of the journal (a defect of this program, in the scoreboard's "
+            f"log, not of the journal); the state shown is as of entry {bad - 1}")
+        assert {**state, "journal_problem": None} == _view_up_to(journal, bad - 1)
+        zh = get_json(server, "/tables/T1/state.json?lang=zh")["journal_problem"]
+        assert f"第{bad}条" in zh and "本程序的缺陷" in zh and f"第{bad - 1}条" in zh
+        time.sleep(0.3)  # the follower's next looks: nothing after the entry is taken
+        assert get_json(server, "/tables/T1/state.json")["version"] == bad - 1
+
+
 def test_a_page_following_live_is_pushed_the_problem_when_a_bad_entry_arrives(tmp_path, journal):
     """The follower had published every good state; an entry that breaks the chain arrives: the
     open event stream gets the same state once more, now saying why it is frozen."""
