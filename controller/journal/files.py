@@ -14,13 +14,18 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from controller import sqlite_files
 from controller.fsutil import JOURNAL_SIDE_SUFFIXES, lock_state
 from controller.journal.walcheck import wal_path
 
 
 def lock_path(journal: str | os.PathLike[str]) -> Path:
-    """``<journal>.lock``: the writer's lock file."""
-    return Path(os.fspath(journal) + ".lock")
+    """``<journal>.lock`` beside the journal's real file (symbolic links followed): the writer's
+    lock file, one for every path to the journal. Named after the path as given, a journal started
+    as ``/srv/t.db`` (a link) and as ``/data/t.db`` took two locks, and two writers ran on it (a
+    review of the files' durability). A hard link is another name no lock can see: SQLite would
+    then keep a -wal for each name (docs/journal.md)."""
+    return Path(os.path.realpath(journal) + ".lock")
 
 
 def journal_files(journal: str | os.PathLike[str]) -> tuple[Path, ...]:
@@ -58,14 +63,17 @@ def sqlite_files_undone(journal: str | os.PathLike[str]) -> Iterator[None]:
     ``-shm`` beside a WAL database, and cannot remove them). If the block raises, those it made
     are removed: only a ``-wal`` that was not there before and is still empty (one that was there
     may hold committed entries), and with it a ``-shm`` that was not there before (an index of
-    nothing). For a command refused after reading: it leaves nothing behind."""
+    nothing), and only when no connection has the journal open (``sqlite_files.in_use``). For a command refused after reading: it leaves nothing behind."""
     wal, shm = wal_path(journal), Path(os.fspath(journal) + "-shm")
     made = [side for side in (wal, shm) if not os.path.lexists(side)]
     try:
         yield
     except BaseException:
         with contextlib.suppress(OSError):
-            if wal in made and wal.stat().st_size == 0:
+            # Not while any connection has the journal open: a follower or a writer that opened it
+            # meanwhile (a long verify, or Ctrl-C in it) uses these files: a follower never saw
+            # another entry, a writer's commits went to a deleted WAL (a review of the files).
+            if wal in made and wal.stat().st_size == 0 and not sqlite_files.in_use(journal):
                 for side in made:
                     side.unlink(missing_ok=True)
         raise

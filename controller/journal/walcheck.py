@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.fsutil import fsync_dir
+
 _MAGIC_LE, _MAGIC_BE = 0x377F0682, 0x377F0683  # the checksums' byte order: little or big endian
 _VERSION = 3007000
 _HEADER = 32
@@ -123,19 +125,25 @@ def keep_ignored_wal(journal_path: str | os.PathLike[str]) -> Path | None:
     wal = wal_path(journal_path)
     stem = f"{wal.name}.ignored-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
     try:
-        if not stat.S_ISREG(os.stat(wal).st_mode):
+        st = os.stat(wal)
+        if not stat.S_ISREG(st.st_mode):
             return None
         with open(wal, "rb") as source:
             for n in range(1, _MAX_COPIES_A_SECOND + 1):
                 copy = wal.with_name(stem if n == 1 else f"{stem}-{n}")
                 try:
                     # Two opens in one second, or a clock stepped back onto a second already used,
-                    # would otherwise overwrite evidence kept before (a review of clocks).
-                    with open(copy, "xb") as target:
-                        shutil.copyfileobj(source, target)
-                    return copy
+                    # would otherwise overwrite evidence kept before (a review of clocks). The
+                    # WAL's own mode: it holds the journal's content, the cards dealt face down.
+                    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, stat.S_IMODE(st.st_mode))
                 except FileExistsError:
                     continue
+                with open(fd, "wb") as target:
+                    shutil.copyfileobj(source, target)
+                    target.flush()
+                    os.fsync(target.fileno())  # on disk before SQLite writes over the original
+                fsync_dir(copy.parent.absolute())
+                return copy
     except OSError:
         return None
     return None

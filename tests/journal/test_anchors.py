@@ -5,15 +5,17 @@ that SQLite ignores."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
+import stat
 import time
 from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
 
-from controller.journal import Journal, JournalError, verify
+from controller.journal import Journal, JournalError, verify, walcheck
 from controller.journal.anchors import Anchor, AnchorFile, anchors_path
 from controller.journal.chain import Hasher
 from tampering import delete_and_rechain, rechain, rewrite, rows, tamper
@@ -160,6 +162,30 @@ def test_the_writer_keeps_a_wal_file_that_sqlite_ignores(journal_path: Path) -> 
     [event] = [e for e in logs if e["event"] == "journal -wal file ignored by SQLite"]
     assert event["log_level"] == "warning" and event["kept_as"] == str(copies[0])
     assert "not a WAL file (9000 bytes)" in event["problem"]
+
+
+def test_the_copy_of_an_ignored_wal_is_on_disk_and_as_private_as_the_wal_before_sqlite_writes(
+        journal_path: Path, mocker) -> None:
+    """SQLite's first commit overwrites the ignored -wal and syncs it: the copy (the only evidence
+    left) must be synced before, with its folder, not left to the page cache (a power cut soon
+    after the start lost it); and readable by no more people than the -wal (it holds the cards
+    dealt face down), whatever the umask. A review of the files' durability."""
+    anchored(journal_path)
+    wal = Path(f"{journal_path}-wal")
+    wal.write_bytes(b"not a wal" * 1000)
+    wal.chmod(0o640)
+    synced: list[str] = []  # what was synced, in order (a disk's state after a power cut cannot be reached)
+    fsync = os.fsync
+    mocker.patch.object(os, "fsync", side_effect=lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
+                                                             fsync(fd))[1])
+    old = os.umask(0o022)
+    try:
+        copy = walcheck.keep_ignored_wal(journal_path)
+    finally:
+        os.umask(old)
+    assert copy is not None and copy.read_bytes() == b"not a wal" * 1000
+    assert synced == [str(copy), str(copy.parent)]  # the copy, then the folder that names it
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o640
 
 
 

@@ -1,4 +1,5 @@
-"""A process that has the journal open through SQLite keeps SQLite's locks on it.
+"""A process that has the journal open through SQLite keeps SQLite's locks on it, and one journal
+has one set of side files (its ``-wal`` and ``-shm``, its writer's lock) whoever else has it open.
 
 POSIX advisory locks belong to the process and the file: closing *any* descriptor of the file
 releases all of them (sqlite.org/howtocorrupt.html, 2.2). A descriptor of our own on the journal
@@ -16,8 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from controller.fsutil import sqlite_head
 from controller.journal import Journal, JournalReader
+from controller.journal.errors import JournalBusyError, JournalError
+from controller.journal.files import sqlite_files_undone, writer_running
 
 _OTHER_PROCESS = """
 import sqlite3, sys
@@ -75,3 +80,66 @@ def test_the_checkpoint_thread_stopping_leaves_the_writer_its_locks(tmp_path: Pa
         assert {"j.db-wal", "j.db-shm"} <= _side_files(path)
         journal.append("note", {"text": "two"})
         assert _count_in_another_process(path) == seen + 1
+
+
+_FOLLOWER = """
+import sys
+from controller.journal.tail import JournalTail
+tail = JournalTail.open(sys.argv[1])
+print(len(tail.poll(1000)), flush=True)
+sys.stdin.readline()
+print(len(tail.poll(1000)), flush=True)
+"""
+
+
+def test_a_refused_check_leaves_the_wal_and_shm_a_follower_opened_meanwhile(tmp_path: Path) -> None:
+    """``run`` verifies a journal before it resumes, and a refusal (or Ctrl-C) removes the -wal and
+    -shm its reading made. A feed or scoreboard that opened the journal meanwhile (a long verify)
+    uses them: removed, it never saw another entry and said nothing (a review of the files'
+    durability). They stay while anyone has the journal open."""
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        for i in range(3):
+            journal.append("note", {"i": i})
+    assert not _side_files(path)
+    follower = subprocess.Popen([sys.executable, "-c", _FOLLOWER, str(path)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+    try:
+        with pytest.raises(JournalError), sqlite_files_undone(path):
+            assert follower.stdout is not None and int(follower.stdout.readline()) == 3  # the follower has it open
+            raise JournalError(f"{path}: does not verify")  # the check's refusal
+        assert {"j.db-wal", "j.db-shm"} <= _side_files(path)
+        with Journal.open(path, table_id="T1") as journal:  # the table started again
+            for i in range(5):
+                journal.append("note", {"i": 10 + i})
+            out, _ = follower.communicate("\n", timeout=60)
+        assert int(out) == 5  # the follower sees what was written after
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+
+
+def test_a_refused_check_read_alone_leaves_nothing_beside_the_journal(tmp_path: Path) -> None:
+    path = tmp_path / "j.db"
+    Journal.open(path, table_id="T1").close()
+    with pytest.raises(JournalError), sqlite_files_undone(path):
+        with JournalReader.open(path):
+            assert {"j.db-wal", "j.db-shm"} <= _side_files(path)  # made by this reading
+        raise JournalError(f"{path}: does not verify")
+    assert not _side_files(path) - {"j.db.lock"}
+
+
+def test_one_journal_under_two_paths_has_one_writer(tmp_path: Path) -> None:
+    """Started as ``/srv/t.db`` (a symbolic link) and as ``/data/t.db``, the journal took a lock
+    beside each name and two tables wrote it (one died at its first card). One lock, beside the
+    real file."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "srv").mkdir()
+    real, link = tmp_path / "data" / "t.db", tmp_path / "srv" / "t.db"
+    Journal.open(real, table_id="T1").close()
+    link.symlink_to(real)
+    with Journal.open(link, table_id="T1"):
+        assert writer_running(real) and writer_running(link)
+        with pytest.raises(JournalBusyError, match="already open for writing"):
+            Journal.open(real, table_id="T1")
