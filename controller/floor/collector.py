@@ -91,10 +91,14 @@ class CollectorStopped(Exception):
 
 @dataclass(frozen=True)
 class Received:
+    """A message as paho gave it; ``connection``: the connection it came on (its packet id
+    ``mid`` names it on that connection only)."""
+
     mid: int
     qos: int
     topic: str
     payload: bytes
+    connection: int = 0
 
 
 class Collector:
@@ -121,6 +125,12 @@ class Collector:
         self._stop = threading.Event()
         self._fatal: str | None = None
         self._connected = False
+        # Which connection to the broker is current (one more at each connect and each loss), under
+        # its lock: a packet id names a message on its own connection only, and an acknowledgement
+        # sent on a later one named another message, not yet stored, after the broker came back
+        # without the collector's session (a review of the floor's exactly-once).
+        self._connection = 0
+        self._connection_lock = threading.Lock()
         self._ever_connected = False
         self._outage_logged = False
         self.stats = {**dict.fromkeys(_COUNTS, 0), "batches": 0}
@@ -141,6 +151,8 @@ class Collector:
                 return
             self._outage(refusal(reason_code, self.options))
             return
+        with self._connection_lock:
+            self._connection += 1
         self._connected = True
         self._ever_connected = True
         if self._outage_logged:
@@ -154,6 +166,8 @@ class Collector:
         self._outage(f"the broker {self.options.url} is unreachable", dropped=False)
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
+        with self._connection_lock:
+            self._connection += 1  # nothing received before is acknowledged from now on
         self._connected = False
         if not self._stop.is_set():
             if self._ever_connected:
@@ -177,7 +191,7 @@ class Collector:
             self.on_waiting(f"{why}; retrying until it answers")
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
-        item = Received(message.mid, message.qos, message.topic, bytes(message.payload))
+        item = Received(message.mid, message.qos, message.topic, bytes(message.payload), self._connection)
         while not self._stop.is_set():
             try:
                 self.inbox.put(item, timeout=0.5)  # full only past the Receive Maximum (MQTT 3.1.1: the broker's own limit)
@@ -237,8 +251,12 @@ class Collector:
         result = self._add(items, dropped)
         if result is None:
             return  # stopping: nothing committed, nothing acknowledged; the broker keeps them
-        for message in batch:
-            self.client.ack(message.mid, message.qos)
+        with self._connection_lock:  # no connect or loss between the look and the send
+            for message in batch:
+                # One of an earlier connection: the broker sends it again if it kept the session
+                # (stored again as a duplicate), or it was lost with the broker's session.
+                if message.connection == self._connection:
+                    self.client.ack(message.mid, message.qos)
         self.stats["batches"] += 1
         for key in _COUNTS:
             self.stats[key] += getattr(result, key)

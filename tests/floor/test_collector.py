@@ -259,6 +259,74 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
         stop_client(client)
 
 
+def test_an_acknowledgement_never_names_a_message_of_an_earlier_connection(mosquitto: Mosquitto,
+                                                                          journal: TableJournal) -> None:
+    """A packet id names a message on its own connection only. A review of the floor's
+    exactly-once: entries 1-3 were waiting for a slow database when the broker crashed and came
+    back without the collector's session; it sent entries 4-6 under the same packet ids 1-3, and
+    the collector, storing 1-3 at last, acknowledged them with those ids on the new connection:
+    the broker took 4-6 as stored. The collector then died before storing them, and they were
+    never sent again (a table's last entries: no alarm said so). An entry of an earlier
+    connection is now never acknowledged (the broker sends it again if it kept the session)."""
+    import threading
+
+    from controller.floor.schema import StoreError
+    from controller.floor.store import BatchResult
+
+    release, dying = threading.Event(), threading.Event()
+
+    class SlowDatabase:
+        def __init__(self) -> None:
+            self.stored: list[int] = []
+
+        def add(self, items, dropped=()):
+            seqs = [item.seq for item in items]
+            if self is first and any(seq > 3 for seq in seqs):  # the collector dies before it stores these
+                dying.wait(HANG)
+                raise StoreError("the connection to the database was lost")
+            if self is first:
+                release.wait(HANG)
+            self.stored.extend(seqs)
+            return BatchResult(stored=len(items))
+
+        def close(self) -> None:
+            pass
+
+    first, second = SlowDatabase(), SlowDatabase()
+    collector = _collector(mosquitto, first, SlowDatabase, "c-acks")
+    thread = threading.Thread(target=collector.run, daemon=True)
+    thread.start()
+    client = publisher(mosquitto)
+    try:
+        wait_until(lambda: collector._connected, "the collector connected")
+        time.sleep(0.5)  # its SUBSCRIBE taken by the broker
+        publish(client, journal.lines[:3])
+        wait_until(lambda: collector.inbox.qsize() == 2, "entry 1 in a slow commit, 2 and 3 waiting")
+        stop_client(client)
+        mosquitto.crash()
+        wait_until(lambda: collector._connected and collector.client.is_connected(), "the collector connected again")
+        time.sleep(0.5)
+        client = publisher(mosquitto)
+        publish(client, journal.lines[3:6])
+        wait_until(lambda: collector.inbox.qsize() == 5, "entries 4-6 received on the new connection")
+        release.set()
+        wait_until(lambda: first.stored == [1, 2, 3], "entries 1-3 stored")
+        time.sleep(0.5)  # what the collector acknowledges after them has gone out
+    finally:
+        dying.set()
+        collector.stop()
+        thread.join(HANG)
+        stop_client(client)
+    again = _collector(mosquitto, second, SlowDatabase, "c-acks")  # restarted: the same session
+    thread = threading.Thread(target=again.run, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: sorted(set(second.stored)) == [4, 5, 6], "entries 4-6 sent again, stored")
+    finally:
+        again.stop()
+        thread.join(HANG)
+
+
 def _collector(broker: Mosquitto, store, open_store, client_id: str, **options):  # noqa: ANN001, ANN202
     """A ``Collector`` in this process (batches of one: an inbox of 100) on ``broker`` as the
     collector's account, its store ``store``."""

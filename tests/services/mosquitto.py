@@ -191,6 +191,17 @@ class Mosquitto:
     def up(self) -> None:
         self._run()
 
+    def crash(self) -> None:
+        """SIGKILL, then start again on the same port: what it held since its last autosave (the
+        sessions of this run) is lost, as in a crash or a power cut."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait()
+        if self.proc.stderr:
+            self.proc.stderr.close()
+        self.proc = None
+        self._run()
+
     def pause(self) -> None:
         """SIGSTOP: the kernel still accepts connections on its port, nobody answers them."""
         assert self.proc is not None
