@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import threading
 import time
 
 from firmware_bridge.errors import DeviceDisconnected, os_error_words
@@ -46,6 +47,10 @@ class SharedReading:
         self._cancel_fd = cancel_fd
         self._name = name
         self._closed = False
+        # Held to use the wake-up descriptors by number and to close them: a thread that looked
+        # before the close and wrote or read after it reached whatever file had the number by
+        # then (a control client's socket, the journal: a review of descriptors across threads).
+        self._descriptors = threading.Lock()
         # An OSError (no descriptor left: EMFILE) leaves nothing open: what was made is undone.
         with contextlib.ExitStack() as undo:
             self._wake_r, self._wake_w = os.pipe()
@@ -81,11 +86,15 @@ class SharedReading:
         return self._wait(self._requester, self._wake_r, timeout, slice_s=WAIT_SLICE)
 
     def wake_requester(self) -> None:
-        """Make the requester's current or next ``wait_first`` return (False). Never raises."""
-        try:
-            os.write(self._wake_w, b"x")
-        except OSError:  # the pipe is full (already woken) or closed
-            pass
+        """Make the requester's current or next ``wait_first`` return (False); nothing once
+        ``close()`` ran. Never raises."""
+        with self._descriptors:
+            if self._closed:
+                return
+            try:
+                os.write(self._wake_w, b"x")
+            except OSError:  # the pipe is full (already woken)
+                pass
 
     def _wait(self, poll: select.epoll, wake_fd: int, timeout: float, *, slice_s: float) -> bool:
         """Wait in slices of ``slice_s``: True when the line is readable, False once woken
@@ -105,10 +114,13 @@ class SharedReading:
                     readable = True
                     continue
                 woken = True
-                try:
-                    os.read(wake_fd, 4096)
-                except OSError:
-                    pass
+                with self._descriptors:
+                    if self._closed:
+                        raise DeviceDisconnected(f"{self._name}: closed while waiting")
+                    try:
+                        os.read(wake_fd, 4096)
+                    except OSError:
+                        pass
             if readable or woken or left <= slice_s:
                 return readable
 
@@ -136,12 +148,15 @@ class SharedReading:
         """Wake a requester still waiting, then release the epolls and the pipe; never raises. A
         requester's wait under way ends within ``WAIT_SLICE`` (``DeviceDisconnected``) even if
         the wake-up is lost with the pipe; the reader's within its own ``timeout``."""
-        self._closed = True
         self.wake_requester()
-        for poll in (self._requester, self._reader):
-            poll.close()
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        with self._descriptors:
+            if self._closed:
+                return
+            self._closed = True
+            for poll in (self._requester, self._reader):
+                poll.close()
+            for fd in (self._wake_r, self._wake_w):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass

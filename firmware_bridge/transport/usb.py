@@ -26,6 +26,7 @@ in-process ``IBackend``, or a stand-in for unit tests).
 from __future__ import annotations
 
 import errno as _errno
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +70,7 @@ class UsbTransport(Transport):
         self._dev: Any = None
         self._detached = False
         self._read_size = spec.max_packet
+        self._writing = threading.Lock()  # a write and close(), one at a time (``write``)
 
     @property
     def is_open(self) -> bool:
@@ -160,7 +162,8 @@ class UsbTransport(Transport):
         self._read_size = packet * (BULK_READ_PACKETS if s.transfer == "bulk" else 1)
 
     def close(self) -> None:
-        dev, self._dev = self._dev, None
+        with self._writing:  # after a write in flight (at most its timeout), never under it
+            dev, self._dev = self._dev, None
         if dev is not None:
             self._release(dev)
 
@@ -197,6 +200,13 @@ class UsbTransport(Transport):
         return bytes(data)
 
     def write(self, data: bytes) -> None:
+        # Under the lock close() takes: a write that took the device before a close and wrote
+        # after it made pyusb open the disposed device again, claiming its interface behind the
+        # transport (a review of descriptors across threads: a reconnect then found it busy).
+        with self._writing:
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
         dev = self._dev
         if dev is None:
             self._require_open()

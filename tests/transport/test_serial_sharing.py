@@ -6,7 +6,8 @@ import os
 import threading
 import time
 import tty
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -166,6 +167,84 @@ def test_closing_the_line_ends_the_requesters_wait_even_when_the_wake_up_is_lost
     for call in (shared.wait_first, shared.wait_readable):
         with pytest.raises(DeviceDisconnected):
             call(DEADLINE)
+
+
+def _on_number(number: int, make: Callable[[], Any]) -> tuple[Any, list[int]]:
+    """``make()`` (which opens a file) run when ``number``, a descriptor a close freed, is the
+    lowest free one: the next file this process opens gets it. (what make returned, fillers)."""
+    fillers = []
+    while (fd := os.open(os.devnull, os.O_RDONLY)) != number:
+        assert fd < number, "the descriptor's number was taken meanwhile"
+        fillers.append(fd)
+    os.close(fd)
+    return make(), fillers
+
+
+def test_a_wake_up_after_the_close_writes_to_no_other_file(line: tuple[int, SerialTransport], tmp_path) -> None:
+    """A session lost after the line closed (the link's loss path wakes the requester) wrote its
+    byte by number into the old wake-up pipe: by then the number may be another file's (a
+    control client's socket, the journal). A review of descriptors across threads."""
+    _, transport = line
+    shared = transport.shared_reading
+    assert shared is not None
+    number = shared._wake_w
+    transport.close()
+    other = tmp_path / "another file"
+    fd, fillers = _on_number(number, lambda: os.open(other, os.O_WRONLY | os.O_CREAT, 0o600))
+    try:
+        assert fd == number
+        shared.wake_requester()
+        assert other.read_bytes() == b""  # nothing written into the new owner's file
+    finally:
+        for each in (fd, *fillers):
+            os.close(each)
+
+
+def test_a_requester_woken_as_the_line_closes_reads_no_other_file(line: tuple[int, SerialTransport]) -> None:
+    """The requester's wait returned from epoll (its wake-up), then waited for the interpreter
+    while the link closed the line, and read its wake-up pipe by number: another file had that
+    number by then, and lost the bytes it held (widened here by a pause after the epoll returns).
+    The wait now ends as closed, and reads nothing."""
+    _, transport = line
+    shared = transport.shared_reading
+    assert shared is not None
+    number, real = shared._wake_r, shared._requester
+
+    class SlowToRun:  # the requester's epoll, its thread slow to run after the wait returns
+        def poll(self, timeout: float) -> list[tuple[int, int]]:
+            ready = real.poll(timeout)
+            if ready:
+                time.sleep(0.3)
+            return ready
+
+        def close(self) -> None:
+            real.close()
+
+    shared._requester = SlowToRun()  # type: ignore[assignment]
+    outcome: list[object] = []
+
+    def wait() -> None:
+        try:
+            outcome.append(shared.wait_first(DEADLINE))
+        except DeviceDisconnected as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=wait, daemon=True)
+    thread.start()
+    time.sleep(0.1)
+    shared.wake_requester()  # the session lost: the caller woken
+    time.sleep(0.05)  # the reader joined
+    transport.close()
+    (r, w), fillers = _on_number(number, os.pipe)
+    try:
+        assert r == number
+        os.write(w, b"CONTROL REQUEST\n")
+        thread.join(DEADLINE)
+        assert len(outcome) == 1 and isinstance(outcome[0], DeviceDisconnected), outcome
+        assert os.read(r, 64) == b"CONTROL REQUEST\n"  # still there for its owner
+    finally:
+        for fd in (r, w, *fillers):
+            os.close(fd)
 
 
 def test_a_port_opened_without_descriptors_to_spare_reads_alone_and_leaks_none(
