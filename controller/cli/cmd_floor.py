@@ -3,7 +3,8 @@
 - ``collect --broker URL --db URL``: subscribe to every table's journal topic and store each
   entry (``controller.floor.collector``); runs until stopped;
 - ``backfill --db URL FILE``: store a ``shoectl journal export`` file, with the same checks;
-- ``verify --db URL [--table T]``: every table's chain as stored; exit 0, or 1 naming the first
+- ``verify --db URL [--table T] [--expect T=SEQ:HASH]``: every table's chain as stored (and, given
+  a journal's end, that the store reaches it); exit 0, or 1 naming the first
   bad ``(table, seq)``;
 - ``status --db URL [--json]``: one line per table, then the dropped messages;
 - ``rounds --db URL --table T [--shoe S] [--round N] [--json]``: the table's shoes and rounds
@@ -92,6 +93,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                   "Exit 0 when all hold, 1 naming the first bad (table, seq).")
     v.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
     v.add_argument("--table", metavar="ID", help="only this table")
+    v.add_argument("--expect", action="append", default=[], metavar="TABLE=SEQ:HASH",
+                   help="the table's journal ends at entry SEQ with hash HASH (the entries and last hash "
+                        "`shoectl journal verify` prints where the journal is): exit 1 unless the store holds "
+                        "it up to there (repeatable)")
     _add_keys(v)
     v.add_argument("--json", action="store_true", help="one JSON object per table")
     v.set_defaults(func=reading_errors(run_verify))
@@ -286,30 +291,67 @@ def backfill_summary(path: str, result: Any) -> str:
             f"{result.refused} refused (second bodies){new_journal}; {tables}")
 
 
+_EXPECTED_END = re.compile(r"([^=]+)=([0-9]+):([0-9a-f]{64})")
+
+
+def _expected_ends(given: list[str]) -> dict[str, tuple[int, str]]:
+    """``--expect`` as {table: (seq, hash)}; UsageError in words for one that is not TABLE=SEQ:HASH."""
+    ends: dict[str, tuple[int, str]] = {}
+    for text in given:
+        found = _EXPECTED_END.fullmatch(text.strip())
+        if found is None or int(found[2]) < 1:
+            raise UsageError(f"--expect {quoted(text)}: give TABLE=SEQ:HASH, the journal's entries and last hash as "
+                             "`shoectl journal verify` prints them (SEQ from 1, HASH 64 hexadecimal digits)")
+        ends[found[1]] = (int(found[2]), found[3])
+    return ends
+
+
 def run_verify(args: argparse.Namespace) -> int:
-    from controller.floor.reading import tables, verify_table
+    from controller.floor.reading import end_problem, tables, verify_table
 
     hashers = load_hashers(args)
+    ends = _expected_ends(args.expect)
     with open_reader(args.db) as conn:
         names = tables(conn)
         if args.table is not None:
             if args.table not in names:
                 raise UsageError(f"no table {quoted(args.table)} in the store")
             names = [args.table]
+            ends = {t: end for t, end in ends.items() if t == args.table}
         verdicts = [verify_table(conn, name, hashers.get(name)) for name in names]
+        short = {v.table_id: end_problem(conn, v, *ends[v.table_id]) for v in verdicts if v.table_id in ends}
+    absent = [t for t in ends if t not in names]
     bad = next((v for v in verdicts if not v.ok), None)
     for v in verdicts:
+        end = short.get(v.table_id)
         if args.json:
-            print_json(v.to_json())
-        elif v.ok:
-            how = "links and hashes" if v.hashes_checked else "links (an HMAC journal without its key: hashes not recomputed)"
-            print(f"{v.table_id}: OK: {v.entries} entries, last {v.last_seq}:{v.last_hash} ({how} checked)")
-        else:
+            doc = v.to_json()
+            if v.table_id in ends:
+                doc["ok"] = v.ok and end is None
+                doc["journal_end"] = {"seq": ends[v.table_id][0], "hash": ends[v.table_id][1], "problem": end}
+            print_json(doc)
+        elif not v.ok:
             print(f"{v.table_id}: FAILED at entry {v.first_bad_seq}: {v.reason}")
-    if not verdicts and not args.json:
+        elif end is not None:
+            print(f"{v.table_id}: FAILED: {end}")
+        else:
+            how = "links and hashes" if v.hashes_checked else "links (an HMAC journal without its key: hashes not recomputed)"
+            held = "; the journal's end is stored" if v.table_id in ends else ""
+            print(f"{v.table_id}: OK: {v.entries} entries, last {v.last_seq}:{v.last_hash} ({how} checked){held}")
+    for table in absent:
+        if args.json:
+            print_json({"table": table, "ok": False, "journal_end": {"seq": ends[table][0], "hash": ends[table][1],
+                                                                      "problem": "no entry of it is stored"}})
+        else:
+            print(f"{table}: FAILED: no entry of it is stored, the journal ends at entry {ends[table][0]}")
+    if not verdicts and not absent and not args.json:
         print("the store holds no table yet")
     if bad is not None:
         print(f"shoectl floor verify: first bad entry: table {bad.table_id}, seq {bad.first_bad_seq}", file=sys.stderr)
+        return EXIT_FAILED
+    lacking = [t for t, problem in short.items() if problem is not None] + absent
+    if lacking:
+        print(f"shoectl floor verify: the store lacks the end of the journal of {', '.join(lacking)}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 

@@ -86,6 +86,27 @@ def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdic
                         None if check.reason is None else safe(check.reason), hasher is not None)
 
 
+def end_problem(conn: Any, verdict: TableVerdict, seq: int, hash_: str) -> str | None:
+    """Why the store does not hold a table's journal up to the journal's end ``seq`` (its last
+    entry) with hash ``hash_``, as ``shoectl journal verify`` prints them where the journal is; None
+    when it does. A store whose chain failed is said by its verdict. The chain check alone cannot
+    tell a store that lacks a journal's last entries: nothing after them opens a gap."""
+    if not verdict.ok:
+        return None
+    if verdict.last_seq < seq:
+        missing = f"entry {seq} is" if verdict.last_seq + 1 == seq else f"entries {verdict.last_seq + 1}-{seq} are"
+        return (f"the store ends at entry {verdict.last_seq}, the journal at entry {seq}: {missing} missing "
+                "(shoectl floor backfill takes them from the journal)")
+    if verdict.last_seq == seq:
+        stored = verdict.last_hash
+    else:
+        row = conn.execute("SELECT hash FROM entries WHERE table_id = %s AND seq = %s", (verdict.table_id, seq)).fetchone()
+        stored = row[0] if row else None
+    if stored != hash_:
+        return f"entry {seq} is stored with another hash ({stored}) than the journal's ({hash_}): another journal"
+    return None
+
+
 def table_entries(conn: Any, table_id: str, shoe: str | None = None) -> Iterator[Entry]:
     """``table_id``'s stored entries in seq order, each exactly as the table's journal holds it;
     with ``shoe``, only those a replay of that shoe reads (``replay.entries_needed``)."""

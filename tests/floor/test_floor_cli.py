@@ -117,6 +117,39 @@ def test_verify_names_the_first_bad_entry_of_a_store_edited_behind_its_back(caps
     assert err == "shoectl floor verify: first bad entry: table T1, seq 2\n"
 
 
+def test_verify_given_the_journals_end_fails_a_store_that_lacks_its_last_entries(capsys, floor_db: str,
+                                                                                journal: TableJournal,
+                                                                                tmp_path: Path) -> None:
+    """A review of the floor's exactly-once: a broker that crashed holding a table's last entries
+    (acknowledged to the feed, never delivered) left a store whose chain verifies: nothing after
+    them opens a gap, and `floor verify` said OK. Given the journal's end as `journal verify`
+    prints it where the journal is, it says what the store lacks."""
+    head = tmp_path / "first.jsonl"
+    head.write_text("".join(journal.lines[:50]))
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(head))[0] == 0
+    code, out, _ = run(capsys, "journal", "verify", str(journal.path))
+    assert code == 0
+    entries, last_hash = (int(out.split("ok: ")[1].split(" entries")[0]), out.split("last hash ")[1].split()[0])
+    assert entries == len(journal.lines)
+    code, out, err = run(capsys, "floor", "verify", "--db", floor_db, "--expect", f"T1={entries}:{last_hash}")
+    assert code == 1 and out == (f"T1: FAILED: the store ends at entry 50, the journal at entry {entries}: entries "
+                                 f"51-{entries} are missing (shoectl floor backfill takes them from the journal)\n")
+    assert err == "shoectl floor verify: the store lacks the end of the journal of T1\n"
+    fiftieth = json.loads(journal.lines[49])["hash"]
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--expect", f"T1=50:{fiftieth}")
+    assert code == 0 and out.endswith("(links and hashes checked); the journal's end is stored\n")
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--expect", f"T1=40:{fiftieth}", "--json")
+    assert code == 1 and json.loads(out)["journal_end"]["problem"].startswith("entry 40 is stored with another hash")
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--expect", f"T9=3:{fiftieth}")
+    assert code == 1 and "T9: FAILED: no entry of it is stored, the journal ends at entry 3\n" in out
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0  # backfilled
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--expect", f"T1={entries}:{last_hash}")
+    assert code == 0, out
+    for bad in ("T1", "T1=x:y", f"T1=0:{last_hash}", f"T1=5:{last_hash[:10]}"):
+        code, out, err = run(capsys, "floor", "verify", "--db", floor_db, "--expect", bad)
+        assert code == 2 and out == "" and err.count("\n") == 1 and "give TABLE=SEQ:HASH" in err, err
+
+
 @pytest.mark.parametrize("url, says", [
     ("mysql://root@127.0.0.1/x", "--db must be a PostgreSQL URL"),
     ("postgresql://u@127.0.0.1:1/x?bogus=1", "not a valid PostgreSQL URL"),
