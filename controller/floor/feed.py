@@ -86,6 +86,7 @@ class FeedSettings:
 
 
 DRAIN_LIMIT = 6  # a stopping feed that is still being acknowledged stops after this many stop_grace
+SHORT_CONNECTIONS_SAID = 10  # connections the broker closed before taking an entry, in one outage, before the feed says so
 
 
 def encode(doc: Mapping[str, Any]) -> str:
@@ -106,7 +107,8 @@ class JournalFeed:
         self._events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self._wake = threading.Event()
         self._connected = False
-        self._outage = False  # a warning was logged for the outage under way
+        self._outage = False  # a warning was logged for the outage under way (until an entry is taken again)
+        self._short_connections = 0  # connections of this outage the broker closed before it took an entry
         self._ever_connected = False
         self._last: Entry | None = None
         self._accepted = False  # an entry of this run was acknowledged (not refused) by the broker
@@ -190,6 +192,8 @@ class JournalFeed:
         it found an entry to publish."""
         self._take_events()
         moved = self._publish_entries()
+        if self._outage and self._connected and not moved and self.window.outstanding == 0:
+            self._outage_over()  # connected, and nothing to publish: nothing will be acknowledged
         self._save_cursor()
         self._publish_summary()
         if not moved:
@@ -252,11 +256,16 @@ class JournalFeed:
                     raise self._refused(f"the broker {self.options.url} refuses this table's entries on "
                                         f"{journal_topic(self.table_id)}: {code} (is the MQTT user name the "
                                         "table id?)")
-                self._accepted = self.window.acknowledged(mid) or self._accepted
+                moved = self.window.acknowledged(mid)
+                self._accepted = moved or self._accepted
+                if moved and self._outage:
+                    self._outage_over()
             elif what == "connack":
                 self._connack(value)
             elif what in ("unreachable", "lost"):
-                self._connected = False
+                was_connected, self._connected = self._connected, False
+                if self._outage and was_connected:
+                    self._closed_before_an_entry()
                 if not self._outage:
                     self._outage = True
                     why = ("cannot reach the broker" if what == "unreachable" or not self._ever_connected
@@ -278,13 +287,27 @@ class JournalFeed:
         self._resent_through = self.window.last_published  # paho sends the unacknowledged again
         self._sent_status = self._sent_roads = None  # a Last Will may have replaced them
         self._next_status = 0.0
-        if self._outage:
-            self._outage = False
-            # The same level as the loss: at the default level, the loss must not be the last word.
-            log.warning("broker reachable again; catching up", broker=self.options.url,
-                        from_seq=self.window.acked_through + 1)
-        else:
+        if not self._outage:
             log.info("connected to the broker", broker=self.options.url)
+        # In an outage, it is over once the broker takes an entry (or there is none to give it): a
+        # broker that accepts the connection and closes it at the first entry (a message size
+        # limit below the journal's entries) had the feed say "reachable again" and "lost" four
+        # times a second, for ever, and never why (a review of the floor's exactly-once).
+
+    def _outage_over(self) -> None:
+        self._outage = False
+        self._short_connections = 0
+        # The same level as the loss: at the default level, the loss must not be the last word.
+        log.warning("broker reachable again; catching up", broker=self.options.url,
+                    from_seq=self.window.acked_through + 1)
+
+    def _closed_before_an_entry(self) -> None:
+        self._short_connections += 1
+        if self._short_connections == SHORT_CONNECTIONS_SAID:
+            log.warning(f"the broker {self.options.url} accepted the connection {SHORT_CONNECTIONS_SAID} times and "
+                        f"closed it each time before it took entry {self.window.acked_through + 1}; the entries wait "
+                        "in the journal (the broker's log says why: one cause is a largest message, Mosquitto's "
+                        "message_size_limit, smaller than this journal's entries)")
 
     def _refused(self, text: str) -> FeedRefused:
         return FeedRefused(text)  # the caller says it: one line, where a person reads it

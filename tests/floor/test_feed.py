@@ -108,6 +108,39 @@ def test_a_broker_restart_while_publishing_loses_nothing_and_is_logged_once(mosq
     assert len(back) == 1 and "[warning" in back[0], err  # the loss's level: shown at the default one
 
 
+def test_a_broker_that_closes_the_connection_at_each_entry_is_one_outage_said_with_its_likely_cause(
+        tmp_path: Path, capsys) -> None:
+    """A review of the floor's exactly-once: a broker whose largest message is smaller than the
+    journal's entries accepts the feed's connection and closes it at the first entry. The feed
+    said "lost the broker" and "reachable again" four times a second, for ever, and never why.
+    Now: one outage, said once, and after ten such connections that they were, with a likely cause; nothing
+    acknowledged, so the cursor stays where it was (the entries wait in the journal)."""
+    journal = tmp_path / "t1.db"
+    assert cli_out(capsys, "run", "--speed", "max", "--rounds", "2", "--seed", "8", "--journal", str(journal),
+                   "--display", "lines", "--no-edge-monitor") is not None
+    broker = Mosquitto.start(settings=("message_size_limit 300",))  # a journal entry is 400 bytes and more
+    log = tmp_path / "feed.log"
+    try:
+        with log.open("w") as err_file:
+            feed = subprocess.Popen([*SHOECTL, "feed", "--journal", str(journal), "--broker", broker.url,
+                                     *broker.login("T1")], stdout=subprocess.DEVNULL, stderr=err_file, text=True)
+        try:
+            wait_until(lambda: "closed it each time" in log.read_text(), "the feed to say what the broker does",
+                       timeout=120, process=feed, output=log.read_text)
+            time.sleep(1.0)  # more such connections: nothing more is said
+        finally:
+            code, _ = stopped(feed)
+        err = log.read_text()
+    finally:
+        broker.stop()
+    assert code == 128 + signal.SIGTERM, err
+    assert err.count("lost the broker") == 1 and "reachable again" not in err, err
+    assert err.count("closed it each time before it took entry 1") == 1, err  # said once, with a likely cause
+    assert "message_size_limit" in err
+    cursor = tmp_path / "t1.db.feed-cursor"
+    assert not cursor.exists() or json.loads(cursor.read_text())["seq"] == 0  # nothing taken, nothing passed
+
+
 def test_a_late_subscriber_sees_the_table_at_once_and_the_last_will_on_a_kill(mosquitto: Mosquitto,
                                                                               table_journal_copy: Path, capsys) -> None:
     feed = start_feed(mosquitto, table_journal_copy)

@@ -70,19 +70,20 @@ class Mosquitto:
         self.proc: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def start(cls, users: tuple[str, ...] = USERS, *, tls: bool = False) -> Mosquitto:
-        """A started broker. A free port can be taken by another test's process between the look
-        and mosquitto's bind (seen in CI): then again on new ports, three times at most."""
+    def start(cls, users: tuple[str, ...] = USERS, *, tls: bool = False, settings: tuple[str, ...] = ()) -> Mosquitto:
+        """A started broker (``settings``: more lines of its configuration). A free port can be taken
+        by another test's process between the look and mosquitto's bind (seen in CI): then again on
+        new ports, three times at most."""
         for _ in range(2):
             try:
-                return cls._start_once(users, tls=tls)
+                return cls._start_once(users, tls=tls, settings=settings)
             except RuntimeError as exc:
                 if "Address already in use" not in str(exc):
                     raise
-        return cls._start_once(users, tls=tls)
+        return cls._start_once(users, tls=tls, settings=settings)
 
     @classmethod
-    def _start_once(cls, users: tuple[str, ...], *, tls: bool) -> Mosquitto:
+    def _start_once(cls, users: tuple[str, ...], *, tls: bool, settings: tuple[str, ...]) -> Mosquitto:
         program = debian_command("mosquitto", "the floor's tests run a real MQTT broker")
         passwd = debian_command("mosquitto_passwd", "the broker's password file")
         root = Path(tempfile.mkdtemp(prefix="shoectl-mqtt-"))
@@ -112,6 +113,7 @@ class Mosquitto:
                 "log_type error", "log_type warning", "log_type notice",
                 *(["user root"] if os.geteuid() == 0 else []),  # it would drop to 'mosquitto', who cannot read root's temp dir
                 *(broker._tls_listener() if tls else []),
+                *settings,
             ]) + "\n")
             broker._run()
         except BaseException:
