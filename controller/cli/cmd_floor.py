@@ -317,7 +317,9 @@ def run_verify(args: argparse.Namespace) -> int:
             if args.table not in names:
                 raise UsageError(f"no table {quoted(args.table)} in the store")
             names = [args.table]
-            ends = {t: end for t, end in ends.items() if t == args.table}
+            other = next((t for t in ends if t != args.table), None)
+            if other is not None:  # that check would not run, and nothing would say so
+                raise UsageError(f"--expect names table {quoted(other)}, and --table {quoted(args.table)} leaves it out")
         verdicts = [verify_table(conn, name, hashers.get(name)) for name in names]
         short = {v.table_id: end_problem(conn, v, *ends[v.table_id]) for v in verdicts if v.table_id in ends}
     absent = [t for t in ends if t not in names]

@@ -35,11 +35,28 @@ class JournalConnection(sqlite3.Connection):
     release_files: Callable[[], object] | None = None
 
     def close(self) -> None:
+        super().close()  # a close that failed (another thread's connection) keeps its files held
+        if self.release_files is not None:
+            self.release_files()
+
+
+def close_as_the_last(path: Path) -> None:
+    """Open the journal at ``path`` read-write, read it and close it: SQLite then removes its
+    ``-wal`` and ``-shm`` if no other connection, of any process, has the journal open (the last
+    connection's close, under SQLite's own exclusive lock: no one can open it between the look
+    and the removal), and leaves them otherwise. Only for a WAL without a frame (nothing is then
+    written into the database). Never raises: on any error the files stay."""
+    try:
+        with sqlite_files.opening() as hold:
+            conn = sqlite3.connect(sqlite_uri(path, mode="rw"), uri=True, timeout=0, isolation_level=None,
+                                   factory=JournalConnection)
+            hold(conn, path)
         try:
-            super().close()
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         finally:
-            if self.release_files is not None:
-                self.release_files()
+            conn.close()
+    except (sqlite3.Error, OSError, ValueError):
+        pass
 
 
 # sqlite3's error for a TEXT value that is not UTF-8 (written by other means than this package,

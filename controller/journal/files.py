@@ -63,7 +63,10 @@ def sqlite_files_undone(journal: str | os.PathLike[str]) -> Iterator[None]:
     ``-shm`` beside a WAL database, and cannot remove them). If the block raises, those it made
     are removed: only a ``-wal`` that was not there before and is still empty (one that was there
     may hold committed entries), and with it a ``-shm`` that was not there before (an index of
-    nothing), and only when no connection has the journal open (``sqlite_files.in_use``). For a command refused after reading: it leaves nothing behind."""
+    nothing), and only when no connection has the journal open (``sqlite_files.in_use``, then
+    SQLite's own last close: ``connection.close_as_the_last``). For a command refused after reading: it leaves nothing behind."""
+    from controller.journal.connection import close_as_the_last  # noqa: PLC0415 - it imports this module's package
+
     wal, shm = wal_path(journal), Path(os.fspath(journal) + "-shm")
     made = [side for side in (wal, shm) if not os.path.lexists(side)]
     try:
@@ -73,9 +76,10 @@ def sqlite_files_undone(journal: str | os.PathLike[str]) -> Iterator[None]:
             # Not while any connection has the journal open: a follower or a writer that opened it
             # meanwhile (a long verify, or Ctrl-C in it) uses these files: a follower never saw
             # another entry, a writer's commits went to a deleted WAL (a review of the files).
+            # SQLite's last close removes them under its own lock, so no one opens the journal
+            # between the look and the removal.
             if wal in made and wal.stat().st_size == 0 and not sqlite_files.in_use(journal):
-                for side in made:
-                    side.unlink(missing_ok=True)
+                close_as_the_last(Path(journal))
         raise
 
 

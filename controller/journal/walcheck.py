@@ -139,6 +139,7 @@ def keep_ignored_wal(journal_path: str | os.PathLike[str]) -> Path | None:
                 except FileExistsError:
                     continue
                 with open(fd, "wb") as target:
+                    os.fchmod(fd, stat.S_IMODE(st.st_mode))  # the umask took bits off at the open
                     shutil.copyfileobj(source, target)
                     target.flush()
                     os.fsync(target.fileno())  # on disk before SQLite writes over the original

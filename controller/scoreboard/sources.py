@@ -44,7 +44,7 @@ import structlog
 from controller.scoreboard.sse import Channel, Snapshot
 
 if TYPE_CHECKING:
-    from controller.scoreboard.state import JournalProblem
+    from controller.scoreboard.state import JournalProblem, TableView
 
 __all__ = ["LANGS", "POLL_S", "RUNNING_S", "JournalSource", "TableSource", "compact_json", "floor_row", "problem_of",
            "snapshot_of"]
@@ -270,15 +270,39 @@ class JournalSource(TableSource):
         """The journal failed its check or cannot be read any more (``exc``): ``failure`` says
         why (``/healthz``), and the state up to the last good entry is published once more,
         marked with the ``journal_problem``, so that no page shows it as live."""
+        from controller.journal.errors import JournalContentError
         from controller.scoreboard.state import TableView
 
         self.failure = " ".join(str(exc).split())
+        at = getattr(exc, "seq", None)
+        if isinstance(exc, (EntryNotShown, JournalContentError)) and at is not None:
+            # The view may have taken part of that entry before it failed: shown as of the entry
+            # before, it must hold exactly the entries before (a review of this change).
+            self._view = self._view_before(at) or self._view
         if self._view is None:  # it failed before the first entry: the empty table, marked
             self._view = TableView(self.table_id)
         self._view.journal_problem = problem_of(exc, self.path)
         self._publish_state()
         log.error("scoreboard stopped following the journal", reason=str(exc),
                   exc_info=exc.__cause__ if isinstance(exc, EntryNotShown) else None)
+
+    def _view_before(self, seq: int) -> TableView | None:
+        """The view of the journal's entries before ``seq``, read and checked again; None when
+        they cannot be read."""
+        from controller.journal.tail import JournalTail
+        from controller.scoreboard.state import TableView
+
+        view = TableView(self.table_id)
+        try:
+            with JournalTail.open(self.path, hmac_key=self._hmac_key) as tail:
+                while entries := tail.poll(_BATCH):
+                    for entry in entries:
+                        if entry.seq >= seq:
+                            return view
+                        view.apply(entry)
+        except Exception:  # noqa: BLE001 - the view as it is then: the failure is said either way
+            return None
+        return view
 
     def _look_at_the_table(self) -> None:
         """Every ``RUNNING_S``: whether the table's program is running (it holds its journal's

@@ -145,6 +145,9 @@ def test_verify_given_the_journals_end_fails_a_store_that_lacks_its_last_entries
     assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0  # backfilled
     code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--expect", f"T1={entries}:{last_hash}")
     assert code == 0, out
+    code, out, err = run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1", "--expect", f"T2=3:{last_hash}")
+    assert code == 2 and out == "" and err == ("shoectl floor verify: error: --expect names table 'T2', and --table "
+                                               "'T1' leaves it out\n"), err
     for bad in ("T1", "T1=x:y", f"T1=0:{last_hash}", f"T1=5:{last_hash[:10]}"):
         code, out, err = run(capsys, "floor", "verify", "--db", floor_db, "--expect", bad)
         assert code == 2 and out == "" and err.count("\n") == 1 and "give TABLE=SEQ:HASH" in err, err

@@ -82,6 +82,7 @@ def test_an_entry_the_program_fails_to_show_stops_the_board_there_and_says_whose
 
     def failing(view, entry):
         if entry.seq == bad:
+            view.round = 99  # a part of the entry taken before the defect: not shown
             raise ZeroDivisionError("division by zero")
         apply(view, entry)
 
