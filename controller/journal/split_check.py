@@ -21,6 +21,7 @@ leaves by ``os._exit`` (none of the parent's clean-up runs twice).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -75,6 +76,23 @@ def split_point(conn: sqlite3.Connection, processes: int | None,
     return row[0], row[1], last
 
 
+_PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def _end_with(parent: int) -> None:
+    """In the forked child: a stop signal ends it (not the parent's handlers, which hold SIGTERM
+    until start-up ends), and so does the parent's end: a child left checking a killed parent's
+    journal held it open, its WAL checkpoints waiting (a review of signals)."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes  # noqa: PLC0415 - in the child only
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent ended before the request
+        os._exit(1)
+
+
 class LaterHalf:
     """The entries after ``k`` up to ``last`` (read with ``select``, the journal layout's SELECT of
     every column) checked in a forked process (``start``); ``result()``
@@ -96,6 +114,7 @@ class LaterHalf:
 
     def start(self) -> LaterHalf:
         read_fd, write_fd = os.pipe()
+        parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:
@@ -106,7 +125,7 @@ class LaterHalf:
             code = 1
             try:
                 os.close(read_fd)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                _end_with(parent)
                 data = json.dumps(list(astuple(self._check()))).encode()
                 view = memoryview(data)
                 while view:

@@ -187,3 +187,47 @@ def test_a_stop_signal_during_the_cleanup_after_a_stop_exits_at_once() -> None:
     finally:
         proc.kill()
     assert proc.returncode == 143 and "stopped by SIGTERM: a second stop signal; exiting now" in err, err
+
+
+def _ignores_hangup(pid: int) -> bool:
+    """Whether the process ``pid`` ignores SIGHUP now (its SigIgn mask in /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigIgn:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(mask & 1 << (signal.SIGHUP - 1))
+
+
+def test_a_hangup_while_run_starts_is_ignored(tmp_path) -> None:  # noqa: ANN001
+    """SIGHUP opens a running table's log again and stops nothing (docs/deployment.md). While the
+    program still loaded, before that handler was installed, its default ended the process at once
+    (-1), which systemd counts as clean: the unit was not restarted (a review of signals). Through
+    the installed ``shoectl`` script, as systemd starts it."""
+    import shutil
+    from pathlib import Path
+
+    shoectl = shutil.which("shoectl", path=str(Path(sys.executable).parent))
+    assert shoectl is not None, "the shoectl script beside this interpreter"
+    journal = tmp_path / "j.db"
+    proc = subprocess.Popen([shoectl, "run", "--journal", str(journal), "--speed", "max", "--display", "lines",
+                             "--no-edge-monitor"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not _ignores_hangup(proc.pid):  # the program's first step: its modules not yet loaded
+            assert proc.poll() is None and time.monotonic() < deadline, "SIGHUP never ignored while loading"
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 60
+        while not journal.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""  # still dealing
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()

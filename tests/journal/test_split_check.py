@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -153,6 +155,51 @@ def test_a_failed_second_process_costs_time_not_the_verdict(plain: Path, tmp_pat
     spy = mocker.spy(LaterHalf, "result")
     assert verify(path, processes=2) == expected
     assert spy.spy_return is None  # the child failed; this process checked its half
+
+
+_KILLED_PARENT = """
+import os, signal, sys, time
+from controller.journal import split_check
+signal.signal(signal.SIGTERM, lambda *_: None)  # held, as `run` holds it while it starts up
+from controller.journal.verification import verify
+def slow(self):
+    print(os.getpid(), flush=True)  # the child's
+    time.sleep(60)
+split_check.LaterHalf._check = slow
+verify(sys.argv[1], processes=2)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1].startswith("Z")  # a zombie waiting for its reaper: ended
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_the_second_process_ends_with_the_first(plain: Path, tmp_path: Path, sig: signal.Signals) -> None:
+    """A review of signals: the second process kept checking for as long as its half took after
+    `journal verify` (or `run` starting up) was killed, the journal open, its WAL checkpoints
+    waiting; and kept the first's SIGTERM handler, so a SIGTERM to both left it running."""
+    path = _copy(plain, tmp_path)
+    parent = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        os.kill(child if sig == signal.SIGTERM else parent.pid, sig)
+        if sig == signal.SIGTERM:
+            os.kill(parent.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while not _gone(child):
+            assert time.monotonic() < deadline, "the second process outlived the first"
+            time.sleep(0.05)
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
 
 
 def test_split_only_where_it_pays_and_is_safe(tmp_path: Path) -> None:
