@@ -8,7 +8,9 @@
   (``controller.scoreboard.listening``), answered with the same ``503`` (``busy_response``).
 - **A request head within ``HEAD_TIMEOUT_S`` of connecting.** A connection that sends nothing, or
   a byte now and then, is answered ``408`` and closed: uvicorn arms its own timer only after a
-  response (``timeout_keep_alive``), so such a connection was held for ever.
+  response (``timeout_keep_alive``), so such a connection was held for ever. So is the next
+  request on a kept-alive connection (or the rest of a body): uvicorn's keep-alive timer is
+  cancelled by any byte.
 
 - **A request that breaks HTTP after its head** (a body of bad chunks): uvicorn answers ``400``
   while the app, already given the request, is still answering it; the app's answer then raised
@@ -60,6 +62,23 @@ class GuardedH11Protocol(H11Protocol):
     def _no_request_in_time(self) -> None:
         self._head_timer = None
         if self.cycle is None and not self.transport.is_closing():  # no request begun: h11 has no head yet
+            self.transport.write(_plain("408 Request Timeout", f"no request within {HEAD_TIMEOUT_S:g} s: closed\n"))
+            self.transport.close()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.transport.is_closing():
+            return
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+        # The next request (or the rest of this one's body) within the same limit: uvicorn's
+        # keep-alive timer is cancelled by any byte, and a byte now and then held a connection
+        # for ever after its first request (a review of the scoreboard's network).
+        self._head_timer = self.loop.call_later(HEAD_TIMEOUT_S, self._no_next_request_in_time, self.cycle)
+
+    def _no_next_request_in_time(self, cycle: object) -> None:
+        self._head_timer = None
+        if self.cycle is cycle and cycle is not None and cycle.response_complete and not self.transport.is_closing():
             self.transport.write(_plain("408 Request Timeout", f"no request within {HEAD_TIMEOUT_S:g} s: closed\n"))
             self.transport.close()
 

@@ -288,6 +288,33 @@ def test_a_connection_that_sends_no_whole_request_is_answered_408_and_closed(jou
             stream.close()
 
 
+def test_a_kept_alive_connection_dripping_its_next_request_is_answered_408_and_closed(journal, monkeypatch):
+    """A review of the scoreboard's network: the head limit covered a connection's first request
+    only; after a response, uvicorn's keep-alive timer is cancelled by any byte, so one request
+    served and then a byte now and then (of the next head, or of a body) held the connection for
+    ever: 256 such took every slot, and every page and kiosk was answered 503."""
+    from controller.scoreboard import guarded_http
+
+    monkeypatch.setattr(guarded_http, "HEAD_TIMEOUT_S", 0.5)
+    with serving(journal) as server:
+        for drip in (b"GET /healthz HTTP/1.1\r\n", b"x" * 40):  # the next head; the rest of a body
+            with _raw(server) as sock:
+                body = b"Content-Length: 1000000\r\n" if drip.startswith(b"x") else b""
+                sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + body + b"\r\n")
+                first = sock.recv(65536)
+                assert first.startswith(b"HTTP/1.1 200 "), first
+                started = time.monotonic()
+                for byte in drip:
+                    try:
+                        sock.sendall(bytes([byte]))
+                    except OSError:
+                        break
+                    time.sleep(0.05)
+                answer = first + _read_all(sock)
+                assert answer.endswith(b"no request within 0.5 s: closed\n"), answer
+                assert time.monotonic() - started < 5
+
+
 def test_a_request_whose_body_breaks_http_is_answered_400_and_logs_no_error(journal, caplog):
     """A GET whose chunked body is not chunks: uvicorn answered 400 while the app was answering
     the request, and the app's answer raised inside h11: "Exception in ASGI application" and its

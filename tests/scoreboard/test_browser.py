@@ -284,6 +284,51 @@ def test_the_page_says_plainly_when_the_table_is_not_running_and_when_it_lost_th
         assert "Not live: this screen lost the scoreboard" in driver.execute_script(banner)
 
 
+def test_a_page_whose_reconnection_is_turned_away_comes_back_when_the_board_does(tmp_path):
+    """A review of the scoreboard's network: a browser gives an event stream up for good when its
+    reconnection is answered with something other than a stream (a 503 from a full server, a 404
+    from a floor scoreboard that has not heard of the table yet), and the page stayed dark, "Not
+    live", until someone reloaded it. Here the board's port answers 503 for a while (a stand-in
+    server), then the board comes back there: the page follows it again by itself."""
+    import http.server
+    import threading
+
+    from controller.cli.cmd_scoreboard import scoreboard_server
+    from controller.scoreboard.server import bind
+    from tests.scoreboard.serving import dealt_journal, serving
+
+    class Busy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(503)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    journal = dealt_journal(tmp_path / "journal.db", rounds=3)
+    with chrome(tmp_path) as driver:
+        with serving(journal) as board:
+            url = board.url.rstrip("/") + "/tables/T1"
+            driver.get(url)
+            _wait_for(driver, "return document.body.dataset.version !== ''")
+        port = urlsplit(url).port
+        busy = http.server.ThreadingHTTPServer(("127.0.0.1", port), Busy)
+        thread = threading.Thread(target=busy.serve_forever, daemon=True)
+        thread.start()
+        try:
+            _wait_for(driver, "return document.body.classList.contains('stale')")
+            time.sleep(3.0)  # the browser's own reconnection answered 503: it gives the stream up
+        finally:
+            busy.shutdown()
+            busy.server_close()
+        server = scoreboard_server(journal, bind("127.0.0.1", port)).start()
+        try:
+            _wait_for(driver, "return !document.body.classList.contains('stale')", timeout=45)
+        finally:
+            server.stop()
+
+
 @pytest.mark.slow
 def test_the_page_fits_a_smaller_or_portrait_screen_whole(tmp_path):
     """A review of the scoreboard: the page, fixed at 1920x1080, cut off the newest big-road
