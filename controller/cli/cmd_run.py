@@ -135,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
     # never holds the table (controller.queued_output).
     out, err = StdoutLines(), QueuedOutput(sys.stderr, name="shoectl-stderr")
     # (the engine given back after: a caller running commands in turn in one process keeps its own)
-    with using_engine(engine), signals_held("shoectl run") as held:  # a stop while starting up is a clean stop
+    # A stop while starting up is a clean stop, within the stop grace like any other.
+    with using_engine(engine), signals_held("shoectl run", args.stop_grace) as held:
         try:
             return _run(args, held, out, err)
         finally:

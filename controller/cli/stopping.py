@@ -57,24 +57,37 @@ def stop_handler(on_signal: Callable[[int, Any], None]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def signals_held(name: str) -> Iterator[list[int]]:
+def signals_held(name: str, grace_s: float | None = None) -> Iterator[list[int]]:
     """While a command starts up: a SIGTERM or SIGINT is remembered in the yielded list, not
     fatal, so a stop sent as soon as the command answers (its control socket, its ready line) is
     a clean stop; hand the list to ``run_until_signalled``, which then returns at once without
-    running its work. A second signal exits at once (``name`` starts that line). Outside the main
-    thread, nothing is installed."""
+    running its work. A second signal exits at once (``name`` starts that line). With
+    ``grace_s``, the block has that long from the first signal to end (start-up, then the
+    cleanup), else the same exit: a start-up that reads a long journal held a stop for minutes,
+    past systemd's stop timeout (a review of signals). Outside the main thread, nothing is
+    installed."""
     held: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield held
         return
+    deadline: list[threading.Timer] = []
 
     def on_signal(signum: int, frame: Any) -> None:
         if held:
             exit_now(name, signum, "a second stop signal")
         held.append(signum)
+        if grace_s is not None:
+            timer = threading.Timer(grace_s, exit_now, (name, signum, f"it did not stop within {grace_s:g} s"))
+            timer.daemon = True
+            timer.start()
+            deadline.append(timer)
 
-    with stop_handler(on_signal):
-        yield held
+    try:
+        with stop_handler(on_signal):
+            yield held
+    finally:
+        for timer in deadline:
+            timer.cancel()
 
 
 def run_until_signalled(work: Callable[[], None], stop: Callable[[], None], *, name: str,

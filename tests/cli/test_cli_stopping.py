@@ -231,3 +231,29 @@ def test_a_hangup_while_run_starts_is_ignored(tmp_path) -> None:  # noqa: ANN001
             proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+HELD = """
+import sys, time
+from controller.cli.stopping import signals_held
+with signals_held("test", float(sys.argv[1])) as held:
+    print("starting", flush=True)
+    time.sleep(30)  # a start-up that reads a long journal
+print("started", held, flush=True)
+"""
+
+
+def test_a_stop_while_starting_up_takes_no_longer_than_the_grace() -> None:
+    """A review of signals: `shoectl run` holds a stop until its start-up (verifying and replaying
+    the journal: minutes for a long one) ends, and the grace did not count there: a `systemctl
+    stop` waited for all of it, past systemd's timeout. The grace now counts from the signal."""
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(HELD), "0.5"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "starting\n"
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 128 + signal.SIGTERM and out == "", (out, err)
+    assert err == ("test: stopped by SIGTERM: it did not stop within 0.5 s; exiting now (every committed input is in "
+                   "the journal)\n"), err
+    assert time.monotonic() - started < 10
