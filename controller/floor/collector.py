@@ -68,6 +68,16 @@ def _refuses_content(exc: Exception) -> bool:
     return (getattr(exc, "sqlstate", None) or "")[:2] in ("22", "54")
 
 
+def _database_failure(exc: Exception) -> bool:
+    """Whether ``exc`` is the database's (PostgreSQL's, its connection's, the store's words for
+    them), retried; any other is a defect of this program, which no retry mends (a review of the
+    floor's exactly-once: it was retried for ever as "the database is unavailable", every table
+    waiting behind it)."""
+    import psycopg  # noqa: PLC0415 - the store's own dependency, imported where it is used
+
+    return isinstance(exc, (StoreError, OSError, psycopg.Error))
+
+
 def journal_subscription(share: str | None, options: BrokerOptions) -> str:
     """What the collector subscribes to: every table's journal topic, or with ``share`` (a group
     name) the MQTT 5 shared subscription ``$share/GROUP/...`` through which the broker gives each
@@ -278,6 +288,8 @@ class Collector:
             try:
                 result = self._add_one_by_one(items, dropped) if one_by_one else self.store.add(items, dropped)
             except Exception as exc:  # noqa: BLE001 - any database failure: nothing committed, nothing acked
+                if not _database_failure(exc):
+                    raise  # a defect of this program: said as one (retried, it was "the database is unavailable")
                 if _refuses_content(exc) and not one_by_one:
                     one_by_one = True  # retrying the same batch cannot help: find the entry it refuses
                     continue

@@ -259,6 +259,45 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
         stop_client(client)
 
 
+def test_a_defect_in_storing_ends_the_collector_instead_of_being_retried_as_an_outage(mosquitto: Mosquitto) -> None:
+    """A review of the floor's exactly-once: any exception in storing a batch was taken for the
+    database being unavailable and retried for ever (every table waiting behind it, the log
+    blaming the database). A defect of this program (here a KeyError) ends the collector, said as
+    itself; its batch is not acknowledged (the broker keeps it)."""
+    import threading
+
+    class Defective:
+        calls = 0
+
+        def add(self, items, dropped=()):
+            Defective.calls += 1
+            raise KeyError("a defect of this program")
+
+        def close(self) -> None:
+            pass
+
+    collector = _collector(mosquitto, Defective(), Defective, "c-defective")
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            collector.run()
+        except BaseException as exc:  # noqa: BLE001 - what ended it, for the assertion
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    client = publisher(mosquitto)
+    try:
+        _publish_once_subscribed(collector, client, 1)
+        thread.join(HANG)
+        assert not thread.is_alive(), "the collector retried a defect as an outage"
+        assert [type(e) for e in outcome] == [KeyError] and Defective.calls == 1
+    finally:
+        collector.stop()
+        stop_client(client)
+
+
 def test_an_acknowledgement_never_names_a_message_of_an_earlier_connection(mosquitto: Mosquitto,
                                                                           journal: TableJournal) -> None:
     """A packet id names a message on its own connection only. A review of the floor's
