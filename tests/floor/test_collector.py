@@ -218,7 +218,6 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
     paho's thread wait on it until the collector stops; an unexpected error on the collector's
     thread then joined paho's thread without stopping it first, and the collector hung for good,
     alive to systemd and saying nothing. The error now ends it."""
-    import threading
 
     from controller.floor.broker import MQTT_V311
 
@@ -238,16 +237,7 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
         return []
 
     collector._take = a_defect_once_the_inbox_is_full
-    outcome: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            collector.run()
-        except BaseException as exc:  # noqa: BLE001 - what ended it, for the assertion
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
+    thread, outcome = _running(collector)
     client = publisher(mosquitto)
     try:
         _publish_once_subscribed(collector, client, 300)
@@ -264,8 +254,6 @@ def test_a_defect_in_storing_ends_the_collector_instead_of_being_retried_as_an_o
     database being unavailable and retried for ever (every table waiting behind it, the log
     blaming the database). A defect of this program (here a KeyError) ends the collector, said as
     itself; its batch is not acknowledged (the broker keeps it)."""
-    import threading
-
     class Defective:
         calls = 0
 
@@ -277,16 +265,7 @@ def test_a_defect_in_storing_ends_the_collector_instead_of_being_retried_as_an_o
             pass
 
     collector = _collector(mosquitto, Defective(), Defective, "c-defective")
-    outcome: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            collector.run()
-        except BaseException as exc:  # noqa: BLE001 - what ended it, for the assertion
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
+    thread, outcome = _running(collector)
     client = publisher(mosquitto)
     try:
         _publish_once_subscribed(collector, client, 1)
@@ -364,6 +343,23 @@ def test_an_acknowledgement_never_names_a_message_of_an_earlier_connection(mosqu
     finally:
         again.stop()
         thread.join(HANG)
+
+
+def _running(collector):  # noqa: ANN001, ANN202
+    """``collector.run()`` on a thread of its own: (the thread, what ended the run when it raised)."""
+    import threading
+
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            collector.run()
+        except BaseException as exc:  # noqa: BLE001 - what ended it, for the assertion
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
 
 
 def _collector(broker: Mosquitto, store, open_store, client_id: str, **options):  # noqa: ANN001, ANN202
