@@ -63,8 +63,8 @@ EnvironmentFile={env_file}
 ExecStart={executable} run --journal {journal} --control {control} --control-group {operators} --display lines --require-device $SHOECTL_RUN_ARGS
 # 130/143: stopped by SIGINT/SIGTERM after a clean stop. 2: a usage or configuration error, which a
 # restart cannot mend; nor can 216 and 217, systemd's own for a group or user that does not exist
-# (shoectl-operators not made yet). Anything else (a crash, the watchdog) restarts the table,
-# which resumes from its journal.
+# (shoectl-operators not made yet). Anything else (a crash, the watchdog; 75, its journal locked by
+# another program for a while) restarts the table, which resumes from its journal.
 SuccessExitStatus=130 143
 # systemctl reload: the log file is opened again (logrotate renamed it); nothing stops.
 ExecReload=/bin/kill -HUP $MAINPID

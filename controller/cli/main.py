@@ -301,7 +301,9 @@ def _main(argv: Sequence[str] | None) -> int:
         # or a file or device that cannot be used (OSError, TransportError). One line, exit 2. Anything else is a bug and
         # keeps its traceback.
         print(f"{args.prog}: error: {readable(_one_line(exc))}", file=sys.stderr)
-        return EXIT_USAGE
+        # An error may say it is temporary (a journal locked by another program: 75, EX_TEMPFAIL),
+        # which a service manager restarts; 2 is not (the unit's RestartPreventExitStatus).
+        return int(getattr(exc, "exit_status", EXIT_USAGE))
 
 
 def _one_line(exc: BaseException) -> str:

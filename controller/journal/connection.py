@@ -13,7 +13,7 @@ from controller import sqlite_files
 from controller.descriptors import out_of_descriptors
 from controller.fsutil import SQLITE_HEADER, sqlite_head
 from controller.journal.errors import (
-    JournalBusyError, JournalDamagedError, JournalError, JournalWriteError, NotAJournalError,
+    JournalDamagedError, JournalError, JournalLockedError, JournalWriteError, NotAJournalError,
 )
 from controller.journal.schema import check_sqlite_version
 from shoectl_config.files import NotARegularFile, require_regular_file
@@ -114,7 +114,7 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
     if "file is not a database" in low or "not a database" in low:
         return NotAJournalError(f"{path}: not a journal: not an SQLite database")
     if "locked" in low or "busy" in low:
-        return JournalBusyError(f"{where}: the database is locked by another connection ({msg})")
+        return JournalLockedError(f"{where}: the database is locked by another connection ({msg})")
     if "disk is full" in low or "disk full" in low:
         return JournalWriteError(f"{where}: database or disk is full; nothing was stored")
     if "readonly" in low or "read-only" in low:

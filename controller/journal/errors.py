@@ -8,6 +8,8 @@
     |   +-- JournalDamagedError        SQLite finds the file damaged: a journal that does not
     |                                  verify (exit 1 where a journal is read; 2 for ``run``)
     +-- JournalBusyError               locked by another connection, or another writer holds it
+    |   +-- JournalLockedError         another connection held its lock past the busy timeout:
+    |                                  temporary, exit 75 (EX_TEMPFAIL: a service is restarted)
     +-- JournalWriteError              an append failed (disk full, I/O error); nothing was stored
     +-- JournalFileGone                the journal's file was deleted or moved while it was written
     +-- JournalIntegrityError          a reader following the journal found its chain broken
@@ -57,6 +59,16 @@ class JournalDamagedError(NotAJournalError):
 class JournalBusyError(JournalError):
     """The database is locked, or another process has the journal open for writing."""
 
+
+
+class JournalLockedError(JournalBusyError):
+    """Another connection (a tool writing the journal: a ``sqlite3`` shell in a write transaction)
+    held its lock past the busy timeout. Temporary: ``exit_status`` 75 (EX_TEMPFAIL), which
+    ``controller.cli.main`` gives instead of 2, so that a service manager restarts the table
+    (``RestartPreventExitStatus=2`` kept it down for a lock that clears by itself: a review of
+    signals)."""
+
+    exit_status = 75
 
 class JournalWriteError(JournalError):
     """An append or batch could not be committed. The journal is exactly as before the call."""

@@ -138,3 +138,30 @@ def test_a_reader_that_pauses_gets_every_entry_when_it_reads_again(tmp_path: Pat
     entries = [line for line in out.decode().splitlines() if not line.startswith('{"notice":')]
     with JournalReader.open(journal) as reader:
         assert entries == [e.to_json_line().rstrip("\n") for e in reader.entries()]
+
+
+def test_a_journal_locked_by_another_program_past_the_busy_timeout_is_a_temporary_failure(tmp_path: Path) -> None:
+    """A review of signals: a tool writing the live journal (a ``sqlite3`` shell in a write
+    transaction) for 2 s or more ended the table with exit 2, which the unit's
+    ``RestartPreventExitStatus=2`` keeps down until someone starts it, for a lock that clears by
+    itself. It is a temporary failure now: exit 75 (EX_TEMPFAIL), restarted; the journal whole."""
+    import sqlite3
+
+    proc, journal, err = start(tmp_path, subprocess.DEVNULL, "--pace", "20")
+    other = None
+    try:
+        wait_for(lambda: last_seq(journal) > 20, "a table dealing")
+        other = sqlite3.connect(journal, timeout=10, isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")
+        code = proc.wait(timeout=HANG)
+    finally:
+        if other is not None:
+            other.rollback()
+            other.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = err.read_text()
+    assert code == 75, text
+    assert "the database is locked by another connection" in text.splitlines()[-1] and "Traceback" not in text
+    assert verify(journal).ok
