@@ -205,10 +205,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 class FeedThread:
-    """``shoectl run --feed``: the feed on a thread of its own; ``stop()`` drains and joins it."""
+    """``shoectl run --feed``: the feed on a thread of its own; ``stop()`` drains and joins it,
+    within ``stop_grace`` seconds (the table's; what is not published by then waits in the
+    journal for the next feed): with its own 5 s, a feed behind a slow broker drained for 30 s
+    after the table had stopped, whatever ``--stop-grace`` said (a review of signals)."""
 
-    def __init__(self, journal: Path, options: BrokerOptions, hmac_key: bytes | None) -> None:
-        self.feed = make_feed(journal, options, hmac_key=hmac_key)
+    def __init__(self, journal: Path, options: BrokerOptions, hmac_key: bytes | None,
+                 stop_grace: float = FeedSettings.stop_grace * DRAIN_LIMIT) -> None:
+        settings = FeedSettings(stop_grace=min(FeedSettings.stop_grace, stop_grace / (DRAIN_LIMIT + 1)))
+        self.feed = make_feed(journal, options, hmac_key=hmac_key, settings=settings)
         self._stop = threading.Event()
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="shoectl-feed", daemon=True)

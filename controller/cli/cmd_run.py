@@ -239,7 +239,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
         service = service_watch(runner).start()
         scoreboard = start_run_scoreboard(scoreboard_sock, journal_path, key)
         if feed_options is not None:  # after the journal's first entries: a feed follows an existing journal
-            feed = FeedThread(journal_path, feed_options, key).start()
+            feed = FeedThread(journal_path, feed_options, key, stop_grace=args.stop_grace).start()
 
         def stop() -> None:
             service.stopping()  # at once: closing the links may take seconds

@@ -141,6 +141,30 @@ def test_a_broker_that_closes_the_connection_at_each_entry_is_one_outage_said_wi
     assert not cursor.exists() or json.loads(cursor.read_text())["seq"] == 0  # nothing taken, nothing passed
 
 
+def test_run_feed_behind_a_silent_broker_stops_within_the_tables_grace(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """A review of signals: `run --feed` stopped its table within `--stop-grace`, then let its feed
+    drain for the feed's own 30 s at most (a broker that takes entries and acknowledges none), the
+    service's stop waiting. The feed's drain now has the table's grace; what it did not publish
+    waits in the journal for the next feed."""
+    journal = tmp_path / "t1.db"
+    table = subprocess.Popen([*SHOECTL, "run", "--speed", "max", "--journal", str(journal), "--display", "lines",
+                              "--no-edge-monitor", "--stop-grace", "2", "--feed", mosquitto.url,
+                              *mosquitto.login("T1")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: has_entries(journal), "the table's journal")
+        time.sleep(1.0)  # the feed connected and publishing
+        mosquitto.pause()  # connected, silent: no acknowledgement comes
+        time.sleep(1.0)  # the table deals on, the feed's window fills
+        started = time.monotonic()
+        code, err = stopped(table)
+        took = time.monotonic() - started
+    finally:
+        mosquitto.resume()
+        stopped(table, signal.SIGKILL)
+    assert code == 128 + signal.SIGTERM, err
+    assert took < 4.5, (took, err)  # the table stops at once, the feed within 2 s: 5 s and more before (30 s at most)
+
+
 def test_a_late_subscriber_sees_the_table_at_once_and_the_last_will_on_a_kill(mosquitto: Mosquitto,
                                                                               table_journal_copy: Path, capsys) -> None:
     feed = start_feed(mosquitto, table_journal_copy)
