@@ -211,9 +211,8 @@ class FeedThread:
     after the table had stopped, whatever ``--stop-grace`` said (a review of signals)."""
 
     def __init__(self, journal: Path, options: BrokerOptions, hmac_key: bytes | None,
-                 stop_grace: float = FeedSettings.stop_grace * DRAIN_LIMIT) -> None:
-        settings = FeedSettings(stop_grace=min(FeedSettings.stop_grace, stop_grace / (DRAIN_LIMIT + 1)))
-        self.feed = make_feed(journal, options, hmac_key=hmac_key, settings=settings)
+                 stop_grace: float | None = None) -> None:
+        self.feed = make_feed(journal, options, hmac_key=hmac_key, settings=FeedSettings(drain_s=stop_grace))
         self._stop = threading.Event()
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="shoectl-feed", daemon=True)

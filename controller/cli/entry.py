@@ -10,11 +10,11 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by 
 # The commands that run until stopped, whose SIGHUP opens the log file again (``cli.stopping``):
 # until that handler is installed, after the imports, SIGHUP's default ended them at once, which
 # systemd counts as a clean exit, so the unit was not restarted (a review of signals).
-LONG_RUNNING = frozenset({"run", "feed", "emulate", "scoreboard", "floor"})
+LONG_RUNNING = frozenset({("run",), ("feed",), ("emulate",), ("scoreboard",), ("floor", "collect")})
 
 
 def main() -> int:
-    if sys.argv[1:2] and sys.argv[1] in LONG_RUNNING:
+    if tuple(sys.argv[1:2]) in LONG_RUNNING or tuple(sys.argv[1:3]) in LONG_RUNNING:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         from controller.cli.main import main as run  # noqa: PLC0415 - the import is what is guarded

@@ -76,6 +76,7 @@ COMMAND_MODULES = tuple(dict.fromkeys(f"controller.cli.{m}" for mods in COMMANDS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_READER_GONE = 141  # 128 + SIGPIPE
+SERVICES = frozenset({"run", "feed"})  # the commands a service manager runs and restarts by their exit
 # argparse's own takes only -1 and -.5 for a number: -1e-3 was an unknown option, and its option
 # "expected one argument". As argparse's, it applies while no option looks like a negative number.
 NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -301,9 +302,10 @@ def _main(argv: Sequence[str] | None) -> int:
         # or a file or device that cannot be used (OSError, TransportError). One line, exit 2. Anything else is a bug and
         # keeps its traceback.
         print(f"{args.prog}: error: {readable(_one_line(exc))}", file=sys.stderr)
-        # An error may say it is temporary (a journal locked by another program: 75, EX_TEMPFAIL),
-        # which a service manager restarts; 2 is not (the unit's RestartPreventExitStatus).
-        return int(getattr(exc, "exit_status", EXIT_USAGE))
+        # A service's error may say it is temporary (a journal locked by another program: 75,
+        # EX_TEMPFAIL), which a service manager restarts; 2 is not (RestartPreventExitStatus).
+        # Other commands keep 2, as their documented exit codes say.
+        return int(getattr(exc, "exit_status", EXIT_USAGE)) if _command_of(argv) in SERVICES else EXIT_USAGE
 
 
 def _one_line(exc: BaseException) -> str:

@@ -75,6 +75,8 @@ def _database_failure(exc: Exception) -> bool:
     waiting behind it)."""
     import psycopg  # noqa: PLC0415 - the store's own dependency, imported where it is used
 
+    if isinstance(exc, psycopg.InterfaceError):  # the driver misused: this program's
+        return False
     return isinstance(exc, (StoreError, OSError, psycopg.Error))
 
 

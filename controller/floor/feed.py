@@ -83,6 +83,7 @@ class FeedSettings:
     cursor_interval: float = 0.2  # seconds between two saves of the cursor
     status_interval: float = 0.5  # seconds between two status (and roads) messages
     stop_grace: float = 5.0      # seconds a stopping feed waits for the next acknowledgement of the journal's end
+    drain_s: float | None = None  # the most a stop's drain and goodbye take (None: DRAIN_LIMIT + 1 stop_grace)
 
 
 DRAIN_LIMIT = 6  # a stopping feed that is still being acknowledged stops after this many stop_grace
@@ -206,15 +207,18 @@ class JournalFeed:
         they come (until ``stop_grace`` seconds pass without one, and at most ``DRAIN_LIMIT`` times
         that); then the status and roads of what was published, if they changed since the throttled
         ones, and the goodbye status, their acknowledgements waited for. What is left waits in the
-        journal for the next feed."""
+        journal for the next feed. ``drain_s`` shortens it all (``run --feed``: the table's grace)."""
+        grace = self.settings.stop_grace
+        if self.settings.drain_s is not None:
+            grace = min(grace, self.settings.drain_s / (DRAIN_LIMIT + 1))
         now = time.monotonic()
-        deadline, limit = now + self.settings.stop_grace, now + DRAIN_LIMIT * self.settings.stop_grace
+        deadline, limit = now + grace, now + DRAIN_LIMIT * grace
         while time.monotonic() < min(deadline, limit) and self._connected:
             before = self.window.acked_through
             if not self._step() and self.window.outstanding == 0:
                 break
             if self.window.acked_through != before:
-                deadline = time.monotonic() + self.settings.stop_grace
+                deadline = time.monotonic() + grace
         self._goodbye(deadline, summary=True)
         self._take_events()
 

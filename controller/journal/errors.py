@@ -9,7 +9,7 @@
     |                                  verify (exit 1 where a journal is read; 2 for ``run``)
     +-- JournalBusyError               locked by another connection, or another writer holds it
     |   +-- JournalLockedError         another connection held its lock past the busy timeout:
-    |                                  temporary, exit 75 (EX_TEMPFAIL: a service is restarted)
+    |                                  temporary, exit 75 in run and feed (EX_TEMPFAIL: restarted)
     +-- JournalWriteError              an append failed (disk full, I/O error); nothing was stored
     +-- JournalFileGone                the journal's file was deleted or moved while it was written
     +-- JournalIntegrityError          a reader following the journal found its chain broken

@@ -203,15 +203,12 @@ def test_a_hangup_while_run_starts_is_ignored(tmp_path) -> None:  # noqa: ANN001
     """SIGHUP opens a running table's log again and stops nothing (docs/deployment.md). While the
     program still loaded, before that handler was installed, its default ended the process at once
     (-1), which systemd counts as clean: the unit was not restarted (a review of signals). Through
-    the installed ``shoectl`` script, as systemd starts it."""
-    import shutil
-    from pathlib import Path
-
-    shoectl = shutil.which("shoectl", path=str(Path(sys.executable).parent))
-    assert shoectl is not None, "the shoectl script beside this interpreter"
+    the entry point the installed ``shoectl`` script calls."""
     journal = tmp_path / "j.db"
-    proc = subprocess.Popen([shoectl, "run", "--journal", str(journal), "--speed", "max", "--display", "lines",
-                             "--no-edge-monitor"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    entry = "import sys; from controller.cli.entry import main; sys.exit(main())"  # as the installed script does
+    proc = subprocess.Popen([sys.executable, "-c", entry, "run", "--journal", str(journal), "--speed", "max",
+                             "--display", "lines", "--no-edge-monitor"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
         while not _ignores_hangup(proc.pid):  # the program's first step: its modules not yet loaded

@@ -143,3 +143,25 @@ def test_one_journal_under_two_paths_has_one_writer(tmp_path: Path) -> None:
         assert writer_running(real) and writer_running(link)
         with pytest.raises(JournalBusyError, match="already open for writing"):
             Journal.open(real, table_id="T1")
+
+
+def test_a_reading_command_given_a_locked_journal_keeps_exit_2(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """A journal another program holds locked is a temporary failure, exit 75, for the services a
+    manager restarts (`run`, `feed`: tests/e2e/test_run_stop.py); a reading command keeps its
+    documented exit 2 (a review of this change)."""
+    import sqlite3
+
+    from cli_run import run
+
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append("note", {"text": "one"})
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("PRAGMA locking_mode = EXCLUSIVE")
+        other.execute("BEGIN EXCLUSIVE")
+        code, out, err = run(capsys, "journal", "verify", str(path))
+    finally:
+        other.rollback()
+        other.close()
+    assert code == 2 and out == "" and "locked by another connection" in err, (code, err)
