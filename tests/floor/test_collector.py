@@ -237,16 +237,8 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
         return []
 
     collector._take = a_defect_once_the_inbox_is_full
-    thread, outcome = _running(collector)
-    client = publisher(mosquitto)
-    try:
-        _publish_once_subscribed(collector, client, 300)
-        thread.join(HANG)
-        assert not thread.is_alive(), "the collector hung after the error"
-        assert [type(e) for e in outcome] == [KeyError]
-    finally:
-        collector.stop()
-        stop_client(client)
+    outcome = _run_to_its_end(mosquitto, collector, 300, "the collector hung after the error")
+    assert [type(e) for e in outcome] == [KeyError]
 
 
 def test_a_defect_in_storing_ends_the_collector_instead_of_being_retried_as_an_outage(mosquitto: Mosquitto) -> None:
@@ -265,16 +257,8 @@ def test_a_defect_in_storing_ends_the_collector_instead_of_being_retried_as_an_o
             pass
 
     collector = _collector(mosquitto, Defective(), Defective, "c-defective")
-    thread, outcome = _running(collector)
-    client = publisher(mosquitto)
-    try:
-        _publish_once_subscribed(collector, client, 1)
-        thread.join(HANG)
-        assert not thread.is_alive(), "the collector retried a defect as an outage"
-        assert [type(e) for e in outcome] == [KeyError] and Defective.calls == 1
-    finally:
-        collector.stop()
-        stop_client(client)
+    outcome = _run_to_its_end(mosquitto, collector, 1, "the collector retried a defect as an outage")
+    assert [type(e) for e in outcome] == [KeyError] and Defective.calls == 1
 
 
 def test_an_acknowledgement_never_names_a_message_of_an_earlier_connection(mosquitto: Mosquitto,
@@ -345,8 +329,9 @@ def test_an_acknowledgement_never_names_a_message_of_an_earlier_connection(mosqu
         thread.join(HANG)
 
 
-def _running(collector):  # noqa: ANN001, ANN202
-    """``collector.run()`` on a thread of its own: (the thread, what ended the run when it raised)."""
+def _run_to_its_end(broker: Mosquitto, collector, messages: int, hung: str) -> list[BaseException]:  # noqa: ANN001
+    """``collector.run()`` on a thread of its own while ``messages`` messages that are not journal
+    entries are published to it; it must end (else AssertionError ``hung``): what ended it."""
     import threading
 
     outcome: list[BaseException] = []
@@ -359,7 +344,15 @@ def _running(collector):  # noqa: ANN001, ANN202
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    return thread, outcome
+    client = publisher(broker)
+    try:
+        _publish_once_subscribed(collector, client, messages)
+        thread.join(HANG)
+        assert not thread.is_alive(), hung
+    finally:
+        collector.stop()
+        stop_client(client)
+    return outcome
 
 
 def _collector(broker: Mosquitto, store, open_store, client_id: str, **options):  # noqa: ANN001, ANN202
