@@ -16,8 +16,6 @@ So:
 - ``opening()`` is held while SQLite opens a journal and takes its first locks, and the
   connection is then noted (``hold``) with the files it locks (the database and its ``-shm``)
   until it closes;
-- ``in_use(journal)``: whether a connection of this process or of another has the journal open,
-  for a command that would remove the ``-wal`` and ``-shm`` its own reading made;
 - ``head(path, size)`` reads a file SQLite holds here through a descriptor of its own that stays
   open until SQLite lets go of the file (the last connection noted on it closes), and any other
   file through a descriptor opened and closed at once; both under the same lock, so that no
@@ -28,15 +26,13 @@ The WAL file needs none of this: SQLite takes no locks on it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import struct
 import threading
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["head", "in_use", "opening"]
+__all__ = ["head", "opening"]
 
 _lock = threading.RLock()
 # (device, inode) of a file SQLite holds here -> [connections noted on it, our descriptors of it]
@@ -107,34 +103,3 @@ def head(path: str | os.PathLike[str], size: int) -> bytes | None:
             else:
                 entry[1].append(fd)  # closed when SQLite lets go of the file
 
-
-# Every connection holds a read lock on this byte of the -shm while it has the journal open (the
-# "dead man switch" of SQLite's os_unix.c); F_GETLK reports another process's lock on it.
-_DMS = 128
-_FLOCK = struct.Struct("hhqqi4x")  # struct flock on Linux: type, whence, start, length, pid
-
-
-def in_use(journal: str | os.PathLike[str]) -> bool:
-    """Whether the journal is open through SQLite here (a connection noted by ``opening``) or in
-    another process (a lock on its ``-shm``); True when that cannot be told. The ``-shm`` is only
-    looked at when no connection of this process has the journal (closing that look's descriptor
-    would release this process's own locks)."""
-    with _lock:
-        try:
-            if _key(os.stat(journal)) in _held:
-                return True
-        except (OSError, ValueError):
-            pass
-        try:
-            fd = os.open(f"{os.fspath(journal)}-shm", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return False
-        except (OSError, ValueError):
-            return True
-        try:
-            held = fcntl.fcntl(fd, fcntl.F_GETLK, _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, _DMS, 1, 0))
-            return _FLOCK.unpack(held)[0] != fcntl.F_UNLCK
-        except OSError:
-            return True
-        finally:
-            os.close(fd)

@@ -14,7 +14,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from controller import sqlite_files
 from controller.fsutil import JOURNAL_SIDE_SUFFIXES, lock_state
 from controller.journal.walcheck import wal_path
 
@@ -63,8 +62,8 @@ def sqlite_files_undone(journal: str | os.PathLike[str]) -> Iterator[None]:
     ``-shm`` beside a WAL database, and cannot remove them). If the block raises, those it made
     are removed: only a ``-wal`` that was not there before and is still empty (one that was there
     may hold committed entries), and with it a ``-shm`` that was not there before (an index of
-    nothing), and only when no connection has the journal open (``sqlite_files.in_use``, then
-    SQLite's own last close: ``connection.close_as_the_last``). For a command refused after reading: it leaves nothing behind."""
+    nothing), and only when no connection, of any process, has the journal open (SQLite's own
+    last close decides: ``connection.close_as_the_last``). For a command refused after reading: it leaves nothing behind."""
     from controller.journal.connection import close_as_the_last  # noqa: PLC0415 - it imports this module's package
 
     wal, shm = wal_path(journal), Path(os.fspath(journal) + "-shm")
@@ -78,7 +77,7 @@ def sqlite_files_undone(journal: str | os.PathLike[str]) -> Iterator[None]:
             # another entry, a writer's commits went to a deleted WAL (a review of the files).
             # SQLite's last close removes them under its own lock, so no one opens the journal
             # between the look and the removal.
-            if wal in made and wal.stat().st_size == 0 and not sqlite_files.in_use(journal):
+            if wal in made and wal.stat().st_size == 0:
                 close_as_the_last(Path(journal))
         raise
 
