@@ -306,6 +306,10 @@ def _expected_ends(given: list[str]) -> dict[str, tuple[int, str]]:
     return ends
 
 
+def _end_json(end: tuple[int, str], problem: str | None) -> dict[str, object]:
+    return {"seq": end[0], "hash": end[1], "problem": problem}
+
+
 def run_verify(args: argparse.Namespace) -> int:
     from controller.floor.reading import end_problem, tables, verify_table
 
@@ -329,8 +333,7 @@ def run_verify(args: argparse.Namespace) -> int:
         if args.json:
             doc = v.to_json()
             if v.table_id in ends:
-                doc["ok"] = v.ok and end is None
-                doc["journal_end"] = {"seq": ends[v.table_id][0], "hash": ends[v.table_id][1], "problem": end}
+                doc.update(ok=v.ok and end is None, journal_end=_end_json(ends[v.table_id], end))
             print_json(doc)
         elif not v.ok:
             print(f"{v.table_id}: FAILED at entry {v.first_bad_seq}: {v.reason}")
@@ -342,8 +345,8 @@ def run_verify(args: argparse.Namespace) -> int:
             print(f"{v.table_id}: OK: {v.entries} entries, last {v.last_seq}:{v.last_hash} ({how} checked){held}")
     for table in absent:
         if args.json:
-            print_json({"table": table, "ok": False, "journal_end": {"seq": ends[table][0], "hash": ends[table][1],
-                                                                      "problem": "no entry of it is stored"}})
+            print_json({"table": table, "ok": False,
+                        "journal_end": _end_json(ends[table], "no entry of it is stored")})
         else:
             print(f"{table}: FAILED: no entry of it is stored, the journal ends at entry {ends[table][0]}")
     if not verdicts and not absent and not args.json:

@@ -38,7 +38,7 @@ from controller.floor import alarms
 from controller.floor.message import FloorEntry, parse_entry
 from controller.floor.rows import insert_entry
 from controller.journal.chain import GENESIS_HASH, Hasher
-from controller.journal.chaincheck import check_row
+from controller.journal.chaincheck import check_row, missing_entries
 
 _PAGE = 1000
 
@@ -252,6 +252,5 @@ def _alarm_gap(conn: Any, table_id: str, last_seq: int) -> None:
                        (table_id, last_seq)).fetchone()
     if row[0] is None:
         return
-    missing = last_seq + 1
-    what = f"entry {missing} is missing" if row[0] == missing + 1 else f"entries {missing}-{row[0] - 1} are missing"
-    alarms.raise_alarm(conn, table_id, missing, alarms.GAP, f"{what} (entry {row[0]} arrived)", again=False)
+    alarms.raise_alarm(conn, table_id, last_seq + 1, alarms.GAP,
+                       f"{missing_entries(last_seq + 1, row[0] - 1)} (entry {row[0]} arrived)", again=False)

@@ -22,7 +22,7 @@ from controller.floor.message import parse_entry
 from controller.floor.rows import entries_of
 from controller.journal import kinds
 from controller.journal.chain import Hasher
-from controller.journal.chaincheck import ChainCheck
+from controller.journal.chaincheck import ChainCheck, missing_entries
 from controller.journal.entry import Entry
 from controller.journal.replay import READ_FROM_EVERY_SHOE
 from shoectl_config.text import safe
@@ -94,9 +94,8 @@ def end_problem(conn: Any, verdict: TableVerdict, seq: int, hash_: str) -> str |
     if not verdict.ok:
         return None
     if verdict.last_seq < seq:
-        missing = f"entry {seq} is" if verdict.last_seq + 1 == seq else f"entries {verdict.last_seq + 1}-{seq} are"
-        return (f"the store ends at entry {verdict.last_seq}, the journal at entry {seq}: {missing} missing "
-                "(shoectl floor backfill takes them from the journal)")
+        return (f"the store ends at entry {verdict.last_seq}, the journal at entry {seq}: "
+                f"{missing_entries(verdict.last_seq + 1, seq)} (shoectl floor backfill takes them from the journal)")
     if verdict.last_seq == seq:
         stored = verdict.last_hash
     else:

@@ -84,8 +84,7 @@ class ChainCheck:
         if not isinstance(seq, int) or seq < expected:
             return self.fail(seq if isinstance(seq, int) else expected, f"unexpected seq {seq!r} (expected {expected})")
         if seq > expected:
-            missing = f"entry {expected} is missing" if seq == expected + 1 else f"entries {expected}-{seq - 1} are missing"
-            return self.fail(expected, f"{missing} (the next entry is {seq}): deleted?")
+            return self.fail(expected, f"{missing_entries(expected, seq - 1)} (the next entry is {seq}): deleted?")
         reason = check_row(row, self.last_hash, self.hasher, self.table_id)
         if reason is not None:
             return self.fail(seq, f"entry {seq}: {reason}")
@@ -197,6 +196,11 @@ class ChainCheck:
         if expect_last_hash is not None and self.last_hash != expect_last_hash.lower():
             return self.fail(last or None, f"the last hash is {self.last_hash}, {expect_last_hash} expected")
         return True
+
+
+def missing_entries(first: int, last: int) -> str:
+    """``entry N is missing`` or ``entries N-M are missing``: a chain's gap, in words."""
+    return f"entry {first} is missing" if first == last else f"entries {first}-{last} are missing"
 
 
 def check_row(row: Sequence[Any], prev: str, hasher: Hasher | None, table_id: str) -> str | None:
