@@ -258,7 +258,6 @@ def run(quick: bool = False) -> dict:
 
 if __name__ == "__main__":
     import json
-    import sys
 
     from controller.logconfig import configure_logging
 

@@ -135,6 +135,5 @@ def _summary_rows(out: dict) -> list[dict]:
 
 if __name__ == "__main__":
     import json
-    import sys
 
     print(json.dumps(run(quick="--quick" in sys.argv[1:]), indent=2))

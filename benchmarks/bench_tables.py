@@ -60,6 +60,7 @@ GOAL_IDLE_CPU_PERCENT = 1.0
 GOAL_P99_MS = 5.0
 _TICK = os.sysconf("SC_CLK_TCK")
 _DECISIONS = ("card", "burn")
+_DECISION_MARKERS = tuple(f'"type":"{kind}"'.encode() for kind in _DECISIONS)  # a line worth parsing
 
 
 def cpu_seconds(pid: int) -> float:
@@ -191,7 +192,7 @@ def _note_decisions(conn: socket.socket, seen: list[tuple[int, float]]) -> None:
     with conn, conn.makefile("rb") as stream:
         for line in stream:
             now = time.time()
-            if b'"type":"card"' in line or b'"type":"burn"' in line:
+            if any(marker in line for marker in _DECISION_MARKERS):
                 event = json.loads(line).get("event") or {}
                 if event.get("type") in _DECISIONS:
                     seen.append((event["position"], now))
@@ -293,6 +294,4 @@ def _ratio(value: float | None, floor: float | None) -> float | None:
 
 
 if __name__ == "__main__":
-    import json
-
     print(json.dumps(run(quick="--quick" in sys.argv[1:]), indent=2))

@@ -24,7 +24,10 @@ import structlog
 from controller.cli.common import given_options, not_root_over_another_users_journal, whole_number
 from controller.cli.stopping import run_until_signalled
 from controller.errors import UsageError, output_path_argument, path_argument
-from controller.floor.broker import BROKER_FLAGS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client
+from controller.floor.broker import (
+    BROKER_FLAGS, MQTT_PACKET_IDS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client,
+)
+from controller.floor.broker_probe import check_tls_trust
 from controller.floor.cursor import FeedCursor, default_cursor_path
 from controller.floor.feed import DRAIN_LIMIT, FeedSettings, JournalFeed
 from controller.journal.chain import load_hmac_key
@@ -45,7 +48,6 @@ STOP_GRACE_S = DRAIN_LIMIT * FeedSettings.stop_grace + 5  # the drain's longest,
 FORCED_EXIT_KEPT = ("the cursor is saved; what the broker had not acknowledged is published again by the "
                     "next feed")
 
-MQTT_PACKET_IDS = 65535  # a QoS 1 message in flight holds one of these: no window may be wider
 # The entries' window leaves packet ids to the status and roads published beside them: at 65535 the
 # ids wrapped onto entries still in flight, and entries counted as published were never sent (a
 # review of the floor's threads: 3,059 of 70,000, the cursor stuck).
@@ -128,8 +130,6 @@ def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
     require_mqtt_5(options)
     paho_client()  # the floor extra: missing, it is said now, not on the feed's thread
     check_run_cursor(Path(args.journal), args.table_id)
-    from controller.floor.broker_probe import check_tls_trust
-
     # An untrusted broker is refused before the table starts, not said as the feed's end; a broker
     # that does not answer at once is an outage, which the feed waits out: the table's start waits
     # for the probe a second at most.

@@ -60,6 +60,7 @@ VERSIONS = {"5": MQTT_V5, "3.1.1": MQTT_V311}
 RECONNECT_DELAY = (0.25, 8.0)  # seconds: the first retry, and the longest wait between two
 KEEPALIVE = 20
 SESSION_EXPIRY = 7 * 24 * 3600  # a persistent session outlives a week's outage of its client
+MQTT_PACKET_IDS = 65535  # a QoS 1 message in flight holds one of these: no window (Receive Maximum) may be wider
 _CREDENTIALS_REFUSED = {134: "wrong user name or password",
                         135: "not authorised (a wrong user name or password, or a user it does not admit)"}
 _MAX_PASSWORD_FILE = 64 * 1024
@@ -301,7 +302,7 @@ def connect_in_background(client: mqtt.Client, options: BrokerOptions, *, persis
             if persistent:
                 props.SessionExpiryInterval = SESSION_EXPIRY
             if receive_maximum:
-                props.ReceiveMaximum = min(receive_maximum, 65535)
+                props.ReceiveMaximum = min(receive_maximum, MQTT_PACKET_IDS)
             kwargs["properties"] = props
     client.connect_async(options.host, options.port, **kwargs)
     client.loop_start()

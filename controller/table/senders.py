@@ -90,13 +90,11 @@ class DeviceSenders:
                     try:
                         link.request(msg)
                     except BridgeError as exc:
-                        name = m.wire_name(msg)
+                        name = m.wire_name(msg)  # only for a failure: a sent command needs none
                         stopping = self._stopping.is_set()  # the link was closed under it: expected, info
                         if not stopping:  # the core decides what a failed command means (journaled first)
                             code = exc.code_name if isinstance(exc, DeviceRefused) else None
-                            prompt = msg.text if isinstance(msg, m.Display) else None
-                            self._failed(CommandFailed(role, name, str(exc), code is not None, code, command.resent,
-                                                       prompt))
+                            self._failed(_failure(role, command, str(exc), code))
                         (self._log.info if stopping else self._log.warning)(
                             "command failed", role=role, command=name, error=str(exc))
                     except Exception as exc:  # noqa: BLE001 - a defect: the sender lives on, the core hears of it
@@ -105,7 +103,13 @@ class DeviceSenders:
                         name = m.wire_name(msg)
                         self._log.error("command failed by a defect of this program", role=role, command=name,
                                         error=f"{type(exc).__name__}: {exc}")
-                        self._failed(CommandFailed(role, name, f"{name}: a defect of this program while sending it "
-                                                   "(the table's log says which); its outcome is unknown", False, None,
-                                                   command.resent, msg.text if isinstance(msg, m.Display) else None))
+                        self._failed(_failure(role, command, f"{name}: a defect of this program while sending it "
+                                              "(the table's log says which); its outcome is unknown", None))
                     break
+
+
+def _failure(role: str, command: Any, reason: str, code: str | None) -> CommandFailed:
+    """The failure of ``command``'s message sent to ``role``: ``code`` the device's refusal, if one."""
+    msg = command.message
+    return CommandFailed(role, m.wire_name(msg), reason, code is not None, code, command.resent,
+                         msg.text if isinstance(msg, m.Display) else None)
