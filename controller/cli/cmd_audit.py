@@ -183,15 +183,19 @@ def run_decisions(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if not result.entries:
         raise UsageError(f"{args.path}: the journal holds no entries")
-    this_program = {"version": shoectl_version(), "signature": signature_label()}
     if args.json:
-        print_json({**result.to_json(), "decided_by": this_program})
+        print_json({**result.to_json(), "decided_by": _this_program()})
     else:
-        print(decisions_text(args.path, result, this_program))
+        print(decisions_text(args.path, result))
     return EXIT_OK if result.ok else EXIT_FAILED
 
 
-def decisions_text(path: str, r: Redecision, this_program: dict[str, str]) -> str:
+def _this_program() -> dict[str, str]:
+    """This program's version and signature (its files hashed: asked for only when shown)."""
+    return {"version": shoectl_version(), "signature": signature_label()}
+
+
+def decisions_text(path: str, r: Redecision) -> str:
     """The decisions audit in words: a verdict line, then, when it failed, the two records side by
     side (of the same kind: only the fields that differ) and which program wrote the journal
     beside the one that decided it again."""
@@ -221,7 +225,7 @@ def decisions_text(path: str, r: Redecision, this_program: dict[str, str]) -> st
             if record is not None:
                 lines.append(f"    {side}: {record['kind']} shoe {record['shoe']} round {record['round']} "
                              f"{canonical_json(record['payload'])}")
-    lines.append(_program_line(r.written_by, this_program))
+    lines.append(_program_line(r.written_by, _this_program()))
     lines.append(f"{path}: decisions FAILED: {counts} before it")
     return "\n".join(lines)
 
