@@ -31,6 +31,7 @@ refuses its credentials) calls ``give_up(why)``: the server stops and its caller
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import threading
 import time
@@ -244,13 +245,13 @@ class JournalSource(TableSource):
     def _take(self, entry: Any) -> None:
         """``entry`` into the view; ``EntryNotShown`` when the view fails on it for any other
         reason than the entry's content (the rest of its batch is not taken either)."""
-        from controller.journal.errors import JournalContentError
-
         try:
             self._view.apply(entry)
-        except JournalContentError:
-            raise
         except Exception as exc:
+            from controller.journal.errors import JournalContentError  # only on a failure: not per entry
+
+            if isinstance(exc, JournalContentError):
+                raise
             raise EntryNotShown(entry.seq) from exc
 
     def _publish_state(self) -> None:
@@ -292,17 +293,12 @@ class JournalSource(TableSource):
         from controller.journal.tail import JournalTail
         from controller.scoreboard.state import TableView
 
-        view = TableView(self.table_id)
         try:
             with JournalTail.open(self.path, hmac_key=self._hmac_key) as tail:
-                while entries := tail.poll(_BATCH):
-                    for entry in entries:
-                        if entry.seq >= seq:
-                            return view
-                        view.apply(entry)
+                entries = (entry for batch in iter(lambda: tail.poll(_BATCH), []) for entry in batch)
+                return TableView.from_entries(itertools.takewhile(lambda e: e.seq < seq, entries), self.table_id)
         except Exception:  # noqa: BLE001 - the view as it is then: the failure is said either way
             return None
-        return view
 
     def _look_at_the_table(self) -> None:
         """Every ``RUNNING_S``: whether the table's program is running (it holds its journal's
