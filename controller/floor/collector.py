@@ -68,6 +68,12 @@ def _refuses_content(exc: Exception) -> bool:
     return (getattr(exc, "sqlstate", None) or "")[:2] in ("22", "54")
 
 
+# PostgreSQL's refusals of a statement (ProgrammingError) that a person mends on the database
+# while the collector waits: a privilege revoked, the entries' table or schema dropped, the
+# database renamed. Any other refusal of a statement is this program's.
+_MENDED_BY_A_PERSON = frozenset({"42501", "42P01", "3F000", "3D000"})
+
+
 def _database_failure(exc: Exception) -> bool:
     """Whether ``exc`` is the database's (PostgreSQL's, its connection's, the store's words for
     them), retried; any other is a defect of this program, which no retry mends (a review of the
@@ -77,6 +83,8 @@ def _database_failure(exc: Exception) -> bool:
 
     if isinstance(exc, psycopg.InterfaceError):  # the driver misused: this program's
         return False
+    if isinstance(exc, psycopg.ProgrammingError) and exc.sqlstate not in _MENDED_BY_A_PERSON:
+        return False  # a statement PostgreSQL cannot run (syntax, a column, a parameter): this program's
     return isinstance(exc, (StoreError, OSError, psycopg.Error))
 
 

@@ -241,24 +241,67 @@ def test_an_unexpected_error_in_the_collector_ends_it_even_with_its_inbox_full(m
     assert [type(e) for e in outcome] == [KeyError]
 
 
-def test_a_defect_in_storing_ends_the_collector_instead_of_being_retried_as_an_outage(mosquitto: Mosquitto) -> None:
+def _statement_refused(name: str) -> Exception:
+    import psycopg.errors
+
+    return getattr(psycopg.errors, name)("refused by PostgreSQL")
+
+
+@pytest.mark.parametrize("defect", [lambda: KeyError("a defect of this program"),
+                                    lambda: _statement_refused("SyntaxError"),
+                                    lambda: _statement_refused("UndefinedColumn")],
+                         ids=["KeyError", "syntax error", "undefined column"])
+def test_a_defect_in_storing_ends_the_collector_instead_of_being_retried_as_an_outage(mosquitto: Mosquitto,
+                                                                                      defect) -> None:  # noqa: ANN001
     """A review of the floor's exactly-once: any exception in storing a batch was taken for the
     database being unavailable and retried for ever (every table waiting behind it, the log
-    blaming the database). A defect of this program (here a KeyError) ends the collector, said as
-    itself; its batch is not acknowledged (the broker keeps it)."""
+    blaming the database). A defect of this program (a KeyError, or a statement PostgreSQL cannot
+    run: no retry mends either) ends the collector, said as itself; its batch is not acknowledged
+    (the broker keeps it)."""
     class Defective:
         calls = 0
 
         def add(self, items, dropped=()):
             Defective.calls += 1
-            raise KeyError("a defect of this program")
+            raise defect()
 
         def close(self) -> None:
             pass
 
     collector = _collector(mosquitto, Defective(), Defective, "c-defective")
     outcome = _run_to_its_end(mosquitto, collector, 1, "the collector retried a defect as an outage")
-    assert [type(e) for e in outcome] == [KeyError] and Defective.calls == 1
+    assert [type(e) for e in outcome] == [type(defect())] and Defective.calls == 1
+
+
+def test_a_privilege_revoked_on_the_database_is_waited_out_not_taken_for_a_defect(mosquitto: Mosquitto) -> None:
+    """A refusal a person mends on the database (the collector's privilege revoked, the table
+    dropped and restored) is retried like an outage: the collector stores the batch once it is
+    mended, instead of ending as if the program were at fault."""
+    from controller.floor.store import BatchResult
+
+    class Revoked:
+        calls = 0
+
+        def add(self, items, dropped=()):
+            Revoked.calls += 1
+            if Revoked.calls == 1:
+                raise _statement_refused("InsufficientPrivilege")
+            return BatchResult(stored=len(items))
+
+        def close(self) -> None:
+            pass
+
+    import threading
+
+    collector = _collector(mosquitto, Revoked(), Revoked, "c-revoked")
+
+    def stop_once_stored() -> None:
+        wait_until(lambda: Revoked.calls >= 2, "the collector retried the batch")
+        collector.stop()
+
+    threading.Thread(target=stop_once_stored, daemon=True).start()
+    assert _run_to_its_end(mosquitto, collector, 1, "the collector did not end when stopped") == []
+    assert Revoked.calls == 2
 
 
 def test_an_acknowledgement_never_names_a_message_of_an_earlier_connection(mosquitto: Mosquitto,
