@@ -248,9 +248,16 @@ def _unrefuse(conn: Any, body: FloorEntry) -> None:
 
 
 def _alarm_gap(conn: Any, table_id: str, last_seq: int) -> None:
-    row = conn.execute("SELECT min(seq) FROM entries WHERE table_id = %s AND seq > %s",
-                       (table_id, last_seq)).fetchone()
-    if row[0] is None:
+    """Raise (or bring up to date) the gap alarm after ``last_seq``: the first run of missing
+    entries, and how many more are missing among the entries that wait after it, so that a
+    floorperson sees the whole loss, not its first part."""
+    first, last, waiting = conn.execute("SELECT min(seq), max(seq), count(*) FROM entries WHERE table_id = %s "
+                                        "AND seq > %s", (table_id, last_seq)).fetchone()
+    if first is None:
         return
-    alarms.raise_alarm(conn, table_id, last_seq + 1, alarms.GAP,
-                       f"{missing_entries(last_seq + 1, row[0] - 1)} (entry {row[0]} arrived)", again=False)
+    detail = f"{missing_entries(last_seq + 1, first - 1)} (entry {first} arrived)"
+    more = (last - first + 1) - waiting
+    if more:
+        detail += (f"; {more} more {'entry is' if more == 1 else 'entries are'} missing between it and "
+                   f"entry {last}, the last that arrived")
+    alarms.raise_alarm(conn, table_id, last_seq + 1, alarms.GAP, detail, again=False)

@@ -91,6 +91,25 @@ def test_a_gap_is_alarmed_then_closed_when_filled_and_the_chain_verifies_across_
     assert lines_of(store) == lines
 
 
+def test_a_gap_alarm_counts_every_entry_missing_not_only_its_first_run(store: FloorStore,
+                                                                     journal: TableJournal) -> None:
+    """Entries 51-60, 71 and 81-85 lost: the alarm at the chain's gap says all 16, not only the
+    first run (a floorperson judging the loss saw 10), and follows as the runs are filled."""
+    lines = journal.lines
+    assert len(lines) > 90
+    store.add(items(lines[:50] + lines[60:70] + lines[71:80] + lines[85:90]))
+    assert open_alarms(store.conn)[0]["detail"] == ("entries 51-60 are missing (entry 61 arrived); "
+                                                    "6 more entries are missing between it and entry 90, "
+                                                    "the last that arrived")
+    store.add(items(lines[50:60]))
+    assert [(a["seq"], a["detail"]) for a in open_alarms(store.conn)] == [
+        (71, "entry 71 is missing (entry 72 arrived); 5 more entries are missing between it and entry 90, "
+             "the last that arrived")]
+    store.add(items(lines[70:71] + lines[80:84]))
+    assert [(a["seq"], a["detail"]) for a in open_alarms(store.conn)] == [
+        (85, "entry 85 is missing (entry 86 arrived)")]
+
+
 def test_an_entry_that_does_not_fit_the_chain_is_never_stored(store: FloorStore, journal: TableJournal) -> None:
     lines = journal.lines
     store.add(items(lines[:20]))
