@@ -4,6 +4,10 @@
   (``retry-after``): idle sockets used to pile up until the process ran out of descriptors, and
   when the scoreboard runs inside ``shoectl run`` that process is the table's (its journal's
   checkpoints and anchors need descriptors too).
+- **At most ``MAX_PER_ADDRESS`` of them from one address**, the same ``503`` past that: one
+  runaway client (a script, a page reloading in a loop) took every slot and every screen of the
+  floor went dark. A browser opens at most six per page, so a host's own screens fit. Loopback
+  is not counted: a reverse proxy on the table's host, or its kiosk browser, speaks for many.
 - **Never the table's last descriptors**: kept by the listening socket, at accept
   (``controller.scoreboard.listening``), answered with the same ``503`` (``busy_response``).
 - **A request head within ``HEAD_TIMEOUT_S`` of connecting.** A connection that sends nothing, or
@@ -24,12 +28,15 @@ first, as every open connection does). Used as ``uvicorn.Config(http=GuardedH11P
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HEAD_TIMEOUT_S", "MAX_CONNECTIONS", "GuardedH11Protocol", "busy_response"]
+__all__ = ["HEAD_TIMEOUT_S", "MAX_CONNECTIONS", "MAX_PER_ADDRESS", "GuardedH11Protocol", "busy_response"]
 
 MAX_CONNECTIONS = 256  # browsers of a table and of the floor, each with its event stream
+MAX_PER_ADDRESS = 64   # a quarter of them
+LOOPBACK_COUNTED = False  # (a test's switch: its clients are all on loopback)
 HEAD_TIMEOUT_S = 10.0
 
 
@@ -55,6 +62,12 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_made(transport)  # counted in the server's connections from here on
         if len(self.connections) > MAX_CONNECTIONS:
             transport.write(busy_response(f"{MAX_CONNECTIONS} connections are open"))
+            transport.close()
+            return
+        host = self.client[0] if self.client else None
+        if host is not None and _counted(host) and sum(
+                1 for other in self.connections if other.client and other.client[0] == host) > MAX_PER_ADDRESS:
+            transport.write(busy_response(f"{MAX_PER_ADDRESS} connections from your address are open"))
             transport.close()
             return
         self._head_timer = self.loop.call_later(HEAD_TIMEOUT_S, self._no_request_in_time)
@@ -97,3 +110,11 @@ class GuardedH11Protocol(H11Protocol):
             self._head_timer.cancel()
             self._head_timer = None
         super().connection_lost(exc)
+
+
+def _counted(host: str) -> bool:
+    """Whether connections from ``host`` count towards ``MAX_PER_ADDRESS`` (not loopback's)."""
+    try:
+        return LOOPBACK_COUNTED or not ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+    except ValueError:  # not an IP address (a transport's own name for its peer): counted as one
+        return True

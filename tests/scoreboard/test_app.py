@@ -357,6 +357,37 @@ def test_connections_beyond_the_cap_are_answered_503_and_the_rest_served(journal
             sock.close()
 
 
+def test_one_address_gets_a_share_of_the_connections_and_others_are_still_served(journal, monkeypatch):
+    """A runaway client (a page reloading in a loop, a script) took every connection and every
+    screen of the floor went dark. One address holds at most ``MAX_PER_ADDRESS``; loopback (a
+    proxy or the kiosk on the table's host) is not counted unless the test says so."""
+    from controller.scoreboard import guarded_http
+
+    monkeypatch.setattr(guarded_http, "MAX_PER_ADDRESS", 2)
+    with serving(journal) as server:
+        time.sleep(0.2)  # the readiness probe's connection is closed and forgotten
+        held = [_raw(server) for _ in range(3)]  # loopback: not counted
+        try:
+            time.sleep(0.2)
+            assert get(server, "/healthz")[0] == 200
+        finally:
+            for sock in held:
+                sock.close()
+        monkeypatch.setattr(guarded_http, "LOOPBACK_COUNTED", True)
+        time.sleep(0.2)  # the closed ones forgotten
+        held = [_raw(server) for _ in range(2)]
+        try:
+            time.sleep(0.2)
+            with _raw(server) as third:
+                answer = _read_all(third)
+            assert answer.startswith(b"HTTP/1.1 503 ") and b"retry-after: 5" in answer
+            assert answer.endswith(b"the scoreboard is busy: 2 connections from your address are open; "
+                                   b"try again later\n")
+        finally:
+            for sock in held:
+                sock.close()
+
+
 def test_a_head_request_of_an_event_stream_ends_and_the_connection_serves_on(journal):
     """HEAD on an event stream sent the stream's headers and never ended: the next request on the
     same connection waited for ever."""
