@@ -4,7 +4,9 @@
 - ``serve_table(table, directory=None, faults=None)`` -> a started ``TableServer``: one
   ``PtyServer`` per device of the table, with stable links ``DIR/shuffler`` and ``DIR/shoe``
   (only ``DIR/shoe`` for a shoe with the shuffler built in or a table without a shuffler; ``DIR`` a new temporary directory
-  unless given, removed on close; one given is made if missing, but never its parents).
+  unless given, removed on close; one given is made if missing, but never its parents). A new
+  temporary directory's name carries the process's pid, and making one first removes those of
+  processes that are gone (``remove_stale_directories``: killed, they could not).
 
 ``TableServer.devices()`` is the JSON-ready list ``[{"profile": NAME, "port": PATH}, ...]``
 (shuffler first; one entry for a shoe with the shuffler built in) that ``shoectl emulate
@@ -47,6 +49,42 @@ def serve_device(device: EmulatedDevice, transport: str = "pty", *, port: int = 
     return server.start()
 
 
+_PREFIX = "shoectl-table-"  # then the pid of the process that made it, "-", and mkdtemp's letters
+
+
+def remove_stale_directories(parent: str | None = None) -> list[Path]:
+    """Remove the directories of links this module made in ``parent`` (default: the temporary
+    directory) for a process that is gone (killed: it could not remove them) and return them.
+    Only this user's, only a dead process's, and only holding nothing but the links: anything
+    else is left alone."""
+    removed = []
+    for path in Path(parent or tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
+        pid = path.name[len(_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or path.lstat().st_uid != os.getuid() or _alive(int(pid)):
+                continue
+            entries = list(path.iterdir())
+            if not all(entry.name in ("shoe", "shuffler") and entry.is_symlink() for entry in entries):
+                continue
+            for entry in entries:
+                entry.unlink()
+            path.rmdir()
+        except OSError:  # another process's sweep took it first, or it is not ours to touch
+            continue
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 class TableServer:
     """A table served over ptys. ``servers`` maps ``"shuffler"`` / ``"shoe"`` (``"shoe"`` alone for
     a shoe with the shuffler built in) to their servers."""
@@ -55,7 +93,9 @@ class TableServer:
                  faults: FaultSpec | None = None, **kwargs: Any) -> None:
         self.table = table
         self._made_dir = directory is None
-        self.directory = Path(tempfile.mkdtemp(prefix="shoectl-table-") if directory is None
+        if directory is None:
+            remove_stale_directories()
+        self.directory = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-") if directory is None
                               else directory)
         self.directory.mkdir(exist_ok=True)  # the servers' links never make a folder
         faults = faults if faults is not None else table.faults

@@ -1,0 +1,72 @@
+"""A table's links directory (``firmware_bridge.emulator.serving``): removed on close; one left by a
+process killed before it could (SIGKILL, a power cut) is removed by the next table that starts,
+and nothing else is touched."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from firmware_bridge.emulator import EmulatedTable
+from firmware_bridge.emulator.serving import TableServer, remove_stale_directories
+
+_SERVE_AND_WAIT = """
+import sys, time
+from firmware_bridge.emulator import EmulatedTable
+from firmware_bridge.emulator.serving import TableServer
+server = TableServer(EmulatedTable(speed=float("inf"), seed=1)).start()
+print(server.directory, flush=True)
+time.sleep(600)
+"""
+
+
+def _dead_pid() -> int:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    return int(done.stdout)
+
+
+def _links_dir(parent: Path, pid: int, name: str = "abc") -> Path:
+    path = parent / f"shoectl-table-{pid}-{name}"
+    path.mkdir()
+    for role in ("shuffler", "shoe"):
+        (path / role).symlink_to("/dev/pts/999999")
+    return path
+
+
+def test_a_killed_table_s_directory_is_removed_by_the_next_table_and_only_it(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    killed = subprocess.Popen([sys.executable, "-c", _SERVE_AND_WAIT], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        left = Path(killed.stdout.readline().strip())
+        assert left.parent == tmp_path and sorted(p.name for p in left.iterdir()) == ["shoe", "shuffler"]
+    finally:
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(30)
+        killed.stdout.close()
+    assert left.exists()  # killed: it could not remove its links
+    dead = _dead_pid()
+    holding_more = _links_dir(tmp_path, dead, "more")
+    (holding_more / "notes.txt").write_text("not ours to remove\n")
+    living = _links_dir(tmp_path, os.getpid(), "alive")
+    unrelated = tmp_path / "shoectl-table-notapid-x"
+    unrelated.mkdir()
+
+    server = TableServer(EmulatedTable(speed=float("inf"), seed=2)).start()
+    try:
+        assert not left.exists()
+        assert holding_more.exists() and living.exists() and unrelated.exists()
+        assert server.directory.exists() and server.directory.name.startswith(f"shoectl-table-{os.getpid()}-")
+    finally:
+        server.close()
+    assert not server.directory.exists()
+
+
+def test_the_sweep_removes_a_dead_process_s_links_and_says_which(tmp_path: Path) -> None:
+    dead = _links_dir(tmp_path, _dead_pid())
+    assert remove_stale_directories(str(tmp_path)) == [dead] and not dead.exists()
+    assert remove_stale_directories(str(tmp_path)) == []
