@@ -19,7 +19,8 @@ MQTT 3.1.1 ``clean_session=False``; it needs a fixed ``--client-id``. ``stop_cli
 disconnects, stops that thread and closes every socket the client holds.
 
 ``refusal(reason_code)`` says in the user's words why the broker refused a connection, and
-``is_credentials_refusal`` whether retrying cannot help (a wrong password, not authorised).
+``is_lasting_refusal`` whether retrying cannot help (a wrong password, not authorised, a broker set
+up without QoS 1 or retained messages).
 """
 from __future__ import annotations
 
@@ -63,7 +64,14 @@ SESSION_EXPIRY = 7 * 24 * 3600  # a persistent session outlives a week's outage 
 MQTT_PACKET_IDS = 65535  # a QoS 1 message in flight holds one of these: no window (Receive Maximum) may be wider
 _CREDENTIALS_REFUSED = {134: "wrong user name or password",
                         135: "not authorised (a wrong user name or password, or a user it does not admit)"}
+# A broker set up without what this program's connections need (MQTT 5 reason codes): a person
+# must change its configuration, so retrying cannot help either.
+_SETUP_REFUSED = {154: "it keeps no retained messages (retain_available false), which the table's status and the "
+                       "connections' last wills need",
+                  155: "it takes no QoS 1 messages (max_qos 0), which the floor needs to know that each entry "
+                       "arrived"}
 _MAX_PASSWORD_FILE = 64 * 1024
+QOS_0_ONLY = 155  # MQTT 5's "QoS not supported": the words of a broker that takes QoS 0 only, however it said so
 PORT_WORDS = "the port must be a number from 1 to 65535"
 
 
@@ -323,9 +331,11 @@ def stop_client(client: mqtt.Client) -> None:
         reset_sockets()
 
 
-def is_credentials_refusal(reason_code: Any) -> bool:
-    """Whether a CONNACK's reason code says the credentials are refused (retrying cannot help)."""
-    return getattr(reason_code, "value", reason_code) in _CREDENTIALS_REFUSED
+def is_lasting_refusal(reason_code: Any) -> bool:
+    """Whether a CONNACK's reason code is a refusal retrying cannot help: the credentials, or the
+    broker's own setup (it takes no QoS 1, keeps no retained messages)."""
+    value = getattr(reason_code, "value", reason_code)
+    return value in _CREDENTIALS_REFUSED or value in _SETUP_REFUSED
 
 
 def refusal(reason_code: Any, options: BrokerOptions) -> str:
@@ -335,4 +345,7 @@ def refusal(reason_code: Any, options: BrokerOptions) -> str:
     words = _CREDENTIALS_REFUSED.get(value)
     if words is not None:
         return f"the broker {options.url} refused the connection{who}: {words}"
+    words = _SETUP_REFUSED.get(value)
+    if words is not None:
+        return f"the broker {options.url} refused the connection: {words}"
     return f"the broker {options.url} refused the connection: {reason_code}"

@@ -42,7 +42,7 @@ from typing import Any
 import structlog
 
 from controller.floor.broker import (
-    MQTT_V5, BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, refusal,
+    MQTT_V5, QOS_0_ONLY, BrokerError, BrokerOptions, connect_in_background, is_lasting_refusal, make_client, refusal,
     stop_client,
 )
 from controller.floor.broker_probe import reach_problem
@@ -160,16 +160,19 @@ class Collector:
         self.client.on_connect_fail = self._on_connect_fail
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
 
     # -- paho's network thread --------------------------------------------------------------------
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
         if reason_code.is_failure:
-            if is_credentials_refusal(reason_code):
-                self._fatal = refusal(reason_code, self.options)
-                self._stop.set()
+            if is_lasting_refusal(reason_code):
+                self._lasting_refusal(reason_code)
                 return
             self._outage(refusal(reason_code, self.options))
+            return
+        if getattr(properties, "MaximumQoS", 1) == 0:  # MQTT 5 says so at once; 3.1.1 in the SUBACK
+            self._lasting_refusal(QOS_0_ONLY)
             return
         with self._connection_lock:
             self._connection += 1
@@ -181,6 +184,21 @@ class Collector:
         client.subscribe(self.subscription, qos=1)
         _log.info("collecting", broker=self.options.url, subscription=self.subscription,
                   session_present=getattr(flags, "session_present", None))
+
+    def _on_subscribe(self, client: Any, userdata: Any, mid: int, reason_codes: Any, properties: Any) -> None:
+        granted = reason_codes[0] if reason_codes else None
+        if granted is not None and getattr(granted, "value", granted) == 0:
+            # QoS 0: the broker would neither keep the entries while the collector is away nor
+            # wait for them to be stored (a broker set with max_qos 0 grants that silently)
+            self._lasting_refusal(QOS_0_ONLY)
+        elif granted is not None and getattr(granted, "is_failure", False):
+            self._fatal = (f"the broker {self.options.url} refused the subscription to {self.subscription}: "
+                           f"{granted} (may this user read the tables' journals?)")
+            self._stop.set()
+
+    def _lasting_refusal(self, reason_code: Any) -> None:
+        self._fatal = refusal(reason_code, self.options)
+        self._stop.set()
 
     def _on_connect_fail(self, client: Any, userdata: Any) -> None:
         self._outage(f"the broker {self.options.url} is unreachable", dropped=False)

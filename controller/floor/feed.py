@@ -47,7 +47,7 @@ from typing import Any, Protocol
 import structlog
 
 from controller.floor.broker import (
-    BrokerError, BrokerOptions, connect_in_background, is_credentials_refusal, make_client, paho_client, refusal,
+    BrokerError, BrokerOptions, connect_in_background, is_lasting_refusal, make_client, paho_client, refusal,
     stop_client,
 )
 from controller.floor.broker_probe import check_tls_trust, reach_problem
@@ -282,7 +282,7 @@ class JournalFeed:
 
     def _connack(self, code: Any) -> None:
         if getattr(code, "is_failure", False):
-            if is_credentials_refusal(code):
+            if is_lasting_refusal(code):
                 raise self._refused(refusal(code, self.options))
             self._events.put(("unreachable", None))
             return

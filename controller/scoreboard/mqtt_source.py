@@ -122,7 +122,7 @@ class MqttFloorSource(TableSource):
         return None if why is None else f"{why} {self._options.url}"
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        from controller.floor.broker import connect_in_background, is_credentials_refusal, refusal
+        from controller.floor.broker import connect_in_background, is_lasting_refusal, refusal
         from controller.floor.topics import ROADS, STATUS, TOPIC_PREFIX
 
         self._loop = loop
@@ -131,7 +131,7 @@ class MqttFloorSource(TableSource):
 
         def on_connect(client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
             if getattr(reason_code, "is_failure", False):
-                if is_credentials_refusal(reason_code) and not self._ever_connected:
+                if is_lasting_refusal(reason_code) and not self._ever_connected:
                     self._no_connection = "refused by the broker"
                     self.give_up(refusal(reason_code, self._options))  # retrying cannot help
                     return

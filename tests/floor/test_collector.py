@@ -150,6 +150,24 @@ def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(
     assert collector.stderr().count("shoectl floor collect: ") == 1
 
 
+@pytest.mark.parametrize("protocol", ["5", "3.1.1"])
+def test_a_broker_that_takes_qos_0_only_ends_the_collector_in_one_line(floor_db: str, protocol: str) -> None:
+    """A broker set with ``max_qos 0`` grants the collector's subscription at QoS 0: it would
+    neither keep the entries while the collector is away nor wait for them to be stored, and the
+    collector took that silently. MQTT 5 says it in the CONNACK, 3.1.1 in the SUBACK: either way
+    one line, exit 2."""
+    broker = Mosquitto.start(settings=("max_qos 0",))
+    try:
+        done = subprocess.run([*SHOECTL, "floor", "collect", "--broker", broker.url, "--db", floor_db,
+                               "--mqtt-version", protocol, "--client-id", "c-qos0", *broker.login(COLLECTOR),
+                               "--log-level", "error"], capture_output=True, text=True, timeout=HANG)
+    finally:
+        broker.stop()
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr == (f"shoectl floor collect: error: the broker {broker.url} refused the connection: it takes "
+                           "no QoS 1 messages (max_qos 0), which the floor needs to know that each entry arrived\n")
+
+
 def test_refused_credentials_or_database_are_one_line_exit_2(mosquitto: Mosquitto, floor_db: str,
                                                              tmp_path: Path) -> None:
     wrong = tmp_path / "wrong.password"

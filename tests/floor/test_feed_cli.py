@@ -113,6 +113,25 @@ def test_a_wrong_password_is_one_clear_line(capsys, five_entry_journal: Path, mo
     assert not Path(f"{five_entry_journal}.feed-cursor").exists()
 
 
+@pytest.mark.parametrize(("setting", "says"), [
+    ("max_qos 0", "it takes no QoS 1 messages (max_qos 0), which the floor needs to know that each entry arrived"),
+    ("retain_available false", "it keeps no retained messages (retain_available false), which the table's status "
+                               "and the connections' last wills need")])
+def test_a_broker_set_up_without_what_the_feed_needs_is_one_clear_line(capsys, five_entry_journal: Path,
+                                                                       setting: str, says: str) -> None:
+    """A broker that takes no QoS 1 (or keeps no retained messages) refuses the feed's connection
+    for good: the feed said "cannot reach the broker" and retried for ever, the person reading it
+    looking for a network fault. Now it says what the broker lacks, exit 2, no cursor written."""
+    broker = Mosquitto.start(settings=(setting,))
+    try:
+        line = refused(capsys, "--journal", str(five_entry_journal), "--broker", broker.url, *broker.login("T1"),
+                       outage_lines=True)
+    finally:
+        broker.stop()
+    assert line == f"shoectl feed: error: the broker {broker.url} refused the connection: {says}"
+    assert not Path(f"{five_entry_journal}.feed-cursor").exists()
+
+
 def test_a_table_cannot_feed_under_another_tables_name(capsys, five_entry_journal: Path,
                                                        mosquitto: Mosquitto) -> None:
     """The ACL lets user T2 publish under T2 only: T1's journal is refused (MQTT 5's PUBACK says so)."""
