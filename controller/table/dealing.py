@@ -110,12 +110,13 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         discard(t, c, position, TWENTYONE_CARD_IN_ERROR)
         t.notice("warning", f"card {c} drawn when none was called for: to the discard rack")
         return
-    if (t.state == "betting" and t.round is None and last is not None and last.kind == "normal"
-            and len(last.cards) == 4 and not t.pending_wagers):
+    if (t.state == "betting" and t.round is None and last is not None and last.kind in ("normal", "simulated")
+            and len(last.cards) == 4 and not t.shoe_rounds.wager_placed_since(t.pending_wagers)):
         # The card right after a round that ended on four cards, before any wager for the next
         # round: the dealer drew a third card for the Player when none was authorized
-        # (627a.13(b)-(c)). After a wager it is a card drawn in error before the next hand
-        # (docs/irregularities.md, "What the regulation leaves open").
+        # (627a.13(b)-(c)). A simulated round's too: its cards are "dealt in accordance with this
+        # chapter", 627a.10 included (a regulation review). After a wager it is a card drawn in
+        # error before the next hand (docs/irregularities.md, "What the regulation leaves open").
         decision = irr.unauthorized_player_third_card(last.first_four(), c, disclosed=face_up, submission=t.sub)
         of_round: int | None = last.number  # that round's irregularity, on record with it
     else:

@@ -155,6 +155,7 @@ class ShoeRounds:
     next_kind: str = "normal"
     last: RoundInProgress | None = None
     last_outcome: str | None = None
+    waiting_then: tuple[Wager, ...] = ()  # the wagers on the layout when ``last`` was decided
 
     def new_shoe(self) -> None:
         """A shoe is shuffled: its rounds are counted from one, and it has no result yet."""
@@ -171,9 +172,17 @@ class ShoeRounds:
         """627a.13(c)(2)/(d): the next round begins as a simulated one."""
         self.next_kind = "simulated"
 
-    def decided(self, r: RoundInProgress) -> None:
-        """Round ``r`` has its result."""
+    def decided(self, r: RoundInProgress, waiting: list[Wager]) -> None:
+        """Round ``r`` has its result; ``waiting`` are the wagers then on the layout for the next
+        round (kept through a simulated round), to tell a wager placed since (``wager_placed_since``)."""
         self.last, self.last_outcome = r, r.result.outcome.value
+        self.waiting_then = tuple(waiting)
+
+    def wager_placed_since(self, waiting: list[Wager]) -> bool:
+        """Whether the wagers on the layout (``waiting``) are not those there when the last round
+        was decided: one was placed or taken back since."""
+        kept = self.waiting_then
+        return len(waiting) != len(kept) or any(a is not b for a, b in zip(waiting, kept))
 
     def take_last(self) -> RoundInProgress | None:
         """The last round decided, if no card nor round followed it yet; it is then followed."""

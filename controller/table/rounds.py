@@ -72,7 +72,7 @@ def complete_round(t: TableCore) -> None:
         for s in settle(r.result, r.main_wagers(), t.sub):
             t.record(kinds.SETTLEMENT, s.to_json())
     r.settled = True
-    t.shoe_rounds.decided(r)
+    t.shoe_rounds.decided(r, t.pending_wagers)
     t.record(kinds.ROUND_RESULT, {"round": r.number, "kind": r.kind, **r.result.to_json()})
     # 681a.7(l): to the discard rack in an order that permits reconstructing each hand.
     t.record(kinds.DISCARD_RACK, {"cards": [str(c) for c, _, _ in r.cards]})

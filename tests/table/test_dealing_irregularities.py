@@ -66,6 +66,50 @@ def test_disclosed_unauthorised_third_card_follows_the_rules_submission(option: 
         assert b.of("round_result")[-1]["dealt"][0]["card"] == "9S"
 
 
+@pytest.mark.reg("627a.13(c)", "627a.13(c)(1)", "627a.13(d)")
+@pytest.mark.parametrize("wagers", ["return", "stay"])
+def test_a_simulated_round_s_unauthorised_third_card_follows_c_not_d(wagers: str) -> None:
+    """627a.13(c): "If a third card dealt to the Player's Hand, when a third card is not authorized
+    under § 627a.10, is disclosed at the time it is dealt or is found face up in the dealing shoe",
+    with the Banker staying, the dealer follows the Rules Submission's procedure; (d) applies
+    "Except as provided in subsection (c)". A simulated round's cards "shall be dealt in accordance
+    with this chapter", 627a.10 included: a disclosed fifth card after a simulated round that ended
+    on four cards is its Player's unauthorised third card, and (c)(1) discards it with one more.
+    It opened another simulated round under (d) (a regulation review). Wagers kept on the layout
+    through the simulated round were placed before it; one placed since makes the card one drawn
+    in error before the next hand, (d)."""
+    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard",
+                              simulated_round_wagers=wagers)
+    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S,7S,8S,9D,AD,2D")), submission=sub)
+    b.open_and_cut()
+    b.face_up_at.add(b.drawn + 1)  # the first card of the round is found face up: a simulated round, (d)
+    b.play_round([(1, "player", 100)])
+    b.auto_deal = False
+    assert b.of("round_result")[-1]["kind"] == "simulated" and b.of("round_result")[-1]["cards_used"] == 4
+    assert len(b.core.pending_wagers) == (1 if wagers == "stay" else 0)
+    b.draw(face_up=True)  # a fifth card, disclosed: the Player was not entitled, the Banker stays
+    decision = b.of("irregularity")[-1]
+    assert (decision["clause"], decision["action"]) == ("627a.13(c)(1)", "discard-with-one-more")
+    b.draw()  # the additional card, face down
+    assert [d["reason"] for d in b.of("discard")] == ["627a.13(c)(1)", "627a.13(c)(1)"]
+    assert b.core.state == "betting" and b.core.prompt == "PLACE BETS"
+
+
+def test_after_a_simulated_round_a_card_drawn_once_a_wager_is_placed_is_one_drawn_in_error() -> None:
+    """The other side of the test above: a wager for the next round placed after the simulated
+    round ended, then a disclosed card: a card drawn in error before the next hand, (d)."""
+    sub = dataclasses.replace(load_preset("minibaccarat"), unauthorized_third_card="discard",
+                              simulated_round_wagers="stay")
+    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S,7S,8S,9D,AD,2D")), submission=sub)
+    b.open_and_cut()
+    b.face_up_at.add(b.drawn + 1)
+    b.play_round([(1, "player", 100)])
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=3, kind="banker", amount=50)
+    b.draw(face_up=True)
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(d)"
+
+
 @pytest.mark.reg("627a.13(c)(1)", "627a.13(d)")
 def test_the_additional_card_of_c1_is_drawn_face_down_one_found_face_up_opens_a_simulated_round() -> None:
     """627a.13(c)(1): "Place the disclosed card and one additional card, drawn face down from the

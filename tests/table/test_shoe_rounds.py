@@ -20,10 +20,24 @@ def test_rounds_are_numbered_per_shoe_and_a_simulated_one_is_begun_once() -> Non
 def test_the_last_round_decided_is_followed_once() -> None:
     s = ShoeRounds()
     decided = SimpleNamespace(result=SimpleNamespace(outcome=SimpleNamespace(value="banker")))
-    s.decided(decided)
+    s.decided(decided, [])
     assert s.last_outcome == "banker"
     assert s.take_last() is decided and s.take_last() is None
     assert s.last_outcome == "banker"  # the shoe's last result stays shown
-    s.decided(decided)
+    s.decided(decided, [])
     s.begin()  # a new round follows it
     assert s.take_last() is None
+
+
+def test_a_wager_placed_since_the_last_round_is_told_from_one_kept_through_it() -> None:
+    """A card after a round may be its Player's unauthorised third card only while no wager for
+    the next round was placed since (627a.13(b)-(c)); wagers kept through a simulated round were
+    placed before it, and are not such a wager."""
+    s = ShoeRounds()
+    decided = SimpleNamespace(result=SimpleNamespace(outcome=SimpleNamespace(value="tie")))
+    kept = [object(), object()]
+    s.decided(decided, kept)
+    assert not s.wager_placed_since(list(kept))
+    assert s.wager_placed_since([*kept, object()])  # one more placed
+    assert s.wager_placed_since(kept[:1])  # one taken back
+    assert s.wager_placed_since([kept[0], object()])  # one taken back and another placed
