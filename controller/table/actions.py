@@ -251,6 +251,12 @@ def continue_round(t: TableCore, op: OperatorInput) -> None:
     t.house_money_done()
 
 
+def card_disclosed(t: TableCore, op: OperatorInput) -> None:
+    """The card drawn in error that the table holds for the next hand was disclosed as it was
+    dealt (627a.13(c)-(d)); ``dealing.card_disclosed``."""
+    dealing.card_disclosed(t)
+
+
 def void_round(t: TableCore, op: OperatorInput, reason: str | None = None) -> None:
     if t.round is None:
         raise Refused("no round in progress")

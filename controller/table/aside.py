@@ -41,6 +41,7 @@ class CardsAside:
     discards_owed: int = 0
     owed_of_round: int | None = None
     deferred: list[Deferred] = field(default_factory=list)
+    latest: SetAside | None = None  # the card held for a next hand, while it is the last card out
 
     def defer(self, card: Card | None, *, face_up: bool, position: int) -> None:
         """A card out while a fault holds the table (None: unread), applied when it resumes."""
@@ -67,6 +68,24 @@ class CardsAside:
             self.held = aside
         else:
             self.held_later.append(aside)
+        self.latest = aside
+
+    def card_out(self) -> None:
+        """Another card left the shoe: the card held last is not the last card out any more."""
+        self.latest = None
+
+    def take_latest(self) -> SetAside:
+        """The card held last, while it is still the last card out and waits for its hand, taken
+        from the held cards (to be placed otherwise: ``card_disclosed``); ``Refused`` if none."""
+        latest = self.latest
+        if latest is None or not (latest is self.held or latest in self.held_later):
+            raise Refused("no card drawn in error waits for the next hand as the last card out of the shoe")
+        if latest is self.held:
+            self.held = self.held_later.pop(0) if self.held_later else None
+        else:
+            self.held_later.remove(latest)
+        self.latest = None
+        return latest
 
     def take_held(self) -> SetAside | None:
         """The held card, as the next normal round begins (None: none); the next one held waits
@@ -103,5 +122,5 @@ class CardsAside:
         waiting += [(d.card, d.position, "drawn while the table was held" if d.card else
                      "never read (the shoe ended before it was entered)") for d in self.deferred]
         self.held, self.held_later, self.simulated, self.deferred = None, [], [], []
-        self.discards_owed, self.owed_of_round = 0, None
+        self.discards_owed, self.owed_of_round, self.latest = 0, None, None
         return waiting

@@ -254,6 +254,13 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             "{nothing_to_clear}"),
     Command("enter_card", F, None, act.enter_card, "enter the card the shoe could not read",
             (Arg("card", "card", "the card, e.g. AS, 10H, KD"),)),
+    Command("card_disclosed", F, ("betting",), act.card_disclosed,
+            "the card drawn in error that the table holds for the next hand (drawn face down, the last out of "
+            "the shoe) was disclosed as it was dealt: it is decided again as disclosed, the Rules Submission's "
+            "procedure for a Player's unauthorised third card (627a.13(c)), a simulated round for any other "
+            "(627a.13(d))", (),
+            "a card drawn in error is said disclosed between rounds, while it waits for the next hand (the table "
+            "is {state})"),
     Command("void_round", F, ("dealing", "squeeze", "house_money"), act.void_round,
             "void the round in progress: its wagers returned (a House Money Wager settled before any third card "
             "stands), then the entire set reshuffled (627a.13(e))",

@@ -9,6 +9,7 @@ card, a squeeze (629a.8(c)), House Money (629a.8(c)(3)) or the end of the round.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from controller.journal import kinds
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
     st = t.state
+    t.aside.card_out()
     if st == "fault":
         # Nothing is lost: a card that left the shoe while the table was held is applied, in
         # order, when the fault clears.
@@ -117,17 +119,36 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         # (627a.13(b)-(c)). A simulated round's too: its cards are "dealt in accordance with this
         # chapter", 627a.10 included (a regulation review). After a wager it is a card drawn in
         # error before the next hand (docs/irregularities.md, "What the regulation leaves open").
-        decision = irr.unauthorized_player_third_card(last.first_four(), c, disclosed=face_up, submission=t.sub)
+        first_four = tuple(last.first_four())
+        decision = irr.unauthorized_player_third_card(first_four, c, disclosed=face_up, submission=t.sub)
         of_round: int | None = last.number  # that round's irregularity, on record with it
     else:
+        first_four = ()
         decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)
         of_round = None
-    action = decision.action
+    place_in_error(t, SetAside(c, position, decision.clause, of_round, first_four), decision)
+
+
+def card_disclosed(t: TableCore) -> None:
+    """627a.13(c)/(d): the card held for the next hand (drawn face down, the last out of the shoe)
+    was "disclosed at the time it is dealt", as the floorperson says: decided again as disclosed,
+    (c)'s designated procedure for a Player's unauthorised third card, (d) for any other.
+    ``Refused`` (nothing changed) when no such card waits."""
+    aside = t.aside.take_latest()
+    if aside.first_four:
+        decision = irr.unauthorized_player_third_card(aside.first_four, aside.card, disclosed=True, submission=t.sub)
+    else:
+        decision = irr.card_drawn_in_error(aside.card, disclosed=True, game=t.sub.game)
+    place_in_error(t, replace(aside, clause=decision.clause), decision)
+
+
+def place_in_error(t: TableCore, aside: SetAside, decision: Any) -> None:
+    """Where a card drawn in error goes, as ``decision`` says, on record first."""
+    c, position, of_round, action = aside.card, aside.position, aside.of_round, decision.action
     if action is irr.Action.NEXT_HAND_FIRST_CARD and t.aside.held is not None:
         t.notice("warning", "a second card drawn in error, not disclosed, while the next hand's first card is held: "
                             "it is the first card of the hand after it (627a.13(a))")
     irregularity(t, decision, position, of_round)
-    aside = SetAside(c, position, decision.clause)
     if action is irr.Action.NEXT_HAND_FIRST_CARD:
         t.aside.hold(aside)
     elif action is irr.Action.SIMULATED_ROUND:

@@ -31,6 +31,10 @@ class SetAside:
     card: Card
     position: int
     clause: str
+    # 627a.13(b)'s card: the round it is the unauthorised third card of, and that round's first
+    # four cards, for the decision should the card be said disclosed after all (627a.13(c))
+    of_round: int | None = None
+    first_four: tuple[Card, ...] = ()
 
 
 @dataclass

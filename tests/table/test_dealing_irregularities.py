@@ -255,3 +255,68 @@ def test_shoe_running_out_mid_round_voids_it_returns_wagers_and_reshuffles() -> 
     assert res["kind"] == "void"
     assert all(s["result"] == "push" for s in (r.payload for r in recs if r.kind == "settlement"))
     assert b.core.state == "cutting"  # the entire set reshuffled
+
+
+# -- a card disclosed as it was dealt, said by the floorperson (627a.13(c)-(d)) -----------------------
+@pytest.mark.reg("627a.13(c)", "627a.13(c)(1)", "627a.13(c)(2)")
+@pytest.mark.parametrize("option", ["discard", "simulated-round"])
+def test_a_players_third_card_said_disclosed_as_it_was_dealt_follows_c(option: str) -> None:
+    """627a.13(c): "If a third card dealt to the Player's Hand, when a third card is not authorized
+    under § 627a.10, is disclosed at the time it is dealt or is found face up in the dealing shoe",
+    the Banker staying, the dealer follows the Rules Submission's procedure. The shoe reads a card
+    face down: only a person sees that it was disclosed as it was dealt. Held under (b) as the next
+    hand's first card, the floorperson's ``card_disclosed`` decides it again under (c): it never
+    opens the next hand (the shoe alone had no way to record the disclosure: a regulation review)."""
+    b = after_a_four_card_round(option)
+    b.draw()  # the fifth card, face down: (b), held for the next hand
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(b)" and b.core.aside.held is not None
+    b.op("card_disclosed")
+    decision = b.of("irregularity")[-1]
+    assert decision["clause"] == ("627a.13(c)(1)" if option == "discard" else "627a.13(c)(2)")
+    assert decision["card"] == "9S" and b.core.aside.held is None
+    if option == "discard":
+        assert b.of("discard")[-1] == {"card": "9S", "position": 6, "reason": "627a.13(c)(1)"}
+        assert b.core.prompt == "BURN @7"  # the one additional card, face down
+        b.draw()
+        assert [d["reason"] for d in b.of("discard")] == ["627a.13(c)(1)", "627a.13(c)(1)"]
+        assert b.core.prompt == "PLACE BETS"
+    else:
+        assert b.of("round_start")[-1] == {"round": 2, "kind": "simulated", "wagers": []}
+        assert b.of("held_card_used")[-1] == {"card": "9S", "clause": "627a.13(c)(2)"}
+
+
+@pytest.mark.reg("627a.13(d)")
+def test_a_card_drawn_in_error_said_disclosed_as_it_was_dealt_opens_a_simulated_round() -> None:
+    """627a.13(d): "if a card is disclosed at the time it is dealt ..., the dealer shall use the
+    disclosed card as the first card of a simulated round of play in which wagers may not be
+    accepted". A card drawn in error before the next hand, face down, is held under (a); said
+    disclosed by the floorperson, it opens a simulated round instead, and the next real round's
+    first card is the next card out of the shoe."""
+    b = Bench()
+    b.open_and_cut()
+    b.draw()  # between rounds, face down: (a)
+    held = b.of("irregularity")[-1]
+    assert held["clause"] == "627a.13(a)"
+    b.op("card_disclosed")
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(d)" and b.core.aside.held is None
+    assert b.of("round_start")[-1]["kind"] == "simulated"
+    assert b.of("held_card_used")[-1]["clause"] == "627a.13(d)"
+
+
+def test_only_the_held_card_that_is_the_last_out_can_be_said_disclosed_and_a_refusal_changes_nothing() -> None:
+    """Nothing held, a card out of the shoe after the held one, or a dealer saying it: refused,
+    the table as it was."""
+    b = after_a_four_card_round()
+    b.op("card_disclosed")
+    assert b.of("refused")[-1]["reason"] == ("no card drawn in error waits for the next hand as the last card out "
+                                             "of the shoe")
+    b.draw()  # (b): held
+    before = b.core.snapshot()
+    b.op("card_disclosed", Role.DEALER, operator="d1")
+    assert "needs a floorperson or above" in b.of("refused")[-1]["reason"]
+    assert b.core.snapshot() == before and b.core.aside.held is not None
+    b.draw()  # another card drawn in error: held for the hand after it; the first is not the last out
+    first = b.core.aside.held
+    b.op("card_disclosed")  # the second, the last out, is the one said disclosed: (d)
+    assert b.core.aside.held is first and b.core.aside.held_later == []
+    assert b.of("round_start")[-1]["kind"] == "simulated"
