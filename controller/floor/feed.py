@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from controller.errors import UsageError
 from controller.floor.broker import (
     BrokerError, BrokerOptions, connect_in_background, is_lasting_refusal, make_client, paho_client, refusal,
     stop_client,
@@ -54,7 +55,7 @@ from controller.floor.broker_probe import check_tls_trust, reach_problem
 from controller.floor.cursor import AckWindow, FeedCursor
 from controller.floor.topics import journal_topic, roads_topic, status_topic
 from controller.journal.entry import Entry
-from controller.journal.errors import JournalBusyError, JournalIntegrityError
+from controller.journal.errors import JournalBusyError, JournalContentError, JournalIntegrityError
 from controller.journal.tail import JournalTail
 
 log = structlog.get_logger("shoectl.feed")
@@ -74,6 +75,11 @@ class TableSummary(Protocol):
 
 class FeedRefused(BrokerError):
     """The broker refuses this feed (credentials, or publishing under this table's topics)."""
+
+
+class FeedJournalError(UsageError):
+    """The journal holds an entry this feed cannot read (its chain verifies: a payload no table
+    wrote); the feed stops before publishing it, one line (exit 2: restarting cannot help)."""
 
 
 @dataclass(frozen=True)
@@ -155,8 +161,8 @@ class JournalFeed:
     def run(self, stop: threading.Event) -> None:
         """Publish until ``stop`` is set, then drain and say goodbye (see the module docstring).
         FeedRefused when the broker refuses the feed; a JournalError when the journal cannot be
-        read or its chain breaks (the entries before the break are published first, and their
-        acknowledgements waited for as a stopping feed waits)."""
+        read or its chain breaks, FeedJournalError at an entry it cannot read (the entries before
+        either are published first, and their acknowledgements waited for as a stopping feed waits)."""
         at = self.cursor.position()
         start = at.seq
         self.window = AckWindow(start, at.hash)
@@ -174,10 +180,13 @@ class JournalFeed:
                 connect_in_background(self.client, self.options)
                 while not stop.is_set():
                     self._step()
-            except JournalIntegrityError:
+            except (JournalIntegrityError, FeedJournalError) as exc:
                 self._settle(stop)  # the entries before the break are published: see them acknowledged
                 # offline, without a summary: the status must not describe entries past the break
                 self._goodbye(time.monotonic() + self.settings.stop_grace, summary=False)
+                if isinstance(exc, FeedJournalError):
+                    raise FeedJournalError(f"{exc}; the feed stops at entry {self.window.acked_through}, the last "
+                                           "the broker acknowledged") from None
                 raise
             self._drain()
         finally:
@@ -329,7 +338,10 @@ class JournalFeed:
             return False  # SQLite recovering the WAL after the table's crash: a moment
         topic = journal_topic(self.table_id)
         for e in entries:
-            self.summary.apply(e)
+            try:
+                self.summary.apply(e)
+            except JournalContentError as exc:  # a reader's traceback, until a review of bad inputs
+                raise FeedJournalError(f"{self.tail.path}: {exc}") from None
             self._last = e
             if e.seq <= self.window.last_published:
                 continue  # before the cursor: only for the summary
