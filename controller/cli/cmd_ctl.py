@@ -231,11 +231,21 @@ def status_text(st: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def status_reply_text(reply: dict[str, Any]) -> str:
-    """A ``status`` reply for a person: the table's status, then its devices' lines."""
-    links = reply.get("links") or {}
-    return "\n".join([status_text(reply["status"]), *(["lines:"] if links else []),
-                      *(f"  {line}" for line in line_text(links))])
+# What reading a reply's field of the wrong kind raises (a list where words were due, a number
+# where a list was): the reply comes from another program, so it is input, said in words.
+_FIELD_OF_THE_WRONG_KIND = (TypeError, AttributeError, KeyError, ValueError, IndexError)
+
+
+def status_reply_text(reply: dict[str, Any], where: str) -> str:
+    """A ``status`` reply for a person: the table's status, then its devices' lines. A field of
+    the wrong kind is a ``UsageError`` naming ``where`` (the socket), not a traceback."""
+    try:
+        links = reply.get("links") or {}
+        return "\n".join([status_text(reply["status"]), *(["lines:"] if links else []),
+                          *(f"  {line}" for line in line_text(links))])
+    except _FIELD_OF_THE_WRONG_KIND:
+        raise UsageError(f"{where}: the table's reply was not understood: its status has a field of the wrong "
+                         "kind") from None
 
 
 def event_text(ev: dict[str, Any]) -> str | None:
@@ -294,7 +304,10 @@ class EventLines:
         elif kind == "notice" and ev.get("text") == self._refusal_notice:
             self._refusal_notice = None
             return None
-        return event_text(ev)
+        try:
+            return event_text(ev)
+        except _FIELD_OF_THE_WRONG_KIND:  # said, and the events that follow are shown
+            return f"(an event the table sent was not understood: {safe(str(kind))[:40]}, a field of the wrong kind)"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -306,13 +319,14 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({**reply["status"], "links": reply.get("links") or {}})
         else:
-            print(status_reply_text(reply))
+            print(status_reply_text(reply, str(client.path)))
         return 0
     if args.table_command == "watch":
         lines = EventLines()
         for msg in client.events():
             if "status" in msg:
-                print_json(msg["status"]) if args.json else print(status_text(msg["status"]), flush=True)
+                print_json(msg["status"]) if args.json else print(
+                    status_reply_text({"status": msg["status"]}, str(client.path)), flush=True)
                 continue
             ev = msg.get("event", {})
             if args.json:

@@ -218,13 +218,16 @@ class Console:
             if command == "help":
                 write_line(self.help(items[0] if items else None))
             elif command == "status":
-                write_line(status_reply_text(self.client.status()))
+                write_line(status_reply_text(self.client.status(), str(self.client.path)))
             elif command == "pin":
                 self.new_pin()
             else:
                 self.command(command, items)
         except OSError as exc:  # the table went away: say so, stay at the prompt
             write_line(f"the table does not answer: {exc}")
+            self.last_code = 2
+        except UsageError as exc:  # a reply not understood: said, and the console stays
+            write_line(str(exc))
             self.last_code = 2
         return False
 

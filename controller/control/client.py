@@ -75,7 +75,11 @@ class ControlClient:
         obj = {"id": next(self._ids), **obj}
         with self._connect() as s:
             _send(s, obj)
-            return self._reply(_read_line(s))
+            try:
+                line = _read_line(s)
+            except TimeoutError:  # Python's own words were "timed out": of what, and where?
+                raise ControlUnavailable(f"{self.path}: the table gave no answer within {self.timeout:g} s") from None
+            return self._reply(line)
 
     def status(self) -> dict[str, Any]:
         reply = self.request({"op": "status"})

@@ -113,3 +113,47 @@ def test_watch_says_the_table_stopped_and_exits_1(capsys, fake_table) -> None:
     code, out, err = run(capsys, "ctl", "--socket", str(path), "watch")
     assert code == 1 and "closed" in out
     assert err == f"shoectl ctl: the table stopped: its control socket {path} closed\n"
+
+
+@pytest.mark.parametrize("status", [{"links": 7}, {"faults": {"a": 5}}, {"faults": "y"}, {"player": 5},
+                                    {"links": {"shoe": 5}}, {"wagers": [5]}, {"seats_taken": 3}])
+def test_a_status_with_a_field_of_the_wrong_kind_is_one_line_not_a_traceback(capsys, monkeypatch, fake_table,
+                                                                                status: dict) -> None:
+    """A review of bad inputs: `ctl status` checked the reply's shape, not the kinds inside it, and
+    a table's status with a number where a list was due ended in a traceback (exit 1); the
+    console's `status` too. Said in one line, exit 2; the console stays at its prompt."""
+    links = status.pop("links", {})
+    reply = {"ok": True, "status": {"table": "T1", "state": "betting", "shoe": "T1-S0001", **status}, "links": links}
+    path = fake_table(json.dumps(reply))
+    said = f"{path}: the table's reply was not understood: its status has a field of the wrong kind"
+    code, out, err = run(capsys, "ctl", "--socket", str(path), "status")
+    assert (code, out, err) == (2, "", f"shoectl ctl: error: {said}\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("status\nhelp open\n"))
+    code, out, err = run(capsys, "console", "--socket", str(path))
+    assert code == 2 and out.startswith(f"{said}\nopen\n") and err == ""
+
+
+def test_watch_says_an_event_it_cannot_read_and_goes_on(capsys, fake_table) -> None:
+    """`ctl watch` ended in a traceback (KeyError) at a round_result event without its round; the
+    watcher (a surveillance pipe) says it in a line and watches on, until the table closes."""
+    path = fake_table(json.dumps({"event": {"type": "round_result"}}))
+    code, out, err = run(capsys, "ctl", "--socket", str(path), "watch")
+    assert code == 1
+    assert out == "(an event the table sent was not understood: round_result, a field of the wrong kind)\n"
+    assert err == f"shoectl ctl: the table stopped: its control socket {path} closed\n"
+
+
+def test_a_table_that_never_answers_is_named_with_the_wait(tmp_path: Path) -> None:
+    """A review of bad inputs: a socket that takes the connection and never answers was
+    "error: timed out" (Python's words: of what, where?). It names the socket and the wait."""
+    import socket
+
+    from controller.control.client import ControlClient, ControlUnavailable
+
+    path = tmp_path / "silent.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as silent:
+        silent.bind(str(path))
+        silent.listen(1)  # connections wait in the backlog: connected, never answered
+        with pytest.raises(ControlUnavailable) as refused:
+            ControlClient(path, timeout=0.3).status()
+    assert str(refused.value) == f"{path}: the table gave no answer within 0.3 s"
