@@ -235,7 +235,9 @@ def check_row(row: Sequence[Any], prev: str, hasher: Hasher | None, table_id: st
             return "payload is not canonical JSON"
         if payload[:1] != "{":
             return "payload is not a JSON object"
-    except (ValueError, RecursionError) as exc:  # PayloadError is a ValueError
+    except RecursionError:  # Python's words named its own recursion limit (a review of bad inputs)
+        return "bad payload: nested too deeply to read"
+    except ValueError as exc:  # PayloadError is a ValueError
         return f"bad payload: {exc}"
     try:
         parse_ts(ts)

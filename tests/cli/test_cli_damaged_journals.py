@@ -312,3 +312,18 @@ def test_a_payload_that_is_not_an_object_fails_verify_and_is_left_out_by_every_r
         list(reader.entries())
     assert str(raised.value) == f"{path}: entry {seq} has a payload that is not a JSON object; run `shoectl journal verify`"
     assert digest(path) == before
+
+
+def test_a_payload_nested_too_deeply_is_said_in_words_not_pythons(capsys, dealt: Path, tmp_path: Path) -> None:
+    """A review of bad inputs: an entry whose payload is 5,000 nested arrays (its chain recomputed)
+    failed verify with Python's "maximum recursion depth exceeded while decoding a JSON array from a
+    unicode string"."""
+    path = copy(dealt, tmp_path)
+    entries = rows(path)
+    forged = list(entries[78])
+    forged[10] = '{"a":' + "[" * 5000 + "]" * 5000 + "}"
+    entries[78] = tuple(forged)
+    rewrite(path, rechain(entries))
+    code, out, err = run(capsys, "journal", "verify", str(path))
+    assert code == 1 and "entry 79: bad payload: nested too deeply to read (78 entries good before it" in out + err
+    assert "recursion" not in out + err
