@@ -73,4 +73,12 @@ def output_path_argument(text: str) -> str:
     what = (journal_file_kind(text) if mode is not None and stat.S_ISREG(mode) else None) or side_file_problem(text)
     if what:
         raise argparse.ArgumentTypeError(f"{text} is {what}, not a file to append to; give another file")
+    if mode is not None:
+        # Opened as it will be (no journal's, checked above: closing a descriptor of a file SQLite
+        # holds would release its locks): a file the system will not let be appended to (/proc's)
+        # was "error: Invalid argument" once the journal had been made (a review of bad inputs).
+        try:
+            open(text, "ab", buffering=0).close()  # noqa: SIM115 - opened to be closed: a check
+        except OSError as exc:
+            raise argparse.ArgumentTypeError(f"{text} cannot be appended to: {exc.strerror or exc}") from None
     return text if mode is not None else _in_a_folder(text)

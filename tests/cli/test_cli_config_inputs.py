@@ -100,3 +100,26 @@ def test_a_fifo_given_as_a_file_to_read_or_to_write_is_refused_without_blocking(
     code, _, err = run(capsys, *argv)
     assert code == 2 and err.count("\n") == 1 and said.format(fifo=fifo) in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["journal", "pipe"][("{journal}" not in command):]
+
+
+@pytest.mark.parametrize("command", [
+    ("run", "--journal", "{dir}/j.db", "--rounds", "1", "--speed", "max", "--dealt-log", "{file}"),
+    ("run", "--journal", "{dir}/j.db", "--rounds", "1", "--speed", "max", "--log-file", "{file}"),
+    ("emulate", "--table", "--dealt-log", "{file}"),
+    ("feed", "--journal", "{dir}/j.db", "--broker", "mqtt://127.0.0.1:1", "--log-file", "{file}"),
+    ("floor", "collect", "--log-file", "{file}"),
+], ids=["run --dealt-log", "run --log-file", "emulate --dealt-log", "feed --log-file", "floor --log-file"])
+def test_a_file_the_system_will_not_let_be_appended_to_is_refused_naming_it_before_anything_is_made(
+        capsys, tmp_path: Path, command) -> None:
+    """A review of bad inputs: `run --dealt-log /proc/version` said "error: Invalid argument" (of
+    what?) once the journal, its anchors, lock and log had been made. The file is opened as it
+    will be, at the argument, and named: nothing is made."""
+    from cli_run import run
+
+    unappendable = "/proc/version"  # a regular file by its mode, that no one can append to
+    argv = [a.format(file=unappendable, dir=tmp_path) for a in command]
+    code, _, err = run(capsys, *argv)
+    option = command[-2]
+    assert code == 2 and err.endswith(f"error: argument {option}: {unappendable} cannot be appended to: "
+                                      "Invalid argument\n") and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []
