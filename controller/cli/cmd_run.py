@@ -175,7 +175,6 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
     try:
         if journal.last_seq and not verified:
             require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
-        witness.record(journal.take_anchor())
         core = TableCore(sub, table_id=args.table_id, **table_capabilities([p for p, _ in attached.values()]))
         if not args.json:
             display.snapshot = core.snapshot
@@ -211,6 +210,9 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
                 except JournalContentError as exc:  # a card record no table wrote
                     raise UsageError(f"{journal_path}: {exc}: the table does not resume from it") from None
             monitor.attach(runner)
+        # The anchor at opening once every refusal of the resumed journal is past (a refused
+        # --submission rewrote the anchors file: a review of bad inputs); replaying writes nothing.
+        witness.record(journal.take_anchor())
         seed = resumed_seed(args.seed, journal.last_seq if resumed else 0)  # the emulator's and the dealer's
         if resumed and auto is not None and seed is not None:
             auto.rng.seed(seed)

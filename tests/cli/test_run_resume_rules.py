@@ -39,12 +39,15 @@ def test_a_journal_resumes_under_its_own_rules_without_submission(capsys, tmp_pa
 def test_other_rules_asked_for_in_the_middle_of_a_shoe_are_refused(capsys, tmp_path: Path) -> None:
     journal = dealt_journal(tmp_path / "j.db", "--submission", "midibaccarat", "--rounds", "2", "--seed", "4")
     before = verify(journal)
+    anchors = Path(f"{journal}.anchors")
+    anchored = anchors.read_bytes()
     code, out, err = run(capsys, *RUN, "--journal", str(journal), "--rounds", "3", "--submission", "ez-baccarat")
     assert (code, out) == (2, "") and err.count("\n") == 1, err
     assert ("--submission ez-baccarat: the journal's table plays 'Midibaccarat, 6 decks' and is betting; resume it "
             "without --submission (its rules change at a closed table: close, then set_submission)") in err
     after = verify(journal)
     assert (after.entries, after.last_hash) == (before.entries, before.last_hash)
+    assert anchors.read_bytes() == anchored  # a refused input changes nothing: no anchor of an opening refused
     code, out, err = run(capsys, *RUN, "--journal", str(journal), "--rounds", "3", "--submission", "midibaccarat")
     assert code == 0, err  # the same rules: a resume as any
 
