@@ -121,6 +121,8 @@ def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
     operator believe the table is fed), for what ``broker_options`` refuses, for MQTT 3.1.1, when
     paho-mqtt is missing, for a cursor beside the journal that is not this journal's, and for an
     ``mqtts://`` broker whose certificate is not trusted (``check_tls_trust``)."""
+    if args.feed is not None and not args.feed.strip():  # "--feed ''" (an unset variable) ran unfed, without a word
+        raise UsageError("--feed: empty; give the floor's broker, mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
     if not args.feed:
         given = given_options(args, BROKER_FLAGS)
         if given:

@@ -271,6 +271,18 @@ def test_run_refuses_broker_options_without_feed(capsys, tmp_path: Path, option:
     assert not any(journal.parent.iterdir())
 
 
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_run_refuses_an_empty_feed_instead_of_running_unfed(capsys, tmp_path: Path, empty: str) -> None:
+    """A review of bad inputs: `run --feed ''` (an unset variable in a unit) dealt with no feed and
+    no word, and with `--client-id` it said --feed "is not given"."""
+    journal = tmp_path / "var" / "t.db"
+    journal.parent.mkdir()
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--feed", empty)
+    assert (code, err) == (2, "shoectl run: error: --feed: empty; give the floor's broker, mqtt://HOST[:PORT] or "
+                              "mqtts://HOST[:PORT]\n")
+    assert not any(journal.parent.iterdir())
+
+
 def test_run_refuses_mqtt_3_1_1_for_its_feed(capsys, tmp_path: Path) -> None:
     journal = tmp_path / "var" / "t.db"
     journal.parent.mkdir()  # a journal folder that exists: only var/ by default is made
