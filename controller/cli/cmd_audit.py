@@ -29,6 +29,7 @@ not audited (exit 1) unless ``--no-verify``.
 from __future__ import annotations
 
 import argparse
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -183,6 +184,9 @@ def run_decisions(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if not result.entries:
         raise UsageError(f"{args.path}: the journal holds no entries")
+    if args.submission is not None and not result.used_given_rules:  # taken without a word, it seemed applied
+        print(f"{args.prog}: warning: --submission {args.submission}: not used: the journal names its rules before "
+              "its first input, and they decided it", file=sys.stderr)
     if args.json:
         print_json({**result.to_json(), "decided_by": _this_program()})
     else:

@@ -85,6 +85,7 @@ class Redecision:
     starts: int = 0           # controller_started records
     rounds: int = 0           # round_result records among them
     assumed_devices: bool = False
+    used_given_rules: bool = False  # the rules given (--submission) decided inputs the journal named none for
     difference: Difference | None = None
     last_seq: int = 0
     # The program the table's last start before the difference (or the journal's end) named:
@@ -171,6 +172,7 @@ class _Redecider:
         core = self.core
         if core is None and self.rules_given is not None:
             self.rules_in_force(jsonable(self.rules_given.to_dict()), self.rules_given)
+            self.result.used_given_rules = True
             core = self.core
         if core is None:
             self.differ(e.seq, "an input before any Rules Submission: nothing says by which rules it was decided "

@@ -269,6 +269,18 @@ def test_a_version_1_journal_is_decided_by_the_rules_given_up_to_what_the_table_
     assert result["difference"]["journaled"]["kind"] == "reconciliation"
     assert set(result["difference"]["decided"]["payload"]) - set(result["difference"]["journaled"]["payload"]) == {
         "remaining_counted_by"}
+    assert "not used" not in done.stderr  # the rules given were used
+
+
+def test_rules_given_that_the_journal_does_not_need_are_said_not_used(table_journal: Path) -> None:
+    """A review of bad inputs: `audit decisions --submission ez-baccarat` on a journal that names
+    its rules was taken without a word, as if it had been applied. Said, in one warning line; the
+    verdict is the journal's own rules'."""
+    done = subprocess.run([*SHOECTL, "audit", "decisions", "--submission", "minibaccarat", str(table_journal)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "decisions ok" in done.stdout, done.stderr
+    assert done.stderr.splitlines()[-1] == ("shoectl audit decisions: warning: --submission minibaccarat: not used: "
+                                            "the journal names its rules before its first input, and they decided it")
 
 
 @pytest.mark.parametrize("field, value, says", [
