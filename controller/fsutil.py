@@ -242,7 +242,12 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:  # named by the file asked for, not by the temporary one
-        raise OSError(exc.errno, exc.strerror, str(target)) from None
+        why = exc.strerror or str(exc)
+        if os.path.lexists(target):  # the new contents go beside it first: "No such file" of a file that is there
+            why = f"not a file that can be replaced here (its folder {directory} takes no new files); it was left as it is"
+        elif not directory.is_dir():
+            why = f"no such folder {directory}"
+        raise OSError(exc.errno, why, str(target)) from None
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": "\n"})) as fh:

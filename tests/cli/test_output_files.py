@@ -317,3 +317,17 @@ def test_root_does_not_run_the_table_of_a_journal_another_user_owns(capsys, tmp_
                          "--display", "lines")
     assert code == 2 and "belongs to nobody; run its table as that user" in err, err
     assert sorted(p.name for p in journal.parent.iterdir()) == before
+
+
+@pytest.mark.parametrize("argv", [("udev", "generate", "-o", "{file}"), ("diagram", "-o", "{file}"),
+                                  ("signature", "-o", "{file}")])
+def test_a_file_in_a_folder_that_takes_no_new_files_is_said_so_not_said_missing(capsys, argv) -> None:
+    """A review of bad inputs: `udev generate -o /proc/version` said "/proc/version: No such file or
+    directory" of a file that is there (the error was the new contents' temporary file's, beside it)."""
+    from cli_run import run
+
+    target = "/proc/version"  # there, and its folder takes no new file
+    code, out, err = run(capsys, *(a.format(file=target) for a in argv))
+    assert (code, out) == (2, "")
+    assert err.endswith(f"error: {target}: not a file that can be replaced here (its folder /proc takes no new files); "
+                        "it was left as it is\n") and err.count("\n") == 1, err
