@@ -18,8 +18,10 @@ file beside it, checked, and only then given its name, so ``new`` is whole or ab
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -79,6 +81,13 @@ def check_target(src: Path, dst: Path, done: str) -> None:
         raise JournalError(f"{anchors_path(dst)}: already exists (the anchors of another journal?): move it away first")
     if src.exists() and src.resolve() == dst.resolve():
         raise JournalError(f"{dst}: the new file must not be the old one")
+    try:  # made beside it first: a folder that takes no new file (/proc) blamed the source or a temporary file
+        fd, probe = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".probe", dir=dst.parent)
+    except OSError as exc:
+        said = f" ({exc.strerror})" if exc.strerror and exc.errno != errno.ENOENT else ""  # ENOENT: of the new file
+        raise JournalError(f"{dst}: cannot be made: its folder {dst.parent} takes no new files{said}") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _copy(src: Path, tmp: Path, hmac_key: bytes | None, clock: Callable[[], datetime]) -> int:

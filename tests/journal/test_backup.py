@@ -88,6 +88,20 @@ def test_a_copy_over_a_file_is_refused_and_changes_nothing(tmp_path: Path, capsy
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
+@pytest.mark.parametrize("command", ["backup", "migrate"])
+def test_a_copy_into_a_folder_that_takes_no_new_files_names_the_copy_and_its_folder(tmp_path: Path, capsys,
+                                                                                    command: str) -> None:
+    """A review of bad inputs: `journal backup j.db /proc/n.db` blamed a temporary file the user
+    never gave (`/proc/.n.db.anchors.copying-19479`), `journal migrate` the good source journal."""
+    journal = tmp_path / "j.db"
+    _anchored_journal(journal, 10)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code, out, err = run(capsys, "journal", command, str(journal), "/proc/n.db")
+    assert (code, out) == (2, "")
+    assert err == f"shoectl journal {command}: error: /proc/n.db: cannot be made: its folder /proc takes no new files\n"
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 def test_not_a_journal_is_one_line_and_leaves_no_copy(tmp_path: Path, capsys) -> None:
     other = tmp_path / "other.db"
     other.write_bytes(b"not SQLite at all" * 100)
