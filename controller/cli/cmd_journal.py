@@ -60,7 +60,7 @@ from controller.journal import kinds
 from controller.journal.anchors import AnchorFile, AnchorLines
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
-from controller.journal.errors import JournalError
+from controller.journal.errors import JournalDamagedError, JournalError
 from controller.journal.files import is_journal_file
 from controller.journal.migrate import DoesNotVerify, migrate
 from controller.journal.schema import SCHEMA_VERSION
@@ -194,6 +194,9 @@ def _into_new_file(args: argparse.Namespace, source: str, target: str, what: str
         return make(source, target, hmac_key=key)
     except DoesNotVerify as exc:
         print(f"{args.prog}: error: {exc}", file=sys.stderr)
+        return None
+    except JournalDamagedError as exc:  # a journal that does not verify, said as every reader says it (exit 1)
+        print(f"{args.prog}: error: {source}: FAILED: {exc.reason or exc}; nothing was written", file=sys.stderr)
         return None
 
 

@@ -58,7 +58,7 @@ def backup(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, hmac_key
         if report.needs_key:
             raise JournalError(f"{source}: {report.reason} (--hmac-key FILE): the copy is checked whole")
         if not report.ok:
-            raise DoesNotVerify(f"{verdict_line(target, report)}: the copy does not verify; nothing was kept")
+            raise DoesNotVerify(f"{verdict_line(source, report)}: its copy does not verify; nothing was kept")
         publish(tmp, target, "copied")
         if count:
             publish(anchors_tmp, anchors_path(target), "copied")

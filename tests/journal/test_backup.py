@@ -123,3 +123,24 @@ def test_an_hmac_journal_is_copied_with_its_key_and_refused_without(tmp_path: Pa
     code, out, err = run(capsys, "journal", "backup", str(tmp_path / "j.db"), str(tmp_path / "c.db"),
                          "--hmac-key", str(key_file))
     assert code == 0 and "to entry 1 " in out, err
+
+
+def test_a_damaged_or_tampered_journal_is_named_as_every_reader_names_it_and_nothing_is_kept(tmp_path: Path,
+                                                                                             capsys) -> None:
+    """A review of bad inputs: a journal SQLite finds damaged (cut short) was "cannot open the
+    journal", exit 2, where every other reader says FAILED, exit 1; one that does not verify was
+    named by the copy's path, not the journal's."""
+    from tampering import tamper
+
+    journal = tmp_path / "j.db"
+    _anchored_journal(journal, 300)
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(journal.read_bytes()[: journal.stat().st_size // 2])
+    code, out, err = run(capsys, "journal", "backup", str(cut), str(tmp_path / "c1.db"))
+    assert (code, out) == (1, "") and err.startswith(f"shoectl journal backup: error: {cut}: FAILED: the database "
+                                                     "file is corrupt") and err.count("\n") == 1, err
+    tamper(journal, "UPDATE entries SET payload = ? WHERE seq = ?", params=('{"forged": true}', 7))
+    code, out, err = run(capsys, "journal", "backup", str(journal), str(tmp_path / "c2.db"))
+    assert (code, out) == (1, "") and err.startswith(f"shoectl journal backup: error: {journal}: FAILED at entry 7")
+    assert err.endswith("its copy does not verify; nothing was kept\n"), err
+    assert not any(p.name.startswith(("c1", "c2", ".c")) for p in tmp_path.iterdir())
