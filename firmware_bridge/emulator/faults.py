@@ -48,6 +48,7 @@ from firmware_bridge.protocol.framing import DELIMITER
 
 from .shuffle_models import parse_model as parse_shuffle_model
 
+_LONGEST_S = 86_400  # a fault's duration: at most a day
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$", re.ASCII)
 _WHOLE = re.compile(r"^-?\d{1,18}$", re.ASCII)
 _WORD = re.compile(r"^[A-Z]{1,16}$", re.ASCII)
@@ -152,6 +153,8 @@ class FaultSpec:
             seconds = parse_duration(value)
             if key != "delay" and not seconds:  # an unplug of no length, or every 0 s: leave it out
                 raise ValueError
+            if seconds > _LONGEST_S:  # 10^47 s was taken (a review of bad inputs): nothing an emulator waits for
+                raise ValueError
             return seconds
         if key in cls._WORDS:
             if not _WORD.match(value):
@@ -177,7 +180,8 @@ class FaultSpec:
         if key in cls._RATES:
             return "a probability from 0 to 1"
         if key in cls._DURATIONS:
-            return "a duration" if key == "delay" else "a duration above 0"
+            return ("a duration" if key == "delay" else "a duration above 0") + \
+                " and at most a day, in ms or s (e.g. 500ms, 2s)"
         if key in cls._POSITIONS:
             return f"a stack position from 1 to {_MOST}"
         if key in cls._COUNTS:

@@ -27,8 +27,22 @@ def test_a_duration_without_a_unit_is_refused(spec: str, said: str) -> None:
 def test_a_duration_with_its_unit_is_taken() -> None:
     spec = FaultSpec.parse("delay=5ms,unplug-every=3s,unplug-for=0.5s")
     assert (spec.delay, spec.unplug_every, spec.unplug_for) == (0.005, 3.0, 0.5)
-    with pytest.raises(FaultSpecError, match=r"^fault delay='5 min': expected a duration$"):
+    with pytest.raises(FaultSpecError, match=r"^fault delay='5 min': expected a duration and at most a day, in ms "
+                                             r"or s \(e.g. 500ms, 2s\)$"):
         FaultSpec.parse("delay=5 min")
+
+
+@pytest.mark.parametrize("spec", ["unplug-every=1e20s", "unplug-for=1e6h", "unplug-every=" + "9" * 47 + "s",
+                                  "unplug-for=86401s"])
+def test_a_duration_past_a_day_or_in_another_unit_is_refused_in_words_that_say_so(spec: str) -> None:
+    """A review of bad inputs: `unplug-every=1e20s` was "expected a duration above 0" (it is above
+    0: it is the exponent and the unit that are not taken) while 10^47 s was taken."""
+    key = spec.split("=", 1)[0]
+    with pytest.raises(FaultSpecError) as info:
+        FaultSpec.parse(spec)
+    assert str(info.value) == (f"fault {key}={spec.split('=', 1)[1]!r}: expected a duration above 0 and at most a "
+                               "day, in ms or s (e.g. 500ms, 2s)")
+    assert FaultSpec.parse(f"{key}=86400s")  # a day is taken
 
 
 @pytest.mark.timeout(60)  # without the check, the emulator starts and serves until stopped
