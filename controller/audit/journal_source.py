@@ -70,12 +70,15 @@ class ShoeData:
     # cards a floorperson entered for reads the shoe could not make: {"card", "by"}, as journaled.
     # Known from the entry alone (no device read them): the card set counts them unidentified.
     entered: list[dict[str, str]] = field(default_factory=list)
+    # cards read after the reconciliation (drawn from the ended shoe before the next load): among
+    # the cards it counted as remaining
+    read_after_reconciliation: int = 0
 
     @property
     def remaining(self) -> int | None:
         rec = self.reconciliation
         value = rec.get("remaining_in_shoe") if rec else None
-        return value if isinstance(value, int) and value >= 0 else None
+        return max(0, value - self.read_after_reconciliation) if isinstance(value, int) and value >= 0 else None
 
     @property
     def stack_size(self) -> int | None:
@@ -139,6 +142,7 @@ def _collect_one(e: Any, get: Callable[[str], ShoeData]) -> None:
         if event == _CARD_READ:
             doc.reads.append(Read(_count(f["position"], "position"), _count(f["rank"], "rank"),
                                   _count(f["suit"], "suit")))
+            doc.read_after_reconciliation += doc.reconciliation is not None
         elif event == _COVER_CARD:
             doc.cover_positions.append(_count(f["position"], "position"))
         elif event == _SHUFFLE_DONE:

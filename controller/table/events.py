@@ -17,7 +17,7 @@ from controller.rules.cards import card_from_wire
 from controller.table import checks, dealing, preparation, rounds
 from controller.table.errors import Refused
 from controller.table.faults import CLOSE_DOOR, cleared_by_device, drop_fault, held_prompts, raise_fault
-from controller.table.io import DeviceStatus
+from controller.table.io import DeviceInput, DeviceStatus
 from controller.table.machine import AWAITING_STACK, GATE_OPEN_STATES
 from firmware_bridge.protocol import messages as m
 
@@ -174,13 +174,31 @@ def card_read(t: TableCore, device_role: str, ev: m.CardRead) -> None:
     dealing.accept_card(t, card_from_wire(ev.rank, ev.suit), face_up=ev.face_up, position=ev.position)
 
 
+def shoe_of_input(t: TableCore, inp: DeviceInput) -> str | None:
+    """The shoe a device input is journaled under (asked before it is decided): the shoe in play,
+    but for a card read once that shoe has ended (collected) and before the next stack is loaded,
+    the ended shoe it came out of (``card_after_the_shoe_ended``). It was journaled under the next
+    shoe, whose card-set audit then failed for a card it never held (a surveillance review)."""
+    shoe = t.shoe
+    if shoe is None:
+        return None
+    if isinstance(inp.event, m.CardRead) and (shoe.collected or shoe.loaded_count is None):
+        return _ended_shoe(t)
+    return shoe.id
+
+
+def _ended_shoe(t: TableCore) -> str | None:
+    """The shoe whose cards a card out now is of, once the shoe in play holds no stack (None: none)."""
+    return t.shoe.id if t.shoe.collected else t.unload_due
+
+
 def card_after_the_shoe_ended(t: TableCore, ev: m.CardRead) -> None:
     """A card out of the shoe once its shoe has ended (collected and reconciled) and before the
     next stack is loaded: one of the ended shoe's cards still in it (``unload_due``), never a card
     of the stack being prepared, nor the first card of its next hand. It goes to the discard rack
     with the ended shoe's cards, on record under that shoe (681a.7(d)(1)); read from a shoe that
     held no cards, under none."""
-    ended = t.shoe.id if t.shoe.collected else t.unload_due
+    ended = _ended_shoe(t)
     c = card_from_wire(ev.rank, ev.suit) if ev.readable else None
     where = f"shoe {ended}, which has ended" if ended else "a shoe that holds no stack"
     t.record(kinds.DISCARD, {"card": str(c) if c else None, "position": ev.position,

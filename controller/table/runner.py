@@ -36,6 +36,7 @@ import structlog
 from controller.journal import Journal
 from controller.table.core import TableCore
 from controller.table.devices_heard import DevicesHeard
+from controller.table.events import shoe_of_input
 from controller.table.io import (CommandFailed, DeviceInput, DeviceStatus, GiveUpMissingEvents, Notice, OperatorInput,
                                  SendCommand, TableRecord)
 from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerTask, Stop, drain
@@ -319,8 +320,9 @@ class TableRunner:
             # The link's sequencer dropped what this process already stored; the journal's key is
             # the backstop for what a crash left unacknowledged (docs/link.md, section 6).
             if not self._stored.contains(ev.serial, ev.epoch, ev.counter):
-                shoe, rnd = self._where()
+                _, rnd = self._where()
                 inp = DeviceInput(item.role, ev.message)
+                shoe = shoe_of_input(self.core, inp)  # before it is decided: the shoe it came from
                 decided = self.core.handle(inp)
                 records.append(device_input_record(inp, ev.serial, ev.epoch, ev.counter, shoe, rnd))
                 records.extend(output_records([o for o in decided if isinstance(o, TableRecord)]))

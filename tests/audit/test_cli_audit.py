@@ -194,3 +194,29 @@ def test_a_journal_whose_shoes_were_never_dealt_says_so_and_where_to_look(capsys
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert err.rstrip().endswith("no dealt shoe to check (2 shoes started, none dealt: each ended before its cards "
                                  "were dealt (a count fault, a reshuffle ordered); `shoectl journal replay` says why)")
+
+
+def test_a_card_drawn_from_a_shoe_that_has_ended_is_journaled_and_audited_under_that_shoe(capsys, tmp_path: Path) -> None:
+    """A surveillance review: the dealer drew one of the last shoe's remaining cards after it was
+    collected and reconciled, before the next stack was loaded. The card went to the discard rack
+    on record under the ended shoe, but its read was journaled under the next one, whose card-set
+    audit then failed for a card it never held (and the ended shoe passed, its card counted
+    twice: read, and remaining). The read is the ended shoe's, among the cards its
+    reconciliation counted as remaining: both shoes pass."""
+    from cli_run import dealt_journal
+
+    from controller.journal import JournalReader
+
+    journal = dealt_journal(tmp_path / "j.db", "--shoes", "2", "--seed", "1", "--faults", "dealer-extra-at=405",
+                            "--no-edge-monitor")
+    with JournalReader.open(journal) as reader:
+        entries = list(reader.entries())
+    discard = next(e for e in entries if e.kind == "discard" and "which has ended" in e.payload["reason"])
+    read = next(e for e in entries if e.kind == "input.device" and e.payload["event"] == "CARD_READ"
+                and e.payload["fields"]["position"] == discard.payload["position"] and e.seq < discard.seq
+                and e.seq > next(x.seq for x in entries if x.kind == "reconciliation"))
+    assert read.shoe_id == discard.shoe_id == "T1-S0001"
+    assert any(e.kind == "shoe_start" and e.shoe_id == "T1-S0002" and e.seq < read.seq for e in entries)
+    code, out, err = run(capsys, "audit", "cards", str(journal))
+    assert code == 0, out + err
+    assert "T1-S0001: ok: 416 expected, 416 loaded, 407 read (407 identified), 9 never read" in out
