@@ -165,6 +165,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     layout: dict[str, list[dict[str, Any]]] = {}  # by shoe: wagers placed since its last round began
     rounds: dict[tuple[str, int], dict[str, Any]] = {}
     current: str | None = None
+    ended: set[str] = set()  # shoes done: a record of one after it (a card drawn from it once ended) is late
 
     def want(sid: str | None, rno: int | None = None) -> bool:
         return (shoe is None or sid == shoe) and (round is None or rno == round)
@@ -184,6 +185,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 r = rounds.pop(key)
                 if want(*key):
                     yield {**r, "unfinished": True}
+        ended.add(sid)
         doc, on_layout = shoes.pop(sid, None), layout.pop(sid, [])
         if doc is not None and want(sid) and round is None:
             if open_rounds:
@@ -243,6 +245,14 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             if sid is None:
                 if k == kinds.CLOCK_STEP:  # before the first shoe (a computer set by NTP as it started)
                     unplaced.append(_event(e, None))
+                continue
+            if sid in ended and sid != current:
+                # A record of a shoe shown already (a card drawn from it after it ended, discarded
+                # with its cards): among the events of the shoe in play, where it happened. It
+                # was shown nowhere (a surveillance review).
+                event = _event(e, actor)
+                if event is not None and current is not None and want(current):
+                    shoe_doc(current)["events"].append(event)
                 continue
             doc = shoe_doc(sid)
             event = _event(e, actor)
