@@ -264,6 +264,11 @@ class _Redecider:
                     self.differ(e.seq, f"other rules put in force at a start while the table is {self.core.state}: a "
                                        "table takes other rules only closed", journaled=_journaled(e))
                     return
+            unlike = _unlike_its_preset(e.payload)
+            if unlike:  # a forger's paytable under a shipped preset's name decided again to itself (a surveillance review)
+                self.differ(e.seq, f"the submission record names the shipped {e.payload['source']}, but its rules are "
+                                   f"not that preset's: {unlike}", journaled=_journaled(e))
+                return
             self.rules_in_force(e.payload, sub)
 
     def rules_in_force(self, payload: dict[str, Any], sub: Any) -> None:
@@ -305,3 +310,25 @@ def redecide(entries: Iterable[Any], *, rules: Any = None) -> Redecision:
     if walk.expected:
         walk.missing(None)
     return walk.result
+
+
+def _unlike_its_preset(payload: dict[str, Any]) -> str:
+    """Where a ``submission`` record that names a shipped preset (``source`` ``preset:NAME``)
+    differs from this program's preset of that name, in words (``paytable.tie: 9:1, the preset's
+    8:1``); empty when it does not, or names none this program ships."""
+    from controller.rules.submission import load_preset, preset_names  # noqa: PLC0415 - the audit's alone
+
+    source = payload.get("source")
+    if not (isinstance(source, str) and source.startswith("preset:") and source[7:] in preset_names()):
+        return ""
+    shipped = jsonable(load_preset(source[7:]).to_dict())
+    said = [f"{where}: {mine}, the preset's {theirs}" for where, mine, theirs in _differences(payload, shipped)]
+    return "; ".join(said[:4]) + (f"; and {len(said) - 4} more" if len(said) > 4 else "")
+
+
+def _differences(mine: Any, theirs: Any, where: str = "") -> Iterable[tuple[str, Any, Any]]:
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        for key in sorted(set(mine) | set(theirs), key=str):
+            yield from _differences(mine.get(key), theirs.get(key), f"{where}.{key}" if where else str(key))
+    elif mine != theirs:
+        yield where, mine, theirs

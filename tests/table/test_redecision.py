@@ -346,6 +346,25 @@ def test_rules_put_in_force_where_no_table_would_are_named(table_journal: Path, 
     assert result.difference.why.startswith("other rules put in force at a start while the table is ")
 
 
+def test_a_paytable_forged_under_a_shipped_presets_name_is_named(table_journal: Path, tmp_path: Path) -> None:
+    """A surveillance review: the journal's first submission record (source `preset:ez-baccarat`)
+    forged to pay the Tie 9:1, with the settlements after it paid so and the chain recomputed,
+    decided again to itself: the audit took the paytable as the record said. A record that names
+    a preset this program ships is compared with that preset."""
+    seq = []
+
+    def forge(rs: list) -> list:
+        at = next(i for i, r in enumerate(rs) if r[KIND] == "submission")
+        seq.append(rs[at][SEQ])
+        rs[at] = _other_rules(rs[at])
+        return rs
+
+    result = decided(forged(table_journal, tmp_path, forge))
+    assert result.difference is not None and result.difference.seq == seq[0]
+    assert result.difference.why == ("the submission record names the shipped preset:ez-baccarat, but its rules are not "
+                                     "that preset's: paytable.tie: 9:1, the preset's 8:1")
+
+
 def test_the_events_a_device_never_sent_given_up_are_not_decided_again(table_journal: Path, tmp_path: Path) -> None:
     """A review of the audit: `events_given_up`, which a device's sender journals once a floorperson
     gave the events up (not a record the core makes with an input), failed the audit."""
