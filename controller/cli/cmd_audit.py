@@ -217,9 +217,12 @@ def decisions_text(path: str, r: Redecision) -> str:
     lines.append(f"{path}: decisions FAILED at {where}: {d.why}")
     journaled, decided = d.journaled, d.decided
     if journaled and decided and journaled["kind"] == decided["kind"] and isinstance(journaled["payload"], dict):
-        for name in ("shoe", "round"):
-            if journaled[name] != decided[name]:
-                lines.append(f"    {name}: journal {canonical_json(journaled[name])}, decided {canonical_json(decided[name])}")
+        # the entry's columns, named as the journal names them: a payload's "round" and the column
+        # round_no were one line alike (a surveillance review)
+        for name, column in (("shoe", "shoe_id"), ("round", "round_no"), ("operator", "operator")):
+            if journaled.get(name) != decided.get(name):
+                lines.append(f"    column {column}: journal {canonical_json(journaled.get(name))}, "
+                             f"decided {canonical_json(decided.get(name))}")
         jp, dp = journaled["payload"], decided["payload"]
         for key in sorted(set(jp) | set(dp)):
             if key not in dp or key not in jp or canonical_json(jp[key]) != canonical_json(dp[key]):

@@ -111,9 +111,14 @@ def _journal_safe(value: Any, depth: int) -> Any:
 _OPERATORS_OWN = frozenset({kinds.OPERATOR, kinds.REFUSED})
 
 
+def operator_column(kind: str, payload: dict[str, Any]) -> str | None:
+    """The journal's ``operator`` column of a record the core made: its payload's operator for an
+    operator's command taken or refused, none for any other."""
+    return payload.get("operator") if kind in _OPERATORS_OWN else None
+
+
 def output_records(records: Iterable[TableRecord]) -> list[JournalRecord]:
-    return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round,
-                          operator=r.payload.get("operator") if r.kind in _OPERATORS_OWN else None)
+    return [JournalRecord(r.kind, r.payload, shoe=r.shoe, round=r.round, operator=operator_column(r.kind, r.payload))
             for r in records]
 
 

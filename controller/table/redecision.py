@@ -47,7 +47,7 @@ from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.vocabulary import current_payload
 from controller.table.core import TableCore
 from controller.table.io import TableRecord, jsonable
-from controller.table.journaling import BUILT_IN_DEVICES, INPUT_KINDS, input_from
+from controller.table.journaling import BUILT_IN_DEVICES, INPUT_KINDS, input_from, operator_column
 from controller.table.errors import Refused
 from controller.table.recovery import JournalInputs, replay, rules_asked_for, rules_of_record
 
@@ -113,16 +113,16 @@ def _same_refusal(kind: str, journaled: Any, decided: dict[str, Any]) -> bool:
     return canonical_json({**journaled, "reason": ""}) == canonical_json({**decided, "reason": ""})
 
 
-def _side(kind: str, shoe: str | None, rnd: int | None, payload: Any) -> dict[str, Any]:
-    return {"kind": kind, "shoe": shoe, "round": rnd, "payload": payload}
+def _side(kind: str, shoe: str | None, rnd: int | None, operator: str | None, payload: Any) -> dict[str, Any]:
+    return {"kind": kind, "shoe": shoe, "round": rnd, "operator": operator, "payload": payload}
 
 
 def _decided(r: TableRecord) -> dict[str, Any]:
-    return _side(r.kind, r.shoe, r.round, r.payload)
+    return _side(r.kind, r.shoe, r.round, operator_column(r.kind, r.payload), r.payload)
 
 
 def _journaled(e: Any, payload: Any = None) -> dict[str, Any]:
-    return _side(e.kind, e.shoe_id, e.round_no, current_payload(e) if payload is None else payload)
+    return _side(e.kind, e.shoe_id, e.round_no, e.operator, current_payload(e) if payload is None else payload)
 
 
 class _Redecider:
@@ -197,7 +197,11 @@ class _Redecider:
             self.differ(e.seq, f"the journal's {e.kind} record holds a number no table writes (not a number, or "
                                "infinite)", decided=_decided(r))
             return
+        # the columns too: the operator's was never compared, and who gave a command could be changed
+        # unseen (a surveillance review). Empty where a table wrote one: an earlier shoectl's record
+        # (the column came later), whose payload names the operator, compared below.
         same = (e.kind == r.kind and e.shoe_id == r.shoe and e.round_no == r.round
+                and e.operator in (None, operator_column(r.kind, r.payload))
                 and (text == canonical_json(r.payload) or _same_refusal(e.kind, payload, r.payload)))
         if not same:
             self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",

@@ -365,6 +365,29 @@ def test_a_paytable_forged_under_a_shipped_presets_name_is_named(table_journal: 
                                      "that preset's: paytable.tie: 9:1, the preset's 8:1")
 
 
+@pytest.mark.parametrize("column, value", [(9, "mallory"), (5, 7)], ids=["operator", "round_no"])
+def test_a_record_s_columns_are_compared_and_named_as_columns(table_journal: Path, tmp_path: Path, column: int,
+                                                             value) -> None:
+    """A surveillance review: the `operator` column of an operator's record was never compared (who
+    gave a command could be changed unseen), and a column changed read as its payload's key of the
+    same name ("round: journal 7, decided 2" for the column round_no and for the payload's round)."""
+    seq = []
+
+    def forge(rs: list) -> list:
+        at = next(i for i, r in enumerate(rs) if r[KIND] == ("operator" if column == 9 else "round_start"))
+        rs[at] = [*rs[at][:column], value, *rs[at][column + 1:]]
+        seq.append(rs[at][SEQ])
+        return rs
+
+    path = forged(table_journal, tmp_path, forge)
+    result = decided(path)
+    assert result.difference is not None and result.difference.seq == seq[0]
+    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    name = "operator" if column == 9 else "round_no"
+    assert done.returncode == 1 and done.stdout.splitlines()[1].startswith(f"    column {name}: journal "
+                                                                           f"{json.dumps(value)}, decided ")
+
+
 def test_the_events_a_device_never_sent_given_up_are_not_decided_again(table_journal: Path, tmp_path: Path) -> None:
     """A review of the audit: `events_given_up`, which a device's sender journals once a floorperson
     gave the events up (not a record the core makes with an input), failed the audit."""
