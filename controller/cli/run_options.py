@@ -28,7 +28,7 @@ from controller.cli.common import given_options, not_root_over_another_users_jou
 from controller.errors import UsageError
 from controller.fsutil import folder_missing, foreign_symlink, write_problem
 from controller.journal.connection import require_journal_file
-from controller.journal.files import is_journal_file
+from controller.journal.files import is_journal_file, same_file
 from controller.table_ids import TABLE_ID
 from shoectl_config.extras import install_hint
 from shoectl_config.numbers import NumberError, bounded_decimal
@@ -159,6 +159,10 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
         if value is not None and is_journal_file(value, journal):  # writing there would destroy the journal
             raise UsageError(f"{option} {value}: that is the journal {journal} or a file beside it; "
                              "give another file")
+    log = Path(args.log_file) if args.log_file else journal.with_suffix(".log")
+    if args.dealt_log is not None and same_file(args.dealt_log, log):
+        # two writers interleaved in one file: neither the log nor the dealt log could be read (a surveillance review)
+        raise UsageError(f"--dealt-log {args.dealt_log}: that is the table's log file; give another file")
     _check_writable(args, journal)
     if args.submissions is not None and not Path(args.submissions).is_dir():  # only set_submission would find out
         raise UsageError(f"--submissions {args.submissions}: no such folder (the Rules Submission files a "

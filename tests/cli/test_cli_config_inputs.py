@@ -123,3 +123,18 @@ def test_a_file_the_system_will_not_let_be_appended_to_is_refused_naming_it_befo
     assert code == 2 and err.endswith(f"error: argument {option}: {unappendable} cannot be appended to: "
                                       "Invalid argument\n") and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("log_file", [None, "x.log"])
+def test_a_dealt_log_that_is_the_tables_own_log_file_is_refused(capsys, tmp_path: Path, log_file) -> None:
+    """A surveillance review: `run --journal d1.db --dealt-log d1.log` ran, the table's JSON log and
+    the dealt cards interleaved in one file that neither reader could read."""
+    from cli_run import run
+
+    log = tmp_path / (log_file or "d1.log")
+    argv = ["run", "--journal", str(tmp_path / "d1.db"), "--rounds", "1", "--speed", "max", "--dealt-log", str(log),
+            *(["--log-file", str(log)] if log_file else [])]
+    code, out, err = run(capsys, *argv)
+    assert (code, out, err) == (2, "", f"shoectl run: error: --dealt-log {log}: that is the table's log file; give "
+                                       "another file\n")
+    assert list(tmp_path.iterdir()) == []
