@@ -62,9 +62,15 @@ class PtyServer(DeviceServer):
                 raise FileExistsError(errno.EEXIST, "exists and is not a link an emulator made; left as it is "
                                       "(give a free name for the port)", str(self.link))
             tmp = self.link.with_name(f".{self.link.name}.{os.getpid()}.{id(self)}.tmp")
-            tmp.unlink(missing_ok=True)
-            os.symlink(path, tmp)
-            os.replace(tmp, self.link)
+            try:
+                tmp.unlink(missing_ok=True)
+                os.symlink(path, tmp)
+                os.replace(tmp, self.link)
+            except OSError as exc:  # named by the link asked for: not the pty, nor the temporary link
+                why = exc.strerror or str(exc)
+                if self.link.parent.is_dir():
+                    why = f"the link cannot be made there ({why})"
+                raise OSError(exc.errno, why, str(self.link)) from None
         except BaseException:
             os.close(master)
             os.close(slave)

@@ -210,6 +210,8 @@ def test_emulate_a_table_with_a_dealt_log(tmp_path) -> None:
     (["--table", "--no-shuffler", "--shoe-profile", "emulated-autoshoe"],
      "--no-shuffler: the shoe emulated-autoshoe has its shuffler built in"),
     (["--table", "--decks", "6"], "--decks: only with --no-shuffler"),
+    # a folder that takes no link named a pty the user never gave (a review of bad inputs)
+    (["--table", "--dir", "/proc"], "/proc/shuffler: the link cannot be made there"),
     (["--profile", "emulated-shoe", "--no-shuffler"], "--no-shuffler: only with --table"),
     # ignored once: a shoe served alone has no packs to open, nor a table's other profiles
     (["--profile", "emulated-shoe", "--decks", "3"], "--decks: only with --table"),

@@ -372,3 +372,11 @@ def test_a_feed_refused_under_another_name_leaves_the_tables_own_feed_connected(
     finally:
         code, said = stopped(own)
     assert "lost the broker" not in said, said
+
+
+def test_a_cursor_in_a_missing_folder_is_named_as_the_cursor(capsys, five_entry_journal: Path) -> None:
+    """A review of bad inputs: `feed --cursor /proc/x/c` blamed `/proc/x/c.lock`, a lock file the
+    user never named."""
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", "mqtt://127.0.0.1:1", "--cursor",
+                   "/proc/x/c")
+    assert line == "shoectl feed: error: /proc/x/c: no such folder /proc/x"

@@ -74,7 +74,9 @@ def test_a_simulated_round_s_unauthorised_third_card_follows_c_not_d(wagers: str
     with the Banker staying, the dealer follows the Rules Submission's procedure; (d) applies
     "Except as provided in subsection (c)". A simulated round's cards "shall be dealt in accordance
     with this chapter", 627a.10 included: a disclosed fifth card after a simulated round that ended
-    on four cards is its Player's unauthorised third card, and (c)(1) discards it with one more.
+    on four cards is its Player's unauthorised third card, and (c)(1) has the dealer "Place the
+    disclosed card and one additional card, drawn face down from the dealing shoe, into the
+    discard rack".
     It opened another simulated round under (d) (a regulation review). Wagers kept on the layout
     through the simulated round were placed before it; one placed since makes the card one drawn
     in error before the next hand, (d)."""
@@ -263,8 +265,10 @@ def test_shoe_running_out_mid_round_voids_it_returns_wagers_and_reshuffles() -> 
 def test_a_players_third_card_said_disclosed_as_it_was_dealt_follows_c(option: str) -> None:
     """627a.13(c): "If a third card dealt to the Player's Hand, when a third card is not authorized
     under § 627a.10, is disclosed at the time it is dealt or is found face up in the dealing shoe",
-    the Banker staying, the dealer follows the Rules Submission's procedure. The shoe reads a card
-    face down: only a person sees that it was disclosed as it was dealt. Held under (b) as the next
+    the Banker staying, the dealer follows the Rules Submission's procedure: (c)(1) "Place the
+    disclosed card and one additional card, drawn face down from the dealing shoe, into the discard
+    rack", or (c)(2) "Use the disclosed card as the first card of a simulated round of play". The
+    shoe reads a card face down: only a person sees that it was disclosed as it was dealt. Held under (b) as the next
     hand's first card, the floorperson's ``card_disclosed`` decides it again under (c): it never
     opens the next hand (the shoe alone had no way to record the disclosure: a regulation review)."""
     b = after_a_four_card_round(option)
