@@ -227,7 +227,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(EDGE, "after a round, every wager the Rules Submission (its source) offers, valued exactly on the cards "
          "left in the shoe (those below the cover card included: unseen); wagers: kind -> ev, the expected value "
          "per unit for the player as an exact fraction, and edge, the same as a decimal: positive is the player's "
-         "advantage", ("round", "submission", "cards_out", "remaining", "remaining_ranks", "wagers")),
+         "advantage; threshold: the monitor's, above which it journals an edge_alert after this record (since "
+         "2026-12-06)", ("round", "submission", "cards_out", "remaining", "remaining_ranks", "wagers"), ("threshold",)),
     Kind(EDGE_ALERT, "a surveillance notice: each wager's player edge in wagers (kind -> decimal) is above the "
          "configured threshold after the round", ("round", "wagers", "threshold")),
 

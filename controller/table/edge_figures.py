@@ -129,12 +129,16 @@ def rank_counts(composition: Composition) -> list[int]:
 
 
 def edge_payload(round_no: int, submission: Any, remaining: Remaining,
-                 wagers: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
-    """The ``edge`` record's payload (docs/journal.md)."""
+                 wagers: Mapping[str, Mapping[str, str]], threshold: str | None = None) -> dict[str, Any]:
+    """The ``edge`` record's payload (docs/journal.md); ``threshold``: the monitor's, as its
+    ``edge_alert`` says it (the audit holds the alerts to it: ``controller.table.alert_check``)."""
     comp = remaining.composition
-    return {"round": round_no, "submission": str(getattr(submission, "source", "")), "cards_out": remaining.cards_out,
-            "remaining": comp.total if comp else 0, "remaining_ranks": rank_counts(comp) if comp else [],
-            "wagers": {k: dict(v) for k, v in wagers.items()}}
+    payload = {"round": round_no, "submission": str(getattr(submission, "source", "")), "cards_out": remaining.cards_out,
+               "remaining": comp.total if comp else 0, "remaining_ranks": rank_counts(comp) if comp else [],
+               "wagers": {k: dict(v) for k, v in wagers.items()}}
+    if threshold is not None:
+        payload["threshold"] = threshold
+    return payload
 
 
 def journaled_edge(payload: Mapping[str, Any]) -> Mapping[str, Any]:

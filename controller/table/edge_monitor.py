@@ -259,7 +259,8 @@ class EdgeMonitor:
                 wagers: dict[str, dict[str, str]]) -> list[Any]:
         """The ``edge`` record and, when a wager is above the threshold, the ``edge_alert`` record
         and its notice."""
-        out: list[Any] = [self._record(kinds.EDGE, edge_payload(round_no, submission, remaining, wagers), shoe, round_no)]
+        out: list[Any] = [self._record(kinds.EDGE, edge_payload(round_no, submission, remaining, wagers,
+                                                                 self.threshold_text), shoe, round_no)]
         hot = above(wagers, self.threshold)
         if hot:
             out.append(self._record(kinds.EDGE_ALERT, {"round": round_no, "wagers": hot,

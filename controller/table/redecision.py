@@ -45,6 +45,7 @@ from controller.journal import kinds
 from controller.journal.chain import canonical_json
 from controller.journal.errors import JournalContentError, malformed_entry
 from controller.journal.vocabulary import current_payload
+from controller.table.alert_check import AlertsDue
 from controller.table.core import TableCore
 from controller.table.io import TableRecord, jsonable
 from controller.table.journaling import BUILT_IN_DEVICES, INPUT_KINDS, input_from, operator_column
@@ -137,6 +138,7 @@ class _Redecider:
         self.devices: dict[str, Any] | None = None  # the capabilities the last start named
         self.expected: deque[TableRecord] = deque()  # what the last input made, not yet matched
         self.inputs_since_start = 0  # a submission no command made is written at a start, before any input
+        self.alerts = AlertsDue()  # the surveillance notices the edge figures call for
 
     def differ(self, seq: int | None, why: str, journaled: dict[str, Any] | None = None,
                decided: dict[str, Any] | None = None) -> None:
@@ -149,6 +151,9 @@ class _Redecider:
                     decided=_decided(r))
 
     def take(self, e: Any) -> None:
+        if self.alerts.pending and e.kind != kinds.EDGE_ALERT:
+            self.differ(e.seq, self.alerts.finish() or "", journaled=_journaled(e))
+            return
         self.result.entries += 1
         self.result.last_seq = e.seq
         self.table_id = e.table_id or self.table_id
@@ -163,6 +168,13 @@ class _Redecider:
             self.started(e)
         elif e.kind == kinds.SUBMISSION:
             self.rules(e)
+        elif e.kind in (kinds.EDGE, kinds.EDGE_ALERT):
+            try:
+                why = self.alerts.take(e)
+            except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+                raise malformed_entry(e, exc) from None
+            if why is not None:
+                self.differ(e.seq, why, journaled=_journaled(e))
         elif e.kind not in NOT_DECIDED:
             self.differ(e.seq, f"a record of kind {e.kind} that no input made: the table makes it only with the input "
                                "it decides on", journaled=_journaled(e))
@@ -313,6 +325,8 @@ def redecide(entries: Iterable[Any], *, rules: Any = None) -> Redecision:
             return walk.result
     if walk.expected:
         walk.missing(None)
+    elif (why := walk.alerts.finish()) is not None:
+        walk.differ(None, why)
     return walk.result
 
 

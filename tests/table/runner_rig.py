@@ -54,16 +54,17 @@ def run_to_the_end(runner: TableRunner, timeout: float = 120) -> None:
     assert not thread.is_alive(), "the runner did not stop"
 
 
-def deal_with_the_edge_monitor(path, preset: str, *, seed: int, rounds: int, worker: str = "thread"):
+def deal_with_the_edge_monitor(path, preset: str, *, seed: int, rounds: int, worker: str = "thread",
+                               threshold: str = "0"):
     """A table on the emulator (``seed``) dealing ``rounds`` into the journal at ``path`` (resumed
-    when it holds entries), the edge monitor on its ``worker``; returns the runner and the monitor,
-    everything closed."""
+    when it holds entries), the edge monitor on its ``worker`` with ``threshold``; returns the
+    runner and the monitor, everything closed."""
     from controller.table.edge_monitor import EdgeMonitor
 
     table = EmulatedTable(seed=seed, speed=INF)
     journal = Journal.open(path, table_id="T1")
     runner = make_runner(table, journal, preset, rounds=rounds)
-    monitor = EdgeMonitor(worker=worker).attach(runner)
+    monitor = EdgeMonitor(threshold, worker=worker).attach(runner)
     try:
         run_to_the_end(runner)
     finally:

@@ -388,6 +388,36 @@ def test_a_record_s_columns_are_compared_and_named_as_columns(table_journal: Pat
                                                                            f"{json.dumps(value)}, decided ")
 
 
+def test_a_surveillance_notice_deleted_or_changed_is_named(table_journal: Path, tmp_path: Path) -> None:
+    """A surveillance review: an `edge_alert` deleted, the chain recomputed, passed verify and this
+    audit (nothing left said a notice was due). The `edge` record carries the monitor's threshold;
+    an edge record whose figures pass it is followed by its alert, with those wagers."""
+    journal = tmp_path / "alerts.db"
+    runner, _ = deal_with_the_edge_monitor(journal, "ez-baccarat", seed=5, rounds=6, threshold="-0.05")
+    assert runner.error is None  # at -5 %, every round's Player and Banker are above it: an alert a round
+    with JournalReader.open(journal) as reader:
+        entries = list(reader.entries())
+    alerts = [e for e in entries if e.kind == "edge_alert"]
+    assert alerts and all(e.payload.get("threshold") == "-0.05" for e in entries if e.kind == "edge")
+    assert decided(journal).ok
+    edge_seq = max(e.seq for e in entries if e.kind == "edge" and e.seq < alerts[0].seq)
+    result = decided(forged(journal, tmp_path, lambda rs: [r for r in rs if r[SEQ] != alerts[0].seq]))
+    assert result.difference is not None and result.difference.seq == alerts[0].seq  # the entry in its place
+    assert result.difference.why.startswith(f"no edge_alert follows the edge record of entry {edge_seq} (round ")
+    assert "whose figures call for one: " in result.difference.why
+
+    def fewer_wagers(rs: list) -> list:
+        at = next(i for i, r in enumerate(rs) if r[SEQ] == alerts[0].seq)
+        payload = json.loads(rs[at][PAYLOAD])
+        payload["wagers"] = dict(list(payload["wagers"].items())[:-1]) or {"tie": "0.5"}
+        rs[at][PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return rs
+
+    result = decided(forged(journal, tmp_path, fewer_wagers))
+    assert result.difference is not None and result.difference.seq == alerts[0].seq
+    assert result.difference.why.startswith(f"the edge_alert names other wagers than the edge record of entry {edge_seq}")
+
+
 def test_the_events_a_device_never_sent_given_up_are_not_decided_again(table_journal: Path, tmp_path: Path) -> None:
     """A review of the audit: `events_given_up`, which a device's sender journals once a floorperson
     gave the events up (not a record the core makes with an input), failed the audit."""
