@@ -57,7 +57,6 @@ class ChainCheck:
         # The last entry an anchor proved, (seq, hash, good): the chain's start until one does.
         self.anchored: tuple[int, str, int] | None = (0, GENESIS_HASH, 0)
         self.anchor_said: str | None = None
-        self.last_ts = ""  # the last good entry's time: an entry more than STEP_S before it needs a clock_step
         self._shapes = PayloadShapes()
         self._heads: dict[tuple[str, str | None, str | None, int | None, str | None], tuple[str, str, str]] = {}
 
@@ -86,14 +85,14 @@ class ChainCheck:
             return self.fail(seq if isinstance(seq, int) else expected, f"unexpected seq {seq!r} (expected {expected})")
         if seq > expected:
             return self.fail(expected, f"{missing_entries(expected, seq - 1)} (the next entry is {seq}): deleted?")
-        reason = check_row(row, self.last_hash, self.hasher, self.table_id) or _back_in_time(row, self.last_ts)
+        reason = check_row(row, self.last_hash, self.hasher, self.table_id)
         if reason is not None:
             return self.fail(seq, f"entry {seq}: {reason}")
         held = self.anchors.get(seq, ())
         for anchored, where in held:
             if anchored != row[12]:
                 return self.anchor_failure(seq, f"entry {seq}: hash {row[12]} differs from the anchor {anchored} ({where})")
-        self.last_seq, self.last_hash, self.last_ts = seq, row[12], row[1]
+        self.last_seq, self.last_hash = seq, row[12]
         self.good += 1
         if held:
             self.anchored = (seq, row[12], self.good)
@@ -120,15 +119,14 @@ class ChainCheck:
         hex_digest, anchors, table_id = hasher.hex_digest, self.anchors, self.table_id
         unknown_digits, shape_lead = self._shapes.unknown_digits, self._shapes.known.get
         parse_naive, heads, head_of = datetime.fromisoformat, self._heads, self._head
-        last_seq, prev, good, last_ts = self.last_seq, self.last_hash, self.good, self.last_ts
+        last_seq, prev, good = self.last_seq, self.last_hash, self.good
         for row in rows:
             (seq, ts, kind, row_table, shoe_id, round_no, device_serial, device_epoch, device_counter, operator,
              payload, prev_hash, digest) = row
             # The columns meant to hold text are spliced in through encode_basestring, which takes
             # nothing else (TypeError); those meant to hold integers are checked here.
-            # (times of one format: text order is time order; an entry before the last goes to ``feed``)
             if (seq == last_seq + 1 and type(seq) is int and prev_hash == prev and row_table == table_id
-                    and type(ts) is str and (ts >= last_ts or kind == "clock_step") and seq not in anchors and (round_no is None or type(round_no) is int)
+                    and seq not in anchors and (round_no is None or type(round_no) is int)
                     and (device_epoch is None or type(device_epoch) is int)
                     and (device_counter is None or (type(device_counter) is int and device_serial is not None
                                                     and device_epoch is not None))):
@@ -149,15 +147,15 @@ class ChainCheck:
                         if lead is None or (ZERO not in lead(data) if lead is not UNKNOWN
                                             else unknown_digits(payload, data, kind, shape)):
                             parse_naive(ts[:26])
-                            last_seq, prev, good, last_ts = seq, digest, good + 1, ts
+                            last_seq, prev, good = seq, digest, good + 1
                             continue
                 except (TypeError, AttributeError, ValueError):
                     pass  # the reference finds what
-            self.last_seq, self.last_hash, self.good, self.last_ts = last_seq, prev, good, last_ts
+            self.last_seq, self.last_hash, self.good = last_seq, prev, good
             if not self.feed(row):
                 return False
-            last_seq, prev, good, last_ts = self.last_seq, self.last_hash, self.good, self.last_ts
-        self.last_seq, self.last_hash, self.good, self.last_ts = last_seq, prev, good, last_ts
+            last_seq, prev, good = self.last_seq, self.last_hash, self.good
+        self.last_seq, self.last_hash, self.good = last_seq, prev, good
         return True
 
     def _head(self, columns: tuple[str, str | None, str | None, int | None, str | None]) -> tuple[str, str, str]:
@@ -252,25 +250,6 @@ def check_row(row: Sequence[Any], prev: str, hasher: Hasher | None, table_id: st
     if device_counter is not None and (device_serial is None or device_epoch is None):
         return "device_counter without device_serial and device_epoch"
     return None
-
-
-# A step back of the wall clock the writer journals (controller.journal.clockwatch): a time this far
-# before the entry before it, on an entry that is not the clock_step saying so, was moved there.
-STEP_S = 1.0
-
-
-def _back_in_time(row: Sequence[Any], last_ts: str) -> str | None:
-    """Why entry ``row``'s time cannot follow ``last_ts`` (the entry before it), or None: more than
-    ``STEP_S`` before it, and the entry is not the ``clock_step`` that says the clock stepped back
-    (a time moved by hand, its hash recomputed, passed every check: a surveillance review)."""
-    ts, kind = row[1], row[2]
-    if not last_ts or ts >= last_ts or kind == "clock_step":
-        return None
-    back = (parse_ts(last_ts) - parse_ts(ts)).total_seconds()
-    if back <= STEP_S:
-        return None
-    return (f"its time {ts} is {back:.1f} s before the entry before it ({last_ts}), and no clock_step record says "
-            "the clock stepped back: a time moved")
 
 
 def _opt(value: Any, kind_of: type) -> bool:
