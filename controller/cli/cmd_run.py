@@ -53,7 +53,7 @@ from controller.cli.run_options import (
     edge_threshold, emulator_speed, fault_spec, table_id,
 )
 from controller.cli.run_display import LineDisplay
-from controller.cli.run_output import JournalLines, StdoutLines, after_a_stop, output_read
+from controller.cli.run_output import JournalLines, StdoutLines, output_read
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
 from controller.errors import UsageError, output_path_argument, path_argument
 from controller.journal import Journal, kinds, load_hmac_key
@@ -137,16 +137,13 @@ def run(args: argparse.Namespace) -> int:
     # (the engine given back after: a caller running commands in turn in one process keeps its own)
     # A stop while starting up is a clean stop, within the stop grace like any other.
     with using_engine(engine), signals_held("shoectl run", args.stop_grace) as held:
-        # One grace for every wait on the readers after a stop signal (--json's last entries, then the rest)
-        give_up = after_a_stop(held, args.stop_grace)
         try:
-            return _run(args, held, out, err, give_up)
+            return _run(args, held, out, err)
         finally:
-            output_read(out, err, held, args.stop_grace, give_up)
+            output_read(out, err, held, args.stop_grace)
 
 
-def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: QueuedOutput,
-         give_up: Callable[[], bool]) -> int:
+def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: QueuedOutput) -> int:
     def say(text: str) -> None:  # a line for people on standard error, in order with the log's
         err.write(text + "\n", always=True)
 
@@ -168,7 +165,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
     except BaseException:
         control.close()
         raise
-    display: Any = JournalLines(journal, out, give_up=give_up) if args.json else LineDisplay(out)
+    display: Any = JournalLines(journal, out) if args.json else LineDisplay(out)
     emulator = None
     witness = AnchorFile.beside(journal_path)  # anchors at opening, at every shoe end, at stopping
     service = None  # systemd's notifications, once the table runs

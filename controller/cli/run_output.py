@@ -85,10 +85,9 @@ class StdoutLines:
         ``always``, when ``limit`` bytes already wait."""
         return self._out.write(text, always=always)
 
-    def wait_for_room(self, give_up: Callable[[], bool] = lambda: False) -> bool:
-        """Wait until the reader has taken enough for ``has_room``; False if it has gone, or as
-        soon as ``give_up()`` is true."""
-        return self._out.wait_for_room(give_up)
+    def wait_for_room(self) -> bool:
+        """Wait until the reader has taken enough for ``has_room``; False if it has gone."""
+        return self._out.wait_for_room()
 
     def finish(self, give_up: Callable[[], bool] = lambda: False) -> bool:
         """Wait until the reader has everything queued, then end the writing thread; True if it
@@ -108,27 +107,17 @@ class StdoutLines:
             self.on_gone()
 
 
-def after_a_stop(held: list[int], grace_s: float) -> Callable[[], bool]:
-    """A ``give_up`` for waiting on the reader: false until a stop signal is in ``held`` (the one
-    that stopped the table, or one later), then true ``grace_s`` after the first time it is asked
-    once one is."""
+def output_read(out: StdoutLines, err: QueuedOutput, held: list[int], grace_s: float) -> None:
+    """Wait until the readers of standard output and error have all the run wrote (the table is
+    closed by now): as long as they take it; after a stop signal (the one that stopped the table,
+    or one now) ``grace_s`` at most, then the one line of a forced exit."""
     deadline: list[float] = []
 
     def give_up() -> bool:
         if held and not deadline:
             deadline.append(time.monotonic() + grace_s)
         return bool(deadline) and time.monotonic() > deadline[0]
-    return give_up
 
-
-def output_read(out: StdoutLines, err: QueuedOutput, held: list[int], grace_s: float,
-                give_up: Callable[[], bool] | None = None) -> None:
-    """Wait until the readers of standard output and error have all the run wrote (the table is
-    closed by now): as long as they take it; after a stop signal (the one that stopped the table,
-    or one now) ``grace_s`` at most, then the one line of a forced exit. ``give_up``: the run's
-    ``after_a_stop(held, grace_s)``, when a wait before this one (``JournalLines.close``) has
-    started its grace already."""
-    give_up = give_up or after_a_stop(held, grace_s)
     for output in (out, err):
         if not output.finish(give_up) and give_up():
             exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
@@ -139,11 +128,9 @@ class JournalLines:
     """``run --json``: the display hooks (``record``, ``notice``, ``close``) writing the entries
     ``journal`` stores after ``since_seq`` (default: what it held when this was made)."""
 
-    def __init__(self, journal: Journal, out: StdoutLines, since_seq: int | None = None, *,
-                 give_up: Callable[[], bool] = lambda: False) -> None:
+    def __init__(self, journal: Journal, out: StdoutLines, since_seq: int | None = None) -> None:
         self.journal = journal
         self.out = out
-        self.give_up = give_up  # ends close()'s wait for the reader (after a stop signal: its grace)
         self.written_seq = journal.last_seq if since_seq is None else since_seq
         self._notices: deque[tuple[int, str]] = deque(maxlen=NOTICES_HELD)  # (seq it follows, line)
 
@@ -158,17 +145,15 @@ class JournalLines:
     def close(self) -> None:
         """Everything not written yet, however far behind the reader is, as the reader takes it:
         never more than the output's limit in memory (a reader paused for hours had the whole
-        journal since then queued at once). Returns when all is queued, the reader has gone, or
-        ``give_up()`` says so (``shoectl run``: a stop signal's grace passed; what is left is in
-        the journal, and the run says its output was not read). A journal that cannot be read
+        journal since then queued at once). Returns when all is queued or the reader has gone;
+        a stop signal's grace bounds the wait (``signals_held``). A journal that cannot be read
         here is reported by the run itself, which reads its anchor next."""
         with contextlib.suppress(JournalError):
             while True:
                 self._entries()
-                if self.written_seq >= self.journal.last_seq or not self.out.wait_for_room(self.give_up):
+                if self.written_seq >= self.journal.last_seq or not self.out.wait_for_room():
                     break
-        if self.written_seq >= self.journal.last_seq:
-            self._notices_up_to(None, always=True)
+        self._notices_up_to(None, always=True)
 
     def _entries(self, *, always: bool = False) -> None:
         if not (always or self.out.has_room()):

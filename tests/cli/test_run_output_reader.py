@@ -190,18 +190,3 @@ def test_json_lines_behind_their_reader_read_the_journal_again_and_lose_nothing(
     for seq in reversed(notices_after):
         expected.insert(seq, f'{{"notice":{{"level":"warning","text":"notice after {seq}"}}}}\n')
     assert text == "".join(expected)
-
-
-def test_json_lines_close_gives_up_when_asked_with_the_rest_left_in_the_journal(pipe, tmp_path: Path) -> None:
-    """After a stop signal the wait for a reader that does not read is bounded (``shoectl run``
-    asks ``give_up`` with its grace): close() returns with what is not written left in the journal."""
-    r, stream = pipe
-    out = StdoutLines(stream=stream, limit=2000)
-    asked = []
-    with Journal.open(tmp_path / "j.db", table_id="T1") as journal:
-        lines = JournalLines(journal, out, give_up=lambda: asked.append(1) or len(asked) > 3)
-        for i in range(100):
-            journal.append("card", {"card": "9S", "to": "player", "position": i, "n": 1}, shoe="S1", round=1)
-        lines.close()  # nobody reads: it must return
-        assert len(asked) == 4 and lines.written_seq < journal.last_seq
-    assert len(drain(r, out)) < PIPE_BYTES + 2000 + 500  # what the pipe took, and no more than the limit queued
