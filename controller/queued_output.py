@@ -80,15 +80,6 @@ class QueuedOutput:
             self._cond.notify_all()
         return True
 
-    def wait_for_room(self) -> bool:
-        """Wait until less than ``limit`` bytes wait; False at once (or as soon as it happens)
-        when a write has failed. For a writer with more to say than ``limit``, who asks for
-        room rather than queue it all (``run --json``'s last entries)."""
-        with self._cond:
-            while not self.failed and self._waiting >= self._limit:
-                self._cond.wait()
-            return not self.failed
-
     def line(self, text: str, missed: str, *, always: bool = False) -> None:
         """Queue ``text``, after ``... N {missed}`` when lines were not; count it instead when
         ``limit`` bytes already wait (unless ``always``). Nothing after a failed write."""

@@ -22,8 +22,8 @@
   (an entry's line starts with ``{"seq":``), after the entries journaled before it. The entries are
   read back from the journal, on the table's own thread, at each record and notice and once more at
   the end, so they are exactly what was committed, with their ``seq``, ``ts`` and ``hash``. While
-  the reader is behind, the journal is the buffer: entries are read when there is room, also at
-  ``close()``, which waits for the reader to take them; nothing is skipped.
+  the reader is behind, the journal is the buffer: entries are read when there is room, and all
+  that remain at ``close()``; nothing is skipped.
 """
 from __future__ import annotations
 
@@ -85,10 +85,6 @@ class StdoutLines:
         ``always``, when ``limit`` bytes already wait."""
         return self._out.write(text, always=always)
 
-    def wait_for_room(self) -> bool:
-        """Wait until the reader has taken enough for ``has_room``; False if it has gone."""
-        return self._out.wait_for_room()
-
     def finish(self, give_up: Callable[[], bool] = lambda: False) -> bool:
         """Wait until the reader has everything queued, then end the writing thread; True if it
         has. Stops waiting, with the thread left blocked, as soon as ``give_up()`` is true."""
@@ -143,16 +139,10 @@ class JournalLines:
         self._entries()
 
     def close(self) -> None:
-        """Everything not written yet, however far behind the reader is, as the reader takes it:
-        never more than the output's limit in memory (a reader paused for hours had the whole
-        journal since then queued at once). Returns when all is queued or the reader has gone;
-        a stop signal's grace bounds the wait (``signals_held``). A journal that cannot be read
-        here is reported by the run itself, which reads its anchor next."""
+        """Everything not written yet, however far behind the reader is. A journal that cannot be
+        read here is reported by the run itself, which reads its anchor next."""
         with contextlib.suppress(JournalError):
-            while True:
-                self._entries()
-                if self.written_seq >= self.journal.last_seq or not self.out.wait_for_room():
-                    break
+            self._entries(always=True)
         self._notices_up_to(None, always=True)
 
     def _entries(self, *, always: bool = False) -> None:
