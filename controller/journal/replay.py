@@ -165,6 +165,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     layout: dict[str, list[dict[str, Any]]] = {}  # by shoe: wagers placed since its last round began
     rounds: dict[tuple[str, int], dict[str, Any]] = {}
     current: str | None = None
+    ending: str | None = None  # the shoe before the current one, shown once the current one is loaded
     ended: set[str] = set()  # shoes done: a record of one after it (a card drawn from it once ended) is late
 
     def want(sid: str | None, rno: int | None = None) -> bool:
@@ -234,8 +235,12 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             if k == kinds.CONTROLLER_STARTED:
                 actor = None  # a new process: what follows is not the last command's doing (a review saw a restart "by" the dealer)
             if k == kinds.SHOE_START:
-                if current is not None:
-                    yield from shoe_done(current)
+                if ending is not None:
+                    yield from shoe_done(ending)
+                # The shoe before is shown once the next stack is loaded: until then a card drawn
+                # from it (the ended shoe's, discarded with its cards) is its own, with --shoe too
+                # (a review: it was shown nowhere, then only without --shoe).
+                ending = current
                 reads.clear()  # the reads of the shoe before: none of its cards is placed after this
                 current = p["shoe"]
                 shoe_doc(current)["decks"] = p.get("decks")
@@ -269,6 +274,9 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 doc["burned"].append(text_field(p, "card"))
             elif k == kinds.SHOE_LOADED:
                 doc["loaded"] = p["cards"]
+                if ending is not None and ending != sid:
+                    yield from shoe_done(ending)
+                    ending = None
             elif k == kinds.COVER_CARD:
                 doc["cover_card_position"] = p.get("position")
             elif k == kinds.RECONCILIATION:
@@ -335,6 +343,8 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             raise
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise malformed_entry(e, exc) from None
+    if ending is not None:
+        yield from shoe_done(ending)
     for sid in list(held):
         yield from release(sid)
     if current is not None:

@@ -220,9 +220,10 @@ def test_a_card_drawn_from_a_shoe_that_has_ended_is_journaled_and_audited_under_
     code, out, err = run(capsys, "audit", "cards", str(journal))
     assert code == 0, out + err
     assert "T1-S0001: ok: 416 expected, 416 loaded, 407 read (407 identified), 9 never read" in out
-    # and `journal replay` shows it, among the events of the shoe in play then (it showed it nowhere)
-    code, out, err = run(capsys, "journal", "replay", str(journal))
-    assert code == 0, err
-    late = [line for line in out.splitlines() if f"entry {discard.seq}: discard" in line]
-    assert len(late) == 1 and "drawn from shoe T1-S0001, which has ended" in late[0]
-    assert out.index(late[0]) > out.index("shoe T1-S0002 (begun")
+    # and `journal replay` shows it among its shoe's events, with --shoe too (it showed it nowhere)
+    for shoe in ([], ["--shoe", "T1-S0001"]):
+        code, out, err = run(capsys, "journal", "replay", str(journal), *shoe)
+        assert code == 0, err
+        late = [line for line in out.splitlines() if f"entry {discard.seq}: discard" in line]
+        assert len(late) == 1 and "drawn from shoe T1-S0001, which has ended" in late[0]
+        assert out.index("shoe T1-S0001 (begun") < out.index(late[0]) < out.find("shoe T1-S0002 (begun") % (len(out) + 1)
