@@ -8,7 +8,8 @@ whose figures pass its threshold is followed at once by its ``edge_alert`` (one 
 exactly those wagers, and
 no ``edge_alert`` comes without one. An alert deleted and the chain recomputed passed every check
 (a surveillance review). An ``edge`` record without a ``threshold`` (an earlier shoectl's) says
-nothing of what was due, and is not held to it.
+nothing of what was due, and is not held to it; once one carried it, every later one must (a
+threshold taken out with the alert passed the check: a review).
 """
 from __future__ import annotations
 
@@ -37,13 +38,17 @@ class AlertsDue:
     def __init__(self) -> None:
         self._due: _Due | None = None
         self._known = False  # the last edge record said its threshold: what was due is known
+        self._carried = False  # an edge record said it: every later one must
 
     def take(self, e: Any) -> str | None:
         p = e.payload
         if e.kind == kinds.EDGE:
             missing = self.finish()
             threshold = p.get("threshold")
-            self._known = isinstance(threshold, str)
+            if not isinstance(threshold, str) and self._carried:
+                # a writer that journals the threshold never stops: one taken out hid an alert taken out
+                return missing or "an edge record without the threshold every edge record before it carries"
+            self._known = self._carried = isinstance(threshold, str)
             if self._known:
                 hot = above(journaled_edge(p)["wagers"], Fraction(threshold))
                 self._due = _Due(e.seq, e.shoe_id, p["round"], hot, threshold) if hot else None

@@ -417,6 +417,18 @@ def test_a_surveillance_notice_deleted_or_changed_is_named(table_journal: Path, 
     assert result.difference is not None and result.difference.seq == alerts[0].seq
     assert result.difference.why.startswith(f"the edge_alert names other wagers than the edge record of entry {edge_seq}")
 
+    def alert_and_threshold_taken_out(rs: list) -> list:  # a review: the threshold taken out with the alert
+        last = max(i for i, r in enumerate(rs) if r[KIND] == "edge_alert")
+        edge = max(i for i in range(last) if rs[i][KIND] == "edge")
+        payload = json.loads(rs[edge][PAYLOAD])
+        del payload["threshold"]
+        rs[edge][PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return rs[:last] + rs[last + 1:]
+
+    result = decided(forged(journal, tmp_path, alert_and_threshold_taken_out))
+    assert result.difference is not None
+    assert result.difference.why == "an edge record without the threshold every edge record before it carries"
+
 
 def test_the_events_a_device_never_sent_given_up_are_not_decided_again(table_journal: Path, tmp_path: Path) -> None:
     """A review of the audit: `events_given_up`, which a device's sender journals once a floorperson
