@@ -15,6 +15,7 @@ servers and closes the table (and so its dealt log).
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -52,27 +53,51 @@ def serve_device(device: EmulatedDevice, transport: str = "pty", *, port: int = 
 _PREFIX = "shoectl-table-"  # then the pid of the process that made it, "-", and mkdtemp's letters
 
 
+_OWNER = ".owner"  # in a directory made here: its process holds an flock on it while it lives
+
+
 def remove_stale_directories(parent: str | None = None) -> list[Path]:
     """Remove the directories of links this module made in ``parent`` (default: the temporary
     directory) for a process that is gone (killed: it could not remove them) and return them.
-    Only this user's, only a dead process's, and only holding nothing but the links: anything
-    else is left alone."""
+    Only this user's, only a gone process's (its ``.owner`` lock free; a pid alone is not proof
+    across PID namespaces sharing a folder: a review saw a live table's links removed), and only
+    holding nothing but the links: anything else is left alone."""
     removed = []
     for path in Path(parent or tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
         pid = path.name[len(_PREFIX):].split("-", 1)[0]
         try:
-            if not pid.isdigit() or path.lstat().st_uid != os.getuid() or _alive(int(pid)):
+            if not pid.isdigit() or path.lstat().st_uid != os.getuid():
                 continue
             entries = list(path.iterdir())
-            if not all(entry.name in ("shoe", "shuffler") and entry.is_symlink() for entry in entries):
+            if not all((entry.name in ("shoe", "shuffler") and entry.is_symlink())
+                       or (entry.name == _OWNER and entry.is_file() and not entry.is_symlink()) for entry in entries):
                 continue
-            for entry in entries:
-                entry.unlink()
-            path.rmdir()
+            owner = path / _OWNER
+            lock = _free_lock(owner) if owner.exists() else (None if _alive(int(pid)) else -1)
+            if lock is None:
+                continue  # its process holds it: alive, wherever its pid lives
+            try:
+                for entry in entries:
+                    entry.unlink()
+                path.rmdir()
+            finally:
+                if lock >= 0:
+                    os.close(lock)
         except OSError:  # another process's sweep took it first, or it is not ours to touch
             continue
         removed.append(path)
     return removed
+
+
+def _free_lock(path: Path) -> int | None:
+    """A descriptor holding ``path``'s flock, taken at once; None when another process holds it."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _alive(pid: int) -> bool:
@@ -98,6 +123,10 @@ class TableServer:
         self.directory = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-") if directory is None
                               else directory)
         self.directory.mkdir(exist_ok=True)  # the servers' links never make a folder
+        self._owner: int | None = None
+        if self._made_dir:  # held while this process lives: the sweep of another never takes it for gone
+            self._owner = os.open(self.directory / _OWNER, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fcntl.flock(self._owner, fcntl.LOCK_EX)
         faults = faults if faults is not None else table.faults
         roles = (("shoe", table.shoe),) if table.shuffler in (None, table.shoe) else (
             ("shuffler", table.shuffler), ("shoe", table.shoe))
@@ -124,6 +153,9 @@ class TableServer:
         self.table.close()
         if self._made_dir:
             shutil.rmtree(self.directory, ignore_errors=True)
+        if self._owner is not None:
+            os.close(self._owner)
+            self._owner = None
 
     def __enter__(self) -> TableServer:
         return self.start()

@@ -43,7 +43,7 @@ def test_a_killed_table_s_directory_is_removed_by_the_next_table_and_only_it(mon
     killed = subprocess.Popen([sys.executable, "-c", _SERVE_AND_WAIT], stdout=subprocess.PIPE, text=True, env=env)
     try:
         left = Path(killed.stdout.readline().strip())
-        assert left.parent == tmp_path and sorted(p.name for p in left.iterdir()) == ["shoe", "shuffler"]
+        assert left.parent == tmp_path and sorted(p.name for p in left.iterdir()) == [".owner", "shoe", "shuffler"]
     finally:
         killed.send_signal(signal.SIGKILL)
         killed.wait(30)
@@ -70,3 +70,18 @@ def test_the_sweep_removes_a_dead_process_s_links_and_says_which(tmp_path: Path)
     dead = _links_dir(tmp_path, _dead_pid())
     assert remove_stale_directories(str(tmp_path)) == [dead] and not dead.exists()
     assert remove_stale_directories(str(tmp_path)) == []
+
+
+def test_a_directory_whose_owner_lock_is_held_is_kept_whatever_its_pid_says(tmp_path: Path) -> None:
+    """A review: a table in another PID namespace sharing the folder has a pid this process cannot
+    see, and its live links were removed. The lock its process holds on ``.owner`` says it lives."""
+    import fcntl
+
+    path = _links_dir(tmp_path, _dead_pid(), "elsewhere")
+    owner = os.open(path / ".owner", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(owner, fcntl.LOCK_EX)  # as the live table elsewhere holds it
+    try:
+        assert remove_stale_directories(str(tmp_path)) == [] and path.exists()
+    finally:
+        os.close(owner)  # its process gone: the lock with it
+    assert remove_stale_directories(str(tmp_path)) == [path] and not path.exists()
