@@ -78,6 +78,8 @@ def run_check(args: argparse.Namespace) -> int:
     except UnicodeDecodeError:
         print(f"{path}: not UTF-8 text; run: shoectl udev generate -o {path}")
         return EXIT_DIFFERS
+    except OSError as exc:  # its words without the file's name were the whole line (a review of bad inputs)
+        raise UsageError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     if actual == expected:
         print(f"{path}: up to date")
         return 0

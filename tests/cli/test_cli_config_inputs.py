@@ -138,3 +138,14 @@ def test_a_dealt_log_that_is_the_tables_own_log_file_is_refused(capsys, tmp_path
     assert (code, out, err) == (2, "", f"shoectl run: error: --dealt-log {log}: that is the table's log file; give "
                                        "another file\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [("udev", "check"), ("rules", "check")])
+def test_a_file_that_cannot_be_read_is_named_with_why(capsys, command) -> None:
+    """A review of bad inputs: `udev check /proc/self/mem` said "error: Input/output error" (of what?);
+    `rules check` named the file. Both do."""
+    from cli_run import run
+
+    code, out, err = run(capsys, *command, "/proc/self/mem")  # a file whose read fails (EIO)
+    assert (code, out) == (2, "")
+    assert err == f"shoectl {' '.join(command)}: error: /proc/self/mem: cannot read the file: Input/output error\n"
