@@ -320,9 +320,8 @@ class TableRunner:
             # The link's sequencer dropped what this process already stored; the journal's key is
             # the backstop for what a crash left unacknowledged (docs/link.md, section 6).
             if not self._stored.contains(ev.serial, ev.epoch, ev.counter):
-                _, rnd = self._where()
                 inp = DeviceInput(item.role, ev.message)
-                shoe = shoe_of_input(self.core, inp)  # before it is decided: the shoe it came from
+                shoe, rnd = shoe_of_input(self.core, inp), self._where()[1]  # asked before it is decided
                 decided = self.core.handle(inp)
                 records.append(device_input_record(inp, ev.serial, ev.epoch, ev.counter, shoe, rnd))
                 records.extend(output_records([o for o in decided if isinstance(o, TableRecord)]))
@@ -345,7 +344,6 @@ class TableRunner:
                 self._stored.rolled_back()
                 raise
             self._stored.committed()
-        if records:
             self.refresh_snapshot()
         for o in outs:  # the decision first (displays, the next prompt), then the acknowledgements
             self._dispatch(o)
