@@ -5,8 +5,7 @@ since 2026-12-06 the ``threshold`` it was run with), then, when a wager is above
 an ``edge_alert`` record naming those wagers. Neither is a decision of the table's core, so the
 decisions audit does not make them again; this check holds them to each other: an ``edge`` record
 whose figures pass its threshold is followed at once by its ``edge_alert`` (one transaction), with
-exactly those wagers, and
-no ``edge_alert`` comes without one. An alert deleted and the chain recomputed passed every check
+exactly those wagers, and no ``edge_alert`` comes without one. An alert deleted and the chain recomputed passed every check
 (a surveillance review). An ``edge`` record without a ``threshold`` (an earlier shoectl's) says
 nothing of what was due, and is not held to it; once one carried it, every later one must (a
 threshold taken out with the alert passed the check: a review).
@@ -37,8 +36,9 @@ class AlertsDue:
 
     def __init__(self) -> None:
         self._due: _Due | None = None
-        self._known = False  # the last edge record said its threshold: what was due is known
-        self._carried = False  # an edge record said it: every later one must
+        # the edge records say their threshold (from the first that did: every later one must), so
+        # what was due is known
+        self._carried = False
 
     def take(self, e: Any) -> str | None:
         p = e.payload
@@ -48,12 +48,12 @@ class AlertsDue:
             if not isinstance(threshold, str) and self._carried:
                 # a writer that journals the threshold never stops: one taken out hid an alert taken out
                 return missing or "an edge record without the threshold every edge record before it carries"
-            self._known = self._carried = isinstance(threshold, str)
-            if self._known:
+            self._carried = isinstance(threshold, str)
+            if self._carried:
                 hot = above(journaled_edge(p)["wagers"], Fraction(threshold))
                 self._due = _Due(e.seq, e.shoe_id, p["round"], hot, threshold) if hot else None
             return missing
-        if e.kind != kinds.EDGE_ALERT or not self._known:
+        if e.kind != kinds.EDGE_ALERT or not self._carried:
             return None
         due, self._due = self._due, None
         if due is None or (due.shoe, due.round) != (e.shoe_id, p["round"]):

@@ -159,7 +159,7 @@ def button(t: TableCore, device_role: str, ev: m.ButtonPress) -> None:
 
 def card_read(t: TableCore, device_role: str, ev: m.CardRead) -> None:
     shoe = t.shoe
-    if shoe is not None and (shoe.collected or shoe.loaded_count is None):
+    if shoe is not None and _holds_no_stack(shoe):
         card_after_the_shoe_ended(t, ev)
         return
     if shoe is not None:
@@ -182,9 +182,14 @@ def shoe_of_input(t: TableCore, inp: DeviceInput) -> str | None:
     shoe = t.shoe
     if shoe is None:
         return None
-    if isinstance(inp.event, m.CardRead) and (shoe.collected or shoe.loaded_count is None):
+    if isinstance(inp.event, m.CardRead) and _holds_no_stack(shoe):
         return _ended_shoe(t)
     return shoe.id
+
+
+def _holds_no_stack(shoe: Any) -> bool:
+    """The shoe in play has ended (collected) or was never loaded: a card read now is not its."""
+    return shoe.collected or shoe.loaded_count is None
 
 
 def _ended_shoe(t: TableCore) -> str | None:

@@ -152,7 +152,7 @@ class _Redecider:
 
     def take(self, e: Any) -> None:
         if self.alerts.pending and e.kind != kinds.EDGE_ALERT:
-            self.differ(e.seq, self.alerts.finish() or "", journaled=_journaled(e))
+            self.differ(e.seq, str(self.alerts.finish()), journaled=_journaled(e))
             return
         self.result.entries += 1
         self.result.last_seq = e.seq
