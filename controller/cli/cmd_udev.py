@@ -22,7 +22,7 @@ from controller.errors import UsageError, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
 from firmware_bridge.profiles import list_profiles
 from firmware_bridge.udev import INSTALLED_RULES_PATH, default_rules_path, generate_rules
-from shoectl_config.files import NotARegularFile, require_regular_file
+from shoectl_config.files import read_regular_file
 
 EXIT_DIFFERS = 1
 
@@ -64,22 +64,22 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_RULES_BYTES = 1 << 20  # a rules file is a few kilobytes
+
+
 def run_check(args: argparse.Namespace) -> int:
     path = Path(args.file) if args.file else default_rules_path()
     expected = generate_rules(list_profiles(), include_test_profiles=args.include_test_profiles)
-    try:
-        require_regular_file(path)  # a FIFO would be waited on for a writer, without end
-        actual = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists():
         print(f"{path}: missing; run: shoectl udev generate -o {path}")
         return EXIT_DIFFERS
-    except NotARegularFile as exc:
-        raise UsageError(str(exc)) from None
+    # the configuration files' reader: a FIFO never opened, a file that cannot be read named with why
+    _, raw, _ = read_regular_file(path, MAX_RULES_BYTES, lambda shown, _key, why: UsageError(f"{shown}: {why}"))
+    try:
+        actual = raw.decode("utf-8")
     except UnicodeDecodeError:
         print(f"{path}: not UTF-8 text; run: shoectl udev generate -o {path}")
         return EXIT_DIFFERS
-    except OSError as exc:  # its words without the file's name were the whole line (a review of bad inputs)
-        raise UsageError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     if actual == expected:
         print(f"{path}: up to date")
         return 0
