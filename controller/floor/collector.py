@@ -167,12 +167,12 @@ class Collector:
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
         if reason_code.is_failure:
             if is_lasting_refusal(reason_code):
-                self._lasting_refusal(reason_code)
+                self._end(refusal(reason_code, self.options))
                 return
             self._outage(refusal(reason_code, self.options))
             return
         if getattr(properties, "MaximumQoS", 1) == 0:  # MQTT 5 says so at once; 3.1.1 in the SUBACK
-            self._lasting_refusal(QOS_0_ONLY)
+            self._end(refusal(QOS_0_ONLY, self.options))
             return
         with self._connection_lock:
             self._connection += 1
@@ -190,14 +190,14 @@ class Collector:
         if granted is not None and getattr(granted, "value", granted) == 0:
             # QoS 0: the broker would neither keep the entries while the collector is away nor
             # wait for them to be stored (a broker set with max_qos 0 grants that silently)
-            self._lasting_refusal(QOS_0_ONLY)
+            self._end(refusal(QOS_0_ONLY, self.options))
         elif granted is not None and getattr(granted, "is_failure", False):
-            self._fatal = (f"the broker {self.options.url} refused the subscription to {self.subscription}: "
-                           f"{granted} (may this user read the tables' journals?)")
-            self._stop.set()
+            self._end(f"the broker {self.options.url} refused the subscription to {self.subscription}: {granted} "
+                      "(may this user read the tables' journals?)")
 
-    def _lasting_refusal(self, reason_code: Any) -> None:
-        self._fatal = refusal(reason_code, self.options)
+    def _end(self, why: str) -> None:
+        """A refusal retrying cannot mend: the collector stops, ``why`` its one line."""
+        self._fatal = why
         self._stop.set()
 
     def _on_connect_fail(self, client: Any, userdata: Any) -> None:
