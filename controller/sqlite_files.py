@@ -102,4 +102,3 @@ def head(path: str | os.PathLike[str], size: int) -> bytes | None:
                 os.close(fd)
             else:
                 entry[1].append(fd)  # closed when SQLite lets go of the file
-

@@ -51,8 +51,6 @@ def serve_device(device: EmulatedDevice, transport: str = "pty", *, port: int = 
 
 
 _PREFIX = "shoectl-table-"  # then the pid of the process that made it, "-", and mkdtemp's letters
-
-
 _OWNER = ".owner"  # in a directory made here: its process holds an flock on it while it lives
 
 
