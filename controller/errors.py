@@ -39,7 +39,28 @@ def new_file_argument(text: str) -> str:
     problem = replacement_problem(text)
     if problem is not None:
         raise argparse.ArgumentTypeError(f"{text} {problem}; give another file")
-    return _in_a_folder(text)
+    return _takes_new_files(_in_a_folder(text))
+
+
+def _takes_new_files(text: str) -> str:
+    """``text`` unless its folder takes no new file (the new contents are written beside it
+    first, then renamed over it): said before any work, not once a long simulation has been run
+    for a chart that cannot be written (``simulate --plot /proc/x.png``). Tried, not guessed from
+    the permission bits, which say yes to root on a read-only file system or in ``/proc``."""
+    import tempfile  # not at the top: every command imports this module
+
+    folder = os.path.dirname(text) or "."
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".shoectl-", suffix=".probe", dir=folder)
+    except OSError as exc:
+        if os.path.lexists(text):  # atomic_writer's words for it
+            raise argparse.ArgumentTypeError(f"{text}: not a file that can be replaced here (its folder {folder} takes "
+                                             "no new files); it was left as it is") from None
+        raise argparse.ArgumentTypeError(f"{text}: cannot be created: its folder {folder} takes no new files "
+                                         f"({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+    return text
 
 
 def _in_a_folder(text: str) -> str:

@@ -55,6 +55,10 @@ def test_simulate_plot_refused_before_dealing(capsys, tmp_path: Path, monkeypatc
     assert (code, out) == (2, "") and err.count("\n") == 1 and "name it .png or .svg" in err
     code, out, err = run(capsys, "simulate", "--shoes", "5", "--plot", str(tmp_path / "no" / "hold.png"))
     assert (code, out) == (2, "") and f"no such folder {tmp_path / 'no'}" in err
+    # a folder that takes no new file: said before 50,000 shoes are dealt (it was said after them)
+    code, out, err = run(capsys, "simulate", "--shoes", "50000", "--plot", "/proc/hold.png")
+    assert (code, out, err) == (2, "", "shoectl simulate: error: argument --plot: /proc/hold.png: cannot be created: "
+                                       "its folder /proc takes no new files (No such file or directory)\n")
     # one shoe has no interval to draw (it was a traceback from the plotting library)
     code, out, err = run(capsys, "simulate", "--shoes", "1", "--plot", str(tmp_path / "hold.png"))
     assert (code, out, err) == (2, "", "shoectl simulate: error: --plot needs at least 2 shoes: the chart's "

@@ -92,8 +92,8 @@ def test_systemd_unit_into_a_folder_that_takes_no_file_says_so(capsys) -> None:
     that is there: the unit is written beside it and renamed, and /proc takes no new file."""
     code, out, err = run(capsys, "systemd-unit", "--executable", "/bin/sh", "-o", "/proc/version")  # (a program here: no warning)
     assert (code, out) == (2, "")
-    assert err == ("shoectl systemd-unit: error: -o /proc/version: not a file the unit can be written to "
-                   "(its folder /proc takes no new files); it was left as it is\n")
+    assert err == ("shoectl systemd-unit: error: argument -o/--output: /proc/version: not a file that can be replaced "
+                   "here (its folder /proc takes no new files); it was left as it is\n")
 
 
 @pytest.mark.parametrize(("option", "value"), [("--lockout", "9223372036854775807"), ("--lockout", "86401"),

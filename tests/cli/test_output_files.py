@@ -329,5 +329,5 @@ def test_a_file_in_a_folder_that_takes_no_new_files_is_said_so_not_said_missing(
     target = "/proc/version"  # there, and its folder takes no new file
     code, out, err = run(capsys, *(a.format(file=target) for a in argv))
     assert (code, out) == (2, "")
-    assert err.endswith(f"error: {target}: not a file that can be replaced here (its folder /proc takes no new files); "
+    assert err.endswith(f"error: argument -o/--output: {target}: not a file that can be replaced here (its folder /proc takes no new files); "
                         "it was left as it is\n") and err.count("\n") == 1, err
