@@ -1,5 +1,6 @@
 """Errors shared by the controller's command-line layer, and ``path_argument``, the argparse type
-of every argument that names a file or a folder (``output_path_argument`` for a file written to)."""
+of every argument that names a file or a folder (``output_path_argument`` for a file written to,
+``journal_argument`` for a journal)."""
 from __future__ import annotations
 
 import argparse
@@ -17,6 +18,29 @@ def path_argument(text: str) -> str:
     file name``, exit 2), never taken for "not given" nor for the current folder."""
     if not text:
         raise argparse.ArgumentTypeError("an empty file name")
+    return text
+
+
+# The longest name SQLite and shoectl give a file kept beside a journal adds this much to the
+# journal's own (``.anchors``, ``-journal``; fsutil.JOURNAL_SIDE_SUFFIXES has the list).
+_BESIDE_A_JOURNAL = len(".anchors")
+
+
+def journal_argument(text: str) -> str:
+    """``path_argument`` for a journal: refused when its name leaves no room for the files kept
+    beside it (a name of 250 characters was refused as its anchors file's, a name the user never
+    gave: a review of bad inputs)."""
+    text = path_argument(text)
+    name = os.path.basename(text.rstrip(os.sep))
+    try:
+        most = os.pathconf(os.path.dirname(text) or ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        most = 255  # no such folder (said in its turn), or no such limit said: Linux's
+    size = len(name.encode(errors="surrogateescape"))
+    if size + _BESIDE_A_JOURNAL > most:
+        raise argparse.ArgumentTypeError(f"{text}: a journal's name may have at most {most - _BESIDE_A_JOURNAL} "
+                                         f"characters, not {size}: the files kept beside it (its .anchors) add "
+                                         f"up to {_BESIDE_A_JOURNAL} to it; give a shorter one")
     return text
 
 

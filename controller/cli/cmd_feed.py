@@ -23,7 +23,7 @@ import structlog
 
 from controller.cli.common import given_options, not_root_over_another_users_journal, whole_number
 from controller.cli.stopping import run_until_signalled
-from controller.errors import UsageError, output_path_argument, path_argument
+from controller.errors import UsageError, journal_argument, output_path_argument, path_argument
 from controller.floor.broker import (
     BROKER_FLAGS, MQTT_PACKET_IDS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client,
 )
@@ -90,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Follow a table's journal (read-only, while the table writes it) and publish "
                                    "every entry, in order, QoS 1, to shoectl/v1/tables/<table>/journal, with the "
                                    "table's status and roads retained beside it (docs/floor.md).")
-    p.add_argument("--journal", required=True, type=path_argument, metavar="PATH", help="the table's journal")
+    p.add_argument("--journal", required=True, type=journal_argument, metavar="PATH", help="the table's journal")
     p.add_argument("--cursor", type=path_argument, metavar="PATH", help="the feed's position: the last entry the broker acknowledged "
                                                      "(default: PATH.feed-cursor beside the journal)")
     p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key: its hashes are checked as they are "

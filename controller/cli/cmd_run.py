@@ -55,7 +55,7 @@ from controller.cli.run_options import (
 from controller.cli.run_display import LineDisplay
 from controller.cli.run_output import JournalLines, StdoutLines, output_read
 from controller.cli.stopping import STOP_GRACE_S, run_until_signalled, signals_held
-from controller.errors import UsageError, output_path_argument, path_argument
+from controller.errors import UsageError, journal_argument, output_path_argument, path_argument
 from controller.journal import Journal, kinds, load_hmac_key
 from controller.journal.anchors import AnchorFile, AnchorWitness, record_anchor
 from controller.journal.errors import JournalContentError
@@ -81,7 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", action="append", default=[], metavar="PROFILE[@PORT]",
                    help="attach a device (repeatable): a serial one at a port (acme-readershoe-s@/dev/shoectl/acme-readershoe-s), a USB one by its profile (acme-batchshuffler-x)")
     p.add_argument("--submission", type=path_argument, metavar="FILE|PRESET", help="Rules Submission (default: minibaccarat)")
-    p.add_argument("--journal", default=str(DEFAULT_JOURNAL), type=path_argument, metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
+    p.add_argument("--journal", default=str(DEFAULT_JOURNAL), type=journal_argument, metavar="PATH", help=f"journal file (default {DEFAULT_JOURNAL})")
     add_run_control_options(p)
     p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="key the journal's hash chain with HMAC-SHA-256 (a secret file, mode 0600)")
     p.add_argument("--table-id", type=table_id, default="T1", metavar="ID", help="the table's name (default T1)")

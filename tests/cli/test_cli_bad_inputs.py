@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as cli_main
-from controller.errors import file_argument, new_file_argument, output_path_argument, path_argument
+from controller.errors import file_argument, journal_argument, new_file_argument, output_path_argument, path_argument
 from controller.journal import Journal, Record
 from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
@@ -390,7 +390,8 @@ def _every_action(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argpar
 def test_every_argument_that_names_a_file_refuses_an_empty_name() -> None:
     """Empty file names were refused by looking at the arguments' metavars after parsing; each such
     argument now says so itself (``type=path_argument``, or ``output_path_argument`` for a file
-    appended to and ``new_file_argument`` for one written whole, which call it). This lint finds
+    appended to, ``new_file_argument`` for one written whole and ``journal_argument`` for a journal,
+    which call it). This lint finds
     one that forgot."""
     file_like = {"FILE", "PATH", "DIR", "OLD", "NEW", "NAME|FILE", "FILE|PRESET", "FILE_OR_PRESET"}
     actions = list(_every_action(cli_main.build_parser()))
@@ -398,8 +399,9 @@ def test_every_argument_that_names_a_file_refuses_an_empty_name() -> None:
     assert len(named) > 50  # every command's parser was walked (the broker's options among them)
     assert [(prog, action.dest) for prog, action in actions
             if action.metavar in file_like
-            and action.type not in (path_argument, output_path_argument, new_file_argument, file_argument)] == []
-    for checked in (output_path_argument, new_file_argument, file_argument):
+            and action.type not in (path_argument, output_path_argument, new_file_argument, file_argument,
+                                    journal_argument)] == []
+    for checked in (output_path_argument, new_file_argument, file_argument, journal_argument):
         with pytest.raises(argparse.ArgumentTypeError, match="an empty file name"):
             checked("")
 

@@ -113,3 +113,28 @@ def test_lockout_and_remember_pin_of_a_day_are_taken() -> None:
     """The bound itself is allowed."""
     args = cli_main.build_parser(["run"]).parse_args(["run", "--lockout", "86400", "--remember-pin", "86400"])
     assert (args.lockout, args.remember_pin) == (86400, 86400)
+
+
+@pytest.mark.parametrize("argv", [
+    ("run", "--journal", "{long}", "--rounds", "1", "--speed", "max", "--display", "lines"),
+    ("journal", "verify", "{long}"),
+    ("journal", "export", "{long}"),
+    ("journal", "backup", "{short}", "{long}"),
+    ("journal", "migrate", "{short}", "{long}"),
+    ("odds", "--journal", "{long}"),
+    ("feed", "--journal", "{long}", "--broker", "mqtt://127.0.0.1:1"),
+])
+def test_a_journal_name_with_no_room_for_the_files_beside_it_is_refused_as_given(capsys, tmp_path: Path,
+                                                                               argv: tuple[str, ...]) -> None:
+    """A review of bad inputs: a 250-character journal name was refused as its anchors file's (a name
+    the user never gave: `...db.anchors: File name too long`), and `run` by its log's. The name given
+    is refused, in words, before anything is made."""
+    short = tmp_path / "j.db"
+    long = tmp_path / ("a" * 250 + ".db")
+    most = os.pathconf(tmp_path, "PC_NAME_MAX") - len(".anchors")
+    before = sorted(tmp_path.iterdir())
+    code, out, err = run(capsys, *(a.format(long=long, short=short) for a in argv))
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert err.endswith(f"{long}: a journal's name may have at most {most} characters, not 253: the files kept "
+                        "beside it (its .anchors) add up to 8 to it; give a shorter one\n"), err
+    assert sorted(tmp_path.iterdir()) == before
