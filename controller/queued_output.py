@@ -80,6 +80,16 @@ class QueuedOutput:
             self._cond.notify_all()
         return True
 
+    def wait_for_room(self, give_up: Callable[[], bool] = lambda: False) -> bool:
+        """Wait until fewer than ``limit`` bytes wait for the reader; False at once after a failed
+        write, or as soon as ``give_up()`` is true."""
+        with self._cond:
+            while not self.failed and self._waiting >= self._limit:
+                if give_up():
+                    return False
+                self._cond.wait(_WAIT_S)
+            return not self.failed
+
     def line(self, text: str, missed: str, *, always: bool = False) -> None:
         """Queue ``text``, after ``... N {missed}`` when lines were not; count it instead when
         ``limit`` bytes already wait (unless ``always``). Nothing after a failed write."""

@@ -20,10 +20,13 @@
   ``shoectl journal export`` writes it (``Entry.to_json_line``: one format for both), and each
   notice for the people at the table as a line of its own, ``{"notice": {"level": ..., "text": ...}}``
   (an entry's line starts with ``{"seq":``), after the entries journaled before it. The entries are
-  read back from the journal, on the table's own thread, at each record and notice and once more at
-  the end, so they are exactly what was committed, with their ``seq``, ``ts`` and ``hash``. While
-  the reader is behind, the journal is the buffer: entries are read when there is room, and all
-  that remain at ``close()``; nothing is skipped.
+  read back from the journal, on the table's own thread, at each record and notice, so they are
+  exactly what was committed, with their ``seq``, ``ts`` and ``hash``. While the reader is behind,
+  the journal is the buffer: entries are read when there is room; nothing is skipped. What the
+  reader has not had when the table stops is read from the journal's file once the table has
+  closed it (``StdoutLines.rest``, which ``output_read`` calls), as the reader takes it: never the
+  whole backlog in memory, and the journal is not held open, locked and unanchored, for a slow
+  reader.
 """
 from __future__ import annotations
 
@@ -32,13 +35,14 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
 import structlog
 
 from controller.cli.common import json_line, point_at_devnull
 from controller.cli.stopping import exit_now
-from controller.journal import Journal, JournalError
+from controller.journal import Journal, JournalError, JournalReader
 from controller.queued_output import LIMIT, QueuedOutput
 from controller.table.io import Notice, TableRecord
 
@@ -53,6 +57,9 @@ class StdoutLines:
                  limit: int = LIMIT) -> None:
         self.on_gone = on_gone
         self.write_failed: str | None = None  # why the output could not be written (not a reader gone)
+        # What is left to write once the table has closed (``JournalLines``), given ``give_up``: False
+        # when it gave up first (``output_read``).
+        self.rest: Callable[[Callable[[], bool]], bool] | None = None
         self._out = QueuedOutput(stream or sys.stdout, name="shoectl-stdout", limit=limit,
                                  on_failure=self._reader_gone)
 
@@ -85,6 +92,11 @@ class StdoutLines:
         ``always``, when ``limit`` bytes already wait."""
         return self._out.write(text, always=always)
 
+    def wait_for_room(self, give_up: Callable[[], bool] = lambda: False) -> bool:
+        """Wait until fewer than ``limit`` bytes wait for the reader; False when the reader has
+        gone, or as soon as ``give_up()`` is true."""
+        return self._out.wait_for_room(give_up)
+
     def finish(self, give_up: Callable[[], bool] = lambda: False) -> bool:
         """Wait until the reader has everything queued, then end the writing thread; True if it
         has. Stops waiting, with the thread left blocked, as soon as ``give_up()`` is true."""
@@ -114,6 +126,8 @@ def output_read(out: StdoutLines, err: QueuedOutput, held: list[int], grace_s: f
             deadline.append(time.monotonic() + grace_s)
         return bool(deadline) and time.monotonic() > deadline[0]
 
+    if out.rest is not None and not out.rest(give_up):
+        exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
     for output in (out, err):
         if not output.finish(give_up) and give_up():
             exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
@@ -129,6 +143,7 @@ class JournalLines:
         self.out = out
         self.written_seq = journal.last_seq if since_seq is None else since_seq
         self._notices: deque[tuple[int, str]] = deque(maxlen=NOTICES_HELD)  # (seq it follows, line)
+        self._path: Path | None = None  # the journal's file, for ``rest``: set by ``close``
 
     def record(self, r: TableRecord) -> None:
         self._entries()
@@ -139,11 +154,39 @@ class JournalLines:
         self._entries()
 
     def close(self) -> None:
-        """Everything not written yet, however far behind the reader is. A journal that cannot be
-        read here is reported by the run itself, which reads its anchor next."""
+        """What there is room for; the rest is ``rest``'s, once the journal is closed (a journal
+        whose file is gone is read to its end here, while this writer still has it open). A
+        journal that cannot be read is reported by the run itself, which reads its anchor next."""
+        gone = self.journal.gone is not None
         with contextlib.suppress(JournalError):
-            self._entries(always=True)
+            self._entries(always=gone)
+        self._path = None if gone else self.journal.path
+        self.out.rest = self.rest
+
+    def rest(self, give_up: Callable[[], bool]) -> bool:
+        """After the journal is closed: the entries not written yet, read from its file (read-only)
+        as the reader takes them, then the notices left. False when ``give_up()`` said to stop
+        before the reader had them (it is asked while the reader is ``limit`` behind)."""
+        path, self._path = self._path, None
+        if path is not None:
+            try:
+                with JournalReader.open(path) as reader:
+                    while not self._written_from(reader):
+                        if not self.out.wait_for_room(give_up):
+                            return self.out.gone  # a reader gone wanted no more; else it was given up on
+            except JournalError as exc:  # deleted or replaced since: the journal's own checks say so
+                structlog.get_logger().warning("the journal's last entries could not be read for standard output",
+                                               problem=str(exc))
         self._notices_up_to(None, always=True)
+        return True
+
+    def _written_from(self, reader: JournalReader) -> bool:
+        """True once every entry ``reader`` holds is written; False when the output is full first."""
+        for entry in reader.entries(since_seq=self.written_seq):
+            if not (self._notices_up_to(entry.seq - 1, always=False) and self.out.write(entry.to_json_line())):
+                return False
+            self.written_seq = entry.seq
+        return True
 
     def _entries(self, *, always: bool = False) -> None:
         if not (always or self.out.has_room()):

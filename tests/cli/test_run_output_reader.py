@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,10 +155,13 @@ def test_finish_gives_up_when_asked_and_leaves_the_writer_blocked(pipe) -> None:
 
 def test_json_lines_behind_their_reader_read_the_journal_again_and_lose_nothing(pipe, tmp_path: Path) -> None:
     """``run --json`` with a paused reader: entries past the limit are not read from the journal
-    until there is room; ``close()`` writes them all, each notice after the entries journaled
-    before it, exactly as ``journal export`` writes the entries."""
+    until there is room; once the table has closed its journal, ``rest`` reads the remaining ones
+    from the file as the reader takes them (the backlog was queued in memory at ``close()``: a
+    review), each notice after the entries journaled before it, exactly as ``journal export``
+    writes the entries."""
     r, stream = pipe
-    out = StdoutLines(stream=stream, limit=2000)
+    limit = 2000
+    out = StdoutLines(stream=stream, limit=limit)
     with Journal.open(tmp_path / "j.db", table_id="T1") as journal:
         lines = JournalLines(journal, out)
         notices_after = []
@@ -169,12 +173,39 @@ def test_json_lines_behind_their_reader_read_the_journal_again_and_lose_nothing(
                 lines.notice(Notice("warning", f"notice after {journal.last_seq}"))
         assert lines.written_seq < journal.last_seq  # behind: the rest waits in the journal
         lines.close()
-        got = drain(r, out)
-        assert out.finish()
-        with JournalReader.open(tmp_path / "j.db") as reader:
-            entries = [e.to_json_line() for e in reader.entries()]
+        longest = max(len(e.to_json_line()) for e in journal.entries())
+        assert out.pending <= limit + longest  # not the backlog: it stays in the journal
+    assert out.rest is not None
+    done: list[bool] = []
+    thread = threading.Thread(target=lambda: done.append(out.rest(lambda: False)))
+    thread.start()  # the table has closed its journal: the rest comes from its file
+    got, end = b"", time.monotonic() + HANG
+    while thread.is_alive() or out.pending:
+        assert time.monotonic() < end, "timed out reading the pipe"
+        got += read_all(r)
+        time.sleep(0.005)
+    thread.join(HANG)
+    got += drain(r, out)
+    assert done == [True] and out.finish()
+    with JournalReader.open(tmp_path / "j.db") as reader:
+        entries = [e.to_json_line() for e in reader.entries()]
     text = got.decode()
     expected = list(entries)
     for seq in reversed(notices_after):
         expected.insert(seq, f'{{"notice":{{"level":"warning","text":"notice after {seq}"}}}}\n')
     assert text == "".join(expected)
+
+
+def test_the_rest_of_json_lines_gives_up_on_a_reader_that_does_not_read_when_asked(pipe, tmp_path: Path) -> None:
+    """After a stop signal ``output_read`` waits the stop grace, no longer, for a reader that does
+    not read: ``rest`` asks ``give_up`` while it waits for room, and says it gave up."""
+    r, stream = pipe
+    out = StdoutLines(stream=stream, limit=2000)
+    with Journal.open(tmp_path / "j.db", table_id="T1") as journal:
+        lines = JournalLines(journal, out)
+        for i in range(300):
+            journal.append("card", {"card": "9S", "to": "player", "position": i, "n": 1}, shoe="S1", round=1)
+        lines.close()
+    asked: list[int] = []
+    assert out.rest is not None and out.rest(lambda: asked.append(1) or len(asked) > 2) is False
+    assert len(asked) == 3 and lines.written_seq < 300
