@@ -163,9 +163,13 @@ def settle_one(wager: Wager, facts: RoundFacts, submission: Any) -> Settlement:
     win = _round_money(wager.amount * m, submission.commission_rounding if commissioned else "down")
     commission = 0
     if commissioned:
+        # Rounded up, the net of a win at odds that are not whole (3:2 on 1) could pass the gross,
+        # which is rounded down as every payout: a commission never pays the player more than the
+        # same win without it (a gaming lab's review), and win and commission add up to the gross.
         gross = _round_money(wager.amount * submission.payout(wager.kind).ratio, "down")
+        win = min(win, gross)
         commission = gross - win
-    return Settlement(wager.seat, wager.kind, wager.amount, Result.WIN, win, max(commission, 0))
+    return Settlement(wager.seat, wager.kind, wager.amount, Result.WIN, win, commission)
 
 
 def _check(wagers: Iterable[Wager], submission: Any) -> list[Wager]:

@@ -65,6 +65,22 @@ def test_the_commission_rounding_is_not_a_payout_s_rounding(mode: str) -> None:
     assert one(BANKER_WINS, K.BANKER, 30, sub).win == {"down": 28, "up": 29, "half-up": 29, "half-even": 28}[mode]
 
 
+@pytest.mark.parametrize("mode", ["down", "up", "half-up", "half-even"])
+@pytest.mark.parametrize("odds", [Payout(3, 2), Payout(19, 20), Payout(7, 5), Payout(1, 1), Payout(2, 1)])
+def test_a_commissioned_win_is_never_more_than_the_same_win_without_commission(mode: str, odds: Payout) -> None:
+    """A gaming lab's review: the Banker at 3:2 with 5 % commission and `rounding = "up"` paid 2 on
+    1 (the net 1.425 rounded up) where the same win without commission pays 1 (1.5 rounded down,
+    as every payout): the commission paid the player a minor unit, recorded as none. The win never
+    passes the gross, and win and commission add up to it, for every amount."""
+    with_commission = dataclasses.replace(MINI, commission_rounding=mode, paytable={**MINI.paytable, K.BANKER: odds})
+    without = dataclasses.replace(with_commission, commission=Decimal(0))
+    for amount in range(1, 400):
+        s = one(BANKER_WINS, K.BANKER, amount, with_commission)
+        gross = one(BANKER_WINS, K.BANKER, amount, without).win
+        assert gross == amount * odds.ratio.numerator // odds.ratio.denominator
+        assert s.win <= gross and s.win + s.commission == gross and s.commission >= 0, (amount, s)
+
+
 def test_ties_push_player_and_banker_and_pay_the_tie_8_to_1() -> None:
     assert one(TIE, K.PLAYER).result is Result.PUSH
     assert one(TIE, K.BANKER).result is Result.PUSH
