@@ -144,6 +144,7 @@ class Dealer:
         self._pending: deque[tuple[float, str]] = deque()
         self._at_locked_gate: str | None = None  # a DRAW or BURN the locked gate refused: done once it opens
         self.stack_coming: Callable[[], bool] = lambda: False  # the table: is a stack on its way?
+        self.stack_shuffling: Callable[[], bool] = lambda: False  # the table: is the shuffler shuffling one?
         self.open_pack: Callable[[], list[Item]] | None = None  # the table without a shuffler: a new pack
         shoe.hooks.add_prompt_listener(self.on_prompt)
         shoe.hooks.add_tick_hook(self.tick, due=self.next_due)
@@ -164,8 +165,11 @@ class Dealer:
         """Perform the prompts that are due, oldest first. A prompt that needs the stack in hand
         (CUT, COVER, LOAD) while a stack is on its way (``stack_coming``: the shuffler holds one
         or delivers it; its DELIVER may arrive after the prompts, on another link) waits for it, as
-        a dealer would, up to ``STACK_WAIT_S``; the prompts after it wait in order. Without a
-        stack on its way the prompt is refused at once. A DRAW or BURN that the locked gate
+        a dealer would, up to ``STACK_WAIT_S``; the prompts after it wait in order. While the
+        shuffler shuffles (``stack_shuffling``: a controller restarted during a shuffle asks for it
+        again, and shows the cut's prompts once the first shuffle's end reaches it) the wait starts
+        again at every tick: the stack comes when the shuffle is done, however long it takes.
+        Without a stack on its way the prompt is refused at once. A DRAW or BURN that the locked gate
         refused is done when the gate opens, unless the shoe has shown another prompt since, as
         a dealer would (a controller restarted after the shoe's host-loss timeout shows its
         prompt before it unlocks the gate)."""
@@ -180,9 +184,12 @@ class Dealer:
         while pending and pending[0][0] <= now:
             due, text = pending[0]
             verb, _ = parse_prompt(text)
-            if (verb in _NEEDS_STACK and self.hand is None and self.stack_coming()
-                    and now - due < STACK_WAIT_S):
-                return
+            if verb in _NEEDS_STACK and self.hand is None:
+                if self.stack_shuffling():
+                    pending[0] = (now, text)
+                    return
+                if self.stack_coming() and now - due < STACK_WAIT_S:
+                    return
             pending.popleft()
             self.perform(text, now)
 

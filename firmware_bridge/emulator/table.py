@@ -156,6 +156,9 @@ class EmulatedTable:
             # A stack is coming while the shuffler holds one (SHUFFLED: its DELIVER may still be on
             # the shuffler's link while the prompts to cut it already reached the shoe) or delivers it.
             self.dealer.stack_coming = lambda: shuffler.state in (DeviceState.SHUFFLED, DeviceState.DELIVERING)
+            # A batch shuffler that keeps its stack shuffles it again when a restarted controller asks
+            # (an integrator's review: the dealer refused the cut's prompts at once, and the table hung).
+            self.dealer.stack_shuffling = lambda: shuffler.state is DeviceState.SHUFFLING
         self.dealt_log: DealtLog | None = None
         if dealt_log is not None:
             self.dealt_log = DealtLog(dealt_log)

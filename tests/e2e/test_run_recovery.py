@@ -26,8 +26,8 @@ from .journal_checks import journal_cards
 SHOECTL = [sys.executable, "-m", "controller.cli.main"]
 
 
-def start_table(tmp: Path, seed: int, faults: str | None = None) -> tuple[subprocess.Popen, dict[str, str]]:
-    cmd = [*SHOECTL, "emulate", "--table", "--seed", str(seed), "--speed", "max", "--dealt-log", str(tmp / "dealt.log"),
+def start_table(tmp: Path, seed: int, faults: str | None = None, speed: str = "max") -> tuple[subprocess.Popen, dict[str, str]]:
+    cmd = [*SHOECTL, "emulate", "--table", "--seed", str(seed), "--speed", speed, "--dealt-log", str(tmp / "dealt.log"),
            "--dir", str(tmp / "dev")]
     if faults:
         cmd += ["--faults", faults]
@@ -83,3 +83,42 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path, 
         staked = sorted((w["seat"], w["kind"], w["amount"]) for w in d["wagers"])
         settled = sorted((s["seat"], s["kind"], s["amount"]) for s in d["settlements"])
         assert settled == staked  # every wager settled exactly once
+
+
+@pytest.mark.slow
+def test_a_table_stopped_during_a_shuffle_deals_when_started_again(tmp_path: Path) -> None:
+    """An integrator's review: stopped (SIGTERM) while its shuffler shuffled, the shuffle finished
+    while the table was down, and started again, the table asked for the shuffle again, took the
+    first shuffle's SHUFFLE_DONE for its own, showed the cut's prompts while the kept stack was
+    shuffled a second time, and the dealer refused them: no round was ever dealt, no fault said
+    why. Started again, the table deals."""
+    emu, ports = start_table(tmp_path, 5, speed="5")  # the shuffle takes seconds, not none
+    journal = tmp_path / "journal.db"
+    try:
+        first = subprocess.Popen(run_cmd(ports, journal), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not _has_kind(journal, "shoe_start"):  # SHUFFLE sent: the shuffler is shuffling
+            assert time.monotonic() < deadline and first.poll() is None, "the table never began its shuffle"
+            time.sleep(0.05)
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(timeout=30) == 143
+        time.sleep(5)  # the shuffle ends while the table is down
+        again = subprocess.run(run_cmd(ports, journal, "--rounds", "2"), capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr[-2000:]
+    finally:
+        emu.send_signal(signal.SIGTERM)
+        emu.communicate(timeout=20)
+    with JournalReader.open(journal) as r:
+        assert sum(1 for _ in r.entries(kinds=["round_result"])) == 2
+        assert not list(r.entries(kinds=["fault"]))
+    assert journal_cards(journal) == [str(d.card) for d in read_dealt_log(tmp_path / "dealt.log")]
+
+
+def _has_kind(journal: Path, kind: str) -> bool:
+    if not journal.exists():
+        return False
+    try:
+        with JournalReader.open(journal) as r:
+            return r.last_of_kind(kind) is not None
+    except Exception:  # noqa: BLE001 - not yet a journal (being created): asked again
+        return False

@@ -4,6 +4,7 @@ the stack is in hand, however late the shuffler delivers it."""
 from __future__ import annotations
 
 from firmware_bridge.emulator import EmulatedTable, ManualClock, cut_stack, insert_second_cover
+from firmware_bridge.emulator.dealer import STACK_WAIT_S
 from firmware_bridge.protocol import (
     CardRead,
     Deliver,
@@ -115,4 +116,31 @@ def test_the_dealer_waits_for_a_stack_the_shuffler_has_not_been_told_to_deliver_
     assert shoe.wait_for(ShoeLoaded).card_count == 416
     assert [a.ok for a in table.dealer.log] == [True, True, True]
     assert table.shoe.stack == insert_second_cover(cut_stack(original, 50), 14)
+    table.close()
+
+
+def test_the_dealer_waits_for_a_stack_shuffled_again_however_long_the_shuffle_takes(clock) -> None:
+    """An integrator's review: a controller stopped during a shuffle and started again asks for the
+    shuffle again; the first shuffle's SHUFFLE_DONE, which reached it meanwhile, makes it show the
+    cut's prompts while the shuffler shuffles the kept stack a second time. The dealer refused CUT,
+    COVER and LOAD at once (no stack in hand, none "coming"), and when the stack came, nothing
+    showed them again: the table waited for a load for ever. The dealer waits for a stack being
+    shuffled, however long past ``STACK_WAIT_S`` the shuffle takes, and cuts it once delivered."""
+    table, shuffler, shoe = shuffled_table(clock)
+    table.shuffler.shuffle_s = 3 * STACK_WAIT_S  # a slow batch shuffler (acme-batchshuffler-x: 120 s)
+    shuffler.ok(Shuffle(8))  # the restart's SHUFFLE: the kept stack is shuffled again
+    for prompt in ("CUT 50", "COVER 14", "LOAD"):
+        shoe.ok(Display(prompt))
+    for _ in range(5):
+        clock.advance(STACK_WAIT_S / 2)
+        shoe.pump(0.05)
+    assert table.dealer.hand is None and table.dealer.pending_prompts == 3 and not table.dealer.log
+    clock.advance(STACK_WAIT_S / 2 + 1)  # the second shuffle is done (its SHUFFLE_DONE makes the controller deliver)
+    shuffler.pump(0.05)
+    assert len(shuffler.of(ShuffleDone)) == 2
+    shuffler.ok(Deliver(DeliverTarget.DEALER))
+    clock.advance(1.5)
+    shoe.pump(0.05)
+    assert shoe.wait_for(ShoeLoaded).card_count == 416
+    assert [a.ok for a in table.dealer.log] == [True, True, True]
     table.close()
