@@ -57,9 +57,13 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
 _REQUIRED_SECTIONS = ("device", "transport")
 
 # (key, low, high) for [timing]; all milliseconds except retries.
+# Half the devices' host-loss timeout (5 s, docs/protocol.md section 8; protocol.HOST_LOSS_TIMEOUT_S,
+# which this layer does not import: a test holds the two together): the heartbeat of a quiet link
+# reaches the device in time.
+HEARTBEAT_MAX_MS = 2_500
 _TIMING_RANGES = {
     "response_timeout_ms": (10, 60_000),
-    "heartbeat_interval_ms": (50, 600_000),
+    "heartbeat_interval_ms": (50, 600_000),  # and at most HEARTBEAT_MAX_MS
     "retries": (0, 20),
     "reconnect_min_ms": (10, 600_000),
     "reconnect_max_ms": (10, 3_600_000),
@@ -248,6 +252,13 @@ class ProfileParser(DocumentParser):
         d = Timing()
         values = {k: self.integer(f"timing.{k}", t.get(k, getattr(d, k)), lo, hi)
                   for k, (lo, hi) in _TIMING_RANGES.items()}
+        if values["heartbeat_interval_ms"] > HEARTBEAT_MAX_MS:
+            # A link quiet for the device's host-loss timeout loses its session (a shoe locks its
+            # gate): a heartbeat, retried, must reach it well within (a device review).
+            raise self.fail("timing.heartbeat_interval_ms",
+                            f"{values['heartbeat_interval_ms']} is above {HEARTBEAT_MAX_MS}: a device takes a host "
+                            f"silent for {2 * HEARTBEAT_MAX_MS / 1000:g} s for gone (docs/protocol.md section 8), so "
+                            "the heartbeat comes at least twice in that time")
         if values["reconnect_max_ms"] < values["reconnect_min_ms"]:
             raise self.fail("timing.reconnect_max_ms",
                             f"{values['reconnect_max_ms']} is below reconnect_min_ms ({values['reconnect_min_ms']})")

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from firmware_bridge.protocol import (
+    HOST_LOSS_TIMEOUT_S,
     NEED_DATA,
     Ack,
     AutoReply,
@@ -75,7 +76,6 @@ from .refusals import NOT_SUPPORTED_REASONS, internal_error, mechanism_refusal, 
 # EMULATOR_FIRMWARE, capabilities_of and identity_for live in .identity; importable from here too.
 __all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of", "identity_for"]
 
-HOST_LOSS_TIMEOUT_S = 5.0  # docs/protocol.md section 8
 _U32 = 0xFFFF_FFFF
 
 # A handler returns the reply and, optionally, what to do once the reply is on its way.

@@ -7,6 +7,12 @@ through the ``Waiter``, or the caller of ``request()`` reads it off a shared lin
 new one per connection), the reply slot of the outstanding command, the next sequence number and
 the time of the last write (the heartbeat is due after a quiet ``heartbeat_interval``); and it is
 where a session is marked lost (``lose``): the outstanding command fails, every link thread wakes.
+
+A session whose last command was written longer ago than the device's host-loss timeout
+(``HOST_LOSS_TIMEOUT_S``; this host paused: stopped, frozen, starved) is lost before the next
+command is written: the device has considered its host gone since (a shoe locked its gate) and
+nothing on the wire says so; the reconnect's handshake and the table's resume put back what the
+session had set up (a device review: the table waited for ever at a DRAW prompt).
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from firmware_bridge.errors import (
     TransportError,
 )
 from firmware_bridge.protocol import (
+    HOST_LOSS_TIMEOUT_S,
     Command,
     HostConnection,
     Nak,
@@ -73,6 +80,7 @@ class CommandChannel:
         self.session: Session | None = None  # the current connection (the supervisor's)
         self.waiter: Waiter | None = None     # the outstanding command's reply slot
         self.last_tx = clock()                # when a command was last written
+        self._last_tx_session = 0             # the session it was written in
         self._next_seq = 0
 
     def connection(self) -> HostConnection:
@@ -97,6 +105,13 @@ class CommandChannel:
                     why = f"link is {self._reporter.state.value}"
                 if why is not None:
                     raise NotConnected(f"{self._name()}: {why}; {command.TYPE.name} not sent")
+                quiet = self._clock() - self.last_tx
+                if self._last_tx_session == session.number and quiet > HOST_LOSS_TIMEOUT_S:
+                    reason = (f"this host sent the device nothing for {quiet:.1f} s, longer than its host-loss "
+                              f"timeout ({HOST_LOSS_TIMEOUT_S:g} s): the device counts it as gone (a shoe locks "
+                              "its gate), so the session starts again")
+                    self.lose_locked(session, reason)
+                    raise NotConnected(f"{self._name()}: {reason}; {command.TYPE.name} not sent")
                 conn = session.conn
                 try:
                     data = conn.send(command)
@@ -172,7 +187,7 @@ class CommandChannel:
         first_sent = time.monotonic()
         while True:
             attempts += 1
-            self.last_tx = self._clock()
+            self.last_tx, self._last_tx_session = self._clock(), session.number
             sent = time.monotonic()
             lost = self._write(session, data, command, attempts)
             while lost is None:

@@ -60,6 +60,7 @@ from .framing import (
     encode_frame,
     parse_frame,
 )
+from .wire_values import HOST_LOSS_TIMEOUT_S
 from .messages import (
     CARD_UNREADABLE,
     EXPECTED_REPLY,
@@ -115,7 +116,7 @@ from .messages import (
 )
 
 __all__ = [
-    "CARD_UNREADABLE", "EXPECTED_REPLY", "FLAG_RETRANSMISSION", "MAX_ENCODED", "MAX_FRAME",
+    "CARD_UNREADABLE", "EXPECTED_REPLY", "FLAG_RETRANSMISSION", "HOST_LOSS_TIMEOUT_S", "MAX_ENCODED", "MAX_FRAME",
     "MAX_ID_TEXT", "MAX_PAYLOAD", "MAX_TEXT", "MESSAGE_CLASSES", "NEED_DATA", "PROTOCOL_VERSION",
     "Ack", "AutoReply", "ButtonId", "ButtonPress", "Capability", "CardRead", "Command",
     "CommandReceived", "CoverCard", "Deliver", "DeliverTarget", "DeviceConnection", "DeviceEvent",

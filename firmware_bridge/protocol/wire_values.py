@@ -7,15 +7,19 @@ Contract:
 - The enumerations (``Capability``, ``ButtonId``, ``DeliverTarget``, ``ResetKind``, ``DeviceMode``,
   ``DeviceState``, ``JamLocation``, ``Suit``) are the values of the message fields of that name, as
   docs/protocol.md tabulates them; ``MAX_TEXT``, ``MAX_ID_TEXT`` and ``CARD_UNREADABLE`` are the
-  limits and markers of the text and card fields.
+  limits and markers of the text and card fields; ``HOST_LOSS_TIMEOUT_S`` is section 8's time
+  without a command after which a device considers its host gone (a shoe locks its gate).
 - Data only: no I/O, nothing to set up.
 """
 from __future__ import annotations
 
 from enum import Enum, IntEnum, IntFlag
 
+HOST_LOSS_TIMEOUT_S = 5.0  # docs/protocol.md section 8: a device with no command this long lost its host
+
 __all__ = [
     "CARD_UNREADABLE",
+    "HOST_LOSS_TIMEOUT_S",
     "MAX_ID_TEXT",
     "MAX_TEXT",
     "ButtonId",

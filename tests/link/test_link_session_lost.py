@@ -4,14 +4,16 @@ the restart), so the link reports the command's outcome as unknown (``CommandInt
 ``CommandFailed``), starts a new session, and the next command goes through (docs/link.md)."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.loopback import LoopbackTransport
-from firmware_bridge.errors import CommandFailed, CommandInterrupted, CommandOutcomeUnknown
+from firmware_bridge.errors import CommandFailed, CommandInterrupted, CommandOutcomeUnknown, NotConnected
 from firmware_bridge.link import DeviceLink
 from firmware_bridge.profiles import Timing
-from firmware_bridge.protocol import StatusReply, StatusRequest
+from firmware_bridge.protocol import HOST_LOSS_TIMEOUT_S, StatusReply, StatusRequest
 
 from .consumer import Consumer, wait_until
 
@@ -35,5 +37,45 @@ def test_a_command_to_a_device_that_lost_its_session_has_an_unknown_outcome_and_
         assert wait_until(lambda: device.connection.synced, 60)  # the link's new session
         assert link.wait_connected(60)
         assert isinstance(link.request(StatusRequest()), StatusReply)
+    finally:
+        link.stop()
+
+
+def test_a_session_quiet_longer_than_the_devices_host_loss_timeout_is_started_again() -> None:
+    """A device review: ``shoectl run`` paused for 7 s (SIGSTOP) came back to a shoe that had taken
+    its host for gone and locked its gate, on a session nothing on the wire said was over: the
+    table waited at DRAW for ever. A command due after a silence longer than the host-loss timeout
+    (docs/protocol.md section 8) is not sent on that session: it is lost, with the reason, and the
+    link's handshake starts a new one (the table's resume then unlocks the gate again)."""
+    device = build_device("emulated-shoe", speed=float("inf"), host_loss_timeout=None)
+    paused = [0.0]
+    link = DeviceLink(LoopbackTransport(device), timing=QUIET, profile_name="emulated-shoe", on_event=Consumer(),
+                      clock=lambda: time.monotonic() + paused[0])
+    link.start()
+    try:
+        assert link.wait_connected(60)
+        assert isinstance(link.request(StatusRequest()), StatusReply)
+        paused[0] += HOST_LOSS_TIMEOUT_S + 1  # this host stood still, the device's clock went on
+        with pytest.raises(NotConnected, match=r"sent the device nothing for 6\.\d s, longer than its host-loss "
+                                               r"timeout \(5 s\).*STATUS not sent"):
+            link.request(StatusRequest())
+        assert wait_until(lambda: link.stats["reconnects"] == 1 and link.wait_connected(0.01), 60)  # a new session
+        assert isinstance(link.request(StatusRequest()), StatusReply)
+    finally:
+        link.stop()
+
+
+def test_a_session_quiet_for_less_than_the_host_loss_timeout_goes_on() -> None:
+    device = build_device("emulated-shoe", speed=float("inf"), host_loss_timeout=None)
+    paused = [0.0]
+    link = DeviceLink(LoopbackTransport(device), timing=QUIET, profile_name="emulated-shoe", on_event=Consumer(),
+                      clock=lambda: time.monotonic() + paused[0])
+    link.start()
+    try:
+        assert link.wait_connected(60)
+        assert isinstance(link.request(StatusRequest()), StatusReply)
+        paused[0] += HOST_LOSS_TIMEOUT_S - 1
+        assert isinstance(link.request(StatusRequest()), StatusReply)
+        assert link.stats["reconnects"] == 0
     finally:
         link.stop()

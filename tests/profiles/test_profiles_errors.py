@@ -59,6 +59,9 @@ BAD_CASES: list[tuple[str, dict | str | bytes, str, str]] = [
     ("count-without-shuffler", with_change(SERIAL_BASE, "capabilities.card_count_after_shuffle", True), "capabilities.card_count_after_shuffle", "needs a shuffler"),
     ("reconnect-order", with_change(with_change(SERIAL_BASE, "timing.reconnect_min_ms", 5000), "timing.reconnect_max_ms", 100), "timing.reconnect_max_ms", "below reconnect_min_ms"),
     ("retries-range", with_change(SERIAL_BASE, "timing.retries", 100), "timing.retries", "out of range: 100 (allowed 0..20)"),
+    # a device review: at 8000 ms the shoe took the quiet host for gone between two heartbeats
+    ("heartbeat-past-host-loss", with_change(SERIAL_BASE, "timing.heartbeat_interval_ms", 2501), "timing.heartbeat_interval_ms",
+     "2501 is above 2500: a device takes a host silent for 5 s for gone"),
     ("unknown-timing-key", with_change(SERIAL_BASE, "timing.timeout", 5), "timing.timeout", "known keys: response_timeout_ms"),
     ("transport-not-a-table", 'transport = "serial"\n[device]\nvendor = "v"\nmodel = "m"\nkind = "shoe"\n', "transport", "expected a table ([transport]), got a string"),
     ("toml-syntax", '[device]\nvendor = "v\n', "", "TOML syntax error"),
@@ -134,3 +137,12 @@ def test_an_automatic_reshuffling_shoe_needs_the_reference_of_its_approval(tmp_p
     assert "only once the Bureau has approved it (461a.4): give the approval's reference" in str(caught.value)
     path.write_text(shipped.replace('approval = "none: an emulated', 'approval = "BGLO 2026-0417; none: an emulated'))
     assert load_profile(path).capabilities.approval.startswith("BGLO 2026-0417")
+
+
+def test_the_longest_heartbeat_is_half_the_devices_host_loss_timeout() -> None:
+    """The profile layer does not import the protocol's timing: the two figures are held together
+    here (a heartbeat, retried, reaches the device before it takes the host for gone)."""
+    from firmware_bridge.profile_parser import HEARTBEAT_MAX_MS
+    from firmware_bridge.protocol import HOST_LOSS_TIMEOUT_S
+
+    assert HEARTBEAT_MAX_MS * 2 == HOST_LOSS_TIMEOUT_S * 1000
