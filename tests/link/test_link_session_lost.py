@@ -4,7 +4,9 @@ the restart), so the link reports the command's outcome as unknown (``CommandInt
 ``CommandFailed``), starts a new session, and the next command goes through (docs/link.md)."""
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -41,41 +43,40 @@ def test_a_command_to_a_device_that_lost_its_session_has_an_unknown_outcome_and_
         link.stop()
 
 
+@contextlib.contextmanager
+def _paused_link() -> Iterator[tuple[DeviceLink, list[float]]]:
+    """A connected link to an emulated shoe, and the seconds its host stood still (``paused[0]``,
+    added to the link's clock)."""
+    device = build_device("emulated-shoe", speed=float("inf"), host_loss_timeout=None)
+    paused = [0.0]
+    link = DeviceLink(LoopbackTransport(device), timing=QUIET, profile_name="emulated-shoe", on_event=Consumer(),
+                      clock=lambda: time.monotonic() + paused[0])
+    link.start()
+    try:
+        assert link.wait_connected(60)
+        assert isinstance(link.request(StatusRequest()), StatusReply)
+        yield link, paused
+    finally:
+        link.stop()
+
+
 def test_a_session_quiet_longer_than_the_devices_host_loss_timeout_is_started_again() -> None:
     """A device review: ``shoectl run`` paused for 7 s (SIGSTOP) came back to a shoe that had taken
     its host for gone and locked its gate, on a session nothing on the wire said was over: the
     table waited at DRAW for ever. A command due after a silence longer than the host-loss timeout
     (docs/protocol.md section 8) is not sent on that session: it is lost, with the reason, and the
     link's handshake starts a new one (the table's resume then unlocks the gate again)."""
-    device = build_device("emulated-shoe", speed=float("inf"), host_loss_timeout=None)
-    paused = [0.0]
-    link = DeviceLink(LoopbackTransport(device), timing=QUIET, profile_name="emulated-shoe", on_event=Consumer(),
-                      clock=lambda: time.monotonic() + paused[0])
-    link.start()
-    try:
-        assert link.wait_connected(60)
-        assert isinstance(link.request(StatusRequest()), StatusReply)
+    with _paused_link() as (link, paused):
         paused[0] += HOST_LOSS_TIMEOUT_S + 1  # this host stood still, the device's clock went on
         with pytest.raises(NotConnected, match=r"sent the device nothing for 6\.\d s, longer than its host-loss "
                                                r"timeout \(5 s\).*STATUS not sent"):
             link.request(StatusRequest())
         assert wait_until(lambda: link.stats["reconnects"] == 1 and link.wait_connected(0.01), 60)  # a new session
         assert isinstance(link.request(StatusRequest()), StatusReply)
-    finally:
-        link.stop()
 
 
 def test_a_session_quiet_for_less_than_the_host_loss_timeout_goes_on() -> None:
-    device = build_device("emulated-shoe", speed=float("inf"), host_loss_timeout=None)
-    paused = [0.0]
-    link = DeviceLink(LoopbackTransport(device), timing=QUIET, profile_name="emulated-shoe", on_event=Consumer(),
-                      clock=lambda: time.monotonic() + paused[0])
-    link.start()
-    try:
-        assert link.wait_connected(60)
-        assert isinstance(link.request(StatusRequest()), StatusReply)
+    with _paused_link() as (link, paused):
         paused[0] += HOST_LOSS_TIMEOUT_S - 1
         assert isinstance(link.request(StatusRequest()), StatusReply)
         assert link.stats["reconnects"] == 0
-    finally:
-        link.stop()
