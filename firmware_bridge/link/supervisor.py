@@ -94,7 +94,11 @@ class Supervisor:
         self._reader_for = reader_for
         self.identity: Identity | None = None
         self.status: StatusReply | None = None
-        self.bound_serial = expected_serial
+        # The one serial the link takes (the profile's USB serial number), else any: another unit of
+        # the profile's kind on the port is said (``unit_change``), and the table journals it and
+        # gives up the shoe in play, as at a restart (a device review: a unit swapped under a
+        # running table was refused until the controller was restarted).
+        self.pinned_serial = expected_serial
         self.expected_kind = expected_kind
         self.stop_detached = False  # stop() was called from a link thread: finish it on exit
         self._session_numbers = itertools.count(1)
@@ -201,8 +205,6 @@ class Supervisor:
         with self._lock:
             self.identity = identity
             self.status = status
-            if self.bound_serial is None:
-                self.bound_serial = identity.serial
             if self._profile_name is None:
                 self._reporter.rename(self._name())
             self._acks.confirmed, self._acks.retry_at = status.last_acked_event, float("-inf")  # a new session
@@ -224,7 +226,7 @@ class Supervisor:
         return "; ".join(said) or None
 
     def _check_identity(self, identity: Identity, session: Session) -> None:
-        problem = identity_problem(identity, bound_serial=self.bound_serial, expected_kind=self.expected_kind)
+        problem = identity_problem(identity, bound_serial=self.pinned_serial, expected_kind=self.expected_kind)
         if problem is None and not session.epoch_confirmed:
             problem = "identity not accepted"  # pragma: no cover - reader accepts it first
         if problem is not None:
@@ -234,7 +236,7 @@ class Supervisor:
     def identity_arrived_locked(self, session: Session, identity: Identity) -> None:
         """The reader got an IDENTITY: accept its event epoch at once, so that the events right
         behind it are filed under the right epoch. Refusals are reported by the handshake."""
-        if identity_problem(identity, bound_serial=self.bound_serial, expected_kind=self.expected_kind):
+        if identity_problem(identity, bound_serial=self.pinned_serial, expected_kind=self.expected_kind):
             return
         old, old_serial = self._sequencer.epoch, self._sequencer.serial
         another_unit = self._sequencer.another_unit(identity.serial)

@@ -144,8 +144,9 @@ def test_stop_interrupts_a_waiting_request(rig_factory: Callable[..., Rig]) -> N
     assert len(errors) == 1 and isinstance(errors[0], CommandInterrupted)
 
 
-def test_serial_number_change_is_refused(rig_factory: Callable[..., Rig]) -> None:
-    rig = connected(rig_factory())
+def test_a_serial_number_other_than_the_pinned_one_is_refused(rig_factory: Callable[..., Rig]) -> None:
+    """A link given its device's serial (a profile's USB serial number) talks to no other unit."""
+    rig = connected(rig_factory(expected_serial="SN-TEST-1"))
     rig.device.unplug()
     rig.device.plug(identity=default_identity(serial="SN-OTHER"))
     wait_for(lambda: "refused" in rig.states.reasons(), "the other device refused")
@@ -154,6 +155,22 @@ def test_serial_number_change_is_refused(rig_factory: Callable[..., Rig]) -> Non
     rig.device.unplug()
     rig.device.plug(identity=default_identity(serial="SN-TEST-1"))
     assert rig.link.wait_connected(DEADLINE)
+
+
+def test_another_unit_on_the_port_is_taken_and_said(rig_factory: Callable[..., Rig]) -> None:
+    """A device review: a unit swapped under a running table (docs/emulator.md, `--serial`) was
+    refused for ever ("device serial 'UNIT-B' is not this link's device 'UNIT-A'"), the table held
+    in its fault until the controller was restarted, which took the new unit and journaled the
+    replacement. A link not given a serial takes the unit of its profile's kind that answers, and
+    its connect says another unit answers: the table journals `device_replaced`, as at a restart."""
+    rig = connected(rig_factory())
+    rig.device.unplug()
+    rig.device.plug(identity=default_identity(serial="SN-OTHER"))
+    wait_for(lambda: "another unit answers (serial SN-OTHER; the events stored last came from SN-TEST-1)"
+             in rig.states.reasons(), "the other unit said")
+    assert rig.link.wait_connected(DEADLINE)
+    assert rig.link.identity is not None and rig.link.identity.serial == "SN-OTHER"
+    assert "refused" not in rig.states.reasons()
 
 
 def test_unsupported_protocol_version_is_refused(tmp_path: Path,
