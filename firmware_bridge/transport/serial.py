@@ -48,8 +48,6 @@ _SELECTABLE = frozenset({"serial.serialposix", "serial.urlhandler.protocol_socke
 # Why a port did not open, in plain words (pyserial nests the OSError's repr in its message).
 _OPEN_FAILURES = {
     errno.ENOENT: "no such device", errno.ENODEV: "no such device", errno.ENXIO: "no such device",
-    errno.EACCES: "permission denied (is this user in group shoectl? docs/udev.md)",
-    errno.EPERM: "permission denied (is this user in group shoectl? docs/udev.md)",
     errno.EBUSY: "in use by another program",
     errno.EAGAIN: "in use by another program (a port is opened exclusively)",
     errno.ENOTTY: "not a serial port", errno.EISDIR: "not a serial port",
@@ -108,7 +106,7 @@ class SerialTransport(Transport):
         except ImportError as exc:
             raise TransportError(f"cannot open {self.url}: pyserial is not installed") from exc
         except OSError as exc:  # its files could not be read: no descriptor left (EMFILE), say
-            raise TransportError(f"cannot open serial port {self.url}: {_open_failure(exc)}") from exc
+            raise TransportError(f"cannot open serial port {self.url}: {_open_failure(exc, self.url)}") from exc
         kwargs = dict(self.settings)
         if not self.is_url:
             kwargs.setdefault("exclusive", True)
@@ -118,7 +116,7 @@ class SerialTransport(Transport):
             port = serial.serial_for_url(self.url, timeout=self._timeout,
                                          write_timeout=self.write_timeout, **kwargs)
         except (serial.SerialException, OSError, ValueError, _TermiosError) as exc:
-            raise TransportError(f"cannot open serial port {self.url}: {_open_failure(exc)}") from exc
+            raise TransportError(f"cannot open serial port {self.url}: {_open_failure(exc, self.url)}") from exc
         if type(port).__module__ in _SELECTABLE:
             try:
                 self._fd = port.fileno()
@@ -240,12 +238,27 @@ class SerialTransport(Transport):
         return TransportError(f"{self.url}: {what} failed ({os_error_words(exc)})")
 
 
-def _open_failure(exc: BaseException) -> str:
-    """Why opening a port failed, in a few plain words (``"no such device"``), without the nested
-    errno text pyserial builds."""
+def _open_failure(exc: BaseException, path: str) -> str:
+    """Why opening the port at ``path`` failed, in a few plain words (``"no such device"``),
+    without the nested errno text pyserial builds."""
     if isinstance(exc, _TermiosError):  # (errno, text), as an OSError carries them
         exc = OSError(*exc.args)
     code = getattr(exc, "errno", None)
     if code is None and "Inappropriate ioctl" in str(exc):  # pyserial's "Could not configure port"
         code = errno.ENOTTY
+    if code in (errno.EACCES, errno.EPERM):
+        return f"permission denied (is this user in group {_group_of(path)}? docs/udev.md)"
     return _OPEN_FAILURES[code] if code in _OPEN_FAILURES else os_error_words(exc)
+
+
+def _group_of(path: str) -> str:
+    """The group that owns the port at ``path`` (the one a user needs; ``shoectl`` for a port the
+    shipped udev rules made, often ``dialout`` for a plain ``/dev/ttyS0``: an integrator's review
+    was sent to group shoectl for one), or ``shoectl`` when it cannot be told."""
+    import grp  # noqa: PLC0415 - only on this failure
+
+    try:
+        gid = os.stat(path).st_gid
+        return grp.getgrgid(gid).gr_name
+    except (OSError, KeyError, ValueError):
+        return "shoectl"

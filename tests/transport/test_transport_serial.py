@@ -255,3 +255,31 @@ def test_open_transport_usb_profile() -> None:
     assert t.describe().startswith("usb 1209:0001 serial ABC-1 bulk")
     with pytest.raises(ValueError, match="takes no port"):
         open_transport(profile, "/dev/ttyUSB0")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives a file to another group (root)")
+def test_a_port_this_user_may_not_open_names_the_ports_own_group(tmp_path, mocker) -> None:
+    """An integrator's review: a plain /dev/ttyS0 (group dialout) refused was said "is this user in
+    group shoectl?", and the fix is dialout. The refusal names the group the port belongs to. (The
+    refusal itself is mocked: root opens any port.)"""
+    import errno
+    import grp
+
+    group = next(g for g in ("dialout", "nogroup", "daemon") if _group_exists(g))
+    port = tmp_path / "ttyS9"
+    port.write_bytes(b"")
+    os.chown(port, -1, grp.getgrnam(group).gr_gid)
+    mocker.patch("serial.serial_for_url", side_effect=PermissionError(errno.EACCES, "Permission denied"))
+    with pytest.raises(TransportError) as info:
+        SerialTransport(str(port)).open()
+    assert str(info.value) == f"cannot open serial port {port}: permission denied (is this user in group {group}? docs/udev.md)"
+
+
+def _group_exists(name: str) -> bool:
+    import grp
+
+    try:
+        grp.getgrnam(name)
+    except KeyError:
+        return False
+    return True
