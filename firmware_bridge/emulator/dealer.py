@@ -84,6 +84,7 @@ __all__ = ["DealerAction", "Dealer", "parse_prompt"]
 
 _NEEDS_STACK = frozenset({"CUT", "COVER", "LOAD"})
 _GATE_LOCKED = "refused: gate locked"  # a DRAW or BURN that drew nothing: done once the gate opens
+_GATE_LOCKED_REFUSALS = frozenset({_GATE_LOCKED, _GATE_LOCKED + " (event store full)"})  # (E8: it opens when acknowledged)
 STACK_WAIT_S = 30.0  # how long a prompt that needs the stack waits for the shuffler's delivery
 
 _BUTTONS = {"REVEAL": ButtonId.REVEAL, "CONFIRM": ButtonId.CONFIRM, "CANCEL": ButtonId.CANCEL,
@@ -204,7 +205,7 @@ class Dealer:
         return min(due, default=None)
 
     def _gate_opened_for_a_refused_draw(self) -> bool:
-        return self._at_locked_gate is not None and not self.shoe.gate_locked
+        return self._at_locked_gate is not None and not self.shoe.gate_closed
 
     @property
     def pending_prompts(self) -> int:
@@ -237,7 +238,7 @@ class Dealer:
         except (ValueError, EmulatorStateError) as exc:
             ok, detail = False, str(exc)
         action = DealerAction(at, text, verb, ok, detail)
-        if not ok and detail == _GATE_LOCKED:
+        if not ok and detail in _GATE_LOCKED_REFUSALS:
             self._at_locked_gate = text
         self.log.append(action)
         return action

@@ -232,6 +232,12 @@ class EmulatedDevice:
         return self._outbox.blocked(self.connection)
 
     @property
+    def gate_closed(self) -> bool:
+        """The gate as STATUS reports it: locked by GATE_LOCK, at power-up or on host loss (a shoe's
+        also while its event store is full: ``EmulatedShoe``)."""
+        return self.gate_locked
+
+    @property
     def events_emitted(self) -> int:
         """Events sent so far (not counting those still held back)."""
         return self._outbox.sent
@@ -364,7 +370,7 @@ class EmulatedDevice:
         conn = self.connection
         return StatusReply(
             state=self.state, mode=self.mode, door_open=self.door_open, jam=self.jammed,
-            gate_locked=self.gate_locked, cards_in_shoe=min(self.cards_in_shoe(), 0xFFFF),
+            gate_locked=self.gate_closed, cards_in_shoe=min(self.cards_in_shoe(), 0xFFFF),
             pending_events=min(conn.unacknowledged_count + self._outbox.waiting, 0xFFFF),
             last_acked_event=conn.last_acknowledged_event,
         ), None

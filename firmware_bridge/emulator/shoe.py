@@ -156,8 +156,15 @@ class EmulatedShoe(EmulatedDevice):
         if self.gate_locked:
             return "gate locked"
         if self.events_blocked:
-            return "event store full"
+            return "gate locked (event store full)"
         return None
+
+    @property
+    def gate_closed(self) -> bool:
+        """E8: a shoe whose event store is full refuses to deal, and a shoe refuses a card by its
+        gate: held locked until events are acknowledged, whatever GATE_UNLOCK said before (STATUS
+        said unlocked while no card could come out: a device review)."""
+        return self.gate_locked or self.events_blocked
 
     def draw(self, *, face_up: bool = False) -> DrawResult:
         """One item leaves the shoe (``face_up``: the dealer exposes the card)."""

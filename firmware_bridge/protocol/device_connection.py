@@ -225,14 +225,16 @@ class DeviceConnection:
         if msg_type & _KIND_MASK:
             return self._nak(seq, None, NakCode.UNKNOWN_COMMAND,
                              f"{_type_name(msg_type)} is not a command", cache)
+        if not self._synced and msg_type != MessageType.SYNC:
+            # D6: every command but SYNC, well formed or not, and never remembered (D7); a payload
+            # this device would refuse was NAKed BAD_PAYLOAD and cached (a device review)
+            return self._nak(seq, None, NakCode.NOT_SYNCED, "send SYNC first", cache=None)
         try:
             command = decode_message(frame)
         except RemoteProtocolError as exc:
             return self._nak(seq, None, exc.nak_code, str(exc), cache)
         assert isinstance(command, Command)
         handler = _AUTO_HANDLERS.get(type(command))
-        if not self._synced and handler is not DeviceConnection._on_sync:
-            return self._nak(seq, command, NakCode.NOT_SYNCED, "send SYNC first", cache=None)
         if handler is not None:
             return handler(self, seq, command, cache)
         self._awaiting = (seq, command, msg_type, payload)

@@ -138,6 +138,7 @@ def test_jam_at_blocks_the_shoe_until_a_mechanism_reset(clock) -> None:
     status = host.status()
     assert not status.jam and status.gate_locked and status.state == DeviceState.LOADED
     host.ok(GateUnlock())
+    assert not host.status().gate_locked
     assert shoe.draw().card == parse_device_card("3S")
 
 
@@ -164,8 +165,9 @@ def test_event_store_full_refuses_to_deal_until_acknowledged(clock) -> None:
     shoe, host = loaded_shoe(clock, cards("AS 2S 3S 4S"), max_unacknowledged=3)
     shoe.draw()
     shoe.draw()  # SHOE_LOADED + 2 reads: full
-    assert shoe.draw().refused == "event store full"
-    assert host.status().pending_events == 3
+    assert shoe.draw().refused == "gate locked (event store full)"
+    status = host.status()
+    assert status.pending_events == 3 and status.gate_locked  # E8: "the gate stays locked" (a device review)
     host.ok(GateLock())
     assert nak_code(host.command(GateUnlock())) == NakCode.BUSY
     host.pump(0.05)

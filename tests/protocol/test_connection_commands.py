@@ -16,6 +16,7 @@ from firmware_bridge.protocol import (
     DropReason,
     GateLock,
     GateUnlock,
+    MessageType,
     Nak,
     NakCode,
     ProtocolStateError,
@@ -81,6 +82,20 @@ def test_device_refuses_commands_before_sync_and_sync_is_never_replayed() -> Non
         assert isinstance(event, AutoReply) and event.reply == Ack() and not event.replayed
     [event] = drain(device, encode_message(StatusRequest(), 0))
     assert event == CommandReceived(0, StatusRequest())
+
+
+def test_a_malformed_command_before_sync_is_not_synced_and_not_remembered() -> None:
+    """A device review: before its first SYNC the device decoded the payload first, answered a
+    malformed SHUFFLE (decks 0) BAD_PAYLOAD and remembered that answer. D6: every command but SYNC
+    is answered NOT_SYNCED; D7: that answer is never remembered (the same bytes after SYNC are a
+    command of the session, decided then)."""
+    device = DeviceConnection(IDENTITY)
+    malformed = raw_frame(struct.pack("<BBBBH", 1, MessageType.SHUFFLE, 3, 0, 1) + b"\x00")  # decks 0
+    [event] = drain(device, malformed)
+    assert isinstance(event, AutoReply) and event.reply == Nak(NakCode.NOT_SYNCED, "send SYNC first")
+    drain(device, encode_message(Sync(), 0))
+    [event] = drain(device, malformed)  # now looked at: its payload refused
+    assert isinstance(event, AutoReply) and event.reply.code is NakCode.BAD_PAYLOAD and not event.replayed
 
 
 def test_host_learns_not_synced_and_must_sync_again() -> None:
