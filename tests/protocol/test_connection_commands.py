@@ -131,6 +131,21 @@ def test_device_answers_bad_frames_with_protocol_naks() -> None:
         assert _device_is_idle(device)
 
 
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_crc_valid_frame_too_long_to_hold_is_dropped_unanswered(version: int) -> None:
+    """docs/protocol.md 3.4 rule 2, as a device review asked it to say: a chunk longer than 266
+    bytes (a receiver holds 267) is not decoded, so its CRC and sequence number are never looked
+    at: `oversize`, and no NAK, of this version or a later one (its sender learns by timeout)."""
+    device = DeviceConnection(IDENTITY)
+    drain(device, encode_message(Sync(), 0))
+    payload = bytes(range(1, 256)) + b"\x01\x02"  # 257 bytes, one past the largest payload
+    wire = raw_frame(struct.pack("<BBBBH", version, 0x10, 5, 0, len(payload)) + payload)
+    assert len(wire) - 1 > 266
+    events = drain(device, wire)
+    assert [type(e).__name__ for e in events] == ["Dropped"] and events[0].reason is DropReason.OVERSIZE  # type: ignore[attr-defined]
+    assert _device_is_idle(device)
+
+
 def _wire_seq(wire: bytes) -> int:
     return cobs_decode(wire[:-1])[2]
 
