@@ -26,7 +26,8 @@ malformed requests as ``bad_request``, connections shed as ``connection_refused`
 at the edge, in the connection's thread (``controller.control.requests``), so nothing a client
 sends reaches the table's thread unless it is safe to act on and to journal.
 
-Limits: at most ``max_connections`` at once (the next is told ``busy`` and closed); a connection
+Limits: at most ``max_connections`` at once, three quarters of them from one account (the next is
+told ``busy`` and closed: ``controller.control.admission``); a connection
 that sends no request for ``idle_s`` seconds (subscriptions excepted) is closed; one that fails
 ``LOGIN_LIMIT`` logins within ``LOGIN_WINDOW_S`` seconds, or sends ``BAD_LIMIT`` malformed
 requests, is told so and closed; a line is at most ``MAX_LINE`` bytes. Connections never take
@@ -49,6 +50,7 @@ from typing import Any
 
 import structlog
 
+from controller.control.admission import ConnectionSlots
 from controller.control.client import OPERATORS_GROUP, peer_uid
 from controller.control.endpoint import ControlEndpoint
 from controller.control.lines import line_report
@@ -56,7 +58,7 @@ from controller.control.local_args import table_args
 from controller.control.refusals import RefusalJournal
 from controller.control.request_lines import MAX_LINE, TOO_LONG, request_lines
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
-from controller.descriptors import OUT_OF_DESCRIPTORS, TABLE_RESERVE, capacity_warning, short_of_descriptors
+from controller.descriptors import OUT_OF_DESCRIPTORS, TABLE_RESERVE, capacity_warning
 from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
 from controller.operators.pins import is_pin_shaped
 from controller.operators.store import is_operator_id
@@ -113,7 +115,7 @@ class ControlServer:
         self.idle_s = float(idle_s)
         self.runner: Any = None
         self._refusals: RefusalJournal | None = None
-        self._slots = threading.BoundedSemaphore(self.max_connections)
+        self._slots = ConnectionSlots(self.max_connections, self.descriptor_reserve)
         self._login_failures = LoginThrottle(LOGIN_LIMIT, LOGIN_WINDOW_S, max_keys=self.max_connections * 2)
         self._lock = threading.Lock()
         self._numbers = iter(range(1, 2**62))
@@ -158,11 +160,7 @@ class ControlServer:
         if self._accept_thread is not None:
             self._wake_accept()
             self._accept_thread.join(timeout=2)
-        held, deadline = 0, time.monotonic() + STOP_WAIT_S
-        while held < self.max_connections and self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            held += 1  # every connection's slot back: none is served any more
-        for _ in range(held):
-            self._slots.release()
+        self._slots.wait_all_back(time.monotonic() + STOP_WAIT_S)
         if self._refusals is not None:
             self._refusals.close()
 
@@ -197,22 +195,20 @@ class ControlServer:
             if self._stop.is_set():  # _wake_accept's connection, or a client too late
                 conn.close()
                 return
-            if short_of_descriptors(self.descriptor_reserve):
-                self._shed(conn, "the table is short of file descriptors; try again later")
-                continue
-            if not self._slots.acquire(blocking=False):
-                self._shed(conn)
+            uid = _peer(conn)
+            refused = self._slots.take(uid)
+            if refused is not None:
+                self._shed(conn, refused)
                 continue
             try:
-                threading.Thread(target=self._serve, args=(conn, next(self._numbers)),
+                threading.Thread(target=self._serve, args=(conn, next(self._numbers), uid),
                                  name="shoectl-control-conn", daemon=True).start()
             except RuntimeError as exc:  # cannot start a new thread
-                self._slots.release()
+                self._slots.give_back(uid)
                 log.warning("control socket: cannot serve a connection", error=str(exc))
-                self._shed(conn)
+                self._shed(conn, f"the table is busy: {self.max_connections} connections are open; try again later")
 
-    def _shed(self, conn: socket.socket, reason: str | None = None) -> None:
-        reason = reason or f"the table is busy: {self.max_connections} connections are open; try again later"
+    def _shed(self, conn: socket.socket, reason: str) -> None:
         told = self._refused(kinds.CONNECTION_REFUSED, {"code": "busy", "reason": reason},
                              {"ok": False, "code": "busy", "error": reason})
         with conn:
@@ -229,8 +225,8 @@ class ControlServer:
         return reply if self._refusals.refused(kind, payload, operator, shown) else dict(_STOPPING)
 
     # -- one connection -----------------------------------------------------------------------------
-    def _serve(self, conn: socket.socket, number: int) -> None:
-        session = _Session(number, _peer(conn))
+    def _serve(self, conn: socket.socket, number: int, uid: int | None) -> None:
+        session = _Session(number, uid)
         try:
             with conn:
                 conn.settimeout(0.5)
@@ -240,7 +236,7 @@ class ControlServer:
         finally:
             with self._lock:
                 self._login_failures.forget(number)
-            self._slots.release()
+            self._slots.give_back(uid)
 
     def _serve_lines(self, conn: socket.socket, session: _Session) -> None:
         """Answer each request line (``request_lines``: with its time limits) until the client

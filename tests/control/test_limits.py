@@ -559,3 +559,45 @@ def test_a_pin_refused_after_the_table_stopped_journaling_is_not_told(tmp_path: 
     assert "stopping" in replies[0]["error"]
     with JournalReader.open(tmp_path / "j.db") as reader:
         assert not [e for e in reader.entries() if e.kind in ("auth_refused", "refusals_summary")]
+
+
+def test_one_account_may_hold_three_quarters_of_the_connections_and_the_rest_are_left_to_others() -> None:
+    """A review: one local client could hold all 64 connections (each a `watch`), and the
+    floorperson's console was told the table was busy. One account (SO_PEERCRED) holds at most
+    three quarters of them; another account gets the rest; a connection that ends frees its own."""
+    from controller.control.admission import ConnectionSlots
+
+    slots = ConnectionSlots(8, reserve=0)
+    assert [slots.take(1000) for _ in range(6)] == [None] * 6
+    assert slots.take(1000) == "the table is busy: this account holds 6 of its 8 connections; close some first"
+    assert slots.take(1001) is None and slots.take(None) is None  # another account; one the system cannot tell
+    assert slots.take(1002) == "the table is busy: 8 connections are open; try again later"
+    slots.give_back(1000)
+    assert slots.take(1000) is None
+    root = ConnectionSlots(4, reserve=0)  # the administrator, who may stop the table anyway: not counted
+    assert [root.take(0) for _ in range(5)] == [None] * 4 + ["the table is busy: 4 connections are open; try again later"]
+
+
+def test_a_connection_past_its_accounts_share_is_told_so(tmp_path: Path, mocker) -> None:
+    """Through the real socket: an operator's fourth connection of four is refused by its account's
+    share (three), in words (journaled as any connection refused: the cap's test above). The
+    clients are this process's, root's, which is not counted: their account is said to be 1000."""
+    mocker.patch("controller.control.server._peer", return_value=1000)
+    with _served(tmp_path, max_connections=4) as (server, first):
+        first.connect(str(tmp_path / "c.sock"))
+        conns = [first]
+        for _ in range(2):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(5)
+            s.connect(str(tmp_path / "c.sock"))
+            conns.append(s)
+        try:
+            assert all((send_and_read(s, {"op": "status"}) or {}).get("ok") for s in conns)
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as fourth:
+                fourth.settimeout(5)
+                fourth.connect(str(tmp_path / "c.sock"))
+                assert read_reply(fourth) == {"ok": False, "code": "busy", "error": "the table is busy: this account "
+                                              "holds 3 of its 4 connections; close some first"}
+        finally:
+            for s in conns[1:]:
+                s.close()
