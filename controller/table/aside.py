@@ -41,7 +41,7 @@ class CardsAside:
     discards_owed: int = 0
     owed_of_round: int | None = None
     deferred: list[Deferred] = field(default_factory=list)
-    latest: SetAside | None = None  # the card held for a next hand, while it is the last card out
+    latest: SetAside | None = None  # the card held for a next hand, while it is the last card out (burns aside)
 
     def defer(self, card: Card | None, *, face_up: bool, position: int) -> None:
         """A card out while a fault holds the table (None: unread), applied when it resumes."""
@@ -71,7 +71,8 @@ class CardsAside:
         self.latest = aside
 
     def card_out(self) -> None:
-        """Another card left the shoe: the card held last is not the last card out any more."""
+        """Another card left the shoe and took the place after the card held last (a burn does
+        not: ``dealing.accept_card``), which is not the last card out any more."""
         self.latest = None
 
     def take_latest(self) -> SetAside:
@@ -79,7 +80,8 @@ class CardsAside:
         from the held cards (to be placed otherwise: ``card_disclosed``); ``Refused`` if none."""
         latest = self.latest
         if latest is None or not (latest is self.held or latest in self.held_later):
-            raise Refused("no card drawn in error waits for the next hand as the last card out of the shoe")
+            raise Refused("no card drawn in error waits for the next hand as the last card out of the shoe "
+                          "(burns aside)")
         if latest is self.held:
             self.held = self.held_later.pop(0) if self.held_later else None
         else:

@@ -29,7 +29,12 @@ if TYPE_CHECKING:
 
 def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
     st = t.state
-    t.aside.card_out()
+    # 627a.13(b)'s held card keeps its place as the next hand's first card whatever is burned
+    # (a new dealer's burn, 681a.7(c)): it may still be said disclosed (``card_disclosed``); any
+    # other card out takes the place (a floorperson review found it refused after a burn).
+    found_face_up = face_up and t.sub.game is not Game.TWENTYONE
+    if not (st == "burning" and not found_face_up and not t.aside.discards_owed):
+        t.aside.card_out()
     if st == "fault":
         # Nothing is lost: a card that left the shoe while the table was held is applied, in
         # order, when the fault clears.
@@ -54,7 +59,6 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         return
     # Every 21 Baccarat card is dealt face up (681a.7(e)) and 627a.13 is not its section: a card
     # that comes out face up is burned or dealt as any other (docs/irregularities.md).
-    found_face_up = face_up and t.sub.game is not Game.TWENTYONE
     if st == "burning":
         # The round before a burn is over: a card after the burn is not its third card (627a.13(c)).
         t.shoe_rounds.take_last()

@@ -313,7 +313,7 @@ def test_only_the_held_card_that_is_the_last_out_can_be_said_disclosed_and_a_ref
     b = after_a_four_card_round()
     b.op("card_disclosed")
     assert b.of("refused")[-1]["reason"] == ("no card drawn in error waits for the next hand as the last card out "
-                                             "of the shoe")
+                                             "of the shoe (burns aside)")
     b.draw()  # (b): held
     before = b.core.snapshot()
     b.op("card_disclosed", Role.DEALER, operator="d1")
@@ -324,3 +324,27 @@ def test_only_the_held_card_that_is_the_last_out_can_be_said_disclosed_and_a_ref
     b.op("card_disclosed")  # the second, the last out, is the one said disclosed: (d)
     assert b.core.aside.held is first and b.core.aside.held_later == []
     assert b.of("round_start")[-1]["kind"] == "simulated"
+
+
+@pytest.mark.reg("627a.13(c)", "627a.13(c)(1)")
+def test_a_held_card_said_disclosed_after_a_new_dealers_burn_still_follows_c() -> None:
+    """A floorperson review: the card held under (b) as the next hand's first card, then a new
+    dealer's burn (681a.7(c)): `card_disclosed` was refused as if the burn had taken the held
+    card's place, though the table still dealt it as the next hand's first card, with wagers on
+    it. A burn takes no hand's place: the held card is decided again under (c) ("Place the
+    disclosed card and one additional card, drawn face down from the dealing shoe, into the
+    discard rack"), and the next hand opens with the next card."""
+    b = after_a_four_card_round("discard")
+    b.draw()  # the fifth card, face down: (b), held
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(b)"
+    b.op("dealer_sign_in", Role.DEALER, dealer="D2")
+    assert b.core.prompt.startswith("BURN")
+    b.draw()  # the new dealer's burn
+    assert b.of("burn")[-1]["dealer"] == "D2" and b.core.aside.held is not None
+    b.op("card_disclosed")
+    decision = b.of("irregularity")[-1]
+    assert decision["clause"] == "627a.13(c)(1)" and decision["card"] == "9S" and b.core.aside.held is None
+    b.draw()  # the one additional card, face down
+    assert [d["reason"] for d in b.of("discard")] == ["627a.13(c)(1)", "627a.13(c)(1)"]
+    b.play_round([(1, "player", 100)])
+    assert "9S" not in [c["card"] for c in b.of("card")[-6:]]  # the disclosed card opened no hand
