@@ -119,6 +119,40 @@ def test_shuffle_audit_leaves_out_a_shoe_in_play_whose_order_is_mostly_unknown(c
                                                             "never read, too many to fill in at random"}]
 
 
+def test_shuffle_audit_leaves_out_a_shoe_that_ended_with_most_of_its_order_unknown(capsys, make_journal) -> None:
+    """A lab's review: a shoe ended early (a cover card misplaced near the top: 33 cards read, 383
+    never) was audited with 92 % of its order filled in at random, and a 4-riffle shuffler passed.
+    A shoe that ended is left out by the same rule as one in play: more than half never read."""
+    specs = shuffled_specs(3, decks=8, seed=5)
+    specs[1].read_only = 33
+    code, out, _ = run(capsys, "audit", "shuffle", str(make_journal(specs, trailing_shoe=False)), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["audited"] == ["T1-S0001", "T1-S0003"]
+    assert doc["excluded"] == [{"shoe": "T1-S0002", "reason": "ended: 383 of its 416 cards never read, too many to "
+                                                            "fill in at random"}]
+
+
+def test_a_forged_deck_count_is_said_with_its_shoe_and_a_card_sets_findings_briefly(capsys, make_journal) -> None:
+    """A lab's review (journals edited, read with --no-verify): 99999999999 decks in every shoe made
+    `audit shuffle` say only "decks must be a whole number from 1 to 12", with no journal nor shoe
+    (`audit cards` names both); a shoe said to hold 1 deck among 8-deck ones was excluded with its
+    every finding, a 9,342-character line. The count is said with its shoe, and a card set's
+    findings are the first three and how many more."""
+    specs = shuffled_specs(2, decks=8, seed=5)
+    for spec in specs:
+        spec.decks = 99999999999
+    path = make_journal(specs, trailing_shoe=False)
+    code, out, err = run(capsys, "audit", "shuffle", str(path), "--no-verify")
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "T1-S0001: the journal says 99999999999 decks; a shoe holds 1 to 12" in err
+    specs = shuffled_specs(3, decks=8, seed=5)
+    specs[1].decks = 1  # its 416 cards are then hundreds of findings
+    code, out, _ = run(capsys, "audit", "shuffle", str(make_journal(specs, name="k.db", trailing_shoe=False)),
+                       "--no-verify", "--json")
+    reasons = [e["reason"] for e in json.loads(out)["excluded"]]
+    assert code == 0 and len(reasons) == 1 and len(reasons[0]) < 400, reasons
+
+
 @pytest.mark.parametrize("command", ["cards", "shuffle"])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, make_journal, command: str) -> None:
     junk = tmp_path / "junk.txt"

@@ -95,6 +95,14 @@ def test_one_stuck_card_shows_in_the_position_maximum() -> None:
     assert result.p_value < 1e-6
 
 
+def test_the_position_maximum_claims_no_null_mean() -> None:
+    """A lab's review: ``expected`` said S/52, one cell's mean, beside the largest of M x 52 cells
+    (about 4.6 for 20 uniform shoes), so a uniform shoe's maximum read 13 times "too high". That
+    maximum's null mean has no closed form: none is given (JSON null, "-" in the report)."""
+    result = position_max_test(shuffled(8, 20, seed=1, model="uniform"))
+    assert result.expected is None and result.to_json()["expected"] is None and result.statistic >= 2
+
+
 def test_one_shoe_cannot_fail_the_positional_tests() -> None:
     orders = shuffled(8, 1, seed=1, model="riffle:1")
     assert positional_test(orders).p_value == 1.0
