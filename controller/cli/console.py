@@ -179,7 +179,9 @@ class Console:
         stopped = False
         while True:
             try:
-                for msg in self.client.events():
+                # After a stop, what the table's start decided first (a round voided, its wagers
+                # returned: lost while this console looked for the table again, a floorperson review).
+                for msg in self.client.events(since_start=stopped):
                     if stopped:
                         stopped = False
                         write_line("* the table is back: its events show again")

@@ -101,12 +101,14 @@ class ControlClient:
             raise self._not_understood("it is not an answer to a command")
         return reply
 
-    def events(self) -> Iterator[dict[str, Any]]:
-        """The current status first (``{"status": ...}``), then every event as it happens."""
+    def events(self, *, since_start: bool = False) -> Iterator[dict[str, Any]]:
+        """The current status first (``{"status": ...}``), then every event as it happens;
+        ``since_start``: the events since the table started before them (the table keeps its first
+        ones: a console whose table came back sees what its start decided)."""
         s = self._connect()
         s.settimeout(None)
         with s:
-            _send(s, {"id": next(self._ids), "op": "subscribe"})
+            _send(s, {"id": next(self._ids), "op": "subscribe", **({"since": "start"} if since_start else {})})
             f = s.makefile("rb")
             for line in f:
                 msg = self._reply(line)

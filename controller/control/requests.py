@@ -8,9 +8,10 @@ text). Whatever a ``Request`` holds is safe to journal and to hand to the table 
   whole (no fraction, exponent, NaN or Infinity) and at most ``MAX_DIGITS`` digits; every string,
   key or value, is valid Unicode (no lone surrogates);
 - ``id`` is absent, null, a whole number or printable text of at most ``MAX_ID`` characters;
-- ``op`` is ``status``, ``subscribe`` or ``command``; a command has ``command`` (one the table
-  knows), ``operator`` and ``pin`` (strings of at most ``MAX_TEXT`` characters) and ``args`` (an
-  object, absent or null for none);
+- ``op`` is ``status``, ``subscribe`` or ``command``; a subscription may have ``since``:
+  ``"start"`` (the events since the table started first: ``since_start``); a command has
+  ``command`` (one the table knows), ``operator`` and ``pin`` (strings of at most ``MAX_TEXT``
+  characters) and ``args`` (an object, absent or null for none);
 - each argument is one the command takes (if not, ``args_problem`` says why and ``args`` is
   empty: the server says so after the login and the role, so that who gave it is journaled and a
   guess at a PIN counts whatever its arguments), of the type the table's commands table
@@ -65,6 +66,7 @@ class Request:
     pin: str | None = None
     args: dict[str, Any] = field(default_factory=dict)
     args_problem: str | None = None  # what is wrong with the arguments (then ``args`` is empty)
+    since_start: bool = False  # a subscription's: the events since the table started first
 
 
 def shown_text(text: str, limit: int = 40) -> str:
@@ -181,6 +183,10 @@ def parse_request(line: bytes) -> Request:
     op = obj.get("op")
     if op not in OPS:
         raise BadRequest(f"\"op\" must be status, command or subscribe, not {_shown_value(op)}", rid)
+    if op == "subscribe" and obj.get("since") is not None:
+        if obj["since"] != "start":
+            raise BadRequest(f"a subscription's \"since\" may only be \"start\", not {_shown_value(obj['since'])}", rid)
+        return Request(op, rid, since_start=True)
     if op != "command":
         return Request(op, rid)
     command = obj.get("command")

@@ -271,7 +271,7 @@ class ControlServer:
             return {"id": req.rid, "ok": True, "status": self.runner.latest_snapshot,
                     "links": line_report(self.runner.links)}
         if req.op == "subscribe":
-            self._stream(conn, req.rid)
+            self._stream(conn, req.rid, req.since_start)
             return None
         return {"id": req.rid, **self._command(req, session)}
 
@@ -362,8 +362,8 @@ class ControlServer:
         return self._refused(kinds.AUTH_REFUSED, payload, {"ok": False, "code": code, "error": error}, operator,
                              {**payload, "reason": error})
 
-    def _stream(self, conn: socket.socket, rid: Any) -> None:
-        q = self.runner.subscribe()
+    def _stream(self, conn: socket.socket, rid: Any, since_start: bool) -> None:
+        q = self.runner.subscribe(since_start=since_start)
         try:
             if not self._send(conn, {"id": rid, "ok": True, "status": self.runner.latest_snapshot}):
                 return

@@ -1,6 +1,12 @@
 """The event streams of a running table (the control socket's subscribers): each subscriber is a
 bounded queue of JSON-ready dicts, fed by the owner thread; a full queue loses the event, so a
-slow client never holds the table up."""
+slow client never holds the table up.
+
+The first ``START_KEPT`` events after the table starts are kept, subscribers or not, and a
+subscriber may ask for them first (``add(since_start=True)``): a console whose table stopped and
+started again sees what the start decided (a round voided and its wagers returned, a device
+replaced) before it could subscribe again (a floorperson review: those lines were lost). Past the
+kept events, a notice says that some are not shown."""
 from __future__ import annotations
 
 import queue
@@ -10,18 +16,34 @@ from typing import Any
 __all__ = ["Subscribers"]
 
 
+START_KEPT = 500  # the table's first events, kept for a subscriber that asks for them
+MORE_THAN_KEPT = {"type": "notice", "level": "warning",
+                  "text": f"the table made more than {START_KEPT} events since it started: the later ones before "
+                          "this subscription are not shown (`shoectl journal replay` has every one)"}
+
+
 class Subscribers:
     """``add`` / ``remove`` from any thread; ``publish`` from the owner thread. True while there is
-    at least one subscriber (a cheap check before building an event)."""
+    at least one subscriber, or the table's first events are being kept (a cheap check before
+    building an event)."""
 
     def __init__(self) -> None:
         self._queues: list[queue.Queue[Any]] = []
         self._lock = threading.Lock()
         self._step_published: int | None = None  # the seq of the last clock_step published
+        self._kept: list[dict[str, Any]] = []  # the first START_KEPT events
+        self._keeping = True
 
-    def add(self, maxsize: int) -> queue.Queue[Any]:
+    def add(self, maxsize: int, *, since_start: bool = False) -> queue.Queue[Any]:
+        """A new subscriber's queue; ``since_start``: the events kept since the table started first
+        (under the lock that ``publish`` takes: none is missed, none comes twice)."""
         q: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
         with self._lock:
+            if since_start:
+                for event in self._kept[:maxsize - 1]:
+                    q.put_nowait(event)
+                if not self._keeping:
+                    q.put_nowait(MORE_THAN_KEPT)
             self._queues.append(q)
         return q
 
@@ -33,6 +55,9 @@ class Subscribers:
     def publish(self, event: dict[str, Any]) -> None:
         with self._lock:
             queues = list(self._queues)
+            if self._keeping:
+                self._kept.append(event)
+                self._keeping = len(self._kept) < START_KEPT
         for q in queues:
             try:
                 q.put_nowait(event)
@@ -51,4 +76,4 @@ class Subscribers:
         self.publish({"type": kind, "ts": journal.last_ts, "shoe": shoe, "round": round_no, **shown})
 
     def __bool__(self) -> bool:
-        return bool(self._queues)
+        return self._keeping or bool(self._queues)

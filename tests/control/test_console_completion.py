@@ -177,8 +177,11 @@ def test_the_console_says_when_the_table_stops_and_when_it_is_back(capsys, monke
         [{"status": {}}, {"event": {"type": "notice", "level": "warning", "text": "after"}}],
     ])
 
+    asked_since_start: list[bool] = []
+
     class _Client:
-        def events(self):
+        def events(self, *, since_start: bool = False):
+            asked_since_start.append(since_start)
             try:
                 stream = next(streams)
             except StopIteration:
@@ -196,6 +199,9 @@ def test_the_console_says_when_the_table_stops_and_when_it_is_back(capsys, monke
     assert said[:5] == ["* warning: before", "* the table stopped: its events show again when it is back",
                         "* the table is back: its events show again", "* warning: after",
                         "* the table stopped: its events show again when it is back"]
+    # after a stop, the events the table's start made before this console found it come first (a
+    # floorperson review: a round voided as the table started, its wagers returned, was never shown)
+    assert asked_since_start[:3] == [False, True, True]
 
 
 def test_other_operators_floor_decisions_and_requests_not_understood_are_shown() -> None:
