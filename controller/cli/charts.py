@@ -160,7 +160,8 @@ def shuffle_chart(path: Path, title: str, residuals: list[list[float]], result: 
     tests.invert_yaxis()
     tests.axvline(-math.log10(alpha), color="black", linestyle="--", linewidth=1, label=f"alpha {alpha:g}")
     for y, t in enumerate(result.tests):
-        tests.text(0.02, y, f"{t.statistic:.6g} vs {t.expected:.6g}", va="center", fontsize=8,
+        null_mean = f" vs {t.expected:.6g}" if t.expected is not None else ""  # position_max has none
+        tests.text(0.02, y, f"{t.statistic:.6g}{null_mean}", va="center", fontsize=8,
                    bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0, "pad": 1},
                    transform=tests.get_yaxis_transform())
     tests.set_xscale("symlog", linthresh=1)  # a p-value of 1e-300 beside one just under alpha

@@ -210,8 +210,9 @@ def status_text(st: dict[str, Any]) -> str:
              f"last outcome {st['last_outcome']}" if st.get("last_outcome") else "no round decided yet"]
     if st.get("player") or st.get("banker"):
         lines.append(f"player {' '.join(st.get('player') or []) or '-'}   banker {' '.join(st.get('banker') or []) or '-'}")
-    if st.get("dealer"):
-        lines.append(f"dealer {st['dealer']}")
+    if st.get("dealer") or st.get("dealer_operator"):  # the name signed in, and the operator the table holds as dealer
+        held = st.get("dealer_operator")
+        lines.append(f"dealer {st.get('dealer') or held}" + (f" (operator {held})" if st.get("dealer") and held else ""))
     if st.get("cut_offered_to"):  # 681a.5(b): who may cut now (otherwise only the prompt said)
         lines.append(f"the cut is offered to seat {st['cut_offered_to']}")
     if st.get("seats_taken"):
@@ -256,6 +257,9 @@ def event_text(ev: dict[str, Any]) -> str | None:
         return settlement_text(t, ev)
     if t in (kinds.FAULT, kinds.COUNT_FAULT):
         return f"FAULT: {ev.get('reason') or ev.get('problem')}"
+    if t == kinds.FAULT_CLEARED:  # by itself (a door closed, a link back) or by an operator: a FAULT line ends
+        faults = ", ".join(str(f) for f in ev.get("faults") or ())
+        return safe(f"fault cleared: {faults or 'the fault'} (by {ev.get('by') or 'the table'})")
     if t == "notice" and ev.get("level") != "info":
         return f"{ev['level']}: {ev['text']}"
     if t in (kinds.REFUSED, kinds.AUTH_REFUSED):

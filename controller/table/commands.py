@@ -308,6 +308,9 @@ def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str]
             raise Refused("the automated dealer deals at this table (shoectl run without --manual): no other dealer "
                           "signs in")
         if op.role is Role.DEALER and command.name != "dealer_sign_in":
+            if dealer_operator == AUTOMATED_DEALER:  # no sign-in to advise: it is refused there (a floorperson review)
+                raise Refused(f"{op.operator} is not the dealer at this table: the automated dealer deals here "
+                              "(shoectl run without --manual); a dealer's commands are its")
             raise Refused(f"{op.operator} is not the dealer at this table ({dealer_operator} is): a new dealer signs "
                           "in first (dealer_sign_in), and burns a card before dealing (681a.7(c))")
     if command.states is not None and state not in command.states:

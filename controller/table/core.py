@@ -257,7 +257,7 @@ class TableCore:
             "round": r.number if r else self.shoe_rounds.count,
             "round_kind": r.kind if r else None,  # a simulated round (627a.13(c)(2), (d)) takes no wagers
             "cut_offered_to": shoe.cut_offeree if shoe and self.state == "cutting" and shoe.cut_position is None else None,
-            "dealer": self.dealer,  # the dealer signed in (681a.7(c)), if one did
+            "dealer": self.dealer, "dealer_operator": self.dealer_operator,  # signed in (681a.7(c)); held as the dealer
             "cards_dealt": shoe.dealt if shoe else 0,
             "cards_remaining": shoe.remaining if shoe else None,
             "cover_reached": bool(shoe and shoe.cover_reached),
@@ -265,7 +265,7 @@ class TableCore:
             "player": r.shown_cards(Target.PLAYER, face_down) if r else [],
             "banker": r.shown_cards(Target.BANKER, face_down) if r else [],
             "seats_taken": sorted(self.occupied),
-            "wagers": [w.to_json() for w in (r.wagers if r else self.pending_wagers)],
+            "wagers": [w.to_json() for w in (r.unsettled_wagers() if r else self.pending_wagers)],  # on the layout
             "last_outcome": self.shoe_rounds.last_outcome,
             "faults": dict(self.faults),
             "shoe_given_up": self.shoe_lost,  # why the shoe in play is given up once the faults clear, if it is

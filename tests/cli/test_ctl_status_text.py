@@ -120,3 +120,10 @@ def test_a_refusal_on_the_watch_names_the_operator_id_and_the_system_account_tha
     ev = {"type": "auth_refused", "command": "open", "operator": "fp9", "account": "alice", "reason": "wrong PIN"}
     assert event_text(ev) == "open refused (fp9, account alice): wrong PIN"
     assert event_text({**ev, "account": None}) == "open refused (fp9): wrong PIN"  # a table of before
+
+
+def test_status_names_the_operator_the_table_holds_as_the_dealer() -> None:
+    """A floorperson review: refusals said "(d1 is)" while status showed no dealer, or another name."""
+    assert "dealer d1" in status_text({"table": "T1", "state": "betting", "dealer_operator": "d1"}).splitlines()
+    assert "dealer Bob (operator d1)" in status_text({"table": "T1", "state": "betting", "dealer": "Bob",
+                                                      "dealer_operator": "d1"}).splitlines()

@@ -222,6 +222,18 @@ def test_other_operators_floor_decisions_and_requests_not_understood_are_shown()
     assert lines({"type": "bad_request", "code": "bad_request", "reason": "not JSON"}) is None  # no one logged in
 
 
+def test_a_fault_that_clears_is_said_as_its_fault_was() -> None:
+    """A floorperson review: `ctl watch` and the console printed `FAULT: shoe door open`, and nothing
+    when the dealer closed the door and the table went on (the journal's `fault_cleared`): the
+    floorperson took the table for still held."""
+    lines = EventLines(own_operator="d1")
+    assert lines({"type": "fault", "fault": "door:shoe", "reason": "shoe door open"}) == "FAULT: shoe door open"
+    assert lines({"type": "fault_cleared", "faults": ["door:shoe"], "by": "door closed"}) == \
+        "fault cleared: door:shoe (by door closed)"
+    assert lines({"type": "fault_cleared", "faults": ["link:shoe"], "by": "reconnect"}) == \
+        "fault cleared: link:shoe (by reconnect)"
+
+
 def test_a_pasted_block_is_carried_out_line_by_line_and_stops_at_a_failure(capsys, monkeypatch) -> None:
     """A review of terminals: a block of commands pasted at the prompt (the terminal hands it over
     at once) was one line, refused whole as `sit: unknown argument 'sit'`. Each line is now a

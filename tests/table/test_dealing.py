@@ -55,6 +55,8 @@ def test_another_dealer_deals_only_once_signed_in_and_burning() -> None:
     assert [(w.seat, w.amount) for w in b.core.pending_wagers] == [(1, 100)]
     b.op("sit", Role.DEALER, operator="d1", seat=2)  # d1 has left the table: refused now
     assert b.of("refused")[-1]["reason"].startswith("d1 is not the dealer at this table (d2 is)")
+    # status says whom the refusals name (a floorperson review: it said the name signed in, or nothing)
+    assert (b.core.snapshot()["dealer"], b.core.snapshot()["dealer_operator"]) == ("D2", "d2")
     b.op("sit", Role.FLOORPERSON, operator="fp1", seat=2)  # a floorperson is not a dealer: not refused
     assert 2 in b.core.occupied
 
@@ -69,6 +71,10 @@ def test_no_other_dealer_signs_in_where_the_automated_dealer_deals() -> None:
     assert b.of("refused")[-1]["reason"] == ("the automated dealer deals at this table (shoectl run without --manual): "
                                              "no other dealer signs in")
     assert b.core.dealer_operator == "auto-dealer"
+    # and a person's dealer command is not told to sign in, which is refused there (a floorperson review)
+    b.op("wager", Role.DEALER, operator="d1", seat=1, kind="player", amount=100)
+    assert b.of("refused")[-1]["reason"] == ("d1 is not the dealer at this table: the automated dealer deals here "
+                                             "(shoectl run without --manual); a dealer's commands are its")
 
 
 @pytest.mark.reg("681a.7(d)")

@@ -223,6 +223,9 @@ def test_house_money_settled_before_any_third_card_and_payout_added_to_the_wager
     assert len(b.of("card")) == 4  # no third card yet
     b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=30)
     b.op("continue", Role.DEALER)
+    # what the layout holds now, as status says it: the settled House Money Wager is off it (a
+    # floorperson review: status listed it, collected or paid, through the third card's squeeze)
+    assert b.core.snapshot()["wagers"] == [{"seat": 2, "kind": "player", "amount": 130}]
     while b.core.state == "squeeze":
         b.op("reveal", Role.DEALER)
     main = [s for s in b.of("settlement") if s["kind"] == "player"]
