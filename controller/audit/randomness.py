@@ -74,6 +74,7 @@ class TestResult:
     method: str
     shoes: int
     detail: dict[str, Any] = field(default_factory=dict)
+    smallest_p: float = 0.0  # the least p-value any shoes could give it: at alpha or above, it tests nothing
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,7 +137,8 @@ def positional_test(orders: Sequence[Order]) -> TestResult:
         p = 1.0
         method = "one shoe: the positional table is fixed by the composition (no test)"
     return TestResult("positional", chi2, float(df), float(df), p, "greater", method, s,
-                      {"collisions": collisions, "collisions_expected": mean_y, "collisions_sd": math.sqrt(var_y)})
+                      {"collisions": collisions, "collisions_expected": mean_y, "collisions_sd": math.sqrt(var_y)},
+                      smallest_p=0.0 if var_y > 0 else 1.0)
 
 
 def position_max_test(orders: Sequence[Order]) -> TestResult:
@@ -153,9 +155,12 @@ def position_max_test(orders: Sequence[Order]) -> TestResult:
         p = 1.0
     else:
         p = min(1.0, m * K * betainc(top, s - top + 1, 1.0 / K))  # P(Binomial(s, 1/k) >= top)
+    # every shoe with one card at one place is the most these shoes can say: M k (1/k)^S (a lab's
+    # review: with 1 or 2 shoes, and at 99 % with 3, it can reject nothing)
+    smallest = 1.0 if s < 2 else min(1.0, m * K * (1.0 / K) ** s)
     return TestResult("position_max", float(top), None, expected, p, "greater",
                       "largest count of one card at one place; Bonferroni bound over places and cards (binomial tail)",
-                      s, {"place": place + 1, "card_code": c, "shoes": s})
+                      s, {"place": place + 1, "card_code": c, "shoes": s}, smallest_p=smallest)
 
 
 # --- adjacency -----------------------------------------------------------------------------------

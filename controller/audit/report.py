@@ -57,10 +57,12 @@ def shuffle_text(path: str, audit: ShuffleAudit) -> str:
         f"{'test':<20}{'statistic':>12}{'df':>9}{'expected':>12}{'p-value':>10}{'Holm p':>10}  result",
     ]
     for t, adj, rej in zip(res.tests, res.adjusted, res.rejected):
-        result = "REJECTED" if rej else ("pass" if t.p_value >= res.alpha else "low p (not rejected after Holm)")
+        result = ("no test (too few shoes to reject anything)" if not res.testable(t) else "REJECTED" if rej
+                  else "pass" if t.p_value >= res.alpha else "low p (not rejected after Holm)")
         lines.append(f"{t.name:<20}{_num(t.statistic):>12}{_num(t.df, 0):>9}{_num(t.expected):>12}"
                      f"{_p(t.p_value):>10}{_p(adj):>10}  {result}")
-    lines.append(f"verdict: {'PASS' if res.passed else 'FAIL'} ({MULTIPLE_TESTING_METHOD} over {len(res.tests)} tests "
+    counted = sum(res.testable(t) for t in res.tests)
+    lines.append(f"verdict: {'PASS' if res.passed else 'FAIL'} ({MULTIPLE_TESTING_METHOD} over {counted} tests "
                  f"at alpha {res.alpha:g}); {audit.imputed} unread cards filled in at random (seed {audit.seed})")
     for shoe, why in audit.excluded:
         lines.append(f"excluded {shoe}: {why}")

@@ -15,7 +15,9 @@ running several tests on the same shoes with the Holm-Bonferroni step-down metho
 when any test is rejected at family-wise level alpha (adjusted p-value <= alpha). With m tests the
 smallest p-value must be below alpha/m, the next below alpha/(m-1), and so on. So a good shuffler
 fails a whole audit with probability at most alpha (about alpha when the tests are nearly
-independent, as here).
+independent, as here). A test that no shoes could make reject at alpha with this many (its
+``smallest_p`` at alpha or above: ``positional`` with one shoe, ``position_max`` with a few) tests
+nothing: it is left out of Holm's count, shown as no test, and never rejected.
 
 Raises ``ValueError`` for bad orders or arguments (naming the problem).
 """
@@ -64,11 +66,15 @@ class AuditResult:
     def passed(self) -> bool:
         return not any(self.rejected)
 
+    def testable(self, t: TestResult) -> bool:
+        """Whether ``t`` could reject anything at this audit's alpha with these shoes."""
+        return t.smallest_p < self.alpha
+
     def to_json(self) -> dict[str, Any]:
         tests = []
         for t, adj, rej in zip(self.tests, self.adjusted, self.rejected):
             doc = t.to_json()
-            doc.update(p_adjusted=adj, passed=t.p_value >= self.alpha, rejected=rej)
+            doc.update(p_adjusted=adj, passed=t.p_value >= self.alpha, rejected=rej, testable=self.testable(t))
             tests.append(doc)
         return {"verdict": "pass" if self.passed else "fail", "confidence": self.confidence, "alpha": self.alpha,
                 "multiple_testing": MULTIPLE_TESTING_METHOD, "shoes": self.shoes, "decks": self.decks, "tests": tests}
@@ -101,5 +107,10 @@ def audit_orders(orders: Sequence[Order], *, confidence: float = 0.99,
         "serial_correlation": lambda: serial_correlation_test(orders),
     }
     results = tuple(runners[name]() for name in wanted)
-    adjusted, rejected = holm([r.p_value for r in results], round(1.0 - confidence, 12))
+    alpha = round(1.0 - confidence, 12)
+    real = [i for i, r in enumerate(results) if r.smallest_p < alpha]
+    adjusted, rejected = [1.0] * len(results), [False] * len(results)
+    if real:
+        for i, adj, rej in zip(real, *holm([results[i].p_value for i in real], alpha)):
+            adjusted[i], rejected[i] = adj, rej
     return AuditResult(confidence, results, tuple(adjusted), tuple(rejected), len(orders), decks)

@@ -153,6 +153,22 @@ def test_a_forged_deck_count_is_said_with_its_shoe_and_a_card_sets_findings_brie
     assert code == 0 and len(reasons) == 1 and len(reasons[0]) < 400, reasons
 
 
+def test_tests_too_few_shoes_make_meaningless_are_no_tests(capsys, make_journal) -> None:
+    """A lab's review: with one shoe `positional` (fixed by the composition) and `position_max` (p is 1
+    whatever the shoe) printed "pass" and counted among Holm's 6, holding the real tests to alpha/6.
+    A test no shoes could make reject at alpha with this many is shown as no test, and not counted."""
+    path = make_journal(shuffled_specs(1, decks=8, seed=11))
+    code, out, _ = run(capsys, "audit", "shuffle", str(path))
+    rows = {line.split()[0]: line for line in out.splitlines()}
+    assert code == 0 and rows["positional"].endswith("no test (too few shoes to reject anything)")
+    assert rows["position_max"].endswith("no test (too few shoes to reject anything)")
+    assert rows["runs"].endswith("pass") and "(Holm-Bonferroni over 4 tests at alpha 0.01)" in out
+    code, out, _ = run(capsys, "audit", "shuffle", str(path), "--json")
+    testable = {t["name"]: t["testable"] for t in json.loads(out)["tests"]}
+    assert testable == {"positional": False, "position_max": False, "adjacency": True, "rising_sequences": True,
+                        "runs": True, "serial_correlation": True}
+
+
 @pytest.mark.parametrize("command", ["cards", "shuffle"])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, make_journal, command: str) -> None:
     junk = tmp_path / "junk.txt"
