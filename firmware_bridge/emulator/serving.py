@@ -123,8 +123,13 @@ class TableServer:
         self.directory.mkdir(exist_ok=True)  # the servers' links never make a folder
         self._owner: int | None = None
         if self._made_dir:  # held while this process lives: the sweep of another never takes it for gone
-            self._owner = os.open(self.directory / _OWNER, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            # Locked under another name, then named: a sweep between the file's creation and its lock
+            # found it free and removed this new directory (64 tables started at once: one lost its
+            # links). A directory holding another name is never swept.
+            making = self.directory / f"{_OWNER}.new"
+            self._owner = os.open(making, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             fcntl.flock(self._owner, fcntl.LOCK_EX)
+            os.rename(making, self.directory / _OWNER)
         faults = faults if faults is not None else table.faults
         roles = (("shoe", table.shoe),) if table.shuffler in (None, table.shoe) else (
             ("shuffler", table.shuffler), ("shoe", table.shoe))

@@ -85,3 +85,31 @@ def test_a_directory_whose_owner_lock_is_held_is_kept_whatever_its_pid_says(tmp_
     finally:
         os.close(owner)  # its process gone: the lock with it
     assert remove_stale_directories(str(tmp_path)) == [path] and not path.exists()
+
+
+
+def test_a_directory_being_made_is_not_swept(monkeypatch, tmp_path: Path) -> None:
+    """A benchmark of 64 tables started at once: one table's sweep found another's new directory
+    between the creation of its `.owner` and the lock on it, took the lock, and removed the
+    directory; the new table then failed on its links (`.../shuffler: No such file or directory`).
+    The lock file is made and locked under another name, which no sweep takes, then named. The
+    other process's sweep is run here at that very moment: just before the lock is taken."""
+    import fcntl
+
+    from firmware_bridge.emulator import serving
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    real_flock, swept = fcntl.flock, []
+
+    def sweep_first(fd: int, operation: int) -> None:
+        if operation == fcntl.LOCK_EX and not swept:  # the new table's own lock, about to be taken
+            swept.append(serving.remove_stale_directories(str(tmp_path)))
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(serving.fcntl, "flock", sweep_first)
+    server = TableServer(EmulatedTable(speed=float("inf"), seed=3)).start()
+    try:
+        assert swept == [[]]
+        assert sorted(p.name for p in server.directory.iterdir()) == [".owner", "shoe", "shuffler"]
+    finally:
+        server.close()
