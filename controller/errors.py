@@ -21,9 +21,11 @@ def path_argument(text: str) -> str:
     return text
 
 
-# The longest name SQLite and shoectl give a file kept beside a journal adds this much to the
-# journal's own (``.anchors``, ``-journal``; fsutil.JOURNAL_SIDE_SUFFIXES has the list).
-_BESIDE_A_JOURNAL = len(".anchors")
+# The longest name SQLite and shoectl give a file beside a journal adds at most this much to the
+# journal's own: the temporary one `run` creates it under, ".NAME.PID.creating" and its
+# "-journal" (26 bytes with a 7-digit pid), `migrate`'s ".NAME.migrating-PID-journal" (27);
+# fsutil.JOURNAL_SIDE_SUFFIXES lists those kept (".feed-cursor.lock": 17). A little to spare.
+_BESIDE_A_JOURNAL = 32
 
 
 def journal_argument(text: str) -> str:
@@ -39,8 +41,9 @@ def journal_argument(text: str) -> str:
     size = len(name.encode(errors="surrogateescape"))
     if size + _BESIDE_A_JOURNAL > most:
         raise argparse.ArgumentTypeError(f"{text}: a journal's name may have at most {most - _BESIDE_A_JOURNAL} "
-                                         f"characters, not {size}: the files kept beside it (its .anchors) add "
-                                         f"up to {_BESIDE_A_JOURNAL} to it; give a shorter one")
+                                         f"bytes, not {size}: the files made beside it (its .anchors, the temporary "
+                                         f"one it is created as) add up to {_BESIDE_A_JOURNAL} to it; give a "
+                                         "shorter one")
     return text
 
 

@@ -138,9 +138,14 @@ def run(args: argparse.Namespace) -> int:
     # A stop while starting up is a clean stop, within the stop grace like any other.
     with using_engine(engine), signals_held("shoectl run", args.stop_grace) as held:
         try:
-            return _run(args, held, out, err)
+            code = _run(args, held, out, err)
         finally:
             output_read(out, err, held, args.stop_grace)
+        if code == 0 and out.write_failed:  # what --json read after the table closed its journal (run_output)
+            err.write(f"shoectl run: standard output lacks entries: {out.write_failed}; the journal has them\n",
+                      always=True)
+            return 1
+        return code
 
 
 def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: QueuedOutput) -> int:

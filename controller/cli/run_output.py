@@ -144,6 +144,7 @@ class JournalLines:
         self.written_seq = journal.last_seq if since_seq is None else since_seq
         self._notices: deque[tuple[int, str]] = deque(maxlen=NOTICES_HELD)  # (seq it follows, line)
         self._path: Path | None = None  # the journal's file, for ``rest``: set by ``close``
+        self._until = 0  # the last entry this run journaled: set by ``close``
 
     def record(self, r: TableRecord) -> None:
         self._entries()
@@ -161,6 +162,7 @@ class JournalLines:
         with contextlib.suppress(JournalError):
             self._entries(always=gone)
         self._path = None if gone else self.journal.path
+        self._until = self.journal.last_seq  # this run's: a table started next on the journal appends its own
         self.out.rest = self.rest
 
     def rest(self, give_up: Callable[[], bool]) -> bool:
@@ -174,15 +176,19 @@ class JournalLines:
                     while not self._written_from(reader):
                         if not self.out.wait_for_room(give_up):
                             return self.out.gone  # a reader gone wanted no more; else it was given up on
-            except JournalError as exc:  # deleted or replaced since: the journal's own checks say so
-                structlog.get_logger().warning("the journal's last entries could not be read for standard output",
-                                               problem=str(exc))
+            except JournalError as exc:  # moved or deleted since the table closed it
+                self.out.write_failed = f"the journal's last entries could not be read ({exc})"
+                structlog.get_logger().error("standard output lacks the journal's last entries", problem=str(exc),
+                                             written_up_to=self.written_seq, journal_up_to=self._until)
         self._notices_up_to(None, always=True)
         return True
 
     def _written_from(self, reader: JournalReader) -> bool:
-        """True once every entry ``reader`` holds is written; False when the output is full first."""
+        """True once every entry of this run ``reader`` holds is written; False when the output is
+        full first."""
         for entry in reader.entries(since_seq=self.written_seq):
+            if entry.seq > self._until:
+                return True
             if not (self._notices_up_to(entry.seq - 1, always=False) and self.out.write(entry.to_json_line())):
                 return False
             self.written_seq = entry.seq

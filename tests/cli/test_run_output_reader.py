@@ -3,6 +3,7 @@ pipe whose reader pauses, reads again or goes away, and on a device that cannot 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import threading
 import time
@@ -209,3 +210,44 @@ def test_the_rest_of_json_lines_gives_up_on_a_reader_that_does_not_read_when_ask
     asked: list[int] = []
     assert out.rest is not None and out.rest(lambda: asked.append(1) or len(asked) > 2) is False
     assert len(asked) == 3 and lines.written_seq < 300
+    drain(r, out)  # its writer is not left blocked: closed under it, it would point a reused descriptor at /dev/null
+    assert out.finish()
+
+
+def test_the_rest_of_json_lines_is_this_runs_and_a_journal_moved_first_is_said(pipe, tmp_path: Path) -> None:
+    """A review of this change: read after the table closed its journal, the rest took in entries
+    another run appended since (a service started again while a slow reader drains); and a journal
+    moved away before the drain lost the rest with only a warning, exit 0. The rest stops at this
+    run's last entry; a journal gone is the output's failure (``write_failed``: `run` exits 1)."""
+    r, stream = pipe
+    out = StdoutLines(stream=stream, limit=2000)
+    with Journal.open(tmp_path / "j.db", table_id="T1") as journal:
+        lines = JournalLines(journal, out)
+        for i in range(100):
+            journal.append("card", {"card": "9S", "to": "player", "position": i, "n": 1}, shoe="S1", round=1)
+        lines.close()
+    with Journal.open(tmp_path / "j.db", table_id="T1") as journal:  # the next run
+        journal.append("card", {"card": "9S", "to": "player", "position": 100, "n": 1}, shoe="S1", round=1)
+    done: list[bool] = []
+    thread = threading.Thread(target=lambda: done.append(out.rest(lambda: False)))
+    thread.start()
+    got, end = b"", time.monotonic() + HANG
+    while thread.is_alive() or out.pending:
+        assert time.monotonic() < end, "timed out reading the pipe"
+        got += read_all(r)
+        time.sleep(0.005)
+    thread.join(HANG)
+    got += drain(r, out)
+    seqs = [json.loads(line)["seq"] for line in got.splitlines()]
+    assert done == [True] and seqs == list(range(1, 101)) and out.write_failed is None
+
+    out = StdoutLines(stream=stream, limit=2000)
+    with Journal.open(tmp_path / "k.db", table_id="T1") as journal:
+        lines = JournalLines(journal, out)
+        for i in range(100):
+            journal.append("card", {"card": "9S", "to": "player", "position": i, "n": 1}, shoe="S1", round=1)
+        lines.close()
+    (tmp_path / "k.db").rename(tmp_path / "archived.db")
+    assert out.rest(lambda: False) is True
+    assert out.write_failed is not None and "could not be read" in out.write_failed
+    drain(r, out)
