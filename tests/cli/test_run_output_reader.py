@@ -202,11 +202,7 @@ def test_the_rest_of_json_lines_gives_up_on_a_reader_that_does_not_read_when_ask
     not read: ``rest`` asks ``give_up`` while it waits for room, and says it gave up."""
     r, stream = pipe
     out = StdoutLines(stream=stream, limit=2000)
-    with Journal.open(tmp_path / "j.db", table_id="T1") as journal:
-        lines = JournalLines(journal, out)
-        for i in range(300):
-            journal.append("card", {"card": "9S", "to": "player", "position": i, "n": 1}, shoe="S1", round=1)
-        lines.close()
+    lines = _closed_behind(tmp_path / "j.db", out, 300)
     asked: list[int] = []
     assert out.rest is not None and out.rest(lambda: asked.append(1) or len(asked) > 2) is False
     assert len(asked) == 3 and lines.written_seq < 300
@@ -221,11 +217,7 @@ def test_the_rest_of_json_lines_is_this_runs_and_a_journal_moved_first_is_said(p
     run's last entry; a journal gone is the output's failure (``write_failed``: `run` exits 1)."""
     r, stream = pipe
     out = StdoutLines(stream=stream, limit=2000)
-    with Journal.open(tmp_path / "j.db", table_id="T1") as journal:
-        lines = JournalLines(journal, out)
-        for i in range(100):
-            journal.append("card", {"card": "9S", "to": "player", "position": i, "n": 1}, shoe="S1", round=1)
-        lines.close()
+    _closed_behind(tmp_path / "j.db", out, 100)
     with Journal.open(tmp_path / "j.db", table_id="T1") as journal:  # the next run
         journal.append("card", {"card": "9S", "to": "player", "position": 100, "n": 1}, shoe="S1", round=1)
     done: list[bool] = []
@@ -242,12 +234,18 @@ def test_the_rest_of_json_lines_is_this_runs_and_a_journal_moved_first_is_said(p
     assert done == [True] and seqs == list(range(1, 101)) and out.write_failed is None
 
     out = StdoutLines(stream=stream, limit=2000)
-    with Journal.open(tmp_path / "k.db", table_id="T1") as journal:
-        lines = JournalLines(journal, out)
-        for i in range(100):
-            journal.append("card", {"card": "9S", "to": "player", "position": i, "n": 1}, shoe="S1", round=1)
-        lines.close()
+    _closed_behind(tmp_path / "k.db", out, 100)
     (tmp_path / "k.db").rename(tmp_path / "archived.db")
     assert out.rest(lambda: False) is True
     assert out.write_failed is not None and "could not be read" in out.write_failed
     drain(r, out)
+
+
+def _closed_behind(path: Path, out: StdoutLines, cards: int) -> JournalLines:
+    """A journal of ``cards`` card records, written and closed behind ``JournalLines`` on ``out``."""
+    with Journal.open(path, table_id="T1") as journal:
+        lines = JournalLines(journal, out)
+        for i in range(cards):
+            journal.append("card", {"card": "9S", "to": "player", "position": i, "n": 1}, shoe="S1", round=1)
+        lines.close()
+    return lines
