@@ -76,7 +76,9 @@ def _takes_new_files(text: str) -> str:
     the permission bits, which say yes to root on a read-only file system or in ``/proc``."""
     import tempfile  # not at the top: every command imports this module
 
-    folder = os.path.dirname(text) or "."
+    # a symbolic link's file is replaced where the link points (fsutil.atomic_writer): tried there
+    # (a link from a read-only folder into a writable one was refused: a review of this change)
+    folder = os.path.dirname(os.path.realpath(text) if os.path.islink(text) else text) or "."
     try:
         fd, probe = tempfile.mkstemp(prefix=".shoectl-", suffix=".probe", dir=folder)
     except OSError as exc:

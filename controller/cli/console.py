@@ -176,18 +176,27 @@ class Console:
 
     def _watch(self) -> None:
         """The events, as long as the console runs: the table's stop said once, its return too."""
-        stopped = False
+        stopped, run, replay = False, None, False
         while True:
             try:
-                # After a stop, what the table's start decided first (a round voided, its wagers
-                # returned: lost while this console looked for the table again, a floorperson review).
-                for msg in self.client.events(since_start=stopped):
-                    if stopped:
-                        stopped = False
-                        write_line("* the table is back: its events show again")
+                for msg in self.client.events(since_start=replay):
+                    if "status" in msg:  # a stream's first line, with the table process's "run"
+                        if run is not None and msg.get("run") != run and not replay:
+                            # The table started again: what its start decided first (a round voided,
+                            # its wagers returned), lost while this console looked for it (a
+                            # floorperson review); not for a table that was only busy a moment.
+                            replay = True
+                            break
+                        run, replay = msg.get("run"), False
+                        if stopped:
+                            stopped = False
+                            write_line("* the table is back: its events show again")
+                        continue
                     ev = msg.get("event")
                     if ev and (text := self.event_lines(ev)) is not None:
                         write_line(f"* {text}")
+                if replay:
+                    continue  # at once, since the table's start
             except (OSError, ValueError):
                 pass
             if not stopped:  # the stream ended (the socket closed), or could not start

@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import queue
 import socket
 import threading
@@ -121,6 +122,7 @@ class ControlServer:
         self._numbers = iter(range(1, 2**62))
         self._accept_thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._run_id = f"{os.getpid()}-{time.time_ns()}"  # one table process's start
         self._warnings: list[str] = []
 
     @property
@@ -365,7 +367,9 @@ class ControlServer:
     def _stream(self, conn: socket.socket, rid: Any, since_start: bool) -> None:
         q = self.runner.subscribe(since_start=since_start)
         try:
-            if not self._send(conn, {"id": rid, "ok": True, "status": self.runner.latest_snapshot}):
+            # "run": this table process's, so that a client told apart a table started again (replay its
+            # start's events) from one that was only busy for a moment (a review)
+            if not self._send(conn, {"id": rid, "ok": True, "status": self.runner.latest_snapshot, "run": self._run_id}):
                 return
             while not self._stop.is_set():
                 try:

@@ -33,6 +33,7 @@ class Subscribers:
         self._step_published: int | None = None  # the seq of the last clock_step published
         self._kept: list[dict[str, Any]] = []  # the first START_KEPT events
         self._keeping = True
+        self._missed = False  # an event was made past them: not kept (or not even built)
 
     def add(self, maxsize: int, *, since_start: bool = False) -> queue.Queue[Any]:
         """A new subscriber's queue; ``since_start``: the events kept since the table started first
@@ -42,7 +43,7 @@ class Subscribers:
             if since_start:
                 for event in self._kept[:maxsize - 1]:
                     q.put_nowait(event)
-                if not self._keeping:
+                if self._missed:
                     q.put_nowait(MORE_THAN_KEPT)
             self._queues.append(q)
         return q
@@ -58,6 +59,8 @@ class Subscribers:
             if self._keeping:
                 self._kept.append(event)
                 self._keeping = len(self._kept) < START_KEPT
+            else:
+                self._missed = True
         for q in queues:
             try:
                 q.put_nowait(event)
@@ -76,4 +79,7 @@ class Subscribers:
         self.publish({"type": kind, "ts": journal.last_ts, "shoe": shoe, "round": round_no, **shown})
 
     def __bool__(self) -> bool:
-        return self._keeping or bool(self._queues)
+        wanted = self._keeping or bool(self._queues)
+        if not wanted:
+            self._missed = True  # the event asked about is not built: it is not kept
+        return wanted

@@ -8,10 +8,10 @@ new one per connection), the reply slot of the outstanding command, the next seq
 the time of the last write (the heartbeat is due after a quiet ``heartbeat_interval``); and it is
 where a session is marked lost (``lose``): the outstanding command fails, every link thread wakes.
 
-A session whose last command was written longer ago than the device's host-loss timeout
-(``HOST_LOSS_TIMEOUT_S``; this host paused: stopped, frozen, starved) is lost before the next
-command is written: the device has considered its host gone since (a shoe locked its gate) and
-nothing on the wire says so; the reconnect's handshake and the table's resume put back what the
+A session whose last command was written about the device's host-loss timeout ago or longer
+(``HOST_LOSS_TIMEOUT_S`` less ``HOST_LOSS_MARGIN_S``; this host paused: stopped, frozen, starved)
+is lost before the next command is written: the device may have considered its host gone since
+(a shoe locked its gate) and nothing on the wire says so; the reconnect's handshake and the table's resume put back what the
 session had set up (a device review: the table waited for ever at a DRAW prompt).
 """
 from __future__ import annotations
@@ -45,6 +45,12 @@ from .session import Session, Waiter
 from .state import LinkErrorKind, LinkState
 
 __all__ = ["CommandChannel"]
+
+# The device times its host-loss timeout from a command's arrival, this host from its writing, and
+# the device may have gone by ">=": a silence this close to it is taken for one past it (a review
+# found the link keeping a session at exactly 5 s that the device had given up). A link that is
+# well never comes near: a heartbeat goes at least every 2.5 s (docs/device-profiles.md).
+HOST_LOSS_MARGIN_S = 0.5
 
 
 class CommandChannel:
@@ -106,9 +112,9 @@ class CommandChannel:
                 if why is not None:
                     raise NotConnected(f"{self._name()}: {why}; {command.TYPE.name} not sent")
                 quiet = self._clock() - self.last_tx
-                if self._last_tx_session == session.number and quiet > HOST_LOSS_TIMEOUT_S:
-                    reason = (f"this host sent the device nothing for {quiet:.1f} s, longer than its host-loss "
-                              f"timeout ({HOST_LOSS_TIMEOUT_S:g} s): the device counts it as gone (a shoe locks "
+                if self._last_tx_session == session.number and quiet >= HOST_LOSS_TIMEOUT_S - HOST_LOSS_MARGIN_S:
+                    reason = (f"this host sent the device nothing for {quiet:.1f} s, about its host-loss timeout "
+                              f"({HOST_LOSS_TIMEOUT_S:g} s) or more: the device may count it as gone (a shoe locks "
                               "its gate), so the session starts again")
                     self.lose_locked(session, reason)
                     raise NotConnected(f"{self._name()}: {reason}; {command.TYPE.name} not sent")

@@ -59,6 +59,14 @@ def test_simulate_plot_refused_before_dealing(capsys, tmp_path: Path, monkeypatc
     code, out, err = run(capsys, "simulate", "--shoes", "50000", "--plot", "/proc/hold.png")
     assert (code, out, err) == (2, "", "shoectl simulate: error: argument --plot: /proc/hold.png: cannot be created: "
                                        "its folder /proc takes no new files (No such file or directory)\n")
+    # a symbolic link in such a folder, to a file in a folder that takes new files: taken (the chart
+    # replaces the file it points to), as before the check
+    link = tmp_path / "hold-link.png"
+    link.symlink_to(tmp_path / "real.png")
+    monkeypatch.setattr(os.path, "dirname", lambda p, _real=os.path.dirname: "/proc" if p == str(link) else _real(p))
+    code, out, err = run(capsys, "simulate", "--shoes", "2", "--plot", str(link))
+    monkeypatch.undo()
+    assert code == 0 and (tmp_path / "real.png").stat().st_size > 0, err
     # one shoe has no interval to draw (it was a traceback from the plotting library)
     code, out, err = run(capsys, "simulate", "--shoes", "1", "--plot", str(tmp_path / "hold.png"))
     assert (code, out, err) == (2, "", "shoectl simulate: error: --plot needs at least 2 shoes: the chart's "

@@ -22,6 +22,15 @@ def test_the_first_events_are_kept_for_a_subscriber_that_asks_and_no_other() -> 
     assert [since.get_nowait()["text"] for _ in range(4)] == ["0", "1", "2", "3"] and since.empty()
 
 
+def test_exactly_the_kept_events_need_no_word_of_more() -> None:
+    """A review: after exactly 500 events, all of them replayed, the notice said some were not."""
+    subs = Subscribers()
+    for n in range(START_KEPT):
+        subs.publish({"type": "notice", "text": str(n)})
+    q = subs.add(START_KEPT + 10, since_start=True)
+    assert q.qsize() == START_KEPT and MORE_THAN_KEPT not in [q.get_nowait() for _ in range(START_KEPT)]
+
+
 def test_past_the_kept_events_a_subscriber_is_told_some_are_not_shown() -> None:
     subs = Subscribers()
     for n in range(START_KEPT + 5):
