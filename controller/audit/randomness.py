@@ -156,7 +156,7 @@ def position_max_test(orders: Sequence[Order]) -> TestResult:
     else:
         p = min(1.0, m * K * betainc(top, s - top + 1, 1.0 / K))  # P(Binomial(s, 1/k) >= top)
     # every shoe with one card at one place is the most these shoes can say: M k (1/k)^S (a lab's
-    # review: with 1 or 2 shoes, and at 99 % with 3, it can reject nothing)
+    # review: with up to 3 shoes of 8 decks it can reject nothing, at 95 % as at 99 %)
     smallest = 1.0 if s < 2 else min(1.0, m * K * (1.0 / K) ** s)
     return TestResult("position_max", float(top), None, expected, p, "greater",
                       "largest count of one card at one place; Bonferroni bound over places and cards (binomial tail)",

@@ -161,8 +161,9 @@ class JournalLines:
         gone = self.journal.gone is not None
         with contextlib.suppress(JournalError):
             self._entries(always=gone)
-        self._path = None if gone else self.journal.path
         self._until = self.journal.last_seq  # this run's: a table started next on the journal appends its own
+        # read again only when the reader is behind (a read-only reader leaves the -wal and -shm: a review)
+        self._path = None if gone or self.written_seq >= self._until else self.journal.path
         self.out.rest = self.rest
 
     def rest(self, give_up: Callable[[], bool]) -> bool:

@@ -33,7 +33,8 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
     # (a new dealer's burn, 681a.7(c)): it may still be said disclosed (``card_disclosed``); any
     # other card out takes the place (a floorperson review found it refused after a burn).
     found_face_up = face_up and t.sub.game is not Game.TWENTYONE
-    if not (st == "burning" and not found_face_up and not t.aside.discards_owed):
+    # (a card out while a fault holds the table is decided when applied, here again: a burn then too)
+    if st != "fault" and not (st == "burning" and not found_face_up and not t.aside.discards_owed):
         t.aside.card_out()
     if st == "fault":
         # Nothing is lost: a card that left the shoe while the table was held is applied, in

@@ -111,12 +111,8 @@ class CommandChannel:
                     why = f"link is {self._reporter.state.value}"
                 if why is not None:
                     raise NotConnected(f"{self._name()}: {why}; {command.TYPE.name} not sent")
-                quiet = self._clock() - self.last_tx
-                if self._last_tx_session == session.number and quiet >= HOST_LOSS_TIMEOUT_S - HOST_LOSS_MARGIN_S:
-                    reason = (f"this host sent the device nothing for {quiet:.1f} s, about its host-loss timeout "
-                              f"({HOST_LOSS_TIMEOUT_S:g} s) or more: the device may count it as gone (a shoe locks "
-                              "its gate), so the session starts again")
-                    self.lose_locked(session, reason)
+                reason = self._host_lost_locked(session)
+                if reason is not None:
                     raise NotConnected(f"{self._name()}: {reason}; {command.TYPE.name} not sent")
                 conn = session.conn
                 try:
@@ -153,6 +149,18 @@ class CommandChannel:
                                          "(not resent)", command=command, attempts=result.attempts)
             raise CommandFailed(command, reply.code, reply.text)
         return reply
+
+    def _host_lost_locked(self, session: Session) -> str | None:
+        """Why ``session`` is lost before another write (and it is marked lost), or None: this host
+        wrote nothing on it for about the device's host-loss timeout or longer (the module docstring)."""
+        quiet = self._clock() - self.last_tx
+        if self._last_tx_session != session.number or quiet < HOST_LOSS_TIMEOUT_S - HOST_LOSS_MARGIN_S:
+            return None
+        reason = (f"this host sent the device nothing for {quiet:.1f} s, about its host-loss timeout "
+                  f"({HOST_LOSS_TIMEOUT_S:g} s) or more: the device may count it as gone (a shoe locks its gate), so "
+                  "the session starts again")
+        self.lose_locked(session, reason)
+        return reason
 
     def internal(self, command: Command) -> Reply | CommandFailed | None:
         """Send one of the link's own commands: its reply; a NAK is returned (the
@@ -221,6 +229,9 @@ class CommandChannel:
                             self.lose_locked(session, reason)
                             return CommandTimeout(f"{self._name()}: {reason}; outcome unknown",
                                                   command=command, attempts=attempts)
+                        if self._host_lost_locked(session) is not None:  # a retry as late as that: the session is over
+                            session.conn.abandon_command()
+                            return self._interrupted(command, attempts, session)
                         data = session.conn.retransmit_bytes()
                         self._stats["retransmissions"] += 1
                         timed_out += 1

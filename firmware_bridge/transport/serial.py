@@ -247,7 +247,10 @@ def _open_failure(exc: BaseException, path: str) -> str:
     if code is None and "Inappropriate ioctl" in str(exc):  # pyserial's "Could not configure port"
         code = errno.ENOTTY
     if code in (errno.EACCES, errno.EPERM):
-        return f"permission denied (is this user in group {_group_of(path)}? docs/udev.md)"
+        group = _group_of(path)
+        if group == "root":  # joining it is no advice: a udev rule gives the port to a group
+            return "permission denied (the port is root's: a udev rule gives it to group shoectl, docs/udev.md)"
+        return f"permission denied (is this user in group {group}? docs/udev.md)"
     return _OPEN_FAILURES[code] if code in _OPEN_FAILURES else os_error_words(exc)
 
 

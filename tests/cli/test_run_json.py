@@ -36,6 +36,10 @@ def is_notice(line: str) -> bool:
 def test_run_json_is_the_journal_export_of_what_the_run_stored(capsys, tmp_path: Path) -> None:
     journal = tmp_path / "journal.db"
     first = run_json(journal)
+    # a reader that kept up: the closed journal is not opened again, which left its -wal and -shm (a review)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("journal.db")) == ["journal.db",
+                                                                                              "journal.db.anchors",
+                                                                                              "journal.db.lock"]
     stored = export(capsys, journal)
     assert [line for line in first if not is_notice(line)] == stored
     assert json.loads(stored[0])["seq"] == 1 and list(json.loads(stored[0]))[:3] == ["seq", "ts", "kind"]

@@ -89,3 +89,33 @@ def test_a_session_quiet_for_less_than_the_host_loss_timeout_goes_on() -> None:
         paused[0] += HOST_LOSS_TIMEOUT_S - 1
         assert isinstance(link.request(StatusRequest()), StatusReply)
         assert link.stats["reconnects"] == 0
+
+
+def test_a_retransmission_as_late_as_the_host_loss_timeout_does_not_go_on_that_session() -> None:
+    """A review: the rule was checked only as a command began; its retransmissions, spaced by a
+    reply timeout a profile may set to a minute, went on the session the device had given up. A
+    retry due that late ends the session instead: the command's outcome is unknown, not resent."""
+    import threading
+
+    with _paused_link() as (link, paused):
+        device = link.transport.device
+        result: list[object] = []
+        hearing = device.receive_data
+        device.receive_data = lambda data: None  # the line is dead: the command waits for its reply
+        try:
+            worker = threading.Thread(target=lambda: result.append(_outcome(link)))
+            worker.start()
+            time.sleep(0.05)
+            paused[0] += HOST_LOSS_TIMEOUT_S + 1  # and this host stood still before the retry
+            worker.join(30)
+        finally:
+            device.receive_data = hearing
+        assert len(result) == 1 and isinstance(result[0], CommandInterrupted), result
+        assert "about its host-loss timeout" in str(result[0]) and "not resent" in str(result[0])
+
+
+def _outcome(link: DeviceLink) -> object:
+    try:
+        return link.request(StatusRequest())
+    except Exception as exc:  # noqa: BLE001 - the outcome is what the test looks at
+        return exc

@@ -12,6 +12,7 @@ from bench import P_WINS, Bench, after_a_four_card_round, stack_with
 from controller.rules.cards import parse_cards
 from controller.rules.submission import load_preset
 from controller.roles import Role
+from firmware_bridge.protocol import Door
 
 
 # -- 627a.13 -----------------------------------------------------------------------------------------
@@ -327,7 +328,8 @@ def test_only_the_held_card_that_is_the_last_out_can_be_said_disclosed_and_a_ref
 
 
 @pytest.mark.reg("627a.13(c)", "627a.13(c)(1)")
-def test_a_held_card_said_disclosed_after_a_new_dealers_burn_still_follows_c() -> None:
+@pytest.mark.parametrize("door_open_for_the_burn", [False, True])
+def test_a_held_card_said_disclosed_after_a_new_dealers_burn_still_follows_c(door_open_for_the_burn: bool) -> None:
     """A floorperson review: the card held under (b) as the next hand's first card, then a new
     dealer's burn (681a.7(c)): `card_disclosed` was refused as if the burn had taken the held
     card's place, though the table still dealt it as the next hand's first card, with wagers on
@@ -339,7 +341,12 @@ def test_a_held_card_said_disclosed_after_a_new_dealers_burn_still_follows_c() -
     assert b.of("irregularity")[-1]["clause"] == "627a.13(b)"
     b.op("dealer_sign_in", Role.DEALER, dealer="D2")
     assert b.core.prompt.startswith("BURN")
-    b.draw()  # the new dealer's burn
+    if door_open_for_the_burn:  # the burn taken while a fault held the table, applied when it clears (a review)
+        b.event("shoe", Door(True))
+        b.draw()
+        b.event("shoe", Door(False))
+    else:
+        b.draw()  # the new dealer's burn
     assert b.of("burn")[-1]["dealer"] == "D2" and b.core.aside.held is not None
     b.op("card_disclosed")
     decision = b.of("irregularity")[-1]

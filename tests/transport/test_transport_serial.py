@@ -273,6 +273,11 @@ def test_a_port_this_user_may_not_open_names_the_ports_own_group(tmp_path, mocke
     with pytest.raises(TransportError) as info:
         SerialTransport(str(port)).open()
     assert str(info.value) == f"cannot open serial port {port}: permission denied (is this user in group {group}? docs/udev.md)"
+    os.chown(port, -1, 0)  # root's: no group to join (a review of this change)
+    with pytest.raises(TransportError) as info:
+        SerialTransport(str(port)).open()
+    assert str(info.value) == (f"cannot open serial port {port}: permission denied (the port is root's: a udev rule "
+                               "gives it to group shoectl, docs/udev.md)")
 
 
 def _group_exists(name: str) -> bool:
