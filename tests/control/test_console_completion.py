@@ -150,7 +150,7 @@ def test_ctrl_c_while_the_table_is_asked_keeps_the_console(capsys, monkeypatch) 
                 raise KeyboardInterrupt
             return super().command(operator, pin, command, args)
 
-        def events(self):
+        def events(self, *, since_start: bool = False):
             return iter(())
 
     monkeypatch.setattr(console_module, "PromptSession", _Session)
