@@ -177,16 +177,7 @@ def test_json_lines_behind_their_reader_read_the_journal_again_and_lose_nothing(
         longest = max(len(e.to_json_line()) for e in journal.entries())
         assert out.pending <= limit + longest  # not the backlog: it stays in the journal
     assert out.rest is not None
-    done: list[bool] = []
-    thread = threading.Thread(target=lambda: done.append(out.rest(lambda: False)))
-    thread.start()  # the table has closed its journal: the rest comes from its file
-    got, end = b"", time.monotonic() + HANG
-    while thread.is_alive() or out.pending:
-        assert time.monotonic() < end, "timed out reading the pipe"
-        got += read_all(r)
-        time.sleep(0.005)
-    thread.join(HANG)
-    got += drain(r, out)
+    done, got = _rest_read(r, out)  # the table has closed its journal: the rest comes from its file
     assert done == [True] and out.finish()
     with JournalReader.open(tmp_path / "j.db") as reader:
         entries = [e.to_json_line() for e in reader.entries()]
@@ -220,16 +211,7 @@ def test_the_rest_of_json_lines_is_this_runs_and_a_journal_moved_first_is_said(p
     _closed_behind(tmp_path / "j.db", out, 100)
     with Journal.open(tmp_path / "j.db", table_id="T1") as journal:  # the next run
         journal.append("card", {"card": "9S", "to": "player", "position": 100, "n": 1}, shoe="S1", round=1)
-    done: list[bool] = []
-    thread = threading.Thread(target=lambda: done.append(out.rest(lambda: False)))
-    thread.start()
-    got, end = b"", time.monotonic() + HANG
-    while thread.is_alive() or out.pending:
-        assert time.monotonic() < end, "timed out reading the pipe"
-        got += read_all(r)
-        time.sleep(0.005)
-    thread.join(HANG)
-    got += drain(r, out)
+    done, got = _rest_read(r, out)
     seqs = [json.loads(line)["seq"] for line in got.splitlines()]
     assert done == [True] and seqs == list(range(1, 101)) and out.write_failed is None
 
@@ -249,3 +231,17 @@ def _closed_behind(path: Path, out: StdoutLines, cards: int) -> JournalLines:
             journal.append("card", {"card": "9S", "to": "player", "position": i, "n": 1}, shoe="S1", round=1)
         lines.close()
     return lines
+
+
+def _rest_read(r: int, out: StdoutLines) -> tuple[list[bool], bytes]:
+    """``out.rest`` run in a thread while the pipe is read: what it returned, and what was read."""
+    done: list[bool] = []
+    thread = threading.Thread(target=lambda: done.append(out.rest(lambda: False)))
+    thread.start()
+    got, end = b"", time.monotonic() + HANG
+    while thread.is_alive() or out.pending:
+        assert time.monotonic() < end, "timed out reading the pipe"
+        got += read_all(r)
+        time.sleep(0.005)
+    thread.join(HANG)
+    return done, got + drain(r, out)
