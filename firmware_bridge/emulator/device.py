@@ -233,8 +233,7 @@ class EmulatedDevice:
 
     @property
     def gate_closed(self) -> bool:
-        """The gate as STATUS reports it: locked by GATE_LOCK, at power-up or on host loss (a shoe's
-        also while its event store is full: ``EmulatedShoe``)."""
+        """The gate as STATUS reports it (a shoe's also while its event store is full)."""
         return self.gate_locked
 
     @property
