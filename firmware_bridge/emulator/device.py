@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from firmware_bridge.protocol import (
@@ -52,9 +51,9 @@ from firmware_bridge.protocol import (
     HeartbeatReply,
     Jam,
     JamLocation,
+    MAX_TEXT,
     Nak,
     NakCode,
-    Reply,
     Reset,
     ResetKind,
     SetMode,
@@ -63,7 +62,6 @@ from firmware_bridge.protocol import (
     StatusRequest,
 )
 from firmware_bridge.protocol.message_base import clip_text
-from firmware_bridge.protocol.wire_values import MAX_TEXT
 
 from .clock import Clock, monotonic
 from .faults import FaultSpec
@@ -71,16 +69,12 @@ from .hooks import DeviceHooks
 from .identity import EMULATOR_FIRMWARE, capabilities_of, identity_for
 from .outbox import Outbox
 from .injected import InjectedFaults
-from .refusals import NOT_SUPPORTED_REASONS, internal_error, mechanism_refusal, nak
+from .refusals import NOT_SUPPORTED_REASONS, Handled, internal_error, mechanism_refusal, nak
 
 # EMULATOR_FIRMWARE, capabilities_of and identity_for live in .identity; importable from here too.
 __all__ = ["EMULATOR_FIRMWARE", "EmulatedDevice", "EmulatorStateError", "capabilities_of", "identity_for"]
 
 _U32 = 0xFFFF_FFFF
-
-# A handler returns the reply and, optionally, what to do once the reply is on its way.
-Handled = tuple[Reply, Callable[[], None] | None]
-
 
 class EmulatorStateError(RuntimeError):
     """A physical action the device's state does not allow (e.g. loading a shoe that holds cards)."""

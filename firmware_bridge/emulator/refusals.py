@@ -3,16 +3,20 @@ clipped to the wire's limit) and ``mechanism_refusal``, the NAK a mechanism comm
 given condition of the device, or ``None`` when it may run (docs/emulator.md); and
 ``NOT_SUPPORTED_REASONS``, the text of the NAK NOT_SUPPORTED for a command a model lacks (the faults
 that refuse a command once: ``injected.py``); ``internal_error``, the NAK for a command a model
-failed on (a bug: logged for the developer)."""
+failed on (a bug: logged for the developer); ``Handled``, what a command's handler returns."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 
-from firmware_bridge.protocol import Deliver, DeviceMode, GateLock, GateUnlock, Nak, NakCode, Shuffle
+from firmware_bridge.protocol import Deliver, DeviceMode, GateLock, GateUnlock, Nak, NakCode, Reply, Shuffle
 from firmware_bridge.protocol.message_base import clip_text
 from firmware_bridge.protocol.wire_values import MAX_TEXT
+
+# A handler returns the reply and, optionally, what to do once the reply is on its way.
+Handled = tuple[Reply, Callable[[], None] | None]
 
 NOT_SUPPORTED_REASONS: dict[type, str] = {
     Shuffle: "this device does not shuffle", Deliver: "this device does not deliver stacks",

@@ -56,7 +56,8 @@ from firmware_bridge.protocol import (
 )
 
 from .cards import COVER, DeviceCard, Item, card_count
-from .device import EmulatedDevice, EmulatorStateError, Handled
+from .device import EmulatedDevice, EmulatorStateError
+from .refusals import Handled
 
 __all__ = ["Delivered", "DrawResult", "EmulatedShoe"]
 

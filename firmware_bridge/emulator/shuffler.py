@@ -45,7 +45,8 @@ from firmware_bridge.protocol import (
 )
 
 from .cards import DeviceCard, Item, standard_stack
-from .device import EmulatedDevice, EmulatorStateError, Handled
+from .device import EmulatedDevice, EmulatorStateError
+from .refusals import Handled
 from .shuffle_models import parse_model
 
 __all__ = ["FAULT_DELIVERY_REFUSED", "EmulatedShuffler"]
