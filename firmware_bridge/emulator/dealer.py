@@ -73,23 +73,17 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from firmware_bridge.protocol import ButtonId
-
 from .cards import COVER, DeviceCard, Item, cut_stack, insert_second_cover
 from .device import EmulatorStateError
 from .faults import FaultSpec
+from .prompts import BUTTONS, NEEDS_STACK, parse_prompt, prompt_number
 from .shoe import EmulatedShoe
 
 __all__ = ["DealerAction", "Dealer", "parse_prompt"]
 
-_NEEDS_STACK = frozenset({"CUT", "COVER", "LOAD"})
 _GATE_LOCKED = "refused: gate locked"  # a DRAW or BURN that drew nothing: done once the gate opens
 _GATE_LOCKED_REFUSALS = frozenset({_GATE_LOCKED, _GATE_LOCKED + " (event store full)"})  # (E8: it opens when acknowledged)
 STACK_WAIT_S = 30.0  # how long a prompt that needs the stack waits for the shuffler's delivery
-
-_BUTTONS = {"REVEAL": ButtonId.REVEAL, "CONFIRM": ButtonId.CONFIRM, "CANCEL": ButtonId.CANCEL,
-            "CALL FLOOR": ButtonId.CALL_FLOOR}
-
 
 REREAD_S = 5.0  # real seconds before a dealer who missed a prompt glances at the display again
 REREAD_MIN_S = 0.5  # ... at any speed: a miss the controller can see, not one undone at once
@@ -105,17 +99,6 @@ class DealerAction:
     verb: str
     ok: bool
     detail: str = ""
-
-
-def parse_prompt(text: str) -> tuple[str, list[str]]:
-    """``"draw player"`` -> ``("DRAW", ["PLAYER"])``; ``"call floor"`` -> ``("CALL FLOOR", [])``;
-    an empty text -> ``("", [])``."""
-    words = text.upper().split()
-    if not words:
-        return "", []
-    if words[:2] in (["CALL", "FLOOR"], ["CLOSE", "DOOR"]):
-        return " ".join(words[:2]), words[2:]
-    return words[0], words[1:]
 
 
 class Dealer:
@@ -185,7 +168,7 @@ class Dealer:
         while pending and pending[0][0] <= now:
             due, text = pending[0]
             verb, _ = parse_prompt(text)
-            if verb in _NEEDS_STACK and self.hand is None:
+            if verb in NEEDS_STACK and self.hand is None:
                 if self.stack_shuffling():
                     pending[0] = (now, text)
                     return
@@ -250,7 +233,7 @@ class Dealer:
             marks = [a for a in args if a.startswith("@")]
             args = [a for a in args if not a.startswith("@")]
             if marks:
-                wanted = _number([marks[-1][1:]])
+                wanted = prompt_number([marks[-1][1:]])
                 if self.drawn_this_shoe >= wanted:
                     return True, f"card {wanted} already drawn: no action"
         if verb == "DRAW":
@@ -260,7 +243,7 @@ class Dealer:
             self._extra_next = False
             return self._draw(1 + extra, hand)
         if verb == "BURN":
-            return self._draw(_number(args, default=1), None)
+            return self._draw(prompt_number(args, default=1), None)
         if verb == "SHUFFLE":
             collected = args[:1] == ["COLLECTED"]
             if self.open_pack is None:
@@ -296,8 +279,8 @@ class Dealer:
             items = self.shoe.unload()
             self.discards.extend(items)
             return True, f"unloaded {len(items)} items"
-        if verb in _BUTTONS:
-            self.shoe.press(_BUTTONS[verb])
+        if verb in BUTTONS:
+            self.shoe.press(BUTTONS[verb])
             return True, verb.lower()
         if verb == "CLOSE DOOR":
             self.shoe.close_door()
@@ -338,9 +321,9 @@ class Dealer:
         if placed >= (1 if verb == "CUT" else 2):
             return True, f"{verb.lower()} already made: no action"
         if verb == "CUT":
-            self.hand = cut_stack(hand, _number(args))
+            self.hand = cut_stack(hand, prompt_number(args))
             return True, f"cut at {args[0]}"
-        self.hand = insert_second_cover(hand, _number(args))
+        self.hand = insert_second_cover(hand, prompt_number(args))
         return True, f"cover card {args[0]} above the bottom"
 
     def _offer_cut(self) -> tuple[bool, str]:
@@ -387,16 +370,3 @@ class Dealer:
             assert result.card is not None
             return result.card, ""
 
-
-def _number(args: list[str], default: int | None = None) -> int:
-    if not args:
-        if default is None:
-            raise ValueError("a number is missing")
-        return default
-    try:
-        value = int(args[0])
-    except ValueError:
-        raise ValueError(f"not a number: {args[0]!r}") from None
-    if value < 1:
-        raise ValueError(f"must be at least 1: {value}")
-    return value
