@@ -52,6 +52,20 @@ class LineQuality:
         this at every turn of its loop, so it takes no lock and reads no counter)."""
         return now - self._start >= WINDOW_S
 
+    def check(self, now: float, stats: dict[str, int], lock: Any, log: Any) -> None:
+        """Say on ``log`` when the line turns noisy, and when it is clean again, from the link's
+        counters ``stats`` (read under ``lock``, and only once a window is over: the common case
+        takes no lock on the acknowledgements' path)."""
+        if not self.due(now):
+            return
+        with lock:
+            # a command sent again although its reply came within the protocol's 100 ms is not the line's doing
+            said = self.observe(now, stats["commands"], stats["retransmissions"] - stats["resent_in_time"],
+                                stats["frames_dropped"])
+        if said is not None:
+            level, event, figures = said
+            getattr(log, level)(event, **figures)
+
     def observe(self, now: float, commands: int, sent_again: int, damaged_frames: int
                 ) -> tuple[str, str, dict[str, Any]] | None:
         """The link's counters since it was made, at ``now``. Returns what to log when a window

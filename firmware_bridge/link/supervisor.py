@@ -301,21 +301,7 @@ class Supervisor:
                 self._request_resend()
             if heartbeat:
                 self._heartbeat()
-            self._check_line()
-
-    def _check_line(self) -> None:
-        """Say when the line turns noisy, and when it is clean again (``LineQuality``)."""
-        now = self._clock()
-        if not self._quality.due(now):  # the common case: no lock on the acknowledgements' path
-            return
-        with self._lock:
-            stats = self._stats
-            # a command sent again although its reply came within the protocol's 100 ms is not the line's doing
-            said = self._quality.observe(now, stats["commands"], stats["retransmissions"] - stats["resent_in_time"],
-                                         stats["frames_dropped"])
-        if said is not None:
-            level, event, figures = said
-            getattr(self._reporter.log, level)(event, **figures)
+            self._quality.check(self._clock(), self._stats, self._lock, self._reporter.log)  # noisy? clean again?
 
     @property
     def resend_interval(self) -> float:
