@@ -365,14 +365,11 @@ class TableRunner:
             self.limits.count(o)
             if self.on_record is not None:
                 self.on_record(o)
-            if self._subscribers:
-                shown = o.payload if o.shown is None else o.shown  # a face-down card stays hidden
-                self._subscribers.publish_record(self.journal, o.kind, o.shoe, o.round, shown)
+            self._subscribers.publish_output(self.journal, o)
         elif isinstance(o, Notice):
             if self.on_notice is not None:
                 self.on_notice(o)
-            if self._subscribers:
-                self._subscribers.publish({"type": "notice", "level": o.level, "text": o.text})
+            self._subscribers.publish_output(self.journal, o)
         elif isinstance(o, SendCommand | GiveUpMissingEvents):
             if self._starting is not None and isinstance(o, SendCommand):
                 self._starting.sent(o)

@@ -13,6 +13,8 @@ import queue
 import threading
 from typing import Any
 
+from controller.table.io import Notice, TableRecord
+
 __all__ = ["Subscribers"]
 
 
@@ -77,6 +79,16 @@ class Subscribers:
             self._step_published = step[0]
             self.publish({"type": "clock_step", "ts": step[1], "shoe": shoe, "round": round_no, **step[2].payload()})
         self.publish({"type": kind, "ts": journal.last_ts, "shoe": shoe, "round": round_no, **shown})
+
+    def publish_output(self, journal: Any, o: TableRecord | Notice) -> None:
+        """The core's output as its event, when one is wanted: a record in its ``shown`` form (a
+        face-down card stays hidden), a notice as ``{"type": "notice", "level", "text"}``."""
+        if not self:
+            return
+        if isinstance(o, TableRecord):
+            self.publish_record(journal, o.kind, o.shoe, o.round, o.payload if o.shown is None else o.shown)
+        else:
+            self.publish({"type": "notice", "level": o.level, "text": o.text})
 
     def __bool__(self) -> bool:
         wanted = self._keeping or bool(self._queues)
