@@ -76,6 +76,8 @@ def _takes_new_files(text: str) -> str:
     the permission bits, which say yes to root on a read-only file system or in ``/proc``."""
     import tempfile  # not at the top: every command imports this module
 
+    from controller.fsutil import not_replaceable_here
+
     # a symbolic link's file is replaced where the link points (fsutil.atomic_writer): tried there
     # (a link from a read-only folder into a writable one was refused: a review of this change)
     folder = os.path.dirname(os.path.realpath(text) if os.path.islink(text) else text) or "."
@@ -83,8 +85,7 @@ def _takes_new_files(text: str) -> str:
         fd, probe = tempfile.mkstemp(prefix=".shoectl-", suffix=".probe", dir=folder)
     except OSError as exc:
         if os.path.lexists(text):  # atomic_writer's words for it
-            raise argparse.ArgumentTypeError(f"{text}: not a file that can be replaced here (its folder {folder} takes "
-                                             "no new files); it was left as it is") from None
+            raise argparse.ArgumentTypeError(f"{text}: {not_replaceable_here(folder)}") from None
         raise argparse.ArgumentTypeError(f"{text}: cannot be created: its folder {folder} takes no new files "
                                          f"({exc.strerror or exc})") from None
     os.close(fd)

@@ -224,6 +224,12 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+def not_replaceable_here(folder: str | os.PathLike[str]) -> str:
+    """Why a file that is there cannot be replaced: its new contents are written beside it first,
+    and its ``folder`` takes no new file (``/proc``, a read-only file system)."""
+    return f"not a file that can be replaced here (its folder {folder} takes no new files); it was left as it is"
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bool = False,
                   side_file: str | None = None) -> Iterator[IO[Any]]:
@@ -244,7 +250,7 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
     except OSError as exc:  # named by the file asked for, not by the temporary one
         why = exc.strerror or str(exc)
         if os.path.lexists(target):  # the new contents go beside it first: "No such file" of a file that is there
-            why = f"not a file that can be replaced here (its folder {directory} takes no new files); it was left as it is"
+            why = not_replaceable_here(directory)
         elif not directory.is_dir():
             why = f"no such folder {directory}"
         raise OSError(exc.errno, why, str(target)) from None
