@@ -84,6 +84,7 @@ class Subscribers:
         """The core's output as its event, when one is wanted: a record in its ``shown`` form (a
         face-down card stays hidden), a notice as ``{"type": "notice", "level", "text"}``."""
         if not self:
+            self._missed = True  # not built: not kept either
             return
         if isinstance(o, TableRecord):
             self.publish_record(journal, o.kind, o.shoe, o.round, o.payload if o.shown is None else o.shown)
@@ -91,7 +92,4 @@ class Subscribers:
             self.publish({"type": "notice", "level": o.level, "text": o.text})
 
     def __bool__(self) -> bool:
-        wanted = self._keeping or bool(self._queues)
-        if not wanted:
-            self._missed = True  # the event asked about is not built: it is not kept
-        return wanted
+        return self._keeping or bool(self._queues)
