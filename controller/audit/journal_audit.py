@@ -136,8 +136,9 @@ def shuffle_audit(shoes: Sequence[ShoeData], *, confidence: float = 0.99,
     excluded: list[tuple[str, str]] = [(s.shoe, "not dealt") for s in shoes if not dealt(s)]
     # A deck count no shoe holds is only a forger's: said with its shoe, as `audit cards` says it
     # (it was a bare "decks must be a whole number from 1 to 12": a lab's review)
-    excluded += [(s.shoe, _decks_out_of_range(s.decks)) for s in dealt_shoes if s.decks and not 1 <= s.decks <= MAX_DECKS]
-    dealt_shoes = [s for s in dealt_shoes if not s.decks or 1 <= s.decks <= MAX_DECKS]
+    forged = [s for s in dealt_shoes if s.decks and not 1 <= s.decks <= MAX_DECKS]
+    excluded += [(s.shoe, _decks_out_of_range(s.decks)) for s in forged]
+    dealt_shoes = [s for s in dealt_shoes if all(s is not f for f in forged)]
     known = Counter(s.decks for s in dealt_shoes if s.decks)
     if not known:
         said = "".join(f"; {shoe}: {why}" for shoe, why in excluded if why != "not dealt")

@@ -76,6 +76,10 @@ class TestResult:
     detail: dict[str, Any] = field(default_factory=dict)
     smallest_p: float = 0.0  # the least p-value any shoes could give it: at alpha or above, it tests nothing
 
+    def can_reject(self, alpha: float) -> bool:
+        """Whether any shoes could make this test reject at ``alpha`` (else it tests nothing)."""
+        return self.smallest_p < alpha
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 

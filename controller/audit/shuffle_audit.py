@@ -68,7 +68,7 @@ class AuditResult:
 
     def testable(self, t: TestResult) -> bool:
         """Whether ``t`` could reject anything at this audit's alpha with these shoes."""
-        return t.smallest_p < self.alpha
+        return t.can_reject(self.alpha)
 
     def to_json(self) -> dict[str, Any]:
         tests = []
@@ -108,7 +108,7 @@ def audit_orders(orders: Sequence[Order], *, confidence: float = 0.99,
     }
     results = tuple(runners[name]() for name in wanted)
     alpha = round(1.0 - confidence, 12)
-    real = [i for i, r in enumerate(results) if r.smallest_p < alpha]
+    real = [i for i, r in enumerate(results) if r.can_reject(alpha)]
     adjusted, rejected = [1.0] * len(results), [False] * len(results)
     if real:
         for i, adj, rej in zip(real, *holm([results[i].p_value for i in real], alpha)):
