@@ -74,22 +74,17 @@ def _takes_new_files(text: str) -> str:
     first, then renamed over it): said before any work, not once a long simulation has been run
     for a chart that cannot be written (``simulate --plot /proc/x.png``). Tried, not guessed from
     the permission bits, which say yes to root on a read-only file system or in ``/proc``."""
-    import tempfile  # not at the top: every command imports this module
-
-    from controller.fsutil import not_replaceable_here
+    from controller.fsutil import new_file_refused, not_replaceable_here  # not at the top: every command imports this module
 
     # a symbolic link's file is replaced where the link points (fsutil.atomic_writer): tried there
     # (a link from a read-only folder into a writable one was refused: a review of this change)
     folder = os.path.dirname(os.path.realpath(text) if os.path.islink(text) else text) or "."
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".shoectl-", suffix=".probe", dir=folder)
-    except OSError as exc:
+    refused = new_file_refused(folder)
+    if refused is not None:
         if os.path.lexists(text):  # atomic_writer's words for it
-            raise argparse.ArgumentTypeError(f"{text}: {not_replaceable_here(folder)}") from None
+            raise argparse.ArgumentTypeError(f"{text}: {not_replaceable_here(folder)}")
         raise argparse.ArgumentTypeError(f"{text}: cannot be created: its folder {folder} takes no new files "
-                                         f"({exc.strerror or exc})") from None
-    os.close(fd)
-    os.unlink(probe)
+                                         f"({refused.strerror or refused})")
     return text
 
 

@@ -224,6 +224,18 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+def new_file_refused(folder: str | os.PathLike[str]) -> OSError | None:
+    """Why ``folder`` takes no new file, tried (a file made and removed at once), or None when it
+    does. The permission bits would say yes to root on a read-only file system or in ``/proc``."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".shoectl-", suffix=".probe", dir=folder)
+    except OSError as exc:
+        return exc
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
 def not_replaceable_here(folder: str | os.PathLike[str]) -> str:
     """Why a file that is there cannot be replaced: its new contents are written beside it first,
     and its ``folder`` takes no new file (``/proc``, a read-only file system)."""

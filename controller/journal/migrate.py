@@ -21,12 +21,11 @@ import contextlib
 import errno
 import os
 import sqlite3
-import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
-from controller.fsutil import fsync_dir
+from controller.fsutil import fsync_dir, new_file_refused
 from controller.journal.anchors import anchors_path
 from controller.journal.connection import translate
 from controller.journal.entry import COLUMNS, format_ts, utc_now
@@ -81,13 +80,11 @@ def check_target(src: Path, dst: Path, done: str) -> None:
         raise JournalError(f"{anchors_path(dst)}: already exists (the anchors of another journal?): move it away first")
     if src.exists() and src.resolve() == dst.resolve():
         raise JournalError(f"{dst}: the new file must not be the old one")
-    try:  # made beside it first: a folder that takes no new file (/proc) blamed the source or a temporary file
-        fd, probe = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".probe", dir=dst.parent)
-    except OSError as exc:
-        said = f" ({exc.strerror})" if exc.strerror and exc.errno != errno.ENOENT else ""  # ENOENT: of the new file
-        raise JournalError(f"{dst}: cannot be made: its folder {dst.parent} takes no new files{said}") from None
-    os.close(fd)
-    os.unlink(probe)
+    # made beside it first: a folder that takes no new file (/proc) blamed the source or a temporary file
+    refused = new_file_refused(dst.parent)
+    if refused is not None:
+        said = f" ({refused.strerror})" if refused.strerror and refused.errno != errno.ENOENT else ""  # ENOENT: of the new file
+        raise JournalError(f"{dst}: cannot be made: its folder {dst.parent} takes no new files{said}")
 
 
 def _copy(src: Path, tmp: Path, hmac_key: bytes | None, clock: Callable[[], datetime]) -> int:
