@@ -126,11 +126,12 @@ def output_read(out: StdoutLines, err: QueuedOutput, held: list[int], grace_s: f
             deadline.append(time.monotonic() + grace_s)
         return bool(deadline) and time.monotonic() > deadline[0]
 
+    unread = f"its output was not read within {grace_s:g} s"
     if out.rest is not None and not out.rest(give_up):
-        exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
+        exit_now("shoectl run", held[0], unread)
     for output in (out, err):
         if not output.finish(give_up) and give_up():
-            exit_now("shoectl run", held[0], f"its output was not read within {grace_s:g} s")
+            exit_now("shoectl run", held[0], unread)
 
 
 
@@ -174,7 +175,7 @@ class JournalLines:
         if path is not None:
             try:
                 with JournalReader.open(path) as reader:
-                    while not self._written_from(reader):
+                    while not self._written_from(reader, until=self._until):
                         if not self.out.wait_for_room(give_up):
                             return self.out.gone  # a reader gone wanted no more; else it was given up on
             except JournalError as exc:  # moved or deleted since the table closed it
@@ -184,26 +185,21 @@ class JournalLines:
         self._notices_up_to(None, always=True)
         return True
 
-    def _written_from(self, reader: JournalReader) -> bool:
-        """True once every entry of this run ``reader`` holds is written; False when the output is
-        full first."""
-        for entry in reader.entries(since_seq=self.written_seq):
-            if entry.seq > self._until:
+    def _written_from(self, source: Journal | JournalReader, *, until: int | None = None, always: bool = False) -> bool:
+        """The entries ``source`` holds after the last written (up to ``until``), each after the
+        notices before it; True once all are written, False when the output is full first."""
+        for entry in source.entries(since_seq=self.written_seq):
+            if until is not None and entry.seq > until:
                 return True
-            if not (self._notices_up_to(entry.seq - 1, always=False) and self.out.write(entry.to_json_line())):
+            if not (self._notices_up_to(entry.seq - 1, always=always)
+                    and self.out.write(entry.to_json_line(), always=always)):
                 return False
             self.written_seq = entry.seq
         return True
 
     def _entries(self, *, always: bool = False) -> None:
-        if not (always or self.out.has_room()):
-            return
-        for entry in self.journal.entries(since_seq=self.written_seq):
-            if not (self._notices_up_to(entry.seq - 1, always=always)
-                    and self.out.write(entry.to_json_line(), always=always)):
-                return
-            self.written_seq = entry.seq
-        self._notices_up_to(self.written_seq, always=always)
+        if (always or self.out.has_room()) and self._written_from(self.journal, always=always):
+            self._notices_up_to(self.written_seq, always=always)
 
     def _notices_up_to(self, seq: int | None, *, always: bool) -> bool:
         """Write the notices that came after entry ``seq`` or before (all with None); False when
