@@ -44,6 +44,7 @@ __all__ = [
     "load_preset",
     "load_submission",
     "parse_submission",
+    "preset_named",
     "preset_names",
     "submission_from_document",
     "resolve_submission",
@@ -105,7 +106,7 @@ def resolve_submission(spec: str | os.PathLike[str] | None) -> Submission:
         raise SubmissionError('""', "", f"empty; give a file or a preset: {', '.join(preset_names())}")
     if os.path.exists(text):
         return load_submission(text)
-    preset = _preset_named(text)
+    preset = preset_named(text)
     if preset is not None:
         return preset
     if text.startswith("preset:"):
@@ -126,7 +127,7 @@ def submission_in_folder(name: str | None, folder: str | os.PathLike[str] | None
     not learn about."""
     if name is None:
         return default_submission()
-    preset = _preset_named(name)
+    preset = preset_named(name)
     if preset is not None:
         return preset
     files = _folder_files(folder)  # only a name listed there is read: never a path of the operator's
@@ -142,7 +143,7 @@ def submission_in_folder(name: str | None, folder: str | os.PathLike[str] | None
                                            f"{', '.join(preset_names())}; {where}")
 
 
-def _preset_named(text: str) -> Submission | None:
+def preset_named(text: str) -> Submission | None:
     """The shipped preset ``text`` names (``NAME`` or ``preset:NAME``), or None."""
     name = text[len("preset:"):] if text.startswith("preset:") else text
     return load_preset(name) if name in preset_names() else None

@@ -31,8 +31,9 @@ class _Due:
 
 class AlertsDue:
     """Feed ``take`` the ``edge`` and ``edge_alert`` entries in order, then ``finish``; each returns
-    why the journal's notices are not those due (None while they are). TypeError / ValueError /
-    KeyError for a malformed record (the caller names the entry)."""
+    why the journal's notices are not those due (None while they are). While ``pending``, the next
+    entry must be the ``edge_alert``: the caller says ``finish()`` at any other (an ``edge`` among
+    them). TypeError / ValueError / KeyError for a malformed record (the caller names the entry)."""
 
     def __init__(self) -> None:
         self._due: _Due | None = None
@@ -43,16 +44,15 @@ class AlertsDue:
     def take(self, e: Any) -> str | None:
         p = e.payload
         if e.kind == kinds.EDGE:
-            missing = self.finish()
             threshold = p.get("threshold")
             if not isinstance(threshold, str) and self._carried:
                 # a writer that journals the threshold never stops: one taken out hid an alert taken out
-                return missing or "an edge record without the threshold every edge record before it carries"
+                return "an edge record without the threshold every edge record before it carries"
             self._carried = isinstance(threshold, str)
             if self._carried:
                 hot = above(journaled_edge(p)["wagers"], Fraction(threshold))
                 self._due = _Due(e.seq, e.shoe_id, p["round"], hot, threshold) if hot else None
-            return missing
+            return None
         if e.kind != kinds.EDGE_ALERT or not self._carried:
             return None
         due, self._due = self._due, None

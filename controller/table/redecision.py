@@ -334,12 +334,13 @@ def _unlike_its_preset(payload: dict[str, Any]) -> str:
     """Where a ``submission`` record that names a shipped preset (``source`` ``preset:NAME``)
     differs from this program's preset of that name, in words (``paytable.tie: 9:1, the preset's
     8:1``); empty when it does not, or names none this program ships."""
-    from controller.rules.submission import load_preset, preset_names  # noqa: PLC0415 - the audit's alone
+    from controller.rules.submission import preset_named  # noqa: PLC0415 - the audit's alone
 
     source = payload.get("source")
-    if not (isinstance(source, str) and source.startswith("preset:") and source[7:] in preset_names()):
+    preset = preset_named(source) if isinstance(source, str) and source.startswith("preset:") else None
+    if preset is None:
         return ""
-    shipped = jsonable(load_preset(source[7:]).to_dict())
+    shipped = jsonable(preset.to_dict())
     said = [f"{where}: {mine}, the preset's {theirs}" for where, mine, theirs in _differences(payload, shipped)]
     return "; ".join(said[:4]) + (f"; and {len(said) - 4} more" if len(said) > 4 else "")
 
