@@ -32,12 +32,17 @@ class ConnectionSlots:
         self._lock = threading.Lock()
         self._accounts: collections.Counter[int] = collections.Counter()
 
+    @property
+    def busy(self) -> str:
+        """The words for a connection refused because ``most`` are open."""
+        return f"the table is busy: {self.most} connections are open; try again later"
+
     def take(self, uid: int | None) -> str | None:
         """See the module docstring."""
         if short_of_descriptors(self.reserve):
             return "the table is short of file descriptors; try again later"
         if not self._slots.acquire(blocking=False):
-            return f"the table is busy: {self.most} connections are open; try again later"
+            return self.busy
         if uid:  # neither root (0) nor unknown (None)
             with self._lock:
                 if self._accounts[uid] >= self.per_account:

@@ -208,7 +208,7 @@ class ControlServer:
             except RuntimeError as exc:  # cannot start a new thread
                 self._slots.give_back(uid)
                 log.warning("control socket: cannot serve a connection", error=str(exc))
-                self._shed(conn, f"the table is busy: {self.max_connections} connections are open; try again later")
+                self._shed(conn, self._slots.busy)
 
     def _shed(self, conn: socket.socket, reason: str) -> None:
         told = self._refused(kinds.CONNECTION_REFUSED, {"code": "busy", "reason": reason},

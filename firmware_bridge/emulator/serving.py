@@ -71,7 +71,8 @@ def remove_stale_directories(parent: str | None = None) -> list[Path]:
                        or (entry.name == _OWNER and entry.is_file() and not entry.is_symlink()) for entry in entries):
                 continue
             owner = path / _OWNER
-            lock = _free_lock(owner) if owner.exists() else (None if _alive(int(pid)) else -1)
+            has_owner = any(entry.name == _OWNER for entry in entries)  # listed already: no second look
+            lock = _free_lock(owner) if has_owner else (None if _alive(int(pid)) else -1)
             if lock is None:
                 continue  # its process holds it: alive, wherever its pid lives
             try:
