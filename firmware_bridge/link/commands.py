@@ -85,8 +85,7 @@ class CommandChannel:
         self._stats = stats
         self.session: Session | None = None  # the current connection (the supervisor's)
         self.waiter: Waiter | None = None     # the outstanding command's reply slot
-        self.last_tx = clock()                # when a command was last written
-        self._last_tx_session = 0             # the session it was written in
+        self.last_tx = clock()                # when a command was last written (``Session.last_tx``: on it)
         self._next_seq = 0
 
     def connection(self) -> HostConnection:
@@ -153,8 +152,10 @@ class CommandChannel:
     def _host_lost_locked(self, session: Session) -> str | None:
         """Why ``session`` is lost before another write (and it is marked lost), or None: this host
         wrote nothing on it for about the device's host-loss timeout or longer (the module docstring)."""
-        quiet = self._clock() - self.last_tx
-        if self._last_tx_session != session.number or quiet < HOST_LOSS_TIMEOUT_S - HOST_LOSS_MARGIN_S:
+        if session.last_tx is None:  # nothing written on it yet: the handshake's SYNC starts it
+            return None
+        quiet = self._clock() - session.last_tx
+        if quiet < HOST_LOSS_TIMEOUT_S - HOST_LOSS_MARGIN_S:
             return None
         reason = (f"this host sent the device nothing for {quiet:.1f} s, about its host-loss timeout "
                   f"({HOST_LOSS_TIMEOUT_S:g} s) or more: the device may count it as gone (a shoe locks its gate), so "
@@ -201,7 +202,7 @@ class CommandChannel:
         first_sent = time.monotonic()
         while True:
             attempts += 1
-            self.last_tx, self._last_tx_session = self._clock(), session.number
+            self.last_tx = session.last_tx = self._clock()
             sent = time.monotonic()
             lost = self._write(session, data, command, attempts)
             while lost is None:

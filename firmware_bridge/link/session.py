@@ -81,6 +81,7 @@ class Session:
         self.transport = transport
         self.conn = conn
         self.alive = True
+        self.last_tx: float | None = None  # when a command was last written on this session
         self.lost_reason: str | None = None
         self.epoch_confirmed = False  # this session's IDENTITY was accepted
         self.epoch_change: tuple[int, int] | None = None  # (old, new) when IDENTITY changed it
