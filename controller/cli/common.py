@@ -1,12 +1,14 @@
 """Helpers shared by the command modules: submission resolution, JSON output, game names, whole
-lines written by several threads."""
+lines written by several threads, lines fitted to a terminal's width."""
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
 import os
+import shutil
 import sys
+import textwrap
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -112,6 +114,32 @@ def write_line(text: str, *, error: bool = False) -> None:
         out = sys.stderr if error else sys.stdout
         out.write(text + "\n")
         out.flush()
+
+
+def terminal_columns() -> int:
+    """The width of the terminal on standard output, asked of the terminal itself (a ``COLUMNS``
+    in the environment may be stale, or another terminal's); ``shutil``'s answer (``COLUMNS``, or
+    80) where standard output is no terminal."""
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or shutil.get_terminal_size().columns
+    except (AttributeError, ValueError, OSError):  # no stream, a closed one, or not a terminal
+        return shutil.get_terminal_size().columns
+
+
+def fitted(text: str, width: int) -> str:
+    """``text`` with each of its lines longer than ``width`` columns broken at spaces, each
+    continuation indented two columns past its line's own indent (under the text after an event's
+    ``* ``); a word longer than a whole line is cut. The terminal would otherwise break the line
+    wherever its edge falls, mid-word (an 80-column console: a review of the floor's terminals)."""
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" "))) + "  "
+        lines.extend(textwrap.wrap(line, max(width, len(indent) + 8), subsequent_indent=indent,
+                                   break_on_hyphens=False) or [line])
+    return "\n".join(lines)
 
 
 def stderr_line(text: str) -> None:

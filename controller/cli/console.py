@@ -15,6 +15,8 @@
   once the table is back (``WATCH_RETRY_S``).
 - Without an operator the console shows the table (``status``, the events) and refuses table
   commands in one line; with one, every command is authenticated with the PIN given at the start.
+- On a terminal each line is fitted to its width, broken between words (``common.fitted``);
+  a script's lines are whole.
 - A refusal is printed once: the table's answer to this console's command, not again as the
   event or the warning that echo it (``EventLines``).
 - A pasted block of lines is carried out line by line, as typed; after a line that fails, the rest
@@ -39,7 +41,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 
 from controller.cli.cmd_ctl import (EXIT_OF_CODE, EventLines, ok_line, parse_args, pin_problem, refusal_line,
                                     status_reply_text)
-from controller.cli.common import write_line
+from controller.cli.common import fitted, terminal_columns, write_line
 from controller.control.client import ControlClient
 from controller.errors import UsageError
 from controller.table.commands import COMMANDS, Arg, help_text
@@ -120,13 +122,20 @@ class Console:
             (lambda prompt: PromptSession().prompt(prompt, is_password=True)) if terminal else None)
         self.event_lines = EventLines(own_operator=operator)
         self.last_code = 0
+        # A terminal's lines are fitted to its width, asked at each line (it may be resized); a
+        # script's are whole, one message a line.
+        self.width: Callable[[], int] | None = terminal_columns if terminal else None
+
+    def say(self, text: str) -> None:
+        """One message, as whole lines (``write_line``), fitted to the terminal's width."""
+        write_line(fitted(text, self.width()) if self.width is not None else text)
 
     def run(self) -> int:
         # enable_suspend: Ctrl-Z suspends the console as it does any program (prompt_toolkit's
         # default typed a literal ^Z into the line: a review of terminals)
         session: PromptSession[str] = PromptSession(PROMPT, completer=CommandCompleter(), history=InMemoryHistory(),
                                                     complete_while_typing=False, enable_suspend=True)
-        write_line(INTRO)
+        self.say(INTRO)
         threading.Thread(target=self._watch, daemon=True, name="shoectl-console-watch").start()
         while True:
             try:
@@ -142,7 +151,7 @@ class Console:
                 if self.handle_typed(line):
                     break
             except KeyboardInterrupt:  # while the table was asked: its answer is not read
-                write_line("interrupted before the table answered: it may have carried out the command "
+                self.say("interrupted before the table answered: it may have carried out the command "
                            "(`status` shows the table)")
         return 0
 
@@ -158,7 +167,7 @@ class Console:
                 return True
             left = len(lines) - i - 1
             if self.last_code and left:
-                write_line(f"the {left} pasted line{'s' if left > 1 else ''} after it {'were' if left > 1 else 'was'} "
+                self.say(f"the {left} pasted line{'s' if left > 1 else ''} after it {'were' if left > 1 else 'was'} "
                            "not sent")
                 return False
         return False
@@ -190,18 +199,18 @@ class Console:
                         run, replay = msg.get("run"), False
                         if stopped:
                             stopped = False
-                            write_line("* the table is back: its events show again")
+                            self.say("* the table is back: its events show again")
                         continue
                     ev = msg.get("event")
                     if ev and (text := self.event_lines(ev)) is not None:
-                        write_line(f"* {text}")
+                        self.say(f"* {text}")
                 if replay:
                     continue  # at once, since the table's start
             except (OSError, ValueError):
                 pass
             if not stopped:  # the stream ended (the socket closed), or could not start
                 stopped = True
-                write_line("* the table stopped: its events show again when it is back")
+                self.say("* the table stopped: its events show again when it is back")
             time.sleep(WATCH_RETRY_S)
 
     def handle(self, line: str) -> bool:
@@ -211,7 +220,7 @@ class Console:
             words = shlex.split(line)
         except ValueError as exc:  # shlex's words: "No closing quotation", "No escaped character"
             problem = SPLIT_PROBLEMS.get(str(exc), "the line cannot be read")
-            write_line(f"{problem}: {safe(line)}")
+            self.say(f"{problem}: {safe(line)}")
             self.last_code = 2
             return False
         if not words:
@@ -220,49 +229,49 @@ class Console:
         most = 1 if command == "help" else 0  # `help COMMAND`; the console's other commands take nothing
         if command in CONSOLE_COMMANDS and len(items) > most:
             takes = "one command's name at most" if most else "nothing after it"
-            write_line(f"{command} takes {takes}: {quoted(' '.join(items[most:]))} is not understood")
+            self.say(f"{command} takes {takes}: {quoted(' '.join(items[most:]))} is not understood")
             self.last_code = 2
             return False
         if command in ("quit", "exit"):
             return True
         try:
             if command == "help":
-                write_line(self.help(items[0] if items else None))
+                self.say(self.help(items[0] if items else None))
             elif command == "status":
-                write_line(status_reply_text(self.client.status(), str(self.client.path)))
+                self.say(status_reply_text(self.client.status(), str(self.client.path)))
             elif command == "pin":
                 self.new_pin()
             else:
                 self.command(command, items)
         except OSError as exc:  # the table went away: say so, stay at the prompt
-            write_line(f"the table does not answer: {exc}")
+            self.say(f"the table does not answer: {exc}")
             self.last_code = 2
         except UsageError as exc:  # a reply not understood: said, and the console stays
-            write_line(str(exc))
+            self.say(str(exc))
             self.last_code = 2
         return False
 
     def new_pin(self) -> None:
         """The PIN every command carries from now on, typed again (not echoed)."""
         if self.operator is None:
-            write_line("no operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
+            self.say("no operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
             self.last_code = 2
             return
         if self.read_pin is None:
-            write_line("pin needs a terminal: give the PIN with --pin-stdin or SHOECTL_PIN")
+            self.say("pin needs a terminal: give the PIN with --pin-stdin or SHOECTL_PIN")
             self.last_code = 2
             return
         try:
             pin = self.read_pin(f"PIN for {self.operator}: ")
         except (EOFError, KeyboardInterrupt):
-            write_line("the PIN is unchanged")
+            self.say("the PIN is unchanged")
             return
         problem = pin_problem(pin.strip())
         if problem is not None:
-            write_line(f"{problem}: the PIN is unchanged")
+            self.say(f"{problem}: the PIN is unchanged")
             return
         self.pin = pin.strip()
-        write_line("the next commands carry the PIN just typed")
+        self.say("the next commands carry the PIN just typed")
 
     def help(self, name: str | None) -> str:
         if name is None:
@@ -278,24 +287,24 @@ class Console:
 
     def command(self, command: str, items: Iterable[str]) -> None:
         if command not in COMMANDS:
-            write_line(f"unknown command {quoted(command)}: `help` lists them")
+            self.say(f"unknown command {quoted(command)}: `help` lists them")
             self.last_code = 2
             return
         if self.operator is None or self.pin is None:
-            write_line("table commands need an operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
+            self.say("table commands need an operator: start the console with --operator ID (or SHOECTL_OPERATOR)")
             self.last_code = 2
             return
         try:
             args = parse_args(command, list(items))
         except UsageError as exc:
-            write_line(str(exc))
+            self.say(str(exc))
             self.last_code = 2
             return
         reply = self.client.command(self.operator, self.pin, command, args)
         if reply.get("ok"):
-            write_line(ok_line(command, reply))
+            self.say(ok_line(command, reply))
             self.last_code = 0
         else:
             again = " (`pin` to type it again)" if "tries_left" in reply and self.read_pin is not None else ""
-            write_line(refusal_line(command, reply) + again)
+            self.say(refusal_line(command, reply) + again)
             self.last_code = EXIT_OF_CODE.get(reply.get("code"), 1)

@@ -2,12 +2,20 @@
 argument values; and the console's event lines (a refusal once)."""
 from __future__ import annotations
 
+import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from controller.cli.cmd_ctl import EventLines
-from controller.cli.console import CommandCompleter
+from controller.cli.common import fitted
+from controller.cli.console import CommandCompleter, Console
 from controller.rules.model import WagerKind
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch) -> None:
+    """A console on a terminal fits its lines to the width; these tests read whole lines."""
+    monkeypatch.setattr("controller.cli.console.terminal_columns", lambda: 400)
 
 
 def completions(text: str) -> list[str]:
@@ -256,3 +264,50 @@ def test_a_pasted_block_is_carried_out_line_by_line_and_stops_at_a_failure(capsy
     assert out.strip().endswith("the 2 pasted lines after it were not sent")
     assert console.handle_typed("status ok\nquit") is False  # a failed line: the quit after it is not taken
     assert console.handle_typed("sit seat=7\nquit") is True
+
+
+def test_a_line_longer_than_the_terminal_is_broken_between_words_under_its_own_indent() -> None:
+    """A floorperson review: on an 80-column console a refusal or an event broke wherever the
+    terminal's edge fell, mid-word, and its continuation started at the first column."""
+    event = "* warning: the shoe's cover card came out at position 62; the round in play is the last of the shoe"
+    lines = fitted(event, 40).split("\n")
+    assert all(len(line) <= 40 for line in lines) and len(lines) > 2
+    assert lines[0].startswith("* warning:") and all(line.startswith("  ") and line[2] != " " for line in lines[1:])
+    assert " ".join(line.strip() for line in lines) == event  # every word, none cut
+    table = "  seat 3   banker 25.00\n  a short line"
+    assert fitted(table, 80) == table  # lines that fit are kept as they are, their columns too
+    assert fitted("x" * 30, 12).split("\n") == ["x" * 12, "  " + "x" * 10, "  " + "x" * 8]  # a word longer than a line
+
+
+def test_the_console_fits_its_answers_to_the_terminal_and_a_script_gets_whole_lines(capsys, monkeypatch) -> None:
+    monkeypatch.setattr("controller.cli.console.terminal_columns", lambda: 50)
+    Console(_Table(), "fp1", "2850").handle("sit seat=1")
+    on_terminal = capsys.readouterr().out.splitlines()
+    assert len(on_terminal) > 1 and all(len(line) <= 50 for line in on_terminal)
+    Console(_Table(), "fp1", "2850", terminal=False).handle("sit seat=1")
+    from_script = capsys.readouterr().out.splitlines()
+    whole = " ".join(line.strip() for line in on_terminal)
+    assert len(from_script) == 1 and from_script[0] == whole.replace(" (`pin` to type it again)", "")  # no terminal to type it
+
+
+def test_the_width_is_asked_of_the_terminal_not_of_a_stale_columns(monkeypatch, tmp_path) -> None:
+    """A COLUMNS left in the environment (another terminal's, or before a resize) is not the
+    console's width when its standard output is a terminal; it is where the output is none."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import sys
+    import termios
+
+    from controller.cli.common import terminal_columns
+
+    monkeypatch.setenv("COLUMNS", "80")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 63, 0, 0))
+    with open(slave, "w") as tty, open(tmp_path / "out", "w") as plain:
+        monkeypatch.setattr(sys, "__stdout__", tty)
+        assert terminal_columns() == 63
+        monkeypatch.setattr(sys, "__stdout__", plain)
+        assert terminal_columns() == 80
+    os.close(master)
