@@ -19,6 +19,7 @@ import fcntl
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,10 @@ def serve_device(device: EmulatedDevice, transport: str = "pty", *, port: int = 
 
 _PREFIX = "shoectl-table-"  # then the pid of the process that made it, "-", and mkdtemp's letters
 _OWNER = ".owner"  # in a directory made here: its process holds an flock on it while it lives
+_MAKING = f"{_OWNER}.new"  # the lock file before it is locked and named (TableServer)
+# A lock file under its first name is locked microseconds after it is made: one older than this
+# whose lock is free was left by a process killed in between, wherever its pid lives.
+MAKING_STALE_S = 60.0
 
 
 def remove_stale_directories(parent: str | None = None) -> list[Path]:
@@ -59,7 +64,9 @@ def remove_stale_directories(parent: str | None = None) -> list[Path]:
     directory) for a process that is gone (killed: it could not remove them) and return them.
     Only this user's, only a gone process's (its ``.owner`` lock free; a pid alone is not proof
     across PID namespaces sharing a folder: a review saw a live table's links removed), and only
-    holding nothing but the links: anything else is left alone."""
+    holding nothing but the links: anything else is left alone. A directory whose lock file still
+    has its first name (``.owner.new``: its process was killed before it named it) is removed once
+    that file is ``MAKING_STALE_S`` old and its lock free."""
     removed = []
     for path in Path(parent or tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
         pid = path.name[len(_PREFIX):].split("-", 1)[0]
@@ -68,11 +75,18 @@ def remove_stale_directories(parent: str | None = None) -> list[Path]:
                 continue
             entries = list(path.iterdir())
             if not all((entry.name in ("shoe", "shuffler") and entry.is_symlink())
-                       or (entry.name == _OWNER and entry.is_file() and not entry.is_symlink()) for entry in entries):
+                       or (entry.name in (_OWNER, _MAKING) and entry.is_file() and not entry.is_symlink())
+                       for entry in entries):
                 continue
-            owner = path / _OWNER
-            has_owner = any(entry.name == _OWNER for entry in entries)  # listed already: no second look
-            lock = _free_lock(owner) if has_owner else (None if _alive(int(pid)) else -1)
+            names = {entry.name for entry in entries}  # listed already: no second look
+            if _OWNER in names:
+                lock = _free_lock(path / _OWNER)
+            elif _MAKING in names:
+                making = path / _MAKING
+                young = time.time() - making.lstat().st_mtime < MAKING_STALE_S
+                lock = None if young else _free_lock(making)
+            else:
+                lock = None if _alive(int(pid)) else -1
             if lock is None:
                 continue  # its process holds it: alive, wherever its pid lives
             try:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from firmware_bridge.emulator import EmulatedTable
@@ -113,3 +114,32 @@ def test_a_directory_being_made_is_not_swept(monkeypatch, tmp_path: Path) -> Non
         assert sorted(p.name for p in server.directory.iterdir()) == [".owner", "shoe", "shuffler"]
     finally:
         server.close()
+
+
+def test_a_directory_left_before_its_lock_was_named_is_swept_once_that_file_is_old(tmp_path: Path) -> None:
+    """A table killed between making its lock file (``.owner.new``) and naming it left a directory
+    no sweep ever took. Such a file is locked microseconds after it is made: one a minute old whose
+    lock is free was its dead process's; a new one, or one whose lock is held, is a table starting."""
+    import fcntl
+
+    from firmware_bridge.emulator.serving import MAKING_STALE_S
+
+    old = time.time() - MAKING_STALE_S - 5
+    left = tmp_path / f"shoectl-table-{_dead_pid()}-left"
+    left.mkdir()
+    (left / ".owner.new").touch()
+    os.utime(left / ".owner.new", (old, old))
+    starting = tmp_path / f"shoectl-table-{_dead_pid()}-new"  # made just now: its lock comes next
+    starting.mkdir()
+    (starting / ".owner.new").touch()
+    held = _links_dir(tmp_path, _dead_pid(), "held")  # old, but locked: alive in another PID namespace
+    (held / ".owner.new").touch()
+    os.utime(held / ".owner.new", (old, old))
+    lock = os.open(held / ".owner.new", os.O_RDONLY)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        assert remove_stale_directories(str(tmp_path)) == [left] and not left.exists()
+        assert starting.exists() and held.exists()
+    finally:
+        os.close(lock)
+    assert remove_stale_directories(str(tmp_path)) == [held] and starting.exists()
