@@ -42,7 +42,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from controller.cli.cmd_ctl import (EXIT_OF_CODE, EventLines, ok_line, parse_args, pin_problem, refusal_line,
                                     status_reply_text)
 from controller.cli.common import fitted, terminal_columns, write_line
-from controller.control.client import ControlClient
+from controller.control.client import ControlClient, TableBusy
 from controller.errors import UsageError
 from controller.table.commands import COMMANDS, Arg, help_text
 from shoectl_config.text import quoted, safe
@@ -58,6 +58,13 @@ SPLIT_PROBLEMS = {"No closing quotation": "a quote is not closed",
                   "No escaped character": "a backslash at the end of the line escapes nothing"}
 SEATS = tuple(str(s) for s in range(1, 10))  # the status does not name the seats: the largest preset table's
 WATCH_RETRY_S = 1.0  # how often a console whose table stopped looks for it again
+# Why the events stopped, said once, and their return: a table that stopped, or one that runs but
+# took no connection more (its connections all in use: it was said to have stopped, a review).
+EVENTS_LOST = {"stopped": "* the table stopped: its events show again when it is back",
+               "busy": "* the table is too busy to send this console its events (its connections are all in "
+                       "use): they show again when it takes one more"}
+EVENTS_BACK = {"stopped": "* the table is back: its events show again",
+               "busy": "* the table's events show again"}
 
 
 def arg_values(arg: Arg) -> tuple[str, ...]:
@@ -185,8 +192,10 @@ class Console:
 
     def _watch(self) -> None:
         """The events, as long as the console runs: the table's stop said once, its return too."""
-        stopped, run, replay = False, None, False
+        stopped: str | None = None  # why the events stopped, once said: a key of EVENTS_LOST
+        run, replay = None, False
         while True:
+            lost = "stopped"
             try:
                 for msg in self.client.events(since_start=replay):
                     if "status" in msg:  # a stream's first line, with the table process's "run"
@@ -198,19 +207,21 @@ class Console:
                             break
                         run, replay = msg.get("run"), False
                         if stopped:
-                            stopped = False
-                            self.say("* the table is back: its events show again")
+                            self.say(EVENTS_BACK[stopped])
+                            stopped = None
                         continue
                     ev = msg.get("event")
                     if ev and (text := self.event_lines(ev)) is not None:
                         self.say(f"* {text}")
                 if replay:
                     continue  # at once, since the table's start
+            except TableBusy:
+                lost = "busy"
             except (OSError, ValueError):
                 pass
-            if not stopped:  # the stream ended (the socket closed), or could not start
-                stopped = True
-                self.say("* the table stopped: its events show again when it is back")
+            if stopped != lost:  # the stream ended (the socket closed), or could not start: said once
+                stopped = lost
+                self.say(EVENTS_LOST[lost])
             time.sleep(WATCH_RETRY_S)
 
     def handle(self, line: str) -> bool:

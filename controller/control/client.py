@@ -36,6 +36,11 @@ class ControlUnavailable(OSError):
     """No table answers on the control socket (or it cannot take this connection now)."""
 
 
+class TableBusy(ControlUnavailable):
+    """The table runs, but takes no connection more now (its connections, or this account's, are
+    all in use; its listen backlog is full)."""
+
+
 class ControlClient:
     def __init__(self, path: str | Path, timeout: float = 15.0, *, hint: str = "") -> None:
         """``hint``: words added to the question when no table is listening on ``path`` (where the
@@ -55,7 +60,7 @@ class ControlClient:
             except BlockingIOError:  # the table's listen backlog is full for a moment
                 s.close()
                 if time.monotonic() >= deadline:
-                    raise ControlUnavailable(f"{self.path}: the table is too busy to take a connection") from None
+                    raise TableBusy(f"{self.path}: the table is too busy to take a connection") from None
                 time.sleep(0.05)
             except OSError as exc:
                 s.close()
@@ -128,7 +133,9 @@ class ControlClient:
             reply = None
         if not isinstance(reply, dict):
             raise ControlUnavailable(f"{self.path}: what answers there is not a table (not a JSON reply)")
-        if reply.get("code") in ("busy", "idle", "stopping"):
+        if reply.get("code") == "busy":
+            raise TableBusy(f"{self.path}: {reply.get('error')}")
+        if reply.get("code") in ("idle", "stopping"):
             raise ControlUnavailable(f"{self.path}: {reply.get('error')}")
         return reply
 

@@ -311,3 +311,45 @@ def test_the_width_is_asked_of_the_terminal_not_of_a_stale_columns(monkeypatch, 
         monkeypatch.setattr(sys, "__stdout__", plain)
         assert terminal_columns() == 80
     os.close(master)
+
+
+def test_a_table_too_busy_for_the_console_s_events_is_not_said_to_have_stopped(monkeypatch) -> None:
+    """A review: a console whose events connection the table refused because its connections were
+    all in use printed "the table stopped" of a table that ran on."""
+    import threading
+
+    from controller.cli import console as console_module
+    from controller.control.client import TableBusy
+
+    said: list[str] = []
+    done = threading.Event()
+    streams = iter([
+        [{"status": {}, "run": "a"}],  # then it closes
+        TableBusy("/run/shoectl/T1.sock: this account holds 48 of its 64 connections; close some first"),
+        TableBusy("/run/shoectl/T1.sock: the table is too busy to take a connection"),  # said once
+        [{"status": {}, "run": "a"}, {"event": {"type": "notice", "level": "warning", "text": "after"}}],
+        OSError("no table is listening"),
+    ])
+
+    class _Client:
+        def events(self, *, since_start: bool = False):
+            try:
+                stream = next(streams)
+            except StopIteration:
+                done.set()
+                raise OSError("stopped") from None
+            if isinstance(stream, OSError):
+                raise stream
+            return iter(stream)
+
+    monkeypatch.setattr(console_module, "WATCH_RETRY_S", 0.01)
+    monkeypatch.setattr(console_module, "write_line", said.append)
+    console = console_module.Console(_Client(), None, None, terminal=False)  # type: ignore[arg-type]
+    threading.Thread(target=console._watch, daemon=True).start()
+    assert done.wait(5)
+    assert said[:4] == [
+        "* the table stopped: its events show again when it is back",  # the first stream's end: not known busy
+        "* the table is too busy to send this console its events (its connections are all in use): they show "
+        "again when it takes one more",
+        "* the table's events show again", "* warning: after"]
+    assert said[4] == "* the table stopped: its events show again when it is back"
