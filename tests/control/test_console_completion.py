@@ -170,30 +170,23 @@ def test_ctrl_c_while_the_table_is_asked_keeps_the_console(capsys, monkeypatch) 
     assert table.sent == [("sit", "2580")] and "sit: ok" in out  # the next line was carried out
 
 
-def test_the_console_says_when_the_table_stops_and_when_it_is_back(capsys, monkeypatch) -> None:
-    """An operator review: when the table stopped, the console's events stopped without a word (a
-    stream that ends closed cleanly), and never came back after the table restarted."""
+def _watched(monkeypatch, streams: list) -> tuple[list[str], list[bool]]:
+    """What a watching console says of ``streams``, the event streams its table gives in turn (an
+    OSError: connecting fails so), up to their end; and whether each asked for events since start."""
     import threading
 
     from controller.cli import console as console_module
 
     said: list[str] = []
-    done = threading.Event()
-    streams = iter([
-        [{"status": {}, "run": "a"}, {"event": {"type": "notice", "level": "warning", "text": "before"}}],  # then it closes
-        OSError("no table is listening"),  # not there yet
-        [{"status": {}, "run": "b"}, {"event": {"type": "notice", "level": "warning", "text": "not shown"}}],  # a new run
-        [{"status": {}, "run": "b"}, {"event": {"type": "notice", "level": "warning", "text": "after"}}],  # since its start
-        [{"status": {}, "run": "b"}],  # the same run again (the table was busy a moment): nothing replayed
-    ])
-
     asked_since_start: list[bool] = []
+    done = threading.Event()
+    left = iter(streams)
 
     class _Client:
         def events(self, *, since_start: bool = False):
             asked_since_start.append(since_start)
             try:
-                stream = next(streams)
+                stream = next(left)
             except StopIteration:
                 done.set()
                 raise OSError("stopped") from None
@@ -206,6 +199,19 @@ def test_the_console_says_when_the_table_stops_and_when_it_is_back(capsys, monke
     console = console_module.Console(_Client(), None, None, terminal=False)  # type: ignore[arg-type]
     threading.Thread(target=console._watch, daemon=True).start()
     assert done.wait(5)
+    return said, asked_since_start
+
+
+def test_the_console_says_when_the_table_stops_and_when_it_is_back(monkeypatch) -> None:
+    """An operator review: when the table stopped, the console's events stopped without a word (a
+    stream that ends closed cleanly), and never came back after the table restarted."""
+    said, asked_since_start = _watched(monkeypatch, [
+        [{"status": {}, "run": "a"}, {"event": {"type": "notice", "level": "warning", "text": "before"}}],  # then it closes
+        OSError("no table is listening"),  # not there yet
+        [{"status": {}, "run": "b"}, {"event": {"type": "notice", "level": "warning", "text": "not shown"}}],  # a new run
+        [{"status": {}, "run": "b"}, {"event": {"type": "notice", "level": "warning", "text": "after"}}],  # since its start
+        [{"status": {}, "run": "b"}],  # the same run again (the table was busy a moment): nothing replayed
+    ])
     assert said[:5] == ["* warning: before", "* the table stopped: its events show again when it is back",
                         "* the table is back: its events show again", "* warning: after",
                         "* the table stopped: its events show again when it is back"]
@@ -316,37 +322,15 @@ def test_the_width_is_asked_of_the_terminal_not_of_a_stale_columns(monkeypatch, 
 def test_a_table_too_busy_for_the_console_s_events_is_not_said_to_have_stopped(monkeypatch) -> None:
     """A review: a console whose events connection the table refused because its connections were
     all in use printed "the table stopped" of a table that ran on."""
-    import threading
-
-    from controller.cli import console as console_module
     from controller.control.client import TableBusy
 
-    said: list[str] = []
-    done = threading.Event()
-    streams = iter([
+    said, _ = _watched(monkeypatch, [
         [{"status": {}, "run": "a"}],  # then it closes
         TableBusy("/run/shoectl/T1.sock: this account holds 48 of its 64 connections; close some first"),
         TableBusy("/run/shoectl/T1.sock: the table is too busy to take a connection"),  # said once
         [{"status": {}, "run": "a"}, {"event": {"type": "notice", "level": "warning", "text": "after"}}],
         OSError("no table is listening"),
     ])
-
-    class _Client:
-        def events(self, *, since_start: bool = False):
-            try:
-                stream = next(streams)
-            except StopIteration:
-                done.set()
-                raise OSError("stopped") from None
-            if isinstance(stream, OSError):
-                raise stream
-            return iter(stream)
-
-    monkeypatch.setattr(console_module, "WATCH_RETRY_S", 0.01)
-    monkeypatch.setattr(console_module, "write_line", said.append)
-    console = console_module.Console(_Client(), None, None, terminal=False)  # type: ignore[arg-type]
-    threading.Thread(target=console._watch, daemon=True).start()
-    assert done.wait(5)
     assert said[:4] == [
         "* the table stopped: its events show again when it is back",  # the first stream's end: not known busy
         "* the table is too busy to send this console its events (its connections are all in use): they show "
