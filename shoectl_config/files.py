@@ -39,6 +39,16 @@ def user_name(uid: int) -> str:
         return str(uid)
 
 
+def group_name(gid: int) -> str:
+    """The name of group ``gid``, or the number when the system has none for it."""
+    import grp
+
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
 def permission_hint(path: str | os.PathLike[str]) -> str:
     """What to do about a file this process may not read: whom it runs as, and what keeps it out: a
     folder on the way it may not enter, or else the file's own permissions (an integrator review

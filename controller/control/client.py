@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from shoectl_config.files import group_name, user_name
+
 MAX_REPLY = 16 * 1024 * 1024
 SERVICE_SOCKET = "/run/shoectl/control.sock"  # where a table run as a service listens (its unit's --control)
 # The control socket's group unless --control-group says: the people who may use ctl and the console. Not the
@@ -177,8 +179,6 @@ def untrusted_listener(s: socket.socket, path: Path) -> str:
     line), or ``""``: it runs as root, as this user, or as the account that owns the folder the
     socket at ``path`` is in (a table's own folder, /run/shoectl for the service). On a system
     without ``SO_PEERCRED`` there is nothing to ask, and ``""``."""
-    from shoectl_config.files import user_name
-
     uid = peer_uid(s)
     if uid is None:
         return ""
@@ -193,16 +193,6 @@ def untrusted_listener(s: socket.socket, path: Path) -> str:
     return (f"{path}: the program listening there runs as {user_name(uid)}, not as root, as you, or as the owner of "
             f"{folder} ({owner_name}): nothing was sent to it (a table's control socket belongs in a folder of the "
             "account that runs the table)")
-
-
-def group_name(gid: int) -> str:
-    """The name of group ``gid`` (its number when it has none)."""
-    import grp
-
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)
 
 
 def _socket_group(path: Path) -> str:

@@ -26,9 +26,10 @@ import stat
 from pathlib import Path
 import structlog
 
-from controller.control.client import MAX_PATH_BYTES, OPERATORS_GROUP, group_name
+from controller.control.client import MAX_PATH_BYTES, OPERATORS_GROUP
 from controller.errors import UsageError
 from controller.fsutil import exclusive_lock
+from shoectl_config.files import group_name
 
 SOCKET_MODE = 0o660
 PROBE_TIMEOUT_S = 1.0
