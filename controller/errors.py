@@ -1,6 +1,6 @@
 """Errors shared by the controller's command-line layer, and ``path_argument``, the argparse type
 of every argument that names a file or a folder (``output_path_argument`` for a file written to,
-``journal_argument`` for a journal)."""
+``journal_argument`` and ``journal_to_read_argument`` for a journal)."""
 from __future__ import annotations
 
 import argparse
@@ -28,10 +28,27 @@ def path_argument(text: str) -> str:
 _BESIDE_A_JOURNAL = 32
 
 
+# What a command that only reads a journal looks for or makes beside it: its ".anchors" (8 bytes),
+# SQLite's "-wal" and "-shm" of a journal in WAL mode opened while no table has it open.
+_BESIDE_A_JOURNAL_READ = 8
+
+
 def journal_argument(text: str) -> str:
-    """``path_argument`` for a journal: refused when its name leaves no room for the files kept
-    beside it (a name of 250 characters was refused as its anchors file's, a name the user never
-    gave: a review of bad inputs)."""
+    """``path_argument`` for a journal a command writes or keeps files beside (``run``, ``feed``,
+    ``migrate``'s NEW, ``backup``'s COPY): refused when its name leaves no room for those files (a
+    name of 250 characters was refused as its anchors file's, a name the user never gave: a review
+    of bad inputs)."""
+    return _journal_name(text, _BESIDE_A_JOURNAL)
+
+
+def journal_to_read_argument(text: str) -> str:
+    """``journal_argument`` for a journal a command only reads (``verify``, ``replay``, ``export``,
+    ``audit``, the scoreboard ...): a name another program gave it, longer than ``run`` would take,
+    is read all the same, up to the room its anchors file and SQLite's need beside it."""
+    return _journal_name(text, _BESIDE_A_JOURNAL_READ)
+
+
+def _journal_name(text: str, beside: int) -> str:
     text = path_argument(text)
     name = os.path.basename(text.rstrip(os.sep))
     try:
@@ -39,11 +56,12 @@ def journal_argument(text: str) -> str:
     except (OSError, ValueError):
         most = 255  # no such folder (said in its turn), or no such limit said: Linux's
     size = len(name.encode(errors="surrogateescape"))
-    if size + _BESIDE_A_JOURNAL > most:
-        raise argparse.ArgumentTypeError(f"{text}: a journal's name may have at most {most - _BESIDE_A_JOURNAL} "
-                                         f"bytes, not {size}: the files made beside it (its .anchors, the temporary "
-                                         f"one it is created as) add up to {_BESIDE_A_JOURNAL} to it; give a "
-                                         "shorter one")
+    if size + beside > most:
+        made = ("its .anchors, the temporary one it is created as" if beside == _BESIDE_A_JOURNAL
+                else "its .anchors, SQLite's -wal and -shm")
+        raise argparse.ArgumentTypeError(f"{text}: a journal's name may have at most {most - beside} bytes, not "
+                                         f"{size}: the files made beside it ({made}) add up to {beside} to it; give "
+                                         "a shorter one")
     return text
 
 

@@ -54,7 +54,7 @@ from controller.cli.journal_input import (
     spooled_text,
     warn,
 )
-from controller.errors import UsageError, journal_argument, new_file_argument, path_argument
+from controller.errors import UsageError, journal_argument, journal_to_read_argument, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
 from controller.journal import kinds
 from controller.journal.anchors import AnchorFile, AnchorLines
@@ -116,7 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     js = journal_subparsers(sub)
 
     v = js.add_parser("verify", help="check the journal's hash chain (and HMAC); exit 1 naming the first bad entry")
-    v.add_argument("path", type=journal_argument, metavar="PATH", help="the journal file")
+    v.add_argument("path", type=journal_to_read_argument, metavar="PATH", help="the journal file")
     v.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the HMAC key file (required for an HMAC-protected journal)")
     v.add_argument("--expect-count", type=non_negative_int, metavar="N", help="the journal must hold exactly N entries")
     v.add_argument("--expect-last-hash", type=_hash, metavar="H", help="the last entry's hash must be H")
@@ -140,14 +140,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     mg = js.add_parser("migrate", help=f"copy a journal of an earlier schema version into a new file of version "
                                        f"{SCHEMA_VERSION} (the old file is left as it is)")
-    mg.add_argument("old", type=journal_argument, metavar="OLD", help="the journal to migrate (never changed)")
+    mg.add_argument("old", type=journal_to_read_argument, metavar="OLD", help="the journal to migrate (never changed)")
     mg.add_argument("new", type=journal_argument, metavar="NEW", help="the new journal (must not exist)")
     mg.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key file (required for an HMAC journal)")
     mg.set_defaults(func=run_migrate)
 
     bk = js.add_parser("backup", help="copy a journal, also while its table writes it, into a new file that "
                                       "verifies (its anchors beside it)")
-    bk.add_argument("journal", type=journal_argument, metavar="JOURNAL", help="the journal to copy (never changed)")
+    bk.add_argument("journal", type=journal_to_read_argument, metavar="JOURNAL", help="the journal to copy (never changed)")
     bk.add_argument("copy", type=journal_argument, metavar="COPY", help="the copy (must not exist; COPY.anchors beside it)")
     bk.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key file (required for an HMAC journal)")
     bk.set_defaults(func=run_backup)

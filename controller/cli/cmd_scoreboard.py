@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.common import given_options
-from controller.errors import UsageError, journal_argument, path_argument
+from controller.errors import UsageError, journal_to_read_argument, path_argument
 from controller.floor.broker import BROKER_FLAGS
 from controller.scoreboard.server import listen_address
 from shoectl_config.extras import install_hint
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "journal grows; or, with --broker, every table of the floor from the floor "
                                    "feed's retained status and roads. Read-only: it never writes the journal nor "
                                    "accepts a command.")
-    p.add_argument("--journal", type=journal_argument, metavar="PATH", help="the table's journal (followed read-only)")
+    p.add_argument("--journal", type=journal_to_read_argument, metavar="PATH", help="the table's journal (followed read-only)")
     p.add_argument("--listen", type=listen_address, default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where to serve (default {DEFAULT_LISTEN}; 0.0.0.0:PORT serves every network)")
     p.add_argument("--lang", choices=["en", "zh"], default="en", help="the labels' language (default en)")

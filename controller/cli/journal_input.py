@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TypeVar
 
 from controller.cli.progress import progress_bar
-from controller.errors import UsageError, journal_argument, path_argument
+from controller.errors import UsageError, journal_to_read_argument, path_argument
 from controller.journal.chain import load_hmac_key
 from controller.journal.entry import Entry
 from controller.journal.errors import JournalContentError, JournalDamagedError
@@ -45,9 +45,9 @@ _SPOOL_IN_MEMORY = 16 * 1024 * 1024
 
 def add_journal_input(parser: argparse.ArgumentParser, option: str | None = None, help: str = "the journal file") -> None:
     if option is None:
-        parser.add_argument("path", type=journal_argument, metavar="PATH", help=help)
+        parser.add_argument("path", type=journal_to_read_argument, metavar="PATH", help=help)
     else:
-        parser.add_argument(option, dest="path", type=journal_argument, metavar="PATH", help=help)
+        parser.add_argument(option, dest="path", type=journal_to_read_argument, metavar="PATH", help=help)
     parser.add_argument("--hmac-key", type=path_argument, metavar="FILE",
                         help="the journal's HMAC key file: its hashes are checked too (without it, an HMAC "
                              "journal's chain is checked link by link)")

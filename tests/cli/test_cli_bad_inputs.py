@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as cli_main
-from controller.errors import file_argument, journal_argument, new_file_argument, output_path_argument, path_argument
+from controller.errors import (file_argument, journal_argument, journal_to_read_argument, new_file_argument,
+                               output_path_argument, path_argument)
 from controller.journal import Journal, Record
 from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
@@ -400,8 +401,8 @@ def test_every_argument_that_names_a_file_refuses_an_empty_name() -> None:
     assert [(prog, action.dest) for prog, action in actions
             if action.metavar in file_like
             and action.type not in (path_argument, output_path_argument, new_file_argument, file_argument,
-                                    journal_argument)] == []
-    for checked in (output_path_argument, new_file_argument, file_argument, journal_argument):
+                                    journal_argument, journal_to_read_argument)] == []
+    for checked in (output_path_argument, new_file_argument, file_argument, journal_argument, journal_to_read_argument):
         with pytest.raises(argparse.ArgumentTypeError, match="an empty file name"):
             checked("")
 
