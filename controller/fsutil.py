@@ -43,6 +43,35 @@ def refuse_foreign_symlink(path: str | os.PathLike[str]) -> None:
         raise OSError(errno.EPERM, f"{problem}; nothing was written", os.fspath(path))
 
 
+def foreign_append_target(path: str | os.PathLike[str]) -> str | None:
+    """Why a file this process appends to and keeps (a table's log, a journal's anchors) must not
+    be written at ``path``, or None: a link another user made (``foreign_symlink``), or a file that
+    belongs to another user than this process's or root: that account, which made it first in a
+    folder it may write to, could read what is written there and change it afterwards (a security
+    review: a table's anchors, the evidence against a cut journal, kept in a file mode 0666 of
+    another account's)."""
+    problem = foreign_symlink(path)
+    if problem is not None:
+        return problem
+    try:
+        owner = os.stat(path).st_uid
+    except (OSError, ValueError):
+        return None  # not there (it is created), or a name the write refuses in its own words
+    if owner in (os.geteuid(), 0):
+        return None
+    from shoectl_config.files import user_name
+
+    return (f"belongs to {user_name(owner)}, not to this account: a file another account made is not written to, "
+            "as that account could read and change it; move it away")
+
+
+def refuse_foreign_append_target(path: str | os.PathLike[str]) -> None:
+    """``OSError`` (EPERM) with ``foreign_append_target``'s words."""
+    problem = foreign_append_target(path)
+    if problem is not None:
+        raise OSError(errno.EPERM, f"{problem}; nothing was written", os.fspath(path))
+
+
 def replacement_problem(path: str | os.PathLike[str], *, side_file: str | None = None) -> str | None:
     """Why a command that writes ``path`` whole must leave what is there (symbolic links
     followed), in words: not a regular file (a device, a socket, a FIFO, a folder), or an SQLite
@@ -208,6 +237,21 @@ def write_synced(fd: int, data: bytes) -> None:
     while view:
         view = view[os.write(fd, view):]
     os.fsync(fd)
+
+
+def write_new_file(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o640) -> None:
+    """Make the file ``path``, a temporary name of this process's beside a target, holding
+    ``data`` (fsynced): never through a symbolic link nor into a file found there (a name that can
+    be guessed, a pid's, may have been planted: a security review saw root's `journal backup` write
+    the anchors over a file of its choosing). What is there under that name is removed first (a
+    link is removed, not followed); one put there again meanwhile fails the creation."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    try:
+        write_synced(fd, data)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:

@@ -71,9 +71,9 @@ class _LogFile(logging.handlers.RotatingFileHandler):
     written since. Before, a full disk put a 20-line traceback on standard error per log line."""
 
     def __init__(self, path: str, *, say: Callable[[str], None], **options: Any) -> None:
-        from controller.fsutil import refuse_foreign_symlink
+        from controller.fsutil import refuse_foreign_append_target
 
-        refuse_foreign_symlink(path)  # appended to with this process's rights: not where another user points
+        refuse_foreign_append_target(path)  # appended to with this process's rights: not another user's
         super().__init__(path, **options)
         self._say = say
         self._failing = False   # said, and not written since
@@ -102,9 +102,9 @@ class _LogFile(logging.handlers.RotatingFileHandler):
     def reopen(self) -> str | None:
         """Write on at the file now at the path (logrotate renamed the old one); why not, or None.
         Refused, the lines go on to the file open before."""
-        from controller.fsutil import foreign_symlink
+        from controller.fsutil import foreign_append_target
 
-        problem = foreign_symlink(self.baseFilename)
+        problem = foreign_append_target(self.baseFilename)
         if problem is not None:
             return problem
         self.acquire()

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from controller.fsutil import TABLE_FILE_MODE, fsync_dir, write_synced
+from controller.fsutil import (TABLE_FILE_MODE, foreign_append_target, fsync_dir, refuse_foreign_append_target,
+                              write_synced)
 from controller.journal.chain import ALGORITHMS, Hasher, canonical_json, is_hex, key_id_shown
 from controller.journal.errors import JournalError
 from shoectl_config.files import NotARegularFile, require_regular_file
@@ -155,8 +156,13 @@ class AnchorFile:
             self._checked = True
         data = (json.dumps(anchor.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
         created = not self.path.exists()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, TABLE_FILE_MODE)
+        refuse_foreign_append_target(self.path)
+        # A link planted after that look is not followed, nor a file another account made then.
+        follow = 0 if self.path.is_symlink() else os.O_NOFOLLOW
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | follow, TABLE_FILE_MODE)
         try:
+            if os.fstat(fd).st_uid not in (os.geteuid(), 0):
+                refuse_foreign_append_target(self.path)
             write_synced(fd, data)
         finally:
             os.close(fd)
@@ -168,7 +174,11 @@ class AnchorFile:
     def refuse_another_journals(self, table_id: str | None, journal_created: str | None) -> None:
         """JournalError when the file holds the anchors of another journal than the one of
         ``table_id`` created at ``journal_created`` (both None: no journal yet, so any anchor is
-        another journal's). ``shoectl run`` asks before it creates anything."""
+        another journal's), or when it is not this account's to write (``foreign_append_target``).
+        ``shoectl run`` asks before it creates anything."""
+        problem = foreign_append_target(self.path)
+        if problem is not None:
+            raise JournalError(f"{self.path}: {problem}")
         if not self.path.exists():
             return
         lines = self.read()

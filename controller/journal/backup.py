@@ -25,7 +25,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.fsutil import fsync_dir, write_synced
+from controller.fsutil import fsync_dir, write_new_file
 from controller.journal.anchors import anchors_path
 from controller.journal.connection import translate
 from controller.journal.errors import JournalError
@@ -79,7 +79,10 @@ def _copy_anchors(source: Path, tmp: Path) -> int:
     except OSError as exc:
         raise JournalError(f"{anchors_path(source)}: cannot read the anchors: {exc.strerror or exc}") from None
     whole = data[:data.rfind(b"\n") + 1]  # a line the table is writing now is left for the next copy
-    _write_private(tmp, whole)
+    try:
+        write_new_file(tmp, whole)
+    except OSError as exc:
+        raise JournalError(f"{tmp}: cannot write the copy's anchors: {exc.strerror or exc}") from None
     return whole.count(b"\n")
 
 
@@ -101,9 +104,3 @@ def _copy_database(source: Path, tmp: Path) -> None:
         os.fsync(f.fileno())
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o640)
-    try:
-        write_synced(fd, data)
-    finally:
-        os.close(fd)

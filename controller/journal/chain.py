@@ -259,8 +259,9 @@ def _hmac_sha256_hex(key: bytes) -> Callable[[bytes], str]:
 def load_hmac_key(path: str | os.PathLike[str]) -> bytes:
     """Read an HMAC key from a secret file: its exact bytes (a trailing newline is part of the key).
 
-    The file must exist, be a regular file, hold at least 16 bytes, and be readable by its owner
-    only (no group or world read permission): otherwise JournalError says why.
+    The file must exist, be a regular file, hold at least 16 bytes, and be readable and writable
+    by its owner only (no group or world permission to read or write it): otherwise JournalError
+    says why.
     Create one with ``umask 077; head -c 32 /dev/urandom > journal.key``.
     """
     p = Path(path)
@@ -284,6 +285,10 @@ def load_hmac_key(path: str | os.PathLike[str]) -> bytes:
             raise JournalError(
                 f"{p}: the HMAC key file is readable by group or others (mode {mode:04o}); "
                 "restrict it with chmod 600")
+        if mode & (stat.S_IWGRP | stat.S_IWOTH):  # a security review: 0622 was taken without a word
+            raise JournalError(
+                f"{p}: the HMAC key file is writable by group or others (mode {mode:04o}): any of them could put "
+                "a key of their own in its place; restrict it with chmod 600")
         chunks = []
         while True:
             chunk = os.read(fd, 65536)

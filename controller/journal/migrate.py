@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
-from controller.fsutil import fsync_dir, new_file_refused
+from controller.fsutil import fsync_dir, new_file_refused, write_new_file
 from controller.journal.anchors import anchors_path
 from controller.journal.connection import translate
 from controller.journal.entry import COLUMNS, format_ts, utc_now
@@ -166,11 +166,10 @@ def publish(tmp: Path, dst: Path, done: str) -> None:
 def _publish_copy(src: Path, dst: Path) -> None:
     tmp = dst.with_name(f".{dst.name}.migrating-{os.getpid()}")
     try:
-        with open(src, "rb") as fin, open(tmp, "wb") as fout:
-            while chunk := fin.read(1 << 16):
-                fout.write(chunk)
-            fout.flush()
-            os.fsync(fout.fileno())
+        try:
+            write_new_file(tmp, src.read_bytes())  # an anchors file: one line a shoe
+        except OSError as exc:
+            raise JournalError(f"{src}: cannot copy the anchors beside the new journal: {exc.strerror or exc}") from None
         publish(tmp, dst, "migrated")
     finally:
         with contextlib.suppress(OSError):

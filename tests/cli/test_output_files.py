@@ -296,15 +296,32 @@ def test_a_symbolic_link_another_user_made_is_not_followed(capsys, monkeypatch, 
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a link to another user needs root")
-@pytest.mark.parametrize("beside", [".log", ".db.lock"])
+@pytest.mark.parametrize("beside", [".log", ".db.lock", ".db.anchors"])
 def test_run_follows_no_link_another_user_put_beside_the_journal(capsys, tmp_path: Path, beside: str) -> None:
-    """The log and the lock beside the journal: root's `run` created and appended to files of /etc
-    through the service account's links (a security review)."""
+    """The log, the lock and the anchors beside the journal: root's `run` created and appended to
+    files of /etc through the service account's links (security reviews; the anchors until
+    2026-12-07)."""
     planted = _foreign_link(tmp_path / f"table{beside}", tmp_path / "elsewhere")
     argv = ["run", "--journal", str(tmp_path / "table.db"), "--rounds", "1", "--speed", "max", "--display", "lines"]
     code, out, err = run(capsys, *argv)
     assert code == 2 and "symbolic link of another user" in err and not (tmp_path / "elsewhere").exists(), err
-    assert planted.is_symlink()
+    assert err.count("\n") == 1 and planted.is_symlink() and not (tmp_path / "table.db").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+@pytest.mark.parametrize("beside", [".log", ".db.anchors"])
+def test_run_writes_into_no_file_another_user_made_beside_the_journal(capsys, tmp_path: Path, beside: str) -> None:
+    """A security review: another account that may write in the journal's folder made the table's
+    anchors and log first, mode 0666; root's table wrote into them, and that account could then
+    read them and rewrite the anchors, the evidence against a cut journal."""
+    made = tmp_path / f"table{beside}"
+    made.touch(mode=0o666)
+    os.chown(made, NOBODY, NOBODY)
+    argv = ["run", "--journal", str(tmp_path / "table.db"), "--rounds", "1", "--speed", "max", "--display", "lines"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{made}: belongs to nobody, not to this account: a file another account made is not written to" in err
+    assert made.stat().st_size == 0 and not (tmp_path / "table.db").exists()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root")

@@ -144,3 +144,22 @@ def test_a_damaged_or_tampered_journal_is_named_as_every_reader_names_it_and_not
     assert (code, out) == (1, "") and err.startswith(f"shoectl journal backup: error: {journal}: FAILED at entry 7")
     assert err.endswith("its copy does not verify; nothing was kept\n"), err
     assert not any(p.name.startswith(("c1", "c2", ".c")) for p in tmp_path.iterdir())
+
+
+def test_the_copy_s_anchors_go_to_a_new_file_never_through_a_link_planted_under_its_temporary_name(
+        tmp_path: Path, capsys) -> None:
+    """A security review: `backup` wrote the copied anchors to `.COPY.anchors.copying-PID`, a name
+    anyone can guess, opened to be truncated and following links: root's backup into a shared folder
+    wrote the anchors over a file of another account's choosing. (`migrate`: tests/journal/test_schema_v1.py.)"""
+    journal = tmp_path / "j.db"
+    _anchored_journal(journal, 20)
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    copy = tmp_path / "shared" / "c.db"
+    copy.parent.mkdir()
+    planted = copy.with_name(f".{copy.name}.anchors.copying-{os.getpid()}")  # this process's own pid
+    planted.symlink_to(victim)
+    code, out, err = run(capsys, "journal", "backup", str(journal), str(copy))
+    assert (code, err) == (0, "") and out.endswith(f"verified; its 2 anchors in {copy}.anchors\n"), err
+    assert victim.read_text() == "keep\n" and not planted.exists() and not planted.is_symlink()
+    assert anchors_path(copy).read_bytes() == anchors_path(journal).read_bytes() and not anchors_path(copy).is_symlink()

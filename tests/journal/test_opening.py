@@ -224,6 +224,12 @@ def test_load_hmac_key(key_file, tmp_path: Path) -> None:
     for mode in (0o640, 0o604, 0o644):
         with pytest.raises(JournalError, match="readable by group or others"):
             load_hmac_key(key_file(mode=mode, name=f"open{mode:o}.key"))
+    # Others who may write the key, but not read it, replace it with one they know: the next
+    # journal is keyed with it, and they can forge its hashes (a security review)
+    for mode in (0o620, 0o602, 0o622):
+        with pytest.raises(JournalError, match="writable by group or others .* could put a key of their own"):
+            load_hmac_key(key_file(mode=mode, name=f"writable{mode:o}.key"))
+    assert load_hmac_key(key_file(mode=0o400, name="read-only.key")) == KEY
     with pytest.raises(JournalError, match="not a regular file"):
         load_hmac_key(tmp_path)
 

@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import os
 from pathlib import Path
 
 import pytest
@@ -189,6 +190,22 @@ def test_migrate_copies_the_chain_and_the_anchors_into_a_new_file(v1: Path, caps
         assert r_new.schema_version == 2 and r_new.meta["migrated_entries"] == str(V1_ENTRIES)
         assert r_new.meta["created"] == r_old.meta["created"]
         assert list(r_old.entries()) == list(r_new.entries())  # same columns, payloads, hashes; schema_version 1
+
+
+def test_migrate_s_anchors_go_to_a_new_file_never_through_a_link_planted_under_its_temporary_name(
+        v1: Path, capsys) -> None:
+    """A security review: the migrated anchors were written to `.NEW.anchors.migrating-PID`, a name
+    anyone can guess, opened to be truncated and following links: root's migrate into a shared folder
+    wrote them over a file of another account's choosing."""
+    victim = v1.with_name("victim")
+    victim.write_text("keep\n")
+    new = v1.with_name("new.db")
+    planted = new.with_name(f".{new.name}.anchors.migrating-{os.getpid()}")  # this process's own pid
+    planted.symlink_to(victim)
+    code, out, err = run(capsys, "journal", "migrate", str(v1), str(new))
+    assert (code, err) == (0, ""), err
+    assert victim.read_text() == "keep\n" and not planted.is_symlink()
+    assert anchors_path(new).read_bytes() == anchors_path(v1).read_bytes()
 
 
 @pytest.mark.parametrize("side", [".anchors", "-wal"])
