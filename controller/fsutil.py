@@ -38,7 +38,10 @@ def foreign_symlink(path: str | os.PathLike[str]) -> str | None:
 
 def refuse_foreign_symlink(path: str | os.PathLike[str]) -> None:
     """``OSError`` (EPERM) with ``foreign_symlink``'s words for a link another user made."""
-    problem = foreign_symlink(path)
+    _refuse(path, foreign_symlink(path))
+
+
+def _refuse(path: str | os.PathLike[str], problem: str | None) -> None:
     if problem is not None:
         raise OSError(errno.EPERM, f"{problem}; nothing was written", os.fspath(path))
 
@@ -67,9 +70,7 @@ def foreign_append_target(path: str | os.PathLike[str]) -> str | None:
 
 def refuse_foreign_append_target(path: str | os.PathLike[str]) -> None:
     """``OSError`` (EPERM) with ``foreign_append_target``'s words."""
-    problem = foreign_append_target(path)
-    if problem is not None:
-        raise OSError(errno.EPERM, f"{problem}; nothing was written", os.fspath(path))
+    _refuse(path, foreign_append_target(path))
 
 
 def replacement_problem(path: str | os.PathLike[str], *, side_file: str | None = None) -> str | None:
