@@ -237,7 +237,7 @@ def run_export(args: argparse.Namespace) -> int:
             return EXIT_OK
         out = Path(args.output)
         try:
-            with atomic_writer(out, mode=0o644 & ~current_umask()) as f:
+            with atomic_writer(out, mode=0o640 & ~current_umask()) as f:  # as the journal: its cards dealt face down
                 copy_text(spool, f)
         except OSError as exc:
             if isinstance(exc, JournalError):

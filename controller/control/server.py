@@ -66,6 +66,7 @@ from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, TableRecord
 from shoectl_config.files import user_name
+from shoectl_config.text import quoted
 from controller.journal import kinds
 
 MAX_CONNECTIONS = 64
@@ -354,11 +355,13 @@ class ControlServer:
         likely typing a PIN."""
         operator = req.operator if is_operator_id(req.operator) else None
         shown, reason = shown_text(req.operator), reason or error
-        if operator is not None and is_pin_shaped(operator) and not (self.auth and self.auth.knows(operator)):
+        digits = req.operator.strip() if isinstance(req.operator, str) else ""  # a PIN is read so: with a space pasted or keyed around it, still a PIN
+        if is_pin_shaped(digits) and not (self.auth and self.auth.knows(digits)):
             # Most likely a PIN typed where the id goes: kept out of the journal and the streams.
-            shown = f"<an id of {len(operator)} digits, not shown: it may be a PIN>"
-            reason, error = (text.replace(f"'{operator}'", shown).replace(operator, shown) for text in (reason, error))
-            operator = None
+            hidden = f"<an id of {len(digits)} digits, not shown: it may be a PIN>"
+            reason, error = (text.replace(quoted(req.operator), hidden).replace(digits, hidden)
+                             for text in (reason, error))
+            shown, operator = hidden, None
         payload = {"command": req.command, "operator": shown, "code": code, "reason": reason,
                    **({"account": session.account} if session.uid is not None else {})}
         return self._refused(kinds.AUTH_REFUSED, payload, {"ok": False, "code": code, "error": error}, operator,

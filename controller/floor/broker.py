@@ -124,7 +124,7 @@ def add_broker_options(parser: argparse.ArgumentParser, *, url_flag: str = "--br
 
 def parse_broker_url(text: str) -> tuple[str, int, bool]:
     """``(host, port, tls)`` of ``mqtt://HOST[:PORT]`` or ``mqtts://HOST[:PORT]``; BrokerError."""
-    bad = f"bad broker URL {quoted(text[:200])}: "
+    bad = f"bad broker URL {quoted(_password_hidden(text)[:200])}: "
     try:
         parts = urllib.parse.urlsplit(text)
     except ValueError:  # an unbalanced [ of an IPv6 address
@@ -147,6 +147,18 @@ def parse_broker_url(text: str) -> tuple[str, int, bool]:
     if port == 0:
         raise BrokerError(bad + PORT_WORDS)
     return parts.hostname, port or SCHEMES[scheme], scheme == "mqtts"
+
+
+def _password_hidden(url: str) -> str:
+    """``url`` with the password of its user information (``USER:PASSWORD@``) shown as ``***``: the
+    refusal of a URL holding one must not copy it to standard error and the system's journal (a
+    security review)."""
+    scheme, sep, rest = url.partition("://")
+    netloc, slash, path = rest.partition("/")
+    user, at, host = netloc.rpartition("@")
+    if not (sep and at and ":" in user):
+        return url
+    return f"{scheme}://{user.split(':', 1)[0]}:***@{host}{slash}{path}"
 
 
 def _host_name_ok(host: str) -> bool:

@@ -348,3 +348,16 @@ def test_a_file_in_a_folder_that_takes_no_new_files_is_said_so_not_said_missing(
     assert (code, out) == (2, "")
     assert err.endswith(f"error: argument -o/--output: {target}: not a file that can be replaced here (its folder /proc takes no new files); "
                         "it was left as it is\n") and err.count("\n") == 1, err
+
+
+def test_an_export_is_no_more_readable_than_the_journal_it_copies(capsys, tmp_path: Path, journal: Path) -> None:
+    """A security review: under the usual umask 022 an export, every card as read (those dealt face
+    down, a card held for the next hand) and every operator id, was made 0644, readable by anyone,
+    where the journal and its backup are 0640."""
+    old = os.umask(0o022)
+    try:
+        code, _, err = run(capsys, *EXPORT, str(journal), "-o", str(tmp_path / "all.jsonl"))
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    assert oct((tmp_path / "all.jsonl").stat().st_mode & 0o777) == "0o640"
