@@ -50,13 +50,13 @@ def claim_run_control(args: argparse.Namespace, journal_path: Path) -> Any:
     from controller.control.endpoint import ControlFolderUnusable
     from controller.control.server import ControlServer
     from controller.operators.auth import Authenticator
-    from controller.operators.following import FollowedOperators
-    from controller.operators.store import load_operators, operators_file_beside
+    from controller.operators.following import FollowedOperators, load_table_operators
+    from controller.operators.store import operators_file_beside
 
     ops_path = Path(args.operators) if args.operators else operators_file_beside(journal_path)
     operators: Any = {}
     if args.operators or ops_path.exists():
-        operators = load_operators(ops_path)
+        operators = load_table_operators(ops_path)
         for warning in operators.warnings:
             stderr_line(f"!! {warning}")
     elif args.manual:

@@ -4,10 +4,10 @@ role changed (``shoectl operators add|remove``) counts from the next command, wi
 Contract:
 - ``FollowedOperators(path, operators)``: ``operators`` as read from ``path`` at start-up.
   ``changed()`` returns the operators read again when the file changed since the last look (its
-  size, modification time, inode or device: ``operators`` writes a new file and renames it into
+  size, modification or change time, inode or device: ``operators`` writes a new file and renames it into
   place), else None. Thread-safe; one ``stat`` per call when nothing changed.
-- A file that changed but cannot be read now (half-copied by hand, damaged, removed) keeps the
-  operators read last: a table never loses every operator to a typo. That is said once per change
+- A file that changed but cannot be read now (half-copied by hand, damaged, removed), or one
+  another account owns (``load_table_operators``), keeps the operators read last: a table never loses every operator to a typo. That is said once per change
   of the file, at ``error`` (a person must mend the file; until then a removed operator may still
   be accepted). Its non-fatal findings (e.g. permissions) are said at ``warning`` once per change.
 - ``Authenticator(..., reload=followed.changed)`` asks before each PIN check
@@ -22,13 +22,30 @@ from pathlib import Path
 
 import structlog
 
-from controller.operators.store import Operator, OperatorsError, load_operators
+from controller.operators.store import Operator, Operators, OperatorsError, load_operators
+from shoectl_config.files import user_name
 
-__all__ = ["FollowedOperators"]
+__all__ = ["FollowedOperators", "load_table_operators"]
 
 log = structlog.get_logger()
 
-_Signature = tuple[int, int, int, int] | None
+
+def load_table_operators(path: str | os.PathLike[str]) -> Operators:
+    """``load_operators(path)`` for a table: also ``OperatorsError`` for a file that belongs to an
+    account other than the one running the table or root. The file's owner and mode are the
+    access control for managing operators (docs/operators.md): another account that made it where
+    the table looks (a folder it may write to) made itself a supervisor (a security review)."""
+    try:
+        owner = os.stat(path).st_uid
+    except OSError:
+        owner = None  # not there, or not to be looked at: load_operators says why in its words
+    if owner is not None and owner not in (os.geteuid(), 0):
+        raise OperatorsError(os.fspath(path), "", f"belongs to {user_name(owner)}, not to the account running the "
+                             "table or root: another account's file does not decide who operates the table "
+                             "(chown it, or move it away)")
+    return load_operators(path)
+
+_Signature = tuple[int, int, int, int, int] | None
 
 
 def _signature(path: Path) -> _Signature:
@@ -36,7 +53,8 @@ def _signature(path: Path) -> _Signature:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+    # the change time too: a chown or chmod changes who the file's owner lets decide (load_table_operators)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 class FollowedOperators:
@@ -58,7 +76,7 @@ class FollowedOperators:
                 return None
             self._seen = now
             try:
-                operators = load_operators(self.path)
+                operators = load_table_operators(self.path)
             except OperatorsError as exc:
                 log.error("the operators file cannot be read; the table keeps the operators it read before",
                           reason=str(exc))

@@ -4,6 +4,7 @@ Found by a floorperson's review: a removed operator, and an old PIN, were accept
 table was restarted, while docs/operators.md said a reloaded file ends them."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,8 @@ from controller.operators.auth import Authenticator, UnknownOperator, WrongPin
 from controller.operators.following import FollowedOperators
 from controller.operators.store import add_operator, load_operators, remove_operator
 from controller.roles import Role
+
+NOBODY = 65534
 
 
 @pytest.fixture
@@ -103,3 +106,30 @@ def test_two_connections_following_the_file_at_once_apply_the_newer_read_last(op
     assert sorted(auth.operators) == ["d1", "fp1"]
     with pytest.raises(UnknownOperator):
         auth.authenticate("x9", "4829")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another account needs root")
+def test_a_file_another_account_made_decides_nothing_at_start_or_when_followed(tmp_path: Path, capsys) -> None:
+    """A security review: a table started before its operators file existed followed the one
+    another account then made beside its journal (a folder it could write to): that account added
+    itself as a supervisor, and its `open` was accepted. The file's owner is the table's account
+    or root, or the file decides nothing."""
+    from cli_run import run
+
+    journal = tmp_path / "j.db"
+    ops_file = tmp_path / "operators.toml"
+    auth = Authenticator({}, reload=FollowedOperators(ops_file, {}).changed)
+    add_operator(ops_file, "evil", Role.SUPERVISOR, "7294")
+    os.chown(ops_file, NOBODY, NOBODY)
+    with capture_logs() as logs, pytest.raises(UnknownOperator):
+        auth.authenticate("evil", "7294")
+    [error] = [e for e in logs if e["log_level"] == "error"]
+    assert "belongs to nobody, not to the account running the table or root" in error["reason"]
+    os.chown(ops_file, 0, 0)  # given to root: it decides
+    assert auth.authenticate("evil", "7294").role is Role.SUPERVISOR
+    os.chown(ops_file, NOBODY, NOBODY)
+    code, out, err = run(capsys, "run", "--journal", str(journal), "--rounds", "1", "--speed", "max",
+                         "--display", "lines")
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert f"{ops_file}: belongs to nobody, not to the account running the table or root" in err
+    assert not journal.exists()
