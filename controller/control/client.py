@@ -18,6 +18,7 @@ import itertools
 import json
 import os
 import socket
+import stat
 import struct
 import time
 from collections.abc import Iterator
@@ -187,12 +188,40 @@ def untrusted_listener(s: socket.socket, path: Path) -> str:
         owner = os.stat(folder).st_uid
     except OSError:
         owner = None
-    if uid in (0, os.geteuid(), owner):
+    if uid in (0, os.geteuid()):
         return ""
+    if uid == owner:
+        opened = _folder_anyone_could_make(folder, owner)
+        if opened is None:
+            return ""
+        return (f"{path}: the program listening there runs as {user_name(uid)}, who owns {folder}, but {opened} above "
+                "it is writable by others than root and you: any of them could have made that folder; nothing was "
+                "sent to it (a table's control socket belongs in a folder of the account that runs the table, in "
+                "folders others cannot write: /run/shoectl for the service)")
     owner_name = user_name(owner) if owner is not None else "unknown"
     return (f"{path}: the program listening there runs as {user_name(uid)}, not as root, as you, or as the owner of "
             f"{folder} ({owner_name}): nothing was sent to it (a table's control socket belongs in a folder of the "
             "account that runs the table)")
+
+
+def _folder_anyone_could_make(folder: Path, owner: int) -> Path | None:
+    """The folder above ``folder`` (which ``owner`` owns) in which another account than root or
+    this user may have made it, or None: going up through ``owner``'s folders, the first of
+    another's is root's or this user's, writable by its owner only. An account that could make
+    folders in a shared one (/tmp) owns the folder it made there, and would be the "table's
+    account" of its own socket (a security review: the default var/journal.sock, asked from a
+    shared folder, gave an operator's PIN to another account's listener)."""
+    here = folder
+    while here.parent != here:
+        try:
+            st = os.stat(here.parent)
+        except OSError:
+            return here.parent
+        if st.st_uid != owner:
+            mine = st.st_uid in (0, os.geteuid()) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+            return None if mine else here.parent
+        here = here.parent
+    return None  # the owner's all the way up
 
 
 def _socket_group(path: Path) -> str:

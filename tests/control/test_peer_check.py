@@ -103,3 +103,28 @@ def test_the_account_that_owns_the_sockets_folder_is_trusted(folder: Path) -> No
     assert '"op": "status"' in received
     assert told == "{'id': 1, 'status': {}}"
 
+
+
+@as_root
+def test_a_folder_another_account_made_where_anyone_may_make_folders_is_not_its_table_s(folder: Path) -> None:
+    """A security review: an operator asking from a shared folder without --socket (the default
+    var/journal.sock) had the PIN sent to another account, which had made var/ there and listened
+    in it: as the owner of the socket's folder, it was taken for the table's account. Its folder is
+    trusted only where no account but root or this user could have made it."""
+    nobody = pwd.getpwnam(UNPRIVILEGED_USER)
+    os.chmod(folder, 0o1777)  # a shared folder, as /tmp
+    made = folder / "var"
+    made.mkdir()
+    os.chown(made, nobody.pw_uid, nobody.pw_gid)  # as that account made it
+    told, received = _ask(made / "journal.sock", lambda c: str(c.command("op1", "482913", "status", {})))
+    assert received == "<nothing>", "the impostor read the request, PIN and all"
+    assert told == (f"{made / 'journal.sock'}: the program listening there runs as {UNPRIVILEGED_USER}, who owns "
+                    f"{made}, but {folder} above it is writable by others than root and you: any of them could have "
+                    "made that folder; nothing was sent to it (a table's control socket belongs in a folder of the "
+                    "account that runs the table, in folders others cannot write: /run/shoectl for the service)")
+    deeper = folder / "x" / "var"  # a chain of that account's folders: the first folder above not its own counts
+    deeper.mkdir(parents=True)
+    for made_by_it in (deeper.parent, deeper):
+        os.chown(made_by_it, nobody.pw_uid, nobody.pw_gid)
+    told, received = _ask(deeper / "journal.sock", lambda c: str(c.command("op1", "482913", "status", {})))
+    assert received == "<nothing>" and f"who owns {deeper}, but {folder} above it is writable by others" in told
