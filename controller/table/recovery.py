@@ -1,10 +1,18 @@
 """A table's restart from its journal, in one pass over it.
 
-``read_journal_inputs(journal) -> JournalInputs``: the inputs to feed the core again, in order
-with their seqs; the verdict each met when it was journaled (the reason of the ``refused`` record
-written just after it, or None: it was taken); each device role's last serial (for seeding the
-links); the Rules Submissions journaled, each with the input it came before; and the last one;
-where the controller started (its ``controller_started`` records), by the input each came before.
+``replay_journal(core, journal) -> Replayed``: what the table's start uses. It reads the inputs
+and feeds them to the core as it reads them, at most ``REPLAY_CHUNK`` held at once, so that a
+start's memory does not grow with the journal (a review of long shifts: every input of a 250-shoe
+journal held at once took 138 MB, and left the heap that much larger for the table's life); as
+``replay`` below, held to each input's verdict, and under the rules and starts as they lie among
+them. ``Replayed``: how many inputs, each device role's last serial, the last Rules Submission.
+
+``JournalInputs``: inputs to feed the core again, in order with their seqs; the verdict each met
+when it was journaled (the reason of the ``refused`` record written just after it, or None: it was
+taken); each device role's last serial (for seeding the links); the Rules Submissions journaled,
+each with the input it came before; and the last one; where the controller started (its
+``controller_started`` records), by the input each came before. The decisions audit
+(``redecision``) holds them all, as it rebuilds a core at each start.
 
 ``replay(core, read)`` feeds them to the core (``TableCore.recover``) under the rules the journal
 says they met (each ``submission`` record puts its rules in force from there on, whatever rules the
@@ -48,39 +56,74 @@ class JournalInputs:
         return self.rules_before[max(self.rules_before)] if self.rules_before else None
 
 
-def read_journal_inputs(journal: Any) -> JournalInputs:
-    read = JournalInputs()
+REPLAY_CHUNK = 4096  # inputs held at once by replay_journal
+
+
+@dataclass
+class Replayed:
+    """What ``replay_journal`` fed the core: see the module docstring."""
+
+    inputs: int = 0
+    serial_of_role: dict[str, str] = field(default_factory=dict)
+    rules_journaled: dict[str, Any] | None = None
+
+
+def replay_journal(core: TableCore, journal: Any) -> Replayed:
+    """See the module docstring. A ``refused`` record follows the input it refuses at once, so the
+    inputs held are fed (their verdicts whole) before the next input is held, and before a start
+    or a Rules Submission is applied."""
+    done = Replayed()
+    held = JournalInputs()
+
+    def feed() -> None:
+        _feed(core, held.seqs, held.inputs, held.verdicts)
+        done.inputs += len(held.inputs)
+        held.seqs.clear()
+        held.inputs.clear()
+        held.verdicts.clear()
+
     for e in journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION, kinds.REFUSED, kinds.CONTROLLER_STARTED)):
         if e.kind == kinds.CONTROLLER_STARTED:
-            read.starts_before.add(len(read.inputs))
+            feed()
+            core.restarted()
         elif e.kind == kinds.SUBMISSION:
-            read.rules_before[len(read.inputs)] = e.payload  # the last before an input wins
+            feed()
+            core.sub, done.rules_journaled = rules_of_record(e.payload), e.payload
         elif e.kind == kinds.REFUSED:  # written with the input it refuses, just after it
-            if read.inputs:
-                read.verdicts[-1] = str(e.payload.get("reason", ""))
+            if held.inputs:
+                held.verdicts[-1] = str(e.payload.get("reason", ""))
         elif (inp := input_from(e)) is not None:
-            read.seqs.append(e.seq)
-            read.inputs.append(inp)
-            read.verdicts.append(None)
+            if len(held.inputs) >= REPLAY_CHUNK:
+                feed()
+            held.seqs.append(e.seq)
+            held.inputs.append(inp)
+            held.verdicts.append(None)
             if isinstance(inp, DeviceInput) and e.device_serial is not None:
-                read.serial_of_role[inp.device_role] = e.device_serial
-    return read
+                done.serial_of_role[inp.device_role] = e.device_serial
+    feed()
+    return done
 
 
 def replay(core: TableCore, read: JournalInputs) -> None:
+    """Feed ``read`` (every input held: the decisions audit, which rebuilds a core at each start)."""
     done = 0
     for end in sorted({*read.rules_before, *read.starts_before, len(read.inputs)}):
-        differs = core.recover(read.inputs[done:end], read.verdicts[done:end])
-        if differs is not None:
-            i, now = done + differs[0], differs[1]
-            what = f"refused now ({now}) and taken" if now is not None else f"taken now and refused ({read.verdicts[i]})"
-            raise JournalContentError(f"entry {read.seqs[i]}: {what} when it was journaled: the journal was written "
-                                      "under rules this shoectl does not apply the same way")
+        _feed(core, read.seqs[done:end], read.inputs[done:end], read.verdicts[done:end])
         if end in read.starts_before:  # written before the rules in force at a start
             core.restarted()
         if end in read.rules_before:
             core.sub = rules_of_record(read.rules_before[end])
         done = end
+
+
+def _feed(core: TableCore, seqs: list[int], inputs: list[Any], verdicts: list[str | None]) -> None:
+    """``core.recover(inputs, verdicts)``; JournalContentError naming the entry whose verdict differs."""
+    differs = core.recover(inputs, verdicts)
+    if differs is not None:
+        i, now = differs
+        what = f"refused now ({now}) and taken" if now is not None else f"taken now and refused ({verdicts[i]})"
+        raise JournalContentError(f"entry {seqs[i]}: {what} when it was journaled: the journal was written "
+                                  "under rules this shoectl does not apply the same way")
 
 
 def rules_asked_for(core: TableCore, sub: Any) -> None:

@@ -47,7 +47,7 @@ from controller.table.link_wiring import link_options
 from controller.table.run_limits import RunLimits
 from controller.table.journaling import (command_failed_record, device_input_record, note_record, operator_input_record,
                                          output_records, rules_record, started_record, status_input_record)
-from controller.table.recovery import read_journal_inputs, replay
+from controller.table.recovery import replay_journal
 from controller.signature import signature_label
 from controller.version import shoectl_version
 
@@ -155,10 +155,9 @@ class TableRunner:
         (``recovery``: JournalContentError naming an entry that meets another); returns how many.
         Remembers each device role's serial (``last_delivered_for``) and the last Rules
         Submission journaled (``journal_rules_in_force``)."""
-        read = read_journal_inputs(self.journal)
-        self._rules_journaled = read.rules_journaled
-        replay(self.core, read)
-        self._replayed, self._serial_of_role = len(read.inputs), dict(read.serial_of_role)
+        done = replay_journal(self.core, self.journal)
+        self._rules_journaled = done.rules_journaled
+        self._replayed, self._serial_of_role = done.inputs, done.serial_of_role
         self.refresh_snapshot()
         return self._replayed
 

@@ -17,7 +17,7 @@ from controller.journal.store import Journal
 from controller.rules.submission import load_preset
 from controller.table.core import TableCore
 from controller.table.journaling import rules_record
-from controller.table.recovery import read_journal_inputs, replay
+from controller.table.recovery import replay_journal
 
 RUN = ["run", "--speed", "max", "--display", "lines", "--seed", "4"]
 
@@ -61,10 +61,9 @@ def test_each_submission_record_puts_its_rules_in_force_from_its_place(tmp_path:
             journal.append_batch([rules_record(load_preset(preset), None)])
         journal.append_batch([Record(kinds.INPUT_OPERATOR, {"command": "open", "args": {}, "operator_role": "floorperson"},
                                      operator="fp1")])
-        read = read_journal_inputs(journal)
-    assert sorted(read.rules_before) == [0] and read.rules_before[0]["source"] == "preset:ez-baccarat"
-    core = TableCore(load_preset("midibaccarat"))
-    replay(core, read)
+        core = TableCore(load_preset("midibaccarat"))
+        done = replay_journal(core, journal)
+    assert done.inputs == 1 and done.rules_journaled["source"] == "preset:ez-baccarat"
     assert core.sub == load_preset("ez-baccarat") and core.state == "shuffling"
 
 
@@ -79,8 +78,42 @@ def test_the_replay_knows_where_each_start_of_the_controller_fell(tmp_path: Path
         journal.append_batch([started])
         journal.append_batch([opened])
         journal.append_batch([started])
-        read = read_journal_inputs(journal)
-    assert read.starts_before == {0, 1} and len(read.inputs) == 1
-    core = TableCore(load_preset("minibaccarat"))
-    replay(core, read)
+        core = TableCore(load_preset("minibaccarat"))
+        restarts = []
+        core.restarted = lambda real=core.restarted: (restarts.append(core.state), real())  # type: ignore[method-assign]
+        assert replay_journal(core, journal).inputs == 1
+    assert restarts == ["closed", "shuffling"]  # before the open, and after it
     assert core.state == "shuffling" and core.shoe.restarted  # the second start fell during the shuffle
+
+
+def test_the_replay_holds_few_inputs_at_once_and_decides_the_same_in_any_chunks(tmp_path: Path, monkeypatch) -> None:
+    """A review of long shifts: a start held every input of its journal at once (138 MB for 250
+    shoes, the heap that much larger for the table's life). The replay feeds them as read, a chunk
+    at a time; where the chunks end changes nothing: a refusal still meets its own input, a start
+    and the rules fall where they did."""
+    import controller.table.recovery as recovery
+
+    dealt = dealt_journal(tmp_path / "dealt.db", "--rounds", "12", "--seed", "5")
+    dealt_journal(dealt, "--rounds", "2")  # started again on it: a second start among the inputs
+    refusals = tmp_path / "refused.db"
+    opened = Record(kinds.INPUT_OPERATOR, {"command": "open", "args": {}, "operator_role": "floorperson"},
+                    operator="fp1")
+    with Journal.open(refusals, table_id="T1") as journal:
+        journal.append_batch([rules_record(load_preset("minibaccarat"), None)])
+        journal.append_batch([opened])
+        journal.append_batch([opened, Record(kinds.REFUSED, {"command": "open", "reason": "the table is open"})])
+        journal.append_batch([opened, Record(kinds.REFUSED, {"command": "open", "reason": "the table is open"})])
+    for path in (dealt, refusals):
+        outcomes = []
+        for chunk in (1, 2, 3, 4096):
+            monkeypatch.setattr(recovery, "REPLAY_CHUNK", chunk)
+            fed: list[int] = []
+            core = TableCore(load_preset("minibaccarat"))
+            real = core.recover
+            core.recover = lambda inputs, verdicts, real=real: (fed.append(len(inputs)), real(inputs, verdicts))[1]
+            with JournalReader.open(path) as reader:
+                done = recovery.replay_journal(core, reader)
+            assert max(fed) <= chunk and sum(fed) == done.inputs
+            outcomes.append((done.inputs, done.serial_of_role, core.snapshot()))
+        assert all(o == outcomes[0] for o in outcomes), path.name
+    assert outcomes[0][0] == 3 and outcomes[0][2]["state"] == "shuffling"
