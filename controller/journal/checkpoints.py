@@ -112,19 +112,23 @@ class Checkpointer:
             conn = sqlite3.connect(sqlite_uri(self.path, mode="rw"), uri=True, timeout=DEFAULT_BUSY_TIMEOUT,
                                    isolation_level=None, check_same_thread=False, factory=JournalConnection)
             done_at = self._written_at()  # what the last checkpoint covered (mtime of the WAL)
-            done_when = time.time_ns()
+            done_when = time.monotonic_ns()
             seen, interval = done_at, self.interval
+            seen_when = done_when  # when a look first saw the WAL as written last
             while not self._stop.wait(interval):
                 self.looks += 1
                 written = self._written_at()
+                now = time.monotonic_ns()
                 if written == seen:  # nothing written since the last look: look less often
                     interval = min(interval * 2, self.idle_interval)
                 else:
-                    seen, interval = written, self.interval
+                    seen, interval, seen_when = written, self.interval, now
                 if written == done_at:
                     continue
-                now = time.time_ns()
-                quiet = now - written >= self.quiet_ns
+                # Quiet by the WAL's own time of the last write, to the nanosecond; or, the wall
+                # clock stepped back past it (NTP, by hand), by how long the looks have seen it
+                # unchanged: a review of long shifts saw an idle table's checkpoint wait out a step.
+                quiet = time.time_ns() - written >= self.quiet_ns or now - seen_when >= self.quiet_ns
                 if wal is None:
                     with contextlib.suppress(OSError):
                         wal = os.open(self.wal, os.O_RDONLY | os.O_CLOEXEC)

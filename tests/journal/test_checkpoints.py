@@ -69,6 +69,25 @@ def test_the_background_thread_checkpoints_when_the_writer_is_quiet(tmp_path: Pa
     assert verify(path).ok
 
 
+def test_a_wall_clock_stepped_back_does_not_hold_the_quiet_checkpoint_off(tmp_path: Path, monkeypatch) -> None:
+    """A review of long shifts: the writer's quiet was the wall clock less the WAL's time of its
+    last write; stepped back an hour (NTP, by hand) after a table's last commit, the checkpoint
+    waited the hour. The checkpoint thread's looks see the WAL unchanged all the same."""
+    import types
+
+    from controller.journal import checkpoints
+
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.checkpoint_in_background()
+        for i in range(200):  # past SOFT_FRAMES
+            journal.append("k", {"i": i, "pad": PAD})
+        monkeypatch.setattr(checkpoints, "time", types.SimpleNamespace(  # the thread's clocks from now on
+            time_ns=lambda: time.time_ns() - 3600 * 10**9, monotonic_ns=time.monotonic_ns))
+        assert _wait_for(lambda: journal._checkpointer.checkpoints >= 1, 5.0)  # type: ignore[union-attr]
+    assert verify(path).ok
+
+
 def test_a_checkpoint_thread_that_fails_hands_checkpoints_back_to_the_commits(tmp_path: Path, mocker) -> None:
     """If the thread cannot work (its connection refused: an edge a test cannot reach otherwise),
     the WAL must not grow for ever: the writer's next commit turns SQLite's own checkpoints on."""
