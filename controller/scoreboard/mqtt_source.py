@@ -216,6 +216,10 @@ class MqttFloorSource(TableSource):
             schedule = not self._floor_due
             self._floor_due = True
         self._publish(self._tables[table], snapshot_of(int(docs["en"]["version"]), docs))
+        if kind == STATUS:
+            # The page's "Not live" banner: a table whose feed is gone was shown open for bets,
+            # only a small "Offline" reason said otherwise (a review of the scoreboard).
+            self._on_loop(self._tables[table].set_running, body.get("online") is not False)
         if schedule:
             self._schedule_floor()
 

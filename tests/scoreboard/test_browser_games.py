@@ -37,8 +37,13 @@ document.querySelectorAll('#rules [data-limit]').forEach(function (l) {
   var k = l.querySelector('.k'), v = l.querySelector('.v');
   limits[l.dataset.limit] = k ? [k.textContent, v.textContent] : l.textContent; });
 var count = function (id) { var n = document.getElementById(id); return n ? n.textContent : null; };
+var box = document.getElementById('rules').getBoundingClientRect(), clipped = [];
+document.querySelectorAll('#rules h2, #rules .line, #rules .game').forEach(function (l) {
+  var r = l.getBoundingClientRect();
+  if (r.bottom > box.bottom + 0.5 || r.right > box.right + 0.5) clipped.push(l.textContent); });
 return {version: document.body.dataset.version, state: document.getElementById('state').textContent,
         state_name: document.getElementById('state').dataset.state, facts: facts, pays: pays, ranks: ranks, limits: limits,
+        clipped: clipped,
         dragon7: count('count-dragon7'), panda8: count('count-panda8'),
         cards: Array.prototype.slice.call(document.querySelectorAll('#last-round .card')).map(function (c) {
           return [c.dataset.card, c.dataset.to]; }),
@@ -105,14 +110,21 @@ def _check_words_and_pays(shown: dict[str, Any], state: dict[str, Any]) -> None:
     else:  # each limit under its label, as state.json writes it
         assert shown["limits"] == {k: [words[k], v["text"]] for k, v in state["limits"].items()}
     assert shown["pays"] == state["rules"]["paytable"] and shown["pays"]
+    # every line inside the panel: with table limits the paytable and the commission were cut off
+    # below it, in the page's text all the same (a review of the scoreboard)
+    assert shown["clipped"] == [], shown["clipped"]
     for fact in state["last_round_facts"]:
         assert shown["facts"][fact["key"]].startswith(fact["text"]), fact
     assert set(shown["facts"]) == {f["key"] for f in state["last_round_facts"]}
     assert words[f"state.{state['state']['name']}"] in shown["text"]
 
 
+# a limit on every wager, as a site's submission gives (docs/examples/minibaccarat-limits.toml and
+# EZ Baccarat's own): the panel's longest (a review of the scoreboard found its paytable cut off)
 EZ_LIMITS = {"banker": {"min": 2500, "max": 500000}, "player": {"min": 2500, "max": 500000},
-             "dragon7": {"min": 500, "max": 10000}, "table_max": 1000000}
+             "tie": {"min": 500, "max": 50000}, "player_pair": {"min": 500, "max": 25000},
+             "banker_pair": {"min": 500, "max": 25000}, "dragon7": {"min": 500, "max": 10000},
+             "panda8": {"min": 500, "max": 10000}, "table_max": 1000000}
 
 
 @pytest.fixture(scope="module")

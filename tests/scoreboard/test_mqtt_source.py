@@ -182,5 +182,10 @@ def test_a_feeds_goodbye_keeps_the_tables_last_state_dimmed() -> None:
     state = json.loads(source.table("T2").latest.document("en"))
     assert (state["version"], state["shoe"], state["round"], state["online"]) == (3935, "T2-S0001", 3935, False)
     assert state["state"]["name"] == "betting" and state["state"]["reason"] == "Offline"
+    # the page's "Not live: the table is not running" banner, as for a journal's table not running
+    # (a review: the page showed "Place your bets", a small "Offline" its only sign)
+    assert source.table("T2").running is False
+    source._on_message(None, None, _message("T2", "status", _status("T2", 3936)))
+    assert source.table("T2").running is True
     source._on_message(None, None, _message("T3", "status", {"table_id": "T3", "online": False}))  # nothing known before
     assert json.loads(source.table("T3").latest.document("en"))["state"]["name"] == "closed"

@@ -156,7 +156,7 @@
       line(box, L[k] || k, s.limits[k].text).setAttribute("data-limit", k);
     });
     else make("div", "game", box, L.no_limits).setAttribute("data-limit", "");
-    if (!r) return;
+    if (!r) { fitRules(box); return; }
     if (r.name) make("div", "game", box, r.name);
     var pays = make("div", "pays", box);
     Object.keys(r.paytable || {}).forEach(function (k) { line(pays, L[k] || k, r.paytable[k]).setAttribute("data-wager", k); });
@@ -170,6 +170,21 @@
       var rate = parseFloat(r.commission);
       line(box, L.commission, rate === 0 ? L.no_commission : isNaN(rate) ? r.commission : +(rate * 100).toFixed(2) + "%");
     }
+    fitRules(box);
+  }
+
+  // The panel's text is made smaller, a step at a time, until every line fits in it: with a limit
+  // on every wager its paytable and commission were cut off below it (a review of the
+  // scoreboard). The panel's data-fit says the factor; under MIN_FIT a line may still be cut off.
+  var MIN_FIT = 0.5;
+  function fitRules(box) {
+    var fit = 1;
+    box.style.setProperty("--fit", "1");
+    while (fit > MIN_FIT && (box.scrollHeight > box.clientHeight || box.scrollWidth > box.clientWidth)) {
+      fit = Math.round((fit - 0.05) * 100) / 100;
+      box.style.setProperty("--fit", String(fit));
+    }
+    box.setAttribute("data-fit", String(fit));
   }
 
   // Not live: the table's program is not running (the server says so), or this screen lost the
