@@ -4,7 +4,8 @@
 
 1. ``find(find_all=True, idVendor=vid, idProduct=pid, backend=backend)``; when the spec names a
    serial number, the first device whose ``serial_number`` string matches (a device whose string
-   cannot be read does not match). None found: ``DeviceDisconnected``.
+   cannot be read does not match). None found: ``DeviceDisconnected``; none found while a unit's
+   string could not be read for want of permission: ``TransportError`` saying so (udev's rules).
 2. If a kernel driver is bound to the interface, detach it (``NotImplementedError`` and
    ``USBError`` from backends that cannot tell or cannot detach are tolerated; the driver is
    re-attached by ``close()`` if it was detached here).
@@ -17,7 +18,8 @@ a bulk read ends early at a short packet, so one read returns one burst). ``USBT
 "no data" (``b""``). ``close()`` releases the interface and disposes of pyusb's resources.
 
 Error mapping: ``USBError`` with errno 19 (ENODEV) or "No such device" -> ``DeviceDisconnected``;
-``USBTimeoutError`` on write -> ``TransportTimeout``; any other ``USBError`` -> ``TransportError``;
+``USBTimeoutError`` on write -> ``TransportTimeout``; access denied -> ``TransportError`` pointing at
+the udev rules (``PERMISSION_WORDS``); any other ``USBError`` -> ``TransportError``;
 no libusb backend (``NoBackendError``) or no pyusb -> ``TransportError``.
 
 pyusb is imported by ``open()``; ``find`` and ``backend`` are injectable (the emulator's
@@ -46,6 +48,19 @@ _TYPE_BULK, _TYPE_INTERRUPT = 0x02, 0x03
 def _is_gone(exc: BaseException) -> bool:
     """True for the errors pyusb raises when the device was unplugged."""
     return getattr(exc, "errno", None) == _errno.ENODEV or "no such device" in str(exc).lower()
+
+
+# What this user may not do to a device node is the udev rules' business (docs/udev.md): a
+# "device not found" or a bare "permission denied" sent integrators to cables and hubs.
+PERMISSION_WORDS = "permission denied (is this user in group shoectl? a udev rule gives the device to it: docs/udev.md)"
+
+
+def _is_denied(exc: BaseException) -> bool:
+    """True for the errors pyusb raises when this user may not open the device (libusb's
+    LIBUSB_ERROR_ACCESS, EACCES; pyusb's "no langid (permission issue ...)" for a string)."""
+    text = str(exc).lower()
+    return (getattr(exc, "errno", None) in (_errno.EACCES, _errno.EPERM) or "access denied" in text
+            or "permission" in text)
 
 
 class UsbTransport(Transport):
@@ -115,15 +130,19 @@ class UsbTransport(Transport):
     def _locate(self, find: Callable[..., Any]) -> Any:
         s = self.spec
         found = find(find_all=True, idVendor=s.vid, idProduct=s.pid, backend=self.backend)
+        denied = False  # a unit whose serial number this user may not read
         for dev in found or ():
             if not s.serial_number:
                 return dev
             try:
                 serial = dev.serial_number
-            except Exception:  # noqa: BLE001 - unreadable string: not this device
+            except Exception as exc:  # noqa: BLE001 - unreadable string: not this device, as far as can be told
+                denied = denied or _is_denied(exc)
                 continue
             if serial == s.serial_number:
                 return dev
+        if denied:  # none of the readable ones: the unit may be the one this user may not read
+            raise TransportError(f"{self.describe()}: {PERMISSION_WORDS}; a unit's serial number could not be read")
         return None
 
     def _configure(self, dev: Any, usb: Any) -> None:
@@ -229,4 +248,6 @@ class UsbTransport(Transport):
             return DeviceDisconnected(f"{self.describe()}: device gone ({os_error_words(exc)})")
         if isinstance(exc, core.USBTimeoutError):
             return TransportTimeout(f"{self.describe()}: {what} timed out")
+        if _is_denied(exc):
+            return TransportError(f"{self.describe()}: {what} failed: {PERMISSION_WORDS}")
         return TransportError(f"{self.describe()}: {what} failed ({os_error_words(exc)})")

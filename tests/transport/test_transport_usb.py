@@ -205,6 +205,18 @@ def test_serial_number_selects_the_device(util: Any) -> None:
         UsbTransport(spec(serial_number="SN9"), find=finder(other, wanted)).open()
 
 
+def test_a_unit_this_user_may_not_read_or_open_is_said_to_be_udevs_business(util: Any) -> None:
+    """An integrator review: before the udev rules applied, a profile naming a serial number said
+    "device not found" of a unit that was plugged in (its serial unreadable, it was skipped), and one
+    without "open failed (permission denied)", neither pointing at udev."""
+    with pytest.raises(TransportError, match=r"serial SN1 .*: permission denied \(is this user in group shoectl\? "
+                                             r"a udev rule gives the device to it: docs/udev.md\); a unit's serial"):
+        UsbTransport(spec(serial_number="SN1"), find=finder(StandInDevice("SN0"), StandInDevice(None))).open()
+    util["claim_interface"].side_effect = usb.core.USBError("Access denied (insufficient permissions)", errno=13)
+    with pytest.raises(TransportError, match=r": open failed: permission denied \(is this user in group shoectl"):
+        UsbTransport(spec(), find=finder(StandInDevice())).open()
+
+
 def test_no_device_is_device_disconnected(util: Any) -> None:
     with pytest.raises(DeviceDisconnected, match="1209:0001"):
         UsbTransport(spec(), find=finder()).open()
