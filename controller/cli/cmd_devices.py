@@ -7,6 +7,11 @@ profiles whose ``vid``/``pid`` (and ``serial_number``) are theirs, and the seria
 adapter they are. A device whose serial number cannot be read (no permission) does not match a
 profile that names one.
 
+Why a device was not taken is said (an integrator review found only "no matching profile"): a
+profile with its IDs that names another serial number (``near``), and a USB device this user may
+not open (``access``: the udev rules' business, ``firmware_bridge.transport.usb.access_denied``),
+matched or not.
+
 Nothing attached is a normal answer ("no devices found", exit 0). No libusb backend is a normal
 line that says how to install it ("USB: no libusb backend (install libusb: apt install
 libusb-1.0-0)"), exit 0: the serial ports are still listed. A bad profile: the devices are still
@@ -15,10 +20,11 @@ listed (without matches), then the profile error is printed and the exit code is
 ``--json`` prints one object (a stable contract)::
 
     {"serial_ports": [{"device", "description", "hwid", "vid", "pid", "serial_number",
-                       "profiles": [names]}],
+                       "profiles": [names], "near": [{"profile", "serial_number"}]}],
      "usb": {"backend": true|false, "error": null|"...",
              "devices": [{"bus", "address", "vid", "pid", "serial_number", "manufacturer",
-                          "product", "profiles": [names]}]},
+                          "product", "profiles": [names], "near": [...],
+                          "access": null|"permission denied (...)"}]},
      "profile_error": null|"..."}
 
 ``vid``/``pid`` are integers (``null`` for a port without USB IDs).
@@ -31,7 +37,7 @@ from typing import Any
 
 from controller.cli.common import print_json
 from firmware_bridge.profiles import Profile, ProfileError, list_profiles
-from firmware_bridge.transport.usb import NO_LIBUSB
+from firmware_bridge.transport.usb import NO_LIBUSB, PERMISSION_WORDS, access_denied
 
 NO_BACKEND = f"USB: {NO_LIBUSB}"
 
@@ -72,38 +78,45 @@ def usb_devices() -> tuple[bool, str | None, list[dict[str, Any]]]:
         return True, f"cannot enumerate USB devices: {exc}", []
     out = []
     for dev in found:
+        unread: list[BaseException] = []
         out.append({
             "bus": getattr(dev, "bus", None),
             "address": getattr(dev, "address", None),
             "vid": dev.idVendor,
             "pid": dev.idProduct,
-            "serial_number": _string(dev, "serial_number"),
-            "manufacturer": _string(dev, "manufacturer"),
-            "product": _string(dev, "product"),
+            "serial_number": _string(dev, "serial_number", unread),
+            "manufacturer": _string(dev, "manufacturer", unread),
+            "product": _string(dev, "product", unread),
+            "access": PERMISSION_WORDS if any(access_denied(dev, e) for e in unread) or access_denied(dev) else None,
         })
     out.sort(key=lambda d: (d["bus"] or 0, d["address"] or 0, d["vid"], d["pid"]))
     return True, None, out
 
 
-def _string(dev: Any, attr: str) -> str | None:
-    """A string descriptor, or None when the device has none or it cannot be read."""
+def _string(dev: Any, attr: str, unread: list[BaseException]) -> str | None:
+    """A string descriptor, or None when the device has none or it cannot be read (the error
+    added to ``unread``)."""
     import usb.core
 
     try:
         value = getattr(dev, attr)
-    except (usb.core.USBError, ValueError, NotImplementedError, OSError):
+    except (usb.core.USBError, ValueError, NotImplementedError, OSError) as exc:
+        unread.append(exc)
         return None
     return value if isinstance(value, str) else None
 
 
 def _matches(profiles: list[Profile], vid: int | None, pid: int | None, serial: str | None,
-             transports: tuple[str, ...]) -> list[str]:
+             transports: tuple[str, ...]) -> tuple[list[str], list[dict[str, str]]]:
+    """The profiles a device with these IDs and serial number is, and those with its IDs that
+    name another serial number (``near``)."""
     if vid is None or pid is None:
-        return []
-    return [
-        p.name for p in profiles
-        if p.transport.type in transports and p.usb_identity is not None and p.usb_identity.matches(vid, pid, serial)
-    ]
+        return [], []
+    ours = [p for p in profiles if p.transport.type in transports and p.usb_identity is not None]
+    names = [p.name for p in ours if p.usb_identity.matches(vid, pid, serial)]
+    near = [{"profile": p.name, "serial_number": p.usb_identity.serial} for p in ours
+            if (p.usb_identity.vid, p.usb_identity.pid) == (vid, pid) and p.name not in names]
+    return names, near
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,10 +128,11 @@ def run(args: argparse.Namespace) -> int:
 
     ports = serial_ports()
     for port in ports:
-        port["profiles"] = _matches(profiles, port["vid"], port["pid"], port["serial_number"], ("serial",))
+        port["profiles"], port["near"] = _matches(profiles, port["vid"], port["pid"], port["serial_number"], ("serial",))
     backend, usb_error, devices = usb_devices()
     for dev in devices:
-        dev["profiles"] = _matches(profiles, dev["vid"], dev["pid"], dev["serial_number"], ("usb", "serial"))
+        dev["profiles"], dev["near"] = _matches(profiles, dev["vid"], dev["pid"], dev["serial_number"],
+                                                ("usb", "serial"))
 
     if args.json:
         print_json({
@@ -138,8 +152,18 @@ def _ids(vid: int | None, pid: int | None) -> str:
     return f"{vid:04x}:{pid:04x}" if vid is not None and pid is not None else "-"
 
 
-def _profiles_text(names: list[str]) -> str:
-    return f"profile: {', '.join(names)}" if names else "no matching profile"
+def _profiles_text(found: dict[str, Any]) -> str:
+    """What a device is: its profiles, or why none (a profile of its IDs names another serial
+    number, or the serial number cannot be read); and whether this user may open it."""
+    names = found["profiles"]
+    text = f"profile: {', '.join(names)}" if names else "no matching profile"
+    if not names and found["near"]:
+        expected = "; ".join(f"{n['profile']} has these IDs and names serial {n['serial_number']}" for n in found["near"])
+        unread = "; its serial number cannot be read" if found["serial_number"] is None else ""
+        text += f" ({expected}{unread})"
+    if found.get("access"):
+        text += f"; {found['access']}"
+    return text
 
 
 def _print_text(ports: list[dict[str, Any]], backend: bool, usb_error: str | None,
@@ -149,14 +173,14 @@ def _print_text(ports: list[dict[str, Any]], backend: bool, usb_error: str | Non
         for p in ports:
             serial = f" serial {p['serial_number']}" if p["serial_number"] else ""
             print(f"  {p['device']}  {_ids(p['vid'], p['pid'])}{serial}  {p['description']}  [{p['hwid']}]"
-                  f"  -> {_profiles_text(p['profiles'])}")
+                  f"  -> {_profiles_text(p)}")
     if devices:
         print("USB devices:")
         for d in devices:
             serial = f" serial {d['serial_number']}" if d["serial_number"] else ""
             name = " ".join(x for x in (d["manufacturer"], d["product"]) if x) or "(no name readable)"
             print(f"  bus {d['bus']} address {d['address']}  {_ids(d['vid'], d['pid'])}{serial}  {name}"
-                  f"  -> {_profiles_text(d['profiles'])}")
+                  f"  -> {_profiles_text(d)}")
     if not backend:
         print(NO_BACKEND)
     if usb_error:

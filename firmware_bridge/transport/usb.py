@@ -28,6 +28,7 @@ in-process ``IBackend``, or a stand-in for unit tests).
 from __future__ import annotations
 
 import errno as _errno
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -36,7 +37,7 @@ from firmware_bridge.errors import DeviceDisconnected, TransportError, Transport
 
 from .base import Transport
 
-__all__ = ["NO_LIBUSB", "UsbTransport"]
+__all__ = ["NO_LIBUSB", "PERMISSION_WORDS", "UsbTransport", "access_denied"]
 
 DEFAULT_WRITE_TIMEOUT_MS = 1000
 NO_LIBUSB = "no libusb backend (install libusb: apt install libusb-1.0-0)"  # pyusb finds none
@@ -55,12 +56,20 @@ def _is_gone(exc: BaseException) -> bool:
 PERMISSION_WORDS = "permission denied (is this user in group shoectl? a udev rule gives the device to it: docs/udev.md)"
 
 
-def _is_denied(exc: BaseException) -> bool:
-    """True for the errors pyusb raises when this user may not open the device (libusb's
-    LIBUSB_ERROR_ACCESS, EACCES; pyusb's "no langid (permission issue ...)" for a string)."""
-    text = str(exc).lower()
-    return (getattr(exc, "errno", None) in (_errno.EACCES, _errno.EPERM) or "access denied" in text
-            or "permission" in text)
+def access_denied(dev: Any, exc: BaseException | None = None) -> bool:
+    """Whether this user may not open ``dev``: ``exc`` says so (libusb's LIBUSB_ERROR_ACCESS,
+    EACCES), or the device's node (``/dev/bus/usb/BBB/DDD``) is not this user's to read and write.
+    pyusb turns a string it may not read into "no langid (permission issue, no string descriptors
+    supported or device error)", which a device without strings gives too: the node tells them
+    apart."""
+    if exc is not None and (getattr(exc, "errno", None) in (_errno.EACCES, _errno.EPERM)
+                            or "access denied" in str(exc).lower()):
+        return True
+    bus, address = getattr(dev, "bus", None), getattr(dev, "address", None)
+    if not isinstance(bus, int) or not isinstance(address, int):
+        return False
+    node = f"/dev/bus/usb/{bus:03d}/{address:03d}"
+    return os.path.exists(node) and not os.access(node, os.R_OK | os.W_OK)
 
 
 class UsbTransport(Transport):
@@ -137,7 +146,7 @@ class UsbTransport(Transport):
             try:
                 serial = dev.serial_number
             except Exception as exc:  # noqa: BLE001 - unreadable string: not this device, as far as can be told
-                denied = denied or _is_denied(exc)
+                denied = denied or access_denied(dev, exc)
                 continue
             if serial == s.serial_number:
                 return dev
@@ -248,6 +257,6 @@ class UsbTransport(Transport):
             return DeviceDisconnected(f"{self.describe()}: device gone ({os_error_words(exc)})")
         if isinstance(exc, core.USBTimeoutError):
             return TransportTimeout(f"{self.describe()}: {what} timed out")
-        if _is_denied(exc):
+        if access_denied(None, exc):
             return TransportError(f"{self.describe()}: {what} failed: {PERMISSION_WORDS}")
         return TransportError(f"{self.describe()}: {what} failed ({os_error_words(exc)})")

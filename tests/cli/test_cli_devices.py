@@ -52,6 +52,19 @@ class _UnreadableSerial:
         raise AttributeError(name)
 
 
+class _Denied(_UnreadableSerial):
+    """A pyusb device this user may not open: libusb's LIBUSB_ERROR_ACCESS on its strings."""
+
+    def __init__(self, vid: int, pid: int, address: int) -> None:
+        super().__init__(vid, pid)
+        self.address = address
+
+    def __getattr__(self, name: str):
+        if name in ("serial_number", "manufacturer", "product"):
+            raise usb.core.USBError("Access denied (insufficient permissions)", errno=13)
+        raise AttributeError(name)
+
+
 def _usb(vid: int, pid: int, serial: str | None = None, address: int = 5) -> SimpleNamespace:
     return SimpleNamespace(idVendor=vid, idProduct=pid, bus=1, address=address, serial_number=serial,
                            manufacturer="Acme Table Devices", product="Test device")
@@ -99,6 +112,7 @@ def test_devices_match_profiles_by_usb_identity(capsys, monkeypatch) -> None:
         _usb(0x1209, 0x0001, "OTHER", address=6),                 # wrong serial number: no match
         _UnreadableSerial(0x1209, 0x0001),                        # serial unreadable: no match
         _usb(0x1209, 0x0003, "A1", address=7),                    # the adapter itself on the bus
+        _Denied(0x1209, 0x0002, address=10),                      # acme-batchshuffler-x, not this user's to open
     ]
     _attach(monkeypatch, ports, devices)
     code, out, err = run(capsys, "devices", "--json")
@@ -116,6 +130,13 @@ def test_devices_match_profiles_by_usb_identity(capsys, monkeypatch) -> None:
     assert by_addr[9]["profiles"] == [] and by_addr[9]["serial_number"] is None
     assert by_addr[7]["profiles"] == ["acme-readershoe-s"]
     assert d["profile_error"] is None
+    # why a device was not taken, and one this user may not open (an integrator review: only
+    # "no matching profile" was said, and a device matched but closed to this user looked taken)
+    assert by_addr[6]["near"] == by_addr[9]["near"] == [{"profile": "emulated-usb-shuffler",
+                                                         "serial_number": "SHOECTL-EMU-0001"}]
+    assert by_addr[5]["near"] == [] and by_addr[5]["access"] is None
+    assert by_addr[10]["profiles"] == ["acme-batchshuffler-x"] and by_addr[10]["access"].startswith(
+        "permission denied (is this user in group shoectl? a udev rule gives the device to it: docs/udev.md)")
 
     code, out, err = run(capsys, "devices")
     assert code == 0 and err == ""
@@ -125,6 +146,12 @@ def test_devices_match_profiles_by_usb_identity(capsys, monkeypatch) -> None:
     assert any("/dev/ttyS0" in ln and ln.endswith("no matching profile") for ln in lines)
     assert any("1209:0001 serial SHOECTL-EMU-0001" in ln and ln.endswith("profile: emulated-usb-shuffler") for ln in lines)
     assert any("(no name readable)" in ln for ln in lines)
+    assert any("serial OTHER" in ln and ln.endswith("-> no matching profile (emulated-usb-shuffler has these IDs and "
+                                                    "names serial SHOECTL-EMU-0001)") for ln in lines)
+    assert any(ln.endswith("(emulated-usb-shuffler has these IDs and names serial SHOECTL-EMU-0001; its serial number "
+                           "cannot be read)") for ln in lines)
+    assert any("address 10 " in ln and "-> profile: acme-batchshuffler-x; permission denied (is this user in group "
+               "shoectl?" in ln for ln in lines)
 
 
 def test_devices_with_a_broken_profile_still_lists_the_devices(capsys, monkeypatch, tmp_path: Path) -> None:
