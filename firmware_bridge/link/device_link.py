@@ -195,9 +195,12 @@ class DeviceLink:
     def from_profile(cls, profile: Any, port: str | None = None, *, usb_backend: Any = None,
                      **kwargs: Any) -> DeviceLink:
         """A link for a device profile: its transport (``open_transport``), its timing, its
-        name as ``profile_name``, its kind (a device of another kind is refused) and, for a USB
-        profile naming one, its serial number. A profile no link can serve (``profile_problem``:
-        another protocol version) raises ``LinkError`` before anything is opened."""
+        name as ``profile_name`` and its kind (a device of another kind is refused). A USB
+        profile's serial number picks the unit where the transport opens it (its ``iSerialNumber``
+        string); the serial the firmware says in IDENTITY is not held to that text, which it may
+        write otherwise, and at most 32 bytes long (an integrator review: such a unit, found, was
+        refused for ever). A profile no link can serve (``profile_problem``: another protocol
+        version) raises ``LinkError`` before anything is opened."""
         from firmware_bridge.transport import open_transport  # noqa: PLC0415
 
         if (problem := profile_problem(profile)) is not None:
@@ -206,9 +209,6 @@ class DeviceLink:
         kwargs.setdefault("timing", profile.timing)
         kwargs.setdefault("profile_name", profile.name)
         kwargs.setdefault("expected_kind", profile.kind)
-        serial = getattr(profile.transport, "serial_number", None)
-        if serial:
-            kwargs.setdefault("expected_serial", serial)
         return cls(transport, **kwargs)
 
     # --- public state -------------------------------------------------------------------------

@@ -106,3 +106,22 @@ def test_the_retransmit_timer_learns_the_answer_time_between_its_floor_and_the_r
     assert short.first() == 0.01
     with pytest.raises(ValueError):
         RetransmitTimer(0)
+
+
+def test_a_usb_unit_is_picked_by_its_usb_serial_not_held_to_the_text_its_firmware_says() -> None:
+    """An integrator review: a USB profile's serial number (the unit's iSerialNumber string, up to
+    126 characters) was also required of the serial the firmware says in IDENTITY (at most 32
+    bytes, written as the firmware writes it): such a unit was found on the bus and refused at the
+    handshake for ever. The transport picks the unit by its USB string; IDENTITY's is the firmware's."""
+    from firmware_bridge.emulator.factory import build_device
+    from firmware_bridge.emulator.usb_backend import EmulatedUsbBackend
+    from firmware_bridge.profiles import get_profile
+
+    profile = get_profile("emulated-usb-shuffler")
+    device = build_device(profile, seed=1, speed=float("inf"), serial="SN000123")  # the firmware's own text
+    link = DeviceLink.from_profile(profile, usb_backend=EmulatedUsbBackend(device), on_event=lambda e: None)
+    link.start()
+    try:
+        assert link.wait_connected(10) and link.identity.serial == "SN000123"
+    finally:
+        link.stop()
