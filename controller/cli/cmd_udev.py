@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 from pathlib import Path
 
@@ -88,8 +89,20 @@ def run_check(args: argparse.Namespace) -> int:
         fromfile=str(path), tofile="generated",
     )
     sys.stdout.writelines(diff)
+    unknown = sorted(set(_RULE_PROFILE.findall(actual)) - {p.name for p in list_profiles()})
+    if unknown:
+        # Generated here, the file would lose them, and the service its devices (an integrator
+        # review: run as advised without the service's SHOECTL_PROFILE_PATH, it did).
+        print(f"{path}: differs from the generated rules, and gives devices of profiles not found here "
+              f"({', '.join(unknown)}): find them first (SHOECTL_PROFILE_PATH, as the service's environment file "
+              f"gives it), then run: shoectl udev generate -o {path}")
+        return EXIT_DIFFERS
     print(f"{path}: differs from the generated rules; run: shoectl udev generate -o {path}")
     return EXIT_DIFFERS
+
+
+# A generated rule's profile: the link it makes, /dev/shoectl/NAME (firmware_bridge.udev).
+_RULE_PROFILE = re.compile(r'SYMLINK\+="shoectl/([^"/]+)"')
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -264,6 +264,30 @@ def test_udev_generate_and_check(capsys, tmp_path: Path) -> None:
     assert code == 1 and "missing" in out
 
 
+def test_udev_check_does_not_advise_dropping_the_rules_of_profiles_it_cannot_find(capsys, monkeypatch,
+                                                                                 tmp_path: Path) -> None:
+    """An integrator review: rules generated with the site's profiles (SHOECTL_PROFILE_PATH), checked
+    without them (the upgrade's `udev check || udev generate`), were said to differ, with the
+    advice to generate them again, which dropped the site's devices' rules."""
+    site = tmp_path / "profiles"
+    site.mkdir()
+    (site / "shufflex-sx9.toml").write_text(
+        '[device]\nvendor = "Shufflex"\nmodel = "SX-9"\nkind = "shuffler"\nprotocol_version = 1\n'
+        '[transport]\ntype = "usb"\nvid = 0x1209\npid = 0x000a\nserial_number = "SX9-0042"\nendpoint_out = 0x01\n'
+        'endpoint_in = 0x81\n[capabilities]\nshuffler = "batch"\n', encoding="utf-8")
+    rules = tmp_path / "99-shoectl.rules"
+    monkeypatch.setenv(PROFILE_PATH_ENV, str(site))
+    assert run(capsys, "udev", "generate", "-o", str(rules))[0] == 0
+    monkeypatch.delenv(PROFILE_PATH_ENV)
+    code, out, _ = run(capsys, "udev", "check", str(rules))
+    assert code == 1 and out.splitlines()[-1] == (
+        f"{rules}: differs from the generated rules, and gives devices of profiles not found here (shufflex-sx9): "
+        "find them first (SHOECTL_PROFILE_PATH, as the service's environment file gives it), then run: shoectl "
+        f"udev generate -o {rules}")
+    monkeypatch.setenv(PROFILE_PATH_ENV, str(site))
+    assert run(capsys, "udev", "check", str(rules))[:2] == (0, f"{rules}: up to date\n")
+
+
 def test_udev_test_profiles_only_with_the_flag(capsys, tmp_path: Path) -> None:
     code, production, _ = run(capsys, "udev", "generate")
     assert code == 0 and "shoectl/emulated-usb-shuffler" not in production
