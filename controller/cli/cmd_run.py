@@ -47,7 +47,7 @@ from controller.cli.cmd_systemd import service_watch
 from controller.cli.common import non_negative_int, positive_int, submission_for, whole_number
 from controller.cli.outages import OutageLines
 from controller.cli.run_control import add_run_control_options, claim_run_control
-from controller.cli.run_devices import parse_devices, table_capabilities
+from controller.cli.run_devices import capacity_problem, parse_devices, table_capabilities
 from controller.cli.run_options import (
     DEFAULT_JOURNAL, DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_engine,
     edge_threshold, emulator_speed, fault_spec, table_id,
@@ -154,6 +154,8 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
 
     sub = submission_for(None, args.submission)
     attached = parse_devices(args.device)
+    if not Path(args.journal).exists() and (problem := capacity_problem([p for p, _ in attached.values()], sub.decks)):
+        raise UsageError(problem)  # a new table: its rules are known now, before anything is made
     check_emulator_options(args, attached)
     check_dealer_options(args)
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
@@ -207,6 +209,8 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
             except Refused as exc:
                 raise UsageError(f"--submission {args.submission}: {exc}") from None
             runner.refresh_snapshot()
+        if (problem := capacity_problem([p for p, _ in attached.values()], core.sub.decks)) is not None:
+            raise UsageError(problem)  # the rules the journal holds
         if not args.no_edge_monitor:
             monitor = EdgeMonitor(args.edge_threshold)
             if resumed:

@@ -74,3 +74,17 @@ def table_capabilities(profiles: list[Any]) -> dict[str, Any]:
             "shuffler": bool(shufflers),
             "shuffler_keeps_one_batch": bool(shufflers) and all(s == "batch" for s in shufflers),
             "shuffler_in_shoe": any(p.kind == "shuffler-shoe" for p in profiles)}
+
+
+def capacity_problem(profiles: list[Any], decks: int) -> str | None:
+    """Why the attached devices cannot hold the ``decks`` the table's Rules Submission deals (a
+    profile's ``deck_capacity`` under them), in one line, or None. Said at the start: a 6-deck
+    shuffler on an 8-deck table opened, then faulted three times at its first shuffle and stayed
+    closed, sending the floorperson to the device rather than the configuration (an integrator
+    review)."""
+    for p in profiles:
+        if p.capabilities.deck_capacity < decks:
+            return (f"--device {p.name}: it holds {p.capabilities.deck_capacity} decks (its profile's deck_capacity), "
+                    f"and the table's Rules Submission deals {decks}: attach a device that holds them, or play "
+                    "rules of fewer decks")
+    return None

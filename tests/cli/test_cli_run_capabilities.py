@@ -4,6 +4,7 @@ reshuffling shoe skips the manual cut (681a.5(h)); a table with no shuffler is s
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,26 @@ def test_run_attaches_a_shoe_alone_at_a_table_without_a_shuffler() -> None:
     attached = parse_devices(["emulated-shoe@/dev/null"])
     assert list(attached) == ["shoe"]
     assert table_capabilities([attached["shoe"][0]])["shuffler"] is False
+
+
+def test_a_device_that_holds_fewer_decks_than_the_rules_deal_is_refused_at_the_start(capsys, monkeypatch,
+                                                                                     tmp_path) -> None:
+    """An integrator review: a 6-deck shuffler (its profile's deck_capacity) on an 8-deck table
+    opened, faulted three times at its first shuffle ("this shuffler holds 6") and stayed closed.
+    Said at the start, in one line, before anything deals."""
+    from cli_run import run
+    from controller.cli.run_devices import capacity_problem
+    from firmware_bridge.profiles import PROFILE_PATH_ENV
+
+    source = get_profile("emulated-shuffler").source
+    text = Path(source).read_text(encoding="utf-8").replace("deck_capacity = 8", "deck_capacity = 6")
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "six-deck-shuffler.toml").write_text(text, encoding="utf-8")
+    monkeypatch.setenv(PROFILE_PATH_ENV, str(tmp_path / "profiles"))
+    code, out, err = run(capsys, "run", "--journal", str(tmp_path / "j.db"), "--device", "six-deck-shuffler@/dev/null",
+                         "--device", "emulated-shoe@/dev/zero", "--rounds", "1", "--display", "lines")
+    assert code == 2 and err.count("\n") == 1 and not (tmp_path / "j.db").exists(), err
+    assert err.endswith("--device six-deck-shuffler: it holds 6 decks (its profile's deck_capacity), and the table's "
+                        "Rules Submission deals 8: attach a device that holds them, or play rules of fewer decks\n")
+    six = get_profile("six-deck-shuffler")
+    assert capacity_problem([six], 6) is None and capacity_problem([six, get_profile("emulated-shoe")], 8) is not None
