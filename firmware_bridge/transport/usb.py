@@ -10,7 +10,7 @@
    ``USBError`` from backends that cannot tell or cannot detach are tolerated; the driver is
    re-attached by ``close()`` if it was detached here).
 3. ``set_configuration(spec.configuration)``, ``usb.util.claim_interface``.
-4. Check that the interface has the spec's endpoints, in the right direction and of the spec's
+4. Check that the interface (found by its number) has the spec's endpoints, in the right direction and of the spec's
    transfer type (bulk or interrupt); ``TransportError`` naming the endpoint otherwise.
 
 ``read(timeout)`` asks for a whole number of packets (pyusb needs a length >= ``max_packet``;
@@ -167,12 +167,15 @@ class UsbTransport(Transport):
         try:
             dev.set_configuration(s.configuration)
             usb.util.claim_interface(dev, s.interface)
-            intf = dev.get_active_configuration()[(s.interface, 0)]
+            # by its number (bInterfaceNumber), not its place among the configuration's interfaces
+            # (pyusb's [(index, alt)]): a profile's `interface` is the number (an integrator review)
+            intf = next((i for i in dev.get_active_configuration()
+                         if i.bInterfaceNumber == s.interface and i.bAlternateSetting == 0), None)
         except usb.core.USBError as exc:
             raise self._map_error("open", exc, usb.core) from exc
-        except (KeyError, IndexError, ValueError) as exc:
-            raise TransportError(f"{self.describe()}: no interface {s.interface} in "
-                                 f"configuration {s.configuration}: {exc}") from exc
+        if intf is None:
+            raise TransportError(f"{self.describe()}: configuration {s.configuration} has no interface number "
+                                 f"{s.interface}")
         endpoints = {ep.bEndpointAddress: ep for ep in intf}
         wanted = _TYPE_BULK if s.transfer == "bulk" else _TYPE_INTERRUPT
         for address, inbound in ((s.endpoint_in, True), (s.endpoint_out, False)):

@@ -349,3 +349,26 @@ def test_a_served_table_deals_and_writes_the_dealt_log(tmp_path) -> None:
     assert [(d.position, d.card) for d in logged] == [
         (r.position, DeviceCard(r.rank, r.suit)) for r in reads]
     assert not any(d.face_up or d.misread for d in logged)
+
+
+def test_a_usb_profile_whose_interface_is_not_the_first_is_opened_by_its_number() -> None:
+    """An integrator review: a profile with `interface = 1` (bInterfaceNumber, as documented) was
+    looked up as pyusb's interface *index* 1 ("no interface index 1 alt 0 in configuration 0"):
+    the transport finds the interface by its number, on the emulated backend as on a device."""
+    import dataclasses
+
+    from firmware_bridge.profiles import get_profile
+    from firmware_bridge.transport import UsbTransport
+
+    base = get_profile("emulated-usb-shuffler")
+    profile = dataclasses.replace(base, transport=dataclasses.replace(base.transport, interface=1, configuration=2))
+    device = build_device(profile, speed=INF)
+    transport = UsbTransport(profile.transport, backend=EmulatedUsbBackend(device))
+    transport.open()
+    try:
+        host = Host(UsbWire(transport._dev, 0x01, 0x81))  # the endpoints of the interface the transport claimed
+        assert host.handshake() == device.identity
+        host.ok(Shuffle(8))
+        assert host.wait_for(ShuffleDone).card_count == 416
+    finally:
+        transport.close()

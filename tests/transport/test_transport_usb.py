@@ -39,12 +39,20 @@ class Endpoint:
         self.wMaxPacketSize = size
 
 
+class Interface(list):
+    """An interface's endpoints, with its number and alternate setting."""
+
+    def __init__(self, number: int, alt: int, endpoints: list[Endpoint]) -> None:
+        super().__init__(endpoints)
+        self.bInterfaceNumber, self.bAlternateSetting = number, alt
+
+
 class Config:
     def __init__(self, interfaces: dict[tuple[int, int], list[Endpoint]]) -> None:
-        self.interfaces = interfaces
+        self.interfaces = [Interface(number, alt, eps) for (number, alt), eps in interfaces.items()]
 
-    def __getitem__(self, key: tuple[int, int]) -> list[Endpoint]:
-        return self.interfaces[key]
+    def __iter__(self):
+        return iter(self.interfaces)
 
 
 class StandInDevice:
