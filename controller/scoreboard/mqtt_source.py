@@ -78,9 +78,19 @@ def feed_state(table_id: str, status: dict[str, Any], roads: dict[str, Any] | No
         "last_round": {"round": status.get("round"), "kind": "normal", "outcome": last} if last else None,
         "last_round_facts": [],
         "shoe_so_far": {"rounds": len(beads), **counts,
-                        "percent": {k: round(100 * v / len(beads), 1) if beads else 0 for k, v in counts.items()}},
+                        "percent": {k: round(100 * v / len(beads), 1) if beads else 0 for k, v in counts.items()},
+                        **_pair_counts(roads.get("bead_pairs"), len(beads))},
         "rules": None, "limits": None, "journal_problem": None, "labels": words,
     }
+
+
+def _pair_counts(pairs: Any, beads: int) -> dict[str, int | None]:
+    """The shoe's pairs from the feed's ``bead_pairs`` (one per bead; None without them: a feed of
+    before 2026-12-06). The page showed their labels blank (a review of the scoreboard); what the
+    feed does not carry (naturals) the page leaves out."""
+    if not isinstance(pairs, list) or len(pairs) != beads:
+        return {"player_pairs": None, "banker_pairs": None}
+    return {"player_pairs": sum("P" in p for p in pairs), "banker_pairs": sum("B" in p for p in pairs)}
 
 
 FLOOR_EVERY_S = 0.2  # the floor page's states at most this often (a table's own page: every message)

@@ -189,3 +189,18 @@ def test_a_feeds_goodbye_keeps_the_tables_last_state_dimmed() -> None:
     assert source.table("T2").running is True
     source._on_message(None, None, _message("T3", "status", {"table_id": "T3", "online": False}))  # nothing known before
     assert json.loads(source.table("T3").latest.document("en"))["state"]["name"] == "closed"
+
+
+def test_a_floor_fed_page_counts_the_pairs_its_feed_carries_and_leaves_out_what_it_does_not() -> None:
+    """A review of the scoreboard: a table's page from the floor showed "Banker pair", "Player pair"
+    and "Naturals" with no figure; the pairs are in the feed's bead_pairs."""
+    source = MqttFloorSource(BrokerOptions("mqtt://127.0.0.1:1", "127.0.0.1", 1, False))
+    source._on_message(None, None, _message("T1", "status", _status("T1", 4)))
+    source._on_message(None, None, _message("T1", "roads", {"bead_plate": ["B", "P", "T", "B"],
+                                                             "bead_pairs": ["PB", "", "P", "B"], "big_road": []}))
+    so_far = json.loads(source.table("T1").latest.document("en"))["shoe_so_far"]
+    assert (so_far["rounds"], so_far["player_pairs"], so_far["banker_pairs"]) == (4, 2, 2)
+    assert "naturals" not in so_far  # not carried: the page shows no label for it
+    source._on_message(None, None, _message("T1", "roads", {"bead_plate": ["B"], "big_road": []}))  # an older feed
+    so_far = json.loads(source.table("T1").latest.document("en"))["shoe_so_far"]
+    assert (so_far["player_pairs"], so_far["banker_pairs"]) == (None, None)

@@ -122,6 +122,7 @@
   }
 
   function smallCount(grid, id, key, value) {
+    if (value === undefined || value === null) return;  // not known to this page (a floor feed carries no naturals)
     make("span", "k", grid, key);
     make("span", "v", grid, value).id = "count-" + id;
   }
