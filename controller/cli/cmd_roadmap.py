@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="The bead plate, big road, big eye boy, small road and cockroach pig of one "
                                    "shoe, from its normal rounds (simulated and void rounds are not on the roads).")
     add_journal_input(p)
-    p.add_argument("--shoe", metavar="ID", help="the shoe (default: the latest shoe that has rounds)")
+    p.add_argument("--shoe", metavar="ID", help="the shoe (default: the latest shoe that has a round on the roads)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--format", choices=list(FORMATS),
                      help="text grids (the default), an SVG document, or a PNG image (needs Pillow); without it, "
