@@ -15,7 +15,7 @@ Contract:
 Conventions (docs/roadmaps.md): red is Banker, blue Player, green a tie; a banker pair is a red dot
 at the top left of its cell, a player pair a blue dot at the bottom right. Big road entries are
 hollow circles; ties are a green slash across the entry they are marked on, with their count when
-more than one. Big eye boy marks are hollow circles, small road marks filled dots, cockroach pig
+more than one (in black on a white disc). Big eye boy marks are hollow circles, small road marks filled dots, cockroach pig
 marks slashes, red or blue.
 """
 from __future__ import annotations
@@ -139,6 +139,7 @@ def render_text(maps: Roadmaps, *, title: str | None = None, rows: int = ROWS) -
 
 RED_INK, BLUE_INK, GREEN_INK = "#d0021b", "#1a53c4", "#1b8a3a"
 GRID_INK, TITLE_INK, BACKGROUND = "#c8c8c8", "#222222", "#ffffff"
+COUNT_INK = "#000000"  # a tie count, on a white disc over its green slash
 CELL, SMALL_CELL, MARGIN, TITLE_H, MIN_COLUMNS = 24, 12, 10, 18, 12
 
 
@@ -228,8 +229,9 @@ def _big_road_shapes(cell: Cell[BigRoadEntry], x0: float, y0: float, s: float) -
     out: list[Shape] = [Circle(x + s / 2, y + s / 2, s * 0.36, None, _ink(e.outcome), s * 0.1)]
     if e.ties:
         out.append(Line(x + s * 0.22, y + s * 0.78, x + s * 0.78, y + s * 0.22, GREEN_INK, s * 0.09))
-        if e.ties > 1:
-            out.append(Text(x + s / 2, y + s / 2, str(e.ties), GREEN_INK, s * 0.42))
+        if e.ties > 1:  # dark on a white disc: green on the green slash was hard to read (a review)
+            out.append(Circle(x + s / 2, y + s / 2, s * 0.2, BACKGROUND))
+            out.append(Text(x + s / 2, y + s / 2, str(e.ties), COUNT_INK, s * 0.42))
     out.extend(_pair_dots(x, y, s, e.player_pair, e.banker_pair))
     return out
 

@@ -11,6 +11,7 @@ from controller.errors import UsageError
 from controller.roadmaps.render import (
     BLUE_INK,
     CELL,
+    COUNT_INK,
     GREEN_INK,
     RED_INK,
     SMALL_CELL,
@@ -183,9 +184,11 @@ def test_svg_draws_each_road_in_its_convention() -> None:
     # Big road: hollow circles, red for Banker, blue for Player.
     assert len(_circles(root, r=big_r, fill="none", stroke=RED_INK)) == 3
     assert len(_circles(root, r=big_r, fill="none", stroke=BLUE_INK)) == 2
-    # One green slash for the entry carrying ties, and its count (2) as green text.
+    # One green slash for the entry carrying ties, and its count (2) in dark ink on a white disc
+    # (green on the green slash was hard to read: a review of the scoreboard)
     assert len([ln for ln in root.iter(f"{SVG}line") if ln.get("stroke") == GREEN_INK]) == 1
-    assert [t.text for t in root.iter(f"{SVG}text") if t.get("fill") == GREEN_INK] == ["2"]
+    assert [t.text for t in root.iter(f"{SVG}text") if t.get("fill") == COUNT_INK] == ["2"]
+    assert not [t for t in root.iter(f"{SVG}text") if t.get("fill") == GREEN_INK]
     # Pair dots: banker pair (bead + big road) red, player pair (bead + big road) blue.
     assert len(_circles(root, r="2.88", fill=RED_INK)) == 2
     assert len(_circles(root, r="2.88", fill=BLUE_INK)) == 2
