@@ -10,7 +10,7 @@ profile that names one.
 Why a device was not taken is said (an integrator review found only "no matching profile"): a
 profile with its IDs that names another serial number (``near``), and a USB device this user may
 not open (``access``: the udev rules' business, ``firmware_bridge.transport.usb.access_denied``),
-matched or not.
+when a profile has its IDs (no rule of ours gives a hub or a keyboard to the group).
 
 Nothing attached is a normal answer ("no devices found", exit 0). No libusb backend is a normal
 line that says how to install it ("USB: no libusb backend (install libusb: apt install
@@ -133,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
     for dev in devices:
         dev["profiles"], dev["near"] = _matches(profiles, dev["vid"], dev["pid"], dev["serial_number"],
                                                 ("usb", "serial"))
+        if not (dev["profiles"] or dev["near"]):
+            dev["access"] = None  # a hub, a keyboard: no rule of ours gives it to the group (a review)
 
     if args.json:
         print_json({

@@ -26,7 +26,7 @@ from typing import Any
 
 from controller.cli.common import given_options, not_root_over_another_users_journal
 from controller.errors import UsageError
-from controller.fsutil import folder_missing, foreign_symlink, write_problem
+from controller.fsutil import folder_missing, foreign_append_target, write_problem
 from controller.journal.connection import require_journal_file
 from controller.journal.files import is_journal_file, same_file
 from controller.table_ids import TABLE_ID
@@ -182,9 +182,14 @@ def _check_writable(args: argparse.Namespace, journal: Path) -> None:
     was made and its anchor written, a bad-input review). A journal's folder must exist, but for
     the default one's: a mistyped ``--journal`` would start a new table."""
     for option, value in (("--log-file", args.log_file), ("--dealt-log", args.dealt_log)):
-        problem = (foreign_symlink(value) or write_problem(value)) if value is not None else None
+        # appended to with this process's rights: not through another user's link, nor into a file another made
+        problem = (foreign_append_target(value) or write_problem(value)) if value is not None else None
         if problem is not None:
             raise UsageError(f"{option} {value}: {problem}")
+    if args.log_file is None:  # the default, beside the journal (its folder may be made yet): said before anything is
+        default_log = journal.with_suffix(".log")
+        if (problem := foreign_append_target(default_log)) is not None:
+            raise UsageError(f"{default_log}: {problem}")
     if not journal.parent.is_dir():
         if journal == DEFAULT_JOURNAL or os.path.lexists(journal.parent):
             return  # made here; or not a folder, which the control socket's check says in its words

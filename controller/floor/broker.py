@@ -125,6 +125,8 @@ def add_broker_options(parser: argparse.ArgumentParser, *, url_flag: str = "--br
 def parse_broker_url(text: str) -> tuple[str, int, bool]:
     """``(host, port, tls)`` of ``mqtt://HOST[:PORT]`` or ``mqtts://HOST[:PORT]``; BrokerError."""
     bad = f"bad broker URL {quoted(_password_hidden(text)[:200])}: "
+    if "@" in text:  # a user (and a password, which may hold a "/" or a ":") before the host
+        raise BrokerError(bad + "no user name or password in the URL: use --username and --password-file")
     try:
         parts = urllib.parse.urlsplit(text)
     except ValueError:  # an unbalanced [ of an IPv6 address
@@ -150,15 +152,15 @@ def parse_broker_url(text: str) -> tuple[str, int, bool]:
 
 
 def _password_hidden(url: str) -> str:
-    """``url`` with the password of its user information (``USER:PASSWORD@``) shown as ``***``: the
-    refusal of a URL holding one must not copy it to standard error and the system's journal (a
-    security review)."""
-    scheme, sep, rest = url.partition("://")
-    netloc, slash, path = rest.partition("/")
-    user, at, host = netloc.rpartition("@")
-    if not (sep and at and ":" in user):
+    """``url`` with whatever comes before its host's ``@`` (``USER:PASSWORD``, the password maybe
+    holding a ``/`` or a ``:``) shown as ``***``, after the scheme when it has one: the refusal of a
+    URL holding a password must not copy it to standard error and the system's journal (security
+    reviews: one with a "/" in it was printed whole)."""
+    head, at, host = url.rpartition("@")
+    if not at:
         return url
-    return f"{scheme}://{user.split(':', 1)[0]}:***@{host}{slash}{path}"
+    scheme, sep, _ = head.partition("://")
+    return f"{scheme}://***@{host}" if sep else f"***@{host}"
 
 
 def _host_name_ok(host: str) -> bool:

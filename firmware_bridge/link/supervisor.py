@@ -57,7 +57,8 @@ class Supervisor:
             took them from its timing (a RESEND_EVENTS at most once per ``resend_interval``).
         profile_name: the link's profile name (``None``: the serial names it once known);
             ``name``: the link's name now.
-        expected_serial: the only serial accepted (``None``: the first seen binds the link).
+        expected_serial: the only IDENTITY serial accepted (``None``: any unit of the kind; another
+            than the last is said, ``unit_change``).
         expected_kind: the profile's kind (``None``: any device); another kind is refused
             (``identity_check``).
         clock, sleep: monotonic seconds; the reconnect wait (``None``: wait on ``stopping``).
@@ -94,7 +95,7 @@ class Supervisor:
         self._reader_for = reader_for
         self.identity: Identity | None = None
         self.status: StatusReply | None = None
-        # The one serial the link takes (the profile's USB serial number), else any: another unit of
+        # The one serial the link takes (``expected_serial``, given by its owner), else any: another unit of
         # the profile's kind on the port is said (``unit_change``), and the table journals it and
         # gives up the shoe in play, as at a restart (a device review: a unit swapped under a
         # running table was refused until the controller was restarted).

@@ -4,8 +4,9 @@
 
 1. ``find(find_all=True, idVendor=vid, idProduct=pid, backend=backend)``; when the spec names a
    serial number, the first device whose ``serial_number`` string matches (a device whose string
-   cannot be read does not match). None found: ``DeviceDisconnected``; none found while a unit's
-   string could not be read for want of permission: ``TransportError`` saying so (udev's rules).
+   cannot be read does not match). None found: ``DeviceDisconnected``, saying so of the units whose
+   string could not be read for want of permission (the one named before the udev rules apply, or
+   a spare the rules, which match the serial, do not give this user).
 2. If a kernel driver is bound to the interface, detach it (``NotImplementedError`` and
    ``USBError`` from backends that cannot tell or cannot detach are tolerated; the driver is
    re-attached by ``close()`` if it was detached here).
@@ -139,19 +140,21 @@ class UsbTransport(Transport):
     def _locate(self, find: Callable[..., Any]) -> Any:
         s = self.spec
         found = find(find_all=True, idVendor=s.vid, idProduct=s.pid, backend=self.backend)
-        denied = False  # a unit whose serial number this user may not read
+        unread = 0  # units whose serial number this user may not read: the one named, or a spare
         for dev in found or ():
             if not s.serial_number:
                 return dev
             try:
                 serial = dev.serial_number
             except Exception as exc:  # noqa: BLE001 - unreadable string: not this device, as far as can be told
-                denied = denied or access_denied(dev, exc)
+                unread += access_denied(dev, exc)
                 continue
             if serial == s.serial_number:
                 return dev
-        if denied:  # none of the readable ones: the unit may be the one this user may not read
-            raise TransportError(f"{self.describe()}: {PERMISSION_WORDS}; a unit's serial number could not be read")
+        if unread:  # not found among those it may read; said, as it may be one of the others
+            units = f"{unread} units of its IDs" if unread > 1 else "a unit of its IDs"
+            raise DeviceDisconnected(f"{self.describe()}: device not found; {units} could not be read by this user "
+                                     f"(if it is that one: {PERMISSION_WORDS})")
         return None
 
     def _configure(self, dev: Any, usb: Any) -> None:

@@ -113,6 +113,7 @@ def test_devices_match_profiles_by_usb_identity(capsys, monkeypatch) -> None:
         _UnreadableSerial(0x1209, 0x0001),                        # serial unreadable: no match
         _usb(0x1209, 0x0003, "A1", address=7),                    # the adapter itself on the bus
         _Denied(0x1209, 0x0002, address=10),                      # acme-batchshuffler-x, not this user's to open
+        _Denied(0x1d6b, 0x0002, address=1),                       # a root hub: not this user's, nor the rules' business
     ]
     _attach(monkeypatch, ports, devices)
     code, out, err = run(capsys, "devices", "--json")
@@ -135,6 +136,7 @@ def test_devices_match_profiles_by_usb_identity(capsys, monkeypatch) -> None:
     assert by_addr[6]["near"] == by_addr[9]["near"] == [{"profile": "emulated-usb-shuffler",
                                                          "serial_number": "SHOECTL-EMU-0001"}]
     assert by_addr[5]["near"] == [] and by_addr[5]["access"] is None
+    assert by_addr[1]["profiles"] == by_addr[1]["near"] == [] and by_addr[1]["access"] is None
     assert by_addr[10]["profiles"] == ["acme-batchshuffler-x"] and by_addr[10]["access"].startswith(
         "permission denied (is this user in group shoectl? a udev rule gives the device to it: docs/udev.md)")
 

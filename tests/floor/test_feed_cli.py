@@ -42,8 +42,12 @@ def refused(capsys, *argv: str, outage_lines: bool = False) -> str:
     ("mqtt://127.0.0.1:99999", "the port must be a number from 1 to 65535"),
     ("mqtt://h:abc", "the port must be a number from 1 to 65535"),
     ("mqtt://127.0.0.1:0", "the port must be a number from 1 to 65535"),
-    ("mqtt://T1:secret@127.0.0.1", "bad broker URL 'mqtt://T1:***@127.0.0.1': no user name or password in the URL"),
-    ("mqtt://T1@127.0.0.1:1883", "bad broker URL 'mqtt://T1@127.0.0.1:1883': no user name or password in the URL"),
+    ("mqtt://T1:secret@127.0.0.1", "bad broker URL 'mqtt://***@127.0.0.1': no user name or password in the URL"),
+    ("mqtt://T1@127.0.0.1:1883", "bad broker URL 'mqtt://***@127.0.0.1:1883': no user name or password in the URL"),
+    ("mqtt://T1:se/cret@127.0.0.1", "bad broker URL 'mqtt://***@127.0.0.1': no user name or password in the URL"),
+    ("mqtt://T1:se:cret@127.0.0.1", "bad broker URL 'mqtt://***@127.0.0.1': no user name or password in the URL"),
+    ("mqtt:/T1:secret@127.0.0.1", "bad broker URL '***@127.0.0.1': no user name or password in the URL"),
+    ("T1:secret@127.0.0.1", "bad broker URL '***@127.0.0.1': no user name or password in the URL"),
     ("mqtt://", "no host"),
     ("mqtt://127.0.0.1/shoectl", "only a host and a port"),
     # Names no resolver takes failed inside paho's thread, a traceback (the scoreboard went on without a broker)
@@ -54,7 +58,7 @@ def refused(capsys, *argv: str, outage_lines: bool = False) -> str:
 def test_a_bad_broker_url_is_one_line(capsys, five_entry_journal: Path, url: str, says: str) -> None:
     line = refused(capsys, "--journal", str(five_entry_journal), "--broker", url)
     assert says in line and "cast to integer" not in line and "Port" not in line
-    assert "secret" not in line  # a password given in the URL is not copied to the system's journal (a security review)
+    assert "cret" not in line  # a password given in the URL is not copied to the system's journal (security reviews)
     assert not Path(f"{five_entry_journal}.feed-cursor").exists()
 
 
