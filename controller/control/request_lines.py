@@ -11,16 +11,20 @@ limits are checked after every read, so bytes that never make a request do not k
 connection (a byte now and then, never a newline, held a slot for hours, and 64 such clients
 every slot: a concurrency review). ``conn`` reads with a timeout (the server's 0.5 s), which
 bounds how late a limit or ``stop`` is seen.
+
+``peer_closed(conn)``: whether the client of a connection that reads no more requests (an event
+stream's) has gone, asked without waiting.
 """
 from __future__ import annotations
 
+import select
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["LINE_S", "MAX_LINE", "TOO_LONG", "request_lines"]
+__all__ = ["LINE_S", "MAX_LINE", "TOO_LONG", "peer_closed", "request_lines"]
 
 MAX_LINE = 64 * 1024
 LINE_S = 10.0  # from a request line's first byte to its newline, at most
@@ -76,3 +80,22 @@ def request_lines(conn: socket.socket, stop: threading.Event,
         if now >= idle_until:
             yield {"ok": False, "code": "idle", "error": f"no request for {idle_s:g} s: closed"}
             return
+
+
+def peer_closed(conn: socket.socket) -> bool:
+    """Whether the client of ``conn`` closed its end (or the connection failed), asked without
+    waiting: an event stream, which reads nothing more, learnt it only when an event failed to
+    go, and a quiet table kept every watcher that had left, thread and slot, until all its
+    connections were taken (a review of long shifts). Bytes the client sent are left unread."""
+    poller = select.poll()
+    poller.register(conn, select.POLLIN | select.POLLRDHUP)
+    events = poller.poll(0)
+    if not events:
+        return False
+    flags = events[0][1]
+    if flags & (select.POLLHUP | select.POLLERR | select.POLLNVAL | select.POLLRDHUP):
+        return True
+    try:  # readable: bytes, or the end of the stream
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True

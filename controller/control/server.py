@@ -57,7 +57,7 @@ from controller.control.endpoint import ControlEndpoint
 from controller.control.lines import line_report
 from controller.control.local_args import table_args
 from controller.control.refusals import RefusalJournal
-from controller.control.request_lines import MAX_LINE, TOO_LONG, request_lines
+from controller.control.request_lines import MAX_LINE, TOO_LONG, peer_closed, request_lines
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
 from controller.descriptors import OUT_OF_DESCRIPTORS, TABLE_RESERVE, capacity_warning
 from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
@@ -378,6 +378,8 @@ class ControlServer:
                 try:
                     event = q.get(timeout=0.5)
                 except queue.Empty:
+                    if peer_closed(conn):  # gone while the table was quiet: its slot and thread back
+                        return
                     continue
                 if not self._send(conn, {"event": event}):
                     return

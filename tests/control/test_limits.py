@@ -601,3 +601,23 @@ def test_a_connection_past_its_accounts_share_is_told_so(tmp_path: Path, mocker)
         finally:
             for s in conns[1:]:
                 s.close()
+
+
+def test_a_watcher_that_left_a_quiet_table_gives_its_connection_back(tmp_path: Path) -> None:
+    """A review of long shifts: a `ctl watch` or a console that closed while the table was quiet kept
+    its connection, thread and descriptor in the table until the next event; after 64 of them the
+    next client was told "busy: 64 connections are open" with none open. The stream notices its
+    client gone within its wait for events (0.5 s)."""
+    with _served(tmp_path, max_connections=2):
+        for _ in range(4):  # twice the connections there are: each must have given its slot back
+            deadline = time.monotonic() + 5
+            while True:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as watcher:
+                    watcher.settimeout(5)
+                    watcher.connect(str(tmp_path / "c.sock"))
+                    watcher.sendall(b'{"id": 1, "op": "subscribe"}\n')
+                    reply = read_reply(watcher)
+                if "status" in reply:  # watched, and left
+                    break
+                assert time.monotonic() < deadline, reply  # the slots of the watchers gone never came back
+                time.sleep(0.1)
