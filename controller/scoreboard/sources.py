@@ -234,8 +234,13 @@ class JournalSource(TableSource):
             for entry in entries:
                 last_round = self._view.last_round
                 self._take(entry)
-                if self._published is not None and self._view.last_round is not last_round:
-                    self._publish_state()  # every round is shown, even one the next shoe follows at once
+                if (self._published is not None and self._view.last_round is not last_round
+                        and (self._view.last_round or {}).get("kind") == "normal"):
+                    # every round on the roads is shown, even one the next shoe follows at once; a
+                    # void or simulated one (on no road) only in the state its batch ends in: shown at
+                    # once, a void the next shoe followed said "Place your bets" at a table shuffling
+                    # for that shoe (a review of the scoreboard)
+                    self._publish_state()
             read = read or bool(entries)
             if len(entries) < _BATCH:
                 break

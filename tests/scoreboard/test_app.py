@@ -449,3 +449,43 @@ def test_a_path_with_a_trailing_slash_is_not_redirected_to_the_hosts_the_client_
             conn.close()
         assert resp.status == 404 and resp.getheader("location") is None
         assert get(server, "/tables/T1")[0] == 200
+
+
+def test_a_void_round_its_transaction_follows_with_a_new_shoe_is_not_shown_open_for_bets(tmp_path) -> None:
+    """A review of the scoreboard: a voided round's result and the next shoe's start, written in one
+    transaction, were published apart: for one look the board said "Place your bets" with the void
+    as its last round, while the table shuffled. A round on no road (void, simulated) is shown only
+    in the state its batch ends in."""
+    from controller.journal import Record
+    from controller.scoreboard.sources import JournalSource
+
+    path = tmp_path / "j.db"
+    hand = {"cards": [], "total": 0}
+    with Journal.open(path, table_id="T1") as writer:
+        writer.append_batch([
+            Record("shoe_start", {"decks": 8, "shoe": "S1"}, shoe="S1"),
+            Record("round_start", {"kind": "normal", "round": 1, "wagers": []}, shoe="S1", round=1),
+            Record("round_result", {"kind": "normal", "outcome": "banker", "player": hand, "banker": hand, "dealt": [],
+                                    "player_pair": False, "banker_pair": False}, shoe="S1", round=1),
+            Record("discard_rack", {"cards": []}, shoe="S1", round=1)])
+    source = JournalSource.open(path)
+    shown: list[tuple[str, str | None]] = []
+    publish = source._publish_state
+
+    def recorded() -> None:
+        shown.append((source._view.state, (source._view.last_round or {}).get("kind")))
+        publish()
+
+    source._publish_state = recorded  # type: ignore[method-assign]
+    try:
+        source.catch_up()
+        with Journal.open(path, table_id="T1") as writer:
+            writer.append_batch([
+                Record("round_start", {"kind": "normal", "round": 2, "wagers": []}, shoe="S1", round=2),
+                Record("round_result", {"kind": "void", "reason": "misdeal"}, shoe="S1", round=2),
+                Record("shoe_start", {"decks": 8, "shoe": "S2"}, shoe="S2")])
+        source.catch_up()
+    finally:
+        source.close()
+    assert ("betting", "void") not in shown, shown
+    assert shown[-1] == ("shuffling", None)  # the new shoe's state, no round of it yet
