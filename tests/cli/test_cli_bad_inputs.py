@@ -20,6 +20,7 @@ from controller.errors import (file_argument, journal_argument, journal_to_read_
 from controller.journal import Journal, Record
 from controller.journal.anchors import AnchorFile, anchors_path, record_anchor
 from cli_run import run
+from round_records import round_records
 from services.postgres import floor_db, postgres_cluster  # noqa: F401 (fixtures)
 from tests.control.running_table import PINS, launch_table, make_operators_file, shoectl
 
@@ -28,14 +29,8 @@ from tests.control.running_table import PINS, launch_table, make_operators_file,
 def one_shoe(tmp_path: Path) -> Path:
     """A journal of one shoe of one banker round, anchored in the anchors file beside it."""
     path = tmp_path / "table.db"
-    hand = {"cards": [], "total": 0}
     with Journal.open(path, table_id="T1") as j:
-        j.append_batch([
-            Record("shoe_start", {"decks": 8, "shoe": "S1"}, shoe="S1"),
-            Record("round_start", {"kind": "normal", "round": 1, "wagers": []}, shoe="S1", round=1),
-            Record("round_result", {"kind": "normal", "outcome": "banker", "player": hand, "banker": hand,
-                                    "dealt": [], "player_pair": False, "banker_pair": False}, shoe="S1", round=1),
-        ])
+        j.append_batch([Record("shoe_start", {"decks": 8, "shoe": "S1"}, shoe="S1"), *round_records("S1", 1, rack=False)])
         record_anchor(AnchorFile.beside(path), j)
     return path
 

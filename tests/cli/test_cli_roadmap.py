@@ -14,6 +14,7 @@ from witness import witnessed
 from controller.journal import Journal, JournalReader, Record
 from controller.journal.replay import replay
 from cli_run import dealt_journal, run
+from round_records import round_records
 
 
 
@@ -24,13 +25,7 @@ def table_journal(tmp_path_factory) -> Path:
 
 
 def _round(shoe: str, n: int, kind: str, outcome: str | None, pp: bool = False, bp: bool = False) -> list[Record]:
-    start = Record("round_start", {"kind": kind, "round": n, "wagers": []}, shoe=shoe, round=n)
-    if kind == "void":
-        return [start, Record("round_result", {"kind": "void", "reason": "misdeal"}, shoe=shoe, round=n)]
-    hand = {"cards": [], "total": 0}
-    result = Record("round_result", {"kind": kind, "outcome": outcome, "player": hand, "banker": hand, "dealt": [],
-                                     "player_pair": pp, "banker_pair": bp}, shoe=shoe, round=n)
-    return [start, result, Record("discard_rack", {"cards": []}, shoe=shoe, round=n)]
+    return round_records(shoe, n, kind, outcome, player_pair=pp, banker_pair=bp)
 
 
 @pytest.fixture

@@ -458,16 +458,11 @@ def test_a_void_round_its_transaction_follows_with_a_new_shoe_is_not_shown_open_
     in the state its batch ends in."""
     from controller.journal import Record
     from controller.scoreboard.sources import JournalSource
+    from tests.round_records import round_records
 
     path = tmp_path / "j.db"
-    hand = {"cards": [], "total": 0}
     with Journal.open(path, table_id="T1") as writer:
-        writer.append_batch([
-            Record("shoe_start", {"decks": 8, "shoe": "S1"}, shoe="S1"),
-            Record("round_start", {"kind": "normal", "round": 1, "wagers": []}, shoe="S1", round=1),
-            Record("round_result", {"kind": "normal", "outcome": "banker", "player": hand, "banker": hand, "dealt": [],
-                                    "player_pair": False, "banker_pair": False}, shoe="S1", round=1),
-            Record("discard_rack", {"cards": []}, shoe="S1", round=1)])
+        writer.append_batch([Record("shoe_start", {"decks": 8, "shoe": "S1"}, shoe="S1"), *round_records("S1", 1)])
     source = JournalSource.open(path)
     shown: list[tuple[str, str | None]] = []
     publish = source._publish_state
@@ -480,10 +475,7 @@ def test_a_void_round_its_transaction_follows_with_a_new_shoe_is_not_shown_open_
     try:
         source.catch_up()
         with Journal.open(path, table_id="T1") as writer:
-            writer.append_batch([
-                Record("round_start", {"kind": "normal", "round": 2, "wagers": []}, shoe="S1", round=2),
-                Record("round_result", {"kind": "void", "reason": "misdeal"}, shoe="S1", round=2),
-                Record("shoe_start", {"decks": 8, "shoe": "S2"}, shoe="S2")])
+            writer.append_batch([*round_records("S1", 2, "void"), Record("shoe_start", {"decks": 8, "shoe": "S2"}, shoe="S2")])
         source.catch_up()
     finally:
         source.close()
