@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli.common import print_json
+from controller.cli.common import for_the_reader, print_json
 from controller.control.client import SERVICE_SOCKET, ControlClient
 from controller.control.lines import line_text
 from controller.control.requests import BOOL, MAX_TEXT, NUMBERS, parameters
@@ -323,21 +323,21 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({**reply["status"], "links": reply.get("links") or {}})
         else:
-            print(status_reply_text(reply, str(client.path)))
+            print(for_the_reader(status_reply_text(reply, str(client.path))))
         return 0
     if args.table_command == "watch":
         lines = EventLines()
         for msg in client.events():
             if "status" in msg:
                 print_json(msg["status"]) if args.json else print(
-                    status_reply_text({"status": msg["status"]}, str(client.path)), flush=True)
+                    for_the_reader(status_reply_text({"status": msg["status"]}, str(client.path))), flush=True)
                 continue
             ev = msg.get("event", {})
             if args.json:
                 print_json(ev)
                 sys.stdout.flush()
             elif (text := lines(ev)) is not None:
-                print(text, flush=True)
+                print(for_the_reader(text), flush=True)
         # The stream ends only when the table closes it: a watcher (a surveillance pipe, a unit)
         # learns that it stopped, and from the code that it did not end by its own choice.
         print(f"shoectl ctl: the table stopped: its control socket {client.path} closed", file=sys.stderr)

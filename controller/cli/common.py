@@ -142,6 +142,16 @@ def fitted(text: str, width: int) -> str:
     return "\n".join(lines)
 
 
+def for_the_reader(text: str) -> str:
+    """``text`` as standard output's reader sees it best: fitted to the terminal's width when it is
+    a terminal (``fitted``), whole lines for a pipe or a file (a program reads them)."""
+    try:
+        tty = sys.stdout.isatty()
+    except (AttributeError, ValueError):  # replaced by an object that cannot tell, or closed
+        tty = False
+    return fitted(text, terminal_columns()) if tty else text
+
+
 def stderr_line(text: str) -> None:
     """``write_line(text, error=True)``: one whole line on standard error."""
     write_line(text, error=True)

@@ -337,3 +337,23 @@ def test_a_table_too_busy_for_the_console_s_events_is_not_said_to_have_stopped(m
         "again when it takes one more",
         "* the table's events show again", "* warning: after"]
     assert said[4] == "* the table stopped: its events show again when it is back"
+
+
+def test_ctl_fits_what_it_prints_to_a_terminal_and_not_to_a_pipe(monkeypatch) -> None:
+    """`ctl status` and `ctl watch` on an 80-column terminal broke their lines mid-word, as the
+    console did; into a pipe or a file they stay whole, for the program that reads them."""
+    import io
+    import sys
+
+    from controller.cli.common import for_the_reader
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    line = "* warning: the shoe's cover card came out at position 62; the round in play is the last of the shoe"
+    monkeypatch.setattr("controller.cli.common.terminal_columns", lambda: 40)
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    assert for_the_reader(line) == fitted(line, 40) != line
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert for_the_reader(line) == line
