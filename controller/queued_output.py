@@ -48,6 +48,9 @@ class QueuedOutput:
         self._waiting = 0   # bytes queued or being written
         self._closing = False
         self._thread: threading.Thread | None = None
+        # Another writer that takes the text instead, saying so (True): the live screen, which
+        # prints it above itself; written past it, the screen's next redraw painted over it.
+        self.divert: Callable[[str], bool] | None = None
 
     @property
     def fd(self) -> int | None:
@@ -64,8 +67,11 @@ class QueuedOutput:
         return not self.failed and self._waiting < self._limit
 
     def write(self, text: str, *, always: bool = False) -> bool:
-        """Queue ``text`` as it is; False (nothing queued) after a failed write or, unless
-        ``always``, when ``limit`` bytes already wait."""
+        """Queue ``text`` as it is (or hand it to ``divert``, which may take it); False (nothing
+        queued) after a failed write or, unless ``always``, when ``limit`` bytes already wait."""
+        divert = self.divert
+        if divert is not None and not self._closing and divert(text):
+            return True
         data = text.encode("utf-8", "replace")
         with self._cond:
             if self.failed or (not always and self._waiting >= self._limit):

@@ -16,6 +16,7 @@ Python's ``\\udcff``."""
 from __future__ import annotations
 
 import codecs
+import os
 import math
 import re
 from collections.abc import Mapping
@@ -47,6 +48,26 @@ def is_utf8(encoding: str | None) -> bool:
         return encoding is not None and codecs.lookup(encoding).name == "utf-8"
     except LookupError:
         return False
+
+
+def writes_utf8(encoding: str | None) -> bool:
+    """``is_utf8(encoding)`` for a terminal's stream, unless the person asked for the C locale
+    (``LC_ALL``, ``LC_CTYPE`` or ``LANG`` set to ``C`` or ``POSIX``): Python writes UTF-8 under it
+    all the same (PEP 538 turns ``LANG=C`` into ``LC_CTYPE=C.UTF-8``, PEP 540's UTF-8 mode
+    ``LC_ALL=C`` into a UTF-8 stream), which a terminal of that locale shows as ``Â·`` (a review of
+    terminals). Nothing set says nothing: the stream's encoding decides."""
+    if not is_utf8(encoding):
+        return False
+    env = os.environ
+    c_locale = ("C", "POSIX")
+    if env.get("LC_ALL"):
+        return env["LC_ALL"] not in c_locale
+    ctype, lang = env.get("LC_CTYPE"), env.get("LANG")
+    if ctype and ctype not in ("C.UTF-8", "C.utf8"):
+        return ctype not in c_locale
+    if ctype:  # C.UTF-8: Python's own, over a LANG of the C locale; else the person's
+        return lang not in c_locale
+    return lang not in c_locale
 
 
 def safe(text: str) -> str:

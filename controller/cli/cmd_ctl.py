@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli.common import for_the_reader, print_json
+from controller.cli.common import fitted, for_the_reader, print_json
 from controller.control.client import SERVICE_SOCKET, ControlClient
 from controller.control.lines import line_text
 from controller.control.requests import BOOL, MAX_TEXT, NUMBERS, parameters
@@ -59,9 +59,17 @@ def ok_line(command: str, reply: dict) -> str:
     return f"{command}: ok" + (f": {safe(reply['said'])}" if reply.get("said") else "")
 
 
+class _FittedEpilog(argparse.RawDescriptionHelpFormatter):
+    """The commands' list as written, each line fitted to the help's width (``fitted``): it ran past
+    an 80-column terminal, broken mid-word (a review of terminals)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "".join(indent + line for line in fitted(text, width).splitlines(keepends=True))
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ctl", help="give one command to a running table (for scripts)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       formatter_class=_FittedEpilog,
                        epilog="table commands (KEY=VALUE arguments; money in minor units, e.g. cents):\n"
                               + "\n".join(f"  {c.usage()}\n      {c.help}; {c.min_role.label} or above"
                                            for c in COMMANDS.values()))

@@ -255,6 +255,10 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
         def stop() -> None:
             service.stopping()  # at once: closing the links may take seconds
             runner.stop()
+        if mode == "live" and not args.json:
+            display.start()  # drawn before the first record: a closed --manual table showed nothing
+            if sys.stderr.isatty() and sys.stdout.isatty():  # the same terminal: warnings above the screen,
+                err.divert = display.print_above            # not under its redraws (a review of terminals)
         gc.freeze()  # start-up's objects live as long as the table: a full collection (~10 ms) skips them
         try:
             stopped_by = run_until_signalled(runner.run, stop, name="shoectl run", grace_s=args.stop_grace,

@@ -6,9 +6,9 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
-import textwrap
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -127,19 +127,41 @@ def terminal_columns() -> int:
 
 
 def fitted(text: str, width: int) -> str:
-    """``text`` with each of its lines longer than ``width`` columns broken at spaces, each
-    continuation indented two columns past its line's own indent (under the text after an event's
-    ``* ``); a word longer than a whole line is cut. The terminal would otherwise break the line
-    wherever its edge falls, mid-word (an 80-column console: a review of the floor's terminals)."""
+    """``text`` with each of its lines longer than ``width`` columns broken between words, or after
+    a ``|`` of a usage's choices (``kind=player|banker|...``), each continuation indented two
+    columns past its line's own indent (under the text after an event's ``* ``); a word longer
+    than a whole line is cut. The terminal would otherwise break the line wherever its edge falls,
+    mid-word (an 80-column console: reviews of the floor's terminals)."""
     lines = []
     for line in text.split("\n"):
         if len(line) <= width:
             lines.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip(" "))) + "  "
-        lines.extend(textwrap.wrap(line, max(width, len(indent) + 8), subsequent_indent=indent,
-                                   break_on_hyphens=False) or [line])
+        lines.extend(_wrapped(line, max(width, len(indent) + 8), indent))
     return "\n".join(lines)
+
+
+_PIECE = re.compile(r" +|[^ |]+\|?|\|")  # spaces, or a word up to and with its "|"
+
+
+def _wrapped(line: str, width: int, indent: str) -> list[str]:
+    lead = line[:len(line) - len(line.lstrip(" "))]
+    out, current = [], lead
+    for piece in _PIECE.findall(line[len(lead):]):
+        if piece.isspace():
+            current += piece
+            continue
+        if len(current) + len(piece) > width and current.strip():
+            out.append(current.rstrip())
+            current = indent
+        while len(current) + len(piece) > width:  # longer than a whole line: cut
+            room = width - len(current)
+            out.append(current + piece[:room])
+            piece, current = piece[room:], indent
+        current += piece
+    out.append(current.rstrip())
+    return out
 
 
 def for_the_reader(text: str) -> str:

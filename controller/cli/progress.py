@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from shoectl_config.text import is_utf8
+from shoectl_config.text import writes_utf8
 
 STEPS = 500  # the bar moves at most this many times
 
@@ -23,7 +23,7 @@ def on_terminal() -> bool:
     """Whether standard error is a terminal where a bar may be drawn: one that redraws (not
     TERM=dumb) and takes UTF-8 (the bar's spinner and blocks: on a Latin-1 terminal each redraw
     was left on screen as a new line, a review of terminals)."""
-    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb" and is_utf8(getattr(sys.stderr, "encoding", None))
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb" and writes_utf8(getattr(sys.stderr, "encoding", None))
 
 
 @contextmanager

@@ -5,7 +5,8 @@ called on the table's thread) and keeps the rounds of the current shoe, and of t
 until the next has a round. A ``rich.live.Live`` redraws the screen (``display_screen.screen``)
 a few times a second from its own thread, in place, line by line, never clearing the whole
 screen; it follows the terminal's size. Other output (a warning, a log line) is printed above
-it. ``close()`` draws the final screen and leaves it on the terminal: the last dealt shoe with
+it (``print_above``: standard error's lines, which ``shoectl run`` hands it). ``start()`` draws the
+screen before the first record. ``close()`` draws the final screen and leaves it on the terminal: the last dealt shoe with
 its roads, not the empty shoe that was being shuffled when the table stopped. On a standard
 output that is not a terminal only the final screen is written, at ``close()``.
 """
@@ -18,10 +19,11 @@ from typing import Any, TextIO
 
 from rich.console import Console, RenderableType
 from rich.live import Live
+from rich.text import Text
 
 from controller.journal import kinds
 from controller.table.display_screen import ShownShoe, screen
-from shoectl_config.text import is_utf8
+from shoectl_config.text import writes_utf8
 
 REFRESH_PER_SECOND = 8
 SPARE_LINES = 3
@@ -74,7 +76,23 @@ class LiveDisplay:
             shown, notices = self.shown(), list(self.notices)
         width, height = self.console.size
         return screen(self.snapshot(), shown, notices, width=width, height=height - SPARE_LINES,
-                      unicode=is_utf8(self.console.encoding))
+                      unicode=writes_utf8(self.console.encoding))
+
+    def start(self) -> None:
+        """Draw the screen now and keep it drawn: the table is there before its first record (a
+        closed ``--manual`` table showed a blank terminal: a review of terminals)."""
+        with self.lock:
+            self._start()
+
+    def print_above(self, text: str) -> bool:
+        """Print ``text`` (a warning, a log line; ANSI colours kept) above the screen, where the
+        next redraw leaves it: True when taken, False when no screen is drawn on a terminal."""
+        with self.lock:
+            live = self.live
+            if live is None or not self.console.is_terminal:
+                return False
+            self.console.print(Text.from_ansi(text.rstrip("\n")), highlight=False, soft_wrap=True)
+        return True
 
     def _start(self) -> None:
         if self.live is None:
@@ -93,3 +111,5 @@ class LiveDisplay:
             self.console.print(self.render())
         else:
             live.stop()
+            if not self.console.is_terminal:  # rich ends a final screen written to a file without its newline:
+                self.console.line()           # the run's last line ran into it (a review of terminals)

@@ -181,3 +181,17 @@ def test_each_command_alone_parses_as_in_the_whole_parser() -> None:
         same_modules = {c for c, mods in cli_main.COMMANDS.items() if set(mods) <= set(cli_main.COMMANDS[command])}
         assert {path[0] for path in alone} == same_modules  # ctl and console: one module
         assert alone == {path: text for path, text in whole.items() if path[0] in same_modules}
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_ctl_help_fits_its_commands_list_to_the_width(capsys, monkeypatch, columns: int) -> None:
+    """A review of terminals: `shoectl ctl --help`'s list of table commands ran past an 80-column
+    terminal (20 lines), broken mid-word (`colle` / `cted`); argparse fitted only its own parts."""
+    from controller.table.commands import COMMANDS
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = run(capsys, "ctl", "--help")
+    assert code == 0 and all(len(line) <= columns for line in out.splitlines()), \
+        [line for line in out.splitlines() if len(line) > columns]
+    words = set(out.split())
+    assert all(c.name in out and c.help.split()[0] in words for c in COMMANDS.values())

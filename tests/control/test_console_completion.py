@@ -357,3 +357,17 @@ def test_ctl_fits_what_it_prints_to_a_terminal_and_not_to_a_pipe(monkeypatch) ->
     assert for_the_reader(line) == fitted(line, 40) != line
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert for_the_reader(line) == line
+
+
+def test_a_usage_line_of_choices_is_broken_after_a_choice_not_inside_one() -> None:
+    """A review of terminals: `help wager` on an 80-column console broke `player_bonus` into `pl`
+    and `ayer_bonus` (the usage's choices are one word, `kind=player|banker|...`)."""
+    from controller.table.commands import COMMANDS, help_text
+
+    for width in (80, 100, 60):
+        shown = fitted(help_text("wager"), width).split("\n")
+        assert all(len(line) <= width for line in shown)
+        usage = "".join(line.strip() for line in shown[:3])
+        kinds = next(a for a in COMMANDS["wager"].operator_args if a.name == "kind").choices
+        assert all(f"{kind}|" in usage or f"{kind} " in usage for kind in kinds), shown[:3]
+        assert all(not line.strip().startswith(tuple(k[1:] for k in kinds)) for line in shown), shown[:3]

@@ -210,3 +210,48 @@ def test_a_shoe_given_up_once_the_faults_clear_is_said_over_the_dealers_prompt()
     snap = b.core.snapshot()
     text = _shown(screen(snap, ShownShoe(snap["shoe"]), [], width=100, height=23), 100, 24)
     assert "SHOE GIVEN UP once they are cleared (torn)" in text and "Dealer: DRAW" not in text
+
+
+def test_a_line_printed_above_the_screen_is_not_painted_over_and_the_screen_is_there_before_a_record() -> None:
+    """A review of terminals: the run's warnings, written past the live screen, were painted over by
+    its next redraw (3-5 lines of an old screen left at the top, the warning gone), and a closed
+    ``--manual`` table showed a blank terminal until its first record. A line handed to the screen
+    is printed above it; the screen is drawn at ``start``."""
+    from controller.queued_output import QueuedOutput
+
+    term = io.StringIO()
+    bench = _table_after(3)
+    display = LiveDisplay(bench.core.snapshot, out=term)
+    display.console = Console(file=term, force_terminal=True, width=80, height=24, highlight=False)
+    assert display.print_above("!! not yet") is False  # no screen drawn: the caller writes it
+    display.start()
+    err = QueuedOutput(io.StringIO(), name="test-stderr")
+    err.divert = display.print_above
+    assert err.write("\x1b[33m!! the shoe's gate is locked: a warning a person must read\x1b[0m\n") and err.pending == 0
+    display.live.refresh()
+    display.close()
+    screen_now = pyte.Screen(80, 24)
+    pyte.Stream(screen_now).feed(term.getvalue().replace("\n", "\r\n"))  # a terminal's line discipline (onlcr)
+    shown = "\n".join(screen_now.display)
+    assert "!! the shoe's gate is locked: a warning a person must read" in shown, shown
+    assert shown.count("Minibaccarat, 8 decks") == 1 and "Bead plate" in shown  # one screen, drawn whole
+
+
+@pytest.mark.parametrize(("env", "utf8"), [
+    ({"LANG": "C.UTF-8"}, True), ({"LANG": "en_US.UTF-8"}, True), ({}, True),  # nothing set: the stream decides
+    ({"LANG": "C"}, False), ({"LANG": "C", "LC_CTYPE": "C.UTF-8"}, False),  # Python's coercion of LANG=C (PEP 538)
+    ({"LC_ALL": "C", "LANG": "en_US.UTF-8"}, False), ({"LC_ALL": "POSIX"}, False),
+    ({"LC_CTYPE": "C", "LANG": "en_US.UTF-8"}, False), ({"LC_CTYPE": "en_US.UTF-8", "LANG": "C"}, True),
+])
+def test_a_terminal_of_the_c_locale_gets_ascii_though_python_writes_utf8(monkeypatch, env, utf8) -> None:
+    """A review of terminals: under LANG=C or LC_ALL=C Python writes UTF-8 all the same (PEP 538,
+    540), so the live screen and the progress bar drew `·`, `→`, `○` a C-locale terminal showed as
+    `Â·`; the ASCII spellings the screen has were never chosen."""
+    from shoectl_config.text import writes_utf8
+
+    for name in ("LC_ALL", "LC_CTYPE", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert writes_utf8("utf-8") is utf8
+    assert writes_utf8("latin-1") is False
