@@ -255,3 +255,13 @@ def test_a_terminal_of_the_c_locale_gets_ascii_though_python_writes_utf8(monkeyp
         monkeypatch.setenv(name, value)
     assert writes_utf8("utf-8") is utf8
     assert writes_utf8("latin-1") is False
+
+
+def test_a_final_screen_written_to_a_file_ends_with_its_newline() -> None:
+    """A review of terminals: `run --display live > file` wrote the final screen without its last
+    newline, and the run's last line (`journal ...: N:HASH`) ran into its legend."""
+    out = io.StringIO()
+    display = LiveDisplay(_table_after(2).core.snapshot, out=out)
+    display.start()
+    display.close()
+    assert out.getvalue().endswith("number: ties\n"), out.getvalue()[-80:]
