@@ -105,23 +105,29 @@ def _shown(value: Any) -> str:
 
 
 def _header(snap: dict[str, Any], width: int, g: dict[str, str]) -> Text:
-    """The table (left, shortened first) and the shoe (right) on one line."""
-    left = Text.assemble((f"{_shown(snap.get('table'))} ", LABEL), f"{_shown(snap.get('submission'))}  ",
-                         (f" {str(snap.get('state') or '-').replace('_', ' ')} ", Style(reverse=True, bold=True)))
+    """The table and its state (left) and the shoe (right) on one line. Short of room, the Rules
+    Submission's name is shortened first, then the shoe's facts left out from the end; the state is
+    kept whole (at 80 columns "count fau…", "ready to …" were cut, and at 40 the shoe and round
+    left out for the name: a review of terminals)."""
+    table = Text(f"{_shown(snap.get('table'))} ", style=LABEL)
+    state = Text(f" {str(snap.get('state') or '-').replace('_', ' ')} ", style=Style(reverse=True, bold=True))
     if snap.get("shoe"):
         left_in_shoe = snap.get("cards_remaining")
-        right = Text(f"shoe {snap['shoe']} {g['dot']} round {_shown(snap.get('round'))}"
-                     + (f" {g['dot']} {left_in_shoe} cards left" if left_in_shoe is not None else ""))
-        if snap.get("cover_reached"):
-            right.append(f" {g['dot']} cover card out", style=WARN)
+        facts = [Text(f"shoe {snap['shoe']}"), Text(f"round {_shown(snap.get('round'))}"),
+                 *([Text(f"{left_in_shoe} cards left")] if left_in_shoe is not None else []),
+                 *([Text("cover card out", style=WARN)] if snap.get("cover_reached") else [])]
     else:
-        right = Text("no shoe in play", style=DIM)
-    room = width - right.cell_len - 2
-    if left.cell_len > room and g["more"] == "...":  # (rich's ellipsis is "…")
-        left.truncate(max(room - 3, 0))
-        left.append("...")
-    elif left.cell_len > room:
-        left.truncate(max(room, 0), overflow="ellipsis")
+        facts = [Text("no shoe in play", style=DIM)]
+    right = Text(f" {g['dot']} ").join(facts)
+    while len(facts) > 1 and table.cell_len + state.cell_len + 2 + right.cell_len > width:
+        facts.pop(-2 if facts[-1].style == WARN and len(facts) > 2 else -1)  # the cover card's word stays
+        right = Text(f" {g['dot']} ").join(facts)
+    room = width - right.cell_len - 2 - table.cell_len - state.cell_len
+    name = f"{_shown(snap.get('submission'))}  "
+    if len(name) > room:
+        cut = max(room - 2 - len(g["more"]), 0)
+        name = (name[:cut] + g["more"] + "  ") if cut else ""
+    left = Text.assemble(table, name, state)
     return _line(Text.assemble(left, " " * max(2, width - left.cell_len - right.cell_len), right))
 
 

@@ -266,3 +266,17 @@ def test_a_final_screen_written_to_a_file_ends_with_its_newline() -> None:
     display.close()
     written = out.getvalue()
     assert written.endswith("\n") and not written.endswith("\n\n"), written[-80:]  # one line end, no blank line
+
+
+@pytest.mark.parametrize("state", ["count_fault", "ready_to_deal", "house_money", "betting"])
+@pytest.mark.parametrize("width", [80, 72, 40])
+def test_the_header_keeps_the_table_s_state_whole_and_shortens_the_game_s_name_first(state: str, width: int) -> None:
+    """A review of terminals: at 80 columns the header cut the state (`count fau…`, `ready to …`,
+    `house mon…`) or dropped it once "cover card out" showed; at 40 the shoe and round went for
+    the game's name."""
+    snap = dict(_table_after(3).core.snapshot(), state=state, cover_reached=True)
+    header = _shown(screen(snap, ShownShoe(snap["shoe"]), [], width=width, height=23), width, 24).split("\n")[0]
+    assert cell_len(header) <= width and f" {state.replace('_', ' ')} " in header, header
+    assert header.startswith("T1 ") and "shoe T1-S0001" in header, header
+    if width == 80:
+        assert "cover card out" in header and "round 3" in header, header
