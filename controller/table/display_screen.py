@@ -63,7 +63,7 @@ def screen(snap: dict[str, Any], shown: ShownShoe, notices: Sequence[str], *, wi
     width, height = max(width, 40), max(height, 8)
     rounds = shown.rounds
     g = GLYPHS[unicode]
-    top = [_header(snap, width, g), _hands(snap), _last_round(rounds, g), _wagers(snap), _results(rounds, width, g),
+    top = [_header(snap, width, g), _hands(snap), _last_round(rounds, g), _wagers(snap, width), _results(rounds, width, g),
            _faults(snap)]
     warnings = [_line(Text("!! " + n, style=WARN)) for n in notices[-2:]]
     maps = compute(results_from_rounds(rounds))
@@ -157,11 +157,20 @@ def _round_parts(r: dict[str, Any], g: dict[str, str]) -> list[Any]:
             (outcome, OUTCOME_STYLE.get(outcome[:1].upper(), LABEL))]
 
 
-def _wagers(snap: dict[str, Any]) -> Text:
-    by_seat: dict[int, list[str]] = {}
+def _wagers(snap: dict[str, Any], width: int) -> Text:
+    """Each seat's wagers; too long for the line, each seat's total and count, then its total
+    alone, so that every seat shows (at 80 columns three seats showed, then `seat …`: a review of
+    terminals)."""
+    by_seat: dict[int, list[dict[str, Any]]] = {}
     for w in snap.get("wagers") or []:
-        by_seat.setdefault(w["seat"], []).append(f"{w['kind']} {money_text(w['amount'])}")
-    text = "; ".join(f"seat {s}: {', '.join(v)}" for s, v in sorted(by_seat.items())) or "none"
+        by_seat.setdefault(w["seat"], []).append(w)
+    text = "; ".join(f"seat {s}: " + ", ".join(f"{w['kind']} {money_text(w['amount'])}" for w in ws)
+                     for s, ws in sorted(by_seat.items())) or "none"
+    for compact in ("seat {s}: {total} ({n})", "{s}: {total}"):  # shorter and shorter, until every seat fits
+        if len("Wagers  ") + len(text) <= width:
+            break
+        text = "  ".join(compact.format(s=s, total=money_text(sum(w["amount"] for w in ws)), n=len(ws))
+                         for s, ws in sorted(by_seat.items()))
     return _line(Text.assemble(("Wagers  ", LABEL), text))
 
 

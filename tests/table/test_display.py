@@ -280,3 +280,15 @@ def test_the_header_keeps_the_table_s_state_whole_and_shortens_the_game_s_name_f
     assert header.startswith("T1 ") and "shoe T1-S0001" in header, header
     if width == 80:
         assert "cover card out" in header and "round 3" in header, header
+
+
+def test_every_seat_s_wagers_show_at_80_columns() -> None:
+    """A review of terminals: with six seats wagering, the Wagers line showed three and then
+    `seat …`. Short of room it gives each seat's total and count, then its total alone."""
+    snap = dict(_table_after(3).core.snapshot())
+    snap["wagers"] = [{"seat": s, "kind": k, "amount": a} for s in range(1, 7)
+                      for k, a in (("banker", 2500), ("player_pair", 500))]
+    wide, narrow = (_shown(screen(snap, ShownShoe(snap["shoe"]), [], width=w, height=23), w, 24).split("\n")[3]
+                    for w in (400, 80))
+    assert wide.startswith("Wagers  seat 1: banker 25.00, player_pair 5.00; seat 2: ") and wide.count("seat ") == 6
+    assert narrow == "Wagers  1: 30.00  2: 30.00  3: 30.00  4: 30.00  5: 30.00  6: 30.00"
