@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli.common import write_output
+from controller.cli.common import terminal_columns, write_output
 from controller.cli.journal_input import (
     EXIT_DOES_NOT_VERIFY,
     add_journal_input,
@@ -130,7 +130,9 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
         return 0
-    text = render_svg(maps, title=title) if args.format == "svg" else render_text(maps, title=title)
+    on_terminal = args.output is None and sys.stdout.isatty()  # blocks that fit it; a file's rows whole
+    text = render_svg(maps, title=title) if args.format == "svg" else render_text(
+        maps, title=title, width=terminal_columns() if on_terminal else None)
     _emit(text, args.output)
     return 0
 

@@ -21,6 +21,7 @@ marks slashes, red or blue.
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -106,20 +107,27 @@ def derived_text(colour: Colour) -> str:
     return "r" if colour == "red" else "b"
 
 
-def grid_text(cells: Sequence[Cell[str]], rows: int = ROWS) -> list[str]:
+def grid_text(cells: Sequence[Cell[str]], rows: int = ROWS, *, width: int | None = None) -> list[str]:
     """``rows`` lines; every cell padded to the widest cell text, ``.`` where empty, one space
-    between columns, trailing spaces removed. No cells: one ``.`` per row."""
-    width = max(1, _width(cells))
+    between columns, trailing spaces removed. No cells: one ``.`` per row. With ``width``, a grid
+    wider than that is given in blocks of the columns that fit, one under the other, a blank line
+    between them (an 80-column terminal wrapped every row of a shoe's big road: a review)."""
+    columns = max(1, _width(cells))
     size = max((len(c.item) for c in cells), default=1)
-    grid = [["." for _ in range(width)] for _ in range(rows)]
+    grid = [["." for _ in range(columns)] for _ in range(rows)]
     for c in cells:
         grid[c.y][c.x] = c.item
-    return [" ".join(s.ljust(size) for s in line).rstrip() for line in grid]
+    per = columns if width is None else max(1, (width + 1) // (size + 1))
+    lines: list[str] = []
+    for start in range(0, columns, per):
+        lines.extend([""] if start else [])
+        lines.extend(" ".join(s.ljust(size) for s in line[start:start + per]).rstrip() for line in grid)
+    return lines
 
 
-def render_text(maps: Roadmaps, *, title: str | None = None, rows: int = ROWS) -> str:
+def render_text(maps: Roadmaps, *, title: str | None = None, rows: int = ROWS, width: int | None = None) -> str:
     """The five roads as text grids ``rows`` high (dragon tails folded), each under its name, then
-    a legend. Ends with a newline."""
+    a legend; with ``width`` (a terminal's), each grid in blocks that fit it. Ends with a newline."""
     sections: list[tuple[str, list[Cell[str]]]] = [
         ("Bead plate", [Cell(c.x, c.y, bead_text(c.item)) for c in bead_cells(maps.bead_plate, rows)]),
         ("Big road", [Cell(c.x, c.y, big_road_text(c.item)) for c in fold(maps.big_road, rows)]),
@@ -130,8 +138,8 @@ def render_text(maps: Roadmaps, *, title: str | None = None, rows: int = ROWS) -
     lines: list[str] = [title] if title else []
     for name, cells in sections:
         lines.append(f"{name}:")
-        lines.extend("  " + line for line in grid_text(cells, rows))
-    lines.append(TEXT_LEGEND)
+        lines.extend(("  " + line) if line else "" for line in grid_text(cells, rows, width=width and width - 2))
+    lines.extend(textwrap.wrap(TEXT_LEGEND, width, break_on_hyphens=False) if width else [TEXT_LEGEND])
     return "\n".join(lines) + "\n"
 
 

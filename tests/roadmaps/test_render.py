@@ -81,6 +81,22 @@ def test_grid_text_pads_cells_and_marks_empty_ones() -> None:
     assert grid_text([], rows=2) == [".", "."]
 
 
+def test_a_grid_wider_than_the_terminal_is_given_in_blocks_that_fit_it() -> None:
+    """A review of terminals: a shoe's big road (134 characters a row) wrapped every row on an
+    80-column terminal, and its columns could not be followed. Each grid comes in blocks of the
+    columns that fit, one under the other; nothing is left out."""
+    import random
+
+    rng = random.Random(7)
+    maps = compute(parse_results(" ".join(rng.choice("BBBPPPT") for _ in range(80))))
+    whole, fitted = render_text(maps), render_text(maps, width=40)
+    assert max(map(len, whole.splitlines())) > 40 and all(len(line) <= 40 for line in fitted.splitlines())
+    for road in ("Big road", "Bead plate"):
+        cells = lambda text: sorted(text.split(f"{road}:\n")[1].split(":\n")[0].split())  # noqa: E731
+        assert cells(whole)[:-2] == cells(fitted)[:-2]  # the same cells (the next road's name aside)
+    assert "\n\n" in fitted.split("Big road:\n")[1].split("Big eye boy:")[0]  # in blocks
+
+
 def test_text_dragon_tail_and_nested_tail() -> None:
     text = render_text(compute(parse_results("B" * 8 + "P" * 6 + "B")))
     big = text.split("Big road:\n")[1].split("Big eye boy:")[0]
