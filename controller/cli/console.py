@@ -28,7 +28,9 @@
 """
 from __future__ import annotations
 
+import os
 import shlex
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -132,18 +134,58 @@ class Console:
         # A terminal's lines are fitted to its width, asked at each line (it may be resized); a
         # script's are whole, one message a line.
         self.width: Callable[[], int] | None = terminal_columns if terminal else None
+        # A terminal that cannot move its cursor (TERM=dumb): prompt_toolkit drew the events inside
+        # the line being typed and its completions wrongly (a review of terminals). There the line
+        # is read as the terminal reads it, and an event goes on lines of its own, the prompt after.
+        self.dumb = terminal and os.environ.get("TERM") == "dumb"
+        self._at_prompt = False
 
     def say(self, text: str) -> None:
-        """One message, as whole lines (``write_line``), fitted to the terminal's width."""
-        write_line(fitted(text, self.width()) if self.width is not None else text)
+        """One message, as whole lines (``write_line``), fitted to the terminal's width; on a dumb
+        terminal at the prompt, on a line of its own and the prompt again (what was typed stays in
+        the terminal's line, which Enter sends)."""
+        shown = fitted(text, self.width()) if self.width is not None else text
+        if self.dumb and self._at_prompt:
+            write_line(f"\n{shown}")
+            sys.stdout.write(PROMPT)
+            sys.stdout.flush()
+        else:
+            write_line(shown)
+
+    def _typed_lines(self) -> Iterator[str]:
+        """The lines typed on a dumb terminal, read as the terminal reads them (no completion,
+        no history: it cannot show them), up to Ctrl-D."""
+        while True:
+            self._at_prompt = True
+            try:
+                line = input(PROMPT)
+            except KeyboardInterrupt:
+                write_line("")
+                continue
+            except EOFError:
+                return
+            finally:
+                self._at_prompt = False
+            yield line
 
     def run(self) -> int:
+        self.say(INTRO.replace(", Tab completes", "") if self.dumb else INTRO)
+        threading.Thread(target=self._watch, daemon=True, name="shoectl-console-watch").start()
+        for line in self._typed_lines() if self.dumb else self._prompted_lines():
+            try:
+                if self.handle_typed(line):
+                    break
+            except KeyboardInterrupt:  # while the table was asked: its answer is not read
+                self.say("interrupted before the table answered: it may have carried out the command "
+                         "(`status` shows the table)")
+        return 0
+
+    def _prompted_lines(self) -> Iterator[str]:
+        """The lines typed at prompt_toolkit's prompt (completion, history), up to Ctrl-D."""
         # enable_suspend: Ctrl-Z suspends the console as it does any program (prompt_toolkit's
         # default typed a literal ^Z into the line: a review of terminals)
         session: PromptSession[str] = PromptSession(PROMPT, completer=CommandCompleter(), history=InMemoryHistory(),
                                                     complete_while_typing=False, enable_suspend=True)
-        self.say(INTRO)
-        threading.Thread(target=self._watch, daemon=True, name="shoectl-console-watch").start()
         while True:
             try:
                 # Only while the prompt waits: what the events print then goes above it. A
@@ -153,14 +195,8 @@ class Console:
             except KeyboardInterrupt:
                 continue
             except EOFError:
-                break
-            try:
-                if self.handle_typed(line):
-                    break
-            except KeyboardInterrupt:  # while the table was asked: its answer is not read
-                self.say("interrupted before the table answered: it may have carried out the command "
-                           "(`status` shows the table)")
-        return 0
+                return
+            yield line
 
     def handle_typed(self, text: str) -> bool:
         """What the prompt returned: one line, or a pasted block of lines (the terminal's bracketed

@@ -371,3 +371,41 @@ def test_a_usage_line_of_choices_is_broken_after_a_choice_not_inside_one() -> No
         kinds = next(a for a in COMMANDS["wager"].operator_args if a.name == "kind").choices
         assert all(f"{kind}|" in usage or f"{kind} " in usage for kind in kinds), shown[:3]
         assert all(not line.strip().startswith(tuple(k[1:] for k in kinds)) for line in shown), shown[:3]
+
+
+def test_on_a_dumb_terminal_the_console_reads_lines_as_the_terminal_does_and_events_get_lines_of_their_own(
+        capsys, monkeypatch) -> None:
+    """A review of terminals: under TERM=dumb prompt_toolkit drew the events inside the line being
+    typed, never showed the prompt again, and showed a completion (`stas`) other than the line it
+    held (`status`). There the console reads lines as the terminal does; an event goes on a line
+    of its own, the prompt after it."""
+    import builtins
+
+    from controller.cli import console as console_module
+
+    monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.setattr(console_module, "PromptSession", None)  # never used on a dumb terminal
+    typed = iter(["help status"])
+
+    def read(prompt: str) -> str:
+        print(prompt, end="")
+        try:
+            return next(typed)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr(builtins, "input", read)
+
+    class _Quiet:
+        def events(self, *, since_start: bool = False):
+            raise OSError("no table")
+
+    console = console_module.Console(_Quiet(), None, None)  # type: ignore[arg-type]
+    assert console.dumb
+    monkeypatch.setattr(console_module.Console, "_watch", lambda self: None)
+    assert console.run() == 0
+    out = capsys.readouterr().out
+    assert out.count("shoectl> ") == 2 and "status: the table's state" in out
+    console._at_prompt = True  # an event while a line is being typed
+    console.say("* warning: the shoe's gate is locked")
+    assert capsys.readouterr().out == "\n* warning: the shoe's gate is locked\nshoectl> "
