@@ -2,6 +2,7 @@
 ``run_output.JournalLines``; the live screen ``controller.table.display``)."""
 from __future__ import annotations
 
+from controller.cli.common import for_the_reader
 from controller.cli.run_output import StdoutLines
 from controller.journal import kinds
 from controller.table.io import FAULT_LEVEL, Notice, TableRecord
@@ -20,6 +21,11 @@ class LineDisplay:
         self._fault_said: object = None  # the fault notice a fault record said already (or an outage line)
         self._settled: list[dict] = []  # the round's settlements so far, for a void round's line
 
+    def _line(self, text: str) -> None:
+        """One event's line, fitted to a terminal's width (whole into a pipe or a file: a review of
+        terminals saw `[39` / `0 cards left]` under TERM=dumb)."""
+        self.out.line(for_the_reader(text))
+
     def record(self, r: TableRecord) -> None:
         p = r.payload
         if r.kind == kinds.SETTLEMENT:
@@ -28,26 +34,26 @@ class LineDisplay:
             self._settled = []
         if r.kind == kinds.ROUND_RESULT and p.get("kind") != "void":
             left = self.snapshot().get("cards_remaining") if self.snapshot else None
-            self.out.line(round_result_text(r.shoe, p) + (f"   [{left} cards left]" if left is not None else ""))
+            self._line(round_result_text(r.shoe, p) + (f"   [{left} cards left]" if left is not None else ""))
         elif r.kind == kinds.ROUND_RESULT:
-            self.out.line(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; {void_wagers_text(self._settled)}")
+            self._line(f"{r.shoe} round {p['round']:3d} VOID: {p.get('reason')}; {void_wagers_text(self._settled)}")
         elif r.kind in (kinds.FAULT, kinds.COUNT_FAULT):
             # the notice that follows says it again (a count fault's in more words): not printed
             self._fault_said = p.get("reason") if r.kind == kinds.FAULT else COUNT_FAULT_NOTICE
             if not str(p.get("fault", "")).startswith("link:"):
                 # (a device outage is written by its OutageLines: once, not at every retry)
-                self.out.line(f"!! FAULT: {p.get('reason') or p.get('problem')}")
+                self._line(f"!! FAULT: {p.get('reason') or p.get('problem')}")
         elif r.kind == kinds.RESUMED:
-            self.out.line(f"   resumed: {p['state']}")
+            self._line(f"   resumed: {p['state']}")
         elif r.kind == kinds.SHOE_START:
             by_hand = self.snapshot is not None and not self.snapshot().get("has_shuffler", True)
             how = "decks to the dealer (a preshuffled pack, or shuffled by hand)" if by_hand else "decks to the shuffler"
-            self.out.line(f"== shoe {p['shoe']}: {p['decks']} {how}")
+            self._line(f"== shoe {p['shoe']}: {p['decks']} {how}")
         elif r.kind == kinds.CUT:
-            self.out.line(f"   cut at {p['position']} by {p['by']}")
+            self._line(f"   cut at {p['position']} by {p['by']}")
         elif r.kind == kinds.RECONCILIATION:
             counted = {"shuffler": " (counted at the next shuffle)", "shoe": " (counted at the next load)"}
-            self.out.line(f"   shoe done: {p['left_shoe']} cards out, {p['remaining_in_shoe']} left"
+            self._line(f"   shoe done: {p['left_shoe']} cards out, {p['remaining_in_shoe']} left"
                           f"{counted.get(p.get('remaining_counted_by'), '')}; "
                           f"{'reconciled' if p['ok'] else 'DOES NOT RECONCILE'}")
 
@@ -61,7 +67,7 @@ class LineDisplay:
                 return
         elif n.level != "warning":
             return
-        self.out.line(f"!! {n.text}")
+        self._line(f"!! {n.text}")
 
     def close(self) -> None:
         """Nothing to finish: every line was written as it came (the live display draws its last screen)."""

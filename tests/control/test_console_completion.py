@@ -409,3 +409,30 @@ def test_on_a_dumb_terminal_the_console_reads_lines_as_the_terminal_does_and_eve
     console._at_prompt = True  # an event while a line is being typed
     console.say("* warning: the shoe's gate is locked")
     assert capsys.readouterr().out == "\n* warning: the shoe's gate is locked\nshoectl> "
+
+
+def test_run_s_lines_are_fitted_to_a_terminal(monkeypatch) -> None:
+    """A review of terminals: `run --display lines` (and the live screen's fallback under TERM=dumb)
+    broke its round lines mid-word (`[39` / `0 cards left]`) on an 80-column terminal."""
+    import io
+    import sys
+
+    from controller.cli.run_display import LineDisplay
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    class Lines:
+        def __init__(self) -> None:
+            self.said: list[str] = []
+
+        def line(self, text: str, *, always: bool = False) -> None:
+            self.said.append(text)
+
+    monkeypatch.setattr("controller.cli.common.terminal_columns", lambda: 40)
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    out = Lines()
+    LineDisplay(out).notice(type("N", (), {"level": "warning", "text": "the shoe's cover card came out at position 62",
+                                           "key": None})())  # type: ignore[arg-type]
+    assert out.said and all(len(line) <= 40 for text in out.said for line in text.split("\n")), out.said
