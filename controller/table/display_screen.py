@@ -17,6 +17,7 @@ results, a taller one more rounds. Banker is red, player blue, a tie green (docs
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +66,10 @@ def screen(snap: dict[str, Any], shown: ShownShoe, notices: Sequence[str], *, wi
     g = GLYPHS[unicode]
     top = [_header(snap, width, g), _hands(snap), _last_round(rounds, g), _wagers(snap, width), _results(rounds, width, g),
            _faults(snap)]
-    warnings = [_line(Text("!! " + n, style=WARN)) for n in notices[-2:]]
+    # each of the last two on up to two lines: a surveillance notice's figure was cut at 80 columns
+    # (`player_pair +1…`: a review of terminals); what still does not fit ends in an ellipsis
+    warnings = [_line(Text(part, style=WARN)) for n in notices[-2:]
+                for part in _two_lines("!! " + n, width)]
     maps = compute(results_from_rounds(rounds))
     about = f"{shown.shoe}, the last dealt shoe" if shown.last else shown.shoe
     title = _line(Text(f"Roadmaps of {about}" if shown.shoe else "Roadmaps: no shoe yet", style=LABEL))
@@ -94,6 +98,12 @@ def screen(snap: dict[str, Any], shown: ShownShoe, notices: Sequence[str], *, wi
 
 
 # -- lines -------------------------------------------------------------------------------------------
+
+def _two_lines(text: str, width: int) -> list[str]:
+    """``text`` broken between words into at most two lines of ``width`` (the second indented
+    under the first's text), the rest of it left on the second."""
+    lines = textwrap.wrap(text, width, subsequent_indent="   ", break_on_hyphens=False) or [text]
+    return lines if len(lines) <= 2 else [lines[0], "   " + " ".join(part.strip() for part in lines[1:])]
 def _line(text: Text) -> Text:
     text.no_wrap = True
     text.overflow = "ellipsis"

@@ -292,3 +292,16 @@ def test_every_seat_s_wagers_show_at_80_columns() -> None:
                     for w in (400, 80))
     assert wide.startswith("Wagers  seat 1: banker 25.00, player_pair 5.00; seat 2: ") and wide.count("seat ") == 6
     assert narrow == "Wagers  1: 30.00  2: 30.00  3: 30.00  4: 30.00  5: 30.00  6: 30.00"
+
+
+def test_a_long_notice_takes_two_lines_and_keeps_its_figure_whole() -> None:
+    """A review of terminals: at 80 columns a surveillance notice's figure was cut
+    (`player_pair +1…` for +14.7059 %)."""
+    snap = _table_after(3).core.snapshot()
+    notice = ("edge: the player's edge on player_pair is +14.7059% on the cards left after round 3 of T1-S0001 "
+              "(threshold 0%): watch the seats that wager on it")
+    text = _shown(screen(snap, ShownShoe(snap["shoe"]), [notice], width=80, height=30), 80, 30)
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("!! edge:"))
+    assert "+14.7059%" in lines[at] + lines[at + 1] and lines[at + 1].startswith("   ")
+    assert "watch the seats that wager on it" in lines[at + 1]
