@@ -28,6 +28,7 @@
 """
 from __future__ import annotations
 
+import getpass
 import os
 import shlex
 import sys
@@ -127,8 +128,10 @@ class Console:
         self.client = client
         self.operator = operator
         self.pin = pin
+        dumb = terminal and os.environ.get("TERM") == "dumb"  # (below)
         self.read_pin: Callable[[str], str] | None = read_pin or (
-            (lambda prompt: PromptSession().prompt(prompt, is_password=True)) if terminal else None)
+            None if not terminal else getpass.getpass if dumb
+            else (lambda prompt: PromptSession().prompt(prompt, is_password=True)))
         self.event_lines = EventLines(own_operator=operator)
         self.last_code = 0
         # A terminal's lines are fitted to its width, asked at each line (it may be resized); a
@@ -137,7 +140,7 @@ class Console:
         # A terminal that cannot move its cursor (TERM=dumb): prompt_toolkit drew the events inside
         # the line being typed and its completions wrongly (a review of terminals). There the line
         # is read as the terminal reads it, and an event goes on lines of its own, the prompt after.
-        self.dumb = terminal and os.environ.get("TERM") == "dumb"
+        self.dumb = dumb
         self._at_prompt = False
 
     def say(self, text: str) -> None:
