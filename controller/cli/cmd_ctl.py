@@ -64,7 +64,8 @@ class _FittedEpilog(argparse.RawDescriptionHelpFormatter):
     an 80-column terminal, broken mid-word (a review of terminals)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        return "".join(indent + line for line in fitted(text, width).splitlines(keepends=True))
+        shown = fitted(text, width) if sys.stdout.isatty() else text  # into a pipe, as written
+        return "".join(indent + line for line in shown.splitlines(keepends=True))
 
 
 def register(sub: argparse._SubParsersAction) -> None:

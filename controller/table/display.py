@@ -88,10 +88,13 @@ class LiveDisplay:
         """Print ``text`` (a warning, a log line; ANSI colours kept) above the screen, where the
         next redraw leaves it: True when taken, False when no screen is drawn on a terminal."""
         with self.lock:
-            live = self.live
-            if live is None or not self.console.is_terminal:
-                return False
-            self.console.print(Text.from_ansi(text.rstrip("\n")), highlight=False, soft_wrap=True)
+            drawn = self.live is not None and self.console.is_terminal
+        if not drawn:
+            return False
+        # Not under ``self.lock``: rich's refresh thread holds its Live's lock while it asks
+        # ``render`` for the screen (which takes ``self.lock``), and printing takes the Live's lock:
+        # held both ways, a warning froze the table (a review of the day's changes).
+        self.console.print(Text.from_ansi(text.rstrip("\n")), highlight=False, soft_wrap=True)
         return True
 
     def _start(self) -> None:

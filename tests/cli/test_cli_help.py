@@ -189,7 +189,12 @@ def test_ctl_help_fits_its_commands_list_to_the_width(capsys, monkeypatch, colum
     terminal (20 lines), broken mid-word (`colle` / `cted`); argparse fitted only its own parts."""
     from controller.table.commands import COMMANDS
 
+    import sys
+
     monkeypatch.setenv("COLUMNS", str(columns))
+    code, piped, _ = run(capsys, "ctl", "--help")
+    assert code == 0 and any(len(line) > columns for line in piped.splitlines())  # into a pipe: as written
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # a terminal of COLUMNS
     code, out, _ = run(capsys, "ctl", "--help")
     assert code == 0 and all(len(line) <= columns for line in out.splitlines()), \
         [line for line in out.splitlines() if len(line) > columns]

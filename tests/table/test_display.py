@@ -305,3 +305,34 @@ def test_a_long_notice_takes_two_lines_and_keeps_its_figure_whole() -> None:
     at = next(i for i, line in enumerate(lines) if line.startswith("!! edge:"))
     assert "+14.7059%" in lines[at] + lines[at + 1] and lines[at + 1].startswith("   ")
     assert "watch the seats that wager on it" in lines[at + 1]
+
+
+def test_lines_printed_above_while_the_screen_redraws_never_freeze_it(monkeypatch) -> None:
+    """A review of the day's changes: printing a warning above the screen held the display's lock
+    and asked for rich's Live lock, while rich's refresh thread held its lock and asked ``render``
+    for the display's: a warning froze the table (its next record waited for ever)."""
+    import threading
+    import time
+
+    from controller.table import display as display_module
+
+    monkeypatch.setattr(display_module, "REFRESH_PER_SECOND", 200)  # many redraws: the two meet soon
+    term = io.StringIO()
+    display = LiveDisplay(_table_after(2).core.snapshot, out=term)
+    display.console = Console(file=term, force_terminal=True, width=80, height=24, highlight=False)
+    display.start()
+    printed = []
+
+    def warn() -> None:
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:
+            display.print_above(f"!! warning {len(printed)}")
+            printed.append(1)
+
+    printer = threading.Thread(target=warn, daemon=True)
+    printer.start()
+    printer.join(15)
+    frozen = printer.is_alive()
+    if not frozen:
+        display.close()
+    assert not frozen and len(printed) > 50, len(printed)
