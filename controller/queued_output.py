@@ -48,8 +48,9 @@ class QueuedOutput:
         self._waiting = 0   # bytes queued or being written
         self._closing = False
         self._thread: threading.Thread | None = None
-        # Another writer that takes the text instead, saying so (True): the live screen, which
-        # prints it above itself; written past it, the screen's next redraw painted over it.
+        # Another writer that takes the text instead, saying so (True), on the writing thread: the
+        # live screen, which prints it above itself; written past it, the screen's next redraw
+        # painted over it.
         self.divert: Callable[[str], bool] | None = None
 
     @property
@@ -67,11 +68,8 @@ class QueuedOutput:
         return not self.failed and self._waiting < self._limit
 
     def write(self, text: str, *, always: bool = False) -> bool:
-        """Queue ``text`` as it is (or hand it to ``divert``, which may take it); False (nothing
-        queued) after a failed write or, unless ``always``, when ``limit`` bytes already wait."""
-        divert = self.divert
-        if divert is not None and not self._closing and divert(text):
-            return True
+        """Queue ``text`` as it is; False (nothing queued) after a failed write or, unless
+        ``always``, when ``limit`` bytes already wait."""
         data = text.encode("utf-8", "replace")
         with self._cond:
             if self.failed or (not always and self._waiting >= self._limit):
@@ -145,6 +143,9 @@ class QueuedOutput:
                 self.on_failure(problem)
 
     def _write(self, data: bytes) -> OSError | None:
+        divert = self.divert  # on the writing thread too: a paused terminal holds it alone (a review)
+        if divert is not None and divert(data.decode("utf-8", "replace")):
+            return None
         try:
             if self._fd is None:
                 self._stream.write(data.decode("utf-8"))

@@ -44,7 +44,7 @@ from typing import Any
 from controller.cli.cmd_feed import FeedThread, add_run_feed_options, run_feed_options
 from controller.cli.cmd_scoreboard import add_run_scoreboard_option, bind_run_scoreboard, start_run_scoreboard
 from controller.cli.cmd_systemd import service_watch
-from controller.cli.common import non_negative_int, positive_int, submission_for, whole_number
+from controller.cli.common import non_negative_int, positive_int, same_terminal, submission_for, whole_number
 from controller.cli.outages import OutageLines
 from controller.cli.run_control import add_run_control_options, claim_run_control
 from controller.cli.run_devices import capacity_problem, parse_devices, table_capabilities
@@ -257,8 +257,8 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
             runner.stop()
         if mode == "live" and not args.json:
             display.start()  # drawn before the first record: a closed --manual table showed nothing
-            if sys.stderr.isatty() and sys.stdout.isatty():  # the same terminal: warnings above the screen,
-                err.divert = display.print_above            # not under its redraws (a review of terminals)
+            if same_terminal(sys.stdout, sys.stderr):  # warnings above the screen, not under its
+                err.divert = display.print_above      # redraws (a review of terminals)
         gc.freeze()  # start-up's objects live as long as the table: a full collection (~10 ms) skips them
         try:
             stopped_by = run_until_signalled(runner.run, stop, name="shoectl run", grace_s=args.stop_grace,

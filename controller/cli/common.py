@@ -164,6 +164,15 @@ def _wrapped(line: str, width: int, indent: str) -> list[str]:
     return out
 
 
+def same_terminal(*streams: Any) -> bool:
+    """Whether ``streams`` are all the same terminal (``2>/dev/pts/5`` is another one)."""
+    try:
+        stats = [os.fstat(stream.fileno()) for stream in streams if stream.isatty()]
+    except (AttributeError, OSError, ValueError):
+        return False
+    return len(stats) == len(streams) and all(os.path.samestat(stats[0], st) for st in stats[1:])
+
+
 def for_the_reader(text: str) -> str:
     """``text`` as standard output's reader sees it best: fitted to the terminal's width when it is
     a terminal (``fitted``), whole lines for a pipe or a file (a program reads them)."""

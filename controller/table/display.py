@@ -23,7 +23,7 @@ from rich.text import Text
 
 from controller.journal import kinds
 from controller.table.display_screen import ShownShoe, screen
-from shoectl_config.text import writes_utf8
+from shoectl_config.text import is_utf8, writes_utf8
 
 REFRESH_PER_SECOND = 8
 SPARE_LINES = 3
@@ -76,7 +76,8 @@ class LiveDisplay:
             shown, notices = self.shown(), list(self.notices)
         width, height = self.console.size
         return screen(self.snapshot(), shown, notices, width=width, height=height - SPARE_LINES,
-                      unicode=writes_utf8(self.console.encoding))
+                      unicode=writes_utf8(self.console.encoding) if self.console.is_terminal
+                      else is_utf8(self.console.encoding))  # a file's text is the encoding's, not the locale's
 
     def start(self) -> None:
         """Draw the screen now and keep it drawn: the table is there before its first record (a

@@ -226,8 +226,9 @@ def test_a_line_printed_above_the_screen_is_not_painted_over_and_the_screen_is_t
     assert display.print_above("!! not yet") is False  # no screen drawn: the caller writes it
     display.start()
     err = QueuedOutput(io.StringIO(), name="test-stderr")
-    err.divert = display.print_above
-    assert err.write("\x1b[33m!! the shoe's gate is locked: a warning a person must read\x1b[0m\n") and err.pending == 0
+    err.divert = display.print_above  # on its writing thread: a paused terminal holds that thread alone
+    assert err.write("\x1b[33m!! the shoe's gate is locked: a warning a person must read\x1b[0m\n")
+    assert err.finish()
     display.live.refresh()
     display.close()
     screen_now = pyte.Screen(80, 24)
@@ -336,3 +337,53 @@ def test_lines_printed_above_while_the_screen_redraws_never_freeze_it(monkeypatc
     if not frozen:
         display.close()
     assert not frozen and len(printed) > 50, len(printed)
+
+
+def test_standard_error_on_another_terminal_is_not_taken_for_the_screen_s(tmp_path) -> None:
+    """A review of the day's changes: `run 2>/dev/pts/5` (another terminal) had its warnings printed
+    above the live screen on the first, for both were terminals."""
+    import pty
+
+    from controller.cli.common import same_terminal
+
+    first, second = pty.openpty(), pty.openpty()
+    try:
+        with open(first[1], "w", closefd=False) as a, open(first[1], "w", closefd=False) as a_again, \
+                open(second[1], "w", closefd=False) as b, open(tmp_path / "f", "w") as plain:
+            assert same_terminal(a, a_again) and not same_terminal(a, b) and not same_terminal(a, plain)
+    finally:
+        for fd in (*first, *second):
+            os.close(fd)
+
+
+def test_a_paused_terminal_holds_only_the_writer_of_its_warnings_and_a_file_keeps_its_encoding(monkeypatch) -> None:
+    """A review of the day's changes: a warning handed to the screen was printed on the thread that
+    had it (a link's, the table's): with the terminal paused (Ctrl-S) the table stopped. It is
+    printed by standard error's own writing thread. And `run --display live > file` under LC_ALL=C
+    wrote ASCII where the file's encoding (UTF-8) had written `·` before: the locale is the
+    terminal's business only."""
+    import threading
+    import time
+
+    from controller.queued_output import QueuedOutput
+
+    paused, printed = threading.Event(), []
+    err = QueuedOutput(io.StringIO(), name="test-stderr")
+    def to_the_terminal(text: str) -> bool:  # a terminal paused until ``paused`` is set
+        paused.wait(10)
+        printed.append(text)
+        return True
+
+    err.divert = to_the_terminal
+    started = time.monotonic()
+    assert err.write("!! one\n") and err.write("!! two\n")
+    assert time.monotonic() - started < 1 and not printed  # the caller went on
+    paused.set()
+    assert err.finish() and "".join(printed) == "!! one\n!! two\n"
+
+    monkeypatch.setenv("LC_ALL", "C")
+    out = io.StringIO()
+    display = LiveDisplay(_table_after(2).core.snapshot, out=out)
+    display.console = Console(file=out, width=80, height=24, highlight=False, force_terminal=False)
+    display.close()
+    assert "·" in out.getvalue()
