@@ -87,7 +87,8 @@ def usb_devices() -> tuple[bool, str | None, list[dict[str, Any]]]:
             "serial_number": _string(dev, "serial_number", unread),
             "manufacturer": _string(dev, "manufacturer", unread),
             "product": _string(dev, "product", unread),
-            "access": PERMISSION_WORDS if any(access_denied(dev, e) for e in unread) or access_denied(dev) else None,
+            # an error that says so, else the device's node: looked at once
+            "access": PERMISSION_WORDS if any(access_denied(None, e) for e in unread) or access_denied(dev) else None,
         })
     out.sort(key=lambda d: (d["bus"] or 0, d["address"] or 0, d["vid"], d["pid"]))
     return True, None, out

@@ -137,16 +137,17 @@ def fitted(text: str, width: int) -> str:
         if len(line) <= width:
             lines.append(line)
             continue
-        indent = " " * (len(line) - len(line.lstrip(" "))) + "  "
-        lines.extend(_wrapped(line, max(width, len(indent) + 8), indent))
+        lead = line[:len(line) - len(line.lstrip(" "))]
+        lines.extend(_wrapped(line, max(width, len(lead) + 10), lead))
     return "\n".join(lines)
 
 
 _PIECE = re.compile(r" +|[^ |]+\|?|\|")  # spaces, or a word up to and with its "|"
 
 
-def _wrapped(line: str, width: int, indent: str) -> list[str]:
-    lead = line[:len(line) - len(line.lstrip(" "))]
+def _wrapped(line: str, width: int, lead: str) -> list[str]:
+    """``line`` (``lead`` its own indent) in lines of ``width``, continuations under ``lead + "  "``."""
+    indent = lead + "  "
     out, current = [], lead
     for piece in _PIECE.findall(line[len(lead):]):
         if piece.isspace():
