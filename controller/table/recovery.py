@@ -9,9 +9,8 @@ them. ``Replayed``: how many inputs, each device role's last serial, the last Ru
 
 ``JournalInputs``: inputs to feed the core again, in order with their seqs; the verdict each met
 when it was journaled (the reason of the ``refused`` record written just after it, or None: it was
-taken); each device role's last serial (for seeding the links); the Rules Submissions journaled,
-each with the input it came before; and the last one; where the controller started (its
-``controller_started`` records), by the input each came before. The decisions audit
+taken); the Rules Submissions journaled, each with the input it came before; where the controller
+started (its ``controller_started`` records), by the input each came before. The decisions audit
 (``redecision``) holds them all, as it rebuilds a core at each start.
 
 ``replay(core, read)`` feeds them to the core (``TableCore.recover``) under the rules the journal
@@ -46,14 +45,8 @@ class JournalInputs:
     seqs: list[int] = field(default_factory=list)
     inputs: list[Any] = field(default_factory=list)
     verdicts: list[str | None] = field(default_factory=list)
-    serial_of_role: dict[str, str] = field(default_factory=dict)
     rules_before: dict[int, dict[str, Any]] = field(default_factory=dict)  # input index -> the rules then in force
     starts_before: set[int] = field(default_factory=set)  # input indexes a start of the controller came before
-
-    @property
-    def rules_journaled(self) -> dict[str, Any] | None:
-        """The last Rules Submission journaled (a ``submission`` record's payload), if any."""
-        return self.rules_before[max(self.rules_before)] if self.rules_before else None
 
 
 REPLAY_CHUNK = 4096  # inputs held at once by replay_journal
@@ -73,14 +66,16 @@ def replay_journal(core: TableCore, journal: Any) -> Replayed:
     inputs held are fed (their verdicts whole) before the next input is held, and before a start
     or a Rules Submission is applied."""
     done = Replayed()
-    held = JournalInputs()
+    seqs: list[int] = []
+    inputs: list[Any] = []
+    verdicts: list[str | None] = []
 
     def feed() -> None:
-        _feed(core, held.seqs, held.inputs, held.verdicts)
-        done.inputs += len(held.inputs)
-        held.seqs.clear()
-        held.inputs.clear()
-        held.verdicts.clear()
+        _feed(core, seqs, inputs, verdicts)
+        done.inputs += len(inputs)
+        seqs.clear()
+        inputs.clear()
+        verdicts.clear()
 
     for e in journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION, kinds.REFUSED, kinds.CONTROLLER_STARTED)):
         if e.kind == kinds.CONTROLLER_STARTED:
@@ -90,14 +85,14 @@ def replay_journal(core: TableCore, journal: Any) -> Replayed:
             feed()
             core.sub, done.rules_journaled = rules_of_record(e.payload), e.payload
         elif e.kind == kinds.REFUSED:  # written with the input it refuses, just after it
-            if held.inputs:
-                held.verdicts[-1] = str(e.payload.get("reason", ""))
+            if inputs:
+                verdicts[-1] = str(e.payload.get("reason", ""))
         elif (inp := input_from(e)) is not None:
-            if len(held.inputs) >= REPLAY_CHUNK:
+            if len(inputs) >= REPLAY_CHUNK:
                 feed()
-            held.seqs.append(e.seq)
-            held.inputs.append(inp)
-            held.verdicts.append(None)
+            seqs.append(e.seq)
+            inputs.append(inp)
+            verdicts.append(None)
             if isinstance(inp, DeviceInput) and e.device_serial is not None:
                 done.serial_of_role[inp.device_role] = e.device_serial
     feed()
