@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from controller import sqlite_files
-from shoectl_config.files import regular_file_problem
+from shoectl_config.files import another_owner, regular_file_problem
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -48,29 +48,33 @@ def _refuse(path: str | os.PathLike[str], problem: str | None) -> None:
 
 def foreign_append_target(path: str | os.PathLike[str]) -> str | None:
     """Why a file this process appends to and keeps (a table's log, a journal's anchors) must not
-    be written at ``path``, or None: a link another user made (``foreign_symlink``), or a file that
-    belongs to another user than this process's or root: that account, which made it first in a
-    folder it may write to, could read what is written there and change it afterwards (a security
-    review: a table's anchors, the evidence against a cut journal, kept in a file mode 0666 of
-    another account's)."""
+    be written at ``path``, or None: a link another user made (``foreign_symlink``), or a file of
+    another account than this process's or root's, which could read and change what is written
+    (a security review: a table's anchors kept in another account's file, mode 0666)."""
     problem = foreign_symlink(path)
     if problem is not None:
         return problem
     try:
-        owner = os.stat(path).st_uid
+        return _owned_by_another(os.stat(path).st_uid)
     except (OSError, ValueError):
         return None  # not there (it is created), or a name the write refuses in its own words
-    if owner in (os.geteuid(), 0):
-        return None
-    from shoectl_config.files import user_name
-
-    return (f"belongs to {user_name(owner)}, not to this account: a file another account made is not written to, "
-            "as that account could read and change it; move it away")
 
 
 def refuse_foreign_append_target(path: str | os.PathLike[str]) -> None:
     """``OSError`` (EPERM) with ``foreign_append_target``'s words."""
     _refuse(path, foreign_append_target(path))
+
+
+def refuse_another_owners_file(fd: int, path: str | os.PathLike[str]) -> None:
+    """``refuse_foreign_append_target``'s refusal of a file another account owns, for the file
+    open at ``fd``: the one written, whatever was at ``path`` when it was looked at."""
+    _refuse(path, _owned_by_another(os.fstat(fd).st_uid))
+
+
+def _owned_by_another(uid: int) -> str | None:
+    owner = another_owner(uid)
+    return None if owner is None else (f"belongs to {owner}, not to this account: a file another account made is "
+                                       "not written to, as that account could read and change it; move it away")
 
 
 def replacement_problem(path: str | os.PathLike[str], *, side_file: str | None = None) -> str | None:

@@ -39,6 +39,11 @@ def user_name(uid: int) -> str:
         return str(uid)
 
 
+def another_owner(uid: int) -> str | None:
+    """The name of the account ``uid`` when it is neither this process's nor root's, else None."""
+    return None if uid in (os.geteuid(), 0) else user_name(uid)
+
+
 def group_name(gid: int) -> str:
     """The name of group ``gid``, or the number when the system has none for it."""
     import grp

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from controller.fsutil import (TABLE_FILE_MODE, foreign_append_target, fsync_dir, refuse_foreign_append_target,
-                              write_synced)
+from controller.fsutil import (TABLE_FILE_MODE, foreign_append_target, fsync_dir, refuse_another_owners_file,
+                              refuse_foreign_symlink, write_synced)
 from controller.journal.chain import ALGORITHMS, Hasher, canonical_json, is_hex, key_id_shown
 from controller.journal.errors import JournalError
 from shoectl_config.files import NotARegularFile, require_regular_file
@@ -156,13 +156,12 @@ class AnchorFile:
             self._checked = True
         data = (json.dumps(anchor.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
         created = not self.path.exists()
-        refuse_foreign_append_target(self.path)
-        # A link planted after that look is not followed, nor a file another account made then.
+        refuse_foreign_symlink(self.path)
+        # A link planted after that look is not followed; the owner is that of the file opened.
         follow = 0 if self.path.is_symlink() else os.O_NOFOLLOW
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | follow, TABLE_FILE_MODE)
         try:
-            if os.fstat(fd).st_uid not in (os.geteuid(), 0):
-                refuse_foreign_append_target(self.path)
+            refuse_another_owners_file(fd, self.path)
             write_synced(fd, data)
         finally:
             os.close(fd)

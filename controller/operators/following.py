@@ -23,7 +23,7 @@ from pathlib import Path
 import structlog
 
 from controller.operators.store import Operator, Operators, OperatorsError, load_operators
-from shoectl_config.files import user_name
+from shoectl_config.files import another_owner
 
 __all__ = ["FollowedOperators", "load_table_operators"]
 
@@ -36,13 +36,13 @@ def load_table_operators(path: str | os.PathLike[str]) -> Operators:
     access control for managing operators (docs/operators.md): another account that made it where
     the table looks (a folder it may write to) made itself a supervisor (a security review)."""
     try:
-        owner = os.stat(path).st_uid
+        owner = another_owner(os.stat(path).st_uid)
     except OSError:
         owner = None  # not there, or not to be looked at: load_operators says why in its words
-    if owner is not None and owner not in (os.geteuid(), 0):
-        raise OperatorsError(os.fspath(path), "", f"belongs to {user_name(owner)}, not to the account running the "
-                             "table or root: another account's file does not decide who operates the table "
-                             "(chown it, or move it away)")
+    if owner is not None:
+        raise OperatorsError(os.fspath(path), "", f"belongs to {owner}, not to the account running the table or "
+                             "root: another account's file does not decide who operates the table (chown it, or "
+                             "move it away)")
     return load_operators(path)
 
 _Signature = tuple[int, int, int, int, int] | None
