@@ -65,9 +65,7 @@ def writes_utf8(encoding: str | None) -> bool:
     ctype, lang = env.get("LC_CTYPE"), env.get("LANG")
     if ctype and ctype not in ("C.UTF-8", "C.utf8"):
         return ctype not in c_locale
-    if ctype:  # C.UTF-8: Python's own, over a LANG of the C locale; else the person's
-        return lang not in c_locale
-    return lang not in c_locale
+    return lang not in c_locale  # also under C.UTF-8: Python's own, over a LANG of the C locale
 
 
 def safe(text: str) -> str:

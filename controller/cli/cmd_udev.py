@@ -22,7 +22,7 @@ from pathlib import Path
 from controller.errors import UsageError, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
 from firmware_bridge.profiles import list_profiles
-from firmware_bridge.udev import INSTALLED_RULES_PATH, default_rules_path, generate_rules
+from firmware_bridge.udev import INSTALLED_RULES_PATH, SYMLINK_DIR, default_rules_path, generate_rules
 from shoectl_config.files import read_regular_file
 
 EXIT_DIFFERS = 1
@@ -70,7 +70,8 @@ MAX_RULES_BYTES = 1 << 20  # a rules file is a few kilobytes
 
 def run_check(args: argparse.Namespace) -> int:
     path = Path(args.file) if args.file else default_rules_path()
-    expected = generate_rules(list_profiles(), include_test_profiles=args.include_test_profiles)
+    profiles = list_profiles()
+    expected = generate_rules(profiles, include_test_profiles=args.include_test_profiles)
     if not path.exists():
         print(f"{path}: missing; run: shoectl udev generate -o {path}")
         return EXIT_DIFFERS
@@ -89,7 +90,7 @@ def run_check(args: argparse.Namespace) -> int:
         fromfile=str(path), tofile="generated",
     )
     sys.stdout.writelines(diff)
-    unknown = sorted(set(_RULE_PROFILE.findall(actual)) - {p.name for p in list_profiles()})
+    unknown = sorted(set(_RULE_PROFILE.findall(actual)) - {p.name for p in profiles})
     if unknown:
         # Generated here, the file would lose them, and the service its devices (an integrator
         # review: run as advised without the service's SHOECTL_PROFILE_PATH, it did).
@@ -102,7 +103,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 # A generated rule's profile: the link it makes, /dev/shoectl/NAME (firmware_bridge.udev).
-_RULE_PROFILE = re.compile(r'SYMLINK\+="shoectl/([^"/]+)"')
+_RULE_PROFILE = re.compile(rf'SYMLINK\+="{re.escape(SYMLINK_DIR)}/([^"/]+)"')
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -138,8 +138,6 @@ def parse_broker_url(text: str) -> tuple[str, int, bool]:
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
         raise BrokerError(bad + "expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
-    if parts.username is not None or parts.password is not None:
-        raise BrokerError(bad + "no user name or password in the URL: use --username and --password-file")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise BrokerError(bad + "only a host and a port may follow the scheme")
     if not parts.hostname:

@@ -141,7 +141,7 @@ class TableServer:
             # Locked under another name, then named: a sweep between the file's creation and its lock
             # found it free and removed this new directory (64 tables started at once: one lost its
             # links). A directory holding another name is never swept.
-            making = self.directory / f"{_OWNER}.new"
+            making = self.directory / _MAKING
             self._owner = os.open(making, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             fcntl.flock(self._owner, fcntl.LOCK_EX)
             os.rename(making, self.directory / _OWNER)
