@@ -202,7 +202,6 @@ class CommandChannel:
         first_sent = time.monotonic()
         while True:
             attempts += 1
-            self.last_tx = session.last_tx = self._clock()
             sent = time.monotonic()
             lost = self._write(session, data, command, attempts)
             while lost is None:
@@ -283,7 +282,10 @@ class CommandChannel:
     def _write(self, session: Session, data: bytes, command: Command,
                attempts: int) -> CommandInterrupted | None:
         """Write a command's bytes; on a transport error the session is lost and the command's
-        outcome unknown (returned, to raise)."""
+        outcome unknown (returned, to raise). Every write stamps ``last_tx``, an early retransmission's
+        too (the device heard the host then: it was left out, and the host-loss check could count
+        the session quiet while it was not)."""
+        self.last_tx = session.last_tx = self._clock()
         try:
             session.transport.write(data)
         except TransportError as exc:

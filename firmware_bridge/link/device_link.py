@@ -115,8 +115,9 @@ class DeviceLink:
         last_delivered_serial: the serial of the device ``last_delivered`` came from. Another
             unit answering has counters of its own, even under the same epoch number: they start
             afresh, reported as an epoch change (``None``: the seed is taken for any unit's).
-        expected_serial: refuse a device whose IDENTITY serial differs (otherwise the first
-            serial seen binds the link: a changed serial after a replug is refused).
+        expected_serial: refuse a device whose IDENTITY serial differs; ``None`` (what
+            ``from_profile`` gives): any unit of the kind, another than the last said in the
+            connect's report (``unit_change``).
         expected_kind: the profile's kind (``shoe``, ``shuffler``, ``shuffler-shoe``): a device
             of another kind is refused at the handshake (``identity_check``); ``None``: any.
         clock: monotonic seconds (``time.monotonic``) for heartbeat and resend scheduling.
