@@ -38,17 +38,17 @@ def journal_argument(text: str) -> str:
     ``migrate``'s NEW, ``backup``'s COPY): refused when its name leaves no room for those files (a
     name of 250 characters was refused as its anchors file's, a name the user never gave: a review
     of bad inputs)."""
-    return _journal_name(text, _BESIDE_A_JOURNAL)
+    return _journal_name(text, _BESIDE_A_JOURNAL, "its .anchors, the temporary one it is created as")
 
 
 def journal_to_read_argument(text: str) -> str:
     """``journal_argument`` for a journal a command only reads (``verify``, ``replay``, ``export``,
     ``audit``, the scoreboard ...): a name another program gave it, longer than ``run`` would take,
     is read all the same, up to the room its anchors file and SQLite's need beside it."""
-    return _journal_name(text, _BESIDE_A_JOURNAL_READ)
+    return _journal_name(text, _BESIDE_A_JOURNAL_READ, "its .anchors, SQLite's -wal and -shm")
 
 
-def _journal_name(text: str, beside: int) -> str:
+def _journal_name(text: str, beside: int, made: str) -> str:
     text = path_argument(text)
     name = os.path.basename(text.rstrip(os.sep))
     try:
@@ -57,8 +57,6 @@ def _journal_name(text: str, beside: int) -> str:
         most = 255  # no such folder (said in its turn), or no such limit said: Linux's
     size = len(name.encode(errors="surrogateescape"))
     if size + beside > most:
-        made = ("its .anchors, the temporary one it is created as" if beside == _BESIDE_A_JOURNAL
-                else "its .anchors, SQLite's -wal and -shm")
         raise argparse.ArgumentTypeError(f"{text}: a journal's name may have at most {most - beside} bytes, not "
                                          f"{size}: the files made beside it ({made}) add up to {beside} to it; give "
                                          "a shorter one")

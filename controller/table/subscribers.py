@@ -34,8 +34,12 @@ class Subscribers:
         self._lock = threading.Lock()
         self._step_published: int | None = None  # the seq of the last clock_step published
         self._kept: list[dict[str, Any]] = []  # the first START_KEPT events
-        self._keeping = True
         self._missed = False  # an event was made past them: not kept (or not even built)
+
+    @property
+    def _keeping(self) -> bool:
+        """Whether the table's first events are still being kept."""
+        return len(self._kept) < START_KEPT
 
     def add(self, maxsize: int, *, since_start: bool = False) -> queue.Queue[Any]:
         """A new subscriber's queue; ``since_start``: the events kept since the table started first
@@ -60,7 +64,6 @@ class Subscribers:
             queues = list(self._queues)
             if self._keeping:
                 self._kept.append(event)
-                self._keeping = len(self._kept) < START_KEPT
             else:
                 self._missed = True
         for q in queues:
