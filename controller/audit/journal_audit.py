@@ -77,7 +77,11 @@ class CardsAudit:
 SAID_PROBLEMS = 3  # a shoe's card-set findings named in its exclusion's reason
 
 
-def _decks_out_of_range(decks: int) -> str:
+def _decks_out_of_range(decks: int | None) -> str | None:
+    """Why a shoe's deck count is no shoe's (only a forger writes it), or None (none said, or one a
+    shoe holds)."""
+    if not decks or 1 <= decks <= MAX_DECKS:
+        return None
     return f"the journal says {str(decks)[:20]} decks; a shoe holds 1 to {MAX_DECKS}"
 
 
@@ -88,8 +92,8 @@ def cards_audit(shoes: Sequence[ShoeData]) -> CardsAudit:
             skipped.append((s.shoe, "not dealt"))
         elif not s.decks:
             skipped.append((s.shoe, "the journal does not say how many decks"))
-        elif not 1 <= s.decks <= MAX_DECKS:  # only a forger writes it: said with the shoe, not raised
-            skipped.append((s.shoe, _decks_out_of_range(s.decks)))
+        elif (forged := _decks_out_of_range(s.decks)) is not None:  # said with the shoe, not raised
+            skipped.append((s.shoe, forged))
         else:
             reports.append(s.verify())
     return CardsAudit(reports, skipped, {s.shoe: list(s.entered) for s in shoes if s.entered})
@@ -136,9 +140,9 @@ def shuffle_audit(shoes: Sequence[ShoeData], *, confidence: float = 0.99,
     excluded: list[tuple[str, str]] = [(s.shoe, "not dealt") for s in shoes if not dealt(s)]
     # A deck count no shoe holds is only a forger's: said with its shoe, as `audit cards` says it
     # (it was a bare "decks must be a whole number from 1 to 12": a lab's review)
-    forged = [s for s in dealt_shoes if s.decks and not 1 <= s.decks <= MAX_DECKS]
-    excluded += [(s.shoe, _decks_out_of_range(s.decks)) for s in forged]
-    dealt_shoes = [s for s in dealt_shoes if all(s is not f for f in forged)]
+    forged = [(s.shoe, why) for s in dealt_shoes if (why := _decks_out_of_range(s.decks)) is not None]
+    excluded += forged
+    dealt_shoes = [s for s in dealt_shoes if _decks_out_of_range(s.decks) is None]
     known = Counter(s.decks for s in dealt_shoes if s.decks)
     if not known:
         said = "".join(f"; {shoe}: {why}" for shoe, why in excluded if why != "not dealt")

@@ -47,6 +47,11 @@ NEEDS_PRE_ORDER = frozenset({"adjacency", "rising_sequences"})
 MULTIPLE_TESTING_METHOD = "Holm-Bonferroni"
 
 
+def alpha_of(confidence: float) -> float:
+    """The family-wise error rate of a ``confidence`` (0.99: 0.01), rounded past float noise."""
+    return round(1.0 - confidence, 12)
+
+
 @dataclass(frozen=True)
 class AuditResult:
     """The tests' results with Holm-adjusted p-values; ``passed`` is the overall verdict."""
@@ -60,7 +65,7 @@ class AuditResult:
 
     @property
     def alpha(self) -> float:
-        return round(1.0 - self.confidence, 12)
+        return alpha_of(self.confidence)
 
     @property
     def passed(self) -> bool:
@@ -107,7 +112,7 @@ def audit_orders(orders: Sequence[Order], *, confidence: float = 0.99,
         "serial_correlation": lambda: serial_correlation_test(orders),
     }
     results = tuple(runners[name]() for name in wanted)
-    alpha = round(1.0 - confidence, 12)
+    alpha = alpha_of(confidence)
     real = [i for i, r in enumerate(results) if r.can_reject(alpha)]
     adjusted, rejected = [1.0] * len(results), [False] * len(results)
     if real:
