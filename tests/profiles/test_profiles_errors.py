@@ -61,7 +61,10 @@ BAD_CASES: list[tuple[str, dict | str | bytes, str, str]] = [
     ("retries-range", with_change(SERIAL_BASE, "timing.retries", 100), "timing.retries", "out of range: 100 (allowed 0..20)"),
     # a device review: at 8000 ms the shoe took the quiet host for gone between two heartbeats
     ("heartbeat-past-host-loss", with_change(SERIAL_BASE, "timing.heartbeat_interval_ms", 2501), "timing.heartbeat_interval_ms",
-     "2501 is above 2500: a device takes a host silent for 5 s for gone"),
+     "out of range: 2501 (allowed 50..2500: a device takes a host silent for 5 s for gone"),
+    # past the old general bound, the same reason, not "allowed 50..600000" (a stop's note)
+    ("heartbeat-far-past-host-loss", with_change(SERIAL_BASE, "timing.heartbeat_interval_ms", 700_000),
+     "timing.heartbeat_interval_ms", "out of range: 700000 (allowed 50..2500: a device takes a host silent for 5 s"),
     ("unknown-timing-key", with_change(SERIAL_BASE, "timing.timeout", 5), "timing.timeout", "known keys: response_timeout_ms"),
     ("transport-not-a-table", 'transport = "serial"\n[device]\nvendor = "v"\nmodel = "m"\nkind = "shoe"\n', "transport", "expected a table ([transport]), got a string"),
     ("toml-syntax", '[device]\nvendor = "v\n', "", "TOML syntax error"),
