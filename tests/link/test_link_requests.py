@@ -8,6 +8,7 @@ into a failure.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -189,6 +190,24 @@ def test_a_damaged_reply_is_asked_for_again_at_once_and_the_command_runs_once(
     assert result == [Ack()]
     assert rig.device.executed["Shuffle"] == 1 and rig.device.replayed == 1
     assert rig.link.stats["early_retransmissions"] == 1 and rig.link.stats["timeouts"] == 0
+
+
+def test_an_early_retransmission_counts_as_the_hosts_last_write(rig_factory: Callable[..., Rig]) -> None:
+    """The device heard the host when the command was sent again after a damaged reply: that write
+    is the host's last one, from which the heartbeat and the host-loss check count the link quiet
+    (once left out, a retransmission's session looked quiet since the first attempt)."""
+    quiet = Timing(response_timeout_ms=200, heartbeat_interval_ms=600_000, retries=3,
+                   reconnect_min_ms=10, reconnect_max_ms=200)  # no heartbeat writes in between
+    rig = connected(rig_factory(timing=quiet))
+    rig.device.damage_replies[Shuffle] = 1
+    executed_at: list[float] = []
+    rig.device.on_command = lambda command: executed_at.append(time.monotonic()) if isinstance(command, Shuffle) else None
+    assert rig.link.request(Shuffle(decks=8), timeout=3600) == Ack()
+    assert rig.link.stats["early_retransmissions"] == 1 and len(executed_at) == 1
+    channel = rig.link._commands  # the write's stamp is the channel's and its session's
+    assert channel.last_tx > executed_at[0]  # written after the device had run it: the retransmission
+    assert channel.session is not None and channel.session.last_tx == channel.last_tx
+    rig.link.stop()
 
 
 def test_gate_lock_is_a_plain_request(rig_factory: Callable[..., Rig]) -> None:
