@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from controller.rules.cards import Card
-from controller.rules.shoe import PreparedShoe, prepare, random_cut
+from controller.rules.shoe import PreparedShoe, prepare, random_cut, second_cover_limits
 
 COVER_FROM_BOTTOM = (14, 16)  # where the dealer puts the second cover card (>= 10, 681a.5(d))
 
@@ -66,9 +66,13 @@ class ShoeDraw(NamedTuple):
 
 
 def cover_range(submission: Any) -> tuple[int, int]:
-    """Where the second cover card may go, in cards above the bottom (681a.5(d))."""
-    depth = submission.min_cover_depth
-    return max(COVER_FROM_BOTTOM[0], depth), max(COVER_FROM_BOTTOM[1], depth)
+    """Where the dealer puts the second cover card, in cards above the bottom: ``COVER_FROM_BOTTOM``
+    moved up to the submission's ``min_cover_depth`` (681a.5(d)) and down below its burned cards
+    (681a.7(c)), within the places the rules allow (``second_cover_limits``; the submission's
+    parser refuses burn counts that leave none)."""
+    lowest, highest = second_cover_limits(submission.decks * 52, submission.min_cover_depth, submission.burn_cards)
+    hi = min(max(COVER_FROM_BOTTOM[1], lowest), highest)
+    return min(max(COVER_FROM_BOTTOM[0], lowest), hi), hi
 
 
 @lru_cache(maxsize=None)

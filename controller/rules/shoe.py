@@ -9,7 +9,8 @@ Contract:
 - ``cut(stack, position, min_depth)`` -> new stack: 681a.5(d): the cards above the cover card (and
   the cover card) go to the bottom.
 - ``check_second_cover(n, from_bottom, min_depth, burn)``: 681a.5(d): the second cover card at least
-  ``min_depth`` cards above the bottom. ``PreparedShoe.cover_index`` is the number of cards dealt
+  ``min_depth`` cards above the bottom, and below the burned cards; ``second_cover_limits`` gives
+  that range. ``PreparedShoe.cover_index`` is the number of cards dealt
   before the second cover card appears.
 - ``prepare(cards, cut_position, cover_from_bottom, burn, min_depth)`` -> ``PreparedShoe``.
 - ``round_may_start(dealt, cover_index)``: 681a.7(d): rounds go on until the cover card is reached;
@@ -47,11 +48,19 @@ def cut(stack: Sequence[Card], position: int, min_depth: int = REGULATION_MIN_CO
     return list(stack[position:]) + list(stack[:position])
 
 
+def second_cover_limits(n: int, min_depth: int = REGULATION_MIN_COVER_DEPTH, burn: int = 1) -> tuple[int, int]:
+    """The places the second cover card may take in a stack of ``n``, as cards above the bottom,
+    lowest and highest (``check_second_cover``); empty (lowest above highest) when ``burn`` cards
+    leave no place at ``min_depth``."""
+    return min_depth, n - burn
+
+
 def check_second_cover(n: int, from_bottom: int, min_depth: int = REGULATION_MIN_COVER_DEPTH, burn: int = 1) -> None:
     """681a.5(d): "at least ten cards above the bottom of the stack" (``min_depth``, which a Rules
     Submission may raise); and below the ``burn`` card(s) 681a.7(c) removes first after the load,
     or the cover card would come out before the burn."""
-    if min_depth <= from_bottom <= n - burn:
+    lowest, highest = second_cover_limits(n, min_depth, burn)
+    if lowest <= from_bottom <= highest:
         return
     if from_bottom < min_depth:
         raise CutError(f"second cover card {from_bottom} cards above the bottom of a {n}-card stack: it must be "

@@ -19,6 +19,7 @@ from shoectl_config.text import show as _show, typename as _typename
 from . import twentyone as t21
 from .errors import SubmissionError
 from .model import BonusRank, Dealing, Game, Payout, WagerKind
+from .shoe import second_cover_limits
 from .submission_data import HouseMoneyOptions, Submission, TwentyOneOptions, names_of
 from .submission_limits import LIMIT_KEYS, parse_limits
 
@@ -195,6 +196,14 @@ class SubmissionParser(DocumentParser):
             min_cover_depth = self.integer(
                 "submission.min_cover_depth", value, REG_MIN_COVER_DEPTH, decks * 52 // 2,
                 hint=f" for {decks} decks",
+            )
+        lowest, highest = second_cover_limits(decks * 52, min_cover_depth, burn_cards)
+        if lowest > highest:  # every place refused: a table would refuse every cover (a configuration review)
+            raise self.fail(
+                "submission.burn_cards",
+                f"{burn_cards} cards burned leave no place for the second cover card, which goes below them and at "
+                f"least {min_cover_depth} cards above the bottom (681a.5(d), 681a.7(c)); at most "
+                f"{decks * 52 - min_cover_depth} for {decks} deck{'' if decks == 1 else 's'}",
             )
         seats = DEFAULT_SEATS
         if "seats" in sub:

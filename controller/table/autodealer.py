@@ -16,6 +16,9 @@ notice, journaled with the command), sets ``gave_up`` to a sentence saying why, 
 then check the cards and the shuffler. So with events of a device that never came (the fault
 ``events:<role>``): giving them up is a person's decision, never this one's.
 
+A command the table keeps refusing (the same one ``MAX_SAME_COMMAND`` times in a row in one state)
+is given up the same way: ``gave_up`` says so, and no command follows.
+
 ``next_input(core) -> OperatorInput | None``: what to do now, or None to wait for the devices.
 Deterministic for a given seed.
 """
@@ -26,12 +29,17 @@ from collections.abc import Callable
 from typing import Any
 
 from controller.roles import AUTOMATED_DEALER, AUTOMATED_FLOORPERSON, Role
+from controller.simulation_shoe import cover_range
 from controller.rules.model import WagerKind
 from controller.table.faults import floorperson_clears
 from controller.table.io import OperatorInput
 
 MAX_RESHUFFLES_AFTER_COUNT_FAULTS = 3
 MAX_COMMAND_FAULT_CLEARS = 3  # a device that refuses the same again after that is a person's to look at
+# The same command given this many times in a row in one state is going nowhere (each refused, the
+# table unmoved): rules it cannot follow once refused every cover for ever, thousands of journal
+# entries a second (a configuration review). A round's most, a seat's wagers and turns, are tens.
+MAX_SAME_COMMAND = 500
 
 
 class AutoDealer:
@@ -50,11 +58,28 @@ class AutoDealer:
         self._seated = False
         self._bets_placed_for: int | None = None
         self._asked: set[tuple[str, Any]] = set()
+        self._repeat: tuple[str, str] | None = None  # the last command given, and the state it was given in
+        self._repeats = 0
 
     def _op(self, command: str, role: Role = Role.DEALER, **args: Any) -> OperatorInput:
         return OperatorInput(command, args, AUTOMATED_FLOORPERSON if role >= Role.FLOORPERSON else AUTOMATED_DEALER, role)
 
     def next_input(self, core: Any) -> OperatorInput | None:
+        state = core.state
+        op = self._decide(core)
+        if op is None:
+            return None
+        repeat = (op.command, state)
+        self._repeats = self._repeats + 1 if repeat == self._repeat else 1
+        self._repeat = repeat
+        if self._repeats > MAX_SAME_COMMAND:
+            self.gave_up = (f"the automated dealer's {op.command} was given {MAX_SAME_COMMAND} times in a row while the "
+                            f"table was {state}, and the table did not move on (each refusal is in the journal): "
+                            "a person must look at the table and its rules")
+            return self.next_input(core)  # said once, as any other giving up
+        return op
+
+    def _decide(self, core: Any) -> OperatorInput | None:
         sub = core.sub  # the Rules Submission in force: a floorperson may have set another
         state = core.state
         if self.gave_up is not None:
@@ -96,7 +121,7 @@ class AutoDealer:
                         return self._op("cut_decline", seat=shoe.cut_offeree)
                     return self._op("cut", seat=shoe.cut_offeree, position=self._cut_position(shoe, sub.min_cover_depth))
                 return self._op("cut", position=self._cut_position(shoe, sub.min_cover_depth))
-            return self._op("cover", from_bottom=self.rng.randint(max(14, sub.min_cover_depth), max(16, sub.min_cover_depth)))
+            return self._op("cover", from_bottom=self.rng.randint(*cover_range(sub)))
         if state == "ready_to_load":
             return self._op("load")
         if state == "betting" and core.round is None and core.prompt == "PLACE BETS":

@@ -143,3 +143,19 @@ def test_midibaccarat_squeeze_and_house_money_before_third_cards(tmp_path: Path)
             rounds_with_hm += 1
             assert cards_in_round == 4 and revealed >= 2  # both hands face up, before any third card
     assert rounds_with_hm > 0
+
+
+@pytest.mark.reg("681a.5(d)", "681a.7(c)")
+def test_a_one_deck_shoe_with_a_long_burn_is_covered_and_dealt(tmp_path: Path) -> None:
+    """681a.5(d): "the second cover card in a position at least ten cards above the bottom of the
+    stack"; 681a.7(c): the burn ("remove the first card") after the load, here forty cards, which
+    the submission may set: the cover card goes below them, at 10-12 cards above the bottom of a
+    one-deck stack. The automated dealer placed it at 14-16 whatever the burn, and the table
+    refused every cover for ever, filling its journal (a configuration review)."""
+    path = tmp_path / "long-burn.toml"
+    path.write_text('[submission]\ngame = "punto-banco"\ndecks = 1\nburn_cards = 40\n')
+    entries = played(tmp_path, str(path))
+    assert not of(entries, "refused")
+    (cover,) = of(entries, "cover")
+    assert 10 <= cover["from_bottom"] <= 12
+    assert len(of(entries, "burn")) == 40 and of(entries, "card")  # burned, then dealt

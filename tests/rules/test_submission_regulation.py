@@ -85,6 +85,26 @@ def test_burn_card_count(tmp_path):
         load_submission(write(tmp_path, base + "burn_cards = 0\n"))
 
 
+@pytest.mark.reg("681a.5(d)", "681a.7(c)")
+@pytest.mark.parametrize("decks, depth, burn, ok", [(1, 10, 42, True), (1, 10, 43, False), (1, 10, 52, False),
+                                                    (1, 20, 32, True), (1, 20, 33, False), (8, 10, 52, True)])
+def test_a_burn_count_that_leaves_no_place_for_the_second_cover_card_is_refused(tmp_path, decks, depth, burn, ok):
+    """681a.5(d): the dealer "shall then insert the second cover card in a position at least ten
+    cards above the bottom of the stack" (or the submission's deeper minimum); 681a.7(c): after the
+    batch is placed in the shoe the dealer "shall remove the first card" (the burn): the cover
+    card goes below the burned cards. A burn count that leaves no such place is refused when the
+    file is read, naming the key and the most it may be (a table once refused every cover, for
+    ever, and filled its journal; a configuration review)."""
+    text = f'[submission]\ngame = "punto-banco"\ndecks = {decks}\nmin_cover_depth = {depth}\nburn_cards = {burn}\n'
+    if ok:
+        assert load_submission(write(tmp_path, text)).burn_cards == burn
+        return
+    deck_word = "deck" if decks == 1 else "decks"
+    with pytest.raises(SubmissionError, match=rf"submission\.burn_cards: {burn} cards burned leave no place for the "
+                       rf"second cover card.*at most {decks * 52 - depth} for {decks} {deck_word}$"):
+        load_submission(write(tmp_path, text))
+
+
 @pytest.mark.reg("681a.7(e)")
 def test_21_baccarat_is_dealt_face_up(tmp_path):
     """681a.7(e): the dealer deals "One card face up to the area" of the Player's Hand, then the

@@ -153,3 +153,34 @@ def test_an_outcome_frequencys_interval_lies_within_0_and_100_percent(capsys, ar
         assert math.isclose(figure["value"] - low, high - figure["value"], rel_tol=1e-9, abs_tol=1e-12)
     code, out, _ = run(capsys, "simulate", *argv)
     assert code == 0 and "[-" not in out.split("\nwager")[0]
+
+
+@pytest.mark.reg("681a.5(d)", "681a.7(c)")
+def test_the_second_cover_card_goes_where_the_rules_allow_whatever_the_burn(tmp_path) -> None:
+    """681a.5(d): the second cover card "in a position at least ten cards above the bottom of the
+    stack" (or the submission's deeper minimum), below the cards 681a.7(c) burns ("remove the first
+    card" after the batch is placed in the shoe). The dealer's usual place, 14-16 cards above the
+    bottom (the automated dealer's and the simulator's: ``cover_range``), moves under a long burn
+    of a one-deck shoe: with 40 cards burned, every shoe used to be refused its cover for ever at
+    the table, and dealt nothing in ``simulate`` (a configuration review)."""
+    from types import SimpleNamespace
+
+    from controller.rules.shoe import check_second_cover
+    from controller.rules.submission import load_submission
+    from controller.simulation_shoe import cover_range
+
+    for decks in (1, 2, 8):
+        n = decks * 52
+        for depth in (10, 16, 20, n // 2):
+            for burn in range(1, min(52, n - depth) + 1):
+                lo, hi = cover_range(SimpleNamespace(decks=decks, min_cover_depth=depth, burn_cards=burn))
+                assert lo <= hi, (decks, depth, burn)
+                check_second_cover(n, lo, depth, burn)
+                check_second_cover(n, hi, depth, burn)
+    assert cover_range(load_preset("minibaccarat")) == (14, 16)  # the usual place, where the rules allow it
+    path = tmp_path / "long-burn.toml"
+    path.write_text('[submission]\ngame = "punto-banco"\ndecks = 1\nburn_cards = 40\n')
+    sub = load_submission(path)
+    assert cover_range(sub) == (12, 12)  # as near the usual place as the burn lets it
+    for engine in ("python", "numpy"):
+        assert simulate(sub, shoes=30, seed=4, engine=engine).rounds >= 30, engine  # every shoe deals

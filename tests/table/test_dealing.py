@@ -147,6 +147,31 @@ def test_21_baccarat_deals_no_card_before_the_wagers_are_placed_and_takes_none_a
     assert [w["seat"] for w in b2.of("wager")] == [1]
 
 
+def test_the_automated_dealer_gives_up_a_command_the_table_keeps_refusing() -> None:
+    """Rules the automated dealer cannot follow (here a burn the submission's parser now refuses,
+    given to the core directly: no place for the second cover card) once had it give the refused
+    cover for ever, thousands of journal entries a second (a configuration review). The same
+    command in the same state ``MAX_SAME_COMMAND`` times, the table unmoved, and it gives up,
+    saying why, as when a count fault will not clear: a person must look."""
+    from dataclasses import replace
+
+    from controller.rules.submission import load_preset
+    from controller.table.autodealer import MAX_SAME_COMMAND, AutoDealer
+
+    told: list[str] = []
+    b = Bench(submission=replace(load_preset("minibaccarat"), decks=1, burn_cards=43), seed=3)
+    auto = AutoDealer(seed=3, on_give_up=told.append)
+    for _ in range(5 * MAX_SAME_COMMAND):
+        op = auto.next_input(b.core)
+        if op is None:
+            break
+        b.feed(op)
+    refused = [r for r in b.of("refused") if r["input"] == "cover"]
+    assert len(refused) == MAX_SAME_COMMAND and b.core.state == "cutting"
+    assert told == [auto.gave_up] and f"cover was given {MAX_SAME_COMMAND} times in a row while the table was cutting" in told[0]
+    assert auto.next_input(b.core) is None and told == [auto.gave_up]  # said once; nothing more given
+
+
 @pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat"])
 def test_the_automated_dealer_plays_whole_shoes(preset: str) -> None:
     from controller.table.autodealer import AutoDealer
