@@ -211,6 +211,11 @@ class _OperatorsParser(DocumentParser):
         if created is not None and not (isinstance(created, datetime) and created.tzinfo is not None):
             raise self.fail(f"{base}.created",
                             f"must be an offset date-time such as 2025-03-01T18:04:11Z, not {_typename(created)}")
+        if created is not None:
+            try:  # it is shown and written in UTC: a time at the calendar's edge has none (a review of clocks)
+                created.astimezone(timezone.utc)
+            except OverflowError:
+                raise self.fail(f"{base}.created", f"{created.isoformat()} is outside the years 1 to 9999 in UTC") from None
         return Operator(op_id, role, name, pin_hash, created)
 
 

@@ -313,6 +313,11 @@ def _entry(h: str, **extra: str) -> str:
     ("[operators.d1]\nrole = \"dealer\"\npin_hash = \"{h}\"\nname = \"\"\n", "operators.d1.name", "must not be empty"),
     ("[operators.d1]\nrole = \"dealer\"\npin_hash = \"{h}\"\ncreated = 2025-03-01\n", "operators.d1.created", "offset date-time"),
     ("[operators.d1]\nrole = \"dealer\"\npin_hash = \"{h}\"\ncreated = 2025-03-01T10:00:00\n", "operators.d1.created", "offset date-time"),
+    # a time with no UTC equivalent in the calendar: shown and written in UTC, it ended in a traceback
+    ("[operators.d1]\nrole = \"dealer\"\npin_hash = \"{h}\"\ncreated = 9999-12-31T23:59:59-01:00\n", "operators.d1.created",
+     "9999-12-31T23:59:59-01:00 is outside the years 1 to 9999 in UTC"),
+    ("[operators.d1]\nrole = \"dealer\"\npin_hash = \"{h}\"\ncreated = 0001-01-01T00:00:00+14:00\n", "operators.d1.created",
+     "outside the years 1 to 9999 in UTC"),
     ("[operators.D1]\nrole = \"dealer\"\npin_hash = \"{h}\"\n", "operators.D1", "not a valid operator id"),
     ("[operators]\nd1 = \"dealer\"\n", "operators.d1", "expected a table ([operators.d1]), got a string"),
     ("operators = 3\n", "operators", "expected a table ([operators]), got an integer"),
