@@ -114,8 +114,11 @@ def clock_step_text(p: dict) -> str:
         return f"clock step ({step})"
     way = "back" if step < 0 else "forward"
     if p.get("basis") == "last_entry":
+        # A writer that was not running cannot tell which clock was wrong (a review of clocks: a
+        # clock set right at a restart was said to be the wrong one)
         return (f"the table's clock is {_duration(-step)} behind the journal's last entry ({when_text(p.get('expected'))}) "
-                "at this start: the times from here on are at least that far back")
+                "at this start: either the times from here on are at least that far back, or the entries before "
+                "were stamped ahead")
     return (f"the table's clock stepped {way} {_duration(abs(step))} (it should have said {when_text(p.get('expected'))}): "
             "the times from here on are the stepped clock's")
 

@@ -221,7 +221,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(CLOCK_STEP, "the wall clock that stamps every entry stepped (controller.journal.clockwatch), found by the "
          "journal's writer before the entry after this one: step_ms (negative: back) from expected, the time it "
          "should have given; basis steady_clock: measured against the steady clock since the previous transaction; "
-         "last_entry: at a writer's start, the clock is behind the last entry's time (at least that far back)",
+         "last_entry: at a writer's start, the clock is behind the last entry's time (at least that far back, or the entries "
+         "before were stamped ahead)",
          ("step_ms", "expected", "basis")),
 
     Kind(EDGE, "after a round, every wager the Rules Submission (its source) offers, valued exactly on the cards "

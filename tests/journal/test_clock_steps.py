@@ -94,6 +94,15 @@ def test_a_writer_started_behind_its_journals_last_entry_says_so_at_its_first_en
     assert [k for k, _ in stored] == ["before the restart", kinds.CLOCK_STEP, "after the restart", "later"]
     assert stored[1][1]["basis"] == "last_entry" and stored[1][1]["expected"] == last_ts
     assert stored[1][1]["step_ms"] <= -86_400_000 + 10
+    # Which clock was wrong, this one or the one that wrote the entries before, a writer that was
+    # not running cannot tell: the words say both (a review of clocks: a clock set right at the
+    # restart was said to be the wrong one, and the wrong times were left unremarked)
+    from controller.journal.clockwatch import clock_step_text
+
+    said = clock_step_text(stored[1][1])
+    assert said.startswith("the table's clock is ") and " behind the journal's last entry (" in said, said
+    assert said.endswith("at this start: either the times from here on are at least that far back, or the entries "
+                         "before were stamped ahead"), said
 
 
 def test_a_writer_started_ahead_of_its_journal_journals_nothing_of_it(tmp_path: Path) -> None:
