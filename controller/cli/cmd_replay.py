@@ -65,7 +65,7 @@ def write_replay(args: argparse.Namespace, entries: Iterable[Entry], out: IO[str
             print_json(doc, stream=out)
         else:
             # safe: a forged entry's ids or cards must not reach the terminal as control characters
-            out.write(safe(_text(doc)) + "\n" + _events_text(doc)
+            out.write(_steps_before_text(doc) + safe(_text(doc)) + "\n" + _events_text(doc)
                       + (_settlements_text(doc) if getattr(args, "wagers", False) else "")
                       + (_edge_text(doc) if edges and doc["type"] == "round" else ""))
     return found
@@ -149,6 +149,15 @@ def _value(v: object, key: str = "") -> str:
 
 def _key(key: object) -> str:
     return str(key).replace("_", " ")
+
+
+def _steps_before_text(d: dict) -> str:
+    """The clock steps a reading of one shoe or round shows nowhere else, before the document whose
+    times they change (``replay``'s ``clock_steps_before``), or nothing."""
+    steps = d.get("clock_steps_before")
+    if not steps:
+        return ""
+    return "  the times below are a stepped clock's, stepped earlier in the journal:\n" + _events_text({"events": steps})
 
 
 def _events_text(d: dict) -> str:

@@ -31,7 +31,10 @@ a malformed request: each changed nothing), and every operator command but the r
 a round (``ROUTINE_COMMANDS``, whose effects the round's own records and the events above show). A round's go with
 the round (those journaled while it was dealt, and, when rounds are held (``hold``: by default
 in a reading of one ``round``), an irregularity of it journaled after, as a card dealt to the
-Player when no third card was due, 627a.13(b)-(c)), the others with the shoe.
+Player when no third card was due, 627a.13(b)-(c)), the others with the shoe. A reading of one
+``shoe`` or ``round`` shows the clock steps journaled where it shows nothing else (another shoe or
+round) on the next document it yields, as ``"clock_steps_before"`` (events as above; the key only
+when there are some): the times of that document and after are the stepped clock's.
 Only the core's records are read; inputs are not needed. A record whose payload lacks what its
 kind needs, or holds it as another type (a card that is not text, a total or a net that is not a
 whole number), and a round whose cards go to the rack without its result, raise
@@ -139,8 +142,9 @@ def _dealt(p: Any) -> list[dict[str, str]]:
 
 # What a reading of one shoe needs besides that shoe's own records and those of no shoe: who gave
 # each command (the inputs of every shoe), where each shoe begins (the chosen one ends there), and
-# the Rules Submission in force (``edge_figures.after_round``).
-READ_FROM_EVERY_SHOE = frozenset({*kinds.INPUT_KINDS, kinds.SHOE_START, kinds.SUBMISSION})
+# the Rules Submission in force (``edge_figures.after_round``), and the clock's steps (the times
+# shown after one are the stepped clock's: ``clock_steps_before``).
+READ_FROM_EVERY_SHOE = frozenset({*kinds.INPUT_KINDS, kinds.SHOE_START, kinds.SUBMISSION, kinds.CLOCK_STEP})
 
 
 def entries_needed(shoe: str | None) -> Callable[[str, str | None], bool] | None:
@@ -171,6 +175,18 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     def want(sid: str | None, rno: int | None = None) -> bool:
         return (shoe is None or sid == shoe) and (round is None or rno == round)
 
+    # Clock steps journaled where this reading shows nothing (another shoe, another round): the
+    # times of what it shows next are the stepped clock's, so the next document shown carries
+    # them (a review of clocks: one shoe's replay showed its times an hour off without a word).
+    hidden_steps: list[dict[str, Any]] = []
+
+    def shown(doc: dict[str, Any]) -> dict[str, Any]:
+        if not hidden_steps:
+            return doc
+        doc = {**doc, "clock_steps_before": list(hidden_steps)}
+        hidden_steps.clear()
+        return doc
+
     def shoe_doc(sid: str) -> dict[str, Any]:
         return shoes.setdefault(sid, {"type": "shoe", "shoe": sid, "started": None, "decks": None, "cut": None,
                                       "cover_from_bottom": None, "cuts_before": [],
@@ -185,13 +201,13 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             for key in [k for k in rounds if k[0] == sid]:
                 r = rounds.pop(key)
                 if want(*key):
-                    yield {**r, "unfinished": True}
+                    yield shown({**r, "unfinished": True})
         ended.add(sid)
         doc, on_layout = shoes.pop(sid, None), layout.pop(sid, [])
         if doc is not None and want(sid) and round is None:
             if open_rounds:
                 doc["layout"] = on_layout
-            yield doc
+            yield shown(doc)
 
     # Held (a reading of a journal written, and of one round by default), a round decided waits
     # until the next one of its shoe starts (or the shoe ends): an irregularity of it that comes
@@ -206,7 +222,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
         if key is not None:
             r = rounds.pop(key)
             if want(*key):
-                yield r
+                yield shown(r)
 
     def decided(sid: str, rno: int) -> Iterator[dict[str, Any]]:
         """Round ``rno`` of ``sid`` is decided: held, or yielded at once (a live reading)."""
@@ -244,7 +260,11 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 reads.clear()  # the reads of the shoe before: none of its cards is placed after this
                 current = p["shoe"]
                 shoe_doc(current)["decks"] = p.get("decks")
-                shoes[current]["events"][:0], unplaced = unplaced, []  # what happened before it, first
+                if want(current) and round is None:
+                    shoes[current]["events"][:0] = unplaced  # what happened before it, first
+                else:
+                    hidden_steps.extend(unplaced)
+                unplaced = []
                 shoes[current]["started"] = getattr(e, "ts", None)
                 continue
             if sid is None:
@@ -258,11 +278,18 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 event = _event(e, actor)
                 if event is not None and current is not None and want(current):
                     shoe_doc(current)["events"].append(event)
+                    if round is not None and k == kinds.CLOCK_STEP:
+                        hidden_steps.append(event)
+                elif event is not None and k == kinds.CLOCK_STEP:
+                    hidden_steps.append(event)
                 continue
             doc = shoe_doc(sid)
             event = _event(e, actor)
             if event is not None:
-                (rounds[(sid, rno)] if (sid, rno) in rounds else doc)["events"].append(event)
+                in_round = (sid, rno) in rounds
+                (rounds[(sid, rno)] if in_round else doc)["events"].append(event)
+                if k == kinds.CLOCK_STEP and not (want(sid, rno) if in_round else want(sid) and round is None):
+                    hidden_steps.append(event)
             if k == kinds.CUT:
                 if doc["cut"] is not None:  # a recut (681a.5(e)): the cut it undid stays on record
                     doc["cuts_before"].append({**doc["cut"], "cover_from_bottom": doc["cover_from_bottom"]})

@@ -162,7 +162,7 @@ def test_a_table_whose_clock_steps_back_mid_shoe_journals_it_and_every_reader_sh
         return now - timedelta(hours=1) if readings > 100 else now
 
     monkeypatch.setattr(store, "utc_now", stepped_clock)
-    journal = dealt_journal(tmp_path / "table.db", "--shoes", "1", "--seed", "5", "--no-edge-monitor",
+    journal = dealt_journal(tmp_path / "table.db", "--shoes", "2", "--seed", "5", "--no-edge-monitor",
                             "--submission", str(preset_with_decks(tmp_path / "two.toml", "minibaccarat", 2)))
     monkeypatch.undo()
     with JournalReader.open(journal) as r:
@@ -179,6 +179,28 @@ def test_a_table_whose_clock_steps_back_mid_shoe_journals_it_and_every_reader_sh
     [line] = [line for line in out.splitlines() if "clock" in line]
     assert f"entry {step.seq}: the table's clock stepped back 1 h 0 min" in line
     assert line.endswith("the times from here on are the stepped clock's")
+    # A reading of one later round shows its times with the step before them (a review of clocks:
+    # `--round` and `--shoe` showed a stepped clock's times without a word of the step); the step's
+    # shoe shows it once, among its events, as the whole replay does.
+    later = next(e.round_no for e in entries[step.seq:] if e.kind == kinds.ROUND_START)
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--round", str(later))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "  the times below are a stepped clock's, stepped earlier in the journal:"
+    assert lines[1].startswith(f"      entry {step.seq}: the table's clock stepped back 1 h 0 min") and \
+        lines[2].startswith(f"  T1-S0001 round {later} (")
+    assert sum(f"entry {step.seq}:" in line for line in lines) == 1
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--shoe", step.shoe_id)
+    assert code == 0 and sum(f"entry {step.seq}:" in line for line in out.splitlines()) == 1 and "stepped earlier" not in out
+    assert step.shoe_id == "T1-S0001"
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--shoe", "T1-S0002")  # the shoe after
+    assert code == 0 and out.startswith("  the times below are a stepped clock's, stepped earlier in the journal:\n"
+                                        f"      entry {step.seq}: the table's clock stepped back 1 h 0 min"), out[:300]
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--round", str(later), "--json")
+    assert code == 0, err
+    first, *rest = [json.loads(line) for line in out.splitlines()]  # the round in each shoe
+    assert [e["seq"] for e in first["clock_steps_before"]] == [step.seq] and first["round"] == later
+    assert all("clock_steps_before" not in doc for doc in rest)  # said once
 
 
 def test_a_writer_whose_clock_was_never_set_warns_and_journals_the_step_when_it_is(tmp_path: Path) -> None:
