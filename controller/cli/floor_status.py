@@ -9,6 +9,7 @@ from typing import Any
 
 from controller.cli.cmd_floor import EXIT_OK, open_reader
 from controller.cli.common import print_json
+from controller.journal.clockwatch import step_size_text
 
 
 def status(args: argparse.Namespace) -> int:
@@ -92,7 +93,10 @@ def _status_line(row: dict[str, Any]) -> str:
         lag = (f"last entry's journal time {-row['last_delay_seconds']:.3f} s ahead of this store's clock "
                f"(the table's clock runs ahead), stored {row['last_stored_age_seconds']:.1f} s ago")
     else:
-        lag = (f"last entry stored {row['last_delay_seconds']:.3f} s after its journal time, "
+        step = row["last_clock_step"]
+        stepped = ("" if step is None else f" (its table's clock stepped {step_size_text(step['step_ms'])} at entry "
+                   f"{step['seq']}: a delay may be the step's, not the feed's)")
+        lag = (f"last entry stored {row['last_delay_seconds']:.3f} s after its journal time{stepped}, "
                f"{row['last_stored_age_seconds']:.1f} s ago")
     return (f"{row['table']}: last entry {row['last_seq']}{behind} at {row['last_entry_ts'] or '-'}, "
             f"{row['state'] or 'state unknown'}, shoe {row['shoe'] or '-'}, {row['rounds_today']} rounds today, "

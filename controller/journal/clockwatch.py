@@ -112,15 +112,19 @@ def clock_step_text(p: dict) -> str:
     step = p.get("step_ms")
     if not isinstance(step, int) or isinstance(step, bool):
         return f"clock step ({step})"
-    way = "back" if step < 0 else "forward"
     if p.get("basis") == "last_entry":
         # A writer that was not running cannot tell which clock was wrong (a review of clocks: a
         # clock set right at a restart was said to be the wrong one)
         return (f"the table's clock is {_duration(-step)} behind the journal's last entry ({when_text(p.get('expected'))}) "
                 "at this start: either the times from here on are at least that far back, or the entries before "
                 "were stamped ahead")
-    return (f"the table's clock stepped {way} {_duration(abs(step))} (it should have said {when_text(p.get('expected'))}): "
+    return (f"the table's clock stepped {step_size_text(step)} (it should have said {when_text(p.get('expected'))}): "
             "the times from here on are the stepped clock's")
+
+
+def step_size_text(step_ms: int) -> str:
+    """Which way and how far a clock stepped: ``back 1 h 0 min 0.0 s``."""
+    return f"{'back' if step_ms < 0 else 'forward'} {_duration(abs(step_ms))}"
 
 
 def _duration(ms: int) -> str:

@@ -69,7 +69,7 @@ def test_status_shows_each_table(capsys, floor_db: str, journal: TableJournal) -
     assert row["rounds_today"] == 10 and row["open_alarms"] == {} and row["dropped_messages"] == 0
     with JournalReader.open(journal.path) as reader:  # the state as the scoreboard says it from the whole journal
         assert row["state"] == TableView.from_entries(reader.entries(), "T1").state_json("en")["name"]
-    assert row["last_delay_seconds"] > 0 and row["last_stored_age_seconds"] >= 0
+    assert row["last_delay_seconds"] > 0 and row["last_stored_age_seconds"] >= 0 and row["last_clock_step"] is None
     code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 0 and out.startswith(f"T1: last entry {last['seq']} at {last['ts']}, ")
     assert "10 rounds today, no alarm" in out and "s after its journal time, " in out and " s ago" in out
@@ -91,6 +91,39 @@ def test_status_counts_the_rounds_of_this_gaming_day_only_and_says_a_clock_ahead
     code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 0 and "6 rounds today" in out
     assert "s ahead of this store's clock (the table's clock runs ahead)" in out and "-17" not in out
+
+
+def test_status_says_a_tables_clock_step_beside_the_delay_it_moves(capsys, floor_db: str, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The delay is the store's commit less the journal's time, which a table's clock step moves:
+    an entry stored in milliseconds by a table whose clock stepped back an hour read as an hour
+    late, while the store held the step and alarmed on it (a review of clocks). The status names
+    the table's last step beside the figure."""
+    from controller.journal import kinds, store
+    from controller.journal.clockwatch import step_size_text
+
+    readings = 0
+
+    def stepped_clock() -> datetime:
+        nonlocal readings
+        readings += 1
+        now = datetime.now(timezone.utc)
+        return now - timedelta(hours=1) if readings > 100 else now
+
+    monkeypatch.setattr(store, "utc_now", stepped_clock)
+    journal = dealt_journal(tmp_path / "table.db", "--shoes", "1", "--seed", "5", "--no-edge-monitor",
+                            "--submission", str(preset_with_decks(tmp_path / "two.toml", "minibaccarat", 2)))
+    monkeypatch.undo()
+    with JournalReader.open(journal) as reader:
+        [step] = list(reader.entries(kinds=kinds.CLOCK_STEP))
+    assert run(capsys, "journal", "export", str(journal), "-o", str(tmp_path / "export.jsonl"))[0] == 0
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path / "export.jsonl"))[0] == 0
+    row = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])["tables"][0]
+    assert row["last_clock_step"] == {"seq": step.seq, "step_ms": step.payload["step_ms"]}
+    assert row["last_delay_seconds"] > 3500  # the step's hour, not the feed's
+    code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
+    assert code == 0 and (f" s after its journal time (its table's clock stepped {step_size_text(step.payload['step_ms'])} "
+                          f"at entry {step.seq}: a delay may be the step's, not the feed's), ") in out, out
 
 
 def test_status_shows_a_silent_table_aging_while_its_last_delay_stays(capsys, floor_db: str,
