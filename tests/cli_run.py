@@ -54,3 +54,28 @@ def preset_with_decks(path: Path, preset: str, decks: int) -> Path:
     assert "decks = 8" in text, preset
     path.write_text(text.replace("decks = 8", f"decks = {decks}"), encoding="utf-8")
     return path
+
+
+def journal_of_a_clock_stepped_back(tmp_path: Path, shoes: int = 1) -> Path:
+    """A ``dealt_journal`` (``shoes`` shoes of two decks, seed 5, no edge monitor) whose
+    wall clock steps back an hour after its first 100 readings, the steady clock left alone, as an
+    NTP step leaves it: one ``clock_step`` in its first shoe."""
+    from datetime import datetime, timedelta, timezone
+
+    from controller.journal import store
+
+    readings = 0
+
+    def stepped_clock() -> datetime:
+        nonlocal readings
+        readings += 1
+        now = datetime.now(timezone.utc)
+        return now - timedelta(hours=1) if readings > 100 else now
+
+    real = store.utc_now
+    store.utc_now = stepped_clock
+    try:
+        return dealt_journal(tmp_path / "table.db", "--shoes", str(shoes), "--seed", "5", "--no-edge-monitor",
+                             "--submission", str(preset_with_decks(tmp_path / "two.toml", "minibaccarat", 2)))
+    finally:
+        store.utc_now = real

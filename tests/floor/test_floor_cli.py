@@ -12,7 +12,7 @@ import time
 import psycopg
 import pytest
 
-from cli_run import dealt_journal, preset_with_decks, run
+from cli_run import dealt_journal, journal_of_a_clock_stepped_back, preset_with_decks, run
 from controller.journal import JournalReader
 from controller.scoreboard.state import TableView
 from floor.helpers import count
@@ -93,27 +93,15 @@ def test_status_counts_the_rounds_of_this_gaming_day_only_and_says_a_clock_ahead
     assert "s ahead of this store's clock (the table's clock runs ahead)" in out and "-17" not in out
 
 
-def test_status_says_a_tables_clock_step_beside_the_delay_it_moves(capsys, floor_db: str, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_status_says_a_tables_clock_step_beside_the_delay_it_moves(capsys, floor_db: str, tmp_path: Path) -> None:
     """The delay is the store's commit less the journal's time, which a table's clock step moves:
     an entry stored in milliseconds by a table whose clock stepped back an hour read as an hour
     late, while the store held the step and alarmed on it (a review of clocks). The status names
     the table's last step beside the figure."""
-    from controller.journal import kinds, store
+    from controller.journal import kinds
     from controller.journal.clockwatch import step_size_text
 
-    readings = 0
-
-    def stepped_clock() -> datetime:
-        nonlocal readings
-        readings += 1
-        now = datetime.now(timezone.utc)
-        return now - timedelta(hours=1) if readings > 100 else now
-
-    monkeypatch.setattr(store, "utc_now", stepped_clock)
-    journal = dealt_journal(tmp_path / "table.db", "--shoes", "1", "--seed", "5", "--no-edge-monitor",
-                            "--submission", str(preset_with_decks(tmp_path / "two.toml", "minibaccarat", 2)))
-    monkeypatch.undo()
+    journal = journal_of_a_clock_stepped_back(tmp_path)
     with JournalReader.open(journal) as reader:
         [step] = list(reader.entries(kinds=kinds.CLOCK_STEP))
     assert run(capsys, "journal", "export", str(journal), "-o", str(tmp_path / "export.jsonl"))[0] == 0

@@ -14,7 +14,7 @@ from structlog.testing import capture_logs
 
 from controller.journal import Journal, JournalError, JournalReader, kinds, store, verify
 
-from cli_run import dealt_journal, preset_with_decks, run
+from cli_run import dealt_journal, journal_of_a_clock_stepped_back, preset_with_decks, run
 
 START = datetime(2026, 12, 6, 11, 0, 0, tzinfo=timezone.utc)
 
@@ -149,22 +149,11 @@ def _last_ts(path: Path) -> str:
 
 
 def test_a_table_whose_clock_steps_back_mid_shoe_journals_it_and_every_reader_shows_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+        tmp_path: Path, capsys) -> None:
     """`shoectl run` on the emulator, its wall clock stepped back an hour after 100 readings (the
     steady clock left alone, as an NTP step leaves it): one clock_step, in the round it happened
     in; verify and the decisions' audit hold; replay says it in words where it happened."""
-    readings = 0
-
-    def stepped_clock() -> datetime:
-        nonlocal readings
-        readings += 1
-        now = datetime.now(timezone.utc)
-        return now - timedelta(hours=1) if readings > 100 else now
-
-    monkeypatch.setattr(store, "utc_now", stepped_clock)
-    journal = dealt_journal(tmp_path / "table.db", "--shoes", "2", "--seed", "5", "--no-edge-monitor",
-                            "--submission", str(preset_with_decks(tmp_path / "two.toml", "minibaccarat", 2)))
-    monkeypatch.undo()
+    journal = journal_of_a_clock_stepped_back(tmp_path, shoes=2)
     with JournalReader.open(journal) as r:
         entries = list(r.entries())
     [step] = [e for e in entries if e.kind == kinds.CLOCK_STEP]
