@@ -20,6 +20,7 @@ the natural one: it records the same ``Anchor`` objects). ``verify --anchors FIL
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -159,10 +160,20 @@ class AnchorFile:
         refuse_foreign_symlink(self.path)
         # A link planted after that look is not followed; the owner is that of the file opened.
         follow = 0 if self.path.is_symlink() else os.O_NOFOLLOW
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | follow, TABLE_FILE_MODE)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | follow, TABLE_FILE_MODE)
         try:
             refuse_another_owners_file(fd, self.path)
-            write_synced(fd, data)
+            size = _whole_lines_size(fd, self.path)
+            try:
+                write_synced(fd, data)
+            except OSError as exc:
+                # A write cut short (a full disk) is taken back: the next anchor would be glued onto
+                # its torn line, which no reader takes for an anchor (a review of disk faults).
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                    os.fsync(fd)
+                raise OSError(exc.errno, f"cannot record the journal's anchor: {exc.strerror or exc}", str(self.path)) \
+                    from None
         finally:
             os.close(fd)
         if created:
@@ -221,6 +232,23 @@ class AnchorFile:
             except ValueError as exc:
                 bad.append((where, str(exc)))
         return AnchorLines(anchors, bad, torn)
+
+
+def _whole_lines_size(fd: int, path: Path) -> int:
+    """The size of the anchors file open at ``fd`` once a torn last line (a write cut short by a
+    crash, with no newline) is cut off: appended to, it would make one line of it and the next
+    anchor, and neither would read as an anchor. The torn bytes were never an anchor."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return size
+    whole = os.pread(fd, min(size, MAX_FILE_BYTES), 0).rfind(b"\n") + 1  # rare: read it all
+    os.ftruncate(fd, whole)
+    os.fsync(fd)
+    import structlog  # here, not at the top: every journal reader imports this module, few log
+
+    structlog.get_logger().warning("an incomplete last line of the anchors file removed before the next anchor",
+                                   anchors=str(path), bytes=size - whole)
+    return whole
 
 
 def record_anchor(witness: AnchorWitness, journal: Any) -> None:

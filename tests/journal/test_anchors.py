@@ -141,6 +141,43 @@ def test_a_line_that_is_not_an_anchor_fails_and_a_torn_last_line_warns(journal_p
     assert not r.ok and r.reason == f"{witness.path} line 2: not an anchor (seq is not a whole number)"
 
 
+def test_an_anchor_cut_short_by_a_full_disk_is_taken_back_and_a_torn_line_is_not_glued_to_the_next(
+        journal_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review of disk faults: an anchor's write cut short by a full disk left a torn line, the
+    next anchor (the table resumed once space was freed) was appended onto it, and the whole journal,
+    every entry intact, then failed `verify`, every reader and the table's start. A failed write is
+    taken back, saying the file; a torn last line (a crash mid-write) is cut off before the next
+    anchor is appended: the torn bytes never were an anchor. (The full disk is a mock: a test
+    cannot fill a disk of its own everywhere it runs.)"""
+    import errno
+
+    from controller.journal import anchors as anchors_module
+
+    witness = anchored(journal_path)
+    before = witness.path.read_bytes()
+
+    def disk_full(fd: int, data: bytes) -> None:
+        os.write(fd, data[: len(data) // 2])  # a short write, then no more room
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with Journal.open(journal_path, table_id="T1", clock=FakeClock()) as j:
+        j.append("more", {"i": 99}, shoe="S1")
+        monkeypatch.setattr(anchors_module, "write_synced", disk_full)
+        with pytest.raises(OSError) as info:
+            AnchorFile.beside(journal_path).record(j.take_anchor())
+        assert info.value.filename == str(witness.path) and info.value.errno == errno.ENOSPC
+        assert info.value.strerror == "cannot record the journal's anchor: No space left on device"
+        assert witness.path.read_bytes() == before  # taken back
+        monkeypatch.undo()
+        witness.path.write_bytes(before + b'{"format":"shoectl-journal-anchor/1","seq":1')  # a crash mid-write
+        with capture_logs() as logs:
+            AnchorFile.beside(journal_path).record(j.take_anchor())
+    lines = witness.read()
+    assert [a.seq for _, a in lines.anchors] == [0, 5, 10, 11] and not lines.bad and lines.torn_last_line is None
+    assert [e["event"] for e in logs] == ["an incomplete last line of the anchors file removed before the next anchor"]
+    assert verify(journal_path).ok
+
+
 def test_the_same_head_is_anchored_once(journal_path: Path) -> None:
     anchored(journal_path)
     witness = AnchorFile.beside(journal_path)  # as a second run of the table would
