@@ -27,7 +27,7 @@ from pathlib import Path
 
 from controller.fsutil import fsync_dir, write_new_file
 from controller.journal.anchors import anchors_path
-from controller.journal.connection import translate
+from controller.journal.connection import disk_full, translate
 from controller.journal.errors import JournalError
 from controller.journal.migrate import DoesNotVerify, check_target, publish, remove_db
 from controller.journal.reader import open_with_meta
@@ -53,7 +53,7 @@ def backup(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, hmac_key
     remove_db(tmp)
     try:
         count = _copy_anchors(source, anchors_tmp)
-        _copy_database(source, tmp)
+        _copy_database(source, tmp, target)
         report = verify(tmp, hmac_key=hmac_key, anchor_files=[anchors_tmp] if count else [])
         if report.needs_key:
             raise JournalError(f"{source}: {report.reason} (--hmac-key FILE): the copy is checked whole")
@@ -86,7 +86,9 @@ def _copy_anchors(source: Path, tmp: Path) -> int:
     return whole.count(b"\n")
 
 
-def _copy_database(source: Path, tmp: Path) -> None:
+def _copy_database(source: Path, tmp: Path, target: Path) -> None:
+    """``source`` copied into ``tmp`` (beside ``target``), which is fsynced; a full disk is said
+    of the copy's, not of the journal's (a review of disk faults: the journal was blamed)."""
     conn, _meta = open_with_meta(source, live=True)
     try:
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o640))  # its mode, before SQLite
@@ -95,6 +97,8 @@ def _copy_database(source: Path, tmp: Path) -> None:
             conn.backup(out)  # all pages in one step: one snapshot of the file and its WAL
             out.execute("PRAGMA journal_mode = WAL")  # as the writer keeps it
         except sqlite3.Error as exc:
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or disk_full(tmp):
+                raise translate(exc, target, "write the copy") from None
             raise translate(exc, source, "copy the journal") from None
         finally:
             out.close()

@@ -132,8 +132,23 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
         return JournalDamagedError(f"{where}: the database file is corrupt ({msg})",
                                    f"the database file is corrupt ({msg})")
     if "i/o error" in low:
+        if disk_full(path):  # SQLite says a full disk so when it cannot size its -shm (a review of disk faults)
+            return JournalWriteError(f"{where}: the disk it is on is full ({msg}): free space there")
         return JournalWriteError(f"{where}: disk I/O error; nothing was stored")
     return JournalError(f"{where}: {msg}")
+
+
+FULL_BELOW = 1 << 20  # bytes free on a disk this account may write to
+
+
+def disk_full(path: Path | str) -> bool:
+    """Whether the disk that holds ``path`` (its folder, when it is not there) has less than
+    ``FULL_BELOW`` bytes free for this account."""
+    try:
+        st = os.statvfs(path if os.path.exists(path) else os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < FULL_BELOW
 
 
 def require_journal_file(path: Path) -> None:

@@ -102,6 +102,48 @@ def test_a_copy_into_a_folder_that_takes_no_new_files_names_the_copy_and_its_fol
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
+def test_a_copy_whose_disk_fills_names_the_copy_not_the_journal(tmp_path: Path, capsys,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review of disk faults: a backup onto a full disk said `j.db: cannot copy the journal:
+    database or disk is full` of the journal, whose disk had room; the person freed space on the
+    table's disk. The copy is named. (The full disk is SQLite's own: the copy's database is held
+    to a few pages, which SQLite reports as a full disk, SQLITE_FULL.)"""
+    import sqlite3
+
+    journal, copy = tmp_path / "j.db", tmp_path / "backups" / "b.db"
+    copy.parent.mkdir()
+    _anchored_journal(journal, 200)
+    real_connect = sqlite3.connect
+
+    def small_copies(database, *args, **kwargs):
+        conn = real_connect(database, *args, **kwargs)
+        if ".copying-" in str(database):
+            conn.execute("PRAGMA max_page_count = 2")
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", small_copies)
+    code, out, err = run(capsys, "journal", "backup", str(journal), str(copy))
+    assert (code, out) == (2, "")
+    assert err == f"shoectl journal backup: error: {copy}: cannot write the copy: database or disk is full; nothing was stored\n"
+    assert list(copy.parent.iterdir()) == []
+
+
+def test_a_disk_io_error_on_a_full_disk_says_the_disk_is_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review of disk faults: SQLite says "disk I/O error" when it cannot size a journal's -shm
+    on a full disk, which sent a person after failing hardware; the words now say the disk is full
+    when it is (its free space, ``disk_full``, faked here: a test cannot fill a disk everywhere)."""
+    import sqlite3
+
+    from controller.journal import connection
+
+    error = sqlite3.OperationalError("disk I/O error")
+    assert str(connection.translate(error, tmp_path / "j.db", "open the journal")) == \
+        f"{tmp_path / 'j.db'}: cannot open the journal: disk I/O error; nothing was stored"
+    monkeypatch.setattr(connection, "disk_full", lambda path: True)
+    assert str(connection.translate(error, tmp_path / "j.db", "open the journal")) == \
+        f"{tmp_path / 'j.db'}: cannot open the journal: the disk it is on is full (disk I/O error): free space there"
+
+
 def test_not_a_journal_is_one_line_and_leaves_no_copy(tmp_path: Path, capsys) -> None:
     other = tmp_path / "other.db"
     other.write_bytes(b"not SQLite at all" * 100)
