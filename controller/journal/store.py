@@ -92,6 +92,7 @@ class Journal(_ReadApi):
         self._closed = False
         self._checkpointer: Checkpointer | None = None
         self._file_id = file_id(path)  # the file this writer writes: the one at ``path`` until it is not
+        self._wal_id: tuple[int, int] | None = None  # its -wal, from the first commit on
         self.gone: str | None = None  # why the file is no longer at ``path``, once a commit found it
 
     # opening
@@ -302,12 +303,19 @@ class Journal(_ReadApi):
         return (row[0], row[1]) if row else (0, GENESIS_HASH)
 
     def _require_in_place(self) -> None:
-        """JournalFileGone once the file at ``path`` is not the one this writer writes (a script
-        deleted it, or someone moved it while the table ran): the commit just made went into a file
-        no longer there, and a table that dealt on would deal into nothing (a review of operations
-        saw 1,494 entries dealt and acknowledged into a deleted file, then exit 0). One ``stat``."""
-        if file_id(self.path) == self._file_id:
+        """JournalFileGone once the file at ``path``, or its ``-wal`` (the entries since the last
+        checkpoint), is not the one this writer writes (deleted, or moved, while the table ran): a
+        table that dealt on would deal into nothing (reviews saw 1,494 entries acknowledged into a
+        deleted file, then exit 0; and rounds lost to a crash after the -wal was deleted)."""
+        wal, journal = file_id(f"{self.path}-wal"), file_id(self.path)
+        self._wal_id = wal if self._wal_id is None else self._wal_id
+        if journal == self._file_id and wal == self._wal_id:
             return
+        if journal == self._file_id:  # SQLite still holds the -wal open: its close checkpoints it
+            self.gone = (f"{self.path}: the journal's -wal file was deleted or moved while the table ran: the table "
+                         f"stops (entry {self._first_seq} and those since the last checkpoint were in it; the close "
+                         "copies them into the journal's file if it can: run `shoectl journal verify`)")
+            raise JournalFileGone(self.gone)
         self.gone = (f"{self.path}: the journal's file was deleted or moved while the table ran: the table stops "
                      f"(entry {self._first_seq} on went into a file no longer there, and no device was told it was stored)")
         raise JournalFileGone(self.gone)
