@@ -64,8 +64,9 @@ def table_capabilities(profiles: list[Any]) -> dict[str, Any]:
     options: an automatic reshuffling shoe (681a.5(h): no manual cut) and its approval's reference, whether a shuffler is
     there at all (681a.5(a): otherwise the dealer shuffles by hand), whether it keeps one batch
     of shuffled cards in store (a batch shuffler, not a continuous one: 681a.5(g)(2)), and whether
-    it is built into the shoe (kind ``shuffler-shoe``: one device takes both roles' commands). No
-    profiles: the built-in emulated shuffler (a batch shuffler) and shoe."""
+    it is built into the shoe (kind ``shuffler-shoe``: one device takes both roles' commands), and
+    the most decks every one holds (``deck_capacity``). No profiles: the built-in emulated shuffler
+    (a batch shuffler) and shoe."""
     if not profiles:
         return dict(BUILT_IN_DEVICES)
     shufflers = [p.capabilities.shuffler for p in profiles if p.capabilities.shuffler != "none"]
@@ -73,7 +74,8 @@ def table_capabilities(profiles: list[Any]) -> dict[str, Any]:
     return {"automatic_shoe": bool(automatic), "approval": automatic[0].capabilities.approval if automatic else None,
             "shuffler": bool(shufflers),
             "shuffler_keeps_one_batch": bool(shufflers) and all(s == "batch" for s in shufflers),
-            "shuffler_in_shoe": any(p.kind == "shuffler-shoe" for p in profiles)}
+            "shuffler_in_shoe": any(p.kind == "shuffler-shoe" for p in profiles),
+            "deck_capacity": min(p.capabilities.deck_capacity for p in profiles)}
 
 
 def capacity_problem(profiles: list[Any], decks: int) -> str | None:

@@ -215,8 +215,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(RESUMED, "play resumed after a fault", ("state",)),
     Kind(CONTROLLER_STARTED, "the controller started on this journal: its version, how many journaled inputs "
          "it replayed (more than 0: a restart) and the state it goes on from; capabilities: what its devices are "
-         "(automatic_shoe, approval, shuffler, shuffler_keeps_one_batch, shuffler_in_shoe), by which the table "
-         "decides; signature: the program's (shoectl signature: one SHA-256 over all its files)",
+         "(automatic_shoe, approval, shuffler, shuffler_keeps_one_batch, shuffler_in_shoe, deck_capacity: the most "
+         "decks every one holds, null when not known), by which the table decides; signature: the program's (shoectl signature: one SHA-256 over all its files)",
          ("version", "replayed", "state"), ("capabilities", "signature")),
     Kind(CLOCK_STEP, "the wall clock that stamps every entry stepped (controller.journal.clockwatch), found by the "
          "journal's writer before the entry after this one: step_ms (negative: back) from expected, the time it "

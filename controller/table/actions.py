@@ -327,5 +327,9 @@ def set_submission(t: TableCore, op: OperatorInput, submission: dict[str, Any], 
     from controller.rules.submission import parse_submission
 
     new = parse_submission(submission, source)
+    if t.deck_capacity is not None and new.decks > t.deck_capacity:
+        # checked here, not only at `shoectl run`'s start: a table given rules of more decks opened
+        # into a fault, and then could not be resumed with its devices at all (a configuration review)
+        raise Refused(f"{new.name} deals {new.decks} decks, and the table's devices hold {t.deck_capacity}")
     t.sub = new
     t.record(kinds.SUBMISSION, {"source": source, **new.to_dict()})

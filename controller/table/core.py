@@ -68,18 +68,21 @@ class TableCore:
             inspection be dealt without being spread and reshuffled.
         shuffler_in_shoe: the shoe has the shuffler built in (a profile of kind ``shuffler-shoe``):
             one device plays both roles, so the shuffler's commands go to the shoe, in order.
+        deck_capacity: the most decks every device holds (their profiles' ``deck_capacity``; None:
+            not known): a Rules Submission of more is refused at the table.
         first_shoe: the number of the first shoe.
     """
 
     def __init__(self, submission: Any, *, table_id: str = "T1", automatic_shoe: bool = False,
                  approval: str | None = None, shuffler: bool = True, shuffler_keeps_one_batch: bool = True,
-                 shuffler_in_shoe: bool = False, first_shoe: int = 1) -> None:
+                 shuffler_in_shoe: bool = False, deck_capacity: int | None = None, first_shoe: int = 1) -> None:
         self.sub = submission
         self.table_id = table_id
         self.automatic_shoe, self.approval = automatic_shoe, approval
         self.has_shuffler = shuffler
         self.shuffler_keeps_one_batch = shuffler and shuffler_keeps_one_batch
         self.shuffler_in_shoe = shuffler_in_shoe
+        self.deck_capacity = deck_capacity
         self.inspection = Inspection()  # 681a.5(g): an idle table's spread cards and the shuffle after them
         self.shoe: Shoe | None = None
         self.next_shoe = first_shoe

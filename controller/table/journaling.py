@@ -135,14 +135,15 @@ def started_record(core: Any, replayed: int, version: str, signature: str) -> Jo
 # What the built-in emulator's table is: a batch shuffler and a card-reading shoe (``TableCore``'s
 # options of these names, as ``capabilities_of`` gives them).
 BUILT_IN_DEVICES: dict[str, Any] = {"automatic_shoe": False, "approval": None, "shuffler": True,
-                                    "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
+                                    "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False, "deck_capacity": None}
 
 
 def capabilities_of(core: Any) -> dict[str, Any]:
     """What the table's devices are, as ``TableCore``'s options of the same names (the profiles'
     capabilities, ``run_devices.table_capabilities``): the core decides differently for each."""
     return {"automatic_shoe": core.automatic_shoe, "approval": core.approval, "shuffler": core.has_shuffler,
-            "shuffler_keeps_one_batch": core.shuffler_keeps_one_batch, "shuffler_in_shoe": core.shuffler_in_shoe}
+            "shuffler_keeps_one_batch": core.shuffler_keeps_one_batch, "shuffler_in_shoe": core.shuffler_in_shoe,
+            "deck_capacity": core.deck_capacity}
 
 
 def rules_record(submission: Any, last_journaled: dict[str, Any] | None) -> JournalRecord | None:

@@ -20,9 +20,18 @@ from firmware_bridge.profiles import get_profile
 
 def test_the_built_in_emulated_table_has_a_shuffler_and_a_cut() -> None:
     batch = {"automatic_shoe": False, "approval": None, "shuffler": True, "shuffler_keeps_one_batch": True, "shuffler_in_shoe": False}
-    assert table_capabilities([]) == batch
+    assert table_capabilities([]) == {**batch, "deck_capacity": None}  # the built-in devices: no limit said
     pair = [get_profile("emulated-shuffler"), get_profile("emulated-shoe")]
-    assert table_capabilities(pair) == batch
+    assert table_capabilities(pair) == {**batch, "deck_capacity": 8}
+
+
+def test_the_table_holds_the_decks_its_smallest_device_holds() -> None:
+    """The core refuses rules of more decks than its devices hold (``set_submission``): the most
+    every device holds, the smallest profile's ``deck_capacity``."""
+    shuffler = get_profile("emulated-shuffler")
+    six = dataclasses.replace(shuffler, capabilities=dataclasses.replace(shuffler.capabilities, deck_capacity=6))
+    options = table_capabilities([six, get_profile("emulated-shoe")])
+    assert options["deck_capacity"] == 6 and TableCore(load_preset("midibaccarat"), **options).deck_capacity == 6
 
 
 @pytest.mark.reg("681a.5(g)(2)")
@@ -41,7 +50,7 @@ def test_a_continuous_shuffler_does_not_keep_one_batch() -> None:
 def test_a_shoe_without_a_shuffler_is_shuffled_by_hand() -> None:
     assert table_capabilities([get_profile("acme-readershoe-s")]) == \
         {"automatic_shoe": False, "approval": None, "shuffler": False, "shuffler_keeps_one_batch": False,
-         "shuffler_in_shoe": False}
+         "shuffler_in_shoe": False, "deck_capacity": 8}
 
 
 @pytest.mark.reg("681a.5(h)")
@@ -54,7 +63,7 @@ def test_an_automatic_reshuffling_shoe_reaches_the_core_and_skips_the_cut() -> N
     options = table_capabilities([get_profile("acme-autoshoe-r")])
     approval = get_profile("acme-autoshoe-r").capabilities.approval
     assert approval and options == {"automatic_shoe": True, "approval": approval, "shuffler": True,
-                                    "shuffler_keeps_one_batch": True, "shuffler_in_shoe": True}
+                                    "shuffler_keeps_one_batch": True, "shuffler_in_shoe": True, "deck_capacity": 8}
     core = TableCore(load_preset("minibaccarat"), **options)
     outs = core.handle(OperatorInput("open", {}, "f1", Role.FLOORPERSON))
     assert SendCommand("shoe", m.Shuffle(8)) in outs  # one device: the shuffler is in the shoe

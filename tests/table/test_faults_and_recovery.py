@@ -253,6 +253,28 @@ def test_floorperson_sets_the_rules_submission_at_opening_and_it_replays() -> No
     assert again.sub == b.core.sub
 
 
+def test_rules_of_more_decks_than_the_devices_hold_are_refused_at_the_table_changing_nothing() -> None:
+    """`shoectl run` refuses devices that hold fewer decks than the Rules Submission deals, at its
+    start; a floorperson's `set_submission` at the running table was not checked: a table of 6-deck
+    devices took 8-deck rules, opened into a fault, and could then not be resumed with its devices
+    at all (a configuration review). The core knows what its devices hold (``deck_capacity``, from
+    their profiles, journaled with its start) and refuses such rules, changing nothing."""
+    from controller.table.journaling import capabilities_of
+
+    b = Bench("midibaccarat")
+    b.core.deck_capacity = 6
+    assert capabilities_of(b.core)["deck_capacity"] == 6
+    eight, six = load_preset("minibaccarat").to_dict(), load_preset("ez-baccarat").to_dict()
+    eight.pop("source"), six.pop("source")
+    six["submission"]["decks"] = 6
+    before = b.core.snapshot()
+    b.op("set_submission", submission=eight, source="preset:minibaccarat")
+    assert b.of("refused")[-1]["reason"] == "Minibaccarat, 8 decks deals 8 decks, and the table's devices hold 6"
+    assert b.core.snapshot() == before and b.core.sub.decks == 6 and not b.of("submission")
+    b.op("set_submission", submission=six, source="six")
+    assert b.core.sub.decks == 6 and b.of("submission")[-1]["source"] == "six"  # as many as they hold: taken
+
+
 def test_a_restart_ordered_without_a_reason_records_who_ordered_it() -> None:
     """It was recorded as "the devices lost the shoe" whoever ordered it, devices or not."""
     b = Bench()
