@@ -20,6 +20,7 @@ its default and the clause it serves are documented in ``docs/rules-submission.m
 """
 from __future__ import annotations
 
+import errno
 import functools
 import importlib.resources
 import os
@@ -104,7 +105,7 @@ def resolve_submission(spec: str | os.PathLike[str] | None) -> Submission:
         text = os.fsdecode(text)
     if not text:
         raise SubmissionError('""', "", f"empty; give a file or a preset: {', '.join(preset_names())}")
-    if os.path.exists(text):
+    if _named_file(text):
         return load_submission(text)
     preset = preset_named(text)
     if preset is not None:
@@ -116,6 +117,21 @@ def resolve_submission(spec: str | os.PathLike[str] | None) -> Submission:
     raise SubmissionError(
         _safe(text), "", f"neither an existing file nor a preset; presets: {', '.join(preset_names())}"
     )
+
+
+def _named_file(text: str) -> bool:
+    """Whether ``text`` names something in the file system, readable or not (a link that loops, a
+    folder it may not look into): the file's own reason is then said, as ``rules check`` says it,
+    never "not found" or a preset of the same name dealt instead (a configuration review)."""
+    try:
+        os.lstat(text)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:  # ENOTDIR: a part of it is a file; EACCES: a folder not to be looked into
+        return exc.errno != errno.ENOTDIR
+    except ValueError:  # a NUL in it: no file has such a name
+        return False
+    return True
 
 
 def submission_in_folder(name: str | None, folder: str | os.PathLike[str] | None) -> Submission:

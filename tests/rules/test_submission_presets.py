@@ -130,6 +130,24 @@ def test_resolve_submission(tmp_path):
         resolve_submission("")
 
 
+def test_a_file_that_is_there_but_cannot_be_read_is_said_as_such_never_as_missing_or_a_preset(tmp_path, monkeypatch):
+    """A configuration review: a link that loops was "file not found" to `run --submission` and
+    `rules show` (and `rules check` said why), and one named like a preset dealt the preset instead
+    of the file given. What is there is read, and its reason said, as `rules check` says it."""
+    loop = tmp_path / "loop.toml"
+    loop.symlink_to(loop)
+    with pytest.raises(SubmissionError, match=r"loop\.toml: cannot read the file: Too many levels of symbolic links"):
+        resolve_submission(str(loop))
+    monkeypatch.chdir(tmp_path)
+    Path("midibaccarat").symlink_to("midibaccarat")
+    with pytest.raises(SubmissionError, match=r"^midibaccarat: cannot read the file: Too many levels of symbolic links"):
+        resolve_submission("midibaccarat")
+    assert resolve_submission("preset:midibaccarat") == load_preset("midibaccarat")  # a preset, said so
+    plain = write(tmp_path, EZ)
+    with pytest.raises(SubmissionError, match=rf"{plain.name}/x\.toml: file not found"):  # a file is no folder
+        resolve_submission(str(plain / "x.toml"))
+
+
 def test_load_preset_unknown():
     with pytest.raises(SubmissionError, match=r"^preset:nope: unknown preset; presets: 21-baccarat, ez-baccarat, midibaccarat, minibaccarat$"):
         load_preset("nope")
