@@ -388,6 +388,10 @@ def add_operator(path: str | os.PathLike[str], id: str, role: Role | str, pin: s
 def remove_operator(path: str | os.PathLike[str], id: str) -> Operator:
     """Remove operator ``id`` from the file at ``path`` and return it. Raises ``OperatorsError``
     if there is no such operator or the file cannot be read or written."""
+    # Said before the lock file is made beside it: a refused command changes nothing there (a
+    # configuration review); the lock's own read says it again if the file changed meanwhile.
+    if id not in {op.id for op in _read(_source(path))[0]}:
+        raise OperatorsError(_safe(_source(path)), f"operators.{_safe(str(id))}", "no such operator")
     with _changing(path, create=False) as (shown, current, new):
         old = current.pop(id, None)
         if old is None:

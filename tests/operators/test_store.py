@@ -262,6 +262,22 @@ def test_remove(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == [".operators.toml.lock", "operators.toml"]  # no missing.toml lock
 
 
+def test_a_refused_remove_leaves_the_folder_as_it_was(tmp_path: Path) -> None:
+    """A configuration review: `operators remove` of an id not in the file, or of a file that does
+    not load, made its lock file beside it before it refused (a refused command changed the
+    folder); `add` checks first. Nothing is made."""
+    path = tmp_path / "operators.toml"
+    path.write_text(f'[operators.d1]\nrole = "dealer"\npin_hash = "{hash_pin("8042")}"\n')
+    path.chmod(0o600)
+    with pytest.raises(OperatorsError, match=r"operators\.nobody: no such operator"):
+        remove_operator(path, "nobody")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[operators.d1]\nrole = "boss"\n')
+    with pytest.raises(OperatorsError, match=r"operators\.d1\.pin_hash: required key is missing"):
+        remove_operator(bad, "d1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml", "operators.toml"]
+
+
 def test_atomic_write_keeps_the_old_file_when_replace_fails(tmp_path: Path, mocker) -> None:
     path = tmp_path / "operators.toml"
     add_operator(path, "d1", "dealer", "8042")
