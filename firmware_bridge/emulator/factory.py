@@ -12,6 +12,7 @@ from typing import Any
 from firmware_bridge.profiles import Profile, get_profile
 
 from .device import EmulatedDevice
+from .faults import plain_number
 from .shoe import EmulatedShoe
 from .shuffler import EmulatedShuffler
 from .shuffler_shoe import EmulatedShufflerShoe
@@ -39,7 +40,7 @@ def parse_speed(text: str | float) -> float:
     """``"max"`` -> ``math.inf``; ``"10"`` / ``10`` -> 10.0. Raises ``ValueError`` unless > 0."""
     if isinstance(text, str) and text.strip().lower() == "max":
         return float("inf")
-    value = float(text)
+    value = plain_number(text)
     if not value > 0:
         raise ValueError(f"speed must be a positive number or 'max', got {text!r}")
     return value

@@ -50,6 +50,19 @@ from .shuffle_models import parse_model as parse_shuffle_model
 
 _LONGEST_S = 86_400  # a fault's duration: at most a day
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$", re.ASCII)
+# A person's number here: ASCII digits and a point, as every other option takes them (``float``
+# also takes "１", "١٢٣" and "1_0": a configuration review).
+_PLAIN_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?", re.ASCII)
+
+
+def plain_number(text: str | float) -> float:
+    """``text`` (surrounding blanks allowed) as a float when it is written as ``_PLAIN_NUMBER``
+    says; ValueError otherwise. A float is taken as it is."""
+    if isinstance(text, str):
+        if not _PLAIN_NUMBER.fullmatch(text.strip()):
+            raise ValueError(f"not a number: {text!r}")
+        return float(text)
+    return float(text)
 _WHOLE = re.compile(r"^-?\d{1,18}$", re.ASCII)
 _WORD = re.compile(r"^[A-Z]{1,16}$", re.ASCII)
 _MOST = 10**9  # a count or a stack position no table reaches
@@ -145,7 +158,7 @@ class FaultSpec:
     def _value(cls, key: str, value: str) -> object:
         """``value`` for fault ``key``; ValueError (or FaultSpecError) when it is not one."""
         if key in cls._RATES:
-            rate = float(value)
+            rate = plain_number(value)
             if not 0.0 <= rate <= 1.0:
                 raise ValueError
             return rate

@@ -331,11 +331,12 @@ def test_a_file_name_that_is_not_utf8_is_shown_as_its_bytes(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("command", [["run", "--rounds", "1"], ["emulate", "--profile", "emulated-shoe"]])
-@pytest.mark.parametrize("speed", ["inf", "1e999", "Infinity", "nan"])
+@pytest.mark.parametrize("speed", ["inf", "1e999", "Infinity", "nan", "\u0661\u0662\u0663", "\uff15", "1_0"])
 def test_a_speed_that_is_not_a_finite_number_is_refused(capsys, monkeypatch, tmp_path: Path, command: list[str],
                                                         speed: str) -> None:
     """`--speed inf` (or 1e999, which reads as infinity) was taken for `max`; the speed is a finite
-    positive number or the word max."""
+    positive number or the word max, in ASCII digits as every other option takes them (Arabic-Indic
+    and full-width digits and `1_0` were taken: a configuration review)."""
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, *command, "--speed", speed)
     assert (code, out) == (2, "") and list(tmp_path.iterdir()) == []

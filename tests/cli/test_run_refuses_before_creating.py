@@ -28,6 +28,8 @@ BAD = [
     ("--speed", "1e999"),  # was taken for max
     ("--speed", "nan"),
     ("--faults", "corrupt=2"),
+    ("--faults", "corrupt=\u0660.\u0665"),  # Arabic-Indic digits: taken for 0.5 (a configuration review)
+    ("--faults", "drop=0.0_1"),
     ("--faults", "bogus=1"),
     ("--table-id", ""),
     ("--table-id", "T 1"),
