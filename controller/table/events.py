@@ -98,7 +98,25 @@ def cover_card(t: TableCore, device_role: str, ev: m.CoverCard) -> None:
                  f"out after {due}: the stack is not as it was cut and covered. Check the shoe; this round is "
                  "completed, then the cards are reshuffled")
         return
+    if t.state == "burning":
+        end_shoe_in_a_burn(t, "the cover card came out")
+        return
     t.notice("info", "cover card reached: this round is completed, then the cards are reshuffled")
+
+
+def end_shoe_in_a_burn(t: TableCore, why: str) -> None:
+    """A new dealer's burn (681a.7(c), the Rules Submission's ``burn_cards``) reached the cover card,
+    or the shoe's end: no round comes before the reshuffle (681a.7(d)), so the cards still to burn
+    are not owed, the wagers on the layout go back, and the cards are reshuffled. A burn of 30 took
+    every card left and the table then waited in ``burning`` for cards that were not there, ``close``
+    refused (a configuration review)."""
+    owed, t.burns_due = t.burns_due, 0
+    t.notice("info", f"{why} during the burn ({owed} cards still to burn): no round comes before the reshuffle; "
+             "the cards are reshuffled")
+    t.burned()
+    if t.state == "betting" and t.round is None:  # (a card set aside opens a simulated round first)
+        rounds.return_pending_wagers(t)
+        t.reshuffle()
 
 
 def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
@@ -133,6 +151,8 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
     elif t.state == "betting" and t.round is None:
         rounds.return_pending_wagers(t)  # the round they were for cannot be dealt (627a.13(e))
         t.reshuffle()
+    elif t.state == "burning":  # a shoe without a cover card sensor (681a.5(h)) ran out in a burn
+        end_shoe_in_a_burn(t, "the shoe ran out")
 
 
 def door(t: TableCore, device_role: str, ev: m.Door) -> None:

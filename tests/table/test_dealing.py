@@ -30,6 +30,29 @@ def test_load_then_the_first_card_is_burned_and_a_new_dealer_burns_one() -> None
     assert [r["dealer"] for r in b.of("dealer")] == ["D2"]
 
 
+@pytest.mark.reg("681a.7(c)", "681a.7(d)")
+def test_a_new_dealers_burn_that_reaches_the_cover_card_ends_the_shoe() -> None:
+    """681a.7(c): "Each new dealer who comes to the table shall also remove" the burn (here the
+    Rules Submission's thirty cards); 681a.7(d): once the cover card is reached the cards are
+    reshuffled. A burn of more cards than were left above the cover card ran on through it to the
+    shoe's end, and the table then waited in ``burning`` for cards that were not there, ``close``
+    refused (a configuration review). At the cover card the cards still to burn are not owed, and
+    the cards are reshuffled."""
+    from dataclasses import replace
+
+    from controller.rules.submission import load_preset
+
+    b = Bench(submission=replace(load_preset("minibaccarat"), decks=1, burn_cards=30), seed=5)
+    b.open_and_cut(cut=20, cover=10, seats=(1,))  # 30 burned, then 12 cards above the cover card
+    assert b.core.state == "betting" and len(b.of("burn")) == 30
+    b.op("dealer_sign_in", Role.DEALER, dealer="D2")  # thirty more to burn: twelve are left above the cover card
+    burned = b.of("burn")[30:]
+    assert len(burned) == 12 and [c["due"] for c in burned] == list(range(29, 17, -1))
+    assert b.of("cover_card") and b.core.burns_due == 0 and b.core.state not in ("burning", "betting")
+    assert b.kinds().index("cover_card") < b.kinds().index("shoe_start", b.kinds().index("cover_card"))  # the next shoe
+    assert any("the cover card came out during the burn (18 cards still to burn)" in n.text for n in b.notices)
+
+
 @pytest.mark.reg("681a.7(c)")
 def test_another_dealer_deals_only_once_signed_in_and_burning() -> None:
     """681a.7(c): "Each new dealer who comes to the table shall also remove one card and place it in
