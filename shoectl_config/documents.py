@@ -5,7 +5,9 @@ TOML; ``read_toml_file(path, max_bytes, error)`` reads a regular file first
 (``files.read_regular_file``). Every problem raises ``error(source, "", reason)``: not UTF-8 (with
 the offset of the bad byte), a TOML syntax error (tomllib's message, with line and column), a
 value Python refuses (an integer of more digits than Python converts: "TOML value error: an
-integer with more than 4300 digits (at line 3)"), nesting too deep. No message holds a word of
+integer with more than 4300 digits (at line 3)"), nesting too deep, a dotted key of more than
+``MAX_KEY_PARTS`` parts (tomllib takes time and memory in the square of its length: a 30 KB key
+took 1.3 GB, a configuration review). No message holds a word of
 Python's own (``sys.set_int_max_str_digits``), nor a key written as a Python tuple (``operators.a``,
 not ``('operators', 'a')``).
 """
@@ -32,6 +34,9 @@ def parse_toml(raw: bytes, source: str, error: ErrorFactory) -> dict[str, Any]:
         raise error(source, "", f"not UTF-8 text (bad byte at offset {exc.start})") from None
     if text.startswith("\ufeff"):  # a byte-order mark some editors add
         text = text[1:]
+    if (line := _long_dotted_key(text)) is not None:
+        raise error(source, "", f"a dotted key of more than {MAX_KEY_PARTS} parts (at line {line}): not a configuration "
+                                "of shoectl")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -40,6 +45,21 @@ def parse_toml(raw: bytes, source: str, error: ErrorFactory) -> dict[str, Any]:
         raise error(source, "", "TOML syntax error: arrays or tables nested too deeply") from None
     except ValueError as exc:  # an integer longer than Python's digit limit (tomllib's int() refuses it)
         raise error(source, "", f"TOML value error: {_value_problem(text, str(exc))}") from None
+
+
+MAX_KEY_PARTS = 64  # shoectl's own keys have at most three
+# A string's text (multi-line first), whose dots are no key's; then a run of dots with nothing
+# between them but what a bare key, a space or a quoted key (its string taken out) holds.
+_STRING = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'')
+_DOTTED_RUN = re.compile(r"(?:\.[ \tA-Za-z0-9_-]*){%d}" % (MAX_KEY_PARTS,))
+
+
+def _long_dotted_key(text: str) -> int | None:
+    """The line of a key of more than ``MAX_KEY_PARTS`` parts in the TOML ``text``, or None. (A
+    quoted part is a string here, taken out with the others.)"""
+    bare = _STRING.sub(lambda m: "\n" * m.group().count("\n"), text)  # lines kept, for the line number
+    found = _DOTTED_RUN.search(bare)
+    return None if found is None else bare.count("\n", 0, found.start()) + 1
 
 
 _DIGITS = re.compile(r"[0-9][0-9_]*")
