@@ -28,6 +28,7 @@ cards and are not logged. ``read_dealt_log(path)`` parses the file back.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import threading
@@ -54,7 +55,11 @@ __all__ = ["DealtCard", "DealtLog", "EmulatedTable", "read_dealt_log"]
 
 
 class DealtLog:
-    """A draw listener that appends each delivered card to a text file (or an open stream)."""
+    """A draw listener that appends each delivered card to a text file (or an open stream). A
+    write that fails (a full disk) is said once, as an error, and the log is left from there on
+    (``failed`` says why): the emulated shoe deals on. It raised in the shoe's thread, which died
+    with a traceback, and the table waited for ever for a shoe it took for unplugged (a review of
+    disk faults)."""
 
     def __init__(self, target: str | os.PathLike[str] | IO[str]) -> None:
         if isinstance(target, (str, os.PathLike)):
@@ -64,6 +69,8 @@ class DealtLog:
             self._stream = target
             self._owned = False
         self.lines = 0
+        self.failed: str | None = None
+        self._name = os.fspath(target) if isinstance(target, (str, os.PathLike)) else getattr(target, "name", "the dealt log")
 
     @staticmethod
     def format(record: Delivered) -> str:
@@ -71,13 +78,24 @@ class DealtLog:
         return text + " misread" if record.misread else text
 
     def __call__(self, record: Delivered) -> None:
-        self._stream.write(self.format(record) + "\n")
-        self._stream.flush()
+        if self.failed is not None:
+            return
+        try:
+            self._stream.write(self.format(record) + "\n")
+            self._stream.flush()
+        except (OSError, ValueError) as exc:  # ValueError: the stream was closed
+            self.failed = f"{self._name}: cannot be written: {getattr(exc, 'strerror', None) or exc}"
+            import structlog  # here: only a failure logs
+
+            structlog.get_logger().error("the dealt log stopped; the emulated shoe deals on without it",
+                                         reason=self.failed, cards_logged=self.lines)
+            return
         self.lines += 1
 
     def close(self) -> None:
         if self._owned and not self._stream.closed:
-            self._stream.close()
+            with contextlib.suppress(OSError):  # what could not be written was said
+                self._stream.close()
 
 
 @dataclass(frozen=True, slots=True)

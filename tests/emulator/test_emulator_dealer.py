@@ -74,6 +74,38 @@ def test_the_dealer_cuts_covers_loads_burns_and_draws_on_prompts(clock, tmp_path
                                             enumerate(original[37:42], start=1)]
 
 
+def test_a_dealt_log_that_cannot_be_written_is_said_once_and_the_shoe_deals_on(clock) -> None:
+    """A review of disk faults: the dealt log on a full disk raised in the emulated shoe's thread,
+    which died with a traceback mid-draw; the table then waited for ever for a shoe it took for
+    unplugged. The failure is said once, as an error; the shoe deals every card. (The full disk
+    is a stream that refuses its writes: a test cannot fill a disk everywhere it runs.)"""
+    import errno
+    import io
+
+    from structlog.testing import capture_logs
+
+    class FullDisk(io.StringIO):
+        name = "/mnt/full/dealt.log"
+
+        def flush(self) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    table, shoe, original = _stack_in_the_dealers_hand(clock, dealt_log=FullDisk())
+    for prompt in ("CUT 37", "COVER 14", "LOAD"):
+        shoe.ok(Display(prompt))
+    shoe.wait_for(ShoeLoaded)
+    shoe.ok(GateUnlock())
+    with capture_logs() as logs:
+        for prompt in ("BURN", "DRAW PLAYER", "DRAW BANKER", "DRAW PLAYER", "DRAW BANKER"):
+            shoe.ok(Display(prompt))
+        shoe.pump(0.05)
+    assert [DeviceCard(r.rank, r.suit) for r in shoe.of(CardRead)] == original[37:42]  # every card dealt
+    assert [(e["log_level"], e["event"], e["reason"]) for e in logs] == [
+        ("error", "the dealt log stopped; the emulated shoe deals on without it",
+         "/mnt/full/dealt.log: cannot be written: No space left on device")]
+    table.close()
+
+
 def test_a_cut_or_cover_prompt_shown_again_places_no_more_cover_cards(clock) -> None:
     """A controller's resume shows its current prompt again. A dealer who has cut does not cut
     again: the emulated one cut once per CUT prompt, and a shown-again COVER put a third cover
