@@ -144,3 +144,15 @@ def output_path_argument(text: str) -> str:
         except OSError as exc:
             raise argparse.ArgumentTypeError(f"{text} cannot be appended to: {exc.strerror or exc}") from None
     return text if mode is not None else _in_a_folder(text)
+
+
+def in_words(exc: BaseException) -> str:
+    """``exc`` as one line in a person's words: an OSError as the system says it, with the file it
+    names (``j.db.feed-cursor: Operation not permitted``), without Python's ``[Errno 1] ...:
+    'path'`` dressing; anything else as its message."""
+    text = str(exc) or "failed, and gave no reason"
+    if isinstance(exc, OSError) and exc.strerror and text.startswith("[Errno"):
+        text = exc.strerror if exc.filename is None else f"{os.fsdecode(exc.filename)}: {exc.strerror}"
+    elif isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+        text = f"{exc.filename}: {text}"
+    return " ".join(text.split())

@@ -23,7 +23,7 @@ import structlog
 
 from controller.cli.common import given_options, not_root_over_another_users_journal, whole_number
 from controller.cli.stopping import run_until_signalled
-from controller.errors import UsageError, journal_argument, output_path_argument, path_argument
+from controller.errors import UsageError, in_words, journal_argument, output_path_argument, path_argument
 from controller.floor.broker import (
     BROKER_FLAGS, MQTT_PACKET_IDS, MQTT_V5, BrokerOptions, add_broker_options, broker_options, paho_client,
 )
@@ -228,7 +228,7 @@ class FeedThread:
             self.feed.run(self._stop)
         except Exception as exc:  # noqa: BLE001 - the table goes on; the line says why the feed stopped
             self.error = exc
-            log.error(f"the feed stopped: {exc}; the table goes on, its journal keeps every entry")
+            log.error(f"the feed stopped: {in_words(exc)}; the table goes on, its journal keeps every entry")
         finally:
             self.feed.tail.close()
 

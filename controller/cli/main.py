@@ -37,7 +37,7 @@ from collections.abc import Iterator, Sequence
 from functools import partial
 
 from controller.cli.entry import EXIT_INTERRUPTED
-from controller.errors import UsageError
+from controller.errors import UsageError, in_words
 from controller.rules.errors import RulesError
 from controller.version import shoectl_version
 from firmware_bridge.errors import BridgeError
@@ -301,21 +301,13 @@ def _main(argv: Sequence[str] | None) -> int:
         # a profile, a Rules Submission, an operators file; a bad fault spec)
         # or a file or device that cannot be used (OSError, TransportError). One line, exit 2. Anything else is a bug and
         # keeps its traceback.
-        print(f"{args.prog}: error: {readable(_one_line(exc))}", file=sys.stderr)
+        print(f"{args.prog}: error: {readable(in_words(exc))}", file=sys.stderr)
         # A service's error may say it is temporary (a journal locked by another program: 75,
         # EX_TEMPFAIL), which a service manager restarts; 2 is not (RestartPreventExitStatus).
         # Other commands keep 2, as their documented exit codes say.
         return int(getattr(exc, "exit_status", EXIT_USAGE)) if _command_of(argv) in SERVICES else EXIT_USAGE
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc) or "failed, and gave no reason"
-    if isinstance(exc, OSError) and exc.strerror and text.startswith("[Errno"):
-        # the system's own words, without Python's "[Errno 2] ...: 'path'" dressing
-        text = exc.strerror if exc.filename is None else f"{os.fsdecode(exc.filename)}: {exc.strerror}"
-    elif isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
-        text = f"{exc.filename}: {text}"
-    return " ".join(text.split())
 
 
 if __name__ == "__main__":  # pragma: no cover

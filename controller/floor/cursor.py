@@ -192,8 +192,11 @@ class FeedCursor:
                                   "journal_created": self.journal_created, "seq": seq}
         if digest is not None:
             doc["hash"] = digest
-        with atomic_writer(self.path, side_file=CURSOR_SUFFIX) as fh:
-            fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        try:
+            with atomic_writer(self.path, side_file=CURSOR_SUFFIX) as fh:
+                fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        except OSError as exc:  # named: a bare "No space left on device" said no file (a review of disk faults)
+            raise OSError(exc.errno, f"cannot save the feed's cursor: {exc.strerror or exc}", str(self.path)) from None
 
 
 class AckWindow:

@@ -52,6 +52,28 @@ def test_the_cursor_round_trips_and_refuses_another_journals(tmp_path: Path) -> 
             cursor.load()
 
 
+def test_a_cursor_that_cannot_be_saved_names_its_file_in_a_persons_words(tmp_path: Path, monkeypatch) -> None:
+    """A review of disk faults: a cursor on a full disk stopped `shoectl feed` with a bare "No
+    space left on device", no file named; `run --feed` logged Python's "[Errno 1] ...: 'path'".
+    The error names the cursor and what could not be done, as every other message says it. (The
+    full disk is a writer that refuses: a test cannot fill a disk everywhere it runs.)"""
+    import errno
+
+    from controller.errors import in_words
+    from controller.floor import cursor as cursor_module
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cursor_module, "atomic_writer", full_disk)
+    path = tmp_path / "c"
+    with pytest.raises(OSError) as info:
+        FeedCursor(path, "T1", "2026-01-01T00:00:00.000000Z").save(42)
+    assert in_words(info.value) == f"{path}: cannot save the feed's cursor: No space left on device"
+    assert in_words(PermissionError(errno.EPERM, "Operation not permitted", "t7/j.db.feed-cursor")) == \
+        "t7/j.db.feed-cursor: Operation not permitted"
+
+
 def test_while_the_broker_is_away_the_feed_reads_no_further_than_its_window(tmp_path: Path) -> None:
     """The journal is the buffer: with the broker unreachable, the feed holds no entry and reads
     none, however many the journal has (it publishes only once connected: test_feed_order.py)."""
