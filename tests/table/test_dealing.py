@@ -34,9 +34,9 @@ def test_load_then_the_first_card_is_burned_and_a_new_dealer_burns_one() -> None
 def test_a_new_dealers_burn_that_reaches_the_cover_card_ends_the_shoe() -> None:
     """681a.7(c): "Each new dealer who comes to the table shall also remove" the burn (here the
     Rules Submission's thirty cards); 681a.7(d): when the cover card "appears during play, the cover
-    card shall be removed and placed to the side and the hand shall be completed. The dealer shall
-    then: (1) Collect and reshuffle the cards" (here no hand is in play: the burn is between
-    rounds). A burn of more cards than were left above the cover card ran on through it to the
+    card shall be removed and placed to the side and the hand shall be completed", then "Collect and
+    reshuffle the cards" (here no hand is in play: the burn is between rounds). A burn of more
+    cards than were left above the cover card ran on through it to the
     shoe's end, and the table then waited in ``burning`` for cards that were not there, ``close``
     refused (a configuration review). At the cover card the cards still to burn are not owed, and
     the cards are reshuffled."""
