@@ -48,15 +48,16 @@ def parse_toml(raw: bytes, source: str, error: ErrorFactory) -> dict[str, Any]:
 
 
 MAX_KEY_PARTS = 64  # shoectl's own keys have at most three
-# A string's text (multi-line first), whose dots are no key's; then a run of dots with nothing
-# between them but what a bare key, a space or a quoted key (its string taken out) holds.
-_STRING = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'')
+# A string's text (multi-line first) or a comment, whose dots are no key's, found left to right
+# (a quote in a comment is the comment's, a # in a string the string's); then a run of dots with
+# nothing between them but what a bare key, a space or a quoted key (its string taken out) holds.
+_STRING = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*')
 _DOTTED_RUN = re.compile(r"(?:\.[ \tA-Za-z0-9_-]*){%d}" % (MAX_KEY_PARTS,))
 
 
 def _long_dotted_key(text: str) -> int | None:
     """The line of a key of more than ``MAX_KEY_PARTS`` parts in the TOML ``text``, or None. (A
-    quoted part is a string here, taken out with the others.)"""
+    quoted part is a string here, taken out with the others and the comments.)"""
     bare = _STRING.sub(lambda m: "\n" * m.group().count("\n"), text)  # lines kept, for the line number
     found = _DOTTED_RUN.search(bare)
     return None if found is None else bare.count("\n", 0, found.start()) + 1

@@ -176,22 +176,28 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
         return (shoe is None or sid == shoe) and (round is None or rno == round)
 
     # Clock steps journaled where this reading shows nothing (another shoe, another round): the
-    # times of what it shows next are the stepped clock's, so the next document shown carries
-    # them (a review of clocks: one shoe's replay showed its times an hour off without a word).
+    # times of what it shows after them are the stepped clock's, so the first document shown that
+    # began after a step carries it (a review of clocks: one shoe's replay showed its times an hour
+    # off without a word). ``began``: the seq of the entry each document began at, by its id.
     hidden_steps: list[dict[str, Any]] = []
+    began: dict[int, int] = {}
+    seq_now = 0
 
     def shown(doc: dict[str, Any]) -> dict[str, Any]:
-        if not hidden_steps:
+        start = began.get(id(doc), seq_now)
+        before = [step for step in hidden_steps if step["seq"] < start]  # a held round decided before a step: not it
+        if not before:
             return doc
-        doc = {**doc, "clock_steps_before": list(hidden_steps)}
-        hidden_steps.clear()
-        return doc
+        hidden_steps[:] = [step for step in hidden_steps if step["seq"] >= start]
+        return {**doc, "clock_steps_before": before}
 
     def shoe_doc(sid: str) -> dict[str, Any]:
-        return shoes.setdefault(sid, {"type": "shoe", "shoe": sid, "started": None, "decks": None, "cut": None,
-                                      "cover_from_bottom": None, "cuts_before": [],
-                                      "burned": [], "loaded": None, "rounds": 0, "cover_card_position": None,
-                                      "reconciliation": None, "events": []})
+        if sid not in shoes:
+            shoes[sid] = {"type": "shoe", "shoe": sid, "started": None, "decks": None, "cut": None,
+                          "cover_from_bottom": None, "cuts_before": [], "burned": [], "loaded": None, "rounds": 0,
+                          "cover_card_position": None, "reconciliation": None, "events": []}
+            began[id(shoes[sid])] = seq_now
+        return shoes[sid]
 
     def shoe_done(sid: str) -> Iterator[dict[str, Any]]:
         """The shoe ``sid`` ends, or the entries do: its rounds still held, then (``open_rounds``)
@@ -237,6 +243,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     reads: dict[tuple[str | None, int], dict[str, Any]] = {}
     unplaced: list[dict[str, Any]] = []  # clock steps before the first shoe
     for e in entries:
+        seq_now = e.seq
         try:
             k, p, sid, rno = e.kind, e.payload, e.shoe_id, e.round_no
             if k in kinds.INPUT_KINDS:
@@ -321,6 +328,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                                              "cards": [], "player": None, "banker": None, "outcome": None,
                                              "wagers": wagers, "settlements": [], "events": [],
                                              "started": getattr(e, "ts", None), "decided": None}
+                began[id(rounds[(sid, p["round"])])] = e.seq
             elif k == kinds.ROUND_KIND and (sid, rno) in rounds:
                 rounds[(sid, rno)]["kind"] = p["kind"]
                 # its wagers put back on the layout for the next round (simulated_round_wagers = stay)

@@ -133,7 +133,8 @@ def test_a_dotted_key_of_thousands_of_parts_is_refused_before_it_is_parsed(key: 
     assert info.value.reason == f"a dotted key of more than {MAX_KEY_PARTS} parts (at line 3): not a configuration of shoectl"
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB: parsed, it took gigabytes
     sixty_four = ".".join(["a"] * MAX_KEY_PARTS)
-    text = f's = "{"." * 300}"\nf = [{", ".join(["1.5"] * 300)}]\nt = """\n{"." * 300}\n"""\n{sixty_four} = 1\n'
+    text = (f's = "{"." * 300}"\nf = [{", ".join(["1.5"] * 300)}]\nt = """\n{"." * 300}\n"""\n{sixty_four} = 1\n'
+            f"# notes {'.' * 300}\nu = 'it # is {'.' * 100}'  # a row of dots in a comment, a string's # (a review)\n")
     assert parse_toml(text.encode(), "doc.toml", Refused)["f"] == [1.5] * 300
 
 

@@ -190,6 +190,12 @@ def test_a_table_whose_clock_steps_back_mid_shoe_journals_it_and_every_reader_sh
     first, *rest = [json.loads(line) for line in out.splitlines()]  # the round in each shoe
     assert [e["seq"] for e in first["clock_steps_before"]] == [step.seq] and first["round"] == later
     assert all("clock_steps_before" not in doc for doc in rest)  # said once
+    # The round before: decided before the step, its times are the clock's own, though the step came
+    # while it was held (a review of the day's changes: it was said to be a stepped clock's).
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--round", str(later - 1), "--json")
+    before, after = [json.loads(line) for line in out.splitlines()]
+    assert (before["shoe"], after["shoe"]) == ("T1-S0001", "T1-S0002")
+    assert "clock_steps_before" not in before and [e["seq"] for e in after["clock_steps_before"]] == [step.seq]
 
 
 def test_a_writer_whose_clock_was_never_set_warns_and_journals_the_step_when_it_is(tmp_path: Path) -> None:
