@@ -68,8 +68,7 @@ class TableCore:
             inspection be dealt without being spread and reshuffled.
         shuffler_in_shoe: the shoe has the shuffler built in (a profile of kind ``shuffler-shoe``):
             one device plays both roles, so the shuffler's commands go to the shoe, in order.
-        deck_capacity: the most decks every device holds (their profiles' ``deck_capacity``; None:
-            not known): a Rules Submission of more is refused at the table.
+        deck_capacity: the most decks every device holds (None: not known); rules of more are refused.
         first_shoe: the number of the first shoe.
     """
 
@@ -81,8 +80,7 @@ class TableCore:
         self.automatic_shoe, self.approval = automatic_shoe, approval
         self.has_shuffler = shuffler
         self.shuffler_keeps_one_batch = shuffler and shuffler_keeps_one_batch
-        self.shuffler_in_shoe = shuffler_in_shoe
-        self.deck_capacity = deck_capacity
+        self.shuffler_in_shoe, self.deck_capacity = shuffler_in_shoe, deck_capacity
         self.inspection = Inspection()  # 681a.5(g): an idle table's spread cards and the shuffle after them
         self.shoe: Shoe | None = None
         self.next_shoe = first_shoe
