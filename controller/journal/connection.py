@@ -127,6 +127,9 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
             return JournalError(f"{where}: directory {parent} does not exist")
         if not os.access(parent, os.W_OK | os.X_OK):
             return JournalError(f"{where}: directory {parent} is read-only (WAL needs to create files beside the journal)")
+        if disk_full(path, files=True):
+            return JournalWriteError(f"{where}: the disk it is on has no room for another file (no inode left): free "
+                                     "some there")
         return JournalError(f"{where}: unable to open the database file")
     if "malformed" in low or "corrupt" in low:
         return JournalDamagedError(f"{where}: the database file is corrupt ({msg})",
@@ -141,13 +144,16 @@ def translate(exc: BaseException, path: Path | str, action: str) -> JournalError
 FULL_BELOW = 1 << 20  # bytes free on a disk this account may write to
 
 
-def disk_full(path: Path | str) -> bool:
+def disk_full(path: Path | str, *, files: bool = False) -> bool:
     """Whether the disk that holds ``path`` (its folder, when it is not there) has less than
-    ``FULL_BELOW`` bytes free for this account."""
+    ``FULL_BELOW`` bytes free for this account; with ``files``, no inode left for a new file (a
+    disk that counts them: tmpfs and ext4 do, some do not and say 0 of 0)."""
     try:
         st = os.statvfs(path if os.path.exists(path) else os.path.dirname(os.path.abspath(path)))
     except OSError:
         return False
+    if files:
+        return st.f_files > 0 and st.f_favail == 0
     return st.f_bavail * st.f_frsize < FULL_BELOW
 
 

@@ -139,9 +139,14 @@ def test_a_disk_io_error_on_a_full_disk_says_the_disk_is_full(tmp_path: Path, mo
     error = sqlite3.OperationalError("disk I/O error")
     assert str(connection.translate(error, tmp_path / "j.db", "open the journal")) == \
         f"{tmp_path / 'j.db'}: cannot open the journal: disk I/O error; nothing was stored"
-    monkeypatch.setattr(connection, "disk_full", lambda path: True)
+    monkeypatch.setattr(connection, "disk_full", lambda path, files=False: not files)
     assert str(connection.translate(error, tmp_path / "j.db", "open the journal")) == \
         f"{tmp_path / 'j.db'}: cannot open the journal: the disk it is on is full (disk I/O error): free space there"
+    # no inode left for the -wal and -shm: SQLite says it cannot open the file (the same review)
+    cannot_open = sqlite3.OperationalError("unable to open database file")
+    monkeypatch.setattr(connection, "disk_full", lambda path, files=False: files)
+    assert str(connection.translate(cannot_open, tmp_path / "j.db", "open the journal")) == \
+        f"{tmp_path / 'j.db'}: cannot open the journal: the disk it is on has no room for another file (no inode left): free some there"
 
 
 def test_not_a_journal_is_one_line_and_leaves_no_copy(tmp_path: Path, capsys) -> None:
