@@ -70,12 +70,18 @@ _TIMING_RANGES = {
     "shuffle_ms": (100, 3_600_000),
 }
 
-# A link quiet for the device's host-loss timeout loses its session (a shoe locks its gate): a
-# heartbeat, retried, must reach it well within (a device review).
+# Why the highest value is the highest, said of a value above it: a link quiet for the device's
+# host-loss timeout loses its session (a shoe locks its gate), so a heartbeat, retried, must reach
+# it well within (a device review).
 _TIMING_HINTS = {
     "heartbeat_interval_ms": f": a device takes a host silent for {2 * HEARTBEAT_MAX_MS / 1000:g} s for gone "
                              "(docs/protocol.md section 8), so the heartbeat comes at least twice in that time",
 }
+
+
+
+def _above(value: object, hi: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > hi
 
 
 def parse_profile(data: Mapping[str, Any], source: str, name: str) -> Profile:
@@ -257,8 +263,8 @@ class ProfileParser(DocumentParser):
     def timing(self) -> Timing:
         t = self.section("timing", _TIMING_KEYS)
         d = Timing()
-        values = {k: self.integer(f"timing.{k}", t.get(k, getattr(d, k)), lo, hi, hint=_TIMING_HINTS.get(k, ""))
-                  for k, (lo, hi) in _TIMING_RANGES.items()}
+        values = {k: self.integer(f"timing.{k}", value, lo, hi, hint=_TIMING_HINTS.get(k, "") if _above(value, hi) else "")
+                  for k, (lo, hi) in _TIMING_RANGES.items() for value in (t.get(k, getattr(d, k)),)}
         if values["reconnect_max_ms"] < values["reconnect_min_ms"]:
             raise self.fail("timing.reconnect_max_ms",
                             f"{values['reconnect_max_ms']} is below reconnect_min_ms ({values['reconnect_min_ms']})")

@@ -51,7 +51,7 @@ MAX_KEY_PARTS = 64  # shoectl's own keys have at most three
 # A string's text (multi-line first) or a comment, whose dots are no key's, found left to right
 # (a quote in a comment is the comment's, a # in a string the string's); then a run of dots with
 # nothing between them but what a bare key, a space or a quoted key (its string taken out) holds.
-_STRING = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*')
+_STRING = re.compile(r'"""(?:[^\\]|\\[\s\S])*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*')
 _DOTTED_RUN = re.compile(r"(?:\.[ \tA-Za-z0-9_-]*){%d}" % (MAX_KEY_PARTS,))
 
 

@@ -15,7 +15,8 @@ docs/emulator.md):
                    BURN prompt makes it idempotent: "the N-th card out of this shoe"; the dealer
                    acts only if fewer than N cards have left the shoe since it was loaded, so a
                    prompt shown again after a controller restart never draws a card twice
-``BURN [N]``       draw N cards (default 1) to the discard rack
+``BURN [N]``       draw N cards (default 1) to the discard rack; a cover card that comes out is set
+                   aside and ends the burn (the controller ends the shoe there: 681a.7(d))
 ``SHUFFLE ...``    a table without a shuffler (``SHUFFLE BY HAND``): open a new preshuffled pack
                    (``open_pack``, 681a.5(a)) and take it in hand; refused without one.
                    ``SHUFFLE COLLECTED``: after a shoe is dealt, its cards (those left in the shoe
@@ -74,6 +75,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .cards import COVER, DeviceCard, Item, cut_stack, insert_second_cover
+
+_BURN_ENDS = "cover card set aside: the burn ends"
 from .device import EmulatorStateError
 from .faults import FaultSpec
 from .prompts import BUTTONS, NEEDS_STACK, parse_prompt, prompt_number
@@ -343,7 +346,9 @@ class Dealer:
     def _draw(self, count: int, hand: str | None) -> tuple[bool, str]:
         drawn: list[str] = []
         for _ in range(count):
-            card, why = self._draw_card()
+            card, why = self._draw_card(burning=hand is None)
+            if card is None and why == _BURN_ENDS:
+                return True, " ".join([*drawn, why])
             if card is None:
                 return False, f"refused: {why}" + (f" after {' '.join(drawn)}" if drawn else "")
             if hand is None:
@@ -353,8 +358,10 @@ class Dealer:
             drawn.append(str(card))
         return True, " ".join(drawn)
 
-    def _draw_card(self) -> tuple[DeviceCard | None, str]:
-        """Draw until a card comes out (cover cards are set aside)."""
+    def _draw_card(self, burning: bool = False) -> tuple[DeviceCard | None, str]:
+        """Draw until a card comes out (cover cards are set aside); ``burning``: a cover card ends
+        the draw (``_BURN_ENDS``): a burn does not go on past it, as the controller ends the shoe
+        there (a card drawn after it was one of an ended shoe)."""
         while True:
             number = self.cards_drawn + 1
             expose = self._expose_next or number == self.faults.dealer_expose_at
@@ -363,6 +370,8 @@ class Dealer:
                 return None, result.refused
             if result.is_cover:
                 self.covers_set_aside += 1
+                if burning:
+                    return None, _BURN_ENDS
                 continue
             self.cards_drawn = number
             self.drawn_this_shoe += 1

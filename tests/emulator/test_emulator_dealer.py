@@ -220,6 +220,26 @@ def test_the_dealer_sets_the_cover_card_aside_and_draws_on(clock) -> None:
     assert table.dealer.log[-1].ok is False and "shoe empty" in table.dealer.log[-1].detail
 
 
+def test_a_burn_ends_at_the_cover_card(clock) -> None:
+    """A new dealer's burn of more cards than are left above the cover card: the controller ends the
+    shoe at the cover card (681a.7(d)), so the dealer sets it aside and draws no more for that BURN
+    (a review of the day's changes: the dealer drew on, and every such shoe warned of a card drawn
+    from a shoe that had ended)."""
+    table = EmulatedTable(clock=clock)
+    host = connect(table.shoe, clock)
+    table.dealer.receive_stack(cards("AS 2S 3S 4S 5S 6S"))
+    for prompt in ("cut 2", "cover 3", "load"):
+        host.ok(Display(prompt))
+    host.ok(GateUnlock())
+    host.ok(Display("DRAW"))
+    host.ok(Display("BURN 5"))  # 4S 5S, then the cover card: 6S stays in the shoe
+    host.pump(0.05)
+    kinds = [type(e).__name__ for e in host.events]
+    assert kinds == ["ShoeLoaded", "CardRead", "CardRead", "CardRead", "CoverCard"]
+    assert table.dealer.discards == cards("4S 5S") and table.dealer.log[-1].ok
+    assert table.dealer.log[-1].detail == "4S 5S cover card set aside: the burn ends"
+
+
 @pytest.mark.reg("681a.5(a)")
 def test_without_a_shuffler_the_dealer_opens_a_preshuffled_pack_on_the_shuffle_prompt(clock) -> None:
     """681a.5(a): "unless the cards were preshuffled ...": a table without a shuffler serves the shoe
