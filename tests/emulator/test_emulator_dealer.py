@@ -201,13 +201,20 @@ def test_a_draw_the_locked_gate_refused_is_done_when_the_gate_opens(clock) -> No
     table.close()
 
 
-def test_the_dealer_sets_the_cover_card_aside_and_draws_on(clock) -> None:
+def _six_cards_loaded(clock):
+    """A table whose shoe holds AS-6S cut at 2 and covered at 3 (3S 4S 5S COVER 6S AS 2S COVER),
+    its gate open: (the table, a host connected to its shoe)."""
     table = EmulatedTable(clock=clock)
     host = connect(table.shoe, clock)
     table.dealer.receive_stack(cards("AS 2S 3S 4S 5S 6S"))
     for prompt in ("cut 2", "cover 3", "load"):
         host.ok(Display(prompt))
     host.ok(GateUnlock())
+    return table, host
+
+
+def test_the_dealer_sets_the_cover_card_aside_and_draws_on(clock) -> None:
+    table, host = _six_cards_loaded(clock)
     for _ in range(6):
         host.ok(Display("DRAW"))
     host.ok(Display("DRAW"))
@@ -225,12 +232,7 @@ def test_a_burn_ends_at_the_cover_card(clock) -> None:
     shoe at the cover card (681a.7(d)), so the dealer sets it aside and draws no more for that BURN
     (a review of the day's changes: the dealer drew on, and every such shoe warned of a card drawn
     from a shoe that had ended)."""
-    table = EmulatedTable(clock=clock)
-    host = connect(table.shoe, clock)
-    table.dealer.receive_stack(cards("AS 2S 3S 4S 5S 6S"))
-    for prompt in ("cut 2", "cover 3", "load"):
-        host.ok(Display(prompt))
-    host.ok(GateUnlock())
+    table, host = _six_cards_loaded(clock)
     host.ok(Display("DRAW"))
     host.ok(Display("BURN 5"))  # 4S 5S, then the cover card: 6S stays in the shoe
     host.pump(0.05)
