@@ -33,6 +33,7 @@ from controller.operators.store import (
     is_operator_id,
     load_operators,
     remove_operator,
+    reserved_id,
 )
 from shoectl_config.text import is_unicode_text, quoted
 
@@ -41,6 +42,8 @@ def _operator_id(text: str) -> str:
     """An argparse type: an operator id (``ID_RULE``), refused before the file is read."""
     if not is_operator_id(text):
         raise argparse.ArgumentTypeError(f"not a valid operator id: {quoted(text[:40])} ({ID_RULE})")
+    if (why := reserved_id(text)) is not None:
+        raise argparse.ArgumentTypeError(why)
     return text
 
 

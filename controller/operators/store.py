@@ -52,7 +52,7 @@ from controller.operators.pins import (  # the PIN names are also public here (_
     parse_pin_hash,
     verify_pin,
 )
-from controller.roles import Role
+from controller.roles import AUTOMATED_DEALER, AUTOMATED_FLOORPERSON, Role
 from shoectl_config.documents import parse_toml
 from shoectl_config.errors import ConfigError
 from shoectl_config.files import read_regular_file
@@ -62,7 +62,7 @@ from shoectl_config.text import key_part, safe as _safe, typename as _typename
 __all__ = [
     "DEFAULT_PATH", "FILE_MODE", "OPERATORS_FILE", "Operator", "Operators", "OperatorsError", "PinError", "PinHash",
     "PinHashError", "add_operator", "check_name", "check_pin", "hash_pin", "is_operator_id", "load_operators",
-    "operators_file_beside", "parse_pin_hash", "remove_operator", "verify_pin",
+    "operators_file_beside", "parse_pin_hash", "remove_operator", "reserved_id", "verify_pin",
 ]
 OPERATORS_FILE = "operators.toml"  # its name beside a journal, where a table looks for it by default
 DEFAULT_PATH = f"var/{OPERATORS_FILE}"  # relative to the working directory
@@ -176,9 +176,20 @@ def is_operator_id(value: object) -> bool:
     return isinstance(value, str) and _ID_RE.fullmatch(value) is not None
 
 
+def reserved_id(value: object) -> str | None:
+    """Why ``value`` may not be a person's id, or None: the automated dealer's and floorperson's
+    ids name no person (a person under one was journaled as the machine, and dealt at an automated
+    table where every other dealer is refused: a review of roles)."""
+    if value in (AUTOMATED_DEALER, AUTOMATED_FLOORPERSON):
+        return f"{value} is the id of the automated {'dealer' if value == AUTOMATED_DEALER else 'floorperson'}, no person's"
+    return None
+
+
 def _check_id(value: object, source: str, key: str) -> str:
     if not is_operator_id(value):
         raise OperatorsError(source, key, f"not a valid operator id ({ID_RULE})")
+    if (why := reserved_id(value)) is not None:
+        raise OperatorsError(source, key, why)
     return value
 
 

@@ -335,6 +335,11 @@ def _entry(h: str, **extra: str) -> str:
     ("[operators.d1]\nrole = \"dealer\"\npin_hash = \"{h}\"\ncreated = 0001-01-01T00:00:00+14:00\n", "operators.d1.created",
      "outside the years 1 to 9999 in UTC"),
     ("[operators.D1]\nrole = \"dealer\"\npin_hash = \"{h}\"\n", "operators.D1", "not a valid operator id"),
+    # the automated dealer's and floorperson's ids: a person under one was journaled as the machine (a review of roles)
+    ("[operators.auto-dealer]\nrole = \"dealer\"\npin_hash = \"{h}\"\n", "operators.auto-dealer",
+     "auto-dealer is the id of the automated dealer, no person's"),
+    ("[operators.auto-floor]\nrole = \"supervisor\"\npin_hash = \"{h}\"\n", "operators.auto-floor",
+     "auto-floor is the id of the automated floorperson, no person's"),
     ("[operators]\nd1 = \"dealer\"\n", "operators.d1", "expected a table ([operators.d1]), got a string"),
     ("operators = 3\n", "operators", "expected a table ([operators]), got an integer"),
     ("[operators.d1]\nrole = \"dealer\"\npin_hash = 2580\n", "operators.d1.pin_hash", "expected a string, got an integer"),
