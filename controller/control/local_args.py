@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.control.requests import BadRequest, Request, shown_text
+from controller.operators.pins import pin_shaped_id_hidden
 
 __all__ = ["table_args"]
 
@@ -27,5 +28,7 @@ def table_args(req: Request, submissions: Any, auth: Any) -> dict[str, Any]:
             raise BadRequest(shown_text(str(exc), 400), req.rid) from None  # room for the folder and its files
         return {"submission": {k: v for k, v in sub.to_dict().items() if k != "source"}, "source": sub.source}
     if req.command == "unlock_operator" and not auth.knows(args["operator"]):
-        raise BadRequest(f"no operator '{shown_text(args['operator'])}' in this table's operators file", req.rid)
+        # a PIN typed where the id goes is not echoed to the reply, the journal nor the streams (a review of roles)
+        shown = pin_shaped_id_hidden(args["operator"]) or f"'{shown_text(args['operator'])}'"
+        raise BadRequest(f"no operator {shown} in this table's operators file", req.rid)
     return args

@@ -61,7 +61,7 @@ from controller.control.request_lines import MAX_LINE, TOO_LONG, peer_closed, re
 from controller.control.requests import BadRequest, Request, parse_request, shown_text
 from controller.descriptors import OUT_OF_DESCRIPTORS, TABLE_RESERVE, capacity_warning
 from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
-from controller.operators.pins import is_pin_shaped
+from controller.operators.pins import pin_shaped_id_hidden
 from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, TableRecord
@@ -356,9 +356,9 @@ class ControlServer:
         operator = req.operator if is_operator_id(req.operator) else None
         shown, reason = shown_text(req.operator), reason or error
         digits = req.operator.strip() if isinstance(req.operator, str) else ""  # a PIN is read so: with a space pasted or keyed around it, still a PIN
-        if is_pin_shaped(digits) and not (self.auth and self.auth.knows(digits)):
+        hidden = pin_shaped_id_hidden(req.operator)
+        if hidden is not None and not (self.auth and self.auth.knows(digits)):
             # Most likely a PIN typed where the id goes: kept out of the journal and the streams.
-            hidden = f"<an id of {len(digits)} digits, not shown: it may be a PIN>"
             reason, error = (text.replace(quoted(req.operator), hidden).replace(digits, hidden)
                              for text in (reason, error))
             shown, operator = hidden, None

@@ -175,6 +175,13 @@ def is_pin_shaped(pin: str) -> bool:
     return pin.isascii() and pin.isdigit() and PIN_MIN <= len(pin) <= PIN_MAX
 
 
+def pin_shaped_id_hidden(text: object) -> str | None:
+    """How a message shows an operator id that may be a PIN typed where the id goes (digits only,
+    spaces around them): ``<an id of 5 digits, not shown: it may be a PIN>``; None for another."""
+    digits = text.strip() if isinstance(text, str) else ""
+    return f"<an id of {len(digits)} digits, not shown: it may be a PIN>" if is_pin_shaped(digits) else None
+
+
 def check_pin(pin: str, operator_id: str | None = None) -> None:
     """Raise ``PinError`` unless ``pin`` is 4 to 12 ASCII digits and not easily guessed: not one
     digit repeated (1111), not a straight run up or down (1234, 9876, 7890), not a shorter block

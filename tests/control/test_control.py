@@ -141,6 +141,13 @@ def test_a_supervisor_ends_a_lockout_and_the_journal_says_who_did(table) -> None
     unknown = ctl(table, "unlock_operator", "operator=d9", operator="sup", pin=PINS["sup"])
     assert unknown.returncode == 2
     assert unknown.stderr == "shoectl ctl: unlock_operator: not understood: no operator 'd9' in this table's operators file\n"
+    # a PIN typed where the id goes is not echoed, as at the login (a review of roles)
+    pin_shaped = ctl(table, "unlock_operator", "operator=58371", operator="sup", pin=PINS["sup"])
+    assert pin_shaped.returncode == 2 and "58371" not in pin_shaped.stderr
+    assert pin_shaped.stderr == ("shoectl ctl: unlock_operator: not understood: no operator <an id of 5 digits, not shown: "
+                                 "it may be a PIN> in this table's operators file\n")
+    with JournalReader.open(table["journal"]) as reader:
+        assert not [e for e in reader.entries() if "58371" in json.dumps(e.payload)]
     self_unlock = ctl(table, "unlock_operator", "operator=sup", operator="sup", pin=PINS["sup"])
     assert self_unlock.returncode == 1 and "cannot unlock themselves" in self_unlock.stderr
     assert ctl(table, "sit", "seat=1", operator="d1", pin=PINS["d1"]).returncode == 3
