@@ -104,6 +104,32 @@ def test_a_seat_whose_wagers_are_in_the_round_being_dealt_cannot_leave_until_it_
     assert b.core.snapshot()["seats_taken"] == [3]
 
 
+@pytest.mark.reg("629a.8(d)")
+def test_a_seat_given_the_squeeze_cannot_leave_with_it() -> None:
+    """629a.8(d): a player who declines to turn the cards over passes the right on, to "the player
+    immediately to the right" and "each of the other players in turn": a seat with no wager may
+    hold it. Such a seat that left kept it, and the table prompted the dealer to hand the cards to
+    an empty seat, then to whoever sat there next (a review of roles). It is refused, changing
+    nothing; it may relinquish the right first."""
+    b = Bench("midibaccarat")
+    b.open_and_cut(seats=(3, 4))
+    b.play_round([(3, "banker", 5000), (4, "player", 5000)])
+    while b.core.snapshot()["prompt"].startswith("SQUEEZE PLAYER"):
+        b.op("reveal", Role.DEALER)
+    b.op("sit", Role.DEALER, seat=5)  # a player sits down, with no wager
+    while not b.core.snapshot()["prompt"].endswith("SEAT 5"):
+        b.op("relinquish", Role.DEALER)
+    before = b.core.snapshot()
+    b.op("leave", Role.DEALER, seat=5)
+    assert _refused(b) == ("seat 5 holds the right to turn the cards over; it may relinquish it first, or leave once "
+                           "the round is settled")
+    assert b.core.snapshot() == before
+    b.op("relinquish", Role.DEALER)
+    assert not b.core.snapshot()["prompt"].endswith("SEAT 5")
+    b.op("leave", Role.DEALER, seat=5)
+    assert 5 not in b.core.snapshot()["seats_taken"]
+
+
 def test_an_open_door_is_the_devices_to_end_and_clear_fault_says_so_as_the_refusal_does() -> None:
     """Two places classified how a fault ends and disagreed on a door: a refusal said it "clears
     when the door is closed", yet ``clear_fault`` (without a key too) cleared it while the door was
