@@ -106,9 +106,11 @@ def connect(url: str, *, autocommit: bool = False, snapshot: bool = False) -> An
 
 
 def _shown(url: str) -> str:
-    """``url`` without a password (``postgresql://u:SECRET@h`` -> ``postgresql://u:***@h``, and
-    ``?password=SECRET`` -> ``?password=***``)."""
+    """``url`` without a password (``postgresql://u:SECRET@h`` -> ``postgresql://u:***@h``,
+    ``?password=SECRET`` -> ``?password=***``, and libpq's ``key=value`` form's ``password=SECRET``
+    -> ``password=***``: it was shown as given, a review of logs)."""
     url = _QUERY_PASSWORD.sub(r"\1***", url)
+    url = _KEYWORD_PASSWORD.sub(r"\1***", url)
     head, at, tail = url.rpartition("@")
     if at and ":" in head.split("//", 1)[-1]:
         user = head.split("//", 1)[-1].split(":", 1)[0]
@@ -117,6 +119,8 @@ def _shown(url: str) -> str:
 
 
 _QUERY_PASSWORD = re.compile(r"([?&]password=)[^&]*", re.IGNORECASE)
+# libpq's keyword form: password = 'quoted, \' escaped' or a bare word
+_KEYWORD_PASSWORD = re.compile(r"((?:^|\s)password\s*=\s*)(?:'(?:[^'\\]|\\.)*'?|\S*)", re.IGNORECASE)
 
 
 def failure_words(exc: Exception) -> str:

@@ -177,11 +177,14 @@ def test_verify_given_the_journals_end_fails_a_store_that_lacks_its_last_entries
 @pytest.mark.parametrize("url, says", [
     ("mysql://root@127.0.0.1/x", "--db must be a PostgreSQL URL"),
     ("postgresql://u@127.0.0.1:1/x?bogus=1", "not a valid PostgreSQL URL"),
+    # libpq's keyword form, a password in it: it was echoed as given (a review of logs)
+    ("host=127.0.0.1 password=pgsecret dbname=floor", "got 'host=127.0.0.1 password=*** dbname=floor'"),
 ])
 def test_a_bad_db_url_is_one_line_exit_2(capsys, url: str, says: str, journal: TableJournal) -> None:
     for argv in (["status"], ["verify"], ["rounds", "--table", "T1"], ["backfill", str(journal.export_file)]):
         code, out, err = run(capsys, "floor", *argv, "--db", url)
         assert code == 2 and out == "" and says in err and err.count("\n") == 1, (argv, err)
+        assert "pgsecret" not in err
 
 
 def test_a_database_that_refuses_is_one_line_exit_2_and_the_password_never_shown(
