@@ -163,6 +163,7 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
     if args.dealt_log is not None and same_file(args.dealt_log, log):
         # two writers interleaved in one file: neither the log nor the dealt log could be read (a surveillance review)
         raise UsageError(f"--dealt-log {args.dealt_log}: that is the table's log file; give another file")
+    _refuse_writing_an_input(args, journal, log)
     _check_writable(args, journal)
     if args.submissions is not None and not Path(args.submissions).is_dir():  # only set_submission would find out
         raise UsageError(f"--submissions {args.submissions}: no such folder (the Rules Submission files a "
@@ -174,6 +175,26 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
             raise UsageError(f"--journal {journal}: an empty file, not a journal (one cut to nothing?); move it "
                              "aside to start a new table there")
     return _check_journal_there(journal, args.table_id, hmac_key)
+
+
+# The files a run reads that an output of it must not be: appended to, the HMAC key no longer
+# verified its journal and the operators file no longer loaded (a review of logs).
+_INPUTS = (("hmac_key", "the journal's HMAC key"), ("operators", "the operators file"),
+           ("submission", "the Rules Submission"), ("password_file", "the broker's password file"),
+           ("tls_ca", "the broker's CA file"), ("tls_cert", "the TLS certificate"), ("tls_key", "the TLS key"))
+
+
+def _refuse_writing_an_input(args: argparse.Namespace, journal: Path, log: Path) -> None:
+    """UsageError when the log file (``log``, given or the default) or the dealt log is one of the
+    files the run reads (``_INPUTS``, and the operators file beside the journal it reads by default)."""
+    from controller.operators.store import operators_file_beside
+
+    inputs = [(getattr(args, name, None), what) for name, what in _INPUTS]
+    inputs.append((operators_file_beside(journal), "the operators file"))
+    for option, value in (("--log-file", log), ("--dealt-log", args.dealt_log)):
+        for path, what in inputs:
+            if value is not None and path is not None and os.path.exists(path) and same_file(value, path):
+                raise UsageError(f"{option} {value}: that is {what} of this run, which it reads; give another file")
 
 
 def _check_writable(args: argparse.Namespace, journal: Path) -> None:

@@ -79,6 +79,29 @@ def test_a_bad_value_is_refused_before_anything_is_created(capsys, monkeypatch, 
     assert _listing(tmp_path) == before  # no var/, no journal, no log file, no socket or lock file
 
 
+@pytest.mark.parametrize("options, said", [
+    (["--hmac-key", "journal.key", "--log-file", "journal.key"], "--log-file journal.key: that is the journal's HMAC key"),
+    (["--log-file", "var/operators.toml"], "--log-file var/operators.toml: that is the operators file"),
+    (["--operators", "ops.toml", "--dealt-log", "ops.toml"], "--dealt-log ops.toml: that is the operators file"),
+])
+def test_a_log_into_a_file_the_run_reads_is_refused_and_the_file_left_as_it_was(
+        capsys, monkeypatch, tmp_path: Path, options: list[str], said: str) -> None:
+    """A review of logs: `--log-file` naming the run's HMAC key or its operators file appended the
+    log's lines to it; the journal then failed its key and the operators file no longer loaded."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "var").mkdir()
+    key = tmp_path / "journal.key"
+    key.write_bytes(b"k" * 32)
+    key.chmod(0o600)
+    for name in ("var/operators.toml", "ops.toml"):
+        (tmp_path / name).write_text("[operators]\n")
+        (tmp_path / name).chmod(0o600)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "var/j.db", *options)
+    assert (code, out) == (2, "") and err.startswith(f"shoectl run: error: {said} of this run, which it reads"), err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
 @pytest.mark.parametrize("extra", [["--speed", "max"], ["--faults", "corrupt=0.01"], ["--dealt-log", "dealt.txt"],
                                    ["--speed", "5", "--faults", "drop=0.1"]])
 def test_built_in_emulator_options_beside_a_device_are_refused_not_ignored(capsys, monkeypatch, tmp_path: Path,
