@@ -89,9 +89,43 @@ class _LogFile(logging.handlers.RotatingFileHandler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self._failed_now = False
+        self._follow_the_path()
         super().emit(record)
         if not self._failed_now:
             self._failing = False
+
+    def _follow_the_path(self) -> None:
+        """The file at the path, not one deleted or moved away under the table (a cleanup, a
+        logrotate without a SIGHUP): its lines went to a file no longer there, unseen, until a
+        SIGHUP (a review of logs). One ``stat`` a line, as ``WatchedFileHandler``; made again, it
+        is said on standard error."""
+        if self.stream is None:
+            return
+        try:
+            here = os.stat(self.baseFilename)
+        except FileNotFoundError:
+            here = None
+        except OSError:
+            return
+        opened = os.fstat(self.stream.fileno())
+        if here is not None and (here.st_dev, here.st_ino) == (opened.st_dev, opened.st_ino):
+            return
+        if self.reopen() is None:
+            self._say(f"shoectl: the log file {self.baseFilename} was deleted or moved while the table ran: made "
+                      "again at its path\n")
+
+    def doRollover(self) -> None:  # noqa: N802 - logging's name
+        """The built-in rotation; when the folder takes no rename (its permissions tightened), the
+        lines go on to the file open now, said once, instead of every one being lost to the
+        rename tried again for each (a review of logs)."""
+        try:
+            super().doRollover()
+        except OSError as exc:
+            self.maxBytes = 0  # no rotation tried again: this file grows
+            if self.stream is None:
+                self.stream = self._open()
+            self._say(f"shoectl: the log file {self.baseFilename} cannot be rotated ({exc.strerror or exc}: its folder "
+                      "takes no rename): its lines go on to it, growing\n")
 
     def close(self) -> None:
         try:

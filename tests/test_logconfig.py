@@ -205,3 +205,40 @@ def test_a_log_file_that_cannot_be_written_is_said_once_in_one_line(root_handler
     assert said == ["shoectl: the log file /dev/full cannot be written: No space left on device; "
                     "its lines are lost until it can be"]
     assert sum("player edge" in line for line in err.splitlines()) == 5  # standard error still has them
+
+
+def test_a_log_file_deleted_under_the_table_is_made_again_and_said(root_handlers, capsys, tmp_path) -> None:
+    """A review of logs: the log deleted under a running table (a cleanup, a logrotate without
+    SIGHUP) took every later line to a file no longer there, unseen until a SIGHUP. The next line
+    makes it again at its path, and standard error says so."""
+    path = tmp_path / "t.log"
+    configure_logging("info", file=str(path), table="T7")
+    log = structlog.get_logger()
+    log.info("before")
+    path.unlink()
+    log.info("after")
+    assert [json.loads(line)["event"] for line in path.read_text().splitlines()] == ["after"]
+    said = [line for line in capsys.readouterr().err.splitlines() if "log file" in line]
+    assert said == [f"shoectl: the log file {path} was deleted or moved while the table ran: made again at its path"]
+
+
+def test_a_rotation_its_folder_refuses_keeps_the_lines_in_the_file(root_handlers, capsys, tmp_path, monkeypatch) -> None:
+    """A review of logs: at its size limit, in a folder that takes no rename, the log tried the
+    rotation again for every line and lost each one. The lines go on to the file, said once. (The
+    refusal is a mock: as root no folder refuses a rename here.)"""
+    import os
+
+    path = tmp_path / "t.log"
+    configure_logging("info", file=str(path), table="T7", max_bytes=300)
+
+    def refused(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "rename", refused)
+    log = structlog.get_logger()
+    for n in range(10):
+        log.info("line", n=n)
+    assert [json.loads(line)["n"] for line in path.read_text().splitlines()] == list(range(10))
+    said = [line for line in capsys.readouterr().err.splitlines() if "log file" in line]
+    assert said == [f"shoectl: the log file {path} cannot be rotated (Operation not permitted: its folder takes no "
+                    "rename): its lines go on to it, growing"]
