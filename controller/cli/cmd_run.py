@@ -198,7 +198,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
                              rounds=args.rounds, shoes=args.shoes, pace=(args.pace or 0) / 1000)
         out.on_gone = runner.stop  # the reader went away: stop as after --shoes N
         if auto is not None:
-            auto.on_give_up = lambda why: runner.stop()
+            auto.on_give_up = lambda why: (_log_give_up(why), runner.stop())  # a person must act: in the log too
         try:
             resumed = runner.recover_from_journal()
         except JournalContentError as exc:  # a journal that verifies, with an input no table wrote
@@ -363,3 +363,11 @@ def _anchored(on_record: Callable[[TableRecord], None], witness: AnchorWitness, 
             record_anchor(witness, journal)
             last[0] = clock()
     return record
+
+
+def _log_give_up(why: str) -> None:
+    """The automated floorperson gave up (the table stays closed for a person): logged, as every
+    fault that holds the table is; it was in no log line (a review of logs)."""
+    import structlog
+
+    structlog.get_logger().error("the automated floorperson gave up: the table stays closed", reason=why)

@@ -366,6 +366,9 @@ class TableRunner:
                 self.on_record(o)
             self._subscribers.publish_output(self.journal, o)
         elif isinstance(o, Notice):
+            if o.level == "fault":  # held for a person: journaled and shown, it was in no log line (a review of logs)
+                # error: a person must act; the automated floorperson acts at an automated table
+                (log.error if self.autodealer is None else log.warning)("the table is held by a fault", fault=o.text)
             if self.on_notice is not None:
                 self.on_notice(o)
             self._subscribers.publish_output(self.journal, o)

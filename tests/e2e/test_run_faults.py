@@ -95,9 +95,14 @@ def test_a_missing_card_holds_the_table_closed_and_the_run_ends_saying_why(tmp_p
     proc = subprocess.run([*SHOECTL, "run", "--journal", str(journal), "--seed", "2", "--speed", "max", "--shoes", "1",
                            "--faults", "missing-card=1", "--json"], capture_output=True, text=True, timeout=90)
     assert proc.returncode == 1, proc.stderr[-2000:]
-    [line] = proc.stderr.strip().splitlines()
+    *logged, line = proc.stderr.strip().splitlines()
     assert line.startswith("shoectl run: the table stays closed: the cards counted wrong 4 times in a row, "
                            "last: 1 card missing after the shuffle; after 3 reshuffles"), line
+    # and in the log, as the faults that held it (a review of logs: none was): mended by the automated
+    # floorperson, each count fault a warning; its giving up, for a person, an error
+    assert sum("[warning  ] the table is held by a fault" in x for x in logged) == 4, logged
+    assert sum("[error    ] the automated floorperson gave up: the table stays closed" in x for x in logged) == 1
+    assert len(logged) == 5, logged
     entries = kinds(journal)
     faults = [p for k, p in entries if k == "count_fault"]
     assert len(faults) == 4 and all(f["problem"] == "1 card missing" for f in faults)

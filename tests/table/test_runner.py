@@ -326,3 +326,25 @@ def test_a_command_its_caller_stopped_waiting_for_is_never_carried_out(tmp_path)
     with JournalReader.open(tmp_path / "j.db") as reader:
         commands = [e.payload["command"] for e in reader.entries() if e.kind == "input.operator"]
     assert commands == ["open"]
+
+
+@pytest.mark.parametrize("automated", [False, True])
+def test_a_fault_that_holds_the_table_is_logged_for_the_person_who_must_act(tmp_path, automated: bool) -> None:
+    """A review of logs: a fault that held the table for a floorperson (an unreadable card, a
+    count fault) was journaled and shown, and in no log line, so a site's log system saw nothing.
+    It is logged: an error where a person must act (operators drive the table), a warning where
+    the automated floorperson acts."""
+    from structlog.testing import capture_logs
+
+    from controller.table.autodealer import AutoDealer
+    from controller.table.io import Notice
+
+    with Journal.open(tmp_path / "j.db", table_id="T1") as journal:
+        runner = TableRunner(TableCore(load_preset("minibaccarat"), table_id="T1"), journal,
+                             autodealer=AutoDealer(seed=1) if automated else None)
+        with capture_logs() as logs:
+            runner._dispatch(Notice("fault", "card at position 12 could not be read: show it to the floorperson"))
+            runner._dispatch(Notice("info", "cover card reached"))
+    assert [(e["log_level"], e["event"], e["fault"]) for e in logs] == [
+        ("warning" if automated else "error", "the table is held by a fault",
+         "card at position 12 could not be read: show it to the floorperson")]
