@@ -33,7 +33,7 @@ from typing import Any
 
 import structlog
 
-from controller.journal import Journal
+from controller.journal import Journal, kinds
 from controller.table.core import TableCore
 from controller.table.devices_heard import DevicesHeard
 from controller.table.events import shoe_of_input
@@ -52,6 +52,7 @@ from controller.signature import signature_label
 from controller.version import shoectl_version
 
 log = structlog.get_logger()
+_HOLDING = frozenset({kinds.FAULT, kinds.COUNT_FAULT})  # the records of a fault that holds the table for a person
 
 MAX_GROUP = 64  # device events journaled in one transaction at most
 
@@ -361,14 +362,15 @@ class TableRunner:
 
     def _dispatch(self, o: Any) -> None:
         if isinstance(o, TableRecord):
+            if o.kind in _HOLDING and not str(o.payload.get("fault", "")).startswith("link:"):  # (said by its outage lines)
+                # held for a person, it was in no log line (a review of logs): the automated floorperson acts, or a person
+                (log.error if self.autodealer is None else log.warning)(
+                    "the table is held by a fault", fault=o.payload.get("reason") or o.payload.get("problem"))
             self.limits.count(o)
             if self.on_record is not None:
                 self.on_record(o)
             self._subscribers.publish_output(self.journal, o)
         elif isinstance(o, Notice):
-            if o.level == "fault":  # held for a person: journaled and shown, it was in no log line (a review of logs)
-                # error: a person must act; the automated floorperson acts at an automated table
-                (log.error if self.autodealer is None else log.warning)("the table is held by a fault", fault=o.text)
             if self.on_notice is not None:
                 self.on_notice(o)
             self._subscribers.publish_output(self.journal, o)

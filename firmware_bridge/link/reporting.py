@@ -63,8 +63,10 @@ class StateReporter:
                 self._outage = None
             self.state = state
             self._cond.notify_all()
-        # Info, once per outage and cause: the link's owner tells people (shoectl run: one line).
-        (self.log.debug if retry else self.log.info)("link state", state=state.value, reason=reason)
+        # Info, once per outage and cause: the link's owner tells people (shoectl run: one line, and
+        # the fault that holds the table). A reason not given is left out, not "None" (a review of logs).
+        (self.log.debug if retry else self.log.info)("link state", state=state.value,
+                                                      **({"reason": reason} if reason is not None else {}))
         self._notify(state, reason)
 
     def error(self, kind: LinkErrorKind, reason: str) -> None:

@@ -337,14 +337,16 @@ def test_a_fault_that_holds_the_table_is_logged_for_the_person_who_must_act(tmp_
     from structlog.testing import capture_logs
 
     from controller.table.autodealer import AutoDealer
-    from controller.table.io import Notice
 
+    misread = "card at position 12 could not be read: show it to the floorperson"
     with Journal.open(tmp_path / "j.db", table_id="T1") as journal:
         runner = TableRunner(TableCore(load_preset("minibaccarat"), table_id="T1"), journal,
                              autodealer=AutoDealer(seed=1) if automated else None)
         with capture_logs() as logs:
-            runner._dispatch(Notice("fault", "card at position 12 could not be read: show it to the floorperson"))
-            runner._dispatch(Notice("info", "cover card reached"))
+            runner._dispatch(TableRecord("fault", {"fault": "misread", "reason": misread}))
+            runner._dispatch(TableRecord("count_fault", {"problem": "1 card missing", "loaded": 415, "expected": 416}))
+            runner._dispatch(TableRecord("fault", {"fault": "link:shoe", "reason": "link to the shoe lost"}))  # said by its outage lines
+            runner._dispatch(TableRecord("cover_card", {"position": 402, "during_round": False}))
+    level = "warning" if automated else "error"
     assert [(e["log_level"], e["event"], e["fault"]) for e in logs] == [
-        ("warning" if automated else "error", "the table is held by a fault",
-         "card at position 12 could not be read: show it to the floorperson")]
+        (level, "the table is held by a fault", misread), (level, "the table is held by a fault", "1 card missing")]
