@@ -298,11 +298,7 @@ class Collector:
         self.stats["batches"] += 1
         for key in _COUNTS:
             self.stats[key] += getattr(result, key)
-        for detail in result.new_journals:
-            _log.warning("a new journal of a known table; its entries are not stored (new_journal alarm)",
-                         detail=detail)
-        if result.second_bodies:
-            _log.warning("second bodies refused under stored keys (forgery alarm)", count=result.second_bodies)
+        log_alarms(result)
 
     def _add(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult | None:
         """``store.add``, again after a database failure until it is done (None: stopped first). An
@@ -367,3 +363,17 @@ class Collector:
         except StoreError as exc:
             return str(exc)
         return None
+
+
+def log_alarms(result: BatchResult) -> None:
+    """The alarms a batch raised, for a person to read and close (docs/floor.md: "a forgery or a
+    break is news"): errors, each with its table and entry where the store says them. A forgery
+    was a warning with neither, a break in no log line at all (a review of logs)."""
+    for detail in result.new_journals:
+        _log.error("a new journal of a known table; its entries are not stored (new_journal alarm)", detail=detail)
+    if result.second_bodies:
+        _log.error("second bodies refused under stored keys (forgery alarm: shoectl floor alarms says which)",
+                   count=result.second_bodies)
+    for aside in result.set_aside:
+        _log.error(f"an entry set aside by the chain check ({aside.alarm} alarm)", table=aside.table_id,
+                   seq=aside.seq, alarm=aside.alarm)

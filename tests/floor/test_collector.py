@@ -430,3 +430,23 @@ def _publish_once_subscribed(collector, client, count: int) -> None:  # noqa: AN
     wait_until(lambda: collector._connected, "the collector connected")
     time.sleep(0.5)  # its SUBSCRIBE, sent as it connected, taken by the broker
     publish(client, [json.dumps({"n": i}) for i in range(count)])
+
+
+def test_the_alarms_of_a_batch_are_errors_naming_their_table_and_entry() -> None:
+    """A review of logs: a forgery alarm was logged at warning without its table, a chain break
+    not at all, though each stays open for a person to read and close (docs/floor.md)."""
+    from structlog.testing import capture_logs
+
+    from controller.floor.chain import SetAside
+    from controller.floor.collector import log_alarms
+    from controller.floor.store import BatchResult
+
+    result = BatchResult(refused=3, new_journal=1, new_journals=["T2 publishes a new journal"],
+                         set_aside=[SetAside("T1", 2974, "chain_break", True)])
+    with capture_logs() as logs:
+        log_alarms(result)
+    assert [(e["log_level"], e["event"]) for e in logs] == [
+        ("error", "a new journal of a known table; its entries are not stored (new_journal alarm)"),
+        ("error", "second bodies refused under stored keys (forgery alarm: shoectl floor alarms says which)"),
+        ("error", "an entry set aside by the chain check (chain_break alarm)")]
+    assert (logs[1]["count"], logs[2]["table"], logs[2]["seq"]) == (2, "T1", 2974)
