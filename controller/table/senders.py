@@ -95,14 +95,14 @@ class DeviceSenders:
                         if not stopping:  # the core decides what a failed command means (journaled first)
                             code = exc.code_name if isinstance(exc, DeviceRefused) else None
                             self._failed(_failure(role, command, str(exc), code))
-                        (self._log.info if stopping else self._log.warning)(
-                            "command failed", role=role, command=name, error=str(exc))
+                        (self._log.info if stopping else self._log.warning)(  # device: as the link's lines say it (a review of logs)
+                            "command failed", role=role, device=link.name, command=name, error=str(exc))
                     except Exception as exc:  # noqa: BLE001 - a defect: the sender lives on, the core hears of it
                         # Uncaught, it ended this thread: the role's later commands were queued for
                         # nobody, and the table waited for a device never told (a review of the threads).
                         name = m.wire_name(msg)
-                        self._log.error("command failed by a defect of this program", role=role, command=name,
-                                        error=f"{type(exc).__name__}: {exc}")
+                        self._log.error("command failed by a defect of this program", role=role, device=link.name,
+                                        command=name, error=f"{type(exc).__name__}: {exc}")
                         self._failed(_failure(role, command, f"{name}: a defect of this program while sending it "
                                               "(the table's log says which); its outcome is unknown", None))
                     break

@@ -354,6 +354,8 @@ def test_a_senders_refusal_reaches_the_core_with_the_naks_code_name(role: str, c
     failures: list[CommandFailed] = []
 
     class RefusingLink:
+        name = "emulated-shuffler"
+
         def wait_connected(self, timeout: float) -> bool:
             return True
 
@@ -481,11 +483,15 @@ def test_a_defect_in_sending_a_command_is_a_failed_command_and_the_sender_lives_
     from structlog.testing import capture_logs
 
     from controller.table import senders
+    from firmware_bridge.errors import CommandFailed as DeviceRefused
+    from firmware_bridge.protocol import NakCode
 
     failures: list[CommandFailed] = []
     sent: list[object] = []
 
     class FlakyLink:
+        name = "emulated-shoe"
+
         def wait_connected(self, timeout: float) -> bool:
             return True
 
@@ -493,6 +499,9 @@ def test_a_defect_in_sending_a_command_is_a_failed_command_and_the_sender_lives_
             if not sent:
                 sent.append(None)
                 raise RuntimeError("a defect")
+            if len(sent) == 1:
+                sent.append(None)
+                raise DeviceRefused(msg, NakCode.BUSY, "busy")
             sent.append(msg)
 
     stopping = threading.Event()
@@ -501,13 +510,17 @@ def test_a_defect_in_sending_a_command_is_a_failed_command_and_the_sender_lives_
         box.start("shoe", FlakyLink())
         assert box.send(SendCommand("shoe", m.GateUnlock()))
         assert box.send(SendCommand("shoe", m.GateLock()))
+        assert box.send(SendCommand("shoe", m.GateLock()))
         deadline = time.monotonic() + 10
-        while len(sent) < 2 and time.monotonic() < deadline:
+        while len(sent) < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
         stopping.set()
         box.join(timeout=10)
-    assert sent[1:] == [m.GateLock()]
-    [failure] = failures
+    assert sent[2:] == [m.GateLock()]
+    failure = failures[0]
     assert failure.command == "GATE_UNLOCK" and not failure.refused and failure.code is None
     assert "RuntimeError" not in failure.reason and "defect of this program" in failure.reason
     assert [e["log_level"] for e in logs if e["event"].startswith("command failed by a defect")] == ["error"]
+    # each failure's line names the device, as the link's own lines do (a review of logs: only the role)
+    assert [(e["event"], e["device"]) for e in logs if e["event"].startswith("command failed")] == [
+        ("command failed by a defect of this program", "emulated-shoe"), ("command failed", "emulated-shoe")]
