@@ -32,7 +32,6 @@ import contextlib
 import errno
 import json
 import os
-import re
 import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import UsageError
+from controller.operators.ids import ID_RULE, is_operator_id, reserved_id
 from controller.fsutil import atomic_writer
 from controller.operators.pins import (  # the PIN names are also public here (__all__)
     PinError,
@@ -52,7 +52,7 @@ from controller.operators.pins import (  # the PIN names are also public here (_
     parse_pin_hash,
     verify_pin,
 )
-from controller.roles import AUTOMATED_DEALER, AUTOMATED_FLOORPERSON, Role
+from controller.roles import Role
 from shoectl_config.documents import parse_toml
 from shoectl_config.errors import ConfigError
 from shoectl_config.files import read_regular_file
@@ -79,8 +79,6 @@ LOCK_TIMEOUT_S = 10.0
 ROLE_NAMES = tuple(r.name.lower() for r in Role)  # ("dealer", "floorperson", "supervisor")
 MAX_NAME = 64
 
-_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-ID_RULE = "1-32 characters: lowercase letters, digits, '_' and '-', starting with a letter or digit"
 _OPERATOR_KEYS = ("role", "name", "pin_hash", "created")
 _HEADER = (
     "# shoectl operators file: written by `shoectl operators`; see docs/operators.md.\n"
@@ -169,20 +167,6 @@ def check_name(value: object, source: str = "--name", key: str = "name") -> str:
     """An operator's display name: one printable line of at most ``MAX_NAME`` characters, stripped;
     ``OperatorsError`` otherwise (``source`` and ``key`` name where it came from)."""
     return _OperatorsParser(None, source).text(key, value, MAX_NAME)
-
-
-def is_operator_id(value: object) -> bool:
-    """Whether ``value`` is a valid operator id (``ID_RULE``), known or not."""
-    return isinstance(value, str) and _ID_RE.fullmatch(value) is not None
-
-
-def reserved_id(value: object) -> str | None:
-    """Why ``value`` may not be a person's id, or None: the automated dealer's and floorperson's
-    ids name no person (a person under one was journaled as the machine, and dealt at an automated
-    table where every other dealer is refused: a review of roles)."""
-    if value in (AUTOMATED_DEALER, AUTOMATED_FLOORPERSON):
-        return f"{value} is the id of the automated {'dealer' if value == AUTOMATED_DEALER else 'floorperson'}, no person's"
-    return None
 
 
 def _check_id(value: object, source: str, key: str) -> str:
