@@ -37,6 +37,7 @@ from controller.journal import Journal, kinds
 from controller.table.core import TableCore
 from controller.table.devices_heard import DevicesHeard
 from controller.table.events import shoe_of_input
+from controller.table.faults import floorperson_clears
 from controller.table.io import (CommandFailed, DeviceInput, DeviceStatus, GiveUpMissingEvents, Notice, OperatorInput,
                                  SendCommand, TableRecord)
 from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerTask, Stop, drain
@@ -52,7 +53,7 @@ from controller.signature import signature_label
 from controller.version import shoectl_version
 
 log = structlog.get_logger()
-_HOLDING = frozenset({kinds.FAULT, kinds.COUNT_FAULT})  # the records of a fault that holds the table for a person
+_HOLDING = frozenset({kinds.FAULT, kinds.COUNT_FAULT})  # the records of a fault that holds the table
 
 MAX_GROUP = 64  # device events journaled in one transaction at most
 
@@ -95,14 +96,12 @@ class TableRunner:
         self.on_stopping: list[Callable[[], None]] = []  # run on the owner thread before the table stops
         self.latest_snapshot: dict[str, Any] = core.snapshot()  # replaced (not mutated) by the owner
         self.turns = 0  # the owner loop's turns (at least one per 0.2 s while it runs): its liveness
-        # What recover_from_journal keeps of what it read (the inputs themselves are let go: a
-        # month's journal held 600 MB of them for as long as the table ran, a long-run review).
+        # What recover_from_journal keeps (not the inputs: a month's held 600 MB, a long-run review).
         self._replayed = 0                        # how many journaled inputs it fed to the core
         self._serial_of_role: dict[str, str] = {}  # each device role's last serial
         self._rules_journaled: dict[str, Any] | None = None  # the last submission record (recover_from_journal)
         self._subscribers = Subscribers()
 
-    # -- wiring for the links --------------------------------------------------------------------
     def link_options(self, role: str) -> dict[str, Any]:
         """The keyword arguments of the ``DeviceLink`` for ``role`` (``link_wiring``): its events
         and state changes onto this runner's inbox, each event acknowledged by the owner."""
@@ -150,7 +149,6 @@ class TableRunner:
     def unsubscribe(self, q: queue.Queue[Any]) -> None:
         self._subscribers.remove(q)
 
-    # -- recovery ---------------------------------------------------------------------------------
     def recover_from_journal(self) -> int:
         """Feed every journaled input to the core, held to the verdicts they met then
         (``recovery``: JournalContentError naming an entry that meets another); returns how many.
@@ -244,8 +242,7 @@ class TableRunner:
         self.inbox.put(Stop())
 
     def _idle_timeout(self) -> float:
-        # The automated dealer decides on the core's state alone, which only an input changes: once
-        # it had nothing to do, wait for an input; while it paces itself, until its next turn.
+        # The automated dealer decides on the core's state alone: idle, wait for an input; pacing, its turn.
         if self._starting is not None:  # no later than the devices' wait ends
             return min(max(self._starting.time_left(), 0.001), 0.2)
         if self.autodealer is None or self._auto_waits:
@@ -362,10 +359,8 @@ class TableRunner:
 
     def _dispatch(self, o: Any) -> None:
         if isinstance(o, TableRecord):
-            if o.kind in _HOLDING and not str(o.payload.get("fault", "")).startswith("link:"):  # (said by its outage lines)
-                # held for a person, it was in no log line (a review of logs): the automated floorperson acts, or a person
-                (log.error if self.autodealer is None else log.warning)(
-                    "the table is held by a fault", fault=o.payload.get("reason") or o.payload.get("problem"))
+            if o.kind in _HOLDING:
+                self._log_held(o)
             self.limits.count(o)
             if self.on_record is not None:
                 self.on_record(o)
@@ -378,6 +373,14 @@ class TableRunner:
             if self._starting is not None and isinstance(o, SendCommand):
                 self._starting.sent(o)
             self._senders.send(o)  # a role without a device is said there
+
+    def _log_held(self, o: TableRecord) -> None:
+        """A fault holding the table (in no log line before: a review of logs), but a link's (its outage lines say it):
+        a warning where the automated floorperson acts (a count, what it clears), else an error (a misread)."""
+        fault, why = str(o.payload.get("fault", "")), o.payload.get("reason") or o.payload.get("problem")
+        acts = self.autodealer is not None and (o.kind == kinds.COUNT_FAULT or floorperson_clears(fault))
+        if not fault.startswith("link:"):
+            (log.warning if acts else log.error)("the table is held by a fault", fault=why)
 
     def _last_notes(self) -> None:
         """Before the table stops: the ``on_stopping`` hooks (e.g. the control socket's last
