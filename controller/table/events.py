@@ -90,18 +90,18 @@ def cover_card(t: TableCore, device_role: str, ev: m.CoverCard) -> None:
     shoe.cover_reached = True
     t.record(kinds.COVER_CARD, {"position": ev.position, "during_round": t.round is not None})
     due = checks.cover_card_due(shoe)
+    burning = t.state == "burning"  # no round comes before the reshuffle (``end_shoe_in_a_burn``)
     if due is not None and shoe.dealt < due:
         # 681a.7(d) holds wherever the cover card lies: the shoe ends here. A cover card above
         # the recorded place says the stack is not the one cut and covered (surveillance's case).
         t.record(kinds.COVER_CARD_EARLY, {"expected_after": due, "cards_out": shoe.dealt, "clause": "681a.5(d)"})
         t.notice("warning", f"a cover card came out after {shoe.dealt} cards; the second cover card was placed to come "
-                 f"out after {due}: the stack is not as it was cut and covered. Check the shoe; this round is "
-                 "completed, then the cards are reshuffled")
-        return
-    if t.state == "burning":
+                 f"out after {due}: the stack is not as it was cut and covered. Check the shoe"
+                 + ("" if burning else "; this round is completed, then the cards are reshuffled"))
+    if burning:  # a burn's cover card, early or not (one at the first card out stalled the table: a review)
         end_shoe_in_a_burn(t, "the cover card came out")
-        return
-    t.notice("info", "cover card reached: this round is completed, then the cards are reshuffled")
+    elif due is None or shoe.dealt >= due:
+        t.notice("info", "cover card reached: this round is completed, then the cards are reshuffled")
 
 
 def end_shoe_in_a_burn(t: TableCore, why: str) -> None:

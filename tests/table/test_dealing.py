@@ -55,6 +55,24 @@ def test_a_new_dealers_burn_that_reaches_the_cover_card_ends_the_shoe() -> None:
     assert any("the cover card came out during the burn (18 cards still to burn)" in n.text for n in b.notices)
 
 
+def test_a_cover_card_out_first_in_the_burn_after_a_load_ends_the_shoe() -> None:
+    """A cover card that comes out in the burn after a load (the first card out: the stack is not as
+    it was cut and covered, 681a.5(d)) ends the shoe there, as in a new dealer's burn: the emulated
+    dealer stops its burn at a cover card, and the table, waiting for the burn card, stalled (a
+    review of the day's changes, `--faults cover-at=1`)."""
+    b = Bench(seed=5)
+    b.op("open")
+    while b.core.shoe.cut_offeree is not None:
+        b.op("cut_decline", Role.DEALER, seat=b.core.shoe.cut_offeree)
+    b.op("cut", Role.DEALER, position=100)
+    b.op("cover", Role.DEALER, from_bottom=14)
+    b.cover_index = 0  # the cover card is the first thing out of the shoe
+    b.op("load", Role.DEALER)
+    assert b.of("cover_card_early") and not b.of("burn") and b.core.burns_due == 0
+    assert b.core.state not in ("burning", "betting") and b.kinds().count("shoe_start") == 2  # the next shoe
+    assert any("the cover card came out during the burn" in n.text for n in b.notices)
+
+
 @pytest.mark.reg("681a.7(c)")
 def test_another_dealer_deals_only_once_signed_in_and_burning() -> None:
     """681a.7(c): "Each new dealer who comes to the table shall also remove one card and place it in
