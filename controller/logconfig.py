@@ -78,6 +78,8 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         self._say = say
         self._failing = False   # said, and not written since
         self._failed_now = False
+        self._said_gone: str | None = None  # what was said of the file gone from its path
+        self._retry_at = 0  # after a failed rotation, the size at which it is tried again
 
     def _open(self) -> Any:
         """The file, created for its owner and group only (operator ids are in it; under umask 022
@@ -109,23 +111,37 @@ class _LogFile(logging.handlers.RotatingFileHandler):
             return
         opened = os.fstat(self.stream.fileno())
         if here is not None and (here.st_dev, here.st_ino) == (opened.st_dev, opened.st_ino):
+            self._said_gone = None
             return
-        if self.reopen() is None:
-            self._say(f"shoectl: the log file {self.baseFilename} was deleted or moved while the table ran: made "
-                      "again at its path\n")
+        problem = self.reopen()
+        said = "made again at its path" if problem is None else f"not made again ({problem}): its lines go on to the one gone"
+        if said != self._said_gone:  # once, not per line (a refused one is looked at again each line)
+            self._said_gone = said
+            self._say(f"shoectl: the log file {self.baseFilename} was deleted or moved while the table ran: {said}\n")
+
+    def shouldRollover(self, record: logging.LogRecord) -> bool:  # noqa: N802 - logging's name
+        """The size rotation, but never of a path given through a link (``/dev/stderr`` to a file:
+        the link itself was renamed, a review), nor again before the file grew by another
+        ``maxBytes`` since a rotation failed."""
+        if os.path.islink(self.baseFilename) or (self.stream is not None and self.stream.tell() < self._retry_at):
+            return False
+        return bool(super().shouldRollover(record))
 
     def doRollover(self) -> None:  # noqa: N802 - logging's name
-        """The built-in rotation; when the folder takes no rename (its permissions tightened), the
-        lines go on to the file open now, said once, instead of every one being lost to the
-        rename tried again for each (a review of logs)."""
+        """The built-in rotation; when it fails (the folder takes no rename, a file in the way), the
+        lines go on to the file open now, said once, and it is tried again once the file grew by
+        another ``maxBytes``: every line was lost to the rename tried again for each (a review of logs)."""
         try:
             super().doRollover()
+            self._retry_at = 0
         except OSError as exc:
-            self.maxBytes = 0  # no rotation tried again: this file grows
             if self.stream is None:
                 self.stream = self._open()
-            self._say(f"shoectl: the log file {self.baseFilename} cannot be rotated ({exc.strerror or exc}: its folder "
-                      "takes no rename): its lines go on to it, growing\n")
+            first = not self._retry_at
+            self._retry_at = self.stream.tell() + self.maxBytes
+            if first:
+                self._say(f"shoectl: the log file {self.baseFilename} cannot be rotated ({exc.strerror or exc}): its "
+                          "lines go on to it; tried again as it grows\n")
 
     def close(self) -> None:
         try:

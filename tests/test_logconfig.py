@@ -234,11 +234,55 @@ def test_a_rotation_its_folder_refuses_keeps_the_lines_in_the_file(root_handlers
     def refused(*args, **kwargs):
         raise PermissionError(1, "Operation not permitted")
 
+    real_rename = os.rename
     monkeypatch.setattr(os, "rename", refused)
     log = structlog.get_logger()
     for n in range(10):
         log.info("line", n=n)
     assert [json.loads(line)["n"] for line in path.read_text().splitlines()] == list(range(10))
     said = [line for line in capsys.readouterr().err.splitlines() if "log file" in line]
-    assert said == [f"shoectl: the log file {path} cannot be rotated (Operation not permitted: its folder takes no "
-                    "rename): its lines go on to it, growing"]
+    assert said == [f"shoectl: the log file {path} cannot be rotated (Operation not permitted): its lines go on to "
+                    "it; tried again as it grows"]
+    # the cause gone, the rotation is tried again as the file grows (one failure turned it off for good:
+    # a review of the day's changes)
+    monkeypatch.setattr(os, "rename", real_rename)
+    for n in range(10, 30):
+        log.info("line", n=n)
+    assert (tmp_path / "t.log.1").exists() and path.stat().st_size < 1200
+
+
+def test_a_log_given_through_a_link_is_never_rotated(root_handlers, tmp_path) -> None:
+    """A review of the day's changes: `--log-file /dev/stderr` with standard error a file renamed
+    the link /dev/stderr itself at the size limit (the lines went to files in /dev). A path given
+    through a link is written, never rotated: the link and its file stay where they are."""
+    import os
+
+    target, link = tmp_path / "real.log", tmp_path / "through.log"
+    target.write_text("")
+    link.symlink_to(target)
+    configure_logging("info", file=str(link), table="T7", max_bytes=300)
+    log = structlog.get_logger()
+    for n in range(20):
+        log.info("line", n=n)
+    assert os.path.islink(link) and sorted(p.name for p in tmp_path.iterdir()) == ["real.log", "through.log"]
+    assert [json.loads(line)["n"] for line in target.read_text().splitlines()] == list(range(20))
+
+
+def test_a_log_file_replaced_by_one_it_may_not_write_is_said_once(root_handlers, capsys, tmp_path, monkeypatch) -> None:
+    """A review of the day's changes: a log deleted and replaced by a file this account may not
+    append to (another's) was neither made again nor said: the lines went on to the deleted file
+    unseen. It is said, once."""
+    from controller import fsutil
+
+    path = tmp_path / "t.log"
+    configure_logging("info", file=str(path), table="T7")
+    log = structlog.get_logger()
+    log.info("before")
+    path.unlink()
+    path.write_text("")
+    monkeypatch.setattr(fsutil, "foreign_append_target", lambda p: "a file another account made")
+    for n in range(3):
+        log.info("after", n=n)
+    said = [line for line in capsys.readouterr().err.splitlines() if "log file" in line]
+    assert said == [f"shoectl: the log file {path} was deleted or moved while the table ran: not made again (a file "
+                    "another account made): its lines go on to the one gone"]
