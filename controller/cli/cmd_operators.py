@@ -39,11 +39,16 @@ from shoectl_config.text import is_unicode_text, quoted
 
 
 def _operator_id(text: str) -> str:
-    """An argparse type: an operator id (``ID_RULE``), refused before the file is read."""
+    """An argparse type: an operator id (``ID_RULE``) a person may have, refused before the file is read."""
+    if (why := reserved_id(_any_operator_id(text))) is not None:
+        raise argparse.ArgumentTypeError(why)
+    return text
+
+
+def _any_operator_id(text: str) -> str:
+    """An argparse type: an operator id (``ID_RULE``), a reserved one too (``operators remove``)."""
     if not is_operator_id(text):
         raise argparse.ArgumentTypeError(f"not a valid operator id: {quoted(text[:40])} ({ID_RULE})")
-    if (why := reserved_id(text)) is not None:
-        raise argparse.ArgumentTypeError(why)
     return text
 
 
@@ -79,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(func=run_list)
 
     rm = ops.add_parser("remove", help="remove an operator")
-    rm.add_argument("id", type=_operator_id, metavar="ID")
+    rm.add_argument("id", type=_any_operator_id, metavar="ID")  # a reserved id too: taken out of an older file
     _file_arg(rm)
     rm.set_defaults(func=run_remove)
 

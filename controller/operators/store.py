@@ -169,10 +169,10 @@ def check_name(value: object, source: str = "--name", key: str = "name") -> str:
     return _OperatorsParser(None, source).text(key, value, MAX_NAME)
 
 
-def _check_id(value: object, source: str, key: str) -> str:
+def _check_id(value: object, source: str, key: str, *, reserved_ok: bool = False) -> str:
     if not is_operator_id(value):
         raise OperatorsError(source, key, f"not a valid operator id ({ID_RULE})")
-    if (why := reserved_id(value)) is not None:
+    if not reserved_ok and (why := reserved_id(value)) is not None:
         raise OperatorsError(source, key, why)
     return value
 
@@ -181,6 +181,7 @@ class _OperatorsParser(DocumentParser):
     """One validation pass over a parsed operators file; raises on the first problem."""
 
     error = OperatorsError
+    reserved_ok = False  # a reserved id let in: only for ``remove_operator`` to take it out
 
     def operators(self) -> list[Operator]:
         self.document(("operators",))
@@ -188,7 +189,7 @@ class _OperatorsParser(DocumentParser):
 
     def operator(self, op_id: str, entry: object) -> Operator:
         base = f"operators.{key_part(op_id)}"
-        _check_id(op_id, self.source, base)
+        _check_id(op_id, self.source, base, reserved_ok=self.reserved_ok)
         entry = self.table(base, entry, _OPERATOR_KEYS)
         for key in ("role", "pin_hash"):
             if key not in entry:
@@ -214,13 +215,15 @@ class _OperatorsParser(DocumentParser):
         return Operator(op_id, role, name, pin_hash, created)
 
 
-def _parse_document(raw: bytes, source: str) -> list[Operator]:
-    return _OperatorsParser(parse_toml(raw, source, OperatorsError), source).operators()
+def _parse_document(raw: bytes, source: str, reserved_ok: bool = False) -> list[Operator]:
+    parser = _OperatorsParser(parse_toml(raw, source, OperatorsError), source)
+    parser.reserved_ok = reserved_ok
+    return parser.operators()
 
 
-def _read(path: str | os.PathLike[str]) -> tuple[list[Operator], list[str]]:
+def _read(path: str | os.PathLike[str], reserved_ok: bool = False) -> tuple[list[Operator], list[str]]:
     shown, raw, mode = read_regular_file(path, MAX_FILE_BYTES, OperatorsError)
-    return _parse_document(raw, shown), _mode_warnings(shown, mode)
+    return _parse_document(raw, shown, reserved_ok), _mode_warnings(shown, mode)
 
 
 def load_operators(path: str | os.PathLike[str] = DEFAULT_PATH) -> Operators:
@@ -313,7 +316,8 @@ def _locked(path: Path, shown: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[str, dict[str, Operator], list[Operator]]]:
+def _changing(path: str | os.PathLike[str], *, create: bool,
+              reserved_ok: bool = False) -> Iterator[tuple[str, dict[str, Operator], list[Operator]]]:
     """Lock the file, yield (shown name, current operators by id, a list to fill with the new
     contents), then write the new contents atomically. OSErrors become ``OperatorsError``."""
     source = _source(path)
@@ -329,7 +333,7 @@ def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[s
             p.parent.mkdir(parents=True, exist_ok=True)
         with _locked(p, shown):
             try:
-                current = {op.id: op for op in _read(p)[0]}
+                current = {op.id: op for op in _read(p, reserved_ok)[0]}
             except OperatorsError as exc:
                 if not (create and exc.reason == "file not found"):
                     raise
@@ -385,9 +389,9 @@ def remove_operator(path: str | os.PathLike[str], id: str) -> Operator:
     if there is no such operator or the file cannot be read or written."""
     # Said before the lock file is made beside it: a refused command changes nothing there (a
     # configuration review); the lock's own read says it again if the file changed meanwhile.
-    if id not in {op.id for op in _read(_source(path))[0]}:
+    if id not in {op.id for op in _read(_source(path), reserved_ok=True)[0]}:  # (an id reserved since: taken out)
         raise OperatorsError(_safe(_source(path)), f"operators.{_safe(str(id))}", "no such operator")
-    with _changing(path, create=False) as (shown, current, new):
+    with _changing(path, create=False, reserved_ok=True) as (shown, current, new):
         old = current.pop(id, None)
         if old is None:
             raise OperatorsError(shown, f"operators.{_safe(str(id))}", "no such operator")

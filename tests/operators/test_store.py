@@ -278,6 +278,24 @@ def test_a_refused_remove_leaves_the_folder_as_it_was(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml", "operators.toml"]
 
 
+def test_a_reserved_id_in_an_older_file_can_be_taken_out(tmp_path: Path, capsys) -> None:
+    """A review of the day's changes: a file holding `auto-dealer` (valid before that id was
+    reserved) no longer loads, and `operators remove auto-dealer` was refused too: the tool gave no
+    way out. Remove takes it out; the file then loads."""
+    from cli_run import run
+
+    path = tmp_path / "operators.toml"
+    h = hash_pin("2580")
+    path.write_text(f'[operators.auto-dealer]\nrole = "dealer"\npin_hash = "{h}"\n[operators.d1]\nrole = "dealer"\n'
+                    f'pin_hash = "{h}"\n')
+    path.chmod(0o600)
+    with pytest.raises(OperatorsError, match="auto-dealer is the id of the automated dealer"):
+        load_operators(path)
+    code, out, err = run(capsys, "operators", "remove", "auto-dealer", "--file", str(path))
+    assert (code, err) == (0, ""), err
+    assert list(load_operators(path)) == ["d1"]
+
+
 def test_atomic_write_keeps_the_old_file_when_replace_fails(tmp_path: Path, mocker) -> None:
     path = tmp_path / "operators.toml"
     add_operator(path, "d1", "dealer", "8042")
