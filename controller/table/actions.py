@@ -77,10 +77,12 @@ def leave(t: TableCore, op: OperatorInput, seat: int) -> None:
         raise Refused(f"seat {seat} has wagers on the layout")
     if t.round is not None and not t.round.settled and any(w.seat == seat for w in t.round.wagers):
         raise Refused(f"seat {seat} has wagers in the round being dealt; it may leave once the round is settled")
-    if t.round is not None and not t.round.settled and seat in t.round.holders.values():
+    r = t.round
+    if r is not None and r.squeeze_phase is not None and r.holders.get(r.squeeze_phase) == seat:
         # 629a.8(d): the right to turn the cards passes from player to player; a seat given it
-        # without a wager that left kept it, the table prompting an empty seat (a review of roles)
-        raise Refused(f"seat {seat} holds the right to turn the cards over; it may relinquish it first, "
+        # without a wager that left kept it, the table prompting an empty seat (a review of roles).
+        # A hand it held and turned over is passed on when a third card comes (``begin_squeeze``).
+        raise Refused(f"seat {seat} holds the cards being turned over; it may relinquish them first, "
                       "or leave once the round is settled")
     t.occupied.discard(seat)
     # 681a.5(b): the stack is offered to the players seated; one who leaves is offered it no more

@@ -260,11 +260,12 @@ def begin_squeeze(t: TableCore, hand: str) -> None:
         if holder not in r.relinquished:
             r.entitled[hand] = holder
         r.holders[hand] = holder
-    if r.holders[hand] in r.relinquished:
+    if r.holders[hand] in r.relinquished or (r.holders[hand] is not None and r.holders[hand] not in t.occupied):
         # 629a.8(d): a player who gave up "the right to turn over the cards" has given it up "for the
         # remainder of that round of play": the hand (the Banker's, after the Player's was given up)
         # and a third card (629a.8(c)(4)-(5)) pass to the right of that player, as a relinquished
-        # hand does (an examiner's review: a third card was handed to that player again).
+        # hand does (an examiner's review: a third card was handed to that player again); so do
+        # they from a seat that left once its hand was turned over (a review of the day's changes).
         r.holders[hand] = r.next_holder(r.holders[hand], list(t.sub.seats), t.occupied, hand)
     r.squeeze_phase = hand
     holder = r.holders[hand]

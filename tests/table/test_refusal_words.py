@@ -121,13 +121,37 @@ def test_a_seat_given_the_squeeze_cannot_leave_with_it() -> None:
         b.op("relinquish", Role.DEALER)
     before = b.core.snapshot()
     b.op("leave", Role.DEALER, seat=5)
-    assert _refused(b) == ("seat 5 holds the right to turn the cards over; it may relinquish it first, or leave once "
+    assert _refused(b) == ("seat 5 holds the cards being turned over; it may relinquish them first, or leave once "
                            "the round is settled")
     assert b.core.snapshot() == before
     b.op("relinquish", Role.DEALER)
     assert not b.core.snapshot()["prompt"].endswith("SEAT 5")
     b.op("leave", Role.DEALER, seat=5)
     assert 5 not in b.core.snapshot()["seats_taken"]
+
+
+@pytest.mark.reg("629a.8(d)")
+def test_a_seat_that_turned_its_hand_over_may_leave_and_a_third_card_passes_on() -> None:
+    """A review of the day's changes: a seat whose hand was turned over was refused `leave` and
+    told to relinquish, which took the right of the seat squeezing now. It may leave; a third card
+    for the hand it held goes to "the player immediately to the right" and on, as from a seat that
+    gave its right up (629a.8(d)), never to the empty seat."""
+    b = Bench("midibaccarat", seed=1)
+    b.open_and_cut(seats=(3, 4))
+    b.play_round([(3, "banker", 5000), (4, "player", 5000)])
+    b.op("sit", Role.DEALER, seat=5)
+    while not b.core.snapshot()["prompt"].endswith("SEAT 5"):
+        b.op("relinquish", Role.DEALER)
+    b.op("reveal", Role.DEALER)  # seat 5 turns the Player's Hand over
+    refused = len(b.of("refused"))
+    b.op("leave", Role.DEALER, seat=5)
+    assert len(b.of("refused")) == refused and 5 not in b.core.occupied
+    start = len(b.sent)
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    assert len([r for r in b.of("squeeze") if r["hand"] == "player"]) == 2  # the Player's third card came
+    assert not [o for o in b.sent[start:] if "SEAT 5" in getattr(o.message, "text", "")]
+    assert b.core.state == "betting"
 
 
 def test_an_open_door_is_the_devices_to_end_and_clear_fault_says_so_as_the_refusal_does() -> None:
