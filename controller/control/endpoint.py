@@ -28,7 +28,7 @@ import structlog
 
 from controller.control.client import MAX_PATH_BYTES, OPERATORS_GROUP
 from controller.errors import UsageError
-from controller.fsutil import exclusive_lock
+from controller.locks import exclusive_lock
 from shoectl_config.files import group_name
 
 SOCKET_MODE = 0o660

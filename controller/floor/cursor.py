@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.errors import UsageError
-from controller.fsutil import atomic_writer, exclusive_lock, lock_held, side_file_problem
+from controller.fsutil import atomic_writer, side_file_problem
+from controller.locks import exclusive_lock, lock_held
 from shoectl_config.files import NotARegularFile, require_regular_file
 
 FORMAT = "shoectl-feed-cursor/1"

@@ -14,7 +14,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from controller.fsutil import JOURNAL_SIDE_SUFFIXES, lock_state
+from controller.fsutil import JOURNAL_SIDE_SUFFIXES
+from controller.locks import lock_state
 from controller.journal.walcheck import wal_path
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import structlog
 
 from controller import sqlite_files
-from controller.fsutil import exclusive_lock, fsync_dir, lock_held
+from controller.fsutil import fsync_dir
+from controller.locks import exclusive_lock, lock_held
 from controller.journal.chain import HMAC_SHA256, Hasher, key_id_shown
 from controller.journal.connection import JournalConnection, sqlite_uri, translate
 from controller.journal.entry import Clock

@@ -75,7 +75,7 @@ def test_a_writer_starting_while_a_probe_looks_is_not_refused(journal_path: Path
     does not wait for."""
     import fcntl
 
-    from controller.fsutil import LOCK_GRACE_S, lock_state
+    from controller.locks import LOCK_GRACE_S, lock_state
 
     fill(journal_path, 1)
     lock = f"{journal_path}.lock"

@@ -411,7 +411,7 @@ def test_the_board_says_whether_the_tables_program_runs_and_health_lists_the_tab
     """A review of the scoreboard: a board following the journal of a table killed minutes before
     still invited bets, and /healthz said all was well; a journal cannot tell a stopped table from
     a quiet one. The table's program holds its journal's writer lock: held here as it holds it."""
-    from controller.fsutil import exclusive_lock
+    from controller.locks import exclusive_lock
     from controller.journal.files import lock_path
 
     journal = copy_journal(journal, tmp_path)

@@ -253,7 +253,7 @@ def test_the_page_says_plainly_when_the_table_is_not_running_and_when_it_lost_th
     last state, dimmed: "Not live: the table is not running" while the table's program does not
     hold its journal (here the test holds its writer lock as the table does), and "Not live: this
     screen lost the scoreboard" once the server has been gone for 5 s."""
-    from controller.fsutil import exclusive_lock
+    from controller.locks import exclusive_lock
     from controller.journal.files import lock_path
     from tests.scoreboard.serving import dealt_journal, serving
 
