@@ -93,6 +93,31 @@ def file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+class InPlace:
+    """Whether the journal at ``path`` and its ``-wal`` (the entries since the last checkpoint) are
+    still the files a writer opened (deleted, or moved, while the table ran: a table that dealt on
+    would deal into nothing; reviews saw 1,494 entries acknowledged into a deleted file, then exit
+    0, and rounds lost to a crash after the -wal was deleted). ``problem(first_seq)`` after each
+    commit: None, or why the table stops (two ``stat``s); the -wal is known from the first commit."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = file_id(path)
+        self._wal: tuple[int, int] | None = None
+
+    def problem(self, first_seq: int) -> str | None:
+        wal, journal = file_id(f"{self.path}-wal"), file_id(self.path)
+        self._wal = wal if self._wal is None else self._wal
+        if journal == self._file and wal == self._wal:
+            return None
+        if journal == self._file:  # SQLite still holds the -wal open: its close checkpoints it
+            return (f"{self.path}: the journal's -wal file was deleted or moved while the table ran: the table stops "
+                    f"(entry {first_seq} and those since the last checkpoint were in it; the close copies them into "
+                    "the journal's file if it can: run `shoectl journal verify`)")
+        return (f"{self.path}: the journal's file was deleted or moved while the table ran: the table stops "
+                f"(entry {first_seq} on went into a file no longer there, and no device was told it was stored)")
+
+
 def writer_running(journal: str | os.PathLike[str]) -> bool | None:
     """Whether a writer (a running table) holds ``journal``'s lock now: True, False, or None when
     this process cannot tell (it may not open the lock file); looked at, never taken."""

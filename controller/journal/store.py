@@ -40,7 +40,7 @@ from controller.journal.checkpoints import (
 from controller.journal.clockwatch import ClockStep, ClockWatch
 from controller.journal.chain import GENESIS_HASH, Hasher, canonical_json, entry_body_bytes
 from controller.journal.connection import DEFAULT_BUSY_TIMEOUT, require_journal_file, translate
-from controller.journal.files import file_id
+from controller.journal.files import InPlace
 from controller.journal.entry import (Clock, Entry, PreparedEntry, Record, check_str, format_ts, parse_ts, prepare,
                                       record_fields, utc_now)
 from controller.journal import kinds
@@ -91,8 +91,7 @@ class Journal(_ReadApi):
         self._tail = _Tail()
         self._closed = False
         self._checkpointer: Checkpointer | None = None
-        self._file_id = file_id(path)  # the file this writer writes: the one at ``path`` until it is not
-        self._wal_id: tuple[int, int] | None = None  # its -wal, from the first commit on
+        self._in_place = InPlace(path)  # the files this writer writes: those at ``path`` until they are not
         self.gone: str | None = None  # why the file is no longer at ``path``, once a commit found it
 
     # opening
@@ -303,22 +302,10 @@ class Journal(_ReadApi):
         return (row[0], row[1]) if row else (0, GENESIS_HASH)
 
     def _require_in_place(self) -> None:
-        """JournalFileGone once the file at ``path``, or its ``-wal`` (the entries since the last
-        checkpoint), is not the one this writer writes (deleted, or moved, while the table ran): a
-        table that dealt on would deal into nothing (reviews saw 1,494 entries acknowledged into a
-        deleted file, then exit 0; and rounds lost to a crash after the -wal was deleted)."""
-        wal, journal = file_id(f"{self.path}-wal"), file_id(self.path)
-        self._wal_id = wal if self._wal_id is None else self._wal_id
-        if journal == self._file_id and wal == self._wal_id:
-            return
-        if journal == self._file_id:  # SQLite still holds the -wal open: its close checkpoints it
-            self.gone = (f"{self.path}: the journal's -wal file was deleted or moved while the table ran: the table "
-                         f"stops (entry {self._first_seq} and those since the last checkpoint were in it; the close "
-                         "copies them into the journal's file if it can: run `shoectl journal verify`)")
+        """JournalFileGone once the journal or its ``-wal`` is not the file this writer writes (``InPlace``)."""
+        self.gone = self._in_place.problem(self._first_seq)
+        if self.gone is not None:
             raise JournalFileGone(self.gone)
-        self.gone = (f"{self.path}: the journal's file was deleted or moved while the table ran: the table stops "
-                     f"(entry {self._first_seq} on went into a file no longer there, and no device was told it was stored)")
-        raise JournalFileGone(self.gone)
 
     def _check_writer(self) -> None:
         if self._closed:
