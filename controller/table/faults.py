@@ -61,6 +61,19 @@ def floorperson_clears(key: str) -> bool:
     return key.partition(":")[0] not in _ENDED_BY_DEVICE_OR_CARD
 
 
+def held_level(kind: str, payload: dict, *, automated: bool) -> tuple[str, str] | None:
+    """For a record of a fault that holds the table (``fault``, ``count_fault``) but a link's (the
+    run's outage lines say that one): the log level it is said at and its reason; None otherwise.
+    A warning where the automated floorperson acts on it (a count it reshuffles, a fault it
+    clears), else an error: a person must act (a misread, or operators drive the table). It was in
+    no log line (a review of logs)."""
+    fault = str(payload.get("fault", ""))
+    if kind not in (kinds.FAULT, kinds.COUNT_FAULT) or fault.startswith("link:"):
+        return None
+    acts = automated and (kind == kinds.COUNT_FAULT or floorperson_clears(fault))
+    return ("warning" if acts else "error"), str(payload.get("reason") or payload.get("problem"))
+
+
 def ending(key: str) -> str:
     """How fault ``key`` ends, in the words a refusal uses."""
     kind, _, device = key.partition(":")

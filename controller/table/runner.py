@@ -33,11 +33,11 @@ from typing import Any
 
 import structlog
 
-from controller.journal import Journal, kinds
+from controller.journal import Journal
 from controller.table.core import TableCore
 from controller.table.devices_heard import DevicesHeard
 from controller.table.events import shoe_of_input
-from controller.table.faults import floorperson_clears
+from controller.table.faults import held_level
 from controller.table.io import (CommandFailed, DeviceInput, DeviceStatus, GiveUpMissingEvents, Notice, OperatorInput,
                                  SendCommand, TableRecord)
 from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerTask, Stop, drain
@@ -53,7 +53,6 @@ from controller.signature import signature_label
 from controller.version import shoectl_version
 
 log = structlog.get_logger()
-_HOLDING = frozenset({kinds.FAULT, kinds.COUNT_FAULT})  # the records of a fault that holds the table
 
 MAX_GROUP = 64  # device events journaled in one transaction at most
 
@@ -359,8 +358,8 @@ class TableRunner:
 
     def _dispatch(self, o: Any) -> None:
         if isinstance(o, TableRecord):
-            if o.kind in _HOLDING:
-                self._log_held(o)
+            if (held := held_level(o.kind, o.payload, automated=self.autodealer is not None)) is not None:
+                getattr(log, held[0])("the table is held by a fault", fault=held[1])
             self.limits.count(o)
             if self.on_record is not None:
                 self.on_record(o)
@@ -373,14 +372,6 @@ class TableRunner:
             if self._starting is not None and isinstance(o, SendCommand):
                 self._starting.sent(o)
             self._senders.send(o)  # a role without a device is said there
-
-    def _log_held(self, o: TableRecord) -> None:
-        """A fault holding the table (in no log line before: a review of logs), but a link's (its outage lines say it):
-        a warning where the automated floorperson acts (a count, what it clears), else an error (a misread)."""
-        fault, why = str(o.payload.get("fault", "")), o.payload.get("reason") or o.payload.get("problem")
-        acts = self.autodealer is not None and (o.kind == kinds.COUNT_FAULT or floorperson_clears(fault))
-        if not fault.startswith("link:"):
-            (log.warning if acts else log.error)("the table is held by a fault", fault=why)
 
     def _last_notes(self) -> None:
         """Before the table stops: the ``on_stopping`` hooks (e.g. the control socket's last
