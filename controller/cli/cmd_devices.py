@@ -65,9 +65,11 @@ def serial_ports() -> list[dict[str, Any]]:
     return out
 
 
-def usb_devices() -> tuple[bool, str | None, list[dict[str, Any]]]:
-    """``(backend available, error text or None, devices)``; never raises for a missing backend
-    or a device that cannot be read."""
+def usb_devices(profiles: list[Profile]) -> tuple[bool, str | None, list[dict[str, Any]]]:
+    """``(backend available, error text or None, devices)``, each with the ``profiles`` it is
+    and those ``near`` it (``_matches``); never raises for a missing backend or a device that
+    cannot be read. Whether this account may open a device is looked at only for one a profile
+    names: a hub, a keyboard, no rule of ours gives to the group (a review)."""
     import usb.core
 
     try:
@@ -79,7 +81,7 @@ def usb_devices() -> tuple[bool, str | None, list[dict[str, Any]]]:
     out = []
     for dev in found:
         unread: list[BaseException] = []
-        out.append({
+        entry = {
             "bus": getattr(dev, "bus", None),
             "address": getattr(dev, "address", None),
             "vid": dev.idVendor,
@@ -87,9 +89,13 @@ def usb_devices() -> tuple[bool, str | None, list[dict[str, Any]]]:
             "serial_number": _string(dev, "serial_number", unread),
             "manufacturer": _string(dev, "manufacturer", unread),
             "product": _string(dev, "product", unread),
-            # an error that says so, else the device's node: looked at once
-            "access": PERMISSION_WORDS if any(access_denied(None, e) for e in unread) or access_denied(dev) else None,
-        })
+        }
+        entry["profiles"], entry["near"] = _matches(profiles, entry["vid"], entry["pid"], entry["serial_number"],
+                                                    ("usb", "serial"))
+        ours = entry["profiles"] or entry["near"]
+        # an error that says so, else the device's node: looked at once
+        denied = ours and (any(access_denied(None, e) for e in unread) or access_denied(dev))
+        out.append({**entry, "access": PERMISSION_WORDS if denied else None})
     out.sort(key=lambda d: (d["bus"] or 0, d["address"] or 0, d["vid"], d["pid"]))
     return True, None, out
 
@@ -130,12 +136,7 @@ def run(args: argparse.Namespace) -> int:
     ports = serial_ports()
     for port in ports:
         port["profiles"], port["near"] = _matches(profiles, port["vid"], port["pid"], port["serial_number"], ("serial",))
-    backend, usb_error, devices = usb_devices()
-    for dev in devices:
-        dev["profiles"], dev["near"] = _matches(profiles, dev["vid"], dev["pid"], dev["serial_number"],
-                                                ("usb", "serial"))
-        if not (dev["profiles"] or dev["near"]):
-            dev["access"] = None  # a hub, a keyboard: no rule of ours gives it to the group (a review)
+    backend, usb_error, devices = usb_devices(profiles)
 
     if args.json:
         print_json({
