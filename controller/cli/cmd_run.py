@@ -50,7 +50,7 @@ from controller.cli.run_control import add_run_control_options, claim_run_contro
 from controller.cli.run_devices import capacity_problem, parse_devices, table_capabilities
 from controller.cli.run_options import (
     DEFAULT_JOURNAL, DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_engine,
-    edge_threshold, emulator_speed, fault_spec, table_id,
+    edge_threshold, emulator_speed, fault_spec, run_log_path, table_id,
 )
 from controller.cli.run_display import LineDisplay
 from controller.cli.run_output import JournalLines, StdoutLines, output_read
@@ -166,8 +166,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
     control = claim_run_control(args, journal_path)  # before the journal: a second table on the socket changes nothing
     try:
         journal_path.parent.mkdir(parents=True, exist_ok=True)
-        configure_logging(level=args.log_level, file=args.log_file or str(journal_path.with_suffix(".log")), table=args.table_id,
-                          stderr=err)
+        configure_logging(level=args.log_level, file=str(run_log_path(args, journal_path)), table=args.table_id, stderr=err)
         journal = Journal.open(journal_path, table_id=args.table_id, hmac_key=key)
     except BaseException:
         control.close()

@@ -159,12 +159,12 @@ def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None 
         if value is not None and is_journal_file(value, journal):  # writing there would destroy the journal
             raise UsageError(f"{option} {value}: that is the journal {journal} or a file beside it; "
                              "give another file")
-    log = Path(args.log_file) if args.log_file else journal.with_suffix(".log")
+    log = run_log_path(args, journal)
     if args.dealt_log is not None and same_file(args.dealt_log, log):
         # two writers interleaved in one file: neither the log nor the dealt log could be read (a surveillance review)
         raise UsageError(f"--dealt-log {args.dealt_log}: that is the table's log file; give another file")
     _refuse_writing_an_input(args, journal, log)
-    _check_writable(args, journal)
+    _check_writable(args, journal, log)
     if args.submissions is not None and not Path(args.submissions).is_dir():  # only set_submission would find out
         raise UsageError(f"--submissions {args.submissions}: no such folder (the Rules Submission files a "
                          "floorperson may name)")
@@ -197,7 +197,12 @@ def _refuse_writing_an_input(args: argparse.Namespace, journal: Path, log: Path)
                 raise UsageError(f"{option} {value}: that is {what} of this run, which it reads; give another file")
 
 
-def _check_writable(args: argparse.Namespace, journal: Path) -> None:
+def run_log_path(args: argparse.Namespace, journal: Path) -> Path:
+    """The run's log file: ``--log-file``, else beside the journal."""
+    return Path(args.log_file) if args.log_file else journal.with_suffix(".log")
+
+
+def _check_writable(args: argparse.Namespace, journal: Path, log: Path) -> None:
     """UsageError when the journal, the log file or the dealt-cards log cannot be written or
     created where asked: said before anything exists (the dealt log was opened after the journal
     was made and its anchor written, a bad-input review). A journal's folder must exist, but for
@@ -207,10 +212,8 @@ def _check_writable(args: argparse.Namespace, journal: Path) -> None:
         problem = (foreign_append_target(value) or write_problem(value)) if value is not None else None
         if problem is not None:
             raise UsageError(f"{option} {value}: {problem}")
-    if args.log_file is None:  # the default, beside the journal (its folder may be made yet): said before anything is
-        default_log = journal.with_suffix(".log")
-        if (problem := foreign_append_target(default_log)) is not None:
-            raise UsageError(f"{default_log}: {problem}")
+    if args.log_file is None and (problem := foreign_append_target(log)) is not None:
+        raise UsageError(f"{log}: {problem}")  # the default, beside the journal (its folder may be made yet)
     if not journal.parent.is_dir():
         if journal == DEFAULT_JOURNAL or os.path.lexists(journal.parent):
             return  # made here; or not a folder, which the control socket's check says in its words
