@@ -43,6 +43,8 @@ class LiveDisplay:
         self.notices: list[str] = []
         self.lock = threading.RLock()  # the first record starts the Live, which draws at once
         self.live: Live | None = None
+        # drawn with line characters or ASCII: the terminal's locale, a file's encoding (set for the run)
+        self._unicode = writes_utf8(self.console.encoding) if self.console.is_terminal else is_utf8(self.console.encoding)
 
     def record(self, r: Any) -> None:
         if r.kind not in RECORD_KINDS:
@@ -75,9 +77,7 @@ class LiveDisplay:
         with self.lock:
             shown, notices = self.shown(), list(self.notices)
         width, height = self.console.size
-        return screen(self.snapshot(), shown, notices, width=width, height=height - SPARE_LINES,
-                      unicode=writes_utf8(self.console.encoding) if self.console.is_terminal
-                      else is_utf8(self.console.encoding))  # a file's text is the encoding's, not the locale's
+        return screen(self.snapshot(), shown, notices, width=width, height=height - SPARE_LINES, unicode=self._unicode)
 
     def start(self) -> None:
         """Draw the screen now and keep it drawn: the table is there before its first record (a
