@@ -136,13 +136,19 @@ def shuffle_audit(shoes: Sequence[ShoeData], *, confidence: float = 0.99,
                   seed: int = 0, context: Sequence[ShoeData] | None = None) -> ShuffleAudit:
     if pre_order not in PRE_ORDERS:
         raise ValueError(f"pre-shuffle order must be one of {', '.join(PRE_ORDERS)}, not {pre_order!r}")
-    dealt_shoes = [s for s in shoes if dealt(s)]
+    dealt_shoes: list[ShoeData] = []
     excluded: list[tuple[str, str]] = [(s.shoe, "not dealt") for s in shoes if not dealt(s)]
-    # A deck count no shoe holds is only a forger's: said with its shoe, as `audit cards` says it
-    # (it was a bare "decks must be a whole number from 1 to 12": a lab's review)
-    forged = [(s.shoe, why) for s in dealt_shoes if (why := _decks_out_of_range(s.decks)) is not None]
+    forged: list[tuple[str, str]] = []
+    for s in shoes:
+        # A deck count no shoe holds is only a forger's: said with its shoe, as `audit cards` says it
+        # (it was a bare "decks must be a whole number from 1 to 12": a lab's review)
+        if not dealt(s):
+            continue
+        if (why := _decks_out_of_range(s.decks)) is None:
+            dealt_shoes.append(s)
+        else:
+            forged.append((s.shoe, why))
     excluded += forged
-    dealt_shoes = [s for s in dealt_shoes if _decks_out_of_range(s.decks) is None]
     known = Counter(s.decks for s in dealt_shoes if s.decks)
     if not known:
         said = "".join(f"; {shoe}: {why}" for shoe, why in excluded if why != "not dealt")
