@@ -58,10 +58,8 @@ _PLAIN_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)
 def plain_number(text: str | float) -> float:
     """``text`` (surrounding blanks allowed) as a float when it is written as ``_PLAIN_NUMBER``
     says; ValueError otherwise. A float is taken as it is."""
-    if isinstance(text, str):
-        if not _PLAIN_NUMBER.fullmatch(text.strip()):
-            raise ValueError(f"not a number: {text!r}")
-        return float(text)
+    if isinstance(text, str) and not _PLAIN_NUMBER.fullmatch(text.strip()):
+        raise ValueError(f"not a number: {text!r}")
     return float(text)
 _WHOLE = re.compile(r"^-?\d{1,18}$", re.ASCII)
 _WORD = re.compile(r"^[A-Z]{1,16}$", re.ASCII)

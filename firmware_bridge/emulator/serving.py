@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -75,7 +76,7 @@ def remove_stale_directories(parent: str | None = None) -> list[Path]:
                 continue
             entries = list(path.iterdir())
             if not all((entry.name in ("shoe", "shuffler") and entry.is_symlink())
-                       or (entry.name in (_OWNER, _MAKING) and entry.is_file() and not entry.is_symlink())
+                       or (entry.name in (_OWNER, _MAKING) and stat.S_ISREG(entry.lstat().st_mode))  # a file, no link
                        for entry in entries):
                 continue
             names = {entry.name for entry in entries}  # listed already: no second look
