@@ -79,11 +79,6 @@ _TIMING_HINTS = {
 }
 
 
-
-def _above(value: object, hi: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > hi
-
-
 def parse_profile(data: Mapping[str, Any], source: str, name: str) -> Profile:
     """Validate an already-parsed profile (e.g. the dict ``tomllib`` returns) called ``name``."""
     return ProfileParser(data, safe(str(source)), name).parse()
@@ -263,8 +258,8 @@ class ProfileParser(DocumentParser):
     def timing(self) -> Timing:
         t = self.section("timing", _TIMING_KEYS)
         d = Timing()
-        values = {k: self.integer(f"timing.{k}", value, lo, hi, hint=_TIMING_HINTS.get(k, "") if _above(value, hi) else "")
-                  for k, (lo, hi) in _TIMING_RANGES.items() for value in (t.get(k, getattr(d, k)),)}
+        values = {k: self.integer(f"timing.{k}", t.get(k, getattr(d, k)), lo, hi, hint=_TIMING_HINTS.get(k, ""))
+                  for k, (lo, hi) in _TIMING_RANGES.items()}
         if values["reconnect_max_ms"] < values["reconnect_min_ms"]:
             raise self.fail("timing.reconnect_max_ms",
                             f"{values['reconnect_max_ms']} is below reconnect_min_ms ({values['reconnect_min_ms']})")

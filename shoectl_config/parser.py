@@ -131,12 +131,13 @@ class DocumentParser:
         return value
 
     def integer(self, key: str, value: object, lo: int, hi: int, *, hint: str = "", hex_: bool = False) -> int:
-        """An integer in ``lo..hi``; ``hex_`` shows the range (and a bad value) in hexadecimal."""
+        """An integer in ``lo..hi``; ``hex_`` shows the range (and a bad value) in hexadecimal;
+        ``hint`` follows the range for a value above ``hi`` (why the highest is the highest)."""
         number = self.whole(key, value)
         if not lo <= number <= hi:
             shown = f"0x{number:x}" if hex_ and 0 <= number <= 0xFFFFFFFF else show(number)
             allowed = f"0x{lo:04x}..0x{hi:04x}" if hex_ else f"{lo}..{hi}"
-            raise self.fail(key, f"out of range: {shown} (allowed {allowed}{hint})")
+            raise self.fail(key, f"out of range: {shown} (allowed {allowed}{hint if number > hi else ''})")
         return number
 
     def boolean(self, key: str, value: object) -> bool:
