@@ -115,8 +115,7 @@ def end_shoe_in_a_burn(t: TableCore, why: str) -> None:
              "the cards are reshuffled")
     t.burned()
     if t.state == "betting" and t.round is None:  # (a card set aside opens a simulated round first)
-        rounds.return_pending_wagers(t)
-        t.reshuffle()
+        t.reshuffle()  # the wagers on the layout go back with the collected cards (``collect_and_reshuffle``)
 
 
 def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
@@ -149,8 +148,7 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
         # (629a.8(c)(3)), before the shoe said it was empty: the round is void when it next needs a
         # card (``dealing.next_prompt``), and that settlement stands (docs/assumptions.md)
     elif t.state == "betting" and t.round is None:
-        rounds.return_pending_wagers(t)  # the round they were for cannot be dealt (627a.13(e))
-        t.reshuffle()
+        t.reshuffle()  # the wagers on the layout go back: the round they were for cannot be dealt (627a.13(e))
     elif t.state == "burning":  # a shoe without a cover card sensor (681a.5(h)) ran out in a burn
         end_shoe_in_a_burn(t, "the shoe ran out")
 
