@@ -27,6 +27,7 @@ import contextlib
 import logging
 import logging.handlers
 import os
+import stat
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -74,6 +75,9 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         from controller.fsutil import refuse_foreign_append_target
 
         refuse_foreign_append_target(path)  # appended to with this process's rights: not another user's
+        # never rotated through a link: ``/dev/stderr`` to a file had the link itself renamed (a review)
+        self._through_link = os.path.islink(path)
+        self._here: os.stat_result | None = None  # the path's file, looked at once a line (``emit``)
         super().__init__(path, **options)
         self._say = say
         self._failing = False   # said, and not written since
@@ -86,8 +90,11 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         it was for everyone), as the journal beside it."""
         from controller.fsutil import TABLE_FILE_MODE
 
-        return open(self.baseFilename, self.mode, encoding=self.encoding, errors=self.errors,  # noqa: SIM115
-                    opener=lambda path, flags: os.open(path, flags, TABLE_FILE_MODE))
+        stream = open(self.baseFilename, self.mode, encoding=self.encoding, errors=self.errors,  # noqa: SIM115
+                      opener=lambda path, flags: os.open(path, flags, TABLE_FILE_MODE))
+        opened = os.fstat(stream.fileno())
+        self._opened = (opened.st_dev, opened.st_ino)  # the file this handler writes
+        return stream
 
     def emit(self, record: logging.LogRecord) -> None:
         self._failed_now = False
@@ -104,13 +111,12 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         if self.stream is None:
             return
         try:
-            here = os.stat(self.baseFilename)
+            self._here = here = os.stat(self.baseFilename)
         except FileNotFoundError:
-            here = None
+            self._here = here = None
         except OSError:
             return
-        opened = os.fstat(self.stream.fileno())
-        if here is not None and (here.st_dev, here.st_ino) == (opened.st_dev, opened.st_ino):
+        if here is not None and (here.st_dev, here.st_ino) == self._opened:
             self._said_gone = None
             return
         problem = self.reopen()
@@ -120,12 +126,17 @@ class _LogFile(logging.handlers.RotatingFileHandler):
             self._say(f"shoectl: the log file {self.baseFilename} was deleted or moved while the table ran: {said}\n")
 
     def shouldRollover(self, record: logging.LogRecord) -> bool:  # noqa: N802 - logging's name
-        """The size rotation, but never of a path given through a link (``/dev/stderr`` to a file:
-        the link itself was renamed, a review), nor again before the file grew by another
-        ``maxBytes`` since a rotation failed."""
-        if os.path.islink(self.baseFilename) or (self.stream is not None and self.stream.tell() < self._retry_at):
+        """The size rotation (``RotatingFileHandler``'s, on the path's file ``emit`` looked at), but
+        never of a file that is not a regular one, nor through a link, nor again before the file
+        grew by another ``maxBytes`` since a rotation failed."""
+        here = self._here
+        if self.maxBytes <= 0 or self._through_link or (here is not None and not stat.S_ISREG(here.st_mode)):
             return False
-        return bool(super().shouldRollover(record))
+        if self.stream is None:
+            self.stream = self._open()
+        self.stream.seek(0, 2)
+        size = self.stream.tell()
+        return size >= self._retry_at and size + len(self.format(record)) + 1 >= self.maxBytes
 
     def doRollover(self) -> None:  # noqa: N802 - logging's name
         """The built-in rotation; when it fails (the folder takes no rename, a file in the way), the
@@ -164,6 +175,7 @@ class _LogFile(logging.handlers.RotatingFileHandler):
             except OSError as exc:
                 return exc.strerror or str(exc)
             old, self.stream = self.stream, stream
+            self._through_link = os.path.islink(self.baseFilename)
             if old is not None:
                 with contextlib.suppress(OSError):
                     old.close()
