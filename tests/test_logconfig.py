@@ -207,15 +207,21 @@ def test_a_log_file_that_cannot_be_written_is_said_once_in_one_line(root_handler
     assert sum("player edge" in line for line in err.splitlines()) == 5  # standard error still has them
 
 
-def test_a_log_file_deleted_under_the_table_is_made_again_and_said(root_handlers, capsys, tmp_path) -> None:
-    """A review of logs: the log deleted under a running table (a cleanup, a logrotate without
-    SIGHUP) took every later line to a file no longer there, unseen until a SIGHUP. The next line
-    makes it again at its path, and standard error says so."""
+def _log_deleted_after_a_line(tmp_path):
+    """Logging to ``t.log`` in ``tmp_path``, one line written, then the file deleted: (its path, the logger)."""
     path = tmp_path / "t.log"
     configure_logging("info", file=str(path), table="T7")
     log = structlog.get_logger()
     log.info("before")
     path.unlink()
+    return path, log
+
+
+def test_a_log_file_deleted_under_the_table_is_made_again_and_said(root_handlers, capsys, tmp_path) -> None:
+    """A review of logs: the log deleted under a running table (a cleanup, a logrotate without
+    SIGHUP) took every later line to a file no longer there, unseen until a SIGHUP. The next line
+    makes it again at its path, and standard error says so."""
+    path, log = _log_deleted_after_a_line(tmp_path)
     log.info("after")
     assert [json.loads(line)["event"] for line in path.read_text().splitlines()] == ["after"]
     said = [line for line in capsys.readouterr().err.splitlines() if "log file" in line]
@@ -274,11 +280,7 @@ def test_a_log_file_replaced_by_one_it_may_not_write_is_said_once(root_handlers,
     unseen. It is said, once."""
     from controller import fsutil
 
-    path = tmp_path / "t.log"
-    configure_logging("info", file=str(path), table="T7")
-    log = structlog.get_logger()
-    log.info("before")
-    path.unlink()
+    path, log = _log_deleted_after_a_line(tmp_path)
     path.write_text("")
     monkeypatch.setattr(fsutil, "foreign_append_target", lambda p: "a file another account made")
     for n in range(3):
