@@ -178,13 +178,13 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     # Clock steps journaled where this reading shows nothing (another shoe, another round): the
     # times of what it shows after them are the stepped clock's, so the first document shown that
     # began after a step carries it (a review of clocks: one shoe's replay showed its times an hour
-    # off without a word). ``began``: the seq of the entry each document began at, by its id.
+    # off without a word). ``began``: the seq of the entry each shoe (by its id) and round (by its
+    # key in ``rounds``) in hand began at, let go with it.
     hidden_steps: list[dict[str, Any]] = []
-    began: dict[int, int] = {}
+    began: dict[Any, int] = {}
     seq_now = 0
 
-    def shown(doc: dict[str, Any]) -> dict[str, Any]:
-        start = began.get(id(doc), seq_now)
+    def shown(doc: dict[str, Any], start: int) -> dict[str, Any]:
         before = [step for step in hidden_steps if step["seq"] < start]  # a held round decided before a step: not it
         if not before:
             return doc
@@ -196,7 +196,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             shoes[sid] = {"type": "shoe", "shoe": sid, "started": None, "decks": None, "cut": None,
                           "cover_from_bottom": None, "cuts_before": [], "burned": [], "loaded": None, "rounds": 0,
                           "cover_card_position": None, "reconciliation": None, "events": []}
-            began[id(shoes[sid])] = seq_now
+            began[sid] = seq_now
         return shoes[sid]
 
     def shoe_done(sid: str) -> Iterator[dict[str, Any]]:
@@ -205,15 +205,15 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
         yield from release(sid)
         if open_rounds:
             for key in [k for k in rounds if k[0] == sid]:
-                r = rounds.pop(key)
+                r, start = rounds.pop(key), began.pop(key, seq_now)
                 if want(*key):
-                    yield shown({**r, "unfinished": True})
+                    yield {**shown(r, start), "unfinished": True}
         ended.add(sid)
-        doc, on_layout = shoes.pop(sid, None), layout.pop(sid, [])
+        doc, on_layout, start = shoes.pop(sid, None), layout.pop(sid, []), began.pop(sid, seq_now)
         if doc is not None and want(sid) and round is None:
             if open_rounds:
                 doc["layout"] = on_layout
-            yield shown(doc)
+            yield shown(doc, start)
 
     # Held (a reading of a journal written, and of one round by default), a round decided waits
     # until the next one of its shoe starts (or the shoe ends): an irregularity of it that comes
@@ -226,9 +226,9 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     def release(sid: str | None) -> Iterator[dict[str, Any]]:
         key = held.pop(sid, None) if sid is not None else None
         if key is not None:
-            r = rounds.pop(key)
+            r, start = rounds.pop(key), began.pop(key, seq_now)
             if want(*key):
-                yield shown(r)
+                yield shown(r, start)
 
     def decided(sid: str, rno: int) -> Iterator[dict[str, Any]]:
         """Round ``rno`` of ``sid`` is decided: held, or yielded at once (a live reading)."""
@@ -328,7 +328,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                                              "cards": [], "player": None, "banker": None, "outcome": None,
                                              "wagers": wagers, "settlements": [], "events": [],
                                              "started": getattr(e, "ts", None), "decided": None}
-                began[id(rounds[(sid, p["round"])])] = e.seq
+                began[(sid, p["round"])] = e.seq
             elif k == kinds.ROUND_KIND and (sid, rno) in rounds:
                 rounds[(sid, rno)]["kind"] = p["kind"]
                 # its wagers put back on the layout for the next round (simulated_round_wagers = stay)
