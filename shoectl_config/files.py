@@ -88,12 +88,14 @@ def _nonblocking(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NONBLOCK)
 
 
-def read_regular_file(path: str | os.PathLike[str], max_bytes: int, error: ErrorFactory) -> tuple[str, bytes, int]:
+def read_regular_file(path: str | os.PathLike[str], max_bytes: int, error: ErrorFactory, *,
+                      owner_problem: Callable[[int], str | None] | None = None) -> tuple[str, bytes, int]:
     """Read the regular file ``path`` (at most ``max_bytes``): ``(shown path, bytes, st_mode)``.
 
     The file is checked before it is opened (a FIFO is never opened, a device never touched) and
-    again on the open descriptor. Every problem raises ``error(shown, "", reason)``; ``shown`` is
-    the path made printable."""
+    again on the open descriptor, there with ``owner_problem(its owner's uid)`` when given (the
+    file read, not one looked at before it). Every problem raises ``error(shown, "", reason)``;
+    ``shown`` is the path made printable."""
     try:
         source = os.fspath(path)
     except TypeError:
@@ -108,8 +110,9 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int, error: Error
         problem = regular_file_problem(os.stat(source).st_mode)
         if problem is None:
             with open(source, "rb", opener=_nonblocking) as fh:
-                mode = os.fstat(fh.fileno()).st_mode
-                problem = regular_file_problem(mode)
+                st = os.fstat(fh.fileno())
+                mode = st.st_mode
+                problem = regular_file_problem(mode) or (owner_problem(st.st_uid) if owner_problem else None)
                 if problem is None:
                     raw = fh.read(max_bytes + 1)
     except FileNotFoundError:

@@ -35,15 +35,14 @@ def load_table_operators(path: str | os.PathLike[str]) -> Operators:
     account other than the one running the table or root. The file's owner and mode are the
     access control for managing operators (docs/operators.md): another account that made it where
     the table looks (a folder it may write to) made itself a supervisor (a security review)."""
-    try:
-        owner = another_owner(os.stat(path).st_uid)
-    except OSError:
-        owner = None  # not there, or not to be looked at: load_operators says why in its words
-    if owner is not None:
-        raise OperatorsError(os.fspath(path), "", f"belongs to {owner}, not to the account running the table or "
-                             "root: another account's file does not decide who operates the table (chown it, or "
-                             "move it away)")
-    return load_operators(path)
+    return load_operators(path, owner_problem=_not_the_tables)
+
+
+def _not_the_tables(uid: int) -> str | None:
+    owner = another_owner(uid)
+    return None if owner is None else (f"belongs to {owner}, not to the account running the table or root: "
+                                       "another account's file does not decide who operates the table (chown it, "
+                                       "or move it away)")
 
 _Signature = tuple[int, int, int, int, int] | None
 

@@ -34,7 +34,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -221,15 +221,18 @@ def _parse_document(raw: bytes, source: str, reserved_ok: bool = False) -> list[
     return parser.operators()
 
 
-def _read(path: str | os.PathLike[str], reserved_ok: bool = False) -> tuple[list[Operator], list[str]]:
-    shown, raw, mode = read_regular_file(path, MAX_FILE_BYTES, OperatorsError)
+def _read(path: str | os.PathLike[str], reserved_ok: bool = False,
+          owner_problem: Callable[[int], str | None] | None = None) -> tuple[list[Operator], list[str]]:
+    shown, raw, mode = read_regular_file(path, MAX_FILE_BYTES, OperatorsError, owner_problem=owner_problem)
     return _parse_document(raw, shown, reserved_ok), _mode_warnings(shown, mode)
 
 
-def load_operators(path: str | os.PathLike[str] = DEFAULT_PATH) -> Operators:
-    """Read and validate the operators file at ``path``. Raises ``OperatorsError``; a file others
+def load_operators(path: str | os.PathLike[str] = DEFAULT_PATH, *,
+                   owner_problem: Callable[[int], str | None] | None = None) -> Operators:
+    """Read and validate the operators file at ``path``. Raises ``OperatorsError``, also when
+    ``owner_problem(the uid of the file read)`` says why its owner may not decide; a file others
     may read or write loads, with a finding in ``.warnings``."""
-    ops, warnings = _read(path)
+    ops, warnings = _read(path, owner_problem=owner_problem)
     return Operators(ops, path=_safe(_source(path)), warnings=warnings)
 
 
@@ -316,15 +319,13 @@ def _locked(path: Path, shown: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _changing(path: str | os.PathLike[str], *, create: bool,
-              reserved_ok: bool = False) -> Iterator[tuple[str, dict[str, Operator], list[Operator]]]:
+def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[str, dict[str, Operator], list[Operator]]]:
     """Lock the file, yield (shown name, current operators by id, a list to fill with the new
-    contents), then write the new contents atomically. OSErrors become ``OperatorsError``."""
+    contents), then write the new contents atomically. OSErrors become ``OperatorsError``. A
+    remove (not ``create``) reads a reserved id too, to take it out; its caller read the file first."""
     source = _source(path)
     shown = _safe(source)
     p = Path(source)
-    if not create and not p.exists():  # said before a lock file is made for it (in a folder that may not be)
-        raise OperatorsError(shown, "", "file not found")
     if create and not p.parent.is_dir() and os.path.normpath(source) != os.path.normpath(DEFAULT_PATH):
         # A mistyped folder would put the operators where no table reads them: only var/ is made.
         raise OperatorsError(shown, "", f"no such folder {_safe(str(p.parent))} (create it first)")
@@ -333,7 +334,7 @@ def _changing(path: str | os.PathLike[str], *, create: bool,
             p.parent.mkdir(parents=True, exist_ok=True)
         with _locked(p, shown):
             try:
-                current = {op.id: op for op in _read(p, reserved_ok)[0]}
+                current = {op.id: op for op in _read(p, reserved_ok=not create)[0]}
             except OperatorsError as exc:
                 if not (create and exc.reason == "file not found"):
                     raise
@@ -391,7 +392,7 @@ def remove_operator(path: str | os.PathLike[str], id: str) -> Operator:
     # configuration review); the lock's own read says it again if the file changed meanwhile.
     if id not in {op.id for op in _read(_source(path), reserved_ok=True)[0]}:  # (an id reserved since: taken out)
         raise OperatorsError(_safe(_source(path)), f"operators.{_safe(str(id))}", "no such operator")
-    with _changing(path, create=False, reserved_ok=True) as (shown, current, new):
+    with _changing(path, create=False) as (shown, current, new):
         old = current.pop(id, None)
         if old is None:
             raise OperatorsError(shown, f"operators.{_safe(str(id))}", "no such operator")
