@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 
 from .text import show, typename
 
-__all__ = ["DEFAULT_PLACES", "MAX_DECIMAL_TEXT", "NumberError", "bounded_decimal"]
+__all__ = ["DEFAULT_PLACES", "MAX_DECIMAL_TEXT", "NumberError", "bounded_decimal", "whole_number_of"]
 
 MAX_DECIMAL_TEXT = 40  # characters of a decimal string ("0.05" is 4)
 DEFAULT_PLACES = 6     # decimal places (a rate of 0.000001 is one part in a million)
@@ -83,3 +83,18 @@ def _places(number: Decimal) -> int:
 def _short(number: Decimal) -> str:
     text = str(number)
     return text if len(text) <= MAX_DECIMAL_TEXT else f"{text[:MAX_DECIMAL_TEXT - 3]}..."
+
+
+def whole_number_of(value: object) -> int | None:
+    """A whole number given as a JSON number or as ASCII decimal text (at most 16 digits, as many
+    as the largest whole number a control request carries, 2**53 - 1, has; maybe a minus sign
+    before them: ``seat=-1`` is then said to be no seat, not to be text), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = value.strip() if isinstance(value, str) else ""
+    digits = text[1:] if text.startswith("-") else text
+    if digits.isascii() and digits.isdigit() and len(digits) <= 16:
+        return int(text)
+    return None

@@ -30,10 +30,11 @@ from controller.errors import UsageError, path_argument
 from controller.journal import kinds
 from controller.journal.replay import ROUTINE_COMMANDS
 from controller.operators.pins import PIN_MAX, PIN_MIN, is_pin_shaped
-from controller.table.commands import COMMANDS, whole_number_of
+from controller.table.commands import COMMANDS
 from controller.table.io import FAULT_LEVEL
 from controller.journal.clockwatch import clock_step_text
 from controller.table.result_line import round_result_text, settlement_text, wager_text
+from shoectl_config.numbers import whole_number_of
 from shoectl_config.text import is_unicode_text, quoted, safe
 
 DEFAULT_SOCKET = Path("var") / "journal.sock"  # shoectl run's default: the default journal's name, .sock

@@ -25,6 +25,7 @@ from controller.journal.chain import Hasher
 from controller.journal.chaincheck import ChainCheck, missing_entries
 from controller.journal.entry import Entry
 from controller.journal.replay import READ_FROM_EVERY_SHOE
+from shoectl_config.numbers import whole_number_of
 from shoectl_config.text import safe
 
 _FETCH = 2000
@@ -218,7 +219,7 @@ def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetim
     # after it (a review of clocks: an entry stored in 37 ms read as an hour late).
     step = conn.execute("SELECT seq, payload->>'step_ms' FROM entries WHERE table_id = %s AND kind = %s "
                         "ORDER BY seq DESC LIMIT 1", (table_id, kinds.CLOCK_STEP)).fetchone()
-    step_ms = step[1] if step and step[1] is not None and step[1].lstrip("-").isdecimal() and len(step[1]) < 20 else None
+    step_ms = whole_number_of(step[1]) if step else None  # (a forged payload's text is no number: none)
     return {
         "table": safe(table_id),
         "last_seq": last[0] if last else 0,
@@ -231,7 +232,7 @@ def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetim
         "last_delay_seconds": round(float(last[4]), 3) if last else None,
         "last_stored_age_seconds": round(float(last[5]), 3) if last else None,
         "dropped_messages": int(dropped),
-        "last_clock_step": {"seq": step[0], "step_ms": int(step_ms)} if step_ms is not None else None,
+        "last_clock_step": {"seq": step[0], "step_ms": step_ms} if step_ms is not None else None,
     }
 
 

@@ -27,6 +27,7 @@ from controller.table import actions as act, decks
 from controller.table.errors import Refused
 from controller.table.faults import table_words
 from controller.table.io import OperatorInput
+from shoectl_config.numbers import whole_number_of
 from shoectl_config.text import quoted, safe
 
 MAX_AMOUNT = 10**12          # minor units: far above any table limit, far below trouble
@@ -94,21 +95,6 @@ class Arg:
                 raise Refused(f"{self.name} must be the Rules Submission's contents")
             return dict(value)
         raise AssertionError(f"argument kind {kind!r} has no parser")  # a table error, not input
-
-
-def whole_number_of(value: Any) -> int | None:
-    """A whole number given as a JSON number or as ASCII decimal text (at most 16 digits, as many
-    as the largest whole number a control request carries, 2**53 - 1, has; maybe a minus sign
-    before them: ``seat=-1`` is then said to be no seat, not to be text), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    text = value.strip() if isinstance(value, str) else ""
-    digits = text[1:] if text.startswith("-") else text
-    if digits.isascii() and digits.isdigit() and len(digits) <= 16:
-        return int(text)
-    return None
 
 
 @dataclass(frozen=True)

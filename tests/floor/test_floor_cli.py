@@ -112,6 +112,12 @@ def test_status_says_a_tables_clock_step_beside_the_delay_it_moves(capsys, floor
     code, out, _ = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 0 and (f" s after its journal time (its table's clock stepped {step_size_text(step.payload['step_ms'])} "
                           f"at entry {step.seq}: a delay may be the step's, not the feed's), ") in out, out
+    # a forged step that is no whole number ("--5" passed a check of its own, then int() raised:
+    # a re-reading of the change) is no step
+    with psycopg.connect(floor_db) as conn:
+        conn.execute("UPDATE entries SET payload = jsonb_set(payload, '{step_ms}', '\"--5\"') WHERE kind = 'clock_step'")
+    row = json.loads(run(capsys, "floor", "status", "--db", floor_db, "--json")[1])["tables"][0]
+    assert row["last_clock_step"] is None
 
 
 def test_status_shows_a_silent_table_aging_while_its_last_delay_stays(capsys, floor_db: str,
