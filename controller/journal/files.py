@@ -101,13 +101,14 @@ class InPlace:
     commit: None, or why the table stops (two ``stat``s); the -wal is known from the first commit."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
+        self.path, self._wal_path = path, f"{path}-wal"
         self._file = file_id(path)
         self._wal: tuple[int, int] | None = None
 
     def problem(self, first_seq: int) -> str | None:
-        wal, journal = file_id(f"{self.path}-wal"), file_id(self.path)
-        self._wal = wal if self._wal is None else self._wal
+        wal, journal = file_id(self._wal_path), file_id(self.path)
+        if self._wal is None:
+            self._wal = wal
         if journal == self._file and wal == self._wal:
             return None
         if journal == self._file:  # SQLite still holds the -wal open: its close checkpoints it
