@@ -303,10 +303,11 @@ def _devices(e: Any) -> dict[str, Any] | None:
     devices = e.payload.get("capabilities")
     if devices is None:
         return None
-    if isinstance(devices, dict) and "deck_capacity" not in devices:
-        devices = {**devices, "deck_capacity": None}  # journaled before the capacity was (2026-12-07)
-    capacity = devices.get("deck_capacity") if isinstance(devices, dict) else None
-    if (not isinstance(devices, dict) or set(devices) != set(BUILT_IN_DEVICES)
+    if not isinstance(devices, dict):
+        raise malformed_entry(e, TypeError("capabilities"))
+    devices = {"deck_capacity": None, **devices}  # (journaled before the capacity was: 2026-12-07)
+    capacity = devices["deck_capacity"]
+    if (set(devices) != set(BUILT_IN_DEVICES)
             or not all(type(v) is bool for k, v in devices.items() if k not in ("approval", "deck_capacity"))
             or not isinstance(devices["approval"], (str, type(None)))
             or not (capacity is None or (type(capacity) is int and capacity >= 1))):
