@@ -356,7 +356,7 @@ class ControlServer:
         operator = req.operator if is_operator_id(req.operator) else None
         shown, reason = shown_text(req.operator), reason or error
         digits = req.operator.strip() if isinstance(req.operator, str) else ""  # a PIN is read so: with a space pasted or keyed around it, still a PIN
-        hidden = pin_shaped_id_hidden(req.operator)
+        hidden = pin_shaped_id_hidden(digits)
         if hidden is not None and not (self.auth and self.auth.knows(digits)):
             # Most likely a PIN typed where the id goes: kept out of the journal and the streams.
             reason, error = (text.replace(quoted(req.operator), hidden).replace(digits, hidden)
