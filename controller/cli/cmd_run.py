@@ -154,7 +154,8 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
 
     sub = submission_for(None, args.submission)
     attached = parse_devices(args.device)
-    if not Path(args.journal).exists() and (problem := capacity_problem([p for p, _ in attached.values()], sub.decks)):
+    profiles = [p for p, _ in attached.values()]
+    if not Path(args.journal).exists() and (problem := capacity_problem(profiles, sub.decks)):
         raise UsageError(problem)  # a new table: its rules are known now, before anything is made
     check_emulator_options(args, attached)
     check_dealer_options(args)
@@ -181,7 +182,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
     try:
         if journal.last_seq and not verified:
             require_intact(journal_path, hmac_key=key)  # resuming replays it: only a journal that verifies
-        core = TableCore(sub, table_id=args.table_id, **table_capabilities([p for p, _ in attached.values()]))
+        core = TableCore(sub, table_id=args.table_id, **table_capabilities(profiles))
         if not args.json:
             display.snapshot = core.snapshot
         # TERM=dumb cannot redraw: the live screen stayed blank for the whole run (a review of terminals)
@@ -208,8 +209,8 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
             except Refused as exc:
                 raise UsageError(f"--submission {args.submission}: {exc}") from None
             runner.refresh_snapshot()
-        if (problem := capacity_problem([p for p, _ in attached.values()], core.sub.decks)) is not None:
-            raise UsageError(problem)  # the rules the journal holds
+        if (problem := capacity_problem(profiles, core.sub.decks)) is not None:
+            raise UsageError(problem)  # the rules the journal holds (a new table's were looked at above)
         if not args.no_edge_monitor:
             monitor = EdgeMonitor(args.edge_threshold)
             if resumed:
