@@ -256,9 +256,10 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
             service.stopping()  # at once: closing the links may take seconds
             runner.stop()
         if mode == "live" and not args.json:
-            display.start()  # drawn before the first record: a closed --manual table showed nothing
-            if same_terminal(sys.stdout, sys.stderr):  # warnings above the screen, not under its
-                err.divert = display.print_above      # redraws (a review of terminals)
+            above = same_terminal(sys.stdout, sys.stderr)  # warnings above the screen, not under its
+            display.start(stderr_above=above)  # redraws (a review of terminals); drawn before the first record
+            if above:
+                err.divert = display.print_above
         gc.freeze()  # start-up's objects live as long as the table: a full collection (~10 ms) skips them
         try:
             stopped_by = run_until_signalled(runner.run, stop, name="shoectl run", grace_s=args.stop_grace,

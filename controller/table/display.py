@@ -43,6 +43,7 @@ class LiveDisplay:
         self.notices: list[str] = []
         self.lock = threading.RLock()  # the first record starts the Live, which draws at once
         self.live: Live | None = None
+        self._stderr_above = False  # (``start``)
         # drawn with line characters or ASCII: the terminal's locale, a file's encoding (set for the run)
         self._unicode = writes_utf8(self.console.encoding) if self.console.is_terminal else is_utf8(self.console.encoding)
 
@@ -79,10 +80,13 @@ class LiveDisplay:
         width, height = self.console.size
         return screen(self.snapshot(), shown, notices, width=width, height=height - SPARE_LINES, unicode=self._unicode)
 
-    def start(self) -> None:
+    def start(self, *, stderr_above: bool = False) -> None:
         """Draw the screen now and keep it drawn: the table is there before its first record (a
-        closed ``--manual`` table showed a blank terminal: a review of terminals)."""
+        closed ``--manual`` table showed a blank terminal: a review of terminals). ``stderr_above``:
+        standard error is the screen's terminal, its lines go above the screen (the caller decides,
+        as it diverts its own warnings there: ``print_above``)."""
         with self.lock:
+            self._stderr_above = stderr_above
             self._start()
 
     def print_above(self, text: str) -> bool:
@@ -101,10 +105,10 @@ class LiveDisplay:
     def _start(self) -> None:
         if self.live is None:
             # A line on standard error goes above the screen when it is the same terminal; to
-            # its own file otherwise (2>run.log).
+            # its own file otherwise (2>run.log, 2>/dev/pts/5).
             self.live = Live(console=self.console, get_renderable=self.render, auto_refresh=True,
                              refresh_per_second=REFRESH_PER_SECOND, vertical_overflow="crop",
-                             redirect_stderr=sys.stderr.isatty())
+                             redirect_stderr=self._stderr_above)
             self.live.start()
 
     def close(self) -> None:
