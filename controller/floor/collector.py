@@ -365,15 +365,19 @@ class Collector:
         return None
 
 
+FORGED_SEQS_LOGGED = 10  # a forgery alarm's log line names this many of its table's entries at most
+
+
 def log_alarms(result: BatchResult) -> None:
     """The alarms a batch raised, for a person to read and close (docs/floor.md: "a forgery or a
-    break is news"): errors, each with its table and entry where the store says them. A forgery
-    was a warning with neither, a break in no log line at all (a review of logs)."""
+    break is news"): errors, each with its table and entries. A forgery was a warning with
+    neither, then a count of a whole batch's, a break in no log line at all (reviews of logs)."""
     for detail in result.new_journals:
         _log.error("a new journal of a known table; its entries are not stored (new_journal alarm)", detail=detail)
-    if result.second_bodies:
-        _log.error("second bodies refused under stored keys (forgery alarm: shoectl floor alarms says which)",
-                   count=result.second_bodies)
+    for table_id, seqs in sorted(result.forged.items()):
+        # One line a table, its first entries named: a flood of forgeries is not a flood of lines.
+        _log.error("second bodies refused under stored keys (forgery alarm)", table=table_id,
+                   seqs=sorted(set(seqs))[:FORGED_SEQS_LOGGED], count=len(seqs))
     for aside in result.set_aside:
         _log.error(f"an entry set aside by the chain check ({aside.alarm} alarm)", table=aside.table_id,
                    seq=aside.seq, alarm=aside.alarm)

@@ -62,6 +62,7 @@ class BatchResult:
     positions: dict[str, int] = field(default_factory=dict)  # table -> last checked seq
     set_aside: list[chain.SetAside] = field(default_factory=list)  # moved out of entries by the chain check
     recognised_late: int = 0  # bodies of earlier batches recognised now as a new journal's (not in ``refused``)
+    forged: dict[str, list[int]] = field(default_factory=dict)  # table -> the seqs a second body was refused at
 
     @property
     def second_bodies(self) -> int:
@@ -278,6 +279,7 @@ class FloorStore:
             else:
                 self._refuse_second_body(item)
                 refused.setdefault(item.table_id, set()).add(item.seq)
+                result.forged.setdefault(item.table_id, []).append(item.seq)
                 result.refused += 1
         return inserted, refused
 

@@ -441,12 +441,18 @@ def test_the_alarms_of_a_batch_are_errors_naming_their_table_and_entry() -> None
     from controller.floor.collector import log_alarms
     from controller.floor.store import BatchResult
 
-    result = BatchResult(refused=3, new_journal=1, new_journals=["T2 publishes a new journal"],
-                         set_aside=[SetAside("T1", 2974, "chain_break", True)])
+    result = BatchResult(refused=3 + 25, new_journal=1, new_journals=["T2 publishes a new journal"],
+                         set_aside=[SetAside("T1", 2974, "chain_break", True)],
+                         forged={"T3": [41, 7], "T1": list(range(100, 125))})
     with capture_logs() as logs:
         log_alarms(result)
     assert [(e["log_level"], e["event"]) for e in logs] == [
         ("error", "a new journal of a known table; its entries are not stored (new_journal alarm)"),
-        ("error", "second bodies refused under stored keys (forgery alarm: shoectl floor alarms says which)"),
+        ("error", "second bodies refused under stored keys (forgery alarm)"),
+        ("error", "second bodies refused under stored keys (forgery alarm)"),
         ("error", "an entry set aside by the chain check (chain_break alarm)")]
-    assert (logs[1]["count"], logs[2]["table"], logs[2]["seq"]) == (2, "T1", 2974)
+    # A forgery's line names its table and entries (a review of logs: it gave a batch's count
+    # only), a flood of them in one line a table with its first entries.
+    assert [(e["table"], e["seqs"], e["count"]) for e in logs[1:3]] == [
+        ("T1", list(range(100, 110)), 25), ("T3", [7, 41], 2)]
+    assert (logs[3]["table"], logs[3]["seq"]) == ("T1", 2974)

@@ -64,7 +64,7 @@ def test_a_second_body_under_a_stored_key_is_refused_alarmed_and_never_overwrite
     store.add(items(journal.lines))
     forged = forge_next(journal.lines[9], operator="mallory")  # entry 10, another body
     result = store.add(items([forged]))
-    assert (result.stored, result.refused) == (0, 1)
+    assert (result.stored, result.refused, result.forged) == (0, 1, {"T1": [10]})  # forged: for the log
     assert lines_of(store) == journal.lines
     assert alarms(store) == [("forgery", 10, True)]
     refused = store.conn.execute("SELECT seq, line FROM rejected_entries").fetchall()
