@@ -234,7 +234,11 @@ class TableCore:
         self._out.append(Notice(level, text))
 
     def send(self, device_role: str, message: Any) -> None:
-        self._send_command(SendCommand(self.device_for(device_role), message))
+        self._send_command(SendCommand(self.device_for(device_role), message, False, *self.in_play()))
+
+    def in_play(self) -> tuple[str | None, int | None]:
+        """The shoe and the round in play (each None when there is none)."""
+        return (self.shoe.id if self.shoe else None), (self.round.number if self.round else None)
 
     def _send_command(self, command: SendCommand) -> None:
         """Every command the core sends as it handles its inputs goes out here, where the stack's

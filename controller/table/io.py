@@ -99,11 +99,14 @@ class OperatorInput:
 class SendCommand:
     """A command for the device in ``device_role`` (shuffler, shoe). ``resent``: a restart sends
     it again (``TableCore.resume_outputs``), not knowing whether the device had it before the
-    process stopped; a failure of it says so (``CommandFailed.resent``)."""
+    process stopped; a failure of it says so (``CommandFailed.resent``). ``shoe`` / ``round``: the
+    shoe and round in play when it was sent, for the log line of its failure (not compared)."""
 
     device_role: str
     message: Any  # a firmware_bridge.protocol Command
     resent: bool = False
+    shoe: str | None = field(default=None, compare=False)
+    round: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -96,16 +96,23 @@ class DeviceSenders:
                             code = exc.code_name if isinstance(exc, DeviceRefused) else None
                             self._failed(_failure(role, command, str(exc), code))
                         (self._log.info if stopping else self._log.warning)(  # device: as the link's lines say it (a review of logs)
-                            "command failed", role=role, device=link.name, command=name, error=str(exc))
+                            "command failed", role=role, device=link.name, command=name, error=str(exc),
+                            **_in_play(command))
                     except Exception as exc:  # noqa: BLE001 - a defect: the sender lives on, the core hears of it
                         # Uncaught, it ended this thread: the role's later commands were queued for
                         # nobody, and the table waited for a device never told (a review of the threads).
                         name = m.wire_name(msg)
                         self._log.error("command failed by a defect of this program", role=role, device=link.name,
-                                        command=name, error=f"{type(exc).__name__}: {exc}")
+                                        command=name, error=f"{type(exc).__name__}: {exc}", **_in_play(command))
                         self._failed(_failure(role, command, f"{name}: a defect of this program while sending it "
                                               "(the table's log says which); its outcome is unknown", None))
                     break
+
+
+def _in_play(command: SendCommand) -> dict[str, Any]:
+    """The shoe and round a failed command was sent in, for its log line (a review of logs: a
+    person reading it could not tell which round it held); none is left out, not said None."""
+    return {key: value for key, value in (("shoe", command.shoe), ("round", command.round)) if value is not None}
 
 
 def _failure(role: str, command: Any, reason: str, code: str | None) -> CommandFailed:

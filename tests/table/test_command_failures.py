@@ -509,7 +509,7 @@ def test_a_defect_in_sending_a_command_is_a_failed_command_and_the_sender_lives_
         box = senders.DeviceSenders(stopping, failed=failures.append, log=structlog.get_logger())
         box.start("shoe", FlakyLink())
         assert box.send(SendCommand("shoe", m.GateUnlock()))
-        assert box.send(SendCommand("shoe", m.GateLock()))
+        assert box.send(SendCommand("shoe", m.GateLock(), shoe="S3", round=12))
         assert box.send(SendCommand("shoe", m.GateLock()))
         deadline = time.monotonic() + 10
         while len(sent) < 3 and time.monotonic() < deadline:
@@ -524,3 +524,21 @@ def test_a_defect_in_sending_a_command_is_a_failed_command_and_the_sender_lives_
     # each failure's line names the device, as the link's own lines do (a review of logs: only the role)
     assert [(e["event"], e["device"]) for e in logs if e["event"].startswith("command failed")] == [
         ("command failed by a defect of this program", "emulated-shoe"), ("command failed", "emulated-shoe")]
+    # and the shoe and round it was sent in, where there were any (a review of logs: neither was said)
+    assert [(e.get("shoe"), e.get("round")) for e in logs if e["event"].startswith("command failed")] == [
+        (None, None), ("S3", 12)]
+    assert "shoe" not in logs[0] and "round" not in logs[0]
+
+
+def test_a_command_carries_the_shoe_and_round_it_was_sent_in() -> None:
+    """What the senders' log line names: the core's commands carry the shoe and round in play, a
+    restart's re-sent ones too."""
+    b = Bench()
+    b.open_and_cut()
+    dealing = b.play_round([(1, "player", 100)])
+    assert dealing
+    in_round = [o for o in b.sent if o.round is not None]
+    assert in_round and {(o.shoe, o.round) for o in in_round} == {(b.core.shoe.id, 1)}
+    assert all(o.shoe == b.core.shoe.id for o in b.sent[-3:])
+    resent = b.core.resume_outputs()
+    assert resent and {(o.shoe, o.round) for o in resent} == {b.core.in_play()}
