@@ -194,8 +194,9 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(WAGER_RETURNED, "a wager taken off the layout and returned, never dealt on: taken back (take_back), or "
          "no round can take it (its shoe lost, emptied or ended; a simulated round under a Rules Submission "
          "that returns the layout's wagers)", _SETTLEMENT_KEYS),
-    Kind(ROUND_RESULT, "a round's outcome: the hands and the cards as dealt; a void round its reason and cards",
-         ("round", "kind"), (*_HAND_RESULT_KEYS, "reason", "cards")),
+    Kind(ROUND_RESULT, "a round's outcome: the hands and the cards as dealt; a void round its reason and cards; "
+         "21 Baccarat whether the Bonus cards were in play (bonus_in_play) and each hand's (bonus_cards, bonus_rank)",
+         ("round", "kind"), (*_HAND_RESULT_KEYS, "bonus_in_play", "reason", "cards")),
     Kind(DISCARD_RACK, "the round's cards to the discard rack, in an order that rebuilds each hand (681a.7(l))",
          ("cards",)),
 

@@ -95,10 +95,10 @@ def _run_table(journal: Path, *extra: str) -> None:
     dealt_journal(journal, *extra)
 
 
-@pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat"])
+@pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat"])
 def test_every_record_of_a_real_run_fits_its_kind(preset: str, tmp_path: Path) -> None:
     """A whole shoe dealt by `shoectl run` (squeezes in Midibaccarat, Dragon 7 and Panda 8 in EZ
-    Baccarat): every entry's kind is registered and its payload has its kind's keys, no other."""
+    Baccarat, the Bonus cards in 21 Baccarat: a review found its key left out): every entry's kind is registered and its payload has its kind's keys, no other."""
     journal = tmp_path / "table.db"
     _run_table(journal, "--shoes", "1", "--seed", "7", "--submission", preset)
     with JournalReader.open(journal) as r:

@@ -113,6 +113,26 @@ def test_every_entry_of_a_version_1_journal_reads_in_version_2_words(v1_read: Pa
     assert [p for p in problems if p[1] is not None] == []
 
 
+def test_the_docs_name_every_kind_whose_role_version_1_spelled_otherwise(v1_read: Path) -> None:
+    """docs/journal.md's "Schema versions" row is the upgrade contract a consumer maps version 1
+    by: every kind whose ``role`` the reader renames is named there beside its new key (a review
+    found ``operator`` and ``device_replaced`` left out)."""
+    import re
+
+    from controller.journal.vocabulary import _V1_ROLE
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "journal.md").read_text(encoding="utf-8")
+    row = next(line for line in doc.splitlines() if line.startswith("| 1 |"))
+    said = {}
+    for match in re.finditer(r"((?:`[a-z_.]+`(?:, | and )?)+) (?:say )?`role` for `(\w+)`", row):
+        for kind in re.findall(r"`([a-z_.]+)`", match.group(1)):
+            said[kind] = match.group(2)
+    assert said == _V1_ROLE
+    with JournalReader.open(v1_read) as r:
+        held = {e.kind for e in r.entries() if "role" in e.payload}
+    assert {kinds.OPERATOR, kinds.INPUT_OPERATOR, kinds.INPUT_DEVICE} <= held <= set(_V1_ROLE)
+
+
 @pytest.mark.reg("681a.7(l)")
 def test_the_v1_inputs_rebuild_every_record_of_the_v1_journal(v1_read: Path) -> None:
     """681a.7(l): "in a manner that permits the reconstruction of each hand". Recovery feeds the
