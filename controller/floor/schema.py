@@ -116,17 +116,39 @@ def migrate(conn: Any, target: int = SCHEMA_VERSION) -> int:
     older version to stop at (the tests make a store of a former version with it)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
-        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, "
-                     "applied_at timestamptz NOT NULL DEFAULT clock_timestamp())")
         before = current_version(conn)
         if before > SCHEMA_VERSION:
             raise StoreError(f"the database holds floor schema version {before}, newer than this program's "
                              f"{SCHEMA_VERSION}: upgrade shoectl")
-        for version in range(before + 1, target + 1):
-            for statement in _STEPS[version]:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+        if before >= target:
+            # No DDL for a store already there: a collector's user that may only read and write its
+            # tables opens it (a review: one without CREATE on the schema was refused).
+            return before
+        try:
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, "
+                         "applied_at timestamptz NOT NULL DEFAULT clock_timestamp())")
+            for version in range(before + 1, target + 1):
+                for statement in _STEPS[version]:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+        except Exception as exc:
+            if getattr(exc, "sqlstate", None) == _NO_PRIVILEGE:
+                what = "create" if before == 0 else f"upgrade (from schema version {before})"
+                raise StoreError(f"this database user may not {what} the floor store ({server_message(exc)}): let the "
+                                 "database's owner run it once, or grant this user the right to create in the "
+                                 "schema") from None
+            raise
     return before
+
+
+_NO_PRIVILEGE = "42501"  # insufficient_privilege
+
+
+def server_message(exc: Exception) -> str:
+    """A database error's one-line message, never the SQL text (psycopg adds ``LINE 1: CREATE
+    TABLE ... ^`` to a server error's message)."""
+    diag = getattr(exc, "diag", None)
+    return " ".join((getattr(diag, "message_primary", None) or str(exc).split("\nLINE ", 1)[0]).split())[:300]
 
 
 def require_schema(conn: Any) -> None:

@@ -40,7 +40,7 @@ from controller.floor import alarms, chain, new_journal
 from controller.floor.message import JSON_SPACE, FloorEntry
 from controller.floor.rows import ENTRY_COLUMNS, entry_values
 from controller.floor.new_journal import SECOND_BODY_WHY
-from controller.floor.schema import StoreError, migrate
+from controller.floor.schema import StoreError, migrate, server_message
 from controller.journal import kinds
 from controller.journal.chain import Hasher
 from controller.journal.clockwatch import clock_step_text
@@ -128,8 +128,7 @@ def failure_words(exc: Exception) -> str:
     """What a database error says, in one line and in the user's words: never the SQL text
     (psycopg adds ``LINE 1: CREATE TABLE ... ^`` to a server error's message)."""
     state = getattr(exc, "sqlstate", None) or ""
-    diag = getattr(exc, "diag", None)
-    primary = " ".join((getattr(diag, "message_primary", None) or str(exc).split("\nLINE ", 1)[0]).split())[:300]
+    primary = server_message(exc)
     if state == "25006":
         return ("the database is read-only (a standby, or default_transaction_read_only on): the floor store "
                 "cannot be written")
@@ -201,6 +200,8 @@ class FloorStore:
             conn.close()
             if isinstance(exc, _psycopg_error()):
                 raise StoreError(f"cannot use the database {where}: {failure_words(exc)}") from None
+            if isinstance(exc, StoreError):  # the schema's own refusal: newer, or no right to create it
+                raise StoreError(f"cannot use the database {where}: {exc}") from None
             raise
         return cls(conn, hashers)
 

@@ -245,12 +245,21 @@ def test_a_database_that_refuses_to_be_written_is_one_line_exit_2(
                                                                          "reader-password")))
     no_create = postgres_cluster.url(dbname, user="reader")
     for url, says in ((read_only, "the database is read-only"),
-                      (no_create, "this database user may not write the floor store (permission denied for schema "
-                                  "public)")):
+                      (no_create, "this database user may not create the floor store (permission denied for schema "
+                                  "public): let the database's owner run it once")):
         code, out, err = run(capsys, "floor", "backfill", "--db", url, str(journal.export_file))
         assert code == 2 and out == "" and err.count("\n") == 1, err
         assert says in err and "LINE" not in err and "CREATE" not in err, err
     assert count(floor_db, "SELECT count(*) FROM pg_tables WHERE tablename = 'entries'") == 0
+    # Created by the owner, the store is written by a user that may read and write its tables but
+    # not create in the schema (a review: it was refused, "may not write the floor store").
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0
+    postgres_cluster.sql('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "reader"', dbname)
+    postgres_cluster.sql('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "reader"', dbname)
+    code, out, err = run(capsys, "floor", "backfill", "--db", no_create, str(journal.export_file))
+    assert code == 0 and err == "", err
+    code, out, err = run(capsys, "floor", "verify", "--db", no_create)
+    assert code == 0, err
 
 
 def test_reading_a_database_without_a_store_says_so(capsys, floor_db: str) -> None:
