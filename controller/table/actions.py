@@ -35,8 +35,10 @@ RESTART_STATES = tuple(s for s in LIVE + ["count_fault"] if s not in ("shuffling
 RESTART_COMMAND_STATES = (*RESTART_STATES, "fault")
 # 681a.7(c): a new dealer signs in between rounds, where a burn can come before the dealer's
 # first card: at once when betting, or the burn after the next load is theirs. Not while a round
-# is dealt (its dealer completes it) nor while a fault holds the table (docs/assumptions.md).
-SIGN_IN_STATES = tuple(s for s in ["closed", "count_fault", *LIVE] if s not in ROUND_STATES[1:])
+# is dealt (its dealer completes it) nor while a fault holds the table (docs/assumptions.md), nor
+# while a card is being burned: that card may be out of the shoe already, the dealer before's (a
+# review of races: a second sign-in then was credited with the first one's burn, and burned none).
+SIGN_IN_STATES = tuple(s for s in ["closed", "count_fault", *LIVE] if s not in (*ROUND_STATES[1:], "burning"))
 
 
 def open_table(t: TableCore, op: OperatorInput) -> None:

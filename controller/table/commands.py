@@ -193,7 +193,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
             (Arg("dealer", "text", "the dealer's name or id as the casino keeps it (not an operator id: not checked "
                  "against the operators file)"),),
             "a new dealer signs in between rounds, not while the table is {state} "
-            "(the dealer who began a round completes it)"),
+            "(the dealer who began a round or a burn completes it)"),
     Command("reveal", D, ("squeeze",), act.reveal, "turn the squeezed hand face up (629a.8(c))", (), NO_SQUEEZE),
     Command("relinquish", D, ("squeeze",), act.relinquish,
             "the player holding the cards gives them up, by choice or because a dealer or floorperson "

@@ -30,6 +30,31 @@ def test_load_then_the_first_card_is_burned_and_a_new_dealer_burns_one() -> None
     assert [r["dealer"] for r in b.of("dealer")] == ["D2"]
 
 
+@pytest.mark.reg("681a.7(c)")
+def test_a_second_new_dealer_waits_for_the_first_ones_burn() -> None:
+    """681a.7(c): "Each new dealer who comes to the table shall also remove one card and place it in
+    the discard rack before dealing any cards to the players." A review of races: a dealer who
+    signed in while the new dealer before was burning (the card already out of the shoe, its read
+    on the way) was credited with that burn, and burned none. While a card is being burned, a
+    sign-in is refused and changes nothing; the burn is the first new dealer's, and the second
+    signs in after it and burns their own."""
+    b = Bench("21-baccarat")
+    b.open_and_cut()
+    b.auto_deal = False
+    b.op("dealer_sign_in", Role.DEALER, operator="d2", dealer="D2")
+    assert b.core.state == "burning"
+    state, records = b.core.snapshot(), len(b.records)
+    b.op("dealer_sign_in", Role.DEALER, operator="d3", dealer="D3")
+    assert b.of("refused")[-1]["reason"] == ("a new dealer signs in between rounds, not while the table is burning "
+                                             "(the dealer who began a round or a burn completes it)")
+    assert b.core.snapshot() == state and b.kinds(records) == ["refused"]
+    b.draw()
+    assert b.of("burn")[-1]["dealer"] == "D2" and b.core.state == "betting"
+    b.auto_deal = True
+    b.op("dealer_sign_in", Role.DEALER, operator="d3", dealer="D3")
+    assert [burn["dealer"] for burn in b.of("burn")[-2:]] == ["D2", "D3"] and b.core.state == "betting"
+
+
 @pytest.mark.reg("681a.7(c)", "681a.7(d)")
 def test_a_new_dealers_burn_that_reaches_the_cover_card_ends_the_shoe() -> None:
     """681a.7(c): "Each new dealer who comes to the table shall also remove" the burn (here the
