@@ -279,6 +279,11 @@ def event_text(ev: dict[str, Any]) -> str | None:
         return f"{ev.get('input') or ev.get('command')} refused{by}: {ev.get('reason')}"
     if t == kinds.SHOE_START:
         return f"new shoe {ev.get('shoe')}"
+    if t == kinds.SQUEEZE:  # what `reveal` and `relinquish` act on (the console sends them for it)
+        return safe(f"squeeze: the {ev.get('hand')} hand to seat {ev.get('seat')}")
+    if t == kinds.RELINQUISHED:
+        to = f"seat {ev['to']}" if ev.get("to") is not None else "the dealer"
+        return safe(f"squeeze: seat {ev.get('seat')} gave up the {ev.get('hand')} hand, now {to}'s")
     if t == kinds.CLOCK_STEP:  # the journal's times from here on are a stepped clock's
         return safe(clock_step_text(ev))
     if t == kinds.OPERATOR and ev.get("command") not in ROUTINE_COMMANDS:  # a floor decision another operator took

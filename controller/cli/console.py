@@ -47,6 +47,7 @@ from controller.cli.cmd_ctl import (EXIT_OF_CODE, EventLines, ok_line, parse_arg
 from controller.cli.common import fitted, terminal_columns, write_line
 from controller.control.client import ControlClient, TableBusy
 from controller.errors import UsageError
+from controller.journal import kinds
 from controller.table.commands import COMMANDS, Arg, help_text
 from shoectl_config.text import quoted, safe
 
@@ -118,6 +119,35 @@ class CommandCompleter(Completer):
         return COMMANDS[name].help if name in COMMANDS else CONSOLE_COMMANDS[name]
 
 
+class ShownSqueeze:
+    """The squeeze the console last showed (the hand, and the seat holding it), from the table's
+    events: ``reveal`` or ``relinquish`` typed without ``hand=`` (and ``seat=``) is sent for it, so
+    that one meant for a hand the table has moved past (another console's command came first) is
+    refused, not carried out on the next hand (a review of races)."""
+
+    def __init__(self) -> None:
+        self.hand: str | None = None
+        self.seat: int | None = None
+
+    def see(self, ev: dict) -> None:
+        kind = ev.get("type")
+        if kind == kinds.SQUEEZE:
+            self.hand, self.seat = ev.get("hand"), ev.get("seat")
+        elif kind == kinds.RELINQUISHED and ev.get("hand") == self.hand:
+            self.seat = ev.get("to")
+        elif kind in (kinds.REVEALED, kinds.ROUND_RESULT, kinds.SHOE_START, kinds.FAULT):
+            self.hand = self.seat = None
+
+    def filled(self, command: str, args: dict) -> dict:
+        """``args`` with the shown hand (and holder, for a relinquishment) where not typed."""
+        if command not in ("reveal", "relinquish") or self.hand is None or "hand" in args:
+            return args
+        shown = {"hand": self.hand}
+        if command == "relinquish" and self.seat is not None and "seat" not in args:
+            shown["seat"] = self.seat
+        return {**args, **shown}
+
+
 class Console:
     """One console session on ``client``; ``operator`` and ``pin`` None for a console that only
     watches. ``run()`` returns when the person leaves; ``run_lines(lines)`` (``terminal=False``:
@@ -133,6 +163,7 @@ class Console:
             None if not terminal else getpass.getpass if dumb
             else (lambda prompt: PromptSession().prompt(prompt, is_password=True)))
         self.event_lines = EventLines(own_operator=operator)
+        self.squeeze = ShownSqueeze()
         self.last_code = 0
         # A terminal's lines are fitted to its width, asked at each line (it may be resized); a
         # script's are whole, one message a line.
@@ -252,6 +283,8 @@ class Console:
                     ev = msg.get("event")
                     if ev and (text := self.event_lines(ev)) is not None:
                         self.say(f"* {text}")
+                    if ev:
+                        self.squeeze.see(ev)
                 if replay:
                     continue  # at once, since the table's start
             except TableBusy:
@@ -350,7 +383,7 @@ class Console:
             self.say(str(exc))
             self.last_code = 2
             return
-        reply = self.client.command(self.operator, self.pin, command, args)
+        reply = self.client.command(self.operator, self.pin, command, self.squeeze.filled(command, args))
         if reply.get("ok"):
             self.say(ok_line(command, reply))
             self.last_code = 0

@@ -237,11 +237,13 @@ def manual_shuffle_done(t: TableCore, op: OperatorInput) -> None:
 
 
 # -- the round -----------------------------------------------------------------------------------
-def reveal(t: TableCore, op: OperatorInput) -> None:
+def reveal(t: TableCore, op: OperatorInput, hand: str | None = None) -> None:
+    dealing.squeezed_as_shown(t, hand)
     dealing.reveal(t, f"operator {op.operator}")
 
 
-def relinquish(t: TableCore, op: OperatorInput) -> None:
+def relinquish(t: TableCore, op: OperatorInput, hand: str | None = None, seat: int | None = None) -> None:
+    dealing.squeezed_as_shown(t, hand, seat)
     dealing.relinquish(t)
 
 

@@ -135,7 +135,7 @@ class AutoDealer:
                 return self._op("wager", seat=seat, kind=kind, amount=amount)
             return self._op("no_more_bets")
         if state == "squeeze":
-            return self._op("reveal")
+            return self._op("reveal", hand=core.round.squeeze_phase)
         if state == "house_money":
             return self._op("continue")
         if state == "fault":

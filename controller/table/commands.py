@@ -157,6 +157,11 @@ def _takes(command: Command) -> str:
 
 D, F, S = Role.DEALER, Role.FLOORPERSON, Role.SUPERVISOR
 SEAT = Arg("seat", "seat", "a seat number of this table")
+# Given, a squeeze command meant for a hand no longer squeezed is refused: two consoles' commands
+# for the same hand no longer reach the next one (a review of races). Not required: a journal's
+# earlier commands, without it, are decided again as they were.
+SQUEEZED = Arg("hand", "choice", "the hand being squeezed, as shown (SQUEEZE PLAYER / BANKER): another is refused",
+               required=False, choices=("player", "banker"))
 WAGER_KINDS = tuple(k.value for k in WagerKind)
 NO_CUT = "no cut is under way (the table is {state})"
 NO_SQUEEZE = "no hand is being squeezed"
@@ -194,12 +199,14 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
                  "against the operators file)"),),
             "a new dealer signs in between rounds, not while the table is {state} "
             "(the dealer who began a round or a burn completes it)"),
-    Command("reveal", D, ("squeeze",), act.reveal, "turn the squeezed hand face up (629a.8(c))", (), NO_SQUEEZE),
+    Command("reveal", D, ("squeeze",), act.reveal, "turn the squeezed hand face up (629a.8(c))", (SQUEEZED,),
+            NO_SQUEEZE),
     Command("relinquish", D, ("squeeze",), act.relinquish,
             "the player holding the cards gives them up, by choice or because a dealer or floorperson "
             "requires it; the right passes on; a player who gives up their own right is not handed the "
             "cards again in the round, one who declines a hand offered declines that hand only "
-            "(629a.8(d))", (), NO_SQUEEZE),
+            "(629a.8(d))", (SQUEEZED, Arg("seat", "seat", "the seat holding the cards now, as shown: another "
+                                          "is refused", required=False)), NO_SQUEEZE),
     Command("house_money_add", D, ("house_money",), act.house_money_add,
             "place a winning House Money payout on the original wager: all of it, or the Rules "
             "Submission's portion, once; without it the payout is handed to the player (629a.8(c)(3)(i))", (

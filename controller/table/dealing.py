@@ -284,6 +284,18 @@ def in_squeeze(t: TableCore) -> RoundInProgress:
     return t.round
 
 
+def squeezed_as_shown(t: TableCore, hand: str | None, seat: int | None = None) -> None:
+    """``Refused`` when the squeeze is not the one a command names (``hand``, and for a
+    relinquishment the ``seat`` holding the cards): the table moved on since it was shown."""
+    r = in_squeeze(t)
+    now, holder = r.squeeze_phase, r.holders.get(r.squeeze_phase)
+    held_by = f"seat {holder}" if holder is not None else "the dealer"
+    if hand is not None and hand != now:
+        raise Refused(f"the {hand} hand is not being squeezed: the {now} hand is, held by {held_by}")
+    if seat is not None and seat != holder:
+        raise Refused(f"seat {seat} does not hold the {now} hand: {held_by} does")
+
+
 def relinquish(t: TableCore) -> None:
     """629a.8(d): a player who delays the game gives up the cards; the right passes on for the
     remainder of the round; if no player takes it, the dealer turns the cards over."""

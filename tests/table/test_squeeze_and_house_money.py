@@ -73,6 +73,35 @@ def test_squeeze_goes_to_the_highest_wager_ties_to_the_player_closest_counterclo
     assert b.core.state in ("squeeze", "betting")  # a third-card squeeze, or the round is over
 
 
+@pytest.mark.reg("629a.8(c)(2)", "629a.8(d)")
+def test_a_squeeze_command_for_a_hand_no_longer_squeezed_is_refused() -> None:
+    """629a.8(c)(2): the Banker's Hand goes "to the player with the highest wager on the Banker's
+    Hand"; 629a.8(d): the right is given up by "the player" who "delays the game". A review of
+    races: a dealer and a floorperson both sent `reveal` for the Player's Hand; the second turned
+    the Banker's Hand over before seat 1 was handed it, and a `relinquish` meant for the Player's
+    squeezer took the Banker's from its holder. Named (``hand``, and for a relinquishment the
+    ``seat`` holding the cards, as the console showed them), a command the table has moved past is
+    refused and changes nothing."""
+    b = midi()
+    b.play_round([(2, "player", 200), (3, "player", 100), (1, "banker", 70)])
+    assert b.of("squeeze")[-1] == {"hand": "player", "seat": 2}
+    b.op("relinquish", Role.FLOORPERSON, hand="player", seat=3)  # seat 3 does not hold it: nothing changes
+    assert b.of("refused")[-1]["reason"] == "seat 3 does not hold the player hand: seat 2 does"
+    b.op("reveal", Role.DEALER, hand="player")  # the dealer
+    assert b.of("squeeze")[-1] == {"hand": "banker", "seat": 1}
+    state, records = b.core.snapshot(), len(b.records)
+    b.op("reveal", Role.FLOORPERSON, operator="fp2", hand="player")  # the same hand, a moment late
+    b.op("relinquish", Role.FLOORPERSON, operator="fp2", hand="player", seat=2)
+    assert [r["reason"] for r in b.of("refused")[-2:]] == [
+        "the player hand is not being squeezed: the banker hand is, held by seat 1"] * 2
+    assert b.core.snapshot() == state and b.kinds(records) == ["refused", "refused"]
+    assert b.core.prompt == "SQUEEZE BANKER SEAT 1" and not b.of("relinquished")
+    b.op("relinquish", Role.FLOORPERSON, hand="banker", seat=1)  # as shown: seat 1 delays the game
+    assert b.of("relinquished") == [{"seat": 1, "to": b.of("relinquished")[0]["to"], "hand": "banker"}]
+    b.op("reveal", Role.DEALER, hand="banker")
+    assert b.of("revealed")[-1]["hand"] == "banker"
+
+
 @pytest.mark.reg("629a.8(c)(4)", "629a.8(c)(5)", "629a.8(d)")
 def test_third_cards_go_face_down_to_the_players_who_returned_the_hands() -> None:
     """629a.8(c)(4): "Any third card required to be dealt to the Player's Hand shall be placed face

@@ -1,0 +1,80 @@
+"""Two consoles at one Midibaccarat squeeze (629a.8(c)-(d)): a ``reveal`` or ``relinquish`` typed
+without naming the hand is sent by the console for the squeeze it last showed, so that the second
+of two operators' commands for the same hand is refused by the table instead of acting on the next
+hand (a review of races). The consoles' commands go to a real table core (bench.py); their events
+are the core's records, shaped as the control socket's event stream shapes them."""
+from __future__ import annotations
+
+import pytest
+from bench import Bench
+
+from controller.cli.console import Console
+from controller.roles import Role
+from controller.table.io import TableRecord
+
+
+class _Seat:
+    """A console's control client on the bench's core: each command is the operator's input."""
+
+    def __init__(self, bench: Bench, role: Role) -> None:
+        self.bench, self.role = bench, role
+
+    def command(self, operator: str, pin: str, command: str, args: dict) -> dict:
+        outs = self.bench.op(command, self.role, operator=operator, **args)
+        refused = [o.payload["reason"] for o in outs if isinstance(o, TableRecord) and o.kind == "refused"]
+        return {"ok": False, "code": "refused", "error": refused[0]} if refused else {"ok": True, "records": []}
+
+
+def _events(bench: Bench, since: int) -> list[dict]:
+    """The records since ``since`` as the event stream gives them (subscribers.py)."""
+    return [{"type": r.kind, "shoe": r.shoe, "round": r.round, **(r.shown or r.payload)} for r in bench.records[since:]]
+
+
+@pytest.mark.reg("629a.8(c)(2)", "629a.8(d)")
+def test_the_second_consoles_reveal_for_a_hand_already_turned_over_is_refused(capsys) -> None:
+    """629a.8(c)(2): after the Player's Hand, "the dealer shall deal the two cards of the Banker's
+    Hand, face down, to the player with the highest wager on the Banker's Hand"; 629a.8(d): the
+    player who delays the game gives the right up. The dealer's and the floorperson's consoles both
+    showed the Player's Hand squeezed by seat 2; each typed `reveal`. The dealer's came first; the
+    floorperson's, sent for the Player's Hand it showed, is refused and the Banker's Hand stays with
+    seat 1; once its console has shown the Banker's squeeze, its commands act on that."""
+    b = Bench("midibaccarat")
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(2, "player", 200), (3, "player", 100), (1, "banker", 70)])
+    dealer = Console(_Seat(b, Role.DEALER), "fp1", "2580", terminal=False)  # type: ignore[arg-type]
+    floor = Console(_Seat(b, Role.FLOORPERSON), "fp2", "2580", terminal=False)  # type: ignore[arg-type]
+    for console in (dealer, floor):
+        for ev in _events(b, 0):
+            console.squeeze.see(ev)
+    seen = len(b.records)
+    dealer.command("reveal", [])
+    assert b.of("revealed")[-1]["hand"] == "player" and b.of("squeeze")[-1] == {"hand": "banker", "seat": 1}
+    floor.command("reveal", [])  # its console has not shown the Banker's squeeze yet
+    floor.command("relinquish", [])
+    assert [r["reason"] for r in b.of("refused")[-2:]] == [
+        "the player hand is not being squeezed: the banker hand is, held by seat 1"] * 2
+    assert floor.last_code != 0 and len(b.of("revealed")) == 1 and not b.of("relinquished")
+    for ev in _events(b, seen):
+        floor.squeeze.see(ev)
+    floor.command("relinquish", [])  # seat 1 delays the game: the right passes on
+    assert b.of("relinquished")[-1]["seat"] == 1 and b.of("relinquished")[-1]["hand"] == "banker"
+    held_by = b.of("relinquished")[-1]["to"]
+    for ev in _events(b, seen):  # the dealer's console shows the Banker's squeeze, not yet its relinquishment
+        if ev["type"] != "relinquished":
+            dealer.squeeze.see(ev)
+    dealer.command("relinquish", [])  # sent for seat 1, which it showed, and which no longer holds it
+    assert b.of("refused")[-1]["reason"] == f"seat 1 does not hold the banker hand: seat {held_by} does"
+    out = capsys.readouterr().out
+    assert "reveal: refused: the player hand is not being squeezed" in out
+
+
+def test_the_squeeze_and_its_relinquishment_are_lines_of_the_events() -> None:
+    """What the consoles showed, and `ctl watch` shows: who holds which hand."""
+    from controller.cli.cmd_ctl import event_text
+
+    b = Bench("midibaccarat")
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(2, "player", 200), (3, "player", 100), (1, "banker", 70)])
+    b.op("relinquish", Role.DEALER)
+    lines = [event_text(ev) for ev in _events(b, 0) if ev["type"] in ("squeeze", "relinquished")]
+    assert lines == ["squeeze: the player hand to seat 2", "squeeze: seat 2 gave up the player hand, now seat 3's"]
