@@ -211,8 +211,12 @@ class TableRunner:
                 try:
                     item = self.inbox.get_nowait()
                 except queue.Empty:
-                    # Nothing from the devices or the console: the people at the table act.
+                    # Nothing from the devices or the console: the people at the table act. Their
+                    # act may end the last round (a reveal, at a squeeze): the limit is looked at
+                    # (a review: a Midibaccarat run of 5 rounds dealt 35, a wager left in none).
                     if self._auto():
+                        if self.limits.reached:
+                            break
                         continue
                     try:
                         item = self.inbox.get(timeout=self._idle_timeout())
@@ -266,8 +270,7 @@ class TableRunner:
     # -- one input ----------------------------------------------------------------------------------
     def _where(self) -> tuple[str | None, int | None]:
         """The shoe and round in play (bound to the log lines that follow)."""
-        core = self.core
-        shoe, rnd = (core.shoe.id if core.shoe else None), (core.round.number if core.round else None)
+        shoe, rnd = self.core.in_play()
         structlog.contextvars.bind_contextvars(shoe=shoe, round=rnd)
         return shoe, rnd
 

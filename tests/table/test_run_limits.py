@@ -36,3 +36,24 @@ def test_a_shoe_limit_waits_for_the_round_in_progress_too() -> None:
     assert not limits.reached and limits.shoes_done == 1
     limits.count(_record(kinds.ROUND_RESULT, round=1))
     assert limits.reached
+
+
+def test_a_round_ended_by_the_automated_dealers_reveal_ends_a_run_of_that_many_rounds(tmp_path) -> None:
+    """A money review: at Midibaccarat a round ends on the automated dealer's `reveal`, not on a
+    card; the runner looked at the limit only after a device's or a console's input, so `shoectl run
+    --rounds 5` dealt 35 rounds, and could end with a wager on the layout in no round. The run stops
+    at its fifth round's end, every wager settled or returned."""
+    from cli_run import dealt_journal
+
+    from controller.journal import JournalReader
+
+    journal = dealt_journal(tmp_path / "midi.db", "--submission", "midibaccarat", "--rounds", "5", "--seed", "1",
+                            "--no-edge-monitor")
+    with JournalReader.open(journal) as r:
+        entries = list(r.entries())
+    results = [e for e in entries if e.kind == kinds.ROUND_RESULT]
+    assert len(results) == 5 and any(e.kind == kinds.REVEALED for e in entries)
+    placed = sum(1 for e in entries if e.kind == kinds.WAGER)
+    in_rounds = sum(len(e.payload["wagers"]) for e in entries if e.kind == kinds.ROUND_START)
+    decided = sum(1 for e in entries if e.kind in (kinds.SETTLEMENT, kinds.WAGER_RETURNED))
+    assert placed == in_rounds == decided > 0, (placed, in_rounds, decided)
