@@ -46,6 +46,9 @@ page renders (``ValueError`` for another language):
   rates (``commission`` on the Banker wager, ``player_commission`` on the Player wager at 21
   Baccarat) as the record's text, what a game has not null; null while the journal has no such
   record (``shoectl run`` journals one only when a floorperson sets the submission).
+- ``rules_terms``: the terms a player reads beside the paytable, in ``lang``: ``[{"key", "label",
+  "text"}]``, the commissions as exact percentages, EZ Baccarat's push, House Money's odds
+  (``controller.scoreboard.terms``); ``[]`` while ``rules`` is null.
 - ``limits``: the table limits of the Rules Submission in force (its ``submission`` record's
   ``limits``): ``{KIND: {"min", "max", "text"}, ..., "table_max": {"max", "text"}}``, the wager
   kinds in ``WagerKind`` order, amounts in minor units and ``text`` in major units as people read
@@ -78,6 +81,7 @@ from controller.money import money_text
 from controller.roadmaps import Result, ask_indicators, compute, fold, result_from_round
 from controller.rules.model import WagerKind
 from controller.scoreboard.labels import STATE_WORDS, journal_problem_text, labels
+from controller.scoreboard.terms import terms
 
 STATES: tuple[str, ...] = tuple(STATE_WORDS)
 
@@ -280,6 +284,7 @@ class TableView:
             "last_round_facts": _facts(self.last_round, words),
             "shoe_so_far": self._shoe_so_far(),
             "rules": self.rules,
+            "rules_terms": terms(self.rules, words),
             "limits": self.limits,
             "journal_problem": self._journal_problem(lang),
             "labels": words,

@@ -32,6 +32,9 @@ document.querySelectorAll('#rules [data-wager]').forEach(function (l) { pays[l.d
 var ranks = {};
 document.querySelectorAll('#rules [data-rank]').forEach(function (l) {
   ranks[l.dataset.rank] = [l.querySelector('.k').textContent, l.querySelector('.v').textContent]; });
+var terms = [];
+document.querySelectorAll('#rules [data-term]').forEach(function (l) {
+  terms.push([l.dataset.term, l.querySelector('.k').textContent, l.querySelector('.v').textContent]); });
 var limits = {};
 document.querySelectorAll('#rules [data-limit]').forEach(function (l) {
   var k = l.querySelector('.k'), v = l.querySelector('.v');
@@ -42,7 +45,7 @@ document.querySelectorAll('#rules h2, #rules .line, #rules .game').forEach(funct
   var r = l.getBoundingClientRect();
   if (r.bottom > box.bottom + 0.5 || r.right > box.right + 0.5) clipped.push(l.textContent); });
 return {version: document.body.dataset.version, state: document.getElementById('state').textContent,
-        state_name: document.getElementById('state').dataset.state, facts: facts, pays: pays, ranks: ranks, limits: limits,
+        state_name: document.getElementById('state').dataset.state, facts: facts, pays: pays, ranks: ranks, limits: limits, terms: terms,
         clipped: clipped,
         dragon7: count('count-dragon7'), panda8: count('count-panda8'),
         cards: Array.prototype.slice.call(document.querySelectorAll('#last-round .card')).map(function (c) {
@@ -110,6 +113,8 @@ def _check_words_and_pays(shown: dict[str, Any], state: dict[str, Any]) -> None:
     else:  # each limit under its label, as state.json writes it
         assert shown["limits"] == {k: [words[k], v["text"]] for k, v in state["limits"].items()}
     assert shown["pays"] == state["rules"]["paytable"] and shown["pays"]
+    # the commissions, EZ Baccarat's push, House Money's odds, as the table settles by (a money review)
+    assert shown["terms"] == [[t["key"], t["label"], t["text"]] for t in state["rules_terms"]] and shown["terms"]
     # every line inside the panel: with table limits the paytable and the commission were cut off
     # below it, in the page's text all the same (a review of the scoreboard)
     assert shown["clipped"] == [], shown["clipped"]

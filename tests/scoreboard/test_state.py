@@ -248,8 +248,8 @@ def test_labels_in_english_and_chinese(two_shoes: list[Any]) -> None:
     assert (en["labels"]["banker"], en["labels"]["player"], en["labels"]["tie"]) == ("Banker", "Player", "Tie")
     assert zh["labels"]["big_road"] == "大路" and zh["labels"]["ask_banker"] == "庄问路"
     assert zh["state"]["text"] == STATE_WORDS[zh["state"]["name"]]["zh"] != en["state"]["text"]
-    assert {k: v for k, v in zh.items() if k not in ("labels", "state", "last_round_facts")} == \
-        {k: v for k, v in en.items() if k not in ("labels", "state", "last_round_facts")}
+    assert {k: v for k, v in zh.items() if k not in ("labels", "state", "last_round_facts", "rules_terms")} == \
+        {k: v for k, v in en.items() if k not in ("labels", "state", "last_round_facts", "rules_terms")}
     assert set(labels("en")) == set(labels("zh")) and all(labels(lang)[f"state.{s}"] for lang in LANGUAGES
                                                           for s in STATES)
     assert all(v.strip() for lang in LANGUAGES for v in labels(lang).values())
@@ -383,3 +383,29 @@ def test_the_state_places_every_road_cell_as_roadmaps_fold_does(two_shoes: list[
             for road, places in state["placed"].items():
                 assert places == [[c.x, c.y] for c in fold(state["roads"][road])], road
     json.dumps(state)
+
+
+@pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat", "ez-baccarat", "21-baccarat"])
+def test_the_terms_beside_the_paytable_are_those_the_table_settles_by(tmp_path: Path, preset: str) -> None:
+    """A money review: at a 21 Baccarat table taking 3 % of a winning Player wager the board said
+    "No commission"; EZ Baccarat's Banker push on a three-card 7 and House Money's odds were not
+    shown; a rate of 0.051234 read "5.12%". The terms are the record's, in each language."""
+    from controller.scoreboard.terms import terms
+
+    sub = load_preset(preset).to_dict()
+    if preset == "21-baccarat":
+        sub["commission"] = {**sub["commission"], "rate": "0.051234", "player_rate": "0.03"}
+    view = view_after_submission(tmp_path / "submission.db", sub)
+    for lang in LANGUAGES:
+        words = labels(lang)
+        shown = {t["key"]: (t["label"], t["text"]) for t in view.to_json(lang)["rules_terms"]}
+        expected = {"minibaccarat": {"commission": (words["commission"], "5%")},
+                    "midibaccarat": {"commission": (words["commission"], "5%"),
+                                     "house_money_either_pair": (words["house_money_either_pair"], "3:1"),
+                                     "house_money_both_pairs": (words["house_money_both_pairs"], "15:1")},
+                    "ez-baccarat": {"commission": (words["commission"], words["no_commission"]),
+                                    "three_card_seven": (words["banker"], words["three_card_seven_push"])},
+                    "21-baccarat": {"commission": (words["banker_commission"], "5.1234%"),
+                                    "player_commission": (words["player_commission"], "3%")}}[preset]
+        assert shown == expected
+    assert terms(None, labels("en")) == [] and TableView("T1").to_json()["rules_terms"] == []

@@ -167,10 +167,8 @@
       row.classList.add("bonus");
       row.setAttribute("data-rank", k);
     });
-    if (r.commission !== undefined && r.commission !== null) {
-      var rate = parseFloat(r.commission);
-      line(box, L.commission, rate === 0 ? L.no_commission : isNaN(rate) ? r.commission : +(rate * 100).toFixed(2) + "%");
-    }
+    // the commissions, EZ Baccarat's push, House Money's odds: in words by the server (rules_terms)
+    (s.rules_terms || []).forEach(function (t) { line(box, t.label, t.text).setAttribute("data-term", t.key); });
     fitRules(box);
   }
 
