@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from enum import Enum
 from fractions import Fraction
 from typing import Any
@@ -44,12 +44,6 @@ from .model import BonusRank, Game, Outcome, WagerKind
 MAIN_WAGERS = frozenset({WagerKind.PLAYER, WagerKind.BANKER})
 BONUS_WAGERS = frozenset({WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS})
 
-_ROUNDING = {
-    "down": ROUND_DOWN,
-    "up": ROUND_CEILING,
-    "half-up": ROUND_HALF_UP,
-    "half-even": ROUND_HALF_EVEN,
-}
 
 class Result(str, Enum):
     WIN = "win"
@@ -149,8 +143,22 @@ def net_multiplier(kind: WagerKind, facts: RoundFacts, submission: Any) -> Fract
 
 
 def _round_money(value: Fraction, mode: str) -> int:
-    d = Decimal(value.numerator) / Decimal(value.denominator)
-    return int(d.quantize(Decimal(1), rounding=_ROUNDING[mode]))
+    """``value`` rounded to a whole minor unit by ``mode`` as Decimal's rounding of the same name
+    (``down`` toward zero, ``up`` the ceiling, ``half-up`` ties away from zero, ``half-even``), in
+    integers: exact at any size (a Decimal quotient kept 28 digits, and a payout near 10**16
+    rounded down from 0.99999... came out one minor unit more: a money review)."""
+    if mode == "up":
+        return -(-value.numerator // value.denominator)
+    sign, size = (-1, -value) if value < 0 else (1, value)
+    whole, rest = divmod(size.numerator, size.denominator)
+    twice = 2 * rest
+    if mode == "half-up" and twice >= size.denominator:
+        whole += 1
+    elif mode == "half-even" and (twice > size.denominator or twice == size.denominator and whole % 2):
+        whole += 1
+    elif mode not in ("down", "half-up", "half-even"):
+        raise ValueError(f"unknown rounding {mode!r}")
+    return sign * whole
 
 
 def settle_one(wager: Wager, facts: RoundFacts, submission: Any) -> Settlement:
@@ -271,7 +279,7 @@ def house_money_to_add(settlement: Settlement, submission: Any) -> int:
     for a House Money wager that did not win."""
     if settlement.kind is not WagerKind.HOUSE_MONEY or settlement.result is not Result.WIN:
         return 0
-    return int(Decimal(settlement.win) * Decimal(submission.house_money.portion) // 1)
+    return settlement.win * Fraction(submission.house_money.portion) // 1
 
 
 def _amount_words(amount: object) -> str:

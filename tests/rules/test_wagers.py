@@ -81,6 +81,27 @@ def test_a_commissioned_win_is_never_more_than_the_same_win_without_commission(m
         assert s.win <= gross and s.win + s.commission == gross and s.commission >= 0, (amount, s)
 
 
+@pytest.mark.parametrize("mode", ["down", "up", "half-up", "half-even"])
+def test_a_settlement_is_exact_at_any_size(mode: str) -> None:
+    """A money review: rounding went through a Decimal quotient of 28 digits, and 10,000 x 10**12
+    + 1 on the Banker at 597983:483239 less 0.179849 was paid 10148976637853584 where the exact
+    net, 10148976637853583.99999999999..., rounds down to ...583: one minor unit more, and one less
+    commission (here one seat's wagers, summed as a seat's wagers of one kind are). Each rounding
+    is checked against the exact fraction, in integers."""
+    from fractions import Fraction
+
+    odds = Payout(597983, 483239)
+    sub = dataclasses.replace(MINI, commission_rounding=mode, commission=Decimal("0.179849"),
+                              paytable={**MINI.paytable, K.BANKER: odds})
+    amount = 9_999_552_988_268_903  # its exact net is a whole number less 1/483239000000: 10148486201498150.99999...
+    exact = amount * odds.ratio * (1 - Fraction("0.179849"))
+    floor, rest = divmod(exact.numerator, exact.denominator)
+    expected = {"down": floor, "up": floor + 1, "half-up": floor + (2 * rest >= exact.denominator),
+                "half-even": floor + (2 * rest > exact.denominator or (2 * rest == exact.denominator and floor % 2))}
+    s = one(BANKER_WINS, K.BANKER, amount, sub)
+    assert s.win == expected[mode] and s.win + s.commission == amount * odds.ratio.numerator // odds.ratio.denominator
+
+
 def test_ties_push_player_and_banker_and_pay_the_tie_8_to_1() -> None:
     assert one(TIE, K.PLAYER).result is Result.PUSH
     assert one(TIE, K.BANKER).result is Result.PUSH
