@@ -164,7 +164,10 @@ SQUEEZED = Arg("hand", "choice", "the hand being squeezed, as shown (SQUEEZE PLA
                required=False, choices=("player", "banker"))
 WAGER_KINDS = tuple(k.value for k in WagerKind)
 NO_CUT = "no cut is under way (the table is {state})"
-NO_SQUEEZE = "no hand is being squeezed"
+NO_SQUEEZE = "no hand is being squeezed (the table is {state})"
+# The state said: a command a moment late (another console voided the round) was told "nothing to
+# continue", and not what the table is doing instead (a review of races).
+NO_HOUSE_MONEY = "no House Money settlement is under way (the table is {state})"
 
 COMMANDS: dict[str, Command] = {c.name: c for c in [
     Command("open", F, ("closed",), act.open_table, "open the table: shuffle a new shoe (681a.5(a))"),
@@ -213,8 +216,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in [
                 SEAT, Arg("side", "choice", "the original wager", choices=("player", "banker")),
                 Arg("amount", "money", "all of the payout, or the Rules Submission's portion of it",
                     unit="minor units (cents)")),
-            "no House Money settlement is under way"),
-    Command("continue", D, ("house_money",), act.continue_round, "go on with the round after House Money", (), "nothing to continue"),
+            NO_HOUSE_MONEY),
+    Command("continue", D, ("house_money",), act.continue_round, "go on with the round after House Money", (),
+            NO_HOUSE_MONEY),
     Command("manual_shuffle_done", D, ("shuffling",), act.manual_shuffle_done,
             "the dealer has shuffled by hand (681a.5(a), (g)(1)): after a shoe, its collected cards (681a.7(d)(2))", (),
             "no shuffle is under way (the table is {state})"),

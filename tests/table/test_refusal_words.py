@@ -243,3 +243,20 @@ def test_the_replay_of_a_void_round_names_its_cards_and_who_voided_it(tmp_path, 
     # who voided it: the operator record, below the round (the record's words stay those of every
     # journal written before, which `audit decisions` compares whole)
     assert lines[at + 1].endswith(" by sup1: void_round reason=a card fell face up"), out
+
+
+def test_a_squeeze_or_house_money_command_a_moment_late_is_told_what_the_table_does() -> None:
+    """A review of races: a floorperson voided the round while House Money was settled; the
+    dealer's `continue`, a moment later, was refused "nothing to continue", nothing said of the
+    shuffle under way. The refusal says the table's state, and changes nothing."""
+    b = Bench("midibaccarat")
+    b.open_and_cut(seats=(3, 4))
+    b.play_round([(3, "banker", 5000), (4, "player", 5000)])
+    b.op("void_round", Role.FLOORPERSON, reason="a race")
+    state = b.core.state
+    before = b.core.snapshot()
+    for command in ("continue", "house_money_add", "reveal", "relinquish"):
+        args = {"seat": 3, "side": "banker", "amount": 100} if command == "house_money_add" else {}
+        b.op(command, Role.DEALER, **args)
+        said = _refused(b)
+        assert said.endswith(f"(the table is {state.replace('_', ' ')})") and b.core.snapshot() == before, said
