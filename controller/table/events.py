@@ -227,7 +227,13 @@ def card_after_the_shoe_ended(t: TableCore, ev: m.CardRead) -> None:
     t.record(kinds.DISCARD, {"card": str(c) if c else None, "position": ev.position,
                              "reason": f"drawn from {where}: collected with its cards, not dealt"},
              ended_shoe=ended)
-    t.notice("warning", f"card {c or '(unread)'} drawn from {where}: to the discard rack, not dealt")
+    # The people are told it may be a card on its way when the round was voided or the shoe given
+    # up (a review of races read "not dealt" as "never drawn"); the record's words stay (audit
+    # decisions compares records whole).
+    card = f"card {c or '(unread)'}"
+    t.notice("warning", f"{card} read after shoe {ended} ended (on its way when the round was voided or the shoe "
+             "given up?): to the discard rack with its cards, in no hand" if ended else
+             f"{card} drawn from a shoe that holds no stack: to the discard rack, in no hand")
 
 
 def missed_cover_card(t: TableCore, device_role: str) -> None:

@@ -355,3 +355,30 @@ def test_a_held_card_said_disclosed_after_a_new_dealers_burn_still_follows_c(doo
     assert [d["reason"] for d in b.of("discard")] == ["627a.13(c)(1)", "627a.13(c)(1)"]
     b.play_round([(1, "player", 100)])
     assert "9S" not in [c["card"] for c in b.of("card")[-6:]]  # the disclosed card opened no hand
+
+
+@pytest.mark.reg("627a.13(e)")
+def test_a_card_on_its_way_when_the_round_is_voided_is_on_record_with_the_ended_shoe() -> None:
+    """627a.13(e): "the round of play shall be void and ... all cards shall be reshuffled". A review
+    of races: a card drawn for the Player, its read still on the line when the floorperson voided
+    the round, came after the void, and the warning said "not dealt" (read as never drawn). The
+    void's round_result has the cards read before it; the late card is a discard of the ended shoe,
+    collected with its cards, and the people are told it may have been on its way."""
+    b = Bench(seed=3)
+    b.open_and_cut()
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    b.draw()
+    b.draw()
+    shoe = b.core.shoe.id
+    b.op("void_round", Role.FLOORPERSON, reason="a race")
+    void = b.of("round_result")[-1]
+    assert void["kind"] == "void" and len(void["cards"]) == 2
+    b.draw()  # the third card, drawn before the void, read after it
+    late = [r for r in b.records if r.kind == "discard"][-1]
+    assert late.shoe == shoe and "which has ended: collected with its cards" in late.payload["reason"]
+    assert late.payload["position"] == b.drawn
+    said = b.notices[-1].text
+    assert said.startswith(f"card {late.payload['card']} read after shoe {shoe} ended (on its way when the round was "
+                           "voided") and said.endswith("to the discard rack with its cards, in no hand")
