@@ -16,7 +16,12 @@ Submission the rounds were dealt under (a floorperson's ``set_submission`` start
   ``commission``, ``won``/``lost``/``pushed``) and those it returned without a decision
   (``returned``, ``returned_amount``: ``wager_returned`` records, and the pushes a void or
   simulated round settles its wagers with, which no round decided; a House Money Wager decided
-  before a void stands as settled), in minor units; the hold is ``-players_net / staked``.
+  before a void stands as settled), in minor units. ``staked`` is what the players wagered (the
+  ``wager`` records): a House Money payout the dealer placed on a wager (``house_money_added``) is
+  winnings moved on the layout, counted apart (``house_money_riding``) and left out of
+  ``returned_amount``; the hold is ``-players_net / (staked + house_money_riding)``, per unit at
+  risk (a money review: the payouts were counted as staked, and the totals did not reconcile with
+  the wagers).
 
 A record whose payload lacks what this needs raises ``JournalContentError`` naming the entry
 (``malformed_entry``), as every reader of a journal does.
@@ -34,7 +39,7 @@ from controller.rules.submission import submission_from_document
 from controller.simulation import batch_size
 from controller.simulation_shoe import Tally
 
-RESULTS_KINDS = (kinds.SUBMISSION, kinds.ROUND_RESULT, kinds.SETTLEMENT, kinds.WAGER_RETURNED)
+RESULTS_KINDS = (kinds.SUBMISSION, kinds.ROUND_RESULT, kinds.SETTLEMENT, kinds.WAGER_RETURNED, kinds.HOUSE_MONEY_ADDED)
 _RESULTS = ("win", "lose", "push")
 
 
@@ -47,10 +52,12 @@ class Settled:
     net: int
     commission: int
     result: str | None
+    riding: int = 0  # of ``amount``: a House Money payout the dealer placed on the wager, not staked
 
     @classmethod
-    def of(cls, p: dict[str, Any]) -> Settled:
-        return cls(str(p["kind"]), int(p["amount"]), int(p["net"]), int(p.get("commission") or 0), p.get("result"))
+    def of(cls, p: dict[str, Any], riding: int = 0) -> Settled:
+        return cls(str(p["kind"]), int(p["amount"]), int(p["net"]), int(p.get("commission") or 0), p.get("result"),
+                   riding)
 
 
 @dataclass
@@ -59,6 +66,7 @@ class WagerMoney:
 
     count: int = 0
     staked: int = 0
+    house_money_riding: int = 0  # House Money payouts placed on these wagers and decided with them
     players_net: int = 0
     commission: int = 0
     results: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_RESULTS, 0))
@@ -68,7 +76,8 @@ class WagerMoney:
     def settle(self, s: Settled) -> None:
         """A wager a round decided (or pushed)."""
         self.count += 1
-        self.staked += s.amount
+        self.staked += s.amount - s.riding
+        self.house_money_riding += s.riding
         self.players_net += s.net
         self.commission += s.commission
         if s.result in self.results:
@@ -88,8 +97,10 @@ class WagerMoney:
             self.results[result] += n
 
     def to_json(self) -> dict[str, Any]:
-        hold = None if not self.staked else -self.players_net / self.staked
-        return {"settled": self.count, "staked": self.staked, "players_net": self.players_net, "hold": hold,
+        at_risk = self.staked + self.house_money_riding
+        hold = None if not at_risk else -self.players_net / at_risk
+        return {"settled": self.count, "staked": self.staked, "house_money_riding": self.house_money_riding,
+                "players_net": self.players_net, "hold": hold,
                 "commission": self.commission, "won": self.results["win"], "lost": self.results["lose"],
                 "pushed": self.results["push"], "returned": self.returned, "returned_amount": self.returned_amount}
 
@@ -102,6 +113,8 @@ class RulesResults:
     submission: Any  # the document read (controller.rules.submission), once
     # each round's settlements until its round_result says whether a round decided them
     pending: dict[tuple[str | None, int | None], list[Settled]] = field(default_factory=dict)
+    # House Money payouts placed on a wager: (shoe, round, seat, kind) -> amount, until its settlement
+    riding: dict[tuple[str | None, int | None, int, str], int] = field(default_factory=dict)
     shoes: dict[str, Tally] = field(default_factory=dict)  # each shoe's normal rounds, in order
     bonus_shoes: dict[str, Tally] = field(default_factory=dict)
     simulated: int = 0
@@ -169,7 +182,7 @@ def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults
         round_kind = p.get("kind", "normal")
         for settled in current.pending.pop((e.shoe_id, e.round_no), []):
             if round_kind != "normal" and settled.result == "push":  # no round decided it
-                current.money_of(settled.kind).give_back(settled.amount)
+                current.money_of(settled.kind).give_back(settled.amount - settled.riding)
             else:
                 current.money_of(settled.kind).settle(settled)
         if round_kind == "simulated":
@@ -182,9 +195,15 @@ def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults
             if p.get("bonus_in_play"):
                 _add(current.bonus_shoes, e.shoe_id, facts, cards)
     elif kind == kinds.SETTLEMENT:
-        current.pending.setdefault((e.shoe_id, e.round_no), []).append(Settled.of(p))
+        # The first of the seat's wagers of the kind carries the payout placed on it (add_house_money).
+        riding = current.riding.pop((e.shoe_id, e.round_no, int(p.get("seat", 0)), str(p["kind"])), 0)
+        current.pending.setdefault((e.shoe_id, e.round_no), []).append(Settled.of(p, riding))
+    elif kind == kinds.HOUSE_MONEY_ADDED:
+        key = (e.shoe_id, e.round_no, int(p["seat"]), str(p["side"]))
+        current.riding[key] = current.riding.get(key, 0) + int(p["amount"])
     elif kind == kinds.WAGER_RETURNED:
-        current.money_of(str(p["kind"])).give_back(int(p["amount"]))
+        riding = current.riding.pop((e.shoe_id, e.round_no, int(p.get("seat", 0)), str(p["kind"])), 0)
+        current.money_of(str(p["kind"])).give_back(int(p["amount"]) - riding)
     return current
 
 

@@ -80,3 +80,7 @@ def _print(rep: dict[str, Any]) -> None:
         decided = f"{m['won']}/{m['lost']}/{m['pushed']}"
         print(f"{name:<14}{m['settled']:>9,}{money_text(m['staked']):>16}{money_text(m['players_net'], signed=True):>16}"
               f"{hold:>12}{money_text(m['commission']):>14}{decided:>20}{returned:>18}")
+    riding = rep["money_total"].get("house_money_riding")
+    if riding:  # winnings moved on the layout: not staked, at risk all the same (the hold is over both)
+        print(f"House Money payouts placed on wagers and decided with them: {money_text(riding)} (not in staked; "
+              "the hold is per unit staked or riding)")

@@ -136,3 +136,72 @@ def test_a_void_rounds_wagers_are_returned_not_settled(capsys, tmp_path: Path) -
     code, text, _ = run(capsys, "audit", "results", str(path))
     assert code == 0 and ": 1 shoe, 1 round, 1 void, " in text.splitlines()[0]
     assert [line for line in text.splitlines() if line.startswith("player ")][1].split()[2:4] == ["-", "(no"]
+
+
+def test_a_house_money_payout_placed_on_a_wager_is_not_counted_as_staked(capsys, tmp_path: Path) -> None:
+    """A money review: a House Money payout the dealer places on the original wager (629a.8(c)(3)(i))
+    "is winnings moved on the layout, not a wager" (docs/rules-submission.md), and `audit results`
+    counted it as staked: the Player's staked and the total passed what the players wagered, and
+    every hold was off. It is counted apart (`house_money_riding`); staked is the `wager` records'
+    sum; the hold is over both, what was at risk."""
+    from controller.journal import Record
+    from controller.roles import Role
+    from controller.rules.cards import parse_cards
+    from tests.table.bench import Bench, stack_with
+
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("5S,KH,5D,2C,KD,KC"), decks=6))
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(2, "player", 100), (2, "house_money", 10)])
+    b.op("reveal", Role.DEALER)
+    b.op("reveal", Role.DEALER)
+    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=30)
+    b.op("continue", Role.DEALER)
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    path = tmp_path / "house-money.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append("submission", {"source": "preset:midibaccarat", **b.sub.to_dict()})
+        journal.append_batch(Record(r.kind, r.payload, r.shoe, r.round) for r in b.records)
+    code, out, err = run(capsys, "audit", "results", str(path), "--json")
+    assert code == 0, err
+    [rep] = json.loads(out)["rules"]
+    player = rep["money"]["player"]
+    [settled] = [s for s in b.of("settlement") if s["kind"] == "player"]
+    assert settled["amount"] == 130
+    assert (player["staked"], player["house_money_riding"], player["players_net"]) == (100, 30, settled["net"])
+    assert player["hold"] == pytest.approx(-settled["net"] / 130)
+    assert rep["money_total"]["staked"] == sum(w["amount"] for w in b.of("wager")) == 110
+    code, text, _ = run(capsys, "audit", "results", str(path))
+    assert code == 0 and "House Money payouts placed on wagers and decided with them: 0.30 (not in staked" in text
+
+
+def test_a_voided_wager_carrying_a_house_money_payout_returns_its_stake(capsys, tmp_path: Path) -> None:
+    """The same review: a void round's returned amount counted the payout placed on the wager as
+    a stake returned. The House Money settlement stands (docs/assumptions.md); the Player wager's
+    own 100 is returned, the 30 riding on it is said apart."""
+    from controller.journal import Record
+    from controller.roles import Role
+    from controller.rules.cards import parse_cards
+    from firmware_bridge.protocol import messages as m
+    from tests.table.bench import Bench, stack_with
+
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("5S,KH,5D,2C,KD,KC"), decks=6))
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(2, "player", 100), (2, "house_money", 10)])
+    b.op("reveal", Role.DEALER)
+    b.op("reveal", Role.DEALER)
+    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=30)
+    b.auto_deal = False
+    b.op("continue", Role.DEALER)
+    b.event("shoe", m.ShoeEmpty())  # no card for the Player's third: void
+    assert b.of("round_result")[-1]["kind"] == "void"
+    path = tmp_path / "void.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append("submission", {"source": "preset:midibaccarat", **b.sub.to_dict()})
+        journal.append_batch(Record(r.kind, r.payload, r.shoe, r.round) for r in b.records)
+    code, out, err = run(capsys, "audit", "results", str(path), "--json")
+    assert code == 0, err
+    [rep] = json.loads(out)["rules"]
+    player = rep["money"]["player"]
+    assert (player["settled"], player["returned"], player["returned_amount"], player["staked"]) == (0, 1, 100, 0)
+    assert rep["money"]["house_money"]["settled"] == 1  # its settlement stands
