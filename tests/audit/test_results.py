@@ -144,27 +144,14 @@ def test_a_house_money_payout_placed_on_a_wager_is_not_counted_as_staked(capsys,
     counted it as staked: the Player's staked and the total passed what the players wagered, and
     every hold was off. It is counted apart (`house_money_riding`); staked is the `wager` records'
     sum; the hold is over both, what was at risk."""
-    from controller.journal import Record
     from controller.roles import Role
-    from controller.rules.cards import parse_cards
-    from tests.table.bench import Bench, stack_with
 
-    b = Bench("midibaccarat", stack=stack_with(parse_cards("5S,KH,5D,2C,KD,KC"), decks=6))
-    b.open_and_cut(seats=(1, 2, 3, 4))
-    b.play_round([(2, "player", 100), (2, "house_money", 10)])
-    b.op("reveal", Role.DEALER)
-    b.op("reveal", Role.DEALER)
-    b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=30)
+    b = _midibaccarat_round_with_house_money_placed()
     b.op("continue", Role.DEALER)
     while b.core.state == "squeeze":
         b.op("reveal", Role.DEALER)
     path = tmp_path / "house-money.db"
-    with Journal.open(path, table_id="T1") as journal:
-        journal.append("submission", {"source": "preset:midibaccarat", **b.sub.to_dict()})
-        journal.append_batch(Record(r.kind, r.payload, r.shoe, r.round) for r in b.records)
-    code, out, err = run(capsys, "audit", "results", str(path), "--json")
-    assert code == 0, err
-    [rep] = json.loads(out)["rules"]
+    rep = _results_of(capsys, b, path, "midibaccarat")
     player = rep["money"]["player"]
     [settled] = [s for s in b.of("settlement") if s["kind"] == "player"]
     assert settled["amount"] == 130
@@ -179,10 +166,26 @@ def test_a_voided_wager_carrying_a_house_money_payout_returns_its_stake(capsys, 
     """The same review: a void round's returned amount counted the payout placed on the wager as
     a stake returned. The House Money settlement stands (docs/assumptions.md); the Player wager's
     own 100 is returned, the 30 riding on it is said apart."""
-    from controller.journal import Record
+    from controller.roles import Role
+    from firmware_bridge.protocol import messages as m
+
+    b = _midibaccarat_round_with_house_money_placed()
+    b.auto_deal = False
+    b.op("continue", Role.DEALER)
+    b.event("shoe", m.ShoeEmpty())  # no card for the Player's third: void
+    assert b.of("round_result")[-1]["kind"] == "void"
+    rep = _results_of(capsys, b, tmp_path / "void.db", "midibaccarat")
+    player = rep["money"]["player"]
+    assert (player["settled"], player["returned"], player["returned_amount"], player["staked"]) == (0, 1, 100, 0)
+    assert rep["money"]["house_money"]["settled"] == 1  # its settlement stands
+
+
+def _midibaccarat_round_with_house_money_placed():  # noqa: ANN202 - a tests.table.bench.Bench
+    """A Midibaccarat bench whose first round's House Money wager won (seat 2: 10 on House Money,
+    100 on the Player) and whose 30 payout the dealer placed on the Player wager, at the third
+    cards (the Player's pair of 5s, Banker 2: both draw)."""
     from controller.roles import Role
     from controller.rules.cards import parse_cards
-    from firmware_bridge.protocol import messages as m
     from tests.table.bench import Bench, stack_with
 
     b = Bench("midibaccarat", stack=stack_with(parse_cards("5S,KH,5D,2C,KD,KC"), decks=6))
@@ -191,17 +194,17 @@ def test_a_voided_wager_carrying_a_house_money_payout_returns_its_stake(capsys, 
     b.op("reveal", Role.DEALER)
     b.op("reveal", Role.DEALER)
     b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=30)
-    b.auto_deal = False
-    b.op("continue", Role.DEALER)
-    b.event("shoe", m.ShoeEmpty())  # no card for the Player's third: void
-    assert b.of("round_result")[-1]["kind"] == "void"
-    path = tmp_path / "void.db"
+    return b
+
+
+def _results_of(capsys, b, path: Path, preset: str) -> dict:
+    """``audit results --json`` of a journal holding ``b``'s records under ``preset``."""
+    from controller.journal import Record
+
     with Journal.open(path, table_id="T1") as journal:
-        journal.append("submission", {"source": "preset:midibaccarat", **b.sub.to_dict()})
+        journal.append("submission", {"source": f"preset:{preset}", **b.sub.to_dict()})
         journal.append_batch(Record(r.kind, r.payload, r.shoe, r.round) for r in b.records)
     code, out, err = run(capsys, "audit", "results", str(path), "--json")
     assert code == 0, err
     [rep] = json.loads(out)["rules"]
-    player = rep["money"]["player"]
-    assert (player["settled"], player["returned"], player["returned_amount"], player["staked"]) == (0, 1, 100, 0)
-    assert rep["money"]["house_money"]["settled"] == 1  # its settlement stands
+    return rep
