@@ -264,7 +264,10 @@ def event_text(ev: dict[str, Any]) -> str | None:
     if t == kinds.ROUND_RESULT:
         return round_result_text(ev.get("shoe"), ev, short=True)
     if t in (kinds.SETTLEMENT, kinds.WAGER_RETURNED):
-        return settlement_text(t, ev)
+        # Named by its round: a round's settlements come before its result line, and House Money's
+        # right after the round before's (a money review read them as that round's).
+        text = settlement_text(t, ev)
+        return f"round {ev['round']}: {text.lstrip()}" if ev.get("round") is not None else text
     if t in (kinds.FAULT, kinds.COUNT_FAULT):
         return f"FAULT: {ev.get('reason') or ev.get('problem')}"
     if t == kinds.FAULT_CLEARED:  # by itself (a door closed, a link back) or by an operator: a FAULT line ends

@@ -83,6 +83,10 @@ def test_each_settlement_says_what_the_dealer_pays_or_collects() -> None:
     assert event_text({"type": "settlement", "seat": 5, "kind": "house_money", "amount": 1000, "result": "win",
                        "win": 3000, "commission": 0, "net": 3000}) == "  seat 5 house_money 10.00: pay 30.00"
     assert line("wager_returned", result="push", win=0, commission=0, net=0) == "  seat 2 banker 10.00: returned"
+    # as the event stream gives them, with their round: a money review read a round's House Money
+    # lines, printed right under the round before's result, as that round's
+    assert line("settlement", result="lose", win=0, commission=0, net=-1000, shoe="T1-S0001", round=11) == (
+        "round 11: seat 2 banker 10.00: collect")
 
 
 def test_a_new_shoe_has_no_last_outcome_of_the_shoe_before() -> None:
