@@ -3,7 +3,7 @@ and the reader apply to an IDENTITY, in one place, and the one rule a profile mu
 
 - ``identity_problem(identity, bound_serial=..., expected_kind=...)``: None when the device may be
   talked to; otherwise why not, in one line. Refused: a protocol version this host does not speak;
-  a serial other than the one the link is bound to; a device of another kind than the link's
+  an empty (or blank) serial; a serial other than the one the link is bound to; a device of another kind than the link's
   profile (``expected_kind``: ``shoe``, ``shuffler``, ``shuffler-shoe``), told by whether it
   shuffles (its IDENTITY's shuffler bits: a shoe has none, a shuffler or a shoe that shuffles has
   one). Before, a shoe and a shuffler plugged into each other's ports were both accepted: a fresh
@@ -27,6 +27,11 @@ def identity_problem(identity: Identity, *, bound_serial: str | None, expected_k
     """See the module docstring."""
     if identity.protocol_version != PROTOCOL_VERSION:
         return f"device speaks protocol version {identity.protocol_version}, this host speaks {PROTOCOL_VERSION}"
+    if not identity.serial.strip():
+        # Every event is stored under its device's serial: a unit without one stopped the table at
+        # its first event, with a traceback (a firmware review).
+        return (f"the device answering (model {identity.model!r}) gives no serial number in its IDENTITY: events "
+                "are journaled under their device's serial; give the unit one (docs/protocol.md 9.15)")
     if bound_serial is not None and identity.serial != bound_serial:
         return f"device serial {identity.serial!r} is not this link's device {bound_serial!r}: refused"
     if expected_kind is not None:

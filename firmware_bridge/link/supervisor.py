@@ -213,6 +213,7 @@ class Supervisor:
             need_resend = status.pending_events > 0 or self._sequencer.gap
         self._reporter.log.info("handshake done", serial=identity.serial, model=identity.model,
                                 firmware=identity.firmware, epoch=identity.event_epoch,
+                                deck_capacity=identity.deck_capacity, capabilities=int(identity.capabilities),
                                 pending_events=status.pending_events,
                                 last_acked_event=status.last_acked_event, last_delivered=delivered)
         said = []  # the CONNECTED report's reason: what the owner journals about this connect

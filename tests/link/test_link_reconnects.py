@@ -247,3 +247,22 @@ def test_a_device_of_another_kind_is_refused_at_the_handshake(rig_factory: Calla
     assert "(model 'FAKE-SHOE', serial 'SN-TEST-1')" in reason and "check which device is on this port" in reason
     assert rig.link.state is not LinkState.CONNECTED and rig.link.identity is None
     rig.link.stop()
+
+
+@pytest.mark.parametrize("serial", ["", "   "])
+def test_a_device_without_a_serial_is_refused_at_the_handshake(rig_factory: Callable[..., Rig], tmp_path,
+                                                              serial: str) -> None:
+    """A firmware review: IDENTITY's serial is text(32), and an unprovisioned unit sent it empty;
+    the handshake accepted it, and the table stopped with a traceback at its first event (every
+    event is journaled under its device's serial). The unit is refused at the handshake, in words,
+    and nothing of it is taken."""
+    from .fake_device import FakeDevice, default_identity
+
+    rig = rig_factory(device=FakeDevice(tmp_path, identity=default_identity(serial=serial)))
+    words = "gives no serial number in its IDENTITY"
+    wait_for(lambda: words in rig.states.reasons(), "the unit without a serial refused")
+    reason = next(r for r in rig.states.reasons().splitlines() if words in r)
+    assert "(model 'FAKE-SHOE')" in reason and "give the unit one" in reason
+    assert rig.link.state is not LinkState.CONNECTED and rig.link.identity is None
+    assert len(rig.sink) == 0
+    rig.link.stop()
