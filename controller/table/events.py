@@ -90,7 +90,10 @@ def cover_card(t: TableCore, device_role: str, ev: m.CoverCard) -> None:
     shoe.cover_reached = True
     t.record(kinds.COVER_CARD, {"position": ev.position, "during_round": t.round is not None})
     due = checks.cover_card_due(shoe)
-    burning = t.state == "burning"  # no round comes before the reshuffle (``end_shoe_in_a_burn``)
+    # No round comes before the reshuffle (``end_shoe_in_a_burn``): in a burn, or while the card
+    # 627a.13(c)(1) owes the discard rack is drawn between rounds (the dealer stops there: the
+    # table waited for it for ever, an examiner's review).
+    burning = t.state == "burning" or (t.aside.discards_owed > 0 and t.round is None)
     if due is not None and shoe.dealt < due:
         # 681a.7(d) holds wherever the cover card lies: the shoe ends here. A cover card above
         # the recorded place says the stack is not the one cut and covered (surveillance's case).
@@ -105,15 +108,18 @@ def cover_card(t: TableCore, device_role: str, ev: m.CoverCard) -> None:
 
 
 def end_shoe_in_a_burn(t: TableCore, why: str) -> None:
-    """A new dealer's burn (681a.7(c), the Rules Submission's ``burn_cards``) reached the cover card,
-    or the shoe's end: no round comes before the reshuffle (681a.7(d)), so the cards still to burn
-    are not owed, the wagers on the layout go back, and the cards are reshuffled. A burn of 30 took
-    every card left and the table then waited in ``burning`` for cards that were not there, ``close``
-    refused (a configuration review)."""
-    owed, t.burns_due = t.burns_due, 0
+    """A new dealer's burn (681a.7(c), the Rules Submission's ``burn_cards``), or the card
+    627a.13(c)(1) owes the discard rack, reached the cover card, or the shoe's end: no round comes
+    before the reshuffle (681a.7(d)), so the cards still to burn are not owed, the wagers on the
+    layout go back, and the cards are reshuffled. A burn of 30 took every card left and the table
+    then waited in ``burning`` for cards that were not there, ``close`` refused (a configuration
+    review)."""
+    owed, t.burns_due = t.burns_due + t.aside.discards_owed, 0
+    t.aside.cancel_owed()
     t.notice("info", f"{why} during the burn ({owed} cards still to burn): no round comes before the reshuffle; "
              "the cards are reshuffled")
-    t.burned()
+    if t.state == "burning":
+        t.burned()
     if t.state == "betting" and t.round is None:  # (a card set aside opens a simulated round first)
         t.reshuffle()  # the wagers on the layout go back with the collected cards (``collect_and_reshuffle``)
 

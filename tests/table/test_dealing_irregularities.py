@@ -12,7 +12,7 @@ from bench import P_WINS, Bench, after_a_four_card_round, stack_with
 from controller.rules.cards import parse_cards
 from controller.rules.submission import load_preset
 from controller.roles import Role
-from firmware_bridge.protocol import Door
+from firmware_bridge.protocol import CoverCard, Door
 
 
 # -- 627a.13 -----------------------------------------------------------------------------------------
@@ -382,3 +382,23 @@ def test_a_card_on_its_way_when_the_round_is_voided_is_on_record_with_the_ended_
     said = b.notices[-1].text
     assert said.startswith(f"card {late.payload['card']} read after shoe {shoe} ended (on its way when the round was "
                            "voided") and said.endswith("to the discard rack with its cards, in no hand")
+
+
+@pytest.mark.reg("627a.13(c)(1)", "681a.7(d)")
+def test_the_cover_card_out_in_place_of_the_c1_additional_card_ends_the_shoe() -> None:
+    """627a.13(c)(1): "one additional card, drawn face down from the dealing shoe, into the discard
+    rack"; 681a.7(d): when the cover card appears, "Collect and reshuffle the cards". An examiner's
+    review: the cover card came out where the additional card was drawn, between rounds; the
+    dealer stops at a cover card, and the table kept prompting BURN and waited for ever, no fault.
+    No round comes before the reshuffle: the additional card is not owed any more, and the shoe
+    ends as it does in a new dealer's burn."""
+    b = after_a_four_card_round()
+    b.draw(face_up=True)  # the unauthorised third card, disclosed: (c)(1), one more card owed
+    assert b.core.aside.discards_owed == 1 and b.core.prompt.startswith("BURN")
+    shoe = b.core.shoe.id
+    b.event("shoe", CoverCard(b.drawn + 1))  # the cover card is next out; the dealer stops there
+    assert b.of("cover_card")[-1]["during_round"] is False
+    assert b.core.aside.discards_owed == 0 and b.core.state not in ("betting", "burning")
+    assert b.of("reconciliation") and b.kinds().count("shoe_start") == 2 and b.core.shoe.id != shoe
+    assert any("the cover card came out during the burn (1 cards still to burn)" in n.text for n in b.notices)
+    assert [d["reason"] for d in b.of("discard")] == ["627a.13(c)(1)"]  # the disclosed card alone
