@@ -95,6 +95,12 @@ class CommandFailed(LinkError):
         super().__init__(f"{command.TYPE.name} refused: {self.code_name}{': ' + text if text else ''}")
 
 
+class UnreadableReply(LinkError):
+    """The device answered a command with a reply that is not the command's, or cannot be read:
+    whether it carried the command out is unknown, and the link stays up, so nothing sends it
+    again by itself (docs/link.md's outcomes)."""
+
+
 class FaultSpecError(BridgeError, ValueError):
     """A fault specification could not be parsed."""
 

@@ -119,8 +119,9 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
          ("device_role", "up", "reason"), ("serial", "epoch", "stalled", "stall_ended")),
     Kind(INPUT_COMMAND_FAILED, "a command to a device did not go through: refused (a NAK, its code's name in "
          "code) or its outcome unknown; resent (true): a restart sent it again, not knowing whether the device "
-         "had it before; prompt: the text a DISPLAY was to show", ("device_role", "command", "reason", "refused"),
-         ("code", "resent", "prompt")),
+         "had it before; prompt: the text a DISPLAY was to show; answered (true): its outcome is unknown though "
+         "the link stayed up (a reply not the command's, or unreadable)", ("device_role", "command", "reason", "refused"),
+         ("code", "resent", "prompt", "answered")),
 
     Kind(SHOE_START, "a new shoe: its id and decks; the shuffle is ordered", ("shoe", "decks")),
     Kind(SUBMISSION, "the Rules Submission set at opening, whole (as its TOML file's layout)",

@@ -34,7 +34,9 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     reply, the link down, or the device restarted and lost the session: the reconnect's resume
     re-sends) is only said. A refused prompt that is still the dealer's step (``_step_unseen``)
     holds the table like any refusal: without it the last shoe's cards stay in the shoe, the
-    stack goes in uncut, nothing is loaded, or no card is drawn. A refusal because the device is
+    stack goes in uncut, nothing is loaded, or no card is drawn. So does an outcome unknown with
+    the link still up (``answered``: a reply not the command's, or unreadable), but for a DISPLAY
+    whose step is past: no reconnect comes to send it again. A refusal because the device is
     jammed is the jam fault (``jam:<role>``), whose clearing resets the mechanism. The shuffle's
     and the stack's commands first: ``_stack_command_failed``."""
     if _stack_command_failed(t, f):
@@ -49,6 +51,13 @@ def command_failed(t: TableCore, f: CommandFailed) -> None:
     if f.refused and f.command == "DISPLAY" and _step_unseen(t, f.prompt):
         raise_fault(t, f"command:{f.device_role}", f"{text}; the dealer did not see \"{f.prompt}\": check the "
                                                    "display, then clear the fault (the prompt is shown again)")
+        return
+    if f.answered and t.state != "fault" and (f.command != "DISPLAY" or _step_unseen(t, f.prompt)):
+        # The link stayed up: no reconnect's resume sends it again, and the table would wait for
+        # ever on a step nobody was told (a firmware review: a garbled reply to a DRAW prompt, or
+        # to SHUFFLE, left it so, a warning in the log the only word).
+        raise_fault(t, f"command:{f.device_role}", f"{text}: the {f.device_role} answered, but whether it carried "
+                    f"{f.command} out is unknown: check the device, then clear the fault (it is sent again)")
         return
     if not f.refused or f.command == "DISPLAY" or t.state == "fault":
         t.notice("warning", text)

@@ -76,7 +76,9 @@ class CommandFailed:
     name (``WRONG_STATE``) when refused. ``resent``: the command was one a restart sent again
     (``SendCommand.resent``), so the device may have carried out the first one before the process
     stopped. ``prompt``: for a DISPLAY, the text it was to show (a refused one that is still the
-    dealer's step holds the table: ``command_failures.command_failed``)."""
+    dealer's step holds the table: ``command_failures.command_failed``). ``answered``: the outcome
+    is unknown though the link stayed up (the device answered with a reply that is not the
+    command's, or could not be read): no reconnect's resume sends it again."""
 
     device_role: str
     command: str
@@ -85,6 +87,7 @@ class CommandFailed:
     code: str | None = None
     resent: bool = False
     prompt: str | None = None
+    answered: bool = False
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ def command_failed_record(inp: CommandFailed, shoe: str | None, round_no: int | 
         payload["resent"] = True
     if inp.prompt is not None:
         payload["prompt"] = inp.prompt
+    if inp.answered:
+        payload["answered"] = True
     return JournalRecord(kinds.INPUT_COMMAND_FAILED, payload, shoe=shoe, round=round_no)
 
 
@@ -174,7 +176,7 @@ def input_from(entry: Any) -> DeviceInput | OperatorInput | DeviceStatus | Comma
             return DeviceInput(role, _event_class(entry, p["event"])(**p["fields"], counter=entry.device_counter or 0))
         if entry.kind == kinds.INPUT_COMMAND_FAILED:
             return CommandFailed(role, text_field(p, "command"), text_field(p, "reason"), bool(p["refused"]), p.get("code"),
-                                 p.get("resent") is True, _text_or_none(p.get("prompt")))
+                                 p.get("resent") is True, _text_or_none(p.get("prompt")), p.get("answered") is True)
         return DeviceStatus(role, bool(p["up"]), p.get("reason", ""), p.get("serial", ""), p.get("epoch"),
                             p.get("stalled") is True, p.get("stall_ended") is True)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # InvalidMessageError is a ValueError

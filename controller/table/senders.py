@@ -11,7 +11,7 @@ from typing import Any
 
 from controller.journal import kinds
 from controller.table.io import CommandFailed, GiveUpMissingEvents, SendCommand
-from firmware_bridge.errors import BridgeError
+from firmware_bridge.errors import BridgeError, UnreadableReply
 from firmware_bridge.errors import CommandFailed as DeviceRefused
 from firmware_bridge.protocol import messages as m
 
@@ -94,7 +94,7 @@ class DeviceSenders:
                         stopping = self._stopping.is_set()  # the link was closed under it: expected, info
                         if not stopping:  # the core decides what a failed command means (journaled first)
                             code = exc.code_name if isinstance(exc, DeviceRefused) else None
-                            self._failed(_failure(role, command, str(exc), code))
+                            self._failed(_failure(role, command, str(exc), code, answered=_answered(exc)))
                         (self._log.info if stopping else self._log.warning)(  # device: as the link's lines say it (a review of logs)
                             "command failed", role=role, device=link.name, command=name, error=str(exc),
                             **_in_play(command))
@@ -115,8 +115,15 @@ def _in_play(command: SendCommand) -> dict[str, Any]:
     return {key: value for key, value in (("shoe", command.shoe), ("round", command.round)) if value is not None}
 
 
-def _failure(role: str, command: Any, reason: str, code: str | None) -> CommandFailed:
+def _answered(exc: BridgeError) -> bool:
+    """Whether a failure left the link up with the command's outcome unknown: a reply that is not
+    the command's, or cannot be read (docs/link.md's outcomes: ``LinkError``, "connected"). Not a
+    refusal, a command not sent, nor one whose link was lost (the reconnect's resume sends again)."""
+    return isinstance(exc, UnreadableReply)
+
+
+def _failure(role: str, command: Any, reason: str, code: str | None, *, answered: bool = False) -> CommandFailed:
     """The failure of ``command``'s message sent to ``role``: ``code`` the device's refusal, if one."""
     msg = command.message
     return CommandFailed(role, m.wire_name(msg), reason, code is not None, code, command.resent,
-                         msg.text if isinstance(msg, m.Display) else None)
+                         msg.text if isinstance(msg, m.Display) else None, answered)

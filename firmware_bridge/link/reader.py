@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from firmware_bridge.errors import LinkError, TransportError
+from firmware_bridge.errors import TransportError, UnreadableReply
 from firmware_bridge.protocol import (
     Dropped,
     DropReason,
@@ -164,7 +164,7 @@ class SessionReader:
                     self._sequencer.unreadable(exc.event_counter, MessageType(exc.msg_type).name)
                 waiter = self._commands.waiter
                 if exc.command is not None and waiter is not None and not waiter.done:
-                    waiter.set(LinkError(f"{self._name()}: protocol violation in the reply to "
+                    waiter.set(UnreadableReply(f"{self._name()}: protocol violation in the reply to "
                                          f"{exc.command.TYPE.name}: {exc}"))  # type: ignore[attr-defined]
                 self._reporter.log.warning("protocol violation", error=str(exc))
                 continue

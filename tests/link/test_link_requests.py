@@ -240,3 +240,29 @@ def test_a_command_sent_again_whose_reply_came_within_the_protocols_time_is_not_
     assert resent >= 1
     # (on a machine so loaded that the reply came after 100 ms, the device was late by the clock)
     assert in_time == (resent if elapsed < 0.095 else in_time) and (in_time == 0 or elapsed < 0.1)
+
+
+def test_a_reply_of_another_type_is_an_unreadable_reply_and_the_link_stays_up(
+        rig_factory: Callable[..., Rig]) -> None:
+    """docs/link.md: a reply of the wrong type leaves the command's outcome unknown and the link
+    connected: said as ``UnreadableReply`` (the table then holds in a fault, for nothing would
+    send the command again: a firmware review), not as the link lost."""
+    from firmware_bridge.errors import UnreadableReply
+    from firmware_bridge.protocol import DeviceMode, DeviceState, encode_message
+
+    rig = connected(rig_factory())
+    dev = rig.device
+    wrong = StatusReply(state=DeviceState.IDLE, mode=DeviceMode.NORMAL, door_open=False, jam=False, gate_locked=False,
+                        cards_in_shoe=0, pending_events=0, last_acked_event=0)
+
+    def answer_with_a_status(command: Any) -> None:
+        if isinstance(command, GateLock):  # a firmware's bug: its STATUS_REPLY under the command's seq
+            dev._write(encode_message(wrong, dev.conn._awaiting[0]))
+        return None  # then the ACK, which the host takes as a stale reply
+
+    dev.on_command = answer_with_a_status
+    with pytest.raises(UnreadableReply, match="protocol violation in the reply to GATE_LOCK"):
+        rig.link.request(GateLock())
+    dev.on_command = None
+    assert rig.link.state is LinkState.CONNECTED
+    rig.link.request(GateLock())  # the link goes on

@@ -69,11 +69,15 @@ def test_a_failure_is_said_without_the_device_and_command_the_link_put_first(rea
     assert b.inputs[-1].reason == reason  # the input as journaled
 
 
-def test_a_failed_command_is_journaled_as_an_input_and_read_back_the_same() -> None:
-    failure = CommandFailed("shoe", "GATE_UNLOCK", "GATE_UNLOCK refused: WRONG_STATE", refused=True)
+@pytest.mark.parametrize("failure", [
+    CommandFailed("shoe", "GATE_UNLOCK", "GATE_UNLOCK refused: WRONG_STATE", refused=True),
+    CommandFailed("shoe", "DISPLAY", "DISPLAY: protocol violation in the reply", refused=False, prompt="DRAW @3",
+                  answered=True)])
+def test_a_failed_command_is_journaled_as_an_input_and_read_back_the_same(failure: CommandFailed) -> None:
     record = command_failed_record(failure, "T1-S0001", 3)
     assert record.kind == kinds.INPUT_COMMAND_FAILED and kinds.INPUT_COMMAND_FAILED in kinds.INPUT_KINDS
     assert kinds.payload_problem(record.kind, record.payload) is None
+    assert ("answered" in record.payload) == failure.answered  # only when set: older records read the same
 
     class Stored:  # what the journal gives back for the record
         kind, payload, schema_version, seq = record.kind, record.payload, 2, 1
@@ -542,3 +546,51 @@ def test_a_command_carries_the_shoe_and_round_it_was_sent_in() -> None:
     assert all(o.shoe == b.core.shoe.id for o in b.sent[-3:])
     resent = b.core.resume_outputs()
     assert resent and {(o.shoe, o.round) for o in resent} == {b.core.in_play()}
+
+
+@pytest.mark.parametrize("command", ["DISPLAY", "SHUFFLE"])
+def test_an_unreadable_reply_with_the_link_up_holds_the_table_and_clearing_sends_it_again(command: str) -> None:
+    """A firmware review: a DISPLAY of the dealer's DRAW prompt, or a SHUFFLE, answered with a reply
+    that is not the command's (or cannot be read) left the table waiting for ever, a warning in the
+    log the only word: its outcome is unknown, and with the link up no reconnect's resume sends it
+    again. The table holds in a fault; clearing it sends the command again. A link lost meanwhile
+    stays a warning (its reconnect's resume sends again)."""
+    b = Bench()
+    if command == "SHUFFLE":
+        obey, b._device_acts = b._device_acts, lambda o: None  # the shuffler's garbled ACK: nothing done
+        b.op("open")
+        b._device_acts = obey
+        assert b.core.state == "shuffling"
+        prompt = None
+    else:
+        b.open_and_cut()
+        b.auto_deal = False
+        b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+        b.op("no_more_bets", Role.DEALER)
+        prompt = b.core.prompt
+        assert prompt.startswith("DRAW")
+    state = b.core.state
+    lost = b.feed(CommandFailed("shoe" if prompt else "shuffler", command, f"{command}: link lost; outcome unknown",
+                                refused=False, prompt=prompt))
+    assert b.core.state == state and [o.level for o in lost if hasattr(o, "level")] == ["warning"]
+    b.feed(CommandFailed("shoe" if prompt else "shuffler", command, f"{command}: protocol violation in the reply",
+                         refused=False, prompt=prompt, answered=True))
+    role = "shoe" if prompt else "shuffler"
+    assert b.core.state == "fault" and f"command:{role}" in b.core.faults
+    assert "answered, but whether it carried" in b.core.faults[f"command:{role}"]
+    sent = len(b.sent)
+    b.op("clear_fault", key=f"command:{role}")
+    assert b.core.state == (state if prompt else "cutting")  # the shuffler shuffled the SHUFFLE sent again
+    again = [o.message for o in b.sent[sent:]]
+    assert any(m.wire_name(x) == command and (prompt is None or getattr(x, "text", None) == prompt) for x in again)
+
+
+def test_the_sender_says_which_failures_left_the_link_up() -> None:
+    """``answered`` is the link's UnreadableReply alone: not a refusal, a command not sent, nor one
+    whose link was lost."""
+    from controller.table.senders import _answered
+    from firmware_bridge.errors import CommandInterrupted, CommandTimeout, LinkError, NotConnected, UnreadableReply
+
+    assert _answered(UnreadableReply("x: protocol violation in the reply to DISPLAY"))
+    assert not any(_answered(e) for e in (LinkError("x"), NotConnected("x"), CommandTimeout("x"),
+                                          CommandInterrupted("x")))
