@@ -21,12 +21,12 @@ from firmware_bridge.protocol import (
     EventReceived,
     HeartbeatReply,
     Identity,
-    MessageType,
     NeedData,
     RemoteProtocolError,
     ReplyReceived,
     StaleReply,
 )
+from firmware_bridge.protocol.connection_events import type_name
 from firmware_bridge.transport.serial_sharing import MAX_READ
 
 from .commands import CommandChannel
@@ -161,7 +161,7 @@ class SessionReader:
             except RemoteProtocolError as exc:
                 stats["protocol_errors"] += 1
                 if exc.event_counter is not None and exc.msg_type is not None:
-                    self._sequencer.unreadable(exc.event_counter, MessageType(exc.msg_type).name)
+                    self._sequencer.unreadable(exc.event_counter, type_name(exc.msg_type))
                 waiter = self._commands.waiter
                 if exc.command is not None and waiter is not None and not waiter.done:
                     waiter.set(UnreadableReply(f"{self._name()}: protocol violation in the reply to "

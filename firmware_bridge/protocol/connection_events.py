@@ -103,5 +103,5 @@ DeviceSideEvent = NeedData | Dropped | CommandReceived | AutoReply
 _DEFINED_TYPES = frozenset(MessageType)
 
 
-def _type_name(msg_type: int) -> str:
+def type_name(msg_type: int) -> str:
     return MessageType(msg_type).name if msg_type in _DEFINED_TYPES else f"type {msg_type:#04x}"

@@ -40,7 +40,7 @@ from .connection_events import (
     NEED_DATA,
     _KIND_MASK,
     _U32,
-    _type_name,
+    type_name,
 )
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +224,7 @@ class DeviceConnection:
         cache = (msg_type, payload)
         if msg_type & _KIND_MASK:
             return self._nak(seq, None, NakCode.UNKNOWN_COMMAND,
-                             f"{_type_name(msg_type)} is not a command", cache)
+                             f"{type_name(msg_type)} is not a command", cache)
         if not self._synced and msg_type != MessageType.SYNC:
             # D6: every command but SYNC, well formed or not, and never remembered (D7); a payload
             # this device would refuse was NAKed BAD_PAYLOAD and cached (a device review)

@@ -37,7 +37,7 @@ from .connection_events import (
     _EVENT_BITS,
     _KIND_MASK,
     _REPLY_BITS,
-    _type_name,
+    type_name,
 )
 
 class HostConnection:
@@ -154,7 +154,7 @@ class HostConnection:
                 return self._on_event(item)
             if kind == _REPLY_BITS:
                 return self._on_reply(item)
-            raise UnexpectedMessageError(f"device sent {_type_name(item.msg_type)}, a host command",
+            raise UnexpectedMessageError(f"device sent {type_name(item.msg_type)}, a host command",
                                          seq=item.seq, msg_type=item.msg_type)
         if type(item) is Dropped:
             return item
@@ -166,7 +166,7 @@ class HostConnection:
         msg_type = exc.msg_type if exc.msg_type is not None else 0
         kind = msg_type & _KIND_MASK
         if kind == 0 and msg_type in _DEFINED_TYPES:
-            return UnexpectedMessageError(f"device sent {_type_name(msg_type)}, a host command",
+            return UnexpectedMessageError(f"device sent {type_name(msg_type)}, a host command",
                                           seq=exc.seq, msg_type=msg_type)
         pending = self._pending
         if kind == _REPLY_BITS and pending is not None and exc.seq == pending.seq:

@@ -142,6 +142,8 @@ MESSAGE_CLASSES: tuple[type[Message], ...] = (
     Jam, Fault,
 )
 _BY_TYPE: dict[int, type[Message]] = {cls.TYPE: cls for cls in MESSAGE_CLASSES}
+#: Types from here up are events, defined or not, each payload led by its u32 counter (docs/protocol.md 4).
+EVENT_TYPES_FROM = 0x80
 _DECODERS: dict[int, Callable[[bytes], Message]] = {
     cls.TYPE: cls.decode_payload for cls in MESSAGE_CLASSES}
 
@@ -184,8 +186,14 @@ def decode_message(frame: Frame) -> Message:
     """
     decoder = _DECODERS.get(frame.msg_type)
     if decoder is None:
-        raise UnknownMessageTypeError(f"unknown message type {frame.msg_type:#04x}",
-                                      seq=frame.seq, msg_type=frame.msg_type)
+        exc = UnknownMessageTypeError(f"unknown message type {frame.msg_type:#04x}", seq=frame.seq,
+                                      msg_type=frame.msg_type)
+        if frame.msg_type >= EVENT_TYPES_FROM and len(frame.payload) >= 4:
+            # An event type this version does not define (a newer firmware's): its counter is
+            # read all the same, so that it is said to have come unreadable, not never to have
+            # come (a firmware review).
+            exc.event_counter = int.from_bytes(frame.payload[:4], "little")
+        raise exc
     try:
         return decoder(frame.payload)
     except MalformedPayloadError as exc:
