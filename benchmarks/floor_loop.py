@@ -13,17 +13,23 @@ from __future__ import annotations
 import random
 import sys
 import time
+from collections.abc import Callable
 
 
-def floor_loop(shoes: int, seed: int, decks: int = 8) -> tuple[int, int, int]:
-    """Deal ``shoes`` shoes; return the Banker, Player and Tie counts."""
+def floor_loop(shoes: int, seed: int, decks: int = 8,
+               shuffle: Callable[[random.Random, list], None] | None = None) -> tuple[int, int, int]:
+    """Deal ``shoes`` shoes; return the Banker, Player and Tie counts. ``shuffle(rng, cards)``: in
+    place of ``rng.shuffle(cards)``, one making the same draws and swaps (the same counts)."""
     rng = random.Random(seed)
     deck = [1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0] * 4
     base = deck * decks
     banker = player = tie = 0
     for _ in range(shoes):
         cards = base[:]
-        rng.shuffle(cards)
+        if shuffle is None:
+            rng.shuffle(cards)
+        else:
+            shuffle(rng, cards)
         cut = rng.randint(10, len(cards) - 10)
         cards = cards[cut:] + cards[:cut]
         cover = len(cards) - rng.randint(14, 16)
