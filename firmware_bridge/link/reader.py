@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from firmware_bridge.errors import TransportError, UnreadableReply
+from firmware_bridge.errors import LinkErrorKind, TransportError, UnreadableReply
 from firmware_bridge.protocol import (
     Dropped,
     DropReason,
@@ -162,6 +162,10 @@ class SessionReader:
                 stats["protocol_errors"] += 1
                 if exc.event_counter is not None and exc.msg_type is not None:
                     self._sequencer.unreadable(exc.event_counter, type_name(exc.msg_type))
+                    if exc.event_counter == 0:  # never asked for again: the table would wait for it unsaid
+                        self._reporter.error(LinkErrorKind.EVENTS_STALLED, (
+                            f"event 0 ({type_name(exc.msg_type)}) came: event counters start at 1 (docs/protocol.md "
+                            "E1), so it cannot be taken: a device fault (its firmware numbers events from 0)"))
                 waiter = self._commands.waiter
                 if exc.command is not None and waiter is not None and not waiter.done:
                     waiter.set(UnreadableReply(f"{self._name()}: protocol violation in the reply to "

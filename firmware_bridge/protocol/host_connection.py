@@ -177,8 +177,10 @@ class HostConnection:
     def _on_event(self, item: Decoded) -> HostEvent:
         event = item.message
         if event.counter == 0:  # type: ignore[attr-defined]
-            raise UnexpectedMessageError(f"{event.TYPE.name} with event counter 0 (counters start "  # type: ignore[attr-defined]
+            exc = UnexpectedMessageError(f"{event.TYPE.name} with event counter 0 (counters start "  # type: ignore[attr-defined]
                                          "at 1)", seq=item.seq, msg_type=item.msg_type)
+            exc.event_counter = 0
+            raise exc
         return EventReceived(event, bool(item.flags & FLAG_RETRANSMISSION))  # type: ignore[arg-type]
 
     def _on_reply(self, item: Decoded) -> HostEvent:

@@ -182,3 +182,20 @@ def test_giving_up_a_stall_gives_up_only_the_gap_that_stalled(rig_factory: Calla
     busy[0] = False
     wait_for(lambda: len(rig.sink) == 3, "event 2 resent, and 3")
     assert [e.counter for e in rig.sink.events] == [1, 2, 3]
+
+
+def test_an_event_numbered_0_holds_the_table_and_says_why(tmp_path: Path, rig_factory: Callable[..., Rig]) -> None:
+    """A firmware review: a device numbering its events from 0 (E1 starts them at 1) had its
+    SHOE_LOADED 0 dropped with a warning in the log; it is never asked for again, and the table
+    waited for it for ever, nothing said. The link reports it as events that cannot be taken, which
+    holds the table in a fault naming the device's defect."""
+    from firmware_bridge.protocol import encode_message
+
+    device = FakeDevice(tmp_path)
+    rig, inbox = table_link(rig_factory, device)
+    with device.lock:
+        device._write(encode_message(replace(card(0), counter=0), 0))
+    wait_for(lambda: any(s.stalled for s in statuses(inbox)), "the event numbered 0 reported")
+    reason = [s for s in statuses(inbox) if s.stalled][0].reason
+    assert reason.startswith("event 0 (CARD_READ) came: event counters start at 1 (docs/protocol.md E1)"), reason
+    assert not [i for i in inbox if isinstance(i, DeviceItem)]
