@@ -359,7 +359,8 @@ def test_a_held_card_said_disclosed_after_a_new_dealers_burn_still_follows_c(doo
 
 @pytest.mark.reg("627a.13(e)")
 def test_a_card_on_its_way_when_the_round_is_voided_is_on_record_with_the_ended_shoe() -> None:
-    """627a.13(e): "the round of play shall be void and ... all cards shall be reshuffled". A review
+    """627a.13(e): "that round shall be void and all wagers shall be returned. A new round shall
+    commence after the entire set of cards are reshuffled" (the floorperson's void). A review
     of races: a card drawn for the Player, its read still on the line when the floorperson voided
     the round, came after the void, and the warning said "not dealt" (read as never drawn). The
     void's round_result has the cards read before it; the late card is a discard of the ended shoe,

@@ -76,7 +76,8 @@ def test_squeeze_goes_to_the_highest_wager_ties_to_the_player_closest_counterclo
 @pytest.mark.reg("629a.8(c)(2)", "629a.8(d)")
 def test_a_squeeze_command_for_a_hand_no_longer_squeezed_is_refused() -> None:
     """629a.8(c)(2): the Banker's Hand goes "to the player with the highest wager on the Banker's
-    Hand"; 629a.8(d): the right is given up by "the player" who "delays the game". A review of
+    Hand"; 629a.8(d): "The dealer or floorperson assigned to the table may require any player to
+    relinquish the right to turn over the cards". A review of
     races: a dealer and a floorperson both sent `reveal` for the Player's Hand; the second turned
     the Banker's Hand over before seat 1 was handed it, and a `relinquish` meant for the Player's
     squeezer took the Banker's from its holder. Named (``hand``, and for a relinquishment the

@@ -32,9 +32,10 @@ def _events(bench: Bench, since: int) -> list[dict]:
 
 @pytest.mark.reg("629a.8(c)(2)", "629a.8(d)")
 def test_the_second_consoles_reveal_for_a_hand_already_turned_over_is_refused(capsys) -> None:
-    """629a.8(c)(2): after the Player's Hand, "the dealer shall deal the two cards of the Banker's
-    Hand, face down, to the player with the highest wager on the Banker's Hand"; 629a.8(d): the
-    player who delays the game gives the right up. The dealer's and the floorperson's consoles both
+    """629a.8(c)(2): "The dealer shall then hand the two cards of the Banker's Hand, face down, to the
+    player with the highest wager on the Banker's Hand"; 629a.8(d): "The dealer or floorperson
+    assigned to the table may require any player to relinquish the right to turn over the cards".
+    The dealer's and the floorperson's consoles both
     showed the Player's Hand squeezed by seat 2; each typed `reveal`. The dealer's came first; the
     floorperson's, sent for the Player's Hand it showed, is refused and the Banker's Hand stays with
     seat 1; once its console has shown the Banker's squeeze, its commands act on that."""
