@@ -28,7 +28,7 @@ from .commands import CommandChannel
 from .delivery import EventDeliverer
 from .identity_check import identity_problem
 from .quality import LineQuality, unanswered_sync
-from .reporting import StateReporter, ranges_text
+from .reporting import StateReporter
 from .sequencer import EventSequencer
 from .session import MAX_IDLE_WAIT, Session
 from .state import LinkErrorKind, LinkState
