@@ -283,6 +283,8 @@ def event_text(ev: dict[str, Any]) -> str | None:
     if t == kinds.SHOE_START:
         return f"new shoe {ev.get('shoe')}"
     if t == kinds.SQUEEZE:  # what `reveal` and `relinquish` act on (the console sends them for it)
+        if ev.get("seat") is None:
+            return safe(f"squeeze: the {ev.get('hand')} hand, held by no player: the dealer turns it over")
         return safe(f"squeeze: the {ev.get('hand')} hand to seat {ev.get('seat')}")
     if t == kinds.RELINQUISHED:
         to = f"seat {ev['to']}" if ev.get("to") is not None else "the dealer"

@@ -47,7 +47,7 @@ from controller.cli.cmd_ctl import (EXIT_OF_CODE, EventLines, ok_line, parse_arg
 from controller.cli.common import fitted, terminal_columns, write_line
 from controller.control.client import ControlClient, TableBusy
 from controller.errors import UsageError
-from controller.journal import kinds
+from controller.cli.shown_squeeze import ShownSqueeze
 from controller.table.commands import COMMANDS, Arg, help_text
 from shoectl_config.text import quoted, safe
 
@@ -117,35 +117,6 @@ class CommandCompleter(Completer):
     @staticmethod
     def _meta(name: str) -> str:
         return COMMANDS[name].help if name in COMMANDS else CONSOLE_COMMANDS[name]
-
-
-class ShownSqueeze:
-    """The squeeze the console last showed (the hand, and the seat holding it), from the table's
-    events: ``reveal`` or ``relinquish`` typed without ``hand=`` (and ``seat=``) is sent for it, so
-    that one meant for a hand the table has moved past (another console's command came first) is
-    refused, not carried out on the next hand (a review of races)."""
-
-    def __init__(self) -> None:
-        self.hand: str | None = None
-        self.seat: int | None = None
-
-    def see(self, ev: dict) -> None:
-        kind = ev.get("type")
-        if kind == kinds.SQUEEZE:
-            self.hand, self.seat = ev.get("hand"), ev.get("seat")
-        elif kind == kinds.RELINQUISHED and ev.get("hand") == self.hand:
-            self.seat = ev.get("to")
-        elif kind in (kinds.REVEALED, kinds.ROUND_RESULT, kinds.SHOE_START, kinds.FAULT):
-            self.hand = self.seat = None
-
-    def filled(self, command: str, args: dict) -> dict:
-        """``args`` with the shown hand (and holder, for a relinquishment) where not typed."""
-        if command not in ("reveal", "relinquish") or self.hand is None or "hand" in args:
-            return args
-        shown = {"hand": self.hand}
-        if command == "relinquish" and self.seat is not None and "seat" not in args:
-            shown["seat"] = self.seat
-        return {**args, **shown}
 
 
 class Console:
@@ -269,6 +240,7 @@ class Console:
             try:
                 for msg in self.client.events(since_start=replay):
                     if "status" in msg:  # a stream's first line, with the table process's "run"
+                        self.squeeze.see_status(msg["status"])
                         if run is not None and msg.get("run") != run and not replay:
                             # The table started again: what its start decided first (a round voided,
                             # its wagers returned), lost while this console looked for it (a

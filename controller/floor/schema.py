@@ -133,10 +133,15 @@ def migrate(conn: Any, target: int = SCHEMA_VERSION) -> int:
                 conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
         except Exception as exc:
             if getattr(exc, "sqlstate", None) == _NO_PRIVILEGE:
-                what = "create" if before == 0 else f"upgrade (from schema version {before})"
-                raise StoreError(f"this database user may not {what} the floor store ({server_message(exc)}): let the "
-                                 "database's owner run it once, or grant this user the right to create in the "
-                                 "schema") from None
+                if before == 0:
+                    raise StoreError(f"this database user may not create the floor store ({server_message(exc)}): "
+                                     "let the database's owner run it once, or grant this user the right to create "
+                                     "in the schema") from None
+                # Its steps index and alter the tables: only their owner may (a review: the advice
+                # to grant CREATE did not help a user that had it).
+                raise StoreError(f"this database user may not upgrade the floor store from schema version {before} "
+                                 f"({server_message(exc)}): only the owner of its tables may: run `shoectl floor "
+                                 "backfill` or `floor collect` once as that user") from None
             raise
     return before
 

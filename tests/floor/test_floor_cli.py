@@ -262,6 +262,34 @@ def test_a_database_that_refuses_to_be_written_is_one_line_exit_2(
     assert code == 0, err
 
 
+def test_a_store_of_an_older_version_is_upgraded_by_its_owner_only_and_said_so(
+        capsys, monkeypatch, tmp_path: Path, postgres_cluster: PostgresCluster, floor_db: str,
+        journal: TableJournal) -> None:
+    """An upgrade indexes and alters the tables: only their owner may. A review: a user that may
+    write the tables and create in the schema was told to get the right to create, which it had.
+    It is told that only the owner may, and the owner's run upgrades it."""
+    from controller.floor.schema import migrate
+    from controller.floor.store import connect
+
+    conn = connect(floor_db)
+    migrate(conn, target=2)
+    conn.close()
+    dbname = floor_db.rsplit("/", 1)[1]
+    postgres_cluster.add_role("collector", "collector-password", dbname)  # may create in the schema
+    postgres_cluster.sql('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "collector"', dbname)
+    postgres_cluster.sql('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "collector"', dbname)
+    monkeypatch.setenv("PGPASSFILE", str(postgres_cluster.password_file(tmp_path / "pgpass", dbname, "collector",
+                                                                         "collector-password")))
+    code, out, err = run(capsys, "floor", "backfill", "--db", postgres_cluster.url(dbname, user="collector"),
+                         str(journal.export_file))
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "may not upgrade the floor store from schema version 2 (must be owner of table" in err
+    assert "only the owner of its tables may: run `shoectl floor backfill` or `floor collect` once as that user" in err
+    assert count(floor_db, "SELECT max(version) FROM schema_version") == 2
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0  # the owner
+    assert count(floor_db, "SELECT max(version) FROM schema_version") == 3
+
+
 def test_reading_a_database_without_a_store_says_so(capsys, floor_db: str) -> None:
     code, out, err = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 2 and "holds no floor store yet" in err and out == ""

@@ -79,3 +79,39 @@ def test_the_squeeze_and_its_relinquishment_are_lines_of_the_events() -> None:
     b.op("relinquish", Role.DEALER)
     lines = [event_text(ev) for ev in _events(b, 0) if ev["type"] in ("squeeze", "relinquished")]
     assert lines == ["squeeze: the player hand to seat 2", "squeeze: seat 2 gave up the player hand, now seat 3's"]
+
+
+@pytest.mark.reg("629a.8(c)(2)")
+def test_a_console_that_joins_or_sees_a_fault_mid_squeeze_still_names_the_hand() -> None:
+    """629a.8(c)(2): "The dealer shall then hand the two cards of the Banker's Hand, face down, to the
+    player with the highest wager on the Banker's Hand". A review of this change: a console that
+    joined during the Player's squeeze (its stream begins with the status, not the squeeze event),
+    or that saw a fault during it (the table resumes the squeeze without a new squeeze event), sent
+    `reveal` without its hand, and turned the Banker's Hand over. It learns the squeeze from the
+    status's prompt, and a fault does not make it forget."""
+    b = Bench("midibaccarat")
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(2, "player", 200), (3, "player", 100), (1, "banker", 70)])
+    dealer = Console(_Seat(b, Role.DEALER), "fp1", "2580", terminal=False)  # type: ignore[arg-type]
+    joined = Console(_Seat(b, Role.FLOORPERSON), "fp2", "2580", terminal=False)  # type: ignore[arg-type]
+    joined.squeeze.see_status(b.core.snapshot())  # the first line of its stream: SQUEEZE PLAYER SEAT 2
+    assert (joined.squeeze.hand, joined.squeeze.seat) == ("player", 2)
+    seen = len(b.records)
+    b.link("shoe", False)  # the shoe's link drops and comes back: a fault during the squeeze
+    b.link("shoe", True)
+    for ev in _events(b, seen):
+        joined.squeeze.see(ev)
+    assert b.core.state == "squeeze" and (joined.squeeze.hand, joined.squeeze.seat) == ("player", 2)
+    for ev in _events(b, 0):
+        dealer.squeeze.see(ev)
+    dealer.command("reveal", [])
+    joined.command("reveal", [])  # a moment late: refused, the Banker's Hand stays with seat 1
+    assert [r["hand"] for r in b.of("revealed")] == ["player"]
+    assert b.of("refused")[-1]["reason"] == "the player hand is not being squeezed: the banker hand is, held by seat 1"
+
+
+def test_a_squeeze_no_player_holds_is_said_as_the_dealers() -> None:
+    from controller.cli.cmd_ctl import event_text
+
+    assert event_text({"type": "squeeze", "hand": "player", "seat": None}) == (
+        "squeeze: the player hand, held by no player: the dealer turns it over")
