@@ -237,8 +237,8 @@ def card_after_the_shoe_ended(t: TableCore, ev: m.CardRead) -> None:
     # up (a review of races read "not dealt" as "never drawn"); the record's words stay (audit
     # decisions compares records whole).
     card = f"card {c or '(unread)'}"
-    t.notice("warning", f"{card} read after shoe {ended} ended (on its way when the round was voided or the shoe "
-             "given up?): to the discard rack with its cards, in no hand" if ended else
+    t.notice("warning", f"{card} read after shoe {ended} ended (on its way when it ended, at a void or the cover "
+             "card, or drawn after it): to the discard rack with its cards, in no hand" if ended else
              f"{card} drawn from a shoe that holds no stack: to the discard rack, in no hand")
 
 

@@ -381,8 +381,8 @@ def test_a_card_on_its_way_when_the_round_is_voided_is_on_record_with_the_ended_
     assert late.shoe == shoe and "which has ended: collected with its cards" in late.payload["reason"]
     assert late.payload["position"] == b.drawn
     said = b.notices[-1].text
-    assert said.startswith(f"card {late.payload['card']} read after shoe {shoe} ended (on its way when the round was "
-                           "voided") and said.endswith("to the discard rack with its cards, in no hand")
+    assert said.startswith(f"card {late.payload['card']} read after shoe {shoe} ended (on its way when it ended, at "
+                           "a void") and said.endswith("to the discard rack with its cards, in no hand")
 
 
 @pytest.mark.reg("627a.13(c)(1)", "681a.7(d)")
