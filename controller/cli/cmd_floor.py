@@ -24,7 +24,7 @@ from datetime import datetime, timezone, tzinfo
 from datetime import time as dt_time
 from typing import Any
 
-from controller.cli.cmd_replay import write_replay
+from controller.cli.cmd_replay import add_round_details, write_replay
 from controller.cli.common import positive_int, print_json
 from controller.cli import floor_alarms
 from controller.cli.journal_input import copy_text, nothing_found, spooled_text
@@ -130,6 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--table", required=True, metavar="ID", help="the table")
     r.add_argument("--shoe", metavar="ID", help="only this shoe")
     r.add_argument("--round", type=positive_int, metavar="N", help="only round N (of each shoe, or of --shoe)")
+    add_round_details(r)  # a money review found no --wagers here
     r.add_argument("--json", action="store_true", help="one JSON object per line")
     r.set_defaults(func=reading_errors(run_rounds))
 

@@ -32,12 +32,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_journal_input(p)
     p.add_argument("--shoe", metavar="ID", help="only this shoe")
     p.add_argument("--round", type=positive_int, metavar="N", help="only round N (of each shoe, or of --shoe)")
+    add_round_details(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.set_defaults(func=run)
+
+
+def add_round_details(p: argparse.ArgumentParser) -> None:
+    """``--edges`` and ``--wagers``: what a replay (of a journal, or of the floor's store) adds below
+    or beside each round."""
     p.add_argument("--edges", action="store_true",
                    help="the edge monitor's figures beside each round: each wager's player edge on the cards left")
     p.add_argument("--wagers", action="store_true",
                    help="below each round, each wager's settlement: seat, wager, result, paid (and the commission taken from it), net")
-    p.add_argument("--json", action="store_true", help="one JSON object per line")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

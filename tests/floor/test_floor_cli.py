@@ -27,9 +27,10 @@ def journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
 
 def test_floor_rounds_equals_the_tables_own_journal_replay(capsys, floor_db: str, journal: TableJournal) -> None:
     assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0
-    for extra in (["--json"], [], ["--json", "--round", "3"]):
+    # --wagers and --edges too (a money review: the floor had no --wagers)
+    for extra in (["--json"], [], ["--json", "--round", "3"], ["--wagers"], ["--edges", "--round", "2"]):
         code, replayed, _ = run(capsys, "journal", "replay", str(journal.path), *extra)
-        assert code == 0 and replayed
+        assert code == 0 and replayed and ("paid" in replayed) == (extra == ["--wagers"])
         assert run(capsys, "floor", "rounds", "--db", floor_db, "--table", "T1", *extra) == (0, replayed, "")
     shoe = json.loads(run(capsys, "journal", "replay", str(journal.path), "--json")[1].splitlines()[-1])["shoe"]
     code, replayed, _ = run(capsys, "journal", "replay", str(journal.path), "--json", "--shoe", shoe)
