@@ -131,3 +131,19 @@ def test_status_names_the_operator_the_table_holds_as_the_dealer() -> None:
     assert "dealer d1" in status_text({"table": "T1", "state": "betting", "dealer_operator": "d1"}).splitlines()
     assert "dealer Bob (operator d1)" in status_text({"table": "T1", "state": "betting", "dealer": "Bob",
                                                       "dealer_operator": "d1"}).splitlines()
+
+
+def test_a_21_baccarat_rounds_line_shows_the_card_drawn_for_the_bonus_alone() -> None:
+    """681a.7(f)(2): a card drawn "for purposes of the Bonus Wager". A review of the dealer's
+    console: it printed "pay 10.00" for a Banker Bonus Wager beside "B 5C 6D", the 5H that made the
+    pair not shown anywhere but `journal replay`. A hand whose Bonus cards are its own and won
+    nothing says nothing more."""
+    from controller.cli.cmd_ctl import event_text
+    from controller.rules.cards import parse_cards
+    from controller.rules.engine import deal
+    from controller.rules.submission import load_preset
+
+    sub = load_preset("21-baccarat")
+    result = deal(parse_cards("AS,5C,JH,6D,5H"), sub.game, sub.twentyone, bonus_in_play=True).to_json()
+    line = event_text({"type": "round_result", "shoe": "T1-S0001", "round": 4, "kind": "normal", **result})
+    assert line == "T1-S0001 round 4 [normal]: P AS JH (21)  B 5C 6D (11) bonus 5C 6D 5H: pair -> player"
