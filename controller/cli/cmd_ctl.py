@@ -56,8 +56,14 @@ def refusal_line(command: str, reply: dict) -> str:
 
 
 def ok_line(command: str, reply: dict) -> str:
-    """An accepted command's reply as one line: ``open: ok``, and what it did outside the table."""
-    return f"{command}: ok" + (f": {safe(reply['said'])}" if reply.get("said") else "")
+    """An accepted command's reply as one line: ``open: ok``, and what it did outside the table; a
+    wager placed or taken back as the table took it, in major units (``wager: ok: seat 2 banker
+    0.25``: a dealer's review typed amount=25 for 25.00 and read only "ok")."""
+    moved = [f"{wager_text(r)}{' returned' if r['type'] == kinds.WAGER_RETURNED else ''}"
+             for r in reply.get("records") or () if isinstance(r, dict)
+             and r.get("type") in (kinds.WAGER, kinds.WAGER_RETURNED) and isinstance(r.get("amount"), int)]
+    said = [reply["said"]] if reply.get("said") else []
+    return f"{command}: ok" + (f": {safe('; '.join(moved + said))}" if moved or said else "")
 
 
 class _FittedEpilog(argparse.RawDescriptionHelpFormatter):

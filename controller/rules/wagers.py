@@ -306,8 +306,10 @@ def add_house_money(
         raise WagerError(f"seat {settlement.seat}: {share} of a payout of {money_text(settlement.win)} is less "
                          "than the smallest unit; it is handed to the player")
     if isinstance(amount, bool) or not isinstance(amount, int) or amount != due:
+        # The amount to give said as it is typed too (minor units): a dealer typed "30.00" as told,
+        # and was refused again (a review of the dealer's console).
         raise WagerError(f"seat {settlement.seat}: {share} of the House Money payout is placed on the wager "
-                         f"(629a.8(c)(3)(i)(A)-(B)): {money_text(due)}, not {_amount_words(amount)}")
+                         f"(629a.8(c)(3)(i)(A)-(B)): {money_text(due)} (amount={due}), not {_amount_words(amount)}")
     out, done = [], False
     for w in wagers:
         if not done and w.seat == settlement.seat and w.kind is side:

@@ -56,7 +56,10 @@ class CardsAside:
         face-up flag. Returns how many unread cards still wait after it; ``Refused`` if none did."""
         unread = [i for i, d in enumerate(self.deferred) if d.card is None]
         if not unread:
-            raise Refused("no misread card is waiting")
+            # What to do instead said: a card entered stands (a dealer's review typed a second,
+            # right one, and read only that none waited).
+            raise Refused("no misread card is waiting: a card entered stands; a round still being dealt on a wrong "
+                          "one may be voided (void_round)")
         self.deferred[unread[0]] = self.deferred[unread[0]]._replace(card=card)
         return len(unread) - 1
 

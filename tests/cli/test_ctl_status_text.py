@@ -147,3 +147,20 @@ def test_a_21_baccarat_rounds_line_shows_the_card_drawn_for_the_bonus_alone() ->
     result = deal(parse_cards("AS,5C,JH,6D,5H"), sub.game, sub.twentyone, bonus_in_play=True).to_json()
     line = event_text({"type": "round_result", "shoe": "T1-S0001", "round": 4, "kind": "normal", **result})
     assert line == "T1-S0001 round 4 [normal]: P AS JH (21)  B 5C 6D (11) bonus 5C 6D 5H: pair -> player"
+
+
+def test_an_accepted_wager_is_said_as_the_table_took_it() -> None:
+    """A review of the dealer's console: `wager ... amount=25` (meant as 25.00) was answered
+    "wager: ok", and only `status` showed 0.25. The reply says the wager in major units, and a
+    wager taken back as returned; other commands' replies are as before."""
+    from controller.cli.cmd_ctl import ok_line
+
+    placed = {"ok": True, "records": [{"type": "operator", "command": "wager"},
+                                      {"type": "wager", "seat": 2, "kind": "banker", "amount": 25}]}
+    assert ok_line("wager", placed) == "wager: ok: seat 2 banker 0.25"
+    back = {"ok": True, "records": [{"type": "wager_returned", "seat": 2, "kind": "banker", "amount": 2500,
+                                     "result": "push", "win": 0, "commission": 0, "net": 0}]}
+    assert ok_line("take_back", back) == "take_back: ok: seat 2 banker 25.00 returned"
+    assert ok_line("open", {"ok": True, "records": [{"type": "operator"}]}) == "open: ok"
+    assert ok_line("unlock_operator", {"ok": True, "records": [], "said": "d1 may log in again"}) == (
+        "unlock_operator: ok: d1 may log in again")

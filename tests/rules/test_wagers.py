@@ -234,13 +234,13 @@ def test_house_money_payout_added_to_the_original_wager_all_or_the_portion() -> 
     grown = add_house_money(wagers, hm, K.PLAYER, 30, MIDI)
     assert grown[0] == Wager(2, K.PLAYER, 40)
     for amount in (1, 29, 31):
-        with pytest.raises(WagerError, match=f"all of the House Money payout is placed on the wager .*: 0\\.30, not {amount / 100:.2f}"):
+        with pytest.raises(WagerError, match=f"all of the House Money payout is placed on the wager .*: 0\\.30 \\(amount=30\\), not {amount / 100:.2f}"):
             add_house_money(wagers, hm, K.PLAYER, amount, MIDI)
     half = dataclasses.replace(MIDI, house_money=dataclasses.replace(MIDI.house_money, portion=Decimal("0.5")))
     assert house_money_to_add(hm, half) == 15
     assert add_house_money(wagers, hm, K.PLAYER, 15, half)[0] == Wager(2, K.PLAYER, 25)
     for amount in (14, 16, 30):
-        with pytest.raises(WagerError, match=f"the Rules Submission's portion .*: 0\\.15, not {amount / 100:.2f}"):
+        with pytest.raises(WagerError, match=f"the Rules Submission's portion .*: 0\\.15 \\(amount=15\\), not {amount / 100:.2f}"):
             add_house_money(wagers, hm, K.PLAYER, amount, half)
     with pytest.raises(WagerError, match="no original banker wager"):
         add_house_money(wagers, hm, K.BANKER, 30, MIDI)

@@ -163,7 +163,7 @@ def test_a_seat_with_two_house_money_wagers_adds_their_whole_payout_once() -> No
     b.op("reveal", Role.DEALER)
     assert [(x["amount"], x["win"]) for x in b.of("settlement") if x["kind"] == "house_money"] == [(100, 300), (50, 150)]
     b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=300)
-    assert b.of("refused")[-1]["reason"].endswith("4.50, not 3.00") and not b.of("house_money_added")
+    assert b.of("refused")[-1]["reason"].endswith("4.50 (amount=450), not 3.00") and not b.of("house_money_added")
     b.op("house_money_add", Role.DEALER, seat=2, side="player", amount=450)
     assert b.of("house_money_added") == [{"seat": 2, "side": "player", "amount": 450}]
     b.op("continue", Role.DEALER)
