@@ -97,9 +97,6 @@ class Arg:
         raise AssertionError(f"argument kind {kind!r} has no parser")  # a table error, not input
 
 
-NOT_NOW = "{command} is not allowed while the table is {state}"
-
-
 @dataclass(frozen=True)
 class Command:
     name: str
@@ -108,7 +105,7 @@ class Command:
     handler: Callable[..., None]
     help: str
     args: tuple[Arg, ...] = ()
-    not_now: str = NOT_NOW  # refused for the state (the default is followed by what the table takes now)
+    not_now: str = "{command} is not allowed while the table is {state}"  # refused for the state
     # What an operator gives, where it is not what the core takes: set_submission names a preset
     # or a file, which the control server resolves into the contents the core journals.
     given: tuple[Arg, ...] | None = None
@@ -321,20 +318,11 @@ def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str]
         held = "" if state != "fault" or held_in not in act.ROUND_STATES[1:] else (
             f"; its shoe is given up already, once the faults are cleared ({shoe_given_up})" if shoe_given_up else
             "; restart_shoe gives up the shoe a fault holds once the faults are cleared")
-        instead = _taken_now(state, op.role) if command.not_now == NOT_NOW else ""
         raise Refused(command.not_now.format(command=command.name, state=words, nothing_to_clear=cleared,
-                                             held_round=held) + instead)
+                                             held_round=held))
     if not isinstance(op.args, Mapping):
         raise Refused(f"{command.name} takes {_takes(command)}")
     return command, command.check_args(op.args, submission)
-
-
-def _taken_now(state: str, role: Role) -> str:
-    """What ``role`` may give in ``state`` instead (the commands of every state left out), for a
-    refusal that would otherwise say only what the table is not doing: "load is not allowed while
-    the table is cutting" left a dealer guessing the next step (a review of the dealer's console)."""
-    names = [c.name for c in COMMANDS.values() if c.states is not None and state in c.states and role >= c.min_role]
-    return f"; it takes now: {', '.join(names)}" if names else ""
 
 
 def help_text(name: str | None = None) -> str:

@@ -10,7 +10,6 @@ from bench import Bench
 from controller.roles import Role
 from controller.table.io import OperatorInput
 from firmware_bridge.protocol import messages as m
-from controller.table.commands import COMMANDS
 from controller.table.machine import STATES, STATE_WORDS
 
 
@@ -52,7 +51,7 @@ def test_a_refusal_in_a_fault_says_the_table_is_held_by_it() -> None:
     held = "held by a fault (link:shoe clears when the shoe reconnects)"
     assert _refused(b) == f"void_round voids a round being dealt; the table is {held}"  # betting: no round to void
     b.op("close")
-    assert _refused(b) == f"close is not allowed while the table is {held}; it takes now: clear_fault, restart_shoe"
+    assert _refused(b) == f"close is not allowed while the table is {held}"
 
 
 def test_a_refusal_in_a_fault_names_what_ends_each_fault() -> None:
@@ -66,8 +65,7 @@ def test_a_refusal_in_a_fault_names_what_ends_each_fault() -> None:
     b.op("close")
     assert _refused(b) == ("close is not allowed while the table is held by a fault (link:shoe clears when the "
                            "shoe reconnects; misread: a floorperson enters the card (enter_card); jam:shuffler: a "
-                           "floorperson clears it (clear_fault key=jam:shuffler)); it takes now: clear_fault, "
-                           "restart_shoe")
+                           "floorperson clears it (clear_fault key=jam:shuffler))")
 
 
 def test_a_seat_is_taken_once_and_left_once() -> None:
@@ -168,8 +166,7 @@ def test_an_open_door_is_the_devices_to_end_and_clear_fault_says_so_as_the_refus
     b.core.faults["jam:shuffler"] = "jam"
     b.op("close")
     assert _refused(b) == ("close is not allowed while the table is held by a fault (door:shoe clears when the "
-                           "shoe's door is closed; jam:shuffler: a floorperson clears it (clear_fault key=jam:shuffler)); "
-                           "it takes now: clear_fault, restart_shoe")
+                           "shoe's door is closed; jam:shuffler: a floorperson clears it (clear_fault key=jam:shuffler))")
     before = b.core.snapshot()
     b.op("clear_fault", key="door:shoe")
     assert _refused(b) == "door:shoe clears when the shoe's door is closed" and b.core.snapshot() == before
@@ -263,23 +260,3 @@ def test_a_squeeze_or_house_money_command_a_moment_late_is_told_what_the_table_d
         b.op(command, Role.DEALER, **args)
         said = _refused(b)
         assert said.endswith(f"(the table is {state.replace('_', ' ')})") and b.core.snapshot() == before, said
-
-
-def test_a_command_refused_in_this_state_says_what_the_table_takes_now() -> None:
-    """A review of the dealer's console: "load is not allowed while the table is cutting" left the
-    dealer guessing the next step. The refusal names the commands the operator's role may give in
-    this state (those taken in every state left out), and changes nothing."""
-    b = Bench()
-    b.op("open")
-    while b.core.shoe.cut_offeree is not None:
-        b.op("cut_decline", Role.DEALER, seat=b.core.shoe.cut_offeree)
-    assert b.core.state == "cutting"
-    before = b.core.snapshot()
-    b.op("load", Role.DEALER, operator="d1")
-    said = _refused(b)
-    assert said.startswith("load is not allowed while the table is cutting; it takes now: ")
-    now = said.split("; it takes now: ")[1].split(", ")
-    assert {"cut", "cover"} <= set(now) and "load" not in now and "enter_card" not in now
-    assert all(COMMANDS[name].min_role <= Role.DEALER for name in now) and b.core.snapshot() == before
-    b.op("load", Role.FLOORPERSON)
-    assert set(now) < set(_refused(b).split("; it takes now: ")[1].split(", "))  # a floorperson may do more
