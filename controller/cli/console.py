@@ -135,6 +135,7 @@ class Console:
             else (lambda prompt: PromptSession().prompt(prompt, is_password=True)))
         self.event_lines = EventLines(own_operator=operator)
         self.squeeze = ShownSqueeze()
+        self._watching = False  # the events are followed (``run``), not a script's lines alone
         self.last_code = 0
         # A terminal's lines are fitted to its width, asked at each line (it may be resized); a
         # script's are whole, one message a line.
@@ -175,6 +176,7 @@ class Console:
 
     def run(self) -> int:
         self.say(INTRO.replace(", Tab completes", "") if self.dumb else INTRO)
+        self._watching = True
         threading.Thread(target=self._watch, daemon=True, name="shoectl-console-watch").start()
         for line in self._typed_lines() if self.dumb else self._prompted_lines():
             try:
@@ -355,6 +357,10 @@ class Console:
             self.say(str(exc))
             self.last_code = 2
             return
+        if command in ShownSqueeze.COMMANDS and not self._watching:
+            # A script follows no events: the squeeze it acts on is the table's as the command goes
+            # (a review: a piped `reveal` went without its hand).
+            self.squeeze.see_status(self.client.status()["status"])
         reply = self.client.command(self.operator, self.pin, command, self.squeeze.filled(command, args))
         if reply.get("ok"):
             self.say(ok_line(command, reply))

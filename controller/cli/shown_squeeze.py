@@ -23,6 +23,8 @@ class ShownSqueeze:
     that one meant for a hand the table has moved past (another console's command came first) is
     refused, not carried out on the next hand (a review of races)."""
 
+    COMMANDS = ("reveal", "relinquish")
+
     def __init__(self) -> None:
         self.hand: str | None = None
         self.seat: int | None = None
@@ -47,7 +49,7 @@ class ShownSqueeze:
 
     def filled(self, command: str, args: dict) -> dict:
         """``args`` with the shown hand (and holder, for a relinquishment) where not typed."""
-        if command not in ("reveal", "relinquish") or self.hand is None or "hand" in args:
+        if command not in self.COMMANDS or self.hand is None or "hand" in args:
             return args
         shown = {"hand": self.hand}
         if command == "relinquish" and self.seat is not None and "seat" not in args:

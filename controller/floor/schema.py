@@ -125,8 +125,9 @@ def migrate(conn: Any, target: int = SCHEMA_VERSION) -> int:
             # tables opens it (a review: one without CREATE on the schema was refused).
             return before
         try:
-            conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, "
-                         "applied_at timestamptz NOT NULL DEFAULT clock_timestamp())")
+            if before == 0:  # (an upgrade needs no right to create in the schema: its steps are the tables')
+                conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, "
+                             "applied_at timestamptz NOT NULL DEFAULT clock_timestamp())")
             for version in range(before + 1, target + 1):
                 for statement in _STEPS[version]:
                     conn.execute(statement)
@@ -137,11 +138,14 @@ def migrate(conn: Any, target: int = SCHEMA_VERSION) -> int:
                     raise StoreError(f"this database user may not create the floor store ({server_message(exc)}): "
                                      "let the database's owner run it once, or grant this user the right to create "
                                      "in the schema") from None
-                # Its steps index and alter the tables: only their owner may (a review: the advice
-                # to grant CREATE did not help a user that had it).
+                # Its steps index and alter the tables: their owner's (a review: the advice to grant
+                # CREATE did not help a user that had it). What else the server refused is said as it is.
+                said = server_message(exc)
+                advice = ("only the owner of its tables may: run `shoectl floor backfill` or `floor collect` once "
+                          "as that user" if said.startswith("must be owner") else
+                          "grant this user what the server names, or let the database's owner run it once")
                 raise StoreError(f"this database user may not upgrade the floor store from schema version {before} "
-                                 f"({server_message(exc)}): only the owner of its tables may: run `shoectl floor "
-                                 "backfill` or `floor collect` once as that user") from None
+                                 f"({said}): {advice}") from None
             raise
     return before
 

@@ -21,16 +21,18 @@ def round_result_text(shoe: Any, p: dict[str, Any], *, short: bool = False) -> s
     number = f"{p['round']}" if short else f"{p['round']:3d}"
     arrow = " -> " if short else "  -> "
     return (f"{shoe} round {number} [{p['kind']}]: {pl} {' '.join(p['player']['cards'])} ({p['player']['total']})"
-            f"{_bonus_text(p['player'])}  {bk} {' '.join(p['banker']['cards'])} ({p['banker']['total']})"
-            f"{_bonus_text(p['banker'])}{arrow}{p['outcome']}")
+            f"{_bonus_text(p, 'player')}  {bk} {' '.join(p['banker']['cards'])} ({p['banker']['total']})"
+            f"{_bonus_text(p, 'banker')}{arrow}{p['outcome']}")
 
 
-def _bonus_text(hand: dict[str, Any]) -> str:
-    """21 Baccarat: a hand's Bonus cards where a card was drawn for the Bonus Wager alone, or its
-    rank won (681a.7(f)(2)): `` bonus 5C 6D 5H: pair``. A review of the dealer's console: it said
-    "pay 10.00" on a Banker Bonus Wager beside a hand of 5C 6D, the card that made the pair not shown."""
+def _bonus_text(p: dict[str, Any], side: str) -> str:
+    """21 Baccarat, in a round with a Bonus Wager (``bonus_in_play``): a hand's Bonus cards where a
+    card was drawn for the Bonus alone, or its rank won (681a.7(f)(2)): `` bonus 5C 6D 5H: pair``.
+    A review of the dealer's console: it said "pay 10.00" on a Banker Bonus Wager beside a hand of
+    5C 6D, the card that made the pair not shown; without a Bonus Wager nothing is said of them."""
+    hand = p[side]
     cards, rank = hand.get("bonus_cards"), hand.get("bonus_rank")
-    if not cards or (cards == hand.get("cards") and rank in (None, "none")):
+    if not p.get("bonus_in_play") or not cards or (cards == hand.get("cards") and rank in (None, "none")):
         return ""
     return f" bonus {' '.join(cards)}: {rank or 'none'}"
 

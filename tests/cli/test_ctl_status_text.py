@@ -147,6 +147,12 @@ def test_a_21_baccarat_rounds_line_shows_the_card_drawn_for_the_bonus_alone() ->
     result = deal(parse_cards("AS,5C,JH,6D,5H"), sub.game, sub.twentyone, bonus_in_play=True).to_json()
     line = event_text({"type": "round_result", "shoe": "T1-S0001", "round": 4, "kind": "normal", **result})
     assert line == "T1-S0001 round 4 [normal]: P AS JH (21)  B 5C 6D (11) bonus 5C 6D 5H: pair -> player"
+    # a round without a Bonus Wager says nothing of Bonus ranks its hands happen to make (a review:
+    # "bonus 5C 8S 5H: pair" beside rounds where nothing was wagered on it)
+    plain = deal(parse_cards("KS,5C,KH,5D,9S"), sub.game, sub.twentyone, bonus_in_play=False).to_json()
+    assert plain["banker"]["bonus_rank"] != "none" or plain["player"]["bonus_rank"] != "none"
+    line = event_text({"type": "round_result", "shoe": "T1-S0001", "round": 5, "kind": "normal", **plain})
+    assert "bonus" not in line
 
 
 def test_an_accepted_wager_is_said_as_the_table_took_it() -> None:

@@ -291,6 +291,29 @@ def test_a_store_of_an_older_version_is_upgraded_by_its_owner_only_and_said_so(
     assert count(floor_db, "SELECT max(version) FROM schema_version") == 3
 
 
+def test_the_owner_of_the_tables_upgrades_without_the_right_to_create_in_the_schema(
+        capsys, monkeypatch, tmp_path: Path, postgres_cluster: PostgresCluster, floor_db: str,
+        journal: TableJournal) -> None:
+    """A review of the change: an upgrade ran `CREATE TABLE IF NOT EXISTS schema_version` first,
+    and the owner of every table, without CREATE on the schema, was refused and told that only the
+    owner may. An upgrade's steps are the tables' owner's: it upgrades."""
+    from controller.floor.schema import migrate
+    from controller.floor.store import connect
+
+    dbname = floor_db.rsplit("/", 1)[1]
+    postgres_cluster.add_role("keeper", "keeper-password", dbname)
+    monkeypatch.setenv("PGPASSFILE", str(postgres_cluster.password_file(tmp_path / "pgpass", dbname, "keeper",
+                                                                         "keeper-password")))
+    url = postgres_cluster.url(dbname, user="keeper")
+    conn = connect(url)
+    migrate(conn, target=2)  # created by keeper: its tables
+    conn.close()
+    postgres_cluster.sql('REVOKE CREATE ON SCHEMA public FROM "keeper", PUBLIC', dbname)
+    code, out, err = run(capsys, "floor", "backfill", "--db", url, str(journal.export_file))
+    assert code == 0, err
+    assert count(floor_db, "SELECT max(version) FROM schema_version") == 3
+
+
 def test_reading_a_database_without_a_store_says_so(capsys, floor_db: str) -> None:
     code, out, err = run(capsys, "floor", "status", "--db", floor_db)
     assert code == 2 and "holds no floor store yet" in err and out == ""

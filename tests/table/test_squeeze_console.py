@@ -5,6 +5,8 @@ hand (a review of races). The consoles' commands go to a real table core (bench.
 are the core's records, shaped as the control socket's event stream shapes them."""
 from __future__ import annotations
 
+import threading
+
 import pytest
 from bench import Bench
 
@@ -25,6 +27,13 @@ class _Seat:
         return {"ok": False, "code": "refused", "error": refused[0]} if refused else {"ok": True, "records": []}
 
 
+def _following(console: Console) -> Console:
+    """``console`` as an interactive one: it follows the events (fed here by the test), and asks the
+    table nothing before a squeeze command (``Console.run`` sets the same)."""
+    console._watching = True
+    return console
+
+
 def _events(bench: Bench, since: int) -> list[dict]:
     """The records since ``since`` as the event stream gives them (subscribers.py)."""
     return [{"type": r.kind, "shoe": r.shoe, "round": r.round, **(r.shown or r.payload)} for r in bench.records[since:]]
@@ -42,8 +51,8 @@ def test_the_second_consoles_reveal_for_a_hand_already_turned_over_is_refused(ca
     b = Bench("midibaccarat")
     b.open_and_cut(seats=(1, 2, 3, 4))
     b.play_round([(2, "player", 200), (3, "player", 100), (1, "banker", 70)])
-    dealer = Console(_Seat(b, Role.DEALER), "fp1", "2580", terminal=False)  # type: ignore[arg-type]
-    floor = Console(_Seat(b, Role.FLOORPERSON), "fp2", "2580", terminal=False)  # type: ignore[arg-type]
+    dealer = _following(Console(_Seat(b, Role.DEALER), "fp1", "2580", terminal=False))  # type: ignore[arg-type]
+    floor = _following(Console(_Seat(b, Role.FLOORPERSON), "fp2", "2580", terminal=False))  # type: ignore[arg-type]
     for console in (dealer, floor):
         for ev in _events(b, 0):
             console.squeeze.see(ev)
@@ -92,8 +101,8 @@ def test_a_console_that_joins_or_sees_a_fault_mid_squeeze_still_names_the_hand()
     b = Bench("midibaccarat")
     b.open_and_cut(seats=(1, 2, 3, 4))
     b.play_round([(2, "player", 200), (3, "player", 100), (1, "banker", 70)])
-    dealer = Console(_Seat(b, Role.DEALER), "fp1", "2580", terminal=False)  # type: ignore[arg-type]
-    joined = Console(_Seat(b, Role.FLOORPERSON), "fp2", "2580", terminal=False)  # type: ignore[arg-type]
+    dealer = _following(Console(_Seat(b, Role.DEALER), "fp1", "2580", terminal=False))  # type: ignore[arg-type]
+    joined = _following(Console(_Seat(b, Role.FLOORPERSON), "fp2", "2580", terminal=False))  # type: ignore[arg-type]
     joined.squeeze.see_status(b.core.snapshot())  # the first line of its stream: SQUEEZE PLAYER SEAT 2
     assert (joined.squeeze.hand, joined.squeeze.seat) == ("player", 2)
     seen = len(b.records)
@@ -115,3 +124,36 @@ def test_a_squeeze_no_player_holds_is_said_as_the_dealers() -> None:
 
     assert event_text({"type": "squeeze", "hand": "player", "seat": None}) == (
         "squeeze: the player hand, held by no player: the dealer turns it over")
+
+
+class _Watched(_Seat):
+    """A console's client whose event stream begins with the table's status, then ends."""
+
+    def status(self) -> dict:
+        return {"ok": True, "status": self.bench.core.snapshot()}
+
+    def events(self, *, since_start: bool = False):  # noqa: ANN201 - the stream as ControlClient.events
+        yield {"status": self.bench.core.snapshot(), "run": "r1"}
+        # Then nothing more, for ever: the watcher (a daemon thread) waits here, and says nothing
+        # into other tests' output (a stream that ended was said so, again and again).
+        threading.Event().wait()
+
+
+def test_the_console_takes_the_squeeze_from_its_streams_status_and_a_script_from_the_tables() -> None:
+    """The wiring a review found untested: the interactive console's watcher reads the squeeze from
+    its stream's first line (the status), and a script, which follows no events, asks the table's
+    status before a `reveal` or `relinquish` typed without a hand (a piped `reveal` went without)."""
+    import time
+
+    b = Bench("midibaccarat")
+    b.open_and_cut(seats=(1, 2, 3, 4))
+    b.play_round([(2, "player", 200), (3, "player", 100), (1, "banker", 70)])
+    watching = Console(_Watched(b, Role.FLOORPERSON), "fp2", "2580", terminal=False)  # type: ignore[arg-type]
+    threading.Thread(target=watching._watch, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while watching.squeeze.hand is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert (watching.squeeze.hand, watching.squeeze.seat) == ("player", 2)
+    script = Console(_Watched(b, Role.DEALER), "fp1", "2580", terminal=False)  # type: ignore[arg-type]
+    assert script.run_lines(["reveal"]) == 0
+    assert b.of("operator")[-1]["args"] == {"hand": "player"} and b.of("revealed")[-1]["hand"] == "player"
