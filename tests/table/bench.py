@@ -190,6 +190,15 @@ class Bench:
         self.op("sit", Role.DEALER, seat=seat)
         return seat
 
+    def cards_into_a_round(self, cards: int = 2) -> None:
+        """After ``open_and_cut``: the dealer deals by hand from here (``auto_deal`` off), 100 on the
+        Player at seat 1, no more bets, and ``cards`` cards of the round drawn."""
+        self.auto_deal = False
+        self.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
+        self.op("no_more_bets", Role.DEALER)
+        for _ in range(cards):
+            self.draw()
+
     def play_round(self, wagers: list[tuple[int, str, int]] = ()) -> list[TableRecord]:
         start = len(self.records)
         for seat, kind, amount in wagers:

@@ -367,11 +367,7 @@ def test_a_card_on_its_way_when_the_round_is_voided_is_on_record_with_the_ended_
     collected with its cards, and the people are told it may have been on its way."""
     b = Bench(seed=3)
     b.open_and_cut()
-    b.auto_deal = False
-    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
-    b.op("no_more_bets", Role.DEALER)
-    b.draw()
-    b.draw()
+    b.cards_into_a_round(2)
     shoe = b.core.shoe.id
     b.op("void_round", Role.FLOORPERSON, reason="a race")
     void = b.of("round_result")[-1]

@@ -23,11 +23,7 @@ from firmware_bridge.protocol import messages as m
 def test_door_open_mid_round_holds_everything_and_resumes_exactly() -> None:
     b = Bench()
     b.open_and_cut()
-    b.auto_deal = False
-    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)
-    b.op("no_more_bets", Role.DEALER)
-    b.draw()
-    b.draw()
+    b.cards_into_a_round(2)
     b.event("shoe", m.Door(True))
     assert b.core.state == "fault"
     b.draw()  # a card taken while the door was open is not lost
