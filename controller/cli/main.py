@@ -308,7 +308,5 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(getattr(exc, "exit_status", EXIT_USAGE)) if _command_of(argv) in SERVICES else EXIT_USAGE
 
 
-
-
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

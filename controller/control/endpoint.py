@@ -18,7 +18,6 @@ Contract: ``ControlEndpoint(path, group=OPERATORS_GROUP, group_required=False)``
 """
 from __future__ import annotations
 
-import contextlib
 import grp
 import os
 import socket

@@ -75,14 +75,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .cards import COVER, DeviceCard, Item, cut_stack, insert_second_cover
-
-_BURN_ENDS = "cover card set aside: the burn ends"
 from .device import EmulatorStateError
 from .faults import FaultSpec
 from .prompts import BUTTONS, NEEDS_STACK, parse_prompt, prompt_number
 from .shoe import EmulatedShoe
 
 __all__ = ["DealerAction", "Dealer", "parse_prompt"]
+
+_BURN_ENDS = "cover card set aside: the burn ends"
 
 _GATE_LOCKED = "refused: gate locked"  # a DRAW or BURN that drew nothing: done once the gate opens
 _GATE_LOCKED_REFUSALS = frozenset({_GATE_LOCKED, _GATE_LOCKED + " (event store full)"})  # (E8: it opens when acknowledged)

@@ -53,6 +53,9 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$", re.ASCII)
 # A person's number here: ASCII digits and a point, as every other option takes them (``float``
 # also takes "１", "١٢٣" and "1_0": a configuration review).
 _PLAIN_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?", re.ASCII)
+_WHOLE = re.compile(r"^-?\d{1,18}$", re.ASCII)
+_WORD = re.compile(r"^[A-Z]{1,16}$", re.ASCII)
+_MOST = 10**9  # a count or a stack position no table reaches
 
 
 def plain_number(text: str | float) -> float:
@@ -61,9 +64,8 @@ def plain_number(text: str | float) -> float:
     if isinstance(text, str) and not _PLAIN_NUMBER.fullmatch(text.strip()):
         raise ValueError(f"not a number: {text!r}")
     return float(text)
-_WHOLE = re.compile(r"^-?\d{1,18}$", re.ASCII)
-_WORD = re.compile(r"^[A-Z]{1,16}$", re.ASCII)
-_MOST = 10**9  # a count or a stack position no table reaches
+
+
 # The commands the fault refuse-command may refuse: those a table sends for its procedure.
 REFUSABLE_COMMANDS = ("SHUFFLE", "DELIVER", "GATE_LOCK", "GATE_UNLOCK", "RESET", "DISPLAY")
 

@@ -14,7 +14,7 @@ from structlog.testing import capture_logs
 
 from controller.journal import Journal, JournalError, JournalReader, kinds, store, verify
 
-from cli_run import dealt_journal, journal_of_a_clock_stepped_back, preset_with_decks, run
+from cli_run import dealt_journal, journal_of_a_clock_stepped_back, run
 
 START = datetime(2026, 12, 6, 11, 0, 0, tzinfo=timezone.utc)
 
