@@ -225,8 +225,8 @@ class TableCore:
         ``of_round``: of that round of the shoe in play, decided already (a card dealt in error
         after it, 627a.13(b)-(c), is that round's irregularity)."""
         if ended_shoe is ...:
-            number = of_round if of_round is not None else self.round.number if self.round else None
-            self._out.append(TableRecord(kind, payload, self.shoe.id if self.shoe else None, number, shown))
+            shoe, number = self.in_play()
+            self._out.append(TableRecord(kind, payload, shoe, of_round if of_round is not None else number, shown))
         else:
             self._out.append(TableRecord(kind, payload, ended_shoe, None, shown))
 

@@ -129,9 +129,10 @@ def started_record(core: Any, replayed: int, version: str, signature: str) -> Jo
     ``replayed`` journaled inputs were fed to it), with the shoe and round it goes on from, the
     devices it decides for (``capabilities_of``: what deciding the journal again needs) and the
     program's signature (``controller.signature``: which exact code deals from here on)."""
+    shoe, round_no = core.in_play()
     return JournalRecord(kinds.CONTROLLER_STARTED, {"version": version, "replayed": replayed, "state": core.state,
                                                     "capabilities": capabilities_of(core), "signature": signature},
-                         shoe=core.shoe.id if core.shoe else None, round=core.round.number if core.round else None)
+                         shoe=shoe, round=round_no)
 
 
 # What the built-in emulator's table is: a batch shuffler and a card-reading shoe (``TableCore``'s
