@@ -234,7 +234,8 @@ class TableCore:
         self._out.append(Notice(level, text))
 
     def send(self, device_role: str, message: Any) -> None:
-        self._send_command(SendCommand(self.device_for(device_role), message, False, *self.in_play()))
+        shoe, round_no = self.in_play()
+        self._send_command(SendCommand(self.device_for(device_role), message, shoe=shoe, round=round_no))
 
     def in_play(self) -> tuple[str | None, int | None]:
         """The shoe and the round in play (each None when there is none)."""

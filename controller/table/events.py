@@ -93,15 +93,15 @@ def cover_card(t: TableCore, device_role: str, ev: m.CoverCard) -> None:
     # No round comes before the reshuffle (``end_shoe_in_a_burn``): in a burn, or while the card
     # 627a.13(c)(1) owes the discard rack is drawn between rounds (the dealer stops there: the
     # table waited for it for ever, an examiner's review).
-    burning = t.state == "burning" or (t.aside.discards_owed > 0 and t.round is None)
+    drawing_no_round = t.state == "burning" or (t.aside.discards_owed > 0 and t.round is None)
     if due is not None and shoe.dealt < due:
         # 681a.7(d) holds wherever the cover card lies: the shoe ends here. A cover card above
         # the recorded place says the stack is not the one cut and covered (surveillance's case).
         t.record(kinds.COVER_CARD_EARLY, {"expected_after": due, "cards_out": shoe.dealt, "clause": "681a.5(d)"})
         t.notice("warning", f"a cover card came out after {shoe.dealt} cards; the second cover card was placed to come "
                  f"out after {due}: the stack is not as it was cut and covered. Check the shoe"
-                 + ("" if burning else "; this round is completed, then the cards are reshuffled"))
-    if burning:  # a burn's cover card, early or not (one at the first card out stalled the table: a review)
+                 + ("" if drawing_no_round else "; this round is completed, then the cards are reshuffled"))
+    if drawing_no_round:  # a burn's cover card, early or not (one at the first card out stalled the table: a review)
         end_shoe_in_a_burn(t, "the cover card came out")
     elif due is None or shoe.dealt >= due:
         t.notice("info", "cover card reached: this round is completed, then the cards are reshuffled")

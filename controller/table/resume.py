@@ -42,8 +42,8 @@ def resume_outputs(t: TableCore, *, restart: bool = True) -> list[SendCommand]:
       (``faults.held_prompts``) and the current prompt are shown again (each is safe to
       repeat)."""
     out: list[SendCommand] = []
-    in_play = t.in_play()
-    send = partial(SendCommand, resent=restart, shoe=in_play[0], round=in_play[1])  # a restart cannot know what the devices had
+    shoe_id, round_no = t.in_play()
+    send = partial(SendCommand, resent=restart, shoe=shoe_id, round=round_no)  # a restart cannot know what the devices had
     st = t.saved_state or t.state
     if st in GATE_OPEN_STATES:
         out.append(send("shoe", m.GateUnlock()))  # a shoe locks its gate when it loses the host
