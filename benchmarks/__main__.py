@@ -30,6 +30,8 @@ from pathlib import Path
 
 from controller.logconfig import configure_logging
 
+from benchmarks.stats import DifferentAnswers
+
 HERE = Path(__file__).resolve().parent
 LAST = ("tables", "noise", "floor")  # whole-machine loads of their own, in this order, after the rest
 
@@ -48,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         mod = importlib.import_module(f"benchmarks.bench_{name}")
         print(f"== {name} ({i} of {len(names)})", flush=True)  # progress: the whole run takes minutes
         t0, load_before = time.perf_counter(), _load()
-        figures = mod.run(quick=args.quick)
+        try:
+            figures = mod.run(quick=args.quick)
+        except DifferentAnswers as exc:
+            print(f"benchmark {name} stopped: {exc}", file=sys.stderr)
+            return 1
         figures["_wall_seconds"] = round(time.perf_counter() - t0, 2)
         figures["_load_before"], figures["_load_after"] = load_before, _load()
         results[name] = figures

@@ -50,7 +50,7 @@ from firmware_bridge.protocol import (
 )
 from firmware_bridge.protocol.message_stream import MessageDecoder
 
-from benchmarks.stats import summary_row
+from benchmarks.stats import check_same, summary_row
 
 GOAL_DECODE_FRAMES_PER_S = 1_000_000
 _LEAST_FIELDS = Struct("<HBBHIBBBHI")  # a CARD_READ's header and payload fields, as the decoder reads them
@@ -94,6 +94,20 @@ def _figures(name: str, cpu: list[float], wall: list[float], *, spread: bool = F
         out[f"{name}_frames_per_s_min"] = round(min(cpu))
         out[f"{name}_frames_per_s_max"] = round(max(cpu))
     return out
+
+
+def _check_answers(pieces: list[bytes]) -> str:
+    """The decoder's items for the benchmark's bytes, field by field, beside the reference path's
+    (``FrameDecoder`` then ``decode_message``): the figure times a decoder that answers right."""
+    decoder, fast = MessageDecoder(), []
+    reference_decoder, reference = FrameDecoder(), []
+    for piece in pieces:
+        decoder.receive_data(piece)
+        fast.extend((item.message, item.msg_type, item.seq, item.flags) for item in decoder.take_items())
+        reference_decoder.receive_data(piece)
+        while (frame := reference_decoder.next_frame()) is not None:
+            reference.append((decode_message(frame), frame.msg_type, frame.seq, frame.flags))
+    return check_same(f"{len(reference):,} CARD_READ frames decoded", fast, reference)
 
 
 def run(quick: bool = False) -> dict[str, object]:
@@ -163,6 +177,7 @@ def run(quick: bool = False) -> dict[str, object]:
 
     assert decode() == n and reference_decode() == n and host() == n and least_work() == n, \
         "benchmark input did not decode completely"
+    checked = _check_answers(pieces)
     rates = _interleaved({"decode": decode, "reference_decode": reference_decode, "least_work": least_work,
                           "host": host, "encode": encode, "device_send": device_send}, repeats)
     figures = {**_figures("decode", *rates["decode"], spread=True),
@@ -181,6 +196,7 @@ def run(quick: bool = False) -> dict[str, object]:
         **figures,
         "decode_mb_per_s": round(decode_rate * frame_size / 1e6, 2),
         "decode_over_least_work": round(decode_rate / figures["least_work_frames_per_s"], 3),
+        "answers_checked": checked,
         "goal_decode_frames_per_s": GOAL_DECODE_FRAMES_PER_S,
         "goal_met": decode_rate >= GOAL_DECODE_FRAMES_PER_S,
         "summary": [summary_row("CARD_READ decode (CPU time; floor: the generic reference decoder)", decode_rate, "frames/s",

@@ -33,7 +33,7 @@ from controller.rules.cards import Composition
 from controller.rules.submission import load_preset
 from controller.simulation import deal_shoe, make_rng, shuffle_and_prepare
 
-from benchmarks.stats import summary, summary_row, timings
+from benchmarks.stats import check_same, summary, summary_row, timings
 
 CASES = (("punto-banco", "minibaccarat"), ("ez-baccarat", "ez-baccarat"), ("21-baccarat", "21-baccarat"))
 GOAL_FULL_MS = 1.0
@@ -91,6 +91,31 @@ def after_every_round(sub, shoes: int) -> tuple[list[float], list[float]]:
     return wall, cpu
 
 
+def _figures_of(report) -> tuple:
+    """What an ``OddsReport`` says (it compares by identity)."""
+    return report.total_sequences, report.counts, report.outcomes, report.wagers
+
+
+def _check_answers(sub) -> str:
+    """``exact_odds`` with the engine in use, with the Python engine and on the reference path (the
+    floor), on a full shoe and on what is left after a seeded shoe's rounds: the same figures."""
+    full = Composition.standard(sub.decks)
+    shoe = shuffle_and_prepare(sub, make_rng(11), full.cards())
+    left = full.remove(shoe.burned)
+    shoes = [full]
+    for result in deal_shoe(shoe, sub, bonus_in_play=True):
+        if result is None or len(shoes) == 4:
+            break
+        left = left.remove(c for c, _ in result.dealt)
+        shoes.append(left)
+    answers = []
+    for path in (nullcontext, lambda: odds_main_game.using_engine("python"), reference_path):
+        with path():
+            answers.append([_figures_of(odds.exact_odds(sub, composition)) for composition in shoes])
+    check_same(f"{len(shoes)} shoes, Python engine against the engine in use", answers[1], answers[0])
+    return check_same(f"{len(shoes)} shoes, the engines against the reference path", answers[0], answers[2])
+
+
 def _warm_cpu_interleaved(sub, shoe, repeats: int, blocks: int = 10) -> tuple[list[float], list[float], list[float]]:
     """This thread's CPU seconds per warm ``exact_odds`` of ``shoe``: the engine in use, the Python
     engine and the reference path (the floor), in ``blocks`` turns of ``repeats / blocks`` calls
@@ -132,6 +157,7 @@ def run(quick: bool = False) -> dict:
         rc = summary(per_round_cpu, 1000, "ms")
         out[game] = {
             "engine": odds_main_game.engine_in_use(),
+            "answers_checked": _check_answers(sub),
             "warm_median_ms": round(w["median"], 3),
             "warm_min_ms": round(w["min"], 3),
             "warm_p99_ms": round(w["p99"], 3),

@@ -27,11 +27,12 @@ import time
 from collections.abc import Callable
 
 from controller.rules.submission import load_preset
-from controller.simulation import numpy_available, simulate, trie_for
+from controller.rules.odds import exact_odds
+from controller.simulation import numpy_available, outcome_frequencies, simulate, trie_for, wager_holds
 from controller.simulation_shoe import shuffle as shoe_shuffle
 
 from benchmarks.floor_loop import floor_loop
-from benchmarks.stats import summary_row
+from benchmarks.stats import DifferentAnswers, check_same, summary_row
 
 PRESET = "ez-baccarat"
 GOAL_NUMPY = 5_000_000
@@ -100,7 +101,8 @@ def run(quick: bool = False) -> dict:
             by_wall, by_cpu = _rates(deal, seed)
             wall[name].append(by_wall)
             cpu[name].append(by_cpu)
-    out: dict = {"preset": PRESET, "repeats": repeats, "trie_compile_ms": round(compile_ms, 1)}
+    out: dict = {"preset": PRESET, "repeats": repeats, "trie_compile_ms": round(compile_ms, 1),
+                 "answers_checked": _check_answers(sub, numpy="numpy" in paths)}
     for name in paths:
         out[name] = {"rounds_per_s": _spread(wall[name]), "cpu_rounds_per_s": _spread(cpu[name])}
         if not name.startswith("floor"):
@@ -114,6 +116,26 @@ def run(quick: bool = False) -> dict:
     out["whole_process"] = _whole_process(500 if quick else 20000, 1 if quick else 3)
     out["summary"] = _summary_rows(out)
     return out
+
+
+def _check_answers(sub, *, numpy: bool) -> list[str]:
+    """The pure-Python fast path deals a seed's shoes as the reference engine does, tally for tally;
+    the numpy path (its own random stream, so no shoe for shoe comparison) puts every outcome and
+    every wager's hold within 1.8 times its 95 % half-width of the exact figure, at a fixed seed
+    (tests/simulation: the same checks)."""
+    fast, reference = simulate(sub, 20, 7, engine="python"), simulate(sub, 20, 7, engine="python", fast=False)
+    lines = [check_same("20 shoes, pure Python path against the engine",
+                        (fast.rounds, fast.cards_dealt, fast.facts), (reference.rounds, reference.cards_dealt, reference.facts))]
+    if numpy:
+        tally, exact = simulate(sub, 3000, seed=2026, engine="numpy"), exact_odds(sub)
+        figures = [(name, estimate, exact.outcomes[name]) for name, estimate in outcome_frequencies(tally, sub.game).items()]
+        figures += [(name, estimate, exact.wagers[name]["house_edge"]) for name, estimate in wager_holds(tally, sub).items()]
+        far = [name for name, estimate, figure in figures
+               if abs(estimate.mean - float(figure)) > 1.8 * (estimate.high - estimate.low) / 2]
+        if far:
+            raise DifferentAnswers(f"3000 shoes, numpy path: {', '.join(far)} far from the exact odds")
+        lines.append(f"3000 shoes, numpy path: {len(figures)} figures within 1.8 half-widths of the exact odds")
+    return lines
 
 
 def _min_max(figure: dict) -> tuple[float, float]:

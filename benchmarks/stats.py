@@ -49,3 +49,17 @@ def summary_row(figure: str, value: float | None, unit: str, goal: str, met: boo
     low, high = (spread[0], spread[1]) if spread is not None else (None, None)
     return {"figure": figure, "value": value, "unit": unit, "floor": floor, "ratio": ratio, "goal": goal, "met": met,
             "min": low, "max": high, "repeats": repeats}
+
+
+class DifferentAnswers(AssertionError):
+    """A fast path answered otherwise than its reference path on a benchmark's own input: its
+    speed is then no figure (a benchmark review: the benchmarks timed the fast paths without
+    looking at their answers, which only the tests compared)."""
+
+
+def check_same(what: str, fast: object, reference: object) -> str:
+    """Raise ``DifferentAnswers`` unless ``fast == reference``; else the line a module puts in
+    its figures as ``answers_checked``."""
+    if fast != reference:
+        raise DifferentAnswers(f"{what}: the fast path's answer differs from the reference path's")
+    return f"{what}: equal"

@@ -31,6 +31,10 @@ def test_quick_benchmarks_print_the_summary_table(tmp_path: Path) -> None:
         assert row["value"] > 0 and row["floor"] > 0 and isinstance(row["met"], bool), row
     # The full shoe's odds (each engine) and the decode are medians of repeats: their lowest and highest
     # stand beside them, around the median; the per-round figure is over different shoes' rounds.
+    # Each fast path's answers on the benchmark's own input were its reference path's.
+    assert figures["codec"]["answers_checked"] == "20,000 CARD_READ frames decoded: equal"
+    assert {figures["odds"][game]["answers_checked"] for game in ("punto-banco", "ez-baccarat", "21-baccarat")} == {
+        "4 shoes, the engines against the reference path: equal"}
     repeated = [r for r in rows if "per round" not in r["figure"]]
     assert repeated and all(r["min"] <= r["value"] <= r["max"] and r["repeats"] >= 2 for r in repeated), repeated
     for line, row in zip(table[2:], rows):
@@ -63,3 +67,21 @@ def test_every_test_helper_a_benchmark_imports_imports_as_make_bench_runs(tmp_pa
                            *names], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_fast_path_answering_otherwise_stops_its_benchmark(mocker, capsys) -> None:
+    """A decoder that gets one field wrong is timed no more: ``python -m benchmarks`` says which
+    benchmark stopped and why, in one line, and exits 1 (a review: the benchmarks timed the fast
+    paths without looking at their answers)."""
+    from benchmarks import __main__ as bench_main, bench_codec
+    from firmware_bridge.protocol.message_stream import MessageDecoder
+
+    class OffByOne(MessageDecoder):
+        def take_items(self):
+            return [item._replace(seq=item.seq ^ 1) for item in super().take_items()]
+
+    mocker.patch.object(bench_codec, "MessageDecoder", OffByOne)
+    assert bench_main.main(["--quick", "codec", "--json", os.devnull]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["benchmark codec stopped: 20,000 CARD_READ frames decoded: the fast path's answer differs "
+                   "from the reference path's"]
