@@ -178,8 +178,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(CARD_ENTERED, "a card entered by hand for one the shoe could not read", ("card", "by")),
     Kind(DISCARD, "a card out of the shoe to the discard rack, dealt to no hand (627a.13(c)(1); a card drawn in "
          "error with no other place; a set-aside card when the shoe ends; a card out of a shoe after it ended); reason "
-         "says why; card null for one never read",
-         ("card", "position", "reason")),
+         "says why; card null for one never read; disclosed (a card out after its shoe ended): it came out face up",
+         ("card", "position", "reason"), ("disclosed",)),
     Kind(IRREGULARITY, "a dealing irregularity and the table's decision (627a.13); position: the card's in the stack",
          ("action", "clause", "card", "reason"), ("position",)),
     Kind(SQUEEZE, "a hand given to a seat to squeeze (Midibaccarat)", ("hand", "seat")),

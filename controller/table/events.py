@@ -230,13 +230,18 @@ def card_after_the_shoe_ended(t: TableCore, ev: m.CardRead) -> None:
     ended = _ended_shoe(t)
     c = card_from_wire(ev.rank, ev.suit) if ev.readable else None
     where = f"shoe {ended}, which has ended" if ended else "a shoe that holds no stack"
+    # Whether it came out face up is on record: no hand and no simulated round of the ended shoe
+    # can take it (627a.13(a)-(d) place a card of the shoe in play), but a card disclosed at the
+    # table is surveillance's fact all the same (a review: the shoe's last card drawn in error
+    # after the cover card's round was journaled without it).
     t.record(kinds.DISCARD, {"card": str(c) if c else None, "position": ev.position,
-                             "reason": f"drawn from {where}: collected with its cards, not dealt"},
+                             "reason": f"drawn from {where}: collected with its cards, not dealt",
+                             "disclosed": ev.face_up},
              ended_shoe=ended)
     # The people are told it may be a card on its way when the round was voided or the shoe given
     # up (a review of races read "not dealt" as "never drawn"); the record's words stay (audit
     # decisions compares records whole).
-    card = f"card {c or '(unread)'}"
+    card = f"card {c or '(unread)'}" + (", face up," if ev.face_up else "")
     t.notice("warning", f"{card} read after shoe {ended} ended (on its way when it ended, at a void or the cover "
              "card, or drawn after it): to the discard rack with its cards, in no hand" if ended else
              f"{card} drawn from a shoe that holds no stack: to the discard rack, in no hand")

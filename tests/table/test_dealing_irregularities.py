@@ -7,12 +7,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from bench import P_WINS, Bench, after_a_four_card_round, stack_with
+from bench import P_WINS, SUIT_CODE, Bench, after_a_four_card_round, stack_with
 
 from controller.rules.cards import parse_cards
 from controller.rules.submission import load_preset
 from controller.roles import Role
-from firmware_bridge.protocol import CoverCard, Door
+from firmware_bridge.protocol import CardRead, CoverCard, Door
 
 
 # -- 627a.13 -----------------------------------------------------------------------------------------
@@ -399,3 +399,25 @@ def test_the_cover_card_out_in_place_of_the_c1_additional_card_ends_the_shoe() -
     assert b.of("reconciliation") and b.kinds().count("shoe_start") == 2 and b.core.shoe.id != shoe
     assert any("the cover card came out during the burn (1 cards still to burn)" in n.text for n in b.notices)
     assert [d["reason"] for d in b.of("discard")] == ["627a.13(c)(1)"]  # the disclosed card alone
+
+
+@pytest.mark.reg("627a.13(d)", "681a.7(d)")
+@pytest.mark.parametrize("face_up", [True, False])
+def test_a_card_drawn_after_the_cover_cards_round_is_on_record_disclosed_or_not(face_up: bool) -> None:
+    """627a.13(d): "if a card is disclosed at the time it is dealt or a card is found face up in the
+    dealing shoe, the dealer shall use the disclosed card as the first card of a simulated round";
+    681a.7(d): once the cover card appears, the hand is completed and the cards collected and
+    reshuffled, so no round of the ended shoe can take the card. A review: the shoe's next card,
+    drawn in error after the cover card's round ended on four cards, went to the discard rack with
+    no word of whether it was disclosed. Its discard says so, and the warning names it face up."""
+    b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS")))
+    b.open_and_cut()
+    shoe = b.core.shoe.id
+    b.event("shoe", CoverCard(b.drawn + 1))  # the cover card out before the round: it is completed, then the shoe ends
+    b.play_round([(1, "player", 100)])
+    assert b.of("reconciliation") and b.core.shoe.id != shoe and b.core.shoe.loaded_count is None  # the next one shuffling
+    nine = parse_cards("9S")[0]  # the ended shoe's next card, drawn in error (the bench has the next stack already)
+    b.event("shoe", CardRead(nine.rank, SUIT_CODE[nine.suit], face_up, 7, 7000))
+    late = [r for r in b.records if r.kind == "discard"][-1]
+    assert late.shoe == shoe and late.payload["card"] == "9S" and late.payload["disclosed"] is face_up
+    assert b.notices[-1].text.startswith(f"card 9S{', face up,' if face_up else ''} read after shoe {shoe} ended")
