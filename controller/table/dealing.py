@@ -127,6 +127,13 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         first_four = tuple(last.first_four())
         decision = irr.unauthorized_player_third_card(first_four, c, disclosed=face_up, submission=t.sub)
         of_round: int | None = last.number  # that round's irregularity, on record with it
+    elif (r := t.round) is not None and r.kind in ("normal", "simulated") and len(r.cards) == 4 and r.engine.complete:
+        # The same card while the round's four cards wait at the squeeze or for House Money
+        # (629a.8(c)), the round needing no third card: a third card drawn for the Player when none
+        # was authorized (627a.13(b)-(c)), not a card before the next hand (a review took (a)/(d)).
+        first_four = tuple(r.first_four())
+        decision = irr.unauthorized_player_third_card(first_four, c, disclosed=face_up, submission=t.sub)
+        of_round = None  # the round in progress
     else:
         first_four = ()
         decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)
@@ -231,6 +238,10 @@ def next_prompt(t: TableCore) -> None:
     r = t.round
     if t.aside.discards_owed or t.state == "burning":  # a card owed to the discard rack, or a burn still due
         t.show(f"BURN {t.next_card_mark()}")
+        return
+    if r is not None and t.state == "squeeze" and r.squeeze_phase is not None:
+        # the owed card paid while a hand waits at the squeeze (627a.13(c)(1)): its prompt again
+        t.show(f"SQUEEZE {r.squeeze_phase.upper()} SEAT {r.holders[r.squeeze_phase]}")
         return
     if r is None or t.state != "dealing":
         return

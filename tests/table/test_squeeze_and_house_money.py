@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from bench import Bench, stack_with
+from bench import P_WINS, Bench, stack_with
 
 from controller.rules.cards import parse_cards
 from controller.rules.submission import load_preset
@@ -378,3 +378,62 @@ def test_each_hand_turned_over_is_journaled_with_the_point_count_the_dealer_anno
     assert [(r["hand"], r["point_count"]) for r in b.of("revealed")] == [("player", 4), ("banker", 3)]
     b.op("reveal", Role.DEALER)  # the Player's third card, squeezed by seat 2
     assert (b.of("revealed")[2]["hand"], b.of("revealed")[2]["point_count"]) == ("player", 9)
+
+
+def _four_cards_at_the_squeeze(option: str = "discard") -> Bench:
+    """A Midibaccarat round whose four cards (Player 7, Banker 6: no third card) wait at the Player's
+    squeeze, seat 1 holding it; ``option``: the submission's 627a.13(c) procedure."""
+    sub = dataclasses.replace(load_preset("midibaccarat"), unauthorized_third_card=option)
+    b = Bench("midibaccarat", stack=stack_with(P_WINS + parse_cards("9S,AS,2S,3S,4S,5S,6S"), decks=6), submission=sub)
+    b.open_and_cut(seats=(1, 2))
+    b.auto_deal = False
+    b.play_round([(1, "player", 100)])
+    for _ in range(4):
+        b.draw()
+    assert b.core.state == "squeeze" and b.core.prompt == "SQUEEZE PLAYER SEAT 1"
+    return b
+
+
+def _squeeze_through(b: Bench) -> None:
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+
+
+@pytest.mark.reg("627a.13(b)")
+def test_a_card_drawn_at_the_squeeze_of_a_round_needing_no_third_card_is_the_players_unauthorised_third() -> None:
+    """627a.13(b): "A third card dealt to the Player's Hand that is not disclosed, when a third card
+    is not authorized under § 627a.10 ... If the Banker's Hand is required to stay, the card dealt in
+    error shall become the first card of the next hand of play." A review: drawn while the round's
+    four cards waited at the squeeze, it was decided as a card drawn in error before the next hand
+    (627a.13(a)). The round completes on its four cards; the card opens the next hand."""
+    b = _four_cards_at_the_squeeze()
+    round_number = b.of("round_start")[-1]["round"]
+    b.draw()  # the 9S, face down: a third card for the Player, who stands on 7
+    decision = b.of("irregularity")[-1]
+    assert decision["clause"] == "627a.13(b)" and decision["action"] == "next-hand-first-card"
+    assert [r.payload["round"] for r in b.records if r.kind == "round_start"][-1] == round_number
+    _squeeze_through(b)
+    result = b.of("round_result")[-1]
+    assert result["round"] == round_number and result["cards_used"] == 4 and result["outcome"] == "player"
+    b.auto_deal = True
+    b.play_round([(1, "banker", 100)])
+    _squeeze_through(b)
+    assert b.of("held_card_used")[-1]["clause"] == "627a.13(b)"
+    assert b.of("round_result")[-1]["dealt"][0] == {"card": "9S", "to": "player"}
+
+
+@pytest.mark.reg("627a.13(c)(1)")
+def test_a_disclosed_card_at_the_squeeze_of_a_round_needing_no_third_card_goes_to_the_discard_rack_with_one_more() -> None:
+    """627a.13(c): a third card dealt to the Player's Hand when not authorized, "disclosed at the time
+    it is dealt", the Banker's Hand required to stay: "(1) Place the disclosed card and one
+    additional card, drawn face down from the dealing shoe, into the discard rack without disclosing
+    the additional card." The squeeze goes on once the additional card is drawn, and the round
+    completes on its four cards."""
+    b = _four_cards_at_the_squeeze("discard")
+    b.draw(face_up=True)  # the 9S, disclosed
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(c)(1)" and b.core.prompt.startswith("BURN")
+    b.draw()  # the one additional card, face down
+    assert [d["reason"] for d in b.of("discard")] == ["627a.13(c)(1)", "627a.13(c)(1)"]
+    assert b.core.aside.discards_owed == 0 and b.core.prompt == "SQUEEZE PLAYER SEAT 1"
+    _squeeze_through(b)
+    assert b.of("round_result")[-1]["cards_used"] == 4 and b.core.state == "betting"
