@@ -406,8 +406,9 @@ def test_the_cover_card_out_in_place_of_the_c1_additional_card_ends_the_shoe() -
 def test_a_card_drawn_after_the_cover_cards_round_is_on_record_disclosed_or_not(face_up: bool) -> None:
     """627a.13(d): "if a card is disclosed at the time it is dealt or a card is found face up in the
     dealing shoe, the dealer shall use the disclosed card as the first card of a simulated round";
-    681a.7(d): once the cover card appears, the hand is completed and the cards collected and
-    reshuffled, so no round of the ended shoe can take the card. A review: the shoe's next card,
+    681a.7(d): "the cover card shall be removed and placed to the side and the hand shall be
+    completed", then the cards are collected and reshuffled, so no round of the ended shoe can take
+    the card. A review: the shoe's next card,
     drawn in error after the cover card's round ended on four cards, went to the discard rack with
     no word of whether it was disclosed. Its discard says so, and the warning names it face up."""
     b = Bench(stack=stack_with(P_WINS + parse_cards("9S,AS")))

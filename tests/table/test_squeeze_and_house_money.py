@@ -425,7 +425,7 @@ def test_a_card_drawn_at_the_squeeze_of_a_round_needing_no_third_card_is_the_pla
 @pytest.mark.reg("627a.13(c)(1)")
 def test_a_disclosed_card_at_the_squeeze_of_a_round_needing_no_third_card_goes_to_the_discard_rack_with_one_more() -> None:
     """627a.13(c): a third card dealt to the Player's Hand when not authorized, "disclosed at the time
-    it is dealt", the Banker's Hand required to stay: "(1) Place the disclosed card and one
+    it is dealt", the Banker's Hand required to stay, (1): "Place the disclosed card and one
     additional card, drawn face down from the dealing shoe, into the discard rack without disclosing
     the additional card." The squeeze goes on once the additional card is drawn, and the round
     completes on its four cards."""
