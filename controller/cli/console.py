@@ -3,7 +3,7 @@
 - The table's events (rounds, settlements, faults, warnings, other operators' refusals, new shoes) are printed
   above the prompt as they happen, never into the line being typed (``patch_stdout``).
 - Tab completes the commands, then each command's argument names (``seat=``, ``kind=`` ...) and
-  their values (wager kinds, seats, true/false), from the commands table
+  their values (the table's seats and wager kinds, from its status; true/false), from the commands table
   (``controller.table.commands``); the menu shows each argument's help and unit.
 - ``help`` lists the commands, ``help COMMAND`` gives its usage, role and arguments
   (``commands.help_text``); ``status`` shows the table; ``pin`` takes the PIN again (after a wrong
@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -48,7 +49,7 @@ from controller.cli.common import fitted, terminal_columns, write_line
 from controller.control.client import ControlClient, TableBusy
 from controller.errors import UsageError
 from controller.cli.shown_squeeze import ShownSqueeze
-from controller.table.commands import COMMANDS, Arg, help_text
+from controller.table.commands import COMMANDS, WAGER_KINDS, Arg, help_text
 from shoectl_config.text import quoted, safe
 
 PROMPT = "shoectl> "
@@ -60,7 +61,7 @@ CONSOLE_COMMANDS = {"status": "the table's state, shoe, hands, wagers and faults
 # shlex.split's reasons for a line it cannot split, in the console's words.
 SPLIT_PROBLEMS = {"No closing quotation": "a quote is not closed",
                   "No escaped character": "a backslash at the end of the line escapes nothing"}
-SEATS = tuple(str(s) for s in range(1, 10))  # the status does not name the seats: the largest preset table's
+SEATS = tuple(str(s) for s in range(1, 10))  # until the table's status names its own: the largest preset table's
 WATCH_RETRY_S = 1.0  # how often a console whose table stopped looks for it again
 # Why the events stopped, said once, and their return: a table that stopped, or one that runs but
 # took no connection more (its connections all in use: it was said to have stopped, a review).
@@ -71,16 +72,31 @@ EVENTS_BACK = {"stopped": "* the table is back: its events show again",
                "busy": "* the table's events show again"}
 
 
-def arg_values(arg: Arg) -> tuple[str, ...]:
-    """The values the console offers for an argument: its choices, the seats, or true/false."""
-    if arg.choices:
-        return arg.choices
-    return {"seat": SEATS, "flag": ("true", "false")}.get(arg.kind, ())
-
-
 class CommandCompleter(Completer):
     """Completes the first word (a command), then ``NAME=`` for the command's arguments not yet
-    given, then ``NAME=VALUE`` for an argument with known values; after ``help``, a command."""
+    given, then ``NAME=VALUE`` for an argument with known values; after ``help``, a command.
+    Seats and wager kinds are the table's once ``see_status`` has had its status (a review: the
+    console offered seats 1-9 and every wager kind, which a seven-seat table without bonus
+    wagers refuses)."""
+
+    def __init__(self) -> None:
+        self.seats: tuple[str, ...] = SEATS
+        self.wager_kinds: tuple[str, ...] = WAGER_KINDS
+
+    def see_status(self, status: dict[str, Any]) -> None:
+        """The table's seats and the wager kinds it offers, from its status (older tables' lack them)."""
+        if isinstance(status.get("seats"), list):
+            self.seats = tuple(str(seat) for seat in status["seats"])
+        if isinstance(status.get("wager_kinds"), list):
+            self.wager_kinds = tuple(str(kind) for kind in status["wager_kinds"])
+
+    def values(self, arg: Arg) -> tuple[str, ...]:
+        """The values offered for an argument: the table's wager kinds, its choices, its seats, or true/false."""
+        if arg.choices == WAGER_KINDS:
+            return self.wager_kinds
+        if arg.choices:
+            return arg.choices
+        return {"seat": self.seats, "flag": ("true", "false")}.get(arg.kind, ())
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
         before = document.text_before_cursor
@@ -104,7 +120,7 @@ class CommandCompleter(Completer):
         if "=" in word:
             name, _, typed = word.partition("=")
             arg = next((a for a in command.operator_args if a.name == name), None)
-            for value in arg_values(arg) if arg else ():
+            for value in self.values(arg) if arg else ():
                 if value.startswith(typed):
                     yield Completion(f"{name}={value} ", -len(word), display=value)
             return
@@ -135,6 +151,7 @@ class Console:
             else (lambda prompt: PromptSession().prompt(prompt, is_password=True)))
         self.event_lines = EventLines(own_operator=operator)
         self.squeeze = ShownSqueeze()
+        self.completer = CommandCompleter()
         self._watching = False  # the events are followed (``run``), not a script's lines alone
         self.last_code = 0
         # A terminal's lines are fitted to its width, asked at each line (it may be resized); a
@@ -187,11 +204,16 @@ class Console:
                          "(`status` shows the table)")
         return 0
 
+    def see_status(self, status: dict[str, Any]) -> None:
+        """What the console keeps of the table's status: the squeeze shown, the seats and wager kinds."""
+        self.squeeze.see_status(status)
+        self.completer.see_status(status)
+
     def _prompted_lines(self) -> Iterator[str]:
         """The lines typed at prompt_toolkit's prompt (completion, history), up to Ctrl-D."""
         # enable_suspend: Ctrl-Z suspends the console as it does any program (prompt_toolkit's
         # default typed a literal ^Z into the line: a review of terminals)
-        session: PromptSession[str] = PromptSession(PROMPT, completer=CommandCompleter(), history=InMemoryHistory(),
+        session: PromptSession[str] = PromptSession(PROMPT, completer=self.completer, history=InMemoryHistory(),
                                                     complete_while_typing=False, enable_suspend=True)
         while True:
             try:
@@ -242,7 +264,7 @@ class Console:
             try:
                 for msg in self.client.events(since_start=replay):
                     if "status" in msg:  # a stream's first line, with the table process's "run"
-                        self.squeeze.see_status(msg["status"])
+                        self.see_status(msg["status"])
                         if run is not None and msg.get("run") != run and not replay:
                             # The table started again: what its start decided first (a round voided,
                             # its wagers returned), lost while this console looked for it (a
@@ -360,7 +382,7 @@ class Console:
         if command in ShownSqueeze.COMMANDS and not self._watching:
             # A script follows no events: the squeeze it acts on is the table's as the command goes
             # (a review: a piped `reveal` went without its hand).
-            self.squeeze.see_status(self.client.status()["status"])
+            self.see_status(self.client.status()["status"])
         reply = self.client.command(self.operator, self.pin, command, self.squeeze.filled(command, args))
         if reply.get("ok"):
             self.say(ok_line(command, reply))

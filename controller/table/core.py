@@ -30,7 +30,7 @@ from transitions import MachineError
 from controller.journal import kinds
 from controller.roles import Role
 from controller.rules.errors import RulesError
-from controller.rules.model import Dealing, Target
+from controller.rules.model import Dealing, Target, WagerKind
 from controller.rules.wagers import Wager
 from controller.table import checks, command_failures, dealing, events, faults, preparation, resume, rounds
 from controller.table.aside import CardsAside
@@ -199,6 +199,8 @@ class TableCore:
             "reshuffle_ordered": self.reshuffle_ordered,  # 681a.5(f): the shoe ends after this round
             "player": r.shown_cards(Target.PLAYER, face_down) if r else [],
             "banker": r.shown_cards(Target.BANKER, face_down) if r else [],
+            "seats": list(self.sub.seats),  # the table's (the console completes these)
+            "wager_kinds": [k.value for k in WagerKind if self.sub.offers(k)],  # those the Rules Submission offers
             "seats_taken": sorted(self.occupied),
             "wagers": [w.to_json() for w in (r.unsettled_wagers() if r else self.pending_wagers)],  # on the layout
             "last_outcome": self.shoe_rounds.last_outcome,

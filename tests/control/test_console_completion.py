@@ -436,3 +436,26 @@ def test_run_s_lines_are_fitted_to_a_terminal(monkeypatch) -> None:
     LineDisplay(out).notice(type("N", (), {"level": "warning", "text": "the shoe's cover card came out at position 62",
                                            "key": None})())  # type: ignore[arg-type]
     assert out.said and all(len(line) <= 40 for text in out.said for line in text.split("\n")), out.said
+
+
+@pytest.mark.parametrize("preset", ["minibaccarat", "21-baccarat"])
+def test_seats_and_wager_kinds_are_the_tables_once_its_status_is_seen(preset: str) -> None:
+    """A dealer's review: the console offered seats 1-9 and every wager kind, which a seven-seat
+    Minibaccarat table refuses (seat 8, banker_bonus). The status names the table's seats and the
+    wager kinds its Rules Submission offers; the console completes those from its first status."""
+    from controller.rules.submission import load_preset
+    from controller.table.core import TableCore
+
+    sub = load_preset(preset)
+    status = TableCore(sub).snapshot()
+    assert status["seats"] == list(sub.seats) and status["wager_kinds"] == [k.value for k in WagerKind if sub.offers(k)]
+    console = Console(_Table(), "fp1", "2580", terminal=False)
+    console.see_status(status)
+
+    def offered(text: str) -> list[str]:
+        return [c.text for c in console.completer.get_completions(Document(text), CompleteEvent(completion_requested=True))]
+
+    assert offered("sit seat=") == [f"seat={n} " for n in range(1, 8)]
+    assert offered("wager seat=3 kind=") == [f"kind={k} " for k in status["wager_kinds"]]
+    assert ("kind=banker_bonus " in offered("wager seat=3 kind=ba")) is (preset == "21-baccarat")
+    assert offered("take_back seat=1 kind=p")[:1] == ["kind=player "]
