@@ -24,6 +24,7 @@ from controller.roles import AUTOMATED_DEALER, Role
 from controller.rules.cards import CardError, parse_card
 from controller.rules.model import WagerKind
 from controller.table import actions as act, decks
+from controller.table.machine import STATE_NEXT
 from controller.table.errors import Refused
 from controller.table.faults import table_words
 from controller.table.io import OperatorInput
@@ -105,7 +106,7 @@ class Command:
     handler: Callable[..., None]
     help: str
     args: tuple[Arg, ...] = ()
-    not_now: str = "{command} is not allowed while the table is {state}"  # refused for the state
+    not_now: str = "{command} is not allowed while the table is {state}{next_step}"  # refused for the state
     # What an operator gives, where it is not what the core takes: set_submission names a preset
     # or a file, which the control server resolves into the contents the core journals.
     given: tuple[Arg, ...] | None = None
@@ -318,8 +319,9 @@ def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str]
         held = "" if state != "fault" or held_in not in act.ROUND_STATES[1:] else (
             f"; its shoe is given up already, once the faults are cleared ({shoe_given_up})" if shoe_given_up else
             "; restart_shoe gives up the shoe a fault holds once the faults are cleared")
+        next_step = f": {STATE_NEXT[state]}" if STATE_NEXT[state] else ""
         raise Refused(command.not_now.format(command=command.name, state=words, nothing_to_clear=cleared,
-                                             held_round=held))
+                                             held_round=held, next_step=next_step))
     if not isinstance(op.args, Mapping):
         raise Refused(f"{command.name} takes {_takes(command)}")
     return command, command.check_args(op.args, submission)

@@ -45,6 +45,28 @@ STATE_WORDS = {
 }
 
 
+# What moves the table on from each state, said after a refusal for the state (a review: "load is
+# not allowed while the table is cutting" said nothing of what comes first). Worded as what the
+# table waits for, true whoever asks and whatever the table's devices (a list of the commands the
+# state allows named some the table then refused); a fault's words name what ends it already.
+STATE_NEXT = {
+    "closed": "open starts a shoe",
+    "inspection": "inspection_done ends the inspection",
+    "shuffling": "the shuffle comes first: the shuffler's, or at a table without one, manual_shuffle_done "
+                 "or preshuffled_decks",
+    "count_fault": "a count fault ends with order_reshuffle, restart_shoe or close",
+    "cutting": "the cut comes first: cut (or cut_decline for the seat offered it), then cover",
+    "ready_to_load": "the stack goes into the shoe next: load",
+    "loading": "the table waits for the shoe to take the stack",
+    "burning": "the table waits for the burn card from the shoe",
+    "betting": "the table takes wagers: no_more_bets starts the round",
+    "dealing": "the table waits for the round's cards from the shoe",
+    "squeeze": "the hand at the squeeze is turned over first: reveal (or relinquish)",
+    "house_money": "continue goes on with the round, after any house_money_add",
+    "fault": "",
+}
+
+
 def state_words(state: str) -> str:
     """``state`` as it ends "the table is ..." (every state has its words: tests/table/test_refusal_words.py)."""
     return STATE_WORDS[state]

@@ -10,7 +10,8 @@ from bench import Bench
 from controller.roles import Role
 from controller.table.io import OperatorInput
 from firmware_bridge.protocol import messages as m
-from controller.table.machine import STATES, STATE_WORDS
+from controller.table.commands import COMMANDS
+from controller.table.machine import STATE_NEXT, STATES, STATE_WORDS
 
 
 def _refused(b: Bench) -> str:
@@ -18,7 +19,22 @@ def _refused(b: Bench) -> str:
 
 
 def test_every_state_has_words_for_a_refusal() -> None:
-    assert set(STATE_WORDS) == set(STATES)
+    assert set(STATE_WORDS) == set(STATES) == set(STATE_NEXT)
+
+
+def test_a_refusal_for_the_state_says_what_comes_first_naming_only_commands_the_state_takes() -> None:
+    """A dealer's review: "load is not allowed while the table is cutting" said nothing of what to
+    do. The refusal says what moves the table on; a command it names is one the state allows (a
+    list of the state's commands was tried once and named some that the table then refused)."""
+    b = Bench()
+    b.op("open")
+    b.op("load", Role.DEALER)
+    assert _refused(b) == ("load is not allowed while the table is cutting: the cut comes first: cut (or "
+                           "cut_decline for the seat offered it), then cover")
+    for state, words in STATE_NEXT.items():
+        named = [w.strip(",():") for w in words.split() if w.strip(",():") in COMMANDS]
+        assert all(COMMANDS[name].states is None or state in COMMANDS[name].states for name in named), (state, named)
+        assert bool(named) is (state not in ("loading", "burning", "dealing", "fault")), state
 
 
 def test_a_cut_with_no_seat_offered_it_says_the_dealer_cuts() -> None:
