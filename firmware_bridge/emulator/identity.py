@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from firmware_bridge.protocol import Capability, Identity
+from firmware_bridge.protocol import Capability, Identity, capability_bits
 from firmware_bridge.protocol.message_base import clip_text
 from firmware_bridge.protocol.wire_values import MAX_ID_TEXT
 
@@ -24,18 +24,7 @@ EMULATOR_FIRMWARE = "shoectl-emu 1"
 
 def capabilities_of(profile: Any) -> Capability:
     """The IDENTITY capability bits of a profile's ``capabilities`` table."""
-    c = profile.capabilities
-    bits = Capability(0)
-    for flag, on in ((Capability.CARD_RECOGNITION, c.card_recognition),
-                     (Capability.FACE_UP_DETECTION, c.face_up_detection),
-                     (Capability.COVER_CARD_SENSOR, c.cover_card_sensor),
-                     (Capability.CARD_COUNT, c.card_count_after_shuffle),
-                     (Capability.AUTO_RESHUFFLE, c.automatic_reshuffle),
-                     (Capability.BATCH_SHUFFLER, c.shuffler == "batch"),
-                     (Capability.CONTINUOUS_SHUFFLER, c.shuffler == "continuous")):
-        if on:
-            bits |= flag
-    return bits
+    return capability_bits(profile.capabilities)
 
 
 def identity_for(profile: Any, *, serial: str | None = None, firmware: str = EMULATOR_FIRMWARE,

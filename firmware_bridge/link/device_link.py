@@ -43,6 +43,7 @@ from functools import partial
 from typing import Any
 
 from firmware_bridge.protocol import (
+    Capability,
     Command,
     EventAck,
     Hello,
@@ -51,6 +52,7 @@ from firmware_bridge.protocol import (
     ResendEvents,
     StatusReply,
     Sync,
+    capability_bits,
 )
 from firmware_bridge.errors import LinkError
 from firmware_bridge.transport import Transport
@@ -120,6 +122,8 @@ class DeviceLink:
             connect's report (``unit_change``).
         expected_kind: the profile's kind (``shoe``, ``shuffler``, ``shuffler-shoe``): a device
             of another kind is refused at the handshake (``identity_check``); ``None``: any.
+        expected_capabilities, expected_decks: the IDENTITY capability bits and decks the
+            profile declares (``from_profile`` gives them): a device without them is refused too.
         clock: monotonic seconds (``time.monotonic``) for heartbeat and resend scheduling.
         sleep: ``sleep(seconds)`` for the reconnect backoff; the default waits on the stop
             event so ``stop()`` interrupts it. An injected one should return promptly.
@@ -132,7 +136,8 @@ class DeviceLink:
                  on_error: ErrorCallback | None = None,
                  auto_ack: bool = True, last_delivered: tuple[int, int] | None = None,
                  last_delivered_serial: str | None = None, expected_serial: str | None = None,
-                 expected_kind: str | None = None, clock: Callable[[], float] = time.monotonic,
+                 expected_kind: str | None = None, expected_capabilities: Capability = Capability(0),
+                 expected_decks: int = 0, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], object] | None = None,
                  read_poll: float = READ_POLL) -> None:
         if timing is None:
@@ -177,7 +182,8 @@ class DeviceLink:
             reply_timeout=self.reply_timeout,
             heartbeat_interval=self.heartbeat_interval, reconnect_min=self.reconnect_min,
             reconnect_max=self.reconnect_max, profile_name=profile_name, name=lambda: self.name,
-            expected_serial=expected_serial, expected_kind=expected_kind, clock=clock, sleep=sleep,
+            expected_serial=expected_serial, expected_kind=expected_kind,
+            expected_capabilities=expected_capabilities, expected_decks=expected_decks, clock=clock, sleep=sleep,
             reader_for=self._reader_for)
 
     def _reader_for(self, session: Session) -> Callable[[], None]:
@@ -210,6 +216,8 @@ class DeviceLink:
         kwargs.setdefault("timing", profile.timing)
         kwargs.setdefault("profile_name", profile.name)
         kwargs.setdefault("expected_kind", profile.kind)
+        kwargs.setdefault("expected_capabilities", capability_bits(profile.capabilities))
+        kwargs.setdefault("expected_decks", profile.capabilities.deck_capacity)
         return cls(transport, **kwargs)
 
     # --- public state -------------------------------------------------------------------------

@@ -1,14 +1,21 @@
 """Whether the device answering on a link is one the link may talk to: the rules the handshake
 and the reader apply to an IDENTITY, in one place, and the one rule a profile must meet first.
 
-- ``identity_problem(identity, bound_serial=..., expected_kind=...)``: None when the device may be
+- ``identity_problem(identity, bound_serial=..., expected_kind=..., expected_capabilities=...,
+  expected_decks=...)``: None when the device may be
   talked to; otherwise why not, in one line. Refused: a protocol version this host does not speak;
   an empty (or blank) serial; a serial other than the one the link is bound to; a device of another kind than the link's
   profile (``expected_kind``: ``shoe``, ``shuffler``, ``shuffler-shoe``), told by whether it
   shuffles (its IDENTITY's shuffler bits: a shoe has none, a shuffler or a shoe that shuffles has
   one). Before, a shoe and a shuffler plugged into each other's ports were both accepted: a fresh
   table's every SHUFFLE was refused NOT_SUPPORTED until the table closed, and a resumed one took
-  the shuffler for a replaced shoe and gave up the shoe in play (an integrator review).
+  the shuffler for a replaced shoe and gave up the shoe in play (an integrator review). Then a
+  device without every capability the profile declares (``expected_capabilities``: its IDENTITY
+  bits, ``capability_bits``; a device may have more), or holding fewer decks than the profile's
+  ``deck_capacity`` (``expected_decks``): the table relies on what the profile says (a shoe's card
+  reading, its cover card sensor; a batch shuffler's one stored batch, 681a.5(g)(2); the decks
+  ``shoectl run`` checked against the Rules Submission), and IDENTITY's were logged, not checked
+  (a firmware review).
 - ``profile_problem(profile)``: None, or why a link cannot be made for ``profile`` at all (its
   ``protocol_version`` is not the one this host speaks; ``profiles check`` says it too).
 """
@@ -21,9 +28,17 @@ from firmware_bridge.protocol import PROTOCOL_VERSION, Capability, Identity
 __all__ = ["identity_problem", "profile_problem"]
 
 SHUFFLES = Capability.BATCH_SHUFFLER | Capability.CONTINUOUS_SHUFFLER
+# Each IDENTITY capability bit as a profile's [capabilities] says it (docs/device-profiles.md).
+CAPABILITY_WORDS = {
+    Capability.CARD_RECOGNITION: "card_recognition", Capability.FACE_UP_DETECTION: "face_up_detection",
+    Capability.COVER_CARD_SENSOR: "cover_card_sensor", Capability.CARD_COUNT: "card_count_after_shuffle",
+    Capability.AUTO_RESHUFFLE: "automatic_reshuffle", Capability.BATCH_SHUFFLER: 'shuffler = "batch"',
+    Capability.CONTINUOUS_SHUFFLER: 'shuffler = "continuous"',
+}
 
 
-def identity_problem(identity: Identity, *, bound_serial: str | None, expected_kind: str | None) -> str | None:
+def identity_problem(identity: Identity, *, bound_serial: str | None, expected_kind: str | None,
+                     expected_capabilities: Capability = Capability(0), expected_decks: int = 0) -> str | None:
     """See the module docstring."""
     if identity.protocol_version != PROTOCOL_VERSION:
         return f"device speaks protocol version {identity.protocol_version}, this host speaks {PROTOCOL_VERSION}"
@@ -40,6 +55,15 @@ def identity_problem(identity: Identity, *, bound_serial: str | None, expected_k
             does = "shuffles" if shuffles else "does not shuffle"
             return (f"the device answering (model {identity.model!r}, serial {identity.serial!r}) {does}: this "
                     f"link's profile is a {expected_kind}; check which device is on this port")
+    device = f"the device answering (model {identity.model!r}, serial {identity.serial!r})"
+    missing = expected_capabilities & ~Capability(identity.capabilities)
+    if missing:
+        lacks = ", ".join(CAPABILITY_WORDS[flag] for flag in Capability if flag in missing)
+        return (f"{device} lacks what this link's profile declares ({lacks}): check which device is on this "
+                "port, or the profile's [capabilities]")
+    if identity.deck_capacity < expected_decks:
+        return (f"{device} holds {identity.deck_capacity} decks; this link's profile declares {expected_decks} "
+                "(deck_capacity): check which device is on this port, or the profile")
     return None
 
 

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from firmware_bridge.errors import (CommandFailed, CommandOutcomeUnknown, CommandTimeout, HandshakeFailed, LinkError,
                                    TransportError, os_error_words)
-from firmware_bridge.protocol import (PROTOCOL_VERSION, Ack, EventAck, Heartbeat, HeartbeatReply, Hello, Identity, NakCode,
+from firmware_bridge.protocol import (PROTOCOL_VERSION, Ack, Capability, EventAck, Heartbeat, HeartbeatReply, Hello, Identity, NakCode,
                                      ProtocolError, ResendEvents, StatusReply, StatusRequest, Sync)
 from firmware_bridge.transport import Transport
 
@@ -60,7 +60,8 @@ class Supervisor:
         expected_serial: the only IDENTITY serial accepted (``None``: any unit of the kind; another
             than the last is said, ``unit_change``).
         expected_kind: the profile's kind (``None``: any device); another kind is refused
-            (``identity_check``).
+            (``identity_check``); so is a device without ``expected_capabilities`` (IDENTITY
+            bits) or holding fewer than ``expected_decks``.
         clock, sleep: monotonic seconds; the reconnect wait (``None``: wait on ``stopping``).
         reader_for: ``reader_for(session)`` -> the target of that session's reader thread.
     """
@@ -72,6 +73,7 @@ class Supervisor:
                  reply_timeout: float, heartbeat_interval: float, reconnect_min: float,
                  reconnect_max: float, profile_name: str | None, name: Callable[[], str],
                  expected_serial: str | None, expected_kind: str | None, clock: Callable[[], float],
+                 expected_capabilities: Capability = Capability(0), expected_decks: int = 0,
                  sleep: Callable[[float], object] | None,
                  reader_for: Callable[[Session], Callable[[], None]]) -> None:
         self.transport = transport
@@ -100,7 +102,8 @@ class Supervisor:
         # gives up the shoe in play, as at a restart (a device review: a unit swapped under a
         # running table was refused until the controller was restarted).
         self.pinned_serial = expected_serial
-        self.expected_kind = expected_kind
+        self._expected = {"expected_kind": expected_kind, "expected_capabilities": expected_capabilities,
+                          "expected_decks": expected_decks}
         self.stop_detached = False  # stop() was called from a link thread: finish it on exit
         self._session_numbers = itertools.count(1)
         self._tokens = itertools.count(1)
@@ -228,7 +231,7 @@ class Supervisor:
         return "; ".join(said) or None
 
     def _check_identity(self, identity: Identity, session: Session) -> None:
-        problem = identity_problem(identity, bound_serial=self.pinned_serial, expected_kind=self.expected_kind)
+        problem = identity_problem(identity, bound_serial=self.pinned_serial, **self._expected)
         if problem is None and not session.epoch_confirmed:
             problem = "identity not accepted"  # pragma: no cover - reader accepts it first
         if problem is not None:
@@ -238,7 +241,7 @@ class Supervisor:
     def identity_arrived_locked(self, session: Session, identity: Identity) -> None:
         """The reader got an IDENTITY: accept its event epoch at once, so that the events right
         behind it are filed under the right epoch. Refusals are reported by the handshake."""
-        if identity_problem(identity, bound_serial=self.pinned_serial, expected_kind=self.expected_kind):
+        if identity_problem(identity, bound_serial=self.pinned_serial, **self._expected):
             return
         old, old_serial = self._sequencer.epoch, self._sequencer.serial
         another_unit = self._sequencer.another_unit(identity.serial)

@@ -60,7 +60,7 @@ from .framing import (
     encode_frame,
     parse_frame,
 )
-from .wire_values import HOST_LOSS_TIMEOUT_S
+from .wire_values import HOST_LOSS_TIMEOUT_S, capability_bits
 from .messages import (
     CARD_UNREADABLE,
     EXPECTED_REPLY,
@@ -130,6 +130,6 @@ __all__ = [
     "RemoteProtocolError", "Reply", "ReplyReceived", "ResendEvents", "Reset", "ResetKind",
     "SetMode", "ShoeEmpty", "ShoeLoaded", "Shuffle", "ShuffleDone", "ShuffleProgress",
     "StaleReply", "StatusReply", "StatusRequest", "Suit", "Sync", "UnexpectedMessageError",
-    "UnknownMessageTypeError", "WrongRoleError", "cobs_decode", "cobs_encode", "crc16",
+    "UnknownMessageTypeError", "WrongRoleError", "capability_bits", "cobs_decode", "cobs_encode", "crc16",
     "decode_message", "encode_frame", "encode_message", "kind_of", "message_class", "parse_frame",
 ]

@@ -14,6 +14,7 @@ Contract:
 from __future__ import annotations
 
 from enum import Enum, IntEnum, IntFlag
+from typing import Any
 
 HOST_LOSS_TIMEOUT_S = 5.0  # docs/protocol.md section 8: a device with no command this long lost its host
 
@@ -104,6 +105,22 @@ class Capability(IntFlag):
     AUTO_RESHUFFLE = 1 << 4       # automatic reshuffle and count, no cut (58 Pa. Code 681a.5(h))
     BATCH_SHUFFLER = 1 << 5
     CONTINUOUS_SHUFFLER = 1 << 6
+
+
+def capability_bits(capabilities: Any) -> Capability:
+    """The IDENTITY capability bits a device with a profile's ``capabilities`` (its
+    ``[capabilities]`` table: ``card_recognition`` ... ``shuffler``) answers HELLO with."""
+    bits = Capability(0)
+    for flag, on in ((Capability.CARD_RECOGNITION, capabilities.card_recognition),
+                     (Capability.FACE_UP_DETECTION, capabilities.face_up_detection),
+                     (Capability.COVER_CARD_SENSOR, capabilities.cover_card_sensor),
+                     (Capability.CARD_COUNT, capabilities.card_count_after_shuffle),
+                     (Capability.AUTO_RESHUFFLE, capabilities.automatic_reshuffle),
+                     (Capability.BATCH_SHUFFLER, capabilities.shuffler == "batch"),
+                     (Capability.CONTINUOUS_SHUFFLER, capabilities.shuffler == "continuous")):
+        if on:
+            bits |= flag
+    return bits
 
 
 class ButtonId(IntEnum):

@@ -127,3 +127,26 @@ def test_usb_read_timeout_is_a_quiet_line_not_an_error() -> None:
         assert t.read(0.05) == b""
     finally:
         t.close()
+
+
+def test_a_link_from_a_profile_refuses_a_device_without_its_cover_card_sensor() -> None:
+    """``DeviceLink.from_profile`` holds the device to its profile's capabilities (a firmware
+    review: IDENTITY's were logged, not checked): an emulated shoe built from a profile without a
+    cover card sensor, on a link whose profile declares one, is refused at the handshake, in words
+    naming what it lacks."""
+    import dataclasses
+
+    declared = get_profile("emulated-shoe")
+    assert declared.capabilities.cover_card_sensor
+    without = dataclasses.replace(declared, capabilities=dataclasses.replace(declared.capabilities, cover_card_sensor=False))
+    server = PtyServer(build_device(without, seed=1, speed=INF)).start()
+    reasons: list[str] = []
+    link = DeviceLink.from_profile(declared, server.port, on_event=Consumer(),
+                                   on_state=lambda state, reason: reasons.append(reason or ""))
+    try:
+        link.start()
+        assert wait_until(lambda: any("lacks what this link's profile declares (cover_card_sensor)" in r for r in reasons))
+        assert link.identity is None
+    finally:
+        link.stop()
+        server.close()

@@ -19,7 +19,7 @@ from firmware_bridge.emulator.loopback import LoopbackTransport
 from firmware_bridge.errors import CommandInterrupted
 from firmware_bridge.link import DeviceLink, LinkState
 from firmware_bridge.profiles import Timing
-from firmware_bridge.protocol import Hello, StatusReply, StatusRequest
+from firmware_bridge.protocol import Capability, Hello, StatusReply, StatusRequest
 
 from .fake_device import FakeDevice, card, default_identity
 from .rig import DEADLINE, Rig, connected, wait_for
@@ -266,3 +266,47 @@ def test_a_device_without_a_serial_is_refused_at_the_handshake(rig_factory: Call
     assert rig.link.state is not LinkState.CONNECTED and rig.link.identity is None
     assert len(rig.sink) == 0
     rig.link.stop()
+
+
+@pytest.mark.parametrize("link_kwargs, words", [
+    ({"expected_capabilities": Capability.CARD_RECOGNITION | Capability.COVER_CARD_SENSOR},
+     "lacks what this link's profile declares (cover_card_sensor)"),
+    ({"expected_decks": 10}, "holds 8 decks; this link's profile declares 10 (deck_capacity)"),
+])
+def test_a_device_without_what_its_profile_declares_is_refused_at_the_handshake(
+        rig_factory: Callable[..., Rig], link_kwargs: dict, words: str) -> None:
+    """A firmware review: IDENTITY's capabilities and deck capacity were logged, never checked
+    against the profile the host holds the device to; a shoe without a cover card sensor on a
+    profile declaring one would never end its shoe at the cover card (681a.7(d)). Such a device is
+    refused at the handshake, naming what it lacks and what to check; nothing of it is taken. The
+    scripted device reads cards and detects face-up cards, holding 8 decks."""
+    rig = rig_factory(expected_kind="shoe", **link_kwargs)
+    wait_for(lambda: words in rig.states.reasons(), "the device refused")
+    reason = next(r for r in rig.states.reasons().splitlines() if words in r)
+    assert "(model 'FAKE-SHOE', serial 'SN-TEST-1')" in reason and "check which device is on this port" in reason
+    assert rig.link.state is not LinkState.CONNECTED and rig.link.identity is None and len(rig.sink) == 0
+    rig.link.stop()
+
+
+def test_a_device_with_more_than_its_profile_declares_is_taken(rig_factory: Callable[..., Rig]) -> None:
+    """The profile is what the table relies on: a device may do more (face-up detection here,
+    8 decks where the profile says 6)."""
+    rig = rig_factory(expected_kind="shoe", expected_capabilities=Capability.CARD_RECOGNITION, expected_decks=6)
+    assert rig.link.wait_connected(DEADLINE)
+
+
+def test_every_shipped_profiles_emulated_device_passes_its_own_links_check() -> None:
+    """What ``DeviceLink.from_profile`` holds a device to (the profile's kind, capability bits and
+    decks) is what the emulator of that profile answers HELLO with."""
+    from firmware_bridge.emulator import identity_for
+    from firmware_bridge.link.identity_check import identity_problem
+    from firmware_bridge.profiles import builtin_profile_dir, load_profile
+    from firmware_bridge.protocol import capability_bits
+
+    paths = sorted(builtin_profile_dir().glob("*.toml"))
+    assert len(paths) >= 7
+    for name in paths:
+        profile = load_profile(name)
+        assert identity_problem(identity_for(profile), bound_serial=None, expected_kind=profile.kind,
+                                expected_capabilities=capability_bits(profile.capabilities),
+                                expected_decks=profile.capabilities.deck_capacity) is None, name
