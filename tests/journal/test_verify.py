@@ -359,3 +359,13 @@ def test_a_journal_that_holds_no_entry_says_so(tmp_path: Path) -> None:
     assert r.ok and r.entries == 0
     assert any(w.endswith("holds no entry: if it is a copy, copy its -wal file with it (docs/journal.md, File and "
                           "schema)") for w in r.warnings)
+
+
+def test_the_expected_last_hash_is_compared_whole(journal_path: Path, intact: list[str]) -> None:
+    """``expect_last_hash`` is the whole hash: one that differs in its last digit only is not the
+    journal's (a mutation review: a comparison of a prefix passed every test), in upper case it is."""
+    last = intact[-1]
+    assert verify(journal_path, expect_last_hash=last).ok and verify(journal_path, expect_last_hash=last.upper()).ok
+    tail_changed = last[:-1] + ("0" if last[-1] != "0" else "1")
+    r = verify(journal_path, expect_last_hash=tail_changed)
+    assert not r.ok and "last hash" in r.reason

@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 
 from firmware_bridge.protocol import (
     MAX_ENCODED,
+    MAX_PAYLOAD,
     CardRead,
     Dropped,
     DropReason,
     Frame,
     FrameDecoder,
     Heartbeat,
+    InvalidMessageError,
     StatusRequest,
     cobs_decode,
     cobs_encode,
@@ -103,3 +105,23 @@ def test_crc_valid_but_bad_headers_keep_their_sequence_number(header: bytes,
                                                               reason: DropReason) -> None:
     out = decode_all(raw_frame(header))
     assert out == [Dropped(reason, len(cobs_encode(header + b"00")), 9, 0x10)]
+
+
+@pytest.mark.parametrize("length", [0, 2, 4])
+def test_a_length_field_other_than_the_payloads_is_a_bad_length_either_way(length: int) -> None:
+    """docs/protocol.md: "``length`` = body length - 8"; a CRC-valid frame whose length says fewer
+    bytes than its payload holds is dropped as ``bad_length`` as surely as one that says more (a
+    mutation review: only a length too large was tried, and a check for that alone passed)."""
+    body = struct.pack("<BBBBH", 1, 0x10, 9, 0, length) + b"abc"
+    out = decode_all(raw_frame(body))
+    assert out == [Dropped(DropReason.BAD_LENGTH, len(cobs_encode(body + b"00")), 9, 0x10)]
+
+
+def test_the_encoder_takes_a_payload_of_max_payload_bytes_and_refuses_one_more() -> None:
+    """docs/protocol.md: "payload = length bytes (0..256)": 256 are encoded (and decoded whole),
+    257 refused before anything is sent."""
+    assert MAX_PAYLOAD == 256
+    frame = encode_frame(0x10, 1, b"\x07" * MAX_PAYLOAD)
+    assert decode_all(frame)[0].payload == b"\x07" * MAX_PAYLOAD
+    with pytest.raises(InvalidMessageError, match="payload of 257 bytes exceeds MAX_PAYLOAD"):
+        encode_frame(0x10, 1, b"\x07" * (MAX_PAYLOAD + 1))

@@ -244,6 +244,13 @@ def test_house_money_payout_added_to_the_original_wager_all_or_the_portion() -> 
             add_house_money(wagers, hm, K.PLAYER, amount, half)
     with pytest.raises(WagerError, match="no original banker wager"):
         add_house_money(wagers, hm, K.BANKER, 30, MIDI)
+    # The player's own wager, never another seat's (a mutation review: one that took the first
+    # Player wager of any seat passed): seat 1's stays as it was, and a seat with none is refused.
+    others = [Wager(1, K.PLAYER, 50), *wagers]
+    assert add_house_money(others, hm, K.PLAYER, 30, MIDI) == [Wager(1, K.PLAYER, 50), Wager(2, K.PLAYER, 40),
+                                                                 Wager(2, K.HOUSE_MONEY, 10)]
+    with pytest.raises(WagerError, match="seat 2 has no original player wager"):
+        add_house_money([Wager(1, K.PLAYER, 50), Wager(2, K.HOUSE_MONEY, 10)], hm, K.PLAYER, 30, MIDI)
     # The added payout is then settled with the wager on the round's outcome.
     r = deal(first_four + parse_cards("KD,KS"))  # Player 0 draws K -> 0; Banker 2 draws -> 2: Banker
     [main] = [s for s in settle(r, grown, MIDI) if s.kind is K.PLAYER]
@@ -353,3 +360,16 @@ def test_a_wager_of_no_amount_is_refused_in_the_wagers_own_words() -> None:
     with pytest.raises(WagerError) as refused:
         Wager(seat=1, kind=K.TIE, amount=0)
     assert str(refused.value) == "seat 1: a tie wager must be a positive whole number of minor units, not 0"
+
+
+def test_settle_puts_house_money_first_and_refuses_a_round_of_another_game() -> None:
+    """``settle``'s contract (a mutation review found both unchecked): House Money first, "settled
+    before any third card" (629a.8(c)(3)), then Player and Banker, then the rest, each group from
+    the first seat; and a round dealt under another game than the table's is refused, not settled
+    by the wrong table of payouts."""
+    r = deal(parse_cards("5S,KH,5D,2C,KD,KS"))  # Player 0 draws K -> 0; Banker 2 draws -> 2: Banker
+    wagers = [Wager(1, K.TIE, 10), Wager(3, K.PLAYER, 10), Wager(2, K.HOUSE_MONEY, 10), Wager(1, K.BANKER, 10)]
+    assert [(s.seat, s.kind) for s in settle(r, wagers, MIDI)] == [
+        (2, K.HOUSE_MONEY), (1, K.BANKER), (3, K.PLAYER), (1, K.TIE)]
+    with pytest.raises(WagerError, match="the round was dealt as punto-banco but the table plays 21-baccarat"):
+        settle(r, [Wager(1, K.PLAYER, 10)], T21)

@@ -231,6 +231,8 @@ def test_a_shoe_that_loads_another_number_of_cards_keeps_the_table_closed() -> N
     fault = b.of("count_fault")[-1]
     assert fault == {"loaded": 415, "expected": 416, "problem": "1 card missing"}
     assert b.core.prompt == "UNLOAD T1-S0001" and b.of("reconciliation")  # the shoe just loaded
+    reconciled = b.of("reconciliation")[-1]
+    assert (reconciled["total"], reconciled["expected"], reconciled["ok"]) == (415, 416, False)  # a card is missing
     b.op("no_more_bets", Role.DEALER)
     assert b.of("refused")[-1]["input"] == "no_more_bets"
     b.auto_deal = True
@@ -269,3 +271,32 @@ def test_the_automated_floorperson_never_gives_up_events_that_never_came() -> No
     assert auto.next_input(b.core) is None
     assert auto.gave_up is not None and auto.gave_up.endswith("; a person must check the shoe first")
     assert "events:shoe" in b.core.faults
+
+
+@pytest.mark.reg("627a.13(e)")
+@pytest.mark.parametrize("house_money", [False, True])
+def test_a_shoe_back_with_a_new_event_epoch_at_the_squeeze_or_house_money_voids_the_round(house_money: bool) -> None:
+    """627a.13(e): "that round shall be void and all wagers shall be returned. A new round shall
+    commence after the entire set of cards are reshuffled". A mutation review: a shoe that lost its
+    memory while a Midibaccarat round's four cards waited at the squeeze (or for House Money) was
+    tested only while dealing; it takes the shoe in play with it there too."""
+    b = Bench("midibaccarat")
+    b.link("shuffler", True, serial="SH-1", epoch=1)
+    b.link("shoe", True, serial="SO-1", epoch=2)
+    b.open_and_cut(seats=(1, 2))
+    b.auto_deal = False
+    b.play_round([(1, "player", 100), (2, "house_money", 100)] if house_money else [(1, "player", 100)])
+    for _ in range(4):
+        b.draw()
+    if house_money:
+        while b.core.state == "squeeze":
+            b.op("reveal", Role.DEALER)
+    held_in = b.core.state
+    assert held_in == ("house_money" if house_money else "squeeze")  # seat 2's House Money Wager won
+    shoe = b.core.shoe.id
+    b.link("shoe", False)
+    b.link("shoe", True, serial="SO-1", epoch=99)  # a new device behind the same port
+    assert b.of("device_replaced")[-1]["state"] == held_in and b.of("device_replaced")[-1]["shoe_lost"] is True
+    void = b.of("round_result")[-1]
+    assert void["kind"] == "void" and len(void["cards"]) == 4
+    assert b.core.shoe.id != shoe and b.of("reconciliation")

@@ -133,7 +133,12 @@ def test_a_number_out_of_range_is_refused_with_the_range() -> None:
     cases = [(OperatorInput("cut", {"position": -1}, "d1", Role.DEALER), "cutting",
               f"position must be a whole number from 0 to {MAX_POSITION}"),
              (OperatorInput("wager", {"seat": 1, "kind": "banker", "amount": 0}, "d1", Role.DEALER), "betting",
-              f"amount must be a whole number of minor units (cents) from 1 to {MAX_AMOUNT}")]
+              f"amount must be a whole number of minor units (cents) from 1 to {MAX_AMOUNT}"),
+             # and above the range (a mutation review: only the low end was tried)
+             (OperatorInput("cut", {"position": MAX_POSITION + 1}, "d1", Role.DEALER), "cutting",
+              f"position must be a whole number from 0 to {MAX_POSITION}"),
+             (OperatorInput("wager", {"seat": 1, "kind": "banker", "amount": MAX_AMOUNT + 1}, "d1", Role.DEALER),
+              "betting", f"amount must be a whole number of minor units (cents) from 1 to {MAX_AMOUNT}")]
     for op, state, says in cases:
         with pytest.raises(Refused) as refused:
             admit(op, state, sub)

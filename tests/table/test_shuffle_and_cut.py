@@ -410,3 +410,56 @@ def test_the_snapshot_says_who_is_offered_the_cut_and_who_deals() -> None:
     assert b.core.snapshot()["cut_offered_to"] is None and b.core.snapshot()["dealer"] is None
     b.op("dealer_sign_in", Role.DEALER, dealer="D2")
     assert b.core.snapshot()["dealer"] == "D2" and b.core.snapshot()["round_kind"] is None
+
+
+def _rounds_to_the_end_of_the_shoe(b: Bench) -> list[int]:
+    """Play rounds of ``b``'s first shoe (an automatic shoe, no cover card) to its end: the cards left
+    in it as each round began."""
+    b.op("open")
+    b.cover_index = None
+    shoe, begun_with = b.core.shoe.id, []
+    while b.core.shoe.id == shoe:
+        begun_with.append(b.core.shoe.remaining)
+        b.play_round([(1, "player", 100)])
+    return begun_with
+
+
+@pytest.mark.reg("627a.13(e)")
+def test_a_shoe_with_four_cards_left_deals_its_round_and_ends_only_below_four() -> None:
+    """627a.13(e): a round is void "If there are insufficient cards remaining in the dealing shoe to
+    complete a round of play": with four cards left a round may complete (no hand draws), so it is
+    begun; the shoe ends before a round only with fewer than four (a mutation review: ending at
+    four passed every test). Over seeded automatic shoes: some begin a round on exactly four."""
+    lasts = []
+    for seed in range(1, 25):
+        b = Bench(automatic_shoe=True, seed=seed)
+        begun_with = _rounds_to_the_end_of_the_shoe(b)
+        assert min(begun_with) >= 4 and all(s["cards_left"] < 4 for s in b.of("too_few_cards")), seed
+        lasts.append(begun_with[-1])
+    assert 4 in lasts
+
+
+@pytest.mark.reg("627a.13(a)", "627a.13(e)")
+def test_a_card_held_for_the_next_hand_counts_among_the_cards_left_for_a_round() -> None:
+    """627a.13(a)-(b): the card "shall be used as the first card of the next hand of play"; 627a.13(e)
+    voids a round only with "insufficient cards remaining in the dealing shoe to complete a round
+    of play". Three cards left and one held make four: the next round is begun (a mutation review:
+    leaving the held card out passed every test). A Midibaccarat automatic shoe, seeded, whose
+    round begun with eight cards left ends on four, and a fifth drawn at the squeeze is held."""
+    b = Bench("midibaccarat", automatic_shoe=True, seed=14)
+    b.op("open")
+    b.cover_index = None
+    while b.core.shoe.remaining != 8:
+        b.play_round([(1, "player", 100)])
+        while b.core.state == "squeeze":
+            b.op("reveal", Role.DEALER)
+    b.auto_deal = False
+    b.play_round([(1, "player", 100)])
+    for _ in range(4):
+        b.draw()
+    assert b.core.state == "squeeze" and b.core.round.engine.complete
+    b.draw()  # the Player's unauthorised third card, face down: held for the next hand (627a.13(b))
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    assert b.core.shoe.remaining == 3 and b.core.aside.held is not None
+    assert b.core.state == "betting" and not b.of("too_few_cards")
