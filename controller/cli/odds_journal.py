@@ -29,7 +29,7 @@ from controller.rules.errors import SubmissionError
 from controller.rules.odds import exact_odds
 from controller.rules.submission import resolve_submission, submission_from_document
 from controller.table.edge_figures import JournalPoint, after_round, edge_payload, edge_percent, wager_figures
-from shoectl_config.text import quoted
+from shoectl_config.text import quoted, safe
 
 EXIT_DIFFERS = 1
 NOT_COMPARED = "not compared: the journal's figures are for another Rules Submission"
@@ -64,10 +64,14 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
     matches = _matches(journaled, figures) if compared else None
     if args.json:
         print_json({"shoe": point.shoe, **figures, "submission_from": whence, "journaled": journaled,
-                    "matches": matches, "odds": report.to_json()})
+                    "matches": matches, "no_figures_journaled": point.no_figures, "odds": report.to_json()})
     else:
         print(f"Shoe {point.shoe} after round {point.round}: {figures['remaining']} cards left, {remaining.cards_out} "
               "out of the shoe (the cards below the cover card are unseen: counted as left)")
+        if point.no_figures is not None:
+            # what surveillance asks about during play is the shoe in play: this moment is not one
+            print(f"The table journals no figures for this moment: {point.no_figures}; "
+                  "these are the cards as that round left them")
         print(f"Rules Submission: {sub.source} ({whence})")
         print(render_text(sub, report))
         print("")
@@ -78,7 +82,23 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
             mark = "none" if journaled is None else "-" if not compared else (
                 "same" if _ev(journaled, name) == w["ev"] else "DIFFERS")
             print(f"{name:<14}{edge_percent(w):>13}  {mark}")
+        if matches is False:
+            for line in _other_differences(journaled, figures):
+                print(line)
     return EXIT_DIFFERS if matches is False else 0
+
+
+def _other_differences(journaled: Mapping[str, Any], figures: Mapping[str, Any]) -> list[str]:
+    """What differs beyond a wager's figure (those are marked in the table): the cards left, a
+    wager the record has that the Rules Submission does not offer (a review: exit 1 with every
+    wager marked "same" said nothing of why)."""
+    out = []
+    if journaled.get("remaining") != figures["remaining"]:
+        out.append(f"cards left: the edge record says {safe(str(journaled.get('remaining')))}, the journal's cards "
+                   f"{figures['remaining']}: DIFFERS")
+    for name in sorted(set(journaled.get("wagers") or {}) - set(figures["wagers"])):
+        out.append(f"{safe(name)}: in the edge record, not a wager of this Rules Submission: DIFFERS")
+    return out
 
 
 def _not_found(shoe: str | None, round_no: int | None) -> str:

@@ -201,13 +201,15 @@ def above(wagers: Mapping[str, Mapping[str, str]], threshold: Fraction) -> dict[
 class JournalPoint:
     """A moment of a journal: the cards left after ``round`` of ``shoe``, the Rules Submission
     record in force then (None: none was journaled), and the ``edge`` record journaled for that
-    round (None if there is none)."""
+    round (None if there is none); ``no_figures``: why the monitor journals none for it by design
+    (a void round; the last round of a shoe that ended), else None."""
 
     shoe: str
     round: int
     remaining: Remaining
     submission_record: Mapping[str, Any] | None
     edge: Mapping[str, Any] | None
+    no_figures: str | None = None
 
 
 def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int | None = None) -> JournalPoint | None:
@@ -227,7 +229,10 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
         cards.feed_entry(e)
         if e.kind == kinds.ROUND_RESULT and (shoe is None or e.shoe_id == shoe) \
                 and (round_no is None or e.payload.get("round") == round_no):
-            point = JournalPoint(e.shoe_id, e.payload.get("round"), cards.remaining(), submission, None)
+            void = "the round was void (627a.13(e)): the shoe was reshuffled" if e.payload.get("kind") == "void" else None
+            point = JournalPoint(e.shoe_id, e.payload.get("round"), cards.remaining(), submission, None, void)
+        elif e.kind in SHOE_END_KINDS and point is not None and point.no_figures is None and e.shoe_id == point.shoe:
+            point = replace(point, no_figures="its shoe ended with it: no round was dealt from these cards again")
         elif e.kind == kinds.EDGE and point is not None and point.edge is None and e.shoe_id == point.shoe \
                 and e.payload.get("round") == point.round:
             point = replace(point, edge=journaled_figures(e))

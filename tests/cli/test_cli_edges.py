@@ -348,3 +348,44 @@ def _resumed(journal: Path, before: int) -> bool:
     with JournalReader.open(journal) as reader:
         return reader.last_seq > before
 
+
+
+def test_odds_journal_says_what_differs_beyond_the_wagers_figures(capsys, tmp_path: Path) -> None:
+    """An edge record with a wager the Rules Submission does not offer differs from the figures
+    recomputed: exit 1, and a line says which (a review: every wager said "same", exit 1)."""
+    journal = tmp_path / "j.db"
+    _journal_with_edge_record(journal, lambda wagers: wagers.update({"zzz": {"ev": "1", "edge": "1.00000000"}}))
+    code, out, err = run(capsys, "odds", "--journal", str(journal), "--shoe", "T1-S0001", "--round", "1",
+                         "--submission", "ez-baccarat")
+    assert code == 1, err
+    assert out.count(" same\n") == 7 and "DIFFERS" not in out.replace("zzz: in the edge record, not a wager of "
+                                                                        "this Rules Submission: DIFFERS", "")
+    assert out.rstrip().endswith("zzz: in the edge record, not a wager of this Rules Submission: DIFFERS")
+
+
+@pytest.mark.parametrize("ending, says", [
+    ("void", "the round was void (627a.13(e)): the shoe was reshuffled"),
+    ("reconciled", "its shoe ended with it: no round was dealt from these cards again"),
+])
+def test_odds_journal_says_when_the_table_journals_no_figures_for_the_moment(capsys, tmp_path: Path, ending: str,
+                                                                             says: str) -> None:
+    """docs/edge-monitor.md: no figures for "a void round" nor "the last round of a shoe": the cards
+    left then are still valued (a lab asks), with a line saying the table journals none for that
+    moment (a review: an ended shoe's last 12 cards showed large player edges, no word)."""
+    journal = tmp_path / "j.db"
+    with Journal.open(journal, table_id="T1") as j:
+        j.append("shoe_start", {"decks": 8, "shoe": "T1-S0001"}, shoe="T1-S0001")
+        for i, c in enumerate(["9S", "8H", "KD", "QC"], start=1):
+            j.append("card", {"card": c, "to": "player", "position": i, "n": i}, shoe="T1-S0001", round=1)
+        result = {"round": 1, "kind": "void", "reason": "a floorperson's void"} if ending == "void" else {
+            "round": 1, "kind": "normal"}
+        j.append("round_result", result, shoe="T1-S0001", round=1)
+        if ending == "reconciled":
+            j.append("reconciliation", {"loaded": 416, "left_shoe": 4, "ok": True}, shoe="T1-S0001", round=1)
+        witnessed(j)
+    code, out, err = run(capsys, "odds", "--journal", str(journal), "--game", "ez-baccarat")
+    assert code == 0, err
+    assert out.splitlines()[1] == f"The table journals no figures for this moment: {says}; these are the cards as " \
+                                  "that round left them"
+    code, out, err = run(capsys, "odds", "--journal", str(journal), "--game", "ez-baccarat", "--json")
+    assert code == 0 and json.loads(out)["no_figures_journaled"] == says, err
