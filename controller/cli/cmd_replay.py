@@ -87,8 +87,10 @@ class _Edges:
 
     def siphon(self, entries: Iterable[Entry]) -> Iterator[Entry]:
         for e in entries:
-            if e.kind in (kinds.EDGE, kinds.EDGE_ALERT):
-                self.found[(e.kind, e.shoe_id, e.round_no)] = journaled_figures(e)
+            if e.kind in (kinds.EDGE, kinds.EDGE_ALERT) and e.payload.get("round") == e.round_no:
+                # one rule with ``odds --journal`` (``edge_figures.after_round``): a round's first
+                # record, whose payload names the round its column does (a review of the monitor)
+                self.found.setdefault((e.kind, e.shoe_id, e.round_no), journaled_figures(e))
             yield e
 
     def beside(self, docs: Iterable[dict]) -> Iterator[dict]:

@@ -234,7 +234,7 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
         elif e.kind in SHOE_END_KINDS and point is not None and point.no_figures is None and e.shoe_id == point.shoe:
             point = replace(point, no_figures="its shoe ended with it: no round was dealt from these cards again")
         elif e.kind == kinds.EDGE and point is not None and point.edge is None and e.shoe_id == point.shoe \
-                and e.payload.get("round") == point.round:
+                and e.payload.get("round") == point.round == e.round_no:
             point = replace(point, edge=journaled_figures(e))
             if exact:
                 break

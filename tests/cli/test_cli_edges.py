@@ -389,3 +389,25 @@ def test_odds_journal_says_when_the_table_journals_no_figures_for_the_moment(cap
                                   "that round left them"
     code, out, err = run(capsys, "odds", "--journal", str(journal), "--game", "ez-baccarat", "--json")
     assert code == 0 and json.loads(out)["no_figures_journaled"] == says, err
+
+
+def test_replay_and_odds_take_the_same_edge_record_for_a_round(capsys, tmp_path: Path) -> None:
+    """A review of the monitor: `journal replay --edges` matched an edge record to its round by the
+    entry's round column, `odds --journal` by the payload's round, so a record whose two disagree
+    was one round's figures to the first and none to the second. Both take a round's first record
+    whose payload and column name that round; such a record is no round's."""
+    journal = tmp_path / "j.db"
+    _journal_with_edge_record(journal, lambda wagers: None)
+    [edge] = [e.payload for e in entries_of(journal) if e.kind == kinds.EDGE]
+    with Journal.open(journal, table_id="T1") as j:
+        j.append(kinds.ROUND_START, {"round": 2, "kind": "normal", "wagers": []}, shoe="T1-S0001", round=2)
+        j.append(kinds.ROUND_RESULT, {"round": 2, "kind": "void", "reason": "a test", "cards": []}, shoe="T1-S0001", round=2)
+        j.append(kinds.EDGE, {**edge, "round": 1}, shoe="T1-S0001", round=2)  # says round 1, filed under 2
+        witnessed(j)
+    code, out, err = run(capsys, "journal", "replay", str(journal), "--edges", "--json", "--round", "2")
+    assert code == 0, err
+    assert [json.loads(line)["edge"] for line in out.splitlines()] == [None]
+    code, out, err = run(capsys, "odds", "--journal", str(journal), "--round", "2", "--json")
+    assert code == 0 and json.loads(out)["journaled"] is None, err
+    code, out, err = run(capsys, "odds", "--journal", str(journal), "--round", "1", "--json")
+    assert code == 0 and json.loads(out)["journaled"]["round"] == 1, err  # round 1's own record still its
