@@ -107,9 +107,13 @@ def edge_percent(figures: Mapping[str, str]) -> str:
     """A wager's figures (``{"ev": "N/D", "edge": ...}``) as a person reads them: the exact ``ev``
     as a percentage, rounded once (``-7.6113%``). Not the ``edge`` text: rounded to 8 places
     already, rounded again it was one off in the last digit now and then (-14.6556% for
-    -14.65565022%), beside the house edge printed from the exact value."""
+    -14.65565022%), beside the house edge printed from the exact value. A value other than zero
+    that would read ``+0.0000%`` reads ``+<0.0001%``."""
     ev = Fraction(figures["ev"])
-    return f"{Decimal(ev.numerator * 100) / Decimal(ev.denominator):+.4f}%"
+    shown = f"{Decimal(ev.numerator * 100) / Decimal(ev.denominator):+.4f}%"
+    if ev and shown[1:] == "0.0000%":  # an alert for "nothing" (a review)
+        return f"{'+' if ev > 0 else '-'}<0.0001%"
+    return shown
 
 
 def edge_figures(submission: Any, composition: Composition) -> dict[str, dict[str, str]]:

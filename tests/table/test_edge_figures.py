@@ -92,6 +92,10 @@ def test_after_round_takes_the_cards_at_that_rounds_result_and_finds_its_edge_re
     # gaming-lab review), beside the house edge -- the same figure -- printed as 14.6557%.
     tie = {"ev": "-1015214831/6927122410", "edge": decimal_text(Fraction(-1015214831, 6927122410))}
     assert tie["edge"] == "-0.14655650" and edge_percent(tie) == "-14.6557%"
+    # A player edge barely above nothing raised an alert that read "+0.0000%" (a review): it reads
+    # as less than the smallest figure shown, with its sign; zero is zero.
+    assert [edge_percent({"ev": ev, "edge": "0.00000000"}) for ev in ("1/10000000000", "-1/3000000", "0", "1/2000000")] == [
+        "+<0.0001%", "-<0.0001%", "+0.0000%", "+<0.0001%"]
 
 
 TIE = {"ev": "-9/100", "edge": "-0.09000000"}
