@@ -35,6 +35,7 @@ import errno
 import dataclasses
 import os
 import select
+import signal
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -59,7 +60,15 @@ POLL_S = 0.2  # how often the main thread checks its servers while it waits for 
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("emulate", help="serve an emulated device or table (pty/TCP) with faults")
+    p = sub.add_parser(
+        "emulate", help="serve an emulated device or table (pty/TCP) with faults",
+        description="Serve an emulated device (--profile) or a whole emulated table: shuffler, shoe and the "
+                    "dealer who draws the cards (--table), speaking the wire protocol (docs/protocol.md). "
+                    "The first line on standard output is JSON naming each port: {\"profile\": NAME, "
+                    "\"port\": PORT}, or {\"devices\": [...]} with --table (a pty link, made in a temporary "
+                    "folder unless --link or --dir says where; or socket://127.0.0.1:N). A device served alone "
+                    "answers commands but deals no card: nothing draws from it; --table does. It serves until "
+                    "SIGINT or SIGTERM, then removes its links and exits 0. Faults and models: docs/emulator.md.")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--profile", type=path_argument, metavar="NAME|FILE", help="the device profile to emulate")
     what.add_argument("--table", action="store_true",
@@ -137,6 +146,28 @@ def _check_options(args: argparse.Namespace) -> None:
             raise UsageError(f"--link {args.link}: {missing}")
 
 
+# Faults a device served alone (``--profile``) can never show: the dealer's (no dealer comes with
+# it), a shoe's card faults (nothing draws from or loads a shoe served alone), a shuffler's on a
+# device that does not shuffle (a review: each was taken without a word and never acted).
+_DEALER_FAULTS = ("dealer_extra_at", "dealer_expose_at", "dealer_miss")
+_SHOE_CARD_FAULTS = ("face_up_at", "misread_at", "cover_at", "jam_at", "door_open_at")
+_SHUFFLER_FAULTS = ("missing_card", "extra_card", "shuffler_jam_at")
+
+
+def _check_faults_alone(faults: FaultSpec, profile: Profile) -> None:
+    """``UsageError`` naming the faults in ``faults`` a device of ``profile`` served alone never shows."""
+    default = FaultSpec()
+    unused = [name for name in _DEALER_FAULTS + _SHOE_CARD_FAULTS if getattr(faults, name) != getattr(default, name)]
+    if unused:
+        raise UsageError(f"--faults {', '.join(n.replace('_', '-') for n in unused)}: a device served alone deals no "
+                         "card (no dealer draws from it); give them with --table")
+    if profile.kind == "shoe":
+        unused = [name for name in _SHUFFLER_FAULTS if getattr(faults, name) != getattr(default, name)]
+        if unused:
+            raise UsageError(f"--faults {', '.join(n.replace('_', '-') for n in unused)}: act on a shuffler; "
+                             f"{profile.name} is a shoe")
+
+
 def run(args: argparse.Namespace) -> int:
     _check_options(args)
     faults = FaultSpec.parse(args.faults)
@@ -153,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int:
     profile = resolve_profile(args.profile)
+    _check_faults_alone(faults, profile)
     device = build_device(profile, faults=faults, seed=args.seed, speed=speed, serial=args.serial,
                           firmware=args.firmware or EMULATOR_FIRMWARE)
     try:
@@ -164,7 +196,7 @@ def _serve_one(args: argparse.Namespace, faults: FaultSpec, speed: float) -> int
                          "give another, or none for a free one") from None
     try:
         _usb_note(profile, server.port)
-        return _wait([server], {"profile": profile.name, "port": server.port})
+        return _wait([server], {"profile": profile.name, "port": server.port}, server.close)
     finally:
         server.close()
 
@@ -191,7 +223,7 @@ def _serve_table(args: argparse.Namespace, faults: FaultSpec, speed: float) -> i
         profiles = {p.name: p for p in (shoe, shuffler)}
         for entry in served.devices():
             _usb_note(profiles[entry["profile"]], entry["port"])
-        return _wait(served.servers.values(), {"devices": served.devices()})
+        return _wait(served.servers.values(), {"devices": served.devices()}, served.close)
     finally:
         served.close()
 
@@ -210,10 +242,12 @@ def _usb_note(profile: Profile, port: str) -> None:
               f"{profile.name} with a serial [transport] (docs/emulator.md)", file=sys.stderr)
 
 
-def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any]) -> int:
-    """Print the ``ready`` line, then block until SIGINT/SIGTERM (0) or a server thread dies (1).
-    The signals are caught before the line is printed: a stop sent as soon as it is read is a
-    clean stop, not a kill."""
+def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any], close: Any) -> int:
+    """Print the ``ready`` line, then block until SIGINT/SIGTERM (0) or a server thread dies (1),
+    then ``close()`` the servers. The signals are caught before the line is printed (a stop sent as
+    soon as it is read is a clean stop, not a kill) and until the servers are closed (a second
+    signal while they closed, as ``timeout`` sends to the whole group, killed the emulator with
+    143: a review)."""
     servers = list(servers)
     # The handler only writes a byte to a pipe the main thread waits on. (It once set a
     # threading.Event the main thread was waiting on: a signal that landed while the wait held the
@@ -229,13 +263,20 @@ def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any]) -> int:
         with stop_handler(on_signal):
             print_json(ready)
             sys.stdout.flush()
-            while not select.select([wake], [], [], POLL_S)[0]:
-                for server in servers:
-                    if server.error is not None:
-                        print(f"shoectl emulate: error: {server.device.name}: server stopped: "
-                              f"{server.error}", file=sys.stderr)
-                        return 1
-            return 0
+            try:
+                while not select.select([wake], [], [], POLL_S)[0]:
+                    for server in servers:
+                        if server.error is not None:
+                            print(f"shoectl emulate: error: {server.device.name}: server stopped: "
+                                  f"{server.error}", file=sys.stderr)
+                            return 1
+            finally:
+                close()
+        # Stopped: the process only exits now, and a stop still on its way (``timeout`` signals
+        # the whole group) must not kill it once the handlers before are back.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        return 0
     finally:
         os.close(wake)
         os.close(signalled)

@@ -227,8 +227,10 @@ class EmulatedDevice:
 
     @property
     def gate_closed(self) -> bool:
-        """The gate as STATUS reports it (a shoe's also while its event store is full)."""
-        return self.gate_locked
+        """The gate as STATUS reports it: a device without a card gate (a shuffler) says unlocked,
+        never locked (a review: a shuffler that NAKs GATE_LOCK "no card gate" said its gate was
+        locked); a shoe's is its own (``EmulatedShoe.gate_closed``)."""
+        return False
 
     @property
     def events_emitted(self) -> int:

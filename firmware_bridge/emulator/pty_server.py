@@ -57,10 +57,18 @@ class PtyServer(DeviceServer):
             tty.setraw(slave)
             os.set_blocking(master, False)
             path = os.ttyname(slave)
-            if os.path.lexists(self.link) and not self.link.is_symlink():
-                # A link of ours, or a stale one, is replaced; a file or a folder is someone's.
-                raise FileExistsError(errno.EEXIST, "exists and is not a link an emulator made; left as it is "
-                                      "(give a free name for the port)", str(self.link))
+            if os.path.lexists(self.link):
+                # Only a stale emulator link is replaced (to a pty that is gone: its emulator was
+                # killed); a file, a folder, any other link is someone's, and a link to a live pty
+                # is another emulator's port (a review: both were taken over, and removed on exit).
+                if not self.link.is_symlink():
+                    raise FileExistsError(errno.EEXIST, "exists and is not a link an emulator made; left as it is "
+                                          "(give a free name for the port)", str(self.link))
+                target = os.readlink(self.link)
+                if not (target.startswith("/dev/pts/") and not os.path.exists(target)):
+                    raise FileExistsError(errno.EEXIST, f"is a link to {target}, which is in use (a running "
+                                          "emulator's port) or not an emulator's pty; left as it is (stop that "
+                                          "emulator, or give a free name for the port)", str(self.link))
             tmp = self.link.with_name(f".{self.link.name}.{os.getpid()}.{id(self)}.tmp")
             try:
                 tmp.unlink(missing_ok=True)

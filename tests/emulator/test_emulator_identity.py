@@ -81,6 +81,9 @@ def test_status_heartbeat_and_not_supported(clock) -> None:
     status = host.status()
     assert (status.state, status.mode, status.cards_in_shoe, status.pending_events) == (
         DeviceState.IDLE, DeviceMode.NORMAL, 0, 0)
+    # docs/protocol.md 9.17: bit 2 "gate locked", 0 on a device without a card gate (a review: the
+    # shuffler said its gate was locked, then refused GATE_LOCK for having none)
+    assert not status.gate_locked
     clock.advance(2.5)
     beat = host.ok(Heartbeat(0xCAFE))
     assert isinstance(beat, HeartbeatReply) and beat.token == 0xCAFE
@@ -127,3 +130,19 @@ def test_set_mode_and_display_are_remembered(clock) -> None:
     host.ok(SetMode(DeviceMode.DIAGNOSTIC))
     assert shoe.display_text == "Place your bets" and shoe.mode == DeviceMode.DIAGNOSTIC
     assert isinstance(host.ok(SetMode(DeviceMode.NORMAL)), Ack)
+
+
+def test_a_default_serial_longer_than_identity_carries_is_cut_and_kept_apart() -> None:
+    """IDENTITY's serial is text(32); ``EMU-<profile name>`` of two long profile names that begin
+    alike was cut to one serial, one unit to a table that files events by serial (a review). A
+    serial that fits is as it was; one that does not is cut and ends in a digest of the whole."""
+    import dataclasses
+
+    from firmware_bridge.emulator import identity_for
+
+    shoe = get_profile("emulated-shoe")
+    assert identity_for(shoe).serial == "EMU-emulated-shoe"
+    long_a, long_b = (dataclasses.replace(shoe, name=f"vendorx-cardeye-3000-professional-shoe-unit-{x}") for x in "ab")
+    serials = [identity_for(p).serial for p in (long_a, long_b)]
+    assert serials[0] != serials[1] and all(len(s.encode()) <= 32 and s.startswith("EMU-vendorx-cardeye-") for s in serials)
+    assert serials[0] == identity_for(long_a).serial  # the same profile, the same unit
