@@ -218,8 +218,8 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(CONTROLLER_STARTED, "the controller started on this journal: its version, how many journaled inputs "
          "it replayed (more than 0: a restart) and the state it goes on from; capabilities: what its devices are "
          "(automatic_shoe, approval, shuffler, shuffler_keeps_one_batch, shuffler_in_shoe, deck_capacity: the most "
-         "decks every one holds, null when not known), by which the table decides; signature: the program's (shoectl signature: one SHA-256 over all its files)",
-         ("version", "replayed", "state"), ("capabilities", "signature")),
+         "decks every one holds, null when not known), by which the table decides; signature: the program's (shoectl signature: one SHA-256 over all its files); driver: who drives the table from here (automated: the automated dealer and floorperson; operators)",
+         ("version", "replayed", "state"), ("capabilities", "signature", "driver")),
     Kind(CLOCK_STEP, "the wall clock that stamps every entry stepped (controller.journal.clockwatch), found by the "
          "journal's writer before the entry after this one: step_ms (negative: back) from expected, the time it "
          "should have given; basis steady_clock: measured against the steady clock since the previous transaction; "

@@ -31,6 +31,7 @@ from typing import Any
 from controller.roles import AUTOMATED_DEALER, AUTOMATED_FLOORPERSON, Role
 from controller.simulation_shoe import cover_range
 from controller.rules.model import WagerKind
+from controller.table.commands import COMMANDS
 from controller.table.faults import floorperson_clears
 from controller.table.io import OperatorInput
 
@@ -40,6 +41,7 @@ MAX_COMMAND_FAULT_CLEARS = 3  # a device that refuses the same again after that 
 # table unmoved): rules it cannot follow once refused every cover for ever, thousands of journal
 # entries a second (a configuration review). A round's most, a seat's wagers and turns, are tens.
 MAX_SAME_COMMAND = 500
+SIGN_IN_STATES = COMMANDS["dealer_sign_in"].states  # where a new dealer may sign in
 
 
 class AutoDealer:
@@ -94,6 +96,8 @@ class AutoDealer:
         if state in ("burning", "betting"):
             self._count_faulted.clear()  # this shoe's count was right when it was loaded
             self._command_clears = 0     # the devices did what they were asked
+        if core.dealer_operator not in (None, AUTOMATED_DEALER):
+            return self._take_over(core)
         if self.seats is None:
             seats = list(sub.seats)
             self.seats = sorted(self.rng.sample(seats, min(self._players, len(seats))))
@@ -145,6 +149,23 @@ class AutoDealer:
             clearable = [k for k in core.faults if floorperson_clears(k)]
             if clearable:
                 return self._clear(core, clearable[0])
+        return None
+
+    def _take_over(self, core: Any) -> OperatorInput | None:
+        """A table a person deals, resumed with the automated dealer (a review of restarts: every
+        command of the automated dealer was refused, "not the dealer at this table", until the run
+        gave up): it signs in as a new dealer does, then burns (681a.7(c)), between rounds; until
+        then the automated floorperson completes the person's round (its squeeze and House Money,
+        its wagers placed: no more bets)."""
+        state = core.state
+        if state in SIGN_IN_STATES and not (state == "betting" and core.pending_wagers):
+            return self._once(("sign in", core.dealer_operator), "dealer_sign_in", Role.DEALER, dealer="automated dealer")
+        if state == "betting" and core.pending_wagers:
+            return self._once(("no more bets", core.shoe.id, core.shoe_rounds.count), "no_more_bets", Role.FLOORPERSON)
+        if state == "squeeze":
+            return self._op("reveal", Role.FLOORPERSON, hand=core.round.squeeze_phase)
+        if state == "house_money":
+            return self._op("continue", Role.FLOORPERSON)
         return None
 
     def _clear(self, core: Any, key: str) -> OperatorInput | None:

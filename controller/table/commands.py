@@ -287,13 +287,14 @@ MIN_ROLES: Mapping[str, Role] = MappingProxyType({name: c.min_role for name, c i
 
 def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str] | None = None,
           dealer_operator: str | None = None, shoe_given_up: str | None = None,
-          held_in: str | None = None) -> tuple[Command, dict[str, Any]]:
+          held_in: str | None = None, *, automated_dealer_runs: bool = True) -> tuple[Command, dict[str, Any]]:
     """The command and its parsed arguments if ``op`` may be carried out now (see the module
     docstring); ``Refused`` otherwise (``faults``: those holding the table, named in a refusal
     with what ends each; ``dealer_operator``: the dealer at the table, whom another operator of the
     dealer's role replaces only by signing in, 681a.7(c); ``shoe_given_up``: why the shoe a fault
-    holds is given up once the faults clear, if it is; ``held_in``: the state a fault holds). Changes
-    nothing."""
+    holds is given up once the faults clear, if it is; ``held_in``: the state a fault holds;
+    ``automated_dealer_runs``: the automated dealer drives the table now, so that a table it dealt
+    refuses a person's sign-in only then). Changes nothing."""
     command = COMMANDS.get(op.command)
     if command is None:
         raise Refused(f"unknown command {_printable(str(op.command))}")
@@ -301,15 +302,18 @@ def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str]
         raise Refused(f"{command.name} needs a {command.min_role.label} or above; "
                       f"{op.operator} is a {op.role.label}")
     if dealer_operator is not None and op.operator != dealer_operator:
-        if command.name == "dealer_sign_in" and dealer_operator == AUTOMATED_DEALER:
+        automated = dealer_operator == AUTOMATED_DEALER and automated_dealer_runs
+        if command.name == "dealer_sign_in" and automated:
             # A person signed in would leave the automated dealer refused for good: the table would stop.
             raise Refused("the automated dealer deals at this table (shoectl run without --manual): no other dealer "
                           "signs in")
         if op.role is Role.DEALER and command.name != "dealer_sign_in":
-            if dealer_operator == AUTOMATED_DEALER:  # no sign-in to advise: it is refused there (a floorperson review)
+            if automated:  # no sign-in to advise: it is refused there (a floorperson review)
                 raise Refused(f"{op.operator} is not the dealer at this table: the automated dealer deals here "
                               "(shoectl run without --manual); a dealer's commands are its")
-            raise Refused(f"{op.operator} is not the dealer at this table ({dealer_operator} is): a new dealer signs "
+            who = "the automated dealer was, which deals no more" if dealer_operator == AUTOMATED_DEALER else \
+                f"{dealer_operator} is"
+            raise Refused(f"{op.operator} is not the dealer at this table ({who}): a new dealer signs "
                           "in first (dealer_sign_in), and burns a card before dealing (681a.7(c))")
     if command.states is not None and state not in command.states:
         words = table_words(state, faults or {})

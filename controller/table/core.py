@@ -96,6 +96,7 @@ class TableCore:
         self.unload_due: str | None = None  # 681a.7(d)(1): the shoe whose cards are to be taken out before the next load
         self.dealer: str | None = None
         self.dealer_operator: str | None = None  # the operator dealing here (681a.7(c): another signs in)
+        self.automated_dealer_runs = True  # the automated dealer drives the table now (``restarted``)
         self._out: list[Output] = []
         self.machine = build_machine(self)
 
@@ -132,7 +133,8 @@ class TableCore:
         return f"{inp.command} failed" if isinstance(inp, CommandFailed) else "link status"
 
     def _operator(self, op: OperatorInput) -> None:
-        command, args = admit(op, self.state, self.sub, self.faults, self.dealer_operator, self.shoe_lost, self.saved_state)
+        command, args = admit(op, self.state, self.sub, self.faults, self.dealer_operator, self.shoe_lost, self.saved_state,
+                              automated_dealer_runs=self.automated_dealer_runs)
         self.record(kinds.OPERATOR, {"command": op.command, "args": jsonable(op.args), "operator": op.operator,
                                      "operator_role": op.role.label, "state": self.state})
         command.handler(self, op, **args)
@@ -161,11 +163,16 @@ class TableCore:
         finally:
             self._out = []
 
-    def restarted(self) -> None:
+    def restarted(self, driver: str | None = None) -> None:
         """The controller started here: where its ``controller_started`` record lies among the
         journaled inputs (the runner calls this as it writes the record; a replay where it reads
         it). What the devices did for a stack being prepared meanwhile is not known
-        (``Shoe.restarted``)."""
+        (``Shoe.restarted``). ``driver`` (the record's; None in a journal written before it):
+        whether the automated dealer drives the table from here, which alone holds a person's
+        ``dealer_sign_in`` off it (a table it dealt, resumed for operators, refused every person
+        for good: a review of restarts)."""
+        if driver is not None:
+            self.automated_dealer_runs = driver == "automated"
         self.links_since_start = set()  # new links: none knows of a stall the one before reported
         if self.shoe is not None and self.shoe.loaded_count is None:
             self.shoe.restarted = True

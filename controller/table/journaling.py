@@ -124,14 +124,16 @@ def output_records(records: Iterable[TableRecord]) -> list[JournalRecord]:
             for r in records]
 
 
-def started_record(core: Any, replayed: int, version: str, signature: str) -> JournalRecord:
+def started_record(core: Any, replayed: int, version: str, signature: str, driver: str) -> JournalRecord:
     """The ``controller_started`` record of a table that starts with ``core`` (after
     ``replayed`` journaled inputs were fed to it), with the shoe and round it goes on from, the
     devices it decides for (``capabilities_of``: what deciding the journal again needs) and the
-    program's signature (``controller.signature``: which exact code deals from here on)."""
+    program's signature (``controller.signature``: which exact code deals from here on) and who
+    drives the table from here (``driver``: ``automated`` or ``operators``, ``TableCore.restarted``)."""
     shoe, round_no = core.in_play()
     return JournalRecord(kinds.CONTROLLER_STARTED, {"version": version, "replayed": replayed, "state": core.state,
-                                                    "capabilities": capabilities_of(core), "signature": signature},
+                                                    "capabilities": capabilities_of(core), "signature": signature,
+                                                    "driver": driver},
                          shoe=shoe, round=round_no)
 
 

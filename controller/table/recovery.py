@@ -47,6 +47,7 @@ class JournalInputs:
     verdicts: list[str | None] = field(default_factory=list)
     rules_before: dict[int, dict[str, Any]] = field(default_factory=dict)  # input index -> the rules then in force
     starts_before: set[int] = field(default_factory=set)  # input indexes a start of the controller came before
+    drivers: dict[int, str | None] = field(default_factory=dict)  # ... and who drove the table from there
 
 
 REPLAY_CHUNK = 4096  # inputs held at once by replay_journal
@@ -80,7 +81,7 @@ def replay_journal(core: TableCore, journal: Any) -> Replayed:
     for e in journal.entries(kinds=(*INPUT_KINDS, kinds.SUBMISSION, kinds.REFUSED, kinds.CONTROLLER_STARTED)):
         if e.kind == kinds.CONTROLLER_STARTED:
             feed()
-            core.restarted()
+            core.restarted(e.payload.get("driver"))
         elif e.kind == kinds.SUBMISSION:
             feed()
             core.sub, done.rules_journaled = rules_of_record(e.payload), e.payload
@@ -105,7 +106,7 @@ def replay(core: TableCore, read: JournalInputs) -> None:
     for end in sorted({*read.rules_before, *read.starts_before, len(read.inputs)}):
         _feed(core, read.seqs[done:end], read.inputs[done:end], read.verdicts[done:end])
         if end in read.starts_before:  # written before the rules in force at a start
-            core.restarted()
+            core.restarted(read.drivers.get(end))
         if end in read.rules_before:
             core.sub = rules_of_record(read.rules_before[end])
         done = end

@@ -238,6 +238,7 @@ class _Redecider:
         self.devices = devices
         self.inputs_since_start = 0
         self.read.starts_before.add(len(self.read.inputs))
+        self.read.drivers[len(self.read.inputs)] = p.get("driver")
         if self.core is None:
             return
         if p.get("replayed") != len(self.read.inputs):
@@ -248,7 +249,7 @@ class _Redecider:
             self.differ(e.seq, f"the controller started in state {p.get('state')}; deciding the inputs again leaves "
                                f"the table {self.core.state}", journaled=_journaled(e))
             return
-        self.core.restarted()
+        self.core.restarted(p.get("driver"))
 
     def rebuild(self, e: Any, devices: dict[str, Any]) -> None:
         """A start with other devices: a new core replays every input so far (as the restarted

@@ -196,8 +196,9 @@ class TableRunner:
     def run(self) -> None:
         """Process inputs until stopped (``stop()``, or the rounds/shoes limit)."""
         self.journal.checkpoint_in_background()  # no WAL checkpoint inside a card's commit
-        self.journal.append_batch([started_record(self.core, self._replayed, shoectl_version(), signature_label())])
-        self.core.restarted()  # where the record lies among the inputs: a replay does the same there
+        driver = "automated" if self.autodealer is not None else "operators"
+        self.journal.append_batch([started_record(self.core, self._replayed, shoectl_version(), signature_label(), driver)])
+        self.core.restarted(driver)  # where the record lies among the inputs: a replay does the same there
         self.journal_rules_in_force()
         self._starting = DevicesHeard(self.links)
         self.start_links()

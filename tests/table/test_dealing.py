@@ -261,3 +261,67 @@ def test_the_automated_dealer_plays_whole_shoes(preset: str) -> None:
     settled = sum(s["amount"] for s in b.of("settlement") if s["kind"] != "house_money")
     hm = sum(s["amount"] for s in b.of("settlement") if s["kind"] == "house_money")
     assert staked == settled + hm - sum(a["amount"] for a in b.of("house_money_added"))
+
+
+def _auto_turns(b: Bench, auto, turns: int, until=lambda b: False) -> None:
+    for _ in range(turns):
+        op = auto.next_input(b.core)
+        if op is None or until(b):
+            return
+        b.feed(op)
+
+
+@pytest.mark.reg("681a.7(c)")
+@pytest.mark.parametrize("preset", ["minibaccarat", "midibaccarat"])
+def test_a_table_a_person_dealt_resumed_with_the_automated_dealer_is_signed_in_and_dealt_on(preset: str) -> None:
+    """681a.7(c): "Each new dealer who comes to the table shall also remove one card and place it
+    in the discard rack before dealing any cards to the players." A review of restarts: a table a person (d1) dealt, resumed with the automated dealer (`shoectl run
+    --automated`), refused the automated dealer's every command ("auto-dealer is not the dealer at
+    this table (d1 is)"), 500 times, and the run gave up. The automated dealer signs in as a new
+    dealer does and burns; a round of d1's in progress is completed by the automated floorperson."""
+    from controller.roles import AUTOMATED_DEALER
+    from controller.table.autodealer import AutoDealer
+
+    b = Bench(preset, seed=3)
+    b.open_and_cut(seats=(1, 2))
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=2, kind="banker", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    for _ in range(4):
+        b.draw()  # d1's round, its four cards out (at the squeeze at Midibaccarat)
+    assert b.core.dealer_operator == "fp1"  # the person dealing (the bench's operator)
+    b.core.restarted("automated")  # the controller started again, with the automated dealer
+    b.auto_deal = True
+    while b.core.state == "dealing":
+        b.draw()  # the round's third cards, as the shoe prompts them
+    auto = AutoDealer(seed=3)
+    _auto_turns(b, auto, 3000, until=lambda b: b.kinds().count("round_result") >= 6)
+    assert not [r for r in b.of("refused") if r.get("operator") == AUTOMATED_DEALER], b.of("refused")[:3]
+    assert b.of("dealer")[-1] == {"dealer": "automated dealer"} and b.core.dealer_operator == AUTOMATED_DEALER
+    assert b.kinds().count("round_result") >= 6 and auto.gave_up is None
+    signed = b.kinds().index("dealer")
+    assert "burn" in b.kinds()[signed:b.kinds().index("round_start", signed)]  # the new dealer's burn first
+
+
+@pytest.mark.reg("681a.7(c)")
+def test_a_table_the_automated_dealer_dealt_resumed_for_operators_takes_a_new_dealers_sign_in() -> None:
+    """681a.7(c): "Each new dealer who comes to the table shall also remove one card and place it
+    in the discard rack before dealing any cards". A review of restarts: resumed
+    for operators, a table the automated dealer had dealt refused every person's dealer_sign_in
+    ("the automated dealer deals at this table") with no automated dealer running: no person could
+    deal. The start record says who drives from there (``driver``): a person signs in, then burns."""
+    from controller.table.autodealer import AutoDealer
+
+    b = Bench(seed=3)
+    auto = AutoDealer(seed=3)
+    _auto_turns(b, auto, 3000, until=lambda b: b.kinds().count("round_result") >= 2 and b.core.state == "betting"
+                and b.core.prompt == "PLACE BETS" and not b.core.pending_wagers)
+    b.op("dealer_sign_in", Role.DEALER, operator="d2", dealer="Ann")
+    assert b.of("refused")[-1]["reason"].startswith("the automated dealer deals at this table")  # it still runs
+    b.core.restarted("operators")
+    b.op("wager", Role.DEALER, operator="d2", seat=1, kind="player", amount=100)
+    assert b.of("refused")[-1]["reason"].startswith("d2 is not the dealer at this table (the automated dealer was, "
+                                                    "which deals no more): a new dealer signs in first")
+    b.op("dealer_sign_in", Role.DEALER, operator="d2", dealer="Ann")
+    assert b.of("dealer")[-1] == {"dealer": "Ann"} and b.core.dealer_operator == "d2"
+    assert b.kinds()[-2:] == ["dealer", "burn"]  # the new dealer's burn (the bench draws it at the prompt)

@@ -401,3 +401,41 @@ def test_a_stall_of_an_earlier_start_ended_by_another_unit_sends_it_nothing_befo
     replaced = kinds.index("device_replaced")
     assert not [o for o in outs[:replaced] if isinstance(o, SendCommand)], kinds
     assert b.of("fault_cleared")[-1] == {"faults": ["events:shoe"], "by": "the link started anew with the controller"}
+
+
+def test_a_journal_the_automated_dealer_dealt_resumed_for_operators_takes_a_persons_sign_in(tmp_path) -> None:
+    """A review of restarts: each start's record says who drives the table from there (``driver``),
+    the restarted table (and `audit decisions`, deciding the journal again) applies it where the
+    record lies: resumed for operators, a table the automated dealer dealt takes a person's
+    dealer_sign_in (it refused every one: no person could deal)."""
+    from controller.journal import Journal, JournalReader, kinds
+    from controller.roles import Role
+    from controller.rules.submission import load_preset
+    from controller.table.core import TableCore
+    from controller.table.io import OperatorInput
+    from controller.table.redecision import redecide
+    from controller.table.runner import TableRunner
+    from firmware_bridge.emulator.table import EmulatedTable
+    from runner_rig import INF, make_runner, run_in_thread, run_to_the_end
+
+    path = tmp_path / "j.db"
+    table = EmulatedTable(seed=5, speed=INF)
+    with Journal.open(path, table_id="T1") as journal:
+        run_to_the_end(make_runner(table, journal, rounds=2))  # the automated dealer deals two rounds
+    table.close()
+    with Journal.open(path, table_id="T1") as journal:
+        runner = TableRunner(TableCore(load_preset("minibaccarat"), table_id="T1"), journal)  # operators: no autodealer
+        runner.recover_from_journal()
+        assert runner.core.dealer_operator == "auto-dealer" and runner.core.automated_dealer_runs  # as the journal left it
+        thread = run_in_thread(runner)
+        try:
+            outs = runner.submit_and_wait(OperatorInput("dealer_sign_in", {"dealer": "Ann"}, "d2", Role.DEALER))
+        finally:
+            runner.stop()
+            thread.join(10)
+    assert [o.payload for o in outs if getattr(o, "kind", None) == kinds.DEALER] == [{"dealer": "Ann"}], outs
+    with JournalReader.open(path) as reader:
+        starts = [e.payload["driver"] for e in reader.entries() if e.kind == kinds.CONTROLLER_STARTED]
+        assert starts == ["automated", "operators"]
+        decided = redecide(reader.entries())
+    assert decided.ok, decided.difference
