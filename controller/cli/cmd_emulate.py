@@ -49,6 +49,7 @@ from controller.rules.cards import MAX_DECKS
 from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.faults import FaultSpec
 from firmware_bridge.emulator.identity import EMULATOR_FIRMWARE
+from firmware_bridge.protocol import capability_bits
 from firmware_bridge.protocol.wire_values import MAX_ID_TEXT
 from firmware_bridge.emulator.server import DeviceServer
 from firmware_bridge.emulator.serving import TRANSPORTS, serve_device, serve_table
@@ -235,11 +236,18 @@ _SERIAL_OF_KIND = {"shoe": "emulated-shoe", "shuffler": "emulated-shuffler", "sh
 
 def _usb_note(profile: Profile, port: str) -> None:
     """For a USB ``profile`` served at ``port``, one line on standard error saying how
-    ``shoectl run`` reaches it there; nothing for a serial profile."""
-    if isinstance(profile.transport, UsbTransportSpec):
-        print(f"shoectl emulate: note: {profile.name} is a USB profile, which shoectl run finds by VID/PID only; "
-              f"to drive it at this port: --device {_SERIAL_OF_KIND[profile.kind]}@{port}, or a copy of "
-              f"{profile.name} with a serial [transport] (docs/emulator.md)", file=sys.stderr)
+    ``shoectl run`` reaches it there; nothing for a serial profile. The shipped serial profile of
+    its kind is named only if the link would take the device (it has every capability that
+    profile declares, and its decks: ``identity_check``); a copy of the profile always would."""
+    if not isinstance(profile.transport, UsbTransportSpec):
+        return
+    serial = resolve_profile(_SERIAL_OF_KIND[profile.kind])
+    takes = (not capability_bits(serial.capabilities) & ~capability_bits(profile.capabilities)
+             and profile.capabilities.deck_capacity >= serial.capabilities.deck_capacity)
+    shipped = f"--device {serial.name}@{port}, or " if takes else ""
+    print(f"shoectl emulate: note: {profile.name} is a USB profile, which shoectl run finds by VID/PID only; "
+          f"to drive it at this port: {shipped}a copy of {profile.name} with a serial [transport] (docs/emulator.md)",
+          file=sys.stderr)
 
 
 def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any], close: Any) -> int:
