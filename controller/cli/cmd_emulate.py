@@ -35,7 +35,6 @@ import errno
 import dataclasses
 import os
 import select
-import signal
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -268,7 +267,7 @@ def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any], close: Any) ->
             os.write(signalled, b"\0")
 
     try:
-        with stop_handler(on_signal):
+        with stop_handler(on_signal, ignore_after=True):
             print_json(ready)
             sys.stdout.flush()
             try:
@@ -280,10 +279,6 @@ def _wait(servers: Iterable[DeviceServer], ready: dict[str, Any], close: Any) ->
                             return 1
             finally:
                 close()
-        # Stopped: the process only exits now, and a stop still on its way (``timeout`` signals
-        # the whole group) must not kill it once the handlers before are back.
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
         return 0
     finally:
         os.close(wake)

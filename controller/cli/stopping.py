@@ -44,16 +44,18 @@ JOURNAL_KEPT = "every committed input is in the journal"  # what a forced exit o
 
 
 @contextlib.contextmanager
-def stop_handler(on_signal: Callable[[int, Any], None]) -> Iterator[None]:
+def stop_handler(on_signal: Callable[[int, Any], None], *, ignore_after: bool = False) -> Iterator[None]:
     """``on_signal`` handles SIGTERM and SIGINT for the block, and SIGHUP opens the log file again
-    (``_on_hangup``); the handlers before are put back after it (main thread only)."""
+    (``_on_hangup``); the handlers before are put back after it (main thread only). With
+    ``ignore_after``, SIGTERM and SIGINT are ignored after it instead, for a process that only
+    exits then: a second stop (``timeout`` signals the whole group) does not kill it there."""
     previous = {sig: signal.signal(sig, on_signal) for sig in _SIGNALS}
     previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, _on_hangup)
     try:
         yield
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, signal.SIG_IGN if ignore_after and sig in _SIGNALS else handler)
 
 
 @contextlib.contextmanager

@@ -171,8 +171,9 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
     Kind(ROUND_START, "a round begins with these wagers; kind normal or simulated", ("round", "kind", "wagers")),
     Kind(CARD, "a card dealt to a hand (position in the stack; n: the round's nth card)",
          ("card", "to", "position", "n")),
-    Kind(CARD_DEFERRED, "a card that left the shoe while the table was held in a fault, applied in order when the "
-         "fault clears", ("card", "position")),
+    Kind(CARD_DEFERRED, "a card that left the shoe while the table was held in a fault, or while a round that needs "
+         "it waited at the squeeze or for House Money, applied in order when the fault clears or the round goes on",
+         ("card", "position")),
     Kind(HELD_CARD_USED, "a card set aside dealt as the round's first: held (627a.13(a)/(b)) or opening a "
          "simulated round (627a.13(c)(2)/(d)); clause says which", ("card", "clause")),
     Kind(CARD_ENTERED, "a card entered by hand for one the shoe could not read", ("card", "by")),

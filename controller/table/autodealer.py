@@ -42,6 +42,7 @@ MAX_COMMAND_FAULT_CLEARS = 3  # a device that refuses the same again after that 
 # entries a second (a configuration review). A round's most, a seat's wagers and turns, are tens.
 MAX_SAME_COMMAND = 500
 SIGN_IN_STATES = COMMANDS["dealer_sign_in"].states  # where a new dealer may sign in
+FLOORPERSON_STATES = ("closed", "count_fault", "fault")  # where the automated floorperson acts, not the dealer
 
 
 class AutoDealer:
@@ -106,10 +107,8 @@ class AutoDealer:
             if seat is not None:
                 return self._op("sit", seat=seat)
             self._seated = True
-        if state == "closed":
-            return self._once(("open", core.next_shoe), "open", Role.FLOORPERSON)
-        if state == "count_fault":
-            return self._count_fault(core)
+        if state in FLOORPERSON_STATES:
+            return self._floorperson_part(core)
         if state == "shuffling" and not core.has_shuffler:
             # 681a.5(a): no shuffler; the dealer opens a pack of preshuffled decks before play
             # commences, or says the hand shuffle is done: of a shoe's collected cards
@@ -142,14 +141,20 @@ class AutoDealer:
             return self._op("reveal", hand=core.round.squeeze_phase)
         if state == "house_money":
             return self._op("continue")
-        if state == "fault":
-            # A jam or device fault: the mechanism is reset. A missing cover card: the round is
-            # completed and the cards are reshuffled (681a.5(f), 681a.7(d)). A link, a door or a
-            # misread is not a floorperson's to clear (``faults.ending``).
-            clearable = [k for k in core.faults if floorperson_clears(k)]
-            if clearable:
-                return self._clear(core, clearable[0])
         return None
+
+    def _floorperson_part(self, core: Any) -> OperatorInput | None:
+        """What the automated floorperson does in ``FLOORPERSON_STATES``, whoever deals: open the
+        table, end a count fault, clear the faults it may. A jam or device fault: the mechanism is
+        reset. A missing cover card: the round is completed and the cards are reshuffled
+        (681a.5(f), 681a.7(d)). A link, a door or a misread is not a floorperson's to clear
+        (``faults.ending``)."""
+        if core.state == "closed":
+            return self._once(("open", core.next_shoe), "open", Role.FLOORPERSON)
+        if core.state == "count_fault":
+            return self._count_fault(core)
+        clearable = [k for k in core.faults if floorperson_clears(k)]
+        return self._clear(core, clearable[0]) if clearable else None
 
     def _take_over(self, core: Any) -> OperatorInput | None:
         """A table a person deals, resumed with the automated dealer (a review of restarts: every
@@ -158,6 +163,8 @@ class AutoDealer:
         then the automated floorperson completes the person's round (its squeeze and House Money,
         its wagers placed: no more bets)."""
         state = core.state
+        if state in FLOORPERSON_STATES:  # a fault held the table when it started again (a review)
+            return self._floorperson_part(core)
         if state in SIGN_IN_STATES and not (state == "betting" and core.pending_wagers):
             return self._once(("sign in", core.dealer_operator), "dealer_sign_in", Role.DEALER, dealer="automated dealer")
         if state == "betting" and core.pending_wagers:

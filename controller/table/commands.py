@@ -24,7 +24,6 @@ from controller.roles import AUTOMATED_DEALER, Role
 from controller.rules.cards import CardError, parse_card
 from controller.rules.model import WagerKind
 from controller.table import actions as act, decks
-from controller.table.machine import STATE_NEXT
 from controller.table.errors import Refused
 from controller.table.faults import table_words
 from controller.table.io import OperatorInput
@@ -106,7 +105,7 @@ class Command:
     handler: Callable[..., None]
     help: str
     args: tuple[Arg, ...] = ()
-    not_now: str = "{command} is not allowed while the table is {state}{next_step}"  # refused for the state
+    not_now: str = "{command} is not allowed while the table is {state}"  # refused for the state
     # What an operator gives, where it is not what the core takes: set_submission names a preset
     # or a file, which the control server resolves into the contents the core journals.
     given: tuple[Arg, ...] | None = None
@@ -287,14 +286,16 @@ MIN_ROLES: Mapping[str, Role] = MappingProxyType({name: c.min_role for name, c i
 
 def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str] | None = None,
           dealer_operator: str | None = None, shoe_given_up: str | None = None,
-          held_in: str | None = None, *, automated_dealer_runs: bool = True) -> tuple[Command, dict[str, Any]]:
+          held_in: str | None = None, *, automated_dealer_runs: bool = True,
+          next_step: str = "") -> tuple[Command, dict[str, Any]]:
     """The command and its parsed arguments if ``op`` may be carried out now (see the module
     docstring); ``Refused`` otherwise (``faults``: those holding the table, named in a refusal
     with what ends each; ``dealer_operator``: the dealer at the table, whom another operator of the
     dealer's role replaces only by signing in, 681a.7(c); ``shoe_given_up``: why the shoe a fault
     holds is given up once the faults clear, if it is; ``held_in``: the state a fault holds;
     ``automated_dealer_runs``: the automated dealer drives the table now, so that a table it dealt
-    refuses a person's sign-in only then). Changes nothing."""
+    refuses a person's sign-in only then; ``next_step``: what moves the table on from its state,
+    said after a refusal for the state, ``machine.next_step``). Changes nothing."""
     command = COMMANDS.get(op.command)
     if command is None:
         raise Refused(f"unknown command {_printable(str(op.command))}")
@@ -323,9 +324,9 @@ def admit(op: OperatorInput, state: str, submission: Any, faults: dict[str, str]
         held = "" if state != "fault" or held_in not in act.ROUND_STATES[1:] else (
             f"; its shoe is given up already, once the faults are cleared ({shoe_given_up})" if shoe_given_up else
             "; restart_shoe gives up the shoe a fault holds once the faults are cleared")
-        next_step = f": {STATE_NEXT[state]}" if STATE_NEXT[state] else ""
-        raise Refused(command.not_now.format(command=command.name, state=words, nothing_to_clear=cleared,
-                                             held_round=held, next_step=next_step))
+        said = command.not_now.format(command=command.name, state=words, nothing_to_clear=cleared, held_round=held)
+        # what moves the table on, after every refusal for the state (clear_fault's says it already)
+        raise Refused(f"{said}; {next_step}" if next_step and command.name != "clear_fault" else said)
     if not isinstance(op.args, Mapping):
         raise Refused(f"{command.name} takes {_takes(command)}")
     return command, command.check_args(op.args, submission)

@@ -40,7 +40,7 @@ from controller.table.inspection import Inspection
 from controller.table.io import (
     CommandFailed, DeviceInput, DeviceStatus, GiveUpMissingEvents, Notice, OperatorInput, Output, TableRecord, SendCommand, jsonable,
 )
-from controller.table.machine import build_machine
+from controller.table.machine import build_machine, next_step
 from controller.table.round import RoundInProgress, ShoeRounds
 from controller.table.shoe import Shoe
 from firmware_bridge.protocol import messages as m
@@ -114,6 +114,12 @@ class TableCore:
                 command_failures.command_failed(self, inp)
             else:
                 raise Refused(f"unknown input {type(inp).__name__}")
+            if self.aside.deferred:
+                # A card out early while the round's hands waited at the squeeze or House Money is
+                # its next card once they are done: applied here, after the input's transitions have
+                # run (inside one, a squeeze it starts would be queued, and the card decided in the
+                # wrong state: a review of the change).
+                dealing.apply_deferred(self)
         except (Refused, RulesError, MachineError) as exc:
             reason = (f"not allowed while the table is {faults.table_words(self.state, self.faults)}"
                       if isinstance(exc, MachineError) else str(exc))
@@ -133,8 +139,10 @@ class TableCore:
         return f"{inp.command} failed" if isinstance(inp, CommandFailed) else "link status"
 
     def _operator(self, op: OperatorInput) -> None:
+        cut_made = self.shoe is not None and self.shoe.cut_position is not None
         command, args = admit(op, self.state, self.sub, self.faults, self.dealer_operator, self.shoe_lost, self.saved_state,
-                              automated_dealer_runs=self.automated_dealer_runs)
+                              automated_dealer_runs=self.automated_dealer_runs,
+                              next_step=next_step(self.state, cut_made=cut_made))
         self.record(kinds.OPERATOR, {"command": op.command, "args": jsonable(op.args), "operator": op.operator,
                                      "operator_role": op.role.label, "state": self.state})
         command.handler(self, op, **args)

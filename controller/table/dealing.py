@@ -27,22 +27,28 @@ if TYPE_CHECKING:
     from controller.table.round import RoundInProgress
 
 
+HOUSE_MONEY_PROMPT = "HOUSE MONEY"  # 629a.8(c)(3): the House Money Wagers are settled now
+
+
 def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
     st = t.state
     # 627a.13(b)'s held card keeps its place as the next hand's first card whatever is burned
     # (a new dealer's burn, 681a.7(c)): it may still be said disclosed (``card_disclosed``); any
     # other card out takes the place (a floorperson review found it refused after a burn).
     found_face_up = face_up and t.sub.game is not Game.TWENTYONE
-    # (a card out while a fault holds the table is decided when applied, here again: a burn then too)
-    if st != "fault" and not (st == "burning" and not found_face_up and not t.aside.discards_owed):
-        t.aside.card_out()
-    if st == "fault":
+    if st == "fault" or round_waits_for_people(t):
         # Nothing is lost: a card that left the shoe while the table was held is applied, in
-        # order, when the fault clears.
+        # order, when the fault clears. So is the round's next card drawn while its hands wait
+        # at the squeeze or for House Money (629a.8(c)): it is that card all the same, dealt when
+        # the round goes on (a regulation review: it was held for the next hand, 627a.13(a), and
+        # the Banker's third card, or the Player's, came after it).
         t.aside.defer(c, face_up=face_up, position=position)
         deferred = {"card": str(c), "position": position}
         t.record(kinds.CARD_DEFERRED, deferred, shown=unnamed(deferred))  # shown when it is applied
         return
+    # (a card out while a fault holds the table is decided when applied, here again: a burn then too)
+    if not (st == "burning" and not found_face_up and not t.aside.discards_owed):
+        t.aside.card_out()
     if t.aside.discards_owed:
         if face_up:
             # 627a.13(c)(1) asks for "one additional card, drawn face down ... without disclosing"
@@ -185,11 +191,19 @@ def discard(t: TableCore, c: Card, position: int, reason: str, *, disclosed: boo
     t.record(kinds.DISCARD, payload, shown=None if disclosed else unnamed(payload), of_round=of_round)
 
 
+def round_waits_for_people(t: TableCore) -> bool:
+    """The round in progress still needs a card, and its hands wait at the squeeze or for House
+    Money (629a.8(c)): a card out now is its next card, out early."""
+    r = t.round
+    return t.state in ("squeeze", "house_money") and r is not None and not r.engine.complete
+
+
 def apply_deferred(t: TableCore) -> None:
-    """The cards that left the shoe while a fault held the table, in the order they left it, one
-    at a time: a new fault keeps the rest waiting, and those still waiting when the shoe ends
-    are collected with its cards (``preparation.collect_set_aside``)."""
-    while t.aside.deferred and t.state != "fault":
+    """The cards that left the shoe while a fault held the table (or early, while the round's
+    hands waited: ``round_waits_for_people``), in the order they left it, one at a time: a new
+    fault, a squeeze or House Money keeps the rest waiting, and those still waiting when the shoe
+    ends are collected with its cards (``preparation.collect_set_aside``)."""
+    while t.aside.deferred and t.state != "fault" and not round_waits_for_people(t):
         c, face_up, position = t.aside.next_deferred()
         accept_card(t, c, face_up=face_up, position=position)
 
@@ -242,6 +256,9 @@ def next_prompt(t: TableCore) -> None:
     if r is not None and t.state == "squeeze" and r.squeeze_phase is not None:
         # the owed card paid while a hand waits at the squeeze (627a.13(c)(1)): its prompt again
         t.show(f"SQUEEZE {r.squeeze_phase.upper()} SEAT {r.holders[r.squeeze_phase]}")
+        return
+    if t.state == "house_money":  # ... or for House Money (a review: BURN stayed on the display)
+        t.show(HOUSE_MONEY_PROMPT)
         return
     if r is None or t.state != "dealing":
         return
@@ -349,4 +366,4 @@ def settle_house_money_now(t: TableCore) -> None:
     for s in r.house_money:
         t.record(kinds.SETTLEMENT, s.to_json())
     t.house_money_start()
-    t.show("HOUSE MONEY")
+    t.show(HOUSE_MONEY_PROMPT)

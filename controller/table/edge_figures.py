@@ -225,6 +225,7 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
     exact = shoe is not None and round_no is not None  # one round matches at most: done once it is whole
     cards, submission = ShoeCards(), None
     point: JournalPoint | None = None
+    followed = False  # a later round of the point's shoe came: the shoe did not end with it
     for e in entries:
         if e.kind == kinds.SUBMISSION:
             submission = e.payload
@@ -234,8 +235,11 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
         if e.kind == kinds.ROUND_RESULT and (shoe is None or e.shoe_id == shoe) \
                 and (round_no is None or e.payload.get("round") == round_no):
             void = "the round was void (627a.13(e)): the shoe was reshuffled" if e.payload.get("kind") == "void" else None
-            point = JournalPoint(e.shoe_id, e.payload.get("round"), cards.remaining(), submission, None, void)
-        elif e.kind in SHOE_END_KINDS and point is not None and point.no_figures is None and e.shoe_id == point.shoe:
+            point, followed = JournalPoint(e.shoe_id, e.payload.get("round"), cards.remaining(), submission, None, void), False
+        elif e.kind == kinds.ROUND_RESULT and point is not None and e.shoe_id == point.shoe:
+            followed = True
+        elif e.kind in SHOE_END_KINDS and point is not None and point.no_figures is None and e.shoe_id == point.shoe \
+                and not followed:
             point = replace(point, no_figures="its shoe ended with it: no round was dealt from these cards again")
         elif e.kind == kinds.EDGE and point is not None and point.edge is None and e.shoe_id == point.shoe \
                 and e.payload.get("round") == point.round == e.round_no:

@@ -50,21 +50,28 @@ STATE_WORDS = {
 # table waits for, true whoever asks and whatever the table's devices (a list of the commands the
 # state allows named some the table then refused); a fault's words name what ends it already.
 STATE_NEXT = {
-    "closed": "open starts a shoe",
-    "inspection": "inspection_done ends the inspection",
-    "shuffling": "the shuffle comes first: the shuffler's, or at a table without one, manual_shuffle_done "
-                 "or preshuffled_decks",
+    "closed": "next, open starts a shoe",
+    "inspection": "next, inspection_done ends the inspection",
+    "shuffling": "next, the shuffle (the shuffler's; at a table without one, manual_shuffle_done or "
+                 "preshuffled_decks)",
     "count_fault": "a count fault ends with order_reshuffle, restart_shoe or close",
-    "cutting": "the cut comes first: cut (or cut_decline for the seat offered it), then cover",
-    "ready_to_load": "the stack goes into the shoe next: load",
+    "cutting": "next, the cut (cut; cut_decline for the seat offered it), then the second cover card (cover)",
+    "ready_to_load": "next, the stack goes into the shoe (load)",
     "loading": "the table waits for the shoe to take the stack",
     "burning": "the table waits for the burn card from the shoe",
-    "betting": "the table takes wagers: no_more_bets starts the round",
+    "betting": "the table takes wagers; no_more_bets starts the round",
     "dealing": "the table waits for the round's cards from the shoe",
-    "squeeze": "the hand at the squeeze is turned over first: reveal (or relinquish)",
-    "house_money": "continue goes on with the round, after any house_money_add",
+    "squeeze": "next, the hand at the squeeze is turned over (reveal, or relinquish)",
+    "house_money": "next, continue goes on with the round (after any house_money_add)",
     "fault": "",
 }
+CUT_MADE_NEXT = "next, the second cover card (cover)"  # cutting, once the cut is made: cut is refused then
+
+
+def next_step(state: str, *, cut_made: bool = False) -> str:
+    """What moves the table on from ``state`` (``STATE_NEXT``; cutting once the cut is made:
+    ``CUT_MADE_NEXT``); "" for a fault, whose words name what ends it."""
+    return CUT_MADE_NEXT if state == "cutting" and cut_made else STATE_NEXT[state]
 
 
 def state_words(state: str) -> str:

@@ -42,18 +42,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from firmware_bridge.protocol import (
-    Capability,
-    Command,
-    EventAck,
-    Hello,
-    Identity,
-    Reply,
-    ResendEvents,
-    StatusReply,
-    Sync,
-    capability_bits,
-)
+from firmware_bridge.protocol import (Capability, Command, EventAck, Hello, Identity, Reply, ResendEvents, StatusReply,
+                                     Sync, capability_bits)
 from firmware_bridge.errors import LinkError
 from firmware_bridge.transport import Transport
 
@@ -120,10 +110,9 @@ class DeviceLink:
         expected_serial: refuse a device whose IDENTITY serial differs; ``None`` (what
             ``from_profile`` gives): any unit of the kind, another than the last said in the
             connect's report (``unit_change``).
-        expected_kind: the profile's kind (``shoe``, ``shuffler``, ``shuffler-shoe``): a device
-            of another kind is refused at the handshake (``identity_check``); ``None``: any.
-        expected_capabilities, expected_decks: the IDENTITY capability bits and decks the
-            profile declares (``from_profile`` gives them): a device without them is refused too.
+        expected_kind, expected_capabilities, expected_decks: the profile's kind (``shoe``,
+            ``shuffler``, ``shuffler-shoe``; ``None``: any), capability bits and decks
+            (``from_profile`` gives all three): a device short of one is refused at the handshake.
         clock: monotonic seconds (``time.monotonic``) for heartbeat and resend scheduling.
         sleep: ``sleep(seconds)`` for the reconnect backoff; the default waits on the stop
             event so ``stop()`` interrupts it. An injected one should return promptly.

@@ -24,17 +24,11 @@ from __future__ import annotations
 from typing import Any
 
 from firmware_bridge.protocol import PROTOCOL_VERSION, Capability, Identity
+from firmware_bridge.protocol.wire_values import capability_words
 
 __all__ = ["identity_problem", "profile_problem"]
 
 SHUFFLES = Capability.BATCH_SHUFFLER | Capability.CONTINUOUS_SHUFFLER
-# Each IDENTITY capability bit as a profile's [capabilities] says it (docs/device-profiles.md).
-CAPABILITY_WORDS = {
-    Capability.CARD_RECOGNITION: "card_recognition", Capability.FACE_UP_DETECTION: "face_up_detection",
-    Capability.COVER_CARD_SENSOR: "cover_card_sensor", Capability.CARD_COUNT: "card_count_after_shuffle",
-    Capability.AUTO_RESHUFFLE: "automatic_reshuffle", Capability.BATCH_SHUFFLER: 'shuffler = "batch"',
-    Capability.CONTINUOUS_SHUFFLER: 'shuffler = "continuous"',
-}
 
 
 def identity_problem(identity: Identity, *, bound_serial: str | None, expected_kind: str | None,
@@ -58,7 +52,7 @@ def identity_problem(identity: Identity, *, bound_serial: str | None, expected_k
     device = f"the device answering (model {identity.model!r}, serial {identity.serial!r})"
     missing = expected_capabilities & ~Capability(identity.capabilities)
     if missing:
-        lacks = ", ".join(CAPABILITY_WORDS[flag] for flag in Capability if flag in missing)
+        lacks = ", ".join(capability_words(missing))
         return (f"{device} lacks what this link's profile declares ({lacks}): check which device is on this "
                 "port, or the profile's [capabilities]")
     if identity.deck_capacity < expected_decks:

@@ -107,20 +107,34 @@ class Capability(IntFlag):
     CONTINUOUS_SHUFFLER = 1 << 6
 
 
+# Each IDENTITY capability bit, and the entry of a device profile's ``[capabilities]`` table that
+# declares it (docs/device-profiles.md): the key, and the value that means the bit is set. The
+# one place both sides read: the emulator answers with these bits, the host holds a device to them.
+PROFILE_CAPABILITIES: tuple[tuple[Capability, str, object], ...] = (
+    (Capability.CARD_RECOGNITION, "card_recognition", True),
+    (Capability.FACE_UP_DETECTION, "face_up_detection", True),
+    (Capability.COVER_CARD_SENSOR, "cover_card_sensor", True),
+    (Capability.CARD_COUNT, "card_count_after_shuffle", True),
+    (Capability.AUTO_RESHUFFLE, "automatic_reshuffle", True),
+    (Capability.BATCH_SHUFFLER, "shuffler", "batch"),
+    (Capability.CONTINUOUS_SHUFFLER, "shuffler", "continuous"),
+)
+
+
 def capability_bits(capabilities: Any) -> Capability:
     """The IDENTITY capability bits a device with a profile's ``capabilities`` (its
-    ``[capabilities]`` table: ``card_recognition`` ... ``shuffler``) answers HELLO with."""
+    ``[capabilities]`` table) answers HELLO with (``PROFILE_CAPABILITIES``)."""
     bits = Capability(0)
-    for flag, on in ((Capability.CARD_RECOGNITION, capabilities.card_recognition),
-                     (Capability.FACE_UP_DETECTION, capabilities.face_up_detection),
-                     (Capability.COVER_CARD_SENSOR, capabilities.cover_card_sensor),
-                     (Capability.CARD_COUNT, capabilities.card_count_after_shuffle),
-                     (Capability.AUTO_RESHUFFLE, capabilities.automatic_reshuffle),
-                     (Capability.BATCH_SHUFFLER, capabilities.shuffler == "batch"),
-                     (Capability.CONTINUOUS_SHUFFLER, capabilities.shuffler == "continuous")):
-        if on:
+    for flag, key, value in PROFILE_CAPABILITIES:
+        if getattr(capabilities, key) == value:
             bits |= flag
     return bits
+
+
+def capability_words(bits: Capability) -> list[str]:
+    """``bits`` as a profile's ``[capabilities]`` declares them (``card_recognition``,
+    ``shuffler = "batch"``), in the table's order."""
+    return [key if value is True else f'{key} = "{value}"' for flag, key, value in PROFILE_CAPABILITIES if flag in bits]
 
 
 class ButtonId(IntEnum):

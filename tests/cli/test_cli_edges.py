@@ -411,3 +411,17 @@ def test_replay_and_odds_take_the_same_edge_record_for_a_round(capsys, tmp_path:
     assert code == 0 and json.loads(out)["journaled"] is None, err
     code, out, err = run(capsys, "odds", "--journal", str(journal), "--round", "1", "--json")
     assert code == 0 and json.loads(out)["journaled"]["round"] == 1, err  # round 1's own record still its
+
+
+def test_odds_journal_has_no_such_note_for_a_round_the_shoe_went_on_from(capsys, ez_journal: Path) -> None:
+    """A review of the day's changes: the note for a shoe's last round was given to any round of
+    a shoe that had ended by the journal's end (`--round 2` of a reconciled shoe)."""
+    journal_path = ez_journal.parent / "ended.db"
+    shoectl_run(journal_path, "--submission", "ez-baccarat", "--shoes", "1", "--seed", "3", "--display", "lines")
+    code, out, err = run(capsys, "odds", "--journal", str(journal_path), "--round", "2", "--json")  # read to the end
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["no_figures_journaled"] is None and doc["matches"] is True
+    last = [e.payload["round"] for e in entries_of(journal_path) if e.kind == kinds.ROUND_RESULT and e.shoe_id == "T1-S0001"][-1]
+    code, out, err = run(capsys, "odds", "--journal", str(journal_path), "--shoe", "T1-S0001", "--round", str(last), "--json")
+    assert code == 0 and json.loads(out)["no_figures_journaled"] == "its shoe ended with it: no round was dealt from these cards again"

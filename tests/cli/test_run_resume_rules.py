@@ -80,7 +80,7 @@ def test_the_replay_knows_where_each_start_of_the_controller_fell(tmp_path: Path
         journal.append_batch([started])
         core = TableCore(load_preset("minibaccarat"))
         restarts = []
-        core.restarted = lambda real=core.restarted: (restarts.append(core.state), real())  # type: ignore[method-assign]
+        core.restarted = lambda driver=None, real=core.restarted: (restarts.append(core.state), real(driver))  # type: ignore[method-assign]
         assert replay_journal(core, journal).inputs == 1
     assert restarts == ["closed", "shuffling"]  # before the open, and after it
     assert core.state == "shuffling" and core.shoe.restarted  # the second start fell during the shuffle

@@ -336,8 +336,8 @@ def test_console_on_a_terminal_prints_events_above_the_prompt_and_completes(tabl
         child.send("tus\r")
         child.expect("state cutting")
         assert ctl(table, "load", operator="d1", pin="4826").returncode == 1
-        _until_shown(child, transcript, "* load refused (d1): load is not allowed while the table is cutting: the cut "
-                     "comes first: cut (or", "  cut_decline for the seat offered it), then cover")  # fitted to the width
+        _until_shown(child, transcript, "* load refused (d1): load is not allowed while the table is cutting; next, the "
+                     "cut (cut; cut_decline", "  for the seat offered it), then the second cover card (cover)")  # fitted to the width
         for typed, shown in (("wag\t", "wager"), ("se\t", "wager seat="), ("3 kind=ti\t", "wager seat=3 kind=tie")):
             child.send(typed)  # as a person types: Tab, then a look at what it completed
             _until_shown(child, transcript, f"shoectl> {shown}")

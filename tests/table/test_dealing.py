@@ -46,7 +46,8 @@ def test_a_second_new_dealer_waits_for_the_first_ones_burn() -> None:
     state, records = b.core.snapshot(), len(b.records)
     b.op("dealer_sign_in", Role.DEALER, operator="d3", dealer="D3")
     assert b.of("refused")[-1]["reason"] == ("a new dealer signs in between rounds, not while the table is burning "
-                                             "(the dealer who began a round or a burn completes it)")
+                                             "(the dealer who began a round or a burn completes it); the table waits "
+                                             "for the burn card from the shoe")
     assert b.core.snapshot() == state and b.kinds(records) == ["refused"]
     b.draw()
     assert b.of("burn")[-1]["dealer"] == "D2" and b.core.state == "betting"
@@ -265,8 +266,10 @@ def test_the_automated_dealer_plays_whole_shoes(preset: str) -> None:
 
 def _auto_turns(b: Bench, auto, turns: int, until=lambda b: False) -> None:
     for _ in range(turns):
+        if until(b):
+            return
         op = auto.next_input(b.core)
-        if op is None or until(b):
+        if op is None:
             return
         b.feed(op)
 
@@ -325,3 +328,30 @@ def test_a_table_the_automated_dealer_dealt_resumed_for_operators_takes_a_new_de
     b.op("dealer_sign_in", Role.DEALER, operator="d2", dealer="Ann")
     assert b.of("dealer")[-1] == {"dealer": "Ann"} and b.core.dealer_operator == "d2"
     assert b.kinds()[-2:] == ["dealer", "burn"]  # the new dealer's burn (the bench draws it at the prompt)
+
+
+def test_a_table_a_person_dealt_resumed_with_the_automated_dealer_while_jammed_is_cleared_and_dealt_on() -> None:
+    """A review of the day's changes: resumed with the automated dealer while a jam held a
+    person's round, the automated floorperson did nothing (the run sat silent): it clears what it
+    may whoever deals, then the round goes on and the automated dealer signs in between rounds."""
+    from controller.roles import AUTOMATED_DEALER
+    from controller.table.autodealer import AutoDealer
+    from firmware_bridge.protocol import messages as m
+
+    b = Bench(seed=3)
+    b.open_and_cut(seats=(1, 2))
+    b.auto_deal = False
+    b.op("wager", Role.DEALER, seat=2, kind="banker", amount=100)
+    b.op("no_more_bets", Role.DEALER)
+    b.draw()
+    b.event("shoe", m.Jam(m.JamLocation.SHOE_EXIT))
+    assert b.core.state == "fault" and b.core.dealer_operator == "fp1"
+    b.core.restarted("automated")
+    b.auto_deal = True
+    auto = AutoDealer(seed=3)
+    _auto_turns(b, auto, 200, until=lambda b: b.core.state != "fault")
+    assert b.of("fault_cleared")[-1]["by"] == "auto-floor" and b.core.state != "fault"
+    while b.core.state == "dealing":
+        b.draw()
+    _auto_turns(b, auto, 3000, until=lambda b: b.kinds().count("round_result") >= 3)
+    assert b.core.dealer_operator == AUTOMATED_DEALER and b.kinds().count("round_result") >= 3 and auto.gave_up is None

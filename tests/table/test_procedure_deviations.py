@@ -367,7 +367,9 @@ def test_a_face_up_card_in_a_21_baccarat_round_is_dealt_on_record() -> None:
 def test_cards_drawn_while_the_door_was_open_are_each_applied_once_it_closes() -> None:
     """Every card out of the shoe is on record where it went. Cards drawn while a fault held the
     table are applied one at a time once it resumes: the squeeze the first one starts (629a.8(c))
-    does not swallow the next, which is a card drawn in error (627a.13(a)), held, on record."""
+    does not swallow the next, which this round still needs (the Player draws): it waits until the
+    hands are turned over, then is the Player's third card (it was held for the next hand,
+    627a.13(a), and the Player given another: a regulation review)."""
     b = Bench("midibaccarat")
     b.open_and_cut(seats=(1, 2))
     b.auto_deal = False
@@ -381,7 +383,12 @@ def test_cards_drawn_while_the_door_was_open_are_each_applied_once_it_closes() -
     b.event("shoe", m.Door(False))
     assert not b.of("refused")
     assert b.of("card")[-1]["n"] == 4 and b.core.state == "squeeze"
-    assert b.of("irregularity")[-1]["clause"] == "627a.13(a)" and b.core.aside.held.position == b.drawn
+    assert [d.position for d in b.core.aside.deferred] == [b.drawn] and not b.of("irregularity")
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    fifth = b.of("card")[4]
+    assert (fifth["n"], fifth["to"], fifth["position"]) == (5, "player", b.drawn) and not b.core.aside.deferred
+    assert b.of("round_result")[-1]["cards_used"] == len(b.of("card"))
 
 
 # -- 9. the clause on a held card's record -------------------------------------------------------------

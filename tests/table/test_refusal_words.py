@@ -11,7 +11,7 @@ from controller.roles import Role
 from controller.table.io import OperatorInput
 from firmware_bridge.protocol import messages as m
 from controller.table.commands import COMMANDS
-from controller.table.machine import STATE_NEXT, STATES, STATE_WORDS
+from controller.table.machine import CUT_MADE_NEXT, STATE_NEXT, STATES, STATE_WORDS
 
 
 def _refused(b: Bench) -> str:
@@ -29,10 +29,19 @@ def test_a_refusal_for_the_state_says_what_comes_first_naming_only_commands_the_
     b = Bench()
     b.op("open")
     b.op("load", Role.DEALER)
-    assert _refused(b) == ("load is not allowed while the table is cutting: the cut comes first: cut (or "
-                           "cut_decline for the seat offered it), then cover")
-    for state, words in STATE_NEXT.items():
-        named = [w.strip(",():") for w in words.split() if w.strip(",():") in COMMANDS]
+    assert _refused(b) == ("load is not allowed while the table is cutting; next, the cut (cut; cut_decline for "
+                           "the seat offered it), then the second cover card (cover)")
+    b.op("wager", Role.DEALER, seat=1, kind="player", amount=100)  # a command's own words, then the same
+    assert _refused(b) == ("wagers are accepted only while betting is open (the table is cutting); next, the cut "
+                           "(cut; cut_decline for the seat offered it), then the second cover card (cover)")
+    b.op("cut", Role.DEALER, position=100)
+    b.op("load", Role.DEALER)
+    assert _refused(b) == f"load is not allowed while the table is cutting; {CUT_MADE_NEXT}"  # cut is refused now
+    before = len(b.of("refused"))
+    b.op("cover", Role.DEALER, from_bottom=14)  # what it names is taken
+    assert len(b.of("refused")) == before and b.core.state == "ready_to_load"
+    for state, words in [*STATE_NEXT.items(), ("cutting", CUT_MADE_NEXT)]:
+        named = [w.strip(",();") for w in words.split() if w.strip(",();") in COMMANDS]
         assert all(COMMANDS[name].states is None or state in COMMANDS[name].states for name in named), (state, named)
         assert bool(named) is (state not in ("loading", "burning", "dealing", "fault")), state
 
@@ -210,7 +219,8 @@ def test_refusals_in_a_count_fault_and_while_shuffling_say_what_is_so() -> None:
     assert b.core.state == "shuffling"
     b.op("order_reshuffle")
     assert _refused(b) == ("a reshuffle is ordered once the stack is delivered, before it is loaded or between the "
-                           "shoe's rounds; not while the table is shuffling")
+                           "shoe's rounds; not while the table is shuffling; next, the shuffle (the shuffler's; at a "
+                           "table without one, manual_shuffle_done or preshuffled_decks)")
 
 
 def test_a_void_says_why_and_help_says_when_a_command_is_taken() -> None:
@@ -275,4 +285,4 @@ def test_a_squeeze_or_house_money_command_a_moment_late_is_told_what_the_table_d
         args = {"seat": 3, "side": "banker", "amount": 100} if command == "house_money_add" else {}
         b.op(command, Role.DEALER, **args)
         said = _refused(b)
-        assert said.endswith(f"(the table is {state.replace('_', ' ')})") and b.core.snapshot() == before, said
+        assert f"(the table is {state.replace('_', ' ')}); " in said and b.core.snapshot() == before, said

@@ -437,3 +437,65 @@ def test_a_disclosed_card_at_the_squeeze_of_a_round_needing_no_third_card_goes_t
     assert b.core.aside.discards_owed == 0 and b.core.prompt == "SQUEEZE PLAYER SEAT 1"
     _squeeze_through(b)
     assert b.of("round_result")[-1]["cards_used"] == 4 and b.core.state == "betting"
+
+
+def _four_cards_waiting(first_four: str, *, house_money: bool = False, option: str = "discard") -> Bench:
+    """A Midibaccarat round of ``first_four`` (P1 B1 P2 B2) waiting at the Player's squeeze (seat 1),
+    or, with ``house_money``, for the House Money settlement (seat 2's wager won)."""
+    sub = dataclasses.replace(load_preset("midibaccarat"), unauthorized_third_card=option)
+    b = Bench("midibaccarat", stack=stack_with(parse_cards(first_four + ",3H,KD,2S,3S,4S,5S,6S"), decks=6), submission=sub)
+    b.open_and_cut(seats=(1, 2))
+    b.auto_deal = False
+    b.play_round([(1, "player", 100), (2, "banker", 100), (3, "tie", 100)]
+                 + ([(2, "house_money", 100)] if house_money else []))
+    for _ in range(4):
+        b.draw()
+    if house_money:
+        while b.core.state == "squeeze":
+            b.op("reveal", Role.DEALER)
+    assert b.core.state == ("house_money" if house_money else "squeeze")
+    return b
+
+
+@pytest.mark.reg("627a.13(b)")
+@pytest.mark.parametrize("house_money", [False, True])
+def test_a_card_drawn_while_the_hands_wait_is_the_banker_third_card_when_the_banker_draws(house_money: bool) -> None:
+    """627a.13(b): an unauthorised Player third card "shall become the third card of the Banker's
+    Hand if the Banker's Hand is required to draw under § 627a.10(c)". A regulation review: with the
+    Player on 7 and the Banker on 4, a card drawn at the squeeze (or for House Money) was held for
+    the next hand (627a.13(a)) and the Banker given another. It is the round's next card, the
+    Banker's third: dealt once the hands are turned over (629a.8(c)), and the round decided on it."""
+    b = _four_cards_waiting("3S,2H,4D,2C", house_money=house_money)  # Player 7 stands, Banker 4 draws
+    b.draw()  # the 3H, drawn before the squeeze or House Money is done
+    assert not b.of("irregularity") and [d.card for d in b.core.aside.deferred] == parse_cards("3H")
+    while b.core.state in ("squeeze", "house_money"):
+        b.op("continue" if b.core.state == "house_money" else "reveal", Role.DEALER)
+    result = b.of("round_result")[-1]
+    assert result["dealt"][4] == {"card": "3H", "to": "banker"} and result["cards_used"] == 5
+    assert (result["player"]["total"], result["banker"]["total"], result["outcome"]) == (7, 7, "tie")
+    assert not b.core.aside.deferred and not b.core.aside.held
+
+
+def test_a_card_drawn_at_the_squeeze_is_the_players_third_card_when_the_player_draws() -> None:
+    """The same card with the Player entitled to draw (Player 5): it is the Player's third card,
+    dealt once the hands are turned over (it was held for the next hand, and the Player given
+    another)."""
+    b = _four_cards_waiting("3S,2H,2D,2C")  # Player 5 draws
+    b.draw()
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    fifth = b.of("card")[4]
+    assert (fifth["card"], fifth["to"], fifth["n"]) == ("3H", "player", 5) and not b.of("irregularity")
+
+
+@pytest.mark.reg("627a.13(c)(1)")
+def test_the_house_money_prompt_comes_back_once_the_c1_additional_card_is_drawn() -> None:
+    """627a.13(c)(1): "Place the disclosed card and one additional card, drawn face down from the
+    dealing shoe, into the discard rack". A review: at House Money, once the additional card was
+    drawn, the display still said BURN (a card more would have been drawn in error)."""
+    b = _four_cards_waiting("3S,2H,4D,4C", house_money=True)  # Player 7, Banker 6: no third card
+    assert b.core.prompt == "HOUSE MONEY"
+    b.draw(face_up=True)  # disclosed: (c)(1), one more card owed
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(c)(1)" and b.core.prompt.startswith("BURN")
+    b.draw()
+    assert b.core.aside.discards_owed == 0 and b.core.prompt == "HOUSE MONEY"
