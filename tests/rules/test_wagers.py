@@ -373,3 +373,34 @@ def test_settle_puts_house_money_first_and_refuses_a_round_of_another_game() -> 
         (2, K.HOUSE_MONEY), (1, K.BANKER), (3, K.PLAYER), (1, K.TIE)]
     with pytest.raises(WagerError, match="the round was dealt as punto-banco but the table plays 21-baccarat"):
         settle(r, [Wager(1, K.PLAYER, 10)], T21)
+
+
+@pytest.mark.reg("681a.7(i)(2)", "681a.7(i)(2)(i)", "681a.7(i)(2)(ii)", "681a.7(i)(3)", "681a.7(i)(3)(i)",
+                 "681a.7(i)(3)(ii)", "681a.7(j)(2)", "681a.7(j)(2)(i)", "681a.7(j)(2)(ii)", "681a.7(j)(3)",
+                 "681a.7(j)(3)(i)", "681a.7(j)(3)(ii)")
+@pytest.mark.parametrize("cards, totals, player_wins", [
+    ("KS,9H,KD,KC", (20, 19), True), ("9H,KS,KC,KD", (19, 20), False),                  # both 21 or less
+    ("6H,KS,KC,6D,8S,KD", (24, 26), True), ("KS,6H,6D,KC,KD,8S", (26, 24), False),      # both over 21
+])
+def test_21_baccarat_settles_both_hands_within_or_both_over_21(cards: str, totals: tuple, player_wins: bool) -> None:
+    """681a.7(i)(2): if the Player's Hand "And the Banker's Hand are 21 or less": (i) "And the Player's
+    Hand is higher in total value than the Banker's Hand, the dealer shall pay each player who wagered
+    on the Player's Hand in accordance with § 681a.8(a)"; (ii) "And the Player's Hand is lower in total
+    value than the Banker's Hand, the dealer shall collect each player's losing wager on the Player's
+    Hand". (i)(3): "And the Banker's Hand are over 21": (i) "And the Player's Hand is lower in total
+    value than the Banker's Hand, the dealer shall pay each player who wagered on the Player's Hand";
+    (ii) "And the Player's Hand is higher in total value than the Banker's Hand, the dealer shall
+    collect each player's losing wager". 681a.7(j)(2)-(3) the same for the Banker's Hand: (j)(2)(i)
+    "And the Banker's Hand is higher in total value than the Player's Hand, the dealer shall pay each
+    player who wagered on the Banker's Hand", (j)(2)(ii) "the dealer shall collect each player's losing
+    wager on the Banker's Hand", (j)(3)(i) "And the Banker's Hand is lower in total value than the
+    Player's Hand, the dealer shall pay", (j)(3)(ii) "And the Banker's Hand is higher in total value
+    than the Player's Hand, the dealer shall collect". A review: these were tested as the outcome
+    only, never as what each wager is paid."""
+    r = deal(parse_cards(cards), Game.TWENTYONE)
+    assert (r.to_json()["player"]["total"], r.to_json()["banker"]["total"]) == totals
+    s = {x.kind: x for x in settle(r, [Wager(1, K.PLAYER, 10), Wager(2, K.BANKER, 10), Wager(3, K.TIE, 10)], T21)}
+    winner, loser = (K.PLAYER, K.BANKER) if player_wins else (K.BANKER, K.PLAYER)
+    assert s[winner].result is Result.WIN and s[winner].win == 10 * T21.payout(winner).win
+    assert s[loser].result is Result.LOSE and s[loser].win == 0 and s[loser].returned == 0
+    assert s[K.TIE].result is Result.LOSE  # 681a.7(k)(1)(ii): not the same total
