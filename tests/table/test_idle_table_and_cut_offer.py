@@ -16,8 +16,13 @@ def shuffles(b: Bench) -> int:
     return sum(isinstance(s.message, m.Shuffle) for s in b.sent)
 
 
-def idle_table(seats: tuple[int, ...] = ()) -> Bench:
-    b = Bench()
+# 681a.5 is 21 Baccarat's section, applied at every table: its tests run at both kinds (a review
+# of the regulation's coverage: they ran at Minibaccarat alone).
+PRESETS = pytest.mark.parametrize("preset", ["minibaccarat", "21-baccarat"])
+
+
+def idle_table(seats: tuple[int, ...] = (), preset: str = "minibaccarat") -> Bench:
+    b = Bench(preset)
     b.open_and_cut(seats=seats)
     b.op("declare_idle")
     assert b.core.state == "inspection"
@@ -25,12 +30,13 @@ def idle_table(seats: tuple[int, ...] = ()) -> Bench:
 
 
 @pytest.mark.reg("681a.5(g)")
-def test_the_spread_cards_wait_for_the_first_player_arriving_at_the_table() -> None:
+@PRESETS
+def test_the_spread_cards_wait_for_the_first_player_arriving_at_the_table(preset: str) -> None:
     """681a.5(g): "After the first player arriving at the table is afforded an opportunity to
     visually inspect the cards, the cards shall be" washed or put into the shuffler. Until a player
     sits down after the spread, ``inspection_done`` is refused and changes nothing; a player who
     was seated before the table went idle is not one arriving."""
-    b = idle_table(seats=(3,))
+    b = idle_table(seats=(3,), preset=preset)
     before, shuffled = state_of(b.core), shuffles(b)
     b.op("inspection_done")
     refusal = b.of("refused")[-1]
@@ -44,11 +50,12 @@ def test_the_spread_cards_wait_for_the_first_player_arriving_at_the_table() -> N
 
 
 @pytest.mark.reg("681a.5(g)")
-def test_each_idle_spread_waits_for_its_own_first_arrival() -> None:
+@PRESETS
+def test_each_idle_spread_waits_for_its_own_first_arrival(preset: str) -> None:
     """681a.5(g): the cards are shuffled "After the first player arriving at the table is afforded an
     opportunity to visually inspect the cards". The player who arrived at one idle spread is seated
     when the table next goes idle: the next spread waits for a player arriving at it."""
-    b = idle_table()
+    b = idle_table(preset=preset)
     b.player_arrives()
     b.op("inspection_done")
     b.open_and_cut()  # cutting: the seated player declines, the dealer cuts
@@ -59,13 +66,14 @@ def test_each_idle_spread_waits_for_its_own_first_arrival() -> None:
 
 
 @pytest.mark.reg("681a.5(g)")
-def test_a_player_may_ask_for_the_spread_cards_face_up_once_they_lie_spread() -> None:
+@PRESETS
+def test_a_player_may_ask_for_the_spread_cards_face_up_once_they_lie_spread(preset: str) -> None:
     """681a.5(g): the cards are "spread out on the table face down unless a player requests that
     the cards be spread face up on the table". The first player arriving may ask once they lie
     spread: the dealer turns them face up, recorded as the spread again (``turned``); a batch
     spread after them is spread face up too. Asked again, or with no cards spread, it is refused
     and changes nothing."""
-    b = Bench()
+    b = Bench(preset)
     b.open_and_cut()
     b.op("spread_face_up", Role.DEALER)  # betting: nothing spread
     assert b.of("refused")[-1]["input"] == "spread_face_up" and b.core.state == "betting"
@@ -99,15 +107,16 @@ def test_a_closed_table_is_not_declared_idle() -> None:
 
 @pytest.mark.reg("681a.5(g)(1)", "681a.5(g)(2)")
 @pytest.mark.parametrize("shuffler", [True, False])
-def test_a_restart_does_not_skip_the_idle_tables_inspection(shuffler: bool) -> None:
+@PRESETS
+def test_a_restart_does_not_skip_the_idle_tables_inspection(shuffler: bool, preset: str) -> None:
     """681a.5(g)(1)-(2): the inspected cards are "Mixed thoroughly by a washing of the cards" without
     a shuffler, or "placed into the automated shuffling device" and the batch in it removed. The
     spread cards are in no device, so ``restart_shoe`` (the devices lost the shoe) is refused while
     they lie on the table: it would shuffle them anew without the wash or the batch's removal."""
-    b = Bench(shuffler=shuffler)
+    b = Bench(preset, shuffler=shuffler)
     b.op("open")
     if not shuffler:
-        b.stack = Composition.standard(8).cards()
+        b.stack = Composition.standard(b.core.sub.decks).cards()
         b.op("manual_shuffle_done", Role.DEALER)
     b.op("cut", Role.DEALER, position=100)
     b.op("cover", Role.DEALER, from_bottom=14)
@@ -176,12 +185,13 @@ def test_a_player_sitting_down_before_the_offer_reaches_the_seat_is_offered_the_
 
 
 @pytest.mark.reg("681a.5(e)")
-def test_a_recut_or_reshuffle_is_ordered_only_before_the_cards_are_in_the_shoe_and_not_by_a_dealer() -> None:
+@PRESETS
+def test_a_recut_or_reshuffle_is_ordered_only_before_the_cards_are_in_the_shoe_and_not_by_a_dealer(preset: str) -> None:
     """681a.5(e): "After the cards have been cut and before the cards have been placed in the
     dealing shoe, a floorperson or above may require the cards to be reshuffled or recut". A
     dealer's order is refused; once the stack is in the shoe (the burn due), a floorperson's recut
     or reshuffle under (e) is refused too; each refusal changes nothing."""
-    b = Bench(auto_deal=False)
+    b = Bench(preset, auto_deal=False)
     b.op("open")
     b.op("cut", Role.DEALER, position=100)
     b.op("cover", Role.DEALER, from_bottom=14)
