@@ -124,7 +124,8 @@ class CardsAside:
         order held, simulated, deferred; nothing waits or is owed afterwards."""
         held = [self.held] if self.held else []
         waiting = [(a.card, a.position, a.clause) for a in held + self.held_later + self.simulated]
-        waiting += [(d.card, d.position, "drawn while the table was held" if d.card else
+        waiting += [(d.card, d.position, "drawn while the table was held, or before the round's hands were turned over"
+                     if d.card else
                      "never read (the shoe ended before it was entered)") for d in self.deferred]
         self.held, self.held_later, self.simulated, self.deferred = None, [], [], []
         self.discards_owed, self.owed_of_round, self.latest = 0, None, None

@@ -36,6 +36,12 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
     # (a new dealer's burn, 681a.7(c)): it may still be said disclosed (``card_disclosed``); any
     # other card out takes the place (a floorperson review found it refused after a burn).
     found_face_up = face_up and t.sub.game is not Game.TWENTYONE
+    if st != "fault" and round_waits_for_people(t) and found_face_up and _banker_draws_after_player_stood(t.round):
+        # 627a.13(c): disclosed, the card the Player was not entitled to "as the third card of the
+        # Banker's Hand if the Banker's Hand is required to draw": decided now, dealt in order below
+        decision = irr.unauthorized_player_third_card(tuple(t.round.first_four()), c, disclosed=True, submission=t.sub)
+        irregularity(t, decision, position)
+        face_up = False  # disclosed and decided: dealt as the Banker's third card, not set aside (627a.13(d))
     if st == "fault" or round_waits_for_people(t):
         # Nothing is lost: a card that left the shoe while the table was held is applied, in
         # order, when the fault clears. So is the round's next card drawn while its hands wait
@@ -191,6 +197,11 @@ def discard(t: TableCore, c: Card, position: int, reason: str, *, disclosed: boo
     t.record(kinds.DISCARD, payload, shown=None if disclosed else unnamed(payload), of_round=of_round)
 
 
+def _banker_draws_after_player_stood(r: RoundInProgress) -> bool:
+    """The round's four cards are out and its next card is the Banker's: the Player stood."""
+    return len(r.cards) == 4 and r.engine.next_target() is Target.BANKER
+
+
 def round_waits_for_people(t: TableCore) -> bool:
     """The round in progress still needs a card, and its hands wait at the squeeze or for House
     Money (629a.8(c)): a card out now is its next card, out early."""
@@ -263,6 +274,11 @@ def next_prompt(t: TableCore) -> None:
     if r is None or t.state != "dealing":
         return
     target = r.engine.next_target()
+    if target is not None and t.aside.deferred:
+        # a card out early, while the hands waited, is this draw's: dealt once the input's
+        # transitions are done (``TableCore.handle``), then the next prompt (a review: DRAW @N
+        # named a card still in the shoe, and an empty shoe voided the round the card completes)
+        return
     if target is None:
         rounds.complete_round(t)
     elif t.shoe.exhausted:  # the shoe reported itself empty during the squeeze or House Money

@@ -145,6 +145,8 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
         t.notice("fault", f"the shoe is empty, yet {left} cards counted in it never came out")
     if t.round is not None and not t.round.engine.complete:
         shoe.exhausted = True
+        if t.aside.deferred and t.state != "fault":
+            return  # the round's next cards are out, waiting (``dealing.round_waits_for_people``): void only if they are not enough
         if t.state == "dealing" or not t.round.house_money_settled:
             # 627a.13(e): "that round shall be void and all wagers shall be returned": at once, in
             # the squeeze of the first four cards too, House Money Wagers with the rest (examiners'

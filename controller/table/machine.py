@@ -51,7 +51,7 @@ STATE_WORDS = {
 # state allows named some the table then refused); a fault's words name what ends it already.
 STATE_NEXT = {
     "closed": "next, open starts a shoe",
-    "inspection": "next, inspection_done ends the inspection",
+    "inspection": "next, the first player arriving sees the spread cards, then inspection_done ends the inspection",
     "shuffling": "next, the shuffle (the shuffler's; at a table without one, manual_shuffle_done or "
                  "preshuffled_decks)",
     "count_fault": "a count fault ends with order_reshuffle, restart_shoe or close",

@@ -499,3 +499,63 @@ def test_the_house_money_prompt_comes_back_once_the_c1_additional_card_is_drawn(
     assert b.of("irregularity")[-1]["clause"] == "627a.13(c)(1)" and b.core.prompt.startswith("BURN")
     b.draw()
     assert b.core.aside.discards_owed == 0 and b.core.prompt == "HOUSE MONEY"
+
+
+@pytest.mark.reg("627a.13(c)")
+@pytest.mark.parametrize("house_money", [False, True])
+def test_a_disclosed_card_drawn_while_the_hands_wait_is_the_banker_third_card_when_the_banker_draws(house_money: bool) -> None:
+    """627a.13(c): a third card dealt to the Player's Hand when not authorized, "disclosed at the
+    time it is dealt or is found face up in the dealing shoe, the dealer shall use the disclosed card
+    as the third card of the Banker's Hand if the Banker's Hand is required to draw". A review of the
+    change: the face-up card drawn at the squeeze (or House Money) opened a simulated round (627a.13(d))
+    and the Banker was given another card."""
+    b = _four_cards_waiting("3S,2H,4D,2C", house_money=house_money)  # Player 7 stands, Banker 4 draws
+    b.draw(face_up=True)  # the 3H, disclosed
+    decision = b.of("irregularity")[-1]
+    assert (decision["clause"], decision["action"], decision["card"]) == ("627a.13(c)", "banker-third-card", "3H")
+    while b.core.state in ("squeeze", "house_money"):
+        b.op("continue" if b.core.state == "house_money" else "reveal", Role.DEALER)
+    result = b.of("round_result")[-1]
+    assert result["dealt"][4] == {"card": "3H", "to": "banker"} and result["outcome"] == "tie"
+    assert result["kind"] == "normal" and not b.core.aside.simulated
+
+
+@pytest.mark.reg("627a.13(e)")
+def test_a_shoe_empty_after_the_rounds_next_card_came_out_early_does_not_void_it() -> None:
+    """627a.13(e) voids a round only "If there are insufficient cards remaining in the dealing shoe to
+    complete a round of play". A review of the change: the round's next card drawn at the squeeze,
+    then the shoe's report that it is empty, voided the round and sent the card to the discard
+    rack. The card out completes it."""
+    b = _four_cards_waiting("3S,2H,4D,2C")  # the Banker draws one card: the round's last
+    b.draw()  # the 3H, early
+    b.event("shoe", m.ShoeEmpty())
+    assert not [r for r in b.of("round_result") if r["kind"] == "void"]
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    result = b.of("round_result")[-1]
+    assert result["kind"] == "normal" and result["dealt"][4] == {"card": "3H", "to": "banker"}
+
+
+def test_no_draw_prompt_is_shown_for_a_card_that_came_out_early() -> None:
+    """A review of the change: once the hands were turned over, the shoe was told "DRAW BANKER @6",
+    the card already out early, and a dealer following the prompt drew one card too many. The
+    card out is dealt first; the prompt that follows is for the card after it (here the Banker's
+    third card is squeezed: no DRAW at all)."""
+    b = _four_cards_waiting("3S,2H,4D,2C")
+    b.draw()
+    shown = len(b.sent)
+    while b.core.state == "squeeze" and b.core.round.squeeze_phase in ("player", "banker") and len(b.core.round.cards) == 4:
+        b.op("reveal", Role.DEALER)
+    prompts = [s.message.text for s in b.sent[shown:] if isinstance(s.message, m.Display)]
+    assert not [p for p in prompts if p.startswith("DRAW")], prompts
+
+
+def test_a_card_out_early_collected_by_a_void_says_so() -> None:
+    """The card out early, then a floorperson's void: collected with the shoe's cards, its reason
+    no more "drawn while the table was held" alone (no fault held it)."""
+    b = _four_cards_waiting("3S,2H,4D,2C")
+    b.draw()
+    b.op("void_round", Role.FLOORPERSON, reason="a test")
+    late = [d for d in b.of("discard") if d["card"] == "3H"]
+    assert late and late[-1]["reason"].startswith("drawn while the table was held, or before the round's hands were "
+                                                  "turned over")
