@@ -36,7 +36,8 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
     # (a new dealer's burn, 681a.7(c)): it may still be said disclosed (``card_disclosed``); any
     # other card out takes the place (a floorperson review found it refused after a burn).
     found_face_up = face_up and t.sub.game is not Game.TWENTYONE
-    if st != "fault" and round_waits_for_people(t) and found_face_up and _banker_draws_after_player_stood(t.round):
+    if (st != "fault" and round_waits_for_people(t) and found_face_up and not t.aside.deferred
+            and _banker_draws_after_player_stood(t.round)):  # the first card out early only: the Banker's
         # 627a.13(c): disclosed, the card the Player was not entitled to "as the third card of the
         # Banker's Hand if the Banker's Hand is required to draw": decided now, dealt in order below
         decision = irr.unauthorized_player_third_card(tuple(t.round.first_four()), c, disclosed=True, submission=t.sub)

@@ -559,3 +559,17 @@ def test_a_card_out_early_collected_by_a_void_says_so() -> None:
     late = [d for d in b.of("discard") if d["card"] == "3H"]
     assert late and late[-1]["reason"].startswith("drawn while the table was held, or before the round's hands were "
                                                   "turned over")
+
+
+def test_only_the_first_card_out_early_is_the_banker_third_card() -> None:
+    """Two cards out while the hands wait, the Banker drawing: the first is the Banker's third card,
+    the second, face up, is no third card of this round (627a.13(d): a simulated round after it)."""
+    b = _four_cards_waiting("3S,2H,4D,2C")
+    b.draw()  # the 3H: the Banker's third card
+    b.draw(face_up=True)  # the KD, found face up
+    assert [d["clause"] for d in b.of("irregularity")] == []  # decided when dealt, in order
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    result = b.of("round_result")[0]
+    assert result["dealt"][4] == {"card": "3H", "to": "banker"} and result["cards_used"] == 5
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(d)" and b.of("irregularity")[-1]["card"] == "KD"
