@@ -19,12 +19,14 @@ from controller.table.round import SetAside
 
 
 class Deferred(NamedTuple):
-    """A card out of the shoe while a fault held the table: ``card`` None while it is one the shoe
-    could not read, until the floorperson enters it; ``face_up`` as it left the shoe."""
+    """A card out of the shoe while a fault held the table, or early while its round's hands waited
+    (``early``: at the squeeze or House Money, the round needing a card): ``card`` None while it is
+    one the shoe could not read, until the floorperson enters it; ``face_up`` as it left the shoe."""
 
     card: Card | None
     face_up: bool
     position: int
+    early: bool = False
 
 
 @dataclass
@@ -43,9 +45,10 @@ class CardsAside:
     deferred: list[Deferred] = field(default_factory=list)
     latest: SetAside | None = None  # the card held for a next hand, while it is the last card out (burns aside)
 
-    def defer(self, card: Card | None, *, face_up: bool, position: int) -> None:
-        """A card out while a fault holds the table (None: unread), applied when it resumes."""
-        self.deferred.append(Deferred(card, face_up, position))
+    def defer(self, card: Card | None, *, face_up: bool, position: int, early: bool = False) -> None:
+        """A card out while a fault holds the table (None: unread), applied when it resumes; or
+        ``early``, while its round's hands waited, applied when they are done."""
+        self.deferred.append(Deferred(card, face_up, position, early))
 
     def next_deferred(self) -> Deferred | None:
         """The earliest deferred card, taken to be applied (None: none waits)."""

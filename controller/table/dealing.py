@@ -9,6 +9,7 @@ card, a squeeze (629a.8(c)), House Money (629a.8(c)(3)) or the end of the round.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -30,26 +31,21 @@ if TYPE_CHECKING:
 HOUSE_MONEY_PROMPT = "HOUSE MONEY"  # 629a.8(c)(3): the House Money Wagers are settled now
 
 
-def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
+def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int, early: bool = False) -> None:
+    """Where a card out of the shoe goes (module docstring); ``early``: it came out while its
+    round's hands waited at the squeeze or for House Money (``round_waits_for_people``)."""
     st = t.state
     # 627a.13(b)'s held card keeps its place as the next hand's first card whatever is burned
     # (a new dealer's burn, 681a.7(c)): it may still be said disclosed (``card_disclosed``); any
     # other card out takes the place (a floorperson review found it refused after a burn).
     found_face_up = face_up and t.sub.game is not Game.TWENTYONE
-    if (st != "fault" and round_waits_for_people(t) and found_face_up and not t.aside.deferred
-            and _banker_draws_after_player_stood(t.round)):  # the first card out early only: the Banker's
-        # 627a.13(c): disclosed, the card the Player was not entitled to "as the third card of the
-        # Banker's Hand if the Banker's Hand is required to draw": decided now, dealt in order below
-        decision = irr.unauthorized_player_third_card(tuple(t.round.first_four()), c, disclosed=True, submission=t.sub)
-        irregularity(t, decision, position)
-        face_up = False  # disclosed and decided: dealt as the Banker's third card, not set aside (627a.13(d))
     if st == "fault" or round_waits_for_people(t):
         # Nothing is lost: a card that left the shoe while the table was held is applied, in
         # order, when the fault clears. So is the round's next card drawn while its hands wait
         # at the squeeze or for House Money (629a.8(c)): it is that card all the same, dealt when
         # the round goes on (a regulation review: it was held for the next hand, 627a.13(a), and
         # the Banker's third card, or the Player's, came after it).
-        t.aside.defer(c, face_up=face_up, position=position)
+        t.aside.defer(c, face_up=face_up, position=position, early=early or round_waits_for_people(t, held=True))
         deferred = {"card": str(c), "position": position}
         t.record(kinds.CARD_DEFERRED, deferred, shown=unnamed(deferred))  # shown when it is applied
         return
@@ -93,6 +89,14 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int) -> None:
         return
     r = t.round
     if st == "dealing" and r is not None and not r.engine.complete:
+        if found_face_up and early and _banker_draws_after_player_stood(r):
+            # 627a.13(c): out early and disclosed, the card the Player was not entitled to is used
+            # "as the third card of the Banker's Hand if the Banker's Hand is required to draw" (a
+            # regulation review: it was set aside under (d), the Banker given another card)
+            decision = irr.unauthorized_player_third_card(tuple(r.first_four()), c, disclosed=True, submission=t.sub)
+            irregularity(t, decision, position)
+            deal_into_round(t, c, position)
+            return
         if found_face_up and r.cards:
             # 627a.13(d): a card found face up in the shoe mid-round is set aside; it opens a
             # simulated round after this one, and this round goes on with the next card.
@@ -140,13 +144,15 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         first_four = tuple(last.first_four())
         decision = irr.unauthorized_player_third_card(first_four, c, disclosed=face_up, submission=t.sub)
         of_round: int | None = last.number  # that round's irregularity, on record with it
-    elif (r := t.round) is not None and r.kind in ("normal", "simulated") and len(r.cards) == 4 and r.engine.complete:
+    elif ((r := t.round) is not None and r.kind in ("normal", "simulated") and len(r.cards) == 4 and r.engine.complete
+          and not r.third_card_in_error):
         # The same card while the round's four cards wait at the squeeze or for House Money
         # (629a.8(c)), the round needing no third card: a third card drawn for the Player when none
         # was authorized (627a.13(b)-(c)), not a card before the next hand (a review took (a)/(d)).
         first_four = tuple(r.first_four())
         decision = irr.unauthorized_player_third_card(first_four, c, disclosed=face_up, submission=t.sub)
         of_round = None  # the round in progress
+        r.third_card_in_error = True  # a card after it is drawn in error before the next hand (a review)
     else:
         first_four = ()
         decision = irr.card_drawn_in_error(c, disclosed=face_up, game=t.sub.game)
@@ -203,11 +209,30 @@ def _banker_draws_after_player_stood(r: RoundInProgress) -> bool:
     return len(r.cards) == 4 and r.engine.next_target() is Target.BANKER
 
 
-def round_waits_for_people(t: TableCore) -> bool:
-    """The round in progress still needs a card, and its hands wait at the squeeze or for House
-    Money (629a.8(c)): a card out now is its next card, out early."""
+def cards_out_complete_the_round(t: TableCore) -> bool:
+    """The cards out early, waiting to be dealt (``CardsAside.deferred``), complete the round in
+    progress, or may: one the shoe could not read is decided once entered (``next_prompt`` voids
+    the round then if it still needs a card)."""
     r = t.round
-    return t.state in ("squeeze", "house_money") and r is not None and not r.engine.complete
+    if r is None or not t.aside.deferred:
+        return False
+    engine = copy.deepcopy(r.engine)  # the round's own is fed the cards when they are dealt
+    for d in t.aside.deferred:
+        if engine.complete:
+            break
+        if d.card is None:
+            return True
+        engine.feed(d.card)
+    return engine.complete
+
+
+def round_waits_for_people(t: TableCore, *, held: bool = False) -> bool:
+    """The round in progress still needs a card, and its hands wait at the squeeze or for House
+    Money (629a.8(c)): a card out now is its next card, out early. ``held``: a fault holding the
+    table there counts too (a card out meanwhile is as early)."""
+    r = t.round
+    state = t.saved_state if held and t.state == "fault" else t.state
+    return state in ("squeeze", "house_money") and r is not None and not r.engine.complete
 
 
 def apply_deferred(t: TableCore) -> None:
@@ -216,8 +241,8 @@ def apply_deferred(t: TableCore) -> None:
     fault, a squeeze or House Money keeps the rest waiting, and those still waiting when the shoe
     ends are collected with its cards (``preparation.collect_set_aside``)."""
     while t.aside.deferred and t.state != "fault" and not round_waits_for_people(t):
-        c, face_up, position = t.aside.next_deferred()
-        accept_card(t, c, face_up=face_up, position=position)
+        d = t.aside.next_deferred()
+        accept_card(t, d.card, face_up=d.face_up, position=d.position, early=d.early)
 
 
 def irregularity(t: TableCore, decision: Any, position: int, of_round: int | None = None) -> None:

@@ -145,8 +145,8 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
         t.notice("fault", f"the shoe is empty, yet {left} cards counted in it never came out")
     if t.round is not None and not t.round.engine.complete:
         shoe.exhausted = True
-        if t.aside.deferred and t.state != "fault":
-            return  # the round's next cards are out, waiting (``dealing.round_waits_for_people``): void only if they are not enough
+        if t.state != "fault" and dealing.cards_out_complete_the_round(t):
+            return  # its next cards are out, waiting at the squeeze or House Money: the round completes with them
         if t.state == "dealing" or not t.round.house_money_settled:
             # 627a.13(e): "that round shall be void and all wagers shall be returned": at once, in
             # the squeeze of the first four cards too, House Money Wagers with the rest (examiners'
@@ -155,6 +155,14 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
         # else House Money was settled on the first four cards, "Prior to dealing a third card"
         # (629a.8(c)(3)), before the shoe said it was empty: the round is void when it next needs a
         # card (``dealing.next_prompt``), and that settlement stands (docs/assumptions.md)
+    elif t.aside.discards_owed and t.round is not None:
+        # 627a.13(c)(1)'s additional card, owed at the squeeze or House Money, is in no shoe: not
+        # owed any more, as in a burn the shoe ends (``end_shoe_in_a_burn``); the round, which needs
+        # no card, is completed (a review: the table prompted BURN for ever, the round unsettled)
+        t.aside.cancel_owed()
+        t.notice("info", "the shoe is empty: the additional card owed to the discard rack (627a.13(c)(1)) is not "
+                         "drawn; the round is completed, then the cards are reshuffled")
+        dealing.next_prompt(t)
     elif t.state == "betting" and t.round is None:
         t.reshuffle()  # the wagers on the layout go back: the round they were for cannot be dealt (627a.13(e))
     elif t.state == "burning":  # a shoe without a cover card sensor (681a.5(h)) ran out in a burn
@@ -194,7 +202,7 @@ def card_read(t: TableCore, device_role: str, ev: m.CardRead) -> None:
             missed_cover_card(t, device_role)
     if not ev.readable:
         # Its place among the cards out is kept (face up or not) until the floorperson enters it.
-        t.aside.defer(None, face_up=ev.face_up, position=ev.position)
+        t.aside.defer(None, face_up=ev.face_up, position=ev.position, early=dealing.round_waits_for_people(t, held=True))
         raise_fault(t, "misread", f"card at position {ev.position} could not be read: show it to the floorperson")
         return
     dealing.accept_card(t, card_from_wire(ev.rank, ev.suit), face_up=ev.face_up, position=ev.position)

@@ -60,6 +60,7 @@ class RoundInProgress:
     house_money_added: dict[int, tuple[WagerKind, int]] = field(default_factory=dict)  # seat -> (side, amount)
     result: RoundResult | None = None
     settled: bool = False
+    third_card_in_error: bool = False  # a card out after its four, none needed: 627a.13(b)-(c) decided once
 
     @classmethod
     def begin(cls, number: int, kind: str, wagers: list[Wager], submission: Any) -> RoundInProgress:

@@ -510,11 +510,11 @@ def test_a_disclosed_card_drawn_while_the_hands_wait_is_the_banker_third_card_wh
     change: the face-up card drawn at the squeeze (or House Money) opened a simulated round (627a.13(d))
     and the Banker was given another card."""
     b = _four_cards_waiting("3S,2H,4D,2C", house_money=house_money)  # Player 7 stands, Banker 4 draws
-    b.draw(face_up=True)  # the 3H, disclosed
-    decision = b.of("irregularity")[-1]
-    assert (decision["clause"], decision["action"], decision["card"]) == ("627a.13(c)", "banker-third-card", "3H")
+    b.draw(face_up=True)  # the 3H, disclosed: decided when it is dealt, in order
     while b.core.state in ("squeeze", "house_money"):
         b.op("continue" if b.core.state == "house_money" else "reveal", Role.DEALER)
+    decision = b.of("irregularity")[-1]
+    assert (decision["clause"], decision["action"], decision["card"]) == ("627a.13(c)", "banker-third-card", "3H")
     result = b.of("round_result")[-1]
     assert result["dealt"][4] == {"card": "3H", "to": "banker"} and result["outcome"] == "tie"
     assert result["kind"] == "normal" and not b.core.aside.simulated
@@ -573,3 +573,73 @@ def test_only_the_first_card_out_early_is_the_banker_third_card() -> None:
     result = b.of("round_result")[0]
     assert result["dealt"][4] == {"card": "3H", "to": "banker"} and result["cards_used"] == 5
     assert b.of("irregularity")[-1]["clause"] == "627a.13(d)" and b.of("irregularity")[-1]["card"] == "KD"
+
+
+
+@pytest.mark.reg("627a.13(c)")
+@pytest.mark.parametrize("how", ["unread", "door"])
+def test_a_disclosed_card_out_early_is_the_banker_third_card_however_it_came_out(how: str) -> None:
+    """627a.13(c): "the dealer shall use the disclosed card as the third card of the Banker's Hand if
+    the Banker's Hand is required to draw". A review: read cleanly, the face-up card out at the
+    squeeze was the Banker's third card; the same card unread (then entered by the floorperson) or
+    out while the door was open was set aside under (d), and the Banker given another."""
+    b = _four_cards_waiting("3S,2H,4D,2C")
+    if how == "unread":
+        b.misread_at.add(b.drawn + 1)
+        b.draw(face_up=True)
+        b.op("enter_card", Role.FLOORPERSON, card="3H")
+    else:
+        b.event("shoe", m.Door(True))
+        b.draw(face_up=True)
+        b.event("shoe", m.Door(False))
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(c)"
+    assert b.of("round_result")[-1]["dealt"][4] == {"card": "3H", "to": "banker"}
+
+
+@pytest.mark.reg("627a.13(e)")
+def test_a_round_the_cards_out_early_cannot_complete_is_void_at_once_house_money_with_the_rest() -> None:
+    """627a.13(e): "that round shall be void and all wagers shall be returned". A review: with the
+    Player's third card out early and the shoe then empty, the Banker still drawing, the void waited
+    for the hands, House Money was settled meanwhile and lost. The card out does not complete the
+    round: void at once, the House Money Wager returned with the rest."""
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("3S,2H,2D,AC,3H,KD"), decks=6))
+    b.open_and_cut(seats=(1, 2))
+    b.auto_deal = False
+    b.play_round([(1, "player", 100), (2, "house_money", 100)])
+    for _ in range(4):
+        b.draw()  # Player 5 draws, then the Banker (3): at the Player's squeeze, House Money not settled
+    assert b.core.state == "squeeze" and not b.core.round.house_money_settled
+    b.draw()  # the 3H: the Player's third card, out early
+    b.event("shoe", m.ShoeEmpty())
+    void = b.of("round_result")[-1]
+    assert void["kind"] == "void" and {(s["kind"], s["result"]) for s in b.of("settlement")} == {
+        ("player", "push"), ("house_money", "push")}
+
+
+@pytest.mark.reg("627a.13(c)(1)")
+def test_the_c1_card_owed_at_the_squeeze_is_owed_no_more_once_the_shoe_is_empty() -> None:
+    """627a.13(c)(1): "one additional card, drawn face down from the dealing shoe": with the shoe
+    empty there is none. A review: the table prompted BURN for ever, the round (decided on its four
+    cards) never settled. It is owed no more, and the round is completed."""
+    b = _four_cards_waiting("3S,2H,4D,4C")  # Player 7, Banker 6: no card needed
+    b.draw(face_up=True)  # disclosed: (c)(1), one more owed
+    assert b.core.aside.discards_owed == 1
+    b.event("shoe", m.ShoeEmpty())
+    assert b.core.aside.discards_owed == 0 and b.core.prompt == "SQUEEZE PLAYER SEAT 1"
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    assert b.of("round_result")[-1]["kind"] == "normal" and b.of("round_result")[-1]["cards_used"] == 4
+
+
+@pytest.mark.reg("627a.13(a)", "627a.13(b)")
+def test_a_second_card_at_the_squeeze_of_a_round_needing_none_is_drawn_in_error_before_the_next_hand() -> None:
+    """627a.13(b) is about "A third card dealt to the Player's Hand": one. A review: a second card
+    at the squeeze was decided (b) again, a second third card; it is a card drawn in error, (a):
+    "a card drawn in error from the dealing shoe that is not disclosed shall be used as the first
+    card of the next hand of play" (after the one (b) holds, the hand after it)."""
+    b = _four_cards_waiting("3S,2H,4D,4C")  # Player 7, Banker 6
+    b.draw()
+    b.draw()
+    assert [d["clause"] for d in b.of("irregularity")] == ["627a.13(b)", "627a.13(a)"]

@@ -177,7 +177,7 @@ class Walk:
                 self.door_open = False
             return
         if "misread" in core.faults:
-            position = next(p for c, _, p in core.aside.deferred if c is None)
+            position = next(d.position for d in core.aside.deferred if d.card is None)
             b.op("enter_card", card=str(b.misread[position]))
             return
         b.op("clear_fault")  # a missing cover card: the floorperson has checked the shoe
