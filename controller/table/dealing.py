@@ -135,7 +135,8 @@ def card_in_error(t: TableCore, c: Card, face_up: bool, position: int) -> None:
         t.notice("warning", f"card {c} drawn when none was called for: to the discard rack")
         return
     if (t.state == "betting" and t.round is None and last is not None and last.kind in ("normal", "simulated")
-            and len(last.cards) == 4 and not t.shoe_rounds.wager_placed_since(t.pending_wagers)):
+            and len(last.cards) == 4 and not last.third_card_in_error
+            and not t.shoe_rounds.wager_placed_since(t.pending_wagers)):
         # The card right after a round that ended on four cards, before any wager for the next
         # round: the dealer drew a third card for the Player when none was authorized
         # (627a.13(b)-(c)). A simulated round's too: its cards are "dealt in accordance with this
@@ -217,12 +218,17 @@ def cards_out_complete_the_round(t: TableCore) -> bool:
     if r is None or not t.aside.deferred:
         return False
     engine = copy.deepcopy(r.engine)  # the round's own is fed the cards when they are dealt
+    dealt = len(r.cards)
     for d in t.aside.deferred:
         if engine.complete:
             break
         if d.card is None:
             return True
+        if d.face_up and t.sub.game is not Game.TWENTYONE and not (
+                d.early and dealt == 4 and engine.next_target() is Target.BANKER):
+            continue  # set aside when dealt (627a.13(d), ``accept_card``): no card of the round
         engine.feed(d.card)
+        dealt += 1
     return engine.complete
 
 
@@ -243,6 +249,10 @@ def apply_deferred(t: TableCore) -> None:
     while t.aside.deferred and t.state != "fault" and not round_waits_for_people(t):
         d = t.aside.next_deferred()
         accept_card(t, d.card, face_up=d.face_up, position=d.position, early=d.early)
+    if t.aside.deferred and round_waits_for_people(t):
+        # drawn during a fault, now behind a squeeze or House Money a card before them started:
+        # out early as much as one drawn at the squeeze (a review: ruled otherwise by the door)
+        t.aside.deferred = [d._replace(early=True) for d in t.aside.deferred]
 
 
 def irregularity(t: TableCore, decision: Any, position: int, of_round: int | None = None) -> None:

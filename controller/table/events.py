@@ -136,6 +136,12 @@ def shoe_empty(t: TableCore, device_role: str, ev: m.ShoeEmpty) -> None:
         if refused and t.state == "loading":  # held by a fault: its resume sends the DELIVER (still due)
             t.send("shuffler", preparation.stack_delivery(t))
         return
+    if shoe is not None and t.state == "fault" and t.saved_state in GATE_OPEN_STATES and t.round is not None:
+        # emptied while a fault held a round: known for when it goes on (``dealing.next_prompt``
+        # voids it if it needs a card then; a review: the report was dropped, and the table later
+        # asked for cards that were not there)
+        shoe.exhausted = shoe.cover_reached = True
+        return
     if shoe is None or t.state not in GATE_OPEN_STATES:
         return  # an unloaded shoe, or one emptied while the table was held
     left = (shoe.loaded_count or 0) - shoe.dealt

@@ -643,3 +643,80 @@ def test_a_second_card_at_the_squeeze_of_a_round_needing_none_is_drawn_in_error_
     b.draw()
     b.draw()
     assert [d["clause"] for d in b.of("irregularity")] == ["627a.13(b)", "627a.13(a)"]
+
+
+@pytest.mark.reg("627a.13(e)")
+def test_a_face_up_card_out_early_that_goes_to_no_hand_does_not_hold_off_the_void() -> None:
+    """627a.13(e): "that round shall be void and all wagers shall be returned". A review: a face-up
+    card out early that no hand takes (the Player's own third card, found face up: set aside under
+    (d)) was counted as completing the round, so an empty shoe did not void it at once; House Money
+    was settled, and lost, before the void."""
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("3S,4H,2D,3C,3H,KD"), decks=6))
+    b.open_and_cut(seats=(1, 2))
+    b.auto_deal = False
+    b.play_round([(1, "player", 100), (2, "house_money", 100)])
+    for _ in range(4):
+        b.draw()  # Player 5 draws, Banker 7 stands: at the Player's squeeze
+    b.draw(face_up=True)  # the 3H, face up: no card of the round
+    b.event("shoe", m.ShoeEmpty())
+    assert b.of("round_result")[-1]["kind"] == "void"
+    assert {(s["kind"], s["result"]) for s in b.of("settlement")} == {("player", "push"), ("house_money", "push")}
+
+
+@pytest.mark.reg("627a.13(a)", "627a.13(b)")
+def test_a_card_after_a_round_whose_third_card_in_error_came_at_the_squeeze_is_drawn_in_error() -> None:
+    """627a.13(b) is about "A third card dealt to the Player's Hand": one per round. A review: one at
+    the squeeze, then another after the round ended, was decided (b) twice; the second is "a card
+    drawn in error" (627a.13(a))."""
+    b = _four_cards_waiting("3S,2H,4D,4C")  # Player 7, Banker 6
+    b.draw()  # (b) at the squeeze
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    b.draw()  # after the round, before any wager
+    assert [d["clause"] for d in b.of("irregularity")] == ["627a.13(b)", "627a.13(a)"]
+
+
+@pytest.mark.reg("627a.13(c)")
+def test_a_face_up_card_drawn_during_a_fault_behind_the_squeeze_is_decided_as_at_the_squeeze() -> None:
+    """627a.13(c): the disclosed card "as the third card of the Banker's Hand if the Banker's Hand is
+    required to draw". A review: the fourth and fifth cards drawn while the door was open (the fifth
+    face up) were ruled (d) where the same cards drawn without the door open were ruled (c)."""
+    sub = dataclasses.replace(load_preset("midibaccarat"), unauthorized_third_card="discard")
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("3S,2H,4D,2C,3H,KD,2S,3S"), decks=6), submission=sub)
+    b.open_and_cut(seats=(1, 2))
+    b.auto_deal = False
+    b.play_round([(1, "player", 100)])
+    for _ in range(3):
+        b.draw()
+    b.event("shoe", m.Door(True))
+    b.draw()
+    b.draw(face_up=True)  # the 3H
+    b.event("shoe", m.Door(False))
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(c)"
+    assert b.of("round_result")[-1]["dealt"][4] == {"card": "3H", "to": "banker"}
+
+
+@pytest.mark.reg("627a.13(e)")
+def test_a_shoe_empty_while_a_fault_holds_the_round_voids_it_when_it_needs_a_card() -> None:
+    """627a.13(e): "If there are insufficient cards remaining in the dealing shoe to complete a round
+    of play, that round shall be void". A review: the shoe's report that it was empty, while the door
+    was open, was dropped; the table later prompted for a card that was not there."""
+    b = _four_cards_waiting("3S,4H,2D,3C")  # Player 5 draws, Banker 7 stands
+    b.draw()  # the Player's third card, early
+    b.event("shoe", m.Door(True))
+    b.event("shoe", m.ShoeEmpty())
+    b.event("shoe", m.Door(False))
+    while b.core.state == "squeeze":
+        b.op("reveal", Role.DEALER)
+    result = b.of("round_result")[-1]
+    assert result["kind"] == "normal" and result["dealt"][4] == {"card": "3H", "to": "player"}  # it needed one card
+    b2 = _four_cards_waiting("3S,2H,2D,AC")  # Player 5 draws, then the Banker (3): two cards needed
+    b2.draw()
+    b2.event("shoe", m.Door(True))
+    b2.event("shoe", m.ShoeEmpty())
+    b2.event("shoe", m.Door(False))
+    while b2.core.state == "squeeze":
+        b2.op("reveal", Role.DEALER)
+    assert b2.of("round_result")[-1]["kind"] == "void" and not b2.core.prompt.startswith("DRAW")
