@@ -394,6 +394,13 @@ def _four_cards_at_the_squeeze(option: str = "discard") -> Bench:
     return b
 
 
+def _banker_took_the_3h_under_c(b: Bench) -> None:
+    """The hands turned over: the 3H decided under 627a.13(c), dealt as the Banker's third card."""
+    _squeeze_through(b)
+    assert b.of("irregularity")[-1]["clause"] == "627a.13(c)"
+    assert b.of("round_result")[-1]["dealt"][4] == {"card": "3H", "to": "banker"}
+
+
 def _squeeze_through(b: Bench) -> None:
     while b.core.state == "squeeze":
         b.op("reveal", Role.DEALER)
@@ -592,10 +599,7 @@ def test_a_disclosed_card_out_early_is_the_banker_third_card_however_it_came_out
         b.event("shoe", m.Door(True))
         b.draw(face_up=True)
         b.event("shoe", m.Door(False))
-    while b.core.state == "squeeze":
-        b.op("reveal", Role.DEALER)
-    assert b.of("irregularity")[-1]["clause"] == "627a.13(c)"
-    assert b.of("round_result")[-1]["dealt"][4] == {"card": "3H", "to": "banker"}
+    _banker_took_the_3h_under_c(b)
 
 
 @pytest.mark.reg("627a.13(e)")
@@ -692,10 +696,7 @@ def test_a_face_up_card_drawn_during_a_fault_behind_the_squeeze_is_decided_as_at
     b.draw()
     b.draw(face_up=True)  # the 3H
     b.event("shoe", m.Door(False))
-    while b.core.state == "squeeze":
-        b.op("reveal", Role.DEALER)
-    assert b.of("irregularity")[-1]["clause"] == "627a.13(c)"
-    assert b.of("round_result")[-1]["dealt"][4] == {"card": "3H", "to": "banker"}
+    _banker_took_the_3h_under_c(b)
 
 
 @pytest.mark.reg("627a.13(e)")
