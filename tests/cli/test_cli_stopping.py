@@ -254,3 +254,24 @@ def test_a_stop_while_starting_up_takes_no_longer_than_the_grace() -> None:
     assert err == ("test: stopped by SIGTERM: it did not stop within 0.5 s; exiting now (every committed input is in "
                    "the journal)\n"), err
     assert time.monotonic() - started < 10
+
+
+def test_stop_handler_puts_the_handlers_back_or_with_ignore_after_ignores_further_stops() -> None:
+    """``stop_handler`` puts the handlers before back after its block; with ``ignore_after`` (a
+    process that only exits then, ``shoectl emulate``) SIGTERM and SIGINT are ignored instead, so a
+    second stop cannot kill it there, and SIGHUP's handler is still put back."""
+    script = textwrap.dedent("""
+        import signal
+        from controller.cli.stopping import stop_handler
+        before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+        with stop_handler(lambda n, f: None):
+            pass
+        print(all(signal.getsignal(s) == h for s, h in before.items()))
+        with stop_handler(lambda n, f: None, ignore_after=True):
+            pass
+        print(signal.getsignal(signal.SIGTERM) == signal.SIG_IGN, signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
+              signal.getsignal(signal.SIGHUP) == before[signal.SIGHUP])
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "True", "True"]
