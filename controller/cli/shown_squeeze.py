@@ -14,7 +14,7 @@ from controller.journal import kinds
 
 __all__ = ["ShownSqueeze"]
 
-_SQUEEZE_PROMPT = re.compile(r"SQUEEZE (PLAYER|BANKER) SEAT (\d+)")  # dealing.begin_squeeze's prompt
+_SQUEEZE_PROMPT = re.compile(r"SQUEEZE (PLAYER|BANKER) SEAT (\d+)")  # squeeze.show_squeeze's prompt
 
 
 class ShownSqueeze:

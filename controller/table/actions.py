@@ -16,7 +16,7 @@ from controller.roles import Role
 from controller.rules.cards import parse_card
 from controller.rules.model import WagerKind
 from controller.rules.wagers import Wager, add_house_money
-from controller.table import dealing, preparation, rounds
+from controller.table import dealing, preparation, rounds, squeeze
 from controller.table.errors import Refused
 from controller.table.faults import check_operator_clearable, clear_faults
 from controller.table.io import OperatorInput
@@ -238,13 +238,13 @@ def manual_shuffle_done(t: TableCore, op: OperatorInput) -> None:
 
 # -- the round -----------------------------------------------------------------------------------
 def reveal(t: TableCore, op: OperatorInput, hand: str | None = None) -> None:
-    dealing.squeezed_as_shown(t, hand)
-    dealing.reveal(t, f"operator {op.operator}")
+    squeeze.squeezed_as_shown(t, hand)
+    squeeze.reveal(t, f"operator {op.operator}")
 
 
 def relinquish(t: TableCore, op: OperatorInput, hand: str | None = None, seat: int | None = None) -> None:
-    dealing.squeezed_as_shown(t, hand, seat)
-    dealing.relinquish(t)
+    squeeze.squeezed_as_shown(t, hand, seat)
+    squeeze.relinquish(t)
 
 
 def house_money_add(t: TableCore, op: OperatorInput, seat: int, side: str, amount: int) -> None:

@@ -14,7 +14,7 @@ from transitions import MachineError
 
 from controller.journal import kinds
 from controller.rules.cards import card_from_wire
-from controller.table import checks, dealing, preparation, rounds
+from controller.table import checks, dealing, preparation, rounds, squeeze
 from controller.table.errors import Refused
 from controller.table.faults import CLOSE_DOOR, cleared_by_device, drop_fault, held_prompts, raise_fault
 from controller.table.io import DeviceInput, DeviceStatus
@@ -194,7 +194,7 @@ def device_fault(t: TableCore, device_role: str, ev: m.Fault) -> None:
 
 def button(t: TableCore, device_role: str, ev: m.ButtonPress) -> None:
     if ev.button == m.ButtonId.REVEAL and t.state == "squeeze":
-        dealing.reveal(t, "reveal button")
+        squeeze.reveal(t, "reveal button")
 
 
 def card_read(t: TableCore, device_role: str, ev: m.CardRead) -> None:
