@@ -24,7 +24,6 @@ from controller.table.round import SetAside, unnamed
 
 if TYPE_CHECKING:
     from controller.table.core import TableCore
-    from controller.table.round import RoundInProgress
 
 
 def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int, early: bool = False) -> None:
@@ -34,7 +33,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int, early: b
     # 627a.13(b)'s held card keeps its place as the next hand's first card whatever is burned
     # (a new dealer's burn, 681a.7(c)): it may still be said disclosed (``card_disclosed``); any
     # other card out takes the place (a floorperson review found it refused after a burn).
-    found_face_up = face_up and t.sub.game is not Game.TWENTYONE
+    found_face_up = _found_face_up(t, face_up)
     if st == "fault" or round_waits_for_people(t):
         # Nothing is lost: a card that left the shoe while the table was held is applied, in
         # order, when the fault clears. So is the round's next card drawn while its hands wait
@@ -85,7 +84,7 @@ def accept_card(t: TableCore, c: Card, *, face_up: bool, position: int, early: b
         return
     r = t.round
     if st == "dealing" and r is not None and not r.engine.complete:
-        if found_face_up and early and _banker_draws_after_player_stood(r):
+        if found_face_up and early and _banker_draws_after_player_stood(len(r.cards), r.engine):
             # 627a.13(c): out early and disclosed, the card the Player was not entitled to is used
             # "as the third card of the Banker's Hand if the Banker's Hand is required to draw" (a
             # regulation review: it was set aside under (d), the Banker given another card)
@@ -201,9 +200,16 @@ def discard(t: TableCore, c: Card, position: int, reason: str, *, disclosed: boo
     t.record(kinds.DISCARD, payload, shown=None if disclosed else unnamed(payload), of_round=of_round)
 
 
-def _banker_draws_after_player_stood(r: RoundInProgress) -> bool:
-    """The round's four cards are out and its next card is the Banker's: the Player stood."""
-    return len(r.cards) == 4 and r.engine.next_target() is Target.BANKER
+def _found_face_up(t: TableCore, face_up: bool) -> bool:
+    """A card out face up is one found face up (627a.13(c)-(d)) but at 21 Baccarat, where every
+    card is dealt face up (681a.7(e))."""
+    return face_up and t.sub.game is not Game.TWENTYONE
+
+
+def _banker_draws_after_player_stood(cards_out: int, engine: Any) -> bool:
+    """A round's four cards are out (``cards_out``) and its next card (``engine``'s) is the
+    Banker's: the Player stood. An early card found face up then is the Banker's (``accept_card``)."""
+    return cards_out == 4 and engine.next_target() is Target.BANKER
 
 
 def cards_out_complete_the_round(t: TableCore) -> bool:
@@ -220,8 +226,7 @@ def cards_out_complete_the_round(t: TableCore) -> bool:
             break
         if d.card is None:
             return True
-        if d.face_up and t.sub.game is not Game.TWENTYONE and not (
-                d.early and dealt == 4 and engine.next_target() is Target.BANKER):
+        if _found_face_up(t, d.face_up) and not (d.early and _banker_draws_after_player_stood(dealt, engine)):
             continue  # set aside when dealt (627a.13(d), ``accept_card``): no card of the round
         engine.feed(d.card)
         dealt += 1
