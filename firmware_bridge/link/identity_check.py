@@ -43,13 +43,12 @@ def identity_problem(identity: Identity, *, bound_serial: str | None, expected_k
                 "are journaled under their device's serial; give the unit one (docs/protocol.md 9.15)")
     if bound_serial is not None and identity.serial != bound_serial:
         return f"device serial {identity.serial!r} is not this link's device {bound_serial!r}: refused"
+    device = f"the device answering (model {identity.model!r}, serial {identity.serial!r})"
     if expected_kind is not None:
         shuffles = bool(identity.capabilities & SHUFFLES)
         if shuffles != (expected_kind != "shoe"):
             does = "shuffles" if shuffles else "does not shuffle"
-            return (f"the device answering (model {identity.model!r}, serial {identity.serial!r}) {does}: this "
-                    f"link's profile is a {expected_kind}; check which device is on this port")
-    device = f"the device answering (model {identity.model!r}, serial {identity.serial!r})"
+            return f"{device} {does}: this link's profile is a {expected_kind}; check which device is on this port"
     missing = expected_capabilities & ~Capability(identity.capabilities)
     if missing:
         lacks = ", ".join(capability_words(missing))
