@@ -47,8 +47,8 @@ from controller.fsutil import folder_missing
 from controller.rules.cards import MAX_DECKS
 from firmware_bridge.emulator.factory import build_device
 from firmware_bridge.emulator.faults import FaultSpec
-from firmware_bridge.emulator.identity import EMULATOR_FIRMWARE
-from firmware_bridge.protocol import capability_bits
+from firmware_bridge.emulator.identity import EMULATOR_FIRMWARE, identity_for
+from firmware_bridge.link.identity_check import expected_of, identity_problem
 from firmware_bridge.protocol.wire_values import MAX_ID_TEXT
 from firmware_bridge.emulator.server import DeviceServer
 from firmware_bridge.emulator.serving import TRANSPORTS, serve_device, serve_table
@@ -241,8 +241,7 @@ def _usb_note(profile: Profile, port: str) -> None:
     if not isinstance(profile.transport, UsbTransportSpec):
         return
     serial = resolve_profile(_SERIAL_OF_KIND[profile.kind])
-    takes = (not capability_bits(serial.capabilities) & ~capability_bits(profile.capabilities)
-             and profile.capabilities.deck_capacity >= serial.capabilities.deck_capacity)
+    takes = identity_problem(identity_for(profile), bound_serial=None, **expected_of(serial)) is None
     shipped = f"--device {serial.name}@{port}, or " if takes else ""
     print(f"shoectl emulate: note: {profile.name} is a USB profile, which shoectl run finds by VID/PID only; "
           f"to drive it at this port: {shipped}a copy of {profile.name} with a serial [transport] (docs/emulator.md)",

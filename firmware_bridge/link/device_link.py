@@ -43,7 +43,7 @@ from functools import partial
 from typing import Any
 
 from firmware_bridge.protocol import (Capability, Command, EventAck, Hello, Identity, Reply, ResendEvents, StatusReply,
-                                     Sync, capability_bits)
+                                     Sync)
 from firmware_bridge.errors import LinkError
 from firmware_bridge.transport import Transport
 
@@ -51,7 +51,7 @@ from .acknowledgements import Acknowledgements
 from .backoff import Backoff
 from .commands import CommandChannel
 from .delivery import EventDeliverer
-from .identity_check import profile_problem
+from .identity_check import expected_of, profile_problem
 from .reader import READ_POLL, SessionReader
 from .reporting import ErrorCallback, StateCallback, StateReporter
 from .sequencer import EventSequencer
@@ -204,9 +204,8 @@ class DeviceLink:
         transport = open_transport(profile, port, usb_backend=usb_backend)
         kwargs.setdefault("timing", profile.timing)
         kwargs.setdefault("profile_name", profile.name)
-        kwargs.setdefault("expected_kind", profile.kind)
-        kwargs.setdefault("expected_capabilities", capability_bits(profile.capabilities))
-        kwargs.setdefault("expected_decks", profile.capabilities.deck_capacity)
+        for name, value in expected_of(profile).items():
+            kwargs.setdefault(name, value)
         return cls(transport, **kwargs)
 
     # --- public state -------------------------------------------------------------------------

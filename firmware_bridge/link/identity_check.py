@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware_bridge.protocol import PROTOCOL_VERSION, Capability, Identity
+from firmware_bridge.protocol import PROTOCOL_VERSION, Capability, Identity, capability_bits
 from firmware_bridge.protocol.wire_values import capability_words
 
-__all__ = ["identity_problem", "profile_problem"]
+__all__ = ["expected_of", "identity_problem", "profile_problem"]
 
 SHUFFLES = Capability.BATCH_SHUFFLER | Capability.CONTINUOUS_SHUFFLER
 
@@ -58,6 +58,13 @@ def identity_problem(identity: Identity, *, bound_serial: str | None, expected_k
         return (f"{device} holds {identity.deck_capacity} decks; this link's profile declares {expected_decks} "
                 "(deck_capacity): check which device is on this port, or the profile")
     return None
+
+
+def expected_of(profile: Any) -> dict[str, Any]:
+    """What a link for ``profile`` holds its device to: ``identity_problem``'s ``expected_kind``,
+    ``expected_capabilities`` and ``expected_decks``, from the profile's kind and ``[capabilities]``."""
+    return {"expected_kind": profile.kind, "expected_capabilities": capability_bits(profile.capabilities),
+            "expected_decks": profile.capabilities.deck_capacity}
 
 
 def profile_problem(profile: Any) -> str | None:
