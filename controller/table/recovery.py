@@ -46,8 +46,8 @@ class JournalInputs:
     inputs: list[Any] = field(default_factory=list)
     verdicts: list[str | None] = field(default_factory=list)
     rules_before: dict[int, dict[str, Any]] = field(default_factory=dict)  # input index -> the rules then in force
-    starts_before: set[int] = field(default_factory=set)  # input indexes a start of the controller came before
-    drivers: dict[int, str | None] = field(default_factory=dict)  # ... and who drove the table from there
+    # input index a start of the controller came before -> who drove the table from there (its ``driver``)
+    starts_before: dict[int, str | None] = field(default_factory=dict)
 
 
 REPLAY_CHUNK = 4096  # inputs held at once by replay_journal
@@ -106,7 +106,7 @@ def replay(core: TableCore, read: JournalInputs) -> None:
     for end in sorted({*read.rules_before, *read.starts_before, len(read.inputs)}):
         _feed(core, read.seqs[done:end], read.inputs[done:end], read.verdicts[done:end])
         if end in read.starts_before:  # written before the rules in force at a start
-            core.restarted(read.drivers.get(end))
+            core.restarted(read.starts_before[end])
         if end in read.rules_before:
             core.sub = rules_of_record(read.rules_before[end])
         done = end

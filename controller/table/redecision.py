@@ -237,8 +237,7 @@ class _Redecider:
                 return
         self.devices = devices
         self.inputs_since_start = 0
-        self.read.starts_before.add(len(self.read.inputs))
-        self.read.drivers[len(self.read.inputs)] = p.get("driver")
+        self.read.starts_before[len(self.read.inputs)] = p.get("driver")
         if self.core is None:
             return
         if p.get("replayed") != len(self.read.inputs):

@@ -219,7 +219,7 @@ def test_after_a_restart_during_the_shuffle_a_busy_delivery_is_the_shuffler_at_t
     assert not live.core.faults and live.core.state == "cutting" and live.core.shoe.delivery_due
     replayed = Bench()
     replay(replayed.core, JournalInputs(inputs=[*b.inputs, *live.inputs], verdicts=[None] * (len(b.inputs) + 2),
-                                        starts_before={len(b.inputs)}))
+                                        starts_before={len(b.inputs): None}))
     assert replayed.core.snapshot() == live.core.snapshot() and not replayed.core.faults
 
 
