@@ -34,7 +34,6 @@ still in play; a table stopped by an error journals nothing more.
 from __future__ import annotations
 
 import multiprocessing
-import signal
 import sys
 import threading
 import time
@@ -50,8 +49,9 @@ import structlog
 from controller.journal import kinds
 from controller.rules.cards import Composition
 from controller.table.edge_figures import (
-    SHOE_END_KINDS, Remaining, ShoeCards, above, decimal_text, edge_figures, edge_payload, edge_percent,
+    SHOE_END_KINDS, Remaining, ShoeCards, above, decimal_text, edge_payload, edge_percent,
 )
+from controller.table.edge_worker import SubmissionDocument, figures, worker_started
 from controller.table.io import Notice, TableRecord
 
 log = structlog.get_logger()
@@ -83,36 +83,6 @@ class _SwitchInterval:
             cls.users -= 1
             if cls.users == 0:
                 sys.setswitchinterval(cls.saved)
-
-
-# -- the worker's side (a process of its own: module-level, picklable) ------------------------------
-@dataclass(frozen=True)
-class _Document:
-    """A Rules Submission as a worker process receives it: parsed there once per token."""
-
-    token: int
-    source: str
-    body: dict[str, Any]
-
-
-_PARSED: dict[int, Any] = {}  # in a worker process: token -> its Submission
-
-
-def _worker_started() -> None:
-    """A Ctrl-C at the terminal reaches the whole process group: the table stops the worker."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _figures(submission: Any, composition: Composition) -> dict:
-    """``edge_figures``; ``submission`` is the object itself (a thread) or a ``_Document`` (a process)."""
-    if isinstance(submission, _Document):
-        parsed = _PARSED.get(submission.token)
-        if parsed is None:
-            from controller.rules.submission import parse_submission
-
-            parsed = _PARSED[submission.token] = parse_submission(submission.body, submission.source)
-        submission = parsed
-    return edge_figures(submission, composition)
 
 
 # -- the owner's side ------------------------------------------------------------------------------------
@@ -183,14 +153,14 @@ class EdgeMonitor:
         runner.on_stopping.append(self.drain)
         if self.worker == "process":
             self._executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_worker_started)
+                                                 initializer=worker_started)
         else:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="shoectl-edge")
             if self.switch_interval_s is not None:
                 _SwitchInterval.lower(self.switch_interval_s)
                 self._lowered = True
         sub = runner.core.sub
-        self._warm = self._executor.submit(_figures, self._for_worker(sub), Composition.standard(sub.decks))
+        self._warm = self._executor.submit(figures, self._for_worker(sub), Composition.standard(sub.decks))
         return self
 
     def wait_ready(self, timeout_s: float = 30.0) -> None:
@@ -216,7 +186,7 @@ class EdgeMonitor:
         sub = self.runner.core.sub
         job = _Job(shoe, round_no, self.generation, remaining, sub)
         try:
-            job.future = self._executor.submit(_figures, self._for_worker(sub), remaining.composition)
+            job.future = self._executor.submit(figures, self._for_worker(sub), remaining.composition)
         except RuntimeError as exc:  # a broken pool, or shut down
             self._stop(str(exc))
             return
@@ -224,12 +194,12 @@ class EdgeMonitor:
         job.future.add_done_callback(lambda _f: self.runner.call_on_owner(partial(self._arrived, job)))
 
     def _for_worker(self, sub: Any) -> Any:
-        """``sub`` as the worker takes it: the object itself in a thread, a ``_Document`` (with a
+        """``sub`` as the worker takes it: the object itself in a thread, a ``SubmissionDocument`` (with a
         token per Rules Submission this monitor has seen) for a process."""
         if self.worker == "thread":
             return sub
         token, _ = self._tokens.setdefault(id(sub), (len(self._tokens) + 1, sub))
-        return _Document(token, sub.source, {k: v for k, v in sub.to_dict().items() if k != "source"})
+        return SubmissionDocument(token, sub.source, {k: v for k, v in sub.to_dict().items() if k != "source"})
 
     # -- the figures back on the owner thread ----------------------------------------------------------
     def _arrived(self, job: _Job, *, now: bool = False) -> None:

@@ -290,3 +290,20 @@ def test_without_a_shoe_start_every_record_is_read(tmp_path) -> None:
         assert journal.last_of_kind(kinds.SHOE_START).seq == 2 and journal.last_of_kind("no-such-kind") is None
     finally:
         journal.close()
+
+
+def test_a_worker_process_imports_neither_the_monitor_nor_the_logging() -> None:
+    """A worker process (``worker="process"``, started by ``spawn``) imports the module of what it
+    runs: ``controller.table.edge_worker``, which must not bring the monitor, the table's core or
+    structlog (and the terminal library structlog takes when it can) into every table's start."""
+    import subprocess
+    import sys
+
+    from controller.table.edge_worker import figures
+
+    assert figures.__module__ == "controller.table.edge_worker"
+    probe = ("import sys, controller.table.edge_worker; "
+             "print(sorted(m for m in ('structlog', 'rich', 'controller.table.edge_monitor', 'controller.table.core') "
+             "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
