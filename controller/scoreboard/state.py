@@ -162,6 +162,7 @@ class TableView:
         self._rounds_off_roads = 0
         self._flag_counts = dict.fromkeys(_FLAGS, 0)
         self._roads = compute([])
+        self._road_documents: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None = None
 
     @classmethod
     def from_entries(cls, entries: Iterable[Any], table_id: str | None = None) -> TableView:
@@ -223,6 +224,7 @@ class TableView:
         for flag in _FLAGS:
             self._flag_counts[flag] += bool(doc.get(flag))
         self._roads = compute(self._results)
+        self._road_documents = None
 
     def _follow_state(self, k: str, p: Mapping[str, Any]) -> None:
         if k == kinds.FAULT:
@@ -269,7 +271,7 @@ class TableView:
     def to_json(self, lang: str = "en") -> dict[str, Any]:
         """THE object of ``/tables/<id>/state.json`` (see the module docstring)."""
         words = labels(lang)
-        roads = self._roads.to_json()
+        roads, places, ask = self._roads_as_shown()
         return {
             "table": self.table_id,
             "version": self.version,
@@ -278,8 +280,8 @@ class TableView:
             "shoe": self.shoe,
             "round": self.round,
             "roads": roads,
-            "placed": placed(roads),
-            "ask": ask_indicators(self._roads.big_road).to_json(),
+            "placed": places,
+            "ask": ask,
             "last_round": self.last_round,
             "last_round_facts": _facts(self.last_round, words),
             "shoe_so_far": self._shoe_so_far(),
@@ -289,6 +291,16 @@ class TableView:
             "journal_problem": self._journal_problem(lang),
             "labels": words,
         }
+
+    def _roads_as_shown(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """The roads, their cells' places and the ask indicators as the page takes them: made once
+        per result, not for each document (one per language at every update, and a late shoe's
+        four folded roads are most of a document's work). Shared by the documents, which are only
+        read (serialized)."""
+        if self._road_documents is None:
+            roads = self._roads.to_json()
+            self._road_documents = (roads, placed(roads), ask_indicators(self._roads.big_road).to_json())
+        return self._road_documents
 
     def _journal_problem(self, lang: str) -> str | None:
         problem = self.journal_problem
