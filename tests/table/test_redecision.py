@@ -10,8 +10,10 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from cli_run import run_captured
 from runner_rig import deal_with_the_edge_monitor
 
 from controller.journal import Journal, JournalReader
@@ -35,6 +37,13 @@ def table_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def shoectl(*args: str) -> SimpleNamespace:
+    """``shoectl ARGS`` run in this process (``tests/cli_run.py``): its exit code and output, as
+    ``subprocess.run`` gives them (a process of its own costs an interpreter's start each time)."""
+    code, out, err = run_captured(*args)
+    return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+
 def decided(path: Path):
     with JournalReader.open(path) as reader:
         return redecide(reader.entries())
@@ -47,7 +56,7 @@ def forged(src: Path, tmp_path: Path, change) -> Path:
     shutil.copy(src, path)
     new = renumber(change([list(r) for r in rows(path)]))
     rewrite(path, rechain([tuple(r) for r in new]))
-    done = subprocess.run([*SHOECTL, "journal", "verify", str(path)], capture_output=True, text=True)
+    done = shoectl("journal", "verify", str(path))
     assert done.returncode == 0, done.stderr
     return path
 
@@ -68,7 +77,8 @@ def test_a_table_s_journal_decides_again_to_itself_across_a_restart(table_journa
     assert result.difference is None
     assert result.ok and result.starts == 2 and result.rounds == 36 and not result.assumed_devices
     assert result.records > result.inputs > 0
-    done = subprocess.run([*SHOECTL, "audit", "decisions", str(table_journal)], capture_output=True, text=True)
+    done = subprocess.run(  # a process of its own once; in this process below
+        [*SHOECTL, "audit", "decisions", str(table_journal)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout == (f"{table_journal}: decisions ok: {result.inputs} inputs decided again, {result.records} "
                            "records equal (36 round results), 2 starts\n")
@@ -87,7 +97,7 @@ def test_a_settlement_paid_more_is_named_with_both_figures(table_journal: Path, 
     assert result.difference is not None and result.difference.seq == seq[0]
     net = result.difference.decided["payload"]["net"]
     assert result.difference.journaled["payload"]["net"] == net + 100
-    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", str(path))
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[0] == (f"{path}: decisions FAILED at entry {seq[0]}: the journal's settlement record is not what "
@@ -116,12 +126,12 @@ def test_a_journal_another_build_wrote_is_said_to_be_so_beside_its_difference(ta
     path = forged(table_journal, tmp_path, earlier_build)
     result = decided(path)
     assert result.written_by == {"version": "0.0.9", "signature": other}
-    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", str(path))
     assert done.returncode == 1
     assert (f"    written by shoectl 0.0.9 (signature {other}), decided again by another, shoectl {shoectl_version()} "
             f"(signature {signature_label()}): a difference may be a change in how the program decides, not in the "
             "journal; decide it again with the program that wrote it") in done.stdout.splitlines()
-    done = subprocess.run([*SHOECTL, "audit", "decisions", "--json", str(path)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", "--json", str(path))
     said = json.loads(done.stdout)
     assert said["written_by"] == {"version": "0.0.9", "signature": other}
     assert said["decided_by"] == {"version": shoectl_version(), "signature": signature_label()}
@@ -199,7 +209,7 @@ def test_the_devices_of_a_start(table_journal: Path, tmp_path: Path) -> None:
     path = forged(table_journal, tmp_path, strip)
     result = decided(path)
     assert result.ok and result.assumed_devices
-    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", str(path))
     assert done.returncode == 0
     assert "decided as the built-in emulator's table there" in done.stdout.splitlines()[0]
 
@@ -233,12 +243,12 @@ def test_the_devices_of_a_start(table_journal: Path, tmp_path: Path) -> None:
 def test_a_journal_without_entries_or_not_verifying_is_not_decided(tmp_path: Path, table_journal: Path) -> None:
     empty = tmp_path / "empty.db"
     Journal.open(empty, table_id="T1").close()
-    done = subprocess.run([*SHOECTL, "audit", "decisions", str(empty)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", str(empty))
     assert done.returncode == 2 and done.stderr.strip().endswith("the journal holds no entries")
     edited = tmp_path / "edited.db"
     shutil.copy(table_journal, edited)
     tamper(edited, "UPDATE entries SET payload = replace(payload, '\"net\":', '\"net\": ') WHERE kind = 'settlement'")
-    done = subprocess.run([*SHOECTL, "audit", "decisions", str(edited)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", str(edited))
     assert done.returncode == 1 and done.stdout == ""
     assert "nothing was written" in done.stderr
 
@@ -253,15 +263,14 @@ def test_a_version_1_journal_is_decided_by_the_rules_given_up_to_what_the_table_
     conn = sqlite3.connect(path)
     conn.executescript((Path(__file__).parent.parent / "data" / "journal-v1.sql").read_text(encoding="utf-8"))
     conn.close()
-    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", str(path))
     assert done.returncode == 1
     assert done.stdout.splitlines()[0] == (f"{path}: decisions FAILED at entry 1: an input before any Rules "
                                            "Submission: nothing says by which rules it was decided (--submission "
                                            "names them)")
     assert done.stdout.splitlines()[1].startswith("    the program that wrote the journal, or this one, cannot be told "
                                                   "by its signature")
-    done = subprocess.run([*SHOECTL, "audit", "decisions", "--submission", "minibaccarat", "--json", str(path)],
-                          capture_output=True, text=True)
+    done = shoectl("audit", "decisions", "--submission", "minibaccarat", "--json", str(path))
     assert done.returncode == 1
     result = json.loads(done.stdout)
     assert result["assumed_devices"] and result["rounds"] == 82 and result["inputs"] == 922
@@ -276,8 +285,7 @@ def test_rules_given_that_the_journal_does_not_need_are_said_not_used(table_jour
     """A review of bad inputs: `audit decisions --submission ez-baccarat` on a journal that names
     its rules was taken without a word, as if it had been applied. Said, in one warning line; the
     verdict is the journal's own rules'."""
-    done = subprocess.run([*SHOECTL, "audit", "decisions", "--submission", "minibaccarat", str(table_journal)],
-                          capture_output=True, text=True)
+    done = shoectl("audit", "decisions", "--submission", "minibaccarat", str(table_journal))
     assert done.returncode == 0 and "decisions ok" in done.stdout, done.stderr
     assert done.stderr.splitlines()[-1] == ("shoectl audit decisions: warning: --submission minibaccarat: not used: "
                                             "the journal names its rules before its first input, and they decided it")
@@ -304,7 +312,7 @@ def test_an_input_no_table_wrote_is_named_not_decided(table_journal: Path, tmp_p
     path = forged(table_journal, tmp_path, forge)
     result = decided(path)
     assert result.difference is not None and result.difference.seq == seq[0] and says in result.difference.why
-    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", str(path))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stdout.splitlines()[0].startswith(f"{path}: decisions FAILED at entry {seq[0]}: entry {seq[0]} ")
 
@@ -382,7 +390,7 @@ def test_a_record_s_columns_are_compared_and_named_as_columns(table_journal: Pat
     path = forged(table_journal, tmp_path, forge)
     result = decided(path)
     assert result.difference is not None and result.difference.seq == seq[0]
-    done = subprocess.run([*SHOECTL, "audit", "decisions", str(path)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", str(path))
     name = "operator" if column == 9 else "round_no"
     assert done.returncode == 1 and done.stdout.splitlines()[1].startswith(f"    column {name}: journal "
                                                                            f"{json.dumps(value)}, decided ")
@@ -454,7 +462,7 @@ def test_a_number_no_table_writes_read_without_the_check_is_a_difference_not_a_c
     shutil.copy(table_journal, path)
     row = first(rows(path), "settlement")
     tamper(path, "UPDATE entries SET payload = ? WHERE seq = ?", params=(f'{{"net":{number}}}', row[SEQ]))
-    done = subprocess.run([*SHOECTL, "audit", "decisions", "--no-verify", str(path)], capture_output=True, text=True)
+    done = shoectl("audit", "decisions", "--no-verify", str(path))
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stdout.splitlines()[0] == (f"{path}: decisions FAILED at entry {row[SEQ]}: the journal's settlement "
                                            "record holds a number no table writes (not a number, or infinite)")
