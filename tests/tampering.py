@@ -73,3 +73,17 @@ def delete_and_rechain(path: Path, seq: int) -> None:
     a journal consistent in itself, relabelled ``sha256`` if it was an HMAC journal."""
     kept = renumber([r for r in rows(path) if r[0] != seq])
     rewrite(path, rechain(kept, from_seq=seq), meta={"hash_algorithm": "sha256", "key_id": None})
+
+
+def reference_verdict(path: Path, key: bytes | None, table_id: str = "T1") -> tuple:
+    """What the reference check (``ChainCheck.feed`` row by row, then ``finish``) says of the
+    journal at ``path``: ``(ok, first_bad_seq, reason, good, last_hash)``, for the fast paths'
+    tests to compare ``verify``'s report with."""
+    from controller.journal.chaincheck import ChainCheck
+
+    check = ChainCheck(table_id, Hasher(key))
+    for row in rows(path):
+        if not check.feed(row):
+            break
+    check.finish()
+    return check.ok, check.first_bad_seq, check.reason, check.good, check.last_hash

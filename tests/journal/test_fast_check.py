@@ -21,7 +21,7 @@ from controller.journal.chaincheck import ChainCheck
 from controller.journal.shapes import PayloadShapes, is_canonical_reference
 
 from cli_run import dealt_journal, preset_with_decks
-from tampering import rechain, rewrite, rows, tamper
+from tampering import rechain, reference_verdict, rewrite, rows, tamper
 
 from .conftest import KEY, FakeClock
 
@@ -76,15 +76,6 @@ def _journal(path: Path, rng: random.Random, n: int, key: bytes | None) -> None:
                      operator="dealer \"1\"" if i % 9 == 0 else None, **device)
 
 
-def _reference(path: Path, key: bytes | None) -> tuple:
-    check = ChainCheck("T1", Hasher(key))
-    for row in rows(path):
-        if not check.feed(row):
-            break
-    check.finish()
-    return check.ok, check.first_bad_seq, check.reason, check.good, check.last_hash
-
-
 def _tamper(path: Path, rng: random.Random, key: bytes | None, at: int | None = None, choices: int = 6,
             payload_only: bool = False) -> None:
     """Change, move or delete entry ``at`` (0-based; default: one at random), and most of the time
@@ -118,7 +109,7 @@ def test_fast_path_and_reference_agree_on_tampered_journals(tmp_path: Path, key:
         if seed:  # seed 0: the intact journal
             _tamper(path, rng, key)
         report = verify(path, hmac_key=key, integrity_check=False)
-        assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == _reference(path, key), seed
+        assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == reference_verdict(path, key), seed
         failures += not report.ok
     assert failures >= 8  # the tampering was found, not only agreed on
 
@@ -158,7 +149,7 @@ def test_fast_path_and_reference_agree_on_a_real_journal_tampered_at_every_kind(
             _tamper(path, rng, key, at=max(1, places[-1] if rng.random() < 0.7 else rng.choice(places)), choices=8,
                     payload_only=payload_only)
             report = verify(path, hmac_key=key, integrity_check=False, anchor_files=[])
-            assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == _reference(path, key), kind
+            assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == reference_verdict(path, key), kind
             failures += not report.ok
     # The tampering was found, not only agreed on: 11 of 23 kinds on an idle machine, 10 once under
     # load (the journal's entries differ, and with them what each seeded forgery hits): half was the
@@ -201,7 +192,7 @@ def test_fast_path_and_reference_agree_on_type_shape_forgeries_in_a_real_journal
             changed[at][10] = forged
             rewrite(path, rechain([tuple(r) for r in changed], from_seq=at + 1, key=key))
             report = verify(path, hmac_key=key, integrity_check=False, anchor_files=[])
-            assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == _reference(path, key), (kind, forged)
+            assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == reference_verdict(path, key), (kind, forged)
             verdicts.add(report.ok)
     assert verdicts == {True, False}  # canonical forgeries pass, the others are found
 
@@ -323,5 +314,5 @@ def test_a_column_of_another_type_hashed_as_the_fast_path_would_splice_it_is_fou
     rewrite(path, [tuple(r) for r in forged])
     assert type(rows(path)[at][column]) is type(stored)  # stored as it is: the table has no types
     report = verify(path, hmac_key=key, integrity_check=False, anchor_files=[])
-    assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == _reference(path, key)
+    assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == reference_verdict(path, key)
     assert report.first_bad_seq == at + 1 and reason in report.reason, report.reason
