@@ -137,3 +137,39 @@ def test_an_acknowledgement_due_wakes_the_supervisor() -> None:
     r.consumer_acknowledged(1, EPOCH, None)
     thread.join(5)
     assert woke.is_set()
+
+
+def test_an_event_whose_consumer_raised_is_offered_again_only_after_the_backoff() -> None:
+    """delivery.py: "a raise leaves the event at the head, offered again after ``backoff``": a
+    consumer that fails (a journal that is full) is not called again in a busy loop, and the
+    report's "redelivered in 0.5 s" is true."""
+    from firmware_bridge.link.backoff import Backoff
+    from firmware_bridge.link.delivery import EventDeliverer
+
+    seq = EventSequencer(profile_name="shoe")
+    seq.set_epoch(1)
+    seq.offer(replace(card(1), counter=1))
+    calls: list[int] = []
+    reports: list[str] = []
+
+    def on_event(ev: LinkEvent) -> None:
+        calls.append(ev.counter)
+        raise RuntimeError("the journal is full")
+
+    lock, now = threading.Lock(), [100.0]
+    deliverer = EventDeliverer(lock, seq, on_event, stopping=threading.Event(), clock=lambda: now[0],
+                               backoff=Backoff(0.5, 10.0), stats={"callback_errors": 0, "events_delivered": 0},
+                               report_error=reports.append, delivered_locked=lambda: None)
+    with lock:
+        assert deliverer.take_turn_locked()
+    deliverer.deliver_turn()
+    assert calls == [1] and len(reports) == 1 and "0.5 s" in reports[0], reports
+    with lock:
+        assert not deliverer.take_turn_locked()  # the clock has not moved: not yet
+    now[0] += 0.49
+    with lock:
+        assert not deliverer.take_turn_locked()
+    now[0] += 0.02
+    with lock:
+        assert deliverer.take_turn_locked()  # past the backoff: offered again, the same event
+    assert seq.peek() is not None and seq.peek().counter == 1  # type: ignore[union-attr]

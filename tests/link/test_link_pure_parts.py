@@ -125,3 +125,39 @@ def test_a_usb_unit_is_picked_by_its_usb_serial_not_held_to_the_text_its_firmwar
         assert link.wait_connected(10) and link.identity.serial == "SN000123"
     finally:
         link.stop()
+
+
+def test_another_unit_under_the_same_epoch_number_has_delivered_nothing_yet() -> None:
+    """docs/link.md: another unit "has counters of its own, even under the same epoch number", and
+    an event is acknowledged only after it was delivered and stored: the events the first unit
+    delivered are no acknowledgement of the second's (which would then forget card reads the table
+    never stored)."""
+    seq = EventSequencer(profile_name="shoe", serial="UNIT-A")
+    seq.set_epoch(1, "UNIT-A")
+    for c in range(1, 6):
+        seq.offer(replace(card(c), counter=c))
+        seq.commit(seq.peek())  # type: ignore[arg-type]
+    assert seq.delivered_in_epoch() == 5
+    seq.set_epoch(1, "UNIT-B")  # the same epoch number, another unit's counters
+    for c in range(1, 4):
+        assert seq.offer(replace(card(c), counter=c)) == QUEUED  # not duplicates of unit A's
+    assert seq.delivered_in_epoch() == 0
+    seq.commit(seq.peek())  # type: ignore[arg-type]
+    assert seq.delivered_in_epoch() == 1
+
+
+def test_a_gap_given_up_past_the_highest_known_counter_gives_up_only_what_is_missing() -> None:
+    """``accept_gap(up_to)`` gives up missing counters (docs/protocol.md E7), not counters the
+    device has not reached yet: the events after them are delivered when they come."""
+    seq = EventSequencer(profile_name="shoe")
+    seq.set_epoch(1)
+    for c in (1, 2, 4):  # 3 missing; nothing known past 4
+        seq.offer(replace(card(c), counter=c))
+    assert seq.accept_gap(10) == 1
+    assert seq.offer(replace(card(5), counter=5)) == QUEUED
+    assert seq.offer(replace(card(6), counter=6)) == QUEUED
+    delivered = []
+    while (head := seq.peek()) is not None:
+        delivered.append(head.counter)
+        seq.commit(head)
+    assert delivered == [1, 2, 4, 5, 6]
