@@ -303,3 +303,17 @@ def test_an_anchor_written_while_a_reader_checks_does_not_fail_the_read(tmp_path
         assert verify(path).ok and len(AnchorFile.beside(path).read().anchors) == 2
     finally:
         writer.close()
+
+
+def test_every_anchor_of_an_entry_is_checked_not_only_the_first(journal_path: Path) -> None:
+    """An anchor says entry SEQ "must exist and have that hash" (docs/journal.md): two anchors of
+    one entry (a witness's and one a forger wrote) are both checked, in either order."""
+    with Journal.open(journal_path, table_id="T1") as j:
+        for i in range(3):
+            j.append("note", {"i": i})
+        good = j.get(2).hash
+    bad = "0" * 64
+    for anchors in ([(2, good), (2, bad)], [(2, bad), (2, good)]):
+        report = verify(journal_path, anchors=anchors, anchor_files=[])
+        assert not report.ok and report.first_bad_seq == 2 and bad in report.reason, (anchors, report.reason)
+    assert verify(journal_path, anchors=[(2, good), (2, good)], anchor_files=[]).ok

@@ -216,3 +216,15 @@ def test_batch_conflict_stores_nothing(journal: Journal) -> None:
     with pytest.raises(DeviceEventConflict):
         journal.append_batch([Record("a", {}), Record("card", {"c": 2}, device_serial="d", epoch=1, counter=1)])
     assert journal.last_seq == 1
+
+
+def test_a_device_event_twice_in_one_batch_is_stored_once_on_the_tables_path(journal: Journal) -> None:
+    """``append_batch`` returns None for "a duplicate device event, including one repeated within
+    the batch", and the table's card path (``results=False``, no entries built) stores the rest of
+    the batch the same way: a repeated event did not refuse the whole batch."""
+    ev = {"kind": "input.device", "payload": {"device_role": "shoe", "event": "CARD_READ"},
+          "device_serial": "S1", "epoch": 1, "counter": 1}
+    assert journal.append_batch([ev, dict(ev), {"kind": "note", "payload": {}}], results=False) == []
+    assert [(e.kind, e.device_counter) for e in journal.entries()] == [("input.device", 1), ("note", None)]
+    out = journal.append_batch([dict(ev, counter=2), dict(ev, counter=2)], results=True)
+    assert [None if e is None else e.seq for e in out] == [3, None]

@@ -168,3 +168,25 @@ def test_interrupted_append_rolls_back(journal: Journal, mocker) -> None:
     mocker.stopall()
     assert [e.kind for e in journal.entries()] == ["keep"]
     assert journal.append("next", {}).seq == 2
+
+
+def test_a_commit_that_landed_but_reported_an_error_leaves_the_next_append_working(journal: Journal, mocker) -> None:
+    """A COMMIT whose error comes late (an I/O error reported after the data was written) may have
+    landed: the writer re-reads the journal's tail at its next append instead of trusting its
+    memory ("re-read the tail"), so the table journals on, chained onto what is stored."""
+    journal.append("keep", {})
+    execute = journal._conn.execute
+    failed = []
+
+    def late_failure(sql, *args):
+        if sql == "COMMIT" and not failed:
+            failed.append(execute(sql, *args))
+            raise sqlite3.OperationalError("disk I/O error")
+        return execute(sql, *args)
+    mocker.patch.object(journal._conn, "execute", side_effect=late_failure)
+    with pytest.raises(JournalError):
+        journal.append("landed", {})
+    mocker.stopall()
+    assert journal.append("next", {}).seq == 3
+    assert [e.kind for e in journal.entries()] == ["keep", "landed", "next"]
+    assert verify(journal.path).ok
