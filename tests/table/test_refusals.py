@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.roles import Role
-from controller.rules.submission import load_submission
+from controller.rules.submission import load_preset, load_submission
 from controller.table.commands import COMMANDS, MAX_AMOUNT, MAX_POSITION, admit
 from controller.table.errors import Refused
 from controller.table.io import DeviceInput, Notice, OperatorInput, TableRecord
@@ -190,3 +190,29 @@ def test_the_commands_replay_and_watch_leave_out_as_routine_are_commands_of_the_
     from controller.journal.replay import ROUTINE_COMMANDS
 
     assert sorted(ROUTINE_COMMANDS - set(COMMANDS)) == []
+
+
+@pytest.mark.parametrize(("command", "state", "args"), [
+    ("void_round", "dealing", {}), ("void_round", "squeeze", {}), ("clear_fault", "fault", {}),
+    ("enter_card", "dealing", {"card": "AS"}), ("close", "inspection", {}), ("restart_shoe", "betting", {}),
+])
+def test_what_the_floorperson_does_is_refused_to_a_dealer_and_taken_from_the_floorperson(command: str, state: str,
+                                                                                         args: dict) -> None:
+    """docs/control.md: voiding a round, clearing a fault, entering a card the shoe could not read,
+    closing the table (an inspection in progress included) and restarting a shoe are the
+    floorperson's; the dealer at the table is refused them, the floorperson is not."""
+    sub = load_preset("minibaccarat")
+    with pytest.raises(Refused, match="needs a floorperson"):
+        admit(OperatorInput(command, args, "d1", Role.DEALER), state, sub, dealer_operator="d1")
+    taken, _ = admit(OperatorInput(command, args, "fp1", Role.FLOORPERSON), state, sub, dealer_operator="d1")
+    assert taken.name == command
+
+
+@pytest.mark.parametrize("state", ["betting", "dealing", "ready_to_load", "inspection", "fault"])
+def test_the_rules_submission_is_set_only_while_the_table_is_closed(state: str) -> None:
+    sub = load_preset("minibaccarat")
+    op = OperatorInput("set_submission", {"submission": load_preset("ez-baccarat").to_dict()}, "fp1",
+                       Role.FLOORPERSON)
+    with pytest.raises(Refused, match="only while the table is closed"):
+        admit(op, state, sub)
+    assert admit(op, "closed", sub)[0].name == "set_submission"
