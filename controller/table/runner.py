@@ -328,7 +328,7 @@ class TableRunner:
                 records.extend(output_records([o for o in decided if isinstance(o, TableRecord)]))
                 outs.extend(decided)
                 self._stored.add(ev.serial, ev.epoch, ev.counter)
-            acks.append((link, ev.counter, ev.epoch))
+            acks.append((link, ev.counter, ev.epoch, ev.serial))
             if len(acks) >= MAX_GROUP:
                 break
             try:
@@ -348,8 +348,8 @@ class TableRunner:
             self.refresh_snapshot()
         for o in outs:  # the decision first (displays, the next prompt), then the acknowledgements
             self._dispatch(o)
-        for link, counter, epoch in acks:  # (a hook that raised stops the table: the device resends)
-            link.acknowledge(counter, epoch)
+        for link, counter, epoch, serial in acks:  # (a hook that raised stops the table: the device resends)
+            link.acknowledge(counter, epoch, serial)
         return other
 
     def _commit(self, first: Any, outs: list[Any]) -> None:

@@ -71,12 +71,16 @@ class Acknowledgements:
             self._cond.notify_all()
 
     def consumer_acknowledged_locked(self, counter: int, epoch: int | None,
-                                     handing: LinkEvent | None) -> bool:
+                                     handing: LinkEvent | None, serial: str | None = None) -> bool:
         """The consumer stored every event up to ``counter`` (``DeviceLink.acknowledge``).
         ``handing``: the event inside ``on_event`` right now (it counts as handed over). False for
-        another epoch than the current one; ValueError for a counter not handed over yet."""
+        another epoch than the current one, or another unit (``serial``, the event's: another unit
+        has counters of its own under the same epoch number); ValueError for a counter not handed
+        over yet."""
         if epoch is not None and epoch != self._sequencer.epoch:
             return False
+        if serial is not None and self._sequencer.another_unit(serial):
+            return False  # the unit that sent it is gone: it says nothing of this one's counters
         handed = self._sequencer.delivered_in_epoch()
         if handing is not None and handing.epoch == self._sequencer.epoch:
             handed = max(handed, handing.counter)

@@ -349,16 +349,19 @@ class DeviceLink:
                              "acknowledgements); use acknowledge() for EVENT_ACK")
         return self._commands.transact(command, timeout, internal=False)
 
-    def acknowledge(self, counter: int, epoch: int | None = None) -> bool:
+    def acknowledge(self, counter: int, epoch: int | None = None, serial: str | None = None) -> bool:
         """``auto_ack=False`` only: every event handed to ``on_event`` up to ``counter`` is
         durably stored; the link sends EVENT_ACK at once, from its supervisor (any thread may
-        call this; it never blocks on the device). ``epoch``: the event's epoch; an
-        acknowledgement for another epoch than the device's current one is ignored (returns
-        False). Raises ValueError for a counter not handed over yet, RuntimeError with auto_ack."""
+        call this; it never blocks on the device). ``epoch`` and ``serial``: the event's
+        (``LinkEvent.epoch``, ``LinkEvent.serial``); an acknowledgement for another epoch than the
+        device's current one, or for another unit than the one answering now, is ignored (returns
+        False): a late acknowledgement of a replaced unit's event would otherwise acknowledge the
+        new unit's events of the same numbers, which it would forget unstored. Raises ValueError
+        for a counter not handed over yet, RuntimeError with auto_ack."""
         if self.auto_ack:
             raise RuntimeError("acknowledge() is for links made with auto_ack=False")
         with self._lock:
-            return self._acks.consumer_acknowledged_locked(counter, epoch, self._delivery.handing)
+            return self._acks.consumer_acknowledged_locked(counter, epoch, self._delivery.handing, serial)
 
     def accept_stalled_gap(self) -> tuple[str, int, int, int] | None:
         """Give up the missing events of the gap stalled now, and nothing else (the sequencer's

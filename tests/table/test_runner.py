@@ -99,10 +99,10 @@ def test_each_event_is_acknowledged_by_the_owner_right_after_its_commit(tmp_path
     runner = make_runner(table, journal, rounds=3)
     acks: list[tuple[threading.Thread, bool]] = []
     for link in runner.links.values():
-        def spy(counter, epoch=None, *, link=link, real=link.acknowledge):  # noqa: ANN001, ANN202
-            serial = link.identity.serial
+        def spy(counter, epoch=None, serial=None, *, link=link, real=link.acknowledge):  # noqa: ANN001, ANN202
+            assert serial == link.identity.serial  # the unit the event came from, named
             acks.append((threading.current_thread(), journal.find_device_event(serial, epoch, counter) is not None))
-            return real(counter, epoch)
+            return real(counter, epoch, serial)
         link.acknowledge = spy
     thread = run_in_thread(runner)
     thread.join(120)
@@ -180,14 +180,14 @@ def test_the_last_refusal_summary_is_journaled_when_the_table_stops(tmp_path) ->
 
 class _AckRecorder:
     """The acknowledging edge of a link (``DeviceLink.acknowledge``), recording whether the journal
-    already held each event when it was acknowledged."""
+    already held each event, under the unit's serial the runner names, when it was acknowledged."""
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
         self.acks: list[tuple[int, bool]] = []
 
-    def acknowledge(self, counter: int, epoch: int | None = None) -> bool:
-        self.acks.append((counter, self.journal.find_device_event("SN-1", epoch, counter) is not None))
+    def acknowledge(self, counter: int, epoch: int | None = None, serial: str | None = None) -> bool:
+        self.acks.append((counter, self.journal.find_device_event(serial, epoch, counter) is not None))
         return True
 
 
