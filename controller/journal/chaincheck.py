@@ -38,6 +38,7 @@ from controller.journal.shapes import DIGITS_AS_ZERO, UNKNOWN, ZERO, PayloadShap
 
 AnchorMap = Mapping[int, Sequence[tuple[str, str]]]  # seq -> [(hash, where it came from)]
 
+_NO_TIMESTAMP = object()  # equal to no column's value: a check's first row is always checked, whatever it holds
 BATCH_ROWS = 256  # rows checked a batch: small enough to stay in the CPU cache (4096 rows: 20-25 % slower)
 _MAX_HEADS = 65536  # a journal's kinds, shoes, devices and operators repeat, in few combinations
 
@@ -61,7 +62,7 @@ class ChainCheck:
         self._heads: dict[tuple[str, str | None, str | None, int | None, str | None], tuple[str, str, str]] = {}
         # The last timestamp the fast path checked (as ``parse_ts`` does) and its JSON text: most entries
         # share their timestamp with the entry before (a transaction's records), and are spared both.
-        self._ts_seen: tuple[str | None, str] = (None, "")
+        self._ts_seen: tuple[object, str] = (_NO_TIMESTAMP, "")
 
     @property
     def ok(self) -> bool:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from controller.journal import Journal, verify
+from controller.journal.chain import Hasher, entry_body
 
-from tampering import rechain, reference_verdict, rewrite, rows
+from tampering import rechain, reference_verdict, rewrite, rows, tamper
 
 from .conftest import KEY
 
@@ -58,3 +59,33 @@ def test_fast_path_and_reference_agree_on_forged_shared_timestamps(tmp_path: Pat
             assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == expected, forged
             failures += not report.ok
     assert failures >= 20  # the forgeries were found, not only agreed on
+
+
+_UNTYPED_ENTRIES = ("CREATE TABLE entries (seq INTEGER PRIMARY KEY, ts, kind, table_id, shoe_id, round_no, device_serial, "
+                    "device_epoch, device_counter, operator, payload, prev_hash, hash)")
+
+
+@pytest.mark.parametrize(("at", "processes"), [(1, 1), (1, 2), (6, 2)])
+@pytest.mark.parametrize("key", [None, KEY], ids=["sha256", "hmac"])
+def test_no_timestamp_at_the_first_row_a_check_reads_is_found(tmp_path: Path, key: bytes | None, at: int,
+                                                               processes: int) -> None:
+    """A check's first row (the journal's first entry; the first of a split verify's second half,
+    entry 6 of 10) has no timestamp before it to be equal to: an entry with no ``ts`` at all
+    (NULL, in an entries table a forger made without types), hashed over the empty text the fast
+    path would splice, is found there for the reference's reason (a review: it verified)."""
+    path = tmp_path / "j.db"
+    with Journal.open(path, table_id="T1", hmac_key=key) as j:
+        for i in range(10):
+            j.append("note", {"i": i}, shoe="S1", round=i)
+    forged = [list(r) for r in rows(path)]
+    hasher = Hasher(key)
+    body = entry_body(at, "@", *forged[at - 1][2:11]).replace(b'[%d,"@",' % at, b"[%d,," % at)
+    forged[at - 1][1], forged[at - 1][12] = None, hasher.digest(forged[at - 1][11], body)
+    forged = [list(r) for r in rechain([tuple(r) for r in forged], from_seq=at + 1, key=key)]
+    tamper(path, "ALTER TABLE entries RENAME TO old", _UNTYPED_ENTRIES, "INSERT INTO entries SELECT * FROM old",
+           "DROP TABLE old")
+    rewrite(path, [tuple(r) for r in forged])
+    assert rows(path)[at - 1][1] is None
+    report = verify(path, hmac_key=key, integrity_check=False, anchor_files=[], processes=processes)
+    assert (report.ok, report.first_bad_seq, report.reason, report.entries, report.last_hash) == reference_verdict(path, key)
+    assert not report.ok and report.first_bad_seq == at and "ts" in report.reason, report.reason
