@@ -13,8 +13,9 @@ sees:
   dropped unacknowledged (OVERFLOW), which is safe: the device sends it again;
 - ``peek()`` is the next event to deliver; ``commit(event)`` records that the consumer took it
   (its callback returned). Until then the same event stays at the head (redelivery);
-- ``last_delivered`` = ``(epoch, counter)`` of the last committed event survives reconnects and
-  epoch changes (and may be seeded from a journal), not another unit answering;
+- ``last_delivered`` = ``(epoch, counter)`` of the last committed event of the unit answering now
+  survives reconnects and epoch changes (and may be seeded from a journal), not another unit
+  answering (a replaced unit's events delivered after the switch do not set it);
 - ``gap``: some counter between the last queued one and the highest known to exist (from a later
   event or a HEARTBEAT_REPLY) is missing: ask the device for RESEND_EVENTS;
 - ``set_epoch(epoch, serial)``: the device's counter restarted, or another unit (another
@@ -294,7 +295,8 @@ class EventSequencer:
             raise RuntimeError(f"commit of event {event.counter}, but the head is "
                                f"{None if head is None else head.counter}")
         self._ready.popleft()
-        self.last_delivered = (event.epoch, event.counter)
+        if not self.another_unit(event.serial):  # a replaced unit's event, delivered after the switch,
+            self.last_delivered = (event.epoch, event.counter)  # is no delivery of this unit's counters
 
     @property
     def full(self) -> bool:

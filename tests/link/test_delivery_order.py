@@ -237,6 +237,28 @@ def test_a_late_acknowledgement_naming_the_replaced_unit_acknowledges_nothing_of
     assert parts.target() == 3
 
 
+def test_a_replaced_units_events_delivered_after_the_switch_acknowledge_nothing_of_the_next_unit() -> None:
+    """With ``auto_ack``: the replaced unit's events still queued are delivered after another
+    unit answered under the same epoch number (docs/link.md: events already received are
+    delivered first), but they are no delivery of the new unit's counters: EVENT_ACK(3) to the new
+    unit would make it forget its events 1-3 before any of them was delivered (a review: it did)."""
+    delivered: list[tuple[str, int]] = []
+    parts = Parts(lambda event: delivered.append((event.serial, event.counter)), auto_ack=True,
+                  sequencer=EventSequencer(profile_name="shoe", serial="UNIT-A"))
+    parts.arrive(1, 2, 3)
+    with parts.lock:
+        parts.acks.restart_locked()
+        parts.sequencer.set_epoch(EPOCH, "UNIT-B")
+    while parts.turn():
+        pass
+    assert delivered == [("UNIT-A", 1), ("UNIT-A", 2), ("UNIT-A", 3)]
+    assert parts.target() == 0
+    parts.arrive(1, 2)  # the new unit's own
+    while parts.turn():
+        pass
+    assert delivered[3:] == [("UNIT-B", 1), ("UNIT-B", 2)] and parts.target() == 2
+
+
 def test_an_old_epochs_event_in_hand_does_not_count_as_handed_over_in_the_new_epoch() -> None:
     """acknowledgements.py: ``handing`` counts only in the current epoch. Epoch 7's event 10,
     redelivered after the device's epoch became 8 (old events are still delivered first), is
