@@ -256,3 +256,59 @@ def test_a_tables_clock_step_is_an_open_alarm_in_words(store: FloorStore, tmp_pa
                              "2026-12-06 11:00:00 UTC)"), detail
     store.add(items(lines))  # the same entries again: no second alarm
     assert alarms(store) == [("clock_step", step_seq, True)]
+
+
+@pytest.fixture(scope="module")
+def long_journal(tmp_path_factory: pytest.TempPathFactory) -> TableJournal:
+    return run_table(tmp_path_factory.mktemp("long-table"), rounds=32)
+
+
+def test_more_entries_than_a_page_behind_a_filled_gap_are_all_checked(store: FloorStore,
+                                                                      long_journal: TableJournal) -> None:
+    """docs/floor.md: a gap alarm "closes by itself once the gap is filled ... and the chain verifies
+    across it": the entries waiting behind it are checked page after page, not the first page only
+    (more than a thousand wait behind a gap filled by a backfill, or by a collector's batch)."""
+    lines = long_journal.lines
+    assert len(lines) > 1100
+    store.add(items(lines[:10] + lines[11:]))
+    assert alarms(store) == [("gap", 11, True)]
+    filled = store.add(items(lines[10:11]))
+    assert filled.positions == {"T1": len(lines)}
+    assert alarms(store) == [("gap", 11, False)]
+    assert verify_table(store.conn, "T1", None).ok
+
+
+def test_a_gap_filled_in_part_leaves_only_the_alarm_of_what_is_still_missing(store: FloorStore,
+                                                                             journal: TableJournal) -> None:
+    """docs/floor.md: the alarm closes once its gap is filled, "and the next missing run, if any,
+    opens its own": entry 51 arrives late, 52 is still missing; no alarm says 51 is."""
+    lines = journal.lines
+    store.add(items(lines[:50] + lines[52:]))
+    store.add(items(lines[50:51]))
+    assert [(a["seq"], a["detail"]) for a in open_alarms(store.conn)] == [(52, "entry 52 is missing (entry 53 arrived)")]
+
+
+def test_an_open_gap_is_one_alarm_counted_once_however_many_batches_follow(store: FloorStore,
+                                                                          journal: TableJournal) -> None:
+    """``floor alarms`` prints an alarm's count as how many times the same thing happened: a gap
+    left open while the table deals on is one loss, not one more with every batch."""
+    lines = journal.lines
+    assert len(lines) > 120
+    store.add(items(lines[:50] + lines[52:60]))
+    for start in range(60, 120, 10):
+        store.add(items(lines[start:start + 10]))
+    assert [(a["seq"], a["count"]) for a in open_alarms(store.conn)] == [(51, 1)]
+
+
+def test_a_line_stored_with_a_carriage_return_by_an_earlier_version_is_a_duplicate_not_a_forgery(
+        store: FloorStore, journal: TableJournal) -> None:
+    """A store written before lines were trimmed may hold a line ending in CR (a backfill of a CRLF
+    export): the same entry delivered again is "a duplicate ...: nothing happens" (docs/floor.md),
+    not "a second, different body"."""
+    lines = journal.lines
+    store.add(items(lines[:20]))
+    store.conn.execute("UPDATE entries SET line = line || E'\\r' WHERE table_id = 'T1' AND seq = 5")
+    store.conn.commit()
+    again = store.add(items(lines[4:5]))
+    assert (again.stored, again.duplicates, again.refused) == (0, 1, 0)
+    assert open_alarms(store.conn) == []
