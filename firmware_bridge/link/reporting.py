@@ -97,8 +97,7 @@ class StateReporter:
         old_epoch, new_epoch = change
         if unit_change is not None:
             said = [f"another unit answers (serial {unit_change[1]}; the events stored last came from "
-                    f"{unit_change[0]}): its events are taken from the first this host has not delivered "
-                    f"(event epoch {new_epoch})"]
+                    f"{unit_change[0]}): its events are taken from its first (event epoch {new_epoch})"]
         else:
             said = [f"event epoch changed from {old_epoch} to {new_epoch}: the device restarted its event "
                     "counter (a reset that lost its memory, or another unit)"]

@@ -19,10 +19,9 @@ sees:
 - ``gap``: some counter between the last queued one and the highest known to exist (from a later
   event or a HEARTBEAT_REPLY) is missing: ask the device for RESEND_EVENTS;
 - ``set_epoch(epoch, serial)``: the device's counter restarted, or another unit (another
-  ``serial``, whose counters are its own even under the same epoch number) answers. Events of the old epoch already
-  received are still delivered (they happened first), those held behind a gap too; old-epoch
-  events that never arrived are lost and returned to the caller to report. A unit answering
-  again (after another) under the same epoch takes up where its delivery stood;
+  ``serial``, whose counters are its own even under the same epoch number) answers. Events of the old epoch already queued
+  are still delivered (they happened first); old-epoch events that never arrived are lost and
+  returned to the caller to report;
 - ``accept_gap(up_to)``: the host decided that missing counters are lost (docs/protocol.md E7);
   ``start_after(acknowledged)``: the device acknowledged them to someone else (no resend can come);
 - ``asking()``: the link is asking for RESEND_EVENTS (the gaps known now are covered);
@@ -61,7 +60,6 @@ NOISY_STALL_FACTOR = 8
 # at most 65,535 unacknowledged events (STATUS_REPLY pending_events is a u16) and keeps them all
 # until they are acknowledged (docs/protocol.md E3, E6, E8), so a legitimate gap closes within it.
 MAX_BUFFERED = 0xFFFF
-MAX_UNITS_KEPT = 16  # units remembered after another answered (a table's shoe is swapped, rarely more)
 
 
 class EventSequencer:
@@ -99,10 +97,6 @@ class EventSequencer:
         self._asked_up_to = 0  # ``known_highest`` at the last resend request: the gaps it covered
         # Counters past ``queued`` whose frames came but did not decode: (message type name, times).
         self._unreadable: dict[int, tuple[str, int]] = {}
-        # The units that answered before the one answering now: serial -> (epoch, queued,
-        # last_delivered), so that one answering again is not taken for a new one (its events
-        # delivered twice, its stored ones said acknowledged elsewhere).
-        self._units: dict[str, tuple[int | None, int, tuple[int, int] | None]] = {}
 
     # the epoch
 
@@ -111,24 +105,16 @@ class EventSequencer:
         ranges of the old epoch that were known to exist but never arrived (lost with the old
         epoch); ``[]`` if neither the epoch nor the unit changed."""
         another_unit = self.another_unit(serial)
+        self.serial = serial or self.serial
         if not another_unit and epoch == self.epoch:
-            self.serial = serial or self.serial
             return []
         lost: list[tuple[int, int]] = []
         if self.epoch is not None:
             lost = self.missing()
-            self.accept_gap()  # the old epoch's events held behind its gaps are delivered first, in order
-        queued, delivered = 0, self.last_delivered
-        if another_unit:  # nothing of the new unit's was delivered, unless it answered before
-            if len(self._units) < MAX_UNITS_KEPT:
-                self._units[self.serial] = (self.epoch, self.queued, self.last_delivered)
-            back = self._units.pop(serial, None)
-            queued, delivered = (back[1], back[2]) if back is not None and back[0] == epoch else (0, None)
-        self.serial = serial or self.serial
+        if another_unit:  # nothing of this unit's was delivered, whatever its epoch's number
+            self.last_delivered = None
         self.epoch = epoch
-        self.queued = self.known_highest = queued
-        self.last_delivered = delivered
-        self._asked_up_to = 0
+        self.queued = self.known_highest = self._asked_up_to = 0
         self._reorder.clear()
         self._unreadable.clear()
         self._stalled_at = self._resends_at = None
@@ -309,12 +295,8 @@ class EventSequencer:
             raise RuntimeError(f"commit of event {event.counter}, but the head is "
                                f"{None if head is None else head.counter}")
         self._ready.popleft()
-        if not self.another_unit(event.serial):
-            self.last_delivered = (event.epoch, event.counter)
-        elif (kept := self._units.get(event.serial)) is not None and kept[0] == event.epoch:
-            # a replaced unit's event, delivered after the switch: no delivery of this unit's
-            # counters, but of that unit's, should it answer again
-            self._units[event.serial] = (kept[0], kept[1], (event.epoch, event.counter))
+        if not self.another_unit(event.serial):  # a replaced unit's event, delivered after the switch,
+            self.last_delivered = (event.epoch, event.counter)  # is no delivery of this unit's counters
 
     @property
     def full(self) -> bool:
