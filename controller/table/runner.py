@@ -349,7 +349,10 @@ class TableRunner:
         for o in outs:  # the decision first (displays, the next prompt), then the acknowledgements
             self._dispatch(o)
         for link, counter, epoch, serial in acks:  # (a hook that raised stops the table: the device resends)
-            link.acknowledge(counter, epoch, serial)
+            try:
+                link.acknowledge(counter, epoch, serial)
+            except ValueError as exc:  # its unit went and came back meanwhile: it resends it, found stored then
+                log.warning("a stored event was not acknowledged", serial=serial, counter=counter, reason=str(exc))
         return other
 
     def _commit(self, first: Any, outs: list[Any]) -> None:

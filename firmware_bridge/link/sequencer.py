@@ -20,8 +20,10 @@ sees:
   event or a HEARTBEAT_REPLY) is missing: ask the device for RESEND_EVENTS;
 - ``set_epoch(epoch, serial)``: the device's counter restarted, or another unit (another
   ``serial``, whose counters are its own even under the same epoch number) answers. Events of the old epoch already queued
-  are still delivered (they happened first); old-epoch events that never arrived are lost and
-  returned to the caller to report;
+  are still delivered (they happened first), and at the same unit's epoch change those held
+  behind a gap too; old-epoch events that never arrived are lost and returned to the caller to
+  report (another unit's held events are dropped: it still holds them, unacknowledged, and resends
+  them should it answer again);
 - ``accept_gap(up_to)``: the host decided that missing counters are lost (docs/protocol.md E7);
   ``start_after(acknowledged)``: the device acknowledged them to someone else (no resend can come);
 - ``asking()``: the link is asking for RESEND_EVENTS (the gaps known now are covered);
@@ -111,6 +113,8 @@ class EventSequencer:
         lost: list[tuple[int, int]] = []
         if self.epoch is not None:
             lost = self.missing()
+            if not another_unit:  # its counter restarted: the old epoch's missing events never come,
+                self.accept_gap()  # so those held behind them are delivered first, in order
         if another_unit:  # nothing of this unit's was delivered, whatever its epoch's number
             self.last_delivered = None
         self.epoch = epoch

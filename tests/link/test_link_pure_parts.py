@@ -161,3 +161,21 @@ def test_a_gap_given_up_past_the_highest_known_counter_gives_up_only_what_is_mis
         delivered.append(head.counter)
         seq.commit(head)
     assert delivered == [1, 2, 4, 5, 6]
+
+
+def test_events_held_behind_a_gap_at_an_epoch_change_are_delivered_and_the_rest_reported_lost() -> None:
+    """docs/link.md section 6, epoch change: "events of the old epoch already received are still
+    delivered first; old-epoch counters that never arrived are lost and reported". Events 3 and 4
+    arrived behind missing 2: they are delivered, 2 reported lost (they were dropped, in neither
+    the deliveries nor the loss)."""
+    seq = EventSequencer(profile_name="shoe", serial="UNIT-A")
+    seq.set_epoch(7, "UNIT-A")
+    for counter in (1, 3, 4):
+        seq.offer(replace(card(counter), counter=counter))
+    assert seq.set_epoch(8, "UNIT-A") == [(2, 2)]  # the device's counter restarted
+    delivered = []
+    while (event := seq.peek()) is not None:
+        delivered.append((event.epoch, event.counter))
+        seq.commit(event)
+    assert delivered == [(7, 1), (7, 3), (7, 4)]
+    assert seq.offer(replace(card(1), counter=1)) == QUEUED and seq.delivered_in_epoch() == 0

@@ -220,6 +220,33 @@ def test_device_events_queued_together_share_one_commit_each_acknowledged_after_
     journal.close()
 
 
+def test_an_acknowledgement_the_link_refuses_is_logged_and_the_table_goes_on(tmp_path) -> None:
+    """The link refuses an acknowledgement for an event it no longer counts as handed over (its
+    unit went and came back, A then B then A, while the table stored it: docs/link.md section 6):
+    the event is stored, the unit resends it, the journal holds it and it is acknowledged then.
+    The refusal stopped the table (a review of the unit switch)."""
+    from structlog.testing import capture_logs
+
+    from controller.table.inbox import DeviceItem
+    from firmware_bridge.link import LinkEvent
+    from firmware_bridge.protocol import Door
+
+    class RefusingLink:
+        def acknowledge(self, counter: int, epoch: int | None = None, serial: str | None = None) -> bool:
+            raise ValueError(f"event {counter} has not been delivered (last: 0)")
+
+    journal = Journal.open(tmp_path / "j.db", table_id="T1")
+    runner = TableRunner(TableCore(load_preset("minibaccarat"), table_id="T1"), journal)
+    runner.links = {"shoe": RefusingLink()}
+    runner.inbox.put(DeviceItem("shoe", LinkEvent("shoe", "SN-1", 7, 1, Door(True, 1))))
+    with capture_logs() as logs:
+        assert runner._process_device_items(runner.inbox.get_nowait()) is None
+    assert journal.find_device_event("SN-1", 7, 1) is not None
+    assert [(e["event"], e["log_level"], e["counter"]) for e in logs if "acknowledged" in e["event"]] == [
+        ("a stored event was not acknowledged", "warning", 1)]
+    journal.close()
+
+
 def test_a_decision_goes_out_before_its_event_is_acknowledged(tmp_path) -> None:
     """The card path (docs/architecture.md): after the commit the core's outputs go out first (the
     displays, the next prompt to the shoe), then the stored events are acknowledged."""
