@@ -352,7 +352,8 @@ class TableRunner:
             try:
                 link.acknowledge(counter, epoch, serial)
             except ValueError as exc:  # its unit went and came back meanwhile: it resends it, found stored then
-                log.warning("a stored event was not acknowledged", serial=serial, counter=counter, reason=str(exc))
+                self._log.warning("a stored event was not acknowledged", serial=serial, epoch=epoch, counter=counter,
+                                  reason=str(exc))
         return other
 
     def _commit(self, first: Any, outs: list[Any]) -> None:

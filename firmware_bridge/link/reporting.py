@@ -101,7 +101,10 @@ class StateReporter:
         else:
             said = [f"event epoch changed from {old_epoch} to {new_epoch}: the device restarted its event "
                     "counter (a reset that lost its memory, or another unit)"]
-        if lost:
+        if lost and unit_change is not None:  # that unit still holds them, should it answer again
+            said.append(f"events {ranges_text(lost)} of event epoch {old_epoch} never arrived from {unit_change[0]}, "
+                        "which still holds them: lost to this table unless it answers again")
+        elif lost:
             said.append(f"events {ranges_text(lost)} of event epoch {old_epoch} never arrived and are lost with it")
             self.log.error("link error", state=self.state.value, reason=said[-1])
         return said

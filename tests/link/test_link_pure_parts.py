@@ -179,3 +179,19 @@ def test_events_held_behind_a_gap_at_an_epoch_change_are_delivered_and_the_rest_
         seq.commit(event)
     assert delivered == [(7, 1), (7, 3), (7, 4)]
     assert seq.offer(replace(card(1), counter=1)) == QUEUED and seq.delivered_in_epoch() == 0
+
+
+def test_a_replaced_units_missing_events_are_said_to_be_held_by_it_not_lost_with_an_epoch() -> None:
+    """When another unit answers, the events the old one never sent are not lost with an epoch: it
+    still holds them, unacknowledged, and resends them should it answer again (docs/link.md section
+    6); the connect's report says so, and says lost only of a counter that restarted."""
+    import threading
+
+    from firmware_bridge.link.reporting import StateReporter
+
+    reporter = StateReporter(threading.Condition(), None, "shoe")
+    swapped = reporter.epoch_changed((7, 7), ("UNIT-A", "UNIT-B"), [(2, 2)])
+    assert swapped[-1] == ("events 2 of event epoch 7 never arrived from UNIT-A, which still holds them: lost to "
+                           "this table unless it answers again")
+    restarted = reporter.epoch_changed((7, 8), None, [(2, 2)])
+    assert restarted[-1] == "events 2 of event epoch 7 never arrived and are lost with it"

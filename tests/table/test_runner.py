@@ -242,8 +242,8 @@ def test_an_acknowledgement_the_link_refuses_is_logged_and_the_table_goes_on(tmp
     with capture_logs() as logs:
         assert runner._process_device_items(runner.inbox.get_nowait()) is None
     assert journal.find_device_event("SN-1", 7, 1) is not None
-    assert [(e["event"], e["log_level"], e["counter"]) for e in logs if "acknowledged" in e["event"]] == [
-        ("a stored event was not acknowledged", "warning", 1)]
+    assert [(e["event"], e["log_level"], e["table"], e["serial"], e["epoch"], e["counter"]) for e in logs
+            if "acknowledged" in e["event"]] == [("a stored event was not acknowledged", "warning", "T1", "SN-1", 7, 1)]
     journal.close()
 
 
