@@ -170,12 +170,21 @@ verify(sys.argv[1], processes=2)
 """
 
 
-def _gone(pid: int) -> bool:
+def _stat(pid: int) -> tuple[str, str] | None:
+    """The process's state letter and start time (clock ticks after boot), None once it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[1].startswith("Z")  # a zombie waiting for its reaper: ended
-    except FileNotFoundError:
-        return True
+            fields = f.read().rsplit(") ", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):  # gone before the open, or between it and the read
+        return None
+    return fields[0], fields[19]
+
+
+def _gone(pid: int, started: str) -> bool:
+    """Ended: no such process, a zombie waiting for its reaper, or another process that took its
+    pid since (this machine's pid_max is 32,768, and a busy test run goes through pids quickly)."""
+    now = _stat(pid)
+    return now is None or now[0] == "Z" or now[1] != started
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
@@ -188,9 +197,11 @@ def test_the_second_process_ends_with_the_first(plain: Path, tmp_path: Path, sig
     try:
         assert parent.stdout is not None
         child = int(parent.stdout.readline())
+        known = _stat(child)
+        assert known is not None and known[0] != "Z"  # it checks its half, sleeping
         os.kill(child if sig == signal.SIGTERM else parent.pid, sig)  # SIGTERM: the child alone, its parent alive
         deadline = time.monotonic() + 10
-        while not _gone(child):
+        while not _gone(child, known[1]):
             assert time.monotonic() < deadline, f"the second process outlived {sig.name}"
             time.sleep(0.05)
     finally:
