@@ -29,10 +29,23 @@ from controller.table.inbox import DeviceItem
 from controller.table.io import DeviceStatus
 from firmware_bridge.errors import LinkErrorKind
 
-__all__ = ["link_options", "state_callback"]
+__all__ = ["acknowledge_stored", "link_options", "state_callback"]
 
 Put = Callable[[Any], None]
 IdentityOf = Callable[[str], Any]
+
+
+def acknowledge_stored(stored: list[tuple[Any, Any]], log: Any) -> None:
+    """Acknowledge each event the owner has committed (``(link, LinkEvent)``, in order), naming its
+    epoch and unit. A link that no longer counts one as handed over (its unit went and came back
+    meanwhile, docs/link.md section 6) refuses it: a warning, not a stop; the unit resends it and
+    it is found stored then. Any other exception stops the table (the device resends)."""
+    for link, event in stored:
+        try:
+            link.acknowledge(event.counter, event.epoch, event.serial)
+        except ValueError as exc:
+            log.warning("a stored event was not acknowledged", serial=event.serial, epoch=event.epoch,
+                        counter=event.counter, reason=str(exc))
 
 
 def link_options(put: Put, identity_of: IdentityOf, role: str) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from controller.table.inbox import DeviceItem, JournalNote, OperatorItem, OwnerT
 from controller.table.senders import DeviceSenders
 from controller.table.subscribers import Subscribers
 from controller.table.stored_events import StoredEvents
-from controller.table.link_wiring import link_options
+from controller.table.link_wiring import acknowledge_stored, link_options
 from controller.table.run_limits import RunLimits
 from controller.table.journaling import (command_failed_record, device_input_record, note_record, operator_input_record,
                                          output_records, rules_record, started_record, status_input_record)
@@ -328,7 +328,7 @@ class TableRunner:
                 records.extend(output_records([o for o in decided if isinstance(o, TableRecord)]))
                 outs.extend(decided)
                 self._stored.add(ev.serial, ev.epoch, ev.counter)
-            acks.append((link, ev.counter, ev.epoch, ev.serial))
+            acks.append((link, ev))
             if len(acks) >= MAX_GROUP:
                 break
             try:
@@ -348,12 +348,7 @@ class TableRunner:
             self.refresh_snapshot()
         for o in outs:  # the decision first (displays, the next prompt), then the acknowledgements
             self._dispatch(o)
-        for link, counter, epoch, serial in acks:  # (a hook that raised stops the table: the device resends)
-            try:
-                link.acknowledge(counter, epoch, serial)
-            except ValueError as exc:  # its unit went and came back meanwhile: it resends it, found stored then
-                self._log.warning("a stored event was not acknowledged", serial=serial, epoch=epoch, counter=counter,
-                                  reason=str(exc))
+        acknowledge_stored(acks, self._log)
         return other
 
     def _commit(self, first: Any, outs: list[Any]) -> None:
