@@ -157,15 +157,15 @@ _SHUFFLER_FAULTS = ("missing_card", "extra_card", "shuffler_jam_at")
 def _check_faults_alone(faults: FaultSpec, profile: Profile) -> None:
     """``UsageError`` naming the faults in ``faults`` a device of ``profile`` served alone never shows."""
     default = FaultSpec()
-    unused = [name for name in _DEALER_FAULTS + _SHOE_CARD_FAULTS if getattr(faults, name) != getattr(default, name)]
-    if unused:
-        raise UsageError(f"--faults {', '.join(n.replace('_', '-') for n in unused)}: a device served alone deals no "
-                         "card (no dealer draws from it); give them with --table")
-    if profile.kind == "shoe":
-        unused = [name for name in _SHUFFLER_FAULTS if getattr(faults, name) != getattr(default, name)]
-        if unused:
-            raise UsageError(f"--faults {', '.join(n.replace('_', '-') for n in unused)}: act on a shuffler; "
-                             f"{profile.name} is a shoe")
+
+    def given(names: tuple[str, ...]) -> str:  # those of ``names`` given, as --faults spells them
+        return ", ".join(n.replace("_", "-") for n in names if getattr(faults, n) != getattr(default, n))
+
+    if unused := given(_DEALER_FAULTS + _SHOE_CARD_FAULTS):
+        raise UsageError(f"--faults {unused}: a device served alone deals no card (no dealer draws from it); "
+                         "give them with --table")
+    if profile.kind == "shoe" and (unused := given(_SHUFFLER_FAULTS)):
+        raise UsageError(f"--faults {unused}: act on a shuffler; {profile.name} is a shoe")
 
 
 def run(args: argparse.Namespace) -> int:
