@@ -36,7 +36,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -306,16 +306,17 @@ class Collector:
         loss is not the last word), each retry between at info (a floor review read a pair of
         warnings every retry, and nothing when it ended)."""
         wait = DB_RETRY_S[0]
-        one_by_one = False
+        one_by_one: _OneByOne | None = None  # the entry-by-entry pass, once PostgreSQL refused the batch
         lost: float | None = None  # when the database outage in progress began
         while not self._stop.is_set():
             try:
-                result = self._add_one_by_one(items, dropped) if one_by_one else self.store.add(items, dropped)
+                result = (self._add_one_by_one(items, dropped, one_by_one) if one_by_one is not None
+                          else self.store.add(items, dropped))
             except Exception as exc:  # noqa: BLE001 - any database failure: nothing committed, nothing acked
                 if not _database_failure(exc):
                     raise  # a defect of this program: said as one (retried, it was "the database is unavailable")
-                if _refuses_content(exc) and not one_by_one:
-                    one_by_one = True  # retrying the same batch cannot help: find the entry it refuses
+                if _refuses_content(exc) and one_by_one is None:
+                    one_by_one = _OneByOne()  # retrying the same batch cannot help: find the entry it refuses
                     continue
                 why = self._reopen_store() or " ".join(str(exc).split())[:300]  # reopening says it in words
                 if lost is None:
@@ -331,13 +332,18 @@ class Collector:
             return result
         return None
 
-    def _add_one_by_one(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]]) -> BatchResult:
+    def _add_one_by_one(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]],
+                        progress: _OneByOne) -> BatchResult:
         """Each entry in a transaction of its own; one PostgreSQL refuses is dropped and counted
-        (``not_storable``). A failure of the database itself is raised (the caller retries; what
-        was committed comes again as duplicates)."""
-        total = self.store.add([], dropped)
-        dropped.clear()  # counted: not again if this is retried
-        for item in items:
+        (``not_storable``). A failure of the database itself is raised, and the caller's retry goes
+        on from ``progress``: what was committed is neither stored nor counted again (a review
+        found the dropped messages counted in the store but missing from the collector's figures,
+        and the committed entries counted again as duplicates)."""
+        if not progress.dropped_counted:
+            progress.total.absorb(self.store.add([], dropped))
+            progress.dropped_counted = True
+        while progress.done < len(items):
+            item = items[progress.done]
             try:
                 part = self.store.add([item])
             except Exception as exc:
@@ -347,10 +353,9 @@ class Collector:
                 _log.warning("message dropped: the database cannot store it", table=item.table_id, seq=item.seq,
                              detail=why)
                 part = self.store.add([], [(item.table_id, "not_storable", f"entry {item.seq}: {why}")])
-            for key in _COUNTS:
-                setattr(total, key, getattr(total, key) + getattr(part, key))
-            total.new_journals.extend(part.new_journals)
-        return total
+            progress.total.absorb(part)
+            progress.done += 1
+        return progress.total
 
     def _reopen_store(self) -> str | None:
         """A new connection for the next try; why it could not be made (in words), or None."""
@@ -363,6 +368,16 @@ class Collector:
         except StoreError as exc:
             return str(exc)
         return None
+
+
+@dataclass
+class _OneByOne:
+    """How far a batch's entry-by-entry pass got: what it committed, summed (``total``), how many
+    of its entries are done, and whether the batch's dropped messages are counted."""
+
+    total: BatchResult = field(default_factory=BatchResult)
+    done: int = 0
+    dropped_counted: bool = False
 
 
 FORGED_SEQS_LOGGED = 10  # a forgery alarm's log line names this many of its table's entries at most

@@ -64,6 +64,17 @@ class BatchResult:
     recognised_late: int = 0  # bodies of earlier batches recognised now as a new journal's (not in ``refused``)
     forged: dict[str, list[int]] = field(default_factory=dict)  # table -> the seqs a second body was refused at
 
+    def absorb(self, part: BatchResult) -> None:
+        """Add ``part``, the result of a later transaction over other entries of the same batch
+        (the collector's entry-by-entry pass): counts summed, lists extended, positions the later."""
+        for name in ("stored", "duplicates", "refused", "dropped", "new_journal", "recognised_late"):
+            setattr(self, name, getattr(self, name) + getattr(part, name))
+        self.new_journals.extend(part.new_journals)
+        self.positions.update(part.positions)
+        self.set_aside.extend(part.set_aside)
+        for table_id, seqs in part.forged.items():
+            self.forged.setdefault(table_id, []).extend(seqs)
+
     @property
     def second_bodies(self) -> int:
         """Of ``refused``: second bodies under stored keys (``forgery``), not a new journal's entries."""
