@@ -135,12 +135,7 @@ def _same_rules(sub: Any, journaled: Mapping[str, Any], record: Mapping[str, Any
         in_force = submission_from_document(record)
     except SubmissionError:
         return False
-    return _rules_of(in_force.to_dict()) == _rules_of(sub.to_dict())
-
-
-def _rules_of(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """A Rules Submission document without its ``source``: the rules themselves."""
-    return {k: v for k, v in doc.items() if k != "source"}
+    return in_force.same_rules(sub)
 
 
 def _submission(args: argparse.Namespace, point: JournalPoint) -> tuple[Any, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import Enum
 from typing import Any
@@ -117,6 +117,11 @@ class Submission:
                 self.player_commission, self.simulated_round_wagers, self.limits,
             )
         )
+
+    def same_rules(self, other: Submission) -> bool:
+        """Whether ``other`` holds the same rules, wherever each was read from (``source`` is where,
+        not what: a file named by another path, a copy of it, or the preset it was printed from)."""
+        return replace(self, source=other.source) == other
 
     def offers(self, kind: WagerKind | str) -> bool:
         """True if this table offers the wager ``kind`` (unknown kinds are not offered)."""

@@ -124,11 +124,12 @@ def _feed(core: TableCore, seqs: list[int], inputs: list[Any], verdicts: list[st
 
 def rules_asked_for(core: TableCore, sub: Any) -> None:
     """After ``replay`` the core plays the rules its journal holds; ``sub``, other rules asked for
-    (``run --submission``), is put in force at a closed table, as a floorperson's
+    (``run --submission``; the same rules read from elsewhere are not other rules), is put in
+    force at a closed table, as a floorperson's
     ``set_submission`` would be (the runner journals it), and ``Refused`` while a shoe is in play,
     whose rounds its own rules decide."""
-    if core.sub == sub:
-        return
+    if core.sub.same_rules(sub):
+        return  # the same rules under another path: nothing changes (a review: refused as other rules)
     if core.state != "closed":
         raise Refused(f"the journal's table plays {quoted(core.sub.name)} and is {state_words(core.state)}; resume "
                       "it without --submission (its rules change at a closed table: close, then set_submission)")

@@ -117,3 +117,26 @@ def test_the_replay_holds_few_inputs_at_once_and_decides_the_same_in_any_chunks(
             outcomes.append((done.inputs, done.serial_of_role, core.snapshot()))
         assert all(o == outcomes[0] for o in outcomes), path.name
     assert outcomes[0][0] == 3 and outcomes[0][2]["state"] == "shuffling"
+
+
+def test_the_same_rules_read_from_another_path_resume_as_any(capsys, tmp_path: Path) -> None:
+    """A review installing the table as an integrator would: a table started with
+    ``--submission sub/casino.toml`` refused to resume in the middle of its shoe when the same file
+    was named by its absolute path (as the systemd unit's ``SHOECTL_RUN_ARGS`` does), by a copy of it,
+    or by the preset it was printed from ("its rules change": they did not; exit 2, which the unit
+    does not restart). Where the rules were read from is not what they are."""
+    rules = tmp_path / "sub" / "casino.toml"
+    rules.parent.mkdir()
+    code, printed, err = run(capsys, "rules", "show", "midibaccarat")
+    assert code == 0, err
+    rules.write_text(printed)
+    (tmp_path / "copy.toml").write_text(printed)
+    journal = dealt_journal(tmp_path / "j.db", "--submission", str(rules), "--rounds", "2", "--seed", "4")
+    for spelled in (f"{tmp_path}/sub/../sub/casino.toml", str(tmp_path / "copy.toml"), "midibaccarat"):
+        code, out, err = run(capsys, *RUN, "--journal", str(journal), "--rounds", "1", "--submission", spelled)
+        assert code == 0, (spelled, err)
+        assert "inputs replayed; the table is betting" in out
+    assert _submissions(journal) == [str(rules)]  # the rules in force were never put in force again
+    code, out, err = run(capsys, *RUN, "--journal", str(journal), "--rounds", "1", "--submission", "minibaccarat")
+    assert code == 2 and "its rules change at a closed table" in err  # other rules are still refused
+    assert verify(journal).ok
