@@ -37,7 +37,12 @@ def journal_argument(text: str) -> str:
     """``path_argument`` for a journal a command writes or keeps files beside (``run``, ``feed``,
     ``migrate``'s NEW, ``backup``'s COPY): refused when its name leaves no room for those files (a
     name of 250 characters was refused as its anchors file's, a name the user never gave: a review
-    of bad inputs)."""
+    of bad inputs). A name ending in ``/`` names a folder: refused, where it would have been
+    created as the journal's file (``--journal /srv/table7/`` made a journal named ``table7``: a
+    review of an integrator's install)."""
+    if text.endswith(os.sep) and not os.path.isdir(text):  # a folder there: "is a directory", in its turn
+        raise argparse.ArgumentTypeError(f"{text}: names a folder; give the journal's file name in it "
+                                         f"(e.g. {text}journal.db)")
     return _journal_name(text, _BESIDE_A_JOURNAL, "its .anchors, the temporary one it is created as")
 
 

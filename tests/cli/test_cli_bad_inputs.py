@@ -83,6 +83,27 @@ def test_run_with_the_root_folder_as_journal_is_refused(capsys) -> None:
     assert (code, out, err) == (2, "", "shoectl run: error: --journal /: is a directory; give a file name\n")
 
 
+@pytest.mark.parametrize("argv", [
+    ["run", "--journal", "{tmp}/table7/", "--rounds", "1"],
+    ["journal", "backup", "{journal}", "{tmp}/copies/"],
+    ["journal", "migrate", "{journal}", "{tmp}/new/"],
+])
+def test_a_journal_named_as_a_folder_that_is_not_there_is_refused(capsys, one_shoe: Path, tmp_path: Path,
+                                                                 argv: list[str]) -> None:
+    """A review of an integrator's install: `run --journal /srv/table7/` (a folder not made yet)
+    made a journal file named `table7`, with its anchors, lock and log beside it; a later
+    `--journal /srv/table7/journal.db` then failed. A name ending in `/` names a folder: refused
+    before anything is made (one that exists is "a directory", as before)."""
+    argv = [a.format(tmp=tmp_path, journal=one_shoe) for a in argv]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    named = argv[2] if argv[0] == "run" else argv[-1]
+    assert err.count("\n") == 1, err
+    assert err.endswith(f"{named}: names a folder; give the journal's file name in it (e.g. {named}journal.db)\n"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def test_run_with_a_journal_in_a_folder_it_cannot_make_names_the_journal(capsys, tmp_path: Path) -> None:
     """The control socket beside the journal was named in the refusal ("give another --control
     path") though the user gave only --journal; a --control given is still the one named."""
