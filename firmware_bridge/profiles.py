@@ -30,14 +30,15 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from shoectl_config.documents import read_toml_file
+from shoectl_config.documents import parse_toml
+from shoectl_config.files import read_regular_file
 from shoectl_config.text import quoted
 from shoectl_config.text import safe as _safe
 
 from .profile_data import (
     Capabilities, Profile, ProfileCheck, ProfileError, SerialTransportSpec, Timing, UsbIdentity, UsbTransportSpec,
 )
-from .profile_parser import KINDS, NAME_RE, ProfileParser, parse_profile
+from .profile_parser import KINDS, NAME_RE, ProfileParser, decimal_usb_id, parse_profile
 
 __all__ = [
     "Capabilities",
@@ -200,8 +201,12 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
         else:
             why = "not a profile file: a profile file is named NAME.toml"
         raise ProfileError(_safe(source), "", why)
-    shown, data, _ = read_toml_file(source, MAX_FILE_BYTES, ProfileError)
-    return ProfileParser(data, shown, Path(source).stem).parse()
+    shown, raw, _ = read_regular_file(source, MAX_FILE_BYTES, ProfileError)
+    profile = ProfileParser(parse_toml(raw, shown, ProfileError), shown, Path(source).stem).parse()
+    decimal = decimal_usb_id(raw.decode("utf-8-sig"))  # the parse proved it UTF-8 TOML
+    if decimal is not None:
+        raise ProfileError(shown, *decimal)
+    return profile
 
 
 def _toml_files(d: Path) -> list[Path]:

@@ -17,6 +17,9 @@ EXPECTED_NAMES = {
 }
 
 
+USB_ID_KEYS = ("usb_vid", "usb_pid", "vid", "pid")
+
+
 # A tiny TOML writer for the flat sections of a profile (tomllib reads, it does not write).
 def dump_toml(data: dict[str, dict[str, Any]]) -> str:
     def value(v: Any) -> str:
@@ -30,10 +33,15 @@ def dump_toml(data: dict[str, dict[str, Any]]) -> str:
             return "[" + ", ".join(value(x) for x in v) + "]"
         raise TypeError(type(v))
 
+    def entry(k: str, v: Any) -> str:
+        if k in USB_ID_KEYS and type(v) is int and v >= 0:
+            return f"{k} = 0x{v:04x}"  # as a profile writes USB ids: a decimal one is refused
+        return f"{k} = {value(v)}"
+
     out = []
     for section, table in data.items():
         out.append(f"[{section}]")
-        out += [f"{k} = {value(v)}" for k, v in table.items()]
+        out += [entry(k, v) for k, v in table.items()]
         out.append("")
     return "\n".join(out)
 

@@ -75,6 +75,14 @@ BAD_CASES: list[tuple[str, dict | str | bytes, str, str]] = [
     ("not-utf8", b'[device]\nvendor = "\xff"\n', "", "not UTF-8 text (bad byte at offset 19)"),
     ("huge-integer", "[timing]\nretries = " + "9" * 5000 + "\n", "", "TOML"),
     ("empty-file", "", "device", "required section [device] is missing"),
+    # A review of an integrator's install: lsusb shows "ID 1209:0003"; `usb_vid = 1209` is TOML's
+    # decimal 1209 (0x04b9), another vendor's id, and the udev rule made from it matched nothing.
+    ("usb-id-in-decimal", dump_toml(SERIAL_BASE).replace("usb_vid = 0x1209", "usb_vid = 1209"), "transport.usb_vid",
+     "1209 is a decimal number (0x04b9): write USB ids in hexadecimal, as lsusb shows them; if lsusb shows 1209, "
+     "write 0x1209$"),
+    ("usb-id-in-decimal-dotted", 'transport.type = "usb"\ntransport.vid = 0x1209\ntransport.pid = 2_0  # from lsusb\n'
+     'transport.endpoint_out = 0x02\ntransport.endpoint_in = 0x82\n[device]\nvendor = "v"\nmodel = "m"\nkind = "shuffler"\n'
+     '[capabilities]\nshuffler = "batch"\n', "transport.pid", "2_0 is a decimal number (0x0014)"),
 ]
 
 
