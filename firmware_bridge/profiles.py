@@ -203,7 +203,7 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
         raise ProfileError(_safe(source), "", why)
     shown, raw, _ = read_regular_file(source, MAX_FILE_BYTES, ProfileError)
     profile = ProfileParser(parse_toml(raw, shown, ProfileError), shown, Path(source).stem).parse()
-    decimal = decimal_usb_id(raw.decode("utf-8-sig"))  # the parse proved it UTF-8 TOML
+    decimal = decimal_usb_id(raw.decode("utf-8"))  # the parse proved it UTF-8 TOML (a BOM is no key)
     if decimal is not None:
         raise ProfileError(shown, *decimal)
     return profile
