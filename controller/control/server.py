@@ -350,22 +350,25 @@ class ControlServer:
         """Journal an authentication or role refusal (the operator column only for a valid id):
         the journal keeps ``reason`` (what happened); the event streams, which need no login, show
         ``error``, what the person who tried was told; both name the system account that connected
-        (``account``: who typed, whatever operator id they tried). An unknown id of a PIN's shape
-        (digits only) is neither journaled, shown on the streams nor told back: the person was most
-        likely typing a PIN."""
+        (``account``: who typed, whatever operator id they tried). An id of a PIN's shape (digits
+        only) that failed its login is not told back nor shown on the streams, whether it is an
+        operator's or not (a review: hidden only when no operator had it, the reply said which
+        ids exist); the journal keeps an operator's, and an unknown one is not journaled either:
+        the person was most likely typing a PIN."""
         operator = req.operator if is_operator_id(req.operator) else None
         shown, reason = shown_text(req.operator), reason or error
         digits = req.operator.strip() if isinstance(req.operator, str) else ""  # a PIN is read so: with a space pasted or keyed around it, still a PIN
-        hidden = pin_shaped_id_hidden(digits)
-        if hidden is not None and not (self.auth and self.auth.knows(digits)):
-            # Most likely a PIN typed where the id goes: kept out of the journal and the streams.
-            reason, error = (text.replace(quoted(req.operator), hidden).replace(digits, hidden)
-                             for text in (reason, error))
-            shown, operator = hidden, None
+        hidden = pin_shaped_id_hidden(digits) if code == "auth" else None  # a role refusal follows a login
+        streamed = shown
+        if hidden is not None:
+            error, streamed = _hide(error, req.operator, digits, hidden), hidden
+            if not (self.auth and self.auth.knows(digits)):
+                # Most likely a PIN typed where the id goes: kept out of the journal too.
+                reason, shown, operator = _hide(reason, req.operator, digits, hidden), hidden, None
         payload = {"command": req.command, "operator": shown, "code": code, "reason": reason,
                    **({"account": session.account} if session.uid is not None else {})}
         return self._refused(kinds.AUTH_REFUSED, payload, {"ok": False, "code": code, "error": error}, operator,
-                             {**payload, "reason": error})
+                             {**payload, "operator": streamed, "reason": error})
 
     def _stream(self, conn: socket.socket, rid: Any, since_start: bool) -> None:
         q = self.runner.subscribe(since_start=since_start)
@@ -397,3 +400,8 @@ def _peer(conn: socket.socket) -> int | None:
 
 def _line(obj: dict[str, Any]) -> bytes:
     return json.dumps(obj, separators=(",", ":"), default=str).encode() + b"\n"
+
+
+def _hide(text: str, operator: str, digits: str, hidden: str) -> str:
+    """``text`` with the id ``operator`` (quoted, or its ``digits`` bare) said as ``hidden``."""
+    return text.replace(quoted(operator), hidden).replace(digits, hidden)
