@@ -34,6 +34,8 @@ def parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
             raise UsageError(f"--device {quoted(spec)}: {name} is a USB device, found by VID/PID: give no port")
         if not is_usb and not port:
             raise UsageError(f"--device {quoted(spec)}: {name} is a serial device: give its port (PROFILE@PORT)")
+        if port and (what := _never_a_port(port)) is not None:  # waited for, it never would be one
+            raise UsageError(f"--device {quoted(spec)}: {port} is {what}")
         if (problem := profile_problem(profile)) is not None:
             raise UsageError(f"--device {quoted(spec)}: {problem}")
         role = ROLE_OF_KIND.get(profile.kind)
@@ -51,6 +53,20 @@ def parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
     if specs and "shoe" not in out:
         raise UsageError("attach a shoe (--device PROFILE@PORT): with a shuffler, or alone at a table without one")
     return out
+
+
+def _never_a_port(port: str) -> str | None:
+    """Why ``port`` names something that never becomes a serial port (a folder, a regular file),
+    in words; None for a device, a pyserial URL or nothing there yet (a port is waited for: a
+    review saw `--device P@em`, an emulator's folder, waited for "not a serial port" for ever)."""
+    if "://" in port:
+        return None
+    if os.path.isdir(port):
+        return ("a folder, not a port: name the port in it (an emulator's folder holds one link per "
+                "device, e.g. shoe and shuffler)")
+    if os.path.isfile(port):
+        return "a regular file, not a port"
+    return None
 
 
 def _same_port(port: str) -> str:

@@ -73,3 +73,24 @@ def test_a_port_that_does_not_open_says_why_in_plain_words(port: str, cause: str
     with pytest.raises(TransportError) as caught:
         SerialTransport(port).open()
     assert str(caught.value) == f"cannot open serial port {port}: {cause}"
+
+
+@pytest.mark.parametrize("what", ["folder", "file"])
+def test_a_port_that_is_a_folder_or_a_file_is_refused_not_waited_for(capsys, tmp_path: Path, what: str) -> None:
+    """A review of an integrator's install: `--device P@em`, the emulator's folder instead of the
+    link in it, was waited for ("not a serial port; retrying every 8 s") for ever: a folder or a
+    regular file never becomes a port. It is one line, exit 2, nothing made; a port not there yet
+    is still waited for (above)."""
+    from cli_run import run
+
+    port = tmp_path / "em"
+    if what == "folder":
+        port.mkdir()
+    else:
+        port.write_text("not a port")
+    code, out, err = run(capsys, "run", "--display", "lines", "--journal", str(tmp_path / "j.db"),
+                         "--device", f"emulated-shoe@{port}")
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    said = {"folder": "a folder, not a port: name the port in it", "file": "a regular file, not a port"}[what]
+    assert err.startswith(f"shoectl run: error: --device 'emulated-shoe@{port}': {port} is {said}"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["em"]
