@@ -233,3 +233,18 @@ def test_previous_without_a_previous_shoe_is_reported_as_none() -> None:
     audit = shuffle_audit([_half_read_shoe()], pre_order="previous")
     assert [t.name for t in audit.result.tests] == ["positional", "position_max", "runs", "serial_correlation"]
     assert audit.to_json()["pre_order"] == "none"
+
+
+def test_a_low_p_value_holm_does_not_reject_is_said_so_not_pass() -> None:
+    """docs/audit.md: "a test can fail alone yet not be rejected after the correction": the report's
+    row says so ("low p (not rejected after Holm)"), not "pass", and a test whose p-value is at least
+    alpha says "pass"."""
+    from controller.audit.report import shuffle_text
+
+    low = TestResult("runs", 1.0, None, 1.0, 0.004, "two-sided", "m", 10)
+    fine = TestResult("serial_correlation", 1.0, None, 1.0, 0.5, "two-sided", "m", 10)
+    res = AuditResult(0.99, (low, fine), (0.012, 0.5), (False, False), 10, 8)
+    audit = E(result=res, order="shoe", pre_order="none", imputed=0, seed=1, excluded=[])
+    rows = {line.split()[0]: line for line in shuffle_text("j.db", audit).splitlines()[3:5]}
+    assert rows["runs"].endswith("  low p (not rejected after Holm)")
+    assert rows["serial_correlation"].endswith("  pass")
