@@ -208,3 +208,17 @@ def _results_of(capsys, b, path: Path, preset: str) -> dict:
     assert code == 0, err
     [rep] = json.loads(out)["rules"]
     return rep
+
+
+def test_a_journal_ending_inside_a_round_keeps_what_the_round_settled(capsys, tmp_path: Path) -> None:
+    """`audit results` (controller/audit/results.py: "a round the journal ends in: what it settled
+    (House Money) stands"): a journal that ends after the House Money Wager was settled and before
+    the round's result still counts that settlement (a mutation review: dropping it failed no test);
+    the Player wager, undecided, is neither settled nor returned."""
+    b = _midibaccarat_round_with_house_money_placed()
+    assert not b.of("round_result") and [s["kind"] for s in b.of("settlement")] == ["house_money"]
+    rep = _results_of(capsys, b, tmp_path / "ends-inside.db", "midibaccarat")
+    [settled] = b.of("settlement")
+    house_money = rep["money"]["house_money"]
+    assert (house_money["settled"], house_money["staked"], house_money["players_net"]) == (1, 10, settled["net"])
+    assert "player" not in rep["money"] or rep["money"]["player"]["settled"] == 0
