@@ -61,13 +61,15 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
     figures = edge_payload(point.round, sub, remaining, wagers)
     journaled = point.edge
     compared = journaled is not None and (whence != "given" or _same_rules(sub, journaled, point.submission_record))
-    matches = _matches(journaled, figures) if compared else None
+    matches = _matches(journaled, figures, remaining.unread) if compared else None
     if args.json:
         print_json({"shoe": point.shoe, **figures, "submission_from": whence, "journaled": journaled,
                     "matches": matches, "no_figures_journaled": point.no_figures, "odds": report.to_json()})
     else:
+        unseen = (f"{remaining.unread} of them never read, and the cards below the cover card: unseen, their figures "
+                  "those of the cards left" if remaining.unread else "the cards below the cover card are unseen: counted as left")
         print(f"Shoe {point.shoe} after round {point.round}: {figures['remaining']} cards left, {remaining.cards_out} "
-              "out of the shoe (the cards below the cover card are unseen: counted as left)")
+              f"out of the shoe ({unseen})")
         if point.no_figures is not None:
             # what surveillance asks about during play is the shoe in play: this moment is not one
             print(f"The table journals no figures for this moment: {point.no_figures}; "
@@ -83,17 +85,17 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
                 "same" if _ev(journaled, name) == w["ev"] else "DIFFERS")
             print(f"{name:<14}{edge_percent(w):>13}  {mark}")
         if matches is False:
-            for line in _other_differences(journaled, figures):
+            for line in _other_differences(journaled, figures, remaining.unread):
                 print(line)
     return EXIT_DIFFERS if matches is False else 0
 
 
-def _other_differences(journaled: Mapping[str, Any], figures: Mapping[str, Any]) -> list[str]:
+def _other_differences(journaled: Mapping[str, Any], figures: Mapping[str, Any], unread: int) -> list[str]:
     """What differs beyond a wager's figure (those are marked in the table): the cards left, a
     wager the record has that the Rules Submission does not offer (a review: exit 1 with every
     wager marked "same" said nothing of why)."""
     out = []
-    if journaled.get("remaining") != figures["remaining"]:
+    if not _same_count(journaled, figures, unread):
         out.append(f"cards left: the edge record says {safe(str(journaled.get('remaining')))}, the journal's cards "
                    f"{figures['remaining']}: DIFFERS")
     for name in sorted(set(journaled.get("wagers") or {}) - set(figures["wagers"])):
@@ -116,13 +118,19 @@ def _ev(journaled: Mapping[str, Any], name: str) -> Any:
     return (journaled.get("wagers") or {}).get(name, {}).get("ev")
 
 
-def _matches(journaled: Mapping[str, Any], figures: Mapping[str, Any]) -> bool:
+def _same_count(journaled: Mapping[str, Any], figures: Mapping[str, Any], unread: int) -> bool:
+    """The ``edge`` record's cards left are the journal's: the same number, or (a record made
+    before 2026-12-07) that number with the ``unread`` cards out counted among them."""
+    return journaled.get("remaining") in (figures["remaining"], figures["remaining"] + unread)
+
+
+def _matches(journaled: Mapping[str, Any], figures: Mapping[str, Any], unread: int) -> bool:
     """The ``edge`` record agrees with the figures recomputed: the same wagers with the same exact
     ``ev`` (the decimal text is only its rendering) and the same number of cards left."""
     recomputed = figures["wagers"]
     return (set(journaled.get("wagers") or {}) == set(recomputed)
             and all(_ev(journaled, name) == w["ev"] for name, w in recomputed.items())
-            and journaled.get("remaining") == figures["remaining"])
+            and _same_count(journaled, figures, unread))
 
 
 def _same_rules(sub: Any, journaled: Mapping[str, Any], record: Mapping[str, Any] | None) -> bool:

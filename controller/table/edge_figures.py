@@ -7,7 +7,10 @@ from the table's own records, and every offered wager's exact expected value on 
   held the table, dealt when it cleared; set aside by an irregularity, dealt in a later round) is
   one card: dealt to a hand (``card``), burned, discarded, deferred, set aside (``irregularity``).
   ``remaining()`` is the shoe's decks less those cards. The cards below the cover card are never
-  seen: they are part of that unknown remainder, as every card not yet out is.
+  seen: they are part of that unknown remainder, as every card not yet out is; so is a card that
+  left the shoe unread (a misread discarded, its record's ``card`` null): it is counted out of
+  the shoe, as the reconciliation counts it, and its rank stays among the unseen (the figures
+  over the unseen cards are those of the cards left: which of them left unread is unknown).
 - ``edge_figures(submission, remaining)``: ``controller.rules.odds.exact_odds`` on it (or
   ``wager_figures(report)`` of a report already made), as the
   ``edge`` record's ``wagers``: each wager's expected value per unit for the player, exact
@@ -47,13 +50,20 @@ EDGE_PLACES = Decimal("0.00000001")
 
 @dataclass(frozen=True)
 class Remaining:
-    """The cards left in a shoe after ``cards_out`` have left it; ``composition`` is None when
-    the figures cannot be had (``why``: fewer than six cards left, or cards out that the shoe's
-    decks do not hold, which the card-set check reports)."""
+    """The cards left in a shoe after ``cards_out`` have left it (``unread`` of them never read);
+    ``composition``: the unseen cards, those left and those out unread, or None when the figures
+    cannot be had (``why``: fewer than six cards left, or cards out that the shoe's decks do not
+    hold, which the card-set check reports)."""
 
     composition: Composition | None
     cards_out: int
     why: str = ""
+    unread: int = 0
+
+    @property
+    def left(self) -> int:
+        """The cards still in the shoe (0 when there are no figures)."""
+        return self.composition.total - self.unread if self.composition is not None else 0
 
 
 class ShoeCards:
@@ -63,16 +73,20 @@ class ShoeCards:
         self.shoe: str | None = None
         self.decks: int | None = None
         self.out: dict[int, Card] = {}
+        self.unread: set[int] = set()  # positions of cards that left the shoe unread
         self.ended = True
 
     def feed(self, kind: str, payload: Mapping[str, Any], shoe: str | None) -> None:
         if kind == kinds.SHOE_START:
-            self.shoe, self.decks, self.out, self.ended = payload["shoe"], payload["decks"], {}, False
+            self.shoe, self.decks, self.out, self.unread, self.ended = payload["shoe"], payload["decks"], {}, set(), False
         elif kind in SHOE_END_KINDS:
             self.ended = True
-        elif kind in CARD_OUT_KINDS and shoe == self.shoe and payload.get("position") is not None \
-                and payload.get("card"):
-            self.out[payload["position"]] = parse_card(payload["card"])
+        elif kind in CARD_OUT_KINDS and shoe == self.shoe and (position := payload.get("position")) is not None:
+            if payload.get("card"):
+                self.out[position] = parse_card(payload["card"])
+                self.unread.discard(position)  # entered by hand since: known now
+            elif position not in self.out:
+                self.unread.add(position)
 
     def feed_entry(self, e: Any) -> None:
         """``feed`` a journal entry; a payload it cannot take (a forged card, a shoe start without
@@ -85,15 +99,16 @@ class ShoeCards:
             raise malformed_entry(e, exc) from None
 
     def remaining(self) -> Remaining:
+        out, unread = len(self.out) + len(self.unread), len(self.unread)
         if self.decks is None:
-            return Remaining(None, len(self.out), "the shoe's decks are not on record")
+            return Remaining(None, out, "the shoe's decks are not on record", unread)
         try:
-            left = Composition.standard(self.decks).remove(self.out.values())
+            unseen = Composition.standard(self.decks).remove(self.out.values())
         except RulesError as exc:  # a foreign or extra card: the card-set check says so
-            return Remaining(None, len(self.out), str(exc))
-        if left.total < ROUND_CARDS:
-            return Remaining(None, len(self.out), f"{left.total} cards left: a round can use {ROUND_CARDS}")
-        return Remaining(left, len(self.out))
+            return Remaining(None, out, str(exc), unread)
+        if unseen.total - unread < ROUND_CARDS:
+            return Remaining(None, out, f"{unseen.total - unread} cards left: a round can use {ROUND_CARDS}", unread)
+        return Remaining(unseen, out, "", unread)
 
 
 def decimal_text(value: Fraction) -> str:
@@ -138,7 +153,7 @@ def edge_payload(round_no: int, submission: Any, remaining: Remaining,
     ``edge_alert`` says it (the audit holds the alerts to it: ``controller.table.alert_check``)."""
     comp = remaining.composition
     payload = {"round": round_no, "submission": str(getattr(submission, "source", "")), "cards_out": remaining.cards_out,
-               "remaining": comp.total if comp else 0, "remaining_ranks": rank_counts(comp) if comp else [],
+               "remaining": remaining.left, "remaining_ranks": rank_counts(comp) if comp else [],
                "wagers": {k: dict(v) for k, v in wagers.items()}}
     if threshold is not None:
         payload["threshold"] = threshold
@@ -220,12 +235,14 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
     """The journal's cards left after round ``round_no`` of ``shoe`` (at its ``round_result``,
     where the monitor takes them), with the ``edge`` record journaled for it, or None if the
     journal has no such round. ``shoe`` None: the last shoe that has such a round; ``round_no``
-    None: the shoe's last decided round (both None: the last round decided in the journal).
-    ``entries``: journal entries (``kind``, ``payload``, ``shoe_id``, ``round_no``), read once."""
+    None: the shoe's last decided round (both None: the last round decided in the journal). A
+    void round's cards include those drawn before it that were never read, journaled as its shoe
+    is collected. ``entries``: journal entries (``kind``, ``payload``, ``shoe_id``, ``round_no``), read once."""
     exact = shoe is not None and round_no is not None  # one round matches at most: done once it is whole
     cards, submission = ShoeCards(), None
     point: JournalPoint | None = None
     followed = False  # a later round of the point's shoe came: the shoe did not end with it
+    voided = False  # the point is a void round whose shoe is still being collected (not reconciled yet)
     for e in entries:
         if e.kind == kinds.SUBMISSION:
             submission = e.payload
@@ -236,9 +253,16 @@ def after_round(entries: Iterable[Any], shoe: str | None = None, round_no: int |
                 and (round_no is None or e.payload.get("round") == round_no):
             void = "the round was void (627a.13(e)): the shoe was reshuffled" if e.payload.get("kind") == "void" else None
             point, followed = JournalPoint(e.shoe_id, e.payload.get("round"), cards.remaining(), submission, None, void), False
+            voided = void is not None
+        elif voided and e.kind == kinds.DISCARD and e.shoe_id == point.shoe and not e.payload.get("card"):
+            # A card drawn before the void that was never read: said as the shoe is collected, after
+            # the round's result (a surveillance review: counted as still in the shoe).
+            point = replace(point, remaining=cards.remaining())
         elif e.kind == kinds.ROUND_RESULT and point is not None and e.shoe_id == point.shoe:
             followed = True
-        elif e.kind in SHOE_END_KINDS and point is not None and point.no_figures is None and e.shoe_id == point.shoe \
+        if e.kind in (kinds.RECONCILIATION, kinds.SHOE_START):
+            voided = False
+        if e.kind in SHOE_END_KINDS and point is not None and point.no_figures is None and e.shoe_id == point.shoe \
                 and not followed:
             point = replace(point, no_figures="its shoe ended with it: no round was dealt from these cards again")
         elif e.kind == kinds.EDGE and point is not None and point.edge is None and e.shoe_id == point.shoe \

@@ -17,9 +17,11 @@ from walks import Walk
 
 from controller.journal import kinds
 from controller.roles import Role
-from controller.rules.cards import Composition
+from controller.rules.cards import Composition, parse_card
 from controller.rules.submission import load_preset
-from controller.table.edge_figures import ShoeCards, after_round, decimal_text, edge_percent, journaled_alert
+from controller.table.edge_figures import (
+    ShoeCards, after_round, decimal_text, edge_payload, edge_percent, journaled_alert,
+)
 
 
 def test_the_cards_left_at_each_round_are_the_decks_less_the_cards_drawn() -> None:
@@ -52,6 +54,29 @@ def test_the_cards_left_at_each_round_are_the_decks_less_the_cards_drawn() -> No
     # the walk went through what records a card twice or late
     assert checked["normal"] > 100 and checked["simulated"]
     assert irregular["card_deferred"] and irregular["irregularity"] and irregular["card_entered"]
+
+
+def test_a_card_that_left_the_shoe_unread_is_out_of_it_and_unseen() -> None:
+    """A surveillance review: a misread card discarded unread (its record's card null) left the
+    shoe, as the reconciliation counts it, but the figures said it was still in it (`odds
+    --journal`: 55 cards left, 49 out, where the reconciliation said 54 and 50). It is out of the
+    shoe; its rank, unknown, stays among the unseen cards the figures are over (which of them
+    left is unknown: the figures are those of the cards left); entered by hand later, it is known."""
+    cards = ShoeCards()
+    cards.feed(kinds.SHOE_START, {"shoe": "S1", "decks": 1}, "S1")
+    cards.feed(kinds.BURN, {"card": "KS", "position": 1}, "S1")
+    cards.feed(kinds.DISCARD, {"card": None, "position": 2, "reason": "never read"}, "S1")
+    left = cards.remaining()
+    assert (left.cards_out, left.unread, left.left) == (2, 1, 50)
+    assert left.composition == Composition.standard(1).remove([parse_card("KS")])  # 51 unseen
+    payload = edge_payload(1, load_preset("minibaccarat"), left, {})
+    assert (payload["cards_out"], payload["remaining"], sum(payload["remaining_ranks"])) == (2, 50, 51)
+    cards.feed(kinds.CARD, {"card": "7C", "position": 2}, "S1")  # the same card entered by hand
+    left = cards.remaining()
+    assert (left.cards_out, left.unread, left.left) == (2, 0, 50)
+    assert left.composition == Composition.standard(1).remove([parse_card("KS"), parse_card("7C")])
+    cards.feed(kinds.DISCARD, {"card": None, "position": 2}, "S1")  # said again unread: still known
+    assert cards.remaining().unread == 0
 
 
 class _Entry:
