@@ -31,7 +31,9 @@ a malformed request: each changed nothing), and every operator command but the r
 a round (``ROUTINE_COMMANDS``, whose effects the round's own records and the events above show). A round's go with
 the round (those journaled while it was dealt, and, when rounds are held (``hold``: by default
 in a reading of one ``round``), an irregularity of it journaled after, as a card dealt to the
-Player when no third card was due, 627a.13(b)-(c)), the others with the shoe. A reading of one
+Player when no third card was due, 627a.13(b)-(c)), and the irregularity or deferral journaled
+between rounds that set aside the card a round's ``held_card_used`` takes (627a.13(a)-(d)) goes
+with that round; the others with the shoe. A reading of one
 ``shoe`` or ``round`` shows the clock steps journaled where it shows nothing else (another shoe or
 round) on the next document it yields, as ``"clock_steps_before"`` (events as above; the key only
 when there are some): the times of that document and after are the stepped clock's.
@@ -242,6 +244,10 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     # held or deferred is placed later than its read, after other reads: matched by its place)
     reads: dict[tuple[str | None, int], dict[str, Any]] = {}
     unplaced: list[dict[str, Any]] = []  # clock steps before the first shoe
+    # by (shoe, card): the event, between rounds, that set a card aside for a later round's first
+    # (627a.13(a)-(d)): it goes with the round the card opens (a surveillance review: `--round N`
+    # showed the card and not why it was there)
+    set_aside: dict[tuple[str, Any], dict[str, Any]] = {}
     for e in entries:
         seq_now = e.seq
         try:
@@ -294,7 +300,12 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             event = _event(e, actor)
             if event is not None:
                 in_round = (sid, rno) in rounds
-                (rounds[(sid, rno)] if in_round else doc)["events"].append(event)
+                target = rounds[(sid, rno)] if in_round else doc
+                if in_round and k == kinds.HELD_CARD_USED:
+                    _move_set_aside(set_aside.pop((sid, p.get("card")), None), doc, target)
+                target["events"].append(event)
+                if not in_round and k in (kinds.IRREGULARITY, kinds.CARD_DEFERRED) and p.get("card"):
+                    set_aside[(sid, p["card"])] = event
                 if k == kinds.CLOCK_STEP and not (want(sid, rno) if in_round else want(sid) and round is None):
                     hidden_steps.append(event)
             if k == kinds.CUT:
@@ -384,6 +395,14 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
         yield from release(sid)
     if current is not None:
         yield from shoe_done(current)
+
+
+def _move_set_aside(event: dict[str, Any] | None, shoe: dict[str, Any], round_doc: dict[str, Any]) -> None:
+    """The event that set aside the card a round's ``held_card_used`` takes: from the ``shoe``'s
+    events, where it was journaled between rounds, to the round's, before that record."""
+    if event is not None and any(e is event for e in shoe["events"]):
+        shoe["events"][:] = [e for e in shoe["events"] if e is not event]
+        round_doc["events"].append(event)
 
 
 def _take_off(wagers: list[dict[str, Any]], returned: Any) -> dict[str, Any] | None:
