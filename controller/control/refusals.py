@@ -10,7 +10,8 @@ In each window of ``window_s`` seconds (from the first refusal after the previou
 the first ``burst`` refusals are journaled one by one; the rest are only counted, and a
 ``refusals_summary`` record says how many were not journaled one by one since the previous
 summary (``not_journaled``), by code (``by_code``: auth, forbidden, bad_request, busy, ...), with
-up to five of the operator ids tried (``operators``). Summaries are written by ``tick()`` (the
+up to five of the operator ids tried (``operators``; on the streams as each refusal's ``shown``
+form says it). Summaries are written by ``tick()`` (the
 server calls it several times a second) at most every ``summary_every_s`` seconds while a flood
 lasts, and by ``close()``; so a steady flood costs the journal at most ``burst`` records per window
 plus one a second, and memory is bounded (counters per code and five ids). Thread-safe.
@@ -47,7 +48,7 @@ class RefusalJournal:
         self._window_end: float | None = None
         self._in_window = 0
         self._counted: dict[str, int] = {}
-        self._operators: list[str] = []
+        self._operators: list[tuple[str, Any]] = []  # (as journaled, as the streams show it)
         self._last_summary = clock()
         self._closed = False
 
@@ -66,9 +67,12 @@ class RefusalJournal:
             if self._in_window > self.burst:
                 code = str(payload.get("code") or kind)
                 self._counted[code] = self._counted.get(code, 0) + 1
-                shown = payload.get("operator")
-                if isinstance(shown, str) and shown not in self._operators and len(self._operators) < MAX_OPERATORS_SHOWN:
-                    self._operators.append(shown)
+                tried = payload.get("operator")
+                if isinstance(tried, str) and all(tried != t for t, _ in self._operators) \
+                        and len(self._operators) < MAX_OPERATORS_SHOWN:
+                    # the streams show the id as the refusal's own streamed form says it (an
+                    # operator's id of a PIN's shape hidden: a review read it in a summary)
+                    self._operators.append((tried, (shown or payload).get("operator")))
                 return True
             # Under the lock: a ``close`` between the look at ``_closed`` and the note would let a
             # refusal be told whose note comes after the owner's last journaling (a review).
@@ -90,8 +94,11 @@ class RefusalJournal:
     def _flush(self) -> None:
         counted = sum(self._counted.values())
         if counted:
-            self._note(SUMMARY_KIND, {"not_journaled": counted, "by_code": dict(sorted(self._counted.items())),
-                                      "operators": list(self._operators)}, None, None)
+            summary = {"not_journaled": counted, "by_code": dict(sorted(self._counted.items())),
+                       "operators": [tried for tried, _ in self._operators]}
+            streamed = [said for _, said in self._operators]
+            self._note(SUMMARY_KIND, summary, None,
+                       None if streamed == summary["operators"] else {**summary, "operators": streamed})
         self._counted = {}
         self._operators = []
         self._last_summary = self._clock()
