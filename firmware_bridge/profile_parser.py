@@ -20,7 +20,7 @@ from .profile_data import (
     Capabilities, Profile, ProfileError, SerialTransportSpec, Timing, TransportSpec, UsbTransportSpec,
 )
 
-__all__ = ["KINDS", "NAME_RE", "NAME_RULE", "ProfileParser", "decimal_usb_id", "parse_profile"]
+__all__ = ["KINDS", "NAME_RE", "NAME_RULE", "ProfileParser", "parse_profile"]
 
 KINDS = ("shoe", "shuffler", "shuffler-shoe")
 SHUFFLERS = ("none", "batch", "continuous")
@@ -36,11 +36,6 @@ MAX_DESCRIPTION = 500
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 # Serial numbers end up in udev match values, where * ? [ ] | are patterns and " ends the value.
 _SERIAL_RE = re.compile(r"^[A-Za-z0-9._:-]{1,126}$")
-# A USB id key given a decimal integer: lsusb and `shoectl devices` show ids as bare hexadecimal
-# ("1209:0005"), and `usb_vid = 1209` copied from there is TOML's decimal 1209 (0x04b9), another
-# vendor's id; a udev rule then matches no device (a review of an integrator's install).
-_DECIMAL_USB_ID = re.compile(r"^[ \t]*(?:transport[ \t]*\.[ \t]*)?(usb_vid|usb_pid|vid|pid)[ \t]*=[ \t]*"
-                             r"([0-9][0-9_]*)[ \t]*(?:#.*)?$", re.MULTILINE)
 NAME_RULE = "1-64 characters: lowercase letters, digits, '.', '_', '-', starting with a letter or digit"
 _SERIAL_RULE = "1-126 characters: letters, digits, '.', '_', ':', '-'"
 
@@ -269,17 +264,3 @@ class ProfileParser(DocumentParser):
             raise self.fail("timing.reconnect_max_ms",
                             f"{values['reconnect_max_ms']} is below reconnect_min_ms ({values['reconnect_min_ms']})")
         return Timing(**values)
-
-
-def decimal_usb_id(text: str) -> tuple[str, str] | None:
-    """The first USB id of a profile's TOML ``text`` written as a decimal integer, as
-    ``(key, why in words)``; None when every one is written in hexadecimal (``0x1209``)."""
-    found = _DECIMAL_USB_ID.search(text)
-    if found is None:
-        return None
-    name, digits = found.groups()
-    value = int(digits.replace("_", ""))
-    key = f"transport.{name}"
-    as_hex = f"; if lsusb shows {digits}, write 0x{digits}" if re.fullmatch(r"[0-9]{1,4}", digits) else ""
-    return key, (f"{digits} is a decimal number (0x{value:04x}): write USB ids in hexadecimal, "
-                 f"as lsusb shows them{as_hex}")

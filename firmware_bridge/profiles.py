@@ -38,7 +38,8 @@ from shoectl_config.text import safe as _safe
 from .profile_data import (
     Capabilities, Profile, ProfileCheck, ProfileError, SerialTransportSpec, Timing, UsbIdentity, UsbTransportSpec,
 )
-from .profile_parser import KINDS, NAME_RE, ProfileParser, decimal_usb_id, parse_profile
+from .profile_parser import KINDS, NAME_RE, ProfileParser, parse_profile
+from .profile_usb_ids import decimal_usb_id
 
 __all__ = [
     "Capabilities",
@@ -203,7 +204,7 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
         raise ProfileError(_safe(source), "", why)
     shown, raw, _ = read_regular_file(source, MAX_FILE_BYTES, ProfileError)
     profile = ProfileParser(parse_toml(raw, shown, ProfileError), shown, Path(source).stem).parse()
-    decimal = decimal_usb_id(raw.decode("utf-8"))  # the parse proved it UTF-8 TOML (a BOM is no key)
+    decimal = decimal_usb_id(raw.decode("utf-8").removeprefix("\ufeff"))  # the parse proved it UTF-8 TOML
     if decimal is not None:
         raise ProfileError(shown, *decimal)
     return profile

@@ -160,3 +160,35 @@ def test_the_longest_heartbeat_is_half_the_devices_host_loss_timeout() -> None:
     from firmware_bridge.protocol import HOST_LOSS_TIMEOUT_S
 
     assert HEARTBEAT_MAX_MS * 2 == HOST_LOSS_TIMEOUT_S * 1000
+
+
+_USB_SHUFFLER = ('[device]\nvendor = "v"\nmodel = "m"\nkind = "shuffler"\n[capabilities]\nshuffler = "batch"\n')
+
+
+@pytest.mark.parametrize("transport", [
+    'transport = {type = "usb", vid = 1209, pid = 0x0001, endpoint_out = 0x01, endpoint_in = 0x81}\n',
+    '[transport]\ntype = "usb"\n"vid" = 1209\npid = 0x0001\n',
+    "[transport]\ntype = \"usb\"\n'vid' = 1209\npid = 0x0001\n",
+    '[transport]\ntype = "usb"\nvid = +1209\npid = 0x0001\n',
+    '[transport]\ntype = "usb"\nvid=1209 # lsusb\npid = 0x0001\n',
+], ids=["inline-table", "quoted-key", "literal-quoted-key", "plus-sign", "no-spaces-and-a-comment"])
+def test_a_decimal_usb_id_is_refused_however_the_key_is_written(tmp_path: Path, transport: str) -> None:
+    """A review of the first fix: the decimal id was refused only as `vid = 1209` on a line of its
+    own; in an inline table, under a quoted key or with a sign it still gave 0x04b9, another
+    vendor's id (docs/device-profiles.md: "a decimal one is refused")."""
+    text = transport + _USB_SHUFFLER if transport.startswith("transport =") else _USB_SHUFFLER + transport
+    with pytest.raises(ProfileError, match=r"transport\.vid: \+?1209 is a decimal number \(0x04b9\)"):
+        load_profile(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("transport", [
+    'transport = {type = "usb", vid = 0x1209, pid = 0o1, endpoint_out = 0x01, endpoint_in = 0x81}\n',
+    '[transport]\ntype = "usb"\nvid = 0x1209  # lsusb: vid = 1209\npid = 0b1\nproduct = "vid = 1209"\n',
+    '[transport]\ntype = "usb"\nvid = 0x1209\npid = 0x0001\nmanufacturer = """\nvid = 1209\n"""\n',
+], ids=["hex-and-octal-inline", "a-comment-and-a-string-saying-it", "a-multi-line-string-saying-it"])
+def test_a_usb_id_written_otherwise_than_in_decimal_is_taken(tmp_path: Path, transport: str) -> None:
+    """What the refusal must not catch: hexadecimal, octal and binary ids, and a comment or a
+    string that says `vid = 1209` (a description may say anything)."""
+    text = transport + _USB_SHUFFLER if transport.startswith("transport =") else _USB_SHUFFLER + transport
+    profile = load_profile(write(tmp_path, text))
+    assert (profile.transport.vid, profile.transport.pid) == (0x1209, 1)
