@@ -372,8 +372,11 @@ class JournalFeed:
             return []
         if not self._accepted and self.window.outstanding:
             return []  # the broker has not yet taken one of this table's entries: it may refuse its topics
-        if self.window.last_published < self._last.seq:
-            return []  # still reading up to the cursor
+        if self._last.seq < self.window.last_published:
+            # still reading up to the cursor: a status of a point before it would step a display
+            # back (a review: the comparison was the wrong way round, and a restarted feed
+            # published, retained, the status of every window it read on the way)
+            return []
         self._next_status = now + self.settings.status_interval
         sent = []
         status = encode({"table_id": self.table_id, "online": True, **self.summary.status(), "seq": self._last.seq,
