@@ -50,10 +50,11 @@ from typing import Any
 
 from controller.journal import kinds
 from controller.journal.errors import JournalContentError, malformed_entry, text_field
+from controller.journal.replay_fields import (
+    UNREADABLE_RANK, dealt_field, hand_field, outcome_field, placed_cards, wager_field, whole_field,
+)
 from controller.journal.vocabulary import current_payload
 
-
-OUTCOMES = ("player", "banker", "tie")  # a round_result's outcome (docs/journal.md)
 
 # The records a replay lists as events (see the module docstring), and the operator commands it
 # leaves out as routine (the round's own records show them: its wagers, its cards, its squeeze,
@@ -89,57 +90,6 @@ def _event(e: Any, actor: str | None) -> dict[str, Any] | None:
         actor = None  # the clock's doing, found by the journal's writer: no operator's
     return {"seq": e.seq, "kind": e.kind, "operator": e.operator or e.payload.get("operator") or actor,
             "payload": dict(e.payload)}
-
-
-def _whole(p: Any, key: str) -> int:
-    value = p[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(key)
-    return value
-
-
-def _hand(p: Any, key: str) -> dict[str, Any]:
-    hand = p[key]
-    _whole(hand, "total")
-    if not all(isinstance(c, str) for c in hand["cards"]):
-        raise TypeError(key)
-    return hand
-
-
-def _outcome(p: Any) -> str:
-    outcome = text_field(p, "outcome")
-    if outcome not in OUTCOMES:
-        raise TypeError("outcome")
-    return outcome
-
-
-def _placed(dealt: list[dict[str, Any]], read: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The round's cards as its result has them (``dealt``), each with its place in the stack from
-    the ``card`` record that dealt it (``read``, in order; ``None`` where none did: a card held from
-    an earlier round, entered by hand)."""
-    unused = list(read)
-    out = []
-    for d in dealt:
-        match = next((c for c in unused if c["card"] == d["card"] and c["to"] == d["to"]), None)
-        if match is not None:
-            unused.remove(match)
-        out.append({**d, **(match or _UNPLACED)})  # a match's card and hand are ``d``'s own
-    return out
-
-
-_UNPLACED = {"position": None, "seq": None, "ts": None, "device_event": None}
-UNREADABLE_RANK = 0xFF  # a CARD_READ's rank for a card the shoe could not read (docs/protocol.md)
-
-
-def _wager(p: Any) -> dict[str, Any]:
-    """A wager (a ``wager`` record, one of a ``round_start``'s, a settlement's), its sum checked to be a
-    whole number (each use copies what it keeps)."""
-    _whole(p, "amount")
-    return p
-
-
-def _dealt(p: Any) -> list[dict[str, str]]:
-    return [{"card": text_field(d, "card"), "to": text_field(d, "to")} for d in p["dealt"]]
 
 
 # What a reading of one shoe needs besides that shoe's own records and those of no shoe: who gave
@@ -296,6 +246,8 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 elif event is not None and k == kinds.CLOCK_STEP:
                     hidden_steps.append(event)
                 continue
+            if k == kinds.ROUND_RESULT:  # a card is set aside for the next round's first only
+                set_aside = {key: ev for key, ev in set_aside.items() if key[0] != sid}
             doc = shoe_doc(sid)
             event = _event(e, actor)
             if event is not None:
@@ -327,14 +279,14 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             elif k == kinds.RECONCILIATION:
                 doc["reconciliation"] = p
             elif k == kinds.WAGER:
-                layout.setdefault(sid, []).append({**_wager(p), "placed_by": actor})
+                layout.setdefault(sid, []).append({**wager_field(p), "placed_by": actor})
             elif k == kinds.WAGER_RETURNED:
-                _take_off(layout.get(sid, []), _wager(p))
+                _take_off(layout.get(sid, []), wager_field(p))
             elif k == kinds.ROUND_START:
                 yield from release(sid)
                 # those the round takes, each with who placed it; a simulated round's stay on the layout
                 wagers = [{**w, "placed_by": _placed_by(_take_off(layout.get(sid, []), w))}
-                          for w in map(_wager, p["wagers"])]
+                          for w in map(wager_field, p["wagers"])]
                 rounds[(sid, p["round"])] = {"type": "round", "shoe": sid, "round": p["round"], "kind": p["kind"],
                                              "cards": [], "player": None, "banker": None, "outcome": None,
                                              "wagers": wagers, "settlements": [], "events": [],
@@ -344,22 +296,22 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 rounds[(sid, rno)]["kind"] = p["kind"]
                 # its wagers put back on the layout for the next round (simulated_round_wagers = stay)
                 taken = list(rounds[(sid, rno)]["wagers"])
-                layout.setdefault(sid, []).extend({**_wager(w), "placed_by": _placed_by(_take_off(taken, w))}
+                layout.setdefault(sid, []).extend({**wager_field(w), "placed_by": _placed_by(_take_off(taken, w))}
                                                   for w in p.get("wagers_kept") or ())
             elif k == kinds.CARD and (sid, rno) in rounds:
                 position = p.get("position")
                 if position is not None:
-                    _whole(p, "position")
+                    whole_field(p, "position")
                 rounds[(sid, rno)]["cards"].append({"card": text_field(p, "card"), "to": text_field(p, "to"),
                                                     "position": position, "seq": getattr(e, "seq", None),
                                                     "ts": getattr(e, "ts", None),
                                                     "device_event": reads.pop((sid, position), None)})
             elif k == kinds.SETTLEMENT and (sid, rno) in rounds:
-                _whole(p, "net")
-                _wager(p)
+                whole_field(p, "net")
+                wager_field(p)
                 for optional in ("win", "commission"):
                     if p.get(optional) is not None:
-                        _whole(p, optional)
+                        whole_field(p, optional)
                 rounds[(sid, rno)]["settlements"].append(p)
             elif k == kinds.HOUSE_MONEY_ADDED and (sid, rno) in rounds:
                 rounds[(sid, rno)].setdefault("house_money_added", []).append(p)
@@ -368,8 +320,8 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 r["kind"] = p.get("kind", r["kind"])
                 r["decided"] = getattr(e, "ts", None)
                 if r["kind"] != "void":
-                    r["player"], r["banker"], r["outcome"] = _hand(p, "player"), _hand(p, "banker"), _outcome(p)
-                    r["cards"] = _placed(_dealt(p), r["cards"])
+                    r["player"], r["banker"], r["outcome"] = hand_field(p, "player"), hand_field(p, "banker"), outcome_field(p)
+                    r["cards"] = placed_cards(dealt_field(p), r["cards"])
                     for extra in ("natural", "dragon7", "panda8", "player_pair", "banker_pair"):
                         if extra in p:
                             r[extra] = p[extra]
