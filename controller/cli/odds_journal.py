@@ -66,8 +66,9 @@ def run_journal(args: argparse.Namespace, render_text: Any) -> int:
         print_json({"shoe": point.shoe, **figures, "submission_from": whence, "journaled": journaled,
                     "matches": matches, "no_figures_journaled": point.no_figures, "odds": report.to_json()})
     else:
-        unseen = (f"{remaining.unread} of them never read, and the cards below the cover card: unseen, their figures "
-                  "those of the cards left" if remaining.unread else "the cards below the cover card are unseen: counted as left")
+        ranks = "its rank" if remaining.unread == 1 else "their ranks"
+        unseen = (f"{remaining.unread} of them never read: {ranks} counted among the unseen cards, with those below "
+                  "the cover card" if remaining.unread else "the cards below the cover card are unseen: counted as left")
         print(f"Shoe {point.shoe} after round {point.round}: {figures['remaining']} cards left, {remaining.cards_out} "
               f"out of the shoe ({unseen})")
         if point.no_figures is not None:

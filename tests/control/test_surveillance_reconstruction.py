@@ -51,6 +51,11 @@ def test_odds_after_a_void_round_counts_the_unread_card_as_out_of_the_shoe(tmp_p
     figures = json.loads(out)
     assert figures["cards_out"] == recon["left_shoe"], (figures["cards_out"], recon)
     assert figures["remaining"] == recon["remaining_in_shoe"], (figures["remaining"], recon)
+    code, out, err = run_captured("odds", "--journal", str(t.journal), "--shoe", "T1-S0001", "--round", str(void_round))
+    assert code == 0, err
+    assert out.startswith(f"Shoe T1-S0001 after round {void_round}: {recon['remaining_in_shoe']} cards left, "
+                          f"{recon['left_shoe']} out of the shoe (1 of them never read: its rank counted among the "
+                          "unseen cards, with those below the cover card)\n"), out
 
 
 def test_replay_of_a_round_shows_the_irregularity_that_gave_it_its_first_card(tmp_path: Path) -> None:
