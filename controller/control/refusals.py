@@ -48,7 +48,8 @@ class RefusalJournal:
         self._window_end: float | None = None
         self._in_window = 0
         self._counted: dict[str, int] = {}
-        self._operators: list[tuple[str, Any]] = []  # (as journaled, as the streams show it)
+        self._operators: list[str] = []  # the ids tried, as journaled ...
+        self._streamed: list[str] = []  # ... and as the streams show them, each list without repeats
         self._last_summary = clock()
         self._closed = False
 
@@ -67,12 +68,14 @@ class RefusalJournal:
             if self._in_window > self.burst:
                 code = str(payload.get("code") or kind)
                 self._counted[code] = self._counted.get(code, 0) + 1
-                tried = payload.get("operator")
-                if isinstance(tried, str) and all(tried != t for t, _ in self._operators) \
-                        and len(self._operators) < MAX_OPERATORS_SHOWN:
-                    # the streams show the id as the refusal's own streamed form says it (an
-                    # operator's id of a PIN's shape hidden: a review read it in a summary)
-                    self._operators.append((tried, (shown or payload).get("operator")))
+                # Each list on its own: the streams show an id as the refusal's streamed form says
+                # it, and count the ids as they show them (an operator's id of a PIN's shape, hidden,
+                # is one more hidden id only if no other was: reviews read it in a summary, then
+                # counted the hidden entries)
+                for ids, tried in ((self._operators, payload.get("operator")),
+                                   (self._streamed, (shown or payload).get("operator"))):
+                    if isinstance(tried, str) and tried not in ids and len(ids) < MAX_OPERATORS_SHOWN:
+                        ids.append(tried)
                 return True
             # Under the lock: a ``close`` between the look at ``_closed`` and the note would let a
             # refusal be told whose note comes after the owner's last journaling (a review).
@@ -95,10 +98,9 @@ class RefusalJournal:
         counted = sum(self._counted.values())
         if counted:
             summary = {"not_journaled": counted, "by_code": dict(sorted(self._counted.items())),
-                       "operators": [tried for tried, _ in self._operators]}
-            streamed = [said for _, said in self._operators]
+                       "operators": list(self._operators)}
             self._note(SUMMARY_KIND, summary, None,
-                       None if streamed == summary["operators"] else {**summary, "operators": streamed})
+                       None if self._streamed == self._operators else {**summary, "operators": list(self._streamed)})
         self._counted = {}
-        self._operators = []
+        self._operators, self._streamed = [], []
         self._last_summary = self._clock()
