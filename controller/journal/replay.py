@@ -194,10 +194,11 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     # held or deferred is placed later than its read, after other reads: matched by its place)
     reads: dict[tuple[str | None, int], dict[str, Any]] = {}
     unplaced: list[dict[str, Any]] = []  # clock steps before the first shoe
-    # by (shoe, card): the event, between rounds, that set a card aside for a later round's first
-    # (627a.13(a)-(d)): it goes with the round the card opens (a surveillance review: `--round N`
-    # showed the card and not why it was there)
-    set_aside: dict[tuple[str, Any], dict[str, Any]] = {}
+    # by (shoe, card), in order: the events, between rounds, that set a card aside for a later
+    # round's first (627a.13(a)-(d)): each goes with the round the card opens (a surveillance
+    # review: `--round N` showed the card and not why it was there); two cards drawn in error
+    # open the next hand and the one after it
+    set_aside: dict[tuple[str, Any], list[dict[str, Any]]] = {}
     for e in entries:
         seq_now = e.seq
         try:
@@ -246,18 +247,18 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                 elif event is not None and k == kinds.CLOCK_STEP:
                     hidden_steps.append(event)
                 continue
-            if k == kinds.ROUND_RESULT:  # a card is set aside for the next round's first only
-                set_aside = {key: ev for key, ev in set_aside.items() if key[0] != sid}
+            if k in (kinds.CARD, kinds.BURN, kinds.DISCARD) and p.get("position") is not None:
+                _consumed(set_aside, sid, p["position"])  # a set-aside card used otherwise: none to move
             doc = shoe_doc(sid)
             event = _event(e, actor)
             if event is not None:
                 in_round = (sid, rno) in rounds
                 target = rounds[(sid, rno)] if in_round else doc
-                if in_round and k == kinds.HELD_CARD_USED:
-                    _move_set_aside(set_aside.pop((sid, p.get("card")), None), doc, target)
+                if in_round and k == kinds.HELD_CARD_USED and (waiting := set_aside.get((sid, p.get("card")))):
+                    _move_set_aside(waiting.pop(0), doc, target)  # the first set aside is the first used
                 target["events"].append(event)
                 if not in_round and k in (kinds.IRREGULARITY, kinds.CARD_DEFERRED) and p.get("card"):
-                    set_aside[(sid, p["card"])] = event
+                    set_aside.setdefault((sid, p["card"]), []).append(event)
                 if k == kinds.CLOCK_STEP and not (want(sid, rno) if in_round else want(sid) and round is None):
                     hidden_steps.append(event)
             if k == kinds.CUT:
@@ -347,6 +348,14 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
         yield from release(sid)
     if current is not None:
         yield from shoe_done(current)
+
+
+def _consumed(set_aside: dict[tuple[str, Any], list[dict[str, Any]]], shoe: str, position: Any) -> None:
+    """A card of ``shoe`` at ``position`` was dealt, burned or discarded: an event that set it
+    aside (a deferred card dealt when a fault cleared) is no longer waiting for a round to open."""
+    for (sid, _), waiting in set_aside.items():
+        if sid == shoe:
+            waiting[:] = [e for e in waiting if e["payload"].get("position") != position]
 
 
 def _move_set_aside(event: dict[str, Any] | None, shoe: dict[str, Any], round_doc: dict[str, Any]) -> None:

@@ -1,0 +1,37 @@
+"""627a.13(a): two cards drawn in error between rounds open the next hand and the hand after it
+(test_a_second_undisclosed_card_drawn_in_error_opens_the_hand_after_the_next). `journal replay`
+puts "the irregularity or deferral journaled between rounds that set aside the card a round's
+held_card_used takes" with that round: the second card's with the round it opens, in a whole-shoe
+listing and in a reading of that round (a review of this stop's replay change: dropping the
+set-aside events at each round's result left the second one with the shoe)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from bench import Bench
+
+from controller.journal.replay import replay
+from controller.roles import Role
+
+
+def _entries(b: Bench) -> list:
+    return [SimpleNamespace(seq=i, kind=r.kind, payload=r.payload, shoe_id=r.shoe, round_no=r.round, operator=None)
+            for i, r in enumerate(b.records, 1)]
+
+
+@pytest.mark.parametrize("reading", [{"hold": True, "open_rounds": True}, {"round": 2}])
+def test_the_second_held_cards_irregularity_goes_with_the_round_it_opens(reading) -> None:
+    b = Bench()
+    b.open_and_cut()
+    b.cards_drawn_in_error(2)
+    b.auto_deal = True
+    b.play_round([])
+    b.play_round([(1, "banker", 100)])
+    entries = _entries(b)
+    irregular = [e.seq for e in entries if e.kind == "irregularity"]
+    assert len(irregular) == 2
+    rounds = {d["round"]: d for d in replay(entries, **reading) if d["type"] == "round"}
+    events_of_2 = [e["seq"] for e in rounds[2]["events"]]
+    assert irregular[1] in events_of_2, (irregular, events_of_2)
+
