@@ -16,8 +16,11 @@ import re
 __all__ = ["decimal_usb_id"]
 
 # A string (multi-line first), a comment, or anything else up to the next of them.
-_TOKENS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[^"\'#]+|["\']',
+# A multi-line string may end with one or two quotes of its own (``'''it''''``): its closing
+# takes up to five.
+_TOKENS = re.compile(r'"""(?:[^\\]|\\.)*?"{3,5}|\'\'\'.*?\'{3,5}|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[^"\'#]+|["\']',
                      re.DOTALL)
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")  # in a quoted key: "v\u0069d" is vid
 _KEY_AFTER = re.compile(r"[ \t]*[=.]")  # a string that is a key (or part of a dotted one)
 _DECIMAL_ID = re.compile(r"(?:^|[\s{,.])(usb_vid|usb_pid|vid|pid)[ \t]*=[ \t]*([+-]?[0-9][0-9_]*)(?![0-9A-Za-z_.:])",
                          re.MULTILINE)
@@ -33,10 +36,18 @@ def _without_values_and_comments(text: str) -> str:
             continue
         if token[0] in "\"'" and len(token) > 1:
             is_key = not token.startswith(('"""', "'''")) and _KEY_AFTER.match(text, found.end())
-            out.append(token[1:-1] if is_key else '""')
+            out.append(_key_text(token) if is_key else '""')
             continue
         out.append(token)
     return "".join(out)
+
+
+def _key_text(token: str) -> str:
+    """A quoted key's name (its \\u and \\U escapes read, a basic string's only)."""
+    name = token[1:-1]
+    if token[0] == '"':
+        name = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), name)
+    return name
 
 
 def decimal_usb_id(text: str) -> tuple[str, str] | None:

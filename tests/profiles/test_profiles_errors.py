@@ -192,3 +192,33 @@ def test_a_usb_id_written_otherwise_than_in_decimal_is_taken(tmp_path: Path, tra
     text = transport + _USB_SHUFFLER if transport.startswith("transport =") else _USB_SHUFFLER + transport
     profile = load_profile(write(tmp_path, text))
     assert (profile.transport.vid, profile.transport.pid) == (0x1209, 1)
+
+
+_TAIL = '[device]\nvendor = "A"\nmodel = "B"\nkind = "shuffler"\n\n[capabilities]\nshuffler = "batch"\n'
+
+
+@pytest.mark.parametrize("transport", [
+    '[transport]\ntype = "usb"\n"v\\u0069d" = 1209\npid = 0x0001\n',  # a key written with a Unicode escape
+    # a multi-line literal string that ends with one quote of its own (''''): TOML allows it
+    "transport = { type = 'usb', manufacturer = '''it'''', vid = 1209, pid = 0x0001, product = 'P' }\n",
+], ids=["escaped-key", "literal-string-ending-in-a-quote"])
+def test_a_decimal_usb_id_is_refused_as_tomllib_reads_the_key(tmp_path: Path, transport: str) -> None:
+    """A second review of the check: a quoted key's escapes were not read, and a multi-line string
+    ending in a quote of its own was closed early; tomllib reads each of these as `vid = 1209`."""
+    import tomllib
+
+    text = transport + _TAIL
+    assert tomllib.loads(text)["transport"]["vid"] == 1209
+    with pytest.raises(ProfileError, match="1209 is a decimal number"):
+        load_profile(write(tmp_path, text))
+
+
+def test_a_hexadecimal_profile_is_taken_whatever_its_strings_hold(tmp_path: Path) -> None:
+    """The same review: a multi-line basic string ending in a quote of its own, then a string
+    saying `vid = 1209`: the profile's id is 0x1209 and it is taken."""
+    import tomllib
+
+    text = ('transport = { type = "usb", manufacturer = """Acme "1"""", product = " vid = 1209", '
+            'vid = 0x1209, pid = 0x0001 }\n' + _TAIL)
+    assert tomllib.loads(text)["transport"]["vid"] == 0x1209
+    assert load_profile(write(tmp_path, text)).transport.vid == 0x1209
