@@ -222,3 +222,26 @@ def test_a_journal_ending_inside_a_round_keeps_what_the_round_settled(capsys, tm
     house_money = rep["money"]["house_money"]
     assert (house_money["settled"], house_money["staked"], house_money["players_net"]) == (1, 10, settled["net"])
     assert "player" not in rep["money"] or rep["money"]["player"]["settled"] == 0
+
+
+def test_rules_put_in_force_again_count_in_their_first_group(capsys, tmp_path: Path) -> None:
+    """`audit results` gives "one ``RulesResults`` per Rules Submission the rounds were dealt under
+    (a floorperson's ``set_submission`` starts another)": rules set again after others are the same
+    Rules Submission, their rounds counted in its one group, not a second (a mutation review)."""
+    from controller.journal import Record
+    from controller.rules.submission import load_preset
+    from round_records import round_records
+
+    def rules(preset: str) -> Record:
+        return Record("submission", {"source": f"preset:{preset}", **load_preset(preset).to_dict()})
+
+    path = tmp_path / "again.db"
+    with Journal.open(path, table_id="T1") as journal:
+        for shoe, preset, rounds in (("S1", "minibaccarat", 2), ("S2", "ez-baccarat", 1), ("S3", "minibaccarat", 3)):
+            journal.append_batch([rules(preset), Record("shoe_start", {"decks": 8, "shoe": shoe}, shoe=shoe)])
+            for n in range(1, rounds + 1):
+                journal.append_batch(round_records(shoe, n))
+    code, out, err = run(capsys, "audit", "results", str(path), "--json")
+    assert code == 0, err
+    groups = json.loads(out)["rules"]
+    assert [(g["game"], g["rounds"], g["shoes"]) for g in groups] == [("punto-banco", 5, 2), ("ez-baccarat", 1, 1)]
