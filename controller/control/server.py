@@ -52,21 +52,19 @@ from typing import Any
 import structlog
 
 from controller.control.admission import ConnectionSlots
+from controller.control.auth_refusal import auth_refusal
 from controller.control.client import OPERATORS_GROUP, peer_uid
 from controller.control.endpoint import ControlEndpoint
 from controller.control.lines import line_report
 from controller.control.local_args import table_args
 from controller.control.refusals import RefusalJournal
 from controller.control.request_lines import MAX_LINE, TOO_LONG, peer_closed, request_lines
-from controller.control.requests import BadRequest, Request, parse_request, shown_text
+from controller.control.requests import BadRequest, Request, parse_request
 from controller.descriptors import OUT_OF_DESCRIPTORS, TABLE_RESERVE, capacity_warning
 from controller.operators.auth import AuthError, LoginThrottle, NotPermitted, Throttled
-from controller.operators.pins import pin_shaped_id_hidden
-from controller.operators.store import is_operator_id
 from controller.table.commands import MIN_ROLES
 from controller.table.io import OperatorInput, TableRecord
 from shoectl_config.files import user_name
-from shoectl_config.text import quoted
 from controller.journal import kinds
 
 MAX_CONNECTIONS = 64
@@ -347,28 +345,12 @@ class ControlServer:
 
     def _auth_refused(self, req: Request, session: _Session, code: str, error: str,
                       reason: str | None = None) -> dict[str, Any]:
-        """Journal an authentication or role refusal (the operator column only for a valid id):
-        the journal keeps ``reason`` (what happened); the event streams, which need no login, show
-        ``error``, what the person who tried was told; both name the system account that connected
-        (``account``: who typed, whatever operator id they tried). An id of a PIN's shape (digits
-        only) that failed its login is not told back nor shown on the streams, whether it is an
-        operator's or not (a review: hidden only when no operator had it, the reply said which
-        ids exist); the journal keeps an operator's, and an unknown one is not journaled either:
-        the person was most likely typing a PIN."""
-        operator = req.operator if is_operator_id(req.operator) else None
-        shown, reason = shown_text(req.operator), reason or error
-        digits = req.operator.strip() if isinstance(req.operator, str) else ""  # a PIN is read so: with a space pasted or keyed around it, still a PIN
-        hidden = pin_shaped_id_hidden(digits) if code == "auth" else None  # a role refusal follows a login
-        streamed = shown
-        if hidden is not None:
-            error, streamed = _hide(error, req.operator, digits, hidden), hidden
-            if not (self.auth and self.auth.knows(digits)):
-                # Most likely a PIN typed where the id goes: kept out of the journal too.
-                reason, shown, operator = _hide(reason, req.operator, digits, hidden), hidden, None
-        payload = {"command": req.command, "operator": shown, "code": code, "reason": reason,
-                   **({"account": session.account} if session.uid is not None else {})}
-        return self._refused(kinds.AUTH_REFUSED, payload, {"ok": False, "code": code, "error": error}, operator,
-                             {**payload, "operator": streamed, "reason": error})
+        """Journal an authentication or role refusal as ``auth_refusal`` says it (what the journal
+        keeps, the person is told and the streams show); the reply, once journaled."""
+        refusal = auth_refusal(req.operator, req.command, code, error, reason,
+                               session.account if session.uid is not None else None,
+                               lambda digits: bool(self.auth and self.auth.knows(digits)))
+        return self._refused(kinds.AUTH_REFUSED, refusal.payload, refusal.reply, refusal.operator, refusal.streamed)
 
     def _stream(self, conn: socket.socket, rid: Any, since_start: bool) -> None:
         q = self.runner.subscribe(since_start=since_start)
@@ -401,7 +383,3 @@ def _peer(conn: socket.socket) -> int | None:
 def _line(obj: dict[str, Any]) -> bytes:
     return json.dumps(obj, separators=(",", ":"), default=str).encode() + b"\n"
 
-
-def _hide(text: str, operator: str, digits: str, hidden: str) -> str:
-    """``text`` with the id ``operator`` (quoted, or its ``digits`` bare) said as ``hidden``."""
-    return text.replace(quoted(operator), hidden).replace(digits, hidden)
