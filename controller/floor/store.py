@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from controller.floor import alarms, chain, new_journal
@@ -67,8 +67,9 @@ class BatchResult:
     def absorb(self, part: BatchResult) -> None:
         """Add ``part``, the result of a later transaction over other entries of the same batch
         (the collector's entry-by-entry pass): counts summed, lists extended, positions the later."""
-        for name in ("stored", "duplicates", "refused", "dropped", "new_journal", "recognised_late"):
-            setattr(self, name, getattr(self, name) + getattr(part, name))
+        for f in fields(self):
+            if type(getattr(self, f.name)) is int:  # every count
+                setattr(self, f.name, getattr(self, f.name) + getattr(part, f.name))
         self.new_journals.extend(part.new_journals)
         self.positions.update(part.positions)
         self.set_aside.extend(part.set_aside)
