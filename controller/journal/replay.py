@@ -353,15 +353,16 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
 def _consumed(set_aside: dict[tuple[str, Any], list[dict[str, Any]]], shoe: str, position: Any) -> None:
     """A card of ``shoe`` at ``position`` was dealt, burned or discarded: an event that set it
     aside (a deferred card dealt when a fault cleared) is no longer waiting for a round to open."""
-    for (sid, _), waiting in set_aside.items():
-        if sid == shoe:
-            waiting[:] = [e for e in waiting if e["payload"].get("position") != position]
+    for key in [key for key in set_aside if key[0] == shoe]:
+        set_aside[key] = [e for e in set_aside[key] if e["payload"].get("position") != position]
+        if not set_aside[key]:
+            del set_aside[key]
 
 
-def _move_set_aside(event: dict[str, Any] | None, shoe: dict[str, Any], round_doc: dict[str, Any]) -> None:
+def _move_set_aside(event: dict[str, Any], shoe: dict[str, Any], round_doc: dict[str, Any]) -> None:
     """The event that set aside the card a round's ``held_card_used`` takes: from the ``shoe``'s
     events, where it was journaled between rounds, to the round's, before that record."""
-    if event is not None and any(e is event for e in shoe["events"]):
+    if any(e is event for e in shoe["events"]):
         shoe["events"][:] = [e for e in shoe["events"] if e is not event]
         round_doc["events"].append(event)
 
