@@ -115,13 +115,14 @@ def serving(journal: Path, lang: str = "en") -> Iterator[Any]:
         server.stop()
 
 
-def _connection(server: Any, timeout: float = 10) -> http.client.HTTPConnection:
+def connection(server: Any, timeout: float = 10) -> http.client.HTTPConnection:
+    """A connection to ``server`` (kept alive between its requests until closed)."""
     url = urlsplit(server.url)
     return http.client.HTTPConnection(url.hostname, url.port, timeout=timeout)
 
 
 def get(server: Any, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
-    conn = _connection(server)
+    conn = connection(server)
     try:
         conn.request(method, path)
         resp = conn.getresponse()
@@ -140,7 +141,7 @@ class EventReader:
     """One SSE connection (see the module docstring)."""
 
     def __init__(self, server: Any, path: str) -> None:
-        self.conn = _connection(server)
+        self.conn = connection(server)
         self.conn.request("GET", path, headers={"Accept": "text/event-stream"})
         self.response = self.conn.getresponse()
         assert self.response.status == 200

@@ -18,7 +18,7 @@ from controller.journal import Journal
 from controller.journal.reader import JournalReader
 from controller.scoreboard.sse import QUEUE_LIMIT, Channel, Snapshot
 from controller.scoreboard.state import TableView
-from tests.scoreboard.serving import copy_journal, SHOECTL, EventReader, dealt_journal, get, get_json, serving
+from tests.scoreboard.serving import copy_journal, SHOECTL, EventReader, connection, dealt_journal, get, get_json, serving
 
 ROUTES = ("/", "/floor.json", "/events", "/healthz", "/tables/T1", "/tables/T1/state.json", "/tables/T1/events",
           "/static/table.js")
@@ -391,11 +391,8 @@ def test_one_address_gets_a_share_of_the_connections_and_others_are_still_served
 def test_a_head_request_of_an_event_stream_ends_and_the_connection_serves_on(journal):
     """HEAD on an event stream sent the stream's headers and never ended: the next request on the
     same connection waited for ever."""
-    from urllib.parse import urlsplit
-
     with serving(journal) as server:
-        url = urlsplit(server.url)
-        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=5)
+        conn = connection(server, timeout=5)
         try:
             conn.request("HEAD", "/tables/T1/events")
             head = conn.getresponse()
@@ -440,7 +437,7 @@ def test_a_path_with_a_trailing_slash_is_not_redirected_to_the_hosts_the_client_
     header: `Host: evil.example` got `location: http://evil.example/tables/T1` (a review of the
     scoreboard). No redirect: 404, as any other path the board does not serve."""
     with serving(journal) as server:
-        conn = http.client.HTTPConnection(*server.url.split("//")[1].rstrip("/").split(":"), timeout=10)
+        conn = connection(server)
         try:
             conn.request("GET", "/tables/T1/", headers={"Host": "evil.example"})
             resp = conn.getresponse()

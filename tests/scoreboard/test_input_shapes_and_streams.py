@@ -4,10 +4,8 @@ cut by the timer of the response before it. A mutation review found each of thes
 tests before."""
 from __future__ import annotations
 
-import http.client
 import json
 import time
-from urllib.parse import urlsplit
 
 import pytest
 import structlog
@@ -15,7 +13,7 @@ from paho.mqtt.client import MQTTMessage
 
 from controller.floor.broker import BrokerOptions
 from controller.scoreboard.mqtt_source import MqttFloorSource
-from tests.scoreboard.serving import dealt_journal, serving
+from tests.scoreboard.serving import connection, dealt_journal, serving
 
 _CELL = {"outcome": "B", "ties": 0, "player_pair": False, "banker_pair": False}
 _ROADS = {"bead_plate": ["B"], "big_road": [[_CELL]], "big_eye_boy": [], "small_road": [], "cockroach_pig": []}
@@ -78,8 +76,7 @@ def test_an_event_stream_asked_for_on_a_kept_alive_connection_is_not_cut(journal
 
     monkeypatch.setattr(guarded_http, "HEAD_TIMEOUT_S", 0.5)
     with serving(journal) as server:
-        url = urlsplit(server.url)
-        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=5)
+        conn = connection(server, timeout=5)
         try:
             conn.request("GET", "/healthz")
             first = conn.getresponse()
