@@ -4,6 +4,7 @@ into roles, ``table_capabilities`` says what their profiles mean for the table's
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 from controller.errors import UsageError
@@ -56,17 +57,43 @@ def parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
 
 
 def _never_a_port(port: str) -> str | None:
-    """Why ``port`` names something that never becomes a serial port (a folder, a regular file),
-    in words; None for a device, a pyserial URL or nothing there yet (a port is waited for: a
-    review saw `--device P@em`, an emulator's folder, waited for "not a serial port" for ever)."""
+    """Why ``port`` names something that never becomes a serial port (a folder, a regular file, a
+    disk, a pipe, a socket, a character device that is no terminal such as /dev/null), in words;
+    None for a terminal, a pyserial URL, nothing there yet (a port is waited for: a review saw
+    `--device P@em`, an emulator's folder, waited for "not a serial port" for ever) or a device
+    this process may not open now (busy, no permission: the link says so and retries)."""
     if "://" in port:
         return None
-    if os.path.isdir(port):
+    try:
+        mode = os.stat(port).st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
         return ("a folder, not a port: name the port in it (an emulator's folder holds one link per "
                 "device, e.g. shoe and shuffler)")
-    if os.path.isfile(port):
+    if stat.S_ISREG(mode):
         return "a regular file, not a port"
+    if stat.S_ISBLK(mode):
+        return "a disk, not a port"
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return "a pipe or a socket file, not a port (a network port is written socket://HOST:PORT)"
+    if stat.S_ISCHR(mode) and _opens_as_no_terminal(port):
+        return "a character device that is no terminal, not a serial port"
     return None
+
+
+def _opens_as_no_terminal(path: str) -> bool:
+    """Whether the character device ``path`` opens and is no terminal. Opened without blocking and
+    without becoming the controlling terminal, and closed at once; a device that does not open now
+    (busy, no permission, gone) is not judged: the link will try it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return not os.isatty(fd)
+    finally:
+        os.close(fd)
 
 
 def _same_port(port: str) -> str:

@@ -3,6 +3,7 @@ people at the table read one line per outage state change with the cause in plai
 a nested errno repr, never two copies per retry."""
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -75,22 +76,42 @@ def test_a_port_that_does_not_open_says_why_in_plain_words(port: str, cause: str
     assert str(caught.value) == f"cannot open serial port {port}: {cause}"
 
 
-@pytest.mark.parametrize("what", ["folder", "file"])
-def test_a_port_that_is_a_folder_or_a_file_is_refused_not_waited_for(capsys, tmp_path: Path, what: str) -> None:
+@pytest.mark.parametrize("what", ["folder", "file", "fifo", "null"])
+def test_a_port_that_never_becomes_one_is_refused_not_waited_for(capsys, tmp_path: Path, what: str) -> None:
     """A review of an integrator's install: `--device P@em`, the emulator's folder instead of the
-    link in it, was waited for ("not a serial port; retrying every 8 s") for ever: a folder or a
-    regular file never becomes a port. It is one line, exit 2, nothing made; a port not there yet
-    is still waited for (above)."""
+    link in it, was waited for ("not a serial port; retrying every 8 s") for ever: a folder, a
+    regular file, a named pipe or a character device that is no terminal (/dev/null, another
+    review) never becomes a port. It is one line, exit 2, nothing made; a port not there yet is
+    still waited for (above)."""
     from cli_run import run
 
-    port = tmp_path / "em"
+    port = Path("/dev/null") if what == "null" else tmp_path / "em"
     if what == "folder":
         port.mkdir()
-    else:
+    elif what == "file":
         port.write_text("not a port")
+    elif what == "fifo":
+        os.mkfifo(port)
     code, out, err = run(capsys, "run", "--display", "lines", "--journal", str(tmp_path / "j.db"),
                          "--device", f"emulated-shoe@{port}")
     assert (code, out) == (2, "") and err.count("\n") == 1, err
-    said = {"folder": "a folder, not a port: name the port in it", "file": "a regular file, not a port"}[what]
+    said = {"folder": "a folder, not a port: name the port in it", "file": "a regular file, not a port",
+            "fifo": "a pipe or a socket file, not a port",
+            "null": "a character device that is no terminal, not a serial port"}[what]
     assert err.startswith(f"shoectl run: error: --device 'emulated-shoe@{port}': {port} is {said}"), err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["em"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([] if what == "null" else ["em"])
+
+
+def test_a_terminal_is_taken_as_a_port(tmp_path: Path) -> None:
+    """The check above never refuses a terminal: a pty's end is a port (and is opened and closed
+    without becoming the checking process's controlling terminal)."""
+    from controller.cli.run_devices import _never_a_port
+
+    leader, follower = os.openpty()
+    try:
+        assert _never_a_port(os.ttyname(follower)) is None
+        assert _never_a_port(str(tmp_path / "not-there-yet")) is None
+        assert _never_a_port("socket://localhost:7000") is None
+    finally:
+        os.close(leader)
+        os.close(follower)
