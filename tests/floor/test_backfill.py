@@ -210,3 +210,21 @@ def test_status_gives_the_round_in_play_when_the_last_round_s_edge_record_comes_
     begun = max(json.loads(line)["round_no"] for line in lines if json.loads(line)["kind"] == "round_start")
     assert json.loads(lines[-1])["kind"] == "edge" and json.loads(lines[-1])["round_no"] < begun
     assert table["round"] == begun
+
+
+def test_the_summary_names_the_first_five_set_aside_and_counts_the_rest(capsys, floor_db: str, journal: TableJournal,
+                                                                      tmp_path: Path, monkeypatch) -> None:
+    """Seven tables, each an entry 1 in a plain SHA-256 chain and an entry 2 that does not follow
+    it, in batches of two: all seven entries 2 are set aside and alarmed, and the one summary line
+    names the first five (across batches, never more) and counts the other two, so a file of
+    thousands of forgeries is still one readable line."""
+    monkeypatch.setattr("controller.floor.backfill.BATCH", 2)
+    lines = [forge_next(journal.lines[k], table_id=f"T{n}") for n in range(2, 9) for k in (0, 1)]
+    bad = tmp_path / "forged.jsonl"
+    bad.write_text("".join(lines), encoding="utf-8")
+    code, out, err = run(capsys, "floor", "backfill", "--db", floor_db, str(bad))
+    assert code == 0 and err == "", err
+    named = ", ".join(f"T{n} entry 2: chain_break" for n in range(2, 7))
+    assert out.startswith(f"{bad}: 14 entries: 7 stored, 7 set aside by the chain check ({named}, and 2 more; "
+                          "kept in rejected_entries, alarmed), 0 already stored"), out
+    assert count(floor_db, "SELECT count(*) FROM rejected_entries") == 7
