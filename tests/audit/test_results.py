@@ -245,3 +245,28 @@ def test_rules_put_in_force_again_count_in_their_first_group(capsys, tmp_path: P
     assert code == 0, err
     groups = json.loads(out)["rules"]
     assert [(g["game"], g["rounds"], g["shoes"]) for g in groups] == [("punto-banco", 5, 2), ("ez-baccarat", 1, 1)]
+
+
+def test_a_returned_wager_carrying_a_house_money_payout_returns_only_its_stake(capsys, tmp_path: Path) -> None:
+    """`audit results` (controller/audit/results.py: a House Money payout placed on a wager "is
+    winnings moved on the layout, counted apart ... and left out of ``returned_amount``"): a
+    journal whose Player wager, with the 30 payout riding on it, is given back by a
+    ``wager_returned`` record (a table returns wagers so when a shoe is lost; the record's amount,
+    as a settlement's, is the wager with what rides on it: 130) says 100 returned, not 130 (a
+    mutation review: counting the payout as returned failed no test)."""
+    from controller.journal import Record
+    from controller.rules.model import WagerKind
+    from controller.rules.wagers import Result, Settlement
+
+    b = _midibaccarat_round_with_house_money_placed()
+    [added] = [r for r in b.records if r.kind == "house_money_added"]
+    returned = Record("wager_returned", Settlement(2, WagerKind.PLAYER, 130, Result.PUSH).to_json(), added.shoe, added.round)
+    path = tmp_path / "returned.db"
+    with Journal.open(path, table_id="T1") as journal:
+        journal.append("submission", {"source": "preset:midibaccarat", **b.sub.to_dict()})
+        journal.append_batch([*(Record(r.kind, r.payload, r.shoe, r.round) for r in b.records), returned])
+    code, out, err = run(capsys, "audit", "results", str(path), "--json")
+    assert code == 0, err
+    [rep] = json.loads(out)["rules"]
+    player = rep["money"]["player"]
+    assert (player["settled"], player["returned"], player["returned_amount"], player["staked"]) == (0, 1, 100, 0)
