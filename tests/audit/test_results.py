@@ -270,3 +270,25 @@ def test_a_returned_wager_carrying_a_house_money_payout_returns_only_its_stake(c
     [rep] = json.loads(out)["rules"]
     player = rep["money"]["player"]
     assert (player["settled"], player["returned"], player["returned_amount"], player["staked"]) == (0, 1, 100, 0)
+
+
+def test_a_simulated_round_s_wagers_are_returned_not_settled_as_pushes(capsys, tmp_path: Path) -> None:
+    """`audit results` counts "the pushes a void or simulated round settles its wagers with, which
+    no round decided" as returned (627a.13(d): a round whose first card was found face up is a
+    simulated round "in which wagers may not be accepted"; this Rules Submission returns them): the
+    Player wager of 100 is returned, not settled and pushed (a mutation review: counting only a void
+    round's pushes as returned failed no test)."""
+    import dataclasses
+
+    from controller.rules.cards import parse_cards
+    from controller.rules.submission import load_preset
+    from tests.table.bench import Bench, stack_with
+
+    sub = dataclasses.replace(load_preset("minibaccarat"), simulated_round_wagers="return")
+    b = Bench(stack=stack_with(parse_cards("9S,AS,2S,3S,4S,5S,6S,7S"), decks=8), submission=sub)
+    b.open_and_cut()
+    b.face_up_at.add(b.drawn + 1)  # the round's first card found face up: 627a.13(d)
+    b.play_round([(1, "player", 100)])
+    assert b.of("round_result")[-1]["kind"] == "simulated" and [s["result"] for s in b.of("settlement")] == ["push"]
+    player = _results_of(capsys, b, tmp_path / "simulated.db", "minibaccarat")["money"]["player"]
+    assert (player["settled"], player["pushed"], player["returned"], player["returned_amount"]) == (0, 0, 1, 100)
