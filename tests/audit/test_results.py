@@ -292,3 +292,23 @@ def test_a_simulated_round_s_wagers_are_returned_not_settled_as_pushes(capsys, t
     assert b.of("round_result")[-1]["kind"] == "simulated" and [s["result"] for s in b.of("settlement")] == ["push"]
     player = _results_of(capsys, b, tmp_path / "simulated.db", "minibaccarat")["money"]["player"]
     assert (player["settled"], player["pushed"], player["returned"], player["returned_amount"]) == (0, 0, 1, 100)
+
+
+@pytest.mark.parametrize("shoes, per_batch", [(3, 1), (30, 1), (61, 2)])
+def test_the_intervals_are_over_batches_of_whole_shoes_in_journal_order(shoes: int, per_batch: int) -> None:
+    """`audit results` tallies "each shoe a batch of its own, so the 95 % intervals are over whole
+    shoes: a shoe's rounds are not independent" (controller/audit/results.py), grouped as a
+    simulation's are (about 30 batches: 61 shoes in batches of 2, the last shoe in a batch of its
+    own): every batch holds the rounds of whole consecutive shoes (a mutation review: batches cut
+    otherwise failed no test)."""
+    from collections import Counter
+
+    from controller.audit.results import _batched
+    from controller.simulation_shoe import Tally
+
+    tallies = {f"T1-S{n:04d}": Tally(shoes=1, rounds=n + 1, facts=Counter({f"fact-{n}": n + 1}))
+               for n in range(shoes)}
+    total = _batched(tallies)
+    groups = [list(range(start, min(start + per_batch, shoes))) for start in range(0, shoes, per_batch)]
+    assert total.batches == [(sum(n + 1 for n in g), Counter({f"fact-{n}": n + 1 for n in g})) for g in groups]
+    assert (total.shoes, total.rounds) == (shoes, sum(n + 1 for n in range(shoes)))
