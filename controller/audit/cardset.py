@@ -38,10 +38,9 @@ from typing import Any, NamedTuple
 
 from controller.rules.cards import Card, Composition, card_from_wire
 from controller.rules.errors import CardError
+from firmware_bridge.protocol.wire_values import CARD_UNREADABLE as UNREADABLE
 
 __all__ = ["UNREADABLE", "CardSetReport", "Read", "verify_cardset"]
-
-UNREADABLE = 0xFF
 
 
 class Read(NamedTuple):

@@ -51,7 +51,10 @@ def placed_cards(dealt: list[dict[str, Any]], read: list[dict[str, Any]]) -> lis
 
 
 _UNPLACED = {"position": None, "seq": None, "ts": None, "device_event": None}
-UNREADABLE_RANK = 0xFF  # a CARD_READ's rank for a card the shoe could not read (docs/protocol.md)
+# A CARD_READ's rank for a card the shoe could not read, as journaled: the wire's CARD_UNREADABLE
+# (docs/protocol.md), restated because the journal never imports the device side
+# (tests/table/test_replay_set_aside_cards.py holds the two equal).
+UNREADABLE_RANK = 0xFF
 
 
 def wager_field(p: Any) -> dict[str, Any]:

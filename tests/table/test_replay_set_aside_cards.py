@@ -35,3 +35,14 @@ def test_the_second_held_cards_irregularity_goes_with_the_round_it_opens(reading
     events_of_2 = [e["seq"] for e in rounds[2]["events"]]
     assert irregular[1] in events_of_2, (irregular, events_of_2)
 
+
+
+def test_the_journal_s_unreadable_rank_is_the_wire_s() -> None:
+    """The journal tells a misread's CARD_READ by the rank the protocol gives it (docs/protocol.md:
+    0xFF, ``CARD_UNREADABLE``), restated on its side of the layers; the card-set audit uses the
+    protocol's own. Were they to differ, replay would take a misread for a card."""
+    from controller.audit.cardset import UNREADABLE
+    from controller.journal.replay_fields import UNREADABLE_RANK
+    from firmware_bridge.protocol import CARD_UNREADABLE
+
+    assert UNREADABLE_RANK == UNREADABLE == CARD_UNREADABLE == 0xFF
