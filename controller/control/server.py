@@ -14,7 +14,8 @@ Protocol (one JSON object per line, UTF-8; docs/control.md):
     <- {"id": 2, "ok": false, "code": "forbidden", "error": "..."}   the operator's role is too low
     <- {"id": 2, "ok": false, "code": "bad_request", "error": "..."} malformed request
     -> {"id": 3, "op": "subscribe"}
-    <- {"id": 3, "ok": true, "status": {...}} then {"event": {...}} lines for every journal record and notice
+    <- {"id": 3, "ok": true, "status": {...}, "surveillance": false} then {"event": {...}} lines for every
+       journal record and notice (surveillance's only to its accounts: controller.control.audience)
     <- {"ok": false, "code": "busy", "error": "..."}      on connecting: too many connections
     <- {"ok": false, "code": "idle", "error": "..."}      no request for ``idle_s`` seconds: closed
     <- {"ok": false, "code": "stopping", "error": "..."}  a refusal the stopping table can no longer journal
@@ -52,6 +53,7 @@ from typing import Any
 import structlog
 
 from controller.control.admission import ConnectionSlots
+from controller.control.audience import sees_surveillance
 from controller.control.auth_refusal import auth_refusal
 from controller.control.client import OPERATORS_GROUP, peer_uid
 from controller.control.endpoint import ControlEndpoint
@@ -272,7 +274,7 @@ class ControlServer:
             return {"id": req.rid, "ok": True, "status": self.runner.latest_snapshot,
                     "links": line_report(self.runner.links)}
         if req.op == "subscribe":
-            self._stream(conn, req.rid, req.since_start)
+            self._stream(conn, req.rid, req.since_start, sees_surveillance(session.uid))
             return None
         return {"id": req.rid, **self._command(req, session)}
 
@@ -352,12 +354,14 @@ class ControlServer:
                                lambda digits: bool(self.auth and self.auth.knows(digits)))
         return self._refused(kinds.AUTH_REFUSED, refusal.payload, refusal.reply, refusal.operator, refusal.streamed)
 
-    def _stream(self, conn: socket.socket, rid: Any, since_start: bool) -> None:
-        q = self.runner.subscribe(since_start=since_start)
+    def _stream(self, conn: socket.socket, rid: Any, since_start: bool, surveillance: bool) -> None:
+        q = self.runner.subscribe(since_start=since_start, surveillance=surveillance)
         try:
             # "run": this table process's, so that a client told apart a table started again (replay its
-            # start's events) from one that was only busy for a moment (a review)
-            if not self._send(conn, {"id": rid, "ok": True, "status": self.runner.latest_snapshot, "run": self._run_id}):
+            # start's events) from one that was only busy for a moment (a review); "surveillance":
+            # whether surveillance's events come too (controller.control.audience)
+            if not self._send(conn, {"id": rid, "ok": True, "status": self.runner.latest_snapshot, "run": self._run_id,
+                                     "surveillance": surveillance}):
                 return
             while not self._stop.is_set():
                 try:

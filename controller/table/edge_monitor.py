@@ -237,7 +237,7 @@ class EdgeMonitor:
                                                        "threshold": self.threshold_text}, shoe, round_no))
             shown = ", ".join(f"{k} {edge_percent(wagers[k])}" for k in hot)
             out.append(Notice("warning", f"surveillance: player edge above {self.threshold_text} after round "
-                                         f"{round_no} of {shoe}: {shown}"))
+                                         f"{round_no} of {shoe}: {shown}", surveillance=True))
             log.warning(ALERT_EVENT, shoe=shoe, round=round_no, wagers=shown, threshold=self.threshold_text)
         return out
 

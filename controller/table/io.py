@@ -131,10 +131,13 @@ FAULT_LEVEL = "fault"  # a notice's level for a fault (not the record kind of th
 
 @dataclass(frozen=True)
 class Notice:
-    """Something the dealer, the floorperson or the display should see."""
+    """Something the dealer, the floorperson or the display should see; ``surveillance``: for
+    surveillance's eyes only (the table's own output and log, and the control socket's streams
+    of surveillance: ``controller.table.subscribers``), never a dealer's console."""
 
     level: str  # info | warning | fault
     text: str
+    surveillance: bool = False
 
 
 Output = SendCommand | GiveUpMissingEvents | TableRecord | Notice

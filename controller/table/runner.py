@@ -140,10 +140,11 @@ class TableRunner:
         for o in outs:
             self._dispatch(o)
 
-    def subscribe(self, maxsize: int = 1000, *, since_start: bool = False) -> queue.Queue[Any]:
+    def subscribe(self, maxsize: int = 1000, *, since_start: bool = False, surveillance: bool = False) -> queue.Queue[Any]:
         """A queue that receives every record and notice as a JSON-ready dict (dropped when full);
-        ``since_start``: those since the table started first (``Subscribers``)."""
-        return self._subscribers.add(maxsize, since_start=since_start)
+        ``since_start``: those since the table started first; ``surveillance``: surveillance's too
+        (``Subscribers``)."""
+        return self._subscribers.add(maxsize, since_start=since_start, surveillance=surveillance)
 
     def unsubscribe(self, q: queue.Queue[Any]) -> None:
         self._subscribers.remove(q)

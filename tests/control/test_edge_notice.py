@@ -1,6 +1,7 @@
-"""The edge monitor's surveillance notice reaches the control socket's event stream
-(docs/edge-monitor.md, "The surveillance notice and the threshold": a ``warning`` notice on the
-control socket's event stream, as ``shoectl ctl watch`` and ``shoectl console`` show it).
+"""The edge monitor's surveillance notice reaches the control socket's event stream of
+surveillance's accounts (docs/edge-monitor.md, "The surveillance notice and the threshold": a
+``warning`` notice on that stream, as ``shoectl ctl watch`` shows it; this test's account is the
+superuser's; tests/control/test_surveillance_audience.py shows that a staff account is not told).
 
 A one-deck EZ Baccarat Rules Submission and the emulator's ``--seed 4`` deal a shoe whose cards
 left favour the Dragon 7 after round 2 (tests/cli/test_cli_edges.py checks that on its own); a
@@ -22,7 +23,7 @@ def test_the_surveillance_notice_is_on_the_event_stream(start_table, workdir: Pa
     with t.connect(timeout=30) as s:
         s.sendall(json.dumps({"id": "w", "op": "subscribe"}).encode() + b"\n")
         first = read_reply(s)
-        assert first is not None and first.get("ok") is True, first
+        assert first is not None and first.get("ok") is True and first.get("surveillance") is True, first
         deadline, notice, buf = time.monotonic() + 40, None, b""
         while notice is None and time.monotonic() < deadline:
             chunk = s.recv(65536)
