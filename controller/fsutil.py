@@ -332,6 +332,9 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
     fsync_dir(directory)
 
 
-# The mode a table's files are made with (the umask taking away more): its owner and group, not
-# everyone, as the journal itself (a journal holds the cards dealt face down; its log, operator ids)
-TABLE_FILE_MODE = 0o660
+# The mode a table's files are made with (the umask taking away more): its owner writes, its group
+# reads, everyone else nothing, as the journal itself (a journal holds the cards dealt face down;
+# its log, operator ids). Not the group's write bit (a security review: under umask 002 a member of
+# the group could empty the anchors that prove a removed tail, or break them so that the table
+# refused to resume).
+TABLE_FILE_MODE = 0o640

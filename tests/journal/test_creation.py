@@ -74,16 +74,20 @@ def test_a_new_journal_is_for_no_one_but_its_owner_and_group_whatever_the_umask(
     assert modes["j.db"] == 0o640 and all(m & 0o007 == 0 for m in modes.values()), modes
 
 
-def test_a_tables_side_files_are_for_its_owner_and_group_as_its_journal(tmp_path) -> None:
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o000])
+def test_a_tables_side_files_are_for_its_owner_and_group_as_its_journal(tmp_path, umask: int) -> None:
     """Under umask 022 the journal was 0640 but its anchors, its lock and the table's log (which
     names the operators) were 0644: for everyone on the computer. Each is now made without the
-    bits for others, as the journal."""
+    bits for others, as the journal. And without the group's write bit, as the journal (a security
+    review: under umask 002 they were 0660, and a member of the group could empty the anchors that
+    prove a removed tail, or add a line that is no anchor, after which the journal fails every
+    check and the table refuses to resume)."""
     import os
     import stat
 
     from cli_run import dealt_journal
 
-    old = os.umask(0o022)
+    old = os.umask(umask)
     try:
         journal = dealt_journal(tmp_path / "j.db", "--rounds", "1", "--log-level", "info")
     finally:
