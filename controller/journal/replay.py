@@ -33,7 +33,8 @@ the round (those journaled while it was dealt, and, when rounds are held (``hold
 in a reading of one ``round``), an irregularity of it journaled after, as a card dealt to the
 Player when no third card was due, 627a.13(b)-(c)), and the irregularity or deferral journaled
 between rounds that set aside the card a round's ``held_card_used`` takes (627a.13(a)-(d)) goes
-with that round; the others with the shoe. A reading of one
+with that round, with every decision on that card after it (a floorperson's ``card_disclosed``
+decides it again); the others with the shoe. A reading of one
 ``shoe`` or ``round`` shows the clock steps journaled where it shows nothing else (another shoe or
 round) on the next document it yields, as ``"clock_steps_before"`` (events as above; the key only
 when there are some): the times of that document and after are the stepped clock's.
@@ -254,8 +255,9 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
             if event is not None:
                 in_round = (sid, rno) in rounds
                 target = rounds[(sid, rno)] if in_round else doc
-                if in_round and k == kinds.HELD_CARD_USED and (waiting := set_aside.get((sid, p.get("card")))):
-                    _move_set_aside(waiting.pop(0), doc, target)  # the first set aside is the first used
+                if in_round and k == kinds.HELD_CARD_USED and (sid, p.get("card")) in set_aside:
+                    for moved in _taken(set_aside, (sid, p.get("card"))):
+                        _move_set_aside(moved, doc, target)
                 target["events"].append(event)
                 if not in_round and k in (kinds.IRREGULARITY, kinds.CARD_DEFERRED) and p.get("card"):
                     set_aside.setdefault((sid, p["card"]), []).append(event)
@@ -357,6 +359,20 @@ def _consumed(set_aside: dict[tuple[str, Any], list[dict[str, Any]]], shoe: str,
         set_aside[key] = [e for e in set_aside[key] if e["payload"].get("position") != position]
         if not set_aside[key]:
             del set_aside[key]
+
+
+def _taken(set_aside: dict[tuple[str, Any], list[dict[str, Any]]], key: tuple[str, Any]) -> list[dict[str, Any]]:
+    """The events that set aside the card ``key`` names which a round's ``held_card_used`` takes:
+    the first set aside is the first used, with every later decision on that same card (its
+    position in the shoe: a floorperson's ``card_disclosed`` decides it again, 627a.13(a) to (d);
+    a surveillance review saw the round show the decision superseded and not the one that gave it
+    its first card); the same card drawn in error again (another position) waits for its round."""
+    waiting = set_aside.pop(key)
+    position = waiting[0]["payload"].get("position")
+    taken = [e for i, e in enumerate(waiting) if i == 0 or (position is not None and e["payload"].get("position") == position)]
+    if rest := [e for e in waiting if not any(e is t for t in taken)]:
+        set_aside[key] = rest
+    return taken
 
 
 def _move_set_aside(event: dict[str, Any], shoe: dict[str, Any], round_doc: dict[str, Any]) -> None:

@@ -46,3 +46,26 @@ def test_the_journal_s_unreadable_rank_is_the_wire_s() -> None:
     from firmware_bridge.protocol import CARD_UNREADABLE
 
     assert UNREADABLE_RANK == UNREADABLE == CARD_UNREADABLE == 0xFF
+
+
+@pytest.mark.parametrize("reading", [{"hold": True, "open_rounds": True}, {"round": 1}])
+def test_a_held_card_decided_again_as_disclosed_brings_both_decisions_to_its_round(reading) -> None:
+    """docs/irregularities.md, `card_disclosed`: the card held for the next hand "is decided again
+    as disclosed ... Both decisions stay on record". The round that card opens (a simulated one,
+    627a.13(d)) shows both, the one superseded and the one that gave it its first card; the second
+    stayed with the shoe, so that `--round N` told a surveillance officer "held, undisclosed, for
+    the next hand" and then a simulated round, with nothing between (a floorperson's shift review)."""
+    b = Bench()
+    b.open_and_cut()
+    b.cards_drawn_in_error(1)
+    b.auto_deal = True  # the simulated round the card opens is dealt at once
+    b.op("card_disclosed", Role.FLOORPERSON)
+    entries = _entries(b)
+    decided = [(e.seq, e.payload["clause"]) for e in entries if e.kind == "irregularity"]
+    assert [clause for _, clause in decided] == ["627a.13(a)", "627a.13(d)"], decided
+    rounds = {d["round"]: d for d in replay(entries, **reading) if d["type"] == "round"}
+    assert rounds[1]["kind"] == "simulated"
+    events = [(e["seq"], e["kind"]) for e in rounds[1]["events"]]
+    held = next(seq for seq, kind in events if kind == "held_card_used")
+    assert [seq for seq, kind in events if kind == "irregularity"] == [seq for seq, _ in decided], events
+    assert all(seq < held for seq, _ in decided)
