@@ -33,6 +33,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.operators.pins import is_pin_shaped
 from controller.rules.cards import parse_card
 from controller.rules.errors import CardError
 from controller.table.commands import COMMANDS, MAX_AMOUNT, MAX_POSITION, MAX_TEXT as MAX_ARG_TEXT
@@ -182,16 +183,16 @@ def parse_request(line: bytes) -> Request:
     rid = _request_id(obj.get("id"))
     op = obj.get("op")
     if op not in OPS:
-        raise BadRequest(f"\"op\" must be status, command or subscribe, not {_shown_value(op)}", rid)
+        raise BadRequest(f"\"op\" must be status, command or subscribe, not {_shown_word(op)}", rid)
     if op == "subscribe" and obj.get("since") is not None:
         if obj["since"] != "start":
-            raise BadRequest(f"a subscription's \"since\" may only be \"start\", not {_shown_value(obj['since'])}", rid)
+            raise BadRequest(f"a subscription's \"since\" may only be \"start\", not {_shown_word(obj['since'])}", rid)
         return Request(op, rid, since_start=True)
     if op != "command":
         return Request(op, rid)
     command = obj.get("command")
     if not isinstance(command, str) or command not in COMMANDS:
-        raise BadRequest(f"unknown command {_shown_value(command)} (`shoectl ctl --help` lists them)", rid)
+        raise BadRequest(f"unknown command {_shown_word(command)} (`shoectl ctl --help` lists them)", rid)
     operator, pin = obj.get("operator"), obj.get("pin")
     for name, value in (("operator", operator), ("pin", pin)):
         if not isinstance(value, str) or len(value) > MAX_TEXT:
@@ -309,6 +310,17 @@ def _json_type(value: Any) -> str:
             return f"text of {len(value)} characters, more than {MAX_ARG_TEXT}"
         return "text" if value.isprintable() else "text with a control character (a new line, a tab, an escape)"
     return "a list" if isinstance(value, list) else "an object"
+
+
+def _shown_word(word: Any) -> str:
+    """A word the request got wrong (its ``op``, its ``command``, a subscription's ``since``) as
+    its refusal names it (``_shown_value``), but one of a PIN's shape (digits only, as text or a
+    number): not shown. No such word is digits; a PIN typed where the command goes was told back
+    and journaled (a security review)."""
+    digits = word.strip() if isinstance(word, str) else str(word) if type(word) is int else ""
+    if is_pin_shaped(digits.lstrip("-")):
+        return f"<{len(digits.lstrip('-'))} digits, not shown: they may be a PIN>"
+    return _shown_value(word)
 
 
 def _shown_value(value: Any) -> str:

@@ -11,6 +11,17 @@ from controller.control.requests import BadRequest, parse_request
     (b'{"op": 5}', '"op" must be status, command or subscribe, not 5'),           # was "unknown op a whole number"
     (b'{"op": null}', '"op" must be status, command or subscribe, not null'),
     (b'{"op": "command", "command": ["sit"]}', "unknown command a list (`shoectl ctl --help` lists them)"),
+    # a PIN typed where the command goes is not told back (nor journaled: the refusal's words are)
+    (b'{"op": "command", "operator": "d1", "command": "4826"}',
+     "unknown command <4 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
+    (b'{"op": "command", "operator": "d1", "command": " 482613 "}',
+     "unknown command <6 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
+    (b'{"op": "command", "operator": "d1", "command": 4826}',
+     "unknown command <4 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
+    (b'{"op": "command", "command": "482"}', "unknown command '482' (`shoectl ctl --help` lists them)"),
+    (b'{"op": "4826"}', '"op" must be status, command or subscribe, not <4 digits, not shown: they may be a PIN>'),
+    (b'{"op": "subscribe", "since": 48261}',
+     'a subscription\'s "since" may only be "start", not <5 digits, not shown: they may be a PIN>'),
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "wager", '
      b'"args": {"seat": 1, "kind": "tie", "amount": 99999999999999999999}}',
      "wager: amount must be a sum in minor units (cents): a whole number from 1 to 1000000000000, not "

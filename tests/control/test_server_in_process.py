@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -149,3 +150,19 @@ def test_a_known_operators_failed_login_is_journaled_with_the_operator(served) -
         time.sleep(0.05)
     [record] = refused
     assert record.operator == "4711" and record.payload["operator"] == "4711", (record.operator, record.payload)
+
+
+def test_a_pin_typed_where_the_command_goes_is_neither_told_back_nor_journaled(served) -> None:
+    """A hand-written client put the PIN in "command": the refusal said "unknown command '4826'",
+    and the journal's bad_request record kept it (a security review). No command is digits."""
+    s = served()
+    line = json.dumps({"id": 1, "op": "command", "operator": "d1", "pin": "3691", "command": "4826"}).encode() + b"\n"
+    reply = send_and_read(s, line)
+    assert reply is not None and reply["code"] == "bad_request" and "4826" not in reply["error"], reply
+    assert "4 digits, not shown: they may be a PIN" in reply["error"]
+    deadline, refused = time.monotonic() + 10, []
+    while not refused and time.monotonic() < deadline:  # journaled by the table's thread
+        with JournalReader.open(served.journal_path) as reader:
+            refused = [e.payload for e in reader.entries(kinds=["bad_request"])]
+        time.sleep(0.02)
+    assert refused and not any("4826" in json.dumps(p) for p in refused), refused
