@@ -338,3 +338,16 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int = 0o644, binary: bo
 # the group could empty the anchors that prove a removed tail, or break them so that the table
 # refused to resume).
 TABLE_FILE_MODE = 0o640
+# A lock file's: it holds nothing, and another account of the group takes it in turn (a feed run
+# under an account of its own, docs/floor.md: a lock the table's feed made 0640 refused it).
+LOCK_FILE_MODE = 0o660
+
+
+def tighten_to(fd: int, mode: int = TABLE_FILE_MODE) -> None:
+    """Take from the open file ``fd`` every permission bit ``mode`` does not give: a file an
+    earlier shoectl made group-writable (0660) is 0640 once this one writes it, not only a new
+    one. A file this process may not change (another account's) is left as it is."""
+    now = stat.S_IMODE(os.fstat(fd).st_mode)
+    if now & ~mode:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, now & mode)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from controller.fsutil import TABLE_FILE_MODE, refuse_foreign_symlink
+from controller.fsutil import LOCK_FILE_MODE, refuse_foreign_symlink
 
 __all__ = ["LOCK_GRACE_S", "exclusive_lock", "lock_held", "lock_state"]
 
@@ -15,7 +15,7 @@ __all__ = ["LOCK_GRACE_S", "exclusive_lock", "lock_held", "lock_state"]
 LOCK_GRACE_S = 0.25
 
 
-def exclusive_lock(path: str | os.PathLike[str], *, mode: int = TABLE_FILE_MODE) -> int | None:
+def exclusive_lock(path: str | os.PathLike[str], *, mode: int = LOCK_FILE_MODE) -> int | None:
     """An exclusive ``flock`` on ``path`` (created if missing): its descriptor (closing it
     releases the lock), or None when another process still holds it after ``LOCK_GRACE_S``
     (a probe's moment is waited out; a holder is not waited for). OSError when the file cannot be

@@ -88,10 +88,15 @@ class _LogFile(logging.handlers.RotatingFileHandler):
     def _open(self) -> Any:
         """The file, created for its owner and group only (operator ids are in it; under umask 022
         it was for everyone), as the journal beside it."""
-        from controller.fsutil import TABLE_FILE_MODE
+        from controller.fsutil import TABLE_FILE_MODE, tighten_to
+
+        def opener(path: str, flags: int) -> int:
+            fd = os.open(path, flags, TABLE_FILE_MODE)
+            tighten_to(fd)  # one an earlier shoectl made group-writable
+            return fd
 
         stream = open(self.baseFilename, self.mode, encoding=self.encoding, errors=self.errors,  # noqa: SIM115
-                      opener=lambda path, flags: os.open(path, flags, TABLE_FILE_MODE))
+                      opener=opener)
         opened = os.fstat(stream.fileno())
         self._opened = (opened.st_dev, opened.st_ino)  # the file this handler writes
         return stream

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from controller.fsutil import (TABLE_FILE_MODE, foreign_append_target, fsync_dir, refuse_another_owners_file,
-                              refuse_foreign_symlink, write_synced)
+                              refuse_foreign_symlink, tighten_to, write_synced)
 from controller.journal.chain import ALGORITHMS, Hasher, canonical_json, is_hex, key_id_shown
 from controller.journal.errors import JournalError
 from shoectl_config.files import NotARegularFile, require_regular_file
@@ -163,6 +163,7 @@ class AnchorFile:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | follow, TABLE_FILE_MODE)
         try:
             refuse_another_owners_file(fd, self.path)
+            tighten_to(fd)
             size = _whole_lines_size(fd, self.path)
             try:
                 write_synced(fd, data)

@@ -122,6 +122,7 @@ def _subscribe_until_ordinary(path: Path) -> str:
     return json.dumps({"surveillance": reply["surveillance"], "seen": seen})
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to subscribe as another account")
 def test_a_staff_account_is_not_told_the_edge_monitor_s_figures_or_alert(reachable_table) -> None:
     base, runner = reachable_table
     runner.call_on_owner(lambda: runner.journal_outputs([*_surveillance_outputs(), ORDINARY]))
