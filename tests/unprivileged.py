@@ -31,6 +31,17 @@ def _drop_privileges() -> None:
     os.setuid(user.pw_uid)
 
 
+def as_ids(uid: int, gid: int, umask: int) -> Callable[[], None]:
+    """For ``said_as``: become ``uid`` in group ``gid`` alone, under ``umask`` (numeric ids: no
+    account need exist)."""
+    def become() -> None:
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        os.umask(umask)
+    return become
+
+
 def run_unprivileged(*argv: str) -> tuple[int, str, str]:
     """Run ``shoectl ARGV`` as an unprivileged user; (exit code, stdout, stderr). A traceback in
     the child is returned on stderr with exit code 99."""
@@ -72,13 +83,19 @@ def said_unprivileged(act: Callable[[], str]) -> str:
     """What ``act()`` returns when called as an unprivileged user, in a forked child (what it
     needs is imported already; the child never returns into pytest). A traceback in the child
     fails the caller's assertion on its exit code."""
+    return said_as(act, _drop_privileges)
+
+
+def said_as(act: Callable[[], str], become: Callable[[], None]) -> str:
+    """What ``act()`` returns in a forked child once ``become()`` made it another account (e.g.
+    ``as_ids(uid, gid, umask)``); see ``said_unprivileged``."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
         code = 99
         try:
             os.close(read_end)
-            _drop_privileges()
+            become()
             os.write(write_end, act().encode())
             code = 0
         except BaseException:  # noqa: BLE001 - reported to the parent as exit 99

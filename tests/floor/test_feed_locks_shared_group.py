@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.floor.cursor import CursorError, FeedCursor, default_cursor_path
+from tests.unprivileged import as_ids, said_as
 
 GROUP, TABLE, FEED = 40000, 40001, 40002  # numeric ids: no account is made
 
@@ -19,32 +20,15 @@ GROUP, TABLE, FEED = 40000, 40001, 40002  # numeric ids: no account is made
 def _claimed_as(uid: int, journal: Path) -> str:
     """What claiming the journal's feed cursor says as ``uid`` of ``GROUP`` (umask 007), in a
     forked child: "" when it was claimed and released."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 0
+    def claim() -> str:
+        cursor = FeedCursor(default_cursor_path(journal), "T1", "2026-12-07T00:00:00.000000Z", journal=journal)
         try:
-            os.close(read_end)
-            os.setgroups([])
-            os.setgid(GROUP)
-            os.setuid(uid)
-            os.umask(0o007)
-            cursor = FeedCursor(default_cursor_path(journal), "T1", "2026-12-07T00:00:00.000000Z", journal=journal)
-            try:
-                cursor.claim()
-                cursor.release()
-            except CursorError as exc:
-                os.write(write_end, str(exc).encode())
-        except BaseException as exc:  # noqa: BLE001 - said to the parent
-            os.write(write_end, f"child failed: {exc!r}".encode())
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as r:
-        said = r.read().decode()
-    os.waitpid(pid, 0)
-    return said
+            cursor.claim()
+            cursor.release()
+        except CursorError as exc:
+            return str(exc)
+        return ""
+    return said_as(claim, as_ids(uid, GROUP, 0o007))
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as two accounts of one group")
