@@ -79,12 +79,12 @@ def test_run_attaches_a_shoe_with_its_shuffler_built_in_alone() -> None:
     """681a.5(h): a dealing shoe "that automatically reshuffles and counts the cards" is one device
     (profile kind shuffler-shoe): attached alone, in the shoe's role, it takes the shuffler's
     commands too; no other shuffler may be attached beside it."""
-    attached = parse_devices(["emulated-autoshoe@/dev/null"])
+    attached = parse_devices(["emulated-autoshoe@/nonexistent/ttyUSB0"])
     assert list(attached) == ["shoe"] and attached["shoe"][0].kind == "shuffler-shoe"
     with pytest.raises(UsageError, match="has its shuffler built in: attach no other shuffler"):
-        parse_devices(["emulated-autoshoe@/dev/null", "emulated-shuffler@/dev/zero"])
+        parse_devices(["emulated-autoshoe@/nonexistent/ttyUSB0", "emulated-shuffler@/nonexistent/ttyUSB1"])
     with pytest.raises(UsageError, match="attach a shoe"):
-        parse_devices(["emulated-shuffler@/dev/null"])
+        parse_devices(["emulated-shuffler@/nonexistent/ttyUSB0"])
 
 
 @pytest.mark.reg("681a.5(a)")
@@ -92,7 +92,7 @@ def test_run_attaches_a_shoe_alone_at_a_table_without_a_shuffler() -> None:
     """681a.5(a): "unless the cards were preshuffled ..., the dealer shall shuffle the cards, either
     manually or by use of an automated card shuffling device": a shoe attached alone is a table
     without a shuffler (the dealer shuffles by hand or puts preshuffled decks in play)."""
-    attached = parse_devices(["emulated-shoe@/dev/null"])
+    attached = parse_devices(["emulated-shoe@/nonexistent/ttyUSB0"])
     assert list(attached) == ["shoe"]
     assert table_capabilities([attached["shoe"][0]])["shuffler"] is False
 
@@ -111,8 +111,8 @@ def test_a_device_that_holds_fewer_decks_than_the_rules_deal_is_refused_at_the_s
     (tmp_path / "profiles").mkdir()
     (tmp_path / "profiles" / "six-deck-shuffler.toml").write_text(text, encoding="utf-8")
     monkeypatch.setenv(PROFILE_PATH_ENV, str(tmp_path / "profiles"))
-    code, out, err = run(capsys, "run", "--journal", str(tmp_path / "j.db"), "--device", "six-deck-shuffler@/dev/null",
-                         "--device", "emulated-shoe@/dev/zero", "--rounds", "1", "--display", "lines")
+    code, out, err = run(capsys, "run", "--journal", str(tmp_path / "j.db"), "--device", "six-deck-shuffler@/nonexistent/ttyUSB0",
+                         "--device", "emulated-shoe@/nonexistent/ttyUSB1", "--rounds", "1", "--display", "lines")
     assert code == 2 and err.count("\n") == 1 and not (tmp_path / "j.db").exists(), err
     assert err.endswith("--device six-deck-shuffler: it holds 6 decks (its profile's deck_capacity), and the table's "
                         "Rules Submission deals 8: attach a device that holds them, or play rules of fewer decks\n")

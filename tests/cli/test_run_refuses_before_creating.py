@@ -111,7 +111,7 @@ def test_built_in_emulator_options_beside_a_device_are_refused_not_ignored(capsy
     a fault test that injected nothing)."""
     monkeypatch.chdir(tmp_path)
     before = _listing(tmp_path)
-    code, out, err = run(capsys, "run", "--device", "emulated-shoe@/dev/null", "--shoes", "1", *extra)
+    code, out, err = run(capsys, "run", "--device", "emulated-shoe@/nonexistent/ttyUSB0", "--shoes", "1", *extra)
     assert code == 2, err
     assert err.count("\n") == 1 and "only for the built-in emulator" in err and extra[0] in err, err
     assert _listing(tmp_path) == before
@@ -126,13 +126,13 @@ def test_a_pace_without_the_automated_dealer_is_refused_not_ignored(capsys, monk
 
 
 @pytest.mark.parametrize("argv, said", [
-    (["--manual", "--automated", "--device", "emulated-shoe@/dev/null"],
+    (["--manual", "--automated", "--device", "emulated-shoe@/nonexistent/ttyUSB0"],
      "--manual, --automated: give one (who drives the table: operators, or the automated dealer)"),
     (["--automated"], "--automated: only with --device; without it the built-in emulated table is dealt by the "
                       "automated dealer already (--manual for operators)"),
     (["--require-device"], "--require-device: no --device given (this table's devices: --device PROFILE[@PORT] "
                            "for each; without any the built-in emulated table would run)"),
-    (["--device", "emulated-shoe@/dev/null", "--pace", "20"],
+    (["--device", "emulated-shoe@/nonexistent/ttyUSB0", "--pace", "20"],
      "--pace: the automated dealer's wait between its actions; with --device and no --automated there is no "
      "automated dealer (operators deal)"),
 ])

@@ -258,7 +258,8 @@ def test_a_step_before_the_first_shoe_is_replayed_with_the_first_shoe_and_publis
     published: list[dict] = []
     real_publish = Subscribers.publish
     monkeypatch.setattr(Subscribers, "__bool__", lambda self: True)  # as if a console watched
-    monkeypatch.setattr(Subscribers, "publish", lambda self, event: (published.append(event), real_publish(self, event)))
+    monkeypatch.setattr(Subscribers, "publish", lambda self, event, **audience: (published.append(event),
+                                                                                   real_publish(self, event, **audience)))
     monkeypatch.setattr(store, "utc_now", booted_in_1970)
     journal = dealt_journal(tmp_path / "table.db", "--rounds", "2", "--seed", "5", "--no-edge-monitor")
     monkeypatch.undo()

@@ -32,8 +32,8 @@ def test_run_refuses_such_a_device_before_anything_is_made(capsys, tmp_path: Pat
     version_two(tmp_path)
     monkeypatch.setenv("SHOECTL_PROFILE_PATH", str(tmp_path))
     journal = tmp_path / "j.db"
-    code, out, err = run(capsys, "run", "--device", "site-shoe-v2@/dev/null", "--journal", str(journal))
+    code, out, err = run(capsys, "run", "--device", "site-shoe-v2@/nonexistent/ttyUSB0", "--journal", str(journal))
     assert code == 2 and out == ""
-    assert err == ("shoectl run: error: --device 'site-shoe-v2@/dev/null': profile site-shoe-v2: protocol_version 2: "
+    assert err == ("shoectl run: error: --device 'site-shoe-v2@/nonexistent/ttyUSB0': profile site-shoe-v2: protocol_version 2: "
                    "this shoectl speaks version 1 only\n")
     assert not journal.exists()
