@@ -54,6 +54,7 @@ from controller.journal.errors import JournalContentError, malformed_entry, text
 from controller.journal.replay_fields import (
     UNREADABLE_RANK, dealt_field, hand_field, outcome_field, placed_cards, wager_field, whole_field,
 )
+from controller.journal.replay_set_aside import SetAsideCards
 from controller.journal.vocabulary import current_payload
 
 
@@ -195,11 +196,7 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     # held or deferred is placed later than its read, after other reads: matched by its place)
     reads: dict[tuple[str | None, int], dict[str, Any]] = {}
     unplaced: list[dict[str, Any]] = []  # clock steps before the first shoe
-    # by (shoe, card), in order: the events, between rounds, that set a card aside for a later
-    # round's first (627a.13(a)-(d)): each goes with the round the card opens (a surveillance
-    # review: `--round N` showed the card and not why it was there); two cards drawn in error
-    # open the next hand and the one after it
-    set_aside: dict[tuple[str, Any], list[dict[str, Any]]] = {}
+    set_aside = SetAsideCards()  # the events that set a card aside between rounds, until its round
     for e in entries:
         seq_now = e.seq
         try:
@@ -249,18 +246,17 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                     hidden_steps.append(event)
                 continue
             if k in (kinds.CARD, kinds.BURN, kinds.DISCARD) and p.get("position") is not None:
-                _consumed(set_aside, sid, p["position"])  # a set-aside card used otherwise: none to move
+                set_aside.left_shoe(sid, rno, p["position"])
             doc = shoe_doc(sid)
             event = _event(e, actor)
             if event is not None:
                 in_round = (sid, rno) in rounds
                 target = rounds[(sid, rno)] if in_round else doc
-                if in_round and k == kinds.HELD_CARD_USED and (sid, p.get("card")) in set_aside:
-                    for moved in _taken(set_aside, (sid, p.get("card"))):
-                        _move_set_aside(moved, doc, target)
                 target["events"].append(event)
+                if in_round and k == kinds.HELD_CARD_USED:
+                    set_aside.held(sid, rno, p.get("card"), event, doc, target)
                 if not in_round and k in (kinds.IRREGULARITY, kinds.CARD_DEFERRED) and p.get("card"):
-                    set_aside.setdefault((sid, p["card"]), []).append(event)
+                    set_aside.waits(sid, p["card"], event)
                 if k == kinds.CLOCK_STEP and not (want(sid, rno) if in_round else want(sid) and round is None):
                     hidden_steps.append(event)
             if k == kinds.CUT:
@@ -350,37 +346,6 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
         yield from release(sid)
     if current is not None:
         yield from shoe_done(current)
-
-
-def _consumed(set_aside: dict[tuple[str, Any], list[dict[str, Any]]], shoe: str, position: Any) -> None:
-    """A card of ``shoe`` at ``position`` was dealt, burned or discarded: an event that set it
-    aside (a deferred card dealt when a fault cleared) is no longer waiting for a round to open."""
-    for key in [key for key in set_aside if key[0] == shoe]:
-        set_aside[key] = [e for e in set_aside[key] if e["payload"].get("position") != position]
-        if not set_aside[key]:
-            del set_aside[key]
-
-
-def _taken(set_aside: dict[tuple[str, Any], list[dict[str, Any]]], key: tuple[str, Any]) -> list[dict[str, Any]]:
-    """The events that set aside the card ``key`` names which a round's ``held_card_used`` takes:
-    the first set aside is the first used, with every later decision on that same card (its
-    position in the shoe: a floorperson's ``card_disclosed`` decides it again, 627a.13(a) to (d);
-    a surveillance review saw the round show the decision superseded and not the one that gave it
-    its first card); the same card drawn in error again (another position) waits for its round."""
-    waiting = set_aside.pop(key)
-    position = waiting[0]["payload"].get("position")
-    taken = [e for i, e in enumerate(waiting) if i == 0 or (position is not None and e["payload"].get("position") == position)]
-    if rest := [e for e in waiting if not any(e is t for t in taken)]:
-        set_aside[key] = rest
-    return taken
-
-
-def _move_set_aside(event: dict[str, Any], shoe: dict[str, Any], round_doc: dict[str, Any]) -> None:
-    """The event that set aside the card a round's ``held_card_used`` takes: from the ``shoe``'s
-    events, where it was journaled between rounds, to the round's, before that record."""
-    if any(e is event for e in shoe["events"]):
-        shoe["events"][:] = [e for e in shoe["events"] if e is not event]
-        round_doc["events"].append(event)
 
 
 def _take_off(wagers: list[dict[str, Any]], returned: Any) -> dict[str, Any] | None:

@@ -69,3 +69,36 @@ def test_a_held_card_decided_again_as_disclosed_brings_both_decisions_to_its_rou
     held = next(seq for seq, kind in events if kind == "held_card_used")
     assert [seq for seq, kind in events if kind == "irregularity"] == [seq for seq, _ in decided], events
     assert all(seq < held for seq, _ in decided)
+
+
+@pytest.mark.parametrize("reading", [{"hold": True, "open_rounds": True}, {"round": 1}])
+def test_the_round_shows_the_decisions_on_the_card_it_deals_not_on_its_twin(reading) -> None:
+    """Two 7H (two decks) drawn in error at positions 2 and 3, both held (627a.13(a)); the floorperson
+    says the second was disclosed: decided again, (d), it opens a simulated round 1. That round shows
+    the decisions on the card at position 3, not the first 7H's: `held_card_used` names the card
+    and not which of the two, and the first set aside was taken, and the round told the story of
+    the other card (a review of this change); the other 7H's opens round 2, with its own."""
+    from bench import stack_with
+
+    from controller.rules.cards import parse_cards
+
+    b = Bench(stack=stack_with(parse_cards("7H,7H,3S,2H,4D,4C,9S,AS,2S,3S,4S,5S,6S,8D")))
+    b.open_and_cut()
+    b.cards_drawn_in_error(2)
+    b.auto_deal = True
+    b.op("card_disclosed", Role.FLOORPERSON)
+    b.play_round([(1, "banker", 100)])
+    entries = _entries(b)
+    decided = [(e.payload["position"], e.payload["clause"]) for e in entries if e.kind == "irregularity"]
+    first, second = decided[0][0], decided[1][0]
+    assert decided == [(first, "627a.13(a)"), (second, "627a.13(a)"), (second, "627a.13(d)")]
+    rounds = {d["round"]: d for d in replay(entries, **reading) if d["type"] == "round"}
+    for number, position, clauses in ((1, second, ["627a.13(a)", "627a.13(d)"]), (2, first, ["627a.13(a)"])):
+        if number not in rounds:  # a reading of round 1 alone
+            continue
+        events = rounds[number]["events"]
+        assert rounds[number]["cards"][0]["position"] == position
+        shown = [(e["payload"]["position"], e["payload"]["clause"]) for e in events if e["kind"] == "irregularity"]
+        assert shown == [(position, c) for c in clauses], (number, shown)
+        kinds_in_order = [e["kind"] for e in events]
+        assert kinds_in_order.index("held_card_used") > max(i for i, k in enumerate(kinds_in_order) if k == "irregularity")
