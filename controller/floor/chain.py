@@ -31,7 +31,7 @@ counting what it stored can say what the check then set aside.
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from controller.floor import alarms
@@ -148,6 +148,24 @@ class _Walk:
         if seq == 1 and not self.keyed:
             return Hasher() if is_plain_sha256(body) else None
         return self.hasher
+
+
+def refuse_unkeyed(conn: Any, stored_now: Sequence[FloorEntry], hasher: Hasher) -> list[SetAside]:
+    """With the table's key, each entry this batch stored (``stored_now``) has its own hash checked
+    over its own ``prev_hash`` (both are in the message), whatever came before it: one that fails
+    (forged without the key, or edited) is moved out again in the same transaction, so no reader
+    ever sees it, not even waiting after a gap: into ``rejected_entries`` with a ``bad_hash`` alarm
+    (docs/floor.md: "the forged body fails its hash, ``bad_hash``, and is never stored"; a forged
+    entry after a gap was stored and read as the table's, a security review). Returns them."""
+    refused = []
+    for item in stored_now:
+        reason = check_row(item.chain_row(), item.entry.prev_hash, hasher, item.table_id)
+        if reason is not None and reason.startswith("hash mismatch"):
+            _reject(conn, item, reason)
+            conn.execute("DELETE FROM entries WHERE table_id = %s AND seq = %s", (item.table_id, item.seq))
+            alarms.raise_alarm(conn, item.table_id, item.seq, alarms.BAD_HASH, f"entry {item.seq} refused: {reason}")
+            refused.append(SetAside(item.table_id, item.seq, alarms.BAD_HASH, True))
+    return refused
 
 
 def _stored(conn: Any, table_id: str, seq: int, known: Mapping[int, FloorEntry]) -> bool:

@@ -249,6 +249,11 @@ class FloorStore:
                     result.recognised_late += found.earlier
                 kept = [i for i in items if id(i) not in apart]
                 inserted, refused = self._insert(kept, result) if kept else ({}, {})
+                for table_id, mine in inserted.items():  # a hash the table's key refuses: out again at once
+                    if (hasher := self.hashers.get(table_id)) is not None:
+                        forged = chain.refuse_unkeyed(self.conn, mine, hasher)
+                        result.set_aside.extend(forged)
+                        inserted[table_id] = [i for i in mine if all(i.seq != f.seq for f in forged)]
                 self._raise_clock_steps(inserted)
                 for table_id in tables:
                     known = {i.seq: i for i in inserted.get(table_id, ())}

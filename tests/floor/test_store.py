@@ -194,6 +194,29 @@ def test_with_the_tables_key_a_hash_that_is_not_its_hmac_is_refused(floor_db: st
         keyed.close()
 
 
+def test_with_the_tables_key_a_forged_entry_after_a_gap_is_never_stored(floor_db: str,
+                                                                        hmac_journal: TableJournal) -> None:
+    """docs/floor.md: "(A table's HMAC key on the collector closes that door at once: the forged body
+    fails its hash, `bad_hash`, and is never stored.)" An entry that arrives after a gap was stored
+    to wait under the `gap` alarm, the forged one too, and read as the table's last entry (a
+    security review): its own hash is checked over its own prev_hash on arrival; the table's own
+    entries after the gap still wait, and the gap closes when it is filled."""
+    lines = hmac_journal.lines
+    forged = forge_next(lines[11], operator="forger")  # entry 12, 11 not yet arrived, plain SHA-256
+    keyed = FloorStore.open(floor_db, {"T2": Hasher(hmac_journal.key_file.read_bytes())})
+    try:
+        result = keyed.add(items(lines[:10] + [forged, lines[12]]))
+        assert (result.stored, [(a.seq, a.alarm, a.new) for a in result.set_aside]) == (12, [(12, "bad_hash", True)])
+        assert lines_of(keyed, "T2") == lines[:10] + [lines[12]]  # entry 13 waits after the gap
+        assert ("bad_hash", 12, True) in alarms(keyed)
+        keyed.add(items(lines))
+        assert lines_of(keyed, "T2") == lines
+        assert verify_table(keyed.conn, "T2", Hasher(hmac_journal.key_file.read_bytes())).ok
+        assert [(kind, seq) for kind, seq, is_open in alarms(keyed) if is_open] == [("bad_hash", 12)]
+    finally:
+        keyed.close()
+
+
 def test_without_the_key_only_the_links_are_checked(store: FloorStore, hmac_journal: TableJournal) -> None:
     lines = hmac_journal.lines
     forged = forge_next(lines[5], operator="mallory")
