@@ -7,13 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from services.mosquitto import Mosquitto
+from services.mosquitto import Mosquitto, running
 
 
 @pytest.fixture
 def tls_broker() -> Iterator[Mosquitto]:
-    broker = Mosquitto.start(tls=True)
-    try:
+    with running(tls=True) as broker:
         yield broker
-    finally:
-        broker.stop()

@@ -17,7 +17,7 @@ from floor.collector_processes import publish, publisher, start
 from floor.helpers import count
 from floor.journals import run_table
 from floor.mqtt_clients import Subscriber, connected_client
-from services.mosquitto import DISPLAY, Mosquitto
+from services.mosquitto import DISPLAY, Mosquitto, running
 
 TIED = ("use_username_as_clientid true",)  # the documented broker's line (docs/floor.md, Security)
 HANG = 60  # seconds before a wait is declared hung (never a performance limit)
@@ -25,11 +25,8 @@ HANG = 60  # seconds before a wait is declared hung (never a performance limit)
 
 @pytest.fixture
 def tied_broker() -> Iterator[Mosquitto]:
-    broker = Mosquitto.start(settings=TIED)
-    try:
+    with running(settings=TIED) as broker:
         yield broker
-    finally:
-        broker.stop()
 
 
 def test_a_display_account_cannot_take_the_collectors_session(tied_broker: Mosquitto, floor_db: str, collectors,

@@ -218,10 +218,17 @@ class Mosquitto:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-@pytest.fixture
-def mosquitto() -> Iterator[Mosquitto]:
-    broker = Mosquitto.start()
+@contextlib.contextmanager
+def running(users: tuple[str, ...] = USERS, *, tls: bool = False, settings: tuple[str, ...] = ()) -> Iterator[Mosquitto]:
+    """A broker (``Mosquitto.start``'s options) for the ``with`` block, stopped after it."""
+    broker = Mosquitto.start(users, tls=tls, settings=settings)
     try:
         yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture
+def mosquitto() -> Iterator[Mosquitto]:
+    with running() as broker:
+        yield broker
