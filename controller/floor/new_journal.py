@@ -163,15 +163,27 @@ class _Walk:
         if not _keep(self.conn, self.table_id, item.seq, item.line):
             return  # the same body again (a feed restarted): counted when it first came
         table = item.table_id
-        if item.seq == 1:
+        if item.seq != 1:
+            _count(self.conn, table, item.seq)
+            return
+        if item.entry.ts > self.stored_ts:
             detail = (f"{table} publishes a new journal (its first entry, written {item.entry.ts}, differs from "
                       f"the stored journal's, written {self.stored_ts}): the store keeps one journal per table "
                       f"id, so the new journal's entries are not stored (each counted on this alarm); to store "
                       f"it, give the table a new table id")
-            alarms.raise_alarm(self.conn, table, 1, alarms.NEW_JOURNAL, detail)
-            self.out.said.append(detail)
         else:
-            _count(self.conn, table, item.seq)
+            # Without the table's key, a forger with its broker account who published a chain from
+            # entry 1 first is stored as the table's journal, and the table's own refused (a
+            # security review): a table started afresh writes its new journal later.
+            detail = (f"{table} publishes another journal (its first entry, written {item.entry.ts}, differs from "
+                      f"the stored journal's, written {self.stored_ts}, and is not later, whereas a table started "
+                      f"afresh writes its new journal later): one of the two is not the table's (a forger with the table's "
+                      f"broker account who published first is stored as the table's); the other's entries are "
+                      f"not stored (each counted on this alarm); check the stored journal against the table's "
+                      f"own (`shoectl journal verify` at the table, then `shoectl floor verify --expect "
+                      f"{table}=SEQ:HASH` with its figures) before giving the table a new table id")
+        alarms.raise_alarm(self.conn, table, 1, alarms.NEW_JOURNAL, detail)
+        self.out.said.append(detail)
 
     def move(self, body: _Body) -> None:
         """A body received earlier is a new journal's: under its alarm, out of ``entries`` if it

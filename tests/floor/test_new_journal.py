@@ -142,3 +142,30 @@ def test_a_backfill_of_a_new_journal_says_what_it_is(capsys, floor_db: str, firs
     assert (f"{n} entries: 0 stored, 0 already stored, 0 refused (second bodies), {n} of a new journal of a "
             "stored table (not stored: its new_journal alarm)") in out, out
     assert stored_lines(floor_db) == first.lines
+
+
+def test_a_journal_from_entry_1_not_later_than_the_stored_one_is_said_to_be_one_not_the_tables(
+        store: FloorStore, floor_db: str, first: TableJournal, capsys) -> None:
+    """A forger with the table's broker account, without an HMAC key on the collector, publishes
+    a chain from entry 1 (the table's first entries re-chained, their times kept) before the table's
+    own: the forger's is stored and the table's own refused as "a new journal", and the alarm told
+    staff to give the table a new table id, which leaves the forgery standing (a security review).
+    No table started afresh writes its new journal's first entry before the stored one's: the
+    alarm says that one of the two is not the table's and how to tell, and `floor verify --expect`
+    with the table's own figures fails."""
+    forged, prev = [], "0" * 64
+    for line in first.lines[:5]:
+        forged.append(forge_next(line, prev_hash=prev, operator="forger"))
+        prev = json.loads(forged[-1])["hash"]
+    store.add(items(forged))  # the forger, first
+    result = store.add(items(first.lines))  # then the table's own journal, whole
+    [said] = result.new_journals
+    ts = json.loads(first.lines[0])["ts"]
+    assert said.startswith(f"T1 publishes another journal (its first entry, written {ts}, differs from the stored "
+                           f"journal's, written {ts}, and is not later, whereas a table started afresh writes its new "
+                           f"journal later): one of the two is not the table's"), said
+    assert "`shoectl floor verify --expect T1=SEQ:HASH` with its figures" in said
+    assert said.endswith("before giving the table a new table id")
+    last = json.loads(first.lines[-1])
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--expect", f"T1={last['seq']}:{last['hash']}")
+    assert code == 1, out
