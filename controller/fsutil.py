@@ -344,10 +344,13 @@ LOCK_FILE_MODE = 0o660
 
 
 def tighten_to(fd: int, mode: int = TABLE_FILE_MODE) -> None:
-    """Take from the open file ``fd`` every permission bit ``mode`` does not give: a file an
-    earlier shoectl made group-writable (0660) is 0640 once this one writes it, not only a new
-    one. A file this process may not change (another account's) is left as it is."""
-    now = stat.S_IMODE(os.fstat(fd).st_mode)
-    if now & ~mode:
+    """Take from the open file ``fd`` the group's write bit when it is the only bit ``mode`` does
+    not give: a table's file an earlier shoectl made 0660 (less the umask) is 0640 once this one
+    writes it, not only a new one. Nothing else is changed: not a device or a pipe given as the
+    log (``/dev/null``, a terminal: a review saw root's run take everyone's write bit from
+    /dev/null), not a file of another account, not a mode a person chose (0666, 0664)."""
+    st = os.fstat(fd)
+    now = stat.S_IMODE(st.st_mode)
+    if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and now & ~mode == stat.S_IWGRP:
         with contextlib.suppress(OSError):
             os.fchmod(fd, now & mode)

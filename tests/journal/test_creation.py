@@ -3,6 +3,7 @@ scoreboard started with the table must never find the path as an empty or half-m
 which it would refuse as not a journal."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,27 @@ def test_side_files_an_earlier_version_left_group_writable_are_tightened_when_th
         os.chmod(p, 0o660)
     dealt_journal(journal, "--rounds", "2", "--log-level", "info")  # the table runs again on it
     assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in side} == {p.name: 0o640 for p in side}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a device node")
+def test_a_log_that_is_a_device_or_a_mode_a_person_chose_keeps_its_mode(tmp_path) -> None:
+    """The tightening above takes the group's write bit from a table's own file an earlier version
+    made 0660, and nothing else: `--log-file` naming a device (/dev/null, as root) lost everyone's
+    write bit, and a shared log a person made 0666 was changed (a review of this change)."""
+    import logging
+    import stat
+
+    from controller.logconfig import configure_logging
+
+    null, shared = tmp_path / "null", tmp_path / "shared.log"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    shared.touch()
+    for p in (null, shared):
+        os.chmod(p, 0o666)
+    for log in (null, shared):
+        try:
+            configure_logging("info", str(log))
+            logging.getLogger("test").info("a line")
+        finally:
+            configure_logging("warning")
+    assert {p.name: stat.S_IMODE(os.stat(p).st_mode) for p in (null, shared)} == {"null": 0o666, "shared.log": 0o666}
