@@ -150,21 +150,21 @@ class _Walk:
         return self.hasher
 
 
-def refuse_unkeyed(conn: Any, stored_now: Sequence[FloorEntry], hasher: Hasher) -> list[SetAside]:
-    """With the table's key, each entry this batch stored (``stored_now``) has its own hash checked
-    over its own ``prev_hash`` (both are in the message), whatever came before it: one that fails
-    (forged without the key, or edited) is moved out again in the same transaction, so no reader
-    ever sees it, not even waiting after a gap: into ``rejected_entries`` with a ``bad_hash`` alarm
-    (docs/floor.md: "the forged body fails its hash, ``bad_hash``, and is never stored"; a forged
-    entry after a gap was stored and read as the table's, a security review). Returns them."""
+def refuse_unkeyed(conn: Any, arrived: Sequence[FloorEntry], hasher: Hasher) -> list[FloorEntry]:
+    """With the table's key, each entry of a batch (``arrived``) has its own hash checked over its
+    own ``prev_hash`` (both are in the message) before anything is stored, whatever came before it:
+    one that fails (forged without the key, or edited) is never stored, not even to wait after a
+    gap, and never keeps the table's own body of its seq out (another body in the same batch is
+    then the first): kept in ``rejected_entries`` with a ``bad_hash`` alarm (docs/floor.md: "the
+    forged body fails its hash, ``bad_hash``, and is never stored"; a forged entry after a gap
+    was stored and read as the table's, a security review). Returns them."""
     refused = []
-    for item in stored_now:
+    for item in arrived:
         reason = check_row(item.chain_row(), item.entry.prev_hash, hasher, item.table_id)
         if reason is not None and reason.startswith("hash mismatch"):
             _reject(conn, item, reason)
-            conn.execute("DELETE FROM entries WHERE table_id = %s AND seq = %s", (item.table_id, item.seq))
             alarms.raise_alarm(conn, item.table_id, item.seq, alarms.BAD_HASH, f"entry {item.seq} refused: {reason}")
-            refused.append(SetAside(item.table_id, item.seq, alarms.BAD_HASH, True))
+            refused.append(item)
     return refused
 
 

@@ -240,8 +240,16 @@ class FloorStore:
                 apart: set[int] = set()
                 for table_id in tables:  # locked in the order chain.advance locks them
                     last_seq, _, _ = chain.position(self.conn, table_id)
-                    found = new_journal.recognise(self.conn, table_id, [i for i in items if i.table_id == table_id],
-                                                  last_seq)
+                    mine = [i for i in items if i.table_id == table_id]
+                    if (hasher := self.hashers.get(table_id)) is not None:  # a hash the key refuses: never stored
+                        forged = {id(i) for i in chain.refuse_unkeyed(self.conn, mine, hasher)}
+                        # counted as stored and set aside, as the chain check's misfits are
+                        result.stored += len(forged)
+                        result.set_aside.extend(chain.SetAside(table_id, i.seq, alarms.BAD_HASH, True)
+                                                for i in mine if id(i) in forged)
+                        apart.update(forged)
+                        mine = [i for i in mine if id(i) not in forged]
+                    found = new_journal.recognise(self.conn, table_id, mine, last_seq)
                     apart.update(id(item) for item in found.apart)
                     result.refused += len(found.apart)
                     result.new_journal += len(found.apart)
@@ -249,11 +257,6 @@ class FloorStore:
                     result.recognised_late += found.earlier
                 kept = [i for i in items if id(i) not in apart]
                 inserted, refused = self._insert(kept, result) if kept else ({}, {})
-                for table_id, mine in inserted.items():  # a hash the table's key refuses: out again at once
-                    if (hasher := self.hashers.get(table_id)) is not None:
-                        forged = chain.refuse_unkeyed(self.conn, mine, hasher)
-                        result.set_aside.extend(forged)
-                        inserted[table_id] = [i for i in mine if all(i.seq != f.seq for f in forged)]
                 self._raise_clock_steps(inserted)
                 for table_id in tables:
                     known = {i.seq: i for i in inserted.get(table_id, ())}

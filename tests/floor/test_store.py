@@ -335,3 +335,21 @@ def test_a_line_stored_with_a_carriage_return_by_an_earlier_version_is_a_duplica
     again = store.add(items(lines[4:5]))
     assert (again.stored, again.duplicates, again.refused) == (0, 1, 0)
     assert open_alarms(store.conn) == []
+
+
+def test_with_the_tables_key_its_own_entry_after_a_forged_one_in_the_same_batch_is_stored(
+        floor_db: str, hmac_journal: TableJournal) -> None:
+    """A forged body of entry 11 ahead of the table's own entry 11 in one batch: the forged one is
+    refused on arrival and the table's own is stored in its place; it was refused as a second body
+    of a row the check had then removed, and every later entry waited behind that gap (a review
+    of the arrival check)."""
+    lines = hmac_journal.lines
+    forged = forge_next(lines[10], operator="forger")  # entry 11, plain SHA-256
+    keyed = FloorStore.open(floor_db, {"T2": Hasher(hmac_journal.key_file.read_bytes())})
+    try:
+        result = keyed.add(items(lines[:10] + [forged, lines[10], lines[11]]))
+        assert (result.positions, result.forged) == ({"T2": 12}, {})
+        assert lines_of(keyed, "T2") == lines[:12]
+        assert [(kind, seq) for kind, seq, is_open in alarms(keyed) if is_open] == [("bad_hash", 11)]
+    finally:
+        keyed.close()
