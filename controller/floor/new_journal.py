@@ -166,22 +166,19 @@ class _Walk:
         if item.seq != 1:
             _count(self.conn, table, item.seq)
             return
-        if item.entry.ts > self.stored_ts:
-            detail = (f"{table} publishes a new journal (its first entry, written {item.entry.ts}, differs from "
-                      f"the stored journal's, written {self.stored_ts}): the store keeps one journal per table "
-                      f"id, so the new journal's entries are not stored (each counted on this alarm); to store "
-                      f"it, give the table a new table id")
-        else:
-            # Without the table's key, a forger with its broker account who published a chain from
-            # entry 1 first is stored as the table's journal, and the table's own refused (a
-            # security review): a table started afresh writes its new journal later.
-            detail = (f"{table} publishes another journal (its first entry, written {item.entry.ts}, differs from "
-                      f"the stored journal's, written {self.stored_ts}, and is not later, whereas a table started "
-                      f"afresh writes its new journal later): one of the two is not the table's (a forger with the table's "
-                      f"broker account who published first is stored as the table's); the other's entries are "
-                      f"not stored (each counted on this alarm); check the stored journal against the table's "
-                      f"own (`shoectl journal verify` at the table, then `shoectl floor verify --expect "
-                      f"{table}=SEQ:HASH` with its figures) before giving the table a new table id")
+        # Either the table was started afresh under its id, or, without the table's key, a forger
+        # with its broker account published a chain from entry 1 first and is stored as the
+        # table's journal, the table's own refused as the "new" one: no time tells them apart (a
+        # forger chooses its own; a table's clock may have been set back). A security review saw
+        # the alarm advise a new table id, which leaves a forgery standing.
+        detail = (f"{table} publishes another journal (its first entry, written {item.entry.ts}, differs from the "
+                  f"stored journal's, written {self.stored_ts}): the store keeps one journal per table id, so its "
+                  f"entries are not stored (each counted on this alarm). Either the table was started afresh under "
+                  f"its id, or one of the two is not the table's (without the table's key, a forger with its "
+                  f"broker account who published first is stored as the table's): check the stored journal "
+                  f"against the table's own (`shoectl journal verify` at the table, then `shoectl floor verify "
+                  f"--expect {table}=SEQ:HASH` with its figures); if the stored one is the table's, give the "
+                  f"table a new table id to store the other")
         alarms.raise_alarm(self.conn, table, 1, alarms.NEW_JOURNAL, detail)
         self.out.said.append(detail)
 
@@ -223,9 +220,11 @@ def _keep(conn: Any, table_id: str, seq: int, line: str) -> bool:
 
 def _count(conn: Any, table: str, seq: int) -> None:
     alarms.raise_alarm(conn, table, 1, alarms.NEW_JOURNAL,
-                       f"{table} publishes a new journal (entry {seq} of it came): the store keeps one "
-                       f"journal per table id, so the new journal's entries are not stored (each counted on "
-                       f"this alarm); to store it, give the table a new table id", keep_detail=True)
+                       f"{table} publishes another journal (entry {seq} of it came): the store keeps one journal "
+                       f"per table id, so its entries are not stored (each counted on this alarm). Either the "
+                       f"table was started afresh under its id, or one of the two is not the table's: check the "
+                       f"stored journal against the table's own before giving the table a new table id",
+                       keep_detail=True)
 
 
 def _held(conn: Any, table_id: str, named: dict[int, set[str]], last_seq: int) -> list[_Body]:

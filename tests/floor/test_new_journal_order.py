@@ -74,7 +74,7 @@ def assert_documented(db: str, store: FloorStore, first: TableJournal, second: T
     assert stored_lines(db) == first.lines  # byte for byte: nothing of the new journal stored
     assert query(db, OPEN) == [("new_journal", 1, True, len(new))]  # one alarm, each entry counted once
     detail = query(db, "SELECT detail FROM floor_alarms WHERE open")[0][0]
-    assert detail.startswith(f"T1 publishes a new journal (its first entry, written {json.loads(new[0])['ts']}, "
+    assert detail.startswith(f"T1 publishes another journal (its first entry, written {json.loads(new[0])['ts']}, "
                              f"differs from the stored journal's, written {json.loads(first.lines[0])['ts']})")
     for kind, why in query(db, CLOSED):  # raised before the entry was known as the new journal's (or a gap
         assert (kind in ("forgery", "chain_break", "gap") and why.startswith("withdrawn: ")  # the table's own
