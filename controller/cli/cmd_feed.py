@@ -130,6 +130,7 @@ def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
         return None
     options = broker_options(args, url_flag="--feed")
     require_mqtt_5(options)
+    require_own_login(options, args.table_id)
     paho_client()  # the floor extra: missing, it is said now, not on the feed's thread
     check_run_cursor(Path(args.journal), args.table_id)
     # An untrusted broker is refused before the table starts, not said as the feed's end; a broker
@@ -137,6 +138,17 @@ def run_feed_options(args: argparse.Namespace) -> BrokerOptions | None:
     # for the probe a second at most.
     check_tls_trust(options, timeout=1.0)
     return options
+
+
+def require_own_login(options: BrokerOptions, table_id: str) -> None:
+    """UsageError for a feed that logs in under another name than its table id: a table's MQTT user
+    name is its table id (docs/floor.md, Security). Under another name the ACL refuses its entries,
+    and where the broker ties each client id to its account (``use_username_as_clientid``, as
+    documented) the feed took the connection of the table whose name it used, whose Last Will then
+    said that table offline (a review of that configuration)."""
+    if options.username is not None and options.username != table_id:
+        raise UsageError(f"--username {quoted(options.username[:40])}: this feed publishes table {table_id}'s journal, "
+                         f"and a table's MQTT user name is its table id (log in as {table_id})")
 
 
 def require_mqtt_5(options: BrokerOptions) -> None:
@@ -176,6 +188,7 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
         if not TABLE_ID.fullmatch(tail.table_id):  # the floor would drop every entry (bad_field)
             raise UsageError(f"{journal}: the table id {quoted(tail.table_id[:40])} is not one the floor takes "
                              f"({TABLE_ID_RULE})")
+        require_own_login(options, tail.table_id)
         position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"],
                               journal=journal)
         position.check_journal(tail.end_seq(), tail.hash_at)  # a cursor of another journal is refused now

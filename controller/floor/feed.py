@@ -123,12 +123,8 @@ class JournalFeed:
         self._saved = 0
         self._resent_through = 0  # entries up to this one are being sent again after a reconnection
         self.published = 0  # entries published by this run (duplicates after a reconnection not counted)
-        # A table's MQTT user name is its table id; a feed logged in as another (a typo, a copied
-        # journal) gets an id of its own: under the table's it would take the table's own feed's
-        # connection from it before the broker refused it.
-        name = options.username
-        client_id = f"shoectl-feed-{self.table_id}" + (f"-as-{name}" if name not in (None, self.table_id) else "")
-        self.client = make_client(options, client_id=client_id,
+        # One client id per table (a feed logs in as its own table: cmd_feed.require_own_login).
+        self.client = make_client(options, client_id=f"shoectl-feed-{self.table_id}",
                                   will=(status_topic(self.table_id), encode({"table_id": self.table_id, "online": False})))
         self.client.max_inflight_messages_set(settings.window)  # all of the window on the wire, none in paho's queue
         mqtt = paho_client()

@@ -73,3 +73,29 @@ def test_another_tables_account_cannot_knock_a_feed_offline(tied_broker: Mosquit
     finally:
         display.close()
         stopped(feed)
+
+
+def test_a_feed_of_another_journal_under_a_tables_login_does_not_knock_that_table_offline(
+        tied_broker: Mosquitto, tmp_path: Path) -> None:
+    """Under this broker a feed's client id is its account's name whatever it asks: a feed of T2's
+    journal logged in as T1 took T1's feed's connection and the broker said T1 offline (a review).
+    It is refused at its start, before it reaches the broker."""
+    from floor.feeds import start_feed, stopped
+
+    t1 = run_table(tmp_path / "t1", table_id="T1", rounds=2).path
+    t2 = run_table(tmp_path / "t2", table_id="T2", rounds=2).path
+    feed = start_feed(tied_broker, t1, user="T1")
+    display = Subscriber(tied_broker, DISPLAY, "shoectl/v1/tables/T1/status", client_id="test-display")
+    try:
+        display.wait_for(lambda: any(b'"online":true' in p for p in display.payloads("shoectl/v1/tables/T1/status")),
+                         "T1's feed online")
+        before = len(display.messages)
+        wrong = start_feed(tied_broker, t2, user="T1")
+        code, said = wrong.wait(timeout=HANG), wrong.stderr.read()
+        assert code == 2 and "a table's MQTT user name is its table id" in said, said
+        time.sleep(1)
+        assert [p for _, p, _ in display.messages[before:] if b'"online":false' in p] == []
+    finally:
+        display.close()
+        code, err = stopped(feed)
+    assert "lost the broker" not in err, err[-800:]

@@ -140,11 +140,24 @@ def test_a_broker_set_up_without_what_the_feed_needs_is_one_clear_line(capsys, f
 
 def test_a_table_cannot_feed_under_another_tables_name(capsys, five_entry_journal: Path,
                                                        mosquitto: Mosquitto) -> None:
-    """The ACL lets user T2 publish under T2 only: T1's journal is refused (MQTT 5's PUBACK says so)."""
-    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", mosquitto.url,
-                   *mosquitto.login("T2"), outage_lines=True)
-    assert "refuses this table's entries on shoectl/v1/tables/T1/journal" in line
-    assert "is the MQTT user name the table id?" in line
+    """A table's MQTT user name is its table id (docs/floor.md, Security): T1's journal fed as T2 is
+    refused at the start, one line, exit 2, before the broker is reached and the cursor made. It
+    was the ACL's refusal of its first entries, and under a broker that ties each client id to its
+    account (as documented) the feed first took T2's own feed's connection (a review)."""
+    line = refused(capsys, "--journal", str(five_entry_journal), "--broker", mosquitto.url, *mosquitto.login("T2"))
+    assert line == ("shoectl feed: error: --username 'T2': this feed publishes table T1's journal, and a table's "
+                    "MQTT user name is its table id (log in as T1)")
+    assert not [p for p in five_entry_journal.parent.iterdir() if ".feed" in p.name], list(five_entry_journal.parent.iterdir())
+
+
+def test_run_refuses_a_feed_under_another_tables_name_before_creating_anything(capsys, tmp_path: Path) -> None:
+    password = tmp_path / "T2.password"
+    password.write_text("secret\n")
+    code, out, err = run(capsys, "run", "--journal", str(tmp_path / "j.db"), "--table-id", "T1", "--feed",
+                         "mqtt://127.0.0.1:1", "--username", "T2", "--password-file", str(password))
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "--username 'T2': this feed publishes table T1's journal" in err
+    assert list(tmp_path.iterdir()) == [password]
 
 
 def feed_waiting_for(journal: Path, url: str, log: Path) -> subprocess.Popen[str]:
@@ -363,7 +376,8 @@ def test_a_feed_refused_under_another_name_leaves_the_tables_own_feed_connected(
         five_entry_journal: Path, mosquitto: Mosquitto, tmp_path: Path) -> None:
     """A floor operator's review: a feed of T1's journal logged in as T2 (a typo, a copied journal)
     connected under T1's client id, which made the broker close T1's own feed's connection, and
-    only then was refused. A refused input must not change the floor: it now has an id of its own."""
+    only then was refused. A refused input must not change the floor: it is now refused at its
+    start, before it reaches the broker."""
     from floor.feeds import start_feed
 
     own = start_feed(mosquitto, five_entry_journal)
@@ -373,7 +387,7 @@ def test_a_feed_refused_under_another_name_leaves_the_tables_own_feed_connected(
         shutil.copyfile(five_entry_journal, copy)
         wrong = subprocess.run([*SHOECTL, "feed", "--journal", str(copy), "--broker", mosquitto.url,
                                 *mosquitto.login("T2")], capture_output=True, text=True, timeout=60)
-        assert wrong.returncode == 2 and "is the MQTT user name the table id?" in wrong.stderr, wrong.stderr
+        assert wrong.returncode == 2 and "a table's MQTT user name is its table id" in wrong.stderr, wrong.stderr
         time.sleep(1.0)
     finally:
         code, said = stopped(own)
