@@ -6,8 +6,9 @@ and a table's account under another table's feed's client id made the broker pub
 feed's Last Will, the other table "offline", again and again (a security review of the floor)."""
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -52,27 +53,35 @@ def test_a_display_account_cannot_take_the_collectors_session(tied_broker: Mosqu
     assert collector.proc.poll() is None and "broker unavailable" not in collector.stderr(), collector.stderr()[-600:]
 
 
+@contextlib.contextmanager
+def fed_and_watched(broker: Mosquitto, tmp_path: Path, table: str) -> Iterator[Callable[[], list[bytes]]]:
+    """``table``'s feed running and a display watching its status once it says online; yields what
+    reads the ``online: false`` statuses since then. Afterwards the feed must never have lost the
+    broker."""
+    from floor.feeds import start_feed, stopped
+
+    feed = start_feed(broker, run_table(tmp_path / table.lower(), table_id=table, rounds=2).path, user=table)
+    topic = f"shoectl/v1/tables/{table}/status"
+    display = Subscriber(broker, DISPLAY, topic, client_id="test-display")
+    try:
+        display.wait_for(lambda: any(b'"online":true' in p for p in display.payloads(topic)), f"{table}'s feed online")
+        before = len(display.messages)
+        yield lambda: [p for _, p, _ in display.messages[before:] if b'"online":false' in p]
+    finally:
+        display.close()
+        _, err = stopped(feed)
+    assert "lost the broker" not in err, err[-800:]
+
+
 def test_another_tables_account_cannot_knock_a_feed_offline(tied_broker: Mosquitto, tmp_path: Path) -> None:
     """"Table T1 cannot publish as T2": logging in as T1 under T2's feed's client id does not make
     the broker publish T2's Last Will (``online: false``, retained)."""
-    from floor.feeds import start_feed, stopped
-
-    journal = run_table(tmp_path / "t2", table_id="T2", rounds=2).path
-    feed = start_feed(tied_broker, journal, user="T2")
-    display = Subscriber(tied_broker, DISPLAY, "shoectl/v1/tables/T2/status", client_id="test-display")
-    try:
-        display.wait_for(lambda: any(b'"online":true' in p for p in display.payloads("shoectl/v1/tables/T2/status")),
-                         "T2's feed online")
-        before = len(display.messages)
+    with fed_and_watched(tied_broker, tmp_path, "T2") as offline:
         intruder = connected_client(tied_broker, "T1", client_id="shoectl-feed-T2")  # T1's own account
         time.sleep(2)
         stop_client(intruder)
         time.sleep(1)
-        offline = [p for _, p, _ in display.messages[before:] if b'"online":false' in p]
-        assert offline == [], f"T1 made the broker say T2 is offline {len(offline)} times"
-    finally:
-        display.close()
-        stopped(feed)
+        assert offline() == [], f"T1 made the broker say T2 is offline {len(offline())} times"
 
 
 def test_a_feed_of_another_journal_under_a_tables_login_does_not_knock_that_table_offline(
@@ -80,22 +89,11 @@ def test_a_feed_of_another_journal_under_a_tables_login_does_not_knock_that_tabl
     """Under this broker a feed's client id is its account's name whatever it asks: a feed of T2's
     journal logged in as T1 took T1's feed's connection and the broker said T1 offline (a review).
     It is refused at its start, before it reaches the broker."""
-    from floor.feeds import start_feed, stopped
+    from floor.feeds import start_feed
 
-    t1 = run_table(tmp_path / "t1", table_id="T1", rounds=2).path
-    t2 = run_table(tmp_path / "t2", table_id="T2", rounds=2).path
-    feed = start_feed(tied_broker, t1, user="T1")
-    display = Subscriber(tied_broker, DISPLAY, "shoectl/v1/tables/T1/status", client_id="test-display")
-    try:
-        display.wait_for(lambda: any(b'"online":true' in p for p in display.payloads("shoectl/v1/tables/T1/status")),
-                         "T1's feed online")
-        before = len(display.messages)
-        wrong = start_feed(tied_broker, t2, user="T1")
+    with fed_and_watched(tied_broker, tmp_path, "T1") as offline:
+        wrong = start_feed(tied_broker, run_table(tmp_path / "t2", table_id="T2", rounds=2).path, user="T1")
         code, said = wrong.wait(timeout=HANG), wrong.stderr.read()
         assert code == 2 and "a table's MQTT user name is its table id" in said, said
         time.sleep(1)
-        assert [p for _, p, _ in display.messages[before:] if b'"online":false' in p] == []
-    finally:
-        display.close()
-        code, err = stopped(feed)
-    assert "lost the broker" not in err, err[-800:]
+        assert offline() == []
