@@ -249,7 +249,7 @@ def check_args(command: str, args: dict[str, Any], rid: int | str | None = None)
     unknown = [k for k in args if k not in params]
     if unknown:
         takes = ", ".join(params) or "no arguments"
-        raise BadRequest(f"{command}: unknown argument {_shown_value(unknown[0])} ({command} takes {takes})", rid)
+        raise BadRequest(f"{command}: unknown argument {_shown_word(unknown[0])} ({command} takes {takes})", rid)
     for name, (kind, required, nullable) in params.items():
         if name not in args:
             if required:
@@ -259,11 +259,11 @@ def check_args(command: str, args: dict[str, Any], rid: int | str | None = None)
         if value is None and nullable:
             continue
         if not _is_a(kind, value):
-            given = _json_type(value) if isinstance(value, str) and len(value) > 40 else _shown_value(value)
+            given = _json_type(value) if isinstance(value, str) and len(value) > 40 else _shown_word(value)
             raise BadRequest(f"{command}: {name} must be {_described(kind)}, not {given}", rid)
         choices = _choices(command).get(name)
         if choices and value.lower() not in choices:  # a word outside the declared ones is no request
-            raise BadRequest(f"{command}: {name} must be one of: {', '.join(choices)} (not {_shown_value(value)})", rid)
+            raise BadRequest(f"{command}: {name} must be one of: {', '.join(choices)} (not {_shown_word(value)})", rid)
     return dict(args)
 
 
@@ -313,10 +313,11 @@ def _json_type(value: Any) -> str:
 
 
 def _shown_word(word: Any) -> str:
-    """A word the request got wrong (its ``op``, its ``command``, a subscription's ``since``) as
-    its refusal names it (``_shown_value``), but one of a PIN's shape (digits only, as text or a
-    number): not shown. No such word is digits; a PIN typed where the command goes was told back
-    and journaled (a security review)."""
+    """What the request got wrong (its ``op``, its ``command``, a subscription's ``since``, an
+    argument's name or value) as its refusal names it (``_shown_value``), but one of a PIN's shape
+    (digits only, as text or a number): not shown. A PIN typed where the command or an argument
+    goes was told back and journaled (security reviews); a number the request needs is never
+    refused for its digits, so no refusal needs them."""
     digits = word.strip() if isinstance(word, str) else str(word) if type(word) is int else ""
     if is_pin_shaped(digits.lstrip("-")):
         return f"<{len(digits.lstrip('-'))} digits, not shown: they may be a PIN>"

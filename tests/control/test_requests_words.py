@@ -19,6 +19,16 @@ from controller.control.requests import BadRequest, parse_request
     (b'{"op": "command", "operator": "d1", "command": 4826}',
      "unknown command <4 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
     (b'{"op": "command", "command": "482"}', "unknown command '482' (`shoectl ctl --help` lists them)"),
+    (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"seat": "4826"}}',
+     "sit: seat must be a seat number (a whole number from 1), not <4 digits, not shown: they may be a PIN>"),
+    (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"4826": 1}}',
+     "sit: unknown argument <4 digits, not shown: they may be a PIN> (sit takes seat)"),
+    (b'{"op": "command", "operator": "f1", "pin": "2580", "command": "enter_card", "args": {"card": "4826"}}',
+     "enter_card: card must be a card such as AS, 10H or KD, not <4 digits, not shown: they may be a PIN>"),
+    (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "wager", '
+     b'"args": {"seat": 1, "kind": "4826", "amount": 100}}',
+     "wager: kind must be one of: player, banker, tie, player_pair, banker_pair, dragon7, panda8, "
+     "player_bonus, banker_bonus, house_money (not <4 digits, not shown: they may be a PIN>)"),
     (b'{"op": "4826"}', '"op" must be status, command or subscribe, not <4 digits, not shown: they may be a PIN>'),
     (b'{"op": "subscribe", "since": 48261}',
      'a subscription\'s "since" may only be "start", not <5 digits, not shown: they may be a PIN>'),

@@ -166,3 +166,23 @@ def test_a_pin_typed_where_the_command_goes_is_neither_told_back_nor_journaled(s
             refused = [e.payload for e in reader.entries(kinds=["bad_request"])]
         time.sleep(0.02)
     assert refused and not any("4826" in json.dumps(p) for p in refused), refused
+
+
+@pytest.mark.parametrize("command, args", [("sit", {"seat": "4826"}), ("sit", {"4826": 1}),
+                                           ("set_submission", {"submission": "4826"})])
+def test_a_pin_typed_where_an_argument_goes_is_neither_told_back_nor_journaled(served, command, args) -> None:
+    """As above, for an argument's value or name (a review of that mend), and a Rules Submission's
+    name that is no preset and no file: the refusal says what is wrong without the digits."""
+    s = served()
+    operator = "fp1" if command == "set_submission" else "d1"
+    line = json.dumps({"id": 1, "op": "command", "operator": operator, "pin": PINS[operator], "command": command,
+                       "args": args}).encode() + b"\n"
+    reply = send_and_read(s, line)
+    assert reply is not None and reply["code"] == "bad_request" and "4826" not in reply["error"], reply
+    assert "4 digits, not shown: they may be a PIN" in reply["error"], reply
+    deadline, refused = time.monotonic() + 10, []
+    while not refused and time.monotonic() < deadline:
+        with JournalReader.open(served.journal_path) as reader:
+            refused = [e.payload for e in reader.entries(kinds=["bad_request"])]
+        time.sleep(0.02)
+    assert refused and not any("4826" in json.dumps(p) for p in refused), refused
