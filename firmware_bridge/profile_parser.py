@@ -100,6 +100,16 @@ class ProfileParser(DocumentParser):
             raise self.fail(key, f"bad serial number {show(text)}: {_SERIAL_RULE}")
         return text
 
+    def usb_string(self, key: str, value: object) -> str:
+        """Text a USB string descriptor serves: at most ``MAX_TEXT`` UTF-16 code units, a character
+        beyond U+FFFF taking two (counted in characters, 64 such were taken, and the emulated
+        device then failed GET_DESCRIPTOR: a mutation review)."""
+        text = self.text(key, value, MAX_TEXT)
+        if len(text.encode("utf-16-le")) // 2 > MAX_TEXT:
+            raise self.fail(key, f"must be at most {MAX_TEXT} UTF-16 code units, a USB string's room (a character "
+                                 "beyond U+FFFF takes two)")
+        return text
+
     # -- the pass -----------------------------------------------------------------------------
 
     def parse(self) -> Profile:
@@ -198,8 +208,8 @@ class ProfileParser(DocumentParser):
             raise self.fail("transport.max_packet",
                             f"out of range: {max_packet} (a bulk endpoint takes one of "
                             f"{', '.join(map(str, BULK_PACKET_SIZES))})")
-        manufacturer = self.text("transport.manufacturer", t.get("manufacturer", vendor), MAX_TEXT)
-        product = self.text("transport.product", t.get("product", model), MAX_TEXT)
+        manufacturer = self.usb_string("transport.manufacturer", t.get("manufacturer", vendor))
+        product = self.usb_string("transport.product", t.get("product", model))
         return UsbTransportSpec(vid=vid, pid=pid, serial_number=serial, configuration=configuration,
                                 interface=interface, endpoint_out=ep_out, endpoint_in=ep_in,
                                 transfer=transfer, max_packet=max_packet, manufacturer=manufacturer,

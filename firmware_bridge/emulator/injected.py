@@ -29,7 +29,7 @@ class InjectedFaults:
         if self._command and command.TYPE.name == self._command:
             self._command = ""
             return nak(NakCode.BUSY, "busy (emulator fault refuse-command)")
-        if self._word and type(command) is Display and command.text.split(" ", 1)[0] == self._word:
+        if self._word and type(command) is Display and command.text.split(" ", 1)[0].upper() == self._word:
             self._word = ""
             return nak(NakCode.BUSY, "display busy")
         return None
