@@ -93,7 +93,8 @@ def test_a_feed_of_another_journal_under_a_tables_login_does_not_knock_that_tabl
 
     with fed_and_watched(tied_broker, tmp_path, "T1") as offline:
         wrong = start_feed(tied_broker, run_table(tmp_path / "t2", table_id="T2", rounds=2).path, user="T1")
-        code, said = wrong.wait(timeout=HANG), wrong.stderr.read()
+        said = wrong.communicate(timeout=HANG)[1]
+        code = wrong.returncode
         assert code == 2 and "a table's MQTT user name is its table id" in said, said
         time.sleep(1)
         assert offline() == []
