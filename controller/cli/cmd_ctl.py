@@ -29,7 +29,7 @@ from controller.control.requests import BOOL, MAX_TEXT, NUMBERS, parameters
 from controller.errors import UsageError, path_argument
 from controller.journal import kinds
 from controller.journal.replay import ROUTINE_COMMANDS
-from controller.operators.pins import PIN_MAX, PIN_MIN, is_pin_shaped
+from controller.operators.pins import PIN_MAX, PIN_MIN, is_pin_shaped, typed_shown
 from controller.table.commands import COMMANDS
 from controller.table.io import FAULT_LEVEL
 from controller.journal.clockwatch import clock_step_text
@@ -111,7 +111,7 @@ def parse_args(command: str, items: list[str]) -> dict[str, Any]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise UsageError(f"argument {quoted(item)}: expected KEY=VALUE")
+            raise UsageError(f"argument {typed_shown(item)}: expected KEY=VALUE")
         if not is_unicode_text(item):  # bytes that are not UTF-8, as the shell passed them
             raise UsageError(f"argument {safe(item)}: not UTF-8 text")
         if key in out:
@@ -369,7 +369,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoectl ctl: the table stopped: its control socket {client.path} closed", file=sys.stderr)
         return 1
     if args.table_command not in COMMANDS:
-        raise UsageError(f"unknown command {quoted(args.table_command)} (status, watch, {', '.join(sorted(COMMANDS))})")
+        raise UsageError(f"unknown command {typed_shown(args.table_command)} (status, watch, {', '.join(sorted(COMMANDS))})")
     args.operator = operator_of(args)
     if not args.operator:
         raise UsageError("--operator is required for table commands (or set SHOECTL_OPERATOR)")

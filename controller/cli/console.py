@@ -49,6 +49,7 @@ from controller.cli.common import fitted, terminal_columns, write_line
 from controller.control.client import ControlClient, TableBusy
 from controller.errors import UsageError
 from controller.cli.shown_squeeze import ShownSqueeze
+from controller.operators.pins import typed_shown
 from controller.table.commands import COMMANDS, WAGER_KINDS, Arg, help_text
 from shoectl_config.text import quoted, safe
 
@@ -362,11 +363,11 @@ class Console:
         if name in COMMANDS:
             return help_text(name)
         self.last_code = 2  # as an unknown command is
-        return f"no command {quoted(name)}: `help` lists them"
+        return f"no command {typed_shown(name)}: `help` lists them"
 
     def command(self, command: str, items: Iterable[str]) -> None:
         if command not in COMMANDS:
-            self.say(f"unknown command {quoted(command)}: `help` lists them")
+            self.say(f"unknown command {typed_shown(command)}: `help` lists them")
             self.last_code = 2
             return
         if self.operator is None or self.pin is None:

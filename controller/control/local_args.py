@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.control.requests import BadRequest, Request, shown_text
-from controller.operators.pins import is_pin_shaped, pin_shaped_id_hidden
+from controller.operators.pins import pin_shaped_hidden, pin_shaped_id_hidden
 
 __all__ = ["table_args"]
 
@@ -26,8 +26,8 @@ def table_args(req: Request, submissions: Any, auth: Any) -> dict[str, Any]:
             sub = submission_in_folder(args.get("submission"), submissions)
         except (RulesError, OSError) as exc:
             said, name = str(exc), args.get("submission")
-            if isinstance(name, str) and is_pin_shaped(name.strip()):  # a PIN typed there: not told back
-                said = said.replace(name.strip(), f"<{len(name.strip())} digits, not shown: they may be a PIN>")
+            if (hidden := pin_shaped_hidden(name)) is not None:  # a PIN typed there: not told back
+                said = said.replace(name.strip(), hidden)
             raise BadRequest(shown_text(said, 400), req.rid) from None  # room for the folder and its files
         return {"submission": {k: v for k, v in sub.to_dict().items() if k != "source"}, "source": sub.source}
     if req.command == "unlock_operator" and not auth.knows(args["operator"]):

@@ -33,7 +33,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.operators.pins import is_pin_shaped
+from controller.operators.pins import pin_shaped_hidden
 from controller.rules.cards import parse_card
 from controller.rules.errors import CardError
 from controller.table.commands import COMMANDS, MAX_AMOUNT, MAX_POSITION, MAX_TEXT as MAX_ARG_TEXT
@@ -315,13 +315,9 @@ def _json_type(value: Any) -> str:
 def _shown_word(word: Any) -> str:
     """What the request got wrong (its ``op``, its ``command``, a subscription's ``since``, an
     argument's name or value) as its refusal names it (``_shown_value``), but one of a PIN's shape
-    (digits only, as text or a number): not shown. A PIN typed where the command or an argument
-    goes was told back and journaled (security reviews); a number the request needs is never
-    refused for its digits, so no refusal needs them."""
-    digits = word.strip() if isinstance(word, str) else str(word) if type(word) is int else ""
-    if is_pin_shaped(digits.lstrip("-")):
-        return f"<{len(digits.lstrip('-'))} digits, not shown: they may be a PIN>"
-    return _shown_value(word)
+    not shown, only its type and length (``pin_shaped_hidden``): a PIN typed where the command or
+    an argument goes was told back and journaled (security reviews)."""
+    return pin_shaped_hidden(word) or _shown_value(word)
 
 
 def _shown_value(value: Any) -> str:

@@ -25,6 +25,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from controller.errors import UsageError
+from shoectl_config.text import quoted
 
 __all__ = [
     "is_pin_shaped",
@@ -40,6 +41,8 @@ __all__ = [
     "hash_pin",
     "parse_pin_hash",
     "pin_bytes",
+    "pin_shaped_hidden",
+    "typed_shown",
     "verify_pin",
 ]
 
@@ -180,6 +183,26 @@ def pin_shaped_id_hidden(text: object) -> str | None:
     spaces around them): ``<an id of 5 digits, not shown: it may be a PIN>``; None for another."""
     digits = text.strip() if isinstance(text, str) else ""
     return f"<an id of {len(digits)} digits, not shown: it may be a PIN>" if is_pin_shaped(digits) else None
+
+
+def pin_shaped_hidden(value: object) -> str | None:
+    """How a refusal names something a client gave that may be a PIN typed in the wrong place (a
+    command, an argument, a file's name): text of a PIN's shape (digits only, blanks around
+    them) as ``<text of 4 digits, not shown: they may be a PIN>``, a number of a PIN's shape as
+    ``<a number of 4 digits, ...>`` (the type is said: it may be what was wrong); None for
+    anything else, a negative number among it (no PIN is one)."""
+    if isinstance(value, str) and is_pin_shaped(value.strip()):
+        return f"<text of {len(value.strip())} digits, not shown: they may be a PIN>"
+    if type(value) is int and is_pin_shaped(str(value)):
+        return f"<a number of {len(str(value))} digits, not shown: they may be a PIN>"
+    return None
+
+
+def typed_shown(text: str) -> str:
+    """What a person typed, as a local refusal names it (``ctl``, the console): quoted, or hidden
+    as ``pin_shaped_hidden`` hides it (a PIN typed where a command or an argument goes was printed
+    to the terminal's scrollback and a script's logged errors: a review)."""
+    return pin_shaped_hidden(text) or quoted(text)
 
 
 def check_pin(pin: str, operator_id: str | None = None) -> None:

@@ -13,25 +13,27 @@ from controller.control.requests import BadRequest, parse_request
     (b'{"op": "command", "command": ["sit"]}', "unknown command a list (`shoectl ctl --help` lists them)"),
     # a PIN typed where the command goes is not told back (nor journaled: the refusal's words are)
     (b'{"op": "command", "operator": "d1", "command": "4826"}',
-     "unknown command <4 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
+     "unknown command <text of 4 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
     (b'{"op": "command", "operator": "d1", "command": " 482613 "}',
-     "unknown command <6 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
+     "unknown command <text of 6 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
     (b'{"op": "command", "operator": "d1", "command": 4826}',
-     "unknown command <4 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
+     "unknown command <a number of 4 digits, not shown: they may be a PIN> (`shoectl ctl --help` lists them)"),
     (b'{"op": "command", "command": "482"}', "unknown command '482' (`shoectl ctl --help` lists them)"),
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"seat": "4826"}}',
-     "sit: seat must be a seat number (a whole number from 1), not <4 digits, not shown: they may be a PIN>"),
+     "sit: seat must be a seat number (a whole number from 1), not <text of 4 digits, not shown: they may be a PIN>"),
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"4826": 1}}',
-     "sit: unknown argument <4 digits, not shown: they may be a PIN> (sit takes seat)"),
+     "sit: unknown argument <text of 4 digits, not shown: they may be a PIN> (sit takes seat)"),
     (b'{"op": "command", "operator": "f1", "pin": "2580", "command": "enter_card", "args": {"card": "4826"}}',
-     "enter_card: card must be a card such as AS, 10H or KD, not <4 digits, not shown: they may be a PIN>"),
+     "enter_card: card must be a card such as AS, 10H or KD, not <text of 4 digits, not shown: they may be a PIN>"),
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "wager", '
      b'"args": {"seat": 1, "kind": "4826", "amount": 100}}',
      "wager: kind must be one of: player, banker, tie, player_pair, banker_pair, dragon7, panda8, "
-     "player_bonus, banker_bonus, house_money (not <4 digits, not shown: they may be a PIN>)"),
-    (b'{"op": "4826"}', '"op" must be status, command or subscribe, not <4 digits, not shown: they may be a PIN>'),
+     "player_bonus, banker_bonus, house_money (not <text of 4 digits, not shown: they may be a PIN>)"),
+    (b'{"op": "4826"}', '"op" must be status, command or subscribe, not <text of 4 digits, not shown: they may be a PIN>'),
     (b'{"op": "subscribe", "since": 48261}',
-     'a subscription\'s "since" may only be "start", not <5 digits, not shown: they may be a PIN>'),
+     'a subscription\'s "since" may only be "start", not <a number of 5 digits, not shown: they may be a PIN>'),
+    (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "sit", "args": {"seat": -1234}}',
+     "sit: seat must be a seat number (a whole number from 1), not -1234"),  # no PIN is negative
     (b'{"op": "command", "operator": "d1", "pin": "2580", "command": "wager", '
      b'"args": {"seat": 1, "kind": "tie", "amount": 99999999999999999999}}',
      "wager: amount must be a sum in minor units (cents): a whole number from 1 to 1000000000000, not "

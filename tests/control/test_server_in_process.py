@@ -159,7 +159,7 @@ def test_a_pin_typed_where_the_command_goes_is_neither_told_back_nor_journaled(s
     line = json.dumps({"id": 1, "op": "command", "operator": "d1", "pin": "3691", "command": "4826"}).encode() + b"\n"
     reply = send_and_read(s, line)
     assert reply is not None and reply["code"] == "bad_request" and "4826" not in reply["error"], reply
-    assert "4 digits, not shown: they may be a PIN" in reply["error"]
+    assert "text of 4 digits, not shown: they may be a PIN" in reply["error"]
     deadline, refused = time.monotonic() + 10, []
     while not refused and time.monotonic() < deadline:  # journaled by the table's thread
         with JournalReader.open(served.journal_path) as reader:
@@ -179,7 +179,7 @@ def test_a_pin_typed_where_an_argument_goes_is_neither_told_back_nor_journaled(s
                        "args": args}).encode() + b"\n"
     reply = send_and_read(s, line)
     assert reply is not None and reply["code"] == "bad_request" and "4826" not in reply["error"], reply
-    assert "4 digits, not shown: they may be a PIN" in reply["error"], reply
+    assert "text of 4 digits, not shown: they may be a PIN" in reply["error"], reply
     deadline, refused = time.monotonic() + 10, []
     while not refused and time.monotonic() < deadline:
         with JournalReader.open(served.journal_path) as reader:

@@ -353,3 +353,28 @@ def test_with_the_tables_key_its_own_entry_after_a_forged_one_in_the_same_batch_
         assert [(kind, seq) for kind, seq, is_open in alarms(keyed) if is_open] == [("bad_hash", 11)]
     finally:
         keyed.close()
+
+
+def test_with_the_tables_key_a_stored_line_arriving_again_is_a_duplicate(floor_db: str,
+                                                                        hmac_journal: TableJournal) -> None:
+    """A forged entry a collector without the key stored, sent again once the key is given (a
+    redelivery, the same export backfilled): a duplicate, as any line the store holds, not "stored
+    and set aside" while it stays stored, in `entries` and `rejected_entries` at once (a review of
+    the arrival check; the chain check is what finds the stored one, as before)."""
+    lines = hmac_journal.lines
+    forged = forge_next(lines[10], operator="forger")
+    keyless = FloorStore.open(floor_db)
+    try:
+        keyless.add(items(lines[:10] + [forged]))
+    finally:
+        keyless.close()
+    keyed = FloorStore.open(floor_db, {"T2": Hasher(hmac_journal.key_file.read_bytes())})
+    try:
+        result = keyed.add(items([forged]))
+        assert (result.stored, result.duplicates, result.set_aside) == (0, 1, [])
+        stored = {r[0] for r in keyed.conn.execute("SELECT line FROM entries WHERE table_id = 'T2'").fetchall()}
+        rejected = {r[0] for r in keyed.conn.execute("SELECT line FROM rejected_entries").fetchall()}
+        keyed.conn.commit()
+        assert not stored & rejected
+    finally:
+        keyed.close()
