@@ -160,8 +160,11 @@ class MqttFloorSource(TableSource):
             if not self._started:
                 return
             if self._ever_connected:
+                # As the collector says it: what a probe of the port finds, and a reason the broker
+                # gave (paho's own for a dropped connection, "Unspecified error", says nothing).
+                said = {"reason": str(reason_code)} if getattr(reason_code, "value", 128) not in (0, 128) else {}
                 self._lost("scoreboard: lost the connection to the broker; the floor shows what it had",
-                           "lost the connection to the broker", reason=str(reason_code))
+                           "lost the connection to the broker", dropped=False, **said)
             else:
                 self._lost("scoreboard: cannot reach the broker", "cannot reach the broker", dropped=True)
 
