@@ -361,3 +361,4 @@ def refusal(reason_code: Any, options: BrokerOptions) -> str:
     if words is not None:
         return f"the broker {options.url} refused the connection: {words}"
     return f"the broker {options.url} refused the connection: {reason_code}"
+

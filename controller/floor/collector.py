@@ -45,6 +45,7 @@ from controller.floor.broker import (
     MQTT_V5, QOS_0_ONLY, BrokerError, BrokerOptions, connect_in_background, is_lasting_refusal, make_client, refusal,
     stop_client,
 )
+from controller.floor.brief_connections import BriefConnections
 from controller.floor.broker_probe import reach_problem
 from controller.floor.message import (
     MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry, shown_table,
@@ -153,6 +154,7 @@ class Collector:
         self._connection_lock = threading.Lock()
         self._ever_connected = False
         self._outage_logged = False
+        self._brief = BriefConnections(options.url)  # another client under this account (the setup's fault)
         self.stats = {**dict.fromkeys(_COUNTS, 0), "batches": 0}
         self.client = make_client(options, client_id=client_id, persistent=True)
         self.client.manual_ack_set(True)
@@ -178,7 +180,8 @@ class Collector:
             self._connection += 1
         self._connected = True
         self._ever_connected = True
-        if self._outage_logged:
+        self._brief.connected(time.monotonic())
+        if self._outage_logged and not self._brief.flapping:
             _log.warning("broker reachable again", broker=self.options.url)  # the loss's level: not its last word
         self._outage_logged = False
         client.subscribe(self.subscription, qos=1)
@@ -208,7 +211,11 @@ class Collector:
             self._connection += 1  # nothing received before is acknowledged from now on
         self._connected = False
         if not self._stop.is_set():
-            if self._ever_connected:
+            if (cause := self._brief.lost(time.monotonic())) is not None:
+                _log.error(cause)  # a person must act: the setup, not the broker
+            if self._brief.flapping:
+                self._outage_logged = True  # said once, above: no lost/back pair four times a second
+            elif self._ever_connected:
                 # A reason the broker gave (MQTT 5: "Session taken over") is said; paho's own for a
                 # connection that dropped ("Unspecified error", 128) is not: the probe says more.
                 said = f" ({reason_code})" if getattr(reason_code, "value", 128) not in (0, 128) else ""

@@ -109,10 +109,12 @@ class MqttFloorSource(TableSource):
 
     def __init__(self, options: Any) -> None:
         """BrokerError (one line) for TLS files that do not load: before anything is served."""
+        from controller.floor.brief_connections import BriefConnections
         from controller.floor.broker import make_client
 
         super().__init__()
         self._options = options
+        self._brief = BriefConnections(options.url)  # another client under this account (the setup's fault)
         self._client: Any = make_client(options, client_id=client_id())
         self._lock = threading.Lock()  # the tables' messages: paho's thread writes, snapshots read
         self._status: dict[str, dict[str, Any]] = {}
@@ -149,7 +151,8 @@ class MqttFloorSource(TableSource):
                 self._lost("scoreboard: the broker refused the connection", "refused by the broker",
                            reason=str(reason_code))
                 return
-            if self._outage:
+            self._brief.connected(time.monotonic())
+            if self._outage and not self._brief.flapping:
                 log.warning("scoreboard: connected to the broker again", broker=self._options.url)
             self._outage = False
             self._ever_connected = True
@@ -159,7 +162,11 @@ class MqttFloorSource(TableSource):
         def on_disconnect(client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
             if not self._started:
                 return
-            if self._ever_connected:
+            if (cause := self._brief.lost(time.monotonic())) is not None:
+                log.error(f"scoreboard: {cause}")  # a person must act: the setup, not the broker
+            if self._brief.flapping:
+                self._outage, self._no_connection = True, "another client under this account takes the connection"
+            elif self._ever_connected:
                 # As the collector says it: what a probe of the port finds, and a reason the broker
                 # gave (paho's own for a dropped connection, "Unspecified error", says nothing).
                 said = {"reason": str(reason_code)} if getattr(reason_code, "value", 128) not in (0, 128) else {}

@@ -1,0 +1,43 @@
+"""Connections the broker accepted and closed again at once: ``BriefConnections`` (see its
+docstring), for the floor's long-lived clients (the collector, the floor scoreboard)."""
+from __future__ import annotations
+
+__all__ = ["BRIEF_S", "BRIEF_SAID_AFTER", "BriefConnections"]
+
+BRIEF_S = 5.0  # a connection the broker closes sooner than this after accepting it is brief
+BRIEF_SAID_AFTER = 3  # brief connections in a row before a client says why
+
+
+class BriefConnections:
+    """Connections the broker accepted and closed again within ``BRIEF_S`` (``connected(now)``,
+    then ``lost(now)``). Where each client id is its account's (the documented broker), two clients
+    under one account take each other's connection about four times a second, for ever, and each
+    said "lost the broker" and "reachable again" as if the broker were down (a review of the
+    floor's deployment). After ``BRIEF_SAID_AFTER`` in a row, ``lost`` returns the cause in words,
+    once; ``flapping`` is then true, and the client keeps its per-outage lines to itself, until a
+    connection lasts ``BRIEF_S`` or more."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._since: float | None = None
+        self._brief = 0
+        self.flapping = False
+
+    def connected(self, now: float) -> None:
+        self._since = now
+
+    def lost(self, now: float) -> str | None:
+        since, self._since = self._since, None
+        if since is None:
+            return None
+        if now - since >= BRIEF_S:
+            self._brief, self.flapping = 0, False
+            return None
+        self._brief += 1
+        if self._brief < BRIEF_SAID_AFTER or self.flapping:
+            return None
+        self.flapping = True
+        return (f"the broker {self.url} closed this connection {self._brief} times in a row within {BRIEF_S:g} s of "
+                "accepting it: another client most likely logs in under the same account (where each client id is "
+                "its account's name, as docs/floor.md's broker has it, every collector, scoreboard and table needs "
+                "an account of its own), or the broker closes what it accepts (its log says why)")
