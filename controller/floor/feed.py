@@ -51,6 +51,7 @@ from controller.floor.broker import (
     BrokerError, BrokerOptions, connect_in_background, is_lasting_refusal, make_client, paho_client, refusal,
     stop_client,
 )
+from controller.floor.brief_connections import BriefConnections
 from controller.floor.broker_probe import check_tls_trust, reach_problem
 from controller.floor.cursor import AckWindow, FeedCursor
 from controller.floor.topics import journal_topic, roads_topic, status_topic
@@ -116,6 +117,7 @@ class JournalFeed:
         self._connected = False
         self._outage = False  # a warning was logged for the outage under way (until an entry is taken again)
         self._short_connections = 0  # connections of this outage the broker closed before it took an entry
+        self._brief = BriefConnections(options.url)  # another feed of this table takes its connection
         self._ever_connected = False
         self._last: Entry | None = None
         self._accepted = False  # an entry of this run was acknowledged (not refused) by the broker
@@ -273,9 +275,13 @@ class JournalFeed:
                 self._connack(value)
             elif what in ("unreachable", "lost"):
                 was_connected, self._connected = self._connected, False
+                if what == "lost" and (cause := self._brief.lost(time.monotonic())) is not None:
+                    log.error(cause)  # a person must act: another feed of this table, not the broker
                 if self._outage and was_connected:
                     self._closed_before_an_entry()
-                if not self._outage:
+                if self._brief.flapping:
+                    self._outage = True  # said once, above: no lost/back pair four times a second
+                elif not self._outage:
                     self._outage = True
                     why = ("cannot reach the broker" if what == "unreachable" or not self._ever_connected
                            else "lost the broker")
@@ -293,6 +299,7 @@ class JournalFeed:
             return
         self._connected = True
         self._ever_connected = True
+        self._brief.connected(time.monotonic())
         self._resent_through = self.window.last_published  # paho sends the unacknowledged again
         self._sent_status = self._sent_roads = None  # a Last Will may have replaced them
         self._next_status = 0.0
@@ -306,6 +313,8 @@ class JournalFeed:
     def _outage_over(self) -> None:
         self._outage = False
         self._short_connections = 0
+        if self._brief.flapping:
+            return  # the cause was said once (BriefConnections)
         # The same level as the loss: at the default level, the loss must not be the last word.
         log.warning("broker reachable again; catching up", broker=self.options.url,
                     from_seq=self.window.acked_through + 1)

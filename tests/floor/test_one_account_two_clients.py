@@ -1,10 +1,10 @@
 """docs/floor.md, Security: under the documented broker (``use_username_as_clientid true``) "two
 clients under one account take each other's connection in turn". An integrator who gives two
-collectors, or two floor scoreboards, one account must be
+collectors, or two floor scoreboards, one account (or feeds one table id from two hosts) must be
 told so in words that point at the fix: each client an account of its own. Each process logged
 a lost/back pair about four times a second, for ever, as if the broker were down (a review of the
 floor's deployment); now each says the cause once, at error, and keeps its per-outage lines to
-itself while it lasts. (Feeding one table id from two hosts is not caught yet.)"""
+itself while it lasts."""
 from __future__ import annotations
 
 import signal
@@ -67,3 +67,25 @@ def test_two_floor_scoreboards_under_one_account_are_told_why(tied_broker: Mosqu
         losses = err.count("lost the connection to the broker")
         assert _said_the_cause(err) and losses <= 3, (
             f"{losses} 'lost the connection' lines in {WATCH} s and no word of the shared account:\n{err[-600:]}")
+
+
+def test_one_table_fed_from_two_hosts_is_told_why(tied_broker: Mosquitto, table_journal_copy: Path,
+                                                  tmp_path: Path) -> None:
+    """A table moved to another machine while its old feed still runs (the same journal on both):
+    the two feeds take the table's connection in turn. Each says the cause once, not "lost the
+    broker" four times a second."""
+    import shutil
+
+    from floor.feeds import start_feed, stopped
+
+    other = tmp_path / "other" / "t1.db"
+    other.parent.mkdir()
+    shutil.copy(table_journal_copy, other)
+    shutil.copy(f"{table_journal_copy}.anchors", f"{other}.anchors")
+    feeds = [start_feed(tied_broker, table_journal_copy), start_feed(tied_broker, other)]
+    time.sleep(WATCH)
+    errs = [stopped(f)[1] for f in feeds]
+    for err in errs:
+        losses = err.count("lost the broker")
+        assert _said_the_cause(err) and losses <= 3, (
+            f"{losses} 'lost the broker' lines in {WATCH} s and no word of the shared account:\n{err[-600:]}")
