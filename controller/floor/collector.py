@@ -47,6 +47,7 @@ from controller.floor.broker import (
 )
 from controller.floor.brief_connections import BriefConnections
 from controller.floor.broker_probe import reach_problem
+from controller.floor.db_failures import database_failure, refuses_content
 from controller.floor.message import (
     MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry, shown_table,
 )
@@ -61,32 +62,6 @@ LINGER_S = 0.005         # a batch waits this long for more once it holds one (a
 DB_RETRY_S = (0.5, 10.0)  # the first wait before reconnecting to the database, and the longest
 _log = structlog.get_logger("shoectl.floor.collector")
 _COUNTS = ("stored", "duplicates", "refused", "dropped", "new_journal")  # BatchResult's, summed in stats
-
-
-def _refuses_content(exc: Exception) -> bool:
-    """Whether PostgreSQL refused what it was given (SQLSTATE class 22, data exception; 54, a limit
-    exceeded), not a failure of its own (a lost connection, a deadlock, a full disk: retried)."""
-    return (getattr(exc, "sqlstate", None) or "")[:2] in ("22", "54")
-
-
-# PostgreSQL's refusals of a statement (ProgrammingError) that a person mends on the database
-# while the collector waits: a privilege revoked, the entries' table or schema dropped, the
-# database renamed. Any other refusal of a statement is this program's.
-_MENDED_BY_A_PERSON = frozenset({"42501", "42P01", "3F000", "3D000"})
-
-
-def _database_failure(exc: Exception) -> bool:
-    """Whether ``exc`` is the database's (PostgreSQL's, its connection's, the store's words for
-    them), retried; any other is a defect of this program, which no retry mends (a review of the
-    floor's exactly-once: it was retried for ever as "the database is unavailable", every table
-    waiting behind it)."""
-    import psycopg  # noqa: PLC0415 - the store's own dependency, imported where it is used
-
-    if isinstance(exc, psycopg.InterfaceError):  # the driver misused: this program's
-        return False
-    if isinstance(exc, psycopg.ProgrammingError) and exc.sqlstate not in _MENDED_BY_A_PERSON:
-        return False  # a statement PostgreSQL cannot run (syntax, a column, a parameter): this program's
-    return isinstance(exc, (StoreError, OSError, psycopg.Error))
 
 
 def journal_subscription(share: str | None, options: BrokerOptions) -> str:
@@ -320,9 +295,9 @@ class Collector:
                 result = (self._add_one_by_one(items, dropped, one_by_one) if one_by_one is not None
                           else self.store.add(items, dropped))
             except Exception as exc:  # noqa: BLE001 - any database failure: nothing committed, nothing acked
-                if not _database_failure(exc):
+                if not database_failure(exc):
                     raise  # a defect of this program: said as one (retried, it was "the database is unavailable")
-                if _refuses_content(exc) and one_by_one is None:
+                if refuses_content(exc) and one_by_one is None:
                     one_by_one = _OneByOne()  # retrying the same batch cannot help: find the entry it refuses
                     continue
                 why = self._reopen_store() or " ".join(str(exc).split())[:300]  # reopening says it in words
@@ -354,7 +329,7 @@ class Collector:
             try:
                 part = self.store.add([item])
             except Exception as exc:
-                if not _refuses_content(exc):
+                if not refuses_content(exc):
                     raise
                 why = " ".join(str(exc).split())[:200]
                 _log.warning("message dropped: the database cannot store it", table=item.table_id, seq=item.seq,
