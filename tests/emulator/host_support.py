@@ -270,3 +270,31 @@ def nak_code(reply) -> NakCode | None:
 def cards(text: str) -> list[DeviceCard]:
     """Device cards from text such as ``"AS 10H"``."""
     return [parse_device_card(t) for t in text.split()]
+
+
+def loaded_shoe(clock: ManualClock, stack, **kwargs) -> tuple[Any, Host]:
+    """An emulated shoe (``build_device`` options ``kwargs``) loaded with ``stack``, its gate
+    unlocked by a connected host; (the shoe, the host)."""
+    from firmware_bridge.emulator import build_device
+    from firmware_bridge.protocol import GateUnlock
+
+    shoe = build_device("emulated-shoe", clock=clock, **kwargs)
+    host = connect(shoe, clock)
+    shoe.load(stack)
+    host.ok(GateUnlock())
+    return shoe, host
+
+
+def shuffled_table(clock: ManualClock) -> tuple[Any, Host, Host]:
+    """A table at real speed whose shuffler holds a shuffled stack; hosts on the shuffler and the
+    shoe."""
+    from firmware_bridge.emulator import EmulatedTable
+    from firmware_bridge.protocol import Shuffle, ShuffleDone
+
+    table = EmulatedTable(clock=clock, speed=1.0, seed=5)
+    shuffler = connect(table.shuffler, clock, ticker=table.tick)
+    shoe = connect(table.shoe, clock, ticker=table.tick)
+    table.shuffler.shuffle_s = 0.01
+    shuffler.ok(Shuffle(8))
+    shuffler.wait_for(ShuffleDone)
+    return table, shuffler, shoe

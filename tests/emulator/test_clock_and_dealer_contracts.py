@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from firmware_bridge.emulator import EmulatedTable, ManualClock
+from firmware_bridge.emulator import ManualClock
 from firmware_bridge.emulator.clock import IDLE_WAIT_S, tick_period, tick_wait
-from firmware_bridge.protocol import Display, Shuffle, ShuffleDone
+from firmware_bridge.protocol import Display
 
-from .host_support import connect
+from .host_support import shuffled_table
 
 INF = float("inf")
 
@@ -48,12 +48,7 @@ def test_a_manual_clock_never_goes_backwards() -> None:
 def test_a_prompt_waits_30_s_for_a_stack_on_its_way_then_is_refused(clock) -> None:
     """CUT "waits for it, up to 30 s" while the shuffler holds a shuffled stack it was never told to
     deliver; then it is refused ("no stack in hand") and the prompts after it go on."""
-    table = EmulatedTable(clock=clock, speed=1.0, seed=5)
-    shuffler = connect(table.shuffler, clock, ticker=table.tick)
-    shoe = connect(table.shoe, clock, ticker=table.tick)
-    table.shuffler.shuffle_s = 0.01
-    shuffler.ok(Shuffle(8))
-    shuffler.wait_for(ShuffleDone)
+    table, _, shoe = shuffled_table(clock)
     shoe.ok(Display("CUT 50"))
     start = clock()
     clock.set(start + 29.9)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from firmware_bridge.emulator import COVER, EmulatedShoe, FaultSpec, ManualClock, build_device
+from firmware_bridge.emulator import COVER, EmulatedShoe, FaultSpec, build_device
 from firmware_bridge.protocol import (
     CardRead,
     Deliver,
@@ -25,15 +25,7 @@ from firmware_bridge.protocol import (
     ShoeEmpty,
 )
 
-from .host_support import INF, Host, cards, connect, nak_code
-
-
-def loaded_shoe(clock: ManualClock, stack, **kwargs) -> tuple[EmulatedShoe, Host]:
-    shoe = build_device("emulated-shoe", clock=clock, **kwargs)
-    host = connect(shoe, clock)
-    shoe.load(stack)
-    host.ok(GateUnlock())
-    return shoe, host
+from .host_support import INF, Host, cards, connect, loaded_shoe, nak_code
 
 
 # --- host loss ---------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from firmware_bridge.protocol import (
     ShuffleDone,
 )
 
-from .host_support import INF, cards, connect, Host
+from .host_support import INF, cards, connect, shuffled_table
 
 
 
@@ -70,18 +70,6 @@ def test_a_numbered_draw_prompt_shown_again_never_draws_twice(clock) -> None:
     assert [a.detail for a in table.dealer.log if "already drawn" in a.detail] == [
         "card 1 already drawn: no action", "card 2 already drawn: no action"]
     table.close()
-
-
-def shuffled_table(clock: ManualClock) -> tuple[EmulatedTable, Host, Host]:
-    """A table at real speed whose shuffler holds a shuffled stack; hosts on the shuffler and the
-    shoe."""
-    table = EmulatedTable(clock=clock, speed=1.0, seed=5)
-    shuffler = connect(table.shuffler, clock, ticker=table.tick)
-    shoe = connect(table.shoe, clock, ticker=table.tick)
-    table.shuffler.shuffle_s = 0.01
-    shuffler.ok(Shuffle(8))
-    shuffler.wait_for(ShuffleDone)
-    return table, shuffler, shoe
 
 
 def test_the_dealer_waits_for_the_stack_before_cutting(clock) -> None:

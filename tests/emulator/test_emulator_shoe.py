@@ -8,7 +8,6 @@ import pytest
 from firmware_bridge.emulator import (
     COVER,
     DeviceCard,
-    EmulatedShoe,
     FaultSpec,
     ManualClock,
     EmulatedTable,
@@ -33,16 +32,8 @@ from firmware_bridge.protocol import (
     StatusRequest,
 )
 
-from .host_support import cards, connect, Host, nak_code
+from .host_support import cards, connect, Host, loaded_shoe, nak_code
 
-
-
-def loaded_shoe(clock: ManualClock, stack, **kwargs) -> tuple[EmulatedShoe, Host]:
-    shoe = build_device("emulated-shoe", clock=clock, **kwargs)
-    host = connect(shoe, clock)
-    shoe.load(stack)
-    host.ok(GateUnlock())
-    return shoe, host
 
 
 def test_shoe_deals_in_order_with_the_cover_card_and_reports_empty(clock) -> None:
