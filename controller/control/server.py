@@ -386,4 +386,3 @@ def _peer(conn: socket.socket) -> int | None:
 
 def _line(obj: dict[str, Any]) -> bytes:
     return json.dumps(obj, separators=(",", ":"), default=str).encode() + b"\n"
-

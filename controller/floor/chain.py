@@ -31,7 +31,7 @@ counting what it stored can say what the check then set aside.
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from controller.floor import alarms
@@ -150,21 +150,28 @@ class _Walk:
         return self.hasher
 
 
-def refuse_unkeyed(conn: Any, arrived: Sequence[FloorEntry], hasher: Hasher) -> list[FloorEntry]:
+def refuse_unkeyed(conn: Any, arrived: Sequence[FloorEntry], hasher: Hasher,
+                   stored_lines: Callable[[list[FloorEntry]], Mapping[tuple[str, int], str]]) -> list[FloorEntry]:
     """With the table's key, each entry of a batch (``arrived``) has its own hash checked over its
     own ``prev_hash`` (both are in the message) before anything is stored, whatever came before it:
     one that fails (forged without the key, or edited) is never stored, not even to wait after a
     gap, and never keeps the table's own body of its seq out (another body in the same batch is
     then the first): kept in ``rejected_entries`` with a ``bad_hash`` alarm (docs/floor.md: "the
     forged body fails its hash, ``bad_hash``, and is never stored"; a forged entry after a gap
-    was stored and read as the table's, a security review). Returns them."""
+    was stored and read as the table's, a security review). One the store holds already, line for
+    line (``stored_lines``, asked for the failing ones alone), is a duplicate, left to the chain
+    check. Returns those refused."""
+    failing = [(item, reason) for item in arrived
+               if (reason := check_row(item.chain_row(), item.entry.prev_hash, hasher, item.table_id)) is not None
+               and reason.startswith("hash mismatch")]
+    held = stored_lines([item for item, _ in failing]) if failing else {}
     refused = []
-    for item in arrived:
-        reason = check_row(item.chain_row(), item.entry.prev_hash, hasher, item.table_id)
-        if reason is not None and reason.startswith("hash mismatch"):
-            _reject(conn, item, reason)
-            alarms.raise_alarm(conn, item.table_id, item.seq, alarms.BAD_HASH, f"entry {item.seq} refused: {reason}")
-            refused.append(item)
+    for item, reason in failing:
+        if held.get((item.table_id, item.seq)) == item.line:
+            continue
+        _reject(conn, item, reason)
+        alarms.raise_alarm(conn, item.table_id, item.seq, alarms.BAD_HASH, f"entry {item.seq} refused: {reason}")
+        refused.append(item)
     return refused
 
 

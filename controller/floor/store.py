@@ -242,9 +242,7 @@ class FloorStore:
                     last_seq, _, _ = chain.position(self.conn, table_id)
                     mine = [i for i in items if i.table_id == table_id]
                     if (hasher := self.hashers.get(table_id)) is not None:  # a hash the key refuses: never stored
-                        held = self._stored_lines(mine)  # a line the store holds already is a duplicate
-                        fresh = [i for i in mine if held.get((i.table_id, i.seq)) != i.line]
-                        forged = {id(i) for i in chain.refuse_unkeyed(self.conn, fresh, hasher)}
+                        forged = {id(i) for i in chain.refuse_unkeyed(self.conn, mine, hasher, self._stored_lines)}
                         # counted as stored and set aside, as the chain check's misfits are
                         result.stored += len(forged)
                         result.set_aside.extend(chain.SetAside(table_id, i.seq, alarms.BAD_HASH, True)
