@@ -171,14 +171,13 @@ class _Walk:
         # table's journal, the table's own refused as the "new" one: no time tells them apart (a
         # forger chooses its own; a table's clock may have been set back). A security review saw
         # the alarm advise a new table id, which leaves a forgery standing.
-        detail = (f"{table} publishes another journal (its first entry, written {item.entry.ts}, differs from the "
-                  f"stored journal's, written {self.stored_ts}): the store keeps one journal per table id, so its "
-                  f"entries are not stored (each counted on this alarm). Either the table was started afresh under "
-                  f"its id, or one of the two is not the table's (without the table's key, a forger with its "
-                  f"broker account who published first is stored as the table's): check the stored journal "
-                  f"against the table's own (`shoectl journal verify` at the table, then `shoectl floor verify "
-                  f"--expect {table}=SEQ:HASH` with its figures); if the stored one is the table's, give the "
-                  f"table a new table id to store the other")
+        detail = _another_journal(
+            table, f"its first entry, written {item.entry.ts}, differs from the stored journal's, written "
+                   f"{self.stored_ts}",
+            f" (without the table's key, a forger with its broker account who published first is stored as the "
+            f"table's): check the stored journal against the table's own (`shoectl journal verify` at the table, "
+            f"then `shoectl floor verify --expect {table}=SEQ:HASH` with its figures); if the stored one is the "
+            f"table's, give the table a new table id to store the other")
         alarms.raise_alarm(self.conn, table, 1, alarms.NEW_JOURNAL, detail)
         self.out.said.append(detail)
 
@@ -220,11 +219,15 @@ def _keep(conn: Any, table_id: str, seq: int, line: str) -> bool:
 
 def _count(conn: Any, table: str, seq: int) -> None:
     alarms.raise_alarm(conn, table, 1, alarms.NEW_JOURNAL,
-                       f"{table} publishes another journal (entry {seq} of it came): the store keeps one journal "
-                       f"per table id, so its entries are not stored (each counted on this alarm). Either the "
-                       f"table was started afresh under its id, or one of the two is not the table's: check the "
-                       f"stored journal against the table's own before giving the table a new table id",
-                       keep_detail=True)
+                       _another_journal(table, f"entry {seq} of it came", ": check the stored journal against the "
+                                        "table's own before giving the table a new table id"), keep_detail=True)
+
+
+def _another_journal(table: str, which: str, what_to_do: str) -> str:
+    """The ``new_journal`` alarm's words: ``which`` entry of the other journal came, and what to do."""
+    return (f"{table} publishes another journal ({which}): the store keeps one journal per table id, so its entries "
+            f"are not stored (each counted on this alarm). Either the table was started afresh under its id, or one "
+            f"of the two is not the table's{what_to_do}")
 
 
 def _held(conn: Any, table_id: str, named: dict[int, set[str]], last_seq: int) -> list[_Body]:

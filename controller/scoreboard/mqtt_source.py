@@ -23,9 +23,9 @@ receives; the event loop publishes.
 The client id is ``shoectl-scoreboard-<host>-<pid>-<n>`` unless ``--client-id`` names one: a
 broker closes the older of two connections with one id, so two floor scoreboards with a fixed id
 would knock each other off for ever (under a broker that takes each client's account name for
-its client id, as docs/floor.md documents, two scoreboards need two accounts for the same reason). A lost connection is a warning once per outage, and so is
-its return (the same level: an operator watching sees the last word). While there is no
-connection, ``failure`` says why (``/healthz`` answers 503 with it). A broker that refuses the
+its client id, as docs/floor.md documents, two scoreboards need two accounts for the same
+reason). A lost connection is a warning once per outage, and so is its return (the same level:
+an operator watching sees the last word). While there is no connection, ``failure`` says why (``/healthz`` answers 503 with it). A broker that refuses the
 credentials at the first connection makes the scoreboard give up (``TableSource.give_up``: one
 line, exit 2), as the feed and the collector do; refused later (the accounts changed while it
 ran), it is an outage like any other, retried.
