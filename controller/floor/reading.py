@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 
-from controller.floor.alarms import alarm_rows
+from controller.floor.alarms import GAP, alarm_rows
 from controller.floor.chain import is_plain_sha256
 from controller.floor.message import parse_entry
 from controller.floor.rows import entries_of
@@ -76,15 +76,34 @@ def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdic
     (``controller.floor.chain.is_plain_sha256``)."""
     check = ChainCheck(table_id, hasher)
     count = 0
+    reason = None
     for (line,) in _lines(conn, table_id):
         entry = parse_entry(line, stored=True)
         if count == 0 and hasher is None and is_plain_sha256(entry):
             check.hasher = hasher = Hasher()
         count += 1
+        expected = check.last_seq + 1
         if not check.feed(entry.chain_row()):
+            reason = check.reason
+            if entry.seq > expected:  # a gap: the journal's own words ("deleted?") fit a file, not a store
+                reason = _gap_in_store(conn, table_id, expected, entry.seq)
             break
     return TableVerdict(safe(table_id), count, check.last_seq, check.last_hash, check.first_bad_seq,
-                        None if check.reason is None else safe(check.reason), hasher is not None)
+                        None if reason is None else safe(reason), hasher is not None)
+
+
+def _gap_in_store(conn: Any, table_id: str, first: int, arrived: int) -> str:
+    """Why the store lacks entries ``first`` to ``arrived - 1`` of ``table_id`` while it holds
+    ``arrived``: entries after a gap wait in the store under an open ``gap`` alarm until the gap
+    is filled (a ``--share`` member down holds its share; a feed's outage), and the entries of a
+    gap no alarm stands for were deleted from the store."""
+    missing = f"{missing_entries(first, arrived - 1)} from the store (entry {arrived} is stored)"
+    row = conn.execute("SELECT id FROM floor_alarms WHERE table_id = %s AND kind = %s AND open AND seq = %s",
+                       (table_id, GAP, first)).fetchone()
+    if row is not None:
+        return (f"{missing}: not arrived yet, gap alarm {row[0]} is open (a collector of a --share group "
+                "down holds its share; shoectl floor backfill takes them from the journal)")
+    return f"{missing}, and no open gap alarm stands for them: deleted from the store?"
 
 
 def end_problem(conn: Any, verdict: TableVerdict, seq: int, hash_: str) -> str | None:

@@ -181,6 +181,33 @@ def test_verify_given_the_journals_end_fails_a_store_that_lacks_its_last_entries
         assert code == 2 and out == "" and err.count("\n") == 1 and "give TABLE=SEQ:HASH" in err, err
 
 
+def test_verify_tells_entries_that_have_not_arrived_from_entries_deleted_from_the_store(
+        capsys, floor_db: str, journal: TableJournal, tmp_path: Path) -> None:
+    """A collector of a --share group that is down holds its share of every table's entries: the
+    store has gaps under open gap alarms (docs/floor.md, --share). `floor verify` said "entries
+    21-25 are missing (the next entry is 26): deleted?", the journal file's words for a tampered
+    file, and sent a floorperson after a forger (a review of the floor's wording). It says which:
+    not arrived yet under the open alarm, or gone from the store with no alarm to stand for them."""
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(journal.lines[:20] + journal.lines[25:]), encoding="utf-8")
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(part))[0] == 0
+    code, out, err = run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1")
+    with psycopg.connect(floor_db) as conn:
+        (alarm,) = conn.execute("SELECT id FROM floor_alarms WHERE table_id = 'T1' AND kind = 'gap' AND open").fetchone()
+    assert code == 1 and err == "shoectl floor verify: first bad entry: table T1, seq 21\n"
+    assert out == (f"T1: FAILED at entry 21: entries 21-25 are missing from the store (entry 26 is stored): not "
+                   f"arrived yet, gap alarm {alarm} is open (a collector of a --share group down holds its share; "
+                   "shoectl floor backfill takes them from the journal)\n"), out
+    assert "deleted" not in out
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0
+    with psycopg.connect(floor_db) as conn:  # deleted behind the store's back: no alarm stands for them
+        conn.execute("DELETE FROM entries WHERE table_id = 'T1' AND seq BETWEEN 30 AND 31")
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1", "--json")
+    assert code == 1 and json.loads(out)["reason"] == ("entries 30-31 are missing from the store (entry 32 is "
+                                                       "stored), and no open gap alarm stands for them: deleted "
+                                                       "from the store?")
+
+
 @pytest.mark.parametrize("url, says", [
     ("mysql://root@127.0.0.1/x", "--db must be a PostgreSQL URL"),
     ("postgresql://u@127.0.0.1:1/x?bogus=1", "not a valid PostgreSQL URL"),

@@ -20,7 +20,7 @@ from floor.helpers import SHOECTL
 from services.mosquitto import DISPLAY, Mosquitto, running
 
 TIED = ("use_username_as_clientid true",)  # the documented broker's line (docs/floor.md, Security)
-WATCH = 10.0  # seconds the two clients share the account
+WATCH = 6.0  # seconds the two clients share the account (the cause is said within about one)
 CAUSE = ("another client", "account of its own", "same account", "took this connection")
 
 
