@@ -41,3 +41,15 @@ def test_a_wager_placed_since_the_last_round_is_told_from_one_kept_through_it() 
     assert s.wager_placed_since([*kept, object()])  # one more placed
     assert s.wager_placed_since(kept[:1])  # one taken back
     assert s.wager_placed_since([kept[0], object()])  # one taken back and another placed
+
+
+def test_a_wager_placed_and_taken_back_leaves_the_layout_as_the_round_left_it() -> None:
+    """docs/irregularities.md: what counts is the layout when the card comes out; a wager placed
+    and taken back before it leaves the layout as the round left it (the card is still the
+    round's third card, 627a.13(b)-(c)), and a kept wager taken back changes it."""
+    s = ShoeRounds()
+    decided = SimpleNamespace(result=SimpleNamespace(outcome=SimpleNamespace(value="player")))
+    s.decided(decided, [])
+    placed = [object()]
+    assert s.wager_placed_since(placed)
+    assert not s.wager_placed_since(placed[:0])  # and taken back: the layout is as the round left it
