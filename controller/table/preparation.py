@@ -24,9 +24,15 @@ def start_shuffle(t: TableCore) -> None:
     sid = f"{t.table_id}-S{t.next_shoe:04d}"
     t.next_shoe += 1
     last = t.shoe
-    made_of = last.id if last is not None and last.collected and last.loaded_count is not None else None
-    t.shoe = Shoe(sid, t.sub.decks, t.sub.decks * 52, made_of=made_of,
-                  collected_to_shuffle=made_of is not None and last.count_problem is None)
+    if last is not None and last.collected and last.loaded_count is not None:
+        made_of, to_shuffle = last.id, last.count_problem is None
+    elif last is not None and last.loaded_count is None:
+        # Its stack never reached play (reshuffled, restarted or the table closed before the load):
+        # the same cards, still uncounted since they were collected, or the pack that replaced them.
+        made_of, to_shuffle = last.made_of, last.collected_to_shuffle and last.count_problem is None
+    else:
+        made_of, to_shuffle = None, False
+    t.shoe = Shoe(sid, t.sub.decks, t.sub.decks * 52, made_of=made_of, collected_to_shuffle=to_shuffle)
     t.shoe_rounds.new_shoe()  # the shoe's, as the scoreboard's and the feed's last round
     t.record(kinds.SHOE_START, {"shoe": sid, "decks": t.sub.decks})
     if t.has_shuffler:

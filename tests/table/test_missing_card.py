@@ -114,3 +114,52 @@ def test_the_collected_cards_are_shuffled_by_hand_not_replaced_by_preshuffled_de
     new_stack(b)
     cut_and_load(b)
     assert b.core.state == "betting"
+
+
+def collected_and_cut() -> tuple[Bench, str]:
+    """A table without a shuffler after its first shoe: that shoe's collected cards shuffled by
+    hand and cut, not yet loaded (their first count since they were collected is still to come)."""
+    b = Bench(shuffler=False)
+    b.op("open")
+    b.op("preshuffled_decks", Role.DEALER, decks=8)
+    new_stack(b)
+    cut_and_load(b)
+    first = b.core.shoe.id
+    b.play_round([(1, "player", 100)])
+    b.op("order_reshuffle")
+    assert b.core.prompt == "SHUFFLE COLLECTED" and b.core.shoe.made_of == first
+    new_stack(b)
+    b.op("manual_shuffle_done", Role.DEALER)
+    while b.core.shoe.cut_offeree is not None:
+        b.op("cut_decline", Role.DEALER, seat=b.core.shoe.cut_offeree)
+    b.op("cut", Role.DEALER, position=100)
+    return b, first
+
+
+@pytest.mark.reg("681a.7(d)(1)", "681a.7(d)(2)", "681a.5(a)")
+@pytest.mark.parametrize("before_the_load", [["order_reshuffle"], ["restart_shoe"], ["cover", "close", "open"]])
+def test_collected_cards_reshuffled_or_closed_before_their_load_are_still_shuffled_by_hand(
+        before_the_load: list[str]) -> None:
+    """681a.7(d)(1): "Collect and reshuffle the cards ... to ensure that no cards are missing";
+    681a.5(a): only the shuffle "immediately prior to commencement of play" may be replaced by
+    preshuffled cards. The stack of a dealt shoe's collected cards, reshuffled (681a.5(f): "a
+    floorperson may determine that the cards should be reshuffled"), restarted or left cut when the
+    table closed before it was loaded, is still those cards, never counted since they were
+    collected: the table asked only "SHUFFLE BY HAND" and took a pack of preshuffled decks in
+    their place, and the cards left in the first shoe were never counted (a gaming lab's review of
+    a table without a shuffler). Now it asks again to shuffle the collected cards, refuses the
+    pack, and their count at the load names the shoe they came from."""
+    b, first = collected_and_cut()
+    for command in before_the_load:
+        if command == "cover":
+            b.op("cover", Role.DEALER, from_bottom=14)
+        else:
+            b.op(command, **({"reason": "recut"} if command == "restart_shoe" else {}))
+    assert b.core.state == "shuffling" and b.core.prompt == "SHUFFLE COLLECTED"
+    before = b.core.snapshot()
+    b.op("preshuffled_decks", Role.DEALER, decks=8)
+    assert b.of("refused")[-1]["reason"].startswith(f"681a.5(a), 681a.7(d)(1)-(2): the cards of shoe {first} are "
+                                                   "collected and shuffled by hand")
+    assert b.core.snapshot() == before
+    hand_shuffled_shoe(b, cards=415)  # shuffled by hand, counted at the load: one card short
+    assert b.core.state == "count_fault" and b.of("count_fault")[-1]["collected_from"] == first
