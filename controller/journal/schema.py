@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.journal.chain import ALGORITHMS, Hasher
-from controller.journal.entry import COLUMNS, Clock, format_ts
+from controller.journal.entry import COLUMNS, Clock, format_ts, parse_ts
 from controller.journal.errors import JournalError, NotAJournalError
 
 FORMAT = "shoectl-journal"
@@ -129,6 +129,13 @@ def inspect_meta(conn: sqlite3.Connection, path: Path | str) -> dict[str, str] |
         raise NotAJournalError(f"{path}: not a journal: unknown hash algorithm {meta.get('hash_algorithm')!r}")
     if not meta.get("table_id"):
         raise NotAJournalError(f"{path}: not a journal: meta has no table_id")
+    created = meta.get("created")
+    try:  # the journal's identity with its table id: anchors and feed cursors name it
+        parse_ts(created)
+    except ValueError:
+        said = "missing" if created is None else repr(str(created)[:40])
+        raise NotAJournalError(f"{path}: not a journal: its meta table's creation time is {said}, not a journal "
+                               "timestamp (a damaged or edited file)") from None
     return meta
 
 
