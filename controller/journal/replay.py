@@ -36,8 +36,10 @@ between rounds that set aside the card a round's ``held_card_used`` takes (627a.
 with that round, with every decision on that card after it (a floorperson's ``card_disclosed``
 decides it again); the others with the shoe. A reading of one
 ``shoe`` or ``round`` shows the clock steps journaled where it shows nothing else (another shoe or
-round) on the next document it yields, as ``"clock_steps_before"`` (events as above; the key only
-when there are some): the times of that document and after are the stepped clock's.
+round), and every reading the steps journaled between rounds (shown among the shoe's events, which
+come after its rounds), on the next document it yields that began after them, as
+``"clock_steps_before"`` (events as above; the key only when there are some): the times of that
+document and after are the stepped clock's.
 Only the core's records are read; inputs are not needed. A record whose payload lacks what its
 kind needs, or holds it as another type (a card that is not text, a total or a net that is not a
 whole number), and a round whose cards go to the rack without its result, raise
@@ -257,7 +259,9 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
                     set_aside.held(sid, rno, p.get("card"), event, doc, target)
                 if not in_round and k in (kinds.IRREGULARITY, kinds.CARD_DEFERRED) and p.get("card"):
                     set_aside.waits(sid, p["card"], event)
-                if k == kinds.CLOCK_STEP and not (want(sid, rno) if in_round else want(sid) and round is None):
+                # A step between rounds is shown among its shoe's events, which come after the
+                # rounds: the next round shown carries it too, before its stepped times.
+                if k == kinds.CLOCK_STEP and (not in_round or not want(sid, rno)):
                     hidden_steps.append(event)
             if k == kinds.CUT:
                 if doc["cut"] is not None:  # a recut (681a.5(e)): the cut it undid stays on record
