@@ -33,7 +33,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from controller.journal.chain import GENESIS_HASH, HMAC_SHA256, SHA256, Hasher, canonical_json, decode_payload_strict, entry_body
-from controller.journal.entry import parse_ts
+from controller.journal.entry import TIMESTAMP_SHAPE, parse_ts
 from controller.journal.shapes import DIGITS_AS_ZERO, UNKNOWN, ZERO, PayloadShapes
 
 AnchorMap = Mapping[int, Sequence[tuple[str, str]]]  # seq -> [(hash, where it came from)]
@@ -122,7 +122,7 @@ class ChainCheck:
         sha256 = hashlib.sha256 if hasher.algorithm == SHA256 else None
         hex_digest, anchors, table_id = hasher.hex_digest, self.anchors, self.table_id
         unknown_digits, shape_lead = self._shapes.unknown_digits, self._shapes.known.get
-        parse_naive, heads, head_of = datetime.fromisoformat, self._heads, self._head
+        parse_naive, ts_shape, heads, head_of = datetime.fromisoformat, TIMESTAMP_SHAPE, self._heads, self._head
         last_seq, prev, good = self.last_seq, self.last_hash, self.good
         last_ts, quoted_ts = self._ts_seen
         for row in rows:
@@ -137,7 +137,7 @@ class ChainCheck:
                                                     and device_epoch is not None))):
                 try:
                     if ts != last_ts:  # else: a text equal to one that passed these checks
-                        if len(ts) != 27 or ts[26] != "Z":
+                        if not ts_shape(ts):  # parse_ts's checks, inlined
                             raise ValueError("not a journal timestamp")
                         parse_naive(ts[:26])  # parse_ts, without the time zone it adds
                         quoted_ts = encode_basestring(ts)

@@ -3,6 +3,7 @@ validation of an entry's fields before any database work (``prepare``)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -36,8 +37,15 @@ def format_ts(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
+# What ``format_ts`` writes, and nothing else ``fromisoformat`` takes: another offset (+0500), a
+# space or comma for the separators, fewer digits of the second (a review of clocks: such a time
+# was read as UTC, hours off). Dates that do not exist are ``fromisoformat``'s to refuse.
+TIMESTAMP_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z").fullmatch
+
+
 def parse_ts(ts: str) -> datetime:
-    if not (isinstance(ts, str) and len(ts) == 27 and ts.endswith("Z")):
+    """A journal timestamp (``format_ts``'s form) as an aware UTC datetime; ValueError for any other."""
+    if not (isinstance(ts, str) and TIMESTAMP_SHAPE(ts)):
         raise ValueError(f"not a journal timestamp: {ts!r}")
     return datetime.fromisoformat(ts[:-1]).replace(tzinfo=timezone.utc)
 

@@ -369,3 +369,26 @@ def test_the_expected_last_hash_is_compared_whole(journal_path: Path, intact: li
     tail_changed = last[:-1] + ("0" if last[-1] != "0" else "1")
     r = verify(journal_path, expect_last_hash=tail_changed)
     assert not r.ok and "last hash" in r.reason
+
+
+@pytest.mark.parametrize("ts", ["2026-12-07T18:25:04.1+0500Z", "2026-12-07 18:25:05,000000Z",
+                                "2026-12-07T18:25:05.00000\u0661Z", "2026-12-07T18:25:04+05:00Z"])
+def test_a_time_in_another_form_than_utc_with_microseconds_fails_its_entry(journal_path: Path, ts: str,
+                                                                            monkeypatch) -> None:
+    """docs/journal.md: ``ts`` is "UTC ISO-8601, microseconds: 2025-01-31T20:15:00.123456Z".
+    A time written at another offset (``+0500``), with a space or a comma, or with other digits,
+    hashed into the chain like any other, passed verify and was read as UTC, hours off (a review
+    of clocks): it now fails verify at its entry (the fast path and the reference check each
+    refuse it: either one taking it passes the entry)."""
+    from controller.journal import store
+
+    with Journal.open(journal_path, table_id="T1") as j:
+        j.append("a", {})
+        monkeypatch.setattr(store, "format_ts", lambda dt: ts)
+        j.append("b", {})
+        monkeypatch.undo()
+        j.append("c", {})
+    for processes in (1, 2):
+        report = verify(journal_path, processes=processes)
+        assert not report.ok and report.first_bad_seq == 2 and report.entries == 1, report
+        assert "timestamp" in report.reason, report.reason
