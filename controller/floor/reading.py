@@ -208,10 +208,15 @@ def gaming_day_end(day_start: datetime, starts_at: time, zone: tzinfo | None = N
     return gaming_day_start(day_start + timedelta(hours=36), starts_at, zone)
 
 
+_FARTHEST_STEP = timedelta(days=2)  # a step farther from the day than this is not looked for
+
+
 def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetime) -> dict[str, Any]:
     """What ``floor status`` shows of a table (see docs/floor.md) but its state (``state_entries``):
     rounds counted from ``day_start`` to before ``day_end`` (the journal's times: a table whose clock
-    runs ahead would count rounds of a day still to come otherwise, a review of clocks); of the last entry (highest seq) both its delay (journal
+    runs ahead would count rounds of a day still to come otherwise, a review of clocks), and the
+    clock steps journaled within their size of the day (``rounds_today_clock_steps``: a round near
+    the day's start or end may be counted in the other day); of the last entry (highest seq) both its delay (journal
     ``ts`` to store commit: how late it arrived) and its age (store commit to now: a feed or a
     collector that stopped shows as an age that grows while the delay stays)."""
     last = conn.execute(
@@ -239,6 +244,15 @@ def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetim
     step = conn.execute("SELECT seq, payload->>'step_ms' FROM entries WHERE table_id = %s AND kind = %s "
                         "ORDER BY seq DESC LIMIT 1", (table_id, kinds.CLOCK_STEP)).fetchone()
     step_ms = whole_number_of(step[1]) if step else None  # (a forged payload's text is no number: none)
+    # The steps that may have moved a round across the day's start or end: journaled within their
+    # own size of the day (a review of clocks: 12 rounds dealt after a step back an hour, minutes
+    # after the day's start, were counted in the day before without a word).
+    near = conn.execute("SELECT seq, payload->>'step_ms', ts_at FROM entries WHERE table_id = %s AND kind = %s "
+                        "AND ts_at >= %s AND ts_at < %s ORDER BY seq",
+                        (table_id, kinds.CLOCK_STEP, day_start - _FARTHEST_STEP, day_end + _FARTHEST_STEP)).fetchall()
+    moved = [{"seq": seq, "step_ms": ms} for seq, ms, at in ((seq, whole_number_of(ms), at) for seq, ms, at in near)
+             if ms is not None and day_start - timedelta(milliseconds=abs(ms)) <= at < day_end + timedelta(
+                 milliseconds=abs(ms))]
     return {
         "table": safe(table_id),
         "last_seq": last[0] if last else 0,
@@ -247,6 +261,7 @@ def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetim
         "shoe": safe(shoe[0]) if shoe else None,
         "round": (numbered[0] if numbered and shoe and numbered[1] == shoe[0] else 0) if last else None,
         "rounds_today": rounds,
+        "rounds_today_clock_steps": moved,
         "open_alarms": dict(open_alarms),
         "last_delay_seconds": round(float(last[4]), 3) if last else None,
         "last_stored_age_seconds": round(float(last[5]), 3) if last else None,

@@ -121,6 +121,36 @@ def test_status_says_a_tables_clock_step_beside_the_delay_it_moves(capsys, floor
     assert row["last_clock_step"] is None
 
 
+def test_status_says_the_rounds_of_the_day_are_counted_by_times_a_clock_step_moved(
+        capsys, floor_db: str, tmp_path: Path) -> None:
+    """Rounds are counted in the gaming day their journal times fall in, which a clock step moves:
+    a table whose clock stepped back an hour, minutes after the day's start, had every round dealt
+    since counted in the day before, "7 rounds today" where 19 were dealt, without a word (a review
+    of clocks). Which side of the step was right no one can tell; the count says which steps it
+    read across."""
+    from controller.journal import kinds
+    from controller.journal.clockwatch import step_size_text
+
+    journal = journal_of_a_clock_stepped_back(tmp_path)
+    with JournalReader.open(journal) as reader:
+        [step] = list(reader.entries(kinds=kinds.CLOCK_STEP))
+    assert run(capsys, "journal", "export", str(journal), "-o", str(tmp_path / "export.jsonl"))[0] == 0
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path / "export.jsonl"))[0] == 0
+    start = (datetime.now(timezone.utc) - timedelta(minutes=30)).strftime("%H:%M")
+    day = ("--gaming-day", start, "--timezone", "UTC")
+    row = json.loads(run(capsys, "floor", "status", "--db", floor_db, *day, "--json")[1])["tables"][0]
+    assert row["rounds_today_clock_steps"] == [{"seq": step.seq, "step_ms": step.payload["step_ms"]}]
+    code, out, _ = run(capsys, "floor", "status", "--db", floor_db, *day)
+    assert code == 0 and (f" rounds today (by journal times, which its clock's step at entry {step.seq} "
+                          f"({step_size_text(step.payload['step_ms'])}) moved: a round within that of the day's "
+                          "start or end may be counted in the other day), ") in out, out
+    with psycopg.connect(floor_db) as conn:  # a step days before the day moves none of its rounds
+        conn.execute("UPDATE entries SET ts_at = ts_at - interval '3 days' WHERE kind = 'clock_step'")
+    row = json.loads(run(capsys, "floor", "status", "--db", floor_db, *day, "--json")[1])["tables"][0]
+    assert row["rounds_today_clock_steps"] == [] and row["last_clock_step"] is not None
+    assert "by journal times" not in run(capsys, "floor", "status", "--db", floor_db, *day)[1]
+
+
 def test_status_shows_a_silent_table_aging_while_its_last_delay_stays(capsys, floor_db: str,
                                                                       journal: TableJournal) -> None:
     """A feed or collector that stopped: the last entry's delay (journal time to store commit) is
