@@ -238,7 +238,7 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
     from controller.journal.chain import Hasher  # noqa: PLC0415
     from controller.journal.files import sqlite_files_undone  # noqa: PLC0415
     from controller.journal.opening import check_meta, refuse_running_writer  # noqa: PLC0415
-    from controller.journal.reader import meta_at_rest  # noqa: PLC0415
+    from controller.journal.reader import JournalReader, meta_at_rest  # noqa: PLC0415
     from controller.journal.verification import require_intact  # noqa: PLC0415
     from controller.journal.errors import JournalError  # noqa: PLC0415
     from controller.journal.walcheck import orphaned_wal  # noqa: PLC0415
@@ -253,7 +253,12 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
         raise JournalError(orphan)
     meta = meta_at_rest(journal) if there else None  # JournalError: not a journal, damaged
     if there and meta is None:
-        return False  # not readable at rest (its meta still in its -wal), or empty: opening it checks all this
+        # Not readable at rest (its meta perhaps in its -wal): read through it, so that a damaged
+        # journal is refused before the lock and the log are made (a -wal a reader left beside a
+        # damaged one let them be made: a review of bad inputs); verified once open.
+        with sqlite_files_undone(journal):
+            JournalReader.open(journal).close()
+        return False
     if meta is not None:
         check_meta(journal, meta, table_id, Hasher(hmac_key))
     AnchorFile.beside(journal).refuse_another_journals(meta.get("table_id") if meta else None,

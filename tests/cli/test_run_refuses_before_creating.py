@@ -332,6 +332,22 @@ def test_a_damaged_journal_is_refused_before_anything_is_made_beside_it(capsys, 
     assert _listing(tmp_path) == before and (tmp_path / "t.db").read_bytes() == journal_bytes
 
 
+@pytest.mark.parametrize("how", ["cut short", "a page of entries overwritten"])
+def test_a_damaged_journal_with_a_readers_wal_beside_it_is_refused_before_anything_is_made(
+        capsys, monkeypatch, tmp_path: Path, how: str) -> None:
+    """The same, after a `journal verify` that found it damaged left SQLite's -wal and -shm beside
+    it: it could not be read at rest, was left for opening to refuse, and the refused run left
+    the journal's lock, the control socket's lock and an empty log (a review of bad inputs)."""
+    monkeypatch.chdir(tmp_path)
+    _damage(tmp_path / "t.db", how)
+    assert run(capsys, "journal", "verify", "t.db")[0] == 1
+    assert (tmp_path / "t.db-wal").exists()  # what the reader left
+    before, journal_bytes = _listing(tmp_path), (tmp_path / "t.db").read_bytes()
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "t.db")
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "the database file is corrupt" in err, err
+    assert _listing(tmp_path) == before and (tmp_path / "t.db").read_bytes() == journal_bytes
+
+
 def test_a_journal_another_table_has_open_is_refused_before_its_socket_is_claimed(capsys, monkeypatch,
                                                                                  tmp_path: Path) -> None:
     """A review: a run given its own --control made that socket's lock, then found the journal
