@@ -15,7 +15,9 @@ class BriefConnections:
     said "lost the broker" and "reachable again" as if the broker were down (a review of the
     floor's deployment). After ``BRIEF_SAID_AFTER`` in a row, ``lost`` returns the cause in words,
     once; ``flapping`` is then true, and the client keeps its per-outage lines to itself, until a
-    connection lasts ``BRIEF_S`` or more."""
+    connection lasts ``BRIEF_S`` or more, or an attempt to connect fails (``unreachable``): a
+    broker that is down, which a client under the same account never makes it (a review of long
+    runs: a broker restarted every few seconds was blamed on another client, its outages unsaid)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -25,6 +27,11 @@ class BriefConnections:
 
     def connected(self, now: float) -> None:
         self._since = now
+
+    def unreachable(self) -> None:
+        """An attempt to connect failed (nothing listens, the broker refused it): the connections
+        before it were an outage's, not another client's; the count starts again."""
+        self._brief, self.flapping = 0, False
 
     def lost(self, now: float) -> str | None:
         since, self._since = self._since, None

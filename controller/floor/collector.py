@@ -179,6 +179,7 @@ class Collector:
         self._stop.set()
 
     def _on_connect_fail(self, client: Any, userdata: Any) -> None:
+        self._brief.unreachable()
         self._outage(f"the broker {self.options.url} is unreachable", dropped=False)
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:

@@ -275,6 +275,8 @@ class JournalFeed:
                 self._connack(value)
             elif what in ("unreachable", "lost"):
                 was_connected, self._connected = self._connected, False
+                if what == "unreachable":
+                    self._brief.unreachable()
                 if what == "lost" and (cause := self._brief.lost(time.monotonic())) is not None:
                     log.error(cause)  # a person must act: another feed of this table, not the broker
                 if self._outage and was_connected:

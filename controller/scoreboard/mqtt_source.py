@@ -148,6 +148,7 @@ class MqttFloorSource(TableSource):
                     self._no_connection = "refused by the broker"
                     self.give_up(refusal(reason_code, self._options))  # retrying cannot help
                     return
+                self._brief.unreachable()
                 self._lost("scoreboard: the broker refused the connection", "refused by the broker",
                            reason=str(reason_code))
                 return
@@ -177,8 +178,11 @@ class MqttFloorSource(TableSource):
 
         client.on_connect = on_connect
         client.on_disconnect = on_disconnect
-        client.on_connect_fail = lambda client, userdata: self._lost("scoreboard: cannot reach the broker",
-                                                                    "cannot reach the broker", dropped=False)
+        def on_connect_fail(client: Any, userdata: Any) -> None:
+            self._brief.unreachable()  # an outage: not another client under this account
+            self._lost("scoreboard: cannot reach the broker", "cannot reach the broker", dropped=False)
+
+        client.on_connect_fail = on_connect_fail
         client.on_message = self._on_message
         self._started = True
         connect_in_background(client, self._options)
