@@ -49,8 +49,8 @@ from controller.cli.outages import OutageLines
 from controller.cli.run_control import add_run_control_options, claim_run_control
 from controller.cli.run_devices import capacity_problem, parse_devices, table_capabilities
 from controller.cli.run_options import (
-    DEFAULT_JOURNAL, DEFAULT_SPEED, check_dealer_options, check_emulator_options, check_paths, edge_engine,
-    edge_threshold, emulator_speed, fault_spec, run_log_path, table_id,
+    DEFAULT_JOURNAL, DEFAULT_SPEED, check_dealer_options, check_edge_options, check_emulator_options, check_paths,
+    edge_engine, edge_threshold, emulator_speed, fault_spec, run_log_path, table_id,
 )
 from controller.cli.run_display import LineDisplay
 from controller.cli.run_output import JournalLines, StdoutLines, output_read
@@ -112,7 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(and each notice as {\"notice\": {...}}), one JSON line each")
     p.add_argument("--display", choices=["live", "lines"], help="live: the table redrawn in place with its roadmaps "
                    "(default on a terminal that can redraw: not TERM=dumb); lines: one line per round and fault")
-    p.add_argument("--edge-threshold", type=edge_threshold, default=Decimal(0), metavar="X",
+    p.add_argument("--edge-threshold", type=edge_threshold, metavar="X",
                    help="the edge monitor's surveillance notice when a wager's player edge on the cards left "
                         "goes above X per unit, -1 to 1 (default 0: any player advantage)")
     p.add_argument("--no-edge-monitor", action="store_true", help="no edge figures after each round")
@@ -130,6 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_edge_options(args)
     engine = edge_engine(args)
     # Standard output and standard error are written by threads of their own: a reader that pauses
     # never holds the table (controller.queued_output).
@@ -212,7 +213,7 @@ def _run(args: argparse.Namespace, held: list[int], out: StdoutLines, err: Queue
         if (problem := capacity_problem(profiles, core.sub.decks)) is not None:
             raise UsageError(problem)  # the rules the journal holds (a new table's were looked at above)
         if not args.no_edge_monitor:
-            monitor = EdgeMonitor(args.edge_threshold)
+            monitor = EdgeMonitor(Decimal(0) if args.edge_threshold is None else args.edge_threshold)
             if resumed:
                 try:
                     monitor.prime_from(journal)

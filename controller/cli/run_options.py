@@ -34,8 +34,8 @@ from shoectl_config.extras import install_hint
 from shoectl_config.numbers import NumberError, bounded_decimal
 from shoectl_config.text import quoted
 
-__all__ = ["DEFAULT_JOURNAL", "DEFAULT_SPEED", "check_dealer_options", "check_emulator_options", "check_paths", "edge_threshold", "emulator_speed",
-           "fault_spec", "table_id"]
+__all__ = ["DEFAULT_JOURNAL", "DEFAULT_SPEED", "check_dealer_options", "check_edge_options", "check_emulator_options",
+           "check_paths", "edge_threshold", "emulator_speed", "fault_spec", "table_id"]
 
 DEFAULT_SPEED = 20.0  # the built-in emulator's mechanisms, times real time
 DEFAULT_JOURNAL = Path("var") / "journal.db"  # its folder is made: a checkout's first `make run`
@@ -121,6 +121,16 @@ def edge_threshold(text: str) -> Decimal:
         return bounded_decimal(text, -1, 1, name="threshold")
     except NumberError as exc:
         raise argparse.ArgumentTypeError(f"{exc}; e.g. 0 or 0.005") from None
+
+
+def check_edge_options(args: argparse.Namespace) -> None:
+    """UsageError for the edge monitor's options with ``--no-edge-monitor``: each would be ignored
+    without a word (a review of bad inputs: a threshold given to a table that had no monitor)."""
+    given = given_options(args, ("--edge-threshold", "--edge-engine")) if args.no_edge_monitor else []
+    if given:
+        them = "it" if len(given) == 1 else "them"
+        raise UsageError(f"{', '.join(given)}: the edge monitor's, and --no-edge-monitor turns it off; give {them} "
+                         "without --no-edge-monitor, or leave them out")
 
 
 EDGE_ENGINE_VARIABLE = "SHOECTL_EDGE_ENGINE"

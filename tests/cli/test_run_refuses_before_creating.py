@@ -125,6 +125,22 @@ def test_a_pace_without_the_automated_dealer_is_refused_not_ignored(capsys, monk
     assert _listing(tmp_path) == []
 
 
+@pytest.mark.parametrize("argv, given", [
+    (["--edge-threshold", "0.1"], "--edge-threshold"),
+    (["--edge-engine", "python"], "--edge-engine"),
+    (["--edge-threshold", "0", "--edge-engine", "python"], "--edge-threshold, --edge-engine"),
+])
+def test_the_edge_monitors_options_without_the_monitor_are_refused_not_ignored(capsys, monkeypatch, tmp_path: Path,
+                                                                              argv: list[str], given: str) -> None:
+    """A threshold given to a table run with --no-edge-monitor was taken without a word, and no
+    notice could ever come (a review of bad inputs)."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "run", "--no-edge-monitor", *argv, "--rounds", "1")
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert f"{given}: the edge monitor's, and --no-edge-monitor turns it off" in err, err
+    assert _listing(tmp_path) == []
+
+
 @pytest.mark.parametrize("argv, said", [
     (["--manual", "--automated", "--device", "emulated-shoe@/nonexistent/ttyUSB0"],
      "--manual, --automated: give one (who drives the table: operators, or the automated dealer)"),
