@@ -291,28 +291,36 @@ class Collector:
         wait = DB_RETRY_S[0]
         one_by_one: _OneByOne | None = None  # the entry-by-entry pass, once PostgreSQL refused the batch
         lost: float | None = None  # when the database outage in progress began
+        # Why the last new connection could not be made: made again after the wait, before the next
+        # try (a review of long runs: the next try went to the connection that had failed, and each
+        # outage cost a second, doubled wait once the database was back).
+        unopened: str | None = None
         while not self._stop.is_set():
-            try:
-                result = (self._add_one_by_one(items, dropped, one_by_one) if one_by_one is not None
-                          else self.store.add(items, dropped))
-            except Exception as exc:  # noqa: BLE001 - any database failure: nothing committed, nothing acked
-                if not database_failure(exc):
-                    raise  # a defect of this program: said as one (retried, it was "the database is unavailable")
-                if refuses_content(exc) and one_by_one is None:
-                    one_by_one = _OneByOne()  # retrying the same batch cannot help: find the entry it refuses
-                    continue
-                why = self._reopen_store() or " ".join(str(exc).split())[:300]  # reopening says it in words
-                if lost is None:
-                    lost = time.monotonic()
-                    _log.warning("the database is unavailable; the entries wait on the broker, retrying", reason=why)
+            why = unopened = self._reopen_store() if unopened is not None else None
+            if why is None:
+                try:
+                    result = (self._add_one_by_one(items, dropped, one_by_one) if one_by_one is not None
+                              else self.store.add(items, dropped))
+                except Exception as exc:  # noqa: BLE001 - any database failure: nothing committed, nothing acked
+                    if not database_failure(exc):
+                        raise  # a defect of this program: said as one (retried, it was "the database is unavailable")
+                    if refuses_content(exc) and one_by_one is None:
+                        one_by_one = _OneByOne()  # retrying the same batch cannot help: find the entry it refuses
+                        continue
+                    unopened = self._reopen_store()  # a new connection for the next try, or why not in words
+                    why = unopened or " ".join(str(exc).split())[:300]
                 else:
-                    _log.info("the database is still unavailable; retrying", reason=why, retry_in_s=wait)
-                self._stop.wait(wait)
-                wait = min(wait * 2, DB_RETRY_S[1])
-                continue
-            if lost is not None:
-                _log.warning("the database is back; storing again", unavailable_s=round(time.monotonic() - lost, 1))
-            return result
+                    if lost is not None:
+                        _log.warning("the database is back; storing again",
+                                     unavailable_s=round(time.monotonic() - lost, 1))
+                    return result
+            if lost is None:
+                lost = time.monotonic()
+                _log.warning("the database is unavailable; the entries wait on the broker, retrying", reason=why)
+            else:
+                _log.info("the database is still unavailable; retrying", reason=why, retry_in_s=wait)
+            self._stop.wait(wait)
+            wait = min(wait * 2, DB_RETRY_S[1])
         return None
 
     def _add_one_by_one(self, items: list[FloorEntry], dropped: list[tuple[str, str, str]],
