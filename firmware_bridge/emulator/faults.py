@@ -161,6 +161,8 @@ class FaultSpec:
             rate = plain_number(value)
             if not 0.0 <= rate <= 1.0:
                 raise ValueError
+            if rate == 0.0 and any(digit in "123456789" for digit in value.lower().split("e")[0]):
+                raise ValueError  # 1e-400: a rate too small to be one, taken as 0 (a review of bad inputs)
             return rate
         if key in cls._DURATIONS:
             seconds = parse_duration(value)

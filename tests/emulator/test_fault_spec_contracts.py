@@ -11,6 +11,7 @@ from firmware_bridge.protocol.framing import DELIMITER
 
 @pytest.mark.parametrize("spec", [
     "corrupt=1", "drop=0", "dup=1.0",                  # a probability from 0 to 1, both ends
+    "drop=0e5", "corrupt=1e-300",                      # 0 written otherwise; a small one that is one
     "delay=0ms",                                       # a delay may be none
     "face-up-at=1", "misread-at=1000000000",           # a stack position from 1 to 10^9
     "jam-at=0", "reset-at=1000000000",                 # a count from 0 (off) to 10^9
@@ -19,11 +20,13 @@ from firmware_bridge.protocol.framing import DELIMITER
     "refuse-command=GATE_UNLOCK",
 ])
 def test_a_value_in_range_is_taken(spec: str) -> None:
-    assert FaultSpec.parse(spec) != FaultSpec() or spec in ("drop=0", "delay=0ms", "jam-at=0", "both-ways=0")
+    assert FaultSpec.parse(spec) != FaultSpec() or spec in ("drop=0", "drop=0e5", "delay=0ms", "jam-at=0",
+                                                                   "both-ways=0")
 
 
 @pytest.mark.parametrize("spec, expected", [
     ("corrupt=1.01", "a probability from 0 to 1"),
+    ("drop=1e-400", "a probability from 0 to 1"),  # too small to be one: it was taken as 0 (a review of bad inputs)
     ("unplug-every=0s", "a duration above 0"),
     ("unplug-for=0ms", "a duration above 0"),
     ("face-up-at=0", "a stack position from 1 to 1000000000"),
