@@ -94,10 +94,21 @@ def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdic
 
 def _gap_in_store(conn: Any, table_id: str, first: int, arrived: int) -> str:
     """Why the store lacks entries ``first`` to ``arrived - 1`` of ``table_id`` while it holds
-    ``arrived``: entries after a gap wait in the store under an open ``gap`` alarm until the gap
-    is filled (a ``--share`` member down holds its share; a feed's outage), and the entries of a
-    gap no alarm stands for were deleted from the store."""
+    ``arrived``: a body of one of them arrived and was refused (kept in ``rejected_entries``, its
+    alarm open: an edited or forged entry), or they wait under an open ``gap`` alarm until the gap
+    is filled (a ``--share`` member down holds its share; a feed's outage), or, with neither, they
+    were deleted from the store."""
     missing = f"{missing_entries(first, arrived - 1)} from the store (entry {arrived} is stored)"
+    refused = conn.execute(
+        "SELECT r.seq, a.id, a.kind FROM rejected_entries r LEFT JOIN floor_alarms a ON a.table_id = r.table_id "
+        "AND a.seq = r.seq AND a.open AND a.kind <> %s WHERE r.table_id = %s AND r.seq >= %s AND r.seq < %s "
+        "ORDER BY r.seq, a.id LIMIT 1", (GAP, table_id, first, arrived)).fetchone()
+    if refused is not None:
+        seq, alarm, kind = refused
+        said = f"{kind} alarm {alarm} is open" if alarm is not None else "shoectl floor alarms --all says why"
+        return (f"{missing}: a body of entry {seq} arrived and was refused, kept aside ({said}): an edited or "
+                "forged entry, or one of another journal; the table's own is in its journal (shoectl floor "
+                "backfill)")
     row = conn.execute("SELECT id FROM floor_alarms WHERE table_id = %s AND kind = %s AND open AND seq = %s",
                        (table_id, GAP, first)).fetchone()
     if row is not None:
@@ -208,9 +219,6 @@ def gaming_day_end(day_start: datetime, starts_at: time, zone: tzinfo | None = N
     return gaming_day_start(day_start + timedelta(hours=36), starts_at, zone)
 
 
-_FARTHEST_STEP = timedelta(days=2)  # a step farther from the day than this is not looked for
-
-
 def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetime) -> dict[str, Any]:
     """What ``floor status`` shows of a table (see docs/floor.md) but its state (``state_entries``):
     rounds counted from ``day_start`` to before ``day_end`` (the journal's times: a table whose clock
@@ -248,8 +256,7 @@ def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetim
     # own size of the day (a review of clocks: 12 rounds dealt after a step back an hour, minutes
     # after the day's start, were counted in the day before without a word).
     near = conn.execute("SELECT seq, payload->>'step_ms', ts_at FROM entries WHERE table_id = %s AND kind = %s "
-                        "AND ts_at >= %s AND ts_at < %s ORDER BY seq",
-                        (table_id, kinds.CLOCK_STEP, day_start - _FARTHEST_STEP, day_end + _FARTHEST_STEP)).fetchall()
+                        "ORDER BY seq", (table_id, kinds.CLOCK_STEP)).fetchall()  # (a journal holds few)
     moved = [{"seq": seq, "step_ms": ms} for seq, ms, at in ((seq, whole_number_of(ms), at) for seq, ms, at in near)
              if ms is not None and day_start - timedelta(milliseconds=abs(ms)) <= at < day_end + timedelta(
                  milliseconds=abs(ms))]

@@ -149,6 +149,11 @@ def test_status_says_the_rounds_of_the_day_are_counted_by_times_a_clock_step_mov
     row = json.loads(run(capsys, "floor", "status", "--db", floor_db, *day, "--json")[1])["tables"][0]
     assert row["rounds_today_clock_steps"] == [] and row["last_clock_step"] is not None
     assert "by journal times" not in run(capsys, "floor", "status", "--db", floor_db, *day)[1]
+    with psycopg.connect(floor_db) as conn:  # unless it is a step of days (a clock reset): named whatever its size
+        conn.execute("UPDATE entries SET payload = jsonb_set(payload, '{step_ms}', '-345600000') "
+                     "WHERE kind = 'clock_step'")
+    row = json.loads(run(capsys, "floor", "status", "--db", floor_db, *day, "--json")[1])["tables"][0]
+    assert row["rounds_today_clock_steps"] == [{"seq": step.seq, "step_ms": -345_600_000}]
 
 
 def test_status_shows_a_silent_table_aging_while_its_last_delay_stays(capsys, floor_db: str,
@@ -236,6 +241,29 @@ def test_verify_tells_entries_that_have_not_arrived_from_entries_deleted_from_th
     assert code == 1 and json.loads(out)["reason"] == ("entries 30-31 are missing from the store (entry 32 is "
                                                        "stored), and no open gap alarm stands for them: deleted "
                                                        "from the store?")
+
+
+def test_verify_says_an_entry_that_arrived_edited_and_was_refused_not_that_it_has_not_arrived(
+        capsys, floor_db: str, journal: TableJournal, tmp_path: Path) -> None:
+    """A review of the mend above: an edited body of entry 21 (its hash no longer its own) is
+    refused and kept aside, under a bad_hash alarm beside the gap alarm its gap opens; verify said
+    "not arrived yet ... a collector of a --share group down", and sent a floorperson after a
+    collector, not an edit."""
+    lines = list(journal.lines)
+    line = json.loads(lines[20])
+    line["ts"] = line["ts"][:-2] + ("2Z" if line["ts"].endswith("1Z") else "1Z")  # a microsecond moved
+    lines[20] = json.dumps(line, separators=(",", ":")) + "\n"
+    part = tmp_path / "edited.jsonl"
+    part.write_text("".join(lines), encoding="utf-8")
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(part))[0] == 0
+    with psycopg.connect(floor_db) as conn:
+        (alarm,) = conn.execute("SELECT id FROM floor_alarms WHERE table_id = 'T1' AND open AND seq = 21 "
+                                "AND kind <> 'gap'").fetchone()
+    code, out, err = run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1")
+    assert code == 1 and "seq 21" in err
+    assert "not arrived yet" not in out and "--share" not in out, out
+    assert out.startswith("T1: FAILED at entry 21: entry 21 is missing from the store (entry 22 is stored): a body "
+                          f"of entry 21 arrived and was refused, kept aside (bad_hash alarm {alarm} is open)"), out
 
 
 @pytest.mark.parametrize("url, says", [
