@@ -2,6 +2,8 @@
 docstring), for the floor's long-lived clients (the collector, the floor scoreboard)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["BRIEF_S", "BRIEF_SAID_AFTER", "BriefConnections"]
 
 BRIEF_S = 5.0  # a connection the broker closes sooner than this after accepting it is brief
@@ -17,10 +19,14 @@ class BriefConnections:
     once; ``flapping`` is then true, and the client keeps its per-outage lines to itself, until a
     connection lasts ``BRIEF_S`` or more, or an attempt to connect fails (``unreachable``): a
     broker that is down, which a client under the same account never makes it (a review of long
-    runs: a broker restarted every few seconds was blamed on another client, its outages unsaid)."""
+    runs: a broker restarted every few seconds was blamed on another client, its outages unsaid).
+    ``down``: a probe of the broker's port made as a brief connection ends, true when nothing
+    listens there: a broker restarted within paho's first retry leaves no failed attempt, but its
+    port refuses as it goes (``broker_probe.nothing_listens``)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, down: Callable[[], bool] | None = None) -> None:
         self.url = url
+        self._down = down
         self._since: float | None = None
         self._brief = 0
         self.flapping = False
@@ -39,6 +45,9 @@ class BriefConnections:
             return None
         if now - since >= BRIEF_S:
             self._brief, self.flapping = 0, False
+            return None
+        if not self.flapping and self._down is not None and self._down():
+            self.unreachable()  # the broker went away: an outage, not another client
             return None
         self._brief += 1
         if self._brief < BRIEF_SAID_AFTER or self.flapping:

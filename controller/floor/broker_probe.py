@@ -42,6 +42,20 @@ def check_tls_trust(options: BrokerOptions, timeout: float = 5.0) -> None:
         return  # not there yet, or not TLS: the client says so as it retries
 
 
+def nothing_listens(options: BrokerOptions, timeout: float = 0.5) -> bool:
+    """Whether the broker's port refuses a TCP connection right now (the broker down, or going
+    down to restart): what tells a broker that went away from another client that took this
+    connection (``controller.floor.brief_connections``). Anything else (it answers, or does not
+    within ``timeout``) is not said to be down."""
+    try:
+        socket.create_connection((options.host, options.port), timeout=timeout).close()
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def reach_problem(options: BrokerOptions, *, dropped: bool = False, timeout: float = 2.0) -> str | None:
     """Why the broker at ``options`` cannot be spoken to, in the user's words, from a probe made
     after the client failed: its host does not resolve or has no route, this process may not connect

@@ -46,7 +46,7 @@ from controller.floor.broker import (
     stop_client,
 )
 from controller.floor.brief_connections import BriefConnections
-from controller.floor.broker_probe import reach_problem
+from controller.floor.broker_probe import nothing_listens, reach_problem
 from controller.floor.db_failures import database_failure, refuses_content
 from controller.floor.message import (
     MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry, shown_table,
@@ -129,7 +129,8 @@ class Collector:
         self._connection_lock = threading.Lock()
         self._ever_connected = False
         self._outage_logged = False
-        self._brief = BriefConnections(options.url)  # another client under this account (the setup's fault)
+        # another client under this account (the setup's fault)
+        self._brief = BriefConnections(options.url, down=lambda: nothing_listens(options))
         self.stats = {**dict.fromkeys(_COUNTS, 0), "batches": 0}
         self.client = make_client(options, client_id=client_id, persistent=True)
         self.client.manual_ack_set(True)

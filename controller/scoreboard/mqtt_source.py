@@ -110,11 +110,13 @@ class MqttFloorSource(TableSource):
     def __init__(self, options: Any) -> None:
         """BrokerError (one line) for TLS files that do not load: before anything is served."""
         from controller.floor.brief_connections import BriefConnections
+        from controller.floor.broker_probe import nothing_listens
         from controller.floor.broker import make_client
 
         super().__init__()
         self._options = options
-        self._brief = BriefConnections(options.url)  # another client under this account (the setup's fault)
+        # another client under this account (the setup's fault)
+        self._brief = BriefConnections(options.url, down=lambda: nothing_listens(options))
         self._client: Any = make_client(options, client_id=client_id())
         self._lock = threading.Lock()  # the tables' messages: paho's thread writes, snapshots read
         self._status: dict[str, dict[str, Any]] = {}
