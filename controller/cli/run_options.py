@@ -155,8 +155,9 @@ def edge_engine(args: argparse.Namespace) -> str:
 def check_paths(args: argparse.Namespace, journal: Path, hmac_key: bytes | None = None) -> bool:
     """Raise ``UsageError`` (or ``JournalError``) for a path option that could only fail once
     things exist, and for a journal there that the run cannot continue or that does not verify
-    (resuming replays it). True when the journal there was verified (False: none there, or one
-    not readable at rest, e.g. its meta still in its ``-wal``: verify it once open)."""
+    (resuming replays it). True when the journal there was verified (read through its ``-wal``
+    where it is not readable at rest); False when there is none, or an empty database (an older
+    creation's crash, made a journal in place by opening)."""
     if journal.is_dir():  # checked first: "/" has no name to put the control socket's suffix on
         raise UsageError(f"--journal {journal}: is a directory; give a file name")
     control = Path(args.control) if args.control else journal.with_suffix(".sock")
@@ -248,7 +249,7 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
     from controller.journal.chain import Hasher  # noqa: PLC0415
     from controller.journal.files import sqlite_files_undone  # noqa: PLC0415
     from controller.journal.opening import check_meta, refuse_running_writer  # noqa: PLC0415
-    from controller.journal.reader import JournalReader, meta_at_rest  # noqa: PLC0415
+    from controller.journal.reader import meta_at_rest, meta_through_wal  # noqa: PLC0415
     from controller.journal.verification import require_intact  # noqa: PLC0415
     from controller.journal.errors import JournalError  # noqa: PLC0415
     from controller.journal.walcheck import orphaned_wal  # noqa: PLC0415
@@ -265,10 +266,11 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
     if there and meta is None:
         # Not readable at rest (its meta perhaps in its -wal): read through it, so that a damaged
         # journal is refused before the lock and the log are made (a -wal a reader left beside a
-        # damaged one let them be made: a review of bad inputs); verified once open.
+        # damaged one let them be made: a review of bad inputs), and a whole one checked as below.
         with sqlite_files_undone(journal):
-            JournalReader.open(journal).close()
-        return False
+            meta = meta_through_wal(journal)
+        if meta is None:
+            return False  # an empty database (an older creation's crash): opening makes it a journal in place
     if meta is not None:
         check_meta(journal, meta, table_id, Hasher(hmac_key))
     AnchorFile.beside(journal).refuse_another_journals(meta.get("table_id") if meta else None,

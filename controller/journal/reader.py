@@ -214,6 +214,20 @@ def open_with_meta(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     return conn, meta
 
 
+def meta_through_wal(path: Path) -> dict[str, str] | None:
+    """The journal's meta read through its ``-wal`` (a read-only connection, which may make a
+    ``-wal`` and a ``-shm`` beside it: call it inside ``files.sqlite_files_undone``), where
+    ``meta_at_rest`` cannot read it; None for an empty database. JournalError for a file that is
+    not a journal, or damaged."""
+    conn = open_readonly_connection(path)
+    try:
+        return inspect_meta(conn, path)
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "read the journal") from None
+    finally:
+        conn.close()
+
+
 def meta_at_rest(path: Path) -> dict[str, str] | None:
     """The journal's meta as its main file holds it, read ``immutable`` so that nothing is made
     beside it (no ``-wal``, no ``-shm``): for a check that must change nothing. None for an empty

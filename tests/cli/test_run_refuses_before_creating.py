@@ -364,6 +364,26 @@ def test_a_damaged_journal_with_a_readers_wal_beside_it_is_refused_before_anythi
     assert _listing(tmp_path) == before and (tmp_path / "t.db").read_bytes() == journal_bytes
 
 
+@pytest.mark.parametrize("wal_beside", [False, True])
+def test_an_empty_database_an_older_creation_left_is_still_made_a_journal(capsys, monkeypatch, tmp_path: Path,
+                                                                         wal_beside: bool) -> None:
+    """controller/journal/opening.py: an empty database left by a crash of an older, in-place
+    creation is made a journal in place. Read through its -wal (the mend above), it was refused as
+    "an empty SQLite database" (a review of the mend)."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    conn = sqlite3.connect(tmp_path / "j.db")
+    assert conn.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    conn.close()
+    if wal_beside:
+        (tmp_path / "j.db-wal").write_bytes(b"")
+    assert os.path.exists("j.db-wal") == wal_beside
+    code, _, err = run(capsys, "run", "--journal", "j.db", "--rounds", "1", "--speed", "max", "--display", "lines")
+    assert code == 0, err
+    assert run(capsys, "journal", "verify", "j.db")[0] == 0
+
+
 def test_a_journal_another_table_has_open_is_refused_before_its_socket_is_claimed(capsys, monkeypatch,
                                                                                  tmp_path: Path) -> None:
     """A review: a run given its own --control made that socket's lock, then found the journal
