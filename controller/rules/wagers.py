@@ -15,9 +15,11 @@ Contract:
   Player wager at 3:2 with ``rounding = "up"`` was paid one minor unit more than it won).
   A seat's wagers of the same kind count together, as at the limits and the squeeze: they are
   settled as one wager of their total, so the seat is paid the same however it placed its chips,
-  and that total's win and commission are shared among the wagers in proportion to their
-  amounts (the minor units the shares leave over go one each to the largest remainders, the
-  earlier wager first on a tie). Each wager still has exactly one settlement.
+  and that total's gross (win and commission) is shared among the wagers in proportion to their
+  amounts, then the commission within each wager's share, so that each wager's win and commission
+  add up to its gross (in each sharing the minor units left over go one each to the largest
+  remainders, the earlier wager first on a tie: two Banker wagers of 1.10 are paid 1.04 and
+  1.05). Each wager still has exactly one settlement.
 - ``settle_house_money(first_four, wagers, submission)`` settles House Money wagers after the first
   two cards of each hand and before any third card (629a.8(c)(3)); ``add_house_money(...)`` moves
   all or the allowed portion of a winning payout onto the player's Player or Banker wager

@@ -141,8 +141,8 @@ def collected_and_cut() -> tuple[Bench, str]:
 def test_collected_cards_reshuffled_or_closed_before_their_load_are_still_shuffled_by_hand(
         before_the_load: list[str]) -> None:
     """681a.7(d)(1): "Collect and reshuffle the cards ... to ensure that no cards are missing";
-    681a.5(a): only the shuffle "immediately prior to commencement of play" may be replaced by
-    preshuffled cards. The stack of a dealt shoe's collected cards, reshuffled (681a.5(f): "a
+    (2): "Shuffle the cards so that they are randomly intermixed"; 681a.5(a): only the shuffle
+    "immediately prior to commencement of play" may be replaced by preshuffled cards. The stack of a dealt shoe's collected cards, reshuffled (681a.5(f): "a
     floorperson may determine that the cards should be reshuffled"), restarted or left cut when the
     table closed before it was loaded, is still those cards, never counted since they were
     collected: the table asked only "SHUFFLE BY HAND" and took a pack of preshuffled decks in
