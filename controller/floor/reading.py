@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 
-from controller.floor.alarms import GAP, alarm_rows
+from controller.floor.alarms import BAD_HASH, CHAIN_BREAK, GAP, alarm_rows
 from controller.floor.chain import is_plain_sha256
 from controller.floor.message import parse_entry
 from controller.floor.rows import entries_of
@@ -94,21 +94,22 @@ def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdic
 
 def _gap_in_store(conn: Any, table_id: str, first: int, arrived: int) -> str:
     """Why the store lacks entries ``first`` to ``arrived - 1`` of ``table_id`` while it holds
-    ``arrived``: a body of one of them arrived and was refused (kept in ``rejected_entries``, its
-    alarm open: an edited or forged entry), or they wait under an open ``gap`` alarm until the gap
-    is filled (a ``--share`` member down holds its share; a feed's outage), or, with neither, they
-    were deleted from the store."""
+    ``arrived``: a body of one of them arrived and was refused as not following the chain (kept in
+    ``rejected_entries`` under an open ``bad_hash`` or ``chain_break`` alarm: an edited or forged
+    entry), or they wait under an open ``gap`` alarm until the gap is filled (a ``--share`` member
+    down holds its share; a feed's outage), or, with neither, they were deleted from the store. (A
+    second body of a stored entry, a forgery, and a new journal's bodies are kept aside too: they
+    say nothing of why the table's own is not there.)"""
     missing = f"{missing_entries(first, arrived - 1)} from the store (entry {arrived} is stored)"
     refused = conn.execute(
-        "SELECT r.seq, a.id, a.kind FROM rejected_entries r LEFT JOIN floor_alarms a ON a.table_id = r.table_id "
-        "AND a.seq = r.seq AND a.open AND a.kind <> %s WHERE r.table_id = %s AND r.seq >= %s AND r.seq < %s "
-        "ORDER BY r.seq, a.id LIMIT 1", (GAP, table_id, first, arrived)).fetchone()
+        "SELECT a.seq, a.id, a.kind FROM floor_alarms a WHERE a.table_id = %s AND a.open AND a.kind = ANY(%s) "
+        "AND a.seq >= %s AND a.seq < %s AND EXISTS (SELECT 1 FROM rejected_entries r WHERE r.table_id = a.table_id "
+        "AND r.seq = a.seq) ORDER BY a.seq, a.id LIMIT 1",
+        (table_id, [BAD_HASH, CHAIN_BREAK], first, arrived)).fetchone()
     if refused is not None:
         seq, alarm, kind = refused
-        said = f"{kind} alarm {alarm} is open" if alarm is not None else "shoectl floor alarms --all says why"
-        return (f"{missing}: a body of entry {seq} arrived and was refused, kept aside ({said}): an edited or "
-                "forged entry, or one of another journal; the table's own is in its journal (shoectl floor "
-                "backfill)")
+        return (f"{missing}: a body of entry {seq} arrived and was refused, kept aside ({kind} alarm {alarm} is "
+                "open): an edited or forged entry; the table's own is in its journal (shoectl floor backfill)")
     row = conn.execute("SELECT id FROM floor_alarms WHERE table_id = %s AND kind = %s AND open AND seq = %s",
                        (table_id, GAP, first)).fetchone()
     if row is not None:
@@ -219,6 +220,12 @@ def gaming_day_end(day_start: datetime, starts_at: time, zone: tzinfo | None = N
     return gaming_day_start(day_start + timedelta(hours=36), starts_at, zone)
 
 
+def _within(at: datetime, start: datetime, end: datetime, ms: int) -> bool:
+    """Whether ``at`` falls from ``ms`` milliseconds before ``start`` to before ``ms`` after ``end``
+    (by the distances, not by moving the bounds: a step of millennia would leave datetime's range)."""
+    return (start - at).total_seconds() * 1000 <= ms and (at - end).total_seconds() * 1000 < ms
+
+
 def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetime) -> dict[str, Any]:
     """What ``floor status`` shows of a table (see docs/floor.md) but its state (``state_entries``):
     rounds counted from ``day_start`` to before ``day_end`` (the journal's times: a table whose clock
@@ -258,8 +265,7 @@ def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetim
     near = conn.execute("SELECT seq, payload->>'step_ms', ts_at FROM entries WHERE table_id = %s AND kind = %s "
                         "ORDER BY seq", (table_id, kinds.CLOCK_STEP)).fetchall()  # (a journal holds few)
     moved = [{"seq": seq, "step_ms": ms} for seq, ms, at in ((seq, whole_number_of(ms), at) for seq, ms, at in near)
-             if ms is not None and day_start - timedelta(milliseconds=abs(ms)) <= at < day_end + timedelta(
-                 milliseconds=abs(ms))]
+             if ms is not None and _within(at, day_start, day_end, abs(ms))]
     return {
         "table": safe(table_id),
         "last_seq": last[0] if last else 0,

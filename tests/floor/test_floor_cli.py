@@ -154,6 +154,12 @@ def test_status_says_the_rounds_of_the_day_are_counted_by_times_a_clock_step_mov
                      "WHERE kind = 'clock_step'")
     row = json.loads(run(capsys, "floor", "status", "--db", floor_db, *day, "--json")[1])["tables"][0]
     assert row["rounds_today_clock_steps"] == [{"seq": step.seq, "step_ms": -345_600_000}]
+    with psycopg.connect(floor_db) as conn:  # a step of millennia (a wild clock) left datetime's range
+        conn.execute("UPDATE entries SET payload = jsonb_set(payload, '{step_ms}', '-95000000000000') "
+                     "WHERE kind = 'clock_step'")
+    code, out, err = run(capsys, "floor", "status", "--db", floor_db, *day, "--json")
+    assert code == 0, err
+    assert json.loads(out)["tables"][0]["rounds_today_clock_steps"] == [{"seq": step.seq, "step_ms": -95_000_000_000_000}]
 
 
 def test_status_shows_a_silent_table_aging_while_its_last_delay_stays(capsys, floor_db: str,
@@ -264,6 +270,44 @@ def test_verify_says_an_entry_that_arrived_edited_and_was_refused_not_that_it_ha
     assert "not arrived yet" not in out and "--share" not in out, out
     assert out.startswith("T1: FAILED at entry 21: entry 21 is missing from the store (entry 22 is stored): a body "
                           f"of entry 21 arrived and was refused, kept aside (bad_hash alarm {alarm} is open)"), out
+
+
+def test_verify_says_entries_deleted_after_a_forged_body_was_refused_are_deleted(
+        capsys, floor_db: str, journal: TableJournal, tmp_path: Path) -> None:
+    """A second body of a stored entry (a forgery, kept aside under its alarm) says nothing of why
+    the table's own is missing later: deleted from the store behind its back, it read "arrived
+    and was refused", hiding the deletion (a review of the mend above)."""
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0
+    lines = list(journal.lines)
+    line = json.loads(lines[29])
+    line["ts"] = line["ts"][:-2] + ("2Z" if line["ts"].endswith("1Z") else "1Z")
+    lines[29] = json.dumps(line, separators=(",", ":")) + "\n"
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("".join(lines), encoding="utf-8")
+    run(capsys, "floor", "backfill", "--db", floor_db, str(forged))
+    with psycopg.connect(floor_db) as conn:
+        assert ("forgery",) in conn.execute("SELECT kind FROM floor_alarms WHERE table_id = 'T1' AND seq = 30").fetchall()
+        conn.execute("DELETE FROM entries WHERE table_id = 'T1' AND seq BETWEEN 30 AND 31")
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1", "--json")
+    assert code == 1 and json.loads(out)["reason"] == ("entries 30-31 are missing from the store (entry 32 is "
+                                                       "stored), and no open gap alarm stands for them: deleted "
+                                                       "from the store?"), out
+
+
+def test_verify_says_a_gap_not_arrived_while_a_new_journal_of_the_table_is_kept_aside(
+        capsys, floor_db: str, journal: TableJournal, tmp_path: Path) -> None:
+    """A new journal's bodies, kept aside under its new_journal alarm, said nothing of the gap of
+    the stored one: verify read them as the gap's entries refused (a review of the mend above)."""
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(journal.lines[:20] + journal.lines[25:]), encoding="utf-8")
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(part))[0] == 0
+    other = run_table(tmp_path / "new", rounds=10, seed=12)
+    run(capsys, "floor", "backfill", "--db", floor_db, str(other.export_file))
+    with psycopg.connect(floor_db) as conn:
+        (gap,) = conn.execute("SELECT id FROM floor_alarms WHERE table_id = 'T1' AND kind = 'gap' AND open").fetchone()
+        assert conn.execute("SELECT count(*) FROM rejected_entries WHERE seq BETWEEN 21 AND 25").fetchone()[0] > 0
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1")
+    assert code == 1 and f"not arrived yet, gap alarm {gap} is open" in out, out
 
 
 @pytest.mark.parametrize("url, says", [
