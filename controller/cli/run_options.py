@@ -263,20 +263,19 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
     if orphan is not None:
         raise JournalError(orphan)
     meta = meta_at_rest(journal) if there else None  # JournalError: not a journal, damaged
-    if there and meta is None:
-        # Not readable at rest (its meta perhaps in its -wal): read through it, so that a damaged
-        # journal is refused before the lock and the log are made (a -wal a reader left beside a
-        # damaged one let them be made: a review of bad inputs), and a whole one checked as below.
-        with sqlite_files_undone(journal):
-            meta = meta_through_wal(journal)
+    beside = there and meta is None and any(os.path.lexists(f"{journal}{side}") for side in ("-wal", "-journal"))
+    # A refused run leaves no -wal or -shm of its reading
+    with sqlite_files_undone(journal):
+        if beside:
+            # Not readable at rest (its meta perhaps in its -wal): read through it, so that a damaged
+            # journal is refused before the lock and the log are made (a -wal a reader left beside a
+            # damaged one let them be made: a review of bad inputs), and a whole one checked as below.
+            meta = meta_through_wal(journal)  # None: an empty database (an older creation's crash)
+        if meta is not None:
+            check_meta(journal, meta, table_id, Hasher(hmac_key))
+        AnchorFile.beside(journal).refuse_another_journals(meta.get("table_id") if meta else None,
+                                                           meta.get("created") if meta else None)
         if meta is None:
-            return False  # an empty database (an older creation's crash): opening makes it a journal in place
-    if meta is not None:
-        check_meta(journal, meta, table_id, Hasher(hmac_key))
-    AnchorFile.beside(journal).refuse_another_journals(meta.get("table_id") if meta else None,
-                                                       meta.get("created") if meta else None)
-    if meta is None:
-        return False  # no journal yet: nothing to verify
-    with sqlite_files_undone(journal):  # a refused run leaves no -wal or -shm of its reading
+            return False  # no journal yet (or an empty database, made one in place): nothing to verify
         require_intact(journal, hmac_key=hmac_key)
     return True

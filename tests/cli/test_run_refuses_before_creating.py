@@ -384,6 +384,30 @@ def test_an_empty_database_an_older_creation_left_is_still_made_a_journal(capsys
     assert run(capsys, "journal", "verify", "j.db")[0] == 0
 
 
+@pytest.mark.parametrize("wal_beside", [False, True])
+def test_anchors_of_another_journal_beside_an_empty_database_are_refused_before_anything_changes(
+        capsys, monkeypatch, tmp_path: Path, wal_beside: bool) -> None:
+    """An empty database read through its -wal returned before the anchors were looked at: the
+    lock, the log and the control socket's lock were made, the file made a journal of table T1,
+    and only then was the run refused (a review of the mend above)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "old").mkdir()
+    with Journal.open(tmp_path / "old" / "t.db", table_id="T1") as old:
+        AnchorFile.beside(tmp_path / "t.db").record(old.take_anchor())
+    conn = sqlite3.connect(tmp_path / "t.db")
+    assert conn.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    conn.close()
+    if wal_beside:
+        (tmp_path / "t.db-wal").write_bytes(b"")
+    before, journal_bytes = _listing(tmp_path), (tmp_path / "t.db").read_bytes()
+    code, out, err = run(capsys, "run", "--speed", "max", "--shoes", "1", "--journal", "t.db")
+    assert (code, out) == (2, ""), err
+    assert err.startswith("shoectl run: error: t.db.anchors: holds the anchors of another journal (table T1, "), err
+    # (SQLite's index of the -wal that was there stays: it is removed only with a -wal the read made)
+    made = set(_listing(tmp_path)) - set(before)
+    assert made == ({"t.db-shm"} if wal_beside else set()) and (tmp_path / "t.db").read_bytes() == journal_bytes
+
+
 def test_a_journal_another_table_has_open_is_refused_before_its_socket_is_claimed(capsys, monkeypatch,
                                                                                  tmp_path: Path) -> None:
     """A review: a run given its own --control made that socket's lock, then found the journal
