@@ -49,6 +49,11 @@ from firmware_bridge.protocol.framing import DELIMITER
 from .shuffle_models import parse_model as parse_shuffle_model
 
 _LONGEST_S = 86_400  # a fault's duration: at most a day
+# The least a rate or a duration above 0 may be: below it a value is no longer one a float holds
+# (1e-400 became 0, a fault asked for and never made: a review of bad inputs).
+_LEAST_RATE = 1e-300
+_LEAST_S = 1e-6
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$", re.ASCII)
 # A person's number here: ASCII digits and a point, as every other option takes them (``float``
 # also takes "１", "١٢٣" and "1_0": a configuration review).
@@ -56,6 +61,11 @@ _PLAIN_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)
 _WHOLE = re.compile(r"^-?\d{1,18}$", re.ASCII)
 _WORD = re.compile(r"^[A-Z]{1,16}$", re.ASCII)
 _MOST = 10**9  # a count or a stack position no table reaches
+
+
+def _not_zero(text: str) -> bool:
+    """Whether a number's text has a digit other than 0 before any exponent (``1e-400``: not 0)."""
+    return any(digit in "123456789" for digit in text.lower().split("e")[0])
 
 
 def plain_number(text: str | float) -> float:
@@ -161,7 +171,7 @@ class FaultSpec:
             rate = plain_number(value)
             if not 0.0 <= rate <= 1.0:
                 raise ValueError
-            if rate == 0.0 and any(digit in "123456789" for digit in value.lower().split("e")[0]):
+            if 0.0 < rate < _LEAST_RATE or (rate == 0.0 and _not_zero(value)):
                 raise ValueError  # 1e-400: a rate too small to be one, taken as 0 (a review of bad inputs)
             return rate
         if key in cls._DURATIONS:
@@ -169,6 +179,8 @@ class FaultSpec:
             if key != "delay" and not seconds:  # an unplug of no length, or every 0 s: leave it out
                 raise ValueError
             if seconds > _LONGEST_S:  # 10^47 s was taken (a review of bad inputs): nothing an emulator waits for
+                raise ValueError
+            if 0 < seconds < _LEAST_S or (seconds == 0 and _not_zero(value)):  # a delay too short to be one
                 raise ValueError
             return seconds
         if key in cls._WORDS:
@@ -193,10 +205,10 @@ class FaultSpec:
     def _expected(cls, key: str) -> str:
         """What fault ``key`` takes, for the message that refuses another value."""
         if key in cls._RATES:
-            return "a probability from 0 to 1"
+            return "a probability from 0 to 1 (above 0: at least 1e-300)"
         if key in cls._DURATIONS:
-            return ("a duration" if key == "delay" else "a duration above 0") + \
-                " and at most a day, in ms or s (e.g. 500ms, 2s)"
+            return ("a duration" if key == "delay" else "a duration above 0") + " and at most a day, in ms or s " + \
+                ("(e.g. 500ms, 2s; 0, or at least 0.001ms)" if key == "delay" else "(e.g. 500ms, 2s; at least 0.001ms)")
         if key in cls._POSITIONS:
             return f"a stack position from 1 to {_MOST}"
         if key in cls._COUNTS:

@@ -12,7 +12,7 @@ from firmware_bridge.protocol.framing import DELIMITER
 @pytest.mark.parametrize("spec", [
     "corrupt=1", "drop=0", "dup=1.0",                  # a probability from 0 to 1, both ends
     "drop=0e5", "corrupt=1e-300",                      # 0 written otherwise; a small one that is one
-    "delay=0ms",                                       # a delay may be none
+    "delay=0ms", "delay=0.001ms",                      # a delay may be none, or the least there is
     "face-up-at=1", "misread-at=1000000000",           # a stack position from 1 to 10^9
     "jam-at=0", "reset-at=1000000000",                 # a count from 0 (off) to 10^9
     "both-ways=0", "both-ways=1",
@@ -26,7 +26,11 @@ def test_a_value_in_range_is_taken(spec: str) -> None:
 
 @pytest.mark.parametrize("spec, expected", [
     ("corrupt=1.01", "a probability from 0 to 1"),
-    ("drop=1e-400", "a probability from 0 to 1"),  # too small to be one: it was taken as 0 (a review of bad inputs)
+    # too small to be one: taken as 0, then refused as if out of range (reviews of bad inputs)
+    ("drop=1e-400", r"a probability from 0 to 1 \(above 0: at least 1e-300\)"),
+    ("delay=0." + "0" * 400 + "1ms", r"a duration .* \(e.g. 500ms, 2s; 0, or at least 0.001ms\)"),
+    ("delay=0.0001ms", r"a duration .* \(e.g. 500ms, 2s; 0, or at least 0.001ms\)"),
+    ("unplug-for=0.0001ms", r"a duration above 0 .* \(e.g. 500ms, 2s; at least 0.001ms\)"),
     ("unplug-every=0s", "a duration above 0"),
     ("unplug-for=0ms", "a duration above 0"),
     ("face-up-at=0", "a stack position from 1 to 1000000000"),

@@ -28,7 +28,7 @@ def test_a_duration_with_its_unit_is_taken() -> None:
     spec = FaultSpec.parse("delay=5ms,unplug-every=3s,unplug-for=0.5s")
     assert (spec.delay, spec.unplug_every, spec.unplug_for) == (0.005, 3.0, 0.5)
     with pytest.raises(FaultSpecError, match=r"^fault delay='5 min': expected a duration and at most a day, in ms "
-                                             r"or s \(e.g. 500ms, 2s\)$"):
+                                             r"or s \(e.g. 500ms, 2s; 0, or at least 0.001ms\)$"):
         FaultSpec.parse("delay=5 min")
 
 
@@ -41,7 +41,7 @@ def test_a_duration_past_a_day_or_in_another_unit_is_refused_in_words_that_say_s
     with pytest.raises(FaultSpecError) as info:
         FaultSpec.parse(spec)
     assert str(info.value) == (f"fault {key}={spec.split('=', 1)[1]!r}: expected a duration above 0 and at most a "
-                               "day, in ms or s (e.g. 500ms, 2s)")
+                               "day, in ms or s (e.g. 500ms, 2s; at least 0.001ms)")
     assert FaultSpec.parse(f"{key}=86400s")  # a day is taken
 
 
