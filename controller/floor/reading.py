@@ -101,15 +101,19 @@ def _gap_in_store(conn: Any, table_id: str, first: int, arrived: int) -> str:
     second body of a stored entry, a forgery, and a new journal's bodies are kept aside too: they
     say nothing of why the table's own is not there.)"""
     missing = f"{missing_entries(first, arrived - 1)} from the store (entry {arrived} is stored)"
+    # Only a refusal the store still waits behind: once the chain was checked through an entry (the
+    # table's own body stored after the refused one), what is missing there was deleted since.
     refused = conn.execute(
         "SELECT a.seq, a.id, a.kind FROM floor_alarms a WHERE a.table_id = %s AND a.open AND a.kind = ANY(%s) "
-        "AND a.seq >= %s AND a.seq < %s AND EXISTS (SELECT 1 FROM rejected_entries r WHERE r.table_id = a.table_id "
-        "AND r.seq = a.seq) ORDER BY a.seq, a.id LIMIT 1",
+        "AND a.seq >= %s AND a.seq < %s AND a.seq > coalesce((SELECT last_seq FROM chain_positions p "
+        "WHERE p.table_id = a.table_id), 0) AND EXISTS (SELECT 1 FROM rejected_entries r "
+        "WHERE r.table_id = a.table_id AND r.seq = a.seq) ORDER BY a.seq, a.id LIMIT 1",
         (table_id, [BAD_HASH, CHAIN_BREAK], first, arrived)).fetchone()
     if refused is not None:
         seq, alarm, kind = refused
         return (f"{missing}: a body of entry {seq} arrived and was refused, kept aside ({kind} alarm {alarm} is "
-                "open): an edited or forged entry; the table's own is in its journal (shoectl floor backfill)")
+                "open): an edited or forged entry, or one of another journal; the table's own is in its journal "
+                "(shoectl floor backfill)")
     row = conn.execute("SELECT id FROM floor_alarms WHERE table_id = %s AND kind = %s AND open AND seq = %s",
                        (table_id, GAP, first)).fetchone()
     if row is not None:
@@ -220,10 +224,14 @@ def gaming_day_end(day_start: datetime, starts_at: time, zone: tzinfo | None = N
     return gaming_day_start(day_start + timedelta(hours=36), starts_at, zone)
 
 
+_LONGEST_MS = 86_400_000 * 999_999_999  # timedelta's longest, in ms: a longer step is as long
+
+
 def _within(at: datetime, start: datetime, end: datetime, ms: int) -> bool:
     """Whether ``at`` falls from ``ms`` milliseconds before ``start`` to before ``ms`` after ``end``
     (by the distances, not by moving the bounds: a step of millennia would leave datetime's range)."""
-    return (start - at).total_seconds() * 1000 <= ms and (at - end).total_seconds() * 1000 < ms
+    size = timedelta(milliseconds=min(ms, _LONGEST_MS))  # exact, unlike a float of milliseconds
+    return start - at <= size and at - end < size
 
 
 def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetime) -> dict[str, Any]:

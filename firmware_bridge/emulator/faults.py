@@ -49,8 +49,8 @@ from firmware_bridge.protocol.framing import DELIMITER
 from .shuffle_models import parse_model as parse_shuffle_model
 
 _LONGEST_S = 86_400  # a fault's duration: at most a day
-# The least a rate or a duration above 0 may be: below it a value is no longer one a float holds
-# (1e-400 became 0, a fault asked for and never made: a review of bad inputs).
+# The least a rate or a duration above 0 may be (a choice: no fault anyone means is smaller; 1e-400
+# became 0 as a float, a fault asked for and never made: a review of bad inputs).
 _LEAST_RATE = 1e-300
 _LEAST_S = 1e-6
 

@@ -269,7 +269,16 @@ def test_verify_says_an_entry_that_arrived_edited_and_was_refused_not_that_it_ha
     assert code == 1 and "seq 21" in err
     assert "not arrived yet" not in out and "--share" not in out, out
     assert out.startswith("T1: FAILED at entry 21: entry 21 is missing from the store (entry 22 is stored): a body "
-                          f"of entry 21 arrived and was refused, kept aside (bad_hash alarm {alarm} is open)"), out
+                          f"of entry 21 arrived and was refused, kept aside (bad_hash alarm {alarm} is open): an "
+                          "edited or forged entry, or one of another journal;"), out
+    # the table's own body, arriving after it, is stored; deleted since, the refusal explains nothing
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0
+    assert run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1")[0] == 0
+    with psycopg.connect(floor_db) as conn:
+        conn.execute("DELETE FROM entries WHERE table_id = 'T1' AND seq BETWEEN 21 AND 22")
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1", "--json")
+    assert code == 1 and json.loads(out)["reason"].endswith("and no open gap alarm stands for them: deleted from "
+                                                            "the store?"), out
 
 
 def test_verify_says_entries_deleted_after_a_forged_body_was_refused_are_deleted(
@@ -308,6 +317,49 @@ def test_verify_says_a_gap_not_arrived_while_a_new_journal_of_the_table_is_kept_
         assert conn.execute("SELECT count(*) FROM rejected_entries WHERE seq BETWEEN 21 AND 25").fetchone()[0] > 0
     code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1")
     assert code == 1 and f"not arrived yet, gap alarm {gap} is open" in out, out
+
+
+def test_a_refused_body_the_tables_own_followed_says_nothing_of_a_later_deletion(
+        capsys, floor_db: str, tmp_path: Path) -> None:
+    """A body refused under bad_hash, the table's own stored after it (the chain checked through
+    the entry; with the key, a forged second body is bad_hash too): deleted later, the entries
+    read "arrived and was refused" and hid the deletion (a review of the mend above)."""
+    from floor.journals import forge_next
+
+    keyed = run_table(tmp_path / "hmac", table_id="T3", rounds=3, hmac=True)
+    keys = tmp_path / "hmac" / "keys.toml"
+    keys.write_text(f'[keys]\nT3 = "{keyed.key_file.name}"\n')
+    assert run(capsys, "floor", "backfill", "--db", floor_db, "--keys", str(keys), str(keyed.export_file))[0] == 0
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text(forge_next(keyed.lines[9], operator="mallory"), encoding="utf-8")
+    run(capsys, "floor", "backfill", "--db", floor_db, "--keys", str(keys), str(forged))
+    with psycopg.connect(floor_db) as conn:
+        assert ("bad_hash", 10) in conn.execute("SELECT kind, seq FROM floor_alarms WHERE table_id = 'T3' "
+                                                "AND open").fetchall()
+        conn.execute("DELETE FROM entries WHERE table_id = 'T3' AND seq BETWEEN 10 AND 11")
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--keys", str(keys), "--table", "T3", "--json")
+    assert code == 1 and json.loads(out)["reason"] == ("entries 10-11 are missing from the store (entry 12 is "
+                                                       "stored), and no open gap alarm stands for them: deleted "
+                                                       "from the store?"), out
+
+
+def test_a_step_journaled_exactly_its_size_before_the_days_start_is_named(capsys, floor_db: str,
+                                                                          tmp_path: Path) -> None:
+    """"Within its own size" of the day, the bound included: compared as floats of milliseconds, a
+    step of 2,007 ms journaled 2,007 ms before the day's start was left out (a review of the
+    mend above)."""
+    journal = journal_of_a_clock_stepped_back(tmp_path)
+    assert run(capsys, "journal", "export", str(journal), "-o", str(tmp_path / "export.jsonl"))[0] == 0
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(tmp_path / "export.jsonl"))[0] == 0
+    start = (datetime.now(timezone.utc) - timedelta(minutes=30)).strftime("%H:%M")
+    day = ("--gaming-day", start, "--timezone", "UTC")
+    day_start = datetime.fromisoformat(json.loads(run(capsys, "floor", "status", "--db", floor_db, *day,
+                                                      "--json")[1])["gaming_day_start"])
+    with psycopg.connect(floor_db) as conn:
+        conn.execute("UPDATE entries SET ts_at = %s, payload = jsonb_set(payload, '{step_ms}', '2007') "
+                     "WHERE kind = 'clock_step'", (day_start - timedelta(milliseconds=2007),))
+    row = json.loads(run(capsys, "floor", "status", "--db", floor_db, *day, "--json")[1])["tables"][0]
+    assert [s["step_ms"] for s in row["rounds_today_clock_steps"]] == [2007], row
 
 
 @pytest.mark.parametrize("url, says", [
