@@ -45,7 +45,8 @@ page renders (``ValueError`` for another language):
   "house_money"}``: odds (``{"tie": "8:1", ...}``, 21 Baccarat's ``bonus_paytable`` by rank) and
   rates (``commission`` on the Banker wager, ``player_commission`` on the Player wager at 21
   Baccarat) as the record's text, what a game has not null; null while the journal has no such
-  record (``shoectl run`` journals one only when a floorperson sets the submission).
+  record (``shoectl run`` journals one when the table opens and when a floorperson sets the
+  submission: a journal of an earlier version may have none).
 - ``rules_terms``: the terms a player reads beside the paytable, in ``lang``: ``[{"key", "label",
   "text"}]``, the commissions as exact percentages, EZ Baccarat's push, House Money's odds
   (``controller.scoreboard.terms``); ``[]`` while ``rules`` is null.
