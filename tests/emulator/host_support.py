@@ -66,6 +66,12 @@ class DeviceWire:
 
 
 
+def find_usb(backend: Any, product: int = 0x0001) -> Any:
+    """The emulated USB device a backend serves (the emulated profiles' vendor id 0x1209), through
+    pyusb's own ``usb.core.find``; None when it is unplugged."""
+    return usb.core.find(backend=backend, idVendor=0x1209, idProduct=product)
+
+
 def open_port(path: Any) -> serial.Serial:
     """A pyserial port on the emulated serial device at ``path`` (a pty link), as the shoe's
     profile sets its line."""

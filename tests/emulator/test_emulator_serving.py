@@ -42,7 +42,7 @@ from firmware_bridge.protocol import (
 
 from firmware_bridge.protocol.framing import encode_frame
 
-from .host_support import INF, Host, SerialWire, UsbWire, cards, open_port
+from .host_support import INF, Host, SerialWire, UsbWire, cards, find_usb, open_port
 
 
 
@@ -222,10 +222,6 @@ def test_tcp_socket_url(tmp_path) -> None:
 # --- USB -------------------------------------------------------------------------------------
 
 
-def find(backend):
-    return usb.core.find(backend=backend, idVendor=0x1209, idProduct=0x0001)
-
-
 def endpoints(dev) -> tuple[int, int]:
     intf = dev.get_active_configuration()[(0, 0)]
     addrs = [e.bEndpointAddress for e in intf]
@@ -237,7 +233,7 @@ def endpoints(dev) -> tuple[int, int]:
 def test_pyusb_finds_configures_and_talks_to_the_usb_device() -> None:
     device = build_device("emulated-usb-shuffler", speed=INF)
     backend = EmulatedUsbBackend(device)
-    dev = find(backend)
+    dev = find_usb(backend)
     assert dev is not None
     assert (dev.serial_number, dev.manufacturer, dev.product) == (
         "SHOECTL-EMU-0001", "shoectl", "Emulated USB batch shuffler")
@@ -270,7 +266,7 @@ def test_pyusb_finds_configures_and_talks_to_the_usb_device() -> None:
 def test_usb_unplug_gives_errno_19_and_replug_a_new_address() -> None:
     device = build_device("emulated-usb-shuffler", speed=INF)
     backend = EmulatedUsbBackend(device)
-    dev = find(backend)
+    dev = find_usb(backend)
     dev.set_configuration()
     host = Host(UsbWire(dev, 0x01, 0x81))
     host.handshake()
@@ -285,11 +281,11 @@ def test_usb_unplug_gives_errno_19_and_replug_a_new_address() -> None:
         with pytest.raises(usb.core.USBError) as info:
             call()
         assert info.value.errno == errno.ENODEV == 19
-    assert find(backend) is None
+    assert find_usb(backend) is None
     usb.util.dispose_resources(dev)  # closing a dead handle does not raise
 
     backend.replug()
-    dev2 = find(backend)
+    dev2 = find_usb(backend)
     assert dev2 is not None and dev2.address != address
     with pytest.raises(usb.core.USBError) as info:
         dev.write(0x01, b"\x00", timeout=50)  # the old handle stays dead
@@ -307,11 +303,11 @@ def test_usb_unplug_every_follows_the_injected_clock() -> None:
     device = build_device("emulated-usb-shuffler", clock=clock)
     backend = EmulatedUsbBackend(device, clock=clock,
                                  faults=FaultSpec.parse("unplug-every=1s,unplug-for=200ms"))
-    assert find(backend) is not None
+    assert find_usb(backend) is not None
     clock.advance(1.0)
-    assert find(backend) is None
+    assert find_usb(backend) is None
     clock.advance(0.2)
-    again = find(backend)
+    again = find_usb(backend)
     assert again is not None and again.address != 2 and backend.unplugs == 1
 
 

@@ -22,7 +22,7 @@ from firmware_bridge.emulator.shuffler import PROGRESS_STEPS
 from firmware_bridge.protocol import Display, Door, Shuffle, ShuffleDone, ShuffleProgress
 from firmware_bridge.protocol.message_stream import MessageDecoder
 
-from .host_support import Host, LoopbackWire, SerialWire, UsbWire, connect, open_port
+from .host_support import Host, LoopbackWire, SerialWire, UsbWire, connect, find_usb, open_port
 
 DEADLINE = 10.0  # seconds a test waits for what must come at once (never a performance limit)
 
@@ -49,7 +49,7 @@ def test_a_loopback_read_with_nothing_due_ticks_its_device_once_or_twice(mocker)
 
 def test_a_usb_read_with_nothing_due_ticks_its_device_once_or_twice(mocker) -> None:
     device = build_device("emulated-usb-shuffler", speed=1.0)
-    dev = usb.core.find(backend=EmulatedUsbBackend(device), idVendor=0x1209, idProduct=0x0001)
+    dev = find_usb(EmulatedUsbBackend(device))
     dev.set_configuration()
     exchange = mocker.spy(device, "tick")
     with pytest.raises(usb.core.USBTimeoutError):
@@ -147,7 +147,7 @@ def test_an_event_from_another_thread_wakes_a_usb_read_with_nothing_due(monkeypa
     opened from another thread."""
     monkeypatch.setattr(emulator_clock, "IDLE_WAIT_S", 60.0)
     device = build_device("emulated-usb-shuffler", speed=1.0, host_loss_timeout=None)
-    dev = usb.core.find(backend=EmulatedUsbBackend(device), idVendor=0x1209, idProduct=0x0001)
+    dev = find_usb(EmulatedUsbBackend(device))
     dev.set_configuration()
     Host(UsbWire(dev, 0x01, 0x81)).handshake()
     got: list[bytes] = []

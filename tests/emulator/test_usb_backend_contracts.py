@@ -16,16 +16,12 @@ from firmware_bridge.emulator import EmulatedUsbBackend, FaultSpec, ManualClock,
 from firmware_bridge.emulator.usb_descriptors import build_virtual_device, descriptor_bytes
 from firmware_bridge.profiles import get_profile
 
-INF = float("inf")
-
-
-def _find(backend, pid=0x0001):
-    return usb.core.find(backend=backend, idVendor=0x1209, idProduct=pid)
+from .host_support import INF, find_usb
 
 
 def test_the_configuration_is_self_powered_and_the_interface_vendor_specific() -> None:
     backend = EmulatedUsbBackend(build_device("emulated-usb-shuffler", speed=INF))
-    dev = _find(backend)
+    dev = find_usb(backend)
     dev.set_configuration()
     cfg = dev.get_active_configuration()
     assert cfg.bmAttributes & 0x40  # self-powered
@@ -36,7 +32,7 @@ def test_the_configuration_is_self_powered_and_the_interface_vendor_specific() -
 
 def test_a_device_without_a_serial_number_has_no_serial_string() -> None:
     backend = EmulatedUsbBackend(build_device("acme-batchshuffler-x", speed=INF))
-    dev = _find(backend, pid=0x0002)
+    dev = find_usb(backend, product=0x0002)
     assert dev.iSerialNumber == 0 and dev.serial_number is None
     assert (dev.manufacturer, dev.product) == ("Acme Table Devices", "BatchShuffler X")
     usb.util.dispose_resources(dev)
@@ -71,7 +67,7 @@ def test_replug_gives_a_new_address_and_a_second_replug_while_plugged_changes_no
     assert second != first
     backend.replug()  # already plugged in: no new enumeration
     assert backend.address == second
-    dev = _find(backend)
+    dev = find_usb(backend)
     dev.set_configuration()
     backend.replug()
     dev.get_active_configuration()  # the handle is still good
@@ -82,7 +78,7 @@ def test_a_read_with_timeout_0_waits_for_data() -> None:
     """timeout 0 waits forever, as in libusb: it returns once the device has something to say."""
     device = build_device("emulated-usb-shuffler", speed=INF)
     backend = EmulatedUsbBackend(device)
-    dev = _find(backend)
+    dev = find_usb(backend)
     dev.set_configuration()
     got = []
     reader = threading.Thread(target=lambda: got.append(bytes(dev.read(0x81, 512, timeout=0))), daemon=True)
@@ -98,7 +94,7 @@ def test_a_read_with_timeout_0_waits_for_data() -> None:
 
 def test_an_unplug_wakes_a_waiting_read_at_once() -> None:
     backend = EmulatedUsbBackend(build_device("emulated-usb-shuffler", speed=INF))
-    dev = _find(backend)
+    dev = find_usb(backend)
     dev.set_configuration()
     errors = []
 
@@ -122,7 +118,7 @@ def test_frames_held_before_an_unplug_go_nowhere() -> None:
     host asks for them again after the handshake), so a frame the line's delay held back is lost."""
     device = build_device("emulated-usb-shuffler", speed=INF)
     backend = EmulatedUsbBackend(device, faults=FaultSpec.parse("delay=300ms"))
-    dev = _find(backend)
+    dev = find_usb(backend)
     dev.set_configuration()
     dev.write(0x01, b"\x00")  # a delimiter: nothing to answer
     with device.lock:
@@ -131,7 +127,7 @@ def test_frames_held_before_an_unplug_go_nowhere() -> None:
         dev.read(0x81, 512, timeout=50)
     backend.unplug()
     backend.replug()
-    dev2 = _find(backend)
+    dev2 = find_usb(backend)
     dev2.set_configuration()
     with pytest.raises(usb.core.USBTimeoutError):
         dev2.read(0x81, 512, timeout=600)
@@ -143,17 +139,17 @@ def test_unplug_for_keeps_the_device_away_that_long() -> None:
     backend = EmulatedUsbBackend(build_device("emulated-usb-shuffler", clock=clock), clock=clock,
                                  faults=FaultSpec.parse("unplug-every=1s,unplug-for=500ms"))
     clock.advance(1.0)
-    assert _find(backend) is None
+    assert find_usb(backend) is None
     clock.advance(0.499)
-    assert _find(backend) is None
+    assert find_usb(backend) is None
     clock.advance(0.001)
-    assert _find(backend) is not None
+    assert find_usb(backend) is not None
 
 
 def test_the_line_delay_holds_frames_back() -> None:
     device = build_device("emulated-usb-shuffler", speed=INF)
     backend = EmulatedUsbBackend(device, faults=FaultSpec.parse("delay=400ms"))
-    dev = _find(backend)
+    dev = find_usb(backend)
     dev.set_configuration()
     with device.lock:
         device.open_door()
@@ -171,12 +167,12 @@ def test_both_ways_drops_the_hosts_bytes_too() -> None:
 
     device = build_device("emulated-usb-shuffler", speed=INF)
     backend = EmulatedUsbBackend(device, faults=FaultSpec.parse("drop=1,both-ways=1,seed=1"))
-    dev = _find(backend)
+    dev = find_usb(backend)
     dev.set_configuration()
     assert dev.write(0x01, b"\x00" + HostConnection().send(Sync())) > 0
     assert device.next_due(device.clock()) is None
     plain = build_device("emulated-usb-shuffler", speed=INF)
-    other = _find(EmulatedUsbBackend(plain, faults=FaultSpec.parse("drop=1,seed=1")))
+    other = find_usb(EmulatedUsbBackend(plain, faults=FaultSpec.parse("drop=1,seed=1")))
     other.set_configuration()
     other.write(0x01, b"\x00" + HostConnection().send(Sync()))
     assert plain.next_due(plain.clock()) is not None  # without both-ways the SYNC got there
@@ -184,7 +180,7 @@ def test_both_ways_drops_the_hosts_bytes_too() -> None:
 
 def test_transfers_of_the_wrong_type_or_interface_are_refused() -> None:
     backend = EmulatedUsbBackend(build_device("emulated-usb-shuffler", speed=INF))
-    dev = _find(backend)
+    dev = find_usb(backend)
     handle = backend.open_device(dev._ctx.dev)
     with pytest.raises(usb.core.USBError) as info:
         backend.intr_write(handle, 0x01, 0, b"\x00", 100)  # the endpoint is bulk
@@ -205,7 +201,7 @@ def test_transfers_of_the_wrong_type_or_interface_are_refused() -> None:
 
 def test_a_freshly_opened_handle_is_configured_with_the_first_configuration() -> None:
     backend = EmulatedUsbBackend(build_device("emulated-usb-shuffler", speed=INF))
-    dev = _find(backend)
+    dev = find_usb(backend)
     handle = backend.open_device(dev._ctx.dev)
     assert backend.get_configuration(handle) == 1
 
@@ -214,7 +210,7 @@ def test_a_handle_kept_open_across_an_unplug_stays_dead_after_the_replug() -> No
     """replug(): "Handles from before stay dead, so find the device again" (as with libusb), also
     one its holder never closed."""
     backend = EmulatedUsbBackend(build_device("emulated-usb-shuffler", speed=INF))
-    dev = _find(backend)
+    dev = find_usb(backend)
     dev.set_configuration()
     dev.write(0x01, b"\x00")  # the handle is open
     backend.unplug()
@@ -222,6 +218,6 @@ def test_a_handle_kept_open_across_an_unplug_stays_dead_after_the_replug() -> No
     with pytest.raises(usb.core.USBError) as info:
         dev.write(0x01, b"\x00", timeout=50)
     assert info.value.errno == errno.ENODEV
-    fresh = _find(backend)
+    fresh = find_usb(backend)
     fresh.set_configuration()
     assert fresh.write(0x01, b"\x00") == 1

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import usb.core
 
 from firmware_bridge.profiles import ProfileError, load_profile
+from emulator.host_support import find_usb
 
 from .profile_documents import USB_BASE, dump_toml, with_change, write
 
@@ -29,5 +29,5 @@ def test_the_longest_usb_string_a_profile_takes_is_served_by_the_emulated_device
 
     profile = load_profile(write(tmp_path, dump_toml(with_change(USB_BASE, "transport.manufacturer", WIDE * 63)),
                                  "wide-usb.toml"))
-    dev = usb.core.find(backend=EmulatedUsbBackend(build_device(profile)), idVendor=0x1209, idProduct=0x0002)
+    dev = find_usb(EmulatedUsbBackend(build_device(profile)), product=0x0002)
     assert dev.manufacturer == WIDE * 63
