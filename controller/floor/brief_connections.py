@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from controller.floor.broker import BrokerOptions
+from controller.floor.broker_probe import nothing_listens
+
 __all__ = ["BRIEF_S", "BRIEF_SAID_AFTER", "BriefConnections"]
 
 BRIEF_S = 5.0  # a connection the broker closes sooner than this after accepting it is brief
@@ -30,6 +33,11 @@ class BriefConnections:
         self._since: float | None = None
         self._brief = 0
         self.flapping = False
+
+    @classmethod
+    def of_broker(cls, options: BrokerOptions) -> BriefConnections:
+        """For a client of the broker ``options``, its port probed as said."""
+        return cls(options.url, down=lambda: nothing_listens(options))
 
     def connected(self, now: float) -> None:
         self._since = now

@@ -362,3 +362,9 @@ def refusal(reason_code: Any, options: BrokerOptions) -> str:
         return f"the broker {options.url} refused the connection: {words}"
     return f"the broker {options.url} refused the connection: {reason_code}"
 
+
+def stated_reason(reason_code: Any) -> str | None:
+    """The reason a broker gave for closing a connection, in its words (MQTT 5: "Session taken
+    over"), or None when it gave none: paho's own for a connection that dropped ("Unspecified
+    error", 128) and a normal disconnection (0) say nothing a probe of the port does not say better."""
+    return str(reason_code) if getattr(reason_code, "value", 128) not in (0, 128) else None

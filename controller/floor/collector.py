@@ -43,10 +43,10 @@ import structlog
 
 from controller.floor.broker import (
     MQTT_V5, QOS_0_ONLY, BrokerError, BrokerOptions, connect_in_background, is_lasting_refusal, make_client, refusal,
-    stop_client,
+    stated_reason, stop_client,
 )
 from controller.floor.brief_connections import BriefConnections
-from controller.floor.broker_probe import nothing_listens, reach_problem
+from controller.floor.broker_probe import reach_problem
 from controller.floor.db_failures import database_failure, refuses_content
 from controller.floor.message import (
     MAX_ID_CHARS, MAX_MESSAGE_BYTES, FloorEntry, NotAnEntry, parse_entry, shown_table,
@@ -129,8 +129,7 @@ class Collector:
         self._connection_lock = threading.Lock()
         self._ever_connected = False
         self._outage_logged = False
-        # another client under this account (the setup's fault)
-        self._brief = BriefConnections(options.url, down=lambda: nothing_listens(options))
+        self._brief = BriefConnections.of_broker(options)  # another client under this account (the setup's fault)
         self.stats = {**dict.fromkeys(_COUNTS, 0), "batches": 0}
         self.client = make_client(options, client_id=client_id, persistent=True)
         self.client.manual_ack_set(True)
@@ -193,9 +192,7 @@ class Collector:
             if self._brief.flapping:
                 self._outage_logged = True  # said once, above: no lost/back pair four times a second
             elif self._ever_connected:
-                # A reason the broker gave (MQTT 5: "Session taken over") is said; paho's own for a
-                # connection that dropped ("Unspecified error", 128) is not: the probe says more.
-                said = f" ({reason_code})" if getattr(reason_code, "value", 128) not in (0, 128) else ""
+                said = f" ({reason})" if (reason := stated_reason(reason_code)) is not None else ""
                 self._outage(f"lost the broker {self.options.url}{said}", dropped=False)
             else:
                 self._outage(f"the broker {self.options.url} closed the connection before accepting it", dropped=True)

@@ -52,7 +52,7 @@ from controller.floor.broker import (
     stop_client,
 )
 from controller.floor.brief_connections import BriefConnections
-from controller.floor.broker_probe import check_tls_trust, nothing_listens, reach_problem
+from controller.floor.broker_probe import check_tls_trust, reach_problem
 from controller.floor.cursor import AckWindow, FeedCursor
 from controller.floor.topics import journal_topic, roads_topic, status_topic
 from controller.journal.entry import Entry
@@ -117,8 +117,7 @@ class JournalFeed:
         self._connected = False
         self._outage = False  # a warning was logged for the outage under way (until an entry is taken again)
         self._short_connections = 0  # connections of this outage the broker closed before it took an entry
-        # another feed of this table takes its connection
-        self._brief = BriefConnections(options.url, down=lambda: nothing_listens(options))
+        self._brief = BriefConnections.of_broker(options)  # another feed of this table takes its connection
         self._ever_connected = False
         self._last: Entry | None = None
         self._accepted = False  # an entry of this run was acknowledged (not refused) by the broker

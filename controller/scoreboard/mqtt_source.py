@@ -25,8 +25,8 @@ broker closes the older of two connections with one id, so two floor scoreboards
 would knock each other off for ever (under a broker that takes each client's account name for
 its client id, as docs/floor.md documents, two scoreboards need two accounts for the same
 reason). A lost connection is a warning once per outage, and so is its return (the same level:
-an operator watching sees the last word). While there is no connection, ``failure`` says why (``/healthz`` answers 503 with it). A broker that refuses the
-credentials at the first connection makes the scoreboard give up (``TableSource.give_up``: one
+an operator watching sees the last word). While there is no connection, ``failure`` says why
+(``/healthz`` answers 503 with it). A broker that refuses the credentials at the first connection makes the scoreboard give up (``TableSource.give_up``: one
 line, exit 2), as the feed and the collector do; refused later (the accounts changed while it
 ran), it is an outage like any other, retried.
 """
@@ -110,13 +110,11 @@ class MqttFloorSource(TableSource):
     def __init__(self, options: Any) -> None:
         """BrokerError (one line) for TLS files that do not load: before anything is served."""
         from controller.floor.brief_connections import BriefConnections
-        from controller.floor.broker_probe import nothing_listens
         from controller.floor.broker import make_client
 
         super().__init__()
         self._options = options
-        # another client under this account (the setup's fault)
-        self._brief = BriefConnections(options.url, down=lambda: nothing_listens(options))
+        self._brief = BriefConnections.of_broker(options)  # another client under this account (the setup's fault)
         self._client: Any = make_client(options, client_id=client_id())
         self._lock = threading.Lock()  # the tables' messages: paho's thread writes, snapshots read
         self._status: dict[str, dict[str, Any]] = {}
@@ -137,7 +135,7 @@ class MqttFloorSource(TableSource):
         return None if why is None else f"{why} {self._options.url}"
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        from controller.floor.broker import connect_in_background, is_lasting_refusal, refusal
+        from controller.floor.broker import connect_in_background, is_lasting_refusal, refusal, stated_reason
         from controller.floor.topics import ROADS, STATUS, TOPIC_PREFIX
 
         self._loop = loop
@@ -170,9 +168,8 @@ class MqttFloorSource(TableSource):
             if self._brief.flapping:
                 self._outage, self._no_connection = True, "another client under this account takes the connection"
             elif self._ever_connected:
-                # As the collector says it: what a probe of the port finds, and a reason the broker
-                # gave (paho's own for a dropped connection, "Unspecified error", says nothing).
-                said = {"reason": str(reason_code)} if getattr(reason_code, "value", 128) not in (0, 128) else {}
+                # As the collector says it: what a probe of the port finds, and a reason the broker gave
+                said = {"reason": reason} if (reason := stated_reason(reason_code)) is not None else {}
                 self._lost("scoreboard: lost the connection to the broker; the floor shows what it had",
                            "lost the connection to the broker", dropped=False, **said)
             else:
@@ -180,6 +177,7 @@ class MqttFloorSource(TableSource):
 
         client.on_connect = on_connect
         client.on_disconnect = on_disconnect
+
         def on_connect_fail(client: Any, userdata: Any) -> None:
             self._brief.unreachable()  # an outage: not another client under this account
             self._lost("scoreboard: cannot reach the broker", "cannot reach the broker", dropped=False)
