@@ -99,10 +99,12 @@ def _status_line(row: dict[str, Any]) -> str:
         lag = (f"last entry stored {row['last_delay_seconds']:.3f} s after its journal time{stepped}, "
                f"{row['last_stored_age_seconds']:.1f} s ago")
     moved = row["rounds_today_clock_steps"]
-    counted = "" if not moved else (
-        " (by journal times, which its clock's step" + ("s" if len(moved) > 1 else "") + " at entr"
-        + ("ies " if len(moved) > 1 else "y ") + ", ".join(f"{m['seq']} ({step_size_text(m['step_ms'])})" for m in moved)
-        + " moved: a round within that of the day's start or end may be counted in the other day)")
+    counted = ""
+    if moved:
+        steps = "step at entry" if len(moved) == 1 else "steps at entries"
+        at = ", ".join(f"{m['seq']} ({step_size_text(m['step_ms'])})" for m in moved)
+        counted = (f" (by journal times, which its clock's {steps} {at} moved: a round within that of the day's "
+                   "start or end may be counted in the other day)")
     return (f"{row['table']}: last entry {row['last_seq']}{behind} at {row['last_entry_ts'] or '-'}, "
             f"{row['state'] or 'state unknown'}, shoe {row['shoe'] or '-'}, {row['rounds_today']} rounds today{counted}, "
             f"{alarms}, {lag}, {row['dropped_messages']} dropped")

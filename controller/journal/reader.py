@@ -201,10 +201,7 @@ def open_with_meta(path: Path, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     closed, when it is not a journal."""
     conn = open_readonly_connection(path, busy_timeout=busy_timeout, live=live)
     try:
-        meta = inspect_meta(conn, path)
-    except sqlite3.Error as exc:
-        conn.close()
-        raise translate(exc, path, "read the journal") from None
+        meta = _meta_of(conn, path)
     except BaseException:
         conn.close()
         raise
@@ -221,11 +218,17 @@ def meta_through_wal(path: Path) -> dict[str, str] | None:
     not a journal, or damaged."""
     conn = open_readonly_connection(path)
     try:
+        return _meta_of(conn, path)
+    finally:
+        conn.close()
+
+
+def _meta_of(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None:
+    """``inspect_meta``, SQLite's errors said as the journal's (``translate``)."""
+    try:
         return inspect_meta(conn, path)
     except sqlite3.Error as exc:
         raise translate(exc, path, "read the journal") from None
-    finally:
-        conn.close()
 
 
 def meta_at_rest(path: Path) -> dict[str, str] | None:

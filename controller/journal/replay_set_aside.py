@@ -44,7 +44,7 @@ class SetAsideCards:
         waiting = self._waiting.get((shoe, card))
         if not waiting:
             return
-        positions = {e["payload"].get("position") for e in waiting}
+        positions = {_position_of(e) for e in waiting}
         if len(positions) == 1 or None in positions:  # one card (or a journal without positions): at once
             self._move(shoe, card, _position_of(waiting[0]), shoe_doc, round_doc, held)
         else:
@@ -56,7 +56,7 @@ class SetAsideCards:
             card, held, shoe_doc, round_doc = unsure
             self._move(shoe, card, position, shoe_doc, round_doc, held)
         for key in [key for key in self._waiting if key[0] == shoe]:
-            self._keep(key, [e for e in self._waiting[key] if e["payload"].get("position") != position])
+            self._keep(key, [e for e in self._waiting[key] if _position_of(e) != position])
 
     def _move(self, shoe: str, card: Any, position: Any, shoe_doc: Event, round_doc: Event, held: Event) -> None:
         """The events that set aside ``card`` at ``position`` (the first waiting when ``position``

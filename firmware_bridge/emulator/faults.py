@@ -207,8 +207,9 @@ class FaultSpec:
         if key in cls._RATES:
             return "a probability from 0 to 1 (above 0: at least 1e-300)"
         if key in cls._DURATIONS:
-            return ("a duration" if key == "delay" else "a duration above 0") + " and at most a day, in ms or s " + \
-                ("(e.g. 500ms, 2s; 0, or at least 0.001ms)" if key == "delay" else "(e.g. 500ms, 2s; at least 0.001ms)")
+            if key == "delay":  # the one duration that may be none
+                return "a duration and at most a day, in ms or s (e.g. 500ms, 2s; 0, or at least 0.001ms)"
+            return "a duration above 0 and at most a day, in ms or s (e.g. 500ms, 2s; at least 0.001ms)"
         if key in cls._POSITIONS:
             return f"a stack position from 1 to {_MOST}"
         if key in cls._COUNTS:
