@@ -163,7 +163,8 @@ def _add_collect_arguments(parser: argparse.ArgumentParser) -> None:
     except ImportError:  # the floor extra is not installed: `collect` says so when run
         parser.add_argument("--broker", required=True, metavar="URL", help="the MQTT broker: mqtt://HOST[:PORT]")
     else:
-        add_broker_options(parser)
+        add_broker_options(parser, client_id_default="shoectl-collector; each collector of a --share group needs "
+                                                      "its own")
     parser.add_argument("--share", metavar="GROUP",
                         help="share the work with the other collectors of GROUP: the MQTT 5 shared subscription "
                              "$share/GROUP/shoectl/v1/tables/+/journal gives each entry to one of them (MQTT 5 only; "

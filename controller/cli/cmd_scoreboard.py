@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lang", choices=["en", "zh"], default="en", help="the labels' language (default en)")
     p.add_argument("--hmac-key", type=path_argument, metavar="FILE", help="the journal's HMAC key file: its hashes are checked too")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    add_broker_options(p, required=False, url_help="instead of --journal: the floor's MQTT broker (mqtt://HOST[:PORT] "
+    add_broker_options(p, required=False, client_id_default="shoectl-scoreboard-HOST-PID-N", url_help="instead of --journal: the floor's MQTT broker (mqtt://HOST[:PORT] "
                        "or mqtts://HOST[:PORT]); every table from its feed's retained status and roads")
     p.set_defaults(func=run, mqtt_version=None)  # None: not given (it is refused without --broker)
 

@@ -103,8 +103,9 @@ BROKER_FLAGS = ("--tls-ca", "--tls-cert", "--tls-key", "--username", "--password
 
 def add_broker_options(parser: argparse.ArgumentParser, *, url_flag: str = "--broker",
                        url_help: str = "the MQTT broker: mqtt://HOST[:PORT] (port 1883) or mqtts://HOST[:PORT] "
-                                       "(TLS, port 8883)", required: bool = True) -> None:
-    """Add the broker's options (see the module docstring) to ``parser``."""
+                                       "(TLS, port 8883)", required: bool = True, client_id_default: str) -> None:
+    """Add the broker's options (see the module docstring) to ``parser``; ``client_id_default`` says
+    in ``--client-id``'s help which id the command uses without it."""
     group = parser.add_argument_group("broker")
     group.add_argument(url_flag, metavar="URL", required=required, help=url_help)
     group.add_argument("--tls-ca", type=path_argument, metavar="FILE", help="CA certificates (PEM) to check the broker's certificate "
@@ -116,8 +117,7 @@ def add_broker_options(parser: argparse.ArgumentParser, *, url_flag: str = "--br
                                                            "the documented ACL)")
     group.add_argument("--password-file", type=path_argument, metavar="FILE", help="a file whose first line is the MQTT password "
                                                                 "(never give a password on the command line)")
-    group.add_argument("--client-id", metavar="ID", help="the MQTT client id (default: one made from the command "
-                                                          "and the table)")
+    group.add_argument("--client-id", metavar="ID", help=f"the MQTT client id (default: {client_id_default})")
     group.add_argument("--mqtt-version", choices=tuple(VERSIONS), default="5", help="MQTT protocol version "
                                                                                       "(default 5)")
 

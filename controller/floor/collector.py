@@ -205,9 +205,11 @@ class Collector:
         self._outage_logged = True
         problem = None if dropped is None else reach_problem(self.options, dropped=dropped)
         why = f"{why} ({problem})" if problem else why
-        _log.warning("broker unavailable; retrying", reason=why)
         if not self._ever_connected and self.on_waiting is not None:
+            _log.info("broker unavailable; retrying", reason=why)  # said on standard error by on_waiting: once
             self.on_waiting(f"{why}; retrying until it answers")
+        else:
+            _log.warning("broker unavailable; retrying", reason=why)
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
         item = Received(message.mid, message.qos, message.topic, bytes(message.payload), self._connection)

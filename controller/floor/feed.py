@@ -32,7 +32,9 @@ come, see ``_drain``), says goodbye and returns.
   on a topic the ACL denies makes Mosquitto drop the connection, and the entries' PUBACK says why
   more clearly. A stopping feed publishes them once more, whatever the throttle, when they changed
   since the last ones (see ``_drain``): what the journal ends with is what was published last. Its
-  Last Will, and its goodbye, set ``.../status`` to ``{"table_id", "online": false}``.
+  Last Will sets ``.../status`` to ``{"table_id", "online": false}``; its goodbye to the last status
+  it published with ``online`` false (a board started later shows the table's last state, shoe and
+  round: with the Last Will's body alone it showed "Closed", a review of the docs).
 """
 from __future__ import annotations
 
@@ -168,6 +170,7 @@ class JournalFeed:
         self._next_save = self._next_status = 0.0
         self._sent_status: str | None = None
         self._sent_roads: str | None = None
+        self._published: dict[str, Any] = {}  # the last status published: the goodbye repeats it, offline
         log.info("feed starting", broker=self.options.url, after_seq=start, journal=str(self.tail.path))
         try:
             try:
@@ -230,15 +233,15 @@ class JournalFeed:
         self._take_events()
 
     def _goodbye(self, deadline: float, *, summary: bool) -> None:
-        """The retained status says the feed is gone (``online`` false), its publication waited for
+        """The retained status, the last published, says the feed is gone (``online`` false), waited for
         until ``deadline``; with ``summary``, after the status and roads the throttle held back (a
         run that ends within ``status_interval`` of the last status). A clean disconnect sends no
         Last Will: without this the status would stay ``online`` for ever."""
         if not self._connected:
             return
         sent = self._publish_summary(final=True) if summary else []
-        sent.append(self.client.publish(status_topic(self.table_id),
-                                        encode({"table_id": self.table_id, "online": False}), qos=1, retain=True))
+        sent.append(self.client.publish(status_topic(self.table_id), encode(
+            {"table_id": self.table_id, "online": False, **self._published}), qos=1, retain=True))
         for info in sent:
             try:
                 info.wait_for_publish(timeout=max(0.1, deadline - time.monotonic()))
@@ -386,11 +389,11 @@ class JournalFeed:
             return []
         self._next_status = now + self.settings.status_interval
         sent = []
-        status = encode({"table_id": self.table_id, "online": True, **self.summary.status(), "seq": self._last.seq,
-                         "ts": self._last.ts})
+        fields = {**self.summary.status(), "seq": self._last.seq, "ts": self._last.ts}
+        status = encode({"table_id": self.table_id, "online": True, **fields})
         if status != self._sent_status:
             sent.append(self.client.publish(status_topic(self.table_id), status, qos=1, retain=True))
-            self._sent_status = status
+            self._sent_status, self._published = status, fields
         roads = encode(self.summary.roads())
         if roads != self._sent_roads:
             sent.append(self.client.publish(roads_topic(self.table_id), roads, qos=1, retain=True))

@@ -343,6 +343,14 @@ def test_a_second_feed_of_one_journal_is_refused_while_the_first_runs(capsys, fi
         assert sorted(p.name for p in five_entry_journal.parent.iterdir()) == before
         assert five_entry_journal.read_bytes() == journal_bytes
         assert first.poll() is None  # the first goes on
+        # With a cursor of its own it is refused the same way, and its cursor's lock file is not
+        # made either (a review of the docs: it was, before the journal's lock refused it).
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        own = subprocess.run([*SHOECTL, "feed", "--journal", str(five_entry_journal), "--broker", url, "--cursor",
+                              str(elsewhere / "mine.cursor")], capture_output=True, text=True, timeout=60)
+        assert own.returncode == 2 and "another feed of this journal is running" in own.stderr, own.stderr
+        assert list(elsewhere.iterdir()) == []
     finally:
         code, _ = stopped(first, signal.SIGTERM)
     assert code == 128 + signal.SIGTERM

@@ -545,3 +545,20 @@ def test_a_run_of_alarms_at_consecutive_entries_is_one_line_more_than_its_first(
         "alarm T1 entry 5: gap: entry 5 differs", "alarm T1 entry 7: gap: entry 7 differs",
         "alarm T1: new_journal: entry None differs",
         "alarm T2 entry 1: forgery: entry 1 differs", "alarm T2 entry 2: forgery: entry 2 differs"]
+
+
+@pytest.mark.parametrize(("command", "default"), [
+    (("floor", "collect"), "shoectl-collector"), (("feed",), "shoectl-feed-TABLE"), (("run",), "shoectl-feed-TABLE"),
+    (("scoreboard",), "shoectl-scoreboard-HOST-PID-N")])
+def test_each_commands_help_names_the_client_id_it_uses_without_one(capsys, command: tuple[str, ...],
+                                                                     default: str) -> None:
+    """``--client-id``'s help said "default: one made from the command and the table" for every
+    command, where the collector's is the fixed ``shoectl-collector`` (a review of the docs): each
+    says its own, as docs/floor.md and the broker's log show it."""
+    from controller.floor.collector import DEFAULT_CLIENT_ID
+
+    assert DEFAULT_CLIENT_ID == "shoectl-collector"
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == 0
+    flat = " ".join(out.split()).replace("- ", "-")  # argparse wraps the help at hyphens
+    assert f"--client-id ID the MQTT client id (default: {default}" in flat, flat

@@ -189,6 +189,13 @@ def test_a_feeds_goodbye_keeps_the_tables_last_state_dimmed() -> None:
     assert source.table("T2").running is True
     source._on_message(None, None, _message("T3", "status", {"table_id": "T3", "online": False}))  # nothing known before
     assert json.loads(source.table("T3").latest.document("en"))["state"]["name"] == "closed"
+    # A stopped feed's goodbye is its last status, offline: a board started after it shows that
+    # (a review of the docs: the goodbye held the Last Will's body, and such a board said "Closed").
+    source._on_message(None, None, _message("T4", "status", {**_status("T4", 12), "online": False}))
+    state = json.loads(source.table("T4").latest.document("en"))
+    assert (state["shoe"], state["round"], state["state"]["name"], state["state"]["reason"]) == (
+        "T4-S0001", 12, "betting", "Offline")
+    assert source.table("T4").running is False
 
 
 def test_a_floor_fed_page_counts_the_pairs_its_feed_carries_and_leaves_out_what_it_does_not() -> None:
