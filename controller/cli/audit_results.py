@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.audit.results import RESULTS_KINDS, RulesResults, WagerMoney, collect_results
-from controller.cli.cmd_simulate import figures, print_figures
+from controller.cli.cmd_simulate import figures, print_agreement, print_figures
 from controller.cli.common import percent, print_json
 from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, read_checked
 from controller.errors import UsageError
@@ -72,6 +72,7 @@ def _print(rep: dict[str, Any]) -> None:
     if rep["outcomes"]:
         print_figures("outcome", "frequency", rep["outcomes"])
         print_figures("wager (unit)", "hold", rep["wagers_per_unit"])
+        print_agreement(rep["outcomes"], rep["wagers_per_unit"])
     print(f"\n{'money':<14}{'settled':>9}{'staked':>16}{'players net':>16}{'hold':>12}{'commission':>14}"
           f"{'won/lost/pushed':>20}{'returned':>18}")
     for name, m in [*rep["money"].items(), ("total", rep["money_total"])]:

@@ -184,3 +184,30 @@ def test_the_second_cover_card_goes_where_the_rules_allow_whatever_the_burn(tmp_
     assert cover_range(sub) == (12, 12)  # as near the usual place as the burn lets it
     for engine in ("python", "numpy"):
         assert simulate(sub, shoes=30, seed=4, engine=engine).rounds >= 30, engine  # every shoe deals
+
+
+@pytest.mark.parametrize("game", ["punto-banco", "ez-baccarat", "21-baccarat"])
+def test_the_text_says_how_many_figures_miss_their_interval_beside_what_chance_gives(capsys, game: str) -> None:
+    """Each figure's 95 % interval misses its exact figure one time in twenty where the cards follow
+    the exact odds, so a run of a dozen figures shows a "NO" about every other time, which an
+    operator could take for a failure (a gaming lab's review): the text counts the misses beside
+    what chance alone gives, the same count the rows' "NO"s show."""
+    code, out, _ = run(capsys, "simulate", "--game", game, "--shoes", "40", "--seed", "3")
+    assert code == 0
+    rows = [line.split() for line in out.splitlines() if line.endswith((" yes", " NO"))]
+    judged, outside = len(rows), sum(row[-1] == "NO" for row in rows)
+    assert judged >= 8
+    assert out.rstrip().splitlines()[-1] == (
+        f"{outside} of {judged} figures outside their 95% interval, where chance alone puts 1 in 20 "
+        f"({judged / 20:.1f} of {judged} on average) when the cards follow the exact odds")
+
+
+def test_the_count_of_misses_is_of_the_figures_an_exact_one_judges(capsys) -> None:
+    from controller.cli.cmd_simulate import print_agreement
+
+    print_agreement({"a": {"agrees": True}, "b": {"agrees": False}, "c": {"agrees": None}}, {"d": {"value": 1}},
+                    {"e": {"agrees": False}})
+    assert capsys.readouterr().out == ("\n2 of 3 figures outside their 95% interval, where chance alone puts 1 in 20 "
+                                       "(0.1 of 3 on average) when the cards follow the exact odds\n")
+    print_agreement({"a": {"agrees": None}}, {})  # nothing to judge (no exact figure, or no spread): no line
+    assert capsys.readouterr().out == ""
