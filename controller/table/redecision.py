@@ -18,6 +18,11 @@ Rules of the comparison:
 - A ``refused`` record is compared without its ``reason``: the words of a refusal are mended
   from version to version of the program, and a refusal changes nothing; the input, the state
   and the operator it names are compared.
+- A record that lacks an optional key version 2 gained after it began (``kinds.ADDED_IN_VERSION_2``)
+  is compared without it when another program wrote the journal (``written_elsewhere(written_by)``
+  says so; without it, never): an earlier program did not write the key (an upgrade review: every
+  journal of the first week failed the audit, read as forged). ``Redecision.compared_without``
+  names the keys so left out, by kind.
 - Records made outside the core are not decided again but put in force where they lie, as the
   running table did: ``controller_started`` (the core is told of the start; the devices its
   ``capabilities`` name, when they differ, make a new core that replays every input so far, as a
@@ -37,8 +42,8 @@ seq order. Nothing here reads a file or a clock.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from controller.journal import kinds
@@ -92,6 +97,7 @@ class Redecision:
     # The program the table's last start before the difference (or the journal's end) named:
     # {"version", "signature"} as ``controller_started`` journaled them; None before any start.
     written_by: dict[str, Any] | None = None
+    compared_without: dict[str, list[str]] = field(default_factory=dict)  # kind -> keys an earlier program did not write
 
     @property
     def ok(self) -> bool:
@@ -100,7 +106,7 @@ class Redecision:
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "entries": self.entries, "inputs": self.inputs, "records": self.records,
                 "starts": self.starts, "rounds": self.rounds, "assumed_devices": self.assumed_devices,
-                "written_by": self.written_by,
+                "written_by": self.written_by, "compared_without": self.compared_without,
                 "difference": self.difference.to_json() if self.difference else None}
 
 
@@ -129,8 +135,9 @@ def _journaled(e: Any, payload: Any = None) -> dict[str, Any]:
 class _Redecider:
     """The walk over the entries (``redecide``); stops at the first difference."""
 
-    def __init__(self, rules: Any = None) -> None:
+    def __init__(self, rules: Any = None, written_elsewhere: Callable[[dict[str, Any] | None], bool] | None = None) -> None:
         self.rules_given = rules      # for inputs before the journal names its rules
+        self.written_elsewhere = written_elsewhere
         self.result = Redecision()
         self.read = JournalInputs()   # every input so far, for a core rebuilt at a start
         self.core: TableCore | None = None
@@ -214,7 +221,8 @@ class _Redecider:
         # (the column came later), whose payload names the operator, compared below.
         same = (e.kind == r.kind and e.shoe_id == r.shoe and e.round_no == r.round
                 and e.operator in (None, operator_column(r.kind, r.payload))
-                and (text == canonical_json(r.payload) or _same_refusal(e.kind, payload, r.payload)))
+                and (text == canonical_json(r.payload) or _same_refusal(e.kind, payload, r.payload)
+                     or self._earlier_programs(e.kind, text, payload, r.payload)))
         if not same:
             self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",
                         journaled=_journaled(e, payload), decided=_decided(r))
@@ -222,6 +230,18 @@ class _Redecider:
         self.expected.popleft()
         self.result.records += 1
         self.result.rounds += e.kind == kinds.ROUND_RESULT
+
+    def _earlier_programs(self, kind: str, text: str, journaled: Any, decided: dict[str, Any]) -> bool:
+        """Whether the journaled record is the decided one without keys added since version 2 began,
+        written by another program (see the module docstring); the keys left out are noted."""
+        added = [k for k in kinds.ADDED_IN_VERSION_2.get(kind, ()) if k in decided and k not in journaled]
+        if not added or self.written_elsewhere is None or not self.written_elsewhere(self.result.written_by):
+            return False
+        if text != canonical_json({k: v for k, v in decided.items() if k not in added}):
+            return False
+        known = self.result.compared_without.setdefault(kind, [])
+        known.extend(k for k in added if k not in known)
+        return True
 
     def started(self, e: Any) -> None:
         p = e.payload
@@ -315,12 +335,15 @@ def _devices(e: Any) -> dict[str, Any] | None:
     return devices
 
 
-def redecide(entries: Iterable[Any], *, rules: Any = None) -> Redecision:
+def redecide(entries: Iterable[Any], *, rules: Any = None,
+             written_elsewhere: Callable[[dict[str, Any] | None], bool] | None = None) -> Redecision:
     """Decide the journal's inputs again and compare (see the module docstring). ``rules``: the
     Rules Submission of the inputs before the journal's first ``submission`` record (a journal
     written before they were journaled); without it such an input is a difference. A malformed
-    input or ``submission`` record is a difference, named by its entry."""
-    walk = _Redecider(rules)
+    input or ``submission`` record is a difference, named by its entry. ``written_elsewhere``:
+    whether the program a start named (``Redecision.written_by``'s form; None before any start)
+    is not the one deciding again."""
+    walk = _Redecider(rules, written_elsewhere)
     for e in entries:
         try:
             walk.take(e)

@@ -151,14 +151,10 @@ def test_the_v1_inputs_rebuild_every_record_of_the_v1_journal(v1_read: Path) -> 
     assert len(stored) == 2012 and json.loads(json.dumps(made)) == stored
 
 
-# Optional payload keys added to version 2's vocabulary after the version-1 journal was written
-# (docs/journal.md lists them as optional): a record made now may carry them, the same otherwise.
-KEYS_ADDED_SINCE = {kinds.RECONCILIATION: ("remaining_counted_by",), kinds.COUNT_FAULT: ("collected_from",),
-                    kinds.CUT_OFFER: ("joined",), kinds.INSPECTION: ("turned",), kinds.BURN: ("due",)}
-
-
 def without_keys_added_since(kind: str, payload: dict) -> dict:
-    added = KEYS_ADDED_SINCE.get(kind, ())
+    """A record made now without the optional keys version 2 gained after the version-1 journal
+    was written (``kinds.ADDED_IN_VERSION_2``): the same otherwise."""
+    added = kinds.ADDED_IN_VERSION_2.get(kind, ())
     assert all(key in kinds.KINDS[kind].optional for key in added)
     return {k: v for k, v in payload.items() if k not in added}
 

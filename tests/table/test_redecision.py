@@ -17,6 +17,7 @@ from cli_run import run_captured
 from runner_rig import deal_with_the_edge_monitor
 
 from controller.journal import Journal, JournalReader
+from controller.rules.submission import load_preset
 from controller.signature import signature_label
 from controller.table.redecision import BUILT_IN_DEVICES, redecide
 from controller.version import shoectl_version
@@ -253,12 +254,13 @@ def test_a_journal_without_entries_or_not_verifying_is_not_decided(tmp_path: Pat
     assert "nothing was written" in done.stderr
 
 
-def test_a_version_1_journal_is_decided_by_the_rules_given_up_to_what_the_table_now_writes_otherwise(
+def test_a_version_1_journal_is_decided_by_the_rules_given_and_its_records_without_the_keys_added_since(
         tmp_path: Path) -> None:
     """tests/data/journal-v1.sql (an earlier shoectl, Minibaccarat) names neither its rules nor its
     devices: without ``--submission`` its first input is named; with it, its 82 rounds decide
-    again to themselves, up to the first record today's table writes with more in it (the
-    reconciliation's ``remaining_counted_by``, added since)."""
+    again to themselves. Its records lack the keys version 2 gained since (the reconciliation's
+    ``remaining_counted_by``...): another program wrote it, so they are compared without them, and
+    said (an upgrade review: every journal of the first week failed here, read as forged)."""
     path = tmp_path / "v1.db"
     conn = sqlite3.connect(path)
     conn.executescript((Path(__file__).parent.parent / "data" / "journal-v1.sql").read_text(encoding="utf-8"))
@@ -271,14 +273,50 @@ def test_a_version_1_journal_is_decided_by_the_rules_given_up_to_what_the_table_
     assert done.stdout.splitlines()[1].startswith("    the program that wrote the journal, or this one, cannot be told "
                                                   "by its signature")
     done = shoectl("audit", "decisions", "--submission", "minibaccarat", "--json", str(path))
-    assert done.returncode == 1
+    assert done.returncode == 0, done.stdout
     result = json.loads(done.stdout)
-    assert result["assumed_devices"] and result["rounds"] == 82 and result["inputs"] == 922
+    assert result["ok"] and result["assumed_devices"] and result["rounds"] == 82 and result["inputs"] == 922
     assert result["written_by"] is None  # no start of it is journaled
-    assert result["difference"]["journaled"]["kind"] == "reconciliation"
-    assert set(result["difference"]["decided"]["payload"]) - set(result["difference"]["journaled"]["payload"]) == {
-        "remaining_counted_by"}
+    assert result["compared_without"] == {"reconciliation": ["remaining_counted_by"]}
     assert "not used" not in done.stderr  # the rules given were used
+    done = shoectl("audit", "decisions", "--submission", "minibaccarat", str(path))
+    assert done.returncode == 0 and done.stdout.splitlines()[-2:] == [
+        f"{path}: records written by an earlier program lack keys added since, compared without them: "
+        "reconciliation without remaining_counted_by",
+        f"{path}: decisions ok: 922 inputs decided again, 2012 records equal (82 round results), 0 starts"]
+    # Only for another program's journal: the program deciding again wrote it, or nothing says
+    # whether it did, and the record lacking a key is a difference.
+    with JournalReader.open(path) as reader:
+        for elsewhere in (lambda written_by: False, None):
+            strict = redecide(reader.entries(), rules=load_preset("minibaccarat"), written_elsewhere=elsewhere)
+            assert strict.difference is not None and strict.difference.journaled["kind"] == "reconciliation"
+            assert set(strict.difference.decided["payload"]) - set(strict.difference.journaled["payload"]) == {
+                "remaining_counted_by"}
+            assert strict.compared_without == {}
+
+
+def test_a_key_added_since_stripped_from_a_journal_this_program_wrote_is_a_difference(table_journal: Path,
+                                                                                     tmp_path: Path) -> None:
+    """The leniency for an earlier program's records is not a forger's: a journal this program
+    wrote (its starts name this program's signature) whose reconciliation lost its
+    ``remaining_counted_by``, re-chained so that it verifies, fails the audit at that record."""
+    seq = []
+
+    def forge(rs: list) -> list:
+        row = first(rs, "reconciliation", lambda p: "remaining_counted_by" in p)
+        payload = json.loads(row[PAYLOAD])
+        del payload["remaining_counted_by"]
+        row[PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        seq.append(row[SEQ])
+        return rs
+
+    path = forged(table_journal, tmp_path, forge)
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 1, done.stdout
+    assert done.stdout.splitlines()[0] == (f"{path}: decisions FAILED at entry {seq[0]}: the journal's reconciliation "
+                                           "record is not what the table decides from the input before it")
+    assert "    remaining_counted_by: journal (none), decided " in done.stdout
+    assert "written and decided again by the same program" in done.stdout
 
 
 def test_rules_given_that_the_journal_does_not_need_are_said_not_used(table_journal: Path) -> None:
