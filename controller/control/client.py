@@ -33,10 +33,22 @@ SERVICE_SOCKET = "/run/shoectl/control.sock"  # where a table run as a service l
 # service's own group, shoectl, which owns the devices and the journal (docs/deployment.md).
 OPERATORS_GROUP = "shoectl-operators"
 MAX_PATH_BYTES = 107  # a UNIX socket's path: sockaddr_un.sun_path, less the terminating NUL
+# The server waits this long for the table to take a command, and as long again for its answer
+# (``TableRunner.submit_and_wait``), then says which of the two it was: the client waits past both
+# (at 15 s it gave up first, and could not say whether the command was carried out: a chaos review).
+COMMAND_WAIT_S = 10.0
+REPLY_WAIT_S = 2 * COMMAND_WAIT_S + 5.0
 
 
 class ControlUnavailable(OSError):
     """No table answers on the control socket (or it cannot take this connection now)."""
+
+
+class ConnectionClosed(ControlUnavailable):
+    """The table closed the connection before its reply's end."""
+
+
+_WHETHER = "; whether the command was carried out, the journal says"
 
 
 class TableBusy(ControlUnavailable):
@@ -45,7 +57,7 @@ class TableBusy(ControlUnavailable):
 
 
 class ControlClient:
-    def __init__(self, path: str | Path, timeout: float = 15.0, *, hint: str = "") -> None:
+    def __init__(self, path: str | Path, timeout: float = REPLY_WAIT_S, *, hint: str = "") -> None:
         """``hint``: words added to the question when no table is listening on ``path`` (where the
         path came from, where else a table may be), starting with a space; one line."""
         self.path = Path(path)
@@ -86,7 +98,11 @@ class ControlClient:
             try:
                 line = _read_line(s)
             except TimeoutError:  # Python's own words were "timed out": of what, and where?
-                raise ControlUnavailable(f"{self.path}: the table gave no answer within {self.timeout:g} s") from None
+                raise ControlUnavailable(f"{self.path}: the table gave no answer within {self.timeout:g} s"
+                                         f"{_WHETHER if obj.get('op') == 'command' else ''}") from None
+            except ConnectionClosed:  # a table stopped or killed meanwhile
+                raise ControlUnavailable(f"{self.path}: the table closed the connection before it answered"
+                                         f"{_WHETHER if obj.get('op') == 'command' else ''}") from None
             return self._reply(line)
 
     def status(self) -> dict[str, Any]:
@@ -158,7 +174,7 @@ def _read_line(s: socket.socket) -> bytes:
         except ConnectionResetError:
             chunk = b""
         if not chunk:
-            raise ControlUnavailable("the table closed the connection")
+            raise ConnectionClosed("the table closed the connection")
         buf += chunk
         if len(buf) > MAX_REPLY:
             raise ControlUnavailable("the table's reply is too long")

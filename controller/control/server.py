@@ -55,7 +55,7 @@ import structlog
 from controller.control.admission import ConnectionSlots
 from controller.control.audience import sees_surveillance
 from controller.control.auth_refusal import auth_refusal
-from controller.control.client import OPERATORS_GROUP, peer_uid
+from controller.control.client import COMMAND_WAIT_S, OPERATORS_GROUP, peer_uid
 from controller.control.endpoint import ControlEndpoint
 from controller.control.lines import line_report
 from controller.control.local_args import table_args
@@ -331,7 +331,7 @@ class ControlServer:
         except BadRequest as exc:
             return self._bad_request(exc, session, command, who.id)
         try:
-            outs = self.runner.submit_and_wait(OperatorInput(command, args, who.id, who.role))
+            outs = self.runner.submit_and_wait(OperatorInput(command, args, who.id, who.role), COMMAND_WAIT_S)
         except TimeoutError as exc:
             late = "; the lockout stays (it ends only on an answer): give the command again" \
                 if command == "unlock_operator" else ""

@@ -186,3 +186,22 @@ def test_a_pin_typed_where_an_argument_goes_is_neither_told_back_nor_journaled(s
             refused = [e.payload for e in reader.entries(kinds=["bad_request"])]
         time.sleep(0.02)
     assert refused and not any("4826" in json.dumps(p) for p in refused), refused
+
+
+def test_ctl_waits_for_the_answer_past_both_of_the_servers_waits(served, monkeypatch) -> None:
+    """The server waits ``COMMAND_WAIT_S`` for the table to take a command and as long again for its
+    answer, then answers which of the two it was ("not carried out", or "the journal says whether"):
+    ctl waited 15 s, so it could give up first and say neither (a chaos review)."""
+    from controller.control.client import COMMAND_WAIT_S, ControlClient
+
+    waits: list[float] = []
+    submit = TableRunner.submit_and_wait
+
+    def timed(runner: TableRunner, op: Any, timeout: float = -1.0) -> list[Any]:
+        waits.append(timeout)
+        return submit(runner, op, timeout)
+
+    monkeypatch.setattr(TableRunner, "submit_and_wait", timed)
+    reply = send_and_read(served(), _command("d1", "dealer_sign_in", dealer="Ann"))
+    assert "ok" in reply and waits == [COMMAND_WAIT_S]
+    assert ControlClient("c.sock").timeout > 2 * COMMAND_WAIT_S
