@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 
 from controller.audit.journal_audit import PRE_ORDERS, AuditInputError, cards_audit, select_shoes, shuffle_audit
@@ -179,8 +179,7 @@ def run_shuffle(args: argparse.Namespace) -> int:
 
 def run_decisions(args: argparse.Namespace) -> int:
     rules = submission_for(None, args.submission) if args.submission is not None else None
-    result = read_checked(args, partial(redecide, rules=rules, written_elsewhere=_written_elsewhere),
-                          progress=f"deciding {Path(args.path).name} again")
+    result = read_checked(args, partial(redecide, rules=rules), progress=f"deciding {Path(args.path).name} again")
     if result is None:
         return EXIT_FAILED
     if not result.entries:
@@ -195,17 +194,9 @@ def run_decisions(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_FAILED
 
 
-@cache
 def _this_program() -> dict[str, str]:
-    """This program's version and signature (its files hashed: asked for only when needed)."""
+    """This program's version and signature (its files hashed: asked for only when shown)."""
     return {"version": shoectl_version(), "signature": signature_label()}
-
-
-def _written_elsewhere(written_by: dict | None) -> bool:
-    """Whether the journal's writer (a start's ``version`` and ``signature``) is not this program:
-    another signature, or one that cannot be told (none journaled, or not computed)."""
-    signature = written_by.get("signature") if written_by is not None else None
-    return not (_signed(signature) and signature == _this_program()["signature"])
 
 
 def decisions_text(path: str, r: Redecision) -> str:

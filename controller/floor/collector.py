@@ -206,7 +206,7 @@ class Collector:
         problem = None if dropped is None else reach_problem(self.options, dropped=dropped)
         why = f"{why} ({problem})" if problem else why
         if not self._ever_connected and self.on_waiting is not None:
-            _log.info("broker unavailable; retrying", reason=why)  # said on standard error by on_waiting: once
+            _log.debug("broker unavailable; retrying", reason=why)  # on_waiting says it, once, at any level
             self.on_waiting(f"{why}; retrying until it answers")
         else:
             _log.warning("broker unavailable; retrying", reason=why)

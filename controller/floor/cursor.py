@@ -92,10 +92,14 @@ class FeedCursor:
         CursorError when another feed holds either. Two feeds of one journal, with one cursor or
         two, would race on the cursor or publish it twice and, under the one MQTT client id a
         table's feed has, take the broker's session from each other without end."""
+        if not self.lock_path.parent.is_dir():  # said as the option's folder, before any lock file is made
+            raise CursorError(f"{self.path}: no such folder {self.lock_path.parent}")
         try:
-            self._hold(self.lock_path, self._cursor_busy())
+            # The journal's first: a feed that another claims the journal before it (two started at
+            # once) is refused without making its own cursor's lock file (a review of races).
             if self.journal is not None:
                 self._hold(journal_lock_path(self.journal), self._journal_busy(self.journal))
+            self._hold(self.lock_path, self._cursor_busy())
         except BaseException:
             self.release()
             raise

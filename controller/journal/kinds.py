@@ -247,10 +247,10 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
 
 INPUT_KINDS: tuple[str, ...] = (INPUT_DEVICE, INPUT_OPERATOR, INPUT_STATUS, INPUT_COMMAND_FAILED)
 
-#: Optional keys added to records of schema version 2 after it began (each among its kind's
-#: ``optional``): the same record written by an earlier program lacks them. ``shoectl audit
-#: decisions`` compares such a record without them when another program wrote the journal
-#: (``controller.table.redecision``; docs/journal.md, "Record kinds").
+#: Optional keys added to records of schema version 2 after it began, all by 2026-12-05 (each among
+#: its kind's ``optional``): the same record written by an earlier program lacks them. ``shoectl
+#: audit decisions`` compares a record without them where its start names no signature (programs
+#: before 2026-12-06: ``controller.table.redecision``; docs/journal.md, "Record kinds").
 ADDED_IN_VERSION_2: Mapping[str, tuple[str, ...]] = {
     RECONCILIATION: ("remaining_counted_by",), COUNT_FAULT: ("collected_from",), CUT_OFFER: ("joined",),
     INSPECTION: ("turned",), BURN: ("due",)}

@@ -18,11 +18,16 @@ Rules of the comparison:
 - A ``refused`` record is compared without its ``reason``: the words of a refusal are mended
   from version to version of the program, and a refusal changes nothing; the input, the state
   and the operator it names are compared.
-- A record that lacks an optional key version 2 gained after it began (``kinds.ADDED_IN_VERSION_2``)
-  is compared without it when another program wrote the journal (``written_elsewhere(written_by)``
-  says so; without it, never): an earlier program did not write the key (an upgrade review: every
-  journal of the first week failed the audit, read as forged). ``Redecision.compared_without``
-  names the keys so left out, by kind.
+- A record that lacks an optional key version 2 gained after it began (``kinds.ADDED_IN_VERSION_2``,
+  all added by 2026-12-05) is compared without it where the last start before it names no
+  signature (or no start is journaled): a program of before 2026-12-06, which may not have written
+  the key (an upgrade review: every journal of the first week failed the audit, read as forged).
+  A start that names one, whatever its value, was written by a program that writes them all; nor
+  where a record of that kind since the same start carries the key, before or after it: one
+  program writes it in all or in none. ``Redecision.compared_without`` names the keys so left out,
+  by kind. What it cannot tell: a keyless journal re-chained with the key stripped from every
+  record of a start and that start's ``signature`` deleted reads as an earlier program's; such
+  records lose detail (who counted the cards, ...), never a decision.
 - Records made outside the core are not decided again but put in force where they lie, as the
   running table did: ``controller_started`` (the core is told of the start; the devices its
   ``capabilities`` name, when they differ, make a new core that replays every input so far, as a
@@ -42,7 +47,7 @@ seq order. Nothing here reads a file or a clock.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,9 +140,12 @@ def _journaled(e: Any, payload: Any = None) -> dict[str, Any]:
 class _Redecider:
     """The walk over the entries (``redecide``); stops at the first difference."""
 
-    def __init__(self, rules: Any = None, written_elsewhere: Callable[[dict[str, Any] | None], bool] | None = None) -> None:
+    def __init__(self, rules: Any = None) -> None:
         self.rules_given = rules      # for inputs before the journal names its rules
-        self.written_elsewhere = written_elsewhere
+        # Since the last start: the (kind, key)s of ``kinds.ADDED_IN_VERSION_2`` a record carried, and
+        # the first record compared without one (its seq): one program writes a key in all or none.
+        self.carried: set[tuple[str, str]] = set()
+        self.left_out: dict[tuple[str, str], int] = {}
         self.result = Redecision()
         self.read = JournalInputs()   # every input so far, for a core rebuilt at a start
         self.core: TableCore | None = None
@@ -222,31 +230,48 @@ class _Redecider:
         same = (e.kind == r.kind and e.shoe_id == r.shoe and e.round_no == r.round
                 and e.operator in (None, operator_column(r.kind, r.payload))
                 and (text == canonical_json(r.payload) or _same_refusal(e.kind, payload, r.payload)
-                     or self._earlier_programs(e.kind, text, payload, r.payload)))
+                     or self._earlier_programs(e.kind, e.seq, text, payload, r.payload)))
         if not same:
             self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",
                         journaled=_journaled(e, payload), decided=_decided(r))
             return
+        for key in kinds.ADDED_IN_VERSION_2.get(e.kind, ()):
+            if isinstance(payload, dict) and key in payload:
+                self.carried.add((e.kind, key))
+                if (e.kind, key) in self.left_out:  # not an earlier program's, then: not said as one
+                    left = self.result.compared_without[e.kind]
+                    left.remove(key)
+                    if not left:
+                        del self.result.compared_without[e.kind]
+                    self.differ(e.seq, f"the journal's {e.kind} record carries {key}, which its {e.kind} record at entry "
+                                       f"{self.left_out[e.kind, key]} lacks: one program writes it in all of them or "
+                                       "in none", journaled=_journaled(e, payload), decided=_decided(r))
+                    return
         self.expected.popleft()
         self.result.records += 1
         self.result.rounds += e.kind == kinds.ROUND_RESULT
 
-    def _earlier_programs(self, kind: str, text: str, journaled: Any, decided: dict[str, Any]) -> bool:
+    def _earlier_programs(self, kind: str, seq: int, text: str, journaled: Any, decided: dict[str, Any]) -> bool:
         """Whether the journaled record is the decided one without keys added since version 2 began,
         written by another program (see the module docstring); the keys left out are noted."""
         added = [k for k in kinds.ADDED_IN_VERSION_2.get(kind, ()) if k in decided and k not in journaled]
-        if not added or self.written_elsewhere is None or not self.written_elsewhere(self.result.written_by):
+        if not added or any((kind, k) in self.carried for k in added):  # this start's program writes it
             return False
+        if self.result.written_by is not None and self.result.written_by.get("signature") is not None:
+            return False  # a program that names its signature (since 2026-12-06) writes every one of them
         if text != canonical_json({k: v for k, v in decided.items() if k not in added}):
             return False
         known = self.result.compared_without.setdefault(kind, [])
         known.extend(k for k in added if k not in known)
+        for k in added:
+            self.left_out.setdefault((kind, k), seq)
         return True
 
     def started(self, e: Any) -> None:
         p = e.payload
         self.result.starts += 1
         self.result.written_by = {"version": p.get("version"), "signature": p.get("signature")}
+        self.carried, self.left_out = set(), {}  # another program may write from here
         devices = _devices(e)
         if devices is None:
             devices = BUILT_IN_DEVICES
@@ -335,15 +360,12 @@ def _devices(e: Any) -> dict[str, Any] | None:
     return devices
 
 
-def redecide(entries: Iterable[Any], *, rules: Any = None,
-             written_elsewhere: Callable[[dict[str, Any] | None], bool] | None = None) -> Redecision:
+def redecide(entries: Iterable[Any], *, rules: Any = None) -> Redecision:
     """Decide the journal's inputs again and compare (see the module docstring). ``rules``: the
     Rules Submission of the inputs before the journal's first ``submission`` record (a journal
     written before they were journaled); without it such an input is a difference. A malformed
-    input or ``submission`` record is a difference, named by its entry. ``written_elsewhere``:
-    whether the program a start named (``Redecision.written_by``'s form; None before any start)
-    is not the one deciding again."""
-    walk = _Redecider(rules, written_elsewhere)
+    input or ``submission`` record is a difference, named by its entry."""
+    walk = _Redecider(rules)
     for e in entries:
         try:
             walk.take(e)

@@ -96,3 +96,27 @@ def test_while_the_broker_is_away_the_feed_reads_no_further_than_its_window(tmp_
         feed.tail.close()
     assert not worker.is_alive()
     assert not Path(f"{journal}.feed-cursor").exists()  # nothing acknowledged: nothing to save
+
+
+def test_a_feed_that_loses_the_journal_to_another_between_its_check_and_its_claim_makes_no_lock_file(
+        tmp_path: Path) -> None:
+    """Two feeds of one journal started at once, each with its own cursor: the one refused made its
+    cursor's lock file before the journal's refused it (a review of this mend's first form, which
+    only looked before claiming): the journal's lock is taken first."""
+    journal = tmp_path / "j.db"
+    journal.write_bytes(b"")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    first = FeedCursor(tmp_path / "j.db.feed-cursor", "T1", "", journal=journal)
+    second = FeedCursor(elsewhere / "mine.cursor", "T1", "", journal=journal)
+    second.require_unclaimed()  # nobody runs yet
+    first.claim()  # meanwhile
+    try:
+        with pytest.raises(CursorError, match="another feed of this journal is running"):
+            second.claim()
+    finally:
+        first.release()
+    assert list(elsewhere.iterdir()) == []
+    with pytest.raises(CursorError, match=f"no such folder {tmp_path / 'gone'}"):
+        FeedCursor(tmp_path / "gone" / "c", "T1", "", journal=journal).claim()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "j.db", "j.db.feed-cursor.lock", "j.db.feed.lock"]
