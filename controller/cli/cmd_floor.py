@@ -341,6 +341,9 @@ def run_verify(args: argparse.Namespace) -> int:
             print(f"{v.table_id}: FAILED at entry {v.first_bad_seq}: {v.reason}")
         elif end is not None:
             print(f"{v.table_id}: FAILED: {end}")
+        elif v.entries == 0:  # known by what was dropped or refused: no journal of it to call anything
+            print(f"{v.table_id}: no entry of it is stored (what arrived for it was dropped or refused: shoectl floor "
+                  "status counts it)")
         else:
             how = "links and hashes" if v.hashes_checked else "links (an HMAC journal without its key: hashes not recomputed)"
             held = "; the journal's end is stored" if v.table_id in ends else ""

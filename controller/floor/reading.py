@@ -117,8 +117,9 @@ def _gap_in_store(conn: Any, table_id: str, first: int, arrived: int) -> str:
     row = conn.execute("SELECT id FROM floor_alarms WHERE table_id = %s AND kind = %s AND open AND seq = %s",
                        (table_id, GAP, first)).fetchone()
     if row is not None:
-        return (f"{missing}: not arrived yet, gap alarm {row[0]} is open (a collector of a --share group "
-                "down holds its share; shoectl floor backfill takes them from the journal)")
+        return (f"{missing}: not arrived, gap alarm {row[0]} is open (a --share member down holds them until it "
+                "connects again; a broker that lost them never sends them: shoectl floor backfill takes them from "
+                "the journal)")
     return f"{missing}, and no open gap alarm stands for them: deleted from the store?"
 
 
