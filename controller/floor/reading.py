@@ -88,7 +88,15 @@ def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdic
             if entry.seq > expected:  # a gap: the journal's own words ("deleted?") fit a file, not a store
                 reason = _gap_in_store(conn, table_id, expected, entry.seq)
             break
-    return TableVerdict(safe(table_id), count, check.last_seq, check.last_hash, check.first_bad_seq,
+    first_bad = check.first_bad_seq
+    if reason is None:  # the last entries the store checked its chain through, gone since (all of them, maybe)
+        (through,) = conn.execute("SELECT coalesce(max(last_seq), 0) FROM chain_positions WHERE table_id = %s",
+                                  (table_id,)).fetchone()
+        if through > check.last_seq:
+            first_bad = check.last_seq + 1
+            reason = (f"{missing_entries(first_bad, through)} from the store, which had checked its chain through "
+                      f"entry {through}: deleted from the store?")
+    return TableVerdict(safe(table_id), count, check.last_seq, check.last_hash, first_bad,
                         None if reason is None else safe(reason), hasher is not None)
 
 

@@ -22,12 +22,13 @@ Rules of the comparison:
   all added by 2026-12-05) is compared without it where the last start before it names no
   signature (or no start is journaled): a program of before 2026-12-06, which may not have written
   the key (an upgrade review: every journal of the first week failed the audit, read as forged).
-  A start that names one, whatever its value, was written by a program that writes them all; nor
-  where a record of that kind since the same start carries the key, before or after it: one
-  program writes it in all or in none. ``Redecision.compared_without`` names the keys so left out,
-  by kind. What it cannot tell: a keyless journal re-chained with the key stripped from every
-  record of a start and that start's ``signature`` deleted reads as an earlier program's; such
-  records lose detail (who counted the cards, ...), never a decision.
+  A start that names one, whatever its value, or a ``driver`` (2026-12-07), was written by a
+  program that writes them all, and so was every start after it; nor where a record of that kind
+  since the same start carries the key, before or after it: one program writes it in all or in
+  none. ``Redecision.compared_without`` names the keys so left out, by kind. What it cannot tell:
+  a keyless journal re-chained with the key stripped from every record of a start and the
+  ``signature`` and ``driver`` deleted from every start up to it reads as an earlier program's;
+  such records lose detail (who counted the cards, ...), never a decision.
 - Records made outside the core are not decided again but put in force where they lie, as the
   running table did: ``controller_started`` (the core is told of the start; the devices its
   ``capabilities`` name, when they differ, make a new core that replays every input so far, as a
@@ -146,6 +147,10 @@ class _Redecider:
         # the first record compared without one (its seq): one program writes a key in all or none.
         self.carried: set[tuple[str, str]] = set()
         self.left_out: dict[tuple[str, str], int] = {}
+        self.left_before: set[tuple[str, str]] = set()  # compared without by an earlier start's records
+        # Whether a start so far named a signature or a driver (programs since 2026-12-06): none
+        # after it is an earlier program's, whatever it names (a forger's inserted start).
+        self.later_program = False
         self.result = Redecision()
         self.read = JournalInputs()   # every input so far, for a core rebuilt at a start
         self.core: TableCore | None = None
@@ -239,10 +244,11 @@ class _Redecider:
             if isinstance(payload, dict) and key in payload:
                 self.carried.add((e.kind, key))
                 if (e.kind, key) in self.left_out:  # not an earlier program's, then: not said as one
-                    left = self.result.compared_without[e.kind]
-                    left.remove(key)
-                    if not left:
-                        del self.result.compared_without[e.kind]
+                    if (e.kind, key) not in self.left_before:  # an earlier start's records were, all the same
+                        left = self.result.compared_without[e.kind]
+                        left.remove(key)
+                        if not left:
+                            del self.result.compared_without[e.kind]
                     self.differ(e.seq, f"the journal's {e.kind} record carries {key}, which its {e.kind} record at entry "
                                        f"{self.left_out[e.kind, key]} lacks: one program writes it in all of them or "
                                        "in none", journaled=_journaled(e, payload), decided=_decided(r))
@@ -257,7 +263,7 @@ class _Redecider:
         added = [k for k in kinds.ADDED_IN_VERSION_2.get(kind, ()) if k in decided and k not in journaled]
         if not added or any((kind, k) in self.carried for k in added):  # this start's program writes it
             return False
-        if self.result.written_by is not None and self.result.written_by.get("signature") is not None:
+        if self.later_program:
             return False  # a program that names its signature (since 2026-12-06) writes every one of them
         if text != canonical_json({k: v for k, v in decided.items() if k not in added}):
             return False
@@ -271,7 +277,9 @@ class _Redecider:
         p = e.payload
         self.result.starts += 1
         self.result.written_by = {"version": p.get("version"), "signature": p.get("signature")}
+        self.left_before.update(self.left_out)
         self.carried, self.left_out = set(), {}  # another program may write from here
+        self.later_program = self.later_program or p.get("signature") is not None or "driver" in p
         devices = _devices(e)
         if devices is None:
             devices = BUILT_IN_DEVICES

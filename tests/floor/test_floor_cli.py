@@ -582,3 +582,23 @@ def test_verify_calls_a_table_with_nothing_stored_no_journal(capsys, floor_db: s
                    "counts it)\n"), out
     code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--json")
     assert code == 0 and json.loads(out) | {"table": "T2", "ok": True, "entries": 0} == json.loads(out)
+
+
+@pytest.mark.parametrize("deleted", ["every entry", "the last ten"])
+def test_verify_fails_a_table_whose_stored_entries_were_deleted_from_its_end(capsys, floor_db: str,
+                                                                          journal: TableJournal, deleted: str) -> None:
+    """Entries the store checked its chain through and that are gone since, at the end of the
+    table's chain (all of them, or its last ten): "no entry of it is stored (what arrived for it was
+    dropped or refused ...)", exit 0, or "OK" for the entries left (a review of this mend's first
+    form). The store's chain position says it held them: a failure, as a deletion in the middle is."""
+    assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0
+    last = len(journal.lines)
+    first = 1 if deleted == "every entry" else last - 9
+    with psycopg.connect(floor_db) as conn:
+        conn.execute("DELETE FROM entries WHERE table_id = 'T1' AND seq >= %s", (first,))
+    code, out, err = run(capsys, "floor", "verify", "--db", floor_db)
+    assert (code, err) == (1, f"shoectl floor verify: first bad entry: table T1, seq {first}\n")
+    assert out == (f"T1: FAILED at entry {first}: entries {first}-{last} are missing from the store, which had "
+                   f"checked its chain through entry {last}: deleted from the store?\n"), out
+    code, out, _ = run(capsys, "floor", "verify", "--db", floor_db, "--json")
+    assert code == 1 and json.loads(out)["ok"] is False and json.loads(out)["first_bad_seq"] == first

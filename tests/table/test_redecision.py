@@ -293,17 +293,21 @@ def _stripped(row: list) -> int:
 
 
 def _starts_signed(rs: list, signature) -> None:
-    """Every ``controller_started`` record's ``signature`` set to ``signature`` (deleted: None)."""
+    """Every ``controller_started`` record's ``signature`` set to ``signature``; None: deleted, and
+    its ``driver`` with it, as a start of before 2026-12-06 names neither."""
     for row in rs:
         if row[KIND] == "controller_started":
             payload = json.loads(row[PAYLOAD])
             payload.pop("signature")
             if signature is not None:
                 payload["signature"] = signature
+            else:
+                payload.pop("driver")
             row[PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
 
 
-@pytest.mark.parametrize("signature", ["kept", "sha256:" + "0" * 64], ids=["its-own", "edited"])
+@pytest.mark.parametrize("signature", ["kept", "sha256:" + "0" * 64, "deleted"], ids=["its-own", "edited",
+                                                                                     "deleted-its-driver-kept"])
 def test_a_key_added_since_stripped_from_a_journal_whose_starts_name_a_signature_is_a_difference(
         table_journal: Path, tmp_path: Path, signature: str) -> None:
     """The leniency for an earlier program's records is not a forger's: every program that names
@@ -314,7 +318,12 @@ def test_a_key_added_since_stripped_from_a_journal_whose_starts_name_a_signature
     seq = []
 
     def forge(rs: list) -> list:
-        if signature != "kept":
+        if signature == "deleted":  # a start that names its driver (since 2026-12-07) names its signature too
+            for row in rs:
+                if row[KIND] == "controller_started":
+                    row[PAYLOAD] = json.dumps({k: v for k, v in json.loads(row[PAYLOAD]).items() if k != "signature"},
+                                              sort_keys=True, separators=(",", ":"))
+        elif signature != "kept":
             _starts_signed(rs, signature)
         seq.append(_stripped(first(rs, "reconciliation", lambda p: "remaining_counted_by" in p)))
         return rs
@@ -588,3 +597,96 @@ def test_a_refusal_is_compared_without_its_words(table_journal: Path, tmp_path: 
     else:
         assert result.difference is not None and result.difference.seq == seq[0]
         assert result.difference.decided["payload"]["state"] == "betting"
+
+
+def test_a_start_naming_no_signature_inserted_after_one_that_names_one_is_not_an_earlier_programs(
+        two_shoes: Path, tmp_path: Path) -> None:
+    """Every program since 2026-12-06 names its signature (and since 2026-12-07 its driver), so no
+    earlier program's start comes after one that does. A forger who inserts a start naming neither
+    before one reconciliation of a journal this program wrote, and a copy of the real start after
+    it, and strips that record's ``remaining_counted_by``: the audit passed, the leniency reaching
+    any single record (a review of the mend's second form). It fails at that record."""
+    from controller.table.redecision import _Redecider
+
+    with JournalReader.open(two_shoes) as reader:
+        entries = list(reader.entries())
+
+    def state_before(seq: int) -> tuple[str, int]:
+        walk = _Redecider()
+        for e in entries:
+            if e.seq >= seq:
+                break
+            walk.take(e)
+        assert walk.result.difference is None and not walk.expected
+        return walk.core.state, len(walk.read.inputs)
+
+    seqs = []
+
+    def forge(rs: list) -> list:
+        start = first(rs, "controller_started")
+        target = first(rs, "reconciliation")[SEQ]
+        inputs = ("input.device", "input.operator", "input.status", "input.command_failed")
+        before = max(e.seq for e in entries if e.seq < target and e.kind in inputs)
+        after = min(e.seq for e in entries if e.seq > target and e.kind in inputs)
+
+        def start_at(seq: int, signed: bool) -> list:
+            row = list(start)
+            state, replayed = state_before(seq)
+            payload = {**json.loads(row[PAYLOAD]), "state": state, "replayed": replayed}
+            if not signed:
+                del payload["signature"], payload["driver"]
+            row[PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+            return row
+
+        out = []
+        for row in rs:
+            if row[SEQ] in (before, after):
+                out.append(start_at(row[SEQ], signed=row[SEQ] == after))
+            if row[SEQ] == target:
+                _stripped(row)
+            out.append(row)
+        seqs.append(next(i for i, r in enumerate(out, start=1) if r[KIND] == "reconciliation"))
+        return out
+
+    path = forged(two_shoes, tmp_path, forge)
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 1, done.stdout
+    assert done.stdout.splitlines()[0] == (f"{path}: decisions FAILED at entry {seqs[0]}: the journal's reconciliation "
+                                           "record is not what the table decides from the input before it"), done.stdout
+
+
+@pytest.fixture(scope="module")
+def two_starts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two starts of one table, each dealing two one-deck shoes: four reconciliations."""
+    folder = tmp_path_factory.mktemp("two-starts")
+    rules = preset_with_decks(folder / "one-deck.toml", "minibaccarat", 1)
+    for _ in range(2):
+        dealt_journal(folder / "j.db", "--submission", str(rules), "--shoes", "2", "--no-edge-monitor")
+    return folder / "j.db"
+
+
+def test_the_keys_an_earlier_start_was_compared_without_are_still_named_when_a_later_start_fails(
+        two_starts: Path, tmp_path: Path) -> None:
+    """Two starts naming no signature: the first's reconciliations lack ``remaining_counted_by``
+    (an earlier program's, compared without it); the second's first lacks it and its next carries
+    it: the audit fails there. The first start's records were compared without the key all the
+    same, and ``compared_without`` (the line before the verdict) still says so (a review of the mend)."""
+    seqs = []
+
+    def forge(rs: list) -> list:
+        _starts_signed(rs, None)
+        reconciliations = [r for r in rs if r[KIND] == "reconciliation"]
+        assert len(reconciliations) == 4
+        seqs.extend(_stripped(r) for r in reconciliations[:3])
+        seqs.append(reconciliations[3][SEQ])
+        return rs
+
+    path = forged(two_starts, tmp_path, forge)
+    done = shoectl("audit", "decisions", "--json", str(path))
+    result = json.loads(done.stdout)
+    assert done.returncode == 1 and result["difference"]["seq"] == seqs[3]
+    assert f"at entry {seqs[2]} lacks" in result["difference"]["why"]
+    assert result["compared_without"] == {"reconciliation": ["remaining_counted_by"]}, result["compared_without"]
+    done = shoectl("audit", "decisions", str(path))
+    assert (f"{path}: records written by an earlier program lack keys added since, compared without them: "
+            "reconciliation without remaining_counted_by") in done.stdout.splitlines(), done.stdout
