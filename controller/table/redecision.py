@@ -23,7 +23,8 @@ Rules of the comparison:
   signature (or no start is journaled): a program of before 2026-12-06, which may not have written
   the key (an upgrade review: every journal of the first week failed the audit, read as forged).
   A start that names one, whatever its value, or a ``driver`` (2026-12-07), was written by a
-  program that writes them all, and so was every start after it; nor where a record of that kind
+  program that writes them all, and every start after it is held to them too (a table rolled back
+  to an earlier program then fails: it cannot be told from a forger's inserted start); nor where a record of that kind
   since the same start carries the key, before or after it: one program writes it in all or in
   none. ``Redecision.compared_without`` names the keys so left out, by kind. What it cannot tell:
   a keyless journal re-chained with the key stripped from every record of a start and the
