@@ -249,8 +249,8 @@ INPUT_KINDS: tuple[str, ...] = (INPUT_DEVICE, INPUT_OPERATOR, INPUT_STATUS, INPU
 
 #: Optional keys added to records of schema version 2 after it began, all by 2026-12-05 (each among
 #: its kind's ``optional``): the same record written by an earlier program lacks them. ``shoectl
-#: audit decisions`` compares a record without them where its start names no signature (programs
-#: before 2026-12-06: ``controller.table.redecision``; docs/journal.md, "Record kinds").
+#: audit decisions`` compares a record without them under starts that name no signature nor driver
+#: (programs before 2026-12-06: ``controller.table.keys_added``; docs/journal.md, "Record kinds").
 ADDED_IN_VERSION_2: Mapping[str, tuple[str, ...]] = {
     RECONCILIATION: ("remaining_counted_by",), COUNT_FAULT: ("collected_from",), CUT_OFFER: ("joined",),
     INSPECTION: ("turned",), BURN: ("due",)}

@@ -24,12 +24,13 @@ Rules of the comparison:
   the key (an upgrade review: every journal of the first week failed the audit, read as forged).
   A start that names one, whatever its value, or a ``driver`` (2026-12-07), was written by a
   program that writes them all, and every start after it is held to them too (a table rolled back
-  to an earlier program then fails: it cannot be told from a forger's inserted start); nor where a record of that kind
-  since the same start carries the key, before or after it: one program writes it in all or in
-  none. ``Redecision.compared_without`` names the keys so left out, by kind. What it cannot tell:
-  a keyless journal re-chained with the key stripped from every record of a start and the
-  ``signature`` and ``driver`` deleted from every start up to it reads as an earlier program's;
-  such records lose detail (who counted the cards, ...), never a decision.
+  to an earlier program then fails: it cannot be told from a forger's inserted start); nor where
+  a record of that kind since the same start carries the key, before or after it: one program
+  writes it in all or in none (``controller.table.keys_added``). ``Redecision.compared_without``
+  names the keys so left out, by kind. What it cannot tell: a keyless journal re-chained with the
+  key stripped from every record of a start and the ``signature`` and ``driver`` deleted from
+  every start up to it reads as an earlier program's; such records lose detail (who counted the
+  cards, ...), never a decision.
 - Records made outside the core are not decided again but put in force where they lie, as the
   running table did: ``controller_started`` (the core is told of the start; the devices its
   ``capabilities`` name, when they differ, make a new core that replays every input so far, as a
@@ -61,6 +62,7 @@ from controller.table.alert_check import AlertsDue
 from controller.table.core import TableCore
 from controller.table.io import TableRecord, jsonable
 from controller.table.journaling import BUILT_IN_DEVICES, INPUT_KINDS, input_from, operator_column
+from controller.table.keys_added import KeysAddedSince
 from controller.table.errors import Refused
 from controller.table.recovery import JournalInputs, replay, rules_asked_for, rules_of_record
 
@@ -144,15 +146,8 @@ class _Redecider:
 
     def __init__(self, rules: Any = None) -> None:
         self.rules_given = rules      # for inputs before the journal names its rules
-        # Since the last start: the (kind, key)s of ``kinds.ADDED_IN_VERSION_2`` a record carried, and
-        # the first record compared without one (its seq): one program writes a key in all or none.
-        self.carried: set[tuple[str, str]] = set()
-        self.left_out: dict[tuple[str, str], int] = {}
-        self.left_before: set[tuple[str, str]] = set()  # compared without by an earlier start's records
-        # Whether a start so far named a signature or a driver (programs since 2026-12-06): none
-        # after it is an earlier program's, whatever it names (a forger's inserted start).
-        self.later_program = False
         self.result = Redecision()
+        self.keys_added = KeysAddedSince(self.result.compared_without)
         self.read = JournalInputs()   # every input so far, for a core rebuilt at a start
         self.core: TableCore | None = None
         self.table_id = "T1"
@@ -236,51 +231,23 @@ class _Redecider:
         same = (e.kind == r.kind and e.shoe_id == r.shoe and e.round_no == r.round
                 and e.operator in (None, operator_column(r.kind, r.payload))
                 and (text == canonical_json(r.payload) or _same_refusal(e.kind, payload, r.payload)
-                     or self._earlier_programs(e.kind, e.seq, text, payload, r.payload)))
+                     or self.keys_added.lenient(e.kind, e.seq, text, payload, r.payload)))
         if not same:
             self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",
                         journaled=_journaled(e, payload), decided=_decided(r))
             return
-        for key in kinds.ADDED_IN_VERSION_2.get(e.kind, ()):
-            if isinstance(payload, dict) and key in payload:
-                self.carried.add((e.kind, key))
-                if (e.kind, key) in self.left_out:  # not an earlier program's, then: not said as one
-                    if (e.kind, key) not in self.left_before:  # an earlier start's records were, all the same
-                        left = self.result.compared_without[e.kind]
-                        left.remove(key)
-                        if not left:
-                            del self.result.compared_without[e.kind]
-                    self.differ(e.seq, f"the journal's {e.kind} record carries {key}, which its {e.kind} record at entry "
-                                       f"{self.left_out[e.kind, key]} lacks: one program writes it in all of them or "
-                                       "in none", journaled=_journaled(e, payload), decided=_decided(r))
-                    return
+        if (why := self.keys_added.carried(e.kind, payload)) is not None:
+            self.differ(e.seq, why, journaled=_journaled(e, payload), decided=_decided(r))
+            return
         self.expected.popleft()
         self.result.records += 1
         self.result.rounds += e.kind == kinds.ROUND_RESULT
-
-    def _earlier_programs(self, kind: str, seq: int, text: str, journaled: Any, decided: dict[str, Any]) -> bool:
-        """Whether the journaled record is the decided one without keys added since version 2 began,
-        written by another program (see the module docstring); the keys left out are noted."""
-        added = [k for k in kinds.ADDED_IN_VERSION_2.get(kind, ()) if k in decided and k not in journaled]
-        if not added or any((kind, k) in self.carried for k in added):  # this start's program writes it
-            return False
-        if self.later_program:
-            return False  # a program that names its signature (since 2026-12-06) writes every one of them
-        if text != canonical_json({k: v for k, v in decided.items() if k not in added}):
-            return False
-        known = self.result.compared_without.setdefault(kind, [])
-        known.extend(k for k in added if k not in known)
-        for k in added:
-            self.left_out.setdefault((kind, k), seq)
-        return True
 
     def started(self, e: Any) -> None:
         p = e.payload
         self.result.starts += 1
         self.result.written_by = {"version": p.get("version"), "signature": p.get("signature")}
-        self.left_before.update(self.left_out)
-        self.carried, self.left_out = set(), {}  # another program may write from here
-        self.later_program = self.later_program or p.get("signature") is not None or "driver" in p
+        self.keys_added.started(p)
         devices = _devices(e)
         if devices is None:
             devices = BUILT_IN_DEVICES
