@@ -90,14 +90,19 @@ def verify_table(conn: Any, table_id: str, hasher: Hasher | None) -> TableVerdic
             break
     first_bad = check.first_bad_seq
     if reason is None:  # the last entries the store checked its chain through, gone since (all of them, maybe)
-        (through,) = conn.execute("SELECT coalesce(max(last_seq), 0) FROM chain_positions WHERE table_id = %s",
-                                  (table_id,)).fetchone()
-        if through > check.last_seq:
+        if (through := checked_through(conn, table_id)) > check.last_seq:
             first_bad = check.last_seq + 1
             reason = (f"{missing_entries(first_bad, through)} from the store, which had checked its chain through "
                       f"entry {through}: deleted from the store?")
     return TableVerdict(safe(table_id), count, check.last_seq, check.last_hash, first_bad,
                         None if reason is None else safe(reason), hasher is not None)
+
+
+def checked_through(conn: Any, table_id: str) -> int:
+    """The seq through which the store checked ``table_id``'s chain (its ``chain_positions`` row;
+    0 without one): every entry up to it was stored."""
+    row = conn.execute("SELECT last_seq FROM chain_positions WHERE table_id = %s", (table_id,)).fetchone()
+    return row[0] if row else 0
 
 
 def _gap_in_store(conn: Any, table_id: str, first: int, arrived: int) -> str:
@@ -255,7 +260,6 @@ def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetim
         "SELECT seq, ts, shoe_id, round_no, extract(epoch FROM stored_at - ts_at), "
         "extract(epoch FROM clock_timestamp() - stored_at) FROM entries WHERE table_id = %s "
         "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
-    position = conn.execute("SELECT last_seq FROM chain_positions WHERE table_id = %s", (table_id,)).fetchone()
     shoe = conn.execute("SELECT shoe_id FROM entries WHERE table_id = %s AND shoe_id IS NOT NULL "
                         "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
     # the round in play or the last one of the shoe (0 before its first), as the feed's status and
@@ -286,7 +290,7 @@ def table_status(conn: Any, table_id: str, day_start: datetime, day_end: datetim
     return {
         "table": safe(table_id),
         "last_seq": last[0] if last else 0,
-        "checked_seq": position[0] if position else 0,
+        "checked_seq": checked_through(conn, table_id),
         "last_entry_ts": last[1] if last else None,
         "shoe": safe(shoe[0]) if shoe else None,
         "round": (numbered[0] if numbered and shoe and numbered[1] == shoe[0] else 0) if last else None,
