@@ -107,7 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_run_feed_options(parser: argparse.ArgumentParser) -> None:
     """``shoectl run``'s ``--feed URL`` and the broker's options."""
-    add_broker_options(parser, url_flag="--feed", required=False, client_id_default="shoectl-feed-TABLE, TABLE the --table-id",
+    add_broker_options(parser, url_flag="--feed", required=False,
+                       client_id_default="shoectl-feed-TABLE, TABLE the --table-id",
                        url_help="also publish the journal to this MQTT broker, as shoectl feed does, from a thread "
                                 "of this process: mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
     parser.set_defaults(mqtt_version=None)  # given or not: the broker's options are refused without --feed
@@ -191,7 +192,7 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
         require_own_login(options, tail.table_id)
         position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"],
                               journal=journal)
-        position.require_unclaimed()  # another feed running: said before a lock file of this cursor is made
+        position.require_unclaimed()  # another feed of this cursor: in its words (claim says the journal's)
         position.check_journal(tail.end_seq(), tail.hash_at)  # a cursor of another journal is refused now
         position.claim()  # the cursor and the journal, until the feed stops (JournalFeed.run)
         return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)

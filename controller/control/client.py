@@ -95,14 +95,15 @@ class ControlClient:
         obj = {"id": next(self._ids), **obj}
         with self._connect() as s:
             _send(s, obj)
+            whether = _WHETHER if obj.get("op") == "command" else ""
             try:
                 line = _read_line(s)
             except TimeoutError:  # Python's own words were "timed out": of what, and where?
                 raise ControlUnavailable(f"{self.path}: the table gave no answer within {self.timeout:g} s"
-                                         f"{_WHETHER if obj.get('op') == 'command' else ''}") from None
+                                         f"{whether}") from None
             except ConnectionClosed:  # a table stopped or killed meanwhile
                 raise ControlUnavailable(f"{self.path}: the table closed the connection before it answered"
-                                         f"{_WHETHER if obj.get('op') == 'command' else ''}") from None
+                                         f"{whether}") from None
             return self._reply(line)
 
     def status(self) -> dict[str, Any]:

@@ -105,8 +105,6 @@ class FeedCursor:
             raise
 
     def _hold(self, lock: Path, busy: str) -> None:
-        if not lock.parent.is_dir():  # the cursor's folder: said as the option's, not as a lock file's
-            raise CursorError(f"{self.path}: no such folder {lock.parent}")
         try:
             fd = exclusive_lock(lock)
         except OSError as exc:

@@ -33,8 +33,7 @@ come, see ``_drain``), says goodbye and returns.
   more clearly. A stopping feed publishes them once more, whatever the throttle, when they changed
   since the last ones (see ``_drain``): what the journal ends with is what was published last. Its
   Last Will sets ``.../status`` to ``{"table_id", "online": false}``; its goodbye to the last status
-  it published with ``online`` false (a board started later shows the table's last state, shoe and
-  round: with the Last Will's body alone it showed "Closed", a review of the docs).
+  it published, ``online`` false (with the Will's body, a board started later showed "Closed").
 """
 from __future__ import annotations
 
