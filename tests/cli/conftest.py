@@ -15,11 +15,12 @@ STATUS = {"ok": True, "status": {"table": "T1", "state": "idle"}, "links": {}}
 @pytest.fixture
 def fake_table(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
     """``fake_table(reply)``: a UNIX socket that answers every request with the JSON line
-    ``reply``; with ``status_too=False``, a ``status`` request with a well-formed status (the
-    console asks for one before it starts). ``name``: the socket's file name. Its path is returned."""
+    ``reply`` (None: closes the connection without an answer, as a table killed meanwhile); with
+    ``status_too=False``, a ``status`` request with a well-formed status (the console asks for one
+    before it starts). ``name``: the socket's file name. Its path is returned."""
     servers: list[tuple[socket.socket, threading.Thread]] = []
 
-    def start(reply: str, status_too: bool = True, name: str | None = None) -> Path:
+    def start(reply: str | None, status_too: bool = True, name: str | None = None) -> Path:
         path = tmp_path / (name or f"t{len(servers)}.sock")
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(str(path))
@@ -34,7 +35,8 @@ def fake_table(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
                 with conn:
                     request = json.loads(conn.makefile("rb").readline())
                     line = json.dumps(STATUS) if request.get("op") == "status" and not status_too else reply
-                    conn.sendall(line.encode() + b"\n")
+                    if line is not None:
+                        conn.sendall(line.encode() + b"\n")
 
         thread = threading.Thread(target=answer, daemon=True)
         thread.start()

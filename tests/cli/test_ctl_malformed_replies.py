@@ -161,29 +161,14 @@ def test_a_table_that_never_answers_is_named_with_the_wait(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(("op", "said"), [
     ("command", "; whether the command was carried out, the journal says"), ("status", "")])
-def test_a_table_that_closes_the_connection_before_answering_says_where_to_look(tmp_path: Path, op: str,
+def test_a_table_that_closes_the_connection_before_answering_says_where_to_look(fake_table, op: str,
                                                                               said: str) -> None:
     """A table stopped or killed while a command was in flight: ctl said "the table closed the
     connection", naming neither the socket nor whether the command was carried out (a chaos review)."""
-    import socket
-    import threading
-
     from controller.control.client import ControlClient, ControlUnavailable
 
-    path = tmp_path / "closing.sock"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
-        server.bind(str(path))
-        server.listen(1)
-
-        def close_after_the_request() -> None:
-            conn, _ = server.accept()
-            with conn:
-                conn.makefile("rb").readline()
-
-        closing = threading.Thread(target=close_after_the_request, daemon=True)
-        closing.start()
-        client = ControlClient(path, timeout=10)
-        with pytest.raises(ControlUnavailable) as closed:
-            client.command("d1", "2580", "open", {}) if op == "command" else client.status()
-        closing.join(5)
+    path = fake_table(None)
+    client = ControlClient(path, timeout=10)
+    with pytest.raises(ControlUnavailable) as closed:
+        client.command("d1", "2580", "open", {}) if op == "command" else client.status()
     assert str(closed.value) == f"{path}: the table closed the connection before it answered{said}"
