@@ -247,13 +247,35 @@ KINDS: Mapping[str, Kind] = {k.name: k for k in (
 
 INPUT_KINDS: tuple[str, ...] = (INPUT_DEVICE, INPUT_OPERATOR, INPUT_STATUS, INPUT_COMMAND_FAILED)
 
-#: Optional keys added to records of schema version 2 after it began, all by 2026-12-05 (each among
-#: its kind's ``optional``): the same record written by an earlier program lacks them. ``shoectl
-#: audit decisions`` compares a record without them under starts that name no signature nor driver
-#: (programs before 2026-12-06: ``controller.table.keys_added``; docs/journal.md, "Record kinds").
-ADDED_IN_VERSION_2: Mapping[str, tuple[str, ...]] = {
-    RECONCILIATION: ("remaining_counted_by",), COUNT_FAULT: ("collected_from",), CUT_OFFER: ("joined",),
-    INSPECTION: ("turned",), BURN: ("due",)}
+#: The keys of ``controller_started`` that the programs journal from a day on, oldest first: a
+#: ``signature`` since 2026-12-06 12:06, a ``driver`` since 2026-12-07 10:41 (``started_since``).
+START_MARKS: tuple[str, ...] = ("signature", "driver")
+
+#: Optional keys added to records of schema version 2 after it began (each among its kind's
+#: ``optional``), kind -> key -> the first of ``START_MARKS`` that every program writing the key
+#: journals at its start: the same record written by an earlier program lacks the key. ``shoectl
+#: audit decisions`` compares a record without it under starts that name neither that mark nor a
+#: later one (``controller.table.keys_added``; docs/journal.md, "Record kinds"). Found by reading
+#: the registry at each commit that changed it (a review: four keys were missing here).
+ADDED_IN_VERSION_2: Mapping[str, Mapping[str, str]] = {
+    ROUND_KIND: {"wagers_kept": "signature"},                # 2026-11-30
+    IRREGULARITY: {"position": "signature"},                 # 2026-12-01
+    RECONCILIATION: {"remaining_counted_by": "signature"},   # 2026-12-05
+    COUNT_FAULT: {"collected_from": "signature"},            # 2026-12-05
+    CUT_OFFER: {"joined": "signature"},                      # 2026-12-05
+    INSPECTION: {"turned": "signature"},                     # 2026-12-05
+    BURN: {"due": "signature"},                              # 2026-12-05
+    CUT_SKIPPED: {"approval": "signature"},                  # 2026-12-05
+    REVEALED: {"point_count": "signature"},                  # 2026-12-06 08:09
+    DISCARD: {"disclosed": "driver"}}                        # 2026-12-07 10:01
+
+
+def started_since(payload: Mapping[str, Any]) -> int:
+    """The index in ``START_MARKS`` of the latest mark a ``controller_started`` payload names, -1
+    for none (a program of before 2026-12-06)."""
+    if "driver" in payload:  # null too: the table's own operators drive it
+        return START_MARKS.index("driver")
+    return START_MARKS.index("signature") if payload.get("signature") is not None else -1
 
 
 def payload_problem(kind: str, payload: Mapping[str, Any]) -> str | None:

@@ -1,11 +1,12 @@
 """The decisions audit's allowance for records an earlier program wrote without the optional keys
-version 2 gained after it began (``kinds.ADDED_IN_VERSION_2``, all by 2026-12-05), and its limits
+version 2 gained after it began (``kinds.ADDED_IN_VERSION_2``, each with the start's mark of the
+programs that write it: ``signature`` or ``driver``), and its limits
 (the rules in full: ``controller.table.redecision``'s docstring; docs/audit.md).
 
 ``KeysAddedSince(compared_without)``, one per walk over a journal:
 
-- ``started(payload)`` at each ``controller_started``: a start that names a ``signature`` or a
-  ``driver`` is a program's that writes every key, and so is every start after it;
+- ``started(payload)`` at each ``controller_started``: a start that names a key's mark, or a later
+  one (``kinds.started_since``), is a program's that writes the key, and so is every start after it;
 - ``lenient(kind, seq, text, journaled, decided)`` -> whether the journaled record (``text``, its
   canonical JSON) is the decided one without keys it lacks, allowed there; the keys so left out go
   into ``compared_without`` (kind -> keys, the audit's report);
@@ -29,19 +30,21 @@ class KeysAddedSince:
         self._carried: set[tuple[str, str]] = set()       # since the last start, by a record carrying it
         self._left_out: dict[tuple[str, str], int] = {}   # since the last start: the first record without it
         self._left_before: set[tuple[str, str]] = set()   # left out by an earlier start's records
-        # A start so far named a signature or a driver (programs since 2026-12-06): none after it is
-        # an earlier program's, whatever it names (a forger's inserted start).
-        self._later_program = False
+        # The latest mark a start so far named (``kinds.START_MARKS``): no start after it is an
+        # earlier program's, whatever it names (a forger's inserted start).
+        self._since = -1
 
     def started(self, payload: dict[str, Any]) -> None:
         self._left_before.update(self._left_out)
         self._carried, self._left_out = set(), {}  # another program may write from here
-        self._later_program = self._later_program or payload.get("signature") is not None or "driver" in payload
+        self._since = max(self._since, kinds.started_since(payload))
 
     def lenient(self, kind: str, seq: int, text: str, journaled: Any, decided: dict[str, Any]) -> bool:
-        added = [k for k in kinds.ADDED_IN_VERSION_2.get(kind, ()) if k in decided and k not in journaled]
-        if not added or self._later_program or any((kind, k) in self._carried for k in added):
-            return False  # a program that writes them all, or this start's writes it
+        marks = kinds.ADDED_IN_VERSION_2.get(kind, {})
+        added = [k for k in marks if k in decided and k not in journaled]
+        if not added or any(kinds.START_MARKS.index(marks[k]) <= self._since or (kind, k) in self._carried
+                            for k in added):
+            return False  # a program that writes the key (its start's mark says so), or this start's records carry it
         if text != canonical_json({k: v for k, v in decided.items() if k not in added}):
             return False
         known = self.compared_without.setdefault(kind, [])

@@ -18,12 +18,13 @@ Rules of the comparison:
 - A ``refused`` record is compared without its ``reason``: the words of a refusal are mended
   from version to version of the program, and a refusal changes nothing; the input, the state
   and the operator it names are compared.
-- A record that lacks an optional key version 2 gained after it began (``kinds.ADDED_IN_VERSION_2``,
-  all added by 2026-12-05) is compared without it where the last start before it names no
-  signature (or no start is journaled): a program of before 2026-12-06, which may not have written
-  the key (an upgrade review: every journal of the first week failed the audit, read as forged).
-  A start that names one, whatever its value, or a ``driver`` (2026-12-07), was written by a
-  program that writes them all, and every start after it is held to them too (a table rolled back
+- A record that lacks an optional key version 2 gained after it began (``kinds.ADDED_IN_VERSION_2``)
+  is compared without it where no start up to it names the key's mark or a later one (or no start
+  is journaled): ``signature`` (2026-12-06) for the keys added before the programs signed their
+  starts, ``driver`` (2026-12-07) for ``discard``'s ``disclosed``; an earlier program may not have
+  written the key (an upgrade review: every journal of the first week failed the audit, read as
+  forged). A start that names the mark, whatever its value, was written by a program that writes
+  the key, and every start after it is held to it too (a table rolled back
   to an earlier program then fails: it cannot be told from a forger's inserted start); nor where
   a record of that kind since the same start carries the key, before or after it: one program
   writes it in all or in none (``controller.table.keys_added``). ``Redecision.compared_without``

@@ -690,3 +690,62 @@ def test_the_keys_an_earlier_start_was_compared_without_are_still_named_when_a_l
     done = shoectl("audit", "decisions", str(path))
     assert (f"{path}: records written by an earlier program lack keys added since, compared without them: "
             "reconciliation without remaining_counted_by") in done.stdout.splitlines(), done.stdout
+
+
+@pytest.fixture(scope="module")
+def midi_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Midibaccarat shoe on the emulator: squeezes, each hand revealed with its Point Count."""
+    folder = tmp_path_factory.mktemp("midi")
+    return dealt_journal(folder / "j.db", "--submission", "midibaccarat", "--shoes", "1", "--seed", "8",
+                         "--no-edge-monitor")
+
+
+def test_a_midibaccarat_journal_of_a_program_of_before_the_point_count_decides_again_to_itself(
+        midi_journal: Path, tmp_path: Path) -> None:
+    """A program of 2026-12-06 before 08:09 (760d7da0~1; no signature: those came at 12:06) journaled
+    ``revealed`` as {"hand", "by"}: the Point Count (629a.8(c)(1)-(2)) was added that morning. Its
+    journal is this one with every start's signature and driver, and every revealed record's
+    ``point_count``, left out: an earlier program's, not a forger's (a review ran that program: its
+    journal failed at its first ``revealed``, "point_count: journal (none), decided 2")."""
+    def as_written_then(rs: list) -> list:
+        _starts_signed(rs, None)
+        for row in rs:
+            if row[KIND] == "revealed":
+                payload = json.loads(row[PAYLOAD])
+                payload.pop("point_count")
+                row[PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return rs
+
+    path = forged(midi_journal, tmp_path, as_written_then)
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 0, done.stdout
+    assert "compared without them: revealed without point_count" in done.stdout
+
+
+def test_a_key_added_after_signatures_began_is_allowed_only_to_starts_that_name_no_driver() -> None:
+    """``discard``'s ``disclosed`` (a card out after its shoe ended) came on 2026-12-07 at 10:01, after
+    the programs began to sign their starts (2026-12-06) and before they named their driver (10:41):
+    a signed start of those days is an earlier program's for that key, not for the keys added before
+    signatures; a start naming a driver writes them all (a review: a signature alone held it to
+    every key, and such a journal failed as if forged)."""
+    from controller.journal.chain import canonical_json
+    from controller.table.keys_added import KeysAddedSince
+
+    decided = {"card": "9S", "position": 7, "reason": "drawn from shoe 1, which has ended", "disclosed": False}
+    journaled = {k: v for k, v in decided.items() if k != "disclosed"}
+    text = canonical_json(journaled)
+    burn_decided, burn_journaled = {"card": "8C", "position": 1, "due": "load"}, {"card": "8C", "position": 1}
+
+    signed = KeysAddedSince({})
+    signed.started({"version": "0.1.0", "signature": "sha256:" + "0" * 64})
+    assert signed.lenient("discard", 5, text, journaled, decided)
+    assert not signed.lenient("burn", 6, canonical_json(burn_journaled), burn_journaled, burn_decided)
+    assert signed.compared_without == {"discard": ["disclosed"]}
+
+    driven = KeysAddedSince({})
+    driven.started({"version": "0.1.0", "signature": "sha256:" + "0" * 64, "driver": "automated"})
+    assert not driven.lenient("discard", 5, text, journaled, decided)
+    then_unsigned = KeysAddedSince({})  # a start naming neither, after one that named a driver: a forger's
+    then_unsigned.started({"driver": None})
+    then_unsigned.started({"version": "0.1.0"})
+    assert not then_unsigned.lenient("discard", 5, text, journaled, decided)
