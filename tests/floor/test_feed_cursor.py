@@ -120,3 +120,28 @@ def test_a_feed_that_loses_the_journal_to_another_between_its_check_and_its_clai
     with pytest.raises(CursorError, match=f"no such folder {tmp_path / 'gone'}"):
         FeedCursor(tmp_path / "gone" / "c", "T1", "", journal=journal).claim()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "j.db", "j.db.feed-cursor.lock", "j.db.feed.lock"]
+
+
+def test_a_cursor_of_another_journal_held_by_its_feed_is_said_as_another_journals(tmp_path: Path) -> None:
+    """T1's feed runs with cursor ``c``; T2's feed is given ``c`` by mistake. It was told "another
+    feed of this journal is running ...: stop that one first" (a review of the check before
+    claiming): no feed of T2's journal runs, and stopping T1's mends nothing. The cursor's own
+    words come first: it is another journal's."""
+    journals = {}
+    for table in ("T1", "T2"):
+        journals[table] = tmp_path / f"{table}.db"
+        with Journal.open(journals[table], table_id=table) as j:
+            j.append("e", {"i": 1})
+            created = j.meta["created"] if table == "T1" else None
+    cursor = tmp_path / "c.feed-cursor"
+    running = FeedCursor(cursor, "T1", created, journal=journals["T1"])
+    running.save(1)
+    running.claim()
+    url = f"mqtt://127.0.0.1:{free_port()}"
+    try:
+        with pytest.raises(CursorError) as refused:
+            make_feed(journals["T2"], BrokerOptions(url, *parse_broker_url(url)), cursor=str(cursor))
+    finally:
+        running.release()
+    assert "the cursor of another journal (table T1" in str(refused.value)
+    assert "another feed" not in str(refused.value)
