@@ -16,6 +16,8 @@ Given ``stderr`` (a ``QueuedOutput``: ``shoectl run``), the lines for standard e
 so a reader of standard error that pauses (``2>&1 | less``, a terminal stopped with Ctrl-S) never
 holds the thread that logs (the table's); past its limit lines are counted and the next one
 written says how many were not.
+``file_only_logger()``: a logger whose lines go to the log file only, for what the program has
+just said on standard error in its own words (the collector's broker unreachable at start).
 ``reopen_log_files()`` (SIGHUP, ``controller.cli.stopping``) opens the log file again at its path
 after logrotate renamed it. Nothing is configured at import time. A traceback (a thread that failed) is Python's plain one:
 structlog's default, when rich is installed, prints every frame's local variables, which may
@@ -38,6 +40,7 @@ from controller.queued_output import QueuedOutput
 
 IDS = ("table", "shoe", "round", "device")
 _HANDLER_TAG = "_shoectl_handler"
+_FILE_ONLY = "shoectl.file_only"  # the stdlib logger of file_only_logger()
 _process_ids: dict[str, Any] = {}  # ids of the whole process (the table), set by configure_logging
 
 
@@ -223,6 +226,7 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
     console.setFormatter(structlog.stdlib.ProcessorFormatter(
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)],
         foreign_pre_chain=shared))
+    console.addFilter(lambda record: record.name != _FILE_ONLY)
     setattr(console, _HANDLER_TAG, True)
     root.addHandler(console)
     if file:
@@ -244,6 +248,11 @@ def configure_logging(level: str = "warning", file: str | None = None, table: st
     structlog.contextvars.clear_contextvars()
     _process_ids.clear()
     _process_ids["table"] = table
+
+
+def file_only_logger() -> Any:
+    """A structlog logger whose lines reach the log file (``--log-file``), never standard error."""
+    return structlog.get_logger(_FILE_ONLY)
 
 
 def reopen_log_files() -> None:

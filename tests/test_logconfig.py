@@ -10,7 +10,7 @@ import sys
 import pytest
 import structlog
 
-from controller.logconfig import configure_logging
+from controller.logconfig import configure_logging, file_only_logger
 
 
 @pytest.fixture()
@@ -62,6 +62,21 @@ def test_the_log_file_holds_the_failure_and_its_traceback_without_local_values(r
     assert line["event"] == "reader failed" and line["table"] == "T7" and line["level"] == "error"
     assert "Traceback (most recent call last)" in line["exception"] and "ValueError: the device answered nonsense" in line["exception"]
     assert secret not in log_file.read_text(encoding="utf-8")
+
+
+def test_a_file_only_line_reaches_the_log_file_and_never_standard_error(root_handlers, capsys, tmp_path) -> None:
+    """What the program said on standard error in its own words (the collector's unreachable broker
+    at start) is in the log file all the same, and not said twice on the terminal."""
+    log_file = tmp_path / "collector.log"
+    configure_logging("info", file=str(log_file))
+    file_only_logger().warning("broker unavailable; retrying", reason="nothing listens")
+    structlog.get_logger().warning("broker reachable again")
+    for h in logging.getLogger().handlers:
+        h.flush()
+    err = capsys.readouterr().err
+    assert "broker reachable again" in err and "unavailable" not in err
+    assert [json.loads(line)["event"] for line in log_file.read_text(encoding="utf-8").splitlines()] == [
+        "broker unavailable; retrying", "broker reachable again"]
 
 
 def test_an_id_without_a_value_is_left_out(root_handlers, capsys) -> None:

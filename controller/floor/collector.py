@@ -54,6 +54,7 @@ from controller.floor.message import (
 from controller.floor.schema import StoreError
 from controller.floor.store import BatchResult, FloorStore
 from controller.floor.topics import JOURNAL_SUBSCRIPTION, table_of
+from controller.logconfig import file_only_logger
 from shoectl_config.text import quoted
 
 DEFAULT_CLIENT_ID = "shoectl-collector"
@@ -206,7 +207,9 @@ class Collector:
         problem = None if dropped is None else reach_problem(self.options, dropped=dropped)
         why = f"{why} ({problem})" if problem else why
         if not self._ever_connected and self.on_waiting is not None:
-            _log.debug("broker unavailable; retrying", reason=why)  # on_waiting says it, once, at any level
+            # on_waiting says it on standard error, once, at any level; the log file has it too (a
+            # review: the file said the broker was reachable again after no outage)
+            file_only_logger().warning("broker unavailable; retrying", reason=why)
             self.on_waiting(f"{why}; retrying until it answers")
         else:
             _log.warning("broker unavailable; retrying", reason=why)

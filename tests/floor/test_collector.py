@@ -135,7 +135,8 @@ def test_forged_messages_from_a_client_the_acl_allows_raise_alarms_and_change_no
 def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(
         mosquitto: Mosquitto, floor_db: str, journal: TableJournal, tmp_path: Path, collectors) -> None:
     mosquitto._halt()
-    collector = start(collectors, mosquitto, floor_db, tmp_path, subscribed=False)
+    log_file = tmp_path / "collector.jsonl"
+    collector = start(collectors, mosquitto, floor_db, tmp_path, "--log-file", str(log_file), subscribed=False)
     said = (f"the broker {mosquitto.url} is unreachable (nothing listens on port {mosquitto.port} of 127.0.0.1); "
             "retrying until it answers")
     collector.wait(lambda: said in collector.stderr(), "the one line")
@@ -153,6 +154,12 @@ def test_an_unreachable_broker_is_said_in_one_line_and_waited_for(
         stop_client(client)
     collector.wait(lambda: len(stored_lines(floor_db)) == 10, "entries stored once the broker is up")
     assert collector.stderr().count("shoectl floor collect: ") == 1
+    # The log file has the outage before its end (a review: at the default level it had only "broker
+    # reachable again", the line on standard error being the outage's only word).
+    logged = [json.loads(line) for line in log_file.read_text(encoding="utf-8").splitlines()]
+    outage = [i for i, e in enumerate(logged) if e["event"] == "broker unavailable; retrying"]
+    back = [i for i, e in enumerate(logged) if e["event"] == "broker reachable again"]
+    assert len(outage) == 1 and "is unreachable" in logged[outage[0]]["reason"] and back and outage[0] < back[0], logged
 
 
 @pytest.mark.parametrize("protocol", ["5", "3.1.1"])
