@@ -30,7 +30,7 @@ from controller.errors import UsageError, path_argument
 from controller.journal import kinds
 from controller.journal.replay import ROUTINE_COMMANDS
 from controller.operators.pins import PIN_MAX, PIN_MIN, is_pin_shaped, typed_shown
-from controller.table.commands import COMMANDS
+from controller.table.commands import COMMANDS, FLAG_WORDS
 from controller.table.io import FAULT_LEVEL
 from controller.journal.clockwatch import clock_step_text
 from controller.table.result_line import round_result_text, settlement_text, wager_text
@@ -152,8 +152,8 @@ def control_client(args: argparse.Namespace) -> ControlClient:
 def _typed(kind: str | None, value: str) -> Any:
     if kind in NUMBERS and (number := whole_number_of(value)) is not None:
         return number  # as the table reads decimal text; anything else stays text: the table says what it must be
-    if kind == BOOL and value.lower() in ("true", "false"):
-        return value.lower() == "true"
+    if kind == BOOL and value.lower() in FLAG_WORDS:
+        return FLAG_WORDS[value.lower()]  # the table's words for a flag, sent as the socket's JSON boolean
     return value
 
 

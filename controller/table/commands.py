@@ -33,6 +33,9 @@ from shoectl_config.text import quoted, safe
 MAX_AMOUNT = 10**12          # minor units: far above any table limit, far below trouble
 MAX_POSITION = 100_000
 MAX_TEXT = 64
+#: The words a flag is typed as, and what each says: the table's, and ``shoectl ctl``'s and the
+#: console's, which send it to the control socket as a JSON boolean.
+FLAG_WORDS: Mapping[str, bool] = {"true": True, "yes": True, "false": False, "no": False}
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,8 @@ class Arg:
         if kind == "flag":
             if isinstance(value, bool):
                 return value
-            if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
-                return value.lower() in ("true", "yes")
+            if isinstance(value, str) and value.lower() in FLAG_WORDS:
+                return FLAG_WORDS[value.lower()]
             raise Refused(f"{self.name} must be true or false")
         if kind == "text":
             if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT or not value.isprintable():

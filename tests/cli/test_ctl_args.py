@@ -93,3 +93,23 @@ def test_every_whole_number_up_to_the_limit_is_taken_as_one() -> None:
     with pytest.raises(BadRequest) as refused:
         check_args("wager", parse_args("wager", ["seat=3", "kind=banker", f"amount={2**53 - 1}"]))
     assert str(refused.value).endswith(f"from 1 to 1000000000000, not {2**53 - 1}")
+
+
+@pytest.mark.parametrize("word", ["true", "yes", "false", "no", "YES", "maybe", "1", "on"])
+def test_a_flag_typed_at_a_prompt_is_taken_or_refused_alike_by_ctl_the_socket_and_the_table(word: str) -> None:
+    """The commands table owns what a flag's words are: the table took ``yes`` and ``no``, but
+    ``shoectl ctl`` and the console sent them as text, which the control socket refused ("face_up
+    must be true or false, not 'yes'"): a review of who decides an argument's type."""
+    from controller.rules.submission import load_preset
+    from controller.table.errors import Refused
+
+    arg = next(a for a in COMMANDS["declare_idle"].args if a.name == "face_up")
+    try:
+        table_takes = arg.parse(word, load_preset("minibaccarat"))
+    except Refused:
+        table_takes = None
+    try:
+        sent = check_args("declare_idle", parse_args("declare_idle", [f"face_up={word}"]))["face_up"]
+    except BadRequest:
+        sent = None
+    assert sent == table_takes and (sent is None) == (word in ("maybe", "1", "on"))
