@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import UsageError
+from controller.rules.cards import RANK_TEXT, RANKS as CARD_RANKS
 from controller.rules.engine import RoundFacts
 from controller.simulation import BATCHES, Tally, batch_means_estimate, house_gains
 from shoectl_config.extras import install_hint
 
 SUFFIXES = (".png", ".svg")
 POINTS = 150
-RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+RANKS = tuple(RANK_TEXT[rank] for rank in CARD_RANKS)  # the rows of the card heat map, as cards are named
 
 
 def _pyplot() -> Any:

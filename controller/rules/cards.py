@@ -5,7 +5,9 @@ Contract:
   the symbols ``♣ ♦ ♥ ♠``), case-insensitive, surrounding white space ignored. Anything else raises
   ``CardError`` with a one-line message naming the bad text.
 - ``card_from_wire(rank, suit) -> Card``: the card of a CARD_READ (rank 1-13, suit 0-3 in the order
-  of ``SUITS``), the one place the wire's suit numbers become letters; ``CardError`` otherwise.
+  of ``SUITS``), the one place the controller turns the wire's suit numbers into letters (the
+  emulator, which may not import the controller, names its own: ``firmware_bridge.emulator.cards``);
+  ``CardError`` otherwise.
 - ``Card`` is an immutable, hashable (rank, suit) pair; ``str(card)`` is the canonical form
   (``"AS"``, ``"10H"``, ``"KD"``). The 52 cards are interned: parsing returns the same objects.
 - ``Composition`` is a multiset of cards (an N-deck shoe, possibly with cards removed). Removing
