@@ -192,8 +192,7 @@ def make_feed(journal: Path, options: BrokerOptions, *, cursor: str | None = Non
         require_own_login(options, tail.table_id)
         position = FeedCursor(cursor or default_cursor_path(journal), tail.table_id, tail.meta["created"],
                               journal=journal)
-        position.position()  # another journal's cursor, held by its feed or not: said as such first
-        position.require_unclaimed()  # another feed of this cursor: in its words (claim says the journal's)
+        position.require_unclaimed()  # another feed running: said before a lock file is made or the cursor read
         position.check_journal(tail.end_seq(), tail.hash_at)  # a cursor of another journal is refused now
         position.claim()  # the cursor and the journal, until the feed stops (JournalFeed.run)
         return JournalFeed(tail, options, position, ScoreboardSummary(tail.table_id), settings)

@@ -114,8 +114,12 @@ class FeedCursor:
         self._lock_fds.append(fd)
 
     def _cursor_busy(self) -> str:
-        return (f"{self.path}: another feed of this journal is running (it holds {self.lock_path.name}); one "
-                "feed per journal: stop that one first")
+        # Said after the journal's lock was found free (require_unclaimed, claim): the feed holding
+        # the cursor is another journal's, and stopping it, or moving its cursor away, mends nothing
+        # here (a review: it was said as a feed of this journal, to be stopped).
+        whose = "another journal's feed" if self.journal is not None else "another feed"
+        return (f"{self.path}: {whose} is running with this cursor (it holds {self.lock_path.name}); a cursor "
+                "serves one journal's feed: give this one a cursor of its own (--cursor)")
 
     @staticmethod
     def _journal_busy(journal: Path) -> str:
@@ -133,10 +137,10 @@ class FeedCursor:
     def require_unclaimed(self) -> None:
         """CursorError when another feed holds the cursor, or the ``journal``, now (a check before
         anything is created: no lock file is made)."""
-        if lock_held(self.lock_path):  # looked at, not taken: the cursor's lock as the journal's
+        if self.journal is not None and lock_held(journal_lock_path(self.journal)):  # looked at, not taken
+            raise CursorError(self._journal_busy(self.journal))  # whatever the cursor: this journal's feed
+        if lock_held(self.lock_path):
             raise CursorError(self._cursor_busy())
-        if self.journal is not None and lock_held(journal_lock_path(self.journal)):
-            raise CursorError(self._journal_busy(self.journal))
 
     def load(self) -> int:
         """The ``seq`` of ``position()``."""

@@ -333,8 +333,8 @@ def test_a_second_feed_of_one_journal_is_refused_while_the_first_runs(capsys, fi
         second = subprocess.run([*SHOECTL, "feed", "--journal", str(five_entry_journal), "--broker", url],
                                 capture_output=True, text=True, timeout=60)  # not refused: it would wait on
         assert (second.returncode, second.stdout) == (2, "")
-        assert second.stderr == (f"shoectl feed: error: {five_entry_journal}.feed-cursor: another feed of this "
-                                 f"journal is running (it holds {five_entry_journal.name}.feed-cursor.lock); one "
+        assert second.stderr == (f"shoectl feed: error: {five_entry_journal}: another feed of this journal is "
+                                 f"running (it holds {five_entry_journal.name}.feed.lock, whatever its cursor); one "
                                  "feed per journal: stop that one first\n")
         before = sorted(p.name for p in five_entry_journal.parent.iterdir())
         journal_bytes = five_entry_journal.read_bytes()

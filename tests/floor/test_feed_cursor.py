@@ -122,26 +122,62 @@ def test_a_feed_that_loses_the_journal_to_another_between_its_check_and_its_clai
     assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "j.db", "j.db.feed-cursor.lock", "j.db.feed.lock"]
 
 
-def test_a_cursor_of_another_journal_held_by_its_feed_is_said_as_another_journals(tmp_path: Path) -> None:
-    """T1's feed runs with cursor ``c``; T2's feed is given ``c`` by mistake. It was told "another
-    feed of this journal is running ...: stop that one first" (a review of the check before
-    claiming): no feed of T2's journal runs, and stopping T1's mends nothing. The cursor's own
-    words come first: it is another journal's."""
-    journals = {}
+def _two_journals(tmp_path: Path) -> tuple[dict[str, Path], str]:
+    journals, created = {}, ""
     for table in ("T1", "T2"):
         journals[table] = tmp_path / f"{table}.db"
         with Journal.open(journals[table], table_id=table) as j:
             j.append("e", {"i": 1})
-            created = j.meta["created"] if table == "T1" else None
+            created = j.meta["created"] if table == "T1" else created
+    return journals, created
+
+
+@pytest.mark.parametrize("then", ["saved", "not-saved-yet", "moved-away"])
+def test_a_cursor_held_by_another_journals_feed_is_never_said_as_a_feed_of_this_journal(tmp_path: Path,
+                                                                                         then: str) -> None:
+    """T1's feed runs with cursor ``c``; T2's feed is given ``c`` by mistake. It was told "another
+    feed of this journal is running ...: stop that one first" (reviews: whether T1's feed had saved
+    a position or not, or after the file was moved away): no feed of T2's journal runs, stopping
+    T1's mends nothing, and moving away a cursor a running feed holds loses its position. It is
+    told another journal's feed runs with that cursor, and to give this one its own."""
+    journals, created = _two_journals(tmp_path)
     cursor = tmp_path / "c.feed-cursor"
     running = FeedCursor(cursor, "T1", created, journal=journals["T1"])
-    running.save(1)
     running.claim()
+    if then != "not-saved-yet":
+        running.save(1)
+    if then == "moved-away":
+        cursor.rename(tmp_path / "c.old")
     url = f"mqtt://127.0.0.1:{free_port()}"
     try:
         with pytest.raises(CursorError) as refused:
             make_feed(journals["T2"], BrokerOptions(url, *parse_broker_url(url)), cursor=str(cursor))
     finally:
         running.release()
-    assert "the cursor of another journal (table T1" in str(refused.value)
-    assert "another feed" not in str(refused.value)
+    assert str(refused.value) == (f"{cursor}: another journal's feed is running with this cursor (it holds "
+                                  "c.feed-cursor.lock); a cursor serves one journal's feed: give this one a cursor "
+                                  "of its own (--cursor)")
+    assert not (tmp_path / "T2.db.feed.lock").exists()
+
+
+def test_a_damaged_cursor_held_by_the_journals_running_feed_is_said_alike_by_feed_and_run(tmp_path: Path) -> None:
+    """The journal's feed runs and holds its cursor; the file is damaged under it. A second ``shoectl
+    feed`` was told to move the running feed's cursor away, where ``shoectl run --feed``
+    (``check_run_cursor``) said another feed runs (a review): both say that feed runs."""
+    from controller.cli.cmd_feed import check_run_cursor
+
+    journals, created = _two_journals(tmp_path)
+    cursor = tmp_path / "T1.db.feed-cursor"
+    running = FeedCursor(cursor, "T1", created, journal=journals["T1"])
+    running.claim()
+    cursor.write_text("garbage\n")
+    url = f"mqtt://127.0.0.1:{free_port()}"
+    try:
+        with pytest.raises(CursorError) as by_run:
+            check_run_cursor(journals["T1"], "T1")
+        with pytest.raises(CursorError) as by_feed:
+            make_feed(journals["T1"], BrokerOptions(url, *parse_broker_url(url)))
+    finally:
+        running.release()
+    assert "another feed of this journal is running" in str(by_run.value)
+    assert str(by_feed.value) == str(by_run.value)
