@@ -275,7 +275,7 @@ def started_since(payload: Mapping[str, Any]) -> int:
     for none (a program of before 2026-12-06)."""
     if "driver" in payload:  # null too: the table's own operators drive it
         return START_MARKS.index("driver")
-    return START_MARKS.index("signature") if payload.get("signature") is not None else -1
+    return START_MARKS.index("signature") if "signature" in payload else -1  # whatever its value
 
 
 def payload_problem(kind: str, payload: Mapping[str, Any]) -> str | None:

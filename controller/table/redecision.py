@@ -23,15 +23,16 @@ Rules of the comparison:
   is journaled): ``signature`` (2026-12-06) for the keys added before the programs signed their
   starts, ``driver`` (2026-12-07) for ``discard``'s ``disclosed``; an earlier program may not have
   written the key (an upgrade review: every journal of the first week failed the audit, read as
-  forged). A start that names the mark, whatever its value, was written by a program that writes
-  the key, and every start after it is held to it too (a table rolled back
-  to an earlier program then fails: it cannot be told from a forger's inserted start); nor where
+  forged). A start that names the mark, whatever its value, or carries this program's own
+  signature, was written by a program that writes the key, and every start after it is held to
+  it too (a table rolled back to an earlier program then fails: it cannot be told from a forger's
+  inserted start); nor where
   a record of that kind since the same start carries the key, before or after it: one program
   writes it in all or in none (``controller.table.keys_added``). ``Redecision.compared_without``
   names the keys so left out, by kind. What it cannot tell: a keyless journal re-chained with the
-  key stripped from every record of a start and the ``signature`` and ``driver`` deleted from
-  every start up to it reads as an earlier program's; such records lose detail (who counted the
-  cards, ...), never a decision.
+  key stripped from every record of a start and that key's mark and every later one deleted from
+  every start up to it (the signature another program's) reads as an earlier program's; such
+  records lose detail (who counted the cards, ...), never a decision.
 - Records made outside the core are not decided again but put in force where they lie, as the
   running table did: ``controller_started`` (the core is told of the start; the devices its
   ``capabilities`` name, when they differ, make a new core that replays every input so far, as a

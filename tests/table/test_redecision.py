@@ -749,3 +749,22 @@ def test_a_key_added_after_signatures_began_is_allowed_only_to_starts_that_name_
     then_unsigned.started({"driver": None})
     then_unsigned.started({"version": "0.1.0"})
     assert not then_unsigned.lenient("discard", 5, text, journaled, decided)
+
+
+def test_a_start_signed_by_this_very_program_is_not_an_earlier_programs_whatever_it_lacks() -> None:
+    """This program names its driver at every start and writes ``discard``'s ``disclosed``: a start
+    that carries its own signature but no driver is not one of 2026-12-06 (a forger deleted its
+    driver); a discard without ``disclosed`` under it is a difference, not "written by an earlier
+    program" (a review of the marks). Another program's signature without a driver may be one of
+    those days."""
+    from controller.journal.chain import canonical_json
+    from controller.table.keys_added import KeysAddedSince
+
+    decided = {"card": "9S", "position": 7, "reason": "drawn from shoe T1-S0001, which has ended: collected with "
+               "its cards, not dealt", "disclosed": True}
+    journaled = {k: v for k, v in decided.items() if k != "disclosed"}
+    for signature, lenient in ((signature_label(), False), ("sha256:" + "1" * 64, True)):
+        keys = KeysAddedSince({})
+        keys.started({"version": shoectl_version(), "replayed": 0, "state": "closed", "signature": signature})
+        assert keys.lenient("discard", 46, canonical_json(journaled), journaled, decided) is lenient
+        assert keys.compared_without == ({"discard": ["disclosed"]} if lenient else {})
