@@ -213,6 +213,13 @@ def decisions_text(path: str, r: Redecision) -> str:
         left = "; ".join(f"{kind} without {', '.join(keys)}" for kind, keys in sorted(r.compared_without.items()))
         lines.append(f"{path}: records written by an earlier program lack keys added since, compared without them: "
                      f"{left}")
+    if r.kinds_not_written:
+        left = "; ".join(f"{kind} ({n})" for kind, n in sorted(r.kinds_not_written.items()))
+        lines.append(f"{path}: an earlier program did not write records of kinds added since, passed over: {left}")
+    if r.reworded:
+        said = "; ".join(f"{kind} ({n})" for kind, n in sorted(r.reworded.items()))
+        lines.append(f"{path}: records written by another program say their reason in other words, compared "
+                     f"without it: {said}")
     d = r.difference
     if d is None:
         lines.append(f"{path}: decisions ok: {counts}")

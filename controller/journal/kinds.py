@@ -255,7 +255,7 @@ START_MARKS: tuple[str, ...] = ("signature", "driver")
 #: ``optional``), kind -> key -> the first of ``START_MARKS`` that every program writing the key
 #: journals at its start: the same record written by an earlier program lacks the key. ``shoectl
 #: audit decisions`` compares a record without it under starts that name neither that mark nor a
-#: later one (``controller.table.keys_added``; docs/journal.md, "Record kinds"). Found by reading
+#: later one (``controller.table.earlier_programs``; docs/journal.md, "Record kinds"). Found by reading
 #: the registry at each commit that changed it (a review: four keys were missing here).
 ADDED_IN_VERSION_2: Mapping[str, Mapping[str, str]] = {
     ROUND_KIND: {"wagers_kept": "signature"},                # 2026-11-30
@@ -268,6 +268,12 @@ ADDED_IN_VERSION_2: Mapping[str, Mapping[str, str]] = {
     CUT_SKIPPED: {"approval": "signature"},                  # 2026-12-05
     REVEALED: {"point_count": "signature"},                  # 2026-12-06 08:09
     DISCARD: {"disclosed": "driver"}}                        # 2026-12-07 10:01
+
+#: Record kinds added to schema version 2 after it began that say more about a decision an earlier
+#: program made all the same (its other records as now), by the mark of the programs that write
+#: them (as ``ADDED_IN_VERSION_2``). ``too_few_cards`` (2026-12-05) is not one: it came with
+#: another decision (a round no longer begun, where one was voided).
+KINDS_ADDED_IN_VERSION_2: Mapping[str, str] = {COVER_CARD_EARLY: "signature"}  # 2026-12-05 20:29
 
 
 def started_since(payload: Mapping[str, Any]) -> int:

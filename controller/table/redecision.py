@@ -26,13 +26,19 @@ Rules of the comparison:
   forged). A start that names the mark, whatever its value, or carries this program's own
   signature, was written by a program that writes the key, and every start after it is held to
   it too (a table rolled back to an earlier program then fails: it cannot be told from a forger's
-  inserted start); nor where
-  a record of that kind since the same start carries the key, before or after it: one program
-  writes it in all or in none (``controller.table.keys_added``). ``Redecision.compared_without``
-  names the keys so left out, by kind. What it cannot tell: a keyless journal re-chained with the
-  key stripped from every record of a start and that key's mark and every later one deleted from
-  every start up to it (the signature another program's) reads as an earlier program's; such
-  records lose detail (who counted the cards, ...), never a decision.
+  inserted start); nor where a record of that kind since the same start carries the key, before or
+  after it: one program writes it in all or in none (``controller.table.earlier_programs``).
+  ``Redecision.compared_without`` names the keys so left out, by kind. A record of a kind added
+  alike (``kinds.KINDS_ADDED_IN_VERSION_2``: ``cover_card_early``) that the journal does not hold
+  is passed over on the same terms (``kinds_not_written``). What it cannot tell: a keyless journal
+  re-chained with the key (or the record) stripped from every record of a start and that mark and
+  every later one deleted from every start up to it (the signature another program's) reads as an
+  earlier program's; such records lose detail (who counted the cards, ...), never a decision.
+- Any other record with a ``reason`` (an ``irregularity``, a ``discard``, a ``fault``, ...) under
+  a start that is not this very program's (by its signature) is compared with this program's
+  words for its reason: the words are mended from version to version, the rest of the record (the
+  action, the clause, the card) is the decision (an upgrade review: the first week's journals with
+  a card drawn in error failed at its reworded irregularity). ``Redecision.reworded`` counts them.
 - Records made outside the core are not decided again but put in force where they lie, as the
   running table did: ``controller_started`` (the core is told of the start; the devices its
   ``capabilities`` name, when they differ, make a new core that replays every input so far, as a
@@ -64,7 +70,7 @@ from controller.table.alert_check import AlertsDue
 from controller.table.core import TableCore
 from controller.table.io import TableRecord, jsonable
 from controller.table.journaling import BUILT_IN_DEVICES, INPUT_KINDS, input_from, operator_column
-from controller.table.keys_added import KeysAddedSince
+from controller.table.earlier_programs import EarlierPrograms, same_refusal
 from controller.table.errors import Refused
 from controller.table.recovery import JournalInputs, replay, rules_asked_for, rules_of_record
 
@@ -109,6 +115,8 @@ class Redecision:
     # {"version", "signature"} as ``controller_started`` journaled them; None before any start.
     written_by: dict[str, Any] | None = None
     compared_without: dict[str, list[str]] = field(default_factory=dict)  # kind -> keys an earlier program did not write
+    reworded: dict[str, int] = field(default_factory=dict)  # kind -> records another program said in other words
+    kinds_not_written: dict[str, int] = field(default_factory=dict)  # kind -> records an earlier program did not write
 
     @property
     def ok(self) -> bool:
@@ -117,18 +125,9 @@ class Redecision:
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "entries": self.entries, "inputs": self.inputs, "records": self.records,
                 "starts": self.starts, "rounds": self.rounds, "assumed_devices": self.assumed_devices,
-                "written_by": self.written_by, "compared_without": self.compared_without,
+                "written_by": self.written_by, "compared_without": self.compared_without, "reworded": self.reworded,
+                "kinds_not_written": self.kinds_not_written,
                 "difference": self.difference.to_json() if self.difference else None}
-
-
-def _same_refusal(kind: str, journaled: Any, decided: dict[str, Any]) -> bool:
-    """Two ``refused`` records that differ only in their ``reason``: the same refusal (the input,
-    the state, the operator), said in the words of another version of the program. A refusal
-    changes nothing, and its words are mended from version to version (a review of this audit:
-    a journal of the day before failed it on a reworded refusal, and read as tampered with)."""
-    if kind != kinds.REFUSED or not isinstance(journaled, dict) or not isinstance(journaled.get("reason"), str):
-        return False
-    return canonical_json({**journaled, "reason": ""}) == canonical_json({**decided, "reason": ""})
 
 
 def _side(kind: str, shoe: str | None, rnd: int | None, operator: str | None, payload: Any) -> dict[str, Any]:
@@ -149,7 +148,8 @@ class _Redecider:
     def __init__(self, rules: Any = None) -> None:
         self.rules_given = rules      # for inputs before the journal names its rules
         self.result = Redecision()
-        self.keys_added = KeysAddedSince(self.result.compared_without)
+        self.earlier = EarlierPrograms(self.result.compared_without, self.result.reworded,
+                                       self.result.kinds_not_written)
         self.read = JournalInputs()   # every input so far, for a core rebuilt at a start
         self.core: TableCore | None = None
         self.table_id = "T1"
@@ -161,6 +161,12 @@ class _Redecider:
     def differ(self, seq: int | None, why: str, journaled: dict[str, Any] | None = None,
                decided: dict[str, Any] | None = None) -> None:
         self.result.difference = Difference(seq, why, journaled, decided)
+
+    def pass_over_unwritten(self, kind: str | None, seq: int | None) -> None:
+        """Decided records of a kind an earlier program did not write, which the journal does not
+        hold here (``EarlierPrograms.not_written``): passed over."""
+        while self.expected and self.expected[0].kind != kind and self.earlier.not_written(self.expected[0].kind, seq):
+            self.expected.popleft()
 
     def missing(self, seq: int | None) -> None:
         r = self.expected[0]
@@ -174,6 +180,7 @@ class _Redecider:
             return
         self.result.entries += 1
         self.result.last_seq = e.seq
+        self.pass_over_unwritten(e.kind, e.seq)
         self.table_id = e.table_id or self.table_id
         if e.kind in INPUT_KINDS:
             if self.expected:
@@ -232,13 +239,14 @@ class _Redecider:
         # (the column came later), whose payload names the operator, compared below.
         same = (e.kind == r.kind and e.shoe_id == r.shoe and e.round_no == r.round
                 and e.operator in (None, operator_column(r.kind, r.payload))
-                and (text == canonical_json(r.payload) or _same_refusal(e.kind, payload, r.payload)
-                     or self.keys_added.lenient(e.kind, e.seq, text, payload, r.payload)))
+                and (text == canonical_json(r.payload) or same_refusal(e.kind, payload, r.payload)
+                     or self.earlier.lenient(e.kind, e.seq, text, payload, r.payload)
+                     or self.earlier.reworded(e.kind, e.seq, payload, r.payload)))
         if not same:
             self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",
                         journaled=_journaled(e, payload), decided=_decided(r))
             return
-        if (why := self.keys_added.carried(e.kind, payload)) is not None:
+        if (why := self.earlier.carried(e.kind, payload)) is not None:
             self.differ(e.seq, why, journaled=_journaled(e, payload), decided=_decided(r))
             return
         self.expected.popleft()
@@ -249,7 +257,7 @@ class _Redecider:
         p = e.payload
         self.result.starts += 1
         self.result.written_by = {"version": p.get("version"), "signature": p.get("signature")}
-        self.keys_added.started(p)
+        self.earlier.started(p)
         devices = _devices(e)
         if devices is None:
             devices = BUILT_IN_DEVICES
@@ -351,6 +359,7 @@ def redecide(entries: Iterable[Any], *, rules: Any = None) -> Redecision:
             walk.differ(e.seq, str(exc))
         if walk.result.difference is not None:
             return walk.result
+    walk.pass_over_unwritten(None, None)
     if walk.expected:
         walk.missing(None)
     elif (why := walk.alerts.finish()) is not None:

@@ -729,23 +729,23 @@ def test_a_key_added_after_signatures_began_is_allowed_only_to_starts_that_name_
     signatures; a start naming a driver writes them all (a review: a signature alone held it to
     every key, and such a journal failed as if forged)."""
     from controller.journal.chain import canonical_json
-    from controller.table.keys_added import KeysAddedSince
+    from controller.table.earlier_programs import EarlierPrograms
 
     decided = {"card": "9S", "position": 7, "reason": "drawn from shoe 1, which has ended", "disclosed": False}
     journaled = {k: v for k, v in decided.items() if k != "disclosed"}
     text = canonical_json(journaled)
     burn_decided, burn_journaled = {"card": "8C", "position": 1, "due": "load"}, {"card": "8C", "position": 1}
 
-    signed = KeysAddedSince({})
+    signed = EarlierPrograms({}, {}, {})
     signed.started({"version": "0.1.0", "signature": "sha256:" + "0" * 64})
     assert signed.lenient("discard", 5, text, journaled, decided)
     assert not signed.lenient("burn", 6, canonical_json(burn_journaled), burn_journaled, burn_decided)
     assert signed.compared_without == {"discard": ["disclosed"]}
 
-    driven = KeysAddedSince({})
+    driven = EarlierPrograms({}, {}, {})
     driven.started({"version": "0.1.0", "signature": "sha256:" + "0" * 64, "driver": "automated"})
     assert not driven.lenient("discard", 5, text, journaled, decided)
-    then_unsigned = KeysAddedSince({})  # a start naming neither, after one that named a driver: a forger's
+    then_unsigned = EarlierPrograms({}, {}, {})  # a start naming neither, after one that named a driver: a forger's
     then_unsigned.started({"driver": None})
     then_unsigned.started({"version": "0.1.0"})
     assert not then_unsigned.lenient("discard", 5, text, journaled, decided)
@@ -758,13 +758,13 @@ def test_a_start_signed_by_this_very_program_is_not_an_earlier_programs_whatever
     program" (a review of the marks). Another program's signature without a driver may be one of
     those days."""
     from controller.journal.chain import canonical_json
-    from controller.table.keys_added import KeysAddedSince
+    from controller.table.earlier_programs import EarlierPrograms
 
     decided = {"card": "9S", "position": 7, "reason": "drawn from shoe T1-S0001, which has ended: collected with "
                "its cards, not dealt", "disclosed": True}
     journaled = {k: v for k, v in decided.items() if k != "disclosed"}
     for signature, lenient in ((signature_label(), False), ("sha256:" + "1" * 64, True)):
-        keys = KeysAddedSince({})
+        keys = EarlierPrograms({}, {}, {})
         keys.started({"version": shoectl_version(), "replayed": 0, "state": "closed", "signature": signature})
         assert keys.lenient("discard", 46, canonical_json(journaled), journaled, decided) is lenient
         assert keys.compared_without == ({"discard": ["disclosed"]} if lenient else {})

@@ -1,0 +1,132 @@
+"""The decisions audit's allowance for what an earlier program's genuine records say otherwise than
+this program decides them, and its limits (the rules in full: ``controller.table.redecision``'s
+docstring; docs/audit.md). Three things change from version to version without changing a decision:
+
+- optional keys version 2 gained after it began (``kinds.ADDED_IN_VERSION_2``, each with the
+  start's mark of the programs that write it, ``signature`` or ``driver``);
+- record kinds version 2 gained after it began that only say more (``kinds.KINDS_ADDED_IN_VERSION_2``,
+  marked alike): an earlier program made the same decision without the record;
+- the words of a record's ``reason`` (a refusal's at any time, as before; another record's where
+  the start is not this very program's: the action, clause, card and the rest are compared).
+
+``EarlierPrograms(compared_without, reworded, kinds_not_written)``, one per walk over a journal,
+reporting into the three dicts it is given (kind -> keys; kind -> records; kind -> records):
+
+- ``started(payload)`` at each ``controller_started``: a start that names a mark, or a later one
+  (``kinds.started_since``), or carries this very program's signature, is a program's that writes
+  what that mark brought, and so is every start after it;
+- ``lenient(kind, seq, text, journaled, decided)`` -> whether the journaled record (``text``, its
+  canonical JSON) is the decided one without keys it lacks, allowed there;
+- ``reworded(kind, seq, journaled, decided)`` -> whether it is the decided one in other words
+  (and maybe without such keys);
+- ``not_written(kind, seq)`` -> whether a decided record of ``kind`` that the journal does not hold
+  here is one an earlier program did not write;
+- ``carried(kind, payload)`` -> for a record found equal, why it cannot be (it carries a key, or is
+  of a kind, that a record since the same start was passed over without: one program writes it in
+  all of them or in none), or None. What only that start left out is then no longer reported.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from controller.journal import kinds
+from controller.journal.chain import canonical_json
+from controller.signature import is_this_program
+
+_LATEST = len(kinds.START_MARKS) - 1
+
+
+def same_refusal(kind: str, journaled: Any, decided: dict[str, Any]) -> bool:
+    """Two ``refused`` records that differ only in their ``reason``: the same refusal (the input,
+    the state, the operator), said in the words of another version of the program. A refusal
+    changes nothing, and its words are mended from version to version (a review of this audit:
+    a journal of the day before failed it on a reworded refusal, and read as tampered with)."""
+    if kind != kinds.REFUSED or not isinstance(journaled, dict) or not isinstance(journaled.get("reason"), str):
+        return False
+    return canonical_json({**journaled, "reason": ""}) == canonical_json({**decided, "reason": ""})
+
+
+class EarlierPrograms:
+    """See the module docstring."""
+
+    def __init__(self, compared_without: dict[str, list[str]], reworded: dict[str, int],
+                 kinds_not_written: dict[str, int]) -> None:
+        self.compared_without, self.reworded_kinds, self.kinds_not_written = compared_without, reworded, kinds_not_written
+        # since the last start: (kind, key) or (kind, None) for a record kind, carried by a record,
+        # or passed over (the entry of the first record without it); and passed over before it
+        self._carried: set[tuple[str, str | None]] = set()
+        self._left_out: dict[tuple[str, str | None], int | None] = {}
+        self._left_before: set[tuple[str, str | None]] = set()
+        # The latest mark a start so far named (``kinds.START_MARKS``): no start after it is an
+        # earlier program's, whatever it names (a forger's inserted start).
+        self._since = -1
+        self._own = False  # the last start carries this very program's signature
+
+    def started(self, payload: dict[str, Any]) -> None:
+        self._left_before.update(self._left_out)
+        self._carried, self._left_out = set(), {}  # another program may write from here
+        self._own = is_this_program(payload.get("signature"))
+        # This very program's start, whatever else it lacks: it names every mark and writes every
+        # key (a review: a start signed by it, its driver deleted, passed a stripped disclosed).
+        self._since = max(self._since, _LATEST if self._own else kinds.started_since(payload))
+
+    def _before(self, mark: str) -> bool:
+        return kinds.START_MARKS.index(mark) > self._since
+
+    def lenient(self, kind: str, seq: int, text: str, journaled: Any, decided: dict[str, Any]) -> bool:
+        marks = kinds.ADDED_IN_VERSION_2.get(kind, {})
+        added = [k for k in marks if k in decided and k not in journaled]
+        if not added or any(not self._before(marks[k]) or (kind, k) in self._carried for k in added):
+            return False  # a program that writes the key (its start's mark says so), or this start's records carry it
+        if text != canonical_json({k: v for k, v in decided.items() if k not in added}):
+            return False
+        known = self.compared_without.setdefault(kind, [])
+        known.extend(k for k in added if k not in known)
+        for k in added:
+            self._left_out.setdefault((kind, k), seq)
+        return True
+
+    def reworded(self, kind: str, seq: int, journaled: Any, decided: dict[str, Any]) -> bool:
+        # Records whose reason is words: an earlier program's are mended, and only this very
+        # program's are held to this one's (an upgrade review: every journal of the first week with
+        # an undisclosed card drawn in error failed at that card's irregularity, its card's name
+        # taken out of the sentence since).
+        if (self._own or kind == kinds.REFUSED or not isinstance(journaled, dict)
+                or not isinstance(journaled.get("reason"), str) or not isinstance(decided.get("reason"), str)):
+            return False
+        as_decided = {**journaled, "reason": decided["reason"]}
+        text = canonical_json(as_decided)
+        if text != canonical_json(decided) and not self.lenient(kind, seq, text, as_decided, decided):
+            return False
+        self.reworded_kinds[kind] = self.reworded_kinds.get(kind, 0) + 1
+        return True
+
+    def not_written(self, kind: str, seq: int | None) -> bool:
+        mark = kinds.KINDS_ADDED_IN_VERSION_2.get(kind)
+        if mark is None or not self._before(mark) or (kind, None) in self._carried:
+            return False
+        self._left_out.setdefault((kind, None), seq)
+        self.kinds_not_written[kind] = self.kinds_not_written.get(kind, 0) + 1
+        return True
+
+    def carried(self, kind: str, payload: Any) -> str | None:
+        if kind in kinds.KINDS_ADDED_IN_VERSION_2:
+            self._carried.add((kind, None))
+            if (kind, None) in self._left_out:
+                if (kind, None) not in self._left_before:
+                    del self.kinds_not_written[kind]
+                return (f"the journal holds a {kind} record, where at entry {self._left_out[kind, None]} deciding "
+                        "again made one it does not hold: one program writes them all or none")
+        for key in kinds.ADDED_IN_VERSION_2.get(kind, ()):
+            if not (isinstance(payload, dict) and key in payload):
+                continue
+            self._carried.add((kind, key))
+            if (kind, key) in self._left_out:  # not an earlier program's, then: not said as one
+                if (kind, key) not in self._left_before:  # an earlier start's records were, all the same
+                    left = self.compared_without[kind]
+                    left.remove(key)
+                    if not left:
+                        del self.compared_without[kind]
+                return (f"the journal's {kind} record carries {key}, which its {kind} record at entry "
+                        f"{self._left_out[kind, key]} lacks: one program writes it in all of them or in none")
+        return None

@@ -1,0 +1,156 @@
+"""An earlier program's genuine journal decided again by this one (an upgrade review ran the
+programs of every half day since 2026-11-29): records whose words were mended since, and a record
+kind added since, must not read as a forger's; the same changes where this very program wrote the
+journal, or where the decision itself differs, still do.
+
+Each journal here is a current table's, rewritten as the program of that day wrote it (the words
+and records of its journal, run at the commit named) and re-chained: exactly the bytes that
+program journaled for those inputs."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from cli_run import dealt_journal, run_captured
+
+from tests.tampering import rechain, renumber, rewrite, rows
+
+SEQ, KIND, PAYLOAD = 0, 2, 10  # columns of a row of ``entries``
+
+
+def shoectl(*args: str) -> SimpleNamespace:
+    code, out, err = run_captured(*args)
+    return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+
+def as_written(src: Path, tmp_path: Path, change, *, then: bool = True) -> Path:
+    """``src`` with its rows changed by ``change`` and re-chained; ``then``: every start as a
+    program of before 2026-12-06 wrote it (neither signature nor driver), else as this one did."""
+    path = tmp_path / "then.db"
+    shutil.copy(src, path)
+    rs = [list(r) for r in rows(path)]
+    for row in rs:
+        if then and row[KIND] == "controller_started":
+            payload = json.loads(row[PAYLOAD])
+            payload.pop("signature", None)
+            payload.pop("driver", None)
+            row[PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    rewrite(path, rechain([tuple(r) for r in renumber(change(rs))]))
+    assert shoectl("journal", "verify", str(path)).returncode == 0
+    return path
+
+
+OLD_WORDS = {
+    # 3afbb0a6 (2026-12-05 14:36) took the card's name out of the sentence
+    "midibaccarat": ("irregularity", "next-hand-first-card",
+                     "Card {card} was drawn in error and not disclosed: it is held, undisclosed, as the first "
+                     "card of the next hand."),
+    # 71e8b574 (2026-12-05 15:26) named the table's reading instead of 681a.7(c)
+    "21-baccarat": ("discard", None,
+                    "21 Baccarat: a card drawn when none was called for goes to the discard rack, as a burn card "
+                    "(681a.7(c)); it may have been seen while wagers could be placed"),
+}
+
+
+@pytest.fixture(scope="module")
+def extra_card_journals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("extra")
+    return {game: dealt_journal(folder / f"{game}.db", "--submission", game, "--rounds", "12", "--seed", "12",
+                                "--faults", "dealer-extra-at=6", "--no-edge-monitor") for game in OLD_WORDS}
+
+
+def in_old_words(game: str, *, action: str | None = None):
+    kind, wanted, words = OLD_WORDS[game]
+    reworded: list[int] = []
+
+    def change(rs: list) -> list:
+        for row in rs:
+            payload = json.loads(row[PAYLOAD])
+            if row[KIND] == kind and (wanted is None or payload.get("action") == wanted) and "reason" in payload:
+                payload["reason"] = words.format(card=payload.get("card"))
+                payload.pop("disclosed", None)  # discard's key of 2026-12-07
+                if action is not None:
+                    payload["action"] = action
+                row[PAYLOAD] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+                reworded.append(row[SEQ])
+        assert reworded, f"no {kind} record to reword"
+        return rs
+    return change
+
+
+@pytest.mark.parametrize("game", sorted(OLD_WORDS))
+def test_a_decision_whose_sentence_was_reworded_since_is_the_same_decision(
+        extra_card_journals: dict[str, Path], tmp_path: Path, game: str) -> None:
+    """A review ran the programs of 2026-12-01 and 2026-12-02 with an extra card drawn
+    (dealer-extra-at): their journals failed `audit decisions` at that card's record, "reason:
+    journal 'Card KD was drawn in error ...', decided 'A card was drawn in error ...'", and a table
+    that continues such a journal (which it does) writes one that fails for ever. The decision
+    (action, card, clause, position) is the same; only its sentence was mended, as a refusal's
+    words are. The line before the verdict says so."""
+    path = as_written(extra_card_journals[game], tmp_path, in_old_words(game))
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 0, done.stdout
+    assert (f"{path}: records written by another program say their reason in other words, compared without it: "
+            f"{OLD_WORDS[game][0]} (1)") in done.stdout.splitlines()
+
+
+def test_other_words_in_this_very_programs_journal_or_another_decision_are_differences(
+        extra_card_journals: dict[str, Path], tmp_path: Path) -> None:
+    """This program's own start (its signature) is held to its words; and under an earlier
+    program's start, words do not cover another decision (the action)."""
+    journal = extra_card_journals["midibaccarat"]
+    own = as_written(journal, tmp_path, in_old_words("midibaccarat"), then=False)
+    done = shoectl("audit", "decisions", str(own))
+    assert done.returncode == 1 and "the journal's irregularity record is not what the table decides" in done.stdout
+    other = as_written(journal, tmp_path, in_old_words("midibaccarat", action="discard"))
+    done = shoectl("audit", "decisions", str(other))
+    assert done.returncode == 1 and "the journal's irregularity record is not what the table decides" in done.stdout
+
+
+@pytest.fixture(scope="module")
+def early_cover_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("early")
+    return dealt_journal(folder / "j.db", "--submission", "minibaccarat", "--shoes", "2", "--seed", "13",
+                         "--faults", "cover-at=40", "--no-edge-monitor")
+
+
+def test_an_early_cover_card_journaled_before_cover_card_early_existed_decides_again(
+        early_cover_journal: Path, tmp_path: Path) -> None:
+    """Every program before 0cdf9f88 (2026-12-05 20:29) ended a shoe whose cover card came out early
+    (cover-at) without a ``cover_card_early`` record: the kind did not exist. A review's journals of
+    2026-11-29 to 2026-12-05 (every game, `--faults cover-at=40`) all failed `audit decisions`:
+    "deciding again makes a cover_card_early record that the journal does not hold"."""
+    def change(rs: list) -> list:
+        kept = [r for r in rs if r[KIND] != "cover_card_early"]
+        assert len(kept) < len(rs), "no early cover card"
+        return kept
+
+    path = as_written(early_cover_journal, tmp_path, change)
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 0, done.stdout
+    n = sum(1 for r in rows(early_cover_journal) if r[KIND] == "cover_card_early")
+    assert (f"{path}: an earlier program did not write records of kinds added since, passed over: "
+            f"cover_card_early ({n})") in done.stdout.splitlines()
+
+
+@pytest.mark.parametrize("how", ["this-programs-start", "one-of-two-left-out"])
+def test_an_early_cover_card_left_out_by_a_program_that_writes_them_is_a_difference(
+        early_cover_journal: Path, tmp_path: Path, how: str) -> None:
+    """Under this very program's start, or where the same start's journal holds another record of
+    that kind (one program writes them all or none), a missing ``cover_card_early`` is a forger's."""
+    def change(rs: list) -> list:
+        early = [i for i, r in enumerate(rs) if r[KIND] == "cover_card_early"]
+        assert len(early) >= (2 if how == "one-of-two-left-out" else 1), "too few early cover cards"
+        del rs[early[0]]
+        return rs
+
+    path = as_written(early_cover_journal, tmp_path, change, then=how == "one-of-two-left-out")
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 1, done.stdout
+    if how == "this-programs-start":
+        assert "deciding again makes a cover_card_early record that the journal does not hold" in done.stdout
+    else:
+        assert "where at entry" in done.stdout and "one program writes them all or none" in done.stdout
