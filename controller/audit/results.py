@@ -149,14 +149,16 @@ def facts_of(p: dict[str, Any]) -> RoundFacts:
                       BonusRank(p["player"].get("bonus_rank", "none")), BonusRank(p["banker"].get("bonus_rank", "none")))
 
 
-def collect_results(entries: Any) -> list[RulesResults]:
+def collect_results(entries: Any, given: RulesResults | None = None) -> list[RulesResults]:
     """See the module docstring. Rounds before any ``submission`` record (a journal written before
-    tables journaled their rules) are not counted: nothing says what their wagers paid."""
-    groups: list[RulesResults] = []
-    current: RulesResults | None = None
+    tables journaled their rules) are counted under ``given`` (the rules named for them: ``audit
+    results --submission``; returned first when it counted any), else not: nothing says what their
+    wagers paid."""
+    groups: list[RulesResults] = [] if given is None else [given]
+    current = given
     for e in entries:
         try:
-            current = _collect_one(e, current, groups)
+            current = _collect_one(e, current, groups, given)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise malformed_entry(e, exc) from None
     for g in groups:  # a round the journal ends in: what it settled (House Money) stands
@@ -167,11 +169,12 @@ def collect_results(entries: Any) -> list[RulesResults]:
     return [g for g in groups if g.shoes or g.simulated or g.void or g.money]
 
 
-def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults]) -> RulesResults | None:
+def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults],
+                 given: RulesResults | None) -> RulesResults | None:
     kind, p = e.kind, e.payload
     if kind == kinds.SUBMISSION:
-        if current is None or current.document != p:
-            current = next((g for g in groups if g.document == p), None)
+        if current is None or current is given or current.document != p:  # the rules given: before the journal's alone
+            current = next((g for g in groups if g is not given and g.document == p), None)
             if current is None:  # a record that is no Rules Submission is refused here, by entry
                 current = RulesResults(dict(p), submission_from_document(p))
                 groups.append(current)

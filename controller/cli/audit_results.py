@@ -1,4 +1,4 @@
-"""``shoectl audit results PATH [--json]``: what a journal's rounds yielded, for a gaming lab
+"""``shoectl audit results PATH [--submission FILE|PRESET] [--json]``: what a journal's rounds yielded, for a gaming lab
 (``controller.audit.results``; docs/audit.md, "Results").
 
 For each Rules Submission the rounds were dealt under: the shoes, rounds (simulated and void
@@ -13,24 +13,36 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from controller.audit.results import RESULTS_KINDS, RulesResults, WagerMoney, collect_results
 from controller.cli.cmd_simulate import figures, print_agreement, print_figures
-from controller.cli.common import percent, print_json
+from controller.cli.common import percent, print_json, submission_for
 from controller.cli.journal_input import EXIT_DOES_NOT_VERIFY, read_checked
 from controller.errors import UsageError
 from controller.rules.model import WagerKind
 from controller.rules.money import money_text
+from controller.table.io import jsonable
 
 
 def run_results(args: argparse.Namespace) -> int:
-    groups = read_checked(args, collect_results, kinds=RESULTS_KINDS, progress=f"reading {Path(args.path).name}")
+    given = None
+    if args.submission is not None:
+        sub = submission_for(None, args.submission)
+        given = RulesResults(jsonable(sub.to_dict()), sub)
+    groups = read_checked(args, partial(collect_results, given=given), kinds=RESULTS_KINDS,
+                          progress=f"reading {Path(args.path).name}")
     if groups is None:
         return EXIT_DOES_NOT_VERIFY
+    if given is not None and not any(g is given for g in groups):  # taken without a word, it seemed applied
+        print(f"{args.prog}: warning: --submission {args.submission}: not used: the journal names its rules before "
+              "its first round", file=sys.stderr)
     if not groups:
-        raise UsageError(f"{args.path}: no round decided under a journaled Rules Submission")
+        raise UsageError(f"{args.path}: no round decided under a journaled Rules Submission (a journal written "
+                         "before tables journaled their rules: name them with --submission)")
     reports = [_report(g) for g in groups]
     if args.json:
         print_json({"path": str(args.path), "rules": reports})

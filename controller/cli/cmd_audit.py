@@ -90,6 +90,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "full shoe (as shoectl simulate gives them); and the money by wager kind: wagers "
                                       "settled, staked, the players' net, hold, commission, won/lost/pushed, returned.")
     add_journal_input(r)
+    r.add_argument("--submission", type=path_argument, metavar="FILE|PRESET",
+                   help="the Rules Submission of a journal written before it journaled its rules (the rounds "
+                        "before its first submission record are counted under it)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=run_results)
 

@@ -312,3 +312,26 @@ def test_the_intervals_are_over_batches_of_whole_shoes_in_journal_order(shoes: i
     groups = [list(range(start, min(start + per_batch, shoes))) for start in range(0, shoes, per_batch)]
     assert total.batches == [(sum(n + 1 for n in g), Counter({f"fact-{n}": n + 1 for n in g})) for g in groups]
     assert (total.shoes, total.rounds) == (shoes, sum(n + 1 for n in range(shoes)))
+
+
+def test_a_journal_written_before_tables_journaled_their_rules_is_counted_under_the_rules_named(
+        capsys, journal: Path, tmp_path: Path) -> None:
+    """tests/data/journal-v1.sql (the first evening's shoectl, Minibaccarat) names no rules: `audit
+    results` said only "no round decided under a journaled Rules Submission", with no way to name
+    them (an upgrade review), as `audit decisions --submission` can. Given them, its 82 rounds are
+    counted; given them for a journal that names its own, they are not used, and said so."""
+    import sqlite3
+
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path)
+    conn.executescript((Path(__file__).parent.parent / "data" / "journal-v1.sql").read_text(encoding="utf-8"))
+    conn.close()
+    code, out, err = run(capsys, "audit", "results", str(path))
+    assert (code, out) == (2, "") and "name them with --submission" in err
+    code, out, err = run(capsys, "audit", "results", str(path), "--submission", "minibaccarat", "--json")
+    [rep] = json.loads(out)["rules"]
+    assert code == 0 and "not used" not in err
+    assert (rep["submission"], rep["rounds"] + rep["simulated_rounds"] + rep["void_rounds"]) == ("preset:minibaccarat", 82)
+    code, named, err = run(capsys, "audit", "results", str(journal), "--submission", "ez-baccarat", "--json")
+    assert code == 0 and "--submission ez-baccarat: not used: the journal names its rules before its first round" in err
+    assert named == run(capsys, "audit", "results", str(journal), "--json")[1]
