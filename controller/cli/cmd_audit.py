@@ -219,6 +219,10 @@ def decisions_text(path: str, r: Redecision) -> str:
     if r.kinds_not_written:
         left = "; ".join(f"{kind} ({n})" for kind, n in sorted(r.kinds_not_written.items()))
         lines.append(f"{path}: an earlier program did not write records of kinds added since, passed over: {left}")
+    if r.rounds_not_named:
+        said = "; ".join(f"{kind} ({n})" for kind, n in sorted(r.rounds_not_named.items()))
+        lines.append(f"{path}: records written by an earlier program name no round for a card dealt after one, "
+                     f"compared without it: {said}")
     if r.reworded:
         said = "; ".join(f"{kind} ({n})" for kind, n in sorted(r.reworded.items()))
         lines.append(f"{path}: records written by another program say their reason in other words, compared "

@@ -275,6 +275,14 @@ ADDED_IN_VERSION_2: Mapping[str, Mapping[str, str]] = {
 #: another decision (a round no longer begun, where one was voided).
 KINDS_ADDED_IN_VERSION_2: Mapping[str, str] = {COVER_CARD_EARLY: "signature"}  # 2026-12-05 20:29
 
+#: Kinds whose records of a card dealt in error after a round's end were journaled with no round
+#: until 2026-12-05 21:25 (now with the round they follow, 627a.13(b)-(c)), by mark as above.
+ROUND_ADDED_IN_VERSION_2: Mapping[str, str] = {IRREGULARITY: "signature", DISCARD: "signature"}
+
+#: Kinds whose ``reason`` names the rule applied (a ``discard``'s ``"627a.13(c)(1)"``): the decision,
+#: not words an earlier program may have put otherwise (``controller.table.earlier_programs``).
+REASON_NAMES_THE_RULE: frozenset[str] = frozenset({DISCARD})
+
 
 def started_since(payload: Mapping[str, Any]) -> int:
     """The index in ``START_MARKS`` of the latest mark a ``controller_started`` payload names, -1

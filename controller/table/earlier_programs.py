@@ -7,10 +7,14 @@ docstring; docs/audit.md). Three things change from version to version without c
 - record kinds version 2 gained after it began that only say more (``kinds.KINDS_ADDED_IN_VERSION_2``,
   marked alike): an earlier program made the same decision without the record;
 - the words of a record's ``reason`` (a refusal's at any time, as before; another record's where
-  the start is not this very program's: the action, clause, card and the rest are compared).
+  no start so far is this very program's: the action, clause, card and the rest are compared),
+  but for a kind whose reason names the rule applied (``kinds.REASON_NAMES_THE_RULE``) only an
+  earlier program's known words for the same rule (``EARLIER_WORDS``);
+- the round column of a record of a card dealt in error after a round (``kinds.ROUND_ADDED_IN_VERSION_2``),
+  journaled with none before 2026-12-05 21:25.
 
-``EarlierPrograms(compared_without, reworded, kinds_not_written)``, one per walk over a journal,
-reporting into the three dicts it is given (kind -> keys; kind -> records; kind -> records):
+``EarlierPrograms(compared_without, reworded, kinds_not_written, rounds_not_named)``, one per walk
+over a journal, reporting into the dicts it is given (kind -> keys; the others kind -> records):
 
 - ``started(payload)`` at each ``controller_started``: a start that names a mark, or a later one
   (``kinds.started_since``), or carries this very program's signature, is a program's that writes
@@ -19,6 +23,8 @@ reporting into the three dicts it is given (kind -> keys; kind -> records; kind 
   canonical JSON) is the decided one without keys it lacks, allowed there;
 - ``reworded(kind, seq, journaled, decided)`` -> whether it is the decided one in other words
   (and maybe without such keys);
+- ``may_lack_round(kind)`` / ``lacked_round(kind)``: whether a record of ``kind`` may name no round
+  where this program names one, and the count of those that did;
 - ``not_written(kind, seq)`` -> whether a decided record of ``kind`` that the journal does not hold
   here is one an earlier program did not write;
 - ``carried(kind, payload)`` -> for a record found equal, why it cannot be (it carries a key, or is
@@ -32,8 +38,16 @@ from typing import Any
 from controller.journal import kinds
 from controller.journal.chain import canonical_json
 from controller.signature import is_this_program
+from controller.table.dealing import TWENTYONE_CARD_IN_ERROR
 
 _LATEST = len(kinds.START_MARKS) - 1
+
+#: (kind, an earlier program's reason) -> this program's words for the same rule, for the kinds
+#: whose reason names the rule (found in the history of the code that writes them).
+EARLIER_WORDS: dict[tuple[str, str], str] = {
+    (kinds.DISCARD, "21 Baccarat: a card drawn when none was called for goes to the discard rack, as a burn card "
+                    "(681a.7(c)); it may have been seen while wagers could be placed"): TWENTYONE_CARD_IN_ERROR,  # to 2026-12-05 15:26
+}
 
 
 def same_refusal(kind: str, journaled: Any, decided: dict[str, Any]) -> bool:
@@ -50,8 +64,9 @@ class EarlierPrograms:
     """See the module docstring."""
 
     def __init__(self, compared_without: dict[str, list[str]], reworded: dict[str, int],
-                 kinds_not_written: dict[str, int]) -> None:
+                 kinds_not_written: dict[str, int], rounds_not_named: dict[str, int]) -> None:
         self.compared_without, self.reworded_kinds, self.kinds_not_written = compared_without, reworded, kinds_not_written
+        self.rounds_not_named = rounds_not_named
         # since the last start: (kind, key) or (kind, None) for a record kind, carried by a record,
         # or passed over (the entry of the first record without it); and passed over before it
         self._carried: set[tuple[str, str | None]] = set()
@@ -60,12 +75,12 @@ class EarlierPrograms:
         # The latest mark a start so far named (``kinds.START_MARKS``): no start after it is an
         # earlier program's, whatever it names (a forger's inserted start).
         self._since = -1
-        self._own = False  # the last start carries this very program's signature
+        self._own = False  # a start so far carried this very program's signature (one after it: a forger's)
 
     def started(self, payload: dict[str, Any]) -> None:
         self._left_before.update(self._left_out)
         self._carried, self._left_out = set(), {}  # another program may write from here
-        self._own = is_this_program(payload.get("signature"))
+        self._own = self._own or is_this_program(payload.get("signature"))
         # This very program's start, whatever else it lacks: it names every mark and writes every
         # key (a review: a start signed by it, its driver deleted, passed a stripped disclosed).
         self._since = max(self._since, _LATEST if self._own else kinds.started_since(payload))
@@ -94,12 +109,21 @@ class EarlierPrograms:
         if (self._own or kind == kinds.REFUSED or not isinstance(journaled, dict)
                 or not isinstance(journaled.get("reason"), str) or not isinstance(decided.get("reason"), str)):
             return False
+        if kind in kinds.REASON_NAMES_THE_RULE and EARLIER_WORDS.get((kind, journaled["reason"])) != decided["reason"]:
+            return False  # another rule, not other words (a review: a discard's 627a.13(c)(1) made (c)(2) passed)
         as_decided = {**journaled, "reason": decided["reason"]}
         text = canonical_json(as_decided)
         if text != canonical_json(decided) and not self.lenient(kind, seq, text, as_decided, decided):
             return False
         self.reworded_kinds[kind] = self.reworded_kinds.get(kind, 0) + 1
         return True
+
+    def may_lack_round(self, kind: str) -> bool:
+        mark = kinds.ROUND_ADDED_IN_VERSION_2.get(kind)
+        return mark is not None and self._before(mark)
+
+    def lacked_round(self, kind: str) -> None:
+        self.rounds_not_named[kind] = self.rounds_not_named.get(kind, 0) + 1
 
     def not_written(self, kind: str, seq: int | None) -> bool:
         mark = kinds.KINDS_ADDED_IN_VERSION_2.get(kind)

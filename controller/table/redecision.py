@@ -34,11 +34,15 @@ Rules of the comparison:
   re-chained with the key (or the record) stripped from every record of a start and that mark and
   every later one deleted from every start up to it (the signature another program's) reads as an
   earlier program's; such records lose detail (who counted the cards, ...), never a decision.
-- Any other record with a ``reason`` (an ``irregularity``, a ``discard``, a ``fault``, ...) under
-  a start that is not this very program's (by its signature) is compared with this program's
-  words for its reason: the words are mended from version to version, the rest of the record (the
-  action, the clause, the card) is the decision (an upgrade review: the first week's journals with
-  a card drawn in error failed at its reworded irregularity). ``Redecision.reworded`` counts them.
+- Any other record with a ``reason`` (an ``irregularity``, a ``fault``, ...) where no start so far
+  is this very program's (by its signature) is compared with this program's words for its reason:
+  the words are mended from version to version, the rest of the record (the action, the clause,
+  the card) is the decision (an upgrade review: the first week's journals with a card drawn in
+  error failed at its reworded irregularity). A ``discard``'s reason names the rule applied: only
+  an earlier program's known words for the same rule pass (``earlier_programs.EARLIER_WORDS``).
+  ``Redecision.reworded`` counts them. The ``irregularity`` and ``discard`` of a card dealt after
+  a round, journaled with no round before 2026-12-05 (``kinds.ROUND_ADDED_IN_VERSION_2``), are
+  compared without it under a start before the mark (``rounds_not_named``).
 - Records made outside the core are not decided again but put in force where they lie, as the
   running table did: ``controller_started`` (the core is told of the start; the devices its
   ``capabilities`` name, when they differ, make a new core that replays every input so far, as a
@@ -117,6 +121,7 @@ class Redecision:
     compared_without: dict[str, list[str]] = field(default_factory=dict)  # kind -> keys an earlier program did not write
     reworded: dict[str, int] = field(default_factory=dict)  # kind -> records another program said in other words
     kinds_not_written: dict[str, int] = field(default_factory=dict)  # kind -> records an earlier program did not write
+    rounds_not_named: dict[str, int] = field(default_factory=dict)  # kind -> records an earlier program gave no round
 
     @property
     def ok(self) -> bool:
@@ -126,7 +131,7 @@ class Redecision:
         return {"ok": self.ok, "entries": self.entries, "inputs": self.inputs, "records": self.records,
                 "starts": self.starts, "rounds": self.rounds, "assumed_devices": self.assumed_devices,
                 "written_by": self.written_by, "compared_without": self.compared_without, "reworded": self.reworded,
-                "kinds_not_written": self.kinds_not_written,
+                "kinds_not_written": self.kinds_not_written, "rounds_not_named": self.rounds_not_named,
                 "difference": self.difference.to_json() if self.difference else None}
 
 
@@ -149,7 +154,7 @@ class _Redecider:
         self.rules_given = rules      # for inputs before the journal names its rules
         self.result = Redecision()
         self.earlier = EarlierPrograms(self.result.compared_without, self.result.reworded,
-                                       self.result.kinds_not_written)
+                                       self.result.kinds_not_written, self.result.rounds_not_named)
         self.read = JournalInputs()   # every input so far, for a core rebuilt at a start
         self.core: TableCore | None = None
         self.table_id = "T1"
@@ -237,7 +242,8 @@ class _Redecider:
         # the columns too: the operator's was never compared, and who gave a command could be changed
         # unseen (a surveillance review). Empty where a table wrote one: an earlier shoectl's record
         # (the column came later), whose payload names the operator, compared below.
-        same = (e.kind == r.kind and e.shoe_id == r.shoe and e.round_no == r.round
+        unnamed = e.round_no is None and r.round is not None and self.earlier.may_lack_round(e.kind)
+        same = (e.kind == r.kind and e.shoe_id == r.shoe and (e.round_no == r.round or unnamed)
                 and e.operator in (None, operator_column(r.kind, r.payload))
                 and (text == canonical_json(r.payload) or same_refusal(e.kind, payload, r.payload)
                      or self.earlier.lenient(e.kind, e.seq, text, payload, r.payload)
@@ -249,6 +255,8 @@ class _Redecider:
         if (why := self.earlier.carried(e.kind, payload)) is not None:
             self.differ(e.seq, why, journaled=_journaled(e, payload), decided=_decided(r))
             return
+        if unnamed:
+            self.earlier.lacked_round(e.kind)
         self.expected.popleft()
         self.result.records += 1
         self.result.rounds += e.kind == kinds.ROUND_RESULT

@@ -18,7 +18,7 @@ from cli_run import dealt_journal, run_captured
 
 from tests.tampering import rechain, renumber, rewrite, rows
 
-SEQ, KIND, PAYLOAD = 0, 2, 10  # columns of a row of ``entries``
+SEQ, KIND, ROUND, PAYLOAD = 0, 2, 5, 10  # columns of a row of ``entries``
 
 
 def shoectl(*args: str) -> SimpleNamespace:
@@ -154,3 +154,98 @@ def test_an_early_cover_card_left_out_by_a_program_that_writes_them_is_a_differe
         assert "deciding again makes a cover_card_early record that the journal does not hold" in done.stdout
     else:
         assert "where at entry" in done.stdout and "one program writes them all or none" in done.stdout
+
+
+def _dump(p: dict) -> str:
+    return json.dumps(p, sort_keys=True, separators=(",", ":"))
+
+
+@pytest.fixture(scope="module")
+def after_round_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A card drawn in error after a round, disclosed: 627a.13(c)(1), it and one more to the rack."""
+    folder = tmp_path_factory.mktemp("c1")
+    journal = dealt_journal(folder / "t.db", "--rounds", "3", "--seed", "1",
+                            "--faults", "dealer-extra-at=10,dealer-expose-at=12", "--no-edge-monitor")
+    assert [json.loads(r[PAYLOAD])["reason"] for r in rows(journal) if r[KIND] == "discard"] == [
+        "627a.13(c)(1)", "627a.13(c)(1)"]
+    return journal
+
+
+def _discard_clause(clause: str):
+    def change(rs: list) -> list:
+        for row in rs:
+            p = json.loads(row[PAYLOAD])
+            if row[KIND] == "discard" and p.get("reason") == "627a.13(c)(1)":
+                p["reason"] = clause
+                p.pop("disclosed", None)
+                row[PAYLOAD] = _dump(p)
+        return rs
+    return change
+
+
+@pytest.mark.parametrize("then", [True, False], ids=["unsigned", "another-programs-signature"])
+def test_a_discards_reason_names_its_rule_and_is_not_words_an_earlier_program_put_otherwise(
+        after_round_journal: Path, tmp_path: Path, then: bool) -> None:
+    """A discard's reason is the rule applied ("627a.13(c)(1)"): made "(c)(2)", the other procedure
+    a Rules Submission designates, it passed as "other words" under an earlier program's start (a
+    review of the allowance). Only an earlier program's known words for the same rule pass."""
+    def change(rs: list) -> list:
+        if not then:
+            for row in rs:
+                if row[KIND] == "controller_started":
+                    p = json.loads(row[PAYLOAD])
+                    p["signature"] = "sha256:" + "0" * 64
+                    row[PAYLOAD] = _dump(p)
+        return _discard_clause("627a.13(c)(2)")(rs)
+
+    path = as_written(after_round_journal, tmp_path, change, then=then)
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 1 and "the journal's discard record is not what the table decides" in done.stdout
+
+
+def test_a_start_inserted_after_this_programs_own_does_not_unlock_other_words(
+        after_round_journal: Path, tmp_path: Path) -> None:
+    """An unsigned start inserted into this program's own journal, before an irregularity whose
+    words were changed: "no start after [this program's] is an earlier program's" (a review: it let
+    the reasons of the records after it read as another program's words)."""
+    def change(rs: list) -> list:
+        for row in rs:
+            p = json.loads(row[PAYLOAD])
+            if row[KIND] == "irregularity":
+                p["reason"] = "Other words for the same decision."
+                row[PAYLOAD] = _dump(p)
+        at = next(i for i, r in enumerate(rs) if r[KIND] == "irregularity") - 1
+        start = list(next(r for r in rs if r[KIND] == "controller_started"))
+        p = json.loads(start[PAYLOAD])
+        p.pop("signature")
+        p.pop("driver", None)
+        p.update(state="betting", replayed=sum(1 for r in rs[:at] if r[KIND].startswith("input.")))
+        start[PAYLOAD], start[1], start[4] = _dump(p), rs[at][1], rs[at][4]
+        return rs[:at] + [start] + rs[at:]
+
+    path = as_written(after_round_journal, tmp_path, change, then=False)
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 1 and "the journal's irregularity record is not what the table decides" in done.stdout, \
+        done.stdout
+
+
+def test_a_card_dealt_after_a_round_journaled_with_no_round_by_a_program_of_before_2026_12_05_decides_again(
+        after_round_journal: Path, tmp_path: Path) -> None:
+    """Programs before fda1a93d (2026-12-05 21:25) journaled the irregularity of a card dealt after a
+    round, and its discards, with no round (a review ran them: "column round_no: journal null,
+    decided 2"); now they are that round's. The same records lacking it under this program's start
+    are a difference."""
+    def change(rs: list) -> list:
+        for row in rs:
+            if row[KIND] in ("irregularity", "discard") and row[ROUND] is not None:
+                row[ROUND] = None
+        return rs
+
+    path = as_written(after_round_journal, tmp_path, change)
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 0, done.stdout
+    assert (f"{path}: records written by an earlier program name no round for a card dealt after one, compared "
+            "without it: discard (2); irregularity (1)") in done.stdout.splitlines()
+    own = as_written(after_round_journal, tmp_path, change, then=False)
+    done = shoectl("audit", "decisions", str(own))
+    assert done.returncode == 1 and "column round_no: journal null, decided" in done.stdout, done.stdout

@@ -736,16 +736,16 @@ def test_a_key_added_after_signatures_began_is_allowed_only_to_starts_that_name_
     text = canonical_json(journaled)
     burn_decided, burn_journaled = {"card": "8C", "position": 1, "due": "load"}, {"card": "8C", "position": 1}
 
-    signed = EarlierPrograms({}, {}, {})
+    signed = EarlierPrograms({}, {}, {}, {})
     signed.started({"version": "0.1.0", "signature": "sha256:" + "0" * 64})
     assert signed.lenient("discard", 5, text, journaled, decided)
     assert not signed.lenient("burn", 6, canonical_json(burn_journaled), burn_journaled, burn_decided)
     assert signed.compared_without == {"discard": ["disclosed"]}
 
-    driven = EarlierPrograms({}, {}, {})
+    driven = EarlierPrograms({}, {}, {}, {})
     driven.started({"version": "0.1.0", "signature": "sha256:" + "0" * 64, "driver": "automated"})
     assert not driven.lenient("discard", 5, text, journaled, decided)
-    then_unsigned = EarlierPrograms({}, {}, {})  # a start naming neither, after one that named a driver: a forger's
+    then_unsigned = EarlierPrograms({}, {}, {}, {})  # a start naming neither, after one that named a driver: a forger's
     then_unsigned.started({"driver": None})
     then_unsigned.started({"version": "0.1.0"})
     assert not then_unsigned.lenient("discard", 5, text, journaled, decided)
@@ -764,7 +764,7 @@ def test_a_start_signed_by_this_very_program_is_not_an_earlier_programs_whatever
                "its cards, not dealt", "disclosed": True}
     journaled = {k: v for k, v in decided.items() if k != "disclosed"}
     for signature, lenient in ((signature_label(), False), ("sha256:" + "1" * 64, True)):
-        keys = EarlierPrograms({}, {}, {})
+        keys = EarlierPrograms({}, {}, {}, {})
         keys.started({"version": shoectl_version(), "replayed": 0, "state": "closed", "signature": signature})
         assert keys.lenient("discard", 46, canonical_json(journaled), journaled, decided) is lenient
         assert keys.compared_without == ({"discard": ["disclosed"]} if lenient else {})
