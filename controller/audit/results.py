@@ -120,6 +120,9 @@ class RulesResults:
     simulated: int = 0
     void: int = 0
     money: dict[str, WagerMoney] = field(default_factory=dict)
+    # The rules given (``collect_results``'s ``given``): whether they counted rounds the journal
+    # named no rules for, before its first submission record (the journal's end when none).
+    before_journaled: bool = False
 
     def money_of(self, kind: str) -> WagerMoney:
         return self.money.setdefault(kind, WagerMoney())
@@ -155,26 +158,35 @@ def collect_results(entries: Any, given: RulesResults | None = None) -> list[Rul
     results --submission``; returned first when it counted any), else not: nothing says what their
     wagers paid."""
     groups: list[RulesResults] = [] if given is None else [given]
-    current = given
+    current, named = given, False  # named: the journal named its rules so far (a submission record)
     for e in entries:
+        if not named and e.kind == kinds.SUBMISSION:
+            named = True
+            if given is not None:
+                given.before_journaled = _counted(given)
         try:
-            current = _collect_one(e, current, groups, given)
+            current = _collect_one(e, current, groups)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise malformed_entry(e, exc) from None
+    if given is not None and not named:
+        given.before_journaled = _counted(given)
     for g in groups:  # a round the journal ends in: what it settled (House Money) stands
         for settled in g.pending.values():
             for one in settled:
                 g.money_of(one.kind).settle(one)
         g.pending.clear()
-    return [g for g in groups if g.shoes or g.simulated or g.void or g.money]
+    return [g for g in groups if _counted(g)]
 
 
-def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults],
-                 given: RulesResults | None) -> RulesResults | None:
+def _counted(g: RulesResults) -> bool:
+    return bool(g.shoes or g.simulated or g.void or g.money)
+
+
+def _collect_one(e: Any, current: RulesResults | None, groups: list[RulesResults]) -> RulesResults | None:
     kind, p = e.kind, e.payload
     if kind == kinds.SUBMISSION:
-        if current is None or current is given or current.document != p:  # the rules given: before the journal's alone
-            current = next((g for g in groups if g is not given and g.document == p), None)
+        if current is None or current.document != p:  # the rules given, journaled alike: one Rules Submission
+            current = next((g for g in groups if g.document == p), None)
             if current is None:  # a record that is no Rules Submission is refused here, by entry
                 current = RulesResults(dict(p), submission_from_document(p))
                 groups.append(current)

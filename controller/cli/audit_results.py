@@ -37,7 +37,7 @@ def run_results(args: argparse.Namespace) -> int:
                           progress=f"reading {Path(args.path).name}")
     if groups is None:
         return EXIT_DOES_NOT_VERIFY
-    if given is not None and not any(g is given for g in groups):  # taken without a word, it seemed applied
+    if given is not None and not given.before_journaled:  # taken without a word, it seemed applied
         print(f"{args.prog}: warning: --submission {args.submission}: not used: the journal names its rules before "
               "its first round", file=sys.stderr)
     if not groups:

@@ -335,3 +335,28 @@ def test_a_journal_written_before_tables_journaled_their_rules_is_counted_under_
     code, named, err = run(capsys, "audit", "results", str(journal), "--submission", "ez-baccarat", "--json")
     assert code == 0 and "--submission ez-baccarat: not used: the journal names its rules before its first round" in err
     assert named == run(capsys, "audit", "results", str(journal), "--json")[1]
+
+
+def test_the_rules_named_and_the_same_rules_journaled_later_are_one_rules_submission(capsys, tmp_path: Path) -> None:
+    """A journal whose submission record comes after its first round, given the same rules: the
+    rounds before it and after it are one Rules Submission's (a review: two groups, the shoe counted
+    in both, the intervals split); the rules named were used (no warning)."""
+    import shutil
+
+    from tests.tampering import rechain, renumber, rewrite, rows
+
+    journal = dealt_journal(tmp_path / "src.db", "--rounds", "3", "--seed", "1", "--no-edge-monitor")
+    path = tmp_path / "late.db"
+    shutil.copy(journal, path)
+    rs = [list(r) for r in rows(path)]
+    sub = next(r for r in rs if r[2] == "submission")
+    rs.remove(sub)
+    at = next(i for i, r in enumerate(rs) if r[2] == "round_result" and r[5] == 1)
+    sub[4] = rs[at][4]
+    rs.insert(at + 2, sub)
+    rewrite(path, rechain([tuple(r) for r in renumber(rs)]))
+    whole = json.loads(run(capsys, "audit", "results", str(journal), "--json")[1])["rules"]
+    code, out, err = run(capsys, "audit", "results", str(path), "--submission", "minibaccarat", "--json")
+    assert code == 0 and "not used" not in err, err
+    assert [(r["submission"], r["shoes"], r["rounds"]) for r in json.loads(out)["rules"]] == [
+        (r["submission"], r["shoes"], r["rounds"]) for r in whole]
