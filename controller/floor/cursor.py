@@ -119,7 +119,7 @@ class FeedCursor:
         # here (a review: it was said as a feed of this journal, to be stopped).
         whose = "another journal's feed" if self.journal is not None else "another feed"
         return (f"{self.path}: {whose} is running with this cursor (it holds {self.lock_path.name}); a cursor "
-                "serves one journal's feed: give this one a cursor of its own (--cursor)")
+                "serves one journal's feed: one of the two needs a cursor of its own (shoectl feed --cursor)")
 
     @staticmethod
     def _journal_busy(journal: Path) -> str:

@@ -113,3 +113,15 @@ def test_a_flag_typed_at_a_prompt_is_taken_or_refused_alike_by_ctl_the_socket_an
     except BadRequest:
         sent = None
     assert sent == table_takes and (sent is None) == (word in ("maybe", "1", "on"))
+
+
+def test_the_words_a_flag_is_typed_as_are_documented() -> None:
+    """docs/control.md said `true` or `false` for a flag when ``yes`` and ``no`` are taken too (a
+    review of the mend that made ctl send them as booleans)."""
+    from pathlib import Path
+
+    from controller.table.commands import FLAG_WORDS
+
+    text = " ".join((Path(__file__).resolve().parents[2] / "docs" / "control.md").read_text(encoding="utf-8").split())
+    at = text.index("for a flag")
+    assert all(f"`{word}`" in text[at - 80:at] for word in FLAG_WORDS), text[at - 80:at + 20]

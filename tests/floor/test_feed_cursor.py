@@ -155,8 +155,8 @@ def test_a_cursor_held_by_another_journals_feed_is_never_said_as_a_feed_of_this_
     finally:
         running.release()
     assert str(refused.value) == (f"{cursor}: another journal's feed is running with this cursor (it holds "
-                                  "c.feed-cursor.lock); a cursor serves one journal's feed: give this one a cursor "
-                                  "of its own (--cursor)")
+                                  "c.feed-cursor.lock); a cursor serves one journal's feed: one of the two needs a "
+                                  "cursor of its own (shoectl feed --cursor)")
     assert not (tmp_path / "T2.db.feed.lock").exists()
 
 
@@ -181,3 +181,21 @@ def test_a_damaged_cursor_held_by_the_journals_running_feed_is_said_alike_by_fee
         running.release()
     assert "another feed of this journal is running" in str(by_run.value)
     assert str(by_feed.value) == str(by_run.value)
+
+
+def test_run_feed_given_a_cursor_another_journals_feed_holds_is_told_what_it_can_do(tmp_path: Path) -> None:
+    """``shoectl run --feed`` takes no ``--cursor`` (its feed's cursor is the journal's, beside it):
+    told to give itself one with ``--cursor`` (a review), it could not; the words name the command
+    that chooses a cursor, for whichever of the two feeds."""
+    from controller.cli.cmd_feed import check_run_cursor
+
+    journals, created = _two_journals(tmp_path)
+    running = FeedCursor(tmp_path / "T1.db.feed-cursor", "T2", created, journal=journals["T2"])
+    running.claim()
+    try:
+        with pytest.raises(CursorError) as refused:
+            check_run_cursor(journals["T1"], "T1")
+    finally:
+        running.release()
+    assert str(refused.value).endswith("a cursor serves one journal's feed: one of the two needs a cursor of its own "
+                                       "(shoectl feed --cursor)")
