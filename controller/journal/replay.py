@@ -52,9 +52,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from controller.journal import kinds
-# One pass is ``replay_state._Replay``'s; the records it lists as events are named there, and
+# One pass is ``replay_state.ReplayPass``'s; the records it lists as events are named there, and
 # imported from here as before.
-from controller.journal.replay_state import EVENT_KINDS, ROUTINE_COMMANDS, _Replay
+from controller.journal.replay_state import EVENT_KINDS, ROUTINE_COMMANDS, ReplayPass
 
 __all__ = ["EVENT_KINDS", "READ_FROM_EVERY_SHOE", "ROUTINE_COMMANDS", "entries_needed", "replay"]
 
@@ -88,4 +88,4 @@ def replay(entries: Iterable[Any], *, shoe: str | None = None, round: int | None
     ``hold`` each decided round until the next (by default in a reading of one ``round``),
     ``open_rounds`` for a reading of a journal as written. A payload a record's kind cannot read
     raises ``JournalContentError`` naming the entry."""
-    yield from _Replay(shoe=shoe, round=round, hold=hold, open_rounds=open_rounds).run(entries)
+    yield from ReplayPass(shoe=shoe, round=round, hold=hold, open_rounds=open_rounds).run(entries)

@@ -1,4 +1,4 @@
-"""One pass of ``controller.journal.replay.replay`` over a journal's entries: ``_Replay`` holds the
+"""One pass of ``controller.journal.replay.replay`` over a journal's entries: ``ReplayPass`` holds the
 shoes and rounds in hand and yields each document when it is done (the contract is that module's
 docstring), and which records a replay lists as events (``EVENT_KINDS``, ``ROUTINE_COMMANDS``)."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from controller.journal.replay_fields import (
 from controller.journal.replay_set_aside import SetAsideCards
 from controller.journal.vocabulary import current_payload
 
-__all__ = ["EVENT_KINDS", "ROUTINE_COMMANDS"]
+__all__ = ["EVENT_KINDS", "ROUTINE_COMMANDS", "ReplayPass"]
 
 Doc = dict[str, Any]
 
@@ -54,7 +54,7 @@ def _event(e: Any, actor: str | None) -> Doc | None:
             "payload": dict(e.payload)}
 
 
-class _Replay:
+class ReplayPass:
     """The state of one replay (``shoe``, ``round``, ``hold``, ``open_rounds`` as ``replay`` takes
     them): ``run(entries)`` yields its documents, once, in the order ``replay`` promises, and
     raises what it raises."""
