@@ -225,8 +225,8 @@ def decisions_text(path: str, r: Redecision) -> str:
                      f"compared without it: {said}")
     if r.reworded:
         said = "; ".join(f"{kind} ({n})" for kind, n in sorted(r.reworded.items()))
-        lines.append(f"{path}: records written by another program say their reason in other words, compared "
-                     f"without it: {said}")
+        lines.append(f"{path}: records written by another program say in other words what this one decides "
+                     f"alike, compared as this one's: {said}")
     d = r.difference
     if d is None:
         lines.append(f"{path}: decisions ok: {counts}")

@@ -279,9 +279,12 @@ KINDS_ADDED_IN_VERSION_2: Mapping[str, str] = {COVER_CARD_EARLY: "signature"}  #
 #: until 2026-12-05 21:25 (now with the round they follow, 627a.13(b)-(c)), by mark as above.
 ROUND_ADDED_IN_VERSION_2: Mapping[str, str] = {IRREGULARITY: "signature", DISCARD: "signature"}
 
-#: Kinds whose ``reason`` names the rule applied (a ``discard``'s ``"627a.13(c)(1)"``): the decision,
-#: not words an earlier program may have put otherwise (``controller.table.earlier_programs``).
-REASON_NAMES_THE_RULE: frozenset[str] = frozenset({DISCARD})
+#: Kinds whose ``reason`` is words alone: the record's other keys (an irregularity's action, clause,
+#: card and position) are the decision, and an earlier program's words for it were mended since.
+#: Every other kind's reason says something the rest does not (a void round's cause, a floorperson's
+#: words, a fault's card, a discard's rule): only an earlier program's known words for the same
+#: pass there (``controller.table.earlier_programs.EARLIER_WORDS``).
+REASON_IS_WORDS: frozenset[str] = frozenset({IRREGULARITY})
 
 
 def started_since(payload: Mapping[str, Any]) -> int:

@@ -6,12 +6,13 @@ docstring; docs/audit.md). Three things change from version to version without c
   start's mark of the programs that write it, ``signature`` or ``driver``);
 - record kinds version 2 gained after it began that only say more (``kinds.KINDS_ADDED_IN_VERSION_2``,
   marked alike): an earlier program made the same decision without the record;
-- the words of a record's ``reason`` (a refusal's at any time, as before; another record's where
-  no start so far is this very program's: the action, clause, card and the rest are compared),
-  but for a kind whose reason names the rule applied (``kinds.REASON_NAMES_THE_RULE``) only an
-  earlier program's known words for the same rule (``EARLIER_WORDS``);
-- the round column of a record of a card dealt in error after a round (``kinds.ROUND_ADDED_IN_VERSION_2``),
-  journaled with none before 2026-12-05 21:25.
+- what an earlier program said otherwise, where no start so far is this very program's: an
+  ``irregularity``'s reason in other words (``kinds.REASON_IS_WORDS``: the action, clause, card
+  and position are compared), another record's reason only in an earlier program's known words
+  for the same (``EARLIER_WORDS``), a schema-version-1 ``held_card_used``'s clause (that program
+  named 627a.13(a) for every held card); a refusal's words at any time (``same_refusal``);
+- the round column of a record of a card dealt in error after a round's end
+  (``kinds.ROUND_ADDED_IN_VERSION_2``), journaled with none before 2026-12-05 21:25.
 
 ``EarlierPrograms(compared_without, reworded, kinds_not_written, rounds_not_named)``, one per walk
 over a journal, reporting into the dicts it is given (kind -> keys; the others kind -> records):
@@ -21,10 +22,11 @@ over a journal, reporting into the dicts it is given (kind -> keys; the others k
   what that mark brought, and so is every start after it;
 - ``lenient(kind, seq, text, journaled, decided)`` -> whether the journaled record (``text``, its
   canonical JSON) is the decided one without keys it lacks, allowed there;
-- ``reworded(kind, seq, journaled, decided)`` -> whether it is the decided one in other words
-  (and maybe without such keys);
-- ``may_lack_round(kind)`` / ``lacked_round(kind)``: whether a record of ``kind`` may name no round
-  where this program names one, and the count of those that did;
+- ``reworded(kind, seq, journaled, decided, version_1=...)`` -> whether it is the decided one said
+  otherwise (and maybe without such keys);
+- ``may_lack_round(kind, after_its_round=...)`` / ``lacked_round(kind)``: whether a record of
+  ``kind`` may name no round where this program names the round it follows, and the count of those
+  that did;
 - ``not_written(kind, seq)`` -> whether a decided record of ``kind`` that the journal does not hold
   here is one an earlier program did not write;
 - ``carried(kind, payload)`` -> for a record found equal, why it cannot be (it carries a key, or is
@@ -41,9 +43,13 @@ from controller.signature import is_this_program
 from controller.table.dealing import TWENTYONE_CARD_IN_ERROR
 
 _LATEST = len(kinds.START_MARKS) - 1
+# The clause the first evening's program (schema version 1) named in every held_card_used record,
+# whichever clause set the card aside (627a.13(a), (b), (c)(2) or (d) since 2026-11-30 23:29).
+HELD_CLAUSE_OF_VERSION_1 = "627a.13(a)"
 
-#: (kind, an earlier program's reason) -> this program's words for the same rule, for the kinds
-#: whose reason names the rule (found in the history of the code that writes them).
+#: (kind, an earlier program's reason) -> this program's words for the same, for the kinds whose
+#: reason is more than words (``kinds.REASON_IS_WORDS``; found in the history of the code that
+#: writes them).
 EARLIER_WORDS: dict[tuple[str, str], str] = {
     (kinds.DISCARD, "21 Baccarat: a card drawn when none was called for goes to the discard rack, as a burn card "
                     "(681a.7(c)); it may have been seen while wagers could be placed"): TWENTYONE_CARD_IN_ERROR,  # to 2026-12-05 15:26
@@ -101,26 +107,32 @@ class EarlierPrograms:
             self._left_out.setdefault((kind, k), seq)
         return True
 
-    def reworded(self, kind: str, seq: int, journaled: Any, decided: dict[str, Any]) -> bool:
-        # Records whose reason is words: an earlier program's are mended, and only this very
-        # program's are held to this one's (an upgrade review: every journal of the first week with
-        # an undisclosed card drawn in error failed at that card's irregularity, its card's name
-        # taken out of the sentence since).
-        if (self._own or kind == kinds.REFUSED or not isinstance(journaled, dict)
-                or not isinstance(journaled.get("reason"), str) or not isinstance(decided.get("reason"), str)):
+    def reworded(self, kind: str, seq: int, journaled: Any, decided: dict[str, Any], *, version_1: bool) -> bool:
+        # Only while no start so far is this very program's (an upgrade review: every journal of the
+        # first week with an undisclosed card drawn in error failed at that card's irregularity, its
+        # card's name taken out of the sentence since; reviews of the mend: a discard's (c)(1) made
+        # (c)(2), and a void round's cause, passed as other words).
+        if self._own or kind == kinds.REFUSED or not isinstance(journaled, dict):
             return False
-        if kind in kinds.REASON_NAMES_THE_RULE and EARLIER_WORDS.get((kind, journaled["reason"])) != decided["reason"]:
-            return False  # another rule, not other words (a review: a discard's 627a.13(c)(1) made (c)(2) passed)
-        as_decided = {**journaled, "reason": decided["reason"]}
+        as_decided = dict(journaled)
+        said = journaled.get("reason")
+        if isinstance(said, str) and isinstance(decided.get("reason"), str) and said != decided["reason"]:
+            if kind not in kinds.REASON_IS_WORDS and EARLIER_WORDS.get((kind, said)) != decided["reason"]:
+                return False  # another cause or rule, not other words
+            as_decided["reason"] = decided["reason"]
+        if version_1 and kind == kinds.HELD_CARD_USED and journaled.get("clause") == HELD_CLAUSE_OF_VERSION_1:
+            as_decided["clause"] = decided.get("clause")  # that program named it for every held card
+        if as_decided == journaled:
+            return False  # nothing said otherwise
         text = canonical_json(as_decided)
         if text != canonical_json(decided) and not self.lenient(kind, seq, text, as_decided, decided):
             return False
         self.reworded_kinds[kind] = self.reworded_kinds.get(kind, 0) + 1
         return True
 
-    def may_lack_round(self, kind: str) -> bool:
+    def may_lack_round(self, kind: str, *, after_its_round: bool) -> bool:
         mark = kinds.ROUND_ADDED_IN_VERSION_2.get(kind)
-        return mark is not None and self._before(mark)
+        return after_its_round and mark is not None and self._before(mark)
 
     def lacked_round(self, kind: str) -> None:
         self.rounds_not_named[kind] = self.rounds_not_named.get(kind, 0) + 1

@@ -34,15 +34,12 @@ Rules of the comparison:
   re-chained with the key (or the record) stripped from every record of a start and that mark and
   every later one deleted from every start up to it (the signature another program's) reads as an
   earlier program's; such records lose detail (who counted the cards, ...), never a decision.
-- Any other record with a ``reason`` (an ``irregularity``, a ``fault``, ...) where no start so far
-  is this very program's (by its signature) is compared with this program's words for its reason:
-  the words are mended from version to version, the rest of the record (the action, the clause,
-  the card) is the decision (an upgrade review: the first week's journals with a card drawn in
-  error failed at its reworded irregularity). A ``discard``'s reason names the rule applied: only
-  an earlier program's known words for the same rule pass (``earlier_programs.EARLIER_WORDS``).
-  ``Redecision.reworded`` counts them. The ``irregularity`` and ``discard`` of a card dealt after
-  a round, journaled with no round before 2026-12-05 (``kinds.ROUND_ADDED_IN_VERSION_2``), are
-  compared without it under a start before the mark (``rounds_not_named``).
+- Where no start so far is this very program's (by its signature), what an earlier program said
+  otherwise is compared as this one's (``earlier_programs``; ``reworded``): an ``irregularity``'s
+  reason (its action, clause, card and position are the decision), another record's reason only in
+  known earlier words (a void round's cause, a discard's rule are more than words), a version-1
+  ``held_card_used``'s clause; and the ``irregularity`` and ``discard`` of a card dealt after a
+  round's end, journaled with no round before 2026-12-05 (``rounds_not_named``).
 - Records made outside the core are not decided again but put in force where they lie, as the
   running table did: ``controller_started`` (the core is told of the start; the devices its
   ``capabilities`` name, when they differ, make a new core that replays every input so far, as a
@@ -162,6 +159,7 @@ class _Redecider:
         self.expected: deque[TableRecord] = deque()  # what the last input made, not yet matched
         self.inputs_since_start = 0  # a submission no command made is written at a start, before any input
         self.alerts = AlertsDue()  # the surveillance notices the edge figures call for
+        self.rounds_over: set[tuple[str | None, int | None]] = set()  # (shoe, round) whose result is compared
 
     def differ(self, seq: int | None, why: str, journaled: dict[str, Any] | None = None,
                decided: dict[str, Any] | None = None) -> None:
@@ -242,12 +240,14 @@ class _Redecider:
         # the columns too: the operator's was never compared, and who gave a command could be changed
         # unseen (a surveillance review). Empty where a table wrote one: an earlier shoectl's record
         # (the column came later), whose payload names the operator, compared below.
-        unnamed = e.round_no is None and r.round is not None and self.earlier.may_lack_round(e.kind)
+        unnamed = (e.round_no is None and r.round is not None
+                   and self.earlier.may_lack_round(e.kind, after_its_round=(r.shoe, r.round) in self.rounds_over))
         same = (e.kind == r.kind and e.shoe_id == r.shoe and (e.round_no == r.round or unnamed)
                 and e.operator in (None, operator_column(r.kind, r.payload))
                 and (text == canonical_json(r.payload) or same_refusal(e.kind, payload, r.payload)
                      or self.earlier.lenient(e.kind, e.seq, text, payload, r.payload)
-                     or self.earlier.reworded(e.kind, e.seq, payload, r.payload)))
+                     or self.earlier.reworded(e.kind, e.seq, payload, r.payload,
+                                              version_1=getattr(e, "schema_version", 2) == 1)))
         if not same:
             self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",
                         journaled=_journaled(e, payload), decided=_decided(r))
@@ -259,7 +259,9 @@ class _Redecider:
             self.earlier.lacked_round(e.kind)
         self.expected.popleft()
         self.result.records += 1
-        self.result.rounds += e.kind == kinds.ROUND_RESULT
+        if e.kind == kinds.ROUND_RESULT:
+            self.result.rounds += 1
+            self.rounds_over.add((r.shoe, r.round))
 
     def started(self, e: Any) -> None:
         p = e.payload

@@ -16,6 +16,9 @@ from types import SimpleNamespace
 import pytest
 from cli_run import dealt_journal, run_captured
 
+from controller.signature import signature_label
+from controller.table.dealing import TWENTYONE_CARD_IN_ERROR
+from controller.table.earlier_programs import EARLIER_WORDS, EarlierPrograms
 from tests.tampering import rechain, renumber, rewrite, rows
 
 SEQ, KIND, ROUND, PAYLOAD = 0, 2, 5, 10  # columns of a row of ``entries``
@@ -93,8 +96,8 @@ def test_a_decision_whose_sentence_was_reworded_since_is_the_same_decision(
     path = as_written(extra_card_journals[game], tmp_path, in_old_words(game))
     done = shoectl("audit", "decisions", str(path))
     assert done.returncode == 0, done.stdout
-    assert (f"{path}: records written by another program say their reason in other words, compared without it: "
-            f"{OLD_WORDS[game][0]} (1)") in done.stdout.splitlines()
+    assert (f"{path}: records written by another program say in other words what this one decides alike, compared "
+            f"as this one's: {OLD_WORDS[game][0]} (1)") in done.stdout.splitlines()
 
 
 def test_other_words_in_this_very_programs_journal_or_another_decision_are_differences(
@@ -110,11 +113,15 @@ def test_other_words_in_this_very_programs_journal_or_another_decision_are_diffe
     assert done.returncode == 1 and "the journal's irregularity record is not what the table decides" in done.stdout
 
 
+def _dealt(factory: pytest.TempPathFactory, *options: str) -> Path:
+    """A journal of the built-in emulated table, without the edge monitor, in a folder of its own."""
+    return dealt_journal(factory.mktemp("dealt") / "j.db", *options, "--no-edge-monitor")
+
+
 @pytest.fixture(scope="module")
 def early_cover_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("early")
-    return dealt_journal(folder / "j.db", "--submission", "minibaccarat", "--shoes", "2", "--seed", "13",
-                         "--faults", "cover-at=40", "--no-edge-monitor")
+    return _dealt(tmp_path_factory, "--submission", "minibaccarat", "--shoes", "2", "--seed", "13",
+                  "--faults", "cover-at=40")
 
 
 def test_an_early_cover_card_journaled_before_cover_card_early_existed_decides_again(
@@ -163,9 +170,7 @@ def _dump(p: dict) -> str:
 @pytest.fixture(scope="module")
 def after_round_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A card drawn in error after a round, disclosed: 627a.13(c)(1), it and one more to the rack."""
-    folder = tmp_path_factory.mktemp("c1")
-    journal = dealt_journal(folder / "t.db", "--rounds", "3", "--seed", "1",
-                            "--faults", "dealer-extra-at=10,dealer-expose-at=12", "--no-edge-monitor")
+    journal = _dealt(tmp_path_factory, "--rounds", "3", "--seed", "1", "--faults", "dealer-extra-at=10,dealer-expose-at=12")
     assert [json.loads(r[PAYLOAD])["reason"] for r in rows(journal) if r[KIND] == "discard"] == [
         "627a.13(c)(1)", "627a.13(c)(1)"]
     return journal
@@ -249,3 +254,83 @@ def test_a_card_dealt_after_a_round_journaled_with_no_round_by_a_program_of_befo
     own = as_written(after_round_journal, tmp_path, change, then=False)
     done = shoectl("audit", "decisions", str(own))
     assert done.returncode == 1 and "column round_no: journal null, decided" in done.stdout, done.stdout
+
+
+@pytest.fixture(scope="module")
+def face_up_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A card found face up while round 3 is dealt (627a.13(d)): its irregularity is round 3's."""
+    return _dealt(tmp_path_factory, "--submission", "minibaccarat", "--rounds", "6", "--seed", "4",
+                  "--faults", "face-up-at=12")
+
+
+def test_an_irregularity_inside_a_round_stripped_of_its_round_is_a_difference(
+        face_up_journal: Path, tmp_path: Path) -> None:
+    """Only a card dealt in error after a round's end was journaled with no round (fda1a93d,
+    2026-12-05 21:25); every program journaled a card found face up while a round is dealt with
+    that round. Its round taken away passed as an earlier program's (a review of the allowance)."""
+    def change(rs: list) -> list:
+        hit = [r for r in rs if r[KIND] == "irregularity" and r[ROUND] is not None
+               and json.loads(r[PAYLOAD])["clause"] == "627a.13(d)"]
+        assert hit, "no face-up card in a round"
+        for r in hit:
+            r[ROUND] = None
+        return rs
+
+    path = as_written(face_up_journal, tmp_path, change)
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 1 and "column round_no: journal null, decided" in done.stdout, done.stdout
+
+
+def test_a_held_card_named_627a13a_by_a_version_2_program_for_a_simulated_rounds_card_is_a_difference(
+        face_up_journal: Path, tmp_path: Path) -> None:
+    """The first evening's program (schema version 1) named 627a.13(a) in every held_card_used; a
+    version-2 journal saying so for a card that opens a simulated round (627a.13(d)) is not one."""
+    def change(rs: list) -> list:
+        hit = False
+        for r in rs:
+            if r[KIND] == "held_card_used":
+                p = json.loads(r[PAYLOAD])
+                hit = hit or p["clause"] != "627a.13(a)"
+                p["clause"] = "627a.13(a)"
+                r[PAYLOAD] = _dump(p)
+        assert hit, "no held card of another clause"
+        return rs
+
+    path = as_written(face_up_journal, tmp_path, change)
+    done = shoectl("audit", "decisions", str(path))
+    assert done.returncode == 1 and "the journal's held_card_used record is not what the table decides" in done.stdout
+
+
+SIGNED_ELSEWHERE = {"version": "0.1.0", "replayed": 0, "state": "closed", "signature": "sha256:" + "1" * 64}
+
+
+@pytest.mark.parametrize(("kind", "journaled", "decided", "version_1", "passes"), [
+    # an irregularity's reason is words: its action, clause, card and position are the decision
+    ("irregularity", {"action": "next-hand-first-card", "clause": "627a.13(a)", "card": "KD",
+                      "reason": "Card KD was drawn in error ..."},
+     {"action": "next-hand-first-card", "clause": "627a.13(a)", "card": "KD", "reason": "A card was drawn ..."},
+     False, True),
+    # a void round's cause, a floorperson's words: never other words (a review rewrote one as 627a.13(e))
+    ("round_result", {"round": 4, "kind": "void", "reason": "627a.13(e): insufficient cards", "cards": []},
+     {"round": 4, "kind": "void", "reason": "misread card damaged", "cards": []}, False, False),
+    ("shoe_restarted", {"reason": "627a.13(e)"}, {"reason": "misread card damaged"}, False, False),
+    ("fault", {"fault": "misread", "reason": "card at position 33"},
+     {"fault": "misread", "reason": "card at position 20"}, False, False),
+    # a discard's rule: only an earlier program's known words for the same rule
+    ("discard", {"card": "5H", "position": 9, "reason": "627a.13(c)(2)"},
+     {"card": "5H", "position": 9, "reason": "627a.13(c)(1)"}, False, False),
+    ("discard", {"card": "5H", "position": 9, "reason": next(iter(EARLIER_WORDS))[1]},
+     {"card": "5H", "position": 9, "reason": TWENTYONE_CARD_IN_ERROR}, False, True),
+    # the first evening's program named 627a.13(a) for every held card; no later one did
+    ("held_card_used", {"card": "5H", "clause": "627a.13(a)"}, {"card": "5H", "clause": "627a.13(d)"}, True, True),
+    ("held_card_used", {"card": "5H", "clause": "627a.13(a)"}, {"card": "5H", "clause": "627a.13(d)"}, False, False),
+    ("held_card_used", {"card": "5H", "clause": "627a.13(b)"}, {"card": "5H", "clause": "627a.13(d)"}, True, False),
+])
+def test_what_an_earlier_program_said_otherwise_and_what_it_cannot_have(kind: str, journaled: dict, decided: dict,
+                                                                        version_1: bool, passes: bool) -> None:
+    """``EarlierPrograms.reworded`` under another program's start; under this program's own, nothing."""
+    for start, allowed in ((SIGNED_ELSEWHERE, passes), ({**SIGNED_ELSEWHERE, "signature": signature_label()}, False)):
+        earlier = EarlierPrograms({}, {}, {}, {})
+        earlier.started(start)
+        assert earlier.reworded(kind, 7, journaled, decided, version_1=version_1) is allowed, start
+        assert earlier.reworded_kinds == ({kind: 1} if allowed else {})
