@@ -109,7 +109,6 @@ _GAME_TITLES = {
 DEFAULT_SEATS: tuple[int, ...] = tuple(range(1, 8))
 
 
-
 # Validation ---------------------------------------------------------------------------------
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
@@ -156,34 +155,77 @@ class SubmissionParser(DocumentParser):
     # -- the pass ---------------------------------------------------------------------------
 
     def parse(self) -> Submission:
+        """The checked ``Submission``; raises ``SubmissionError`` on the first problem. Every
+        section's keys are checked first, then [submission] (its game sets the defaults and what
+        the other sections may hold), then the other sections in ``_SECTIONS`` order."""
         present = self.document(_SECTIONS)  # the sections actually written in the file
         sections = {name: self.section(name, known, _ELSEWHERE.get(name)) for name, known in _SECTIONS.items()}
 
         sub = sections["submission"]
+        game = self.game(sub)
+        decks = (self.integer("submission.decks", sub["decks"], MIN_DECKS, MAX_DECKS) if "decks" in sub
+                 else _DEFAULT_DECKS[game])
+        name = (self.text("submission.name", sub["name"], MAX_NAME_LENGTH) if "name" in sub
+                else f"{_GAME_TITLES[game]}, {decks} decks")
+        dealing = self.dealing(sub, game)
+        burn_cards = self.burn_cards(sub, game)
+        min_cover_depth = self.cover_depth(sub, decks, burn_cards)
+        seats = self.seats(sub["seats"]) if "seats" in sub else DEFAULT_SEATS
+
+        offered = sections["wagers"]
+        wagers = self.wagers(offered["offered"], game) if "offered" in offered else DEFAULT_WAGERS[game]
+        paytable = self.paytable(sections["paytable"], game, wagers)
+        commission, player_commission, rounding = self.commission(sections["commission"], game)
+        house_money = (self.house_money(sections["house_money"], game, wagers) if "house_money" in present
+                       else HouseMoneyOptions())
+        unauthorized, simulated_wagers = self.irregularities(sections["irregularities"], game,
+                                                              "irregularities" in present)
+        for sec in ("twentyone", "bonus_paytable"):
+            if sec in present and game is not Game.TWENTYONE:
+                raise self.fail(sec, f"applies to 21-baccarat only, not {game.value}")
+        twentyone = self.twentyone(sections["twentyone"]) if "twentyone" in present else TwentyOneOptions()
+        bonus_paytable = self.bonus_paytable(sections["bonus_paytable"], wagers, "bonus_paytable" in present)
+        limits = parse_limits(self, sections["limits"], wagers)
+
+        return Submission(
+            source=self.source, name=name, game=game, decks=decks, dealing=dealing, burn_cards=burn_cards,
+            min_cover_depth=min_cover_depth, seats=seats, wagers=wagers, paytable=paytable,
+            commission=commission, commission_rounding=rounding, unauthorized_third_card=unauthorized,
+            house_money=house_money, twentyone=twentyone, bonus_paytable=bonus_paytable,
+            player_commission=player_commission, simulated_round_wagers=simulated_wagers, limits=limits,
+        )
+
+    # -- [submission] -----------------------------------------------------------------------
+
+    def game(self, sub: dict[str, Any]) -> Game:
+        """``submission.game``: required, since every other key's default and check follow it."""
         if "game" not in sub:
             raise self.missing("submission.game", f"; allowed: {names_of(Game)}")
-        game: Game = self.enum("submission.game", sub["game"], Game)
+        return self.enum("submission.game", sub["game"], Game)
 
-        # [submission]
-        decks = _DEFAULT_DECKS[game]
-        if "decks" in sub:
-            decks = self.integer("submission.decks", sub["decks"], MIN_DECKS, MAX_DECKS)
-        name = f"{_GAME_TITLES[game]}, {decks} decks"
-        if "name" in sub:
-            name = self.text("submission.name", sub["name"], MAX_NAME_LENGTH)
-        dealing = Dealing.FACE_UP
-        if "dealing" in sub:
-            dealing = self.enum("submission.dealing", sub["dealing"], Dealing)
+    def dealing(self, sub: dict[str, Any], game: Game) -> Dealing:
+        """``submission.dealing`` (face up unless given); 21 Baccarat allows face up only."""
+        dealing = self.enum("submission.dealing", sub["dealing"], Dealing) if "dealing" in sub else Dealing.FACE_UP
         if game is Game.TWENTYONE and dealing is not Dealing.FACE_UP:
             raise self.fail(
                 "submission.dealing", "21 Baccarat cards are dealt face up (681a.7(e)); allowed: face-up"
             )
-        burn_cards = 1
-        if "burn_cards" in sub:
-            burn_cards = self.integer("submission.burn_cards", sub["burn_cards"], 1, MAX_BURN_CARDS)
-            if game is Game.TWENTYONE and burn_cards != 1:
-                raise self.fail("submission.burn_cards", f"21 Baccarat burns one card (681a.7(c): \"remove the "
-                                f"first card\", a new dealer \"one card\"), not {burn_cards}; allowed: 1")
+        return dealing
+
+    def burn_cards(self, sub: dict[str, Any], game: Game) -> int:
+        """``submission.burn_cards``: 1..``MAX_BURN_CARDS`` (1 unless given); 21 Baccarat burns one."""
+        if "burn_cards" not in sub:
+            return 1
+        burn_cards = self.integer("submission.burn_cards", sub["burn_cards"], 1, MAX_BURN_CARDS)
+        if game is Game.TWENTYONE and burn_cards != 1:
+            raise self.fail("submission.burn_cards", f"21 Baccarat burns one card (681a.7(c): \"remove the "
+                            f"first card\", a new dealer \"one card\"), not {burn_cards}; allowed: 1")
+        return burn_cards
+
+    def cover_depth(self, sub: dict[str, Any], decks: int, burn_cards: int) -> int:
+        """``submission.min_cover_depth``: ``REG_MIN_COVER_DEPTH`` up to half the shoe (the
+        regulation's ten unless given), leaving the second cover card a place below the
+        ``burn_cards`` burned (else ``submission.burn_cards`` is refused)."""
         min_cover_depth = REG_MIN_COVER_DEPTH
         if "min_cover_depth" in sub:
             value = self.whole("submission.min_cover_depth", sub["min_cover_depth"])
@@ -205,21 +247,18 @@ class SubmissionParser(DocumentParser):
                 f"least {min_cover_depth} cards above the bottom (681a.5(d), 681a.7(c)); at most "
                 f"{decks * 52 - min_cover_depth} for {decks} deck{'' if decks == 1 else 's'}",
             )
-        seats = DEFAULT_SEATS
-        if "seats" in sub:
-            seats = self.seats(sub["seats"])
+        return min_cover_depth
 
-        # [wagers]
-        wagers = DEFAULT_WAGERS[game]
-        if "offered" in sections["wagers"]:
-            wagers = self.wagers(sections["wagers"]["offered"], game)
+    # -- the other sections -----------------------------------------------------------------
 
-        # [paytable]
+    def paytable(self, sec: dict[str, Any], game: Game, wagers: frozenset[WagerKind]) -> Mapping[WagerKind, Payout]:
+        """The game's default odds of every offered wager paid from the paytable, overridden by
+        ``[paytable]``, whose every key must be an offered wager; in ``WagerKind`` order."""
         defaults = dict(DEFAULT_PAYTABLE)
         if game is Game.TWENTYONE:
             defaults.update(TWENTYONE_PAYTABLE_OVERRIDES)
         table = {k: defaults[k] for k in WagerKind if k in wagers and k not in _NOT_IN_PAYTABLE}
-        for key, value in sections["paytable"].items():
+        for key, value in sec.items():
             kind = WagerKind(key)
             if kind not in wagers:
                 raise self.fail(
@@ -227,10 +266,11 @@ class SubmissionParser(DocumentParser):
                     f"wager not offered at this table (add it to wagers.offered); offered: {_offered(wagers)}",
                 )
             table[kind] = self.payout(f"paytable.{key}", value)
-        paytable = types.MappingProxyType({k: table[k] for k in WagerKind if k in table})
+        return types.MappingProxyType({k: table[k] for k in WagerKind if k in table})
 
-        # [commission]
-        com = sections["commission"]
+    def commission(self, com: dict[str, Any], game: Game) -> tuple[Decimal, Decimal, str]:
+        """``[commission]``: the Banker's rate (0 for EZ Baccarat), the Player's (21 Baccarat
+        only) and the rounding, each the game's default unless given."""
         commission = _DEFAULT_COMMISSION[game]
         if "rate" in com:
             commission = self.decimal("commission.rate", com["rate"], 0, 1, hi_open=True, places=RATE_PLACES,
@@ -249,80 +289,56 @@ class SubmissionParser(DocumentParser):
         rounding = "down"
         if "rounding" in com:
             rounding = self.choice("commission.rounding", com["rounding"], COMMISSION_ROUNDINGS)
+        return commission, player_commission, rounding
 
-        # [house_money]
-        house_money = HouseMoneyOptions()
-        if "house_money" in present:
-            if WagerKind.HOUSE_MONEY not in wagers:
-                raise self.fail(
-                    "house_money",
-                    "section given but 'house_money' is not in wagers.offered"
-                    + ("" if game is Game.PUNTO_BANCO else f" (not offered in {game.value})"),
-                )
-            hm = sections["house_money"]
-            either, both = house_money.either_pair, house_money.both_pairs
-            if "either_pair" in hm:
-                either = self.payout("house_money.either_pair", hm["either_pair"])
-            if "both_pairs" in hm:
-                both = self.payout("house_money.both_pairs", hm["both_pairs"])
-            portion = house_money.portion
-            if "portion" in hm:
-                portion = self.decimal("house_money.portion", hm["portion"], 0, 1, lo_open=True,
-                                       places=RATE_PLACES, name="portion")
-            house_money = HouseMoneyOptions(either, both, portion)
+    def house_money(self, hm: dict[str, Any], game: Game, wagers: frozenset[WagerKind]) -> HouseMoneyOptions:
+        """A written ``[house_money]`` section: allowed only with the wager offered; each key
+        overrides ``HouseMoneyOptions``' default."""
+        if WagerKind.HOUSE_MONEY not in wagers:
+            raise self.fail(
+                "house_money",
+                "section given but 'house_money' is not in wagers.offered"
+                + ("" if game is Game.PUNTO_BANCO else f" (not offered in {game.value})"),
+            )
+        d = HouseMoneyOptions()
+        either = self.payout("house_money.either_pair", hm["either_pair"]) if "either_pair" in hm else d.either_pair
+        both = self.payout("house_money.both_pairs", hm["both_pairs"]) if "both_pairs" in hm else d.both_pairs
+        portion = d.portion
+        if "portion" in hm:
+            portion = self.decimal("house_money.portion", hm["portion"], 0, 1, lo_open=True,
+                                   places=RATE_PLACES, name="portion")
+        return HouseMoneyOptions(either, both, portion)
 
-        # [irregularities]
+    def irregularities(self, irr: dict[str, Any], game: Game, written: bool) -> tuple[str, str]:
+        """What an unauthorized third card and a simulated round's wagers come to,
+        ``("discard", "return")`` unless a ``written`` ``[irregularities]`` (refused for 21
+        Baccarat) says otherwise."""
         unauthorized, simulated_wagers = "discard", "return"
-        if "irregularities" in present:
-            if game is Game.TWENTYONE:
-                raise self.fail("irregularities", "applies to punto-banco and ez-baccarat only (627a.13(c))")
-            irr = sections["irregularities"]
-            if "unauthorized_third_card" in irr:
-                unauthorized = self.choice(
-                    "irregularities.unauthorized_third_card", irr["unauthorized_third_card"], UNAUTHORIZED_THIRD_CARD
-                )
-            if "simulated_round_wagers" in irr:
-                simulated_wagers = self.choice(
-                    "irregularities.simulated_round_wagers", irr["simulated_round_wagers"], SIMULATED_ROUND_WAGERS
-                )
+        if not written:
+            return unauthorized, simulated_wagers
+        if game is Game.TWENTYONE:
+            raise self.fail("irregularities", "applies to punto-banco and ez-baccarat only (627a.13(c))")
+        if "unauthorized_third_card" in irr:
+            unauthorized = self.choice(
+                "irregularities.unauthorized_third_card", irr["unauthorized_third_card"], UNAUTHORIZED_THIRD_CARD
+            )
+        if "simulated_round_wagers" in irr:
+            simulated_wagers = self.choice(
+                "irregularities.simulated_round_wagers", irr["simulated_round_wagers"], SIMULATED_ROUND_WAGERS
+            )
+        return unauthorized, simulated_wagers
 
-        # [twentyone] and [bonus_paytable]
-        twentyone = TwentyOneOptions()
+    def bonus_paytable(self, sec: dict[str, Any], wagers: frozenset[WagerKind],
+                       written: bool) -> Mapping[BonusRank, Payout]:
+        """``DEFAULT_BONUS_PAYTABLE`` overridden by a ``written`` ``[bonus_paytable]`` (allowed only
+        with a Bonus Wager offered); in ``BonusRank`` order."""
         bonus = dict(DEFAULT_BONUS_PAYTABLE)
-        for sec in ("twentyone", "bonus_paytable"):
-            if sec in present and game is not Game.TWENTYONE:
-                raise self.fail(sec, f"applies to 21-baccarat only, not {game.value}")
-        if "twentyone" in present:
-            twentyone = self.twentyone(sections["twentyone"])
-        if "bonus_paytable" in present:
+        if written:
             if not wagers & {WagerKind.PLAYER_BONUS, WagerKind.BANKER_BONUS}:
                 raise self.fail("bonus_paytable", "section given but no Bonus Wager is in wagers.offered")
-            for key, value in sections["bonus_paytable"].items():
+            for key, value in sec.items():
                 bonus[BonusRank(key)] = self.payout(f"bonus_paytable.{key}", value)
-        bonus_paytable = types.MappingProxyType({r: bonus[r] for r in BonusRank if r in bonus})
-        limits = parse_limits(self, sections["limits"], wagers)
-
-        return Submission(
-            source=self.source,
-            name=name,
-            game=game,
-            decks=decks,
-            dealing=dealing,
-            burn_cards=burn_cards,
-            min_cover_depth=min_cover_depth,
-            seats=seats,
-            wagers=wagers,
-            paytable=paytable,
-            commission=commission,
-            commission_rounding=rounding,
-            unauthorized_third_card=unauthorized,
-            house_money=house_money,
-            twentyone=twentyone,
-            bonus_paytable=bonus_paytable,
-            player_commission=player_commission,
-            simulated_round_wagers=simulated_wagers,
-            limits=limits,
-        )
+        return types.MappingProxyType({r: bonus[r] for r in BonusRank if r in bonus})
 
     def seats(self, value: object) -> tuple[int, ...]:
         key = "submission.seats"
