@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from controller.cli.cmd_run import ROUND_ANCHOR_S, _anchored
+from controller.cli.run_table import ROUND_ANCHOR_S, _anchored
 from controller.table.io import TableRecord
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cli_run import dealt_journal
-from controller.cli.cmd_run import resumed_seed
+from controller.cli.run_table import resumed_seed
 from controller.journal import JournalReader
 
 

@@ -191,7 +191,7 @@ def test_the_doc_gives_each_kind_the_meaning_the_registry_gives() -> None:
 # the control server's answer): each compares kinds through the registry's constants, never their
 # text, so that a kind renamed in the registry cannot leave one of them silent (an architecture
 # review: `run` would have stopped printing round results without a word).
-_KIND_READERS = ("controller/cli/cmd_run.py", "controller/cli/cmd_ctl.py", "controller/cli/cmd_replay.py",
+_KIND_READERS = ("controller/cli/run_table.py", "controller/cli/cmd_ctl.py", "controller/cli/cmd_replay.py",
                  "controller/table/display.py", "controller/table/result_line.py", "controller/control/server.py")
 
 
