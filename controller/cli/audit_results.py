@@ -1,5 +1,5 @@
-"""``shoectl audit results PATH [--submission FILE|PRESET] [--json]``: what a journal's rounds yielded, for a gaming lab
-(``controller.audit.results``; docs/audit.md, "Results").
+"""``shoectl audit results PATH [--submission FILE|PRESET] [--json]``: what a journal's rounds
+yielded, for a gaming lab (``controller.audit.results``; docs/audit.md, "Results").
 
 For each Rules Submission the rounds were dealt under: the shoes, rounds (simulated and void
 apart) and cards dealt; each outcome's frequency and each wager's hold per unit staked with 95 %
