@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PACKAGES", "Signature", "is_this_program", "program_signature", "signature_label"]
+__all__ = ["PACKAGES", "Signature", "is_signed", "is_this_program", "program_signature", "signature_label"]
 
 PACKAGES = ("controller", "device_profiles", "firmware_bridge", "shoectl_config")
 _CACHES = "__pycache__"
@@ -82,7 +82,13 @@ def signature_label() -> str:
         return f"(signature unknown: {exc.strerror or exc})"
 
 
+def is_signed(signature: object) -> bool:
+    """Whether ``signature`` (a journaled one, or ``signature_label()``) is a known digest, not
+    absent nor a phrase saying why it is unknown."""
+    return isinstance(signature, str) and signature.startswith("sha256:")
+
+
 def is_this_program(signature: object) -> bool:
     """Whether ``signature`` (a journaled one) is this program's, known on both sides: two unknown
     signatures are not the same program."""
-    return isinstance(signature, str) and signature.startswith("sha256:") and signature == signature_label()
+    return is_signed(signature) and signature == signature_label()

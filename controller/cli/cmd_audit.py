@@ -49,7 +49,7 @@ from controller.cli.journal_input import (
 )
 from controller.errors import UsageError, new_file_argument, path_argument
 from controller.table.redecision import Redecision, redecide
-from controller.signature import signature_label
+from controller.signature import is_signed, signature_label
 from controller.version import shoectl_version
 from shoectl_config.text import quoted, safe
 
@@ -216,17 +216,14 @@ def decisions_text(path: str, r: Redecision) -> str:
         left = "; ".join(f"{kind} without {', '.join(keys)}" for kind, keys in sorted(r.compared_without.items()))
         lines.append(f"{path}: records written by an earlier program lack keys added since, compared without them: "
                      f"{left}")
-    if r.kinds_not_written:
-        left = "; ".join(f"{kind} ({n})" for kind, n in sorted(r.kinds_not_written.items()))
-        lines.append(f"{path}: an earlier program did not write records of kinds added since, passed over: {left}")
-    if r.rounds_not_named:
-        said = "; ".join(f"{kind} ({n})" for kind, n in sorted(r.rounds_not_named.items()))
-        lines.append(f"{path}: records written by an earlier program name no round for a card dealt after one, "
-                     f"compared without it: {said}")
-    if r.reworded:
-        said = "; ".join(f"{kind} ({n})" for kind, n in sorted(r.reworded.items()))
-        lines.append(f"{path}: records written by another program say in other words what this one decides "
-                     f"alike, compared as this one's: {said}")
+    for counted, said in ((r.kinds_not_written, "an earlier program did not write records of kinds added since, "
+                                                "passed over"),
+                          (r.rounds_not_named, "records written by an earlier program name no round for a card "
+                                               "dealt after one, compared without it"),
+                          (r.reworded, "records written by another program say in other words what this one "
+                                       "decides alike, compared as this one's")):
+        if counted:
+            lines.append(f"{path}: {said}: " + "; ".join(f"{kind} ({n})" for kind, n in sorted(counted.items())))
     d = r.difference
     if d is None:
         lines.append(f"{path}: decisions ok: {counts}")
@@ -261,7 +258,7 @@ def _program_line(written_by: dict | None, this_program: dict[str, str]) -> str:
     a journal changed (the signature, ``controller.signature``, tells builds of one version apart)."""
     ours = _program_text(this_program)
     signature = written_by.get("signature") if written_by is not None else None
-    if not _signed(signature) or not _signed(this_program["signature"]):
+    if not is_signed(signature) or not is_signed(this_program["signature"]):
         # No start journaled, one written before starts named a signature, or one that could not
         # compute its own ("(signature unknown: ...)"): two unknowns are not the same program.
         return (f"    the program that wrote the journal, or this one, cannot be told by its signature; decided again "
@@ -272,14 +269,10 @@ def _program_line(written_by: dict | None, this_program: dict[str, str]) -> str:
             "in how the program decides, not in the journal; decide it again with the program that wrote it")
 
 
-def _signed(signature: object) -> bool:
-    return isinstance(signature, str) and signature.startswith("sha256:")
-
-
 def _program_text(program: dict) -> str:
     signature = program.get("signature")
     return (f"shoectl {safe(str(program.get('version')))} "
-            f"({'signature ' + safe(signature) if _signed(signature) else 'its signature unknown'})")
+            f"({'signature ' + safe(signature) if is_signed(signature) else 'its signature unknown'})")
 
 
 def _value(payload: dict, key: str) -> str:
