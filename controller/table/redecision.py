@@ -247,7 +247,7 @@ class _Redecider:
                 and (text == canonical_json(r.payload) or same_refusal(e.kind, payload, r.payload)
                      or self.earlier.lenient(e.kind, e.seq, text, payload, r.payload)
                      or self.earlier.reworded(e.kind, e.seq, payload, r.payload,
-                                              version_1=getattr(e, "schema_version", 2) == 1)))
+                                              version_1=e.schema_version == 1)))
         if not same:
             self.differ(e.seq, f"the journal's {e.kind} record is not what the table decides from the input before it",
                         journaled=_journaled(e, payload), decided=_decided(r))
