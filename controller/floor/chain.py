@@ -59,14 +59,22 @@ class Advanced(NamedTuple):
 
 
 def position(conn: Any, table_id: str) -> tuple[int, str, bool | None]:
-    """``(last_seq, last_hash, sha256)`` of ``table_id``'s checked chain, locked for this transaction."""
+    """``(last_seq, last_hash, sha256)`` of ``table_id``'s checked chain, locked for this transaction.
+    A position past entry 1 without ``sha256`` (the column added by schema version 4 to a store of
+    the first programs, or a table checked with its key so far) has it set from entry 1 first."""
     select = "SELECT last_seq, last_hash, sha256 FROM chain_positions WHERE table_id = %s FOR UPDATE"
     row = conn.execute(select, (table_id,)).fetchone()
     if row is None:
         conn.execute("INSERT INTO chain_positions (table_id, last_seq, last_hash) VALUES (%s, 0, %s) "
                      "ON CONFLICT DO NOTHING", (table_id, GENESIS_HASH))
         row = conn.execute(select, (table_id,)).fetchone()
-    return row[0], row[1], row[2]
+    last_seq, last_hash, sha256 = row
+    if sha256 is None and last_seq >= 1:
+        first = conn.execute("SELECT line FROM entries WHERE table_id = %s AND seq = 1", (table_id,)).fetchone()
+        if first is not None:
+            sha256 = is_plain_sha256(parse_entry(first[0], stored=True))
+            conn.execute("UPDATE chain_positions SET sha256 = %s WHERE table_id = %s", (sha256, table_id))
+    return last_seq, last_hash, sha256
 
 
 def is_plain_sha256(first: FloorEntry) -> bool:

@@ -113,6 +113,17 @@ def parse_entry(data: bytes | str, topic_table: str | None = None,
     return FloorEntry(entry, line, payload_text)
 
 
+def as_written(stored: str) -> str:
+    """A line read back from the store, as this program writes its entry: before 2026-12-03 the
+    floor stored any spelling of an entry whose hash fit (spaces after the separators, say), and
+    the table's own line of that entry is the same entry. A stored line that is no entry by today's
+    rules is given back as it is (without the JSON space around it)."""
+    try:
+        return parse_entry(stored, stored=True).entry.to_json_line()[:-1]
+    except (NotAnEntry, RecursionError):
+        return stored.strip(JSON_SPACE)
+
+
 def _entry_of(obj: dict[str, Any], stored: bool = False) -> tuple[Entry, str]:
     missing = [name for name in (*COLUMNS, "schema_version") if name not in obj]
     if missing:

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.floor import alarms
-from controller.floor.message import JSON_SPACE, FloorEntry, parse_entry
+from controller.floor.message import JSON_SPACE, FloorEntry, as_written, parse_entry
 from controller.floor.rows import insert_entry
 from controller.journal.chain import GENESIS_HASH
 
@@ -97,8 +97,8 @@ def recognise(conn: Any, table_id: str, items: list[FloorEntry], last_seq: int) 
         return Recognised()  # no new journal known, none starting: the common case costs one lookup
     if last_seq < 2:
         return Recognised()  # no stored entry 1 confirmed by its entry 2: a second body is the chain check's
-    stored_first = conn.execute("SELECT line FROM entries WHERE table_id = %s AND seq = 1",
-                                (table_id,)).fetchone()[0].strip(JSON_SPACE)
+    stored_first = as_written(conn.execute("SELECT line FROM entries WHERE table_id = %s AND seq = 1",
+                                           (table_id,)).fetchone()[0])
     walk = _Walk(conn, table_id, last_seq, json.loads(stored_first)["ts"])
     walk.add_known(1, {json.loads(line)["hash"] for line in firsts})
     if firsts:  # else nothing before this batch is known as a new journal's

@@ -21,13 +21,19 @@ Tables (version 1):
 Version 2 adds indexes for ``floor status``, which otherwise scans every entry of a table:
 ``entries (table_id, kind, seq)`` (the latest ``resumed``, the faults since) and ``entries
 (table_id, kind, ts_at)`` (the rounds of a day). Version 3 adds ``floor_alarms.closed_by``: the
-database role that closed an alarm by hand (``shoectl floor alarms --close``).
+database role that closed an alarm by hand (``shoectl floor alarms --close``). Version 4 makes up
+for the two shapes of version 1 the first programs of the floor wrote (2026-12-01, before 01:24 and
+before 01:37), which record version 1 all the same and which no step after it mended:
+``chain_positions.sha256`` added where it is missing (filled from entry 1 when the table's
+position is next read, ``controller.floor.chain.position``), and ``rejected_entries`` keyed by
+``md5(line)`` instead of the whole line (which a long line cannot be indexed by). On any other
+store it changes nothing.
 """
 from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _LOCK_KEY = 0x5E0EC7F100  # pg_advisory_xact_lock: one migrator at a time
 
 _STEPS: dict[int, tuple[str, ...]] = {
@@ -94,6 +100,24 @@ _STEPS: dict[int, tuple[str, ...]] = {
     3: (
         # who closed an alarm by hand (`shoectl floor alarms --close`); NULL: the store itself
         "ALTER TABLE floor_alarms ADD COLUMN closed_by text",
+    ),
+    4: (
+        # The first programs' version 1 (a review ran them: today's collector failed at its first
+        # entry on the one, at the first second body on the other). Each change only where it is
+        # missing: CREATE INDEX wants the right to create in the schema even when the index exists.
+        """DO $$ BEGIN
+            IF NOT EXISTS (SELECT FROM information_schema.columns WHERE table_schema = current_schema()
+                           AND table_name = 'chain_positions' AND column_name = 'sha256') THEN
+                ALTER TABLE chain_positions ADD COLUMN sha256 boolean;
+            END IF;
+            IF EXISTS (SELECT FROM pg_constraint WHERE conname = 'rejected_entries_table_id_seq_line_key'
+                       AND conrelid = 'rejected_entries'::regclass) THEN
+                ALTER TABLE rejected_entries DROP CONSTRAINT rejected_entries_table_id_seq_line_key;
+            END IF;
+            IF to_regclass('rejected_entries_body') IS NULL THEN
+                CREATE UNIQUE INDEX rejected_entries_body ON rejected_entries (table_id, seq, md5(line));
+            END IF;
+        END $$""",
     ),
 }
 

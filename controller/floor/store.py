@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from controller.floor import alarms, chain, new_journal
-from controller.floor.message import JSON_SPACE, FloorEntry
+from controller.floor.message import JSON_SPACE, FloorEntry, as_written
 from controller.floor.rows import ENTRY_COLUMNS, entry_values
 from controller.floor.new_journal import SECOND_BODY_WHY
 from controller.floor.schema import StoreError, migrate, server_message
@@ -295,7 +295,15 @@ class FloorStore:
         stored_line = self._stored_lines(others)
         refused: dict[str, set[int]] = {}
         for item in others:
-            if stored_line.get((item.table_id, item.seq)) == item.line:
+            stored = stored_line.get((item.table_id, item.seq))
+            if stored == item.line:
+                result.duplicates += 1
+            elif stored is not None and as_written(stored) == item.line:
+                # An earlier program stored this very entry in another spelling (before 2026-12-03
+                # any whose hash fit): the table's own line takes its place, so that the store gives
+                # back what the journal's export wrote (a review saw the table's line alarmed as a forgery).
+                self.conn.execute("UPDATE entries SET line = %s WHERE table_id = %s AND seq = %s",
+                                  (item.line, item.table_id, item.seq))
                 result.duplicates += 1
             else:
                 self._refuse_second_body(item)

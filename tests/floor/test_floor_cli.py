@@ -469,7 +469,7 @@ def test_a_store_of_an_older_version_is_upgraded_by_its_owner_only_and_said_so(
     assert "only the owner of its tables may: run `shoectl floor backfill` or `floor collect` once as that user" in err
     assert count(floor_db, "SELECT max(version) FROM schema_version") == 2
     assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0  # the owner
-    assert count(floor_db, "SELECT max(version) FROM schema_version") == 3
+    assert count(floor_db, "SELECT max(version) FROM schema_version") == 4
 
 
 def test_the_owner_of_the_tables_upgrades_without_the_right_to_create_in_the_schema(
@@ -492,7 +492,7 @@ def test_the_owner_of_the_tables_upgrades_without_the_right_to_create_in_the_sch
     postgres_cluster.sql('REVOKE CREATE ON SCHEMA public FROM "keeper", PUBLIC', dbname)
     code, out, err = run(capsys, "floor", "backfill", "--db", url, str(journal.export_file))
     assert code == 0, err
-    assert count(floor_db, "SELECT max(version) FROM schema_version") == 3
+    assert count(floor_db, "SELECT max(version) FROM schema_version") == 4
 
 
 def test_reading_a_database_without_a_store_says_so(capsys, floor_db: str) -> None:

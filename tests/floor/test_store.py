@@ -228,7 +228,8 @@ def test_without_the_key_only_the_links_are_checked(store: FloorStore, hmac_jour
 def test_a_version_1_store_is_migrated_to_the_current_version_and_keeps_its_rows(capsys, floor_db: str,
                                                                                   journal: TableJournal) -> None:
     """Version 2 adds the indexes `floor status` reads by (kind per table) instead of scanning
-    every entry, version 3 who closed an alarm by hand; the collector (``FloorStore.open``)
+    every entry, version 3 who closed an alarm by hand, version 4 what the first programs'
+    version 1 lacked (tests/floor/test_store_earlier_programs.py); the collector (``FloorStore.open``)
     migrates a store of version 1 in place, its rows and open alarms kept."""
     conn = connect(floor_db)
     migrate(conn, target=1)
@@ -237,9 +238,9 @@ def test_a_version_1_store_is_migrated_to_the_current_version_and_keeps_its_rows
     indexes = "SELECT indexname FROM pg_indexes WHERE tablename = 'entries' ORDER BY 1"
     assert query(floor_db, indexes) == [("entries_pkey",)]
     code, _, err = run(capsys, "floor", "status", "--db", floor_db)
-    assert code == 2 and "holds floor schema version 1, this program reads 3 (`shoectl floor collect`" in err
+    assert code == 2 and "holds floor schema version 1, this program reads 4 (`shoectl floor collect`" in err
     FloorStore.open(floor_db).close()
-    assert query(floor_db, "SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)] == [(3,)]
+    assert query(floor_db, "SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)] == [(4,)]
     assert query(floor_db, indexes) == [("entries_by_kind_seq",), ("entries_by_kind_time",), ("entries_pkey",)]
     assert query(floor_db, "SELECT kind, seq, open, closed_by FROM floor_alarms") == [("gap", 4, True, None)]
     assert stored_lines(floor_db) == journal.lines[:3] + journal.lines[5:]
