@@ -75,6 +75,30 @@ def _offered_order(kind: str) -> tuple[int, str]:
     return (order.index(kind), "") if kind in order else (len(order), kind)
 
 
+# The money table's columns: heading and least width (the first one left-aligned, the others
+# right-aligned). A column widens to keep two spaces before its widest cell: the amounts a table
+# takes reach 1,000,000,000.00 a wager and more in a sum (a review read 1,000,000,002.10 staked on
+# 3 wagers as "31,000,000,002.10" when the columns ran together).
+_MONEY_COLUMNS = (("money", 14), ("settled", 9), ("staked", 16), ("players net", 16), ("hold", 12),
+                  ("commission", 14), ("won/lost/pushed", 20), ("returned", 18))
+
+
+def _money_row(name: str, m: dict[str, Any]) -> list[str]:
+    """One row of the money table, its cells as text, in ``_MONEY_COLUMNS``' order."""
+    hold = percent(m["hold"]) if m["hold"] is not None else "-"
+    returned = f"{m['returned']} ({money_text(m['returned_amount'])})" if m["returned"] else "0"
+    return [name, f"{m['settled']:,}", money_text(m["staked"]), money_text(m["players_net"], signed=True), hold,
+            money_text(m["commission"]), f"{m['won']}/{m['lost']}/{m['pushed']}", returned]
+
+
+def _money_columns(rows: list[list[str]]) -> list[str]:
+    """The heading and ``rows`` as lines, each column at its least width or wider (``_MONEY_COLUMNS``)."""
+    widths = [max(least, *(len(row[i]) + 2 for row in rows)) for i, (_, least) in enumerate(_MONEY_COLUMNS)]
+    lines = [[heading for heading, _ in _MONEY_COLUMNS], *rows]
+    return [cells[0].ljust(widths[0]) + "".join(cell.rjust(width) for cell, width in zip(cells[1:], widths[1:]))
+            for cells in lines]
+
+
 def _print(rep: dict[str, Any]) -> None:
     others = "".join(f", {n} {what}" for n, what in ((rep["simulated_rounds"], "simulated"),
                                                      (rep["void_rounds"], "void")) if n)
@@ -85,14 +109,10 @@ def _print(rep: dict[str, Any]) -> None:
         print_figures("outcome", "frequency", rep["outcomes"])
         print_figures("wager (unit)", "hold", rep["wagers_per_unit"])
         print_agreement(rep["outcomes"], rep["wagers_per_unit"])
-    print(f"\n{'money':<14}{'settled':>9}{'staked':>16}{'players net':>16}{'hold':>12}{'commission':>14}"
-          f"{'won/lost/pushed':>20}{'returned':>18}")
-    for name, m in [*rep["money"].items(), ("total", rep["money_total"])]:
-        hold = percent(m["hold"]) if m["hold"] is not None else "-"
-        returned = f"{m['returned']} ({money_text(m['returned_amount'])})" if m["returned"] else "0"
-        decided = f"{m['won']}/{m['lost']}/{m['pushed']}"
-        print(f"{name:<14}{m['settled']:>9,}{money_text(m['staked']):>16}{money_text(m['players_net'], signed=True):>16}"
-              f"{hold:>12}{money_text(m['commission']):>14}{decided:>20}{returned:>18}")
+    rows = [_money_row(name, m) for name, m in [*rep["money"].items(), ("total", rep["money_total"])]]
+    print()
+    for line in _money_columns(rows):
+        print(line)
     riding = rep["money_total"].get("house_money_riding")
     if riding:  # winnings moved on the layout: not staked, at risk all the same (the hold is over both)
         print(f"House Money payouts placed on wagers and decided with them: {money_text(riding)} (not in staked; "

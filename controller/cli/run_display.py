@@ -26,6 +26,12 @@ class LineDisplay:
         terminals saw `[39` / `0 cards left]` under TERM=dumb)."""
         self.out.line(for_the_reader(text))
 
+    def resumed_from_journal(self, snapshot: dict) -> None:
+        """The table resumed from its journal with ``snapshot``: what the round in play settled
+        before the stop (journaled then, never seen here) counts in its void line (a money review:
+        a void after a restart said "wagers returned" of a House Money Wager that had lost)."""
+        self._settled = list(snapshot.get("house_money_settled", ()))
+
     def record(self, r: TableRecord) -> None:
         p = r.payload
         if r.kind == kinds.SETTLEMENT:

@@ -120,6 +120,8 @@ class _Run:
         devices linked, then the control socket, systemd's watch, the scoreboard and the feed."""
         self.make_table()
         resumed = self.resume()
+        if isinstance(self.display, LineDisplay):
+            self.display.resumed_from_journal(self.core.snapshot())
         # The anchor at opening once every refusal of the resumed journal is past (a refused
         # --submission rewrote the anchors file: a review of bad inputs); replaying writes nothing.
         self.witness.record(self.journal.take_anchor())

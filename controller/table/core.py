@@ -218,6 +218,8 @@ class TableCore:
             "wager_kinds": [k.value for k in WagerKind if self.sub.offers(k)],  # those the Rules Submission offers
             "seats_taken": sorted(self.occupied),
             "wagers": [w.to_json() for w in (r.unsettled_wagers() if r else self.pending_wagers)],  # on the layout
+            # the round's House Money Wagers settled before its third cards (629a.8(c)(3)): they stand if it is void
+            "house_money_settled": [s.to_json() for s in r.house_money] if r else [],
             "last_outcome": self.shoe_rounds.last_outcome,
             "faults": dict(self.faults),
             "shoe_given_up": self.shoe_lost,  # why the shoe in play is given up once the faults clear, if it is

@@ -360,3 +360,35 @@ def test_the_rules_named_and_the_same_rules_journaled_later_are_one_rules_submis
     assert code == 0 and "not used" not in err, err
     assert [(r["submission"], r["shoes"], r["rounds"]) for r in json.loads(out)["rules"]] == [
         (r["submission"], r["shoes"], r["rounds"]) for r in whole]
+
+
+def test_the_money_columns_stay_apart_at_the_largest_amounts_a_table_takes(capsys, tmp_path: Path) -> None:
+    """A money review: the money table's columns had fixed widths and nothing between them, and
+    "1,000,000,000.00" fills one (a limit may be 100,000,000,000 minor units, docs/
+    rules-submission.md): 1,000,000,002.10 staked on 3 Banker wagers read as "31,000,000,002.10",
+    and a signed net ran into the figure before it. Each column keeps two spaces before its widest
+    cell; with small amounts the table is as it was."""
+    from tests.table.bench import Bench
+
+    most = 100_000_000_000  # minor units: 1,000,000,000.00
+    b = Bench()
+    b.open_and_cut()
+    b.play_round([(1, "banker", most), (2, "player", most), (3, "tie", 500)])
+    path = tmp_path / "large.db"
+    _results_of(capsys, b, path, "minibaccarat")
+    code, text, _ = run(capsys, "audit", "results", str(path))
+    assert code == 0
+    lines = text.splitlines()
+    heading = next(i for i, line in enumerate(lines) if line.startswith("money "))
+    rows = {}
+    for line in lines[heading + 1:]:
+        if not line.strip():
+            break
+        name, *cells = line.split()
+        rows[name] = cells
+    # settled, staked, players net, hold, commission, won/lost/pushed, returned: one word each
+    assert all(len(cells) == 7 for cells in rows.values()), rows
+    assert rows["banker"][:2] == ["1", "1,000,000,000.00"] and rows["player"][:2] == ["1", "1,000,000,000.00"]
+    assert rows["total"][:2] == ["3", "2,000,000,005.00"]
+    widths = {len(line) for line in lines[heading:heading + 1 + len(rows)]}
+    assert len(widths) == 1, "every row as wide as the heading: the columns line up"

@@ -209,3 +209,40 @@ def test_a_void_rounds_line_says_which_wagers_were_decided_before_the_void(capsy
     assert out.finish()
     assert capsys.readouterr().out == ("S1 round   4 VOID: voided by the floorperson; 2 wagers returned, 1 decided "
                                        "before the void (players net -5.00)\n")
+
+
+def test_a_void_after_a_restart_counts_the_house_money_settled_before_the_stop(capsys) -> None:
+    """A money review: a Midibaccarat round whose House Money Wager lost, the table killed and
+    started again, then void (its shoe came back new): `--display lines` said "wagers returned",
+    where `journal replay` said one was decided before the void (docs/assumptions.md: the House
+    Money settlement "stands"). The settlement was journaled before the stop and never seen by
+    the display; the resumed table's status holds it (``house_money_settled``), and the display
+    counts it. (tests/control/test_void_line_after_restart.py: the same through `shoectl run`.)"""
+    from controller.cli.run_display import LineDisplay
+    from controller.cli.run_output import StdoutLines
+    from controller.roles import Role
+    from controller.rules.cards import parse_cards
+    from firmware_bridge.protocol import messages as m
+    from tests.table.bench import Bench, stack_with
+
+    b = Bench("midibaccarat", stack=stack_with(parse_cards("5S,KH,6D,2C,KD,KC"), decks=6))
+    b.open_and_cut(seats=(1, 2))
+    b.play_round([(2, "player", 100), (2, "house_money", 333)])
+    b.op("reveal", Role.DEALER)
+    b.op("reveal", Role.DEALER)
+    [lost] = [s for s in b.of("settlement") if s["kind"] == "house_money"]
+    assert (lost["result"], lost["net"]) == ("lose", -333)
+    assert b.core.snapshot()["house_money_settled"] == [lost]
+    out = StdoutLines()
+    display = LineDisplay(out)
+    display.resumed_from_journal(b.core.snapshot())  # what `shoectl run` does once it has replayed the journal
+    before = len(b.records)
+    b.auto_deal = False
+    b.op("continue", Role.DEALER)
+    b.event("shoe", m.ShoeEmpty())  # no card for the third: void (627a.13(e))
+    for record in b.records[before:]:
+        display.record(record)
+    assert b.core.snapshot()["house_money_settled"] == []  # the round is over
+    assert out.finish()
+    [void] = [line for line in capsys.readouterr().out.splitlines() if " VOID: " in line]
+    assert void.endswith("; 1 wagers returned, 1 decided before the void (players net -3.33)"), void
