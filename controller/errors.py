@@ -156,8 +156,23 @@ def in_words(exc: BaseException) -> str:
     names (``j.db.feed-cursor: Operation not permitted``), without Python's ``[Errno 1] ...:
     'path'`` dressing; anything else as its message."""
     text = str(exc) or "failed, and gave no reason"
+    if isinstance(exc, FileNotFoundError) and exc.filename is None and not _current_folder_exists():
+        # os.getcwd's failure, met wherever a relative path is resolved: it names no file (a review
+        # of environments: "error: No such file or directory" from a folder deleted under the shell)
+        return "the current folder no longer exists (deleted or moved away): change to one that does and start again"
     if isinstance(exc, OSError) and exc.strerror and text.startswith("[Errno"):
         text = exc.strerror if exc.filename is None else f"{os.fsdecode(exc.filename)}: {exc.strerror}"
     elif isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
         text = f"{exc.filename}: {text}"
-    return " ".join(text.split())
+    # One line: a message of several (a server's) joined; within a line, spaces are kept (a path
+    # with two, said with one, named another file: a review of environments)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if len(lines) == 1 else " ".join(lines) or "failed, and gave no reason"
+
+
+def _current_folder_exists() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True

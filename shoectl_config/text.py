@@ -19,6 +19,7 @@ import codecs
 import os
 import math
 import re
+import shlex
 from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 
@@ -87,6 +88,12 @@ def quoted(text: str) -> str:
     ``'T1'``, ``"it's"``, ``'\xff'`` for a byte that was not UTF-8."""
     quote = '"' if "'" in text and '"' not in text else "'"
     return f"{quote}{safe(text)}{quote}"
+
+
+def shell_word(text: str) -> str:
+    """``text`` (a path) as one word of a command a message suggests: quoted where a shell would
+    split it (``shlex.quote``: a space), escaped where it cannot be printed (``safe``)."""
+    return safe(shlex.quote(text))
 
 
 def readable(message: str) -> str:

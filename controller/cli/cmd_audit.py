@@ -151,7 +151,7 @@ def run_cards(args: argparse.Namespace) -> int:
     if args.json:
         print_json(audit.to_json())
     else:
-        print(cards_text(args.path, audit))
+        print(cards_text(safe(str(args.path)), audit))
     return EXIT_OK if audit.ok else EXIT_FAILED
 
 
@@ -176,7 +176,7 @@ def run_shuffle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(audit.to_json())
     else:
-        print(shuffle_text(args.path, audit))
+        print(shuffle_text(safe(str(args.path)), audit))
     return EXIT_OK if audit.result.passed else EXIT_FAILED
 
 
@@ -193,7 +193,7 @@ def run_decisions(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**result.to_json(), "decided_by": _this_program()})
     else:
-        print(decisions_text(args.path, result))
+        print(decisions_text(safe(str(args.path)), result))
     return EXIT_OK if result.ok else EXIT_FAILED
 
 

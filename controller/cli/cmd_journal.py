@@ -66,7 +66,7 @@ from controller.journal.migrate import DoesNotVerify, migrate
 from controller.journal.schema import SCHEMA_VERSION
 from controller.journal.verification import verify
 from controller.journal.verify_report import is_hash, verdict_line
-from shoectl_config.text import quoted
+from shoectl_config.text import quoted, safe
 
 EXIT_OK, EXIT_FAILED = 0, EXIT_DOES_NOT_VERIFY
 _SUBCOMMANDS_ATTR = "_shoectl_journal_subcommands"
@@ -204,8 +204,9 @@ def run_migrate(args: argparse.Namespace) -> int:
     count = _into_new_file(args, args.old, args.new, "the new journal", migrate)
     if count is None:
         return EXIT_FAILED
-    print(f"{args.new}: {count} entries of {args.old} migrated to schema version {SCHEMA_VERSION} (chain and "
-          f"anchors unchanged; {args.old} left as it was)")
+    new, old = safe(str(args.new)), safe(str(args.old))
+    print(f"{new}: {count} entries of {old} migrated to schema version {SCHEMA_VERSION} (chain and anchors "
+          f"unchanged; {old} left as it was)")
     return EXIT_OK
 
 
@@ -215,9 +216,10 @@ def run_backup(args: argparse.Namespace) -> int:
     done = _into_new_file(args, args.journal, args.copy, "the copy", backup)
     if done is None:
         return EXIT_FAILED
-    anchors = f"; its {done.anchors} anchor{'s' if done.anchors != 1 else ''} in {args.copy}.anchors" \
+    anchors_file = safe(f"{args.copy}.anchors")
+    anchors = f"; its {done.anchors} anchor{'s' if done.anchors != 1 else ''} in {anchors_file}" \
         if done.anchors else "; the journal has no anchors file"
-    print(f"{args.copy}: a copy of {args.journal} to entry {done.report.last_seq} "
+    print(f"{safe(str(args.copy))}: a copy of {safe(str(args.journal))} to entry {done.report.last_seq} "
           f"({done.report.last_hash[:16]}...), verified{anchors}")
     return EXIT_OK
 
@@ -243,7 +245,7 @@ def run_export(args: argparse.Namespace) -> int:
             if isinstance(exc, JournalError):
                 raise
             raise JournalError(f"{out}: cannot write the export: {exc.strerror or exc}") from None
-    print(f"{out}: {count} entries")
+    print(f"{safe(str(out))}: {count} entries")
     return EXIT_OK
 
 

@@ -35,7 +35,7 @@ from controller.operators.store import (
     remove_operator,
     reserved_id,
 )
-from shoectl_config.text import is_unicode_text, quoted
+from shoectl_config.text import is_unicode_text, quoted, shell_word
 
 
 def _operator_id(text: str) -> str:
@@ -162,7 +162,7 @@ def run_list(args: argparse.Namespace) -> int:
     except OperatorsError as exc:
         if exc.reason == "file not found":
             raise UsageError(f"{exc} (add the first operator with "
-                             f"`shoectl operators add ID --role supervisor --file {args.file}`)") from None
+                             f"`shoectl operators add ID --role supervisor --file {shell_word(args.file)}`)") from None
         raise UsageError(str(exc)) from None
     _warn(args, ops.warnings)
     if args.json:

@@ -24,6 +24,7 @@ from controller.fsutil import atomic_writer
 from firmware_bridge.profiles import list_profiles
 from firmware_bridge.udev import INSTALLED_RULES_PATH, SYMLINK_DIR, default_rules_path, generate_rules
 from shoectl_config.files import read_regular_file
+from shoectl_config.text import safe, shell_word
 
 EXIT_DIFFERS = 1
 
@@ -61,7 +62,7 @@ def run_generate(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     _write_atomically(Path(args.output), text)
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {safe(str(args.output))}", file=sys.stderr)
     return 0
 
 
@@ -70,20 +71,21 @@ MAX_RULES_BYTES = 1 << 20  # a rules file is a few kilobytes
 
 def run_check(args: argparse.Namespace) -> int:
     path = Path(args.file) if args.file else default_rules_path()
+    shown, generate = safe(str(path)), f"shoectl udev generate -o {shell_word(str(path))}"
     profiles = list_profiles()
     expected = generate_rules(profiles, include_test_profiles=args.include_test_profiles)
     if not path.exists():
-        print(f"{path}: missing; run: shoectl udev generate -o {path}")
+        print(f"{shown}: missing; run: {generate}")
         return EXIT_DIFFERS
     # the configuration files' reader: a FIFO never opened, a file that cannot be read named with why
     _, raw, _ = read_regular_file(path, MAX_RULES_BYTES, lambda shown, _key, why: UsageError(f"{shown}: {why}"))
     try:
         actual = raw.decode("utf-8")
     except UnicodeDecodeError:
-        print(f"{path}: not UTF-8 text; run: shoectl udev generate -o {path}")
+        print(f"{shown}: not UTF-8 text; run: {generate}")
         return EXIT_DIFFERS
     if actual == expected:
-        print(f"{path}: up to date")
+        print(f"{shown}: up to date")
         return 0
     diff = difflib.unified_diff(
         actual.splitlines(keepends=True), expected.splitlines(keepends=True),
@@ -94,11 +96,11 @@ def run_check(args: argparse.Namespace) -> int:
     if unknown:
         # Generated here, the file would lose them, and the service its devices (an integrator
         # review: run as advised without the service's SHOECTL_PROFILE_PATH, it did).
-        print(f"{path}: differs from the generated rules, and gives devices of profiles not found here "
+        print(f"{shown}: differs from the generated rules, and gives devices of profiles not found here "
               f"({', '.join(unknown)}): find them first (SHOECTL_PROFILE_PATH, as the service's environment file "
-              f"gives it), then run: shoectl udev generate -o {path}")
+              f"gives it), then run: {generate}")
         return EXIT_DIFFERS
-    print(f"{path}: differs from the generated rules; run: shoectl udev generate -o {path}")
+    print(f"{shown}: differs from the generated rules; run: {generate}")
     return EXIT_DIFFERS
 
 

@@ -132,6 +132,25 @@ def test_run_on_a_terminal_redraws_in_place_in_colour_and_ends_on_the_dealt_shoe
     assert bead.split()[0] in ("B", "P", "T", "Bb", "Bp", "B*", "Pb", "Pp", "P*", "Tb", "Tp", "T*")
 
 
+@pytest.mark.slow
+def test_the_screen_fits_the_terminal_though_columns_and_lines_in_the_environment_say_more(tmp_path) -> None:
+    """A review of environments: COLUMNS=120 exported (a shell profile's, a wider window's) on an
+    80x24 terminal drew every line 120 wide; each wrapped, the line-by-line erase missed the
+    wrapped halves, and what stayed on the screen was debris (the README: the screen fits "80x24
+    and growing with the terminal"). The terminal's own size rules."""
+    env = dict(os.environ, TERM="xterm-256color", COLUMNS="120", LINES="60")
+    child = pexpect.spawn(sys.executable, ["-m", "controller.cli.main", "run", "--journal", str(tmp_path / "j.db"),
+                                           "--rounds", "5", "--speed", "max", "--seed", "2"],
+                          env=env, encoding="utf-8", dimensions=(24, 80), timeout=120)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before[-2000:]
+    term = pyte.Screen(80, 24)
+    pyte.Stream(term).feed(child.before)
+    shown = "\n".join(term.display)
+    assert "Roadmaps of T1-S0001" in shown and "Bead plate" in shown and "Big road" in shown, shown
+
+
 def test_an_empty_shoe_and_a_closed_table_keep_every_name_whole() -> None:
     b = Bench(seed=1)
     closed = _shown(screen(b.core.snapshot(), ShownShoe(None), [], width=80, height=23), 80, 24)
