@@ -16,6 +16,7 @@ from typing import Any
 from shoectl_config.parser import DocumentParser
 from shoectl_config.text import described, safe, show
 
+from .protocol.framing import PROTOCOL_VERSION
 from .profile_data import (
     Capabilities, Profile, ProfileError, SerialTransportSpec, Timing, TransportSpec, UsbTransportSpec,
 )
@@ -125,6 +126,9 @@ class ProfileParser(DocumentParser):
         model = self.text("device.model", dev["model"], MAX_TEXT)
         kind = self.choice("device.kind", dev["kind"], KINDS)
         protocol_version = self.integer("device.protocol_version", dev.get("protocol_version", 1), 1, 255)
+        if protocol_version != PROTOCOL_VERSION:  # listed and given a udev rule, it was a device no link could serve
+            raise self.fail("device.protocol_version", f"{protocol_version}: this shoectl speaks version "
+                                                       f"{PROTOCOL_VERSION} only")
         description = ""
         if "description" in dev:
             description = self.text("device.description", dev["description"], MAX_DESCRIPTION, empty_ok=True)
@@ -163,6 +167,9 @@ class ProfileParser(DocumentParser):
         parity = self.choice("transport.parity", t.get("parity", d.parity), PARITIES)
         stopbits = self.stopbits(t.get("stopbits", d.stopbits))
         flags = {k: self.boolean(f"transport.{k}", t.get(k, False)) for k in ("rtscts", "xonxoff", "dsrdtr")}
+        if flags["xonxoff"]:
+            raise self.fail("transport.xonxoff", "the wire protocol is binary: XON/XOFF takes its 0x11 and 0x13 bytes "
+                                                 "for flow control, and the link fails; use rtscts, or no flow control")
         vid = pid = None
         if "usb_vid" in t:
             vid = self.integer("transport.usb_vid", t["usb_vid"], 0, 0xFFFF, hex_=True)
@@ -263,6 +270,22 @@ class ProfileParser(DocumentParser):
                                 "681a.5(h) allows a device that reshuffles automatically only once the Bureau has "
                                 "approved it (461a.4): give the approval's reference, e.g. approval = \"BGLO "
                                 "2026-0417\"")
+        # What the table needs of its devices (an integrator's review: each was accepted here, and
+        # the table then failed with it: four count faults a shoe, a fault at every card, an
+        # irregularity at every shoe's end).
+        if shuffler != "none" and not caps.card_count_after_shuffle:
+            raise self.fail("capabilities.card_count_after_shuffle",
+                            "shoectl checks the count of the cards after every shuffle: a shuffler that does not "
+                            "count them is not supported (set it true for one that does)")
+        if kind != "shuffler" and not caps.card_recognition:
+            raise self.fail("capabilities.card_recognition",
+                            "shoectl decides each round from the cards the shoe reads: a shoe that does not read "
+                            "them is not supported (set it true for one that does)")
+        if kind != "shuffler" and not caps.cover_card_sensor and not caps.automatic_reshuffle:
+            raise self.fail("capabilities.cover_card_sensor",
+                            "a shoe dealt with a cut ends at its cover card (681a.5(f), 681a.7(d)), which it must "
+                            "sense (set it true for one that does); only an automatic reshuffling shoe (681a.5(h)) "
+                            "goes without")
         return caps
 
     def timing(self) -> Timing:

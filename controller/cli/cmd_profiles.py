@@ -108,14 +108,9 @@ def run_check(args: argparse.Namespace) -> int:
     if not results:
         print(f"no profile files found in: {', '.join(str(d) for d in profile_dirs())}")
         return 0
-    from firmware_bridge.link.identity_check import profile_problem
-
     bad = 0
     for r in results:
-        if r.profile is not None and (problem := profile_problem(r.profile)) is not None:
-            bad += 1  # a file that parses, for a device this shoectl cannot talk to
-            print(readable(f"{r.path}: error: device.protocol_version: {problem}"), file=sys.stderr)
-        elif r.profile is not None:
+        if r.profile is not None:
             p = r.profile
             note = f"; shadowed by {r.shadowed_by}" if r.shadowed_by else ""
             print(f"{r.path}: ok ({p.name}: {p.kind}, {p.transport.summary()}{note})")

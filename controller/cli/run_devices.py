@@ -18,7 +18,6 @@ def parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
     """``--device PROFILE[@PORT]`` values as ``{role: (profile, port or None)}``, the role from
     the profile's kind (``ROLE_OF_KIND``); ``UsageError`` in the operator's words for a spec, a
     profile or a combination the table cannot run with."""
-    from firmware_bridge.link.identity_check import profile_problem
     from firmware_bridge.profiles import resolve_profile
 
     out: dict[str, tuple[Any, str]] = {}
@@ -37,8 +36,6 @@ def parse_devices(specs: list[str]) -> dict[str, tuple[Any, str]]:
             raise UsageError(f"--device {quoted(spec)}: {name} is a serial device: give its port (PROFILE@PORT)")
         if port and (what := _never_a_port(port)) is not None:  # waited for, it never would be one
             raise UsageError(f"--device {quoted(spec)}: {port} is {what}")
-        if (problem := profile_problem(profile)) is not None:
-            raise UsageError(f"--device {quoted(spec)}: {problem}")
         role = ROLE_OF_KIND.get(profile.kind)
         if role is None:
             raise UsageError(f"--device {quoted(spec)}: a {profile.kind} is not supported by the table runner yet")
@@ -128,8 +125,8 @@ def capacity_problem(profiles: list[Any], decks: int) -> str | None:
     closed, sending the floorperson to the device rather than the configuration (an integrator
     review)."""
     for p in profiles:
-        if p.capabilities.deck_capacity < decks:
-            return (f"--device {p.name}: it holds {p.capabilities.deck_capacity} decks (its profile's deck_capacity), "
+        if (held := p.capabilities.deck_capacity) < decks:
+            return (f"--device {p.name}: it holds {held} deck{'' if held == 1 else 's'} (its profile's deck_capacity), "
                     f"and the table's Rules Submission deals {decks}: attach a device that holds them, or play "
                     "rules of fewer decks")
     return None

@@ -276,7 +276,7 @@ def test_udev_check_does_not_advise_dropping_the_rules_of_profiles_it_cannot_fin
     (site / "shufflex-sx9.toml").write_text(
         '[device]\nvendor = "Shufflex"\nmodel = "SX-9"\nkind = "shuffler"\nprotocol_version = 1\n'
         '[transport]\ntype = "usb"\nvid = 0x1209\npid = 0x000a\nserial_number = "SX9-0042"\nendpoint_out = 0x01\n'
-        'endpoint_in = 0x81\n[capabilities]\nshuffler = "batch"\n', encoding="utf-8")
+        'endpoint_in = 0x81\n[capabilities]\nshuffler = "batch"\ncard_count_after_shuffle = true\n', encoding="utf-8")
     rules = tmp_path / "99-shoectl.rules"
     monkeypatch.setenv(PROFILE_PATH_ENV, str(site))
     assert run(capsys, "udev", "generate", "-o", str(rules))[0] == 0

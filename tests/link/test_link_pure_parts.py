@@ -73,6 +73,7 @@ def test_link_from_profile(tmp_path: Path) -> None:
     profile = parse_profile({"device": {"vendor": "v", "model": "m", "kind": "shoe",
                                         "protocol_version": 1},
                              "transport": {"type": "serial"},
+                             "capabilities": {"card_recognition": True, "cover_card_sensor": True},
                              "timing": {"response_timeout_ms": 300, "retries": 2}},
                             "test.toml", "table-7-shoe")
     link = DeviceLink.from_profile(profile, str(tmp_path / "tty"))

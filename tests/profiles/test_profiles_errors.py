@@ -57,6 +57,13 @@ BAD_CASES: list[tuple[str, dict | str | bytes, str, str]] = [
     ("shuffler-cover-card", with_change(USB_BASE, "capabilities.cover_card_sensor", True), "capabilities.cover_card_sensor", "no cover card sensor"),
     ("auto-reshuffle-on-a-shoe", with_change(SERIAL_BASE, "capabilities.automatic_reshuffle", True), "capabilities.automatic_reshuffle", "681a.5(h)"),
     ("count-without-shuffler", with_change(SERIAL_BASE, "capabilities.card_count_after_shuffle", True), "capabilities.card_count_after_shuffle", "needs a shuffler"),
+    # what the table needs of its devices (an integrator's review: each was accepted, and the table
+    # then failed with it: count faults at every shuffle, a fault at every card, an irregularity at
+    # every shoe's end, a link that never held)
+    ("shuffler-that-does-not-count", with_change(USB_BASE, "capabilities.card_count_after_shuffle", False), "capabilities.card_count_after_shuffle", "a shuffler that does not count them is not supported"),
+    ("shoe-that-does-not-read", with_change(SERIAL_BASE, "capabilities.card_recognition", False), "capabilities.card_recognition", "a shoe that does not read them is not supported"),
+    ("shoe-without-cover-card-sensor", with_change(SERIAL_BASE, "capabilities.cover_card_sensor", False), "capabilities.cover_card_sensor", "only an automatic reshuffling shoe (681a.5(h)) goes without"),
+    ("xonxoff", with_change(SERIAL_BASE, "transport.xonxoff", True), "transport.xonxoff", "the wire protocol is binary"),
     ("reconnect-order", with_change(with_change(SERIAL_BASE, "timing.reconnect_min_ms", 5000), "timing.reconnect_max_ms", 100), "timing.reconnect_max_ms", "below reconnect_min_ms"),
     ("retries-range", with_change(SERIAL_BASE, "timing.retries", 100), "timing.retries", "out of range: 100 (allowed 0..20)"),
     # a device review: at 8000 ms the shoe took the quiet host for gone between two heartbeats
@@ -82,7 +89,7 @@ BAD_CASES: list[tuple[str, dict | str | bytes, str, str]] = [
      "write 0x1209$"),
     ("usb-id-in-decimal-dotted", 'transport.type = "usb"\ntransport.vid = 0x1209\ntransport.pid = 2_0  # from lsusb\n'
      'transport.endpoint_out = 0x02\ntransport.endpoint_in = 0x82\n[device]\nvendor = "v"\nmodel = "m"\nkind = "shuffler"\n'
-     '[capabilities]\nshuffler = "batch"\n', "transport.pid", "2_0 is a decimal number (0x0014)"),
+     '[capabilities]\nshuffler = "batch"\ncard_count_after_shuffle = true\n', "transport.pid", "2_0 is a decimal number (0x0014)"),
 ]
 
 
@@ -162,7 +169,7 @@ def test_the_longest_heartbeat_is_half_the_devices_host_loss_timeout() -> None:
     assert HEARTBEAT_MAX_MS * 2 == HOST_LOSS_TIMEOUT_S * 1000
 
 
-_USB_SHUFFLER = ('[device]\nvendor = "v"\nmodel = "m"\nkind = "shuffler"\n[capabilities]\nshuffler = "batch"\n')
+_USB_SHUFFLER = ('[device]\nvendor = "v"\nmodel = "m"\nkind = "shuffler"\n[capabilities]\nshuffler = "batch"\ncard_count_after_shuffle = true\n')
 
 
 @pytest.mark.parametrize("transport", [
@@ -194,7 +201,7 @@ def test_a_usb_id_written_otherwise_than_in_decimal_is_taken(tmp_path: Path, tra
     assert (profile.transport.vid, profile.transport.pid) == (0x1209, 1)
 
 
-_TAIL = '[device]\nvendor = "A"\nmodel = "B"\nkind = "shuffler"\n\n[capabilities]\nshuffler = "batch"\n'
+_TAIL = '[device]\nvendor = "A"\nmodel = "B"\nkind = "shuffler"\n\n[capabilities]\nshuffler = "batch"\ncard_count_after_shuffle = true\n'
 
 
 @pytest.mark.parametrize("transport", [

@@ -90,7 +90,7 @@ def _profile(name: str, transport: dict) -> object:
     doc = {
         "device": {"vendor": "V", "model": "M", "kind": "shoe"},
         "transport": transport,
-        "capabilities": {"card_recognition": True},
+        "capabilities": {"card_recognition": True, "cover_card_sensor": True},
     }
     return parse_profile(doc, f"{name}.toml", name)
 

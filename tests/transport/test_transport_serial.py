@@ -230,7 +230,8 @@ def test_constructing_needs_no_pyserial(monkeypatch: pytest.MonkeyPatch) -> None
 def _profile(transport: dict[str, object]) -> object:
     return parse_profile({"device": {"vendor": "v", "model": "m", "kind": "shoe",
                                      "protocol_version": 1},
-                          "transport": transport}, "test.toml", "test-shoe")
+                          "transport": transport,
+                          "capabilities": {"card_recognition": True, "cover_card_sensor": True}}, "test.toml", "test-shoe")
 
 
 def test_open_transport_serial_profile(pty_pair: tuple[int, str]) -> None:
