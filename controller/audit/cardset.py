@@ -17,7 +17,8 @@ every shoe of a journal (``shoectl audit cards``).
 
 What the reads can and cannot prove: a card read more often than the composition holds is
 *extra* (the later reads, by position); a card the composition does not hold (or a rank/suit out
-of range) is *foreign*; a read position used twice is *reused*; ``unaccounted`` is
+of range) is *foreign*; a read position used twice is *reused* (never position 0: "unknown",
+from a shoe that does not sense positions); ``unaccounted`` is
 ``loaded - (reads + remaining)`` when both are known (a card that left unread, or a double read). Cards never read (below the cover
 card, unloaded unread) and unreadable reads are *unidentified*: their number is known but not what
 they are. So *missing* cards are named only when nothing is unidentified; otherwise the report
@@ -38,7 +39,7 @@ from typing import Any, NamedTuple
 
 from controller.rules.cards import Card, Composition, card_from_wire
 from controller.rules.errors import CardError
-from firmware_bridge.protocol.wire_values import CARD_UNREADABLE as UNREADABLE
+from firmware_bridge.protocol.wire_values import CARD_UNREADABLE as UNREADABLE, UNKNOWN_POSITION
 
 __all__ = ["UNREADABLE", "CardSetReport", "Read", "verify_cardset"]
 
@@ -171,7 +172,10 @@ def verify_cardset(reads: Iterable[Read | tuple[int, int, int]], *, decks: int |
     return CardSetReport(
         shoe=shoe, expected=comp.total, loaded=loaded, read=len(all_reads), identified=identified,
         unreadable=unreadable, unread=remaining, extra=extra, foreign=foreign,
-        reused_positions=sorted(p for p, n in seen_positions.items() if n > 1), missing=missing,
+        # position 0 is "unknown" (docs/protocol.md 9.18: a shoe that does not sense positions), never
+        # one position read twice (a review: such a shoe failed every shoe's reconciliation)
+        reused_positions=sorted(p for p, n in seen_positions.items() if n > 1 and p != UNKNOWN_POSITION),
+        missing=missing,
         missing_count=missing_count, surplus=surplus, not_seen=not_seen,
         unaccounted=(loaded - held) if loaded is not None else 0,
     )

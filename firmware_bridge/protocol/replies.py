@@ -66,6 +66,8 @@ class Nak(Reply):
     def decode_payload(cls, payload: bytes) -> Self:
         if not payload:
             raise MalformedPayloadError("NAK payload is empty")
+        if len(payload) == 1:  # the text is optional (docs/protocol.md 9.14): a device may leave out its length byte
+            return construct_decoded(cls, payload[0], "")
         text, end = unpack_text(payload, 1, "NAK text", MAX_TEXT)
         expect_end(cls, payload, end)
         return construct_decoded(cls, payload[0], text)

@@ -6,8 +6,8 @@ Contract:
   11 range).
 - The enumerations (``Capability``, ``ButtonId``, ``DeliverTarget``, ``ResetKind``, ``DeviceMode``,
   ``DeviceState``, ``JamLocation``, ``Suit``) are the values of the message fields of that name, as
-  docs/protocol.md tabulates them; ``MAX_TEXT``, ``MAX_ID_TEXT`` and ``CARD_UNREADABLE`` are the
-  limits and markers of the text and card fields; ``HOST_LOSS_TIMEOUT_S`` is section 8's time
+  docs/protocol.md tabulates them; ``MAX_TEXT``, ``MAX_ID_TEXT``, ``CARD_UNREADABLE`` and
+  ``UNKNOWN_POSITION`` are the limits and markers of the text and card fields; ``HOST_LOSS_TIMEOUT_S`` is section 8's time
   without a command after which a device considers its host gone (a shoe locks its gate).
 - Data only: no I/O, nothing to set up.
 """
@@ -21,6 +21,7 @@ HOST_LOSS_TIMEOUT_S = 5.0  # docs/protocol.md section 8: a device with no comman
 __all__ = [
     "CARD_UNREADABLE",
     "HOST_LOSS_TIMEOUT_S",
+    "UNKNOWN_POSITION",
     "MAX_ID_TEXT",
     "MAX_TEXT",
     "ButtonId",
@@ -39,6 +40,7 @@ __all__ = [
 MAX_TEXT = 64       # UTF-8 bytes in DISPLAY, NAK and FAULT texts
 MAX_ID_TEXT = 32    # UTF-8 bytes in each IDENTITY string
 CARD_UNREADABLE = 0xFF  # rank and suit value of a card the reader could not recognise
+UNKNOWN_POSITION = 0  # a CARD_READ's or COVER_CARD's position from a shoe that does not know it
 
 
 class MessageType(IntEnum):

@@ -98,3 +98,15 @@ def test_eight_decks_and_bad_arguments() -> None:
         verify_cardset([])
     with pytest.raises(ValueError, match="remaining"):
         verify_cardset([], decks=1, remaining=-1)
+
+
+def test_position_0_is_unknown_and_never_a_position_read_twice() -> None:
+    """docs/protocol.md 9.18, CARD_READ: `position` is "1-based position of the card in the stack
+    as loaded, 0 = unknown". A firmware vendor's shoe that does not sense positions (a review: a
+    device written from the documents alone) failed every shoe with "position 0 read more than
+    once", and the table's reconciliation faulted at every shoe's end."""
+    order = fresh_order(1)
+    report = verify_cardset([Read(0, c // 4 + 1, c % 4) for c in order], decks=1, loaded=52)
+    assert report.reused_positions == [] and report.ok, report.problems
+    twice = verify_cardset([Read(7, 1, 0), Read(7, 2, 0)], decks=1, loaded=52, remaining=50)
+    assert twice.reused_positions == [7]  # a position the shoe knows, read twice, still is one

@@ -172,3 +172,16 @@ def test_nak_code_table_matches_the_code() -> None:
     rows = _table_rows(_section("NAK error codes"))
     assert {int(cells[0], 16): cells[1] for cells in rows} == {c.value: c.name for c in NakCode}
     assert all(cells[2] for cells in rows), "every NAK code needs a meaning"
+
+
+def test_a_nak_of_its_code_alone_is_read_as_one_without_text() -> None:
+    """docs/protocol.md 9.14: the NAK's `text` is "Optional human-readable detail". A firmware
+    vendor writing from the documents sent the code alone; the host called it a protocol
+    violation ("NAK text: missing length byte"), and after a reboot the device's NOT_SYNCED reached
+    the table as an unreadable reply, not a lost session (a review). Read as a NAK without text;
+    the host itself still writes the length byte."""
+    from firmware_bridge.protocol.replies import Nak
+
+    nak = Nak.decode_payload(bytes([NakCode.NOT_SYNCED]))
+    assert (nak.code, nak.text) == (NakCode.NOT_SYNCED, "")
+    assert Nak(NakCode.BUSY, "").encode_payload() == bytes([NakCode.BUSY, 0])
