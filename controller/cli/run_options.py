@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from controller.journal.files import is_journal_file, same_file
 from controller.table_ids import TABLE_ID
 from shoectl_config.extras import install_hint
 from shoectl_config.numbers import NumberError, bounded_decimal
-from shoectl_config.text import quoted
+from shoectl_config.text import quoted, readable
 
 __all__ = ["DEFAULT_JOURNAL", "DEFAULT_SPEED", "check_dealer_options", "check_edge_options", "check_emulator_options",
            "check_paths", "edge_threshold", "emulator_speed", "fault_spec", "table_id"]
@@ -277,5 +278,10 @@ def _check_journal_there(journal: Path, table_id: str, hmac_key: bytes | None) -
                                                            meta.get("created") if meta else None)
         if meta is None:
             return False  # no journal yet (or an empty database, made one in place): nothing to verify
-        require_intact(journal, hmac_key=hmac_key)
+        report = require_intact(journal, hmac_key=hmac_key)
+    if report is not None and report.last_seq == 0:
+        # A journal there holding no entry: its entries perhaps in a -wal that was not copied with it, or
+        # lost (a recovery drill: the table dealt on from entry 1 without a word). Said as verify says it.
+        for warning in report.warnings:
+            print(f"shoectl run: warning: {readable(warning)}", file=sys.stderr)
     return True

@@ -184,14 +184,19 @@ class FeedCursor:
         written on) would have its own entries up to there skipped: never published."""
         at = self.position()
         journal = f"the journal {self.journal}" if self.journal else "the journal"
+        # The same journal (``load`` checked its table and creation) behind the floor's record of it:
+        # published, it would be a second history of the entries the floor holds (a recovery drill:
+        # a forgery alarm for each). Told as that, with the step that does not fork the floor.
+        restore = ('start the table on a new journal under a new table id, and keep this one as the record up to '
+                   'its end (docs/deployment.md, "Restoring a table from a copy")')
         if at.seq > end:
             raise CursorError(f"{self.path}: the cursor says the floor has this journal's entries up to "
-                              f"{at.seq}, but the journal ends at entry {end}: it is not this "
-                              "journal's cursor (move it away to publish the journal from its start)")
+                              f"{at.seq}, but the journal ends at entry {end}: an earlier copy of it (restored, "
+                              f"or its -wal lost), and entries {end + 1}-{at.seq} are only on the floor; {restore}")
         if at.hash is not None and at.seq > 0 and hash_of(at.seq) != at.hash:
             raise CursorError(f"{self.path}: the cursor of another copy of {journal} (its entry "
-                              f"{at.seq} is not the one the broker acknowledged: restored from an earlier copy?); "
-                              "move it away to publish this one from its start")
+                              f"{at.seq} is not the one the broker acknowledged: restored from an earlier copy, "
+                              f"then written on?); {restore}")
 
     def save(self, seq: int, digest: str | None = None) -> None:
         """Store ``seq`` and ``digest``, the hash of entry ``seq`` (left out when None)."""

@@ -125,8 +125,9 @@ def _gap_in_store(conn: Any, table_id: str, first: int, arrived: int) -> str:
     if refused is not None:
         seq, alarm, kind = refused
         return (f"{missing}: a body of entry {seq} arrived and was refused, kept aside ({kind} alarm {alarm} is "
-                "open): an edited or forged entry, or one of another journal; the table's own is in its journal "
-                "(shoectl floor backfill)")
+                "open): an edited or forged entry, or one of another journal, or of an earlier copy of this one "
+                "written on (docs/deployment.md, \"Restoring a table from a copy\"); the table's own is in its "
+                "journal (shoectl floor backfill)")
     row = conn.execute("SELECT id FROM floor_alarms WHERE table_id = %s AND kind = %s AND open AND seq = %s",
                        (table_id, GAP, first)).fetchone()
     if row is not None:

@@ -47,16 +47,18 @@ from controller.journal.walcheck import wal_problem
 _LAST_SEQ = 2**63 - 1  # SQLite's largest integer: no seq is above it
 
 
-def require_intact(path: str | os.PathLike[str], *, hmac_key: bytes | None = None) -> None:
-    """For the table about to resume the journal at ``path`` (nothing to do when there is none
-    yet): JournalError, one line, unless it verifies. Resuming feeds every journaled input to the
-    core again, so a journal that does not verify would rebuild a state it does not prove."""
+def require_intact(path: str | os.PathLike[str], *, hmac_key: bytes | None = None) -> VerifyReport | None:
+    """For the table about to resume the journal at ``path`` (None when there is none yet):
+    JournalError, one line, unless it verifies; else its report (its warnings for the caller to
+    say). Resuming feeds every journaled input to the core again, so a journal that does not
+    verify would rebuild a state it does not prove."""
     if not Path(path).exists():
-        return
+        return None
     report = verify(path, hmac_key=hmac_key)
     if not report.ok:
         raise JournalError(f"{verdict_line(path, report)}: the table does not resume from a journal that does "
                            "not verify")
+    return report
 
 
 def verify(path: str | os.PathLike[str], *, hmac_key: bytes | None = None, expect_count: int | None = None,

@@ -106,8 +106,9 @@ def test_a_journal_restored_from_an_earlier_copy_and_written_on_is_refused(capsy
     deal(journal, 8, seed=7)  # the table writes another history on the copy, past the cursor
     assert last_seq(journal) > end and entry_hash(journal, end) != cursor["hash"]
     said = (f"{journal}.feed-cursor: the cursor of another copy of the journal {journal} (its entry {end} is not "
-            "the one the broker acknowledged: restored from an earlier copy?); move it away to publish this one "
-            "from its start")
+            "the one the broker acknowledged: restored from an earlier copy, then written on?); start the table on "
+            "a new journal under a new table id, and keep this one as the record up to its end (docs/deployment.md, "
+            '"Restoring a table from a copy")')
     feed = subprocess.run([*SHOECTL, "feed", "--journal", str(journal), "--broker", mosquitto.url,
                            *mosquitto.login("T1")], capture_output=True, text=True, timeout=60)
     assert (feed.returncode, feed.stderr) == (2, f"shoectl feed: error: {said}\n")
@@ -118,7 +119,9 @@ def test_a_journal_restored_from_an_earlier_copy_and_written_on_is_refused(capsy
     assert line == f"shoectl run: error: {said}"
     assert files(tmp_path) == before  # nothing created
 
-    Path(f"{journal}.feed-cursor").rename(tmp_path / "old.cursor")  # what the line says: from its start
+    # moved away by hand all the same: the feed publishes this history from its start (to a floor
+    # that stored the other, a second body at each entry: what the line advises against)
+    Path(f"{journal}.feed-cursor").rename(tmp_path / "old.cursor")
     assert fed_through(mosquitto, journal, last_seq(journal))["hash"] == entry_hash(journal, last_seq(journal))
 
 
@@ -132,7 +135,9 @@ def test_run_feed_refuses_a_cursor_past_the_journals_end_before_creating_anythin
     line = one_line_refusal(capsys, "run", "--journal", str(journal), "--rounds", "1", "--speed", "max",
                             "--no-edge-monitor", "--feed", mosquitto.url, *mosquitto.login("T1"))
     assert (f"the cursor says the floor has this journal's entries up to {end}, but the journal ends at entry "
-            f"{last_seq(journal)}") in line
+            f"{last_seq(journal)}: an earlier copy of it (restored, or its -wal lost), and entries "
+            f"{last_seq(journal) + 1}-{end} are only on the floor; start the table on a new journal under a new "
+            "table id") in line
     assert files(tmp_path) == before
 
 

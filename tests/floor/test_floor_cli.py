@@ -270,7 +270,7 @@ def test_verify_says_an_entry_that_arrived_edited_and_was_refused_not_that_it_ha
     assert "not arrived" not in out and "--share" not in out, out
     assert out.startswith("T1: FAILED at entry 21: entry 21 is missing from the store (entry 22 is stored): a body "
                           f"of entry 21 arrived and was refused, kept aside (bad_hash alarm {alarm} is open): an "
-                          "edited or forged entry, or one of another journal;"), out
+                          "edited or forged entry, or one of another journal, or of an earlier copy of this one written on"), out
     # the table's own body, arriving after it, is stored; deleted since, the refusal explains nothing
     assert run(capsys, "floor", "backfill", "--db", floor_db, str(journal.export_file))[0] == 0
     assert run(capsys, "floor", "verify", "--db", floor_db, "--table", "T1")[0] == 0
