@@ -246,13 +246,19 @@ class Console:
         return False
 
     def run_lines(self, lines: Iterable[str]) -> int:
-        """Carry out ``lines`` as typed lines, up to ``quit``; the code of the last that failed."""
+        """Carry out ``lines`` as typed lines, up to ``quit``, or up to a line whose PIN the table
+        refused (a script cannot type another: the same PIN sent with every line after it only used
+        up the operator's tries and locked them out, a review); the code of the last that failed."""
         failed = 0
         for line in lines:
             self.last_code = 0
             leave = self.handle(line)
             failed = self.last_code or failed
             if leave:
+                break
+            if self.last_code == EXIT_OF_CODE["auth"]:
+                self.say("the lines after it were not sent: the PIN was refused, and sent again with each it would "
+                         "only count as more failed logins")
                 break
         return failed
 

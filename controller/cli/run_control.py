@@ -54,6 +54,8 @@ def claim_run_control(args: argparse.Namespace, journal_path: Path) -> Any:
     from controller.operators.store import operators_file_beside
 
     ops_path = Path(args.operators) if args.operators else operators_file_beside(journal_path)
+    # followed even while it is not there: operators added beside the journal count without a restart
+    followed = FollowedOperators(ops_path)
     operators: Any = {}
     if args.operators or ops_path.exists():
         operators = load_table_operators(ops_path)
@@ -63,9 +65,8 @@ def claim_run_control(args: argparse.Namespace, journal_path: Path) -> Any:
         stderr_line(f"!! no operators file yet ({ops_path}): the control socket takes commands once operators are "
                     "added there (`shoectl operators add ID --role ROLE --file FILE`), and without the automated "
                     "dealer nothing deals until then")
-    # followed even while it is not there: operators added beside the journal count without a restart
-    auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin,
-                         reload=FollowedOperators(ops_path, operators).changed)
+    followed.read_at_start(operators)
+    auth = Authenticator(operators, lockout_s=args.lockout, remember_s=args.remember_pin, reload=followed.changed)
     path = Path(args.control) if args.control else journal_path.with_suffix(".sock")
     submissions = Path(args.submissions) if args.submissions else journal_path.parent / "submissions"
     server = ControlServer(path, auth, max_connections=args.control_connections, submissions=submissions,

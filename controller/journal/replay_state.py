@@ -86,7 +86,7 @@ class ReplayPass:
         # by (shoe, stack position): the device event each card of a shoe in play was read as (a card
         # held or deferred is placed later than its read, after other reads: matched by its place)
         self.reads: dict[tuple[str | None, int], Doc] = {}
-        self.unplaced: list[Doc] = []  # clock steps before the first shoe
+        self.unplaced: list[Doc] = []  # the events before the first shoe
         self.set_aside = SetAsideCards()  # the events that set a card aside between rounds, until its round
         # What each kind of record changes in the documents in hand: ``_updates`` only that,
         # ``_steps`` may also let documents go (yielded).
@@ -180,8 +180,11 @@ class ReplayPass:
             yield from self._shoe_start(e)
             return
         if sid is None:
-            if k == kinds.CLOCK_STEP:  # before the first shoe (a computer set by NTP as it started)
-                self.unplaced.append(_event(e, None))
+            # Before the first shoe: a clock step (a computer set by NTP as it started), and what
+            # people did as the table opened (who opened it under which rules, a wrong PIN, a refused
+            # command: a review found them in no replay). First among the first shoe's events.
+            if (event := _event(e, self.actor)) is not None:
+                self.unplaced.append(event)
             return
         if sid in self.ended and sid != self.current:
             self._late(e)
@@ -220,7 +223,7 @@ class ReplayPass:
         if self._want(self.current) and self.round is None:
             self.shoes[self.current]["events"][:0] = self.unplaced  # what happened before it, first
         else:
-            self.hidden_steps.extend(self.unplaced)
+            self.hidden_steps.extend(event for event in self.unplaced if event["kind"] == kinds.CLOCK_STEP)
         self.unplaced = []
         self.shoes[self.current]["started"] = getattr(e, "ts", None)
 

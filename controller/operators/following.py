@@ -2,7 +2,9 @@
 role changed (``shoectl operators add|remove``) counts from the next command, without a restart.
 
 Contract:
-- ``FollowedOperators(path, operators)``: ``operators`` as read from ``path`` at start-up.
+- ``FollowedOperators(path)``, made before the table reads the file at start-up, then
+  ``read_at_start(operators)`` with what it read: a change in between is read again at once (it
+  was missed: a dealer removed as the table started stayed accepted until the next edit, a review).
   ``changed()`` returns the operators read again when the file changed since the last look (its
   size, modification or change time, inode or device: ``operators`` writes a new file and renames it into
   place), else None. Thread-safe; one ``stat`` per call when nothing changed.
@@ -59,10 +61,14 @@ def _signature(path: Path) -> _Signature:
 class FollowedOperators:
     """See the module docstring."""
 
-    def __init__(self, path: str | os.PathLike[str], operators: Mapping[str, Operator]) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._seen = _signature(self.path)  # as read at start-up (a change in between is read at once)
+        self._seen = _signature(self.path)  # before the start-up's read: a change after it is read at once
+        self._ids: frozenset[str] = frozenset()
+
+    def read_at_start(self, operators: Mapping[str, Operator]) -> None:
+        """The operators the table read from the file at start-up, after this was made."""
         self._ids = frozenset(operators)
 
     def changed(self) -> Mapping[str, Operator] | None:

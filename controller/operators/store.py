@@ -332,7 +332,9 @@ def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[s
     try:
         if create:
             p.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(p, shown):
+        # the file a symbolic link names is the one written (os.replace over it): its lock is beside it,
+        # or a change through the link and one through the name never waited for each other (a review)
+        with _locked(Path(os.path.realpath(p)), shown):
             try:
                 current = {op.id: op for op in _read(p, reserved_ok=not create)[0]}
             except OperatorsError as exc:
@@ -357,7 +359,8 @@ def add_operator(path: str | os.PathLike[str], id: str, role: Role | str, pin: s
                  *, replace: bool = False, now: datetime | None = None) -> Operator:
     """Add operator ``id`` with ``role`` and the hash of ``pin`` to the file at ``path`` (created
     if missing; of a missing folder only ``DEFAULT_PATH``'s is made) and return it. Refuses an existing id unless ``replace``;
-    replacing keeps the old name when ``name`` is None. The PIN must pass ``check_pin``.
+    replacing keeps the old name when ``name`` is None, and when the operator was added
+    (``created``: a PIN changed every few months lost it, a review). The PIN must pass ``check_pin``.
     Raises ``OperatorsError`` (bad id, role or name, existing id, unusable file) or ``PinError``."""
     shown = _safe(_source(path))
     key = f"operators.{_safe(str(id))}"
@@ -380,6 +383,8 @@ def add_operator(path: str | os.PathLike[str], id: str, role: Role | str, pin: s
             raise OperatorsError(shown, key, "already exists (use --replace to change its role, name or PIN)")
         if old is not None and name is None:
             name = old.name
+        if old is not None and old.created is not None:  # a new PIN or role: the operator was added then
+            created = old.created
         op = Operator(id, role, name, pin_hash, created)
         new.extend([*current.values(), op])
     return op

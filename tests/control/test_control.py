@@ -256,6 +256,22 @@ def test_console_reads_a_script_from_standard_input(table) -> None:
     assert ctl(table, "status").stdout.startswith("table T1 (Minibaccarat, 8 decks)  state closed")  # the script changed nothing
 
 
+def test_a_script_whose_pin_was_refused_sends_no_more_lines(table) -> None:
+    """A review of the people side: a provisioning script with a mistyped PIN sent it with each of
+    its seven lines, and the fifth refusal locked the table's floorperson out for 5 min (docs/
+    operators.md: 5 in a row). A script cannot type another PIN (`pin` needs a terminal): after the
+    first refusal of its PIN it sends nothing more, and the operator keeps four tries."""
+    script = "9999\n" + "".join(f"sit seat={seat}\n" for seat in range(1, 8))
+    with mock.patch.object(sys, "stdin", io.StringIO(script)):
+        code, out, err = run_captured("console", "--socket", table["sock"], "--operator", "fp1", "--pin-stdin")
+    assert code == 3 and err == "", err
+    assert out.splitlines() == ["sit: not accepted: wrong PIN, or no operator 'fp1'; 4 tries left before a 5 min lockout",
+                                "the lines after it were not sent: the PIN was refused, and sent again with each it "
+                                "would only count as more failed logins"], out
+    done = ctl(table, "sit", "seat=1", operator="fp1", pin="2580")
+    assert done.returncode == 0, done.stdout + done.stderr  # not locked out
+
+
 def test_status_shows_each_devices_line(table) -> None:
     """A technician asks whether a device's line is clean: ``ctl status`` gives each device's
     state and what its line cost since the table started (``controller/control/lines.py``)."""

@@ -29,8 +29,10 @@ def ops_file(tmp_path: Path) -> Path:
 
 
 def _following(path: Path) -> Authenticator:
+    followed = FollowedOperators(path)  # as `shoectl run` does: before it reads the file
     operators = load_operators(path)
-    return Authenticator(operators, reload=FollowedOperators(path, operators).changed)
+    followed.read_at_start(operators)
+    return Authenticator(operators, reload=followed.changed)
 
 
 def test_a_removed_operator_is_unknown_from_the_next_check(ops_file: Path) -> None:
@@ -118,7 +120,7 @@ def test_a_file_another_account_made_decides_nothing_at_start_or_when_followed(t
 
     journal = tmp_path / "j.db"
     ops_file = tmp_path / "operators.toml"
-    auth = Authenticator({}, reload=FollowedOperators(ops_file, {}).changed)
+    auth = Authenticator({}, reload=FollowedOperators(ops_file).changed)
     add_operator(ops_file, "evil", Role.SUPERVISOR, "7294")
     os.chown(ops_file, NOBODY, NOBODY)
     with capture_logs() as logs, pytest.raises(UnknownOperator):
@@ -135,3 +137,18 @@ def test_a_file_another_account_made_decides_nothing_at_start_or_when_followed(t
     assert (code, out) == (2, "") and err.count("\n") == 1, err
     assert f"{ops_file}: belongs to nobody, not to the account running the table or root" in err
     assert not journal.exists()
+
+
+def test_a_change_between_the_tables_read_and_its_follower_is_read(tmp_path: Path) -> None:
+    """A review of the people side: the follower took the file's signature after `shoectl run` had
+    read the file, so a dealer removed in between stayed accepted until the next edit, without a
+    word. Made before the read, the follower reads such a change at once."""
+    path = tmp_path / "operators.toml"
+    add_operator(path, "sup", Role.SUPERVISOR, "1357")
+    add_operator(path, "d2", Role.DEALER, "5926")
+    followed = FollowedOperators(path)
+    read_at_start = load_operators(path)
+    remove_operator(path, "d2")  # the IT officer removes a dealer who left, as the table starts
+    followed.read_at_start(read_at_start)
+    fresh = followed.changed()
+    assert fresh is not None and "d2" not in fresh

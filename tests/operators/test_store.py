@@ -410,3 +410,40 @@ def test_add_refuses_to_rewrite_a_broken_file(tmp_path: Path) -> None:
     with pytest.raises(OperatorsError, match=r"operators\.d1\.role"):
         add_operator(path, "d2", "dealer", "8042")
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_change_through_a_symbolic_link_waits_for_one_through_the_files_own_name(tmp_path: Path, monkeypatch) -> None:
+    """docs/operators.md: "`add` and `remove` take an exclusive lock (`.operators.toml.lock`
+    beside the file)". Named through a link, the lock was `.link.toml.lock` while the write went to
+    the link's file: a removal through the link did not wait for an add through the file's name,
+    which wrote the removed operator back (a review: "removed operator d9", and d9 still logged in)."""
+    import fcntl
+
+    from controller.operators import store
+
+    real = tmp_path / "operators.toml"
+    add_operator(real, "sup", Role.SUPERVISOR, "1357")
+    add_operator(real, "d9", Role.DEALER, "5926")
+    link = tmp_path / "link.toml"
+    link.symlink_to("operators.toml")
+    monkeypatch.setattr(store, "LOCK_TIMEOUT_S", 0.3)
+    fd = os.open(tmp_path / ".operators.toml.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # an `operators add --file operators.toml` reading, changing, writing
+        with pytest.raises(OperatorsError, match="busy"):
+            remove_operator(link, "d9")
+    finally:
+        os.close(fd)
+    assert "d9" in load_operators(real)
+    assert not (tmp_path / ".link.toml.lock").exists()
+
+
+def test_a_new_pin_keeps_when_the_operator_was_added(tmp_path: Path) -> None:
+    """A review of the people side: `operators add --replace` (a PIN change every few months) wrote
+    the change's time as `created`, and the date each operator was added was lost."""
+    path = tmp_path / "operators.toml"
+    first = datetime(2025, 3, 1, 18, 4, 11, tzinfo=timezone.utc)
+    add_operator(path, "d1", Role.DEALER, "4826", "Dana Lee", now=first)
+    add_operator(path, "d1", Role.FLOORPERSON, "5926", replace=True)
+    op = load_operators(path)["d1"]
+    assert (op.name, op.role, op.created) == ("Dana Lee", Role.FLOORPERSON, first)
