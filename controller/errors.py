@@ -7,6 +7,8 @@ import argparse
 import os
 import stat
 
+from shoectl_config.text import safe
+
 
 class UsageError(ValueError):
     """Bad command-line usage or input that the user can fix; reported as one line, exit 2."""
@@ -164,10 +166,10 @@ def in_words(exc: BaseException) -> str:
         text = exc.strerror if exc.filename is None else f"{os.fsdecode(exc.filename)}: {exc.strerror}"
     elif isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
         text = f"{exc.filename}: {text}"
-    # One line: a message of several (a server's) joined; within a line, spaces are kept (a path
-    # with two, said with one, named another file: a review of environments)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if len(lines) == 1 else " ".join(lines) or "failed, and gave no reason"
+    # One line, every character kept: a line break escaped as verify escapes it (``safe``), spaces as
+    # they are (joined or collapsed, a name with two spaces or a line break named another file: a
+    # review of environments)
+    return safe(text.strip()) or "failed, and gave no reason"
 
 
 def _current_folder_exists() -> bool:

@@ -91,9 +91,23 @@ def quoted(text: str) -> str:
 
 
 def shell_word(text: str) -> str:
-    """``text`` (a path) as one word of a command a message suggests: quoted where a shell would
-    split it (``shlex.quote``: a space), escaped where it cannot be printed (``safe``)."""
-    return safe(shlex.quote(text))
+    """``text`` (a path) as one word of a command a message suggests, to paste: quoted where a
+    shell would split it (``shlex.quote``: a space); a text that cannot be printed as it is (a line
+    break, a byte that was not UTF-8) in bash's ``$'...'``, its escapes naming the very bytes (quoted
+    and then escaped, ``'a\nb'`` named another file: a review)."""
+    if text.isprintable():
+        return shlex.quote(text)
+    out = []
+    for c in text:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif c.isprintable():
+            out.append(c)
+        elif "\udc80" <= c <= "\udcff":  # a byte that was not UTF-8, as os.fsdecode keeps it
+            out.append(f"\\x{ord(c) - 0xDC00:02x}")
+        else:
+            out.extend(f"\\x{b:02x}" for b in c.encode("utf-8", "surrogatepass"))
+    return "$'" + "".join(out) + "'"
 
 
 def readable(message: str) -> str:

@@ -196,7 +196,8 @@ def _into_new_file(args: argparse.Namespace, source: str, target: str, what: str
         print(f"{args.prog}: error: {exc}", file=sys.stderr)
         return None
     except JournalDamagedError as exc:  # a journal that does not verify, said as every reader says it (exit 1)
-        print(f"{args.prog}: error: {source}: FAILED: {exc.reason or exc}; nothing was written", file=sys.stderr)
+        print(f"{args.prog}: error: {safe(str(source))}: FAILED: {exc.reason or exc}; nothing was written",
+              file=sys.stderr)
         return None
 
 

@@ -35,7 +35,7 @@ from controller.operators.store import (
     remove_operator,
     reserved_id,
 )
-from shoectl_config.text import is_unicode_text, quoted, shell_word
+from shoectl_config.text import is_unicode_text, quoted, safe, shell_word
 
 
 def _operator_id(text: str) -> str:
@@ -147,7 +147,7 @@ def run_add(args: argparse.Namespace) -> int:
     except (OperatorsError, PinError) as exc:
         raise UsageError(str(exc)) from None
     verb = "replaced" if existed else "added"  # --replace of an id not there adds it
-    print(f"{verb} operator {op.id} ({op.role.name.lower()}{', ' + op.name if op.name else ''}) in {args.file}")
+    print(f"{verb} operator {op.id} ({op.role.name.lower()}{', ' + op.name if op.name else ''}) in {safe(str(args.file))}")
     return 0
 
 
@@ -170,7 +170,7 @@ def run_list(args: argparse.Namespace) -> int:
                     "warnings": ops.warnings})
         return 0
     if not ops:
-        print(f"no operators in {args.file}")
+        print(f"no operators in {safe(str(args.file))}")
         return 0
     rows = [["ID", "ROLE", "NAME", "CREATED"]] + [_row(op) for op in ops.values()]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
@@ -184,5 +184,5 @@ def run_remove(args: argparse.Namespace) -> int:
         op = remove_operator(args.file, args.id)
     except OperatorsError as exc:
         raise UsageError(str(exc)) from None
-    print(f"removed operator {op.id} ({op.role.name.lower()}) from {args.file}")
+    print(f"removed operator {op.id} ({op.role.name.lower()}) from {safe(str(args.file))}")
     return 0

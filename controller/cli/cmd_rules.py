@@ -152,7 +152,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     for f in args.files:
         sub = load_submission(f)
-        print(f"{f}: ok ({sub.name}: {sub.game.value}, {sub.decks} decks)")
+        print(f"{safe(str(f))}: ok ({safe(sub.name)}: {sub.game.value}, {sub.decks} decks)")
     return 0
 
 

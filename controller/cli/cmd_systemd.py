@@ -26,7 +26,7 @@ from controller.control.client import OPERATORS_GROUP, SERVICE_SOCKET
 from controller.errors import UsageError, new_file_argument, path_argument
 from controller.fsutil import atomic_writer
 from controller.sdnotify import ServiceWatch
-from shoectl_config.text import quoted
+from shoectl_config.text import quoted, safe
 
 __all__ = ["CONTROL_SOCKET", "DEFAULT_EXECUTABLE", "ENV_FILE", "JOURNAL", "service_watch", "status_line", "unit_text"]
 
@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         kept = "; it was left as it is" if os.path.lexists(args.output) else ""
         raise UsageError(f"-o {args.output}: not a file the unit can be written to (its folder {folder} takes "
                          f"no new files){kept}") from None
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {safe(str(args.output))}", file=sys.stderr)
     return 0
 
 

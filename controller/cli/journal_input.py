@@ -95,7 +95,7 @@ def read_checked(args: argparse.Namespace, consume: Callable[[Iterator[Entry]], 
     try:
         return _read_checked(args, consume, key, since_seq=since_seq, kinds=kinds, keep=keep, progress=progress)
     except JournalDamagedError as exc:
-        print(f"{args.prog}: error: {args.path}: FAILED: {exc.reason}; nothing was written", file=sys.stderr)
+        print(f"{args.prog}: error: {safe(str(args.path))}: FAILED: {exc.reason}; nothing was written", file=sys.stderr)
         return None
 
 

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from controller.terminal import console_for
 from shoectl_config.text import writes_utf8
 
 STEPS = 500  # the bar moves at most this many times
@@ -34,14 +35,13 @@ def progress_bar(description: str | None, total: int | None) -> Iterator[Callabl
         return
     # Imported only to draw: rich costs every command that may show a bar about 20 ms to import,
     # and most never draw one (their standard error is not a terminal).
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
 
     columns = [SpinnerColumn(), TextColumn("{task.description}")]
     if total:
         columns += [BarColumn(), MofNCompleteColumn(), TextColumn("eta"), TimeRemainingColumn()]
     # Prints to standard output go above the bar when it is the same terminal; into a pipe, untouched.
-    with Progress(*columns, console=Console(file=sys.stderr), transient=True, refresh_per_second=8,
+    with Progress(*columns, console=console_for(sys.stderr), transient=True, refresh_per_second=8,
                   redirect_stdout=sys.stdout.isatty()) as bar:
         task = bar.add_task(description, total=total or None)
         bar.refresh()  # shown at once, not at the first tick

@@ -12,18 +12,18 @@ output that is not a terminal only the final screen is written, at ``close()``.
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 from rich.live import Live
 from rich.text import Text
 
 from controller.journal import kinds
 from controller.table.display_screen import ShownShoe, screen
+from controller.terminal import console_for
 from shoectl_config.text import is_utf8, writes_utf8
 
 REFRESH_PER_SECOND = 8
@@ -37,12 +37,7 @@ class LiveDisplay:
 
     def __init__(self, snapshot: Callable[[], dict[str, Any]], out: TextIO | None = None) -> None:
         self.snapshot = snapshot
-        out = out or sys.stdout
-        # On a terminal its own size rules: COLUMNS or LINES left in the environment (a shell
-        # profile's, a wider window's) drew every line wider than the screen, and the redraw left
-        # the wrapped halves (a review of environments). Elsewhere they choose the width, as ever.
-        environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} if out.isatty() else None
-        self.console = Console(file=out, highlight=False, _environ=environ)
+        self.console = console_for(out or sys.stdout, highlight=False)  # sized by its terminal
         self.shoe: str | None = None
         self.rounds: list[dict[str, Any]] = []
         self.last_dealt = ShownShoe(None)
