@@ -40,6 +40,7 @@ from controller.journal.errors import JournalContentError, malformed_entry, text
 from controller.journal.vocabulary import current_payload
 from controller.rules.cards import MAX_DECKS
 from firmware_bridge.protocol import messages as m
+from firmware_bridge.protocol.wire_values import UNKNOWN_POSITION
 
 from .cardset import UNREADABLE, CardSetReport, Read, verify_cardset
 from .orders import CARDS_PER_DECK, impute
@@ -189,6 +190,10 @@ def stack_map(shoe: ShoeData) -> tuple[StackMap | None, str | None]:
     size = shoe.cuts[0][1] if shoe.cuts and shoe.cuts[0][1] is not None else shoe.stack_size
     if not size:
         return None, "the journal does not say how many cards were loaded"
+    if UNKNOWN_POSITION in shoe.cover_positions or any(r.position == UNKNOWN_POSITION for r in shoe.reads):
+        # (it read "a cover card at position 0 is outside the stack": a review)
+        return None, ("the shoe does not report positions (0, unknown: docs/protocol.md 9.18), so its cards "
+                      "cannot be placed in the stack")
     items = list(range(size))
     try:
         for position, _ in shoe.cuts:

@@ -189,7 +189,10 @@ class ReplayPass:
         if sid in self.ended and sid != self.current:
             self._late(e)
             return
-        if k in (kinds.CARD, kinds.BURN, kinds.DISCARD) and p.get("position") is not None:
+        # position 0: "unknown", a shoe that does not sense positions (docs/protocol.md 9.18): nothing
+        # is placed by it (a review: the next card out "was" a card set aside, whose irregularity
+        # then stayed with the shoe instead of the round it opens)
+        if k in (kinds.CARD, kinds.BURN, kinds.DISCARD) and p.get("position"):
             self.set_aside.left_shoe(sid, rno, p["position"])
         doc = self._shoe_doc(sid)
         self._listed(e, doc)

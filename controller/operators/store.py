@@ -42,7 +42,7 @@ from typing import Any
 
 from controller.errors import UsageError
 from controller.operators.ids import ID_RULE, is_operator_id, reserved_id
-from controller.fsutil import atomic_writer
+from controller.fsutil import atomic_writer, not_replaceable_here
 from controller.operators.pins import (  # the PIN names are also public here (__all__)
     PinError,
     PinHash,
@@ -299,6 +299,13 @@ def _locked(path: Path, shown: str) -> Iterator[None]:
         if exc.errno == errno.ELOOP:
             raise OperatorsError(shown, "", f"{lock_path.name} is a symbolic link, not a lock file: "
                                             "refused (remove it)") from None
+        # the folder of the file a symbolic link names: said as the writer would say it (a review: a
+        # bare "No such file or directory" or "Permission denied" took the place of its words)
+        folder = _safe(str(lock_path.parent))
+        if exc.errno == errno.ENOENT:
+            raise OperatorsError(shown, "", f"cannot write the file: no such folder {folder}") from None
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise OperatorsError(shown, "", not_replaceable_here(folder)) from None
         raise
     try:
         st = os.fstat(fd)
@@ -383,7 +390,7 @@ def add_operator(path: str | os.PathLike[str], id: str, role: Role | str, pin: s
             raise OperatorsError(shown, key, "already exists (use --replace to change its role, name or PIN)")
         if old is not None and name is None:
             name = old.name
-        if old is not None and old.created is not None:  # a new PIN or role: the operator was added then
+        if old is not None:  # a new PIN or role: the operator was added then (or when, the file does not say)
             created = old.created
         op = Operator(id, role, name, pin_hash, created)
         new.extend([*current.values(), op])

@@ -447,3 +447,25 @@ def test_a_new_pin_keeps_when_the_operator_was_added(tmp_path: Path) -> None:
     add_operator(path, "d1", Role.FLOORPERSON, "5926", replace=True)
     op = load_operators(path)["d1"]
     assert (op.name, op.role, op.created) == ("Dana Lee", Role.FLOORPERSON, first)
+
+
+def test_a_link_into_a_missing_folder_is_said_as_a_missing_folder(tmp_path: Path) -> None:
+    """The lock beside the file a link names was opened before the writer's own checks, and its
+    bare OSError ("No such file or directory") took the place of their words (a review)."""
+    link = tmp_path / "operators.toml"
+    link.symlink_to("nothere/operators.toml")
+    with pytest.raises(OperatorsError) as said:
+        add_operator(link, "d1", Role.DEALER, "5926")
+    assert f"no such folder {tmp_path / 'nothere'}" in str(said.value), str(said.value)
+
+
+def test_a_new_pin_for_an_operator_whose_file_says_no_created_time_makes_none_up(tmp_path: Path) -> None:
+    """`created` is optional; `--replace` keeps it, and for an operator the file gives no time wrote the
+    change's as the time the operator was added (a review)."""
+    path = tmp_path / "operators.toml"
+    path.write_text(f'[operators.d1]\nrole = "dealer"\nname = "Dana Lee"\npin_hash = "{hash_pin("4826")}"\n',
+                    encoding="utf-8")
+    path.chmod(0o600)
+    assert load_operators(path)["d1"].created is None
+    add_operator(path, "d1", Role.DEALER, "5926", replace=True)
+    assert (load_operators(path)["d1"].name, load_operators(path)["d1"].created) == ("Dana Lee", None)
