@@ -3,7 +3,10 @@
 puts "the irregularity or deferral journaled between rounds that set aside the card a round's
 held_card_used takes" with that round: the second card's with the round it opens, in a whole-shoe
 listing and in a reading of that round (a review of this stop's replay change: dropping the
-set-aside events at each round's result left the second one with the shoe)."""
+set-aside events at each round's result left the second one with the shoe). And from a shoe that
+does not sense positions (docs/protocol.md 9.18: position 0, "unknown ... the host then checks
+nothing by position"): the next card out "was" the set-aside card by position 0, and the second
+card's irregularity stayed with the shoe (a review of 2026-12-08)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -15,20 +18,23 @@ from controller.journal.replay import replay
 from controller.roles import Role
 
 
-def _entries(b: Bench) -> list:
-    return [SimpleNamespace(seq=i, kind=r.kind, payload=r.payload, shoe_id=r.shoe, round_no=r.round, operator=None)
-            for i, r in enumerate(b.records, 1)]
+def _entries(b: Bench, positions: bool = True) -> list:
+    def as_sent(payload: dict) -> dict:  # a shoe without positions sends 0 for each
+        return payload if positions or payload.get("position") is None else {**payload, "position": 0}
+    return [SimpleNamespace(seq=i, kind=r.kind, payload=as_sent(r.payload), shoe_id=r.shoe, round_no=r.round,
+                            operator=None) for i, r in enumerate(b.records, 1)]
 
 
+@pytest.mark.parametrize("positions", [True, False], ids=["positions", "position-0"])
 @pytest.mark.parametrize("reading", [{"hold": True, "open_rounds": True}, {"round": 2}])
-def test_the_second_held_cards_irregularity_goes_with_the_round_it_opens(reading) -> None:
+def test_the_second_held_cards_irregularity_goes_with_the_round_it_opens(reading, positions: bool) -> None:
     b = Bench()
     b.open_and_cut()
     b.cards_drawn_in_error(2)
     b.auto_deal = True
     b.play_round([])
     b.play_round([(1, "banker", 100)])
-    entries = _entries(b)
+    entries = _entries(b, positions)
     irregular = [e.seq for e in entries if e.kind == "irregularity"]
     assert len(irregular) == 2
     rounds = {d["round"]: d for d in replay(entries, **reading) if d["type"] == "round"}
