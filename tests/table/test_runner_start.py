@@ -208,8 +208,10 @@ def test_a_restart_before_the_cut_delivers_again_and_a_stack_already_delivered_i
     inputs_before = sum(1 for e in entries[:starts[1]] if e.kind.startswith("input."))
     assert [(entries[i].payload["replayed"], entries[i].payload["state"], entries[i].shoe_id) for i in starts] == \
         [(0, "closed", None), (inputs_before, "cutting", "T1-S0001")]
-    [shoe] = [d for d in replay(entries) if d["type"] == "shoe"]  # surveillance's reconstruction shows the restart
-    assert [ev["seq"] for ev in shoe["events"] if ev["kind"] == "controller_started"] == [entries[starts[1]].seq]
+    # surveillance's reconstruction shows the restart (and the first start, before the shoe: first among its events)
+    [shoe] = [d for d in replay(entries) if d["type"] == "shoe"]
+    assert [ev["seq"] for ev in shoe["events"] if ev["kind"] == "controller_started"] == \
+        [entries[starts[0]].seq, entries[starts[1]].seq]
     assert [(f["command"], f.get("code"), f.get("resent")) for f in failed] == [("DELIVER", "WRONG_STATE", True)]
     assert faults == {} and state == "cutting" and cut == 100, (faults, state)
     with Journal.open(path, table_id="T1") as journal:  # a replay of it all decides the same
