@@ -16,7 +16,8 @@ Contract:
   or others may read or write (mode bits 0o066) is not an error: it is reported in
   ``Operators.warnings``.
 - ``add_operator`` / ``remove_operator`` read, change and rewrite the file under an exclusive
-  lock (``.NAME.lock`` beside it). Writes are atomic: a temporary file in the same directory,
+  lock (``.NAME.lock`` beside it, or beside the file a symbolic link names), both in
+  ``controller.operators.file_writes``. Writes are atomic: a temporary file in the same directory,
   created 0600, written and fsynced, then ``os.replace``d over the old one and the directory
   fsynced. When anything fails the old file is untouched. The new file keeps the owner and group
   of the one it replaces (and the lock file gets them) where the process may give them (root);
@@ -29,11 +30,9 @@ Contract:
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import stat
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -41,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.errors import UsageError
+from controller.operators.file_writes import locked, write_whole
 from controller.operators.ids import ID_RULE, is_operator_id, reserved_id
-from controller.fsutil import atomic_writer, not_replaceable_here
 from controller.operators.pins import (  # the PIN names are also public here (__all__)
     PinError,
     PinHash,
@@ -75,7 +74,6 @@ def operators_file_beside(journal: str | os.PathLike[str]) -> Path:
 
 FILE_MODE = 0o600
 MAX_FILE_BYTES = 1024 * 1024
-LOCK_TIMEOUT_S = 10.0
 ROLE_NAMES = tuple(r.name.lower() for r in Role)  # ("dealer", "floorperson", "supervisor")
 MAX_NAME = 64
 
@@ -256,75 +254,6 @@ def _render(ops: Iterable[Operator]) -> str:
     return "".join(parts)
 
 
-def _owner(path: Path) -> tuple[int, int] | None:
-    """The (uid, gid) of the file at ``path`` (a symbolic link followed), None when none is there."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return st.st_uid, st.st_gid
-
-
-def _give_owner(fd: int, owner: tuple[int, int] | None) -> None:
-    """Give the file open on ``fd`` the ``owner`` (uid, gid) when there is one and the process may
-    (root may; others only their own). Not allowed is not an error: the file stays the writer's."""
-    if owner is None:
-        return
-    with contextlib.suppress(OSError):
-        os.fchown(fd, *owner)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (mode 0600, the old file's owner and group where
-    the process may give them: ``_give_owner``); on failure the old file is intact."""
-    # `shoectl operators` run as root would otherwise leave a root-owned file that the table's
-    # own account cannot read at its next start.
-    owner = _owner(path)
-    with atomic_writer(path, mode=FILE_MODE, binary=True) as fh:
-        _give_owner(fh.fileno(), owner)
-        fh.write(data)
-
-
-@contextlib.contextmanager
-def _locked(path: Path, shown: str) -> Iterator[None]:
-    """An exclusive flock on ``.NAME.lock`` beside ``path`` (read-modify-write of the file)."""
-    import fcntl
-
-    lock_path = path.parent / f".{path.name}.lock"
-    try:
-        # Never through a symbolic link: the folder may be the table account's, and root, running
-        # this, would otherwise hand that account whatever file the link names (a review).
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OperatorsError(shown, "", f"{lock_path.name} is a symbolic link, not a lock file: "
-                                            "refused (remove it)") from None
-        # the folder of the file a symbolic link names: said as the writer would say it (a review: a
-        # bare "No such file or directory" or "Permission denied" took the place of its words)
-        folder = _safe(str(lock_path.parent))
-        if exc.errno == errno.ENOENT:
-            raise OperatorsError(shown, "", f"cannot write the file: no such folder {folder}") from None
-        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise OperatorsError(shown, "", not_replaceable_here(folder)) from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:  # a file of its own, not another's hard link
-            _give_owner(fd, _owner(path))  # else one made by root shuts the file's owner out of changes
-        deadline = time.monotonic() + LOCK_TIMEOUT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise OperatorsError(shown, "", "busy: another shoectl is changing the file") from None
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
 @contextlib.contextmanager
 def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[str, dict[str, Operator], list[Operator]]]:
     """Lock the file, yield (shown name, current operators by id, a list to fill with the new
@@ -339,9 +268,7 @@ def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[s
     try:
         if create:
             p.parent.mkdir(parents=True, exist_ok=True)
-        # the file a symbolic link names is the one written (os.replace over it): its lock is beside it,
-        # or a change through the link and one through the name never waited for each other (a review)
-        with _locked(Path(os.path.realpath(p)), shown):
+        with locked(p, FILE_MODE, lambda reason: OperatorsError(shown, "", reason)):
             try:
                 current = {op.id: op for op in _read(p, reserved_ok=not create)[0]}
             except OperatorsError as exc:
@@ -352,7 +279,7 @@ def _changing(path: str | os.PathLike[str], *, create: bool) -> Iterator[tuple[s
             yield shown, current, new
             data = _render(new).encode("utf-8")
             _parse_document(data, shown)  # never write a file this module could not load back
-            _write_atomic(p, data)
+            write_whole(p, data, FILE_MODE)
     except OSError as exc:
         reason = _safe(exc.strerror or str(exc))
         raise OperatorsError(shown, "", f"cannot write the file: {reason}") from None

@@ -419,14 +419,14 @@ def test_a_change_through_a_symbolic_link_waits_for_one_through_the_files_own_na
     which wrote the removed operator back (a review: "removed operator d9", and d9 still logged in)."""
     import fcntl
 
-    from controller.operators import store
+    from controller.operators import file_writes
 
     real = tmp_path / "operators.toml"
     add_operator(real, "sup", Role.SUPERVISOR, "1357")
     add_operator(real, "d9", Role.DEALER, "5926")
     link = tmp_path / "link.toml"
     link.symlink_to("operators.toml")
-    monkeypatch.setattr(store, "LOCK_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(file_writes, "LOCK_TIMEOUT_S", 0.3)
     fd = os.open(tmp_path / ".operators.toml.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # an `operators add --file operators.toml` reading, changing, writing
