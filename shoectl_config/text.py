@@ -97,17 +97,8 @@ def shell_word(text: str) -> str:
     and then escaped, ``'a\nb'`` named another file: a review)."""
     if text.isprintable():
         return shlex.quote(text)
-    out = []
-    for c in text:
-        if c in "\\'":
-            out.append("\\" + c)
-        elif c.isprintable():
-            out.append(c)
-        elif "\udc80" <= c <= "\udcff":  # a byte that was not UTF-8, as os.fsdecode keeps it
-            out.append(f"\\x{ord(c) - 0xDC00:02x}")
-        else:
-            out.extend(f"\\x{b:02x}" for b in c.encode("utf-8", "surrogatepass"))
-    return "$'" + "".join(out) + "'"
+    # safe's escapes (\n, \xe9) are bash's too, inside $'...'; its backslashes and quotes escaped first
+    return "$'" + "".join("\\" + c if c in "\\'" else c if c.isprintable() else _escaped(c) for c in text) + "'"
 
 
 def readable(message: str) -> str:
